@@ -1,0 +1,316 @@
+/** Leasing hosts for a filter: walk the free index (or an attribute posting) and count why hosts were passed over. */
+import type { HostFilter, HostLease } from "../messages.ts";
+import type { Constraint } from "../model/config_types.ts";
+import {
+  type ConstraintTarget,
+  describeConstraint,
+  evaluate,
+  HOST_KIND,
+  hostLimitExceeded,
+  isNonExclusive,
+} from "../placement/constraints.ts";
+import { cellCpuLevel, cellMemLevel, cellOf, CELLS, CPU_LADDER, level, MEM_LADDER } from "./free_index.ts";
+import { type HostEntry, POOL_EXCLUSIVE, POOL_GPU, POOL_NORMAL } from "./host_table.ts";
+import { type HostRegistry, LEASED, LOST, MAINTENANCE, READY, RESERVED } from "./registry.ts";
+
+/** Rejection reasons, shared with the placement engine so reports count one vocabulary. */
+export const REJECT = {
+  cpu: "insufficient cpu",
+  mem: "insufficient memory",
+  disk: "insufficient disk",
+  gpu: "insufficient gpu",
+  slack: "insufficient revocable cpu",
+  ports: "insufficient ports",
+  gpuKept: "GPU host kept for GPU work",
+  exclusive: "exclusive host",
+  leased: "host leased to another placement",
+  reserved: "host reserved for a large task",
+  maintenance: "host in maintenance",
+  lost: "host lost",
+  notRequired: "not the required host",
+} as const;
+
+export function constraintFailed(c: Constraint): string {
+  return `constraint ${describeConstraint(c)} failed`;
+}
+
+const CATEGORY_REASON = [
+  "",
+  REJECT.leased,
+  REJECT.reserved,
+  REJECT.maintenance,
+  REJECT.lost,
+];
+
+export interface AcquireOutcome {
+  leases: HostLease[];
+  rejections: Record<string, number>;
+  exhausted: boolean;
+}
+
+/** The host's counts of the labels asked for (labels no task on the host carries are left out: zero). */
+export function labelCounts(h: HostEntry, wanted: ReadonlySet<string>): Record<string, number> | undefined {
+  if (!h.labelCounts?.size) return undefined;
+  let out: Record<string, number> | undefined;
+  for (const [k, n] of h.labelCounts) if (wanted.has(k)) (out ??= {})[k] = n;
+  return out;
+}
+
+/** One filter's search; the registry is mutated only by leasing. */
+export class FilterSearch {
+  readonly leases: HostLease[] = [];
+  readonly rejections: Record<string, number> = {};
+  #tasks = 0;
+  readonly #target: number;
+  readonly #perHost: number;
+  readonly #nonExclusive: boolean;
+  /** Hinted hosts, looked at first (the walks skip them; every other host is seen at most once per walk). */
+  readonly #hinted = new Set<number>();
+  /** Hosts rejected for their state (leased, reserved, ...), by category. */
+  readonly #byStatus = new Int32Array(5);
+  readonly #ct: ConstraintTarget = { hostname: "", attributes: {}, taskLabels: [] };
+  #host?: HostEntry;
+  readonly #wanted?: ReadonlySet<string>;
+
+  /** `requestLeased` holds hosts leased by earlier filters of the same request: not rejections. */
+  constructor(
+    private readonly reg: HostRegistry,
+    private readonly f: HostFilter,
+    private readonly now: number,
+    private readonly requestLeased: Set<number> = new Set(),
+  ) {
+    this.#target = f.tasks ?? Infinity;
+    this.#perHost = f.tasksPerHost ?? Infinity;
+    this.#nonExclusive = isNonExclusive(f.constraint);
+    this.#ct.labelCount = (k, v) => this.#host?.labelCounts?.get(`${k}=${v}`) ?? 0;
+    if (f.countLabels?.length) this.#wanted = new Set(f.countLabels);
+  }
+
+  get done(): boolean {
+    return this.leases.length >= this.f.maxHosts || this.#tasks >= this.#target;
+  }
+
+  run(): AcquireOutcome {
+    const f = this.f, reg = this.reg;
+    if (f.requiredHost !== undefined) {
+      const h = reg.byName.get(f.requiredHost);
+      if (!h) this.#reject(`required host ${f.requiredHost} unknown`);
+      else this.#visit(h);
+      return { leases: this.leases, rejections: this.rejections, exhausted: true };
+    }
+    for (const name of f.hints ?? []) {
+      const h = reg.byName.get(name);
+      if (!h || this.#hinted.has(h.index) || this.done) continue;
+      this.#hinted.add(h.index);
+      this.#visit(h);
+    }
+    const posting = this.#selectivePosting();
+    const exhausted = posting ? this.#walkPosting(posting) : this.#walkCells();
+    if (exhausted) this.#countUnseen(posting);
+    return { leases: this.leases, rejections: this.rejections, exhausted };
+  }
+
+  /** Pools a filter searches: GPU work the kept GPU hosts, exclusive hosts only with a constraint naming them. */
+  pools(): number[] {
+    const gpuWork = this.f.minResources.gpuMilli > 0;
+    const pools = gpuWork && this.reg.scarceGpu ? [POOL_GPU] : [POOL_NORMAL];
+    if (!this.#nonExclusive) pools.unshift(POOL_EXCLUSIVE);
+    return pools;
+  }
+
+  /** Why a host does not fit the filter, or "" when it does (its state is checked by the caller). */
+  mismatch(h: HostEntry): string {
+    const f = this.f, t = this.reg.table, i = h.index, r = f.minResources;
+    if (h.isExclusive) {
+      if (this.#nonExclusive) return REJECT.exclusive;
+    } else if (this.reg.scarceGpu && h.isGpu && r.gpuMilli <= 0) return REJECT.gpuKept;
+    if (f.revocable) {
+      if (t.slackCpu[i] - t.slackUsedCpu[i] < r.cpuMilli) return REJECT.slack;
+    } else if (t.freeCpu[i] < r.cpuMilli) return REJECT.cpu;
+    if (t.freeMem[i] < r.memMb) return REJECT.mem;
+    if (t.freeDisk[i] < r.diskMb) return REJECT.disk;
+    if (t.freeGpu[i] < r.gpuMilli) return REJECT.gpu;
+    if (f.numPorts > 0 && t.freePorts[i] < f.numPorts) return REJECT.ports;
+    return this.constraintMismatch(h);
+  }
+
+  /** The filter's constraint (HOST labels and the host limit) against a host, or "" when it passes. */
+  constraintMismatch(h: HostEntry): string {
+    const f = this.f;
+    this.#host = h;
+    if (h.isExclusive && this.#nonExclusive) return REJECT.exclusive;
+    const c = f.constraint;
+    if (c) {
+      const ct = this.#ct;
+      ct.hostname = h.info.hostname;
+      ct.attributes = h.info.attributes;
+      if (evaluate(c, ct, HOST_KIND) === "mismatch") return constraintFailed(c);
+      if (this.#wanted && hostLimitExceeded(c, ct.labelCount!)) return constraintFailed(c);
+    }
+    return "";
+  }
+
+  /** How many of the filter's tasks fit on the host. */
+  room(h: HostEntry): number {
+    const f = this.f, t = this.reg.table, i = h.index, r = f.minResources;
+    let k = this.#perHost;
+    const cpu = f.revocable ? t.slackCpu[i] - t.slackUsedCpu[i] : t.freeCpu[i];
+    if (r.cpuMilli > 0) k = Math.min(k, Math.floor(cpu / r.cpuMilli));
+    if (r.memMb > 0) k = Math.min(k, Math.floor(t.freeMem[i] / r.memMb));
+    if (r.diskMb > 0) k = Math.min(k, Math.floor(t.freeDisk[i] / r.diskMb));
+    if (r.gpuMilli > 0) k = Math.min(k, Math.floor(t.freeGpu[i] / r.gpuMilli));
+    if (f.numPorts > 0) k = Math.min(k, Math.floor(t.freePorts[i] / f.numPorts));
+    return Number.isFinite(k) ? Math.max(1, k) : 1_000_000;
+  }
+
+  /** Looks at a host once: rejected for its state or its fit, or leased. */
+  #visit(h: HostEntry): void {
+    const cat = this.reg.category(h);
+    if (cat !== READY) {
+      if (cat === LEASED && this.requestLeased.has(h.index)) return;
+      this.#byStatus[cat]++;
+      return this.#reject(CATEGORY_REASON[cat]);
+    }
+    const why = this.mismatch(h);
+    if (why) return this.#reject(why);
+    this.#lease(h);
+  }
+
+  #lease(h: HostEntry): void {
+    this.#tasks += this.room(h);
+    this.requestLeased.add(h.index);
+    this.leases.push(this.reg.lease(h, this.now, this.#wanted && labelCounts(h, this.#wanted)));
+  }
+
+  #reject(why: string, n = 1): void {
+    if (n > 0) this.rejections[why] = (this.rejections[why] ?? 0) + n;
+  }
+
+  /** A posting of a HOST equality the constraint requires, when it is much smaller than the ready hosts. */
+  #selectivePosting(): readonly number[] | undefined {
+    const c = this.f.constraint;
+    if (!c) return undefined;
+    let best: readonly number[] | undefined;
+    for (const [k, v] of requiredEqualities(c)) {
+      const p = this.reg.posting(k, v);
+      if (!best || p.length < best.length) best = p;
+    }
+    if (!best || best.length > Math.max(64, this.reg.count(READY) / 8)) return undefined;
+    return best;
+  }
+
+  /** Leases fitting hosts of a posting, best first in the filter's order; true when it ran out of hosts. */
+  #walkPosting(posting: readonly number[]): boolean {
+    const reg = this.reg, t = reg.table, hosts = reg.hosts;
+    const fit: HostEntry[] = [];
+    for (const i of posting) {
+      if (this.#hinted.has(i)) continue;
+      const h = hosts[i];
+      const cat = reg.category(h);
+      if (cat !== READY) {
+        if (cat === LEASED && this.requestLeased.has(i)) continue;
+        this.#byStatus[cat]++;
+        this.#reject(CATEGORY_REASON[cat]);
+        continue;
+      }
+      const why = this.mismatch(h);
+      if (why) this.#reject(why);
+      else fit.push(h);
+    }
+    const score = (h: HostEntry) => t.freeCpu[h.index] / reg.normCpu + t.freeMem[h.index] / reg.normMem;
+    const sign = this.f.order === "most-free" ? -1 : 1;
+    fit.sort((a, b) => sign * (score(a) - score(b)) || a.index - b.index);
+    for (let j = 0; j < fit.length; j++) {
+      if (this.done) return false;
+      this.#lease(fit[j]);
+    }
+    return true;
+  }
+
+  /** Walks index cells that can fit, in best-fit (or most-free) order; true when it ran out of hosts. */
+  #walkCells(): boolean {
+    const reg = this.reg, r = this.f.minResources;
+    const lc = this.f.revocable ? 0 : level(CPU_LADDER, r.cpuMilli);
+    const lm = level(MEM_LADDER, r.memMb);
+    const order = reg.order, hosts = reg.hosts, index = reg.index;
+    const desc = this.f.order === "most-free";
+    for (const pool of this.pools()) {
+      for (let j = 0; j < CELLS; j++) {
+        const cell = order[desc ? CELLS - 1 - j : j];
+        if (cellCpuLevel(cell) < lc || cellMemLevel(cell) < lm || index.count(pool, cell) === 0) continue;
+        for (let h = index.first(pool, cell); h >= 0;) {
+          const next = index.next(h);
+          if (!this.#hinted.size || !this.#hinted.has(h)) {
+            if (this.done) return false;
+            this.#visit(hosts[h]);
+          }
+          h = next;
+        }
+      }
+    }
+    return true;
+  }
+
+  /**
+   * When the search covered every candidate, the hosts it never looked at are counted from the
+   * index: by state, by pool, by cells too small, or outside the constraint's posting.
+   */
+  #countUnseen(posting: readonly number[] | undefined): void {
+    const reg = this.reg, index = reg.index;
+    for (const cat of [LEASED, RESERVED, MAINTENANCE, LOST]) {
+      const mine = cat === LEASED ? this.requestLeased.size : 0;
+      this.#reject(CATEGORY_REASON[cat], reg.count(cat) - this.#byStatus[cat] - mine);
+    }
+    // Ready hosts already seen (hints) sit in the buckets counted below: take them out again.
+    const seenReady: HostEntry[] = [];
+    for (const i of this.#hinted) if (reg.category(reg.hosts[i]) === READY) seenReady.push(reg.hosts[i]);
+    if (posting) {
+      const inPosting = new Set(posting);
+      let outside = reg.count(READY);
+      for (const i of posting) if (reg.category(reg.hosts[i]) === READY) outside--;
+      for (const h of seenReady) if (!inPosting.has(h.index)) outside--;
+      this.#reject(constraintFailed(this.f.constraint!), outside);
+      return;
+    }
+    const r = this.f.minResources;
+    const lc = this.f.revocable ? 0 : level(CPU_LADDER, r.cpuMilli);
+    const lm = level(MEM_LADDER, r.memMb);
+    const searched = this.pools();
+    const bucket = (pool: number, cell: number): string | undefined => {
+      if (!searched.includes(pool)) {
+        return pool === POOL_GPU ? REJECT.gpuKept : pool === POOL_EXCLUSIVE ? REJECT.exclusive : REJECT.gpu;
+      }
+      if (cellCpuLevel(cell) < lc) return REJECT.cpu;
+      if (cellMemLevel(cell) < lm) return REJECT.mem;
+      return undefined;
+    };
+    for (const pool of [POOL_NORMAL, POOL_GPU, POOL_EXCLUSIVE]) {
+      for (let cell = 0; cell < CELLS; cell++) {
+        const n = index.count(pool, cell);
+        const why = n ? bucket(pool, cell) : undefined;
+        if (why) this.#reject(why, n);
+      }
+    }
+    const t = reg.table;
+    for (const h of seenReady) {
+      const why = bucket(reg.poolOf(h), cellOf(t.freeCpu[h.index], t.freeMem[h.index]));
+      if (why) this.rejections[why]--;
+    }
+  }
+}
+
+/** HOST equalities every match must satisfy (AND of `key=value`); OR gives none. */
+export function requiredEqualities(c: Constraint): [string, string][] {
+  switch (c.type) {
+    case "LABEL_CONSTRAINT": {
+      const l = c.labelConstraint;
+      const eq = (l.condition === "EQUAL" && l.requirement === 1) ||
+        (l.condition === "GREATER_THAN" && l.requirement === 0);
+      return l.kind === "HOST" && eq ? [[l.label.key, l.label.value]] : [];
+    }
+    case "AND_CONSTRAINT":
+      return c.andConstraint.constraints.flatMap(requiredEqualities);
+    case "OR_CONSTRAINT":
+      return [];
+  }
+}

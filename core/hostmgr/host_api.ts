@@ -1,0 +1,103 @@
+/** Peloton's v0 host API (`peloton.api.v0.host.svc.HostService`), served by the host manager. */
+import type { ApiRequest } from "../messages.ts";
+import { HOST_STATES, type HostState } from "../model/states.ts";
+import { toLimits } from "../model/resources.ts";
+import type { HostEntry } from "./host_table.ts";
+
+export const HOST_SERVICE = "peloton.api.v0.host.svc.HostService";
+
+type Body = Record<string, unknown>;
+
+/** What the API needs of the host manager. */
+export interface HostApiTarget {
+  readonly hosts: readonly HostEntry[];
+  /** Returns an error message, or undefined when done. */
+  startMaintenance(hostname: string): string | undefined;
+  completeMaintenance(hostname: string): string | undefined;
+}
+
+/** A host's state as the API shows it: a lost host in maintenance is DOWN, otherwise UNKNOWN. */
+export function apiState(h: HostEntry): HostState {
+  if (!h.lost) return h.state;
+  return h.state === "HOST_STATE_UP" ? "HOST_STATE_UNKNOWN" : "HOST_STATE_DOWN";
+}
+
+/** A host as Peloton's `host.HostInfo` shows it, plus its resources (total, free, slack) and tasks. */
+export function hostInfoJson(h: HostEntry): Body {
+  const slack = h.slack;
+  return {
+    hostname: h.info.hostname,
+    agentId: h.info.agentId,
+    state: apiState(h),
+    labels: Object.entries(h.info.attributes).map(([key, value]) => ({ key, value })),
+    resources: { total: toLimits(h.info.resources), free: toLimits(h.free), slack: toLimits(slack) },
+    tasks: h.tasks.size,
+    ...(h.reservedFor ? { reservedFor: h.reservedFor } : {}),
+  };
+}
+
+type ApiError = { code: "invalid-argument" | "not-found" | "unimplemented"; message: string };
+
+/** Answers a host API request; returns the reply body, or an error. */
+export function hostApi(target: HostApiTarget, req: ApiRequest): { body: Body } | { error: ApiError } {
+  const method = req.procedure.slice(req.procedure.indexOf("::") + 2);
+  const body = (req.body ?? {}) as Body;
+  switch (method) {
+    case "QueryHosts":
+      return queryHosts(target, body);
+    case "StartMaintenance":
+    case "CompleteMaintenance": {
+      const names = hostnamesOf(body);
+      if (typeof names === "string") return { error: { code: "invalid-argument", message: names } };
+      for (const name of names) {
+        const err = method === "StartMaintenance"
+          ? target.startMaintenance(name)
+          : target.completeMaintenance(name);
+        if (err) {
+          const code = err.includes("not registered") ? "not-found" : "invalid-argument";
+          return { error: { code, message: err } };
+        }
+      }
+      return { body: names.length === 1 ? { hostname: names[0] } : { hostnames: names } };
+    }
+  }
+  return { error: { code: "unimplemented", message: `procedure ${req.procedure} is not implemented` } };
+}
+
+/** `hostname`, or the deprecated `hostnames` list Peloton still accepts. */
+function hostnamesOf(body: Body): string[] | string {
+  if (typeof body.hostname === "string" && body.hostname) return [body.hostname];
+  if (
+    Array.isArray(body.hostnames) && body.hostnames.length &&
+    body.hostnames.every((h) => typeof h === "string")
+  ) {
+    return body.hostnames as string[];
+  }
+  return `hostname: got ${JSON.stringify(body.hostname ?? body.hostnames)}, expected a host name`;
+}
+
+function queryHosts(target: HostApiTarget, body: Body): { body: Body } | { error: ApiError } {
+  const states = body.hostStates;
+  if (states !== undefined && !Array.isArray(states)) {
+    return { error: { code: "invalid-argument", message: "hostStates: expected a list of host states" } };
+  }
+  const wanted = new Set<string>();
+  for (const s of (states ?? []) as unknown[]) {
+    const name = typeof s === "number"
+      ? Object.entries(HOST_STATES).find(([, n]) => n === s)?.[0]
+      : String(s);
+    if (!name || !(name in HOST_STATES)) {
+      return {
+        error: {
+          code: "invalid-argument",
+          message: `hostStates: got ${JSON.stringify(s)}, expected one of ${
+            Object.keys(HOST_STATES).join(", ")
+          }`,
+        },
+      };
+    }
+    wanted.add(name as HostState);
+  }
+  const infos = target.hosts.filter((h) => !wanted.size || wanted.has(apiState(h))).map(hostInfoJson);
+  return { body: { hostInfos: infos } };
+}

@@ -1,0 +1,248 @@
+/** Host state in integer columns (one row per host), plus one small object per host for what is not a number. */
+import type { Label } from "../model/config_types.ts";
+import { type Resources, zero } from "../model/resources.ts";
+import type { HostState } from "../model/states.ts";
+import type { HostInfo } from "../ports/host_backend.ts";
+
+/** What the host manager keeps of a launched task. */
+export interface HostTask {
+  jobId: string;
+  resources: Resources;
+  ports: number[];
+  labels: Label[];
+  /** Its cpu comes from the host's slack, not its regular free cpu. */
+  revocable: boolean;
+}
+
+/** Index pools: GPU hosts and exclusive hosts are searched only by work that may use them. */
+export const POOL_NORMAL = 0;
+export const POOL_GPU = 1;
+export const POOL_EXCLUSIVE = 2;
+export const POOLS = 3;
+
+export const EXCLUSIVE_ATTRIBUTE = "peloton/exclusive";
+const NO_PORTS: ReadonlySet<number> = new Set();
+
+/** One host: identity, state, and its tasks. Numbers live in the table's columns. */
+export class HostEntry {
+  lost = false;
+  state: HostState = "HOST_STATE_UP";
+  leaseId?: string;
+  leaseExpiresMs = 0;
+  /** Task the host is reserved for (a large task waiting for room); no one else gets it meanwhile. */
+  reservedFor?: string;
+  readonly tasks = new Map<string, HostTask>();
+  /** Ports tasks on the host use (allocated with the first one: most hosts run tasks without ports). */
+  #usedPorts?: Set<number>;
+  /** Tasks per label `key=value`, for TASK-kind constraints (only labels some task carries). */
+  labelCounts?: Map<string, number>;
+  isGpu = false;
+  isExclusive = false;
+  #free?: Resources;
+  #info!: HostInfo;
+
+  constructor(readonly index: number, info: HostInfo, private readonly table: HostTable) {
+    this.info = info;
+  }
+
+  get usedPorts(): ReadonlySet<number> {
+    return this.#usedPorts ?? NO_PORTS;
+  }
+
+  /** The mutable set, for the table's accounting. */
+  portsInUse(): Set<number> {
+    return this.#usedPorts ??= new Set();
+  }
+
+  get info(): HostInfo {
+    return this.#info;
+  }
+
+  set info(info: HostInfo) {
+    this.#info = info;
+    this.isGpu = info.resources.gpuMilli > 0;
+    this.isExclusive = EXCLUSIVE_ATTRIBUTE in info.attributes;
+  }
+
+  /** Free regular resources: one object per host, refreshed from the columns on every read. */
+  get free(): Resources {
+    const f = this.#free ??= zero();
+    const t = this.table, i = this.index;
+    f.cpuMilli = t.freeCpu[i];
+    f.memMb = t.freeMem[i];
+    f.diskMb = t.freeDisk[i];
+    f.gpuMilli = t.freeGpu[i];
+    return f;
+  }
+
+  /** Slack (revocable) resources the host lends now, and the part revocable tasks use. */
+  get slack(): Resources {
+    return this.table.slack(this.index);
+  }
+
+  leased(now: number): boolean {
+    return this.leaseId !== undefined && this.leaseExpiresMs > now;
+  }
+}
+
+/** Columns grow by doubling; a host keeps its row for the life of the host manager. */
+export class HostTable {
+  readonly entries: HostEntry[] = [];
+  freeCpu = new Int32Array(0);
+  freeMem = new Int32Array(0);
+  freeDisk = new Int32Array(0);
+  freeGpu = new Int32Array(0);
+  /** Slack the host lends (cpu is what revocable tasks use; the rest is reported as capacity). */
+  slackCpu = new Int32Array(0);
+  slackMem = new Int32Array(0);
+  slackDisk = new Int32Array(0);
+  slackGpu = new Int32Array(0);
+  slackUsedCpu = new Int32Array(0);
+  /** Ports in the host's ranges not used by a task. */
+  freePorts = new Int32Array(0);
+
+  get size(): number {
+    return this.entries.length;
+  }
+
+  add(info: HostInfo): HostEntry {
+    const i = this.entries.length;
+    if (i >= this.freeCpu.length) this.#grow(Math.max(64, i * 2));
+    const h = new HostEntry(i, info, this);
+    this.entries.push(h);
+    this.recount(h);
+    return h;
+  }
+
+  free(i: number): Resources {
+    return {
+      cpuMilli: this.freeCpu[i],
+      memMb: this.freeMem[i],
+      diskMb: this.freeDisk[i],
+      gpuMilli: this.freeGpu[i],
+    };
+  }
+
+  slack(i: number): Resources {
+    return {
+      cpuMilli: this.slackCpu[i],
+      memMb: this.slackMem[i],
+      diskMb: this.slackDisk[i],
+      gpuMilli: this.slackGpu[i],
+    };
+  }
+
+  /** Free slack: slack cpu minus what revocable tasks use (Peloton treats only cpu as revocable). */
+  freeSlack(i: number): Resources {
+    const r = this.slack(i);
+    r.cpuMilli -= this.slackUsedCpu[i];
+    return r;
+  }
+
+  setSlack(i: number, s: Resources): void {
+    this.slackCpu[i] = s.cpuMilli;
+    this.slackMem[i] = s.memMb;
+    this.slackDisk[i] = s.diskMb;
+    this.slackGpu[i] = s.gpuMilli;
+  }
+
+  /** Takes a task's resources from the host (revocable cpu from slack). */
+  take(h: HostEntry, t: HostTask): void {
+    const i = h.index, r = t.resources;
+    if (t.revocable) this.slackUsedCpu[i] += r.cpuMilli;
+    else this.freeCpu[i] -= r.cpuMilli;
+    this.freeMem[i] -= r.memMb;
+    this.freeDisk[i] -= r.diskMb;
+    this.freeGpu[i] -= r.gpuMilli;
+    for (const l of t.labels) {
+      const k = labelKey(l);
+      const m = h.labelCounts ??= new Map();
+      m.set(k, (m.get(k) ?? 0) + 1);
+    }
+    for (const p of t.ports) {
+      const used = h.portsInUse();
+      if (!used.has(p)) {
+        used.add(p);
+        if (inRanges(h.info.portRanges, p)) this.freePorts[i]--;
+      }
+    }
+  }
+
+  /** Gives a task's resources back. */
+  give(h: HostEntry, t: HostTask): void {
+    const i = h.index, r = t.resources;
+    if (t.revocable) this.slackUsedCpu[i] -= r.cpuMilli;
+    else this.freeCpu[i] += r.cpuMilli;
+    this.freeMem[i] += r.memMb;
+    this.freeDisk[i] += r.diskMb;
+    this.freeGpu[i] += r.gpuMilli;
+    for (const l of t.labels) {
+      const k = labelKey(l), n = h.labelCounts?.get(k) ?? 0;
+      if (n > 1) h.labelCounts!.set(k, n - 1);
+      else h.labelCounts?.delete(k);
+    }
+    for (const p of t.ports) {
+      if (h.portsInUse().delete(p) && inRanges(h.info.portRanges, p)) this.freePorts[i]++;
+    }
+  }
+
+  /** Recomputes a host's free resources from its total and its tasks. */
+  recount(h: HostEntry): void {
+    const i = h.index, t = h.info.resources;
+    this.freeCpu[i] = t.cpuMilli;
+    this.freeMem[i] = t.memMb;
+    this.freeDisk[i] = t.diskMb;
+    this.freeGpu[i] = t.gpuMilli;
+    this.slackUsedCpu[i] = 0;
+    let ports = 0;
+    for (const [lo, hi] of h.info.portRanges) ports += hi - lo + 1;
+    this.freePorts[i] = ports;
+    if (h.usedPorts.size) h.portsInUse().clear();
+    h.labelCounts = undefined;
+    for (const task of h.tasks.values()) this.take(h, task);
+  }
+
+  /** Sum of slack over hosts that are not lost. */
+  totalSlack(): Resources {
+    const s = zero();
+    for (const h of this.entries) {
+      if (h.lost) continue;
+      s.cpuMilli += this.slackCpu[h.index];
+      s.memMb += this.slackMem[h.index];
+      s.diskMb += this.slackDisk[h.index];
+      s.gpuMilli += this.slackGpu[h.index];
+    }
+    return s;
+  }
+
+  #grow(cap: number): void {
+    const grow = (a: Int32Array) => {
+      const b = new Int32Array(cap);
+      b.set(a);
+      return b;
+    };
+    this.freeCpu = grow(this.freeCpu);
+    this.freeMem = grow(this.freeMem);
+    this.freeDisk = grow(this.freeDisk);
+    this.freeGpu = grow(this.freeGpu);
+    this.slackCpu = grow(this.slackCpu);
+    this.slackMem = grow(this.slackMem);
+    this.slackDisk = grow(this.slackDisk);
+    this.slackGpu = grow(this.slackGpu);
+    this.slackUsedCpu = grow(this.slackUsedCpu);
+    this.freePorts = grow(this.freePorts);
+  }
+}
+
+export function inRanges(ranges: [number, number][], p: number): boolean {
+  for (const [lo, hi] of ranges) if (p >= lo && p <= hi) return true;
+  return false;
+}
+
+/** `key=value`, built once per label object (tasks of a job share theirs). */
+export function labelKey(l: Label): string {
+  let k = LABEL_KEYS.get(l);
+  if (k === undefined) LABEL_KEYS.set(l, k = `${l.key}=${l.value}`);
+  return k;
+}
+const LABEL_KEYS = new WeakMap<Label, string>();

@@ -1,0 +1,478 @@
+/** The host manager daemon: host summaries, leases to placement, launch/kill, maintenance, slack and status fan-out. */
+import type {
+  ClusterCapacity,
+  HostFilter,
+  HostInventory,
+  HostLease,
+  MappedTaskStatus,
+  Message,
+  TaskUpdate,
+} from "../messages.ts";
+import { addInto, type Resources, zero } from "../model/resources.ts";
+import { isTerminalTaskState, MESOS_TO_TASK_STATE } from "../model/states.ts";
+import type { Clock } from "../ports/clock.ts";
+import type { BackendEvent, HostBackend, HostInfo, LaunchSpec, TaskStatus } from "../ports/host_backend.ts";
+import type { Metrics } from "../ports/metrics.ts";
+import type { Address, Receiver, Transport } from "../ports/transport.ts";
+import { FilterSearch } from "./acquire.ts";
+import { hostApi } from "./host_api.ts";
+import type { HostEntry } from "./host_table.ts";
+import { HostRegistry } from "./registry.ts";
+import { Reservations } from "./reservations.ts";
+
+export type { HostEntry, HostTask } from "./host_table.ts";
+
+export interface HostmgrConfig {
+  /** A lease not used by a launch within this time returns to the pool (Peloton: 300 s). */
+  leaseTimeoutMs: number;
+  /** GPU hosts only take work that needs GPUs (Peloton's `scarce_resource_types: [GPU]`). */
+  scarceGpu: boolean;
+  /** Remember which engine holds each lease, so a dead engine's hosts come back at once (separate daemons). */
+  trackLeases?: boolean;
+}
+
+export const DEFAULT_HOSTMGR_CONFIG: HostmgrConfig = { leaseTimeoutMs: 60_000, scarceGpu: true };
+
+export interface HostmgrDeps {
+  clock: Clock;
+  transport: Transport;
+  backend: HostBackend;
+  metrics: Metrics;
+  self: Address;
+  jobmgr: Address;
+  resmgr: Address;
+}
+
+export class HostManager implements Receiver {
+  readonly registry: HostRegistry;
+  readonly reservations: Reservations;
+  readonly #taskHost = new Map<string, HostEntry>();
+  /** Recovered tasks whose host has not registered yet. */
+  readonly #waitingForHost = new Map<string, LaunchSpec[]>();
+  /** Hosts whose inventory entry changed in the current batch, for the job manager. */
+  readonly #changed = new Set<HostEntry>();
+  /** Status batches waiting for both managers before the backend may acknowledge them. */
+  readonly #pendingAcks = new Map<
+    number,
+    { acks: { taskId: string; agentId: string; uuid: string }[]; waiting: number }
+  >();
+  #ackSeq = 0;
+  /** Leases split between job managers: launches still to come before the lease is used up. */
+  readonly #partsLeft = new Map<string, number>();
+  /** The engine each outstanding lease went to, kept only when engines can go away (`trackLeases`). */
+  readonly #leaseEngine = new Map<string, Address>();
+
+  constructor(private readonly deps: HostmgrDeps, readonly config: HostmgrConfig = DEFAULT_HOSTMGR_CONFIG) {
+    this.registry = new HostRegistry(config.scarceGpu, config.leaseTimeoutMs);
+    this.reservations = new Reservations(this.registry);
+  }
+
+  get hosts(): readonly HostEntry[] {
+    return this.registry.hosts;
+  }
+
+  start(): void {
+    this.deps.backend.start((events) => this.onBackendEvents(events));
+    this.#pushInventory(true);
+  }
+
+  host(hostname: string): HostEntry | undefined {
+    return this.registry.byName.get(hostname);
+  }
+
+  receive(msg: Message): void {
+    switch (msg.kind) {
+      case "statuses-processed":
+        return this.#processed(msg.ackToken);
+      case "acquire-hosts": {
+        const { leases, rejections, exhausted } = this.acquire(msg.filters);
+        if (this.config.trackLeases) {
+          for (const l of leases) {
+            this.#leaseEngine.set(l.leaseId, msg.replyTo);
+          }
+        }
+        const reply = { kind: "hosts-acquired" as const, reqId: msg.reqId, leases, rejections, exhausted };
+        return this.deps.transport.send(msg.replyTo, reply);
+      }
+      case "release-hosts":
+        for (const id of msg.leaseIds) {
+          this.registry.release(id);
+          this.#leaseEngine.delete(id);
+        }
+        return;
+      case "launch-tasks":
+        return this.#launch(msg.leaseId, msg.hostname, msg.tasks, msg.parts ?? 1);
+      case "kill-tasks":
+        return this.#kill(msg.tasks);
+      case "reconcile-tasks":
+        return this.#reconcile(msg.tasks);
+      case "get-cluster-capacity":
+        return this.deps.transport.send(msg.replyTo, {
+          kind: "cluster-capacity",
+          reqId: msg.reqId,
+          capacity: this.clusterCapacity(),
+        });
+      case "reserve-host":
+        return this.#reserve(msg.reqId, msg.replyTo, msg.taskId, msg.filter);
+      case "cancel-reservation":
+        this.reservations.cancel(msg.taskId);
+        return;
+      case "peer-changed":
+        if (msg.role === "placement" && msg.gone !== undefined) return this.#engineGone(msg.gone);
+        // A new job manager knows no hosts yet; a new resource manager no capacity.
+        if (msg.role === "jobmgr") return this.#pushInventory(true);
+        if (msg.role === "resmgr") {
+          const capacity = this.clusterCapacity();
+          this.deps.transport.send(this.deps.resmgr, { kind: "cluster-capacity", reqId: 0, capacity });
+        }
+        return;
+      case "api": {
+        const res = hostApi(this, msg);
+        this.deps.transport.send(msg.replyTo, { kind: "api-reply", reqId: msg.reqId, ...res });
+        return this.#pushInventory(false);
+      }
+    }
+  }
+
+  /** Total resources of the hosts that are up. */
+  capacity(): Resources {
+    const total = zero();
+    for (const h of this.hosts) if (!h.lost) addInto(total, h.info.resources);
+    return total;
+  }
+
+  clusterCapacity(): ClusterCapacity {
+    return { physical: this.capacity(), slack: this.registry.table.totalSlack() };
+  }
+
+  /** Leases hosts for each filter in turn; a host goes to the first filter that matches it. */
+  acquire(
+    filters: HostFilter[],
+  ): { leases: HostLease[]; rejections: Record<string, number>[]; exhausted: boolean[] } {
+    const now = this.deps.clock.now();
+    this.registry.sweep(now);
+    const leases: HostLease[] = [], rejections: Record<string, number>[] = [], exhausted: boolean[] = [];
+    const leasedHere = new Set<number>();
+    for (const f of filters) {
+      const out = new FilterSearch(this.registry, f, now, leasedHere).run();
+      for (const l of out.leases) leases.push(l);
+      rejections.push(out.rejections);
+      exhausted.push(out.exhausted);
+    }
+    return { leases, rejections, exhausted };
+  }
+
+  /** Peloton's StartMaintenance: the host takes no new work; DRAINING until its tasks are gone, then DRAINED. */
+  startMaintenance(hostname: string): string | undefined {
+    const h = this.host(hostname);
+    if (!h) return `host ${hostname} is not registered`;
+    if (h.state !== "HOST_STATE_UP") return undefined;
+    h.state = h.tasks.size ? "HOST_STATE_DRAINING" : "HOST_STATE_DRAINED";
+    // The resource manager preempts what runs there, so the host drains (Peloton's drainer).
+    if (h.tasks.size) {
+      this.deps.transport.send(this.deps.resmgr, { kind: "drain-tasks", taskIds: [...h.tasks.keys()] });
+    }
+    this.#endReservation(h, `host ${hostname} went into maintenance`);
+    this.registry.reindex(h);
+    this.#changed.add(h);
+    return undefined;
+  }
+
+  /** Peloton's CompleteMaintenance: the host is UP again and takes work. */
+  completeMaintenance(hostname: string): string | undefined {
+    const h = this.host(hostname);
+    if (!h) return `host ${hostname} is not registered`;
+    if (h.state === "HOST_STATE_UP") return `host ${hostname} is not in maintenance`;
+    h.state = "HOST_STATE_UP";
+    this.registry.reindex(h);
+    this.#changed.add(h);
+    return undefined;
+  }
+
+  #reserve(reqId: number, replyTo: Address, taskId: string, filter: HostFilter): void {
+    this.registry.sweep(this.deps.clock.now());
+    const out = this.reservations.reserve(taskId, replyTo, filter);
+    if ("reason" in out) {
+      return this.deps.transport.send(replyTo, { kind: "host-reserved", reqId, reason: out.reason });
+    }
+    this.deps.transport.send(replyTo, { kind: "host-reserved", reqId, hostname: out.host.info.hostname });
+    this.#completeReservation(out.host);
+  }
+
+  #completeReservation(h: HostEntry): void {
+    const done = this.reservations.complete(h, this.deps.clock.now());
+    if (!done) return;
+    this.deps.transport.send(done.res.replyTo, {
+      kind: "reservation-update",
+      taskId: done.res.taskId,
+      lease: done.lease,
+    });
+  }
+
+  #endReservation(h: HostEntry, reason: string): void {
+    const taskId = h.reservedFor;
+    if (taskId === undefined) return;
+    const res = this.reservations.cancel(taskId);
+    if (res) this.deps.transport.send(res.replyTo, { kind: "reservation-update", taskId, reason });
+  }
+
+  #launch(leaseId: string, hostname: string, tasks: LaunchSpec[], parts: number): void {
+    const h = this.host(hostname);
+    const now = this.deps.clock.now();
+    const valid = h !== undefined && h.leaseId === leaseId && h.leased(now) && !h.lost;
+    const why = !valid
+      ? `lease ${leaseId} expired or unknown`
+      : h.state !== "HOST_STATE_UP"
+      ? `host ${hostname} is in maintenance`
+      : undefined;
+    if (h && h.leaseId === leaseId) this.#useLease(h, leaseId, parts);
+    const ok: LaunchSpec[] = [];
+    const failed: TaskStatus[] = [];
+    const t = this.registry.table;
+    for (const spec of tasks) {
+      if (why) {
+        failed.push(this.#synthetic(spec, why));
+        continue;
+      }
+      const i = h!.index, r = spec.resources;
+      const cpu = spec.revocable ? t.slackCpu[i] - t.slackUsedCpu[i] : t.freeCpu[i];
+      const room = r.cpuMilli <= cpu && r.memMb <= t.freeMem[i] && r.diskMb <= t.freeDisk[i] &&
+        r.gpuMilli <= t.freeGpu[i];
+      if (!room || portsOf(spec).some((p) => h!.usedPorts.has(p))) {
+        failed.push(this.#synthetic(spec, `host ${hostname} no longer fits the task`));
+      } else {
+        this.#register(h!, spec);
+        ok.push(spec);
+      }
+    }
+    if (h) this.registry.reindex(h);
+    if (ok.length) this.deps.backend.launch(ok);
+    if (failed.length) this.#forward(failed);
+  }
+
+  /** A placement engine is gone: the hosts it had leased are free again now, not at their lease timeout. */
+  #engineGone(engine: Address): void {
+    const leased = new Set<string>();
+    for (const h of this.hosts) if (h.leaseId !== undefined) leased.add(h.leaseId);
+    for (const [leaseId, owner] of this.#leaseEngine) {
+      if (owner === engine && leased.has(leaseId)) this.registry.release(leaseId);
+      if (owner === engine || !leased.has(leaseId)) this.#leaseEngine.delete(leaseId);
+    }
+  }
+
+  /** A lease ends with its launch, or with the last of its parts when job managers share it. */
+  #useLease(h: HostEntry, leaseId: string, parts: number): void {
+    if (parts > 1) {
+      const left = (this.#partsLeft.get(leaseId) ?? parts) - 1;
+      if (left > 0) {
+        this.#partsLeft.set(leaseId, left);
+        return;
+      }
+      this.#partsLeft.delete(leaseId);
+    }
+    h.leaseId = undefined;
+    this.#leaseEngine.delete(leaseId);
+  }
+
+  #register(h: HostEntry, spec: LaunchSpec): void {
+    // Re-registering (a restarted job manager reconciles what it launched) must not count a task twice.
+    this.#unregister(spec.taskId);
+    const task = {
+      jobId: spec.jobId,
+      resources: spec.resources,
+      ports: portsOf(spec),
+      labels: spec.labels,
+      revocable: spec.revocable === true,
+    };
+    h.tasks.set(spec.taskId, task);
+    this.registry.table.take(h, task);
+    this.#taskHost.set(spec.taskId, h);
+  }
+
+  #unregister(taskId: string): void {
+    const h = this.#taskHost.get(taskId);
+    if (!h) return;
+    this.#taskHost.delete(taskId);
+    const t = h.tasks.get(taskId);
+    if (!t) return;
+    h.tasks.delete(taskId);
+    this.registry.table.give(h, t);
+    if (h.state === "HOST_STATE_DRAINING" && !h.tasks.size) {
+      h.state = "HOST_STATE_DRAINED";
+      this.#changed.add(h);
+    }
+    if (h.reservedFor !== undefined) this.#completeReservation(h);
+    this.registry.reindex(h);
+  }
+
+  #kill(tasks: { taskId: string; gracePeriodMs: number }[]): void {
+    const kills = [];
+    for (const t of tasks) {
+      const h = this.#taskHost.get(t.taskId);
+      kills.push({ taskId: t.taskId, agentId: h?.info.agentId ?? "", gracePeriodMs: t.gracePeriodMs });
+    }
+    if (kills.length) this.deps.backend.kill(kills);
+  }
+
+  #reconcile(tasks: LaunchSpec[]): void {
+    for (const spec of tasks) {
+      const h = this.host(spec.hostname);
+      if (h) {
+        this.#register(h, spec);
+        this.registry.reindex(h);
+      } else {
+        const list = this.#waitingForHost.get(spec.hostname) ?? [];
+        list.push(spec);
+        this.#waitingForHost.set(spec.hostname, list);
+      }
+    }
+    this.deps.backend.reconcile(tasks.map((t) => t.taskId));
+  }
+
+  onBackendEvents(events: BackendEvent[]): void {
+    const statuses: TaskStatus[] = [];
+    let capacityChanged = false;
+    for (const e of events) {
+      if (e.kind === "task-status") statuses.push(e.status);
+      else {
+        capacityChanged = true;
+        if (e.kind === "host-up") this.#hostUp(e.host);
+        else if (e.kind === "host-lost") this.#hostLost(e.hostname, e.reason, statuses);
+        else this.#hostSlack(e.hostname, e.slack);
+      }
+    }
+    if (statuses.length) this.#forward(statuses);
+    // The resource manager recalculates entitlement whenever capacity changes.
+    if (capacityChanged) {
+      const capacity = this.clusterCapacity();
+      this.deps.transport.send(this.deps.resmgr, { kind: "cluster-capacity", reqId: 0, capacity });
+    }
+    this.#pushInventory(false);
+  }
+
+  #hostUp(info: HostInfo): void {
+    const known = this.host(info.hostname);
+    if (known) {
+      this.registry.update(known, info);
+      known.lost = false;
+      this.registry.reindex(known);
+      this.#changed.add(known);
+      return;
+    }
+    const h = this.registry.add(info);
+    for (const spec of this.#waitingForHost.get(info.hostname) ?? []) this.#register(h, spec);
+    this.#waitingForHost.delete(info.hostname);
+    this.registry.reindex(h);
+    this.#changed.add(h);
+  }
+
+  #hostLost(hostname: string, reason: string, out: TaskStatus[]): void {
+    const h = this.host(hostname);
+    if (!h) return;
+    h.lost = true;
+    h.leaseId = undefined;
+    this.#endReservation(h, `host ${hostname} lost: ${reason}`);
+    this.registry.reindex(h);
+    this.#changed.add(h);
+    const now = this.deps.clock.now();
+    for (const taskId of [...h.tasks.keys()]) {
+      out.push({
+        taskId,
+        state: "TASK_LOST",
+        hostname,
+        agentId: h.info.agentId,
+        timeMs: now,
+        reason: "REASON_AGENT_REMOVED",
+        message: `host ${hostname} lost: ${reason}`,
+      });
+    }
+  }
+
+  #hostSlack(hostname: string, slack: Resources): void {
+    const h = this.host(hostname);
+    if (h) this.registry.table.setSlack(h.index, slack);
+  }
+
+  /** Maps statuses to Peloton states, frees resources of ended tasks, and tells jobmgr and resmgr. */
+  #forward(statuses: TaskStatus[]): void {
+    const toJob: MappedTaskStatus[] = [];
+    const toRm: TaskUpdate[] = [];
+    for (const s of statuses) {
+      const state = MESOS_TO_TASK_STATE[s.state];
+      if (isTerminalTaskState(state)) {
+        this.#unregister(s.taskId);
+        if (this.#waitingForHost.size) this.#stopWaiting(s.taskId);
+      }
+      // The backend hands its statuses over: mapped in place rather than copied (millions at scale).
+      const mapped = s as MappedTaskStatus;
+      mapped.pelotonState = state;
+      toJob.push(mapped);
+      toRm.push({ taskId: s.taskId, state, hostname: s.hostname, timeMs: s.timeMs });
+    }
+    // Updates the backend wants acknowledged wait until both managers have handled them.
+    const acks = statuses.filter((s) => s.uuid !== undefined)
+      .map((s) => ({ taskId: s.taskId, agentId: s.agentId, uuid: s.uuid! }));
+    let ackToken: number | undefined;
+    if (acks.length && this.deps.backend.acknowledge) {
+      ackToken = ++this.#ackSeq;
+      this.#pendingAcks.set(ackToken, { acks, waiting: 2 });
+    }
+    this.deps.transport.send(this.deps.jobmgr, { kind: "task-statuses", statuses: toJob, ackToken });
+    this.deps.transport.send(this.deps.resmgr, { kind: "task-updates", updates: toRm, ackToken });
+  }
+
+  /**
+   * A recovered task that ended before its host registered (reconciliation can answer before the first
+   * offer): it must not be accounted on the host when the host comes.
+   */
+  #stopWaiting(taskId: string): void {
+    for (const [hostname, list] of this.#waitingForHost) {
+      const i = list.findIndex((spec) => spec.taskId === taskId);
+      if (i < 0) continue;
+      list.splice(i, 1);
+      if (!list.length) this.#waitingForHost.delete(hostname);
+      return;
+    }
+  }
+
+  /** One of the two managers handled a batch; the second answer releases the acknowledgements. */
+  #processed(token: number): void {
+    const p = this.#pendingAcks.get(token);
+    if (!p || --p.waiting > 0) return;
+    this.#pendingAcks.delete(token);
+    this.deps.backend.acknowledge?.(p.acks);
+  }
+
+  /** Tells the job manager (daemon jobs) which hosts exist and their state. */
+  #pushInventory(full: boolean): void {
+    if (!full && !this.#changed.size) return;
+    const hosts: HostInventory["hosts"] = [];
+    for (const h of full ? this.hosts : this.#changed) {
+      hosts.push({
+        hostname: h.info.hostname,
+        attributes: h.info.attributes,
+        state: h.lost ? "LOST" : h.state,
+      });
+    }
+    this.#changed.clear();
+    this.deps.transport.send(this.deps.jobmgr, { kind: "host-inventory", full, hosts });
+  }
+
+  #synthetic(spec: LaunchSpec, message: string): TaskStatus {
+    return {
+      taskId: spec.taskId,
+      state: "TASK_LOST",
+      hostname: spec.hostname,
+      agentId: spec.agentId,
+      timeMs: this.deps.clock.now(),
+      reason: "REASON_INVALID_OFFERS",
+      message,
+    };
+  }
+}
+
+const NO_PORTS: number[] = [];
+function portsOf(spec: LaunchSpec): number[] {
+  for (const _ in spec.ports) return Object.values(spec.ports);
+  return NO_PORTS;
+}

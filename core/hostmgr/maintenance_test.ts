@@ -1,0 +1,75 @@
+import assert from "node:assert/strict";
+import type { ApiReply } from "../messages.ts";
+import { finished, hostmgrRig, spec } from "./testing.ts";
+
+const HOST = "peloton.api.v0.host.svc.HostService";
+
+function api(rig: ReturnType<typeof hostmgrRig>, method: string, body: unknown): ApiReply {
+  rig.hm.receive({ kind: "api", reqId: 1, replyTo: "cli", procedure: `${HOST}::${method}`, body });
+  return rig.transport.takeOne("api-reply", "cli");
+}
+
+Deno.test("StartMaintenance drains a host: no new leases, DRAINING until its tasks end, then DRAINED", () => {
+  const rig = hostmgrRig([["h1"], ["h2"]]);
+  rig.launch("a-0-1", "h1", 1);
+  assert.deepEqual(api(rig, "StartMaintenance", { hostname: "h1" }).body, { hostname: "h1" });
+  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_DRAINING");
+  const r = rig.acquire({ maxHosts: 5 });
+  assert.deepEqual(r.leases.map((l) => l.hostname), ["h2"]);
+  assert.deepEqual(r.rejections, { "host in maintenance": 1 });
+  rig.backend.emit(finished("a-0-1", "h1"));
+  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_DRAINED");
+  const drained = api(rig, "QueryHosts", { hostStates: ["HOST_STATE_DRAINED"] }).body as {
+    hostInfos: { hostname: string }[];
+  };
+  assert.deepEqual(drained.hostInfos.map((h) => h.hostname), ["h1"]);
+  assert.deepEqual(api(rig, "CompleteMaintenance", { hostname: "h1" }).body, { hostname: "h1" });
+  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_UP");
+  rig.hm.receive({ kind: "release-hosts", leaseIds: r.leases.map((l) => l.leaseId) });
+  assert.equal(rig.acquire({ maxHosts: 5 }).leases.length, 2, "an UP host takes work again");
+});
+
+Deno.test("a lease taken before maintenance cannot launch on the host", () => {
+  const rig = hostmgrRig([["h1"]]);
+  const [lease] = rig.acquire().leases;
+  rig.hm.startMaintenance("h1");
+  rig.hm.receive({
+    kind: "launch-tasks",
+    leaseId: lease.leaseId,
+    hostname: "h1",
+    tasks: [spec("x-0-1", "h1")],
+  });
+  assert.deepEqual(rig.backend.launched, []);
+  const [lost] = rig.transport.take("task-statuses", "jobmgr");
+  assert.match(lost.statuses[0].message!, /host h1 is in maintenance/);
+});
+
+Deno.test("maintenance requests name the host; unknown hosts are not found, the deprecated list is accepted", () => {
+  const rig = hostmgrRig([["h1"], ["h2"]]);
+  assert.equal(api(rig, "StartMaintenance", { hostname: "nope" }).error?.code, "not-found");
+  assert.equal(api(rig, "StartMaintenance", {}).error?.code, "invalid-argument");
+  assert.equal(api(rig, "CompleteMaintenance", { hostname: "h1" }).error?.code, "invalid-argument");
+  assert.deepEqual(api(rig, "StartMaintenance", { hostnames: ["h1", "h2"] }).body, {
+    hostnames: ["h1", "h2"],
+  });
+  const states = (api(rig, "QueryHosts", {}).body as { hostInfos: { state: string }[] }).hostInfos.map((h) =>
+    h.state
+  );
+  assert.deepEqual(states, ["HOST_STATE_DRAINED", "HOST_STATE_DRAINED"], "empty hosts drain at once");
+});
+
+Deno.test("a host lost while in maintenance is DOWN; the job manager hears about host changes", () => {
+  const rig = hostmgrRig([["h1"]]);
+  rig.hm.startMaintenance("h1");
+  rig.hm.receive({ kind: "api", reqId: 2, replyTo: "cli", procedure: `${HOST}::QueryHosts`, body: {} });
+  rig.transport.take("api-reply");
+  const inv = rig.transport.take("host-inventory", "jobmgr");
+  assert.deepEqual(inv.map((m) => m.hosts.map((h) => h.state)), [["HOST_STATE_DRAINED"]]);
+  rig.backend.emit({ kind: "host-lost", hostname: "h1", agentId: "agent-h1", reason: "powered off" });
+  const body = api(rig, "QueryHosts", { hostStates: ["HOST_STATE_DOWN"] }).body as { hostInfos: unknown[] };
+  assert.equal(body.hostInfos.length, 1);
+  assert.deepEqual(
+    rig.transport.take("host-inventory", "jobmgr").flatMap((m) => m.hosts.map((h) => h.state)),
+    ["LOST"],
+  );
+});

@@ -1,0 +1,157 @@
+import assert from "node:assert/strict";
+import type { HostInventory } from "../messages.ts";
+import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
+
+const host = (
+  hostname: string,
+  state: HostInventory["hosts"][number]["state"] = "HOST_STATE_UP",
+  attributes = {},
+) => ({
+  hostname,
+  attributes,
+  state,
+});
+
+function inventory(rig: JobmgrRig, full: boolean, hosts: HostInventory["hosts"]) {
+  rig.jm.receive({ kind: "host-inventory", full, hosts });
+  rig.tick();
+}
+
+const pinned = (rig: JobmgrRig) =>
+  [...rig.job().tasks.values()].filter((t) => t.goalState !== "DELETED").map((t) => t.requiredHost).sort();
+
+Deno.test("a daemon job runs one instance on every matching host that is up", () => {
+  const rig = new JobmgrRig();
+  rig.create({
+    type: "DAEMON",
+    instanceCount: 0,
+    task: {
+      constraint: {
+        type: "LABEL_CONSTRAINT",
+        labelConstraint: {
+          kind: "HOST",
+          condition: "EQUAL",
+          label: { key: "pool", value: "edge" },
+          requirement: 1,
+        },
+      },
+    },
+  });
+  assert.equal(rig.job().runtime.state, "PENDING", "no hosts known yet: not finished");
+  inventory(rig, true, [
+    host("a", "HOST_STATE_UP", { pool: "edge" }),
+    host("b", "HOST_STATE_UP", { pool: "core" }),
+    host("c", "HOST_STATE_DRAINING", { pool: "edge" }),
+    host("d", "HOST_STATE_UP", { pool: "edge" }),
+  ]);
+  assert.deepEqual(pinned(rig), ["a", "d"]);
+  const gangs = rig.transport.take("enqueue-gangs", "resmgr").flatMap((m) => m.gangs);
+  assert.deepEqual(gangs.map((g) => g.tasks[0].requiredHost).sort(), ["a", "d"]);
+  assert.equal(rig.job().config.instanceCount, 2);
+});
+
+Deno.test("a daemon job follows hosts: a new host gets an instance, a lost or drained one loses its", () => {
+  const rig = new JobmgrRig();
+  rig.create({ type: "DAEMON", instanceCount: 0 });
+  inventory(rig, true, [host("a"), host("b")]);
+  assert.deepEqual(pinned(rig), ["a", "b"]);
+  inventory(rig, false, [host("c")]);
+  assert.deepEqual(pinned(rig), ["a", "b", "c"]);
+  // b goes into maintenance: its instance is stopped and removed for good.
+  const onB = [...rig.job().tasks.values()].find((t) => t.requiredHost === "b")!;
+  rig.launch([onB.instanceId], "b");
+  rig.status(rig.taskId(onB.instanceId), "TASK_RUNNING", { hostname: "b" });
+  inventory(rig, false, [host("b", "HOST_STATE_DRAINING")]);
+  assert.deepEqual(pinned(rig), ["a", "c"]);
+  const kill = rig.transport.takeOne("kill-tasks", "hostmgr");
+  assert.equal(kill.tasks[0].taskId, rig.taskId(onB.instanceId));
+  rig.status(kill.tasks[0].taskId, "TASK_KILLED", { hostname: "b" });
+  assert.equal(rig.job().tasks.has(onB.instanceId), false, "deleted once stopped");
+  inventory(rig, false, [host("a", "LOST")]);
+  assert.deepEqual(pinned(rig), ["c"]);
+  assert.equal(rig.job().config.instanceCount, 1);
+});
+
+Deno.test("a stateful task gets a volume on its first host; later runs must go back there", async () => {
+  const rig = new JobmgrRig({ initialTaskBackoffMs: 1_000 });
+  rig.create({ type: "SERVICE", instanceCount: 1, task: { volume: { containerPath: "data", sizeMB: 64 } } });
+  const launch = rig.launch([0], "h7");
+  assert.deepEqual(launch.tasks[0].volume, {
+    volumeId: `${JOB_ID}-0-volume`,
+    containerPath: "data",
+    sizeMb: 64,
+  });
+  assert.equal(launch.tasks[0].resources.diskMb, 64, "the volume's size is reserved as disk");
+  assert.equal(rig.task(0).requiredHost, "h7");
+  rig.status(rig.taskId(0), "TASK_RUNNING", { hostname: "h7" });
+  rig.status(rig.taskId(0), "TASK_FAILED", { hostname: "h7" });
+  rig.tick(1_000);
+  const retry = rig.transport.take("enqueue-gangs", "resmgr").at(-1)!.gangs[0].tasks[0];
+  assert.equal(retry.requiredHost, "h7");
+  rig.call("peloton.api.v0.volume.svc.VolumeService", "ListVolumes", { jobId: { value: JOB_ID } });
+  await rig.reads();
+  const vols =
+    (rig.replies()[0].body as { volumes: Record<string, { hostname: string; sizeMB: number }> }).volumes;
+  assert.deepEqual(Object.values(vols).map((v) => [v.hostname, v.sizeMB]), [["h7", 64]]);
+});
+
+Deno.test("a volume in use cannot be deleted; once its task stopped, deleting it unpins the task", async () => {
+  const rig = new JobmgrRig();
+  rig.create({ type: "SERVICE", instanceCount: 1, task: { volume: { containerPath: "data", sizeMB: 8 } } });
+  rig.launch([0], "h1");
+  rig.status(rig.taskId(0), "TASK_RUNNING");
+  const VOL = "peloton.api.v0.volume.svc.VolumeService";
+  rig.call(VOL, "DeleteVolume", { id: { value: `${JOB_ID}-0-volume` } });
+  await rig.reads();
+  assert.equal(rig.replies()[0].error?.code, "failed-precondition");
+  rig.api("task", "Stop", { jobId: { value: JOB_ID } });
+  rig.replies();
+  rig.status(rig.taskId(0), "TASK_KILLED");
+  rig.call(VOL, "DeleteVolume", { id: { value: `${JOB_ID}-0-volume` } });
+  await rig.reads();
+  assert.deepEqual(rig.replies()[0].body, {});
+  assert.equal(rig.task(0).requiredHost, undefined);
+  assert.equal(rig.store.volumes.size, 0);
+});
+
+Deno.test("elastic jobs: JobManager.Update grows and shrinks a batch job; added instances go through admission", () => {
+  const rig = new JobmgrRig();
+  rig.create({ instanceCount: 2 });
+  const config = { ...rig.job().config, instanceCount: 4 };
+  rig.api("job", "Update", { id: { value: JOB_ID }, config: { ...config, respoolID: { value: "pool-a" } } });
+  assert.match(JSON.stringify(rig.replies()[0].body), /now has 4 instances/);
+  const added = rig.transport.take("enqueue-gangs", "resmgr").flatMap((m) =>
+    m.gangs.map((g) => g.tasks[0].instanceId)
+  );
+  assert.deepEqual(added, [2, 3]);
+  rig.api("job", "Update", { id: { value: JOB_ID }, config: { ...config, instanceCount: 1 } });
+  rig.replies();
+  assert.deepEqual(
+    [...rig.job().tasks.keys()],
+    [0],
+    "pending instances beyond the count are dropped and deleted",
+  );
+  assert.deepEqual(rig.transport.take("drop-tasks", "resmgr").flatMap((m) => m.taskIds).length, 3);
+  assert.equal(rig.job().configVersion, 3);
+});
+
+Deno.test("JobManager.Update refuses changes other than the instance count, and stale versions", () => {
+  const rig = new JobmgrRig();
+  rig.create({ instanceCount: 2 });
+  const config = rig.job().config;
+  rig.api("job", "Update", {
+    id: { value: JOB_ID },
+    config: { ...config, name: "renamed", instanceCount: 3 },
+  });
+  const [r1] = rig.replies();
+  assert.equal(r1.error?.code, "invalid-argument");
+  assert.match(r1.error!.message, /config\.name: a job update may change only instanceCount/);
+  rig.api("job", "Update", {
+    id: { value: JOB_ID },
+    config: { ...config, instanceCount: 3, changeLog: { version: 9 } },
+  });
+  const [r2] = rig.replies();
+  assert.match(r2.error!.message, /changeLog\.version: got 9, expected the current version 1/);
+  assert.equal(rig.job().tasks.size, 2);
+  assert.equal(rig.job().configVersion, 1);
+});

@@ -1,0 +1,999 @@
+/** The job manager daemon: job and task lifecycle, driven by goal-state engines over Peloton's tables. */
+import { GoalStateEngine } from "../goalstate/engine.ts";
+import type {
+  ApiReply,
+  Gang,
+  HostPlacement,
+  MappedTaskStatus,
+  Message,
+  Preemption,
+  ReplyMessage,
+  RmStateChange,
+  RmTask,
+} from "../messages.ts";
+import type { JobConfig } from "../model/config_types.ts";
+import {
+  type JobRecord,
+  mesosTaskId,
+  parseMesosTaskId,
+  type TaskRecord,
+  type UpdateRecord,
+} from "../model/records.ts";
+import { isTerminalJobState, isTerminalTaskState, type TaskState } from "../model/states.ts";
+import type { Clock } from "../ports/clock.ts";
+import type { LaunchSpec } from "../ports/host_backend.ts";
+import type { Metrics } from "../ports/metrics.ts";
+import type { Prng } from "../ports/prng.ts";
+import type { Store, StoreWrite } from "../ports/store.ts";
+import type { Address, Receiver, Transport } from "../ports/transport.ts";
+import { PendingCalls } from "../rpc.ts";
+import { DaemonHosts } from "./daemon_jobs.ts";
+import { JobApi } from "./job_api.ts";
+import { type JobEntry, newJobEntry, snapshot, taskConfigOf, taskKey, version } from "./job_entry.ts";
+import { type JobAction, jobActions } from "./job_rules.ts";
+import { defaultJobGoal, defaultTaskGoal, deriveJobState } from "./job_state.ts";
+import { TaskActions } from "./task_actions.ts";
+import { taskActions } from "./task_rules.ts";
+import { buildLaunchSpec, buildRmTask, killGraceMs } from "./task_build.ts";
+import { DEFAULT_UPDATE_CONFIG, type UpdateAction, updateActions, Workflows } from "./workflow.ts";
+
+export interface JobmgrConfig {
+  /** Long-poll timeout of GetPlacements (Peloton's `get_placements_timeout_ms`). */
+  placementPollTimeoutMs: number;
+  /** Tasks per GetPlacements reply. */
+  placementPollLimit: number;
+  /** System failures (lost hosts, launch errors) get at least this many attempts. */
+  maxSystemFailureAttempts: number;
+  /** Whether every state change is stored as a task event (the 50,000-host simulator turns it off). */
+  recordEvents: boolean;
+  /** A task LAUNCHED or STARTING this long without progress is killed and run again (Peloton: 180 min). */
+  launchTimeoutMs: number;
+  /** Service restarts after failures wait initial × 2^(failures−1), capped (Peloton: 30 s, 60 min). */
+  initialTaskBackoffMs: number;
+  maxTaskBackoffMs: number;
+  /** A service run that stayed up this long clears its failure count (restart throttling starts over). */
+  failureResetMs: number;
+  /** Goal-state engines: workers and retry backoff (Peloton: 1000 / 50 / 100 workers, 10 s, 60 min). */
+  taskWorkers: number;
+  jobWorkers: number;
+  updateWorkers: number;
+  failureRetryDelayMs: number;
+  maxRetryDelayMs: number;
+  /**
+   * Forget a job once it and all its tasks ended (Peloton's JobUntrack): it lives on in the store, where
+   * the API reads it. Off by default; the simulator turns it on for hour-long runs of millions of tasks.
+   */
+  untrackTerminalJobs?: boolean;
+}
+
+export const DEFAULT_JOBMGR_CONFIG: JobmgrConfig = {
+  placementPollTimeoutMs: 100,
+  placementPollLimit: 1000,
+  maxSystemFailureAttempts: 4,
+  recordEvents: true,
+  launchTimeoutMs: 180 * 60_000,
+  initialTaskBackoffMs: 30_000,
+  maxTaskBackoffMs: 60 * 60_000,
+  failureResetMs: 10 * 60_000,
+  taskWorkers: 1000,
+  jobWorkers: 50,
+  updateWorkers: 100,
+  failureRetryDelayMs: 10_000,
+  maxRetryDelayMs: 60 * 60_000,
+};
+
+export interface JobmgrDeps {
+  clock: Clock;
+  transport: Transport;
+  store: Store;
+  prng: Prng;
+  metrics: Metrics;
+  self: Address;
+  resmgr: Address;
+  hostmgr: Address;
+  /**
+   * Several job managers share the resource manager (production's separate daemons): tasks are enqueued
+   * with this one as their owner, so their placements and changes come back here alone.
+   */
+  tagOwner?: boolean;
+}
+
+export type { JobEntry };
+
+/** States before launch, in the order a task moves through them. */
+export const PRE_LAUNCH_RANK: Partial<Record<TaskState, number>> = {
+  INITIALIZED: 0,
+  PENDING: 1,
+  READY: 2,
+  PLACING: 3,
+  PLACED: 4,
+};
+
+/** What a transition may set besides the state. */
+export type TransitionFields = Partial<
+  Pick<TaskRecord, "hostname" | "agentId" | "ports" | "message" | "reason" | "exitCode" | "healthy">
+>;
+
+/** Mesos's reason when an agent's QoS controller kills a revocable task because its slack shrank. */
+export const SLACK_PREEMPTED_REASON = "REASON_CONTAINER_PREEMPTED";
+
+/** Reasons Mesos gives for failures that are the system's fault, not the task's. */
+export const SYSTEM_FAILURE_REASONS = new Set([
+  "REASON_CONTAINER_LAUNCH_FAILED",
+  "REASON_INVALID_OFFERS",
+  "REASON_AGENT_REMOVED",
+  "REASON_AGENT_RESTARTED",
+  "REASON_AGENT_DISCONNECTED",
+]);
+
+export interface RecoveredJob {
+  job: JobRecord;
+  tasks: TaskRecord[];
+  /** Older config versions the tasks still use. */
+  configs?: Map<number, JobConfig>;
+}
+
+export class JobManager implements Receiver {
+  readonly jobs = new Map<string, JobEntry>();
+  /** Active workflows by id. */
+  readonly updates = new Map<string, UpdateRecord>();
+  readonly daemonHosts = new DaemonHosts();
+  readonly taskEngine: GoalStateEngine<TaskRecord, import("./task_rules.ts").TaskAction, TaskRecord>;
+  readonly jobEngine: GoalStateEngine<JobEntry, JobAction>;
+  readonly updateEngine: GoalStateEngine<UpdateRecord, UpdateAction>;
+  readonly workflows: Workflows;
+  readonly #calls = new PendingCalls<ReplyMessage | ApiReply>();
+  readonly #api: JobApi;
+  readonly #actions: TaskActions;
+  #writes: StoreWrite[] = [];
+  /** Tasks changed since the last flush (written then, once each however often they changed). */
+  readonly #dirtyTasks = new Set<TaskRecord>();
+  #dirty = new Set<JobEntry>();
+  /** Jobs whose runtime must be stored even if their derived state did not change (goal, counts). */
+  #forced = new Set<JobEntry>();
+  #gangs: RmTask[] = [];
+  #drops: string[] = [];
+  #kills: { taskId: string; gracePeriodMs: number }[] = [];
+  #running = false;
+  /** Bumped when the placement poll starts over (a new resource manager); replies to older polls stop there. */
+  #pollGen = 0;
+  /** Jobs another job manager drives now: whatever is still collected for them is dropped. */
+  readonly #released = new Set<string>();
+
+  constructor(readonly deps: JobmgrDeps, readonly config: JobmgrConfig = DEFAULT_JOBMGR_CONFIG) {
+    const engine = (workers: number) => ({
+      workers,
+      failureRetryDelayMs: config.failureRetryDelayMs,
+      maxRetryDelayMs: config.maxRetryDelayMs,
+    });
+    this.#actions = new TaskActions(this);
+    this.taskEngine = new GoalStateEngine(deps.clock, engine(config.taskWorkers), {
+      keyOf: taskKey,
+      actionsFor: taskActions,
+      actions: this.#actions.table(),
+      afterDispatch: () => this.flush(),
+    });
+    this.workflows = new Workflows(this);
+    this.jobEngine = new GoalStateEngine(deps.clock, engine(config.jobWorkers), {
+      keyOf: (j) => j.jobId,
+      actionsFor: jobActions,
+      actions: {
+        evaluate_sla: (job, done) => done(this.#evaluateSla(job)),
+        reconcile_daemon: (job, done) => done(this.daemonHosts.reconcile(this, job)),
+        kill_tasks: (job, done) => done(void this.stopTasks(job)),
+      },
+      afterDispatch: () => this.flush(),
+    });
+    this.updateEngine = new GoalStateEngine(deps.clock, engine(config.updateWorkers), {
+      keyOf: (u) => u.updateId,
+      actionsFor: updateActions,
+      actions: this.workflows.table(),
+      afterDispatch: () => this.flush(),
+    });
+    this.#api = new JobApi(this);
+  }
+
+  now(): number {
+    return this.deps.clock.now();
+  }
+
+  /** Loads active jobs, their tasks and workflows from the store's records (before `start`). */
+  recover(records: RecoveredJob[], updates: UpdateRecord[] = []): void {
+    for (const { job, tasks, configs } of records) this.jobs.set(job.jobId, newJobEntry(job, tasks, configs));
+    for (const u of updates) if (this.jobs.has(u.jobId)) this.updates.set(u.updateId, u);
+  }
+
+  start(): void {
+    this.#running = true;
+    this.#resume([...this.jobs.values()], [...this.updates.values()]);
+    this.#pollPlacements();
+  }
+
+  /** Takes jobs over while running (a shard another job manager held): loads and resumes them. */
+  adopt(records: RecoveredJob[], updates: UpdateRecord[] = []): void {
+    const fresh = records.filter((r) => !this.jobs.has(r.job.jobId));
+    const ids = new Set(fresh.map((r) => r.job.jobId));
+    for (const id of ids) this.#released.delete(id);
+    const mine = updates.filter((u) => ids.has(u.jobId));
+    this.recover(fresh, mine);
+    this.#resume(fresh.map((r) => this.jobs.get(r.job.jobId)!), mine);
+  }
+
+  /**
+   * Stops driving jobs another job manager is to take over: they are forgotten, and writes, gangs and
+   * kills still collected for them are dropped. The caller waits for the store to flush before handing over.
+   */
+  release(jobIds: Iterable<string>): void {
+    for (const id of jobIds) {
+      const job = this.jobs.get(id);
+      if (!job) continue;
+      this.#released.add(id);
+      this.jobs.delete(id);
+      for (const t of job.tasks.values()) this.taskEngine.delete(taskKey(t));
+      this.jobEngine.delete(id);
+      for (const [uid, u] of this.updates) {
+        if (u.jobId !== id) continue;
+        this.updates.delete(uid);
+        this.updateEngine.delete(uid);
+      }
+      this.#dirty.delete(job);
+      this.#forced.delete(job);
+    }
+  }
+
+  stop(): void {
+    this.#running = false;
+    this.taskEngine.stop();
+    this.jobEngine.stop();
+    this.updateEngine.stop();
+  }
+
+  receive(msg: Message): void {
+    switch (msg.kind) {
+      case "task-statuses": {
+        this.#onStatuses(msg.statuses);
+        const token = msg.ackToken;
+        if (token === undefined) break;
+        // The backend may acknowledge these updates only once their effects are durable.
+        return this.flush(() => {
+          this.deps.transport.send(this.deps.hostmgr, { kind: "statuses-processed", ackToken: token });
+        });
+      }
+      case "host-inventory":
+        this.daemonHosts.update(msg);
+        for (const job of this.jobs.values()) if (job.config.type === "DAEMON") this.jobEngine.enqueue(job);
+        break;
+      case "peer-changed":
+        if (msg.role === "resmgr") this.#resyncResmgr();
+        else if (msg.role === "hostmgr") this.#resyncHostmgr();
+        break;
+      case "placements":
+      case "gangs":
+      case "hosts-acquired":
+      case "api-reply":
+        this.#calls.resolve(msg);
+        break;
+      case "api":
+        this.#api.handle(msg);
+        break;
+      default:
+        return;
+    }
+    this.flush();
+  }
+
+  /** Sends a request that expects a reply to this daemon. */
+  call<R extends ReplyMessage | ApiReply>(
+    to: Address,
+    make: (reqId: number) => Message,
+    onReply: (reply: R) => void,
+  ) {
+    const reqId = this.#calls.register((r) => {
+      onReply(r as R);
+      this.flush();
+    });
+    this.deps.transport.send(to, make(reqId));
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Jobs
+
+  /** Registers a new job and its tasks; `onDurable` runs once the job is stored, then tasks start. */
+  createJob(jobId: string, config: JobConfig, onDurable: (err?: Error) => void, startBatch = 0): JobEntry {
+    const now = this.now();
+    const count = config.type === "DAEMON" ? 0 : config.instanceCount;
+    const tasks: TaskRecord[] = [];
+    for (let i = 0; i < count; i++) tasks.push(this.newTask(jobId, i, defaultTaskGoal(config.type), 1));
+    const job = newJobEntry({
+      jobId,
+      config: config.type === "DAEMON" ? { ...config, instanceCount: 0 } : config,
+      configVersion: 1,
+      runtime: {
+        state: "INITIALIZED",
+        goalState: defaultJobGoal(config.type),
+        creationTimeMs: now,
+        taskStats: count ? { INITIALIZED: count } : {},
+        nextInstanceId: count,
+        desiredStateVersion: 1,
+        workflowVersion: 0,
+        version: 1,
+      },
+    }, tasks);
+    this.jobs.set(jobId, job);
+    const batch: StoreWrite[] = [
+      { kind: "job.put", job: snapshot(job) },
+      { kind: "job.config", jobId, version: 1, config: job.config },
+    ];
+    for (const t of tasks) batch.push({ kind: "task.put", task: { ...t } });
+    this.deps.store.write(batch, (err) => {
+      if (err) {
+        this.jobs.delete(jobId);
+        return onDurable(err);
+      }
+      if (startBatch > 0) {
+        // v1alpha CreateSpec.batchSize: instances start in batches, as a START workflow.
+        this.workflows.create(job, {
+          type: "START",
+          config: { ...DEFAULT_UPDATE_CONFIG, batchSize: startBatch },
+        });
+      } else {
+        for (const t of job.tasks.values()) this.taskEngine.enqueue(t);
+      }
+      onDurable();
+      this.jobEngine.enqueue(job);
+      this.markDirty(job);
+      this.flush();
+    });
+    return job;
+  }
+
+  newTask(jobId: string, instanceId: number, goal: TaskState, configVersion: number): TaskRecord {
+    return {
+      jobId,
+      instanceId,
+      runId: 1,
+      state: "INITIALIZED",
+      goalState: goal,
+      failureCount: 0,
+      configVersion,
+      stateSinceMs: this.now(),
+      version: 1,
+    };
+  }
+
+  /** Adds instances to a job (grown jobs, daemon hosts); they start through the task engine. */
+  addInstances(job: JobEntry, count: number, pin?: (t: TaskRecord) => void): TaskRecord[] {
+    const out: TaskRecord[] = [];
+    for (let i = 0; i < count; i++) {
+      const id = job.runtime.nextInstanceId ?? job.tasks.size;
+      job.runtime.nextInstanceId = id + 1;
+      const t = this.newTask(job.jobId, id, defaultTaskGoal(job.config.type), job.configVersion);
+      t.version = 0;
+      pin?.(t);
+      job.tasks.set(id, t);
+      job.runtime.taskStats.INITIALIZED = (job.runtime.taskStats.INITIALIZED ?? 0) + 1;
+      this.putTask(t);
+      this.taskEngine.enqueue(t);
+      out.push(t);
+    }
+    if (job.config.type === "DAEMON") job.config = { ...job.config, instanceCount: job.tasks.size };
+    this.markDirty(job, true);
+    return out;
+  }
+
+  /**
+   * Adds (or brings back) instance `id` running config `configVersion` (an update adding instances,
+   * a rollback restoring removed ones).
+   */
+  addInstanceAt(job: JobEntry, id: number, configVersion: number): TaskRecord {
+    const existing = job.tasks.get(id);
+    if (existing) {
+      existing.goalState = defaultTaskGoal(job.config.type);
+      existing.desiredConfigVersion = configVersion;
+      this.putTask(existing);
+      this.taskEngine.enqueue(existing);
+      return existing;
+    }
+    const t = this.newTask(job.jobId, id, defaultTaskGoal(job.config.type), configVersion);
+    t.version = 0;
+    job.tasks.set(id, t);
+    job.runtime.nextInstanceId = Math.max(job.runtime.nextInstanceId ?? 0, id + 1);
+    job.runtime.taskStats.INITIALIZED = (job.runtime.taskStats.INITIALIZED ?? 0) + 1;
+    this.putTask(t);
+    this.taskEngine.enqueue(t);
+    this.markDirty(job, true);
+    return t;
+  }
+
+  /** Sets a new job config version (elastic resize, updates); returns the version number. */
+  addConfigVersion(job: JobEntry, config: JobConfig): number {
+    const v = job.configVersion + 1;
+    job.versions.set(v, version(config));
+    job.config = config;
+    job.configVersion = v;
+    this.#writes.push({ kind: "job.config", jobId: job.jobId, version: v, config });
+    this.markDirty(job, true);
+    return v;
+  }
+
+  /** Stops a job's tasks (all, or the given instances); returns the instances it acted on. */
+  stopTasks(job: JobEntry, instances?: number[]): number[] {
+    const acted: number[] = [];
+    const targets = instances ? instances.map((i) => job.tasks.get(i)) : [...job.tasks.values()];
+    if (!instances) {
+      job.runtime.goalState = "KILLED";
+      job.runtime.desiredStateVersion = (job.runtime.desiredStateVersion ?? 1) + 1;
+      if (!isTerminalJobState(job.runtime.state)) job.runtime.state = "KILLING";
+      this.markDirty(job, true);
+    }
+    for (const task of targets) {
+      if (!task || task.goalState === "DELETED") continue;
+      task.goalState = "KILLED";
+      if (isTerminalTaskState(task.state)) continue;
+      acted.push(task.instanceId);
+      this.taskEngine.enqueue(task);
+    }
+    this.flush();
+    return acted;
+  }
+
+  /** Starts stopped tasks again (all, or the given instances). */
+  startTasks(job: JobEntry, instances?: number[]): number[] {
+    const acted: number[] = [];
+    const goal = defaultTaskGoal(job.config.type);
+    if (!instances) {
+      job.runtime.goalState = defaultJobGoal(job.config.type);
+      job.runtime.desiredStateVersion = (job.runtime.desiredStateVersion ?? 1) + 1;
+      this.markDirty(job, true);
+    }
+    for (const i of instances ?? [...job.tasks.keys()]) {
+      const task = job.tasks.get(i);
+      if (!task || task.goalState === "DELETED") continue;
+      if (task.goalState === goal && task.state !== "INITIALIZED") continue;
+      task.goalState = goal;
+      task.failureCount = 0;
+      // A stopped task comes back as a new run.
+      if (isTerminalTaskState(task.state)) task.desiredRunId = task.runId + 1;
+      acted.push(i);
+      this.putTask(task);
+      this.taskEngine.enqueue(task);
+    }
+    this.flush();
+    return acted;
+  }
+
+  /** Marks a job's runtime for re-derivation (and storing) at the next flush. */
+  markDirty(job: JobEntry, force = false): void {
+    this.#dirty.add(job);
+    if (force) this.#forced.add(job);
+  }
+
+  /** Issues the batches, writes and job-state updates collected while handling one input. */
+  flush(onDurable?: () => void): void {
+    // One snapshot per changed task: the states it went through meanwhile all end in this batch.
+    for (const task of this.#dirtyTasks) this.#writes.push({ kind: "task.put", task: { ...task } });
+    this.#dirtyTasks.clear();
+    for (const job of this.#dirty) this.#refreshJobState(job, this.#forced.has(job));
+    this.#dirty.clear();
+    this.#forced.clear();
+    if (this.#released.size) this.#dropReleased();
+    if (this.#gangs.length) this.#sendGangs();
+    if (this.#drops.length) {
+      this.deps.transport.send(this.deps.resmgr, { kind: "drop-tasks", taskIds: this.#drops });
+      this.#drops = [];
+    }
+    if (this.#kills.length) {
+      this.deps.transport.send(this.deps.hostmgr, { kind: "kill-tasks", tasks: this.#kills });
+      this.#kills = [];
+    }
+    if (this.#writes.length) {
+      this.deps.store.write(
+        this.#writes,
+        onDurable && ((err) => {
+          // A failed write is not acknowledged: the backend sends the update again.
+          if (!err) onDurable();
+        }),
+      );
+      this.#writes = [];
+    } else onDurable?.();
+  }
+
+  /** Actions that were running when their job was released may still collect work for it. */
+  #dropReleased(): void {
+    const kept = (jobId: string) => !this.#released.has(jobId);
+    this.#writes = this.#writes.filter((w) => {
+      const id = writeJobId(w);
+      return id === undefined || kept(id);
+    });
+    this.#gangs = this.#gangs.filter((t) => kept(t.jobId));
+    this.#kills = this.#kills.filter((k) => kept(parseMesosTaskId(k.taskId)?.jobId ?? ""));
+    this.#drops = this.#drops.filter((id) => kept(parseMesosTaskId(id)?.jobId ?? ""));
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Task operations used by the goal-state actions
+
+  /** Queues a task for the resource manager (PENDING); gang members are sent together at flush. */
+  enqueueTask(job: JobEntry, task: TaskRecord): void {
+    const rm = buildRmTask(job, task, taskConfigOf(job, task));
+    this.transition(job, task, "PENDING", this.now(), {});
+    this.#gangs.push(rm);
+  }
+
+  /** Drops a not-yet-launched task at the resource manager. */
+  dropTask(task: TaskRecord): void {
+    this.#drops.push(mesosTaskId(task.jobId, task.instanceId, task.runId));
+  }
+
+  /** Kills a launched task with its grace period. */
+  killTask(job: JobEntry, task: TaskRecord): void {
+    const tc = taskConfigOf(job, task);
+    this.#kills.push({
+      taskId: mesosTaskId(task.jobId, task.instanceId, task.runId),
+      gracePeriodMs: killGraceMs(tc),
+    });
+  }
+
+  killOrphan(taskId: string): void {
+    this.#kills.push({ taskId, gracePeriodMs: 0 });
+  }
+
+  /** Starts a new run of a task: the old run goes to history, the new one runs the desired config. */
+  newRun(job: JobEntry, task: TaskRecord): void {
+    const now = this.now();
+    if (task.state !== "INITIALIZED") {
+      task.history = [...(task.history ?? []), {
+        runId: task.runId,
+        state: task.state,
+        hostname: task.hostname,
+        startTimeMs: task.startTimeMs,
+        completionTimeMs: task.completionTimeMs,
+        exitCode: task.exitCode,
+        message: task.message,
+        reason: task.reason,
+      }];
+      task.runId++;
+    }
+    if (task.desiredRunId !== undefined && task.desiredRunId > task.runId) task.runId = task.desiredRunId;
+    task.desiredRunId = undefined;
+    if (task.desiredConfigVersion !== undefined) task.configVersion = task.desiredConfigVersion;
+    task.desiredConfigVersion = undefined;
+    task.startTimeMs = task.completionTimeMs = task.exitCode = undefined;
+    task.hostname =
+      task.agentId =
+      task.ports =
+      task.healthy =
+      task.terminationReason =
+        undefined;
+    this.transition(job, task, "INITIALIZED", now, {});
+    this.taskEngine.enqueue(task);
+  }
+
+  /** Removes an instance for good (a job shrank, a daemon's host left). */
+  deleteTask(job: JobEntry, task: TaskRecord): void {
+    if (job.tasks.get(task.instanceId) !== task) return;
+    job.tasks.delete(task.instanceId);
+    const stats = job.runtime.taskStats;
+    stats[task.state] = Math.max(0, (stats[task.state] ?? 1) - 1);
+    if (job.config.type === "DAEMON") job.config = { ...job.config, instanceCount: job.tasks.size };
+    this.#dirtyTasks.delete(task);
+    this.#writes.push({ kind: "task.delete", jobId: job.jobId, instanceId: task.instanceId });
+    this.markDirty(job, true);
+    this.#taskChanged(job, task);
+  }
+
+  /** Bumps the task's version; its snapshot is written at the next flush. */
+  putTask(task: TaskRecord): void {
+    task.version++;
+    this.#dirtyTasks.add(task);
+  }
+
+  write(w: StoreWrite): void {
+    this.#writes.push(w);
+  }
+
+  transition(job: JobEntry, task: TaskRecord, state: TaskState, timeMs: number, f: TransitionFields): void {
+    const stats = job.runtime.taskStats;
+    stats[task.state] = Math.max(0, (stats[task.state] ?? 1) - 1);
+    stats[state] = (stats[state] ?? 0) + 1;
+    task.state = state;
+    task.stateSinceMs = timeMs;
+    if (f.hostname !== undefined) task.hostname = f.hostname;
+    if (f.agentId !== undefined) task.agentId = f.agentId;
+    if (f.ports !== undefined) task.ports = f.ports;
+    if (f.healthy !== undefined) task.healthy = f.healthy;
+    task.message = f.message;
+    task.reason = f.reason;
+    if (f.exitCode !== undefined) task.exitCode = f.exitCode;
+    if (state === "RUNNING" && task.startTimeMs === undefined) task.startTimeMs = timeMs;
+    if (isTerminalTaskState(state)) task.completionTimeMs = timeMs;
+    this.putTask(task);
+    if (this.config.recordEvents) {
+      this.#writes.push({
+        kind: "task.event",
+        event: {
+          jobId: task.jobId,
+          instanceId: task.instanceId,
+          runId: task.runId,
+          state,
+          timeMs,
+          hostname: task.hostname,
+          message: f.message,
+          reason: f.reason,
+        },
+      });
+    }
+    this.markDirty(job);
+    this.#taskChanged(job, task);
+  }
+
+  /** Workflows and job rules that watch tasks learn about the change. */
+  #taskChanged(job: JobEntry, task: TaskRecord): void {
+    const u = job.runtime.updateId ? this.updates.get(job.runtime.updateId) : undefined;
+    if (u && (u.instancesCurrent.includes(task.instanceId))) this.updateEngine.enqueue(u);
+    if (isTerminalTaskState(task.state) && job.config.sla.maximumRunningInstances > 0) {
+      this.jobEngine.enqueue(job);
+    }
+  }
+
+  /** Finds the task a Mesos task id names; `stale` when the id is of an older run. */
+  find(taskId: string, allowStale = false): { job: JobEntry; task: TaskRecord; stale?: boolean } | undefined {
+    // Every status and placement comes through here: the id is split in place, not parsed into an object.
+    const runAt = taskId.lastIndexOf("-");
+    const instanceAt = runAt > 0 ? taskId.lastIndexOf("-", runAt - 1) : -1;
+    if (instanceAt < 1) return undefined;
+    const runId = Number(taskId.slice(runAt + 1)), instanceId = Number(taskId.slice(instanceAt + 1, runAt));
+    if (runAt === instanceAt + 1 || runAt === taskId.length - 1) return undefined;
+    if (!Number.isInteger(runId) || !Number.isInteger(instanceId)) return undefined;
+    const job = this.jobs.get(taskId.slice(0, instanceAt));
+    const task = job?.tasks.get(instanceId);
+    if (!job || !task) return undefined;
+    if (task.runId !== runId) return allowStale ? { job, task, stale: true } : undefined;
+    return { job, task };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Inputs from the resource manager and the host manager
+
+  #pollPlacements(): void {
+    if (!this.#running) return;
+    const gen = this.#pollGen;
+    this.call<Extract<ReplyMessage, { kind: "placements" }>>(
+      this.deps.resmgr,
+      (reqId) => ({
+        kind: "get-placements",
+        reqId,
+        replyTo: this.deps.self,
+        limit: this.config.placementPollLimit,
+        timeoutMs: this.config.placementPollTimeoutMs,
+      }),
+      (reply) => {
+        this.#onRmChanges(reply.changes);
+        for (const p of reply.placements) this.#launch(p);
+        if (reply.preemptions?.length) this.#preempt(reply.preemptions);
+        if (gen === this.#pollGen) this.#pollPlacements();
+      },
+    );
+  }
+
+  #onRmChanges(changes: RmStateChange[]): void {
+    for (const c of changes) {
+      const found = this.find(c.taskId);
+      if (!found) continue;
+      const { job, task } = found;
+      if (!(task.state in PRE_LAUNCH_RANK) || task.state === "INITIALIZED" || task.goalState === "KILLED") {
+        continue;
+      }
+      if (!(c.state in PRE_LAUNCH_RANK) && c.state !== "KILLED") continue;
+      if (c.state === "KILLED") {
+        task.goalState = "KILLED";
+        this.transition(job, task, "KILLED", c.timeMs, {
+          reason: "REASON_ENQUEUE_FAILED",
+          message: c.reason,
+        });
+      } else if (c.state !== task.state) {
+        this.transition(job, task, c.state, c.timeMs, c.reason ? { message: c.reason } : {});
+      }
+    }
+  }
+
+  /** Launches the tasks of one placement; a placement with nothing left to launch returns its lease. */
+  #launch(p: HostPlacement): void {
+    const now = this.now();
+    const specs: LaunchSpec[] = [];
+    for (const pt of p.tasks) {
+      const found = this.find(pt.taskId);
+      if (!found) continue;
+      const { job, task } = found;
+      if (!(task.state in PRE_LAUNCH_RANK) || task.goalState !== defaultTaskGoal(job.config.type)) continue;
+      const tc = taskConfigOf(job, task);
+      this.transition(job, task, "LAUNCHING", now, {
+        hostname: p.hostname,
+        agentId: p.agentId,
+        ports: pt.ports,
+      });
+      if (tc.volume) this.#actions.volumePlaced(job, task, tc.volume, p.hostname);
+      specs.push(buildLaunchSpec(job, task, tc, p, pt.ports, pt.taskId));
+    }
+    this.deps.transport.send(this.deps.hostmgr, {
+      kind: "launch-tasks",
+      leaseId: p.leaseId,
+      hostname: p.hostname,
+      tasks: specs,
+      ...(p.parts !== undefined ? { parts: p.parts } : {}),
+    });
+  }
+
+  /**
+   * Evicts running tasks the resource manager wants back: killed with their grace period, then run
+   * again (a preempted batch task goes back to the queue), or left KILLED with `killOnPreempt`.
+   * Tasks not yet launched are the resource manager's to move back to PENDING.
+   */
+  #preempt(list: Preemption[]): void {
+    const now = this.now();
+    for (const p of list) {
+      const found = this.find(p.taskId);
+      if (!found) continue;
+      const { job, task } = found;
+      if (task.state in PRE_LAUNCH_RANK || isTerminalTaskState(task.state) || task.state === "KILLING") {
+        continue;
+      }
+      if (task.state === "PREEMPTING") {
+        // Chosen again after the resource manager's preempting timeout: the kill may have been lost.
+        this.killTask(job, task);
+        continue;
+      }
+      if (task.goalState !== defaultTaskGoal(job.config.type)) continue;
+      const tc = taskConfigOf(job, task);
+      task.goalState = tc.preemptionPolicy?.killOnPreempt ? "KILLED" : "PREEMPTING";
+      task.terminationReason = "PREEMPTED_RESOURCES";
+      this.transition(job, task, "PREEMPTING", now, { reason: p.reason, message: "Task preempted" });
+      this.killTask(job, task);
+    }
+  }
+
+  #onStatuses(statuses: MappedTaskStatus[]): void {
+    for (const s of statuses) {
+      const found = this.find(s.taskId, true);
+      const state = s.pelotonState;
+      if (!found || found.stale) {
+        if (!isTerminalTaskState(state)) this.killOrphan(s.taskId);
+        continue;
+      }
+      const { job, task } = found;
+      if (isTerminalTaskState(task.state)) continue;
+      if ((task.state === "KILLING" || task.state === "PREEMPTING") && !isTerminalTaskState(state)) continue;
+      const healthy = s.healthy === undefined ? undefined : s.healthy ? "HEALTHY" : "UNHEALTHY";
+      if (state === task.state) {
+        // Same state: only a health change (or a reconciliation echo) to record.
+        if (healthy && healthy !== task.healthy) {
+          task.healthy = healthy;
+          this.putTask(task);
+          this.#taskChanged(job, task);
+        }
+        continue;
+      }
+      const tc = taskConfigOf(job, task);
+      const health = healthy ??
+        (state === "RUNNING" ? (tc.healthCheck?.enabled ? "HEALTH_UNKNOWN" : "DISABLED") : undefined);
+      this.transition(job, task, state, s.timeMs, {
+        hostname: s.hostname || undefined,
+        agentId: s.agentId || undefined,
+        message: s.message,
+        reason: s.reason,
+        exitCode: s.exitCode,
+        healthy: health,
+      });
+      if (isTerminalTaskState(state)) this.#onEnded(job, task, s);
+      else if (state === "LAUNCHED" || state === "STARTING") {
+        this.taskEngine.enqueue(task, s.timeMs + this.config.launchTimeoutMs);
+      } else if (state === "RUNNING" && job.config.sla.maxRunningTime > 0) {
+        this.taskEngine.enqueue(task, task.startTimeMs! + job.config.sla.maxRunningTime * 1000);
+      } else if (state === "RUNNING") {
+        // Running ends the launch timeout (Peloton re-evaluates the task, which drops that deadline);
+        // a million running tasks would otherwise each keep one queued for three hours.
+        this.taskEngine.delete(taskKey(task));
+      }
+    }
+  }
+
+  /** Counts failures (the task's own, and system ones separately) and lets the table decide. */
+  #onEnded(job: JobEntry, task: TaskRecord, s: MappedTaskStatus): void {
+    const goal = task.goalState;
+    if (
+      s.reason === SLACK_PREEMPTED_REASON && goal !== "KILLED" && goal !== "DELETED" && goal !== "PREEMPTING"
+    ) {
+      // The agent's QoS controller took a revocable task's slack back: a preemption, not a failure.
+      task.goalState = taskConfigOf(job, task).preemptionPolicy?.killOnPreempt ? "KILLED" : "PREEMPTING";
+      task.terminationReason = "PREEMPTED_RESOURCES";
+    }
+    const expected = task.goalState === "KILLED" || task.goalState === "DELETED" ||
+      task.goalState === "PREEMPTING" ||
+      (task.desiredConfigVersion !== undefined && task.desiredConfigVersion !== task.configVersion) ||
+      (task.desiredRunId !== undefined && task.desiredRunId !== task.runId);
+    if (!expected && task.state !== "SUCCEEDED") {
+      const ranLong = task.startTimeMs !== undefined &&
+        s.timeMs - task.startTimeMs >= this.config.failureResetMs;
+      if (task.goalState === "RUNNING" && ranLong) task.failureCount = 0;
+      task.failureCount++;
+      if (task.state === "LOST" || (s.reason !== undefined && SYSTEM_FAILURE_REASONS.has(s.reason))) {
+        task.terminationReason = "SYSTEM_FAILURE";
+      }
+    }
+    this.taskEngine.enqueue(task);
+  }
+
+  #sendGangs(): void {
+    const gangs: Gang[] = [];
+    const byJob = new Map<string, Gang>();
+    for (const rm of this.#gangs) {
+      if (rm.minInstances > 1) {
+        let g = byJob.get(rm.jobId);
+        if (!g) byJob.set(rm.jobId, g = { tasks: [] }), gangs.push(g);
+        g.tasks.push(rm);
+      } else gangs.push({ tasks: [rm] });
+    }
+    this.#gangs = [];
+    this.deps.transport.send(
+      this.deps.resmgr,
+      this.deps.tagOwner
+        ? { kind: "enqueue-gangs", gangs, owner: this.deps.self }
+        : { kind: "enqueue-gangs", gangs },
+    );
+  }
+
+  /** Starts INITIALIZED tasks up to `maximumRunningInstances` (Peloton's `evaluate_sla`). */
+  #evaluateSla(job: JobEntry): undefined {
+    for (const t of job.tasks.values()) if (t.state === "INITIALIZED") this.taskEngine.enqueue(t);
+    return undefined;
+  }
+
+  #refreshJobState(job: JobEntry, force: boolean): void {
+    const rt = job.runtime;
+    const controller = job.tasks.get(0);
+    const controllerState = controller && taskConfigOf(job, controller).controller
+      ? controller.state
+      : undefined;
+    const next = deriveJobState({
+      type: job.config.type,
+      instanceCount: job.config.type === "DAEMON" ? job.tasks.size : job.config.instanceCount,
+      current: rt.state,
+      goal: rt.goalState,
+      stats: rt.taskStats,
+      controllerState,
+    });
+    if (next === rt.state && !force) return;
+    const now = this.now();
+    if (next === "RUNNING" && rt.startTimeMs === undefined) rt.startTimeMs = now;
+    if (isTerminalJobState(next) && !isTerminalJobState(rt.state)) rt.completionTimeMs = now;
+    rt.state = next;
+    rt.version++;
+    this.#writes.push({ kind: "job.put", job: snapshot(job) });
+    if (
+      this.config.untrackTerminalJobs && isTerminalJobState(next) && !rt.updateId && allEnded(rt.taskStats)
+    ) {
+      this.jobs.delete(job.jobId);
+      for (const t of job.tasks.values()) this.taskEngine.delete(taskKey(t));
+      this.jobEngine.delete(job.jobId);
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Recovery
+
+  /**
+   * Resumes recovered (or adopted) jobs: unlaunched tasks are enqueued again, launched ones are
+   * registered with the host manager (which reconciles them with the backend) and with the resource
+   * manager; workflows in progress continue.
+   */
+  #resume(jobs: JobEntry[], updates: UpdateRecord[]): void {
+    const reconcile: LaunchSpec[] = [];
+    const track: { task: RmTask; state: TaskState }[] = [];
+    for (const job of jobs) {
+      for (const task of job.tasks.values()) {
+        if (isTerminalTaskState(task.state)) {
+          this.taskEngine.enqueue(task);
+          continue;
+        }
+        if (task.state in PRE_LAUNCH_RANK) {
+          // The resource manager lost its queues with the restart: start from the top.
+          if (task.state !== "INITIALIZED") this.transition(job, task, "INITIALIZED", this.now(), {});
+        } else {
+          reconcile.push(this.#launchedSpec(job, task));
+          track.push({ task: buildRmTask(job, task, taskConfigOf(job, task)), state: task.state });
+        }
+        this.taskEngine.enqueue(task);
+      }
+      this.markDirty(job);
+      this.jobEngine.enqueue(job);
+    }
+    for (const u of updates) this.updateEngine.enqueue(u);
+    this.#sendTrack(track);
+    if (reconcile.length) {
+      this.deps.transport.send(this.deps.hostmgr, { kind: "reconcile-tasks", tasks: reconcile });
+    }
+    this.flush();
+  }
+
+  #launchedSpec(job: JobEntry, task: TaskRecord): LaunchSpec {
+    const lease = { leaseId: "", hostname: task.hostname ?? "", agentId: task.agentId ?? "", tasks: [] };
+    return buildLaunchSpec(job, task, taskConfigOf(job, task), lease, task.ports ?? {});
+  }
+
+  #sendTrack(track: { task: RmTask; state: TaskState }[]): void {
+    if (!track.length) return;
+    this.deps.transport.send(
+      this.deps.resmgr,
+      this.deps.tagOwner
+        ? { kind: "track-tasks", tasks: track, owner: this.deps.self }
+        : { kind: "track-tasks", tasks: track },
+    );
+  }
+
+  /**
+   * A new resource manager holds nothing: tasks waiting for placement are queued again (same run), launched
+   * ones registered so their allocation counts, and the placement poll starts over with it.
+   */
+  #resyncResmgr(): void {
+    const now = this.now();
+    const track: { task: RmTask; state: TaskState }[] = [];
+    for (const job of this.jobs.values()) {
+      const goal = defaultTaskGoal(job.config.type);
+      for (const task of job.tasks.values()) {
+        if (isTerminalTaskState(task.state) || task.state === "INITIALIZED") continue;
+        const tc = taskConfigOf(job, task);
+        if (!(task.state in PRE_LAUNCH_RANK)) {
+          track.push({ task: buildRmTask(job, task, tc), state: task.state });
+        } else if (task.goalState === goal) {
+          this.#gangs.push(buildRmTask(job, task, tc));
+          if (task.state !== "PENDING") this.transition(job, task, "PENDING", now, {});
+        }
+      }
+    }
+    this.#sendTrack(track);
+    this.#pollGen++;
+    this.#pollPlacements();
+  }
+
+  /** A new host manager knows no tasks: every launched one is registered and reconciled again. */
+  #resyncHostmgr(): void {
+    const reconcile: LaunchSpec[] = [];
+    for (const job of this.jobs.values()) {
+      for (const task of job.tasks.values()) {
+        if (isTerminalTaskState(task.state) || task.state in PRE_LAUNCH_RANK) continue;
+        reconcile.push(this.#launchedSpec(job, task));
+      }
+    }
+    if (reconcile.length) {
+      this.deps.transport.send(this.deps.hostmgr, { kind: "reconcile-tasks", tasks: reconcile });
+    }
+  }
+}
+
+/** Whether every task counted in a job's stats is in a terminal state. */
+function allEnded(stats: Partial<Record<TaskState, number>>): boolean {
+  for (const s in stats) if (stats[s as TaskState]! > 0 && !isTerminalTaskState(s as TaskState)) return false;
+  return true;
+}
+
+/** The job a write belongs to (none for pools). */
+function writeJobId(w: StoreWrite): string | undefined {
+  switch (w.kind) {
+    case "job.put":
+      return w.job.jobId;
+    case "task.put":
+      return w.task.jobId;
+    case "task.event":
+      return w.event.jobId;
+    case "update.put":
+      return w.update.jobId;
+    case "volume.put":
+      return w.volume.jobId;
+    case "job.delete":
+    case "job.config":
+    case "task.delete":
+      return w.jobId;
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,274 @@
+import assert from "node:assert/strict";
+import { makeJobConfig } from "../testing/harness.ts";
+import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
+import { jobConfigJson } from "./job_api.ts";
+
+const id = (instance: number, run = 1) => `${JOB_ID}-${instance}-${run}`;
+
+Deno.test("Create checks the pool at resmgr, replies once durable, then enqueues tasks as PENDING", () => {
+  const rig = new JobmgrRig();
+  const { transport, store } = rig;
+  rig.api("job", "Create", {
+    id: { value: JOB_ID },
+    config: jobConfigJson(makeJobConfig({ instanceCount: 2 })),
+  });
+  const ask = transport.takeOne("api", "resmgr");
+  assert.equal(ask.procedure, "peloton.api.respool.ResourceManager::GetResourcePool");
+  assert.deepEqual(ask.body, { id: { value: "pool-a" } });
+  assert.equal(rig.jm.jobs.size, 0, "nothing is created before the pool is known");
+  rig.jm.receive({ kind: "api-reply", reqId: ask.reqId, body: { poolinfo: { children: [] } } });
+  assert.deepEqual(rig.replies(), [], "no reply before the job is durable");
+  assert.deepEqual(transport.take("enqueue-gangs"), []);
+  assert.equal(store.jobs.get(JOB_ID)!.runtime.state, "INITIALIZED");
+  assert.equal(rig.task(0).state, "INITIALIZED");
+  store.settle();
+  rig.tick();
+  assert.deepEqual(rig.replies().map((r) => r.body), [{ jobId: { value: JOB_ID }, warnings: undefined }]);
+  const [enqueue] = transport.take("enqueue-gangs", "resmgr");
+  assert.deepEqual(enqueue.gangs.map((g) => g.tasks.map((t) => t.taskId)), [[id(0)], [id(1)]]);
+  assert.deepEqual(enqueue.gangs[0].tasks[0].resources, {
+    cpuMilli: 1000,
+    memMb: 128,
+    diskMb: 0,
+    gpuMilli: 0,
+  });
+  assert.deepEqual([rig.task(0).state, rig.task(1).state], ["PENDING", "PENDING"]);
+  assert.equal(store.task(JOB_ID, 0)!.state, "PENDING");
+  assert.equal(store.jobs.get(JOB_ID)!.runtime.state, "PENDING");
+  assert.deepEqual(rig.job().runtime.taskStats, { INITIALIZED: 0, PENDING: 2 });
+});
+
+Deno.test("instances below minimumRunningInstances are enqueued as one gang", () => {
+  const rig = new JobmgrRig();
+  const sla = { ...makeJobConfig().sla, minimumRunningInstances: 3 };
+  const { gangs } = rig.create({ instanceCount: 5, sla });
+  assert.deepEqual(gangs.map((g) => g.tasks.length), [3, 1, 1]);
+  assert.deepEqual(gangs[0].tasks.map((t) => t.minInstances), [3, 3, 3]);
+  assert.equal(gangs[1].tasks[0].minInstances, 1);
+});
+
+Deno.test("rm state changes move pre-launch tasks; a placement launches with the lease (LAUNCHING)", () => {
+  const rig = new JobmgrRig();
+  rig.create({ task: { ports: [{ name: "http", value: 0, envName: "PORT" }] } });
+  const changes = ["READY", "PLACING", "PLACED"] as const;
+  rig.placements([], changes.map((state, i) => ({ taskId: id(0), state, timeMs: i })));
+  assert.equal(rig.task(0).state, "PLACED");
+  const placement = {
+    leaseId: "h1#4",
+    hostname: "h1",
+    agentId: "agent-h1",
+    tasks: [{ taskId: id(0), ports: { http: 31002 } }],
+  };
+  rig.placements([placement]);
+  const launch = rig.transport.takeOne("launch-tasks", "hostmgr");
+  assert.deepEqual([launch.leaseId, launch.hostname], ["h1#4", "h1"]);
+  assert.deepEqual(launch.tasks.map((t) => [t.taskId, t.agentId, t.ports, t.env.PORT]), [
+    [id(0), "agent-h1", { http: 31002 }, "31002"],
+  ]);
+  const t = rig.task(0);
+  assert.deepEqual([t.state, t.hostname, t.agentId, t.ports], ["LAUNCHING", "h1", "agent-h1", {
+    http: 31002,
+  }]);
+  assert.equal(rig.transport.take("get-placements", "resmgr").length, 1, "the poll continues");
+});
+
+Deno.test("a KILLED change from resmgr (pool not a leaf) kills the task with REASON_ENQUEUE_FAILED", () => {
+  const rig = new JobmgrRig();
+  rig.create();
+  rig.placements([], [{ taskId: id(0), state: "KILLED", timeMs: 0, reason: "pool is not a leaf pool" }]);
+  assert.deepEqual([rig.task(0).state, rig.task(0).reason], ["KILLED", "REASON_ENQUEUE_FAILED"]);
+  assert.equal(rig.job().runtime.state, "KILLED");
+});
+
+Deno.test("statuses move tasks LAUNCHED → RUNNING → SUCCEEDED and the job state follows", () => {
+  const rig = new JobmgrRig();
+  rig.create({ instanceCount: 2 });
+  rig.launch([0, 1]);
+  rig.status(id(0), "TASK_STAGING");
+  assert.equal(rig.task(0).state, "LAUNCHED");
+  rig.ports.clock.set(1_000);
+  rig.status(id(0), "TASK_RUNNING");
+  assert.equal(rig.task(0).startTimeMs, 1_000);
+  assert.equal(rig.job().runtime.state, "RUNNING");
+  assert.equal(rig.store.jobs.get(JOB_ID)!.runtime.state, "RUNNING");
+  rig.status(id(0), "TASK_FINISHED");
+  assert.equal(rig.job().runtime.state, "PENDING", "no task runs and not all are done");
+  rig.status(id(1), "TASK_RUNNING");
+  rig.status(id(1), "TASK_FINISHED");
+  assert.equal(rig.task(1).state, "SUCCEEDED");
+  assert.equal(rig.job().runtime.state, "SUCCEEDED");
+  assert.equal(rig.store.jobs.get(JOB_ID)!.runtime.state, "SUCCEEDED");
+  assert.deepEqual(rig.transport.take("enqueue-gangs"), [], "no retry of a success");
+});
+
+Deno.test("a FAILED task is retried under a new run id up to restartPolicy.maxFailures, history kept", () => {
+  const rig = new JobmgrRig();
+  rig.create({ task: { restartPolicy: { maxFailures: 1 } } });
+  rig.launch([0]);
+  rig.status(id(0), "TASK_RUNNING");
+  rig.status(id(0), "TASK_FAILED");
+  const t = rig.task(0);
+  assert.deepEqual([t.runId, t.state, t.failureCount, t.hostname], [2, "PENDING", 1, undefined]);
+  assert.deepEqual(t.history!.map((h) => [h.runId, h.state, h.hostname]), [[1, "FAILED", "h1"]]);
+  const [again] = rig.transport.take("enqueue-gangs", "resmgr");
+  assert.deepEqual(again.gangs.map((g) => g.tasks[0].taskId), [id(0, 2)]);
+  rig.launch([0]);
+  rig.status(id(0, 2), "TASK_FAILED");
+  assert.deepEqual([rig.task(0).runId, rig.task(0).state, rig.task(0).failureCount], [2, "FAILED", 2]);
+  assert.deepEqual(rig.transport.take("enqueue-gangs"), []);
+  assert.equal(rig.job().runtime.state, "FAILED");
+});
+
+Deno.test("system failures (INVALID_OFFERS, LOST) get up to 4 attempts without a restart policy", () => {
+  const rig = new JobmgrRig();
+  rig.create();
+  for (let run = 1; run <= 4; run++) {
+    assert.equal(rig.task(0).runId, run);
+    rig.launch([0]);
+    if (run % 2) rig.status(id(0, run), "TASK_LOST", { reason: "REASON_INVALID_OFFERS" });
+    else rig.status(id(0, run), "TASK_FAILED", { reason: "REASON_AGENT_REMOVED" });
+  }
+  assert.deepEqual([rig.task(0).runId, rig.task(0).state], [4, "FAILED"]);
+  assert.equal(rig.task(0).history!.length, 3);
+  assert.equal(rig.job().runtime.state, "FAILED");
+});
+
+Deno.test("a task failure of the task's own making is not retried without a restart policy", () => {
+  const rig = new JobmgrRig();
+  rig.create();
+  rig.launch([0]);
+  rig.status(id(0), "TASK_FAILED", { reason: "REASON_COMMAND_EXECUTOR_FAILED" });
+  assert.deepEqual([rig.task(0).runId, rig.task(0).state], [1, "FAILED"]);
+});
+
+Deno.test("stop drops pre-launch tasks in resmgr and kills launched ones through hostmgr with the grace period", () => {
+  const rig = new JobmgrRig();
+  rig.create({ instanceCount: 2, task: { killGracePeriodSeconds: 7 } });
+  rig.launch([0]);
+  rig.status(id(0), "TASK_RUNNING");
+  rig.api("job", "Stop", { id: { value: JOB_ID } });
+  assert.deepEqual(rig.replies().map((r) => r.body), [{
+    stoppedInstanceIds: [0, 1],
+    invalidInstanceIds: [],
+  }]);
+  assert.deepEqual(rig.transport.takeOne("drop-tasks", "resmgr").taskIds, [id(1)]);
+  assert.deepEqual(rig.transport.takeOne("kill-tasks", "hostmgr").tasks, [{
+    taskId: id(0),
+    gracePeriodMs: 7_000,
+  }]);
+  assert.deepEqual([rig.task(0).state, rig.task(1).state], ["KILLING", "KILLED"]);
+  assert.equal(rig.task(1).reason, "REASON_KILLED_ON_REQUEST");
+  assert.equal(rig.job().runtime.state, "KILLING");
+  const stored = rig.store.jobs.get(JOB_ID)!.runtime;
+  assert.deepEqual([stored.state, stored.goalState], ["KILLING", "KILLED"], "KILLING is stored too");
+  rig.status(id(0), "TASK_RUNNING");
+  assert.equal(rig.task(0).state, "KILLING", "a late RUNNING does not undo KILLING");
+  rig.status(id(0), "TASK_KILLED");
+  assert.equal(rig.task(0).state, "KILLED");
+  assert.equal(rig.job().runtime.state, "KILLED");
+  assert.equal(rig.store.jobs.get(JOB_ID)!.runtime.state, "KILLED");
+  assert.deepEqual(rig.transport.take("enqueue-gangs"), [], "a killed task is not restarted");
+});
+
+Deno.test("a preempted task is killed with its grace period and enqueued again under a new run, no failure counted", () => {
+  const rig = new JobmgrRig();
+  rig.create({ instanceCount: 1, task: { killGracePeriodSeconds: 5 } });
+  rig.launch([0]);
+  rig.status(id(0), "TASK_RUNNING");
+  const first = id(0);
+  rig.placements([], [], [{ taskId: first, reason: "PREEMPTION_REASON_REVOKE_RESOURCES" }]);
+  assert.deepEqual(rig.transport.takeOne("kill-tasks", "hostmgr").tasks, [{
+    taskId: first,
+    gracePeriodMs: 5_000,
+  }]);
+  assert.equal(rig.task(0).state, "PREEMPTING");
+  assert.equal(rig.task(0).reason, "PREEMPTION_REASON_REVOKE_RESOURCES");
+  rig.status(first, "TASK_RUNNING");
+  assert.equal(rig.task(0).state, "PREEMPTING", "a late RUNNING does not undo PREEMPTING");
+  rig.status(first, "TASK_KILLED");
+  assert.equal(rig.task(0).runId, 2);
+  assert.equal(rig.task(0).state, "PENDING");
+  assert.equal(rig.task(0).goalState, "SUCCEEDED");
+  assert.equal(rig.task(0).failureCount, 0);
+  assert.equal(rig.task(0).history![0].state, "KILLED");
+  assert.equal(rig.transport.takeOne("enqueue-gangs", "resmgr").gangs[0].tasks[0].taskId, rig.taskId(0));
+  assert.match(rig.taskId(0), /-0-2$/);
+});
+
+Deno.test("with killOnPreempt a preempted task stays KILLED", () => {
+  const rig = new JobmgrRig();
+  rig.create({ instanceCount: 1, task: { preemptionPolicy: { type: "PREEMPTIBLE", killOnPreempt: true } } });
+  rig.launch([0]);
+  rig.status(id(0), "TASK_RUNNING");
+  rig.placements([], [], [{ taskId: id(0), reason: "PREEMPTION_REASON_REVOKE_RESOURCES" }]);
+  rig.transport.takeOne("kill-tasks", "hostmgr");
+  rig.status(id(0), "TASK_KILLED");
+  assert.equal(rig.task(0).state, "KILLED");
+  assert.equal(rig.task(0).runId, 1);
+  assert.equal(rig.job().runtime.state, "KILLED");
+  assert.deepEqual(rig.transport.take("enqueue-gangs"), []);
+});
+
+Deno.test("a placement for a task stopped meanwhile launches nothing and returns the lease", () => {
+  const rig = new JobmgrRig();
+  rig.create();
+  rig.api("job", "Stop", { id: { value: JOB_ID } });
+  const launch = rig.launch([0]);
+  assert.deepEqual([launch.leaseId, launch.tasks], ["h1#1", []]);
+});
+
+Deno.test("statuses of an old run are ignored; a live orphan of an old run is killed at once", () => {
+  const rig = new JobmgrRig();
+  rig.create({ task: { restartPolicy: { maxFailures: 3 } } });
+  rig.launch([0]);
+  rig.status(id(0), "TASK_FAILED");
+  assert.equal(rig.task(0).runId, 2);
+  rig.status(id(0, 1), "TASK_RUNNING");
+  assert.equal(rig.task(0).state, "PENDING");
+  assert.deepEqual(rig.transport.takeOne("kill-tasks", "hostmgr").tasks, [{
+    taskId: id(0, 1),
+    gracePeriodMs: 0,
+  }]);
+  rig.status(id(0, 1), "TASK_KILLED");
+  assert.deepEqual(rig.transport.take("kill-tasks"), [], "a terminal orphan needs no kill");
+  rig.status(`${JOB_ID.replace("1111", "9999")}-0-1`, "TASK_RUNNING");
+  assert.equal(rig.transport.take("kill-tasks").length, 1, "a task of an unknown job is an orphan too");
+});
+
+Deno.test("the controller task (instance 0) decides the job's outcome", () => {
+  for (
+    const [controller, other, job] of [["TASK_FINISHED", "TASK_FAILED", "SUCCEEDED"], [
+      "TASK_FAILED",
+      "TASK_FINISHED",
+      "FAILED",
+    ]] as const
+  ) {
+    const rig = new JobmgrRig();
+    rig.create({ instanceCount: 2, instanceConfig: { 0: { controller: true } } });
+    rig.launch([0, 1]);
+    rig.status(id(1), other);
+    rig.status(id(0), controller);
+    assert.equal(rig.job().runtime.state, job, `controller ${controller}, other ${other}`);
+  }
+});
+
+Deno.test("statuses with an ack token are answered only once their new states are stored", () => {
+  const rig = new JobmgrRig();
+  rig.create({ instanceCount: 1 });
+  rig.launch([0]);
+  rig.jm.receive({
+    kind: "task-statuses",
+    ackToken: 7,
+    statuses: [{
+      taskId: id(0),
+      state: "TASK_RUNNING",
+      pelotonState: "RUNNING",
+      hostname: "h1",
+      agentId: "agent-h1",
+      timeMs: 0,
+    }],
+  });
+  assert.deepEqual(rig.transport.take("statuses-processed"), []);
+  rig.store.settle();
+  assert.deepEqual(rig.transport.take("statuses-processed", "hostmgr").map((m) => m.ackToken), [7]);
+});

@@ -1,0 +1,133 @@
+/** Peloton's v0 update API (`peloton.api.v0.update.svc.UpdateService`): rolling updates of service jobs. */
+import { parseUpdateConfig } from "../model/load.ts";
+import type { UpdateRecord } from "../model/records.ts";
+import { type Body, idValue, type Reply, updateInfoJson } from "./api_json.ts";
+import { bodyError, type JobApi } from "./job_api.ts";
+import { DEFAULT_UPDATE_CONFIG } from "./workflow.ts";
+
+export const UPDATE_SERVICE = "peloton.api.v0.update.svc.UpdateService";
+
+export class UpdateApi {
+  constructor(private readonly api: JobApi) {}
+
+  handle(method: string, body: Body, r: Reply): void {
+    switch (method) {
+      case "CreateUpdate":
+        return this.#create(body, r);
+      case "GetUpdate":
+        return this.#withUpdate(body, r, (u) => r.ok({ updateInfo: updateInfoJson(u) }));
+      case "ListUpdates":
+        return this.#list(body, r);
+      case "PauseUpdate":
+      case "ResumeUpdate":
+      case "AbortUpdate":
+      case "RollbackUpdate":
+        return this.#control(method, body, r);
+      default:
+        return r.error("unimplemented", `procedure ${UPDATE_SERVICE}::${method} is not implemented`);
+    }
+  }
+
+  /**
+   * Creates an update of a service job to a new config. The request names the config version it was
+   * made against: a stale version is refused, so two operators cannot overwrite each other.
+   */
+  #create(body: Body, r: Reply): void {
+    const jm = this.api.jm;
+    const jobId = idValue(body.jobId);
+    const job = jobId ? jm.jobs.get(jobId) : undefined;
+    if (!job) return r.error("not-found", `job ${jobId} not found or not active`);
+    if (job.config.type === "BATCH") {
+      return r.error(
+        "invalid-argument",
+        "jobId: updates are for SERVICE and DAEMON jobs; resize a batch job with JobManager.Update",
+      );
+    }
+    const raw = (body.jobConfig ?? {}) as Body;
+    const given = (raw.changeLog as Body | undefined)?.version ??
+      (raw.changelog as Body | undefined)?.version;
+    if (given === undefined || Number(given) !== job.configVersion) {
+      return r.error(
+        "aborted",
+        `jobConfig.changeLog.version: got ${
+          given ?? "nothing"
+        }, expected the current configuration version ${job.configVersion}`,
+      );
+    }
+    const parsed = this.api.parseConfig({
+      ...raw,
+      respoolID: raw.respoolID ?? { value: job.config.respoolId },
+    });
+    if (!parsed.ok) return r.ok(bodyError("invalidConfig", parsed.errors.map((e) => e.message).join("; ")));
+    const next = parsed.value;
+    if (next.type !== job.config.type) {
+      return r.error("invalid-argument", `jobConfig.type: cannot change ${job.config.type} to ${next.type}`);
+    }
+    if (next.respoolId !== job.config.respoolId) {
+      return r.error(
+        "invalid-argument",
+        "jobConfig.respoolID: cannot move a job to another pool in an update",
+      );
+    }
+    const uc = body.updateConfig === undefined
+      ? { ok: true as const, value: DEFAULT_UPDATE_CONFIG }
+      : parseUpdateConfig(body.updateConfig, "updateConfig");
+    if (!uc.ok) return r.error("invalid-argument", uc.errors.map((e) => e.message).join("; "));
+    const opaque = (body.opaqueData as Body | undefined)?.data;
+    const u = jm.workflows.create(job, {
+      type: "UPDATE",
+      config: uc.value,
+      jobConfig: next,
+      opaqueData: typeof opaque === "string" ? opaque : undefined,
+    });
+    jm.flush();
+    r.ok({ updateID: { value: u.updateId } });
+  }
+
+  #list(body: Body, r: Reply): void {
+    const jobId = idValue(body.jobID ?? body.jobId);
+    if (!jobId) return r.error("invalid-argument", "jobID: expected a job id");
+    this.api.jm.deps.store.listUpdates(jobId).then((stored) => {
+      const live = [...this.api.jm.updates.values()].filter((u) => u.jobId === jobId);
+      const byId = new Map(stored.map((u) => [u.updateId, u]));
+      for (const u of live) byId.set(u.updateId, u);
+      const list = [...byId.values()].sort((a, b) => b.creationTimeMs - a.creationTimeMs);
+      r.ok({ updateInfo: list.map(updateInfoJson) });
+    }, (err) => r.error("internal", String(err)));
+  }
+
+  #control(method: string, body: Body, r: Reply): void {
+    const id = idValue(body.updateId);
+    const u = id ? this.api.jm.updates.get(id) : undefined;
+    if (!u) {
+      return this.#withUpdate(
+        body,
+        r,
+        (done) => r.error("failed-precondition", `update ${id} is ${done.state}`),
+      );
+    }
+    const wf = this.api.jm.workflows;
+    if (method === "PauseUpdate") wf.pause(u);
+    else if (method === "ResumeUpdate") wf.resume(u);
+    else if (method === "AbortUpdate") wf.abort(u);
+    else {
+      if (u.type !== "UPDATE") {
+        return r.error("invalid-argument", `update ${id} is a ${u.type}, not an UPDATE`);
+      }
+      wf.rollback(u);
+    }
+    this.api.jm.flush();
+    r.ok({});
+  }
+
+  #withUpdate(body: Body, r: Reply, fn: (u: UpdateRecord) => void): void {
+    const id = idValue(body.updateId);
+    if (!id) return r.error("invalid-argument", "updateId: expected an update id");
+    const live = this.api.jm.updates.get(id);
+    if (live) return fn(live);
+    this.api.jm.deps.store.getUpdate(id).then(
+      (u) => (u ? fn(u) : r.error("not-found", `update ${id} not found`)),
+      (err) => r.error("internal", String(err)),
+    );
+  }
+}

@@ -1,0 +1,65 @@
+/** Peloton's v0 volume API (`peloton.api.v0.volume.svc.VolumeService`): persistent volumes of stateful jobs. */
+import { isTerminalTaskState } from "../model/states.ts";
+import { type Body, idValue, type Reply, volumeJson } from "./api_json.ts";
+import type { JobApi } from "./job_api.ts";
+
+export const VOLUME_SERVICE = "peloton.api.v0.volume.svc.VolumeService";
+
+export class VolumeApi {
+  constructor(private readonly api: JobApi) {}
+
+  handle(method: string, body: Body, r: Reply): void {
+    const store = this.api.jm.deps.store;
+    switch (method) {
+      case "ListVolumes": {
+        const jobId = idValue(body.jobId);
+        if (!jobId) return r.error("invalid-argument", "jobId: expected a job id");
+        return void store.listVolumes(jobId).then(
+          (vs) => r.ok({ volumes: Object.fromEntries(vs.map((v) => [v.volumeId, volumeJson(v)])) }),
+          (err) => r.error("internal", String(err)),
+        );
+      }
+      case "GetVolume": {
+        const id = idValue(body.id);
+        if (!id) return r.error("invalid-argument", "id: expected a volume id");
+        return void store.getVolume(id).then(
+          (v) => (v ? r.ok({ result: volumeJson(v) }) : r.error("not-found", `volume ${id} not found`)),
+          (err) => r.error("internal", String(err)),
+        );
+      }
+      case "DeleteVolume":
+        return this.#delete(body, r);
+      default:
+        return r.error("unimplemented", `procedure ${VOLUME_SERVICE}::${method} is not implemented`);
+    }
+  }
+
+  /**
+   * Deletes a volume whose task is not running; the task is no longer pinned to the host, so its
+   * next run may go anywhere (with a fresh volume).
+   */
+  #delete(body: Body, r: Reply): void {
+    const id = idValue(body.id);
+    if (!id) return r.error("invalid-argument", "id: expected a volume id");
+    const jm = this.api.jm;
+    jm.deps.store.getVolume(id).then((v) => {
+      if (!v) return r.error("not-found", `volume ${id} not found`);
+      const job = jm.jobs.get(v.jobId);
+      const task = job?.tasks.get(v.instanceId);
+      if (task && task.volumeId === id && !isTerminalTaskState(task.state) && task.state !== "INITIALIZED") {
+        return r.error(
+          "failed-precondition",
+          `volume ${id} is in use by task ${v.jobId}-${v.instanceId} (${task.state}); stop it first`,
+        );
+      }
+      if (task && task.volumeId === id) {
+        task.volumeId = undefined;
+        task.requiredHost = undefined;
+        jm.putTask(task);
+      }
+      jm.write({ kind: "volume.delete", volumeId: id });
+      jm.flush();
+      r.ok({});
+    }, (err) => r.error("internal", String(err)));
+  }
+}

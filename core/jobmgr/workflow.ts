@@ -1,0 +1,313 @@
+/**
+ * Workflows: rolling updates, restarts, starts and stops over a job's instances in batches, following
+ * Peloton's UpdateService semantics (`pkg/jobmgr/goalstate/update*.go`, `cached/workflow_strategy.go`).
+ */
+import type { Action } from "../goalstate/engine.ts";
+import type { JobConfig, UpdateConfig } from "../model/config_types.ts";
+import {
+  isTerminalUpdateState,
+  type TaskRecord,
+  type UpdateRecord,
+  type UpdateState,
+  type WorkflowType,
+} from "../model/records.ts";
+import { isTerminalTaskState } from "../model/states.ts";
+import { randomUuid } from "../ports/prng.ts";
+import { jobConfigOf, type JobEntry } from "./job_entry.ts";
+import type { JobManager } from "./jobmgr.ts";
+
+export type UpdateAction = "start" | "run" | "clear";
+
+/** `UPDATE_TABLE[state]`: a paused workflow waits; a finished one is cleared from its job. */
+export const UPDATE_TABLE: Record<UpdateState, readonly UpdateAction[]> = {
+  INITIALIZED: ["start"],
+  ROLLING_FORWARD: ["run"],
+  ROLLING_BACKWARD: ["run"],
+  PAUSED: [],
+  SUCCEEDED: ["clear"],
+  ABORTED: ["clear"],
+  FAILED: ["clear"],
+  ROLLED_BACK: ["clear"],
+};
+
+export function updateActions(u: UpdateRecord): readonly UpdateAction[] {
+  return UPDATE_TABLE[u.state];
+}
+
+export const DEFAULT_UPDATE_CONFIG: UpdateConfig = {
+  batchSize: 0,
+  batchPercentage: 0,
+  stopBeforeUpdate: false,
+  startPaused: false,
+  rollbackOnFailure: false,
+  maxInstanceAttempts: 0,
+  maxFailureInstances: 0,
+  inPlace: false,
+  startTasks: false,
+};
+
+export interface WorkflowRequest {
+  type: WorkflowType;
+  config: UpdateConfig;
+  /** UPDATE: the new job config (already validated). */
+  jobConfig?: JobConfig;
+  /** RESTART / START / STOP: the instances (default all). */
+  instances?: number[];
+  opaqueData?: string;
+}
+
+/** Whether two task configs differ (instances whose config did not change are not touched). */
+function differs(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) !== JSON.stringify(b);
+}
+
+export class Workflows {
+  constructor(private readonly jm: JobManager) {}
+
+  table(): Record<UpdateAction, Action<UpdateRecord>> {
+    const act = (fn: (u: UpdateRecord, job: JobEntry) => void): Action<UpdateRecord> => (u, done) => {
+      const job = this.jm.jobs.get(u.jobId);
+      if (job && this.jm.updates.get(u.updateId) === u) fn(u, job);
+      done();
+    };
+    return {
+      start: act((u, job) => {
+        this.#set(u, "ROLLING_FORWARD");
+        this.#run(u, job);
+      }),
+      run: act((u, job) => this.#run(u, job)),
+      clear: act((u, job) => {
+        if (job.runtime.updateId === u.updateId) {
+          job.runtime.updateId = undefined;
+          this.jm.markDirty(job, true);
+        }
+        this.jm.updates.delete(u.updateId);
+      }),
+    };
+  }
+
+  /** Starts a workflow on a job; a workflow already in progress is aborted first (Peloton's rule). */
+  create(job: JobEntry, req: WorkflowRequest): UpdateRecord {
+    const current = job.runtime.updateId ? this.jm.updates.get(job.runtime.updateId) : undefined;
+    if (current && !isTerminalUpdateState(current.state)) this.abort(current);
+    const now = this.jm.now();
+    const prevVersion = job.configVersion;
+    const liveIds = [...job.tasks.values()].filter((t) => t.goalState !== "DELETED").map((t) => t.instanceId);
+    const added: number[] = [], removed: number[] = [];
+    let updated: number[] = [];
+    let target = prevVersion;
+    if (req.type === "UPDATE") {
+      const next = req.jobConfig!;
+      const before = job.versions.get(prevVersion)!;
+      target = this.jm.addConfigVersion(job, next);
+      const after = job.versions.get(target)!;
+      const oldCount = liveIds.length;
+      for (let i = oldCount; i < next.instanceCount; i++) added.push(i);
+      for (const i of liveIds) {
+        if (i >= next.instanceCount) removed.push(i);
+        else if (differs(before.tasks.get(i), after.tasks.get(i))) updated.push(i);
+      }
+    } else {
+      updated = (req.instances ?? liveIds).filter((i) => job.tasks.has(i));
+    }
+    const u: UpdateRecord = {
+      updateId: randomUuid(this.jm.deps.prng),
+      jobId: job.jobId,
+      type: req.type,
+      config: req.config,
+      state: req.config.startPaused ? "PAUSED" : "INITIALIZED",
+      prevState: req.config.startPaused ? "ROLLING_FORWARD" : undefined,
+      jobConfigVersion: target,
+      prevJobConfigVersion: prevVersion,
+      instancesAdded: added,
+      instancesUpdated: updated,
+      instancesRemoved: removed,
+      instancesDone: [],
+      instancesFailed: [],
+      instancesCurrent: [],
+      creationTimeMs: now,
+      updateTimeMs: now,
+      opaqueData: req.opaqueData,
+      version: 0,
+    };
+    this.jm.updates.set(u.updateId, u);
+    job.runtime.updateId = u.updateId;
+    job.runtime.workflowVersion = (job.runtime.workflowVersion ?? 0) + 1;
+    this.jm.markDirty(job, true);
+    this.#put(u);
+    this.jm.updateEngine.enqueue(u);
+    return u;
+  }
+
+  pause(u: UpdateRecord): void {
+    if (u.state !== "ROLLING_FORWARD" && u.state !== "ROLLING_BACKWARD" && u.state !== "INITIALIZED") return;
+    u.prevState = u.state === "INITIALIZED" ? "ROLLING_FORWARD" : u.state;
+    this.#set(u, "PAUSED");
+  }
+
+  resume(u: UpdateRecord): void {
+    if (u.state !== "PAUSED") return;
+    this.#set(u, u.prevState ?? "ROLLING_FORWARD");
+    this.jm.updateEngine.enqueue(u);
+  }
+
+  /** Stops the workflow where it is: instances keep whatever config they run. */
+  abort(u: UpdateRecord): void {
+    if (isTerminalUpdateState(u.state)) return;
+    this.#complete(u, this.jm.jobs.get(u.jobId), "ABORTED");
+  }
+
+  /** Rolls an update back to the config it came from (also what `rollbackOnFailure` does). */
+  rollback(u: UpdateRecord): void {
+    const job = this.jm.jobs.get(u.jobId);
+    if (!job || u.type !== "UPDATE" || isTerminalUpdateState(u.state) || u.state === "ROLLING_BACKWARD") {
+      return;
+    }
+    const touched = [...new Set([...u.instancesDone, ...u.instancesCurrent, ...u.instancesFailed])];
+    const previous = jobConfigOf(job, u.prevJobConfigVersion);
+    const target = this.jm.addConfigVersion(job, previous);
+    const wasAdded = new Set(u.instancesAdded), wasRemoved = new Set(u.instancesRemoved);
+    // What the update added goes away, what it removed comes back, what it changed changes back.
+    u.instancesRemoved = touched.filter((i) => wasAdded.has(i));
+    u.instancesAdded = touched.filter((i) => wasRemoved.has(i));
+    u.instancesUpdated = touched.filter((i) => !wasAdded.has(i) && !wasRemoved.has(i));
+    u.instancesDone = [];
+    u.instancesFailed = [];
+    u.instancesCurrent = [];
+    u.jobConfigVersion = target;
+    this.#set(u, "ROLLING_BACKWARD");
+    this.jm.updateEngine.enqueue(u);
+  }
+
+  /** One step: account finished instances, decide failure or completion, start the next batch. */
+  #run(u: UpdateRecord, job: JobEntry): void {
+    let changed = false;
+    for (const i of [...u.instancesCurrent]) {
+      const verdict = this.#instanceVerdict(u, job, i);
+      if (verdict === "pending") continue;
+      u.instancesCurrent = u.instancesCurrent.filter((x) => x !== i);
+      (verdict === "done" ? u.instancesDone : u.instancesFailed).push(i);
+      changed = true;
+    }
+    const maxFail = u.config.maxFailureInstances;
+    if (maxFail > 0 && u.instancesFailed.length >= maxFail) {
+      if (u.config.rollbackOnFailure && u.type === "UPDATE" && u.state === "ROLLING_FORWARD") {
+        return this.rollback(u);
+      }
+      return this.#complete(u, job, "FAILED");
+    }
+    const remaining = this.#remaining(u);
+    if (!remaining.length && !u.instancesCurrent.length) {
+      return this.#complete(u, job, u.state === "ROLLING_BACKWARD" ? "ROLLED_BACK" : "SUCCEEDED");
+    }
+    const total = u.instancesAdded.length + u.instancesUpdated.length + u.instancesRemoved.length;
+    const batch = u.config.batchPercentage > 0
+      ? Math.max(1, Math.ceil((total * u.config.batchPercentage) / 100))
+      : u.config.batchSize || total;
+    for (const i of remaining.slice(0, Math.max(0, batch - u.instancesCurrent.length))) {
+      this.#begin(u, job, i);
+      u.instancesCurrent.push(i);
+      changed = true;
+    }
+    if (changed) this.#put(u);
+    // Instances that are already where they should be finish at once.
+    if (changed && u.instancesCurrent.some((i) => this.#instanceVerdict(u, job, i) !== "pending")) {
+      this.jm.updateEngine.enqueue(u);
+    }
+  }
+
+  /** Instances not yet started, in Peloton's order: additions, updates, removals. */
+  #remaining(u: UpdateRecord): number[] {
+    const seen = new Set([...u.instancesDone, ...u.instancesFailed, ...u.instancesCurrent]);
+    return [...u.instancesAdded, ...u.instancesUpdated, ...u.instancesRemoved].filter((i) => !seen.has(i));
+  }
+
+  #begin(u: UpdateRecord, job: JobEntry, i: number): void {
+    const task = job.tasks.get(i);
+    if (u.instancesRemoved.includes(i)) {
+      if (task) {
+        task.goalState = "DELETED";
+        this.jm.putTask(task);
+        this.jm.taskEngine.enqueue(task);
+      }
+      return;
+    }
+    if (u.instancesAdded.includes(i) && (!task || task.goalState === "DELETED")) {
+      this.jm.addInstanceAt(job, i, u.jobConfigVersion);
+      return;
+    }
+    if (!task) return;
+    switch (u.type) {
+      case "UPDATE":
+        task.desiredConfigVersion = u.jobConfigVersion;
+        break;
+      case "RESTART":
+        task.desiredRunId = task.runId + 1;
+        u.targetRuns = { ...u.targetRuns, [i]: task.runId + 1 };
+        break;
+      case "START":
+        this.jm.startTasks(job, [i]);
+        return;
+      case "STOP":
+        this.jm.stopTasks(job, [i]);
+        return;
+    }
+    task.failureCount = 0;
+    if (u.config.inPlace && task.hostname) task.desiredHost = task.hostname;
+    this.jm.putTask(task);
+    this.jm.taskEngine.enqueue(task);
+  }
+
+  /** Done: running the target (and healthy if checked). Failed: out of attempts (`maxInstanceAttempts`). */
+  #instanceVerdict(u: UpdateRecord, job: JobEntry, i: number): "done" | "failed" | "pending" {
+    const task = job.tasks.get(i);
+    if (u.instancesRemoved.includes(i)) return !task ? "done" : "pending";
+    if (!task) return "pending";
+    const attempts = u.config.maxInstanceAttempts;
+    if (attempts > 0 && task.failureCount >= attempts) return "failed";
+    switch (u.type) {
+      case "STOP":
+        return isTerminalTaskState(task.state) ? "done" : "pending";
+      case "START":
+        return this.#up(job, task) ? "done" : "pending";
+      case "RESTART":
+        return task.runId >= (u.targetRuns?.[i] ?? 0) && this.#up(job, task) ? "done" : "pending";
+      case "UPDATE": {
+        if (task.configVersion !== u.jobConfigVersion || task.desiredConfigVersion !== undefined) {
+          return "pending";
+        }
+        const stopped = isTerminalTaskState(task.state) && task.goalState === "KILLED";
+        return stopped || this.#up(job, task) ? "done" : "pending";
+      }
+    }
+  }
+
+  /** Running (and healthy when it has a health check), or finished for a batch task. */
+  #up(job: JobEntry, task: TaskRecord): boolean {
+    if (job.config.type === "BATCH" && task.state === "SUCCEEDED") return true;
+    return task.state === "RUNNING" &&
+      (task.healthy === undefined || task.healthy === "DISABLED" || task.healthy === "HEALTHY");
+  }
+
+  #complete(u: UpdateRecord, job: JobEntry | undefined, state: UpdateState): void {
+    u.completionTimeMs = this.jm.now();
+    this.#set(u, state);
+    if (job && job.runtime.updateId === u.updateId) {
+      job.runtime.updateId = undefined;
+      this.jm.markDirty(job, true);
+    }
+    this.jm.updates.delete(u.updateId);
+  }
+
+  #set(u: UpdateRecord, state: UpdateState): void {
+    if (u.state === state) return;
+    u.state = state;
+    this.#put(u);
+  }
+
+  #put(u: UpdateRecord): void {
+    u.updateTimeMs = this.jm.now();
+    u.version++;
+    this.jm.write({ kind: "update.put", update: structuredClone(u) });
+  }
+}

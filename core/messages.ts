@@ -1,0 +1,282 @@
+/** Messages between the daemons: each daemon's narrow surface, as discriminated unions on `kind`. */
+import type { Constraint, Label, PlacementStrategy } from "./model/config_types.ts";
+import type { Resources } from "./model/resources.ts";
+import type { HostState, TaskState, TaskType } from "./model/states.ts";
+import type { LaunchSpec, TaskStatus } from "./ports/host_backend.ts";
+import type { Address } from "./ports/transport.ts";
+
+// ---------------------------------------------------------------------------------------------
+// Shared shapes
+
+/** A task as the resource manager and placement engine see it (Peloton's `resmgr.Task`). */
+export interface RmTask {
+  /** Mesos task id `<jobId>-<instanceId>-<runId>`. */
+  taskId: string;
+  jobId: string;
+  instanceId: number;
+  respoolId: string;
+  resources: Resources;
+  priority: number;
+  preemptible: boolean;
+  revocable: boolean;
+  controller: boolean;
+  taskType: TaskType;
+  /** Port names the task needs; placement picks numbers for dynamic ones (value 0). */
+  ports: { name: string; value: number }[];
+  constraint?: Constraint;
+  labels: Label[];
+  placementStrategy: PlacementStrategy;
+  /** Preferred host (in-place updates): placement tries it first, then falls back after a deadline. */
+  desiredHost?: string;
+  /** The only host the task may run on (a daemon instance, a stateful task's volume). */
+  requiredHost?: string;
+  /** Gang size when the task belongs to a gang (`minimumRunningInstances`), else 1. */
+  minInstances: number;
+}
+
+/** Gangs are admitted and placed all or nothing. */
+export interface Gang {
+  tasks: RmTask[];
+}
+
+/** Tasks placed on one leased host; the job manager launches them with the lease. */
+export interface HostPlacement {
+  leaseId: string;
+  hostname: string;
+  agentId: string;
+  tasks: { taskId: string; ports: Record<string, number> }[];
+  /**
+   * Set when the tasks on this lease belong to several job managers (production runs several): the
+   * placement is split, one part per owner, and the host manager keeps the lease until every part launched.
+   */
+  parts?: number;
+}
+
+export interface PlacementFailure {
+  taskId: string;
+  reason: string;
+}
+
+/** A running task the resource manager wants back (Peloton's preemption queue). */
+export interface Preemption {
+  taskId: string;
+  reason: "PREEMPTION_REASON_REVOKE_RESOURCES" | "PREEMPTION_REASON_HOST_MAINTENANCE";
+}
+
+/** A task state change the resource manager reports to the job manager. */
+export interface RmStateChange {
+  taskId: string;
+  state: TaskState;
+  timeMs: number;
+  reason?: string;
+}
+
+/** A host the host manager lends to one placement engine until launch or release. */
+export interface HostLease {
+  leaseId: string;
+  hostname: string;
+  agentId: string;
+  /** Free resources when leased. */
+  free: Resources;
+  total: Resources;
+  /** Free slack (revocable) resources; revocable tasks take their cpu from here. */
+  freeSlack: Resources;
+  attributes: Record<string, string>;
+  /** Free ports, as inclusive ranges. */
+  freePorts: [number, number][];
+  /** Tasks on the host per label `key=value` the filter asked to count (TASK-kind constraints). */
+  labelCounts?: Record<string, number>;
+  /** A GPU host kept for GPU work (`scarce_resource_types`): work without GPUs must not use it. */
+  keptForGpu?: boolean;
+}
+
+export interface HostFilter {
+  /** Minimum free resources a host must have. */
+  minResources: Resources;
+  numPorts: number;
+  maxHosts: number;
+  /** Whether the work needs GPUs: GPU hosts are kept for GPU work. */
+  gpu: boolean;
+  /** Hosts to try first (desired host). */
+  hints?: string[];
+  /** Evaluated for its HOST-kind labels (and the host limit of a top-level TASK label). */
+  constraint?: Constraint;
+  /** Revocable work: cpu is matched against free slack, the rest against regular free resources. */
+  revocable?: boolean;
+  /** Stop leasing once the hosts have room for this many tasks of `minResources`. */
+  tasks?: number;
+  /** Count at most this many tasks per host toward `tasks` (1 for spreading). */
+  tasksPerHost?: number;
+  /** Walk order: least free first (best fit, default) or most free first (spreading). */
+  order?: "least-free" | "most-free";
+  /** The only host that may be leased (a daemon instance, a stateful task's volume). */
+  requiredHost?: string;
+  /** Task labels (`key=value`) to count on each leased host. */
+  countLabels?: string[];
+}
+
+export interface ClusterCapacity {
+  physical: Resources;
+  slack: Resources;
+}
+
+/** A public API call carried to the daemon that serves it (Peloton procedure names and JSON shapes). */
+export interface ApiRequest {
+  kind: "api";
+  reqId: number;
+  replyTo: Address;
+  procedure: string;
+  body: unknown;
+}
+
+/** `error.code` follows YARPC/gRPC names: invalid-argument, not-found, already-exists, ... */
+export interface ApiReply {
+  kind: "api-reply";
+  reqId: number;
+  body?: unknown;
+  error?: { code: ApiErrorCode; message: string };
+}
+
+export type ApiErrorCode =
+  | "invalid-argument"
+  | "not-found"
+  | "already-exists"
+  | "failed-precondition"
+  | "aborted"
+  | "unimplemented"
+  | "internal"
+  | "unavailable";
+
+// ---------------------------------------------------------------------------------------------
+// To the resource manager
+
+export type ResmgrMessage =
+  /** `owner`: the job manager that drives these tasks; their placements and changes go to it alone. */
+  | { kind: "enqueue-gangs"; gangs: Gang[]; owner?: Address }
+  | { kind: "dequeue-gangs"; reqId: number; replyTo: Address; limit: number; timeoutMs: number }
+  | { kind: "set-placements"; placements: HostPlacement[]; failed: PlacementFailure[] }
+  | { kind: "get-placements"; reqId: number; replyTo: Address; limit: number; timeoutMs: number }
+  /** `ackToken`: answer with `statuses-processed` once handled (the backend acknowledges only then). */
+  | { kind: "task-updates"; updates: TaskUpdate[]; ackToken?: number }
+  /** Forget tasks (killed before they ran): out of their queue, allocation released. */
+  | { kind: "drop-tasks"; taskIds: string[] }
+  /** Tasks on hosts going into maintenance: the job manager is to move them (Peloton's host drainer). */
+  | { kind: "drain-tasks"; taskIds: string[] }
+  /** Tasks already launched, re-registered after a restart so their allocation is accounted. */
+  | { kind: "track-tasks"; tasks: { task: RmTask; state: TaskState }[]; owner?: Address }
+  | { kind: "cluster-capacity"; reqId: number; capacity: ClusterCapacity }
+  | PeerChanged;
+
+/** A task status as the host manager saw it, mapped to Peloton's task state. */
+export interface TaskUpdate {
+  taskId: string;
+  state: TaskState;
+  hostname: string;
+  timeMs: number;
+  resources?: Resources;
+}
+
+// ---------------------------------------------------------------------------------------------
+// To the host manager
+
+export type HostmgrMessage =
+  /** The job or resource manager has handled (and stored) a batch of statuses. */
+  | { kind: "statuses-processed"; ackToken: number }
+  /** Leases hosts for each filter in order; one request per placement round. */
+  | { kind: "acquire-hosts"; reqId: number; replyTo: Address; filters: HostFilter[] }
+  | { kind: "release-hosts"; leaseIds: string[] }
+  /** `parts`: the placement's `parts`; the lease stays valid until that many launches used it. */
+  | { kind: "launch-tasks"; leaseId: string; hostname: string; tasks: LaunchSpec[]; parts?: number }
+  | { kind: "kill-tasks"; tasks: { taskId: string; gracePeriodMs: number }[] }
+  /** Launched tasks known from the store after a restart: account them and reconcile with the backend. */
+  | { kind: "reconcile-tasks"; tasks: LaunchSpec[] }
+  | { kind: "get-cluster-capacity"; reqId: number; replyTo: Address }
+  /**
+   * Reserves a host for a large task that keeps failing: its freed resources go to no one else until
+   * the task fits, then it is leased to `replyTo` with a `reservation-update`.
+   */
+  | { kind: "reserve-host"; reqId: number; replyTo: Address; taskId: string; filter: HostFilter }
+  | { kind: "cancel-reservation"; taskId: string }
+  | PeerChanged;
+
+// ---------------------------------------------------------------------------------------------
+// To the job manager
+
+export type JobmgrMessage =
+  /** `ackToken`: answer with `statuses-processed` once the new states are stored. */
+  | { kind: "task-statuses"; statuses: MappedTaskStatus[]; ackToken?: number }
+  | HostInventory
+  | PeerChanged;
+
+/**
+ * Production's separate daemons: another daemon restarted or a new leader took over, so what it kept in
+ * memory is gone and must be sent again (the job manager resends its tasks; the host manager its hosts
+ * and capacity). The mode's wiring sends it when its registry sees the change.
+ */
+export interface PeerChanged {
+  kind: "peer-changed";
+  role: "resmgr" | "hostmgr" | "jobmgr" | "placement";
+  /**
+   * Set when that process is gone for good (it died or stopped): the resource manager takes back the tasks
+   * a placement engine held and the hosts leased for a job manager's undelivered placements.
+   */
+  gone?: Address;
+}
+
+/** Hosts as the job manager needs them for daemon jobs: pushed by the host manager when hosts change. */
+export interface HostInventory {
+  kind: "host-inventory";
+  /** A full inventory replaces what the job manager knew; otherwise these hosts changed. */
+  full: boolean;
+  hosts: { hostname: string; attributes: Record<string, string>; state: HostState | "LOST" }[];
+}
+
+/** A backend status with Peloton's state, as the host manager forwards it. */
+export interface MappedTaskStatus extends TaskStatus {
+  pelotonState: TaskState;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Replies
+
+export type ReplyMessage =
+  | { kind: "gangs"; reqId: number; gangs: Gang[] }
+  | {
+    kind: "placements";
+    reqId: number;
+    placements: HostPlacement[];
+    changes: RmStateChange[];
+    /** Running tasks to evict; the job manager kills them and, unless `killOnPreempt`, runs them again. */
+    preemptions?: Preemption[];
+  }
+  | {
+    kind: "hosts-acquired";
+    reqId: number;
+    leases: HostLease[];
+    /** Per filter: hosts not leased, by reason. */
+    rejections: Record<string, number>[];
+    /** Per filter: every matching host was leased (false: the filter stopped at its limit). */
+    exhausted: boolean[];
+  }
+  /** A reserve-host answer: the reserved host, or why none can ever fit. */
+  | { kind: "host-reserved"; reqId: number; hostname?: string; reason?: string };
+
+// ---------------------------------------------------------------------------------------------
+// To the placement engine
+
+/** A reservation completed (the host is leased to the engine) or ended without room. */
+export type PlacementMessage = {
+  kind: "reservation-update";
+  taskId: string;
+  lease?: HostLease;
+  reason?: string;
+};
+
+export type Message =
+  | ResmgrMessage
+  | HostmgrMessage
+  | JobmgrMessage
+  | ReplyMessage
+  | PlacementMessage
+  | ApiRequest
+  | ApiReply;

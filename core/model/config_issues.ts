@@ -1,0 +1,70 @@
+/** Problems in a configuration, as data: where (file, line, path), what was given, what was expected. */
+
+/** A step in a field path: an object key (instance ids are keys too) or a list index. */
+export type PathSeg = string | number;
+
+/** A rule violation found on a parsed config, before it is tied to a file and line. */
+export interface RuleIssue {
+  path: readonly PathSeg[];
+  /** The offending value; omitted when the field is missing. */
+  value?: unknown;
+  expected: string;
+  severity: "error" | "warning";
+}
+
+/** A problem in the user's input; its path is spelled as in the file (`defaultconfig.resource.cpulimit`). */
+export interface ConfigIssue {
+  file: string;
+  line?: number;
+  column?: number;
+  path: string;
+  value?: unknown;
+  expected: string;
+  /** One line: `<file>:<line>: <path>: got <value>, expected <expected>`. */
+  message: string;
+}
+
+export type LoadResult<T> =
+  | { ok: true; value: T; warnings: ConfigIssue[] }
+  | { ok: false; errors: ConfigIssue[]; warnings: ConfigIssue[] };
+
+/** `defaultConfig.ports[0].name`; instance ids are keys, so `instanceConfig.3.command`. */
+export function formatPath(path: readonly PathSeg[]): string {
+  let out = "";
+  for (const seg of path) out += typeof seg === "number" ? `[${seg}]` : out === "" ? seg : `.${seg}`;
+  return out;
+}
+
+/** A short rendering of a value for a message: strings quoted, collections named. */
+export function describeValue(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (typeof value === "string") {
+    const s = value.length > 60 ? `${value.slice(0, 57)}...` : value;
+    return JSON.stringify(s);
+  }
+  if (Array.isArray(value)) return value.length === 0 ? "an empty list" : "a list";
+  if (value !== null && typeof value === "object") return "a mapping";
+  return String(value);
+}
+
+/** Builds an issue and its one-line message; `hasValue` false renders as "missing". */
+export function makeIssue(
+  at: { file: string; line?: number; column?: number; path: string },
+  expected: string,
+  value: { present: boolean; value?: unknown },
+): ConfigIssue {
+  const where = at.line === undefined ? at.file : `${at.file}:${at.line}`;
+  const field = at.path === "" ? "(top level)" : at.path;
+  const got = value.present ? `got ${describeValue(value.value)}` : "missing";
+  const issue: ConfigIssue = { ...at, expected, message: `${where}: ${field}: ${got}, expected ${expected}` };
+  if (value.present) issue.value = value.value;
+  return issue;
+}
+
+/** Several issues as text, one message per line, in file order. */
+export function formatIssues(issues: readonly ConfigIssue[]): string {
+  const sorted = [...issues].sort((a, b) =>
+    a.file === b.file ? (a.line ?? 0) - (b.line ?? 0) : a.file < b.file ? -1 : 1
+  );
+  return sorted.map((i) => i.message).join("\n");
+}

@@ -1,0 +1,46 @@
+/** Zod schema for v0 `job.JobConfig`; re-exports the instance merge and the semantic validation. */
+import { z } from "zod";
+import type { JobConfig, SlaConfig } from "./config_types.ts";
+import { JOB_TYPES } from "./states.ts";
+import { bool, instanceIdKey, keyMeta, protoEnum, text, textList, uint, wrappedId } from "./_schema_kit.ts";
+import { LabelSchema, TaskConfigSchema } from "./task_config.ts";
+
+export * from "./task_config.ts";
+export { mergeTaskConfig, mergeTaskConfigs, overridesField } from "./task_merge.ts";
+export {
+  capRestartPolicies,
+  DEFAULT_MAX_TASKS_PER_JOB,
+  MAX_TASK_RETRIES,
+  validateJobConfig,
+  type ValidateJobOptions,
+} from "./job_config_validate.ts";
+
+export const SlaConfigSchema: z.ZodType<SlaConfig> = z.object({
+  priority: uint().default(0),
+  preemptible: bool().default(false),
+  revocable: bool().default(false),
+  maximumRunningInstances: uint().default(0),
+  minimumRunningInstances: uint().default(0),
+  maxRunningTime: uint().default(0),
+  maximumUnavailableInstances: uint().default(0),
+});
+
+/** v0 `JobConfig`. DAEMON is accepted here; Peloton's validator rejected it as an invalid job type. */
+export const JobConfigSchema: z.ZodType<JobConfig> = z.object({
+  name: text().default(""),
+  type: protoEnum(JOB_TYPES, { prefixes: ["JOB_TYPE_"] }).default("BATCH"),
+  owningTeam: text().default(""),
+  ldapGroups: textList().default([]),
+  description: text().default(""),
+  owner: text().default(""),
+  labels: z.array(LabelSchema).default([]),
+  instanceCount: uint().default(0),
+  sla: SlaConfigSchema.prefault({}),
+  defaultConfig: TaskConfigSchema.prefault({}),
+  instanceConfig: z.record(instanceIdKey(), TaskConfigSchema).default({}),
+  respoolId: wrappedId().optional(),
+  placementStrategy: protoEnum(
+    { PLACEMENT_STRATEGY_INVALID: 0, PACK_HOST: 1, SPREAD_JOB: 2 },
+    { prefixes: ["PLACEMENT_STRATEGY_"] },
+  ).default("PLACEMENT_STRATEGY_INVALID"),
+}).register(keyMeta, { ignoredKeys: ["changeLog"] });

@@ -1,0 +1,193 @@
+/** Peloton's semantic checks of a v0 JobConfig (`pkg/jobmgr/job/config/validate.go`), plus ours. */
+
+// Unlike Peloton, every violation is reported, not only the first. Ours: DAEMON jobs (which Peloton
+// rejected) follow the SERVICE rules, and a BATCH job may not ask for a persistent volume.
+import type { JobConfig, TaskConfig } from "./config_types.ts";
+import type { PathSeg, RuleIssue } from "./config_issues.ts";
+import { mergeTaskConfigs, overridesField } from "./task_merge.ts";
+
+/** `max_tasks_per_job` in Peloton's `config/jobmgr/base.yaml`. */
+export const DEFAULT_MAX_TASKS_PER_JOB = 100_000;
+/** `_maxTaskRetries`: a larger `restartPolicy.maxFailures` is capped, not rejected. */
+export const MAX_TASK_RETRIES = 100;
+
+export interface ValidateJobOptions {
+  maxTasksPerJob?: number;
+}
+
+/** Collects issues; one raised by the default config for many instances is reported once, naming them. */
+class IssueSet {
+  private readonly byKey = new Map<string, { issue: RuleIssue; instances: number[] }>();
+
+  add(issue: RuleIssue, instance?: number): void {
+    const key = JSON.stringify([issue.path, issue.expected]);
+    const entry = this.byKey.get(key) ?? { issue, instances: [] };
+    if (instance !== undefined) entry.instances.push(instance);
+    this.byKey.set(key, entry);
+  }
+
+  /** `instanceCount` tells when an issue of the default config hits only some instances, worth naming. */
+  list(instanceCount: number): RuleIssue[] {
+    return [...this.byKey.values()].map(({ issue, instances }) =>
+      issue.path[0] === "defaultConfig" && instances.length > 0 && instances.length < instanceCount
+        ? { ...issue, expected: `${issue.expected} (${describeInstances(instances)})` }
+        : issue
+    );
+  }
+}
+
+/** `instances 1-3, 7`; long lists are cut short. */
+function describeInstances(ids: number[]): string {
+  const ranges: string[] = [];
+  for (let i = 0; i < ids.length; i++) {
+    let j = i;
+    while (j + 1 < ids.length && ids[j + 1] === ids[j] + 1) j++;
+    ranges.push(i === j ? `${ids[i]}` : `${ids[i]}-${ids[j]}`);
+    i = j;
+  }
+  const shown = ranges.length > 4 ? [...ranges.slice(0, 4), "..."] : ranges;
+  return `${ids.length === 1 ? "instance" : "instances"} ${shown.join(", ")}`;
+}
+
+const error = (path: PathSeg[], expected: string, value?: unknown): RuleIssue =>
+  value === undefined ? { path, expected, severity: "error" } : { path, value, expected, severity: "error" };
+
+/** All rule violations of a parsed JobConfig; an empty list means Peloton would accept it. */
+export function validateJobConfig(config: JobConfig, opts: ValidateJobOptions = {}): RuleIssue[] {
+  const issues = new IssueSet();
+  checkJob(config, opts.maxTasksPerJob ?? DEFAULT_MAX_TASKS_PER_JOB, issues);
+  // A daemon's instances follow its hosts: its instanceCount is not used, its default config is.
+  const checked = config.type === "DAEMON" ? Math.max(1, config.instanceCount) : config.instanceCount;
+  for (let i = 0; i < checked; i++) checkInstance(config, i, issues);
+  for (const id of Object.keys(config.instanceConfig)) {
+    if (Number(id) >= config.instanceCount) {
+      issues.add({
+        path: ["instanceConfig", id],
+        value: Number(id),
+        expected: `an instance id below instanceCount (${config.instanceCount}); this override is never used`,
+        severity: "warning",
+      });
+    }
+  }
+  return issues.list(config.instanceCount);
+}
+
+function checkJob(config: JobConfig, maxTasksPerJob: number, issues: IssueSet): void {
+  const { sla, instanceCount, type } = config;
+  if (instanceCount === 0 && type !== "DAEMON") {
+    issues.add(error(["instanceCount"], "at least 1 instance", 0));
+  }
+  if (instanceCount > maxTasksPerJob) {
+    issues.add(error(["instanceCount"], `at most ${maxTasksPerJob} instances per job`, instanceCount));
+  }
+  if (type !== "BATCH") {
+    const zero = `0 for a ${type} job`;
+    if (sla.maximumRunningInstances !== 0) {
+      issues.add(error(["sla", "maximumRunningInstances"], zero, sla.maximumRunningInstances));
+    }
+    if (sla.minimumRunningInstances !== 0) {
+      issues.add(error(["sla", "minimumRunningInstances"], zero, sla.minimumRunningInstances));
+    }
+    if (sla.maxRunningTime !== 0) issues.add(error(["sla", "maxRunningTime"], zero, sla.maxRunningTime));
+    if (sla.revocable && !sla.preemptible) {
+      const why = `true, since sla.revocable is true: a revocable ${type} job must be preemptible`;
+      issues.add(error(["sla", "preemptible"], why, false));
+    }
+  }
+  let maxRunning = sla.maximumRunningInstances;
+  if (maxRunning > instanceCount) {
+    issues.add(
+      error(["sla", "maximumRunningInstances"], `at most instanceCount (${instanceCount})`, maxRunning),
+    );
+  }
+  if (maxRunning === 0) maxRunning = instanceCount;
+  if (sla.minimumRunningInstances > maxRunning) {
+    const bound = sla.maximumRunningInstances === 0 ? "instanceCount" : "sla.maximumRunningInstances";
+    issues.add(
+      error(
+        ["sla", "minimumRunningInstances"],
+        `at most ${bound} (${maxRunning})`,
+        sla.minimumRunningInstances,
+      ),
+    );
+  }
+}
+
+function checkInstance(config: JobConfig, i: number, issues: IssueSet): void {
+  const override = config.instanceConfig[i];
+  const task = mergeTaskConfigs(config.defaultConfig, override);
+  // Blame the config the merged value came from, so the message points at the line to fix.
+  const at = (field: keyof TaskConfig, ...rest: PathSeg[]): PathSeg[] =>
+    override && overridesField(override, field)
+      ? ["instanceConfig", String(i), field, ...rest]
+      : ["defaultConfig", field, ...rest];
+  const add = (issue: RuleIssue) => issues.add(issue, i);
+  const { type, sla } = config;
+
+  const customExecutor = task.executor?.type === "CUSTOM";
+  task.ports?.forEach((p, j) => {
+    if (p.name === "") add(error(at("ports", j, "name"), "a port name", p.name));
+    if (p.value === 0 && !p.envName && !customExecutor) {
+      const why = `an envName for dynamic port "${p.name}" (value 0 is picked at launch)`;
+      add(error(at("ports", j, "envName"), why, p.envName));
+    }
+  });
+  if (task.command === undefined) {
+    add(
+      error(
+        at("command"),
+        "a command: every instance needs one once instanceConfig is merged over defaultConfig",
+      ),
+    );
+  }
+  if (task.controller && i !== 0) {
+    add(error(at("controller"), "false: only instance 0 may be a controller", true));
+  }
+  if (type === "BATCH") {
+    if (task.healthCheck) add(error(at("healthCheck"), "no healthCheck on a BATCH job", task.healthCheck));
+    if (task.executor) add(error(at("executor"), "no executor on a BATCH job", task.executor));
+    if (task.volume) {
+      add(error(at("volume"), "no volume: a persistent volume on a batch job is not supported", task.volume));
+    }
+  } else {
+    if (task.preemptionPolicy?.killOnPreempt) {
+      add(error(at("preemptionPolicy", "killOnPreempt"), `false for a ${type} job`, true));
+    }
+    if (task.executor && task.executor.type !== "CUSTOM") {
+      add(error(at("executor", "type"), "CUSTOM (2), the only executor type supported", task.executor.type));
+    }
+    if (task.executor && !task.executor.data) {
+      add(error(at("executor", "data"), "executor data", task.executor.data));
+    }
+  }
+  const policy = task.preemptionPolicy?.type ?? "INVALID";
+  if (
+    policy !== "INVALID" && (policy === "PREEMPTIBLE") !== sla.preemptible && i < sla.minimumRunningInstances
+  ) {
+    const why =
+      `no preemption override below sla.minimumRunningInstances (${sla.minimumRunningInstances}): ` +
+      "one gang would mix preemptible and non-preemptible tasks";
+    add(error(at("preemptionPolicy", "type"), why, policy));
+  }
+  const maxFailures = task.restartPolicy?.maxFailures ?? 0;
+  if (maxFailures > MAX_TASK_RETRIES) {
+    add({
+      path: at("restartPolicy", "maxFailures"),
+      value: maxFailures,
+      expected: `at most ${MAX_TASK_RETRIES}; capped at ${MAX_TASK_RETRIES}`,
+      severity: "warning",
+    });
+  }
+}
+
+/** The config with every `restartPolicy.maxFailures` capped at MAX_TASK_RETRIES, as Peloton stores it. */
+export function capRestartPolicies(config: JobConfig): JobConfig {
+  const cap = (t: TaskConfig): TaskConfig =>
+    t.restartPolicy && t.restartPolicy.maxFailures > MAX_TASK_RETRIES
+      ? { ...t, restartPolicy: { ...t.restartPolicy, maxFailures: MAX_TASK_RETRIES } }
+      : t;
+  const instanceConfig = Object.fromEntries(
+    Object.entries(config.instanceConfig).map(([k, t]) => [k, cap(t)]),
+  );
+  return { ...config, defaultConfig: cap(config.defaultConfig), instanceConfig };
+}

@@ -1,0 +1,240 @@
+/** Bad input: every issue names the file, line, field path, value and what was expected. */
+import assert from "node:assert/strict";
+import {
+  type ConfigIssue,
+  detectConfigKind,
+  formatIssues,
+  loadJobConfig,
+  loadRespoolConfig,
+  loadUpdateConfig,
+  normalizeConfigObject,
+  parseJobConfig,
+  parseRespoolConfig,
+} from "./load.ts";
+
+const CLI_JOB = `name: bad
+instancecount: 2
+defaultconfig:
+  resource:
+    cpulimit: lots
+    memlimitmb: 2.0
+  command:
+    value: echo hi
+`;
+
+function errors(r: { ok: boolean; errors?: ConfigIssue[] }): ConfigIssue[] {
+  assert.equal(r.ok, false, "expected the config to be rejected");
+  return r.errors ?? [];
+}
+
+Deno.test("a wrong type names file, line, path as written, value and expectation", () => {
+  const [e, ...rest] = errors(loadJobConfig(CLI_JOB, "bad.yaml"));
+  assert.equal(rest.length, 0);
+  assert.deepEqual(e, {
+    file: "bad.yaml",
+    line: 5,
+    column: 5,
+    path: "defaultconfig.resource.cpulimit",
+    value: "lots",
+    expected: "a number (0 or more)",
+    message: 'bad.yaml:5: defaultconfig.resource.cpulimit: got "lots", expected a number (0 or more)',
+  });
+  const camel = CLI_JOB.replace("cpulimit", "cpuLimit").replace("defaultconfig", "defaultConfig");
+  assert.equal(
+    errors(loadJobConfig(camel, "bad.yaml"))[0].message,
+    'bad.yaml:5: defaultConfig.resource.cpuLimit: got "lots", expected a number (0 or more)',
+  );
+});
+
+Deno.test("a bad enum lists the names and numbers it accepts", () => {
+  const text = "type: WORKER\ninstanceCount: 1\ndefaultConfig:\n  command: {value: x}\n";
+  assert.equal(
+    errors(loadJobConfig(text, "j.yaml"))[0].message,
+    'j.yaml:1: type: got "WORKER", expected one of BATCH (0), SERVICE (1) or DAEMON (2)',
+  );
+  const kind = `instanceCount: 1
+defaultConfig:
+  command: {value: x}
+  constraint:
+    type: 1
+    labelConstraint:
+      kind: 7
+      condition: 2
+      label: {key: a, value: b}
+`;
+  assert.equal(
+    errors(loadJobConfig(kind, "k.yaml"))[0].message,
+    "k.yaml:7: defaultConfig.constraint.labelConstraint.kind: got 7, expected one of TASK (1) or HOST (2)",
+  );
+});
+
+Deno.test("respool rules: negative reservation, limit < reservation, bad kinds, percentages", () => {
+  const text = `name: pool
+resources:
+- kind: cpu
+  reservation: -1
+  limit: 5
+- kind: memory
+  reservation: 10
+  limit: 5
+- kind: cpu
+  limit: 1
+controllerlimit:
+  maxpercent: 150
+`;
+  assert.deepEqual(errors(loadRespoolConfig(text, "pool.yaml")).map((e) => e.message), [
+    "pool.yaml:4: resources[0].reservation: got -1, expected a reservation of 0 or more",
+    "pool.yaml:8: resources[1].limit: got 5, expected a limit of at least the reservation (10)",
+    'pool.yaml:9: resources[2].kind: got "cpu", expected each kind once (also resources[0])',
+    "pool.yaml:12: controllerlimit.maxpercent: got 150, expected a percentage between 0 and 100",
+  ]);
+  assert.equal(
+    errors(loadRespoolConfig("resources:\n- kind: tpu\n", "p.yaml"))[0].message,
+    'p.yaml:2: resources[0].kind: got "tpu", expected one of cpu, memory, disk or gpu',
+  );
+});
+
+Deno.test("missing command and a controller other than instance 0", () => {
+  const text = `instanceCount: 3
+defaultConfig:
+  resource: {cpuLimit: 1}
+instanceConfig:
+  0:
+    command: {value: first}
+  2:
+    controller: true
+    command: {value: third}
+`;
+  assert.deepEqual(errors(loadJobConfig(text, "job.yaml")).map((e) => e.message), [
+    "job.yaml:2: defaultConfig.command: missing, expected a command: every instance needs one once " +
+    "instanceConfig is merged over defaultConfig (instance 1)",
+    "job.yaml:8: instanceConfig.2.controller: got true, expected false: only instance 0 may be a controller",
+  ]);
+});
+
+Deno.test("a YAML syntax error is reported with file and line", () => {
+  const [e] = errors(
+    loadJobConfig("name: x\ndefaultConfig:\n  command: [echo, hi\ninstanceCount: 1\n", "s.yaml"),
+  );
+  assert.equal(e.file, "s.yaml");
+  assert.equal(e.line, 4);
+  assert.equal(e.expected, "valid YAML");
+  assert.match(e.message, /^s\.yaml:4: invalid YAML: /);
+  assert.equal(
+    errors(loadJobConfig("- a\n- b\n", "l.yaml"))[0].message,
+    "l.yaml:1: (top level): got a list, expected a mapping",
+  );
+  assert.equal(
+    errors(loadJobConfig("", "e.yaml"))[0].message,
+    "e.yaml:1: (top level): missing, expected a mapping",
+  );
+});
+
+Deno.test("all schema errors are reported together, in file order", () => {
+  const text = `instanceCount: many
+sla:
+  preemptible: maybe
+defaultConfig:
+  container:
+    docker: {image: debian}
+instanceConfig:
+  first:
+    name: x
+`;
+  assert.deepEqual(errors(loadJobConfig(text, "m.yaml")).map((e) => e.message), [
+    'm.yaml:1: instanceCount: got "many", expected a whole number (0 or more)',
+    'm.yaml:3: sla.preemptible: got "maybe", expected true or false',
+    "m.yaml:5: defaultConfig.container.type: missing, expected one of DOCKER (1) or MESOS (2)",
+    'm.yaml:8: instanceConfig.first: got "first", expected an instance id (a whole number, 0 or more)',
+  ]);
+});
+
+Deno.test("unknown keys warn with path, line and a suggestion, and never fail", () => {
+  const text = "instanceCont: 3\ninstanceCount: 1\ndefaultConfig:\n  command: {value: x, shel: true}\n";
+  const r = loadJobConfig(text, "u.yaml");
+  assert.ok(r.ok);
+  assert.deepEqual(r.warnings.map((w) => [w.line, w.path, w.value]), [
+    [1, "instanceCont", "instanceCont"],
+    [4, "defaultConfig.command.shel", "shel"],
+  ]);
+  assert.match(
+    r.warnings[0].message,
+    /^u\.yaml:1: instanceCont: unknown key, ignored \(did you mean instanceCount\?/,
+  );
+  assert.match(formatIssues(r.warnings), /\n.*did you mean shell\?/);
+});
+
+Deno.test("duplicate keys warn; explicit nulls are absent values", () => {
+  const text =
+    "instanceCount: 1\ninstancecount: 2\ndefaultConfig:\n  command: {value: x}\n  healthCheck: null\n";
+  const r = loadJobConfig(text, "d.yaml");
+  assert.ok(r.ok);
+  assert.equal(r.value.instanceCount, 2);
+  assert.equal(r.value.defaultConfig.healthCheck, undefined);
+  assert.deepEqual(r.warnings.map((w) => w.message), [
+    "d.yaml:2: instancecount: duplicate key; this value replaces the one on line 1",
+  ]);
+});
+
+Deno.test("API bodies: snake_case, proto-JSON numbers as strings, enum names, string instance keys", () => {
+  const body = {
+    name: "api",
+    type: "SERVICE",
+    instance_count: "3",
+    sla: { priority: 5, preemptible: true, revocable: true },
+    default_config: { command: { value: "run" }, resource: { cpu_limit: 0.5, mem_limit_mb: "128" } },
+    instanceConfig: { "2": { name: "last" } },
+    respoolID: { value: "pool-1" },
+    placementStrategy: "PLACEMENT_STRATEGY_SPREAD_JOB",
+    changeLog: null,
+  };
+  const r = parseJobConfig(body);
+  assert.ok(r.ok, r.ok ? "" : formatIssues(r.errors));
+  assert.equal(r.value.instanceCount, 3);
+  assert.equal(r.value.defaultConfig.resource?.memLimitMb, 128);
+  assert.equal(r.value.instanceConfig[2].name, "last");
+  assert.equal(r.value.respoolId, "pool-1");
+  assert.equal(r.value.placementStrategy, "SPREAD_JOB");
+  assert.deepEqual(r.warnings, []);
+  const bad = parseJobConfig({ ...body, sla: { revocable: true } }, "POST /api/v1/jobs");
+  assert.deepEqual(errors(bad).map((e) => e.message), [
+    "POST /api/v1/jobs: sla.preemptible: missing, expected true, since sla.revocable is true: " +
+    "a revocable SERVICE job must be preemptible",
+  ]);
+  const norm = normalizeConfigObject("respool", { Name: "p", RESOURCES: [{ Kind: "cpu" }], extra: 1 });
+  assert.deepEqual(norm.value, { name: "p", resources: [{ kind: "cpu" }] });
+  assert.deepEqual(norm.warnings.map((w) => w.path), ["extra"]);
+  assert.equal(parseRespoolConfig({ resources: [{ kind: "cpu", reservation: 1, limit: 2 }] }).ok, true);
+});
+
+Deno.test("update configs, and kind detection", () => {
+  const r = loadUpdateConfig("batchsize: 2\nrollbackonfailure: true\nmax_instance_retries: 3\n", "u.yaml");
+  assert.ok(r.ok);
+  assert.equal(r.value.batchSize, 2);
+  assert.equal(r.value.rollbackOnFailure, true);
+  assert.equal(r.value.maxInstanceAttempts, 3);
+  assert.equal(r.value.batchPercentage, 0);
+  assert.equal(
+    errors(loadUpdateConfig("batchPercentage: 150\n", "u.yaml"))[0].message,
+    "u.yaml:1: batchPercentage: got 150, expected a number between 0 and 100",
+  );
+  assert.equal(detectConfigKind("batchSize: 1\n"), "update");
+  assert.equal(detectConfigKind("defaultSpec: {}\ninstanceCount: 1\n"), "stateless-spec");
+  assert.equal(detectConfigKind("instancecount: 1\n"), "job");
+  assert.equal(detectConfigKind("resources: []\n"), "respool");
+  assert.equal(detectConfigKind("users: []\n"), "unknown");
+  assert.equal(detectConfigKind("a: [\n"), "unknown");
+});
+
+Deno.test("odd API bodies are rejected with issues, never thrown", () => {
+  const cyclic: Record<string, unknown> = { instanceCount: 1 };
+  cyclic.defaultConfig = cyclic;
+  for (const body of [null, "job", 42, [1, 2], { sla: [] }, cyclic]) {
+    const r = parseJobConfig(body);
+    assert.equal(r.ok, false, JSON.stringify(body === cyclic ? "cyclic" : body));
+  }
+  assert.equal(
+    errors(parseJobConfig("job"))[0].message,
+    'request: (top level): got "job", expected a mapping',
+  );
+});

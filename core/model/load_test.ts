@@ -1,0 +1,236 @@
+/** Every Peloton config fixture loads (or fails as Peloton would), with values checked on a handful. */
+import assert from "node:assert/strict";
+import {
+  detectConfigKind,
+  detectConfigKindOf,
+  loadJobConfig,
+  type LoadOptions,
+  loadRespoolConfig,
+  type LoadResult,
+  loadStatelessSpec,
+  loadUpdateConfig,
+} from "./load.ts";
+import { mergeTaskConfig } from "./job_config.ts";
+
+const FIXTURES = new URL("./testdata/peloton/", import.meta.url);
+const fixture = (rel: string) => Deno.readTextFileSync(new URL(rel, FIXTURES));
+
+function yamlFiles(rel: string): string[] {
+  return [...Deno.readDirSync(new URL(rel, FIXTURES))].flatMap((e) =>
+    e.isDirectory ? yamlFiles(`${rel}${e.name}/`) : e.name.endsWith(".yaml") ? [`${rel}${e.name}`] : []
+  ).sort();
+}
+
+const WALKED = [
+  "example/",
+  "tests/integration/test_configs/",
+  "pkg/jobmgr/job/config/testdata/",
+  "pkg/cli/testdata/",
+];
+
+/** Not a job, respool, spec or update config: Peloton's basic-auth users and roles. */
+const NOT_CONFIGS = new Set(["example/auth/basic/security_example.yaml"]);
+
+/** Fixtures Peloton (or we) would reject, with a piece of the expected message. */
+const INVALID: Record<string, string> = {
+  // A BATCH job with per-instance health checks: validate.go's errIncorrectHealthCheck.
+  "example/test_http_health.yaml":
+    "instanceconfig.0.healthcheck: got a mapping, expected no healthCheck on a BATCH job",
+  // Templates without an instance count (generate_instance_config.py / the Python tests add it).
+  "example/performance/testjob_base.yaml": "instanceCount: missing, expected at least 1 instance",
+  "tests/integration/test_configs/test_task.yaml": "instanceCount: missing, expected at least 1 instance",
+  // A persistent volume on a BATCH job (no `type`): our rule; Peloton accepted it.
+  "tests/integration/test_configs/test_stateful_job.yaml":
+    "a persistent volume on a batch job is not supported",
+  // Revocable but not preemptible: errIncorrectRevocableSLA.
+  "tests/integration/test_configs/test_stateless_job_spec_invalid.yaml":
+    "test_stateless_job_spec_invalid.yaml:18: sla.preemptible: got false, expected true, since sla.revocable",
+  // Invalid as an update of old_config.yaml in Peloton; on its own it has no instance count.
+  "pkg/jobmgr/job/config/testdata/invalid_new_config.yaml": "instanceCount: missing",
+  "pkg/jobmgr/job/config/testdata/invalid_new_config_without_cmd.yaml":
+    "invalid_new_config_without_cmd.yaml:24: defaultconfig.command: missing, expected a command",
+};
+
+function loaderFor(kind: string): (text: string, file: string, opts?: LoadOptions) => LoadResult<unknown> {
+  switch (kind) {
+    case "job":
+      return loadJobConfig;
+    case "respool":
+      return loadRespoolConfig;
+    case "stateless-spec":
+      return loadStatelessSpec;
+    case "update":
+      return loadUpdateConfig;
+  }
+  throw new Error(`no loader for kind ${kind}`);
+}
+
+Deno.test("every Peloton YAML fixture parses, and exactly the listed ones fail validation", () => {
+  const files = WALKED.flatMap(yamlFiles);
+  assert.ok(files.length >= 80, `only ${files.length} fixtures found`);
+  for (const rel of Object.keys(INVALID)) assert.ok(files.includes(rel), `stale INVALID entry ${rel}`);
+  const kinds = new Map<string, number>();
+  for (const rel of files) {
+    const text = fixture(rel);
+    const kind = detectConfigKind(text);
+    if (NOT_CONFIGS.has(rel)) {
+      assert.equal(kind, "unknown", rel);
+      continue;
+    }
+    assert.notEqual(kind, "unknown", `${rel}: kind not detected`);
+    kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+    const load = loaderFor(kind);
+    const shape = load(text, rel, { validate: false });
+    assert.ok(
+      shape.ok,
+      `${rel} does not parse:\n${shape.ok ? "" : shape.errors.map((e) => e.message).join("\n")}`,
+    );
+    const full = load(text, rel);
+    const want = INVALID[rel];
+    if (want === undefined) {
+      assert.ok(
+        full.ok,
+        `${rel} fails validation:\n${full.ok ? "" : full.errors.map((e) => e.message).join("\n")}`,
+      );
+    } else {
+      assert.ok(!full.ok, `${rel} should fail validation`);
+      const messages = full.errors.map((e) => e.message).join("\n");
+      assert.ok(messages.includes(want), `${rel}: expected "${want}" in:\n${messages}`);
+    }
+  }
+  assert.deepEqual(Object.fromEntries(kinds), { job: 49, respool: 10, "stateless-spec": 20 });
+});
+
+Deno.test("the Mesos task-group JSON fixture is not a Peloton config", () => {
+  assert.equal(detectConfigKindOf(JSON.parse(fixture("example/mesos-execute-taskgroup.json"))), "unknown");
+});
+
+function ok<T>(r: LoadResult<T>): { value: T; warnings: LoadResult<T>["warnings"] } {
+  if (!r.ok) throw new Error(r.errors.map((e) => e.message).join("\n"));
+  return r;
+}
+
+Deno.test("testjob.yaml (Go CLI keys): values, controller instance, merge, unknown SLA keys", () => {
+  const { value: job, warnings } = ok(loadJobConfig(fixture("example/testjob.yaml"), "testjob.yaml"));
+  assert.equal(job.name, "TestPelotonJob_123");
+  assert.equal(job.type, "BATCH");
+  assert.equal(job.instanceCount, 10);
+  assert.deepEqual(job.ldapGroups, ["money", "team6", "otto"]);
+  assert.equal(job.sla.priority, 22);
+  assert.equal(job.sla.maxRunningTime, 300);
+  assert.equal(job.sla.preemptible, false);
+  assert.equal(job.instanceConfig[0].controller, true);
+  assert.equal(job.instanceConfig[0].killGracePeriodSeconds, 40);
+  assert.equal(job.defaultConfig.healthCheck, undefined);
+  assert.equal(job.defaultConfig.container, undefined);
+  const five = mergeTaskConfig(job, 5);
+  assert.equal(five.resource?.cpuLimit, 1);
+  assert.equal(five.resource?.memLimitMb, 2);
+  assert.match(five.command?.value ?? "", /sleep 30$/);
+  assert.equal(five.controller, undefined);
+  const zero = mergeTaskConfig(job, 0);
+  assert.equal(zero.name, "controller0");
+  assert.equal(zero.resource?.cpuLimit, 1);
+  assert.equal(zero.command?.value, "echo Hello instance 0 && sleep 100");
+  assert.deepEqual(
+    warnings.map((w) => [w.line, w.path]),
+    [[19, "sla.minimuminstancecount"], [20, "sla.minimuminstancepercent"]],
+  );
+  assert.match(warnings[0].message, /^testjob\.yaml:19: sla\.minimuminstancecount: unknown key, ignored \(/);
+  assert.match(warnings[0].message, /maximumRunningInstances/);
+});
+
+Deno.test("test_job.yaml (camelCase keys): docker container, labels, instance overrides", () => {
+  const { value: job, warnings } = ok(
+    loadJobConfig(fixture("tests/integration/test_configs/test_job.yaml"), "t"),
+  );
+  assert.deepEqual(warnings, []);
+  assert.equal(job.owningTeam, "team6");
+  assert.equal(job.sla.maximumRunningInstances, 1);
+  assert.equal(job.sla.preemptible, true);
+  assert.deepEqual(job.defaultConfig.labels?.map((l) => l.key), ["testKey3", "testKey4", "testKey5"]);
+  assert.equal(job.defaultConfig.resource?.fdLimit, 2);
+  assert.equal(job.defaultConfig.container?.type, "DOCKER");
+  assert.equal(job.defaultConfig.container?.docker?.image, "debian");
+  assert.deepEqual(job.defaultConfig.container?.docker?.parameters?.[2], {
+    key: "volume",
+    value: "/tmp:/test-tmp:rw",
+  });
+  assert.deepEqual(job.defaultConfig.ports, []);
+  assert.equal(job.instanceConfig[1].name, "instance1");
+  assert.equal(mergeTaskConfig(job, 2).command?.value, "echo lol & sleep 3");
+});
+
+Deno.test("default_respool.yaml and the CLI's respool fixture", () => {
+  const { value: pool } = ok(loadRespoolConfig(fixture("example/default_respool.yaml"), "p"));
+  const cpu = pool.resources.find((r) => r.kind === "cpu");
+  assert.deepEqual(cpu, { kind: "cpu", reservation: 12, limit: 12, share: 1, type: "ELASTIC" });
+  assert.equal(pool.resources.find((r) => r.kind === "disk")?.limit, 20480);
+  assert.deepEqual(pool.slackLimit, { maxPercent: 30 });
+  assert.deepEqual(pool.controllerLimit, { maxPercent: 10 });
+  assert.equal(pool.policy, "PriorityFIFO");
+  assert.equal(pool.parent, undefined);
+  const { value: child } = ok(loadRespoolConfig(fixture("pkg/cli/testdata/test_respool_parent.yaml"), "c"));
+  assert.equal(child.parent, "root");
+  assert.equal(child.resources.find((r) => r.kind === "memory")?.share, 2);
+  const { value: hello } = ok(loadRespoolConfig(fixture("example/helloworld_pool.yaml"), "h"));
+  assert.equal(hello.resources[0].share, 0, "a missing share reads as proto's 0");
+});
+
+Deno.test("numbered enums with comments, wrapped ids and Mesos containers from the Go CLI examples", () => {
+  const { value: job } = ok(loadJobConfig(fixture("example/testjob_host_affinity_constraint.yaml"), "a"));
+  assert.equal(job.respoolId, "/respool11");
+  assert.equal(job.instanceCount, 200);
+  assert.deepEqual(job.defaultConfig.constraint, {
+    type: "LABEL_CONSTRAINT",
+    labelConstraint: {
+      kind: "HOST",
+      condition: "EQUAL",
+      label: { key: "hostname", value: "peloton-mesos-agent0" },
+      requirement: 1,
+    },
+  });
+  const { value: gpu } = ok(loadJobConfig(fixture("example/testjob_gpu_mesos_containerizer.yaml"), "g"));
+  const container = gpu.defaultConfig.container;
+  assert.equal(container?.type, "MESOS");
+  assert.deepEqual(container?.mesos, { image: { type: 2, docker: { name: "nvidia/cuda" } } });
+  assert.deepEqual(container?.volumes?.map((v) => v.mode), ["RW", "RO"]);
+  assert.equal(gpu.defaultConfig.resource?.gpuLimit, 1);
+  const { value: preempt } = ok(
+    loadJobConfig(
+      fixture("tests/integration/test_configs/test_preemptible_job_preemption_override.yaml"),
+      "o",
+    ),
+  );
+  assert.deepEqual(preempt.instanceConfig[4].preemptionPolicy, {
+    type: "NON_PREEMPTIBLE",
+    killOnPreempt: false,
+  });
+  assert.deepEqual(mergeTaskConfig(preempt, 3).preemptionPolicy, { type: "INVALID", killOnPreempt: true });
+});
+
+Deno.test("health checks, shell-less commands and the duplicate changeLog key", () => {
+  const { value: hc } = ok(loadJobConfig(fixture("example/test_http_health.yaml"), "h", { validate: false }));
+  assert.deepEqual(hc.defaultConfig.ports, [{ name: "http", value: 0, envName: "UBER_HTTP_PORT" }]);
+  assert.deepEqual(hc.instanceConfig[0].healthCheck, {
+    enabled: false,
+    initialIntervalSecs: 70,
+    intervalSecs: 1,
+    maxConsecutiveFailures: 3,
+    timeoutSecs: 1,
+    type: "COMMAND",
+    commandCheck: { command: "date && curl -f localhost:$UBER_HTTP_PORT" },
+  });
+  assert.deepEqual(hc.defaultConfig.command?.environment.variables[0], {
+    name: "INITIAL_COOLOFF_SECS",
+    value: "60",
+  });
+  assert.deepEqual(hc.defaultConfig.command?.uris[0].executable, false);
+  const path = "tests/integration/test_configs/";
+  const { value: plain } = ok(loadJobConfig(fixture(`${path}test_job_no_container.yaml`), "n"));
+  assert.equal(plain.defaultConfig.command?.shell, false);
+  assert.deepEqual(plain.defaultConfig.command?.arguments, ["batch"]);
+  const { value: svc, warnings } = ok(loadJobConfig(fixture(`${path}test_stateless_job.yaml`), "s"));
+  assert.equal(svc.type, "SERVICE");
+  assert.deepEqual(warnings, [], "changeLog is server-set and ignored, twice");
+});

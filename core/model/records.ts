@@ -1,0 +1,191 @@
+/** Records the daemons persist through the Store port: jobs, tasks, task events and resource pools. */
+import type { JobConfig, RespoolConfig, UpdateConfig } from "./config_types.ts";
+import type { JobState, TaskState, TaskStats } from "./states.ts";
+
+/** A job's runtime (v0 `job.RuntimeInfo`, the fields this scheduler keeps). */
+export interface JobRuntime {
+  state: JobState;
+  goalState: JobState;
+  creationTimeMs: number;
+  startTimeMs?: number;
+  completionTimeMs?: number;
+  taskStats: TaskStats;
+  /** The job's workflow in progress (update, restart, start, stop), if any. */
+  updateId?: string;
+  /** Bumped by start/stop requests and by each workflow: v1alpha's entity version is built from them. */
+  desiredStateVersion?: number;
+  workflowVersion?: number;
+  /** Next instance id to give out (daemon jobs and grown jobs never reuse ids). */
+  nextInstanceId?: number;
+  /** Bumped on every write; stores reject a write whose version is not newer than the stored one. */
+  version: number;
+}
+
+export interface JobRecord {
+  jobId: string;
+  /** The config as accepted, `respoolId` filled in. */
+  config: JobConfig;
+  configVersion: number;
+  runtime: JobRuntime;
+}
+
+/** One run of a task, kept in the task's history (`task get` shows current and previous runs). */
+export interface TaskRun {
+  runId: number;
+  state: TaskState;
+  hostname?: string;
+  startTimeMs?: number;
+  completionTimeMs?: number;
+  exitCode?: number;
+  message?: string;
+  reason?: string;
+}
+
+/** A task (instance) runtime (v0 `task.RuntimeInfo`). */
+export interface TaskRecord {
+  jobId: string;
+  instanceId: number;
+  runId: number;
+  state: TaskState;
+  goalState: TaskState;
+  /**
+   * The config version the task should run and the run it should be in: when they differ from the
+   * current ones, the task is stopped (if running) and started again as a new run (updates, restarts).
+   */
+  desiredConfigVersion?: number;
+  desiredRunId?: number;
+  /** Host the next run should try first (in-place updates), or must use (daemon instances, volumes). */
+  desiredHost?: string;
+  requiredHost?: string;
+  /** The persistent volume of a stateful task, once created on its host. */
+  volumeId?: string;
+  /** When the task entered its current state. */
+  stateSinceMs?: number;
+  /** Health of the current run: DISABLED when the task has no health check. */
+  healthy?: "HEALTH_UNKNOWN" | "HEALTHY" | "UNHEALTHY" | "DISABLED";
+  /** Why the task was last stopped (Peloton's `TerminationStatus.Reason`). */
+  terminationReason?: string;
+  hostname?: string;
+  agentId?: string;
+  /** Port name → port number, chosen at placement. */
+  ports?: Record<string, number>;
+  startTimeMs?: number;
+  completionTimeMs?: number;
+  exitCode?: number;
+  message?: string;
+  reason?: string;
+  failureCount: number;
+  configVersion: number;
+  /** Previous runs, oldest first. */
+  history?: TaskRun[];
+  version: number;
+}
+
+/** A state change of one task run (Peloton's pod events). */
+export interface TaskEventRecord {
+  jobId: string;
+  instanceId: number;
+  runId: number;
+  state: TaskState;
+  timeMs: number;
+  hostname?: string;
+  message?: string;
+  reason?: string;
+}
+
+export interface RespoolRecord {
+  id: string;
+  path: string;
+  parentId: string;
+  config: RespoolConfig;
+}
+
+/** Peloton's Mesos task id: `<jobId>-<instanceId>-<runId>`. */
+export function mesosTaskId(jobId: string, instanceId: number, runId: number): string {
+  return `${jobId}-${instanceId}-${runId}`;
+}
+
+/** Splits a Mesos task id back into its parts; job ids are UUIDs and contain dashes. */
+export function parseMesosTaskId(
+  id: string,
+): { jobId: string; instanceId: number; runId: number } | undefined {
+  // Scanned by hand rather than with a regular expression: every task status goes through here.
+  const runAt = id.lastIndexOf("-");
+  const runId = digitsValue(id, runAt + 1, id.length);
+  if (runAt < 2 || runId < 0) return undefined;
+  const instanceAt = id.lastIndexOf("-", runAt - 1);
+  const instanceId = digitsValue(id, instanceAt + 1, runAt);
+  if (instanceAt < 1 || instanceId < 0) return undefined;
+  return { jobId: id.slice(0, instanceAt), instanceId, runId };
+}
+
+/** The value of the decimal digits `s[from, to)`, or -1 when the range is empty or holds a non-digit. */
+function digitsValue(s: string, from: number, to: number): number {
+  if (from >= to) return -1;
+  let v = 0;
+  for (let i = from; i < to; i++) {
+    const c = s.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return -1;
+    v = v * 10 + c;
+  }
+  return v;
+}
+
+/** Peloton's update states (v0 `update.State`). */
+export type UpdateState =
+  | "INITIALIZED"
+  | "ROLLING_FORWARD"
+  | "PAUSED"
+  | "SUCCEEDED"
+  | "ABORTED"
+  | "FAILED"
+  | "ROLLING_BACKWARD"
+  | "ROLLED_BACK";
+
+export function isTerminalUpdateState(s: UpdateState): boolean {
+  return s === "SUCCEEDED" || s === "ABORTED" || s === "FAILED" || s === "ROLLED_BACK";
+}
+
+/** Workflow kinds (v1alpha `WorkflowType`, plus START and STOP which Peloton models internally). */
+export type WorkflowType = "UPDATE" | "RESTART" | "START" | "STOP";
+
+/** A job update or other workflow (Peloton's `UpdateModel`), with its progress per instance. */
+export interface UpdateRecord {
+  updateId: string;
+  jobId: string;
+  type: WorkflowType;
+  config: UpdateConfig;
+  state: UpdateState;
+  /** The state before a pause, to resume into. */
+  prevState?: UpdateState;
+  /** Job config version the workflow moves to, and the one it came from (for rollback). */
+  jobConfigVersion: number;
+  prevJobConfigVersion: number;
+  instancesAdded: number[];
+  instancesUpdated: number[];
+  instancesRemoved: number[];
+  instancesDone: number[];
+  instancesFailed: number[];
+  /** Instances being processed now (at most the batch size). */
+  instancesCurrent: number[];
+  /** RESTART: the run id each restarted instance must reach. */
+  targetRuns?: Record<string, number>;
+  creationTimeMs: number;
+  updateTimeMs: number;
+  completionTimeMs?: number;
+  opaqueData?: string;
+  /** Bumped on every write (the same stale-write rule as jobs and tasks). */
+  version: number;
+}
+
+/** A persistent volume of a stateful task, on the host its task runs on. */
+export interface VolumeRecord {
+  volumeId: string;
+  jobId: string;
+  instanceId: number;
+  hostname: string;
+  containerPath: string;
+  sizeMb: number;
+  state: "CREATED" | "DELETED";
+  createdMs: number;
+}

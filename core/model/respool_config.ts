@@ -1,0 +1,65 @@
+/** Zod schema for v0 `respool.ResourcePoolConfig` and the checks that need no other pool. */
+import { z } from "zod";
+import type { RespoolConfig, RespoolResourceConfig, RespoolResourceKind } from "./config_types.ts";
+import type { RuleIssue } from "./config_issues.ts";
+import { keyMeta, num, protoEnum, text, textList, wrappedId } from "./_schema_kit.ts";
+
+export const RESPOOL_RESOURCE_KINDS: readonly RespoolResourceKind[] = ["cpu", "memory", "disk", "gpu"];
+
+export const RespoolResourceConfigSchema: z.ZodType<RespoolResourceConfig> = z.object({
+  kind: protoEnum<RespoolResourceKind>({ cpu: null, memory: null, disk: null, gpu: null }),
+  reservation: num().default(0),
+  limit: num().default(0),
+  share: num().default(0),
+  type: protoEnum({ ELASTIC: 1, STATIC: 2 }, { prefixes: ["RESERVATION_TYPE_"] }).default("ELASTIC"),
+});
+
+const PercentLimitSchema = z.object({ maxPercent: num().default(0) });
+
+/** v0 `ResourcePoolConfig`; `parent` may be `root` or `{value: root}`; an unset policy is PriorityFIFO. */
+export const RespoolConfigSchema: z.ZodType<RespoolConfig> = z.object({
+  name: text().default(""),
+  owningTeam: text().default(""),
+  ldapGroups: textList().default([]),
+  description: text().default(""),
+  resources: z.array(RespoolResourceConfigSchema).default([]),
+  parent: wrappedId().optional(),
+  // Peloton runs an UNKNOWN (unset) policy as PriorityFIFO, so the model never carries UNKNOWN.
+  policy: protoEnum({ UNKNOWN: 0, PriorityFIFO: 1 }, { prefixes: ["SCHEDULING_POLICY_"] })
+    .default("PriorityFIFO")
+    .transform(() => "PriorityFIFO" as const),
+  controllerLimit: PercentLimitSchema.optional(),
+  slackLimit: PercentLimitSchema.optional(),
+}).register(keyMeta, { ignoredKeys: ["changeLog"] });
+
+/**
+ * The self-contained rules of `respoolconfig_validator.go`: known and unique kinds, reservation and share
+ * of 0 or more, limit of at least the reservation, percentages within 0..100. Rules that compare a pool
+ * with its parent or siblings belong to the resource manager.
+ */
+export function validateRespoolConfig(config: RespoolConfig): RuleIssue[] {
+  const issues: RuleIssue[] = [];
+  const add = (path: (string | number)[], value: unknown, expected: string) =>
+    issues.push({ path, value, expected, severity: "error" });
+  const firstIndex = new Map<string, number>();
+  config.resources.forEach((r, j) => {
+    const first = firstIndex.get(r.kind);
+    if (!RESPOOL_RESOURCE_KINDS.includes(r.kind)) {
+      add(["resources", j, "kind"], r.kind, "one of cpu, memory, disk or gpu");
+    } else if (first !== undefined) {
+      add(["resources", j, "kind"], r.kind, `each kind once (also resources[${first}])`);
+    } else firstIndex.set(r.kind, j);
+    if (r.reservation < 0) add(["resources", j, "reservation"], r.reservation, "a reservation of 0 or more");
+    if (r.share < 0) add(["resources", j, "share"], r.share, "a share of 0 or more");
+    if (r.limit < r.reservation) {
+      add(["resources", j, "limit"], r.limit, `a limit of at least the reservation (${r.reservation})`);
+    }
+  });
+  for (const field of ["controllerLimit", "slackLimit"] as const) {
+    const p = config[field]?.maxPercent;
+    if (p !== undefined && (p < 0 || p > 100)) {
+      add([field, "maxPercent"], p, "a percentage between 0 and 100");
+    }
+  }
+  return issues;
+}

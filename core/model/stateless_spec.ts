@@ -1,0 +1,294 @@
+/** Zod schemas for the v1alpha stateless JobSpec, PodSpec, ContainerSpec, and conversion to a JobConfig. */
+
+// The conversion follows Peloton's API handler (`ConvertJobSpecToJobConfig`, `ConvertPodSpecToTaskConfig`).
+import { z } from "zod";
+import type {
+  CommandInfo,
+  ContainerInfo,
+  ContainerSpec,
+  JobConfig,
+  PodSpec,
+  StatelessJobSpec,
+  TaskConfig,
+} from "./config_types.ts";
+import type { PathSeg, RuleIssue } from "./config_issues.ts";
+import { MAX_TASK_RETRIES } from "./job_config_validate.ts";
+import { isPlainObject } from "./yaml_load.ts";
+import {
+  bool,
+  canonKey,
+  instanceIdKey,
+  keyMeta,
+  num,
+  text,
+  textList,
+  uint,
+  wrappedId,
+} from "./_schema_kit.ts";
+import {
+  CommandInfoSchema,
+  ConstraintSchema,
+  ContainerInfoSchema,
+  EnvironmentVariableSchema,
+  ExecutorInfoSchema,
+  HealthCheckConfigSchema,
+  LabelSchema,
+  PersistentVolumeConfigSchema,
+  ResourceConfigSchema,
+  RestartPolicySchema,
+} from "./task_config.ts";
+
+export const ContainerSpecSchema: z.ZodType<ContainerSpec> = z.object({
+  name: text().optional(),
+  resource: ResourceConfigSchema.optional(),
+  container: ContainerInfoSchema.optional(),
+  command: CommandInfoSchema.optional(),
+  executor: ExecutorInfoSchema.optional(),
+  livenessCheck: HealthCheckConfigSchema.optional(),
+  readinessCheck: HealthCheckConfigSchema.optional(),
+  ports: z.array(z.object({
+    name: text().default(""),
+    value: num({ int: true, min: 0, max: 65535 }).default(0),
+    envName: text().optional(),
+    type: text().optional(),
+  })).optional(),
+  entrypoint: z.object({ value: text().default(""), arguments: textList().default([]) }).optional(),
+  environment: z.array(EnvironmentVariableSchema).optional(),
+  image: text().optional(),
+  volumeMounts: z.array(z.object({ name: text(), readOnly: bool().optional(), mountPath: text() }))
+    .optional(),
+});
+
+export const PodSpecSchema: z.ZodType<PodSpec> = z.object({
+  podName: wrappedId().optional(),
+  labels: z.array(LabelSchema).optional(),
+  initContainers: z.array(ContainerSpecSchema).optional(),
+  containers: z.array(ContainerSpecSchema).default([]),
+  constraint: ConstraintSchema.optional(),
+  restartPolicy: RestartPolicySchema.optional(),
+  volume: PersistentVolumeConfigSchema.optional(),
+  preemptionPolicy: z.object({ killOnPreempt: bool().default(false) }).optional(),
+  controller: bool().optional(),
+  killGracePeriodSeconds: uint().optional(),
+  revocable: bool().optional(),
+  volumes: z.array(z.record(z.string(), z.unknown())).optional(),
+  // Kept as given (`shell`, `type`, `dockerParameters`, `uris`, `executorSpec`); read by the conversion.
+  mesosSpec: z.record(z.string(), z.unknown()).optional(),
+  hostPorts: bool().optional(),
+});
+
+export const StatelessJobSpecSchema: z.ZodType<StatelessJobSpec> = z.object({
+  name: text().default(""),
+  owner: text().default(""),
+  owningTeam: text().default(""),
+  ldapGroups: textList().default([]),
+  description: text().default(""),
+  labels: z.array(LabelSchema).default([]),
+  instanceCount: uint().default(0),
+  sla: z.object({
+    priority: uint().default(0),
+    preemptible: bool().default(false),
+    revocable: bool().default(false),
+    maximumUnavailableInstances: uint().default(0),
+  }).prefault({}),
+  defaultSpec: PodSpecSchema.prefault({}),
+  instanceSpec: z.record(instanceIdKey(), PodSpecSchema).default({}),
+  respoolId: wrappedId().optional(),
+}).register(keyMeta, { ignoredKeys: ["revision"] });
+
+/** Reads a field of a kept-as-given mapping (`mesosSpec`) whatever its key style. */
+function pick(obj: unknown, name: string): unknown {
+  if (!isPlainObject(obj)) return undefined;
+  const key = Object.keys(obj).find((k) => canonKey(k) === canonKey(name));
+  return key === undefined ? undefined : obj[key];
+}
+
+const enumIs = (v: unknown, name: string, n: number) =>
+  v === n || (typeof v === "string" && v.toUpperCase().replace(/^.*_TYPE_/, "") === name);
+
+function toContainer(pod: PodSpec, main: ContainerSpec): ContainerInfo | undefined {
+  if (main.container) return main.container;
+  if (!main.image) return undefined;
+  const volumes = (main.volumeMounts ?? []).flatMap((m) => {
+    const spec = pod.volumes?.find((v) => pick(v, "name") === m.name);
+    const hostPath = pick(pick(spec, "hostPath"), "path");
+    if (typeof hostPath !== "string") return [];
+    return [{ containerPath: m.mountPath, hostPath, mode: m.readOnly ? "RO" as const : "RW" as const }];
+  });
+  const withVolumes = volumes.length > 0 ? { volumes } : {};
+  if (enumIs(pick(pod.mesosSpec, "type"), "DOCKER", 1)) {
+    const params = pick(pod.mesosSpec, "dockerParameters");
+    const parameters = Array.isArray(params)
+      ? params.map((p) => ({ key: String(pick(p, "key") ?? ""), value: String(pick(p, "value") ?? "") }))
+      : [];
+    return { type: "DOCKER", docker: { image: main.image, network: "HOST", parameters }, ...withVolumes };
+  }
+  // Peloton leaves the type unset here, which Mesos runs with its own containerizer.
+  const image = { type: "DOCKER", docker: { name: main.image }, cached: true };
+  return { type: "MESOS", mesos: { image }, ...withVolumes };
+}
+
+function toCommand(pod: PodSpec, main: ContainerSpec): CommandInfo {
+  if (main.command) return main.command;
+  const uris = pick(pod.mesosSpec, "uris");
+  const command: CommandInfo = {
+    // With a mesosSpec its `shell` decides (unset is false); without one, Mesos's default (true) applies.
+    shell: pod.mesosSpec === undefined ? true : pick(pod.mesosSpec, "shell") === true,
+    arguments: main.entrypoint?.arguments ?? [],
+    environment: { variables: main.environment ?? [] },
+    uris: Array.isArray(uris) ? uris.map((u) => ({ value: String(pick(u, "value") ?? "") })) : [],
+  };
+  if (main.entrypoint?.value) command.value = main.entrypoint.value;
+  return command;
+}
+
+function toExecutor(pod: PodSpec, main: ContainerSpec): Record<string, unknown> | undefined {
+  if (main.executor) return main.executor;
+  const spec = pick(pod.mesosSpec, "executorSpec");
+  if (!isPlainObject(spec)) return undefined;
+  const t = pick(spec, "type");
+  const type = enumIs(t, "CUSTOM", 2) ? "CUSTOM" : enumIs(t, "DEFAULT", 1) ? "DEFAULT" : "UNKNOWN";
+  const executor: Record<string, unknown> = { type };
+  const id = pick(spec, "executorId");
+  if (typeof id === "string" && id !== "") executor.executorId = { value: id };
+  const data = pick(spec, "data");
+  if (typeof data === "string" && data !== "") executor.data = data;
+  return executor;
+}
+
+/** v1alpha `PodSpec` → v0 `TaskConfig` (`ConvertPodSpecToTaskConfig`); only the first container is used. */
+export function podSpecToTaskConfig(pod: PodSpec): TaskConfig {
+  const task: TaskConfig = {};
+  const main = pod.containers[0];
+  if (main?.name) task.name = main.name;
+  if (pod.labels) task.labels = pod.labels;
+  if (main?.resource) task.resource = main.resource;
+  if (main) {
+    const container = toContainer(pod, main);
+    if (container) task.container = container;
+    task.command = toCommand(pod, main);
+    const executor = toExecutor(pod, main);
+    if (executor) task.executor = executor;
+    if (main.livenessCheck) task.healthCheck = main.livenessCheck;
+    if (main.ports?.length) {
+      task.ports = main.ports.map(({ name, value, envName }) =>
+        envName ? { name, value, envName } : { name, value }
+      );
+    }
+  }
+  if (pod.constraint) task.constraint = pod.constraint;
+  if (pod.restartPolicy) task.restartPolicy = pod.restartPolicy;
+  if (pod.volume) task.volume = pod.volume;
+  if (pod.preemptionPolicy) {
+    const kill = pod.preemptionPolicy.killOnPreempt;
+    task.preemptionPolicy = { type: kill ? "PREEMPTIBLE" : "NON_PREEMPTIBLE", killOnPreempt: kill };
+  }
+  if (pod.controller !== undefined) task.controller = pod.controller;
+  if (pod.killGracePeriodSeconds) task.killGracePeriodSeconds = pod.killGracePeriodSeconds;
+  if (pod.revocable !== undefined) task.revocable = pod.revocable;
+  return task;
+}
+
+/** A stateless JobSpec as the SERVICE JobConfig Peloton runs; the SLA's `revocable` is set on every task. */
+export function statelessSpecToJobConfig(spec: StatelessJobSpec): JobConfig {
+  const toTask = (pod: PodSpec): TaskConfig => ({
+    ...podSpecToTaskConfig(pod),
+    revocable: spec.sla.revocable,
+  });
+  const config: JobConfig = {
+    name: spec.name,
+    type: "SERVICE",
+    owningTeam: spec.owningTeam,
+    ldapGroups: spec.ldapGroups,
+    description: spec.description,
+    owner: spec.owner,
+    labels: spec.labels,
+    instanceCount: spec.instanceCount,
+    sla: {
+      priority: spec.sla.priority,
+      preemptible: spec.sla.preemptible,
+      revocable: spec.sla.revocable,
+      maximumRunningInstances: 0,
+      minimumRunningInstances: 0,
+      maxRunningTime: 0,
+      maximumUnavailableInstances: spec.sla.maximumUnavailableInstances,
+    },
+    defaultConfig: toTask(spec.defaultSpec),
+    instanceConfig: Object.fromEntries(
+      Object.entries(spec.instanceSpec).map(([id, pod]) => [id, toTask(pod)]),
+    ),
+    placementStrategy: "PLACEMENT_STRATEGY_INVALID",
+  };
+  if (spec.respoolId !== undefined) config.respoolId = spec.respoolId;
+  return config;
+}
+
+/** The spec with every `restartPolicy.maxFailures` capped at MAX_TASK_RETRIES, as Peloton stores it. */
+export function capSpecRestartPolicies(spec: StatelessJobSpec): StatelessJobSpec {
+  const cap = (pod: PodSpec): PodSpec =>
+    pod.restartPolicy && pod.restartPolicy.maxFailures > MAX_TASK_RETRIES
+      ? { ...pod, restartPolicy: { maxFailures: MAX_TASK_RETRIES } }
+      : pod;
+  const instanceSpec = Object.fromEntries(
+    Object.entries(spec.instanceSpec).map(([id, pod]) => [id, cap(pod)]),
+  );
+  return { ...spec, defaultSpec: cap(spec.defaultSpec), instanceSpec };
+}
+
+/** What the conversion cannot carry: Peloton rejects several containers per pod and init containers. */
+export function validateStatelessSpec(spec: StatelessJobSpec): RuleIssue[] {
+  const issues: RuleIssue[] = [];
+  const pods: [PathSeg[], PodSpec][] = [
+    [["defaultSpec"], spec.defaultSpec],
+    ...Object.entries(spec.instanceSpec).map((
+      [id, pod],
+    ): [PathSeg[], PodSpec] => [["instanceSpec", id], pod]),
+  ];
+  for (const [at, pod] of pods) {
+    if (pod.containers.length > 1) {
+      issues.push({
+        path: [...at, "containers"],
+        value: pod.containers,
+        expected: "at most one container: several containers per pod are not supported",
+        severity: "error",
+      });
+    }
+    if (pod.initContainers?.length) {
+      issues.push({
+        path: [...at, "initContainers"],
+        value: pod.initContainers,
+        expected: "no initContainers: init containers are not supported",
+        severity: "error",
+      });
+    }
+  }
+  return issues;
+}
+
+// Where a TaskConfig field came from in a PodSpec.
+const CONTAINER_FIELD: Partial<Record<string, PathSeg[]>> = {
+  name: ["containers", 0, "name"],
+  resource: ["containers", 0, "resource"],
+  container: ["containers", 0, "container"],
+  command: ["containers", 0, "entrypoint"],
+  executor: ["containers", 0, "executor"],
+  healthCheck: ["containers", 0, "livenessCheck"],
+  ports: ["containers", 0, "ports"],
+};
+
+/** Maps a path in the converted JobConfig back into the spec, so errors point into the spec file. */
+export function specPathOf(jobPath: readonly PathSeg[]): PathSeg[] {
+  const [head, ...rest] = jobPath;
+  let pod: PathSeg[];
+  let field: readonly PathSeg[];
+  if (head === "defaultConfig") [pod, field] = [["defaultSpec"], rest];
+  else if (head === "instanceConfig" && rest.length > 0) {
+    [pod, field] = [["instanceSpec", rest[0]], rest.slice(1)];
+  } else return [...jobPath];
+  if (field.length === 0) return pod;
+  const [name, ...tail] = field;
+  const container = CONTAINER_FIELD[String(name)];
+  if (container) return [...pod, ...container, ...(name === "command" ? [] : tail)];
+  if (name === "preemptionPolicy") return [...pod, "preemptionPolicy", "killOnPreempt"];
+  return [...pod, ...field];
+}

@@ -1,0 +1,178 @@
+/** Parses YAML (or takes a plain JSON value) into a source tree that keeps each node's line and column. */
+import {
+  type Document,
+  isAlias,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  LineCounter,
+  type Node,
+  parseDocument,
+} from "yaml";
+
+/** Where a node starts in its file, 1-based; absent for values that did not come from text. */
+export interface SourcePos {
+  line?: number;
+  column?: number;
+}
+
+/** One `key: value` of a mapping; the position is the key's, which is where a reader looks for the field. */
+export interface SourceEntry extends SourcePos {
+  key: string;
+  value: SourceNode;
+  /** Came in through a YAML merge key (`<<: *base`), so an explicit key may override it silently. */
+  merged?: boolean;
+}
+
+export type SourceNode =
+  | ({ kind: "map"; entries: SourceEntry[] } & SourcePos)
+  | ({ kind: "seq"; items: SourceNode[] } & SourcePos)
+  /** `text` is the scalar as written (`1.0`, `yes`), used where the schema wants text. */
+  | ({ kind: "scalar"; value: unknown; text?: string } & SourcePos);
+
+/** A problem the YAML parser reported. */
+export interface YamlProblem {
+  line: number;
+  column: number;
+  message: string;
+}
+
+export type YamlParseResult =
+  | { ok: true; root: SourceNode; warnings: YamlProblem[] }
+  | { ok: false; errors: YamlProblem[] };
+
+// Deeper than any config; guards against alias cycles such as `&a [*a]`.
+const MAX_DEPTH = 64;
+
+/**
+ * Parses one YAML document as YAML 1.1 (what Peloton's Go CLI and PyYAML read). Duplicate keys are
+ * allowed here, as they were there (`tests/integration/test_configs/test_stateless_job.yaml` has two
+ * `changeLog` keys); the key normalizer reports them.
+ */
+export function parseYamlSource(text: string): YamlParseResult {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, {
+    lineCounter,
+    uniqueKeys: false,
+    version: "1.1",
+    prettyErrors: true,
+    // YAML 1.1 would turn timestamps into Date objects; configs only hold them as text.
+    customTags: (tags) =>
+      tags.filter((t) => typeof t === "string" || t.tag !== "tag:yaml.org,2002:timestamp"),
+  });
+  const toProblem = (e: { message: string; linePos?: [{ line: number; col: number }, ...unknown[]] }) => ({
+    line: e.linePos?.[0].line ?? 1,
+    column: e.linePos?.[0].col ?? 1,
+    message: e.message.split("\n")[0].replace(/ at line \d+, column \d+:$/, ""),
+  });
+  if (doc.errors.length > 0) return { ok: false, errors: doc.errors.map(toProblem) };
+  const converter = new Converter(doc, lineCounter);
+  // An empty document has no node; its problems are reported on line 1.
+  const root = { line: 1, column: 1, ...converter.node(doc.contents as Node | null, 0) };
+  if (converter.problems.length > 0) return { ok: false, errors: converter.problems };
+  return { ok: true, root, warnings: doc.warnings.map(toProblem) };
+}
+
+/** Wraps a plain JSON-like value (an API body) as a source tree without positions. */
+export function plainToSource(value: unknown, depth = 0): SourceNode {
+  // Cut cycles and absurd nesting; the schema then reports the null where a value was expected.
+  if (depth > MAX_DEPTH) return { kind: "scalar", value: null };
+  if (Array.isArray(value)) return { kind: "seq", items: value.map((v) => plainToSource(v, depth + 1)) };
+  if (isPlainObject(value)) {
+    return {
+      kind: "map",
+      entries: Object.entries(value).map(([key, v]) => ({ key, value: plainToSource(v, depth + 1) })),
+    };
+  }
+  return { kind: "scalar", value };
+}
+
+/** The plain value of a source tree; later duplicate keys win, as in every YAML loader Peloton used. */
+export function sourceToPlain(node: SourceNode): unknown {
+  switch (node.kind) {
+    case "scalar":
+      return node.value;
+    case "seq":
+      return node.items.map(sourceToPlain);
+    case "map": {
+      const out: Record<string, unknown> = {};
+      for (const e of node.entries) out[e.key] = sourceToPlain(e.value);
+      return out;
+    }
+  }
+}
+
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+class Converter {
+  readonly problems: YamlProblem[] = [];
+
+  constructor(private readonly doc: Document, private readonly lines: LineCounter) {}
+
+  node(node: Node | null, depth: number): SourceNode {
+    const pos = this.pos(node);
+    if (depth > MAX_DEPTH) {
+      this.problems.push({ line: pos.line ?? 1, column: pos.column ?? 1, message: "nesting too deep" });
+      return { kind: "scalar", value: null, ...pos };
+    }
+    if (node === null) return { kind: "scalar", value: null, ...pos };
+    if (isAlias(node)) {
+      const target = node.resolve(this.doc) ?? null;
+      return { ...this.node(target as Node | null, depth + 1), ...pos };
+    }
+    if (isMap(node)) return { kind: "map", entries: this.entries(node.items, depth), ...pos };
+    if (isSeq(node)) {
+      return {
+        kind: "seq",
+        items: node.items.map((n) => this.node(n as Node, depth + 1)),
+        ...pos,
+      };
+    }
+    if (isScalar(node)) {
+      const value = node.value;
+      return {
+        kind: "scalar",
+        value,
+        text: typeof node.source === "string" ? node.source : undefined,
+        ...pos,
+      };
+    }
+    return { kind: "scalar", value: null, ...pos };
+  }
+
+  private entries(items: unknown[], depth: number): SourceEntry[] {
+    const merged: SourceEntry[] = [];
+    const own: SourceEntry[] = [];
+    for (const pair of items) {
+      if (!isPair(pair)) continue;
+      const keyNode = pair.key as Node | null;
+      const value = this.node(pair.value as Node | null, depth + 1);
+      if (isScalar(keyNode) && typeof keyNode.value === "symbol" && keyNode.source === "<<") {
+        const sources = value.kind === "seq" ? value.items : [value];
+        for (const s of sources) {
+          if (s.kind === "map") merged.push(...s.entries.map((e) => ({ ...e, merged: true })));
+        }
+        continue;
+      }
+      own.push({ key: this.keyText(keyNode), value, ...this.pos(keyNode) });
+    }
+    return [...merged, ...own];
+  }
+
+  private keyText(key: Node | null): string {
+    if (key === null) return "";
+    // The key as written: YAML 1.1 reads a key `y` as `true`, but the user meant "y".
+    if (isScalar(key)) return typeof key.source === "string" ? key.source : String(key.value);
+    return JSON.stringify(key.toJSON());
+  }
+
+  private pos(node: Node | null): SourcePos {
+    const offset = node?.range?.[0];
+    if (offset === undefined) return {};
+    const { line, col } = this.lines.linePos(offset);
+    return { line, column: col };
+  }
+}

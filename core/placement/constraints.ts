@@ -1,0 +1,169 @@
+/** Label constraints (Peloton's `pkg/common/constraints/evaluate.go`) evaluated against a host. */
+import type { Constraint, Label, LabelConstraint } from "../model/config_types.ts";
+
+/** What a host looks like to a constraint: its attributes (plus hostname) and its tasks' labels. */
+export interface ConstraintTarget {
+  hostname: string;
+  attributes: Record<string, string>;
+  taskLabels: readonly Label[];
+  /** Tasks on the host carrying `key=value`; when given it replaces counting `taskLabels`. */
+  labelCount?: (key: string, value: string) => number;
+}
+
+export type Verdict = "match" | "mismatch" | "not-applicable";
+export type LabelKind = "HOST" | "TASK";
+
+/** The attribute key that marks exclusive hosts (Peloton's `common.PelotonExclusiveAttributeName`). */
+export const EXCLUSIVE_KEY = "peloton/exclusive";
+
+function count(c: LabelConstraint, t: ConstraintTarget): number {
+  const { key, value } = c.label;
+  if (c.kind === "HOST") {
+    if (key === "hostname") return t.hostname === value ? 1 : 0;
+    return t.attributes[key] === value ? 1 : 0;
+  }
+  if (t.labelCount) return t.labelCount(key, value);
+  let n = 0;
+  for (const l of t.taskLabels) if (l.key === key && l.value === value) n++;
+  return n;
+}
+
+export function compare(condition: LabelConstraint["condition"], n: number, requirement: number): boolean {
+  switch (condition) {
+    case "LESS_THAN":
+      return n < requirement;
+    case "EQUAL":
+      return n === requirement;
+    case "GREATER_THAN":
+      return n > requirement;
+  }
+}
+
+/**
+ * Evaluates a constraint. AND: any mismatch fails; OR: any match passes. `kinds` limits which
+ * label kinds apply, as Peloton's host manager evaluates only HOST constraints.
+ */
+export function evaluate(
+  c: Constraint,
+  t: ConstraintTarget,
+  kinds: ReadonlySet<LabelKind> = BOTH,
+): Verdict {
+  switch (c.type) {
+    case "LABEL_CONSTRAINT":
+      if (!kinds.has(c.labelConstraint.kind)) return "not-applicable";
+      return compare(c.labelConstraint.condition, count(c.labelConstraint, t), c.labelConstraint.requirement)
+        ? "match"
+        : "mismatch";
+    case "AND_CONSTRAINT": {
+      let applicable = false;
+      for (const sub of c.andConstraint.constraints) {
+        const v = evaluate(sub, t, kinds);
+        if (v === "mismatch") return "mismatch";
+        if (v === "match") applicable = true;
+      }
+      return applicable ? "match" : "not-applicable";
+    }
+    case "OR_CONSTRAINT": {
+      let applicable = false;
+      for (const sub of c.orConstraint.constraints) {
+        const v = evaluate(sub, t, kinds);
+        if (v === "match") return "match";
+        if (v === "mismatch") applicable = true;
+      }
+      return applicable ? "mismatch" : "not-applicable";
+    }
+  }
+}
+
+const BOTH: ReadonlySet<LabelKind> = new Set(["HOST", "TASK"]);
+export const HOST_KIND: ReadonlySet<LabelKind> = new Set(["HOST"]);
+
+/** True unless the constraint mismatches. */
+export function satisfies(c: Constraint | undefined, t: ConstraintTarget): boolean {
+  return !c || evaluate(c, t) !== "mismatch";
+}
+
+/**
+ * Peloton's `IsNonExclusiveConstraint`: true unless some HOST label names `peloton/exclusive`.
+ * Exclusive hosts take only work whose constraint targets them.
+ */
+export function isNonExclusive(c: Constraint | undefined): boolean {
+  if (!c) return true;
+  switch (c.type) {
+    case "LABEL_CONSTRAINT":
+      return !(c.labelConstraint.kind === "HOST" && c.labelConstraint.label.key === EXCLUSIVE_KEY);
+    case "AND_CONSTRAINT":
+      return c.andConstraint.constraints.every(isNonExclusive);
+    case "OR_CONSTRAINT":
+      return c.orConstraint.constraints.every(isNonExclusive);
+  }
+}
+
+/**
+ * The host summary's host-limit check: a top-level TASK label constraint that the tasks already on
+ * the host exceed (more tasks can only raise the count) rejects the host before placement.
+ */
+export function hostLimitExceeded(
+  c: Constraint | undefined,
+  labelCount: (k: string, v: string) => number,
+): boolean {
+  if (!c || c.type !== "LABEL_CONSTRAINT" || c.labelConstraint.kind !== "TASK") return false;
+  const l = c.labelConstraint;
+  const n = labelCount(l.label.key, l.label.value);
+  if (l.condition === "LESS_THAN") return n >= l.requirement;
+  if (l.condition === "EQUAL") return n > l.requirement;
+  return false;
+}
+
+/** Every label of a kind a constraint mentions, once, as `key=value`, in first-seen order. */
+export function labelsOf(c: Constraint | undefined, kind: LabelKind, out: string[] = []): string[] {
+  if (!c) return out;
+  switch (c.type) {
+    case "LABEL_CONSTRAINT": {
+      const l = c.labelConstraint;
+      const k = `${l.label.key}=${l.label.value}`;
+      if (l.kind === kind && !out.includes(k)) out.push(k);
+      return out;
+    }
+    case "AND_CONSTRAINT":
+      for (const s of c.andConstraint.constraints) labelsOf(s, kind, out);
+      return out;
+    case "OR_CONSTRAINT":
+      for (const s of c.orConstraint.constraints) labelsOf(s, kind, out);
+      return out;
+  }
+}
+
+/** "host_pool=batch", "rack!=r1", "tasks with app=web < 1" for rejection reasons. */
+export function describeConstraint(c: Constraint): string {
+  switch (c.type) {
+    case "LABEL_CONSTRAINT": {
+      const l = c.labelConstraint;
+      const kv = `${l.label.key}=${l.label.value}`;
+      if (l.kind === "HOST") {
+        if (l.condition === "EQUAL" && l.requirement === 1) return kv;
+        if (l.condition === "GREATER_THAN" && l.requirement === 0) return kv;
+        if (l.condition === "EQUAL" && l.requirement === 0) return `${l.label.key}!=${l.label.value}`;
+        if (l.condition === "LESS_THAN" && l.requirement === 1) return `${l.label.key}!=${l.label.value}`;
+      }
+      const op = l.condition === "EQUAL" ? "==" : l.condition === "LESS_THAN" ? "<" : ">";
+      return `${l.kind === "HOST" ? "hosts" : "tasks"} with ${kv} ${op} ${l.requirement}`;
+    }
+    case "AND_CONSTRAINT":
+      return `(${c.andConstraint.constraints.map(describeConstraint).join(" and ")})`;
+    case "OR_CONSTRAINT":
+      return `(${c.orConstraint.constraints.map(describeConstraint).join(" or ")})`;
+  }
+}
+
+/** A stable text key of a constraint, cached per object (tasks of a job share theirs). */
+export function constraintKey(c: Constraint | undefined): string {
+  if (!c) return "";
+  let k = KEYS.get(c);
+  if (k === undefined) {
+    k = JSON.stringify(c);
+    KEYS.set(c, k);
+  }
+  return k;
+}
+const KEYS = new WeakMap<Constraint, string>();

@@ -1,0 +1,370 @@
+/** The placement engine daemon: dequeue gangs, lease hosts, place in rounds (with deadlines and backoff), hand back. */
+import type {
+  HostFilter,
+  HostLease,
+  HostPlacement,
+  Message,
+  PlacementFailure,
+  ReplyMessage,
+  RmTask,
+} from "../messages.ts";
+import type { TaskType } from "../model/states.ts";
+import type { Clock } from "../ports/clock.ts";
+import type { Metrics } from "../ports/metrics.ts";
+import type { PlacementExecutor } from "../ports/placement_executor.ts";
+import type { Address, Receiver, Transport } from "../ports/transport.ts";
+import { PendingCalls } from "../rpc.ts";
+import { pickPorts } from "../hostmgr/ports.ts";
+import { InProcessExecutor } from "./in_process_executor.ts";
+import {
+  backoffMs,
+  DEFAULT_RESERVATION,
+  PELOTON_POLICIES,
+  type ReservationPolicy,
+  type TaskTypePolicy,
+} from "./policy.ts";
+import { failureReason, rejectionCounts, roomIsMissing } from "./reasons.ts";
+import { RoundBuilder, type UnitOutcome } from "./round_build.ts";
+import { HeldUnits, type Pending } from "./held_units.ts";
+import type { PlacementResult, PlacementRound } from "./round.ts";
+
+export interface PlacementConfig {
+  /** Tasks per dequeue (Peloton dequeues 10 gangs; batching more keeps rounds cheap at scale). */
+  dequeueLimit: number;
+  /** Long-poll timeout of DequeueGangs (Peloton's `task_dequeue_timeout`). */
+  dequeueTimeoutMs: number;
+  /** Tasks placed in one round at most (retries first, then newly dequeued). */
+  roundLimit: number;
+  policies: Record<TaskType, TaskTypePolicy>;
+  /** Host reservation for large tasks; null turns it off. */
+  reservation: ReservationPolicy | null;
+  /** Feasible hosts scored per placement decision. */
+  scoreLimit: number;
+  maxHostsPerFilter: number;
+  /** Immediate retries of a task that failed while the host manager held more matching hosts. */
+  quickRetries: number;
+  /** Rounds out at once: the next round is leased and built while workers place the last one. */
+  pipelineDepth: number;
+}
+
+export const DEFAULT_PLACEMENT_CONFIG: PlacementConfig = {
+  dequeueLimit: 1000,
+  dequeueTimeoutMs: 100,
+  roundLimit: 5000,
+  policies: PELOTON_POLICIES,
+  reservation: DEFAULT_RESERVATION,
+  scoreLimit: 16,
+  maxHostsPerFilter: 10_000,
+  quickRetries: 2,
+  pipelineDepth: 2,
+};
+
+export interface PlacementDeps {
+  clock: Clock;
+  transport: Transport;
+  metrics: Metrics;
+  self: Address;
+  resmgr: Address;
+  hostmgr: Address;
+  /** Where rounds are computed; in process unless the mode wires workers. */
+  executor?: PlacementExecutor;
+}
+
+type Reply<K extends ReplyMessage["kind"]> = Extract<ReplyMessage, { kind: K }>;
+
+export class PlacementEngine implements Receiver {
+  readonly #calls = new PendingCalls<ReplyMessage>();
+  readonly #held = new HeldUnits();
+  readonly #executor: PlacementExecutor;
+  #running = false;
+  #dequeuing = false;
+  #roundsOut = 0;
+  #activeReservations = 0;
+  readonly #placed;
+  readonly #failed;
+  readonly #rounds;
+
+  constructor(
+    private readonly deps: PlacementDeps,
+    readonly config: PlacementConfig = DEFAULT_PLACEMENT_CONFIG,
+  ) {
+    this.#executor = deps.executor ?? new InProcessExecutor();
+    this.#placed = deps.metrics.counter("placement_tasks_placed_total");
+    this.#failed = deps.metrics.counter("placement_tasks_failed_total");
+    this.#rounds = deps.metrics.counter("placement_rounds_total");
+  }
+
+  /** Tasks held by the engine (dequeued, not yet handed back). */
+  get holding(): number {
+    return this.#held.tasks;
+  }
+
+  start(): void {
+    this.#running = true;
+    this.#dequeue();
+  }
+
+  stop(): void {
+    this.#running = false;
+  }
+
+  receive(msg: Message): void {
+    if (msg.kind === "gangs" || msg.kind === "hosts-acquired" || msg.kind === "host-reserved") {
+      this.#calls.resolve(msg);
+    } else if (msg.kind === "reservation-update") this.#reservationUpdate(msg.taskId, msg.lease, msg.reason);
+  }
+
+  #call<K extends ReplyMessage["kind"]>(
+    to: Address,
+    make: (reqId: number) => Message,
+    onReply: (r: Reply<K>) => void,
+  ) {
+    const reqId = this.#calls.register((r) => onReply(r as Reply<K>));
+    this.deps.transport.send(to, make(reqId));
+  }
+
+  /** Fetches new work; without anything due it long-polls until the next retry is due. */
+  #dequeue(): void {
+    if (!this.#running || this.#dequeuing || this.#roundsOut >= this.config.pipelineDepth) return;
+    this.#dequeuing = true;
+    const now = this.deps.clock.now();
+    if (this.#activeReservations > 0) this.#expireReservations(now);
+    const timeoutMs = Math.max(0, Math.min(this.config.dequeueTimeoutMs, this.#held.nextDue(now) - now));
+    this.#call<"gangs">(
+      this.deps.resmgr,
+      (reqId) => ({
+        kind: "dequeue-gangs",
+        reqId,
+        replyTo: this.deps.self,
+        limit: this.config.dequeueLimit,
+        timeoutMs,
+      }),
+      (reply) => {
+        this.#dequeuing = false;
+        this.#held.admit(reply.gangs, this.deps.clock.now(), this.config.policies);
+        const due = this.#held.due(this.deps.clock.now(), this.config.roundLimit);
+        if (due.length) this.#round(due);
+        else this.#dequeue();
+      },
+    );
+  }
+
+  /** One round: lease hosts for every group, place in the executor, classify, hand back. */
+  #round(due: Pending[]): void {
+    const builder = new RoundBuilder(due);
+    const filters = builder.filters(this.config.maxHostsPerFilter);
+    const held: HostLease[] = [];
+    for (const u of due) {
+      if (u.held) held.push(...u.held);
+      u.held = undefined;
+      u.inRound = true;
+    }
+    this.#roundsOut++;
+    this.#call<"hosts-acquired">(
+      this.deps.hostmgr,
+      (reqId) => ({ kind: "acquire-hosts", reqId, replyTo: this.deps.self, filters }),
+      (reply) => {
+        // Held hosts are still leased to this engine, so the host manager cannot hand them out again.
+        const leases = held.length ? held.concat(reply.leases) : reply.leases;
+        const round = builder.build(leases, this.config.scoreLimit);
+        this.#rounds.inc();
+        let back = false;
+        this.#executor.place(round, (result) => {
+          back = true;
+          this.#finish(due, builder, round, result, reply, filters);
+        });
+        // While workers place this round, lease and build the next one.
+        if (!back) this.#dequeue();
+      },
+    );
+  }
+
+  #finish(
+    due: Pending[],
+    builder: RoundBuilder<Pending>,
+    round: PlacementRound,
+    result: PlacementResult,
+    reply: Reply<"hosts-acquired">,
+    filters: HostFilter[],
+  ): void {
+    const now = this.deps.clock.now();
+    this.#roundsOut--;
+    for (const u of due) u.inRound = false;
+    const outcomes = builder.outcomes(result, round.groups);
+    const placements = new Map<string, HostPlacement>();
+    const failed: PlacementFailure[] = [];
+    const notYet: [Pending, UnitOutcome["placed"]][] = [];
+    const reasons = new Map<number, { text: string; room: boolean }>();
+    for (const u of due) {
+      const o = outcomes.get(u);
+      if (!o) continue;
+      if (o.placed.length) {
+        u.rounds++;
+        if (this.#goodEnough(u, o.placed, now)) this.#assign(u, o.placed, placements);
+        else notYet.push([u, o.placed]);
+      }
+      if (!o.unplaced.length) continue;
+      // Tasks of one round unit share their counts: word them once.
+      let why = reasons.get(o.roundUnit);
+      if (!why) {
+        const task = o.unplaced[0];
+        const counts = rejectionCounts(task, result.failures[o.roundUnit], reply.rejections[o.group]);
+        reasons.set(o.roundUnit, why = { text: failureReason(task, counts), room: roomIsMissing(counts) });
+      }
+      const reason = u.gang ? `gang of ${u.tasks.length} could not be placed whole: ${why.text}` : why.text;
+      u.reason = reason;
+      u.failedRounds++;
+      if (now >= u.deadlineMs) {
+        for (const t of o.unplaced) failed.push({ taskId: t.taskId, reason });
+        this.#remove(u, o.unplaced);
+        continue;
+      }
+      if (!reply.exhausted[o.group] && u.quick < this.config.quickRetries) {
+        u.quick++;
+        u.notBeforeMs = now;
+      } else u.notBeforeMs = now + backoffMs(u.policy, u.failedRounds);
+      if (why.room && !u.gang) this.#maybeReserve(u, o.unplaced[0], filters[o.group]);
+    }
+    // Peloton's rule: a task whose host another task already launches on goes there too.
+    for (const [u, placed] of notYet) {
+      const desired = placed.some((p) => p.task.desiredHost !== undefined);
+      if (!desired && placed.every((p) => placements.has(p.lease.leaseId))) {
+        this.#assign(u, placed, placements);
+      } else if (desired) u.notBeforeMs = now;
+      else {
+        u.held = [...new Set(placed.map((p) => p.lease))];
+        u.notBeforeMs = now;
+      }
+    }
+    const keep = new Set<string>();
+    for (const u of due) for (const l of u.held ?? []) keep.add(l.leaseId);
+    const unused = builder.leases.filter((l) => !placements.has(l.leaseId) && !keep.has(l.leaseId))
+      .map((l) => l.leaseId);
+    this.#handBack([...placements.values()], failed);
+    if (unused.length) {
+      this.deps.transport.send(this.deps.hostmgr, { kind: "release-hosts", leaseIds: unused });
+    }
+    this.#dequeue();
+  }
+
+  /** Good enough: on the desired host (or past waiting for it), else past max rounds or the deadline. */
+  #goodEnough(u: Pending, placed: UnitOutcome["placed"], now: number): boolean {
+    if (now >= u.deadlineMs) return true;
+    if (placed.some((p) => p.task.desiredHost !== undefined)) {
+      return now >= u.desiredDeadlineMs ||
+        placed.every((p) => !p.task.desiredHost || p.lease.hostname === p.task.desiredHost);
+    }
+    return u.rounds >= u.policy.maxRounds;
+  }
+
+  #assign(u: Pending, placed: UnitOutcome["placed"], placements: Map<string, HostPlacement>): void {
+    for (const { task, lease: l, ports } of placed) {
+      let p = placements.get(l.leaseId);
+      if (!p) {
+        placements.set(
+          l.leaseId,
+          p = { leaseId: l.leaseId, hostname: l.hostname, agentId: l.agentId, tasks: [] },
+        );
+      }
+      p.tasks.push({ taskId: task.taskId, ports });
+    }
+    this.#remove(u, placed.length === u.tasks.length ? u.tasks : placed.map((p) => p.task));
+  }
+
+  #handBack(placements: HostPlacement[], failed: PlacementFailure[]): void {
+    if (!placements.length && !failed.length) return;
+    this.#placed.inc(placements.reduce((n, p) => n + p.tasks.length, 0));
+    this.#failed.inc(failed.length);
+    this.deps.transport.send(this.deps.resmgr, { kind: "set-placements", placements, failed });
+  }
+
+  #forget(u: Pending): void {
+    this.#held.forget(u);
+    if (u.reservation?.state === "waiting" || u.reservation?.state === "asked") {
+      this.#activeReservations--;
+      this.deps.transport.send(this.deps.hostmgr, { kind: "cancel-reservation", taskId: u.tasks[0].taskId });
+    }
+  }
+
+  /** Takes tasks out of a unit (placed or handed back); the unit goes when it has none left. */
+  #remove(u: Pending, tasks: RmTask[]): void {
+    if (tasks.length >= u.tasks.length) this.#forget(u);
+    else this.#held.remove(u, tasks);
+  }
+
+  /** After repeated rounds without room, a large task gets a host reserved until it fits. */
+  #maybeReserve(unit: Pending, task: RmTask, filter: HostFilter): void {
+    const p = this.config.reservation;
+    if (!p || unit.reservation || unit.failedRounds < p.afterFailedRounds) return;
+    if (this.#activeReservations >= p.maxActive) return;
+    // A reservation is for one task: it leaves its unit (tasks of a job share one until then).
+    const u = unit.tasks.length === 1 ? unit : this.#held.split(unit, task);
+    const f: HostFilter = { ...filter, maxHosts: 1, tasks: 1, hints: undefined };
+    this.#activeReservations++;
+    u.reservation = { state: "asked", untilMs: Infinity, filter: f };
+    this.#call<"host-reserved">(
+      this.deps.hostmgr,
+      (reqId) => ({ kind: "reserve-host", reqId, replyTo: this.deps.self, taskId: task.taskId, filter: f }),
+      (reply) => {
+        if (u.reservation?.state !== "asked") return;
+        if (reply.hostname === undefined) {
+          this.#activeReservations--;
+          u.reservation = { state: "refused", untilMs: 0 };
+          u.reason = `${u.reason}; ${reply.reason}`;
+          return;
+        }
+        u.reservation = {
+          state: "waiting",
+          hostname: reply.hostname,
+          untilMs: this.deps.clock.now() + p.timeoutMs,
+        };
+      },
+    );
+  }
+
+  /** A reserved host has room now (place the task there) or the reservation ended without it. */
+  #reservationUpdate(taskId: string, lease?: HostLease, reason?: string): void {
+    const u = this.#held.get(taskId);
+    const waiting = u && (u.reservation?.state === "waiting" || u.reservation?.state === "asked");
+    if (!u || !waiting) {
+      if (lease) {
+        this.deps.transport.send(this.deps.hostmgr, { kind: "release-hosts", leaseIds: [lease.leaseId] });
+      }
+      return;
+    }
+    this.#activeReservations--;
+    const task: RmTask = u.tasks[0];
+    if (!lease) {
+      u.reservation = { state: "refused", untilMs: 0 };
+      u.reason = reason;
+      u.notBeforeMs = this.deps.clock.now();
+      return;
+    }
+    u.reservation = undefined;
+    const ports = pickPorts(task.ports, lease.freePorts, new Set()) ?? {};
+    this.#forget(u);
+    this.#handBack([{
+      leaseId: lease.leaseId,
+      hostname: lease.hostname,
+      agentId: lease.agentId,
+      tasks: [{ taskId, ports }],
+    }], []);
+  }
+
+  /** Tasks that waited too long for their reserved host go back with the reason. */
+  #expireReservations(now: number): void {
+    const failed: PlacementFailure[] = [];
+    const expired: Pending[] = [];
+    for (const u of this.#held.all()) {
+      const r = u.reservation;
+      if (r?.state === "waiting" && r.untilMs <= now) expired.push(u);
+    }
+    for (const u of expired) {
+      const r = u.reservation!;
+      const reason = `host ${r.hostname} was reserved for the task but did not free up in time; ${u.reason}`;
+      for (const t of u.tasks) failed.push({ taskId: t.taskId, reason });
+      this.#forget(u);
+    }
+    this.#handBack([], failed);
+  }
+}

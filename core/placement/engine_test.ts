@@ -1,0 +1,265 @@
+import assert from "node:assert/strict";
+import type { Gang, HostLease, RmTask } from "../messages.ts";
+import type { PlacementExecutor } from "../ports/placement_executor.ts";
+import { type HostSpec, makeHost, makeLease, makePorts, makeRmTask } from "../testing/harness.ts";
+import { DEFAULT_PLACEMENT_CONFIG, type PlacementConfig, PlacementEngine } from "./engine.ts";
+import { placeRound } from "./plan.ts";
+import { PELOTON_POLICIES } from "./policy.ts";
+import type { PlacementResult, PlacementRound } from "./round.ts";
+
+function setup(config: Partial<PlacementConfig> = {}, executor?: PlacementExecutor) {
+  const ports = makePorts();
+  const pe = new PlacementEngine(
+    { ...ports, self: "placement", resmgr: "resmgr", hostmgr: "hostmgr", executor },
+    { ...DEFAULT_PLACEMENT_CONFIG, ...config },
+  );
+  const { transport } = ports;
+  pe.start();
+  /** Answers the pending dequeue with these gangs; returns the dequeue's timeout. */
+  const gangs = (...list: Gang[]) => {
+    const dq = transport.takeOne("dequeue-gangs", "resmgr");
+    pe.receive({ kind: "gangs", reqId: dq.reqId, gangs: list });
+    return dq.timeoutMs;
+  };
+  /** Answers the pending acquire with leases; returns the request's filters. */
+  const hosts = (leases: HostLease[], rejections: Record<string, number> = {}, exhausted = true) => {
+    const req = transport.takeOne("acquire-hosts", "hostmgr");
+    const n = req.filters.length;
+    pe.receive({
+      kind: "hosts-acquired",
+      reqId: req.reqId,
+      leases,
+      rejections: Array.from({ length: n }, () => rejections),
+      exhausted: Array.from({ length: n }, () => exhausted),
+    });
+    return req.filters;
+  };
+  return { ...ports, pe, gangs, hosts };
+}
+
+const lease = (name: string, spec?: HostSpec) => makeLease(makeHost(name, spec), { leaseId: `${name}#1` });
+const one = (t: Partial<RmTask>): Gang => ({ tasks: [makeRmTask(t)] });
+const quick = { ...PELOTON_POLICIES, BATCH: { ...PELOTON_POLICIES.BATCH, maxDurationMs: 5_000 } };
+
+Deno.test("an empty dequeue reply starts another dequeue without leasing hosts", () => {
+  const { gangs, transport } = setup();
+  gangs();
+  assert.equal(transport.take("dequeue-gangs", "resmgr").length, 1);
+  assert.deepEqual(transport.take("acquire-hosts"), []);
+});
+
+Deno.test("one acquire per round: a filter per group of identical tasks, sized by its task count", () => {
+  const { gangs, hosts, transport } = setup();
+  const big = { cpuMilli: 3000, memMb: 128, diskMb: 0, gpuMilli: 1000 };
+  gangs(
+    one({ instanceId: 0 }),
+    one({ instanceId: 1 }),
+    one({
+      instanceId: 2,
+      resources: big,
+      ports: [{ name: "a", value: 0 }],
+    }),
+  );
+  const filters = hosts([lease("h1"), lease("h2", { gpu: 1 })]);
+  assert.equal(filters.length, 2);
+  assert.deepEqual(
+    [filters[0].minResources.cpuMilli, filters[0].maxHosts, filters[0].tasks, filters[0].gpu],
+    [1000, 2, 4, false],
+  );
+  assert.deepEqual([filters[1].numPorts, filters[1].gpu, filters[1].hints, filters[1].order], [
+    1,
+    true,
+    undefined,
+    "least-free",
+  ]);
+  const [set] = transport.take("set-placements", "resmgr");
+  assert.deepEqual(set.failed, []);
+  assert.deepEqual(set.placements.map((p) => [p.leaseId, p.tasks.map((t) => t.taskId)]), [
+    ["h1#1", ["job-a-0-1", "job-a-1-1"]],
+    ["h2#1", ["job-a-2-1"]],
+  ]);
+  assert.deepEqual(set.placements[1].tasks[0].ports, { a: 31000 });
+  assert.deepEqual(transport.take("release-hosts"), []);
+  assert.equal(transport.take("dequeue-gangs", "resmgr").length, 1, "the next round starts");
+});
+
+Deno.test("leases that end up unused are released", () => {
+  const { gangs, hosts, transport } = setup();
+  gangs(one({}));
+  hosts([lease("h1"), lease("h2")]);
+  assert.deepEqual(transport.takeOne("release-hosts", "hostmgr").leaseIds, ["h2#1"]);
+  assert.deepEqual(transport.takeOne("set-placements").placements.map((p) => p.hostname), ["h1"]);
+});
+
+Deno.test("a task with no host is retried after a backoff, and handed back with the reason past its deadline", () => {
+  const { gangs, hosts, transport, clock } = setup({ policies: quick });
+  gangs(one({}));
+  hosts([], { "insufficient cpu": 48_112, "host in maintenance": 3 });
+  assert.deepEqual(transport.take("set-placements"), [], "before its deadline the engine keeps the task");
+  assert.deepEqual(transport.take("release-hosts"), []);
+  assert.equal(gangs(), 100, "the engine long-polls for new work meanwhile");
+  assert.deepEqual(transport.take("acquire-hosts"), [], "the retry is not due yet");
+  clock.advance(1000);
+  gangs();
+  hosts([], { "insufficient cpu": 48_112 });
+  clock.advance(5000);
+  gangs();
+  hosts([], { "insufficient cpu": 48_112, "host in maintenance": 3 });
+  const [set] = transport.take("set-placements", "resmgr");
+  assert.deepEqual(set.failed, [{
+    taskId: "job-a-0-1",
+    reason: "no host with 1 free cpus: insufficient cpu on 48,112 hosts, host in maintenance on 3 hosts",
+  }]);
+});
+
+Deno.test("a failure while the host manager had more matching hosts is retried at once", () => {
+  const { gangs, hosts, transport } = setup();
+  gangs(one({ instanceId: 0 }), one({ instanceId: 1 }));
+  hosts([lease("h1", { cpu: 1 })], {}, false);
+  assert.equal(transport.takeOne("set-placements").placements.length, 1);
+  assert.equal(gangs(), 0, "work is due now: no long poll");
+  const filters = hosts([lease("h2", { cpu: 1 })]);
+  assert.equal(filters[0].tasks, 3);
+  assert.equal(transport.takeOne("set-placements").placements[0].hostname, "h2");
+});
+
+Deno.test("a gang with any unplaced task fails whole and keeps no placement", () => {
+  const { gangs, hosts, transport, clock } = setup({ policies: quick });
+  const gang: Gang = {
+    tasks: [0, 1, 2].map((i) => makeRmTask({ jobId: "g", instanceId: i, minInstances: 3 })),
+  };
+  gangs(gang, one({ jobId: "solo" }));
+  hosts([lease("h1", { cpu: 2 })]);
+  const [set] = transport.take("set-placements", "resmgr");
+  assert.deepEqual(
+    set.placements.map((p) => p.tasks.map((t) => t.taskId)),
+    [["solo-0-1"]],
+    "the gang gave h1 back",
+  );
+  clock.advance(5000);
+  gangs();
+  hosts([]);
+  const [late] = transport.take("set-placements", "resmgr");
+  assert.deepEqual(late.failed.map((f) => f.taskId), ["g-0-1", "g-1-1", "g-2-1"]);
+  assert.match(late.failed[0].reason, /^gang of 3 could not be placed whole: /);
+});
+
+Deno.test("stateless tasks look for a better host for a second round, keeping the first host leased", () => {
+  const { gangs, hosts, transport } = setup();
+  gangs(one({ taskType: "STATELESS" }));
+  const [f] = hosts([lease("h1")]);
+  assert.equal(f.order, "most-free");
+  assert.deepEqual(transport.take("set-placements"), []);
+  assert.deepEqual(transport.take("release-hosts"), [], "h1 stays leased for the next round");
+  gangs();
+  hosts([lease("h2", { cpu: 16 })]);
+  const [set] = transport.take("set-placements");
+  assert.deepEqual(set.placements.map((p) => p.hostname), ["h2"], "the roomier host won the second round");
+  assert.deepEqual(transport.takeOne("release-hosts").leaseIds, ["h1#1"]);
+});
+
+Deno.test("a task waits for its desired host until the desired-host deadline, then takes another", () => {
+  const { gangs, hosts, transport, clock } = setup();
+  gangs(one({ desiredHost: "h9" }));
+  assert.deepEqual(hosts([lease("h1")])[0].hints, ["h9"]);
+  assert.deepEqual(transport.take("set-placements"), []);
+  assert.deepEqual(transport.takeOne("release-hosts").leaseIds, ["h1#1"]);
+  gangs();
+  hosts([lease("h9")]);
+  assert.equal(transport.takeOne("set-placements").placements[0].hostname, "h9");
+  gangs(one({ instanceId: 1, desiredHost: "h9" }));
+  hosts([lease("h1")]);
+  clock.advance(PELOTON_POLICIES.BATCH.desiredHostDurationMs);
+  gangs();
+  hosts([lease("h1")]);
+  assert.equal(transport.takeOne("set-placements").placements[0].hostname, "h1");
+});
+
+Deno.test("a large task that keeps failing for room gets a host reserved, and is placed there when it frees up", () => {
+  const { gangs, hosts, transport, clock, pe } = setup();
+  const big = makeRmTask({ resources: { cpuMilli: 32_000, memMb: 1024, diskMb: 0, gpuMilli: 0 } });
+  gangs({ tasks: [big] });
+  for (let i = 0; i < 3; i++) {
+    hosts([], { "insufficient cpu": 100 });
+    clock.advance(20_000);
+    if (i < 2) gangs();
+  }
+  const req = transport.takeOne("reserve-host", "hostmgr");
+  assert.equal(req.taskId, big.taskId);
+  pe.receive({ kind: "host-reserved", reqId: req.reqId, hostname: "h5" });
+  gangs();
+  assert.deepEqual(
+    transport.take("acquire-hosts"),
+    [],
+    "a task waiting for its host is not placed elsewhere",
+  );
+  const ready = makeLease(makeHost("h5", { cpu: 32, memMb: 4096 }), { leaseId: "h5#9" });
+  pe.receive({ kind: "reservation-update", taskId: big.taskId, lease: ready });
+  const [set] = transport.take("set-placements", "resmgr");
+  assert.deepEqual(set.placements.map((p) => [p.leaseId, p.tasks[0].taskId]), [["h5#9", big.taskId]]);
+  assert.equal(pe.holding, 0);
+});
+
+Deno.test("a reserved host that never frees up in time sends the task back and cancels the reservation", () => {
+  const { gangs, hosts, transport, clock, pe } = setup({
+    reservation: { afterFailedRounds: 1, maxActive: 1, timeoutMs: 10_000 },
+  });
+  gangs(one({}));
+  hosts([], { "insufficient cpu": 5 });
+  const req = transport.takeOne("reserve-host", "hostmgr");
+  pe.receive({ kind: "host-reserved", reqId: req.reqId, hostname: "h5" });
+  clock.advance(10_000);
+  gangs();
+  const [set] = transport.take("set-placements", "resmgr");
+  assert.match(
+    set.failed[0].reason,
+    /^host h5 was reserved for the task but did not free up in time; no host with 1 free cpus/,
+  );
+  assert.deepEqual(transport.takeOne("cancel-reservation", "hostmgr").taskId, "job-a-0-1");
+  pe.receive({ kind: "reservation-update", taskId: "job-a-0-1", lease: lease("h5") });
+  assert.deepEqual(transport.takeOne("release-hosts").leaseIds, ["h5#1"], "a late reservation is given back");
+});
+
+Deno.test("rounds run in the executor; nothing is handed back until its result arrives", () => {
+  const pending: [PlacementRound, (r: PlacementResult) => void][] = [];
+  const executor: PlacementExecutor = { partitions: 2, place: (round, cb) => pending.push([round, cb]) };
+  const { gangs, hosts, transport } = setup({ pipelineDepth: 1 }, executor);
+  gangs(one({ instanceId: 0 }), one({ instanceId: 1 }));
+  hosts([lease("h1", { cpu: 1 }), lease("h2", { cpu: 1 })]);
+  assert.deepEqual(transport.take("set-placements"), []);
+  assert.deepEqual(transport.take("dequeue-gangs"), [], "one round at a time");
+  const [round, cb] = pending[0];
+  cb(placeRound(round, 2));
+  assert.equal(transport.takeOne("set-placements").placements.length, 2);
+});
+
+Deno.test("pipelined rounds: the next round is leased while one is out, without its tasks", () => {
+  const pending: [PlacementRound, (r: PlacementResult) => void][] = [];
+  const executor: PlacementExecutor = { partitions: 1, place: (round, cb) => pending.push([round, cb]) };
+  const { gangs, hosts, transport } = setup({ pipelineDepth: 2 }, executor);
+  gangs(one({ instanceId: 0 }));
+  hosts([lease("h1")]);
+  gangs(one({ instanceId: 1 }));
+  const filters = hosts([lease("h2")]);
+  assert.deepEqual(filters.map((f) => f.maxHosts), [1], "only the new task: the first is still out");
+  assert.deepEqual(transport.take("dequeue-gangs"), [], "two rounds out: no more dequeues");
+  for (const [round, cb] of pending) cb(placeRound(round, 1));
+  const sets = transport.take("set-placements");
+  assert.deepEqual(sets.map((s) => s.placements.map((p) => [p.hostname, p.tasks[0].taskId])), [
+    [["h1", "job-a-0-1"]],
+    [["h2", "job-a-1-1"]],
+  ]);
+  assert.equal(transport.take("dequeue-gangs").length, 1, "a single long poll follows");
+});
+
+Deno.test("after stop the engine finishes its round but dequeues no more; stray replies are ignored", () => {
+  const { pe, gangs, hosts, transport } = setup();
+  gangs(one({}));
+  pe.stop();
+  hosts([lease("h1")]);
+  assert.equal(transport.take("set-placements").length, 1);
+  assert.deepEqual(transport.take("dequeue-gangs"), []);
+  pe.receive({ kind: "hosts-acquired", reqId: 999, leases: [lease("h1")], rejections: [], exhausted: [] });
+  pe.receive({ kind: "gangs", reqId: 999, gangs: [one({})] });
+  assert.deepEqual(transport.drain(), []);
+});

@@ -1,0 +1,133 @@
+/** The work the placement engine holds between dequeue and hand-back, as units, oldest first. */
+import type { Gang, HostFilter, HostLease, RmTask } from "../messages.ts";
+import type { TaskType } from "../model/states.ts";
+import type { TaskTypePolicy } from "./policy.ts";
+import { sameNeeds, type UnitOfWork } from "./round_build.ts";
+
+/** A gang, or tasks of one job with the same needs, held between dequeue and hand-back. */
+export interface Pending extends UnitOfWork {
+  id: number;
+  deadlineMs: number;
+  desiredDeadlineMs: number;
+  /** Rounds in which a host was found (Peloton's `Rounds`). */
+  rounds: number;
+  failedRounds: number;
+  quick: number;
+  notBeforeMs: number;
+  /** Part of a round that is out (its tasks are in no other round meanwhile). */
+  inRound?: boolean;
+  reason?: string;
+  /** Hosts found in a round that was not good enough yet: kept leased for the next round. */
+  held?: HostLease[];
+  reservation?: {
+    state: "asked" | "waiting" | "refused";
+    hostname?: string;
+    untilMs: number;
+    filter?: HostFilter;
+  };
+}
+
+export class HeldUnits {
+  readonly #units = new Map<number, Pending>();
+  readonly #byTask = new Map<string, Pending>();
+  #next = 0;
+
+  /** Tasks held. */
+  get tasks(): number {
+    return this.#byTask.size;
+  }
+
+  get(taskId: string): Pending | undefined {
+    return this.#byTask.get(taskId);
+  }
+
+  all(): IterableIterator<Pending> {
+    return this.#units.values();
+  }
+
+  /** Holds dequeued work: a gang as one unit; single tasks of a job with the same needs as one unit too. */
+  admit(gangs: Gang[], now: number, policies: Record<TaskType, TaskTypePolicy>): void {
+    const open = new Map<string, Pending>();
+    for (const g of gangs) {
+      const tasks = g.tasks.some((t) => this.#byTask.has(t.taskId))
+        ? g.tasks.filter((t) => !this.#byTask.has(t.taskId))
+        : g.tasks;
+      if (!tasks.length) continue;
+      const first = tasks[0];
+      const policy = policies[first.taskType];
+      const gang = tasks.length > 1 || first.minInstances > 1;
+      const same = gang ? undefined : open.get(first.jobId);
+      if (same && sameNeeds(same.tasks[0], first, same.policy, policy)) {
+        same.tasks.push(first);
+        this.#byTask.set(first.taskId, same);
+        continue;
+      }
+      const u: Pending = {
+        id: this.#next++,
+        tasks: gang ? tasks : [first],
+        gang,
+        policy,
+        deadlineMs: now + policy.maxDurationMs,
+        desiredDeadlineMs: now + policy.desiredHostDurationMs,
+        rounds: 0,
+        failedRounds: 0,
+        quick: 0,
+        notBeforeMs: now,
+      };
+      this.#units.set(u.id, u);
+      for (const t of u.tasks) this.#byTask.set(t.taskId, u);
+      if (!gang) open.set(first.jobId, u);
+    }
+  }
+
+  /** Units due for a round, oldest first, up to the round limit. */
+  due(now: number, limit: number): Pending[] {
+    const out: Pending[] = [];
+    let n = 0;
+    for (const u of this.#units.values()) {
+      if (u.inRound || u.notBeforeMs > now) continue;
+      if (u.reservation?.state === "asked" || u.reservation?.state === "waiting") continue;
+      if (n && n + u.tasks.length > limit) break;
+      out.push(u);
+      n += u.tasks.length;
+    }
+    return out;
+  }
+
+  /** When the next held unit is due (a retry or a reservation's deadline); Infinity with none. */
+  nextDue(now: number): number {
+    let next = Infinity;
+    for (const u of this.#units.values()) {
+      if (u.inRound) continue;
+      const r = u.reservation;
+      const at = r === undefined || r.state === "refused"
+        ? u.notBeforeMs
+        : r.state === "waiting"
+        ? r.untilMs
+        : Infinity;
+      if (at < next && (next = at) <= now) break;
+    }
+    return next;
+  }
+
+  /** Takes some (not all) tasks out of a unit. */
+  remove(u: Pending, tasks: RmTask[]): void {
+    const gone = new Set(tasks);
+    u.tasks = u.tasks.filter((t) => !gone.has(t));
+    for (const t of tasks) this.#byTask.delete(t.taskId);
+  }
+
+  forget(u: Pending): void {
+    this.#units.delete(u.id);
+    for (const t of u.tasks) this.#byTask.delete(t.taskId);
+  }
+
+  /** Moves one task into a unit of its own (a host reservation is for one task). */
+  split(u: Pending, task: RmTask): Pending {
+    u.tasks = u.tasks.filter((t) => t !== task);
+    const v: Pending = { ...u, id: this.#next++, tasks: [task], held: undefined };
+    this.#units.set(v.id, v);
+    this.#byTask.set(task.taskId, v);
+    return v;
+  }
+}

@@ -1,0 +1,165 @@
+/** Builds placement rounds from host specs and tasks, and reads results back by task id, for the placement tests. */
+import type { HostLease, RmTask } from "../messages.ts";
+import type { Constraint } from "../model/config_types.ts";
+import { type Prng, randomInt, seededPrng } from "../ports/prng.ts";
+import { type HostSpec, makeHost, makeLease, makeRmTask } from "../testing/harness.ts";
+import { placeRound } from "./plan.ts";
+import { PELOTON_POLICIES, type TaskTypePolicy } from "./policy.ts";
+import { failureReason, rejectionCounts } from "./reasons.ts";
+import { RoundBuilder, type UnitOfWork } from "./round_build.ts";
+import type { PlacementResult, PlacementRound } from "./round.ts";
+
+export type HostRow = [string, HostSpec?, Partial<HostLease>?];
+
+export function leases(rows: HostRow[]): HostLease[] {
+  return rows.map(([name, spec, extra]) =>
+    makeLease(makeHost(name, spec), { leaseId: `${name}#1`, ...extra })
+  );
+}
+
+/** `n` tasks of one job, instance ids from `from`. */
+export function tasks(n: number, extra: Partial<RmTask> = {}, from = 0): RmTask[] {
+  return Array.from({ length: n }, (_, i) => makeRmTask({ instanceId: from + i, ...extra }));
+}
+
+export interface Placed {
+  round: PlacementRound;
+  result: PlacementResult;
+  /** Host of each task, or undefined. */
+  where: Record<string, string | undefined>;
+  ports: Record<string, Record<string, number>>;
+  /** Failure reason of each unplaced task. */
+  reasons: Record<string, string>;
+  /** Tasks per host. */
+  perHost: Record<string, number>;
+}
+
+/** Places single tasks and gangs (arrays) over the hosts in one round. */
+export function place(
+  rows: HostRow[],
+  work: (RmTask | RmTask[])[],
+  opts: { partitions?: number; policy?: TaskTypePolicy; scoreLimit?: number } = {},
+): Placed {
+  const units: UnitOfWork[] = work.map((w) => ({
+    tasks: Array.isArray(w) ? w : [w],
+    gang: Array.isArray(w),
+    policy: opts.policy ?? PELOTON_POLICIES[(Array.isArray(w) ? w[0] : w).taskType],
+  }));
+  const b = new RoundBuilder(units);
+  const round = b.build(leases(rows), opts.scoreLimit ?? 16);
+  const result = placeRound(round, opts.partitions ?? 1);
+  const out: Placed = { round, result, where: {}, ports: {}, reasons: {}, perHost: {} };
+  for (const o of b.outcomes(result, round.groups).values()) {
+    for (const { task, lease, ports } of o.placed) {
+      out.where[task.taskId] = lease.hostname;
+      out.ports[task.taskId] = ports;
+      out.perHost[lease.hostname] = (out.perHost[lease.hostname] ?? 0) + 1;
+    }
+    for (const task of o.unplaced) {
+      out.where[task.taskId] = undefined;
+      out.reasons[task.taskId] = failureReason(task, rejectionCounts(task, result.failures[o.roundUnit], {}));
+    }
+  }
+  return out;
+}
+
+/** A random cluster slice: mixed sizes, some GPU and exclusive hosts, racks and pools, some slack. */
+export function randomHosts(prng: Prng, n: number): HostRow[] {
+  const rows: HostRow[] = [];
+  for (let i = 0; i < n; i++) {
+    const gpu = prng() < 0.15 ? 4 : 0;
+    const attributes: Record<string, string> = { rack: `r${i % 5}`, pool: prng() < 0.3 ? "batch" : "shared" };
+    if (prng() < 0.05) attributes["peloton/exclusive"] = "ml";
+    const lo = 31000 + randomInt(prng, 0, 3);
+    rows.push([`h${i}`, {
+      cpu: randomInt(prng, 1, 16),
+      memMb: randomInt(prng, 1, 32) * 1024,
+      gpu,
+      attributes,
+      ports: [[lo, lo + randomInt(prng, 0, 6)]],
+    }, {
+      keptForGpu: gpu > 0,
+      freeSlack: { cpuMilli: randomInt(prng, 0, 4) * 1000, memMb: 0, diskMb: 0, gpuMilli: 0 },
+    }]);
+  }
+  return rows;
+}
+
+const LIMIT: Constraint = {
+  type: "LABEL_CONSTRAINT",
+  labelConstraint: {
+    kind: "TASK",
+    condition: "LESS_THAN",
+    label: { key: "app", value: "svc" },
+    requirement: 2,
+  },
+};
+const POOL: Constraint = {
+  type: "LABEL_CONSTRAINT",
+  labelConstraint: {
+    kind: "HOST",
+    condition: "EQUAL",
+    label: { key: "pool", value: "batch" },
+    requirement: 1,
+  },
+};
+const NOT_R0: Constraint = {
+  type: "OR_CONSTRAINT",
+  orConstraint: {
+    constraints: [POOL, {
+      type: "LABEL_CONSTRAINT",
+      labelConstraint: {
+        kind: "HOST",
+        condition: "EQUAL",
+        label: { key: "rack", value: "r0" },
+        requirement: 0,
+      },
+    }],
+  },
+};
+
+/** Random jobs: plain, constrained, GPU, revocable, with ports, host-limited, spread; some are gangs. */
+export function randomWork(prng: Prng, jobs: number): (RmTask | RmTask[])[] {
+  const work: (RmTask | RmTask[])[] = [];
+  for (let j = 0; j < jobs; j++) {
+    const kind = randomInt(prng, 0, 7);
+    const n = randomInt(prng, 1, 12);
+    const base: Partial<RmTask> = {
+      jobId: `j${j}`,
+      resources: {
+        cpuMilli: randomInt(prng, 1, 8) * 500,
+        memMb: randomInt(prng, 1, 8) * 512,
+        diskMb: 0,
+        gpuMilli: 0,
+      },
+    };
+    if (kind === 1) base.constraint = POOL;
+    if (kind === 2) base.resources = { ...base.resources!, gpuMilli: randomInt(prng, 1, 4) * 1000 };
+    if (kind === 3) base.revocable = true;
+    if (kind === 4) base.ports = [{ name: "http", value: 0 }, { name: "admin", value: 0 }];
+    if (kind === 5) Object.assign(base, { labels: [{ key: "app", value: "svc" }], constraint: LIMIT });
+    if (kind === 6) Object.assign(base, { placementStrategy: "SPREAD_JOB", constraint: NOT_R0 });
+    if (kind === 7) base.ports = [{ name: "fixed", value: 31003 }];
+    const gang = prng() < 0.2;
+    const list = Array.from(
+      { length: n },
+      (_, i) => makeRmTask({ ...base, instanceId: i, minInstances: gang ? n : 1 }),
+    );
+    if (gang) work.push(list);
+    else work.push(...list);
+  }
+  return work;
+}
+
+/** A random round (hosts, work) for a seed, built as the engine builds it. */
+export function randomRound(seed: number, hosts = 40, jobs = 30): PlacementRound {
+  const prng = seededPrng(seed);
+  const rows = randomHosts(prng, randomInt(prng, 1, hosts));
+  const work = randomWork(prng, randomInt(prng, 1, jobs));
+  const units: UnitOfWork[] = work.map((w) => ({
+    tasks: Array.isArray(w) ? w : [w],
+    gang: Array.isArray(w),
+    policy: PELOTON_POLICIES.BATCH,
+  }));
+  return new RoundBuilder(units).build(leases(rows), 1 + (seed % 16));
+}

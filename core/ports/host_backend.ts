@@ -1,0 +1,106 @@
+/** HostBackend port: the cluster the host manager drives (simulated hosts, minicluster or Mesos). */
+import type { Resources } from "../model/resources.ts";
+import type { MesosTaskState } from "../model/states.ts";
+
+/** An agent as the backend reports it: total resources, attributes and port ranges. */
+export interface HostInfo {
+  hostname: string;
+  agentId: string;
+  resources: Resources;
+  /** Agent attributes (rack, zone, host_pool, peloton/exclusive, ...). */
+  attributes: Record<string, string>;
+  /** Inclusive port ranges the host offers. */
+  portRanges: [number, number][];
+}
+
+export interface CommandSpec {
+  shell: boolean;
+  value?: string;
+  arguments: string[];
+}
+
+/** Everything a backend needs to start one task. */
+export interface LaunchSpec {
+  /** Mesos task id `<jobId>-<instanceId>-<runId>`. */
+  taskId: string;
+  jobId: string;
+  instanceId: number;
+  hostname: string;
+  agentId: string;
+  resources: Resources;
+  ports: Record<string, number>;
+  command: CommandSpec;
+  env: Record<string, string>;
+  killGracePeriodMs: number;
+  /** The task's labels; the host manager counts them for TASK-kind constraints. */
+  labels: { key: string; value: string }[];
+  /** Runs on revocable (slack) cpus; the first to go when slack shrinks. */
+  revocable?: boolean;
+  /** A health check the backend runs on the task (Mesos `HealthCheck`). */
+  healthCheck?: HealthCheckSpec;
+  /**
+   * A persistent volume: the backend keeps it on the host across runs (under the agent, not the
+   * task's sandbox) and makes it available at `containerPath` relative to the sandbox.
+   */
+  volume?: { volumeId: string; containerPath: string; sizeMb: number };
+}
+
+/**
+ * A health check as the backend runs it. After `initialIntervalSecs`, every `intervalSecs` the check
+ * runs with `timeoutSecs`; each result that changes the task's health is reported as a TASK_RUNNING
+ * status with `healthy`; after `maxConsecutiveFailures` failures in a row the backend kills the task
+ * (TASK_KILLED, reason REASON_TASK_HEALTH_CHECK_STATUS_UPDATED, healthy false).
+ */
+export interface HealthCheckSpec {
+  type: "COMMAND" | "HTTP";
+  /** COMMAND: run with /bin/sh -c, healthy on exit 0. */
+  command?: string;
+  /** HTTP: GET http://127.0.0.1:<port><path>, healthy on a 2xx/3xx answer. */
+  http?: { port: number; path: string; scheme: string };
+  initialIntervalSecs: number;
+  intervalSecs: number;
+  timeoutSecs: number;
+  maxConsecutiveFailures: number;
+}
+
+export interface TaskStatus {
+  taskId: string;
+  state: MesosTaskState;
+  hostname: string;
+  agentId: string;
+  timeMs: number;
+  message?: string;
+  /** Mesos `TaskStatus.Reason` name, e.g. REASON_COMMAND_EXECUTOR_FAILED. */
+  reason?: string;
+  exitCode?: number;
+  /** Set when the task has a health check and this update reports its result. */
+  healthy?: boolean;
+  /**
+   * Set by backends whose updates must be acknowledged (Mesos `TaskStatus.uuid`, base64). The host
+   * manager acknowledges only after the job and resource managers have processed the update.
+   */
+  uuid?: string;
+}
+
+export type BackendEvent =
+  | { kind: "host-up"; host: HostInfo }
+  | { kind: "host-lost"; hostname: string; agentId: string; reason: string }
+  /** The revocable resources a host can lend now (Mesos revocable offers); replaces the last report. */
+  | { kind: "host-slack"; hostname: string; slack: Resources }
+  | { kind: "task-status"; status: TaskStatus };
+
+/**
+ * The backend pushes events through the sink it was started with, in batches; it never calls the
+ * sink synchronously from `launch` or `kill`.
+ */
+export interface HostBackend {
+  start(sink: (events: BackendEvent[]) => void): void;
+  launch(tasks: LaunchSpec[]): void;
+  /** Kills with a grace period: SIGTERM, then SIGKILL after `gracePeriodMs`. */
+  kill(tasks: { taskId: string; agentId: string; gracePeriodMs: number }[]): void;
+  /** Asks for the current status of the given tasks (explicit) or of all tasks (implicit). */
+  reconcile(taskIds?: string[]): void;
+  /** Acknowledges processed updates that carried a `uuid` (backends without acknowledgements omit it). */
+  acknowledge?(acks: { taskId: string; agentId: string; uuid: string }[]): void;
+  stop(): Promise<void>;
+}

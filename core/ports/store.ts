@@ -1,0 +1,88 @@
+/** Store port: durable storage of jobs, tasks, task events and resource pools. */
+import type { JobConfig } from "../model/config_types.ts";
+import type {
+  JobRecord,
+  RespoolRecord,
+  TaskEventRecord,
+  TaskRecord,
+  UpdateRecord,
+  VolumeRecord,
+} from "../model/records.ts";
+
+/** One mutation; a `write` batch is applied atomically and in order. */
+export type StoreWrite =
+  | { kind: "job.put"; job: JobRecord }
+  /** Deletes the job with its tasks, events, configs, updates and volumes. */
+  | { kind: "job.delete"; jobId: string }
+  /** A job config version, kept for rollbacks; versions are immutable (re-putting one is a no-op). */
+  | { kind: "job.config"; jobId: string; version: number; config: JobConfig }
+  | { kind: "task.put"; task: TaskRecord }
+  /** Removes an instance (a job shrank); its events stay. */
+  | { kind: "task.delete"; jobId: string; instanceId: number }
+  | { kind: "task.event"; event: TaskEventRecord }
+  | { kind: "respool.put"; pool: RespoolRecord }
+  | { kind: "respool.delete"; id: string }
+  /** Same version rule as jobs and tasks. */
+  | { kind: "update.put"; update: UpdateRecord }
+  | { kind: "volume.put"; volume: VolumeRecord }
+  | { kind: "volume.delete"; volumeId: string };
+
+/** A `job.put`, `task.put` or `update.put` whose version is not newer than the stored one; its whole batch was dropped. */
+export class StaleWriteError extends Error {
+  override readonly name = "StaleWriteError";
+
+  constructor(
+    readonly entity: "job" | "task" | "update",
+    /** The job id, `<jobId>/<instanceId>` for a task, or the update id. */
+    readonly id: string,
+    readonly storedVersion: number,
+    readonly writeVersion: number,
+  ) {
+    super(
+      `Cannot write ${entity} ${id}: version ${writeVersion} is not newer than the stored version ${storedVersion}`,
+    );
+  }
+}
+
+export interface JobQuery {
+  states?: string[];
+  respoolId?: string;
+  owner?: string;
+  name?: string;
+  labels?: { key: string; value: string }[];
+  limit?: number;
+}
+
+/**
+ * Writes go through one ordered pipeline: `write` returns at once, and `done` is called (never
+ * synchronously) once the batch is durable, or with the error that stopped it. Implementations
+ * may group concurrent batches into one transaction, but never reorder them.
+ *
+ * Reads are asynchronous and used for recovery and for API reads of what the daemons do not hold
+ * in memory; decision logic never waits on them.
+ */
+export interface Store {
+  write(batch: StoreWrite[], done?: (err?: Error) => void): void;
+
+  getJob(jobId: string): Promise<JobRecord | undefined>;
+  queryJobs(query: JobQuery): Promise<JobRecord[]>;
+  /** Jobs whose runtime state is not terminal, for recovery. */
+  activeJobs(): Promise<JobRecord[]>;
+  getTasks(jobId: string): Promise<TaskRecord[]>;
+  getTask(jobId: string, instanceId: number): Promise<TaskRecord | undefined>;
+  /** Events of one instance, oldest first. */
+  getTaskEvents(jobId: string, instanceId: number): Promise<TaskEventRecord[]>;
+  respools(): Promise<RespoolRecord[]>;
+  getJobConfig(jobId: string, version: number): Promise<JobConfig | undefined>;
+  getUpdate(updateId: string): Promise<UpdateRecord | undefined>;
+  /** A job's updates, newest first. */
+  listUpdates(jobId: string): Promise<UpdateRecord[]>;
+  /** Updates in a non-terminal state, for recovery. */
+  activeUpdates(): Promise<UpdateRecord[]>;
+  listVolumes(jobId: string): Promise<VolumeRecord[]>;
+  getVolume(volumeId: string): Promise<VolumeRecord | undefined>;
+
+  /** Resolves once every write issued so far is durable. */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,109 @@
+/** Admission control (Peloton's `respool/admission.go`): which queued gangs a leaf pool admits, whole. */
+import type { Resources } from "../model/resources.ts";
+import { allocateTask } from "./allocation.ts";
+import { ADMISSION_ORDER, type QueueKind, type RespoolNode } from "./respool_node.ts";
+import type { QueuedGang } from "./rm_task.ts";
+import { RESOURCE_EPSILON as EPSILON, type Scalar } from "./scalar.ts";
+
+/**
+ * `(used + need) ≤ cap` in every dimension, in Peloton's units and with `LessThanOrEqual`'s epsilon
+ * (a difference below 0.0009 counts as equal). Integer inputs, so nothing is allocated per check.
+ */
+export function fits(used: Resources, need: Resources, cap: Scalar): boolean {
+  return (used.cpuMilli + need.cpuMilli) / 1000 - cap.cpu < EPSILON &&
+    used.memMb + need.memMb - cap.memory < EPSILON &&
+    used.diskMb + need.diskMb - cap.disk < EPSILON &&
+    (used.gpuMilli + need.gpuMilli) / 1000 - cap.gpu < EPSILON;
+}
+
+/** `entitlementAdmitter`: non-revocable work against the non-slack entitlement, revocable against slack. */
+export function entitlementAdmits(pool: RespoolNode, gang: QueuedGang): boolean {
+  const a = pool.allocation;
+  return gang.revocable
+    ? fits(a.slack, gang.resources, pool.slackEntitlement)
+    : fits(a.nonSlack, gang.resources, pool.nonSlackEntitlement);
+}
+
+/** `controllerAdmitter`: a controller gang within reservation × controllerLimit.maxPercent, if set. */
+export function controllerAdmits(pool: RespoolNode, gang: QueuedGang): boolean {
+  if (!gang.controller || gang.revocable) return true;
+  const limit = pool.controllerLimit();
+  return limit === undefined || fits(pool.allocation.controller, gang.resources, limit);
+}
+
+/**
+ * `reservationAdmitter`: with preemption on, non-preemptible work must fit in the reservation, because
+ * elastic resources above it may be taken back and such work cannot give them back.
+ */
+export function reservationAdmits(pool: RespoolNode, gang: QueuedGang, preemptionEnabled: boolean): boolean {
+  if (!preemptionEnabled || gang.preemptible || gang.revocable) return true;
+  return fits(pool.allocation.nonPreemptible, gang.resources, pool.reservation());
+}
+
+/** All of Peloton's admitters, in its order; the first that refuses decides. */
+export function canAdmit(pool: RespoolNode, gang: QueuedGang, preemptionEnabled: boolean): boolean {
+  return entitlementAdmits(pool, gang) && controllerAdmits(pool, gang) &&
+    reservationAdmits(pool, gang, preemptionEnabled);
+}
+
+/**
+ * Where a gang the pending queue could not admit waits instead, so it does not block the gangs behind
+ * it; undefined means the pool is full and the pending queue stops here.
+ */
+export function sideQueueFor(gang: QueuedGang, preemptionEnabled: boolean): QueueKind | undefined {
+  if (!gang.preemptible && preemptionEnabled) return "nonPreemptible";
+  if (gang.controller) return "controller";
+  if (gang.revocable) return "revocable";
+  return undefined;
+}
+
+/**
+ * Peloton's `DequeueGangs(limit)` for one leaf pool: the non-preemptible, controller, revocable and
+ * pending queues in that order, each FIFO by priority until a gang does not fit. Admitted gangs are
+ * taken out of demand and into allocation, and appended to `out`. Moves to a side queue count against
+ * `limit`, as they do in Peloton. Returns the number of gangs admitted.
+ */
+export function dequeueGangs(
+  pool: RespoolNode,
+  limit: number,
+  preemptionEnabled: boolean,
+  out: QueuedGang[],
+): number {
+  let steps = 0, admitted = 0;
+  for (const kind of ADMISSION_ORDER) {
+    const queue = pool.queue(kind);
+    while (steps < limit) {
+      const gang = queue.peek();
+      if (gang === undefined) break;
+      if (gang.tasks.length === 0) {
+        // Every task was dropped while queued (Peloton's `validateGang` discards such a gang).
+        queue.shift();
+        continue;
+      }
+      steps++;
+      if (canAdmit(pool, gang, preemptionEnabled)) {
+        queue.shift();
+        admit(pool, gang);
+        out.push(gang);
+        admitted++;
+        continue;
+      }
+      const side = kind === "pending" ? sideQueueFor(gang, preemptionEnabled) : undefined;
+      if (side === undefined) break;
+      queue.shift();
+      pool.queue(side).push(gang);
+    }
+  }
+  return admitted;
+}
+
+function admit(pool: RespoolNode, gang: QueuedGang): void {
+  const demand = gang.revocable ? pool.slackDemand : pool.demand;
+  const r = gang.resources;
+  demand.cpuMilli -= r.cpuMilli;
+  demand.memMb -= r.memMb;
+  demand.diskMb -= r.diskMb;
+  demand.gpuMilli -= r.gpuMilli;
+  for (const t of gang.tasks) allocateTask(pool.allocation, t);
+  pool.queuedTasks -= gang.tasks.length;
+}

@@ -1,0 +1,191 @@
+import assert from "node:assert/strict";
+import type { RmTask } from "../messages.ts";
+import type { RespoolConfig } from "../model/config_types.ts";
+import { makeRespoolConfig, makeRmTask } from "../testing/harness.ts";
+import { canAdmit, dequeueGangs, fits } from "./admission.ts";
+import { RespoolNode } from "./respool_node.ts";
+import { type QueuedGang, queuedGang } from "./rm_task.ts";
+import { scalar } from "./scalar.ts";
+
+/** Pool /a: cpu reservation 4, limit 10; memory 100,000; controller limit 50% of the reservation. */
+function pool(overrides: Partial<RespoolConfig> = {}): RespoolNode {
+  const config = makeRespoolConfig("a", { cpu: { reservation: 4, limit: 10 }, memory: 100_000 }, {
+    controllerLimit: { maxPercent: 50 },
+    ...overrides,
+  });
+  const node = new RespoolNode("a", "/a", config);
+  node.nonSlackEntitlement = scalar({ cpu: 8, memory: 100_000 });
+  node.slackEntitlement = scalar({ cpu: 2, memory: 10_000 });
+  return node;
+}
+
+let seq = 0;
+/** A queued gang of `n` one-core, 128 MB tasks (preemptible unless told). */
+function gang(n: number, extra: Partial<RmTask> = {}): QueuedGang {
+  const jobId = `j${++seq}`;
+  const tasks = [];
+  for (let i = 0; i < n; i++) {
+    tasks.push(
+      makeRmTask({ jobId, instanceId: i, respoolId: "a", preemptible: true, minInstances: n, ...extra }),
+    );
+  }
+  return queuedGang({ tasks }, 0);
+}
+
+function run(node: RespoolNode, { limit = 1000, preemption = true } = {}): QueuedGang[] {
+  const out: QueuedGang[] = [];
+  dequeueGangs(node, limit, preemption, out);
+  return out;
+}
+
+const jobs = (gangs: Iterable<QueuedGang>) => [...gangs].map((g) => g.tasks[0].jobId);
+
+Deno.test("gangs are admitted whole against the non-slack entitlement; demand becomes allocation by type", () => {
+  const a = pool();
+  const first = gang(3), second = gang(3), third = gang(3);
+  for (const g of [first, second, third]) a.enqueue(g);
+  assert.equal(a.demand.cpuMilli, 9000);
+  assert.equal(a.queuedTasks, 9);
+  assert.deepEqual(
+    run(a),
+    [first, second],
+    "6 cores fit in 8; 9 do not, and none of the third gang is taken",
+  );
+  assert.equal(a.pending.peek(), third);
+  assert.equal(a.demand.cpuMilli, 3000);
+  assert.equal(a.queuedTasks, 3);
+  const al = a.allocation;
+  assert.deepEqual([al.total.cpuMilli, al.nonSlack.cpuMilli, al.slack.cpuMilli], [6000, 6000, 0]);
+  assert.deepEqual([al.nonPreemptible.cpuMilli, al.controller.cpuMilli], [0, 0]);
+  assert.equal(al.total.memMb, 6 * 128);
+});
+
+Deno.test("revocable gangs are admitted against the slack entitlement and slack allocation only", () => {
+  const a = pool();
+  const rev = () => gang(1, { revocable: true });
+  const r1 = rev(), r2 = rev(), r3 = rev(), plain = gang(8);
+  for (const g of [r1, r2, r3, plain]) a.enqueue(g);
+  assert.equal(a.slackDemand.cpuMilli, 3000, "revocable work is slack demand");
+  assert.equal(a.demand.cpuMilli, 8000);
+  const out = run(a);
+  assert.deepEqual(out, [r1, r2, plain], "a third revocable core exceeds slack 2 and waits aside");
+  assert.deepEqual(jobs(a.revocable), jobs([r3]));
+  assert.equal(a.allocation.slack.cpuMilli, 2000);
+  assert.equal(
+    a.allocation.nonSlack.cpuMilli,
+    8000,
+    "slack allocation does not use the non-slack entitlement",
+  );
+  assert.equal(a.slackDemand.cpuMilli, 1000);
+});
+
+Deno.test("a gang the pending queue cannot admit moves aside (non-preemptible, controller, revocable) or stops it", () => {
+  const a = pool({ controllerLimit: { maxPercent: 25 } });
+  a.nonSlackEntitlement = scalar({ cpu: 3, memory: 100_000 });
+  const filler = gang(3), np = gang(1, { preemptible: false }), ctl = gang(1, { controller: true });
+  const rev = gang(3, { revocable: true }), blocker = gang(1), behind = gang(1);
+  for (const g of [filler, np, ctl, rev, blocker, behind]) a.enqueue(g);
+  assert.deepEqual(run(a), [filler]);
+  assert.deepEqual(jobs(a.nonPreemptible), jobs([np]));
+  assert.deepEqual(jobs(a.controller), jobs([ctl]));
+  assert.deepEqual(jobs(a.revocable), jobs([rev]));
+  assert.deepEqual(jobs(a.pending), jobs([blocker, behind]), "a plain gang that does not fit stops its pool");
+  assert.equal(a.demand.cpuMilli, 4000, "moving between queues keeps the demand");
+  assert.equal(a.slackDemand.cpuMilli, 3000);
+});
+
+Deno.test("with preemption off a non-preemptible gang that does not fit blocks the pending queue", () => {
+  const a = pool();
+  a.nonSlackEntitlement = scalar({ cpu: 1, memory: 100_000 });
+  const np = gang(2, { preemptible: false }), small = gang(1);
+  a.enqueue(np);
+  a.enqueue(small);
+  assert.deepEqual(run(a, { preemption: false }), []);
+  assert.equal(a.nonPreemptible.size, 0);
+  assert.deepEqual(jobs(a.pending), jobs([np, small]));
+});
+
+Deno.test("queues are admitted non-preemptible, controller, revocable, then pending", () => {
+  const a = pool();
+  const p = gang(1), r = gang(1, { revocable: true }), c = gang(1, { controller: true });
+  const n = gang(1, { preemptible: false });
+  a.enqueue(p);
+  for (const [g, kind] of [[r, "revocable"], [c, "controller"], [n, "nonPreemptible"]] as const) {
+    a.enqueue(g);
+    a.queue(kind).push(a.pending.remove((x) => x === g)!);
+  }
+  assert.deepEqual(run(a), [n, c, r, p]);
+});
+
+Deno.test("within a queue higher priority goes first, FIFO within a priority", () => {
+  const a = pool();
+  const low1 = gang(1, { priority: 1 }), high = gang(1, { priority: 7 }), low2 = gang(1, { priority: 1 });
+  for (const g of [low1, high, low2]) a.enqueue(g);
+  assert.deepEqual(run(a), [high, low1, low2]);
+});
+
+Deno.test("controller gangs stay within reservation × controllerLimit.maxPercent", () => {
+  const a = pool(); // 4 cores reserved, 50% → 2 cores for controllers
+  const c1 = gang(1, { controller: true }), c2 = gang(1, { controller: true });
+  const c3 = gang(1, { controller: true }), plain = gang(1);
+  for (const g of [c1, c2, c3, plain]) a.enqueue(g);
+  assert.deepEqual(run(a), [c1, c2, plain]);
+  assert.deepEqual(jobs(a.controller), jobs([c3]));
+  assert.equal(a.allocation.controller.cpuMilli, 2000);
+  const two = gang(2, { controller: true });
+  assert.equal(two.controller, false, "only a one-task gang is a controller gang");
+  assert.ok(canAdmit(a, two, true));
+  const unlimited = pool({ controllerLimit: undefined });
+  unlimited.allocation.controller.cpuMilli = 100_000;
+  assert.ok(canAdmit(unlimited, gang(1, { controller: true }), true), "no controller limit set: no check");
+});
+
+Deno.test("non-preemptible gangs may not use elastic resources beyond the reservation, when preemption is on", () => {
+  const on = pool(), off = pool();
+  for (const node of [on, off]) for (let i = 0; i < 6; i++) node.enqueue(gang(1, { preemptible: false }));
+  assert.equal(run(on).length, 4, "4 cores reserved; the entitlement (8) is not what limits them");
+  assert.equal(on.allocation.nonPreemptible.cpuMilli, 4000);
+  assert.equal(on.nonPreemptible.size, 2);
+  assert.equal(
+    run(off, { preemption: false }).length,
+    6,
+    "with preemption off the entitlement alone decides",
+  );
+});
+
+Deno.test("admission within Peloton's epsilon counts as fitting", () => {
+  const need = { cpuMilli: 1000, memMb: 0, diskMb: 0, gpuMilli: 0 };
+  const none = { cpuMilli: 0, memMb: 0, diskMb: 0, gpuMilli: 0 };
+  assert.ok(fits(none, need, scalar({ cpu: 0.9992 })));
+  assert.ok(!fits(none, need, scalar({ cpu: 0.999 })));
+  assert.ok(!fits(none, { ...none, gpuMilli: 1000 }, scalar({ cpu: 10 })), "every dimension is checked");
+});
+
+Deno.test("the limit counts admitted gangs and moves aside, per pass", () => {
+  const a = pool();
+  a.nonSlackEntitlement = scalar({ cpu: 100, memory: 100_000 });
+  for (let i = 0; i < 5; i++) a.enqueue(gang(1));
+  assert.equal(run(a, { limit: 2 }).length, 2);
+  assert.equal(a.pending.size, 3);
+});
+
+Deno.test("a gang whose tasks were all dropped is discarded; a partly dropped gang keeps its place", () => {
+  const a = pool();
+  a.nonSlackEntitlement = scalar({ cpu: 2, memory: 100_000 });
+  const big = gang(3), gone = gang(1), small = gang(1);
+  for (const g of [gone, big, small]) a.enqueue(g);
+  const entry = (g: QueuedGang, i: number) => ({
+    task: g.tasks[i],
+    state: "PENDING" as const,
+    pool: a,
+    sinceMs: 0,
+    placementAttempts: 0,
+  });
+  a.dropQueuedTask(gone, entry(gone, 0));
+  a.dropQueuedTask(big, entry(big, 2));
+  assert.equal(big.resources.cpuMilli, 2000);
+  assert.equal(a.demand.cpuMilli, 3000);
+  assert.equal(a.queuedTasks, 3);
+  assert.deepEqual(run(a), [big], "the shrunk gang is still ahead of the one behind it, and now fits");
+  assert.equal(a.pending.size, 1);
+});

@@ -1,0 +1,83 @@
+/** Several job managers on one resource manager: each gets its own tasks' placements and changes back. */
+import assert from "node:assert/strict";
+import type { Gang, HostPlacement } from "../messages.ts";
+import { resources, zero } from "../model/resources.ts";
+import { makePorts, makeRespoolConfig, makeRmTask } from "../testing/harness.ts";
+import { DEFAULT_RESMGR_CONFIG, ResourceManager } from "./resmgr.ts";
+import { ROOT_ID } from "./respool_tree.ts";
+
+function setup() {
+  const ports = makePorts();
+  const rm = new ResourceManager({ ...ports, self: "resmgr", hostmgr: "hostmgr" }, DEFAULT_RESMGR_CONFIG);
+  assert.ok(rm.tree.create("a", ROOT_ID, makeRespoolConfig("a", { cpu: 100, memory: 100_000 })).ok);
+  rm.receive({
+    kind: "cluster-capacity",
+    reqId: 0,
+    capacity: { physical: resources(100_000, 1_000_000), slack: zero() },
+  });
+  let reqId = 0;
+  const gang = (jobId: string): Gang => ({ tasks: [makeRmTask({ jobId, instanceId: 0, respoolId: "a" })] });
+  const place = (engine: string, lease: string) => {
+    rm.receive({ kind: "dequeue-gangs", reqId: ++reqId, replyTo: engine, limit: 100, timeoutMs: 0 });
+    const gangs = ports.transport.take("gangs", engine).flatMap((m) => m.gangs);
+    const tasks = gangs.flatMap((g) => g.tasks).map((t) => ({ taskId: t.taskId, ports: {} }));
+    const p: HostPlacement = { leaseId: lease, hostname: "h1", agentId: "a1", tasks };
+    return p;
+  };
+  const poll = (owner: string) => {
+    rm.receive({ kind: "get-placements", reqId: ++reqId, replyTo: owner, limit: 100, timeoutMs: 0 });
+    return ports.transport.takeOne("placements", owner);
+  };
+  return { ...ports, rm, gang, place, poll };
+}
+
+Deno.test("placements and changes go to the job manager that enqueued the tasks", () => {
+  const { rm, clock, gang, place, poll } = setup();
+  rm.receive({ kind: "enqueue-gangs", gangs: [gang("j1")], owner: "jobmgr@a" });
+  rm.receive({ kind: "enqueue-gangs", gangs: [gang("j2")], owner: "jobmgr@b" });
+  rm.schedule();
+  clock.advance(0);
+  // One lease holding tasks of both owners is split in two parts that share it.
+  const p = place("placement@1", "lease-1");
+  rm.receive({ kind: "set-placements", placements: [p], failed: [] });
+  const a = poll("jobmgr@a"), b = poll("jobmgr@b");
+  assert.deepEqual(a.placements.map((x) => [x.leaseId, x.parts, x.tasks.map((t) => t.taskId)]), [
+    ["lease-1", 2, ["j1-0-1"]],
+  ]);
+  assert.deepEqual(b.placements.map((x) => [x.leaseId, x.parts, x.tasks.map((t) => t.taskId)]), [
+    ["lease-1", 2, ["j2-0-1"]],
+  ]);
+  assert.ok(a.changes.every((c) => c.taskId.startsWith("j1-")) && a.changes.length > 0);
+  assert.ok(b.changes.every((c) => c.taskId.startsWith("j2-")) && b.changes.length > 0);
+});
+
+Deno.test("a job manager that takes a task over gets its changes; a gone one's leases are released", () => {
+  const { rm, transport, gang, place, poll } = setup();
+  rm.receive({ kind: "enqueue-gangs", gangs: [gang("j1")], owner: "jobmgr@a" });
+  rm.schedule();
+  rm.receive({ kind: "set-placements", placements: [place("placement@1", "lease-1")], failed: [] });
+  // jobmgr@a dies before it polls: its placement's lease goes back to the host manager.
+  rm.receive({ kind: "peer-changed", role: "jobmgr", gone: "jobmgr@a" });
+  assert.deepEqual(transport.takeOne("release-hosts", "hostmgr").leaseIds, ["lease-1"]);
+  // jobmgr@b adopts the job and registers the launched task as its own.
+  rm.receive({
+    kind: "track-tasks",
+    tasks: [{ task: makeRmTask({ jobId: "j1", instanceId: 0, respoolId: "a" }), state: "RUNNING" }],
+    owner: "jobmgr@b",
+  });
+  assert.equal(rm.tasks.get("j1-0-1")?.owner, "jobmgr@b");
+  assert.deepEqual(poll("jobmgr@a").placements, []);
+});
+
+Deno.test("tasks a gone placement engine held are offered for placement again at once", () => {
+  const { rm, clock, gang, place } = setup();
+  rm.receive({ kind: "enqueue-gangs", gangs: [gang("j1")], owner: "jobmgr@a" });
+  rm.schedule();
+  place("placement@1", "lease-1");
+  assert.equal(rm.tasks.get("j1-0-1")?.state, "PLACING");
+  rm.receive({ kind: "peer-changed", role: "placement", gone: "placement@1" });
+  assert.equal(rm.tasks.get("j1-0-1")?.state, "READY");
+  clock.advance(DEFAULT_RESMGR_CONFIG.placementRetryBackoffMs);
+  rm.schedule();
+  assert.equal(place("placement@2", "lease-2").tasks.length, 1);
+});

@@ -1,0 +1,185 @@
+/** Peloton's v0 respool API (`peloton.api.respool.ResourceManager`), served by the resource manager. */
+import type { ApiRequest } from "../messages.ts";
+import type { RespoolConfig } from "../model/config_types.ts";
+import { parseRespoolConfig } from "../model/load.ts";
+import { addInto, type Resources, zero } from "../model/resources.ts";
+import { randomUuid } from "../ports/prng.ts";
+import type { ResmgrDeps, ResourceManager } from "./resmgr.ts";
+import { RESOURCE_KINDS, type RespoolNode, ROOT_ID, toScalar } from "./respool_tree.ts";
+
+export const RESPOOL_SERVICE = "peloton.api.respool.ResourceManager";
+
+type Body = Record<string, unknown>;
+
+/** `{value: "x"}` or `"x"` → "x". */
+export function idValue(v: unknown): string | undefined {
+  if (typeof v === "string") return v;
+  if (v && typeof v === "object" && typeof (v as Body).value === "string") return (v as Body).value as string;
+  return undefined;
+}
+
+/** The Peloton JSON shape of a pool config. */
+export function respoolConfigJson(c: RespoolConfig): Body {
+  return {
+    name: c.name,
+    owningTeam: c.owningTeam,
+    ldapGroups: c.ldapGroups,
+    description: c.description,
+    resources: c.resources,
+    parent: c.parent ? { value: c.parent } : undefined,
+    policy: c.policy,
+    controllerLimit: c.controllerLimit,
+    slackLimit: c.slackLimit,
+  };
+}
+
+export function respoolInfo(node: RespoolNode): Body {
+  // Peloton's `createRespoolUsage`: allocation is what non-revocable tasks hold, slack what revocable ones
+  // do; a parent reports its leaves' sum, as Peloton's entitlement cycle leaves it.
+  const nonSlack = zero(), slackSum = zero();
+  sumLeaves(node, nonSlack, slackSum);
+  const alloc = toScalar(nonSlack);
+  const slack = toScalar(slackSum);
+  return {
+    id: { value: node.id },
+    config: respoolConfigJson(node.config),
+    parent: node.parent ? { value: node.parent.id } : undefined,
+    children: node.children.map((c) => ({ value: c.id })),
+    usages: RESOURCE_KINDS.map((kind) => ({ kind, allocation: alloc[kind], slack: slack[kind] })),
+    path: { value: node.path },
+  };
+}
+
+function sumLeaves(node: RespoolNode, nonSlack: Resources, slack: Resources): void {
+  if (node.isLeaf) {
+    addInto(nonSlack, node.allocation.nonSlack);
+    addInto(slack, node.allocation.slack);
+  }
+  for (const c of node.children) sumLeaves(c, nonSlack, slack);
+}
+
+export class RespoolApi {
+  constructor(private readonly rm: ResourceManager, private readonly deps: ResmgrDeps) {}
+
+  handle(req: ApiRequest): void {
+    const method = req.procedure.slice(req.procedure.lastIndexOf(":") + 1);
+    const body = (req.body ?? {}) as Body;
+    switch (method) {
+      case "CreateResourcePool":
+        return this.#create(req, body);
+      case "UpdateResourcePool":
+        return this.#update(req, body);
+      case "DeleteResourcePool":
+        return this.#delete(req, body);
+      case "GetResourcePool":
+        return this.#get(req, body);
+      case "LookupResourcePoolID":
+        return this.#lookup(req, body);
+      case "Query":
+        return this.#reply(req, { resourcePools: [...this.rm.tree.all()].map(respoolInfo) });
+      default:
+        return this.#error(req, "unimplemented", `procedure ${req.procedure} is not implemented`);
+    }
+  }
+
+  #create(req: ApiRequest, body: Body): void {
+    const parsed = parseRespoolConfig(body.config, "config");
+    if (!parsed.ok) {
+      return this.#reply(req, { error: { invalidResourcePoolConfig: { message: issues(parsed.errors) } } });
+    }
+    const config = parsed.value;
+    const parentId = config.parent ?? ROOT_ID;
+    const id = idValue(body.id) ?? randomUuid(this.deps.prng);
+    const res = this.rm.tree.create(id, parentId, config);
+    if (!res.ok) {
+      const key = res.code === "already-exists" ? "alreadyExists" : "invalidResourcePoolConfig";
+      return this.#reply(req, { error: { [key]: { message: res.message } } });
+    }
+    const node = res.value;
+    this.#persist(req, node, () => ({ result: { value: node.id } }), () => this.rm.tree.delete(node.path));
+  }
+
+  #update(req: ApiRequest, body: Body): void {
+    const id = idValue(body.id);
+    if (!id) return this.#reply(req, { error: { notFound: { message: "id is required" } } });
+    const parsed = parseRespoolConfig(body.config, "config");
+    if (!parsed.ok) {
+      return this.#reply(req, { error: { invalidResourcePoolConfig: { message: issues(parsed.errors) } } });
+    }
+    const before = this.rm.tree.get(id)?.config;
+    const res = this.rm.tree.update(id, parsed.value, body.Force === true || body.force === true);
+    if (!res.ok) {
+      const key = res.code === "not-found" ? "notFound" : "invalidResourcePoolConfig";
+      return this.#reply(req, { error: { [key]: { message: res.message } } });
+    }
+    this.#persist(req, res.value, () => ({}), () => this.rm.tree.update(id, before!, true));
+  }
+
+  #delete(req: ApiRequest, body: Body): void {
+    const path = idValue(body.path);
+    if (!path) return this.#reply(req, { error: { notFound: { message: "path is required" } } });
+    const res = this.rm.tree.delete(path);
+    if (!res.ok) {
+      const key = res.code === "not-found"
+        ? "notFound"
+        : res.message.includes("leaf")
+        ? "isNotLeaf"
+        : "isBusy";
+      return this.#reply(req, { error: { [key]: { message: res.message } } });
+    }
+    const node = res.value;
+    this.deps.store.write([{ kind: "respool.delete", id: node.id }], (err) => {
+      if (err) {
+        // The pool is still stored: put it back so memory and store agree.
+        this.rm.tree.load([{ id: node.id, path: node.path, parentId: node.parent!.id, config: node.config }]);
+        return this.#error(req, "internal", `deleting ${path}: ${err.message}`);
+      }
+      this.#reply(req, {});
+    });
+  }
+
+  #get(req: ApiRequest, body: Body): void {
+    const id = idValue(body.id) ?? ROOT_ID;
+    const node = this.rm.tree.get(id);
+    if (!node) return this.#reply(req, { error: { notFound: { message: `resource pool ${id} not found` } } });
+    const out: Body = { poolinfo: respoolInfo(node) };
+    if (body.includeChildPools) out.childPools = node.children.map(respoolInfo);
+    this.#reply(req, out);
+  }
+
+  #lookup(req: ApiRequest, body: Body): void {
+    const path = idValue(body.path);
+    if (!path || !path.startsWith("/")) {
+      return this.#reply(req, { error: { invalidPath: { message: `path must start with /, got ${path}` } } });
+    }
+    const node = this.rm.tree.lookup(path);
+    if (!node) {
+      return this.#reply(req, { error: { notFound: { message: `resource pool ${path} not found` } } });
+    }
+    this.#reply(req, { id: { value: node.id } });
+  }
+
+  /** Replies once the pool is durable; a failed write undoes the change in the tree. */
+  #persist(req: ApiRequest, node: RespoolNode, ok: () => Body, undo: () => void): void {
+    const pool = { id: node.id, path: node.path, parentId: node.parent!.id, config: node.config };
+    this.deps.store.write([{ kind: "respool.put", pool }], (err) => {
+      if (err) {
+        undo();
+        return this.#error(req, "internal", `storing ${node.path}: ${err.message}`);
+      }
+      this.#reply(req, ok());
+    });
+  }
+
+  #reply(req: ApiRequest, body: Body): void {
+    this.deps.transport.send(req.replyTo, { kind: "api-reply", reqId: req.reqId, body });
+  }
+
+  #error(req: ApiRequest, code: "internal" | "unimplemented", message: string): void {
+    this.deps.transport.send(req.replyTo, { kind: "api-reply", reqId: req.reqId, error: { code, message } });
+  }
+}
+
+function issues(list: { message: string }[]): string {
+  return list.map((i) => i.message).join("; ");
+}

@@ -1,0 +1,183 @@
+import assert from "node:assert/strict";
+import type { ApiReply } from "../messages.ts";
+import { makePorts, makeRespoolConfig } from "../testing/harness.ts";
+import { ResourceManager } from "./resmgr.ts";
+import { RESPOOL_SERVICE } from "./respool_api.ts";
+import { ROOT_ID } from "./respool_tree.ts";
+
+type Body = Record<string, unknown>;
+
+function setup() {
+  const ports = makePorts();
+  const rm = new ResourceManager({ ...ports, self: "resmgr", hostmgr: "hostmgr" });
+  let reqId = 0;
+  /** Sends one API call; returns the reqId. */
+  const call = (method: string, body: unknown): number => {
+    rm.receive({
+      kind: "api",
+      reqId: ++reqId,
+      replyTo: "api/1",
+      procedure: `${RESPOOL_SERVICE}::${method}`,
+      body,
+    });
+    return reqId;
+  };
+  const replies = (): ApiReply[] => ports.transport.take("api-reply", "api/1");
+  const reply = (): Body => {
+    const [r] = replies();
+    assert.ok(r, "expected a reply");
+    assert.equal(r.error, undefined);
+    return r.body as Body;
+  };
+  /** Creates a pool through the API and returns its id once durable. */
+  const create = (name: string, parent?: string): string => {
+    call("CreateResourcePool", {
+      config: { ...makeRespoolConfig(name), parent: parent ? { value: parent } : undefined },
+    });
+    ports.store.settle();
+    return ((reply().result as Body).value) as string;
+  };
+  return { ...ports, rm, call, replies, reply, create };
+}
+
+Deno.test("CreateResourcePool replies only once the pool is durable in the store", () => {
+  const { rm, store, call, replies, reply } = setup();
+  call("CreateResourcePool", { config: makeRespoolConfig("batch") });
+  assert.deepEqual(replies(), [], "no reply before the write is durable");
+  assert.equal(store.unsettled, 1);
+  store.settle();
+  const id = (reply().result as Body).value as string;
+  assert.match(id, /^[0-9a-f-]{36}$/);
+  assert.equal(rm.tree.get(id)!.path, "/batch");
+  const rec = store.pools.get(id)!;
+  assert.deepEqual([rec.path, rec.parentId], ["/batch", ROOT_ID]);
+  assert.equal(rec.config.resources.length, 4, "stored with every kind");
+});
+
+Deno.test("a failed store write undoes the create and answers internal", () => {
+  const { rm, store, call, replies } = setup();
+  store.failNextWrite(new Error("disk full"));
+  call("CreateResourcePool", { config: makeRespoolConfig("batch") });
+  store.settle();
+  const [r] = replies();
+  assert.equal(r.error?.code, "internal");
+  assert.match(r.error!.message, /disk full/);
+  assert.equal(rm.tree.lookup("/batch"), undefined);
+});
+
+Deno.test("tree rule violations answer in Peloton's in-body error shape without writing", () => {
+  const { store, call, replies, create } = setup();
+  create("a");
+  call("CreateResourcePool", { config: makeRespoolConfig("a") });
+  const dup = replies()[0].body as Body;
+  assert.match(((dup.error as Body).alreadyExists as Body).message as string, /already exists/);
+  call("CreateResourcePool", { config: makeRespoolConfig("root") });
+  const root = replies()[0].body as Body;
+  assert.match(((root.error as Body).invalidResourcePoolConfig as Body).message as string, /override root/);
+  call("CreateResourcePool", {
+    config: { name: "bad", resources: [{ kind: "cpu", reservation: 5, limit: 1 }] },
+  });
+  const bad = replies()[0].body as Body;
+  assert.ok((bad.error as Body).invalidResourcePoolConfig);
+  assert.equal(store.unsettled, 0);
+});
+
+Deno.test("LookupResourcePoolID resolves a path to the pool id; bad paths are named", () => {
+  const { call, reply, replies, create } = setup();
+  const a = create("a");
+  const b = create("b", a);
+  call("LookupResourcePoolID", { path: { value: "/a/b" } });
+  assert.deepEqual(reply(), { id: { value: b } });
+  call("LookupResourcePoolID", { path: { value: "/a/zzz" } });
+  assert.ok(((replies()[0].body as Body).error as Body).notFound);
+  call("LookupResourcePoolID", { path: { value: "a" } });
+  assert.ok(((replies()[0].body as Body).error as Body).invalidPath);
+});
+
+Deno.test("GetResourcePool shows config, children, usage and path; missing ids are not found", () => {
+  const { call, reply, replies, create } = setup();
+  const a = create("a");
+  const b = create("b", a);
+  call("GetResourcePool", { id: { value: a }, includeChildPools: true });
+  const body = reply();
+  const info = body.poolinfo as Body;
+  assert.deepEqual(info.id, { value: a });
+  assert.deepEqual(info.path, { value: "/a" });
+  assert.deepEqual(info.parent, { value: ROOT_ID });
+  assert.deepEqual(info.children, [{ value: b }]);
+  assert.equal((info.config as Body).name, "a");
+  assert.deepEqual((info.usages as Body[]).map((u) => u.kind), ["cpu", "memory", "disk", "gpu"]);
+  assert.equal((body.childPools as Body[]).length, 1);
+  call("GetResourcePool", {});
+  assert.deepEqual(((reply().poolinfo as Body).id as Body).value, ROOT_ID, "no id means root");
+  call("GetResourcePool", { id: { value: "nope" } });
+  assert.ok(((replies()[0].body as Body).error as Body).notFound);
+});
+
+Deno.test("usage is Peloton's: allocation of non-revocable tasks, slack of revocable ones, parents sum leaves", () => {
+  const { rm, call, reply, create } = setup();
+  const a = create("a");
+  const b = create("b", a);
+  rm.tree.get(b)!.allocation.nonSlack.cpuMilli = 2000;
+  rm.tree.get(b)!.allocation.slack.cpuMilli = 500;
+  rm.tree.get(b)!.allocation.total.cpuMilli = 2500;
+  for (const id of [a, b]) {
+    call("GetResourcePool", { id: { value: id } });
+    const cpu = ((reply().poolinfo as Body).usages as Body[])[0];
+    assert.deepEqual(cpu, { kind: "cpu", allocation: 2, slack: 0.5 });
+  }
+});
+
+Deno.test("Query lists every pool, root first", () => {
+  const { call, reply, create } = setup();
+  const a = create("a");
+  create("b", a);
+  call("Query", {});
+  const pools = reply().resourcePools as Body[];
+  assert.deepEqual(pools.map((p) => (p.path as Body).value), ["/", "/a", "/a/b"]);
+});
+
+Deno.test("DeleteResourcePool removes an idle leaf after the write is durable; a parent is refused", () => {
+  const { rm, store, call, replies, reply, create } = setup();
+  const a = create("a");
+  create("b", a);
+  call("DeleteResourcePool", { path: { value: "/a" } });
+  assert.ok(((replies()[0].body as Body).error as Body).isNotLeaf);
+  call("DeleteResourcePool", { path: { value: "/a/b" } });
+  assert.deepEqual(replies(), []);
+  store.settle();
+  assert.deepEqual(reply(), {});
+  assert.equal(rm.tree.lookup("/a/b"), undefined);
+  assert.equal([...store.pools.values()].some((p) => p.path === "/a/b"), false);
+  call("DeleteResourcePool", { path: { value: "/nope" } });
+  assert.ok(((replies()[0].body as Body).error as Body).notFound);
+});
+
+Deno.test("UpdateResourcePool changes limits after durability but refuses a rename", () => {
+  const { rm, store, call, replies, reply, create } = setup();
+  const a = create("a");
+  call("UpdateResourcePool", { id: { value: a }, config: makeRespoolConfig("a", { cpu: 3 }) });
+  assert.deepEqual(replies(), []);
+  store.settle();
+  assert.deepEqual(reply(), {});
+  assert.equal(rm.tree.get(a)!.resource("cpu")!.limit, 3);
+  call("UpdateResourcePool", { id: { value: a }, config: makeRespoolConfig("z") });
+  assert.ok(((replies()[0].body as Body).error as Body).invalidResourcePoolConfig);
+});
+
+Deno.test("an unknown respool procedure is unimplemented", () => {
+  const { call, replies } = setup();
+  call("Frobnicate", {});
+  assert.equal(replies()[0].error?.code, "unimplemented");
+});
+
+Deno.test("a failed store write undoes the delete: the pool is back in the tree", () => {
+  const { rm, store, call, replies, create } = setup();
+  const a = create("a");
+  store.failNextWrite(new Error("disk full"));
+  call("DeleteResourcePool", { path: { value: "/a" } });
+  store.settle();
+  assert.equal(replies()[0].error?.code, "internal");
+  assert.equal(rm.tree.lookup("/a")?.id, a);
+  assert.equal(rm.tree.get(a)?.parent, rm.tree.root);
+});

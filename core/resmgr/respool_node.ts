@@ -1,0 +1,132 @@
+/** One resource pool: its config, four admission queues, demand, allocation, entitlements. */
+import type { RespoolConfig, RespoolResourceConfig, RespoolResourceKind } from "../model/config_types.ts";
+import { addInto, type Resources, subtractInto, zero } from "../model/resources.ts";
+import { type Allocation, isZeroAllocation, zeroAllocation } from "./allocation.ts";
+import { PriorityFifo } from "./queue.ts";
+import { type QueuedGang, type RmTaskEntry } from "./rm_task.ts";
+import { type Scalar, zeroScalar } from "./scalar.ts";
+
+export const ROOT_ID = "root";
+
+/** Peloton's `QueueType`s; every gang enters `pending` and may move once to one of the others. */
+export type QueueKind = "pending" | "nonPreemptible" | "controller" | "revocable";
+
+/** The order a pool's queues are admitted from (`resPool.DequeueGangs`). */
+export const ADMISSION_ORDER: readonly QueueKind[] = ["nonPreemptible", "controller", "revocable", "pending"];
+
+/** Integer accounting units → Peloton's scalar units (cores, MB, MB, GPUs), the calculator's domain. */
+export function toScalar(r: Resources): Scalar {
+  return { cpu: r.cpuMilli / 1000, memory: r.memMb, disk: r.diskMb, gpu: r.gpuMilli / 1000 };
+}
+
+const byPriority = (g: QueuedGang) => g.priority;
+
+export class RespoolNode {
+  parent?: RespoolNode;
+  readonly children: RespoolNode[] = [];
+  /** Queued non-revocable demand and revocable (slack) demand, summed over all four queues. */
+  demand: Resources = zero();
+  slackDemand: Resources = zero();
+  allocation: Allocation = zeroAllocation();
+  entitlement: Scalar = zeroScalar();
+  nonSlackEntitlement: Scalar = zeroScalar();
+  slackEntitlement: Scalar = zeroScalar();
+  readonly pending = new PriorityFifo<QueuedGang>(byPriority);
+  readonly nonPreemptible = new PriorityFifo<QueuedGang>(byPriority);
+  readonly controller = new PriorityFifo<QueuedGang>(byPriority);
+  readonly revocable = new PriorityFifo<QueuedGang>(byPriority);
+  /** Tasks in the queues. Gangs emptied by drops stay queued until admission skips them. */
+  queuedTasks = 0;
+  /** Admitted tasks not yet terminal: what the preemption ranker chooses from. */
+  readonly active = new Set<RmTaskEntry>();
+  /** Consecutive preemption checks that found the pool above its entitlement. */
+  overAllocatedChecks = 0;
+  /** Tasks preempted from this pool so far (running ones killed, waiting ones sent back to PENDING). */
+  preempted = 0;
+  #config!: RespoolConfig;
+  #reservation: Scalar = zeroScalar();
+  #controllerLimit: Scalar | undefined;
+
+  constructor(public readonly id: string, public path: string, config: RespoolConfig) {
+    this.config = config;
+  }
+
+  get config(): RespoolConfig {
+    return this.#config;
+  }
+
+  /** Setting the config also sets the reservation and controller limit admission checks against. */
+  set config(config: RespoolConfig) {
+    this.#config = config;
+    this.#reservation = zeroScalar();
+    for (const r of config.resources) this.#reservation[r.kind] = r.reservation;
+    const percent = config.controllerLimit?.maxPercent;
+    if (percent === undefined) {
+      this.#controllerLimit = undefined;
+    } else {
+      // Peloton's `initControllerLimit`: reservation × (maxPercent / 100), for the kinds configured.
+      const multiplier = percent / 100;
+      this.#controllerLimit = zeroScalar();
+      for (const r of config.resources) this.#controllerLimit[r.kind] = r.reservation * multiplier;
+    }
+  }
+
+  get isLeaf(): boolean {
+    return this.children.length === 0;
+  }
+
+  get isRoot(): boolean {
+    return this.id === ROOT_ID;
+  }
+
+  resource(kind: RespoolResourceKind): RespoolResourceConfig | undefined {
+    return this.config.resources.find((r) => r.kind === kind);
+  }
+
+  /** Reservation in scalar units, for kinds the pool configures (shared: do not modify). */
+  reservation(): Scalar {
+    return this.#reservation;
+  }
+
+  /** What controller tasks may hold, or undefined when the pool sets no controller limit. */
+  controllerLimit(): Scalar | undefined {
+    return this.#controllerLimit;
+  }
+
+  limit(): Scalar {
+    const s = zeroScalar();
+    for (const r of this.config.resources) s[r.kind] = r.limit;
+    return s;
+  }
+
+  queue(kind: QueueKind): PriorityFifo<QueuedGang> {
+    return this[kind];
+  }
+
+  /** Peloton's `EnqueueGang`: into the pending queue, its resources into demand or slack demand. */
+  enqueue(gang: QueuedGang): void {
+    this.pending.push(gang);
+    addInto(gang.revocable ? this.slackDemand : this.demand, gang.resources);
+    this.queuedTasks += gang.tasks.length;
+  }
+
+  /**
+   * Takes one task out of a queued gang, leaving the gang where it is in its queue (Peloton re-enqueued
+   * the rest at the back; a gang keeps its place here). An emptied gang is skipped at admission.
+   */
+  dropQueuedTask(gang: QueuedGang, entry: RmTaskEntry): void {
+    const i = gang.tasks.indexOf(entry.task);
+    if (i < 0) return;
+    gang.tasks.splice(i, 1);
+    const r = entry.task.resources;
+    subtractInto(gang.resources, r);
+    subtractInto(gang.revocable ? this.slackDemand : this.demand, r);
+    gang.controller = gang.tasks.length === 1 && gang.tasks[0].controller;
+    this.queuedTasks--;
+  }
+
+  /** Tasks the pool holds, queued or admitted, in any resource dimension. */
+  busy(): boolean {
+    return this.queuedTasks > 0 || this.active.size > 0 || !isZeroAllocation(this.allocation);
+  }
+}

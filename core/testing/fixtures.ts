@@ -1,0 +1,144 @@
+/** Fixtures for daemon tests: hosts, leases, resmgr tasks, job and pool configs with valid defaults. */
+import type { HostLease, RmTask } from "../messages.ts";
+import type {
+  JobConfig,
+  RespoolConfig,
+  RespoolResourceConfig,
+  RespoolResourceKind,
+  TaskConfig,
+} from "../model/config_types.ts";
+import type { HostInfo } from "../ports/host_backend.ts";
+
+export interface HostSpec {
+  /** Cores. */
+  cpu?: number;
+  memMb?: number;
+  diskMb?: number;
+  /** GPUs. */
+  gpu?: number;
+  attributes?: Record<string, string>;
+  /** Inclusive port ranges. */
+  ports?: [number, number][];
+}
+
+/** A host of 4 cores, 8 GiB, 100 GiB disk, no GPU and ports 31000-31009 unless told otherwise. */
+export function makeHost(name: string, spec: HostSpec = {}): HostInfo {
+  return {
+    hostname: name,
+    agentId: `agent-${name}`,
+    resources: {
+      cpuMilli: Math.round((spec.cpu ?? 4) * 1000),
+      memMb: spec.memMb ?? 8192,
+      diskMb: spec.diskMb ?? 102_400,
+      gpuMilli: Math.round((spec.gpu ?? 0) * 1000),
+    },
+    attributes: spec.attributes ?? {},
+    portRanges: spec.ports ?? [[31000, 31009]],
+  };
+}
+
+/** A lease of a whole, empty host, as the host manager would hand it to placement. */
+export function makeLease(host: HostInfo, overrides: Partial<HostLease> = {}): HostLease {
+  return {
+    leaseId: `${host.hostname}#1`,
+    hostname: host.hostname,
+    agentId: host.agentId,
+    free: { ...host.resources },
+    total: { ...host.resources },
+    attributes: host.attributes,
+    freeSlack: { cpuMilli: 0, memMb: 0, diskMb: 0, gpuMilli: 0 },
+    freePorts: host.portRanges.map(([lo, hi]) => [lo, hi]),
+    ...overrides,
+  };
+}
+
+/** A 1-core, 128 MB batch task of job `job-a`; the task id follows the job, instance and run. */
+export function makeRmTask(overrides: Partial<RmTask> = {}): RmTask {
+  const jobId = overrides.jobId ?? "job-a";
+  const instanceId = overrides.instanceId ?? 0;
+  return {
+    taskId: `${jobId}-${instanceId}-1`,
+    jobId,
+    instanceId,
+    respoolId: "pool-a",
+    resources: { cpuMilli: 1000, memMb: 128, diskMb: 0, gpuMilli: 0 },
+    priority: 0,
+    preemptible: false,
+    revocable: false,
+    controller: false,
+    taskType: "BATCH",
+    ports: [],
+    labels: [],
+    placementStrategy: "PACK_HOST",
+    minInstances: 1,
+    ...overrides,
+  };
+}
+
+/** A valid BATCH job: `instanceCount` tasks of 1 core and 128 MB running `echo hello`. */
+export function makeJobConfig(
+  overrides: Partial<JobConfig> & { task?: Partial<TaskConfig> } = {},
+): JobConfig {
+  const { task, ...rest } = overrides;
+  return {
+    name: "test-job",
+    type: "BATCH",
+    owningTeam: "team",
+    ldapGroups: [],
+    description: "",
+    owner: "tester",
+    labels: [],
+    instanceCount: 1,
+    sla: {
+      priority: 0,
+      preemptible: false,
+      revocable: false,
+      maximumRunningInstances: 0,
+      minimumRunningInstances: 0,
+      maxRunningTime: 0,
+      maximumUnavailableInstances: 0,
+    },
+    defaultConfig: {
+      resource: { cpuLimit: 1, memLimitMb: 128, diskLimitMb: 0, fdLimit: 0, gpuLimit: 0 },
+      command: { shell: true, value: "echo hello", arguments: [], environment: { variables: [] }, uris: [] },
+      ...task,
+    },
+    instanceConfig: {},
+    respoolId: "pool-a",
+    placementStrategy: "PACK_HOST",
+    ...rest,
+  };
+}
+
+/** Reservation, limit and share of one kind; a number means reservation = limit = n, share 1. */
+export type PoolAmount = number | { reservation: number; limit: number; share?: number };
+
+/** A pool config with the given kinds (cores, MB, MB, GPUs); kinds left out stay out. */
+export function makeRespoolConfig(
+  name: string,
+  amounts: Partial<Record<RespoolResourceKind, PoolAmount>> = { cpu: 10, memory: 10_240 },
+  overrides: Partial<RespoolConfig> = {},
+): RespoolConfig {
+  const resources: RespoolResourceConfig[] = [];
+  for (const kind of ["cpu", "memory", "disk", "gpu"] as const) {
+    const a = amounts[kind];
+    if (a === undefined) continue;
+    const r = typeof a === "number" ? { reservation: a, limit: a, share: 1 } : a;
+    resources.push({
+      kind,
+      reservation: r.reservation,
+      limit: r.limit,
+      share: r.share ?? 1,
+      type: "ELASTIC",
+    });
+  }
+  return {
+    name,
+    owningTeam: "team",
+    ldapGroups: [],
+    description: "",
+    resources,
+    policy: "PriorityFIFO",
+    ...overrides,
+  };
+}

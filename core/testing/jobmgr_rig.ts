@@ -1,0 +1,161 @@
+/** Drives a job manager by hand in tests: API calls, resmgr replies, placements and backend statuses. */
+import type { ApiReply, Gang, HostPlacement, Preemption, RmStateChange } from "../messages.ts";
+import type { JobConfig } from "../model/config_types.ts";
+import { mesosTaskId, type TaskRecord } from "../model/records.ts";
+import { MESOS_TO_TASK_STATE, type MesosTaskState } from "../model/states.ts";
+import { JOB_SERVICE, jobConfigJson, TASK_SERVICE } from "../jobmgr/job_api.ts";
+import { DEFAULT_JOBMGR_CONFIG, type JobEntry, JobManager, type JobmgrConfig } from "../jobmgr/jobmgr.ts";
+import { makeJobConfig, makePorts, type TestPorts } from "./harness.ts";
+
+export const JOB_ID = "11111111-2222-4333-8444-555555555555";
+
+export class JobmgrRig {
+  readonly ports: TestPorts = makePorts();
+  readonly jm: JobManager;
+  #reqId = 0;
+
+  constructor(config: Partial<JobmgrConfig> = {}) {
+    this.jm = new JobManager(
+      { ...this.ports, self: "jobmgr", resmgr: "resmgr", hostmgr: "hostmgr" },
+      { ...DEFAULT_JOBMGR_CONFIG, ...config },
+    );
+    this.jm.start();
+  }
+
+  /** Lets the goal-state engines run what is due now (they act on timers, as in the daemon). */
+  tick(ms = 0): void {
+    this.ports.clock.advance(ms);
+  }
+
+  get transport() {
+    return this.ports.transport;
+  }
+
+  get store() {
+    return this.ports.store;
+  }
+
+  /** Sends one public API call to the job manager; returns its reqId. */
+  api(service: "job" | "task", method: string, body: unknown): number {
+    const procedure = `${service === "job" ? JOB_SERVICE : TASK_SERVICE}::${method}`;
+    this.jm.receive({ kind: "api", reqId: ++this.#reqId, replyTo: "api/1", procedure, body });
+    this.tick();
+    return this.#reqId;
+  }
+
+  /** Sends a call to any job manager service by its full name. */
+  call(service: string, method: string, body: unknown): void {
+    this.jm.receive({
+      kind: "api",
+      reqId: ++this.#reqId,
+      replyTo: "api/1",
+      procedure: `${service}::${method}`,
+      body,
+    });
+    this.tick();
+  }
+
+  /** Lets API reads that go to the store (finished jobs, updates) answer. */
+  async reads(): Promise<void> {
+    // Store reads resolve through a few promise hops; let them all run.
+    for (let i = 0; i < 10; i++) await Promise.resolve();
+    this.tick();
+  }
+
+  /** API replies to the client so far, taken out of the transport. */
+  replies(): ApiReply[] {
+    return this.transport.take("api-reply", "api/1");
+  }
+
+  /** Answers the job manager's GetResourcePool call as the resource manager would. */
+  answerPool(children: string[] = []): void {
+    const req = this.transport.takeOne("api", "resmgr");
+    const poolinfo = { id: { value: "pool-a" }, children: children.map((value) => ({ value })) };
+    this.jm.receive({ kind: "api-reply", reqId: req.reqId, body: { poolinfo } });
+    this.tick();
+  }
+
+  answerPoolMissing(): void {
+    const req = this.transport.takeOne("api", "resmgr");
+    this.jm.receive({
+      kind: "api-reply",
+      reqId: req.reqId,
+      body: { error: { notFound: { message: "nope" } } },
+    });
+  }
+
+  /** Creates a job through the API, durable, and returns what the resource manager was sent. */
+  create(overrides: Parameters<typeof makeJobConfig>[0] = {}, jobId = JOB_ID): { gangs: Gang[] } {
+    const config: JobConfig = makeJobConfig(overrides);
+    this.api("job", "Create", { id: { value: jobId }, config: jobConfigJson(config) });
+    this.answerPool();
+    this.store.settle();
+    this.tick();
+    const reply = this.replies();
+    if (reply.length !== 1 || (reply[0].body as { error?: unknown })?.error) {
+      throw new Error(`Cannot create job: ${JSON.stringify(reply)}`);
+    }
+    return { gangs: this.transport.take("enqueue-gangs", "resmgr").flatMap((m) => m.gangs) };
+  }
+
+  job(jobId = JOB_ID): JobEntry {
+    return this.jm.jobs.get(jobId)!;
+  }
+
+  task(instanceId: number, jobId = JOB_ID): TaskRecord {
+    return this.job(jobId).tasks.get(instanceId)!;
+  }
+
+  /** The current Mesos task id of an instance. */
+  taskId(instanceId: number, jobId = JOB_ID): string {
+    return mesosTaskId(jobId, instanceId, this.task(instanceId, jobId).runId);
+  }
+
+  /** Answers the pending get-placements poll. */
+  placements(
+    placements: HostPlacement[],
+    changes: RmStateChange[] = [],
+    preemptions: Preemption[] = [],
+  ): void {
+    const req = this.transport.takeOne("get-placements", "resmgr");
+    this.jm.receive({ kind: "placements", reqId: req.reqId, placements, changes, preemptions });
+    this.tick();
+  }
+
+  /** Places instances on a host and returns the launch-tasks message the host manager got. */
+  launch(instances: number[], hostname = "h1") {
+    const tasks = instances.map((i) => ({ taskId: this.taskId(i), ports: {} }));
+    this.placements([{ leaseId: `${hostname}#1`, hostname, agentId: `agent-${hostname}`, tasks }]);
+    return this.transport.takeOne("launch-tasks", "hostmgr");
+  }
+
+  /** Delivers a backend status (as the host manager maps and forwards it). */
+  status(
+    taskId: string,
+    state: MesosTaskState,
+    extra: { reason?: string; hostname?: string; healthy?: boolean } = {},
+  ): void {
+    const hostname = extra.hostname ?? "h1";
+    this.jm.receive({
+      kind: "task-statuses",
+      statuses: [{
+        taskId,
+        state,
+        pelotonState: MESOS_TO_TASK_STATE[state],
+        hostname,
+        agentId: `agent-${hostname}`,
+        timeMs: this.ports.clock.now(),
+        reason: extra.reason,
+        healthy: extra.healthy,
+      }],
+    });
+    this.tick();
+  }
+
+  /** Places one instance with the given ports and returns the launch-tasks message. */
+  placeWithPorts(instanceId: number, ports: Record<string, number>, hostname = "h1") {
+    const tasks = [{ taskId: this.taskId(instanceId), ports }];
+    this.placements([{ leaseId: `${hostname}#1`, hostname, agentId: `agent-${hostname}`, tasks }]);
+    return this.transport.takeOne("launch-tasks", "hostmgr");
+  }
+}
