@@ -1,0 +1,190 @@
+/** Timed scenario events on virtual time: failures, rack loss, maintenance, capacity and pool changes. */
+import type { ApiReply } from "../core/messages.ts";
+import type { Prng } from "../core/ports/prng.ts";
+import type { SimCluster, UsageGroup } from "./cluster.ts";
+import type { EventQueue } from "./event_queue.ts";
+import { poolConfig, type Scenario, type ScenarioEvent, type ScenarioPool } from "./scenario.ts";
+import type { HostSelector } from "./scenario_events.ts";
+import { type HostClass, hostsOf } from "./scenario_hosts.ts";
+
+const HOST_SERVICE = "peloton.api.v0.host.svc.HostService";
+const RESPOOL_SERVICE = "peloton.api.respool.ResourceManager";
+
+/** What happened, for the report: when, what, and on how many hosts. */
+export interface EventRecord {
+  atSec: number;
+  kind: string;
+  detail: string;
+  hosts?: number;
+  error?: string;
+}
+
+export interface EventContext {
+  queue: EventQueue;
+  cluster: SimCluster;
+  prng: Prng;
+  api: (procedure: string, body: unknown, onReply: (r: ApiReply) => void) => void;
+  poolIds: Map<string, string>;
+  usageGroups: Map<string, UsageGroup>;
+  log: EventRecord[];
+}
+
+/** Schedules every event of the scenario. */
+export function scheduleEvents(scenario: Scenario, ctx: EventContext): void {
+  const classes = new Map<string, HostClass>(scenario.hostClasses.map((c) => [c.name, c]));
+  // New hosts of a class continue its numbering.
+  const nextIndex = new Map<string, number>(scenario.hostClasses.map((c) => [c.name, c.count]));
+  const pools = new Map<string, ScenarioPool>();
+  const walk = (list: ScenarioPool[], parent: string) => {
+    for (const p of list) {
+      const path = `${parent === "/" ? "" : parent}/${p.name}`;
+      pools.set(path, p);
+      walk(p.children ?? [], path);
+    }
+  };
+  walk(scenario.respools, "/");
+  for (const e of scenario.events) {
+    ctx.queue.schedule(e.atSec * 1000, () => apply(e, ctx, classes, nextIndex, pools));
+  }
+}
+
+function apply(
+  e: ScenarioEvent,
+  ctx: EventContext,
+  classes: Map<string, HostClass>,
+  nextIndex: Map<string, number>,
+  pools: Map<string, ScenarioPool>,
+): void {
+  const at = e.atSec;
+  const record = (kind: string, detail: string, hosts?: number) => {
+    const r: EventRecord = { atSec: at, kind, detail };
+    if (hosts !== undefined) r.hosts = hosts;
+    ctx.log.push(r);
+    return r;
+  };
+  const later = (sec: number, fn: () => void) => ctx.queue.schedule((at + sec) * 1000, fn);
+  if (e.failHosts || e.loseRack) {
+    const names = e.loseRack ? select(ctx, { rack: e.loseRack }, true) : select(ctx, e.failHosts!, true);
+    const what = e.loseRack ? `rack ${e.loseRack} lost` : `hosts failed (${describe(e.failHosts!)})`;
+    record(e.loseRack ? "loseRack" : "failHosts", what, names.length);
+    ctx.cluster.hostsDown(names, e.loseRack ? `rack ${e.loseRack} lost` : "agent failed");
+    if (e.recoverAfterSec) {
+      later(e.recoverAfterSec, () => {
+        ctx.cluster.hostsUp(names);
+        ctx.log.push({
+          atSec: at + e.recoverAfterSec!,
+          kind: "recover",
+          detail: `${what}: back`,
+          hosts: names.length,
+        });
+      });
+    }
+  } else if (e.drain) {
+    const names = select(ctx, e.drain, true);
+    const r = record("drain", `maintenance (${describe(e.drain)})`, names.length);
+    maintenance(ctx, "StartMaintenance", names, r);
+    if (e.durationSec) {
+      later(e.durationSec, () => {
+        const done: EventRecord = {
+          atSec: at + e.durationSec!,
+          kind: "maintenanceDone",
+          detail: "hosts up again",
+        };
+        done.hosts = names.length;
+        ctx.log.push(done);
+        maintenance(ctx, "CompleteMaintenance", names, done);
+      });
+    }
+  } else if (e.addHosts || e.addHostClass) {
+    const c = e.addHostClass ?? classes.get(e.addHosts!.class)!;
+    if (e.addHostClass) classes.set(c.name, c);
+    const count = e.addHosts?.count ?? c.count;
+    const first = nextIndex.get(c.name) ?? 0;
+    nextIndex.set(c.name, first + count);
+    const hosts = hostsOf(c, first, count);
+    record(e.addHostClass ? "addHostClass" : "addHosts", `+${count} ${c.name} hosts`, hosts.length);
+    ctx.cluster.addHosts(hosts);
+  } else if (e.removeHosts) {
+    const names = select(ctx, e.removeHosts, true);
+    record("removeHosts", `hosts removed (${describe(e.removeHosts)})`, names.length);
+    ctx.cluster.hostsDown(names, "agent removed");
+  } else if (e.updatePool) {
+    const { path, force, ...change } = e.updatePool;
+    const r = record("updatePool", `pool ${path} updated`);
+    const pool = pools.get(path);
+    const id = ctx.poolIds.get(path);
+    if (!pool || !id) {
+      r.error = `no pool ${path}`;
+      return;
+    }
+    const updated = { ...pool, ...change } as ScenarioPool;
+    pools.set(path, updated);
+    const parentPath = path.slice(0, path.lastIndexOf("/")) || "/";
+    ctx.api(`${RESPOOL_SERVICE}::UpdateResourcePool`, {
+      id: { value: id },
+      force: force === true,
+      config: { ...poolConfig(updated), parent: { value: ctx.poolIds.get(parentPath) } },
+    }, (reply) => {
+      const err = reply.error?.message ?? errorText(reply.body);
+      if (err) r.error = err;
+    });
+  } else if (e.usage) {
+    const group = ctx.usageGroups.get(e.usage.workload)!;
+    record("usage", `${e.usage.workload} tasks use ×${e.usage.level} of their modelled cpu`);
+    ctx.cluster.setUsageLevel(group, e.usage.level);
+  }
+}
+
+function maintenance(ctx: EventContext, method: string, names: string[], r: EventRecord): void {
+  if (!names.length) return;
+  ctx.api(`${HOST_SERVICE}::${method}`, { hostnames: names }, (reply) => {
+    if (reply.error) r.error = reply.error.message;
+  });
+}
+
+/** Hosts matching a selector, in host order; `upOnly` skips agents that are down. */
+export function select(ctx: EventContext, s: HostSelector, upOnly: boolean): string[] {
+  const wanted = s.hosts ? new Set(s.hosts) : undefined;
+  const seen = new Set<string>();
+  let names: string[] = [];
+  for (const h of ctx.cluster.hosts) {
+    const a = h.attributes;
+    if (seen.has(h.hostname)) continue;
+    seen.add(h.hostname);
+    if (s.class !== undefined && a.host_class !== s.class) continue;
+    if (s.rack !== undefined && a.rack !== s.rack) continue;
+    if (s.zone !== undefined && a.zone !== s.zone) continue;
+    if (wanted && !wanted.has(h.hostname)) continue;
+    if (upOnly && !ctx.cluster.host(h.hostname)?.up) continue;
+    names.push(h.hostname);
+  }
+  if (s.fraction !== undefined) {
+    // A seeded partial shuffle: the same seed picks the same hosts.
+    const k = Math.round(names.length * s.fraction);
+    for (let i = 0; i < k; i++) {
+      const j = i + Math.floor(ctx.prng() * (names.length - i));
+      [names[i], names[j]] = [names[j], names[i]];
+    }
+    names = names.slice(0, k);
+  }
+  if (s.count !== undefined) names = names.slice(0, s.count);
+  return names;
+}
+
+function describe(s: HostSelector): string {
+  const parts: string[] = [];
+  if (s.class) parts.push(`class ${s.class}`);
+  if (s.rack) parts.push(`rack ${s.rack}`);
+  if (s.zone) parts.push(`zone ${s.zone}`);
+  if (s.hosts) parts.push(`${s.hosts.length} named`);
+  if (s.count) parts.push(`at most ${s.count}`);
+  if (s.fraction) parts.push(`${Math.round(s.fraction * 100)}%`);
+  return parts.join(", ") || "all hosts";
+}
+
+export function errorText(body: unknown): string | undefined {
+  const e = (body as { error?: Record<string, { message?: string }> } | undefined)?.error;
+  if (!e) return undefined;
+  const first = Object.values(e)[0];
+  return first?.message ?? JSON.stringify(e);
+}

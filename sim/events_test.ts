@@ -1,0 +1,128 @@
+/** Timed scenario events on small clusters: failures, rack loss, drains, capacity changes and pool updates. */
+import assert from "node:assert/strict";
+import { buildReport } from "../reports/report.ts";
+import { runScenario, type Simulation } from "./runner.ts";
+import { inlineScenario } from "./testing.ts";
+
+/** 12 hosts of 8 cores in 3 racks, one pool, 48 one-core services that never end. */
+function scenario(events: string, extra = ""): string {
+  return `name: events
+durationSec: 300
+hostClasses:
+  - {name: std, count: 12, cpu: 8, memoryMb: 32768, diskMb: 100000, racks: 3}
+respools:
+  - name: svc
+    resources:
+      - {kind: cpu, reservation: 96, limit: 96}
+      - {kind: memory, reservation: 393216, limit: 393216}
+      - {kind: disk, reservation: 1200000, limit: 1200000}
+workloads:
+  - {name: web, respool: /svc, type: stateless, arrival: {at: [0]}, instances: 48, cpu: 1, memoryMb: 1024, maxPerHost: 4}
+${extra}
+events:
+${events}
+settings: {sampleIntervalSec: 10}
+`;
+}
+
+async function run(yaml: string, seed = 1) {
+  const s = inlineScenario(yaml);
+  const sim = await runScenario(s, { seed, checkInvariants: true });
+  return { sim, report: buildReport(s, sim, seed, { wallSeconds: 0, peakRssBytes: 0 }) };
+}
+
+/** Running tasks per rack now. */
+function perRack(sim: Simulation): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const h of sim.hostmgr.hosts) {
+    if (h.lost) continue;
+    const rack = h.info.attributes.rack;
+    out[rack] = (out[rack] ?? 0) + h.tasks.size;
+  }
+  return out;
+}
+
+const running = (sim: Simulation) =>
+  [...sim.jobmgr.jobs.values()].flatMap((j) => [...j.tasks.values()]).filter((t) => t.state === "RUNNING");
+
+Deno.test("a lost rack's tasks run again on the other racks; the rack comes back empty and takes work again", async () => {
+  const { sim, report } = await run(scenario("  - {atSec: 60, loseRack: std-rack-1, recoverAfterSec: 60}"));
+  // 48 tasks at most 4 per host on 12 hosts: each rack of 4 hosts held 16.
+  assert.equal(report.tasks.lost, 16, "every task of the rack was lost");
+  assert.equal(running(sim).length, 48, "all 48 run again");
+  assert.deepEqual(report.events.map((e) => [e.atSec, e.kind, e.hosts]), [[60, "loseRack", 4], [
+    120,
+    "recover",
+    4,
+  ]]);
+  const up = report.series.hostsUp;
+  assert.equal(up[report.series.t.indexOf(70)], 8);
+  assert.equal(up[report.series.t.indexOf(130)], 12);
+});
+
+Deno.test("draining a rack moves its tasks elsewhere (HOST_MAINTENANCE preemption); the hosts come back after", async () => {
+  const { sim, report } = await run(
+    scenario("  - {atSec: 60, drain: {rack: std-rack-0}, durationSec: 120}"),
+  );
+  assert.equal(report.preemptions.maintenance, 16);
+  assert.equal(report.tasks.lost, 0, "drained, not lost");
+  assert.equal(running(sim).length, 48);
+  assert.deepEqual(report.events.map((e) => [e.atSec, e.kind, e.hosts, e.error]), [
+    [60, "drain", 4, undefined],
+    [180, "maintenanceDone", 4, undefined],
+  ]);
+  for (const h of sim.hostmgr.hosts) assert.equal(h.state, "HOST_STATE_UP", h.info.hostname);
+  // While drained the rack runs nothing: the other 8 hosts hold 32 of the 48, the rest wait for the rack.
+  const mid = await runUntil(
+    scenario("  - {atSec: 60, drain: {rack: std-rack-0}, durationSec: 120}"),
+    150_000,
+  );
+  assert.equal(perRack(mid)["std-rack-0"], 0);
+  await mid.close();
+});
+
+async function runUntil(yaml: string, ms: number): Promise<Simulation> {
+  const { createSimulation } = await import("./runner.ts");
+  const sim = createSimulation(inlineScenario(yaml), { seed: 1, checkInvariants: true });
+  await sim.advanceTo(ms);
+  return sim;
+}
+
+Deno.test("failed hosts lose their tasks, which run again elsewhere; removed hosts never come back", async () => {
+  const { sim, report } = await run(scenario(`  - {atSec: 60, failHosts: {class: std, count: 2}}
+  - {atSec: 90, removeHosts: {class: std, fraction: 0.25}}
+  - {atSec: 120, addHosts: {class: std, count: 6}}`));
+  // A quarter of the 10 hosts still up, rounded: 3.
+  assert.deepEqual(report.events.map((e) => [e.kind, e.hosts]), [["failHosts", 2], ["removeHosts", 3], [
+    "addHosts",
+    6,
+  ]]);
+  assert.equal(report.hosts, 18, "12 registered, 6 added");
+  assert.equal(report.series.hostsUp.at(-1), 13);
+  assert.ok(sim.hostmgr.host("std-17"), "new hosts continue the class's numbering");
+  assert.equal(running(sim).length, 48);
+});
+
+Deno.test("a pool update changes the pool's entitlement at its time", async () => {
+  const { report } = await run(
+    scenario(`  - atSec: 100
+    updatePool:
+      path: /svc
+      resources:
+        - {kind: cpu, reservation: 24, limit: 24}
+        - {kind: memory, reservation: 393216, limit: 393216}
+        - {kind: disk, reservation: 1200000, limit: 1200000}`),
+  );
+  assert.equal(report.events[0].error, undefined);
+  const ent = report.poolSeries["/svc"].entitlementCpu;
+  const t = report.series.t;
+  assert.equal(ent[t.indexOf(90)], 96);
+  assert.equal(ent[t.indexOf(200)], 24, "the limit caps the entitlement after the next calculation");
+});
+
+Deno.test("the same events and seed give the same report", async () => {
+  const yaml = scenario(`  - {atSec: 30, failHosts: {class: std, fraction: 0.5}, recoverAfterSec: 30}
+  - {atSec: 100, drain: {rack: std-rack-2}, durationSec: 50}`);
+  const a = await run(yaml, 5), b = await run(yaml, 5);
+  assert.equal(JSON.stringify(a.report), JSON.stringify(b.report));
+});

@@ -1,0 +1,218 @@
+/**
+ * The simulator's CLI: `deno task sim SCENARIO --seed N --out DIR` runs a scenario and writes its report;
+ * `deno task sim compare DIR... --out DIR` compares reports; `deno task sim plan SCENARIO --vary ... --target ...`
+ * searches for the smallest value of a field that meets a target.
+ */
+import { parseArgs } from "node:util";
+import { createRequire } from "node:module";
+import { writeCsvFiles } from "../reports/csv.ts";
+import { compareReports, comparisonText, renderComparison } from "../reports/compare.ts";
+import { renderHtml } from "../reports/html.ts";
+import { renderPlan } from "../reports/plan_html.ts";
+import { buildReport, type Report } from "../reports/report.ts";
+import { plan } from "./plan.ts";
+import { Progress } from "./progress.ts";
+import { runScenario } from "./runner.ts";
+import { loadScenarioFile, ScenarioError } from "./scenario_load.ts";
+
+const USAGE = `usage:
+  deno task sim SCENARIO.yaml [--seed N] [--out DIR] [--check-invariants]
+  deno task sim compare DIR1 DIR2 ... [--out DIR]
+  deno task sim plan SCENARIO.yaml --vary PATH=LO..HI --target 'FIELD<=VALUE' [--seed N] [--workers N]
+                     [--resolution R] [--out DIR]
+    PATH: hosts.<class>.count, workloads.<name>.<field>, settings.<field>, ...
+    FIELD: any number in report.json, e.g. queueDelaySeconds.p99, utilization.cpu, tasks.unplaced`;
+
+/** uPlot's browser build and stylesheet, inlined into the report. */
+export async function uplotAssets(): Promise<{ js: string; css: string }> {
+  await import("uplot").catch(() => undefined);
+  const require = createRequire(import.meta.url);
+  const js = await Deno.readTextFile(require.resolve("uplot/dist/uPlot.iife.min.js"));
+  const css = await Deno.readTextFile(require.resolve("uplot/dist/uPlot.min.css"));
+  return { js, css };
+}
+
+function fail(message: string): never {
+  console.error(message);
+  Deno.exit(2);
+}
+
+type Options = Record<string, { type: "string" | "boolean"; default?: string | boolean; short?: string }>;
+
+/** Parses one subcommand's arguments; a bad one prints the usage. */
+function args(
+  argv: string[],
+  options: Options,
+): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
+  try {
+    const res = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { ...options, help: { type: "boolean", short: "h" } },
+    });
+    return {
+      values: res.values as Record<string, string | boolean | undefined>,
+      positionals: res.positionals,
+    };
+  } catch (e) {
+    fail(`${(e as Error).message}\n${USAGE}`);
+  }
+}
+
+function seedOf(text: unknown): number {
+  const seed = Number(text);
+  if (!Number.isInteger(seed) || seed < 0) fail(`--seed: got "${text}", expected a non-negative integer`);
+  return seed;
+}
+
+async function load(file: string) {
+  try {
+    return await loadScenarioFile(file);
+  } catch (e) {
+    if (e instanceof ScenarioError) fail(e.message);
+    throw e;
+  }
+}
+
+export async function main(argv: string[]): Promise<void> {
+  if (argv[0] === "compare") return await compare(argv.slice(1));
+  if (argv[0] === "plan") return await planCommand(argv.slice(1));
+  const { values, positionals } = args(argv, {
+    seed: { type: "string", default: "1" },
+    out: { type: "string" },
+    "check-invariants": { type: "boolean", default: false },
+  });
+  if (values.help) return console.log(USAGE);
+  if (positionals.length !== 1) fail(`expected one scenario file, got ${positionals.length}\n${USAGE}`);
+  const file = positionals[0];
+  const seed = seedOf(values.seed);
+  const out = (values.out as string | undefined) ??
+    `out/${file.replace(/^.*\//, "").replace(/\.ya?ml$/, "")}-${seed}`;
+  const loaded = await load(file);
+  const scenario = loaded.scenario;
+
+  const progress = new Progress(scenario.durationSec);
+  let interrupted = false;
+  const onSigint = () => (interrupted = true);
+  Deno.addSignalListener("SIGINT", onSigint);
+  const started = performance.now();
+  let peakRss = Deno.memoryUsage().rss;
+  const sim = await runScenario(scenario, {
+    seed,
+    templates: loaded.templates,
+    traces: loaded.traces,
+    checkInvariants: values["check-invariants"] as boolean,
+    yieldBetweenSamples: true,
+    onSample: (ms, events) => {
+      peakRss = Math.max(peakRss, Deno.memoryUsage().rss);
+      progress.draw(ms, events);
+      return interrupted;
+    },
+  });
+  Deno.removeSignalListener("SIGINT", onSigint);
+  progress.done();
+  const report = buildReport(scenario, sim, seed, {
+    wallSeconds: (performance.now() - started) / 1000,
+    peakRssBytes: Math.max(peakRss, Deno.memoryUsage().rss),
+  });
+  await Deno.mkdir(out, { recursive: true });
+  await Deno.writeTextFile(`${out}/report.json`, JSON.stringify(report, null, 2) + "\n");
+  await writeCsvFiles(report, out);
+  await Deno.writeTextFile(`${out}/report.html`, renderHtml(report, await uplotAssets()));
+  const t = report.tasks, q = report.queueDelaySeconds;
+  console.log(
+    `${report.scenario}: ${report.hosts} hosts, ${report.simulatedSeconds}s simulated in ${report.wallSeconds}s` +
+      `${report.endedEarly ? " (interrupted: partial report)" : ""}; tasks submitted ${t.submitted},` +
+      ` launched ${t.launched}, succeeded ${t.succeeded}, failed ${t.failed}, preempted ${t.preempted},` +
+      ` unplaced ${t.unplaced}; ${report.launchesPerSec} launches/s; queue delay p50 ${q.p50}s p99 ${q.p99}s;` +
+      ` peak RSS ${(report.peakRssBytes / 2 ** 30).toFixed(2)} GiB. Report: ${out}/report.html`,
+  );
+}
+
+async function compare(argv: string[]): Promise<void> {
+  const { values, positionals } = args(argv, { out: { type: "string" } });
+  if (values.help) return console.log(USAGE);
+  if (positionals.length < 2) {
+    fail(`compare: expected at least two report directories, got ${positionals.length}`);
+  }
+  const list: { name: string; report: Report }[] = [];
+  for (const dir of positionals) {
+    const path = dir.endsWith(".json") ? dir : `${dir.replace(/\/$/, "")}/report.json`;
+    try {
+      list.push({
+        name: dir.replace(/\/$/, "").replace(/^.*\//, ""),
+        report: JSON.parse(await Deno.readTextFile(path)),
+      });
+    } catch (e) {
+      fail(`compare: cannot read ${path}: ${(e as Error).message}`);
+    }
+  }
+  const names = list.map((x) => x.name);
+  list.forEach((x, i) => {
+    if (names.indexOf(x.name) !== i) x.name = `${x.name} (${i + 1})`;
+  });
+  const comparison = compareReports(list);
+  console.log(comparisonText(comparison));
+  const out = values.out as string | undefined;
+  if (out) {
+    await Deno.mkdir(out, { recursive: true });
+    await Deno.writeTextFile(`${out}/compare.json`, JSON.stringify(comparison, null, 2) + "\n");
+    await Deno.writeTextFile(`${out}/compare.html`, renderComparison(list, await uplotAssets()));
+    console.log(`Comparison: ${out}/compare.html`);
+  }
+}
+
+async function planCommand(argv: string[]): Promise<void> {
+  const { values, positionals } = args(argv, {
+    vary: { type: "string" },
+    target: { type: "string" },
+    seed: { type: "string", default: "1" },
+    workers: { type: "string", default: String(Math.min(2, navigator.hardwareConcurrency || 1)) },
+    resolution: { type: "string" },
+    out: { type: "string" },
+  });
+  if (values.help) return console.log(USAGE);
+  if (positionals.length !== 1) fail(`plan: expected one scenario file, got ${positionals.length}\n${USAGE}`);
+  if (!values.vary || !values.target) fail(`plan: --vary and --target are required\n${USAGE}`);
+  const file = positionals[0];
+  await load(file); // Refuses a bad scenario before any worker starts.
+  const workers = Number(values.workers);
+  if (!Number.isInteger(workers) || workers < 1) {
+    fail(`--workers: got "${values.workers}", expected a positive integer`);
+  }
+  const resolution = values.resolution === undefined ? undefined : Number(values.resolution);
+  let outcome;
+  try {
+    outcome = await plan({
+      file,
+      vary: values.vary as string,
+      target: values.target as string,
+      seed: seedOf(values.seed),
+      workers,
+      resolution,
+      onRound: (points) => {
+        for (const p of points) {
+          console.error(
+            `  ${values.vary!.toString().split("=")[0]}=${p.value}: ${
+              p.error ?? `${p.metric} (${p.met ? "meets" : "misses"} target)`
+            }`,
+          );
+        }
+      },
+    });
+  } catch (e) {
+    fail(`plan: ${(e as Error).message}`);
+  }
+  console.log(outcome.note);
+  console.log("value\tmetric\tmeets");
+  for (const p of outcome.points) console.log(`${p.value}\t${p.metric ?? p.error}\t${p.met}`);
+  const out = values.out as string | undefined;
+  if (out) {
+    await Deno.mkdir(out, { recursive: true });
+    await Deno.writeTextFile(`${out}/plan.json`, JSON.stringify(outcome, null, 2) + "\n");
+    await Deno.writeTextFile(`${out}/plan.html`, renderPlan(outcome, await uplotAssets()));
+    console.log(`Plan: ${out}/plan.html`);
+  }
+}
+
+if (import.meta.main) await main(Deno.args);

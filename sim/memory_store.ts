@@ -1,0 +1,450 @@
+/** In-memory Store for the simulator and tests: Maps, the stores' version rule, `done` called through `defer`. */
+import { type JobQuery, StaleWriteError, type Store, type StoreWrite } from "../core/ports/store.ts";
+import type { JobConfig } from "../core/model/config_types.ts";
+import {
+  isTerminalUpdateState,
+  type JobRecord,
+  type RespoolRecord,
+  type TaskEventRecord,
+  type TaskRecord,
+  type UpdateRecord,
+  type VolumeRecord,
+} from "../core/model/records.ts";
+import { isTerminalJobState } from "../core/model/states.ts";
+
+export { StaleWriteError };
+
+/** What a store holds for the keys a batch puts; `undefined` when it holds no such row. */
+export interface StoredVersions {
+  job(jobId: string): number | undefined;
+  task(jobId: string, instanceId: number): number | undefined;
+  /** With the update's job, since a `job.delete` earlier in the batch takes the job's updates along. */
+  update(updateId: string): { version: number; jobId: string } | undefined;
+}
+
+/**
+ * Applies the version rule to a batch in order, given the stored versions, and returns the first stale
+ * write's error. Earlier writes of the same batch count: a batch may put a task twice, delete a task or a
+ * job (and with it its tasks and updates) and create it again.
+ */
+export function findStaleWrite(
+  batch: readonly StoreWrite[],
+  stored: StoredVersions,
+): StaleWriteError | undefined {
+  // Versions written earlier in this batch; null once deleted by it.
+  const jobs = new Map<string, number | null>();
+  const tasks = new Map<string, Map<number, number | null>>();
+  const updates = new Map<string, { version: number; jobId: string } | null>();
+  const deletedJobs = new Set<string>();
+  for (const w of batch) {
+    if (w.kind === "job.delete") {
+      jobs.set(w.jobId, null);
+      deletedJobs.add(w.jobId);
+      tasks.delete(w.jobId);
+      for (const [id, u] of updates) if (u?.jobId === w.jobId) updates.set(id, null);
+    } else if (w.kind === "job.put") {
+      const { jobId, runtime: { version } } = w.job;
+      const before = jobs.has(jobId) ? jobs.get(jobId) : stored.job(jobId);
+      if (before != null && version <= before) return new StaleWriteError("job", jobId, before, version);
+      jobs.set(jobId, version);
+    } else if (w.kind === "task.delete") {
+      let written = tasks.get(w.jobId);
+      if (!written) tasks.set(w.jobId, written = new Map());
+      written.set(w.instanceId, null);
+    } else if (w.kind === "task.put") {
+      const { jobId, instanceId, version } = w.task;
+      let written = tasks.get(jobId);
+      // A job deleted earlier in the batch took its stored tasks along.
+      const before = written?.has(instanceId)
+        ? written.get(instanceId)
+        : deletedJobs.has(jobId)
+        ? undefined
+        : stored.task(jobId, instanceId);
+      if (before != null && version <= before) {
+        return new StaleWriteError("task", `${jobId}/${instanceId}`, before, version);
+      }
+      if (!written) tasks.set(jobId, written = new Map());
+      written.set(instanceId, version);
+    } else if (w.kind === "update.put") {
+      const { updateId, jobId, version } = w.update;
+      let before = updates.has(updateId) ? updates.get(updateId) : stored.update(updateId);
+      // Only a row not written by this batch can have been taken along by its job's deletion here.
+      if (before && !updates.has(updateId) && deletedJobs.has(before.jobId)) before = undefined;
+      if (before && version <= before.version) {
+        return new StaleWriteError("update", updateId, before.version, version);
+      }
+      updates.set(updateId, { version, jobId });
+    }
+  }
+  return undefined;
+}
+
+/** Whether a job matches every filter of a query (labels: all given labels present). */
+export function jobMatches(job: JobRecord, q: JobQuery): boolean {
+  if (q.states?.length && !q.states.includes(job.runtime.state)) return false;
+  if (q.respoolId !== undefined && (job.config.respoolId ?? "") !== q.respoolId) return false;
+  if (q.owner !== undefined && job.config.owner !== q.owner) return false;
+  if (q.name !== undefined && job.config.name !== q.name) return false;
+  return (q.labels ?? []).every((l) =>
+    (job.config.labels ?? []).some((j) => j.key === l.key && j.value === l.value)
+  );
+}
+
+/** Newest first, ties by job id descending; both stores list query results in this order. */
+export function newestFirst(a: JobRecord, b: JobRecord): number {
+  const byTime = b.runtime.creationTimeMs - a.runtime.creationTimeMs;
+  return byTime !== 0 ? byTime : a.jobId < b.jobId ? 1 : a.jobId > b.jobId ? -1 : 0;
+}
+
+export interface MemoryStoreOptions {
+  /** Keep task events; the simulator at 50,000 hosts turns this off to save memory. Default true. */
+  keepEvents?: boolean;
+  /**
+   * Keep the records a batch carries instead of copies. Only for writers that hand over snapshots they
+   * never change afterwards, as the job manager does (it writes `{ ...task }` and replaces, never mutates,
+   * nested values): the simulator saves two copies per task state change. Reads still return copies.
+   */
+  adoptWrites?: boolean;
+  /**
+   * Drop the tasks and events of a job once it is stored in a terminal state, keeping the job (as
+   * Peloton's archiver cleans finished jobs out of its database): reads of their tasks then find none.
+   * For simulations of millions of tasks; off by default.
+   */
+  archiveFinishedTasks?: boolean;
+}
+
+export class MemoryStore implements Store {
+  readonly #defer: (fn: () => void) => void;
+  readonly #keepEvents: boolean;
+  readonly #adopt: boolean;
+  readonly #archive: boolean;
+  readonly #jobs = new Map<string, JobRecord>();
+  readonly #tasks = new Map<string, Map<number, TaskRecord>>();
+  readonly #events = new Map<string, Map<number, TaskEventRecord[]>>();
+  readonly #respools = new Map<string, RespoolRecord>();
+  readonly #respoolIdByPath = new Map<string, string>();
+  /** Job id → config version → config. */
+  readonly #configs = new Map<string, Map<number, JobConfig>>();
+  readonly #updates = new Map<string, UpdateRecord>();
+  readonly #volumes = new Map<string, VolumeRecord>();
+  /** What a plain batch changed, as (container, key, value before) triples, to undo it if a write is stale. */
+  readonly #undo: unknown[] = [];
+  #issued = 0;
+  #completed = 0;
+  #flushWaiters: { target: number; resolve: () => void }[] = [];
+  #closed = false;
+
+  constructor(defer: (fn: () => void) => void, options: MemoryStoreOptions = {}) {
+    this.#defer = defer;
+    this.#keepEvents = options.keepEvents ?? true;
+    this.#adopt = options.adoptWrites ?? false;
+    this.#archive = options.archiveFinishedTasks ?? false;
+  }
+
+  write(batch: StoreWrite[], done?: (err?: Error) => void): void {
+    let err: Error | undefined;
+    if (this.#closed) err = new Error("Cannot write to the store: it is closed");
+    else if (isPlain(batch)) err = this.#applyPlain(batch);
+    else {
+      err = findStaleWrite(batch, {
+        job: (id) => this.#jobs.get(id)?.runtime.version,
+        task: (id, i) => this.#tasks.get(id)?.get(i)?.version,
+        update: (id) => this.#updates.get(id),
+      }) ?? this.#findPathClash(batch);
+      // Checking the whole batch before touching anything is what makes it atomic here.
+      if (!err) { for (const w of batch) this.#apply(w); }
+    }
+    this.#issued++;
+    this.#defer(() => {
+      this.#completed++;
+      try {
+        if (done) done(err);
+        else if (err) console.error("Store write failed with no done callback:", err);
+      } finally {
+        this.#wakeFlushWaiters();
+      }
+    });
+  }
+
+  /**
+   * Jobs, tasks, configs, events and volumes only (what the job manager writes as tasks move): applied in
+   * one pass, each write checked against what the store holds by then, and undone if one is stale. The
+   * same rule as `findStaleWrite` without a map per batch (the simulator writes tens of thousands a second).
+   */
+  #applyPlain(batch: readonly StoreWrite[]): Error | undefined {
+    const undo = this.#undo;
+    undo.length = 0;
+    let err: Error | undefined;
+    for (const w of batch) {
+      if (w.kind === "task.put") {
+        const { jobId, instanceId, version } = w.task;
+        let tasks = this.#tasks.get(jobId);
+        if (!tasks) this.#tasks.set(jobId, tasks = new Map());
+        const before = tasks.get(instanceId);
+        if (before && version <= before.version) {
+          err = new StaleWriteError("task", `${jobId}/${instanceId}`, before.version, version);
+          break;
+        }
+        undo.push(tasks, instanceId, before);
+        tasks.set(instanceId, this.#adopt ? w.task : copyTask(w.task));
+      } else if (w.kind === "job.put") {
+        const before = this.#jobs.get(w.job.jobId);
+        if (before && w.job.runtime.version <= before.runtime.version) {
+          err = new StaleWriteError("job", w.job.jobId, before.runtime.version, w.job.runtime.version);
+          break;
+        }
+        undo.push(this.#jobs, w.job.jobId, before);
+        this.#apply(w);
+      } else if (w.kind === "volume.put") {
+        undo.push(this.#volumes, w.volume.volumeId, this.#volumes.get(w.volume.volumeId));
+        this.#apply(w);
+      } else if (w.kind === "job.config") {
+        const versions = this.#configs.get(w.jobId);
+        if (!versions?.has(w.version)) undo.push(this.#configs, w.jobId, versions && new Map(versions));
+        this.#apply(w);
+      } else if (w.kind === "task.event") {
+        if (this.#keepEvents) undo.push(EVENT, w.event, undefined);
+        this.#apply(w);
+      }
+    }
+    if (err) {
+      for (let i = undo.length - 3; i >= 0; i -= 3) {
+        const [where, key, before] = [undo[i], undo[i + 1], undo[i + 2]];
+        if (where === EVENT) {
+          const e = key as TaskEventRecord;
+          this.#events.get(e.jobId)?.get(e.instanceId)?.pop();
+        } else if (before === undefined) (where as Map<unknown, unknown>).delete(key);
+        else (where as Map<unknown, unknown>).set(key, before);
+      }
+    }
+    undo.length = 0;
+    return err;
+  }
+
+  /** Every stored job, without copying (the simulator's reports read them). */
+  jobRecords(): IterableIterator<JobRecord> {
+    return this.#jobs.values();
+  }
+
+  getJob(jobId: string): Promise<JobRecord | undefined> {
+    const job = this.#jobs.get(jobId);
+    return Promise.resolve(job && structuredClone(job));
+  }
+
+  queryJobs(query: JobQuery): Promise<JobRecord[]> {
+    const found = [...this.#jobs.values()].filter((j) => jobMatches(j, query)).sort(newestFirst);
+    const limited = query.limit && query.limit > 0 ? found.slice(0, query.limit) : found;
+    return Promise.resolve(limited.map((j) => structuredClone(j)));
+  }
+
+  activeJobs(): Promise<JobRecord[]> {
+    const active = [...this.#jobs.values()].filter((j) => !isTerminalJobState(j.runtime.state));
+    return Promise.resolve(active.sort(newestFirst).reverse().map((j) => structuredClone(j)));
+  }
+
+  getTasks(jobId: string): Promise<TaskRecord[]> {
+    const tasks = [...(this.#tasks.get(jobId)?.values() ?? [])].sort((a, b) => a.instanceId - b.instanceId);
+    return Promise.resolve(tasks.map(copyTask));
+  }
+
+  getTask(jobId: string, instanceId: number): Promise<TaskRecord | undefined> {
+    const task = this.#tasks.get(jobId)?.get(instanceId);
+    return Promise.resolve(task && copyTask(task));
+  }
+
+  getTaskEvents(jobId: string, instanceId: number): Promise<TaskEventRecord[]> {
+    const events = this.#events.get(jobId)?.get(instanceId) ?? [];
+    return Promise.resolve(events.map((e) => ({ ...e })));
+  }
+
+  respools(): Promise<RespoolRecord[]> {
+    const pools = [...this.#respools.values()].sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+    return Promise.resolve(pools.map((p) => structuredClone(p)));
+  }
+
+  getJobConfig(jobId: string, version: number): Promise<JobConfig | undefined> {
+    const c = this.#configs.get(jobId)?.get(version);
+    return Promise.resolve(c && structuredClone(c));
+  }
+
+  getUpdate(updateId: string): Promise<UpdateRecord | undefined> {
+    const u = this.#updates.get(updateId);
+    return Promise.resolve(u && structuredClone(u));
+  }
+
+  listUpdates(jobId: string): Promise<UpdateRecord[]> {
+    const list = [...this.#updates.values()].filter((u) => u.jobId === jobId).sort(updatesNewestFirst);
+    return Promise.resolve(list.map((u) => structuredClone(u)));
+  }
+
+  activeUpdates(): Promise<UpdateRecord[]> {
+    const list = [...this.#updates.values()].filter((u) => !isTerminalUpdateState(u.state));
+    return Promise.resolve(list.sort(updatesNewestFirst).reverse().map((u) => structuredClone(u)));
+  }
+
+  listVolumes(jobId: string): Promise<VolumeRecord[]> {
+    const list = [...this.#volumes.values()].filter((v) => v.jobId === jobId);
+    return Promise.resolve(list.sort(volumesByInstance).map((v) => ({ ...v })));
+  }
+
+  getVolume(volumeId: string): Promise<VolumeRecord | undefined> {
+    const v = this.#volumes.get(volumeId);
+    return Promise.resolve(v && { ...v });
+  }
+
+  /**
+   * Writes land at once; this waits until as many `done` calls have run as batches were written before it,
+   * which is every earlier batch's as long as `defer` runs callbacks in the order it was given them.
+   */
+  flush(): Promise<void> {
+    if (this.#completed >= this.#issued) return Promise.resolve();
+    return new Promise((resolve) => this.#flushWaiters.push({ target: this.#issued, resolve }));
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.flush();
+  }
+
+  #apply(w: StoreWrite): void {
+    switch (w.kind) {
+      case "job.put":
+        this.#jobs.set(w.job.jobId, this.#adopt ? w.job : structuredClone(w.job));
+        if (this.#archive && isTerminalJobState(w.job.runtime.state)) {
+          this.#tasks.delete(w.job.jobId);
+          this.#events.delete(w.job.jobId);
+        }
+        break;
+      case "job.delete":
+        this.#jobs.delete(w.jobId);
+        this.#tasks.delete(w.jobId);
+        this.#events.delete(w.jobId);
+        this.#configs.delete(w.jobId);
+        for (const [id, u] of [...this.#updates]) if (u.jobId === w.jobId) this.#updates.delete(id);
+        for (const [id, v] of [...this.#volumes]) if (v.jobId === w.jobId) this.#volumes.delete(id);
+        break;
+      case "job.config": {
+        let versions = this.#configs.get(w.jobId);
+        if (!versions) this.#configs.set(w.jobId, versions = new Map());
+        // Versions are immutable: the first config written for one stays.
+        if (!versions.has(w.version)) {
+          versions.set(w.version, this.#adopt ? w.config : structuredClone(w.config));
+        }
+        break;
+      }
+      case "task.delete":
+        this.#tasks.get(w.jobId)?.delete(w.instanceId);
+        break;
+      case "update.put":
+        this.#updates.set(w.update.updateId, this.#adopt ? w.update : structuredClone(w.update));
+        break;
+      case "volume.put":
+        this.#volumes.set(w.volume.volumeId, { ...w.volume });
+        break;
+      case "volume.delete":
+        this.#volumes.delete(w.volumeId);
+        break;
+      case "task.put": {
+        const { jobId, instanceId } = w.task;
+        let tasks = this.#tasks.get(jobId);
+        if (!tasks) this.#tasks.set(jobId, tasks = new Map());
+        tasks.set(instanceId, this.#adopt ? w.task : copyTask(w.task));
+        break;
+      }
+      case "task.event": {
+        if (!this.#keepEvents) break;
+        const { jobId, instanceId } = w.event;
+        let byInstance = this.#events.get(jobId);
+        if (!byInstance) this.#events.set(jobId, byInstance = new Map());
+        let events = byInstance.get(instanceId);
+        if (!events) byInstance.set(instanceId, events = []);
+        events.push(this.#adopt ? w.event : { ...w.event });
+        break;
+      }
+      case "respool.put": {
+        const old = this.#respools.get(w.pool.id);
+        if (old) this.#respoolIdByPath.delete(old.path);
+        this.#respools.set(w.pool.id, structuredClone(w.pool));
+        this.#respoolIdByPath.set(w.pool.path, w.pool.id);
+        break;
+      }
+      case "respool.delete": {
+        const old = this.#respools.get(w.id);
+        if (old) this.#respoolIdByPath.delete(old.path);
+        this.#respools.delete(w.id);
+        break;
+      }
+    }
+  }
+
+  /** Pool paths are unique, as the SQL stores' unique index makes them; checked with the batch's own moves. */
+  #findPathClash(batch: readonly StoreWrite[]): Error | undefined {
+    const ownerOf = new Map<string, string | null>(); // path → pool id, as this batch leaves it
+    const pathOf = new Map<string, string | null>(); // pool id → path, as this batch leaves it
+    const free = (id: string) => {
+      const old = pathOf.has(id) ? pathOf.get(id) : this.#respools.get(id)?.path;
+      if (old != null) ownerOf.set(old, null);
+      pathOf.set(id, null);
+    };
+    for (const w of batch) {
+      if (w.kind === "respool.delete") free(w.id);
+      if (w.kind !== "respool.put") continue;
+      const { id, path } = w.pool;
+      const owner = ownerOf.has(path) ? ownerOf.get(path) : this.#respoolIdByPath.get(path);
+      if (owner != null && owner !== id) {
+        return new Error(`Cannot put respool ${id}: path ${path} already belongs to respool ${owner}`);
+      }
+      free(id);
+      ownerOf.set(path, id);
+      pathOf.set(id, path);
+    }
+    return undefined;
+  }
+
+  #wakeFlushWaiters(): void {
+    if (this.#flushWaiters.length === 0) return;
+    const ready = this.#flushWaiters.filter((w) => w.target <= this.#completed);
+    this.#flushWaiters = this.#flushWaiters.filter((w) => w.target > this.#completed);
+    for (const w of ready) w.resolve();
+  }
+}
+
+/** Batches of these kinds only take the one-pass path. */
+function isPlain(batch: readonly StoreWrite[]): boolean {
+  for (const w of batch) {
+    const k = w.kind;
+    if (
+      k !== "task.put" && k !== "job.put" && k !== "task.event" && k !== "job.config" && k !== "volume.put"
+    ) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/** Marks an undo entry as a task event appended to its instance's list. */
+const EVENT = Symbol("event");
+
+/** Newest first, ties by update id descending; both stores list a job's updates in this order. */
+function updatesNewestFirst(a: UpdateRecord, b: UpdateRecord): number {
+  const byTime = b.creationTimeMs - a.creationTimeMs;
+  return byTime !== 0 ? byTime : a.updateId < b.updateId ? 1 : a.updateId > b.updateId ? -1 : 0;
+}
+
+/** By instance, ties by volume id; both stores list a job's volumes in this order. */
+function volumesByInstance(a: VolumeRecord, b: VolumeRecord): number {
+  const byInstance = a.instanceId - b.instanceId;
+  return byInstance !== 0 ? byInstance : a.volumeId < b.volumeId ? -1 : a.volumeId > b.volumeId ? 1 : 0;
+}
+
+/**
+ * Copies a task so that callers mutating their record (or one read back) cannot change the stored one.
+ * Hand-written rather than structuredClone because the simulator writes tasks on its hot path; `ports`
+ * and `history` are TaskRecord's only nested fields.
+ */
+function copyTask(t: TaskRecord): TaskRecord {
+  const copy = { ...t };
+  if (t.ports) copy.ports = { ...t.ports };
+  if (t.history) copy.history = t.history.map((r) => ({ ...r }));
+  return copy;
+}

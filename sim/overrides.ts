@@ -1,0 +1,96 @@
+/** What-if edits of a scenario by path (`hosts.std.count=2000`), and targets on report fields (`queueDelaySeconds.p99<=60`). */
+import { type Scenario, scenarioSchema } from "./scenario.ts";
+
+/**
+ * Sets one number in a scenario. `hosts.<class>.<field>` and `workloads.<name>.<field>` find the class
+ * or workload by name (`workloads.etl.arrival.ratePerSec`); any other path walks the scenario's fields
+ * (`settings.rpcLatencyMs`, `durationSec`). The edited scenario is validated again.
+ */
+export function applyOverride(scenario: Scenario, path: string, value: number): Scenario {
+  const copy = structuredClone(scenario) as unknown as Record<string, unknown>;
+  const parts = path.split(".");
+  let target: Record<string, unknown>;
+  let rest: string[];
+  if (parts[0] === "hosts" || parts[0] === "workloads") {
+    const list = (parts[0] === "hosts" ? copy.hostClasses : copy.workloads) as Record<string, unknown>[];
+    const found = list.find((x) => x.name === parts[1]);
+    if (!found) {
+      const names = list.map((x) => x.name).join(", ");
+      throw new Error(
+        `--vary ${path}: no ${parts[0] === "hosts" ? "host class" : "workload"} "${parts[1]}" (${names})`,
+      );
+    }
+    target = found;
+    rest = parts.slice(2);
+  } else {
+    target = copy;
+    rest = parts;
+  }
+  if (!rest.length) {
+    throw new Error(`--vary ${path}: expected a field after "${parts.slice(0, 2).join(".")}"`);
+  }
+  for (const key of rest.slice(0, -1)) {
+    const next = target[key];
+    if (!next || typeof next !== "object") throw new Error(`--vary ${path}: no field "${key}"`);
+    target = next as Record<string, unknown>;
+  }
+  const last = rest[rest.length - 1];
+  if (typeof target[last] !== "number" && target[last] !== undefined) {
+    throw new Error(`--vary ${path}: "${last}" is not a number (got ${JSON.stringify(target[last])})`);
+  }
+  target[last] = value;
+  const res = scenarioSchema.safeParse(copy);
+  if (!res.success) {
+    const issue = res.error.issues[0];
+    throw new Error(`--vary ${path}=${value}: ${issue.path.join(".")}: ${issue.message}`);
+  }
+  return res.data;
+}
+
+/** `LO..HI` (integers or decimals). */
+export function parseRange(text: string): { lo: number; hi: number } {
+  const m = /^\s*(-?\d+(?:\.\d+)?)\s*\.\.\s*(-?\d+(?:\.\d+)?)\s*$/.exec(text);
+  if (!m) throw new Error(`expected a range LO..HI, got "${text}"`);
+  const lo = Number(m[1]), hi = Number(m[2]);
+  if (!(lo < hi)) throw new Error(`expected LO < HI in "${text}"`);
+  return { lo, hi };
+}
+
+export interface Target {
+  path: string;
+  op: "<=" | "<" | ">=" | ">" | "==";
+  value: number;
+  text: string;
+}
+
+export function parseTarget(text: string): Target {
+  const m = /^\s*([A-Za-z_][\w.]*)\s*(<=|>=|==|<|>)\s*(-?\d+(?:\.\d+)?)\s*$/.exec(text);
+  if (!m) throw new Error(`expected a target like 'queueDelaySeconds.p99<=60', got "${text}"`);
+  return { path: m[1], op: m[2] as Target["op"], value: Number(m[3]), text: `${m[1]}${m[2]}${m[3]}` };
+}
+
+/** The number at a dotted path of a report. */
+export function reportValue(report: unknown, path: string): number {
+  let cur: unknown = report;
+  for (const key of path.split(".")) {
+    if (!cur || typeof cur !== "object" || !(key in cur)) throw new Error(`the report has no field ${path}`);
+    cur = (cur as Record<string, unknown>)[key];
+  }
+  if (typeof cur !== "number") throw new Error(`report field ${path} is not a number`);
+  return cur;
+}
+
+export function meets(t: Target, x: number): boolean {
+  switch (t.op) {
+    case "<=":
+      return x <= t.value;
+    case "<":
+      return x < t.value;
+    case ">=":
+      return x >= t.value;
+    case ">":
+      return x > t.value;
+    case "==":
+      return x === t.value;
+  }
+}

@@ -1,0 +1,46 @@
+/** A plan worker: runs one variant of a scenario (one value of the varied field) and posts its report back. */
+import { buildReport, type Report } from "../reports/report.ts";
+import { applyOverride } from "./overrides.ts";
+import { runScenario } from "./runner.ts";
+import { loadScenarioFile } from "./scenario_load.ts";
+
+export interface PlanJob {
+  file: string;
+  path: string;
+  value: number;
+  seed: number;
+}
+
+export type PlanResult =
+  | { ok: true; value: number; report: Omit<Report, "series" | "poolSeries"> }
+  | { ok: false; value: number; error: string };
+
+/** Runs one variant in this thread (the worker's body; also used without workers). */
+export async function runVariant(job: PlanJob): Promise<PlanResult> {
+  try {
+    const loaded = await loadScenarioFile(job.file);
+    const scenario = applyOverride(loaded.scenario, job.path, job.value);
+    const started = performance.now();
+    const sim = await runScenario(scenario, {
+      seed: job.seed,
+      templates: loaded.templates,
+      traces: loaded.traces,
+    });
+    const { series: _s, poolSeries: _p, ...report } = buildReport(scenario, sim, job.seed, {
+      wallSeconds: (performance.now() - started) / 1000,
+      peakRssBytes: Deno.memoryUsage().rss,
+    });
+    return { ok: true, value: job.value, report };
+  } catch (e) {
+    return { ok: false, value: job.value, error: e instanceof Error ? e.message : String(e) };
+  }
+}
+
+// As a worker: one job per message, one answer back.
+const self = globalThis as unknown as {
+  onmessage: ((e: MessageEvent<PlanJob>) => void) | null;
+  postMessage(m: unknown): void;
+};
+if (typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope !== "undefined") {
+  self.onmessage = async (e) => self.postMessage(await runVariant(e.data));
+}

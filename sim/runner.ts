@@ -1,0 +1,364 @@
+/** The simulator's one wiring place: builds the four daemons on virtual time and runs a scenario. */
+import { HostManager } from "../core/hostmgr/hostmgr.ts";
+import { DEFAULT_JOBMGR_CONFIG, JobManager } from "../core/jobmgr/jobmgr.ts";
+import type { ApiReply, Message } from "../core/messages.ts";
+import { isTerminalJobState } from "../core/model/states.ts";
+import { seededPrng } from "../core/ports/prng.ts";
+import type { HostInfo } from "../core/ports/host_backend.ts";
+import { DEFAULT_PLACEMENT_CONFIG, type PlacementConfig, PlacementEngine } from "../core/placement/engine.ts";
+import { InProcessExecutor } from "../core/placement/in_process_executor.ts";
+import { WorkerExecutor } from "../prod/placement/worker_executor.ts";
+import { runWithPlacement, SimPlacementExecutor } from "./placement_executor.ts";
+import { DEFAULT_RESMGR_CONFIG, ResourceManager } from "../core/resmgr/resmgr.ts";
+import { PendingCalls } from "../core/rpc.ts";
+import { SimClock } from "./clock.ts";
+import { DEFAULT_SIM_CLUSTER_OPTIONS, SimCluster, type UsageGroup } from "./cluster.ts";
+import { EventQueue } from "./event_queue.ts";
+import { errorText, type EventRecord, scheduleEvents } from "./events.ts";
+import { checkInvariants } from "./invariants.ts";
+import { MemoryStore } from "./memory_store.ts";
+import { SimMetrics } from "./metrics.ts";
+import { poolConfig, type Scenario, type ScenarioPool, type Workload } from "./scenario.ts";
+import { hostsOf } from "./scenario_hosts.ts";
+import { SimStats } from "./stats.ts";
+import type { TraceJob } from "./trace.ts";
+import { SimTransport } from "./transport.ts";
+import { scheduleWorkload, type Submission } from "./workload.ts";
+
+/** What a run reads from files, read beforehand by the caller (the runner does no I/O). */
+export interface RunInputs {
+  /** Job file bodies by workload name. */
+  templates?: Record<string, Record<string, unknown>>;
+  /** Parsed traces by workload name. */
+  traces?: Record<string, TraceJob[]>;
+}
+
+export interface RunOptions extends RunInputs {
+  seed: number;
+  /** Check invariants every sample interval and at the end (tests turn this on). */
+  checkInvariants?: boolean;
+  /** Called every sample interval with progress; returning true stops the run early. */
+  onSample?: (simulatedMs: number, events: number) => boolean | void;
+  /** Let the host event loop run between samples (signals, progress output). */
+  yieldBetweenSamples?: boolean;
+  /** Host partitions each placement round is split into (default 1); the same count gives the same run. */
+  placementPartitions?: number;
+  /** Place the partitions in that many Deno workers instead of in process (same results, real parallelism). */
+  placementWorkers?: boolean;
+  /** Overrides of the placement engine's config (rounds, deadlines, host reservation). */
+  placementConfig?: Partial<PlacementConfig>;
+}
+
+/** The wired simulation, exposed so tests can look inside after a run. */
+export interface Simulation {
+  scenario: Scenario;
+  queue: EventQueue;
+  cluster: SimCluster;
+  jobmgr: JobManager;
+  resmgr: ResourceManager;
+  hostmgr: HostManager;
+  placement: PlacementEngine;
+  store: MemoryStore;
+  transport: SimTransport;
+  stats: SimStats;
+  metrics: SimMetrics;
+  /** Jobs the workloads submitted, with the API's answer. */
+  submissions: (Submission & { accepted?: boolean; error?: string })[];
+  /** Timed events as they happened. */
+  events: EventRecord[];
+  /** Job arrivals scheduled and not yet come (0 once every workload has submitted its last job). */
+  pendingArrivals: number;
+  endedEarly: boolean;
+  /** Pool ids by path, once the scenario's pools exist. */
+  poolIds: Map<string, string>;
+  /** A public API call from a client; the answer arrives as virtual time advances. */
+  api(procedure: string, body: unknown): Promise<ApiReply>;
+  /** Runs virtual time up to `ms`, sampling statistics (and checking invariants) every interval. */
+  advanceTo(ms: number): Promise<void>;
+  /** Releases placement workers. */
+  close(): Promise<void>;
+}
+
+export const ADDRESSES = {
+  jobmgr: "jobmgr",
+  resmgr: "resmgr",
+  placement: "placement",
+  hostmgr: "hostmgr",
+  client: "sim/client",
+};
+
+/** Expands host classes into hosts: `<class>-<n>` with rack, zone and pool attributes when asked. */
+export function buildHosts(scenario: Scenario): HostInfo[] {
+  return scenario.hostClasses.flatMap((c) => hostsOf(c));
+}
+
+/**
+ * Runs a scenario to its horizon (or until every job ended). It yields to the host event loop
+ * between samples so a progress bar can draw and Ctrl-C can stop it; the simulation itself never
+ * awaits, so the same seed gives the same result.
+ */
+export async function runScenario(scenario: Scenario, options: RunOptions): Promise<Simulation> {
+  const sim = createSimulation(scenario, options);
+  const horizonMs = scenario.durationSec !== undefined ? scenario.durationSec * 1000 : Infinity;
+  const sampleMs = scenario.settings.sampleIntervalSec * 1000;
+  const allDone = () =>
+    sim.submissions.length > 0 && sim.submissions.every((sub) => {
+      if (sub.accepted !== true) return sub.accepted === false;
+      // A job no longer in the job manager's memory ended (it forgets finished jobs when asked to).
+      const job = sim.jobmgr.jobs.get(sub.jobId);
+      return job === undefined || isTerminalJobState(job.runtime.state);
+    }) && sim.pendingArrivals === 0;
+  let t = 0;
+  for (;;) {
+    t = Math.min(t + sampleMs, horizonMs);
+    await sim.advanceTo(t);
+    if (options.yieldBetweenSamples) await new Promise((r) => setTimeout(r, 0));
+    if (options.onSample?.(t, sim.queue.processed)) {
+      sim.endedEarly = true;
+      break;
+    }
+    if (t >= horizonMs) break;
+    if (horizonMs === Infinity && allDone()) break;
+  }
+  if (options.checkInvariants) checkInvariants(sim, options.seed);
+  await sim.close();
+  return sim;
+}
+
+/** Whether tasks of the scenario leave cpu unused or run on slack: only then do agents estimate slack. */
+function modelsSlack(scenario: Scenario): boolean {
+  return scenario.workloads.some((w) => w.cpuUsage !== undefined || w.revocable) ||
+    scenario.events.some((e) => e.usage !== undefined);
+}
+
+/**
+ * Wires a simulation and schedules its scenario without running it: tests drive it with `api` and
+ * `advanceTo`, and `runScenario` runs it to the end.
+ */
+export function createSimulation(scenario: Scenario, options: RunOptions): Simulation {
+  const s = scenario.settings;
+  const queue = new EventQueue();
+  const clock = new SimClock(queue);
+  const prng = seededPrng(options.seed);
+  const transport = new SimTransport(queue, s.rpcLatencyMs);
+  // The job manager hands the store snapshots it never changes: no need to copy them again.
+  const store = new MemoryStore((fn) => queue.schedule(queue.now, fn), {
+    keepEvents: s.recordTaskEvents,
+    adoptWrites: true,
+    archiveFinishedTasks: s.untrackFinishedJobs,
+  });
+  const metrics = new SimMetrics();
+  const cluster = new SimCluster(queue, prng, {
+    ...DEFAULT_SIM_CLUSTER_OPTIONS,
+    startupMs: s.taskStartupSec * 1000,
+    statusBatchMs: s.statusBatchMs,
+  });
+  cluster.addHosts(buildHosts(scenario));
+  const a = ADDRESSES;
+
+  const hostmgr = new HostManager({
+    clock,
+    transport,
+    backend: cluster,
+    metrics,
+    self: a.hostmgr,
+    jobmgr: a.jobmgr,
+    resmgr: a.resmgr,
+  });
+  const resmgr = new ResourceManager(
+    { clock, transport, store, prng, metrics, self: a.resmgr, hostmgr: a.hostmgr },
+    {
+      ...DEFAULT_RESMGR_CONFIG,
+      schedulingPeriodMs: s.schedulingPeriodMs,
+      entitlementPeriodMs: s.entitlementPeriodSec * 1000,
+      preemption: {
+        enabled: s.preemption.enabled,
+        periodMs: s.preemption.periodSec * 1000,
+        sustainedOverAllocationCount: s.preemption.sustainedOverAllocationCount,
+        preemptingTimeoutMs: s.preemption.preemptingTimeoutSec * 1000,
+      },
+    },
+  );
+  const partitions = options.placementPartitions ?? 1;
+  const workers = options.placementWorkers ? new WorkerExecutor(partitions) : undefined;
+  const executor = new SimPlacementExecutor(workers ?? new InProcessExecutor(partitions), queue);
+  const placement = new PlacementEngine(
+    { clock, transport, metrics, self: a.placement, resmgr: a.resmgr, hostmgr: a.hostmgr, executor },
+    {
+      ...DEFAULT_PLACEMENT_CONFIG,
+      dequeueTimeoutMs: s.placementDequeueTimeoutMs,
+      ...options.placementConfig,
+    },
+  );
+  const jobmgr = new JobManager(
+    { clock, transport, store, prng, metrics, self: a.jobmgr, resmgr: a.resmgr, hostmgr: a.hostmgr },
+    {
+      ...DEFAULT_JOBMGR_CONFIG,
+      recordEvents: s.recordTaskEvents,
+      placementPollTimeoutMs: s.placementPollTimeoutMs,
+      untrackTerminalJobs: s.untrackFinishedJobs,
+    },
+  );
+  transport.register(a.hostmgr, hostmgr);
+  transport.register(a.resmgr, resmgr);
+  transport.register(a.placement, placement);
+  transport.register(a.jobmgr, jobmgr);
+
+  const sampleMs = s.sampleIntervalSec * 1000;
+  const horizonMs = scenario.durationSec !== undefined ? scenario.durationSec * 1000 : Infinity;
+  const stats = new SimStats({ warmupMs: s.warmupSec * 1000, sampleMs });
+  transport.tap = (to, msg) => stats.observe(to, msg, queue.now);
+  const calls = new PendingCalls<ApiReply>();
+  transport.register(a.client, { receive: (m: Message) => m.kind === "api-reply" && calls.resolve(m) });
+  const call = (procedure: string, body: unknown, onReply: (r: ApiReply) => void) => {
+    const reqId = calls.register(onReply);
+    const to = procedure.startsWith("peloton.api.respool")
+      ? a.resmgr
+      : procedure.startsWith("peloton.api.v0.host")
+      ? a.hostmgr
+      : a.jobmgr;
+    transport.send(to, { kind: "api", reqId, replyTo: a.client, procedure, body });
+  };
+
+  const sim: Simulation = {
+    scenario,
+    queue,
+    cluster,
+    jobmgr,
+    resmgr,
+    hostmgr,
+    placement,
+    store,
+    transport,
+    stats,
+    metrics,
+    submissions: [],
+    events: [],
+    pendingArrivals: 0,
+    endedEarly: false,
+    poolIds: new Map<string, string>([["/", "root"]]),
+    api: (procedure, body) => new Promise((resolve) => call(procedure, body, resolve)),
+    advanceTo: async (ms) => {
+      let t = queue.now;
+      while (t < ms) {
+        t = Math.min(ms, (Math.floor(t / sampleMs) + 1) * sampleMs);
+        // Virtual time stops only where a placement result is due and still out in workers.
+        await runWithPlacement(queue, executor, t);
+        if (t % sampleMs === 0) stats.sample(t, sim);
+        if (options.checkInvariants) checkInvariants(sim, options.seed);
+      }
+    },
+    close: async () => await workers?.close(),
+  };
+  hostmgr.start();
+  resmgr.start();
+  placement.start();
+  jobmgr.start();
+
+  const usageGroups = new Map<string, UsageGroup>(scenario.workloads.map((w) => [w.name, { level: 1 }]));
+  if (modelsSlack(scenario)) {
+    const every = s.slackIntervalSec * 1000;
+    const tick = () => {
+      cluster.estimateSlack();
+      queue.schedule(queue.now + every, tick);
+    };
+    queue.schedule(every, tick);
+  }
+  createPools(scenario.respools, "/", call, sim.poolIds, () => {
+    for (const w of scenario.workloads) {
+      scheduleWorkload(w, {
+        prng,
+        schedule: (at, fn) => {
+          sim.pendingArrivals++;
+          queue.schedule(Math.max(at, queue.now), () => {
+            sim.pendingArrivals--;
+            fn();
+          });
+        },
+        horizonMs,
+        submit: (sub) => submit(sim, w, sub, call),
+        cluster,
+        template: w.jobFile ? options.templates?.[w.name] : undefined,
+        trace: options.traces?.[w.name],
+        traceHostClass: w.trace ? scenario.hostClasses.find((c) => c.name === w.trace!.hostClass) : undefined,
+        usageGroup: usageGroups.get(w.name)!,
+      });
+    }
+    scheduleEvents(scenario, {
+      queue,
+      cluster,
+      prng,
+      api: call,
+      poolIds: sim.poolIds,
+      usageGroups,
+      log: sim.events,
+    });
+  });
+  return sim;
+}
+
+type Call = (procedure: string, body: unknown, onReply: (r: ApiReply) => void) => void;
+
+/** Submits a job through the public API; an elastic job then grows step by step while it runs. */
+function submit(sim: Simulation, w: Workload, sub: Submission, call: Call): void {
+  const entry: Simulation["submissions"][number] = { ...sub };
+  sim.submissions.push(entry);
+  sim.stats.submitted(sub.jobId, w.name, sub.instances, sim.queue.now);
+  const respoolID = { value: sim.poolIds.get(w.respool) ?? w.respool };
+  const config = { ...sub.config, respoolID };
+  call("peloton.api.job.JobManager::Create", { id: { value: sub.jobId }, config }, (reply) => {
+    const err = reply.error?.message ?? errorText(reply.body);
+    entry.accepted = !err;
+    if (err) entry.error = err;
+    else if (w.elastic) grow(sim, w, sub.jobId, config, sub.instances, call);
+  });
+}
+
+/** Spark dynamic allocation: every `everySec` the job asks for `growBy` more executors, up to the max. */
+function grow(
+  sim: Simulation,
+  w: Workload,
+  jobId: string,
+  config: Record<string, unknown>,
+  count: number,
+  call: Call,
+) {
+  const e = w.elastic!;
+  if (count >= e.maxInstances) return;
+  sim.queue.schedule(sim.queue.now + e.everySec * 1000, () => {
+    const job = sim.jobmgr.jobs.get(jobId);
+    if (!job || isTerminalJobState(job.runtime.state) || job.runtime.goalState === "KILLED") return;
+    const next = Math.min(e.maxInstances, count + e.growBy);
+    const grown = { ...config, instanceCount: next };
+    call("peloton.api.job.JobManager::Update", { id: { value: jobId }, config: grown }, (reply) => {
+      if (reply.error || errorText(reply.body)) return;
+      sim.stats.grew(jobId, next - count);
+      grow(sim, w, jobId, grown, next, call);
+    });
+  });
+}
+
+/** Creates the scenario's pools through the respool API, parents first, then calls `done`. */
+function createPools(
+  pools: ScenarioPool[],
+  parentPath: string,
+  api: Call,
+  ids: Map<string, string>,
+  done: () => void,
+) {
+  let i = 0;
+  const next = () => {
+    if (i === pools.length) return done();
+    const pool = pools[i++];
+    const path = parentPath === "/" ? `/${pool.name}` : `${parentPath}/${pool.name}`;
+    api("peloton.api.respool.ResourceManager::CreateResourcePool", {
+      config: { ...poolConfig(pool), parent: { value: ids.get(parentPath) } },
+    }, (reply) => {
+      const id = (reply.body as { result?: { value: string } } | undefined)?.result?.value;
+      if (!id) throw new Error(`scenario pool ${path}: ${reply.error?.message ?? errorText(reply.body)}`);
+      ids.set(path, id);
+      createPools(pool.children ?? [], path, api, ids, next);
+    });
+  };
+  next();
+}

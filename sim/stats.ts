@@ -1,0 +1,381 @@
+/** Statistics a simulation collects: task counts from the message flow, queue delays, and sampled time series. */
+import type { Message } from "../core/messages.ts";
+import type { Address } from "../core/ports/transport.ts";
+import { parseMesosTaskId } from "../core/model/records.ts";
+import type { RespoolNode } from "../core/resmgr/respool_node.ts";
+import { SLACK_PREEMPTED_REASON } from "./cluster.ts";
+import type { Simulation } from "./runner.ts";
+
+export interface TaskCounts {
+  /** Instances of submitted jobs (grown elastic jobs and daemon instances included). */
+  submitted: number;
+  /** Task runs launched (a task run again counts again). */
+  launched: number;
+  succeeded: number;
+  failed: number;
+  killed: number;
+  lost: number;
+  /** Preempted: running tasks evicted for a pool's entitlement, waiting ones sent back, revocable ones whose slack went. */
+  preempted: number;
+  /** Instances of accepted jobs never launched by the end. */
+  unplaced: number;
+}
+
+export interface Series {
+  t: number[];
+  cpuUtil: number[];
+  memUtil: number[];
+  diskUtil: number[];
+  gpuUtil: number[];
+  runningTasks: number[];
+  queuedTasks: number[];
+  launchesPerSec: number[];
+  /** Tasks preempted so far (cumulative). */
+  preemptedTasks: number[];
+  /** Submit-to-running delays of the tasks that started running in each interval, seconds. */
+  queueDelayP50: number[];
+  queueDelayP90: number[];
+  queueDelayP99: number[];
+  /** Jain's index of allocation/entitlement (cpu) over leaf pools with demand. */
+  fairness: number[];
+  /** Slack the hosts lend, and the part revocable tasks hold, in cores. */
+  slackCpu: number[];
+  revocableCpu: number[];
+  hostsUp: number[];
+  /** Failed placement attempts per interval, by reason (the reason's headline). */
+  placementFailures: Record<string, number[]>;
+}
+
+/** One pool over time, in Peloton's units (cores, MB); non-leaf pools sum their leaves. */
+export interface PoolSeries {
+  entitlementCpu: number[];
+  allocationCpu: number[];
+  demandCpu: number[];
+  entitlementMemMb: number[];
+  allocationMemMb: number[];
+  demandMemMb: number[];
+}
+
+/** Pools beyond this many (in tree order) get no time series, so huge trees do not bloat reports. */
+export const MAX_POOL_SERIES = 100;
+/** Distinct placement failure reasons charted; the rest count as "other". */
+export const MAX_FAILURE_REASONS = 8;
+
+interface JobTrack {
+  workload: string;
+  submitMs: number;
+  /** Instances known (submitted or seen). */
+  expected: number;
+  /** Per instance: bit 1 launched, bit 2 ran. */
+  flags: Uint8Array;
+  /** Whether the job counts for queue delays (submitted after the warm-up). */
+  measured: boolean;
+}
+
+export interface StatsOptions {
+  warmupMs: number;
+  sampleMs: number;
+}
+
+export class SimStats {
+  readonly tasks: TaskCounts = {
+    submitted: 0,
+    launched: 0,
+    succeeded: 0,
+    failed: 0,
+    killed: 0,
+    lost: 0,
+    preempted: 0,
+    unplaced: 0,
+  };
+  readonly series: Series = {
+    t: [],
+    cpuUtil: [],
+    memUtil: [],
+    diskUtil: [],
+    gpuUtil: [],
+    runningTasks: [],
+    queuedTasks: [],
+    launchesPerSec: [],
+    preemptedTasks: [],
+    queueDelayP50: [],
+    queueDelayP90: [],
+    queueDelayP99: [],
+    fairness: [],
+    slackCpu: [],
+    revocableCpu: [],
+    hostsUp: [],
+    placementFailures: {},
+  };
+  /** By pool path; a pool created after the first sample has zeros before it existed. */
+  readonly pools: Record<string, PoolSeries> = {};
+  jobsSubmitted = 0;
+  /** Launches after the warm-up. */
+  launchedAfterWarmup = 0;
+  /** Submit-to-running delays (ms) of each instance's first run, by workload, for jobs after the warm-up. */
+  readonly queueDelaysMs = new Map<string, number[]>();
+  /** Failed placement attempts by reason headline, over the whole run. */
+  readonly placementFailures = new Map<string, number>();
+  readonly #jobs = new Map<string, JobTrack>();
+  #intervalDelays: number[] = [];
+  readonly #intervalFailures = new Map<string, number>();
+  #lastLaunched = 0;
+  #poolSeriesCount = 0;
+  #lastSampleMs = 0;
+
+  constructor(readonly options: StatsOptions = { warmupMs: 0, sampleMs: 10_000 }) {}
+
+  submitted(jobId: string, workload: string, instances: number, nowMs: number): void {
+    this.jobsSubmitted++;
+    this.tasks.submitted += instances;
+    const measured = nowMs >= this.options.warmupMs;
+    this.#jobs.set(jobId, {
+      workload,
+      submitMs: nowMs,
+      expected: instances,
+      flags: new Uint8Array(instances),
+      measured,
+    });
+    if (!this.queueDelaysMs.has(workload)) this.queueDelaysMs.set(workload, []);
+  }
+
+  /** An elastic job now has `count` instances. */
+  grew(jobId: string, count: number): void {
+    const j = this.#jobs.get(jobId);
+    if (j && count > j.expected) {
+      this.tasks.submitted += count - j.expected;
+      j.expected = count;
+    }
+  }
+
+  /** Sees every message the transport carries: task statuses, and placement failures. */
+  observe(_to: Address, msg: Message, nowMs: number): void {
+    if (msg.kind === "set-placements") {
+      for (const f of msg.failed) {
+        const why = headline(f.reason);
+        this.#intervalFailures.set(why, (this.#intervalFailures.get(why) ?? 0) + 1);
+        this.placementFailures.set(why, (this.placementFailures.get(why) ?? 0) + 1);
+      }
+      return;
+    }
+    if (msg.kind !== "task-statuses") return;
+    for (const s of msg.statuses) {
+      switch (s.state) {
+        case "TASK_STAGING":
+          this.tasks.launched++;
+          if (nowMs >= this.options.warmupMs) this.launchedAfterWarmup++;
+          this.#mark(s.taskId, 1, nowMs);
+          break;
+        case "TASK_RUNNING":
+          // Health results and reconciliation repeat RUNNING; only a run's start carries no reason.
+          if (s.reason === undefined) this.#mark(s.taskId, 2, nowMs);
+          break;
+        case "TASK_FINISHED":
+          this.tasks.succeeded++;
+          break;
+        case "TASK_FAILED":
+        case "TASK_ERROR":
+          this.tasks.failed++;
+          break;
+        case "TASK_KILLED":
+          this.tasks.killed++;
+          if (s.reason === SLACK_PREEMPTED_REASON) this.tasks.preempted++;
+          break;
+        case "TASK_LOST":
+        case "TASK_DROPPED":
+        case "TASK_GONE":
+        case "TASK_UNREACHABLE":
+          this.tasks.lost++;
+          break;
+      }
+    }
+  }
+
+  /** Records an instance's first launch (bit 1) or first run (bit 2; its queue delay). */
+  #mark(taskId: string, bit: number, nowMs: number): void {
+    const id = parseMesosTaskId(taskId);
+    const j = id && this.#jobs.get(id.jobId);
+    if (!j) return;
+    const i = id.instanceId;
+    if (i >= j.flags.length) {
+      const grown = new Uint8Array(Math.max(i + 1, j.flags.length * 2, 8));
+      grown.set(j.flags);
+      j.flags = grown;
+    }
+    if (i >= j.expected) {
+      // Daemon instances (one per host) are known only once they run.
+      this.tasks.submitted += i + 1 - j.expected;
+      j.expected = i + 1;
+    }
+    if (j.flags[i] & bit) return;
+    j.flags[i] |= bit;
+    if (bit !== 2) return;
+    const delay = nowMs - j.submitMs;
+    this.#intervalDelays.push(delay);
+    if (j.measured) this.queueDelaysMs.get(j.workload)!.push(delay);
+  }
+
+  /** Instances of accepted jobs that never launched. */
+  unplaced(accepted: (jobId: string) => boolean): number {
+    let n = 0;
+    for (const [jobId, j] of this.#jobs) {
+      if (!accepted(jobId)) continue;
+      for (let i = 0; i < j.expected; i++) if (!(j.flags[i] & 1)) n++;
+    }
+    return n;
+  }
+
+  sample(nowMs: number, sim: Simulation): void {
+    const table = sim.hostmgr.registry.table;
+    let cpu = 0, mem = 0, disk = 0, gpu = 0, cpuT = 0, memT = 0, diskT = 0, gpuT = 0, up = 0;
+    let slack = 0, revocable = 0;
+    for (const h of table.entries) {
+      if (h.lost) continue;
+      const i = h.index, t = h.info.resources;
+      up++;
+      cpuT += t.cpuMilli, memT += t.memMb, diskT += t.diskMb, gpuT += t.gpuMilli;
+      cpu += t.cpuMilli - table.freeCpu[i], mem += t.memMb - table.freeMem[i];
+      disk += t.diskMb - table.freeDisk[i], gpu += t.gpuMilli - table.freeGpu[i];
+      slack += table.slackCpu[i], revocable += table.slackUsedCpu[i];
+    }
+    const ratio = (u: number, t: number) => (t > 0 ? round4(u / t) : 0);
+    let queued = 0;
+    for (const pool of sim.resmgr.tree.leaves()) queued += pool.queuedTasks;
+    const s = this.series;
+    const n = s.t.length;
+    s.t.push(nowMs / 1000);
+    s.cpuUtil.push(ratio(cpu, cpuT));
+    s.memUtil.push(ratio(mem, memT));
+    s.diskUtil.push(ratio(disk, diskT));
+    s.gpuUtil.push(ratio(gpu, gpuT));
+    s.runningTasks.push(sim.cluster.runningTasks);
+    s.queuedTasks.push(queued);
+    const dt = (nowMs - this.#lastSampleMs) / 1000;
+    s.launchesPerSec.push(dt > 0 ? round4((this.tasks.launched - this.#lastLaunched) / dt) : 0);
+    const { running, waiting } = sim.resmgr.preempted;
+    s.preemptedTasks.push(running + waiting + this.tasks.preempted);
+    const delays = this.#intervalDelays.sort((a, b) => a - b);
+    s.queueDelayP50.push(percentile(delays, 50) / 1000);
+    s.queueDelayP90.push(percentile(delays, 90) / 1000);
+    s.queueDelayP99.push(percentile(delays, 99) / 1000);
+    this.#intervalDelays = [];
+    s.fairness.push(jain(sim.resmgr.tree.leaves()));
+    s.slackCpu.push(slack / 1000);
+    s.revocableCpu.push(revocable / 1000);
+    s.hostsUp.push(up);
+    this.#sampleFailures(n);
+    this.#lastLaunched = this.tasks.launched;
+    this.#lastSampleMs = nowMs;
+    this.#samplePools(sim.resmgr.tree.root, s.t.length);
+  }
+
+  /** Appends this interval's failures per reason; a reason first seen now gets zeros before. */
+  #sampleFailures(n: number): void {
+    const byReason = this.series.placementFailures;
+    for (const [why, count] of this.#intervalFailures) {
+      const key = why in byReason || Object.keys(byReason).length < MAX_FAILURE_REASONS ? why : "other";
+      byReason[key] ??= new Array<number>(n).fill(0);
+      const list = byReason[key];
+      if (list.length === n) list.push(count);
+      else list[n] += count;
+    }
+    for (const list of Object.values(byReason)) if (list.length === n) list.push(0);
+    this.#intervalFailures.clear();
+  }
+
+  /** Appends every tracked pool's entitlement, allocation and demand; returns the subtree's sums. */
+  #samplePools(node: RespoolNode, samples: number): PoolTotals {
+    // Series are made parents first, so past the cap it is deep pools that go without.
+    const p = node.isRoot ? undefined : this.pools[node.path] ?? this.#newPoolSeries(node.path, samples);
+    const sum = leafTotals(node);
+    for (const child of node.children) addTotals(sum, this.#samplePools(child, samples));
+    if (!p) return sum;
+    p.entitlementCpu.push(round4(node.entitlement.cpu));
+    p.allocationCpu.push(sum.allocCpuMilli / 1000);
+    p.demandCpu.push(sum.demandCpuMilli / 1000);
+    p.entitlementMemMb.push(round4(node.entitlement.memory));
+    p.allocationMemMb.push(sum.allocMemMb);
+    p.demandMemMb.push(sum.demandMemMb);
+    return sum;
+  }
+
+  #newPoolSeries(path: string, samples: number): PoolSeries | undefined {
+    if (this.#poolSeriesCount >= MAX_POOL_SERIES) return undefined;
+    this.#poolSeriesCount++;
+    const zeros = () => new Array<number>(samples - 1).fill(0);
+    return this.pools[path] = {
+      entitlementCpu: zeros(),
+      allocationCpu: zeros(),
+      demandCpu: zeros(),
+      entitlementMemMb: zeros(),
+      allocationMemMb: zeros(),
+      demandMemMb: zeros(),
+    };
+  }
+}
+
+/** "no host with 4 free GPUs: insufficient gpu on ..." → "no host with 4 free GPUs". */
+export function headline(reason: string): string {
+  if (reason.startsWith("required host")) return "required host unavailable";
+  const at = reason.indexOf(":");
+  return at < 0 ? reason : reason.slice(0, at);
+}
+
+/**
+ * Jain's fairness index of allocation/entitlement (cpu) over leaf pools that want resources (something
+ * allocated or queued) and are entitled to some: 1 when every such pool holds the same share of its
+ * entitlement, down to 1/n when one pool holds everything.
+ */
+export function jain(leaves: Iterable<RespoolNode>): number {
+  let sum = 0, squares = 0, n = 0;
+  for (const p of leaves) {
+    const alloc = p.allocation.total.cpuMilli / 1000;
+    const demand = (p.demand.cpuMilli + p.slackDemand.cpuMilli) / 1000;
+    const ent = p.entitlement.cpu;
+    if (alloc + demand <= 0 || ent <= 0) continue;
+    const x = alloc / ent;
+    sum += x, squares += x * x, n++;
+  }
+  return n === 0 || squares === 0 ? 1 : round4((sum * sum) / (n * squares));
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return 0;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i];
+}
+
+/** A pool's allocation and queued demand (revocable included), summed over its leaves. */
+export interface PoolTotals {
+  allocCpuMilli: number;
+  allocMemMb: number;
+  demandCpuMilli: number;
+  demandMemMb: number;
+}
+
+export function poolTotals(node: RespoolNode): PoolTotals {
+  const sum = leafTotals(node);
+  for (const child of node.children) addTotals(sum, poolTotals(child));
+  return sum;
+}
+
+function leafTotals(node: RespoolNode): PoolTotals {
+  if (!node.isLeaf) return { allocCpuMilli: 0, allocMemMb: 0, demandCpuMilli: 0, demandMemMb: 0 };
+  return {
+    allocCpuMilli: node.allocation.total.cpuMilli,
+    allocMemMb: node.allocation.total.memMb,
+    demandCpuMilli: node.demand.cpuMilli + node.slackDemand.cpuMilli,
+    demandMemMb: node.demand.memMb + node.slackDemand.memMb,
+  };
+}
+
+function addTotals(into: PoolTotals, t: PoolTotals): void {
+  into.allocCpuMilli += t.allocCpuMilli;
+  into.allocMemMb += t.allocMemMb;
+  into.demandCpuMilli += t.demandCpuMilli;
+  into.demandMemMb += t.demandMemMb;
+}
+
+export function round4(x: number): number {
+  return Math.round(x * 10000) / 10000;
+}
