@@ -1,0 +1,166 @@
+/** Compares reports side by side: a table of headline numbers (with changes against the first) and overlaid charts. */
+import type { Report } from "./report.ts";
+import { type Chart, renderPage, table, type UplotAssets } from "./charts.ts";
+
+/** A report and the name it goes by in the comparison (its directory). */
+export interface Named {
+  name: string;
+  report: Report;
+}
+
+/** Headline numbers compared, as (label, path in the report). */
+export const COMPARED: [string, string][] = [
+  ["hosts", "hosts"],
+  ["simulated s", "simulatedSeconds"],
+  ["tasks submitted", "tasks.submitted"],
+  ["tasks launched", "tasks.launched"],
+  ["tasks succeeded", "tasks.succeeded"],
+  ["tasks failed", "tasks.failed"],
+  ["tasks preempted", "tasks.preempted"],
+  ["tasks unplaced", "tasks.unplaced"],
+  ["launches/s", "launchesPerSec"],
+  ["queue delay p50 s", "queueDelaySeconds.p50"],
+  ["queue delay p90 s", "queueDelaySeconds.p90"],
+  ["queue delay p99 s", "queueDelaySeconds.p99"],
+  ["utilization cpu", "utilization.cpu"],
+  ["utilization memory", "utilization.memory"],
+  ["utilization gpu", "utilization.gpu"],
+  ["fairness (Jain)", "fairness"],
+  ["failed placement attempts", "placementFailures.total"],
+  ["wall s", "wallSeconds"],
+  ["peak RSS GiB", "peakRssBytes"],
+];
+
+/** Series overlaid, one chart each, one line per report. */
+const OVERLAID: [keyof Report["series"], string, string][] = [
+  ["cpuUtil", "cpu utilization (allocated fraction)", "fraction"],
+  ["memUtil", "memory utilization (allocated fraction)", "fraction"],
+  ["queuedTasks", "pending queue", "tasks"],
+  ["runningTasks", "running tasks", "tasks"],
+  ["queueDelayP99", "queue delay p99 per interval", "seconds"],
+  ["queueDelayP50", "queue delay p50 per interval", "seconds"],
+  ["launchesPerSec", "launches per second", "tasks/s"],
+  ["preemptedTasks", "tasks preempted (cumulative)", "tasks"],
+  ["fairness", "fairness (Jain)", "index"],
+];
+
+function valueAt(report: unknown, path: string): number | undefined {
+  let cur: unknown = report;
+  for (const k of path.split(".")) {
+    cur = cur && typeof cur === "object" ? (cur as Record<string, unknown>)[k] : undefined;
+  }
+  return typeof cur === "number" ? cur : undefined;
+}
+
+export interface Comparison {
+  names: string[];
+  rows: { metric: string; path: string; values: (number | null)[]; change: (number | null)[] }[];
+  pools: { pool: string; metric: string; values: (number | null)[] }[];
+}
+
+/** The table: each headline number per report, and its relative change against the first report. */
+export function compareReports(list: Named[]): Comparison {
+  const rows = COMPARED.map(([metric, path]) => {
+    const values = list.map(({ report }) => {
+      const v = valueAt(report, path);
+      return v === undefined ? null : path === "peakRssBytes" ? round(v / 2 ** 30, 3) : v;
+    });
+    const base = values[0];
+    const change = values.map((
+      v,
+    ) => (v === null || base === null || base === 0 ? null : round((v - base) / base, 4)));
+    return { metric, path, values, change };
+  });
+  const poolNames = [...new Set(list.flatMap(({ report }) => Object.keys(report.pools)))].sort();
+  const pools = poolNames.flatMap((pool) =>
+    (["avgAllocationCpu", "avgEntitlementCpu", "preempted"] as const).map((metric) => ({
+      pool,
+      metric,
+      values: list.map(({ report }) => report.pools[pool]?.[metric] ?? null),
+    }))
+  );
+  return { names: list.map((n) => n.name), rows, pools };
+}
+
+/** One overlaid chart per series, on the union of the reports' sample times. */
+export function comparisonCharts(list: Named[]): Chart[] {
+  const x = [...new Set(list.flatMap(({ report }) => report.series.t))].sort((a, b) => a - b);
+  const aligned = (r: Report, values: number[]) => {
+    const at = new Map(r.series.t.map((t, i) => [t, values[i]]));
+    return x.map((t) => at.get(t) ?? null);
+  };
+  const charts: Chart[] = OVERLAID.map(([key, title, y]) => ({
+    id: `cmp-${key}`,
+    title,
+    y,
+    x,
+    lines: list.map(({ name, report }) => ({
+      label: name,
+      values: aligned(report, report.series[key] as number[]),
+    })),
+  }));
+  const shared = Object.keys(list[0].report.poolSeries).filter((p) =>
+    list.every(({ report }) => p in report.poolSeries)
+  );
+  shared.slice(0, 8).forEach((pool, i) => {
+    charts.push({
+      id: `cmp-pool-${i}`,
+      title: `Pool ${pool}: cpu allocation`,
+      y: "cores",
+      x,
+      lines: list.map(({ name, report }) => ({
+        label: name,
+        values: aligned(report, report.poolSeries[pool].allocationCpu),
+      })),
+    });
+  });
+  return charts;
+}
+
+export function renderComparison(list: Named[], assets: UplotAssets): string {
+  const c = compareReports(list);
+  const pct = (x: number | null) => (x === null ? "" : `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}%`);
+  const headline = table(
+    ["metric", ...c.names, ...c.names.slice(1).map((n) => `${n} vs ${c.names[0]}`)],
+    c.rows.map((r) => [r.metric, ...r.values.map((v) => v ?? ""), ...r.change.slice(1).map(pct)]),
+  );
+  const pools = table(
+    ["pool", "metric", ...c.names],
+    c.pools.map((p) => [p.pool, p.metric, ...p.values.map((v) => v ?? "")]),
+  );
+  const scenarios = table(
+    ["report", "scenario", "seed", "description"],
+    list.map(({ name, report }) => [name, report.scenario, String(report.seed), report.description]),
+  );
+  return renderPage(
+    `Comparison of ${list.length} runs`,
+    [
+      scenarios,
+      `<h2>Headline numbers</h2>${headline}`,
+      `<h2>Pools (time-averages after warm-up)</h2>${pools}`,
+    ],
+    comparisonCharts(list),
+    assets,
+  );
+}
+
+/** The table as text, for the terminal. */
+export function comparisonText(c: Comparison): string {
+  const widths = [
+    Math.max(6, ...c.rows.map((r) => r.metric.length)),
+    ...c.names.map((n) => Math.max(12, n.length)),
+  ];
+  const line = (cells: string[]) =>
+    cells.map((s, i) => (i === 0 ? s.padEnd(widths[0]) : s.padStart(widths[i]))).join("  ");
+  const fmt = (
+    v: number | null,
+  ) => (v === null ? "-" : Number.isInteger(v) ? v.toLocaleString("en-US") : String(v));
+  return [line(["metric", ...c.names]), ...c.rows.map((r) => line([r.metric, ...r.values.map(fmt)]))].join(
+    "\n",
+  );
+}
+
+function round(x: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+}

@@ -1,0 +1,200 @@
+/** Renders a report as one self-contained HTML page with uPlot inlined, so it opens offline. */
+import type { Report } from "./report.ts";
+import { type Chart, esc, renderPage, table, type UplotAssets } from "./charts.ts";
+
+export type { UplotAssets };
+
+/** Pools that get charts of their own (the rest are in the JSON); keeps the page light on big trees. */
+export const MAX_POOL_CHARTS = 12;
+
+/** The charts of one report, in page order. */
+export function reportCharts(report: Report): Chart[] {
+  const s = report.series;
+  const x = s.t;
+  const line = (label: string, values: number[]) => ({ label, values });
+  const charts: Chart[] = [
+    {
+      id: "util",
+      title: "Utilization by resource (allocated fraction)",
+      y: "fraction",
+      x,
+      lines: [
+        line("cpu", s.cpuUtil),
+        line("memory", s.memUtil),
+        line("disk", s.diskUtil),
+        line("gpu", s.gpuUtil),
+      ],
+    },
+    {
+      id: "queue",
+      title: "Pending queue (tasks waiting for admission)",
+      y: "tasks",
+      x,
+      lines: [line("queued", s.queuedTasks)],
+    },
+    { id: "running", title: "Running tasks", y: "tasks", x, lines: [line("running", s.runningTasks)] },
+    {
+      id: "delay",
+      title: "Queue delay of tasks that started running in each interval (submit to running)",
+      y: "seconds",
+      x,
+      lines: [line("p50", s.queueDelayP50), line("p90", s.queueDelayP90), line("p99", s.queueDelayP99)],
+    },
+    {
+      id: "launches",
+      title: "Launches per second",
+      y: "tasks/s",
+      x,
+      lines: [line("launches/s", s.launchesPerSec)],
+    },
+    {
+      id: "preempted",
+      title: "Tasks preempted (cumulative)",
+      y: "tasks",
+      x,
+      lines: [line("preempted", s.preemptedTasks)],
+    },
+    failureChart(report),
+    {
+      id: "fairness",
+      title: "Fairness: Jain's index of allocation/entitlement",
+      y: "index",
+      x,
+      lines: [line("Jain", s.fairness)],
+    },
+  ];
+  if (s.slackCpu.some((v) => v > 0) || s.revocableCpu.some((v) => v > 0)) {
+    charts.push({
+      id: "slack",
+      title: "Slack: cpu allocated but unused, and the part revocable tasks hold",
+      y: "cores",
+      x,
+      lines: [line("slack", s.slackCpu), line("revocable", s.revocableCpu)],
+    });
+  }
+  if (new Set(s.hostsUp).size > 1) {
+    charts.push({ id: "hosts", title: "Hosts up", y: "hosts", x, lines: [line("hosts", s.hostsUp)] });
+  }
+  Object.keys(report.poolSeries).slice(0, MAX_POOL_CHARTS).forEach((path, i) => {
+    const p = report.poolSeries[path];
+    charts.push({
+      id: `pool-${i}-cpu`,
+      title: `Pool ${path}: cpu entitlement, allocation and demand`,
+      y: "cores",
+      x,
+      lines: [
+        line("entitlement", p.entitlementCpu),
+        line("allocation", p.allocationCpu),
+        line("demand", p.demandCpu),
+      ],
+    });
+    charts.push({
+      id: `pool-${i}-memory`,
+      title: `Pool ${path}: memory entitlement, allocation and demand`,
+      y: "MB",
+      x,
+      lines: [
+        line("entitlement", p.entitlementMemMb),
+        line("allocation", p.allocationMemMb),
+        line("demand", p.demandMemMb),
+      ],
+    });
+  });
+  return charts;
+}
+
+/** Failed placement attempts per interval: the total, then each reason. */
+function failureChart(report: Report): Chart {
+  const s = report.series;
+  const reasons = Object.entries(s.placementFailures);
+  const total = s.t.map((_, i) => reasons.reduce((a, [, v]) => a + (v[i] ?? 0), 0));
+  return {
+    id: "failures",
+    title: "Failed placement attempts per interval, by reason",
+    y: "attempts",
+    x: s.t,
+    stepped: true,
+    lines: [
+      { label: "all reasons", values: total },
+      ...reasons.map(([label, values]) => ({ label, values })),
+    ],
+  };
+}
+
+export function renderHtml(report: Report, assets: UplotAssets): string {
+  const q = report.queueDelaySeconds, t = report.tasks, u = report.utilization, p = report.preemptions;
+  const summary = table(["", ""], [
+    ["Scenario", report.scenario],
+    ["Seed", String(report.seed)],
+    ["Hosts", report.hosts],
+    ["Simulated", `${report.simulatedSeconds.toLocaleString("en-US")} s (warm-up ${report.warmupSeconds} s)`],
+    ["Wall time", `${report.wallSeconds} s, peak RSS ${(report.peakRssBytes / 2 ** 30).toFixed(2)} GiB`],
+    ["Tasks submitted / launched / unplaced", `${t.submitted} / ${t.launched} / ${t.unplaced}`],
+    ["Succeeded / failed / killed / lost", `${t.succeeded} / ${t.failed} / ${t.killed} / ${t.lost}`],
+    ["Launches per second", String(report.launchesPerSec)],
+    ["Queue delay p50 / p90 / p99 / max", `${q.p50} / ${q.p90} / ${q.p99} / ${q.max} s`],
+    ["Utilization cpu / memory / disk / gpu", `${u.cpu} / ${u.memory} / ${u.disk} / ${u.gpu}`],
+    ["Fairness (Jain)", String(report.fairness)],
+    [
+      "Preempted: running / waiting / slack / maintenance",
+      `${p.running} / ${p.waiting} / ${p.slack} / ${p.maintenance}`,
+    ],
+    ["Failed placement attempts", report.placementFailures.total],
+  ]);
+  const pools = table(
+    [
+      "pool",
+      "entitlement cpu",
+      "allocation cpu",
+      "demand cpu",
+      "avg alloc cpu",
+      "avg entitlement cpu",
+      "p99 delay s",
+      "preempted",
+    ],
+    Object.entries(report.pools).map(([path, s]) => [
+      path,
+      s.entitlementCpu,
+      s.allocationCpu,
+      s.demandCpu,
+      s.avgAllocationCpu ?? "",
+      s.avgEntitlementCpu ?? "",
+      s.queueDelaySeconds?.p99 ?? "",
+      s.preempted,
+    ]),
+  );
+  const workloads = table(
+    ["workload", "type", "pool", "jobs", "p50 delay s", "p99 delay s"],
+    Object.entries(report.workloads).map(([name, w]) => [
+      name,
+      w.type,
+      w.respool,
+      w.jobs,
+      w.queueDelaySeconds.p50,
+      w.queueDelaySeconds.p99,
+    ]),
+  );
+  const events = report.events.length
+    ? table(
+      ["at s", "event", "hosts", "error"],
+      report.events.map((e) => [e.atSec, e.detail, e.hosts ?? "", e.error ?? ""]),
+    )
+    : `<p class="muted">No timed events.</p>`;
+  const reasons = Object.entries(report.placementFailures.byReason).slice(0, 10);
+  const failures = reasons.length
+    ? table(["reason", "attempts"], reasons)
+    : `<p class="muted">Every placement attempt succeeded.</p>`;
+  return renderPage(
+    `${report.scenario} — simulation report`,
+    [
+      `<p>${esc(report.description)}</p>`,
+      summary,
+      `<h2>Resource pools at the end</h2>${pools}`,
+      `<h2>Workloads</h2>${workloads}`,
+      `<h2>Timed events</h2>${events}`,
+      `<h2>Placement failures</h2>${failures}`,
+    ],
+    reportCharts(report),
+    assets,
+  );
+}

@@ -1,0 +1,217 @@
+/** Builds a simulation's report: the JSON document planners open, compare and search over. */
+import type { Simulation } from "../sim/runner.ts";
+import type { Scenario } from "../sim/scenario.ts";
+import type { EventRecord } from "../sim/events.ts";
+import type { RespoolNode } from "../core/resmgr/respool_node.ts";
+import {
+  percentile,
+  type PoolSeries,
+  poolTotals,
+  round4,
+  type Series,
+  type TaskCounts,
+} from "../sim/stats.ts";
+
+export { percentile };
+
+export interface Percentiles {
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+}
+
+export interface Report {
+  scenario: string;
+  description: string;
+  seed: number;
+  /** Hosts registered by the end (added ones included). */
+  hosts: number;
+  simulatedSeconds: number;
+  /** Statistics below leave out the run's first `warmupSeconds` (series and task counts do not). */
+  warmupSeconds: number;
+  /** Measures the machine: excluded from determinism comparisons, like `peakRssBytes`. */
+  wallSeconds: number;
+  peakRssBytes: number;
+  endedEarly: boolean;
+  tasks: TaskCounts;
+  jobs: { submitted: number; accepted: number; rejected: number; byState: Record<string, number> };
+  /** Task launches per simulated second after the warm-up. */
+  launchesPerSec: number;
+  /** From a job's submission to each task's first RUNNING, for jobs submitted after the warm-up. */
+  queueDelaySeconds: Percentiles;
+  /** Time-average allocated fraction of each resource over the hosts that are up. */
+  utilization: { cpu: number; memory: number; disk: number; gpu: number };
+  /** Time-average of Jain's index of allocation/entitlement over pools with demand (1 is perfectly fair). */
+  fairness: number;
+  /** Each pool at the end (non-leaf pools sum their leaves), with time-averages after the warm-up. */
+  pools: Record<string, PoolSummary>;
+  workloads: Record<string, WorkloadSummary>;
+  /** Running tasks killed for entitlement, waiting ones sent back, revocable ones whose slack went, drained ones. */
+  preemptions: { total: number; running: number; waiting: number; slack: number; maintenance: number };
+  /** Failed placement attempts (a task may fail many times before it is placed), by reason. */
+  placementFailures: { total: number; byReason: Record<string, number> };
+  events: EventRecord[];
+  rejectedJobs: { jobId: string; error: string }[];
+  series: Series;
+  /** Entitlement, allocation and demand per pool over time, aligned with `series.t`. */
+  poolSeries: Record<string, PoolSeries>;
+}
+
+export interface PoolSummary {
+  allocationCpu: number;
+  demandCpu: number;
+  entitlementCpu: number;
+  allocationMemMb: number;
+  demandMemMb: number;
+  entitlementMemMb: number;
+  preempted: number;
+  /** Time-averages after the warm-up (pools with a series). */
+  avgAllocationCpu?: number;
+  avgEntitlementCpu?: number;
+  avgDemandCpu?: number;
+  /** Queue delay of the workloads submitting to this pool (and its children). */
+  queueDelaySeconds?: Percentiles;
+}
+
+export interface WorkloadSummary {
+  type: string;
+  respool: string;
+  jobs: number;
+  queueDelaySeconds: Percentiles;
+}
+
+/** Fields that measure the machine rather than the simulation. */
+export const MACHINE_FIELDS = ["wallSeconds", "peakRssBytes"] as const;
+
+/** Percentiles of delays in ms, reported in seconds. */
+function percentiles(ms: ArrayLike<number>): Percentiles {
+  const sorted = Float64Array.from(ms).sort();
+  const at = (p: number) => round4(percentileOf(sorted, p) / 1000);
+  return {
+    p50: at(50),
+    p90: at(90),
+    p99: at(99),
+    max: sorted.length ? round4(sorted[sorted.length - 1] / 1000) : 0,
+  };
+}
+
+function percentileOf(sorted: Float64Array, p: number): number {
+  if (!sorted.length) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+/** Mean of the samples at or after `fromSec`. */
+function meanFrom(t: number[], xs: number[], fromSec: number): number {
+  let sum = 0, n = 0;
+  for (let i = 0; i < xs.length; i++) {
+    if (t[i] < fromSec) continue;
+    sum += xs[i];
+    n++;
+  }
+  return n ? round4(sum / n) : 0;
+}
+
+export function buildReport(
+  scenario: Scenario,
+  sim: Simulation,
+  seed: number,
+  machine: { wallSeconds: number; peakRssBytes: number },
+): Report {
+  const stats = sim.stats;
+  const warmup = scenario.settings.warmupSec;
+  const s = stats.series;
+  const byState: Record<string, number> = {};
+  // From the store: the job manager may have forgotten finished jobs.
+  for (const job of sim.store.jobRecords()) {
+    byState[job.runtime.state] = (byState[job.runtime.state] ?? 0) + 1;
+  }
+  const accepted = new Set(sim.submissions.filter((x) => x.accepted).map((x) => x.jobId));
+  const rejected = sim.submissions.filter((x) => x.accepted === false);
+  const delaysOf = (names: string[]) => names.flatMap((n) => stats.queueDelaysMs.get(n) ?? []);
+  const workloads: Report["workloads"] = {};
+  for (const w of scenario.workloads) {
+    workloads[w.name] = {
+      type: w.type,
+      respool: w.respool,
+      jobs: sim.submissions.filter((x) => x.workload === w.name).length,
+      queueDelaySeconds: percentiles(stats.queueDelaysMs.get(w.name) ?? []),
+    };
+  }
+  const pools: Report["pools"] = {};
+  for (const p of sim.resmgr.tree.all()) {
+    if (p.isRoot) continue;
+    const t = poolTotals(p);
+    let preempted = 0;
+    for (const leaf of leavesOf(p)) preempted += leaf.preempted;
+    const summary: PoolSummary = {
+      allocationCpu: t.allocCpuMilli / 1000,
+      demandCpu: t.demandCpuMilli / 1000,
+      entitlementCpu: round4(p.entitlement.cpu),
+      allocationMemMb: t.allocMemMb,
+      demandMemMb: t.demandMemMb,
+      entitlementMemMb: round4(p.entitlement.memory),
+      preempted,
+    };
+    const ps = stats.pools[p.path];
+    if (ps) {
+      summary.avgAllocationCpu = meanFrom(s.t, ps.allocationCpu, warmup);
+      summary.avgEntitlementCpu = meanFrom(s.t, ps.entitlementCpu, warmup);
+      summary.avgDemandCpu = meanFrom(s.t, ps.demandCpu, warmup);
+    }
+    const mine = scenario.workloads.filter((w) => w.respool === p.path || w.respool.startsWith(`${p.path}/`));
+    if (mine.length) summary.queueDelaySeconds = percentiles(delaysOf(mine.map((w) => w.name)));
+    pools[p.path] = summary;
+  }
+  const { running, waiting } = sim.resmgr.preempted;
+  const slack = sim.cluster.slackKills;
+  const maintenance = sim.resmgr.drained;
+  const simulatedSeconds = sim.queue.now / 1000;
+  const measuredSeconds = Math.max(0, simulatedSeconds - warmup);
+  const byReason = Object.fromEntries([...stats.placementFailures].sort((a, b) => b[1] - a[1]));
+  return {
+    scenario: scenario.name,
+    description: scenario.description,
+    seed,
+    hosts: sim.hostmgr.hosts.length,
+    simulatedSeconds,
+    warmupSeconds: warmup,
+    wallSeconds: round4(machine.wallSeconds),
+    peakRssBytes: machine.peakRssBytes,
+    endedEarly: sim.endedEarly,
+    tasks: {
+      ...stats.tasks,
+      preempted: running + waiting + slack,
+      unplaced: stats.unplaced((id) => accepted.has(id)),
+    },
+    jobs: { submitted: sim.submissions.length, accepted: accepted.size, rejected: rejected.length, byState },
+    launchesPerSec: measuredSeconds > 0 ? round4(stats.launchedAfterWarmup / measuredSeconds) : 0,
+    queueDelaySeconds: percentiles(delaysOf(scenario.workloads.map((w) => w.name))),
+    utilization: {
+      cpu: meanFrom(s.t, s.cpuUtil, warmup),
+      memory: meanFrom(s.t, s.memUtil, warmup),
+      disk: meanFrom(s.t, s.diskUtil, warmup),
+      gpu: meanFrom(s.t, s.gpuUtil, warmup),
+    },
+    fairness: meanFrom(s.t, s.fairness, warmup),
+    pools,
+    workloads,
+    preemptions: { total: running + waiting + slack + maintenance, running, waiting, slack, maintenance },
+    placementFailures: { total: [...stats.placementFailures.values()].reduce((a, b) => a + b, 0), byReason },
+    events: sim.events,
+    rejectedJobs: rejected.slice(0, 20).map((r) => ({ jobId: r.jobId, error: r.error ?? "" })),
+    series: s,
+    poolSeries: stats.pools,
+  };
+}
+
+function* leavesOf(node: RespoolNode): IterableIterator<RespoolNode> {
+  if (node.isLeaf) yield node;
+  for (const c of node.children) yield* leavesOf(c);
+}
+
+/** The report without the fields that measure the machine, for determinism checks. */
+export function withoutMachineFields(r: Report): Omit<Report, typeof MACHINE_FIELDS[number]> {
+  const { wallSeconds: _w, peakRssBytes: _p, ...rest } = r;
+  return rest;
+}
