@@ -1,0 +1,98 @@
+/** The cluster a host manager drives: the built-in minicluster of local agents, or a Mesos master. */
+import type { HostBackend } from "../core/ports/host_backend.ts";
+import type { AgentOptions } from "./minicluster/agent.ts";
+import { Minicluster } from "./minicluster/minicluster.ts";
+import type { FrameworkIdStore } from "./mesos/framework_id_store.ts";
+import { MesosBackend } from "./mesos/mesos_backend.ts";
+
+/** A backend that can also show a task's sandbox files (`task logs`). */
+export type SandboxBackend = HostBackend & {
+  logs(taskId: string, file: "stdout" | "stderr"): Promise<string | undefined>;
+};
+
+export interface BackendOptions {
+  backend?: "minicluster" | "mesos";
+  mesosMaster?: string;
+  /** Where the minicluster keeps its agents' sandboxes. */
+  dataDir: string;
+  agents?: number;
+  agentOptions?: Partial<AgentOptions>[];
+  log?: (line: string) => void;
+}
+
+/** Per-agent port ranges: agents share localhost, so their ranges must not overlap. */
+export function agentDefaults(n: number, given: Partial<AgentOptions>[] = []): Partial<AgentOptions>[] {
+  const out: Partial<AgentOptions>[] = [];
+  for (let i = 0; i < n; i++) {
+    const base = 31000 + i * 1000;
+    out.push({ portRanges: [[base, base + 999]], ...given[i] });
+  }
+  return out;
+}
+
+export function createBackend(
+  o: BackendOptions,
+  idStore: FrameworkIdStore,
+): { backend: SandboxBackend; minicluster?: Minicluster; mesos?: MesosBackend } {
+  if (o.backend === "mesos") {
+    if (!o.mesosMaster) throw new Error("Cannot start with the Mesos backend: --mesos-master is missing");
+    const mesos = new MesosBackend({ masterUrl: o.mesosMaster, idStore, log: o.log });
+    return { backend: mesos, mesos };
+  }
+  const minicluster = new Minicluster({
+    dataDir: `${o.dataDir}/minicluster`,
+    agents: agentDefaults(o.agents ?? 3, o.agentOptions),
+  });
+  return { backend: minicluster, minicluster };
+}
+
+/** `POST /admin/agents`: adds a minicluster agent at runtime (operators growing a dev cluster; tests). */
+export async function addAgent(minicluster: Minicluster | undefined, req: Request): Promise<Response> {
+  const fail = (code: string, message: string, status: number) =>
+    Response.json({ code, message }, { status, headers: { "rpc-status": code } });
+  if (!minicluster) {
+    return fail("failed-precondition", "agents can be added only to the built-in minicluster", 400);
+  }
+  let body: {
+    cpu?: number;
+    memoryMb?: number;
+    diskMb?: number;
+    attributes?: Record<string, string>;
+    hostname?: string;
+  };
+  try {
+    body = await req.json();
+  } catch (e) {
+    return fail("invalid-argument", `request body is not JSON: ${(e as Error).message}`, 400);
+  }
+  const bad = ["cpu", "memoryMb", "diskMb"].find((k) => {
+    const v = (body as Record<string, unknown>)[k];
+    return v !== undefined && !(typeof v === "number" && v > 0);
+  });
+  if (bad) return fail("invalid-argument", `${bad}: expected a positive number`, 400);
+  const n = minicluster.hosts().length;
+  const host = minicluster.addAgent({
+    ...(body.hostname ? { hostname: body.hostname } : {}),
+    resources: {
+      cpuMilli: Math.round((body.cpu ?? 4) * 1000),
+      memMb: body.memoryMb ?? 8192,
+      diskMb: body.diskMb ?? 20480,
+      gpuMilli: 0,
+    },
+    attributes: body.attributes ?? {},
+    portRanges: [[31000 + n * 1000, 31999 + n * 1000]],
+  });
+  return Response.json({ hostname: host.hostname, agentId: host.agentId });
+}
+
+/** `GET /sandbox/<taskId>/<stdout|stderr>`. */
+export async function sandboxFile(backend: SandboxBackend, path: string): Promise<Response> {
+  const [taskId, file] = path.split("/").slice(2).map(decodeURIComponent);
+  if (file !== "stdout" && file !== "stderr") {
+    return new Response("file must be stdout or stderr\n", { status: 400 });
+  }
+  const text = await backend.logs(taskId, file);
+  return text === undefined
+    ? new Response(`no sandbox for task ${taskId}\n`, { status: 404 })
+    : new Response(text);
+}

@@ -1,0 +1,172 @@
+/** `peloton jobmgr|resmgr|placement|hostmgr`: each daemon as its own process, finding the others through the store. */
+import { BasicAuth } from "../auth/basic_auth.ts";
+import { startHostmgr } from "../daemons/hostmgr_daemon.ts";
+import { type RunningDaemon, startJobmgr } from "../daemons/jobmgr_daemon.ts";
+import type { DaemonOptions } from "../daemons/process.ts";
+import { startPlacement } from "../daemons/placement_daemon.ts";
+import { startResmgr } from "../daemons/resmgr_daemon.ts";
+import { jsonLogger } from "../log.ts";
+import { type Command, type CommandContext, type OptionSpec, UsageError } from "./command.ts";
+import { positiveInt, readAgentsFile } from "./up_command.ts";
+
+/** Peloton's ports for its daemons (its `base.yaml` configs); the job manager's is the CLI's default. */
+const PORTS = { jobmgr: 5392, resmgr: 5290, hostmgr: 5291, placement: 5300 } as const;
+
+type Role = keyof typeof PORTS;
+
+const COMMON: OptionSpec = {
+  host: { type: "string", default: "127.0.0.1" },
+  "data-dir": { type: "string", default: ".peloton" },
+  store: { type: "string" },
+  "lease-ttl-ms": { type: "string", default: "10000" },
+  "auth-config": { type: "string" },
+};
+
+async function commonOptions(
+  role: Role,
+  opts: Record<string, unknown>,
+): Promise<Omit<DaemonOptions, "role">> {
+  const port = Number(opts.port ?? PORTS[role]);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new UsageError(`--port: got "${opts.port}", expected 0-65535`);
+  }
+  const dataDir = String(opts["data-dir"]);
+  const ttl = positiveInt("lease-ttl-ms", opts["lease-ttl-ms"]);
+  if (ttl < 300) throw new UsageError(`--lease-ttl-ms: got ${ttl}, expected at least 300`);
+  let auth: BasicAuth | undefined;
+  if (opts["auth-config"]) {
+    try {
+      auth = await BasicAuth.load(String(opts["auth-config"]));
+    } catch (e) {
+      throw new UsageError(`--auth-config: ${(e as Error).message}`);
+    }
+  }
+  return {
+    host: String(opts.host),
+    port,
+    dataDir,
+    store: opts.store ? String(opts.store) : `sqlite:${dataDir}/peloton.sqlite`,
+    leaseTtlMs: ttl,
+    auth,
+    log: jsonLogger({ daemon: role }),
+  };
+}
+
+/** Runs until SIGINT/SIGTERM (graceful stop, exit 0) or a lost lease (exit 1, a supervisor restarts it). */
+async function serve(ctx: CommandContext, role: Role, daemon: RunningDaemon): Promise<number> {
+  ctx.out(`peloton ${role}: serving at ${daemon.process.url} (instance ${daemon.process.instance})`);
+  let signal = () => {};
+  const stopped = new Promise<"signal">((resolve) => (signal = () => resolve("signal")));
+  Deno.addSignalListener("SIGINT", signal);
+  Deno.addSignalListener("SIGTERM", signal);
+  const why = await Promise.race([stopped, daemon.lost]);
+  Deno.removeSignalListener("SIGINT", signal);
+  Deno.removeSignalListener("SIGTERM", signal);
+  if (why !== "signal") {
+    ctx.err(`peloton ${role}: ${why}; exiting`);
+    return 1;
+  }
+  await daemon.stop();
+  return 0;
+}
+
+function daemonCommand(
+  role: Role,
+  summary: string,
+  options: OptionSpec,
+  start: (common: Omit<DaemonOptions, "role">, opts: Record<string, unknown>) => Promise<RunningDaemon>,
+): Command {
+  return {
+    name: role,
+    args: [],
+    summary,
+    offline: true,
+    options: { ...COMMON, port: { type: "string", default: String(PORTS[role]) }, ...options },
+    async run(ctx, _args, opts) {
+      const common = await commonOptions(role, opts);
+      return await serve(ctx, role, await start(common, opts));
+    },
+  };
+}
+
+export const daemonCommands: Command[] = [
+  daemonCommand(
+    "jobmgr",
+    "run a job manager process (several may run; each drives the jobs of the shards it holds)",
+    { "task-restart-backoff-ms": { type: "string" } },
+    (common, opts) => {
+      const backoff = opts["task-restart-backoff-ms"];
+      if (backoff !== undefined && !(Number(backoff) >= 0)) {
+        throw new UsageError(
+          `--task-restart-backoff-ms: got "${backoff}", expected a number of milliseconds`,
+        );
+      }
+      return startJobmgr({
+        ...common,
+        jobmgr: backoff === undefined ? undefined : { initialTaskBackoffMs: Number(backoff) },
+      });
+    },
+  ),
+  daemonCommand(
+    "resmgr",
+    "run a resource manager process (leader-elected through the store; others stand by)",
+    {},
+    (common) => startResmgr(common),
+  ),
+  daemonCommand(
+    "placement",
+    "run a placement engine process (several may run at once)",
+    { "placement-workers": { type: "string", default: "0" } },
+    (common, opts) => {
+      const n = Number(opts["placement-workers"]);
+      if (!Number.isInteger(n) || n < 0) {
+        throw new UsageError(
+          `--placement-workers: got "${opts["placement-workers"]}", expected an integer >= 0`,
+        );
+      }
+      return startPlacement({ ...common, workers: n });
+    },
+  ),
+  daemonCommand(
+    "hostmgr",
+    "run a host manager process (leader-elected; the leader drives the minicluster or a Mesos master)",
+    {
+      backend: { type: "string", default: "minicluster" },
+      "mesos-master": { type: "string" },
+      agents: { type: "string", default: "3" },
+      "agent-cpus": { type: "string", default: "4" },
+      "agent-mem-mb": { type: "string", default: "8192" },
+      "agents-file": { type: "string" },
+    },
+    async (common, opts) => {
+      const backend = String(opts.backend);
+      if (backend !== "minicluster" && backend !== "mesos") {
+        throw new UsageError(`--backend: got "${backend}", expected minicluster or mesos`);
+      }
+      if (backend === "mesos" && !opts["mesos-master"]) {
+        throw new UsageError(
+          "--mesos-master: expected the master's URL (e.g. http://127.0.0.1:5050) with --backend mesos",
+        );
+      }
+      const fromFile = opts["agents-file"] ? await readAgentsFile(String(opts["agents-file"])) : undefined;
+      const agents = fromFile ? fromFile.length : positiveInt("agents", opts.agents);
+      const cpus = Number(opts["agent-cpus"]);
+      if (!(cpus > 0)) {
+        throw new UsageError(`--agent-cpus: got "${opts["agent-cpus"]}", expected a positive number`);
+      }
+      const resources = {
+        cpuMilli: Math.round(cpus * 1000),
+        memMb: positiveInt("agent-mem-mb", opts["agent-mem-mb"]),
+        diskMb: 20480,
+        gpuMilli: 0,
+      };
+      return startHostmgr({
+        ...common,
+        backend,
+        mesosMaster: opts["mesos-master"] ? String(opts["mesos-master"]) : undefined,
+        agents,
+        agentOptions: fromFile ?? Array.from({ length: agents }, () => ({ resources })),
+      });
+    },
+  ),
+];

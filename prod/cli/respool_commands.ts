@@ -1,0 +1,155 @@
+/** `peloton respool ...`: create, update, delete, dump, validate, and the offline what-if calculator. */
+import { stringify } from "yaml";
+import { formatIssues, loadRespoolConfig } from "../../core/model/load.ts";
+import {
+  formatIssue,
+  formatWhatIfJson,
+  formatWhatIfTable,
+  parseWhatIf,
+  runWhatIf,
+} from "../../core/resmgr/whatif.ts";
+import type { Command } from "./command.ts";
+import { UsageError } from "./command.ts";
+import { respoolId } from "./job_commands.ts";
+
+const RESPOOL = "peloton.api.respool.ResourceManager";
+
+async function readFile(path: string): Promise<string> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch (e) {
+    throw new UsageError(`cannot read ${path}: ${(e as Error).message}`);
+  }
+}
+
+/** Splits "/a/b" into its parent path "/a" and name "b", as Peloton's CLI does. */
+function splitPoolPath(path: string): { parent: string; name: string } {
+  if (!path.startsWith("/") || path === "/") {
+    throw new UsageError(`PATH: got "${path}", expected a pool path such as /a/b (not /)`);
+  }
+  const trimmed = path.replace(/\/+$/, "");
+  const i = trimmed.lastIndexOf("/");
+  return { parent: i === 0 ? "/" : trimmed.slice(0, i), name: trimmed.slice(i + 1) };
+}
+
+export const respoolCommands: Command[] = [
+  {
+    name: "respool create",
+    args: ["PATH", "FILE"],
+    summary: "create a resource pool at PATH from a YAML config (its name must be PATH's last part)",
+    async run(ctx, [path, file]) {
+      const { parent, name } = splitPoolPath(path);
+      const loaded = loadRespoolConfig(await readFile(file), file);
+      for (const w of loaded.warnings) ctx.err(`warning: ${w.message}`);
+      if (!loaded.ok) {
+        ctx.err(formatIssues(loaded.errors));
+        return 1;
+      }
+      const config = loaded.value;
+      if (config.parent) {
+        throw new UsageError(`${file}: parent: the parent comes from PATH; remove it from the file`);
+      }
+      if (config.name !== name) {
+        throw new UsageError(
+          `${file}: name: got "${config.name}", expected "${name}" (the last part of ${path})`,
+        );
+      }
+      const parentId = await respoolId(ctx, parent);
+      const res = await ctx.client.call<{ result: { value: string } }>(`${RESPOOL}::CreateResourcePool`, {
+        config: { ...config, parent: { value: parentId } },
+      });
+      ctx.out(ctx.json ? JSON.stringify(res) : `Resource Pool ${res.result.value} created at ${path}`);
+      return 0;
+    },
+  },
+  {
+    name: "respool update",
+    args: ["PATH", "FILE"],
+    summary: "replace a resource pool's config (--force skips the tree checks)",
+    options: { force: { type: "boolean", short: "f", default: false } },
+    async run(ctx, [path, file], opts) {
+      const loaded = loadRespoolConfig(await readFile(file), file);
+      for (const w of loaded.warnings) ctx.err(`warning: ${w.message}`);
+      if (!loaded.ok) {
+        ctx.err(formatIssues(loaded.errors));
+        return 1;
+      }
+      const id = await respoolId(ctx, path);
+      const { parent } = splitPoolPath(path);
+      const parentId = await respoolId(ctx, parent);
+      await ctx.client.call(`${RESPOOL}::UpdateResourcePool`, {
+        id: { value: id },
+        config: { ...loaded.value, parent: { value: parentId } },
+        Force: opts.force === true,
+      });
+      ctx.out(ctx.json ? JSON.stringify({ id: { value: id } }) : `Resource Pool ${id} updated at ${path}`);
+      return 0;
+    },
+  },
+  {
+    name: "respool delete",
+    args: ["PATH"],
+    summary: "delete an idle leaf resource pool",
+    async run(ctx, [path]) {
+      await ctx.client.call(`${RESPOOL}::DeleteResourcePool`, { path: { value: path } });
+      ctx.out(ctx.json ? "{}" : `Resource Pool ${path} deleted`);
+      return 0;
+    },
+  },
+  {
+    name: "respool dump",
+    args: [],
+    summary: "print every resource pool with its config and usage (--format yaml|json)",
+    options: { format: { type: "string", default: "yaml" } },
+    async run(ctx, _args, opts) {
+      const format = String(opts.format);
+      if (!["yaml", "yml", "json"].includes(format)) {
+        throw new UsageError(`--format: got "${format}", expected yaml or json`);
+      }
+      const res = await ctx.client.call<{ resourcePools: Record<string, unknown>[] }>(
+        `${RESPOOL}::Query`,
+        {},
+      );
+      ctx.out(ctx.json || format === "json" ? JSON.stringify(res, null, 2) : stringify(res).trimEnd());
+      return 0;
+    },
+  },
+  {
+    name: "respool validate",
+    args: ["FILE"],
+    summary: "check a resource pool config file offline; exits non-zero with the errors if it is invalid",
+    offline: true,
+    async run(ctx, [file]) {
+      const loaded = loadRespoolConfig(await readFile(file), file);
+      for (const w of loaded.warnings) ctx.err(`warning: ${w.message}`);
+      if (!loaded.ok) {
+        ctx.err(formatIssues(loaded.errors));
+        return 1;
+      }
+      ctx.out(
+        ctx.json
+          ? JSON.stringify(loaded.value, null, 2)
+          : `${file}: valid resource pool "${loaded.value.name}"`,
+      );
+      return 0;
+    },
+  },
+  {
+    name: "respool entitlement",
+    args: ["FILE"],
+    summary: "what-if: compute Peloton's entitlement for a pool tree, capacity and demands, offline",
+    offline: true,
+    async run(ctx, [file]) {
+      const parsed = parseWhatIf(await readFile(file), file);
+      if (!parsed.ok) {
+        for (const e of parsed.errors) ctx.err(formatIssue(e));
+        return 1;
+      }
+      for (const w of parsed.warnings) ctx.err(formatIssue(w));
+      const result = runWhatIf(parsed.value);
+      for (const w of result.warnings) ctx.err(formatIssue(w));
+      ctx.out((ctx.json ? formatWhatIfJson(result) : formatWhatIfTable(result)).trimEnd());
+      return 0;
+    },
+  },
+];

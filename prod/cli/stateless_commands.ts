@@ -1,0 +1,169 @@
+/** `peloton job stateless ...`: Peloton's v1alpha stateless job commands. */
+import { stringify } from "yaml";
+import { formatIssues, loadStatelessSpec } from "../../core/model/load.ts";
+import type { Command, CommandContext } from "./command.ts";
+import { UsageError } from "./command.ts";
+import { respoolId } from "./job_commands.ts";
+import { parseRange } from "./task_commands.ts";
+
+const SVC = "peloton.api.v1alpha.job.stateless.svc.JobService";
+
+async function spec(ctx: CommandContext, file: string): Promise<Record<string, unknown> | undefined> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(file);
+  } catch (e) {
+    throw new UsageError(`cannot read ${file}: ${(e as Error).message}`);
+  }
+  const loaded = loadStatelessSpec(text, file);
+  for (const w of loaded.warnings) ctx.err(`warning: ${w.message}`);
+  if (!loaded.ok) {
+    ctx.err(formatIssues(loaded.errors));
+    return undefined;
+  }
+  return loaded.value as unknown as Record<string, unknown>;
+}
+
+function count(name: string, v: string): number {
+  if (!/^\d+$/.test(v)) throw new UsageError(`${name}: got "${v}", expected a whole number`);
+  return Number(v);
+}
+
+/** The job's current entity version, when the user did not give one. */
+async function version(ctx: CommandContext, job: string, given?: string): Promise<string> {
+  if (given) return given;
+  const res = await ctx.client.call<{ jobInfo: { status: { version: { value: string } } } }>(
+    `${SVC}::GetJob`,
+    {
+      jobId: { value: job },
+    },
+  );
+  return res.jobInfo.status.version.value;
+}
+
+function simple(name: string, method: string, summary: string, extra: Command["options"] = {}): Command {
+  return {
+    name: `job stateless ${name}`,
+    args: ["JOB", "ENTITY-VERSION?"],
+    summary,
+    options: extra,
+    async run(ctx, [job, v], opts) {
+      const body: Record<string, unknown> = {
+        jobId: { value: job },
+        version: { value: await version(ctx, job, v) },
+      };
+      if (opts.force) body.force = true;
+      const res = await ctx.client.call<{ version?: { value: string } }>(`${SVC}::${method}`, body);
+      ctx.out(
+        ctx.json
+          ? JSON.stringify(res)
+          : `Job ${job}: ${name} done${res.version ? `, new version ${res.version.value}` : ""}`,
+      );
+      return 0;
+    },
+  };
+}
+
+export const statelessCommands: Command[] = [
+  {
+    name: "job stateless create",
+    args: ["RESPOOL", "SPEC", "BATCH-SIZE"],
+    summary: "create a stateless job from a v1alpha spec; its pods start BATCH-SIZE at a time (0: all)",
+    options: { jobID: { type: "string", short: "i" } },
+    async run(ctx, [respool, file, batch], opts) {
+      const s = await spec(ctx, file);
+      if (!s) return 1;
+      const id = await respoolId(ctx, respool);
+      const body: Record<string, unknown> = {
+        spec: { ...s, respoolId: { value: id } },
+        createSpec: { batchSize: count("BATCH-SIZE", batch) },
+      };
+      if (opts.jobID) body.jobId = { value: opts.jobID };
+      const res = await ctx.client.call<{ jobId: { value: string }; version: { value: string } }>(
+        `${SVC}::CreateJob`,
+        body,
+      );
+      ctx.out(
+        ctx.json ? JSON.stringify(res) : `Job ${res.jobId.value} created, version ${res.version.value}`,
+      );
+      return 0;
+    },
+  },
+  {
+    name: "job stateless get",
+    args: ["JOB"],
+    summary: "show a stateless job's spec and status",
+    async run(ctx, [job]) {
+      const res = await ctx.client.call<{ jobInfo: unknown }>(`${SVC}::GetJob`, { jobId: { value: job } });
+      ctx.out(ctx.json ? JSON.stringify(res, null, 2) : stringify(res.jobInfo).trimEnd());
+      return 0;
+    },
+  },
+  {
+    name: "job stateless replace",
+    args: ["JOB", "SPEC", "BATCH-SIZE", "ENTITY-VERSION?"],
+    summary:
+      "rolling update to a new spec (--maxInstanceRetries, --maxTolerableInstanceFailures, --rollbackOnFailure, --start-paused, --in-place)",
+    options: {
+      maxInstanceRetries: { type: "string", default: "0" },
+      maxTolerableInstanceFailures: { type: "string", default: "0" },
+      rollbackOnFailure: { type: "boolean", default: false },
+      "start-paused": { type: "boolean", default: false },
+      "in-place": { type: "boolean", default: false },
+    },
+    async run(ctx, [job, file, batch, v], opts) {
+      const s = await spec(ctx, file);
+      if (!s) return 1;
+      const res = await ctx.client.call<{ version: { value: string } }>(`${SVC}::ReplaceJob`, {
+        jobId: { value: job },
+        version: { value: await version(ctx, job, v) },
+        spec: s,
+        updateSpec: {
+          batchSize: count("BATCH-SIZE", batch),
+          maxInstanceRetries: count("--maxInstanceRetries", String(opts.maxInstanceRetries)),
+          maxTolerableInstanceFailures: count(
+            "--maxTolerableInstanceFailures",
+            String(opts.maxTolerableInstanceFailures),
+          ),
+          rollbackOnFailure: opts.rollbackOnFailure === true,
+          startPaused: opts["start-paused"] === true,
+          inPlace: opts["in-place"] === true,
+        },
+      });
+      ctx.out(ctx.json ? JSON.stringify(res) : `Job ${job} replaced, new version ${res.version.value}`);
+      return 0;
+    },
+  },
+  {
+    name: "job stateless restart",
+    args: ["JOB", "ENTITY-VERSION?"],
+    summary: "rolling restart of a stateless job's pods (-r FROM:TO, --batch-size N, --in-place)",
+    options: {
+      range: { type: "string", short: "r", multiple: true },
+      "batch-size": { type: "string", default: "0" },
+      "in-place": { type: "boolean", default: false },
+    },
+    async run(ctx, [job, v], opts) {
+      const ranges = opts.range ? (opts.range as string[]).map(parseRange) : undefined;
+      const res = await ctx.client.call<{ version: { value: string } }>(`${SVC}::RestartJob`, {
+        jobId: { value: job },
+        version: { value: await version(ctx, job, v) },
+        restartSpec: {
+          batchSize: count("--batch-size", String(opts["batch-size"])),
+          ranges,
+          inPlace: opts["in-place"] === true,
+        },
+      });
+      ctx.out(ctx.json ? JSON.stringify(res) : `Job ${job} restarting, new version ${res.version.value}`);
+      return 0;
+    },
+  },
+  simple("stop", "StopJob", "stop every pod of a stateless job"),
+  simple("start", "StartJob", "start a stopped stateless job's pods"),
+  simple("delete", "DeleteJob", "delete a stateless job (-f to stop it first)", {
+    force: { type: "boolean", short: "f" },
+  }),
+  simple("workflow pause", "PauseJobWorkflow", "pause the job's current workflow"),
+  simple("workflow resume", "ResumeJobWorkflow", "resume the job's current workflow"),
+  simple("workflow abort", "AbortJobWorkflow", "abort the job's current workflow"),
+];

@@ -1,0 +1,137 @@
+/** `peloton task ...`: list, get, logs, events. */
+import type { Command } from "./command.ts";
+import { UsageError } from "./command.ts";
+import { mb, table } from "./format.ts";
+
+const TASK = "peloton.api.task.TaskManager";
+
+type TaskInfo = {
+  instanceId: number;
+  config: { name?: string; resource?: { cpuLimit?: number; memLimitMb?: number; diskLimitMb?: number } };
+  runtime: Record<string, unknown> & { mesosTaskId?: { value: string } };
+};
+
+/** `from:to` (to exclusive; either side may be empty) as Peloton's `-r/--range`. */
+export function parseRange(s: string): { from: number; to?: number } {
+  const m = /^(\d*):(\d*)$/.exec(s);
+  if (!m) throw new UsageError(`--range: got "${s}", expected FROM:TO such as 0:10, :5 or 3:`);
+  return { from: m[1] ? Number(m[1]) : 0, to: m[2] ? Number(m[2]) : undefined };
+}
+
+function instance(s: string): number {
+  if (!/^\d+$/.test(s)) throw new UsageError(`INSTANCE: got "${s}", expected an instance number`);
+  return Number(s);
+}
+
+function rows(tasks: TaskInfo[]) {
+  return tasks.map((t) => {
+    const r = t.runtime;
+    return [
+      t.instanceId,
+      t.config.name ?? "",
+      t.config.resource?.cpuLimit,
+      mb(t.config.resource?.memLimitMb),
+      mb(t.config.resource?.diskLimitMb),
+      r.state as string,
+      r.goalState as string,
+      (r.startTime as string) ?? "",
+      r.mesosTaskId?.value,
+      (r.host as string) ?? "",
+      (r.message as string) ?? "",
+      (r.reason as string) ?? "",
+    ];
+  });
+}
+
+const HEADERS = [
+  "Instance",
+  "Name",
+  "CPU Limit",
+  "Mem Limit",
+  "Disk Limit",
+  "State",
+  "GoalState",
+  "Started At",
+  "Task ID",
+  "Host",
+  "Message",
+  "Reason",
+];
+
+export const taskCommands: Command[] = [
+  {
+    name: "task list",
+    args: ["JOB"],
+    summary: "list a job's tasks (all, or an instance range with -r FROM:TO)",
+    options: { range: { type: "string", short: "r" } },
+    async run(ctx, [job], opts) {
+      const body: Record<string, unknown> = { jobId: { value: job } };
+      if (opts.range) body.range = parseRange(String(opts.range));
+      const res = await ctx.client.call<{ result: { value: Record<string, TaskInfo> } }>(
+        `${TASK}::List`,
+        body,
+      );
+      const tasks = Object.values(res.result.value).sort((a, b) => a.instanceId - b.instanceId);
+      ctx.out(ctx.json ? JSON.stringify(res, null, 2) : table(HEADERS, rows(tasks)));
+      return 0;
+    },
+  },
+  {
+    name: "task get",
+    args: ["JOB", "INSTANCE"],
+    summary: "show one task: its current run first, then previous runs",
+    async run(ctx, [job, inst]) {
+      const res = await ctx.client.call<{ result: TaskInfo[] }>(`${TASK}::Get`, {
+        jobId: { value: job },
+        instanceId: instance(inst),
+      });
+      ctx.out(ctx.json ? JSON.stringify(res, null, 2) : table(HEADERS, rows(res.result)));
+      return 0;
+    },
+  },
+  {
+    name: "task events",
+    args: ["JOB", "INSTANCE"],
+    summary: "list every state change of a task with its reason and time, newest first",
+    async run(ctx, [job, inst]) {
+      const res = await ctx.client.call<{ result: Record<string, unknown>[] }>(`${TASK}::GetPodEvents`, {
+        jobId: { value: job },
+        instanceId: instance(inst),
+      });
+      if (ctx.json) ctx.out(JSON.stringify(res, null, 2));
+      else {
+        ctx.out(table(
+          ["Time", "Task ID", "State", "Host", "Message", "Reason"],
+          res.result.map((e) => [
+            e.timestamp as string,
+            (e.taskId as { value: string }).value,
+            e.actualState as string,
+            e.hostname as string,
+            e.message as string,
+            e.reason as string,
+          ]),
+        ));
+      }
+      return 0;
+    },
+  },
+  {
+    name: "task logs",
+    args: ["JOB", "INSTANCE"],
+    summary: "print a task's stdout (or -f stderr) from its sandbox",
+    options: { filename: { type: "string", short: "f", default: "stdout" } },
+    async run(ctx, [job, inst], opts) {
+      const file = String(opts.filename);
+      if (file !== "stdout" && file !== "stderr") {
+        throw new UsageError(`--filename: got "${file}", expected stdout or stderr`);
+      }
+      const res = await ctx.client.call<{ taskId: { value: string } }>(`${TASK}::BrowseSandbox`, {
+        jobId: { value: job },
+        instanceId: instance(inst),
+      });
+      const text = await ctx.client.sandboxFile(res.taskId.value, file);
+      ctx.out(text.replace(/\n$/, ""));
+      return 0;
+    },
+  },
+];

@@ -1,0 +1,152 @@
+/** `peloton up`: the four daemons, the store and the minicluster in one process. */
+import { parse } from "yaml";
+import { z } from "zod";
+import type { AgentOptions } from "../minicluster/agent.ts";
+import { BasicAuth } from "../auth/basic_auth.ts";
+import { DEFAULT_PORT, startPeloton } from "../server.ts";
+import type { Command } from "./command.ts";
+import { UsageError } from "./command.ts";
+
+/** One agent in `--agents-file`: resources in Peloton's units, attributes and a port range. */
+const agentSchema = z.object({
+  hostname: z.string().min(1).optional(),
+  cpu: z.number().positive().default(4),
+  memoryMb: z.number().int().positive().default(8192),
+  diskMb: z.number().int().nonnegative().default(20480),
+  gpu: z.number().nonnegative().default(0),
+  attributes: z.record(z.string(), z.string()).default({}),
+  ports: z.tuple([z.number().int().positive(), z.number().int().positive()]).optional(),
+}).strict();
+
+/** Reads `--agents-file`: a YAML list of agents, or `{agents: [...]}`. */
+export async function readAgentsFile(path: string): Promise<Partial<AgentOptions>[]> {
+  let raw: unknown;
+  try {
+    raw = parse(await Deno.readTextFile(path));
+  } catch (e) {
+    throw new UsageError(`--agents-file: cannot read ${path}: ${(e as Error).message}`);
+  }
+  const list = Array.isArray(raw) ? raw : (raw as { agents?: unknown })?.agents;
+  const parsed = z.array(agentSchema).min(1).safeParse(list);
+  if (!parsed.success) {
+    const i = parsed.error.issues[0];
+    throw new UsageError(`--agents-file ${path}: agents.${i.path.join(".")}: ${i.message}`);
+  }
+  return parsed.data.map((a) => ({
+    ...(a.hostname ? { hostname: a.hostname } : {}),
+    resources: {
+      cpuMilli: Math.round(a.cpu * 1000),
+      memMb: a.memoryMb,
+      diskMb: a.diskMb,
+      gpuMilli: Math.round(a.gpu * 1000),
+    },
+    attributes: a.attributes,
+    ...(a.ports ? { portRanges: [a.ports] as [number, number][] } : {}),
+  }));
+}
+
+export function positiveInt(name: string, v: unknown): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n <= 0) {
+    throw new UsageError(`--${name}: got "${v}", expected a positive integer`);
+  }
+  return n;
+}
+
+export const upCommand: Command = {
+  name: "up",
+  args: [],
+  summary:
+    "run jobmgr, resmgr, placement and hostmgr in one process with the embedded store and a minicluster",
+  offline: true,
+  options: {
+    port: { type: "string", default: String(DEFAULT_PORT) },
+    host: { type: "string", default: "127.0.0.1" },
+    "data-dir": { type: "string", default: ".peloton" },
+    store: { type: "string" },
+    agents: { type: "string", default: "3" },
+    "agent-cpus": { type: "string", default: "4" },
+    "agent-mem-mb": { type: "string", default: "8192" },
+    "agent-disk-mb": { type: "string", default: "20480" },
+    "agents-file": { type: "string" },
+    backend: { type: "string", default: "minicluster" },
+    "task-restart-backoff-ms": { type: "string" },
+    "mesos-master": { type: "string" },
+    "placement-workers": { type: "string", default: "0" },
+    "auth-config": { type: "string" },
+    verbose: { type: "boolean", short: "v", default: false },
+  },
+  async run(ctx, _args, opts) {
+    const port = Number(opts.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      throw new UsageError(`--port: got "${opts.port}", expected 0-65535`);
+    }
+    const fromFile = opts["agents-file"] ? await readAgentsFile(String(opts["agents-file"])) : undefined;
+    const agents = fromFile ? fromFile.length : positiveInt("agents", opts.agents);
+    const cpus = Number(opts["agent-cpus"]);
+    if (!(cpus > 0)) {
+      throw new UsageError(`--agent-cpus: got "${opts["agent-cpus"]}", expected a positive number`);
+    }
+    const resources = {
+      cpuMilli: Math.round(cpus * 1000),
+      memMb: positiveInt("agent-mem-mb", opts["agent-mem-mb"]),
+      diskMb: positiveInt("agent-disk-mb", opts["agent-disk-mb"]),
+      gpuMilli: 0,
+    };
+    const backend = String(opts.backend);
+    if (backend !== "minicluster" && backend !== "mesos") {
+      throw new UsageError(`--backend: got "${backend}", expected minicluster or mesos`);
+    }
+    if (backend === "mesos" && !opts["mesos-master"]) {
+      throw new UsageError(
+        "--mesos-master: expected the master's URL (e.g. http://127.0.0.1:5050) with --backend mesos",
+      );
+    }
+    const backoff = opts["task-restart-backoff-ms"];
+    if (backoff !== undefined && !(Number(backoff) >= 0)) {
+      throw new UsageError(`--task-restart-backoff-ms: got "${backoff}", expected a number of milliseconds`);
+    }
+    let auth: BasicAuth | undefined;
+    if (opts["auth-config"]) {
+      try {
+        auth = await BasicAuth.load(String(opts["auth-config"]));
+      } catch (e) {
+        throw new UsageError(`--auth-config: ${(e as Error).message}`);
+      }
+    }
+    const server = await startPeloton({
+      auth,
+      jobmgr: backoff === undefined ? undefined : { initialTaskBackoffMs: Number(backoff) },
+      backend,
+      mesosMaster: opts["mesos-master"] ? String(opts["mesos-master"]) : undefined,
+      host: String(opts.host),
+      port,
+      dataDir: String(opts["data-dir"]),
+      store: opts.store ? String(opts.store) : undefined,
+      agents,
+      agentOptions: fromFile ?? Array.from({ length: agents }, () => ({ resources })),
+      log: opts.verbose ? (line) => ctx.err(line) : undefined,
+      placementWorkers: placementWorkers(opts["placement-workers"]),
+    });
+    const cluster = backend === "mesos" ? `Mesos master ${opts["mesos-master"]}` : `${agents} agents`;
+    ctx.out(`peloton up: API at ${server.url}/api/v1, ${cluster}, data in ${opts["data-dir"]}`);
+    const stopped = new Promise<void>((resolve) => {
+      const stop = () => resolve();
+      Deno.addSignalListener("SIGINT", stop);
+      Deno.addSignalListener("SIGTERM", stop);
+    });
+    await stopped;
+    ctx.err("peloton up: stopping");
+    await server.stop();
+    return 0;
+  },
+};
+
+/** `--placement-workers N`: Deno workers for placement rounds (0: in process). */
+function placementWorkers(v: unknown): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) {
+    throw new UsageError(`--placement-workers: got "${v}", expected an integer >= 0`);
+  }
+  return n;
+}

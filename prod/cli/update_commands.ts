@@ -1,0 +1,343 @@
+/** `peloton update ...`, `job rolling-*`, `job update|query|delete`, `task start|stop|restart`, `volume ...`. */
+import { formatIssues, loadJobConfig, loadUpdateConfig } from "../../core/model/load.ts";
+import type { Command, CommandContext } from "./command.ts";
+import { UsageError } from "./command.ts";
+import { table } from "./format.ts";
+import { respoolId } from "./job_commands.ts";
+import { parseRange } from "./task_commands.ts";
+
+const JOB = "peloton.api.job.JobManager";
+const TASK = "peloton.api.task.TaskManager";
+const UPDATE = "peloton.api.v0.update.svc.UpdateService";
+const VOLUME = "peloton.api.v0.volume.svc.VolumeService";
+
+async function readFile(path: string): Promise<string> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch (e) {
+    throw new UsageError(`cannot read ${path}: ${(e as Error).message}`);
+  }
+}
+
+function count(name: string, v: string): number {
+  if (!/^\d+$/.test(v)) throw new UsageError(`${name}: got "${v}", expected a whole number`);
+  return Number(v);
+}
+
+/** `-r FROM:TO` given any number of times → `[{from, to}]`. */
+function ranges(opt: unknown): { from: number; to?: number }[] | undefined {
+  if (opt === undefined) return undefined;
+  return (Array.isArray(opt) ? opt : [opt]).map((r) => parseRange(String(r)));
+}
+
+type UpdateInfo = {
+  updateId: { value: string };
+  jobId: { value: string };
+  type: string;
+  status: { state: string; numTasksDone: number; numTasksRemaining: number; numTasksFailed: number };
+  configVersion: number;
+  creationTime?: string;
+};
+
+function updateRows(list: UpdateInfo[]) {
+  return table(
+    ["Update ID", "Job", "Type", "State", "Done", "Remaining", "Failed", "Config version", "Created"],
+    list.map((u) => [
+      u.updateId.value,
+      u.jobId.value,
+      u.type,
+      u.status.state,
+      u.status.numTasksDone,
+      u.status.numTasksRemaining,
+      u.status.numTasksFailed,
+      u.configVersion,
+      u.creationTime,
+    ]),
+  );
+}
+
+async function jobConfigVersion(ctx: CommandContext, job: string): Promise<number> {
+  const res = await ctx.client.call<{ jobInfo: { runtime: { configurationVersion: number } } }>(
+    `${JOB}::Get`,
+    {
+      id: { value: job },
+    },
+  );
+  return res.jobInfo.runtime.configurationVersion;
+}
+
+/** A rolling restart/start/stop: a workflow over instance ranges in batches. */
+function rolling(kind: "restart" | "start" | "stop"): Command {
+  return {
+    name: `job rolling-${kind}`,
+    args: ["JOB", "BATCH-SIZE"],
+    summary:
+      `${kind} a job's instances in batches (-r FROM:TO to pick instances; --resourceVersion to guard)`,
+    options: { range: { type: "string", short: "r", multiple: true }, resourceVersion: { type: "string" } },
+    async run(ctx, [job, batch], opts) {
+      const body: Record<string, unknown> = {
+        id: { value: job },
+        batchSize: Math.max(1, count("BATCH-SIZE", batch)),
+        ranges: ranges(opts.range),
+      };
+      if (opts.resourceVersion !== undefined) {
+        body.resourceVersion = count("--resourceVersion", String(opts.resourceVersion));
+      }
+      const method = kind === "restart" ? "Restart" : kind === "start" ? "Start" : "Stop";
+      const res = await ctx.client.call<{ updateID: { value: string } }>(`${JOB}::${method}`, body);
+      ctx.out(
+        ctx.json ? JSON.stringify(res) : `Rolling ${kind} ${res.updateID.value} started for job ${job}`,
+      );
+      return 0;
+    },
+  };
+}
+
+function taskControl(kind: "start" | "stop" | "restart"): Command {
+  return {
+    name: `task ${kind}`,
+    args: ["JOB"],
+    summary: `${kind} a job's tasks now (all, or -r FROM:TO ranges)`,
+    options: { range: { type: "string", short: "r", multiple: true } },
+    async run(ctx, [job], opts) {
+      const method = kind === "start" ? "Start" : kind === "stop" ? "Stop" : "Restart";
+      const res = await ctx.client.call<Record<string, number[]>>(`${TASK}::${method}`, {
+        jobId: { value: job },
+        ranges: ranges(opts.range),
+      });
+      const done = res.startedInstanceIds ?? res.stoppedInstanceIds ?? res.restartedInstanceIds ?? [];
+      ctx.out(
+        ctx.json
+          ? JSON.stringify(res)
+          : `Instances ${kind === "stop" ? "stopping" : kind + "ed"}: ${done.join(", ") || "none"}`,
+      );
+      return 0;
+    },
+  };
+}
+
+function updateControl(kind: "pause" | "resume" | "abort" | "rollback"): Command {
+  return {
+    name: `update ${kind}`,
+    args: ["UPDATE-ID"],
+    summary: `${kind} an update`,
+    async run(ctx, [id]) {
+      const method = kind[0].toUpperCase() + kind.slice(1) + "Update";
+      await ctx.client.call(`${UPDATE}::${method}`, { updateId: { value: id } });
+      ctx.out(ctx.json ? "{}" : `Update ${id}: ${kind} requested`);
+      return 0;
+    },
+  };
+}
+
+export const updateCommands: Command[] = [
+  {
+    name: "update create",
+    args: ["JOB", "CONFIG", "BATCH-SIZE"],
+    summary:
+      "roll a service job to a new config in batches (--maxattempts, --maxfailureInstances, --rollbackOnFailure, --start-paused, --in-place)",
+    options: {
+      "configuration-version": { type: "string", short: "c" },
+      maxattempts: { type: "string", default: "0" },
+      maxfailureInstances: { type: "string", default: "0" },
+      rollbackOnFailure: { type: "boolean", default: false },
+      "start-paused": { type: "boolean", default: false },
+      "in-place": { type: "boolean", default: false },
+      "batch-percentage": { type: "string" },
+      "update-config": { type: "string" },
+    },
+    async run(ctx, [job, file, batch], opts) {
+      const loaded = loadJobConfig(await readFile(file), file);
+      for (const w of loaded.warnings) ctx.err(`warning: ${w.message}`);
+      if (!loaded.ok) {
+        ctx.err(formatIssues(loaded.errors));
+        return 1;
+      }
+      let updateConfig: Record<string, unknown> = {
+        batchSize: count("BATCH-SIZE", batch),
+        maxInstanceAttempts: count("--maxattempts", String(opts.maxattempts)),
+        maxFailureInstances: count("--maxfailureInstances", String(opts.maxfailureInstances)),
+        rollbackOnFailure: opts.rollbackOnFailure === true,
+        startPaused: opts["start-paused"] === true,
+        inPlace: opts["in-place"] === true,
+      };
+      if (opts["batch-percentage"] !== undefined) {
+        updateConfig.batchPercentage = count("--batch-percentage", String(opts["batch-percentage"]));
+      }
+      if (opts["update-config"]) {
+        const uc = loadUpdateConfig(
+          await readFile(String(opts["update-config"])),
+          String(opts["update-config"]),
+        );
+        if (!uc.ok) {
+          ctx.err(formatIssues(uc.errors));
+          return 1;
+        }
+        updateConfig = { ...uc.value };
+      }
+      const version = opts["configuration-version"] !== undefined
+        ? count("--configuration-version", String(opts["configuration-version"]))
+        : await jobConfigVersion(ctx, job);
+      const res = await ctx.client.call<{ updateID: { value: string } }>(`${UPDATE}::CreateUpdate`, {
+        jobId: { value: job },
+        jobConfig: { ...loaded.value, changeLog: { version } },
+        updateConfig,
+      });
+      ctx.out(ctx.json ? JSON.stringify(res) : `Update ${res.updateID.value} created`);
+      return 0;
+    },
+  },
+  {
+    name: "update get",
+    args: ["UPDATE-ID"],
+    summary: "show an update's state and progress",
+    async run(ctx, [id]) {
+      const res = await ctx.client.call<{ updateInfo: UpdateInfo }>(`${UPDATE}::GetUpdate`, {
+        updateId: { value: id },
+      });
+      ctx.out(ctx.json ? JSON.stringify(res, null, 2) : updateRows([res.updateInfo]));
+      return 0;
+    },
+  },
+  {
+    name: "update list",
+    args: ["JOB"],
+    summary: "list a job's updates, newest first",
+    async run(ctx, [job]) {
+      const res = await ctx.client.call<{ updateInfo: UpdateInfo[] }>(`${UPDATE}::ListUpdates`, {
+        jobID: { value: job },
+      });
+      ctx.out(ctx.json ? JSON.stringify(res, null, 2) : updateRows(res.updateInfo));
+      return 0;
+    },
+  },
+  updateControl("pause"),
+  updateControl("resume"),
+  updateControl("abort"),
+  updateControl("rollback"),
+  rolling("restart"),
+  rolling("start"),
+  rolling("stop"),
+  taskControl("start"),
+  taskControl("stop"),
+  taskControl("restart"),
+  {
+    name: "job update",
+    args: ["JOB", "CONFIG"],
+    summary:
+      "resize a job (elastic jobs): grow or shrink instanceCount; added instances go through admission",
+    async run(ctx, [job, file]) {
+      const loaded = loadJobConfig(await readFile(file), file);
+      if (!loaded.ok) {
+        ctx.err(formatIssues(loaded.errors));
+        return 1;
+      }
+      const version = await jobConfigVersion(ctx, job);
+      const res = await ctx.client.call<{ message: string }>(`${JOB}::Update`, {
+        id: { value: job },
+        config: { ...loaded.value, changeLog: { version } },
+      });
+      ctx.out(ctx.json ? JSON.stringify(res) : res.message);
+      return 0;
+    },
+  },
+  {
+    name: "job query",
+    args: [],
+    summary: "find jobs by -l labels k=v,..., -r respool, -s states, --owner, --name",
+    options: {
+      labels: { type: "string", short: "l" },
+      respool: { type: "string", short: "r" },
+      states: { type: "string", short: "s" },
+      owner: { type: "string" },
+      name: { type: "string" },
+      limit: { type: "string", short: "n", default: "100" },
+    },
+    async run(ctx, _args, opts) {
+      const spec: Record<string, unknown> = { pagination: { limit: count("--limit", String(opts.limit)) } };
+      if (opts.labels) {
+        spec.labels = String(opts.labels).split(",").map((kv) => {
+          const i = kv.indexOf("=");
+          if (i <= 0) throw new UsageError(`--labels: got "${kv}", expected KEY=VALUE`);
+          return { key: kv.slice(0, i), value: kv.slice(i + 1) };
+        });
+      }
+      if (opts.respool) spec.respool = { value: await respoolId(ctx, String(opts.respool)) };
+      if (opts.states) spec.jobStates = String(opts.states).split(",").map((s) => s.trim().toUpperCase());
+      if (opts.owner) spec.owner = String(opts.owner);
+      if (opts.name) spec.name = String(opts.name);
+      type Rec = {
+        id: { value: string };
+        config: { name: string; owner: string; type: string; instanceCount: number };
+        runtime: { state: string; creationTime: string };
+      };
+      const res = await ctx.client.call<{ records: Rec[] }>(`${JOB}::Query`, { spec });
+      if (ctx.json) ctx.out(JSON.stringify(res, null, 2));
+      else {
+        ctx.out(table(
+          ["ID", "Name", "Owner", "Type", "Instances", "State", "Created"],
+          res.records.map((
+            r,
+          ) => [
+            r.id.value,
+            r.config.name,
+            r.config.owner,
+            r.config.type,
+            r.config.instanceCount,
+            r.runtime.state,
+            r.runtime.creationTime,
+          ]),
+        ));
+      }
+      return 0;
+    },
+  },
+  {
+    name: "job delete",
+    args: ["JOB"],
+    summary: "delete a finished job and everything stored about it",
+    async run(ctx, [job]) {
+      await ctx.client.call(`${JOB}::Delete`, { id: { value: job } });
+      ctx.out(ctx.json ? "{}" : `Job ${job} deleted`);
+      return 0;
+    },
+  },
+  {
+    name: "volume list",
+    args: ["JOB"],
+    summary: "list a stateful job's persistent volumes",
+    async run(ctx, [job]) {
+      type Vol = {
+        id: { value: string };
+        instanceId: number;
+        hostname: string;
+        sizeMB: number;
+        containerPath: string;
+        state: string;
+      };
+      const res = await ctx.client.call<{ volumes: Record<string, Vol> }>(`${VOLUME}::ListVolumes`, {
+        jobId: { value: job },
+      });
+      if (ctx.json) ctx.out(JSON.stringify(res, null, 2));
+      else {
+        ctx.out(table(
+          ["Volume ID", "Instance", "Host", "Size", "Path", "State"],
+          Object.values(res.volumes).map((
+            v,
+          ) => [v.id.value, v.instanceId, v.hostname, `${v.sizeMB} MB`, v.containerPath, v.state]),
+        ));
+      }
+      return 0;
+    },
+  },
+  {
+    name: "volume delete",
+    args: ["VOLUME"],
+    summary: "delete a persistent volume whose task is stopped",
+    async run(ctx, [id]) {
+      await ctx.client.call(`${VOLUME}::DeleteVolume`, { id: { value: id } });
+      ctx.out(ctx.json ? "{}" : `Volume ${id} deleted`);
+      return 0;
+    },
+  },
+];

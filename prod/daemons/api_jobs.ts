@@ -1,0 +1,57 @@
+/** Which job an API call is about, so separate job managers can send it to the job's owner. */
+import type { Store } from "../../core/ports/store.ts";
+
+type Body = Record<string, unknown>;
+
+export interface JobCall {
+  /** The job the call names, when it names one. */
+  jobId?: string;
+  /** A create without an id: the receiving job manager picks one in a shard it owns. */
+  create?: "id" | "jobId";
+  /** Reads can be answered by any job manager (from the store for jobs it does not drive). */
+  read: boolean;
+}
+
+const READ = /^(Get|List|Query|Browse|Lookup)/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
+
+function idValue(v: unknown): string | undefined {
+  if (typeof v === "string") return v || undefined;
+  if (v && typeof v === "object" && typeof (v as Body).value === "string") return (v as Body).value as string;
+  return undefined;
+}
+
+/** Reads the job id out of a job manager call (`service::Method`); updates and volumes are looked up. */
+export async function jobCallOf(procedure: string, body: Body, store: Store): Promise<JobCall> {
+  const sep = procedure.indexOf("::");
+  const service = procedure.slice(0, sep), method = procedure.slice(sep + 2);
+  const read = READ.test(method);
+  switch (service) {
+    case "peloton.api.job.JobManager": {
+      const jobId = idValue(body.id);
+      return { jobId, read, create: method === "Create" && !jobId ? "id" : undefined };
+    }
+    case "peloton.api.v1alpha.job.stateless.svc.JobService": {
+      const jobId = idValue(body.jobId);
+      return { jobId, read, create: method === "CreateJob" && !jobId ? "jobId" : undefined };
+    }
+    case "peloton.api.v1alpha.pod.svc.PodService": {
+      const pod = idValue(body.podName);
+      return { jobId: pod ? UUID.exec(pod)?.[0] : undefined, read };
+    }
+    case "peloton.api.v0.update.svc.UpdateService": {
+      const jobId = idValue(body.jobId ?? body.jobID);
+      if (jobId) return { jobId, read };
+      const updateId = idValue(body.updateId);
+      return { jobId: updateId ? (await store.getUpdate(updateId))?.jobId : undefined, read };
+    }
+    case "peloton.api.v0.volume.svc.VolumeService": {
+      const jobId = idValue(body.jobId);
+      if (jobId) return { jobId, read };
+      const volumeId = idValue(body.id);
+      return { jobId: volumeId ? (await store.getVolume(volumeId))?.jobId : undefined, read };
+    }
+    default:
+      return { jobId: idValue(body.jobId ?? body.id), read };
+  }
+}

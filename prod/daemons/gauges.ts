@@ -1,0 +1,53 @@
+/** Scrape-time gauges read from the daemons' state: queue depths, entitlement and allocation per pool, hosts. */
+import type { HostManager } from "../../core/hostmgr/hostmgr.ts";
+import type { JobManager } from "../../core/jobmgr/jobmgr.ts";
+import type { PlacementEngine } from "../../core/placement/engine.ts";
+import type { ResourceManager } from "../../core/resmgr/resmgr.ts";
+import type { PromMetrics } from "../metrics.ts";
+
+export interface Daemons {
+  jobmgr?: JobManager;
+  resmgr?: ResourceManager;
+  hostmgr?: HostManager;
+  placement?: PlacementEngine;
+}
+
+/** Registers a collector; `get` is read at every scrape, so daemons that come and go (leaders) are fine. */
+export function daemonGauges(m: PromMetrics, d: Daemons | (() => Daemons)): void {
+  const get = typeof d === "function" ? d : () => d;
+  m.collect(() => {
+    const { jobmgr, resmgr, hostmgr, placement } = get();
+    if (jobmgr) {
+      m.gauge("peloton_jobmgr_jobs").set(jobmgr.jobs.size);
+      m.gauge("peloton_jobmgr_task_queue_depth").set(jobmgr.taskEngine.size);
+      m.gauge("peloton_jobmgr_job_queue_depth").set(jobmgr.jobEngine.size);
+    }
+    if (placement) m.gauge("peloton_placement_tasks_held").set(placement.holding);
+    if (resmgr) {
+      m.gauge("peloton_resmgr_tasks").set(resmgr.tasks.size);
+      const byState = new Map<string, number>();
+      for (const e of resmgr.tasks.values()) byState.set(e.state, (byState.get(e.state) ?? 0) + 1);
+      for (const [state, n] of byState) m.gauge("peloton_resmgr_tasks_by_state", { state }).set(n);
+      for (const pool of resmgr.tree.all()) {
+        if (!pool.isLeaf) continue;
+        const labels = { pool: pool.path };
+        m.gauge("peloton_resmgr_queued_tasks", labels).set(pool.queuedTasks);
+        m.gauge("peloton_resmgr_entitlement_cpus", labels).set(pool.entitlement.cpu);
+        m.gauge("peloton_resmgr_entitlement_mem_mb", labels).set(pool.entitlement.memory);
+        m.gauge("peloton_resmgr_allocation_cpus", labels).set(pool.allocation.nonSlack.cpuMilli / 1000);
+        m.gauge("peloton_resmgr_allocation_mem_mb", labels).set(pool.allocation.nonSlack.memMb);
+      }
+    }
+    if (hostmgr) {
+      const byState = new Map<string, number>();
+      for (const h of hostmgr.hosts) {
+        const s = h.lost ? "LOST" : h.state;
+        byState.set(s, (byState.get(s) ?? 0) + 1);
+      }
+      for (const [state, n] of byState) m.gauge("peloton_hostmgr_hosts", { state }).set(n);
+      const cap = hostmgr.capacity();
+      m.gauge("peloton_hostmgr_capacity_cpus").set(cap.cpuMilli / 1000);
+      m.gauge("peloton_hostmgr_capacity_mem_mb").set(cap.memMb);
+    }
+  });
+}

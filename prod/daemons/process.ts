@@ -1,0 +1,312 @@
+/** What every daemon process shares: store, leases, registry, HTTP transport, API front, health and metrics. */
+import type { ApiErrorCode, ApiReply, Message } from "../../core/messages.ts";
+import { type Route, routeProcedure } from "../../core/api/procedures.ts";
+import type { Address } from "../../core/ports/transport.ts";
+import { PendingCalls } from "../../core/rpc.ts";
+import { authorizeCall, type BasicAuth, basicHeader, credentialsOf } from "../auth/basic_auth.ts";
+import { ClusterStore } from "../cluster/cluster_store.ts";
+import { Registry } from "../cluster/registry.ts";
+import type { Fence } from "../store/fence.ts";
+import { SystemClock } from "../clock.ts";
+import { type Envelope, HttpTransport, MESSAGES_PATH, type Router } from "../http_transport.ts";
+import type { Logger } from "../log.ts";
+import { PromMetrics } from "../metrics.ts";
+import { type KyselyStore, openStore } from "../store/kysely_store.ts";
+import { API_STATUS, rpcError } from "./http_errors.ts";
+
+export type DaemonRole = "jobmgr" | "resmgr" | "hostmgr" | "placement";
+
+export interface DaemonOptions {
+  role: DaemonRole;
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** Store URL (`sqlite:PATH` or `mysql://...`), shared by every daemon of the cluster. */
+  store: string;
+  dataDir: string;
+  /** Leader, shard and membership leases live this long without renewal. */
+  leaseTtlMs: number;
+  auth?: BasicAuth;
+  log: Logger;
+}
+
+/** Where an API call goes: handled here, sent on to another process, or refused. */
+export type ApiTarget =
+  | { local: Address; body?: unknown }
+  | { forward: string }
+  | { error: ApiErrorCode; message: string };
+
+export interface DaemonHooks {
+  health(): Record<string, unknown>;
+  /** Job manager calls, in a job manager process; elsewhere they go to a job manager. */
+  jobmgrTarget?(route: Route, body: Record<string, unknown>): Promise<ApiTarget>;
+  /** Extra HTTP routes (the host manager's sandbox files). */
+  routes?(req: Request, url: URL): Promise<Response | undefined>;
+}
+
+const HOP_HEADER = "x-peloton-hop";
+
+export class DaemonProcess {
+  readonly instance = crypto.randomUUID().slice(0, 8);
+  readonly clock = new SystemClock();
+  readonly metrics: PromMetrics;
+  readonly startedMs = Date.now();
+  store!: KyselyStore;
+  cluster!: ClusterStore;
+  registry!: Registry;
+  transport!: HttpTransport;
+  url = "";
+  /** Leases this process's writes depend on (set by the daemon once it holds them). */
+  fences: () => Fence[] = () => [];
+  hooks: DaemonHooks = { health: () => ({}) };
+  readonly #calls = new PendingCalls<ApiReply>();
+  #server?: Deno.HttpServer<Deno.NetAddr>;
+  #heartbeat?: ReturnType<typeof setInterval>;
+  #closing?: Promise<void>;
+  #inflight = 0;
+  readonly #apiSeconds;
+
+  constructor(readonly o: DaemonOptions) {
+    this.metrics = new PromMetrics({ daemon: o.role, instance: this.instance });
+    this.#apiSeconds = (procedure: string, code: string) =>
+      this.metrics.histogram("peloton_api_request_seconds", { procedure, code });
+  }
+
+  get log(): Logger {
+    return this.o.log;
+  }
+
+  /** This process's own address for API replies. */
+  get apiAddress(): Address {
+    return `api@${this.instance}`;
+  }
+
+  /** Opens the store and the cluster tables, serves HTTP, and joins the cluster. */
+  async open(router?: Router): Promise<void> {
+    await Deno.mkdir(this.o.dataDir, { recursive: true });
+    this.store = await openStore(this.o.store, { fences: () => this.fences() });
+    this.cluster = await ClusterStore.open(this.o.store);
+    this.registry = new Registry(this.cluster, Math.min(500, this.o.leaseTtlMs / 4));
+    this.#server = Deno.serve(
+      { hostname: this.o.host, port: this.o.port, onListen() {} },
+      (req) => this.#handle(req),
+    );
+    const host = this.o.host === "0.0.0.0" ? "127.0.0.1" : this.o.host;
+    this.url = `http://${host}:${this.#server.addr.port}`;
+    const internal = this.o.auth?.internal;
+    const posts = this.metrics;
+    this.transport = new HttpTransport({
+      instance: this.instance,
+      url: this.url,
+      resolver: this.registry,
+      router,
+      headers: internal ? { authorization: basicHeader(internal) } : {},
+      onPost: (to, seconds, ok) =>
+        posts.histogram("peloton_internal_post_seconds", {
+          to: to.split("/")[0].split("@")[0],
+          ok: String(ok),
+        })
+          .observe(seconds),
+      log: (line, fields) => this.log.warn(line, fields),
+    });
+    this.transport.register(this.apiAddress, {
+      receive: (m: Message) => void (m.kind === "api-reply" && this.#calls.resolve(m)),
+    });
+    await this.#beat();
+    await this.registry.start();
+    this.#heartbeat = setInterval(() => void this.#beat(), Math.max(100, this.o.leaseTtlMs / 3));
+    this.metrics.collect(() => {
+      let queued = 0;
+      for (const n of this.transport.queued().values()) queued += n;
+      this.metrics.gauge("peloton_transport_queued_messages").set(queued);
+      this.metrics.gauge("peloton_transport_dropped_messages").set(this.transport.dropped);
+      this.metrics.gauge("peloton_http_inflight_requests").set(this.#inflight);
+    });
+    this.log("daemon started", { url: this.url, store: redactStore(this.o.store) });
+  }
+
+  /**
+   * Graceful stop: no new requests; requests in flight finish; the daemon's `stop` runs; queued writes and
+   * messages go out; leases and membership are given up so that others take over at once.
+   */
+  close(stopDaemon: () => Promise<void>): Promise<void> {
+    this.#closing ??= (async () => {
+      clearInterval(this.#heartbeat);
+      const deadline = Date.now() + 10_000;
+      while (this.#inflight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      await stopDaemon();
+      await this.store.flush();
+      await this.transport.drain(2_000);
+      this.registry.stop();
+      await this.cluster.leave(this.instance).catch(() => {});
+      await this.#server?.shutdown();
+      this.transport.close();
+      this.clock.cancelAll();
+      await this.store.close();
+      await this.cluster.close();
+      this.log("daemon stopped");
+    })();
+    return this.#closing;
+  }
+
+  /** Sends an API request to a daemon in this process and waits for its reply. */
+  call(to: Address, procedure: string, body: unknown, ttlMs: number): Promise<ApiReply> {
+    return new Promise<ApiReply>((resolve) => {
+      const timer = setTimeout(() => {
+        resolve({
+          kind: "api-reply",
+          reqId: 0,
+          error: { code: "unavailable", message: `${procedure} timed out after ${ttlMs} ms` },
+        });
+      }, ttlMs);
+      const reqId = this.#calls.register((r) => {
+        clearTimeout(timer);
+        resolve(r);
+      });
+      this.transport.send(to, { kind: "api", reqId, replyTo: this.apiAddress, procedure, body });
+    });
+  }
+
+  /** The URL of a live process of `role` (the leader for elected roles). */
+  urlOf(role: DaemonRole): string | undefined {
+    if (role === "resmgr" || role === "hostmgr") return this.registry.holder(role)?.url;
+    const members = this.registry.membersOf(role);
+    return members.length ? members[Math.floor(Math.random() * members.length)].url : undefined;
+  }
+
+  /** Sends an HTTP request on to another process unchanged (one hop at most). */
+  async forward(req: Request, url: string, body?: string): Promise<Response> {
+    if (Number(req.headers.get(HOP_HEADER) ?? 0) >= 2) {
+      return rpcError("unavailable", "the call was forwarded twice without reaching its daemon");
+    }
+    const target = new URL(req.url);
+    const headers = new Headers(req.headers);
+    headers.set(HOP_HEADER, String(Number(req.headers.get(HOP_HEADER) ?? 0) + 1));
+    headers.delete("host");
+    headers.delete("content-length");
+    try {
+      const res = await fetch(url + target.pathname + target.search, {
+        method: req.method,
+        headers,
+        body: req.method === "GET" || req.method === "HEAD" ? undefined : body ?? await req.text(),
+      });
+      return new Response(res.body, { status: res.status, headers: res.headers });
+    } catch (e) {
+      return rpcError("unavailable", `cannot reach ${url}: ${(e as Error).message}`);
+    }
+  }
+
+  async #beat(): Promise<void> {
+    try {
+      await this.cluster.heartbeat(
+        { instanceId: this.instance, role: this.o.role, url: this.url, startedMs: this.startedMs },
+        this.o.leaseTtlMs,
+      );
+    } catch (e) {
+      this.log.warn("heartbeat failed", { error: (e as Error).message });
+    }
+  }
+
+  async #handle(req: Request): Promise<Response> {
+    this.#inflight++;
+    try {
+      const url = new URL(req.url);
+      if (url.pathname === MESSAGES_PATH && req.method === "POST") return await this.#internal(req);
+      if (req.method === "GET" && url.pathname === "/health") {
+        return Response.json({
+          status: "ok",
+          role: this.o.role,
+          instance: this.instance,
+          url: this.url,
+          ...this.hooks.health(),
+        });
+      }
+      if (req.method === "GET" && url.pathname === "/metrics") {
+        return new Response(this.metrics.render(), {
+          headers: { "content-type": "text/plain; version=0.0.4" },
+        });
+      }
+      if (url.pathname === "/api/v1") return await this.#api(req);
+      const extra = await this.hooks.routes?.(req, url);
+      if (extra) return extra;
+      // Sandbox files and agents live with the host manager's backend.
+      if (url.pathname.startsWith("/sandbox/") || url.pathname === "/admin/agents") {
+        const leader = this.registry.holder("hostmgr")?.url;
+        if (!leader || leader === this.url) return rpcError("unavailable", "no host manager leads now");
+        return await this.forward(req, leader);
+      }
+      return new Response("not found\n", { status: 404 });
+    } finally {
+      this.#inflight--;
+    }
+  }
+
+  async #internal(req: Request): Promise<Response> {
+    if (this.o.auth && !this.o.auth.isInternal(credentialsOf(req.headers))) {
+      return new Response("internal calls need the internal user's credentials\n", { status: 401 });
+    }
+    let env: Envelope;
+    try {
+      env = await req.json();
+    } catch (e) {
+      return new Response(`body is not JSON: ${(e as Error).message}\n`, { status: 400 });
+    }
+    const status = this.transport.deliver(env);
+    return new Response(null, { status });
+  }
+
+  async #api(req: Request): Promise<Response> {
+    if (req.method !== "POST") return new Response("POST only\n", { status: 405 });
+    const sent = req.headers.get("rpc-procedure");
+    if (!sent) return rpcError("invalid-argument", "missing Rpc-Procedure header");
+    const route = routeProcedure(sent);
+    if (!route) return rpcError("unimplemented", `unknown procedure ${sent}`);
+    const denied = authorizeCall(this.o.auth, req.headers, sent, route.procedure);
+    if (denied) return denied;
+    const text = await req.text();
+    let body: Record<string, unknown> = {};
+    if (text.trim()) {
+      try {
+        body = JSON.parse(text);
+      } catch (e) {
+        return rpcError("invalid-argument", `request body is not JSON: ${(e as Error).message}`);
+      }
+    }
+    const started = performance.now();
+    let target = await this.#target(route, body);
+    // During a change of leader or shard owner, wait a little for the new one rather than fail at once.
+    const waitUntil = Date.now() + Math.min(5_000, this.o.leaseTtlMs * 2);
+    while ("error" in target && target.error === "unavailable" && Date.now() < waitUntil) {
+      await new Promise((r) => setTimeout(r, 100));
+      await this.registry.refresh().catch(() => {});
+      target = await this.#target(route, body);
+    }
+    if ("forward" in target) return await this.forward(req, target.forward, text);
+    if ("error" in target) return rpcError(target.error, target.message);
+    const ttl = Number(req.headers.get("context-ttl-ms")) || 30_000;
+    const reply = await this.call(target.local, route.procedure, target.body ?? body, ttl);
+    this.#apiSeconds(route.procedure, reply.error?.code ?? "ok").observe(
+      (performance.now() - started) / 1000,
+    );
+    if (reply.error) return rpcError(reply.error.code, reply.error.message);
+    return Response.json(reply.body ?? {}, { headers: { "rpc-status": "ok" } });
+  }
+
+  async #target(route: Route, body: Record<string, unknown>): Promise<ApiTarget> {
+    if (route.daemon === "jobmgr") {
+      if (this.hooks.jobmgrTarget) return await this.hooks.jobmgrTarget(route, body);
+      const url = this.urlOf("jobmgr");
+      return url ? { forward: url } : { error: "unavailable", message: "no job manager is running" };
+    }
+    if (this.transport.serves(route.daemon)) return { local: route.daemon };
+    const leader = this.registry.holder(route.daemon)?.url;
+    if (leader && leader !== this.url) return { forward: leader };
+    return { error: "unavailable", message: `no ${route.daemon} leads now; try again` };
+  }
+}
+
+function redactStore(url: string): string {
+  return url.replace(/^(mysql:\/\/[^:@/]*):[^@/]*@/, "$1:***@");
+}
+
+export { API_STATUS };

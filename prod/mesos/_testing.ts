@@ -1,0 +1,273 @@
+/** Test harness for the Mesos client, backend and emulator: fast masters, raw streams, event recorders. */
+import type { BackendEvent, LaunchSpec, TaskStatus as CoreStatus } from "../../core/ports/host_backend.ts";
+import { seededPrng } from "../../core/ports/prng.ts";
+import { MesosMaster, type MesosMasterOptions } from "./master.ts";
+import { type Call, CONTENT_TYPE_JSON, type Event, SCHEDULER_PATH, STREAM_ID_HEADER } from "./protocol.ts";
+import { RecordIODecoder } from "./recordio.ts";
+import { loadReferenceSchema, type ShapeSchema } from "./shape_check.ts";
+
+let schemaPromise: Promise<ShapeSchema> | undefined;
+export function referenceSchema(): Promise<ShapeSchema> {
+  return schemaPromise ??= loadReferenceSchema();
+}
+
+/** An emulator with millisecond timings, a temporary data dir, and every call and event recorded. */
+export interface TestMaster {
+  master: MesosMaster;
+  url: string;
+  calls: unknown[];
+  events: Event[];
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+/** Emulator options for tests; `rechunkSeed` turns on random re-chunking of stream bytes from the start. */
+export type TestMasterOptions = Partial<MesosMasterOptions> & { rechunkSeed?: number };
+
+export async function startTestMaster(options: TestMasterOptions = {}): Promise<TestMaster> {
+  const { rechunkSeed, ...rest } = options;
+  const dataDir = await Deno.makeTempDir({ prefix: "mesos-emu-" });
+  const calls: unknown[] = [], events: Event[] = [];
+  const master = await MesosMaster.start({
+    dataDir,
+    agents: 2,
+    heartbeatIntervalMs: 100,
+    allocationIntervalMs: 10,
+    statusUpdateRetryMinMs: 150,
+    statusUpdateRetryMaxMs: 1000,
+    defaultKillGraceMs: 500,
+    onCall: (c) => calls.push(structuredClone(c)),
+    onEvent: (e) => events.push(structuredClone(e)),
+    ...rest,
+  });
+  if (rechunkSeed !== undefined) master.rechunk(seededPrng(rechunkSeed));
+  return {
+    master,
+    url: master.url,
+    calls,
+    events,
+    dataDir,
+    async stop() {
+      await master.stop();
+      await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/** Checks recorded calls and events against the reference shapes; returns the problems found. */
+export async function shapeProblems(calls: unknown[], events: unknown[], strict = true): Promise<string[]> {
+  const schema = await referenceSchema();
+  const out: string[] = [];
+  for (const c of calls) {
+    out.push(...schema.check("Call", c, { strict }).map((p) => `${p} in ${JSON.stringify(c)}`));
+  }
+  for (const e of events) {
+    out.push(...schema.check("Event", e, { strict }).map((p) => `${p} in ${JSON.stringify(e)}`));
+  }
+  return out;
+}
+
+export function frameworkInfo(extra: Record<string, unknown> = {}) {
+  return {
+    user: "root",
+    name: "conformance",
+    roles: ["peloton"],
+    failover_timeout: 60,
+    checkpoint: true,
+    capabilities: [{ type: "MULTI_ROLE" }, { type: "PARTITION_AWARE" }, { type: "TASK_KILLING_STATE" }],
+    ...extra,
+  };
+}
+
+/** A SUBSCRIBE made by hand, reading events one at a time, as Mesos's own HTTP API tests do. */
+export class RawSubscription {
+  readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
+  readonly #decoder = new RecordIODecoder();
+  readonly #queue: Event[] = [];
+  readonly #text = new TextDecoder();
+  /** Every event read, for shape checks. */
+  readonly received: Event[] = [];
+  private constructor(readonly response: Response) {
+    this.#reader = response.body!.getReader();
+  }
+
+  static async open(
+    url: string,
+    call: unknown,
+    headers: Record<string, string> = { "content-type": CONTENT_TYPE_JSON, accept: CONTENT_TYPE_JSON },
+  ): Promise<RawSubscription> {
+    const response = await fetch(url + SCHEDULER_PATH, {
+      method: "POST",
+      headers,
+      body: JSON.stringify(call),
+    });
+    return new RawSubscription(response);
+  }
+
+  get streamId(): string {
+    return this.response.headers.get(STREAM_ID_HEADER) ?? "";
+  }
+
+  /** The next event, or undefined at the end of the stream. */
+  async next(timeoutMs = 5000): Promise<Event | undefined> {
+    if (this.#queue.length === 0 && !(await this.#read(Date.now() + timeoutMs))) return undefined;
+    return this.#queue.shift();
+  }
+
+  /** The first unread event of a type; events of other types stay unread for later waits. */
+  async nextOf<T extends Event["type"]>(type: T, timeoutMs = 5000): Promise<Extract<Event, { type: T }>> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const i = this.#queue.findIndex((e) => e.type === type);
+      if (i >= 0) return this.#queue.splice(i, 1)[0] as Extract<Event, { type: T }>;
+      if (!(await this.#read(deadline))) throw new Error(`stream ended before a ${type} event`);
+    }
+  }
+
+  /** A read outlives a timed-out wait, so the bytes it brings are not lost. */
+  #pendingRead?: Promise<ReadableStreamReadResult<Uint8Array>>;
+
+  /** Reads at least one more event into the queue; false at the end of the stream. */
+  async #read(deadline: number): Promise<boolean> {
+    const before = this.#queue.length;
+    while (this.#queue.length === before) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error("timed out waiting for an event")),
+          Math.max(1, deadline - Date.now()),
+        );
+      });
+      try {
+        this.#pendingRead ??= this.#reader.read();
+        const { value, done } = await Promise.race([this.#pendingRead, timeout]);
+        this.#pendingRead = undefined;
+        if (done) return false;
+        for (const r of this.#decoder.decode(value)) {
+          const event = JSON.parse(this.#text.decode(r));
+          this.#queue.push(event);
+          this.received.push(event);
+        }
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+    return true;
+  }
+
+  async close(): Promise<void> {
+    await this.#reader.cancel().catch(() => {});
+  }
+}
+
+/** POSTs one call on its own connection; returns the status and body text. */
+export async function post(
+  url: string,
+  call: Call | unknown,
+  headers: Record<string, string> = { "content-type": CONTENT_TYPE_JSON },
+  path = SCHEDULER_PATH,
+): Promise<{ status: number; body: string; headers: Headers }> {
+  const res = await fetch(url + path, {
+    method: "POST",
+    headers,
+    body: JSON.stringify(call),
+    redirect: "manual",
+  });
+  return { status: res.status, body: await res.text(), headers: res.headers };
+}
+
+/** Collects a backend's event batches and lets a test wait for one. */
+export class Recorder {
+  readonly events: BackendEvent[] = [];
+  #waiters: { match: (e: BackendEvent) => boolean; resolve: (e: BackendEvent) => void }[] = [];
+  /** Called for every status, e.g. to acknowledge like the host manager. */
+  onStatus?: (s: CoreStatus) => void;
+
+  sink = (batch: BackendEvent[]): void => {
+    for (const event of batch) {
+      this.events.push(event);
+      if (event.kind === "task-status") this.onStatus?.(event.status);
+      this.#waiters = this.#waiters.filter((w) => !(w.match(event) && (w.resolve(event), true)));
+    }
+  };
+
+  statuses(taskId: string): CoreStatus[] {
+    return this.events.flatMap((e) =>
+      e.kind === "task-status" && e.status.taskId === taskId ? [e.status] : []
+    );
+  }
+
+  states(taskId: string): string[] {
+    return this.statuses(taskId).map((s) => s.state);
+  }
+
+  async waitFor(
+    match: (e: BackendEvent) => boolean,
+    what: string,
+    timeoutMs = 10_000,
+  ): Promise<BackendEvent> {
+    const seen = this.events.find(match);
+    if (seen) return seen;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const found = new Promise<BackendEvent>((resolve) => this.#waiters.push({ match, resolve }));
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`timed out waiting for ${what}; saw ${JSON.stringify(this.events)}`)),
+        timeoutMs,
+      );
+    });
+    try {
+      return await Promise.race([found, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async waitState(taskId: string, state: string, timeoutMs = 10_000): Promise<CoreStatus> {
+    const e = await this.waitFor(
+      (e) => e.kind === "task-status" && e.status.taskId === taskId && e.status.state === state,
+      `${taskId} ${state}`,
+      timeoutMs,
+    );
+    return (e as { status: CoreStatus }).status;
+  }
+}
+
+export function makeSpec(
+  host: { hostname: string; agentId: string },
+  command: string | string[],
+  overrides: Partial<LaunchSpec> = {},
+): LaunchSpec {
+  const jobId = crypto.randomUUID();
+  return {
+    taskId: `${jobId}-0-1`,
+    jobId,
+    instanceId: 0,
+    hostname: host.hostname,
+    agentId: host.agentId,
+    resources: { cpuMilli: 100, memMb: 32, diskMb: 0, gpuMilli: 0 },
+    ports: {},
+    command: typeof command === "string"
+      ? { shell: true, value: command, arguments: [] }
+      : { shell: false, value: command[0], arguments: command.slice(1) },
+    env: {},
+    killGracePeriodMs: 1000,
+    labels: [],
+    ...overrides,
+  };
+}
+
+/** Polls until `check` returns a value. */
+export async function eventually<T>(
+  what: string,
+  check: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined && v !== false) return v as T;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

@@ -1,0 +1,254 @@
+/** An emulated Mesos agent: command tasks as real processes, and per-task status update streams with retries. */
+import type { LaunchSpec, TaskStatus as CoreStatus } from "../../core/ports/host_backend.ts";
+import { Agent, type Ending } from "../minicluster/agent.ts";
+import {
+  type Attribute,
+  encodeBase64,
+  isTerminalState,
+  type TaskInfo,
+  type TaskState,
+  type TaskStatus,
+  type TaskStatusReason,
+} from "./protocol.ts";
+import { fromHealthCheck } from "./mesos_convert.ts";
+import { type Bag, bagFromMesos, bagToCore } from "./resources.ts";
+
+export interface EmuAgentConfig {
+  id: string;
+  hostname: string;
+  ip: string;
+  /** The port its `/files` endpoint answers on (the emulator's own). */
+  port: number;
+  resources: Bag;
+  attributes: Attribute[];
+}
+
+/** Where forwarded updates go: the master decides whether the agent is registered and the framework connected. */
+export interface AgentContext {
+  dataDir: string;
+  retryMinMs: number;
+  retryMaxMs: number;
+  forward(agent: EmuAgent, frameworkId: string, status: TaskStatus, latest: TaskState): void;
+}
+
+/** A task as the agent knows it: live, or terminal with its last update not acknowledged yet. */
+export interface AgentTask {
+  info: TaskInfo;
+  frameworkId: string;
+  latest: TaskState;
+}
+
+interface UpdateStream {
+  frameworkId: string;
+  pending: TaskStatus[];
+  intervalMs: number;
+  timer?: ReturnType<typeof setTimeout>;
+}
+
+export type AckResult = "acked" | "acked-terminal" | "unexpected";
+
+export class EmuAgent {
+  readonly config: EmuAgentConfig;
+  readonly #ctx: AgentContext;
+  readonly #runner: Agent;
+  readonly #tasks = new Map<string, AgentTask>();
+  readonly #streams = new Map<string, UpdateStream>();
+  /** Tasks whose process output is ignored: the agent "died" or the framework was removed. */
+  readonly #silenced = new Set<string>();
+
+  constructor(config: EmuAgentConfig, ctx: AgentContext) {
+    this.config = config;
+    this.#ctx = ctx;
+    const core = bagToCore(config.resources);
+    this.#runner = new Agent(
+      { hostname: config.hostname, agentId: config.id, resources: core, attributes: {}, portRanges: [] },
+      { dataDir: ctx.dataDir, now: Date.now, onStatus: (s) => this.#onProcessStatus(s) },
+    );
+  }
+
+  get id(): string {
+    return this.config.id;
+  }
+
+  tasks(): AgentTask[] {
+    return [...this.#tasks.values()];
+  }
+
+  task(taskId: string): AgentTask | undefined {
+    return this.#tasks.get(taskId);
+  }
+
+  pid(taskId: string): number | undefined {
+    return this.#runner.pid(taskId);
+  }
+
+  sandbox(taskId: string): string {
+    return this.#runner.sandbox(taskId);
+  }
+
+  /** Starts a validated task; the master already holds it in TASK_STAGING. */
+  launch(frameworkId: string, info: TaskInfo, defaultGraceMs: number): void {
+    this.#tasks.set(info.task_id.value, { info, frameworkId, latest: "TASK_STAGING" });
+    this.#runner.launch(toLaunchSpec(this.config, info, defaultGraceMs));
+  }
+
+  /**
+   * The command executor's kill: TASK_KILLING first for frameworks that understand it, then SIGTERM and
+   * SIGKILL after the grace period. False when the agent has no such live task.
+   */
+  kill(taskId: string, gracePeriodMs: number, sendKilling: boolean): boolean {
+    const task = this.#tasks.get(taskId);
+    if (!task || isTerminalState(task.latest)) return false;
+    if (sendKilling && (task.latest === "TASK_STARTING" || task.latest === "TASK_RUNNING")) {
+      this.#enqueue(
+        task,
+        this.#status(task, "TASK_KILLING", "SOURCE_EXECUTOR", { message: "Command is being killed" }),
+      );
+    }
+    return this.#runner.kill(taskId, gracePeriodMs);
+  }
+
+  /** An ACKNOWLEDGE from the framework: only the head of a stream can be acknowledged. */
+  acknowledge(taskId: string, uuid: string): AckResult {
+    const stream = this.#streams.get(taskId);
+    const head = stream?.pending[0];
+    if (!stream || !head || head.uuid !== uuid) return "unexpected";
+    clearTimeout(stream.timer);
+    stream.timer = undefined;
+    stream.pending.shift();
+    stream.intervalMs = this.#ctx.retryMinMs;
+    if (isTerminalState(head.state)) {
+      this.#streams.delete(taskId);
+      this.#tasks.delete(taskId);
+      return "acked-terminal";
+    }
+    if (stream.pending.length > 0) this.#send(taskId, stream);
+    return "acked";
+  }
+
+  /** Re-sends every stream's head at once, as an agent does after (re-)registering with a master. */
+  resume(): void {
+    for (const [taskId, stream] of this.#streams) {
+      clearTimeout(stream.timer);
+      stream.timer = undefined;
+      if (stream.pending.length > 0) this.#send(taskId, stream);
+    }
+  }
+
+  /** Kills every process of a framework and forgets its tasks and updates (framework removed). */
+  async shutdownFramework(frameworkId: string): Promise<void> {
+    const ids = [...this.#tasks.values()].filter((t) => t.frameworkId === frameworkId).map((t) =>
+      t.info.task_id.value
+    );
+    for (const id of ids) this.#forget(id);
+    for (const id of ids) this.#runner.kill(id, 0);
+    await this.#runner.idle();
+  }
+
+  /** The agent process dies: processes killed, nothing more is reported, its streams are gone. */
+  async crash(): Promise<void> {
+    for (const id of [...this.#tasks.keys()]) this.#forget(id);
+    const ending: Ending = { state: "TASK_LOST", reason: "REASON_AGENT_REMOVED", message: "Agent removed" };
+    await this.#runner.shutdown(ending, 0);
+  }
+
+  #forget(taskId: string): void {
+    this.#silenced.add(taskId);
+    this.#tasks.delete(taskId);
+    clearTimeout(this.#streams.get(taskId)?.timer);
+    this.#streams.delete(taskId);
+  }
+
+  #onProcessStatus(s: CoreStatus): void {
+    const task = this.#tasks.get(s.taskId);
+    // The master already reports TASK_STAGING; executors never send it.
+    if (!task || s.state === "TASK_STAGING" || this.#silenced.has(s.taskId)) return;
+    const source = s.reason === "REASON_EXECUTOR_TERMINATED" ? "SOURCE_AGENT" : "SOURCE_EXECUTOR";
+    this.#enqueue(
+      task,
+      this.#status(task, s.state, source, { message: s.message, reason: s.reason, healthy: s.healthy }),
+    );
+  }
+
+  #status(
+    task: AgentTask,
+    state: TaskState,
+    source: TaskStatus["source"],
+    extra: { message?: string; reason?: string; healthy?: boolean },
+  ): TaskStatus {
+    const taskId = task.info.task_id.value;
+    const status: TaskStatus = {
+      task_id: { value: taskId },
+      state,
+      source,
+      agent_id: { value: this.id },
+      executor_id: { value: taskId },
+      timestamp: Date.now() / 1000,
+      uuid: encodeBase64(crypto.getRandomValues(new Uint8Array(16))),
+    };
+    if (extra.message) status.message = extra.message;
+    if (extra.reason) status.reason = extra.reason as TaskStatusReason;
+    if (extra.healthy !== undefined) status.healthy = extra.healthy;
+    const pid = this.pid(taskId);
+    if (pid !== undefined) {
+      status.container_status = { container_id: { value: `${this.id}.${taskId}` }, executor_pid: pid };
+    }
+    return status;
+  }
+
+  #enqueue(task: AgentTask, status: TaskStatus): void {
+    const taskId = task.info.task_id.value;
+    task.latest = status.state;
+    let stream = this.#streams.get(taskId);
+    if (!stream) {
+      stream = { frameworkId: task.frameworkId, pending: [], intervalMs: this.#ctx.retryMinMs };
+      this.#streams.set(taskId, stream);
+    }
+    stream.pending.push(status);
+    // Only the head is in flight; later updates wait for its acknowledgement.
+    if (stream.pending.length === 1) this.#send(taskId, stream);
+  }
+
+  #send(taskId: string, stream: UpdateStream): void {
+    const task = this.#tasks.get(taskId);
+    if (!task) return;
+    this.#ctx.forward(this, stream.frameworkId, stream.pending[0], task.latest);
+    clearTimeout(stream.timer);
+    stream.timer = setTimeout(() => {
+      stream.intervalMs = Math.min(this.#ctx.retryMaxMs, stream.intervalMs * 2);
+      this.#send(taskId, stream);
+    }, stream.intervalMs);
+  }
+
+  /** Stops retry timers and every process without reporting (emulator shutdown). */
+  async stop(): Promise<void> {
+    await this.crash();
+  }
+}
+
+/** TaskInfo → what the process runner needs. `shell: false` runs `value` with `arguments[1..]`. */
+function toLaunchSpec(agent: EmuAgentConfig, info: TaskInfo, defaultGraceMs: number): LaunchSpec {
+  const env: Record<string, string> = {};
+  for (const v of info.command?.environment?.variables ?? []) env[v.name] = v.value ?? "";
+  const taskId = info.task_id.value;
+  const cmd = info.command ?? {};
+  const shell = cmd.shell !== false;
+  const grace = info.kill_policy?.grace_period;
+  return {
+    taskId,
+    // The runner always exports PELOTON_* variables; tasks of other frameworks get neutral values.
+    jobId: env.PELOTON_JOB_ID ?? taskId,
+    instanceId: Number(env.PELOTON_INSTANCE_ID ?? 0) || 0,
+    hostname: agent.hostname,
+    agentId: agent.id,
+    resources: bagToCore(bagFromMesos(info.resources)),
+    ports: {},
+    // Mesos `arguments` is the full argv; the runner takes the arguments after argv[0].
+    command: { shell, value: cmd.value, arguments: shell ? [] : (cmd.arguments ?? []).slice(1) },
+    env,
+    killGracePeriodMs: grace ? Number(grace.nanoseconds) / 1e6 : defaultGraceMs,
+    labels: [],
+    // The runner's checker stands in for the command executor's (Mesos's grace period is not modelled).
+    healthCheck: info.health_check && fromHealthCheck(info.health_check),
+  };
+}

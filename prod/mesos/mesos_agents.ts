@@ -1,0 +1,212 @@
+/** The Mesos backend's per-agent state: held offers, the operator API's agent list, launches awaiting offers. */
+import type { LaunchSpec } from "../../core/ports/host_backend.ts";
+import { agentAddress, operatorTotal, specBag } from "./mesos_convert.ts";
+import { CONTENT_TYPE_JSON, type Offer, OPERATOR_PATH, type OperatorAgent } from "./protocol.ts";
+import { addBags, type Bag, bagFromMesos, emptyBag, subtractBags } from "./resources.ts";
+
+/** Offers held until used or rescinded (Peloton held them for days). */
+export class OfferPool {
+  readonly #offers = new Map<string, { offer: Offer; bag: Bag }>();
+
+  add(offer: Offer): void {
+    this.#offers.set(offer.id.value, { offer, bag: bagFromMesos(offer.resources) });
+  }
+
+  /** Drops an offer; returns the agent it was for. */
+  remove(offerId: string): string | undefined {
+    const agentId = this.#offers.get(offerId)?.offer.agent_id.value;
+    this.#offers.delete(offerId);
+    return agentId;
+  }
+
+  /** The master discards outstanding offers on re-subscription, without RESCIND events. */
+  clear(): void {
+    this.#offers.clear();
+  }
+
+  of(agentId: string): { offer: Offer; bag: Bag }[] {
+    return [...this.#offers.values()].filter((o) => o.offer.agent_id.value === agentId);
+  }
+
+  /** What an agent's held offers add up to. */
+  total(agentId: string): Bag {
+    return this.of(agentId).reduce((b, o) => addBags(b, o.bag), emptyBag());
+  }
+
+  dropAgent(agentId: string): void {
+    for (const o of this.of(agentId)) this.#offers.delete(o.offer.id.value);
+  }
+
+  /** Offer ids per agent. */
+  byAgent(): Map<string, string[]> {
+    const out = new Map<string, string[]>();
+    for (const [id, { offer }] of this.#offers) {
+      const agentId = offer.agent_id.value;
+      out.set(agentId, [...(out.get(agentId) ?? []), id]);
+    }
+    return out;
+  }
+}
+
+/** The operator API's GET_AGENTS answer, fetched one request at a time. */
+export class AgentDirectory {
+  #agents = new Map<string, OperatorAgent>();
+  /** Undefined until the first answer; false when the master has no usable operator API. */
+  #available?: boolean;
+  #refreshing?: Promise<void>;
+
+  constructor(
+    readonly masterUrl: () => string,
+    readonly role: string,
+    readonly warn: (what: string, e: unknown) => void,
+  ) {}
+
+  get available(): boolean | undefined {
+    return this.#available;
+  }
+
+  get(agentId: string): OperatorAgent | undefined {
+    return this.#agents.get(agentId);
+  }
+
+  /** The agent's total usable by our role, when the operator API reported it. */
+  total(agentId: string): Bag | undefined {
+    const a = this.#agents.get(agentId);
+    return a && operatorTotal(a, this.role);
+  }
+
+  /** The agent of a host name. */
+  byHostname(hostname: string): OperatorAgent | undefined {
+    for (const a of this.#agents.values()) if (a.agent_info.hostname === hostname) return a;
+    return undefined;
+  }
+
+  /** Where the agent's `/files` endpoint answers (`ip:port` from its pid). */
+  address(agentId: string): string | undefined {
+    const a = this.#agents.get(agentId);
+    return a && agentAddress(a);
+  }
+
+  /** A sandbox file through the agent's `/files/download` (Mesos's virtual path of an executor's sandbox). */
+  async readSandbox(
+    agentId: string,
+    frameworkId: string,
+    taskId: string,
+    file: string,
+  ): Promise<string | undefined> {
+    const address = this.address(agentId);
+    if (!address) return undefined;
+    // A command task's executor id is its task id.
+    const path = `/frameworks/${frameworkId}/executors/${taskId}/runs/latest/${file}`;
+    const res = await fetch(`http://${address}/files/download?path=${encodeURIComponent(path)}`);
+    if (res.status === 404) {
+      await res.body?.cancel();
+      return undefined;
+    }
+    const text = await res.text();
+    if (!res.ok) {
+      throw new Error(
+        `Cannot read ${file} of task ${taskId} from agent ${address}: HTTP ${res.status} ${text}`,
+      );
+    }
+    return text;
+  }
+
+  refresh(): Promise<void> {
+    this.#refreshing ??= (async () => {
+      try {
+        const res = await fetch(`${this.masterUrl()}${OPERATOR_PATH}`, {
+          method: "POST",
+          headers: { "content-type": CONTENT_TYPE_JSON, accept: CONTENT_TYPE_JSON },
+          body: JSON.stringify({ type: "GET_AGENTS" }),
+        });
+        if (!res.ok) throw new Error(`HTTP ${res.status} ${await res.text()}`);
+        const agents: OperatorAgent[] = (await res.json())?.get_agents?.agents ?? [];
+        this.#agents = new Map(agents.filter((a) => a.agent_info.id).map((a) => [a.agent_info.id!.value, a]));
+        this.#available = true;
+      } catch (e) {
+        // One failure after a success is a blip; failing from the start means no operator API.
+        if (this.#available !== true) this.#available = false;
+        this.warn("GET_AGENTS", e);
+      } finally {
+        this.#refreshing = undefined;
+      }
+    })();
+    return this.#refreshing;
+  }
+}
+
+/** Launches waiting, per agent, for held offers that cover them; each is dropped at its deadline. */
+export class LaunchQueue {
+  readonly #byAgent = new Map<
+    string,
+    { spec: LaunchSpec; deadlineMs: number; timer: ReturnType<typeof setTimeout> }[]
+  >();
+
+  constructor(readonly timeoutMs: number, readonly expired: (spec: LaunchSpec) => void) {}
+
+  /** Queues a launch; a retried one keeps its original deadline. */
+  add(spec: LaunchSpec, deadlineMs = Date.now() + this.timeoutMs): void {
+    const timer = setTimeout(
+      () => this.take(spec.taskId) && this.expired(spec),
+      Math.max(0, deadlineMs - Date.now()),
+    );
+    const list = this.#byAgent.get(spec.agentId) ?? [];
+    list.push({ spec, deadlineMs, timer });
+    this.#byAgent.set(spec.agentId, list);
+  }
+
+  has(agentId: string): boolean {
+    return (this.#byAgent.get(agentId)?.length ?? 0) > 0;
+  }
+
+  deadline(taskId: string): number | undefined {
+    for (const list of this.#byAgent.values()) {
+      const p = list.find((x) => x.spec.taskId === taskId);
+      if (p) return p.deadlineMs;
+    }
+    return undefined;
+  }
+
+  /** Removes a waiting launch (killed, or expired). */
+  take(taskId: string): LaunchSpec | undefined {
+    for (const [agentId, list] of this.#byAgent) {
+      const i = list.findIndex((p) => p.spec.taskId === taskId);
+      if (i < 0) continue;
+      const [p] = list.splice(i, 1);
+      if (list.length === 0) this.#byAgent.delete(agentId);
+      clearTimeout(p.timer);
+      return p.spec;
+    }
+    return undefined;
+  }
+
+  /** Takes, in queue order, the agent's launches that fit together in `avail`; the others keep waiting. */
+  takeFitting(agentId: string, avail: Bag): { spec: LaunchSpec; deadlineMs: number }[] {
+    const chosen: { spec: LaunchSpec; deadlineMs: number }[] = [];
+    const rest = [];
+    for (const p of this.#byAgent.get(agentId) ?? []) {
+      const left = subtractBags(avail, specBag(p.spec));
+      if (!left) {
+        rest.push(p);
+        continue;
+      }
+      avail = left;
+      clearTimeout(p.timer);
+      chosen.push({ spec: p.spec, deadlineMs: p.deadlineMs });
+    }
+    if (rest.length) this.#byAgent.set(agentId, rest);
+    else this.#byAgent.delete(agentId);
+    return chosen;
+  }
+
+  /** Forgets an agent's waiting launches without events (the host manager answers for a lost host). */
+  dropAgent(agentId: string): void {
+    for (const p of this.#byAgent.get(agentId) ?? []) clearTimeout(p.timer);
+    this.#byAgent.delete(agentId);
+  }
+
+  clear(): void {
+    for (const agentId of [...this.#byAgent.keys()]) this.dropAgent(agentId);
+  }
+}

@@ -1,0 +1,529 @@
+/** HostBackend over a Mesos master: offers become hosts, launches become ACCEPTs, updates become statuses. */
+import type { MesosTaskState } from "../../core/model/states.ts";
+import type {
+  BackendEvent,
+  HostBackend,
+  LaunchSpec,
+  TaskStatus as CoreStatus,
+} from "../../core/ports/host_backend.ts";
+import { AgentDirectory, LaunchQueue, OfferPool } from "./mesos_agents.ts";
+import {
+  agentAddress,
+  type MaintenanceEvent,
+  specBag,
+  toCoreStatus,
+  toMaintenanceEvent,
+  toTaskInfo,
+} from "./mesos_convert.ts";
+import {
+  CONTENT_TYPE_JSON,
+  type Event,
+  type FrameworkInfo,
+  type InverseOffer,
+  isTerminalState,
+  type MachineID,
+  type Offer,
+  OPERATOR_PATH,
+  type TaskStatus,
+} from "./protocol.ts";
+import { addBags, attributesToRecord, type Bag, bagToCore, emptyBag, slackToCore } from "./resources.ts";
+import {
+  type FrameworkIdStore,
+  MesosCallError,
+  NotSubscribedError,
+  SchedulerClient,
+  type SchedulerClientOptions,
+} from "./scheduler_client.ts";
+
+export type { MaintenanceEvent };
+
+export interface MesosBackendOptions {
+  masterUrl: string;
+  idStore?: FrameworkIdStore;
+  framework?: Partial<FrameworkInfo>;
+  credentials?: { principal: string; secret: string };
+  /** How long a launch waits for offers that cover it before it is TASK_DROPPED. */
+  launchTimeoutMs?: number;
+  /** Peloton reconciled every 1800 s. */
+  implicitReconcileIntervalMs?: number;
+  explicitReconcileBatchSize?: number;
+  /** Filter for what an ACCEPT leaves unused: 0 lets the master re-offer the remainder at once. */
+  acceptRefuseSeconds?: number;
+  /** Agent totals from GET_AGENTS (true) or from offers plus our tasks (false, or when it fails). */
+  useOperatorApi?: boolean;
+  onMaintenance?: (event: MaintenanceEvent) => void;
+  /** Client tuning (heartbeat misses, backoff, timeouts) and tracing. */
+  client?:
+    & Partial<Omit<SchedulerClientOptions, "masterUrl" | "framework" | "idStore" | "credentials" | "onEvent">>
+    & {
+      onEvent?: (event: Event) => void;
+    };
+  log?: (line: string) => void;
+}
+
+interface AgentView {
+  hostname: string;
+  lost: boolean;
+  /** The slack last reported, so only changes are sent. */
+  slack: string;
+}
+
+const NO_SLACK = JSON.stringify(bagToCore(emptyBag()));
+
+/** A task we launched or were asked to reconcile, until it is terminal. */
+interface KnownTask {
+  agentId?: string;
+  hostname: string;
+  bag?: Bag;
+}
+
+const RECENT_TASKS = 10_000;
+
+export class MesosBackend implements HostBackend {
+  readonly client: SchedulerClient;
+  readonly #o: MesosBackendOptions;
+  readonly #role: string;
+  readonly #agents = new Map<string, AgentView>();
+  readonly #announcing = new Set<string>();
+  readonly #offers = new OfferPool();
+  readonly #directory: AgentDirectory;
+  readonly #tasks = new Map<string, KnownTask>();
+  /** Agent of recently seen tasks, so logs of ended tasks can still be found. */
+  readonly #recent = new Map<string, string>();
+  readonly #pending: LaunchQueue;
+  readonly #inverse = new Map<string, InverseOffer>();
+  #kills: { taskId: string; agentId: string; gracePeriodMs: number }[] = [];
+  #sink?: (events: BackendEvent[]) => void;
+  #events: BackendEvent[] = [];
+  #flushTimer?: ReturnType<typeof setTimeout>;
+  #reconcileTimer?: ReturnType<typeof setTimeout>;
+  #stopped = false;
+
+  constructor(options: MesosBackendOptions) {
+    this.#o = options;
+    const extra = options.client ?? {};
+    this.client = new SchedulerClient({
+      ...extra,
+      masterUrl: options.masterUrl,
+      framework: options.framework,
+      idStore: options.idStore,
+      credentials: options.credentials,
+      log: options.log,
+      onEvent: (e) => {
+        extra.onEvent?.(e);
+        this.#onEvent(e);
+      },
+      onDisconnected: (reason) => {
+        extra.onDisconnected?.(reason);
+        // The master discards outstanding offers on re-subscription, without RESCIND events.
+        this.#offers.clear();
+        for (const agentId of this.#agents.keys()) this.#reportSlack(agentId);
+      },
+      onFatal: (message) => {
+        extra.onFatal?.(message);
+        options.log?.(`mesos: scheduler stopped by the master: ${message}`);
+      },
+    });
+    const f = this.client.framework;
+    this.#role = f.roles?.[0] ?? f.role ?? "*";
+    this.#pending = new LaunchQueue(options.launchTimeoutMs ?? 60_000, (spec) => this.#expired(spec));
+    this.#directory = new AgentDirectory(() => this.client.masterUrl, this.#role, (w, e) => this.#warn(w, e));
+  }
+
+  start(sink: (events: BackendEvent[]) => void): void {
+    if (this.#sink) throw new Error("Cannot start the Mesos backend: it was already started");
+    this.#sink = sink;
+    this.client.start();
+  }
+
+  launch(specs: LaunchSpec[]): void {
+    if (this.#stopped) throw new Error("Cannot launch tasks: the Mesos backend is stopped");
+    for (const spec of specs) {
+      if (spec.volume) {
+        // A Mesos persistent volume needs RESERVE and CREATE operations on reserved disk first.
+        const message = "Persistent volumes are not supported by the Mesos backend yet (no RESERVE/CREATE)";
+        this.#status(spec, "TASK_ERROR", "REASON_TASK_INVALID", message);
+      } else this.#pending.add(spec);
+    }
+    for (const agentId of new Set(specs.map((s) => s.agentId))) this.#tryLaunch(agentId);
+  }
+
+  kill(tasks: { taskId: string; agentId: string; gracePeriodMs: number }[]): void {
+    if (this.#stopped) return;
+    for (const t of tasks) {
+      const pending = this.#pending.take(t.taskId);
+      if (pending) {
+        this.#status(
+          pending,
+          "TASK_KILLED",
+          "REASON_TASK_KILLED_DURING_LAUNCH",
+          "Killed before any offer was used",
+        );
+      } else this.#sendKill(t);
+    }
+  }
+
+  reconcile(taskIds?: string[]): void {
+    if (this.#stopped) return;
+    if (!taskIds || taskIds.length === 0) {
+      if (this.client.subscribed) this.client.reconcile([]).catch((e) => this.#warn("implicit RECONCILE", e));
+      return;
+    }
+    // Tasks recovered from the store become known, so every (re)subscription reconciles them again.
+    for (const id of taskIds) if (!this.#tasks.has(id)) this.#tasks.set(id, { hostname: "" });
+    if (this.client.subscribed) {
+      this.#reconcileTasks(taskIds).catch((e) => this.#warn("explicit RECONCILE", e));
+    }
+  }
+
+  /** ACKNOWLEDGE, only when the host manager says the update was processed; never before. */
+  acknowledge(acks: { taskId: string; agentId: string; uuid: string }[]): void {
+    if (this.#stopped || !this.client.subscribed) return; // the agent resends unacknowledged updates
+    for (const a of acks) {
+      this.client.acknowledge(a.agentId, a.taskId, a.uuid).catch((e) => this.#warn("ACKNOWLEDGE", e));
+    }
+  }
+
+  /** Closes the event stream; tasks keep running (no TEARDOWN) and the next start reconciles them. */
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    clearTimeout(this.#reconcileTimer);
+    this.#pending.clear();
+    await this.client.stop();
+    clearTimeout(this.#flushTimer);
+    this.#flush();
+  }
+
+  /** Outstanding inverse offers (machines scheduled for maintenance that run our tasks). */
+  inverseOffers(): InverseOffer[] {
+    return [...this.#inverse.values()];
+  }
+
+  /** Ids of the outstanding inverse offers for a host. */
+  inverseOffersOn(hostname: string): string[] {
+    return [...this.#inverse.values()]
+      .filter((io) => io.agent_id && this.#agents.get(io.agent_id.value)?.hostname === hostname)
+      .map((io) => io.id.value);
+  }
+
+  async acceptInverseOffers(ids: string[]): Promise<void> {
+    await this.client.acceptInverseOffers(ids);
+    for (const id of ids) this.#inverse.delete(id);
+  }
+
+  async declineInverseOffers(ids: string[], refuseSeconds?: number): Promise<void> {
+    await this.client.declineInverseOffers(
+      ids,
+      refuseSeconds === undefined ? undefined : { refuse_seconds: refuseSeconds },
+    );
+    for (const id of ids) this.#inverse.delete(id);
+  }
+
+  /** Calls the master's operator API (`/api/v1`) and returns its JSON answer (none for 202). */
+  async operator<T = Record<string, unknown>>(call: Record<string, unknown>): Promise<T | undefined> {
+    const res = await fetch(`${this.client.masterUrl}${OPERATOR_PATH}`, {
+      method: "POST",
+      headers: { "content-type": CONTENT_TYPE_JSON, accept: CONTENT_TYPE_JSON, ...this.#authHeader() },
+      body: JSON.stringify(call),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${call.type}: HTTP ${res.status} ${text.trim()}`);
+    return text ? JSON.parse(text) : undefined;
+  }
+
+  /**
+   * The machine a host is, as maintenance calls name it: its host name and, when the operator API told it,
+   * the IP its agent announced (Mesos matches both).
+   */
+  async machineOf(hostname: string): Promise<MachineID> {
+    let agent = this.#directory.byHostname(hostname);
+    if (!agent) {
+      await this.#directory.refresh();
+      agent = this.#directory.byHostname(hostname);
+    }
+    const address = agent && agentAddress(agent);
+    const ip = address?.split(":")[0];
+    return ip && /^[0-9.]+$/.test(ip) ? { hostname, ip } : { hostname };
+  }
+
+  /** Offers held per agent, for diagnostics and tests. */
+  heldOffers(): Map<string, string[]> {
+    return this.#offers.byAgent();
+  }
+
+  /** A task's sandbox file, fetched from its agent's `/files/download` (the agent address from GET_AGENTS). */
+  async logs(taskId: string, file: "stdout" | "stderr"): Promise<string | undefined> {
+    const agentId = this.#tasks.get(taskId)?.agentId ?? this.#recent.get(taskId);
+    const frameworkId = this.client.frameworkId;
+    if (!agentId || !frameworkId) return undefined;
+    await this.#directory.refresh();
+    return await this.#directory.readSandbox(agentId, frameworkId, taskId, file);
+  }
+
+  #onEvent(e: Event): void {
+    if (this.#stopped) return;
+    switch (e.type) {
+      case "SUBSCRIBED":
+        return this.#onSubscribed();
+      case "OFFERS":
+        return this.#onOffers(e.offers.offers);
+      case "RESCIND": {
+        const agentId = this.#offers.remove(e.rescind.offer_id.value);
+        if (agentId) this.#reportSlack(agentId);
+        return;
+      }
+      case "UPDATE":
+        return this.#onUpdate(e.update.status);
+      case "INVERSE_OFFERS":
+        return this.#onInverseOffers(e.inverse_offers.inverse_offers);
+      case "RESCIND_INVERSE_OFFER": {
+        const id = e.rescind_inverse_offer.inverse_offer_id.value;
+        this.#inverse.delete(id);
+        this.#o.onMaintenance?.({ kind: "inverse-offer-rescinded", id });
+        return;
+      }
+      case "FAILURE":
+        // Without an executor id, FAILURE means the agent was removed.
+        if (e.failure.agent_id && !e.failure.executor_id) {
+          this.#agentLost(e.failure.agent_id.value, "agent removed (FAILURE)");
+        }
+        return;
+      case "MESSAGE":
+      case "ERROR":
+      case "HEARTBEAT":
+      case "UPDATE_OPERATION_STATUS":
+        return;
+    }
+  }
+
+  #onSubscribed(): void {
+    this.#offers.clear();
+    if (this.#o.useOperatorApi !== false) void this.#directory.refresh();
+    const kills = this.#kills;
+    this.#kills = [];
+    for (const k of kills) this.#sendKill(k);
+    // Master-generated updates sent while we were away are lost: ask again about every task we know.
+    this.#reconcileTasks([...this.#tasks.keys()]).catch((e) => this.#warn("explicit RECONCILE", e));
+    if (this.#reconcileTimer === undefined) this.#scheduleImplicit();
+  }
+
+  #scheduleImplicit(): void {
+    this.#reconcileTimer = setTimeout(() => {
+      if (this.client.subscribed) this.client.reconcile([]).catch((e) => this.#warn("implicit RECONCILE", e));
+      this.#scheduleImplicit();
+    }, this.#o.implicitReconcileIntervalMs ?? 1_800_000);
+  }
+
+  async #reconcileTasks(ids: string[]): Promise<void> {
+    const size = this.#o.explicitReconcileBatchSize ?? 1000;
+    for (let i = 0; i < ids.length; i += size) {
+      const batch = ids.slice(i, i + size).map((taskId) => ({
+        taskId,
+        agentId: this.#tasks.get(taskId)?.agentId,
+      }));
+      await this.client.reconcile(batch);
+    }
+  }
+
+  #onOffers(offers: Offer[]): void {
+    const agents = new Set<string>();
+    for (const offer of offers) {
+      this.#offers.add(offer);
+      agents.add(offer.agent_id.value);
+    }
+    for (const agentId of agents) {
+      const view = this.#agents.get(agentId);
+      if (!view || view.lost) this.#announce(agentId);
+      else {
+        this.#reportSlack(agentId);
+        this.#tryLaunch(agentId);
+      }
+    }
+  }
+
+  /** host-up for an agent seen for the first time (or back after being lost). */
+  #announce(agentId: string): void {
+    if (this.#announcing.has(agentId)) return;
+    if (
+      this.#o.useOperatorApi === false || this.#directory.available === false || this.#directory.get(agentId)
+    ) {
+      return this.#hostUp(agentId);
+    }
+    this.#announcing.add(agentId);
+    this.#directory.refresh().finally(() => {
+      this.#announcing.delete(agentId);
+      this.#hostUp(agentId);
+    });
+  }
+
+  #hostUp(agentId: string): void {
+    const offers = this.#offers.of(agentId);
+    if (this.#stopped || offers.length === 0) return;
+    const first = offers[0].offer;
+    let total = this.#directory.total(agentId);
+    if (!total) {
+      // Without the operator API: what is offered plus what our own tasks there hold.
+      total = this.#offers.total(agentId);
+      for (const t of this.#tasks.values()) if (t.agentId === agentId && t.bag) total = addBags(total, t.bag);
+    }
+    const attributes = this.#directory.get(agentId)?.agent_info.attributes ?? first.attributes;
+    this.#agents.set(agentId, { hostname: first.hostname, lost: false, slack: NO_SLACK });
+    this.#push({
+      kind: "host-up",
+      host: {
+        hostname: first.hostname,
+        agentId,
+        resources: bagToCore(total),
+        attributes: attributesToRecord(attributes),
+        portRanges: total.ranges.ports ?? [],
+      },
+    });
+    this.#reportSlack(agentId);
+    this.#tryLaunch(agentId);
+  }
+
+  /** Launches the pending tasks of an agent that its held offers cover, all in one ACCEPT (as Peloton did). */
+  #tryLaunch(agentId: string): void {
+    if (!this.#pending.has(agentId) || !this.client.subscribed || !this.#agents.has(agentId)) return;
+    const offers = this.#offers.of(agentId);
+    if (offers.length === 0) return;
+    const chosen = this.#pending.takeFitting(agentId, this.#offers.total(agentId));
+    if (chosen.length === 0) return;
+    for (const o of offers) this.#offers.remove(o.offer.id.value);
+    for (const { spec } of chosen) {
+      this.#tasks.set(spec.taskId, { agentId, hostname: spec.hostname, bag: specBag(spec) });
+      this.#remember(spec.taskId, agentId);
+      // Reported as the ACCEPT goes out, not after its 202: the agent's TASK_STARTING can overtake the
+      // 202 on a busy machine, and STAGING must not follow STARTING (nor be skipped because of it).
+      this.#status(spec, "TASK_STAGING", undefined, "Launched with offers");
+    }
+    const role = offers[0].offer.allocation_info?.role;
+    const launch = { task_infos: chosen.map((c) => toTaskInfo(c.spec, role)) };
+    const filters = { refuse_seconds: this.#o.acceptRefuseSeconds ?? 0 };
+    this.client.accept(offers.map((o) => o.offer.id.value), [{ type: "LAUNCH", launch }], filters)
+      .catch((e) => this.#acceptFailed(chosen, e));
+  }
+
+  #acceptFailed(chosen: { spec: LaunchSpec; deadlineMs: number }[], e: unknown): void {
+    this.#warn("ACCEPT", e);
+    if (this.#stopped) return;
+    if (e instanceof MesosCallError || e instanceof NotSubscribedError) {
+      // Refused before processing: the tasks wait for fresh offers until their original deadline.
+      for (const { spec, deadlineMs } of chosen) {
+        this.#tasks.delete(spec.taskId);
+        this.#pending.add(spec, deadlineMs);
+      }
+      return;
+    }
+    // The outcome is unknown (the connection broke): reconciliation tells whether the tasks exist.
+    this.#reconcileTasks(chosen.map((c) => c.spec.taskId)).catch((err) =>
+      this.#warn("explicit RECONCILE", err)
+    );
+  }
+
+  #expired(spec: LaunchSpec): void {
+    const waited = this.#pending.timeoutMs;
+    const message = `No offer from agent ${spec.agentId} covered the task within ${waited} ms`;
+    this.#status(spec, "TASK_DROPPED", "REASON_INVALID_OFFERS", message);
+  }
+
+  #sendKill(k: { taskId: string; agentId: string; gracePeriodMs: number }): void {
+    if (!this.client.subscribed) {
+      this.#kills.push(k);
+      return;
+    }
+    const agentId = k.agentId || this.#tasks.get(k.taskId)?.agentId;
+    this.client.kill(k.taskId, agentId, k.gracePeriodMs).catch((e) => {
+      this.#warn("KILL", e);
+      if (!this.#stopped) this.#kills.push(k); // sent again after the next SUBSCRIBED
+    });
+  }
+
+  #onUpdate(s: TaskStatus): void {
+    const id = s.task_id.value;
+    const known = this.#tasks.get(id);
+    const agentId = s.agent_id?.value ?? known?.agentId ?? "";
+    const hostname = this.#agents.get(agentId)?.hostname ?? known?.hostname ?? "";
+    if (isTerminalState(s.state)) {
+      this.#tasks.delete(id);
+      if (known?.bag && slackToCore(known.bag).cpuMilli > 0) this.#reportSlack(agentId);
+    } else if (known) known.agentId ??= agentId || undefined;
+    // A live task we did not know (implicit reconciliation after a lost store): keep asking about it.
+    else this.#tasks.set(id, { agentId: agentId || undefined, hostname });
+    if (agentId) this.#remember(id, agentId);
+    this.#push({ kind: "task-status", status: toCoreStatus(s, hostname, agentId, Date.now()) });
+  }
+
+  /** host-slack: the revocable resources offered on an agent plus those our revocable tasks hold there. */
+  #reportSlack(agentId: string): void {
+    const view = this.#agents.get(agentId);
+    if (!view || view.lost) return;
+    let bag = this.#offers.total(agentId);
+    for (const t of this.#tasks.values()) if (t.agentId === agentId && t.bag) bag = addBags(bag, t.bag);
+    const slack = slackToCore(bag);
+    const key = JSON.stringify(slack);
+    if (key === view.slack) return;
+    view.slack = key;
+    this.#push({ kind: "host-slack", hostname: view.hostname, slack });
+  }
+
+  #onInverseOffers(list: InverseOffer[]): void {
+    for (const io of list) this.#inverse.set(io.id.value, io);
+    this.#o.onMaintenance?.(toMaintenanceEvent(list, (agentId) => this.#agents.get(agentId)?.hostname));
+  }
+
+  #agentLost(agentId: string, reason: string): void {
+    this.#offers.dropAgent(agentId);
+    // The host manager answers the tasks it placed there with TASK_LOST; pending ones need no event.
+    this.#pending.dropAgent(agentId);
+    const view = this.#agents.get(agentId);
+    if (!view || view.lost) return;
+    view.lost = true;
+    this.#push({ kind: "host-lost", hostname: view.hostname, agentId, reason });
+  }
+
+  /** A status the backend generates itself (no uuid: nothing to acknowledge). */
+  #status(spec: LaunchSpec, state: MesosTaskState, reason: string | undefined, message: string): void {
+    const status: CoreStatus = {
+      taskId: spec.taskId,
+      state,
+      hostname: spec.hostname,
+      agentId: spec.agentId,
+      timeMs: Date.now(),
+      message,
+    };
+    if (reason) status.reason = reason;
+    this.#push({ kind: "task-status", status });
+  }
+
+  #authHeader(): Record<string, string> {
+    const c = this.#o.credentials;
+    return c ? { authorization: `Basic ${btoa(`${c.principal}:${c.secret}`)}` } : {};
+  }
+
+  #remember(taskId: string, agentId: string): void {
+    this.#recent.delete(taskId);
+    this.#recent.set(taskId, agentId);
+    if (this.#recent.size > RECENT_TASKS) this.#recent.delete(this.#recent.keys().next().value!);
+  }
+
+  #warn(what: string, e: unknown): void {
+    this.#o.log?.(`mesos: ${what} failed: ${e instanceof Error ? e.message : e}`);
+  }
+
+  #push(event: BackendEvent): void {
+    if (this.#stopped) return;
+    this.#events.push(event);
+    // Batched through a timer, which also keeps the sink out of launch/kill's call stack.
+    this.#flushTimer ??= setTimeout(() => this.#flush(), 0);
+  }
+
+  #flush(): void {
+    this.#flushTimer = undefined;
+    if (!this.#sink || this.#events.length === 0) return;
+    const batch = this.#events;
+    this.#events = [];
+    this.#sink(batch);
+  }
+}

@@ -1,0 +1,373 @@
+/** MesosBackend end to end on the emulator (verified against an emulator of the documented protocol). */
+import assert from "node:assert/strict";
+import type { HostInfo } from "../../core/ports/host_backend.ts";
+import {
+  eventually,
+  makeSpec,
+  Recorder,
+  shapeProblems,
+  startTestMaster,
+  type TestMaster,
+  type TestMasterOptions,
+} from "./_testing.ts";
+import { MesosBackend, type MesosBackendOptions } from "./mesos_backend.ts";
+import { MemoryFrameworkIdStore } from "./scheduler_client.ts";
+
+interface Env {
+  m: TestMaster;
+  backend: MesosBackend;
+  rec: Recorder;
+  hosts: HostInfo[];
+  store: MemoryFrameworkIdStore;
+}
+
+function newBackend(m: TestMaster, store: MemoryFrameworkIdStore, extra: Partial<MesosBackendOptions> = {}) {
+  return new MesosBackend({
+    masterUrl: m.url,
+    idStore: store,
+    launchTimeoutMs: 2000,
+    client: { heartbeatMisses: 3, backoffMinMs: 20, backoffMaxMs: 200, random: () => 0.5 },
+    ...extra,
+  });
+}
+
+/** A backend started on a fresh emulator; by default acknowledges every update like the host manager. */
+async function withBackend(
+  fn: (env: Env) => Promise<void>,
+  options: { master?: TestMasterOptions; backend?: Partial<MesosBackendOptions>; autoAck?: boolean } = {},
+): Promise<void> {
+  const m = await startTestMaster(options.master);
+  const rec = new Recorder();
+  const store = new MemoryFrameworkIdStore();
+  const backend = newBackend(m, store, options.backend);
+  if (options.autoAck !== false) {
+    rec.onStatus = (s) =>
+      s.uuid && backend.acknowledge([{ taskId: s.taskId, agentId: s.agentId, uuid: s.uuid }]);
+  }
+  try {
+    backend.start(rec.sink);
+    await eventually(
+      "two hosts",
+      () => rec.events.filter((e) => e.kind === "host-up").length >= 2 ? true : undefined,
+    );
+    const hosts = rec.events.flatMap((e) => e.kind === "host-up" ? [e.host] : []);
+    await fn({ m, backend, rec, hosts, store });
+  } finally {
+    await backend.stop();
+    await m.stop();
+  }
+  assert.deepEqual(await shapeProblems(m.calls, m.events), []);
+}
+
+Deno.test("MesosBackend: hosts from GET_AGENTS; an echo task goes STAGING→STARTING→RUNNING→FINISHED with acks", () =>
+  withBackend(async ({ m, backend, rec, hosts }) => {
+    const h = hosts.find((x) => x.hostname === "agent-0")!;
+    assert.deepEqual(h.resources, { cpuMilli: 4000, memMb: 8192, diskMb: 20480, gpuMilli: 0 });
+    assert.deepEqual(h.portRanges, [[31000, 31999]]);
+    assert.equal(h.attributes.rack, "tdc1-t0001");
+    const spec = makeSpec(h, "echo hello $PELOTON_JOB_ID", { ports: { http: 31005 } });
+    backend.launch([spec]);
+    const done = await rec.waitState(spec.taskId, "TASK_FINISHED");
+    assert.deepEqual(rec.states(spec.taskId), [
+      "TASK_STAGING",
+      "TASK_STARTING",
+      "TASK_RUNNING",
+      "TASK_FINISHED",
+    ]);
+    assert.equal(done.exitCode, 0);
+    assert.equal(done.hostname, "agent-0");
+    assert.ok(done.uuid);
+    // One ACKNOWLEDGE per update that carried a uuid, each echoing it.
+    const acks = await eventually("three acks", () => {
+      const a = m.calls.filter((c) => (c as { type: string }).type === "ACKNOWLEDGE");
+      return a.length >= 3 ? a : undefined;
+    });
+    const uuids = rec.statuses(spec.taskId).flatMap((s) => s.uuid ? [s.uuid] : []);
+    assert.deepEqual(acks.map((a) => (a as { acknowledge: { uuid: string } }).acknowledge.uuid), uuids);
+    assert.equal(await backend.logs(spec.taskId, "stdout"), `hello ${spec.jobId}\n`);
+    const accept = m.calls.find((c) => (c as { type: string }).type === "ACCEPT") as {
+      accept: {
+        operations: { launch: { task_infos: { resources: { name: string; ranges?: unknown }[] }[] } }[];
+      };
+    };
+    const ports = accept.accept.operations[0].launch.task_infos[0].resources.find((r) => r.name === "ports");
+    assert.deepEqual(ports?.ranges, { range: [{ begin: 31005, end: 31005 }] });
+  }));
+
+Deno.test("MesosBackend: nothing is acknowledged before the host manager says so, and the stream waits", () =>
+  withBackend(async ({ m, backend, rec, hosts }) => {
+    const spec = makeSpec(hosts[0], "echo quick");
+    backend.launch([spec]);
+    const starting = await rec.waitState(spec.taskId, "TASK_STARTING");
+    await new Promise((r) => setTimeout(r, 400));
+    assert.ok(!rec.states(spec.taskId).includes("TASK_RUNNING"), "the agent holds later updates");
+    assert.ok(
+      rec.statuses(spec.taskId).filter((s) => s.state === "TASK_STARTING").length >= 2,
+      "and resends the head",
+    );
+    assert.ok(!m.calls.some((c) => (c as { type: string }).type === "ACKNOWLEDGE"));
+    backend.acknowledge([{ taskId: spec.taskId, agentId: starting.agentId, uuid: starting.uuid! }]);
+    await rec.waitState(spec.taskId, "TASK_RUNNING");
+  }, { autoAck: false }));
+
+Deno.test("MesosBackend: kill with a grace period (TASK_KILLING, SIGKILL after the grace)", () =>
+  withBackend(async ({ backend, rec, hosts }) => {
+    const spec = makeSpec(hosts[0], "trap '' TERM; echo ready; sleep 30");
+    backend.launch([spec]);
+    const running = await rec.waitState(spec.taskId, "TASK_RUNNING");
+    // RUNNING comes when the process starts; on a busy machine the shell may not have set its trap yet.
+    await eventually(
+      "the trap set",
+      async () => (await backend.logs(spec.taskId, "stdout")) ? true : undefined,
+    );
+    const started = Date.now();
+    backend.kill([{ taskId: spec.taskId, agentId: running.agentId, gracePeriodMs: 300 }]);
+    await rec.waitState(spec.taskId, "TASK_KILLING");
+    await rec.waitState(spec.taskId, "TASK_KILLED");
+    assert.ok(Date.now() - started >= 250, `killed after ${Date.now() - started} ms`);
+  }));
+
+Deno.test("MesosBackend: after a stream drop it re-subscribes with its id and reconciles its tasks", () =>
+  withBackend(async ({ m, backend, rec, hosts, store }) => {
+    const spec = makeSpec(hosts[0], "sleep 30");
+    backend.launch([spec]);
+    await rec.waitState(spec.taskId, "TASK_RUNNING");
+    const id = store.id;
+    const stream = backend.client.streamId;
+    m.master.dropStreams();
+    const reconciled = await rec.waitFor(
+      (e) =>
+        e.kind === "task-status" && e.status.taskId === spec.taskId &&
+        e.status.reason === "REASON_RECONCILIATION",
+      "a reconciliation answer",
+    );
+    assert.equal(reconciled.kind === "task-status" && reconciled.status.state, "TASK_RUNNING");
+    assert.equal(reconciled.kind === "task-status" && reconciled.status.uuid, undefined);
+    assert.equal(backend.client.frameworkId, id);
+    assert.notEqual(backend.client.streamId, stream);
+    const reconcile = m.calls.find((c) => (c as { type: string }).type === "RECONCILE") as {
+      reconcile: { tasks: { task_id: { value: string }; agent_id: { value: string } }[] };
+    };
+    assert.deepEqual(reconcile.reconcile.tasks, [{
+      task_id: { value: spec.taskId },
+      agent_id: { value: hosts[0].agentId },
+    }]);
+    // Heartbeat loss is handled the same way: a new SUBSCRIBE, then a reconciliation again.
+    const subscribes = () => m.calls.filter((c) => (c as { type: string }).type === "SUBSCRIBE").length;
+    const before = subscribes(), reconciles = rec.statuses(spec.taskId).length;
+    m.master.setHeartbeats(false);
+    await eventually("a re-subscription", () => subscribes() > before ? true : undefined);
+    m.master.setHeartbeats(true);
+    await eventually(
+      "another reconciliation",
+      () => rec.statuses(spec.taskId).length > reconciles ? true : undefined,
+    );
+    backend.kill([{ taskId: spec.taskId, agentId: hosts[0].agentId, gracePeriodMs: 0 }]);
+    await rec.waitState(spec.taskId, "TASK_KILLED");
+  }));
+
+Deno.test("MesosBackend: survives re-chunked stream bytes and a rescind during an ACCEPT", () =>
+  withBackend(async ({ m, backend, rec, hosts }) => {
+    const h = hosts.find((x) => x.hostname === "agent-0")!;
+    assert.equal(h.attributes.zone, "zürich-日本-🚀");
+    m.master.rescindDuringNextAccept();
+    const first = makeSpec(h, "echo one");
+    backend.launch([first]);
+    const dropped = await rec.waitState(first.taskId, "TASK_DROPPED");
+    assert.equal(dropped.reason, "REASON_INVALID_OFFERS");
+    assert.equal(dropped.uuid, undefined);
+    const second = makeSpec(h, "echo two");
+    backend.launch([second]);
+    await rec.waitState(second.taskId, "TASK_FINISHED");
+  }, { master: { agents: [{ attributes: { zone: "zürich-日本-🚀" } }, {}], rechunkSeed: 11 } }));
+
+Deno.test("MesosBackend: a launch no offer covers waits, then is TASK_DROPPED; a waiting task can be killed", () =>
+  withBackend(async ({ backend, rec, hosts }) => {
+    const huge = makeSpec(hosts[0], "true", {
+      resources: { cpuMilli: 64_000, memMb: 32, diskMb: 0, gpuMilli: 0 },
+    });
+    const other = makeSpec(hosts[0], "true", {
+      resources: { cpuMilli: 64_000, memMb: 32, diskMb: 0, gpuMilli: 0 },
+    });
+    const started = Date.now();
+    backend.launch([huge, other]);
+    backend.kill([{ taskId: other.taskId, agentId: other.agentId, gracePeriodMs: 0 }]);
+    assert.equal(
+      (await rec.waitState(other.taskId, "TASK_KILLED")).reason,
+      "REASON_TASK_KILLED_DURING_LAUNCH",
+    );
+    const dropped = await rec.waitState(huge.taskId, "TASK_DROPPED");
+    assert.equal(dropped.reason, "REASON_INVALID_OFFERS");
+    assert.ok(Date.now() - started >= 250);
+  }, { backend: { launchTimeoutMs: 300 } }));
+
+Deno.test("MesosBackend: agent loss is host-lost; maintenance inverse offers reach the callback", async () => {
+  const seen: unknown[] = [];
+  await withBackend(async ({ m, backend, rec, hosts }) => {
+    const spec = makeSpec(hosts[0], "sleep 30");
+    backend.launch([spec]);
+    await rec.waitState(spec.taskId, "TASK_RUNNING");
+    const schedule = {
+      windows: [{
+        machine_ids: [{ hostname: hosts[0].hostname }],
+        unavailability: { start: { nanoseconds: 1.9e18 } },
+      }],
+    };
+    assert.equal(m.master.core.maintenance.updateSchedule(schedule), undefined);
+    await eventually("inverse offers", () => seen.length ? true : undefined);
+    assert.deepEqual(seen[0], {
+      kind: "inverse-offers",
+      offers: [{
+        id: backend.inverseOffers()[0].id.value,
+        agentId: hosts[0].agentId,
+        hostname: hosts[0].hostname,
+        startMs: 1.9e12,
+        durationMs: undefined,
+      }],
+    });
+    await backend.acceptInverseOffers([backend.inverseOffers()[0].id.value]);
+    m.master.loseAgent(hosts[0].agentId);
+    const lost = await rec.waitFor((e) => e.kind === "host-lost", "host-lost");
+    assert.deepEqual(lost, {
+      kind: "host-lost",
+      hostname: hosts[0].hostname,
+      agentId: hosts[0].agentId,
+      reason: "agent removed (FAILURE)",
+    });
+    await rec.waitState(spec.taskId, "TASK_UNREACHABLE");
+  }, { backend: { onMaintenance: (e) => seen.push(e) } });
+});
+
+Deno.test("MesosBackend: without the operator API a host's total is its offers plus our tasks there", () =>
+  withBackend(async ({ m, backend, rec, hosts }) => {
+    assert.deepEqual(hosts.map((h) => h.resources.cpuMilli), [4000, 4000]);
+    const h = hosts[0];
+    const spec = makeSpec(h, "sleep 30", {
+      resources: { cpuMilli: 1500, memMb: 100, diskMb: 0, gpuMilli: 0 },
+      ports: { p: 31002 },
+    });
+    backend.launch([spec]);
+    await rec.waitState(spec.taskId, "TASK_RUNNING");
+    // A partition: the host is lost, then comes back with the task still running on it.
+    m.master.loseAgent(h.agentId, { partition: true });
+    await rec.waitFor((e) => e.kind === "host-lost", "host-lost");
+    await rec.waitState(spec.taskId, "TASK_UNREACHABLE");
+    const ups = rec.events.filter((e) => e.kind === "host-up").length;
+    m.master.healAgent(h.agentId);
+    const back = await eventually("host-up again", () => {
+      const all = rec.events.flatMap((e) => e.kind === "host-up" ? [e.host] : []);
+      return all.length > ups ? all.at(-1) : undefined;
+    });
+    assert.deepEqual(back.resources, h.resources, "offered remainder + the running task = the whole agent");
+    assert.deepEqual(back.portRanges, [[31000, 31999]]);
+    backend.reconcile([spec.taskId]);
+    await rec.waitFor(
+      (e) =>
+        e.kind === "task-status" && e.status.taskId === spec.taskId && e.status.state === "TASK_RUNNING" &&
+        e.status.reason === "REASON_RECONCILIATION",
+      "the task running again",
+    );
+  }, { backend: { useOperatorApi: false } }));
+
+Deno.test("MesosBackend: stop leaves tasks running; the next backend with the stored id reconciles them", async () => {
+  const m = await startTestMaster();
+  const store = new MemoryFrameworkIdStore();
+  const rec1 = new Recorder(), rec2 = new Recorder();
+  const first = newBackend(m, store);
+  rec1.onStatus = (s) =>
+    s.uuid && first.acknowledge([{ taskId: s.taskId, agentId: s.agentId, uuid: s.uuid }]);
+  const second = newBackend(m, store);
+  rec2.onStatus = (s) =>
+    s.uuid && second.acknowledge([{ taskId: s.taskId, agentId: s.agentId, uuid: s.uuid }]);
+  try {
+    first.start(rec1.sink);
+    const host = (await rec1.waitFor((e) => e.kind === "host-up", "a host")) as { host: HostInfo };
+    const spec = makeSpec(host.host, "sleep 30");
+    first.launch([spec]);
+    await rec1.waitState(spec.taskId, "TASK_RUNNING");
+    await first.stop();
+    assert.ok(!m.calls.some((c) => (c as { type: string }).type === "TEARDOWN"));
+    second.start(rec2.sink);
+    second.reconcile([spec.taskId, "never-launched-0-1"]);
+    const s = await rec2.waitFor(
+      (e) => e.kind === "task-status" && e.status.taskId === spec.taskId,
+      "the recovered task",
+    );
+    assert.equal(s.kind === "task-status" && s.status.state, "TASK_RUNNING");
+    assert.equal(second.client.frameworkId, store.id);
+    const unknown = await rec2.waitFor(
+      (e) => e.kind === "task-status" && e.status.taskId === "never-launched-0-1",
+      "unknown",
+    );
+    assert.equal(unknown.kind === "task-status" && unknown.status.state, "TASK_UNKNOWN");
+  } finally {
+    await first.stop();
+    await second.stop();
+    await m.stop();
+  }
+});
+
+Deno.test("MesosBackend: health checks travel as Mesos HealthCheck; results come back as healthy updates", () =>
+  withBackend(async ({ m, backend, rec, hosts }) => {
+    const check = { initialIntervalSecs: 0, intervalSecs: 0.05, timeoutSecs: 1, maxConsecutiveFailures: 2 };
+    const good = makeSpec(hosts[0], "sleep 30", {
+      healthCheck: { type: "COMMAND", command: "true", ...check },
+    });
+    const bad = makeSpec(hosts[1], "sleep 30", {
+      healthCheck: { type: "COMMAND", command: "exit 1", ...check },
+    });
+    backend.launch([good, bad]);
+    const healthy = await rec.waitFor(
+      (e) => e.kind === "task-status" && e.status.taskId === good.taskId && e.status.healthy === true,
+      "a healthy update",
+    );
+    assert.equal(
+      healthy.kind === "task-status" && healthy.status.reason,
+      "REASON_TASK_HEALTH_CHECK_STATUS_UPDATED",
+    );
+    const killed = await rec.waitState(bad.taskId, "TASK_KILLED");
+    assert.equal(killed.healthy, false);
+    assert.equal(killed.reason, "REASON_TASK_HEALTH_CHECK_STATUS_UPDATED");
+    const accept = m.calls.find((c) => JSON.stringify(c).includes(good.taskId)) as {
+      accept: { operations: { launch: { task_infos: { health_check: unknown }[] } }[] };
+    };
+    assert.deepEqual(accept.accept.operations[0].launch.task_infos[0].health_check, {
+      type: "COMMAND",
+      delay_seconds: 0,
+      interval_seconds: 0.05,
+      timeout_seconds: 1,
+      consecutive_failures: 2,
+      grace_period_seconds: 0,
+      command: { shell: true, value: "true" },
+    });
+  }));
+
+Deno.test("MesosBackend: revocable cpus are reported as host-slack and revocable tasks run on them", () =>
+  withBackend(async ({ m, backend, rec, hosts }) => {
+    const h = hosts.find((x) => x.hostname === "agent-0")!;
+    assert.equal(h.resources.cpuMilli, 4000, "revocable cpus are not capacity");
+    const slack = await rec.waitFor((e) => e.kind === "host-slack", "host-slack");
+    assert.deepEqual(slack, {
+      kind: "host-slack",
+      hostname: "agent-0",
+      slack: { cpuMilli: 2000, memMb: 0, diskMb: 0, gpuMilli: 0 },
+    });
+    const spec = makeSpec(h, "echo revocable", {
+      revocable: true,
+      resources: { cpuMilli: 1500, memMb: 32, diskMb: 0, gpuMilli: 0 },
+    });
+    backend.launch([spec]);
+    await rec.waitState(spec.taskId, "TASK_FINISHED");
+    const accept = m.calls.find((c) => JSON.stringify(c).includes(spec.taskId)) as {
+      accept: {
+        operations: { launch: { task_infos: { resources: { name: string; revocable?: unknown }[] }[] } }[];
+      };
+    };
+    const cpus = accept.accept.operations[0].launch.task_infos[0].resources.find((r) => r.name === "cpus");
+    assert.deepEqual(cpus?.revocable, {});
+    // A volume needs reserved disk (RESERVE/CREATE), which this backend does not do yet: refused clearly.
+    const stateful = makeSpec(h, "true", { volume: { volumeId: "v1", containerPath: "data", sizeMb: 10 } });
+    backend.launch([stateful]);
+    const refused = await rec.waitState(stateful.taskId, "TASK_ERROR");
+    assert.match(refused.message ?? "", /Persistent volumes are not supported/);
+  }, { master: { agents: [{ revocableCpus: 2 }, {}] } }));

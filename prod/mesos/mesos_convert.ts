@@ -1,0 +1,167 @@
+/** Pure conversions between the HostBackend port's shapes and Mesos messages. */
+import type { MesosTaskState } from "../../core/model/states.ts";
+import type { HealthCheckSpec, LaunchSpec, TaskStatus as CoreStatus } from "../../core/ports/host_backend.ts";
+import {
+  type CommandInfo,
+  type HealthCheck,
+  type InverseOffer,
+  msToDuration,
+  type OperatorAgent,
+  type Resource,
+  type TaskInfo,
+  type TaskStatus,
+} from "./protocol.ts";
+import { type Bag, bagFromCore, bagFromMesos, bagToMesos } from "./resources.ts";
+
+/** The resources a LaunchSpec asks for, its chosen ports included (revocable cpus for revocable tasks). */
+export function specBag(spec: LaunchSpec): Bag {
+  return bagFromCore(spec.resources, Object.values(spec.ports), spec.revocable === true);
+}
+
+/**
+ * The port's health check as a Mesos HealthCheck. The grace period is 0 because the port's rule counts
+ * every failure after the first delay; Mesos's default 10 s grace would ignore early ones.
+ */
+export function toHealthCheck(h: HealthCheckSpec): HealthCheck {
+  const check: HealthCheck = {
+    type: h.type,
+    delay_seconds: h.initialIntervalSecs,
+    interval_seconds: h.intervalSecs,
+    timeout_seconds: h.timeoutSecs,
+    consecutive_failures: h.maxConsecutiveFailures,
+    grace_period_seconds: 0,
+  };
+  if (h.type === "COMMAND") check.command = { shell: true, value: h.command ?? "" };
+  else if (h.http) check.http = { port: h.http.port, path: h.http.path, scheme: h.http.scheme };
+  return check;
+}
+
+/** A Mesos HealthCheck as the port's spec (the emulator hands it to the process runner). */
+export function fromHealthCheck(c: HealthCheck): HealthCheckSpec | undefined {
+  if (c.type !== "COMMAND" && c.type !== "HTTP") return undefined;
+  return {
+    type: c.type,
+    command: c.command?.value,
+    http: c.http && { port: c.http.port, path: c.http.path ?? "/", scheme: c.http.scheme ?? "http" },
+    initialIntervalSecs: c.delay_seconds ?? 15,
+    intervalSecs: c.interval_seconds ?? 10,
+    timeoutSecs: c.timeout_seconds ?? 20,
+    maxConsecutiveFailures: c.consecutive_failures ?? 3,
+  };
+}
+
+/** `PORT_<NAME>` and `<name>` variables, as the minicluster exports them, so tasks run alike on both. */
+function portEnv(ports: Record<string, number>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, port] of Object.entries(ports)) {
+    env[`PORT_${name.toUpperCase().replace(/[^A-Z0-9_]/g, "_")}`] = String(port);
+    if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) env[name] = String(port);
+  }
+  return env;
+}
+
+/**
+ * A command task's TaskInfo. `allocationRole` is the role of the offers it uses (MULTI_ROLE frameworks
+ * see it in `allocation_info`). A LaunchSpec's `arguments` follow the minicluster's convention (the
+ * arguments after argv[0]); Mesos wants the full argv, so argv[0] is the executable.
+ */
+export function toTaskInfo(spec: LaunchSpec, allocationRole?: string): TaskInfo {
+  const env: Record<string, string> = {
+    ...spec.env,
+    ...portEnv(spec.ports),
+    PELOTON_JOB_ID: spec.jobId,
+    PELOTON_INSTANCE_ID: String(spec.instanceId),
+    PELOTON_TASK_ID: `${spec.jobId}-${spec.instanceId}`,
+  };
+  const value = spec.command.value ?? "";
+  const command: CommandInfo = spec.command.shell
+    ? { shell: true, value }
+    : { shell: false, value, arguments: [value, ...spec.command.arguments] };
+  command.environment = { variables: Object.entries(env).map(([name, v]) => ({ name, value: v })) };
+  const info: TaskInfo = {
+    name: `${spec.jobId}-${spec.instanceId}`,
+    task_id: { value: spec.taskId },
+    agent_id: { value: spec.agentId },
+    resources: bagToMesos(specBag(spec), { role: "*", allocationRole }),
+    command,
+    kill_policy: { grace_period: msToDuration(spec.killGracePeriodMs) },
+  };
+  if (spec.healthCheck) info.health_check = toHealthCheck(spec.healthCheck);
+  if (spec.labels.length) info.labels = { labels: spec.labels.map((l) => ({ key: l.key, value: l.value })) };
+  return info;
+}
+
+const EXIT = /^Command exited with status (\d+)/;
+
+/** A Mesos update as the host manager sees it; `uuid` only when the update must be acknowledged. */
+export function toCoreStatus(
+  s: TaskStatus,
+  hostname: string,
+  fallbackAgentId: string,
+  nowMs: number,
+): CoreStatus {
+  const status: CoreStatus = {
+    taskId: s.task_id.value,
+    state: s.state as MesosTaskState,
+    hostname,
+    agentId: s.agent_id?.value ?? fallbackAgentId,
+    timeMs: s.timestamp !== undefined ? Math.round(Number(s.timestamp) * 1000) : nowMs,
+  };
+  if (s.message !== undefined) status.message = s.message;
+  if (s.reason !== undefined) status.reason = s.reason;
+  const exit = s.message ? EXIT.exec(s.message) : null;
+  if (exit) status.exitCode = Number(exit[1]);
+  if (s.healthy !== undefined) status.healthy = s.healthy;
+  if (s.uuid) status.uuid = s.uuid;
+  return status;
+}
+
+/** Resources usable by `role`: unreserved ones and those reserved for the role; revocable ones are not capacity. */
+export function usableBy(resources: Resource[], role: string): Resource[] {
+  return resources.filter((r) => {
+    if (r.revocable) return false;
+    const reservedFor = r.reservations?.length ? r.reservations[r.reservations.length - 1].role : r.role;
+    return reservedFor === undefined || reservedFor === "*" || reservedFor === role;
+  });
+}
+
+/** An agent's total as the operator API reports it, restricted to what the role may use. */
+export function operatorTotal(agent: OperatorAgent, role: string): Bag {
+  return bagFromMesos(usableBy(agent.total_resources ?? agent.agent_info.resources ?? [], role));
+}
+
+/** `slave(1)@10.0.0.5:5051` → `10.0.0.5:5051`: where the agent's `/files` endpoint answers. */
+export function agentAddress(agent: OperatorAgent): string | undefined {
+  const m = agent.pid ? /@([^@]+)$/.exec(agent.pid) : null;
+  if (m) return m[1];
+  return agent.agent_info.hostname
+    ? `${agent.agent_info.hostname}:${agent.agent_info.port ?? 5051}`
+    : undefined;
+}
+
+/** Maintenance as Mesos announces it; the lead wires it to the host manager's drain flow later. */
+export type MaintenanceEvent =
+  | {
+    kind: "inverse-offers";
+    offers: { id: string; agentId?: string; hostname?: string; startMs: number; durationMs?: number }[];
+  }
+  | { kind: "inverse-offer-rescinded"; id: string };
+
+/** INVERSE_OFFERS as a maintenance event: which hosts go away when, in milliseconds. */
+export function toMaintenanceEvent(
+  list: InverseOffer[],
+  hostnameOf: (agentId: string) => string | undefined,
+): MaintenanceEvent {
+  return {
+    kind: "inverse-offers",
+    offers: list.map((io) => ({
+      id: io.id.value,
+      agentId: io.agent_id?.value,
+      hostname: io.agent_id ? hostnameOf(io.agent_id.value) : undefined,
+      startMs: Number(io.unavailability.start.nanoseconds) / 1e6,
+      durationMs: io.unavailability.duration
+        ? Number(io.unavailability.duration.nanoseconds) / 1e6
+        : undefined,
+    })),
+  };
+}

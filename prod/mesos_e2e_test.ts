@@ -1,0 +1,144 @@
+/**
+ * `peloton up --backend mesos` against `peloton minicluster`, the project's emulator of the documented
+ * Mesos v1 protocol (verified against that emulator; set MESOS_MASTER_URL to run against a real master).
+ */
+import assert from "node:assert/strict";
+import { cli, ROOT, startPeloton, startUp, waitFor, waitForJobState } from "./testing.ts";
+
+const JOBS = `${ROOT}/scenarios/jobs`;
+
+Deno.test({
+  name:
+    "peloton up --backend mesos: Peloton's example job runs to SUCCEEDED, updates acknowledged after processing",
+  sanitizeResources: false,
+  async fn() {
+    const dataDir = await Deno.makeTempDir({ prefix: "peloton-mesos-" });
+    const real = Deno.env.get("MESOS_MASTER_URL");
+    const master = real ? undefined : await startPeloton(
+      ["minicluster", "--port", "0", "--agents", "3", "--data-dir", `${dataDir}/master`],
+      /Mesos master emulator at (http:\/\/\S+) /,
+    );
+    const up = await startUp(`${dataDir}/peloton`, [
+      "--backend",
+      "mesos",
+      "--mesos-master",
+      real ?? master!.url,
+    ]);
+    try {
+      assert.equal(
+        (await cli(up.url, "respool", "create", "/DefaultResPool", `${JOBS}/default_respool.yaml`)).code,
+        0,
+      );
+      const job = /^Job (\S+) created$/.exec(
+        (await cli(up.url, "job", "create", "/DefaultResPool", `${JOBS}/testjob.yaml`)).out,
+      )![1];
+      assert.equal(
+        await waitForJobState(up.url, job, ["SUCCEEDED", "FAILED", "KILLED"], 60_000),
+        "SUCCEEDED",
+      );
+      const failing = /^Job (\S+) created$/.exec(
+        (await cli(up.url, "job", "create", "/DefaultResPool", `${JOBS}/failing_job.yaml`)).out,
+      )![1];
+      assert.equal(
+        await waitForJobState(up.url, failing, ["SUCCEEDED", "FAILED", "KILLED"], 60_000),
+        "FAILED",
+      );
+      if (!real) {
+        assert.equal((await cli(up.url, "task", "logs", job, "3")).out, `Job ${job} instance 3: ${job}-3`);
+      }
+    } finally {
+      await up.stop();
+      await master?.stop();
+      await Deno.remove(dataDir, { recursive: true });
+    }
+  },
+});
+
+/** Calls the master's operator API. */
+async function operator(url: string, type: string): Promise<Record<string, unknown>> {
+  const res = await fetch(`${url}/api/v1`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json" },
+    body: JSON.stringify({ type }),
+  });
+  return (await res.json())[type.toLowerCase()];
+}
+
+async function hostState(url: string, host: string): Promise<string | undefined> {
+  const r = await cli(url, "host", "query", "-j");
+  return (JSON.parse(r.out).hostInfos as { hostname: string; state: string }[]).find((h) =>
+    h.hostname === host
+  )
+    ?.state;
+}
+
+Deno.test({
+  name: "peloton host maintenance with --backend mesos: the master's schedule, machine down, machine up",
+  sanitizeResources: false,
+  ignore: Deno.env.get("MESOS_MASTER_URL") !== undefined,
+  async fn() {
+    const dataDir = await Deno.makeTempDir({ prefix: "peloton-mesos-maint-" });
+    const master = await startPeloton(
+      ["minicluster", "--port", "0", "--agents", "2", "--data-dir", `${dataDir}/master`],
+      /Mesos master emulator at (http:\/\/\S+) /,
+    );
+    const up = await startUp(`${dataDir}/peloton`, ["--backend", "mesos", "--mesos-master", master.url]);
+    try {
+      await waitFor(
+        "both hosts",
+        async () => (await hostState(up.url, "agent-1")) === "HOST_STATE_UP" || undefined,
+      );
+      assert.equal((await cli(up.url, "host", "maintenance", "start", "agent-0")).code, 0);
+      // No tasks there: DRAINED at once, so the machine goes down at the master and its agent leaves.
+      await waitFor("agent-0 down at the master", async () => {
+        const status = (await operator(master.url, "GET_MAINTENANCE_STATUS")).status as {
+          down_machines?: { hostname: string }[];
+        };
+        return status.down_machines?.some((m) => m.hostname === "agent-0") || undefined;
+      });
+      await waitFor(
+        "agent-0 DOWN in Peloton",
+        async () => (await hostState(up.url, "agent-0")) === "HOST_STATE_DOWN" || undefined,
+      );
+      assert.equal((await cli(up.url, "host", "maintenance", "complete", "agent-0")).code, 0);
+      await waitFor("agent-0 up at the master", async () => {
+        const status = (await operator(master.url, "GET_MAINTENANCE_STATUS")).status as {
+          down_machines?: unknown[];
+          draining_machines?: unknown[];
+        };
+        const schedule = (await operator(master.url, "GET_MAINTENANCE_SCHEDULE")).schedule as {
+          windows?: unknown[];
+        };
+        return !status.down_machines?.length && !status.draining_machines?.length &&
+            !schedule.windows?.length ||
+          undefined;
+      });
+      // Its agent registers again and the host takes work.
+      await waitFor("agent-0 back with offers", async () => {
+        const r = await cli(up.url, "host", "query", "-j");
+        const h = (JSON.parse(r.out).hostInfos as {
+          hostname: string;
+          state: string;
+          resources: { free: { cpu: number } };
+        }[])
+          .find((x) => x.hostname === "agent-0");
+        return h?.state === "HOST_STATE_UP" || undefined;
+      });
+      assert.equal(
+        (await cli(up.url, "respool", "create", "/DefaultResPool", `${JOBS}/default_respool.yaml`)).code,
+        0,
+      );
+      const job = /^Job (\S+) created$/.exec(
+        (await cli(up.url, "job", "create", "/DefaultResPool", `${JOBS}/testjob.yaml`)).out,
+      )![1];
+      assert.equal(
+        await waitForJobState(up.url, job, ["SUCCEEDED", "FAILED", "KILLED"], 60_000),
+        "SUCCEEDED",
+      );
+    } finally {
+      await up.stop();
+      await master.stop();
+      await Deno.remove(dataDir, { recursive: true });
+    }
+  },
+});

@@ -1,0 +1,342 @@
+/** One minicluster agent: runs command tasks as real local processes, each in its own sandbox. */
+import type { HostInfo, LaunchSpec, TaskStatus } from "../../core/ports/host_backend.ts";
+import type { Resources } from "../../core/model/resources.ts";
+import type { MesosTaskState } from "../../core/model/states.ts";
+import { HEALTH_CHECK_REASON } from "../../core/ports/health_check.ts";
+import { HealthChecker } from "./health.ts";
+
+export interface AgentOptions {
+  hostname: string;
+  agentId: string;
+  resources: Resources;
+  attributes: Record<string, string>;
+  /** Inclusive port ranges the agent offers. */
+  portRanges: [number, number][];
+  /** Extra environment for every task, on top of the daemon's own environment. */
+  env?: Record<string, string>;
+}
+
+/** What the agent needs from its owner: where sandboxes live, the time, and where statuses go. */
+export interface AgentContext {
+  dataDir: string;
+  now: () => number;
+  onStatus: (status: TaskStatus) => void;
+}
+
+/** How a task ends when something other than its own exit decided it (kill, removal, shutdown). */
+export interface Ending {
+  state: MesosTaskState;
+  reason?: string;
+  message: string;
+  /** Health to report with the final status (false when failing health checks ended the task). */
+  healthy?: boolean;
+}
+
+interface TaskRun {
+  spec: LaunchSpec;
+  sandbox: string;
+  child?: Deno.ChildProcess;
+  ending?: Ending;
+  killTimer?: ReturnType<typeof setTimeout>;
+  killAtMs?: number;
+  /** The process was reaped; only its output is still draining. */
+  exited?: boolean;
+  health?: HealthChecker;
+  done: Promise<void>;
+}
+
+// Ids become path segments of the sandbox, so they must not escape it.
+const SAFE_ID = /^[A-Za-z0-9_.:-]+$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export function isSafeId(id: string): boolean {
+  return SAFE_ID.test(id) && id !== "." && id !== "..";
+}
+
+/** `<dataDir>/agents/<agentId>/tasks/<taskId>`. */
+export function sandboxPath(dataDir: string, agentId: string, taskId: string): string {
+  return `${dataDir}/agents/${agentId}/tasks/${taskId}`;
+}
+
+export class Agent {
+  readonly hostname: string;
+  readonly agentId: string;
+  readonly #options: AgentOptions;
+  readonly #ctx: AgentContext;
+  readonly #runs = new Map<string, TaskRun>();
+
+  constructor(options: AgentOptions, ctx: AgentContext) {
+    if (!isSafeId(options.agentId)) {
+      throw new Error(
+        `Cannot create agent: agentId ${JSON.stringify(options.agentId)} must match ${SAFE_ID}`,
+      );
+    }
+    this.hostname = options.hostname;
+    this.agentId = options.agentId;
+    this.#options = options;
+    this.#ctx = ctx;
+  }
+
+  info(): HostInfo {
+    const o = this.#options;
+    return {
+      hostname: o.hostname,
+      agentId: o.agentId,
+      resources: { ...o.resources },
+      attributes: { ...o.attributes },
+      portRanges: o.portRanges.map(([lo, hi]) => [lo, hi]),
+    };
+  }
+
+  sandbox(taskId: string): string {
+    return sandboxPath(this.#ctx.dataDir, this.agentId, taskId);
+  }
+
+  /** Ids of tasks whose process has not been reaped yet. */
+  liveTaskIds(): string[] {
+    return [...this.#runs.keys()];
+  }
+
+  /** Pid of a live task's process (also its process group id), once spawned. */
+  pid(taskId: string): number | undefined {
+    return this.#runs.get(taskId)?.child?.pid;
+  }
+
+  /** Accepts a task (TASK_STAGING now) and runs it in the background; the caller validated the spec. */
+  launch(spec: LaunchSpec): void {
+    const run: TaskRun = { spec, sandbox: this.sandbox(spec.taskId), done: Promise.resolve() };
+    this.#runs.set(spec.taskId, run);
+    this.#emit(run, "TASK_STAGING");
+    run.done = this.#run(run).finally(() => {
+      if (this.#runs.get(spec.taskId) === run) this.#runs.delete(spec.taskId);
+    });
+  }
+
+  /** SIGTERM to the task's process group, SIGKILL after the grace period. False if the task is not live. */
+  kill(taskId: string, gracePeriodMs: number, ending?: Ending): boolean {
+    const run = this.#runs.get(taskId);
+    if (!run) return false;
+    if (run.exited) return true; // too late: the status it exited with stands
+    run.ending ??= ending ?? { state: "TASK_KILLED", message: "Task killed" };
+    // Like Mesos's executors: a task being killed is no longer health checked.
+    void run.health?.stop();
+    if (!run.child) return true; // #run notices the ending once the sandbox is ready
+    const killAtMs = this.#ctx.now() + Math.max(0, gracePeriodMs);
+    // A repeated kill may shorten the grace period, never extend it.
+    if (run.killAtMs !== undefined && run.killAtMs <= killAtMs) return true;
+    if (run.killAtMs === undefined) signalGroup(run.child.pid, "SIGTERM");
+    clearTimeout(run.killTimer);
+    run.killAtMs = killAtMs;
+    if (gracePeriodMs <= 0) signalGroup(run.child.pid, "SIGKILL");
+    else run.killTimer = setTimeout(() => signalGroup(run.child!.pid, "SIGKILL"), gracePeriodMs);
+    return true;
+  }
+
+  /** Ends every live task with `ending` and waits until all their processes were reaped. */
+  async shutdown(ending: Ending, gracePeriodMs: number): Promise<void> {
+    for (const taskId of this.#runs.keys()) this.kill(taskId, gracePeriodMs, ending);
+    await this.idle();
+  }
+
+  /** Resolves once no task of this agent is running. */
+  async idle(): Promise<void> {
+    while (this.#runs.size > 0) await Promise.all([...this.#runs.values()].map((r) => r.done));
+  }
+
+  async #run(run: TaskRun): Promise<void> {
+    let files: [Deno.FsFile, Deno.FsFile];
+    try {
+      await Deno.mkdir(run.sandbox, { recursive: true });
+      if (run.spec.volume) await this.#mountVolume(run);
+      files = await Promise.all([openLog(`${run.sandbox}/stdout`), openLog(`${run.sandbox}/stderr`)]);
+    } catch (e) {
+      this.#emit(run, "TASK_FAILED", {
+        reason: "REASON_COMMAND_EXECUTOR_FAILED",
+        message: `Failed to create sandbox ${run.sandbox}: ${errorMessage(e)}`,
+      });
+      return;
+    }
+    if (run.ending) {
+      files.forEach((f) => f.close());
+      this.#emit(run, run.ending.state, {
+        reason: run.ending.state === "TASK_KILLED" ? "REASON_TASK_KILLED_DURING_LAUNCH" : run.ending.reason,
+        message: run.ending.message,
+      });
+      return;
+    }
+    this.#emit(run, "TASK_STARTING");
+    try {
+      run.child = this.#command(run).spawn();
+    } catch (e) {
+      files.forEach((f) => f.close());
+      this.#emit(run, "TASK_FAILED", {
+        reason: "REASON_COMMAND_EXECUTOR_FAILED",
+        message: `Failed to launch command: ${errorMessage(e)}`,
+      });
+      return;
+    }
+    const pipes = [copyTo(run.child.stdout, files[0]), copyTo(run.child.stderr, files[1])];
+    this.#emit(run, "TASK_RUNNING");
+    if (run.spec.healthCheck) run.health = this.#checkHealth(run);
+    let status: Deno.CommandStatus | undefined;
+    try {
+      status = await run.child.status;
+    } catch {
+      status = undefined;
+    }
+    run.exited = true;
+    clearTimeout(run.killTimer);
+    await run.health?.stop();
+    // Like a Mesos container, the task's process group does not outlive its main process; this also
+    // closes pipes that a background child would otherwise hold open.
+    signalGroup(run.child.pid, "SIGKILL");
+    await Promise.all(pipes);
+    this.#finish(run, status);
+  }
+
+  #finish(run: TaskRun, status: Deno.CommandStatus | undefined): void {
+    if (!status) {
+      this.#emit(run, run.ending?.state ?? "TASK_FAILED", {
+        reason: "REASON_EXECUTOR_TERMINATED",
+        message: "Lost track of the task's process",
+      });
+      return;
+    }
+    const message = status.signal
+      ? `Command terminated with signal ${status.signal}`
+      : `Command exited with status ${status.code}`;
+    if (run.ending) {
+      const { state, reason, healthy } = run.ending;
+      // A plain kill only says how the process ended; an ending with a reason explains itself first.
+      const text = state === "TASK_KILLED" && !reason ? message : `${run.ending.message}; ${message}`;
+      this.#emit(run, state, { reason, message: text, exitCode: status.code, healthy });
+    } else if (status.success) {
+      this.#emit(run, "TASK_FINISHED", { message, exitCode: 0 });
+    } else {
+      this.#emit(run, "TASK_FAILED", { message, exitCode: status.code });
+    }
+  }
+
+  #checkHealth(run: TaskRun): HealthChecker {
+    const { spec } = run;
+    return new HealthChecker(spec.healthCheck!, { cwd: run.sandbox, env: this.#env(run) }, {
+      onHealth: (healthy, message) =>
+        this.#emit(run, "TASK_RUNNING", { reason: HEALTH_CHECK_REASON, message, healthy }),
+      onKill: (message) => {
+        const ending: Ending = { state: "TASK_KILLED", reason: HEALTH_CHECK_REASON, message, healthy: false };
+        this.kill(spec.taskId, spec.killGracePeriodMs, ending);
+      },
+    });
+  }
+
+  #command(run: TaskRun): Deno.Command {
+    const { command } = run.spec;
+    const value = command.value ?? "";
+    const [program, args] = command.shell ? ["/bin/sh", ["-c", value]] : [value, command.arguments];
+    return new Deno.Command(program, {
+      args,
+      cwd: run.sandbox,
+      env: this.#env(run),
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      // A new session makes the task a process-group leader, so kills reach its children too.
+      detached: true,
+    });
+  }
+
+  /**
+   * A persistent volume lives under the agent, outside any sandbox, so it outlasts the task's runs;
+   * each run sees it at `containerPath` inside its sandbox (a symlink, as there are no containers).
+   */
+  async #mountVolume(run: TaskRun): Promise<void> {
+    const v = run.spec.volume!;
+    if (
+      !isSafeId(v.volumeId) || v.containerPath.split("/").includes("..") || v.containerPath.startsWith("/")
+    ) {
+      throw new Error(
+        `volume ${v.volumeId}: containerPath "${v.containerPath}" must be a relative path inside the sandbox`,
+      );
+    }
+    const dir = `${this.#ctx.dataDir}/agents/${this.agentId}/volumes/${v.volumeId}`;
+    await Deno.mkdir(dir, { recursive: true });
+    const link = `${run.sandbox}/${v.containerPath}`;
+    await Deno.mkdir(link.slice(0, link.lastIndexOf("/")), { recursive: true });
+    await Deno.remove(link).catch(() => {});
+    await Deno.symlink(dir, link);
+  }
+
+  #env(run: TaskRun): Record<string, string> {
+    const { spec } = run;
+    const env: Record<string, string> = {
+      ...this.#options.env,
+      ...spec.env,
+      HOST: this.hostname,
+      MESOS_SANDBOX: run.sandbox,
+      MESOS_TASK_ID: spec.taskId,
+      MESOS_AGENT_ID: this.agentId,
+      PELOTON_JOB_ID: spec.jobId,
+      PELOTON_INSTANCE_ID: String(spec.instanceId),
+      PELOTON_TASK_ID: `${spec.jobId}-${spec.instanceId}`,
+    };
+    if (spec.volume) env.PELOTON_VOLUME_PATH = `${run.sandbox}/${spec.volume.containerPath}`;
+    for (const [name, port] of Object.entries(spec.ports)) {
+      env[`PORT_${name.toUpperCase().replace(/[^A-Z0-9_]/g, "_")}`] = String(port);
+      if (ENV_NAME.test(name)) env[name] = String(port);
+    }
+    return env;
+  }
+
+  #emit(
+    run: TaskRun,
+    state: MesosTaskState,
+    extra: { reason?: string; message?: string; exitCode?: number; healthy?: boolean } = {},
+  ): void {
+    const status: TaskStatus = {
+      taskId: run.spec.taskId,
+      state,
+      hostname: this.hostname,
+      agentId: this.agentId,
+      timeMs: this.#ctx.now(),
+    };
+    if (extra.message !== undefined) status.message = extra.message;
+    if (extra.reason !== undefined) status.reason = extra.reason;
+    if (extra.exitCode !== undefined) status.exitCode = extra.exitCode;
+    if (extra.healthy !== undefined) status.healthy = extra.healthy;
+    this.#ctx.onStatus(status);
+  }
+}
+
+function openLog(path: string): Promise<Deno.FsFile> {
+  return Deno.open(path, { write: true, create: true, truncate: true });
+}
+
+/**
+ * Copies a task's output into its sandbox file chunk by chunk, so `logs()` sees output while the task
+ * runs (`pipeTo(file.writable)` held it back until the stream ended).
+ */
+async function copyTo(stream: ReadableStream<Uint8Array>, file: Deno.FsFile): Promise<void> {
+  try {
+    for await (const chunk of stream) {
+      for (let written = 0; written < chunk.length;) written += await file.write(chunk.subarray(written));
+    }
+  } catch {
+    // The sandbox file became unwritable: drop the rest of the output rather than fail the task.
+    await stream.cancel().catch(() => {});
+  } finally {
+    file.close();
+  }
+}
+
+/** Signals a whole process group; a group that already exited is not an error. */
+function signalGroup(pgid: number, signal: Deno.Signal): void {
+  try {
+    Deno.kill(-pgid, signal);
+  } catch {
+    // ESRCH: every member already exited.
+  }
+}
+
+function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

@@ -1,0 +1,337 @@
+/** The minicluster: a HostBackend of local agents that run command tasks as real processes. */
+import type {
+  BackendEvent,
+  HostBackend,
+  HostInfo,
+  LaunchSpec,
+  TaskStatus,
+} from "../../core/ports/host_backend.ts";
+import type { Resources } from "../../core/model/resources.ts";
+import type { MesosTaskState } from "../../core/model/states.ts";
+import { healthCheckProblem } from "../../core/ports/health_check.ts";
+import { Agent, type AgentOptions, type Ending, isSafeId, sandboxPath } from "./agent.ts";
+
+export type { AgentOptions } from "./agent.ts";
+
+/** What every agent gets unless its own options say otherwise. */
+export interface AgentDefaults {
+  resources: Resources;
+  attributes: Record<string, string>;
+  portRange: [number, number];
+}
+
+export interface MiniclusterOptions {
+  /** Root of the agents' sandboxes: `<dataDir>/agents/<agentId>/tasks/<taskId>/`. */
+  dataDir: string;
+  /** A number of default agents, or one (partial) option set per agent. */
+  agents: number | Partial<AgentOptions>[];
+  defaults?: Partial<AgentDefaults>;
+  /** SIGTERM-to-SIGKILL grace when `stop()` ends live tasks. */
+  stopGracePeriodMs?: number;
+  /** Terminal tasks remembered for reconciliation, oldest forgotten first (Mesos keeps 1000 per framework). */
+  maxCompletedTasks?: number;
+  now?: () => number;
+}
+
+export type LogFile = "stdout" | "stderr";
+
+const DEFAULTS: AgentDefaults = {
+  resources: { cpuMilli: 4000, memMb: 8192, diskMb: 20480, gpuMilli: 0 },
+  attributes: { host_pool: "shared" },
+  portRange: [31000, 32000],
+};
+
+const TERMINAL: ReadonlySet<MesosTaskState> = new Set<MesosTaskState>([
+  "TASK_FINISHED",
+  "TASK_FAILED",
+  "TASK_KILLED",
+  "TASK_LOST",
+  "TASK_ERROR",
+  "TASK_DROPPED",
+  "TASK_GONE",
+  "TASK_GONE_BY_OPERATOR",
+  "TASK_UNKNOWN",
+]);
+
+export function isTerminalMesosState(state: MesosTaskState): boolean {
+  return TERMINAL.has(state);
+}
+
+export class Minicluster implements HostBackend {
+  readonly dataDir: string;
+  readonly #defaults: AgentDefaults;
+  readonly #now: () => number;
+  readonly #stopGracePeriodMs: number;
+  readonly #maxCompletedTasks: number;
+  readonly #agents = new Map<string, Agent>();
+  /** Every agent ever added, so tasks of removed agents can still name their host. */
+  readonly #hosts = new Map<string, HostInfo>();
+  /** Latest status of every task the agents reported on. */
+  readonly #tasks = new Map<string, TaskStatus>();
+  /** Terminal task ids in the order they ended, for forgetting the oldest. */
+  readonly #completed = new Set<string>();
+  #nextIndex = 0;
+  #sink?: (events: BackendEvent[]) => void;
+  #pending: BackendEvent[] = [];
+  #flushTimer?: ReturnType<typeof setTimeout>;
+  #stopping?: Promise<void>;
+  #stopped = false;
+
+  constructor(options: MiniclusterOptions) {
+    this.dataDir = options.dataDir;
+    this.#defaults = { ...DEFAULTS, ...options.defaults };
+    this.#now = options.now ?? Date.now;
+    this.#stopGracePeriodMs = options.stopGracePeriodMs ?? 1000;
+    this.#maxCompletedTasks = options.maxCompletedTasks ?? 10_000;
+    const agents = typeof options.agents === "number"
+      ? Array.from({ length: options.agents }, () => ({}))
+      : options.agents;
+    for (const agent of agents) this.#add(agent);
+  }
+
+  start(sink: (events: BackendEvent[]) => void): void {
+    if (this.#sink) throw new Error("Cannot start minicluster: it was already started");
+    this.#sink = sink;
+    const ups: BackendEvent[] = [...this.#agents.values()].map((a) => ({ kind: "host-up", host: a.info() }));
+    this.#pending = [...ups, ...this.#pending];
+    this.#schedule();
+  }
+
+  launch(tasks: LaunchSpec[]): void {
+    if (this.#stopping) throw new Error("Cannot launch tasks: the minicluster is stopped");
+    for (const spec of tasks) {
+      const problem = this.#invalid(spec);
+      const agent = this.#agents.get(spec.agentId);
+      if (problem) {
+        this.#reply(spec.taskId, "TASK_ERROR", "REASON_TASK_INVALID", problem, spec);
+      } else if (!agent) {
+        const message = `Agent ${spec.agentId} is not registered`;
+        this.#reply(spec.taskId, "TASK_LOST", "REASON_AGENT_REMOVED", message, spec);
+      } else {
+        agent.launch(spec);
+      }
+    }
+  }
+
+  kill(tasks: { taskId: string; agentId: string; gracePeriodMs: number }[]): void {
+    if (this.#stopped) return;
+    for (const { taskId, agentId, gracePeriodMs } of tasks) {
+      const latest = this.#tasks.get(taskId);
+      if (!latest) {
+        // Mesos answers a kill of an unknown task with an explicit reconciliation.
+        this.#reply(taskId, "TASK_LOST", "REASON_RECONCILIATION", "Reconciliation: Task is unknown");
+        continue;
+      }
+      // Mesos silently ignores a kill whose agent does not match the task's; mirror it so such bugs show here.
+      if (agentId && agentId !== latest.agentId) continue;
+      if (!this.#agents.get(latest.agentId)?.kill(taskId, gracePeriodMs)) this.#reconciled(latest);
+    }
+  }
+
+  reconcile(taskIds?: string[]): void {
+    if (this.#stopped) return;
+    if (!taskIds || taskIds.length === 0) {
+      for (const status of this.#tasks.values()) {
+        if (!TERMINAL.has(status.state)) this.#reconciled(status);
+      }
+      return;
+    }
+    for (const taskId of taskIds) {
+      const latest = this.#tasks.get(taskId);
+      if (latest) this.#reconciled(latest);
+      else this.#reply(taskId, "TASK_LOST", "REASON_RECONCILIATION", "Reconciliation: Task is unknown");
+    }
+  }
+
+  /** Ends every live task (SIGTERM, SIGKILL after a short grace) as TASK_LOST and waits until all exited. */
+  stop(): Promise<void> {
+    this.#stopping ??= (async () => {
+      const ending: Ending = {
+        state: "TASK_LOST",
+        reason: "REASON_EXECUTOR_TERMINATED",
+        message: "Minicluster stopped",
+      };
+      await Promise.all([...this.#agents.values()].map((a) => a.shutdown(ending, this.#stopGracePeriodMs)));
+      clearTimeout(this.#flushTimer);
+      this.#flush();
+      this.#stopped = true;
+    })();
+    return this.#stopping;
+  }
+
+  /** Adds an agent (default names `agent-<i>` / `minicluster-S<i>`); announced with host-up once started. */
+  addAgent(options: Partial<AgentOptions> = {}): HostInfo {
+    if (this.#stopping) throw new Error("Cannot add agent: the minicluster is stopped");
+    const host = this.#add(options).info();
+    // Before start, start() itself announces every agent.
+    if (this.#sink) this.#push({ kind: "host-up", host });
+    return host;
+  }
+
+  /**
+   * Removes an agent as if it died: its processes are SIGKILLed, its tasks end TASK_LOST
+   * (REASON_AGENT_REMOVED), then host-lost. False when no such agent is registered.
+   */
+  async removeAgent(agentId: string): Promise<boolean> {
+    const agent = this.#agents.get(agentId);
+    if (!agent) return false;
+    this.#agents.delete(agentId);
+    const message = `Agent ${agentId} removed`;
+    await agent.shutdown({ state: "TASK_LOST", reason: "REASON_AGENT_REMOVED", message }, 0);
+    this.#push({ kind: "host-lost", hostname: agent.hostname, agentId, reason: "REASON_AGENT_REMOVED" });
+    return true;
+  }
+
+  /** The registered agents. */
+  hosts(): HostInfo[] {
+    return [...this.#agents.values()].map((a) => a.info());
+  }
+
+  /** The agent a task was launched on, also after it ended or its agent was removed. */
+  agentFor(taskId: string): HostInfo | undefined {
+    const latest = this.#tasks.get(taskId);
+    return latest && this.#hosts.get(latest.agentId);
+  }
+
+  /** Pid (and process group id) of a running task's process. */
+  pid(taskId: string): number | undefined {
+    const latest = this.#tasks.get(taskId);
+    return latest && this.#agents.get(latest.agentId)?.pid(taskId);
+  }
+
+  /** A known task's sandbox directory (its working directory). */
+  sandboxOf(taskId: string): string | undefined {
+    const latest = this.#tasks.get(taskId);
+    return latest && sandboxPath(this.dataDir, latest.agentId, taskId);
+  }
+
+  /** A task's sandbox output, read from disk: works for ended tasks and across minicluster restarts. */
+  async logs(taskId: string, file: LogFile): Promise<string | undefined> {
+    if (!isSafeId(taskId) || (file !== "stdout" && file !== "stderr")) return undefined;
+    const latest = this.#tasks.get(taskId);
+    const agentIds = latest ? [latest.agentId] : await this.#agentDirs();
+    for (const agentId of agentIds) {
+      try {
+        return await Deno.readTextFile(`${sandboxPath(this.dataDir, agentId, taskId)}/${file}`);
+      } catch (e) {
+        if (!(e instanceof Deno.errors.NotFound)) throw e;
+      }
+    }
+    return undefined;
+  }
+
+  async #agentDirs(): Promise<string[]> {
+    const ids: string[] = [];
+    try {
+      for await (const entry of Deno.readDir(`${this.dataDir}/agents`)) {
+        if (entry.isDirectory) ids.push(entry.name);
+      }
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+    }
+    return ids.sort();
+  }
+
+  #add(partial: Partial<AgentOptions>): Agent {
+    const i = this.#nextIndex++;
+    const d = this.#defaults;
+    const options: AgentOptions = {
+      hostname: partial.hostname ?? `agent-${i}`,
+      agentId: partial.agentId ?? `minicluster-S${i}`,
+      resources: { ...(partial.resources ?? d.resources) },
+      attributes: { rack: `rack-${i % 2}`, ...d.attributes, ...partial.attributes },
+      portRanges: partial.portRanges ?? [d.portRange],
+      env: partial.env,
+    };
+    for (const a of this.#agents.values()) {
+      if (a.agentId === options.agentId || a.hostname === options.hostname) {
+        throw new Error(
+          `Cannot add agent ${options.hostname} (${options.agentId}): an agent with that hostname or id exists`,
+        );
+      }
+    }
+    const agent = new Agent(options, {
+      dataDir: this.dataDir,
+      now: this.#now,
+      onStatus: (s) => this.#record(s),
+    });
+    this.#agents.set(agent.agentId, agent);
+    this.#hosts.set(agent.agentId, agent.info());
+    return agent;
+  }
+
+  #invalid(spec: LaunchSpec): string | undefined {
+    if (!isSafeId(spec.taskId)) return `Task id ${JSON.stringify(spec.taskId)} has characters not allowed`;
+    const latest = this.#tasks.get(spec.taskId);
+    if (latest && !TERMINAL.has(latest.state)) return `Task has duplicate ID: ${spec.taskId}`;
+    if (!spec.command.value) return "Task has no command value";
+    const health = spec.healthCheck && healthCheckProblem(spec.healthCheck);
+    if (health) return `Task uses an invalid health check: ${health}`;
+    return undefined;
+  }
+
+  #record(status: TaskStatus): void {
+    this.#tasks.set(status.taskId, status);
+    if (TERMINAL.has(status.state)) {
+      this.#completed.add(status.taskId);
+      for (const old of this.#completed) {
+        if (this.#completed.size <= this.#maxCompletedTasks) break;
+        this.#completed.delete(old);
+        this.#tasks.delete(old);
+      }
+    } else {
+      this.#completed.delete(status.taskId);
+    }
+    this.#push({ kind: "task-status", status });
+  }
+
+  #reconciled(latest: TaskStatus): void {
+    const status: TaskStatus = {
+      ...latest,
+      timeMs: this.#now(),
+      reason: "REASON_RECONCILIATION",
+      message: "Reconciliation: Latest task state",
+    };
+    this.#push({ kind: "task-status", status });
+  }
+
+  /** A master-style answer that is not recorded as the task's state (invalid or unknown tasks). */
+  #reply(
+    taskId: string,
+    state: MesosTaskState,
+    reason: string,
+    message: string,
+    where?: { agentId: string; hostname: string },
+  ): void {
+    const status: TaskStatus = {
+      taskId,
+      state,
+      hostname: where?.hostname ?? "",
+      agentId: where?.agentId ?? "",
+      timeMs: this.#now(),
+      message,
+      reason,
+    };
+    this.#push({ kind: "task-status", status });
+  }
+
+  #push(event: BackendEvent): void {
+    if (this.#stopped) return;
+    this.#pending.push(event);
+    this.#schedule();
+  }
+
+  // Batching through a timer both groups events and guarantees the sink never runs inside launch/kill.
+  #schedule(): void {
+    if (!this.#sink || this.#flushTimer !== undefined) return;
+    this.#flushTimer = setTimeout(() => this.#flush(), 0);
+  }
+
+  #flush(): void {
+    this.#flushTimer = undefined;
+    if (!this.#sink || this.#pending.length === 0) return;
+    const batch = this.#pending;
+    this.#pending = [];
+    this.#sink(batch);
+  }
+}

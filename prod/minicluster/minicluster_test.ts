@@ -1,0 +1,454 @@
+/** Minicluster tests against real local processes: statuses, sandboxes, kills, reconciliation, shutdown. */
+import type { BackendEvent, LaunchSpec, TaskStatus } from "../../core/ports/host_backend.ts";
+import type { MesosTaskState } from "../../core/model/states.ts";
+import { Minicluster, type MiniclusterOptions } from "./minicluster.ts";
+
+function assert(cond: unknown, message = "assertion failed"): asserts cond {
+  if (!cond) throw new Error(message);
+}
+
+function assertEquals<T>(actual: T, expected: T, what = "value"): void {
+  const a = JSON.stringify(actual), e = JSON.stringify(expected);
+  if (a !== e) throw new Error(`${what}: expected ${e}, got ${a}`);
+}
+
+/** Collects the sink's batches and lets a test wait for an event. */
+class Recorder {
+  readonly events: BackendEvent[] = [];
+  readonly batches: BackendEvent[][] = [];
+  #waiters: { match: (e: BackendEvent) => boolean; resolve: (e: BackendEvent) => void }[] = [];
+  /** Set by a test around calls that must not reach the sink synchronously. */
+  guard = false;
+
+  sink = (batch: BackendEvent[]): void => {
+    if (this.guard) throw new Error("sink called synchronously");
+    this.batches.push(batch);
+    for (const event of batch) {
+      this.events.push(event);
+      this.#waiters = this.#waiters.filter((w) => !(w.match(event) && (w.resolve(event), true)));
+    }
+  };
+
+  statuses(taskId: string): TaskStatus[] {
+    return this.events.flatMap((e) =>
+      e.kind === "task-status" && e.status.taskId === taskId ? [e.status] : []
+    );
+  }
+
+  states(taskId: string): MesosTaskState[] {
+    return this.statuses(taskId).map((s) => s.state);
+  }
+
+  async waitFor(match: (e: BackendEvent) => boolean, what: string, timeoutMs = 5000): Promise<BackendEvent> {
+    const seen = this.events.find(match);
+    if (seen) return seen;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const found = new Promise<BackendEvent>((resolve) => this.#waiters.push({ match, resolve }));
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), timeoutMs);
+    });
+    try {
+      return await Promise.race([found, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async waitState(taskId: string, state: MesosTaskState, timeoutMs = 5000): Promise<TaskStatus> {
+    const e = await this.waitFor(
+      (e) => e.kind === "task-status" && e.status.taskId === taskId && e.status.state === state,
+      `${taskId} ${state}`,
+      timeoutMs,
+    );
+    return (e as { status: TaskStatus }).status;
+  }
+}
+
+function makeSpec(command: string | string[], overrides: Partial<LaunchSpec> = {}): LaunchSpec {
+  const jobId = crypto.randomUUID();
+  return {
+    taskId: `${jobId}-0-1`,
+    jobId,
+    instanceId: 0,
+    hostname: "agent-0",
+    agentId: "minicluster-S0",
+    resources: { cpuMilli: 100, memMb: 32, diskMb: 0, gpuMilli: 0 },
+    ports: {},
+    command: typeof command === "string"
+      ? { shell: true, value: command, arguments: [] }
+      : { shell: false, value: command[0], arguments: command.slice(1) },
+    env: {},
+    killGracePeriodMs: 1000,
+    labels: [],
+    ...overrides,
+  };
+}
+
+type Body = (mc: Minicluster, rec: Recorder, dataDir: string) => Promise<void>;
+
+async function withCluster(body: Body, options: Partial<MiniclusterOptions> = {}): Promise<void> {
+  const dataDir = await Deno.makeTempDir({ prefix: "minicluster_test_" });
+  const mc = new Minicluster({ dataDir, agents: 2, stopGracePeriodMs: 500, ...options });
+  const rec = new Recorder();
+  mc.start(rec.sink);
+  try {
+    await body(mc, rec, dataDir);
+  } finally {
+    await mc.stop();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function eventually<T>(
+  probe: () => T | undefined | Promise<T | undefined>,
+  what: string,
+  timeoutMs = 5000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await delay(20);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Waits until a task's stdout contains `text`, i.e. the task got past its setup. */
+function outputContains(mc: Minicluster, taskId: string, text: string): Promise<string> {
+  return eventually(async () => {
+    const out = await mc.logs(taskId, "stdout");
+    return out?.includes(text) ? out : undefined;
+  }, `${taskId} to print ${text}`);
+}
+
+/** A zombie counts as dead: it no longer runs and only waits for its parent to reap it. */
+function isAlive(pid: number): boolean {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+function pidsIn(text: string): number[] {
+  return text.split(/\s+/).filter(Boolean).map(Number);
+}
+
+Deno.test("start announces every agent asynchronously, with the default resources and attributes", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "minicluster_test_" });
+  const mc = new Minicluster({ dataDir, agents: 3 });
+  const rec = new Recorder();
+  rec.guard = true;
+  mc.start(rec.sink);
+  rec.guard = false;
+  assertEquals(rec.events.length, 0, "events right after start");
+  await rec.waitFor((e) => e.kind === "host-up" && e.host.hostname === "agent-2", "agent-2 up");
+  const hosts = rec.events.flatMap((e) => e.kind === "host-up" ? [e.host] : []);
+  assertEquals(hosts.map((h) => h.hostname), ["agent-0", "agent-1", "agent-2"], "hostnames");
+  assertEquals(hosts[1], {
+    hostname: "agent-1",
+    agentId: "minicluster-S1",
+    resources: { cpuMilli: 4000, memMb: 8192, diskMb: 20480, gpuMilli: 0 },
+    attributes: { rack: "rack-1", host_pool: "shared" },
+    portRanges: [[31000, 32000]],
+  }, "agent-1");
+  assertEquals(rec.batches.length, 1, "host-ups come in one batch");
+  await mc.stop();
+  await Deno.remove(dataDir, { recursive: true });
+});
+
+Deno.test("a shell task finishes and its sandbox holds its output and environment", () =>
+  withCluster(async (mc, rec, dataDir) => {
+    const spec = makeSpec(
+      'echo "job=$PELOTON_JOB_ID instance=$PELOTON_INSTANCE_ID task=$PELOTON_TASK_ID"; ' +
+        'echo "mesos=$MESOS_TASK_ID port=$PORT_HTTP_PORT plain=$http_port extra=$EXTRA"; pwd; ' +
+        "echo oops >&2; sleep 0.2",
+      { instanceId: 7, ports: { http_port: 31007 }, env: { EXTRA: "yes" } },
+    );
+    mc.launch([spec]);
+    const done = await rec.waitState(spec.taskId, "TASK_FINISHED");
+    assertEquals(rec.states(spec.taskId), ["TASK_STAGING", "TASK_STARTING", "TASK_RUNNING", "TASK_FINISHED"]);
+    assertEquals(done.exitCode, 0, "exit code");
+    assertEquals(done.hostname, "agent-0", "hostname");
+    const sandbox = await Deno.realPath(`${dataDir}/agents/minicluster-S0/tasks/${spec.taskId}`);
+    assertEquals(
+      await mc.logs(spec.taskId, "stdout"),
+      `job=${spec.jobId} instance=7 task=${spec.jobId}-7\n` +
+        `mesos=${spec.taskId} port=31007 plain=31007 extra=yes\n${sandbox}\n`,
+      "stdout",
+    );
+    assertEquals(await mc.logs(spec.taskId, "stderr"), "oops\n", "stderr");
+    assertEquals(await Deno.readTextFile(`${sandbox}/stderr`), "oops\n", "stderr file");
+    assertEquals(mc.agentFor(spec.taskId)?.hostname, "agent-0", "agentFor");
+  }));
+
+Deno.test("an argv task runs without a shell", () =>
+  withCluster(async (mc, rec) => {
+    const spec = makeSpec(["echo", "hello world", "$HOME"], {
+      agentId: "minicluster-S1",
+      hostname: "agent-1",
+    });
+    mc.launch([spec]);
+    await rec.waitState(spec.taskId, "TASK_FINISHED");
+    assertEquals(await mc.logs(spec.taskId, "stdout"), "hello world $HOME\n", "stdout");
+    assertEquals(mc.agentFor(spec.taskId)?.agentId, "minicluster-S1", "agentFor");
+  }));
+
+Deno.test("a non-zero exit fails the task with its exit code", () =>
+  withCluster(async (mc, rec) => {
+    const spec = makeSpec("sleep 0.1; exit 3");
+    mc.launch([spec]);
+    const failed = await rec.waitState(spec.taskId, "TASK_FAILED");
+    assertEquals(failed.exitCode, 3, "exit code");
+    assertEquals(failed.message, "Command exited with status 3", "message");
+    assertEquals(rec.states(spec.taskId), ["TASK_STAGING", "TASK_STARTING", "TASK_RUNNING", "TASK_FAILED"]);
+  }));
+
+Deno.test("a command that cannot be spawned fails with REASON_COMMAND_EXECUTOR_FAILED", () =>
+  withCluster(async (mc, rec) => {
+    const spec = makeSpec(["definitely-not-a-command-4711"]);
+    mc.launch([spec]);
+    const failed = await rec.waitState(spec.taskId, "TASK_FAILED");
+    assertEquals(failed.reason, "REASON_COMMAND_EXECUTOR_FAILED", "reason");
+    assertEquals(rec.states(spec.taskId), ["TASK_STAGING", "TASK_STARTING", "TASK_FAILED"]);
+  }));
+
+Deno.test("a task that handles SIGTERM is TASK_KILLED well within its grace period", () =>
+  withCluster(async (mc, rec) => {
+    const spec = makeSpec("trap 'echo got-term; exit 3' TERM; echo ready; sleep 30");
+    mc.launch([spec]);
+    await outputContains(mc, spec.taskId, "ready");
+    const start = Date.now();
+    mc.kill([{ taskId: spec.taskId, agentId: spec.agentId, gracePeriodMs: 5000 }]);
+    const killed = await rec.waitState(spec.taskId, "TASK_KILLED");
+    assert(Date.now() - start < 2000, `kill took ${Date.now() - start} ms`);
+    assertEquals(killed.exitCode, 3, "exit code");
+    assertEquals(await mc.logs(spec.taskId, "stdout"), "ready\ngot-term\n", "stdout");
+  }));
+
+Deno.test("a task that ignores SIGTERM is SIGKILLed after the grace period", () =>
+  withCluster(async (mc, rec) => {
+    const spec = makeSpec("trap '' TERM; echo ready; sleep 30");
+    mc.launch([spec]);
+    await outputContains(mc, spec.taskId, "ready");
+    const start = Date.now();
+    mc.kill([{ taskId: spec.taskId, agentId: spec.agentId, gracePeriodMs: 300 }]);
+    const killed = await rec.waitState(spec.taskId, "TASK_KILLED");
+    const tookMs = Date.now() - start;
+    assert(tookMs >= 290 && tookMs < 3000, `kill took ${tookMs} ms`);
+    assertEquals(killed.message, "Command terminated with signal SIGKILL", "message");
+  }));
+
+Deno.test("killing a shell task kills its children too", () =>
+  withCluster(async (mc, rec) => {
+    const spec = makeSpec("sleep 30 & echo $! > child.pid; echo ready; wait");
+    mc.launch([spec]);
+    await outputContains(mc, spec.taskId, "ready");
+    const [child] = pidsIn(await Deno.readTextFile(`${mc.sandboxOf(spec.taskId)}/child.pid`));
+    const shell = mc.pid(spec.taskId)!;
+    assert(isAlive(child) && isAlive(shell), "task processes run");
+    mc.kill([{ taskId: spec.taskId, agentId: spec.agentId, gracePeriodMs: 1000 }]);
+    await rec.waitState(spec.taskId, "TASK_KILLED");
+    assert(!isAlive(shell), `shell ${shell} still alive`);
+    await eventually(() => isAlive(child) ? undefined : true, `child ${child} to die`);
+  }));
+
+Deno.test("a finished task's background children do not outlive it", () =>
+  withCluster(async (mc, rec, dataDir) => {
+    const spec = makeSpec("sleep 30 & echo $! > child.pid; sleep 0.1");
+    mc.launch([spec]);
+    await rec.waitState(spec.taskId, "TASK_FINISHED");
+    const [child] = pidsIn(
+      await Deno.readTextFile(`${dataDir}/agents/minicluster-S0/tasks/${spec.taskId}/child.pid`),
+    );
+    await eventually(() => isAlive(child) ? undefined : true, `child ${child} to die`);
+  }));
+
+Deno.test("a kill that arrives before the process started ends it as killed during launch", () =>
+  withCluster(async (mc, rec) => {
+    const spec = makeSpec("echo should-not-run");
+    mc.launch([spec]);
+    mc.kill([{ taskId: spec.taskId, agentId: spec.agentId, gracePeriodMs: 1000 }]);
+    const killed = await rec.waitState(spec.taskId, "TASK_KILLED");
+    assertEquals(killed.reason, "REASON_TASK_KILLED_DURING_LAUNCH", "reason");
+    assertEquals(rec.states(spec.taskId), ["TASK_STAGING", "TASK_KILLED"]);
+    assertEquals(await mc.logs(spec.taskId, "stdout"), "", "stdout");
+  }));
+
+Deno.test("events are never delivered synchronously from launch, kill or reconcile", () =>
+  withCluster(async (mc, rec) => {
+    await rec.waitFor((e) => e.kind === "host-up", "host-up");
+    const spec = makeSpec("sleep 30");
+    rec.guard = true;
+    mc.launch([spec, makeSpec("true", { agentId: "no-such-agent" })]);
+    mc.reconcile(["unknown-task"]);
+    rec.guard = false;
+    await rec.waitState(spec.taskId, "TASK_RUNNING");
+    rec.guard = true;
+    mc.kill([{ taskId: spec.taskId, agentId: spec.agentId, gracePeriodMs: 1000 }]);
+    mc.kill([{ taskId: "unknown-task", agentId: "", gracePeriodMs: 1000 }]);
+    rec.guard = false;
+    await rec.waitState(spec.taskId, "TASK_KILLED");
+  }));
+
+Deno.test("reconcile: unknown tasks are lost, known ones report their latest state", () =>
+  withCluster(async (mc, rec) => {
+    const running = makeSpec("sleep 30");
+    const finished = makeSpec("true");
+    mc.launch([running, finished]);
+    await rec.waitState(running.taskId, "TASK_RUNNING");
+    await rec.waitState(finished.taskId, "TASK_FINISHED");
+    const mark = rec.events.length;
+    mc.reconcile(["no-such-task", finished.taskId]);
+    const lost = await rec.waitState("no-such-task", "TASK_LOST");
+    assertEquals(lost.reason, "REASON_RECONCILIATION", "unknown reason");
+    const again = rec.statuses(finished.taskId).at(-1)!;
+    assertEquals([again.state, again.reason], ["TASK_FINISHED", "REASON_RECONCILIATION"], "known task");
+    mc.reconcile();
+    await rec.waitFor(
+      (e) =>
+        e.kind === "task-status" && e.status.reason === "REASON_RECONCILIATION" &&
+        e.status.state === "TASK_RUNNING",
+      "implicit reconciliation",
+    );
+    await delay(20);
+    const implicit = rec.events.slice(mark).flatMap((e) =>
+      e.kind === "task-status" && e.status.reason === "REASON_RECONCILIATION" ? [e.status.taskId] : []
+    );
+    assertEquals(implicit, ["no-such-task", finished.taskId, running.taskId], "reconciled tasks");
+  }));
+
+Deno.test("launch rejects unknown agents and duplicate task ids", () =>
+  withCluster(async (mc, rec) => {
+    const spec = makeSpec("sleep 30");
+    const stray = makeSpec("true", { agentId: "no-such-agent" });
+    mc.launch([spec, stray]);
+    await rec.waitState(spec.taskId, "TASK_RUNNING");
+    const lost = await rec.waitState(stray.taskId, "TASK_LOST");
+    assertEquals(lost.reason, "REASON_AGENT_REMOVED", "reason");
+    mc.launch([{ ...spec }]);
+    const error = await rec.waitState(spec.taskId, "TASK_ERROR");
+    assertEquals(error.reason, "REASON_TASK_INVALID", "reason");
+    mc.reconcile([spec.taskId]);
+    await rec.waitFor(
+      (e) =>
+        e.kind === "task-status" && e.status.taskId === spec.taskId &&
+        e.status.reason === "REASON_RECONCILIATION",
+      "reconciliation",
+    );
+    assertEquals(
+      rec.statuses(spec.taskId).at(-1)?.state,
+      "TASK_RUNNING",
+      "the duplicate left the task alone",
+    );
+  }));
+
+Deno.test("removeAgent loses its tasks and kills their processes; addAgent announces a new host", () =>
+  withCluster(async (mc, rec) => {
+    const spec = makeSpec("sleep 30", { agentId: "minicluster-S1", hostname: "agent-1" });
+    mc.launch([spec]);
+    await rec.waitState(spec.taskId, "TASK_RUNNING");
+    const pid = mc.pid(spec.taskId)!;
+    assertEquals(await mc.removeAgent("minicluster-S1"), true, "removed");
+    assertEquals(await mc.removeAgent("minicluster-S1"), false, "removed twice");
+    assert(!isAlive(pid), `task process ${pid} still alive`);
+    const lost = await rec.waitState(spec.taskId, "TASK_LOST");
+    assertEquals(lost.reason, "REASON_AGENT_REMOVED", "reason");
+    const hostLost = await rec.waitFor((e) => e.kind === "host-lost", "host-lost");
+    assertEquals(hostLost, {
+      kind: "host-lost",
+      hostname: "agent-1",
+      agentId: "minicluster-S1",
+      reason: "REASON_AGENT_REMOVED",
+    }, "host-lost");
+    assert(
+      rec.events.indexOf(hostLost) >
+        rec.events.findIndex((e) => e.kind === "task-status" && e.status === lost),
+    );
+    const host = mc.addAgent({ attributes: { host_pool: "daemon" } });
+    assertEquals([host.hostname, host.agentId, host.attributes.host_pool], [
+      "agent-2",
+      "minicluster-S2",
+      "daemon",
+    ]);
+    await rec.waitFor((e) => e.kind === "host-up" && e.host.agentId === "minicluster-S2", "new host-up");
+    assertEquals(mc.hosts().map((h) => h.hostname), ["agent-0", "agent-2"], "hosts");
+  }));
+
+Deno.test("stop leaves no live processes, and logs survive stop and restart", () =>
+  withCluster(async (mc, rec, dataDir) => {
+    const specs = [
+      makeSpec("echo $$ > pids; sleep 30 & echo $! >> pids; echo started; wait"),
+      makeSpec("trap '' TERM; echo $$ > pids; echo started; sleep 30", {
+        agentId: "minicluster-S1",
+        hostname: "agent-1",
+      }),
+    ];
+    mc.launch(specs);
+    const pids: number[] = [];
+    for (const spec of specs) {
+      await outputContains(mc, spec.taskId, "started");
+      pids.push(...pidsIn(await Deno.readTextFile(`${mc.sandboxOf(spec.taskId)}/pids`)));
+    }
+    assertEquals(pids.length, 3, "pids");
+    assert(pids.every(isAlive), "all processes run before stop");
+    await mc.stop();
+    assertEquals(pids.filter(isAlive), [], "live processes after stop");
+    for (const spec of specs) {
+      const last = rec.statuses(spec.taskId).at(-1)!;
+      assertEquals(
+        [last.state, last.reason],
+        ["TASK_LOST", "REASON_EXECUTOR_TERMINATED"],
+        "status after stop",
+      );
+      assertEquals(await mc.logs(spec.taskId, "stdout"), "started\n", "logs after stop");
+    }
+    let threw = false;
+    try {
+      mc.launch([makeSpec("true")]);
+    } catch {
+      threw = true;
+    }
+    assert(threw, "launch after stop throws");
+
+    const again = new Minicluster({ dataDir, agents: 2 });
+    const rec2 = new Recorder();
+    again.start(rec2.sink);
+    try {
+      assertEquals(await again.logs(specs[1].taskId, "stdout"), "started\n", "logs after restart");
+      assertEquals(await again.logs("never-ran", "stdout"), undefined, "logs of an unknown task");
+      again.reconcile([specs[0].taskId]);
+      await rec2.waitState(specs[0].taskId, "TASK_LOST");
+    } finally {
+      await again.stop();
+    }
+  }, { stopGracePeriodMs: 300 }));
+
+Deno.test("a persistent volume outlives its task's runs on the same agent", async () => {
+  await withCluster(async (mc, rec) => {
+    const volume = { volumeId: "job-0-volume", containerPath: "data/db", sizeMb: 8 };
+    const first = makeSpec('echo "run one" >> "$PELOTON_VOLUME_PATH/log" && cat data/db/log', { volume });
+    mc.launch([first]);
+    await rec.waitState(first.taskId, "TASK_FINISHED");
+    const second = makeSpec('echo "run two" >> data/db/log && cat "$PELOTON_VOLUME_PATH/log"', {
+      volume,
+      taskId: `${first.jobId}-0-2`,
+      jobId: first.jobId,
+    });
+    mc.launch([second]);
+    await rec.waitState(second.taskId, "TASK_FINISHED");
+    assertEquals(await mc.logs(second.taskId, "stdout"), "run one\nrun two\n", "second run's output");
+    const escape = makeSpec("true", {
+      volume: { ...volume, containerPath: "../outside" },
+      taskId: `${first.jobId}-0-3`,
+    });
+    mc.launch([escape]);
+    const failed = await rec.waitState(escape.taskId, "TASK_FAILED");
+    assert(/relative path inside the sandbox/.test(failed.message ?? ""), failed.message);
+  });
+});

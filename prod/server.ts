@@ -1,0 +1,255 @@
+/** Production mode's all-in-one wiring: the four daemons in one process, the store, the backend and HTTP. */
+import { routeProcedure } from "../core/api/procedures.ts";
+import { DEFAULT_HOSTMGR_CONFIG, HostManager } from "../core/hostmgr/hostmgr.ts";
+import { DEFAULT_JOBMGR_CONFIG, JobManager, type JobmgrConfig } from "../core/jobmgr/jobmgr.ts";
+import type { ApiReply, Message } from "../core/messages.ts";
+import { PlacementEngine } from "../core/placement/engine.ts";
+import { InProcessExecutor } from "../core/placement/in_process_executor.ts";
+import { WorkerExecutor } from "./placement/worker_executor.ts";
+import { seededPrng } from "../core/ports/prng.ts";
+import type { Store } from "../core/ports/store.ts";
+import { ResourceManager } from "../core/resmgr/resmgr.ts";
+import { PendingCalls } from "../core/rpc.ts";
+import { authorizeCall, type BasicAuth } from "./auth/basic_auth.ts";
+import { addAgent, createBackend, type SandboxBackend, sandboxFile } from "./backends.ts";
+import { SystemClock } from "./clock.ts";
+import { ClusterStore } from "./cluster/cluster_store.ts";
+import type { AgentOptions } from "./minicluster/agent.ts";
+import type { Minicluster } from "./minicluster/minicluster.ts";
+import { StoreFrameworkIdStore } from "./mesos/framework_id_store.ts";
+import { MesosMaintenance } from "./mesos/maintenance_sync.ts";
+import { PromMetrics } from "./metrics.ts";
+import { daemonGauges } from "./daemons/gauges.ts";
+import { rpcError } from "./daemons/http_errors.ts";
+import { openStore } from "./store/kysely_store.ts";
+import { LocalTransport } from "./transport.ts";
+import { loadRecovery } from "./recovery.ts";
+
+export type { SandboxBackend };
+
+export const DEFAULT_PORT = 5392;
+
+export interface PelotonOptions {
+  /** Deno workers placement rounds run in, over that many host partitions (0 or unset: in process). */
+  placementWorkers?: number;
+  host?: string;
+  port?: number;
+  dataDir: string;
+  /** Store URL: `sqlite:PATH` (default `<dataDir>/peloton.sqlite`) or `mysql://user:pass@host:port/db`. */
+  store?: string;
+  /** Local agents of the built-in minicluster. */
+  agents?: number;
+  agentOptions?: Partial<AgentOptions>[];
+  /** Print one line per request to stderr. */
+  log?: (line: string) => void;
+  /** Job manager settings to override (e.g. the service restart backoff). */
+  jobmgr?: Partial<JobmgrConfig>;
+  /** The cluster: the built-in minicluster (default) or a Mesos master. */
+  backend?: "minicluster" | "mesos";
+  mesosMaster?: string;
+  /** Peloton's basic auth (`--auth-config`): users, roles and the procedures they may call. */
+  auth?: BasicAuth;
+}
+
+export interface PelotonServer {
+  url: string;
+  port: number;
+  store: Store;
+  /** The built-in minicluster, when that is the backend. */
+  minicluster?: Minicluster;
+  backend: SandboxBackend;
+  jobmgr: JobManager;
+  resmgr: ResourceManager;
+  hostmgr: HostManager;
+  metrics: PromMetrics;
+  stop(): Promise<void>;
+}
+
+export async function startPeloton(opts: PelotonOptions): Promise<PelotonServer> {
+  await Deno.mkdir(opts.dataDir, { recursive: true });
+  const storeUrl = opts.store ?? `sqlite:${opts.dataDir}/peloton.sqlite`;
+  const store = await openStore(storeUrl);
+  const cluster = await ClusterStore.open(storeUrl);
+  const recovered = await loadRecovery(store);
+
+  const clock = new SystemClock();
+  const seed = crypto.getRandomValues(new Uint32Array(1))[0];
+  const prng = seededPrng(seed);
+  const transport = new LocalTransport();
+  const metrics = new PromMetrics({ daemon: "all" });
+  const { backend, minicluster, mesos } = createBackend(
+    { ...opts, log: opts.log },
+    new StoreFrameworkIdStore(cluster),
+  );
+  const a = {
+    jobmgr: "jobmgr",
+    resmgr: "resmgr",
+    placement: "placement",
+    hostmgr: "hostmgr",
+    api: "api/http",
+  };
+  const hostmgr = new HostManager({
+    clock,
+    transport,
+    backend,
+    metrics,
+    self: a.hostmgr,
+    jobmgr: a.jobmgr,
+    resmgr: a.resmgr,
+  }, DEFAULT_HOSTMGR_CONFIG);
+  const resmgr = new ResourceManager({
+    clock,
+    transport,
+    store,
+    prng,
+    metrics,
+    self: a.resmgr,
+    hostmgr: a.hostmgr,
+  });
+  const workers = opts.placementWorkers ? new WorkerExecutor(opts.placementWorkers) : undefined;
+  const placement = new PlacementEngine({
+    executor: workers ?? new InProcessExecutor(),
+    clock,
+    transport,
+    metrics,
+    self: a.placement,
+    resmgr: a.resmgr,
+    hostmgr: a.hostmgr,
+  });
+  const jobmgr = new JobManager({
+    clock,
+    transport,
+    store,
+    prng,
+    metrics,
+    self: a.jobmgr,
+    resmgr: a.resmgr,
+    hostmgr: a.hostmgr,
+  }, { ...DEFAULT_JOBMGR_CONFIG, ...opts.jobmgr });
+  transport.register(a.hostmgr, hostmgr);
+  transport.register(a.resmgr, resmgr);
+  transport.register(a.placement, placement);
+  transport.register(a.jobmgr, jobmgr);
+  const calls = new PendingCalls<ApiReply>();
+  transport.register(a.api, { receive: (m: Message) => m.kind === "api-reply" && calls.resolve(m) });
+  daemonGauges(metrics, { jobmgr, resmgr, hostmgr, placement });
+
+  resmgr.recover(recovered.pools);
+  jobmgr.recover(recovered.jobs, recovered.updates);
+  hostmgr.start();
+  resmgr.start();
+  placement.start();
+  jobmgr.start();
+  const maintenance = mesos &&
+    new MesosMaintenance(mesos, hostmgr, (msg, f) => opts.log?.(`${msg} ${JSON.stringify(f)}`));
+  maintenance?.start();
+
+  const call = (daemon: string, procedure: string, body: unknown, ttlMs: number) =>
+    new Promise<ApiReply>((resolve) => {
+      const timer = setTimeout(() => {
+        resolve({
+          kind: "api-reply",
+          reqId: 0,
+          error: { code: "unavailable", message: `${procedure} timed out after ${ttlMs} ms` },
+        });
+      }, ttlMs);
+      const reqId = calls.register((r) => {
+        clearTimeout(timer);
+        resolve(r);
+      });
+      transport.send(daemon, { kind: "api", reqId, replyTo: a.api, procedure, body });
+    });
+
+  let inflight = 0;
+  const handler = async (req: Request): Promise<Response> => {
+    inflight++;
+    try {
+      return await handle(req);
+    } finally {
+      inflight--;
+    }
+  };
+  const handle = async (req: Request): Promise<Response> => {
+    const url = new URL(req.url);
+    if (req.method === "GET" && url.pathname === "/health") {
+      return Response.json({ status: "ok", role: "all" });
+    }
+    if (req.method === "GET" && url.pathname === "/metrics") {
+      return new Response(metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } });
+    }
+    if (req.method === "GET" && url.pathname.startsWith("/sandbox/")) {
+      return await sandboxFile(backend, url.pathname);
+    }
+    if (req.method === "POST" && url.pathname === "/admin/agents") return await addAgent(minicluster, req);
+    if (url.pathname !== "/api/v1") return new Response("not found\n", { status: 404 });
+    if (req.method !== "POST") return new Response("POST only\n", { status: 405 });
+    const procedure = req.headers.get("rpc-procedure");
+    if (!procedure) return rpcError("invalid-argument", "missing Rpc-Procedure header");
+    const route = routeProcedure(procedure);
+    if (!route) return rpcError("unimplemented", `unknown procedure ${procedure}`);
+    const denied = authorizeCall(opts.auth, req.headers, procedure, route.procedure);
+    if (denied) return denied;
+    let body: unknown = {};
+    const text = await req.text();
+    if (text.trim()) {
+      try {
+        body = JSON.parse(text);
+      } catch (e) {
+        return rpcError("invalid-argument", `request body is not JSON: ${(e as Error).message}`);
+      }
+    }
+    const ttl = Number(req.headers.get("context-ttl-ms")) || 30_000;
+    const started = performance.now();
+    const reply = await call(route.daemon, route.procedure, body, ttl);
+    const seconds = (performance.now() - started) / 1000;
+    metrics.histogram("peloton_api_request_seconds", {
+      procedure: route.procedure,
+      code: reply.error?.code ?? "ok",
+    }).observe(seconds);
+    opts.log?.(
+      `${route.procedure} ${reply.error ? reply.error.code : "ok"} ${(seconds * 1000).toFixed(1)}ms`,
+    );
+    if (reply.error) return rpcError(reply.error.code, reply.error.message);
+    return Response.json(reply.body ?? {}, { headers: { "rpc-status": "ok" } });
+  };
+
+  const httpServer = Deno.serve({
+    hostname: opts.host ?? "127.0.0.1",
+    port: opts.port ?? DEFAULT_PORT,
+    onListen() {},
+  }, handler);
+  const port = httpServer.addr.port;
+  let stopping: Promise<void> | undefined;
+  return {
+    url: `http://${opts.host ?? "127.0.0.1"}:${port}`,
+    port,
+    store,
+    minicluster,
+    backend,
+    jobmgr,
+    resmgr,
+    hostmgr,
+    metrics,
+    stop() {
+      // Graceful: requests in flight get their answers and every write they made is stored.
+      stopping ??= (async () => {
+        const shutdown = httpServer.shutdown();
+        const deadline = Date.now() + 10_000;
+        while (inflight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        await shutdown;
+        maintenance?.stop();
+        jobmgr.stop();
+        placement.stop();
+        await workers?.close();
+        resmgr.stop();
+        clock.cancelAll();
+        await store.flush();
+        transport.close();
+        await backend.stop();
+        await store.close();
+        await cluster.close();
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,100 @@
+/** Peloton's v1alpha stateless job commands end to end through `peloton up`, with its integration-test spec files. */
+import assert from "node:assert/strict";
+import { cli, ROOT, startUp, waitFor } from "./testing.ts";
+
+const SPECS = `${ROOT}/core/model/testdata/peloton/tests/integration/test_configs`;
+const POOL = `${ROOT}/scenarios/jobs/default_respool.yaml`;
+
+Deno.test({
+  name: "job stateless create / get / replace / restart / stop with Peloton's own spec files",
+  sanitizeResources: false,
+  async fn() {
+    const dataDir = await Deno.makeTempDir({ prefix: "peloton-stateless-" });
+    const up = await startUp(dataDir);
+    try {
+      assert.equal((await cli(up.url, "respool", "create", "/DefaultResPool", POOL)).code, 0);
+      const created = await cli(
+        up.url,
+        "job",
+        "stateless",
+        "create",
+        "/DefaultResPool",
+        `${SPECS}/test_stateless_job_spec.yaml`,
+        "2",
+      );
+      assert.equal(created.code, 0, created.err);
+      const [, job, version] = /^Job (\S+) created, version (\S+)$/.exec(created.out)!;
+      assert.equal(version, "1-1-1", "config 1, desired state 1, one workflow (the batched start)");
+      const status = async () =>
+        JSON.parse((await cli(up.url, "job", "stateless", "get", job, "-j")).out).jobInfo.status;
+      await waitFor(
+        "3 running pods",
+        async () => (await status()).podStats.POD_STATE_RUNNING === 3 || undefined,
+      );
+      assert.equal((await status()).state, "JOB_STATE_RUNNING");
+
+      // A stale entity version is refused.
+      const stale = await cli(
+        up.url,
+        "job",
+        "stateless",
+        "replace",
+        job,
+        `${SPECS}/test_update_stateless_job_spec.yaml`,
+        "1",
+        "9-9-9",
+      );
+      assert.equal(stale.code, 1);
+      assert.match(stale.err, /unexpected entity version: got 9-9-9/);
+
+      const replaced = await cli(
+        up.url,
+        "job",
+        "stateless",
+        "replace",
+        job,
+        `${SPECS}/test_update_stateless_job_spec.yaml`,
+        "1",
+      );
+      assert.equal(replaced.code, 0, replaced.err);
+      await waitFor("the replace workflow to finish", async () => {
+        const s = await status();
+        return s.workflowId === undefined && s.podStats.POD_STATE_RUNNING === 3 ? true : undefined;
+      }, 60_000);
+      const list = JSON.parse((await cli(up.url, "task", "list", job, "-j")).out).result.value;
+      for (const t of Object.values(list) as { runtime: { configVersion: number } }[]) {
+        assert.equal(t.runtime.configVersion, 2);
+      }
+      assert.match((await cli(up.url, "task", "logs", job, "0")).out, /updated/);
+
+      const restart = await cli(up.url, "job", "stateless", "restart", job, "--batch-size", "1");
+      assert.equal(restart.code, 0, restart.err);
+      await waitFor("every pod in its next run", async () => {
+        const tasks = Object.values(
+          JSON.parse((await cli(up.url, "task", "list", job, "-j")).out).result.value,
+        ) as {
+          runtime: { state: string; mesosTaskId: { value: string } };
+        }[];
+        return tasks.every((t) =>
+            t.runtime.state === "RUNNING" && Number(t.runtime.mesosTaskId.value.split("-").at(-1)) >= 3
+          )
+          ? true
+          : undefined;
+      }, 60_000);
+
+      assert.equal((await cli(up.url, "job", "stateless", "stop", job)).code, 0);
+      await waitFor(
+        "the job to be killed",
+        async () => (await status()).state === "JOB_STATE_KILLED" || undefined,
+      );
+      const del = await cli(up.url, "job", "stateless", "delete", job);
+      assert.equal(del.code, 0, del.err);
+      const gone = await cli(up.url, "job", "get", job);
+      assert.equal(gone.code, 1);
+      assert.match(gone.err, /not found/);
+    } finally {
+      await up.stop();
+      await Deno.remove(dataDir, { recursive: true });
+    }
+  },
+});

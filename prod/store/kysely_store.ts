@@ -1,0 +1,674 @@
+/** The Store port over Kysely (SQLite or MySQL): one writer loop with group commit, and async reads. */
+import { type ControlledTransaction, type Kysely, sql } from "kysely";
+import { type JobQuery, type StaleWriteError, type Store, type StoreWrite } from "../../core/ports/store.ts";
+import {
+  isTerminalUpdateState,
+  type JobRecord,
+  type RespoolRecord,
+  type TaskEventRecord,
+  type TaskRecord,
+  type UpdateRecord,
+  type UpdateState,
+  type VolumeRecord,
+} from "../../core/model/records.ts";
+import type { JobConfig } from "../../core/model/config_types.ts";
+import { isTerminalJobState, JOB_STATES, type JobState } from "../../core/model/states.ts";
+import { findStaleWrite, jobMatches } from "../../sim/memory_store.ts";
+import {
+  clip,
+  type DialectKind,
+  eventFromRow,
+  eventRow,
+  jobFromRow,
+  jobRow,
+  LABEL_KEY_CHARS,
+  LABEL_VALUE_CHARS,
+  labelRows,
+  migrateToLatest,
+  respoolFromRow,
+  respoolRow,
+  type StoreDatabase,
+  taskRow,
+  updateRow,
+  volumeRow,
+} from "./schema.ts";
+import { createSqliteKysely, type SqliteOptions } from "./sqlite_dialect.ts";
+import { createMysqlKysely, type MysqlOptions } from "./mysql_dialect.ts";
+import { checkFences, type Fence, FencedError } from "./fence.ts";
+
+export interface StoreOptions {
+  /** Most writes one group commit takes from the queue; bounds a transaction's size and lock time. */
+  maxGroupWrites?: number;
+  sqlite?: SqliteOptions;
+  mysql?: MysqlOptions;
+  /**
+   * Leases the writer must still hold for its writes to be applied (separate daemons): checked in every
+   * group's transaction; when one is lost the whole group fails with a FencedError.
+   */
+  fences?: () => Fence[];
+  /** How long writes wait for a database that cannot be reached before they fail. */
+  retryForMs?: number;
+}
+
+type Db = Kysely<StoreDatabase>;
+type Trx = ControlledTransaction<StoreDatabase>;
+type Done = ((err?: Error) => void) | undefined;
+type TaskPut = Extract<StoreWrite, { kind: "task.put" }>;
+type TaskEvent = Extract<StoreWrite, { kind: "task.event" }>;
+
+const TERMINAL_JOB_STATES = (Object.keys(JOB_STATES) as JobState[]).filter(isTerminalJobState);
+/** Every update state; a Record so that the compiler flags a state added to `UpdateState` but not here. */
+const UPDATE_STATES: Record<UpdateState, true> = {
+  INITIALIZED: true,
+  ROLLING_FORWARD: true,
+  PAUSED: true,
+  SUCCEEDED: true,
+  ABORTED: true,
+  FAILED: true,
+  ROLLING_BACKWARD: true,
+  ROLLED_BACK: true,
+};
+const TERMINAL_UPDATE_STATES = (Object.keys(UPDATE_STATES) as UpdateState[]).filter(isTerminalUpdateState);
+/** Rows per multi-row statement: well under SQLite's 32,766 parameters and MySQL's packet limit. */
+const ROWS_PER_STATEMENT = 500;
+const DEADLOCK_RETRIES = 5;
+/** What `job.delete` removes: every table keyed by job id, the job's own row last. */
+const JOB_TABLES = [
+  "job_labels",
+  "tasks",
+  "task_events",
+  "job_configs",
+  "updates",
+  "volumes",
+  "jobs",
+] as const;
+
+/**
+ * Opens (creating and migrating) a store: `sqlite:/path/file.sqlite`, a bare path, `sqlite::memory:`, or
+ * `mysql://user:pass@host:port/db`.
+ */
+export async function openStore(url: string, options: StoreOptions = {}): Promise<KyselyStore> {
+  const { db, kind } = await openStoreDatabase(url, options);
+  try {
+    await migrateToLatest(db, kind);
+  } catch (err) {
+    await db.destroy();
+    throw err;
+  }
+  return new KyselyStore(db, kind, options);
+}
+
+/** Opens (creating, for MySQL) the database behind a store URL without migrating it. */
+export async function openStoreDatabase(
+  url: string,
+  options: StoreOptions = {},
+): Promise<{ db: Db; kind: DialectKind }> {
+  if (url.startsWith("mysql://")) {
+    return { db: await createMysqlKysely<StoreDatabase>(url, options.mysql), kind: "mysql" };
+  }
+  const path = url.startsWith("sqlite:") ? url.slice("sqlite:".length).replace(/^\/\//, "") : url;
+  return { db: createSqliteKysely<StoreDatabase>(path, options.sqlite), kind: "sqlite" };
+}
+
+export class KyselyStore implements Store {
+  readonly #db: Db;
+  readonly #kind: DialectKind;
+  readonly #maxGroupWrites: number;
+  readonly #fences: () => Fence[];
+  readonly #retryForMs: number;
+  #closed = false;
+  #closeStartedMs = 0;
+  #queue: { batch: StoreWrite[]; done: Done }[] = [];
+  #draining = false;
+  #issued = 0;
+  #completed = 0;
+  #flushWaiters: { target: number; resolve: () => void }[] = [];
+  #closing?: Promise<void>;
+
+  constructor(db: Db, kind: DialectKind, options: StoreOptions = {}) {
+    this.#db = db;
+    this.#kind = kind;
+    this.#maxGroupWrites = options.maxGroupWrites ?? 20_000;
+    this.#fences = options.fences ?? (() => []);
+    this.#retryForMs = options.retryForMs ?? 300_000;
+  }
+
+  /** Runs pending schema migrations (openStore already did); returns the names of those it ran. */
+  migrate(): Promise<string[]> {
+    return migrateToLatest(this.#db, this.#kind);
+  }
+
+  write(batch: StoreWrite[], done?: (err?: Error) => void): void {
+    if (this.#closing) {
+      queueMicrotask(() => report(done, new Error("Cannot write to the store: it is closed")));
+      return;
+    }
+    this.#queue.push({ batch, done });
+    this.#issued++;
+    if (!this.#draining) {
+      this.#draining = true;
+      // Starting on a microtask lets every batch written in the same turn join the first group.
+      queueMicrotask(() => this.#drain());
+    }
+  }
+
+  /** Resolves once every batch written so far is committed (or failed) and its `done` was called. */
+  flush(): Promise<void> {
+    if (this.#completed >= this.#issued) return Promise.resolve();
+    return new Promise((resolve) => this.#flushWaiters.push({ target: this.#issued, resolve }));
+  }
+
+  close(): Promise<void> {
+    if (!this.#closing) this.#closeStartedMs = Date.now();
+    this.#closing ??= this.flush().then(() => {
+      this.#closed = true;
+      return this.#db.destroy();
+    });
+    return this.#closing;
+  }
+
+  // Reads first wait for the writes issued before them, so a caller reads its own writes.
+
+  async getJob(jobId: string): Promise<JobRecord | undefined> {
+    await this.flush();
+    const row = await this.#db.selectFrom("jobs").selectAll().where("job_id", "=", jobId).executeTakeFirst();
+    return row && jobFromRow(row);
+  }
+
+  async queryJobs(query: JobQuery): Promise<JobRecord[]> {
+    await this.flush();
+    let q = this.#db.selectFrom("jobs").selectAll();
+    if (query.states?.length) q = q.where("state", "in", query.states);
+    if (query.respoolId !== undefined) q = q.where("respool_id", "=", query.respoolId);
+    if (query.owner !== undefined) q = q.where("owner", "=", query.owner);
+    if (query.name !== undefined) q = q.where("name", "=", query.name);
+    for (const { key, value } of query.labels ?? []) {
+      q = q.where(({ exists, selectFrom }) =>
+        exists(
+          selectFrom("job_labels").select("job_labels.job_id")
+            .whereRef("job_labels.job_id", "=", "jobs.job_id")
+            .where("label_key", "=", clip(key, LABEL_KEY_CHARS))
+            .where("label_value", "=", clip(value, LABEL_VALUE_CHARS)),
+        )
+      );
+    }
+    q = q.orderBy("creation_time_ms", "desc").orderBy("job_id", "desc");
+    if (query.limit && query.limit > 0) q = q.limit(query.limit);
+    // Labels longer than the index keeps matched by prefix in SQL; the config has them whole.
+    return (await q.execute()).map(jobFromRow).filter((j) => jobMatches(j, { labels: query.labels }));
+  }
+
+  async activeJobs(): Promise<JobRecord[]> {
+    await this.flush();
+    const rows = await this.#db.selectFrom("jobs").selectAll().where("state", "not in", TERMINAL_JOB_STATES)
+      .orderBy("creation_time_ms", "asc").orderBy("job_id", "asc").execute();
+    return rows.map(jobFromRow);
+  }
+
+  async getTasks(jobId: string): Promise<TaskRecord[]> {
+    await this.flush();
+    const rows = await this.#db.selectFrom("tasks").select("record").where("job_id", "=", jobId)
+      .orderBy("instance_id").execute();
+    return rows.map((r) => JSON.parse(r.record));
+  }
+
+  async getTask(jobId: string, instanceId: number): Promise<TaskRecord | undefined> {
+    await this.flush();
+    const row = await this.#db.selectFrom("tasks").select("record").where("job_id", "=", jobId)
+      .where("instance_id", "=", instanceId).executeTakeFirst();
+    return row && JSON.parse(row.record);
+  }
+
+  async getTaskEvents(jobId: string, instanceId: number): Promise<TaskEventRecord[]> {
+    await this.flush();
+    const rows = await this.#db.selectFrom("task_events").selectAll().where("job_id", "=", jobId)
+      .where("instance_id", "=", instanceId).orderBy("id").execute();
+    return rows.map(eventFromRow);
+  }
+
+  async respools(): Promise<RespoolRecord[]> {
+    await this.flush();
+    const rows = await this.#db.selectFrom("respools").selectAll().orderBy("path").execute();
+    return rows.map(respoolFromRow);
+  }
+
+  async getJobConfig(jobId: string, version: number): Promise<JobConfig | undefined> {
+    await this.flush();
+    const row = await this.#db.selectFrom("job_configs").select("config").where("job_id", "=", jobId)
+      .where("version", "=", version).executeTakeFirst();
+    return row && JSON.parse(row.config);
+  }
+
+  async getUpdate(updateId: string): Promise<UpdateRecord | undefined> {
+    await this.flush();
+    const row = await this.#db.selectFrom("updates").select("record").where("update_id", "=", updateId)
+      .executeTakeFirst();
+    return row && JSON.parse(row.record);
+  }
+
+  /** Newest first, ties by update id descending (as the memory store). */
+  async listUpdates(jobId: string): Promise<UpdateRecord[]> {
+    await this.flush();
+    const rows = await this.#db.selectFrom("updates").select("record").where("job_id", "=", jobId)
+      .orderBy("creation_time_ms", "desc").orderBy("update_id", "desc").execute();
+    return rows.map((r) => JSON.parse(r.record));
+  }
+
+  /** Oldest first, ties by update id. */
+  async activeUpdates(): Promise<UpdateRecord[]> {
+    await this.flush();
+    const rows = await this.#db.selectFrom("updates").select("record")
+      .where("state", "not in", TERMINAL_UPDATE_STATES)
+      .orderBy("creation_time_ms", "asc").orderBy("update_id", "asc").execute();
+    return rows.map((r) => JSON.parse(r.record));
+  }
+
+  /** By instance, ties by volume id. */
+  async listVolumes(jobId: string): Promise<VolumeRecord[]> {
+    await this.flush();
+    const rows = await this.#db.selectFrom("volumes").select("record").where("job_id", "=", jobId)
+      .orderBy("instance_id").orderBy("volume_id").execute();
+    return rows.map((r) => JSON.parse(r.record));
+  }
+
+  async getVolume(volumeId: string): Promise<VolumeRecord | undefined> {
+    await this.flush();
+    const row = await this.#db.selectFrom("volumes").select("record").where("volume_id", "=", volumeId)
+      .executeTakeFirst();
+    return row && JSON.parse(row.record);
+  }
+
+  async #drain(): Promise<void> {
+    try {
+      while (this.#queue.length > 0) {
+        const group = this.#takeGroup();
+        const results = await this.#commitRetrying(group.map((p) => p.batch));
+        this.#completed += group.length;
+        group.forEach((p, i) => report(p.done, results[i]));
+        this.#wakeFlushWaiters();
+      }
+    } finally {
+      this.#draining = false;
+    }
+  }
+
+  #takeGroup(): { batch: StoreWrite[]; done: Done }[] {
+    let n = 0;
+    let writes = 0;
+    while (
+      n < this.#queue.length && (n === 0 || writes + this.#queue[n].batch.length <= this.#maxGroupWrites)
+    ) {
+      writes += this.#queue[n++].batch.length;
+    }
+    return this.#queue.splice(0, n);
+  }
+
+  /**
+   * Commits a group, waiting out a lost database (a restart, a dropped connection): the pipeline stalls
+   * and keeps its order instead of failing writes the daemons have already acted on. A retry after a
+   * connection lost mid-commit may find the group already applied; those writes are not stale.
+   */
+  async #commitRetrying(batches: StoreWrite[][]): Promise<(Error | undefined)[]> {
+    const deadline = Date.now() + this.#retryForMs;
+    let delay = 50, ambiguous = false;
+    for (;;) {
+      try {
+        return await this.#commitGroup(batches, ambiguous);
+      } catch (err) {
+        // Closing waits a little for the database, not the whole retry time.
+        const until = this.#closing ? Math.min(deadline, this.#closeStartedMs + 10_000) : deadline;
+        if (this.#closed || Date.now() + delay > until) return batches.map(() => asError(err));
+        if (!ambiguous) console.error(`Store unreachable, retrying writes: ${asError(err).message}`);
+        ambiguous = true;
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(2_000, delay * 2);
+      }
+    }
+  }
+
+  /**
+   * Commits a group in one transaction. Every batch's version check runs before anything is written, so a
+   * stale batch is simply left out and the others' writes go in as one ordered stream, which turns runs of
+   * task puts from many batches into multi-row statements. Only if a statement fails (a constraint, say)
+   * is the group redone with a savepoint per batch, so that the failing batch alone rolls back.
+   */
+  async #commitGroup(batches: StoreWrite[][], ambiguous: boolean): Promise<(Error | undefined)[]> {
+    try {
+      return await this.#transaction(async (trx) => {
+        const stored = await this.#readStored(trx, batches.flat());
+        if (ambiguous) forgiveApplied(stored, batches.flat());
+        const results = batches.map((batch) => checkAndAccept(batch, stored));
+        await this.#applyWrites(trx, batches.filter((_, i) => !results[i]).flat(), stored.labels);
+        // Last, so the lease rows stay locked only for the commit: renewals do not queue behind writes.
+        await checkFences(trx, this.#kind, this.#fences());
+        return results;
+      });
+    } catch (err) {
+      if (isTransient(err)) throw err;
+      if (batches.length === 1 || err instanceof FencedError) return batches.map(() => asError(err));
+    }
+    try {
+      return await this.#transaction(async (trx) => {
+        const results: (Error | undefined)[] = [];
+        for (const batch of batches) {
+          await sql`savepoint batch`.execute(trx);
+          try {
+            const stored = await this.#readStored(trx, batch);
+            const stale = checkAndAccept(batch, stored);
+            if (!stale) await this.#applyWrites(trx, batch, stored.labels);
+            results.push(stale);
+          } catch (err) {
+            if (isTransient(err)) throw err;
+            await rollbackToSavepoint(trx, err);
+            results.push(asError(err));
+          }
+          await sql`release savepoint batch`.execute(trx);
+        }
+        await checkFences(trx, this.#kind, this.#fences());
+        return results;
+      });
+    } catch (err) {
+      if (isTransient(err)) throw err;
+      return batches.map(() => asError(err));
+    }
+  }
+
+  /**
+   * Runs `fn` in a transaction, again if MySQL picked it as a deadlock victim (concurrent writers' gap
+   * locks on rows not yet there): the server rolled it all back, and `fn` reads what it checks afresh.
+   */
+  async #transaction<T>(fn: (trx: Trx) => Promise<T>): Promise<T> {
+    for (let attempt = 1;; attempt++) {
+      const trx = await this.#db.startTransaction().execute();
+      try {
+        const result = await fn(trx);
+        await trx.commit().execute();
+        return result;
+      } catch (err) {
+        await trx.rollback().execute().catch(() => {});
+        if ((err as { code?: string }).code !== "ER_LOCK_DEADLOCK" || attempt >= DEADLOCK_RETRIES) throw err;
+      }
+      await new Promise((resolve) => setTimeout(resolve, attempt * 10));
+    }
+  }
+
+  /** Writes in order; runs of task puts or events become multi-row statements. */
+  async #applyWrites(trx: Trx, writes: StoreWrite[], labels: Map<string, string>): Promise<void> {
+    for (let i = 0; i < writes.length;) {
+      const w = writes[i];
+      if (w.kind === "task.put" || w.kind === "task.event") {
+        let j = i + 1;
+        while (j < writes.length && writes[j].kind === w.kind) j++;
+        const run = writes.slice(i, j);
+        if (w.kind === "task.put") await this.#putTasks(trx, run.map((x) => (x as TaskPut).task));
+        else await this.#insertEvents(trx, run.map((x) => (x as TaskEvent).event));
+        i = j;
+        continue;
+      }
+      await this.#applyOne(trx, w, labels);
+      i++;
+    }
+  }
+
+  async #applyOne(
+    trx: Trx,
+    w: Exclude<StoreWrite, TaskPut | TaskEvent>,
+    labels: Map<string, string>,
+  ): Promise<void> {
+    switch (w.kind) {
+      case "job.put":
+        return await this.#putJob(trx, w.job, labels);
+      case "job.delete":
+        for (const table of JOB_TABLES) await trx.deleteFrom(table).where("job_id", "=", w.jobId).execute();
+        labels.delete(w.jobId);
+        return;
+      case "job.config":
+        return await this.#putJobConfig(trx, w.jobId, w.version, w.config);
+      case "task.delete":
+        await trx.deleteFrom("tasks").where("job_id", "=", w.jobId).where("instance_id", "=", w.instanceId)
+          .execute();
+        return;
+      case "respool.put":
+        return await this.#putRespool(trx, w.pool);
+      case "respool.delete":
+        await trx.deleteFrom("respools").where("id", "=", w.id).execute();
+        return;
+      case "update.put":
+        return await this.#upsert(trx, "updates", [updateRow(w.update)], ["update_id"]);
+      case "volume.put":
+        return await this.#upsert(trx, "volumes", [volumeRow(w.volume)], ["volume_id"]);
+      case "volume.delete":
+        await trx.deleteFrom("volumes").where("volume_id", "=", w.volumeId).execute();
+        return;
+      default:
+        throw new Error(`Cannot write ${(w satisfies never as StoreWrite).kind}: unknown kind of write`);
+    }
+  }
+
+  /**
+   * The stored versions of every job, task and update the writes put, and the jobs' labels; MySQL locks
+   * these rows until commit so no other writer slips in between check and write (SQLite's BEGIN IMMEDIATE
+   * already did).
+   */
+  async #readStored(trx: Trx, writes: StoreWrite[]): Promise<Stored> {
+    const jobIds = new Set<string>();
+    const taskKeys: [string, number][] = [];
+    const updateIds = new Set<string>();
+    for (const w of writes) {
+      if (w.kind === "job.put") jobIds.add(w.job.jobId);
+      else if (w.kind === "task.put") taskKeys.push([w.task.jobId, w.task.instanceId]);
+      else if (w.kind === "update.put") updateIds.add(w.update.updateId);
+    }
+    const stored: Stored = { jobs: new Map(), tasks: new Map(), updates: new Map(), labels: new Map() };
+    const lock = this.#kind === "mysql";
+    for (const ids of chunks([...jobIds])) {
+      const rows = await trx.selectFrom("jobs").select(["job_id", "version", "labels"])
+        .where("job_id", "in", ids).$if(lock, (q) => q.forUpdate()).execute();
+      for (const r of rows) {
+        stored.jobs.set(r.job_id, r.version);
+        stored.labels.set(r.job_id, r.labels);
+      }
+    }
+    for (const keys of chunks(taskKeys)) {
+      const byJob = Map.groupBy(keys, ([jobId]) => jobId);
+      const rows = await trx.selectFrom("tasks").select(["job_id", "instance_id", "version"])
+        .where((eb) =>
+          eb.or(
+            [...byJob].map(([jobId, ks]) =>
+              eb.and([eb("job_id", "=", jobId), eb("instance_id", "in", ks.map(([, i]) => i))])
+            ),
+          )
+        ).$if(lock, (q) => q.forUpdate()).execute();
+      for (const r of rows) {
+        let versions = stored.tasks.get(r.job_id);
+        if (!versions) stored.tasks.set(r.job_id, versions = new Map());
+        versions.set(r.instance_id, r.version);
+      }
+    }
+    for (const ids of chunks([...updateIds])) {
+      const rows = await trx.selectFrom("updates").select(["update_id", "job_id", "version"])
+        .where("update_id", "in", ids).$if(lock, (q) => q.forUpdate()).execute();
+      for (const r of rows) stored.updates.set(r.update_id, { version: r.version, jobId: r.job_id });
+    }
+    return stored;
+  }
+
+  /** `labels` holds each job's stored labels JSON; `job_labels` is rewritten only when they change. */
+  async #putJob(trx: Trx, job: JobRecord, labels: Map<string, string>): Promise<void> {
+    const row = jobRow(job);
+    await this.#upsert(trx, "jobs", [row], ["job_id"]);
+    const before = labels.get(job.jobId);
+    labels.set(job.jobId, row.labels);
+    if (before === row.labels) return;
+    if (before !== undefined) await trx.deleteFrom("job_labels").where("job_id", "=", job.jobId).execute();
+    for (const rows of chunks(labelRows(job))) await trx.insertInto("job_labels").values(rows).execute();
+  }
+
+  /** Config versions are immutable: a version already stored keeps its config. */
+  async #putJobConfig(trx: Trx, jobId: string, version: number, config: JobConfig): Promise<void> {
+    const insert = trx.insertInto("job_configs").values({
+      job_id: jobId,
+      version,
+      config: JSON.stringify(config),
+    });
+    // Not INSERT IGNORE, which would also turn errors such as an over-long key into warnings.
+    if (this.#kind === "mysql") await insert.onDuplicateKeyUpdate({ job_id: sql.ref("job_id") }).execute();
+    else await insert.onConflict((oc) => oc.columns(["job_id", "version"]).doNothing()).execute();
+  }
+
+  async #putTasks(trx: Trx, tasks: TaskRecord[]): Promise<void> {
+    for (const chunk of chunks(tasks.map(taskRow))) {
+      await this.#upsert(trx, "tasks", chunk, ["job_id", "instance_id"]);
+    }
+  }
+
+  async #insertEvents(trx: Trx, events: TaskEventRecord[]): Promise<void> {
+    for (const chunk of chunks(events.map(eventRow))) {
+      await trx.insertInto("task_events").values(chunk).execute();
+    }
+  }
+
+  /**
+   * Respools have a second unique key (path), and MySQL's ON DUPLICATE KEY UPDATE fires on any unique key:
+   * a new pool reusing a path would overwrite the other pool instead of failing. So update, else insert.
+   */
+  async #putRespool(trx: Trx, pool: RespoolRecord): Promise<void> {
+    const { id: _, ...values } = respoolRow(pool);
+    const exists = await trx.selectFrom("respools").select("id").where("id", "=", pool.id).executeTakeFirst();
+    if (exists) await trx.updateTable("respools").set(values).where("id", "=", pool.id).execute();
+    else await trx.insertInto("respools").values(respoolRow(pool)).execute();
+  }
+
+  /** Insert-or-replace by primary key; the caller has already applied the version rule. */
+  async #upsert(
+    trx: Trx,
+    table: "jobs" | "tasks" | "updates" | "volumes",
+    rows: Record<string, unknown>[],
+    keys: string[],
+  ): Promise<void> {
+    const columns = Object.keys(rows[0]).filter((c) => !keys.includes(c));
+    // deno-lint-ignore no-explicit-any
+    const insert = (trx as unknown as Kysely<any>).insertInto(table as string).values(rows);
+    if (this.#kind === "mysql") {
+      const set = Object.fromEntries(columns.map((c) => [c, sql`values(${sql.ref(c)})`]));
+      await insert.onDuplicateKeyUpdate(set).execute();
+    } else {
+      const set = Object.fromEntries(columns.map((c) => [c, sql.ref(`excluded.${c}`)]));
+      await insert.onConflict((oc) => oc.columns(keys).doUpdateSet(set)).execute();
+    }
+  }
+
+  #wakeFlushWaiters(): void {
+    if (this.#flushWaiters.length === 0) return;
+    const ready = this.#flushWaiters.filter((w) => w.target <= this.#completed);
+    this.#flushWaiters = this.#flushWaiters.filter((w) => w.target > this.#completed);
+    for (const w of ready) w.resolve();
+  }
+}
+
+/** What the database holds for the keys a group writes; versions advance as batches are accepted. */
+interface Stored {
+  jobs: Map<string, number>;
+  tasks: Map<string, Map<number, number>>;
+  updates: Map<string, { version: number; jobId: string }>;
+  labels: Map<string, string>;
+}
+
+/**
+ * Checks a batch against the versions stored and accepted so far; if it is not stale, records its writes
+ * as accepted. `stored` covers every key of the group, so a key missing from it is not in the database.
+ */
+function checkAndAccept(batch: StoreWrite[], stored: Stored): StaleWriteError | undefined {
+  const stale = findStaleWrite(batch, {
+    job: (id) => stored.jobs.get(id),
+    task: (id, i) => stored.tasks.get(id)?.get(i),
+    update: (id) => stored.updates.get(id),
+  });
+  if (stale) return stale;
+  for (const w of batch) {
+    if (w.kind === "job.put") stored.jobs.set(w.job.jobId, w.job.runtime.version);
+    else if (w.kind === "job.delete") {
+      stored.jobs.delete(w.jobId);
+      stored.tasks.delete(w.jobId);
+      for (const [id, u] of stored.updates) if (u.jobId === w.jobId) stored.updates.delete(id);
+    } else if (w.kind === "task.put") {
+      let versions = stored.tasks.get(w.task.jobId);
+      if (!versions) stored.tasks.set(w.task.jobId, versions = new Map());
+      versions.set(w.task.instanceId, w.task.version);
+    } else if (w.kind === "task.delete") stored.tasks.get(w.jobId)?.delete(w.instanceId);
+    else if (w.kind === "update.put") {
+      stored.updates.set(w.update.updateId, { version: w.update.version, jobId: w.update.jobId });
+    }
+  }
+  return undefined;
+}
+
+/** Errors of the connection, not of the writes: the database restarted, went away or is busy. */
+function isTransient(err: unknown): boolean {
+  const e = err as { code?: string; fatal?: boolean; message?: string; errors?: unknown[] };
+  if (e?.fatal === true) return true;
+  const code = e?.code ?? "";
+  if (
+    /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|PROTOCOL_CONNECTION_LOST|ER_SERVER_SHUTDOWN|ER_CON_COUNT_ERROR|ER_LOCK_WAIT_TIMEOUT|SQLITE_BUSY)/
+      .test(code)
+  ) return true;
+  if (Array.isArray(e?.errors) && e.errors.some(isTransient)) return true;
+  return /database is locked|Connection lost|connect ECONNREFUSED|Pool is closed/.test(e?.message ?? "");
+}
+
+/**
+ * After a connection lost mid-commit the group may be in the database already: a key whose stored
+ * version is the last one the group writes is taken as stored before the group, so the writes apply
+ * again (the same rows) instead of failing as stale.
+ */
+function forgiveApplied(stored: Stored, writes: StoreWrite[]): void {
+  const first = new Map<string, number>(), last = new Map<string, number>();
+  const note = (key: string, v: number) => {
+    if (!first.has(key)) first.set(key, v);
+    last.set(key, v);
+  };
+  for (const w of writes) {
+    if (w.kind === "job.put") note(`j ${w.job.jobId}`, w.job.runtime.version);
+    else if (w.kind === "task.put") note(`t ${w.task.jobId} ${w.task.instanceId}`, w.task.version);
+    else if (w.kind === "update.put") note(`u ${w.update.updateId}`, w.update.version);
+  }
+  for (const [key, v] of last) {
+    const before = first.get(key)! - 1;
+    const [kind, id, instance] = key.split(" ");
+    if (kind === "j" && stored.jobs.get(id) === v) stored.jobs.set(id, before);
+    else if (kind === "t" && stored.tasks.get(id)?.get(Number(instance)) === v) {
+      stored.tasks.get(id)!.set(Number(instance), before);
+    } else if (kind === "u" && stored.updates.get(id)?.version === v) {
+      stored.updates.get(id)!.version = before;
+    }
+  }
+}
+
+/** If this fails, the server dropped the whole transaction (deadlock, lost connection): the group fails. */
+async function rollbackToSavepoint(trx: Trx, cause: unknown): Promise<void> {
+  try {
+    await sql`rollback to savepoint batch`.execute(trx);
+  } catch {
+    throw cause;
+  }
+}
+
+function report(done: Done, err: Error | undefined): void {
+  try {
+    if (done) done(err);
+    else if (err) console.error("Store write failed with no done callback:", err);
+  } catch (thrown) {
+    // A throwing callback must not stop the writer loop; rethrown outside it, it still fails loudly.
+    queueMicrotask(() => {
+      throw thrown;
+    });
+  }
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+function* chunks<T>(items: T[]): Generator<T[]> {
+  for (let i = 0; i < items.length; i += ROWS_PER_STATEMENT) yield items.slice(i, i + ROWS_PER_STATEMENT);
+}

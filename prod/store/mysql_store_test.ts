@@ -1,0 +1,65 @@
+/**
+ * Runs the Store conformance suite on MySQL/MariaDB. The server comes from PELOTON_TEST_MYSQL_URL (default
+ * mysql://root@127.0.0.1:3306/); the test always works in a database of its own, made and dropped here, and
+ * fails (never skips) when the server cannot be reached.
+ */
+import { deepStrictEqual as equal } from "node:assert/strict";
+import { type KyselyStore, openStore } from "./kysely_store.ts";
+import { openConcurrently, storeSuite } from "./store_suite.ts";
+import { createMysqlKysely, dropMysqlDatabase, parseMysqlUrl } from "./mysql_dialect.ts";
+
+/** The server's URL with a database name unique to this run (the given name, if any, as its prefix). */
+function uniqueDatabaseUrl(label: string): string {
+  const u = new URL(Deno.env.get("PELOTON_TEST_MYSQL_URL") || "mysql://root@127.0.0.1:3306/");
+  const base = decodeURIComponent(u.pathname.replace(/^\//, "")) || "peloton_test";
+  u.pathname = `/${base}_${label}_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+  return u.href;
+}
+
+const url = uniqueDatabaseUrl("suite");
+
+const openWithHint = (url: string) =>
+  openStore(url).catch((err) => {
+    throw new Error(
+      `${err.message} (these tests need a MySQL server: start one or set PELOTON_TEST_MYSQL_URL)`,
+      {
+        cause: err,
+      },
+    );
+  });
+
+storeSuite(
+  "KyselyStore on MySQL",
+  () => openWithHint(url),
+  () => dropMysqlDatabase(parseMysqlUrl(url)),
+  {
+    durable: true,
+    migrate: (store) => (store as KyselyStore).migrate(),
+    freshDatabase: () => {
+      const fresh = uniqueDatabaseUrl("upgrade");
+      return { url: fresh, drop: () => dropMysqlDatabase(parseMysqlUrl(fresh)) };
+    },
+  },
+);
+
+Deno.test("KyselyStore on MySQL: processes opening a new database at once migrate it once", async () => {
+  const fresh = uniqueDatabaseUrl("concurrent");
+  await (await openWithHint(fresh)).close();
+  try {
+    // Dropped again so that the processes below race to create and migrate it.
+    await dropMysqlDatabase(parseMysqlUrl(fresh));
+    await openConcurrently(fresh, 4);
+    const db = await createMysqlKysely<{ kysely_migration: { name: string } }>(fresh);
+    try {
+      equal((await db.selectFrom("kysely_migration").select("name").execute()).map((r) => r.name), [
+        "0001_initial",
+        "0002_updates_volumes_configs",
+        "0003_leases_members_frameworks",
+      ]);
+    } finally {
+      await db.destroy();
+    }
+  } finally {
+    await dropMysqlDatabase(parseMysqlUrl(fresh));
+  }
+});

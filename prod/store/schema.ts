@@ -1,0 +1,468 @@
+/** The store's SQL schema, portable between SQLite and MySQL: tables, record↔row mapping, migrations in code. */
+import { type ColumnType, type Generated, type Kysely, type Selectable, sql } from "kysely";
+import { type Migration, type MigrationProvider, Migrator } from "kysely/migration";
+import type {
+  JobRecord,
+  RespoolRecord,
+  TaskEventRecord,
+  TaskRecord,
+  UpdateRecord,
+  VolumeRecord,
+} from "../../core/model/records.ts";
+
+export type DialectKind = "sqlite" | "mysql";
+
+/** BIGINT columns come back as numbers from both drivers (ms timestamps stay below 2^53). */
+type Int = ColumnType<number, number, number>;
+
+export interface JobsTable {
+  job_id: string;
+  name: string;
+  owner: string;
+  respool_id: string;
+  state: string;
+  goal_state: string;
+  /** JSON `JobConfig`. */
+  config: string;
+  config_version: Int;
+  /** JSON `JobRuntime`. */
+  runtime: string;
+  /** JSON of `config.labels`, compared on write so `job_labels` is only rewritten when they change. */
+  labels: string;
+  version: Int;
+  creation_time_ms: Int;
+}
+
+/** One row per job label, so that label queries use an index instead of scanning configs. */
+export interface JobLabelsTable {
+  job_id: string;
+  position: Int;
+  label_key: string;
+  label_value: string;
+}
+
+export interface TasksTable {
+  job_id: string;
+  instance_id: Int;
+  run_id: Int;
+  state: string;
+  goal_state: string;
+  hostname: string | null;
+  /** JSON `TaskRecord`; the columns beside it are copies for querying. */
+  record: string;
+  version: Int;
+}
+
+export interface TaskEventsTable {
+  id: Generated<number>;
+  job_id: string;
+  instance_id: Int;
+  run_id: Int;
+  state: string;
+  time_ms: Int;
+  hostname: string | null;
+  message: string | null;
+  reason: string | null;
+}
+
+export interface RespoolsTable {
+  id: string;
+  path: string;
+  parent_id: string;
+  /** JSON `RespoolConfig`. */
+  config: string;
+}
+
+/** Every config version a job had, kept for rollbacks (migration 0002). */
+export interface JobConfigsTable {
+  job_id: string;
+  version: Int;
+  /** JSON `JobConfig`. */
+  config: string;
+}
+
+/** Job updates and other workflows (migration 0002). */
+export interface UpdatesTable {
+  update_id: string;
+  job_id: string;
+  state: string;
+  type: string;
+  /** JSON `UpdateRecord`; the columns beside it are copies for querying. */
+  record: string;
+  version: Int;
+  creation_time_ms: Int;
+}
+
+/** Persistent volumes of stateful tasks (migration 0002). */
+export interface VolumesTable {
+  volume_id: string;
+  job_id: string;
+  instance_id: Int;
+  hostname: string;
+  /** JSON `VolumeRecord`. */
+  record: string;
+}
+
+/**
+ * A lease (migration 0003): leadership of a daemon role or ownership of a job shard. `token` grows with
+ * every change of holder, so a deposed holder's writes can be fenced.
+ */
+export interface LeasesTable {
+  name: string;
+  holder: string;
+  token: Int;
+  expires_ms: Int;
+  /** Where the holder serves (its HTTP base URL). */
+  url: string;
+}
+
+/** A running daemon process (migration 0003), kept alive by its heartbeat. */
+export interface MembersTable {
+  instance_id: string;
+  role: string;
+  url: string;
+  expires_ms: Int;
+  started_ms: Int;
+}
+
+/** The Mesos framework id (and the host manager that saved it), as Peloton's `frameworks` table. */
+export interface FrameworksTable {
+  framework_name: string;
+  framework_id: string;
+  update_host: string;
+  update_time_ms: Int;
+}
+
+export interface StoreDatabase {
+  leases: LeasesTable;
+  members: MembersTable;
+  frameworks: FrameworksTable;
+  jobs: JobsTable;
+  job_labels: JobLabelsTable;
+  tasks: TasksTable;
+  task_events: TaskEventsTable;
+  respools: RespoolsTable;
+  job_configs: JobConfigsTable;
+  updates: UpdatesTable;
+  volumes: VolumesTable;
+}
+
+/**
+ * Longest indexed label key and value. MySQL (utf8mb4, 4 bytes a character) caps an index at 3,072 bytes;
+ * longer labels are indexed by their prefix and matched exactly against the config after the query.
+ */
+export const LABEL_KEY_CHARS = 255;
+export const LABEL_VALUE_CHARS = 512;
+
+export function jobRow(job: JobRecord) {
+  return {
+    job_id: job.jobId,
+    name: job.config.name,
+    owner: job.config.owner,
+    respool_id: job.config.respoolId ?? "",
+    state: job.runtime.state,
+    goal_state: job.runtime.goalState,
+    config: JSON.stringify(job.config),
+    config_version: job.configVersion,
+    runtime: JSON.stringify(job.runtime),
+    labels: JSON.stringify(job.config.labels ?? []),
+    version: job.runtime.version,
+    creation_time_ms: job.runtime.creationTimeMs,
+  } satisfies Selectable<JobsTable>;
+}
+
+export function jobFromRow(
+  row: Pick<Selectable<JobsTable>, "job_id" | "config" | "config_version" | "runtime">,
+) {
+  return {
+    jobId: row.job_id,
+    config: JSON.parse(row.config),
+    configVersion: row.config_version,
+    runtime: JSON.parse(row.runtime),
+  } satisfies JobRecord;
+}
+
+export function labelRows(job: JobRecord): Selectable<JobLabelsTable>[] {
+  return (job.config.labels ?? []).map((l, position) => ({
+    job_id: job.jobId,
+    position,
+    label_key: clip(l.key, LABEL_KEY_CHARS),
+    label_value: clip(l.value, LABEL_VALUE_CHARS),
+  }));
+}
+
+export function taskRow(t: TaskRecord) {
+  return {
+    job_id: t.jobId,
+    instance_id: t.instanceId,
+    run_id: t.runId,
+    state: t.state,
+    goal_state: t.goalState,
+    hostname: t.hostname ?? null,
+    record: JSON.stringify(t),
+    version: t.version,
+  } satisfies Selectable<TasksTable>;
+}
+
+export function eventRow(e: TaskEventRecord): Omit<Selectable<TaskEventsTable>, "id"> {
+  return {
+    job_id: e.jobId,
+    instance_id: e.instanceId,
+    run_id: e.runId,
+    state: e.state,
+    time_ms: e.timeMs,
+    hostname: e.hostname ?? null,
+    message: e.message ?? null,
+    reason: e.reason ?? null,
+  };
+}
+
+/** Absent optional fields stay absent rather than coming back as null. */
+export function eventFromRow(r: Selectable<TaskEventsTable>): TaskEventRecord {
+  const e: TaskEventRecord = {
+    jobId: r.job_id,
+    instanceId: r.instance_id,
+    runId: r.run_id,
+    state: r.state as TaskEventRecord["state"],
+    timeMs: r.time_ms,
+  };
+  if (r.hostname !== null) e.hostname = r.hostname;
+  if (r.message !== null) e.message = r.message;
+  if (r.reason !== null) e.reason = r.reason;
+  return e;
+}
+
+export function respoolRow(p: RespoolRecord): Selectable<RespoolsTable> {
+  return { id: p.id, path: p.path, parent_id: p.parentId, config: JSON.stringify(p.config) };
+}
+
+export function respoolFromRow(r: Selectable<RespoolsTable>): RespoolRecord {
+  return { id: r.id, path: r.path, parentId: r.parent_id, config: JSON.parse(r.config) };
+}
+
+export function updateRow(u: UpdateRecord) {
+  return {
+    update_id: u.updateId,
+    job_id: u.jobId,
+    state: u.state,
+    type: u.type,
+    record: JSON.stringify(u),
+    version: u.version,
+    creation_time_ms: u.creationTimeMs,
+  } satisfies Selectable<UpdatesTable>;
+}
+
+export function volumeRow(v: VolumeRecord) {
+  return {
+    volume_id: v.volumeId,
+    job_id: v.jobId,
+    instance_id: v.instanceId,
+    hostname: v.hostname,
+    record: JSON.stringify(v),
+  } satisfies Selectable<VolumesTable>;
+}
+
+/** Cuts a label to what its indexed column holds. */
+export function clip(s: string, chars: number): string {
+  return s.length <= chars ? s : s.slice(0, chars);
+}
+
+// deno-lint-ignore no-explicit-any
+type AnyDb = Kysely<any>;
+
+/** The migrations of one dialect, by name; names sort in the order they run. Never edit a released one. */
+export function storeMigrations(kind: DialectKind): Record<string, Migration> {
+  return {
+    "0001_initial": { up: (db) => initialSchema(db, kind) },
+    "0002_updates_volumes_configs": { up: (db) => updatesVolumesConfigs(db, kind) },
+    "0003_leases_members_frameworks": { up: (db) => leasesMembersFrameworks(db, kind) },
+  };
+}
+
+/**
+ * Runs every pending migration (or those up to and including `last`, to build an older schema in tests)
+ * and returns the names of those it ran. Safe to call twice and from several processes at once: MySQL
+ * serializes migrators with GET_LOCK, and our SQLite dialect runs them in a BEGIN IMMEDIATE transaction,
+ * so a second migrator waits and then finds nothing to do.
+ */
+export async function migrateToLatest(db: AnyDb, kind: DialectKind, last?: string): Promise<string[]> {
+  const provider: MigrationProvider = { getMigrations: () => Promise.resolve(storeMigrations(kind)) };
+  const migrator = new Migrator({ db, provider });
+  const { error, results } =
+    await (last === undefined ? migrator.migrateToLatest() : migrator.migrateTo(last));
+  if (error) {
+    const failed = results?.find((r) => r.status === "Error")?.migrationName;
+    const why = error instanceof Error ? error.message : String(error);
+    throw new Error(`Cannot migrate the store schema${failed ? ` (migration ${failed})` : ""}: ${why}`, {
+      cause: error,
+    });
+  }
+  return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+}
+
+/** MySQL's TEXT holds 64 KiB, too little for a job with many instance configs. */
+function bigText(kind: DialectKind) {
+  return kind === "mysql" ? sql`longtext` : sql`text`;
+}
+
+/** CREATE TABLE IF NOT EXISTS; binary collation makes matches case-sensitive on MySQL, as they are in SQLite. */
+function createTable(db: AnyDb, kind: DialectKind, name: string) {
+  const t = db.schema.createTable(name).ifNotExists();
+  return kind === "mysql" ? t.modifyEnd(sql`engine=InnoDB default charset=utf8mb4 collate=utf8mb4_bin`) : t;
+}
+
+async function initialSchema(db: AnyDb, kind: DialectKind): Promise<void> {
+  const text = bigText(kind);
+  const table = (name: string) => createTable(db, kind, name);
+
+  await table("jobs")
+    .addColumn("job_id", "varchar(128)", (c) => c.primaryKey())
+    .addColumn("name", "varchar(512)", (c) => c.notNull())
+    .addColumn("owner", "varchar(255)", (c) => c.notNull())
+    .addColumn("respool_id", "varchar(128)", (c) => c.notNull())
+    .addColumn("state", "varchar(32)", (c) => c.notNull())
+    .addColumn("goal_state", "varchar(32)", (c) => c.notNull())
+    .addColumn("config", text, (c) => c.notNull())
+    .addColumn("config_version", "bigint", (c) => c.notNull())
+    .addColumn("runtime", text, (c) => c.notNull())
+    .addColumn("labels", text, (c) => c.notNull())
+    .addColumn("version", "bigint", (c) => c.notNull())
+    .addColumn("creation_time_ms", "bigint", (c) => c.notNull())
+    .execute();
+  await createIndex(db, kind, "jobs_state_created", "jobs", ["state", "creation_time_ms"]);
+  await createIndex(db, kind, "jobs_respool", "jobs", ["respool_id"]);
+  await createIndex(db, kind, "jobs_owner", "jobs", ["owner"]);
+  await createIndex(db, kind, "jobs_name", "jobs", ["name"]);
+  await createIndex(db, kind, "jobs_created", "jobs", ["creation_time_ms"]);
+
+  await table("job_labels")
+    .addColumn("job_id", "varchar(128)", (c) => c.notNull())
+    .addColumn("position", "integer", (c) => c.notNull())
+    .addColumn("label_key", `varchar(${LABEL_KEY_CHARS})`, (c) => c.notNull())
+    .addColumn("label_value", `varchar(${LABEL_VALUE_CHARS})`, (c) => c.notNull())
+    .addPrimaryKeyConstraint("job_labels_pk", ["job_id", "position"])
+    .execute();
+  await createIndex(db, kind, "job_labels_kv", "job_labels", ["label_key", "label_value"]);
+
+  await table("tasks")
+    .addColumn("job_id", "varchar(128)", (c) => c.notNull())
+    .addColumn("instance_id", "integer", (c) => c.notNull())
+    .addColumn("run_id", "integer", (c) => c.notNull())
+    .addColumn("state", "varchar(32)", (c) => c.notNull())
+    .addColumn("goal_state", "varchar(32)", (c) => c.notNull())
+    .addColumn("hostname", "varchar(255)")
+    .addColumn("record", text, (c) => c.notNull())
+    .addColumn("version", "bigint", (c) => c.notNull())
+    .addPrimaryKeyConstraint("tasks_pk", ["job_id", "instance_id"])
+    .execute();
+  await createIndex(db, kind, "tasks_hostname", "tasks", ["hostname"]);
+
+  await table("task_events")
+    // SQLite only auto-increments an INTEGER PRIMARY KEY; MySQL wants BIGINT AUTO_INCREMENT.
+    .addColumn("id", kind === "mysql" ? "bigint" : "integer", (c) => c.primaryKey().autoIncrement())
+    .addColumn("job_id", "varchar(128)", (c) => c.notNull())
+    .addColumn("instance_id", "integer", (c) => c.notNull())
+    .addColumn("run_id", "integer", (c) => c.notNull())
+    .addColumn("state", "varchar(32)", (c) => c.notNull())
+    .addColumn("time_ms", "bigint", (c) => c.notNull())
+    .addColumn("hostname", "varchar(255)")
+    .addColumn("message", text)
+    .addColumn("reason", text)
+    .execute();
+  await createIndex(db, kind, "task_events_instance", "task_events", ["job_id", "instance_id"]);
+
+  await table("respools")
+    .addColumn("id", "varchar(128)", (c) => c.primaryKey())
+    .addColumn("path", "varchar(700)", (c) => c.notNull())
+    .addColumn("parent_id", "varchar(128)", (c) => c.notNull())
+    .addColumn("config", text, (c) => c.notNull())
+    .execute();
+  await createIndex(db, kind, "respools_path", "respools", ["path"], true);
+  await createIndex(db, kind, "respools_parent", "respools", ["parent_id"]);
+}
+
+/** Job config history, updates and volumes. Every step tolerates having been done (see `createIndex`). */
+async function updatesVolumesConfigs(db: AnyDb, kind: DialectKind): Promise<void> {
+  const text = bigText(kind);
+  const table = (name: string) => createTable(db, kind, name);
+
+  await table("job_configs")
+    .addColumn("job_id", "varchar(128)", (c) => c.notNull())
+    .addColumn("version", "bigint", (c) => c.notNull())
+    .addColumn("config", text, (c) => c.notNull())
+    .addPrimaryKeyConstraint("job_configs_pk", ["job_id", "version"])
+    .execute();
+
+  await table("updates")
+    .addColumn("update_id", "varchar(128)", (c) => c.primaryKey())
+    .addColumn("job_id", "varchar(128)", (c) => c.notNull())
+    .addColumn("state", "varchar(32)", (c) => c.notNull())
+    .addColumn("type", "varchar(32)", (c) => c.notNull())
+    .addColumn("record", text, (c) => c.notNull())
+    .addColumn("version", "bigint", (c) => c.notNull())
+    .addColumn("creation_time_ms", "bigint", (c) => c.notNull())
+    .execute();
+  // listUpdates reads one job's updates by creation time; activeUpdates filters on state.
+  await createIndex(db, kind, "updates_job_created", "updates", ["job_id", "creation_time_ms"]);
+  await createIndex(db, kind, "updates_state_created", "updates", ["state", "creation_time_ms"]);
+
+  await table("volumes")
+    .addColumn("volume_id", "varchar(128)", (c) => c.primaryKey())
+    .addColumn("job_id", "varchar(128)", (c) => c.notNull())
+    .addColumn("instance_id", "integer", (c) => c.notNull())
+    .addColumn("hostname", "varchar(255)", (c) => c.notNull())
+    .addColumn("record", text, (c) => c.notNull())
+    .execute();
+  await createIndex(db, kind, "volumes_job_instance", "volumes", ["job_id", "instance_id"]);
+}
+
+/** Leases, daemon membership and the Mesos framework id, for separate daemon processes. */
+async function leasesMembersFrameworks(db: AnyDb, kind: DialectKind): Promise<void> {
+  const table = (name: string) => createTable(db, kind, name);
+  await table("leases")
+    .addColumn("name", "varchar(128)", (c) => c.primaryKey())
+    .addColumn("holder", "varchar(128)", (c) => c.notNull())
+    .addColumn("token", "bigint", (c) => c.notNull())
+    .addColumn("expires_ms", "bigint", (c) => c.notNull())
+    .addColumn("url", "varchar(512)", (c) => c.notNull())
+    .execute();
+  await table("members")
+    .addColumn("instance_id", "varchar(128)", (c) => c.primaryKey())
+    .addColumn("role", "varchar(32)", (c) => c.notNull())
+    .addColumn("url", "varchar(512)", (c) => c.notNull())
+    .addColumn("expires_ms", "bigint", (c) => c.notNull())
+    .addColumn("started_ms", "bigint", (c) => c.notNull())
+    .execute();
+  await createIndex(db, kind, "members_role", "members", ["role"]);
+  await table("frameworks")
+    .addColumn("framework_name", "varchar(128)", (c) => c.primaryKey())
+    .addColumn("framework_id", "varchar(255)", (c) => c.notNull())
+    .addColumn("update_host", "varchar(255)", (c) => c.notNull())
+    .addColumn("update_time_ms", "bigint", (c) => c.notNull())
+    .execute();
+}
+
+/**
+ * MySQL runs DDL outside transactions, so a migration cut short is run again from the top: every step
+ * must tolerate having been done. MySQL has no CREATE INDEX IF NOT EXISTS; a duplicate name means done.
+ */
+async function createIndex(
+  db: AnyDb,
+  kind: DialectKind,
+  name: string,
+  table: string,
+  columns: string[],
+  unique = false,
+): Promise<void> {
+  let index = db.schema.createIndex(name).on(table).columns(columns);
+  if (unique) index = index.unique();
+  if (kind === "sqlite") {
+    await index.ifNotExists().execute();
+    return;
+  }
+  try {
+    await index.execute();
+  } catch (err) {
+    if ((err as { code?: string }).code !== "ER_DUP_KEYNAME") throw err;
+  }
+}

@@ -1,0 +1,41 @@
+/** Runs the Store conformance suite on the SQLite store, plus concurrent opening by several processes. */
+import { deepStrictEqual as equal } from "node:assert/strict";
+import { type KyselyStore, openStore } from "./kysely_store.ts";
+import { openConcurrently, storeSuite } from "./store_suite.ts";
+import { createSqliteKysely } from "./sqlite_dialect.ts";
+
+const dir = Deno.makeTempDirSync({ prefix: "peloton-store-" });
+
+storeSuite(
+  "KyselyStore on SQLite",
+  () => openStore(`sqlite:${dir}/store.sqlite`),
+  () => Deno.remove(dir, { recursive: true }),
+  {
+    durable: true,
+    migrate: (store) => (store as KyselyStore).migrate(),
+    freshDatabase: () => {
+      const file = `${dir}/upgrade-${crypto.randomUUID()}.sqlite`;
+      return { url: `sqlite:${file}`, drop: () => Promise.resolve() }; // the whole directory goes at the end
+    },
+  },
+);
+
+Deno.test("KyselyStore on SQLite: processes opening a new file at once migrate it once", async () => {
+  const tmp = await Deno.makeTempDir({ prefix: "peloton-store-" });
+  try {
+    const url = `sqlite:${tmp}/concurrent.sqlite`;
+    await openConcurrently(url, 4);
+    const db = createSqliteKysely<{ kysely_migration: { name: string } }>(`${tmp}/concurrent.sqlite`);
+    try {
+      equal((await db.selectFrom("kysely_migration").select("name").execute()).map((r) => r.name), [
+        "0001_initial",
+        "0002_updates_volumes_configs",
+        "0003_leases_members_frameworks",
+      ]);
+    } finally {
+      await db.destroy();
+    }
+  } finally {
+    await Deno.remove(tmp, { recursive: true });
+  }
+});

@@ -1,0 +1,1000 @@
+/** The Store conformance suite: every Store implementation registers it and must pass it unchanged. */
+import { deepStrictEqual as equal, ok, strictEqual } from "node:assert/strict";
+import type { Store, StoreWrite } from "../../core/ports/store.ts";
+import type {
+  JobRecord,
+  RespoolRecord,
+  TaskEventRecord,
+  TaskRecord,
+  UpdateRecord,
+  UpdateState,
+  VolumeRecord,
+} from "../../core/model/records.ts";
+import type { JobState } from "../../core/model/states.ts";
+
+export interface StoreSuiteOptions {
+  /** What was written before `close()` is there after the next `open()` (the real stores). */
+  durable?: boolean;
+  /** Runs the schema migrations on an open store and returns the names of those that ran. */
+  migrate?: (store: Store) => Promise<string[]>;
+  /** A new, empty database of the store's kind, for the step that upgrades an older schema (SQL stores). */
+  freshDatabase?: () => { url: string; drop: () => Promise<void> };
+}
+
+/**
+ * Registers the suite as one Deno test with a step per property. `open` returns a store on the same
+ * underlying database every time (steps use ids unique to the run); `cleanup` runs after the last step.
+ */
+export function storeSuite(
+  name: string,
+  open: () => Promise<Store>,
+  cleanup: () => Promise<void> = () => Promise.resolve(),
+  options: StoreSuiteOptions = {},
+): void {
+  const steps: Record<string, Case> = { ...cases };
+  if (options.durable) steps["reopen after close sees every write"] = reopen;
+  if (options.migrate) {
+    const migrate = options.migrate;
+    steps["running migrations again is a no-op"] = async (store) => {
+      equal(await migrate(store), []);
+      equal(await migrate(store), []);
+    };
+  }
+  if (options.freshDatabase) {
+    steps["a database at migration 0001 upgrades, keeping its rows"] = upgrade(options.freshDatabase);
+  }
+  Deno.test(`${name}: Store conformance`, async (t) => {
+    const run = crypto.randomUUID().slice(0, 8);
+    let passed = true;
+    let error: unknown;
+    try {
+      // One clear failure when the store cannot even open (no server, bad URL), not one per step.
+      passed = await t.step("opens", async () => await (await open()).close());
+      for (const [what, fn] of passed ? Object.entries(steps) : []) {
+        passed = await t.step(what, async () => {
+          const store = await open();
+          try {
+            await fn(store, new Ids(`${run}-${what.replace(/\W+/g, "-").slice(0, 24)}`), open);
+          } finally {
+            await store.close();
+          }
+        }) && passed;
+      }
+    } catch (err) {
+      [passed, error] = [false, err];
+    }
+    try {
+      await cleanup();
+    } catch (err) {
+      if (passed) throw err; // otherwise the failure that came first is the one to see
+    }
+    if (error) throw error;
+  });
+}
+
+/**
+ * Opens (and so migrates) the store at `url` from `processes` separate Deno processes started together,
+ * each writing a job; throws with their output unless all succeed.
+ */
+export async function openConcurrently(url: string, processes: number): Promise<void> {
+  const storeModule = new URL("./kysely_store.ts", import.meta.url).href;
+  const code = `
+    const { openStore } = await import(${JSON.stringify(storeModule)});
+    const store = await openStore(Deno.args[0]);
+    const { makeJob } = await import(${JSON.stringify(import.meta.url)});
+    await new Promise((ok, fail) => store.write([{ kind: "job.put", job: makeJob(Deno.args[1]) }], (e) => e ? fail(e) : ok()));
+    await store.close();`;
+  const config = new URL("../../deno.json", import.meta.url).pathname;
+  const outputs = await Promise.all(
+    Array.from({ length: processes }, (_, i) =>
+      new Deno.Command(Deno.execPath(), {
+        args: ["eval", "--config", config, code, url, `concurrent-${i}`],
+        stdout: "piped",
+        stderr: "piped",
+      }).output()),
+  );
+  const failures = outputs.filter((o) => !o.success).map((o) => new TextDecoder().decode(o.stderr));
+  if (failures.length > 0) {
+    throw new Error(
+      `${failures.length} of ${processes} processes failed to open ${url}:\n${failures.join("\n")}`,
+    );
+  }
+}
+
+/** Ids unique to one step, so steps can share a database. */
+class Ids {
+  constructor(readonly prefix: string) {}
+  job(n: number): string {
+    return `${this.prefix}-job-${n}`;
+  }
+  update(n: number): string {
+    return `${this.prefix}-update-${n}`;
+  }
+  volume(n: number): string {
+    return `${this.prefix}-volume-${n}`;
+  }
+}
+
+/** Writes a batch and resolves with its `done` error, if any. */
+export function put(store: Store, batch: StoreWrite[]): Promise<Error | undefined> {
+  return new Promise((resolve) => store.write(batch, resolve));
+}
+
+export function makeJob(
+  jobId: string,
+  over: Partial<JobRecord["config"]> = {},
+  runtime: Partial<JobRecord["runtime"]> = {},
+): JobRecord {
+  return {
+    jobId,
+    configVersion: 1,
+    config: {
+      name: `name-${jobId}`,
+      type: "BATCH",
+      owningTeam: "team",
+      ldapGroups: ["g1", "g2"],
+      description: "a job — with ünïcode ✓",
+      owner: "owner",
+      labels: [{ key: "k", value: "v" }],
+      instanceCount: 3,
+      sla: {
+        priority: 1,
+        preemptible: true,
+        revocable: false,
+        maximumRunningInstances: 0,
+        minimumRunningInstances: 0,
+        maxRunningTime: 0,
+        maximumUnavailableInstances: 0,
+      },
+      defaultConfig: {
+        resource: { cpuLimit: 0.5, memLimitMb: 128.25, diskLimitMb: 10, fdLimit: 0, gpuLimit: 0 },
+        command: {
+          shell: true,
+          value: "echo 'hi' \"there\"",
+          arguments: [],
+          environment: { variables: [] },
+          uris: [],
+        },
+        constraint: {
+          type: "AND_CONSTRAINT",
+          andConstraint: {
+            constraints: [{
+              type: "LABEL_CONSTRAINT",
+              labelConstraint: {
+                kind: "HOST",
+                condition: "EQUAL",
+                label: { key: "zone", value: "a" },
+                requirement: 1,
+              },
+            }],
+          },
+        },
+      },
+      instanceConfig: { 2: { name: "special", ports: [{ name: "http", value: 0, envName: "PORT" }] } },
+      respoolId: "pool-1",
+      placementStrategy: "PACK_HOST",
+      ...over,
+    },
+    runtime: {
+      state: "PENDING",
+      goalState: "SUCCEEDED",
+      creationTimeMs: 1_700_000_000_000,
+      taskStats: { PENDING: 3 },
+      version: 1,
+      ...runtime,
+    },
+  };
+}
+
+export function makeTask(jobId: string, instanceId: number, over: Partial<TaskRecord> = {}): TaskRecord {
+  return {
+    jobId,
+    instanceId,
+    runId: 1,
+    state: "RUNNING",
+    goalState: "SUCCEEDED",
+    hostname: `host-${instanceId}`,
+    ports: { http: 31000 + instanceId },
+    startTimeMs: 1_700_000_000_500,
+    failureCount: 0,
+    configVersion: 1,
+    history: [{ runId: 0, state: "FAILED", hostname: "old-host", exitCode: 1, message: "boom" }],
+    version: 1,
+    ...over,
+  };
+}
+
+export function makeUpdate(updateId: string, jobId: string, over: Partial<UpdateRecord> = {}): UpdateRecord {
+  return {
+    updateId,
+    jobId,
+    type: "UPDATE",
+    config: {
+      batchSize: 2,
+      batchPercentage: 0,
+      stopBeforeUpdate: false,
+      startPaused: false,
+      rollbackOnFailure: true,
+      maxInstanceAttempts: 3,
+      maxFailureInstances: 1,
+      inPlace: true,
+      startTasks: false,
+    },
+    state: "ROLLING_FORWARD",
+    prevState: "PAUSED",
+    jobConfigVersion: 2,
+    prevJobConfigVersion: 1,
+    instancesAdded: [3],
+    instancesUpdated: [0, 1, 2],
+    instancesRemoved: [],
+    instancesDone: [0],
+    instancesFailed: [],
+    instancesCurrent: [1, 2],
+    creationTimeMs: 1_700_000_001_000,
+    updateTimeMs: 1_700_000_002_000,
+    opaqueData: `{"note":"ünïcode ✓"}`,
+    version: 1,
+    ...over,
+  };
+}
+
+export function makeVolume(
+  volumeId: string,
+  jobId: string,
+  instanceId: number,
+  over: Partial<VolumeRecord> = {},
+): VolumeRecord {
+  return {
+    volumeId,
+    jobId,
+    instanceId,
+    hostname: `host-${instanceId}`,
+    containerPath: "/var/data",
+    sizeMb: 1024,
+    state: "CREATED",
+    createdMs: 1_700_000_003_000,
+    ...over,
+  };
+}
+
+/** A job's config at another version: a different instance count, so versions are told apart. */
+function configAt(jobId: string, version: number): JobRecord["config"] {
+  return makeJob(jobId, { instanceCount: version, description: `version ${version}` }).config;
+}
+
+/** The fields of a StaleWriteError the suite checks. */
+function staleness(err: Error | undefined): unknown[] {
+  const e = err as Error & { entity?: string; id?: string; storedVersion?: number; writeVersion?: number };
+  return [e?.name, e?.entity, e?.id, e?.storedVersion, e?.writeVersion];
+}
+
+function event(
+  jobId: string,
+  instanceId: number,
+  state: TaskEventRecord["state"],
+  timeMs: number,
+): TaskEventRecord {
+  return { jobId, instanceId, runId: 1, state, timeMs, hostname: "h", message: `to ${state}`, reason: "R" };
+}
+
+function pool(id: string, path: string, parentId: string): RespoolRecord {
+  return {
+    id,
+    path,
+    parentId,
+    config: {
+      name: path.split("/").pop() || "root",
+      owningTeam: "team",
+      ldapGroups: [],
+      description: "",
+      resources: [{ kind: "cpu", reservation: 10.5, limit: 100, share: 1, type: "ELASTIC" }],
+      parent: parentId,
+      policy: "PriorityFIFO",
+    },
+  };
+}
+
+type Case = (store: Store, ids: Ids, open: () => Promise<Store>) => Promise<void>;
+
+const reopen: Case = async (store, ids, open) => {
+  const jobId = ids.job(1);
+  const update = makeUpdate(ids.update(1), jobId, { version: 4 });
+  const volumes = [makeVolume(ids.volume(1), jobId, 0), makeVolume(ids.volume(2), jobId, 1)];
+  store.write([{ kind: "job.put", job: makeJob(jobId) }, { kind: "task.put", task: makeTask(jobId, 0) }]);
+  store.write([{ kind: "task.event", event: event(jobId, 0, "RUNNING", 1) }]);
+  store.write([
+    { kind: "job.config", jobId, version: 1, config: configAt(jobId, 1) },
+    { kind: "job.config", jobId, version: 2, config: configAt(jobId, 2) },
+    { kind: "task.put", task: makeTask(jobId, 1) },
+    { kind: "update.put", update },
+    ...volumes.map((volume): StoreWrite => ({ kind: "volume.put", volume })),
+  ]);
+  store.write([{ kind: "task.delete", jobId, instanceId: 1 }, {
+    kind: "volume.delete",
+    volumeId: ids.volume(2),
+  }]);
+  await store.close();
+  const again = await open();
+  try {
+    equal(await again.getJob(jobId), makeJob(jobId));
+    equal(await again.getTasks(jobId), [makeTask(jobId, 0)]);
+    equal(await again.getTaskEvents(jobId, 0), [event(jobId, 0, "RUNNING", 1)]);
+    equal(await again.getJobConfig(jobId, 1), configAt(jobId, 1));
+    equal(await again.getJobConfig(jobId, 2), configAt(jobId, 2));
+    equal(await again.getUpdate(update.updateId), update);
+    equal(await again.listUpdates(jobId), [update]);
+    ok((await again.activeUpdates()).some((u) => u.updateId === update.updateId));
+    equal(await again.listVolumes(jobId), [volumes[0]]);
+    // The stored update version survived too: the rule still holds after reopening.
+    equal(staleness(await put(again, [{ kind: "update.put", update }])), [
+      "StaleWriteError",
+      "update",
+      update.updateId,
+      4,
+      4,
+    ]);
+  } finally {
+    await again.close();
+  }
+};
+
+/**
+ * Builds a database holding only migration 0001 and some rows, runs 0002's DDL once by hand (a MySQL
+ * migrator cut short after its DDL and before recording it), then has several processes open it at once.
+ */
+function upgrade(freshDatabase: () => { url: string; drop: () => Promise<void> }): Case {
+  return async (_store, ids) => {
+    const { KyselyStore, openStore, openStoreDatabase } = await import("./kysely_store.ts");
+    const { migrateToLatest, storeMigrations } = await import("./schema.ts");
+    const { url, drop } = freshDatabase();
+    const jobId = ids.job(1);
+    try {
+      const old = await openStoreDatabase(url);
+      equal(await migrateToLatest(old.db, old.kind, "0001_initial"), ["0001_initial"]);
+      const oldStore = new KyselyStore(old.db, old.kind);
+      strictEqual(
+        await put(oldStore, [
+          { kind: "job.put", job: makeJob(jobId) },
+          { kind: "task.put", task: makeTask(jobId, 0) },
+          { kind: "task.event", event: event(jobId, 0, "RUNNING", 1) },
+        ]),
+        undefined,
+      );
+      await oldStore.close();
+
+      const cut = await openStoreDatabase(url);
+      try {
+        await storeMigrations(cut.kind)["0002_updates_volumes_configs"].up(cut.db);
+      } finally {
+        await cut.db.destroy();
+      }
+      await openConcurrently(url, 3);
+
+      const store = await openStore(url);
+      try {
+        equal(await store.migrate(), []);
+        equal(await store.getJob(jobId), makeJob(jobId));
+        equal(await store.getTasks(jobId), [makeTask(jobId, 0)]);
+        equal(await store.getTaskEvents(jobId, 0), [event(jobId, 0, "RUNNING", 1)]);
+        const update = makeUpdate(ids.update(1), jobId);
+        const volume = makeVolume(ids.volume(1), jobId, 0);
+        strictEqual(
+          await put(store, [
+            { kind: "job.config", jobId, version: 1, config: configAt(jobId, 1) },
+            { kind: "update.put", update },
+            { kind: "volume.put", volume },
+          ]),
+          undefined,
+        );
+        equal(await store.getJobConfig(jobId, 1), configAt(jobId, 1));
+        equal(await store.listUpdates(jobId), [update]);
+        equal(await store.listVolumes(jobId), [volume]);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await drop();
+    }
+  };
+}
+
+const cases: Record<string, Case> = {
+  "job put/get round trip keeps the config intact": async (store, ids) => {
+    const job = makeJob(ids.job(1));
+    strictEqual(await put(store, [{ kind: "job.put", job }]), undefined);
+    equal(await store.getJob(job.jobId), job);
+    strictEqual(await store.getJob(ids.job(2)), undefined);
+    const next = makeJob(job.jobId, { labels: [{ key: "a", value: "b" }] }, { state: "RUNNING", version: 2 });
+    strictEqual(await put(store, [{ kind: "job.put", job: next }]), undefined);
+    equal(await store.getJob(job.jobId), next);
+  },
+
+  "task put/get round trip": async (store, ids) => {
+    const jobId = ids.job(1);
+    const tasks = [2, 0, 1].map((i) => makeTask(jobId, i));
+    strictEqual(await put(store, tasks.map((task) => ({ kind: "task.put", task }))), undefined);
+    equal(await store.getTasks(jobId), [0, 1, 2].map((i) => makeTask(jobId, i)));
+    const bare: TaskRecord = { ...makeTask(jobId, 1, { version: 2, state: "PENDING" }) };
+    delete bare.hostname, delete bare.ports, delete bare.history;
+    strictEqual(await put(store, [{ kind: "task.put", task: bare }]), undefined);
+    equal(await store.getTask(jobId, 1), bare);
+    strictEqual(await store.getTask(jobId, 9), undefined);
+    equal(await store.getTasks(ids.job(2)), []);
+  },
+
+  "task events come back oldest first, per instance": async (store, ids) => {
+    const jobId = ids.job(1);
+    const states = ["PENDING", "READY", "PLACED", "LAUNCHED", "RUNNING", "SUCCEEDED"] as const;
+    const events = states.map((s) => event(jobId, 0, s, 5)); // one timestamp: order is write order
+    for (const e of events.slice(0, 3)) store.write([{ kind: "task.event", event: e }]);
+    store.write([{ kind: "task.event", event: event(jobId, 1, "KILLED", 1) }]);
+    strictEqual(await put(store, events.slice(3).map((event) => ({ kind: "task.event", event }))), undefined);
+    equal(await store.getTaskEvents(jobId, 0), events);
+    equal(await store.getTaskEvents(jobId, 1), [event(jobId, 1, "KILLED", 1)]);
+    const bare: TaskEventRecord = { jobId, instanceId: 2, runId: 3, state: "LOST", timeMs: 7 };
+    strictEqual(await put(store, [{ kind: "task.event", event: bare }]), undefined);
+    equal(await store.getTaskEvents(jobId, 2), [bare]);
+  },
+
+  "respools put, update and delete": async (store, ids) => {
+    const p = ids.prefix;
+    const pools = [pool(`${p}-a`, `/${p}/a`, `${p}-root`), pool(`${p}-root`, `/${p}`, "root")];
+    strictEqual(await put(store, pools.map((pool) => ({ kind: "respool.put", pool }))), undefined);
+    const mine = async () => (await store.respools()).filter((r) => r.id.startsWith(p));
+    equal(await mine(), [pools[1], pools[0]]);
+    const moved = pool(`${p}-a`, `/${p}/b`, `${p}-root`);
+    strictEqual(await put(store, [{ kind: "respool.put", pool: moved }]), undefined);
+    equal(await mine(), [pools[1], moved]);
+    const clash = await put(store, [{ kind: "respool.put", pool: pool(`${p}-c`, `/${p}/b`, `${p}-root`) }]);
+    ok(clash instanceof Error, "a second pool on the same path is refused");
+    strictEqual(await put(store, [{ kind: "respool.delete", id: `${p}-a` }]), undefined);
+    equal(await mine(), [pools[1]]);
+  },
+
+  "a stale write drops its whole batch; others in the group commit": async (store, ids) => {
+    const [a, b] = [ids.job(1), ids.job(2)];
+    strictEqual(await put(store, [{ kind: "job.put", job: makeJob(a, {}, { version: 5 }) }]), undefined);
+    strictEqual(await put(store, [{ kind: "task.put", task: makeTask(a, 0, { version: 3 }) }]), undefined);
+    const results = await Promise.all([
+      put(store, [{ kind: "task.put", task: makeTask(b, 0) }]),
+      put(store, [
+        { kind: "task.put", task: makeTask(a, 1) },
+        { kind: "task.event", event: event(a, 1, "RUNNING", 1) },
+        { kind: "job.put", job: makeJob(a, {}, { version: 5, state: "RUNNING" }) },
+      ]),
+      put(store, [{ kind: "task.put", task: makeTask(b, 1) }]),
+      put(store, [{ kind: "task.put", task: makeTask(a, 2) }, {
+        kind: "task.put",
+        task: makeTask(a, 0, { version: 2 }),
+      }]),
+      put(store, [{ kind: "task.put", task: makeTask(b, 2) }, { kind: "task.put", task: makeTask(b, 2) }]),
+    ]);
+    strictEqual(results[0], undefined);
+    strictEqual(results[2], undefined);
+    for (
+      const [i, entity, id, stored, written] of [[1, "job", a, 5, 5], [3, "task", `${a}/0`, 3, 2], [
+        4,
+        "task",
+        `${b}/2`,
+        1,
+        1,
+      ]] as const
+    ) {
+      const err = results[i] as Error & { entity?: string; storedVersion?: number; writeVersion?: number };
+      strictEqual(err?.name, "StaleWriteError", `batch ${i} is stale`);
+      equal([err.entity, err.storedVersion, err.writeVersion], [entity, stored, written]);
+      ok(err.message.includes(id) && err.message.includes(`${stored}`), err.message);
+    }
+    equal((await store.getTasks(b)).map((t) => t.instanceId), [0, 1]);
+    equal((await store.getTasks(a)).map((t) => [t.instanceId, t.version]), [[0, 3]]);
+    equal(await store.getTaskEvents(a, 1), []);
+    equal((await store.getJob(a))?.runtime.state, "PENDING");
+  },
+
+  "a batch the database refuses rolls back alone": async (store, ids) => {
+    const p = ids.prefix;
+    const jobId = ids.job(1);
+    strictEqual(
+      await put(store, [{ kind: "respool.put", pool: pool(`${p}-a`, `/${p}/a`, "root") }]),
+      undefined,
+    );
+    const results = await Promise.all([
+      put(store, [{ kind: "task.put", task: makeTask(jobId, 0) }]),
+      put(store, [
+        { kind: "task.put", task: makeTask(jobId, 1) },
+        { kind: "respool.put", pool: pool(`${p}-b`, `/${p}/a`, "root") },
+      ]),
+      put(store, [{ kind: "task.put", task: makeTask(jobId, 2) }]),
+    ]);
+    equal(results.map((r) => r instanceof Error), [false, true, false]);
+    equal((await store.getTasks(jobId)).map((t) => t.instanceId), [0, 2]);
+    equal((await store.respools()).filter((r) => r.id.startsWith(p)).map((r) => r.id), [`${p}-a`]);
+  },
+
+  "many writes land in order": async (store, ids) => {
+    const jobId = ids.job(1);
+    const order: number[] = [];
+    const n = 500;
+    for (let v = 1; v <= n; v++) {
+      const task = makeTask(jobId, v % 5, { version: Math.ceil(v / 5), runId: v });
+      store.write([{ kind: "task.put", task }, {
+        kind: "task.event",
+        event: { ...event(jobId, 0, "RUNNING", v), runId: v },
+      }], (err) => {
+        ok(err === undefined, err?.message);
+        order.push(v);
+      });
+    }
+    await store.flush();
+    equal(order, Array.from({ length: n }, (_, i) => i + 1));
+    equal((await store.getTasks(jobId)).map((t) => t.runId), [500, 496, 497, 498, 499]);
+    equal((await store.getTaskEvents(jobId, 0)).map((e) => e.runId), order);
+  },
+
+  "queryJobs filters by state, pool, owner, name and labels, newest first": async (store, ids) => {
+    const owner = `${ids.prefix}-owner`;
+    const jobs = [
+      makeJob(ids.job(0), {
+        owner,
+        respoolId: "p1",
+        labels: [{ key: "team", value: "x" }, { key: "tier", value: "1" }],
+      }, { creationTimeMs: 10 }),
+      makeJob(ids.job(1), { owner, respoolId: "p1", labels: [{ key: "team", value: "x" }] }, {
+        creationTimeMs: 30,
+        state: "RUNNING",
+      }),
+      makeJob(ids.job(2), { owner, respoolId: "p2", labels: [{ key: "team", value: "X" }] }, {
+        creationTimeMs: 20,
+        state: "SUCCEEDED",
+      }),
+      makeJob(ids.job(3), { owner, respoolId: "p2", labels: [{ key: "team", value: "x".repeat(600) }] }, {
+        creationTimeMs: 40,
+      }),
+      makeJob(
+        ids.job(4),
+        { owner, respoolId: "p2", labels: [{ key: "team", value: `${"x".repeat(599)}y` }] },
+        { creationTimeMs: 40 },
+      ),
+    ];
+    strictEqual(await put(store, jobs.map((job) => ({ kind: "job.put", job }))), undefined);
+    const q = async (query: Parameters<Store["queryJobs"]>[0]) =>
+      (await store.queryJobs({ owner, ...query })).map((j) => Number(j.jobId.slice(-1)));
+    equal(await q({}), [4, 3, 1, 2, 0]);
+    equal(await q({ limit: 2 }), [4, 3]);
+    equal(await q({ states: ["PENDING", "SUCCEEDED"] }), [4, 3, 2, 0]);
+    equal(await q({ respoolId: "p1" }), [1, 0]);
+    equal(await q({ name: `name-${ids.job(2)}` }), [2]);
+    equal(await q({ labels: [{ key: "team", value: "x" }] }), [1, 0]);
+    equal(await q({ labels: [{ key: "team", value: "x" }, { key: "tier", value: "1" }] }), [0]);
+    equal(await q({ labels: [{ key: "team", value: "x".repeat(600) }] }), [3]);
+    equal(await q({ labels: [{ key: "team", value: "x" }], respoolId: "p2" }), []);
+    equal(await store.queryJobs({ owner: `${owner}-nobody` }), []);
+    // Relabelling a job moves it between label queries.
+    const relabelled = makeJob(ids.job(1), { owner, respoolId: "p1", labels: [] }, {
+      creationTimeMs: 30,
+      version: 2,
+    });
+    strictEqual(await put(store, [{ kind: "job.put", job: relabelled }]), undefined);
+    equal(await q({ labels: [{ key: "team", value: "x" }] }), [0]);
+  },
+
+  "activeJobs leaves out terminal jobs": async (store, ids) => {
+    const states: JobState[] = [
+      "INITIALIZED",
+      "PENDING",
+      "RUNNING",
+      "KILLING",
+      "SUCCEEDED",
+      "FAILED",
+      "KILLED",
+      "DELETED",
+    ];
+    const batch = states.map((state, i): StoreWrite => ({
+      kind: "job.put",
+      job: makeJob(ids.job(i), {}, { state }),
+    }));
+    strictEqual(await put(store, batch), undefined);
+    const active = (await store.activeJobs()).filter((j) => j.jobId.startsWith(ids.prefix));
+    equal(active.map((j) => j.runtime.state).sort(), ["INITIALIZED", "KILLING", "PENDING", "RUNNING"]);
+  },
+
+  "job.delete removes the job with its tasks and events": async (store, ids) => {
+    const jobId = ids.job(1);
+    strictEqual(
+      await put(store, [{ kind: "job.put", job: makeJob(jobId, {}, { version: 9 }) }, {
+        kind: "task.put",
+        task: makeTask(jobId, 0, { version: 9 }),
+      }, { kind: "task.event", event: event(jobId, 0, "RUNNING", 1) }]),
+      undefined,
+    );
+    // Deleted and created again in one batch: the old versions no longer count.
+    const again = makeJob(jobId, {}, { version: 1 });
+    strictEqual(
+      await put(store, [{ kind: "job.delete", jobId }, { kind: "job.put", job: again }, {
+        kind: "task.put",
+        task: makeTask(jobId, 1),
+      }]),
+      undefined,
+    );
+    equal(await store.getJob(jobId), again);
+    equal((await store.getTasks(jobId)).map((t) => t.instanceId), [1]);
+    equal(await store.getTaskEvents(jobId, 0), []);
+    strictEqual(await put(store, [{ kind: "job.delete", jobId }]), undefined);
+    strictEqual(await store.getJob(jobId), undefined);
+    equal(await store.getTasks(jobId), []);
+  },
+
+  "job config versions are immutable and readable": async (store, ids) => {
+    const [a, b] = [ids.job(1), ids.job(2)];
+    strictEqual(
+      await put(store, [
+        { kind: "job.config", jobId: a, version: 1, config: configAt(a, 1) },
+        { kind: "job.config", jobId: a, version: 2, config: configAt(a, 2) },
+        // A second put of a version in the same batch is a no-op as well: the first one stays.
+        { kind: "job.config", jobId: a, version: 2, config: configAt(a, 9) },
+      ]),
+      undefined,
+    );
+    equal(await store.getJobConfig(a, 1), configAt(a, 1));
+    equal(await store.getJobConfig(a, 2), configAt(a, 2));
+    strictEqual(await store.getJobConfig(a, 3), undefined);
+    strictEqual(await store.getJobConfig(b, 1), undefined);
+    strictEqual(
+      await put(store, [{ kind: "job.config", jobId: a, version: 1, config: configAt(a, 7) }]),
+      undefined,
+      "re-putting a version is not an error",
+    );
+    equal(await store.getJobConfig(a, 1), configAt(a, 1));
+    // The same version number of another job is its own config.
+    strictEqual(
+      await put(store, [{ kind: "job.config", jobId: b, version: 1, config: configAt(b, 5) }]),
+      undefined,
+    );
+    equal(await store.getJobConfig(b, 1), configAt(b, 5));
+    equal(await store.getJobConfig(a, 1), configAt(a, 1));
+  },
+
+  "task.delete removes one instance, keeps its events and forgets its version": async (store, ids) => {
+    const jobId = ids.job(1);
+    strictEqual(
+      await put(store, [
+        ...[0, 1, 2, 3].map((i): StoreWrite => ({
+          kind: "task.put",
+          task: makeTask(jobId, i, { version: 5 }),
+        })),
+        { kind: "task.event", event: event(jobId, 1, "RUNNING", 1) },
+      ]),
+      undefined,
+    );
+    strictEqual(await put(store, [{ kind: "task.delete", jobId, instanceId: 1 }]), undefined);
+    equal((await store.getTasks(jobId)).map((t) => t.instanceId), [0, 2, 3]);
+    strictEqual(await store.getTask(jobId, 1), undefined);
+    equal(await store.getTaskEvents(jobId, 1), [event(jobId, 1, "RUNNING", 1)]);
+    strictEqual(
+      await put(store, [{ kind: "task.delete", jobId, instanceId: 9 }]),
+      undefined,
+      "missing is fine",
+    );
+    // The version rule compares with the stored row, which went with the delete.
+    strictEqual(await put(store, [{ kind: "task.put", task: makeTask(jobId, 1) }]), undefined);
+    strictEqual(
+      await put(store, [{ kind: "task.delete", jobId, instanceId: 0 }, {
+        kind: "task.put",
+        task: makeTask(jobId, 0),
+      }]),
+      undefined,
+      "a delete earlier in the batch counts",
+    );
+    // And one earlier in the group, from another batch.
+    const results = await Promise.all([
+      put(store, [{ kind: "task.delete", jobId, instanceId: 2 }]),
+      put(store, [{ kind: "task.put", task: makeTask(jobId, 2) }]),
+      put(store, [{ kind: "task.put", task: makeTask(jobId, 3, { version: 5 }) }]),
+    ]);
+    equal(results.map(staleness), [
+      [undefined, undefined, undefined, undefined, undefined],
+      [undefined, undefined, undefined, undefined, undefined],
+      ["StaleWriteError", "task", `${jobId}/3`, 5, 5],
+    ]);
+    equal((await store.getTasks(jobId)).map((t) => [t.instanceId, t.version]), [[0, 1], [1, 1], [2, 1], [
+      3,
+      5,
+    ]]);
+  },
+
+  "update puts follow the version rule": async (store, ids) => {
+    const jobId = ids.job(1);
+    const [u1, u2] = [ids.update(1), ids.update(2)];
+    strictEqual(await put(store, [{ kind: "update.put", update: makeUpdate(u1, jobId) }]), undefined);
+    equal(await store.getUpdate(u1), makeUpdate(u1, jobId));
+    strictEqual(await store.getUpdate(u2), undefined);
+    equal(staleness(await put(store, [{ kind: "update.put", update: makeUpdate(u1, jobId) }])), [
+      "StaleWriteError",
+      "update",
+      u1,
+      1,
+      1,
+    ]);
+    const bare: UpdateRecord = makeUpdate(u1, jobId, { version: 3, state: "PAUSED" });
+    delete bare.prevState, delete bare.opaqueData, delete bare.completionTimeMs;
+    strictEqual(await put(store, [{ kind: "update.put", update: bare }]), undefined);
+    equal(await store.getUpdate(u1), bare, "absent optional fields stay absent");
+    const stale = await put(store, [{ kind: "update.put", update: makeUpdate(u1, jobId, { version: 2 }) }]);
+    equal(staleness(stale), ["StaleWriteError", "update", u1, 3, 2]);
+    ok(stale!.message.includes(u1) && stale!.message.includes("3"), stale!.message);
+    // Earlier writes of the batch count: the second put of version 4 is stale against the first.
+    equal(
+      staleness(
+        await put(store, [
+          { kind: "update.put", update: makeUpdate(u2, jobId, { version: 4 }) },
+          { kind: "update.put", update: makeUpdate(u2, jobId, { version: 4 }) },
+        ]),
+      ),
+      ["StaleWriteError", "update", u2, 4, 4],
+    );
+    strictEqual(await store.getUpdate(u2), undefined, "the stale batch left nothing");
+    equal(await store.getUpdate(u1), bare);
+  },
+
+  "a stale update drops its whole batch; others in the group commit": async (store, ids) => {
+    const [a, b] = [ids.job(1), ids.job(2)];
+    const [ua, ub] = [ids.update(1), ids.update(2)];
+    strictEqual(
+      await put(store, [
+        { kind: "job.put", job: makeJob(a, {}, { version: 5 }) },
+        { kind: "task.put", task: makeTask(a, 0) },
+        { kind: "update.put", update: makeUpdate(ua, a, { version: 5 }) },
+      ]),
+      undefined,
+    );
+    const results = await Promise.all([
+      put(store, [
+        { kind: "task.put", task: makeTask(b, 0) },
+        { kind: "update.put", update: makeUpdate(ub, b) },
+        { kind: "volume.put", volume: makeVolume(ids.volume(2), b, 0) },
+      ]),
+      put(store, [
+        { kind: "job.config", jobId: a, version: 2, config: configAt(a, 2) },
+        { kind: "task.put", task: makeTask(a, 1) },
+        { kind: "task.delete", jobId: a, instanceId: 0 },
+        { kind: "task.event", event: event(a, 1, "RUNNING", 1) },
+        { kind: "volume.put", volume: makeVolume(ids.volume(1), a, 1) },
+        { kind: "job.put", job: makeJob(a, {}, { version: 6, state: "RUNNING" }) },
+        { kind: "update.put", update: makeUpdate(ua, a, { version: 5, state: "SUCCEEDED" }) },
+      ]),
+      put(store, [
+        { kind: "update.put", update: makeUpdate(ua, a, { version: 6, state: "PAUSED" }) },
+        { kind: "task.put", task: makeTask(b, 1) },
+      ]),
+      // Stale against the batch just before it in the same group.
+      put(store, [{ kind: "update.put", update: makeUpdate(ua, a, { version: 6, state: "ABORTED" }) }]),
+    ]);
+    equal(results.map(staleness), [
+      [undefined, undefined, undefined, undefined, undefined],
+      ["StaleWriteError", "update", ua, 5, 5],
+      [undefined, undefined, undefined, undefined, undefined],
+      ["StaleWriteError", "update", ua, 6, 6],
+    ]);
+    strictEqual(await store.getJobConfig(a, 2), undefined);
+    equal(await store.getTasks(a), [makeTask(a, 0)]);
+    equal(await store.getTaskEvents(a, 1), []);
+    strictEqual(await store.getVolume(ids.volume(1)), undefined);
+    equal((await store.getJob(a))?.runtime, makeJob(a, {}, { version: 5 }).runtime);
+    equal(await store.getUpdate(ua), makeUpdate(ua, a, { version: 6, state: "PAUSED" }));
+    equal((await store.getTasks(b)).map((t) => t.instanceId), [0, 1]);
+    equal(await store.getUpdate(ub), makeUpdate(ub, b));
+    equal(await store.getVolume(ids.volume(2)), makeVolume(ids.volume(2), b, 0));
+  },
+
+  "with a batch the database refuses, stale and good updates still resolve per batch": async (store, ids) => {
+    const p = ids.prefix;
+    const jobId = ids.job(1);
+    const [u1, u2] = [ids.update(1), ids.update(2)];
+    strictEqual(
+      await put(store, [{ kind: "respool.put", pool: pool(`${p}-a`, `/${p}/a`, "root") }]),
+      undefined,
+    );
+    const results = await Promise.all([
+      put(store, [
+        { kind: "update.put", update: makeUpdate(u1, jobId) },
+        { kind: "job.config", jobId, version: 1, config: configAt(jobId, 1) },
+        { kind: "volume.put", volume: makeVolume(ids.volume(1), jobId, 0) },
+      ]),
+      put(store, [
+        { kind: "update.put", update: makeUpdate(u2, jobId) },
+        { kind: "volume.put", volume: makeVolume(ids.volume(2), jobId, 1) },
+        { kind: "respool.put", pool: pool(`${p}-b`, `/${p}/a`, "root") },
+      ]),
+      put(store, [{ kind: "update.put", update: makeUpdate(u1, jobId) }]),
+      put(store, [
+        { kind: "update.put", update: makeUpdate(u1, jobId, { version: 2 }) },
+        { kind: "volume.delete", volumeId: ids.volume(1) },
+      ]),
+    ]);
+    strictEqual(results[0], undefined);
+    ok(results[1] instanceof Error && results[1].name !== "StaleWriteError", String(results[1]));
+    equal(staleness(results[2]), ["StaleWriteError", "update", u1, 1, 1]);
+    strictEqual(results[3], undefined);
+    equal(await store.getUpdate(u1), makeUpdate(u1, jobId, { version: 2 }));
+    strictEqual(await store.getUpdate(u2), undefined);
+    equal(await store.listVolumes(jobId), []);
+    equal(await store.getJobConfig(jobId, 1), configAt(jobId, 1));
+  },
+
+  "listUpdates is newest first; activeUpdates leaves out terminal ones, oldest first": async (store, ids) => {
+    const [a, b] = [ids.job(1), ids.job(2)];
+    // One update per state; creation times tie in pairs, so ties are ordered by update id.
+    const states: UpdateState[] = [
+      "INITIALIZED",
+      "ROLLING_FORWARD",
+      "PAUSED",
+      "SUCCEEDED",
+      "ABORTED",
+      "FAILED",
+      "ROLLING_BACKWARD",
+      "ROLLED_BACK",
+    ];
+    const updates = states.map((state, i) =>
+      makeUpdate(ids.update(i), i < 4 ? a : b, {
+        state,
+        creationTimeMs: 1_000 + 10 * Math.floor((7 - i) / 2),
+      })
+    );
+    strictEqual(
+      await put(store, updates.map((update): StoreWrite => ({ kind: "update.put", update }))),
+      undefined,
+    );
+    const n = (list: UpdateRecord[]) => list.map((u) => Number(u.updateId.slice(-1)));
+    equal(n(await store.listUpdates(a)), [1, 0, 3, 2]);
+    equal(n(await store.listUpdates(b)), [5, 4, 7, 6]);
+    equal(await store.listUpdates(ids.job(3)), []);
+    equal(await store.listUpdates(a), [1, 0, 3, 2].map((i) => updates[i]));
+    const mine = async () =>
+      n((await store.activeUpdates()).filter((u) => u.updateId.startsWith(ids.prefix)));
+    // Creation times 1030: 0, 1; 1020: 2, 3; 1010: 4, 5; 1000: 6, 7. Active: 0, 1, 2, 6.
+    equal(await mine(), [6, 2, 0, 1]);
+    strictEqual(
+      await put(store, [
+        { kind: "update.put", update: { ...updates[2], state: "SUCCEEDED", version: 2 } },
+        { kind: "update.put", update: { ...updates[3], state: "ROLLING_BACKWARD", version: 2 } },
+      ]),
+      undefined,
+    );
+    equal(await mine(), [6, 3, 0, 1]);
+  },
+
+  "volumes put, list, get and delete": async (store, ids) => {
+    const [a, b] = [ids.job(1), ids.job(2)];
+    const v = (n: number) => ids.volume(n);
+    const volumes = [
+      makeVolume(v(1), a, 2),
+      makeVolume(v(3), a, 1),
+      makeVolume(v(2), a, 1, { hostname: "other", containerPath: "/data/ünï", sizeMb: 1.5 }),
+      makeVolume(v(4), a, 0),
+      makeVolume(v(5), b, 0),
+    ];
+    strictEqual(
+      await put(store, volumes.map((volume): StoreWrite => ({ kind: "volume.put", volume }))),
+      undefined,
+    );
+    equal(await store.listVolumes(a), [volumes[3], volumes[2], volumes[1], volumes[0]]);
+    equal(await store.listVolumes(b), [volumes[4]]);
+    equal(await store.listVolumes(ids.job(3)), []);
+    equal(await store.getVolume(v(2)), volumes[2]);
+    strictEqual(await store.getVolume(v(9)), undefined);
+    // Volumes have no version: a put replaces, even when repeated.
+    const moved = makeVolume(v(1), a, 2, { hostname: "new-host", state: "DELETED" });
+    strictEqual(await put(store, [{ kind: "volume.put", volume: moved }]), undefined);
+    strictEqual(await put(store, [{ kind: "volume.put", volume: moved }]), undefined);
+    equal(await store.getVolume(v(1)), moved);
+    strictEqual(
+      await put(store, [{ kind: "volume.delete", volumeId: v(3) }, {
+        kind: "volume.delete",
+        volumeId: v(9),
+      }]),
+      undefined,
+    );
+    equal(await store.listVolumes(a), [volumes[3], volumes[2], moved]);
+    strictEqual(await store.getVolume(v(3)), undefined);
+  },
+
+  "job.delete also removes the job's configs, updates and volumes": async (store, ids) => {
+    const jobId = ids.job(1);
+    // A job whose id starts with the deleted one's keeps everything.
+    const other = `${jobId}/2`;
+    const [u1, u2] = [ids.update(1), ids.update(2)];
+    const own = (id: string): StoreWrite[] => [
+      { kind: "job.put", job: makeJob(id, {}, { version: 7 }) },
+      { kind: "job.config", jobId: id, version: 1, config: configAt(id, 1) },
+      { kind: "job.config", jobId: id, version: 2, config: configAt(id, 2) },
+      { kind: "task.put", task: makeTask(id, 0) },
+      { kind: "task.event", event: event(id, 0, "RUNNING", 1) },
+      { kind: "volume.put", volume: makeVolume(`${id}-volume`, id, 0) },
+    ];
+    strictEqual(
+      await put(store, [
+        ...own(jobId),
+        ...own(other),
+        { kind: "update.put", update: makeUpdate(u1, jobId, { version: 7 }) },
+        { kind: "update.put", update: makeUpdate(u2, other, { version: 7 }) },
+      ]),
+      undefined,
+    );
+    strictEqual(await put(store, [{ kind: "job.delete", jobId }]), undefined);
+    strictEqual(await store.getJob(jobId), undefined);
+    strictEqual(await store.getJobConfig(jobId, 1), undefined);
+    strictEqual(await store.getJobConfig(jobId, 2), undefined);
+    strictEqual(await store.getUpdate(u1), undefined);
+    equal(await store.listUpdates(jobId), []);
+    ok(!(await store.activeUpdates()).some((u) => u.updateId === u1), "a deleted job's update is not active");
+    equal(await store.listVolumes(jobId), []);
+    strictEqual(await store.getVolume(`${jobId}-volume`), undefined);
+    equal(await store.getTaskEvents(jobId, 0), []);
+
+    equal(await store.getJobConfig(other, 2), configAt(other, 2));
+    equal(await store.getUpdate(u2), makeUpdate(u2, other, { version: 7 }));
+    equal(await store.listVolumes(other), [makeVolume(`${other}-volume`, other, 0)]);
+    equal(await store.getTaskEvents(other, 0), [event(other, 0, "RUNNING", 1)]);
+
+    // Deleted and created again in one batch: the updates' versions went with the job, whether stored (u2 at
+    // 7) or written earlier in the batch (u3 at 5), and the config versions are free again.
+    const u3 = ids.update(3);
+    strictEqual(
+      await put(store, [
+        { kind: "job.delete", jobId: other },
+        { kind: "update.put", update: makeUpdate(u3, other, { version: 5 }) },
+        { kind: "job.delete", jobId: other },
+        { kind: "update.put", update: makeUpdate(u3, other) },
+        { kind: "update.put", update: makeUpdate(u2, other) },
+        { kind: "job.config", jobId: other, version: 1, config: configAt(other, 3) },
+        { kind: "job.put", job: makeJob(other) },
+      ]),
+      undefined,
+    );
+    equal(await store.getUpdate(u2), makeUpdate(u2, other));
+    equal(await store.getUpdate(u3), makeUpdate(u3, other));
+    equal(await store.getJobConfig(other, 1), configAt(other, 3));
+    strictEqual(await store.getJobConfig(other, 2), undefined);
+    equal(await store.listVolumes(other), []);
+    // The same across batches of one group.
+    const results = await Promise.all([
+      put(store, [{ kind: "update.put", update: makeUpdate(u2, other, { version: 9 }) }]),
+      put(store, [{ kind: "job.delete", jobId: other }]),
+      put(store, [{ kind: "update.put", update: makeUpdate(u2, other, { version: 2 }) }]),
+    ]);
+    equal(results, [undefined, undefined, undefined]);
+    equal(await store.getUpdate(u2), makeUpdate(u2, other, { version: 2 }));
+  },
+
+  "done is never called synchronously": async (store, ids) => {
+    let returned = false;
+    const calls: (Error | undefined)[] = [];
+    const check = (err?: Error) => {
+      ok(returned, "done ran before write returned");
+      calls.push(err);
+    };
+    store.write([{ kind: "job.put", job: makeJob(ids.job(1), {}, { version: 2 }) }], check);
+    store.write([{ kind: "job.put", job: makeJob(ids.job(1), {}, { version: 1 }) }], check);
+    store.write([], check);
+    returned = true;
+    await store.flush();
+    equal(calls.map((e) => e?.name), [undefined, "StaleWriteError", undefined]);
+  },
+
+  "flush waits for every earlier write": async (store, ids) => {
+    let done = 0;
+    for (let i = 0; i < 200; i++) {
+      store.write([{ kind: "task.put", task: makeTask(ids.job(1), i) }], () => done++);
+    }
+    await store.flush();
+    strictEqual(done, 200);
+    strictEqual((await store.getTasks(ids.job(1))).length, 200);
+    await store.flush();
+  },
+
+  "writes after close fail": async (store, ids) => {
+    await store.close();
+    const err = await put(store, [{ kind: "job.put", job: makeJob(ids.job(1)) }]);
+    ok(err instanceof Error && /closed/.test(err.message), String(err));
+  },
+};

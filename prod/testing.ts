@@ -1,0 +1,107 @@
+/** Test harness for production mode: `peloton up` as a real process, and the CLI against it. */
+import { runCli } from "./cli/main.ts";
+
+export const ROOT = new URL("..", import.meta.url).pathname;
+
+export interface UpProcess {
+  url: string;
+  child: Deno.ChildProcess;
+  /** Everything the server printed so far. */
+  output: () => string;
+  /** Stops with SIGINT (graceful) and waits for the exit. */
+  stop(): Promise<Deno.CommandStatus>;
+}
+
+/** Starts a `peloton` subcommand as a real process and waits until it prints a URL matching `ready`. */
+export async function startPeloton(args: string[], ready: RegExp): Promise<UpProcess> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", `${ROOT}/prod/cli/main.ts`, ...args],
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let out = "";
+  const decoder = new TextDecoder();
+  const pump = async (stream: ReadableStream<Uint8Array>) => {
+    for await (const chunk of stream) out += decoder.decode(chunk, { stream: true });
+  };
+  const pumps = Promise.all([pump(child.stdout), pump(child.stderr)]);
+  const deadline = Date.now() + 30_000;
+  let url: string | undefined;
+  while (!url) {
+    const m = ready.exec(out);
+    if (m) url = m[1];
+    else if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      await child.status;
+      await pumps;
+      throw new Error(`peloton ${args[0]} did not start:\n${out}`);
+    } else await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    url,
+    child,
+    output: () => out,
+    async stop() {
+      try {
+        child.kill("SIGINT");
+      } catch { /* already exited */ }
+      const status = await child.status;
+      await pumps;
+      return status;
+    },
+  };
+}
+
+/** Starts `peloton up --port 0` on a data dir and waits for its API URL. */
+export function startUp(dataDir: string, extra: string[] = []): Promise<UpProcess> {
+  return startPeloton(
+    ["up", "--port", "0", "--data-dir", dataDir, ...extra],
+    /API at (http:\/\/[^\s]+)\/api\/v1/,
+  );
+}
+
+export interface CliResult {
+  code: number;
+  out: string;
+  err: string;
+}
+
+/** Runs a CLI command in this process against `url`, capturing its output. */
+export async function cli(url: string, ...argv: string[]): Promise<CliResult> {
+  const out: string[] = [], err: string[] = [];
+  const code = await runCli([...argv, "-m", url], {
+    out: (l) => out.push(l),
+    err: (l) => err.push(l),
+    env: () => undefined,
+  });
+  return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
+/** Polls `check` until it returns a value or the timeout passes. */
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Waits until `job status` reports one of the given states; returns the final state. */
+export function waitForJobState(
+  url: string,
+  jobId: string,
+  states: string[],
+  timeoutMs = 30_000,
+): Promise<string> {
+  return waitFor(`job ${jobId} to reach ${states.join("/")}`, async () => {
+    const r = await cli(url, "job", "status", jobId, "-j");
+    const state = r.code === 0 ? JSON.parse(r.out).state : undefined;
+    return states.includes(state) ? state : undefined;
+  }, timeoutMs);
+}
