@@ -40,6 +40,8 @@ export interface BenchOptions {
   /** How many times the free cpu the workload asks for (saturation). */
   overcommit: number;
   baseline: boolean;
+  /** Rounds in flight at once (the engine's `pipelineDepth`, default 2). */
+  pipeline?: number;
 }
 
 export interface BenchResult {
@@ -139,9 +141,7 @@ export async function runBench(o: BenchOptions): Promise<BenchResult> {
       dequeueLimit: o.round,
       roundLimit: o.round,
       reservation: null,
-      // One round at a time: with rounds overlapping, a round finds the hosts the one before it still
-      // holds, and since nothing retries here its tasks would count as unplaceable.
-      pipelineDepth: 1,
+      pipelineDepth: o.pipeline ?? DEFAULT_PLACEMENT_CONFIG.pipelineDepth,
       // Nothing ends in the benchmark, so waiting out Peloton's deadlines would only repeat rounds.
       policies: mapPolicies((p) => ({ ...p, maxDurationMs: 1 })),
     },
