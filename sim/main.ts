@@ -10,7 +10,8 @@ import { compareReports, comparisonText, renderComparison } from "../reports/com
 import { renderHtml } from "../reports/html.ts";
 import { renderPlan } from "../reports/plan_html.ts";
 import { buildReport, type Report } from "../reports/report.ts";
-import { plan } from "./plan.ts";
+import { applyOverride } from "./overrides.ts";
+import { parsePlanTarget, parseVary, plan } from "./plan.ts";
 import { Progress } from "./progress.ts";
 import { runScenario } from "./runner.ts";
 import { loadScenarioFile, ScenarioError } from "./scenario_load.ts";
@@ -138,14 +139,17 @@ async function compare(argv: string[]): Promise<void> {
   const list: { name: string; report: Report }[] = [];
   for (const dir of positionals) {
     const path = dir.endsWith(".json") ? dir : `${dir.replace(/\/$/, "")}/report.json`;
+    let report: unknown;
     try {
-      list.push({
-        name: dir.replace(/\/$/, "").replace(/^.*\//, ""),
-        report: JSON.parse(await Deno.readTextFile(path)),
-      });
+      report = JSON.parse(await Deno.readTextFile(path));
     } catch (e) {
       fail(`compare: cannot read ${path}: ${(e as Error).message}`);
     }
+    const missing = ["tasks", "pools", "series", "poolSeries"].filter((k) => !isObject(report, k));
+    if (missing.length) {
+      fail(`compare: ${path} is not a simulation report (no ${missing.map((k) => `"${k}"`).join(", ")})`);
+    }
+    list.push({ name: dir.replace(/\/$/, "").replace(/^.*\//, ""), report: report as Report });
   }
   const names = list.map((x) => x.name);
   list.forEach((x, i) => {
@@ -162,6 +166,11 @@ async function compare(argv: string[]): Promise<void> {
   }
 }
 
+function isObject(x: unknown, key: string): boolean {
+  const v = x && typeof x === "object" ? (x as Record<string, unknown>)[key] : undefined;
+  return !!v && typeof v === "object";
+}
+
 async function planCommand(argv: string[]): Promise<void> {
   const { values, positionals } = args(argv, {
     vary: { type: "string" },
@@ -175,12 +184,24 @@ async function planCommand(argv: string[]): Promise<void> {
   if (positionals.length !== 1) fail(`plan: expected one scenario file, got ${positionals.length}\n${USAGE}`);
   if (!values.vary || !values.target) fail(`plan: --vary and --target are required\n${USAGE}`);
   const file = positionals[0];
-  await load(file); // Refuses a bad scenario before any worker starts.
+  // Refuses a bad scenario, range, path or target before any worker starts: a path the scenario does
+  // not have would otherwise fail every run and read as "no value meets the target".
+  const loaded = await load(file);
+  try {
+    const vary = parseVary(values.vary as string);
+    parsePlanTarget(values.target as string);
+    for (const v of [vary.lo, vary.hi]) applyOverride(loaded.scenario, vary.path, v);
+  } catch (e) {
+    fail(`plan: ${(e as Error).message}`);
+  }
   const workers = Number(values.workers);
   if (!Number.isInteger(workers) || workers < 1) {
     fail(`--workers: got "${values.workers}", expected a positive integer`);
   }
   const resolution = values.resolution === undefined ? undefined : Number(values.resolution);
+  if (resolution !== undefined && !(resolution > 0)) {
+    fail(`--resolution: got "${values.resolution}", expected a positive number`);
+  }
   let outcome;
   try {
     outcome = await plan({

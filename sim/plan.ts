@@ -42,16 +42,30 @@ export interface PlanOptions {
   onRound?: (points: PlanPoint[]) => void;
 }
 
-/** Parses `path=LO..HI`. */
+/** Parses `path=LO..HI`; errors name `--vary`. */
 export function parseVary(text: string): { path: string; lo: number; hi: number } {
   const at = text.indexOf("=");
   if (at <= 0) throw new Error(`--vary: expected PATH=LO..HI, got "${text}"`);
-  return { path: text.slice(0, at), ...parseRange(text.slice(at + 1)) };
+  return { path: text.slice(0, at), ...named("--vary", () => parseRange(text.slice(at + 1))) };
+}
+
+/** Parses `FIELD<=VALUE`; errors name `--target`. */
+export function parsePlanTarget(text: string): Target {
+  return named("--target", () => parseTarget(text));
+}
+
+/** Runs `f`, prefixing any error with the argument it came from, so the CLI's message names it. */
+function named<T>(arg: string, f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    throw new Error(`${arg}: ${(e as Error).message}`);
+  }
 }
 
 export async function plan(o: PlanOptions): Promise<PlanOutcome> {
   const vary = parseVary(o.vary);
-  const target = parseTarget(o.target);
+  const target = parsePlanTarget(o.target);
   const integer = Number.isInteger(vary.lo) && Number.isInteger(vary.hi);
   const resolution = o.resolution ??
     (integer ? Math.max(1, Math.round((vary.hi - vary.lo) / 100)) : (vary.hi - vary.lo) / 100);
@@ -110,7 +124,7 @@ export async function plan(o: PlanOptions): Promise<PlanOutcome> {
 
 function toPoint(r: PlanResult, target: Target): PlanPoint {
   if (!r.ok) return { value: r.value, met: false, error: r.error };
-  const metric = reportValue(r.report, target.path);
+  const metric = named(`--target ${target.text}`, () => reportValue(r.report, target.path));
   return { value: r.value, metric, met: meets(target, metric), wallSeconds: r.report.wallSeconds };
 }
 
