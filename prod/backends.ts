@@ -42,6 +42,7 @@ export function createBackend(
   const minicluster = new Minicluster({
     dataDir: `${o.dataDir}/minicluster`,
     agents: agentDefaults(o.agents ?? 3, o.agentOptions),
+    spawnInWorker: true,
   });
   return { backend: minicluster, minicluster };
 }

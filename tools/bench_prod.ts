@@ -1,9 +1,10 @@
 /**
  * `deno task bench-prod --tasks 10000 [--store URL] [--backend minicluster|mesos] [--agents N] [-j]`: the
  * production scheduler as a real process (`peloton up`), a batch job of short real processes from create
- * to SUCCEEDED, with API calls measured while it runs.
+ * to SUCCEEDED, with API calls measured while it runs. A `mysql://` store's database is dropped first.
  */
 import { parseArgs } from "node:util";
+import { dropMysqlDatabase, parseMysqlUrl } from "../prod/store/mysql_dialect.ts";
 import { startPeloton, type UpProcess } from "../prod/testing.ts";
 
 const USAGE = "usage: deno task bench-prod [--tasks N] [--store URL] [--backend minicluster|mesos] " +
@@ -68,6 +69,8 @@ export async function benchProd(o: BenchProdOptions): Promise<BenchProdResult> {
   let master: UpProcess | undefined;
   let up: UpProcess | undefined;
   try {
+    // A run starts from an empty database: a job left by an earlier run would be recovered and run too.
+    if (o.store?.startsWith("mysql:")) await dropMysqlDatabase(parseMysqlUrl(o.store));
     let mesosMaster = o.mesosMaster;
     if (o.backend === "mesos" && !mesosMaster) {
       master = await startPeloton([
@@ -118,7 +121,7 @@ export async function benchProd(o: BenchProdOptions): Promise<BenchProdResult> {
         owningTeam: "bench",
         respoolID: { value: respoolID },
         instanceCount: o.tasks,
-        sla: { priority: 1, preemptible: false },
+        sla: { priority: 1, preemptible: true },
         defaultConfig: {
           resource: { cpuLimit: o.cpu, memLimitMb: 1, diskLimitMb: 1 },
           command: { value: o.command },

@@ -55,6 +55,7 @@ export const miniclusterCommand: Command = {
       statusUpdateRetryMinMs: retryMs,
       maxCompletedTasks: nonNegativeInt("max-completed-tasks", opts["max-completed-tasks"] ?? 1000),
       statusUpdateRetryMaxMs: Math.max(retryMs, 600_000),
+      spawnInWorker: true,
       log: opts.verbose ? (line) => ctx.err(line) : undefined,
     });
     ctx.out(

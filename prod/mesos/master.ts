@@ -37,6 +37,8 @@ export interface MesosMasterOptions {
   defaultKillGraceMs?: number;
   /** Completed tasks kept per framework for GET_TASKS (Mesos: `--max_completed_tasks_per_framework`, 1000). */
   maxCompletedTasks?: number;
+  /** Start task processes from a worker thread (`peloton minicluster`); tests keep them in process. */
+  spawnInWorker?: boolean;
   credentials?: { principal: string; secret: string }[];
   /** Every call body received on the scheduler endpoint, and every event written to a stream. */
   onCall?: (call: unknown) => void;
@@ -120,6 +122,7 @@ export class MesosMaster {
       statusRetryMaxMs: options.statusUpdateRetryMaxMs ?? 600_000,
       defaultKillGraceMs: options.defaultKillGraceMs ?? 3000,
       maxCompletedTasks: options.maxCompletedTasks ?? 1000,
+      spawnInWorker: options.spawnInWorker,
       log: options.log,
     });
     this.#scheduler = new SchedulerEndpoint(this.core, this.http);

@@ -12,6 +12,7 @@ import {
 } from "./protocol.ts";
 import { fromHealthCheck } from "./mesos_convert.ts";
 import { type Bag, bagFromMesos, bagToCore } from "./resources.ts";
+import type { Spawner } from "../minicluster/spawner.ts";
 
 export interface EmuAgentConfig {
   id: string;
@@ -29,6 +30,8 @@ export interface AgentContext {
   retryMinMs: number;
   retryMaxMs: number;
   forward(agent: EmuAgent, frameworkId: string, status: TaskStatus, latest: TaskState): void;
+  /** Starts task processes (default: in this thread). */
+  spawner?: Spawner;
 }
 
 /** A task as the agent knows it: live, or terminal with its last update not acknowledged yet. */
@@ -62,7 +65,12 @@ export class EmuAgent {
     const core = bagToCore(config.resources);
     this.#runner = new Agent(
       { hostname: config.hostname, agentId: config.id, resources: core, attributes: {}, portRanges: [] },
-      { dataDir: ctx.dataDir, now: Date.now, onStatus: (s) => this.#onProcessStatus(s) },
+      {
+        dataDir: ctx.dataDir,
+        now: Date.now,
+        onStatus: (s) => this.#onProcessStatus(s),
+        spawner: ctx.spawner,
+      },
     );
   }
 

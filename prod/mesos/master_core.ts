@@ -24,6 +24,7 @@ import {
   type TaskStatusReason,
 } from "./protocol.ts";
 import type { Bag } from "./resources.ts";
+import { WorkerSpawner } from "../minicluster/spawner.ts";
 
 export interface MasterCoreOptions {
   dataDir: string;
@@ -39,6 +40,8 @@ export interface MasterCoreOptions {
   defaultKillGraceMs: number;
   /** Mesos's `--max_completed_tasks_per_framework` (1000). */
   maxCompletedTasks: number;
+  /** Start task processes from a worker thread, so a burst of launches does not stall the master. */
+  spawnInWorker?: boolean;
   log?: (line: string) => void;
 }
 
@@ -51,6 +54,7 @@ export class MasterCore {
   readonly #removed = new Set<string>();
   readonly #agents = new Map<string, AgentRec>();
   readonly #agentCtx: AgentContext;
+  readonly #spawner?: WorkerSpawner;
   readonly #pending = new Set<Promise<void>>();
   readonly #shutdownExecutors = new Set<string>();
   #masterId = crypto.randomUUID();
@@ -60,7 +64,9 @@ export class MasterCore {
 
   constructor(options: MasterCoreOptions) {
     this.#o = options;
+    this.#spawner = options.spawnInWorker ? new WorkerSpawner() : undefined;
     this.#agentCtx = {
+      spawner: this.#spawner,
       dataDir: options.dataDir,
       retryMinMs: options.statusRetryMinMs,
       retryMaxMs: options.statusRetryMaxMs,
@@ -472,6 +478,7 @@ export class MasterCore {
     }
     this.allocator.stop();
     await Promise.all([...this.#agents.values()].map((a) => a.agent.stop()));
+    await this.#spawner?.close();
     await Promise.all([...this.#pending]);
   }
 }

@@ -4,12 +4,21 @@ import { agentAddress, operatorTotal, specBag } from "./mesos_convert.ts";
 import { CONTENT_TYPE_JSON, type Offer, OPERATOR_PATH, type OperatorAgent } from "./protocol.ts";
 import { addBags, type Bag, bagFromMesos, emptyBag, subtractBags } from "./resources.ts";
 
-/** Offers held until used or rescinded (Peloton held them for days). */
+/** Offers held until used, rescinded, or declined once held past the hold time. */
 export class OfferPool {
-  readonly #offers = new Map<string, { offer: Offer; bag: Bag }>();
+  readonly #offers = new Map<string, { offer: Offer; bag: Bag; receivedMs: number }>();
 
-  add(offer: Offer): void {
-    this.#offers.set(offer.id.value, { offer, bag: bagFromMesos(offer.resources) });
+  add(offer: Offer, receivedMs = Date.now()): void {
+    this.#offers.set(offer.id.value, { offer, bag: bagFromMesos(offer.resources), receivedMs });
+  }
+
+  /** Ids of offers received at or before `beforeMs`, except those of agents `keep` says are in use. */
+  heldSince(beforeMs: number, keep: (agentId: string) => boolean): string[] {
+    const out: string[] = [];
+    for (const [id, o] of this.#offers) {
+      if (o.receivedMs <= beforeMs && !keep(o.offer.agent_id.value)) out.push(id);
+    }
+    return out;
   }
 
   /** Drops an offer; returns the agent it was for. */

@@ -49,6 +49,13 @@ export interface MesosBackendOptions {
   explicitReconcileBatchSize?: number;
   /** Filter for what an ACCEPT leaves unused: 0 lets the master re-offer the remainder at once. */
   acceptRefuseSeconds?: number;
+  /**
+   * Offers no launch used for this long are DECLINEd, so other frameworks may have them (Peloton's host
+   * manager pruned offers held past its hold time); default 5 minutes.
+   */
+  offerHoldMs?: number;
+  /** The DECLINE's filter: the master offers those resources to us again after this long (default 5). */
+  declineRefuseSeconds?: number;
   /** Agent totals from GET_AGENTS (true) or from offers plus our tasks (false, or when it fails). */
   useOperatorApi?: boolean;
   onMaintenance?: (event: MaintenanceEvent) => void;
@@ -97,6 +104,7 @@ export class MesosBackend implements HostBackend {
   #events: BackendEvent[] = [];
   #flushTimer?: ReturnType<typeof setTimeout>;
   #reconcileTimer?: ReturnType<typeof setTimeout>;
+  #pruneTimer?: ReturnType<typeof setInterval>;
   #stopped = false;
 
   constructor(options: MesosBackendOptions) {
@@ -134,6 +142,11 @@ export class MesosBackend implements HostBackend {
     if (this.#sink) throw new Error("Cannot start the Mesos backend: it was already started");
     this.#sink = sink;
     this.client.start();
+    const holdMs = this.#o.offerHoldMs ?? 300_000;
+    this.#pruneTimer = setInterval(
+      () => this.#declineHeld(holdMs),
+      Math.min(60_000, Math.max(20, holdMs / 2)),
+    );
   }
 
   launch(specs: LaunchSpec[]): void {
@@ -189,6 +202,7 @@ export class MesosBackend implements HostBackend {
     if (this.#stopped) return;
     this.#stopped = true;
     clearTimeout(this.#reconcileTimer);
+    clearInterval(this.#pruneTimer);
     this.#pending.clear();
     await this.client.stop();
     clearTimeout(this.#flushTimer);
@@ -295,6 +309,21 @@ export class MesosBackend implements HostBackend {
       case "UPDATE_OPERATION_STATUS":
         return;
     }
+  }
+
+  /** DECLINEs, with a filter, the offers held past the hold time by agents that no launch waits for. */
+  #declineHeld(holdMs: number): void {
+    if (!this.client.subscribed) return;
+    const ids = this.#offers.heldSince(Date.now() - holdMs, (agentId) => this.#pending.has(agentId));
+    if (!ids.length) return;
+    const agents = new Set<string>();
+    for (const id of ids) {
+      const agentId = this.#offers.remove(id);
+      if (agentId) agents.add(agentId);
+    }
+    for (const agentId of agents) this.#reportSlack(agentId);
+    const filters = { refuse_seconds: this.#o.declineRefuseSeconds ?? 5 };
+    this.client.decline(ids, filters).catch((e) => this.#warn("DECLINE", e));
   }
 
   #onSubscribed(): void {

@@ -371,3 +371,28 @@ Deno.test("MesosBackend: revocable cpus are reported as host-slack and revocable
     const refused = await rec.waitState(stateful.taskId, "TASK_ERROR");
     assert.match(refused.message ?? "", /Persistent volumes are not supported/);
   }, { master: { agents: [{ revocableCpus: 2 }, {}] } }));
+
+Deno.test("MesosBackend: held offers are DECLINEd with a filter after the hold time; implicit RECONCILE repeats", () =>
+  withBackend(async ({ m, backend, rec, hosts }) => {
+    const declines = () =>
+      m.calls.filter((c) => (c as { type: string }).type === "DECLINE") as {
+        decline: { offer_ids: { value: string }[]; filters?: { refuse_seconds?: number } };
+      }[];
+    const first = await eventually("a DECLINE", () => declines()[0]);
+    assert.equal(first.decline.filters?.refuse_seconds, 0.5);
+    assert.ok(first.decline.offer_ids.length >= 1);
+    const held = [...backend.heldOffers().values()].flat();
+    for (const id of first.decline.offer_ids) assert.ok(!held.includes(id.value), `${id.value} still held`);
+    // The master offers the resources again once the filter lapses; the launch uses them.
+    const spec = makeSpec(hosts[0], "echo again");
+    backend.launch([spec]);
+    await rec.waitState(spec.taskId, "TASK_FINISHED");
+    assert.equal(await backend.logs(spec.taskId, "stdout"), "again\n");
+    // Implicit reconciliation (no task list) goes out again and again, not only on subscription.
+    const implicit = () =>
+      m.calls.filter((c) =>
+        (c as { type: string }).type === "RECONCILE" &&
+        !(c as { reconcile: { tasks?: unknown[] } }).reconcile.tasks?.length
+      ).length;
+    await eventually("two implicit RECONCILEs", () => implicit() >= 2 ? true : undefined);
+  }, { backend: { offerHoldMs: 100, declineRefuseSeconds: 0.5, implicitReconcileIntervalMs: 150 } }));

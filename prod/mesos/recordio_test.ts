@@ -145,3 +145,26 @@ Deno.test("RecordIO: a consumer that stops early cancels the source stream", asy
   }
   assert.equal(cancelled, true);
 });
+
+Deno.test("RecordIO: an aborted signal ends a read that waits on a silent stream", async () => {
+  let cancelled = false;
+  // One record, then silence: the next read would wait for ever.
+  const source = new ReadableStream<Uint8Array>({
+    start(c) {
+      c.enqueue(encodeRecord(HEARTBEAT));
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  const controller = new AbortController();
+  const got: string[] = [];
+  await assert.rejects(async () => {
+    for await (const r of readRecords(source, undefined, controller.signal)) {
+      got.push(r);
+      queueMicrotask(() => controller.abort("stream dropped"));
+    }
+  }, /Reading stopped: stream dropped/);
+  assert.deepEqual(got, [HEARTBEAT]);
+  assert.equal(cancelled, true);
+});

@@ -190,7 +190,7 @@ export class SchedulerClient {
         return { kind: "ended", reason: `SUBSCRIBE answered HTTP ${res.status} ${text.trim()}`, subscribed };
       }
       const streamId = res.headers.get(STREAM_ID_HEADER) ?? undefined;
-      for await (const record of readRecords(res.body)) {
+      for await (const record of readRecords(res.body, undefined, controller.signal)) {
         this.#arm(this.#heartbeatMs * (this.#o.heartbeatMisses ?? 5), "missed heartbeats");
         const event = JSON.parse(record) as Event;
         if (event.type === "SUBSCRIBED") {

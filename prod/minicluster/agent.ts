@@ -4,6 +4,8 @@ import type { Resources } from "../../core/model/resources.ts";
 import type { MesosTaskState } from "../../core/model/states.ts";
 import { HEALTH_CHECK_REASON } from "../../core/ports/health_check.ts";
 import { HealthChecker } from "./health.ts";
+import { resolveProgram, signalGroup } from "./_session.ts";
+import { inProcessSpawner, type Spawner, type SpawnRequest, type TaskProcess } from "./spawner.ts";
 
 export interface AgentOptions {
   hostname: string;
@@ -21,6 +23,8 @@ export interface AgentContext {
   dataDir: string;
   now: () => number;
   onStatus: (status: TaskStatus) => void;
+  /** Starts the processes (default: in this thread). */
+  spawner?: Spawner;
 }
 
 /** How a task ends when something other than its own exit decided it (kill, removal, shutdown). */
@@ -35,8 +39,10 @@ export interface Ending {
 interface TaskRun {
   spec: LaunchSpec;
   sandbox: string;
-  child?: Deno.ChildProcess;
+  child?: TaskProcess;
   ending?: Ending;
+  /** A kill that came while the process was being started, applied once it has a pid. */
+  pendingGraceMs?: number;
   killTimer?: ReturnType<typeof setTimeout>;
   killAtMs?: number;
   /** The process was reaped; only its output is still draining. */
@@ -120,16 +126,27 @@ export class Agent {
     run.ending ??= ending ?? { state: "TASK_KILLED", message: "Task killed" };
     // Like Mesos's executors: a task being killed is no longer health checked.
     void run.health?.stop();
-    if (!run.child) return true; // #run notices the ending once the sandbox is ready
+    if (!run.child) {
+      // #run notices the ending before the spawn, or applies it once the process has its pid.
+      run.pendingGraceMs = Math.min(run.pendingGraceMs ?? Infinity, gracePeriodMs);
+      return true;
+    }
+    this.#signal(run, gracePeriodMs);
+    return true;
+  }
+
+  #signal(run: TaskRun, gracePeriodMs: number): void {
+    if (!run.child) return;
     const killAtMs = this.#ctx.now() + Math.max(0, gracePeriodMs);
     // A repeated kill may shorten the grace period, never extend it.
-    if (run.killAtMs !== undefined && run.killAtMs <= killAtMs) return true;
-    if (run.killAtMs === undefined) signalGroup(run.child.pid, "SIGTERM");
+    if (run.killAtMs !== undefined && run.killAtMs <= killAtMs) return;
+    if (run.killAtMs === undefined) signalGroup(run.child.pid, "SIGTERM", true);
     clearTimeout(run.killTimer);
     run.killAtMs = killAtMs;
-    if (gracePeriodMs <= 0) signalGroup(run.child.pid, "SIGKILL");
-    else run.killTimer = setTimeout(() => signalGroup(run.child!.pid, "SIGKILL"), gracePeriodMs);
-    return true;
+    if (gracePeriodMs <= 0) signalGroup(run.child.pid, "SIGKILL", true);
+    else {
+      run.killTimer = setTimeout(() => signalGroup(run.child!.pid, "SIGKILL", !run.exited), gracePeriodMs);
+    }
   }
 
   /** Ends every live task with `ending` and waits until all their processes were reaped. */
@@ -144,11 +161,12 @@ export class Agent {
   }
 
   async #run(run: TaskRun): Promise<void> {
-    let files: [Deno.FsFile, Deno.FsFile];
     try {
-      await Deno.mkdir(run.sandbox, { recursive: true });
-      if (run.spec.volume) await this.#mountVolume(run);
-      files = await Promise.all([openLog(`${run.sandbox}/stdout`), openLog(`${run.sandbox}/stderr`)]);
+      // The spawner makes the sandbox (off this thread); a volume needs it first.
+      if (run.spec.volume) {
+        await Deno.mkdir(run.sandbox, { recursive: true });
+        await this.#mountVolume(run);
+      }
     } catch (e) {
       this.#emit(run, "TASK_FAILED", {
         reason: "REASON_COMMAND_EXECUTOR_FAILED",
@@ -156,8 +174,10 @@ export class Agent {
       });
       return;
     }
+    // Looked up before the ending is checked: no await may come between that check and the spawn.
+    const program = await this.#program(run).catch((e: Error) => e);
     if (run.ending) {
-      files.forEach((f) => f.close());
+      await emptyLogs(run.sandbox);
       this.#emit(run, run.ending.state, {
         reason: run.ending.state === "TASK_KILLED" ? "REASON_TASK_KILLED_DURING_LAUNCH" : run.ending.reason,
         message: run.ending.message,
@@ -166,18 +186,19 @@ export class Agent {
     }
     this.#emit(run, "TASK_STARTING");
     try {
-      run.child = this.#command(run).spawn();
+      if (program instanceof Error) throw program;
+      run.child = await (this.#ctx.spawner ?? inProcessSpawner).spawn(this.#command(run, program));
     } catch (e) {
-      files.forEach((f) => f.close());
+      await emptyLogs(run.sandbox);
       this.#emit(run, "TASK_FAILED", {
         reason: "REASON_COMMAND_EXECUTOR_FAILED",
         message: `Failed to launch command: ${errorMessage(e)}`,
       });
       return;
     }
-    const pipes = [copyTo(run.child.stdout, files[0]), copyTo(run.child.stderr, files[1])];
     this.#emit(run, "TASK_RUNNING");
-    if (run.spec.healthCheck) run.health = this.#checkHealth(run);
+    if (run.pendingGraceMs !== undefined) this.#signal(run, run.pendingGraceMs);
+    else if (run.spec.healthCheck) run.health = this.#checkHealth(run);
     let status: Deno.CommandStatus | undefined;
     try {
       status = await run.child.status;
@@ -187,10 +208,7 @@ export class Agent {
     run.exited = true;
     clearTimeout(run.killTimer);
     await run.health?.stop();
-    // Like a Mesos container, the task's process group does not outlive its main process; this also
-    // closes pipes that a background child would otherwise hold open.
-    signalGroup(run.child.pid, "SIGKILL");
-    await Promise.all(pipes);
+    // The spawner already ended what was left of the task's process group, as a Mesos container would.
     this.#finish(run, status);
   }
 
@@ -229,20 +247,27 @@ export class Agent {
     });
   }
 
-  #command(run: TaskRun): Deno.Command {
+  /** The file the task runs: `/bin/sh` for a shell command, else its program found on `PATH`. */
+  #program(run: TaskRun): Promise<string> {
     const { command } = run.spec;
-    const value = command.value ?? "";
-    const [program, args] = command.shell ? ["/bin/sh", ["-c", value]] : [value, command.arguments];
-    return new Deno.Command(program, {
-      args,
-      cwd: run.sandbox,
-      env: this.#env(run),
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      // A new session makes the task a process-group leader, so kills reach its children too.
-      detached: true,
-    });
+    if (command.shell) return Promise.resolve("/bin/sh");
+    const env = this.#env(run);
+    return resolveProgram(command.value ?? "", run.sandbox, env.PATH ?? Deno.env.get("PATH"));
+  }
+
+  /**
+   * The task's shell opens its sandbox's `stdout` and `stderr` itself (an argv task's program is then
+   * exec'd in its place), so the daemon holds no pipe or file per task and the files fill as the task
+   * writes. A shell command's redirection shares its first line, so line numbers in errors are its own.
+   */
+  #command(run: TaskRun, program: string): SpawnRequest {
+    const { command } = run.spec;
+    const redirect = "exec >stdout 2>stderr; ";
+    const args = command.shell
+      ? ["-c", redirect + (command.value ?? "")]
+      : ["-c", `${redirect}exec "$0" "$@"`, program, ...command.arguments ?? []];
+    // The spawner makes the task a session and process-group leader, so kills reach its children too.
+    return { program: "/bin/sh", args, cwd: run.sandbox, env: this.#env(run) };
   }
 
   /**
@@ -307,34 +332,14 @@ export class Agent {
   }
 }
 
-function openLog(path: string): Promise<Deno.FsFile> {
-  return Deno.open(path, { write: true, create: true, truncate: true });
-}
-
-/**
- * Copies a task's output into its sandbox file chunk by chunk, so `logs()` sees output while the task
- * runs (`pipeTo(file.writable)` held it back until the stream ended).
- */
-async function copyTo(stream: ReadableStream<Uint8Array>, file: Deno.FsFile): Promise<void> {
-  try {
-    for await (const chunk of stream) {
-      for (let written = 0; written < chunk.length;) written += await file.write(chunk.subarray(written));
-    }
-  } catch {
-    // The sandbox file became unwritable: drop the rest of the output rather than fail the task.
-    await stream.cancel().catch(() => {});
-  } finally {
-    file.close();
-  }
-}
-
-/** Signals a whole process group; a group that already exited is not an error. */
-function signalGroup(pgid: number, signal: Deno.Signal): void {
-  try {
-    Deno.kill(-pgid, signal);
-  } catch {
-    // ESRCH: every member already exited.
-  }
+/** A task that never ran still has its (empty) output files, as a Mesos sandbox does. */
+async function emptyLogs(sandbox: string): Promise<void> {
+  await Deno.mkdir(sandbox, { recursive: true }).catch(() => {});
+  await Promise.all(
+    ["stdout", "stderr"].map((f) =>
+      Deno.writeTextFile(`${sandbox}/${f}`, "", { append: true }).catch(() => {})
+    ),
+  );
 }
 
 function errorMessage(e: unknown): string {

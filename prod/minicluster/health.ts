@@ -1,5 +1,6 @@
 /** Runs one task's health checks for a minicluster agent: real `/bin/sh -c` processes and HTTP requests. */
 import type { HealthCheckSpec } from "../../core/ports/host_backend.ts";
+import { sessionCommand, signalGroup } from "./_session.ts";
 import {
   healthKillMessage,
   healthTimingsMs,
@@ -101,21 +102,20 @@ async function commandCheck(
 ): Promise<CheckResult> {
   let child: Deno.ChildProcess;
   try {
-    child = new Deno.Command("/bin/sh", {
-      args: ["-c", command],
+    // Its own process group, so a timeout also ends what the check started.
+    child = sessionCommand("/bin/sh", ["-c", command], {
       cwd: target.cwd,
       env: target.env,
       stdin: "null",
       stdout: "null",
       stderr: "null",
-      // Its own process group, so a timeout also ends what the check started.
-      detached: true,
     }).spawn();
   } catch (e) {
     return { passed: false, why: `could not start: ${errorMessage(e)}` };
   }
   let timedOut = false;
-  const end = () => signalGroup(child.pid, "SIGKILL");
+  let reaped = false;
+  const end = () => signalGroup(child.pid, "SIGKILL", !reaped);
   const timer = Number.isFinite(timeoutMs)
     ? setTimeout(() => {
       timedOut = true;
@@ -125,6 +125,7 @@ async function commandCheck(
   signal.addEventListener("abort", end);
   try {
     const status = await child.status;
+    reaped = true;
     if (timedOut) return { passed: false, why: `timed out after ${timeoutMs / 1000}s` };
     if (status.success) return { passed: true, why: "" };
     return {
@@ -182,14 +183,6 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     const timer = setTimeout(done, ms);
     signal.addEventListener("abort", done);
   });
-}
-
-function signalGroup(pgid: number, signal: Deno.Signal): void {
-  try {
-    Deno.kill(-pgid, signal);
-  } catch {
-    // ESRCH: the group already exited.
-  }
 }
 
 function errorMessage(e: unknown): string {

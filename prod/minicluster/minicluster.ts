@@ -10,6 +10,7 @@ import type { Resources } from "../../core/model/resources.ts";
 import type { MesosTaskState } from "../../core/model/states.ts";
 import { healthCheckProblem } from "../../core/ports/health_check.ts";
 import { Agent, type AgentOptions, type Ending, isSafeId, sandboxPath } from "./agent.ts";
+import { type Spawner, WorkerSpawner } from "./spawner.ts";
 
 export type { AgentOptions } from "./agent.ts";
 
@@ -31,6 +32,8 @@ export interface MiniclusterOptions {
   /** Terminal tasks remembered for reconciliation, oldest forgotten first (Mesos keeps 1000 per framework). */
   maxCompletedTasks?: number;
   now?: () => number;
+  /** Start task processes from a worker thread (production), not this one's event loop (default). */
+  spawnInWorker?: boolean;
 }
 
 export type LogFile = "stdout" | "stderr";
@@ -76,8 +79,10 @@ export class Minicluster implements HostBackend {
   #flushTimer?: ReturnType<typeof setTimeout>;
   #stopping?: Promise<void>;
   #stopped = false;
+  readonly #spawner?: Spawner;
 
   constructor(options: MiniclusterOptions) {
+    if (options.spawnInWorker) this.#spawner = new WorkerSpawner();
     this.dataDir = options.dataDir;
     this.#defaults = { ...DEFAULTS, ...options.defaults };
     this.#now = options.now ?? Date.now;
@@ -152,6 +157,7 @@ export class Minicluster implements HostBackend {
         message: "Minicluster stopped",
       };
       await Promise.all([...this.#agents.values()].map((a) => a.shutdown(ending, this.#stopGracePeriodMs)));
+      await this.#spawner?.close();
       clearTimeout(this.#flushTimer);
       this.#flush();
       this.#stopped = true;
@@ -254,6 +260,7 @@ export class Minicluster implements HostBackend {
       dataDir: this.dataDir,
       now: this.#now,
       onStatus: (s) => this.#record(s),
+      spawner: this.#spawner,
     });
     this.#agents.set(agent.agentId, agent);
     this.#hosts.set(agent.agentId, agent.info());

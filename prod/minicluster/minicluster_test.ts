@@ -88,7 +88,8 @@ type Body = (mc: Minicluster, rec: Recorder, dataDir: string) => Promise<void>;
 
 async function withCluster(body: Body, options: Partial<MiniclusterOptions> = {}): Promise<void> {
   const dataDir = await Deno.makeTempDir({ prefix: "minicluster_test_" });
-  const mc = new Minicluster({ dataDir, agents: 2, stopGracePeriodMs: 500, ...options });
+  // Production's spawner (a worker thread) unless a test asks for the in-process one.
+  const mc = new Minicluster({ dataDir, agents: 2, stopGracePeriodMs: 500, spawnInWorker: true, ...options });
   const rec = new Recorder();
   mc.start(rec.sink);
   try {
@@ -257,6 +258,38 @@ Deno.test("killing a shell task kills its children too", () =>
     assert(!isAlive(shell), `shell ${shell} still alive`);
     await eventually(() => isAlive(child) ? undefined : true, `child ${child} to die`);
   }));
+
+Deno.test("a kill that arrives while the process is being spawned reaches it once it has a pid", () =>
+  withCluster(async (mc, rec) => {
+    const specs = Array.from({ length: 20 }, () => makeSpec("trap 'exit 3' TERM; sleep 30 & wait"));
+    mc.launch(specs);
+    // Killed as each reports TASK_STARTING: some pids are known by then, some are still being spawned.
+    await Promise.all(specs.map(async (spec) => {
+      await rec.waitState(spec.taskId, "TASK_STARTING");
+      mc.kill([{ taskId: spec.taskId, agentId: spec.agentId, gracePeriodMs: 1000 }]);
+    }));
+    for (const spec of specs) {
+      await rec.waitState(spec.taskId, "TASK_KILLED");
+      const states = rec.states(spec.taskId);
+      assertEquals(states.filter((s) => s === "TASK_KILLED").length, 1, `${spec.taskId} killed once`);
+      assertEquals(states.at(-1), "TASK_KILLED", `${spec.taskId} ends killed`);
+    }
+    await eventually(() => specs.every((s) => mc.pid(s.taskId) === undefined) || undefined, "no live task");
+  }));
+
+Deno.test("the in-process spawner: a task runs, and a kill reaches its whole process group", () =>
+  withCluster(async (mc, rec) => {
+    const done = makeSpec("echo hi");
+    const spec = makeSpec("sleep 30 & echo $! > child.pid; echo ready; wait");
+    mc.launch([done, spec]);
+    await rec.waitState(done.taskId, "TASK_FINISHED");
+    assertEquals(await mc.logs(done.taskId, "stdout"), "hi\n", "stdout");
+    await outputContains(mc, spec.taskId, "ready");
+    const [child] = pidsIn(await Deno.readTextFile(`${mc.sandboxOf(spec.taskId)}/child.pid`));
+    mc.kill([{ taskId: spec.taskId, agentId: spec.agentId, gracePeriodMs: 1000 }]);
+    await rec.waitState(spec.taskId, "TASK_KILLED");
+    await eventually(() => isAlive(child) ? undefined : true, `child ${child} to die`);
+  }, { spawnInWorker: false }));
 
 Deno.test("a finished task's background children do not outlive it", () =>
   withCluster(async (mc, rec, dataDir) => {
