@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { type Browser, chromium } from "playwright-core";
-import { ROOT } from "../sim/testing.ts";
+import { PLAN_SCENARIO, ROOT } from "../sim/testing.ts";
 import type { PlanOutcome } from "../sim/plan.ts";
 import type { Report } from "./report.ts";
 
@@ -205,22 +205,6 @@ function expectedComparisonCharts(names: string[], reports: Report[]): Expected[
   }
   return titles.map(([what, title]) => ({ what, title, labels: names }));
 }
-
-const PLAN_SCENARIO = `name: plan-small
-description: 40 one-core tasks on 4-core hosts; 10 hosts place them all.
-durationSec: 120
-hostClasses:
-  - { name: std, count: 2, cpu: 4, memoryMb: 16384, diskMb: 100000 }
-respools:
-  - name: p
-    resources:
-      - { kind: cpu, reservation: 1000, limit: 1000, share: 1 }
-      - { kind: memory, reservation: 10000000, limit: 10000000, share: 1 }
-      - { kind: disk, reservation: 100000000, limit: 100000000, share: 1 }
-      - { kind: gpu, reservation: 0, limit: 0, share: 1 }
-workloads:
-  - { name: w, respool: /p, type: BATCH, arrival: { at: [0] }, instances: 40, durationSec: 3600, cpu: 1, memoryMb: 1024 }
-`;
 
 Deno.test("the report, comparison and plan pages draw every chart in Chromium with no console errors", async (t) => {
   const dir = await Deno.makeTempDir();

@@ -38,3 +38,32 @@ export function inlineScenario(yaml: string): Scenario {
   if (!res.ok) throw new Error(res.errors.join("\n"));
   return res.scenario;
 }
+
+/**
+ * 40 one-core tasks that outlive the run on 4-core hosts: `tasks.unplaced` is exactly max(0, 40 - 4 × hosts),
+ * so the smallest host count that places every task is 10.
+ */
+export const PLAN_SCENARIO = `name: plan-small
+description: 40 one-core tasks on 4-core hosts; 10 hosts place them all.
+durationSec: 120
+hostClasses:
+  - { name: std, count: 2, cpu: 4, memoryMb: 16384, diskMb: 100000 }
+respools:
+  - name: p
+    resources:
+      - { kind: cpu, reservation: 1000, limit: 1000, share: 1 }
+      - { kind: memory, reservation: 10000000, limit: 10000000, share: 1 }
+      - { kind: disk, reservation: 100000000, limit: 100000000, share: 1 }
+      - { kind: gpu, reservation: 0, limit: 0, share: 1 }
+workloads:
+  - name: w
+    respool: /p
+    type: BATCH
+    arrival: { at: [0] }
+    instances: 40
+    durationSec: 3600
+    cpu: 1
+    memoryMb: 1024
+settings:
+  sampleIntervalSec: 10
+`;
