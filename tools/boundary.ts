@@ -95,7 +95,7 @@ export async function checkCore(root: string): Promise<Violation[]> {
     for await (const e of Deno.readDir(`${root}/${dir}`)) {
       const rel = `${dir}/${e.name}`;
       if (e.isDirectory) await walk(rel);
-      else if (e.name.endsWith(".ts") && !e.name.endsWith("_test.ts") && !e.name.endsWith("_bench.ts")) {
+      else if (e.name.endsWith(".ts") && !e.name.endsWith("_test.ts")) {
         found.push(...checkCoreSource(rel, await Deno.readTextFile(`${root}/${rel}`)));
       }
     }

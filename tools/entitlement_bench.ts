@@ -1,7 +1,11 @@
 /** Benchmarks one entitlement recalculation on depth-4 pool trees of ~1,000 and ~10,000 pools. */
 
-import { calculateEntitlement, type EntitlementPool, type PoolResourceConfig } from "./entitlement.ts";
-import { RESOURCE_KINDS, type Scalar, scalar } from "./scalar.ts";
+import {
+  calculateEntitlement,
+  type EntitlementPool,
+  type PoolResourceConfig,
+} from "../core/resmgr/entitlement.ts";
+import { RESOURCE_KINDS, type Scalar, scalar } from "../core/resmgr/scalar.ts";
 
 /** Numerical Recipes' LCG, so every run benches the same tree. */
 function lcg(seed: number): () => number {

@@ -1,12 +1,12 @@
 /** Benchmarks admission: gangs per second through one leaf pool, the pure admitter and the whole daemon. */
-import type { Gang } from "../messages.ts";
-import { resources, zero } from "../model/resources.ts";
-import { makePorts, makeRespoolConfig, makeRmTask } from "../testing/harness.ts";
-import { dequeueGangs } from "./admission.ts";
-import { DEFAULT_RESMGR_CONFIG, ResourceManager } from "./resmgr.ts";
-import { RespoolNode } from "./respool_node.ts";
-import { type QueuedGang, queuedGang } from "./rm_task.ts";
-import { scalar } from "./scalar.ts";
+import type { Gang } from "../core/messages.ts";
+import { resources, zero } from "../core/model/resources.ts";
+import { makePorts, makeRespoolConfig, makeRmTask } from "../core/testing/harness.ts";
+import { dequeueGangs } from "../core/resmgr/admission.ts";
+import { DEFAULT_RESMGR_CONFIG, ResourceManager } from "../core/resmgr/resmgr.ts";
+import { RespoolNode } from "../core/resmgr/respool_node.ts";
+import { type QueuedGang, queuedGang } from "../core/resmgr/rm_task.ts";
+import { scalar } from "../core/resmgr/scalar.ts";
 
 const GANGS = 100_000;
 
