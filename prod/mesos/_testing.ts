@@ -1,5 +1,5 @@
 /** Test harness for the Mesos client, backend and emulator: fast masters, raw streams, event recorders. */
-import type { BackendEvent, LaunchSpec, TaskStatus as CoreStatus } from "../../core/ports/host_backend.ts";
+import type { LaunchSpec } from "../../core/ports/host_backend.ts";
 import { seededPrng } from "../../core/ports/prng.ts";
 import { MesosMaster, type MesosMasterOptions } from "./master.ts";
 import { type Call, CONTENT_TYPE_JSON, type Event, SCHEDULER_PATH, STREAM_ID_HEADER } from "./protocol.ts";
@@ -177,61 +177,7 @@ export async function post(
 }
 
 /** Collects a backend's event batches and lets a test wait for one. */
-export class Recorder {
-  readonly events: BackendEvent[] = [];
-  #waiters: { match: (e: BackendEvent) => boolean; resolve: (e: BackendEvent) => void }[] = [];
-  /** Called for every status, e.g. to acknowledge like the host manager. */
-  onStatus?: (s: CoreStatus) => void;
-
-  sink = (batch: BackendEvent[]): void => {
-    for (const event of batch) {
-      this.events.push(event);
-      if (event.kind === "task-status") this.onStatus?.(event.status);
-      this.#waiters = this.#waiters.filter((w) => !(w.match(event) && (w.resolve(event), true)));
-    }
-  };
-
-  statuses(taskId: string): CoreStatus[] {
-    return this.events.flatMap((e) =>
-      e.kind === "task-status" && e.status.taskId === taskId ? [e.status] : []
-    );
-  }
-
-  states(taskId: string): string[] {
-    return this.statuses(taskId).map((s) => s.state);
-  }
-
-  async waitFor(
-    match: (e: BackendEvent) => boolean,
-    what: string,
-    timeoutMs = 10_000,
-  ): Promise<BackendEvent> {
-    const seen = this.events.find(match);
-    if (seen) return seen;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const found = new Promise<BackendEvent>((resolve) => this.#waiters.push({ match, resolve }));
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`timed out waiting for ${what}; saw ${JSON.stringify(this.events)}`)),
-        timeoutMs,
-      );
-    });
-    try {
-      return await Promise.race([found, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  async waitState(taskId: string, state: string, timeoutMs = 10_000): Promise<CoreStatus> {
-    const e = await this.waitFor(
-      (e) => e.kind === "task-status" && e.status.taskId === taskId && e.status.state === state,
-      `${taskId} ${state}`,
-      timeoutMs,
-    );
-    return (e as { status: CoreStatus }).status;
-  }
-}
+export { Recorder } from "../backend_recorder.ts";
 
 export function makeSpec(
   host: { hostname: string; agentId: string },

@@ -1,62 +1,10 @@
 /** Minicluster health checks against real processes and a real HTTP server the task starts. */
 import assert from "node:assert/strict";
-import type { BackendEvent, HealthCheckSpec, LaunchSpec, TaskStatus } from "../../core/ports/host_backend.ts";
-import type { MesosTaskState } from "../../core/model/states.ts";
+import type { HealthCheckSpec, LaunchSpec } from "../../core/ports/host_backend.ts";
 import { HEALTH_CHECK_REASON } from "../../core/ports/health_check.ts";
 import { runCheck } from "./health.ts";
 import { Minicluster } from "./minicluster.ts";
-
-/** Collects statuses and lets a test wait for one. */
-class Recorder {
-  readonly statuses: TaskStatus[] = [];
-  #waiters: { match: (s: TaskStatus) => boolean; resolve: (s: TaskStatus) => void }[] = [];
-
-  sink = (batch: BackendEvent[]): void => {
-    for (const e of batch) {
-      if (e.kind !== "task-status") continue;
-      this.statuses.push(e.status);
-      this.#waiters = this.#waiters.filter((w) => !(w.match(e.status) && (w.resolve(e.status), true)));
-    }
-  };
-
-  of(taskId: string): TaskStatus[] {
-    return this.statuses.filter((s) => s.taskId === taskId);
-  }
-
-  /** The health results reported for a task, in order. */
-  health(taskId: string): boolean[] {
-    return this.of(taskId).flatMap((s) =>
-      s.state === "TASK_RUNNING" && s.healthy !== undefined ? [s.healthy] : []
-    );
-  }
-
-  async waitFor(match: (s: TaskStatus) => boolean, what: string, timeoutMs = 5000): Promise<TaskStatus> {
-    const seen = this.statuses.find(match);
-    if (seen) return seen;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const found = new Promise<TaskStatus>((resolve) => this.#waiters.push({ match, resolve }));
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), timeoutMs);
-    });
-    try {
-      return await Promise.race([found, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  waitState(taskId: string, state: MesosTaskState, timeoutMs?: number): Promise<TaskStatus> {
-    return this.waitFor((s) => s.taskId === taskId && s.state === state, `${taskId} ${state}`, timeoutMs);
-  }
-
-  waitHealth(taskId: string, healthy: boolean, timeoutMs?: number): Promise<TaskStatus> {
-    return this.waitFor(
-      (s) => s.taskId === taskId && s.state === "TASK_RUNNING" && s.healthy === healthy,
-      `${taskId} healthy=${healthy}`,
-      timeoutMs,
-    );
-  }
-}
+import { Recorder } from "../backend_recorder.ts";
 
 /** Short, fractional timings keep the tests fast; generous failure counts keep them from flaking. */
 function makeCheck(overrides: Partial<HealthCheckSpec> = {}): HealthCheckSpec {
@@ -164,7 +112,7 @@ Deno.test("a passing command check runs in the task's sandbox with its environme
     // Several more passing checks change nothing, so nothing more is reported.
     await eventually(async () => (await readOr(checks, "")).length >= 8 ? true : undefined, "4 checks");
     assert.deepEqual(rec.health(spec.taskId), [true]);
-    assert.deepEqual(rec.of(spec.taskId).map((s) => s.state), [
+    assert.deepEqual(rec.statuses(spec.taskId).map((s) => s.state), [
       "TASK_STAGING",
       "TASK_STARTING",
       "TASK_RUNNING",
@@ -252,7 +200,7 @@ Deno.test("an HTTP check passes against the server the task starts (2xx, 3xx) an
     assert.equal(killed.healthy, false);
     assert.equal(killed.reason, HEALTH_CHECK_REASON);
     assert.deepEqual(rec.health(nobody.taskId), [false]);
-    const unhealthy = rec.of(nobody.taskId).find((s) => s.healthy === false)!;
+    const unhealthy = rec.statuses(nobody.taskId).find((s) => s.healthy === false)!;
     assert.match(unhealthy.message!, /^Health check failed: GET http:\/\/127\.0\.0\.1:\d+\/ failed: /);
   });
 });
@@ -287,7 +235,7 @@ Deno.test("checks stop when the task exits: no check runs and nothing is reporte
     assert.ok(ran.length >= 2, "at least one check ran");
     await delay(350);
     assert.equal(await readOr(checks, ""), ran, "no check ran after the task exited");
-    const all = rec.of(spec.taskId);
+    const all = rec.statuses(spec.taskId);
     assert.equal(all.at(-1), finished);
     assert.equal(finished.healthy, undefined);
     assert.deepEqual(rec.health(spec.taskId), [false]);
@@ -314,7 +262,7 @@ Deno.test("stopping the minicluster ends a check in flight and its process", asy
     await mc.stop();
     assert.ok(Date.now() - started < 2000, `stop took ${Date.now() - started} ms`);
     assert.ok(!isAlive(pid), `check process ${pid} still runs`);
-    const last = rec.of(spec.taskId).at(-1)!;
+    const last = rec.statuses(spec.taskId).at(-1)!;
     assert.equal(last.state, "TASK_LOST");
     assert.deepEqual(rec.health(spec.taskId), []);
   } finally {

@@ -1,7 +1,7 @@
 /** Minicluster tests against real local processes: statuses, sandboxes, kills, reconciliation, shutdown. */
-import type { BackendEvent, LaunchSpec, TaskStatus } from "../../core/ports/host_backend.ts";
-import type { MesosTaskState } from "../../core/model/states.ts";
+import type { LaunchSpec } from "../../core/ports/host_backend.ts";
 import { Minicluster, type MiniclusterOptions } from "./minicluster.ts";
+import { Recorder } from "../backend_recorder.ts";
 
 function assert(cond: unknown, message = "assertion failed"): asserts cond {
   if (!cond) throw new Error(message);
@@ -10,58 +10,6 @@ function assert(cond: unknown, message = "assertion failed"): asserts cond {
 function assertEquals<T>(actual: T, expected: T, what = "value"): void {
   const a = JSON.stringify(actual), e = JSON.stringify(expected);
   if (a !== e) throw new Error(`${what}: expected ${e}, got ${a}`);
-}
-
-/** Collects the sink's batches and lets a test wait for an event. */
-class Recorder {
-  readonly events: BackendEvent[] = [];
-  readonly batches: BackendEvent[][] = [];
-  #waiters: { match: (e: BackendEvent) => boolean; resolve: (e: BackendEvent) => void }[] = [];
-  /** Set by a test around calls that must not reach the sink synchronously. */
-  guard = false;
-
-  sink = (batch: BackendEvent[]): void => {
-    if (this.guard) throw new Error("sink called synchronously");
-    this.batches.push(batch);
-    for (const event of batch) {
-      this.events.push(event);
-      this.#waiters = this.#waiters.filter((w) => !(w.match(event) && (w.resolve(event), true)));
-    }
-  };
-
-  statuses(taskId: string): TaskStatus[] {
-    return this.events.flatMap((e) =>
-      e.kind === "task-status" && e.status.taskId === taskId ? [e.status] : []
-    );
-  }
-
-  states(taskId: string): MesosTaskState[] {
-    return this.statuses(taskId).map((s) => s.state);
-  }
-
-  async waitFor(match: (e: BackendEvent) => boolean, what: string, timeoutMs = 5000): Promise<BackendEvent> {
-    const seen = this.events.find(match);
-    if (seen) return seen;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const found = new Promise<BackendEvent>((resolve) => this.#waiters.push({ match, resolve }));
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), timeoutMs);
-    });
-    try {
-      return await Promise.race([found, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  async waitState(taskId: string, state: MesosTaskState, timeoutMs = 5000): Promise<TaskStatus> {
-    const e = await this.waitFor(
-      (e) => e.kind === "task-status" && e.status.taskId === taskId && e.status.state === state,
-      `${taskId} ${state}`,
-      timeoutMs,
-    );
-    return (e as { status: TaskStatus }).status;
-  }
 }
 
 function makeSpec(command: string | string[], overrides: Partial<LaunchSpec> = {}): LaunchSpec {
