@@ -1,5 +1,4 @@
 /** Test harness for the Mesos client, backend and emulator: fast masters, raw streams, event recorders. */
-import type { LaunchSpec } from "../../core/ports/host_backend.ts";
 import { seededPrng } from "../../core/ports/prng.ts";
 import { MesosMaster, type MesosMasterOptions } from "./master.ts";
 import { type Call, CONTENT_TYPE_JSON, type Event, SCHEDULER_PATH, STREAM_ID_HEADER } from "./protocol.ts";
@@ -177,31 +176,7 @@ export async function post(
 }
 
 /** Collects a backend's event batches and lets a test wait for one. */
-export { Recorder } from "../backend_recorder.ts";
-
-export function makeSpec(
-  host: { hostname: string; agentId: string },
-  command: string | string[],
-  overrides: Partial<LaunchSpec> = {},
-): LaunchSpec {
-  const jobId = crypto.randomUUID();
-  return {
-    taskId: `${jobId}-0-1`,
-    jobId,
-    instanceId: 0,
-    hostname: host.hostname,
-    agentId: host.agentId,
-    resources: { cpuMilli: 100, memMb: 32, diskMb: 0, gpuMilli: 0 },
-    ports: {},
-    command: typeof command === "string"
-      ? { shell: true, value: command, arguments: [] }
-      : { shell: false, value: command[0], arguments: command.slice(1) },
-    env: {},
-    killGracePeriodMs: 1000,
-    labels: [],
-    ...overrides,
-  };
-}
+export { makeSpec, Recorder } from "../backend_testing.ts";
 
 /** Polls until `check` returns a value. */
 export async function eventually<T>(

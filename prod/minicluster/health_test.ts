@@ -4,7 +4,7 @@ import type { HealthCheckSpec, LaunchSpec } from "../../core/ports/host_backend.
 import { HEALTH_CHECK_REASON } from "../../core/ports/health_check.ts";
 import { runCheck } from "./health.ts";
 import { Minicluster } from "./minicluster.ts";
-import { Recorder } from "../backend_recorder.ts";
+import { Recorder } from "../backend_testing.ts";
 
 /** Short, fractional timings keep the tests fast; generous failure counts keep them from flaking. */
 function makeCheck(overrides: Partial<HealthCheckSpec> = {}): HealthCheckSpec {

@@ -1,7 +1,7 @@
 /** Minicluster tests against real local processes: statuses, sandboxes, kills, reconciliation, shutdown. */
 import type { LaunchSpec } from "../../core/ports/host_backend.ts";
 import { Minicluster, type MiniclusterOptions } from "./minicluster.ts";
-import { Recorder } from "../backend_recorder.ts";
+import { makeSpec as specFor, Recorder } from "../backend_testing.ts";
 
 function assert(cond: unknown, message = "assertion failed"): asserts cond {
   if (!cond) throw new Error(message);
@@ -12,24 +12,11 @@ function assertEquals<T>(actual: T, expected: T, what = "value"): void {
   if (a !== e) throw new Error(`${what}: expected ${e}, got ${a}`);
 }
 
+/** The first agent's host, where these tests run their tasks. */
+const AGENT_0 = { hostname: "agent-0", agentId: "minicluster-S0" };
+
 function makeSpec(command: string | string[], overrides: Partial<LaunchSpec> = {}): LaunchSpec {
-  const jobId = crypto.randomUUID();
-  return {
-    taskId: `${jobId}-0-1`,
-    jobId,
-    instanceId: 0,
-    hostname: "agent-0",
-    agentId: "minicluster-S0",
-    resources: { cpuMilli: 100, memMb: 32, diskMb: 0, gpuMilli: 0 },
-    ports: {},
-    command: typeof command === "string"
-      ? { shell: true, value: command, arguments: [] }
-      : { shell: false, value: command[0], arguments: command.slice(1) },
-    env: {},
-    killGracePeriodMs: 1000,
-    labels: [],
-    ...overrides,
-  };
+  return specFor(AGENT_0, command, overrides);
 }
 
 type Body = (mc: Minicluster, rec: Recorder, dataDir: string) => Promise<void>;

@@ -1,5 +1,5 @@
-/** Test helper: records what a HostBackend sends to its sink and lets a test wait for an event. */
-import type { BackendEvent, TaskStatus } from "../core/ports/host_backend.ts";
+/** Test helpers for host backends: a launch spec, and a recorder of what a backend sends to its sink. */
+import type { BackendEvent, LaunchSpec, TaskStatus } from "../core/ports/host_backend.ts";
 
 export class Recorder {
   readonly events: BackendEvent[] = [];
@@ -77,4 +77,29 @@ export class Recorder {
       timeoutMs,
     );
   }
+}
+
+/** A small task for `host`: a shell command (a string) or a program with its arguments (an array). */
+export function makeSpec(
+  host: { hostname: string; agentId: string },
+  command: string | string[],
+  overrides: Partial<LaunchSpec> = {},
+): LaunchSpec {
+  const jobId = crypto.randomUUID();
+  return {
+    taskId: `${jobId}-0-1`,
+    jobId,
+    instanceId: 0,
+    hostname: host.hostname,
+    agentId: host.agentId,
+    resources: { cpuMilli: 100, memMb: 32, diskMb: 0, gpuMilli: 0 },
+    ports: {},
+    command: typeof command === "string"
+      ? { shell: true, value: command, arguments: [] }
+      : { shell: false, value: command[0], arguments: command.slice(1) },
+    env: {},
+    killGracePeriodMs: 1000,
+    labels: [],
+    ...overrides,
+  };
 }
