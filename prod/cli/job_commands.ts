@@ -1,20 +1,12 @@
 /** `peloton job ...`: create, get, status, stop, validate. */
 import { stringify } from "yaml";
-import { formatIssues, loadJobConfig } from "../../core/model/load.ts";
+import { loadJobConfig } from "../../core/model/load.ts";
 import type { Command, CommandContext } from "./command.ts";
-import { UsageError } from "./command.ts";
+import { loadConfigFile, UsageError } from "./command.ts";
 
 const JOB = "peloton.api.job.JobManager";
 const TASK = "peloton.api.task.TaskManager";
 const RESPOOL = "peloton.api.respool.ResourceManager";
-
-async function readFile(path: string): Promise<string> {
-  try {
-    return await Deno.readTextFile(path);
-  } catch (e) {
-    throw new UsageError(`cannot read ${path}: ${(e as Error).message}`);
-  }
-}
 
 /** Looks up a pool's id from its path, as Peloton's CLI does before job and pool calls. */
 export async function respoolId(ctx: CommandContext, path: string): Promise<string> {
@@ -34,14 +26,10 @@ export const jobCommands: Command[] = [
     summary: "create a job from a YAML config in a leaf resource pool; prints the new job id",
     options: { jobID: { type: "string", short: "i" } },
     async run(ctx, [respool, file], opts) {
-      const loaded = loadJobConfig(await readFile(file), file);
-      for (const w of loaded.warnings) ctx.err(`warning: ${w.message}`);
-      if (!loaded.ok) {
-        ctx.err(formatIssues(loaded.errors));
-        return 1;
-      }
+      const config = await loadConfigFile(ctx, file, loadJobConfig);
+      if (!config) return 1;
       const id = await respoolId(ctx, respool);
-      const body: Record<string, unknown> = { config: { ...loaded.value, respoolID: { value: id } } };
+      const body: Record<string, unknown> = { config: { ...config, respoolID: { value: id } } };
       if (opts.jobID) body.id = { value: opts.jobID };
       const res = await ctx.client.call<{ jobId: { value: string } }>(`${JOB}::Create`, body);
       ctx.out(ctx.json ? JSON.stringify(res) : `Job ${res.jobId.value} created`);
@@ -106,17 +94,12 @@ export const jobCommands: Command[] = [
     summary: "check a job config file offline; exits non-zero with the errors if it is invalid",
     offline: true,
     async run(ctx, [file]) {
-      const loaded = loadJobConfig(await readFile(file), file);
-      for (const w of loaded.warnings) ctx.err(`warning: ${w.message}`);
-      if (!loaded.ok) {
-        ctx.err(formatIssues(loaded.errors));
-        return 1;
-      }
-      const c = loaded.value;
+      const config = await loadConfigFile(ctx, file, loadJobConfig);
+      if (!config) return 1;
       ctx.out(
         ctx.json
-          ? JSON.stringify(c, null, 2)
-          : `${file}: valid ${c.type} job "${c.name}" with ${c.instanceCount} instances`,
+          ? JSON.stringify(config, null, 2)
+          : `${file}: valid ${config.type} job "${config.name}" with ${config.instanceCount} instances`,
       );
       return 0;
     },

@@ -1,6 +1,6 @@
 /** `peloton respool ...`: create, update, delete, dump, validate, and the offline what-if calculator. */
 import { stringify } from "yaml";
-import { formatIssues, loadRespoolConfig } from "../../core/model/load.ts";
+import { loadRespoolConfig } from "../../core/model/load.ts";
 import {
   formatIssue,
   formatWhatIfJson,
@@ -9,18 +9,10 @@ import {
   runWhatIf,
 } from "../../core/resmgr/whatif.ts";
 import type { Command } from "./command.ts";
-import { UsageError } from "./command.ts";
+import { loadConfigFile, readInput, UsageError } from "./command.ts";
 import { respoolId } from "./job_commands.ts";
 
 const RESPOOL = "peloton.api.respool.ResourceManager";
-
-async function readFile(path: string): Promise<string> {
-  try {
-    return await Deno.readTextFile(path);
-  } catch (e) {
-    throw new UsageError(`cannot read ${path}: ${(e as Error).message}`);
-  }
-}
 
 /** Splits "/a/b" into its parent path "/a" and name "b", as Peloton's CLI does. */
 function splitPoolPath(path: string): { parent: string; name: string } {
@@ -39,13 +31,8 @@ export const respoolCommands: Command[] = [
     summary: "create a resource pool at PATH from a YAML config (its name must be PATH's last part)",
     async run(ctx, [path, file]) {
       const { parent, name } = splitPoolPath(path);
-      const loaded = loadRespoolConfig(await readFile(file), file);
-      for (const w of loaded.warnings) ctx.err(`warning: ${w.message}`);
-      if (!loaded.ok) {
-        ctx.err(formatIssues(loaded.errors));
-        return 1;
-      }
-      const config = loaded.value;
+      const config = await loadConfigFile(ctx, file, loadRespoolConfig);
+      if (!config) return 1;
       if (config.parent) {
         throw new UsageError(`${file}: parent: the parent comes from PATH; remove it from the file`);
       }
@@ -68,18 +55,14 @@ export const respoolCommands: Command[] = [
     summary: "replace a resource pool's config (--force skips the tree checks)",
     options: { force: { type: "boolean", short: "f", default: false } },
     async run(ctx, [path, file], opts) {
-      const loaded = loadRespoolConfig(await readFile(file), file);
-      for (const w of loaded.warnings) ctx.err(`warning: ${w.message}`);
-      if (!loaded.ok) {
-        ctx.err(formatIssues(loaded.errors));
-        return 1;
-      }
+      const config = await loadConfigFile(ctx, file, loadRespoolConfig);
+      if (!config) return 1;
       const id = await respoolId(ctx, path);
       const { parent } = splitPoolPath(path);
       const parentId = await respoolId(ctx, parent);
       await ctx.client.call(`${RESPOOL}::UpdateResourcePool`, {
         id: { value: id },
-        config: { ...loaded.value, parent: { value: parentId } },
+        config: { ...config, parent: { value: parentId } },
         Force: opts.force === true,
       });
       ctx.out(ctx.json ? JSON.stringify({ id: { value: id } }) : `Resource Pool ${id} updated at ${path}`);
@@ -120,16 +103,10 @@ export const respoolCommands: Command[] = [
     summary: "check a resource pool config file offline; exits non-zero with the errors if it is invalid",
     offline: true,
     async run(ctx, [file]) {
-      const loaded = loadRespoolConfig(await readFile(file), file);
-      for (const w of loaded.warnings) ctx.err(`warning: ${w.message}`);
-      if (!loaded.ok) {
-        ctx.err(formatIssues(loaded.errors));
-        return 1;
-      }
+      const config = await loadConfigFile(ctx, file, loadRespoolConfig);
+      if (!config) return 1;
       ctx.out(
-        ctx.json
-          ? JSON.stringify(loaded.value, null, 2)
-          : `${file}: valid resource pool "${loaded.value.name}"`,
+        ctx.json ? JSON.stringify(config, null, 2) : `${file}: valid resource pool "${config.name}"`,
       );
       return 0;
     },
@@ -140,7 +117,7 @@ export const respoolCommands: Command[] = [
     summary: "what-if: compute Peloton's entitlement for a pool tree, capacity and demands, offline",
     offline: true,
     async run(ctx, [file]) {
-      const parsed = parseWhatIf(await readFile(file), file);
+      const parsed = parseWhatIf(await readInput(file), file);
       if (!parsed.ok) {
         for (const e of parsed.errors) ctx.err(formatIssue(e));
         return 1;

@@ -1,27 +1,15 @@
 /** `peloton job stateless ...`: Peloton's v1alpha stateless job commands. */
 import { stringify } from "yaml";
-import { formatIssues, loadStatelessSpec } from "../../core/model/load.ts";
+import { loadStatelessSpec } from "../../core/model/load.ts";
 import type { Command, CommandContext } from "./command.ts";
-import { UsageError } from "./command.ts";
+import { loadConfigFile, UsageError } from "./command.ts";
 import { respoolId } from "./job_commands.ts";
 import { parseRange } from "./task_commands.ts";
 
 const SVC = "peloton.api.v1alpha.job.stateless.svc.JobService";
 
-async function spec(ctx: CommandContext, file: string): Promise<Record<string, unknown> | undefined> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(file);
-  } catch (e) {
-    throw new UsageError(`cannot read ${file}: ${(e as Error).message}`);
-  }
-  const loaded = loadStatelessSpec(text, file);
-  for (const w of loaded.warnings) ctx.err(`warning: ${w.message}`);
-  if (!loaded.ok) {
-    ctx.err(formatIssues(loaded.errors));
-    return undefined;
-  }
-  return loaded.value as unknown as Record<string, unknown>;
+function spec(ctx: CommandContext, file: string): Promise<Record<string, unknown> | undefined> {
+  return loadConfigFile(ctx, file, loadStatelessSpec) as Promise<Record<string, unknown> | undefined>;
 }
 
 function count(name: string, v: string): number {

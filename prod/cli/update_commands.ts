@@ -1,7 +1,7 @@
 /** `peloton update ...`, `job rolling-*`, `job update|query|delete`, `task start|stop|restart`, `volume ...`. */
 import { formatIssues, loadJobConfig, loadUpdateConfig } from "../../core/model/load.ts";
 import type { Command, CommandContext } from "./command.ts";
-import { UsageError } from "./command.ts";
+import { loadConfigFile, readInput, UsageError } from "./command.ts";
 import { table } from "./format.ts";
 import { respoolId } from "./job_commands.ts";
 import { parseRange } from "./task_commands.ts";
@@ -10,14 +10,6 @@ const JOB = "peloton.api.job.JobManager";
 const TASK = "peloton.api.task.TaskManager";
 const UPDATE = "peloton.api.v0.update.svc.UpdateService";
 const VOLUME = "peloton.api.v0.volume.svc.VolumeService";
-
-async function readFile(path: string): Promise<string> {
-  try {
-    return await Deno.readTextFile(path);
-  } catch (e) {
-    throw new UsageError(`cannot read ${path}: ${(e as Error).message}`);
-  }
-}
 
 function count(name: string, v: string): number {
   if (!/^\d+$/.test(v)) throw new UsageError(`${name}: got "${v}", expected a whole number`);
@@ -147,12 +139,8 @@ export const updateCommands: Command[] = [
       "update-config": { type: "string" },
     },
     async run(ctx, [job, file, batch], opts) {
-      const loaded = loadJobConfig(await readFile(file), file);
-      for (const w of loaded.warnings) ctx.err(`warning: ${w.message}`);
-      if (!loaded.ok) {
-        ctx.err(formatIssues(loaded.errors));
-        return 1;
-      }
+      const config = await loadConfigFile(ctx, file, loadJobConfig);
+      if (!config) return 1;
       let updateConfig: Record<string, unknown> = {
         batchSize: count("BATCH-SIZE", batch),
         maxInstanceAttempts: count("--maxattempts", String(opts.maxattempts)),
@@ -166,7 +154,7 @@ export const updateCommands: Command[] = [
       }
       if (opts["update-config"]) {
         const uc = loadUpdateConfig(
-          await readFile(String(opts["update-config"])),
+          await readInput(String(opts["update-config"])),
           String(opts["update-config"]),
         );
         if (!uc.ok) {
@@ -180,7 +168,7 @@ export const updateCommands: Command[] = [
         : await jobConfigVersion(ctx, job);
       const res = await ctx.client.call<{ updateID: { value: string } }>(`${UPDATE}::CreateUpdate`, {
         jobId: { value: job },
-        jobConfig: { ...loaded.value, changeLog: { version } },
+        jobConfig: { ...config, changeLog: { version } },
         updateConfig,
       });
       ctx.out(ctx.json ? JSON.stringify(res) : `Update ${res.updateID.value} created`);
@@ -227,7 +215,7 @@ export const updateCommands: Command[] = [
     summary:
       "resize a job (elastic jobs): grow or shrink instanceCount; added instances go through admission",
     async run(ctx, [job, file]) {
-      const loaded = loadJobConfig(await readFile(file), file);
+      const loaded = loadJobConfig(await readInput(file), file);
       if (!loaded.ok) {
         ctx.err(formatIssues(loaded.errors));
         return 1;
