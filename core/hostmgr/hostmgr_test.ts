@@ -1,36 +1,10 @@
 import assert from "node:assert/strict";
 import type { HostFilter } from "../messages.ts";
 import { resources } from "../model/resources.ts";
-import type { BackendEvent, HostBackend, LaunchSpec, TaskStatus } from "../ports/host_backend.ts";
+import type { BackendEvent, LaunchSpec, TaskStatus } from "../ports/host_backend.ts";
 import { type HostSpec, makeHost, makePorts } from "../testing/harness.ts";
 import { DEFAULT_HOSTMGR_CONFIG, HostManager } from "./hostmgr.ts";
-
-/** A backend that records what the host manager asks of it; tests push events through `emit`. */
-class FakeBackend implements HostBackend {
-  sink?: (events: BackendEvent[]) => void;
-  readonly launched: LaunchSpec[][] = [];
-  readonly killed: { taskId: string; agentId: string; gracePeriodMs: number }[][] = [];
-  readonly reconciled: (string[] | undefined)[] = [];
-
-  start(sink: (events: BackendEvent[]) => void): void {
-    this.sink = sink;
-  }
-  launch(tasks: LaunchSpec[]): void {
-    this.launched.push(tasks);
-  }
-  kill(tasks: { taskId: string; agentId: string; gracePeriodMs: number }[]): void {
-    this.killed.push(tasks);
-  }
-  reconcile(taskIds?: string[]): void {
-    this.reconciled.push(taskIds);
-  }
-  stop(): Promise<void> {
-    return Promise.resolve();
-  }
-  emit(...events: BackendEvent[]): void {
-    this.sink!(events);
-  }
-}
+import { FakeBackend } from "./testing.ts";
 
 function setup(hosts: [string, HostSpec?][] = [["h1"], ["h2"]]) {
   const ports = makePorts();
