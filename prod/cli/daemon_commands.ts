@@ -7,7 +7,7 @@ import { startPlacement } from "../daemons/placement_daemon.ts";
 import { startResmgr } from "../daemons/resmgr_daemon.ts";
 import { jsonLogger } from "../log.ts";
 import { type Command, type CommandContext, type OptionSpec, UsageError } from "./command.ts";
-import { positiveInt, readAgentsFile } from "./up_command.ts";
+import { backendFlags, positiveInt } from "./up_command.ts";
 
 /** Peloton's ports for its daemons (its `base.yaml` configs); the job manager's is the CLI's default. */
 const PORTS = { jobmgr: 5392, resmgr: 5290, hostmgr: 5291, placement: 5300 } as const;
@@ -136,37 +136,9 @@ export const daemonCommands: Command[] = [
       agents: { type: "string", default: "3" },
       "agent-cpus": { type: "string", default: "4" },
       "agent-mem-mb": { type: "string", default: "8192" },
+      "agent-disk-mb": { type: "string", default: "20480" },
       "agents-file": { type: "string" },
     },
-    async (common, opts) => {
-      const backend = String(opts.backend);
-      if (backend !== "minicluster" && backend !== "mesos") {
-        throw new UsageError(`--backend: got "${backend}", expected minicluster or mesos`);
-      }
-      if (backend === "mesos" && !opts["mesos-master"]) {
-        throw new UsageError(
-          "--mesos-master: expected the master's URL (e.g. http://127.0.0.1:5050) with --backend mesos",
-        );
-      }
-      const fromFile = opts["agents-file"] ? await readAgentsFile(String(opts["agents-file"])) : undefined;
-      const agents = fromFile ? fromFile.length : positiveInt("agents", opts.agents);
-      const cpus = Number(opts["agent-cpus"]);
-      if (!(cpus > 0)) {
-        throw new UsageError(`--agent-cpus: got "${opts["agent-cpus"]}", expected a positive number`);
-      }
-      const resources = {
-        cpuMilli: Math.round(cpus * 1000),
-        memMb: positiveInt("agent-mem-mb", opts["agent-mem-mb"]),
-        diskMb: 20480,
-        gpuMilli: 0,
-      };
-      return startHostmgr({
-        ...common,
-        backend,
-        mesosMaster: opts["mesos-master"] ? String(opts["mesos-master"]) : undefined,
-        agents,
-        agentOptions: fromFile ?? Array.from({ length: agents }, () => ({ resources })),
-      });
-    },
+    async (common, opts) => startHostmgr({ ...common, ...(await backendFlags(opts)) }),
   ),
 ];

@@ -19,7 +19,7 @@ const agentSchema = z.object({
 }).strict();
 
 /** Reads `--agents-file`: a YAML list of agents, or `{agents: [...]}`. */
-export async function readAgentsFile(path: string): Promise<Partial<AgentOptions>[]> {
+async function readAgentsFile(path: string): Promise<Partial<AgentOptions>[]> {
   let raw: unknown;
   try {
     raw = parse(await Deno.readTextFile(path));
@@ -81,27 +81,7 @@ export const upCommand: Command = {
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
       throw new UsageError(`--port: got "${opts.port}", expected 0-65535`);
     }
-    const fromFile = opts["agents-file"] ? await readAgentsFile(String(opts["agents-file"])) : undefined;
-    const agents = fromFile ? fromFile.length : positiveInt("agents", opts.agents);
-    const cpus = Number(opts["agent-cpus"]);
-    if (!(cpus > 0)) {
-      throw new UsageError(`--agent-cpus: got "${opts["agent-cpus"]}", expected a positive number`);
-    }
-    const resources = {
-      cpuMilli: Math.round(cpus * 1000),
-      memMb: positiveInt("agent-mem-mb", opts["agent-mem-mb"]),
-      diskMb: positiveInt("agent-disk-mb", opts["agent-disk-mb"]),
-      gpuMilli: 0,
-    };
-    const backend = String(opts.backend);
-    if (backend !== "minicluster" && backend !== "mesos") {
-      throw new UsageError(`--backend: got "${backend}", expected minicluster or mesos`);
-    }
-    if (backend === "mesos" && !opts["mesos-master"]) {
-      throw new UsageError(
-        "--mesos-master: expected the master's URL (e.g. http://127.0.0.1:5050) with --backend mesos",
-      );
-    }
+    const { backend, mesosMaster, agents, agentOptions } = await backendFlags(opts);
     const backoff = opts["task-restart-backoff-ms"];
     if (backoff !== undefined && !(Number(backoff) >= 0)) {
       throw new UsageError(`--task-restart-backoff-ms: got "${backoff}", expected a number of milliseconds`);
@@ -118,13 +98,13 @@ export const upCommand: Command = {
       auth,
       jobmgr: backoff === undefined ? undefined : { initialTaskBackoffMs: Number(backoff) },
       backend,
-      mesosMaster: opts["mesos-master"] ? String(opts["mesos-master"]) : undefined,
+      mesosMaster,
       host: String(opts.host),
       port,
       dataDir: String(opts["data-dir"]),
       store: opts.store ? String(opts.store) : undefined,
       agents,
-      agentOptions: fromFile ?? Array.from({ length: agents }, () => ({ resources })),
+      agentOptions,
       log: opts.verbose ? (line) => ctx.err(line) : undefined,
       placementWorkers: placementWorkers(opts["placement-workers"]),
     });
@@ -149,4 +129,43 @@ function placementWorkers(v: unknown): number {
     throw new UsageError(`--placement-workers: got "${v}", expected an integer >= 0`);
   }
   return n;
+}
+
+/**
+ * The backend flags `up` and `hostmgr` share: `--backend`, `--mesos-master`, and the minicluster's agents
+ * (`--agents-file`, or `--agents` of `--agent-cpus`, `--agent-mem-mb` and `--agent-disk-mb` each).
+ */
+export async function backendFlags(opts: Record<string, unknown>): Promise<{
+  backend: "minicluster" | "mesos";
+  mesosMaster: string | undefined;
+  agents: number;
+  agentOptions: Partial<AgentOptions>[];
+}> {
+  const backend = String(opts.backend);
+  if (backend !== "minicluster" && backend !== "mesos") {
+    throw new UsageError(`--backend: got "${backend}", expected minicluster or mesos`);
+  }
+  if (backend === "mesos" && !opts["mesos-master"]) {
+    throw new UsageError(
+      "--mesos-master: expected the master's URL (e.g. http://127.0.0.1:5050) with --backend mesos",
+    );
+  }
+  const fromFile = opts["agents-file"] ? await readAgentsFile(String(opts["agents-file"])) : undefined;
+  const agents = fromFile ? fromFile.length : positiveInt("agents", opts.agents);
+  const cpus = Number(opts["agent-cpus"]);
+  if (!(cpus > 0)) {
+    throw new UsageError(`--agent-cpus: got "${opts["agent-cpus"]}", expected a positive number`);
+  }
+  const resources = {
+    cpuMilli: Math.round(cpus * 1000),
+    memMb: positiveInt("agent-mem-mb", opts["agent-mem-mb"]),
+    diskMb: positiveInt("agent-disk-mb", opts["agent-disk-mb"]),
+    gpuMilli: 0,
+  };
+  return {
+    backend,
+    mesosMaster: opts["mesos-master"] ? String(opts["mesos-master"]) : undefined,
+    agents,
+    agentOptions: fromFile ?? Array.from({ length: agents }, () => ({ resources })),
+  };
 }
