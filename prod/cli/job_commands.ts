@@ -2,7 +2,8 @@
 import { stringify } from "yaml";
 import { loadJobConfig } from "../../core/model/load.ts";
 import type { Command, CommandContext } from "./command.ts";
-import { loadConfigFile, UsageError } from "./command.ts";
+import { UsageError } from "./command.ts";
+import { loadConfigFile } from "./config_file.ts";
 
 const JOB = "peloton.api.job.JobManager";
 const TASK = "peloton.api.task.TaskManager";

@@ -9,7 +9,8 @@ import {
   runWhatIf,
 } from "../../core/resmgr/whatif.ts";
 import type { Command } from "./command.ts";
-import { loadConfigFile, readInput, UsageError } from "./command.ts";
+import { UsageError } from "./command.ts";
+import { loadConfigFile, readInput } from "./config_file.ts";
 import { respoolId } from "./job_commands.ts";
 
 const RESPOOL = "peloton.api.respool.ResourceManager";

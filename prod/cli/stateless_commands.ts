@@ -2,7 +2,8 @@
 import { stringify } from "yaml";
 import { loadStatelessSpec } from "../../core/model/load.ts";
 import type { Command, CommandContext } from "./command.ts";
-import { loadConfigFile, UsageError } from "./command.ts";
+import { UsageError } from "./command.ts";
+import { loadConfigFile } from "./config_file.ts";
 import { respoolId } from "./job_commands.ts";
 import { parseRange } from "./task_commands.ts";
 

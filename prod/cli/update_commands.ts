@@ -1,7 +1,8 @@
 /** `peloton update ...`, `job rolling-*`, `job update|query|delete`, `task start|stop|restart`, `volume ...`. */
 import { formatIssues, loadJobConfig, loadUpdateConfig } from "../../core/model/load.ts";
 import type { Command, CommandContext } from "./command.ts";
-import { loadConfigFile, readInput, UsageError } from "./command.ts";
+import { UsageError } from "./command.ts";
+import { loadConfigFile, readInput } from "./config_file.ts";
 import { table } from "./format.ts";
 import { respoolId } from "./job_commands.ts";
 import { parseRange } from "./task_commands.ts";
