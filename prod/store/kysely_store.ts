@@ -392,22 +392,34 @@ export class KyselyStore implements Store {
     }
   }
 
-  /** Writes in order; runs of task puts or events become multi-row statements. */
+  /**
+   * Writes a group's accepted writes in effect as if one by one, in far fewer statements: task puts and
+   * events, nearly all of a group, are held back and go out as multi-row statements, each task's last put
+   * alone (the row ends the same; a task often changes state several times in one group). They are written
+   * before any write that removes tasks or events (job.delete, task.delete); no other kind of write touches
+   * their tables, so they may follow those.
+   */
   async #applyWrites(trx: Trx, writes: StoreWrite[], labels: Map<string, string>): Promise<void> {
-    for (let i = 0; i < writes.length;) {
-      const w = writes[i];
-      if (w.kind === "task.put" || w.kind === "task.event") {
-        let j = i + 1;
-        while (j < writes.length && writes[j].kind === w.kind) j++;
-        const run = writes.slice(i, j);
-        if (w.kind === "task.put") await this.#putTasks(trx, run.map((x) => (x as TaskPut).task));
-        else await this.#insertEvents(trx, run.map((x) => (x as TaskEvent).event));
-        i = j;
-        continue;
+    let puts = new Map<string, TaskRecord>();
+    let events: TaskEventRecord[] = [];
+    const writeHeld = async () => {
+      if (puts.size) await this.#putTasks(trx, [...puts.values()]);
+      if (events.length) await this.#insertEvents(trx, events);
+      puts = new Map();
+      events = [];
+    };
+    for (const w of writes) {
+      if (w.kind === "task.put") {
+        const key = `${w.task.jobId}\n${w.task.instanceId}`;
+        puts.delete(key);
+        puts.set(key, w.task);
+      } else if (w.kind === "task.event") events.push(w.event);
+      else {
+        if (w.kind === "job.delete" || w.kind === "task.delete") await writeHeld();
+        await this.#applyOne(trx, w, labels);
       }
-      await this.#applyOne(trx, w, labels);
-      i++;
     }
+    await writeHeld();
   }
 
   async #applyOne(
@@ -453,11 +465,16 @@ export class KyselyStore implements Store {
   async #readStored(trx: Trx, writes: StoreWrite[]): Promise<Stored> {
     const jobIds = new Set<string>();
     const taskKeys: [string, number][] = [];
+    const seenTasks = new Set<string>();
     const updateIds = new Set<string>();
     for (const w of writes) {
       if (w.kind === "job.put") jobIds.add(w.job.jobId);
-      else if (w.kind === "task.put") taskKeys.push([w.task.jobId, w.task.instanceId]);
-      else if (w.kind === "update.put") updateIds.add(w.update.updateId);
+      else if (w.kind === "task.put") {
+        const key = `${w.task.jobId}\n${w.task.instanceId}`;
+        if (seenTasks.has(key)) continue;
+        seenTasks.add(key);
+        taskKeys.push([w.task.jobId, w.task.instanceId]);
+      } else if (w.kind === "update.put") updateIds.add(w.update.updateId);
     }
     const stored: Stored = { jobs: new Map(), tasks: new Map(), updates: new Map(), labels: new Map() };
     const lock = this.#kind === "mysql";

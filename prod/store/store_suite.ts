@@ -531,6 +531,41 @@ const cases: Record<string, Case> = {
     equal((await store.getTaskEvents(jobId, 0)).map((e) => e.runId), order);
   },
 
+  "a task put again and again in one group ends as its last put, deletes in between counting": async (
+    store,
+    ids,
+  ) => {
+    const [a, b] = [ids.job(1), ids.job(2)];
+    const put = (jobId: string, i: number, version: number, runId: number): StoreWrite => ({
+      kind: "task.put",
+      task: makeTask(jobId, i, { version, runId }),
+    });
+    const ev = (jobId: string, runId: number): StoreWrite => ({
+      kind: "task.event",
+      event: { ...event(jobId, 0, "RUNNING", runId), runId },
+    });
+    const results: (Error | undefined)[] = [];
+    // Queued together, so that they share groups: the outcome is the same however they are grouped.
+    const batches: StoreWrite[][] = [
+      [put(a, 0, 1, 1), ev(a, 1), put(b, 0, 1, 1), ev(b, 1)],
+      [put(a, 0, 2, 2), ev(a, 2), put(a, 0, 3, 3), ev(a, 3)],
+      [{ kind: "task.delete", jobId: a, instanceId: 0 }, put(a, 0, 1, 4), ev(a, 4)],
+      [put(b, 0, 2, 2), { kind: "job.delete", jobId: b }, put(b, 0, 1, 3), ev(b, 3)],
+      [put(a, 0, 2, 5), put(a, 0, 3, 6), put(a, 1, 1, 1)],
+    ];
+    for (const batch of batches) store.write(batch, (err) => results.push(err));
+    await store.flush();
+    equal(results, batches.map(() => undefined));
+    equal((await store.getTasks(a)).map((t) => [t.instanceId, t.version, t.runId]), [[0, 3, 6], [1, 1, 1]]);
+    equal((await store.getTaskEvents(a, 0)).map((e) => e.runId), [1, 2, 3, 4]);
+    equal((await store.getTasks(b)).map((t) => [t.instanceId, t.version, t.runId]), [[0, 1, 3]]);
+    equal(
+      (await store.getTaskEvents(b, 0)).map((e) => e.runId),
+      [3],
+      "events before the job.delete went with it",
+    );
+  },
+
   "queryJobs filters by state, pool, owner, name and labels, newest first": async (store, ids) => {
     const owner = `${ids.prefix}-owner`;
     const jobs = [
