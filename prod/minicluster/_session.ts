@@ -54,15 +54,35 @@ export async function resolveProgram(
   cwd: string,
   path: string | undefined,
 ): Promise<string> {
-  if (!program) throw new Error("the command is empty");
-  const candidates = program.includes("/")
-    ? [program.startsWith("/") ? program : `${cwd}/${program}`]
-    : (path ?? "/usr/local/bin:/usr/bin:/bin").split(":").map((d) => `${d || "."}/${program}`);
-  for (const file of candidates) {
+  for (const file of candidates(program, cwd, path)) {
     try {
-      const st = await Deno.stat(file);
-      if (st.isFile && ((st.mode ?? 0o111) & 0o111) !== 0) return file;
+      if (isExecutable(await Deno.stat(file))) return file;
     } catch { /* not here */ }
   }
-  throw new Error(`program "${program}" was not found${program.includes("/") ? "" : " on PATH"}`);
+  throw notFound(program);
+}
+
+/** `resolveProgram` without awaiting, for the spawner's worker thread. */
+export function resolveProgramSync(program: string, cwd: string, path: string | undefined): string {
+  for (const file of candidates(program, cwd, path)) {
+    try {
+      if (isExecutable(Deno.statSync(file))) return file;
+    } catch { /* not here */ }
+  }
+  throw notFound(program);
+}
+
+function candidates(program: string, cwd: string, path: string | undefined): string[] {
+  if (!program) throw new Error("the command is empty");
+  return program.includes("/")
+    ? [program.startsWith("/") ? program : `${cwd}/${program}`]
+    : (path ?? "/usr/local/bin:/usr/bin:/bin").split(":").map((d) => `${d || "."}/${program}`);
+}
+
+function isExecutable(st: Deno.FileInfo): boolean {
+  return st.isFile && ((st.mode ?? 0o111) & 0o111) !== 0;
+}
+
+function notFound(program: string): Error {
+  return new Error(`program "${program}" was not found${program.includes("/") ? "" : " on PATH"}`);
 }

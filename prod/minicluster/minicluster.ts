@@ -10,7 +10,7 @@ import type { Resources } from "../../core/model/resources.ts";
 import type { MesosTaskState } from "../../core/model/states.ts";
 import { healthCheckProblem } from "../../core/ports/health_check.ts";
 import { Agent, type AgentOptions, type Ending, isSafeId, sandboxPath } from "./agent.ts";
-import { type Spawner, WorkerSpawner } from "./spawner.ts";
+import { createSpawner, type Spawner, type SpawnerKind } from "./spawner.ts";
 
 export type { AgentOptions } from "./agent.ts";
 
@@ -32,8 +32,13 @@ export interface MiniclusterOptions {
   /** Terminal tasks remembered for reconciliation, oldest forgotten first (Mesos keeps 1000 per framework). */
   maxCompletedTasks?: number;
   now?: () => number;
-  /** Start task processes from a worker thread (production), not this one's event loop (default). */
+  /**
+   * Start task processes from a worker thread (production): through libc's posix_spawn where it can be
+   * used, else through `setsid`. Default: in this thread's event loop.
+   */
   spawnInWorker?: boolean;
+  /** A particular spawner (tests); overrides `spawnInWorker`. */
+  spawner?: SpawnerKind;
 }
 
 export type LogFile = "stdout" | "stderr";
@@ -82,7 +87,8 @@ export class Minicluster implements HostBackend {
   readonly #spawner?: Spawner;
 
   constructor(options: MiniclusterOptions) {
-    if (options.spawnInWorker) this.#spawner = new WorkerSpawner();
+    const kind = options.spawner ?? (options.spawnInWorker ? "auto" : "in-process");
+    this.#spawner = createSpawner(kind);
     this.dataDir = options.dataDir;
     this.#defaults = { ...DEFAULTS, ...options.defaults };
     this.#now = options.now ?? Date.now;

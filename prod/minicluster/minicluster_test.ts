@@ -2,6 +2,7 @@
 import type { LaunchSpec } from "../../core/ports/host_backend.ts";
 import { Minicluster, type MiniclusterOptions } from "./minicluster.ts";
 import { makeSpec as specFor, Recorder } from "../backend_testing.ts";
+import type { SpawnerKind } from "./spawner.ts";
 
 function assert(cond: unknown, message = "assertion failed"): asserts cond {
   if (!cond) throw new Error(message);
@@ -32,6 +33,16 @@ async function withCluster(body: Body, options: Partial<MiniclusterOptions> = {}
   } finally {
     await mc.stop();
     await Deno.remove(dataDir, { recursive: true });
+  }
+}
+
+/** Production's worker thread both ways: posix_spawn through libc, and `setsid`, its fallback without it. */
+const SPAWNERS: SpawnerKind[] = ["posix_spawn", "setsid"];
+
+/** A test of task processes, once with each production spawner. */
+function clusterTest(name: string, body: Body, options: Partial<MiniclusterOptions> = {}): void {
+  for (const spawner of SPAWNERS) {
+    Deno.test(`${name} (${spawner} spawner)`, () => withCluster(body, { spawner, ...options }));
   }
 }
 
@@ -98,8 +109,9 @@ Deno.test("start announces every agent asynchronously, with the default resource
   await Deno.remove(dataDir, { recursive: true });
 });
 
-Deno.test("a shell task finishes and its sandbox holds its output and environment", () =>
-  withCluster(async (mc, rec, dataDir) => {
+clusterTest(
+  "a shell task finishes and its sandbox holds its output and environment",
+  async (mc, rec, dataDir) => {
     const spec = makeSpec(
       'echo "job=$PELOTON_JOB_ID instance=$PELOTON_INSTANCE_ID task=$PELOTON_TASK_ID"; ' +
         'echo "mesos=$MESOS_TASK_ID port=$PORT_HTTP_PORT plain=$http_port extra=$EXTRA"; pwd; ' +
@@ -121,81 +133,78 @@ Deno.test("a shell task finishes and its sandbox holds its output and environmen
     assertEquals(await mc.logs(spec.taskId, "stderr"), "oops\n", "stderr");
     assertEquals(await Deno.readTextFile(`${sandbox}/stderr`), "oops\n", "stderr file");
     assertEquals(mc.agentFor(spec.taskId)?.hostname, "agent-0", "agentFor");
-  }));
+  },
+);
 
-Deno.test("an argv task runs without a shell", () =>
-  withCluster(async (mc, rec) => {
-    const spec = makeSpec(["echo", "hello world", "$HOME"], {
-      agentId: "minicluster-S1",
-      hostname: "agent-1",
-    });
-    mc.launch([spec]);
-    await rec.waitState(spec.taskId, "TASK_FINISHED");
-    assertEquals(await mc.logs(spec.taskId, "stdout"), "hello world $HOME\n", "stdout");
-    assertEquals(mc.agentFor(spec.taskId)?.agentId, "minicluster-S1", "agentFor");
-  }));
+clusterTest("an argv task runs without a shell", async (mc, rec) => {
+  const spec = makeSpec(["echo", "hello world", "$HOME"], {
+    agentId: "minicluster-S1",
+    hostname: "agent-1",
+  });
+  mc.launch([spec]);
+  await rec.waitState(spec.taskId, "TASK_FINISHED");
+  assertEquals(await mc.logs(spec.taskId, "stdout"), "hello world $HOME\n", "stdout");
+  assertEquals(mc.agentFor(spec.taskId)?.agentId, "minicluster-S1", "agentFor");
+});
 
-Deno.test("a non-zero exit fails the task with its exit code", () =>
-  withCluster(async (mc, rec) => {
-    const spec = makeSpec("sleep 0.1; exit 3");
-    mc.launch([spec]);
-    const failed = await rec.waitState(spec.taskId, "TASK_FAILED");
-    assertEquals(failed.exitCode, 3, "exit code");
-    assertEquals(failed.message, "Command exited with status 3", "message");
-    assertEquals(rec.states(spec.taskId), ["TASK_STAGING", "TASK_STARTING", "TASK_RUNNING", "TASK_FAILED"]);
-  }));
+clusterTest("a non-zero exit fails the task with its exit code", async (mc, rec) => {
+  const spec = makeSpec("sleep 0.1; exit 3");
+  mc.launch([spec]);
+  const failed = await rec.waitState(spec.taskId, "TASK_FAILED");
+  assertEquals(failed.exitCode, 3, "exit code");
+  assertEquals(failed.message, "Command exited with status 3", "message");
+  assertEquals(rec.states(spec.taskId), ["TASK_STAGING", "TASK_STARTING", "TASK_RUNNING", "TASK_FAILED"]);
+});
 
-Deno.test("a command that cannot be spawned fails with REASON_COMMAND_EXECUTOR_FAILED", () =>
-  withCluster(async (mc, rec) => {
-    const spec = makeSpec(["definitely-not-a-command-4711"]);
-    mc.launch([spec]);
-    const failed = await rec.waitState(spec.taskId, "TASK_FAILED");
-    assertEquals(failed.reason, "REASON_COMMAND_EXECUTOR_FAILED", "reason");
-    assertEquals(rec.states(spec.taskId), ["TASK_STAGING", "TASK_STARTING", "TASK_FAILED"]);
-  }));
+clusterTest("a command that cannot be spawned fails with REASON_COMMAND_EXECUTOR_FAILED", async (mc, rec) => {
+  const spec = makeSpec(["definitely-not-a-command-4711"]);
+  mc.launch([spec]);
+  const failed = await rec.waitState(spec.taskId, "TASK_FAILED");
+  assertEquals(failed.reason, "REASON_COMMAND_EXECUTOR_FAILED", "reason");
+  assertEquals(rec.states(spec.taskId), ["TASK_STAGING", "TASK_STARTING", "TASK_FAILED"]);
+});
 
-Deno.test("a task that handles SIGTERM is TASK_KILLED well within its grace period", () =>
-  withCluster(async (mc, rec) => {
-    const spec = makeSpec("trap 'echo got-term; exit 3' TERM; echo ready; sleep 30");
-    mc.launch([spec]);
-    await outputContains(mc, spec.taskId, "ready");
-    const start = Date.now();
-    mc.kill([{ taskId: spec.taskId, agentId: spec.agentId, gracePeriodMs: 5000 }]);
-    const killed = await rec.waitState(spec.taskId, "TASK_KILLED");
-    assert(Date.now() - start < 2000, `kill took ${Date.now() - start} ms`);
-    assertEquals(killed.exitCode, 3, "exit code");
-    assertEquals(await mc.logs(spec.taskId, "stdout"), "ready\ngot-term\n", "stdout");
-  }));
+clusterTest("a task that handles SIGTERM is TASK_KILLED well within its grace period", async (mc, rec) => {
+  const spec = makeSpec("trap 'echo got-term; exit 3' TERM; echo ready; sleep 30");
+  mc.launch([spec]);
+  await outputContains(mc, spec.taskId, "ready");
+  const start = Date.now();
+  mc.kill([{ taskId: spec.taskId, agentId: spec.agentId, gracePeriodMs: 5000 }]);
+  const killed = await rec.waitState(spec.taskId, "TASK_KILLED");
+  assert(Date.now() - start < 2000, `kill took ${Date.now() - start} ms`);
+  assertEquals(killed.exitCode, 3, "exit code");
+  assertEquals(await mc.logs(spec.taskId, "stdout"), "ready\ngot-term\n", "stdout");
+});
 
-Deno.test("a task that ignores SIGTERM is SIGKILLed after the grace period", () =>
-  withCluster(async (mc, rec) => {
-    const spec = makeSpec("trap '' TERM; echo ready; sleep 30");
-    mc.launch([spec]);
-    await outputContains(mc, spec.taskId, "ready");
-    const start = Date.now();
-    mc.kill([{ taskId: spec.taskId, agentId: spec.agentId, gracePeriodMs: 300 }]);
-    const killed = await rec.waitState(spec.taskId, "TASK_KILLED");
-    const tookMs = Date.now() - start;
-    assert(tookMs >= 290 && tookMs < 3000, `kill took ${tookMs} ms`);
-    assertEquals(killed.message, "Command terminated with signal SIGKILL", "message");
-  }));
+clusterTest("a task that ignores SIGTERM is SIGKILLed after the grace period", async (mc, rec) => {
+  const spec = makeSpec("trap '' TERM; echo ready; sleep 30");
+  mc.launch([spec]);
+  await outputContains(mc, spec.taskId, "ready");
+  const start = Date.now();
+  mc.kill([{ taskId: spec.taskId, agentId: spec.agentId, gracePeriodMs: 300 }]);
+  const killed = await rec.waitState(spec.taskId, "TASK_KILLED");
+  const tookMs = Date.now() - start;
+  assert(tookMs >= 290 && tookMs < 3000, `kill took ${tookMs} ms`);
+  assertEquals(killed.message, "Command terminated with signal SIGKILL", "message");
+});
 
-Deno.test("killing a shell task kills its children too", () =>
-  withCluster(async (mc, rec) => {
-    const spec = makeSpec("sleep 30 & echo $! > child.pid; echo ready; wait");
-    mc.launch([spec]);
-    await outputContains(mc, spec.taskId, "ready");
-    const [child] = pidsIn(await Deno.readTextFile(`${mc.sandboxOf(spec.taskId)}/child.pid`));
-    const shell = mc.pid(spec.taskId)!;
-    assert(isAlive(child) && isAlive(shell), "task processes run");
-    mc.kill([{ taskId: spec.taskId, agentId: spec.agentId, gracePeriodMs: 1000 }]);
-    await rec.waitState(spec.taskId, "TASK_KILLED");
-    assert(!isAlive(shell), `shell ${shell} still alive`);
-    await eventually(() => isAlive(child) ? undefined : true, `child ${child} to die`);
-  }));
+clusterTest("killing a shell task kills its children too", async (mc, rec) => {
+  const spec = makeSpec("sleep 30 & echo $! > child.pid; echo ready; wait");
+  mc.launch([spec]);
+  await outputContains(mc, spec.taskId, "ready");
+  const [child] = pidsIn(await Deno.readTextFile(`${mc.sandboxOf(spec.taskId)}/child.pid`));
+  // The output can come before the spawner's report of the pid reaches the agent.
+  const shell = await eventually(() => mc.pid(spec.taskId), "the shell's pid");
+  assert(isAlive(child) && isAlive(shell), "task processes run");
+  mc.kill([{ taskId: spec.taskId, agentId: spec.agentId, gracePeriodMs: 1000 }]);
+  await rec.waitState(spec.taskId, "TASK_KILLED");
+  assert(!isAlive(shell), `shell ${shell} still alive`);
+  await eventually(() => isAlive(child) ? undefined : true, `child ${child} to die`);
+});
 
-Deno.test("a kill that arrives while the process is being spawned reaches it once it has a pid", () =>
-  withCluster(async (mc, rec) => {
+clusterTest(
+  "a kill that arrives while the process is being spawned reaches it once it has a pid",
+  async (mc, rec) => {
     const specs = Array.from({ length: 20 }, () => makeSpec("trap 'exit 3' TERM; sleep 30 & wait"));
     mc.launch(specs);
     // Killed as each reports TASK_STARTING: some pids are known by then, some are still being spawned.
@@ -210,7 +219,8 @@ Deno.test("a kill that arrives while the process is being spawned reaches it onc
       assertEquals(states.at(-1), "TASK_KILLED", `${spec.taskId} ends killed`);
     }
     await eventually(() => specs.every((s) => mc.pid(s.taskId) === undefined) || undefined, "no live task");
-  }));
+  },
+);
 
 Deno.test("the in-process spawner: a task runs, and a kill reaches its whole process group", () =>
   withCluster(async (mc, rec) => {
@@ -226,19 +236,19 @@ Deno.test("the in-process spawner: a task runs, and a kill reaches its whole pro
     await eventually(() => isAlive(child) ? undefined : true, `child ${child} to die`);
   }, { spawnInWorker: false }));
 
-Deno.test("a finished task's background children do not outlive it", () =>
-  withCluster(async (mc, rec, dataDir) => {
-    const spec = makeSpec("sleep 30 & echo $! > child.pid; sleep 0.1");
-    mc.launch([spec]);
-    await rec.waitState(spec.taskId, "TASK_FINISHED");
-    const [child] = pidsIn(
-      await Deno.readTextFile(`${dataDir}/agents/minicluster-S0/tasks/${spec.taskId}/child.pid`),
-    );
-    await eventually(() => isAlive(child) ? undefined : true, `child ${child} to die`);
-  }));
+clusterTest("a finished task's background children do not outlive it", async (mc, rec, dataDir) => {
+  const spec = makeSpec("sleep 30 & echo $! > child.pid; sleep 0.1");
+  mc.launch([spec]);
+  await rec.waitState(spec.taskId, "TASK_FINISHED");
+  const [child] = pidsIn(
+    await Deno.readTextFile(`${dataDir}/agents/minicluster-S0/tasks/${spec.taskId}/child.pid`),
+  );
+  await eventually(() => isAlive(child) ? undefined : true, `child ${child} to die`);
+});
 
-Deno.test("a kill that arrives before the process started ends it as killed during launch", () =>
-  withCluster(async (mc, rec) => {
+clusterTest(
+  "a kill that arrives before the process started ends it as killed during launch",
+  async (mc, rec) => {
     const spec = makeSpec("echo should-not-run");
     mc.launch([spec]);
     mc.kill([{ taskId: spec.taskId, agentId: spec.agentId, gracePeriodMs: 1000 }]);
@@ -246,78 +256,77 @@ Deno.test("a kill that arrives before the process started ends it as killed duri
     assertEquals(killed.reason, "REASON_TASK_KILLED_DURING_LAUNCH", "reason");
     assertEquals(rec.states(spec.taskId), ["TASK_STAGING", "TASK_KILLED"]);
     assertEquals(await mc.logs(spec.taskId, "stdout"), "", "stdout");
-  }));
+  },
+);
 
-Deno.test("events are never delivered synchronously from launch, kill or reconcile", () =>
-  withCluster(async (mc, rec) => {
-    await rec.waitFor((e) => e.kind === "host-up", "host-up");
-    const spec = makeSpec("sleep 30");
-    rec.guard = true;
-    mc.launch([spec, makeSpec("true", { agentId: "no-such-agent" })]);
-    mc.reconcile(["unknown-task"]);
-    rec.guard = false;
-    await rec.waitState(spec.taskId, "TASK_RUNNING");
-    rec.guard = true;
-    mc.kill([{ taskId: spec.taskId, agentId: spec.agentId, gracePeriodMs: 1000 }]);
-    mc.kill([{ taskId: "unknown-task", agentId: "", gracePeriodMs: 1000 }]);
-    rec.guard = false;
-    await rec.waitState(spec.taskId, "TASK_KILLED");
-  }));
+clusterTest("events are never delivered synchronously from launch, kill or reconcile", async (mc, rec) => {
+  await rec.waitFor((e) => e.kind === "host-up", "host-up");
+  const spec = makeSpec("sleep 30");
+  rec.guard = true;
+  mc.launch([spec, makeSpec("true", { agentId: "no-such-agent" })]);
+  mc.reconcile(["unknown-task"]);
+  rec.guard = false;
+  await rec.waitState(spec.taskId, "TASK_RUNNING");
+  rec.guard = true;
+  mc.kill([{ taskId: spec.taskId, agentId: spec.agentId, gracePeriodMs: 1000 }]);
+  mc.kill([{ taskId: "unknown-task", agentId: "", gracePeriodMs: 1000 }]);
+  rec.guard = false;
+  await rec.waitState(spec.taskId, "TASK_KILLED");
+});
 
-Deno.test("reconcile: unknown tasks are lost, known ones report their latest state", () =>
-  withCluster(async (mc, rec) => {
-    const running = makeSpec("sleep 30");
-    const finished = makeSpec("true");
-    mc.launch([running, finished]);
-    await rec.waitState(running.taskId, "TASK_RUNNING");
-    await rec.waitState(finished.taskId, "TASK_FINISHED");
-    const mark = rec.events.length;
-    mc.reconcile(["no-such-task", finished.taskId]);
-    const lost = await rec.waitState("no-such-task", "TASK_LOST");
-    assertEquals(lost.reason, "REASON_RECONCILIATION", "unknown reason");
-    const again = rec.statuses(finished.taskId).at(-1)!;
-    assertEquals([again.state, again.reason], ["TASK_FINISHED", "REASON_RECONCILIATION"], "known task");
-    mc.reconcile();
-    await rec.waitFor(
-      (e) =>
-        e.kind === "task-status" && e.status.reason === "REASON_RECONCILIATION" &&
-        e.status.state === "TASK_RUNNING",
-      "implicit reconciliation",
-    );
-    await delay(20);
-    const implicit = rec.events.slice(mark).flatMap((e) =>
-      e.kind === "task-status" && e.status.reason === "REASON_RECONCILIATION" ? [e.status.taskId] : []
-    );
-    assertEquals(implicit, ["no-such-task", finished.taskId, running.taskId], "reconciled tasks");
-  }));
+clusterTest("reconcile: unknown tasks are lost, known ones report their latest state", async (mc, rec) => {
+  const running = makeSpec("sleep 30");
+  const finished = makeSpec("true");
+  mc.launch([running, finished]);
+  await rec.waitState(running.taskId, "TASK_RUNNING");
+  await rec.waitState(finished.taskId, "TASK_FINISHED");
+  const mark = rec.events.length;
+  mc.reconcile(["no-such-task", finished.taskId]);
+  const lost = await rec.waitState("no-such-task", "TASK_LOST");
+  assertEquals(lost.reason, "REASON_RECONCILIATION", "unknown reason");
+  const again = rec.statuses(finished.taskId).at(-1)!;
+  assertEquals([again.state, again.reason], ["TASK_FINISHED", "REASON_RECONCILIATION"], "known task");
+  mc.reconcile();
+  await rec.waitFor(
+    (e) =>
+      e.kind === "task-status" && e.status.reason === "REASON_RECONCILIATION" &&
+      e.status.state === "TASK_RUNNING",
+    "implicit reconciliation",
+  );
+  await delay(20);
+  const implicit = rec.events.slice(mark).flatMap((e) =>
+    e.kind === "task-status" && e.status.reason === "REASON_RECONCILIATION" ? [e.status.taskId] : []
+  );
+  assertEquals(implicit, ["no-such-task", finished.taskId, running.taskId], "reconciled tasks");
+});
 
-Deno.test("launch rejects unknown agents and duplicate task ids", () =>
-  withCluster(async (mc, rec) => {
-    const spec = makeSpec("sleep 30");
-    const stray = makeSpec("true", { agentId: "no-such-agent" });
-    mc.launch([spec, stray]);
-    await rec.waitState(spec.taskId, "TASK_RUNNING");
-    const lost = await rec.waitState(stray.taskId, "TASK_LOST");
-    assertEquals(lost.reason, "REASON_AGENT_REMOVED", "reason");
-    mc.launch([{ ...spec }]);
-    const error = await rec.waitState(spec.taskId, "TASK_ERROR");
-    assertEquals(error.reason, "REASON_TASK_INVALID", "reason");
-    mc.reconcile([spec.taskId]);
-    await rec.waitFor(
-      (e) =>
-        e.kind === "task-status" && e.status.taskId === spec.taskId &&
-        e.status.reason === "REASON_RECONCILIATION",
-      "reconciliation",
-    );
-    assertEquals(
-      rec.statuses(spec.taskId).at(-1)?.state,
-      "TASK_RUNNING",
-      "the duplicate left the task alone",
-    );
-  }));
+clusterTest("launch rejects unknown agents and duplicate task ids", async (mc, rec) => {
+  const spec = makeSpec("sleep 30");
+  const stray = makeSpec("true", { agentId: "no-such-agent" });
+  mc.launch([spec, stray]);
+  await rec.waitState(spec.taskId, "TASK_RUNNING");
+  const lost = await rec.waitState(stray.taskId, "TASK_LOST");
+  assertEquals(lost.reason, "REASON_AGENT_REMOVED", "reason");
+  mc.launch([{ ...spec }]);
+  const error = await rec.waitState(spec.taskId, "TASK_ERROR");
+  assertEquals(error.reason, "REASON_TASK_INVALID", "reason");
+  mc.reconcile([spec.taskId]);
+  await rec.waitFor(
+    (e) =>
+      e.kind === "task-status" && e.status.taskId === spec.taskId &&
+      e.status.reason === "REASON_RECONCILIATION",
+    "reconciliation",
+  );
+  assertEquals(
+    rec.statuses(spec.taskId).at(-1)?.state,
+    "TASK_RUNNING",
+    "the duplicate left the task alone",
+  );
+});
 
-Deno.test("removeAgent loses its tasks and kills their processes; addAgent announces a new host", () =>
-  withCluster(async (mc, rec) => {
+clusterTest(
+  "removeAgent loses its tasks and kills their processes; addAgent announces a new host",
+  async (mc, rec) => {
     const spec = makeSpec("sleep 30", { agentId: "minicluster-S1", hostname: "agent-1" });
     mc.launch([spec]);
     await rec.waitState(spec.taskId, "TASK_RUNNING");
@@ -346,56 +355,56 @@ Deno.test("removeAgent loses its tasks and kills their processes; addAgent annou
     ]);
     await rec.waitFor((e) => e.kind === "host-up" && e.host.agentId === "minicluster-S2", "new host-up");
     assertEquals(mc.hosts().map((h) => h.hostname), ["agent-0", "agent-2"], "hosts");
-  }));
+  },
+);
 
-Deno.test("stop leaves no live processes, and logs survive stop and restart", () =>
-  withCluster(async (mc, rec, dataDir) => {
-    const specs = [
-      makeSpec("echo $$ > pids; sleep 30 & echo $! >> pids; echo started; wait"),
-      makeSpec("trap '' TERM; echo $$ > pids; echo started; sleep 30", {
-        agentId: "minicluster-S1",
-        hostname: "agent-1",
-      }),
-    ];
-    mc.launch(specs);
-    const pids: number[] = [];
-    for (const spec of specs) {
-      await outputContains(mc, spec.taskId, "started");
-      pids.push(...pidsIn(await Deno.readTextFile(`${mc.sandboxOf(spec.taskId)}/pids`)));
-    }
-    assertEquals(pids.length, 3, "pids");
-    assert(pids.every(isAlive), "all processes run before stop");
-    await mc.stop();
-    assertEquals(pids.filter(isAlive), [], "live processes after stop");
-    for (const spec of specs) {
-      const last = rec.statuses(spec.taskId).at(-1)!;
-      assertEquals(
-        [last.state, last.reason],
-        ["TASK_LOST", "REASON_EXECUTOR_TERMINATED"],
-        "status after stop",
-      );
-      assertEquals(await mc.logs(spec.taskId, "stdout"), "started\n", "logs after stop");
-    }
-    let threw = false;
-    try {
-      mc.launch([makeSpec("true")]);
-    } catch {
-      threw = true;
-    }
-    assert(threw, "launch after stop throws");
+clusterTest("stop leaves no live processes, and logs survive stop and restart", async (mc, rec, dataDir) => {
+  const specs = [
+    makeSpec("echo $$ > pids; sleep 30 & echo $! >> pids; echo started; wait"),
+    makeSpec("trap '' TERM; echo $$ > pids; echo started; sleep 30", {
+      agentId: "minicluster-S1",
+      hostname: "agent-1",
+    }),
+  ];
+  mc.launch(specs);
+  const pids: number[] = [];
+  for (const spec of specs) {
+    await outputContains(mc, spec.taskId, "started");
+    pids.push(...pidsIn(await Deno.readTextFile(`${mc.sandboxOf(spec.taskId)}/pids`)));
+  }
+  assertEquals(pids.length, 3, "pids");
+  assert(pids.every(isAlive), "all processes run before stop");
+  await mc.stop();
+  assertEquals(pids.filter(isAlive), [], "live processes after stop");
+  for (const spec of specs) {
+    const last = rec.statuses(spec.taskId).at(-1)!;
+    assertEquals(
+      [last.state, last.reason],
+      ["TASK_LOST", "REASON_EXECUTOR_TERMINATED"],
+      "status after stop",
+    );
+    assertEquals(await mc.logs(spec.taskId, "stdout"), "started\n", "logs after stop");
+  }
+  let threw = false;
+  try {
+    mc.launch([makeSpec("true")]);
+  } catch {
+    threw = true;
+  }
+  assert(threw, "launch after stop throws");
 
-    const again = new Minicluster({ dataDir, agents: 2 });
-    const rec2 = new Recorder();
-    again.start(rec2.sink);
-    try {
-      assertEquals(await again.logs(specs[1].taskId, "stdout"), "started\n", "logs after restart");
-      assertEquals(await again.logs("never-ran", "stdout"), undefined, "logs of an unknown task");
-      again.reconcile([specs[0].taskId]);
-      await rec2.waitState(specs[0].taskId, "TASK_LOST");
-    } finally {
-      await again.stop();
-    }
-  }, { stopGracePeriodMs: 300 }));
+  const again = new Minicluster({ dataDir, agents: 2 });
+  const rec2 = new Recorder();
+  again.start(rec2.sink);
+  try {
+    assertEquals(await again.logs(specs[1].taskId, "stdout"), "started\n", "logs after restart");
+    assertEquals(await again.logs("never-ran", "stdout"), undefined, "logs of an unknown task");
+    again.reconcile([specs[0].taskId]);
+    await rec2.waitState(specs[0].taskId, "TASK_LOST");
+  } finally {
+    await again.stop();
+  }
+}, { stopGracePeriodMs: 300 });
 
 Deno.test("a persistent volume outlives its task's runs on the same agent", async () => {
   await withCluster(async (mc, rec) => {

@@ -1,4 +1,4 @@
-/** Starts task processes, in this thread or in a worker thread so that the event loop is not held up. */
+/** Starts task processes: through libc's posix_spawn, in this thread, or in a worker thread. */
 import { sessionCommand, signalGroup } from "./_session.ts";
 
 /** A task's command, run in `cwd` (made if missing) in a session of its own, its output already redirected. */
@@ -46,6 +46,35 @@ export function spawnHere(req: SpawnRequest): TaskProcess {
   return { pid: child.pid, status: child.status.then(ended) };
 }
 
+/** Which spawner a minicluster uses; "auto" is production's. */
+export type SpawnerKind = "auto" | "posix_spawn" | "setsid" | "in-process";
+
+/**
+ * "auto": a worker thread that starts processes with posix_spawn where libc can be used, else through
+ * `setsid`; "posix_spawn" and "setsid" insist on one way (tests); "in-process": Deno.Command in this thread.
+ */
+export function createSpawner(kind: SpawnerKind, libraryPath?: string): Spawner {
+  return kind === "in-process" ? inProcessSpawner : new WorkerSpawner(kind, libraryPath);
+}
+
+/** How a worker starts processes. */
+export type SpawnerMode = "posix_spawn" | "setsid";
+
+/**
+ * A worker's first message: how it starts processes ("none": told to use posix_spawn, it cannot), and why
+ * not with posix_spawn.
+ */
+export interface WorkerHello {
+  mode: SpawnerMode | "none";
+  why?: string;
+}
+
+/** What `spawn_worker.ts` is told through its name. */
+export interface WorkerOptions {
+  mode: "auto" | SpawnerMode;
+  libraryPath?: string;
+}
+
 export const inProcessSpawner: Spawner = {
   spawn: (req) => Promise.resolve().then(() => spawnHere(req)),
   close: () => Promise.resolve(),
@@ -57,29 +86,43 @@ export type SpawnReply =
   | { id: number; error: string }
   | { id: number; status: { success: boolean; code: number; signal: Deno.Signal | null } };
 
+/**
+ * Worker threads that spawn. A spawn holds its thread until the child has exec'd, which on a busy machine
+ * takes up to a millisecond (the child waits for a CPU): one thread then caps launches near 1,000/s. More
+ * than two competed with the daemon's own thread for the 2-core machine the benchmark runs on.
+ */
+const SPAWN_THREADS = 2;
+
 interface Waiting {
   started?: { resolve: (p: TaskProcess) => void; reject: (e: Error) => void };
   ended?: { resolve: (s: Deno.CommandStatus) => void; reject: (e: Error) => void };
 }
 
 /**
- * Spawns in a worker thread: a burst of a thousand launches then costs the daemon's event loop a few
+ * Spawns in worker threads: a burst of a thousand launches then costs the daemon's event loop a few
  * messages instead of a second of blocking calls, and uses the machine's other core.
  */
 export class WorkerSpawner implements Spawner {
-  readonly #worker = new Worker(new URL("./spawn_worker.ts", import.meta.url).href, { type: "module" });
+  readonly #workers: Worker[] = [];
   readonly #waiting = new Map<number, Waiting>();
+  readonly #hello = Promise.withResolvers<WorkerHello>();
   #nextId = 1;
   #closed = false;
 
-  constructor() {
-    this.#worker.onmessage = (e: MessageEvent<SpawnReply[]>) => {
-      for (const r of e.data) this.#reply(r);
-    };
-    this.#worker.onerror = (e) => {
-      e.preventDefault();
-      this.#failAll(new Error(`the spawner thread failed: ${e.message}`));
-    };
+  constructor(mode: "auto" | SpawnerMode = "auto", libraryPath?: string) {
+    const name = JSON.stringify({ mode, libraryPath } satisfies WorkerOptions);
+    for (let i = 0; i < SPAWN_THREADS; i++) {
+      const worker = new Worker(new URL("./spawn_worker.ts", import.meta.url).href, { type: "module", name });
+      worker.onmessage = (e: MessageEvent<SpawnReply[] | WorkerHello>) => {
+        if (!Array.isArray(e.data)) return this.#hello.resolve(e.data);
+        for (const r of e.data) this.#reply(r);
+      };
+      worker.onerror = (e) => {
+        e.preventDefault();
+        this.#failAll(new Error(`the spawner thread failed: ${e.message}`));
+      };
+      this.#workers.push(worker);
+    }
   }
 
   spawn(req: SpawnRequest): Promise<TaskProcess> {
@@ -88,14 +131,19 @@ export class WorkerSpawner implements Spawner {
     const w: Waiting = {};
     this.#waiting.set(id, w);
     const started = new Promise<TaskProcess>((resolve, reject) => (w.started = { resolve, reject }));
-    this.#worker.postMessage({ id, ...req });
+    this.#workers[id % this.#workers.length].postMessage({ id, ...req });
     return started;
+  }
+
+  /** How the worker starts processes (posix_spawn, or setsid and why). */
+  mode(): Promise<WorkerHello> {
+    return this.#hello.promise;
   }
 
   close(): Promise<void> {
     if (!this.#closed) {
       this.#closed = true;
-      this.#worker.terminate();
+      for (const worker of this.#workers) worker.terminate();
       this.#failAll(new Error("the spawner was closed"));
     }
     return Promise.resolve();
