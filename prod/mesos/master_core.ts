@@ -24,7 +24,7 @@ import {
   type TaskStatusReason,
 } from "./protocol.ts";
 import type { Bag } from "./resources.ts";
-import { WorkerSpawner } from "../minicluster/spawner.ts";
+import { createSpawner, type Spawner } from "../minicluster/spawner.ts";
 
 export interface MasterCoreOptions {
   dataDir: string;
@@ -40,7 +40,10 @@ export interface MasterCoreOptions {
   defaultKillGraceMs: number;
   /** Mesos's `--max_completed_tasks_per_framework` (1000). */
   maxCompletedTasks: number;
-  /** Start task processes from a worker thread, so a burst of launches does not stall the master. */
+  /**
+   * Start task processes from a worker thread (posix_spawn through libc where it can be used), so a burst
+   * of launches does not stall the master.
+   */
   spawnInWorker?: boolean;
   log?: (line: string) => void;
 }
@@ -54,7 +57,7 @@ export class MasterCore {
   readonly #removed = new Set<string>();
   readonly #agents = new Map<string, AgentRec>();
   readonly #agentCtx: AgentContext;
-  readonly #spawner?: WorkerSpawner;
+  readonly #spawner?: Spawner;
   readonly #pending = new Set<Promise<void>>();
   readonly #shutdownExecutors = new Set<string>();
   #masterId = crypto.randomUUID();
@@ -64,7 +67,7 @@ export class MasterCore {
 
   constructor(options: MasterCoreOptions) {
     this.#o = options;
-    this.#spawner = options.spawnInWorker ? new WorkerSpawner() : undefined;
+    this.#spawner = options.spawnInWorker ? createSpawner("auto") : undefined;
     this.#agentCtx = {
       spawner: this.#spawner,
       dataDir: options.dataDir,

@@ -58,6 +58,8 @@ export interface MesosBackendOptions {
   declineRefuseSeconds?: number;
   /** Agent totals from GET_AGENTS (true) or from offers plus our tasks (false, or when it fails). */
   useOperatorApi?: boolean;
+  /** ACKNOWLEDGE calls in flight at most (default 32); the others wait their turn, in order. */
+  maxAcksInFlight?: number;
   onMaintenance?: (event: MaintenanceEvent) => void;
   /** Client tuning (heartbeat misses, backoff, timeouts) and tracing. */
   client?:
@@ -86,6 +88,13 @@ interface KnownTask {
 
 const RECENT_TASKS = 10_000;
 
+/** What an ACKNOWLEDGE echoes. */
+interface Ack {
+  taskId: string;
+  agentId: string;
+  uuid: string;
+}
+
 export class MesosBackend implements HostBackend {
   readonly client: SchedulerClient;
   readonly #o: MesosBackendOptions;
@@ -100,6 +109,10 @@ export class MesosBackend implements HostBackend {
   readonly #pending: LaunchQueue;
   readonly #inverse = new Map<string, InverseOffer>();
   #kills: { taskId: string; agentId: string; gracePeriodMs: number }[] = [];
+  /** Acknowledgements not sent yet, from `#acksFrom` on. */
+  #acks: Ack[] = [];
+  #acksFrom = 0;
+  #acksInFlight = 0;
   #sink?: (events: BackendEvent[]) => void;
   #events: BackendEvent[] = [];
   #flushTimer?: ReturnType<typeof setTimeout>;
@@ -189,11 +202,42 @@ export class MesosBackend implements HostBackend {
     }
   }
 
-  /** ACKNOWLEDGE, only when the host manager says the update was processed; never before. */
-  acknowledge(acks: { taskId: string; agentId: string; uuid: string }[]): void {
+  /**
+   * ACKNOWLEDGE, only when the host manager says the update was processed; never before. The v1 API takes
+   * one update per call, so a burst (the host manager releases a whole store commit's worth at once) goes
+   * out through a few calls at a time on kept-alive connections rather than thousands of requests at once,
+   * which flooded both processes' event loops and the master.
+   */
+  acknowledge(acks: Ack[]): void {
     if (this.#stopped || !this.client.subscribed) return; // the agent resends unacknowledged updates
-    for (const a of acks) {
-      this.client.acknowledge(a.agentId, a.taskId, a.uuid).catch((e) => this.#warn("ACKNOWLEDGE", e));
+    for (const a of acks) this.#acks.push(a);
+    this.#sendAcks();
+  }
+
+  #sendAcks(): void {
+    if (this.#stopped || !this.client.subscribed) {
+      // Resent by the agents after the next subscription, and acknowledged then.
+      this.#acks = [];
+      this.#acksFrom = 0;
+      return;
+    }
+    const max = this.#o.maxAcksInFlight ?? 32;
+    while (this.#acksInFlight < max && this.#acksFrom < this.#acks.length) {
+      const a = this.#acks[this.#acksFrom++];
+      this.#acksInFlight++;
+      this.client.acknowledge(a.agentId, a.taskId, a.uuid)
+        .catch((e) => this.#warn("ACKNOWLEDGE", e))
+        .finally(() => {
+          this.#acksInFlight--;
+          this.#sendAcks();
+        });
+    }
+    if (this.#acksFrom === this.#acks.length) {
+      this.#acks = [];
+      this.#acksFrom = 0;
+    } else if (this.#acksFrom > 4096) {
+      this.#acks = this.#acks.slice(this.#acksFrom);
+      this.#acksFrom = 0;
     }
   }
 

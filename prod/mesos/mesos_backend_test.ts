@@ -110,6 +110,33 @@ Deno.test("MesosBackend: nothing is acknowledged before the host manager says so
     await rec.waitState(spec.taskId, "TASK_RUNNING");
   }, { autoAck: false }));
 
+Deno.test("MesosBackend: a burst of acknowledgements goes out a few calls at a time, in order", () =>
+  withBackend(async ({ backend }) => {
+    // The client's calls are held open here, so that what is in flight can be counted.
+    const calls: { uuid: string; done: () => void }[] = [];
+    let inFlight = 0, most = 0;
+    backend.client.acknowledge = (_agentId, _taskId, uuid) =>
+      new Promise<void>((resolve) => {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        calls.push({ uuid, done: () => (inFlight--, resolve()) });
+      });
+    const acks = Array.from({ length: 10 }, (_, i) => ({ taskId: `t-${i}`, agentId: "a", uuid: `u-${i}` }));
+    backend.acknowledge(acks.slice(0, 6));
+    backend.acknowledge(acks.slice(6));
+    assert.equal(calls.length, 3, "sent at once");
+    for (let i = 0; i < calls.length; i++) {
+      await new Promise((r) => setTimeout(r, 0));
+      calls[i].done();
+    }
+    await eventually(
+      "every acknowledgement answered",
+      () => inFlight === 0 && calls.length === 10 || undefined,
+    );
+    assert.equal(most, 3, "most calls in flight at once");
+    assert.deepEqual(calls.map((c) => c.uuid), acks.map((a) => a.uuid), "in the order given");
+  }, { backend: { maxAcksInFlight: 3 } }));
+
 Deno.test("MesosBackend: kill with a grace period (TASK_KILLING, SIGKILL after the grace)", () =>
   withBackend(async ({ backend, rec, hosts }) => {
     const spec = makeSpec(hosts[0], "trap '' TERM; echo ready; sleep 30");
