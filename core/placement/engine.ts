@@ -226,13 +226,21 @@ export class PlacementEngine implements Receiver {
       if (why.room && !u.gang) this.#maybeReserve(u, o.unplaced[0], filters[o.group]);
     }
     // Peloton's rule: a task whose host another task already launches on goes there too.
+    // A lease is held by one unit at most, and never one that goes out with this round's placements: its
+    // launch uses the lease up, so a unit placing on it next round would launch on a lease that is gone.
+    const claimed = new Set(placements.keys());
     for (const [u, placed] of notYet) {
       const desired = placed.some((p) => p.task.desiredHost !== undefined);
       if (!desired && placed.every((p) => placements.has(p.lease.leaseId))) {
         this.#assign(u, placed, placements);
       } else if (desired) u.notBeforeMs = now;
       else {
-        u.held = [...new Set(placed.map((p) => p.lease))];
+        u.held = [];
+        for (const { lease } of placed) {
+          if (claimed.has(lease.leaseId)) continue;
+          claimed.add(lease.leaseId);
+          u.held.push(lease);
+        }
         u.notBeforeMs = now;
       }
     }

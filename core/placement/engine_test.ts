@@ -158,6 +158,28 @@ Deno.test("stateless tasks look for a better host for a second round, keeping th
   assert.deepEqual(transport.takeOne("release-hosts").leaseIds, ["h1#1"]);
 });
 
+Deno.test("a host whose lease goes out with a placement is not held for another round", () => {
+  // A batch task and a two-task service share a round: the batch placement uses up a lease the service
+  // also landed on. The service must not place on that lease again next round (its launch would find
+  // the lease gone and the tasks would be lost).
+  const { gangs, hosts, transport } = setup();
+  gangs(
+    one({ jobId: "batch", instanceId: 0, taskId: "batch-0-1" }),
+    { tasks: [makeRmTask({ jobId: "svc", instanceId: 0, taskId: "svc-0-1", taskType: "STATELESS" })] },
+    { tasks: [makeRmTask({ jobId: "svc", instanceId: 1, taskId: "svc-1-1", taskType: "STATELESS" })] },
+  );
+  hosts([lease("h1"), lease("h2")]);
+  const [first] = transport.take("set-placements");
+  const usedUp = new Set(first.placements.map((p) => p.leaseId));
+  assert.deepEqual(first.placements.flatMap((p) => p.tasks.map((t) => t.taskId)), ["batch-0-1"]);
+  gangs();
+  hosts([]);
+  const later = transport.take("set-placements");
+  const placed = later.flatMap((s) => s.placements);
+  assert.deepEqual(placed.filter((p) => usedUp.has(p.leaseId)), [], "no placement reuses a lease used up");
+  assert.deepEqual(placed.flatMap((p) => p.tasks.map((t) => t.taskId)).sort(), ["svc-0-1", "svc-1-1"]);
+});
+
 Deno.test("a task waits for its desired host until the desired-host deadline, then takes another", () => {
   const { gangs, hosts, transport, clock } = setup();
   gangs(one({ desiredHost: "h9" }));

@@ -1,7 +1,8 @@
 /**
  * A round over partitions: gangs first over all hosts, then the rest split over disjoint partitions
  * (host row mod N), leftovers rotated to the next partition; merged in a fixed order, so the result
- * depends only on the round and the partition count.
+ * depends only on the round and the partition count. With one partition nothing is split or copied:
+ * one placer takes the gangs, then the rest. Placing consumes the round's host columns.
  */
 import { type ItemResults, PartitionPlacer } from "./partition.ts";
 import {
@@ -43,16 +44,9 @@ export class RoundPlan {
   partitionHosts(): RoundHosts[] {
     if (this.#hosts) return this.#hosts;
     const r = this.round;
-    const gangs: WorkItem[] = [];
-    r.units.forEach((u, i) => {
-      if (!u.atomic) return;
-      let slot = this.slots[i];
-      gangs.push({
-        unit: i,
-        atomic: true,
-        parts: u.parts.map((p) => ({ group: p.group, count: p.count, slot: (slot += p.count) - p.count })),
-      });
-    });
+    // One partition: its placer takes the gangs first (`firstItems`), on the round's own columns.
+    if (this.partitions === 1) return this.#hosts = [r.hosts];
+    const gangs = this.#gangItems();
     let hosts = r.hosts;
     if (gangs.length) {
       const placer = new PartitionPlacer(r.hosts, r.groups, r.norms, r.scoreLimit);
@@ -65,9 +59,10 @@ export class RoundPlan {
     return this.#hosts = rows.map((list) => sliceHosts(hosts, Int32Array.from(list)));
   }
 
-  /** Each partition's share of the units that are not gangs. */
+  /** Each partition's share of the units that are not gangs (with one partition, the gangs first). */
   firstItems(): WorkItem[][] {
     const n = this.partitions, out: WorkItem[][] = Array.from({ length: n }, () => []);
+    if (n === 1) out[0] = this.#gangItems();
     this.round.units.forEach((u, i) => {
       if (u.atomic) return;
       for (const p of u.parts) {
@@ -95,6 +90,20 @@ export class RoundPlan {
       }
     });
     return out;
+  }
+
+  #gangItems(): WorkItem[] {
+    const gangs: WorkItem[] = [];
+    this.round.units.forEach((u, i) => {
+      if (!u.atomic) return;
+      let slot = this.slots[i];
+      gangs.push({
+        unit: i,
+        atomic: true,
+        parts: u.parts.map((p) => ({ group: p.group, count: p.count, slot: (slot += p.count) - p.count })),
+      });
+    });
+    return gangs;
   }
 
   /** What partition `from` left unplaced goes to the next partition. */
@@ -145,8 +154,9 @@ export class RoundPlan {
       if (whole || !d) return;
       const sum = new Int32Array(REASONS);
       // A gang was tried over every host at once; other work partition by partition.
-      const from = this.round.units[i].atomic ? this.partitions : 0;
-      const to = this.round.units[i].atomic ? this.partitions + 1 : this.partitions;
+      const gang = this.round.units[i].atomic && this.partitions > 1;
+      const from = gang ? this.partitions : 0;
+      const to = gang ? this.partitions + 1 : this.partitions;
       for (let w = from; w < to; w++) for (let k = 0; k < REASONS; k++) sum[k] += d[w * REASONS + k];
       out.failures[i] = sum;
     });

@@ -72,18 +72,30 @@ export class RoundBuilder<U extends UnitOfWork> {
         this.#units.push({ atomic: true, parts: [...parts.values()] });
         continue;
       }
+      // A unit's tasks nearly always share their needs (the engine merges only such tasks): the group
+      // and run of the task before serve the next one without a lookup.
+      let prev: RmTask | undefined, part: Part<U> | undefined, run: { unit: U; count: number } | undefined;
       for (const t of u.tasks) {
+        if (prev && part && run && sameNeeds(prev, t, u.policy, u.policy)) {
+          this.groups[part.group].count++;
+          part.tasks.push(t);
+          run.count++;
+          prev = t;
+          continue;
+        }
         const g = this.#group(t, u.policy);
         let at = solo.get(g);
         if (at === undefined) {
           solo.set(g, at = this.#units.length);
           this.#units.push({ atomic: false, parts: [{ group: g, tasks: [], runs: [] }] });
         }
-        const part = this.#units[at].parts[0];
+        part = this.#units[at].parts[0];
         part.tasks.push(t);
         const last = part.runs[part.runs.length - 1];
         if (last?.unit === u) last.count++;
         else part.runs.push({ unit: u, count: 1 });
+        run = part.runs[part.runs.length - 1];
+        prev = t;
       }
     }
     for (const g of this.groups) labelsOf(g.task.constraint, "TASK", this.taskLabels);
@@ -248,6 +260,7 @@ function buildHosts(leases: HostLease[], dict: Dictionary): RoundHosts {
     attrs: dict.attrKeys.map(() => new Int32Array(n).fill(-1)),
     labels: dict.labelKeys.map(() => new Int32Array(n)),
   };
+  const attrKeys = dict.attrKeys, labelKeys = dict.labelKeys;
   leases.forEach((l, i) => {
     h.ids[i] = i;
     h.cpu[i] = l.free.cpuMilli;
@@ -266,11 +279,14 @@ function buildHosts(leases: HostLease[], dict: Dictionary): RoundHosts {
     h.portStart[i + 1] = k;
     h.portNext[i] = l.freePorts.length ? l.freePorts[0][0] : 0;
     h.portFree[i] = free;
-    dict.attrKeys.forEach((key, col) => {
-      const v = l.attributes[key];
+    for (let col = 0; col < attrKeys.length; col++) {
+      const v = l.attributes[attrKeys[col]];
       if (v !== undefined) h.attrs[col][i] = dict.valueId(col, v);
-    });
-    if (l.labelCounts) dict.labelKeys.forEach((key, col) => (h.labels[col][i] = l.labelCounts![key] ?? 0));
+    }
+    const counts = l.labelCounts;
+    if (counts) {
+      for (let col = 0; col < labelKeys.length; col++) h.labels[col][i] = counts[labelKeys[col]] ?? 0;
+    }
   });
   return h;
 }

@@ -1,38 +1,72 @@
-/** The placement worker: holds one partition of a round's hosts and places the work items it is sent. */
+/**
+ * The placement worker. Every worker holds one partition of each round in flight; worker 0 also
+ * coordinates: the main thread sends it whole rounds, and it drives the other workers over
+ * MessagePorts (comlink), so a round needs the main thread only to send it and to take the result.
+ */
 import * as Comlink from "comlink";
-import { type ItemResults, PartitionPlacer } from "../../core/placement/partition.ts";
-import type { RoundGroup, RoundHosts, WorkItem } from "../../core/placement/round.ts";
+import type { ItemResults } from "../../core/placement/partition.ts";
+import type { PlacementResult, PlacementRound, RoundHosts } from "../../core/placement/round.ts";
+import { hostBuffers } from "../../core/placement/round.ts";
+import { LocalPartitions, type Partition, placeOver } from "./partitions.ts";
 
-let placer: PartitionPlacer | undefined;
+const local = new LocalPartitions();
+let peers: Partition[] = [];
 
-function transferable(r: ItemResults): ItemResults {
+function transferResults(r: ItemResults): ItemResults {
   return Comlink.transfer(
     r,
     [r.hosts.buffer, r.ports.buffer, r.failures.buffer, r.failed.buffer] as ArrayBuffer[],
   );
 }
 
-/** What the executor calls, over comlink. */
-export const workerApi = {
-  /** Takes a partition for a new round and places its first items. */
+/** Another worker's partitions, through a port: hosts go over transferred, not copied. */
+function remote(port: MessagePort): Partition {
+  const api = Comlink.wrap<PartitionApi>(port);
+  return {
+    start: (round, hosts, groups, norms, scoreLimit, items) =>
+      api.start(round, Comlink.transfer(hosts, hostBuffers(hosts)), groups, norms, scoreLimit, items),
+    more: (round, items) => api.more(round, items),
+    end: (round) => api.end(round),
+  };
+}
+
+/** What the coordinating worker calls on the others. */
+const partitionApi = {
   start(
+    round: number,
     hosts: RoundHosts,
-    groups: RoundGroup[],
+    groups: PlacementRound["groups"],
     norms: [number, number, number],
     scoreLimit: number,
-    items: WorkItem[],
+    items: Parameters<Partition["more"]>[1],
   ): ItemResults {
-    placer = new PartitionPlacer(hosts, groups, norms, scoreLimit);
-    return transferable(placer.placeItems(items));
+    return transferResults(local.start(round, hosts, groups, norms, scoreLimit, items));
   },
-  /** Places more items (another partition's leftovers) on the same partition. */
-  more(items: WorkItem[]): ItemResults {
-    if (!placer) throw new Error("Cannot place items: no partition was started in this worker");
-    return transferable(placer.placeItems(items));
+  more(round: number, items: Parameters<Partition["more"]>[1]): ItemResults {
+    return transferResults(local.more(round, items));
   },
-  /** Drops the partition at the end of a round. */
-  end(): void {
-    placer = undefined;
+  end(round: number): void {
+    local.end(round);
+  },
+};
+export type PartitionApi = typeof partitionApi;
+
+/** What the executor on the main thread calls. */
+export const workerApi = {
+  /** Serves this worker's partitions to the coordinator over `port`. */
+  serve(port: MessagePort): void {
+    Comlink.expose(partitionApi, port);
+  },
+  /** Makes this worker the coordinator of itself and the workers behind `ports`. */
+  coordinate(ports: MessagePort[]): void {
+    peers = ports.map(remote);
+  },
+  /** Places a whole round over this worker's partition and its peers'. */
+  async place(id: number, round: PlacementRound): Promise<PlacementResult> {
+    const r = await placeOver(id, round, [local, ...peers]);
+    const buffers = [r.hosts.buffer, r.ports.buffer];
+    for (const f of r.failures) if (f) buffers.push(f.buffer);
+    return Comlink.transfer(r, buffers as ArrayBuffer[]);
   },
 };
 

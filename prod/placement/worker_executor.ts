@@ -1,6 +1,8 @@
-/** The PlacementExecutor over Deno workers (comlink): one worker per host partition, the same result as in process. */
+/**
+ * The PlacementExecutor over Deno workers (comlink): one worker per host partition, the same result as
+ * in process. A round goes to worker 0 the moment it is placed, and worker 0 drives the others.
+ */
 import * as Comlink from "comlink";
-import { RoundPlan } from "../../core/placement/plan.ts";
 import { hostBuffers, type PlacementResult, type PlacementRound } from "../../core/placement/round.ts";
 import type { PlacementExecutor } from "../../core/ports/placement_executor.ts";
 import type { WorkerApi } from "./worker.ts";
@@ -8,8 +10,9 @@ import type { WorkerApi } from "./worker.ts";
 export class WorkerExecutor implements PlacementExecutor {
   readonly #workers: Worker[] = [];
   readonly #remotes: Comlink.Remote<WorkerApi>[] = [];
-  /** Rounds run one after another (an engine has one in flight; several engines queue here). */
+  /** Results are handed over in the order the rounds were placed. */
   #tail: Promise<unknown> = Promise.resolve();
+  #rounds = 0;
   #closed = false;
 
   constructor(readonly partitions: number) {
@@ -24,46 +27,39 @@ export class WorkerExecutor implements PlacementExecutor {
       this.#workers.push(w);
       this.#remotes.push(Comlink.wrap<WorkerApi>(w));
     }
+    // Worker 0 coordinates; the others serve their partitions to it over their own channel.
+    const ports: MessagePort[] = [];
+    const setup: Promise<void>[] = [];
+    for (let i = 1; i < partitions; i++) {
+      const { port1, port2 } = new MessageChannel();
+      ports.push(port1);
+      setup.push(this.#remotes[i].serve(Comlink.transfer(port2, [port2])));
+    }
+    setup.push(this.#remotes[0].coordinate(Comlink.transfer(ports, ports)));
+    // Messages queue in order behind these, so rounds need not wait for them; a failure is loud.
+    this.#tail = Promise.all(setup);
   }
 
   place(round: PlacementRound, onResult: (result: PlacementResult) => void): void {
     if (this.#closed) throw new Error("Cannot place a round: the placement workers were closed");
-    const run = this.#tail.then(() => this.run(round));
+    // Posted now, not when the rounds before it are back: worker 0 queues it while this thread goes on.
+    const run = this.run(round);
+    const prev = this.#tail;
     // A worker that throws is a broken invariant: fail loudly rather than leave the engine waiting.
-    this.#tail = run.then(onResult, (err) => {
+    this.#tail = prev.then(() => run).then(onResult, (err) => {
       queueMicrotask(() => {
         throw err;
       });
     });
   }
 
-  /** Places one round over the workers and merges their results in partition order. */
-  async run(round: PlacementRound): Promise<PlacementResult> {
-    const plan = new RoundPlan(round, this.partitions);
-    const hosts = plan.partitionHosts();
-    let items = plan.firstItems();
-    const first = await Promise.all(
-      this.#remotes.map((r, w) =>
-        r.start(
-          Comlink.transfer(hosts[w], hostBuffers(hosts[w])),
-          round.groups,
-          round.norms,
-          round.scoreLimit,
-          items[w],
-        )
-      ),
-    );
-    first.forEach((res, w) => plan.absorb(w, items[w], res));
-    for (let rotation = 1; rotation < this.partitions; rotation++) {
-      items = plan.nextItems();
-      const more = await Promise.all(this.#remotes.map((r, w) => r.more(items[w])));
-      more.forEach((res, w) => plan.absorb(w, items[w], res));
-    }
-    await Promise.all(this.#remotes.map((r) => r.end()));
-    return plan.finish();
+  /** Places one round in the workers (posted before this returns). */
+  run(round: PlacementRound): Promise<PlacementResult> {
+    const id = this.#rounds++;
+    return this.#remotes[0].place(id, Comlink.transfer(round, hostBuffers(round.hosts)));
   }
 
-  /** Waits for queued rounds, then stops the workers. */
+  /** Waits for rounds in flight, then stops the workers. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;

@@ -29,7 +29,7 @@ Deno.test("workers place a round exactly as the in-process plan with the same pa
   }
 });
 
-Deno.test("place() queues rounds and reports each result once, in order", async () => {
+Deno.test("place() sends rounds at once, several in flight; each result comes back once, in order", async () => {
   const exec = new WorkerExecutor(2);
   try {
     const got: number[] = [];
