@@ -5,7 +5,8 @@ import { makePorts, makeRespoolConfig, makeRmTask } from "../core/testing/harnes
 import { dequeueGangs } from "../core/resmgr/admission.ts";
 import { DEFAULT_RESMGR_CONFIG, ResourceManager } from "../core/resmgr/resmgr.ts";
 import { RespoolNode } from "../core/resmgr/respool_node.ts";
-import { type QueuedGang, queuedGang } from "../core/resmgr/rm_task.ts";
+import { QueuedGang } from "../core/resmgr/queued_gang.ts";
+import { PENDING, TaskTable } from "../core/resmgr/task_table.ts";
 import { scalar } from "../core/resmgr/scalar.ts";
 
 const GANGS = 100_000;
@@ -25,7 +26,10 @@ const input = gangs(GANGS);
 Deno.bench(`dequeueGangs: ${GANGS.toLocaleString("en-US")} one-task gangs admitted from one pool`, (b) => {
   const pool = new RespoolNode("a", "/a", makeRespoolConfig("a", { cpu: 1e6, memory: 1e9 }));
   pool.nonSlackEntitlement = scalar({ cpu: 1e6, memory: 1e9 });
-  for (const g of input) pool.enqueue(queuedGang(g, 0));
+  const table = new TaskTable();
+  for (const g of input) {
+    pool.enqueue(new QueuedGang(table, g.tasks.map((t) => table.add(t, pool, PENDING, undefined))));
+  }
   const out: QueuedGang[] = [];
   b.start();
   const admitted = dequeueGangs(pool, Infinity, true, out);

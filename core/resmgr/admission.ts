@@ -2,7 +2,7 @@
 import type { Resources } from "../model/resources.ts";
 import { allocateTask } from "./allocation.ts";
 import { ADMISSION_ORDER, type QueueKind, type RespoolNode } from "./respool_node.ts";
-import type { QueuedGang } from "./rm_task.ts";
+import type { QueuedGang } from "./queued_gang.ts";
 import { RESOURCE_EPSILON as EPSILON, type Scalar } from "./scalar.ts";
 
 /**
@@ -75,7 +75,7 @@ export function dequeueGangs(
     while (steps < limit) {
       const gang = queue.peek();
       if (gang === undefined) break;
-      if (gang.tasks.length === 0) {
+      if (gang.rows.length === 0) {
         // Every task was dropped while queued (Peloton's `validateGang` discards such a gang).
         queue.shift();
         continue;
@@ -104,6 +104,7 @@ function admit(pool: RespoolNode, gang: QueuedGang): void {
   demand.memMb -= r.memMb;
   demand.diskMb -= r.diskMb;
   demand.gpuMilli -= r.gpuMilli;
-  for (const t of gang.tasks) allocateTask(pool.allocation, t);
-  pool.queuedTasks -= gang.tasks.length;
+  const t = gang.table;
+  for (const row of gang.rows) allocateTask(pool.allocation, t.resources[row]!, t.flags[row]);
+  pool.queuedTasks -= gang.rows.length;
 }

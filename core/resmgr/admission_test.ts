@@ -4,7 +4,8 @@ import type { RespoolConfig } from "../model/config_types.ts";
 import { makeRespoolConfig, makeRmTask } from "../testing/harness.ts";
 import { canAdmit, dequeueGangs, fits } from "./admission.ts";
 import { RespoolNode } from "./respool_node.ts";
-import { type QueuedGang, queuedGang } from "./rm_task.ts";
+import { QueuedGang } from "./queued_gang.ts";
+import { PENDING, TaskTable } from "./task_table.ts";
 import { scalar } from "./scalar.ts";
 
 /** Pool /a: cpu reservation 4, limit 10; memory 100,000; controller limit 50% of the reservation. */
@@ -20,16 +21,25 @@ function pool(overrides: Partial<RespoolConfig> = {}): RespoolNode {
 }
 
 let seq = 0;
+/** The gangs' tasks, in pool `home`; admission only looks at the pool it is given. */
+const table = new TaskTable();
+const home = pool();
 /** A queued gang of `n` one-core, 128 MB tasks (preemptible unless told). */
 function gang(n: number, extra: Partial<RmTask> = {}): QueuedGang {
   const jobId = `j${++seq}`;
-  const tasks = [];
+  const rows = [];
   for (let i = 0; i < n; i++) {
-    tasks.push(
-      makeRmTask({ jobId, instanceId: i, respoolId: "a", preemptible: true, minInstances: n, ...extra }),
-    );
+    const task = makeRmTask({
+      jobId,
+      instanceId: i,
+      respoolId: "a",
+      preemptible: true,
+      minInstances: n,
+      ...extra,
+    });
+    rows.push(table.add(task, home, PENDING, undefined));
   }
-  return queuedGang({ tasks }, 0);
+  return new QueuedGang(table, rows);
 }
 
 function run(node: RespoolNode, { limit = 1000, preemption = true } = {}): QueuedGang[] {
@@ -38,7 +48,7 @@ function run(node: RespoolNode, { limit = 1000, preemption = true } = {}): Queue
   return out;
 }
 
-const jobs = (gangs: Iterable<QueuedGang>) => [...gangs].map((g) => g.tasks[0].jobId);
+const jobs = (gangs: Iterable<QueuedGang>) => [...gangs].map((g) => table.task[g.rows[0]]!.jobId);
 
 Deno.test("gangs are admitted whole against the non-slack entitlement; demand becomes allocation by type", () => {
   const a = pool();
@@ -174,15 +184,8 @@ Deno.test("a gang whose tasks were all dropped is discarded; a partly dropped ga
   a.nonSlackEntitlement = scalar({ cpu: 2, memory: 100_000 });
   const big = gang(3), gone = gang(1), small = gang(1);
   for (const g of [gone, big, small]) a.enqueue(g);
-  const entry = (g: QueuedGang, i: number) => ({
-    task: g.tasks[i],
-    state: "PENDING" as const,
-    pool: a,
-    sinceMs: 0,
-    placementAttempts: 0,
-  });
-  a.dropQueuedTask(gone, entry(gone, 0));
-  a.dropQueuedTask(big, entry(big, 2));
+  a.dropQueuedTask(gone, gone.rows[0]);
+  a.dropQueuedTask(big, big.rows[2]);
   assert.equal(big.resources.cpuMilli, 2000);
   assert.equal(a.demand.cpuMilli, 3000);
   assert.equal(a.queuedTasks, 3);

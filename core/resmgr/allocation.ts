@@ -2,6 +2,13 @@
 import type { RmTask } from "../messages.ts";
 import { addInto, isZero, type Resources, zero } from "../model/resources.ts";
 
+/** What decides which types of allocation a task counts towards, one bit each. */
+export const REVOCABLE = 1, PREEMPTIBLE = 2, CONTROLLER = 4;
+
+export function taskFlags(t: RmTask): number {
+  return (t.revocable ? REVOCABLE : 0) | (t.preemptible ? PREEMPTIBLE : 0) | (t.controller ? CONTROLLER : 0);
+}
+
 /** Total = slack + nonSlack; nonPreemptible and controller are parts of the total. */
 export interface Allocation {
   total: Resources;
@@ -16,22 +23,20 @@ export function zeroAllocation(): Allocation {
   return { total: zero(), nonPreemptible: zero(), controller: zero(), slack: zero(), nonSlack: zero() };
 }
 
-/** Peloton's `GetTaskAllocation` added in: every type the task counts towards. */
-export function allocateTask(a: Allocation, t: RmTask): void {
-  const r = t.resources;
+/** Peloton's `GetTaskAllocation` added in: every type a task of these resources and flags counts towards. */
+export function allocateTask(a: Allocation, r: Resources, flags: number): void {
   addInto(a.total, r);
-  addInto(t.revocable ? a.slack : a.nonSlack, r);
-  if (!t.preemptible) addInto(a.nonPreemptible, r);
-  if (t.controller) addInto(a.controller, r);
+  addInto(flags & REVOCABLE ? a.slack : a.nonSlack, r);
+  if (!(flags & PREEMPTIBLE)) addInto(a.nonPreemptible, r);
+  if (flags & CONTROLLER) addInto(a.controller, r);
 }
 
 /** The inverse of `allocateTask`; safe against the same task twice only through the caller's bookkeeping. */
-export function releaseTask(a: Allocation, t: RmTask): void {
-  const r = t.resources;
+export function releaseTask(a: Allocation, r: Resources, flags: number): void {
   subtractExact(a.total, r);
-  subtractExact(t.revocable ? a.slack : a.nonSlack, r);
-  if (!t.preemptible) subtractExact(a.nonPreemptible, r);
-  if (t.controller) subtractExact(a.controller, r);
+  subtractExact(flags & REVOCABLE ? a.slack : a.nonSlack, r);
+  if (!(flags & PREEMPTIBLE)) subtractExact(a.nonPreemptible, r);
+  if (flags & CONTROLLER) subtractExact(a.controller, r);
 }
 
 export function isZeroAllocation(a: Allocation): boolean {

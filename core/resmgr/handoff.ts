@@ -12,7 +12,8 @@ import type { Clock } from "../ports/clock.ts";
 import type { Address, Transport } from "../ports/transport.ts";
 import { LongPolls, type Waiter } from "./long_poll.ts";
 import { Fifo } from "./queue.ts";
-import { type QueuedGang, queuedGang, type RmTaskEntry } from "./rm_task.ts";
+import { QueuedGang } from "./queued_gang.ts";
+import { LAUNCHING, NONE, PLACED, PLACING, READY, stateName, type TaskTable } from "./task_table.ts";
 
 export interface HandoffConfig {
   /** Delay before a task whose placement failed is offered to placement again. */
@@ -42,7 +43,9 @@ function hasNews(o: Outbox | undefined): boolean {
 /** One dequeue to placement: the tasks and the attempt each was on, so a timeout hits only that attempt. */
 interface PlacingBatch {
   deadlineMs: number;
-  entries: RmTaskEntry[];
+  /** Task rows, with their generations then: a row freed since holds another task or none. */
+  rows: number[];
+  generations: number[];
   attempts: number[];
   /** The engine that dequeued them. */
   engine: Address;
@@ -65,7 +68,7 @@ export class PlacementHandoff {
   constructor(
     private readonly deps: { clock: Clock; transport: Transport },
     private readonly config: HandoffConfig,
-    private readonly tasks: ReadonlyMap<string, RmTaskEntry>,
+    private readonly tasks: TaskTable,
   ) {
     this.#dequeues = new LongPolls(deps.clock, (w) => this.#replyGangs(w));
     this.#placementPolls = new LongPolls(deps.clock, (w) => this.#replyPlacements(w));
@@ -82,11 +85,11 @@ export class PlacementHandoff {
     this.#placementPolls.request(reqId, replyTo, limit, timeoutMs, ready);
   }
 
-  /** Moves a task to `state` and reports the change to the job manager. */
-  setState(e: RmTaskEntry, state: TaskState, now: number, reason?: string): void {
-    e.state = state;
-    e.sinceMs = now;
-    this.change(e.task.taskId, state, now, reason, e.owner);
+  /** Moves a task to `state` (a code of `TASK_STATES`) and reports the change to the job manager. */
+  setState(row: number, state: number, now: number, reason?: string): void {
+    const t = this.tasks;
+    t.state[row] = state;
+    this.change(t.taskId[row], stateName(state), now, reason, t.owner(row));
   }
 
   change(taskId: string, state: TaskState, timeMs: number, reason?: string, owner?: Address): void {
@@ -121,32 +124,37 @@ export class PlacementHandoff {
 
   setPlacements(placements: HostPlacement[], failed: PlacementFailure[]): void {
     const now = this.deps.clock.now();
+    const t = this.tasks;
     for (const p of placements) {
       let kept: HostPlacement["tasks"] | undefined;
       let owner: Address | undefined, mixed = false;
       for (let i = 0; i < p.tasks.length; i++) {
-        const e = this.tasks.get(p.tasks[i].taskId);
+        const row = t.rowOf(p.tasks[i].taskId);
         // Killed tasks still travel with their placement: the job manager skips them and the host
         // manager gets the lease back with the launch. A task whose attempt this is not is taken out.
-        const current = e === undefined || answers(e);
-        if (current && e) this.setState(e, "PLACED", now);
+        const current = row === NONE || answers(t, row);
         if (!current && !kept) kept = p.tasks.slice(0, i);
         else if (current && kept) kept.push(p.tasks[i]);
-        if (current && e?.owner !== undefined) {
-          if (owner === undefined) owner = e.owner;
-          else if (e.owner !== owner) mixed = true;
+        if (!current || row === NONE) continue;
+        this.setState(row, PLACED, now);
+        // Never queued again: a failed launch comes back as a new run with a new task id.
+        t.task[row] = null;
+        const o = t.owner(row);
+        if (o !== undefined) {
+          if (owner === undefined) owner = o;
+          else if (o !== owner) mixed = true;
         }
       }
       const out = kept ? { ...p, tasks: kept } : p;
       if (mixed) this.#split(out);
       else this.#outbox(owner).placed.push(out);
     }
-    const retry: RmTaskEntry[] = [];
+    const retry: number[] = [];
     for (const f of failed) {
-      const e = this.tasks.get(f.taskId);
-      if (!e || !answers(e)) continue;
-      e.lastFailure = f.reason;
-      retry.push(e);
+      const row = t.rowOf(f.taskId);
+      if (row === NONE || !answers(t, row)) continue;
+      t.setLastFailure(row, f.reason);
+      retry.push(row);
     }
     this.#retryLater(retry, now);
     // State changes alone ride along with the next placements; they do not end a long poll early.
@@ -158,7 +166,8 @@ export class PlacementHandoff {
     const parts = new Map<Address | undefined, HostPlacement["tasks"]>();
     let first: Address | undefined;
     for (const t of p.tasks) {
-      const owner = this.tasks.get(t.taskId)?.owner;
+      const row = this.tasks.rowOf(t.taskId);
+      const owner = row === NONE ? undefined : this.tasks.owner(row);
       first ??= owner;
       // Tasks that were killed meanwhile have no owner left: they travel with the first part.
       const key = owner ?? first;
@@ -178,34 +187,35 @@ export class PlacementHandoff {
 
   #replyGangs(w: Waiter): void {
     const now = this.deps.clock.now();
+    const t = this.tasks;
     const gangs: Gang[] = [];
-    const entries: RmTaskEntry[] = [];
-    const attempts: number[] = [];
+    const rows: number[] = [], generations: number[] = [], attempts: number[] = [];
     let n = 0;
     while (this.#ready.size && n < w.limit) {
       const gang = this.#ready.shift()!;
       const live: RmTask[] = [];
-      for (const t of gang.tasks) {
-        const e = this.tasks.get(t.taskId);
-        // A task dropped, preempted or retried since this gang was made is not this gang's any more.
-        if (!e || e.state !== "READY" || e.gang !== gang) continue;
-        e.placementAttempts++;
-        this.setState(e, "PLACING", now);
-        // Out of its queue for good: a retry or preemption makes a new gang. Dropping the old one
-        // frees its task list and resource sum for the task's whole run (a million running tasks).
-        e.gang = undefined;
-        entries.push(e);
-        attempts.push(e.placementAttempts);
-        live.push(t);
+      for (const row of gang.rows) {
+        // A task dropped, preempted or retried since this gang was made is not this gang's any more
+        // (nor is a task that took the row of a dropped one: its gang is another).
+        if (t.gang[row] !== gang || t.state[row] !== READY) continue;
+        const attempt = ++t.attempts[row];
+        this.setState(row, PLACING, now);
+        // Out of its queue for good: a retry or preemption makes a new gang.
+        t.gang[row] = null;
+        rows.push(row);
+        generations.push(t.generation[row]);
+        attempts.push(attempt);
+        live.push(t.task[row]!);
       }
       if (!live.length) continue;
       gangs.push({ tasks: live });
       n += live.length;
     }
-    if (entries.length) {
+    if (rows.length) {
       this.#placing.push({
         deadlineMs: now + this.config.placingTimeoutMs,
-        entries,
+        rows,
+        generations,
         attempts,
         engine: w.replyTo,
       });
@@ -214,29 +224,28 @@ export class PlacementHandoff {
   }
 
   /** Puts PLACING tasks back to READY behind a backoff, keeping gangs together. */
-  #retryLater(entries: RmTaskEntry[], now: number): void {
-    if (!entries.length) return;
-    const byGang = new Map<string, RmTaskEntry[]>();
-    for (const e of entries) {
-      const key = e.task.minInstances > 1 ? `${e.task.jobId}/gang` : e.task.taskId;
+  #retryLater(rows: number[], now: number): void {
+    if (!rows.length) return;
+    const t = this.tasks;
+    const byGang = new Map<string, number[]>();
+    for (const row of rows) {
+      const task = t.task[row]!;
+      const key = task.minInstances > 1 ? `${task.jobId}/gang` : task.taskId;
       const list = byGang.get(key);
-      if (list) list.push(e);
-      else byGang.set(key, [e]);
+      if (list) list.push(row);
+      else byGang.set(key, [row]);
     }
     for (const list of byGang.values()) {
-      const g = queuedGang({ tasks: list.map((e) => e.task) }, now);
+      const g = new QueuedGang(t, list);
       g.notBeforeMs = now + this.config.placementRetryBackoffMs;
-      for (const e of list) {
-        e.gang = g;
-        this.setState(e, "READY", now, e.lastFailure);
-      }
+      for (const row of list) this.setState(row, READY, now, t.lastFailure(row));
       this.#retry.push(g);
     }
   }
 
   /** A placement engine is gone: what it held goes back to READY now rather than at its placing timeout. */
   engineGone(engine: Address, now: number): void {
-    const retry: RmTaskEntry[] = [];
+    const retry: number[] = [];
     const mine = (b: PlacingBatch) => b.engine === engine;
     for (let b = this.#placing.remove(mine); b; b = this.#placing.remove(mine)) this.#unanswered(b, retry);
     this.#retryLater(retry, now);
@@ -256,7 +265,7 @@ export class PlacementHandoff {
   }
 
   #expirePlacing(now: number): void {
-    const retry: RmTaskEntry[] = [];
+    const retry: number[] = [];
     while (this.#placing.size && this.#placing.peek()!.deadlineMs <= now) {
       this.#unanswered(this.#placing.shift()!, retry);
     }
@@ -264,31 +273,29 @@ export class PlacementHandoff {
   }
 
   /** A dequeue whose engine will not answer: tasks still on that attempt are to be retried. */
-  #unanswered({ entries, attempts }: PlacingBatch, retry: RmTaskEntry[]): void {
-    for (let i = 0; i < entries.length; i++) {
-      const e = entries[i], attempt = attempts[i];
-      if (this.tasks.get(e.task.taskId) !== e) continue;
+  #unanswered({ rows, generations, attempts }: PlacingBatch, retry: number[]): void {
+    const t = this.tasks;
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i], attempt = attempts[i];
+      if (!t.holds(row, generations[i])) continue;
       // The engine never answered that attempt: stop waiting for its answer.
-      if (e.staleAttempt === attempt) e.staleAttempt = undefined;
-      else if (e.state === "PLACING" && e.placementAttempts === attempt) retry.push(e);
+      if (t.staleAttempt[row] === attempt) t.staleAttempt[row] = NONE;
+      else if (t.state[row] === PLACING && t.attempts[row] === attempt) retry.push(row);
     }
   }
 
   #replyPlacements(w: Waiter): void {
-    const now = this.deps.clock.now();
+    const t = this.tasks;
     const placements: HostPlacement[] = [];
     const own = this.#owned.get(w.replyTo);
     let n = 0;
     for (const box of own ? [own, this.#shared] : [this.#shared]) {
       while (box.placed.size && n < w.limit) {
         const p = box.placed.shift()!;
-        for (const t of p.tasks) {
-          const e = this.tasks.get(t.taskId);
+        for (const task of p.tasks) {
+          const row = t.rowOf(task.taskId);
           // The job manager records LAUNCHING itself when it launches; no change to report.
-          if (e && e.state === "PLACED") {
-            e.state = "LAUNCHING";
-            e.sinceMs = now;
-          }
+          if (row !== NONE && t.state[row] === PLACED) t.state[row] = LAUNCHING;
         }
         placements.push(p);
         n += p.tasks.length;
@@ -313,11 +320,11 @@ export class PlacementHandoff {
   }
 }
 
-/** Whether a placement answer for `e` is for its current attempt; the answer to a stale one is used up. */
-function answers(e: RmTaskEntry): boolean {
-  if (e.staleAttempt !== undefined) {
-    e.staleAttempt = undefined;
+/** Whether a placement answer for a task is for its current attempt; the answer to a stale one is used up. */
+function answers(t: TaskTable, row: number): boolean {
+  if (t.staleAttempt[row] !== NONE) {
+    t.staleAttempt[row] = NONE;
     return false;
   }
-  return e.state === "PLACING";
+  return t.state[row] === PLACING;
 }

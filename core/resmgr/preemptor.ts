@@ -2,7 +2,8 @@
 import type { RespoolNode } from "./respool_node.ts";
 import { toScalar } from "./respool_node.ts";
 import { tasksToEvict } from "./ranker.ts";
-import type { RmTaskEntry } from "./rm_task.ts";
+import { REVOCABLE } from "./allocation.ts";
+import { PREEMPTING, type TaskTable } from "./task_table.ts";
 import { isZero, type Scalar, subtract, subtractInto } from "./scalar.ts";
 
 export interface PreemptionConfig {
@@ -52,14 +53,14 @@ export function poolsDue(leaves: Iterable<RespoolNode>, sustained: number): Resp
  * the pool's count reset. Unlike Peloton, what the pool's PREEMPTING tasks will free when they exit is
  * counted as already freed, so a pool is not preempted twice for the same excess while kills are slow.
  */
-export function chooseVictims(pool: RespoolNode): RmTaskEntry[] {
+export function chooseVictims(pool: RespoolNode, t: TaskTable): number[] {
   const { nonSlack, slack } = overAllocation(pool);
-  for (const e of pool.active) {
-    if (e.state === "PREEMPTING") {
-      subtractInto(e.task.revocable ? slack : nonSlack, toScalar(e.task.resources));
+  for (const row of pool.active.rows(t)) {
+    if (t.state[row] === PREEMPTING) {
+      subtractInto(t.flags[row] & REVOCABLE ? slack : nonSlack, toScalar(t.resources[row]!));
     }
   }
   pool.overAllocatedChecks = 0;
   if (isZero(nonSlack) && isZero(slack)) return [];
-  return tasksToEvict(pool.active, slack, nonSlack);
+  return tasksToEvict(t, pool.active.rows(t), slack, nonSlack);
 }

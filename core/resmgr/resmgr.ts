@@ -2,7 +2,7 @@
 import type { ClusterCapacity, Gang, Message, RmTask, TaskUpdate } from "../messages.ts";
 import type { RespoolRecord } from "../model/records.ts";
 import { zero } from "../model/resources.ts";
-import { isTerminalTaskState, type TaskState } from "../model/states.ts";
+import { isTerminalTaskState, TASK_STATES, type TaskState } from "../model/states.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { Counter, Metrics } from "../ports/metrics.ts";
 import type { Prng } from "../ports/prng.ts";
@@ -16,7 +16,8 @@ import { chooseVictims, DEFAULT_PREEMPTION_CONFIG, poolsDue, type PreemptionConf
 import { Fifo } from "./queue.ts";
 import { RespoolApi } from "./respool_api.ts";
 import { RespoolTree } from "./respool_tree.ts";
-import { type QueuedGang, queuedGang, type RmTaskEntry } from "./rm_task.ts";
+import { QueuedGang } from "./queued_gang.ts";
+import { NONE, PENDING, PLACING, PREEMPTING, READY, RUNNING, stateName, TaskTable } from "./task_table.ts";
 
 export interface ResmgrConfig extends HandoffConfig {
   /** How often queued gangs are admitted (Peloton's `task_scheduling_period`). */
@@ -51,7 +52,7 @@ const REVOKE = "PREEMPTION_REASON_REVOKE_RESOURCES";
 
 export class ResourceManager implements Receiver {
   readonly tree = new RespoolTree();
-  readonly tasks = new Map<string, RmTaskEntry>();
+  readonly tasks = new TaskTable();
   capacity: ClusterCapacity = { physical: zero(), slack: zero() };
   /** Tasks preempted so far: running ones handed to the job manager to kill, waiting ones sent back. */
   readonly preempted = { running: 0, waiting: 0 };
@@ -59,7 +60,8 @@ export class ResourceManager implements Receiver {
   drained = 0;
 
   readonly #handoff: PlacementHandoff;
-  readonly #preempting = new Fifo<{ deadlineMs: number; entry: RmTaskEntry; sinceMs: number }>();
+  /** Victims waiting to exit, by deadline: each task is in it once, for as long as it is PREEMPTING. */
+  readonly #preempting = new Fifo<{ deadlineMs: number; row: number; generation: number }>();
   readonly #admitted: QueuedGang[] = [];
   readonly #api: RespoolApi;
   readonly #preemptedCounter: Counter;
@@ -152,11 +154,9 @@ export class ResourceManager implements Receiver {
     for (const pool of this.tree.leaves()) {
       if (!dequeueGangs(pool, limit, preemption.enabled, admitted)) continue;
       for (const gang of admitted) {
-        for (const t of gang.tasks) {
-          const e = this.tasks.get(t.taskId)!;
-          e.gang = gang;
-          pool.active.add(e);
-          this.#handoff.setState(e, "READY", now);
+        for (const row of gang.rows) {
+          pool.active.add(this.tasks, row);
+          this.#handoff.setState(row, READY, now);
         }
         this.#handoff.ready(gang);
       }
@@ -176,27 +176,25 @@ export class ResourceManager implements Receiver {
    */
   preempt(): void {
     const now = this.deps.clock.now();
+    const t = this.tasks;
     const { sustainedOverAllocationCount } = this.config.preemption;
     for (const pool of poolsDue(this.tree.leaves(), sustainedOverAllocationCount)) {
-      for (const e of chooseVictims(pool)) {
+      for (const row of chooseVictims(pool, t)) {
         pool.preempted++;
         this.#preemptedCounter.inc();
-        if (e.state === "RUNNING") {
+        if (t.state[row] === RUNNING) {
           this.preempted.running++;
           // Not reported as a change: the job manager moves the task to PREEMPTING itself when it kills it.
-          e.state = "PREEMPTING";
-          e.sinceMs = now;
-          this.#expectExit(e, now);
-          this.#handoff.preempt({ taskId: e.task.taskId, reason: REVOKE }, e.owner);
+          t.state[row] = PREEMPTING;
+          this.#expectExit(row, now);
+          this.#handoff.preempt({ taskId: t.taskId[row], reason: REVOKE }, t.owner(row));
         } else {
           this.preempted.waiting++;
-          if (e.state === "PLACING") e.staleAttempt = e.placementAttempts;
-          releaseTask(pool.allocation, e.task);
-          pool.active.delete(e);
-          const gang = queuedGang({ tasks: [e.task] }, now);
-          e.gang = gang;
-          pool.enqueue(gang);
-          this.#handoff.setState(e, "PENDING", now, REVOKE);
+          if (t.state[row] === PLACING) t.staleAttempt[row] = t.attempts[row];
+          releaseTask(pool.allocation, t.resources[row]!, t.flags[row]);
+          pool.active.delete(t, row);
+          pool.enqueue(new QueuedGang(t, [row]));
+          this.#handoff.setState(row, PENDING, now, REVOKE);
         }
       }
     }
@@ -215,82 +213,72 @@ export class ResourceManager implements Receiver {
         for (const t of gang.tasks) this.#handoff.change(t.taskId, "KILLED", now, reason, owner);
         continue;
       }
-      for (const t of gang.tasks) {
-        const old = this.tasks.get(t.taskId);
-        if (old) this.#forget(old);
+      for (const task of gang.tasks) {
+        const old = this.tasks.rowOf(task.taskId);
+        if (old !== NONE) this.#forget(old);
       }
-      const q = queuedGang(gang, now);
-      for (const t of q.tasks) {
-        const e: RmTaskEntry = {
-          task: t,
-          state: "PENDING",
-          pool,
-          sinceMs: now,
-          placementAttempts: 0,
-          gang: q,
-        };
-        if (owner !== undefined) e.owner = owner;
-        this.tasks.set(t.taskId, e);
-      }
-      pool.enqueue(q);
+      const rows: number[] = [];
+      for (const task of gang.tasks) rows.push(this.tasks.add(task, pool, PENDING, owner));
+      pool.enqueue(new QueuedGang(this.tasks, rows));
     }
   }
 
-  #expectExit(e: RmTaskEntry, now: number): void {
-    this.#preempting.push({
-      deadlineMs: now + this.config.preemption.preemptingTimeoutMs,
-      entry: e,
-      sinceMs: now,
-    });
+  #expectExit(row: number, now: number): void {
+    const deadlineMs = now + this.config.preemption.preemptingTimeoutMs;
+    this.#preempting.push({ deadlineMs, row, generation: this.tasks.generation[row] });
   }
 
-  /** Peloton's `preempting_timeout`: a victim still alive is RUNNING again and may be chosen again. */
+  /**
+   * Peloton's `preempting_timeout`: a victim still alive is RUNNING again and may be chosen again. Nothing
+   * but this moves a live task out of PREEMPTING, so the task's one item here is its current one.
+   */
   #expirePreempting(now: number): void {
     while (this.#preempting.size && this.#preempting.peek()!.deadlineMs <= now) {
-      const { entry: e, sinceMs } = this.#preempting.shift()!;
-      if (this.tasks.get(e.task.taskId) !== e || e.state !== "PREEMPTING" || e.sinceMs !== sinceMs) continue;
-      e.state = "RUNNING";
-      e.sinceMs = now;
+      const { row, generation } = this.#preempting.shift()!;
+      if (this.tasks.holds(row, generation) && this.tasks.state[row] === PREEMPTING) {
+        this.tasks.state[row] = RUNNING;
+      }
     }
   }
 
   #taskUpdates(updates: TaskUpdate[]): void {
+    const t = this.tasks;
     for (const u of updates) {
-      const e = this.tasks.get(u.taskId);
-      if (!e) {
+      const row = t.rowOf(u.taskId);
+      if (row === NONE) {
         if (isTerminalTaskState(u.state)) this.#rememberEnded(u.taskId);
         continue;
       }
       if (isTerminalTaskState(u.state)) {
-        this.#forget(e);
+        this.#forget(row);
         continue;
       }
       // A victim stays PREEMPTING while its kill is under way (Mesos' KILLING reads as RUNNING).
-      if (e.state === "PREEMPTING") continue;
-      if (e.state !== u.state) {
-        e.state = u.state;
-        e.sinceMs = u.timeMs;
-      }
-      if (u.state === "RUNNING" && e.startedMs === undefined) e.startedMs = u.timeMs;
+      if (t.state[row] === PREEMPTING) continue;
+      const state = TASK_STATES[u.state];
+      t.state[row] = state;
+      if (state === RUNNING && Number.isNaN(t.startedMs[row])) t.startedMs[row] = u.timeMs;
     }
   }
 
   #track(tasks: { task: RmTask; state: TaskState }[], owner: Address | undefined): void {
     const now = this.deps.clock.now();
+    const t = this.tasks;
     for (const { task, state } of tasks) {
       const pool = this.tree.get(task.respoolId);
-      const known = this.tasks.get(task.taskId);
+      const known = t.rowOf(task.taskId);
       // Another job manager took the task's job over: what the task's changes are for goes to it now.
-      if (known && owner !== undefined) known.owner = owner;
-      if (!pool || known || this.#endedUnknown.has(task.taskId)) continue;
-      const e: RmTaskEntry = { task, state, pool, sinceMs: now, placementAttempts: 0 };
-      if (owner !== undefined) e.owner = owner;
-      if (state === "RUNNING" || state === "PREEMPTING") e.startedMs = now;
+      if (known !== NONE && owner !== undefined) t.setOwner(known, owner);
+      if (!pool || known !== NONE || this.#endedUnknown.has(task.taskId)) continue;
+      const code = TASK_STATES[state];
+      const row = t.add(task, pool, code, owner);
+      if (code === RUNNING || code === PREEMPTING) t.startedMs[row] = now;
+      // Only a task that may go back to a queue needs what placement needs.
+      if (code !== PENDING && code !== READY && code !== PLACING) t.task[row] = null;
       // A victim from before the restart gets the same chance to exit before it can be chosen again.
-      if (state === "PREEMPTING") this.#expectExit(e, now);
-      this.tasks.set(task.taskId, e);
-      allocateTask(pool.allocation, task);
-      pool.active.add(e);
+      if (code === PREEMPTING) this.#expectExit(row, now);
+      allocateTask(pool.allocation, t.resources[row]!, t.flags[row]);
+      pool.active.add(t, row);
     }
   }
 
@@ -303,8 +291,8 @@ export class ResourceManager implements Receiver {
 
   #drop(taskIds: string[]): void {
     for (const id of taskIds) {
-      const e = this.tasks.get(id);
-      if (e) this.#forget(e);
+      const row = this.tasks.rowOf(id);
+      if (row !== NONE) this.#forget(row);
     }
   }
 
@@ -314,24 +302,27 @@ export class ResourceManager implements Receiver {
    */
   #drain(taskIds: string[]): void {
     const now = this.deps.clock.now();
+    const t = this.tasks;
     for (const id of taskIds) {
-      const e = this.tasks.get(id);
-      if (!e || e.state === "PREEMPTING" || isTerminalTaskState(e.state)) continue;
+      const row = t.rowOf(id);
+      if (row === NONE || t.state[row] === PREEMPTING || isTerminalTaskState(stateName(t.state[row]))) {
+        continue;
+      }
       this.drained++;
-      e.state = "PREEMPTING";
-      e.sinceMs = now;
-      this.#expectExit(e, now);
-      this.#handoff.preempt({ taskId: id, reason: "PREEMPTION_REASON_HOST_MAINTENANCE" }, e.owner);
+      t.state[row] = PREEMPTING;
+      this.#expectExit(row, now);
+      this.#handoff.preempt({ taskId: id, reason: "PREEMPTION_REASON_HOST_MAINTENANCE" }, t.owner(row));
     }
     this.#handoff.flush();
   }
 
   /** Drops a task: out of its queue if still queued, its allocation released if admitted. */
-  #forget(e: RmTaskEntry): void {
-    this.tasks.delete(e.task.taskId);
-    const pool = e.pool;
-    if (pool.active.delete(e)) releaseTask(pool.allocation, e.task);
-    else if (e.state === "PENDING" && e.gang) pool.dropQueuedTask(e.gang, e);
+  #forget(row: number): void {
+    const t = this.tasks;
+    const pool = t.pool[row]!, gang = t.gang[row];
+    if (pool.active.delete(t, row)) releaseTask(pool.allocation, t.resources[row]!, t.flags[row]);
+    else if (t.state[row] === PENDING && gang) pool.dropQueuedTask(gang, row);
+    t.remove(row);
   }
 
   #requestCapacity(): void {

@@ -370,7 +370,7 @@ Deno.test("a pending gang that loses a task keeps its place in its queue", () =>
   rm.schedule();
   enqueue(gang("x", 2, p), gang("big", 3, p), gang("y", 1, p));
   rm.receive({ kind: "drop-tasks", taskIds: ["big-1-1"] });
-  assert.deepEqual([...a.pending].map((g) => g.tasks[0].jobId), ["x", "big", "y"]);
+  assert.deepEqual([...a.pending].map((g) => rm.tasks.task[g.rows[0]]!.jobId), ["x", "big", "y"]);
   assert.deepEqual(a.demand.cpuMilli, 5000);
   for (const id of ["first-0-1", "first-1-1", "first-2-1"]) {
     rm.receive({

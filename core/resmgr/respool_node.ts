@@ -1,9 +1,10 @@
 /** One resource pool: its config, four admission queues, demand, allocation, entitlements. */
 import type { RespoolConfig, RespoolResourceConfig, RespoolResourceKind } from "../model/config_types.ts";
-import { addInto, type Resources, subtractInto, zero } from "../model/resources.ts";
+import { addInto, copy, type Resources, subtractInto, zero } from "../model/resources.ts";
+import { ActiveList } from "./active_list.ts";
 import { type Allocation, isZeroAllocation, zeroAllocation } from "./allocation.ts";
 import { PriorityFifo } from "./queue.ts";
-import { type QueuedGang, type RmTaskEntry } from "./rm_task.ts";
+import type { QueuedGang } from "./queued_gang.ts";
 import { type Scalar, zeroScalar } from "./scalar.ts";
 
 export const ROOT_ID = "root";
@@ -38,7 +39,7 @@ export class RespoolNode {
   /** Tasks in the queues. Gangs emptied by drops stay queued until admission skips them. */
   queuedTasks = 0;
   /** Admitted tasks not yet terminal: what the preemption ranker chooses from. */
-  readonly active = new Set<RmTaskEntry>();
+  readonly active = new ActiveList();
   /** Consecutive preemption checks that found the pool above its entitlement. */
   overAllocatedChecks = 0;
   /** Tasks preempted from this pool so far (running ones killed, waiting ones sent back to PENDING). */
@@ -107,21 +108,24 @@ export class RespoolNode {
   enqueue(gang: QueuedGang): void {
     this.pending.push(gang);
     addInto(gang.revocable ? this.slackDemand : this.demand, gang.resources);
-    this.queuedTasks += gang.tasks.length;
+    this.queuedTasks += gang.rows.length;
   }
 
   /**
    * Takes one task out of a queued gang, leaving the gang where it is in its queue (Peloton re-enqueued
    * the rest at the back; a gang keeps its place here). An emptied gang is skipped at admission.
    */
-  dropQueuedTask(gang: QueuedGang, entry: RmTaskEntry): void {
-    const i = gang.tasks.indexOf(entry.task);
+  dropQueuedTask(gang: QueuedGang, row: number): void {
+    const i = gang.rows.indexOf(row);
     if (i < 0) return;
-    gang.tasks.splice(i, 1);
-    const r = entry.task.resources;
-    subtractInto(gang.resources, r);
+    gang.rows.splice(i, 1);
+    const r = gang.table.resources[row]!;
+    // A new sum: a one-task gang's resources are its task's own.
+    const left = copy(gang.resources);
+    subtractInto(left, r);
+    gang.resources = left;
     subtractInto(gang.revocable ? this.slackDemand : this.demand, r);
-    gang.controller = gang.tasks.length === 1 && gang.tasks[0].controller;
+    gang.updateController();
     this.queuedTasks--;
   }
 

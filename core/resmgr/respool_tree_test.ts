@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { makeRespoolConfig } from "../testing/harness.ts";
 import { RespoolTree, ROOT_ID, withAllKinds } from "./respool_tree.ts";
-import { queuedGang } from "./rm_task.ts";
+import { QueuedGang } from "./queued_gang.ts";
+import { PENDING, TaskTable } from "./task_table.ts";
 import { makeRmTask } from "../testing/harness.ts";
 
 /** A tree with /a (cpu 10/20, memory 1000/2000). */
@@ -123,11 +124,12 @@ Deno.test("only leaf pools can be deleted", () => {
 Deno.test("a pool with queued or admitted tasks is busy and cannot be deleted", () => {
   const tree = treeWithA();
   const a = tree.get("a")!;
-  const task = makeRmTask({ respoolId: "a" });
-  const gang = queuedGang({ tasks: [task] }, 0);
+  const table = new TaskTable();
+  const row = table.add(makeRmTask({ respoolId: "a" }), a, PENDING, undefined);
+  const gang = new QueuedGang(table, [row]);
   a.enqueue(gang);
   assert.match(!tree.delete("/a").ok ? "busy" : "", /busy/);
-  a.dropQueuedTask(gang, { task, state: "PENDING", pool: a, sinceMs: 0, placementAttempts: 0 });
+  a.dropQueuedTask(gang, row);
   for (const key of ["cpuMilli", "memMb", "diskMb", "gpuMilli"] as const) {
     a.allocation.total[key] = 1;
     const res = tree.delete("/a");
@@ -146,7 +148,8 @@ Deno.test("a pool holding tasks in any dimension or queue cannot become a parent
   assert.equal(code(child()), "failed-precondition", "a GPU-only allocation counts");
   a.allocation.total.gpuMilli = 0;
   const task = makeRmTask({ respoolId: "a", revocable: true });
-  a.enqueue(queuedGang({ tasks: [task] }, 0));
+  const table = new TaskTable();
+  a.enqueue(new QueuedGang(table, [table.add(task, a, PENDING, undefined)]));
   a.revocable.push(a.pending.shift()!);
   assert.equal(code(child()), "failed-precondition", "a gang in the revocable queue counts");
 });
