@@ -187,7 +187,8 @@ export type HostmgrMessage =
   | { kind: "release-hosts"; leaseIds: string[] }
   /** `parts`: the placement's `parts`; the lease stays valid until that many launches used it. */
   | { kind: "launch-tasks"; leaseId: string; hostname: string; tasks: LaunchSpec[]; parts?: number }
-  | { kind: "kill-tasks"; tasks: { taskId: string; gracePeriodMs: number }[] }
+  /** `hostname`: where the task runs, when the job manager knows it (spares the host manager a search). */
+  | { kind: "kill-tasks"; tasks: { taskId: string; gracePeriodMs: number; hostname?: string }[] }
   /** Launched tasks known from the store after a restart: account them and reconcile with the backend. */
   | { kind: "reconcile-tasks"; tasks: LaunchSpec[] }
   | { kind: "get-cluster-capacity"; reqId: number; replyTo: Address }

@@ -52,7 +52,10 @@ export interface AcquireOutcome {
 export function labelCounts(h: HostEntry, wanted: ReadonlySet<string>): Record<string, number> | undefined {
   if (!h.labelCounts?.size) return undefined;
   let out: Record<string, number> | undefined;
-  for (const [k, n] of h.labelCounts) if (wanted.has(k)) (out ??= {})[k] = n;
+  // forEach, not for-of: no entry array per label (this runs for every host leased in a round with TASK labels).
+  h.labelCounts.forEach((n, k) => {
+    if (wanted.has(k)) (out ??= {})[k] = n;
+  });
   return out;
 }
 

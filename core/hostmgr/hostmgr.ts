@@ -46,7 +46,6 @@ export interface HostmgrDeps {
 export class HostManager implements Receiver {
   readonly registry: HostRegistry;
   readonly reservations: Reservations;
-  readonly #taskHost = new Map<string, HostEntry>();
   /** Recovered tasks whose host has not registered yet. */
   readonly #waitingForHost = new Map<string, LaunchSpec[]>();
   /** Hosts whose inventory entry changed in the current batch, for the job manager. */
@@ -276,7 +275,8 @@ export class HostManager implements Receiver {
 
   #register(h: HostEntry, spec: LaunchSpec): void {
     // Re-registering (a restarted job manager reconciles what it launched) must not count a task twice.
-    this.#unregister(spec.taskId);
+    // A run never changes host, so only this host can have it already.
+    if (h.tasks.has(spec.taskId)) this.#unregisterFrom(h, spec.taskId);
     const task = {
       jobId: spec.jobId,
       resources: spec.resources,
@@ -286,13 +286,28 @@ export class HostManager implements Receiver {
     };
     h.tasks.set(spec.taskId, task);
     this.registry.table.take(h, task);
-    this.#taskHost.set(spec.taskId, h);
   }
 
-  #unregister(taskId: string): void {
-    const h = this.#taskHost.get(taskId);
-    if (!h) return;
-    this.#taskHost.delete(taskId);
+  /**
+   * The host a task is registered on. Statuses and kills name it (a run never changes host), so no map of
+   * every task in the cluster is kept (a million entries, and a cache miss per lookup at that size); only
+   * a status or kill that names no host, or one the task is not on, looks through every host.
+   */
+  #hostOfTask(taskId: string, hostname: string | undefined): HostEntry | undefined {
+    if (hostname) {
+      const h = this.host(hostname);
+      if (h?.tasks.has(taskId)) return h;
+    }
+    for (const h of this.registry.hosts) if (h.tasks.has(taskId)) return h;
+    return undefined;
+  }
+
+  #unregister(taskId: string, hostname: string | undefined): void {
+    const h = this.#hostOfTask(taskId, hostname);
+    if (h) this.#unregisterFrom(h, taskId);
+  }
+
+  #unregisterFrom(h: HostEntry, taskId: string): void {
     const t = h.tasks.get(taskId);
     if (!t) return;
     h.tasks.delete(taskId);
@@ -305,10 +320,10 @@ export class HostManager implements Receiver {
     this.registry.reindex(h);
   }
 
-  #kill(tasks: { taskId: string; gracePeriodMs: number }[]): void {
+  #kill(tasks: { taskId: string; gracePeriodMs: number; hostname?: string }[]): void {
     const kills = [];
     for (const t of tasks) {
-      const h = this.#taskHost.get(t.taskId);
+      const h = this.#hostOfTask(t.taskId, t.hostname);
       kills.push({ taskId: t.taskId, agentId: h?.info.agentId ?? "", gracePeriodMs: t.gracePeriodMs });
     }
     if (kills.length) this.deps.backend.kill(kills);
@@ -400,7 +415,7 @@ export class HostManager implements Receiver {
     for (const s of statuses) {
       const state = MESOS_TO_TASK_STATE[s.state];
       if (isTerminalTaskState(state)) {
-        this.#unregister(s.taskId);
+        this.#unregister(s.taskId, s.hostname);
         if (this.#waitingForHost.size) this.#stopWaiting(s.taskId);
       }
       // The backend hands its statuses over: mapped in place rather than copied (millions at scale).

@@ -228,17 +228,42 @@ Deno.test("statuses are mapped and forwarded; terminal ones free the task's reso
 });
 
 Deno.test("kill-tasks reaches the backend with the task's agent id and grace period", () => {
-  const { acquire, hm, backend } = setup([["h1"]]);
-  const [lease] = acquire().leases;
-  hm.receive({ kind: "launch-tasks", leaseId: lease.leaseId, hostname: "h1", tasks: [spec("a-0-1", "h1")] });
+  const { acquire, hm, backend } = setup([["h1"], ["h2"]]);
+  const [lease] = acquire({ maxHosts: 1 }).leases;
+  const host = lease.hostname, other = host === "h1" ? "h2" : "h1";
+  hm.receive({ kind: "launch-tasks", leaseId: lease.leaseId, hostname: host, tasks: [spec("a-0-1", host)] });
   hm.receive({
     kind: "kill-tasks",
-    tasks: [{ taskId: "a-0-1", gracePeriodMs: 5000 }, { taskId: "x-0-1", gracePeriodMs: 0 }],
+    tasks: [
+      { taskId: "a-0-1", gracePeriodMs: 5000, hostname: host },
+      { taskId: "a-0-1", gracePeriodMs: 1000 },
+      { taskId: "a-0-1", gracePeriodMs: 0, hostname: other },
+      { taskId: "x-0-1", gracePeriodMs: 0 },
+    ],
   });
   assert.deepEqual(backend.killed, [[
-    { taskId: "a-0-1", agentId: "agent-h1", gracePeriodMs: 5000 },
+    { taskId: "a-0-1", agentId: `agent-${host}`, gracePeriodMs: 5000 },
+    { taskId: "a-0-1", agentId: `agent-${host}`, gracePeriodMs: 1000 },
+    { taskId: "a-0-1", agentId: `agent-${host}`, gracePeriodMs: 0 },
     { taskId: "x-0-1", agentId: "", gracePeriodMs: 0 },
-  ]]);
+  ]], "a kill naming no host, or the wrong one, still finds the task's agent");
+});
+
+Deno.test("a terminal status that names no host, or another one, still frees the task", () => {
+  const { acquire, hm, backend } = setup([["h1"], ["h2"]]);
+  const [lease] = acquire({ maxHosts: 1 }).leases;
+  const host = lease.hostname;
+  hm.receive({
+    kind: "launch-tasks",
+    leaseId: lease.leaseId,
+    hostname: host,
+    tasks: [spec("a-0-1", host), spec("b-0-1", host)],
+  });
+  assert.equal(hm.host(host)!.free.cpuMilli, 2000);
+  backend.emit(status("a-0-1", "TASK_LOST", ""));
+  assert.equal(hm.host(host)!.free.cpuMilli, 3000);
+  backend.emit(status("b-0-1", "TASK_FAILED", host === "h1" ? "h2" : "h1"));
+  assert.equal(hm.host(host)!.free.cpuMilli, 4000);
 });
 
 Deno.test("a lost host turns its tasks LOST, frees them and lowers the capacity", () => {

@@ -153,7 +153,7 @@ export class JobManager implements Receiver {
   #forced = new Set<JobEntry>();
   #gangs: RmTask[] = [];
   #drops: string[] = [];
-  #kills: { taskId: string; gracePeriodMs: number }[] = [];
+  #kills: { taskId: string; gracePeriodMs: number; hostname?: string }[] = [];
   #running = false;
   /** Bumped when the placement poll starts over (a new resource manager); replies to older polls stop there. */
   #pollGen = 0;
@@ -531,11 +531,12 @@ export class JobManager implements Receiver {
     this.#kills.push({
       taskId: mesosTaskId(task.jobId, task.instanceId, task.runId),
       gracePeriodMs: killGraceMs(tc),
+      hostname: task.hostname,
     });
   }
 
-  killOrphan(taskId: string): void {
-    this.#kills.push({ taskId, gracePeriodMs: 0 });
+  killOrphan(taskId: string, hostname?: string): void {
+    this.#kills.push(hostname ? { taskId, gracePeriodMs: 0, hostname } : { taskId, gracePeriodMs: 0 });
   }
 
   /** Starts a new run of a task: the old run goes to history, the new one runs the desired config. */
@@ -757,7 +758,7 @@ export class JobManager implements Receiver {
       const found = this.find(s.taskId, true);
       const state = s.pelotonState;
       if (!found || found.stale) {
-        if (!isTerminalTaskState(state)) this.killOrphan(s.taskId);
+        if (!isTerminalTaskState(state)) this.killOrphan(s.taskId, s.hostname);
         continue;
       }
       const { job, task } = found;
@@ -850,10 +851,13 @@ export class JobManager implements Receiver {
 
   #refreshJobState(job: JobEntry, force: boolean): void {
     const rt = job.runtime;
-    const controller = job.tasks.get(0);
-    const controllerState = controller && taskConfigOf(job, controller).controller
-      ? controller.state
-      : undefined;
+    // Most jobs have no controller task: ask their configs before touching instance 0 (a cache miss on
+    // every refresh of a large job otherwise).
+    let controllerState: TaskState | undefined;
+    if (mayHaveController(job)) {
+      const controller = job.tasks.get(0);
+      if (controller && taskConfigOf(job, controller).controller) controllerState = controller.state;
+    }
     const next = deriveJobState({
       type: job.config.type,
       instanceCount: job.config.type === "DAEMON" ? job.tasks.size : job.config.instanceCount,
@@ -968,6 +972,12 @@ export class JobManager implements Receiver {
       this.deps.transport.send(this.deps.hostmgr, { kind: "reconcile-tasks", tasks: reconcile });
     }
   }
+}
+
+/** Whether any config version of a job makes instance 0 a controller. */
+function mayHaveController(job: JobEntry): boolean {
+  for (const v of job.versions.values()) if (v.tasks.controller0) return true;
+  return false;
 }
 
 /** Whether every task counted in a job's stats is in a terminal state. */

@@ -155,7 +155,8 @@ Deno.test("stop drops pre-launch tasks in resmgr and kills launched ones through
   assert.deepEqual(rig.transport.takeOne("kill-tasks", "hostmgr").tasks, [{
     taskId: id(0),
     gracePeriodMs: 7_000,
-  }]);
+    hostname: "h1",
+  }], "the kill names the task's host, so the host manager need not search for it");
   assert.deepEqual([rig.task(0).state, rig.task(1).state], ["KILLING", "KILLED"]);
   assert.equal(rig.task(1).reason, "REASON_KILLED_ON_REQUEST");
   assert.equal(rig.job().runtime.state, "KILLING");
@@ -180,6 +181,7 @@ Deno.test("a preempted task is killed with its grace period and enqueued again u
   assert.deepEqual(rig.transport.takeOne("kill-tasks", "hostmgr").tasks, [{
     taskId: first,
     gracePeriodMs: 5_000,
+    hostname: "h1",
   }]);
   assert.equal(rig.task(0).state, "PREEMPTING");
   assert.equal(rig.task(0).reason, "PREEMPTION_REASON_REVOKE_RESOURCES");
@@ -228,6 +230,7 @@ Deno.test("statuses of an old run are ignored; a live orphan of an old run is ki
   assert.deepEqual(rig.transport.takeOne("kill-tasks", "hostmgr").tasks, [{
     taskId: id(0, 1),
     gracePeriodMs: 0,
+    hostname: "h1",
   }]);
   rig.status(id(0, 1), "TASK_KILLED");
   assert.deepEqual(rig.transport.take("kill-tasks"), [], "a terminal orphan needs no kill");

@@ -19,9 +19,20 @@ export function killGraceMs(tc: TaskConfig): number {
 export class TaskConfigs {
   readonly #default: TaskConfig;
   readonly #byInstance = new Map<number, TaskConfig>();
+  /**
+   * Instances with a config of their own. Looked up on every task change, so kept as a Set: an `in` test
+   * on the parsed config object costs a runtime call (its keys are numbers, its shape one of many).
+   */
+  readonly #overridden: ReadonlySet<number>;
 
   constructor(private readonly config: JobConfig) {
     this.#default = mergeTaskConfig(config, -1);
+    this.#overridden = new Set(Object.keys(config.instanceConfig).map(Number));
+  }
+
+  /** Whether instance 0 is a controller task (its outcome decides the job's). */
+  get controller0(): boolean {
+    return this.get(0).controller === true;
   }
 
   /** The default config merged on its own (what a new daemon instance or added instance starts from). */
@@ -30,7 +41,7 @@ export class TaskConfigs {
   }
 
   get(instanceId: number): TaskConfig {
-    if (!(instanceId in this.config.instanceConfig)) return this.#default;
+    if (this.#overridden.size === 0 || !this.#overridden.has(instanceId)) return this.#default;
     let c = this.#byInstance.get(instanceId);
     if (!c) {
       c = mergeTaskConfig(this.config, instanceId);
