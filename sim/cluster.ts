@@ -10,16 +10,29 @@ import type {
 } from "../core/ports/host_backend.ts";
 import { HEALTH_CHECK_REASON, healthCheckProblem } from "../core/ports/health_check.ts";
 import type { Prng } from "../core/ports/prng.ts";
-import type { MesosTaskState } from "../core/model/states.ts";
 import type { EventQueue } from "./event_queue.ts";
 import { planHealth } from "./health.ts";
 import { SLACK_PREEMPTED_REASON } from "../core/jobmgr/jobmgr.ts";
-import { type StatusExtra, StatusHeap } from "./status_heap.ts";
+import { grow, type StatusExtra, StatusHeap } from "./status_heap.ts";
+import {
+  ANY_HOST,
+  ERROR,
+  FAILED,
+  FINISHED,
+  HEALTH_UNKNOWN,
+  isTerminalCode,
+  KILLED,
+  LOST,
+  NO_TASK,
+  RUNNING,
+  STAGING,
+  STATE_NAMES,
+  taskIdHash,
+  TaskSlots,
+  type UsageGroup,
+} from "./task_slots.ts";
 
-/** A level every task of a group multiplies its cpu use by (a workload's traffic); events change it. */
-export interface UsageGroup {
-  level: number;
-}
+export type { UsageGroup };
 
 /** How long a task runs, how it ends, and how much of its cpu it uses meanwhile. */
 export interface TaskOutcome {
@@ -33,43 +46,12 @@ export interface TaskOutcome {
 /** Decides a task's outcome; the workload generator registers one per job it submits. */
 export type OutcomeModel = (spec: LaunchSpec, prng: Prng) => TaskOutcome;
 
-/** A simulated agent and the cpu accounting its slack comes from (milli-cores). */
+/** A simulated agent; its tasks and cpu accounting are in the cluster's columns, by `index`. */
 export class SimHost {
   up = true;
-  /** Tasks on the host until they end, by id (per host rather than one map of a million: less churn). */
-  readonly tasks = new Map<string, SimTask>();
-  /** Cpu limits and modelled use of the non-revocable tasks, and the cpu revocable tasks hold. */
-  allocCpu = 0;
-  usedCpu = 0;
-  revocableCpu = 0;
-  /** Slack last reported to the host manager. */
+  /** Slack (milli-cores) last reported to the host manager. */
   reportedSlackCpu = 0;
-  constructor(public info: HostInfo) {}
-
-  /** Allocated but unused cpu of the non-revocable tasks: what revocable tasks may run on. */
-  get slackCpu(): number {
-    return Math.max(0, this.allocCpu - this.usedCpu);
-  }
-}
-
-/** One task run on a host (the launch spec itself is not kept: a million of them would not fit). */
-export class SimTask {
-  state: MesosTaskState = "TASK_STAGING";
-  /** Bumped on kill so the pending statuses of the killed run are ignored. */
-  generation = 0;
-  /** Latest health-check result, repeated by reconciliation as Mesos's master does. */
-  healthy: boolean | undefined = undefined;
-  /** Counted in its host's cpu accounting (until it ends, is killed or its host is lost). */
-  accounted = false;
-  usedCpu = 0;
-  constructor(
-    readonly taskId: string,
-    readonly host: SimHost,
-    readonly resources: Resources,
-    readonly revocable: boolean,
-    readonly usageFraction: number,
-    readonly usageGroup: UsageGroup | undefined,
-  ) {}
+  constructor(public info: HostInfo, readonly index: number) {}
 }
 
 export interface SimClusterOptions {
@@ -102,12 +84,12 @@ export function outcomeFromCommand(spec: Pick<LaunchSpec, "command">): TaskOutco
   return { durationMs, exitCode };
 }
 
-const FINISHED: StatusExtra = Object.freeze({ message: "Command exited with status 0", exitCode: 0 });
-const KILLED: StatusExtra = Object.freeze({
+const FINISHED_EXTRA: StatusExtra = Object.freeze({ message: "Command exited with status 0", exitCode: 0 });
+const KILLED_EXTRA: StatusExtra = Object.freeze({
   reason: "REASON_TASK_KILLED_DURING_LAUNCH",
   message: "Task killed",
 });
-const SLACK_KILLED: StatusExtra = Object.freeze({
+const SLACK_KILLED_EXTRA: StatusExtra = Object.freeze({
   reason: SLACK_PREEMPTED_REASON,
   message: "Revocable task killed: the host's slack shrank below what revocable tasks use",
 });
@@ -127,12 +109,22 @@ function failed(exitCode: number): StatusExtra {
 
 export class SimCluster implements HostBackend {
   readonly hosts: HostInfo[] = [];
+  /** Every host the cluster knows, by index (tasks name their host by it). */
+  readonly #hostList: SimHost[] = [];
   readonly #hostByName = new Map<string, SimHost>();
   readonly #byAgent = new Map<string, SimHost>();
+  /** By host index: what statuses name the host by (a status need not reach into the host's objects). */
+  readonly #hostnames: string[] = [];
+  readonly #agentIds: string[] = [];
+  /** By host index: cpu limits and modelled use of the non-revocable tasks, cpu revocable tasks hold. */
+  #allocCpu = new Float64Array(1024);
+  #usedCpu = new Float64Array(1024);
+  #revocableCpu = new Float64Array(1024);
+  readonly #tasks = new TaskSlots();
   #taskCount = 0;
   readonly #models = new Map<string, OutcomeModel>();
   #sink?: (events: BackendEvent[]) => void;
-  readonly #pending = new StatusHeap<SimTask>();
+  readonly #pending = new StatusHeap();
   /** Time of the flush event scheduled for the earliest pending status (Infinity: none). */
   #armedAt = Infinity;
   readonly #flushFn = () => this.#flush();
@@ -152,15 +144,36 @@ export class SimCluster implements HostBackend {
       this.hosts.push(h);
       const known = this.#hostByName.get(h.hostname);
       if (known) {
-        known.info = h;
+        this.#setInfo(known, h);
         known.up = true;
-      } else {
-        const host = new SimHost(h);
-        this.#hostByName.set(h.hostname, host);
-        this.#byAgent.set(h.agentId, host);
-      }
+      } else this.#newHost(h);
     }
     this.#send(hosts.map((host) => ({ kind: "host-up", host })));
+  }
+
+  #newHost(info: HostInfo): SimHost {
+    const host = new SimHost(info, this.#hostList.length);
+    this.#hostList.push(host);
+    this.#hostByName.set(info.hostname, host);
+    this.#byAgent.set(info.agentId, host);
+    this.#setInfo(host, info);
+    if (host.index === this.#allocCpu.length) {
+      this.#allocCpu = grow(this.#allocCpu);
+      this.#usedCpu = grow(this.#usedCpu);
+      this.#revocableCpu = grow(this.#revocableCpu);
+    }
+    return host;
+  }
+
+  #setInfo(host: SimHost, info: HostInfo): void {
+    host.info = info;
+    this.#hostnames[host.index] = info.hostname;
+    this.#agentIds[host.index] = info.agentId;
+  }
+
+  /** Allocated but unused cpu of the host's non-revocable tasks: what revocable tasks may run on. */
+  #slackCpu(h: number): number {
+    return Math.max(0, this.#allocCpu[h] - this.#usedCpu[h]);
   }
 
   host(hostname: string): SimHost | undefined {
@@ -176,23 +189,24 @@ export class SimCluster implements HostBackend {
     return this.#taskCount;
   }
 
-  /** Every live task (tests and the invariant checker; not for hot paths). */
-  *#allTasks(): IterableIterator<SimTask> {
-    for (const h of this.#hostByName.values()) yield* h.tasks.values();
+  /** Slots of a host's live tasks in launch order (not for hot paths). */
+  #tasksOn(h: SimHost): number[] {
+    const out: number[] = [];
+    for (let t = this.#tasks.first(h.index); t !== NO_TASK; t = this.#tasks.next[t]) out.push(t);
+    return out;
   }
 
-  #findTask(taskId: string, agentId?: string): SimTask | undefined {
+  /** The slot of a live task on the agent's host (on any host when the agent is unknown), or NO_TASK. */
+  #findTask(taskId: string, agentId?: string): number {
     const h = agentId === undefined ? undefined : this.#byAgent.get(agentId);
-    if (h) return h.tasks.get(taskId);
-    for (const t of this.#allTasks()) if (t.taskId === taskId) return t;
-    return undefined;
+    return this.#tasks.find(taskId, h ? h.index : ANY_HOST);
   }
 
   /** The host a launch names; an unregistered one (unit tests launch on made-up hosts) is made up too. */
   #hostFor(spec: LaunchSpec): SimHost {
     let h = this.#hostByName.get(spec.hostname);
     if (!h) {
-      h = new SimHost({
+      h = this.#newHost({
         hostname: spec.hostname,
         agentId: spec.agentId,
         resources: { cpuMilli: 0, memMb: 0, diskMb: 0, gpuMilli: 0 },
@@ -200,8 +214,6 @@ export class SimCluster implements HostBackend {
         portRanges: [],
       });
       h.up = false;
-      this.#hostByName.set(spec.hostname, h);
-      this.#byAgent.set(spec.agentId, h);
     }
     return h;
   }
@@ -209,13 +221,16 @@ export class SimCluster implements HostBackend {
   /** Resources of live tasks per host, for the invariant checker. */
   usageByHost(): Map<string, Resources> {
     const out = new Map<string, Resources>();
-    for (const t of this.#allTasks()) {
-      const r = out.get(t.host.info.hostname) ?? { cpuMilli: 0, memMb: 0, diskMb: 0, gpuMilli: 0 };
-      r.cpuMilli += t.resources.cpuMilli;
-      r.memMb += t.resources.memMb;
-      r.diskMb += t.resources.diskMb;
-      r.gpuMilli += t.resources.gpuMilli;
-      out.set(t.host.info.hostname, r);
+    for (const h of this.#hostList) {
+      for (const slot of this.#tasksOn(h)) {
+        const t = this.#tasks.resources[slot]!;
+        const r = out.get(h.info.hostname) ?? { cpuMilli: 0, memMb: 0, diskMb: 0, gpuMilli: 0 };
+        r.cpuMilli += t.cpuMilli;
+        r.memMb += t.memMb;
+        r.diskMb += t.diskMb;
+        r.gpuMilli += t.gpuMilli;
+        out.set(h.info.hostname, r);
+      }
     }
     return out;
   }
@@ -228,10 +243,18 @@ export class SimCluster implements HostBackend {
 
   launch(specs: LaunchSpec[]): void {
     const now = this.queue.now;
+    const tasks = this.#tasks;
+    // A launch is mostly one host's tasks of one job: look each up once.
+    let host: SimHost | undefined, hostname: string | undefined;
+    let model: OutcomeModel | undefined, jobId: string | undefined;
     for (const spec of specs) {
-      const host = this.#hostFor(spec);
-      if (host.tasks.has(spec.taskId)) {
-        this.#push(now, null, "TASK_ERROR", 0, {
+      if (!host || spec.hostname !== hostname) {
+        host = this.#hostFor(spec);
+        hostname = spec.hostname;
+      }
+      const idHash = taskIdHash(spec.taskId);
+      if (tasks.find(spec.taskId, host.index, idHash) !== NO_TASK) {
+        this.#push(now, NO_TASK, ERROR, 0, {
           reason: "REASON_TASK_INVALID",
           message: "duplicate task id",
           taskId: spec.taskId,
@@ -241,36 +264,40 @@ export class SimCluster implements HostBackend {
       const healthProblem = spec.healthCheck && healthCheckProblem(spec.healthCheck);
       if (healthProblem) {
         const message = `Task uses an invalid health check: ${healthProblem}`;
-        this.#push(now, null, "TASK_ERROR", 0, {
+        this.#push(now, NO_TASK, ERROR, 0, {
           reason: "REASON_TASK_INVALID",
           message,
           taskId: spec.taskId,
         });
         continue;
       }
-      const model = this.#models.get(spec.jobId);
+      if (spec.jobId !== jobId) {
+        model = this.#models.get(spec.jobId);
+        jobId = spec.jobId;
+      }
       const outcome = model ? model(spec, this.prng) : outcomeFromCommand(spec);
-      const task = new SimTask(
+      const slot = tasks.add(
         spec.taskId,
-        host,
+        idHash,
+        host.index,
         spec.resources,
         spec.revocable === true,
         outcome.cpuUsage ?? 1,
         outcome.usageGroup,
       );
-      host.tasks.set(spec.taskId, task);
+      const gen = tasks.generation[slot];
       this.#taskCount++;
-      this.#account(host, task);
-      this.#push(now, task, "TASK_STAGING", 0, null);
+      this.#account(host, slot);
+      this.#push(now, slot, STAGING, gen, null);
       const runAt = now + this.options.startupMs;
-      this.#push(runAt, task, "TASK_RUNNING", 0, null);
+      this.#push(runAt, slot, RUNNING, gen, null);
       // A task without an end (a service) runs until it is killed or its host goes away.
       const endAt = runAt + outcome.durationMs;
       if (Number.isFinite(endAt)) {
-        if (outcome.exitCode === 0) this.#push(endAt, task, "TASK_FINISHED", 0, FINISHED);
-        else this.#push(endAt, task, "TASK_FAILED", 0, failed(outcome.exitCode));
+        if (outcome.exitCode === 0) this.#push(endAt, slot, FINISHED, gen, FINISHED_EXTRA);
+        else this.#push(endAt, slot, FAILED, gen, failed(outcome.exitCode));
       }
-      if (spec.healthCheck) this.#checkHealth(task, spec.healthCheck, runAt);
+      if (spec.healthCheck) this.#checkHealth(slot, gen, spec.healthCheck, runAt);
     }
   }
 
@@ -278,10 +305,10 @@ export class SimCluster implements HostBackend {
    * Health results go out batched like other statuses; the kill verdict acts at its time unless the run
    * ended or was killed before (see sim/health.ts for how a check's result is modelled).
    */
-  #checkHealth(task: SimTask, check: HealthCheckSpec, runningAtMs: number): void {
+  #checkHealth(slot: number, gen: number, check: HealthCheckSpec, runningAtMs: number): void {
     const plan = planHealth(check, runningAtMs);
     for (const r of plan.reports) {
-      this.#push(r.atMs, task, "TASK_RUNNING", 0, {
+      this.#push(r.atMs, slot, RUNNING, gen, {
         reason: HEALTH_CHECK_REASON,
         message: r.message,
         healthy: r.healthy,
@@ -292,9 +319,11 @@ export class SimCluster implements HostBackend {
     this.queue.schedule(kill.atMs, () => {
       // Statuses due at this instant (the run starting, the check's report) come before the verdict.
       if (this.#pending.peekTime() <= this.queue.now) this.#flush();
-      if (task.generation !== 0 || isTerminal(task.state)) return;
-      task.generation++;
-      this.#push(kill.atMs + this.options.killDelayMs, task, "TASK_KILLED", task.generation, {
+      // A kill or the run's end (which frees its slot) moved the generation on.
+      const tasks = this.#tasks;
+      if (tasks.generation[slot] !== gen) return;
+      const killed = ++tasks.generation[slot];
+      this.#push(kill.atMs + this.options.killDelayMs, slot, KILLED, killed, {
         reason: HEALTH_CHECK_REASON,
         message: kill.message,
         healthy: false,
@@ -305,34 +334,40 @@ export class SimCluster implements HostBackend {
   kill(tasks: { taskId: string; agentId: string; gracePeriodMs: number }[]): void {
     const at = this.queue.now + this.options.killDelayMs;
     for (const k of tasks) {
-      const task = this.#findTask(k.taskId, k.agentId);
-      if (!task) {
-        this.#push(this.queue.now, null, "TASK_LOST", 0, {
+      const slot = this.#findTask(k.taskId, k.agentId);
+      if (slot === NO_TASK) {
+        this.#push(this.queue.now, NO_TASK, LOST, 0, {
           reason: "REASON_RECONCILIATION",
           message: "Task unknown",
           taskId: k.taskId,
         });
         continue;
       }
-      task.generation++;
-      this.#push(at, task, "TASK_KILLED", task.generation, KILLED);
+      this.#push(at, slot, KILLED, ++this.#tasks.generation[slot], KILLED_EXTRA);
     }
   }
 
   reconcile(taskIds?: string[]): void {
     const now = this.queue.now;
-    const all = taskIds ? undefined : [...this.#allTasks()];
-    for (const id of taskIds ?? all!.map((t) => t.taskId)) {
-      const t = taskIds ? this.#findTask(id) : all!.find((x) => x.taskId === id);
-      if (t) {
+    const tasks = this.#tasks;
+    let slots: number[];
+    if (taskIds) slots = taskIds.map((id) => this.#findTask(id));
+    else {
+      // Each live task by its id; were an id on two hosts, both answers would be the first one's.
+      const all = this.#hostList.flatMap((h) => this.#tasksOn(h));
+      slots = all.map((t) => tasks.find(tasks.taskId[t], ANY_HOST));
+    }
+    for (let i = 0; i < slots.length; i++) {
+      const t = slots[i];
+      if (t !== NO_TASK) {
         const extra: StatusExtra = { reason: "REASON_RECONCILIATION" };
-        if (t.healthy !== undefined) extra.healthy = t.healthy;
-        this.#push(now, t, t.state, t.generation, extra);
+        if (tasks.healthy[t] !== HEALTH_UNKNOWN) extra.healthy = tasks.healthy[t] === 1;
+        this.#push(now, t, tasks.state[t], tasks.generation[t], extra);
       } else {
-        this.#push(now, null, "TASK_LOST", 0, {
+        this.#push(now, NO_TASK, LOST, 0, {
           reason: "REASON_RECONCILIATION",
           message: "Task unknown",
-          taskId: id,
+          taskId: taskIds![i],
         });
       }
     }
@@ -349,13 +384,11 @@ export class SimCluster implements HostBackend {
       const h = this.#hostByName.get(name);
       if (!h || !h.up) continue;
       h.up = false;
-      for (const t of h.tasks.values()) {
-        t.generation++;
-        t.state = "TASK_LOST";
-        this.#release(t);
+      for (const slot of this.#tasksOn(h)) {
+        this.#release(slot);
+        this.#tasks.remove(slot);
         this.#taskCount--;
       }
-      h.tasks.clear();
       events.push({ kind: "host-lost", hostname: name, agentId: h.info.agentId, reason });
     }
     this.#send(events);
@@ -376,12 +409,15 @@ export class SimCluster implements HostBackend {
   /** Tasks of a usage group change how much cpu they use (a traffic spike or a quiet night). */
   setUsageLevel(group: UsageGroup, level: number): void {
     group.level = level;
-    for (const t of this.#allTasks()) {
-      if (t.usageGroup !== group || !t.accounted || t.revocable || !t.host) continue;
-      t.host.usedCpu -= t.usedCpu;
-      t.usedCpu = usedCpu(t);
-      t.host.usedCpu += t.usedCpu;
-      this.#slackChanged.add(t.host);
+    const tasks = this.#tasks;
+    for (const h of this.#hostList) {
+      for (let t = tasks.first(h.index); t !== NO_TASK; t = tasks.next[t]) {
+        if (tasks.usageGroup[t] !== group || !tasks.accounted[t] || tasks.revocable[t]) continue;
+        this.#usedCpu[h.index] -= tasks.usedCpu[t];
+        tasks.usedCpu[t] = this.#modelledCpu(t);
+        this.#usedCpu[h.index] += tasks.usedCpu[t];
+        this.#slackChanged.add(h);
+      }
     }
   }
 
@@ -393,17 +429,17 @@ export class SimCluster implements HostBackend {
   estimateSlack(): void {
     const events: BackendEvent[] = [];
     const at = this.queue.now + this.options.killDelayMs;
+    const tasks = this.#tasks;
     for (const h of this.#slackChanged) {
       if (!h.up) continue;
-      const slack = h.slackCpu;
-      if (h.revocableCpu > slack) {
-        const revocable = [...h.tasks.values()].filter((t) => t.revocable && t.accounted);
-        for (let i = revocable.length - 1; i >= 0 && h.revocableCpu > slack; i--) {
+      const slack = this.#slackCpu(h.index);
+      if (this.#revocableCpu[h.index] > slack) {
+        const revocable = this.#tasksOn(h).filter((t) => tasks.revocable[t] && tasks.accounted[t]);
+        for (let i = revocable.length - 1; i >= 0 && this.#revocableCpu[h.index] > slack; i--) {
           const t = revocable[i];
           this.#release(t);
-          t.generation++;
           this.slackKills++;
-          this.#push(at, t, "TASK_KILLED", t.generation, SLACK_KILLED);
+          this.#push(at, t, KILLED, ++tasks.generation[t], SLACK_KILLED_EXTRA);
         }
       }
       if (slack !== h.reportedSlackCpu) {
@@ -419,28 +455,41 @@ export class SimCluster implements HostBackend {
     this.#send(events);
   }
 
-  #account(h: SimHost, t: SimTask): void {
-    t.accounted = true;
-    if (t.revocable) h.revocableCpu += t.resources.cpuMilli;
+  #account(h: SimHost, t: number): void {
+    const tasks = this.#tasks;
+    const cpu = tasks.resources[t]!.cpuMilli;
+    tasks.accounted[t] = 1;
+    if (tasks.revocable[t]) this.#revocableCpu[h.index] += cpu;
     else {
-      t.usedCpu = usedCpu(t);
-      h.allocCpu += t.resources.cpuMilli;
-      h.usedCpu += t.usedCpu;
-      if (t.usedCpu !== t.resources.cpuMilli) this.#slackChanged.add(h);
+      const used = tasks.usedCpu[t] = this.#modelledCpu(t);
+      this.#allocCpu[h.index] += cpu;
+      this.#usedCpu[h.index] += used;
+      if (used !== cpu) this.#slackChanged.add(h);
     }
   }
 
   /** Takes a task out of its host's accounting; safe to call twice. */
-  #release(t: SimTask): void {
-    if (!t.accounted) return;
-    t.accounted = false;
-    const h = t.host!;
-    if (t.revocable) h.revocableCpu -= t.resources.cpuMilli;
+  #release(t: number): void {
+    const tasks = this.#tasks;
+    if (!tasks.accounted[t]) return;
+    tasks.accounted[t] = 0;
+    const h = tasks.host[t];
+    const cpu = tasks.resources[t]!.cpuMilli;
+    if (tasks.revocable[t]) this.#revocableCpu[h] -= cpu;
     else {
-      h.allocCpu -= t.resources.cpuMilli;
-      h.usedCpu -= t.usedCpu;
-      if (t.usedCpu !== t.resources.cpuMilli) this.#slackChanged.add(h);
+      this.#allocCpu[h] -= cpu;
+      this.#usedCpu[h] -= tasks.usedCpu[t];
+      if (tasks.usedCpu[t] !== cpu) this.#slackChanged.add(this.#hostList[h]);
     }
+  }
+
+  /** The cpu a task uses now: its fraction of its limit, times its group's level, at most the limit. */
+  #modelledCpu(t: number): number {
+    const tasks = this.#tasks;
+    const group = tasks.usageGroup[t];
+    const level = group ? group.level : 1;
+    const cpu = tasks.resources[t]!.cpuMilli;
+    return Math.min(cpu, Math.round(cpu * tasks.usageFraction[t] * level));
   }
 
   #send(events: BackendEvent[]): void {
@@ -448,17 +497,11 @@ export class SimCluster implements HostBackend {
     if (sink && events.length) this.queue.schedule(this.queue.now, () => sink(events));
   }
 
-  /** Queues a status; a status tied to a task run only applies if that run was not superseded. */
-  #push(
-    time: number,
-    task: SimTask | null,
-    state: MesosTaskState,
-    generation: number,
-    extra: StatusExtra | null,
-  ) {
+  /** Queues a status; a status tied to a task slot only applies while the slot's generation is unchanged. */
+  #push(time: number, slot: number, state: number, generation: number, extra: StatusExtra | null) {
     const batch = this.options.statusBatchMs ?? 0;
     const at = batch > 0 ? Math.ceil(time / batch) * batch : time;
-    this.#pending.push(at, task, state, generation, extra);
+    this.#pending.push(at, slot, state, generation, extra);
     if (at < this.#armedAt) {
       this.#armedAt = at;
       this.queue.schedule(at, this.#flushFn);
@@ -470,15 +513,18 @@ export class SimCluster implements HostBackend {
     const now = this.queue.now;
     if (this.#armedAt <= now) this.#armedAt = Infinity;
     const events: BackendEvent[] = [];
-    for (let p = this.#pending.popDue(now); p; p = this.#pending.popDue(now)) {
-      const t = p.task, x = p.extra;
-      if (t && (p.generation !== t.generation || isTerminal(t.state))) continue;
+    const pending = this.#pending, tasks = this.#tasks;
+    while (pending.popDue(now)) {
+      const t = pending.task, x = pending.extra, state = pending.state;
+      // A kill, a lost host or the run's end moved the slot's generation on: the status is stale.
+      if (t !== NO_TASK && pending.generation !== tasks.generation[t]) continue;
+      const h = t !== NO_TASK ? tasks.host[t] : -1;
       // Every field present (and the host manager's `pelotonState`), so all statuses share one shape.
       const status: TaskStatus = {
-        taskId: t ? t.taskId : x!.taskId!,
-        state: p.state,
-        hostname: t ? t.host.info.hostname : "",
-        agentId: t ? t.host.info.agentId : "",
+        taskId: h >= 0 ? tasks.taskId[t] : x!.taskId!,
+        state: STATE_NAMES[state],
+        hostname: h >= 0 ? this.#hostnames[h] : "",
+        agentId: h >= 0 ? this.#agentIds[h] : "",
         timeMs: now,
         reason: x?.reason,
         message: x?.message,
@@ -486,32 +532,22 @@ export class SimCluster implements HostBackend {
         healthy: x?.healthy,
         pelotonState: undefined,
       } as TaskStatus;
-      if (t) {
-        t.state = p.state;
-        if (x?.healthy !== undefined) t.healthy = x.healthy;
-        if (isTerminal(p.state)) {
+      if (h >= 0) {
+        tasks.state[t] = state;
+        if (x?.healthy !== undefined) tasks.healthy[t] = x.healthy ? 1 : 0;
+        if (isTerminalCode(state)) {
           this.#release(t);
-          t.host!.tasks.delete(t.taskId);
+          tasks.remove(t);
           this.#taskCount--;
         }
       }
       events.push({ kind: "task-status", status });
     }
-    const next = this.#pending.peekTime();
+    const next = pending.peekTime();
     if (next < this.#armedAt) {
       this.#armedAt = next;
       this.queue.schedule(next, this.#flushFn);
     }
     if (events.length) this.#sink?.(events);
   }
-}
-
-function usedCpu(t: SimTask): number {
-  const level = t.usageGroup ? t.usageGroup.level : 1;
-  return Math.min(t.resources.cpuMilli, Math.round(t.resources.cpuMilli * t.usageFraction * level));
-}
-
-function isTerminal(s: MesosTaskState): boolean {
-  return s === "TASK_FINISHED" || s === "TASK_FAILED" || s === "TASK_KILLED" || s === "TASK_LOST" ||
-    s === "TASK_ERROR";
 }

@@ -1,10 +1,13 @@
-/** The simulator's event queue: a binary heap ordered by (time, sequence), so ties run first-in first-out. */
+/** The simulator's event queue, ordered by (time, sequence), so ties run first-in first-out. */
 import type { Message } from "../core/messages.ts";
 import type { Receiver } from "../core/ports/transport.ts";
+import { popNumber, pushNumber } from "./number_heap.ts";
 
 /** One scheduled event: a message delivery or a timer callback. All fields present keeps V8 shapes stable. */
 export class SimEvent {
   cancelled = false;
+  /** The next event due at the same time. */
+  next: SimEvent | null = null;
   constructor(
     public time: number,
     public seq: number,
@@ -14,8 +17,27 @@ export class SimEvent {
   ) {}
 }
 
+/** Events due at one time, in the order they were scheduled. */
+class TimeList {
+  head: SimEvent | null = null;
+  tail: SimEvent | null = null;
+}
+
+/**
+ * One first-in first-out list per time, and the times in a min-heap. Events come in sequence order, so
+ * each list is in sequence order and the earliest time's first event is always the next by (time,
+ * sequence). Most events are message deliveries one latency ahead or callbacks at the current time:
+ * a handful of distinct times, so scheduling and running an event is O(1).
+ */
 export class EventQueue {
-  #heap: SimEvent[] = [];
+  readonly #byTime = new Map<number, TimeList>();
+  /** Times of `#byTime`, as a min-heap. */
+  readonly #times: number[] = [];
+  /** The list an event went to last (NaN: none), as events come in runs of one time. */
+  #lastTime = NaN;
+  #lastList = new TimeList();
+  readonly #spare: TimeList[] = [];
+  #size = 0;
   #seq = 0;
   now = 0;
   /** Events run so far, for progress and events/s. */
@@ -24,12 +46,12 @@ export class EventQueue {
   delivered = 0;
 
   get size(): number {
-    return this.#heap.length;
+    return this.#size;
   }
 
   /** Time of the next event, or Infinity. */
   peekTime(): number {
-    return this.#heap.length ? this.#heap[0].time : Infinity;
+    return this.#times.length ? this.#times[0] : Infinity;
   }
 
   /**
@@ -46,8 +68,8 @@ export class EventQueue {
 
   /** Runs events up to and including `until`; returns false if it stopped because the queue emptied. */
   runUntil(until: number, stop?: () => boolean): boolean {
-    const heap = this.#heap;
-    while (heap.length && heap[0].time <= until) {
+    const times = this.#times;
+    while (times.length && times[0] <= until) {
       const ev = this.#pop();
       if (ev.cancelled) continue;
       this.now = ev.time;
@@ -60,46 +82,46 @@ export class EventQueue {
       if (stop && stop()) return true;
     }
     if (until !== Infinity && this.now < until) this.now = until;
-    return heap.length > 0;
+    return this.#size > 0;
   }
 
   #push(ev: SimEvent): SimEvent {
-    if (ev.time < this.now) throw new Error(`event scheduled in the past: ${ev.time} < ${this.now}`);
-    const heap = this.#heap;
-    heap.push(ev);
-    let i = heap.length - 1;
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if (before(heap[p], ev)) break;
-      heap[i] = heap[p];
-      i = p;
+    const time = ev.time;
+    if (time < this.now) throw new Error(`event scheduled in the past: ${time} < ${this.now}`);
+    let list = this.#lastList;
+    if (time !== this.#lastTime) {
+      const found = this.#byTime.get(time);
+      if (found) list = found;
+      else {
+        list = this.#spare.pop() ?? new TimeList();
+        this.#byTime.set(time, list);
+        pushNumber(this.#times, time);
+      }
+      this.#lastTime = time;
+      this.#lastList = list;
     }
-    heap[i] = ev;
+    if (list.tail) list.tail.next = ev;
+    else list.head = ev;
+    list.tail = ev;
+    this.#size++;
     return ev;
   }
 
+  /** Takes the first event of the earliest time (there is one). */
   #pop(): SimEvent {
-    const heap = this.#heap;
-    const top = heap[0];
-    const last = heap.pop()!;
-    if (heap.length) {
-      let i = 0;
-      const n = heap.length;
-      for (;;) {
-        const l = 2 * i + 1;
-        if (l >= n) break;
-        const r = l + 1;
-        const c = r < n && before(heap[r], heap[l]) ? r : l;
-        if (before(last, heap[c])) break;
-        heap[i] = heap[c];
-        i = c;
-      }
-      heap[i] = last;
+    const time = this.#times[0];
+    const list = time === this.#lastTime ? this.#lastList : this.#byTime.get(time)!;
+    const ev = list.head!;
+    list.head = ev.next;
+    ev.next = null;
+    if (!list.head) {
+      list.tail = null;
+      this.#byTime.delete(time);
+      popNumber(this.#times);
+      this.#spare.push(list);
+      if (time === this.#lastTime) this.#lastTime = NaN;
     }
-    return top;
+    this.#size--;
+    return ev;
   }
-}
-
-function before(a: SimEvent, b: SimEvent): boolean {
-  return a.time < b.time || (a.time === b.time && a.seq < b.seq);
 }

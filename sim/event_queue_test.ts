@@ -53,3 +53,24 @@ Deno.test("runUntil stops at the horizon and leaves later events queued", () => 
   assert.deepEqual(seen, [10]);
   assert.throws(() => q.schedule(5, () => {}), /in the past/);
 });
+
+Deno.test("an event scheduled for the current time runs after those already due then, before later ones", () => {
+  const q = new EventQueue();
+  const seen: string[] = [];
+  q.schedule(2, () => {
+    seen.push("a");
+    q.schedule(2, () => seen.push("c"));
+    q.schedule(3, () => seen.push("e"));
+  });
+  q.schedule(2, () => seen.push("b"));
+  q.schedule(3, () => seen.push("d")).cancelled = true;
+  q.schedule(3, () => seen.push("d2"));
+  assert.equal(q.size, 4);
+  assert.equal(q.peekTime(), 2);
+  q.runUntil(2);
+  assert.deepEqual(seen, ["a", "b", "c"]);
+  assert.equal(q.peekTime(), 3);
+  q.runUntil(Infinity);
+  assert.deepEqual(seen, ["a", "b", "c", "d2", "e"]);
+  assert.equal(q.size, 0);
+});

@@ -119,7 +119,10 @@ export class MemoryStore implements Store {
   readonly #adopt: boolean;
   readonly #archive: boolean;
   readonly #jobs = new Map<string, JobRecord>();
-  readonly #tasks = new Map<string, Map<number, TaskRecord>>();
+  readonly #tasks = new Map<string, JobTasks>();
+  /** `#tasks` of recently written jobs, by `cacheSlot` of the job id. */
+  readonly #cachedJobIds: (string | undefined)[] = new Array(JOB_CACHE_SIZE).fill(undefined);
+  readonly #cachedJobTasks: (JobTasks | undefined)[] = new Array(JOB_CACHE_SIZE).fill(undefined);
   readonly #events = new Map<string, Map<number, TaskEventRecord[]>>();
   readonly #respools = new Map<string, RespoolRecord>();
   readonly #respoolIdByPath = new Map<string, string>();
@@ -144,11 +147,10 @@ export class MemoryStore implements Store {
   write(batch: StoreWrite[], done?: (err?: Error) => void): void {
     let err: Error | undefined;
     if (this.#closed) err = new Error("Cannot write to the store: it is closed");
-    else if (isPlain(batch)) err = this.#applyPlain(batch);
-    else {
+    else if ((err = this.#applyPlain(batch)) === NOT_PLAIN) {
       err = findStaleWrite(batch, {
         job: (id) => this.#jobs.get(id)?.runtime.version,
-        task: (id, i) => this.#tasks.get(id)?.get(i)?.version,
+        task: (id, i) => this.#tasks.get(id)?.record(i)?.version,
         update: (id) => this.#updates.get(id),
       }) ?? this.#findPathClash(batch);
       // Checking the whole batch before touching anything is what makes it atomic here.
@@ -170,6 +172,7 @@ export class MemoryStore implements Store {
    * Jobs, tasks, configs, events and volumes only (what the job manager writes as tasks move): applied in
    * one pass, each write checked against what the store holds by then, and undone if one is stale. The
    * same rule as `findStaleWrite` without a map per batch (the simulator writes tens of thousands a second).
+   * A batch with other kinds of writes is undone too, and NOT_PLAIN returned: it takes the general path.
    */
   #applyPlain(batch: readonly StoreWrite[]): Error | undefined {
     const undo = this.#undo;
@@ -178,22 +181,25 @@ export class MemoryStore implements Store {
     for (const w of batch) {
       if (w.kind === "task.put") {
         const { jobId, instanceId, version } = w.task;
-        let tasks = this.#tasks.get(jobId);
-        if (!tasks) this.#tasks.set(jobId, tasks = new Map());
-        const before = tasks.get(instanceId);
-        if (before && version <= before.version) {
-          err = new StaleWriteError("task", `${jobId}/${instanceId}`, before.version, version);
+        const tasks = this.#jobTasks(jobId);
+        const stored = tasks.version(instanceId);
+        if (stored !== undefined && version <= stored) {
+          err = new StaleWriteError("task", `${jobId}/${instanceId}`, stored, version);
           break;
         }
-        undo.push(tasks, instanceId, before);
-        tasks.set(instanceId, this.#adopt ? w.task : copyTask(w.task));
+        undo.push(tasks, instanceId, tasks.record(instanceId));
+        tasks.put(instanceId, this.#adopt ? w.task : copyTask(w.task));
       } else if (w.kind === "job.put") {
-        const before = this.#jobs.get(w.job.jobId);
+        const jobId = w.job.jobId, before = this.#jobs.get(jobId);
         if (before && w.job.runtime.version <= before.runtime.version) {
-          err = new StaleWriteError("job", w.job.jobId, before.runtime.version, w.job.runtime.version);
+          err = new StaleWriteError("job", jobId, before.runtime.version, w.job.runtime.version);
           break;
         }
-        undo.push(this.#jobs, w.job.jobId, before);
+        undo.push(this.#jobs, jobId, before);
+        // A finished job's tasks and events are archived with it, and come back if the batch is undone.
+        if (this.#archive && isTerminalJobState(w.job.runtime.state)) {
+          undo.push(this.#tasks, jobId, this.#tasks.get(jobId), this.#events, jobId, this.#events.get(jobId));
+        }
         this.#apply(w);
       } else if (w.kind === "volume.put") {
         undo.push(this.#volumes, w.volume.volumeId, this.#volumes.get(w.volume.volumeId));
@@ -205,6 +211,9 @@ export class MemoryStore implements Store {
       } else if (w.kind === "task.event") {
         if (this.#keepEvents) undo.push(EVENT, w.event, undefined);
         this.#apply(w);
+      } else {
+        err = NOT_PLAIN;
+        break;
       }
     }
     if (err) {
@@ -213,8 +222,12 @@ export class MemoryStore implements Store {
         if (where === EVENT) {
           const e = key as TaskEventRecord;
           this.#events.get(e.jobId)?.get(e.instanceId)?.pop();
-        } else if (before === undefined) (where as Map<unknown, unknown>).delete(key);
-        else (where as Map<unknown, unknown>).set(key, before);
+        } else if (where instanceof JobTasks) where.put(key as number, before as TaskRecord | undefined);
+        else {
+          if (where === this.#tasks) this.#forgetJobTasks(key as string);
+          if (before === undefined) (where as Map<unknown, unknown>).delete(key);
+          else (where as Map<unknown, unknown>).set(key, before);
+        }
       }
     }
     undo.length = 0;
@@ -243,12 +256,13 @@ export class MemoryStore implements Store {
   }
 
   getTasks(jobId: string): Promise<TaskRecord[]> {
-    const tasks = [...(this.#tasks.get(jobId)?.values() ?? [])].sort((a, b) => a.instanceId - b.instanceId);
-    return Promise.resolve(tasks.map(copyTask));
+    const out: TaskRecord[] = [];
+    this.#tasks.get(jobId)?.each((t) => out.push(copyTask(t)));
+    return Promise.resolve(out);
   }
 
   getTask(jobId: string, instanceId: number): Promise<TaskRecord | undefined> {
-    const task = this.#tasks.get(jobId)?.get(instanceId);
+    const task = this.#tasks.get(jobId)?.record(instanceId);
     return Promise.resolve(task && copyTask(task));
   }
 
@@ -311,13 +325,13 @@ export class MemoryStore implements Store {
       case "job.put":
         this.#jobs.set(w.job.jobId, this.#adopt ? w.job : structuredClone(w.job));
         if (this.#archive && isTerminalJobState(w.job.runtime.state)) {
-          this.#tasks.delete(w.job.jobId);
+          this.#dropTasks(w.job.jobId);
           this.#events.delete(w.job.jobId);
         }
         break;
       case "job.delete":
         this.#jobs.delete(w.jobId);
-        this.#tasks.delete(w.jobId);
+        this.#dropTasks(w.jobId);
         this.#events.delete(w.jobId);
         this.#configs.delete(w.jobId);
         for (const [id, u] of [...this.#updates]) if (u.jobId === w.jobId) this.#updates.delete(id);
@@ -333,7 +347,7 @@ export class MemoryStore implements Store {
         break;
       }
       case "task.delete":
-        this.#tasks.get(w.jobId)?.delete(w.instanceId);
+        this.#deleteTask(w.jobId, w.instanceId);
         break;
       case "update.put":
         this.#updates.set(w.update.updateId, this.#adopt ? w.update : structuredClone(w.update));
@@ -345,10 +359,7 @@ export class MemoryStore implements Store {
         this.#volumes.delete(w.volumeId);
         break;
       case "task.put": {
-        const { jobId, instanceId } = w.task;
-        let tasks = this.#tasks.get(jobId);
-        if (!tasks) this.#tasks.set(jobId, tasks = new Map());
-        tasks.set(instanceId, this.#adopt ? w.task : copyTask(w.task));
+        this.#jobTasks(w.task.jobId).put(w.task.instanceId, this.#adopt ? w.task : copyTask(w.task));
         break;
       }
       case "task.event": {
@@ -375,6 +386,32 @@ export class MemoryStore implements Store {
         break;
       }
     }
+  }
+
+  /** A job's tasks, made if it has none; found through a small cache first (a batch touches few jobs). */
+  #jobTasks(jobId: string): JobTasks {
+    const at = cacheSlot(jobId);
+    if (this.#cachedJobIds[at] === jobId) return this.#cachedJobTasks[at]!;
+    let tasks = this.#tasks.get(jobId);
+    if (!tasks) this.#tasks.set(jobId, tasks = new JobTasks());
+    this.#cachedJobIds[at] = jobId;
+    this.#cachedJobTasks[at] = tasks;
+    return tasks;
+  }
+
+  #forgetJobTasks(jobId: string): void {
+    const at = cacheSlot(jobId);
+    if (this.#cachedJobIds[at] === jobId) this.#cachedJobIds[at] = this.#cachedJobTasks[at] = undefined;
+  }
+
+  #dropTasks(jobId: string): void {
+    this.#tasks.delete(jobId);
+    this.#forgetJobTasks(jobId);
+  }
+
+  #deleteTask(jobId: string, instanceId: number): void {
+    const tasks = this.#tasks.get(jobId);
+    if (tasks?.record(instanceId)) tasks.put(instanceId, undefined);
   }
 
   /** Pool paths are unique, as the SQL stores' unique index makes them; checked with the batch's own moves. */
@@ -409,18 +446,48 @@ export class MemoryStore implements Store {
   }
 }
 
-/** Batches of these kinds only take the one-pass path. */
-function isPlain(batch: readonly StoreWrite[]): boolean {
-  for (const w of batch) {
-    const k = w.kind;
-    if (
-      k !== "task.put" && k !== "job.put" && k !== "task.event" && k !== "job.config" && k !== "volume.put"
-    ) {
-      return false;
-    }
+/**
+ * A job's tasks by instance id (Peloton's instance ids are dense from 0), with holes or undefined where it
+ * has none: an array costs a fraction of a Map per task, and lists in instance order without sorting.
+ * Each record's version sits beside it, so checking a put reads one place and not the stored record.
+ */
+class JobTasks {
+  /** Record of instance i at 2i, its version at 2i + 1. */
+  readonly #entries: (TaskRecord | number | undefined)[] = [];
+
+  record(instanceId: number): TaskRecord | undefined {
+    return this.#entries[2 * instanceId] as TaskRecord | undefined;
   }
-  return true;
+
+  version(instanceId: number): number | undefined {
+    return this.#entries[2 * instanceId + 1] as number | undefined;
+  }
+
+  put(instanceId: number, task: TaskRecord | undefined): void {
+    this.#entries[2 * instanceId] = task;
+    this.#entries[2 * instanceId + 1] = task?.version;
+  }
+
+  /** Calls `fn` with each record in instance order. */
+  each(fn: (task: TaskRecord) => void): void {
+    const entries = this.#entries;
+    for (let i = 0; i < entries.length; i += 2) if (entries[i]) fn(entries[i] as TaskRecord);
+  }
 }
+
+const JOB_CACHE_SIZE = 1024;
+
+/** Where a job id sits in the job cache: a few of its characters (job ids are UUIDs, random at both ends). */
+function cacheSlot(jobId: string): number {
+  const n = jobId.length;
+  const h = ((jobId.charCodeAt(0) * 31 + jobId.charCodeAt(1)) * 31 + jobId.charCodeAt(n - 1)) * 31 +
+    jobId.charCodeAt(n - 2) + n;
+  // Characters past the end are NaN, and NaN & x is 0.
+  return h & (JOB_CACHE_SIZE - 1);
+}
+
+/** What `#applyPlain` returns for a batch it cannot take. */
+const NOT_PLAIN = new Error("not a plain batch");
 
 /** Marks an undo entry as a task event appended to its instance's list. */
 const EVENT = Symbol("event");

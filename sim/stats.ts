@@ -117,6 +117,9 @@ export class SimStats {
   /** Failed placement attempts by reason headline, over the whole run. */
   readonly placementFailures = new Map<string, number>();
   readonly #jobs = new Map<string, JobTrack>();
+  /** The job `#mark` found last. */
+  #lastJobId: string | undefined = undefined;
+  #lastJob: JobTrack | undefined = undefined;
   #intervalDelays: number[] = [];
   readonly #intervalFailures = new Map<string, number>();
   #lastLaunched = 0;
@@ -129,6 +132,7 @@ export class SimStats {
     this.jobsSubmitted++;
     this.tasks.submitted += instances;
     const measured = nowMs >= this.options.warmupMs;
+    if (jobId === this.#lastJobId) this.#lastJobId = this.#lastJob = undefined;
     this.#jobs.set(jobId, {
       workload,
       submitMs: nowMs,
@@ -193,10 +197,18 @@ export class SimStats {
 
   /** Records an instance's first launch (bit 1) or first run (bit 2; its queue delay). */
   #mark(taskId: string, bit: number, nowMs: number): void {
-    const id = parseMesosTaskId(taskId);
-    const j = id && this.#jobs.get(id.jobId);
+    // Statuses come in runs of one job's tasks: a task of the last job found is parsed without a lookup.
+    let i = this.#lastJobId === undefined ? -1 : instanceOf(taskId, this.#lastJobId);
+    let j = this.#lastJob;
+    if (i < 0) {
+      const id = parseMesosTaskId(taskId);
+      j = id && this.#jobs.get(id.jobId);
+      if (!j) return;
+      i = id!.instanceId;
+      this.#lastJobId = id!.jobId;
+      this.#lastJob = j;
+    }
     if (!j) return;
-    const i = id.instanceId;
     if (i >= j.flags.length) {
       const grown = new Uint8Array(Math.max(i + 1, j.flags.length * 2, 8));
       grown.set(j.flags);
@@ -312,6 +324,27 @@ export class SimStats {
       demandMemMb: zeros(),
     };
   }
+}
+
+/**
+ * The instance id of a Mesos task id `<jobId>-<instanceId>-<runId>` of the given job, or -1 when it is
+ * not one of that job's (what `parseMesosTaskId` would say, without making its object and job id string).
+ */
+function instanceOf(taskId: string, jobId: string): number {
+  const at = jobId.length;
+  if (taskId.charCodeAt(at) !== 45 || !taskId.startsWith(jobId)) return -1;
+  let instance = 0, digits = 0, i = at + 1;
+  for (; i < taskId.length; i++, digits++) {
+    const c = taskId.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) break;
+    instance = instance * 10 + c;
+  }
+  if (digits === 0 || taskId.charCodeAt(i) !== 45 || i + 1 === taskId.length) return -1;
+  for (i++; i < taskId.length; i++) {
+    const c = taskId.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return -1;
+  }
+  return instance;
 }
 
 /** "no host with 4 free GPUs: insufficient gpu on ..." → "no host with 4 free GPUs". */

@@ -1,5 +1,5 @@
-/** Task statuses the simulated cluster has yet to send, in a min-heap ordered by (time, sequence). */
-import type { MesosTaskState } from "../core/model/states.ts";
+/** Task statuses the simulated cluster has yet to send, ordered by (time, sequence), in typed columns. */
+import { popNumber, pushNumber } from "./number_heap.ts";
 
 /** Fields a status carries beyond its task and state (health results, kills, unknown tasks). */
 export interface StatusExtra {
@@ -7,40 +7,62 @@ export interface StatusExtra {
   message?: string;
   exitCode?: number;
   healthy?: boolean;
-  /** For tasks the cluster does not know (no task object): the id to report on. */
+  /** For tasks the cluster does not know (no task slot): the id to report on. */
   taskId?: string;
 }
 
-/**
- * One status due at `time`. A status tied to a task run applies only while the run's generation is
- * unchanged (a kill or a lost host bumps it). One small object per status: with a million tasks
- * running, each holds one of these for its end.
- */
-export class PendingStatus<T> {
-  constructor(
-    public time: number,
-    public seq: number,
-    public task: T | null,
-    public state: MesosTaskState,
-    public generation: number,
-    public extra: StatusExtra | null,
-  ) {}
+/** Statuses in push order, as a list threaded through the `next` column. */
+class Bucket {
+  head = NONE;
+  tail = NONE;
 }
 
+const NONE = -1;
+
 /**
- * Statuses due before `#horizon` are in the heap; later ones wait in per-second buckets and join the
- * heap when their second comes. The heap stays small (a few seconds of statuses) even with a million
- * task ends pending, which keeps its sift-downs in cache.
+ * Pending statuses in two tiers of first-in first-out lists. Statuses due before `#horizon` sit in one
+ * list per exact time, the times in a small min-heap; later ones wait in one list per second and move
+ * to their times' lists when their second comes. Pushes come in sequence order, so each list is in
+ * sequence order and the earliest time's first status is always the next by (time, sequence): a push or
+ * pop is O(1) apart from the heap of distinct times, which status batching keeps to a handful.
+ *
+ * A status is a row of typed columns (time, task slot, state code, generation) rather than an object:
+ * rows are reused, so a million pending task ends cost the collector nothing. A status tied to a task
+ * slot applies only while the slot's generation is unchanged. `popDue` leaves the status it took in
+ * `task`, `state`, `generation` and `extra`.
  */
-export class StatusHeap<T> {
-  #heap: PendingStatus<T>[] = [];
-  #seq = 0;
-  /** Every status in the heap is due before this time; every bucketed one at or after it. */
+export class StatusHeap {
+  #time = new Float64Array(1024);
+  #task = new Int32Array(1024);
+  #state = new Uint8Array(1024);
+  #gen = new Int32Array(1024);
+  /** The next row of the same list. */
+  #next = new Int32Array(1024);
+  /** Mostly null: reasons and messages of health results, kills and failures. */
+  #extra: (StatusExtra | null)[] = [];
+  /** Rows never used yet start at `#rows`; freed ones wait in `#free`. */
+  #rows = 0;
+  #free = new Int32Array(1024);
+  #freeCount = 0;
+  /** Every status in `#byTime` is due before this time; every one in `#bySecond` at or after it. */
   #horizon = 0;
-  readonly #buckets = new Map<number, PendingStatus<T>[]>();
-  /** Bucket seconds, as a min-heap. */
+  readonly #byTime = new Map<number, Bucket>();
+  /** Times of `#byTime`, as a min-heap. */
+  readonly #times: number[] = [];
+  readonly #bySecond = new Map<number, Bucket>();
+  /** Seconds of `#bySecond`, as a min-heap. */
   readonly #seconds: number[] = [];
+  /** The list a push went to last, as pushes come in runs of one time (NaN: none). */
+  #lastTime = NaN;
+  #lastList = new Bucket();
+  readonly #spare: Bucket[] = [];
   #size = 0;
+
+  /** The status `popDue` took last. */
+  task = NONE;
+  state = 0;
+  generation = 0;
+  extra: StatusExtra | null = null;
 
   get size(): number {
     return this.#size;
@@ -48,110 +70,117 @@ export class StatusHeap<T> {
 
   /** Time of the earliest status, or Infinity. */
   peekTime(): number {
-    if (!this.#heap.length && !this.#loadNext()) return Infinity;
-    return this.#heap[0].time;
+    if (!this.#times.length && !this.#loadNext()) return Infinity;
+    return this.#times[0];
   }
 
-  push(
-    time: number,
-    task: T | null,
-    state: MesosTaskState,
-    generation: number,
-    extra: StatusExtra | null,
-  ): void {
-    const p = new PendingStatus(time, this.#seq++, task, state, generation, extra);
+  /** Queues a status; `task` is a slot number or -1 (then `extra.taskId` names the task). */
+  push(time: number, task: number, state: number, generation: number, extra: StatusExtra | null): void {
+    const row = this.#row();
+    this.#time[row] = time;
+    this.#task[row] = task;
+    this.#state[row] = state;
+    this.#gen[row] = generation;
+    this.#extra[row] = extra;
     this.#size++;
-    if (time < this.#horizon) return this.#heapPush(p);
-    const second = Math.floor(time / 1000);
-    const bucket = this.#buckets.get(second);
-    if (bucket) bucket.push(p);
+    if (time < this.#horizon) this.#append(this.#listAt(time), row);
     else {
-      this.#buckets.set(second, [p]);
-      pushNumber(this.#seconds, second);
-    }
-  }
-
-  /** Removes and returns the earliest status if it is due by `time`. */
-  popDue(time: number): PendingStatus<T> | undefined {
-    if (!this.#heap.length && !this.#loadNext()) return undefined;
-    const heap = this.#heap;
-    if (heap[0].time > time) return undefined;
-    this.#size--;
-    const top = heap[0];
-    const last = heap.pop()!;
-    const n = heap.length;
-    if (n) {
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        if (l >= n) break;
-        const r = l + 1;
-        const c = r < n && before(heap[r], heap[l]) ? r : l;
-        if (before(last, heap[c])) break;
-        heap[i] = heap[c];
-        i = c;
+      const second = Math.floor(time / 1000);
+      let list = this.#bySecond.get(second);
+      if (!list) {
+        this.#bySecond.set(second, list = this.#newList());
+        pushNumber(this.#seconds, second);
       }
-      heap[i] = last;
+      this.#append(list, row);
     }
-    return top;
   }
 
-  /** Moves the earliest bucket into the (empty) heap; false when there is none. */
-  #loadNext(): boolean {
-    if (!this.#seconds.length) return false;
-    const second = popNumber(this.#seconds);
-    const bucket = this.#buckets.get(second)!;
-    this.#buckets.delete(second);
-    this.#horizon = (second + 1) * 1000;
-    for (const p of bucket) this.#heapPush(p);
+  /** Takes the earliest status if it is due by `time` (into `task`, `state`, ...); false if none is. */
+  popDue(time: number): boolean {
+    if (!this.#times.length && !this.#loadNext()) return false;
+    const at = this.#times[0];
+    if (at > time) return false;
+    const list = at === this.#lastTime ? this.#lastList : this.#byTime.get(at)!;
+    const row = list.head;
+    list.head = this.#next[row];
+    if (list.head === NONE) {
+      this.#byTime.delete(at);
+      popNumber(this.#times);
+      this.#spare.push(list);
+      if (at === this.#lastTime) this.#lastTime = NaN;
+    }
+    this.#size--;
+    this.task = this.#task[row];
+    this.state = this.#state[row];
+    this.generation = this.#gen[row];
+    this.extra = this.#extra[row];
+    this.#extra[row] = null;
+    if (this.#freeCount === this.#free.length) this.#free = grow(this.#free);
+    this.#free[this.#freeCount++] = row;
     return true;
   }
 
-  #heapPush(p: PendingStatus<T>): void {
-    const heap = this.#heap;
-    heap.push(p);
-    let i = heap.length - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (before(heap[parent], p)) break;
-      heap[i] = heap[parent];
-      i = parent;
+  /** The list of statuses due at `time` (before the horizon), made if there is none. */
+  #listAt(time: number): Bucket {
+    if (time === this.#lastTime) return this.#lastList;
+    let list = this.#byTime.get(time);
+    if (!list) {
+      this.#byTime.set(time, list = this.#newList());
+      pushNumber(this.#times, time);
     }
-    heap[i] = p;
+    this.#lastTime = time;
+    this.#lastList = list;
+    return list;
   }
-}
 
-function pushNumber(heap: number[], x: number): void {
-  heap.push(x);
-  let i = heap.length - 1;
-  while (i > 0) {
-    const p = (i - 1) >> 1;
-    if (heap[p] <= x) break;
-    heap[i] = heap[p];
-    i = p;
-  }
-  heap[i] = x;
-}
-
-function popNumber(heap: number[]): number {
-  const top = heap[0];
-  const last = heap.pop()!;
-  const n = heap.length;
-  if (n) {
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1;
-      if (l >= n) break;
-      const c = l + 1 < n && heap[l + 1] < heap[l] ? l + 1 : l;
-      if (last <= heap[c]) break;
-      heap[i] = heap[c];
-      i = c;
+  /** Moves the earliest second's statuses to their times' lists (none are left); false when there is none. */
+  #loadNext(): boolean {
+    if (!this.#seconds.length) return false;
+    const second = popNumber(this.#seconds);
+    const list = this.#bySecond.get(second)!;
+    this.#bySecond.delete(second);
+    this.#horizon = (second + 1) * 1000;
+    // In sequence order, and every later push comes after: each time's list stays in sequence order.
+    for (let row = list.head; row !== NONE;) {
+      const next = this.#next[row];
+      this.#append(this.#listAt(this.#time[row]), row);
+      row = next;
     }
-    heap[i] = last;
+    this.#spare.push(list);
+    return true;
   }
-  return top;
+
+  #append(list: Bucket, row: number): void {
+    this.#next[row] = NONE;
+    if (list.head === NONE) list.head = row;
+    else this.#next[list.tail] = row;
+    list.tail = row;
+  }
+
+  #newList(): Bucket {
+    const list = this.#spare.pop() ?? new Bucket();
+    list.head = list.tail = NONE;
+    return list;
+  }
+
+  #row(): number {
+    if (this.#freeCount) return this.#free[--this.#freeCount];
+    if (this.#rows === this.#time.length) {
+      this.#time = grow(this.#time);
+      this.#task = grow(this.#task);
+      this.#state = grow(this.#state);
+      this.#gen = grow(this.#gen);
+      this.#next = grow(this.#next);
+    }
+    return this.#rows++;
+  }
 }
 
-function before<T>(a: PendingStatus<T>, b: PendingStatus<T>): boolean {
-  return a.time < b.time || (a.time === b.time && a.seq < b.seq);
+type Column = Float64Array | Int32Array | Int8Array | Uint8Array;
+
+/** A column twice as long with the same contents. */
+export function grow<T extends Column>(a: T): T {
+  const b = new (a.constructor as new (n: number) => T)(a.length * 2);
+  b.set(a);
+  return b;
 }

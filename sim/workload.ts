@@ -117,15 +117,13 @@ function outcomeModel(w: Workload, group: UsageGroup, commandBased: boolean): Ou
   const { durationSec: duration, failureRate, cpuUsage } = w;
   if (commandBased && duration === undefined && failureRate === 0 && cpuUsage === undefined) return undefined;
   return (spec, prng) => {
-    const base = duration !== undefined
-      ? { durationMs: Math.round(sample(duration, prng) * 1000), exitCode: 0 }
-      : commandBased
-      ? outcomeFromCommand(spec)
-      : { durationMs: Infinity, exitCode: 0 };
+    let durationMs = Infinity, exitCode = 0;
+    if (duration !== undefined) durationMs = Math.round(sample(duration, prng) * 1000);
+    else if (commandBased) ({ durationMs, exitCode } = outcomeFromCommand(spec));
     const failed = failureRate > 0 && prng() < failureRate;
     return {
-      durationMs: base.durationMs,
-      exitCode: failed ? 1 : base.exitCode,
+      durationMs,
+      exitCode: failed ? 1 : exitCode,
       cpuUsage: cpuUsage === undefined ? 1 : sample(cpuUsage, prng),
       usageGroup: group,
     };
