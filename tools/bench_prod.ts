@@ -8,7 +8,7 @@ import { dropMysqlDatabase, parseMysqlUrl } from "../prod/store/mysql_dialect.ts
 import { startPeloton, type UpProcess } from "../prod/testing.ts";
 
 const USAGE = "usage: deno task bench-prod [--tasks N] [--store URL] [--backend minicluster|mesos] " +
-  "[--mesos-master URL] [--agents N] [--agent-cpus N] [--cpu C] [--command CMD] [--api-rps N] [-j]";
+  "[--mesos-master URL] [--agents N] [--agent-cpus N] [--cpu C] [--command CMD] [--api-rps N] [--work-dir DIR] [-j]";
 
 export interface BenchProdOptions {
   tasks: number;
@@ -23,6 +23,12 @@ export interface BenchProdOptions {
   command: string;
   /** API calls per second made while the job runs (JobManager::Get on the job). */
   apiRps: number;
+  /**
+   * Where the daemons' data and the tasks' sandboxes go (a fresh directory inside it); the system's
+   * temporary directory by default. Each task's sandbox is a directory with two files, so the file system
+   * shows in the figures: `/dev/shm` takes the disk out of them.
+   */
+  workDir?: string;
 }
 
 export interface BenchProdResult {
@@ -34,6 +40,7 @@ export interface BenchProdResult {
   store: string;
   backend: string;
   agents: number;
+  workDir: string;
   /** Seconds from create until the first task succeeded, and from there to the last. */
   firstSucceededSeconds: number;
 }
@@ -65,7 +72,7 @@ function percentile(sorted: number[], p: number): number {
 }
 
 export async function benchProd(o: BenchProdOptions): Promise<BenchProdResult> {
-  const dir = await Deno.makeTempDir({ prefix: "peloton-bench-prod-" });
+  const dir = await Deno.makeTempDir({ dir: o.workDir, prefix: "peloton-bench-prod-" });
   let master: UpProcess | undefined;
   let up: UpProcess | undefined;
   try {
@@ -164,6 +171,7 @@ export async function benchProd(o: BenchProdOptions): Promise<BenchProdResult> {
       store: o.store ? o.store.replace(/:[^:@/]*@/, ":***@") : "sqlite (embedded)",
       backend: o.backend,
       agents: o.agents,
+      workDir: dir.slice(0, dir.lastIndexOf("/")),
       firstSucceededSeconds: round((firstSucceeded - started) / 1000),
     };
   } finally {
@@ -174,22 +182,29 @@ export async function benchProd(o: BenchProdOptions): Promise<BenchProdResult> {
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({
-    args: Deno.args,
-    options: {
-      tasks: { type: "string", default: "10000" },
-      store: { type: "string" },
-      backend: { type: "string", default: "minicluster" },
-      "mesos-master": { type: "string" },
-      agents: { type: "string", default: "8" },
-      "agent-cpus": { type: "string", default: "64" },
-      cpu: { type: "string", default: "0.05" },
-      command: { type: "string", default: "true" },
-      "api-rps": { type: "string", default: "20" },
-      json: { type: "boolean", short: "j", default: false },
-      help: { type: "boolean", short: "h", default: false },
-    },
-  });
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: Deno.args,
+      options: {
+        tasks: { type: "string", default: "10000" },
+        store: { type: "string" },
+        backend: { type: "string", default: "minicluster" },
+        "mesos-master": { type: "string" },
+        agents: { type: "string", default: "8" },
+        "agent-cpus": { type: "string", default: "64" },
+        cpu: { type: "string", default: "0.05" },
+        command: { type: "string", default: "true" },
+        "api-rps": { type: "string", default: "20" },
+        "work-dir": { type: "string" },
+        json: { type: "boolean", short: "j", default: false },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    }));
+  } catch (e) {
+    console.error(`${(e as Error).message}\n${USAGE}`);
+    Deno.exit(2);
+  }
   if (values.help) {
     console.log(USAGE);
     Deno.exit(0);
@@ -199,16 +214,39 @@ if (import.meta.main) {
     console.error(`--backend: got "${backend}", expected minicluster or mesos\n${USAGE}`);
     Deno.exit(2);
   }
+  const fail = (message: string): never => {
+    console.error(`${message}\n${USAGE}`);
+    Deno.exit(2);
+  };
+  const int = (name: "tasks" | "agents" | "agent-cpus") => {
+    const n = Number(values[name]);
+    if (!Number.isInteger(n) || n < 1) fail(`--${name}: got "${values[name]}", expected an integer >= 1`);
+    return n;
+  };
+  const positive = (name: "cpu" | "api-rps") => {
+    const n = Number(values[name]);
+    if (!(n > 0) || !Number.isFinite(n)) fail(`--${name}: got "${values[name]}", expected a positive number`);
+    return n;
+  };
+  if (values["work-dir"] !== undefined) {
+    const dir = values["work-dir"];
+    let isDirectory = false;
+    try {
+      isDirectory = Deno.statSync(dir).isDirectory;
+    } catch { /* missing: said below */ }
+    if (!isDirectory) fail(`--work-dir: "${dir}" is not a directory`);
+  }
   const result = await benchProd({
-    tasks: Number(values.tasks),
+    tasks: int("tasks"),
     store: values.store,
     backend,
     mesosMaster: values["mesos-master"],
-    agents: Number(values.agents),
-    agentCpus: Number(values["agent-cpus"]),
-    cpu: Number(values.cpu),
+    agents: int("agents"),
+    agentCpus: int("agent-cpus"),
+    cpu: positive("cpu"),
     command: values.command!,
-    apiRps: Number(values["api-rps"]),
+    apiRps: positive("api-rps"),
+    workDir: values["work-dir"],
   });
   if (values.json) console.log(JSON.stringify(result));
   else {
@@ -216,7 +254,7 @@ if (import.meta.main) {
       `${result.tasks} tasks in ${result.seconds} s: ${result.tasksPerSec} tasks/s; API p50 ` +
         `${result.apiLatencyMs.p50} ms, p99 ${result.apiLatencyMs.p99} ms; peak RSS ${
           (result.peakRssBytes / 2 ** 20).toFixed(0)
-        } MiB (${result.store}, ${result.backend})`,
+        } MiB (${result.store}, ${result.backend}, sandboxes in ${result.workDir})`,
     );
   }
   Deno.exit(0);
