@@ -103,3 +103,13 @@ export function makeSpec(
     ...overrides,
   };
 }
+
+/** A zombie counts as dead: it no longer runs and only waits for its parent to reap it. */
+export function isAlive(pid: number): boolean {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}

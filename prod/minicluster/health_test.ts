@@ -4,7 +4,7 @@ import type { HealthCheckSpec, LaunchSpec } from "../../core/ports/host_backend.
 import { HEALTH_CHECK_REASON } from "../../core/ports/health_check.ts";
 import { runCheck } from "./health.ts";
 import { Minicluster } from "./minicluster.ts";
-import { Recorder } from "../backend_testing.ts";
+import { isAlive, Recorder } from "../backend_testing.ts";
 
 /** Short, fractional timings keep the tests fast; generous failure counts keep them from flaking. */
 function makeCheck(overrides: Partial<HealthCheckSpec> = {}): HealthCheckSpec {
@@ -87,16 +87,6 @@ function freePort(): number {
   const { port } = listener.addr as Deno.NetAddr;
   listener.close();
   return port;
-}
-
-/** A zombie counts as dead: it no longer runs and only waits for its parent to reap it. */
-function isAlive(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
 }
 
 Deno.test("a passing command check runs in the task's sandbox with its environment and reports healthy once", async () => {

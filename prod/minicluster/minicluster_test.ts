@@ -1,7 +1,7 @@
 /** Minicluster tests against real local processes: statuses, sandboxes, kills, reconciliation, shutdown. */
 import type { LaunchSpec } from "../../core/ports/host_backend.ts";
 import { Minicluster, type MiniclusterOptions } from "./minicluster.ts";
-import { makeSpec as specFor, Recorder } from "../backend_testing.ts";
+import { isAlive, makeSpec as specFor, Recorder } from "../backend_testing.ts";
 import type { SpawnerKind } from "./spawner.ts";
 
 function assert(cond: unknown, message = "assertion failed"): asserts cond {
@@ -70,16 +70,6 @@ function outputContains(mc: Minicluster, taskId: string, text: string): Promise<
     const out = await mc.logs(taskId, "stdout");
     return out?.includes(text) ? out : undefined;
   }, `${taskId} to print ${text}`);
-}
-
-/** A zombie counts as dead: it no longer runs and only waits for its parent to reap it. */
-function isAlive(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
 }
 
 function pidsIn(text: string): number[] {

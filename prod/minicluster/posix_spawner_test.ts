@@ -5,6 +5,7 @@
 import { decodeWaitStatus, PosixSpawn } from "./_posix_spawn.ts";
 import { PosixSpawner } from "./posix_spawner.ts";
 import { type SpawnRequest, WorkerSpawner } from "./spawner.ts";
+import { isAlive } from "../backend_testing.ts";
 
 function assertEquals<T>(actual: T, expected: T, what = "value"): void {
   const a = JSON.stringify(actual), e = JSON.stringify(expected);
@@ -38,16 +39,6 @@ async function viaDenoCommand(cwd: string, script: string): Promise<Deno.Command
     stderr: "null",
   }).output();
   return { success, code, signal };
-}
-
-/** A zombie counts as dead: it no longer runs and only waits for its parent to reap it. */
-function isAlive(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
 }
 
 async function waitUntilDead(pid: number): Promise<void> {

@@ -1,18 +1,8 @@
 import assert from "node:assert/strict";
 import { placeRound } from "../../core/placement/plan.ts";
-import type { PlacementResult } from "../../core/placement/round.ts";
 import { randomRound } from "../../core/placement/testing.ts";
 import { LocalPartitions, type Partition, placeOver } from "./partitions.ts";
-
-function same(a: PlacementResult, b: PlacementResult, what: string): void {
-  assert.deepEqual([...a.hosts], [...b.hosts], `${what}: hosts`);
-  assert.deepEqual([...a.ports], [...b.ports], `${what}: ports`);
-  assert.deepEqual(
-    a.failures.map((f) => f && [...f]),
-    b.failures.map((f) => f && [...f]),
-    `${what}: failures`,
-  );
-}
+import { assertSamePlacement } from "./testing.ts";
 
 /** Partitions that answer late, the later the lower their number: the merge must not follow arrival order. */
 function slow(inner: LocalPartitions, w: number): Partition {
@@ -38,9 +28,17 @@ Deno.test("a round placed over partitions gives placeRound's result, whenever th
     for (let seed = 1; seed <= 10; seed++) {
       const expected = placeRound(randomRound(seed), n);
       const here = Array.from({ length: n }, () => new LocalPartitions());
-      same(await placeOver(seed, randomRound(seed), here), expected, `seed ${seed}, ${n} partitions`);
+      assertSamePlacement(
+        await placeOver(seed, randomRound(seed), here),
+        expected,
+        `seed ${seed}, ${n} partitions`,
+      );
       const late = Array.from({ length: n }, (_, w) => slow(new LocalPartitions(), w));
-      same(await placeOver(seed, randomRound(seed), late), expected, `seed ${seed}, ${n} late partitions`);
+      assertSamePlacement(
+        await placeOver(seed, randomRound(seed), late),
+        expected,
+        `seed ${seed}, ${n} late partitions`,
+      );
     }
   }
 });
@@ -50,7 +48,7 @@ Deno.test("rounds in flight at once keep their partitions apart, and each is dro
   const seeds = [3, 4, 5, 6];
   // Started together: their starts and rotations interleave in the same partitions.
   const results = await Promise.all(seeds.map((s, i) => placeOver(i, randomRound(s), parts)));
-  results.forEach((r, i) => same(r, placeRound(randomRound(seeds[i]), 2), `seed ${seeds[i]}`));
+  results.forEach((r, i) => assertSamePlacement(r, placeRound(randomRound(seeds[i]), 2), `seed ${seeds[i]}`));
   assert.deepEqual(parts.map((p) => p.rounds), [0, 0]);
 });
 

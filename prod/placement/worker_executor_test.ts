@@ -1,18 +1,8 @@
 import assert from "node:assert/strict";
 import { placeRound } from "../../core/placement/plan.ts";
 import { randomRound } from "../../core/placement/testing.ts";
-import type { PlacementResult } from "../../core/placement/round.ts";
 import { WorkerExecutor } from "./worker_executor.ts";
-
-function same(a: PlacementResult, b: PlacementResult, what: string): void {
-  assert.deepEqual([...a.hosts], [...b.hosts], `${what}: hosts`);
-  assert.deepEqual([...a.ports], [...b.ports], `${what}: ports`);
-  assert.deepEqual(
-    a.failures.map((f) => f && [...f]),
-    b.failures.map((f) => f && [...f]),
-    `${what}: failures`,
-  );
-}
+import { assertSamePlacement } from "./testing.ts";
 
 Deno.test("workers place a round exactly as the in-process plan with the same partition count", async () => {
   for (const partitions of [1, 2, 3]) {
@@ -21,7 +11,7 @@ Deno.test("workers place a round exactly as the in-process plan with the same pa
       for (let seed = 1; seed <= 12; seed++) {
         const expected = placeRound(randomRound(seed), partitions);
         const got = await exec.run(randomRound(seed));
-        same(got, expected, `seed ${seed}, ${partitions} workers`);
+        assertSamePlacement(got, expected, `seed ${seed}, ${partitions} workers`);
       }
     } finally {
       await exec.close();
@@ -37,7 +27,7 @@ Deno.test("place() sends rounds at once, several in flight; each result comes ba
       for (const seed of [3, 4, 5]) {
         exec.place(randomRound(seed), (r) => {
           got.push(seed);
-          same(r, placeRound(randomRound(seed), 2), `seed ${seed}`);
+          assertSamePlacement(r, placeRound(randomRound(seed), 2), `seed ${seed}`);
           if (got.length === 3) resolve();
         });
       }
