@@ -25,6 +25,18 @@ async function withDir(body: (dir: string) => Promise<void>): Promise<void> {
   }
 }
 
+/** A test body with a fresh spawner and directory, both gone afterwards. */
+function withSpawner(body: (spawner: PosixSpawner, dir: string) => Promise<void>): Promise<void> {
+  return withDir(async (dir) => {
+    const spawner = new PosixSpawner();
+    try {
+      await body(spawner, dir);
+    } finally {
+      await spawner.close();
+    }
+  });
+}
+
 function shell(cwd: string, script: string, env: Record<string, string> = {}): SpawnRequest {
   return { program: "/bin/sh", args: ["-c", script], cwd, env };
 }
@@ -65,140 +77,100 @@ Deno.test("wait statuses decode as Deno.Command reports them", () => {
 });
 
 Deno.test("exit codes and signals are reported exactly as Deno.Command reports them", () =>
-  withDir(async (dir) => {
-    const spawner = new PosixSpawner();
-    try {
-      for (
-        const script of ["true", "exit 3", "exit 255", "kill -TERM $$", "kill -KILL $$", "kill -USR1 $$"]
-      ) {
-        const child = await spawner.spawn(shell(dir, script));
-        assertEquals(await child.status, await viaDenoCommand(dir, script), script);
-      }
-    } finally {
-      await spawner.close();
+  withSpawner(async (spawner, dir) => {
+    for (
+      const script of ["true", "exit 3", "exit 255", "kill -TERM $$", "kill -KILL $$", "kill -USR1 $$"]
+    ) {
+      const child = await spawner.spawn(shell(dir, script));
+      assertEquals(await child.status, await viaDenoCommand(dir, script), script);
     }
   }));
 
 Deno.test("a task leads its own session and process group from the moment it has a pid", () =>
-  withDir(async (dir) => {
-    const spawner = new PosixSpawner();
-    try {
-      const child = await spawner.spawn(shell(dir, "sleep 30"));
-      assertEquals(groupAndSession(child.pid), [child.pid, child.pid], "process group and session");
-      Deno.kill(-child.pid, "SIGTERM");
-      assertEquals((await child.status).signal, "SIGTERM", "ended by the group kill");
-    } finally {
-      await spawner.close();
-    }
+  withSpawner(async (spawner, dir) => {
+    const child = await spawner.spawn(shell(dir, "sleep 30"));
+    assertEquals(groupAndSession(child.pid), [child.pid, child.pid], "process group and session");
+    Deno.kill(-child.pid, "SIGTERM");
+    assertEquals((await child.status).signal, "SIGTERM", "ended by the group kill");
   }));
 
 Deno.test("a task runs in its sandbox (made if missing) with the daemon's environment under its own", () =>
-  withDir(async (dir) => {
-    const spawner = new PosixSpawner();
+  withSpawner(async (spawner, dir) => {
     const sandbox = `${dir}/a/b/sandbox`;
-    try {
-      const script = 'pwd > out; echo "$ONE $HOME" >> out; echo "$(printf "%s" "$2")" >> out';
-      const req = shell(sandbox, script, { ONE: "1", HOME: "/nowhere" });
-      req.args.push("arg0", "two words", "ünïcode");
-      const child = await spawner.spawn(req);
-      assertEquals((await child.status).code, 0, "exit code");
-      const out = await Deno.readTextFile(`${sandbox}/out`);
-      assertEquals(out, `${await Deno.realPath(sandbox)}\n1 /nowhere\nünïcode\n`, "output");
-      const path = await spawner.spawn(shell(sandbox, 'test "$PATH" = "$EXPECTED"', {
-        EXPECTED: Deno.env.get("PATH") ?? "",
-      }));
-      assertEquals((await path.status).code, 0, "the daemon's PATH is inherited");
-    } finally {
-      await spawner.close();
-    }
+    const script = 'pwd > out; echo "$ONE $HOME" >> out; echo "$(printf "%s" "$2")" >> out';
+    const req = shell(sandbox, script, { ONE: "1", HOME: "/nowhere" });
+    req.args.push("arg0", "two words", "ünïcode");
+    const child = await spawner.spawn(req);
+    assertEquals((await child.status).code, 0, "exit code");
+    const out = await Deno.readTextFile(`${sandbox}/out`);
+    assertEquals(out, `${await Deno.realPath(sandbox)}\n1 /nowhere\nünïcode\n`, "output");
+    const path = await spawner.spawn(shell(sandbox, 'test "$PATH" = "$EXPECTED"', {
+      EXPECTED: Deno.env.get("PATH") ?? "",
+    }));
+    assertEquals((await path.status).code, 0, "the daemon's PATH is inherited");
   }));
 
 Deno.test("a task starts with stdin on /dev/null, no other descriptor of the daemon, and Deno.Command's signal dispositions", () =>
-  withDir(async (dir) => {
-    const spawner = new PosixSpawner();
+  withSpawner(async (spawner, dir) => {
     // What the program itself (not a shell around it) sees.
     const script =
       "exec >out; readlink /proc/self/fd/0; ls /proc/self/fd | grep -vx '[0123]' || echo none; " +
       "grep -E '^Sig(Blk|Ign)' /proc/self/status";
-    try {
-      const child = await spawner.spawn(shell(dir, script));
-      assertEquals((await child.status).code, 0, "exit code");
-      const [stdin, others, ...masks] = (await Deno.readTextFile(`${dir}/out`)).trim().split("\n");
-      assertEquals(stdin, "/dev/null", "stdin");
-      assertEquals(others, "none", "descriptors beyond 0-2 (3 is ls's own)");
-      await viaDenoCommand(dir, script);
-      // (Deno.Command's children do inherit a descriptor of Deno's: a pipe.)
-      const viaDeno = (await Deno.readTextFile(`${dir}/out`)).split("\n").filter((l) => l.startsWith("Sig"));
-      assertEquals(masks, viaDeno, "blocked and ignored signals");
-      assert(masks.some((m) => m.startsWith("SigBlk:\t0000000000000000")), `no signal blocked: ${masks}`);
-    } finally {
-      await spawner.close();
-    }
+    const child = await spawner.spawn(shell(dir, script));
+    assertEquals((await child.status).code, 0, "exit code");
+    const [stdin, others, ...masks] = (await Deno.readTextFile(`${dir}/out`)).trim().split("\n");
+    assertEquals(stdin, "/dev/null", "stdin");
+    assertEquals(others, "none", "descriptors beyond 0-2 (3 is ls's own)");
+    await viaDenoCommand(dir, script);
+    // (Deno.Command's children do inherit a descriptor of Deno's: a pipe.)
+    const viaDeno = (await Deno.readTextFile(`${dir}/out`)).split("\n").filter((l) => l.startsWith("Sig"));
+    assertEquals(masks, viaDeno, "blocked and ignored signals");
+    assert(masks.some((m) => m.startsWith("SigBlk:\t0000000000000000")), `no signal blocked: ${masks}`);
   }));
 
 Deno.test("a program that is missing or cannot run is a clear error", () =>
-  withDir(async (dir) => {
-    const spawner = new PosixSpawner();
-    try {
-      const errors: string[] = [];
-      for (const program of [`${dir}/no-such-program`, "no-such-program-4711", dir]) {
-        await spawner.spawn({ program, args: [], cwd: dir, env: {} }).then(
-          () => errors.push("started"),
-          (e: Error) => errors.push(e.message),
-        );
-      }
-      assertEquals(errors, [
-        `Cannot start ${dir}/no-such-program: No such file or directory`,
-        'program "no-such-program-4711" was not found on PATH',
-        `Cannot start ${dir}: Permission denied`,
-      ], "errors");
-    } finally {
-      await spawner.close();
+  withSpawner(async (spawner, dir) => {
+    const errors: string[] = [];
+    for (const program of [`${dir}/no-such-program`, "no-such-program-4711", dir]) {
+      await spawner.spawn({ program, args: [], cwd: dir, env: {} }).then(
+        () => errors.push("started"),
+        (e: Error) => errors.push(e.message),
+      );
     }
+    assertEquals(errors, [
+      `Cannot start ${dir}/no-such-program: No such file or directory`,
+      'program "no-such-program-4711" was not found on PATH',
+      `Cannot start ${dir}: Permission denied`,
+    ], "errors");
   }));
 
 Deno.test("reaping takes only its own children: Deno.Command's children keep their statuses", () =>
-  withDir(async (dir) => {
-    const spawner = new PosixSpawner();
-    try {
-      // Both kinds end at the same time, many times over, so each one's SIGCHLD finds the other's zombies.
-      const ours = Array.from({ length: 60 }, (_, i) => spawner.spawn(shell(dir, `exit ${i % 7}`)));
-      const theirs = Array.from({ length: 30 }, (_, i) => viaDenoCommand(dir, `exit ${10 + i % 5}`));
-      const ourStatuses = await Promise.all((await Promise.all(ours)).map((c) => c.status));
-      assertEquals(ourStatuses.map((s) => s.code), ourStatuses.map((_, i) => i % 7), "our exit codes");
-      const theirStatuses = await Promise.all(theirs);
-      assertEquals(theirStatuses.map((s) => s.code), theirStatuses.map((_, i) => 10 + i % 5), "Deno's");
-    } finally {
-      await spawner.close();
-    }
+  withSpawner(async (spawner, dir) => {
+    // Both kinds end at the same time, many times over, so each one's SIGCHLD finds the other's zombies.
+    const ours = Array.from({ length: 60 }, (_, i) => spawner.spawn(shell(dir, `exit ${i % 7}`)));
+    const theirs = Array.from({ length: 30 }, (_, i) => viaDenoCommand(dir, `exit ${10 + i % 5}`));
+    const ourStatuses = await Promise.all((await Promise.all(ours)).map((c) => c.status));
+    assertEquals(ourStatuses.map((s) => s.code), ourStatuses.map((_, i) => i % 7), "our exit codes");
+    const theirStatuses = await Promise.all(theirs);
+    assertEquals(theirStatuses.map((s) => s.code), theirStatuses.map((_, i) => 10 + i % 5), "Deno's");
   }));
 
 Deno.test("a burst of short tasks is reaped completely, however fast each one exits", () =>
-  withDir(async (dir) => {
-    const spawner = new PosixSpawner();
-    try {
-      const children = await Promise.all(
-        Array.from({ length: 300 }, (_, i) => spawner.spawn(shell(`${dir}/${i}`, "true"))),
-      );
-      const statuses = await Promise.all(children.map((c) => c.status));
-      assertEquals(statuses.filter((s) => s.success).length, 300, "tasks that succeeded");
-    } finally {
-      await spawner.close();
-    }
+  withSpawner(async (spawner, dir) => {
+    const children = await Promise.all(
+      Array.from({ length: 300 }, (_, i) => spawner.spawn(shell(`${dir}/${i}`, "true"))),
+    );
+    const statuses = await Promise.all(children.map((c) => c.status));
+    assertEquals(statuses.filter((s) => s.success).length, 300, "tasks that succeeded");
   }));
 
 Deno.test("what a task leaves running in its group is killed when it exits", () =>
-  withDir(async (dir) => {
-    const spawner = new PosixSpawner();
-    try {
-      const child = await spawner.spawn(shell(dir, "sleep 30 & echo $! > bg.pid"));
-      await child.status;
-      const bg = Number((await Deno.readTextFile(`${dir}/bg.pid`)).trim());
-      // SIGKILLed before the status settled; it may take a moment to be scheduled and die.
-      await waitUntilDead(bg);
-    } finally {
-      await spawner.close();
-    }
+  withSpawner(async (spawner, dir) => {
+    const child = await spawner.spawn(shell(dir, "sleep 30 & echo $! > bg.pid"));
+    await child.status;
+    const bg = Number((await Deno.readTextFile(`${dir}/bg.pid`)).trim());
+    // SIGKILLed before the status settled; it may take a moment to be scheduled and die.
+    await waitUntilDead(bg);
   }));
 
 Deno.test("closing the spawner rejects the statuses it still waits for and leaves the processes alone", () =>
