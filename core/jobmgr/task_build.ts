@@ -41,7 +41,7 @@ export class TaskConfigs {
   }
 
   get(instanceId: number): TaskConfig {
-    if (this.#overridden.size === 0 || !this.#overridden.has(instanceId)) return this.#default;
+    if (!this.#overridden.has(instanceId)) return this.#default;
     let c = this.#byInstance.get(instanceId);
     if (!c) {
       c = mergeTaskConfig(this.config, instanceId);
