@@ -13,7 +13,8 @@ import type { Prng } from "../core/ports/prng.ts";
 import type { EventQueue } from "./event_queue.ts";
 import { planHealth } from "./health.ts";
 import { SLACK_PREEMPTED_REASON } from "../core/jobmgr/jobmgr.ts";
-import { grow, type StatusExtra, StatusHeap } from "./status_heap.ts";
+import { type StatusExtra, StatusHeap } from "./status_heap.ts";
+import { grownColumn as grow } from "../core/model/columns.ts";
 import {
   ANY_HOST,
   ERROR,

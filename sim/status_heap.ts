@@ -1,5 +1,6 @@
 /** Task statuses the simulated cluster has yet to send, ordered by (time, sequence), in typed columns. */
 import { popNumber, pushNumber } from "./number_heap.ts";
+import { grownColumn as grow } from "../core/model/columns.ts";
 
 /** Fields a status carries beyond its task and state (health results, kills, unknown tasks). */
 export interface StatusExtra {
@@ -174,13 +175,4 @@ export class StatusHeap {
     }
     return this.#rows++;
   }
-}
-
-type Column = Float64Array | Int32Array | Int8Array | Uint8Array;
-
-/** A column twice as long with the same contents. */
-export function grow<T extends Column>(a: T): T {
-  const b = new (a.constructor as new (n: number) => T)(a.length * 2);
-  b.set(a);
-  return b;
 }

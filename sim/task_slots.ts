@@ -1,7 +1,7 @@
 /** The simulated cluster's live tasks as rows of typed columns, reused as tasks come and go. */
 import type { Resources } from "../core/model/resources.ts";
 import { MESOS_TO_TASK_STATE, type MesosTaskState } from "../core/model/states.ts";
-import { grow } from "./status_heap.ts";
+import { grownColumn as grow } from "../core/model/columns.ts";
 
 /** Mesos task states by code; the cluster and its pending statuses keep codes, statuses carry names. */
 export const STATE_NAMES = Object.keys(MESOS_TO_TASK_STATE) as MesosTaskState[];
@@ -133,11 +133,8 @@ export class TaskSlots {
   #link(slot: number, host: number): void {
     if (host >= this.#head.length) {
       const n = Math.max(host + 1, this.#head.length * 2);
-      const head = new Int32Array(n).fill(NO_TASK), tail = new Int32Array(n).fill(NO_TASK);
-      head.set(this.#head);
-      tail.set(this.#tail);
-      this.#head = head;
-      this.#tail = tail;
+      this.#head = grow(this.#head, n, NO_TASK);
+      this.#tail = grow(this.#tail, n, NO_TASK);
     }
     const last = this.#tail[host];
     this.#prev[slot] = last;

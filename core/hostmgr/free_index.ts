@@ -1,4 +1,5 @@
 /** An index of hosts by free cpu and memory (cells on fixed ladders), so a search visits only hosts that can fit. */
+import { grownColumn } from "../model/columns.ts";
 
 /** Cell boundaries in milli-cores: finer where tasks are small, geometric above. */
 export const CPU_LADDER: Int32Array = Int32Array.of(
@@ -220,13 +221,8 @@ export class FreeIndex {
 
   #grow(min: number): void {
     const cap = Math.max(min, this.#slot.length * 2);
-    const grow = (a: Int32Array) => {
-      const b = new Int32Array(cap).fill(-1);
-      b.set(a);
-      return b;
-    };
-    this.#next = grow(this.#next);
-    this.#prev = grow(this.#prev);
-    this.#slot = grow(this.#slot);
+    this.#next = grownColumn(this.#next, cap, -1);
+    this.#prev = grownColumn(this.#prev, cap, -1);
+    this.#slot = grownColumn(this.#slot, cap, -1);
   }
 }

@@ -1,4 +1,5 @@
 /** Host state in integer columns (one row per host), plus one small object per host for what is not a number. */
+import { grownColumn } from "../model/columns.ts";
 import type { Label } from "../model/config_types.ts";
 import { type Resources, zero } from "../model/resources.ts";
 import type { HostState } from "../model/states.ts";
@@ -216,21 +217,16 @@ export class HostTable {
   }
 
   #grow(cap: number): void {
-    const grow = (a: Int32Array) => {
-      const b = new Int32Array(cap);
-      b.set(a);
-      return b;
-    };
-    this.freeCpu = grow(this.freeCpu);
-    this.freeMem = grow(this.freeMem);
-    this.freeDisk = grow(this.freeDisk);
-    this.freeGpu = grow(this.freeGpu);
-    this.slackCpu = grow(this.slackCpu);
-    this.slackMem = grow(this.slackMem);
-    this.slackDisk = grow(this.slackDisk);
-    this.slackGpu = grow(this.slackGpu);
-    this.slackUsedCpu = grow(this.slackUsedCpu);
-    this.freePorts = grow(this.freePorts);
+    this.freeCpu = grownColumn(this.freeCpu, cap);
+    this.freeMem = grownColumn(this.freeMem, cap);
+    this.freeDisk = grownColumn(this.freeDisk, cap);
+    this.freeGpu = grownColumn(this.freeGpu, cap);
+    this.slackCpu = grownColumn(this.slackCpu, cap);
+    this.slackMem = grownColumn(this.slackMem, cap);
+    this.slackDisk = grownColumn(this.slackDisk, cap);
+    this.slackGpu = grownColumn(this.slackGpu, cap);
+    this.slackUsedCpu = grownColumn(this.slackUsedCpu, cap);
+    this.freePorts = grownColumn(this.freePorts, cap);
   }
 }
 

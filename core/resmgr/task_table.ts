@@ -1,6 +1,7 @@
 /** The resource manager's tasks as rows of typed columns, one row per task from enqueue until it ends. */
 import type { RmTask } from "../messages.ts";
 import type { Resources } from "../model/resources.ts";
+import { grownColumn } from "../model/columns.ts";
 import { TASK_STATES, type TaskState } from "../model/states.ts";
 import type { Address } from "../ports/transport.ts";
 import { taskFlags } from "./allocation.ts";
@@ -159,21 +160,16 @@ export class TaskTable {
   }
 
   #grow(rows: number): void {
-    this.state = grown(this.state, new Uint8Array(rows));
-    this.flags = grown(this.flags, new Uint8Array(rows));
-    this.priority = grown(this.priority, new Float64Array(rows));
-    this.startedMs = grown(this.startedMs, new Float64Array(rows));
-    this.attempts = grown(this.attempts, new Int32Array(rows));
-    this.staleAttempt = grown(this.staleAttempt, new Int32Array(rows));
-    this.prev = grown(this.prev, new Int32Array(rows));
-    this.next = grown(this.next, new Int32Array(rows));
-    this.generation = grown(this.generation, new Int32Array(rows));
+    this.state = grownColumn(this.state, rows);
+    this.flags = grownColumn(this.flags, rows);
+    this.priority = grownColumn(this.priority, rows);
+    this.startedMs = grownColumn(this.startedMs, rows);
+    this.attempts = grownColumn(this.attempts, rows);
+    this.staleAttempt = grownColumn(this.staleAttempt, rows);
+    this.prev = grownColumn(this.prev, rows);
+    this.next = grownColumn(this.next, rows);
+    this.generation = grownColumn(this.generation, rows);
   }
-}
-
-function grown<T extends Uint8Array | Int32Array | Float64Array>(from: T, to: T): T {
-  to.set(from);
-  return to;
 }
 
 /** One task's row as it is when read; it reads nothing once the task is gone. */
