@@ -155,7 +155,9 @@ clusterTest("a command that cannot be spawned fails with REASON_COMMAND_EXECUTOR
 });
 
 clusterTest("a task that handles SIGTERM is TASK_KILLED well within its grace period", async (mc, rec) => {
-  const spec = makeSpec("trap 'echo got-term; exit 3' TERM; echo ready; sleep 30");
+  // `wait`, not a foreground `sleep`: sh runs a trap only once a foreground command ends, and a SIGTERM
+  // that reaches the sleep while sh is still forking it is lost, which left sh waiting out the grace period.
+  const spec = makeSpec("trap 'echo got-term; exit 3' TERM; echo ready; sleep 30 & wait");
   mc.launch([spec]);
   await outputContains(mc, spec.taskId, "ready");
   const start = Date.now();
