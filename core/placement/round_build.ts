@@ -17,6 +17,9 @@ import {
   SPREAD_JOB,
 } from "./round.ts";
 
+/** The ports of a task that asks for none. */
+const NO_PORTS: Record<string, number> = Object.freeze({});
+
 /** Tasks the engine places together: a gang, or a single task. */
 export interface UnitOfWork {
   tasks: RmTask[];
@@ -170,7 +173,8 @@ export class RoundBuilder<U extends UnitOfWork> {
               o.unplaced.push(task);
               continue;
             }
-            const ports: Record<string, number> = {};
+            // Most tasks ask for no ports: they share one empty map (a task's ports are replaced, never changed).
+            const ports: Record<string, number> = task.ports.length ? {} : NO_PORTS;
             let d = 0;
             for (const q of task.ports) ports[q.name] = q.value || result.ports[port + d++];
             o.placed.push({ task, lease: this.#leases[id], ports });
