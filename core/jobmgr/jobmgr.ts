@@ -348,15 +348,26 @@ export class JobManager implements Receiver {
   }
 
   newTask(jobId: string, instanceId: number, goal: TaskState, configVersion: number): TaskRecord {
+    // The fields every run fills in are there from the start (undefined until then), so a task keeps its
+    // shape through its states instead of growing a property store field by field.
     return {
       jobId,
       instanceId,
       runId: 1,
       state: "INITIALIZED",
       goalState: goal,
+      stateSinceMs: this.now(),
+      healthy: undefined,
+      hostname: undefined,
+      agentId: undefined,
+      ports: undefined,
+      startTimeMs: undefined,
+      completionTimeMs: undefined,
+      exitCode: undefined,
+      message: undefined,
+      reason: undefined,
       failureCount: 0,
       configVersion,
-      stateSinceMs: this.now(),
       version: 1,
     };
   }
