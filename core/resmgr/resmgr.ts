@@ -213,12 +213,16 @@ export class ResourceManager implements Receiver {
         for (const t of gang.tasks) this.#handoff.change(t.taskId, "KILLED", now, reason, owner);
         continue;
       }
-      for (const task of gang.tasks) {
-        const old = this.tasks.rowOf(task.taskId);
-        if (old !== NONE) this.#forget(old);
-      }
       const rows: number[] = [];
-      for (const task of gang.tasks) rows.push(this.tasks.add(task, pool, PENDING, owner));
+      for (const task of gang.tasks) {
+        // Sent again (a job manager recovering): the new copy replaces the old; twice in a gang is once.
+        const old = this.tasks.rowOf(task.taskId);
+        if (old !== NONE) {
+          if (rows.includes(old)) continue;
+          this.#forget(old);
+        }
+        rows.push(this.tasks.add(task, pool, PENDING, owner));
+      }
       pool.enqueue(new QueuedGang(this.tasks, rows));
     }
   }

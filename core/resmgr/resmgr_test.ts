@@ -381,3 +381,28 @@ Deno.test("a pending gang that loses a task keeps its place in its queue", () =>
   rm.schedule();
   assert.deepEqual([state("x-0-1"), state("big-0-1"), state("y-0-1")], ["READY", "PENDING", "PENDING"]);
 });
+
+Deno.test("a task enqueued again replaces its earlier copy; the same task twice in a gang counts once", () => {
+  const { rm, pool, capacity, enqueue, state, dequeue, gangsReplies } = setup();
+  const a = pool("a", { cpu: 10 });
+  capacity(100);
+  enqueue(gang("j", 2));
+  rm.schedule();
+  assert.equal(state("j-0-1"), "READY");
+  assert.equal(a.allocation.total.cpuMilli, 2000);
+  // A recovering job manager sends the gang again: the admitted copies give their allocation back.
+  enqueue(gang("j", 2));
+  assert.deepEqual(["j-0-1", "j-1-1"].map(state), ["PENDING", "PENDING"]);
+  assert.equal(rm.tasks.size, 2);
+  assert.equal(a.allocation.total.cpuMilli, 0);
+  assert.equal(a.demand.cpuMilli, 2000);
+  const twice = makeRmTask({ jobId: "k", instanceId: 0, respoolId: "a" });
+  enqueue({ tasks: [twice, { ...twice }] });
+  assert.equal(rm.tasks.size, 3);
+  assert.equal(a.demand.cpuMilli, 3000);
+  rm.schedule();
+  assert.equal(a.allocation.total.cpuMilli, 3000);
+  dequeue();
+  const offered = gangsReplies()[0].gangs.flatMap((g) => g.tasks.map((t) => t.taskId)).sort();
+  assert.deepEqual(offered, ["j-0-1", "j-1-1", "k-0-1"]);
+});
