@@ -7,7 +7,6 @@ import type { HostInfo } from "../ports/host_backend.ts";
 
 /** What the host manager keeps of a launched task. */
 export interface HostTask {
-  jobId: string;
   resources: Resources;
   ports: number[];
   labels: Label[];

@@ -278,7 +278,6 @@ export class HostManager implements Receiver {
     // A run never changes host, so only this host can have it already.
     if (h.tasks.has(spec.taskId)) this.#unregisterFrom(h, spec.taskId);
     const task = {
-      jobId: spec.jobId,
       resources: spec.resources,
       ports: portsOf(spec),
       labels: spec.labels,
