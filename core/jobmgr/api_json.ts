@@ -11,6 +11,7 @@ import {
 } from "../model/records.ts";
 import { rfc3339 } from "../model/time_format.ts";
 import type { Transport } from "../ports/transport.ts";
+import type { InstanceMap } from "./job_entry.ts";
 
 export type Body = Record<string, unknown>;
 
@@ -29,7 +30,7 @@ export interface JobView {
   config: JobConfig;
   configVersion: number;
   runtime: JobRecord["runtime"];
-  tasks?: Map<number, TaskRecord>;
+  tasks?: InstanceMap<TaskRecord>;
 }
 
 export function jobConfigJson(c: JobConfig, version?: number): Body {

@@ -15,6 +15,7 @@ import {
   Reply,
   taskInfoJson,
 } from "./api_json.ts";
+import { InstanceMap } from "./job_entry.ts";
 import type { JobManager } from "./jobmgr.ts";
 import { STATELESS_SERVICE, StatelessApi } from "./stateless_api.ts";
 import { TaskConfigs } from "./task_build.ts";
@@ -368,7 +369,7 @@ export class JobApi {
     Promise.all([store.getJob(jobId), withTasks ? store.getTasks(jobId) : Promise.resolve(undefined)]).then(
       ([job, tasks]) => {
         if (!job) return r.error("not-found", `job ${jobId} not found`);
-        fn({ ...job, tasks: tasks && new Map(tasks.map((t) => [t.instanceId, t])) });
+        fn({ ...job, tasks: tasks && new InstanceMap(tasks.map((t) => [t.instanceId, t])) });
       },
       (err) => r.error("internal", String(err)),
     );

@@ -17,7 +17,7 @@ export interface JobEntry {
   /** Every config version a task of this job runs or should run. */
   versions: Map<number, ConfigVersion>;
   runtime: JobRecord["runtime"];
-  tasks: Map<number, TaskRecord>;
+  tasks: InstanceMap<TaskRecord>;
   /** The v1alpha spec a stateless job was created or replaced with (answers GetJob). */
   spec?: StatelessJobSpec;
 }
@@ -37,7 +37,7 @@ export function newJobEntry(
     // Counted from the tasks: the stored runtime is written when the job's state changes, not on every
     // task transition, so its counts can be behind the tasks after a restart.
     runtime: { ...rec.runtime, taskStats: countStates(tasks) },
-    tasks: new Map(tasks.map((t) => [t.instanceId, t])),
+    tasks: new InstanceMap(tasks.map((t) => [t.instanceId, t])),
   };
 }
 
@@ -87,3 +87,74 @@ export function snapshot(job: JobEntry): JobRecord {
  * replaced by a new one for the same instance may still be queued; its evaluation then does nothing.
  */
 export const taskKey = (t: TaskRecord): TaskRecord => t;
+
+/**
+ * A job's tasks by instance id, in an array indexed by instance: instance ids are dense (0 to the
+ * instance count, daemon jobs adding one per host), so a lookup is one index with no hashing, and a job of
+ * a million tasks holds one array instead of a hash table. Iterates in instance order. A `Map`'s methods,
+ * as far as the job manager uses them.
+ */
+export class InstanceMap<T> {
+  #slots: (T | undefined)[] = [];
+  #size = 0;
+
+  constructor(entries: Iterable<readonly [number, T]> = []) {
+    for (const [i, v] of entries) this.set(i, v);
+  }
+
+  get size(): number {
+    return this.#size;
+  }
+
+  get(instanceId: number): T | undefined {
+    return this.#slots[instanceId];
+  }
+
+  has(instanceId: number): boolean {
+    return this.#slots[instanceId] !== undefined;
+  }
+
+  set(instanceId: number, value: T): this {
+    if (!Number.isInteger(instanceId) || instanceId < 0) {
+      throw new RangeError(`instance id must be a non-negative integer, got ${instanceId}`);
+    }
+    const slots = this.#slots;
+    // Grown one slot at a time, so the array stays packed (a write past its end would leave holes).
+    while (slots.length < instanceId) slots.push(undefined);
+    if (slots[instanceId] === undefined) this.#size++;
+    slots[instanceId] = value;
+    return this;
+  }
+
+  delete(instanceId: number): boolean {
+    if (this.#slots[instanceId] === undefined) return false;
+    this.#slots[instanceId] = undefined;
+    this.#size--;
+    return true;
+  }
+
+  *keys(): IterableIterator<number> {
+    const slots = this.#slots;
+    for (let i = 0; i < slots.length; i++) if (slots[i] !== undefined) yield i;
+  }
+
+  *values(): IterableIterator<T> {
+    const slots = this.#slots;
+    for (let i = 0; i < slots.length; i++) {
+      const v = slots[i];
+      if (v !== undefined) yield v;
+    }
+  }
+
+  *entries(): IterableIterator<[number, T]> {
+    const slots = this.#slots;
+    for (let i = 0; i < slots.length; i++) {
+      const v = slots[i];
+      if (v !== undefined) yield [i, v];
+    }
+  }
+
+  [Symbol.iterator](): IterableIterator<[number, T]> {
+    return this.entries();
+  }
+}
