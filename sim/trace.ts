@@ -64,30 +64,84 @@ interface JobAcc {
   differentMachines: boolean;
 }
 
+/** Column names of `task_events`, for messages (column numbers are these indexes + 1). */
+const COLUMNS = [
+  "timestamp",
+  "missing info",
+  "job ID",
+  "task index",
+  "machine ID",
+  "event type",
+  "user",
+  "scheduling class",
+  "priority",
+  "CPU request",
+  "memory request",
+  "disk request",
+  "different-machine constraint",
+] as const;
+
+const MAX_EVENT_TYPE = 8, MAX_SCHEDULING_CLASS = 3, MAX_PRIORITY = 11;
+const INTEGER = "an integer";
+const EVENT_TYPE = `an integer from 0 to ${MAX_EVENT_TYPE}`;
+const SCHEDULING_CLASS = `an integer from 0 to ${MAX_SCHEDULING_CLASS}`;
+const PRIORITY = `an integer from 0 to ${MAX_PRIORITY}`;
+
 /**
  * Parses `task_events` CSV text into jobs ordered by submission. Events with time 0 happened before
- * the trace window and count as time 0. Rows are checked: a bad row fails with its line number.
+ * the trace window and count as time 0. Every field is checked: a bad row fails with its line, column
+ * and what was expected. Timestamp, job ID, task index and event type are mandatory; the real data
+ * leaves the other columns empty at times, and an empty one is read as missing.
  */
 export function parseTaskEvents(text: string, file = "task_events.csv"): TraceJob[] {
   const jobs = new Map<string, JobAcc>();
-  let lineNo = 0;
+  let lineNo = 0, rows = 0;
+  // Called only on a bad row, so the checks below stay a few comparisons per field.
+  const bad = (col: number, expected: string, got: string): never => {
+    const value = got === "" ? "an empty field" : `"${got}"`;
+    throw new TraceError(
+      `${file} line ${lineNo}, column ${col + 1} (${COLUMNS[col]}): expected ${expected}, got ${value}`,
+    );
+  };
+  /** A non-negative integer, or -1 for an empty optional field. */
+  const int = (f: string[], col: number, max: number, expected: string, mandatory = false): number => {
+    const s = f[col];
+    if (s === "" && !mandatory) return -1;
+    const v = digits(s);
+    return v >= 0 && v <= max ? v : bad(col, expected, s);
+  };
+  /** A request as a fraction of the largest machine, or -1 for an empty field. */
+  const fraction = (f: string[], col: number): number => {
+    const s = f[col];
+    if (s === "") return -1;
+    const v = decimal(s);
+    return v >= 0 && v <= 1 ? v : bad(col, "a number from 0 to 1", s);
+  };
   for (const raw of text.split("\n")) {
     lineNo++;
     const line = raw.trim();
     if (!line) continue;
+    rows++;
     const f = line.split(",");
     if (f.length !== 13) {
-      throw new TraceError(`${file}:${lineNo}: expected 13 columns (task_events of 2011), got ${f.length}`);
-    }
-    const timeUs = Number(f[0]), type = Number(f[5]), index = Number(f[3]);
-    const jobId = f[2];
-    if (
-      !Number.isFinite(timeUs) || timeUs < 0 || !jobId || !Number.isInteger(index) || !(type in TYPE_NAMES)
-    ) {
       throw new TraceError(
-        `${file}:${lineNo}: expected a time in µs, a job ID, a task index and an event type 0-8, got "${line}"`,
+        `${file} line ${lineNo}: expected 13 columns (task_events of 2011), got ${f.length}`,
       );
     }
+    // Not only integers: the bundled sample (tools/make_trace_sample.ts) has half-µs times.
+    const timeUs = decimal(f[0]);
+    if (!(timeUs >= 0)) bad(0, "a time in µs (a number ≥ 0)", f[0]);
+    int(f, 1, Infinity, INTEGER);
+    const jobId = f[2];
+    int(f, 2, Infinity, INTEGER, true);
+    const index = int(f, 3, Infinity, "an integer ≥ 0", true);
+    int(f, 4, Infinity, INTEGER);
+    const type = int(f, 5, MAX_EVENT_TYPE, EVENT_TYPE, true);
+    int(f, 7, MAX_SCHEDULING_CLASS, SCHEDULING_CLASS);
+    const priority = int(f, 8, MAX_PRIORITY, PRIORITY);
+    const cpu = fraction(f, 9), memory = fraction(f, 10), disk = fraction(f, 11);
+    const spread = f[12];
+    if (spread !== "" && spread !== "0" && spread !== "1") bad(12, "0 or 1", spread);
     let job = jobs.get(jobId);
     if (!job) {
       job = {
@@ -103,11 +157,12 @@ export function parseTaskEvents(text: string, file = "task_events.csv"): TraceJo
     }
     let task = job.tasks.get(index);
     if (!task) job.tasks.set(index, task = { index });
-    if (f[8] !== "") job.priority = Math.max(job.priority, Number(f[8]));
-    if (f[9] !== "") job.cpu = Math.max(job.cpu, Number(f[9]));
-    if (f[10] !== "") job.memory = Math.max(job.memory, Number(f[10]));
-    if (f[11] !== "") job.disk = Math.max(job.disk, Number(f[11]));
-    if (f[12] === "1") job.differentMachines = true;
+    // Empty fields are -1, so they leave the job's largest value as it is.
+    job.priority = Math.max(job.priority, priority);
+    job.cpu = Math.max(job.cpu, cpu);
+    job.memory = Math.max(job.memory, memory);
+    job.disk = Math.max(job.disk, disk);
+    if (spread === "1") job.differentMachines = true;
     switch (type) {
       case TRACE_EVENTS.SUBMIT:
         // Resubmissions after an eviction or failure are the scheduler's business here, not the trace's.
@@ -127,6 +182,7 @@ export function parseTaskEvents(text: string, file = "task_events.csv"): TraceJo
         break;
     }
   }
+  if (!rows) throw new TraceError(`${file}: no task events (the file has no rows)`);
   const out: TraceJob[] = [];
   for (const [jobId, j] of jobs) {
     const submitted = [...j.tasks.values()].filter((t) => t.submitUs !== undefined);
@@ -152,9 +208,31 @@ export function parseTaskEvents(text: string, file = "task_events.csv"): TraceJo
   return out.sort((a, b) => a.submitSec - b.submitSec || (a.jobId < b.jobId ? -1 : 1));
 }
 
-const TYPE_NAMES: Record<number, string> = Object.fromEntries(
-  Object.entries(TRACE_EVENTS).map(([k, v]) => [v, k]),
-);
+/**
+ * The value of a string of ASCII digits, or -1 (a sign, a point, a space or nothing is not one). Past
+ * 2^53 (job and machine IDs) it may be off in the last digits; those are kept as strings, not values.
+ */
+function digits(s: string): number {
+  if (s === "") return -1;
+  let v = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return -1;
+    v = v * 10 + c;
+  }
+  return v;
+}
+
+/**
+ * A decimal such as `0.0625`, `.5` or `1e-5`, or NaN. Number() alone would read "" and " " as 0 and
+ * accept "Infinity" and signs, so the first and last characters must be digits or a point.
+ */
+function decimal(s: string): number {
+  if (s === "") return NaN;
+  const a = s.charCodeAt(0), z = s.charCodeAt(s.length - 1);
+  const ok = (a === 46 || (a >= 48 && a <= 57)) && (z === 46 || (z >= 48 && z <= 57));
+  return ok ? Number(s) : NaN;
+}
 
 /** A trace job as a Peloton batch job: requests scaled to the host class, Google's priority kept. */
 export function traceConfig(job: TraceJob, w: Workload, c: HostClass, n: number): Record<string, unknown> {
