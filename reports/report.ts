@@ -14,11 +14,27 @@ import {
 
 export { percentile };
 
+/** Percentiles of delays in seconds, and how many delays there were (all 0 when there were none). */
 export interface Percentiles {
   p50: number;
   p90: number;
   p99: number;
   max: number;
+  count: number;
+}
+
+export interface QueueDelays extends Percentiles {
+  /**
+   * Instances still waiting at the end of the run: each counts in the percentiles with its wait so far, a
+   * lower bound of its delay.
+   */
+  waiting: number;
+}
+
+/** Reschedule delays of the whole run, also split by how the earlier run ended. */
+export interface RescheduleDelays extends Percentiles {
+  afterKill: Percentiles;
+  afterLoss: Percentiles;
 }
 
 export interface Report {
@@ -35,11 +51,27 @@ export interface Report {
   peakRssBytes: number;
   endedEarly: boolean;
   tasks: TaskCounts;
-  jobs: { submitted: number; accepted: number; rejected: number; byState: Record<string, number> };
+  /** Jobs: `unanswered` were submitted so close to the end that their create had no answer yet. */
+  jobs: {
+    submitted: number;
+    accepted: number;
+    rejected: number;
+    unanswered: number;
+    byState: Record<string, number>;
+  };
   /** Task launches per simulated second after the warm-up. */
   launchesPerSec: number;
-  /** From a job's submission to each task's first RUNNING, for jobs submitted after the warm-up. */
-  queueDelaySeconds: Percentiles;
+  /**
+   * From asking for each instance (its job's submission, or the elastic growth or new host that added it)
+   * to its first RUNNING, for instances asked for after the warm-up. Instances still waiting at the end
+   * count with their wait so far (`waiting` says how many).
+   */
+  queueDelaySeconds: QueueDelays;
+  /**
+   * From a run killed (host maintenance, preemption, an update) or lost with its host to the same
+   * instance's next run, for runs ended after the warm-up: how long moved work waited to run again.
+   */
+  rescheduleDelaySeconds: RescheduleDelays;
   /** Time-average allocated fraction of each resource over the hosts that are up. */
   utilization: { cpu: number; memory: number; disk: number; gpu: number };
   /** Time-average of Jain's index of allocation/entitlement over pools with demand (1 is perfectly fair). */
@@ -71,14 +103,15 @@ export interface PoolSummary {
   avgEntitlementCpu?: number;
   avgDemandCpu?: number;
   /** Queue delay of the workloads submitting to this pool (and its children). */
-  queueDelaySeconds?: Percentiles;
+  queueDelaySeconds?: QueueDelays;
 }
 
 export interface WorkloadSummary {
   type: string;
   respool: string;
   jobs: number;
-  queueDelaySeconds: Percentiles;
+  queueDelaySeconds: QueueDelays;
+  rescheduleDelaySeconds: Percentiles;
 }
 
 /** Fields that measure the machine rather than the simulation. */
@@ -93,6 +126,7 @@ function percentiles(ms: ArrayLike<number>): Percentiles {
     p90: at(90),
     p99: at(99),
     max: sorted.length ? round4(sorted[sorted.length - 1] / 1000) : 0,
+    count: sorted.length,
   };
 }
 
@@ -128,21 +162,27 @@ export function buildReport(
   }
   const accepted = new Set(sim.submissions.filter((x) => x.accepted).map((x) => x.jobId));
   const rejected = sim.submissions.filter((x) => x.accepted === false);
+  const waitingMs = stats.waitingMs((id) => accepted.has(id), sim.queue.now);
   // Copied into one typed array: `flatMap` over millions of delays took half a second at the end of a run.
-  const delaysOf = (names: string[]) => {
-    const lists = names.map((n) => stats.queueDelaysMs.get(n) ?? []);
+  const delaysOf = (names: string[]): QueueDelays => {
+    const started = names.map((n) => stats.queueDelaysMs.get(n) ?? []);
+    const waiting = names.map((n) => waitingMs.get(n) ?? []);
+    const lists = [...started, ...waiting];
     const all = new Float64Array(lists.reduce((n, l) => n + l.length, 0));
     let at = 0;
     for (const l of lists) all.set(l, at), at += l.length;
-    return all;
+    return { ...percentiles(all), waiting: waiting.reduce((n, l) => n + l.length, 0) };
   };
+  const reschedulesOf = (names: string[]) =>
+    percentiles(names.flatMap((n) => stats.rescheduleDelaysMs.get(n) ?? []));
   const workloads: Report["workloads"] = {};
   for (const w of scenario.workloads) {
     workloads[w.name] = {
       type: w.type,
       respool: w.respool,
       jobs: sim.submissions.filter((x) => x.workload === w.name).length,
-      queueDelaySeconds: percentiles(stats.queueDelaysMs.get(w.name) ?? []),
+      queueDelaySeconds: delaysOf([w.name]),
+      rescheduleDelaySeconds: reschedulesOf([w.name]),
     };
   }
   const pools: Report["pools"] = {};
@@ -167,7 +207,7 @@ export function buildReport(
       summary.avgDemandCpu = meanFrom(s.t, ps.demandCpu, warmup);
     }
     const mine = scenario.workloads.filter((w) => w.respool === p.path || w.respool.startsWith(`${p.path}/`));
-    if (mine.length) summary.queueDelaySeconds = percentiles(delaysOf(mine.map((w) => w.name)));
+    if (mine.length) summary.queueDelaySeconds = delaysOf(mine.map((w) => w.name));
     pools[p.path] = summary;
   }
   const { running, waiting } = sim.resmgr.preempted;
@@ -191,9 +231,20 @@ export function buildReport(
       preempted: running + waiting + slack,
       unplaced: stats.unplaced((id) => accepted.has(id)),
     },
-    jobs: { submitted: sim.submissions.length, accepted: accepted.size, rejected: rejected.length, byState },
+    jobs: {
+      submitted: sim.submissions.length,
+      accepted: accepted.size,
+      rejected: rejected.length,
+      unanswered: sim.submissions.length - accepted.size - rejected.length,
+      byState,
+    },
     launchesPerSec: measuredSeconds > 0 ? round4(stats.launchedAfterWarmup / measuredSeconds) : 0,
-    queueDelaySeconds: percentiles(delaysOf(scenario.workloads.map((w) => w.name))),
+    queueDelaySeconds: delaysOf(scenario.workloads.map((w) => w.name)),
+    rescheduleDelaySeconds: {
+      ...reschedulesOf(scenario.workloads.map((w) => w.name)),
+      afterKill: percentiles(stats.rescheduleDelaysByEndMs.killed),
+      afterLoss: percentiles(stats.rescheduleDelaysByEndMs.lost),
+    },
     utilization: {
       cpu: meanFrom(s.t, s.cpuUtil, warmup),
       memory: meanFrom(s.t, s.memUtil, warmup),

@@ -332,7 +332,7 @@ function grow(
     const grown = { ...config, instanceCount: next };
     call("peloton.api.job.JobManager::Update", { id: { value: jobId }, config: grown }, (reply) => {
       if (reply.error || errorText(reply.body)) return;
-      sim.stats.grew(jobId, next - count);
+      sim.stats.grew(jobId, next, sim.queue.now);
       grow(sim, w, jobId, grown, next, call);
     });
   });

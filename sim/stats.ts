@@ -42,6 +42,8 @@ export interface Series {
   slackCpu: number[];
   revocableCpu: number[];
   hostsUp: number[];
+  /** Hosts up but in maintenance (draining, drained or down): they take no new work. */
+  hostsInMaintenance: number[];
   /** Failed placement attempts per interval, by reason (the reason's headline). */
   placementFailures: Record<string, number[]>;
 }
@@ -68,8 +70,27 @@ interface JobTrack {
   expected: number;
   /** Per instance: bit 1 launched, bit 2 ran. */
   flags: Uint8Array;
-  /** Whether the job counts for queue delays (submitted after the warm-up). */
-  measured: boolean;
+  /**
+   * Instances from `grownFrom[k]` on were asked for at `grownAtMs[k]`: an elastic job's growth, a daemon
+   * job's instance for a host that came later. Instances before the first were asked for at submission.
+   */
+  grownFrom?: number[];
+  grownAtMs?: number[];
+}
+
+/** When instance `i` of the job was asked for: its queue delay runs from then. */
+function requestedMs(j: JobTrack, i: number): number {
+  const from = j.grownFrom;
+  if (from === undefined) return j.submitMs;
+  for (let k = from.length - 1; k >= 0; k--) if (i >= from[k]) return j.grownAtMs![k];
+  return j.submitMs;
+}
+
+/** Records that instances from `j.expected` up to `count` were asked for at `nowMs`. */
+function grow(j: JobTrack, count: number, nowMs: number): void {
+  (j.grownFrom ??= []).push(j.expected);
+  (j.grownAtMs ??= []).push(nowMs);
+  j.expected = count;
 }
 
 export interface StatsOptions {
@@ -105,6 +126,7 @@ export class SimStats {
     slackCpu: [],
     revocableCpu: [],
     hostsUp: [],
+    hostsInMaintenance: [],
     placementFailures: {},
   };
   /** By pool path; a pool created after the first sample has zeros before it existed. */
@@ -112,8 +134,22 @@ export class SimStats {
   jobsSubmitted = 0;
   /** Launches after the warm-up. */
   launchedAfterWarmup = 0;
-  /** Submit-to-running delays (ms) of each instance's first run, by workload, for jobs after the warm-up. */
+  /**
+   * Delays (ms) from asking for an instance (its job's submission, or the growth that added it) to its
+   * first run, by workload, for instances asked for after the warm-up. Instances still waiting at the end
+   * are not here: `waitingMs` gives their waits so far.
+   */
   readonly queueDelaysMs = new Map<string, number[]>();
+  /**
+   * Delays (ms) from a run killed (host maintenance, preemption, an update) or lost with its host to the
+   * same instance's next run, by workload, for runs ended after the warm-up: how long moved work waits to
+   * run again elsewhere.
+   */
+  readonly rescheduleDelaysMs = new Map<string, number[]>();
+  /** The same delays split by how the run ended: killed, or lost with its host. */
+  readonly rescheduleDelaysByEndMs = { killed: [] as number[], lost: [] as number[] };
+  /** When and how each instance's last run was killed or lost, until it runs again; few at a time. */
+  readonly #endedAt = new Map<JobTrack, Map<number, { ms: number; lost: boolean }>>();
   /** Failed placement attempts by reason headline, over the whole run. */
   readonly placementFailures = new Map<string, number>();
   readonly #jobs = new Map<string, JobTrack>();
@@ -131,24 +167,22 @@ export class SimStats {
   submitted(jobId: string, workload: string, instances: number, nowMs: number): void {
     this.jobsSubmitted++;
     this.tasks.submitted += instances;
-    const measured = nowMs >= this.options.warmupMs;
     if (jobId === this.#lastJobId) this.#lastJobId = this.#lastJob = undefined;
     this.#jobs.set(jobId, {
       workload,
       submitMs: nowMs,
       expected: instances,
       flags: new Uint8Array(instances),
-      measured,
     });
     if (!this.queueDelaysMs.has(workload)) this.queueDelaysMs.set(workload, []);
   }
 
-  /** An elastic job now has `count` instances. */
-  grew(jobId: string, count: number): void {
+  /** An elastic job has asked for more instances: it now has `count`. */
+  grew(jobId: string, count: number, nowMs: number): void {
     const j = this.#jobs.get(jobId);
     if (j && count > j.expected) {
       this.tasks.submitted += count - j.expected;
-      j.expected = count;
+      grow(j, count, nowMs);
     }
   }
 
@@ -172,7 +206,10 @@ export class SimStats {
           break;
         case "TASK_RUNNING":
           // Health results and reconciliation repeat RUNNING; only a run's start carries no reason.
-          if (s.reason === undefined) this.#mark(s.taskId, 2, nowMs);
+          if (s.reason === undefined) {
+            if (this.#endedAt.size) this.#rerun(s.taskId, nowMs);
+            this.#mark(s.taskId, 2, nowMs);
+          }
           break;
         case "TASK_FINISHED":
           this.tasks.succeeded++;
@@ -184,47 +221,98 @@ export class SimStats {
         case "TASK_KILLED":
           this.tasks.killed++;
           if (s.reason === SLACK_PREEMPTED_REASON) this.tasks.preempted++;
+          this.#ended(s.taskId, nowMs, false);
           break;
         case "TASK_LOST":
         case "TASK_DROPPED":
         case "TASK_GONE":
         case "TASK_UNREACHABLE":
           this.tasks.lost++;
+          this.#ended(s.taskId, nowMs, true);
           break;
       }
     }
   }
 
+  /** The instance a task id names, its job then in `#lastJob`; -1 for a task of no submitted job. */
+  #instance(taskId: string): number {
+    // Statuses come in runs of one job's tasks: a task of the last job found is parsed without a lookup.
+    const i = this.#lastJobId === undefined ? -1 : instanceOf(taskId, this.#lastJobId);
+    if (i >= 0) return i;
+    const id = parseMesosTaskId(taskId);
+    const j = id && this.#jobs.get(id.jobId);
+    if (!j) return -1;
+    this.#lastJobId = id!.jobId;
+    this.#lastJob = j;
+    return id!.instanceId;
+  }
+
+  /** A run was killed or lost: its instance's next run measures how long it waited to run again. */
+  #ended(taskId: string, nowMs: number, lost: boolean): void {
+    if (nowMs < this.options.warmupMs) return;
+    const i = this.#instance(taskId), j = this.#lastJob;
+    if (i < 0 || !j) return;
+    let byInstance = this.#endedAt.get(j);
+    if (!byInstance) this.#endedAt.set(j, byInstance = new Map());
+    byInstance.set(i, { ms: nowMs, lost });
+  }
+
+  #rerun(taskId: string, nowMs: number): void {
+    const i = this.#instance(taskId), j = this.#lastJob;
+    const byInstance = i < 0 || !j ? undefined : this.#endedAt.get(j);
+    const ended = byInstance?.get(i);
+    if (ended === undefined) return;
+    byInstance!.delete(i);
+    if (!byInstance!.size) this.#endedAt.delete(j!);
+    let list = this.rescheduleDelaysMs.get(j!.workload);
+    if (!list) this.rescheduleDelaysMs.set(j!.workload, list = []);
+    list.push(nowMs - ended.ms);
+    this.rescheduleDelaysByEndMs[ended.lost ? "lost" : "killed"].push(nowMs - ended.ms);
+  }
+
   /** Records an instance's first launch (bit 1) or first run (bit 2; its queue delay). */
   #mark(taskId: string, bit: number, nowMs: number): void {
-    // Statuses come in runs of one job's tasks: a task of the last job found is parsed without a lookup.
-    let i = this.#lastJobId === undefined ? -1 : instanceOf(taskId, this.#lastJobId);
-    let j = this.#lastJob;
-    if (i < 0) {
-      const id = parseMesosTaskId(taskId);
-      j = id && this.#jobs.get(id.jobId);
-      if (!j) return;
-      i = id!.instanceId;
-      this.#lastJobId = id!.jobId;
-      this.#lastJob = j;
-    }
-    if (!j) return;
+    const i = this.#instance(taskId), j = this.#lastJob;
+    if (i < 0 || !j) return;
     if (i >= j.flags.length) {
       const grown = new Uint8Array(Math.max(i + 1, j.flags.length * 2, 8));
       grown.set(j.flags);
       j.flags = grown;
     }
     if (i >= j.expected) {
-      // Daemon instances (one per host) are known only once they run.
+      // Daemon instances (one per host) are known only once they launch: a host that came later asked
+      // for its instance about then.
       this.tasks.submitted += i + 1 - j.expected;
-      j.expected = i + 1;
+      grow(j, i + 1, nowMs);
     }
     if (j.flags[i] & bit) return;
     j.flags[i] |= bit;
     if (bit !== 2) return;
-    const delay = nowMs - j.submitMs;
+    const asked = requestedMs(j, i);
+    const delay = nowMs - asked;
     this.#intervalDelays.push(delay);
-    if (j.measured) this.queueDelaysMs.get(j.workload)!.push(delay);
+    if (asked >= this.options.warmupMs) this.queueDelaysMs.get(j.workload)!.push(delay);
+  }
+
+  /**
+   * Instances of accepted jobs that had not run by `endMs`, by workload: how long each had waited by
+   * then, for instances asked for after the warm-up. A queue delay of at least that much, which the
+   * report counts in its percentiles, so a cluster too small to start the work does not look fast.
+   */
+  waitingMs(accepted: (jobId: string) => boolean, endMs: number): Map<string, number[]> {
+    const out = new Map<string, number[]>();
+    for (const [jobId, j] of this.#jobs) {
+      if (!accepted(jobId)) continue;
+      for (let i = 0; i < j.expected; i++) {
+        if (i < j.flags.length && j.flags[i] & 2) continue;
+        const asked = requestedMs(j, i);
+        if (asked < this.options.warmupMs) continue;
+        let list = out.get(j.workload);
+        if (!list) out.set(j.workload, list = []);
+        list.push(endMs - asked);
+      }
+    }
+    return out;
   }
 
   /** Instances of accepted jobs that never launched. */
@@ -240,11 +328,12 @@ export class SimStats {
   sample(nowMs: number, sim: Simulation): void {
     const table = sim.hostmgr.registry.table;
     let cpu = 0, mem = 0, disk = 0, gpu = 0, cpuT = 0, memT = 0, diskT = 0, gpuT = 0, up = 0;
-    let slack = 0, revocable = 0;
+    let slack = 0, revocable = 0, maintenance = 0;
     for (const h of table.entries) {
       if (h.lost) continue;
       const i = h.index, t = h.info.resources;
       up++;
+      if (h.state !== "HOST_STATE_UP") maintenance++;
       cpuT += t.cpuMilli, memT += t.memMb, diskT += t.diskMb, gpuT += t.gpuMilli;
       cpu += t.cpuMilli - table.freeCpu[i], mem += t.memMb - table.freeMem[i];
       disk += t.diskMb - table.freeDisk[i], gpu += t.gpuMilli - table.freeGpu[i];
@@ -275,6 +364,7 @@ export class SimStats {
     s.slackCpu.push(slack / 1000);
     s.revocableCpu.push(revocable / 1000);
     s.hostsUp.push(up);
+    s.hostsInMaintenance.push(maintenance);
     this.#sampleFailures(n);
     this.#lastLaunched = this.tasks.launched;
     this.#lastSampleMs = nowMs;
@@ -350,6 +440,9 @@ function instanceOf(taskId: string, jobId: string): number {
 /** "no host with 4 free GPUs: insufficient gpu on ..." → "no host with 4 free GPUs". */
 export function headline(reason: string): string {
   if (reason.startsWith("required host")) return "required host unavailable";
+  // A gang's failure wraps the reason its tasks could not be placed: that reason is the headline's point.
+  const gang = /^gang of \d+ could not be placed whole: /.exec(reason);
+  if (gang) return `gang not placed whole: ${headline(reason.slice(gang[0].length))}`;
   const at = reason.indexOf(":");
   return at < 0 ? reason : reason.slice(0, at);
 }

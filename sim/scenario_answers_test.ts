@@ -1,0 +1,41 @@
+/** Shipped scenarios answer the question their opening comment asks: the report shows what it tells readers to read. */
+import assert from "node:assert/strict";
+import { buildReport, type Report } from "../reports/report.ts";
+import { runScenario } from "./runner.ts";
+import { loadScenario, ROOT } from "./testing.ts";
+
+async function report(name: string): Promise<Report> {
+  const { scenario, templates } = await loadScenario(`${ROOT}/scenarios/${name}`);
+  const sim = await runScenario(scenario, { seed: 1, templates });
+  return buildReport(scenario, sim, 1, { wallSeconds: 0, peakRssBytes: 0 });
+}
+
+/** The largest value of a series over samples in [fromSec, toSec). */
+function maxBetween(r: Report, series: number[], fromSec: number, toSec: number): number {
+  let max = -Infinity;
+  r.series.t.forEach((t, i) => {
+    if (t >= fromSec && t < toSec) max = Math.max(max, series[i]);
+  });
+  return max;
+}
+
+Deno.test("add-capacity: doubled Spark load queues work on 400 hosts, and 400 more hosts clear it", async () => {
+  const r = await report("add-capacity.yaml");
+  const s = r.series;
+  assert.ok(maxBetween(r, s.queueDelayP99, 0, 1200) < 5, "one team's load fits");
+  assert.ok(maxBetween(r, s.cpuUtil, 1500, 2400) > 0.95, "the doubled load fills the cluster");
+  assert.ok(maxBetween(r, s.queueDelayP99, 1500, 2400) > 60, "and work queues for minutes");
+  assert.equal(maxBetween(r, s.hostsUp, 2500, 3600), 800);
+  assert.ok(maxBetween(r, s.queueDelayP99, 2600, 3600) < 5, "the added hosts clear the backlog");
+});
+
+Deno.test("rack-maintenance: how many tasks move, and how long they wait after a drain and after a loss", async () => {
+  const r = await report("rack-maintenance.yaml");
+  const { afterKill, afterLoss } = r.rescheduleDelaySeconds;
+  assert.ok(r.preemptions.maintenance > 0 && r.tasks.lost > 0);
+  assert.equal(afterKill.count, r.preemptions.maintenance, "every drained task ran again");
+  assert.equal(afterLoss.count, r.tasks.lost, "every lost task ran again");
+  assert.ok(afterKill.p99 < afterLoss.p99, "a drain moves work faster than a loss without warning");
+  assert.equal(maxBetween(r, r.series.hostsInMaintenance, 610, 1500), 80, "two racks in maintenance");
+  assert.equal(maxBetween(r, r.series.hostsInMaintenance, 1510, 3000), 0);
+});
