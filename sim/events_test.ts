@@ -126,3 +126,15 @@ Deno.test("the same events and seed give the same report", async () => {
   const a = await run(yaml, 5), b = await run(yaml, 5);
   assert.equal(JSON.stringify(a.report), JSON.stringify(b.report));
 });
+
+Deno.test("events run in time order whatever their list order: hosts of a class added later in the list", async () => {
+  const { sim, report } = await run(scenario(`  - {atSec: 100, addHosts: {class: big, count: 2}}
+  - {atSec: 10, addHostClass: {name: big, count: 1, cpu: 16, memoryMb: 65536, diskMb: 100000}}`));
+  assert.deepEqual(report.events.map((e) => [e.atSec, e.kind, e.hosts]), [[10, "addHostClass", 1], [
+    100,
+    "addHosts",
+    2,
+  ]]);
+  assert.equal(report.hosts, 15, "12 registered, 1 with the class, 2 more");
+  assert.ok(sim.hostmgr.host("big-2"), "the added hosts continue the new class's numbering");
+});

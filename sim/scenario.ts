@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
 import { parseRespoolConfig } from "../core/model/load.ts";
-import { type ScenarioEvent, scenarioEvent } from "./scenario_events.ts";
+import { checkEvents, type ScenarioEvent, scenarioEvent } from "./scenario_events.ts";
 import { type HostClass, hostClass } from "./scenario_hosts.ts";
 import { type Distribution, type Workload, workload } from "./scenario_workload.ts";
 
@@ -67,7 +67,7 @@ const settings = z.object({
 }).strict();
 export type Settings = z.infer<typeof settings>;
 
-export const scenarioSchema = z.object({
+const scenarioBase = z.object({
   name: z.string().min(1),
   description: z.string().default(""),
   /** Simulated seconds to run; without it the run ends when every submitted job has ended. */
@@ -77,54 +77,27 @@ export const scenarioSchema = z.object({
   workloads: z.array(workload).default([]),
   events: z.array(scenarioEvent).default([]),
   settings: settings.default(settings.parse({})),
-}).strict().superRefine((s, ctx) => {
-  const classes = new Set(s.hostClasses.map((c) => c.name));
+}).strict();
+
+export const scenarioSchema = scenarioBase.superRefine((s, ctx) => {
+  const report: Report = (path, message) => ctx.addIssue({ code: "custom", path, message });
   s.hostClasses.forEach((c, i) => {
     if (s.hostClasses.findIndex((o) => o.name === c.name) !== i) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["hostClasses", i, "name"],
-        message: "a name no other class has",
-      });
+      report(["hostClasses", i, "name"], "a name no other class has");
     }
   });
-  const names = new Set<string>();
-  s.workloads.forEach((w, i) => {
-    if (names.has(w.name)) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["workloads", i, "name"],
-        message: "a name no other workload has",
-      });
-    }
-    names.add(w.name);
-    if (w.trace && !classes.has(w.trace.hostClass)) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["workloads", i, "trace", "hostClass"],
-        message: `one of the host classes (${[...classes].join(", ")})`,
-      });
-    }
-  });
-  s.events.forEach((e, i) => {
-    if (e.addHostClass) classes.add(e.addHostClass.name);
-    const cls = e.addHosts?.class ?? e.failHosts?.class ?? e.drain?.class ?? e.removeHosts?.class;
-    const key = e.addHosts ? "addHosts" : e.failHosts ? "failHosts" : e.drain ? "drain" : "removeHosts";
-    if (cls !== undefined && !classes.has(cls)) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["events", i, key, "class"],
-        message: `one of the host classes (${[...classes].join(", ")})`,
-      });
-    }
-    if (e.usage && !names.has(e.usage.workload)) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["events", i, "usage", "workload"],
-        message: "a workload's name",
-      });
-    }
-  });
+  const pools = poolPaths(s.respools);
+  checkWorkloads(s, pools, report);
+  if (s.durationSec !== undefined && s.settings.warmupSec >= s.durationSec) {
+    // Statistics start after the warm-up: a run no longer than it reports nothing.
+    report(["settings", "warmupSec"], `less than durationSec (${s.durationSec})`);
+  }
+  checkEvents(s.events, {
+    hostClasses: s.hostClasses,
+    workloads: s.workloads.map((w) => w.name),
+    pools: [...pools.keys()],
+    poolIssues: (config) => respoolIssues(poolConfig(config as ScenarioPool)),
+  }, report);
 });
 export type Scenario = z.infer<typeof scenarioSchema>;
 
@@ -156,7 +129,9 @@ export function parseScenario(text: string, file: string): ScenarioResult {
       errors: res.error.issues.map((i) => {
         const path = i.path as (string | number)[];
         const { line, value } = at(path);
-        return `${file}${line}: ${formatPath(path) || "(top level)"}: ${value}${i.message}`;
+        // Pool rules already say what they got.
+        const got = i.message.startsWith("got ") ? "" : value;
+        return `${file}${line}: ${formatPath(path) || "(top level)"}: ${got}${i.message}`;
       }),
     };
   }
@@ -179,24 +154,85 @@ export function poolConfig(pool: ScenarioPool): Record<string, unknown> {
   };
 }
 
-/** Validates every inline pool with the resource manager's own config rules; unknown keys are errors too. */
-function checkPools(
-  pools: ScenarioPool[],
-  path: (string | number)[],
-  report: (path: (string | number)[], message: string) => void,
+type Report = (path: (string | number)[], message: string) => void;
+
+/**
+ * Workloads name distinct leaf pools and trace host classes that exist; work that never ends on its own
+ * needs a `durationSec`, or the run would never stop.
+ */
+function checkWorkloads(
+  s: z.infer<typeof scenarioBase>,
+  pools: Map<string, ScenarioPool>,
+  report: Report,
 ): void {
+  const classes = s.hostClasses.map((c) => c.name);
+  const leaves = [...pools].filter(([, p]) => !p.children?.length).map(([path]) => path);
+  const names = new Set<string>();
+  s.workloads.forEach((w, i) => {
+    if (names.has(w.name)) report(["workloads", i, "name"], "a name no other workload has");
+    names.add(w.name);
+    const pool = pools.get(w.respool);
+    if (!pool || pool.children?.length) {
+      // The job manager refuses jobs for pools with children ("is not a leaf pool").
+      const why = pool || w.respool === "/"
+        ? `; ${w.respool} has child pools, and jobs go to leaf pools`
+        : "";
+      report(["workloads", i, "respool"], `one of the leaf pools (${leaves.join(", ")})${why}`);
+    }
+    if (w.trace && !classes.includes(w.trace.hostClass)) {
+      report(["workloads", i, "trace", "hostClass"], `one of the host classes (${classes.join(", ")})`);
+    }
+    if (s.durationSec === undefined) {
+      const endless = endlessWork(w);
+      if (endless) report(["workloads", i, endless.field], `${endless.why}: set the run's durationSec`);
+    }
+  });
+}
+
+/** Why a workload would keep the run going forever without a `durationSec`, if it would. */
+function endlessWork(w: Workload): { field: string; why: string } | undefined {
+  if (w.trace) return undefined;
+  const a = w.arrival;
+  if (!("at" in a) && w.stopSec === undefined && w.maxJobs === undefined) {
+    return { field: "arrival", why: `${Object.keys(a)[0]} arrivals never stop without stopSec or maxJobs` };
+  }
+  // A job file's commands give its tasks' durations (its type is checked once the file is read).
+  if (w.jobFile) return undefined;
+  if (w.type !== "BATCH") return { field: "type", why: `${w.type} jobs never end` };
+  if (w.durationSec === undefined) {
+    return { field: "durationSec", why: "tasks without a durationSec run until the run ends" };
+  }
+  return undefined;
+}
+
+/** The scenario's pools by path (`/org/team`), parents first; the root is left out. */
+function poolPaths(pools: ScenarioPool[], parent = ""): Map<string, ScenarioPool> {
+  const out = new Map<string, ScenarioPool>();
+  for (const p of pools) {
+    out.set(`${parent}/${p.name}`, p);
+    for (const [path, child] of poolPaths(p.children ?? [], `${parent}/${p.name}`)) out.set(path, child);
+  }
+  return out;
+}
+
+/** Validates every inline pool with the resource manager's own config rules; unknown keys are errors too. */
+function checkPools(pools: ScenarioPool[], path: (string | number)[], report: Report): void {
   pools.forEach((pool, i) => {
     const here = [...path, i];
     if (!pool.file) {
-      const res = parseRespoolConfig(poolConfig(pool), "pool");
-      const issues = res.ok ? res.warnings : [...res.errors, ...res.warnings];
-      for (const issue of issues) {
-        const sub = issue.path.split(/[.[\]]+/).filter(Boolean).map((s) => /^\d+$/.test(s) ? Number(s) : s);
-        report([...here, ...sub], issue.message.slice(`pool: ${issue.path || "(top level)"}: `.length));
-      }
+      for (const issue of respoolIssues(poolConfig(pool))) report([...here, ...issue.path], issue.message);
     }
     checkPools(pool.children ?? [], [...here, "children"], report);
   });
+}
+
+/** A pool config's problems by the resource manager's rules, warnings (unknown keys) included. */
+function respoolIssues(config: Record<string, unknown>): { path: (string | number)[]; message: string }[] {
+  const res = parseRespoolConfig(config, "pool");
+  return (res.ok ? res.warnings : [...res.errors, ...res.warnings]).map((issue) => ({
+    path: issue.path.split(/[.[\]]+/).filter(Boolean).map((s) => /^\d+$/.test(s) ? Number(s) : s),
+    message: issue.message.slice(`pool: ${issue.path || "(top level)"}: `.length),
+  }));
 }
 
 function formatPath(path: (string | number)[]): string {

@@ -1,6 +1,6 @@
 /** Timed events of the scenario format: host failures, rack loss, maintenance, capacity changes, pool changes. */
 import { z } from "zod";
-import { hostClass } from "./scenario_hosts.ts";
+import { HostCatalog, type HostClass, hostClass } from "./scenario_hosts.ts";
 
 /** Which hosts an event acts on: a class, a rack, named hosts, and how many of them. */
 const hostSelector = z.object({
@@ -14,7 +14,10 @@ const hostSelector = z.object({
   count: z.number().int().positive().optional(),
   /** Or this fraction of them, picked with the run's seed. */
   fraction: z.number().positive().max(1).optional(),
-}).strict();
+}).strict().refine((s) => Object.keys(s).length > 0, {
+  // `{}` would pick every host of the cluster: almost always a typo, never what a what-if means.
+  message: "a selector: one or more of class, rack, zone, hosts, count or fraction",
+});
 export type HostSelector = z.infer<typeof hostSelector>;
 
 export const scenarioEvent = z.object({
@@ -60,3 +63,93 @@ export const ACTIONS = [
   "updatePool",
   "usage",
 ] as const;
+
+/** What events name elsewhere in the scenario, and the pool rules they must follow. */
+export interface EventScope {
+  hostClasses: HostClass[];
+  workloads: string[];
+  /** Paths of the scenario's pools, the root left out. */
+  pools: string[];
+  /** Problems with a pool config in Peloton's respool shape: where below the pool, and what was expected. */
+  poolIssues: (config: Record<string, unknown>) => { path: (string | number)[]; message: string }[];
+}
+
+type Report = (path: (string | number)[], message: string) => void;
+
+/**
+ * Checks that every event names classes, hosts, racks, zones, pools and workloads that exist when it runs.
+ * Events run by (time in whole ms, list order), as the simulator's event queue orders them, so an
+ * event may use a class an earlier-listed but later-timed event adds only if it runs after it.
+ */
+export function checkEvents(events: ScenarioEvent[], scope: EventScope, report: Report): void {
+  const hosts = new HostCatalog(scope.hostClasses);
+  const classAddedAt = new Map<string, number>();
+  for (const e of events) if (e.addHostClass) classAddedAt.set(e.addHostClass.name, e.atSec);
+  const grows = classAddedAt.size > 0 || events.some((e) => e.addHosts);
+  const order = events.map((e, i) => ({ e, i, ms: Math.ceil(e.atSec * 1000) }))
+    .sort((a, b) => a.ms - b.ms || a.i - b.i);
+  for (const { e, i } of order) {
+    const path = (...rest: (string | number)[]) => ["events", i, ...rest];
+    const when = grows ? ` at ${e.atSec} s` : "";
+    const oneOf = (what: string, list: string[]) =>
+      list.length
+        ? `one of the ${what} (${list.join(", ")})${when}`
+        : `one of the ${what}, but there are none${when}`;
+    const checkClass = (name: string, at: (string | number)[]) => {
+      if (hosts.hasClass(name)) return;
+      const later = classAddedAt.get(name);
+      const hint = later !== undefined && later >= e.atSec
+        ? `; ${name} is added by an addHostClass event that runs after this one (at ${later} s)`
+        : "";
+      report(at, `${oneOf("host classes", hosts.classNames())}${hint}`);
+    };
+    if (e.addHostClass) {
+      const name = e.addHostClass.name;
+      if (hosts.hasClass(name)) {
+        report(
+          path("addHostClass", "name"),
+          `a class name not in use yet (${hosts.classNames().join(", ")})`,
+        );
+      } else hosts.addClass(e.addHostClass);
+    }
+    if (e.addHosts) {
+      checkClass(e.addHosts.class, path("addHosts", "class"));
+      hosts.addHosts(e.addHosts.class, e.addHosts.count);
+    }
+    for (const key of ["failHosts", "drain", "removeHosts"] as const) {
+      const s = e[key];
+      if (!s) continue;
+      if (s.class !== undefined) checkClass(s.class, path(key, "class"));
+      if (s.rack !== undefined && !hosts.hasRack(s.rack)) {
+        report(path(key, "rack"), oneOf("racks", hosts.describe("rack")));
+      }
+      if (s.zone !== undefined && !hosts.hasZone(s.zone)) {
+        report(path(key, "zone"), oneOf("zones", hosts.describe("zone")));
+      }
+      s.hosts?.forEach((h, j) => {
+        if (!hosts.hasHost(h)) report(path(key, "hosts", j), oneOf("hosts", hosts.describe("host")));
+      });
+    }
+    if (e.loseRack !== undefined && !hosts.hasRack(e.loseRack)) {
+      report(path("loseRack"), oneOf("racks", hosts.describe("rack")));
+    }
+    if (e.updatePool) checkPoolUpdate(e.updatePool, scope, path("updatePool"), report);
+    if (e.usage && !scope.workloads.includes(e.usage.workload)) {
+      report(path("usage", "workload"), `one of the workloads (${scope.workloads.join(", ")})`);
+    }
+  }
+}
+
+/** An updatePool names a pool of the tree, and its fields pass the rules the tree's own pools pass. */
+function checkPoolUpdate(
+  update: NonNullable<ScenarioEvent["updatePool"]>,
+  scope: EventScope,
+  at: (string | number)[],
+  report: Report,
+): void {
+  const { path: pool, force: _force, ...change } = update;
+  if (!scope.pools.includes(pool)) report([...at, "path"], `one of the pools (${scope.pools.join(", ")})`);
+  // The change replaces whole fields of the pool, and the pool rules look at one field at a time.
+  const name = pool.slice(pool.lastIndexOf("/") + 1);
+  for (const issue of scope.poolIssues({ name, ...change })) report([...at, ...issue.path], issue.message);
+}

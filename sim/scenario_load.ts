@@ -44,12 +44,20 @@ export async function loadScenarioFile(file: string): Promise<LoadedScenario> {
   const errors: string[] = [];
   const templates: Record<string, Record<string, unknown>> = {};
   const traces: Record<string, TraceJob[]> = {};
-  for (const w of scenario.workloads) {
+  for (const [i, w] of scenario.workloads.entries()) {
     if (w.jobFile) {
       const path = resolve(w.jobFile);
       const job = loadJobConfig(await readOr(path, errors), path);
       if (!job.ok) errors.push(...job.errors.map((e) => e.message));
-      else templates[w.name] = job.value as unknown as Record<string, unknown>;
+      else {
+        templates[w.name] = job.value as unknown as Record<string, unknown>;
+        if (scenario.durationSec === undefined && job.value.type !== "BATCH") {
+          // Services and daemons never end: without a duration the run would not stop.
+          errors.push(
+            `${file}: workloads[${i}].jobFile: ${path} is a ${job.value.type} job, which never ends: set the run's durationSec`,
+          );
+        }
+      }
     }
     if (w.trace) {
       const path = resolve(w.trace.file);

@@ -48,7 +48,8 @@ Deno.test("a bad value names the file, the line, the field path and the value", 
 
 Deno.test("workload types are case-insensitive; distributions, gangs, constraints and elastic jobs are accepted", () => {
   const res = parseScenario(
-    `${BASE}workloads:
+    `${BASE}durationSec: 600
+workloads:
   - name: a
     respool: /pool
     type: stateful
@@ -130,4 +131,236 @@ Deno.test("missing files named by a scenario are reported with their path", asyn
     return true;
   });
   await Deno.remove(dir, { recursive: true });
+});
+
+/** Two racks over two zones, a parent pool with two leaves, and a run length. */
+const TREE = `name: t
+durationSec: 600
+hostClasses:
+  - {name: std, count: 4, cpu: 8, memoryMb: 16384, racks: 2, zones: 2}
+respools:
+  - name: org
+    resources:
+      - {kind: cpu, reservation: 32, limit: 32}
+    children:
+      - name: a
+        resources:
+          - {kind: cpu, reservation: 16, limit: 32}
+      - name: b
+        resources:
+          - {kind: cpu, reservation: 16, limit: 32}
+`;
+
+const accepted = (text: string) => {
+  const res = parseScenario(text, "ok.yaml");
+  assert.ok(res.ok, res.ok ? "" : res.errors.join("\n"));
+};
+
+Deno.test("a workload's respool must be a leaf pool of the scenario's tree", () => {
+  const e = errors(`${TREE}workloads:
+  - {name: w, respool: /nope, durationSec: 10}
+  - {name: x, respool: /org, durationSec: 10}
+`);
+  assert.ok(
+    e.some((x) =>
+      /^bad\.yaml:17: workloads\[0\]\.respool: got "\/nope", one of the leaf pools \(\/org\/a, \/org\/b\)$/
+        .test(x)
+    ),
+    e.join("\n"),
+  );
+  assert.ok(
+    e.some((x) =>
+      /^bad\.yaml:18: workloads\[1\]\.respool: got "\/org", .*\(\/org\/a, \/org\/b\); \/org has child pools, and jobs go to leaf pools/
+        .test(x)
+    ),
+    e.join("\n"),
+  );
+  accepted(`${TREE}workloads:\n  - {name: w, respool: /org/b, durationSec: 10}\n`);
+});
+
+Deno.test("work that never ends needs a durationSec; work that ends does not", () => {
+  const noDuration = TREE.replace("durationSec: 600\n", "");
+  const e = errors(`${noDuration}workloads:
+  - {name: web, respool: /org/a, type: stateless}
+  - {name: etl, respool: /org/b, arrival: {ratePerSec: 1}, durationSec: 10}
+  - {name: sleepy, respool: /org/b}
+`);
+  assert.ok(
+    e.some((x) =>
+      /^bad\.yaml:16: workloads\[0\]\.type: got "stateless", STATELESS jobs never end: set the run's durationSec$/
+        .test(x)
+    ),
+    e.join("\n"),
+  );
+  assert.ok(
+    e.some((x) =>
+      /workloads\[1\]\.arrival: ratePerSec arrivals never stop without stopSec or maxJobs: set the run's durationSec/
+        .test(x)
+    ),
+    e.join("\n"),
+  );
+  assert.ok(
+    e.some((x) => /workloads\[2\]\.durationSec: tasks without a durationSec run until/.test(x)),
+    e.join("\n"),
+  );
+  assert.equal(e.length, 3, e.join("\n"));
+  accepted(`${noDuration}workloads:
+  - {name: etl, respool: /org/b, arrival: {ratePerSec: 1}, stopSec: 60, durationSec: 10}
+  - {name: once, respool: /org/a, arrival: {bursts: {everySec: 10, jobs: 2}}, maxJobs: 4, durationSec: 10}
+`);
+  accepted(`${TREE}workloads:\n  - {name: web, respool: /org/a, type: daemon, arrival: {ratePerSec: 1}}\n`);
+});
+
+Deno.test("a job file of a service without a durationSec is refused once the file is read", async () => {
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(
+    `${dir}/svc.yaml`,
+    `name: svc
+type: SERVICE
+instanceCount: 2
+defaultConfig:
+  resource: {cpuLimit: 1, memLimitMb: 128}
+  command: {value: "sleep 10"}
+`,
+  );
+  await Deno.writeTextFile(
+    `${dir}/s.yaml`,
+    `${
+      TREE.replace("durationSec: 600\n", "")
+    }workloads:\n  - {name: w, respool: /org/a, jobFile: svc.yaml}\n`,
+  );
+  await assert.rejects(() => loadScenarioFile(`${dir}/s.yaml`), (e: Error) => {
+    assert.ok(e instanceof ScenarioError);
+    assert.match(
+      e.message,
+      /s\.yaml: workloads\[0\]\.jobFile: .*svc\.yaml is a SERVICE job, which never ends: set the run's durationSec/,
+    );
+    return true;
+  });
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("events name racks, zones, hosts and pools that exist, with pool values the pool rules accept", () => {
+  const e = errors(`${TREE}events:
+  - {atSec: 10, drain: {rack: std-rack-99}}
+  - {atSec: 20, loseRack: nope-rack-1}
+  - {atSec: 30, failHosts: {zone: zone-9}}
+  - {atSec: 40, failHosts: {hosts: [std-3, ghost-1]}}
+  - {atSec: 50, updatePool: {path: /nope}}
+  - atSec: 60
+    updatePool:
+      path: /org/a
+      resources:
+        - {kind: cpu, reservation: -10}
+`);
+  const has = (re: RegExp) => assert.ok(e.some((x) => re.test(x)), `${re}\n${e.join("\n")}`);
+  has(
+    /^bad\.yaml:17: events\[0\]\.drain\.rack: got "std-rack-99", one of the racks \(std-rack-0 … std-rack-1\)$/,
+  );
+  has(
+    /^bad\.yaml:18: events\[1\]\.loseRack: got "nope-rack-1", one of the racks \(std-rack-0 … std-rack-1\)$/,
+  );
+  has(/^bad\.yaml:19: events\[2\]\.failHosts\.zone: got "zone-9", one of the zones \(zone-0 … zone-1\)$/);
+  has(
+    /^bad\.yaml:20: events\[3\]\.failHosts\.hosts\[1\]: got "ghost-1", one of the hosts \(std-0 … std-3\)$/,
+  );
+  has(
+    /^bad\.yaml:21: events\[4\]\.updatePool\.path: got "\/nope", one of the pools \(\/org, \/org\/a, \/org\/b\)$/,
+  );
+  has(
+    /^bad\.yaml:26: events\[5\]\.updatePool\.resources\[0\]\.reservation: got -10, expected a reservation of 0/,
+  );
+  assert.equal(e.length, 6, e.join("\n"));
+});
+
+Deno.test("events may name the racks, zones and hosts of classes and hosts added before them", () => {
+  accepted(`${TREE}events:
+  - {atSec: 10, addHostClass: {name: big, count: 2, cpu: 32, memoryMb: 65536, racks: 2, zones: 3}}
+  - {atSec: 20, addHosts: {class: std, count: 2}}
+  - {atSec: 30, drain: {rack: big-rack-1}, durationSec: 10}
+  - {atSec: 40, failHosts: {hosts: [big-1, std-5]}}
+  - {atSec: 50, updatePool: {path: /org/b, resources: [{kind: cpu, reservation: 8, limit: 8}]}}
+`);
+  // Before the class comes, its names do not exist yet; std's third zone never does (two racks).
+  const e = errors(`${TREE}events:
+  - {atSec: 5, removeHosts: {hosts: [big-0, std-4]}}
+  - {atSec: 10, addHostClass: {name: big, count: 2, cpu: 32, memoryMb: 65536, racks: 2, zones: 3}}
+  - {atSec: 20, failHosts: {zone: zone-2}}
+`);
+  assert.ok(
+    e.some((x) =>
+      /events\[0\]\.removeHosts\.hosts\[0\]: got "big-0", one of the hosts \(std-0 … std-3\) at 5 s/.test(x)
+    ),
+    e.join("\n"),
+  );
+  assert.ok(e.some((x) => /events\[0\]\.removeHosts\.hosts\[1\]: got "std-4"/.test(x)), e.join("\n"));
+  assert.ok(
+    e.some((x) =>
+      /events\[2\]\.failHosts\.zone: got "zone-2", one of the zones \(zone-0 … zone-1\) at 20 s/.test(x)
+    ),
+    e.join("\n"),
+  );
+  assert.equal(e.length, 3, e.join("\n"));
+});
+
+Deno.test("addHostClass needs a new class name; a host selector cannot be empty", () => {
+  const e = errors(`${TREE}events:
+  - {atSec: 10, addHostClass: {name: std, count: 1, cpu: 1, memoryMb: 1024}}
+  - {atSec: 20, failHosts: {}}
+  - {atSec: 30, removeHosts: {}}
+`);
+  assert.ok(
+    e.some((x) =>
+      /^bad\.yaml:17: events\[0\]\.addHostClass\.name: got "std", a class name not in use yet \(std\)$/.test(
+        x,
+      )
+    ),
+    e.join("\n"),
+  );
+  assert.ok(
+    e.some((x) =>
+      /^bad\.yaml:18: events\[1\]\.failHosts: a selector: one or more of class, rack, zone, hosts/.test(x)
+    ),
+    e.join("\n"),
+  );
+  assert.ok(e.some((x) => /^bad\.yaml:19: events\[2\]\.removeHosts: a selector/.test(x)), e.join("\n"));
+  accepted(`${TREE}events:\n  - {atSec: 20, failHosts: {fraction: 0.5}}\n`);
+});
+
+Deno.test("events are checked in the order they run: by time, then list order", () => {
+  const big = "{name: big, count: 1, cpu: 32, memoryMb: 65536}";
+  const e = errors(`${TREE}events:
+  - {atSec: 100, addHostClass: ${big}}
+  - {atSec: 10, addHosts: {class: big, count: 1}}
+`);
+  assert.ok(
+    e.some((x) =>
+      /^bad\.yaml:18: events\[1\]\.addHosts\.class: got "big", one of the host classes \(std\) at 10 s; big is added by an addHostClass event that runs after this one \(at 100 s\)$/
+        .test(x)
+    ),
+    e.join("\n"),
+  );
+  accepted(`${TREE}events:
+  - {atSec: 100, addHosts: {class: big, count: 1}}
+  - {atSec: 10, addHostClass: ${big}}
+`);
+  // At the same time, list order decides.
+  const tie = errors(`${TREE}events:
+  - {atSec: 10, addHosts: {class: big, count: 1}}
+  - {atSec: 10, addHostClass: ${big}}
+`);
+  assert.ok(tie.some((x) => /events\[0\]\.addHosts\.class: got "big"/.test(x)), tie.join("\n"));
+  accepted(`${TREE}events:
+  - {atSec: 10, addHostClass: ${big}}
+  - {atSec: 10, addHosts: {class: big, count: 1}}
+`);
+});
+
+Deno.test("the warm-up must be shorter than the run", () => {
+  const e = errors(`${TREE}settings: {warmupSec: 600}\n`);
+  assert.ok(
+    e.some((x) => /^bad\.yaml:16: settings\.warmupSec: got 600, less than durationSec \(600\)$/.test(x)),
+    e.join("\n"),
+  );
+  accepted(`${TREE}settings: {warmupSec: 599}\n`);
 });
