@@ -1,6 +1,6 @@
 /** Compares reports side by side: a table of headline numbers (with changes against the first) and overlaid charts. */
 import type { Report } from "./report.ts";
-import { type Chart, renderPage, table, type UplotAssets } from "./charts.ts";
+import { type Chart, esc, renderPage, table, type UplotAssets } from "./charts.ts";
 
 /** A report and the name it goes by in the comparison (its directory). */
 export interface Named {
@@ -54,6 +54,8 @@ function valueAt(report: unknown, path: string): number | undefined {
 
 export interface Comparison {
   names: string[];
+  /** Per report: its run was interrupted, so its numbers cover only `simulatedSeconds` of it. */
+  endedEarly: boolean[];
   rows: { metric: string; path: string; values: (number | null)[]; change: (number | null)[] }[];
   pools: { pool: string; metric: string; values: (number | null)[] }[];
 }
@@ -79,7 +81,12 @@ export function compareReports(list: Named[]): Comparison {
       values: list.map(({ report }) => report.pools[pool]?.[metric] ?? null),
     }))
   );
-  return { names: list.map((n) => n.name), rows, pools };
+  return {
+    names: list.map((n) => n.name),
+    endedEarly: list.map(({ report }) => report.endedEarly === true),
+    rows,
+    pools,
+  };
 }
 
 /** One overlaid chart per series, on the union of the reports' sample times. */
@@ -117,24 +124,40 @@ export function comparisonCharts(list: Named[]): Chart[] {
   return charts;
 }
 
+/** How a report's run ended, for the page's list of runs. */
+function ending({ report }: Named): string {
+  const at = report.simulatedSeconds.toLocaleString("en-US");
+  return report.endedEarly ? `partial: interrupted at ${at} simulated s` : "complete";
+}
+
 export function renderComparison(list: Named[], assets: UplotAssets): string {
   const c = compareReports(list);
   const pct = (x: number | null) => (x === null ? "" : `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}%`);
+  const shown = c.names.map((n, i) => (c.endedEarly[i] ? `${n} (partial)` : n));
+  const partial = list.filter(({ report }) => report.endedEarly);
+  const banner = partial.length
+    ? `<p class="partial" style="background:#fff3cd;border:1px solid #e0b400;padding:8px 12px">` +
+      `<b>Partial ${partial.length === 1 ? "report" : "reports"}:</b> ${
+        esc(partial.map((x) => `${x.name} (${ending(x)})`).join(", "))
+      }. ${partial.length === 1 ? "Its" : "Their"} numbers cover only the part of the run before the ` +
+      `interruption, so they do not compare like for like with a whole run.</p>`
+    : "";
   const headline = table(
-    ["metric", ...c.names, ...c.names.slice(1).map((n) => `${n} vs ${c.names[0]}`)],
+    ["metric", ...shown, ...shown.slice(1).map((n) => `${n} vs ${shown[0]}`)],
     c.rows.map((r) => [r.metric, ...r.values.map((v) => v ?? ""), ...r.change.slice(1).map(pct)]),
   );
   const pools = table(
-    ["pool", "metric", ...c.names],
+    ["pool", "metric", ...shown],
     c.pools.map((p) => [p.pool, p.metric, ...p.values.map((v) => v ?? "")]),
   );
   const scenarios = table(
-    ["report", "scenario", "seed", "description"],
-    list.map(({ name, report }) => [name, report.scenario, String(report.seed), report.description]),
+    ["report", "scenario", "seed", "run", "description"],
+    list.map((x) => [x.name, x.report.scenario, String(x.report.seed), ending(x), x.report.description]),
   );
   return renderPage(
     `Comparison of ${list.length} runs`,
     [
+      banner,
       scenarios,
       `<h2>Headline numbers</h2>${headline}`,
       `<h2>Pools (time-averages after warm-up)</h2>${pools}`,
@@ -144,20 +167,29 @@ export function renderComparison(list: Named[], assets: UplotAssets): string {
   );
 }
 
-/** The table as text, for the terminal. */
+/** The table as text, for the terminal; a partial report's name is starred and explained below. */
 export function comparisonText(c: Comparison): string {
+  const partial = (i: number) => c.endedEarly[i];
+  const names = c.names.map((n, i) => (partial(i) ? `${n}*` : n));
   const widths = [
     Math.max(6, ...c.rows.map((r) => r.metric.length)),
-    ...c.names.map((n) => Math.max(12, n.length)),
+    ...names.map((n) => Math.max(12, n.length)),
   ];
   const line = (cells: string[]) =>
     cells.map((s, i) => (i === 0 ? s.padEnd(widths[0]) : s.padStart(widths[i]))).join("  ");
   const fmt = (
     v: number | null,
   ) => (v === null ? "-" : Number.isInteger(v) ? v.toLocaleString("en-US") : String(v));
-  return [line(["metric", ...c.names]), ...c.rows.map((r) => line([r.metric, ...r.values.map(fmt)]))].join(
-    "\n",
+  const simulated = c.rows.find((r) => r.path === "simulatedSeconds");
+  const notes = c.names.flatMap((n, i) =>
+    partial(i)
+      ? [
+        `* ${n}: partial report, the run was interrupted at ${fmt(simulated?.values[i] ?? null)} simulated s`,
+      ]
+      : []
   );
+  return [line(["metric", ...names]), ...c.rows.map((r) => line([r.metric, ...r.values.map(fmt)])), ...notes]
+    .join("\n");
 }
 
 function round(x: number, digits: number): number {

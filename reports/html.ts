@@ -35,7 +35,7 @@ export function reportCharts(report: Report): Chart[] {
     { id: "running", title: "Running tasks", y: "tasks", x, lines: [line("running", s.runningTasks)] },
     {
       id: "delay",
-      title: "Queue delay of tasks that started running in each interval (submit to running)",
+      title: "Queue delay of tasks that started running in each interval (from being asked for to running)",
       y: "seconds",
       x,
       lines: [line("p50", s.queueDelayP50), line("p90", s.queueDelayP90), line("p99", s.queueDelayP99)],
@@ -72,8 +72,14 @@ export function reportCharts(report: Report): Chart[] {
       lines: [line("slack", s.slackCpu), line("revocable", s.revocableCpu)],
     });
   }
-  if (new Set(s.hostsUp).size > 1) {
-    charts.push({ id: "hosts", title: "Hosts up", y: "hosts", x, lines: [line("hosts", s.hostsUp)] });
+  if (new Set(s.hostsUp).size > 1 || s.hostsInMaintenance.some((v) => v > 0)) {
+    charts.push({
+      id: "hosts",
+      title: "Hosts up, and those of them in maintenance (taking no new work)",
+      y: "hosts",
+      x,
+      lines: [line("up", s.hostsUp), line("in maintenance", s.hostsInMaintenance)],
+    });
   }
   Object.keys(report.poolSeries).slice(0, MAX_POOL_CHARTS).forEach((path, i) => {
     const p = report.poolSeries[path];
@@ -121,18 +127,47 @@ function failureChart(report: Report): Chart {
   };
 }
 
-export function renderHtml(report: Report, assets: UplotAssets): string {
+/** What the report leaves out about its run: the scenario's length, when it has one. */
+export interface RunInfo {
+  durationSeconds?: number;
+}
+
+/** A warning that the report covers only the part of the run before it was interrupted; "" for a whole run. */
+export function partialBanner(report: Report, run: RunInfo = {}): string {
+  if (!report.endedEarly) return "";
+  const at = report.simulatedSeconds.toLocaleString("en-US");
+  const of = run.durationSeconds === undefined ? "" : ` of ${run.durationSeconds.toLocaleString("en-US")}`;
+  return `<p class="partial" style="background:#fff3cd;border:1px solid #e0b400;padding:8px 12px">` +
+    `<b>Partial report:</b> the run was interrupted at ${at}${of} simulated seconds; ` +
+    `every number and chart below covers only that part of the run.</p>`;
+}
+
+export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {}): string {
   const q = report.queueDelaySeconds, t = report.tasks, u = report.utilization, p = report.preemptions;
+  const r = report.rescheduleDelaySeconds;
   const summary = table(["", ""], [
     ["Scenario", report.scenario],
     ["Seed", String(report.seed)],
     ["Hosts", report.hosts],
-    ["Simulated", `${report.simulatedSeconds.toLocaleString("en-US")} s (warm-up ${report.warmupSeconds} s)`],
+    [
+      "Simulated",
+      `${report.simulatedSeconds.toLocaleString("en-US")} s (warm-up ${report.warmupSeconds} s)` +
+      (report.endedEarly ? ", interrupted: partial report" : ""),
+    ],
     ["Wall time", `${report.wallSeconds} s, peak RSS ${(report.peakRssBytes / 2 ** 30).toFixed(2)} GiB`],
     ["Tasks submitted / launched / unplaced", `${t.submitted} / ${t.launched} / ${t.unplaced}`],
     ["Succeeded / failed / killed / lost", `${t.succeeded} / ${t.failed} / ${t.killed} / ${t.lost}`],
     ["Launches per second", String(report.launchesPerSec)],
-    ["Queue delay p50 / p90 / p99 / max", `${q.p50} / ${q.p90} / ${q.p99} / ${q.max} s`],
+    [
+      "Queue delay p50 / p90 / p99 / max",
+      `${q.p50} / ${q.p90} / ${q.p99} / ${q.max} s` +
+      (q.waiting ? ` (${q.waiting} instances still waiting at the end count with their wait so far)` : ""),
+    ],
+    [
+      "Runs again after a kill / a loss: count, p50 / p99",
+      `${r.afterKill.count}, ${r.afterKill.p50} / ${r.afterKill.p99} s; ` +
+      `${r.afterLoss.count}, ${r.afterLoss.p50} / ${r.afterLoss.p99} s`,
+    ],
     ["Utilization cpu / memory / disk / gpu", `${u.cpu} / ${u.memory} / ${u.disk} / ${u.gpu}`],
     ["Fairness (Jain)", String(report.fairness)],
     [
@@ -164,7 +199,7 @@ export function renderHtml(report: Report, assets: UplotAssets): string {
     ]),
   );
   const workloads = table(
-    ["workload", "type", "pool", "jobs", "p50 delay s", "p99 delay s"],
+    ["workload", "type", "pool", "jobs", "p50 delay s", "p99 delay s", "waiting at end", "p99 run-again s"],
     Object.entries(report.workloads).map(([name, w]) => [
       name,
       w.type,
@@ -172,6 +207,8 @@ export function renderHtml(report: Report, assets: UplotAssets): string {
       w.jobs,
       w.queueDelaySeconds.p50,
       w.queueDelaySeconds.p99,
+      w.queueDelaySeconds.waiting,
+      w.rescheduleDelaySeconds.count ? w.rescheduleDelaySeconds.p99 : "",
     ]),
   );
   const events = report.events.length
@@ -187,6 +224,7 @@ export function renderHtml(report: Report, assets: UplotAssets): string {
   return renderPage(
     `${report.scenario} — simulation report`,
     [
+      partialBanner(report, run),
       `<p>${esc(report.description)}</p>`,
       summary,
       `<h2>Resource pools at the end</h2>${pools}`,

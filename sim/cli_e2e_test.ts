@@ -55,9 +55,12 @@ Deno.test("sim compare puts both reports' numbers side by side, in the terminal,
     assert.equal(r.code, 0, r.err);
     const c = await readJson<Comparison>(`${dir}/cmp/compare.json`);
     assert.deepEqual(c.names, ["small", "shared"]);
+    assert.deepEqual(c.endedEarly, [false, false]);
+    assert.doesNotMatch(r.out, /partial/);
     const lines = r.out.split("\n");
     assert.match(lines[0], /^metric\s+small\s+shared$/);
     const html = await Deno.readTextFile(`${dir}/cmp/compare.html`);
+    assert.doesNotMatch(html, /Partial report|\(partial\)/, "whole runs are not marked partial");
     const checked: [string, string, number, number][] = [
       ["hosts", "hosts", a.hosts, b.hosts],
       ["simulated s", "simulatedSeconds", a.simulatedSeconds, b.simulatedSeconds],
@@ -127,6 +130,15 @@ Deno.test("sim compare refuses bad arguments with a clear error, a non-zero exit
       assert.equal(r.out, "", `compare ${args.join(" ")}: nothing on stdout`);
       assert.equal(await exists(out), false, `compare ${args.join(" ")} wrote ${out}`);
     }
+    // An --out that is a file is refused before anything is printed or written.
+    await Deno.writeTextFile(`${dir}/afile`, "in the way");
+    const r = await sim("compare", `${dir}/run`, `${dir}/run`, "--out", `${dir}/afile`);
+    assert.equal(r.code, 2, r.err);
+    assert.equal(
+      r.err.trim(),
+      `--out ${dir}/afile: cannot write the report there: it is a file, not a directory`,
+    );
+    assert.equal(r.out, "", "no table printed");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -256,7 +268,32 @@ Deno.test("sim plan refuses a bad --vary or --target with an error naming the ar
       [
         "hosts.std.count=1..5",
         "tasks.nope<=0",
-        /^plan: --target tasks\.nope<=0: the report has no field tasks\.nope$/m,
+        /^plan: --target tasks\.nope<=0: the report has no field tasks\.nope; expected one of tasks\.submitted, /m,
+      ],
+      [
+        "hosts.std.count=1..5",
+        "queueDelaySeconds.p999<=60",
+        /^plan: --target queueDelaySeconds\.p999<=60: the report has no field queueDelaySeconds\.p999; expected one of queueDelaySeconds\.p50, queueDelaySeconds\.p90, queueDelaySeconds\.p99, /m,
+      ],
+      [
+        "hosts.std.count=1..5",
+        "endedEarly<=0",
+        /^plan: --target endedEarly<=0: the report has no field endedEarly; expected a number under one of seed, /m,
+      ],
+      [
+        "hosts.std.count=1..5",
+        "workloads.nope.queueDelaySeconds.p99<=60",
+        /^plan: --target workloads\.nope\.queueDelaySeconds\.p99<=60: .*the scenario has no workload "nope" \(w\)$/m,
+      ],
+      [
+        "hosts.std.count=1..5",
+        "pools./q.preempted<=0",
+        /^plan: --target pools\.\/q\.preempted<=0: .*the scenario has no pool "\/q" \(\/p\)$/m,
+      ],
+      [
+        "hosts.std.count=1..5",
+        "jobs.byState.DONE<=0",
+        /^plan: --target jobs\.byState\.DONE<=0: the report has no field jobs\.byState\.DONE; /m,
       ],
     ];
     for (const [vary, target, message] of cases) {
@@ -267,6 +304,24 @@ Deno.test("sim plan refuses a bad --vary or --target with an error naming the ar
       assert.doesNotMatch(r.err, /^\s+at /m, "no stack trace");
       assert.equal(await exists(out), false, `--vary ${vary} --target ${target} wrote ${out}`);
     }
+    // An --out that is a file is refused before any run.
+    await Deno.writeTextFile(`${dir}/afile`, "in the way");
+    const r = await sim(
+      "plan",
+      file,
+      "--vary",
+      "hosts.std.count=1..5",
+      "--target",
+      "tasks.unplaced<=0",
+      "--out",
+      `${dir}/afile`,
+    );
+    assert.equal(r.code, 2, r.err);
+    assert.equal(
+      r.err.trim(),
+      `--out ${dir}/afile: cannot write the report there: it is a file, not a directory`,
+    );
+    assert.equal(r.out, "");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -312,8 +367,33 @@ Deno.test("Ctrl-C stops a run early and still writes a partial report", async ()
       `simulated ${report.simulatedSeconds} s of the scenario's ${durationSec} s`,
     );
     assert.equal(report.series.t.at(-1), report.simulatedSeconds, "the series stop where the run stopped");
-    assert.match(await Deno.readTextFile(`${dir}/report.html`), /uPlot/);
+    const html = await Deno.readTextFile(`${dir}/report.html`);
+    assert.match(html, /uPlot/);
+    const at = report.simulatedSeconds.toLocaleString("en-US");
+    const of = durationSec.toLocaleString("en-US");
+    assert.ok(
+      html.includes(`<b>Partial report:</b> the run was interrupted at ${at} of ${of} simulated seconds`),
+      "report.html says it is a partial report",
+    );
     assert.ok((await Deno.readTextFile(`${dir}/series.csv`)).split("\n").length > 2, "series.csv has rows");
+    // compare marks the partial run in its table, compare.json and compare.html.
+    const name = dir.replace(/^.*\//, "");
+    const cmp = await sim("compare", dir, dir, "--out", `${dir}/cmp`);
+    assert.equal(cmp.code, 0, cmp.err);
+    assert.match(cmp.out.split("\n")[0], new RegExp(`^metric\\s+${name}\\*\\s+${name} \\(2\\)\\*$`));
+    assert.match(
+      cmp.out,
+      new RegExp(`^\\* ${name}: partial report, the run was interrupted at ${at} simulated s$`, "m"),
+    );
+    const c = await readJson<Comparison>(`${dir}/cmp/compare.json`);
+    assert.deepEqual(c.endedEarly, [true, true]);
+    const page = await Deno.readTextFile(`${dir}/cmp/compare.html`);
+    assert.match(page, /<b>Partial reports:<\/b>/);
+    assert.ok(page.includes(`<th>${name} (partial)</th>`), "the headline table marks the partial run");
+    assert.ok(
+      page.includes(`<td>partial: interrupted at ${at} simulated s</td>`),
+      "the list of runs says so",
+    );
   } finally {
     try {
       child.kill("SIGKILL");

@@ -11,7 +11,7 @@ import { renderHtml } from "../reports/html.ts";
 import { renderPlan } from "../reports/plan_html.ts";
 import { buildReport, type Report } from "../reports/report.ts";
 import { applyOverride } from "./overrides.ts";
-import { parsePlanTarget, parseVary, plan } from "./plan.ts";
+import { parsePlanTarget, parseVary, plan, reportNames } from "./plan.ts";
 import { Progress } from "./progress.ts";
 import { runScenario } from "./runner.ts";
 import { loadScenarioFile, ScenarioError } from "./scenario_load.ts";
@@ -22,7 +22,8 @@ const USAGE = `usage:
   deno task sim plan SCENARIO.yaml --vary PATH=LO..HI --target 'FIELD<=VALUE' [--seed N] [--workers N]
                      [--resolution R] [--out DIR]
     PATH: hosts.<class>.count, workloads.<name>.<field>, settings.<field>, ...
-    FIELD: any number in report.json, e.g. queueDelaySeconds.p99, utilization.cpu, tasks.unplaced`;
+    FIELD: a number in report.json, e.g. queueDelaySeconds.p99, utilization.cpu, tasks.unplaced,
+           workloads.<name>.queueDelaySeconds.p99, pools.<path>.avgAllocationCpu`;
 
 /** uPlot's browser build and stylesheet, inlined into the report. */
 export async function uplotAssets(): Promise<{ js: string; css: string }> {
@@ -60,10 +61,32 @@ function args(
   }
 }
 
+/** The PRNG takes a 32-bit seed: a larger one would run as `seed >>> 0` yet be recorded as given. */
+const MAX_SEED = 2 ** 32 - 1;
+
 function seedOf(text: unknown): number {
-  const seed = Number(text);
-  if (!Number.isInteger(seed) || seed < 0) fail(`--seed: got "${text}", expected a non-negative integer`);
+  const seed = typeof text === "string" && /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!(seed <= MAX_SEED)) {
+    fail(`--seed: got "${text}", expected an integer from 0 to ${MAX_SEED} (the PRNG's 32-bit seed)`);
+  }
   return seed;
+}
+
+/**
+ * Creates the output directory and checks that files can be written in it, before any work: a run that
+ * cannot write its report would otherwise be thrown away at the end.
+ */
+async function prepareOut(dir: string): Promise<void> {
+  const stat = await Deno.stat(dir).catch(() => undefined);
+  if (stat && !stat.isDirectory) {
+    fail(`--out ${dir}: cannot write the report there: it is a file, not a directory`);
+  }
+  try {
+    await Deno.mkdir(dir, { recursive: true });
+    await Deno.remove(await Deno.makeTempFile({ dir, prefix: ".write-check-" }));
+  } catch (e) {
+    fail(`--out ${dir}: cannot write the report there: ${(e as Error).message}`);
+  }
 }
 
 async function load(file: string) {
@@ -91,6 +114,7 @@ export async function main(argv: string[]): Promise<void> {
     `out/${file.replace(/^.*\//, "").replace(/\.ya?ml$/, "")}-${seed}`;
   const loaded = await load(file);
   const scenario = loaded.scenario;
+  await prepareOut(out);
 
   const progress = new Progress(scenario.durationSec);
   let interrupted = false;
@@ -116,10 +140,12 @@ export async function main(argv: string[]): Promise<void> {
     wallSeconds: (performance.now() - started) / 1000,
     peakRssBytes: Math.max(peakRss, Deno.memoryUsage().rss),
   });
-  await Deno.mkdir(out, { recursive: true });
   await Deno.writeTextFile(`${out}/report.json`, JSON.stringify(report, null, 2) + "\n");
   await writeCsvFiles(report, out);
-  await Deno.writeTextFile(`${out}/report.html`, renderHtml(report, await uplotAssets()));
+  await Deno.writeTextFile(
+    `${out}/report.html`,
+    renderHtml(report, await uplotAssets(), { durationSeconds: scenario.durationSec }),
+  );
   const t = report.tasks, q = report.queueDelaySeconds;
   console.log(
     `${report.scenario}: ${report.hosts} hosts, ${report.simulatedSeconds}s simulated in ${report.wallSeconds}s` +
@@ -155,11 +181,11 @@ async function compare(argv: string[]): Promise<void> {
   list.forEach((x, i) => {
     if (names.indexOf(x.name) !== i) x.name = `${x.name} (${i + 1})`;
   });
+  const out = values.out as string | undefined;
+  if (out) await prepareOut(out);
   const comparison = compareReports(list);
   console.log(comparisonText(comparison));
-  const out = values.out as string | undefined;
   if (out) {
-    await Deno.mkdir(out, { recursive: true });
     await Deno.writeTextFile(`${out}/compare.json`, JSON.stringify(comparison, null, 2) + "\n");
     await Deno.writeTextFile(`${out}/compare.html`, renderComparison(list, await uplotAssets()));
     console.log(`Comparison: ${out}/compare.html`);
@@ -187,9 +213,10 @@ async function planCommand(argv: string[]): Promise<void> {
   // Refuses a bad scenario, range, path or target before any worker starts: a path the scenario does
   // not have would otherwise fail every run and read as "no value meets the target".
   const loaded = await load(file);
+  const names = reportNames(loaded.scenario);
   try {
     const vary = parseVary(values.vary as string);
-    parsePlanTarget(values.target as string);
+    parsePlanTarget(values.target as string, names);
     for (const v of [vary.lo, vary.hi]) applyOverride(loaded.scenario, vary.path, v);
   } catch (e) {
     fail(`plan: ${(e as Error).message}`);
@@ -202,13 +229,17 @@ async function planCommand(argv: string[]): Promise<void> {
   if (resolution !== undefined && !(resolution > 0)) {
     fail(`--resolution: got "${values.resolution}", expected a positive number`);
   }
+  const seed = seedOf(values.seed);
+  const out = values.out as string | undefined;
+  if (out) await prepareOut(out);
   let outcome;
   try {
     outcome = await plan({
       file,
       vary: values.vary as string,
       target: values.target as string,
-      seed: seedOf(values.seed),
+      names,
+      seed,
       workers,
       resolution,
       onRound: (points) => {
@@ -227,9 +258,7 @@ async function planCommand(argv: string[]): Promise<void> {
   console.log(outcome.note);
   console.log("value\tmetric\tmeets");
   for (const p of outcome.points) console.log(`${p.value}\t${p.metric ?? p.error}\t${p.met}`);
-  const out = values.out as string | undefined;
   if (out) {
-    await Deno.mkdir(out, { recursive: true });
     await Deno.writeTextFile(`${out}/plan.json`, JSON.stringify(outcome, null, 2) + "\n");
     await Deno.writeTextFile(`${out}/plan.html`, renderPlan(outcome, await uplotAssets()));
     console.log(`Plan: ${out}/plan.html`);

@@ -34,6 +34,7 @@ Deno.test("deno task sim writes report.json and a self-contained report.html", a
   const html = await Deno.readTextFile(`${dir}/report.html`);
   assert.match(html, /uPlot/);
   assert.doesNotMatch(html, /<script src=/, "no external scripts");
+  assert.doesNotMatch(html, /Partial report/, "a whole run has no partial-report banner");
   await Deno.remove(dir, { recursive: true });
 });
 
@@ -52,5 +53,53 @@ Deno.test("a bad scenario is refused with the file, line and field", async () =>
 Deno.test("bad arguments are refused", async () => {
   const r = await sim(`${ROOT}/scenarios/testjob.yaml`, "--seed", "abc");
   assert.equal(r.code, 2);
-  assert.match(r.err, /--seed: got "abc", expected a non-negative integer/);
+  assert.match(r.err, /--seed: got "abc", expected an integer from 0 to 4294967295/);
+});
+
+Deno.test("a seed the 32-bit PRNG cannot take as given is refused, not silently wrapped", async () => {
+  // 4294967297 ran as seed 1 (the PRNG takes seed >>> 0) yet was recorded as 4294967297; "" ran as 0.
+  for (const seed of ["4294967296", "4294967297", "", "1e3"]) {
+    const out = `/tmp/never-seed-${Deno.pid}`;
+    for (const args of [[], ["plan"]]) {
+      const plan = args.length ? ["--vary", "hosts.agent.count=1..3", "--target", "tasks.unplaced<=0"] : [];
+      const r = await sim(...args, `${ROOT}/scenarios/testjob.yaml`, "--seed", seed, ...plan, "--out", out);
+      assert.equal(r.code, 2, `${args.join("")} --seed ${JSON.stringify(seed)}: exit code\n${r.err}`);
+      assert.ok(
+        r.err.includes(`--seed: got "${seed}", expected an integer from 0 to 4294967295`),
+        `${args.join("")} --seed ${JSON.stringify(seed)}: ${r.err}`,
+      );
+      assert.equal(await Deno.stat(out).then(() => true, () => false), false, `wrote ${out}`);
+    }
+  }
+  // The largest 32-bit seed runs and is recorded as given.
+  const dir = await Deno.makeTempDir();
+  try {
+    const r = await sim(`${ROOT}/scenarios/testjob.yaml`, "--seed", "4294967295", "--out", dir);
+    assert.equal(r.code, 0, r.err);
+    assert.equal(JSON.parse(await Deno.readTextFile(`${dir}/report.json`)).seed, 4294967295);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("an --out that cannot be written is refused before the run, with one line and exit code 2", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const file = `${dir}/afile`;
+    await Deno.writeTextFile(file, "in the way");
+    const cases: [string, RegExp][] = [
+      [file, new RegExp(`^--out ${file}: cannot write the report there: it is a file, not a directory$`)],
+      [`${file}/sub`, new RegExp(`^--out ${file}/sub: cannot write the report there: `)],
+    ];
+    for (const [out, message] of cases) {
+      const r = await sim(`${ROOT}/scenarios/testjob.yaml`, "--out", out);
+      assert.equal(r.code, 2, `--out ${out}: exit code\n${r.err}`);
+      assert.match(r.err.trim(), message);
+      assert.equal(r.err.trim().split("\n").length, 1, `one line, no stack trace:\n${r.err}`);
+      assert.equal(r.out, "", "no run summary: nothing was simulated");
+    }
+    assert.equal(await Deno.readTextFile(file), "in the way");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
