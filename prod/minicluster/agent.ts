@@ -6,6 +6,7 @@ import { HEALTH_CHECK_REASON } from "../../core/ports/health_check.ts";
 import { HealthChecker } from "./health.ts";
 import { resolveProgram, signalGroup } from "./_session.ts";
 import { inProcessSpawner, type Spawner, type SpawnRequest, type TaskProcess } from "./spawner.ts";
+import { forgetProcess, recordProcess, recordsDir } from "./_task_records.ts";
 
 export interface AgentOptions {
   hostname: string;
@@ -196,6 +197,9 @@ export class Agent {
       });
       return;
     }
+    // Should this daemon die, the next minicluster on this data dir ends the process (`_task_records.ts`).
+    const records = recordsDir(this.#ctx.dataDir, this.agentId);
+    const recorded = recordProcess(records, run.spec.taskId, run.child.pid);
     this.#emit(run, "TASK_RUNNING");
     if (run.pendingGraceMs !== undefined) this.#signal(run, run.pendingGraceMs);
     else if (run.spec.healthCheck) run.health = this.#checkHealth(run);
@@ -210,6 +214,9 @@ export class Agent {
     await run.health?.stop();
     // The spawner already ended what was left of the task's process group, as a Mesos container would.
     this.#finish(run, status);
+    await recorded;
+    // A process this agent lost track of may still run: its record stays for the next start to end it.
+    if (status) await forgetProcess(records, run.spec.taskId);
   }
 
   #finish(run: TaskRun, status: Deno.CommandStatus | undefined): void {

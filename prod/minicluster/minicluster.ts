@@ -11,6 +11,7 @@ import type { MesosTaskState } from "../../core/model/states.ts";
 import { healthCheckProblem } from "../../core/ports/health_check.ts";
 import { Agent, type AgentOptions, type Ending, isSafeId, sandboxPath } from "./agent.ts";
 import { createSpawner, type Spawner, type SpawnerKind } from "./spawner.ts";
+import { endRecordedProcesses } from "./_task_records.ts";
 
 export type { AgentOptions } from "./agent.ts";
 
@@ -94,6 +95,8 @@ export class Minicluster implements HostBackend {
     this.#now = options.now ?? Date.now;
     this.#stopGracePeriodMs = options.stopGracePeriodMs ?? 1000;
     this.#maxCompletedTasks = options.maxCompletedTasks ?? 10_000;
+    // Before any agent comes up: tasks a crashed minicluster left running would otherwise run twice.
+    endRecordedProcesses(this.dataDir);
     const agents = typeof options.agents === "number"
       ? Array.from({ length: options.agents }, () => ({}))
       : options.agents;

@@ -1,0 +1,130 @@
+/** A minicluster started on the data dir of one that was SIGKILLed ends the tasks the dead one left running. */
+import type { ProcessRecord } from "./_task_records.ts";
+import { recordsDir } from "./_task_records.ts";
+import { sessionCommand, signalGroup } from "./_session.ts";
+import { Minicluster } from "./minicluster.ts";
+import { isAlive, makeSpec, Recorder } from "../backend_testing.ts";
+
+const AGENT_0 = { hostname: "agent-0", agentId: "minicluster-S0" };
+
+/** What the doomed daemon prints once its task runs and is recorded. */
+interface Launched {
+  taskId: string;
+  pid: number;
+}
+
+function assert(cond: unknown, message: string): asserts cond {
+  if (!cond) throw new Error(message);
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function eventually(probe: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await delay(20);
+  }
+}
+
+function files(dir: string): string[] {
+  try {
+    return [...Deno.readDirSync(dir)].map((e) => e.name);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The daemon this test kills (`deno run` of this file): production's minicluster with one agent, running a
+ * shell task that has a child of its own. Prints the task's id and pid, then waits to be killed.
+ */
+async function runDoomedDaemon(dataDir: string): Promise<void> {
+  const mc = new Minicluster({ dataDir, agents: 1, spawnInWorker: true });
+  const rec = new Recorder();
+  mc.start(rec.sink);
+  const spec = makeSpec(AGENT_0, "sleep 300 & echo $! >grandchild; wait");
+  mc.launch([spec]);
+  await rec.waitState(spec.taskId, "TASK_RUNNING");
+  const sandbox = mc.sandboxOf(spec.taskId)!;
+  const records = recordsDir(dataDir, AGENT_0.agentId);
+  await eventually(
+    () => files(records).includes(spec.taskId) && files(sandbox).includes("grandchild"),
+    "the task's record and its child",
+  );
+  console.log(JSON.stringify({ taskId: spec.taskId, pid: mc.pid(spec.taskId)! } satisfies Launched));
+  setInterval(() => {}, 60_000);
+}
+
+if (import.meta.main) await runDoomedDaemon(Deno.args[0]);
+
+async function firstLine(stream: ReadableStream<Uint8Array>): Promise<string> {
+  let text = "";
+  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+    text += chunk;
+    if (text.includes("\n")) break;
+  }
+  return text.split("\n")[0];
+}
+
+Deno.test("a minicluster restarted after a kill -9 ends the old tasks' process groups, and nothing else", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "minicluster_crash_test_" });
+  const daemon = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", import.meta.filename!, dataDir],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  // Not the minicluster's: a process of its own session whose pid a stale record names with another start.
+  const bystander = sessionCommand("sleep", ["300"], { stdin: "null", stdout: "null", stderr: "null" })
+    .spawn();
+  const pids: number[] = [];
+  let restarted: Minicluster | undefined;
+  try {
+    const line = await Promise.race([
+      firstLine(daemon.stdout),
+      delay(30_000).then(() => "timed out"),
+    ]);
+    assert(line.startsWith("{"), `the doomed daemon did not report its task: ${JSON.stringify(line)}`);
+    const launched: Launched = JSON.parse(line);
+    const sandbox = `${dataDir}/agents/${AGENT_0.agentId}/tasks/${launched.taskId}`;
+    const grandchild = Number(Deno.readTextFileSync(`${sandbox}/grandchild`).trim());
+    pids.push(launched.pid, grandchild);
+    const records = recordsDir(dataDir, AGENT_0.agentId);
+    const stale: ProcessRecord = { pid: bystander.pid, startTicks: "1" };
+    Deno.writeTextFileSync(`${records}/stale-task`, JSON.stringify(stale));
+
+    daemon.kill("SIGKILL");
+    await daemon.status;
+    await delay(200);
+    assert(isAlive(launched.pid) && isAlive(grandchild), "the task outlives its daemon (re-parented)");
+
+    restarted = new Minicluster({ dataDir, agents: 1, spawnInWorker: true });
+    await eventually(() => !isAlive(launched.pid), `the old task process ${launched.pid} to end`);
+    await eventually(() => !isAlive(grandchild), `the old task's child ${grandchild} to end`);
+    assert(isAlive(bystander.pid), "a process the records do not vouch for was killed");
+    assert(files(records).length === 0, `records left: ${files(records)}`);
+
+    // The restarted agent records its own tasks and forgets them once they end.
+    const rec = new Recorder();
+    restarted.start(rec.sink);
+    const spec = makeSpec(AGENT_0, "exit 0");
+    restarted.launch([spec]);
+    await rec.waitState(spec.taskId, "TASK_FINISHED");
+    await restarted.stop();
+    assert(files(records).length === 0, `records left after the task ended: ${files(records)}`);
+  } finally {
+    try {
+      daemon.kill("SIGKILL");
+    } catch { /* already dead */ }
+    await daemon.status;
+    await daemon.stdout.cancel().catch(() => {});
+    for (const pid of pids) signalGroup(pid, "SIGKILL", true);
+    signalGroup(bystander.pid, "SIGKILL", true);
+    await bystander.status;
+    await restarted?.stop();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
