@@ -14,6 +14,9 @@ export const RespoolResourceConfigSchema: z.ZodType<RespoolResourceConfig> = z.o
   type: protoEnum({ ELASTIC: 1, STATIC: 2 }, { prefixes: ["RESERVATION_TYPE_"] }).default("ELASTIC"),
 });
 
+/** Peloton needs every pool to say what it reserves and may use; a file without them is a mistake. */
+const RESOURCES_EXPECTED = "a list of cpu, memory, disk and gpu entries";
+
 const PercentLimitSchema = z.object({ maxPercent: num().default(0) });
 
 /** v0 `ResourcePoolConfig`; `parent` may be `root` or `{value: root}`; an unset policy is PriorityFIFO. */
@@ -22,7 +25,7 @@ export const RespoolConfigSchema: z.ZodType<RespoolConfig> = z.object({
   owningTeam: text().default(""),
   ldapGroups: textList().default([]),
   description: text().default(""),
-  resources: z.array(RespoolResourceConfigSchema).default([]),
+  resources: z.array(RespoolResourceConfigSchema, { error: RESOURCES_EXPECTED }),
   parent: wrappedId().optional(),
   // Peloton runs an UNKNOWN (unset) policy as PriorityFIFO, so the model never carries UNKNOWN.
   policy: protoEnum({ UNKNOWN: 0, PriorityFIFO: 1 }, { prefixes: ["SCHEDULING_POLICY_"] })

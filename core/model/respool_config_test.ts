@@ -1,7 +1,7 @@
 /** Resource pool config: enum spellings, parent forms, defaults and the self-contained rules. */
 import assert from "node:assert/strict";
 import { RespoolConfigSchema, validateRespoolConfig } from "./respool_config.ts";
-import { parseRespoolConfig } from "./load.ts";
+import { loadRespoolConfig, parseRespoolConfig } from "./load.ts";
 import { formatPath } from "./config_issues.ts";
 
 Deno.test("reservation type by name or number, ELASTIC by default; parent as text or {value}", () => {
@@ -19,7 +19,7 @@ Deno.test("reservation type by name or number, ELASTIC by default; parent as tex
   ]);
   assert.equal(r.value.parent, "root");
   assert.equal(r.value.policy, "PriorityFIFO");
-  const wrapped = RespoolConfigSchema.parse({ parent: { value: "/a/b" }, policy: 0 });
+  const wrapped = RespoolConfigSchema.parse({ parent: { value: "/a/b" }, policy: 0, resources: [] });
   assert.equal(wrapped.parent, "/a/b");
   assert.equal(wrapped.policy, "PriorityFIFO", "an unset (UNKNOWN) policy runs as PriorityFIFO");
   assert.deepEqual(wrapped.resources, []);
@@ -47,4 +47,18 @@ Deno.test("validateRespoolConfig reports every self-contained rule", () => {
   assert.deepEqual(validateRespoolConfig({ ...unknown, slackLimit: undefined }).map((i) => i.expected), [
     "one of cpu, memory, disk or gpu",
   ]);
+});
+
+Deno.test("a pool config without resources is an error naming the field, not an all-zero pool", () => {
+  // A job file given as a pool config: every key unknown, and no resources.
+  const r = loadRespoolConfig(
+    "name: j\ninstancecount: 10\ndefaultconfig:\n  command: {value: x}\n",
+    "j.yaml",
+  );
+  assert.ok(!r.ok);
+  assert.deepEqual(r.errors.map((e) => e.message), [
+    "j.yaml:1: resources: missing, expected a list of cpu, memory, disk and gpu entries",
+  ]);
+  assert.equal(parseRespoolConfig({ name: "p" }).ok, false);
+  assert.equal(parseRespoolConfig({ name: "p", resources: [] }).ok, true, "an empty list is explicit");
 });

@@ -69,3 +69,27 @@ Deno.test("server commands report an unreachable server as an error, exit 1", as
   assert.equal(r.code, 1);
   assert.match(r.err, /cannot reach http:\/\/127\.0\.0\.1:9/);
 });
+
+Deno.test("--store: a malformed value is a usage error (exit 2), an unreachable MySQL a failure (exit 1)", async () => {
+  const dataDir = await Deno.makeTempDir();
+  try {
+    for (const cmd of [["up"], ["jobmgr"], ["resmgr"]]) {
+      const bogus = await cli(NOWHERE, ...cmd, "--port", "0", "--data-dir", dataDir, "--store", "bogus://x");
+      assert.equal(bogus.code, 2, bogus.err);
+      assert.equal(
+        bogus.err,
+        `peloton ${cmd[0]}: --store: got "bogus://x", expected a SQLite path (sqlite:PATH or PATH) ` +
+          "or mysql://user[:pass]@host:port/db",
+      );
+      const noDb = await cli(NOWHERE, ...cmd, "--data-dir", dataDir, "--store", "mysql://root@127.0.0.1:1/");
+      assert.equal(noDb.code, 2, noDb.err);
+      assert.match(noDb.err, /--store: Cannot parse MySQL URL .*database name "" must be/);
+      const down = await cli(NOWHERE, ...cmd, "--data-dir", dataDir, "--store", "mysql://root@127.0.0.1:1/x");
+      assert.equal(down.code, 1, down.err);
+      assert.match(down.err, /^peloton \w+: --store: Cannot connect to MySQL as root@127\.0\.0\.1:1: /);
+      assert.doesNotMatch(down.err, /\n/, "one line");
+    }
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});

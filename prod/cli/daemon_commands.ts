@@ -7,6 +7,7 @@ import { startPlacement } from "../daemons/placement_daemon.ts";
 import { startResmgr } from "../daemons/resmgr_daemon.ts";
 import { jsonLogger } from "../log.ts";
 import { type Command, type CommandContext, type OptionSpec, UsageError } from "./command.ts";
+import { checkStoreFlag } from "./store_flag.ts";
 import { backendFlags, positiveInt } from "./up_command.ts";
 
 /** Peloton's ports for its daemons (its `base.yaml` configs); the job manager's is the CLI's default. */
@@ -84,6 +85,11 @@ function daemonCommand(
     options: { ...COMMON, port: { type: "string", default: String(PORTS[role]) }, ...options },
     async run(ctx, _args, opts) {
       const common = await commonOptions(role, opts);
+      const unreachable = await checkStoreFlag(common.store);
+      if (unreachable) {
+        ctx.err(`peloton ${role}: ${unreachable}`);
+        return 1;
+      }
       return await serve(ctx, role, await start(common, opts));
     },
   };

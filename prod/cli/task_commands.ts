@@ -1,5 +1,5 @@
 /** `peloton task ...`: list, get, logs, events. */
-import type { Command } from "./command.ts";
+import type { Command, CommandContext } from "./command.ts";
 import { UsageError } from "./command.ts";
 import { mb, table } from "./format.ts";
 
@@ -21,6 +21,43 @@ export function parseRange(s: string): { from: number; to?: number } {
 function instance(s: string): number {
   if (!/^\d+$/.test(s)) throw new UsageError(`INSTANCE: got "${s}", expected an instance number`);
   return Number(s);
+}
+
+type GetResponse = { result?: TaskInfo[]; outOfRange?: { instanceCount?: number } };
+
+/** Thrown when INSTANCE is past the end of the job; printed as is, exit 1. */
+class OutOfRange extends Error {
+  override readonly name = "OutOfRange";
+}
+
+/** A task's runs; Peloton answers an instance past the end with `outOfRange` in place of a result. */
+async function getTask(ctx: CommandContext, job: string, inst: number): Promise<GetResponse> {
+  const res = await ctx.client.call<GetResponse>(`${TASK}::Get`, { jobId: { value: job }, instanceId: inst });
+  if (res.outOfRange || !res.result) {
+    const count = res.outOfRange?.instanceCount;
+    throw new OutOfRange(
+      `instance ${inst} is out of range: job ${job} has ${count ?? "fewer"} instance${
+        count === 1 ? "" : "s"
+      }`,
+    );
+  }
+  return res;
+}
+
+/** Runs a task command, turning OutOfRange into a one-line error and exit 1. */
+function reportingRange(
+  name: string,
+  run: (ctx: CommandContext, args: string[], opts: Record<string, unknown>) => Promise<number>,
+): Command["run"] {
+  return async (ctx, args, opts) => {
+    try {
+      return await run(ctx, args, opts);
+    } catch (e) {
+      if (!(e instanceof OutOfRange)) throw e;
+      ctx.err(`peloton ${name}: ${e.message}`);
+      return 1;
+    }
+  };
 }
 
 function rows(tasks: TaskInfo[]) {
@@ -80,24 +117,23 @@ export const taskCommands: Command[] = [
     name: "task get",
     args: ["JOB", "INSTANCE"],
     summary: "show one task: its current run first, then previous runs",
-    async run(ctx, [job, inst]) {
-      const res = await ctx.client.call<{ result: TaskInfo[] }>(`${TASK}::Get`, {
-        jobId: { value: job },
-        instanceId: instance(inst),
-      });
-      ctx.out(ctx.json ? JSON.stringify(res, null, 2) : table(HEADERS, rows(res.result)));
+    run: reportingRange("task get", async (ctx, [job, inst]) => {
+      const res = await getTask(ctx, job, instance(inst));
+      ctx.out(ctx.json ? JSON.stringify(res, null, 2) : table(HEADERS, rows(res.result ?? [])));
       return 0;
-    },
+    }),
   },
   {
     name: "task events",
     args: ["JOB", "INSTANCE"],
     summary: "list every state change of a task with its reason and time, newest first",
-    async run(ctx, [job, inst]) {
+    run: reportingRange("task events", async (ctx, [job, inst]) => {
       const res = await ctx.client.call<{ result: Record<string, unknown>[] }>(`${TASK}::GetPodEvents`, {
         jobId: { value: job },
         instanceId: instance(inst),
       });
+      // No events at all: say why if the job is unknown or the instance is past its end.
+      if (res.result.length === 0) await getTask(ctx, job, instance(inst));
       if (ctx.json) ctx.out(JSON.stringify(res, null, 2));
       else {
         ctx.out(table(
@@ -113,18 +149,19 @@ export const taskCommands: Command[] = [
         ));
       }
       return 0;
-    },
+    }),
   },
   {
     name: "task logs",
     args: ["JOB", "INSTANCE"],
     summary: "print a task's stdout (or -f stderr) from its sandbox",
     options: { filename: { type: "string", short: "f", default: "stdout" } },
-    async run(ctx, [job, inst], opts) {
+    run: reportingRange("task logs", async (ctx, [job, inst], opts) => {
       const file = String(opts.filename);
       if (file !== "stdout" && file !== "stderr") {
         throw new UsageError(`--filename: got "${file}", expected stdout or stderr`);
       }
+      await getTask(ctx, job, instance(inst));
       const res = await ctx.client.call<{ taskId: { value: string } }>(`${TASK}::BrowseSandbox`, {
         jobId: { value: job },
         instanceId: instance(inst),
@@ -132,6 +169,6 @@ export const taskCommands: Command[] = [
       const text = await ctx.client.sandboxFile(res.taskId.value, file);
       ctx.out(text.replace(/\n$/, ""));
       return 0;
-    },
+    }),
   },
 ];

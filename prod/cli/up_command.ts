@@ -6,6 +6,7 @@ import { BasicAuth } from "../auth/basic_auth.ts";
 import { DEFAULT_PORT, startPeloton } from "../server.ts";
 import type { Command } from "./command.ts";
 import { UsageError } from "./command.ts";
+import { checkStoreFlag } from "./store_flag.ts";
 
 /** One agent in `--agents-file`: resources in Peloton's units, attributes and a port range. */
 const agentSchema = z.object({
@@ -94,6 +95,12 @@ export const upCommand: Command = {
         throw new UsageError(`--auth-config: ${(e as Error).message}`);
       }
     }
+    const store = opts.store ? String(opts.store) : undefined;
+    const unreachable = await checkStoreFlag(store);
+    if (unreachable) {
+      ctx.err(`peloton up: ${unreachable}`);
+      return 1;
+    }
     const server = await startPeloton({
       auth,
       jobmgr: backoff === undefined ? undefined : { initialTaskBackoffMs: Number(backoff) },
@@ -102,7 +109,7 @@ export const upCommand: Command = {
       host: String(opts.host),
       port,
       dataDir: String(opts["data-dir"]),
-      store: opts.store ? String(opts.store) : undefined,
+      store,
       agents,
       agentOptions,
       log: opts.verbose ? (line) => ctx.err(line) : undefined,

@@ -1,5 +1,6 @@
 /** `peloton update ...`, `job rolling-*`, `job update|query|delete`, `task start|stop|restart`, `volume ...`. */
 import { formatIssues, loadJobConfig, loadUpdateConfig } from "../../core/model/load.ts";
+import { JOB_STATES } from "../../core/model/states.ts";
 import type { Command, CommandContext } from "./command.ts";
 import { UsageError } from "./command.ts";
 import { loadConfigFile, readInput } from "./config_file.ts";
@@ -11,6 +12,30 @@ const JOB = "peloton.api.job.JobManager";
 const TASK = "peloton.api.task.TaskManager";
 const UPDATE = "peloton.api.v0.update.svc.UpdateService";
 const VOLUME = "peloton.api.v0.volume.svc.VolumeService";
+
+/** Peloton's batchPercentage is a double: any number from 0 to 100. */
+function percentage(name: string, v: string): number {
+  const n = Number(v);
+  if (v.trim() === "" || !Number.isFinite(n) || n < 0 || n > 100) {
+    throw new UsageError(`${name}: got "${v}", expected a percentage from 0 to 100 (decimals allowed)`);
+  }
+  return n;
+}
+
+/** `-s` job states, checked here because the server filters by them silently. */
+function jobStates(v: string): string[] {
+  return v.split(",").map((s) => s.trim().toUpperCase()).map((s) => {
+    if (!(s in JOB_STATES)) {
+      throw new UsageError(`--states: got "${s}", expected one of ${Object.keys(JOB_STATES).join(", ")}`);
+    }
+    return s;
+  });
+}
+
+/** An empty list for an unknown job is "not found", not "nothing": Get says which. */
+async function ensureJob(ctx: CommandContext, job: string): Promise<void> {
+  await ctx.client.call(`${JOB}::Get`, { id: { value: job } });
+}
 
 function count(name: string, v: string): number {
   if (!/^\d+$/.test(v)) throw new UsageError(`${name}: got "${v}", expected a whole number`);
@@ -151,7 +176,7 @@ export const updateCommands: Command[] = [
         inPlace: opts["in-place"] === true,
       };
       if (opts["batch-percentage"] !== undefined) {
-        updateConfig.batchPercentage = count("--batch-percentage", String(opts["batch-percentage"]));
+        updateConfig.batchPercentage = percentage("--batch-percentage", String(opts["batch-percentage"]));
       }
       if (opts["update-config"]) {
         const uc = loadUpdateConfig(
@@ -196,6 +221,7 @@ export const updateCommands: Command[] = [
       const res = await ctx.client.call<{ updateInfo: UpdateInfo[] }>(`${UPDATE}::ListUpdates`, {
         jobID: { value: job },
       });
+      if (res.updateInfo.length === 0) await ensureJob(ctx, job);
       ctx.out(ctx.json ? JSON.stringify(res, null, 2) : updateRows(res.updateInfo));
       return 0;
     },
@@ -252,7 +278,7 @@ export const updateCommands: Command[] = [
         });
       }
       if (opts.respool) spec.respool = { value: await respoolId(ctx, String(opts.respool)) };
-      if (opts.states) spec.jobStates = String(opts.states).split(",").map((s) => s.trim().toUpperCase());
+      if (opts.states) spec.jobStates = jobStates(String(opts.states));
       if (opts.owner) spec.owner = String(opts.owner);
       if (opts.name) spec.name = String(opts.name);
       type Rec = {
@@ -307,6 +333,7 @@ export const updateCommands: Command[] = [
       const res = await ctx.client.call<{ volumes: Record<string, Vol> }>(`${VOLUME}::ListVolumes`, {
         jobId: { value: job },
       });
+      if (Object.keys(res.volumes).length === 0) await ensureJob(ctx, job);
       if (ctx.json) ctx.out(JSON.stringify(res, null, 2));
       else {
         ctx.out(table(

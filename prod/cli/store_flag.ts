@@ -1,0 +1,38 @@
+/** `--store`: checks the URL's shape and that a MySQL server answers, before a daemon starts on it. */
+import { ensureMysqlDatabase, type MysqlTarget, parseMysqlUrl } from "../store/mysql_dialect.ts";
+import { UsageError } from "./command.ts";
+
+const EXPECTED = "a SQLite path (sqlite:PATH or PATH) or mysql://user[:pass]@host:port/db";
+
+/** Throws a UsageError naming --store for a malformed value; returns the MySQL target, if any. */
+export function parseStoreFlag(value: string): MysqlTarget | undefined {
+  if (value.startsWith("mysql://")) {
+    try {
+      return parseMysqlUrl(value);
+    } catch (e) {
+      throw new UsageError(`--store: ${(e as Error).message}`);
+    }
+  }
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(value)?.[1];
+  const path = value.replace(/^sqlite:(\/\/)?/, "");
+  if ((scheme && scheme !== "sqlite") || path === "") {
+    throw new UsageError(`--store: got "${value}", expected ${EXPECTED}`);
+  }
+  return undefined;
+}
+
+/**
+ * Checks `--store` before anything starts; returns an error line when its MySQL server cannot be reached
+ * (a failure, exit 1, not a usage error: the value itself is fine).
+ */
+export async function checkStoreFlag(value: string | undefined): Promise<string | undefined> {
+  if (value === undefined) return undefined;
+  const target = parseStoreFlag(value);
+  if (!target) return undefined;
+  try {
+    await ensureMysqlDatabase(target);
+  } catch (e) {
+    return `--store: ${(e as Error).message}`;
+  }
+  return undefined;
+}
