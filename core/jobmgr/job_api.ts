@@ -15,7 +15,7 @@ import {
   Reply,
   taskInfoJson,
 } from "./api_json.ts";
-import { InstanceMap } from "./job_entry.ts";
+import { InstanceMap, type JobEntry } from "./job_entry.ts";
 import type { JobManager } from "./jobmgr.ts";
 import { STATELESS_SERVICE, StatelessApi } from "./stateless_api.ts";
 import { TaskConfigs } from "./task_build.ts";
@@ -217,9 +217,10 @@ export class JobApi {
    * admission like any other. Everything else in the config must stay as it is.
    */
   #update(r: Reply, body: Body): void {
-    const jobId = idValue(body.id);
-    const job = jobId ? this.jm.jobs.get(jobId) : undefined;
-    if (!job) return this.withJob(r, jobId, () => r.error("failed-precondition", `job ${jobId} has ended`));
+    this.withLiveJob(r, idValue(body.id), (job) => this.#resize(r, job, body));
+  }
+
+  #resize(r: Reply, job: JobEntry, body: Body): void {
     const raw = { ...(body.config as Body ?? {}) };
     const given = (raw.changeLog as Body | undefined)?.version ??
       (raw.changelog as Body | undefined)?.version;
@@ -253,9 +254,10 @@ export class JobApi {
   }
 
   #workflow(r: Reply, type: "RESTART" | "START" | "STOP", body: Body): void {
-    const jobId = idValue(body.id);
-    const job = jobId ? this.jm.jobs.get(jobId) : undefined;
-    if (!job) return this.withJob(r, jobId, () => r.error("failed-precondition", `job ${jobId} has ended`));
+    this.withLiveJob(r, idValue(body.id), (job) => this.#startWorkflow(r, job, type, body));
+  }
+
+  #startWorkflow(r: Reply, job: JobEntry, type: "RESTART" | "START" | "STOP", body: Body): void {
     const version = body.resourceVersion ?? body.configurationVersion;
     if (version !== undefined && Number(version) !== job.configVersion) {
       return r.error("aborted", `resourceVersion: got ${version}, expected ${job.configVersion}`);
@@ -270,15 +272,10 @@ export class JobApi {
   }
 
   #tasks(r: Reply, method: string, body: Body): void {
-    const jobId = idValue(body.jobId ?? body.id);
-    const job = jobId ? this.jm.jobs.get(jobId) : undefined;
-    if (!job) {
-      return this.withJob(
-        r,
-        jobId,
-        () => r.ok({ stoppedInstanceIds: [], startedInstanceIds: [], invalidInstanceIds: [] }),
-      );
-    }
+    this.withLiveJob(r, idValue(body.jobId ?? body.id), (job) => this.#taskAction(r, job, method, body));
+  }
+
+  #taskAction(r: Reply, job: JobEntry, method: string, body: Body): void {
     const instances = instancesOf(body.ranges, job.runtime.nextInstanceId ?? job.config.instanceCount);
     const invalid = (instances ?? []).filter((i) => !job.tasks.has(i));
     if (method === "Stop") {
@@ -357,6 +354,21 @@ export class JobApi {
       agentId: { value: task.agentId },
       taskId: { value: `${task.jobId}-${task.instanceId}-${task.runId}` },
       paths: ["stdout", "stderr"],
+    });
+  }
+
+  /**
+   * Runs `fn`, which changes the job, with the job in memory: a job only the store holds (it ended
+   * before a restart) is loaded first, so calls act the same before and after a restart.
+   */
+  withLiveJob(r: Reply, jobId: string | undefined, fn: (job: JobEntry) => void): void {
+    if (!jobId) return r.error("invalid-argument", "id: expected a job id");
+    const inMemory = this.jm.jobs.get(jobId);
+    if (inMemory) return fn(inMemory);
+    this.jm.loadJob(jobId, (job, err) => {
+      if (err) return r.error("internal", `loading job ${jobId}: ${err.message}`);
+      if (!job) return r.error("not-found", `job ${jobId} not found`);
+      fn(job);
     });
   }
 

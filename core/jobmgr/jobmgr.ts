@@ -29,6 +29,7 @@ import type { Address, Receiver, Transport } from "../ports/transport.ts";
 import { PendingCalls } from "../rpc.ts";
 import { DaemonHosts } from "./daemon_jobs.ts";
 import { JobApi } from "./job_api.ts";
+import { readStoredJob } from "./job_load.ts";
 import { type JobEntry, newJobEntry, snapshot, taskConfigOf, taskKey, version } from "./job_entry.ts";
 import { type JobAction, jobActions } from "./job_rules.ts";
 import { defaultJobGoal, defaultTaskGoal, deriveJobState } from "./job_state.ts";
@@ -126,6 +127,19 @@ export const SYSTEM_FAILURE_REASONS = new Set([
   "REASON_AGENT_DISCONNECTED",
 ]);
 
+/**
+ * Reasons a task is LOST only because the scheduler, the master or its agent restarted (the backend's
+ * reconciliation no longer knows it): run again at once, never counted as the task's failure. A failure
+ * that reconciliation merely reports again (TASK_FAILED, "Latest task state") still counts.
+ */
+export const RESTART_LOSS_REASONS = new Set([
+  "REASON_RECONCILIATION",
+  "REASON_AGENT_RESTARTED",
+  "REASON_AGENT_REREGISTERED",
+  "REASON_AGENT_DISCONNECTED",
+  "REASON_MASTER_DISCONNECTED",
+]);
+
 export interface RecoveredJob {
   job: JobRecord;
   tasks: TaskRecord[];
@@ -217,6 +231,19 @@ export class JobManager implements Receiver {
     const mine = updates.filter((u) => ids.has(u.jobId));
     this.recover(fresh, mine);
     this.#resume(fresh.map((r) => this.jobs.get(r.job.jobId)!), mine);
+  }
+
+  /**
+   * Loads a job the store holds but memory does not (it ended before a restart, which recovers only
+   * active jobs) so a call that changes it acts as it would have before; `done` gets the job, or nothing
+   * when the store has no such job.
+   */
+  loadJob(jobId: string, done: (job: JobEntry | undefined, err?: Error) => void): void {
+    readStoredJob(this.deps.store, jobId).then((stored) => {
+      if (stored && !this.jobs.has(jobId)) this.adopt([stored.record], stored.updates);
+      done(this.jobs.get(jobId));
+      this.flush();
+    }, (err) => done(undefined, err instanceof Error ? err : new Error(String(err))));
   }
 
   /**
@@ -823,6 +850,12 @@ export class JobManager implements Receiver {
       task.goalState === "PREEMPTING" ||
       (task.desiredConfigVersion !== undefined && task.desiredConfigVersion !== task.configVersion) ||
       (task.desiredRunId !== undefined && task.desiredRunId !== task.runId);
+    if (!expected && task.state === "LOST" && s.reason !== undefined && RESTART_LOSS_REASONS.has(s.reason)) {
+      // Not the task's failure: a new run now, before the job's state is derived, so the job never looks
+      // FAILED and the restart throttling never sees it. The lost run stays in the task's history.
+      this.newRun(job, task);
+      return;
+    }
     if (!expected && task.state !== "SUCCEEDED") {
       const ranLong = task.startTimeMs !== undefined &&
         s.timeMs - task.startTimeMs >= this.config.failureResetMs;
@@ -877,7 +910,10 @@ export class JobManager implements Receiver {
       stats: rt.taskStats,
       controllerState,
     });
-    if (next === rt.state && !force) return;
+    // A job that is not terminal has not completed, whatever it looked like before (a recovered job).
+    const staleCompletion = !isTerminalJobState(next) && rt.completionTimeMs !== undefined;
+    if (staleCompletion) rt.completionTimeMs = undefined;
+    if (next === rt.state && !force && !staleCompletion) return;
     const now = this.now();
     if (next === "RUNNING" && rt.startTimeMs === undefined) rt.startTimeMs = now;
     if (isTerminalJobState(next) && !isTerminalJobState(rt.state)) rt.completionTimeMs = now;

@@ -168,11 +168,10 @@ export class StatelessApi {
 
   /** An active job at the entity version the caller gives (v1alpha's optimistic concurrency). */
   #active(body: Body, r: Reply, fn: (job: JobEntry) => void): void {
-    const jobId = idValue(body.jobId);
-    const job = jobId ? this.api.jm.jobs.get(jobId) : undefined;
-    if (!job) {
-      return this.api.withJob(r, jobId, () => r.error("failed-precondition", `job ${jobId} has ended`));
-    }
+    this.api.withLiveJob(r, idValue(body.jobId), (job) => this.#atVersion(body, r, job, fn));
+  }
+
+  #atVersion(body: Body, r: Reply, job: JobEntry, fn: (job: JobEntry) => void): void {
     const given = idValue(body.version);
     if (given !== undefined && given !== entityVersion(job)) {
       return r.error(

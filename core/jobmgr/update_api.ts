@@ -3,6 +3,7 @@ import { parseUpdateConfig } from "../model/load.ts";
 import type { UpdateRecord } from "../model/records.ts";
 import { type Body, idValue, type Reply, updateInfoJson } from "./api_json.ts";
 import { bodyError, type JobApi } from "./job_api.ts";
+import type { JobEntry } from "./job_entry.ts";
 import { DEFAULT_UPDATE_CONFIG } from "./workflow.ts";
 
 export const UPDATE_SERVICE = "peloton.api.v0.update.svc.UpdateService";
@@ -33,10 +34,13 @@ export class UpdateApi {
    * made against: a stale version is refused, so two operators cannot overwrite each other.
    */
   #create(body: Body, r: Reply): void {
-    const jm = this.api.jm;
     const jobId = idValue(body.jobId);
-    const job = jobId ? jm.jobs.get(jobId) : undefined;
-    if (!job) return r.error("not-found", `job ${jobId} not found or not active`);
+    if (!jobId) return r.error("invalid-argument", "jobId: expected a job id");
+    this.api.withLiveJob(r, jobId, (job) => this.#createFor(job, body, r));
+  }
+
+  #createFor(job: JobEntry, body: Body, r: Reply): void {
+    const jm = this.api.jm;
     if (job.config.type === "BATCH") {
       return r.error(
         "invalid-argument",
