@@ -1,6 +1,6 @@
 /** Reads what the daemons need back after a restart: pools, active jobs with their tasks, config versions and workflows. */
 import type { RecoveredJob } from "../core/jobmgr/jobmgr.ts";
-import type { JobConfig } from "../core/model/config_types.ts";
+import { recoveredJob } from "../core/jobmgr/job_load.ts";
 import type { RespoolRecord, UpdateRecord } from "../core/model/records.ts";
 import type { Store } from "../core/ports/store.ts";
 
@@ -22,25 +22,6 @@ export async function loadRecovery(store: Store, only?: (jobId: string) => boole
   ]);
   const active = only ? allActive.filter((j) => only(j.jobId)) : allActive;
   const updates = only ? allUpdates.filter((u) => only(u.jobId)) : allUpdates;
-  const jobs = await Promise.all(active.map(async (job): Promise<RecoveredJob> => {
-    const tasks = await store.getTasks(job.jobId);
-    const wanted = new Set<number>();
-    for (const t of tasks) {
-      wanted.add(t.configVersion);
-      if (t.desiredConfigVersion !== undefined) wanted.add(t.desiredConfigVersion);
-    }
-    for (const u of updates) {
-      if (u.jobId !== job.jobId) continue;
-      wanted.add(u.jobConfigVersion);
-      wanted.add(u.prevJobConfigVersion);
-    }
-    wanted.delete(job.configVersion);
-    const configs = new Map<number, JobConfig>();
-    for (const v of wanted) {
-      const c = await store.getJobConfig(job.jobId, v);
-      if (c) configs.set(v, c);
-    }
-    return { job, tasks, configs };
-  }));
+  const jobs = await Promise.all(active.map((job) => recoveredJob(store, job, updates)));
   return { pools, jobs, updates };
 }

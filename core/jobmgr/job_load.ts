@@ -1,6 +1,6 @@
-/** Reads one job back from the store as recovery would (a job that ended before a restart, named by a call). */
+/** Reads jobs back from the store as the job manager holds them: after a restart, or when a call names one. */
 import type { JobConfig } from "../model/config_types.ts";
-import { isTerminalUpdateState, type UpdateRecord } from "../model/records.ts";
+import { isTerminalUpdateState, type JobRecord, type UpdateRecord } from "../model/records.ts";
 import type { Store } from "../ports/store.ts";
 import type { RecoveredJob } from "./jobmgr.ts";
 
@@ -10,25 +10,38 @@ export interface StoredJob {
   updates: UpdateRecord[];
 }
 
-/** The job, its tasks, the config versions they and its workflows use, and its active workflows. */
-export async function readStoredJob(store: Store, jobId: string): Promise<StoredJob | undefined> {
-  const [job, tasks, allUpdates] = await Promise.all([
-    store.getJob(jobId),
-    store.getTasks(jobId),
-    store.listUpdates(jobId),
-  ]);
-  if (!job) return undefined;
-  const updates = allUpdates.filter((u) => !isTerminalUpdateState(u.state));
+/**
+ * A stored job with its tasks and every older config version they or its active workflows (`updates`,
+ * which may hold other jobs' too) still use.
+ */
+export async function recoveredJob(
+  store: Store,
+  job: JobRecord,
+  updates: UpdateRecord[],
+): Promise<RecoveredJob> {
+  const tasks = await store.getTasks(job.jobId);
   const wanted = new Set<number>();
   for (const t of tasks) {
     wanted.add(t.configVersion);
     if (t.desiredConfigVersion !== undefined) wanted.add(t.desiredConfigVersion);
   }
-  for (const u of updates) wanted.add(u.jobConfigVersion), wanted.add(u.prevJobConfigVersion);
+  for (const u of updates) {
+    if (u.jobId !== job.jobId) continue;
+    wanted.add(u.jobConfigVersion);
+    wanted.add(u.prevJobConfigVersion);
+  }
   wanted.delete(job.configVersion);
   const configs = new Map<number, JobConfig>();
   const versions = [...wanted];
-  const found = await Promise.all(versions.map((v) => store.getJobConfig(jobId, v)));
+  const found = await Promise.all(versions.map((v) => store.getJobConfig(job.jobId, v)));
   versions.forEach((v, i) => found[i] && configs.set(v, found[i]!));
-  return { record: { job, tasks, configs }, updates };
+  return { job, tasks, configs };
+}
+
+/** One job as recovery would load it (a job that ended before a restart, named by a call), or undefined. */
+export async function readStoredJob(store: Store, jobId: string): Promise<StoredJob | undefined> {
+  const [job, allUpdates] = await Promise.all([store.getJob(jobId), store.listUpdates(jobId)]);
+  if (!job) return undefined;
+  const updates = allUpdates.filter((u) => !isTerminalUpdateState(u.state));
+  return { record: await recoveredJob(store, job, updates), updates };
 }

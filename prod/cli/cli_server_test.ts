@@ -69,28 +69,12 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
       const svc = await cli(up.url, "job", "create", "/DefaultResPool", `${JOBS}/service.yaml`);
       assert.equal(svc.code, 0, svc.err);
       const id = /Job (\S+) created/.exec(svc.out)![1];
-      const bad = await cli(
-        up.url,
-        "update",
-        "create",
-        id,
-        `${JOBS}/service_v2.yaml`,
-        "1",
-        "--batch-percentage",
-        "120",
-      );
+      const createUpdate = (percentage: string) =>
+        cli(up.url, "update", "create", id, `${JOBS}/service_v2.yaml`, "1", "--batch-percentage", percentage);
+      const bad = await createUpdate("120");
       assert.equal(bad.code, 2);
       assert.match(bad.err, /--batch-percentage: got "120", expected a percentage from 0 to 100/);
-      const r = await cli(
-        up.url,
-        "update",
-        "create",
-        id,
-        `${JOBS}/service_v2.yaml`,
-        "1",
-        "--batch-percentage",
-        "12.5",
-      );
+      const r = await createUpdate("12.5");
       assert.equal(r.code, 0, r.err);
       const list = await cli(up.url, "update", "list", id, "-j");
       assert.equal(JSON.parse(list.out).updateInfo[0].config.batchPercentage, 12.5);

@@ -1,5 +1,6 @@
 /** `--store`: checks the URL's shape and that a MySQL server answers, before a daemon starts on it. */
 import { ensureMysqlDatabase, type MysqlTarget, parseMysqlUrl } from "../store/mysql_dialect.ts";
+import { sqlitePath } from "../store/kysely_store.ts";
 import { UsageError } from "./command.ts";
 
 const EXPECTED = "a SQLite path (sqlite:PATH or PATH) or mysql://user[:pass]@host:port/db";
@@ -14,8 +15,7 @@ export function parseStoreFlag(value: string): MysqlTarget | undefined {
     }
   }
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(value)?.[1];
-  const path = value.replace(/^sqlite:(\/\/)?/, "");
-  if ((scheme && scheme !== "sqlite") || path === "") {
+  if ((scheme && scheme !== "sqlite") || sqlitePath(value) === "") {
     throw new UsageError(`--store: got "${value}", expected ${EXPECTED}`);
   }
   return undefined;

@@ -106,8 +106,12 @@ export async function openStoreDatabase(
   if (url.startsWith("mysql://")) {
     return { db: await createMysqlKysely<StoreDatabase>(url, options.mysql), kind: "mysql" };
   }
-  const path = url.startsWith("sqlite:") ? url.slice("sqlite:".length).replace(/^\/\//, "") : url;
-  return { db: createSqliteKysely<StoreDatabase>(path, options.sqlite), kind: "sqlite" };
+  return { db: createSqliteKysely<StoreDatabase>(sqlitePath(url), options.sqlite), kind: "sqlite" };
+}
+
+/** The file (or `:memory:`) a SQLite store URL names: `sqlite:PATH`, `sqlite://PATH` or a bare path. */
+export function sqlitePath(url: string): string {
+  return url.startsWith("sqlite:") ? url.slice("sqlite:".length).replace(/^\/\//, "") : url;
 }
 
 export class KyselyStore implements Store {
