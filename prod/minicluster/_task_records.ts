@@ -1,5 +1,18 @@
 /** Records of the task processes agents started, so a minicluster started after a crash can end them. */
+import { resolve } from "node:path";
 import { signalGroup } from "./_session.ts";
+
+/**
+ * Every task process (and whatever it starts, unless it clears its environment) carries this variable,
+ * set to the minicluster's absolute data dir. It covers the instant between a spawn and its record: a
+ * crash there leaves a process no record names, which the next minicluster finds by its environment.
+ */
+export const DATA_DIR_ENV = "PELOTON_MINICLUSTER_DATA_DIR";
+
+/** The value of `DATA_DIR_ENV` for a data dir. */
+export function dataDirMark(dataDir: string): string {
+  return resolve(dataDir);
+}
 
 /**
  * A task process as an agent saw it just after starting it: its pid (also its process group id) and its
@@ -67,7 +80,9 @@ export async function forgetProcess(dir: string, taskId: string): Promise<void> 
  *
  * A pid whose start time differs from the recorded one belongs to another process now and is spared. A
  * leader that is gone while its group lives on is still the task's group: Linux does not reuse a pid while
- * a process group of that id exists. Returns the pids whose groups were signalled.
+ * a process group of that id exists. Then every process whose environment names this data dir
+ * (`DATA_DIR_ENV`) is killed too, with its group when it leads one: that ends the processes a crash kept
+ * from being recorded. Returns the pids signalled.
  */
 export function endRecordedProcesses(dataDir: string): number[] {
   const ended: number[] = [];
@@ -82,7 +97,53 @@ export function endRecordedProcesses(dataDir: string): number[] {
       } catch { /* gone already */ }
     }
   }
+  endMarkedProcesses(dataDir, new Set(ended), ended);
   return ended;
+}
+
+/**
+ * SIGKILLs the processes whose environment carries this data dir's mark (Linux's `/proc`; elsewhere
+ * there is nothing to scan and the records alone apply). The caller itself is spared.
+ */
+function endMarkedProcesses(dataDir: string, spared: Set<number>, ended: number[]): void {
+  const mark = new TextEncoder().encode(`${DATA_DIR_ENV}=${dataDirMark(dataDir)}\0`);
+  for (const name of dirNames("/proc", true)) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid <= 1 || pid === Deno.pid || spared.has(pid)) continue;
+    let environ: Uint8Array, stat: string;
+    try {
+      environ = Deno.readFileSync(`/proc/${pid}/environ`);
+      stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    } catch {
+      continue; // gone, or another user's
+    }
+    if (!holdsEntry(environ, mark)) continue;
+    // Field 5, the process group: a task's leader is killed with its group, a descendant alone.
+    const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+    if (pgrp === pid) signalGroup(pid, "SIGKILL", true);
+    else {
+      try {
+        Deno.kill(pid, "SIGKILL");
+      } catch { /* exited meanwhile */ }
+    }
+    ended.push(pid);
+  }
+}
+
+/** Whether NUL-separated `environ` holds `entry` (which ends in its NUL) as a whole entry. */
+function holdsEntry(environ: Uint8Array, entry: Uint8Array): boolean {
+  outer: for (let at = 0; at + entry.length <= environ.length;) {
+    for (let i = 0; i < entry.length; i++) {
+      if (environ[at + i] !== entry[i]) {
+        const end = environ.indexOf(0, at);
+        if (end < 0) return false;
+        at = end + 1;
+        continue outer;
+      }
+    }
+    return true;
+  }
+  return false;
 }
 
 function endProcess(record: ProcessRecord): boolean {

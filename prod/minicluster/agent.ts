@@ -6,7 +6,7 @@ import { HEALTH_CHECK_REASON } from "../../core/ports/health_check.ts";
 import { HealthChecker } from "./health.ts";
 import { resolveProgram, signalGroup } from "./_session.ts";
 import { inProcessSpawner, type Spawner, type SpawnRequest, type TaskProcess } from "./spawner.ts";
-import { forgetProcess, recordProcess, recordsDir } from "./_task_records.ts";
+import { DATA_DIR_ENV, dataDirMark, forgetProcess, recordProcess, recordsDir } from "./_task_records.ts";
 
 export interface AgentOptions {
   hostname: string;
@@ -310,6 +310,8 @@ export class Agent {
       PELOTON_JOB_ID: spec.jobId,
       PELOTON_INSTANCE_ID: String(spec.instanceId),
       PELOTON_TASK_ID: `${spec.jobId}-${spec.instanceId}`,
+      // Finds the process after a crash even if its record was never written (`_task_records.ts`).
+      [DATA_DIR_ENV]: dataDirMark(this.#ctx.dataDir),
     };
     if (spec.volume) env.PELOTON_VOLUME_PATH = `${run.sandbox}/${spec.volume.containerPath}`;
     for (const [name, port] of Object.entries(spec.ports)) {

@@ -1,6 +1,6 @@
 /** A minicluster started on the data dir of one that was SIGKILLed ends the tasks the dead one left running. */
 import type { ProcessRecord } from "./_task_records.ts";
-import { recordsDir } from "./_task_records.ts";
+import { DATA_DIR_ENV, dataDirMark, recordsDir } from "./_task_records.ts";
 import { sessionCommand, signalGroup } from "./_session.ts";
 import { Minicluster } from "./minicluster.ts";
 import { isAlive, makeSpec, Recorder } from "../backend_testing.ts";
@@ -126,5 +126,51 @@ Deno.test("a minicluster restarted after a kill -9 ends the old tasks' process g
     await bystander.status;
     await restarted?.stop();
     await Deno.remove(dataDir, { recursive: true });
+  }
+});
+
+Deno.test("processes a crash kept from being recorded are found by their environment and ended", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "minicluster_mark_test_" });
+  const otherDir = await Deno.makeTempDir({ prefix: "minicluster_mark_other_" });
+  // What an agent's spawn leaves when the daemon dies before the record is written: a task leading its own
+  // session, with a child, both carrying the data dir's mark; and a task of another minicluster.
+  const marked = (dir: string) =>
+    sessionCommand("/bin/sh", ["-c", "sleep 300 & echo $! >child; wait"], {
+      cwd: dir,
+      env: { [DATA_DIR_ENV]: dataDirMark(dir) },
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+  const orphan = marked(dataDir), other = marked(otherDir);
+  const pids = [orphan.pid, other.pid];
+  let restarted: Minicluster | undefined;
+  try {
+    await eventually(
+      () => files(dataDir).includes("child") && files(otherDir).includes("child"),
+      "the children",
+    );
+    const child = Number(Deno.readTextFileSync(`${dataDir}/child`).trim());
+    pids.push(child);
+    restarted = new Minicluster({ dataDir, agents: 1 });
+    await eventually(() => !isAlive(orphan.pid), `the unrecorded task ${orphan.pid} to end`);
+    await eventually(() => !isAlive(child), `its child ${child} to end`);
+    assert(isAlive(other.pid), "another minicluster's task was killed");
+
+    // The agents mark what they start with the data dir, as the restart looks for it.
+    const rec = new Recorder();
+    restarted.start(rec.sink);
+    const spec = makeSpec(AGENT_0, `echo "$${DATA_DIR_ENV}" >mark`);
+    restarted.launch([spec]);
+    await rec.waitState(spec.taskId, "TASK_FINISHED");
+    const mark = Deno.readTextFileSync(`${restarted.sandboxOf(spec.taskId)}/mark`).trim();
+    assert(mark === dataDirMark(dataDir), `the task's mark is ${JSON.stringify(mark)}`);
+  } finally {
+    for (const pid of pids) signalGroup(pid, "SIGKILL", true);
+    await orphan.status;
+    await other.status;
+    await restarted?.stop();
+    await Deno.remove(dataDir, { recursive: true });
+    await Deno.remove(otherDir, { recursive: true });
   }
 });
