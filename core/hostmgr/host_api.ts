@@ -36,7 +36,10 @@ export function hostInfoJson(h: HostEntry): Body {
   };
 }
 
-type ApiError = { code: "invalid-argument" | "not-found" | "unimplemented"; message: string };
+type ApiError = {
+  code: "invalid-argument" | "not-found" | "failed-precondition" | "unimplemented";
+  message: string;
+};
 
 /** Answers a host API request; returns the reply body, or an error. */
 export function hostApi(target: HostApiTarget, req: ApiRequest): { body: Body } | { error: ApiError } {
@@ -49,14 +52,21 @@ export function hostApi(target: HostApiTarget, req: ApiRequest): { body: Body } 
     case "CompleteMaintenance": {
       const names = hostnamesOf(body);
       if (typeof names === "string") return { error: { code: "invalid-argument", message: names } };
+      // Like Peloton, every host of a list is tried; the errors are reported together.
+      const errors: string[] = [];
       for (const name of names) {
         const err = method === "StartMaintenance"
           ? target.startMaintenance(name)
           : target.completeMaintenance(name);
-        if (err) {
-          const code = err.includes("not registered") ? "not-found" : "invalid-argument";
-          return { error: { code, message: err } };
-        }
+        if (err) errors.push(err);
+      }
+      if (errors.length) {
+        const code = errors.every((e) => e.includes("not registered"))
+          ? "not-found"
+          : errors.some((e) => e.includes("already in maintenance"))
+          ? "failed-precondition"
+          : "invalid-argument";
+        return { error: { code, message: errors.join("; ") } };
       }
       return { body: names.length === 1 ? { hostname: names[0] } : { hostnames: names } };
     }

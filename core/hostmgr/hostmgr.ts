@@ -15,7 +15,7 @@ import type { BackendEvent, HostBackend, HostInfo, LaunchSpec, TaskStatus } from
 import type { Metrics } from "../ports/metrics.ts";
 import type { Address, Receiver, Transport } from "../ports/transport.ts";
 import { FilterSearch } from "./acquire.ts";
-import { hostApi } from "./host_api.ts";
+import { apiState, hostApi } from "./host_api.ts";
 import type { HostEntry } from "./host_table.ts";
 import { HostRegistry } from "./registry.ts";
 import { Reservations } from "./reservations.ts";
@@ -161,10 +161,20 @@ export class HostManager implements Receiver {
     return { leases, rejections, exhausted };
   }
 
-  /** Peloton's StartMaintenance: the host takes no new work; DRAINING until its tasks are gone, then DRAINED. */
+  /**
+   * Peloton's StartMaintenance: the host takes no new work; DRAINING until its tasks are gone, then
+   * DRAINED. A DRAINING host is left draining, as Peloton drains it again; a DRAINED or DOWN one is
+   * refused, as Peloton refuses a host that is no longer an agent it may put into maintenance.
+   */
   startMaintenance(hostname: string): string | undefined {
     const h = this.host(hostname);
     if (!h) return `host ${hostname} is not registered`;
+    const state = apiState(h);
+    if (state === "HOST_STATE_DRAINING") return undefined;
+    if (state === "HOST_STATE_DRAINED" || state === "HOST_STATE_DOWN") {
+      return `cannot start maintenance on host ${hostname}: it is ${state}, already in maintenance; ` +
+        "complete its maintenance to bring it UP first";
+    }
     if (h.state !== "HOST_STATE_UP") return undefined;
     h.state = h.tasks.size ? "HOST_STATE_DRAINING" : "HOST_STATE_DRAINED";
     // The resource manager preempts what runs there, so the host drains (Peloton's drainer).

@@ -73,3 +73,35 @@ Deno.test("a host lost while in maintenance is DOWN; the job manager hears about
     ["LOST"],
   );
 });
+
+Deno.test("StartMaintenance refuses a DRAINED or DOWN host, naming its state; a DRAINING one keeps draining", () => {
+  const rig = hostmgrRig([["h1"], ["h2"], ["h3"]]);
+  rig.launch("a-0-1", "h2", 1);
+  assert.deepEqual(api(rig, "StartMaintenance", { hostname: "h1" }).body, { hostname: "h1" });
+  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_DRAINED");
+  const again = api(rig, "StartMaintenance", { hostname: "h1" });
+  assert.deepEqual(again.error, {
+    code: "failed-precondition",
+    message: "cannot start maintenance on host h1: it is HOST_STATE_DRAINED, already in maintenance; " +
+      "complete its maintenance to bring it UP first",
+  });
+  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_DRAINED", "unchanged");
+
+  // Peloton drains a DRAINING host again: accepted, and it stays DRAINING until its task ends.
+  api(rig, "StartMaintenance", { hostname: "h2" });
+  rig.transport.take("drain-tasks");
+  assert.deepEqual(api(rig, "StartMaintenance", { hostname: "h2" }).body, { hostname: "h2" });
+  assert.equal(rig.hm.host("h2")!.state, "HOST_STATE_DRAINING");
+  assert.deepEqual(rig.transport.take("drain-tasks"), [], "its tasks are not asked to drain twice");
+
+  rig.backend.emit({ kind: "host-lost", hostname: "h2", agentId: "agent-h2", reason: "powered off" });
+  assert.match(api(rig, "StartMaintenance", { hostname: "h2" }).error!.message, /it is HOST_STATE_DOWN/);
+
+  // The deprecated list tries every host and reports each refusal.
+  const list = api(rig, "StartMaintenance", { hostnames: ["h1", "h3"] });
+  assert.equal(list.error?.code, "failed-precondition");
+  assert.match(list.error!.message, /host h1: it is HOST_STATE_DRAINED/);
+  assert.equal(rig.hm.host("h3")!.state, "HOST_STATE_DRAINED", "h3 still went into maintenance");
+  assert.deepEqual(api(rig, "CompleteMaintenance", { hostname: "h1" }).body, { hostname: "h1" });
+  assert.deepEqual(api(rig, "StartMaintenance", { hostname: "h1" }).body, { hostname: "h1" }, "UP again");
+});

@@ -279,6 +279,7 @@ export class JobApi {
     const instances = instancesOf(body.ranges, job.runtime.nextInstanceId ?? job.config.instanceCount);
     const invalid = (instances ?? []).filter((i) => !job.tasks.has(i));
     if (method === "Stop") {
+      if (!instances) this.jm.workflows.abortActive(job);
       return r.ok({ stoppedInstanceIds: this.jm.stopTasks(job, instances), invalidInstanceIds: invalid });
     }
     if (method === "Start") {

@@ -93,3 +93,32 @@ Deno.test("after a restart, a rolling start of a stopped job runs as a workflow;
   await settle(rig);
   assert.deepEqual(rig.replies().map((r) => r.error?.code), ["not-found"]);
 });
+
+Deno.test("after a restart, deleting the volume of a stopped job unpins its task, as before the restart", async () => {
+  const rig = new JobmgrRig();
+  rig.create({ type: "SERVICE", instanceCount: 1, task: { volume: { containerPath: "data", sizeMB: 8 } } });
+  rig.launch([0], "h7");
+  rig.status(rig.taskId(0), "TASK_RUNNING", { hostname: "h7" });
+  rig.api("job", "Stop", { id: { value: JOB_ID } });
+  rig.status(rig.taskId(0), "TASK_KILLED", { hostname: "h7" });
+  rig.replies();
+  rig.store.settle();
+  assert.equal(rig.store.task(JOB_ID, 0)!.requiredHost, "h7");
+  const jm = await restart(rig);
+  assert.equal(jm.jobs.size, 0, "the stopped job is not recovered");
+
+  const volumeId = `${JOB_ID}-0-volume`;
+  call(rig, jm, "peloton.api.v0.volume.svc.VolumeService::DeleteVolume", { id: { value: volumeId } });
+  await settle(rig);
+  rig.store.settle();
+  assert.deepEqual(rig.replies().map((r) => [r.error, r.body]), [[undefined, {}]]);
+  assert.equal(rig.store.volumes.get(volumeId), undefined, "the volume is gone");
+  const stored = rig.store.task(JOB_ID, 0)!;
+  assert.deepEqual([stored.volumeId, stored.requiredHost], [undefined, undefined], "the task is unpinned");
+
+  call(rig, jm, "peloton.api.task.TaskManager::Start", { jobId: { value: JOB_ID } });
+  await settle(rig);
+  rig.replies();
+  const [gang] = rig.transport.take("enqueue-gangs", "resmgr").flatMap((m) => m.gangs);
+  assert.equal(gang.tasks[0].requiredHost, undefined, "its next run may go to any host");
+});

@@ -1,5 +1,6 @@
 /** Peloton's v1alpha stateless job API (`peloton.api.v1alpha.job.stateless.svc.JobService`). */
 import type { UpdateConfig } from "../model/config_types.ts";
+import type { UpdateRecord } from "../model/records.ts";
 import { parseStatelessSpec, parseUpdateConfig } from "../model/load.ts";
 import { statelessSpecToJobConfig } from "../model/stateless_spec.ts";
 import { isTerminalJobState } from "../model/states.ts";
@@ -13,6 +14,8 @@ import {
   type Reply,
   time,
   updateInfoJson,
+  workflowInfoJson,
+  workflowStatusJson,
 } from "./api_json.ts";
 import type { JobApi } from "./job_api.ts";
 import type { JobEntry } from "./job_entry.ts";
@@ -20,7 +23,8 @@ import { DEFAULT_UPDATE_CONFIG } from "./workflow.ts";
 
 export const STATELESS_SERVICE = "peloton.api.v1alpha.job.stateless.svc.JobService";
 
-function statusJson(j: JobView): Body {
+/** v1alpha `stateless.JobStatus`; `workflowId` (ours) names the workflow in progress. */
+function statusJson(j: JobView, workflow?: UpdateRecord): Body {
   const rt = j.runtime;
   return {
     state: `JOB_STATE_${rt.state}`,
@@ -29,6 +33,7 @@ function statusJson(j: JobView): Body {
     podStats: Object.fromEntries(Object.entries(rt.taskStats).map(([s, n]) => [`POD_STATE_${s}`, n])),
     version: { value: entityVersion(j) },
     workflowId: rt.updateId ? { value: rt.updateId } : undefined,
+    workflowStatus: workflow ? workflowStatusJson(j, workflow) : undefined,
   };
 }
 
@@ -40,14 +45,7 @@ export class StatelessApi {
       case "CreateJob":
         return this.#create(body, r);
       case "GetJob":
-        return this.api.withJob(r, idValue(body.jobId), (j) =>
-          r.ok({
-            jobInfo: {
-              jobId: { value: j.jobId },
-              spec: this.#spec(j),
-              status: statusJson(j),
-            },
-          }));
+        return this.api.withJob(r, idValue(body.jobId), (j) => this.#get(j, r));
       case "ReplaceJob":
         return this.#active(body, r, (job) => this.#replace(job, body, r));
       case "RestartJob":
@@ -71,19 +69,23 @@ export class StatelessApi {
       case "ResumeJobWorkflow":
       case "AbortJobWorkflow":
         return this.#active(body, r, (job) => {
-          const u = job.runtime.updateId ? this.api.jm.updates.get(job.runtime.updateId) : undefined;
-          if (u) {
-            const wf = this.api.jm.workflows;
-            if (method === "PauseJobWorkflow") wf.pause(u);
-            else if (method === "ResumeJobWorkflow") wf.resume(u);
-            else wf.abort(u);
-          }
+          const wf = this.api.jm.workflows;
+          const u = wf.active(job);
+          // Peloton answers "no workflow found" (NotFound) rather than doing nothing.
+          if (!u) return r.error("not-found", `job ${job.jobId} has no active workflow`);
+          if (method === "PauseJobWorkflow") wf.pause(u);
+          else if (method === "ResumeJobWorkflow") wf.resume(u);
+          else wf.abort(u);
           this.#done(r, job);
         });
       case "StartJob":
         return this.#active(body, r, (job) => (this.api.jm.startTasks(job), this.#done(r, job)));
       case "StopJob":
-        return this.#active(body, r, (job) => (this.api.jm.stopTasks(job), this.#done(r, job)));
+        return this.#active(body, r, (job) => {
+          this.api.jm.workflows.abortActive(job);
+          this.api.jm.stopTasks(job);
+          this.#done(r, job);
+        });
       case "DeleteJob":
         return this.#delete(body, r);
       case "ListJobWorkflows":
@@ -91,6 +93,24 @@ export class StatelessApi {
       default:
         return r.error("unimplemented", `procedure ${STATELESS_SERVICE}::${method} is not implemented`);
     }
+  }
+
+  /**
+   * Spec and status, with the job's current workflow or else its last one: Peloton keeps the id of the
+   * last workflow in the job's runtime after it ends, so GetJob tells how it ended.
+   */
+  #get(j: JobView, r: Reply): void {
+    const reply = (u?: UpdateRecord) =>
+      r.ok({
+        jobInfo: { jobId: { value: j.jobId }, spec: this.#spec(j), status: statusJson(j, u) },
+        workflowInfo: u ? workflowInfoJson(j, u) : undefined,
+      });
+    const live = j.runtime.updateId ? this.api.jm.updates.get(j.runtime.updateId) : undefined;
+    if (live) return reply(live);
+    this.api.jm.deps.store.listUpdates(j.jobId).then(
+      (stored) => reply(stored.sort((a, b) => b.creationTimeMs - a.creationTimeMs)[0]),
+      (err) => r.error("internal", String(err)),
+    );
   }
 
   #spec(j: JobView): unknown {
@@ -143,6 +163,7 @@ export class StatelessApi {
           "Job is not in a terminal state; stop it first or delete with force",
         );
       }
+      this.api.jm.workflows.abortActive(job);
       this.api.jm.stopTasks(job);
       this.api.jm.jobs.delete(job.jobId);
       this.api.jm.deps.store.write([{ kind: "job.delete", jobId: job.jobId }], (err) => {

@@ -1,7 +1,9 @@
 /** Peloton's v0 volume API (`peloton.api.v0.volume.svc.VolumeService`): persistent volumes of stateful jobs. */
+import type { VolumeRecord } from "../model/records.ts";
 import { isTerminalTaskState } from "../model/states.ts";
 import { type Body, idValue, type Reply, volumeJson } from "./api_json.ts";
 import type { JobApi } from "./job_api.ts";
+import type { JobEntry } from "./job_entry.ts";
 
 export const VOLUME_SERVICE = "peloton.api.v0.volume.svc.VolumeService";
 
@@ -36,7 +38,8 @@ export class VolumeApi {
 
   /**
    * Deletes a volume whose task is not running; the task is no longer pinned to the host, so its
-   * next run may go anywhere (with a fresh volume).
+   * next run may go anywhere (with a fresh volume). A job only the store holds (it ended before a
+   * restart) is loaded first, as other calls that change a job do, so its task is unpinned too.
    */
   #delete(body: Body, r: Reply): void {
     const id = idValue(body.id);
@@ -44,22 +47,33 @@ export class VolumeApi {
     const jm = this.api.jm;
     jm.deps.store.getVolume(id).then((v) => {
       if (!v) return r.error("not-found", `volume ${id} not found`);
-      const job = jm.jobs.get(v.jobId);
-      const task = job?.tasks.get(v.instanceId);
-      if (task && task.volumeId === id && !isTerminalTaskState(task.state) && task.state !== "INITIALIZED") {
-        return r.error(
-          "failed-precondition",
-          `volume ${id} is in use by task ${v.jobId}-${v.instanceId} (${task.state}); stop it first`,
-        );
-      }
-      if (task && task.volumeId === id) {
-        task.volumeId = undefined;
-        task.requiredHost = undefined;
-        jm.putTask(task);
-      }
-      jm.write({ kind: "volume.delete", volumeId: id });
-      jm.flush();
-      r.ok({});
+      const live = jm.jobs.get(v.jobId);
+      if (live) return this.#deleteOf(v, live, r);
+      // A volume can outlive its job: with the job gone there is no task to unpin.
+      jm.loadJob(v.jobId, (job, err) => {
+        if (err) return r.error("internal", `loading job ${v.jobId}: ${err.message}`);
+        this.#deleteOf(v, job, r);
+      });
     }, (err) => r.error("internal", String(err)));
+  }
+
+  #deleteOf(v: VolumeRecord, job: JobEntry | undefined, r: Reply): void {
+    const jm = this.api.jm;
+    const id = v.volumeId;
+    const task = job?.tasks.get(v.instanceId);
+    if (task && task.volumeId === id && !isTerminalTaskState(task.state) && task.state !== "INITIALIZED") {
+      return r.error(
+        "failed-precondition",
+        `volume ${id} is in use by task ${v.jobId}-${v.instanceId} (${task.state}); stop it first`,
+      );
+    }
+    if (task && task.volumeId === id) {
+      task.volumeId = undefined;
+      task.requiredHost = undefined;
+      jm.putTask(task);
+    }
+    jm.write({ kind: "volume.delete", volumeId: id });
+    jm.flush();
+    r.ok({});
   }
 }

@@ -88,8 +88,7 @@ export class Workflows {
 
   /** Starts a workflow on a job; a workflow already in progress is aborted first (Peloton's rule). */
   create(job: JobEntry, req: WorkflowRequest): UpdateRecord {
-    const current = job.runtime.updateId ? this.jm.updates.get(job.runtime.updateId) : undefined;
-    if (current && !isTerminalUpdateState(current.state)) this.abort(current);
+    this.abortActive(job);
     const now = this.jm.now();
     const prevVersion = job.configVersion;
     const liveIds = [...job.tasks.values()].filter((t) => t.goalState !== "DELETED").map((t) => t.instanceId);
@@ -137,6 +136,21 @@ export class Workflows {
     this.#put(u);
     this.jm.updateEngine.enqueue(u);
     return u;
+  }
+
+  /** The job's workflow in progress, if it has one. */
+  active(job: JobEntry): UpdateRecord | undefined {
+    const u = job.runtime.updateId ? this.jm.updates.get(job.runtime.updateId) : undefined;
+    return u && !isTerminalUpdateState(u.state) ? u : undefined;
+  }
+
+  /**
+   * Ends the job's workflow in progress as ABORTED: when a new one replaces it, and when the whole job
+   * is stopped (its instances are to stay stopped, so a restart or update would wait for them forever).
+   */
+  abortActive(job: JobEntry): void {
+    const u = this.active(job);
+    if (u) this.abort(u);
   }
 
   pause(u: UpdateRecord): void {

@@ -1,6 +1,6 @@
 /** CLI error reporting over real HTTP against a real `peloton up`. */
 import assert from "node:assert/strict";
-import { cli, ROOT, startUp } from "../testing.ts";
+import { cli, ROOT, startUp, waitFor } from "../testing.ts";
 
 const JOBS = `${ROOT}/scenarios/jobs`;
 
@@ -78,6 +78,39 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
       assert.equal(r.code, 0, r.err);
       const list = await cli(up.url, "update", "list", id, "-j");
       assert.equal(JSON.parse(list.out).updateInfo[0].config.batchPercentage, 12.5);
+    });
+
+    await t.step(
+      "job stateless workflow pause|resume|abort: no workflow is an error naming the job",
+      async () => {
+        const before = JSON.parse((await cli(up.url, "job", "stateless", "get", job, "-j")).out);
+        for (const word of ["pause", "resume", "abort"]) {
+          const r = await cli(up.url, "job", "stateless", "workflow", word, job);
+          assert.equal(r.code, 1, `workflow ${word}: ${r.out}`);
+          assert.match(r.err, new RegExp(`not-found: job ${job} has no active workflow$`));
+        }
+        const after = JSON.parse((await cli(up.url, "job", "stateless", "get", job, "-j")).out);
+        assert.equal(after.jobInfo.status.version.value, before.jobInfo.status.version.value);
+      },
+    );
+
+    await t.step("host maintenance start: a host already DRAINED is an error naming its state", async () => {
+      const hosts = JSON.parse((await cli(up.url, "host", "query", "-j")).out).hostInfos;
+      const host = hosts[0].hostname as string;
+      const start = await cli(up.url, "host", "maintenance", "start", host);
+      assert.equal(start.code, 0, start.err);
+      await waitFor("the host to drain", async () => {
+        const q = await cli(up.url, "host", "query", "-s", "HOST_STATE_DRAINED", "-j");
+        return JSON.parse(q.out).hostInfos.length === 1 || undefined;
+      });
+      const again = await cli(up.url, "host", "maintenance", "start", host);
+      assert.equal(again.code, 1, again.out);
+      assert.match(
+        again.err,
+        new RegExp(`failed-precondition: cannot start maintenance on host ${host}: it is HOST_STATE_DRAINED`),
+      );
+      const done = await cli(up.url, "host", "maintenance", "complete", host);
+      assert.equal(done.code, 0, done.err);
     });
   } finally {
     await up.stop();

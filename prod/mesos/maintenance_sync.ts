@@ -47,7 +47,11 @@ export class MesosMaintenance {
     try {
       if (!this.#recovered) await this.#recover();
       for (const name of [...this.#adopt]) {
-        if (this.hm.startMaintenance(name) === undefined) this.#adopt.delete(name);
+        // Adopted once its host registered; a host already in maintenance here needs nothing more.
+        const inMaintenance = this.hm.hosts.some((h) =>
+          h.info.hostname === name && h.state !== "HOST_STATE_UP"
+        );
+        if (inMaintenance || this.hm.startMaintenance(name) === undefined) this.#adopt.delete(name);
       }
       for (const h of this.hm.hosts) {
         const name = h.info.hostname;
