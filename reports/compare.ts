@@ -127,7 +127,11 @@ export function comparisonCharts(list: Named[]): Chart[] {
 /** How a report's run ended, for the page's list of runs. */
 function ending({ report }: Named): string {
   const at = report.simulatedSeconds.toLocaleString("en-US");
-  return report.endedEarly ? `partial: interrupted at ${at} simulated s` : "complete";
+  if (report.endedEarly) return `partial: interrupted at ${at} simulated s`;
+  const stuck = report.jobs?.stuck;
+  return stuck
+    ? `stopped at ${at} simulated s: ${stuck} ${stuck === 1 ? "job" : "jobs"} can never start`
+    : "complete";
 }
 
 export function renderComparison(list: Named[], assets: UplotAssets): string {

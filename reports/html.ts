@@ -142,6 +142,27 @@ export function partialBanner(report: Report, run: RunInfo = {}): string {
     `every number and chart below covers only that part of the run.</p>`;
 }
 
+/**
+ * Why an open-ended run stopped with work left: jobs nothing can ever start, each with the reason; "" when
+ * the run had none (reports from before stuck jobs were reported have no list).
+ */
+export function stuckBanner(report: Report): string {
+  const stuck = report.stuckJobs ?? [];
+  if (!stuck.length) return "";
+  const n = report.jobs.stuck;
+  const more = n > stuck.length ? ` The first ${stuck.length} are listed; report.json counts all ${n}.` : "";
+  const at = report.simulatedSeconds.toLocaleString("en-US");
+  return `<p class="stuck" style="background:#fde2e1;border:1px solid #d93025;padding:8px 12px">` +
+    `<b>Stopped with work left:</b> at ${at} simulated seconds ` +
+    `nothing was running or still to come, and ${n} ${jobsText(n)} can never start.${more}</p>` +
+    table(
+      ["job", "workload", "tasks waiting", "why"],
+      stuck.map((j) => [j.jobId, j.workload, j.waitingTasks, j.reason]),
+    );
+}
+
+const jobsText = (n: number) => (n === 1 ? "job" : "jobs");
+
 export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {}): string {
   const q = report.queueDelaySeconds, t = report.tasks, u = report.utilization, p = report.preemptions;
   const r = report.rescheduleDelaySeconds;
@@ -152,7 +173,10 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
     [
       "Simulated",
       `${report.simulatedSeconds.toLocaleString("en-US")} s (warm-up ${report.warmupSeconds} s)` +
-      (report.endedEarly ? ", interrupted: partial report" : ""),
+      (report.endedEarly ? ", interrupted: partial report" : "") +
+      (report.jobs.stuck
+        ? `, stopped: ${report.jobs.stuck} ${jobsText(report.jobs.stuck)} can never start`
+        : ""),
     ],
     ["Wall time", `${report.wallSeconds} s, peak RSS ${(report.peakRssBytes / 2 ** 30).toFixed(2)} GiB`],
     ["Tasks submitted / launched / unplaced", `${t.submitted} / ${t.launched} / ${t.unplaced}`],
@@ -225,6 +249,7 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
     `${report.scenario} — simulation report`,
     [
       partialBanner(report, run),
+      stuckBanner(report),
       `<p>${esc(report.description)}</p>`,
       summary,
       `<h2>Resource pools at the end</h2>${pools}`,

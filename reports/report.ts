@@ -2,6 +2,7 @@
 import type { Simulation } from "../sim/runner.ts";
 import type { Scenario } from "../sim/scenario.ts";
 import type { EventRecord } from "../sim/events.ts";
+import type { StuckJob } from "../sim/stall.ts";
 import type { RespoolNode } from "../core/resmgr/respool_node.ts";
 import {
   percentile,
@@ -51,12 +52,16 @@ export interface Report {
   peakRssBytes: number;
   endedEarly: boolean;
   tasks: TaskCounts;
-  /** Jobs: `unanswered` were submitted so close to the end that their create had no answer yet. */
+  /**
+   * Jobs: `unanswered` were submitted so close to the end that their create had no answer yet; `stuck` were
+   * accepted but can never start (an open-ended run stops once only such jobs are left: see `stuckJobs`).
+   */
   jobs: {
     submitted: number;
     accepted: number;
     rejected: number;
     unanswered: number;
+    stuck: number;
     byState: Record<string, number>;
   };
   /** Task launches per simulated second after the warm-up. */
@@ -85,6 +90,8 @@ export interface Report {
   placementFailures: { total: number; byReason: Record<string, number> };
   events: EventRecord[];
   rejectedJobs: { jobId: string; error: string }[];
+  /** The first stuck jobs (`jobs.stuck` counts them all), each with why no host or pool takes it. */
+  stuckJobs: StuckJob[];
   series: Series;
   /** Entitlement, allocation and demand per pool over time, aligned with `series.t`. */
   poolSeries: Record<string, PoolSeries>;
@@ -236,6 +243,7 @@ export function buildReport(
       accepted: accepted.size,
       rejected: rejected.length,
       unanswered: sim.submissions.length - accepted.size - rejected.length,
+      stuck: sim.stuck.length,
       byState,
     },
     launchesPerSec: measuredSeconds > 0 ? round4(stats.launchedAfterWarmup / measuredSeconds) : 0,
@@ -258,6 +266,7 @@ export function buildReport(
     placementFailures: { total: [...stats.placementFailures.values()].reduce((a, b) => a + b, 0), byReason },
     events: sim.events,
     rejectedJobs: rejected.slice(0, 20).map((r) => ({ jobId: r.jobId, error: r.error ?? "" })),
+    stuckJobs: sim.stuck.slice(0, 20),
     series: s,
     poolSeries: stats.pools,
   };

@@ -146,14 +146,24 @@ export async function main(argv: string[]): Promise<void> {
     `${out}/report.html`,
     renderHtml(report, await uplotAssets(), { durationSeconds: scenario.durationSec }),
   );
-  const t = report.tasks, q = report.queueDelaySeconds;
+  const t = report.tasks, q = report.queueDelaySeconds, stuck = report.jobs.stuck;
+  const ending = report.endedEarly
+    ? " (interrupted: partial report)"
+    : stuck
+    ? ` (stopped: ${stuck} ${stuck === 1 ? "job" : "jobs"} can never start)`
+    : "";
   console.log(
     `${report.scenario}: ${report.hosts} hosts, ${report.simulatedSeconds}s simulated in ${report.wallSeconds}s` +
-      `${report.endedEarly ? " (interrupted: partial report)" : ""}; tasks submitted ${t.submitted},` +
+      `${ending}; tasks submitted ${t.submitted},` +
       ` launched ${t.launched}, succeeded ${t.succeeded}, failed ${t.failed}, preempted ${t.preempted},` +
       ` unplaced ${t.unplaced}; ${report.launchesPerSec} launches/s; queue delay p50 ${q.p50}s p99 ${q.p99}s;` +
       ` peak RSS ${(report.peakRssBytes / 2 ** 30).toFixed(2)} GiB. Report: ${out}/report.html`,
   );
+  for (const j of report.stuckJobs.slice(0, 5)) {
+    const tasks = `${j.waitingTasks} ${j.waitingTasks === 1 ? "task" : "tasks"} waiting`;
+    console.log(`  never starts: job ${j.jobId} (${j.workload}, ${tasks}): ${j.reason}`);
+  }
+  if (stuck > 5) console.log(`  ... ${stuck - 5} more stuck jobs: see stuckJobs in ${out}/report.json`);
 }
 
 async function compare(argv: string[]): Promise<void> {

@@ -103,3 +103,47 @@ Deno.test("an --out that cannot be written is refused before the run, with one l
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("an open-ended scenario with a job no host can take stops and says which job and why", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const file = `${dir}/stuck.yaml`;
+    await Deno.writeTextFile(
+      file,
+      `name: stuck
+hostClasses:
+  - { name: std, count: 2, cpu: 4, memoryMb: 8192, diskMb: 10000 }
+respools:
+  - { name: p, resources: [{ kind: cpu, reservation: 8, limit: 8 }, { kind: memory, reservation: 16384, limit: 16384 }] }
+workloads:
+  - { name: ok, respool: /p, instances: 2, durationSec: 5, cpu: 1 }
+  - { name: huge, respool: /p, instances: 1, durationSec: 5, cpu: 6 }
+`,
+    );
+    // The old runner never stopped: give up after a minute instead of hanging the suite.
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", `${ROOT}/sim/main.ts`, file, "--out", dir],
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(60_000),
+    }).output();
+    const stdout = new TextDecoder().decode(out.stdout);
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    assert.match(stdout, /^stuck: 2 hosts, \d+s simulated in [\d.]+s \(stopped: 1 job can never start\);/);
+    assert.match(
+      stdout,
+      /^ {2}never starts: job \S+ \(huge, 1 task waiting\): placement: no host with 6 free cpus/m,
+    );
+    const report = JSON.parse(await Deno.readTextFile(`${dir}/report.json`));
+    assert.equal(report.endedEarly, false);
+    assert.equal(report.jobs.stuck, 1);
+    assert.equal(report.stuckJobs[0].workload, "huge");
+    assert.equal(report.tasks.unplaced, 1);
+    const html = await Deno.readTextFile(`${dir}/report.html`);
+    assert.match(html, /Stopped with work left:<\/b> at [\d,]+ simulated seconds/);
+    assert.match(html, /no host with 6 free cpus/);
+    assert.doesNotMatch(html, /Partial report/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

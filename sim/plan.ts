@@ -36,7 +36,7 @@ export const TARGET_FIELDS: readonly string[] = [
     "preempted",
     "unplaced",
   ]),
-  ...under("jobs", ["submitted", "accepted", "rejected", "unanswered", "byState.<state>"]),
+  ...under("jobs", ["submitted", "accepted", "rejected", "unanswered", "stuck", "byState.<state>"]),
   "launchesPerSec",
   ...under("queueDelaySeconds", QUEUE_DELAYS),
   ...under("rescheduleDelaySeconds", PERCENTILES),

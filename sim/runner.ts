@@ -20,6 +20,7 @@ import { MemoryStore } from "./memory_store.ts";
 import { SimMetrics } from "./metrics.ts";
 import { poolConfig, type Scenario, type ScenarioPool, type Workload } from "./scenario.ts";
 import { hostsOf } from "./scenario_hosts.ts";
+import { StallWatch, type StuckJob } from "./stall.ts";
 import { SimStats } from "./stats.ts";
 import type { TraceJob } from "./trace.ts";
 import { SimTransport } from "./transport.ts";
@@ -69,6 +70,8 @@ export interface Simulation {
   /** Job arrivals scheduled and not yet come (0 once every workload has submitted its last job). */
   pendingArrivals: number;
   endedEarly: boolean;
+  /** Jobs an open-ended run stopped waiting for because nothing could ever start them (`stall.ts`). */
+  stuck: StuckJob[];
   /** Pool ids by path, once the scenario's pools exist. */
   poolIds: Map<string, string>;
   /** A public API call from a client; the answer arrives as virtual time advances. */
@@ -93,9 +96,9 @@ export function buildHosts(scenario: Scenario): HostInfo[] {
 }
 
 /**
- * Runs a scenario to its horizon (or until every job ended). It yields to the host event loop
- * between samples so a progress bar can draw and Ctrl-C can stop it; the simulation itself never
- * awaits, so the same seed gives the same result.
+ * Runs a scenario to its horizon (or until every job ended, or no job left can ever start). It yields
+ * to the host event loop between samples so a progress bar can draw and Ctrl-C can stop it; the
+ * simulation itself never awaits, so the same seed gives the same result.
  */
 export async function runScenario(scenario: Scenario, options: RunOptions): Promise<Simulation> {
   const sim = createSimulation(scenario, options);
@@ -108,6 +111,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
       const job = sim.jobmgr.jobs.get(sub.jobId);
       return job === undefined || isTerminalJobState(job.runtime.state);
     }) && sim.pendingArrivals === 0;
+  const stall = horizonMs === Infinity ? new StallWatch(sim) : undefined;
   let t = 0;
   for (;;) {
     t = Math.min(t + sampleMs, horizonMs);
@@ -119,6 +123,11 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     }
     if (t >= horizonMs) break;
     if (horizonMs === Infinity && allDone()) break;
+    const stuck = stall?.check(t);
+    if (stuck) {
+      sim.stuck = stuck;
+      break;
+    }
   }
   if (options.checkInvariants) checkInvariants(sim, options.seed);
   await sim.close();
@@ -236,6 +245,7 @@ export function createSimulation(scenario: Scenario, options: RunOptions): Simul
     events: [],
     pendingArrivals: 0,
     endedEarly: false,
+    stuck: [],
     poolIds: new Map<string, string>([["/", "root"]]),
     api: (procedure, body) => new Promise((resolve) => call(procedure, body, resolve)),
     advanceTo: async (ms) => {

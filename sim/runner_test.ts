@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { buildReport, withoutMachineFields } from "../reports/report.ts";
 import { runScenario } from "./runner.ts";
 import { inlineScenario, ROOT, simulate } from "./testing.ts";
+import { parseTaskEvents } from "./trace.ts";
 
 Deno.test("Peloton's example batch job runs to SUCCEEDED in the simulator; a failing one ends FAILED", async () => {
   const sim = await simulate(`${ROOT}/scenarios/testjob.yaml`, 1);
@@ -87,4 +88,88 @@ Deno.test("GPU hosts are kept for GPU work", async () => {
       assert.ok(t.resources.gpuMilli > 0, `non-GPU task on GPU host ${h.info.hostname}`);
     }
   }
+});
+
+/**
+ * Two hosts of 4 cores: one job runs and ends; one asks for more cpu than any host has, one for an attribute
+ * no host carries, and a gang more cpu than the whole cluster (its pool can never admit it).
+ */
+const NEVER_PLACED = `
+name: never-placed
+hostClasses:
+  - { name: std, count: 2, cpu: 4, memoryMb: 8192, diskMb: 10000 }
+respools:
+  - name: p
+    resources:
+      - { kind: cpu, reservation: 8, limit: 8 }
+      - { kind: memory, reservation: 16384, limit: 16384 }
+      - { kind: disk, reservation: 0, limit: 20000 }
+      - { kind: gpu, reservation: 0, limit: 0 }
+workloads:
+  - { name: ok, respool: /p, arrival: { at: [0] }, instances: 2, durationSec: 5, cpu: 1 }
+  - { name: huge, respool: /p, arrival: { at: [1] }, instances: 1, durationSec: 5, cpu: 6 }
+  - { name: gpu-only, respool: /p, arrival: { at: [2] }, instances: 1, durationSec: 5, cpu: 1,
+      hostAttributes: { host_pool: gpu } }
+  - { name: wide-gang, respool: /p, arrival: { at: [3] }, instances: 3, durationSec: 5, cpu: 3, gang: true }
+`;
+
+Deno.test("an open-ended run whose jobs can never be placed stops, naming each job and why", async () => {
+  const scenario = inlineScenario(NEVER_PLACED);
+  // Two simulated hours is far past the point where nothing can change; the old runner never stopped.
+  const sim = await runScenario(scenario, {
+    seed: 1,
+    checkInvariants: true,
+    onSample: (ms) => ms > 7_200_000,
+  });
+  assert.equal(sim.endedEarly, false, "the run stopped on its own, it was not cut off");
+  const r = buildReport(scenario, sim, 1, { wallSeconds: 0, peakRssBytes: 0 });
+  assert.ok(r.simulatedSeconds < 1200, `stopped at ${r.simulatedSeconds}s`);
+  assert.equal(r.endedEarly, false);
+  assert.equal(r.jobs.stuck, 3);
+  assert.equal(r.jobs.byState.SUCCEEDED, 1);
+  assert.equal(r.tasks.succeeded, 2);
+  assert.equal(r.tasks.unplaced, 5);
+  const why = Object.fromEntries(r.stuckJobs.map((j) => [j.workload, j]));
+  assert.deepEqual(Object.keys(why).sort(), ["gpu-only", "huge", "wide-gang"]);
+  assert.equal(why["wide-gang"].waitingTasks, 3);
+  // The gang needs 9 cores and the cluster has 8: its pool's entitlement never reaches that.
+  assert.match(why.huge.reason, /^placement: no host with 6 free cpus/);
+  assert.match(why["gpu-only"].reason, /^placement: .*constraint host_pool=gpu failed on 2 hosts/);
+  assert.match(
+    why["wide-gang"].reason,
+    /^pool \/p cannot admit its gang of 3 tasks: needs cpu 9, entitled to 8/,
+  );
+});
+
+Deno.test("jobs that can never be placed leave runs with a durationSec, and interrupted runs, as they were", async () => {
+  const timed = inlineScenario(`durationSec: 1500\n${NEVER_PLACED}`);
+  const full = await runScenario(timed, { seed: 1, checkInvariants: true });
+  assert.equal(full.queue.now, 1_500_000, "a run with a durationSec runs to it");
+  assert.deepEqual(full.stuck, []);
+  const open = inlineScenario(NEVER_PLACED);
+  const cut = await runScenario(open, { seed: 1, onSample: (ms) => ms >= 100_000 });
+  assert.equal(cut.endedEarly, true);
+  assert.equal(cut.queue.now, 100_000);
+  assert.deepEqual(cut.stuck, [], "an interrupted run is partial, not stuck");
+  const r = buildReport(open, cut, 1, { wallSeconds: 0, peakRssBytes: 0 });
+  assert.equal(r.jobs.stuck, 0);
+  assert.deepEqual(r.stuckJobs, []);
+});
+
+Deno.test("an open-ended run with nothing to submit ends instead of running forever", async () => {
+  // The trace's one job comes at 5 s, before the replayed window starts at 1000 s: nothing is submitted.
+  const scenario = inlineScenario(`
+name: empty-window
+hostClasses:
+  - { name: std, count: 1, cpu: 4, memoryMb: 8192, diskMb: 10000 }
+respools:
+  - { name: p, resources: [{ kind: cpu, reservation: 4, limit: 4 }] }
+workloads:
+  - { name: g, respool: /p, trace: { file: t.csv, hostClass: std, startSec: 1000 } }
+`);
+  const traces = { g: parseTaskEvents("5000000,,1,0,,0,u,1,2,0.1,0.1,0,0", "t.csv") };
+  const sim = await runScenario(scenario, { seed: 1, traces, onSample: (ms) => ms > 3_600_000 });
+  assert.equal(sim.endedEarly, false);
+  assert.ok(sim.queue.now <= 60_000, `stopped at ${sim.queue.now} ms`);
+  assert.deepEqual([sim.submissions.length, sim.stuck.length], [0, 0]);
 });

@@ -70,7 +70,10 @@ export type Settings = z.infer<typeof settings>;
 const scenarioBase = z.object({
   name: z.string().min(1),
   description: z.string().default(""),
-  /** Simulated seconds to run; without it the run ends when every submitted job has ended. */
+  /**
+   * Simulated seconds to run; without it the run ends when every submitted job has ended, or when the
+   * jobs left can never start (the report lists them in `stuckJobs` with the reason: `stall.ts`).
+   */
   durationSec: z.number().positive().optional(),
   hostClasses: z.array(hostClass).min(1),
   respools: z.array(respool).min(1),

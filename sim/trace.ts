@@ -92,6 +92,10 @@ const PRIORITY = `an integer from 0 to ${MAX_PRIORITY}`;
  * the trace window and count as time 0. Every field is checked: a bad row fails with its line, column
  * and what was expected. Timestamp, job ID, task index and event type are mandatory; the real data
  * leaves the other columns empty at times, and an empty one is read as missing.
+ *
+ * Only tasks with a SUBMIT event are replayed: one of the trace's part files holds the later events of
+ * tasks submitted in an earlier part, and those are left out. A file in which no task at all is submitted
+ * would replay nothing, so it is refused.
  */
 export function parseTaskEvents(text: string, file = "task_events.csv"): TraceJob[] {
   const jobs = new Map<string, JobAcc>();
@@ -204,6 +208,12 @@ export function parseTaskEvents(text: string, file = "task_events.csv"): TraceJo
       priority: j.priority,
       differentMachines: j.differentMachines,
     });
+  }
+  if (!out.length) {
+    throw new TraceError(
+      `${file}: no task was ever submitted: none of its ${rows} ${rows === 1 ? "row is" : "rows are"} a ` +
+        `SUBMIT event (event type ${TRACE_EVENTS.SUBMIT}), so there is no job to replay`,
+    );
   }
   return out.sort((a, b) => a.submitSec - b.submitSec || (a.jobId < b.jobId ? -1 : 1));
 }

@@ -149,6 +149,27 @@ Deno.test("a file without task events is an error", () => {
   }
 });
 
+Deno.test("a trace in which no task is ever submitted is refused; tasks submitted elsewhere are left out", () => {
+  // Rows of every other kind: tasks that were all submitted before this file (another part of the trace).
+  const unsubmitted = [
+    row(5e6, "100", 0, E.SCHEDULE, { machine: "7" }),
+    row(65e6, "100", 0, E.FINISH, { machine: "7" }),
+    row(30e6, "300", 0, E.UPDATE_PENDING),
+  ];
+  assert.throws(() => parseTaskEvents(unsubmitted.join("\n"), "s.csv"), {
+    name: "TraceError",
+    message: "s.csv: no task was ever submitted: none of its 3 rows are a SUBMIT event (event type 0), " +
+      "so there is no job to replay",
+  });
+  assert.throws(() => parseTaskEvents(unsubmitted[0], "s.csv"), {
+    message: "s.csv: no task was ever submitted: none of its 1 row is a SUBMIT event (event type 0), " +
+      "so there is no job to replay",
+  });
+  // With one task submitted, that task is the replay: the others' SUBMIT is in a part file not given.
+  const jobs = parseTaskEvents([...unsubmitted, row(40e6, "100", 1, E.SUBMIT)].join("\n"), "s.csv");
+  assert.deepEqual(jobs.map((j) => [j.jobId, j.submitSec, j.tasks.map((t) => t.index)]), [["100", 40, [1]]]);
+});
+
 Deno.test("real-data conventions are accepted: empty optional fields, CRLF, 0 and 1 requests, MAXINT time", () => {
   const text = [
     "0,,5,0,,0,,,,,,,", // only the mandatory fields
@@ -166,7 +187,7 @@ Deno.test("real-data conventions are accepted: empty optional fields, CRLF, 0 an
   assert.deepEqual(job.tasks.map((t) => [t.index, t.exitCode]), [[0, undefined], [1, 0]]);
 });
 
-Deno.test("a scenario whose trace has a bad row or no rows fails to load, naming the file and line", async () => {
+Deno.test("a scenario whose trace has a bad row, no rows or no SUBMIT fails to load, naming the file and line", async () => {
   const dir = await Deno.makeTempDir();
   await Deno.writeTextFile(
     `${dir}/s.yaml`,
@@ -192,6 +213,15 @@ workloads:
   });
   await Deno.writeTextFile(`${dir}/trace.csv`, "");
   await assert.rejects(load, { message: `${dir}/trace.csv: no task events (the file has no rows)` });
+  await Deno.writeTextFile(
+    `${dir}/trace.csv`,
+    `${row(5e6, "100", 0, E.SCHEDULE)}\n${row(9e6, "100", 0, E.FINISH)}\n`,
+  );
+  await assert.rejects(load, {
+    name: "ScenarioError",
+    message: `${dir}/trace.csv: no task was ever submitted: none of its 2 rows are a SUBMIT event ` +
+      "(event type 0), so there is no job to replay",
+  });
   await Deno.remove(dir, { recursive: true });
 });
 

@@ -1,0 +1,207 @@
+/**
+ * Ends an open-ended run (no `durationSec`) that can make no more progress: jobs no host or pool can ever
+ * take would otherwise keep it going forever. Says which jobs were left and why.
+ *
+ * The rule: nothing runs on the cluster, no arrival, timed event or job manager action is still to come,
+ * every unfinished task waits before launch, and since the run went quiet each waiting task was either
+ * refused by placement (on the empty cluster) or left unadmitted by its pool through a whole entitlement
+ * period. Nothing can change after that: the cluster, the pools and the demand stay as they are.
+ */
+import type { JobEntry } from "../core/jobmgr/jobmgr.ts";
+import type { Message } from "../core/messages.ts";
+import { mesosTaskId, type TaskRecord } from "../core/model/records.ts";
+import type { Resources } from "../core/model/resources.ts";
+import { isTerminalJobState, isTerminalTaskState, type TaskState } from "../core/model/states.ts";
+import { controllerAdmits, entitlementAdmits, reservationAdmits } from "../core/resmgr/admission.ts";
+import { RESOURCE_EPSILON, type Scalar } from "../core/resmgr/scalar.ts";
+import type { Scenario } from "./scenario.ts";
+import type { Simulation } from "./runner.ts";
+
+/** A job the run stopped waiting for. */
+export interface StuckJob {
+  jobId: string;
+  workload: string;
+  /** Its instances still waiting to launch. */
+  waitingTasks: number;
+  /** Why nothing can start them (the first waiting instance's reason). */
+  reason: string;
+}
+
+/** Task states before the job manager hands a task to a host. */
+const WAITING = new Set<TaskState>(["INITIALIZED", "PENDING", "READY", "PLACING"]);
+
+type Tap = Simulation["transport"]["tap"];
+
+export class StallWatch {
+  /** When the run was first seen quiet with its current progress; undefined while it is busy. */
+  #quietSinceMs: number | undefined;
+  #progress = "";
+  /** Tasks placement refused since the run went quiet, with the reason. */
+  readonly #refused = new Map<string, string>();
+  /** The transport's own tap while this one watches placements (only while the run is quiet). */
+  #baseTap: Tap | null = null;
+  readonly #lastEventMs: number;
+  readonly #admissionMs: number;
+
+  constructor(private readonly sim: Simulation) {
+    const s = sim.scenario.settings;
+    this.#lastEventMs = lastEventMs(sim.scenario);
+    // An entitlement pass after the run went quiet, and a scheduling pass after that, decide admission.
+    this.#admissionMs = (s.entitlementPeriodSec + s.sampleIntervalSec) * 1000;
+  }
+
+  /**
+   * Called at each sample: the jobs left when the run can make no more progress (none when nothing was
+   * ever submitted, e.g. a trace whose jobs all fall outside the replayed window), else undefined.
+   */
+  check(nowMs: number): StuckJob[] | undefined {
+    if (!this.#quiet(nowMs)) {
+      this.#unwatch();
+      return undefined;
+    }
+    const progress = this.#progressKey();
+    if (this.#quietSinceMs === undefined || progress !== this.#progress) {
+      this.#watch(nowMs, progress);
+      return undefined;
+    }
+    const stuck = this.#stuckJobs(nowMs - this.#quietSinceMs);
+    if (stuck) this.#unwatch();
+    return stuck;
+  }
+
+  /** Nothing runs, nothing is still to come from outside, nothing is answered or retried later. */
+  #quiet(nowMs: number): boolean {
+    const sim = this.sim, jm = sim.jobmgr;
+    return sim.pendingArrivals === 0 && nowMs >= this.#lastEventMs && sim.cluster.runningTasks === 0 &&
+      jm.taskEngine.size === 0 && jm.jobEngine.size === 0 && jm.updateEngine.size === 0 &&
+      sim.submissions.every((s) => s.accepted !== undefined);
+  }
+
+  /** What the run has done so far: any change means it is still making progress. */
+  #progressKey(): string {
+    const t = this.sim.stats.tasks;
+    return [
+      t.submitted,
+      t.launched,
+      t.succeeded + t.failed + t.killed + t.lost,
+      this.sim.submissions.length,
+      this.sim.events.length,
+    ].join();
+  }
+
+  #watch(nowMs: number, progress: string): void {
+    this.#quietSinceMs = nowMs;
+    this.#progress = progress;
+    this.#refused.clear();
+    if (this.#baseTap !== null) return;
+    const transport = this.sim.transport;
+    const base = this.#baseTap = transport.tap;
+    transport.tap = (to, msg) => {
+      base?.(to, msg);
+      this.#see(msg);
+    };
+  }
+
+  #unwatch(): void {
+    this.#quietSinceMs = undefined;
+    this.#refused.clear();
+    if (this.#baseTap === null) return;
+    this.sim.transport.tap = this.#baseTap;
+    this.#baseTap = null;
+  }
+
+  #see(msg: Message): void {
+    if (msg.kind !== "set-placements") return;
+    // A placement is progress: the watch starts over at the next sample.
+    if (msg.placements.length) this.#quietSinceMs = undefined;
+    for (const f of msg.failed) this.#refused.set(f.taskId, f.reason);
+  }
+
+  /** Every unfinished job with why it cannot start, or undefined while some task may still move. */
+  #stuckJobs(quietMs: number): StuckJob[] | undefined {
+    const sim = this.sim;
+    const workloads = new Map(sim.submissions.map((s) => [s.jobId, s.workload]));
+    const stuck: StuckJob[] = [];
+    for (const job of sim.jobmgr.jobs.values()) {
+      if (isTerminalJobState(job.runtime.state)) continue;
+      let waitingTasks = 0, reason: string | undefined;
+      for (const task of job.tasks.values()) {
+        if (isTerminalTaskState(task.state)) continue;
+        if (!WAITING.has(task.state)) return undefined;
+        const why = this.#whyWaiting(job, task, quietMs);
+        if (why === undefined) return undefined;
+        waitingTasks++;
+        reason ??= why;
+      }
+      if (reason === undefined) return undefined;
+      stuck.push({ jobId: job.jobId, workload: workloads.get(job.jobId) ?? "", waitingTasks, reason });
+    }
+    return stuck;
+  }
+
+  /** Why a waiting task cannot start, or undefined while it may still. */
+  #whyWaiting(job: JobEntry, task: TaskRecord, quietMs: number): string | undefined {
+    const maxRunning = job.config.sla.maximumRunningInstances;
+    if (task.state === "INITIALIZED") {
+      return maxRunning > 0
+        ? `not started: the job runs at most ${maxRunning} instances at once and the others cannot start`
+        : undefined;
+    }
+    const id = mesosTaskId(job.jobId, task.instanceId, task.runId);
+    const refused = this.#refused.get(id);
+    if (refused !== undefined) return `placement: ${refused}`;
+    const view = this.sim.resmgr.tasks.get(id);
+    if (view?.state === "PENDING" && quietMs >= this.#admissionMs) return admissionReason(this.sim, id);
+    return undefined;
+  }
+}
+
+/** When the scenario's last timed event (a recovery or maintenance end included) happens. */
+export function lastEventMs(scenario: Scenario): number {
+  let last = 0;
+  for (const e of scenario.events) {
+    last = Math.max(last, (e.atSec + (e.recoverAfterSec ?? 0) + (e.durationSec ?? 0)) * 1000);
+  }
+  return last;
+}
+
+/** Why the pool holding a PENDING task does not admit it, by Peloton's admitters in their order. */
+function admissionReason(sim: Simulation, taskId: string): string {
+  const table = sim.resmgr.tasks;
+  const row = table.rowOf(taskId);
+  const pool = table.pool[row]!, gang = table.gang[row];
+  if (!gang) return `waits in pool ${pool.path}'s queue`;
+  const what = gang.rows.length > 1 ? `its gang of ${gang.rows.length} tasks` : "it";
+  if (!entitlementAdmits(pool, gang)) {
+    const a = pool.allocation;
+    const short = gang.revocable
+      ? shortfall(a.slack, gang.resources, pool.slackEntitlement)
+      : shortfall(a.nonSlack, gang.resources, pool.nonSlackEntitlement);
+    return `pool ${pool.path} cannot admit ${what}: ${short} (the entitlement is capped by the pool's ` +
+      `limit and the cluster's capacity)`;
+  }
+  if (!controllerAdmits(pool, gang)) return `pool ${pool.path}'s controller limit cannot admit ${what}`;
+  if (!reservationAdmits(pool, gang, sim.scenario.settings.preemption.enabled)) {
+    return `pool ${pool.path} cannot admit ${what}: non-preemptible work must fit in the pool's reservation`;
+  }
+  return `waits in pool ${pool.path}'s queue behind work the pool cannot admit`;
+}
+
+/** "needs cpu 9, entitled to 8" for each kind that does not fit. */
+function shortfall(used: Resources, need: Resources, cap: Scalar): string {
+  const kinds: [string, number, number, number][] = [
+    ["cpu", need.cpuMilli / 1000, used.cpuMilli / 1000, cap.cpu],
+    ["memory MB", need.memMb, used.memMb, cap.memory],
+    ["disk MB", need.diskMb, used.diskMb, cap.disk],
+    ["gpu", need.gpuMilli / 1000, used.gpuMilli / 1000, cap.gpu],
+  ];
+  // Admission's own test: over by the epsilon or more.
+  const parts = kinds.filter(([, n, u, c]) => n + u - c >= RESOURCE_EPSILON).map(([k, n, u, c]) =>
+    `needs ${k} ${round(n)}, entitled to ${round(c)}${u > 0 ? ` with ${round(u)} already admitted` : ""}`
+  );
+  return parts.join("; ") || "does not fit its entitlement";
+}
+
+function round(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}
