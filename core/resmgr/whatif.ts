@@ -44,11 +44,16 @@ export type WhatIfWarningRule =
   | "reservation-above-limit"
   | "limit-above-parent-limit"
   | "children-reservations-above-parent"
+  | "limit-above-capacity"
+  | "reservations-above-capacity"
   | "input-on-non-leaf-ignored"
   | "non-cpu-slack-capacity-ignored"
   | "share-loop-stalled";
 
-/** Something Peloton would refuse or not survive; the numbers are still what its calculator computes. */
+/**
+ * Something the respool API would refuse, or the cluster could not honour; the numbers are still what
+ * Peloton's calculator computes.
+ */
 export interface WhatIfWarning {
   rule: WhatIfWarningRule;
   /** Pool path, e.g. "/a/b"; "/" for the cluster. */
@@ -192,6 +197,11 @@ interface ParentLimits {
 }
 
 const REFUSED = "Peloton's respool API would refuse this pool";
+/**
+ * Top-level pools are checked against nothing: the API's root pool has no resources of its own (see
+ * `RespoolTree`), so limits and reservations above the cluster's capacity are accepted.
+ */
+const ROOT_SETS_NO_LIMITS = "as the root pool sets no limits";
 
 function buildPools(
   raws: RawPool[],
@@ -229,13 +239,15 @@ function buildPools(
         const message = `${r.kind} reservation ${r.reservation} exceeds its limit ${r.limit}; ${REFUSED}`;
         sink.warn("reservation-above-limit", path, where, message);
       }
-      if (r.limit > parent.limit[r.kind]) {
-        const whose = parentPath === ""
-          ? "the cluster capacity"
-          : `the limit of ${parentPath}${
-            parent.configured.has(r.kind) ? "" : `, which does not configure ${r.kind}`
-          }`;
-        const message = `${r.kind} limit ${r.limit} exceeds ${parent.limit[r.kind]}, ${whose}; ${REFUSED}`;
+      if (r.limit > parent.limit[r.kind] && parentPath === "") {
+        const message = `${r.kind} limit ${r.limit} exceeds ${parent.limit[r.kind]}, the cluster capacity; ` +
+          `the respool API accepts it, ${ROOT_SETS_NO_LIMITS}, but the pool can never run more than the cluster has`;
+        sink.warn("limit-above-capacity", path, where, message);
+      } else if (r.limit > parent.limit[r.kind]) {
+        const unset = parent.configured.has(r.kind) ? "" : `, which does not configure ${r.kind}`;
+        const message =
+          `${r.kind} limit ${r.limit} exceeds ${parent.limit[r.kind]}, the limit of ${parentPath}${unset}; ` +
+          REFUSED;
         sink.warn("limit-above-parent-limit", path, where, message);
       }
       const type: ReservationType = r.type === 2 || r.type === "STATIC" ? "STATIC" : "ELASTIC";
@@ -259,13 +271,22 @@ function buildPools(
     };
   });
   const pool = parentPath || "/";
-  const whose = parentPath === "" ? "the cluster capacity" : `the reservation of ${parentPath}`;
   for (const kind of RESOURCE_KINDS) {
     if (reserved[kind] <= parent.reservation[kind]) continue;
-    const message =
-      `children of ${pool} reserve ${reserved[kind]} ${kind}, more than ${parent.reservation[kind]}, ` +
-      `${whose}; Peloton's respool API would refuse the last of them`;
-    sink.warn("children-reservations-above-parent", pool, at, message);
+    const cap = parent.reservation[kind];
+    const over = `children of ${pool} reserve ${reserved[kind]} ${kind}, more than ${cap}`;
+    if (parentPath === "") {
+      // Peloton's calculator still hands each pool its reservation, so entitlements add up past the cluster.
+      const message =
+        `${over}, the cluster capacity; the respool API accepts them, ${ROOT_SETS_NO_LIMITS}, ` +
+        `but the cluster cannot honour them all: entitlements can add up to more than it has, and work ` +
+        `admitted past it waits for hosts`;
+      sink.warn("reservations-above-capacity", pool, at, message);
+    } else {
+      const message =
+        `${over}, the reservation of ${parentPath}; Peloton's respool API would refuse the last of them`;
+      sink.warn("children-reservations-above-parent", pool, at, message);
+    }
   }
   return pools;
 }

@@ -1,6 +1,8 @@
 /** Tests for the what-if file format: parsing, Peloton-refusal warnings, errors, JSON and table output. */
 
 import assert from "node:assert/strict";
+import { makeRespoolConfig } from "../testing/harness.ts";
+import { RespoolTree, ROOT_ID } from "./respool_tree.ts";
 import {
   formatIssue,
   formatWhatIfJson,
@@ -114,8 +116,8 @@ Deno.test("trees Peloton's API would refuse are computed anyway, with a warning 
   const { value, warnings } = parseOk(REFUSED_TREE);
   assert.deepEqual(warnings.map((w) => [w.line, w.rule, w.pool]), [
     [2, "non-cpu-slack-capacity-ignored", "/"],
-    [4, "children-reservations-above-parent", "/"],
-    [6, "limit-above-parent-limit", "/a"],
+    [4, "reservations-above-capacity", "/"],
+    [6, "limit-above-capacity", "/a"],
     [7, "input-on-non-leaf-ignored", "/a"],
     [9, "children-reservations-above-parent", "/a"],
     [11, "reservation-above-limit", "/a/b"],
@@ -124,7 +126,8 @@ Deno.test("trees Peloton's API would refuse are computed anyway, with a warning 
   assert.equal(
     formatIssue(warnings[1]),
     "test.yaml:4: warning: /: children of / reserve 110 cpu, more than 100, the cluster capacity; " +
-      "Peloton's respool API would refuse the last of them",
+      "the respool API accepts them, as the root pool sets no limits, but the cluster cannot honour them " +
+      "all: entitlements can add up to more than it has, and work admitted past it waits for hosts",
   );
   assert.match(
     warnings[6].message,
@@ -136,6 +139,55 @@ Deno.test("trees Peloton's API would refuse are computed anyway, with a warning 
     Object.entries(runWhatIf(value).pools).map(([k, v]) => [k, v.entitlement.cpu]),
   );
   assert.deepEqual(cpu, { "/": 100, "/a": 80, "/a/b": 40, "/a/c": 50, "/d": 30 });
+});
+
+/** The same numbers under the root (over the cluster's capacity) and under a pool (over its parent). */
+const OVER_CAPACITY = `capacity: {cpu: 100}
+pools:
+  - name: a
+    resources:
+      - {kind: cpu, reservation: 150, limit: 200, share: 1}
+    children:
+      - name: x
+        resources:
+          - {kind: cpu, reservation: 100, limit: 300, share: 1}
+        demand: {cpu: 300}
+      - name: y
+        resources:
+          - {kind: cpu, reservation: 100, limit: 100, share: 1}
+  - name: b
+    resources:
+      - {kind: cpu, reservation: 0, limit: 300, share: 1}
+    demand: {cpu: 300}
+`;
+
+Deno.test("over-capacity pools at the top are accepted, as the live respool API accepts them; below, both refuse", () => {
+  const { value, warnings } = parseOk(OVER_CAPACITY);
+  const refusal = /would refuse/;
+  assert.deepEqual(warnings.map((w) => [w.rule, w.pool, refusal.test(w.message)]), [
+    ["reservations-above-capacity", "/", false],
+    ["limit-above-capacity", "/a", false],
+    ["children-reservations-above-parent", "/a", true],
+    ["limit-above-parent-limit", "/a/x", true],
+    ["limit-above-capacity", "/b", false],
+  ]);
+  assert.equal(
+    warnings[1].message,
+    "cpu limit 200 exceeds 100, the cluster capacity; the respool API accepts it, as the root pool sets no " +
+      "limits, but the pool can never run more than the cluster has",
+  );
+  // The live API: the top-level pools go in; /a/x (limit over /a's) and /a/y (reservations over /a's) do not.
+  const tree = new RespoolTree();
+  const cpu = (reservation: number, limit: number) => ({ cpu: { reservation, limit } });
+  assert.ok(tree.create("a", ROOT_ID, makeRespoolConfig("a", cpu(150, 200))).ok);
+  assert.ok(tree.create("b", ROOT_ID, makeRespoolConfig("b", cpu(0, 300))).ok);
+  const x = tree.create("x", "a", makeRespoolConfig("x", cpu(100, 300)));
+  assert.match(x.ok ? "" : x.message, /limit 300 exceeds the parent's limit 200/);
+  assert.ok(tree.create("x", "a", makeRespoolConfig("x", cpu(100, 200))).ok);
+  const y = tree.create("y", "a", makeRespoolConfig("y", cpu(100, 100)));
+  assert.match(y.ok ? "" : y.message, /reservations 200 exceed the parent's reservation 150/);
+  // And what the warning promises: /a is entitled to its 150, more than the cluster has.
+  assert.equal(runWhatIf(value).pools["/a"].entitlement.cpu, 150);
 });
 
 Deno.test("Peloton's own spelling: lower-case keys, numeric type, respool metadata", () => {
