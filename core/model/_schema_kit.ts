@@ -48,9 +48,11 @@ function numericText(v: unknown): unknown {
   return typeof v === "string" && NUMERIC_TEXT.test(v) ? Number(v) : v;
 }
 
-/** A number; YAML may give `2` for a double or `2.0` for an integer field. */
-export function num(rule: NumberRule = {}): z.ZodType<number> {
-  const expected = describeNumber(rule);
+/**
+ * A number; YAML may give `2` for a double or `2.0` for an integer field. `expected` replaces the phrase
+ * built from the rule when a semantic rule narrows the field further, so both say the same.
+ */
+export function num(rule: NumberRule = {}, expected = describeNumber(rule)): z.ZodType<number> {
   let n = z.number({ error: expected });
   if (rule.int) n = n.int({ error: expected });
   if (rule.min !== undefined) n = n.min(rule.min, { error: expected });

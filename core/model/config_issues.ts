@@ -10,7 +10,30 @@ export interface RuleIssue {
   value?: unknown;
   expected: string;
   severity: "error" | "warning";
+  /**
+   * The other fields the rule read, each as precisely as it can be named (`ports[0].value`, not `ports`):
+   * when one of them, or the issue's own field, was malformed in the input, the rule is not judged.
+   */
+  uses?: readonly (readonly PathSeg[])[];
 }
+
+/**
+ * What the rules must know about a config checked with its malformed parts taken out (see `_salvage.ts`):
+ * a field that did not parse is absent or at its default, so a rule that reads it could be wrong.
+ */
+export interface Gaps {
+  /** Whether a path of the checked value is at or inside a field that was malformed in the input. */
+  malformed(path: readonly PathSeg[]): boolean;
+  /** The path as it is in the input: list entries taken out shift the indices of those after them. */
+  original(path: readonly PathSeg[]): PathSeg[];
+}
+
+/** The gaps of a config that parsed whole: none. */
+export const NO_GAPS: Gaps = { malformed: () => false, original: (path) => [...path] };
+
+/** Whether an issue can be trusted: neither its field nor a field it read was malformed. */
+export const judged = (issue: RuleIssue, gaps: Gaps): boolean =>
+  !gaps.malformed(issue.path) && !(issue.uses ?? []).some((p) => gaps.malformed(p));
 
 /** A problem in the user's input; its path is spelled as in the file (`defaultconfig.resource.cpulimit`). */
 export interface ConfigIssue {

@@ -2,7 +2,17 @@
 import { z } from "zod";
 import type { JobConfig, SlaConfig } from "./config_types.ts";
 import { JOB_TYPES } from "./states.ts";
-import { bool, instanceIdKey, keyMeta, protoEnum, text, textList, uint, wrappedId } from "./_schema_kit.ts";
+import {
+  bool,
+  instanceIdKey,
+  keyMeta,
+  num,
+  protoEnum,
+  text,
+  textList,
+  uint,
+  wrappedId,
+} from "./_schema_kit.ts";
 import { LabelSchema, TaskConfigSchema } from "./task_config.ts";
 
 export * from "./task_config.ts";
@@ -14,6 +24,12 @@ export {
   validateJobConfig,
   type ValidateJobOptions,
 } from "./job_config_validate.ts";
+
+/**
+ * What `instanceCount` takes: the type is a uint32, but a job create with no instances is refused by the
+ * rules (`validateJobConfig`), except a DAEMON's, whose instances follow its hosts.
+ */
+export const INSTANCE_COUNT_EXPECTED = "a whole number, at least 1 (0 only for a DAEMON job)";
 
 export const SlaConfigSchema: z.ZodType<SlaConfig> = z.object({
   priority: uint().default(0),
@@ -34,7 +50,7 @@ export const JobConfigSchema: z.ZodType<JobConfig> = z.object({
   description: text().default(""),
   owner: text().default(""),
   labels: z.array(LabelSchema).default([]),
-  instanceCount: uint().default(0),
+  instanceCount: num({ int: true, min: 0 }, INSTANCE_COUNT_EXPECTED).default(0),
   sla: SlaConfigSchema.prefault({}),
   defaultConfig: TaskConfigSchema.prefault({}),
   instanceConfig: z.record(instanceIdKey(), TaskConfigSchema).default({}),

@@ -8,7 +8,7 @@ import {
   mergeTaskConfigs,
   validateJobConfig,
 } from "./job_config.ts";
-import { loadJobConfig, parseJobConfig } from "./load.ts";
+import { loadJobConfig, loadStatelessSpec, parseJobConfig } from "./load.ts";
 import { formatPath } from "./config_issues.ts";
 
 /** A valid job built from an API-style body, overridable per test. */
@@ -210,6 +210,36 @@ Deno.test("instance counts and running-instance bounds", () => {
   assert.deepEqual(problems(makeJob({ sla: { minimumRunningInstances: 4 } })), [
     "error sla.minimumRunningInstances: at most instanceCount (3)",
   ]);
+});
+
+Deno.test("a bad instance count is told what the rules accept: at least 1, 0 only for a DAEMON job", () => {
+  const load = (count: string, type = "BATCH") =>
+    loadJobConfig(`type: ${type}\ninstanceCount: ${count}\ndefaultConfig: {command: {value: x}}\n`, "c.yaml");
+  for (const bad of ["-1", "2.5", "many"]) {
+    const r = load(bad);
+    assert.ok(!r.ok);
+    assert.deepEqual(r.errors.map((e) => e.expected), [
+      "a whole number, at least 1 (0 only for a DAEMON job)",
+    ]);
+  }
+  for (const type of ["BATCH", "SERVICE"]) {
+    const r = load("0", type);
+    assert.ok(!r.ok);
+    assert.deepEqual(r.errors.map((e) => e.message), [
+      "c.yaml:2: instanceCount: got 0, expected at least 1 instance",
+    ]);
+  }
+  assert.ok(load("0", "DAEMON").ok);
+  assert.ok(load("1").ok);
+  const spec = (count: string) =>
+    loadStatelessSpec(`instanceCount: ${count}\ndefaultSpec: {containers: [{name: c}]}\n`, "s.yaml");
+  const bad = spec("-1");
+  assert.ok(!bad.ok);
+  assert.deepEqual(bad.errors.map((e) => e.expected), ["a whole number, at least 1"]);
+  const zero = spec("0");
+  assert.ok(!zero.ok);
+  assert.deepEqual(zero.errors.map((e) => e.expected), ["at least 1 instance"]);
+  assert.ok(spec("2").ok);
 });
 
 Deno.test("task rules: ports, batch-only and service-only restrictions, volume on a batch job", () => {

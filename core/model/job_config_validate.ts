@@ -1,9 +1,11 @@
 /** Peloton's semantic checks of a v0 JobConfig (`pkg/jobmgr/job/config/validate.go`), plus ours. */
 
 // Unlike Peloton, every violation is reported, not only the first. Ours: DAEMON jobs (which Peloton
-// rejected) follow the SERVICE rules, and a BATCH job may not ask for a persistent volume.
+// rejected) follow the SERVICE rules, and a BATCH job may not ask for a persistent volume. Each issue
+// names the fields it read (`uses`), so a config checked with malformed fields taken out (`gaps`) is only
+// judged by the rules whose fields parsed.
 import type { JobConfig, TaskConfig } from "./config_types.ts";
-import type { PathSeg, RuleIssue } from "./config_issues.ts";
+import { type Gaps, judged, NO_GAPS, type PathSeg, type RuleIssue } from "./config_issues.ts";
 import { mergeTaskConfigs, overridesField } from "./task_merge.ts";
 
 /** `max_tasks_per_job` in Peloton's `config/jobmgr/base.yaml`. */
@@ -13,13 +15,18 @@ export const MAX_TASK_RETRIES = 100;
 
 export interface ValidateJobOptions {
   maxTasksPerJob?: number;
+  /** Fields that were malformed in the input; rules that read them are skipped. */
+  gaps?: Gaps;
 }
 
 /** Collects issues; one raised by the default config for many instances is reported once, naming them. */
 class IssueSet {
   private readonly byKey = new Map<string, { issue: RuleIssue; instances: number[] }>();
 
+  constructor(private readonly gaps: Gaps) {}
+
   add(issue: RuleIssue, instance?: number): void {
+    if (!judged(issue, this.gaps)) return;
     const key = JSON.stringify([issue.path, issue.expected]);
     const entry = this.byKey.get(key) ?? { issue, instances: [] };
     if (instance !== undefined) entry.instances.push(instance);
@@ -49,15 +56,21 @@ function describeInstances(ids: number[]): string {
   return `${ids.length === 1 ? "instance" : "instances"} ${shown.join(", ")}`;
 }
 
-const error = (path: PathSeg[], expected: string, value?: unknown): RuleIssue =>
-  value === undefined ? { path, expected, severity: "error" } : { path, value, expected, severity: "error" };
+type Uses = readonly (readonly PathSeg[])[];
+
+function error(path: PathSeg[], expected: string, value?: unknown, uses?: Uses): RuleIssue {
+  const issue: RuleIssue = { path, expected, severity: "error" };
+  if (value !== undefined) issue.value = value;
+  if (uses) issue.uses = uses;
+  return issue;
+}
 
 /** All rule violations of a parsed JobConfig; an empty list means Peloton would accept it. */
 export function validateJobConfig(config: JobConfig, opts: ValidateJobOptions = {}): RuleIssue[] {
-  const issues = new IssueSet();
+  const gaps = opts.gaps ?? NO_GAPS;
+  const issues = new IssueSet(gaps);
   checkJob(config, opts.maxTasksPerJob ?? DEFAULT_MAX_TASKS_PER_JOB, issues);
-  // A daemon's instances follow its hosts: its instanceCount is not used, its default config is.
-  const checked = config.type === "DAEMON" ? Math.max(1, config.instanceCount) : config.instanceCount;
+  const checked = instancesToCheck(config, gaps);
   for (let i = 0; i < checked; i++) checkInstance(config, i, issues);
   for (const id of Object.keys(config.instanceConfig)) {
     if (Number(id) >= config.instanceCount) {
@@ -66,39 +79,52 @@ export function validateJobConfig(config: JobConfig, opts: ValidateJobOptions = 
         value: Number(id),
         expected: `an instance id below instanceCount (${config.instanceCount}); this override is never used`,
         severity: "warning",
+        uses: [["instanceCount"]],
       });
     }
   }
-  return issues.list(config.instanceCount);
+  return issues.list(checked);
+}
+
+/** How many instances the per-instance rules look at. */
+function instancesToCheck(config: JobConfig, gaps: Gaps): number {
+  // A malformed count: every instance with an override, and instance 0 for the default config alone.
+  if (gaps.malformed(["instanceCount"])) {
+    return Math.max(1, ...Object.keys(config.instanceConfig).map((id) => Number(id) + 1));
+  }
+  // A daemon's instances follow its hosts: its instanceCount is not used, its default config is.
+  return config.type === "DAEMON" ? Math.max(1, config.instanceCount) : config.instanceCount;
 }
 
 function checkJob(config: JobConfig, maxTasksPerJob: number, issues: IssueSet): void {
   const { sla, instanceCount, type } = config;
   if (instanceCount === 0 && type !== "DAEMON") {
-    issues.add(error(["instanceCount"], "at least 1 instance", 0));
+    issues.add(error(["instanceCount"], "at least 1 instance", 0, [["type"]]));
   }
   if (instanceCount > maxTasksPerJob) {
     issues.add(error(["instanceCount"], `at most ${maxTasksPerJob} instances per job`, instanceCount));
   }
   if (type !== "BATCH") {
     const zero = `0 for a ${type} job`;
+    const byType: Uses = [["type"]];
     if (sla.maximumRunningInstances !== 0) {
-      issues.add(error(["sla", "maximumRunningInstances"], zero, sla.maximumRunningInstances));
+      issues.add(error(["sla", "maximumRunningInstances"], zero, sla.maximumRunningInstances, byType));
     }
     if (sla.minimumRunningInstances !== 0) {
-      issues.add(error(["sla", "minimumRunningInstances"], zero, sla.minimumRunningInstances));
+      issues.add(error(["sla", "minimumRunningInstances"], zero, sla.minimumRunningInstances, byType));
     }
-    if (sla.maxRunningTime !== 0) issues.add(error(["sla", "maxRunningTime"], zero, sla.maxRunningTime));
+    if (sla.maxRunningTime !== 0) {
+      issues.add(error(["sla", "maxRunningTime"], zero, sla.maxRunningTime, byType));
+    }
     if (sla.revocable && !sla.preemptible) {
       const why = `true, since sla.revocable is true: a revocable ${type} job must be preemptible`;
-      issues.add(error(["sla", "preemptible"], why, false));
+      issues.add(error(["sla", "preemptible"], why, false, [["type"], ["sla", "revocable"]]));
     }
   }
   let maxRunning = sla.maximumRunningInstances;
   if (maxRunning > instanceCount) {
-    issues.add(
-      error(["sla", "maximumRunningInstances"], `at most instanceCount (${instanceCount})`, maxRunning),
-    );
+    const expected = `at most instanceCount (${instanceCount})`;
+    issues.add(error(["sla", "maximumRunningInstances"], expected, maxRunning, [["instanceCount"]]));
   }
   if (maxRunning === 0) maxRunning = instanceCount;
   if (sla.minimumRunningInstances > maxRunning) {
@@ -108,6 +134,7 @@ function checkJob(config: JobConfig, maxTasksPerJob: number, issues: IssueSet): 
         ["sla", "minimumRunningInstances"],
         `at most ${bound} (${maxRunning})`,
         sla.minimumRunningInstances,
+        [["sla", "maximumRunningInstances"], ["instanceCount"]],
       ),
     );
   }
@@ -121,15 +148,25 @@ function checkInstance(config: JobConfig, i: number, issues: IssueSet): void {
     override && overridesField(override, field)
       ? ["instanceConfig", String(i), field, ...rest]
       : ["defaultConfig", field, ...rest];
+  // Either config could have given the merged value: a rule reads the field in both.
+  const from = (field: keyof TaskConfig, ...rest: PathSeg[]): PathSeg[][] => [
+    ["defaultConfig", field, ...rest],
+    ["instanceConfig", String(i), field, ...rest],
+  ];
   const add = (issue: RuleIssue) => issues.add(issue, i);
   const { type, sla } = config;
 
   const customExecutor = task.executor?.type === "CUSTOM";
   task.ports?.forEach((p, j) => {
-    if (p.name === "") add(error(at("ports", j, "name"), "a port name", p.name));
+    if (p.name === "") add(error(at("ports", j, "name"), "a port name", p.name, from("ports", j, "name")));
     if (p.value === 0 && !p.envName && !customExecutor) {
       const why = `an envName for dynamic port "${p.name}" (value 0 is picked at launch)`;
-      add(error(at("ports", j, "envName"), why, p.envName));
+      const uses = [
+        ...from("ports", j, "value"),
+        ...from("ports", j, "envName"),
+        ...from("executor", "type"),
+      ];
+      add(error(at("ports", j, "envName"), why, p.envName, uses));
     }
   });
   if (task.command === undefined) {
@@ -137,27 +174,37 @@ function checkInstance(config: JobConfig, i: number, issues: IssueSet): void {
       error(
         at("command"),
         "a command: every instance needs one once instanceConfig is merged over defaultConfig",
+        undefined,
+        from("command"),
       ),
     );
   }
   if (task.controller && i !== 0) {
-    add(error(at("controller"), "false: only instance 0 may be a controller", true));
+    add(error(at("controller"), "false: only instance 0 may be a controller", true, from("controller")));
   }
+  const byType = (field: keyof TaskConfig, ...rest: PathSeg[]) => [["type"], ...from(field, ...rest)];
   if (type === "BATCH") {
-    if (task.healthCheck) add(error(at("healthCheck"), "no healthCheck on a BATCH job", task.healthCheck));
-    if (task.executor) add(error(at("executor"), "no executor on a BATCH job", task.executor));
+    if (task.healthCheck) {
+      add(error(at("healthCheck"), "no healthCheck on a BATCH job", task.healthCheck, byType("healthCheck")));
+    }
+    if (task.executor) {
+      add(error(at("executor"), "no executor on a BATCH job", task.executor, byType("executor")));
+    }
     if (task.volume) {
-      add(error(at("volume"), "no volume: a persistent volume on a batch job is not supported", task.volume));
+      const why = "no volume: a persistent volume on a batch job is not supported";
+      add(error(at("volume"), why, task.volume, byType("volume")));
     }
   } else {
     if (task.preemptionPolicy?.killOnPreempt) {
-      add(error(at("preemptionPolicy", "killOnPreempt"), `false for a ${type} job`, true));
+      const uses = byType("preemptionPolicy", "killOnPreempt");
+      add(error(at("preemptionPolicy", "killOnPreempt"), `false for a ${type} job`, true, uses));
     }
     if (task.executor && task.executor.type !== "CUSTOM") {
-      add(error(at("executor", "type"), "CUSTOM (2), the only executor type supported", task.executor.type));
+      const why = "CUSTOM (2), the only executor type supported";
+      add(error(at("executor", "type"), why, task.executor.type, byType("executor", "type")));
     }
     if (task.executor && !task.executor.data) {
-      add(error(at("executor", "data"), "executor data", task.executor.data));
+      add(error(at("executor", "data"), "executor data", task.executor.data, byType("executor", "data")));
     }
   }
   const policy = task.preemptionPolicy?.type ?? "INVALID";
@@ -167,7 +214,12 @@ function checkInstance(config: JobConfig, i: number, issues: IssueSet): void {
     const why =
       `no preemption override below sla.minimumRunningInstances (${sla.minimumRunningInstances}): ` +
       "one gang would mix preemptible and non-preemptible tasks";
-    add(error(at("preemptionPolicy", "type"), why, policy));
+    const uses = [
+      ...from("preemptionPolicy", "type"),
+      ["sla", "preemptible"],
+      ["sla", "minimumRunningInstances"],
+    ];
+    add(error(at("preemptionPolicy", "type"), why, policy, uses));
   }
   const maxFailures = task.restartPolicy?.maxFailures ?? 0;
   if (maxFailures > MAX_TASK_RETRIES) {
@@ -176,6 +228,7 @@ function checkInstance(config: JobConfig, i: number, issues: IssueSet): void {
       value: maxFailures,
       expected: `at most ${MAX_TASK_RETRIES}; capped at ${MAX_TASK_RETRIES}`,
       severity: "warning",
+      uses: from("restartPolicy", "maxFailures"),
     });
   }
 }

@@ -3,8 +3,11 @@ import type { z } from "zod";
 import type { JobConfig, RespoolConfig, StatelessJobSpec, UpdateConfig } from "./config_types.ts";
 import {
   type ConfigIssue,
+  type Gaps,
+  judged,
   type LoadResult,
   makeIssue,
+  NO_GAPS,
   type PathSeg,
   type RuleIssue,
 } from "./config_issues.ts";
@@ -21,6 +24,7 @@ import { UpdateConfigSchema } from "./update_config.ts";
 import { parseYamlSource, plainToSource, type SourceNode, type YamlProblem } from "./yaml_load.ts";
 import { type KeyNote, type Normalized, normalizeKeys, valueAt } from "./_key_normalize.ts";
 import { canonKey } from "./_schema_kit.ts";
+import { salvage } from "./_salvage.ts";
 
 export { type ConfigIssue, formatIssues, type LoadResult } from "./config_issues.ts";
 
@@ -35,27 +39,32 @@ export interface LoadOptions {
 
 interface KindSpec<T> {
   schema: z.ZodType<T>;
-  rules(value: T, opts: LoadOptions): RuleIssue[];
+  /** `gaps` names the fields that were malformed, when the config was salvaged from a failed parse. */
+  rules(value: T, opts: LoadOptions, gaps: Gaps): RuleIssue[];
   finish?(value: T): T;
 }
 
 const JOB: KindSpec<JobConfig> = {
   schema: JobConfigSchema,
-  rules: (config, opts) => validateJobConfig(config, opts),
+  rules: (config, opts, gaps) => validateJobConfig(config, { ...opts, gaps }),
   finish: capRestartPolicies,
 };
-const RESPOOL: KindSpec<RespoolConfig> = { schema: RespoolConfigSchema, rules: validateRespoolConfig };
+const RESPOOL: KindSpec<RespoolConfig> = {
+  schema: RespoolConfigSchema,
+  rules: (config, _opts, gaps) => validateRespoolConfig(config, gaps),
+};
 const UPDATE: KindSpec<UpdateConfig> = { schema: UpdateConfigSchema, rules: () => [] };
 // A spec is checked as the JobConfig Peloton turns it into; paths are mapped back into the spec.
 const SPEC: KindSpec<StatelessJobSpec> = {
   schema: StatelessJobSpecSchema,
-  rules: (spec, opts) => [
-    ...validateStatelessSpec(spec),
-    ...validateJobConfig(statelessSpecToJobConfig(spec), opts).map((i) => ({
-      ...i,
-      path: specPathOf(i.path),
-    })),
-  ],
+  rules: (spec, opts, gaps) => {
+    const jobGaps: Gaps = { malformed: (path) => gaps.malformed(specPathOf(path)), original: gaps.original };
+    const jobIssues = validateJobConfig(statelessSpecToJobConfig(spec), { ...opts, gaps: jobGaps });
+    return [
+      ...validateStatelessSpec(spec),
+      ...jobIssues.map((i) => ({ ...i, path: specPathOf(i.path), uses: i.uses?.map(specPathOf) })),
+    ];
+  },
   finish: capSpecRestartPolicies,
 };
 
@@ -158,23 +167,43 @@ function run<T>(
 ): LoadResult<T> {
   const norm = normalizeKeys(root, kind.schema);
   warnings.push(...norm.notes.map((n) => noteIssue(file, n)));
-  const parsed = kind.schema.safeParse(norm.value, { error: expectedFor, reportInput: true });
+  const parse = (v: unknown) => kind.schema.safeParse(v, { error: expectedFor, reportInput: true });
+  const parsed = parse(norm.value);
   if (!parsed.success) {
     const errors = parsed.error.issues.map((iss) => zodIssue(file, norm, iss));
+    // Every problem at once: the rest of the config, parsed without its malformed fields, is checked too.
+    const rest = opts.validate === false ? undefined : salvage(norm.value, parsed.error.issues, parse);
+    if (rest) {
+      reportRules(kind.rules(rest.value, opts, rest.gaps), rest.gaps, file, norm, errors, warnings);
+    }
     return { ok: false, errors: byLine(errors), warnings: byLine(warnings) };
   }
   if (opts.validate === false) return { ok: true, value: parsed.data, warnings: byLine(warnings) };
   const errors: ConfigIssue[] = [];
-  for (const rule of kind.rules(parsed.data, opts)) {
-    const loc = norm.locate(rule.path);
-    // A value the user never wrote (a default such as instanceCount 0) reads as missing.
-    const written = "value" in rule && valueAt(norm.value, rule.path).present;
-    const value = written ? { present: true, value: rule.value } : { present: false };
-    (rule.severity === "error" ? errors : warnings).push(makeIssue({ file, ...loc }, rule.expected, value));
-  }
+  reportRules(kind.rules(parsed.data, opts, NO_GAPS), NO_GAPS, file, norm, errors, warnings);
   if (errors.length > 0) return { ok: false, errors: byLine(errors), warnings: byLine(warnings) };
   const value = kind.finish ? kind.finish(parsed.data) : parsed.data;
   return { ok: true, value, warnings: byLine(warnings) };
+}
+
+/** Ties rule violations to the file; paths of a salvaged config are mapped back to the input first. */
+function reportRules(
+  rules: RuleIssue[],
+  gaps: Gaps,
+  file: string,
+  norm: Normalized,
+  errors: ConfigIssue[],
+  warnings: ConfigIssue[],
+): void {
+  for (const rule of rules) {
+    if (!judged(rule, gaps)) continue;
+    const path = gaps.original(rule.path);
+    const loc = norm.locate(path);
+    // A value the user never wrote (a default such as instanceCount 0) reads as missing.
+    const written = "value" in rule && valueAt(norm.value, path).present;
+    const value = written ? { present: true, value: rule.value } : { present: false };
+    (rule.severity === "error" ? errors : warnings).push(makeIssue({ file, ...loc }, rule.expected, value));
+  }
 }
 
 const byLine = (issues: ConfigIssue[]) => issues.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));

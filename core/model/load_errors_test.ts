@@ -130,7 +130,7 @@ Deno.test("a YAML syntax error is reported with file and line", () => {
   );
 });
 
-Deno.test("all schema errors are reported together, in file order", () => {
+Deno.test("all schema errors are reported together with the rules they do not hide, in file order", () => {
   const text = `instanceCount: many
 sla:
   preemptible: maybe
@@ -142,8 +142,11 @@ instanceConfig:
     name: x
 `;
   assert.deepEqual(errors(loadJobConfig(text, "m.yaml")).map((e) => e.message), [
-    'm.yaml:1: instanceCount: got "many", expected a whole number (0 or more)',
+    'm.yaml:1: instanceCount: got "many", expected a whole number, at least 1 (0 only for a DAEMON job)',
     'm.yaml:3: sla.preemptible: got "maybe", expected true or false',
+    // Whatever the count, instance 0 runs the default config, which has no command.
+    "m.yaml:4: defaultConfig.command: missing, expected a command: every instance needs one once " +
+    "instanceConfig is merged over defaultConfig",
     "m.yaml:5: defaultConfig.container.type: missing, expected one of DOCKER (1) or MESOS (2)",
     'm.yaml:8: instanceConfig.first: got "first", expected an instance id (a whole number, 0 or more)',
   ]);

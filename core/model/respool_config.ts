@@ -1,7 +1,7 @@
 /** Zod schema for v0 `respool.ResourcePoolConfig` and the checks that need no other pool. */
 import { z } from "zod";
 import type { RespoolConfig, RespoolResourceConfig, RespoolResourceKind } from "./config_types.ts";
-import type { RuleIssue } from "./config_issues.ts";
+import { formatPath, type Gaps, judged, NO_GAPS, type PathSeg, type RuleIssue } from "./config_issues.ts";
 import { keyMeta, num, protoEnum, text, textList, wrappedId } from "./_schema_kit.ts";
 
 export const RESPOOL_RESOURCE_KINDS: readonly RespoolResourceKind[] = ["cpu", "memory", "disk", "gpu"];
@@ -38,24 +38,32 @@ export const RespoolConfigSchema: z.ZodType<RespoolConfig> = z.object({
 /**
  * The self-contained rules of `respoolconfig_validator.go`: known and unique kinds, reservation and share
  * of 0 or more, limit of at least the reservation, percentages within 0..100. Rules that compare a pool
- * with its parent or siblings belong to the resource manager.
+ * with its parent or siblings belong to the resource manager. `gaps` names fields that were malformed in the
+ * input; rules that read them are skipped.
  */
-export function validateRespoolConfig(config: RespoolConfig): RuleIssue[] {
+export function validateRespoolConfig(config: RespoolConfig, gaps: Gaps = NO_GAPS): RuleIssue[] {
   const issues: RuleIssue[] = [];
-  const add = (path: (string | number)[], value: unknown, expected: string) =>
-    issues.push({ path, value, expected, severity: "error" });
+  const add = (path: PathSeg[], value: unknown, expected: string, uses?: PathSeg[][]) => {
+    const issue: RuleIssue = { path, value, expected, severity: "error" };
+    if (uses) issue.uses = uses;
+    if (judged(issue, gaps)) issues.push(issue);
+  };
   const firstIndex = new Map<string, number>();
   config.resources.forEach((r, j) => {
     const first = firstIndex.get(r.kind);
     if (!RESPOOL_RESOURCE_KINDS.includes(r.kind)) {
       add(["resources", j, "kind"], r.kind, "one of cpu, memory, disk or gpu");
     } else if (first !== undefined) {
-      add(["resources", j, "kind"], r.kind, `each kind once (also resources[${first}])`);
+      const also = ["resources", first, "kind"];
+      // Named as in the input, where entries dropped as malformed still count.
+      const where = formatPath(gaps.original(["resources", first]));
+      add(["resources", j, "kind"], r.kind, `each kind once (also ${where})`, [also]);
     } else firstIndex.set(r.kind, j);
     if (r.reservation < 0) add(["resources", j, "reservation"], r.reservation, "a reservation of 0 or more");
     if (r.share < 0) add(["resources", j, "share"], r.share, "a share of 0 or more");
     if (r.limit < r.reservation) {
-      add(["resources", j, "limit"], r.limit, `a limit of at least the reservation (${r.reservation})`);
+      const expected = `a limit of at least the reservation (${r.reservation})`;
+      add(["resources", j, "limit"], r.limit, expected, [["resources", j, "reservation"]]);
     }
   });
   for (const field of ["controllerLimit", "slackLimit"] as const) {

@@ -84,7 +84,8 @@ export const StatelessJobSpecSchema: z.ZodType<StatelessJobSpec> = z.object({
   ldapGroups: textList().default([]),
   description: text().default(""),
   labels: z.array(LabelSchema).default([]),
-  instanceCount: uint().default(0),
+  // A spec is a SERVICE job, which needs an instance (see INSTANCE_COUNT_EXPECTED).
+  instanceCount: num({ int: true, min: 0 }, "a whole number, at least 1").default(0),
   sla: z.object({
     priority: uint().default(0),
     preemptible: bool().default(false),

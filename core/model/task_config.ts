@@ -16,6 +16,7 @@ import type {
   TaskConfig,
 } from "./config_types.ts";
 import { amount, bool, keyMeta, num, protoEnum, text, textList, uint } from "./_schema_kit.ts";
+import { isPlainObject } from "./yaml_load.ts";
 
 export const LabelSchema: z.ZodType<Label> = z.object({ key: text(), value: text().default("") });
 
@@ -131,6 +132,45 @@ const constraintType = protoEnum<ConstraintType>(
   },
 );
 
+interface ConstraintFields {
+  type?: ConstraintType;
+  labelConstraint?: LabelConstraint;
+  andConstraint?: { constraints: Constraint[] };
+  orConstraint?: { constraints: Constraint[] };
+}
+
+/** The type asked for, or, without one, the type of the one sub-constraint given. */
+function constraintTypeOf(c: ConstraintFields): ConstraintType | undefined {
+  if (c.type !== undefined) return c.type;
+  const given = (Object.keys(CONSTRAINT_FIELD) as ConstraintType[]).filter((t) => c[CONSTRAINT_FIELD[t]]);
+  return given.length === 1 ? given[0] : undefined;
+}
+
+/** Type and sub-constraint must agree; checked even when a field inside a sub-constraint is malformed. */
+function checkConstraintType(c: ConstraintFields, ctx: z.RefinementCtx<ConstraintFields>): void {
+  const type = constraintTypeOf(c);
+  if (type === undefined) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["type"],
+      message: "one of LABEL_CONSTRAINT (1), AND_CONSTRAINT (2) or OR_CONSTRAINT (3)",
+    });
+    return;
+  }
+  const field = CONSTRAINT_FIELD[type];
+  if (c[field] === undefined) {
+    ctx.addIssue({
+      code: "custom",
+      path: [field],
+      message: `${field === "labelConstraint" ? "a" : "an"} ${field}, as type is ${type}`,
+    });
+  }
+}
+
+/** Only the type needs to have parsed: which sub-constraints are given is known either way. */
+const typeParsed = (payload: z.core.ParsePayload) =>
+  !payload.issues.some((iss) => iss.path?.[0] === "type") && isPlainObject(payload.value);
+
 /** v0 `task.Constraint` (and v1alpha `pod.Constraint`): a label constraint or an AND/OR of constraints. */
 export const ConstraintSchema: z.ZodType<Constraint> = z.lazy(() =>
   z.object({
@@ -138,28 +178,12 @@ export const ConstraintSchema: z.ZodType<Constraint> = z.lazy(() =>
     labelConstraint: LabelConstraintSchema.optional(),
     andConstraint: z.object({ constraints: z.array(ConstraintSchema).default([]) }).optional(),
     orConstraint: z.object({ constraints: z.array(ConstraintSchema).default([]) }).optional(),
-  }).transform((c, ctx): Constraint => {
-    // Without a type, the one sub-constraint given says what is meant.
-    const given = (Object.keys(CONSTRAINT_FIELD) as ConstraintType[]).filter((t) => c[CONSTRAINT_FIELD[t]]);
-    const type = c.type ?? (given.length === 1 ? given[0] : undefined);
-    if (type === undefined) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["type"],
-        message: "one of LABEL_CONSTRAINT (1), AND_CONSTRAINT (2) or OR_CONSTRAINT (3)",
-      });
-      return z.NEVER;
-    }
-    const field = CONSTRAINT_FIELD[type];
-    if (type === "LABEL_CONSTRAINT" && c.labelConstraint) return { type, labelConstraint: c.labelConstraint };
-    if (type === "AND_CONSTRAINT" && c.andConstraint) return { type, andConstraint: c.andConstraint };
-    if (type === "OR_CONSTRAINT" && c.orConstraint) return { type, orConstraint: c.orConstraint };
-    ctx.addIssue({
-      code: "custom",
-      path: [field],
-      message: `${field === "labelConstraint" ? "a" : "an"} ${field}, as type is ${type}`,
-    });
-    return z.NEVER;
+  }).superRefine(checkConstraintType, { when: typeParsed }).transform((c): Constraint => {
+    // Reached only when every check passed (a pipe stops at any issue): the type's own field is there.
+    const type = constraintTypeOf(c)!;
+    if (type === "LABEL_CONSTRAINT") return { type, labelConstraint: c.labelConstraint! };
+    if (type === "AND_CONSTRAINT") return { type, andConstraint: c.andConstraint! };
+    return { type, orConstraint: c.orConstraint! };
   })
 );
 

@@ -37,6 +37,77 @@ Deno.test("respool validate: Peloton's default pool is valid; limit below reserv
   assert.match(bad.err, /:5: resources\[0\]\.limit: got 5, expected/);
 });
 
+/** Runs `<noun> validate` on a temporary file holding `text`; `FILE` in the result stands for its path. */
+async function validate(noun: "job" | "respool", text: string) {
+  const file = await Deno.makeTempFile({ suffix: ".yaml" });
+  try {
+    await Deno.writeTextFile(file, text);
+    const r = await cli(NOWHERE, noun, "validate", file);
+    return { ...r, err: r.err.replaceAll(file, "FILE") };
+  } finally {
+    await Deno.remove(file);
+  }
+}
+
+Deno.test("job validate: lists every problem of a file at once, whatever its kind", async () => {
+  const r = await validate(
+    "job",
+    `name: several
+instanceCount: 2
+sla:
+  priority: high
+  maximumRunningInstances: 3
+defaultConfig:
+  command: {value: run}
+  container: {type: DOCKR}
+  ports:
+  - name: http
+  constraint:
+    type: AND_CONSTRAINT
+    labelConstraint: {kind: RACK, condition: EQUAL, label: {key: zone, value: a}}
+instanceConfig:
+  1: {controller: true}
+`,
+  );
+  assert.equal(r.code, 1);
+  assert.equal(r.out, "");
+  assert.deepEqual(r.err.split("\n"), [
+    'FILE:4: sla.priority: got "high", expected a whole number (0 or more)',
+    "FILE:5: sla.maximumRunningInstances: got 3, expected at most instanceCount (2)",
+    'FILE:8: defaultConfig.container.type: got "DOCKR", expected one of DOCKER (1) or MESOS (2)',
+    'FILE:10: defaultConfig.ports[0].envName: missing, expected an envName for dynamic port "http" ' +
+    "(value 0 is picked at launch)",
+    "FILE:11: defaultConfig.constraint.andConstraint: missing, expected an andConstraint, as type is " +
+    "AND_CONSTRAINT",
+    'FILE:13: defaultConfig.constraint.labelConstraint.kind: got "RACK", expected one of TASK (1) or HOST (2)',
+    "FILE:15: instanceConfig.1.controller: got true, expected false: only instance 0 may be a controller",
+  ]);
+});
+
+Deno.test("respool validate: lists every problem of a file at once, whatever its kind", async () => {
+  const r = await validate(
+    "respool",
+    `name: pool
+resources:
+- {kind: tpu, reservation: 1}
+- {kind: cpu, reservation: lots, limit: 4}
+- {kind: memory, reservation: 10, limit: 5}
+- {kind: cpu, limit: 1}
+controllerLimit: {maxPercent: 150}
+slackLimit: {maxPercent: half}
+`,
+  );
+  assert.equal(r.code, 1);
+  assert.deepEqual(r.err.split("\n"), [
+    'FILE:3: resources[0].kind: got "tpu", expected one of cpu, memory, disk or gpu',
+    'FILE:4: resources[1].reservation: got "lots", expected a number',
+    "FILE:5: resources[2].limit: got 5, expected a limit of at least the reservation (10)",
+    'FILE:6: resources[3].kind: got "cpu", expected each kind once (also resources[1])',
+    "FILE:7: controllerLimit.maxPercent: got 150, expected a percentage between 0 and 100",
+    'FILE:8: slackLimit.maxPercent: got "half", expected a number',
+  ]);
+});
+
 Deno.test("respool entitlement: the user guide's numbers as a table and as JSON", async () => {
   const file = `${ROOT}/core/resmgr/testdata/whatif_guide.yaml`;
   const table = await cli(NOWHERE, "respool", "entitlement", file);
