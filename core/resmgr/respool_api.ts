@@ -35,27 +35,37 @@ export function respoolConfigJson(c: RespoolConfig): Body {
 
 export function respoolInfo(node: RespoolNode): Body {
   // Peloton's `createRespoolUsage`: allocation is what non-revocable tasks hold, slack what revocable ones
-  // do; a parent reports its leaves' sum, as Peloton's entitlement cycle leaves it.
-  const nonSlack = zero(), slackSum = zero();
-  sumLeaves(node, nonSlack, slackSum);
+  // do; a parent reports its leaves' sum, as Peloton's entitlement cycle leaves it. Ours besides: the
+  // entitlement of the last entitlement cycle, and the demand still queued (not yet admitted).
+  const nonSlack = zero(), slackSum = zero(), queued = zero();
+  sumLeaves(node, nonSlack, slackSum, queued);
   const alloc = toScalar(nonSlack);
   const slack = toScalar(slackSum);
+  const demand = toScalar(queued);
   return {
     id: { value: node.id },
     config: respoolConfigJson(node.config),
     parent: node.parent ? { value: node.parent.id } : undefined,
     children: node.children.map((c) => ({ value: c.id })),
-    usages: RESOURCE_KINDS.map((kind) => ({ kind, allocation: alloc[kind], slack: slack[kind] })),
+    usages: RESOURCE_KINDS.map((kind) => ({
+      kind,
+      allocation: alloc[kind],
+      slack: slack[kind],
+      entitlement: node.entitlement[kind],
+      demand: demand[kind],
+    })),
     path: { value: node.path },
   };
 }
 
-function sumLeaves(node: RespoolNode, nonSlack: Resources, slack: Resources): void {
+function sumLeaves(node: RespoolNode, nonSlack: Resources, slack: Resources, demand: Resources): void {
   if (node.isLeaf) {
     addInto(nonSlack, node.allocation.nonSlack);
     addInto(slack, node.allocation.slack);
+    addInto(demand, node.demand);
+    addInto(demand, node.slackDemand);
   }
-  for (const c of node.children) sumLeaves(c, nonSlack, slack);
+  for (const c of node.children) sumLeaves(c, nonSlack, slack, demand);
 }
 
 export class RespoolApi {

@@ -118,13 +118,19 @@ Deno.test("usage is Peloton's: allocation of non-revocable tasks, slack of revoc
   const { rm, call, reply, create } = setup();
   const a = create("a");
   const b = create("b", a);
-  rm.tree.get(b)!.allocation.nonSlack.cpuMilli = 2000;
-  rm.tree.get(b)!.allocation.slack.cpuMilli = 500;
-  rm.tree.get(b)!.allocation.total.cpuMilli = 2500;
-  for (const id of [a, b]) {
+  const leaf = rm.tree.get(b)!;
+  leaf.allocation.nonSlack.cpuMilli = 2000;
+  leaf.allocation.slack.cpuMilli = 500;
+  leaf.allocation.total.cpuMilli = 2500;
+  // Ours besides: each pool's own entitlement, and the demand its leaves still queue (slack demand too).
+  leaf.demand.cpuMilli = 3000;
+  leaf.slackDemand.cpuMilli = 250;
+  rm.tree.get(a)!.entitlement.cpu = 8;
+  leaf.entitlement.cpu = 6;
+  for (const [id, entitlement] of [[a, 8], [b, 6]] as const) {
     call("GetResourcePool", { id: { value: id } });
     const cpu = ((reply().poolinfo as Body).usages as Body[])[0];
-    assert.deepEqual(cpu, { kind: "cpu", allocation: 2, slack: 0.5 });
+    assert.deepEqual(cpu, { kind: "cpu", allocation: 2, slack: 0.5, entitlement, demand: 3.25 });
   }
 });
 
