@@ -24,6 +24,7 @@ import { rpcError } from "./daemons/http_errors.ts";
 import { openStore } from "./store/kysely_store.ts";
 import { LocalTransport } from "./transport.ts";
 import { loadRecovery } from "./recovery.ts";
+import { serveUi } from "./ui/page.ts";
 
 export type { SandboxBackend };
 
@@ -181,6 +182,8 @@ export async function startPeloton(opts: PelotonOptions): Promise<PelotonServer>
       return await sandboxFile(backend, url.pathname);
     }
     if (req.method === "POST" && url.pathname === "/admin/agents") return await addAgent(minicluster, req);
+    const ui = serveUi(req, url);
+    if (ui) return ui;
     if (url.pathname !== "/api/v1") return new Response("not found\n", { status: 404 });
     if (req.method !== "POST") return new Response("POST only\n", { status: 405 });
     const procedure = req.headers.get("rpc-procedure");

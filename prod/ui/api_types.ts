@@ -1,0 +1,147 @@
+/** The slices of Peloton's API replies the web UI reads (types only: erased before the page is built). */
+
+export interface IdValue {
+  value: string;
+}
+
+export type TaskStats = Record<string, number>;
+
+export interface ResourceLimits {
+  cpuLimit?: number;
+  memLimitMb?: number;
+  diskLimitMb?: number;
+  gpuLimit?: number;
+}
+
+export interface JobConfigJson {
+  name: string;
+  type: string;
+  owningTeam?: string;
+  owner?: string;
+  description?: string;
+  instanceCount: number;
+  respoolID?: IdValue;
+  labels?: { key: string; value: string }[];
+  sla?: { priority?: number; preemptible?: boolean; revocable?: boolean; maxRunningTime?: number };
+  defaultConfig?: { resource?: ResourceLimits; command?: { value?: string } };
+  changeLog?: { version: number };
+}
+
+export interface JobInfoJson {
+  id: IdValue;
+  config: JobConfigJson;
+  runtime: {
+    state: string;
+    goalState: string;
+    creationTime?: string;
+    startTime?: string;
+    completionTime?: string;
+    taskStats?: TaskStats;
+    configurationVersion?: number;
+    updateID?: IdValue;
+  };
+}
+
+export interface TaskInfoJson {
+  instanceId: number;
+  config: { name?: string; resource?: ResourceLimits };
+  runtime: {
+    state: string;
+    goalState: string;
+    host?: string;
+    startTime?: string;
+    completionTime?: string;
+    message?: string;
+    reason?: string;
+    failureCount?: number;
+    exitCode?: number;
+    healthy?: string;
+    mesosTaskId?: IdValue;
+  };
+}
+
+export interface UpdateInfoJson {
+  updateId: IdValue;
+  jobId: IdValue;
+  type: string;
+  status: {
+    state: string;
+    numTasksDone: number;
+    numTasksFailed: number;
+    numTasksRemaining: number;
+    instancesCurrent?: number[];
+  };
+  config?: { batchSize?: number };
+  configVersion?: number;
+  prevConfigVersion?: number;
+  creationTime?: string;
+  updateTime?: string;
+  completionTime?: string;
+}
+
+export interface RespoolResource {
+  kind: string;
+  reservation: number;
+  limit: number;
+  share: number;
+  type?: string;
+}
+
+/** Per-resource usage; entitlement and demand are read when the API gives them. */
+export interface RespoolUsage {
+  kind: string;
+  allocation?: number;
+  slack?: number;
+  entitlement?: number;
+  demand?: number;
+}
+
+export interface RespoolInfoJson {
+  id: IdValue;
+  path: IdValue;
+  parent?: IdValue;
+  children: IdValue[];
+  config: {
+    name: string;
+    owningTeam?: string;
+    description?: string;
+    resources: RespoolResource[];
+    policy?: string;
+  };
+  usages?: RespoolUsage[];
+}
+
+export interface HostInfoJson {
+  hostname: string;
+  agentId?: string;
+  state: string;
+  labels?: { key: string; value: string }[];
+  resources?: { total?: ResourceLimits; free?: ResourceLimits; slack?: ResourceLimits };
+  tasks?: number;
+  reservedFor?: string;
+}
+
+/** Everything one refresh loaded; a part that failed to load is undefined and its error is listed. */
+export interface Snapshot {
+  jobs?: JobInfoJson[];
+  pools?: RespoolInfoJson[];
+  hosts?: HostInfoJson[];
+  /** Only on a job's page. */
+  job?: {
+    info?: JobInfoJson;
+    tasks?: TaskInfoJson[];
+    updates?: UpdateInfoJson[];
+  };
+}
+
+/** An operator action: what to ask before it, the call it makes, and how to describe its answer. */
+export interface UiAction {
+  label: string;
+  question: string;
+  procedure: string;
+  body: Record<string, unknown>;
+  describe: (reply: Record<string, unknown>) => string;
+  disabled?: boolean;
+  /** Marks destructive actions (drawn in red). */
+  danger?: boolean;
+}

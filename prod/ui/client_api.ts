@@ -1,0 +1,110 @@
+/**
+ * Browser code of the web UI, part 2: calls to Peloton's API (`POST /api/v1`, `Rpc-Procedure`), the same
+ * procedures and bodies the CLI sends, with the operator's basic-auth credentials when they gave some.
+ * Runs in the browser (see client_dom.ts for the rules).
+ */
+
+/** An API call that failed: the procedure, Peloton's error code and the server's message. */
+export class UiApiError extends Error {
+  override readonly name = "UiApiError";
+  constructor(
+    readonly procedure: string,
+    readonly code: string,
+    readonly detail: string,
+    /** HTTP status; 0 when the server could not be reached. */
+    readonly status: number,
+  ) {
+    super(`${procedure}: ${code}: ${detail}`);
+  }
+}
+
+/** Peloton's v0 in-body errors (`{error: {notFound: {message}}}`), as the CLI reads them. */
+export function inBodyError(body: Record<string, unknown>): { kind: string; message: string } | undefined {
+  const err = body.error;
+  if (!err || typeof err !== "object") return undefined;
+  const [kind, detail] = Object.entries(err as Record<string, { message?: string }>)[0] ?? [];
+  if (!kind) return undefined;
+  return { kind, message: detail?.message ?? JSON.stringify(detail) };
+}
+
+/** The page's API client. Credentials live in sessionStorage: they last for the tab, not beyond. */
+export class UiApi {
+  static readonly STORAGE_KEY = "peloton-ui-authorization";
+  static readonly TTL_MS = 10_000;
+
+  authorization(): string | undefined {
+    try {
+      return sessionStorage.getItem(UiApi.STORAGE_KEY) ?? undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  signIn(username: string, password: string): void {
+    const bytes = new TextEncoder().encode(`${username}:${password}`);
+    const header = `Basic ${btoa(String.fromCharCode(...bytes))}`;
+    sessionStorage.setItem(UiApi.STORAGE_KEY, header);
+  }
+
+  signOut(): void {
+    sessionStorage.removeItem(UiApi.STORAGE_KEY);
+  }
+
+  /** Calls `procedure`; resolves to the reply body, or rejects with a UiApiError saying what failed. */
+  async call<T = Record<string, unknown>>(procedure: string, body: unknown = {}): Promise<T> {
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      "rpc-procedure": procedure,
+      "rpc-caller": "peloton-ui",
+      "rpc-encoding": "json",
+      "context-ttl-ms": String(UiApi.TTL_MS),
+    };
+    const auth = this.authorization();
+    if (auth) headers.authorization = auth;
+    let res: Response;
+    try {
+      // Relative to the page (/ui/), so the UI also works behind a proxy that adds a path prefix.
+      res = await fetch(new URL("../api/v1", location.href), {
+        method: "POST",
+        headers,
+        // The credentials go in the header above. "omit" keeps the browser from holding the request
+        // open behind its own login prompt on a 401: the page shows its sign-in form instead.
+        credentials: "omit",
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(UiApi.TTL_MS + 2000),
+      });
+    } catch (e) {
+      throw new UiApiError(procedure, "unavailable", `cannot reach the server: ${(e as Error).message}`, 0);
+    }
+    const text = await res.text();
+    let json: Record<string, unknown>;
+    try {
+      json = text ? JSON.parse(text) : {};
+    } catch {
+      throw new UiApiError(procedure, "internal", `HTTP ${res.status}: ${text.slice(0, 200)}`, res.status);
+    }
+    if (!res.ok) {
+      throw new UiApiError(
+        procedure,
+        String(json.code ?? res.status),
+        String(json.message ?? text),
+        res.status,
+      );
+    }
+    const inBody = inBodyError(json);
+    if (inBody) throw new UiApiError(procedure, inBody.kind, inBody.message, res.status);
+    return json as T;
+  }
+}
+
+/** The text to show for any error a call or render threw. */
+export function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Whether an error means "sign in" (no or wrong credentials). */
+export function needsSignIn(e: unknown): boolean {
+  return e instanceof UiApiError && e.status === 401;
+}
+
+export const API_CODE = [UiApiError, inBodyError, UiApi, errorText, needsSignIn];

@@ -1,0 +1,291 @@
+/**
+ * Browser code of the web UI, part 4: the cluster views (summary header, resource-pool tree, hosts) and
+ * the host maintenance actions. Runs in the browser (see client_dom.ts for the rules).
+ */
+import type {
+  HostInfoJson,
+  ResourceLimits,
+  RespoolInfoJson,
+  RespoolUsage,
+  Snapshot,
+  UiAction,
+} from "./api_types.ts";
+import { badge, h, num, resourceUnit, statsLine, table, type UiChild, type UiElement } from "./client_dom.ts";
+import { type Act, actionButton, isTerminalJob, matches, Rpc } from "./client_views.ts";
+
+function sumHosts(
+  hosts: HostInfoJson[],
+  pick: (h: HostInfoJson) => ResourceLimits | undefined,
+  key: keyof ResourceLimits,
+) {
+  return hosts.reduce((s, x) => s + (pick(x)?.[key] ?? 0), 0);
+}
+
+/** Counts of `keys` as "A 3 · B 1", largest first. */
+function countBy(keys: string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const k of keys) out[k] = (out[k] ?? 0) + 1;
+  return out;
+}
+
+export function summaryView(snap: Snapshot): UiElement {
+  const card = (label: string, id: string, ...value: UiChild[]) =>
+    h(
+      "div",
+      { class: "card", id: `summary-${id}` },
+      h("div", { class: "k" }, label),
+      h("div", { class: "v" }, ...value),
+    );
+  const hosts = snap.hosts, jobs = snap.jobs, pools = snap.pools;
+  const cards: UiElement[] = [];
+  if (hosts) {
+    cards.push(
+      card(
+        "Hosts",
+        "hosts",
+        String(hosts.length),
+        " ",
+        statsLine(countBy(hosts.map((x) => x.state.replace(/^HOST_STATE_/, "")))),
+      ),
+    );
+    const total = (k: keyof ResourceLimits) => sumHosts(hosts, (x) => x.resources?.total, k);
+    const free = (k: keyof ResourceLimits) => sumHosts(hosts, (x) => x.resources?.free, k);
+    cards.push(
+      card(
+        "CPU used",
+        "cpu",
+        `${num(total("cpuLimit") - free("cpuLimit"))} / ${num(total("cpuLimit"))} cores`,
+      ),
+    );
+    cards.push(
+      card(
+        "Memory used",
+        "memory",
+        `${num(total("memLimitMb") - free("memLimitMb"))} / ${num(total("memLimitMb"))} MB`,
+      ),
+    );
+    if (total("gpuLimit") > 0) {
+      cards.push(
+        card("GPU used", "gpu", `${num(total("gpuLimit") - free("gpuLimit"))} / ${num(total("gpuLimit"))}`),
+      );
+    }
+  } else cards.push(card("Hosts", "hosts", "—"));
+  if (jobs) {
+    cards.push(
+      card("Jobs", "jobs", String(jobs.length), " ", statsLine(countBy(jobs.map((j) => j.runtime.state)))),
+    );
+    const tasks: Record<string, number> = {};
+    for (const j of jobs) {
+      if (isTerminalJob(j.runtime.state)) continue;
+      for (const [s, n] of Object.entries(j.runtime.taskStats ?? {})) tasks[s] = (tasks[s] ?? 0) + n;
+    }
+    cards.push(card("Tasks of active jobs", "tasks", statsLine(tasks)));
+  } else cards.push(card("Jobs", "jobs", "—"));
+  cards.push(
+    card("Resource pools", "pools", pools ? String(pools.filter((p) => p.path.value !== "/").length) : "—"),
+  );
+  return h("div", { class: "cards" }, ...cards);
+}
+
+/** Pools in tree order (each parent before its children, siblings by name) with their depth. */
+export function poolTree(pools: RespoolInfoJson[]): { pool: RespoolInfoJson; depth: number }[] {
+  const byId = new Map(pools.map((p) => [p.id.value, p]));
+  const out: { pool: RespoolInfoJson; depth: number }[] = [];
+  const seen = new Set<string>();
+  const visit = (p: RespoolInfoJson, depth: number) => {
+    if (seen.has(p.id.value)) return;
+    seen.add(p.id.value);
+    out.push({ pool: p, depth });
+    const kids = p.children.map((c) => byId.get(c.value)).filter((k): k is RespoolInfoJson =>
+      k !== undefined
+    );
+    for (const k of kids.sort((a, b) => a.config.name.localeCompare(b.config.name))) visit(k, depth + 1);
+  };
+  for (const root of pools.filter((p) => !p.parent || !byId.has(p.parent.value))) visit(root, 0);
+  for (const p of pools) visit(p, 0);
+  return out;
+}
+
+export function poolsView(snap: Snapshot): UiElement {
+  if (!snap.pools) {
+    return h("p", { class: "muted" }, "Resource pools could not be loaded (see the error above).");
+  }
+  const usages = snap.pools.flatMap((p) => p.usages ?? []);
+  const extra = (["entitlement", "demand"] as const).filter((k) =>
+    usages.some((u) => typeof u[k] === "number")
+  );
+  const jobsIn = new Map<string, number>();
+  for (const j of snap.jobs ?? []) {
+    if (isTerminalJob(j.runtime.state)) continue;
+    const id = j.config.respoolID?.value ?? "";
+    jobsIn.set(id, (jobsIn.get(id) ?? 0) + 1);
+  }
+  const headers = [
+    "Pool",
+    "Resource",
+    "Reservation",
+    "Limit",
+    "Share",
+    "Allocation",
+    "Slack",
+    ...extra.map((k) => k[0].toUpperCase() + k.slice(1)),
+  ];
+  const groups = poolTree(snap.pools).map(({ pool, depth }) => {
+    const kinds = ["cpu", "memory", "disk", "gpu"];
+    const rows = kinds.map((kind, i) => {
+      const cfg = pool.config.resources.find((r) => r.kind === kind);
+      const use: RespoolUsage = (pool.usages ?? []).find((u) => u.kind === kind) ?? { kind };
+      const cells: UiChild[] = [
+        kind,
+        cfg ? num(cfg.reservation) : "—",
+        cfg ? num(cfg.limit) : "—",
+        cfg ? num(cfg.share) : "—",
+        num(use.allocation),
+        num(use.slack),
+        ...extra.map((k) => num(use[k])),
+      ];
+      const first = i === 0
+        ? [h(
+          "td",
+          { rowspan: kinds.length, class: `pool depth-${Math.min(depth, 6)}` },
+          h("strong", {}, pool.path.value),
+          h(
+            "div",
+            { class: "muted" },
+            pool.children.length ? `${pool.children.length} child pools` : "leaf",
+            ` · ${jobsIn.get(pool.id.value) ?? 0} active jobs`,
+          ),
+          h("div", { class: "muted" }, pool.config.policy ?? ""),
+        )]
+        : [];
+      return h(
+        "tr",
+        { "data-pool": pool.path.value, "data-kind": kind },
+        ...first,
+        ...cells.map((c, j) => h("td", j === 0 ? { title: resourceUnit(kind) } : {}, c)),
+      );
+    });
+    return h("tbody", { class: "pool-group" }, ...rows);
+  });
+  return h(
+    "section",
+    {},
+    h("h2", {}, `Resource pools (${snap.pools.length})`),
+    h(
+      "p",
+      { class: "muted" },
+      "CPU in cores, memory and disk in MB. A parent pool's allocation is the sum of its leaves'.",
+    ),
+    h(
+      "table",
+      { class: "pools" },
+      h("thead", {}, h("tr", {}, ...headers.map((t) => h("th", {}, t)))),
+      ...groups,
+    ),
+    extra.length < 2
+      ? h(
+        "p",
+        { class: "muted note" },
+        "Entitlement and demand per pool are not reported by this server's ResourceManager.Query; it gives allocation and slack.",
+      )
+      : null,
+  );
+}
+
+/** What maintenance means for a host in a state. */
+export function maintenanceOf(state: string): string {
+  switch (state) {
+    case "HOST_STATE_UP":
+      return "none";
+    case "HOST_STATE_DRAINING":
+      return "draining: tasks moving off";
+    case "HOST_STATE_DRAINED":
+      return "drained: in maintenance";
+    case "HOST_STATE_DOWN":
+      return "down: in maintenance";
+    default:
+      return "unknown: host unreachable";
+  }
+}
+
+export function hostActions(x: HostInfoJson): UiAction[] {
+  const up = x.state === "HOST_STATE_UP";
+  const inMaintenance = ["HOST_STATE_DRAINING", "HOST_STATE_DRAINED", "HOST_STATE_DOWN"].includes(x.state);
+  return [
+    {
+      label: "Start maintenance",
+      question: `Start maintenance on ${x.hostname}? It takes no new work and its ${
+        x.tasks ?? 0
+      } tasks are moved off.`,
+      procedure: `${Rpc.HOST}::StartMaintenance`,
+      body: { hostname: x.hostname },
+      describe: () => `Host ${x.hostname}: maintenance started`,
+      disabled: !up,
+      danger: true,
+    },
+    {
+      label: "Complete maintenance",
+      question: `Complete maintenance on ${x.hostname}? It will be UP and take work again.`,
+      procedure: `${Rpc.HOST}::CompleteMaintenance`,
+      body: { hostname: x.hostname },
+      describe: () => `Host ${x.hostname}: maintenance completed`,
+      disabled: !inMaintenance,
+    },
+  ];
+}
+
+export function hostsView(snap: Snapshot, filter: string, act: Act): UiElement {
+  if (!snap.hosts) return h("p", { class: "muted" }, "Hosts could not be loaded (see the error above).");
+  const hosts = snap.hosts.slice().sort((a, b) => a.hostname.localeCompare(b.hostname));
+  const shown = hosts.filter((x) =>
+    matches(filter, [x.hostname, x.agentId, x.state, ...(x.labels ?? []).map((l) => `${l.key}=${l.value}`)])
+  );
+  const pair = (x: HostInfoJson, k: keyof ResourceLimits) =>
+    `${num(x.resources?.free?.[k])} / ${num(x.resources?.total?.[k])}`;
+  return h(
+    "section",
+    {},
+    h("h2", {}, `Hosts (${shown.length}${shown.length === hosts.length ? "" : ` of ${hosts.length}`})`),
+    table(
+      [
+        "Host",
+        "Agent",
+        "State",
+        "Maintenance",
+        "CPU free / total",
+        "Memory MB free / total",
+        "Disk MB free / total",
+        "GPU free / total",
+        "Tasks",
+        "Labels",
+        "Actions",
+      ],
+      shown.map((x) => [
+        h("strong", {}, x.hostname),
+        h("code", {}, x.agentId ?? ""),
+        badge(x.state),
+        maintenanceOf(x.state),
+        pair(x, "cpuLimit"),
+        pair(x, "memLimitMb"),
+        pair(x, "diskLimitMb"),
+        pair(x, "gpuLimit"),
+        x.tasks ?? 0,
+        (x.labels ?? []).map((l) => `${l.key}=${l.value}`).join(", "),
+        h("div", { class: "actions" }, ...hostActions(x).map((a) => actionButton(a, act))),
+      ]),
+      filter ? "No host matches the filter" : "No hosts registered",
+      "hosts",
+    ),
+  );
+}
+
+export const CLUSTER_CODE = [
+  sumHosts,
+  countBy,
+  summaryView,
+  poolTree,
+  poolsView,
+  maintenanceOf,
+  hostActions,
+  hostsView,
+];

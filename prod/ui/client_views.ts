@@ -1,0 +1,311 @@
+/**
+ * Browser code of the web UI, part 3: the job views (jobs, one job with its workflow and tasks) and the
+ * operator actions they offer. Each view is a function of the data one refresh loaded; actions are
+ * described as data (`UiAction`) and carried out by the app after the operator confirms.
+ * Runs in the browser (see client_dom.ts for the rules).
+ */
+import type {
+  JobInfoJson,
+  ResourceLimits,
+  RespoolInfoJson,
+  Snapshot,
+  TaskInfoJson,
+  UiAction,
+  UpdateInfoJson,
+} from "./api_types.ts";
+import { badge, h, num, statsLine, table, type UiChild, type UiElement, when } from "./client_dom.ts";
+
+/** The API procedures the UI calls: the ones the CLI uses for the same things. */
+export class Rpc {
+  static readonly JOB = "peloton.api.job.JobManager";
+  static readonly TASK = "peloton.api.task.TaskManager";
+  static readonly UPDATE = "peloton.api.v0.update.svc.UpdateService";
+  static readonly RESPOOL = "peloton.api.respool.ResourceManager";
+  static readonly HOST = "peloton.api.v0.host.svc.HostService";
+}
+
+export type Act = (a: UiAction) => void;
+
+export function isTerminalJob(state: string | undefined): boolean {
+  return state === "SUCCEEDED" || state === "FAILED" || state === "KILLED" || state === "DELETED";
+}
+
+export function isTerminalUpdate(state: string): boolean {
+  return state === "SUCCEEDED" || state === "ABORTED" || state === "FAILED" || state === "ROLLED_BACK";
+}
+
+export function actionButton(a: UiAction, act: Act): UiElement {
+  return h("button", {
+    class: a.danger ? "action danger" : "action",
+    disabled: a.disabled === true,
+    "data-action": a.label,
+    onclick: () => act(a),
+  }, a.label);
+}
+
+/** Pool id → path, for showing a job's pool by name. */
+export function poolPaths(pools: RespoolInfoJson[] | undefined): Map<string, string> {
+  return new Map((pools ?? []).map((p) => [p.id.value, p.path.value]));
+}
+
+/** Whether any of `cells` contains `filter` (case-insensitive); an empty filter matches everything. */
+export function matches(filter: string, cells: (string | number | undefined)[]): boolean {
+  const f = filter.trim().toLowerCase();
+  return !f || cells.some((c) => c !== undefined && String(c).toLowerCase().includes(f));
+}
+
+export function jobsView(snap: Snapshot, filter: string): UiElement {
+  if (!snap.jobs) return h("p", { class: "muted" }, "Jobs could not be loaded (see the error above).");
+  const paths = poolPaths(snap.pools);
+  const jobs = snap.jobs.slice().sort((a, b) =>
+    (b.runtime.creationTime ?? "").localeCompare(a.runtime.creationTime ?? "")
+  );
+  const shown = jobs.filter((j) =>
+    matches(filter, [
+      j.config.name,
+      j.id.value,
+      j.config.type,
+      j.runtime.state,
+      paths.get(j.config.respoolID?.value ?? ""),
+    ])
+  );
+  return h(
+    "section",
+    {},
+    h("h2", {}, `Jobs (${shown.length}${shown.length === jobs.length ? "" : ` of ${jobs.length}`})`),
+    table(
+      ["Name", "ID", "Type", "State", "Goal", "Resource pool", "Instances", "Tasks by state", "Created"],
+      shown.map((j) => [
+        h("a", { href: `#/jobs/${j.id.value}`, class: "job-link" }, j.config.name),
+        h("code", {}, j.id.value),
+        j.config.type,
+        badge(j.runtime.state),
+        j.runtime.goalState,
+        paths.get(j.config.respoolID?.value ?? "") ?? j.config.respoolID?.value ?? "—",
+        j.config.instanceCount,
+        statsLine(j.runtime.taskStats),
+        when(j.runtime.creationTime),
+      ]),
+      filter ? "No job matches the filter" : "No jobs yet",
+      "jobs",
+    ),
+  );
+}
+
+/** A definition list of label → value. */
+export function facts(pairs: [string, UiChild][]): UiElement {
+  return h("dl", { class: "facts" }, ...pairs.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v ?? "—")]));
+}
+
+export function jobActions(info: JobInfoJson): UiAction[] {
+  const id = info.id.value, name = info.config.name;
+  const instances = (r: Record<string, unknown>, key: string) =>
+    ((r[key] as number[] | undefined) ?? []).length;
+  return [
+    {
+      label: "Stop job",
+      question:
+        `Stop every task of job ${name} (${id})? Running tasks get SIGTERM, then SIGKILL after their grace period.`,
+      procedure: `${Rpc.TASK}::Stop`,
+      body: { jobId: { value: id } },
+      describe: (r) => `Job ${name}: stopping ${instances(r, "stoppedInstanceIds")} instances`,
+      disabled: isTerminalJob(info.runtime.state) || info.runtime.goalState === "KILLED",
+      danger: true,
+    },
+    {
+      label: "Start job",
+      question: `Start the stopped tasks of job ${name} (${id})?`,
+      procedure: `${Rpc.TASK}::Start`,
+      body: { jobId: { value: id } },
+      describe: (r) => `Job ${name}: starting ${instances(r, "startedInstanceIds")} instances`,
+    },
+  ];
+}
+
+export function workflowActions(u: UpdateInfoJson): UiAction[] {
+  const id = u.updateId.value, state = u.status.state;
+  const control = (verb: string, method: string, disabled: boolean, danger = false): UiAction => ({
+    label: `${verb[0].toUpperCase()}${verb.slice(1)} workflow`,
+    question: `${verb[0].toUpperCase()}${verb.slice(1)} ${u.type} workflow ${id} (now ${state})?`,
+    procedure: `${Rpc.UPDATE}::${method}`,
+    body: { updateId: { value: id } },
+    describe: () => `Workflow ${id}: ${verb} requested`,
+    disabled,
+    danger,
+  });
+  const terminal = isTerminalUpdate(state);
+  return [
+    control("pause", "PauseUpdate", terminal || state === "PAUSED"),
+    control("resume", "ResumeUpdate", state !== "PAUSED"),
+    control("abort", "AbortUpdate", terminal, true),
+  ];
+}
+
+/** The job's workflow in progress: the one its runtime names, else the newest that has not ended. */
+export function activeUpdate(info: JobInfoJson, updates: UpdateInfoJson[]): UpdateInfoJson | undefined {
+  const named = info.runtime.updateID?.value;
+  return updates.find((u) => u.updateId.value === named && !isTerminalUpdate(u.status.state)) ??
+    updates.find((u) => !isTerminalUpdate(u.status.state));
+}
+
+export function workflowView(info: JobInfoJson, updates: UpdateInfoJson[] | undefined, act: Act): UiElement {
+  if (!updates) return h("p", { class: "muted" }, "Workflows could not be loaded (see the error above).");
+  const active = activeUpdate(info, updates);
+  const parts: UiChild[] = [];
+  if (active) {
+    const s = active.status;
+    const total = s.numTasksDone + s.numTasksFailed + s.numTasksRemaining;
+    parts.push(
+      h(
+        "div",
+        { class: "workflow", id: "active-workflow" },
+        facts([
+          ["Workflow", h("code", {}, active.updateId.value)],
+          ["Type", active.type],
+          ["State", badge(s.state)],
+          [
+            "Progress",
+            h(
+              "span",
+              {},
+              h("progress", { value: s.numTasksDone, max: Math.max(total, 1) }),
+              ` ${s.numTasksDone} of ${total} instances done, ${s.numTasksFailed} failed, ${s.numTasksRemaining} remaining`,
+            ),
+          ],
+          ["In progress now", (s.instancesCurrent ?? []).join(", ") || "—"],
+          ["Batch size", active.config?.batchSize],
+          [
+            "Config version",
+            active.prevConfigVersion === undefined
+              ? active.configVersion
+              : `${active.prevConfigVersion} → ${active.configVersion}`,
+          ],
+          ["Created", when(active.creationTime)],
+          ["Updated", when(active.updateTime)],
+        ]),
+        h("div", { class: "actions" }, ...workflowActions(active).map((a) => actionButton(a, act))),
+      ),
+    );
+  } else parts.push(h("p", { class: "muted", id: "active-workflow" }, "No workflow in progress."));
+  if (updates.length) {
+    parts.push(table(
+      ["Workflow", "Type", "State", "Done", "Failed", "Remaining", "Created", "Completed"],
+      updates.map((u) => [
+        h("code", {}, u.updateId.value),
+        u.type,
+        badge(u.status.state),
+        u.status.numTasksDone,
+        u.status.numTasksFailed,
+        u.status.numTasksRemaining,
+        when(u.creationTime),
+        when(u.completionTime),
+      ]),
+      "",
+      "workflows",
+    ));
+  }
+  return h("section", {}, h("h3", {}, "Workflow"), ...parts);
+}
+
+function limits(r: ResourceLimits | undefined): string {
+  if (!r) return "—";
+  const parts = [
+    `${num(r.cpuLimit)} cores`,
+    `${num(r.memLimitMb)} MB memory`,
+    `${num(r.diskLimitMb)} MB disk`,
+  ];
+  if (r.gpuLimit) parts.push(`${num(r.gpuLimit)} GPUs`);
+  return parts.join(", ");
+}
+
+export function tasksView(tasks: TaskInfoJson[] | undefined): UiElement {
+  if (!tasks) return h("p", { class: "muted" }, "Tasks could not be loaded (see the error above).");
+  const sorted = tasks.slice().sort((a, b) => a.instanceId - b.instanceId);
+  return h(
+    "section",
+    {},
+    h("h3", {}, `Tasks (${sorted.length})`),
+    table(
+      ["Instance", "Name", "State", "Goal", "Host", "Started", "Completed", "Failures", "Message", "Reason"],
+      sorted.map((t) => [
+        t.instanceId,
+        t.config.name ?? "",
+        badge(t.runtime.state),
+        t.runtime.goalState,
+        t.runtime.host ?? "—",
+        when(t.runtime.startTime),
+        when(t.runtime.completionTime),
+        t.runtime.failureCount ?? 0,
+        t.runtime.message ?? "",
+        t.runtime.reason ?? "",
+      ]),
+      "No tasks",
+      "tasks",
+    ),
+  );
+}
+
+export function jobView(snap: Snapshot, jobId: string, act: Act): UiElement {
+  const info = snap.job?.info;
+  if (!info || info.id.value !== jobId) {
+    return h(
+      "section",
+      {},
+      h("p", { class: "back" }, h("a", { href: "#/jobs" }, "← All jobs")),
+      h(
+        "p",
+        { class: "muted" },
+        snap.job ? `Job ${jobId} could not be loaded (see the error above).` : "Loading…",
+      ),
+    );
+  }
+  const c = info.config, rt = info.runtime;
+  const paths = poolPaths(snap.pools);
+  return h(
+    "section",
+    { id: "job", "data-job-id": jobId },
+    h("p", { class: "back" }, h("a", { href: "#/jobs" }, "← All jobs")),
+    h("h2", {}, c.name, " ", badge(rt.state), h("span", { class: "muted goal" }, ` goal ${rt.goalState}`)),
+    h("div", { class: "actions" }, ...jobActions(info).map((a) => actionButton(a, act))),
+    h("h3", {}, "Configuration"),
+    facts([
+      ["Job ID", h("code", {}, info.id.value)],
+      ["Type", c.type],
+      ["Resource pool", paths.get(c.respoolID?.value ?? "") ?? c.respoolID?.value],
+      ["Instances", c.instanceCount],
+      ["Tasks by state", statsLine(rt.taskStats)],
+      ["Owning team", c.owningTeam || "—"],
+      ["Owner", c.owner || "—"],
+      ["Priority", c.sla?.priority],
+      ["Preemptible", c.sla?.preemptible === undefined ? "—" : c.sla.preemptible ? "yes" : "no"],
+      ["Revocable", c.sla?.revocable ? "yes" : "no"],
+      ["Per instance", limits(c.defaultConfig?.resource)],
+      ["Command", c.defaultConfig?.command?.value ? h("code", {}, c.defaultConfig.command.value) : "—"],
+      ["Labels", (c.labels ?? []).map((l) => `${l.key}=${l.value}`).join(", ") || "—"],
+      ["Config version", rt.configurationVersion],
+      ["Created", when(rt.creationTime)],
+      ["Started", when(rt.startTime)],
+      ["Completed", when(rt.completionTime)],
+    ]),
+    workflowView(info, snap.job?.updates, act),
+    tasksView(snap.job?.tasks),
+  );
+}
+
+export const VIEW_CODE = [
+  Rpc,
+  isTerminalJob,
+  isTerminalUpdate,
+  actionButton,
+  poolPaths,
+  matches,
+  jobsView,
+  facts,
+  jobActions,
+  workflowActions,
+  activeUpdate,
+  workflowView,
+  limits,
+  tasksView,
+  jobView,
+];

@@ -1,0 +1,134 @@
+/**
+ * The operator's web UI: one self-contained page (inline CSS and script, nothing fetched but the API),
+ * built from the client functions' own source, and the handler that serves it at `/ui/`.
+ */
+import { createHash } from "node:crypto";
+import { API_CODE } from "./client_api.ts";
+import { APP_CODE } from "./client_app.ts";
+import { CLUSTER_CODE } from "./client_cluster.ts";
+import { DOM_CODE } from "./client_dom.ts";
+import { VIEW_CODE } from "./client_views.ts";
+import { UI_CSS } from "./style.ts";
+
+/** How often the page reloads its data unless paused (`?refresh=SECONDS` overrides it). */
+export const DEFAULT_REFRESH_MS = 3000;
+
+// deno-lint-ignore ban-types
+type ClientCode = Function;
+
+/** Every client function and class, in the order the script declares them (classes before their use). */
+export const CLIENT_CODE: readonly ClientCode[] = [
+  ...DOM_CODE,
+  ...API_CODE,
+  ...VIEW_CODE,
+  ...CLUSTER_CODE,
+  ...APP_CODE,
+];
+
+/** The page's script: each client function's source (Deno has already stripped its types), then the start. */
+export function clientScript(): string {
+  const body = CLIENT_CODE.map((f) => f.toString()).join("\n\n");
+  const script = `"use strict";\n${body}\n\nnew UiApp(${DEFAULT_REFRESH_MS}).start();\n`;
+  if (/<\/script/i.test(script)) throw new Error("Cannot inline the UI script: it contains </script");
+  return script;
+}
+
+const sha256 = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
+
+function skeleton(css: string, script: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Peloton</title>
+<link rel="icon" href="data:,">
+<style>${css}</style>
+</head>
+<body>
+<header>
+  <div class="bar">
+    <h1>Peloton</h1>
+    <nav>
+      <a id="nav-jobs" href="#/jobs">Jobs</a>
+      <a id="nav-pools" href="#/pools">Resource pools</a>
+      <a id="nav-hosts" href="#/hosts">Hosts</a>
+    </nav>
+    <div class="controls">
+      <span id="status">Loading…</span>
+      <button id="refresh-now" type="button">Refresh now</button>
+      <button id="pause" type="button" aria-pressed="false">Pause auto-refresh</button>
+      <button id="sign-out" type="button" hidden>Sign out</button>
+    </div>
+  </div>
+  <section id="summary" aria-label="Cluster summary"></section>
+</header>
+<main>
+  <div id="errors" role="alert" hidden></div>
+  <form id="login" hidden>
+    <strong>Sign in</strong>
+    <span id="login-why" class="muted"></span>
+    <input id="username" name="username" autocomplete="username" placeholder="user" required>
+    <input id="password" name="password" type="password" autocomplete="current-password" placeholder="password">
+    <button type="submit" class="primary">Sign in</button>
+  </form>
+  <div id="confirm" role="dialog" aria-labelledby="confirm-text" hidden>
+    <span id="confirm-text"></span>
+    <button id="confirm-yes" type="button">Confirm</button>
+    <button id="confirm-no" type="button">Cancel</button>
+  </div>
+  <div id="result" class="result" role="status" hidden>
+    <span id="result-text"></span>
+    <button id="result-close" type="button" aria-label="Dismiss">Dismiss</button>
+  </div>
+  <div class="toolbar"><input id="filter" type="search" placeholder="Filter by name, id, state…" hidden></div>
+  <div id="view"></div>
+  <noscript>This page needs JavaScript.</noscript>
+</main>
+<script>${script}</script>
+</body>
+</html>
+`;
+}
+
+let cached: { html: string; csp: string } | undefined;
+
+/** The page and its Content-Security-Policy: only this script and style run, only this origin is called. */
+export function uiPage(): { html: string; csp: string } {
+  if (cached) return cached;
+  const script = clientScript();
+  const csp = [
+    "default-src 'none'",
+    `script-src ${sha256(script)}`,
+    `style-src ${sha256(UI_CSS)}`,
+    "connect-src 'self'",
+    "img-src 'self' data:",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+  cached = { html: skeleton(UI_CSS, script), csp };
+  return cached;
+}
+
+/**
+ * Answers the UI's paths: `GET /ui/` the page, `/` and `/ui` a redirect to it; undefined for any other
+ * request. The page holds no data, so it is served without credentials; its API calls carry them.
+ */
+export function serveUi(req: Request, url: URL): Response | undefined {
+  if (req.method !== "GET" && req.method !== "HEAD") return undefined;
+  if (url.pathname === "/" || url.pathname === "/ui") {
+    return new Response(null, { status: 302, headers: { location: "/ui/" } });
+  }
+  if (url.pathname !== "/ui/") return undefined;
+  const { html, csp } = uiPage();
+  return new Response(req.method === "HEAD" ? null : html, {
+    headers: {
+      "content-type": "text/html; charset=utf-8",
+      "content-security-policy": csp,
+      "cache-control": "no-store",
+      "x-content-type-options": "nosniff",
+      "referrer-policy": "no-referrer",
+    },
+  });
+}

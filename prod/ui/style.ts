@@ -1,0 +1,76 @@
+/** The web UI's stylesheet, inlined into the page (no fonts or images to fetch). */
+
+export const UI_CSS = `
+:root {
+  --fg: #1d2330; --muted: #667085; --line: #e4e7ec; --bg: #f7f8fa; --card: #fff; --accent: #2457c5;
+  --ok: #137a3a; --ok-bg: #e3f5e9; --done: #1f5fa8; --done-bg: #e4eefb; --bad: #b42318; --bad-bg: #fde8e6;
+  --warn: #9a5b00; --warn-bg: #fff3d6; --off: #4b5565; --off-bg: #eceef2; --wait: #6941c6; --wait-bg: #f0ebfd;
+  font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif;
+  color: var(--fg); background: var(--bg);
+}
+* { box-sizing: border-box; }
+body { margin: 0; }
+header { background: #151b2c; color: #eef1f6; padding: 0.6rem 1.25rem 0.9rem; }
+.bar { display: flex; align-items: center; gap: 1.5rem; flex-wrap: wrap; }
+h1 { font-size: 1.15rem; margin: 0; letter-spacing: 0.02em; }
+nav { display: flex; gap: 0.25rem; }
+nav a { color: #c9d1e3; text-decoration: none; padding: 0.3rem 0.7rem; border-radius: 6px; }
+nav a:hover { background: #252d44; }
+nav a.active { background: #2f3a58; color: #fff; }
+.controls { margin-left: auto; display: flex; align-items: center; gap: 0.5rem; color: #aeb7cc; font-size: 0.85rem; }
+button { font: inherit; font-size: 0.85rem; padding: 0.25rem 0.7rem; border-radius: 6px; cursor: pointer;
+  border: 1px solid #c4cad6; background: #fff; color: var(--fg); }
+button:hover:not(:disabled) { border-color: var(--accent); }
+button:disabled { opacity: 0.45; cursor: not-allowed; }
+button.danger { border-color: #e6a7a0; color: var(--bad); }
+button.primary { border-color: var(--accent); color: var(--accent); }
+header button { background: #252d44; color: #eef1f6; border-color: #3b4666; }
+.cards { display: flex; gap: 0.75rem; flex-wrap: wrap; margin-top: 0.75rem; }
+.card { background: #1f2740; border-radius: 8px; padding: 0.4rem 0.8rem; min-width: 9rem; }
+.card .k { font-size: 0.75rem; color: #aeb7cc; text-transform: uppercase; letter-spacing: 0.04em; }
+.card .v { font-size: 1rem; display: flex; gap: 0.35rem; align-items: center; flex-wrap: wrap; }
+main { padding: 1rem 1.25rem 3rem; }
+h2 { font-size: 1.2rem; margin: 0.5rem 0 0.75rem; display: flex; align-items: center; gap: 0.5rem; }
+h3 { font-size: 1rem; margin: 1.5rem 0 0.5rem; }
+table { border-collapse: collapse; width: 100%; background: var(--card); border: 1px solid var(--line); }
+th, td { text-align: left; padding: 0.35rem 0.6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { font-size: 0.78rem; color: var(--muted); font-weight: 600; background: #fafbfc; white-space: nowrap; }
+tbody.pool-group { border-top: 2px solid var(--line); }
+td.pool { background: #fcfcfd; min-width: 14rem; }
+td.depth-1 { padding-left: 1.75rem; } td.depth-2 { padding-left: 3rem; } td.depth-3 { padding-left: 4.25rem; }
+td.depth-4 { padding-left: 5.5rem; } td.depth-5 { padding-left: 6.75rem; } td.depth-6 { padding-left: 8rem; }
+table.hosts td:nth-child(-n+3), table.jobs td:nth-child(-n+4) { white-space: nowrap; }
+td.empty { color: var(--muted); text-align: center; padding: 1rem; }
+code { font: 0.82rem ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+a { color: var(--accent); }
+.muted { color: var(--muted); }
+.note { font-size: 0.85rem; }
+.header .muted, header .muted { color: #aeb7cc; }
+.badge, .stat { display: inline-block; border-radius: 999px; padding: 0.05rem 0.55rem; font-size: 0.75rem;
+  font-weight: 600; white-space: nowrap; }
+.stats { display: inline-flex; gap: 0.25rem; flex-wrap: wrap; }
+.ok { color: var(--ok); background: var(--ok-bg); } .done { color: var(--done); background: var(--done-bg); }
+.bad { color: var(--bad); background: var(--bad-bg); } .warn { color: var(--warn); background: var(--warn-bg); }
+.off { color: var(--off); background: var(--off-bg); } .wait { color: var(--wait); background: var(--wait-bg); }
+.goal { font-size: 0.85rem; font-weight: normal; }
+.actions { display: flex; gap: 0.4rem; flex-wrap: wrap; margin: 0.25rem 0; }
+.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.2rem 1.25rem; margin: 0;
+  background: var(--card); border: 1px solid var(--line); padding: 0.75rem 1rem; border-radius: 6px; }
+.facts dt { color: var(--muted); }
+.facts dd { margin: 0; }
+.workflow { display: grid; gap: 0.5rem; margin-bottom: 0.75rem; }
+progress { width: 10rem; vertical-align: middle; }
+.back { margin: 0; }
+#errors { background: var(--bad-bg); color: var(--bad); border: 1px solid #f4b8b0; border-radius: 6px;
+  padding: 0.5rem 0.8rem; margin-bottom: 0.75rem; }
+.error-line { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.82rem; }
+#login, #confirm, .result { display: flex; gap: 0.5rem; align-items: center; flex-wrap: wrap; border-radius: 6px;
+  padding: 0.6rem 0.8rem; margin-bottom: 0.75rem; border: 1px solid var(--line); background: var(--card); }
+#confirm { border-color: #f0c36d; background: var(--warn-bg); }
+#login input { font: inherit; padding: 0.2rem 0.4rem; }
+.result.ok { border-color: #9fd8b1; } .result.error { border-color: #f4b8b0; } .result.info { color: var(--muted); }
+.result #result-close { margin-left: auto; }
+.toolbar { margin-bottom: 0.5rem; }
+#filter { font: inherit; padding: 0.25rem 0.5rem; width: 18rem; }
+[hidden] { display: none !important; }
+`;

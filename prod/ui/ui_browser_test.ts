@@ -1,0 +1,317 @@
+/**
+ * The web UI in headless Chromium against a real `peloton up` (two local agents, basic auth on): sign in,
+ * see the job and the pool the API created with their state, stop the job and take a host through
+ * maintenance from the UI, and check each change through the API, with nothing unexpected on the console.
+ * Needs Chromium at /usr/bin/chromium (or PELOTON_TEST_CHROMIUM); without it the test fails, it does not skip.
+ */
+import assert from "node:assert/strict";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { loadJobConfig, loadRespoolConfig } from "../../core/model/load.ts";
+import { PelotonClient } from "../cli/client.ts";
+import { ROOT, startUp, waitFor } from "../testing.ts";
+import { batchJobYaml } from "../testing_cluster.ts";
+
+const CHROMIUM = Deno.env.get("PELOTON_TEST_CHROMIUM") ?? "/usr/bin/chromium";
+const AUTH = `${ROOT}/prod/auth/testdata/security_example.yaml`;
+const ROOT_USER = { username: "peloton", password: "password1" };
+const JOB = "peloton.api.job.JobManager";
+const RESPOOL = "peloton.api.respool.ResourceManager";
+const HOST = "peloton.api.v0.host.svc.HostService";
+const UPDATE = "peloton.api.v0.update.svc.UpdateService";
+const WAIT_MS = 10_000;
+
+async function launch(): Promise<Browser> {
+  const found = await Deno.stat(CHROMIUM).then((s) => s.isFile, () => false);
+  if (!found) {
+    throw new Error(
+      `Cannot test the web UI: no Chromium at ${CHROMIUM}. Install it (apt-get install chromium) ` +
+        `or set PELOTON_TEST_CHROMIUM to its path.`,
+    );
+  }
+  try {
+    return await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+    });
+  } catch (e) {
+    throw new Error(`Cannot start Chromium at ${CHROMIUM}: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * A pool with two jobs in it, made through the API as the CLI makes them: a two-task batch job, and a
+ * two-task service with an update that starts paused (a workflow in progress for the job page to show).
+ */
+async function createPoolAndJobs(client: PelotonClient) {
+  const pool = loadRespoolConfig(
+    (await Deno.readTextFile(`${ROOT}/scenarios/jobs/default_respool.yaml`)).replace(
+      "name: DefaultResPool",
+      "name: UiPool",
+    ),
+    "default_respool.yaml",
+  );
+  assert.ok(pool.ok);
+  const created = await client.call<{ result: { value: string } }>(`${RESPOOL}::CreateResourcePool`, {
+    config: { ...pool.value, parent: { value: "root" } },
+  });
+  const respoolID = { value: created.result.value };
+  const createJob = async (yaml: string) => {
+    const job = loadJobConfig(yaml, "job.yaml");
+    assert.ok(job.ok);
+    const res = await client.call<{ jobId: { value: string } }>(`${JOB}::Create`, {
+      config: { ...job.value, respoolID },
+    });
+    return res.jobId.value;
+  };
+  const jobId = await createJob(batchJobYaml("ui-job", 2, "sleep 60"));
+  const serviceId = await createJob(`type: SERVICE\n${batchJobYaml("ui-service", 2, "sleep 60")}`);
+  const v2 = loadJobConfig(`type: SERVICE\n${batchJobYaml("ui-service", 2, "sleep 61")}`, "v2.yaml");
+  assert.ok(v2.ok);
+  const update = await client.call<{ updateID: { value: string } }>(`${UPDATE}::CreateUpdate`, {
+    jobId: { value: serviceId },
+    jobConfig: { ...v2.value, respoolID, changeLog: { version: 1 } },
+    updateConfig: { batchSize: 1, startPaused: true },
+  });
+  return { jobId, serviceId, updateId: update.updateID.value };
+}
+
+/** Console errors, page errors and failed requests, checked phase by phase. */
+class ConsoleWatch {
+  readonly seen: string[] = [];
+  constructor(page: Page) {
+    page.on("console", (m) => {
+      if (m.type() === "error") this.seen.push(`console: ${m.text()}`);
+    });
+    page.on("pageerror", (e) => this.seen.push(`page error: ${e.message}`));
+    page.on("requestfailed", (r) => this.seen.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
+  }
+
+  /** Everything seen since the last check must be an HTTP error answer of `status` (none when omitted). */
+  expectOnly(what: string, status?: number): void {
+    const unexpected = this.seen.filter((e) =>
+      status === undefined || !e.includes(`the server responded with a status of ${status}`)
+    );
+    assert.deepEqual(unexpected, [], `${what}: unexpected console errors`);
+    this.seen.length = 0;
+  }
+}
+
+/** Presses an action button, then Confirm in the confirm step; returns the result line's text. */
+async function act(page: Page, scope: ReturnType<Page["locator"]>, label: string): Promise<string> {
+  await scope.locator(`button[data-action="${label}"]:not([disabled])`).click({ timeout: WAIT_MS });
+  const confirm = page.locator("#confirm");
+  await confirm.waitFor({ state: "visible" });
+  assert.match(await page.locator("#confirm-text").innerText(), /\?/);
+  await page.locator("#confirm-yes").click();
+  await confirm.waitFor({ state: "hidden" });
+  // The click set "<label>: sending…"; the answer replaces it.
+  const result = page.locator("#result-text", { hasNotText: /sending/ });
+  await result.waitFor({ timeout: WAIT_MS });
+  return await result.innerText();
+}
+
+function cellTexts(page: Page, selector: string): Promise<string[]> {
+  return page.locator(selector).allInnerTexts();
+}
+
+Deno.test({
+  name:
+    "web UI in Chromium against a real server: sign in, views, stop a job, host maintenance, abort a workflow",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn(t) {
+    const dataDir = await Deno.makeTempDir({ prefix: "peloton-ui-" });
+    const [up, browser] = await Promise.all([
+      startUp(dataDir, ["--agents", "2", "--auth-config", AUTH]),
+      launch(),
+    ]);
+    const client = new PelotonClient({ url: up.url, credentials: ROOT_USER });
+    try {
+      await t.step("the server serves the page at /ui/ and redirects / to it", async () => {
+        const root = await fetch(`${up.url}/`, { redirect: "manual" });
+        await root.body?.cancel();
+        assert.equal(root.status, 302);
+        assert.equal(root.headers.get("location"), "/ui/");
+        const page = await fetch(`${up.url}/ui/`);
+        assert.equal(page.headers.get("content-type"), "text/html; charset=utf-8");
+        assert.match(await page.text(), /<title>Peloton<\/title>/);
+      });
+
+      const { jobId, serviceId, updateId } = await createPoolAndJobs(client);
+      const page = await browser.newPage();
+      const watch = new ConsoleWatch(page);
+
+      await t.step(
+        "without credentials the API's 401 is shown and the sign-in form asks for them",
+        async () => {
+          await page.goto(`${up.url}/ui/?refresh=0.5`, { waitUntil: "load" });
+          await page.locator("#login").waitFor({ state: "visible", timeout: WAIT_MS });
+          assert.match(
+            await page.locator("#errors").innerText(),
+            /unauthenticated: calls without credentials/,
+          );
+          watch.expectOnly("before signing in", 401);
+          await page.locator("#username").fill(ROOT_USER.username);
+          await page.locator("#password").fill(ROOT_USER.password);
+          await page.locator("#login button[type=submit]").click();
+          await page.locator("#login").waitFor({ state: "hidden", timeout: WAIT_MS });
+          await page.locator("#errors").waitFor({ state: "hidden" });
+          watch.expectOnly("signing in", 401);
+        },
+      );
+
+      await t.step(
+        "the jobs view lists the jobs RUNNING in their pool, the header sums the cluster",
+        async () => {
+          const row = page.locator("table.jobs tbody tr", { hasText: jobId });
+          for (const id of [jobId, serviceId]) {
+            const r = page.locator("table.jobs tbody tr", { hasText: id });
+            await r.locator('.stat[data-state="RUNNING"]', { hasText: "RUNNING 2" }).waitFor({
+              timeout: WAIT_MS,
+            });
+          }
+          const cells = await row.locator("td").allInnerTexts();
+          assert.deepEqual(cells.slice(0, 7), [
+            "ui-job",
+            jobId,
+            "BATCH",
+            "RUNNING",
+            "SUCCEEDED",
+            "/UiPool",
+            "2",
+          ]);
+          assert.match(await page.locator("#summary-hosts").innerText(), /^hosts\s+2\s+UP 2$/i);
+          assert.match(await page.locator("#summary-cpu").innerText(), /0\.4 \/ 8 cores/);
+          assert.match(await page.locator("#summary-pools").innerText(), /1$/);
+        },
+      );
+
+      await t.step("the pools view shows the pool's config and its allocation", async () => {
+        await page.locator("#nav-pools").click();
+        const cpu = 'tr[data-pool="/UiPool"][data-kind="cpu"] td:not(.pool)';
+        await page.waitForSelector(cpu, { timeout: WAIT_MS });
+        // kind, reservation, limit, share, allocation, slack: default_respool.yaml's, and four 0.1-core tasks;
+        // then entitlement (the last cycle's, capped by the cluster) and the demand still queued.
+        const cpuCells = await cellTexts(page, cpu);
+        assert.deepEqual(cpuCells.slice(0, 6), ["cpu", "12", "12", "1", "0.4", "0"]);
+        assert.equal(cpuCells.length, 8);
+        assert.ok(
+          cpuCells.slice(6).every((c) => Number.isFinite(Number(c))),
+          `entitlement, demand: ${cpuCells}`,
+        );
+        assert.equal(cpuCells[7], "0", "nothing is queued");
+        const mem = 'tr[data-pool="/UiPool"][data-kind="memory"] td:not(.pool)';
+        assert.deepEqual((await cellTexts(page, mem)).slice(0, 6), [
+          "memory",
+          "6144",
+          "6144",
+          "1",
+          "16",
+          "0",
+        ]);
+        const headers = await page.locator("table.pools th").allInnerTexts();
+        assert.deepEqual(headers.slice(-2).map((t) => t.toLowerCase()), ["entitlement", "demand"]);
+        assert.match(
+          await page.locator('tr[data-pool="/UiPool"] td.pool').innerText(),
+          /leaf · 2 active jobs/,
+        );
+        assert.ok(await page.locator('tr[data-pool="/"]').count() > 0, "the root pool is listed");
+      });
+
+      await t.step(
+        "the job view shows its config and tasks; Stop job stops it, as the API confirms",
+        async () => {
+          await page.locator("#nav-jobs").click();
+          await page.locator("a.job-link", { hasText: "ui-job" }).click();
+          const job = page.locator(`#job[data-job-id="${jobId}"]`);
+          await job.waitFor({ timeout: WAIT_MS });
+          const tasks = job.locator("table.tasks tbody tr");
+          await waitFor("two running tasks on the page", async () => {
+            const states = await tasks.locator(".badge").allInnerTexts();
+            return states.length === 2 && states.every((s) => s === "RUNNING") || undefined;
+          }, WAIT_MS);
+          const hosts = await tasks.locator("td:nth-child(5)").allInnerTexts();
+          assert.ok(hosts.every((h) => /^agent-\d$/.test(h)), `tasks show their hosts: ${hosts}`);
+          assert.match(await job.locator(".facts").first().innerText(), /Resource pool\s+\/UiPool/);
+          assert.match(await job.locator("#active-workflow").innerText(), /No workflow in progress/);
+
+          assert.equal(await act(page, job, "Stop job"), "Job ui-job: stopping 2 instances");
+          await waitFor("the job to be KILLED", async () => {
+            const r = await client.call<{ jobInfo: { runtime: { state: string } } }>(`${JOB}::Get`, {
+              id: { value: jobId },
+            });
+            return r.jobInfo.runtime.state === "KILLED" || undefined;
+          }, WAIT_MS);
+          await job.locator('h2 .badge[data-state="KILLED"]').waitFor({ timeout: WAIT_MS });
+          assert.ok(
+            await job.locator('button[data-action="Stop job"]').isDisabled(),
+            "a killed job cannot be stopped",
+          );
+        },
+      );
+
+      await t.step("the hosts view drives maintenance through the API", async () => {
+        await page.locator("#nav-hosts").click();
+        const row = page.locator("table.hosts tbody tr", { hasText: "agent-1" });
+        await row.waitFor({ timeout: WAIT_MS });
+        assert.equal(await page.locator("table.hosts tbody tr").count(), 2);
+        assert.equal(await act(page, row, "Start maintenance"), "Host agent-1: maintenance started");
+        const state = async () => {
+          const r = await client.call<{ hostInfos: { hostname: string; state: string }[] }>(
+            `${HOST}::QueryHosts`,
+            {},
+          );
+          return r.hostInfos.find((x) => x.hostname === "agent-1")?.state;
+        };
+        assert.match(await state() ?? "", /^HOST_STATE_(DRAINING|DRAINED)$/);
+        await row.locator('.badge[data-state="HOST_STATE_DRAINED"]').waitFor({ timeout: WAIT_MS });
+        assert.match(await row.innerText(), /drained: in maintenance/);
+        assert.equal(await act(page, row, "Complete maintenance"), "Host agent-1: maintenance completed");
+        assert.equal(await state(), "HOST_STATE_UP");
+        await row.locator('.badge[data-state="HOST_STATE_UP"]').waitFor({ timeout: WAIT_MS });
+      });
+
+      await t.step(
+        "the job view shows the paused update; Abort workflow aborts it, as the API confirms",
+        async () => {
+          await page.goto(`${up.url}/ui/?refresh=0.5#/jobs/${serviceId}`);
+          const active = page.locator("#active-workflow");
+          await active.locator('.badge[data-state="PAUSED"]').waitFor({ timeout: WAIT_MS });
+          const text = await active.innerText();
+          assert.match(text, new RegExp(`Workflow\\s+${updateId}`));
+          assert.match(text, /Type\s+UPDATE/);
+          assert.match(text, /0 of 2 instances done, 0 failed, 2 remaining/);
+          assert.ok(await active.locator('button[data-action="Pause workflow"]').isDisabled());
+          assert.equal(await act(page, active, "Abort workflow"), `Workflow ${updateId}: abort requested`);
+          const r = await client.call<{ updateInfo: { status: { state: string } } }>(`${UPDATE}::GetUpdate`, {
+            updateId: { value: updateId },
+          });
+          assert.equal(r.updateInfo.status.state, "ABORTED");
+          await page.locator("#active-workflow", { hasText: "No workflow in progress" }).waitFor({
+            timeout: WAIT_MS,
+          });
+          await page.locator('table.workflows .badge[data-state="ABORTED"]').waitFor();
+        },
+      );
+
+      await t.step("refresh pauses and resumes; an API error on a page is shown", async () => {
+        await page.locator("#pause").click();
+        assert.match(await page.locator("#status").innerText(), /paused/);
+        await page.locator("#pause").click();
+        assert.match(await page.locator("#status").innerText(), /Auto-refresh every 0.5 s/);
+        watch.expectOnly("the views and actions");
+        const unknown = "00000000-0000-4000-8000-000000000000";
+        await page.goto(`${up.url}/ui/?refresh=0.5#/jobs/${unknown}`);
+        await page.locator("#errors", { hasText: `not-found: job ${unknown} not found` }).waitFor({
+          timeout: WAIT_MS,
+        });
+        watch.expectOnly("an unknown job", 404);
+      });
+      await page.close();
+    } finally {
+      await browser.close();
+      await up.stop();
+      await Deno.remove(dataDir, { recursive: true });
+    }
+  },
+});
