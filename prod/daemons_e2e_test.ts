@@ -134,6 +134,10 @@ Deno.test({
       );
       assert.match(metrics, /^peloton_leader\{daemon="resmgr",instance="\w+"\} 1$/m);
       assert.match(await (await fetch(`${j1}/metrics`)).text(), /^peloton_api_request_seconds_count\{/m);
+      // Each daemon serves the web UI; its API calls reach the right daemon through /api/v1.
+      const ui = await fetch(`${cluster.url(follower)}/ui/`);
+      assert.equal(ui.headers.get("content-type"), "text/html; charset=utf-8");
+      assert.match(await ui.text(), /<title>/);
     } catch (err) {
       console.error(cluster.tail(15));
       throw err;

@@ -116,7 +116,11 @@ export const upCommand: Command = {
       placementWorkers: placementWorkers(opts["placement-workers"]),
     });
     const cluster = backend === "mesos" ? `Mesos master ${opts["mesos-master"]}` : `${agents} agents`;
-    ctx.out(`peloton up: API at ${server.url}/api/v1, ${cluster}, data in ${opts["data-dir"]}`);
+    ctx.out(
+      `peloton up: API at ${server.url}/api/v1, web UI at ${server.url}/ui/, ${cluster}, data in ${
+        opts["data-dir"]
+      }`,
+    );
     const stopped = new Promise<void>((resolve) => {
       const stop = () => resolve();
       Deno.addSignalListener("SIGINT", stop);

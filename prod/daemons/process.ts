@@ -13,6 +13,7 @@ import type { Logger } from "../log.ts";
 import { PromMetrics } from "../metrics.ts";
 import { type KyselyStore, openStore } from "../store/kysely_store.ts";
 import { API_STATUS, rpcError } from "./http_errors.ts";
+import { serveUi } from "../ui/page.ts";
 
 export type DaemonRole = "jobmgr" | "resmgr" | "hostmgr" | "placement";
 
@@ -227,6 +228,9 @@ export class DaemonProcess {
         });
       }
       if (url.pathname === "/api/v1") return await this.#api(req);
+      // Any daemon serves the web UI: its calls go to /api/v1 here, which reaches the right daemon.
+      const ui = serveUi(req, url);
+      if (ui) return ui;
       const extra = await this.hooks.routes?.(req, url);
       if (extra) return extra;
       // Sandbox files and agents live with the host manager's backend.
