@@ -43,18 +43,23 @@ export function scheduleEvents(scenario: Scenario, ctx: EventContext): void {
     }
   };
   walk(scenario.respools, "/");
+  const state: EventState = { classes, nextIndex, pools, poolUpdates: new Serial() };
   for (const e of scenario.events) {
-    ctx.queue.schedule(e.atSec * 1000, () => apply(e, ctx, classes, nextIndex, pools));
+    ctx.queue.schedule(e.atSec * 1000, () => apply(e, ctx, state));
   }
 }
 
-function apply(
-  e: ScenarioEvent,
-  ctx: EventContext,
-  classes: Map<string, HostClass>,
-  nextIndex: Map<string, number>,
-  pools: Map<string, ScenarioPool>,
-): void {
+/** What events carry from one to the next. */
+interface EventState {
+  classes: Map<string, HostClass>;
+  nextIndex: Map<string, number>;
+  /** Each pool's config as the resource manager holds it: the scenario's, then every update it accepted. */
+  pools: Map<string, ScenarioPool>;
+  poolUpdates: Serial;
+}
+
+function apply(e: ScenarioEvent, ctx: EventContext, state: EventState): void {
+  const { classes, nextIndex, pools } = state;
   const at = e.atSec;
   const record = (kind: string, detail: string, hosts?: number) => {
     const r: EventRecord = { atSec: at, kind, detail };
@@ -111,27 +116,53 @@ function apply(
   } else if (e.updatePool) {
     const { path, force, ...change } = e.updatePool;
     const r = record("updatePool", `pool ${path} updated`);
-    const pool = pools.get(path);
     const id = ctx.poolIds.get(path);
-    if (!pool || !id) {
+    if (!pools.has(path) || !id) {
       r.error = `no pool ${path}`;
       return;
     }
-    const updated = { ...pool, ...change } as ScenarioPool;
-    pools.set(path, updated);
     const parentPath = path.slice(0, path.lastIndexOf("/")) || "/";
-    ctx.api(`${RESPOOL_SERVICE}::UpdateResourcePool`, {
-      id: { value: id },
-      force: force === true,
-      config: { ...poolConfig(updated), parent: { value: ctx.poolIds.get(parentPath) } },
-    }, (reply) => {
-      const err = reply.error?.message ?? errorText(reply.body);
-      if (err) r.error = err;
+    // The change replaces fields of the config the resource manager holds, so it is merged only once the
+    // update before it to the same pool was answered, and kept only if the resource manager accepted it:
+    // a rejected update must not ride along with a later one.
+    state.poolUpdates.run(path, (done) => {
+      const updated = { ...pools.get(path)!, ...change } as ScenarioPool;
+      ctx.api(`${RESPOOL_SERVICE}::UpdateResourcePool`, {
+        id: { value: id },
+        force: force === true,
+        config: { ...poolConfig(updated), parent: { value: ctx.poolIds.get(parentPath) } },
+      }, (reply) => {
+        const err = reply.error?.message ?? errorText(reply.body);
+        if (err) r.error = err;
+        else pools.set(path, updated);
+        done();
+      });
     });
   } else if (e.usage) {
     const group = ctx.usageGroups.get(e.usage.workload)!;
     record("usage", `${e.usage.workload} tasks use ×${e.usage.level} of their modelled cpu`);
     ctx.cluster.setUsageLevel(group, e.usage.level);
+  }
+}
+
+/** Runs the steps given for one key one after another, each once the one before called `done`. */
+class Serial {
+  readonly #waiting = new Map<string, ((done: () => void) => void)[]>();
+
+  run(key: string, step: (done: () => void) => void): void {
+    const waiting = this.#waiting.get(key);
+    if (waiting) {
+      waiting.push(step);
+      return;
+    }
+    const queue: ((done: () => void) => void)[] = [];
+    this.#waiting.set(key, queue);
+    const next = () => {
+      const following = queue.shift();
+      if (following) following(next);
+      else this.#waiting.delete(key);
+    };
+    step(next);
   }
 }
 

@@ -138,3 +138,60 @@ Deno.test("events run in time order whatever their list order: hosts of a class 
   assert.equal(report.hosts, 15, "12 registered, 1 with the class, 2 more");
   assert.ok(sim.hostmgr.host("big-2"), "the added hosts continue the new class's numbering");
 });
+
+/** /org (8 cores) over /org/a and /org/b (4 reserved each), both with more work than their share. */
+function poolUpdates(events: string): string {
+  const kinds = (cpu: number, limit: number) =>
+    `[{kind: cpu, reservation: ${cpu}, limit: ${limit}}, {kind: memory, reservation: 8192, limit: 16384}]`;
+  return `name: pool-updates
+durationSec: 100
+hostClasses:
+  - {name: h, count: 2, cpu: 4, memoryMb: 8192}
+respools:
+  - name: org
+    resources: [{kind: cpu, reservation: 8, limit: 8}, {kind: memory, reservation: 16384, limit: 16384}]
+    children:
+      - {name: a, resources: ${kinds(4, 8)}}
+      - {name: b, resources: ${kinds(4, 8)}}
+workloads:
+  - {name: wa, respool: /org/a, instances: 8, durationSec: 5000, memoryMb: 512}
+  - {name: wb, respool: /org/b, instances: 8, durationSec: 5000, memoryMb: 512}
+events:
+${events.replaceAll("$A2", kinds(2, 8)).replaceAll("$B6", kinds(6, 8))}
+settings: {preemption: {enabled: false}, entitlementPeriodSec: 10}
+`;
+}
+
+const cpuOf = (sim: Simulation, path: string) =>
+  sim.resmgr.tree.lookup(path)!.config.resources.find((r) => r.kind === "cpu")!.reservation;
+
+Deno.test("a rejected pool update stays rejected: a later update of the same pool does not carry it in", async () => {
+  const { sim, report } = await run(poolUpdates(`  - {atSec: 10, updatePool: {path: /org/b, resources: $B6}}
+  - {atSec: 20, updatePool: {path: /org/a, resources: $A2}}
+  - {atSec: 30, updatePool: {path: /org/b, owningteam: newteam}}`));
+  // 4 + 6 reserved under a parent of 8: refused.
+  assert.match(report.events[0].error ?? "", /reservation/);
+  assert.deepEqual(report.events.slice(1).map((e) => e.error), [undefined, undefined]);
+  assert.equal(cpuOf(sim, "/org/b"), 4, "the rejected reservation never reached the pool");
+  assert.equal(sim.resmgr.tree.lookup("/org/b")!.config.owningTeam, "newteam");
+  // Reservations 2 and 4, the 2 cores left split by equal shares: 3 and 5.
+  const t = report.series.t.indexOf(90);
+  assert.deepEqual(
+    [report.poolSeries["/org/a"].entitlementCpu[t], report.poolSeries["/org/b"].entitlementCpu[t]],
+    [3, 5],
+  );
+});
+
+Deno.test("updates of one pool at the same time apply one after the other, each onto the one before", async () => {
+  const { sim, report } = await run(
+    poolUpdates(`  - {atSec: 10, updatePool: {path: /org/a, owningteam: first}}
+  - {atSec: 10, updatePool: {path: /org/a, resources: $A2}}`),
+  );
+  assert.deepEqual(report.events.map((e) => e.error), [undefined, undefined]);
+  assert.equal(
+    sim.resmgr.tree.lookup("/org/a")!.config.owningTeam,
+    "first",
+    "the second kept the first's change",
+  );
+  assert.equal(cpuOf(sim, "/org/a"), 2);
+});

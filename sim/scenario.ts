@@ -91,11 +91,13 @@ export const scenarioSchema = scenarioBase.superRefine((s, ctx) => {
   });
   const pools = poolPaths(s.respools);
   checkWorkloads(s, pools, report);
-  if (s.durationSec !== undefined && s.settings.warmupSec >= s.durationSec) {
+  if (s.durationSec !== undefined && s.durationSec > 0 && s.settings.warmupSec >= s.durationSec) {
     // Statistics start after the warm-up: a run no longer than it reports nothing.
     report(["settings", "warmupSec"], `less than durationSec (${s.durationSec})`);
   }
   checkEvents(s.events, {
+    // A malformed durationSec is reported already: every event would be after it.
+    durationSec: s.durationSec !== undefined && s.durationSec > 0 ? s.durationSec : undefined,
     hostClasses: s.hostClasses,
     workloads: s.workloads.map((w) => w.name),
     pools: [...pools.keys()],
@@ -188,8 +190,25 @@ function checkWorkloads(
     if (s.durationSec === undefined) {
       const endless = endlessWork(w);
       if (endless) report(["workloads", i, endless.field], `${endless.why}: set the run's durationSec`);
+    } else if (!w.trace && s.durationSec > 0) {
+      for (const field of startsAfter(w, s.durationSec)) {
+        report(
+          ["workloads", i, ...field],
+          `expected at most durationSec (${s.durationSec}): the run ends before`,
+        );
+      }
     }
   });
+}
+
+/** Where a workload's start or arrival times lie past the run's end: jobs that would silently never come. */
+function startsAfter(w: Workload, durationSec: number): (string | number)[][] {
+  const late: (string | number)[][] = [];
+  if (w.startSec > durationSec) late.push(["startSec"]);
+  const a = w.arrival;
+  if ("at" in a) a.at.forEach((t, j) => t > durationSec && late.push(["arrival", "at", j]));
+  if ("bursts" in a && a.bursts.firstAtSec > durationSec) late.push(["arrival", "bursts", "firstAtSec"]);
+  return late;
 }
 
 /** Why a workload would keep the run going forever without a `durationSec`, if it would. */

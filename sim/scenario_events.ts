@@ -26,10 +26,11 @@ export const scenarioEvent = z.object({
   failHosts: hostSelector.optional(),
   /** Every host of a rack fails at once. */
   loseRack: z.string().min(1).optional(),
-  /** Failed hosts come back (empty) after this long; without it they stay down. */
+  /** failHosts and loseRack: the hosts come back (empty) after this long; without it they stay down. */
   recoverAfterSec: z.number().positive().optional(),
   /** Peloton host maintenance: the hosts drain (their tasks are moved), then come back after `durationSec`. */
   drain: hostSelector.optional(),
+  /** drain: how long the maintenance lasts; without it the hosts stay in maintenance. */
   durationSec: z.number().positive().optional(),
   /** More hosts of a class from `hostClasses`, or of a class defined here. */
   addHosts: z.object({ class: z.string().min(1), count: z.number().int().positive() }).strict().optional(),
@@ -49,6 +50,20 @@ export const scenarioEvent = z.object({
         actions.length ? actions.join(", ") : "none"
       }`,
     });
+    return;
+  }
+  // Another event's field would be ignored, and hosts meant to come back would stay down.
+  const kind = actions[0];
+  for (const field of ["recoverAfterSec", "durationSec"] as const) {
+    if (e[field] === undefined || COMES_BACK_AFTER[kind] === field) continue;
+    const own = COMES_BACK_AFTER[kind];
+    ctx.addIssue({
+      code: "custom",
+      path: [field],
+      message: `expected no ${field} on ${kind} events (${TAKES[field]})${
+        own ? `; its hosts come back after ${own}` : ""
+      }`,
+    });
   }
 });
 export type ScenarioEvent = z.infer<typeof scenarioEvent>;
@@ -64,10 +79,23 @@ export const ACTIONS = [
   "usage",
 ] as const;
 
+/** The field that says when an event's hosts come back, for the events whose hosts do. */
+const COMES_BACK_AFTER: Partial<Record<(typeof ACTIONS)[number], "recoverAfterSec" | "durationSec">> = {
+  failHosts: "recoverAfterSec",
+  loseRack: "recoverAfterSec",
+  drain: "durationSec",
+};
+const TAKES = {
+  recoverAfterSec: "recoverAfterSec is for failHosts and loseRack",
+  durationSec: "durationSec is for drain",
+};
+
 /** What events name elsewhere in the scenario, and the pool rules they must follow. */
 export interface EventScope {
   hostClasses: HostClass[];
   workloads: string[];
+  /** The run's length, when it has one: events after it never happen. */
+  durationSec?: number;
   /** Paths of the scenario's pools, the root left out. */
   pools: string[];
   /** Problems with a pool config in Peloton's respool shape: where below the pool, and what was expected. */
@@ -90,6 +118,9 @@ export function checkEvents(events: ScenarioEvent[], scope: EventScope, report: 
     .sort((a, b) => a.ms - b.ms || a.i - b.i);
   for (const { e, i } of order) {
     const path = (...rest: (string | number)[]) => ["events", i, ...rest];
+    if (scope.durationSec !== undefined && e.atSec > scope.durationSec) {
+      report(path("atSec"), `expected at most durationSec (${scope.durationSec}): the run ends before`);
+    }
     const when = grows ? ` at ${e.atSec} s` : "";
     const oneOf = (what: string, list: string[]) =>
       list.length

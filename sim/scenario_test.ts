@@ -53,7 +53,8 @@ workloads:
   - name: a
     respool: /pool
     type: stateful
-    instances: { lognormal: { median: 10, sigma: 0.5 } }
+    instances: { uniform: [4, 16] }
+    durationSec: { lognormal: { median: 10, sigma: 0.5 } }
     cpu: { choice: [[1, 2], [4, 1]] }
     gang: 4
     hostAttributes: { zone: zone-1 }
@@ -363,4 +364,158 @@ Deno.test("the warm-up must be shorter than the run", () => {
     e.join("\n"),
   );
   accepted(`${TREE}settings: {warmupSec: 599}\n`);
+});
+
+Deno.test("each event takes only its own duration field: others would be ignored and hosts never come back", () => {
+  const e = errors(`${TREE}events:
+  - {atSec: 10, failHosts: {class: std, count: 1}, durationSec: 100}
+  - {atSec: 20, drain: {rack: std-rack-0}, recoverAfterSec: 100}
+  - {atSec: 30, loseRack: std-rack-1, durationSec: 100}
+  - {atSec: 40, removeHosts: {class: std, count: 1}, recoverAfterSec: 100}
+  - {atSec: 50, addHosts: {class: std, count: 1}, durationSec: 100}
+`);
+  assert.deepEqual(e, [
+    "bad.yaml:17: events[0].durationSec: got 100, expected no durationSec on failHosts events (durationSec is for drain); its hosts come back after recoverAfterSec",
+    "bad.yaml:18: events[1].recoverAfterSec: got 100, expected no recoverAfterSec on drain events (recoverAfterSec is for failHosts and loseRack); its hosts come back after durationSec",
+    "bad.yaml:19: events[2].durationSec: got 100, expected no durationSec on loseRack events (durationSec is for drain); its hosts come back after recoverAfterSec",
+    "bad.yaml:20: events[3].recoverAfterSec: got 100, expected no recoverAfterSec on removeHosts events (recoverAfterSec is for failHosts and loseRack)",
+    "bad.yaml:21: events[4].durationSec: got 100, expected no durationSec on addHosts events (durationSec is for drain)",
+  ]);
+  accepted(`${TREE}events:
+  - {atSec: 10, failHosts: {class: std, count: 1}, recoverAfterSec: 100}
+  - {atSec: 20, drain: {rack: std-rack-0}, durationSec: 100}
+  - {atSec: 30, loseRack: std-rack-1, recoverAfterSec: 100}
+`);
+});
+
+/** TREE with one workload of these fields in /org/a (line 17). */
+const oneWorkload = (fields: string) =>
+  `${TREE}workloads:\n  - {name: w, respool: /org/a, durationSec: 10, ${fields}}\n`;
+
+Deno.test("instance counts are whole numbers of at least 1, fixed or as a distribution's values and bounds", () => {
+  const cases: [string, string][] = [
+    ["instances: 0", "instances: got 0, expected at least 1 instance"],
+    ["instances: 2.5", "instances: got 2.5, expected a whole number of instances"],
+    ["instances: {fixed: 0}", "instances.fixed: got 0, expected at least 1 instance"],
+    ["instances: {uniform: [0, 3]}", "instances.uniform[0]: got 0, expected at least 1 instance"],
+    ["instances: {uniform: [2, 4.5]}", "instances.uniform[1]: got 4.5, expected a whole number of instances"],
+    [
+      "instances: {choice: [[1.5, 1], [2, 1]]}",
+      "instances.choice[0][0]: got 1.5, expected a whole number of instances",
+    ],
+  ];
+  for (const [fields, message] of cases) {
+    assert.deepEqual(errors(oneWorkload(fields)), [`bad.yaml:17: workloads[0].${message}`], fields);
+  }
+  // A distribution's draws are rounded (and at least 1).
+  for (
+    const fields of ["instances: 1", "instances: {exponential: 3}", "instances: {choice: [[1, 1], [8, 1]]}"]
+  ) {
+    accepted(oneWorkload(fields));
+  }
+});
+
+Deno.test("a workload's stopSec comes after its startSec", () => {
+  assert.deepEqual(errors(oneWorkload("arrival: {ratePerSec: 1}, startSec: 100, stopSec: 50")), [
+    "bad.yaml:17: workloads[0].stopSec: got 50, expected more than startSec (100)",
+  ]);
+  assert.deepEqual(errors(oneWorkload("arrival: {ratePerSec: 1}, startSec: 100, stopSec: 100")), [
+    "bad.yaml:17: workloads[0].stopSec: got 100, expected more than startSec (100)",
+  ]);
+  accepted(oneWorkload("arrival: {ratePerSec: 1}, startSec: 100, stopSec: 101"));
+});
+
+Deno.test("every distribution's bounds are checked: uniform in order, a normal's mean, weights and means", () => {
+  const cases: [string, string][] = [
+    ["instances: {uniform: [10, 5]}", "instances.uniform[1]: got 5, expected at least the lower bound (10)"],
+    ["cpu: {uniform: [3, 1]}", "cpu.uniform[1]: got 1, expected at least the lower bound (3)"],
+    [
+      "cpuUsage: {uniform: [0.5, 0.2]}",
+      "cpuUsage.uniform[1]: got 0.2, expected at least the lower bound (0.5)",
+    ],
+    [
+      "memoryMb: {normal: {mean: -5, stddev: 1}}",
+      "memoryMb.normal.mean: got -5, expected a mean of at least 0: draws below 0 count as 0",
+    ],
+    ["cpu: {choice: [[1, 0], [2, 1]]}", "cpu.choice[0][1]: got 0, Too small: expected number to be >0"],
+    ["cpu: {exponential: 0}", "cpu.exponential: got 0, Too small: expected number to be >0"],
+  ];
+  for (const [fields, message] of cases) {
+    assert.deepEqual(errors(oneWorkload(fields)), [`bad.yaml:17: workloads[0].${message}`], fields);
+  }
+  accepted(
+    oneWorkload(
+      "cpu: {uniform: [2, 2]}, cpuUsage: {uniform: [0.2, 0.5]}, memoryMb: {normal: {mean: 0, stddev: 1}}",
+    ),
+  );
+});
+
+Deno.test("a gang is at most the fewest instances a job can have", () => {
+  const cases: [string, string][] = [
+    ["instances: 3, gang: 20", "gang: got 20, expected at most instances (3)"],
+    [
+      "instances: {uniform: [5, 10]}, gang: 8",
+      "gang: got 8, expected at most the fewest instances a job can draw (5, instances' uniform)",
+    ],
+    [
+      "instances: {exponential: 10}, gang: 2",
+      "gang: got 2, expected at most the fewest instances a job can draw (1, instances' exponential: draws are rounded, and at least 1)",
+    ],
+  ];
+  for (const [fields, message] of cases) {
+    assert.deepEqual(errors(oneWorkload(fields)), [`bad.yaml:17: workloads[0].${message}`], fields);
+  }
+  for (
+    const fields of [
+      "instances: 20, gang: 20",
+      "instances: {choice: [[4, 1], [8, 1]]}, gang: 4",
+      "instances: {exponential: 10}, gang: true",
+    ]
+  ) accepted(oneWorkload(fields));
+});
+
+Deno.test("an elastic job's maxInstances is at least the instances it starts with", () => {
+  const grow = (max: number) => `elastic: {maxInstances: ${max}, growBy: 1, everySec: 10}`;
+  const cases: [string, string][] = [
+    [
+      `instances: 20, ${grow(2)}`,
+      "elastic.maxInstances: got 2, expected at least instances (20), the count a job starts with",
+    ],
+    [
+      `instances: {uniform: [5, 50]}, ${grow(40)}`,
+      "elastic.maxInstances: got 40, expected at least the most instances a job can draw (50, instances' uniform), the count it starts with",
+    ],
+    [
+      `instances: {exponential: 10}, ${grow(40)}`,
+      "elastic.maxInstances: got 40, expected at least the most instances a job can draw, but instances' exponential has no most: use fixed, uniform or choice",
+    ],
+  ];
+  for (const [fields, message] of cases) {
+    assert.deepEqual(errors(oneWorkload(fields)), [`bad.yaml:17: workloads[0].${message}`], fields);
+  }
+  accepted(oneWorkload(`instances: 20, ${grow(20)}`));
+  accepted(oneWorkload(`instances: {uniform: [5, 50]}, ${grow(50)}`));
+});
+
+Deno.test("arrivals, starts and events after the run's durationSec are refused: they would never happen", () => {
+  const e = errors(`${TREE}workloads:
+  - {name: w, respool: /org/a, durationSec: 10, arrival: {at: [0, 700, 600]}}
+  - {name: x, respool: /org/b, durationSec: 10, arrival: {ratePerSec: 1}, startSec: 601}
+  - {name: y, respool: /org/b, durationSec: 10, arrival: {bursts: {everySec: 60, jobs: 2, firstAtSec: 900}}}
+events:
+  - {atSec: 1000, failHosts: {class: std}}
+  - {atSec: 600, failHosts: {class: std}}
+`);
+  assert.deepEqual(e, [
+    "bad.yaml:17: workloads[0].arrival.at[1]: got 700, expected at most durationSec (600): the run ends before",
+    "bad.yaml:18: workloads[1].startSec: got 601, expected at most durationSec (600): the run ends before",
+    "bad.yaml:19: workloads[2].arrival.bursts.firstAtSec: got 900, expected at most durationSec (600): the run ends before",
+    "bad.yaml:21: events[0].atSec: got 1000, expected at most durationSec (600): the run ends before",
+  ]);
+  // Without a durationSec the run lasts until the work is done: any time can happen.
+  accepted(`${TREE.replace("durationSec: 600\n", "")}workloads:
+  - {name: w, respool: /org/a, durationSec: 10, arrival: {at: [0, 700]}}
+events:
+  - {atSec: 1000, failHosts: {class: std}}
+`);
 });

@@ -1,28 +1,61 @@
 /** The workload part of the scenario format: job types, arrival processes, distributions and task behaviour. */
 import { z } from "zod";
 
+/** A uniform's first bound is its lower one. */
+function boundsInOrder(d: number | object, ctx: z.RefinementCtx): void {
+  if (typeof d !== "object" || !("uniform" in d) || !Array.isArray(d.uniform)) return;
+  if (!(d.uniform[0] > d.uniform[1])) return;
+  ctx.addIssue({
+    code: "custom",
+    path: ["uniform", 1],
+    message: `expected at least the lower bound (${d.uniform[0]})`,
+  });
+}
+
+/** The distributions of the format, over the numbers `value` accepts. */
+function distributionOf(value: z.ZodNumber) {
+  return z.union([
+    value,
+    z.object({ fixed: value }).strict(),
+    /** From the first bound to the second (equal bounds: always that value). */
+    z.object({ uniform: z.tuple([value, value]) }).strict(),
+    z.object({ exponential: z.number().positive().describe("mean") }).strict(),
+    z.object({
+      normal: z.object({
+        mean: z.number().nonnegative({ error: "expected a mean of at least 0: draws below 0 count as 0" }),
+        stddev: z.number().nonnegative(),
+      }).strict(),
+    }).strict(),
+    z.object({
+      lognormal: z.object({ median: z.number().positive(), sigma: z.number().nonnegative() }).strict(),
+    }).strict(),
+    z.object({
+      /** Values with weights: `choice: [[1, 0.5], [8, 0.5]]`. */
+      choice: z.array(z.tuple([value, z.number().positive()])).min(1),
+    }).strict(),
+  ]).superRefine(boundsInOrder);
+}
+
 /** A number, or a distribution to draw it from. */
-export const distribution = z.union([
-  z.number().nonnegative(),
-  z.object({ fixed: z.number().nonnegative() }).strict(),
-  z.object({ uniform: z.tuple([z.number().nonnegative(), z.number().nonnegative()]) }).strict(),
-  z.object({ exponential: z.number().positive().describe("mean") }).strict(),
-  z.object({ normal: z.object({ mean: z.number(), stddev: z.number().nonnegative() }).strict() }).strict(),
-  z.object({
-    lognormal: z.object({ median: z.number().positive(), sigma: z.number().nonnegative() }).strict(),
-  }).strict(),
-  z.object({
-    /** Values with weights: `choice: [[1, 0.5], [8, 0.5]]`. */
-    choice: z.array(z.tuple([z.number().nonnegative(), z.number().positive()])).min(1),
-  }).strict(),
-]);
+export const distribution = distributionOf(z.number().nonnegative());
 export type Distribution = z.infer<typeof distribution>;
+
+/**
+ * Instances per job: a whole number of at least 1, or a distribution whose values and bounds are. A draw
+ * is rounded to a whole number, and is at least 1 (exponential, normal and lognormal draws can be less).
+ */
+export const instanceCount = distributionOf(
+  // A refinement, not `.int()`: that one aborts, and the union would then only say "Invalid input".
+  z.number().min(1, { error: "expected at least 1 instance" }).refine(Number.isInteger, {
+    error: "expected a whole number of instances",
+  }),
+);
 
 const fraction = z.union([
   z.number().positive().max(1),
   z.object({ uniform: z.tuple([z.number().positive().max(1), z.number().positive().max(1)]) }).strict(),
   z.object({ fixed: z.number().positive().max(1) }).strict(),
-]);
+]).superRefine(boundsInOrder);
 
 /** When jobs arrive. All times are simulated seconds. */
 export const arrival = z.union([
@@ -50,7 +83,7 @@ export type Arrival = z.infer<typeof arrival>;
 
 /** Spark dynamic allocation: the job starts small and asks for executors while it runs. */
 const elastic = z.object({
-  /** Instances the job grows to. */
+  /** Instances the job grows to: at least the most it starts with (`instances`). */
   maxInstances: z.number().int().positive(),
   /** Instances added per step (Spark doubles its request; here a fixed step keeps it readable). */
   growBy: z.number().int().positive(),
@@ -80,7 +113,7 @@ const jobType = z.preprocess(
   z.enum(JOB_TYPES),
 );
 
-export const workload = z.object({
+const workloadFields = z.object({
   name: z.string().min(1),
   respool: z.string().startsWith("/"),
   /** STATELESS is Peloton's SERVICE; STATEFUL is a service whose tasks keep a persistent volume. */
@@ -88,12 +121,12 @@ export const workload = z.object({
   /** A Peloton job YAML file (relative to the scenario) used as the job template. */
   jobFile: z.string().optional(),
   arrival: arrival.default({ at: [0] }),
-  /** No arrivals before this time or after `stopSec`. */
+  /** No arrivals before this time or after `stopSec` (later than `startSec`). */
   startSec: z.number().nonnegative().default(0),
   stopSec: z.number().positive().optional(),
   /** Stop submitting after this many jobs. */
   maxJobs: z.number().int().positive().optional(),
-  instances: distribution.default(1),
+  instances: instanceCount.default(1),
   /** How long each task runs; services and daemons without it run until the end. */
   durationSec: distribution.optional(),
   /** Per job: every task of a job asks for the same resources. */
@@ -105,7 +138,10 @@ export const workload = z.object({
   preemptible: z.boolean().default(true),
   /** Runs on slack: resources other tasks were given but do not use. */
   revocable: z.boolean().default(false),
-  /** All instances (true) or the first N placed together or not at all (`minimumRunningInstances`). */
+  /**
+   * All instances (true) or the first N placed together or not at all (`minimumRunningInstances`); N is at
+   * most the fewest instances a job gets.
+   */
   gang: z.union([z.boolean(), z.number().int().positive()]).default(false),
   /** Host attributes a task needs (AND of HOST label constraints), e.g. `{ host_pool: gpu }`. */
   hostAttributes: z.record(z.string(), z.string()).optional(),
@@ -125,4 +161,60 @@ export const workload = z.object({
   elastic: elastic.optional(),
   trace: trace.optional(),
 }).strict();
+
+/** Rules that look at several fields of a workload. */
+function checkWorkload(w: z.infer<typeof workloadFields>, ctx: z.RefinementCtx): void {
+  const report = (path: (string | number)[], message: string) =>
+    ctx.addIssue({ code: "custom", path, message });
+  if (w.stopSec !== undefined && w.stopSec > 0 && w.startSec >= 0 && w.stopSec <= w.startSec) {
+    report(["stopSec"], `expected more than startSec (${w.startSec})`);
+  }
+  // A job file's or trace's jobs have their own instance counts; a rule needing a malformed field waits.
+  if (w.jobFile !== undefined || w.trace !== undefined || !instanceCount.safeParse(w.instances).success) {
+    return;
+  }
+  const { min, max, kind } = instanceRange(w.instances);
+  const fixed = typeof w.instances === "number";
+  if (typeof w.gang === "number" && Number.isInteger(w.gang) && w.gang > min) {
+    // Placing a gang needs that many instances: a smaller job could never start as one.
+    const why = max === Infinity ? ": draws are rounded, and at least 1" : "";
+    report(
+      ["gang"],
+      fixed
+        ? `expected at most instances (${min})`
+        : `expected at most the fewest instances a job can draw (${min}, instances' ${kind}${why})`,
+    );
+  }
+  const grows = w.elastic?.maxInstances;
+  if (grows !== undefined && Number.isInteger(grows) && grows > 0 && grows < max) {
+    report(
+      ["elastic", "maxInstances"],
+      fixed
+        ? `expected at least instances (${max}), the count a job starts with`
+        : max === Infinity
+        ? `expected at least the most instances a job can draw, but instances' ${kind} has no most: use fixed, uniform or choice`
+        : `expected at least the most instances a job can draw (${max}, instances' ${kind}), the count it starts with`,
+    );
+  }
+}
+
+export const workload = workloadFields.superRefine(checkWorkload);
 export type Workload = z.infer<typeof workload>;
+
+/** The fewest and most instances a job can get from a valid instance count (draws: rounded, at least 1). */
+export function instanceRange(d: Distribution): { min: number; max: number; kind: string } {
+  if (typeof d === "number") return { min: d, max: d, kind: "number" };
+  const kind = Object.keys(d)[0];
+  const at = (n: number) => Math.max(1, Math.round(n));
+  if ("fixed" in d) return { min: d.fixed, max: d.fixed, kind };
+  if ("uniform" in d) return { min: d.uniform[0], max: d.uniform[1], kind };
+  if ("choice" in d) {
+    const values = d.choice.map(([v]) => v);
+    return { min: Math.min(...values), max: Math.max(...values), kind };
+  }
+  if ("normal" in d && d.normal.stddev === 0) return { min: at(d.normal.mean), max: at(d.normal.mean), kind };
+  if ("lognormal" in d && d.lognormal.sigma === 0) {
+    return { min: at(d.lognormal.median), max: at(d.lognormal.median), kind };
+  }
+  return { min: 1, max: Infinity, kind };
+}

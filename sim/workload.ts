@@ -175,6 +175,7 @@ export function scheduleWorkload(w: Workload, ctx: WorkloadContext): void {
     n++;
     const instances = template
       ? Number(template.instanceCount ?? template.instancecount ?? 1)
+      // The scenario's counts and bounds are whole numbers of at least 1; a draw is rounded, and kept so.
       : Math.max(1, Math.round(sample(w.instances, prng)));
     const config = template
       ? { ...template, name: `${template.name ?? w.name}-${n}` }
