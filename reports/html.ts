@@ -188,9 +188,10 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
       (q.waiting ? ` (${q.waiting} instances still waiting at the end count with their wait so far)` : ""),
     ],
     [
-      "Runs again after a kill / a loss: count, p50 / p99",
-      `${r.afterKill.count}, ${r.afterKill.p50} / ${r.afterKill.p99} s; ` +
-      `${r.afterLoss.count}, ${r.afterLoss.p50} / ${r.afterLoss.p99} s`,
+      "Runs again after a kill / a loss: count (still waiting at the end), p50 / p99",
+      `${r.afterKill.count} (${r.afterKill.waiting}), ${r.afterKill.p50} / ${r.afterKill.p99} s; ` +
+      `${r.afterLoss.count} (${r.afterLoss.waiting}), ${r.afterLoss.p50} / ${r.afterLoss.p99} s` +
+      (r.waiting ? "; those still waiting count with their wait so far" : ""),
     ],
     ["Utilization cpu / memory / disk / gpu", `${u.cpu} / ${u.memory} / ${u.disk} / ${u.gpu}`],
     ["Fairness (Jain)", String(report.fairness)],
@@ -223,7 +224,17 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
     ]),
   );
   const workloads = table(
-    ["workload", "type", "pool", "jobs", "p50 delay s", "p99 delay s", "waiting at end", "p99 run-again s"],
+    [
+      "workload",
+      "type",
+      "pool",
+      "jobs",
+      "p50 delay s",
+      "p99 delay s",
+      "waiting at end",
+      "p99 run-again s",
+      "waiting to run again at end",
+    ],
     Object.entries(report.workloads).map(([name, w]) => [
       name,
       w.type,
@@ -233,7 +244,13 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
       w.queueDelaySeconds.p99,
       w.queueDelaySeconds.waiting,
       w.rescheduleDelaySeconds.count ? w.rescheduleDelaySeconds.p99 : "",
+      w.rescheduleDelaySeconds.waiting,
     ]),
+  );
+  const classes = [...new Set(Object.values(report.launchesByHostClass).flatMap((c) => Object.keys(c)))];
+  const byClass = table(
+    ["workload", ...classes],
+    Object.entries(report.launchesByHostClass).map(([name, c]) => [name, ...classes.map((k) => c[k] ?? 0)]),
   );
   const events = report.events.length
     ? table(
@@ -254,6 +271,7 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
       summary,
       `<h2>Resource pools at the end</h2>${pools}`,
       `<h2>Workloads</h2>${workloads}`,
+      `<h2>Where work ran: task launches by host class</h2>${byClass}`,
       `<h2>Timed events</h2>${events}`,
       `<h2>Placement failures</h2>${failures}`,
     ],

@@ -4,6 +4,7 @@ import type { Scenario } from "../sim/scenario.ts";
 import type { EventRecord } from "../sim/events.ts";
 import type { StuckJob } from "../sim/stall.ts";
 import type { RespoolNode } from "../core/resmgr/respool_node.ts";
+import { isTerminalJobState, isTerminalTaskState } from "../core/model/states.ts";
 import {
   percentile,
   type PoolSeries,
@@ -26,16 +27,16 @@ export interface Percentiles {
 
 export interface QueueDelays extends Percentiles {
   /**
-   * Instances still waiting at the end of the run: each counts in the percentiles with its wait so far, a
-   * lower bound of its delay.
+   * Instances still waiting at the end of the run (to run at all, or to run again): each counts in the
+   * percentiles with its wait so far, a lower bound of its delay.
    */
   waiting: number;
 }
 
 /** Reschedule delays of the whole run, also split by how the earlier run ended. */
-export interface RescheduleDelays extends Percentiles {
-  afterKill: Percentiles;
-  afterLoss: Percentiles;
+export interface RescheduleDelays extends QueueDelays {
+  afterKill: QueueDelays;
+  afterLoss: QueueDelays;
 }
 
 export interface Report {
@@ -75,6 +76,8 @@ export interface Report {
   /**
    * From a run killed (host maintenance, preemption, an update) or lost with its host to the same
    * instance's next run, for runs ended after the warm-up: how long moved work waited to run again.
+   * Instances still waiting to run again at the end count with their wait so far (`waiting` says how
+   * many); instances that are not to run again (stopped by the user, of a job that ended) do not count.
    */
   rescheduleDelaySeconds: RescheduleDelays;
   /** Time-average allocated fraction of each resource over the hosts that are up. */
@@ -84,6 +87,12 @@ export interface Report {
   /** Each pool at the end (non-leaf pools sum their leaves), with time-averages after the warm-up. */
   pools: Record<string, PoolSummary>;
   workloads: Record<string, WorkloadSummary>;
+  /**
+   * Task launches by workload and host class (a task run again counts again): where each workload's work
+   * ran, e.g. whether CPU-only work stayed off the GPU hosts. Every workload and every host class of the
+   * scenario is listed, with 0 where none ran; classes events added follow once work ran on them.
+   */
+  launchesByHostClass: Record<string, Record<string, number>>;
   /** Running tasks killed for entitlement, waiting ones sent back, revocable ones whose slack went, drained ones. */
   preemptions: { total: number; running: number; waiting: number; slack: number; maintenance: number };
   /** Failed placement attempts (a task may fail many times before it is placed), by reason. */
@@ -118,7 +127,7 @@ export interface WorkloadSummary {
   respool: string;
   jobs: number;
   queueDelaySeconds: QueueDelays;
-  rescheduleDelaySeconds: Percentiles;
+  rescheduleDelaySeconds: QueueDelays;
 }
 
 /** Fields that measure the machine rather than the simulation. */
@@ -170,18 +179,17 @@ export function buildReport(
   const accepted = new Set(sim.submissions.filter((x) => x.accepted).map((x) => x.jobId));
   const rejected = sim.submissions.filter((x) => x.accepted === false);
   const waitingMs = stats.waitingMs((id) => accepted.has(id), sim.queue.now);
-  // Copied into one typed array: `flatMap` over millions of delays took half a second at the end of a run.
-  const delaysOf = (names: string[]): QueueDelays => {
-    const started = names.map((n) => stats.queueDelaysMs.get(n) ?? []);
-    const waiting = names.map((n) => waitingMs.get(n) ?? []);
-    const lists = [...started, ...waiting];
-    const all = new Float64Array(lists.reduce((n, l) => n + l.length, 0));
-    let at = 0;
-    for (const l of lists) all.set(l, at), at += l.length;
-    return { ...percentiles(all), waiting: waiting.reduce((n, l) => n + l.length, 0) };
-  };
-  const reschedulesOf = (names: string[]) =>
-    percentiles(names.flatMap((n) => stats.rescheduleDelaysMs.get(n) ?? []));
+  const rerunWaitingMs = stats.rescheduleWaitingMs(stillToRun(sim), sim.queue.now);
+  const delaysOf = (names: string[]): QueueDelays =>
+    withWaiting(
+      names.map((n) => stats.queueDelaysMs.get(n) ?? []),
+      names.map((n) => waitingMs.get(n) ?? []),
+    );
+  const reschedulesOf = (names: string[]): QueueDelays =>
+    withWaiting(
+      names.map((n) => stats.rescheduleDelaysMs.get(n) ?? []),
+      names.map((n) => rerunWaitingMs.byWorkload.get(n) ?? []),
+    );
   const workloads: Report["workloads"] = {};
   for (const w of scenario.workloads) {
     workloads[w.name] = {
@@ -250,8 +258,8 @@ export function buildReport(
     queueDelaySeconds: delaysOf(scenario.workloads.map((w) => w.name)),
     rescheduleDelaySeconds: {
       ...reschedulesOf(scenario.workloads.map((w) => w.name)),
-      afterKill: percentiles(stats.rescheduleDelaysByEndMs.killed),
-      afterLoss: percentiles(stats.rescheduleDelaysByEndMs.lost),
+      afterKill: withWaiting([stats.rescheduleDelaysByEndMs.killed], [rerunWaitingMs.killed]),
+      afterLoss: withWaiting([stats.rescheduleDelaysByEndMs.lost], [rerunWaitingMs.lost]),
     },
     utilization: {
       cpu: meanFrom(s.t, s.cpuUtil, warmup),
@@ -262,6 +270,7 @@ export function buildReport(
     fairness: meanFrom(s.t, s.fairness, warmup),
     pools,
     workloads,
+    launchesByHostClass: launchesByHostClass(scenario, sim),
     preemptions: { total: running + waiting + slack + maintenance, running, waiting, slack, maintenance },
     placementFailures: { total: [...stats.placementFailures.values()].reduce((a, b) => a + b, 0), byReason },
     events: sim.events,
@@ -271,6 +280,48 @@ export function buildReport(
     poolSeries: stats.pools,
   };
 }
+
+function launchesByHostClass(scenario: Scenario, sim: Simulation): Report["launchesByHostClass"] {
+  const seen = sim.stats.launchesByHostClass();
+  const classes = [...new Set([...scenario.hostClasses.map((c) => c.name), ...sim.stats.hostClasses])];
+  const out: Report["launchesByHostClass"] = {};
+  for (const w of scenario.workloads) {
+    const counts = seen.get(w.name);
+    out[w.name] = Object.fromEntries(classes.map((c) => [c, counts?.get(c) ?? 0]));
+  }
+  return out;
+}
+
+/**
+ * Percentiles over delays that ended and the waits so far of those still waiting, which count as delays of
+ * at least that much. Copied into one typed array: `flatMap` over millions of delays took half a second at
+ * the end of a run.
+ */
+function withWaiting(done: ArrayLike<number>[], waiting: ArrayLike<number>[]): QueueDelays {
+  const lists = [...done, ...waiting];
+  const all = new Float64Array(lists.reduce((n, l) => n + l.length, 0));
+  let at = 0;
+  for (const l of lists) all.set(l, at), at += l.length;
+  return { ...percentiles(all), waiting: waiting.reduce((n, l) => n + l.length, 0) };
+}
+
+/**
+ * Whether an instance whose run was killed or lost is still meant to run again: its job has not ended and
+ * was not stopped, and the instance was neither stopped nor removed. A batch instance that ended for good
+ * (its retries used up) is not; a service's ended run is restarted, after a back-off when it failed.
+ */
+function stillToRun(sim: Simulation): (jobId: string, instance: number) => boolean {
+  return (jobId, instance) => {
+    // A job no longer in the job manager's memory ended (it forgets finished jobs when asked to).
+    const job = sim.jobmgr.jobs.get(jobId);
+    if (!job || isTerminalJobState(job.runtime.state) || isStopGoal(job.runtime.goalState)) return false;
+    const task = job.tasks.get(instance);
+    if (!task || isStopGoal(task.goalState)) return false;
+    return !isTerminalTaskState(task.state) || task.goalState !== "SUCCEEDED";
+  };
+}
+
+const isStopGoal = (goal: string) => goal === "KILLED" || goal === "DELETED";
 
 function* leavesOf(node: RespoolNode): IterableIterator<RespoolNode> {
   if (node.isLeaf) yield node;

@@ -44,8 +44,11 @@ export interface TaskOutcome {
   usageGroup?: UsageGroup;
 }
 
-/** Decides a task's outcome; the workload generator registers one per job it submits. */
-export type OutcomeModel = (spec: LaunchSpec, prng: Prng) => TaskOutcome;
+/**
+ * Decides a task's outcome as it launches; its run starts at `runsAtMs` (after the startup time), and its
+ * `durationMs` counts from then. The workload generator registers one per job it submits.
+ */
+export type OutcomeModel = (spec: LaunchSpec, prng: Prng, runsAtMs: number) => TaskOutcome;
 
 /** A simulated agent; its tasks and cpu accounting are in the cluster's columns, by `index`. */
 export class SimHost {
@@ -276,7 +279,8 @@ export class SimCluster implements HostBackend {
         model = this.#models.get(spec.jobId);
         jobId = spec.jobId;
       }
-      const outcome = model ? model(spec, this.prng) : outcomeFromCommand(spec);
+      const runAt = now + this.options.startupMs;
+      const outcome = model ? model(spec, this.prng, runAt) : outcomeFromCommand(spec);
       const slot = tasks.add(
         spec.taskId,
         idHash,
@@ -290,7 +294,6 @@ export class SimCluster implements HostBackend {
       this.#taskCount++;
       this.#account(host, slot);
       this.#push(now, slot, STAGING, gen, null);
-      const runAt = now + this.options.startupMs;
       this.#push(runAt, slot, RUNNING, gen, null);
       // A task without an end (a service) runs until it is killed or its host goes away.
       const endAt = runAt + outcome.durationMs;

@@ -16,8 +16,8 @@ const under = (prefix: string, keys: string[]) => keys.map((k) => `${prefix}.${k
  * Every number in a run's report that a target can name (`series` and `poolSeries` are not sent back by
  * the workers, and lists are not targets). A key in angle brackets stands for a key of that map:
  * `<workload>` a workload's name, `<pool>` a pool's path, `<state>` a job state, `<reason>` a placement
- * failure's headline. Kept beside the parser so a bad target is refused before any run; plan_test.ts checks
- * it against a real report, so it cannot drift from reports/report.ts.
+ * failure's headline, `<class>` a host class. Kept beside the parser so a bad target is refused before any
+ * run; plan_test.ts checks it against a real report, so it cannot drift from reports/report.ts.
  */
 export const TARGET_FIELDS: readonly string[] = [
   "seed",
@@ -39,9 +39,9 @@ export const TARGET_FIELDS: readonly string[] = [
   ...under("jobs", ["submitted", "accepted", "rejected", "unanswered", "stuck", "byState.<state>"]),
   "launchesPerSec",
   ...under("queueDelaySeconds", QUEUE_DELAYS),
-  ...under("rescheduleDelaySeconds", PERCENTILES),
-  ...under("rescheduleDelaySeconds.afterKill", PERCENTILES),
-  ...under("rescheduleDelaySeconds.afterLoss", PERCENTILES),
+  ...under("rescheduleDelaySeconds", QUEUE_DELAYS),
+  ...under("rescheduleDelaySeconds.afterKill", QUEUE_DELAYS),
+  ...under("rescheduleDelaySeconds.afterLoss", QUEUE_DELAYS),
   ...under("utilization", ["cpu", "memory", "disk", "gpu"]),
   "fairness",
   ...under("pools.<pool>", [
@@ -59,19 +59,27 @@ export const TARGET_FIELDS: readonly string[] = [
   ...under("pools.<pool>.queueDelaySeconds", QUEUE_DELAYS),
   "workloads.<workload>.jobs",
   ...under("workloads.<workload>.queueDelaySeconds", QUEUE_DELAYS),
-  ...under("workloads.<workload>.rescheduleDelaySeconds", PERCENTILES),
+  ...under("workloads.<workload>.rescheduleDelaySeconds", QUEUE_DELAYS),
   ...under("preemptions", ["total", "running", "waiting", "slack", "maintenance"]),
   "placementFailures.total",
   "placementFailures.byReason.<reason>",
+  "launchesByHostClass.<workload>.<class>",
 ];
 
 /** Maps of counts whose missing keys count 0 (no job ended in that state, no attempt failed for that reason). */
-const COUNT_MAPS = new Set(["jobs.byState.<state>", "placementFailures.byReason.<reason>"]);
+const COUNT_MAPS = new Set([
+  "jobs.byState.<state>",
+  "placementFailures.byReason.<reason>",
+  // A class an event adds is listed once work ran on it.
+  "launchesByHostClass.<workload>.<class>",
+]);
 
-/** The names a scenario's reports use as map keys: its workloads and pool paths. */
+/** The names a scenario's reports use as map keys: its workloads, pool paths and host classes. */
 export interface ReportNames {
   workloads: string[];
   pools: string[];
+  /** Host classes, those events add included. */
+  hostClasses: string[];
   /** Pools with a workload submitting to them or a child: only those have `queueDelaySeconds`. */
   poolsWithWorkloads: string[];
 }
@@ -89,6 +97,10 @@ export function reportNames(scenario: Scenario): ReportNames {
   return {
     workloads: scenario.workloads.map((w) => w.name),
     pools,
+    hostClasses: [
+      ...scenario.hostClasses.map((c) => c.name),
+      ...scenario.events.flatMap((e) => (e.addHostClass ? [e.addHostClass.name] : [])),
+    ],
     poolsWithWorkloads: pools.filter((p) => respools.some((r) => r === p || r.startsWith(`${p}/`))),
   };
 }
@@ -129,6 +141,8 @@ function keysFor(placeholder: string, rest: string, last: boolean, names: Report
       return names.workloads;
     case "<pool>":
       return names.pools;
+    case "<class>":
+      return names.hostClasses;
     case "<state>":
       return Object.keys(JOB_STATES);
     case "<reason>":
@@ -161,6 +175,7 @@ function whyNoField(field: string, names: ReportNames): string {
   const mapped: Record<string, [string, string[]]> = {
     workloads: ["workload", names.workloads],
     pools: ["pool", names.pools],
+    launchesByHostClass: ["workload", names.workloads],
   };
   if (mapped[top]) {
     const [what, list] = mapped[top];

@@ -10,8 +10,13 @@ function numberPaths(x: unknown, path: string[] = []): string[] {
   if (typeof x === "number") return [path.join(".")];
   if (!x || typeof x !== "object" || Array.isArray(x)) return [];
   const at = path.join(".");
-  const placeholder = { pools: "<pool>", workloads: "<workload>", "jobs.byState": "<state>" }[at] ??
-    (at === "placementFailures.byReason" ? "<reason>" : undefined);
+  const placeholder = {
+    pools: "<pool>",
+    workloads: "<workload>",
+    "jobs.byState": "<state>",
+    launchesByHostClass: "<workload>",
+    "launchesByHostClass.<workload>": "<class>",
+  }[at] ?? (at === "placementFailures.byReason" ? "<reason>" : undefined);
   return Object.entries(x).flatMap(([k, v]) => numberPaths(v, [...path, placeholder ?? k]));
 }
 
@@ -48,6 +53,8 @@ Deno.test("TARGET_FIELDS are exactly the numbers of a report a plan worker sends
     const names = reportNames((await loadScenarioFile(file)).scenario);
     assert.deepEqual(names.pools, Object.keys(report.pools));
     assert.deepEqual(names.workloads, Object.keys(report.workloads));
+    assert.deepEqual(names.workloads, Object.keys(report.launchesByHostClass));
+    assert.deepEqual(names.hostClasses, Object.keys(report.launchesByHostClass.w));
     assert.deepEqual(
       names.poolsWithWorkloads,
       Object.keys(report.pools).filter((p) => report.pools[p].queueDelaySeconds),
@@ -62,8 +69,13 @@ Deno.test("targetField finds names with dashes, dots and slashes, and refuses un
     workloads: ["spark-ml", "a.b", "a"],
     pools: ["/services", "/services/web", "/idle"],
     poolsWithWorkloads: ["/services", "/services/web"],
+    hostClasses: ["std", "gpu-a100"],
   };
   const keys = (field: string) => targetField(field, names).keys;
+  assert.deepEqual(targetField("launchesByHostClass.spark-ml.gpu-a100", names), {
+    keys: ["launchesByHostClass", "spark-ml", "gpu-a100"],
+    zeroIfMissing: true,
+  });
   assert.deepEqual(keys("queueDelaySeconds.p99"), ["queueDelaySeconds", "p99"]);
   assert.deepEqual(keys("workloads.spark-ml.queueDelaySeconds.p99"), [
     "workloads",
@@ -92,6 +104,11 @@ Deno.test("targetField finds names with dashes, dots and slashes, and refuses un
     ],
     ["workloads.web.jobs", /the scenario has no workload "web" \(spark-ml, a\.b, a\)$/],
     ["pools./batch.preempted", /the scenario has no pool "\/batch" \(\/services, \/services\/web, \/idle\)$/],
+    ["launchesByHostClass.web.std", /the scenario has no workload "web" \(spark-ml, a\.b, a\)$/],
+    [
+      "launchesByHostClass.a.big",
+      /: the report has no field launchesByHostClass\.a\.big; expected one of launchesByHostClass\.<workload>\.<class>$/,
+    ],
     ["pools./idle.queueDelaySeconds.p99", /no workload submits to pool \/idle or its children$/],
     [
       "workloads.a.nope",
@@ -110,7 +127,7 @@ Deno.test("valueAt reads a count a map left out as 0, and a missing optional fie
     op: "<=",
     value: 0,
     text: `${path}<=0`,
-    ...targetField(path, { workloads: [], pools: ["/p"], poolsWithWorkloads: [] }),
+    ...targetField(path, { workloads: [], pools: ["/p"], poolsWithWorkloads: [], hostClasses: [] }),
   });
   const report = { jobs: { byState: { RUNNING: 3 } }, pools: { "/p": { preempted: 2 } } };
   assert.equal(valueAt(report, target("jobs.byState.RUNNING")), 3);
@@ -150,7 +167,7 @@ Deno.test("plan meets a per-workload and a per-pool target", async () => {
 });
 
 Deno.test("plan refuses a target the report does not have before running anything", async () => {
-  const names = { workloads: ["w"], pools: ["/p"], poolsWithWorkloads: ["/p"] };
+  const names = { workloads: ["w"], pools: ["/p"], poolsWithWorkloads: ["/p"], hostClasses: ["std"] };
   const ran: number[] = [];
   for (const target of ["queueDelaySeconds.p999<=60", "workloads.nope.jobs>=1", "pools./p.nope<=1"]) {
     await assert.rejects(

@@ -35,7 +35,21 @@ Deno.test("rack-maintenance: how many tasks move, and how long they wait after a
   assert.ok(r.preemptions.maintenance > 0 && r.tasks.lost > 0);
   assert.equal(afterKill.count, r.preemptions.maintenance, "every drained task ran again");
   assert.equal(afterLoss.count, r.tasks.lost, "every lost task ran again");
+  assert.deepEqual([afterKill.waiting, afterLoss.waiting], [0, 0], "none still waiting at the end");
   assert.ok(afterKill.p99 < afterLoss.p99, "a drain moves work faster than a loss without warning");
   assert.equal(maxBetween(r, r.series.hostsInMaintenance, 610, 1500), 80, "two racks in maintenance");
   assert.equal(maxBetween(r, r.series.hostsInMaintenance, 1510, 3000), 0);
+});
+
+Deno.test("gpu-training: the CPU-only preprocessing stays off the GPU hosts, and the GPU work on them", async () => {
+  const r = await report("gpu-training.yaml");
+  const { training, inference, preprocess } = r.launchesByHostClass;
+  assert.ok(
+    preprocess.cpu > 0 && training.gpu > 0 && inference.gpu > 0,
+    JSON.stringify(r.launchesByHostClass),
+  );
+  assert.equal(preprocess.gpu, 0, "GPU hosts are kept for GPU work");
+  assert.deepEqual([training.cpu, inference.cpu], [0, 0], "GPU work runs where the GPUs are");
+  const launched = Object.values(r.launchesByHostClass).flatMap((c) => Object.values(c));
+  assert.equal(launched.reduce((a, b) => a + b, 0), r.tasks.launched, "every launch is on some class");
 });

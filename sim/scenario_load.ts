@@ -1,5 +1,5 @@
 /** Reads a scenario file and everything it names (job files, respool files, traces), so runs do no I/O. */
-import { parse as parseYaml } from "yaml";
+import { isNode, LineCounter, parse as parseYaml, parseDocument } from "yaml";
 import { loadJobConfig, loadRespoolConfig } from "../core/model/load.ts";
 import type { RunInputs } from "./runner.ts";
 import { parseScenario, type Scenario, type ScenarioPool } from "./scenario.ts";
@@ -41,13 +41,16 @@ export async function loadScenarioFile(file: string): Promise<LoadedScenario> {
   if (!res.ok) throw new ScenarioError(res.errors);
   const { scenario, dir } = res;
   const resolve = (p: string) => (p.startsWith("/") ? p : `${dir}/${p}`);
+  const at = fieldAt(text, file);
   const errors: string[] = [];
   const templates: Record<string, Record<string, unknown>> = {};
   const traces: Record<string, TraceJob[]> = {};
   for (const [i, w] of scenario.workloads.entries()) {
     if (w.jobFile) {
       const path = resolve(w.jobFile);
-      const job = loadJobConfig(await readOr(path, errors), path);
+      const body = await readOr(path, at(["workloads", i, "jobFile"]), "job file", errors);
+      const job = body === undefined ? undefined : loadJobConfig(body, path);
+      if (!job) continue;
       if (!job.ok) errors.push(...job.errors.map((e) => e.message));
       else {
         templates[w.name] = job.value as unknown as Record<string, unknown>;
@@ -65,12 +68,14 @@ export async function loadScenarioFile(file: string): Promise<LoadedScenario> {
         traces[w.name] = parseTaskEvents(await readText(path), path);
       } catch (e) {
         errors.push(
-          e instanceof Error && e.name === "TraceError" ? e.message : `cannot read trace ${path}: ${e}`,
+          e instanceof Error && e.name === "TraceError"
+            ? e.message
+            : `${at(["workloads", i, "trace", "file"])}: cannot read trace ${path}: ${readError(e)}`,
         );
       }
     }
   }
-  const respools = await resolvePools(scenario.respools, resolve, errors);
+  const respools = await resolvePools(scenario.respools, ["respools"], resolve, at, errors);
   if (errors.length) throw new ScenarioError(errors);
   return { scenario: { ...scenario, respools }, file, templates, traces };
 }
@@ -78,18 +83,21 @@ export async function loadScenarioFile(file: string): Promise<LoadedScenario> {
 /** Replaces `file:` pools by the Peloton respool file's content (the scenario's name and children kept). */
 async function resolvePools(
   pools: ScenarioPool[],
+  where: (string | number)[],
   resolve: (p: string) => string,
+  at: (path: (string | number)[]) => string,
   errors: string[],
 ): Promise<ScenarioPool[]> {
   const out: ScenarioPool[] = [];
-  for (const pool of pools) {
-    const children = await resolvePools(pool.children ?? [], resolve, errors);
+  for (const [i, pool] of pools.entries()) {
+    const children = await resolvePools(pool.children ?? [], [...where, i, "children"], resolve, at, errors);
     if (!pool.file) {
       out.push({ ...pool, children });
       continue;
     }
     const path = resolve(pool.file);
-    const text = await readOr(path, errors);
+    const text = await readOr(path, at([...where, i, "file"]), "respool file", errors);
+    if (text === undefined) continue;
     const checked = loadRespoolConfig(text, path);
     if (!checked.ok) {
       errors.push(...checked.errors.map((e) => e.message));
@@ -101,11 +109,46 @@ async function resolvePools(
   return out;
 }
 
-async function readOr(path: string, errors: string[]): Promise<string> {
+/**
+ * A file a scenario field names, or undefined with one error naming the scenario's line and field (`field`
+ * is `<scenario>:<line>: <field path>`), what the file is and why it could not be read.
+ */
+async function readOr(
+  path: string,
+  field: string,
+  what: string,
+  errors: string[],
+): Promise<string | undefined> {
   try {
     return await Deno.readTextFile(path);
   } catch (e) {
-    errors.push(`cannot read ${path}: ${(e as Error).message}`);
-    return "";
+    errors.push(`${field}: cannot read ${what} ${path}: ${readError(e)}`);
+    return undefined;
   }
+}
+
+/** Why a file could not be read, without the path Deno repeats at the end ("…: readfile '/a/b'"). */
+function readError(e: unknown): string {
+  if (e instanceof Deno.errors.NotFound) return "no such file";
+  if (e instanceof Deno.errors.PermissionDenied) return "permission denied";
+  if (e instanceof Deno.errors.IsADirectory) return "it is a directory";
+  return (e instanceof Error ? e.message : String(e)).replace(/: [a-z]+ '[^']*'$/, "");
+}
+
+/**
+ * Where a field of the scenario is: `<file>:<line>: <field path>` (`s.yaml:14: workloads[0].jobFile`).
+ * The scenario parsed already; its document is parsed again for line numbers only when a message needs one.
+ */
+function fieldAt(text: string, file: string): (path: (string | number)[]) => string {
+  let located: { doc: ReturnType<typeof parseDocument>; lines: LineCounter } | undefined;
+  return (path) => {
+    if (!located) {
+      const lines = new LineCounter();
+      located = { doc: parseDocument(text, { lineCounter: lines }), lines };
+    }
+    const node = located.doc.getIn(path, true);
+    const line = isNode(node) && node.range ? `:${located.lines.linePos(node.range[0]).line}` : "";
+    const field = path.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("").replace(/^\./, "");
+    return `${file}${line}: ${field}`;
+  };
 }

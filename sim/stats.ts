@@ -64,7 +64,10 @@ export const MAX_POOL_SERIES = 100;
 export const MAX_FAILURE_REASONS = 8;
 
 interface JobTrack {
+  jobId: string;
   workload: string;
+  /** Launches of the workload's tasks by host class index (shared by the workload's jobs). */
+  byClass: WorkloadLaunches;
   submitMs: number;
   /** Instances known (submitted or seen). */
   expected: number;
@@ -91,6 +94,19 @@ function grow(j: JobTrack, count: number, nowMs: number): void {
   (j.grownFrom ??= []).push(j.expected);
   (j.grownAtMs ??= []).push(nowMs);
   j.expected = count;
+}
+
+interface WorkloadLaunches {
+  counts: Uint32Array;
+}
+
+/**
+ * The class of a simulated host: hosts are named `<class>-<n>` (`hostsOf` in scenario_hosts.ts), those
+ * events add included.
+ */
+function hostClassOf(hostname: string): string {
+  const at = hostname.lastIndexOf("-");
+  return at > 0 ? hostname.slice(0, at) : hostname;
 }
 
 export interface StatsOptions {
@@ -143,7 +159,8 @@ export class SimStats {
   /**
    * Delays (ms) from a run killed (host maintenance, preemption, an update) or lost with its host to the
    * same instance's next run, by workload, for runs ended after the warm-up: how long moved work waits to
-   * run again elsewhere.
+   * run again elsewhere. Instances still waiting to run again at the end are not here:
+   * `rescheduleWaitingMs` gives their waits so far.
    */
   readonly rescheduleDelaysMs = new Map<string, number[]>();
   /** The same delays split by how the run ended: killed, or lost with its host. */
@@ -152,6 +169,13 @@ export class SimStats {
   readonly #endedAt = new Map<JobTrack, Map<number, { ms: number; lost: boolean }>>();
   /** Failed placement attempts by reason headline, over the whole run. */
   readonly placementFailures = new Map<string, number>();
+  /** Host classes launches were seen on, in the order first seen: the columns of `launchesByHostClass`. */
+  readonly hostClasses: string[] = [];
+  readonly #launchesByWorkload = new Map<string, WorkloadLaunches>();
+  /** Host class index by hostname, and the last host looked up (launches come in runs of one host's). */
+  readonly #classOfHost = new Map<string, number>();
+  #lastHost: string | undefined = undefined;
+  #lastHostClass = 0;
   readonly #jobs = new Map<string, JobTrack>();
   /** The job `#mark` found last. */
   #lastJobId: string | undefined = undefined;
@@ -168,8 +192,12 @@ export class SimStats {
     this.jobsSubmitted++;
     this.tasks.submitted += instances;
     if (jobId === this.#lastJobId) this.#lastJobId = this.#lastJob = undefined;
+    let byClass = this.#launchesByWorkload.get(workload);
+    if (!byClass) this.#launchesByWorkload.set(workload, byClass = { counts: new Uint32Array(4) });
     this.#jobs.set(jobId, {
+      jobId,
       workload,
+      byClass,
       submitMs: nowMs,
       expected: instances,
       flags: new Uint8Array(instances),
@@ -202,7 +230,7 @@ export class SimStats {
         case "TASK_STAGING":
           this.tasks.launched++;
           if (nowMs >= this.options.warmupMs) this.launchedAfterWarmup++;
-          this.#mark(s.taskId, 1, nowMs);
+          this.#launched(s.taskId, s.hostname, nowMs);
           break;
         case "TASK_RUNNING":
           // Health results and reconciliation repeat RUNNING; only a run's start carries no reason.
@@ -270,10 +298,56 @@ export class SimStats {
     this.rescheduleDelaysByEndMs[ended.lost ? "lost" : "killed"].push(nowMs - ended.ms);
   }
 
+  /** Counts a launch on its host's class, and marks the instance launched. */
+  #launched(taskId: string, hostname: string, nowMs: number): void {
+    const i = this.#instance(taskId), j = this.#lastJob;
+    if (i < 0 || !j) return;
+    const c = hostname === this.#lastHost ? this.#lastHostClass : this.#hostClass(hostname);
+    let counts = j.byClass.counts;
+    if (c >= counts.length) {
+      counts = new Uint32Array(Math.max(c + 1, counts.length * 2));
+      counts.set(j.byClass.counts);
+      j.byClass.counts = counts;
+    }
+    counts[c]++;
+    this.#markInstance(j, i, 1, nowMs);
+  }
+
+  #hostClass(hostname: string): number {
+    let c = this.#classOfHost.get(hostname);
+    if (c === undefined) {
+      const name = hostClassOf(hostname);
+      c = this.hostClasses.indexOf(name);
+      if (c < 0) c = this.hostClasses.push(name) - 1;
+      this.#classOfHost.set(hostname, c);
+    }
+    this.#lastHost = hostname;
+    this.#lastHostClass = c;
+    return c;
+  }
+
+  /**
+   * Launches by workload and host class, for the workloads that submitted jobs: where each workload's
+   * work ran (a task run again counts again).
+   */
+  launchesByHostClass(): Map<string, Map<string, number>> {
+    const out = new Map<string, Map<string, number>>();
+    for (const [workload, { counts }] of this.#launchesByWorkload) {
+      const byClass = new Map<string, number>();
+      this.hostClasses.forEach((name, c) => byClass.set(name, counts[c] ?? 0));
+      out.set(workload, byClass);
+    }
+    return out;
+  }
+
   /** Records an instance's first launch (bit 1) or first run (bit 2; its queue delay). */
   #mark(taskId: string, bit: number, nowMs: number): void {
     const i = this.#instance(taskId), j = this.#lastJob;
     if (i < 0 || !j) return;
+    this.#markInstance(j, i, bit, nowMs);
+  }
+
+  #markInstance(j: JobTrack, i: number, bit: number, nowMs: number): void {
     if (i >= j.flags.length) {
       const grown = new Uint8Array(Math.max(i + 1, j.flags.length * 2, 8));
       grown.set(j.flags);
@@ -310,6 +384,30 @@ export class SimStats {
         let list = out.get(j.workload);
         if (!list) out.set(j.workload, list = []);
         list.push(endMs - asked);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Instances whose last run was killed or lost after the warm-up and that had not run again by `endMs`,
+   * although they are still meant to (`stillToRun`: not an instance or job the user stopped, nor one of a
+   * job that ended): how long each had waited by then, by workload and by how its run ended. A delay of at
+   * least that much, which the report counts in its percentiles, so work that never comes back does not
+   * drop out of them.
+   */
+  rescheduleWaitingMs(
+    stillToRun: (jobId: string, instance: number) => boolean,
+    endMs: number,
+  ): { byWorkload: Map<string, number[]>; killed: number[]; lost: number[] } {
+    const out = { byWorkload: new Map<string, number[]>(), killed: [] as number[], lost: [] as number[] };
+    for (const [j, byInstance] of this.#endedAt) {
+      for (const [i, ended] of byInstance) {
+        if (!stillToRun(j.jobId, i)) continue;
+        let list = out.byWorkload.get(j.workload);
+        if (!list) out.byWorkload.set(j.workload, list = []);
+        list.push(endMs - ended.ms);
+        out[ended.lost ? "lost" : "killed"].push(endMs - ended.ms);
       }
     }
     return out;
@@ -437,14 +535,25 @@ function instanceOf(taskId: string, jobId: string): number {
   return instance;
 }
 
-/** "no host with 4 free GPUs: insufficient gpu on ..." → "no host with 4 free GPUs". */
+/** A host a reason names at its start or after a "; " ("host h-1 was reserved for the task but …"). */
+const NAMED_HOST = /(^|; )host \S+ /g;
+
+/**
+ * "no host with 4 free GPUs: insufficient gpu on ..." → "no host with 4 free GPUs". Reasons are counted by
+ * their headline, so a host a reason names is left out of it ("host <host> was reserved for the task but
+ * did not free up in time; …"): one count per kind of failure rather than per host. The task's own reason
+ * keeps the name.
+ */
 export function headline(reason: string): string {
   if (reason.startsWith("required host")) return "required host unavailable";
   // A gang's failure wraps the reason its tasks could not be placed: that reason is the headline's point.
   const gang = /^gang of \d+ could not be placed whole: /.exec(reason);
   if (gang) return `gang not placed whole: ${headline(reason.slice(gang[0].length))}`;
   const at = reason.indexOf(":");
-  return at < 0 ? reason : reason.slice(0, at);
+  const head = at < 0 ? reason : reason.slice(0, at);
+  return head.startsWith("host ") || head.includes("; host ")
+    ? head.replace(NAMED_HOST, "$1host <host> ")
+    : head;
 }
 
 /**

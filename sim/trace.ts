@@ -20,13 +20,32 @@ export const TRACE_EVENTS = {
   UPDATE_RUNNING: 8,
 } as const;
 
+/**
+ * A task as the replay runs it. A task of the trace may run several times (it FAILs, or is EVICTed or LOST,
+ * is resubmitted and SCHEDULEd again): the replay runs its last run and ends it the way the trace's last
+ * FINISH, FAIL or KILL ended the task. Earlier runs are left to the simulated scheduler, as evictions are.
+ */
 export interface TraceTask {
   /** The task index in the trace. */
   index: number;
-  /** How long its last run took, from its last SCHEDULE (or its SUBMIT) to FINISH, FAIL or KILL. */
+  /**
+   * How long its last run took, from its last SCHEDULE to that run's end (FINISH, FAIL or KILL, or an
+   * EVICT or LOST before the task's final end). 0 for a task the trace ended before ever scheduling it
+   * (see `endedPendingSec`). Undefined when the trace never ends the task, or scheduled it again after its
+   * last end: it was still running, or waiting to, when the trace stops.
+   */
   durationSec: number | undefined;
-  /** 0 for FINISH, 1 for FAIL, 143 (SIGTERM) for KILL; undefined when the trace never ends it. */
+  /**
+   * How the task ended in the trace, from its last FINISH, FAIL or KILL: 0 for FINISH, 1 for FAIL, 143
+   * (SIGTERM) for KILL; undefined when `durationSec` is.
+   */
   exitCode: number | undefined;
+  /**
+   * Set for a task the trace killed (or failed) while it was still pending, never scheduled: the trace
+   * time (seconds) it ended. It never ran in the trace, so the replay never runs it past that time: placed
+   * before it, the task runs until then and ends as the trace says; placed after it, it ends at once.
+   */
+  endedPendingSec?: number;
 }
 
 export interface TraceJob {
@@ -46,12 +65,18 @@ export class TraceError extends Error {
   override readonly name = "TraceError";
 }
 
+/** One task's events so far, in the file's order (the trace's rows are in time order). */
 interface TaskAcc {
   index: number;
   submitUs?: number;
+  /** The last SCHEDULE, and the end of the run it started (its first EVICT, FAIL, FINISH, KILL or LOST). */
   startUs?: number;
+  runEndUs?: number;
+  /** The last FINISH, FAIL or KILL and its exit code. */
   endUs?: number;
   exitCode?: number;
+  /** SCHEDULEd after its last FINISH, FAIL or KILL: its final run has no end in the trace. */
+  restarted?: boolean;
 }
 
 interface JobAcc {
@@ -91,7 +116,9 @@ const PRIORITY = `an integer from 0 to ${MAX_PRIORITY}`;
  * Parses `task_events` CSV text into jobs ordered by submission. Events with time 0 happened before
  * the trace window and count as time 0. Every field is checked: a bad row fails with its line, column
  * and what was expected. Timestamp, job ID, task index and event type are mandatory; the real data
- * leaves the other columns empty at times, and an empty one is read as missing.
+ * leaves the other columns empty at times, and an empty one is read as missing. A task's events are taken
+ * in the file's order, the trace's time order: its last SCHEDULE and last FINISH, FAIL or KILL are the
+ * ones lowest in the file (see `TraceTask`).
  *
  * Only tasks with a SUBMIT event are replayed: one of the trace's part files holds the later events of
  * tasks submitted in an earlier part, and those are left out. A file in which no task at all is submitted
@@ -174,15 +201,20 @@ export function parseTaskEvents(text: string, file = "task_events.csv"): TraceJo
         job.submitUs = Math.min(job.submitUs, timeUs);
         break;
       case TRACE_EVENTS.SCHEDULE:
-        if (task.endUs === undefined) task.startUs = timeUs;
+        task.startUs = timeUs;
+        task.runEndUs = undefined;
+        task.restarted = task.endUs !== undefined;
         break;
       case TRACE_EVENTS.FINISH:
       case TRACE_EVENTS.FAIL:
       case TRACE_EVENTS.KILL:
-        if (task.endUs === undefined) {
-          task.endUs = timeUs;
-          task.exitCode = type === TRACE_EVENTS.FINISH ? 0 : type === TRACE_EVENTS.FAIL ? 1 : 143;
-        }
+        task.endUs = timeUs;
+        task.exitCode = type === TRACE_EVENTS.FINISH ? 0 : type === TRACE_EVENTS.FAIL ? 1 : 143;
+        task.restarted = false;
+        // falls through: the end of the task is the end of its run, if it was running
+      case TRACE_EVENTS.EVICT:
+      case TRACE_EVENTS.LOST:
+        if (task.startUs !== undefined && task.runEndUs === undefined) task.runEndUs = timeUs;
         break;
     }
   }
@@ -195,13 +227,7 @@ export function parseTaskEvents(text: string, file = "task_events.csv"): TraceJo
     out.push({
       jobId,
       submitSec: j.submitUs / 1e6,
-      tasks: submitted.map((t) => ({
-        index: t.index,
-        durationSec: t.endUs === undefined
-          ? undefined
-          : Math.max(0, t.endUs - (t.startUs ?? t.submitUs!)) / 1e6,
-        exitCode: t.exitCode,
-      })),
+      tasks: submitted.map(replayed),
       cpu: j.cpu,
       memory: j.memory,
       disk: j.disk,
@@ -216,6 +242,17 @@ export function parseTaskEvents(text: string, file = "task_events.csv"): TraceJo
     );
   }
   return out.sort((a, b) => a.submitSec - b.submitSec || (a.jobId < b.jobId ? -1 : 1));
+}
+
+/** How the replay runs a task: its last run, ended the way the trace last ended the task. */
+function replayed(t: TaskAcc): TraceTask {
+  if (t.endUs === undefined || t.restarted) {
+    return { index: t.index, durationSec: undefined, exitCode: undefined };
+  }
+  if (t.startUs === undefined) {
+    return { index: t.index, durationSec: 0, exitCode: t.exitCode, endedPendingSec: t.endUs / 1e6 };
+  }
+  return { index: t.index, durationSec: Math.max(0, t.runEndUs! - t.startUs) / 1e6, exitCode: t.exitCode };
 }
 
 /**
@@ -280,15 +317,17 @@ export function traceConfig(job: TraceJob, w: Workload, c: HostClass, n: number)
   };
 }
 
-/** Each instance runs as long as its trace task ran (faster with `speedup`) and ends the same way. */
+/**
+ * Each instance runs as long as its trace task's last run (faster with `speedup`) and ends the same way.
+ * A task the trace ended while still pending runs, if placed before that time, until then (the simulated
+ * time `startSec` and `speedup` make of it), and otherwise ends as soon as it starts.
+ */
 export function traceModel(job: TraceJob, spec: TraceSpec, group: UsageGroup): OutcomeModel {
-  return (launch) => {
+  return (launch, _prng, runsAtMs) => {
     const t = job.tasks[launch.instanceId];
-    const sec = t?.durationSec ?? spec.openEndedSec;
-    return {
-      durationMs: Math.round((sec / spec.speedup) * 1000),
-      exitCode: t?.exitCode ?? 0,
-      usageGroup: group,
-    };
+    const durationMs = t?.endedPendingSec !== undefined
+      ? Math.max(0, Math.round(((t.endedPendingSec - spec.startSec) / spec.speedup) * 1000) - runsAtMs)
+      : Math.round(((t?.durationSec ?? spec.openEndedSec) / spec.speedup) * 1000);
+    return { durationMs, exitCode: t?.exitCode ?? 0, usageGroup: group };
   };
 }

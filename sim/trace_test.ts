@@ -270,3 +270,97 @@ settings: {sampleIntervalSec: 5}
   assert.notEqual(hosts[0], hosts[1], "the different-machine restriction");
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("a task's last run is replayed, ended the way the trace last ended the task", () => {
+  const jobs = parseTaskEvents(
+    [
+      // Failed, resubmitted, scheduled again and finished: its second run, 13 s → 113 s, succeeded.
+      row(0, "1", 0, E.SUBMIT),
+      row(1e6, "1", 0, E.SCHEDULE),
+      row(11e6, "1", 0, E.FAIL),
+      row(12e6, "1", 0, E.SUBMIT),
+      row(13e6, "1", 0, E.SCHEDULE),
+      row(113e6, "1", 0, E.FINISH),
+      // Failed, then scheduled again and still running when the trace stops: it never ends.
+      row(0, "1", 1, E.SUBMIT),
+      row(2e6, "1", 1, E.SCHEDULE),
+      row(9e6, "1", 1, E.FAIL),
+      row(10e6, "1", 1, E.SCHEDULE),
+      // Ran 5 s → 30 s, was evicted and killed while pending again: that run, ended as killed.
+      row(0, "1", 2, E.SUBMIT),
+      row(5e6, "1", 2, E.SCHEDULE),
+      row(30e6, "1", 2, E.EVICT),
+      row(31e6, "1", 2, E.SUBMIT),
+      row(60e6, "1", 2, E.KILL),
+      // Killed while pending, never scheduled: it did not run for those 60 s.
+      row(20e6, "1", 3, E.SUBMIT),
+      row(80e6, "1", 3, E.KILL),
+    ].join("\n"),
+    "t.csv",
+  );
+  assert.deepEqual(jobs[0].tasks, [
+    { index: 0, durationSec: 100, exitCode: 0 },
+    { index: 1, durationSec: undefined, exitCode: undefined },
+    { index: 2, durationSec: 25, exitCode: 143 },
+    { index: 3, durationSec: 0, exitCode: 143, endedPendingSec: 80 },
+  ]);
+});
+
+Deno.test("replay: a task that failed and ran again succeeds; one killed while pending runs at most until its kill", async () => {
+  const dir = await Deno.makeTempDir();
+  // One 16-core host. Job 100: task 0 fails at 11 s, runs again 13 s → 113 s and finishes; task 1 runs
+  // 5 s → 55 s. Job 200 (8 cores) is killed at 80 s, pending all along. Job 300 (8 cores) is killed at
+  // 40 s, pending; here it finds no room until job 200 ends at 80 s, after its kill.
+  const trace = [
+    row(0, "100", 0, E.SUBMIT, { cpu: "0.125" }),
+    row(0, "100", 1, E.SUBMIT, { cpu: "0.125" }),
+    row(1e6, "100", 0, E.SCHEDULE),
+    row(5e6, "100", 1, E.SCHEDULE),
+    row(11e6, "100", 0, E.FAIL),
+    row(12e6, "100", 0, E.SUBMIT),
+    row(13e6, "100", 0, E.SCHEDULE),
+    row(20e6, "200", 0, E.SUBMIT, { cpu: "0.5" }),
+    row(30e6, "300", 0, E.SUBMIT, { cpu: "0.5" }),
+    row(40e6, "300", 0, E.KILL),
+    row(55e6, "100", 1, E.FINISH),
+    row(80e6, "200", 0, E.KILL),
+    row(113e6, "100", 0, E.FINISH),
+  ].join("\n");
+  await Deno.writeTextFile(`${dir}/tr.csv`, trace);
+  await Deno.writeTextFile(
+    `${dir}/tr.yaml`,
+    `name: tr
+durationSec: 300
+hostClasses:
+  - {name: std, count: 1, cpu: 16, memoryMb: 65536, diskMb: 100000}
+respools:
+  - name: trace
+    resources:
+      - {kind: cpu, reservation: 16, limit: 16}
+      - {kind: memory, reservation: 65536, limit: 65536}
+      - {kind: disk, reservation: 100000, limit: 100000}
+workloads:
+  - {name: g, respool: /trace, trace: {file: tr.csv, hostClass: std}}
+settings: {sampleIntervalSec: 5}
+`,
+  );
+  try {
+    const loaded = await loadScenarioFile(`${dir}/tr.yaml`);
+    const sim = await runScenario(loaded.scenario, { seed: 1, traces: loaded.traces, checkInvariants: true });
+    const report = buildReport(loaded.scenario, sim, 1, { wallSeconds: 0, peakRssBytes: 0 });
+    assert.deepEqual([report.tasks.succeeded, report.tasks.failed], [2, 2]);
+    const [a, b, c] = sim.submissions.map((s) => sim.jobmgr.jobs.get(s.jobId)!.tasks.get(0)!);
+    assert.equal(a.state, "SUCCEEDED");
+    assert.equal(a.completionTimeMs! - a.startTimeMs!, 100_000, "the last run's 100 s, not the first's 10 s");
+    // Submitted at 20 s and placed at once, it runs until the trace kills it at 80 s: not 60 s from its start.
+    assert.deepEqual([b.state, b.exitCode], ["FAILED", 143]);
+    assert.ok(b.startTimeMs! < 22_000, `started at ${b.startTimeMs}`);
+    assert.equal(b.completionTimeMs, 80_000);
+    // Placed only after its kill at 40 s: it ends as soon as it launches.
+    assert.deepEqual([c.state, c.exitCode], ["FAILED", 143]);
+    assert.ok(c.startTimeMs! >= 80_000, `started at ${c.startTimeMs}`);
+    assert.ok(c.completionTimeMs! - c.startTimeMs! < 100, `ran ${c.completionTimeMs! - c.startTimeMs!} ms`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
