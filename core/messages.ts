@@ -57,6 +57,12 @@ export interface PlacementFailure {
   reason: string;
 }
 
+/** Tasks a placement engine still holds and keeps trying, with the reason their latest round failed. */
+export interface PlacementPending {
+  reason: string;
+  taskIds: string[];
+}
+
 /** A running task the resource manager wants back (Peloton's preemption queue). */
 export interface Preemption {
   taskId: string;
@@ -154,7 +160,13 @@ export type ResmgrMessage =
   /** `owner`: the job manager that drives these tasks; their placements and changes go to it alone. */
   | { kind: "enqueue-gangs"; gangs: Gang[]; owner?: Address }
   | { kind: "dequeue-gangs"; reqId: number; replyTo: Address; limit: number; timeoutMs: number }
-  | { kind: "set-placements"; placements: HostPlacement[]; failed: PlacementFailure[] }
+  /** `pending`: interim reasons of tasks the engine keeps trying (shown by `task list`, not handed back). */
+  | {
+    kind: "set-placements";
+    placements: HostPlacement[];
+    failed: PlacementFailure[];
+    pending?: PlacementPending[];
+  }
   | { kind: "get-placements"; reqId: number; replyTo: Address; limit: number; timeoutMs: number }
   /** `ackToken`: answer with `statuses-processed` once handled (the backend acknowledges only then). */
   | { kind: "task-updates"; updates: TaskUpdate[]; ackToken?: number }
@@ -241,7 +253,11 @@ export interface MappedTaskStatus extends TaskStatus {
 // Replies
 
 export type ReplyMessage =
-  | { kind: "gangs"; reqId: number; gangs: Gang[] }
+  /**
+   * `roomEpoch`: grows each time room may have appeared (tasks ended, a host joined or came back); a
+   * placement engine that sees it change retries the work it holds back without waiting out its backoff.
+   */
+  | { kind: "gangs"; reqId: number; gangs: Gang[]; roomEpoch?: number }
   | {
     kind: "placements";
     reqId: number;
@@ -258,6 +274,8 @@ export type ReplyMessage =
     rejections: Record<string, number>[];
     /** Per filter: every matching host was leased (false: the filter stopped at its limit). */
     exhausted: boolean[];
+    /** The largest host's cpu, memory and gpu (each the largest of any host): what "large" is measured by. */
+    largestHost?: Resources;
   }
   /** A reserve-host answer: the reserved host, or why none can ever fit. */
   | { kind: "host-reserved"; reqId: number; hostname?: string; reason?: string };

@@ -90,8 +90,11 @@ export class HostManager implements Receiver {
             this.#leaseEngine.set(l.leaseId, msg.replyTo);
           }
         }
+        // The norms are each dimension's largest host: placement measures "large" tasks by them.
+        const { normCpu: cpuMilli, normMem: memMb, normGpu: gpuMilli } = this.registry;
+        const largestHost = { cpuMilli, memMb, diskMb: 0, gpuMilli };
         const reply = { kind: "hosts-acquired" as const, reqId: msg.reqId, leases, rejections, exhausted };
-        return this.deps.transport.send(msg.replyTo, reply);
+        return this.deps.transport.send(msg.replyTo, { ...reply, largestHost });
       }
       case "release-hosts":
         for (const id of msg.leaseIds) {

@@ -732,8 +732,20 @@ export class JobManager implements Receiver {
         });
       } else if (c.state !== task.state) {
         this.transition(job, task, c.state, c.timeMs, c.reason ? { message: c.reason } : {});
-      }
+      } else if (c.reason && c.reason !== task.message) this.#explain(task, c.reason, c.timeMs);
     }
+  }
+
+  /** A new reason for a task still in its state (placement keeps failing): shown and kept as an event. */
+  #explain(task: TaskRecord, message: string, timeMs: number): void {
+    task.message = message;
+    this.putTask(task);
+    if (!this.config.recordEvents) return;
+    const { jobId, instanceId, runId, state, hostname, reason } = task;
+    this.#writes.push({
+      kind: "task.event",
+      event: { jobId, instanceId, runId, state, timeMs, hostname, message, reason },
+    });
   }
 
   /** Launches the tasks of one placement; a placement with nothing left to launch returns its lease. */

@@ -5,9 +5,11 @@ import type {
   HostPlacement,
   Message,
   PlacementFailure,
+  PlacementPending,
   ReplyMessage,
   RmTask,
 } from "../messages.ts";
+import type { Resources } from "../model/resources.ts";
 import type { TaskType } from "../model/states.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { Metrics } from "../ports/metrics.ts";
@@ -19,6 +21,7 @@ import { InProcessExecutor } from "./in_process_executor.ts";
 import {
   backoffMs,
   DEFAULT_RESERVATION,
+  isLarge,
   PELOTON_POLICIES,
   type ReservationPolicy,
   type TaskTypePolicy,
@@ -45,6 +48,11 @@ export interface PlacementConfig {
   quickRetries: number;
   /** Rounds out at once: the next round is leased and built while workers place the last one. */
   pipelineDepth: number;
+  /**
+   * A task still tried has its latest failure reason sent to the resource manager (for `task list`) after
+   * its first failed round, then, while the reason changes, at most this often.
+   */
+  reasonIntervalMs: number;
 }
 
 export const DEFAULT_PLACEMENT_CONFIG: PlacementConfig = {
@@ -57,6 +65,7 @@ export const DEFAULT_PLACEMENT_CONFIG: PlacementConfig = {
   maxHostsPerFilter: 10_000,
   quickRetries: 2,
   pipelineDepth: 2,
+  reasonIntervalMs: 30_000,
 };
 
 export interface PlacementDeps {
@@ -80,6 +89,10 @@ export class PlacementEngine implements Receiver {
   #dequeuing = false;
   #roundsOut = 0;
   #activeReservations = 0;
+  /** The host manager's largest host, per dimension, from its last acquire reply: what "large" means. */
+  #largestHost: Resources | undefined;
+  /** The resource manager's room epoch last seen: a change means tasks ended or hosts joined or came back. */
+  #roomEpoch = 0;
   readonly #placed;
   readonly #failed;
   readonly #rounds;
@@ -141,6 +154,11 @@ export class PlacementEngine implements Receiver {
       }),
       (reply) => {
         this.#dequeuing = false;
+        if (reply.roomEpoch !== undefined && reply.roomEpoch !== this.#roomEpoch) {
+          // Room may have appeared: work backing off after failed rounds need not wait its backoff out.
+          this.#roomEpoch = reply.roomEpoch;
+          this.#held.retrySoon(this.deps.clock.now());
+        }
         this.#held.admit(reply.gangs, this.deps.clock.now(), this.config.policies);
         const due = this.#held.due(this.deps.clock.now(), this.config.roundLimit);
         if (due.length) this.#round(due);
@@ -164,6 +182,7 @@ export class PlacementEngine implements Receiver {
       this.deps.hostmgr,
       (reqId) => ({ kind: "acquire-hosts", reqId, replyTo: this.deps.self, filters }),
       (reply) => {
+        if (reply.largestHost) this.#largestHost = reply.largestHost;
         // Held hosts are still leased to this engine, so the host manager cannot hand them out again.
         const leases = held.length ? held.concat(reply.leases) : reply.leases;
         const round = builder.build(leases, this.config.scoreLimit);
@@ -193,10 +212,15 @@ export class PlacementEngine implements Receiver {
     const outcomes = builder.outcomes(result, round.groups);
     const placements = new Map<string, HostPlacement>();
     const failed: PlacementFailure[] = [];
+    const pending: PlacementPending[] = [];
     const notYet: [Pending, UnitOutcome["placed"]][] = [];
     const reasons = new Map<number, { text: string; room: boolean }>();
     for (const u of due) {
       const o = outcomes.get(u);
+      if (u.reservation?.state === "ready") {
+        this.#reservedOrHere(u, o?.placed ?? [], now, placements);
+        continue;
+      }
       if (!o) continue;
       if (o.placed.length) {
         u.rounds++;
@@ -214,11 +238,13 @@ export class PlacementEngine implements Receiver {
       const reason = u.gang ? `gang of ${u.tasks.length} could not be placed whole: ${why.text}` : why.text;
       u.reason = reason;
       u.failedRounds++;
+      u.failedAtMs = now;
       if (now >= u.deadlineMs) {
         for (const t of o.unplaced) failed.push({ taskId: t.taskId, reason });
         this.#remove(u, o.unplaced);
         continue;
       }
+      if (this.#report(u, reason, now)) pending.push({ reason, taskIds: o.unplaced.map((t) => t.taskId) });
       if (!reply.exhausted[o.group] && u.quick < this.config.quickRetries) {
         u.quick++;
         u.notBeforeMs = now;
@@ -248,7 +274,7 @@ export class PlacementEngine implements Receiver {
     for (const u of due) for (const l of u.held ?? []) keep.add(l.leaseId);
     const unused = builder.leases.filter((l) => !placements.has(l.leaseId) && !keep.has(l.leaseId))
       .map((l) => l.leaseId);
-    this.#handBack([...placements.values()], failed);
+    this.#handBack([...placements.values()], failed, pending);
     if (unused.length) {
       this.deps.transport.send(this.deps.hostmgr, { kind: "release-hosts", leaseIds: unused });
     }
@@ -279,18 +305,50 @@ export class PlacementEngine implements Receiver {
     this.#remove(u, placed.length === u.tasks.length ? u.tasks : placed.map((p) => p.task));
   }
 
-  #handBack(placements: HostPlacement[], failed: PlacementFailure[]): void {
-    if (!placements.length && !failed.length) return;
+  #handBack(placements: HostPlacement[], failed: PlacementFailure[], pending: PlacementPending[] = []): void {
+    if (!placements.length && !failed.length && !pending.length) return;
     this.#placed.inc(placements.reduce((n, p) => n + p.tasks.length, 0));
     this.#failed.inc(failed.length);
-    this.deps.transport.send(this.deps.resmgr, { kind: "set-placements", placements, failed });
+    this.deps.transport.send(
+      this.deps.resmgr,
+      pending.length
+        ? { kind: "set-placements", placements, failed, pending }
+        : { kind: "set-placements", placements, failed },
+    );
   }
 
+  /**
+   * Whether to send a held unit's failure reason to the resource manager: after its first failed round,
+   * then when the reason changed and the last report is `reasonIntervalMs` old.
+   */
+  #report(u: Pending, reason: string, now: number): boolean {
+    if (u.reported === reason) return false;
+    if (u.reportedAtMs !== undefined && now - u.reportedAtMs < this.config.reasonIntervalMs) return false;
+    u.reported = reason;
+    u.reportedAtMs = now;
+    return true;
+  }
+
+  /**
+   * A unit goes (placed or handed back): its reservation ends, or its reserved host's lease is given back,
+   * and hosts it kept leased from a round that was not good enough (placed on its reserved host meanwhile).
+   */
   #forget(u: Pending): void {
     this.#held.forget(u);
-    if (u.reservation?.state === "waiting" || u.reservation?.state === "asked") {
+    if (u.held?.length) {
+      this.deps.transport.send(this.deps.hostmgr, {
+        kind: "release-hosts",
+        leaseIds: u.held.map((l) => l.leaseId),
+      });
+    }
+    u.held = undefined;
+    const r = u.reservation;
+    u.reservation = undefined;
+    if (r?.state === "waiting" || r?.state === "asked") {
       this.#activeReservations--;
       this.deps.transport.send(this.deps.hostmgr, { kind: "cancel-reservation", taskId: u.tasks[0].taskId });
+    } else if (r?.state === "ready") {
+      this.deps.transport.send(this.deps.hostmgr, { kind: "release-hosts", leaseIds: [r.lease!.leaseId] });
     }
   }
 
@@ -300,11 +358,15 @@ export class PlacementEngine implements Receiver {
     else this.#held.remove(u, tasks);
   }
 
-  /** After repeated rounds without room, a large task gets a host reserved until it fits. */
+  /**
+   * After repeated rounds without room, a large task (`isLarge`) gets a host reserved until it fits. It is
+   * still tried in rounds meanwhile: placed elsewhere first, its reservation is cancelled.
+   */
   #maybeReserve(unit: Pending, task: RmTask, filter: HostFilter): void {
     const p = this.config.reservation;
     if (!p || unit.reservation || unit.failedRounds < p.afterFailedRounds) return;
     if (this.#activeReservations >= p.maxActive) return;
+    if (!isLarge(task.resources, this.#largestHost, p.largeShare)) return;
     // A reservation is for one task: it leaves its unit (tasks of a job share one until then).
     const u = unit.tasks.length === 1 ? unit : this.#held.split(unit, task);
     const f: HostFilter = { ...filter, maxHosts: 1, tasks: 1, hints: undefined };
@@ -341,22 +403,50 @@ export class PlacementEngine implements Receiver {
       return;
     }
     this.#activeReservations--;
-    const task: RmTask = u.tasks[0];
     if (!lease) {
       u.reservation = { state: "refused", untilMs: 0 };
       u.reason = reason;
       u.notBeforeMs = this.deps.clock.now();
       return;
     }
+    if (u.inRound) {
+      // The round may place the task elsewhere too: the round's end decides (`#reservedOrHere`).
+      u.reservation = { ...u.reservation!, state: "ready", lease };
+      return;
+    }
+    const placements = new Map<string, HostPlacement>();
+    this.#placeReserved(u, lease, placements);
+    this.#handBack([...placements.values()], []);
+  }
+
+  /**
+   * A round ends for a unit whose reserved host's lease came meanwhile: a good enough place found in the
+   * round is taken and the reserved host given back; otherwise the task goes to the reserved host.
+   */
+  #reservedOrHere(
+    u: Pending,
+    placed: UnitOutcome["placed"],
+    now: number,
+    placements: Map<string, HostPlacement>,
+  ): void {
+    if (placed.length) u.rounds++;
+    if (placed.length && placed.length === u.tasks.length && this.#goodEnough(u, placed, now)) {
+      this.#assign(u, placed, placements);
+    } else this.#placeReserved(u, u.reservation!.lease!, placements);
+  }
+
+  /** Places a unit's one task on its reserved host's lease. */
+  #placeReserved(u: Pending, lease: HostLease, placements: Map<string, HostPlacement>): void {
+    const task: RmTask = u.tasks[0];
     u.reservation = undefined;
-    const ports = pickPorts(task.ports, lease.freePorts, new Set()) ?? {};
     this.#forget(u);
-    this.#handBack([{
+    const ports = pickPorts(task.ports, lease.freePorts, new Set()) ?? {};
+    placements.set(lease.leaseId, {
       leaseId: lease.leaseId,
       hostname: lease.hostname,
       agentId: lease.agentId,
-      tasks: [{ taskId, ports }],
-    }], []);
+      tasks: [{ taskId: task.taskId, ports }],
+    });
   }
 
   /** Tasks that waited too long for their reserved host go back with the reason. */
@@ -365,7 +455,8 @@ export class PlacementEngine implements Receiver {
     const expired: Pending[] = [];
     for (const u of this.#held.all()) {
       const r = u.reservation;
-      if (r?.state === "waiting" && r.untilMs <= now) expired.push(u);
+      // A unit in a round is decided when the round ends; it expires after, if still waiting.
+      if (r?.state === "waiting" && r.untilMs <= now && !u.inRound) expired.push(u);
     }
     for (const u of expired) {
       const r = u.reservation!;

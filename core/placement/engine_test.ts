@@ -1,44 +1,14 @@
 import assert from "node:assert/strict";
-import type { Gang, HostLease, RmTask } from "../messages.ts";
+import type { Gang } from "../messages.ts";
+import { resources } from "../model/resources.ts";
 import type { PlacementExecutor } from "../ports/placement_executor.ts";
-import { type HostSpec, makeHost, makeLease, makePorts, makeRmTask } from "../testing/harness.ts";
-import { DEFAULT_PLACEMENT_CONFIG, type PlacementConfig, PlacementEngine } from "./engine.ts";
+import { makeHost, makeLease, makeRmTask } from "../testing/harness.ts";
 import { placeRound } from "./plan.ts";
-import { PELOTON_POLICIES } from "./policy.ts";
+import { DEFAULT_RESERVATION, PELOTON_POLICIES } from "./policy.ts";
 import type { PlacementResult, PlacementRound } from "./round.ts";
+import { engineRig, lease, one } from "./testing.ts";
 
-function setup(config: Partial<PlacementConfig> = {}, executor?: PlacementExecutor) {
-  const ports = makePorts();
-  const pe = new PlacementEngine(
-    { ...ports, self: "placement", resmgr: "resmgr", hostmgr: "hostmgr", executor },
-    { ...DEFAULT_PLACEMENT_CONFIG, ...config },
-  );
-  const { transport } = ports;
-  pe.start();
-  /** Answers the pending dequeue with these gangs; returns the dequeue's timeout. */
-  const gangs = (...list: Gang[]) => {
-    const dq = transport.takeOne("dequeue-gangs", "resmgr");
-    pe.receive({ kind: "gangs", reqId: dq.reqId, gangs: list });
-    return dq.timeoutMs;
-  };
-  /** Answers the pending acquire with leases; returns the request's filters. */
-  const hosts = (leases: HostLease[], rejections: Record<string, number> = {}, exhausted = true) => {
-    const req = transport.takeOne("acquire-hosts", "hostmgr");
-    const n = req.filters.length;
-    pe.receive({
-      kind: "hosts-acquired",
-      reqId: req.reqId,
-      leases,
-      rejections: Array.from({ length: n }, () => rejections),
-      exhausted: Array.from({ length: n }, () => exhausted),
-    });
-    return req.filters;
-  };
-  return { ...ports, pe, gangs, hosts };
-}
-
-const lease = (name: string, spec?: HostSpec) => makeLease(makeHost(name, spec), { leaseId: `${name}#1` });
-const one = (t: Partial<RmTask>): Gang => ({ tasks: [makeRmTask(t)] });
+const setup = engineRig;
 const quick = { ...PELOTON_POLICIES, BATCH: { ...PELOTON_POLICIES.BATCH, maxDurationMs: 5_000 } };
 
 Deno.test("an empty dequeue reply starts another dequeue without leasing hosts", () => {
@@ -95,21 +65,26 @@ Deno.test("a task with no host is retried after a backoff, and handed back with 
   const { gangs, hosts, transport, clock } = setup({ policies: quick });
   gangs(one({}));
   hosts([], { "insufficient cpu": 48_112, "host in maintenance": 3 });
-  assert.deepEqual(transport.take("set-placements"), [], "before its deadline the engine keeps the task");
+  const why = "no host with 1 free cpus: insufficient cpu on 48,112 hosts, host in maintenance on 3 hosts";
+  const [interim] = transport.take("set-placements");
+  assert.deepEqual(
+    [interim.placements, interim.failed],
+    [[], []],
+    "before its deadline the engine keeps the task",
+  );
+  assert.deepEqual(interim.pending, [{ reason: why, taskIds: ["job-a-0-1"] }], "but says why at once");
   assert.deepEqual(transport.take("release-hosts"), []);
   assert.equal(gangs(), 100, "the engine long-polls for new work meanwhile");
   assert.deepEqual(transport.take("acquire-hosts"), [], "the retry is not due yet");
   clock.advance(1000);
   gangs();
   hosts([], { "insufficient cpu": 48_112 });
+  assert.deepEqual(transport.take("set-placements"), [], "a changed reason waits for the report interval");
   clock.advance(5000);
   gangs();
   hosts([], { "insufficient cpu": 48_112, "host in maintenance": 3 });
   const [set] = transport.take("set-placements", "resmgr");
-  assert.deepEqual(set.failed, [{
-    taskId: "job-a-0-1",
-    reason: "no host with 1 free cpus: insufficient cpu on 48,112 hosts, host in maintenance on 3 hosts",
-  }]);
+  assert.deepEqual(set.failed, [{ taskId: "job-a-0-1", reason: why }]);
 });
 
 Deno.test("a failure while the host manager had more matching hosts is retried at once", () => {
@@ -210,10 +185,11 @@ Deno.test("a large task that keeps failing for room gets a host reserved, and is
   assert.equal(req.taskId, big.taskId);
   pe.receive({ kind: "host-reserved", reqId: req.reqId, hostname: "h5" });
   gangs();
+  hosts([], { "insufficient cpu": 99, "host reserved for a large task": 1 });
   assert.deepEqual(
-    transport.take("acquire-hosts"),
+    transport.take("set-placements").flatMap((s) => s.placements),
     [],
-    "a task waiting for its host is not placed elsewhere",
+    "no room elsewhere either",
   );
   const ready = makeLease(makeHost("h5", { cpu: 32, memMb: 4096 }), { leaseId: "h5#9" });
   pe.receive({ kind: "reservation-update", taskId: big.taskId, lease: ready });
@@ -224,18 +200,20 @@ Deno.test("a large task that keeps failing for room gets a host reserved, and is
 
 Deno.test("a reserved host that never frees up in time sends the task back and cancels the reservation", () => {
   const { gangs, hosts, transport, clock, pe } = setup({
-    reservation: { afterFailedRounds: 1, maxActive: 1, timeoutMs: 10_000 },
+    reservation: { ...DEFAULT_RESERVATION, afterFailedRounds: 1, maxActive: 1, timeoutMs: 10_000 },
   });
-  gangs(one({}));
+  gangs(one({ resources: resources(20_000, 1024) }));
   hosts([], { "insufficient cpu": 5 });
   const req = transport.takeOne("reserve-host", "hostmgr");
   pe.receive({ kind: "host-reserved", reqId: req.reqId, hostname: "h5" });
+  transport.take("set-placements");
   clock.advance(10_000);
   gangs();
-  const [set] = transport.take("set-placements", "resmgr");
+  hosts([], { "insufficient cpu": 5 });
+  const [failed] = transport.take("set-placements", "resmgr").flatMap((s) => s.failed);
   assert.match(
-    set.failed[0].reason,
-    /^host h5 was reserved for the task but did not free up in time; no host with 1 free cpus/,
+    failed.reason,
+    /^host h5 was reserved for the task but did not free up in time; no host with 20 free cpus/,
   );
   assert.deepEqual(transport.takeOne("cancel-reservation", "hostmgr").taskId, "job-a-0-1");
   pe.receive({ kind: "reservation-update", taskId: "job-a-0-1", lease: lease("h5") });

@@ -12,18 +12,28 @@ export interface Pending extends UnitOfWork {
   /** Rounds in which a host was found (Peloton's `Rounds`). */
   rounds: number;
   failedRounds: number;
+  /** When the last failed round ended. */
+  failedAtMs?: number;
   quick: number;
   notBeforeMs: number;
   /** Part of a round that is out (its tasks are in no other round meanwhile). */
   inRound?: boolean;
   reason?: string;
+  /** The reason last sent to the resource manager while the unit is still tried, and when. */
+  reported?: string;
+  reportedAtMs?: number;
   /** Hosts found in a round that was not good enough yet: kept leased for the next round. */
   held?: HostLease[];
+  /**
+   * A host reserved for the unit's one task. The unit is still tried in rounds meanwhile (`asked`,
+   * `waiting`); `ready`: the reserved host's lease came while the unit was in a round, which decides.
+   */
   reservation?: {
-    state: "asked" | "waiting" | "refused";
+    state: "asked" | "waiting" | "ready" | "refused";
     hostname?: string;
     untilMs: number;
     filter?: HostFilter;
+    lease?: HostLease;
   };
 }
 
@@ -80,13 +90,12 @@ export class HeldUnits {
     }
   }
 
-  /** Units due for a round, oldest first, up to the round limit. */
+  /** Units due for a round, oldest first, up to the round limit; one waiting for a reserved host too. */
   due(now: number, limit: number): Pending[] {
     const out: Pending[] = [];
     let n = 0;
     for (const u of this.#units.values()) {
       if (u.inRound || u.notBeforeMs > now) continue;
-      if (u.reservation?.state === "asked" || u.reservation?.state === "waiting") continue;
       if (n && n + u.tasks.length > limit) break;
       out.push(u);
       n += u.tasks.length;
@@ -100,14 +109,22 @@ export class HeldUnits {
     for (const u of this.#units.values()) {
       if (u.inRound) continue;
       const r = u.reservation;
-      const at = r === undefined || r.state === "refused"
-        ? u.notBeforeMs
-        : r.state === "waiting"
-        ? r.untilMs
-        : Infinity;
+      const at = r?.state === "waiting" ? Math.min(u.notBeforeMs, r.untilMs) : u.notBeforeMs;
       if (at < next && (next = at) <= now) break;
     }
     return next;
+  }
+
+  /**
+   * Room may have appeared (tasks ended, hosts joined or came back): units backing off after failed rounds
+   * are due once their first backoff step has passed since the failure, as Peloton retried every second,
+   * rather than when their grown backoff ends. Without such news the backoff keeps growing.
+   */
+  retrySoon(now: number): void {
+    for (const u of this.#units.values()) {
+      if (u.failedAtMs === undefined || u.notBeforeMs <= now) continue;
+      u.notBeforeMs = Math.min(u.notBeforeMs, Math.max(now, u.failedAtMs + u.policy.retryBackoffMs));
+    }
   }
 
   /** Takes some (not all) tasks out of a unit. */

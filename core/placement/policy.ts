@@ -1,4 +1,5 @@
 /** Per task type placement policy: rounds, deadlines, backoff and strategy (Peloton's `config/placement/*.yaml`). */
+import type { Resources } from "../model/resources.ts";
 import type { TaskType } from "../model/states.ts";
 
 export interface TaskTypePolicy {
@@ -66,6 +67,11 @@ export const PELOTON_POLICIES: Record<TaskType, TaskTypePolicy> = {
 export interface ReservationPolicy {
   /** Failed rounds (with room missing, not constraints) before a host is reserved for the task. */
   afterFailedRounds: number;
+  /**
+   * Only a large task gets a host reserved: one that needs more than this share of the largest host's
+   * cpu, memory or gpu (see `isLarge`).
+   */
+  largeShare: number;
   /** Reservations an engine holds at once, so a saturated cluster is not reserved away. */
   maxActive: number;
   /** Give up waiting for a reserved host after this long. */
@@ -74,9 +80,24 @@ export interface ReservationPolicy {
 
 export const DEFAULT_RESERVATION: ReservationPolicy = {
   afterFailedRounds: 3,
+  largeShare: 0.5,
   maxActive: 16,
   timeoutMs: 300_000,
 };
+
+/**
+ * Whether a task is large enough to have a host reserved for it. A task that needs more than `share` of
+ * the largest host (0.5: more than half) in cpu, memory or gpu fits beside no other task of its size, so
+ * it gets room only once a host has drained most of the way, and the small tasks placed in every round
+ * take each slice a host frees before it adds up: without a reservation it can starve. A smaller task
+ * fits in the slices that churn frees; reserving a whole host for it would idle the host and make the
+ * task wait for that one host rather than take the first one with room. Hosts unknown: not large.
+ */
+export function isLarge(need: Resources, largestHost: Resources | undefined, share: number): boolean {
+  if (!largestHost) return false;
+  return need.cpuMilli > share * largestHost.cpuMilli || need.memMb > share * largestHost.memMb ||
+    (need.gpuMilli > 0 && need.gpuMilli > share * largestHost.gpuMilli);
+}
 
 export function backoffMs(p: TaskTypePolicy, failedRounds: number): number {
   return Math.min(p.retryBackoffMaxMs, p.retryBackoffMs * 2 ** Math.max(0, Math.min(20, failedRounds - 1)));

@@ -1,8 +1,11 @@
-/** Builds placement rounds from host specs and tasks, and reads results back by task id, for the placement tests. */
-import type { HostLease, RmTask } from "../messages.ts";
+/** Placement test helpers: rounds from host specs and tasks read back by task id, and an engine driven by hand. */
+import type { Gang, HostLease, RmTask } from "../messages.ts";
 import type { Constraint } from "../model/config_types.ts";
+import { resources } from "../model/resources.ts";
+import type { PlacementExecutor } from "../ports/placement_executor.ts";
 import { type Prng, randomInt, seededPrng } from "../ports/prng.ts";
-import { type HostSpec, makeHost, makeLease, makeRmTask } from "../testing/harness.ts";
+import { type HostSpec, makeHost, makeLease, makePorts, makeRmTask } from "../testing/harness.ts";
+import { DEFAULT_PLACEMENT_CONFIG, type PlacementConfig, PlacementEngine } from "./engine.ts";
 import { placeRound } from "./plan.ts";
 import { PELOTON_POLICIES, type TaskTypePolicy } from "./policy.ts";
 import { failureReason, rejectionCounts } from "./reasons.ts";
@@ -10,6 +13,51 @@ import { RoundBuilder, type UnitOfWork } from "./round_build.ts";
 import type { PlacementResult, PlacementRound } from "./round.ts";
 
 export type HostRow = [string, HostSpec?, Partial<HostLease>?];
+
+/** The largest host of the engine tests' clusters: 32 cpus, 64 GB, 4 GPUs. */
+export const LARGEST = resources(32_000, 65_536, 0, 4_000);
+
+export const lease = (name: string, spec?: HostSpec): HostLease =>
+  makeLease(makeHost(name, spec), { leaseId: `${name}#1` });
+
+export const one = (t: Partial<RmTask>): Gang => ({ tasks: [makeRmTask(t)] });
+
+/** A placement engine on test ports; the test answers its dequeues and acquires by hand. */
+export function engineRig(config: Partial<PlacementConfig> = {}, executor?: PlacementExecutor) {
+  const ports = makePorts();
+  const pe = new PlacementEngine(
+    { ...ports, self: "placement", resmgr: "resmgr", hostmgr: "hostmgr", executor },
+    { ...DEFAULT_PLACEMENT_CONFIG, ...config },
+  );
+  const { transport } = ports;
+  pe.start();
+  /** Answers the pending dequeue with these gangs; returns the dequeue's timeout. */
+  const gangs = (...list: Gang[]) => {
+    const dq = transport.takeOne("dequeue-gangs", "resmgr");
+    pe.receive({ kind: "gangs", reqId: dq.reqId, gangs: list });
+    return dq.timeoutMs;
+  };
+  /** Answers the pending dequeue with no gangs and the resource manager's room epoch. */
+  const roomEpoch = (roomEpoch: number) => {
+    const dq = transport.takeOne("dequeue-gangs", "resmgr");
+    pe.receive({ kind: "gangs", reqId: dq.reqId, gangs: [], roomEpoch });
+  };
+  /** Answers the pending acquire with leases, in a cluster whose largest host is `LARGEST`; returns the filters. */
+  const hosts = (leases: HostLease[], rejections: Record<string, number> = {}, exhausted = true) => {
+    const req = transport.takeOne("acquire-hosts", "hostmgr");
+    const n = req.filters.length;
+    pe.receive({
+      kind: "hosts-acquired",
+      reqId: req.reqId,
+      leases,
+      rejections: Array.from({ length: n }, () => rejections),
+      exhausted: Array.from({ length: n }, () => exhausted),
+      largestHost: LARGEST,
+    });
+    return req.filters;
+  };
+  return { ...ports, pe, gangs, roomEpoch, hosts };
+}
 
 export function leases(rows: HostRow[]): HostLease[] {
   return rows.map(([name, spec, extra]) =>

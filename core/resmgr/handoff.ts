@@ -3,6 +3,7 @@ import type {
   Gang,
   HostPlacement,
   PlacementFailure,
+  PlacementPending,
   Preemption,
   RmStateChange,
   RmTask,
@@ -62,6 +63,8 @@ export class PlacementHandoff {
   readonly #owned = new Map<Address, Outbox>();
   readonly #dequeues: LongPolls;
   readonly #placementPolls: LongPolls;
+  /** Grows when room may have appeared; sent with every dequeue so engines retry what lacked room. */
+  #roomEpoch = 0;
   readonly #hasReady = () => this.#ready.size > 0;
   readonly #hasNews = (w: Waiter) => hasNews(this.#shared) || hasNews(this.#owned.get(w.replyTo));
 
@@ -161,6 +164,29 @@ export class PlacementHandoff {
     if (placements.length) this.#placementPolls.wake(this.#hasNews);
   }
 
+  /**
+   * Tasks an engine still holds and keeps trying, with why their latest round failed: kept as the task's
+   * last failure and shown to the job manager at once, so `task list` says why a task is still PLACING.
+   */
+  stillPlacing(pending: PlacementPending[]): void {
+    const now = this.deps.clock.now();
+    const t = this.tasks;
+    for (const { reason, taskIds } of pending) {
+      for (const id of taskIds) {
+        const row = t.rowOf(id);
+        // Only the current attempt speaks for the task (a stale one is dropped by its final answer).
+        if (row === NONE || t.state[row] !== PLACING || t.staleAttempt[row] !== NONE) continue;
+        t.setLastFailure(row, reason);
+        this.change(id, "PLACING", now, reason, t.owner(row));
+      }
+    }
+  }
+
+  /** Room may have appeared: tasks ended, or the cluster can hold more than before (a host joined or came back). */
+  roomFreed(): void {
+    this.#roomEpoch++;
+  }
+
   /** A lease whose tasks several job managers drive: one part each, all launching with the same lease. */
   #split(p: HostPlacement): void {
     const parts = new Map<Address | undefined, HostPlacement["tasks"]>();
@@ -220,7 +246,13 @@ export class PlacementHandoff {
         engine: w.replyTo,
       });
     }
-    this.deps.transport.send(w.replyTo, { kind: "gangs", reqId: w.reqId, gangs });
+    const roomEpoch = this.#roomEpoch;
+    this.deps.transport.send(
+      w.replyTo,
+      roomEpoch
+        ? { kind: "gangs", reqId: w.reqId, gangs, roomEpoch }
+        : { kind: "gangs", reqId: w.reqId, gangs },
+    );
   }
 
   /** Puts PLACING tasks back to READY behind a backoff, keeping gangs together. */

@@ -1,7 +1,7 @@
 /** The resource manager daemon: pool queues, admission, preemption, ready queue and placement hand-off. */
 import type { ClusterCapacity, Gang, Message, RmTask, TaskUpdate } from "../messages.ts";
 import type { RespoolRecord } from "../model/records.ts";
-import { zero } from "../model/resources.ts";
+import { fits, zero } from "../model/resources.ts";
 import { isTerminalTaskState, TASK_STATES, type TaskState } from "../model/states.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { Counter, Metrics } from "../ports/metrics.ts";
@@ -103,6 +103,7 @@ export class ResourceManager implements Receiver {
       case "dequeue-gangs":
         return this.#handoff.dequeue(msg.reqId, msg.replyTo, msg.limit, msg.timeoutMs);
       case "set-placements":
+        if (msg.pending) this.#handoff.stillPlacing(msg.pending);
         return this.#handoff.setPlacements(msg.placements, msg.failed);
       case "get-placements":
         return this.#handoff.getPlacements(msg.reqId, msg.replyTo, msg.limit, msg.timeoutMs);
@@ -120,6 +121,7 @@ export class ResourceManager implements Receiver {
         return this.#track(msg.tasks, msg.owner);
       case "cluster-capacity":
         // Replies to our periodic request and pushes from the host manager when hosts change.
+        if (!fits(msg.capacity.physical, this.capacity.physical)) this.#handoff.roomFreed();
         this.capacity = msg.capacity;
         this.recalculate();
         return;
@@ -247,6 +249,7 @@ export class ResourceManager implements Receiver {
 
   #taskUpdates(updates: TaskUpdate[]): void {
     const t = this.tasks;
+    let ended = false;
     for (const u of updates) {
       const row = t.rowOf(u.taskId);
       if (row === NONE) {
@@ -255,6 +258,7 @@ export class ResourceManager implements Receiver {
       }
       if (isTerminalTaskState(u.state)) {
         this.#forget(row);
+        ended = true;
         continue;
       }
       // A victim stays PREEMPTING while its kill is under way (Mesos' KILLING reads as RUNNING).
@@ -263,6 +267,8 @@ export class ResourceManager implements Receiver {
       t.state[row] = state;
       if (state === RUNNING && Number.isNaN(t.startedMs[row])) t.startedMs[row] = u.timeMs;
     }
+    // Ended tasks left room on their hosts: placement retries what it holds back.
+    if (ended) this.#handoff.roomFreed();
   }
 
   #track(tasks: { task: RmTask; state: TaskState }[], owner: Address | undefined): void {

@@ -224,6 +224,56 @@ Deno.test("failed placements go back to READY with their reason and are offered 
   rm.stop();
 });
 
+Deno.test("an engine's interim reason stays PLACING and reaches the job manager with the next changes", () => {
+  const { rm, clock, transport, pool, capacity, enqueue, state, dequeue, gangsReplies, getPlacements } =
+    setup();
+  pool("a", { cpu: 10 });
+  capacity(100);
+  enqueue(gang("g", 1), gang("h", 1));
+  rm.schedule();
+  clock.advance(100);
+  dequeue();
+  gangsReplies();
+  const why = "no host with 6 free cpus: insufficient cpu on 3 hosts";
+  rm.receive({
+    kind: "set-placements",
+    placements: [],
+    failed: [],
+    pending: [{ reason: why, taskIds: ["g-0-1", "gone-0-1"] }],
+  });
+  assert.deepEqual([state("g-0-1"), state("h-0-1")], ["PLACING", "PLACING"], "still the engine's to place");
+  assert.equal(rm.tasks.get("g-0-1")!.lastFailure, why);
+  getPlacements();
+  const [reply] = transport.take("placements", "jobmgr");
+  assert.deepEqual(reply.changes.at(-1), { taskId: "g-0-1", state: "PLACING", timeMs: 100, reason: why });
+  assert.equal(reply.changes.filter((c) => c.reason).length, 1, "only the task the reason is for");
+});
+
+Deno.test("each dequeue carries the room epoch: it grows when tasks end or the capacity grows", () => {
+  const { rm, pool, capacity, enqueue, dequeue, gangsReplies } = setup();
+  const epoch = () => {
+    dequeue();
+    return gangsReplies()[0].roomEpoch;
+  };
+  assert.equal(epoch(), undefined, "no capacity yet");
+  capacity(100);
+  assert.equal(epoch(), 1);
+  capacity(96);
+  capacity(96);
+  assert.equal(epoch(), 1, "a lost host or the same capacity again");
+  capacity(100);
+  assert.equal(epoch(), 2, "the host is back");
+  pool("a", { cpu: 10 });
+  enqueue(gang("g", 1));
+  rm.schedule();
+  const update = (state: TaskState) =>
+    rm.receive({ kind: "task-updates", updates: [{ taskId: "g-0-1", state, hostname: "h1", timeMs: 1 }] });
+  update("RUNNING");
+  assert.equal(epoch(), 2);
+  update("SUCCEEDED");
+  assert.equal(epoch(), 3, "the task's room on h1 is free");
+});
+
 Deno.test("PLACING tasks whose engine never answers go back to READY after the placing timeout", () => {
   const ports = makePorts();
   const cfg = { ...DEFAULT_RESMGR_CONFIG, placingTimeoutMs: 1_000, placementRetryBackoffMs: 0 };
