@@ -166,11 +166,17 @@ function run<T>(
   warnings: ConfigIssue[],
 ): LoadResult<T> {
   const norm = normalizeKeys(root, kind.schema);
-  warnings.push(...norm.notes.map((n) => noteIssue(file, n)));
+  // A key one typo away from a known one is refused rather than ignored: ignoring it would silently give
+  // the field its default (`shares: 2` leaving a pool's share at 0). Keys Peloton dropped over the years,
+  // which its own files still carry, are far from every known key and stay warnings. A stored config
+  // (`validate: false`) was accepted once and is read as it is.
+  const typos = opts.validate === false ? [] : norm.notes.filter(isTypo);
+  warnings.push(...norm.notes.filter((n) => !typos.includes(n)).map((n) => noteIssue(file, n)));
+  const typoErrors = typos.map((n) => noteIssue(file, n, true));
   const parse = (v: unknown) => kind.schema.safeParse(v, { error: expectedFor, reportInput: true });
   const parsed = parse(norm.value);
   if (!parsed.success) {
-    const errors = parsed.error.issues.map((iss) => zodIssue(file, norm, iss));
+    const errors = [...typoErrors, ...parsed.error.issues.map((iss) => zodIssue(file, norm, iss))];
     // Every problem at once: the rest of the config, parsed without its malformed fields, is checked too.
     const rest = opts.validate === false ? undefined : salvage(norm.value, parsed.error.issues, parse);
     if (rest) {
@@ -179,7 +185,7 @@ function run<T>(
     return { ok: false, errors: byLine(errors), warnings: byLine(warnings) };
   }
   if (opts.validate === false) return { ok: true, value: parsed.data, warnings: byLine(warnings) };
-  const errors: ConfigIssue[] = [];
+  const errors: ConfigIssue[] = [...typoErrors];
   reportRules(kind.rules(parsed.data, opts, NO_GAPS), NO_GAPS, file, norm, errors, warnings);
   if (errors.length > 0) return { ok: false, errors: byLine(errors), warnings: byLine(warnings) };
   const value = kind.finish ? kind.finish(parsed.data) : parsed.data;
@@ -246,7 +252,12 @@ function zodIssue(file: string, norm: Normalized, iss: z.core.$ZodIssue): Config
   return makeIssue({ file, ...norm.locate(path) }, expected, value);
 }
 
-function noteIssue(file: string, note: KeyNote): ConfigIssue {
+function isTypo(note: KeyNote): boolean {
+  return note.kind === "unknown-key" && note.suggestion !== undefined;
+}
+
+/** A key note as an issue; `refused`: a misspelt key, reported as an error. */
+function noteIssue(file: string, note: KeyNote, refused = false): ConfigIssue {
   const where = note.line === undefined ? file : `${file}:${note.line}`;
   const at = { file, line: note.line, column: note.column, path: note.path };
   if (note.kind === "duplicate-key") {
@@ -262,6 +273,15 @@ function noteIssue(file: string, note: KeyNote): ConfigIssue {
   const hint = note.suggestion ? `did you mean ${note.suggestion}? ` : "";
   const expected = `a known key (${known.join(", ")})`;
   const key = note.path.split(".").pop();
+  if (refused) {
+    return {
+      ...at,
+      value: key,
+      expected: `a known key: ${note.suggestion}?`,
+      message: `${where}: ${note.path}: unknown key; did you mean ${note.suggestion}? ` +
+        `(known keys: ${known.join(", ")})`,
+    };
+  }
   return {
     ...at,
     value: key,

@@ -152,19 +152,26 @@ instanceConfig:
   ]);
 });
 
-Deno.test("unknown keys warn with path, line and a suggestion, and never fail", () => {
+Deno.test("a misspelt key is refused with a suggestion; a key far from every known one only warns", () => {
   const text = "instanceCont: 3\ninstanceCount: 1\ndefaultConfig:\n  command: {value: x, shel: true}\n";
   const r = loadJobConfig(text, "u.yaml");
-  assert.ok(r.ok);
-  assert.deepEqual(r.warnings.map((w) => [w.line, w.path, w.value]), [
+  assert.ok(!r.ok, "a typo would otherwise leave its field at the default");
+  assert.deepEqual(r.errors.map((w) => [w.line, w.path, w.value]), [
     [1, "instanceCont", "instanceCont"],
     [4, "defaultConfig.command.shel", "shel"],
   ]);
-  assert.match(
-    r.warnings[0].message,
-    /^u\.yaml:1: instanceCont: unknown key, ignored \(did you mean instanceCount\?/,
-  );
-  assert.match(formatIssues(r.warnings), /\n.*did you mean shell\?/);
+  assert.match(r.errors[0].message, /^u\.yaml:1: instanceCont: unknown key; did you mean instanceCount\?/);
+  assert.match(formatIssues(r.errors), /\n.*did you mean shell\?/);
+
+  // Keys Peloton dropped, which its own files still carry, are ignored with a warning.
+  const old = "instanceCount: 1\nsla:\n  minimumInstanceCount: 1\ndefaultConfig:\n  command: {value: x}\n";
+  const kept = loadJobConfig(old, "o.yaml");
+  assert.ok(kept.ok);
+  assert.deepEqual(kept.warnings.map((w) => [w.line, w.path]), [[3, "sla.minimumInstanceCount"]]);
+  assert.match(kept.warnings[0].message, /unknown key, ignored \(known keys:/);
+
+  // A stored config was accepted once: it is read as it is.
+  assert.ok(loadJobConfig(text, "u.yaml", { validate: false }).ok);
 });
 
 Deno.test("duplicate keys warn; explicit nulls are absent values", () => {
@@ -240,4 +247,13 @@ Deno.test("odd API bodies are rejected with issues, never thrown", () => {
     errors(parseJobConfig("job"))[0].message,
     'request: (top level): got "job", expected a mapping',
   );
+});
+
+Deno.test("a pool's misspelt share is refused, not read as share 0", () => {
+  const text = "name: p\nresources:\n  - {kind: cpu, reservation: 1, limit: 2, shares: 3}\n";
+  const r = loadRespoolConfig(text, "p.yaml");
+  assert.ok(!r.ok);
+  assert.deepEqual(r.errors.map((e) => e.message), [
+    "p.yaml:3: resources[0].shares: unknown key; did you mean share? (known keys: kind, reservation, limit, share, type)",
+  ]);
 });
