@@ -55,6 +55,8 @@ Deno.test({
         job,
         `${SPECS}/test_update_stateless_job_spec.yaml`,
         "1",
+        "--min-running-seconds",
+        "1",
       );
       assert.equal(replaced.code, 0, replaced.err);
       await waitFor("the replace workflow to finish", async () => {

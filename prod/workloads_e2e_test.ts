@@ -84,7 +84,17 @@ Deno.test({
         "10 running instances",
         async () => allRunning(await tasks(up.url, job), 10) || undefined,
       );
-      const created = await cli(up.url, "update", "create", job, `${JOBS}/service_v2.yaml`, "3");
+      // Each batch counts as done after 1 s RUNNING (the default, 10 s, is for real services).
+      const created = await cli(
+        up.url,
+        "update",
+        "create",
+        job,
+        `${JOBS}/service_v2.yaml`,
+        "3",
+        "--min-running-seconds",
+        "1",
+      );
       assert.equal(created.code, 0, created.err);
       const updateId = /^Update (\S+) created$/.exec(created.out)![1];
       let maxCurrent = 0;
@@ -112,6 +122,8 @@ Deno.test({
         "--maxfailureInstances",
         "1",
         "--rollbackOnFailure",
+        "--min-running-seconds",
+        "1",
       );
       assert.equal(bad.code, 0, bad.err);
       const badId = /^Update (\S+) created$/.exec(bad.out)![1];

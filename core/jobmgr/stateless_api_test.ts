@@ -140,7 +140,7 @@ Deno.test("GetJob shows the workflow in Peloton's shapes: workflowInfo, and stat
     const restarted = killAsked(rig);
     rig.launch(restarted);
     for (const i of restarted) rig.status(rig.taskId(i), "TASK_RUNNING");
-    rig.tick();
+    rig.tick(10_000); // the default minRunningSeconds: no health check, so 10 s RUNNING counts as done
   }
   assert.equal(rig.jm.updates.size, 0);
   const after = await getJob(rig);

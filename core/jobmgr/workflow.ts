@@ -1,6 +1,13 @@
 /**
  * Workflows: rolling updates, restarts, starts and stops over a job's instances in batches, following
  * Peloton's UpdateService semantics (`pkg/jobmgr/goalstate/update*.go`, `cached/workflow_strategy.go`).
+ *
+ * An instance of the current batch is *done* when its task runs the target: HEALTHY if it has a health
+ * check, else RUNNING without a break for the update's `minRunningSeconds` (default 10 s; Peloton counts
+ * any RUNNING, so a command that crashes on start passed for updated). It is *failed* once runs at the
+ * target used up `maxInstanceAttempts` (its failure count starts from 0 when the workflow takes it).
+ * `maxFailureInstances` failed instances end the workflow before another batch starts: FAILED, or rolled
+ * back with `rollbackOnFailure`.
  */
 import type { Action } from "../goalstate/engine.ts";
 import type { JobConfig, UpdateConfig } from "../model/config_types.ts";
@@ -12,6 +19,7 @@ import {
   type WorkflowType,
 } from "../model/records.ts";
 import { isTerminalTaskState } from "../model/states.ts";
+import { DEFAULT_MIN_RUNNING_SECONDS } from "../model/update_config.ts";
 import { randomUuid } from "../ports/prng.ts";
 import { jobConfigOf, type JobEntry } from "./job_entry.ts";
 import type { JobManager } from "./jobmgr.ts";
@@ -44,7 +52,14 @@ export const DEFAULT_UPDATE_CONFIG: UpdateConfig = {
   maxFailureInstances: 0,
   inPlace: false,
   startTasks: false,
+  minRunningSeconds: DEFAULT_MIN_RUNNING_SECONDS,
 };
+
+/**
+ * Where one instance of the current batch stands: finished either way, still on its way, or up and
+ * to count as done at `settlesAtMs` if it stays up until then.
+ */
+type Verdict = "done" | "failed" | "pending" | { settlesAtMs: number };
 
 export interface WorkflowRequest {
   type: WorkflowType;
@@ -198,7 +213,7 @@ export class Workflows {
     let changed = false;
     for (const i of [...u.instancesCurrent]) {
       const verdict = this.#instanceVerdict(u, job, i);
-      if (verdict === "pending") continue;
+      if (verdict === "pending" || typeof verdict === "object") continue;
       u.instancesCurrent = u.instancesCurrent.filter((x) => x !== i);
       (verdict === "done" ? u.instancesDone : u.instancesFailed).push(i);
       changed = true;
@@ -224,10 +239,21 @@ export class Workflows {
       changed = true;
     }
     if (changed) this.#put(u);
-    // Instances that are already where they should be finish at once.
-    if (changed && u.instancesCurrent.some((i) => this.#instanceVerdict(u, job, i) !== "pending")) {
-      this.jm.updateEngine.enqueue(u);
+    this.#recheck(u, job);
+  }
+
+  /**
+   * Evaluates the workflow again when an instance of the batch can finish without a task changing:
+   * at once if one already has (it was where it should be when taken), else when the first settles.
+   */
+  #recheck(u: UpdateRecord, job: JobEntry): void {
+    let atMs = Infinity;
+    for (const i of u.instancesCurrent) {
+      const verdict = this.#instanceVerdict(u, job, i);
+      if (verdict === "pending") continue;
+      atMs = Math.min(atMs, typeof verdict === "object" ? verdict.settlesAtMs : this.jm.now());
     }
+    if (atMs < Infinity) this.jm.updateEngine.enqueue(u, atMs);
   }
 
   /** Instances not yet started, in Peloton's order: additions, updates, removals. */
@@ -266,6 +292,7 @@ export class Workflows {
         this.jm.stopTasks(job, [i]);
         return;
     }
+    // Attempts count runs at the target only (Peloton: "failure count due to old version should be reset").
     task.failureCount = 0;
     if (u.config.inPlace && task.hostname) task.desiredHost = task.hostname;
     this.jm.putTask(task);
@@ -273,7 +300,7 @@ export class Workflows {
   }
 
   /** Done: running the target (and healthy if checked). Failed: out of attempts (`maxInstanceAttempts`). */
-  #instanceVerdict(u: UpdateRecord, job: JobEntry, i: number): "done" | "failed" | "pending" {
+  #instanceVerdict(u: UpdateRecord, job: JobEntry, i: number): Verdict {
     const task = job.tasks.get(i);
     if (u.instancesRemoved.includes(i)) return !task ? "done" : "pending";
     if (!task) return "pending";
@@ -283,24 +310,32 @@ export class Workflows {
       case "STOP":
         return isTerminalTaskState(task.state) ? "done" : "pending";
       case "START":
-        return this.#up(job, task) ? "done" : "pending";
+        return this.#up(u, job, task);
       case "RESTART":
-        return task.runId >= (u.targetRuns?.[i] ?? 0) && this.#up(job, task) ? "done" : "pending";
+        return task.runId >= (u.targetRuns?.[i] ?? 0) ? this.#up(u, job, task) : "pending";
       case "UPDATE": {
         if (task.configVersion !== u.jobConfigVersion || task.desiredConfigVersion !== undefined) {
           return "pending";
         }
         const stopped = isTerminalTaskState(task.state) && task.goalState === "KILLED";
-        return stopped || this.#up(job, task) ? "done" : "pending";
+        return stopped ? "done" : this.#up(u, job, task);
       }
     }
   }
 
-  /** Running (and healthy when it has a health check), or finished for a batch task. */
-  #up(job: JobEntry, task: TaskRecord): boolean {
-    if (job.config.type === "BATCH" && task.state === "SUCCEEDED") return true;
-    return task.state === "RUNNING" &&
-      (task.healthy === undefined || task.healthy === "DISABLED" || task.healthy === "HEALTHY");
+  /**
+   * Whether the task's run is up: finished for a batch task; HEALTHY when it has a health check; without
+   * one, RUNNING for `minRunningSeconds` (until then it settles, and a crash meanwhile is a failed run).
+   */
+  #up(u: UpdateRecord, job: JobEntry, task: TaskRecord): Verdict {
+    if (job.config.type === "BATCH" && task.state === "SUCCEEDED") return "done";
+    if (task.state !== "RUNNING") return "pending";
+    if (task.healthy !== undefined && task.healthy !== "DISABLED") {
+      return task.healthy === "HEALTHY" ? "done" : "pending";
+    }
+    const settleMs = (u.config.minRunningSeconds ?? DEFAULT_MIN_RUNNING_SECONDS) * 1000;
+    const settlesAtMs = (task.stateSinceMs ?? 0) + settleMs;
+    return this.jm.now() >= settlesAtMs ? "done" : { settlesAtMs };
   }
 
   #complete(u: UpdateRecord, job: JobEntry | undefined, state: UpdateState): void {

@@ -1,9 +1,12 @@
 import assert from "node:assert/strict";
+import { mesosTaskId } from "../model/records.ts";
 import { jobConfigJson } from "./api_json.ts";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
 import { makeJobConfig } from "../testing/fixtures.ts";
 
 const UPDATE = "peloton.api.v0.update.svc.UpdateService";
+/** The default `minRunningSeconds`, in ms: how long a run without a health check must stay RUNNING. */
+const SETTLE_MS = 10_000;
 
 /** A service job of `n` instances, all RUNNING on host h1. */
 function runningService(n: number, task = {}) {
@@ -49,7 +52,7 @@ Deno.test("a rolling update moves 10 instances to the new config in batches of 3
   const batches: number[][] = [];
   for (let i = 0; i < 4; i++) {
     batches.push(roll(rig));
-    rig.tick();
+    rig.tick(SETTLE_MS);
   }
   assert.deepEqual(batches, [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]);
   for (let i = 0; i < 10; i++) assert.equal(rig.task(i).configVersion, 2);
@@ -82,7 +85,7 @@ Deno.test("an update that fails rolls back when asked to: failed instances go ba
   }
   rig.launch([0, 1, 2]);
   for (const i of [0, 1, 2]) rig.status(rig.taskId(i), "TASK_RUNNING");
-  rig.tick();
+  rig.tick(SETTLE_MS);
   assert.equal(u.state, "ROLLED_BACK");
   for (let i = 0; i < 10; i++) {
     assert.equal(
@@ -115,12 +118,13 @@ Deno.test("pause stops taking new batches, resume continues, abort stops startin
   rig.call(UPDATE, "PauseUpdate", { updateId: { value: id } });
   rig.replies();
   assert.deepEqual(roll(rig), [0]);
-  rig.tick();
+  rig.tick(SETTLE_MS);
   assert.deepEqual(rig.transport.take("kill-tasks"), [], "paused: no next batch");
   rig.call(UPDATE, "ResumeUpdate", { updateId: { value: id } });
   rig.replies();
   rig.tick();
   assert.deepEqual(roll(rig), [1]);
+  rig.tick(SETTLE_MS);
   // Instance 2 is on its way (its batch started when 1 finished); abort stops there.
   rig.call(UPDATE, "AbortUpdate", { updateId: { value: id } });
   rig.replies();
@@ -145,7 +149,7 @@ Deno.test("an update that adds and removes instances starts the new ones and del
   rig.launch([3, 4]);
   rig.status(rig.taskId(3), "TASK_RUNNING");
   rig.status(rig.taskId(4), "TASK_RUNNING");
-  rig.tick();
+  rig.tick(SETTLE_MS);
   assert.equal(rig.jm.updates.size, 0, "the update finished");
   createUpdate(rig, makeJobConfig({ type: "SERVICE", instanceCount: 2 }), { batchSize: 0 }, 2);
   rig.tick();
@@ -164,9 +168,9 @@ Deno.test("a rolling restart gives each instance a new run, batch by batch", () 
   rig.replies();
   rig.tick();
   assert.deepEqual(roll(rig), [0, 1]);
-  rig.tick();
+  rig.tick(SETTLE_MS);
   assert.deepEqual(roll(rig), [2]);
-  rig.tick();
+  rig.tick(SETTLE_MS);
   assert.deepEqual([0, 1, 2].map((i) => rig.task(i).runId), [2, 2, 2]);
   assert.equal(rig.jm.updates.size, 0);
 });
@@ -193,3 +197,155 @@ Deno.test("startPaused creates the update PAUSED; in-place updates ask for the s
 function cmd(value: string) {
   return { shell: true, value, arguments: [], environment: { variables: [] }, uris: [] };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Instances without a health check: attempts, failures and the settle period (`minRunningSeconds`)
+
+/** The instances whose tasks the host manager was asked to kill since the last look. */
+function killedInstances(rig: JobmgrRig): number[] {
+  return rig.transport.take("kill-tasks", "hostmgr").flatMap((k) =>
+    k.tasks.map((t) => Number(t.taskId.split("-").at(-2)))
+  );
+}
+
+/** One run of a crash-at-once command: placed, RUNNING, and FAILED a moment later. */
+function crashOnce(rig: JobmgrRig, i: number): void {
+  rig.launch([i]);
+  rig.status(rig.taskId(i), "TASK_RUNNING");
+  rig.status(rig.taskId(i), "TASK_FAILED");
+}
+
+async function updateInfo(rig: JobmgrRig, id: string) {
+  rig.call(UPDATE, "GetUpdate", { updateId: { value: id } });
+  await rig.reads();
+  return (rig.replies()[0].body as {
+    updateInfo: { status: { state: string; numTasksDone: number; numTasksFailed: number } };
+  }).updateInfo.status;
+}
+
+const crashing = (n: number) =>
+  makeJobConfig({ type: "SERVICE", instanceCount: n, task: { command: cmd("echo bad; exit 3") } });
+
+Deno.test("a crash-at-once update fails on instance 0 after its attempts and rolls back; 1–3 are never touched", () => {
+  const rig = runningService(4);
+  const id = (createUpdate(rig, crashing(4), {
+    batchSize: 1,
+    maxInstanceAttempts: 2,
+    maxFailureInstances: 1,
+    rollbackOnFailure: true,
+  }).body as { updateID: { value: string } }).updateID.value;
+  rig.tick();
+  const u = rig.jm.updates.get(id)!;
+  assert.deepEqual(killedInstances(rig), [0]);
+  rig.status(mesosTaskId(JOB_ID, 0, 1), "TASK_KILLED");
+  crashOnce(rig, 0);
+  assert.equal(rig.task(0).failureCount, 1, "the first run at the new config is attempt 1");
+  assert.deepEqual([u.state, u.instancesCurrent, u.instancesDone], ["ROLLING_FORWARD", [0], []]);
+  rig.tick(1_000); // the restart throttling (initialTaskBackoffMs)
+  crashOnce(rig, 0);
+  assert.equal(rig.task(0).runId, 4, "runs 2 and 3 crashed; run 4 is the rollback's");
+  assert.equal(u.state, "ROLLING_BACKWARD", "attempt 2 used up the attempts: one failed instance");
+  assert.deepEqual(killedInstances(rig), [], "no other instance was stopped");
+  rig.launch([0]);
+  rig.status(rig.taskId(0), "TASK_RUNNING");
+  rig.tick(SETTLE_MS);
+  assert.equal(u.state, "ROLLED_BACK");
+  assert.equal(
+    rig.job().versions.get(rig.task(0).configVersion)!.config.defaultConfig.command!.value,
+    "echo hello",
+  );
+  for (const i of [1, 2, 3]) {
+    assert.deepEqual(
+      [rig.task(i).runId, rig.task(i).configVersion],
+      [1, 1],
+      `instance ${i} was never touched`,
+    );
+  }
+});
+
+Deno.test("without rollbackOnFailure the update FAILS once an instance used up maxInstanceAttempts", async () => {
+  const rig = runningService(4);
+  const id = (createUpdate(rig, crashing(4), { batchSize: 2, maxInstanceAttempts: 3, maxFailureInstances: 1 })
+    .body as { updateID: { value: string } }).updateID.value;
+  rig.tick();
+  assert.deepEqual(killedInstances(rig), [0, 1]);
+  rig.status(mesosTaskId(JOB_ID, 0, 1), "TASK_KILLED");
+  rig.status(mesosTaskId(JOB_ID, 1, 1), "TASK_KILLED");
+  // Instance 1 comes up and stays up; instance 0 crashes on every run.
+  rig.launch([1]);
+  rig.status(rig.taskId(1), "TASK_RUNNING");
+  for (const backoffMs of [0, 1_000, 2_000]) {
+    rig.tick(backoffMs);
+    assert.equal((await updateInfo(rig, id)).state, "ROLLING_FORWARD");
+    crashOnce(rig, 0);
+  }
+  const status = await updateInfo(rig, id);
+  // Instance 1 had run 3 s of its 10 s settle period: not done, but it keeps the new config.
+  assert.deepEqual([status.state, status.numTasksFailed, status.numTasksDone], ["FAILED", 1, 0]);
+  assert.equal(rig.task(0).failureCount, 3);
+  assert.deepEqual([rig.task(1).state, rig.task(1).configVersion], ["RUNNING", 2]);
+  assert.deepEqual(killedInstances(rig), [], "instances 2 and 3 were never started");
+  for (const i of [2, 3]) assert.deepEqual([rig.task(i).runId, rig.task(i).configVersion], [1, 1]);
+});
+
+Deno.test("a run without a health check counts done only after minRunningSeconds RUNNING at the new config", async () => {
+  const rig = runningService(2);
+  const next = makeJobConfig({ type: "SERVICE", instanceCount: 2, task: { command: cmd("echo v2") } });
+  const id = (createUpdate(rig, next, { batchSize: 1, maxInstanceAttempts: 2, maxFailureInstances: 1 })
+    .body as { updateID: { value: string } }).updateID.value;
+  rig.tick();
+  assert.deepEqual(roll(rig), [0]);
+  rig.tick(SETTLE_MS - 1);
+  assert.deepEqual(killedInstances(rig), [], "instance 0 has not settled yet: no next batch");
+  rig.tick(1);
+  assert.deepEqual(roll(rig), [1], "settled: instance 1 starts");
+  // A crash within the settle period is a failed attempt, not a success.
+  rig.tick(SETTLE_MS / 2);
+  rig.status(rig.taskId(1), "TASK_FAILED");
+  assert.equal(rig.task(1).failureCount, 1);
+  rig.tick(1_000);
+  rig.launch([1]);
+  rig.status(rig.taskId(1), "TASK_RUNNING");
+  rig.tick(SETTLE_MS);
+  const status = await updateInfo(rig, id);
+  assert.deepEqual([status.state, status.numTasksDone, status.numTasksFailed], ["SUCCEEDED", 2, 0]);
+});
+
+Deno.test("minRunningSeconds is an update option; with a health check, HEALTHY is done at once", () => {
+  const rig = runningService(2);
+  const quick = makeJobConfig({ type: "SERVICE", instanceCount: 2, task: { command: cmd("echo v2") } });
+  createUpdate(rig, quick, { batchSize: 1, minRunningSeconds: 2 });
+  rig.tick();
+  assert.deepEqual(roll(rig), [0]);
+  rig.tick(1_999);
+  assert.deepEqual(killedInstances(rig), []);
+  rig.tick(1);
+  assert.deepEqual(roll(rig), [1]);
+  rig.tick(2_000);
+  assert.equal(rig.jm.updates.size, 0, "the update finished");
+
+  const checked = makeJobConfig({
+    type: "SERVICE",
+    instanceCount: 2,
+    task: {
+      command: cmd("echo v3"),
+      healthCheck: {
+        enabled: true,
+        type: "COMMAND",
+        commandCheck: { command: "true" },
+        initialIntervalSecs: 1,
+        intervalSecs: 1,
+        timeoutSecs: 1,
+        maxConsecutiveFailures: 1,
+      } as never,
+    },
+  });
+  createUpdate(rig, checked, { batchSize: 1 }, 2);
+  rig.tick();
+  assert.deepEqual(roll(rig), [0]);
+  assert.deepEqual(killedInstances(rig), [], "HEALTH_UNKNOWN: not done yet");
+  rig.status(rig.taskId(0), "TASK_RUNNING", { healthy: true });
+  assert.deepEqual(roll(rig), [1], "HEALTHY: done without waiting for the settle period");
+  rig.status(rig.taskId(1), "TASK_RUNNING", { healthy: true });
+  assert.equal(rig.jm.updates.size, 0);
+});

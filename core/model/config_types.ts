@@ -190,6 +190,12 @@ export interface UpdateConfig {
   maxFailureInstances: number;
   inPlace: boolean;
   startTasks: boolean;
+  /**
+   * Not in Peloton: how long an instance without a health check must stay RUNNING at its new config
+   * before it counts as updated (Kubernetes' `minReadySeconds`, Nomad's `min_healthy_time`). A run that
+   * ends sooner is a failed attempt. Absent in workflows stored before it existed: the default applies.
+   */
+  minRunningSeconds?: number;
 }
 
 /** v1alpha `pod.ContainerSpec` (subset with every field Peloton's files use). */

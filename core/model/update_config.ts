@@ -3,6 +3,12 @@ import { z } from "zod";
 import type { UpdateConfig } from "./config_types.ts";
 import { bool, keyMeta, num, uint } from "./_schema_kit.ts";
 
+/**
+ * Default `minRunningSeconds`: long enough that a command which crashes on start never counts as
+ * updated, short enough for rolling updates of many batches (Nomad's `min_healthy_time` is also 10 s).
+ */
+export const DEFAULT_MIN_RUNNING_SECONDS = 10;
+
 export const UpdateConfigSchema: z.ZodType<UpdateConfig> = z.object({
   batchSize: uint().default(0),
   // Takes precedence over batchSize when set.
@@ -16,6 +22,8 @@ export const UpdateConfigSchema: z.ZodType<UpdateConfig> = z.object({
   maxFailureInstances: uint().default(0),
   inPlace: bool().default(false),
   startTasks: bool().default(false),
+  // 0 counts an instance without a health check as updated as soon as it is RUNNING.
+  minRunningSeconds: num({ min: 0 }).default(DEFAULT_MIN_RUNNING_SECONDS),
 }).register(keyMeta, {
   aliases: {
     maxInstanceRetries: "maxInstanceAttempts",

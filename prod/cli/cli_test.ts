@@ -135,6 +135,28 @@ Deno.test("usage errors exit 2 and say what was wrong", async () => {
   assert.match(range.err, /--range: got "a:b"/);
 });
 
+Deno.test("a reversed or empty instance range is a usage error naming it, for every command taking -r", async () => {
+  for (
+    const argv of [
+      ["task", "list", "x", "-r", "3:1"],
+      ["task", "stop", "x", "-r", "3:1"],
+      ["task", "start", "x", "-r", "0:2", "-r", "5:5"],
+      ["job", "rolling-restart", "x", "1", "-r", "9:0"],
+    ]
+  ) {
+    const r = await cli(NOWHERE, ...argv);
+    assert.equal(r.code, 2, argv.join(" "));
+    const bad = argv.findLast((a) => a.includes(":"))!;
+    assert.match(
+      r.err,
+      new RegExp(`--range: got "${bad}", expected FROM:TO with FROM below TO \\(TO is exclusive: `),
+      argv.join(" "),
+    );
+  }
+  const ok = await cli(NOWHERE, "task", "list", "x", "-r", "3:4");
+  assert.equal(ok.code, 1, "a one-instance range passes the check (and then finds no server)");
+});
+
 Deno.test("server commands report an unreachable server as an error, exit 1", async () => {
   const r = await cli(NOWHERE, "job", "get", "00000000-0000-4000-8000-000000000000");
   assert.equal(r.code, 1);

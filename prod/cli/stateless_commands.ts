@@ -92,15 +92,22 @@ export const statelessCommands: Command[] = [
     name: "job stateless replace",
     args: ["JOB", "SPEC", "BATCH-SIZE", "ENTITY-VERSION?"],
     summary:
-      "rolling update to a new spec (--maxInstanceRetries, --maxTolerableInstanceFailures, --rollbackOnFailure, --start-paused, --in-place)",
+      "rolling update to a new spec (--maxInstanceRetries, --maxTolerableInstanceFailures, --rollbackOnFailure, --start-paused, --in-place, --min-running-seconds)",
     options: {
       maxInstanceRetries: { type: "string", default: "0" },
       maxTolerableInstanceFailures: { type: "string", default: "0" },
       rollbackOnFailure: { type: "boolean", default: false },
       "start-paused": { type: "boolean", default: false },
       "in-place": { type: "boolean", default: false },
+      "min-running-seconds": { type: "string" },
     },
     async run(ctx, [job, file, batch, v], opts) {
+      const minRunning = opts["min-running-seconds"];
+      if (minRunning !== undefined && !(String(minRunning).trim() !== "" && Number(minRunning) >= 0)) {
+        throw new UsageError(
+          `--min-running-seconds: got "${minRunning}", expected a number of seconds (0 or more)`,
+        );
+      }
       const s = await spec(ctx, file);
       if (!s) return 1;
       const res = await ctx.client.call<{ version: { value: string } }>(`${SVC}::ReplaceJob`, {
@@ -117,6 +124,7 @@ export const statelessCommands: Command[] = [
           rollbackOnFailure: opts.rollbackOnFailure === true,
           startPaused: opts["start-paused"] === true,
           inPlace: opts["in-place"] === true,
+          ...(minRunning === undefined ? {} : { minRunningSeconds: Number(minRunning) }),
         },
       });
       ctx.out(ctx.json ? JSON.stringify(res) : `Job ${job} replaced, new version ${res.version.value}`);

@@ -11,11 +11,21 @@ type TaskInfo = {
   runtime: Record<string, unknown> & { mesosTaskId?: { value: string } };
 };
 
-/** `from:to` (to exclusive; either side may be empty) as Peloton's `-r/--range`. */
+/**
+ * `from:to` (to exclusive; either side may be empty) as Peloton's `-r/--range`. A range of no instances
+ * (3:1, 3:3) is refused here: the server would answer it with nothing, as if the job had no such tasks.
+ */
 export function parseRange(s: string): { from: number; to?: number } {
   const m = /^(\d*):(\d*)$/.exec(s);
   if (!m) throw new UsageError(`--range: got "${s}", expected FROM:TO such as 0:10, :5 or 3:`);
-  return { from: m[1] ? Number(m[1]) : 0, to: m[2] ? Number(m[2]) : undefined };
+  const from = m[1] ? Number(m[1]) : 0, to = m[2] ? Number(m[2]) : undefined;
+  if (to !== undefined && to <= from) {
+    const one = `${from}:${from + 1}`;
+    throw new UsageError(
+      `--range: got "${s}", expected FROM:TO with FROM below TO (TO is exclusive: ${one} is instance ${from} alone)`,
+    );
+  }
+  return { from, to };
 }
 
 function instance(s: string): number {

@@ -37,6 +37,15 @@ async function ensureJob(ctx: CommandContext, job: string): Promise<void> {
   await ctx.client.call(`${JOB}::Get`, { id: { value: job } });
 }
 
+/** `--min-running-seconds`: seconds, decimals allowed. */
+function seconds(name: string, v: string): number {
+  const n = Number(v);
+  if (v.trim() === "" || !Number.isFinite(n) || n < 0) {
+    throw new UsageError(`${name}: got "${v}", expected a number of seconds (0 or more)`);
+  }
+  return n;
+}
+
 function count(name: string, v: string): number {
   if (!/^\d+$/.test(v)) throw new UsageError(`${name}: got "${v}", expected a whole number`);
   return Number(v);
@@ -153,7 +162,7 @@ export const updateCommands: Command[] = [
     name: "update create",
     args: ["JOB", "CONFIG", "BATCH-SIZE"],
     summary:
-      "roll a service job to a new config in batches (--maxattempts, --maxfailureInstances, --rollbackOnFailure, --start-paused, --in-place)",
+      "roll a service job to a new config in batches (--maxattempts, --maxfailureInstances, --rollbackOnFailure, --start-paused, --in-place; an instance without a health check counts as updated after --min-running-seconds RUNNING, default 10)",
     options: {
       "configuration-version": { type: "string", short: "c" },
       maxattempts: { type: "string", default: "0" },
@@ -162,6 +171,7 @@ export const updateCommands: Command[] = [
       "start-paused": { type: "boolean", default: false },
       "in-place": { type: "boolean", default: false },
       "batch-percentage": { type: "string" },
+      "min-running-seconds": { type: "string" },
       "update-config": { type: "string" },
     },
     async run(ctx, [job, file, batch], opts) {
@@ -177,6 +187,12 @@ export const updateCommands: Command[] = [
       };
       if (opts["batch-percentage"] !== undefined) {
         updateConfig.batchPercentage = percentage("--batch-percentage", String(opts["batch-percentage"]));
+      }
+      if (opts["min-running-seconds"] !== undefined) {
+        updateConfig.minRunningSeconds = seconds(
+          "--min-running-seconds",
+          String(opts["min-running-seconds"]),
+        );
       }
       if (opts["update-config"]) {
         const uc = loadUpdateConfig(
