@@ -52,6 +52,18 @@ export async function startPeloton(args: string[], ready: RegExp): Promise<UpPro
   };
 }
 
+/** Runs a `peloton` subcommand as a real process to its exit (one that should fail fast, or end by itself). */
+export async function runPeloton(args: string[]): Promise<CliResult> {
+  const r = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", `${ROOT}/prod/cli/main.ts`, ...args],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = (b: Uint8Array) => new TextDecoder().decode(b).trimEnd();
+  return { code: r.code, out: text(r.stdout), err: text(r.stderr) };
+}
+
 /** Starts `peloton up --port 0` on a data dir and waits for its API URL. */
 export function startUp(dataDir: string, extra: string[] = []): Promise<UpProcess> {
   return startPeloton(

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { cli, ROOT, startUp, waitForJobState } from "./testing.ts";
+import { isAlive } from "./backend_testing.ts";
+import { cli, ROOT, runPeloton, startUp, waitFor, waitForJobState } from "./testing.ts";
 
 const JOB = `${ROOT}/scenarios/jobs/testjob.yaml`;
 const FAILING = `${ROOT}/scenarios/jobs/failing_job.yaml`;
@@ -180,6 +181,94 @@ Deno.test({
     } finally {
       await up.stop();
       await Deno.remove(dataDir, { recursive: true });
+    }
+  },
+});
+
+/** Task id to pid of every task process the server's minicluster has recorded (and not yet reaped). */
+function taskProcesses(dataDir: string): Record<string, number> {
+  const found: Record<string, number> = {};
+  const agents = `${dataDir}/minicluster/agents`;
+  for (const agent of Deno.readDirSync(agents)) {
+    try {
+      for (const task of Deno.readDirSync(`${agents}/${agent.name}/processes`)) {
+        found[task.name] =
+          JSON.parse(Deno.readTextFileSync(`${agents}/${agent.name}/processes/${task.name}`)).pid;
+      }
+    } catch { /* an agent without tasks */ }
+  }
+  return found;
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+Deno.test({
+  name: "peloton up: one live server per data dir; a second is refused, a crashed one's dir is taken over",
+  sanitizeResources: false,
+  async fn() {
+    const dataDir = await Deno.makeTempDir({ prefix: "peloton-up-" });
+    const spare = await Deno.makeTempDir({ prefix: "peloton-up-spare-" });
+    const service = await Deno.makeTempFile({ suffix: ".yaml" });
+    await Deno.writeTextFile(
+      service,
+      "name: sleepers\ntype: SERVICE\ninstanceCount: 4\ndefaultConfig:\n" +
+        "  resource: {cpuLimit: 0.1, memLimitMb: 16, diskLimitMb: 1}\n  command: {value: sleep 300}\n",
+    );
+    let up = await startUp(dataDir, ["--agents", "2"]);
+    try {
+      assert.equal((await cli(up.url, "respool", "create", "/DefaultResPool", POOL)).code, 0);
+      const jobId =
+        /^Job (\S+) created$/.exec((await cli(up.url, "job", "create", "/DefaultResPool", service)).out)![1];
+      assert.equal(await waitForJobState(up.url, jobId, ["RUNNING"]), "RUNNING");
+      const running = await waitFor("4 task processes", () => {
+        const found = taskProcesses(dataDir);
+        return Promise.resolve(Object.keys(found).length === 4 ? found : undefined);
+      });
+      const pids = Object.values(running);
+
+      // The same command again, and again on a free port: refused in one line, naming the live server.
+      const port = new URL(up.url).port;
+      for (const p of [port, "0"]) {
+        const again = await runPeloton(["up", "--port", p, "--data-dir", dataDir, "--agents", "2"]);
+        assert.equal(again.code, 1, again.err);
+        const dir = escape(dataDir), pid = up.child.pid;
+        const holder = `data dir ${dir} is in use by pid ${pid} \\(peloton up, started [^)]+\\)`;
+        assert.match(again.err, new RegExp(`^peloton up: ${holder}$`));
+      }
+      // Nothing was touched: the same processes run the same tasks, and the job runs on.
+      assert.deepEqual(taskProcesses(dataDir), running);
+      assert.deepEqual(pids.filter(isAlive), pids);
+      assert.equal(JSON.parse((await cli(up.url, "job", "status", jobId, "-j")).out).state, "RUNNING");
+
+      // A taken port: one line, and the data dir it would have used is left as it was (no owner, no store).
+      const busy = await runPeloton(["up", "--port", port, "--data-dir", spare]);
+      assert.equal(busy.code, 1, busy.err);
+      assert.equal(
+        busy.err,
+        `peloton up: port ${port} on 127.0.0.1 is already in use; pick another with --port`,
+      );
+      assert.deepEqual([...Deno.readDirSync(spare)], []);
+
+      // kill -9: its tasks run on as orphans, and the restart on the dir takes it over and ends them.
+      up.child.kill("SIGKILL");
+      await up.stop();
+      assert.deepEqual(pids.filter(isAlive), pids);
+      up = await startUp(dataDir, ["--agents", "2"]);
+      await waitFor(
+        "the crashed server's tasks to end",
+        () => Promise.resolve(pids.some(isAlive) ? undefined : true),
+      );
+      assert.equal((await up.stop()).code, 0, up.output());
+      assert.throws(
+        () => Deno.statSync(`${dataDir}/owner`),
+        Deno.errors.NotFound,
+        "a stopped server holds its dir",
+      );
+    } finally {
+      await up.stop();
+      await Deno.remove(dataDir, { recursive: true });
+      await Deno.remove(spare, { recursive: true });
+      await Deno.remove(service);
     }
   },
 });

@@ -8,7 +8,7 @@ import { startResmgr } from "../daemons/resmgr_daemon.ts";
 import { jsonLogger } from "../log.ts";
 import { type Command, type CommandContext, type OptionSpec, UsageError } from "./command.ts";
 import { checkStoreFlag } from "./store_flag.ts";
-import { backendFlags, positiveInt } from "./up_command.ts";
+import { backendFlags, positiveInt, startProblem } from "./up_command.ts";
 
 /** Peloton's ports for its daemons (its `base.yaml` configs); the job manager's is the CLI's default. */
 const PORTS = { jobmgr: 5392, resmgr: 5290, hostmgr: 5291, placement: 5300 } as const;
@@ -90,7 +90,17 @@ function daemonCommand(
         ctx.err(`peloton ${role}: ${unreachable}`);
         return 1;
       }
-      return await serve(ctx, role, await start(common, opts));
+      let daemon: RunningDaemon;
+      try {
+        daemon = await start(common, opts);
+      } catch (e) {
+        // A busy port or a data dir another process owns: one line, not a stack trace.
+        const problem = startProblem(e, common.host, common.port);
+        if (!problem) throw e;
+        ctx.err(`peloton ${role}: ${problem}`);
+        return 1;
+      }
+      return await serve(ctx, role, daemon);
     },
   };
 }

@@ -1,7 +1,9 @@
 /** `peloton minicluster`: a local master that speaks the documented Mesos v1 HTTP API, with real-process agents. */
 import { MesosMaster } from "../mesos/master.ts";
+import { type DataDirOwnership, ownDataDir } from "../minicluster/data_dir_owner.ts";
 import type { Command } from "./command.ts";
 import { UsageError } from "./command.ts";
+import { startProblem } from "./up_command.ts";
 
 function nonNegativeInt(name: string, v: unknown, max = Number.MAX_SAFE_INTEGER): number {
   const n = Number(v);
@@ -45,19 +47,33 @@ export const miniclusterCommand: Command = {
     // Mesos resends an unacknowledged status update after 10 s, doubling; tests and demos wait less.
     const retryMs = nonNegativeInt("status-retry-ms", opts["status-retry-ms"] ?? 10_000);
     if (retryMs < 10) throw new UsageError(`--status-retry-ms: got ${retryMs}, expected at least 10`);
+    const maxCompleted = nonNegativeInt("max-completed-tasks", opts["max-completed-tasks"] ?? 1000);
     const dataDir = String(opts["data-dir"]);
-    const master = await MesosMaster.start({
-      dataDir,
-      hostname: String(opts.host),
-      port,
-      agents: Array.from({ length: agents }, () => ({ cpus, memMb })),
-      heartbeatIntervalMs: heartbeat * 1000,
-      statusUpdateRetryMinMs: retryMs,
-      maxCompletedTasks: nonNegativeInt("max-completed-tasks", opts["max-completed-tasks"] ?? 1000),
-      statusUpdateRetryMaxMs: Math.max(retryMs, 600_000),
-      spawnInWorker: true,
-      log: opts.verbose ? (line) => ctx.err(line) : undefined,
-    });
+    const host = String(opts.host);
+    let owner: DataDirOwnership | undefined;
+    let master: MesosMaster;
+    try {
+      // The agents' sandboxes and task records are this process's alone while it runs.
+      owner = ownDataDir(dataDir, "peloton minicluster");
+      master = await MesosMaster.start({
+        dataDir,
+        hostname: host,
+        port,
+        agents: Array.from({ length: agents }, () => ({ cpus, memMb })),
+        heartbeatIntervalMs: heartbeat * 1000,
+        statusUpdateRetryMinMs: retryMs,
+        maxCompletedTasks: maxCompleted,
+        statusUpdateRetryMaxMs: Math.max(retryMs, 600_000),
+        spawnInWorker: true,
+        log: opts.verbose ? (line) => ctx.err(line) : undefined,
+      });
+    } catch (e) {
+      owner?.release();
+      const problem = startProblem(e, host, port);
+      if (!problem) throw e;
+      ctx.err(`peloton minicluster: ${problem}`);
+      return 1;
+    }
     ctx.out(
       `peloton minicluster: Mesos master emulator at ${master.url} (scheduler API ${master.url}/api/v1/scheduler), ` +
         `${agents} agents, sandboxes in ${dataDir}`,
@@ -74,6 +90,7 @@ export const miniclusterCommand: Command = {
     Deno.removeSignalListener("SIGTERM", stop);
     ctx.err("peloton minicluster: stopping");
     await master.stop();
+    owner.release();
     return 0;
   },
 };

@@ -3,6 +3,8 @@ import { parse } from "yaml";
 import { z } from "zod";
 import type { AgentOptions } from "../minicluster/agent.ts";
 import { BasicAuth } from "../auth/basic_auth.ts";
+import { ListenError } from "../daemons/listen.ts";
+import { DataDirInUseError } from "../minicluster/data_dir_owner.ts";
 import { DEFAULT_PORT, startPeloton } from "../server.ts";
 import type { Command } from "./command.ts";
 import { UsageError } from "./command.ts";
@@ -101,20 +103,29 @@ export const upCommand: Command = {
       ctx.err(`peloton up: ${unreachable}`);
       return 1;
     }
-    const server = await startPeloton({
-      auth,
-      jobmgr: backoff === undefined ? undefined : { initialTaskBackoffMs: Number(backoff) },
-      backend,
-      mesosMaster,
-      host: String(opts.host),
-      port,
-      dataDir: String(opts["data-dir"]),
-      store,
-      agents,
-      agentOptions,
-      log: opts.verbose ? (line) => ctx.err(line) : undefined,
-      placementWorkers: placementWorkers(opts["placement-workers"]),
-    });
+    const workers = placementWorkers(opts["placement-workers"]);
+    let server;
+    try {
+      server = await startPeloton({
+        auth,
+        jobmgr: backoff === undefined ? undefined : { initialTaskBackoffMs: Number(backoff) },
+        backend,
+        mesosMaster,
+        host: String(opts.host),
+        port,
+        dataDir: String(opts["data-dir"]),
+        store,
+        agents,
+        agentOptions,
+        log: opts.verbose ? (line) => ctx.err(line) : undefined,
+        placementWorkers: workers,
+      });
+    } catch (e) {
+      const problem = startProblem(e, String(opts.host), port);
+      if (!problem) throw e;
+      ctx.err(`peloton up: ${problem}`);
+      return 1;
+    }
     const cluster = backend === "mesos" ? `Mesos master ${opts["mesos-master"]}` : `${agents} agents`;
     ctx.out(
       `peloton up: API at ${server.url}/api/v1, web UI at ${server.url}/ui/, ${cluster}, data in ${
@@ -132,6 +143,19 @@ export const upCommand: Command = {
     return 0;
   },
 };
+
+/**
+ * The one line to print for a start that failed for a reason the operator can act on (the data dir is held
+ * by another live process, the port is taken), or undefined for anything else.
+ */
+export function startProblem(e: unknown, host: string, port: number): string | undefined {
+  if (e instanceof DataDirInUseError) return e.message;
+  const bind = e instanceof Deno.errors.AddrInUse || e instanceof Deno.errors.AddrNotAvailable
+    ? new ListenError(host, port, e)
+    : e;
+  if (!(bind instanceof ListenError)) return undefined;
+  return bind.inUse ? `${bind.message}; pick another with --port` : bind.message;
+}
 
 /** `--placement-workers N`: Deno workers for placement rounds (0: in process). */
 function placementWorkers(v: unknown): number {

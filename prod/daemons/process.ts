@@ -13,6 +13,7 @@ import type { Logger } from "../log.ts";
 import { PromMetrics } from "../metrics.ts";
 import { type KyselyStore, openStore } from "../store/kysely_store.ts";
 import { API_STATUS, rpcError } from "./http_errors.ts";
+import { listen } from "./listen.ts";
 import { serveUi } from "../ui/page.ts";
 
 export type DaemonRole = "jobmgr" | "resmgr" | "hostmgr" | "placement";
@@ -65,6 +66,7 @@ export class DaemonProcess {
   #heartbeat?: ReturnType<typeof setInterval>;
   #closing?: Promise<void>;
   #inflight = 0;
+  #ready = false;
   readonly #apiSeconds;
 
   constructor(readonly o: DaemonOptions) {
@@ -82,18 +84,30 @@ export class DaemonProcess {
     return `api@${this.instance}`;
   }
 
-  /** Opens the store and the cluster tables, serves HTTP, and joins the cluster. */
+  /** Binds the port, opens the store and the cluster tables, serves HTTP, and joins the cluster. */
   async open(router?: Router): Promise<void> {
+    // Bound first (`ListenError` when it cannot be), so that a taken port has opened nothing.
+    const server = listen(
+      this.o.host,
+      this.o.port,
+      (req) => this.#ready ? this.#handle(req) : Promise.resolve(new Response("starting\n", { status: 503 })),
+    );
+    this.#server = server;
+    try {
+      await this.#open(server.addr.port, router);
+    } catch (e) {
+      await server.shutdown();
+      throw e;
+    }
+  }
+
+  async #open(port: number, router?: Router): Promise<void> {
     await Deno.mkdir(this.o.dataDir, { recursive: true });
     this.store = await openStore(this.o.store, { fences: () => this.fences() });
     this.cluster = await ClusterStore.open(this.o.store);
     this.registry = new Registry(this.cluster, Math.min(500, this.o.leaseTtlMs / 4));
-    this.#server = Deno.serve(
-      { hostname: this.o.host, port: this.o.port, onListen() {} },
-      (req) => this.#handle(req),
-    );
     const host = this.o.host === "0.0.0.0" ? "127.0.0.1" : this.o.host;
-    this.url = `http://${host}:${this.#server.addr.port}`;
+    this.url = `http://${host}:${port}`;
     const internal = this.o.auth?.internal;
     const posts = this.metrics;
     this.transport = new HttpTransport({
@@ -113,6 +127,7 @@ export class DaemonProcess {
     this.transport.register(this.apiAddress, {
       receive: (m: Message) => void (m.kind === "api-reply" && this.#calls.resolve(m)),
     });
+    this.#ready = true;
     await this.#beat();
     await this.registry.start();
     this.#heartbeat = setInterval(() => void this.#beat(), Math.max(100, this.o.leaseTtlMs / 3));

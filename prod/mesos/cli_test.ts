@@ -5,6 +5,8 @@ import { MesosBackend } from "./mesos_backend.ts";
 import type { HostInfo } from "../../core/ports/host_backend.ts";
 
 const COMMAND = new URL("../cli/minicluster_command.ts", import.meta.url).href;
+/** The project's import map: the runner script lives in a temp dir, outside the project. */
+const CONFIG = new URL("../../deno.json", import.meta.url).pathname;
 
 // `prod/cli/main.ts` registers the command; until then the test runs it the way main.ts would.
 const RUNNER = `
@@ -23,7 +25,7 @@ Deno.test("peloton minicluster: serves the scheduler API; a MesosBackend runs a 
   const script = `${dir}/run.ts`;
   await Deno.writeTextFile(script, RUNNER);
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", script, "0", "2", `${dir}/data`],
+    args: ["run", "-A", "--config", CONFIG, script, "0", "2", `${dir}/data`],
     stdout: "piped",
     stderr: "piped",
   }).spawn();

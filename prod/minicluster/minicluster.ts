@@ -12,6 +12,7 @@ import { healthCheckProblem } from "../../core/ports/health_check.ts";
 import { Agent, type AgentOptions, type Ending, isSafeId, sandboxPath } from "./agent.ts";
 import { createSpawner, type Spawner, type SpawnerKind } from "./spawner.ts";
 import { endRecordedProcesses } from "./_task_records.ts";
+import { type DataDirOwnership, ownDataDir } from "./data_dir_owner.ts";
 
 export type { AgentOptions } from "./agent.ts";
 
@@ -23,7 +24,10 @@ export interface AgentDefaults {
 }
 
 export interface MiniclusterOptions {
-  /** Root of the agents' sandboxes: `<dataDir>/agents/<agentId>/tasks/<taskId>/`. */
+  /**
+   * Root of the agents' sandboxes: `<dataDir>/agents/<agentId>/tasks/<taskId>/`. The minicluster holds it
+   * until stopped; the constructor throws `DataDirInUseError` while another live process holds it.
+   */
   dataDir: string;
   /** A number of default agents, or one (partial) option set per agent. */
   agents: number | Partial<AgentOptions>[];
@@ -86,21 +90,29 @@ export class Minicluster implements HostBackend {
   #stopping?: Promise<void>;
   #stopped = false;
   readonly #spawner?: Spawner;
+  readonly #owner: DataDirOwnership;
 
   constructor(options: MiniclusterOptions) {
-    const kind = options.spawner ?? (options.spawnInWorker ? "auto" : "in-process");
-    this.#spawner = createSpawner(kind);
+    // First of all: while another live process drives this dir, the tasks its records name are that one's.
+    this.#owner = ownDataDir(options.dataDir, "minicluster");
     this.dataDir = options.dataDir;
     this.#defaults = { ...DEFAULTS, ...options.defaults };
     this.#now = options.now ?? Date.now;
     this.#stopGracePeriodMs = options.stopGracePeriodMs ?? 1000;
     this.#maxCompletedTasks = options.maxCompletedTasks ?? 10_000;
-    // Before any agent comes up: tasks a crashed minicluster left running would otherwise run twice.
-    endRecordedProcesses(this.dataDir);
-    const agents = typeof options.agents === "number"
-      ? Array.from({ length: options.agents }, () => ({}))
-      : options.agents;
-    for (const agent of agents) this.#add(agent);
+    try {
+      this.#spawner = createSpawner(options.spawner ?? (options.spawnInWorker ? "auto" : "in-process"));
+      // Before any agent comes up: tasks a crashed minicluster left running would otherwise run twice.
+      endRecordedProcesses(this.dataDir);
+      const agents = typeof options.agents === "number"
+        ? Array.from({ length: options.agents }, () => ({}))
+        : options.agents;
+      for (const agent of agents) this.#add(agent);
+    } catch (e) {
+      void this.#spawner?.close();
+      this.#owner.release();
+      throw e;
+    }
   }
 
   start(sink: (events: BackendEvent[]) => void): void {
@@ -170,6 +182,7 @@ export class Minicluster implements HostBackend {
       clearTimeout(this.#flushTimer);
       this.#flush();
       this.#stopped = true;
+      this.#owner.release();
     })();
     return this.#stopping;
   }
