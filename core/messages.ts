@@ -176,7 +176,11 @@ export type ResmgrMessage =
   | { kind: "drain-tasks"; taskIds: string[] }
   /** Tasks already launched, re-registered after a restart so their allocation is accounted. */
   | { kind: "track-tasks"; tasks: { task: RmTask; state: TaskState }[]; owner?: Address }
-  | { kind: "cluster-capacity"; reqId: number; capacity: ClusterCapacity }
+  /**
+   * `roomFreed`: room appeared that the capacity does not show (a host left maintenance), so placement
+   * should retry held work now.
+   */
+  | { kind: "cluster-capacity"; reqId: number; capacity: ClusterCapacity; roomFreed?: boolean }
   | PeerChanged;
 
 /** A task status as the host manager saw it, mapped to Peloton's task state. */

@@ -1,13 +1,17 @@
-/** Reads what the daemons need back after a restart: pools, active jobs with their tasks, config versions and workflows. */
+/**
+ * Reads what the daemons need back after a restart: pools, active jobs with their tasks, config versions,
+ * workflows and hosts in maintenance.
+ */
 import type { RecoveredJob } from "../core/jobmgr/jobmgr.ts";
 import { recoveredJob } from "../core/jobmgr/job_load.ts";
-import type { RespoolRecord, UpdateRecord } from "../core/model/records.ts";
+import type { HostMaintenanceRecord, RespoolRecord, UpdateRecord } from "../core/model/records.ts";
 import type { Store } from "../core/ports/store.ts";
 
 export interface Recovered {
   pools: RespoolRecord[];
   jobs: RecoveredJob[];
   updates: UpdateRecord[];
+  maintenance: HostMaintenanceRecord[];
 }
 
 /**
@@ -15,13 +19,14 @@ export interface Recovered {
  * jobs (a job manager loading the shards it took over).
  */
 export async function loadRecovery(store: Store, only?: (jobId: string) => boolean): Promise<Recovered> {
-  const [pools, allActive, allUpdates] = await Promise.all([
+  const [pools, allActive, allUpdates, maintenance] = await Promise.all([
     store.respools(),
     store.activeJobs(),
     store.activeUpdates(),
+    store.hostMaintenance(),
   ]);
   const active = only ? allActive.filter((j) => only(j.jobId)) : allActive;
   const updates = only ? allUpdates.filter((u) => only(u.jobId)) : allUpdates;
   const jobs = await Promise.all(active.map((job) => recoveredJob(store, job, updates)));
-  return { pools, jobs, updates };
+  return { pools, jobs, updates, maintenance };
 }

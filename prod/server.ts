@@ -23,6 +23,8 @@ import { daemonGauges } from "./daemons/gauges.ts";
 import { rpcError } from "./daemons/http_errors.ts";
 import { openStore } from "./store/kysely_store.ts";
 import { LocalTransport } from "./transport.ts";
+import { listen } from "./daemons/listen.ts";
+import { ownDataDir } from "./minicluster/data_dir_owner.ts";
 import { loadRecovery } from "./recovery.ts";
 import { serveUi } from "./ui/page.ts";
 
@@ -66,22 +68,90 @@ export interface PelotonServer {
   stop(): Promise<void>;
 }
 
+/**
+ * Takes the data dir (`DataDirInUseError` while another live process holds it), binds the port (`ListenError`),
+ * then starts the store, the cluster and the daemons. A start that fails gives back all it took.
+ */
 export async function startPeloton(opts: PelotonOptions): Promise<PelotonServer> {
-  await Deno.mkdir(opts.dataDir, { recursive: true });
+  // Before anything reads or writes the dir: a second server on it would end the first one's tasks (the
+  // minicluster's cleanup after a crash) and fight it over the store.
+  const owner = ownDataDir(opts.dataDir, "peloton up");
+  const host = opts.host ?? "127.0.0.1";
+  let serve = (_req: Request) => Promise.resolve(new Response("starting\n", { status: 503 }));
+  let httpServer: Deno.HttpServer<Deno.NetAddr>;
+  try {
+    // Bound before the store and the cluster start, so that a taken port has started nothing.
+    httpServer = listen(host, opts.port ?? DEFAULT_PORT, (req) => serve(req));
+  } catch (e) {
+    owner.release();
+    throw e;
+  }
+  const taken: (() => unknown)[] = [() => owner.release(), () => httpServer.shutdown()];
+  let started: Started;
+  try {
+    started = await startDaemons(opts, taken);
+  } catch (e) {
+    for (const giveBack of taken.reverse()) {
+      try {
+        await giveBack();
+      } catch { /* the start's own error says more */ }
+    }
+    throw e;
+  }
+  serve = started.handler;
+  const port = httpServer.addr.port;
+  let stopping: Promise<void> | undefined;
+  return {
+    ...started.server,
+    url: `http://${host}:${port}`,
+    port,
+    stop() {
+      // Graceful: requests in flight get their answers and every write they made is stored.
+      stopping ??= (async () => {
+        const shutdown = httpServer.shutdown();
+        const deadline = Date.now() + 10_000;
+        while (started.inflight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        await shutdown;
+        try {
+          await started.stop();
+        } finally {
+          owner.release();
+        }
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** What `startDaemons` hands back: the running parts, the HTTP handler and how to stop them. */
+interface Started {
+  server: Omit<PelotonServer, "url" | "port" | "stop">;
+  handler: (req: Request) => Promise<Response>;
+  inflight: () => number;
+  stop(): Promise<void>;
+}
+
+/** The store, the backend and the four daemons; pushes onto `taken` how to give back what it started. */
+async function startDaemons(opts: PelotonOptions, taken: (() => unknown)[]): Promise<Started> {
   const storeUrl = opts.store ?? `sqlite:${opts.dataDir}/peloton.sqlite`;
   const store = await openStore(storeUrl);
+  taken.push(() => store.close());
   const cluster = await ClusterStore.open(storeUrl);
+  taken.push(() => cluster.close());
   const recovered = await loadRecovery(store);
 
   const clock = new SystemClock();
+  taken.push(() => clock.cancelAll());
   const seed = crypto.getRandomValues(new Uint32Array(1))[0];
   const prng = seededPrng(seed);
   const transport = new LocalTransport();
+  taken.push(() => transport.close());
   const metrics = new PromMetrics({ daemon: "all" });
   const { backend, minicluster, mesos } = createBackend(
     { ...opts, log: opts.log },
     new StoreFrameworkIdStore(cluster),
   );
+  taken.push(() => backend.stop());
   const a = {
     jobmgr: "jobmgr",
     resmgr: "resmgr",
@@ -94,6 +164,7 @@ export async function startPeloton(opts: PelotonOptions): Promise<PelotonServer>
     transport,
     backend,
     metrics,
+    store,
     self: a.hostmgr,
     jobmgr: a.jobmgr,
     resmgr: a.resmgr,
@@ -108,6 +179,7 @@ export async function startPeloton(opts: PelotonOptions): Promise<PelotonServer>
     hostmgr: a.hostmgr,
   });
   const workers = opts.placementWorkers ? new WorkerExecutor(opts.placementWorkers) : undefined;
+  taken.push(() => workers?.close());
   const placement = new PlacementEngine({
     executor: workers ?? new InProcessExecutor(),
     clock,
@@ -137,6 +209,7 @@ export async function startPeloton(opts: PelotonOptions): Promise<PelotonServer>
 
   resmgr.recover(recovered.pools);
   jobmgr.recover(recovered.jobs, recovered.updates);
+  hostmgr.recover(recovered.maintenance);
   hostmgr.start();
   resmgr.start();
   placement.start();
@@ -216,43 +289,22 @@ export async function startPeloton(opts: PelotonOptions): Promise<PelotonServer>
     return Response.json(reply.body ?? {}, { headers: { "rpc-status": "ok" } });
   };
 
-  const httpServer = Deno.serve({
-    hostname: opts.host ?? "127.0.0.1",
-    port: opts.port ?? DEFAULT_PORT,
-    onListen() {},
-  }, handler);
-  const port = httpServer.addr.port;
-  let stopping: Promise<void> | undefined;
   return {
-    url: `http://${opts.host ?? "127.0.0.1"}:${port}`,
-    port,
-    store,
-    minicluster,
-    backend,
-    jobmgr,
-    resmgr,
-    hostmgr,
-    metrics,
-    stop() {
-      // Graceful: requests in flight get their answers and every write they made is stored.
-      stopping ??= (async () => {
-        const shutdown = httpServer.shutdown();
-        const deadline = Date.now() + 10_000;
-        while (inflight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-        await shutdown;
-        maintenance?.stop();
-        jobmgr.stop();
-        placement.stop();
-        await workers?.close();
-        resmgr.stop();
-        clock.cancelAll();
-        await store.flush();
-        transport.close();
-        await backend.stop();
-        await store.close();
-        await cluster.close();
-      })();
-      return stopping;
+    server: { store, minicluster, backend, jobmgr, resmgr, hostmgr, metrics },
+    handler,
+    inflight: () => inflight,
+    async stop() {
+      maintenance?.stop();
+      jobmgr.stop();
+      placement.stop();
+      await workers?.close();
+      resmgr.stop();
+      clock.cancelAll();
+      await store.flush();
+      transport.close();
+      await backend.stop();
+      await store.close();
+      await cluster.close();
     },
   };
 }

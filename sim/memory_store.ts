@@ -2,6 +2,7 @@
 import { type JobQuery, StaleWriteError, type Store, type StoreWrite } from "../core/ports/store.ts";
 import type { JobConfig } from "../core/model/config_types.ts";
 import {
+  type HostMaintenanceRecord,
   isTerminalUpdateState,
   type JobRecord,
   type RespoolRecord,
@@ -130,6 +131,7 @@ export class MemoryStore implements Store {
   readonly #configs = new Map<string, Map<number, JobConfig>>();
   readonly #updates = new Map<string, UpdateRecord>();
   readonly #volumes = new Map<string, VolumeRecord>();
+  readonly #maintenance = new Map<string, HostMaintenanceRecord>();
   /** What a plain batch changed, as (container, key, value before) triples, to undo it if a write is stale. */
   readonly #undo: unknown[] = [];
   #issued = 0;
@@ -306,6 +308,13 @@ export class MemoryStore implements Store {
     return Promise.resolve(v && { ...v });
   }
 
+  hostMaintenance(): Promise<HostMaintenanceRecord[]> {
+    const list = [...this.#maintenance.values()].sort((a, b) =>
+      a.hostname < b.hostname ? -1 : a.hostname > b.hostname ? 1 : 0
+    );
+    return Promise.resolve(list.map((m) => ({ ...m })));
+  }
+
   /**
    * Writes land at once; this waits until as many `done` calls have run as batches were written before it,
    * which is every earlier batch's as long as `defer` runs callbacks in the order it was given them.
@@ -357,6 +366,12 @@ export class MemoryStore implements Store {
         break;
       case "volume.delete":
         this.#volumes.delete(w.volumeId);
+        break;
+      case "maintenance.put":
+        this.#maintenance.set(w.maintenance.hostname, { ...w.maintenance });
+        break;
+      case "maintenance.delete":
+        this.#maintenance.delete(w.hostname);
         break;
       case "task.put": {
         this.#jobTasks(w.task.jobId).put(w.task.instanceId, this.#adopt ? w.task : copyTask(w.task));

@@ -170,6 +170,7 @@ export function createSimulation(scenario: Scenario, options: RunOptions): Simul
     transport,
     backend: cluster,
     metrics,
+    store,
     self: a.hostmgr,
     jobmgr: a.jobmgr,
     resmgr: a.resmgr,

@@ -21,6 +21,7 @@ import type { Receiver } from "../core/ports/transport.ts";
 import { WorkerExecutor } from "../prod/placement/worker_executor.ts";
 import { SimClock } from "../sim/clock.ts";
 import { EventQueue } from "../sim/event_queue.ts";
+import { MemoryStore } from "../sim/memory_store.ts";
 import { runWithPlacement, SimPlacementExecutor } from "../sim/placement_executor.ts";
 import { SimTransport } from "../sim/transport.ts";
 import { baselineRound, benchHosts, benchWorkload, busyFor, prefill } from "./bench_workload.ts";
@@ -105,6 +106,7 @@ export async function runBench(o: BenchOptions): Promise<BenchResult> {
     transport,
     backend: nullBackend,
     metrics: noMetrics,
+    store: new MemoryStore((fn) => queue.schedule(queue.now, fn)),
     self: "hostmgr",
     jobmgr: "jobmgr",
     resmgr: "resmgr",

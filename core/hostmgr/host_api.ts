@@ -1,7 +1,7 @@
 /** Peloton's v0 host API (`peloton.api.v0.host.svc.HostService`), served by the host manager. */
 import type { ApiRequest } from "../messages.ts";
 import { HOST_STATES, type HostState } from "../model/states.ts";
-import { toLimits } from "../model/resources.ts";
+import { toLimits, zero } from "../model/resources.ts";
 import type { HostEntry } from "./host_table.ts";
 
 export const HOST_SERVICE = "peloton.api.v0.host.svc.HostService";
@@ -11,15 +11,33 @@ type Body = Record<string, unknown>;
 /** What the API needs of the host manager. */
 export interface HostApiTarget {
   readonly hosts: readonly HostEntry[];
-  /** Returns an error message, or undefined when done. */
-  startMaintenance(hostname: string): string | undefined;
-  completeMaintenance(hostname: string): string | undefined;
+  /** Hosts in maintenance that are not registered, listed DOWN. */
+  unregisteredInMaintenance(): string[];
+  /**
+   * Returns an error message, or undefined when accepted: `done` is then called once the change is
+   * stored (with the error that stopped it, if one did).
+   */
+  startMaintenance(hostname: string, done: (err?: Error) => void): string | undefined;
+  completeMaintenance(hostname: string, done: (err?: Error) => void): string | undefined;
 }
 
 /** A host's state as the API shows it: a lost host in maintenance is DOWN, otherwise UNKNOWN. */
 export function apiState(h: HostEntry): HostState {
   if (!h.lost) return h.state;
   return h.state === "HOST_STATE_UP" ? "HOST_STATE_UNKNOWN" : "HOST_STATE_DOWN";
+}
+
+/** A host in maintenance without an agent: DOWN, with nothing known of its resources. */
+export function downHostJson(hostname: string): Body {
+  const none = toLimits(zero());
+  return {
+    hostname,
+    agentId: "",
+    state: "HOST_STATE_DOWN",
+    labels: [],
+    resources: { total: none, free: none, slack: none },
+    tasks: 0,
+  };
 }
 
 /** A host as Peloton's `host.HostInfo` shows it, plus its resources (total, free, slack) and tasks. */
@@ -37,41 +55,71 @@ export function hostInfoJson(h: HostEntry): Body {
 }
 
 type ApiError = {
-  code: "invalid-argument" | "not-found" | "failed-precondition" | "unimplemented";
+  code: "invalid-argument" | "not-found" | "failed-precondition" | "unimplemented" | "internal";
   message: string;
 };
 
-/** Answers a host API request; returns the reply body, or an error. */
-export function hostApi(target: HostApiTarget, req: ApiRequest): { body: Body } | { error: ApiError } {
+type ApiResult = { body: Body } | { error: ApiError };
+
+/**
+ * Answers a host API request through `reply`: at once for a query or a refusal, and for maintenance once
+ * every change it made is stored (a maintenance request acknowledged is never lost to a restart).
+ */
+export function hostApi(target: HostApiTarget, req: ApiRequest, reply: (res: ApiResult) => void): void {
   const method = req.procedure.slice(req.procedure.indexOf("::") + 2);
   const body = (req.body ?? {}) as Body;
   switch (method) {
     case "QueryHosts":
-      return queryHosts(target, body);
+      return reply(queryHosts(target, body));
     case "StartMaintenance":
-    case "CompleteMaintenance": {
-      const names = hostnamesOf(body);
-      if (typeof names === "string") return { error: { code: "invalid-argument", message: names } };
-      // Like Peloton, every host of a list is tried; the errors are reported together.
-      const errors: string[] = [];
-      for (const name of names) {
-        const err = method === "StartMaintenance"
-          ? target.startMaintenance(name)
-          : target.completeMaintenance(name);
-        if (err) errors.push(err);
-      }
-      if (errors.length) {
-        const code = errors.every((e) => e.includes("not registered"))
-          ? "not-found"
-          : errors.some((e) => e.includes("already in maintenance"))
-          ? "failed-precondition"
-          : "invalid-argument";
-        return { error: { code, message: errors.join("; ") } };
-      }
-      return { body: names.length === 1 ? { hostname: names[0] } : { hostnames: names } };
+    case "CompleteMaintenance":
+      return maintenance(target, method, body, reply);
+  }
+  reply({ error: { code: "unimplemented", message: `procedure ${req.procedure} is not implemented` } });
+}
+
+function maintenance(
+  target: HostApiTarget,
+  method: "StartMaintenance" | "CompleteMaintenance",
+  body: Body,
+  reply: (res: ApiResult) => void,
+): void {
+  const names = hostnamesOf(body);
+  if (typeof names === "string") return reply({ error: { code: "invalid-argument", message: names } });
+  // Like Peloton, every host of a list is tried; the errors are reported together.
+  const errors: string[] = [];
+  const storeErrors: string[] = [];
+  let waiting = 1;
+  const settle = () => {
+    if (--waiting > 0) return;
+    if (storeErrors.length) {
+      return reply({ error: { code: "internal", message: [...errors, ...storeErrors].join("; ") } });
+    }
+    if (errors.length) {
+      const code = errors.every((e) => e.includes("not registered"))
+        ? "not-found"
+        : errors.some((e) => e.includes("already in maintenance"))
+        ? "failed-precondition"
+        : "invalid-argument";
+      return reply({ error: { code, message: errors.join("; ") } });
+    }
+    reply({ body: names.length === 1 ? { hostname: names[0] } : { hostnames: names } });
+  };
+  for (const name of names) {
+    const done = (err?: Error) => {
+      if (err) storeErrors.push(`storing the maintenance of host ${name}: ${err.message}`);
+      settle();
+    };
+    waiting++;
+    const err = method === "StartMaintenance"
+      ? target.startMaintenance(name, done)
+      : target.completeMaintenance(name, done);
+    if (err) {
+      errors.push(err);
+      waiting--;
     }
   }
-  return { error: { code: "unimplemented", message: `procedure ${req.procedure} is not implemented` } };
+  settle();
 }
 
 /** `hostname`, or the deprecated `hostnames` list Peloton still accepts. */
@@ -109,5 +157,8 @@ function queryHosts(target: HostApiTarget, body: Body): { body: Body } | { error
     wanted.add(name as HostState);
   }
   const infos = target.hosts.filter((h) => !wanted.size || wanted.has(apiState(h))).map(hostInfoJson);
+  if (!wanted.size || wanted.has("HOST_STATE_DOWN")) {
+    for (const name of target.unregisteredInMaintenance()) infos.push(downHostJson(name));
+  }
   return { body: { hostInfos: infos } };
 }

@@ -8,11 +8,13 @@ import type {
   Message,
   TaskUpdate,
 } from "../messages.ts";
+import type { HostMaintenanceRecord } from "../model/records.ts";
 import { addInto, type Resources, zero } from "../model/resources.ts";
 import { isTerminalTaskState, MESOS_TO_TASK_STATE } from "../model/states.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { BackendEvent, HostBackend, HostInfo, LaunchSpec, TaskStatus } from "../ports/host_backend.ts";
 import type { Metrics } from "../ports/metrics.ts";
+import type { Store, StoreWrite } from "../ports/store.ts";
 import type { Address, Receiver, Transport } from "../ports/transport.ts";
 import { FilterSearch } from "./acquire.ts";
 import { apiState, hostApi } from "./host_api.ts";
@@ -38,6 +40,8 @@ export interface HostmgrDeps {
   transport: Transport;
   backend: HostBackend;
   metrics: Metrics;
+  /** Where maintenance is kept, so that it outlives a restart. */
+  store: Store;
   self: Address;
   jobmgr: Address;
   resmgr: Address;
@@ -60,6 +64,11 @@ export class HostManager implements Receiver {
   readonly #partsLeft = new Map<string, number>();
   /** The engine each outstanding lease went to, kept only when engines can go away (`trackLeases`). */
   readonly #leaseEngine = new Map<string, Address>();
+  /**
+   * Hosts in maintenance, as stored. A registered one also shows it in its state; one not registered (its
+   * agent is gone, or has not come back since a restart) is DOWN, and drains when it registers.
+   */
+  readonly #maintenance = new Map<string, HostMaintenanceRecord>();
 
   constructor(private readonly deps: HostmgrDeps, readonly config: HostmgrConfig = DEFAULT_HOSTMGR_CONFIG) {
     this.registry = new HostRegistry(config.scarceGpu, config.leaseTimeoutMs);
@@ -68,6 +77,20 @@ export class HostManager implements Receiver {
 
   get hosts(): readonly HostEntry[] {
     return this.registry.hosts;
+  }
+
+  /** Puts back the maintenance stored before a restart (before `start`). */
+  recover(maintenance: HostMaintenanceRecord[]): void {
+    for (const m of maintenance) {
+      this.#maintenance.set(m.hostname, m);
+      const h = this.host(m.hostname);
+      if (h?.state === "HOST_STATE_UP") this.#enterMaintenance(h);
+    }
+  }
+
+  /** Hosts in maintenance that are not registered: the API lists them DOWN. */
+  unregisteredInMaintenance(): string[] {
+    return [...this.#maintenance.keys()].filter((name) => !this.host(name));
   }
 
   start(): void {
@@ -128,11 +151,13 @@ export class HostManager implements Receiver {
           this.deps.transport.send(this.deps.resmgr, { kind: "cluster-capacity", reqId: 0, capacity });
         }
         return;
-      case "api": {
-        const res = hostApi(this, msg);
-        this.deps.transport.send(msg.replyTo, { kind: "api-reply", reqId: msg.reqId, ...res });
+      case "api":
+        hostApi(this, msg, (res) => {
+          this.deps.transport.send(msg.replyTo, { kind: "api-reply", reqId: msg.reqId, ...res });
+          // Answered later (once maintenance is stored), the reply comes with the host changes it made.
+          this.#pushInventory(false);
+        });
         return this.#pushInventory(false);
-      }
     }
   }
 
@@ -168,37 +193,111 @@ export class HostManager implements Receiver {
    * Peloton's StartMaintenance: the host takes no new work; DRAINING until its tasks are gone, then
    * DRAINED. A DRAINING host is left draining, as Peloton drains it again; a DRAINED or DOWN one is
    * refused, as Peloton refuses a host that is no longer an agent it may put into maintenance.
+   * Returns why it was refused, or undefined: then the maintenance is being stored, and `done` is called
+   * once it is (with the error if it could not be, the host then back as it was).
    */
-  startMaintenance(hostname: string): string | undefined {
+  startMaintenance(hostname: string, done?: (err?: Error) => void): string | undefined {
     const h = this.host(hostname);
-    if (!h) return `host ${hostname} is not registered`;
-    const state = apiState(h);
-    if (state === "HOST_STATE_DRAINING") return undefined;
+    const stored = this.#maintenance.get(hostname);
+    if (!h && !stored) return `host ${hostname} is not registered`;
+    const state = h ? apiState(h) : "HOST_STATE_DOWN";
     if (state === "HOST_STATE_DRAINED" || state === "HOST_STATE_DOWN") {
       return `cannot start maintenance on host ${hostname}: it is ${state}, already in maintenance; ` +
         "complete its maintenance to bring it UP first";
     }
-    if (h.state !== "HOST_STATE_UP") return undefined;
-    h.state = h.tasks.size ? "HOST_STATE_DRAINING" : "HOST_STATE_DRAINED";
-    // The resource manager preempts what runs there, so the host drains (Peloton's drainer).
-    if (h.tasks.size) {
-      this.deps.transport.send(this.deps.resmgr, { kind: "drain-tasks", taskIds: [...h.tasks.keys()] });
+    if (stored) {
+      // Already draining: answered once its record (maybe still being written) is stored.
+      this.#storeMaintenance([{ kind: "maintenance.put", maintenance: stored }], done);
+      return undefined;
     }
-    this.#endReservation(h, `host ${hostname} went into maintenance`);
-    this.registry.reindex(h);
-    this.#changed.add(h);
+    const record: HostMaintenanceRecord = {
+      hostname,
+      state: "HOST_STATE_DRAINING",
+      startTimeMs: this.deps.clock.now(),
+    };
+    this.#maintenance.set(hostname, record);
+    this.#enterMaintenance(h!);
+    this.#storeMaintenance([{ kind: "maintenance.put", maintenance: record }], done, () => {
+      if (this.#maintenance.get(hostname) === record) this.#leaveMaintenance(hostname);
+    });
     return undefined;
   }
 
-  /** Peloton's CompleteMaintenance: the host is UP again and takes work. */
-  completeMaintenance(hostname: string): string | undefined {
+  /**
+   * A host the cluster manager has in maintenance (a Mesos master's draining or down machines, seen by a
+   * new leader): into maintenance here too, and stored, unless it already is. One not registered is
+   * listed DOWN until it registers.
+   */
+  adoptMaintenance(hostname: string, state: HostMaintenanceRecord["state"]): void {
+    if (this.#maintenance.has(hostname)) return;
     const h = this.host(hostname);
-    if (!h) return `host ${hostname} is not registered`;
-    if (h.state === "HOST_STATE_UP") return `host ${hostname} is not in maintenance`;
+    if (h) {
+      this.startMaintenance(hostname);
+      return;
+    }
+    const record: HostMaintenanceRecord = { hostname, state, startTimeMs: this.deps.clock.now() };
+    this.#maintenance.set(hostname, record);
+    this.#storeMaintenance([{ kind: "maintenance.put", maintenance: record }], undefined, () => {
+      if (this.#maintenance.get(hostname) === record) this.#maintenance.delete(hostname);
+    });
+  }
+
+  /**
+   * Peloton's CompleteMaintenance: the host is UP again and takes work; one not registered leaves the
+   * DOWN list and takes work when it registers. `done` as for `startMaintenance`.
+   */
+  completeMaintenance(hostname: string, done?: (err?: Error) => void): string | undefined {
+    const h = this.host(hostname);
+    const stored = this.#maintenance.get(hostname);
+    if (!h && !stored) return `host ${hostname} is not registered`;
+    if (!stored && h!.state === "HOST_STATE_UP") return `host ${hostname} is not in maintenance`;
+    this.#leaveMaintenance(hostname);
+    this.#storeMaintenance([{ kind: "maintenance.delete", hostname }], done, () => {
+      // Still stored: back into maintenance, unless it was started again meanwhile.
+      if (!stored || this.#maintenance.has(hostname)) return;
+      this.#maintenance.set(hostname, stored);
+      const again = this.host(hostname);
+      if (again?.state === "HOST_STATE_UP") this.#enterMaintenance(again);
+    });
+    return undefined;
+  }
+
+  /** The host takes no new work; the resource manager preempts what runs there, so it drains (Peloton's drainer). */
+  #enterMaintenance(h: HostEntry): void {
+    h.state = h.tasks.size ? "HOST_STATE_DRAINING" : "HOST_STATE_DRAINED";
+    if (h.tasks.size) {
+      this.deps.transport.send(this.deps.resmgr, { kind: "drain-tasks", taskIds: [...h.tasks.keys()] });
+    }
+    this.#endReservation(h, `host ${h.info.hostname} went into maintenance`);
+    this.registry.reindex(h);
+    this.#changed.add(h);
+  }
+
+  #leaveMaintenance(hostname: string): void {
+    this.#maintenance.delete(hostname);
+    const h = this.host(hostname);
+    if (!h || h.state === "HOST_STATE_UP") return;
     h.state = "HOST_STATE_UP";
     this.registry.reindex(h);
     this.#changed.add(h);
-    return undefined;
+    // Capacity is the same, but the host is room work held back for lack of it may use now.
+    if (!h.lost) {
+      const capacity = this.clusterCapacity();
+      this.deps.transport.send(this.deps.resmgr, {
+        kind: "cluster-capacity",
+        reqId: 0,
+        capacity,
+        roomFreed: true,
+      });
+    }
+  }
+
+  /** Writes maintenance; `undo` puts memory back as the store has it when the write fails. */
+  #storeMaintenance(writes: StoreWrite[], done?: (err?: Error) => void, undo?: () => void): void {
+    this.deps.store.write(writes, (err) => {
+      if (err) undo?.();
+      done?.(err);
+    });
   }
 
   #reserve(reqId: number, replyTo: Address, taskId: string, filter: HostFilter): void {
@@ -342,10 +441,17 @@ export class HostManager implements Receiver {
   }
 
   #reconcile(tasks: LaunchSpec[]): void {
+    const drain: string[] = [];
     for (const spec of tasks) {
       const h = this.host(spec.hostname);
       if (h) {
         this.#register(h, spec);
+        // A host in maintenance (put back after a restart, maybe DRAINED while it seemed empty) drains it too.
+        if (h.state !== "HOST_STATE_UP") {
+          h.state = "HOST_STATE_DRAINING";
+          drain.push(spec.taskId);
+          this.#changed.add(h);
+        }
         this.registry.reindex(h);
       } else {
         const list = this.#waitingForHost.get(spec.hostname) ?? [];
@@ -353,6 +459,7 @@ export class HostManager implements Receiver {
         this.#waitingForHost.set(spec.hostname, list);
       }
     }
+    if (drain.length) this.deps.transport.send(this.deps.resmgr, { kind: "drain-tasks", taskIds: drain });
     this.deps.backend.reconcile(tasks.map((t) => t.taskId));
   }
 
@@ -391,6 +498,8 @@ export class HostManager implements Receiver {
     this.#waitingForHost.delete(info.hostname);
     this.registry.reindex(h);
     this.#changed.add(h);
+    // Maintenance stored before a restart, or adopted from the cluster manager, applies from the start.
+    if (this.#maintenance.has(info.hostname)) this.#enterMaintenance(h);
   }
 
   #hostLost(hostname: string, reason: string, out: TaskStatus[]): void {

@@ -1,12 +1,20 @@
 import assert from "node:assert/strict";
 import type { ApiReply } from "../messages.ts";
+import { makeHost } from "../testing/harness.ts";
 import { finished, hostmgrRig, spec } from "./testing.ts";
 
 const HOST = "peloton.api.v0.host.svc.HostService";
 
+/** An API call answered: maintenance is answered once stored, so the store is made durable first. */
 function api(rig: ReturnType<typeof hostmgrRig>, method: string, body: unknown): ApiReply {
   rig.hm.receive({ kind: "api", reqId: 1, replyTo: "cli", procedure: `${HOST}::${method}`, body });
+  rig.store.settle();
   return rig.transport.takeOne("api-reply", "cli");
+}
+
+function hostStates(rig: ReturnType<typeof hostmgrRig>): Record<string, string> {
+  const body = api(rig, "QueryHosts", {}).body as { hostInfos: { hostname: string; state: string }[] };
+  return Object.fromEntries(body.hostInfos.map((h) => [h.hostname, h.state]));
 }
 
 Deno.test("StartMaintenance drains a host: no new leases, DRAINING until its tasks end, then DRAINED", () => {
@@ -104,4 +112,123 @@ Deno.test("StartMaintenance refuses a DRAINED or DOWN host, naming its state; a 
   assert.equal(rig.hm.host("h3")!.state, "HOST_STATE_DRAINED", "h3 still went into maintenance");
   assert.deepEqual(api(rig, "CompleteMaintenance", { hostname: "h1" }).body, { hostname: "h1" });
   assert.deepEqual(api(rig, "StartMaintenance", { hostname: "h1" }).body, { hostname: "h1" }, "UP again");
+});
+
+Deno.test("maintenance is answered only once stored; CompleteMaintenance deletes the record", () => {
+  const rig = hostmgrRig([["h1"], ["h2"]]);
+  rig.clock.advance(1234);
+  rig.hm.receive({
+    kind: "api",
+    reqId: 1,
+    replyTo: "cli",
+    procedure: `${HOST}::StartMaintenance`,
+    body: { hostname: "h1" },
+  });
+  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_DRAINED", "no new work from the request on");
+  assert.deepEqual(rig.transport.take("api-reply"), [], "not answered before the record is durable");
+  rig.store.settle();
+  assert.deepEqual(rig.transport.takeOne("api-reply", "cli").body, { hostname: "h1" });
+  assert.deepEqual([...rig.store.maintenance.values()], [
+    { hostname: "h1", state: "HOST_STATE_DRAINING", startTimeMs: 1234 },
+  ]);
+  // Again on a DRAINING host: the record stays as it was.
+  rig.launch("a-0-1", "h2", 1);
+  api(rig, "StartMaintenance", { hostname: "h2" });
+  rig.clock.advance(10);
+  assert.deepEqual(api(rig, "StartMaintenance", { hostname: "h2" }).body, { hostname: "h2" });
+  assert.equal(rig.store.maintenance.get("h2")!.startTimeMs, 1234);
+  assert.deepEqual(api(rig, "CompleteMaintenance", { hostnames: ["h1", "h2"] }).body, {
+    hostnames: ["h1", "h2"],
+  });
+  assert.equal(rig.store.maintenance.size, 0);
+});
+
+Deno.test("a maintenance write the store refuses is answered internal and undone", () => {
+  const rig = hostmgrRig([["h1"]]);
+  rig.store.failNextWrite(new Error("disk full"));
+  const start = api(rig, "StartMaintenance", { hostname: "h1" });
+  assert.deepEqual(start.error, {
+    code: "internal",
+    message: "storing the maintenance of host h1: disk full",
+  });
+  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_UP", "memory is back as the store has it");
+  assert.equal(rig.acquire().leases.length, 1, "and the host takes work");
+
+  const rig2 = hostmgrRig([["h1"]]);
+  api(rig2, "StartMaintenance", { hostname: "h1" });
+  rig2.store.failNextWrite(new Error("disk full"));
+  assert.equal(api(rig2, "CompleteMaintenance", { hostname: "h1" }).error?.code, "internal");
+  assert.equal(rig2.hm.host("h1")!.state, "HOST_STATE_DRAINED", "still in maintenance, as stored");
+  assert.equal(rig2.store.maintenance.size, 1);
+});
+
+Deno.test("recovered maintenance: a host drains when it registers; one not registered is DOWN until completed", () => {
+  const rig = hostmgrRig([]);
+  rig.hm.recover([
+    { hostname: "h1", state: "HOST_STATE_DRAINING", startTimeMs: 5 },
+    { hostname: "h2", state: "HOST_STATE_DRAINING", startTimeMs: 6 },
+    { hostname: "gone", state: "HOST_STATE_DOWN", startTimeMs: 7 },
+  ]);
+  // h1 had a task running before the restart: the job manager hands it back before h1 registers.
+  rig.hm.receive({ kind: "reconcile-tasks", tasks: [spec("a-0-1", "h1", 1)] });
+  assert.deepEqual(hostStates(rig), {
+    h1: "HOST_STATE_DOWN",
+    h2: "HOST_STATE_DOWN",
+    gone: "HOST_STATE_DOWN",
+  });
+  rig.backend.emit(
+    { kind: "host-up", host: makeHost("h1") },
+    { kind: "host-up", host: makeHost("h2") },
+    { kind: "host-up", host: makeHost("h3") },
+  );
+  assert.deepEqual(hostStates(rig), {
+    h1: "HOST_STATE_DRAINING",
+    h2: "HOST_STATE_DRAINED",
+    h3: "HOST_STATE_UP",
+    gone: "HOST_STATE_DOWN",
+  });
+  assert.deepEqual(rig.transport.take("drain-tasks", "resmgr").map((m) => m.taskIds), [["a-0-1"]]);
+  assert.deepEqual(rig.acquire({ maxHosts: 5 }).leases.map((l) => l.hostname), ["h3"], "no new work");
+  rig.backend.emit(finished("a-0-1", "h1"));
+  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_DRAINED");
+
+  // A host not registered: refused again, completed (its record deleted), then UP when it registers.
+  assert.equal(api(rig, "StartMaintenance", { hostname: "gone" }).error?.code, "failed-precondition");
+  assert.deepEqual(api(rig, "CompleteMaintenance", { hostname: "gone" }).body, { hostname: "gone" });
+  assert.equal(api(rig, "CompleteMaintenance", { hostname: "gone" }).error?.code, "not-found");
+  assert.deepEqual([...rig.store.maintenance.keys()], []);
+  rig.backend.emit({ kind: "host-up", host: makeHost("gone") });
+  assert.equal(rig.hm.host("gone")!.state, "HOST_STATE_UP");
+});
+
+Deno.test("a task reconciled onto a DRAINED host drains it again", () => {
+  const rig = hostmgrRig([["h1"]]);
+  api(rig, "StartMaintenance", { hostname: "h1" });
+  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_DRAINED");
+  rig.hm.receive({ kind: "reconcile-tasks", tasks: [spec("a-0-1", "h1", 1)] });
+  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_DRAINING");
+  assert.deepEqual(rig.transport.take("drain-tasks", "resmgr").map((m) => m.taskIds), [["a-0-1"]]);
+});
+
+Deno.test("a host the cluster manager has in maintenance is adopted: stored, and DOWN while not registered", () => {
+  const rig = hostmgrRig([["h1"]]);
+  rig.hm.adoptMaintenance("h1", "HOST_STATE_DRAINING");
+  rig.hm.adoptMaintenance("m9", "HOST_STATE_DOWN");
+  rig.hm.adoptMaintenance("m9", "HOST_STATE_DRAINING");
+  rig.store.settle();
+  assert.deepEqual(hostStates(rig), { h1: "HOST_STATE_DRAINED", m9: "HOST_STATE_DOWN" });
+  assert.deepEqual(
+    [...rig.store.maintenance.values()].map((m) => [m.hostname, m.state]),
+    [["h1", "HOST_STATE_DRAINING"], ["m9", "HOST_STATE_DOWN"]],
+  );
+});
+
+Deno.test("CompleteMaintenance tells the resource manager room is free, though capacity is the same", () => {
+  const rig = hostmgrRig([["h1"]]);
+  api(rig, "StartMaintenance", { hostname: "h1" });
+  rig.transport.drain();
+  api(rig, "CompleteMaintenance", { hostname: "h1" });
+  const [push] = rig.transport.take("cluster-capacity", "resmgr");
+  assert.equal(push.roomFreed, true);
+  assert.equal(push.capacity.physical.cpuMilli, rig.hm.capacity().cpuMilli);
 });

@@ -192,3 +192,18 @@ export interface VolumeRecord {
   state: "CREATED" | "DELETED";
   createdMs: number;
 }
+
+/**
+ * A host's maintenance, stored from StartMaintenance until CompleteMaintenance, so that a restarted host
+ * manager puts the host back into maintenance (at once if it is registered, else when it registers).
+ */
+export interface HostMaintenanceRecord {
+  hostname: string;
+  /**
+   * What was asked of the host: DRAINING (StartMaintenance: drain it, DRAINED once empty, DOWN once its
+   * machine is down) or DOWN (a machine the cluster manager reported down, adopted while it had no agent).
+   */
+  state: "HOST_STATE_DRAINING" | "HOST_STATE_DOWN";
+  /** When maintenance was asked for. */
+  startTimeMs: number;
+}

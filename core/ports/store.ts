@@ -1,6 +1,7 @@
-/** Store port: durable storage of jobs, tasks, task events and resource pools. */
+/** Store port: durable storage of jobs, tasks, task events, resource pools and host maintenance. */
 import type { JobConfig } from "../model/config_types.ts";
 import type {
+  HostMaintenanceRecord,
   JobRecord,
   RespoolRecord,
   TaskEventRecord,
@@ -25,7 +26,11 @@ export type StoreWrite =
   /** Same version rule as jobs and tasks. */
   | { kind: "update.put"; update: UpdateRecord }
   | { kind: "volume.put"; volume: VolumeRecord }
-  | { kind: "volume.delete"; volumeId: string };
+  | { kind: "volume.delete"; volumeId: string }
+  /** A host in maintenance; putting one again replaces its record. */
+  | { kind: "maintenance.put"; maintenance: HostMaintenanceRecord }
+  /** A host's maintenance completed; a host with none is a no-op. */
+  | { kind: "maintenance.delete"; hostname: string };
 
 /** A `job.put`, `task.put` or `update.put` whose version is not newer than the stored one; its whole batch was dropped. */
 export class StaleWriteError extends Error {
@@ -81,6 +86,8 @@ export interface Store {
   activeUpdates(): Promise<UpdateRecord[]>;
   listVolumes(jobId: string): Promise<VolumeRecord[]>;
   getVolume(volumeId: string): Promise<VolumeRecord | undefined>;
+  /** Hosts in maintenance, by host name, for recovery. */
+  hostMaintenance(): Promise<HostMaintenanceRecord[]>;
 
   /** Resolves once every write issued so far is durable. */
   flush(): Promise<void>;

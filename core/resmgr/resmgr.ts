@@ -121,7 +121,7 @@ export class ResourceManager implements Receiver {
         return this.#track(msg.tasks, msg.owner);
       case "cluster-capacity":
         // Replies to our periodic request and pushes from the host manager when hosts change.
-        if (!fits(msg.capacity.physical, this.capacity.physical)) this.#handoff.roomFreed();
+        if (msg.roomFreed || !fits(msg.capacity.physical, this.capacity.physical)) this.#handoff.roomFreed();
         this.capacity = msg.capacity;
         this.recalculate();
         return;

@@ -249,7 +249,7 @@ Deno.test("an engine's interim reason stays PLACING and reaches the job manager 
   assert.equal(reply.changes.filter((c) => c.reason).length, 1, "only the task the reason is for");
 });
 
-Deno.test("each dequeue carries the room epoch: it grows when tasks end or the capacity grows", () => {
+Deno.test("each dequeue carries the room epoch: it grows when tasks end, capacity grows or a host is back", () => {
   const { rm, pool, capacity, enqueue, dequeue, gangsReplies } = setup();
   const epoch = () => {
     dequeue();
@@ -263,15 +263,23 @@ Deno.test("each dequeue carries the room epoch: it grows when tasks end or the c
   assert.equal(epoch(), 1, "a lost host or the same capacity again");
   capacity(100);
   assert.equal(epoch(), 2, "the host is back");
+  // A host out of maintenance: the same capacity, but room the engines may use now.
+  rm.receive({
+    kind: "cluster-capacity",
+    reqId: 0,
+    capacity: { physical: resources(100_000, 1_000_000), slack: zero() },
+    roomFreed: true,
+  });
+  assert.equal(epoch(), 3, "a host left maintenance");
   pool("a", { cpu: 10 });
   enqueue(gang("g", 1));
   rm.schedule();
   const update = (state: TaskState) =>
     rm.receive({ kind: "task-updates", updates: [{ taskId: "g-0-1", state, hostname: "h1", timeMs: 1 }] });
   update("RUNNING");
-  assert.equal(epoch(), 2);
+  assert.equal(epoch(), 3);
   update("SUCCEEDED");
-  assert.equal(epoch(), 3, "the task's room on h1 is free");
+  assert.equal(epoch(), 4, "the task's room on h1 is free");
 });
 
 Deno.test("PLACING tasks whose engine never answers go back to READY after the placing timeout", () => {
@@ -364,7 +372,7 @@ Deno.test("a capacity change recalculates entitlement and admits what now fits",
 });
 
 Deno.test("hosts registering at the host manager grow the pools' entitlement", () => {
-  const { rm, transport, clock, metrics, pool } = setup();
+  const { rm, transport, clock, metrics, store, pool } = setup();
   const a = pool("a", { cpu: { reservation: 0, limit: 1000 } });
   const backend = { start() {}, launch() {}, kill() {}, reconcile() {}, stop: () => Promise.resolve() };
   const hm = new HostManager({
@@ -372,6 +380,7 @@ Deno.test("hosts registering at the host manager grow the pools' entitlement", (
     transport,
     backend,
     metrics,
+    store,
     self: "hostmgr",
     jobmgr: "jobmgr",
     resmgr: "resmgr",

@@ -2,6 +2,7 @@
 import type { Message } from "../messages.ts";
 import type { JobConfig } from "../model/config_types.ts";
 import {
+  type HostMaintenanceRecord,
   isTerminalUpdateState,
   type JobRecord,
   type RespoolRecord,
@@ -157,6 +158,7 @@ export class TestStore implements Store {
   readonly configs = new Map<string, JobConfig>();
   readonly updates = new Map<string, UpdateRecord>();
   readonly volumes = new Map<string, VolumeRecord>();
+  readonly maintenance = new Map<string, HostMaintenanceRecord>();
   #pending: { done?: (err?: Error) => void; err?: Error }[] = [];
   #failNext?: Error;
   #flushWaiters: (() => void)[] = [];
@@ -266,6 +268,10 @@ export class TestStore implements Store {
     return Promise.resolve(v && { ...v });
   }
 
+  hostMaintenance(): Promise<HostMaintenanceRecord[]> {
+    return Promise.resolve([...this.maintenance.values()].map((m) => ({ ...m })));
+  }
+
   flush(): Promise<void> {
     if (!this.#pending.length) return Promise.resolve();
     return new Promise((resolve) => this.#flushWaiters.push(resolve));
@@ -312,6 +318,12 @@ export class TestStore implements Store {
         return;
       case "volume.delete":
         this.volumes.delete(w.volumeId);
+        return;
+      case "maintenance.put":
+        this.maintenance.set(w.maintenance.hostname, { ...w.maintenance });
+        return;
+      case "maintenance.delete":
+        this.maintenance.delete(w.hostname);
         return;
     }
   }

@@ -11,6 +11,7 @@ import { LeaseKeeper } from "../cluster/election.ts";
 import { MesosMaintenance } from "../mesos/maintenance_sync.ts";
 import { StoreFrameworkIdStore } from "../mesos/framework_id_store.ts";
 import type { Minicluster } from "../minicluster/minicluster.ts";
+import { DataDirInUseError } from "../minicluster/data_dir_owner.ts";
 import type { RunningDaemon } from "./jobmgr_daemon.ts";
 import { JobmgrRouter } from "./jobmgr_router.ts";
 import { watchDepartures, watchLeaders } from "./leaders.ts";
@@ -24,8 +25,8 @@ export interface HostmgrDaemonOptions
 
 /**
  * The leader subscribes to Mesos with the framework id kept in the store (so its tasks survive a change of
- * leader), rebuilds hosts from offers, and gets tasks back from the job managers, which send theirs when
- * they see the new leader; the backend then reconciles them.
+ * leader), puts back the maintenance kept in the store, rebuilds hosts from offers, and gets tasks back
+ * from the job managers, which send theirs when they see the new leader; the backend then reconciles them.
  */
 export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaemon> {
   const p = new DaemonProcess({ ...o, role: "hostmgr" });
@@ -48,10 +49,17 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
     ttlMs: o.leaseTtlMs,
     onAcquired: async (lease) => {
       p.fences = () => [{ name: lease.name, holder: lease.holder, token: lease.token }];
-      const made = createBackend(
-        { ...o, dataDir: o.dataDir, log: (line) => p.log(line) },
-        new StoreFrameworkIdStore(p.cluster),
-      );
+      let made: ReturnType<typeof createBackend>;
+      try {
+        made = await backendOnceFree(o, p, lease.token);
+      } catch (e) {
+        if (!(e instanceof DataDirInUseError)) throw e;
+        // Another live process drives the minicluster: leading without it would fight it for its tasks.
+        p.log.error("cannot lead: the minicluster's data dir is in use", { reason: e.message });
+        await keeper.stop(true);
+        lost(e.message);
+        return;
+      }
       backend = made.backend;
       minicluster = made.minicluster;
       hm = new HostManager({
@@ -59,10 +67,13 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
         transport: p.transport,
         backend,
         metrics: p.metrics,
+        store: p.store,
         self: "hostmgr",
         jobmgr: "jobmgr",
         resmgr: "resmgr",
       }, { ...DEFAULT_HOSTMGR_CONFIG, trackLeases: true, ...o.hostmgr });
+      // Read under the lease: every write of the leader before is committed or fenced off by now.
+      hm.recover(await p.store.hostMaintenance());
       p.transport.register("hostmgr", hm);
       hm.start();
       if (made.mesos) {
@@ -117,4 +128,28 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
         await keeper.stop(true);
       }),
   };
+}
+
+/**
+ * The backend, once its data dir is free: a leader that lost its lease a moment ago may still be exiting.
+ * Waits a third of the lease's TTL at most, so that the lease is renewed in time; then `DataDirInUseError`.
+ */
+async function backendOnceFree(
+  o: HostmgrDaemonOptions,
+  p: DaemonProcess,
+  token: number,
+): Promise<ReturnType<typeof createBackend>> {
+  const deadline = Date.now() + o.leaseTtlMs / 3;
+  for (let waited = false;; waited = true) {
+    try {
+      return createBackend(
+        { ...o, dataDir: o.dataDir, log: (line) => p.log(line) },
+        new StoreFrameworkIdStore(p.cluster),
+      );
+    } catch (e) {
+      if (!(e instanceof DataDirInUseError) || Date.now() >= deadline) throw e;
+      if (!waited) p.log("waiting for the minicluster's data dir", { reason: e.message, token });
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
 }

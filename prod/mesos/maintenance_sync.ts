@@ -1,11 +1,21 @@
 /** Carries the host manager's maintenance to a Mesos master: its schedule, machine down, machine up. */
 import type { MesosBackend } from "./mesos_backend.ts";
-import type { MachineID, MaintenanceSchedule, MaintenanceStatus } from "./protocol.ts";
+import {
+  type ID,
+  isTerminalState,
+  type MachineID,
+  type MaintenanceSchedule,
+  type MaintenanceStatus,
+  type OperatorAgent,
+} from "./protocol.ts";
 
 /** What the sync needs of the host manager. */
 export interface MaintainedHosts {
   readonly hosts: readonly { info: { hostname: string }; state: string }[];
-  startMaintenance(hostname: string): string | undefined;
+  /** Hosts in maintenance that are not registered (their machines may be down). */
+  unregisteredInMaintenance(): string[];
+  /** A machine the master has in maintenance goes into maintenance there too (stored), registered or not. */
+  adoptMaintenance(hostname: string, state: "HOST_STATE_DRAINING" | "HOST_STATE_DOWN"): void;
 }
 
 type Mode = "up" | "draining" | "down";
@@ -14,17 +24,19 @@ type Mode = "up" | "draining" | "down";
  * Peloton's drain flow (`pkg/hostmgr/host/drainer`, `goalstate`) against the maintenance primitives: a host
  * put into maintenance joins the master's schedule (the master then sends inverse offers and offers with
  * unavailability); once the host manager has it DRAINED it goes down (START_MAINTENANCE, the agent leaves);
- * completing maintenance brings the machine up (STOP_MAINTENANCE) and out of the schedule. The schedule
- * is replaced whole on every change, so changes run one at a time. A new leader first adopts the
- * machines the master still has as draining.
+ * completing maintenance brings the machine up (STOP_MAINTENANCE) and out of the schedule, also when its
+ * host is not registered (a down machine's agent is gone). The schedule is replaced whole on every change,
+ * so changes run one at a time. A new leader first adopts the machines the master has as draining or down.
  */
 export class MesosMaintenance {
   readonly #modes = new Map<string, Mode>();
+  /** The machine ids the master knows, by host name: a down machine's agent is gone, so not found by it. */
+  readonly #machines = new Map<string, MachineID>();
   #timer?: ReturnType<typeof setInterval>;
   #busy = false;
   #recovered = false;
-  /** Draining machines from before a restart, until their hosts registered. */
-  #adopt = new Set<string>();
+  /** Hosts DRAINED here whose machines still run our tasks at the master, with how many (logged on change). */
+  readonly #held = new Map<string, number>();
 
   constructor(
     readonly backend: MesosBackend,
@@ -33,6 +45,8 @@ export class MesosMaintenance {
   ) {}
 
   start(periodMs = 1000): void {
+    // The first pass adopts the master's maintenance at once rather than a period later.
+    void this.sync();
     this.#timer = setInterval(() => void this.sync(), periodMs);
   }
 
@@ -46,25 +60,21 @@ export class MesosMaintenance {
     this.#busy = true;
     try {
       if (!this.#recovered) await this.#recover();
-      for (const name of [...this.#adopt]) {
-        // Adopted once its host registered; a host already in maintenance here needs nothing more.
-        const inMaintenance = this.hm.hosts.some((h) =>
-          h.info.hostname === name && h.state !== "HOST_STATE_UP"
-        );
-        if (inMaintenance || this.hm.startMaintenance(name) === undefined) this.#adopt.delete(name);
-      }
+      const registered = new Set<string>();
       for (const h of this.hm.hosts) {
         const name = h.info.hostname;
+        registered.add(name);
         const want: Mode = h.state === "HOST_STATE_UP"
           ? "up"
           : h.state === "HOST_STATE_DRAINING"
           ? "draining"
           : "down";
-        const have = this.#modes.get(name) ?? "up";
-        if (want === have) continue;
-        await this.#move(name, have, want);
-        this.#modes.set(name, want);
-        this.log("maintenance carried to the Mesos master", { host: name, from: have, to: want });
+        await this.#carry(name, want);
+      }
+      // A host not registered stays as the master has it while in maintenance; out of it, it comes up.
+      const inMaintenance = new Set(this.hm.unregisteredInMaintenance());
+      for (const name of [...this.#modes.keys()]) {
+        if (!registered.has(name) && !inMaintenance.has(name)) await this.#carry(name, "up");
       }
     } catch (err) {
       this.log("maintenance sync failed; retrying", { error: (err as Error).message });
@@ -73,8 +83,21 @@ export class MesosMaintenance {
     }
   }
 
+  async #carry(name: string, want: Mode): Promise<void> {
+    const have = this.#modes.get(name) ?? "up";
+    if (want === have) return;
+    if (want === "down" && !(await this.#empty(name))) return;
+    await this.#move(name, have, want);
+    if (want === "up") {
+      this.#modes.delete(name);
+      this.#machines.delete(name);
+    } else this.#modes.set(name, want);
+    this.log("maintenance carried to the Mesos master", { host: name, from: have, to: want });
+  }
+
   async #move(name: string, from: Mode, to: Mode): Promise<void> {
-    const machine = await this.backend.machineOf(name);
+    const machine = this.#machines.get(name) ?? await this.backend.machineOf(name);
+    this.#machines.set(name, machine);
     if (from === "up") await this.#schedule(machine, true);
     if (to === "down") {
       // Inverse offers are advisory; answering them tells the master this framework agrees.
@@ -88,6 +111,37 @@ export class MesosMaintenance {
       }
       await this.#schedule(machine, false);
     }
+  }
+
+  /**
+   * Whether the master runs none of our tasks on the host's agents. A restarted host manager hears of a
+   * host's tasks only as the job managers hand them back, so a host put back into maintenance can look
+   * DRAINED before they do: its machine must not go down (killing them undrained) meanwhile.
+   */
+  async #empty(name: string): Promise<boolean> {
+    const [agents, tasks] = await Promise.all([
+      this.backend.operator<{ get_agents?: { agents?: OperatorAgent[] } }>({ type: "GET_AGENTS" }),
+      this.backend.operator<
+        { get_tasks?: { tasks?: { framework_id?: ID; agent_id?: ID; state?: string }[] } }
+      >(
+        { type: "GET_TASKS" },
+      ),
+    ]);
+    const ids = new Set(
+      (agents?.get_agents?.agents ?? []).filter((a) => a.agent_info.hostname === name)
+        .map((a) => a.agent_info.id?.value),
+    );
+    const mine = this.backend.client.frameworkId;
+    const running =
+      (tasks?.get_tasks?.tasks ?? []).filter((t) =>
+        t.framework_id?.value === mine && ids.has(t.agent_id?.value) && !isTerminalState(t.state ?? "")
+      ).length;
+    if (running !== (this.#held.get(name) ?? 0)) {
+      this.log("maintenance waits for tasks before taking the machine down", { host: name, tasks: running });
+    }
+    if (running) this.#held.set(name, running);
+    else this.#held.delete(name);
+    return running === 0;
   }
 
   /** Adds the machine to the schedule (a window starting now) or takes it out. */
@@ -112,18 +166,23 @@ export class MesosMaintenance {
     });
   }
 
-  /** What the master already has: draining machines go back into maintenance here; down ones stay down. */
+  /**
+   * What the master already has: its draining and down machines are in maintenance here too (a host
+   * manager that stored none, or lost a race with a change), down ones listed DOWN until they come up.
+   */
   async #recover(): Promise<void> {
     const got = await this.backend.operator<{ get_maintenance_status?: { status?: MaintenanceStatus } }>(
       { type: "GET_MAINTENANCE_STATUS" },
     );
     const status = got?.get_maintenance_status?.status ?? {};
-    for (const d of status.draining_machines ?? []) {
-      if (!d.id.hostname) continue;
-      this.#modes.set(d.id.hostname, "draining");
-      this.#adopt.add(d.id.hostname);
-    }
-    for (const m of status.down_machines ?? []) if (m.hostname) this.#modes.set(m.hostname, "down");
+    const adopt = (id: MachineID, mode: Mode) => {
+      if (!id.hostname) return;
+      this.#modes.set(id.hostname, mode);
+      this.#machines.set(id.hostname, id);
+      this.hm.adoptMaintenance(id.hostname, mode === "down" ? "HOST_STATE_DOWN" : "HOST_STATE_DRAINING");
+    };
+    for (const d of status.draining_machines ?? []) adopt(d.id, "draining");
+    for (const m of status.down_machines ?? []) adopt(m, "down");
     this.#recovered = true;
   }
 }

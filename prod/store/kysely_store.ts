@@ -2,6 +2,7 @@
 import { type ControlledTransaction, type Kysely, sql } from "kysely";
 import { type JobQuery, type StaleWriteError, type Store, type StoreWrite } from "../../core/ports/store.ts";
 import {
+  type HostMaintenanceRecord,
   isTerminalUpdateState,
   type JobRecord,
   type RespoolRecord,
@@ -24,6 +25,8 @@ import {
   LABEL_KEY_CHARS,
   LABEL_VALUE_CHARS,
   labelRows,
+  maintenanceFromRow,
+  maintenanceRow,
   migrateToLatest,
   respoolFromRow,
   respoolRow,
@@ -282,6 +285,12 @@ export class KyselyStore implements Store {
     return row && JSON.parse(row.record);
   }
 
+  async hostMaintenance(): Promise<HostMaintenanceRecord[]> {
+    await this.flush();
+    const rows = await this.#db.selectFrom("host_maintenance").selectAll().orderBy("hostname").execute();
+    return rows.map(maintenanceFromRow);
+  }
+
   async #drain(): Promise<void> {
     try {
       while (this.#queue.length > 0) {
@@ -456,6 +465,11 @@ export class KyselyStore implements Store {
       case "volume.delete":
         await trx.deleteFrom("volumes").where("volume_id", "=", w.volumeId).execute();
         return;
+      case "maintenance.put":
+        return await this.#upsert(trx, "host_maintenance", [maintenanceRow(w.maintenance)], ["hostname"]);
+      case "maintenance.delete":
+        await trx.deleteFrom("host_maintenance").where("hostname", "=", w.hostname).execute();
+        return;
       default:
         throw new Error(`Cannot write ${(w satisfies never as StoreWrite).kind}: unknown kind of write`);
     }
@@ -563,7 +577,7 @@ export class KyselyStore implements Store {
   /** Insert-or-replace by primary key; the caller has already applied the version rule. */
   async #upsert(
     trx: Trx,
-    table: "jobs" | "tasks" | "updates" | "volumes",
+    table: "jobs" | "tasks" | "updates" | "volumes" | "host_maintenance",
     rows: Record<string, unknown>[],
     keys: string[],
   ): Promise<void> {

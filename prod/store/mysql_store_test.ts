@@ -55,6 +55,7 @@ Deno.test("KyselyStore on MySQL: processes opening a new database at once migrat
         "0001_initial",
         "0002_updates_volumes_configs",
         "0003_leases_members_frameworks",
+        "0004_host_maintenance",
       ]);
     } finally {
       await db.destroy();

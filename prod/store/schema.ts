@@ -2,6 +2,7 @@
 import { type ColumnType, type Generated, type Kysely, type Selectable, sql } from "kysely";
 import { type Migration, type MigrationProvider, Migrator } from "kysely/migration";
 import type {
+  HostMaintenanceRecord,
   JobRecord,
   RespoolRecord,
   TaskEventRecord,
@@ -133,6 +134,13 @@ export interface FrameworksTable {
   update_time_ms: Int;
 }
 
+/** Hosts in maintenance (migration 0004), from StartMaintenance until CompleteMaintenance. */
+export interface HostMaintenanceTable {
+  hostname: string;
+  state: string;
+  start_time_ms: Int;
+}
+
 export interface StoreDatabase {
   leases: LeasesTable;
   members: MembersTable;
@@ -145,6 +153,7 @@ export interface StoreDatabase {
   job_configs: JobConfigsTable;
   updates: UpdatesTable;
   volumes: VolumesTable;
+  host_maintenance: HostMaintenanceTable;
 }
 
 /**
@@ -262,6 +271,18 @@ export function volumeRow(v: VolumeRecord) {
   } satisfies Selectable<VolumesTable>;
 }
 
+export function maintenanceRow(m: HostMaintenanceRecord): Selectable<HostMaintenanceTable> {
+  return { hostname: m.hostname, state: m.state, start_time_ms: m.startTimeMs };
+}
+
+export function maintenanceFromRow(r: Selectable<HostMaintenanceTable>): HostMaintenanceRecord {
+  return {
+    hostname: r.hostname,
+    state: r.state as HostMaintenanceRecord["state"],
+    startTimeMs: r.start_time_ms,
+  };
+}
+
 /** Cuts a label to what its indexed column holds. */
 export function clip(s: string, chars: number): string {
   return s.length <= chars ? s : s.slice(0, chars);
@@ -276,6 +297,7 @@ export function storeMigrations(kind: DialectKind): Record<string, Migration> {
     "0001_initial": { up: (db) => initialSchema(db, kind) },
     "0002_updates_volumes_configs": { up: (db) => updatesVolumesConfigs(db, kind) },
     "0003_leases_members_frameworks": { up: (db) => leasesMembersFrameworks(db, kind) },
+    "0004_host_maintenance": { up: (db) => hostMaintenance(db, kind) },
   };
 }
 
@@ -439,6 +461,15 @@ async function leasesMembersFrameworks(db: AnyDb, kind: DialectKind): Promise<vo
     .addColumn("framework_id", "varchar(255)", (c) => c.notNull())
     .addColumn("update_host", "varchar(255)", (c) => c.notNull())
     .addColumn("update_time_ms", "bigint", (c) => c.notNull())
+    .execute();
+}
+
+/** Hosts in maintenance, so that maintenance outlives a restart of the host manager. */
+async function hostMaintenance(db: AnyDb, kind: DialectKind): Promise<void> {
+  await createTable(db, kind, "host_maintenance")
+    .addColumn("hostname", "varchar(255)", (c) => c.primaryKey())
+    .addColumn("state", "varchar(32)", (c) => c.notNull())
+    .addColumn("start_time_ms", "bigint", (c) => c.notNull())
     .execute();
 }
 

@@ -31,6 +31,7 @@ Deno.test("KyselyStore on SQLite: processes opening a new file at once migrate i
         "0001_initial",
         "0002_updates_volumes_configs",
         "0003_leases_members_frameworks",
+        "0004_host_maintenance",
       ]);
     } finally {
       await db.destroy();

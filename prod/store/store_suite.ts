@@ -2,6 +2,7 @@
 import { deepStrictEqual as equal, ok, strictEqual } from "node:assert/strict";
 import type { Store, StoreWrite } from "../../core/ports/store.ts";
 import type {
+  HostMaintenanceRecord,
   JobRecord,
   RespoolRecord,
   TaskEventRecord,
@@ -42,6 +43,9 @@ export function storeSuite(
   }
   if (options.freshDatabase) {
     steps["a database at migration 0001 upgrades, keeping its rows"] = upgrade(options.freshDatabase);
+    steps["a database at migration 0003 gains host maintenance, keeping its rows"] = upgradeFrom0003(
+      options.freshDatabase,
+    );
   }
   Deno.test(`${name}: Store conformance`, async (t) => {
     const run = crypto.randomUUID().slice(0, 8);
@@ -112,6 +116,9 @@ class Ids {
   }
   volume(n: number): string {
     return `${this.prefix}-volume-${n}`;
+  }
+  host(n: number): string {
+    return `${this.prefix}-host-${n}`;
   }
 }
 
@@ -313,9 +320,16 @@ const reopen: Case = async (store, ids, open) => {
     kind: "volume.delete",
     volumeId: ids.volume(2),
   }]);
+  const kept = maintenance(ids.host(1));
+  store.write([
+    { kind: "maintenance.put", maintenance: kept },
+    { kind: "maintenance.put", maintenance: maintenance(ids.host(2)) },
+  ]);
+  store.write([{ kind: "maintenance.delete", hostname: ids.host(2) }]);
   await store.close();
   const again = await open();
   try {
+    equal(await mineOf(again, ids), [kept]);
     equal(await again.getJob(jobId), makeJob(jobId));
     equal(await again.getTasks(jobId), [makeTask(jobId, 0)]);
     equal(await again.getTaskEvents(jobId, 0), [event(jobId, 0, "RUNNING", 1)]);
@@ -342,6 +356,56 @@ const reopen: Case = async (store, ids, open) => {
  * Builds a database holding only migration 0001 and some rows, runs 0002's DDL once by hand (a MySQL
  * migrator cut short after its DDL and before recording it), then has several processes open it at once.
  */
+/**
+ * A database made by the code before host maintenance was stored (migrations up to 0003), with rows in it:
+ * opening it as a store adds the maintenance table and keeps the rows.
+ */
+function upgradeFrom0003(freshDatabase: () => { url: string; drop: () => Promise<void> }): Case {
+  return async (_store, ids) => {
+    const { KyselyStore, openStore, openStoreDatabase } = await import("./kysely_store.ts");
+    const { migrateToLatest } = await import("./schema.ts");
+    const { url, drop } = freshDatabase();
+    const jobId = ids.job(1);
+    try {
+      const old = await openStoreDatabase(url);
+      equal(await migrateToLatest(old.db, old.kind, "0003_leases_members_frameworks"), [
+        "0001_initial",
+        "0002_updates_volumes_configs",
+        "0003_leases_members_frameworks",
+      ]);
+      const oldStore = new KyselyStore(old.db, old.kind);
+      strictEqual(await put(oldStore, [{ kind: "job.put", job: makeJob(jobId) }]), undefined);
+      await oldStore.close();
+
+      const store = await openStore(url);
+      try {
+        equal(await store.migrate(), []);
+        equal(await store.getJob(jobId), makeJob(jobId));
+        equal(await store.hostMaintenance(), []);
+        const m = maintenance(ids.host(1));
+        strictEqual(await put(store, [{ kind: "maintenance.put", maintenance: m }]), undefined);
+        equal(await store.hostMaintenance(), [m]);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await drop();
+    }
+  };
+}
+
+export function maintenance(
+  hostname: string,
+  over: Partial<HostMaintenanceRecord> = {},
+): HostMaintenanceRecord {
+  return { hostname, state: "HOST_STATE_DRAINING", startTimeMs: 1_700_000_000_123, ...over };
+}
+
+/** The maintenance records of one step's hosts (steps share a database). */
+async function mineOf(store: Store, ids: Ids): Promise<HostMaintenanceRecord[]> {
+  return (await store.hostMaintenance()).filter((m) => m.hostname.startsWith(`${ids.prefix}-host-`));
+}
+
 function upgrade(freshDatabase: () => { url: string; drop: () => Promise<void> }): Case {
   return async (_store, ids) => {
     const { KyselyStore, openStore, openStoreDatabase } = await import("./kysely_store.ts");
@@ -896,6 +960,44 @@ const cases: Record<string, Case> = {
       undefined,
     );
     equal(await mine(), [6, 3, 0, 1]);
+  },
+
+  "host maintenance: put, put again replaces, listed by host name, delete": async (store, ids) => {
+    const [a, b, c] = [ids.host(1), ids.host(2), ids.host(3)];
+    equal(await mineOf(store, ids), []);
+    strictEqual(
+      await put(store, [
+        { kind: "maintenance.put", maintenance: maintenance(c) },
+        { kind: "maintenance.put", maintenance: maintenance(a, { startTimeMs: 5 }) },
+        { kind: "maintenance.put", maintenance: maintenance(b, { state: "HOST_STATE_DOWN" }) },
+      ]),
+      undefined,
+    );
+    equal(await mineOf(store, ids), [
+      maintenance(a, { startTimeMs: 5 }),
+      maintenance(b, { state: "HOST_STATE_DOWN" }),
+      maintenance(c),
+    ]);
+    // A put replaces the host's record; deleting a host with none is a no-op.
+    const again = maintenance(a, { state: "HOST_STATE_DOWN", startTimeMs: 7 });
+    strictEqual(await put(store, [{ kind: "maintenance.put", maintenance: again }]), undefined);
+    strictEqual(
+      await put(store, [
+        { kind: "maintenance.delete", hostname: b },
+        { kind: "maintenance.delete", hostname: ids.host(9) },
+      ]),
+      undefined,
+    );
+    equal(await mineOf(store, ids), [again, maintenance(c)]);
+    // In a batch with a stale write, it is dropped with the rest of the batch.
+    const jobId = ids.job(1);
+    strictEqual(await put(store, [{ kind: "job.put", job: makeJob(jobId) }]), undefined);
+    const stale = await put(store, [
+      { kind: "maintenance.delete", hostname: c },
+      { kind: "job.put", job: makeJob(jobId) },
+    ]);
+    strictEqual(stale?.name, "StaleWriteError");
+    equal(await mineOf(store, ids), [again, maintenance(c)]);
   },
 
   "volumes put, list, get and delete": async (store, ids) => {

@@ -1,0 +1,208 @@
+/**
+ * Maintenance across a host manager restart with the Mesos backend, verified against an emulator of the
+ * documented protocol: a machine down for maintenance has no agent, so only the store and the master's
+ * maintenance status know it after the restart.
+ */
+import assert from "node:assert/strict";
+import { HostManager } from "../../core/hostmgr/hostmgr.ts";
+import type { ApiReply } from "../../core/messages.ts";
+import { noMetrics } from "../../core/ports/metrics.ts";
+import type { Store } from "../../core/ports/store.ts";
+import { CaptureTransport } from "../../core/testing/harness.ts";
+import { MemoryStore } from "../../sim/memory_store.ts";
+import { SystemClock } from "../clock.ts";
+import { eventually, makeSpec, startTestMaster, type TestMaster } from "./_testing.ts";
+import { MemoryFrameworkIdStore } from "./framework_id_store.ts";
+import { MesosMaintenance } from "./maintenance_sync.ts";
+import { MesosBackend } from "./mesos_backend.ts";
+
+const HOST = "peloton.api.v0.host.svc.HostService";
+
+/** A host manager with the Mesos backend and the maintenance sync, started as a new leader does. */
+async function startHostmgr(m: TestMaster, store: Store, ids: MemoryFrameworkIdStore) {
+  const backend = new MesosBackend({
+    masterUrl: m.url,
+    idStore: ids,
+    client: { heartbeatMisses: 3, backoffMinMs: 20, backoffMaxMs: 200, random: () => 0.5 },
+  });
+  const clock = new SystemClock();
+  const transport = new CaptureTransport();
+  // Both managers handled each status batch (as the job and resource managers answer), so updates are acked.
+  const send = transport.send.bind(transport);
+  transport.send = (to, msg) => {
+    send(to, msg);
+    const ackToken = msg.kind === "task-statuses" ? msg.ackToken : undefined;
+    if (ackToken === undefined) return;
+    queueMicrotask(() => {
+      hm.receive({ kind: "statuses-processed", ackToken });
+      hm.receive({ kind: "statuses-processed", ackToken });
+    });
+  };
+  const hm = new HostManager({
+    clock,
+    transport,
+    backend,
+    metrics: noMetrics,
+    store,
+    self: "hostmgr",
+    jobmgr: "jobmgr",
+    resmgr: "resmgr",
+  });
+  hm.recover(await store.hostMaintenance());
+  hm.start();
+  const sync = new MesosMaintenance(backend, hm);
+  sync.start(20);
+  let reqId = 0;
+  const api = async (method: string, body: unknown): Promise<ApiReply> => {
+    const id = ++reqId;
+    hm.receive({ kind: "api", reqId: id, replyTo: "cli", procedure: `${HOST}::${method}`, body });
+    return await eventually(
+      `${method} answered`,
+      () => transport.take("api-reply", "cli").find((r) => r.reqId === id),
+    );
+  };
+  const states = async () => {
+    const body = (await api("QueryHosts", {})).body as { hostInfos: { hostname: string; state: string }[] };
+    return Object.fromEntries(body.hostInfos.map((h) => [h.hostname, h.state]));
+  };
+  return {
+    hm,
+    transport,
+    api,
+    states,
+    async stop() {
+      sync.stop();
+      await backend.stop();
+      clock.cancelAll();
+    },
+  };
+}
+
+type MaintenanceStatus = ReturnType<TestMaster["master"]["core"]["maintenance"]["status"]>;
+
+function status(m: TestMaster): MaintenanceStatus {
+  return m.master.core.maintenance.status();
+}
+
+const isDown = (m: TestMaster, host: string) =>
+  status(m).down_machines?.some((d) => d.hostname === host) ?? false;
+
+/** Puts `host` into maintenance through the API and waits until its machine is down, as Peloton shows it. */
+async function takeDown(hm: Awaited<ReturnType<typeof startHostmgr>>, m: TestMaster, host: string) {
+  assert.deepEqual((await hm.api("StartMaintenance", { hostname: host })).body, { hostname: host });
+  await eventually(`${host} down at the master`, () => isDown(m, host));
+  await eventually(`${host} DOWN in Peloton`, async () => (await hm.states())[host] === "HOST_STATE_DOWN");
+}
+
+/** Completes `host`'s maintenance and waits until the master brought it up and its agent registered again. */
+async function bringUp(hm: Awaited<ReturnType<typeof startHostmgr>>, m: TestMaster, host: string) {
+  assert.deepEqual((await hm.api("CompleteMaintenance", { hostname: host })).body, { hostname: host });
+  await eventually(`${host} up at the master`, () => {
+    const s = status(m);
+    return !s.down_machines?.length && !s.draining_machines?.length &&
+      !m.master.core.maintenance.schedule().windows?.length;
+  });
+  await eventually(`${host} registered UP`, async () => (await hm.states())[host] === "HOST_STATE_UP");
+}
+
+Deno.test("MesosMaintenance: after a host manager restart a down machine is listed DOWN and completing brings it up", async () => {
+  const m = await startTestMaster({ agents: 2 });
+  const store = new MemoryStore(queueMicrotask);
+  const ids = new MemoryFrameworkIdStore();
+  let hm = await startHostmgr(m, store, ids);
+  try {
+    await eventually("two hosts", () => hm.hm.hosts.length === 2);
+    await takeDown(hm, m, "agent-1");
+    assert.deepEqual(
+      (await store.hostMaintenance()).map((r) => [r.hostname, r.state]),
+      [["agent-1", "HOST_STATE_DRAINING"]],
+    );
+
+    // A new leader: agent-1 has no agent, so it never registers; the stored maintenance lists it.
+    await hm.stop();
+    hm = await startHostmgr(m, store, ids);
+    await eventually("agent-0 registered", () => hm.hm.host("agent-0") !== undefined);
+    assert.deepEqual(await hm.states(), { "agent-0": "HOST_STATE_UP", "agent-1": "HOST_STATE_DOWN" });
+    const again = await hm.api("StartMaintenance", { hostname: "agent-1" });
+    assert.equal(again.error?.code, "failed-precondition");
+    assert.match(again.error!.message, /it is HOST_STATE_DOWN/);
+    await bringUp(hm, m, "agent-1");
+    assert.deepEqual(await store.hostMaintenance(), []);
+  } finally {
+    await hm.stop();
+    await m.stop();
+  }
+});
+
+Deno.test("MesosMaintenance: a new leader with nothing stored adopts the master's down machines", async () => {
+  const m = await startTestMaster({ agents: 2 });
+  const ids = new MemoryFrameworkIdStore();
+  let hm = await startHostmgr(m, new MemoryStore(queueMicrotask), ids);
+  try {
+    await eventually("two hosts", () => hm.hm.hosts.length === 2);
+    await takeDown(hm, m, "agent-1");
+    // A store without the record (a database from before maintenance was stored): the master's status has it.
+    await hm.stop();
+    const store = new MemoryStore(queueMicrotask);
+    hm = await startHostmgr(m, store, ids);
+    await eventually("agent-1 adopted", async () => (await hm.states())["agent-1"] === "HOST_STATE_DOWN");
+    await eventually(
+      "the adoption stored",
+      async () => (await store.hostMaintenance()).some((r) => r.state === "HOST_STATE_DOWN"),
+    );
+    await bringUp(hm, m, "agent-1");
+    assert.deepEqual(await store.hostMaintenance(), []);
+  } finally {
+    await hm.stop();
+    await m.stop();
+  }
+});
+
+Deno.test("MesosMaintenance: a host put back into maintenance keeps its machine up until its tasks are drained", async () => {
+  const m = await startTestMaster({ agents: 2 });
+  const store = new MemoryStore(queueMicrotask);
+  const ids = new MemoryFrameworkIdStore();
+  let hm = await startHostmgr(m, store, ids);
+  try {
+    await eventually("two hosts", () => hm.hm.hosts.length === 2);
+    const host = hm.hm.host("agent-1")!.info;
+    const spec = makeSpec(host, "sleep 30");
+    const [lease] = hm.hm.acquire([{
+      minResources: spec.resources,
+      numPorts: 0,
+      maxHosts: 1,
+      gpu: false,
+      requiredHost: "agent-1",
+    }]).leases;
+    hm.hm.receive({ kind: "launch-tasks", leaseId: lease.leaseId, hostname: "agent-1", tasks: [spec] });
+    const running = () => m.master.core.tasksOn(host.agentId).some((t) => t.state === "TASK_RUNNING");
+    await eventually("the task running", running);
+    assert.deepEqual((await hm.api("StartMaintenance", { hostname: "agent-1" })).body, {
+      hostname: "agent-1",
+    });
+    assert.equal((await hm.states())["agent-1"], "HOST_STATE_DRAINING");
+
+    // A new leader hears of the task only when a job manager hands it back: agent-1 looks DRAINED until then.
+    await hm.stop();
+    hm = await startHostmgr(m, store, ids);
+    await eventually("agent-1 registered", () => hm.hm.host("agent-1") !== undefined);
+    assert.equal((await hm.states())["agent-1"], "HOST_STATE_DRAINED");
+    await new Promise((r) => setTimeout(r, 300)); // many sync periods
+    assert.ok(!isDown(m, "agent-1") && running(), "the machine stays up while our task runs there");
+
+    hm.hm.receive({ kind: "reconcile-tasks", tasks: [spec] });
+    assert.equal((await hm.states())["agent-1"], "HOST_STATE_DRAINING");
+    assert.deepEqual(hm.transport.take("drain-tasks", "resmgr").map((d) => d.taskIds), [[spec.taskId]]);
+    // The resource manager preempts it; the job manager kills it.
+    hm.hm.receive({
+      kind: "kill-tasks",
+      tasks: [{ taskId: spec.taskId, gracePeriodMs: 0, hostname: "agent-1" }],
+    });
+    await eventually("agent-1 down at the master", () => isDown(m, "agent-1"));
+    await eventually("agent-1 DOWN", async () => (await hm.states())["agent-1"] === "HOST_STATE_DOWN");
+    await bringUp(hm, m, "agent-1");
+  } finally {
+    await hm.stop();
+    await m.stop();
+  }
+});
