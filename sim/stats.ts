@@ -109,6 +109,12 @@ function hostClassOf(hostname: string): string {
   return at > 0 ? hostname.slice(0, at) : hostname;
 }
 
+/** The length of a host name's class prefix (`<class>-<n>`). */
+function classLength(hostname: string): number {
+  const at = hostname.lastIndexOf("-");
+  return at > 0 ? at : hostname.length;
+}
+
 export interface StatsOptions {
   warmupMs: number;
   sampleMs: number;
@@ -172,8 +178,7 @@ export class SimStats {
   /** Host classes launches were seen on, in the order first seen: the columns of `launchesByHostClass`. */
   readonly hostClasses: string[] = [];
   readonly #launchesByWorkload = new Map<string, WorkloadLaunches>();
-  /** Host class index by hostname, and the last host looked up (launches come in runs of one host's). */
-  readonly #classOfHost = new Map<string, number>();
+  /** The last host looked up and its class (launches come in runs of one host's). */
   #lastHost: string | undefined = undefined;
   #lastHostClass = 0;
   readonly #jobs = new Map<string, JobTrack>();
@@ -314,13 +319,11 @@ export class SimStats {
   }
 
   #hostClass(hostname: string): number {
-    let c = this.#classOfHost.get(hostname);
-    if (c === undefined) {
-      const name = hostClassOf(hostname);
-      c = this.hostClasses.indexOf(name);
-      if (c < 0) c = this.hostClasses.push(name) - 1;
-      this.#classOfHost.set(hostname, c);
-    }
+    // A scan of the few classes by prefix: a map by host name (50,000 keys) cost a cache miss a launch.
+    const length = classLength(hostname), classes = this.hostClasses;
+    let c = 0;
+    while (c < classes.length && !(classes[c].length === length && hostname.startsWith(classes[c]))) c++;
+    if (c === classes.length) classes.push(hostClassOf(hostname));
     this.#lastHost = hostname;
     this.#lastHostClass = c;
     return c;
