@@ -4,12 +4,11 @@
  * Needs Chromium at /usr/bin/chromium (or PELOTON_TEST_CHROMIUM); without it the test fails, it does not skip.
  */
 import assert from "node:assert/strict";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { launchChromium } from "../tools/chromium_testing.ts";
 import { PLAN_SCENARIO, ROOT } from "../sim/testing.ts";
 import type { PlanOutcome } from "../sim/plan.ts";
 import type { Report } from "./report.ts";
-
-const CHROMIUM = Deno.env.get("PELOTON_TEST_CHROMIUM") ?? "/usr/bin/chromium";
 
 /** Series pixels a chart must have to count as drawn: a line across the plot is hundreds. */
 const MIN_LINE_PIXELS = 100;
@@ -25,24 +24,6 @@ async function sim(...args: string[]): Promise<string> {
   const dec = new TextDecoder();
   assert.equal(out.code, 0, `sim ${args.join(" ")}:\n${dec.decode(out.stderr)}`);
   return dec.decode(out.stdout);
-}
-
-async function launch(): Promise<Browser> {
-  const found = await Deno.stat(CHROMIUM).then((s) => s.isFile, () => false);
-  if (!found) {
-    throw new Error(
-      `Cannot open the report pages: no Chromium at ${CHROMIUM}. Install it (apt-get install chromium) ` +
-        `or set PELOTON_TEST_CHROMIUM to its path.`,
-    );
-  }
-  try {
-    return await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-    });
-  } catch (e) {
-    throw new Error(`Cannot start Chromium at ${CHROMIUM}: ${(e as Error).message}`);
-  }
 }
 
 /** One chart as the browser shows it: its title, legend and how many pixels its canvas holds. */
@@ -208,7 +189,7 @@ function expectedComparisonCharts(names: string[], reports: Report[]): Expected[
 
 Deno.test("the report, comparison and plan pages draw every chart in Chromium with no console errors", async (t) => {
   const dir = await Deno.makeTempDir();
-  const browser = await launch();
+  const browser = await launchChromium("open the report pages");
   try {
     // Revocable slack has placement failures with a reason, preemptions, two pools and slack: every kind of chart.
     const scenario = `${ROOT}/scenarios/revocable-slack.yaml`;

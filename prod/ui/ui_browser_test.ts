@@ -5,13 +5,13 @@
  * Needs Chromium at /usr/bin/chromium (or PELOTON_TEST_CHROMIUM); without it the test fails, it does not skip.
  */
 import assert from "node:assert/strict";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
+import { launchChromium } from "../../tools/chromium_testing.ts";
 import { loadJobConfig, loadRespoolConfig } from "../../core/model/load.ts";
 import { PelotonClient } from "../cli/client.ts";
 import { ROOT, startUp, waitFor } from "../testing.ts";
 import { batchJobYaml } from "../testing_cluster.ts";
 
-const CHROMIUM = Deno.env.get("PELOTON_TEST_CHROMIUM") ?? "/usr/bin/chromium";
 const AUTH = `${ROOT}/prod/auth/testdata/security_example.yaml`;
 const ROOT_USER = { username: "peloton", password: "password1" };
 const JOB = "peloton.api.job.JobManager";
@@ -19,24 +19,6 @@ const RESPOOL = "peloton.api.respool.ResourceManager";
 const HOST = "peloton.api.v0.host.svc.HostService";
 const UPDATE = "peloton.api.v0.update.svc.UpdateService";
 const WAIT_MS = 10_000;
-
-async function launch(): Promise<Browser> {
-  const found = await Deno.stat(CHROMIUM).then((s) => s.isFile, () => false);
-  if (!found) {
-    throw new Error(
-      `Cannot test the web UI: no Chromium at ${CHROMIUM}. Install it (apt-get install chromium) ` +
-        `or set PELOTON_TEST_CHROMIUM to its path.`,
-    );
-  }
-  try {
-    return await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-    });
-  } catch (e) {
-    throw new Error(`Cannot start Chromium at ${CHROMIUM}: ${(e as Error).message}`);
-  }
-}
 
 /**
  * A pool with two jobs in it, made through the API as the CLI makes them: a two-task batch job, and a
@@ -123,7 +105,7 @@ Deno.test({
     const dataDir = await Deno.makeTempDir({ prefix: "peloton-ui-" });
     const [up, browser] = await Promise.all([
       startUp(dataDir, ["--agents", "2", "--auth-config", AUTH]),
-      launch(),
+      launchChromium("test the web UI"),
     ]);
     const client = new PelotonClient({ url: up.url, credentials: ROOT_USER });
     try {
