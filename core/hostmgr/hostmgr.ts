@@ -132,11 +132,14 @@ export class HostManager implements Receiver {
       case "reconcile-tasks":
         return this.#reconcile(msg.tasks);
       case "get-cluster-capacity":
-        return this.deps.transport.send(msg.replyTo, {
+        this.deps.transport.send(msg.replyTo, {
           kind: "cluster-capacity",
           reqId: msg.reqId,
           capacity: this.clusterCapacity(),
         });
+        // The resource manager asks every entitlement period and when it starts: a drain request it missed
+        // (it did not know the task yet, or restarted since) is sent again, as Peloton's drainer re-sent them.
+        return this.#drainAgain(msg.replyTo);
       case "reserve-host":
         return this.#reserve(msg.reqId, msg.replyTo, msg.taskId, msg.filter);
       case "cancel-reservation":
@@ -271,6 +274,15 @@ export class HostManager implements Receiver {
     this.#endReservation(h, `host ${h.info.hostname} went into maintenance`);
     this.registry.reindex(h);
     this.#changed.add(h);
+  }
+
+  /** Asks for the tasks still on DRAINING hosts to be drained; the resource manager skips those it already is. */
+  #drainAgain(resmgr: Address): void {
+    const taskIds: string[] = [];
+    for (const h of this.registry.hosts) {
+      if (h.state === "HOST_STATE_DRAINING") { for (const id of h.tasks.keys()) taskIds.push(id); }
+    }
+    if (taskIds.length) this.deps.transport.send(resmgr, { kind: "drain-tasks", taskIds });
   }
 
   #leaveMaintenance(hostname: string): void {

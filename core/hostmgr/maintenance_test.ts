@@ -232,3 +232,19 @@ Deno.test("CompleteMaintenance tells the resource manager room is free, though c
   assert.equal(push.roomFreed, true);
   assert.equal(push.capacity.physical.cpuMilli, rig.hm.capacity().cpuMilli);
 });
+
+Deno.test("a drain request the resource manager missed is sent again when it next asks for capacity", () => {
+  const rig = hostmgrRig([["h1"], ["h2"]]);
+  rig.launch("a-0-1", "h1", 1);
+  rig.launch("b-0-1", "h2", 1);
+  api(rig, "StartMaintenance", { hostname: "h1" });
+  // The first request is lost: say, the resource manager restarted before it tracked the task.
+  assert.deepEqual(rig.transport.take("drain-tasks", "resmgr").map((m) => m.taskIds), [["a-0-1"]]);
+  rig.hm.receive({ kind: "get-cluster-capacity", reqId: 7, replyTo: "resmgr" });
+  assert.equal(rig.transport.takeOne("cluster-capacity", "resmgr").reqId, 7);
+  assert.deepEqual(rig.transport.take("drain-tasks", "resmgr").map((m) => m.taskIds), [["a-0-1"]]);
+  // Once the host is drained there is nothing to ask for.
+  rig.backend.emit(finished("a-0-1", "h1"));
+  rig.hm.receive({ kind: "get-cluster-capacity", reqId: 8, replyTo: "resmgr" });
+  assert.deepEqual(rig.transport.take("drain-tasks", "resmgr"), []);
+});
