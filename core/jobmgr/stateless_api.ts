@@ -76,6 +76,9 @@ export class StatelessApi {
           if (method === "PauseJobWorkflow") wf.pause(u);
           else if (method === "ResumeJobWorkflow") wf.resume(u);
           else wf.abort(u);
+          // Peloton's entity version moves with each workflow action, so a stale client is refused after.
+          job.runtime.workflowVersion = (job.runtime.workflowVersion ?? 0) + 1;
+          this.api.jm.markDirty(job, true);
           this.#done(r, job);
         });
       case "StartJob":

@@ -98,13 +98,22 @@ Deno.test("pause, resume and abort of a job without a workflow are errors naming
   assert.deepEqual(await rig.store.listUpdates(JOB_ID), []);
 });
 
-Deno.test("pause and resume still act on a workflow in progress", () => {
+Deno.test("pause and resume act on a workflow in progress, each moving the entity version", async () => {
   const rig = runningService(2);
   stateless(rig, "RestartJob", { restartSpec: { batchSize: 1 } });
   const u = [...rig.jm.updates.values()][0];
-  assert.equal(stateless(rig, "PauseJobWorkflow")[0].error, undefined);
+  const v1 = (await getJob(rig)).jobInfo.status.version.value;
+  const [paused] = stateless(rig, "PauseJobWorkflow", { version: { value: v1 } });
+  assert.equal(paused.error, undefined);
   assert.equal(u.state, "PAUSED");
-  assert.equal(stateless(rig, "ResumeJobWorkflow")[0].error, undefined);
+  const v2 = (paused.body as { version: { value: string } }).version.value;
+  assert.notEqual(v2, v1, "pausing moves the version, as Peloton's does");
+  assert.equal((await getJob(rig)).jobInfo.status.version.value, v2);
+  // A client still holding the version from before the pause is refused.
+  const [stale] = stateless(rig, "ResumeJobWorkflow", { version: { value: v1 } });
+  assert.equal(stale.error?.code, "aborted");
+  assert.equal(u.state, "PAUSED");
+  assert.equal(stateless(rig, "ResumeJobWorkflow", { version: { value: v2 } })[0].error, undefined);
   assert.equal(u.state, "ROLLING_FORWARD");
 });
 
