@@ -101,15 +101,9 @@ interface WorkloadLaunches {
 }
 
 /**
- * The class of a simulated host: hosts are named `<class>-<n>` (`hostsOf` in scenario_hosts.ts), those
- * events add included.
+ * The length of a simulated host's class in its name: hosts are named `<class>-<n>` (`hostsOf` in
+ * scenario_hosts.ts), those events add included.
  */
-function hostClassOf(hostname: string): string {
-  const at = hostname.lastIndexOf("-");
-  return at > 0 ? hostname.slice(0, at) : hostname;
-}
-
-/** The length of a host name's class prefix (`<class>-<n>`). */
 function classLength(hostname: string): number {
   const at = hostname.lastIndexOf("-");
   return at > 0 ? at : hostname.length;
@@ -323,7 +317,7 @@ export class SimStats {
     const length = classLength(hostname), classes = this.hostClasses;
     let c = 0;
     while (c < classes.length && !(classes[c].length === length && hostname.startsWith(classes[c]))) c++;
-    if (c === classes.length) classes.push(hostClassOf(hostname));
+    if (c === classes.length) classes.push(hostname.slice(0, length));
     this.#lastHost = hostname;
     this.#lastHostClass = c;
     return c;

@@ -14,11 +14,17 @@ export interface HostApiTarget {
   /** Hosts in maintenance that are not registered, listed DOWN. */
   unregisteredInMaintenance(): string[];
   /**
-   * Returns an error message, or undefined when accepted: `done` is then called once the change is
-   * stored (with the error that stopped it, if one did).
+   * Returns why the request is refused, or undefined when accepted: `done` is then called once the
+   * change is stored (with the error that stopped it, if one did).
    */
-  startMaintenance(hostname: string, done: (err?: Error) => void): string | undefined;
-  completeMaintenance(hostname: string, done: (err?: Error) => void): string | undefined;
+  startMaintenance(hostname: string, done: (err?: Error) => void): MaintenanceRefusal | undefined;
+  completeMaintenance(hostname: string, done: (err?: Error) => void): MaintenanceRefusal | undefined;
+}
+
+/** Why a maintenance request for one host is refused, with the API error code it answers with. */
+export interface MaintenanceRefusal {
+  code: "not-found" | "failed-precondition" | "invalid-argument";
+  message: string;
 }
 
 /** A host's state as the API shows it: a lost host in maintenance is DOWN, otherwise UNKNOWN. */
@@ -87,21 +93,22 @@ function maintenance(
   const names = hostnamesOf(body);
   if (typeof names === "string") return reply({ error: { code: "invalid-argument", message: names } });
   // Like Peloton, every host of a list is tried; the errors are reported together.
-  const errors: string[] = [];
+  const refusals: MaintenanceRefusal[] = [];
   const storeErrors: string[] = [];
   let waiting = 1;
   const settle = () => {
     if (--waiting > 0) return;
+    const messages = refusals.map((r) => r.message);
     if (storeErrors.length) {
-      return reply({ error: { code: "internal", message: [...errors, ...storeErrors].join("; ") } });
+      return reply({ error: { code: "internal", message: [...messages, ...storeErrors].join("; ") } });
     }
-    if (errors.length) {
-      const code = errors.every((e) => e.includes("not registered"))
+    if (refusals.length) {
+      const code = refusals.every((r) => r.code === "not-found")
         ? "not-found"
-        : errors.some((e) => e.includes("already in maintenance"))
+        : refusals.some((r) => r.code === "failed-precondition")
         ? "failed-precondition"
         : "invalid-argument";
-      return reply({ error: { code, message: errors.join("; ") } });
+      return reply({ error: { code, message: messages.join("; ") } });
     }
     reply({ body: names.length === 1 ? { hostname: names[0] } : { hostnames: names } });
   };
@@ -111,11 +118,11 @@ function maintenance(
       settle();
     };
     waiting++;
-    const err = method === "StartMaintenance"
+    const refused = method === "StartMaintenance"
       ? target.startMaintenance(name, done)
       : target.completeMaintenance(name, done);
-    if (err) {
-      errors.push(err);
+    if (refused) {
+      refusals.push(refused);
       waiting--;
     }
   }

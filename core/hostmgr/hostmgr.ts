@@ -17,7 +17,7 @@ import type { Metrics } from "../ports/metrics.ts";
 import type { Store, StoreWrite } from "../ports/store.ts";
 import type { Address, Receiver, Transport } from "../ports/transport.ts";
 import { FilterSearch } from "./acquire.ts";
-import { apiState, hostApi } from "./host_api.ts";
+import { apiState, hostApi, type MaintenanceRefusal } from "./host_api.ts";
 import type { HostEntry } from "./host_table.ts";
 import { HostRegistry } from "./registry.ts";
 import { Reservations } from "./reservations.ts";
@@ -116,8 +116,14 @@ export class HostManager implements Receiver {
         // The norms are each dimension's largest host: placement measures "large" tasks by them.
         const { normCpu: cpuMilli, normMem: memMb, normGpu: gpuMilli } = this.registry;
         const largestHost = { cpuMilli, memMb, diskMb: 0, gpuMilli };
-        const reply = { kind: "hosts-acquired" as const, reqId: msg.reqId, leases, rejections, exhausted };
-        return this.deps.transport.send(msg.replyTo, { ...reply, largestHost });
+        return this.deps.transport.send(msg.replyTo, {
+          kind: "hosts-acquired",
+          reqId: msg.reqId,
+          leases,
+          rejections,
+          exhausted,
+          largestHost,
+        });
       }
       case "release-hosts":
         for (const id of msg.leaseIds) {
@@ -199,14 +205,17 @@ export class HostManager implements Receiver {
    * Returns why it was refused, or undefined: then the maintenance is being stored, and `done` is called
    * once it is (with the error if it could not be, the host then back as it was).
    */
-  startMaintenance(hostname: string, done?: (err?: Error) => void): string | undefined {
+  startMaintenance(hostname: string, done?: (err?: Error) => void): MaintenanceRefusal | undefined {
     const h = this.host(hostname);
     const stored = this.#maintenance.get(hostname);
-    if (!h && !stored) return `host ${hostname} is not registered`;
+    if (!h && !stored) return { code: "not-found", message: `host ${hostname} is not registered` };
     const state = h ? apiState(h) : "HOST_STATE_DOWN";
     if (state === "HOST_STATE_DRAINED" || state === "HOST_STATE_DOWN") {
-      return `cannot start maintenance on host ${hostname}: it is ${state}, already in maintenance; ` +
-        "complete its maintenance to bring it UP first";
+      return {
+        code: "failed-precondition",
+        message: `cannot start maintenance on host ${hostname}: it is ${state}, already in maintenance; ` +
+          "complete its maintenance to bring it UP first",
+      };
     }
     if (stored) {
       // Already draining: answered once its record (maybe still being written) is stored.
@@ -249,11 +258,13 @@ export class HostManager implements Receiver {
    * Peloton's CompleteMaintenance: the host is UP again and takes work; one not registered leaves the
    * DOWN list and takes work when it registers. `done` as for `startMaintenance`.
    */
-  completeMaintenance(hostname: string, done?: (err?: Error) => void): string | undefined {
+  completeMaintenance(hostname: string, done?: (err?: Error) => void): MaintenanceRefusal | undefined {
     const h = this.host(hostname);
     const stored = this.#maintenance.get(hostname);
-    if (!h && !stored) return `host ${hostname} is not registered`;
-    if (!stored && h!.state === "HOST_STATE_UP") return `host ${hostname} is not in maintenance`;
+    if (!h && !stored) return { code: "not-found", message: `host ${hostname} is not registered` };
+    if (!stored && h!.state === "HOST_STATE_UP") {
+      return { code: "invalid-argument", message: `host ${hostname} is not in maintenance` };
+    }
     this.#leaveMaintenance(hostname);
     this.#storeMaintenance([{ kind: "maintenance.delete", hostname }], done, () => {
       // Still stored: back into maintenance, unless it was started again meanwhile.

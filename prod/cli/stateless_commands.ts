@@ -3,6 +3,7 @@ import { stringify } from "yaml";
 import { loadStatelessSpec } from "../../core/model/load.ts";
 import type { Command, CommandContext } from "./command.ts";
 import { UsageError } from "./command.ts";
+import { seconds } from "./update_commands.ts";
 import { loadConfigFile } from "./config_file.ts";
 import { respoolId } from "./job_commands.ts";
 import { parseRange } from "./task_commands.ts";
@@ -102,12 +103,9 @@ export const statelessCommands: Command[] = [
       "min-running-seconds": { type: "string" },
     },
     async run(ctx, [job, file, batch, v], opts) {
-      const minRunning = opts["min-running-seconds"];
-      if (minRunning !== undefined && !(String(minRunning).trim() !== "" && Number(minRunning) >= 0)) {
-        throw new UsageError(
-          `--min-running-seconds: got "${minRunning}", expected a number of seconds (0 or more)`,
-        );
-      }
+      const minRunning = opts["min-running-seconds"] === undefined
+        ? undefined
+        : seconds("--min-running-seconds", String(opts["min-running-seconds"]));
       const s = await spec(ctx, file);
       if (!s) return 1;
       const res = await ctx.client.call<{ version: { value: string } }>(`${SVC}::ReplaceJob`, {
@@ -124,7 +122,7 @@ export const statelessCommands: Command[] = [
           rollbackOnFailure: opts.rollbackOnFailure === true,
           startPaused: opts["start-paused"] === true,
           inPlace: opts["in-place"] === true,
-          ...(minRunning === undefined ? {} : { minRunningSeconds: Number(minRunning) }),
+          ...(minRunning === undefined ? {} : { minRunningSeconds: minRunning }),
         },
       });
       ctx.out(ctx.json ? JSON.stringify(res) : `Job ${job} replaced, new version ${res.version.value}`);

@@ -38,7 +38,7 @@ async function ensureJob(ctx: CommandContext, job: string): Promise<void> {
 }
 
 /** `--min-running-seconds`: seconds, decimals allowed. */
-function seconds(name: string, v: string): number {
+export function seconds(name: string, v: string): number {
   const n = Number(v);
   if (v.trim() === "" || !Number.isFinite(n) || n < 0) {
     throw new UsageError(`${name}: got "${v}", expected a number of seconds (0 or more)`);

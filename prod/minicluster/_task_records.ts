@@ -46,9 +46,16 @@ async function readStartTicks(pid: number): Promise<string | undefined> {
   }
 }
 
-// The command name (field 2) may hold spaces and parentheses; the fields after its last ")" start at 3.
 function parseStartTicks(stat: string): string | undefined {
-  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  return statFields(stat)[22 - 3];
+}
+
+/**
+ * `/proc/<pid>/stat`'s fields from the third on (index 0 is field 3). The command name (field 2) may hold
+ * spaces and parentheses: the fields after its last ")" start at 3.
+ */
+function statFields(stat: string): string[] {
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
 }
 
 /** Records a task's process; failing to is not an error (the task runs on, only a crash would orphan it). */
@@ -107,7 +114,7 @@ export function endRecordedProcesses(dataDir: string): number[] {
  * itself is spared.
  */
 function endMarkedProcesses(dataDir: string, spared: Set<number>, ended: number[]): void {
-  const mark = new TextEncoder().encode(`${DATA_DIR_ENV}=${dataDirMark(dataDir)}\0`);
+  const mark = `${DATA_DIR_ENV}=${dataDirMark(dataDir)}`;
   let pids: string[];
   try {
     pids = dirNames("/proc", true);
@@ -119,16 +126,16 @@ function endMarkedProcesses(dataDir: string, spared: Set<number>, ended: number[
   for (const name of pids) {
     const pid = Number(name);
     if (!Number.isInteger(pid) || pid <= 1 || pid === Deno.pid || spared.has(pid)) continue;
-    let environ: Uint8Array, stat: string;
+    let environ: string, stat: string;
     try {
-      environ = Deno.readFileSync(`/proc/${pid}/environ`);
+      environ = Deno.readTextFileSync(`/proc/${pid}/environ`);
       stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
     } catch {
       continue; // gone, or another user's
     }
-    if (!holdsEntry(environ, mark)) continue;
+    if (!environ.split("\0").includes(mark)) continue;
     // Field 5, the process group: a task's leader is killed with its group, a descendant alone.
-    const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+    const pgrp = Number(statFields(stat)[5 - 3]);
     if (pgrp === pid) signalGroup(pid, "SIGKILL", true);
     else {
       try {
@@ -137,22 +144,6 @@ function endMarkedProcesses(dataDir: string, spared: Set<number>, ended: number[
     }
     ended.push(pid);
   }
-}
-
-/** Whether NUL-separated `environ` holds `entry` (which ends in its NUL) as a whole entry. */
-function holdsEntry(environ: Uint8Array, entry: Uint8Array): boolean {
-  outer: for (let at = 0; at + entry.length <= environ.length;) {
-    for (let i = 0; i < entry.length; i++) {
-      if (environ[at + i] !== entry[i]) {
-        const end = environ.indexOf(0, at);
-        if (end < 0) return false;
-        at = end + 1;
-        continue outer;
-      }
-    }
-    return true;
-  }
-  return false;
 }
 
 function endProcess(record: ProcessRecord): boolean {

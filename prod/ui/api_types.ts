@@ -87,7 +87,7 @@ export interface RespoolResource {
   type?: string;
 }
 
-/** Per-resource usage; entitlement and demand are read when the API gives them. */
+/** Per-resource usage: Peloton's allocation and slack, and our entitlement and queued demand. */
 export interface RespoolUsage {
   kind: string;
   allocation?: number;

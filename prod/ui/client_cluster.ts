@@ -110,10 +110,6 @@ export function poolsView(snap: Snapshot): UiElement {
   if (!snap.pools) {
     return h("p", { class: "muted" }, "Resource pools could not be loaded (see the error above).");
   }
-  const usages = snap.pools.flatMap((p) => p.usages ?? []);
-  const extra = (["entitlement", "demand"] as const).filter((k) =>
-    usages.some((u) => typeof u[k] === "number")
-  );
   const jobsIn = new Map<string, number>();
   for (const j of snap.jobs ?? []) {
     if (isTerminalJob(j.runtime.state)) continue;
@@ -128,7 +124,8 @@ export function poolsView(snap: Snapshot): UiElement {
     "Share",
     "Allocation",
     "Slack",
-    ...extra.map((k) => k[0].toUpperCase() + k.slice(1)),
+    "Entitlement",
+    "Demand",
   ];
   const groups = poolTree(snap.pools).map(({ pool, depth }) => {
     const kinds = ["cpu", "memory", "disk", "gpu"];
@@ -142,7 +139,8 @@ export function poolsView(snap: Snapshot): UiElement {
         cfg ? num(cfg.share) : "—",
         num(use.allocation),
         num(use.slack),
-        ...extra.map((k) => num(use[k])),
+        num(use.entitlement),
+        num(use.demand),
       ];
       const first = i === 0
         ? [h(
@@ -182,13 +180,6 @@ export function poolsView(snap: Snapshot): UiElement {
       h("thead", {}, h("tr", {}, ...headers.map((t) => h("th", {}, t)))),
       ...groups,
     ),
-    extra.length < 2
-      ? h(
-        "p",
-        { class: "muted note" },
-        "Entitlement and demand per pool are not reported by this server's ResourceManager.Query; it gives allocation and slack.",
-      )
-      : null,
   );
 }
 
