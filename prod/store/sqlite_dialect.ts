@@ -25,16 +25,43 @@ const STATEMENT_CACHE_SIZE = 256;
 /** Opens a SQLite file (or `:memory:`) configured for one writer and concurrent readers. */
 export function openSqliteDatabase(path: string, options: SqliteOptions = {}): NodeSqliteDatabase {
   const db = new DatabaseSync(path);
+  const busyTimeoutMs = Math.trunc(options.busyTimeoutMs ?? 10_000);
   try {
     // The busy timeout first, so that switching to WAL waits for another process opening the same file.
-    db.exec(`PRAGMA busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 10_000)}`);
-    db.exec("PRAGMA journal_mode = WAL");
+    db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
+    useWal(db, busyTimeoutMs);
     db.exec(`PRAGMA synchronous = ${options.synchronous ?? "FULL"}`);
   } catch (err) {
     db.close();
     throw new Error(`Cannot open SQLite database ${path}: ${(err as Error).message}`, { cause: err });
   }
   return new NodeSqliteDatabase(db);
+}
+
+/**
+ * Puts the file in WAL mode (it stays so: later opens find it set). Switching takes the file's exclusive
+ * lock; when two processes switch a new file at once, each holding a shared lock and wanting the other's
+ * gone, SQLite tells one "database is locked" at once rather than deadlock, without its busy handler. So
+ * the switch is tried again, with short pauses, until the busy timeout has passed.
+ */
+function useWal(db: DatabaseSync, busyTimeoutMs: number): void {
+  const deadline = performance.now() + busyTimeoutMs;
+  for (let pauseMs = 5;; pauseMs = Math.min(pauseMs * 2, 200)) {
+    let mode: string | undefined;
+    try {
+      mode = (db.prepare("PRAGMA journal_mode = WAL").get() as { journal_mode?: string } | undefined)
+        ?.journal_mode;
+    } catch (err) {
+      if (!/locked|busy/i.test((err as Error).message) || performance.now() >= deadline) throw err;
+    }
+    // An in-memory database keeps its journal in memory.
+    if (mode === "wal" || mode === "memory") return;
+    if (mode !== undefined && performance.now() >= deadline) {
+      throw new Error(`cannot switch the journal to WAL: it stays ${mode}`);
+    }
+    // Opening is synchronous (Kysely's SQLite driver wants the database at once): a pause without a timer.
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, pauseMs);
+  }
 }
 
 /** A Kysely over a SQLite file; `destroy()` closes the database. */
