@@ -1,8 +1,18 @@
 /** Production on MySQL: `peloton up --store mysql://...`, and the separate daemons across a MySQL crash. */
 import assert from "node:assert/strict";
-import { dropMysqlDatabase, parseMysqlUrl } from "./store/mysql_dialect.ts";
+import { createConnection } from "mysql2/promise";
+import { dropMysqlDatabase, parseMysqlUrl, redact } from "./store/mysql_dialect.ts";
 import { batchJobYaml, DaemonCluster, PrivateMariaDb, testDatabaseUrl } from "./testing_cluster.ts";
-import { cli, ROOT, startPeloton, startUp, waitFor, waitForJobState } from "./testing.ts";
+import {
+  cli,
+  ROOT,
+  runPeloton,
+  startPeloton,
+  startUp,
+  type UpProcess,
+  waitFor,
+  waitForJobState,
+} from "./testing.ts";
 
 const POOL = `${ROOT}/scenarios/jobs/default_respool.yaml`;
 
@@ -25,6 +35,116 @@ Deno.test({
       assert.equal(Object.keys(list).length, 10);
     } finally {
       await up.stop();
+      await dropMysqlDatabase(parseMysqlUrl(store)).catch(() => {});
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    }
+  },
+});
+
+/**
+ * Runs `peloton up` until it exits or reports that it serves (a refusal expected, an old build that serves
+ * anyway); one that serves is stopped, and its code reported as "served".
+ */
+async function upUntilExit(args: string[]): Promise<{ code: number | "served"; output: string }> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", `${ROOT}/prod/cli/main.ts`, "up", ...args],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let output = "";
+  const decoder = new TextDecoder();
+  const pump = async (stream: ReadableStream<Uint8Array>) => {
+    for await (const chunk of stream) output += decoder.decode(chunk, { stream: true });
+  };
+  const pumps = Promise.all([pump(child.stdout), pump(child.stderr)]);
+  const served = waitFor(
+    "the second up to serve",
+    () => Promise.resolve(/API at/.test(output) || undefined),
+    60_000,
+  );
+  const result = await Promise.race([child.status.then((s) => s.code), served.then(() => "served" as const)]);
+  if (result === "served") child.kill("SIGINT");
+  await child.status;
+  await pumps;
+  return { code: result, output: output.trim() };
+}
+
+/** What the store holds of the job and its task, for "the refused process touched nothing". */
+async function storedJob(url: string, jobId: string): Promise<unknown[]> {
+  const conn = await createConnection({ ...parseMysqlUrl(url) });
+  try {
+    const [jobs] = await conn.query("SELECT state, goal_state, version FROM jobs WHERE job_id = ?", [jobId]);
+    const [tasks] = await conn.query("SELECT instance_id, version, record FROM tasks WHERE job_id = ?", [
+      jobId,
+    ]);
+    const [events] = await conn.query("SELECT COUNT(*) AS n FROM task_events WHERE job_id = ?", [jobId]);
+    return [jobs, tasks, events];
+  } finally {
+    await conn.end();
+  }
+}
+
+Deno.test({
+  name:
+    "peloton up --store mysql://: a second up on the database is refused, the first goes on, kill -9 frees it",
+  sanitizeResources: false,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "peloton-up-claim-" });
+    const store = testDatabaseUrl("claim");
+    const first = await startUp(`${dir}/a`, ["--store", store, "--agents", "1"]);
+    let next: UpProcess | undefined;
+    try {
+      assert.equal((await cli(first.url, "respool", "create", "/DefaultResPool", POOL)).code, 0);
+      const file = `${dir}/job.yaml`;
+      await Deno.writeTextFile(file, batchJobYaml("claim", 1, "sleep 600"));
+      const created = await cli(first.url, "job", "create", "/DefaultResPool", file);
+      const jobId = /^Job (\S+) created$/.exec(created.out)![1];
+      assert.equal(await waitForJobState(first.url, jobId, ["RUNNING"]), "RUNNING");
+      const before = await storedJob(store, jobId);
+
+      // Another data dir, the same database: refused before it reads or writes anything.
+      const second = await upUntilExit([
+        "--port",
+        "0",
+        "--data-dir",
+        `${dir}/b`,
+        "--agents",
+        "1",
+        "--store",
+        store,
+      ]);
+      assert.equal(second.code, 1, second.output);
+      const holder = `pid ${first.child.pid} on \\S+ \\(peloton up at ${first.url}, started [^)]+\\)`;
+      const named = new RegExp(
+        `^peloton up: store ${redact(store).replace(/[.$]/g, "\\$&")} is in use by ${holder}$`,
+      );
+      assert.match(second.output, named);
+      // A separately started daemon may not join it either.
+      const jobmgr = await runPeloton(["jobmgr", "--port", "0", "--data-dir", `${dir}/j`, "--store", store]);
+      assert.equal(jobmgr.code, 1, jobmgr.err);
+      assert.match(jobmgr.err, new RegExp(named.source.replace("^peloton up:", "^peloton jobmgr:")));
+      assert.deepEqual(await storedJob(store, jobId), before, "a refused process wrote to the store");
+
+      // The first still owns the store: its stop is stored.
+      const stop = await cli(first.url, "job", "stop", jobId);
+      assert.equal(stop.code, 0, stop.err);
+      assert.equal(await waitForJobState(first.url, jobId, ["KILLED"]), "KILLED");
+      await waitFor("the stop to be stored", async () => {
+        const [jobs] = await storedJob(store, jobId) as { state: string; goal_state: string }[][];
+        return jobs[0].state === "KILLED" && jobs[0].goal_state === "KILLED" ? true : undefined;
+      });
+
+      // Killed, it frees the store at once (the server drops its lock with its connection).
+      first.child.kill("SIGKILL");
+      await first.stop();
+      const started = Date.now();
+      next = await startUp(`${dir}/c`, ["--store", store, "--agents", "1"]);
+      assert.ok(Date.now() - started < 20_000, `the next up took ${Date.now() - started} ms to start`);
+      assert.equal(await waitForJobState(next.url, jobId, ["KILLED"]), "KILLED");
+    } finally {
+      await first.stop();
+      await next?.stop();
       await dropMysqlDatabase(parseMysqlUrl(store)).catch(() => {});
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     }

@@ -10,7 +10,7 @@ import { seededPrng } from "../core/ports/prng.ts";
 import type { Store } from "../core/ports/store.ts";
 import { ResourceManager } from "../core/resmgr/resmgr.ts";
 import { PendingCalls } from "../core/rpc.ts";
-import { authorizeCall, type BasicAuth } from "./auth/basic_auth.ts";
+import { authorizeCall, type BasicAuth, endpointProcedure } from "./auth/basic_auth.ts";
 import { addAgent, createBackend, type SandboxBackend, sandboxFile } from "./backends.ts";
 import { SystemClock } from "./clock.ts";
 import { ClusterStore } from "./cluster/cluster_store.ts";
@@ -22,6 +22,7 @@ import { PromMetrics } from "./metrics.ts";
 import { daemonGauges } from "./daemons/gauges.ts";
 import { rpcError } from "./daemons/http_errors.ts";
 import { openStore } from "./store/kysely_store.ts";
+import { claimStore } from "./store/store_claim.ts";
 import { LocalTransport } from "./transport.ts";
 import { listen } from "./daemons/listen.ts";
 import { ownDataDir } from "./minicluster/data_dir_owner.ts";
@@ -65,11 +66,18 @@ export interface PelotonServer {
   resmgr: ResourceManager;
   hostmgr: HostManager;
   metrics: PromMetrics;
+  /**
+   * Resolves, with why, when the process must end at once (exit 1, for a supervisor to restart it and
+   * recovery to reload the store): its claim on the store is gone for good, or a store write it cannot
+   * take back failed (its memory is then ahead of the store).
+   */
+  lost: Promise<string>;
   stop(): Promise<void>;
 }
 
 /**
  * Takes the data dir (`DataDirInUseError` while another live process holds it), binds the port (`ListenError`),
+ * claims the store (`StoreInUseError` while another `peloton up` or separately started daemons hold it),
  * then starts the store, the cluster and the daemons. A start that fails gives back all it took.
  */
 export async function startPeloton(opts: PelotonOptions): Promise<PelotonServer> {
@@ -89,7 +97,7 @@ export async function startPeloton(opts: PelotonOptions): Promise<PelotonServer>
   const taken: (() => unknown)[] = [() => owner.release(), () => httpServer.shutdown()];
   let started: Started;
   try {
-    started = await startDaemons(opts, taken);
+    started = await startDaemons(opts, `peloton up at http://${host}:${httpServer.addr.port}`, taken);
   } catch (e) {
     for (const giveBack of taken.reverse()) {
       try {
@@ -131,10 +139,19 @@ interface Started {
   stop(): Promise<void>;
 }
 
-/** The store, the backend and the four daemons; pushes onto `taken` how to give back what it started. */
-async function startDaemons(opts: PelotonOptions, taken: (() => unknown)[]): Promise<Started> {
+/**
+ * The store, the backend and the four daemons; pushes onto `taken` how to give back what it started. `by`
+ * names this process in the claim on the store.
+ */
+async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unknown)[]): Promise<Started> {
   const storeUrl = opts.store ?? `sqlite:${opts.dataDir}/peloton.sqlite`;
-  const store = await openStore(storeUrl);
+  // Before the store is migrated or read: the daemons here write without leases, so they must be its only
+  // writers (a second `up` on it would reconcile, write newer versions and make this one's writes fail).
+  const claim = await claimStore(storeUrl, "exclusive", by);
+  taken.push(() => claim.release());
+  const writeLost = Promise.withResolvers<string>();
+  const onLostWrite = (err: Error) => writeLost.resolve(`a store write failed: ${err.name}: ${err.message}`);
+  const store = await openStore(storeUrl, { claim, onLostWrite });
   taken.push(() => store.close());
   const cluster = await ClusterStore.open(storeUrl);
   taken.push(() => cluster.close());
@@ -168,7 +185,7 @@ async function startDaemons(opts: PelotonOptions, taken: (() => unknown)[]): Pro
     self: a.hostmgr,
     jobmgr: a.jobmgr,
     resmgr: a.resmgr,
-  }, DEFAULT_HOSTMGR_CONFIG);
+  }, { ...DEFAULT_HOSTMGR_CONFIG, clusterMaintenance: mesos !== undefined });
   const resmgr = new ResourceManager({
     clock,
     transport,
@@ -198,6 +215,7 @@ async function startDaemons(opts: PelotonOptions, taken: (() => unknown)[]): Pro
     self: a.jobmgr,
     resmgr: a.resmgr,
     hostmgr: a.hostmgr,
+    onLostWrite,
   }, { ...DEFAULT_JOBMGR_CONFIG, ...opts.jobmgr });
   transport.register(a.hostmgr, hostmgr);
   transport.register(a.resmgr, resmgr);
@@ -251,20 +269,24 @@ async function startDaemons(opts: PelotonOptions, taken: (() => unknown)[]): Pro
     if (req.method === "GET" && url.pathname === "/metrics") {
       return new Response(metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } });
     }
+    const endpoint = endpointProcedure(url.pathname);
+    const refused = endpoint && authorizeCall(opts.auth, req.headers, endpoint, endpoint);
+    if (refused) return refused;
     if (req.method === "GET" && url.pathname.startsWith("/sandbox/")) {
-      return await sandboxFile(backend, url.pathname);
+      return await sandboxFile(backend, url);
     }
     if (req.method === "POST" && url.pathname === "/admin/agents") return await addAgent(minicluster, req);
     const ui = serveUi(req, url);
     if (ui) return ui;
     if (url.pathname !== "/api/v1") return new Response("not found\n", { status: 404 });
     if (req.method !== "POST") return new Response("POST only\n", { status: 405 });
-    const procedure = req.headers.get("rpc-procedure");
-    if (!procedure) return rpcError("invalid-argument", "missing Rpc-Procedure header");
-    const route = routeProcedure(procedure);
-    if (!route) return rpcError("unimplemented", `unknown procedure ${procedure}`);
-    const denied = authorizeCall(opts.auth, req.headers, procedure, route.procedure);
+    const procedure = req.headers.get("rpc-procedure") ?? "";
+    const route = procedure ? routeProcedure(procedure) : undefined;
+    // Authentication first, whatever the call: a caller without credentials learns nothing of what is served.
+    const denied = authorizeCall(opts.auth, req.headers, procedure, route?.procedure);
     if (denied) return denied;
+    if (!procedure) return rpcError("invalid-argument", "missing Rpc-Procedure header");
+    if (!route) return rpcError("unimplemented", `unknown procedure ${procedure}`);
     let body: unknown = {};
     const text = await req.text();
     if (text.trim()) {
@@ -290,11 +312,20 @@ async function startDaemons(opts: PelotonOptions, taken: (() => unknown)[]): Pro
   };
 
   return {
-    server: { store, minicluster, backend, jobmgr, resmgr, hostmgr, metrics },
+    server: {
+      store,
+      minicluster,
+      backend,
+      jobmgr,
+      resmgr,
+      hostmgr,
+      metrics,
+      lost: Promise.race([claim.lost, writeLost.promise]),
+    },
     handler,
     inflight: () => inflight,
     async stop() {
-      maintenance?.stop();
+      await maintenance?.stop();
       jobmgr.stop();
       placement.stop();
       await workers?.close();
@@ -305,6 +336,7 @@ async function startDaemons(opts: PelotonOptions, taken: (() => unknown)[]): Pro
       await backend.stop();
       await store.close();
       await cluster.close();
+      await claim.release();
     },
   };
 }

@@ -1,5 +1,12 @@
 /** In-memory Store for the simulator and tests: Maps, the stores' version rule, `done` called through `defer`. */
-import { type JobQuery, StaleWriteError, type Store, type StoreWrite } from "../core/ports/store.ts";
+import {
+  type JobPage,
+  type JobQuery,
+  nameContains,
+  StaleWriteError,
+  type Store,
+  type StoreWrite,
+} from "../core/ports/store.ts";
 import type { JobConfig } from "../core/model/config_types.ts";
 import {
   type HostMaintenanceRecord,
@@ -85,10 +92,17 @@ export function jobMatches(job: JobRecord, q: JobQuery): boolean {
   if (q.states?.length && !q.states.includes(job.runtime.state)) return false;
   if (q.respoolId !== undefined && (job.config.respoolId ?? "") !== q.respoolId) return false;
   if (q.owner !== undefined && job.config.owner !== q.owner) return false;
-  if (q.name !== undefined && job.config.name !== q.name) return false;
+  if (q.name !== undefined && !nameContains(job.config.name, q.name)) return false;
   return (q.labels ?? []).every((l) =>
     (job.config.labels ?? []).some((j) => j.key === l.key && j.value === l.value)
   );
+}
+
+/** The page `q.offset`/`q.limit` asks for of `found` (already filtered and sorted), and its total. */
+export function jobPage(found: JobRecord[], q: JobQuery): JobPage {
+  const from = q.offset ?? 0;
+  const jobs = found.slice(from, q.limit === undefined ? undefined : from + q.limit);
+  return { jobs, total: found.length };
 }
 
 /** Newest first, ties by job id descending; both stores list query results in this order. */
@@ -246,10 +260,10 @@ export class MemoryStore implements Store {
     return Promise.resolve(job && structuredClone(job));
   }
 
-  queryJobs(query: JobQuery): Promise<JobRecord[]> {
+  queryJobs(query: JobQuery): Promise<JobPage> {
     const found = [...this.#jobs.values()].filter((j) => jobMatches(j, query)).sort(newestFirst);
-    const limited = query.limit && query.limit > 0 ? found.slice(0, query.limit) : found;
-    return Promise.resolve(limited.map((j) => structuredClone(j)));
+    const page = jobPage(found, query);
+    return Promise.resolve({ jobs: page.jobs.map((j) => structuredClone(j)), total: page.total });
   }
 
   activeJobs(): Promise<JobRecord[]> {

@@ -27,9 +27,12 @@ export type StoreWrite =
   | { kind: "update.put"; update: UpdateRecord }
   | { kind: "volume.put"; volume: VolumeRecord }
   | { kind: "volume.delete"; volumeId: string }
-  /** A host in maintenance; putting one again replaces its record. */
+  /**
+   * A host in maintenance (or, state UP, a completion the cluster manager is yet to hear of); putting one
+   * again replaces its record.
+   */
   | { kind: "maintenance.put"; maintenance: HostMaintenanceRecord }
-  /** A host's maintenance completed; a host with none is a no-op. */
+  /** A host's maintenance completed (and carried); a host with none is a no-op. */
   | { kind: "maintenance.delete"; hostname: string };
 
 /** A `job.put`, `task.put` or `update.put` whose version is not newer than the stored one; its whole batch was dropped. */
@@ -53,15 +56,36 @@ export interface JobQuery {
   states?: string[];
   respoolId?: string;
   owner?: string;
+  /**
+   * Part of the job's name, in any case (Peloton's QuerySpec.name matches a substring). SQLite folds only
+   * ASCII letters; MySQL and the in-memory stores fold every letter.
+   */
   name?: string;
   labels?: { key: string; value: string }[];
+  /** Matching jobs to skip, newest first. */
+  offset?: number;
+  /** Most jobs to return after `offset`; absent: all of them. 0 returns none, only the total. */
   limit?: number;
+}
+
+/** Whether `name` contains `part`, in any case: JobQuery.name, as the in-memory stores match it. */
+export function nameContains(name: string, part: string): boolean {
+  return name.toLowerCase().includes(part.toLowerCase());
+}
+
+/** One page of a job query, newest first, and how many jobs match in all. */
+export interface JobPage {
+  jobs: JobRecord[];
+  total: number;
 }
 
 /**
  * Writes go through one ordered pipeline: `write` returns at once, and `done` is called (never
  * synchronously) once the batch is durable, or with the error that stopped it. Implementations
- * may group concurrent batches into one transaction, but never reorder them.
+ * may group concurrent batches into one transaction, but never reorder them; so an empty batch's `done`
+ * tells when every batch written before it is durable. A batch without `done`
+ * that fails is a lost write (its writer's memory is ahead of the store): implementations must not
+ * drop it quietly; production's store hands it to a handler that ends the process.
  *
  * Reads are asynchronous and used for recovery and for API reads of what the daemons do not hold
  * in memory; decision logic never waits on them.
@@ -70,7 +94,8 @@ export interface Store {
   write(batch: StoreWrite[], done?: (err?: Error) => void): void;
 
   getJob(jobId: string): Promise<JobRecord | undefined>;
-  queryJobs(query: JobQuery): Promise<JobRecord[]>;
+  /** Jobs matching every filter, newest first (ties by job id, descending), one page of them. */
+  queryJobs(query: JobQuery): Promise<JobPage>;
   /** Jobs whose runtime state is not terminal, for recovery. */
   activeJobs(): Promise<JobRecord[]>;
   getTasks(jobId: string): Promise<TaskRecord[]>;
@@ -86,7 +111,7 @@ export interface Store {
   activeUpdates(): Promise<UpdateRecord[]>;
   listVolumes(jobId: string): Promise<VolumeRecord[]>;
   getVolume(volumeId: string): Promise<VolumeRecord | undefined>;
-  /** Hosts in maintenance, by host name, for recovery. */
+  /** Hosts in maintenance and completions not yet carried, by host name, for recovery. */
   hostMaintenance(): Promise<HostMaintenanceRecord[]>;
 
   /** Resolves once every write issued so far is durable. */

@@ -15,7 +15,7 @@ import { isTerminalJobState } from "../model/states.ts";
 import type { Clock, TimerId } from "../ports/clock.ts";
 import { type Metrics, noMetrics } from "../ports/metrics.ts";
 import { type Prng, seededPrng } from "../ports/prng.ts";
-import type { JobQuery, Store, StoreWrite } from "../ports/store.ts";
+import { type JobPage, type JobQuery, nameContains, type Store, type StoreWrite } from "../ports/store.ts";
 import type { Address, Receiver, Transport } from "../ports/transport.ts";
 
 export * from "./fixtures.ts";
@@ -203,14 +203,20 @@ export class TestStore implements Store {
     return Promise.resolve(j && structuredClone(j));
   }
 
-  queryJobs(q: JobQuery): Promise<JobRecord[]> {
+  queryJobs(q: JobQuery): Promise<JobPage> {
     const found = [...this.jobs.values()].filter((j) =>
       (!q.states?.length || q.states.includes(j.runtime.state)) &&
       (q.respoolId === undefined || j.config.respoolId === q.respoolId) &&
       (q.owner === undefined || j.config.owner === q.owner) &&
-      (q.name === undefined || j.config.name === q.name)
+      (q.name === undefined || nameContains(j.config.name, q.name)) &&
+      (q.labels ?? []).every((l) => j.config.labels.some((x) => x.key === l.key && x.value === l.value))
+    ).sort((a, b) =>
+      b.runtime.creationTimeMs - a.runtime.creationTimeMs ||
+      (a.jobId < b.jobId ? 1 : a.jobId > b.jobId ? -1 : 0)
     );
-    return Promise.resolve(found.slice(0, q.limit || undefined).map((j) => structuredClone(j)));
+    const from = q.offset ?? 0;
+    const page = found.slice(from, q.limit === undefined ? undefined : from + q.limit);
+    return Promise.resolve({ jobs: page.map((j) => structuredClone(j)), total: found.length });
   }
 
   activeJobs(): Promise<JobRecord[]> {

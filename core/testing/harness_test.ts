@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { parseJobConfig, parseRespoolConfig } from "../model/load.ts";
 import { jobConfigJson } from "../jobmgr/job_api.ts";
 import { CaptureTransport, makeJobConfig, makeRespoolConfig, ManualClock, TestStore } from "./harness.ts";
+import { JOB_ID, JobmgrRig } from "./jobmgr_rig.ts";
 
 Deno.test("ManualClock runs due timers in (time, creation) order, including timers they set", () => {
   const clock = new ManualClock(10);
@@ -71,4 +72,14 @@ Deno.test("the job and pool fixtures are valid Peloton configs", () => {
   assert.equal(job.value.instanceCount, 3);
   const pool = parseRespoolConfig(makeRespoolConfig("p", { cpu: { reservation: 1, limit: 2 } }));
   assert.ok(pool.ok);
+});
+
+Deno.test("TestStore matches a job query's name as the other stores do: a part, in any case", async () => {
+  const rig = new JobmgrRig();
+  rig.create({ name: "Nightly-ETL" });
+  rig.store.settle();
+  const ids = async (name: string) => (await rig.store.queryJobs({ name })).jobs.map((j) => j.jobId);
+  assert.deepEqual(await ids("etl"), [JOB_ID]);
+  assert.deepEqual(await ids("NIGHTLY-"), [JOB_ID]);
+  assert.deepEqual(await ids("nightly_"), []);
 });

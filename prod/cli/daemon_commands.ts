@@ -53,14 +53,17 @@ async function commonOptions(
   };
 }
 
-/** Runs until SIGINT/SIGTERM (graceful stop, exit 0) or a lost lease (exit 1, a supervisor restarts it). */
+/**
+ * Runs until SIGINT/SIGTERM (graceful stop, exit 0) or a lost lease, claim on the store or store write (exit
+ * 1, a supervisor restarts it).
+ */
 async function serve(ctx: CommandContext, role: Role, daemon: RunningDaemon): Promise<number> {
   ctx.out(`peloton ${role}: serving at ${daemon.process.url} (instance ${daemon.process.instance})`);
   let signal = () => {};
   const stopped = new Promise<"signal">((resolve) => (signal = () => resolve("signal")));
   Deno.addSignalListener("SIGINT", signal);
   Deno.addSignalListener("SIGTERM", signal);
-  const why = await Promise.race([stopped, daemon.lost]);
+  const why = await Promise.race([stopped, daemon.lost, daemon.process.lost]);
   Deno.removeSignalListener("SIGINT", signal);
   Deno.removeSignalListener("SIGTERM", signal);
   if (why !== "signal") {
@@ -94,7 +97,7 @@ function daemonCommand(
       try {
         daemon = await start(common, opts);
       } catch (e) {
-        // A busy port or a data dir another process owns: one line, not a stack trace.
+        // A busy port, or a data dir or store another process owns: one line, not a stack trace.
         const problem = startProblem(e, common.host, common.port);
         if (!problem) throw e;
         ctx.err(`peloton ${role}: ${problem}`);

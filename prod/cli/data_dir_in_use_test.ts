@@ -1,7 +1,10 @@
-/** Server commands on a data dir another live process holds, or on a taken port: one line, exit 1. */
+/**
+ * Server commands on a data dir another live process holds, or on a taken port: one line, exit 1. The daemons
+ * of a cluster share a data dir; `peloton up` holds one alone.
+ */
 import assert from "node:assert/strict";
 import { DataDirInUseError, ownDataDir } from "../minicluster/data_dir_owner.ts";
-import { cli, runPeloton } from "../testing.ts";
+import { cli, type CliResult, ROOT, runPeloton, startPeloton, startUp, type UpProcess } from "../testing.ts";
 
 const NOWHERE = "http://127.0.0.1:9";
 
@@ -76,4 +79,95 @@ Deno.test("peloton resmgr on a taken port: one line, exit 1", async () => {
     blocker.close();
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+const SERVING = /serving at (http:\/\/\S+)/;
+
+async function healthy(url: string): Promise<boolean> {
+  const res = await fetch(`${url}/health`);
+  return res.ok && (await res.json()).status === "ok";
+}
+
+const listing = (dir: string) => [...Deno.readDirSync(dir)].map((e) => e.name).sort();
+
+/**
+ * Runs a server command that should be refused at once, to its exit. One still running after `waitMs` was not
+ * refused: it is stopped and the test fails.
+ */
+async function runRefused(args: string[], waitMs = 15_000): Promise<CliResult> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", `${ROOT}/prod/cli/main.ts`, ...args],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const output = Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()]);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), waitMs)));
+  const first = await Promise.race([child.status, late]);
+  clearTimeout(timer);
+  if (first === "late") {
+    child.kill("SIGINT");
+    await child.status;
+    const [out, err] = await output;
+    assert.fail(
+      `peloton ${args[0]} still runs ${waitMs} ms after it should have been refused:\n${out}${err}`,
+    );
+  }
+  const [out, err] = await output;
+  return { code: first.code, out: out.trimEnd(), err: err.trimEnd() };
+}
+
+Deno.test({
+  name: "peloton up on a dir a daemon shares: one line naming the daemon, exit 1; the daemon keeps serving",
+  sanitizeResources: false,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "data_dir_in_use_" });
+    const daemons: UpProcess[] = [];
+    try {
+      const jobmgr = await startPeloton(["jobmgr", "--port", "0", "--data-dir", dir], SERVING);
+      daemons.push(jobmgr);
+      const before = listing(dir);
+      const up = await runRefused(["up", "--port", "0", "--data-dir", dir, "--agents", "1"]);
+      assert.equal(up.code, 1, up.err);
+      const holder =
+        `data dir ${dir} is in use by pid ${jobmgr.child.pid} \\(peloton jobmgr, started [^)]+\\)`;
+      assert.match(up.err, new RegExp(`^peloton up: ${holder}$`));
+      assert.deepEqual(listing(dir), before, "the refused up touched nothing");
+      assert.ok(await healthy(jobmgr.url), "the job manager serves on");
+      // Two daemons of a role on one dir are a cluster (job managers share the jobs; standbys wait to lead).
+      const second = await startPeloton(["jobmgr", "--port", "0", "--data-dir", dir], SERVING);
+      daemons.push(second);
+      assert.ok(await healthy(second.url) && await healthy(jobmgr.url));
+    } finally {
+      for (const d of daemons) await d.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "a daemon on a dir peloton up holds: one line naming up, exit 1, nothing touched; up keeps serving",
+  sanitizeResources: false,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "data_dir_in_use_" });
+    let up: UpProcess | undefined;
+    try {
+      up = await startUp(dir, ["--agents", "1"]);
+      const before = listing(dir);
+      for (const role of ["resmgr", "jobmgr"]) {
+        const r = await runRefused([role, "--port", "0", "--data-dir", dir, "--lease-ttl-ms", "300"]);
+        assert.equal(r.code, 1, r.err);
+        const holder = `data dir ${dir} is in use by pid ${up.child.pid} \\(peloton up, started [^)]+\\)`;
+        assert.match(r.err, new RegExp(`^peloton ${role}: ${holder}$`));
+      }
+      assert.deepEqual(listing(dir), before, "the refused daemons touched nothing");
+      const query = await cli(up.url, "job", "query", "-j");
+      assert.equal(query.code, 0, query.err);
+      assert.deepEqual(JSON.parse(query.out).results, []);
+    } finally {
+      await up?.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
 });

@@ -6,6 +6,7 @@ import { BasicAuth } from "../auth/basic_auth.ts";
 import { ListenError } from "../daemons/listen.ts";
 import { DataDirInUseError } from "../minicluster/data_dir_owner.ts";
 import { DEFAULT_PORT, startPeloton } from "../server.ts";
+import { StoreInUseError } from "../store/store_claim.ts";
 import type { Command } from "./command.ts";
 import { UsageError } from "./command.ts";
 import { checkStoreFlag } from "./store_flag.ts";
@@ -132,12 +133,18 @@ export const upCommand: Command = {
         opts["data-dir"]
       }`,
     );
-    const stopped = new Promise<void>((resolve) => {
-      const stop = () => resolve();
+    const stopped = new Promise<"signal">((resolve) => {
+      const stop = () => resolve("signal");
       Deno.addSignalListener("SIGINT", stop);
       Deno.addSignalListener("SIGTERM", stop);
     });
-    await stopped;
+    const why = await Promise.race([stopped, server.lost]);
+    if (why !== "signal") {
+      // As a daemon that lost its lease: no graceful stop, whose writes could not be stored; a supervisor
+      // restarts it, and the next start recovers from the store and ends the tasks this one left running.
+      ctx.err(`peloton up: ${why}; exiting`);
+      return 1;
+    }
     ctx.err("peloton up: stopping");
     await server.stop();
     return 0;
@@ -145,11 +152,11 @@ export const upCommand: Command = {
 };
 
 /**
- * The one line to print for a start that failed for a reason the operator can act on (the data dir is held
- * by another live process, the port is taken), or undefined for anything else.
+ * The one line to print for a start that failed for a reason the operator can act on (the data dir or the
+ * store is held by another live process, the port is taken), or undefined for anything else.
  */
 export function startProblem(e: unknown, host: string, port: number): string | undefined {
-  if (e instanceof DataDirInUseError) return e.message;
+  if (e instanceof DataDirInUseError || e instanceof StoreInUseError) return e.message;
   const bind = e instanceof Deno.errors.AddrInUse || e instanceof Deno.errors.AddrNotAvailable
     ? new ListenError(host, port, e)
     : e;

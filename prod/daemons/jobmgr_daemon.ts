@@ -36,6 +36,7 @@ export async function startJobmgr(o: JobmgrDaemonOptions): Promise<RunningDaemon
     resmgr: "resmgr",
     hostmgr: "hostmgr",
     tagOwner: true,
+    onLostWrite: (err) => p.lostWrite(err),
   }, { ...DEFAULT_JOBMGR_CONFIG, ...o.jobmgr });
   p.transport.register(self, jm);
   jm.start();

@@ -3,7 +3,13 @@ import type { ApiErrorCode, ApiReply, Message } from "../../core/messages.ts";
 import { type Route, routeProcedure } from "../../core/api/procedures.ts";
 import type { Address } from "../../core/ports/transport.ts";
 import { PendingCalls } from "../../core/rpc.ts";
-import { authorizeCall, type BasicAuth, basicHeader, credentialsOf } from "../auth/basic_auth.ts";
+import {
+  authorizeCall,
+  type BasicAuth,
+  basicHeader,
+  credentialsOf,
+  endpointProcedure,
+} from "../auth/basic_auth.ts";
 import { ClusterStore } from "../cluster/cluster_store.ts";
 import { Registry } from "../cluster/registry.ts";
 import type { Fence } from "../store/fence.ts";
@@ -12,9 +18,11 @@ import { type Envelope, HttpTransport, MESSAGES_PATH, type Router } from "../htt
 import type { Logger } from "../log.ts";
 import { PromMetrics } from "../metrics.ts";
 import { type KyselyStore, openStore } from "../store/kysely_store.ts";
+import { claimStore, type StoreClaim } from "../store/store_claim.ts";
 import { API_STATUS, rpcError } from "./http_errors.ts";
 import { listen } from "./listen.ts";
 import { serveUi } from "../ui/page.ts";
+import { type DataDirOwnership, shareDataDir } from "../minicluster/data_dir_owner.ts";
 
 export type DaemonRole = "jobmgr" | "resmgr" | "hostmgr" | "placement";
 
@@ -54,6 +62,8 @@ export class DaemonProcess {
   readonly metrics: PromMetrics;
   readonly startedMs = Date.now();
   store!: KyselyStore;
+  /** This process's share of the store: daemons started on their own share it, never with a `peloton up`. */
+  claim?: StoreClaim;
   cluster!: ClusterStore;
   registry!: Registry;
   transport!: HttpTransport;
@@ -63,11 +73,13 @@ export class DaemonProcess {
   hooks: DaemonHooks = { health: () => ({}) };
   readonly #calls = new PendingCalls<ApiReply>();
   #server?: Deno.HttpServer<Deno.NetAddr>;
+  #dataDir?: DataDirOwnership;
   #heartbeat?: ReturnType<typeof setInterval>;
   #closing?: Promise<void>;
   #inflight = 0;
   #ready = false;
   readonly #apiSeconds;
+  readonly #writeLost = Promise.withResolvers<string>();
 
   constructor(readonly o: DaemonOptions) {
     this.metrics = new PromMetrics({ daemon: o.role, instance: this.instance });
@@ -84,30 +96,64 @@ export class DaemonProcess {
     return `api@${this.instance}`;
   }
 
-  /** Binds the port, opens the store and the cluster tables, serves HTTP, and joins the cluster. */
+  /**
+   * Joins the daemons sharing the data dir, binds the port, opens the store and the cluster tables, serves
+   * HTTP, and joins the cluster.
+   */
   async open(router?: Router): Promise<void> {
-    // Bound first (`ListenError` when it cannot be), so that a taken port has opened nothing.
-    const server = listen(
-      this.o.host,
-      this.o.port,
-      (req) => this.#ready ? this.#handle(req) : Promise.resolve(new Response("starting\n", { status: 503 })),
-    );
+    // First (`DataDirInUseError` while `peloton up` holds the dir): its store is not one a cluster of
+    // daemons may share, as nothing there leases or fences its writes.
+    const dataDir = shareDataDir(this.o.dataDir, `${this.o.role}.${this.instance}`, `peloton ${this.o.role}`);
+    let server: Deno.HttpServer<Deno.NetAddr>;
+    try {
+      // Bound next (`ListenError` when it cannot be), so that a taken port has opened nothing.
+      server = listen(
+        this.o.host,
+        this.o.port,
+        (req) =>
+          this.#ready ? this.#handle(req) : Promise.resolve(new Response("starting\n", { status: 503 })),
+      );
+    } catch (e) {
+      dataDir.release();
+      throw e;
+    }
+    this.#dataDir = dataDir;
     this.#server = server;
     try {
       await this.#open(server.addr.port, router);
     } catch (e) {
+      await this.claim?.release();
       await server.shutdown();
+      dataDir.release();
       throw e;
     }
   }
 
+  /**
+   * Resolves, with why, when the process must exit at once (exit 1, a supervisor restarts it): its claim on
+   * the store is gone for good, or a write it cannot take back failed (`lostWrite`).
+   */
+  get lost(): Promise<string> {
+    return Promise.race([this.claim?.lost ?? new Promise<string>(() => {}), this.#writeLost.promise]);
+  }
+
+  /** A store write failed that this process cannot take back: its memory is ahead of the store. */
+  lostWrite(err: Error): void {
+    this.log.error("store write failed; exiting", { error: `${err.name}: ${err.message}` });
+    this.#writeLost.resolve(`a store write failed: ${err.name}: ${err.message}`);
+  }
+
   async #open(port: number, router?: Router): Promise<void> {
-    await Deno.mkdir(this.o.dataDir, { recursive: true });
-    this.store = await openStore(this.o.store, { fences: () => this.fences() });
-    this.cluster = await ClusterStore.open(this.o.store);
-    this.registry = new Registry(this.cluster, Math.min(500, this.o.leaseTtlMs / 4));
     const host = this.o.host === "0.0.0.0" ? "127.0.0.1" : this.o.host;
     this.url = `http://${host}:${port}`;
+    await this.#claimStore();
+    this.store = await openStore(this.o.store, {
+      fences: () => this.fences(),
+      claim: this.claim,
+      onLostWrite: (err) => this.lostWrite(err),
+    });
+    this.cluster = await ClusterStore.open(this.o.store);
+    this.registry = new Registry(this.cluster, Math.min(500, this.o.leaseTtlMs / 4));
     const internal = this.o.auth?.internal;
     const posts = this.metrics;
     this.transport = new HttpTransport({
@@ -141,6 +187,11 @@ export class DaemonProcess {
     this.log("daemon started", { url: this.url, store: redactStore(this.o.store) });
   }
 
+  /** Claims the store (`StoreInUseError` while a `peloton up` holds it) before anything reads or writes it. */
+  async #claimStore(): Promise<void> {
+    this.claim = await claimStore(this.o.store, "shared", `peloton ${this.o.role} at ${this.url}`);
+  }
+
   /**
    * Graceful stop: no new requests; requests in flight finish; the daemon's `stop` runs; queued writes and
    * messages go out; leases and membership are given up so that others take over at once.
@@ -160,6 +211,8 @@ export class DaemonProcess {
       this.clock.cancelAll();
       await this.store.close();
       await this.cluster.close();
+      this.#dataDir?.release();
+      await this.claim?.release();
       this.log("daemon stopped");
     })();
     return this.#closing;
@@ -246,6 +299,10 @@ export class DaemonProcess {
       // Any daemon serves the web UI: its calls go to /api/v1 here, which reaches the right daemon.
       const ui = serveUi(req, url);
       if (ui) return ui;
+      // Sandbox files and agents are checked as the procedures they stand for, here and where forwarded.
+      const endpoint = endpointProcedure(url.pathname);
+      const refused = endpoint && authorizeCall(this.o.auth, req.headers, endpoint, endpoint);
+      if (refused) return refused;
       const extra = await this.hooks.routes?.(req, url);
       if (extra) return extra;
       // Sandbox files and agents live with the host manager's backend.
@@ -276,12 +333,13 @@ export class DaemonProcess {
 
   async #api(req: Request): Promise<Response> {
     if (req.method !== "POST") return new Response("POST only\n", { status: 405 });
-    const sent = req.headers.get("rpc-procedure");
-    if (!sent) return rpcError("invalid-argument", "missing Rpc-Procedure header");
-    const route = routeProcedure(sent);
-    if (!route) return rpcError("unimplemented", `unknown procedure ${sent}`);
-    const denied = authorizeCall(this.o.auth, req.headers, sent, route.procedure);
+    const sent = req.headers.get("rpc-procedure") ?? "";
+    const route = sent ? routeProcedure(sent) : undefined;
+    // Authentication first, whatever the call: a caller without credentials learns nothing of what is served.
+    const denied = authorizeCall(this.o.auth, req.headers, sent, route?.procedure);
     if (denied) return denied;
+    if (!sent) return rpcError("invalid-argument", "missing Rpc-Procedure header");
+    if (!route) return rpcError("unimplemented", `unknown procedure ${sent}`);
     const text = await req.text();
     let body: Record<string, unknown> = {};
     if (text.trim()) {

@@ -1,14 +1,22 @@
-/** One live process at a time per data dir: an exclusive lock on `<dir>/owner`, a file naming its holder. */
+/**
+ * Data dir ownership. A process that needs a dir alone (`peloton up`, a minicluster) holds an exclusive lock
+ * on `<dir>/owner`, a file naming it. The daemons of a multi-process cluster share their data dir (several
+ * job managers, a leader and its standbys, the host manager's minicluster under it): each locks a file of its
+ * own, `<dir>/<role>.<instance>.owner`, and none starts while a process holds the dir alone, nor that process
+ * while any of them lives.
+ */
 import { startTicks } from "./_task_records.ts";
 
 /**
- * The lock is the kernel's (`flock`), so it ends with its process however that ends, kill -9 included: a
- * crashed owner never blocks a restart, and a pid reused since cannot pass for the owner. The file only
- * says who holds it. Task processes do not inherit it (Deno opens files close-on-exec).
+ * The locks are the kernel's (`flock`), so they end with their process however that ends, kill -9 included:
+ * a crashed holder never blocks a restart, and a pid reused since cannot pass for the holder. The files only
+ * say who holds them. Task processes do not inherit them (Deno opens files close-on-exec).
  */
 export const OWNER_FILE = "owner";
+/** How the file of a daemon sharing the dir ends. */
+const SHARER_SUFFIX = ".owner";
 
-/** What `<dir>/owner` says about the process that holds the dir. */
+/** What an owner file says about the process that holds it. */
 export interface DirOwner {
   pid: number;
   /** `/proc/<pid>/stat` field 22; absent where there is no `/proc`. */
@@ -19,7 +27,7 @@ export interface DirOwner {
   by: string;
 }
 
-/** Thrown when another live process holds the dir; nothing in the dir was touched. */
+/** Thrown when another live process holds the dir, or shares it; nothing in the dir was touched. */
 export class DataDirInUseError extends Error {
   override readonly name = "DataDirInUseError";
 
@@ -32,11 +40,12 @@ export class DataDirInUseError extends Error {
   }
 }
 
-/** A held data dir. */
+/** A held (or, for a daemon, shared) data dir. */
 export class DataDirOwnership {
   #file?: Deno.FsFile;
 
-  constructor(readonly dir: string, file: Deno.FsFile) {
+  /** `path`: the locked owner file, `<dir>/owner` unless the dir is shared. */
+  constructor(readonly dir: string, file: Deno.FsFile, readonly path = ownerPath(dir)) {
     this.#file = file;
   }
 
@@ -51,7 +60,7 @@ export class DataDirOwnership {
     this.#file = undefined;
     // Removed while still locked: whoever opened it meanwhile sees that it is no longer the dir's file.
     try {
-      Deno.removeSync(ownerPath(this.dir));
+      Deno.removeSync(this.path);
     } catch { /* removed already */ }
     file.close();
   }
@@ -66,12 +75,81 @@ export function ownerPath(dir: string): string {
 }
 
 /**
- * Takes `dir` (created if missing) for this process, or throws `DataDirInUseError` naming the live process
- * that holds it. A dir whose owner died is taken over; its owner file is rewritten.
+ * Takes `dir` (created if missing) for this process alone, or throws `DataDirInUseError` naming the live
+ * process that holds it or a daemon that shares it. A dir whose owner died is taken over (its owner file is
+ * rewritten), and files left by daemons that died are removed.
  */
 export function ownDataDir(dir: string, by: string): DataDirOwnership {
   Deno.mkdirSync(dir, { recursive: true });
   const path = ownerPath(dir);
+  const file = lockFile(path, () => new DataDirInUseError(dir, liveOwner(path) ?? liveSharer(dir)));
+  const owned = new DataDirOwnership(dir, file);
+  // Held, the dir's owner lock keeps new daemons out (they check it once their own file is locked); the
+  // ones that came before hold their files' locks.
+  const stale: [string, Deno.FsFile][] = [];
+  try {
+    for (const sharer of sharerPaths(dir)) {
+      const other = openIfThere(sharer);
+      if (!other) continue;
+      if (other.tryLockSync(true)) {
+        stale.push([sharer, other]);
+        continue;
+      }
+      other.close();
+      throw new DataDirInUseError(dir, liveOwner(sharer));
+    }
+    for (const [sharer] of stale) removeIfThere(sharer);
+    writeOwner(file, by);
+  } catch (e) {
+    owned.release();
+    throw e;
+  } finally {
+    for (const [, other] of stale) other.close();
+  }
+  return owned;
+}
+
+/**
+ * Joins the daemons sharing `dir` (created if missing) under `<dir>/<name>.owner`; `name` is unique to this
+ * process (`jobmgr.<instance>`). Throws `DataDirInUseError` naming the process that holds the dir alone,
+ * having left the dir as it was. Files left by daemons that died are removed.
+ */
+export function shareDataDir(dir: string, name: string, by: string): DataDirOwnership {
+  Deno.mkdirSync(dir, { recursive: true });
+  const path = `${dir}/${name}${SHARER_SUFFIX}`;
+  const file = lockFile(
+    path,
+    () => new Error(`Cannot share data dir ${dir}: ${path} is held by another process`),
+  );
+  const shared = new DataDirOwnership(dir, file, path);
+  try {
+    // Written before the check, so that an owner starting now can name this process.
+    writeOwner(file, by);
+    const alone = openIfThere(ownerPath(dir));
+    if (alone) {
+      // A shared lock: daemons checking at once do not stand in each other's way.
+      const free = alone.tryLockSync(false);
+      alone.close();
+      if (!free) throw new DataDirInUseError(dir, liveOwner(ownerPath(dir)));
+    }
+  } catch (e) {
+    shared.release();
+    throw e;
+  }
+  for (const other of sharerPaths(dir)) {
+    if (other === path) continue;
+    const f = openIfThere(other);
+    if (f?.tryLockSync(true)) removeIfThere(other);
+    f?.close();
+  }
+  return shared;
+}
+
+/**
+ * Opens `path` (created if missing) and takes its exclusive lock, or throws `busy()`. A holder releasing it
+ * removes the file while still locked: a lock taken on a file no longer at `path` is taken again.
+ */
+function lockFile(path: string, busy: () => Error): Deno.FsFile {
   for (;;) {
     const file = Deno.openSync(path, { read: true, write: true, create: true });
     let locked: boolean;
@@ -83,28 +161,55 @@ export function ownDataDir(dir: string, by: string): DataDirOwnership {
     }
     if (!locked) {
       file.close();
-      throw new DataDirInUseError(dir, liveOwner(path));
+      throw busy();
     }
-    // An owner releasing the dir removed the file after we opened it: its lock no longer guards the dir.
-    if (!isFileAt(file, path)) {
-      file.close();
-      continue;
-    }
-    const me: DirOwner = {
-      pid: Deno.pid,
-      startTicks: startTicks(Deno.pid),
-      startedAt: new Date().toISOString(),
-      by,
-    };
-    try {
-      file.truncateSync(0);
-      writeAll(file, new TextEncoder().encode(JSON.stringify(me) + "\n"));
-    } catch (e) {
-      file.close();
-      throw e;
-    }
-    return new DataDirOwnership(dir, file);
+    if (isFileAt(file, path)) return file;
+    file.close();
   }
+}
+
+function writeOwner(file: Deno.FsFile, by: string): void {
+  const me: DirOwner = {
+    pid: Deno.pid,
+    startTicks: startTicks(Deno.pid),
+    startedAt: new Date().toISOString(),
+    by,
+  };
+  file.truncateSync(0);
+  writeAll(file, new TextEncoder().encode(JSON.stringify(me) + "\n"));
+}
+
+/** The owner files of the daemons that share `dir` (live or not). */
+function sharerPaths(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of Deno.readDirSync(dir)) {
+    if (e.isFile && e.name.endsWith(SHARER_SUFFIX) && e.name !== OWNER_FILE) out.push(`${dir}/${e.name}`);
+  }
+  return out.sort();
+}
+
+/** A live daemon sharing `dir`, for naming it when its lock was in the way. */
+function liveSharer(dir: string): DirOwner | undefined {
+  for (const path of sharerPaths(dir)) {
+    const owner = liveOwner(path);
+    if (owner) return owner;
+  }
+  return undefined;
+}
+
+function openIfThere(path: string): Deno.FsFile | undefined {
+  try {
+    return Deno.openSync(path, { read: true });
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return undefined;
+    throw e;
+  }
+}
+
+function removeIfThere(path: string): void {
+  try {
+    Deno.removeSync(path);
+  } catch { /* removed already */ }
 }
 
 /** The holder the owner file names, unless the file is not yet written or names a process since gone. */

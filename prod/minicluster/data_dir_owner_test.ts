@@ -1,5 +1,5 @@
-/** Data dir ownership: one live holder, refusals that touch nothing, dead holders taken over. */
-import { DataDirInUseError, ownDataDir, ownerPath } from "./data_dir_owner.ts";
+/** Data dir ownership: one live holder or many sharers, refusals that touch nothing, dead holders taken over. */
+import { DataDirInUseError, ownDataDir, ownerPath, shareDataDir } from "./data_dir_owner.ts";
 import { Minicluster } from "./minicluster.ts";
 import { isAlive, makeSpec, Recorder } from "../backend_testing.ts";
 
@@ -48,6 +48,61 @@ Deno.test("a held dir is refused with its holder named; released, it is free and
     held.release();
     assert(!exists(ownerPath(dir)), "the owner file outlived its release");
     ownDataDir(dir, "next").release();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+const listing = (dir: string) => [...Deno.readDirSync(dir)].map((e) => e.name).sort();
+
+Deno.test("daemons share a dir, two of a role too; while one lives nobody takes it alone, and the other way round", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "data_dir_owner_test_" });
+  try {
+    const a = shareDataDir(dir, "jobmgr.aaaa", "peloton jobmgr");
+    const b = shareDataDir(dir, "jobmgr.bbbb", "peloton jobmgr");
+    const c = shareDataDir(dir, "hostmgr.cccc", "peloton hostmgr");
+    assert(a.held && b.held && c.held, "sharers hold their files");
+    assert(
+      listing(dir).join() === "hostmgr.cccc.owner,jobmgr.aaaa.owner,jobmgr.bbbb.owner",
+      `${listing(dir)}`,
+    );
+    const refused = inUse(() => ownDataDir(dir, "peloton up"));
+    assert(refused.owner?.pid === Deno.pid && refused.owner.by === "peloton hostmgr", refused.message);
+    assert(
+      new RegExp(`^data dir ${dir} is in use by pid ${Deno.pid} \\(peloton hostmgr, started \\d{4}-.*Z\\)$`)
+        .test(refused.message),
+      refused.message,
+    );
+    assert(listing(dir).length === 3, `the refused owner left ${listing(dir)}`);
+    a.release();
+    b.release();
+    inUse(() => ownDataDir(dir, "peloton up"));
+    c.release();
+    assert(listing(dir).length === 0, `released sharers left ${listing(dir)}`);
+
+    const up = ownDataDir(dir, "peloton up");
+    const shut = inUse(() => shareDataDir(dir, "resmgr.dddd", "peloton resmgr"));
+    assert(shut.owner?.by === "peloton up", shut.message);
+    assert(listing(dir).join() === "owner", `the refused sharer left ${listing(dir)}`);
+    up.release();
+    shareDataDir(dir, "resmgr.dddd", "peloton resmgr").release();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("files of daemons that died neither block an owner nor outlive the next start", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "data_dir_owner_test_" });
+  try {
+    const dead = { pid: 2 ** 22 + 1, startedAt: "2000-01-01T00:00:00.000Z", by: "peloton jobmgr" };
+    Deno.writeTextFileSync(`${dir}/jobmgr.dead.owner`, JSON.stringify(dead));
+    const live = shareDataDir(dir, "jobmgr.live", "peloton jobmgr");
+    assert(listing(dir).join() === "jobmgr.live.owner", `a sharer left ${listing(dir)}`);
+    live.release();
+    Deno.writeTextFileSync(`${dir}/jobmgr.dead.owner`, JSON.stringify(dead));
+    const up = ownDataDir(dir, "peloton up");
+    assert(listing(dir).join() === "owner", `an owner left ${listing(dir)}`);
+    up.release();
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

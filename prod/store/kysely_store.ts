@@ -1,6 +1,12 @@
 /** The Store port over Kysely (SQLite or MySQL): one writer loop with group commit, and async reads. */
 import { type ControlledTransaction, type Kysely, sql } from "kysely";
-import { type JobQuery, type StaleWriteError, type Store, type StoreWrite } from "../../core/ports/store.ts";
+import {
+  type JobPage,
+  type JobQuery,
+  type StaleWriteError,
+  type Store,
+  type StoreWrite,
+} from "../../core/ports/store.ts";
 import {
   type HostMaintenanceRecord,
   isTerminalUpdateState,
@@ -14,7 +20,7 @@ import {
 } from "../../core/model/records.ts";
 import type { JobConfig } from "../../core/model/config_types.ts";
 import { isTerminalJobState, JOB_STATES, type JobState } from "../../core/model/states.ts";
-import { findStaleWrite, jobMatches } from "../../sim/memory_store.ts";
+import { findStaleWrite, jobMatches, jobPage } from "../../sim/memory_store.ts";
 import {
   clip,
   type DialectKind,
@@ -38,6 +44,7 @@ import {
 import { createSqliteKysely, type SqliteOptions } from "./sqlite_dialect.ts";
 import { createMysqlKysely, type MysqlOptions } from "./mysql_dialect.ts";
 import { checkFences, type Fence, FencedError } from "./fence.ts";
+import { type StoreClaim, StoreClaimLostError } from "./store_claim.ts";
 
 export interface StoreOptions {
   /** Most writes one group commit takes from the queue; bounds a transaction's size and lock time. */
@@ -51,6 +58,18 @@ export interface StoreOptions {
   fences?: () => Fence[];
   /** How long writes wait for a database that cannot be reached before they fail. */
   retryForMs?: number;
+  /**
+   * The process's claim on the store (`claimStore`), checked in every group's transaction: a process that
+   * lost it writes nothing more (its writes wait while a dropped claim is being taken back).
+   */
+  claim?: StoreClaim;
+  /**
+   * Told of a batch that failed with no `done` to tell: its writer's memory is ahead of the store and no
+   * one can answer for it. The daemons end the process (exit 1) so that a supervisor restarts it and
+   * recovery reloads the store, as Peloton's daemons exit on a store error. Without it the error is thrown
+   * outside the writer loop, where it ends the process too.
+   */
+  onLostWrite?: (err: Error) => void;
 }
 
 type Db = Kysely<StoreDatabase>;
@@ -123,6 +142,8 @@ export class KyselyStore implements Store {
   readonly #maxGroupWrites: number;
   readonly #fences: () => Fence[];
   readonly #retryForMs: number;
+  readonly #claim?: StoreClaim;
+  readonly #onLostWrite: (err: Error) => void;
   #closed = false;
   #closeStartedMs = 0;
   #queue: { batch: StoreWrite[]; done: Done }[] = [];
@@ -138,6 +159,10 @@ export class KyselyStore implements Store {
     this.#maxGroupWrites = options.maxGroupWrites ?? 20_000;
     this.#fences = options.fences ?? (() => []);
     this.#retryForMs = options.retryForMs ?? 300_000;
+    this.#claim = options.claim;
+    this.#onLostWrite = options.onLostWrite ?? ((err) => {
+      throw new Error(`Store write failed with no done callback: ${err.message}`, { cause: err });
+    });
   }
 
   /** Runs pending schema migrations (openStore already did); returns the names of those it ran. */
@@ -147,7 +172,8 @@ export class KyselyStore implements Store {
 
   write(batch: StoreWrite[], done?: (err?: Error) => void): void {
     if (this.#closing) {
-      queueMicrotask(() => report(done, new Error("Cannot write to the store: it is closed")));
+      const err = new Error("Cannot write to the store: it is closed");
+      queueMicrotask(() => report(done, err, this.#onLostWrite));
       return;
     }
     this.#queue.push({ batch, done });
@@ -182,13 +208,17 @@ export class KyselyStore implements Store {
     return row && jobFromRow(row);
   }
 
-  async queryJobs(query: JobQuery): Promise<JobRecord[]> {
+  async queryJobs(query: JobQuery): Promise<JobPage> {
     await this.flush();
-    let q = this.#db.selectFrom("jobs").selectAll();
+    let q = this.#db.selectFrom("jobs");
     if (query.states?.length) q = q.where("state", "in", query.states);
     if (query.respoolId !== undefined) q = q.where("respool_id", "=", query.respoolId);
     if (query.owner !== undefined) q = q.where("owner", "=", query.owner);
-    if (query.name !== undefined) q = q.where("name", "=", query.name);
+    if (query.name !== undefined) {
+      // A part of the name in any case; the part's own % and _ are matched as themselves.
+      const pattern = `%${query.name.replace(/[!%_]/g, (c) => `!${c}`)}%`;
+      q = q.where(sql<boolean>`lower(${sql.ref("jobs.name")}) like lower(${pattern}) escape '!'`);
+    }
     for (const { key, value } of query.labels ?? []) {
       q = q.where(({ exists, selectFrom }) =>
         exists(
@@ -199,10 +229,27 @@ export class KyselyStore implements Store {
         )
       );
     }
-    q = q.orderBy("creation_time_ms", "desc").orderBy("job_id", "desc");
-    if (query.limit && query.limit > 0) q = q.limit(query.limit);
-    // Labels longer than the index keeps matched by prefix in SQL; the config has them whole.
-    return (await q.execute()).map(jobFromRow).filter((j) => jobMatches(j, { labels: query.labels }));
+    const rows = q.selectAll().orderBy("creation_time_ms", "desc").orderBy("job_id", "desc");
+    const clipped = (query.labels ?? []).some((l) =>
+      clip(l.key, LABEL_KEY_CHARS) !== l.key || clip(l.value, LABEL_VALUE_CHARS) !== l.value
+    );
+    if (clipped) {
+      // Labels longer than the index keeps matched by prefix in SQL; the config has them whole, so the
+      // exact matches (and the page of them) are found here.
+      const found = (await rows.execute()).map(jobFromRow).filter((j) =>
+        jobMatches(j, { labels: query.labels })
+      );
+      return jobPage(found, query);
+    }
+    const counted = await q.select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow();
+    const total = Number(counted.n);
+    const offset = query.offset ?? 0;
+    // Neither SQLite nor MySQL takes OFFSET without LIMIT.
+    const limit = query.limit ?? (offset > 0 ? Number.MAX_SAFE_INTEGER : undefined);
+    if (limit === 0 || offset >= total) return { jobs: [], total };
+    let page = limit === undefined ? rows : rows.limit(limit);
+    if (offset > 0) page = page.offset(offset);
+    return { jobs: (await page.execute()).map(jobFromRow), total };
   }
 
   async activeJobs(): Promise<JobRecord[]> {
@@ -295,9 +342,12 @@ export class KyselyStore implements Store {
     try {
       while (this.#queue.length > 0) {
         const group = this.#takeGroup();
-        const results = await this.#commitRetrying(group.map((p) => p.batch));
+        // Empty batches (a caller waiting for the writes before it) have nothing to commit: done in order.
+        const results = group.every((p) => p.batch.length === 0)
+          ? group.map(() => undefined)
+          : await this.#commitRetrying(group.map((p) => p.batch));
         this.#completed += group.length;
-        group.forEach((p, i) => report(p.done, results[i]));
+        group.forEach((p, i) => report(p.done, results[i], this.#onLostWrite));
         this.#wakeFlushWaiters();
       }
     } finally {
@@ -354,11 +404,14 @@ export class KyselyStore implements Store {
         await this.#applyWrites(trx, batches.filter((_, i) => !results[i]).flat(), stored.labels);
         // Last, so the lease rows stay locked only for the commit: renewals do not queue behind writes.
         await checkFences(trx, this.#kind, this.#fences());
+        await this.#claim?.check(trx);
         return results;
       });
     } catch (err) {
       if (isTransient(err)) throw err;
-      if (batches.length === 1 || err instanceof FencedError) return batches.map(() => asError(err));
+      if (batches.length === 1 || err instanceof FencedError || err instanceof StoreClaimLostError) {
+        return batches.map(() => asError(err));
+      }
     }
     try {
       return await this.#transaction(async (trx) => {
@@ -378,6 +431,7 @@ export class KyselyStore implements Store {
           await sql`release savepoint batch`.execute(trx);
         }
         await checkFences(trx, this.#kind, this.#fences());
+        await this.#claim?.check(trx);
         return results;
       });
     } catch (err) {
@@ -638,13 +692,16 @@ function checkAndAccept(batch: StoreWrite[], stored: Stored): StaleWriteError | 
   return undefined;
 }
 
-/** Errors of the connection, not of the writes: the database restarted, went away or is busy. */
+/**
+ * Errors of the connection, not of the writes: the database restarted, went away or is busy, or the
+ * process's claim on it is being taken back after that.
+ */
 function isTransient(err: unknown): boolean {
   const e = err as { code?: string; fatal?: boolean; message?: string; errors?: unknown[] };
   if (e?.fatal === true) return true;
   const code = e?.code ?? "";
   if (
-    /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|PROTOCOL_CONNECTION_LOST|ER_SERVER_SHUTDOWN|ER_CON_COUNT_ERROR|ER_LOCK_WAIT_TIMEOUT|SQLITE_BUSY)/
+    /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|PROTOCOL_CONNECTION_LOST|ER_SERVER_SHUTDOWN|ER_CON_COUNT_ERROR|ER_LOCK_WAIT_TIMEOUT|SQLITE_BUSY|PELOTON_CLAIM_INTERRUPTED)/
       .test(code)
   ) return true;
   if (Array.isArray(e?.errors) && e.errors.some(isTransient)) return true;
@@ -688,10 +745,11 @@ async function rollbackToSavepoint(trx: Trx, cause: unknown): Promise<void> {
   }
 }
 
-function report(done: Done, err: Error | undefined): void {
+/** Tells `done` how a batch ended; a failed batch without one is a lost write. */
+function report(done: Done, err: Error | undefined, lost: (err: Error) => void): void {
   try {
     if (done) done(err);
-    else if (err) console.error("Store write failed with no done callback:", err);
+    else if (err) lost(err);
   } catch (thrown) {
     // A throwing callback must not stop the writer loop; rethrown outside it, it still fails loudly.
     queueMicrotask(() => {

@@ -134,7 +134,10 @@ export interface FrameworksTable {
   update_time_ms: Int;
 }
 
-/** Hosts in maintenance (migration 0004), from StartMaintenance until CompleteMaintenance. */
+/**
+ * Hosts in maintenance (migration 0004), from StartMaintenance until CompleteMaintenance; with Mesos, a
+ * completion stays (state HOST_STATE_UP) until the master has the machine up.
+ */
 export interface HostMaintenanceTable {
   hostname: string;
   state: string;

@@ -1,7 +1,7 @@
 /** Runs the Store conformance suite on the SQLite store, plus concurrent opening by several processes. */
 import { deepStrictEqual as equal } from "node:assert/strict";
 import { type KyselyStore, openStore } from "./kysely_store.ts";
-import { openConcurrently, storeSuite } from "./store_suite.ts";
+import { makeJob, openConcurrently, storeSuite } from "./store_suite.ts";
 import { createSqliteKysely } from "./sqlite_dialect.ts";
 
 const dir = Deno.makeTempDirSync({ prefix: "peloton-store-" });
@@ -37,6 +37,24 @@ Deno.test("KyselyStore on SQLite: processes opening a new file at once migrate i
       await db.destroy();
     }
   } finally {
+    await Deno.remove(tmp, { recursive: true });
+  }
+});
+
+Deno.test("KyselyStore: a failed write with no done callback goes to onLostWrite, not into a log", async () => {
+  const tmp = await Deno.makeTempDir({ prefix: "peloton-store-" });
+  const lost: Error[] = [];
+  const store = await openStore(`sqlite:${tmp}/lost.sqlite`, { onLostWrite: (err) => lost.push(err) });
+  try {
+    store.write([{ kind: "job.put", job: makeJob("job-1", {}, { version: 2 }) }]);
+    store.write([{ kind: "job.put", job: makeJob("job-1", {}, { version: 1 }) }]);
+    await store.flush();
+    equal(lost.map((e) => e.message), [
+      "Cannot write job job-1: version 1 is not newer than the stored version 2",
+    ]);
+    equal((await store.getJob("job-1"))?.runtime.version, 2);
+  } finally {
+    await store.close();
     await Deno.remove(tmp, { recursive: true });
   }
 });

@@ -595,6 +595,28 @@ const cases: Record<string, Case> = {
     equal((await store.getTaskEvents(jobId, 0)).map((e) => e.runId), order);
   },
 
+  "an empty batch is done after every batch written before it, and after none written later": async (
+    store,
+    ids,
+  ) => {
+    const jobId = ids.job(1);
+    const order: string[] = [];
+    const put = (v: number) =>
+      store.write([{ kind: "task.put", task: makeTask(jobId, 0, { version: v, runId: v }) }], (err) => {
+        ok(err === undefined, err?.message);
+        order.push(`put ${v}`);
+      });
+    for (let v = 1; v <= 3; v++) put(v);
+    store.write([], (err) => {
+      ok(err === undefined, err?.message);
+      order.push("empty");
+    });
+    put(4);
+    await store.flush();
+    equal(order, ["put 1", "put 2", "put 3", "empty", "put 4"]);
+    equal((await store.getTasks(jobId)).map((t) => t.runId), [4]);
+  },
+
   "a task put again and again in one group ends as its last put, deletes in between counting": async (
     store,
     ids,
@@ -657,7 +679,7 @@ const cases: Record<string, Case> = {
     ];
     strictEqual(await put(store, jobs.map((job) => ({ kind: "job.put", job }))), undefined);
     const q = async (query: Parameters<Store["queryJobs"]>[0]) =>
-      (await store.queryJobs({ owner, ...query })).map((j) => Number(j.jobId.slice(-1)));
+      (await store.queryJobs({ owner, ...query })).jobs.map((j) => Number(j.jobId.slice(-1)));
     equal(await q({}), [4, 3, 1, 2, 0]);
     equal(await q({ limit: 2 }), [4, 3]);
     equal(await q({ states: ["PENDING", "SUCCEEDED"] }), [4, 3, 2, 0]);
@@ -667,7 +689,7 @@ const cases: Record<string, Case> = {
     equal(await q({ labels: [{ key: "team", value: "x" }, { key: "tier", value: "1" }] }), [0]);
     equal(await q({ labels: [{ key: "team", value: "x".repeat(600) }] }), [3]);
     equal(await q({ labels: [{ key: "team", value: "x" }], respoolId: "p2" }), []);
-    equal(await store.queryJobs({ owner: `${owner}-nobody` }), []);
+    equal(await store.queryJobs({ owner: `${owner}-nobody` }), { jobs: [], total: 0 });
     // Relabelling a job moves it between label queries.
     const relabelled = makeJob(ids.job(1), { owner, respoolId: "p1", labels: [] }, {
       creationTimeMs: 30,
@@ -675,6 +697,62 @@ const cases: Record<string, Case> = {
     });
     strictEqual(await put(store, [{ kind: "job.put", job: relabelled }]), undefined);
     equal(await q({ labels: [{ key: "team", value: "x" }] }), [0]);
+  },
+
+  "queryJobs by name matches a part of the name in any case; % and _ in it are themselves": async (
+    store,
+    ids,
+  ) => {
+    const owner = `${ids.prefix}-owner`;
+    const names = ["Nightly-ETL", "nightly_etl", "etl 100%", "Spark", "nightlyXetl"];
+    const jobs = names.map((name, i) =>
+      makeJob(ids.job(i), { owner, name }, { creationTimeMs: 10 * (i + 1) })
+    );
+    strictEqual(await put(store, jobs.map((job) => ({ kind: "job.put", job }))), undefined);
+    const q = async (name: string) =>
+      (await store.queryJobs({ owner, name })).jobs.map((j) => Number(j.jobId.slice(-1)));
+    equal(await q("ETL"), [4, 2, 1, 0], "a part, any case");
+    equal(await q("nightly"), [4, 1, 0]);
+    equal(await q("nightly_"), [1], "_ is itself, not any one character");
+    equal(await q("100%"), [2], "% is itself, not any characters");
+    equal(await q("%"), [2]);
+    equal(await q("spark"), [3]);
+    equal(await q("sparks"), []);
+    equal(await q(""), [4, 3, 2, 1, 0], "an empty part matches every name");
+  },
+
+  "queryJobs pages newest first: offset and limit pick the page, total counts every match": async (
+    store,
+    ids,
+  ) => {
+    const owner = `${ids.prefix}-owner`;
+    // Seven jobs; two share a creation time, so the tie goes by job id, descending.
+    const jobs = [10, 20, 30, 30, 50, 60, 70].map((t, n) =>
+      makeJob(ids.job(n), { owner, labels: [{ key: "tier", value: n % 2 ? "odd" : "x".repeat(600) }] }, {
+        creationTimeMs: t,
+        state: n < 5 ? "PENDING" : "SUCCEEDED",
+      })
+    );
+    strictEqual(await put(store, jobs.map((job) => ({ kind: "job.put", job }))), undefined);
+    const page = async (query: Parameters<Store["queryJobs"]>[0]) => {
+      const { jobs, total } = await store.queryJobs({ owner, ...query });
+      return { jobs: jobs.map((j) => Number(j.jobId.slice(-1))), total };
+    };
+    equal(await page({}), { jobs: [6, 5, 4, 3, 2, 1, 0], total: 7 });
+    equal(await page({ offset: 0, limit: 3 }), { jobs: [6, 5, 4], total: 7 });
+    equal(await page({ offset: 3, limit: 3 }), { jobs: [3, 2, 1], total: 7 });
+    equal(await page({ offset: 6, limit: 3 }), { jobs: [0], total: 7 });
+    equal(await page({ offset: 7, limit: 3 }), { jobs: [], total: 7 }, "past the last page");
+    equal(await page({ offset: 5 }), { jobs: [1, 0], total: 7 }, "an offset without a limit");
+    equal(await page({ limit: 0 }), { jobs: [], total: 7 }, "limit 0: only the total");
+    equal(await page({ states: ["PENDING"], offset: 1, limit: 2 }), { jobs: [3, 2], total: 5 });
+    equal(await page({ labels: [{ key: "tier", value: "odd" }], offset: 1, limit: 2 }), {
+      jobs: [3, 1],
+      total: 3,
+    });
+    // A label longer than the indexed column is matched whole, and the page is of the whole matches.
+    const long = [{ key: "tier", value: "x".repeat(600) }];
+    equal(await page({ labels: long, offset: 1, limit: 2 }), { jobs: [4, 2], total: 4 });
   },
 
   "activeJobs leaves out terminal jobs": async (store, ids) => {
