@@ -119,6 +119,11 @@ export interface HostFilter {
   requiredHost?: string;
   /** Task labels (`key=value`) to count on each leased host. */
   countLabels?: string[];
+  /**
+   * The filter's one task, when it has a host reserved: that host is counted by what it lacks, not as
+   * "host reserved for a large task" (it is reserved for this task, not against it).
+   */
+  reservedFor?: string;
 }
 
 export interface ClusterCapacity {
@@ -148,6 +153,7 @@ export type ApiErrorCode =
   | "not-found"
   | "already-exists"
   | "failed-precondition"
+  | "out-of-range"
   | "aborted"
   | "unimplemented"
   | "internal"
@@ -198,8 +204,11 @@ export interface TaskUpdate {
 export type HostmgrMessage =
   /** The job or resource manager has handled (and stored) a batch of statuses. */
   | { kind: "statuses-processed"; ackToken: number }
-  /** Leases hosts for each filter in order; one request per placement round. */
-  | { kind: "acquire-hosts"; reqId: number; replyTo: Address; filters: HostFilter[] }
+  /**
+   * Leases hosts for each filter in order; one request per placement round. `held`: leases the engine
+   * keeps from an earlier round for this one; its hosts are in the round, so no filter counts them.
+   */
+  | { kind: "acquire-hosts"; reqId: number; replyTo: Address; filters: HostFilter[]; held?: string[] }
   | { kind: "release-hosts"; leaseIds: string[] }
   /** `parts`: the placement's `parts`; the lease stays valid until that many launches used it. */
   | { kind: "launch-tasks"; leaseId: string; hostname: string; tasks: LaunchSpec[]; parts?: number }
@@ -210,10 +219,21 @@ export type HostmgrMessage =
   | { kind: "get-cluster-capacity"; reqId: number; replyTo: Address }
   /**
    * Reserves a host for a large task that keeps failing: its freed resources go to no one else until
-   * the task fits, then it is leased to `replyTo` with a `reservation-update`.
+   * the task fits, then it is leased to `replyTo` with a `reservation-update`. `reservationId` (the
+   * engine's, unique per engine incarnation) names this reservation in the update and the cancel: a task
+   * holds one reservation at a time, and a new id replaces the task's older one, unless that id was
+   * cancelled already (the cancel overtook the request): such a request is refused.
    */
-  | { kind: "reserve-host"; reqId: number; replyTo: Address; taskId: string; filter: HostFilter }
-  | { kind: "cancel-reservation"; taskId: string }
+  | {
+    kind: "reserve-host";
+    reqId: number;
+    replyTo: Address;
+    taskId: string;
+    reservationId: string;
+    filter: HostFilter;
+  }
+  /** Ends the named reservation; one of the task's that has since replaced it stays. */
+  | { kind: "cancel-reservation"; taskId: string; reservationId: string }
   | PeerChanged;
 
 // ---------------------------------------------------------------------------------------------
@@ -274,7 +294,7 @@ export type ReplyMessage =
     kind: "hosts-acquired";
     reqId: number;
     leases: HostLease[];
-    /** Per filter: hosts not leased, by reason. */
+    /** Per filter: hosts not in the round (not leased by any filter, nor held), by reason; each counted once. */
     rejections: Record<string, number>[];
     /** Per filter: every matching host was leased (false: the filter stopped at its limit). */
     exhausted: boolean[];
@@ -287,10 +307,15 @@ export type ReplyMessage =
 // ---------------------------------------------------------------------------------------------
 // To the placement engine
 
-/** A reservation completed (the host is leased to the engine) or ended without room. */
+/**
+ * A reservation completed (the host is leased to the engine) or ended without room. `reservationId` is
+ * the reserve request's: an update of a reservation the engine has since cancelled is told from one of
+ * the task's next reservation by it, whatever order messages arrive in.
+ */
 export type PlacementMessage = {
   kind: "reservation-update";
   taskId: string;
+  reservationId: string;
   lease?: HostLease;
   reason?: string;
 };

@@ -44,7 +44,6 @@ const CATEGORY_REASON = [
 
 export interface AcquireOutcome {
   leases: HostLease[];
-  rejections: Record<string, number>;
   exhausted: boolean;
 }
 
@@ -59,11 +58,23 @@ export function labelCounts(h: HostEntry, wanted: ReadonlySet<string>): Record<s
   return out;
 }
 
-/** One filter's search; the registry is mutated only by leasing. */
+/**
+ * One filter's search; the registry is mutated only by leasing. `run` leases; `count`, once every filter of
+ * the request has leased, says why the other hosts were passed over. Each host is counted at most once: a
+ * host of the engine's round (leased by any filter of the request, or held from an earlier round) is not a
+ * rejection here, as the engine counts every host of its round itself.
+ */
 export class FilterSearch {
   readonly leases: HostLease[] = [];
   readonly rejections: Record<string, number> = {};
   #tasks = 0;
+  #exhausted = false;
+  #posting?: readonly number[];
+  /** Ready hosts rejected on a visit, and why: a later filter of the request may lease one. */
+  readonly #rejectedRows: number[] = [];
+  readonly #rejectedWhy: string[] = [];
+  /** The host reserved for the filter's task (`reservedFor`) was looked at. */
+  #ownSeen = false;
   readonly #target: number;
   readonly #perHost: number;
   readonly #nonExclusive: boolean;
@@ -75,12 +86,17 @@ export class FilterSearch {
   #host?: HostEntry;
   readonly #wanted?: ReadonlySet<string>;
 
-  /** `requestLeased` holds hosts leased by earlier filters of the same request: not rejections. */
+  /**
+   * `requestLeased` holds the hosts of the engine's round: those the request's filters lease (a filter adds
+   * its own) and those it holds from an earlier round. `own` is the host reserved for the filter's one
+   * task (`reservedFor`), if there is one: it is counted by what it lacks, not as reserved for a large task.
+   */
   constructor(
     private readonly reg: HostRegistry,
     private readonly f: HostFilter,
     private readonly now: number,
     private readonly requestLeased: Set<number> = new Set(),
+    private readonly own?: HostEntry,
   ) {
     this.#target = f.tasks ?? Infinity;
     this.#perHost = f.tasksPerHost ?? Infinity;
@@ -93,13 +109,14 @@ export class FilterSearch {
     return this.leases.length >= this.f.maxHosts || this.#tasks >= this.#target;
   }
 
+  /** Leases hosts for the filter; true `exhausted`: every matching host was looked at. */
   run(): AcquireOutcome {
     const f = this.f, reg = this.reg;
     if (f.requiredHost !== undefined) {
       const h = reg.byName.get(f.requiredHost);
       if (!h) this.#reject(`required host ${f.requiredHost} unknown`);
       else this.#visit(h);
-      return { leases: this.leases, rejections: this.rejections, exhausted: true };
+      return { leases: this.leases, exhausted: true };
     }
     for (const name of f.hints ?? []) {
       const h = reg.byName.get(name);
@@ -108,9 +125,25 @@ export class FilterSearch {
       this.#visit(h);
     }
     const posting = this.#selectivePosting();
-    const exhausted = posting ? this.#walkPosting(posting) : this.#walkCells();
-    if (exhausted) this.#countUnseen(posting);
-    return { leases: this.leases, rejections: this.rejections, exhausted };
+    this.#exhausted = posting ? this.#walkPosting(posting) : this.#walkCells();
+    this.#posting = posting;
+    return { leases: this.leases, exhausted: this.#exhausted };
+  }
+
+  /**
+   * Why hosts were passed over, once every filter of the request has leased: a host this filter turned down
+   * that a later one leased is taken out again, and, when the search covered every match, the hosts it
+   * never looked at are counted as they are now (so without any of the round's).
+   */
+  count(): Record<string, number> {
+    const rows = this.#rejectedRows;
+    for (let k = 0; k < rows.length; k++) {
+      if (!this.requestLeased.has(rows[k])) continue;
+      const why = this.#rejectedWhy[k];
+      if (--this.rejections[why] === 0) delete this.rejections[why];
+    }
+    if (this.#exhausted) this.#countUnseen(this.#posting);
+    return this.rejections;
   }
 
   /** Pools a filter searches: GPU work the kept GPU hosts, exclusive hosts only with a constraint naming them. */
@@ -169,14 +202,30 @@ export class FilterSearch {
   /** Looks at a host once: rejected for its state or its fit, or leased. */
   #visit(h: HostEntry): void {
     const cat = this.reg.category(h);
-    if (cat !== READY) {
-      if (cat === LEASED && this.requestLeased.has(h.index)) return;
-      this.#byStatus[cat]++;
-      return this.#reject(CATEGORY_REASON[cat]);
-    }
+    if (cat !== READY) return this.#passOver(h, cat);
     const why = this.mismatch(h);
-    if (why) return this.#reject(why);
+    if (why) return this.#rejectReady(h, why);
     this.#lease(h);
+  }
+
+  /** A host that is not ready: a host of the round is none of this filter's business; the rest by state. */
+  #passOver(h: HostEntry, cat: number): void {
+    if (cat === LEASED && this.requestLeased.has(h.index)) return;
+    this.#byStatus[cat]++;
+    if (cat === RESERVED && h === this.own) {
+      // Reserved for this very task: it waits for room there, so what the host lacks is the reason.
+      this.#ownSeen = true;
+      const why = this.mismatch(h);
+      if (why) this.#reject(why);
+      return;
+    }
+    this.#reject(CATEGORY_REASON[cat]);
+  }
+
+  #rejectReady(h: HostEntry, why: string): void {
+    this.#rejectedRows.push(h.index);
+    this.#rejectedWhy.push(why);
+    this.#reject(why);
   }
 
   #lease(h: HostEntry): void {
@@ -211,13 +260,11 @@ export class FilterSearch {
       const h = hosts[i];
       const cat = reg.category(h);
       if (cat !== READY) {
-        if (cat === LEASED && this.requestLeased.has(i)) continue;
-        this.#byStatus[cat]++;
-        this.#reject(CATEGORY_REASON[cat]);
+        this.#passOver(h, cat);
         continue;
       }
       const why = this.mismatch(h);
-      if (why) this.#reject(why);
+      if (why) this.#rejectReady(h, why);
       else fit.push(h);
     }
     const score = (h: HostEntry) => t.freeCpu[h.index] / reg.normCpu + t.freeMem[h.index] / reg.normMem;
@@ -260,9 +307,16 @@ export class FilterSearch {
    */
   #countUnseen(posting: readonly number[] | undefined): void {
     const reg = this.reg, index = reg.index;
+    const own = this.own;
+    const ownUnseen = own !== undefined && !this.#ownSeen && reg.category(own) === RESERVED;
     for (const cat of [LEASED, RESERVED, MAINTENANCE, LOST]) {
-      const mine = cat === LEASED ? this.requestLeased.size : 0;
+      // Every host of the round is leased (the host manager adds a held one only while its lease lasts).
+      const mine = cat === LEASED ? this.requestLeased.size : cat === RESERVED && ownUnseen ? 1 : 0;
       this.#reject(CATEGORY_REASON[cat], reg.count(cat) - this.#byStatus[cat] - mine);
+    }
+    if (ownUnseen) {
+      const why = this.mismatch(own);
+      if (why) this.#reject(why);
     }
     // Ready hosts already seen (hints) sit in the buckets counted below: take them out again.
     const seenReady: HostEntry[] = [];

@@ -134,3 +134,35 @@ Deno.test("the host limit of a top-level TASK constraint rejects hosts whose tas
   assert.deepEqual(r.leases.map((l) => [l.hostname, l.labelCounts]), [["b", undefined]]);
   assert.deepEqual(r.rejections, { "constraint tasks with app=web == 0 failed": 1 });
 });
+
+Deno.test("a host a later filter of the request leases is no rejection of an earlier one: each host is counted once", () => {
+  const { hm, filter } = hostmgrRig([
+    ["a", { cpu: 2 }],
+    ["b", { cpu: 3 }],
+    ["c", { cpu: 8, diskMb: 100 }],
+    ["d", { cpu: 8, diskMb: 100 }],
+  ]);
+  // The large filter turns down a and b from the index (too little cpu), c and d on a visit (disk); the
+  // small one, after it, leases b, c and d: they are the engine's to count, in its round.
+  const large = filter({
+    minResources: { cpuMilli: 6000, memMb: 128, diskMb: 1000, gpuMilli: 0 },
+    maxHosts: 1,
+  });
+  const small = filter({ maxHosts: 3, tasksPerHost: 1, order: "most-free" });
+  const r = hm.acquire([large, small]);
+  assert.deepEqual(r.leases.map((l) => l.hostname).sort(), ["b", "c", "d"]);
+  assert.deepEqual(r.rejections, [{ "insufficient cpu": 1 }, {}]);
+  assert.deepEqual(r.exhausted, [true, false]);
+});
+
+Deno.test("hosts the engine holds for the round are not counted as leased to another placement", () => {
+  const { hm, filter, acquire } = hostmgrRig([["a", { cpu: 2 }], ["b", { cpu: 3 }], ["c", { cpu: 4 }]]);
+  const held = acquire({ requiredHost: "c", minResources: resources(0, 0) }).leases[0].leaseId;
+  const other = acquire({ requiredHost: "b", minResources: resources(0, 0) }).leases[0].leaseId;
+  const r = hm.acquire([filter({ minResources: resources(8000, 128) })], [held]);
+  assert.deepEqual(r.rejections, [{ "insufficient cpu": 1, "host leased to another placement": 1 }]);
+  // A held lease that has ended (released here) is no longer the engine's: its host is counted as it is.
+  hm.receive({ kind: "release-hosts", leaseIds: [held, other] });
+  const again = hm.acquire([filter({ minResources: resources(8000, 128) })], [held]);
+  assert.deepEqual(again.rejections, [{ "insufficient cpu": 3 }]);
+});

@@ -31,6 +31,12 @@ export interface HostmgrConfig {
   scarceGpu: boolean;
   /** Remember which engine holds each lease, so a dead engine's hosts come back at once (separate daemons). */
   trackLeases?: boolean;
+  /**
+   * The cluster manager keeps maintenance of its own (Mesos): a completion stays stored until it has the
+   * machine up as well (`completionCarried`), so that a restart carries the completion there instead of
+   * adopting the machine back into maintenance from the cluster manager's status.
+   */
+  clusterMaintenance?: boolean;
 }
 
 export const DEFAULT_HOSTMGR_CONFIG: HostmgrConfig = { leaseTimeoutMs: 60_000, scarceGpu: true };
@@ -69,6 +75,11 @@ export class HostManager implements Receiver {
    * agent is gone, or has not come back since a restart) is DOWN, and drains when it registers.
    */
   readonly #maintenance = new Map<string, HostMaintenanceRecord>();
+  /**
+   * Completed maintenance the cluster manager may not have yet (`clusterMaintenance`): UP here, and its
+   * record kept until `completionCarried`. `stored` once the completion's record is durable.
+   */
+  readonly #completed = new Map<string, { record: HostMaintenanceRecord; stored: boolean }>();
 
   constructor(private readonly deps: HostmgrDeps, readonly config: HostmgrConfig = DEFAULT_HOSTMGR_CONFIG) {
     this.registry = new HostRegistry(config.scarceGpu, config.leaseTimeoutMs);
@@ -79,9 +90,17 @@ export class HostManager implements Receiver {
     return this.registry.hosts;
   }
 
-  /** Puts back the maintenance stored before a restart (before `start`). */
+  /**
+   * Puts back the maintenance stored before a restart (before `start`). Completions not yet carried to the
+   * cluster manager are kept to be carried; without one that keeps maintenance, they are forgotten.
+   */
   recover(maintenance: HostMaintenanceRecord[]): void {
     for (const m of maintenance) {
+      if (m.state === "HOST_STATE_UP") {
+        if (this.config.clusterMaintenance) this.#completed.set(m.hostname, { record: m, stored: true });
+        else this.deps.store.write([{ kind: "maintenance.delete", hostname: m.hostname }]);
+        continue;
+      }
       this.#maintenance.set(m.hostname, m);
       const h = this.host(m.hostname);
       if (h?.state === "HOST_STATE_UP") this.#enterMaintenance(h);
@@ -91,6 +110,26 @@ export class HostManager implements Receiver {
   /** Hosts in maintenance that are not registered: the API lists them DOWN. */
   unregisteredInMaintenance(): string[] {
     return [...this.#maintenance.keys()].filter((name) => !this.host(name));
+  }
+
+  /** Hosts whose maintenance was completed and stored, but may not be carried to the cluster manager yet. */
+  completedMaintenance(): string[] {
+    return [...this.#completed].filter(([, c]) => c.stored).map(([name]) => name);
+  }
+
+  /**
+   * The cluster manager has the machine of a completed maintenance up: the completion's record goes. If
+   * deleting it fails, it is carried again later; one not stored yet waits for a later pass.
+   */
+  completionCarried(hostname: string): void {
+    const c = this.#completed.get(hostname);
+    if (!c?.stored) return;
+    this.#completed.delete(hostname);
+    this.#storeMaintenance([{ kind: "maintenance.delete", hostname }], undefined, () => {
+      if (!this.#maintenance.has(hostname) && !this.#completed.has(hostname)) {
+        this.#completed.set(hostname, c);
+      }
+    });
   }
 
   start(): void {
@@ -107,7 +146,7 @@ export class HostManager implements Receiver {
       case "statuses-processed":
         return this.#processed(msg.ackToken);
       case "acquire-hosts": {
-        const { leases, rejections, exhausted } = this.acquire(msg.filters);
+        const { leases, rejections, exhausted } = this.acquire(msg.filters, msg.held);
         if (this.config.trackLeases) {
           for (const l of leases) {
             this.#leaseEngine.set(l.leaseId, msg.replyTo);
@@ -147,9 +186,9 @@ export class HostManager implements Receiver {
         // (it did not know the task yet, or restarted since) is sent again, as Peloton's drainer re-sent them.
         return this.#drainAgain(msg.replyTo);
       case "reserve-host":
-        return this.#reserve(msg.reqId, msg.replyTo, msg.taskId, msg.filter);
+        return this.#reserve(msg.reqId, msg.replyTo, msg.taskId, msg.reservationId, msg.filter);
       case "cancel-reservation":
-        this.reservations.cancel(msg.taskId);
+        this.reservations.cancel(msg.taskId, msg.reservationId);
         return;
       case "peer-changed":
         if (msg.role === "placement" && msg.gone !== undefined) return this.#engineGone(msg.gone);
@@ -181,27 +220,39 @@ export class HostManager implements Receiver {
     return { physical: this.capacity(), slack: this.registry.table.totalSlack() };
   }
 
-  /** Leases hosts for each filter in turn; a host goes to the first filter that matches it. */
+  /**
+   * Leases hosts for each filter in turn; a host goes to the first filter that matches it. `held`: leases
+   * the engine brings into the round from an earlier one. Rejections are counted once every filter has
+   * leased, so that no host of the round (which the engine counts itself) is counted here too.
+   */
   acquire(
     filters: HostFilter[],
+    held: string[] = [],
   ): { leases: HostLease[]; rejections: Record<string, number>[]; exhausted: boolean[] } {
     const now = this.deps.clock.now();
     this.registry.sweep(now);
-    const leases: HostLease[] = [], rejections: Record<string, number>[] = [], exhausted: boolean[] = [];
-    const leasedHere = new Set<number>();
-    for (const f of filters) {
-      const out = new FilterSearch(this.registry, f, now, leasedHere).run();
+    const leases: HostLease[] = [], exhausted: boolean[] = [];
+    const inRound = new Set<number>();
+    for (const id of held) {
+      const h = this.registry.byName.get(id.slice(0, id.lastIndexOf("#")));
+      if (h?.leaseId === id) inRound.add(h.index);
+    }
+    const searches = filters.map((f) => {
+      const own = f.reservedFor === undefined ? undefined : this.reservations.of(f.reservedFor)?.host;
+      return new FilterSearch(this.registry, f, now, inRound, own);
+    });
+    for (const s of searches) {
+      const out = s.run();
       for (const l of out.leases) leases.push(l);
-      rejections.push(out.rejections);
       exhausted.push(out.exhausted);
     }
-    return { leases, rejections, exhausted };
+    return { leases, rejections: searches.map((s) => s.count()), exhausted };
   }
 
   /**
    * Peloton's StartMaintenance: the host takes no new work; DRAINING until its tasks are gone, then
    * DRAINED. A DRAINING host is left draining, as Peloton drains it again; a DRAINED or DOWN one is
-   * refused, as Peloton refuses a host that is no longer an agent it may put into maintenance.
+   * refused, as is one whose agent is lost (UNKNOWN): Peloton puts only registered agents into maintenance.
    * Returns why it was refused, or undefined: then the maintenance is being stored, and `done` is called
    * once it is (with the error if it could not be, the host then back as it was).
    */
@@ -217,6 +268,15 @@ export class HostManager implements Receiver {
           "complete its maintenance to bring it UP first",
       };
     }
+    if (h?.lost) {
+      // Peloton puts only current agents into maintenance: one whose agent went away may never drain.
+      return {
+        code: "failed-precondition",
+        message:
+          `cannot start maintenance on host ${hostname}: it is ${state}, its agent is not registered; ` +
+          "only a registered agent can be put into maintenance",
+      };
+    }
     if (stored) {
       // Already draining: answered once its record (maybe still being written) is stored.
       this.#storeMaintenance([{ kind: "maintenance.put", maintenance: stored }], done);
@@ -227,21 +287,27 @@ export class HostManager implements Receiver {
       state: "HOST_STATE_DRAINING",
       startTimeMs: this.deps.clock.now(),
     };
+    // A completion not yet carried is replaced: the cluster manager is to have the machine in maintenance.
+    const completed = this.#completed.get(hostname);
+    this.#completed.delete(hostname);
     this.#maintenance.set(hostname, record);
     this.#enterMaintenance(h!);
     this.#storeMaintenance([{ kind: "maintenance.put", maintenance: record }], done, () => {
-      if (this.#maintenance.get(hostname) === record) this.#leaveMaintenance(hostname);
+      if (this.#maintenance.get(hostname) !== record) return;
+      this.#leaveMaintenance(hostname);
+      if (completed) this.#completed.set(hostname, completed);
     });
     return undefined;
   }
 
   /**
    * A host the cluster manager has in maintenance (a Mesos master's draining or down machines, seen by a
-   * new leader): into maintenance here too, and stored, unless it already is. One not registered is
-   * listed DOWN until it registers.
+   * new leader): into maintenance here too, and stored, unless it already is, or its maintenance was
+   * completed here and the cluster manager is yet to hear of it (the completion wins). One not registered
+   * is listed DOWN until it registers.
    */
-  adoptMaintenance(hostname: string, state: HostMaintenanceRecord["state"]): void {
-    if (this.#maintenance.has(hostname)) return;
+  adoptMaintenance(hostname: string, state: "HOST_STATE_DRAINING" | "HOST_STATE_DOWN"): void {
+    if (this.#maintenance.has(hostname) || this.#completed.has(hostname)) return;
     const h = this.host(hostname);
     if (h) {
       this.startMaintenance(hostname);
@@ -256,7 +322,9 @@ export class HostManager implements Receiver {
 
   /**
    * Peloton's CompleteMaintenance: the host is UP again and takes work; one not registered leaves the
-   * DOWN list and takes work when it registers. `done` as for `startMaintenance`.
+   * DOWN list and takes work when it registers. Only a DRAINED or DOWN host is completed: one still
+   * DRAINING is refused, as Peloton completes only hosts whose drain is over. `done` as for
+   * `startMaintenance`.
    */
   completeMaintenance(hostname: string, done?: (err?: Error) => void): MaintenanceRefusal | undefined {
     const h = this.host(hostname);
@@ -265,8 +333,31 @@ export class HostManager implements Receiver {
     if (!stored && h!.state === "HOST_STATE_UP") {
       return { code: "invalid-argument", message: `host ${hostname} is not in maintenance` };
     }
+    const state = h ? apiState(h) : "HOST_STATE_DOWN";
+    if (state === "HOST_STATE_DRAINING") {
+      return {
+        code: "failed-precondition",
+        message: `cannot complete maintenance on host ${hostname}: it is ${state}, ${h!.tasks.size} ` +
+          `task(s) still to move off; complete it once it is HOST_STATE_DRAINED or HOST_STATE_DOWN`,
+      };
+    }
     this.#leaveMaintenance(hostname);
-    this.#storeMaintenance([{ kind: "maintenance.delete", hostname }], done, () => {
+    // With a cluster manager that keeps maintenance, the completion is stored until it is carried there.
+    const completion = this.config.clusterMaintenance
+      ? {
+        record: { hostname, state: "HOST_STATE_UP", startTimeMs: this.deps.clock.now() } as const,
+        stored: false,
+      }
+      : undefined;
+    if (completion) this.#completed.set(hostname, completion);
+    const write: StoreWrite = completion
+      ? { kind: "maintenance.put", maintenance: completion.record }
+      : { kind: "maintenance.delete", hostname };
+    this.#storeMaintenance([write], (err) => {
+      if (!err && completion) completion.stored = true;
+      done?.(err);
+    }, () => {
+      if (completion && this.#completed.get(hostname) === completion) this.#completed.delete(hostname);
       // Still stored: back into maintenance, unless it was started again meanwhile.
       if (!stored || this.#maintenance.has(hostname)) return;
       this.#maintenance.set(hostname, stored);
@@ -282,7 +373,7 @@ export class HostManager implements Receiver {
     if (h.tasks.size) {
       this.deps.transport.send(this.deps.resmgr, { kind: "drain-tasks", taskIds: [...h.tasks.keys()] });
     }
-    this.#endReservation(h, `host ${h.info.hostname} went into maintenance`);
+    this.#endReservation(h, `host ${h.info.hostname} reserved for the task went into maintenance`);
     this.registry.reindex(h);
     this.#changed.add(h);
   }
@@ -323,9 +414,9 @@ export class HostManager implements Receiver {
     });
   }
 
-  #reserve(reqId: number, replyTo: Address, taskId: string, filter: HostFilter): void {
+  #reserve(reqId: number, replyTo: Address, taskId: string, reservationId: string, filter: HostFilter): void {
     this.registry.sweep(this.deps.clock.now());
-    const out = this.reservations.reserve(taskId, replyTo, filter);
+    const out = this.reservations.reserve(taskId, reservationId, replyTo, filter);
     if ("reason" in out) {
       return this.deps.transport.send(replyTo, { kind: "host-reserved", reqId, reason: out.reason });
     }
@@ -339,15 +430,24 @@ export class HostManager implements Receiver {
     this.deps.transport.send(done.res.replyTo, {
       kind: "reservation-update",
       taskId: done.res.taskId,
+      reservationId: done.res.id,
       lease: done.lease,
     });
   }
 
+  /** The host can no longer be the task's: its engine hears why (worded for the task's placement reason). */
   #endReservation(h: HostEntry, reason: string): void {
     const taskId = h.reservedFor;
     if (taskId === undefined) return;
-    const res = this.reservations.cancel(taskId);
-    if (res) this.deps.transport.send(res.replyTo, { kind: "reservation-update", taskId, reason });
+    const res = this.reservations.of(taskId);
+    if (!res) return;
+    this.reservations.cancel(taskId, res.id);
+    this.deps.transport.send(res.replyTo, {
+      kind: "reservation-update",
+      taskId,
+      reservationId: res.id,
+      reason,
+    });
   }
 
   #launch(leaseId: string, hostname: string, tasks: LaunchSpec[], parts: number): void {
@@ -384,8 +484,12 @@ export class HostManager implements Receiver {
     if (failed.length) this.#forward(failed);
   }
 
-  /** A placement engine is gone: the hosts it had leased are free again now, not at their lease timeout. */
+  /**
+   * A placement engine is gone: the hosts it had leased are free again now, not at their lease timeout, and
+   * those reserved for its tasks too (no one would take the lease or cancel the reservation).
+   */
   #engineGone(engine: Address): void {
+    this.reservations.cancelFor(engine);
     const leased = new Set<string>();
     for (const h of this.hosts) if (h.leaseId !== undefined) leased.add(h.leaseId);
     for (const [leaseId, owner] of this.#leaseEngine) {
@@ -530,7 +634,7 @@ export class HostManager implements Receiver {
     if (!h) return;
     h.lost = true;
     h.leaseId = undefined;
-    this.#endReservation(h, `host ${hostname} lost: ${reason}`);
+    this.#endReservation(h, `host ${hostname} reserved for the task was lost: ${reason}`);
     this.registry.reindex(h);
     this.#changed.add(h);
     const now = this.deps.clock.now();

@@ -137,6 +137,7 @@ Deno.test("maintenance is answered only once stored; CompleteMaintenance deletes
   rig.clock.advance(10);
   assert.deepEqual(api(rig, "StartMaintenance", { hostname: "h2" }).body, { hostname: "h2" });
   assert.equal(rig.store.maintenance.get("h2")!.startTimeMs, 1234);
+  rig.backend.emit(finished("a-0-1", "h2"));
   assert.deepEqual(api(rig, "CompleteMaintenance", { hostnames: ["h1", "h2"] }).body, {
     hostnames: ["h1", "h2"],
   });
@@ -247,4 +248,122 @@ Deno.test("a drain request the resource manager missed is sent again when it nex
   rig.backend.emit(finished("a-0-1", "h1"));
   rig.hm.receive({ kind: "get-cluster-capacity", reqId: 8, replyTo: "resmgr" });
   assert.deepEqual(rig.transport.take("drain-tasks", "resmgr"), []);
+});
+
+Deno.test("StartMaintenance refuses a host that is lost (no agent now), naming its state; nothing changes", () => {
+  const rig = hostmgrRig([["h1"], ["h2"]]);
+  rig.backend.emit({ kind: "host-lost", hostname: "h1", agentId: "agent-h1", reason: "agent removed" });
+  rig.transport.drain();
+  const refused = api(rig, "StartMaintenance", { hostname: "h1" });
+  assert.deepEqual(refused.error, {
+    code: "failed-precondition",
+    message: "cannot start maintenance on host h1: it is HOST_STATE_UNKNOWN, its agent is not registered; " +
+      "only a registered agent can be put into maintenance",
+  });
+  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_UP", "unchanged");
+  assert.equal(rig.store.maintenance.size, 0, "nothing stored");
+  assert.deepEqual(rig.transport.take("host-inventory"), [], "no host changed");
+  assert.deepEqual(hostStates(rig), { h1: "HOST_STATE_UNKNOWN", h2: "HOST_STATE_UP" });
+
+  // Back with an agent, it can be.
+  rig.backend.emit({ kind: "host-up", host: makeHost("h1") });
+  assert.deepEqual(api(rig, "StartMaintenance", { hostname: "h1" }).body, { hostname: "h1" });
+  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_DRAINED");
+});
+
+Deno.test("CompleteMaintenance refuses a DRAINING host, naming its state; nothing changes until it is drained", () => {
+  const rig = hostmgrRig([["h1"], ["h2"], ["h3"]]);
+  rig.launch("a-0-1", "h1", 1);
+  rig.launch("b-0-1", "h3", 1);
+  api(rig, "StartMaintenance", { hostnames: ["h1", "h2", "h3"] });
+  rig.transport.drain();
+  const refused = api(rig, "CompleteMaintenance", { hostname: "h1" });
+  assert.deepEqual(refused.error, {
+    code: "failed-precondition",
+    message: "cannot complete maintenance on host h1: it is HOST_STATE_DRAINING, 1 task(s) still to move " +
+      "off; complete it once it is HOST_STATE_DRAINED or HOST_STATE_DOWN",
+  });
+  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_DRAINING", "still draining");
+  assert.ok(rig.store.maintenance.has("h1"), "its record kept");
+  assert.deepEqual(rig.transport.take("cluster-capacity"), [], "no room announced");
+  assert.deepEqual(rig.acquire({ maxHosts: 5 }).leases, [], "no host takes work");
+
+  // A list completes the hosts it can and reports the others.
+  const list = api(rig, "CompleteMaintenance", { hostnames: ["h1", "h2"] });
+  assert.equal(list.error?.code, "failed-precondition");
+  assert.match(list.error!.message, /^cannot complete maintenance on host h1: it is HOST_STATE_DRAINING/);
+  assert.deepEqual(hostStates(rig), {
+    h1: "HOST_STATE_DRAINING",
+    h2: "HOST_STATE_UP",
+    h3: "HOST_STATE_DRAINING",
+  });
+
+  // Drained, it completes; a draining host whose agent is lost is DOWN, and completes too.
+  rig.backend.emit(finished("a-0-1", "h1"));
+  assert.deepEqual(api(rig, "CompleteMaintenance", { hostname: "h1" }).body, { hostname: "h1" });
+  rig.backend.emit({ kind: "host-lost", hostname: "h3", agentId: "agent-h3", reason: "powered off" });
+  assert.deepEqual(api(rig, "CompleteMaintenance", { hostname: "h3" }).body, { hostname: "h3" });
+  assert.equal(rig.store.maintenance.size, 0);
+});
+
+Deno.test("with a cluster manager that keeps maintenance, a completion is stored until carried, and wins over adoption", () => {
+  const rig = hostmgrRig([["h1"], ["h2"]], { clusterMaintenance: true });
+  api(rig, "StartMaintenance", { hostnames: ["h1", "h2"] });
+  rig.clock.advance(50);
+  assert.deepEqual(api(rig, "CompleteMaintenance", { hostname: "h1" }).body, { hostname: "h1" });
+  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_UP", "UP at once");
+  assert.deepEqual(rig.store.maintenance.get("h1"), {
+    hostname: "h1",
+    state: "HOST_STATE_UP",
+    startTimeMs: 50,
+  });
+  assert.deepEqual(rig.hm.completedMaintenance(), ["h1"]);
+  // The cluster manager still reports the machine draining (a new leader's first look): not adopted back.
+  rig.hm.adoptMaintenance("h1", "HOST_STATE_DRAINING");
+  rig.store.settle();
+  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_UP");
+  assert.equal(rig.store.maintenance.get("h1")!.state, "HOST_STATE_UP");
+  // Carried: the record goes.
+  rig.hm.completionCarried("h1");
+  rig.store.settle();
+  assert.deepEqual(rig.hm.completedMaintenance(), []);
+  assert.deepEqual([...rig.store.maintenance.keys()], ["h2"]);
+
+  // Started again before it was carried: the new maintenance replaces the completion.
+  api(rig, "CompleteMaintenance", { hostname: "h2" });
+  assert.deepEqual(api(rig, "StartMaintenance", { hostname: "h2" }).body, { hostname: "h2" });
+  assert.deepEqual(rig.hm.completedMaintenance(), []);
+  assert.equal(rig.store.maintenance.get("h2")!.state, "HOST_STATE_DRAINING");
+  rig.hm.completionCarried("h2");
+  rig.store.settle();
+  assert.equal(rig.store.maintenance.get("h2")!.state, "HOST_STATE_DRAINING", "not deleted");
+
+  // A completion the store refuses is undone: still in maintenance, nothing to carry.
+  rig.store.failNextWrite(new Error("disk full"));
+  assert.equal(api(rig, "CompleteMaintenance", { hostname: "h2" }).error?.code, "internal");
+  assert.equal(rig.hm.host("h2")!.state, "HOST_STATE_DRAINED");
+  assert.deepEqual(rig.hm.completedMaintenance(), []);
+});
+
+Deno.test("a stored completion outlives a restart to be carried; without a cluster manager keeping maintenance it is dropped", () => {
+  const records = [
+    { hostname: "h1", state: "HOST_STATE_UP", startTimeMs: 5 },
+    { hostname: "m9", state: "HOST_STATE_UP", startTimeMs: 6 },
+  ] as const;
+  const rig = hostmgrRig([["h1"]], { clusterMaintenance: true });
+  for (const r of records) rig.store.maintenance.set(r.hostname, { ...r });
+  rig.hm.recover(records.map((r) => ({ ...r })));
+  assert.deepEqual(rig.hm.completedMaintenance(), ["h1", "m9"]);
+  assert.deepEqual(hostStates(rig), { h1: "HOST_STATE_UP" }, "neither in maintenance nor listed DOWN");
+  rig.hm.adoptMaintenance("m9", "HOST_STATE_DOWN");
+  assert.deepEqual(rig.hm.unregisteredInMaintenance(), [], "the completion wins");
+  assert.equal(rig.acquire({ maxHosts: 5 }).leases.length, 1, "h1 takes work");
+
+  const plain = hostmgrRig([["h1"]]);
+  for (const r of records) plain.store.maintenance.set(r.hostname, { ...r });
+  plain.hm.recover(records.map((r) => ({ ...r })));
+  plain.store.settle();
+  assert.deepEqual(plain.hm.completedMaintenance(), []);
+  assert.equal(plain.store.maintenance.size, 0);
+  assert.deepEqual(hostStates(plain), { h1: "HOST_STATE_UP" });
 });

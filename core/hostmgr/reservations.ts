@@ -9,6 +9,8 @@ import type { HostRegistry } from "./registry.ts";
 
 export interface Reservation {
   taskId: string;
+  /** The engine's name for this reservation: updates carry it, and a cancel ends only the one it names. */
+  id: string;
   replyTo: Address;
   host: HostEntry;
   filter: HostFilter;
@@ -17,8 +19,16 @@ export interface Reservation {
 /** Hosts looked at when choosing one to reserve (Peloton samples ten at random). */
 const CANDIDATES = 64;
 
+/**
+ * Ids of ended reservations kept, so that a reserve request arriving after its own cancel is refused. A
+ * stale request trails its cancel by a message or two, so the last thousand are plenty.
+ */
+const ENDED_KEPT = 1024;
+
 export class Reservations {
   readonly #byTask = new Map<string, Reservation>();
+  /** Recently cancelled reservation ids (insertion order, the oldest dropped past `ENDED_KEPT`). */
+  readonly #ended = new Set<string>();
 
   constructor(private readonly reg: HostRegistry) {}
 
@@ -32,11 +42,21 @@ export class Reservations {
 
   /**
    * Reserves the host that is closest to fitting among ready hosts whose total could hold the task
-   * (most free first), or says why none could. Deterministic: ties go to the lower host index.
+   * (most free first), or says why none could. Deterministic: ties go to the lower host index. The same
+   * request again gets the same host; one with a new id replaces the task's older reservation, which its
+   * engine has given up (its cancel may still be on the way). A request whose id was cancelled already
+   * (its cancel overtook it) is refused: it must not replace a newer reservation of the task.
    */
-  reserve(taskId: string, replyTo: Address, filter: HostFilter): { host: HostEntry } | { reason: string } {
+  reserve(
+    taskId: string,
+    id: string,
+    replyTo: Address,
+    filter: HostFilter,
+  ): { host: HostEntry } | { reason: string } {
     const existing = this.#byTask.get(taskId);
-    if (existing) return { host: existing.host };
+    if (existing?.id === id) return { host: existing.host };
+    if (this.#ended.has(id)) return { reason: `reservation ${id} was cancelled before it was asked for` };
+    if (existing) this.cancel(taskId, existing.id);
     const reg = this.reg, t = reg.table, r = filter.minResources;
     const probe = new FilterSearch(reg, filter, 0);
     let best: HostEntry | undefined, bestDeficit = Infinity, looked = 0;
@@ -62,18 +82,32 @@ export class Reservations {
     if (!best) return { reason: `no ready host could ever hold ${describe(r)}` };
     best.reservedFor = taskId;
     reg.reindex(best);
-    this.#byTask.set(taskId, { taskId, replyTo, host: best, filter });
+    this.#byTask.set(taskId, { taskId, id, replyTo, host: best, filter });
     return { host: best };
   }
 
-  /** Ends a reservation and returns the host to the index; safe to call twice. */
-  cancel(taskId: string): Reservation | undefined {
+  /**
+   * Ends a reservation and returns the host to the index; safe to call twice, and a no-op for a
+   * reservation of the task that another has replaced. The id is remembered even when nothing had it yet:
+   * its request may still be on the way.
+   */
+  cancel(taskId: string, id: string): Reservation | undefined {
+    this.#ended.delete(id);
+    this.#ended.add(id);
+    if (this.#ended.size > ENDED_KEPT) this.#ended.delete(this.#ended.values().next().value!);
     const res = this.#byTask.get(taskId);
-    if (!res) return undefined;
+    if (!res || res.id !== id) return undefined;
     this.#byTask.delete(taskId);
     if (res.host.reservedFor === taskId) res.host.reservedFor = undefined;
     this.reg.reindex(res.host);
     return res;
+  }
+
+  /** Ends every reservation made for `replyTo` (an engine that is gone); returns them. */
+  cancelFor(replyTo: Address): Reservation[] {
+    const gone = [...this.#byTask.values()].filter((r) => r.replyTo === replyTo);
+    for (const r of gone) this.cancel(r.taskId, r.id);
+    return gone;
   }
 
   /**

@@ -89,6 +89,12 @@ export class PlacementEngine implements Receiver {
   #dequeuing = false;
   #roundsOut = 0;
   #activeReservations = 0;
+  /**
+   * Reservation ids are this incarnation's name and a counter: a lease or end of a reservation the engine
+   * cancelled is told from one of the task's later reservations however late it comes, even across restarts.
+   */
+  readonly #incarnation: string;
+  #reservationSeq = 0;
   /** The host manager's largest host, per dimension, from its last acquire reply: what "large" means. */
   #largestHost: Resources | undefined;
   /** The resource manager's room epoch last seen: a change means tasks ended or hosts joined or came back. */
@@ -102,6 +108,7 @@ export class PlacementEngine implements Receiver {
     readonly config: PlacementConfig = DEFAULT_PLACEMENT_CONFIG,
   ) {
     this.#executor = deps.executor ?? new InProcessExecutor();
+    this.#incarnation = `${deps.self}@${deps.clock.now()}`;
     this.#placed = deps.metrics.counter("placement_tasks_placed_total");
     this.#failed = deps.metrics.counter("placement_tasks_failed_total");
     this.#rounds = deps.metrics.counter("placement_rounds_total");
@@ -124,7 +131,9 @@ export class PlacementEngine implements Receiver {
   receive(msg: Message): void {
     if (msg.kind === "gangs" || msg.kind === "hosts-acquired" || msg.kind === "host-reserved") {
       this.#calls.resolve(msg);
-    } else if (msg.kind === "reservation-update") this.#reservationUpdate(msg.taskId, msg.lease, msg.reason);
+    } else if (msg.kind === "reservation-update") {
+      this.#reservationUpdate(msg.taskId, msg.reservationId, msg.lease, msg.reason);
+    }
   }
 
   #call<K extends ReplyMessage["kind"]>(
@@ -169,7 +178,12 @@ export class PlacementEngine implements Receiver {
 
   /** One round: lease hosts for every group, place in the executor, classify, hand back. */
   #round(due: Pending[]): void {
-    const builder = new RoundBuilder(due);
+    // A task with a host reserved is a group of its own, so the host manager counts that host by what it
+    // lacks rather than as reserved against the task.
+    const builder = new RoundBuilder(due, (u) => {
+      const r = u.reservation;
+      return r?.state === "asked" || r?.state === "waiting" ? u.tasks[0].taskId : undefined;
+    });
     const filters = builder.filters(this.config.maxHostsPerFilter);
     const held: HostLease[] = [];
     for (const u of due) {
@@ -180,7 +194,14 @@ export class PlacementEngine implements Receiver {
     this.#roundsOut++;
     this.#call<"hosts-acquired">(
       this.deps.hostmgr,
-      (reqId) => ({ kind: "acquire-hosts", reqId, replyTo: this.deps.self, filters }),
+      (reqId) => ({
+        kind: "acquire-hosts",
+        reqId,
+        replyTo: this.deps.self,
+        filters,
+        // Hosts held for the round are counted by the engine; the host manager leaves them out of its counts.
+        ...(held.length ? { held: held.map((l) => l.leaseId) } : {}),
+      }),
       (reply) => {
         if (reply.largestHost) this.#largestHost = reply.largestHost;
         // Held hosts are still leased to this engine, so the host manager cannot hand them out again.
@@ -235,7 +256,10 @@ export class PlacementEngine implements Receiver {
         const counts = rejectionCounts(task, result.failures[o.roundUnit], reply.rejections[o.group]);
         reasons.set(o.roundUnit, why = { text: failureReason(task, counts), room: roomIsMissing(counts) });
       }
-      const reason = u.gang ? `gang of ${u.tasks.length} could not be placed whole: ${why.text}` : why.text;
+      const reason = withRefusal(
+        u,
+        u.gang ? `gang of ${u.tasks.length} could not be placed whole: ${why.text}` : why.text,
+      );
       u.reason = reason;
       u.failedRounds++;
       u.failedAtMs = now;
@@ -346,7 +370,7 @@ export class PlacementEngine implements Receiver {
     u.reservation = undefined;
     if (r?.state === "waiting" || r?.state === "asked") {
       this.#activeReservations--;
-      this.deps.transport.send(this.deps.hostmgr, { kind: "cancel-reservation", taskId: u.tasks[0].taskId });
+      this.#cancelReservation(u.tasks[0].taskId, r.id!);
     } else if (r?.state === "ready") {
       this.deps.transport.send(this.deps.hostmgr, { kind: "release-hosts", leaseIds: [r.lease!.leaseId] });
     }
@@ -360,31 +384,51 @@ export class PlacementEngine implements Receiver {
 
   /**
    * After repeated rounds without room, a large task (`isLarge`) gets a host reserved until it fits. It is
-   * still tried in rounds meanwhile: placed elsewhere first, its reservation is cancelled.
+   * still tried in rounds meanwhile: placed elsewhere first, its reservation is cancelled. After one ended
+   * (timed out, or its host lost or put into maintenance) or was refused (no host could ever hold the task),
+   * another needs as many failed rounds again: the task competes for every host for a while first.
    */
   #maybeReserve(unit: Pending, task: RmTask, filter: HostFilter): void {
     const p = this.config.reservation;
-    if (!p || unit.reservation || unit.failedRounds < p.afterFailedRounds) return;
+    if (!p || unit.failedRounds < p.afterFailedRounds) return;
+    const r = unit.reservation;
+    const over = r?.state === "ended" || r?.state === "refused";
+    if (r && (!over || unit.failedRounds - r.failedRounds! < p.afterFailedRounds)) return;
     if (this.#activeReservations >= p.maxActive) return;
     if (!isLarge(task.resources, this.#largestHost, p.largeShare)) return;
     // A reservation is for one task: it leaves its unit (tasks of a job share one until then).
     const u = unit.tasks.length === 1 ? unit : this.#held.split(unit, task);
     const f: HostFilter = { ...filter, maxHosts: 1, tasks: 1, hints: undefined };
+    const id = `${this.#incarnation}/${++this.#reservationSeq}`;
     this.#activeReservations++;
-    u.reservation = { state: "asked", untilMs: Infinity, filter: f };
+    u.reservation = { state: "asked", id, untilMs: Infinity, filter: f };
     this.#call<"host-reserved">(
       this.deps.hostmgr,
-      (reqId) => ({ kind: "reserve-host", reqId, replyTo: this.deps.self, taskId: task.taskId, filter: f }),
+      (reqId) => ({
+        kind: "reserve-host",
+        reqId,
+        replyTo: this.deps.self,
+        taskId: task.taskId,
+        reservationId: id,
+        filter: f,
+      }),
       (reply) => {
-        if (u.reservation?.state !== "asked") return;
-        if (reply.hostname === undefined) {
-          this.#activeReservations--;
-          u.reservation = { state: "refused", untilMs: 0 };
-          u.reason = `${u.reason}; ${reply.reason}`;
+        if (u.reservation?.id !== id || u.reservation.state !== "asked") {
+          // Cancelled while asked: the cancel may have reached the host manager before the request did.
+          if (reply.hostname !== undefined && u.reservation?.id !== id) {
+            this.#cancelReservation(task.taskId, id);
+          }
           return;
         }
+        if (reply.hostname === undefined) {
+          this.#activeReservations--;
+          this.#reservationRefused(u, reply.reason ?? "the host manager refused it");
+          return;
+        }
+        u.refused = undefined;
         u.reservation = {
           state: "waiting",
+          id,
           hostname: reply.hostname,
           untilMs: this.deps.clock.now() + p.timeoutMs,
         };
@@ -392,10 +436,15 @@ export class PlacementEngine implements Receiver {
     );
   }
 
-  /** A reserved host has room now (place the task there) or the reservation ended without it. */
-  #reservationUpdate(taskId: string, lease?: HostLease, reason?: string): void {
+  /**
+   * A reserved host has room now (place the task there) or the reservation ended without it. An update of
+   * a reservation that is not the task's current one (cancelled, perhaps replaced by another) changes
+   * nothing; its lease is given back.
+   */
+  #reservationUpdate(taskId: string, reservationId: string, lease?: HostLease, reason?: string): void {
     const u = this.#held.get(taskId);
-    const waiting = u && (u.reservation?.state === "waiting" || u.reservation?.state === "asked");
+    const r = u?.reservation;
+    const waiting = r?.id === reservationId && (r.state === "waiting" || r.state === "asked");
     if (!u || !waiting) {
       if (lease) {
         this.deps.transport.send(this.deps.hostmgr, { kind: "release-hosts", leaseIds: [lease.leaseId] });
@@ -404,9 +453,7 @@ export class PlacementEngine implements Receiver {
     }
     this.#activeReservations--;
     if (!lease) {
-      u.reservation = { state: "refused", untilMs: 0 };
-      u.reason = reason;
-      u.notBeforeMs = this.deps.clock.now();
+      this.#reservationEnded(u, reason ?? "the host manager ended the task's host reservation");
       return;
     }
     if (u.inRound) {
@@ -449,21 +496,85 @@ export class PlacementEngine implements Receiver {
     });
   }
 
-  /** Tasks that waited too long for their reserved host go back with the reason. */
+  /**
+   * Reservations that waited too long end: the host goes back to the host manager (a lease it sent before
+   * the cancel reached it is given back, `#reservationUpdate`) and the task is tried on until its own
+   * deadline, as any other. The resource manager hears at once why it still waits.
+   */
   #expireReservations(now: number): void {
-    const failed: PlacementFailure[] = [];
-    const expired: Pending[] = [];
+    const pending: PlacementPending[] = [];
     for (const u of this.#held.all()) {
       const r = u.reservation;
       // A unit in a round is decided when the round ends; it expires after, if still waiting.
-      if (r?.state === "waiting" && r.untilMs <= now && !u.inRound) expired.push(u);
-    }
-    for (const u of expired) {
-      const r = u.reservation!;
+      if (r?.state !== "waiting" || r.untilMs > now || u.inRound) continue;
+      this.#activeReservations--;
+      u.reservation = { state: "ended", hostname: r.hostname, untilMs: 0, failedRounds: u.failedRounds };
+      this.#cancelReservation(u.tasks[0].taskId, r.id!);
       const reason = `host ${r.hostname} was reserved for the task but did not free up in time; ${u.reason}`;
-      for (const t of u.tasks) failed.push({ taskId: t.taskId, reason });
-      this.#forget(u);
+      u.reported = reason;
+      u.reportedAtMs = now;
+      pending.push({ reason, taskIds: [u.tasks[0].taskId] });
     }
-    this.#handBack([], failed);
+    this.#handBack([], [], pending);
   }
+
+  /**
+   * The host manager ended the reservation (its host was lost or put into maintenance): as after a timeout,
+   * the task competes for every host and may reserve another after as many failed rounds as the first
+   * time. The resource manager hears at once why the task still waits.
+   */
+  #reservationEnded(u: Pending, why: string): void {
+    const now = this.deps.clock.now();
+    u.reservation = {
+      state: "ended",
+      hostname: u.reservation?.hostname,
+      untilMs: 0,
+      failedRounds: u.failedRounds,
+    };
+    u.notBeforeMs = now;
+    const reason = u.reason ? `${why}; ${u.reason}` : why;
+    u.reported = reason;
+    u.reportedAtMs = now;
+    this.#handBack([], [], [{ reason, taskIds: [u.tasks[0].taskId] }]);
+  }
+
+  /**
+   * No host could ever hold the task now: the resource manager hears so at once, and, as after a reservation
+   * ended, the task may ask again after as many failed rounds as the first time (capacity may grow). The
+   * refusal stays on the task's reason after its rounds' own (which stays the headline), so a refusal
+   * repeated for the same reason changes nothing the resource manager has heard.
+   */
+  #reservationRefused(u: Pending, why: string): void {
+    const now = this.deps.clock.now();
+    u.reservation = { state: "refused", untilMs: 0, failedRounds: u.failedRounds };
+    u.reason = roundReason(u);
+    u.refused = why;
+    const reason = withRefusal(u, u.reason);
+    u.reason = reason;
+    if (u.reported === reason) return;
+    u.reported = reason;
+    u.reportedAtMs = now;
+    this.#handBack([], [], [{ reason, taskIds: [u.tasks[0].taskId] }]);
+  }
+
+  #cancelReservation(taskId: string, reservationId: string): void {
+    this.deps.transport.send(this.deps.hostmgr, { kind: "cancel-reservation", taskId, reservationId });
+  }
+}
+
+function refusalNote(why: string): string {
+  return `; no host could be reserved for the task: ${why}`;
+}
+
+/** A round's reason for a unit, followed by the host manager's last refusal to reserve a host for it. */
+function withRefusal(u: Pending, reason: string | undefined): string {
+  if (u.refused === undefined) return reason ?? "";
+  return reason ? reason + refusalNote(u.refused) : `no host could be reserved for the task: ${u.refused}`;
+}
+
+/** A unit's reason without the refusal `withRefusal` added to it. */
+function roundReason(u: Pending): string | undefined {
+  if (u.refused === undefined || !u.reason) return u.reason;
+  const note = refusalNote(u.refused);
+  return u.reason.endsWith(note) ? u.reason.slice(0, -note.length) : undefined;
 }

@@ -1,10 +1,9 @@
 import assert from "node:assert/strict";
 import type { Gang } from "../messages.ts";
-import { resources } from "../model/resources.ts";
 import type { PlacementExecutor } from "../ports/placement_executor.ts";
 import { makeHost, makeLease, makeRmTask } from "../testing/harness.ts";
 import { placeRound } from "./plan.ts";
-import { DEFAULT_RESERVATION, PELOTON_POLICIES } from "./policy.ts";
+import { PELOTON_POLICIES } from "./policy.ts";
 import type { PlacementResult, PlacementRound } from "./round.ts";
 import { engineRig, lease, one } from "./testing.ts";
 
@@ -192,32 +191,15 @@ Deno.test("a large task that keeps failing for room gets a host reserved, and is
     "no room elsewhere either",
   );
   const ready = makeLease(makeHost("h5", { cpu: 32, memMb: 4096 }), { leaseId: "h5#9" });
-  pe.receive({ kind: "reservation-update", taskId: big.taskId, lease: ready });
+  pe.receive({
+    kind: "reservation-update",
+    taskId: big.taskId,
+    reservationId: req.reservationId,
+    lease: ready,
+  });
   const [set] = transport.take("set-placements", "resmgr");
   assert.deepEqual(set.placements.map((p) => [p.leaseId, p.tasks[0].taskId]), [["h5#9", big.taskId]]);
   assert.equal(pe.holding, 0);
-});
-
-Deno.test("a reserved host that never frees up in time sends the task back and cancels the reservation", () => {
-  const { gangs, hosts, transport, clock, pe } = setup({
-    reservation: { ...DEFAULT_RESERVATION, afterFailedRounds: 1, maxActive: 1, timeoutMs: 10_000 },
-  });
-  gangs(one({ resources: resources(20_000, 1024) }));
-  hosts([], { "insufficient cpu": 5 });
-  const req = transport.takeOne("reserve-host", "hostmgr");
-  pe.receive({ kind: "host-reserved", reqId: req.reqId, hostname: "h5" });
-  transport.take("set-placements");
-  clock.advance(10_000);
-  gangs();
-  hosts([], { "insufficient cpu": 5 });
-  const [failed] = transport.take("set-placements", "resmgr").flatMap((s) => s.failed);
-  assert.match(
-    failed.reason,
-    /^host h5 was reserved for the task but did not free up in time; no host with 20 free cpus/,
-  );
-  assert.deepEqual(transport.takeOne("cancel-reservation", "hostmgr").taskId, "job-a-0-1");
-  pe.receive({ kind: "reservation-update", taskId: "job-a-0-1", lease: lease("h5") });
-  assert.deepEqual(transport.takeOne("release-hosts").leaseIds, ["h5#1"], "a late reservation is given back");
 });
 
 Deno.test("rounds run in the executor; nothing is handed back until its result arrives", () => {

@@ -19,6 +19,11 @@ export interface Pending extends UnitOfWork {
   /** Part of a round that is out (its tasks are in no other round meanwhile). */
   inRound?: boolean;
   reason?: string;
+  /**
+   * Why the host manager last refused to reserve a host for the unit's task (no ready host could ever hold
+   * it): the unit's reason carries it after its round's own, until a reservation is granted.
+   */
+  refused?: string;
   /** The reason last sent to the resource manager while the unit is still tried, and when. */
   reported?: string;
   reportedAtMs?: number;
@@ -26,14 +31,21 @@ export interface Pending extends UnitOfWork {
   held?: HostLease[];
   /**
    * A host reserved for the unit's one task. The unit is still tried in rounds meanwhile (`asked`,
-   * `waiting`); `ready`: the reserved host's lease came while the unit was in a round, which decides.
+   * `waiting`); `ready`: the reserved host's lease came while the unit was in a round, which decides;
+   * `ended`: cancelled after waiting too long, or ended by the host manager (its host lost or put into
+   * maintenance), the task tried on until its own deadline; `refused`: no host could ever hold the task
+   * when asked (it may reserve again later, as after `ended`).
    */
   reservation?: {
-    state: "asked" | "waiting" | "ready" | "refused";
+    state: "asked" | "waiting" | "ready" | "refused" | "ended";
+    /** The engine's name for it on reserve, update and cancel messages (while asked, waiting or ready). */
+    id?: string;
     hostname?: string;
     untilMs: number;
     filter?: HostFilter;
     lease?: HostLease;
+    /** `ended`, `refused`: the unit's failed rounds then; a new reservation needs as many more as the first. */
+    failedRounds?: number;
   };
 }
 

@@ -32,6 +32,8 @@ interface Group {
   policy: TaskTypePolicy;
   strategy: number;
   count: number;
+  /** The group's one task has a host reserved: it has a group (and host filter) of its own. */
+  reservedFor?: string;
 }
 
 /** What a round did for one unit of work: tasks placed (with lease and ports) and tasks left over. */
@@ -60,7 +62,8 @@ export class RoundBuilder<U extends UnitOfWork> {
   readonly taskLabels: string[] = [];
   #leases: HostLease[] = [];
 
-  constructor(work: U[]) {
+  /** `reservedFor`: the task of a unit that has a host reserved for it, if any. */
+  constructor(work: U[], reservedFor?: (u: U) => string | undefined) {
     const solo = new Map<number, number>();
     for (const u of work) {
       if (u.gang) {
@@ -78,15 +81,16 @@ export class RoundBuilder<U extends UnitOfWork> {
       // A unit's tasks nearly always share their needs (the engine merges only such tasks): the group
       // and run of the task before serve the next one without a lookup.
       let prev: RmTask | undefined, part: Part<U> | undefined, run: { unit: U; count: number } | undefined;
+      const own = reservedFor?.(u);
       for (const t of u.tasks) {
-        if (prev && part && run && sameNeeds(prev, t, u.policy, u.policy)) {
+        if (own === undefined && prev && part && run && sameNeeds(prev, t, u.policy, u.policy)) {
           this.groups[part.group].count++;
           part.tasks.push(t);
           run.count++;
           prev = t;
           continue;
         }
-        const g = this.#group(t, u.policy);
+        const g = this.#group(t, u.policy, t.taskId === own ? own : undefined);
         let at = solo.get(g);
         if (at === undefined) {
           solo.set(g, at = this.#units.length);
@@ -121,6 +125,7 @@ export class RoundBuilder<U extends UnitOfWork> {
         gpu: r.gpuMilli > 0,
         hints: t.desiredHost ? [t.desiredHost] : undefined,
         constraint: t.constraint,
+        reservedFor: g.reservedFor,
         revocable: t.revocable || undefined,
         // Ask for some room to spare: other groups of the round may take part of it.
         tasks: Math.ceil(g.count * 1.1) + 1,
@@ -185,9 +190,13 @@ export class RoundBuilder<U extends UnitOfWork> {
     return out;
   }
 
-  #group(t: RmTask, policy: TaskTypePolicy): number {
+  /**
+   * `reservedFor`: the task has a host reserved, so the host manager must tell its own reserved host from
+   * one reserved against it: it gets a group to itself.
+   */
+  #group(t: RmTask, policy: TaskTypePolicy, reservedFor?: string): number {
     // Tasks of a job nearly always share their needs: compare with the job's last group before keying.
-    const last = this.#lastOfJob.get(t.jobId);
+    const last = reservedFor === undefined ? this.#lastOfJob.get(t.jobId) : undefined;
     if (last !== undefined && sameNeeds(this.groups[last].task, t, this.groups[last].policy, policy)) {
       this.groups[last].count++;
       return last;
@@ -202,15 +211,17 @@ export class RoundBuilder<U extends UnitOfWork> {
       constraintKey(t.constraint)
     }/${labelsKey(t.labels)}/${strategy}/${policy.spreadAttribute ?? ""}/${
       strategy === SPREAD_JOB || policy.spreadAttribute ? t.jobId : ""
-    }/${t.desiredHost ?? ""}/${t.requiredHost ?? ""}`;
+    }/${t.desiredHost ?? ""}/${t.requiredHost ?? ""}${
+      reservedFor === undefined ? "" : `/reserved:${reservedFor}`
+    }`;
     let g = this.#byKey.get(key);
     if (g === undefined) {
       g = this.groups.length;
-      this.groups.push({ task: t, policy, strategy, count: 0 });
+      this.groups.push({ task: t, policy, strategy, count: 0, reservedFor });
       this.#byKey.set(key, g);
     }
     this.groups[g].count++;
-    this.#lastOfJob.set(t.jobId, g);
+    if (reservedFor === undefined) this.#lastOfJob.set(t.jobId, g);
     return g;
   }
 

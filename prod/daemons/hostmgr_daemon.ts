@@ -71,7 +71,12 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
         self: "hostmgr",
         jobmgr: "jobmgr",
         resmgr: "resmgr",
-      }, { ...DEFAULT_HOSTMGR_CONFIG, trackLeases: true, ...o.hostmgr });
+      }, {
+        ...DEFAULT_HOSTMGR_CONFIG,
+        trackLeases: true,
+        clusterMaintenance: made.mesos !== undefined,
+        ...o.hostmgr,
+      });
       // Read under the lease: every write of the leader before is committed or fenced off by now.
       hm.recover(await p.store.hostMaintenance());
       p.transport.register("hostmgr", hm);
@@ -106,7 +111,7 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
     routes: async (req, url) => {
       if (!hm || !backend) return undefined;
       if (req.method === "GET" && url.pathname.startsWith("/sandbox/")) {
-        return await sandboxFile(backend, url.pathname);
+        return await sandboxFile(backend, url);
       }
       if (req.method === "POST" && url.pathname === "/admin/agents") return await addAgent(minicluster, req);
       return undefined;
@@ -123,7 +128,7 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
     lost: lostPromise,
     stop: () =>
       p.close(async () => {
-        maintenance?.stop();
+        await maintenance?.stop();
         await backend?.stop();
         await keeper.stop(true);
       }),

@@ -14,8 +14,15 @@ export interface MaintainedHosts {
   readonly hosts: readonly { info: { hostname: string }; state: string }[];
   /** Hosts in maintenance that are not registered (their machines may be down). */
   unregisteredInMaintenance(): string[];
-  /** A machine the master has in maintenance goes into maintenance there too (stored), registered or not. */
+  /**
+   * A machine the master has in maintenance goes into maintenance there too (stored), registered or not,
+   * unless its maintenance was completed there and is still to be carried here.
+   */
   adoptMaintenance(hostname: string, state: "HOST_STATE_DRAINING" | "HOST_STATE_DOWN"): void;
+  /** Hosts whose completed maintenance is stored until the master has their machines up. */
+  completedMaintenance(): string[];
+  /** The master has the machine up: the stored completion can go. */
+  completionCarried(hostname: string): void;
 }
 
 type Mode = "up" | "draining" | "down";
@@ -26,14 +33,17 @@ type Mode = "up" | "draining" | "down";
  * unavailability); once the host manager has it DRAINED it goes down (START_MAINTENANCE, the agent leaves);
  * completing maintenance brings the machine up (STOP_MAINTENANCE) and out of the schedule, also when its
  * host is not registered (a down machine's agent is gone). The schedule is replaced whole on every change,
- * so changes run one at a time. A new leader first adopts the machines the master has as draining or down.
+ * so changes run one at a time. A new leader first adopts the machines the master has as draining or down,
+ * except those whose completion the host manager stored and the master had not heard of before a restart:
+ * those are brought up, so that an answered CompleteMaintenance is never undone by the master's status.
  */
 export class MesosMaintenance {
   readonly #modes = new Map<string, Mode>();
   /** The machine ids the master knows, by host name: a down machine's agent is gone, so not found by it. */
   readonly #machines = new Map<string, MachineID>();
   #timer?: ReturnType<typeof setInterval>;
-  #busy = false;
+  /** The pass in progress (changes run one at a time), which `stop` waits for. */
+  #pass?: Promise<void>;
   #recovered = false;
   /** Hosts DRAINED here whose machines still run our tasks at the master, with how many (logged on change). */
   readonly #held = new Map<string, number>();
@@ -50,14 +60,20 @@ export class MesosMaintenance {
     this.#timer = setInterval(() => void this.sync(), periodMs);
   }
 
-  stop(): void {
+  /** No more passes; resolves once the one in progress, if any, is over. */
+  async stop(): Promise<void> {
     clearInterval(this.#timer);
+    await this.#pass;
   }
 
   /** One pass: every host whose maintenance mode differs from what the master was told is carried over. */
-  async sync(): Promise<void> {
-    if (this.#busy) return;
-    this.#busy = true;
+  sync(): Promise<void> {
+    if (this.#pass) return Promise.resolve();
+    this.#pass = this.#run().finally(() => (this.#pass = undefined));
+    return this.#pass;
+  }
+
+  async #run(): Promise<void> {
     try {
       if (!this.#recovered) await this.#recover();
       const registered = new Set<string>();
@@ -76,10 +92,12 @@ export class MesosMaintenance {
       for (const name of [...this.#modes.keys()]) {
         if (!registered.has(name) && !inMaintenance.has(name)) await this.#carry(name, "up");
       }
+      // Completions the master has up now (carried above, or it never had the machine down) are done.
+      for (const name of this.hm.completedMaintenance()) {
+        if (!this.#modes.has(name)) this.hm.completionCarried(name);
+      }
     } catch (err) {
       this.log("maintenance sync failed; retrying", { error: (err as Error).message });
-    } finally {
-      this.#busy = false;
     }
   }
 
@@ -88,17 +106,22 @@ export class MesosMaintenance {
     if (want === have) return;
     if (want === "down" && !(await this.#empty(name))) return;
     await this.#move(name, have, want);
-    if (want === "up") {
-      this.#modes.delete(name);
-      this.#machines.delete(name);
-    } else this.#modes.set(name, want);
     this.log("maintenance carried to the Mesos master", { host: name, from: have, to: want });
   }
 
+  /**
+   * The calls that take the machine from one mode to the other. Each step records the mode the master has
+   * the machine in once it succeeded, so a later step that fails is retried from there, whatever the host
+   * manager wants by then (a machine scheduled whose machine-down failed is draining, and leaves the
+   * schedule if its host is completed before the retry).
+   */
   async #move(name: string, from: Mode, to: Mode): Promise<void> {
     const machine = this.#machines.get(name) ?? await this.backend.machineOf(name);
     this.#machines.set(name, machine);
-    if (from === "up") await this.#schedule(machine, true);
+    if (from === "up") {
+      await this.#schedule(machine, true);
+      this.#record(name, "draining");
+    }
     if (to === "down") {
       // Inverse offers are advisory; answering them tells the master this framework agrees.
       const mine = this.backend.inverseOffersOn(name);
@@ -108,9 +131,18 @@ export class MesosMaintenance {
     if (to === "up") {
       if (from === "down") {
         await this.backend.operator({ type: "STOP_MAINTENANCE", stop_maintenance: { machines: [machine] } });
+        // Up, and out of the schedule at Mesos; recorded as draining, from where a retry only unschedules.
+        this.#record(name, "draining");
       }
       await this.#schedule(machine, false);
     }
+    this.#record(name, to);
+  }
+
+  #record(name: string, mode: Mode): void {
+    if (mode !== "up") return void this.#modes.set(name, mode);
+    this.#modes.delete(name);
+    this.#machines.delete(name);
   }
 
   /**

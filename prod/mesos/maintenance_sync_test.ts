@@ -4,7 +4,7 @@
  * maintenance status know it after the restart.
  */
 import assert from "node:assert/strict";
-import { HostManager } from "../../core/hostmgr/hostmgr.ts";
+import { DEFAULT_HOSTMGR_CONFIG, HostManager } from "../../core/hostmgr/hostmgr.ts";
 import type { ApiReply } from "../../core/messages.ts";
 import { noMetrics } from "../../core/ports/metrics.ts";
 import type { Store } from "../../core/ports/store.ts";
@@ -47,7 +47,7 @@ async function startHostmgr(m: TestMaster, store: Store, ids: MemoryFrameworkIdS
     self: "hostmgr",
     jobmgr: "jobmgr",
     resmgr: "resmgr",
-  });
+  }, { ...DEFAULT_HOSTMGR_CONFIG, clusterMaintenance: true });
   hm.recover(await store.hostMaintenance());
   hm.start();
   const sync = new MesosMaintenance(backend, hm);
@@ -70,8 +70,10 @@ async function startHostmgr(m: TestMaster, store: Store, ids: MemoryFrameworkIdS
     transport,
     api,
     states,
+    /** No more passes: what the host manager changes from now on does not reach the master. */
+    pauseSync: () => sync.stop(),
     async stop() {
-      sync.stop();
+      await sync.stop();
       await backend.stop();
       clock.cancelAll();
     },
@@ -201,6 +203,85 @@ Deno.test("MesosMaintenance: a host put back into maintenance keeps its machine 
     await eventually("agent-1 down at the master", () => isDown(m, "agent-1"));
     await eventually("agent-1 DOWN", async () => (await hm.states())["agent-1"] === "HOST_STATE_DOWN");
     await bringUp(hm, m, "agent-1");
+  } finally {
+    await hm.stop();
+    await m.stop();
+  }
+});
+
+Deno.test("MesosMaintenance: a completion answered just before a crash is carried to the master after the restart, not adopted back", async () => {
+  const m = await startTestMaster({ agents: 2 });
+  const store = new MemoryStore(queueMicrotask);
+  const ids = new MemoryFrameworkIdStore();
+  let hm = await startHostmgr(m, store, ids);
+  try {
+    await eventually("two hosts", () => hm.hm.hosts.length === 2);
+    await takeDown(hm, m, "agent-1");
+
+    // The operator completes agent-1 and is answered; the host manager dies before its sync tells the master.
+    await hm.pauseSync();
+    assert.deepEqual((await hm.api("CompleteMaintenance", { hostname: "agent-1" })).body, {
+      hostname: "agent-1",
+    });
+    assert.ok(isDown(m, "agent-1"), "the master still has the machine down");
+    await hm.stop();
+
+    // The new leader finds the machine down at the master: the completion wins, and is carried there.
+    hm = await startHostmgr(m, store, ids);
+    await eventually("agent-1 up at the master", () => {
+      const s = status(m);
+      return !s.down_machines?.length && !s.draining_machines?.length &&
+        !m.master.core.maintenance.schedule().windows?.length;
+    });
+    await eventually("agent-1 registered UP", async () => (await hm.states())["agent-1"] === "HOST_STATE_UP");
+    await eventually(
+      "the completion forgotten once carried",
+      async () => (await store.hostMaintenance()).length === 0,
+    );
+    await new Promise((r) => setTimeout(r, 100)); // several sync periods
+    assert.deepEqual(await hm.states(), { "agent-0": "HOST_STATE_UP", "agent-1": "HOST_STATE_UP" });
+    assert.ok(!isDown(m, "agent-1"));
+  } finally {
+    await hm.stop();
+    await m.stop();
+  }
+});
+
+Deno.test("MesosMaintenance: a machine scheduled whose machine-down failed is taken out of the schedule when completed before a retry", async () => {
+  const m = await startTestMaster({ agents: 2 });
+  const store = new MemoryStore(queueMicrotask);
+  const ids = new MemoryFrameworkIdStore();
+  let hm = await startHostmgr(m, store, ids);
+  try {
+    await eventually("two hosts", () => hm.hm.hosts.length === 2);
+    // agent-1 runs nothing, so it is DRAINED at once: the sync schedules it, then START_MAINTENANCE fails.
+    m.master.failOperatorCalls("START_MAINTENANCE", Infinity);
+    assert.deepEqual((await hm.api("StartMaintenance", { hostname: "agent-1" })).body, {
+      hostname: "agent-1",
+    });
+    await eventually(
+      "machine down tried and failed",
+      () => m.master.failedOperatorCalls("START_MAINTENANCE") >= 1,
+    );
+    assert.deepEqual(status(m).draining_machines?.map((d) => d.id.hostname), ["agent-1"]);
+
+    // Completed before the step is retried: the machine leaves the master's schedule.
+    assert.deepEqual((await hm.api("CompleteMaintenance", { hostname: "agent-1" })).body, {
+      hostname: "agent-1",
+    });
+    m.master.failOperatorCalls("START_MAINTENANCE", 0);
+    await eventually("agent-1 out of maintenance at the master", () => {
+      const s = status(m);
+      return !s.down_machines?.length && !s.draining_machines?.length &&
+        !m.master.core.maintenance.schedule().windows?.length;
+    });
+
+    // A new leader finds nothing to adopt: agent-1 stays up.
+    await hm.stop();
+    hm = await startHostmgr(m, store, ids);
+    await eventually("two hosts again", () => hm.hm.hosts.length === 2);
+    await new Promise((r) => setTimeout(r, 100)); // several sync periods
+    assert.deepEqual(await hm.states(), { "agent-0": "HOST_STATE_UP", "agent-1": "HOST_STATE_UP" });
   } finally {
     await hm.stop();
     await m.stop();

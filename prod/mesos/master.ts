@@ -107,6 +107,7 @@ export class MesosMaster {
       credentials: options.credentials,
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? 15_000,
       faults: { heartbeats: true },
+      operatorFaults: new Map(),
       onCall: options.onCall,
       onEvent: options.onEvent,
     };
@@ -204,6 +205,19 @@ export class MesosMaster {
   /** The next ACCEPT finds its first offer rescinded (RESCIND sent) just before it is processed. */
   rescindDuringNextAccept(): void {
     this.core.allocator.rescindOnNextAccept = true;
+  }
+
+  /**
+   * The next `times` operator calls of `type` (e.g. START_MAINTENANCE) are answered 503 without effect;
+   * `Infinity` until told otherwise, 0 ends the fault.
+   */
+  failOperatorCalls(type: string, times = 1): void {
+    this.http.operatorFaults.set(type, { left: times, failed: 0 });
+  }
+
+  /** How many operator calls of `type` the current `failOperatorCalls` setting has failed so far. */
+  failedOperatorCalls(type: string): number {
+    return this.http.operatorFaults.get(type)?.failed ?? 0;
   }
 
   /**

@@ -14,6 +14,8 @@ export interface HttpState {
   credentials?: { principal: string; secret: string }[];
   heartbeatIntervalMs: number;
   faults: StreamFaults;
+  /** Fault: operator calls of a type answered 503 this many more times (`failed` counts those answered so). */
+  operatorFaults: Map<string, { left: number; failed: number }>;
   onCall?: (call: unknown) => void;
   onEvent?: (event: Event, streamId: string) => void;
 }

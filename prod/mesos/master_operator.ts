@@ -41,6 +41,12 @@ export class OperatorEndpoint {
     if (!acceptsJson(req.headers.get("accept"))) {
       return text(406, "Expecting 'Accept' to allow application/json");
     }
+    const fault = this.#state.operatorFaults.get(type);
+    if (fault && fault.left > 0) {
+      fault.left--;
+      fault.failed++;
+      return text(503, `${type} failed by fault injection`);
+    }
     const m = this.#core.maintenance;
     const reply = (body: unknown) => json({ type, [type.toLowerCase()]: body });
     const change = (problem: string | undefined) =>

@@ -311,8 +311,8 @@ export class MesosBackend implements HostBackend {
   }
 
   /** A task's sandbox file, fetched from its agent's `/files/download` (the agent address from GET_AGENTS). */
-  async logs(taskId: string, file: "stdout" | "stderr"): Promise<string | undefined> {
-    const agentId = this.#tasks.get(taskId)?.agentId ?? this.#recent.get(taskId);
+  async logs(taskId: string, file: "stdout" | "stderr", hint?: string): Promise<string | undefined> {
+    const agentId = this.#tasks.get(taskId)?.agentId ?? this.#recent.get(taskId) ?? hint;
     const frameworkId = this.client.frameworkId;
     if (!agentId || !frameworkId) return undefined;
     await this.#directory.refresh();
