@@ -47,22 +47,44 @@ export function entityVersion(j: JobView): string {
   return `${j.configVersion}-${j.runtime.desiredStateVersion ?? 1}-${j.runtime.workflowVersion ?? 0}`;
 }
 
-export function jobInfoJson(j: JobView): Body {
+/** v0 `job.RuntimeInfo`. */
+export function jobRuntimeJson(j: JobView): Body {
   const rt = j.runtime;
+  return {
+    state: rt.state,
+    goalState: rt.goalState,
+    creationTime: time(rt.creationTimeMs),
+    startTime: time(rt.startTimeMs),
+    completionTime: time(rt.completionTimeMs),
+    taskStats: rt.taskStats,
+    configurationVersion: j.configVersion,
+    updateID: rt.updateId ? { value: rt.updateId } : undefined,
+    entityVersion: { value: entityVersion(j) },
+  };
+}
+
+export function jobInfoJson(j: JobView): Body {
   return {
     id: { value: j.jobId },
     config: jobConfigJson(j.config, j.configVersion),
-    runtime: {
-      state: rt.state,
-      goalState: rt.goalState,
-      creationTime: time(rt.creationTimeMs),
-      startTime: time(rt.startTimeMs),
-      completionTime: time(rt.completionTimeMs),
-      taskStats: rt.taskStats,
-      configurationVersion: j.configVersion,
-      updateID: rt.updateId ? { value: rt.updateId } : undefined,
-      entityVersion: { value: entityVersion(j) },
-    },
+    runtime: jobRuntimeJson(j),
+  };
+}
+
+/** v0 `job.JobSummary`: a job as a query lists it, without its task configs. */
+export function jobSummaryJson(j: JobView): Body {
+  const c = j.config;
+  return {
+    id: { value: j.jobId },
+    name: c.name,
+    type: c.type,
+    owner: c.owner,
+    owningTeam: c.owningTeam,
+    labels: c.labels,
+    instanceCount: c.instanceCount,
+    respoolID: c.respoolId ? { value: c.respoolId } : undefined,
+    runtime: jobRuntimeJson(j),
+    sla: c.sla,
   };
 }
 
@@ -139,6 +161,22 @@ export function instanceIdRanges(ids: readonly number[]): { from: number; to: nu
     else if (!last || id > last.to) out.push({ from: id, to: id });
   }
   return out;
+}
+
+/** Instance ids as text, runs joined: `0-9`, `2, 5-7` (at most `max` runs, then how many more ids). */
+export function idsText(ids: readonly number[], max = 8): string {
+  const runs = instanceIdRanges(ids);
+  const text = runs.slice(0, max).map((r) => (r.from === r.to ? `${r.from}` : `${r.from}-${r.to}`));
+  const rest = runs.slice(max).reduce((n, r) => n + r.to - r.from + 1, 0);
+  return text.join(", ") + (rest ? ` and ${rest} more` : "");
+}
+
+/** "10 instances" for ids 0 to 9; "2 instances: 2, 5" when they are not 0 to n-1 (daemon jobs, shrunk jobs). */
+export function instancesText(ids: readonly number[]): string {
+  const n = ids.length;
+  const count = n === 0 ? "no instances" : n === 1 ? "1 instance" : `${n} instances`;
+  const sorted = [...ids].sort((a, b) => a - b);
+  return sorted.every((id, i) => id === i) ? count : `${count}: ${idsText(sorted)}`;
 }
 
 /**
@@ -223,6 +261,44 @@ export function instancesOf(ranges: unknown, count: number): number[] | undefine
     for (let i = from; i < to; i++) out.add(i);
   }
   return [...out].sort((a, b) => a - b);
+}
+
+/** The `to` Peloton's CLI sends for a range left open (max uint32): to the job's end, not past it. */
+const OPEN_TO = 0xffff_ffff;
+
+/**
+ * Peloton's InstanceIdOutOfRange {jobId, instanceCount} for the parts of `ranges` (`[{from, to}]`, `to`
+ * exclusive, absent: to the end) at or past the first id no instance of the job ever had, with a message
+ * naming them ("instances 20-29 are out of range: job J has 10 instances"); undefined when all are in it.
+ */
+export function outOfRangeOf(job: JobView, ranges: unknown): Body | undefined {
+  const beyond = rangesFrom(ranges, job.runtime.nextInstanceId ?? job.config.instanceCount);
+  if (!beyond.length) return undefined;
+  const are = beyond.length > 1 || beyond[0].startsWith("instances") ? "are" : "is";
+  return {
+    jobId: { value: job.jobId },
+    instanceCount: job.config.instanceCount,
+    message: `${beyond.join(", ")} ${are} out of range: job ${job.jobId} has ${
+      instancesText([...(job.tasks?.keys() ?? [])])
+    }`,
+  };
+}
+
+/** The parts of `ranges` at or past `bound`, as text ("instances 20-29", "instance 12", "instances from 20"). */
+function rangesFrom(ranges: unknown, bound: number): string[] {
+  if (!Array.isArray(ranges)) return [];
+  const out: string[] = [];
+  for (const r of ranges as Body[]) {
+    const from = Number(r.from ?? 0);
+    const to = r.to === undefined || r.to === null || Number(r.to) >= OPEN_TO ? undefined : Number(r.to);
+    if (to === undefined) {
+      if (from >= bound) out.push(`instances from ${from}`);
+      continue;
+    }
+    const lo = Math.max(from, bound);
+    if (lo < to) out.push(lo === to - 1 ? `instance ${lo}` : `instances ${lo}-${to - 1}`);
+  }
+  return out;
 }
 
 /** Replies to one API request. */

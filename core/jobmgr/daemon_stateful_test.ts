@@ -125,7 +125,12 @@ Deno.test("elastic jobs: JobManager.Update grows and shrinks a batch job; added 
   );
   assert.deepEqual(added, [2, 3]);
   rig.api("job", "Update", { id: { value: JOB_ID }, config: { ...config, instanceCount: 1 } });
-  rig.replies();
+  const shrunk = rig.replies()[0].body as { message: string; instancesRemoved: number[] };
+  assert.equal(
+    shrunk.message,
+    `job ${JOB_ID} now has 1 instance; stopping instances 1-3, past the new count`,
+  );
+  assert.deepEqual(shrunk.instancesRemoved, [1, 2, 3]);
   assert.deepEqual(
     [...rig.job().tasks.keys()],
     [0],
@@ -154,4 +159,41 @@ Deno.test("JobManager.Update refuses changes other than the instance count, and 
   assert.match(r2.error!.message, /changeLog\.version: got 9, expected the current version 1/);
   assert.equal(rig.job().tasks.size, 2);
   assert.equal(rig.job().configVersion, 1);
+});
+
+Deno.test("task Get of a daemon instance whose host left says it was removed; ids past the last never existed", async () => {
+  const rig = new JobmgrRig();
+  rig.create({ type: "DAEMON", instanceCount: 0 });
+  inventory(rig, true, [host("a"), host("b"), host("c")]);
+  const on = (h: string) => [...rig.job().tasks.values()].find((t) => t.requiredHost === h)!.instanceId;
+  const [a, b, c] = [on("a"), on("b"), on("c")];
+  assert.deepEqual([a, b, c], [0, 1, 2]);
+  rig.launch([a], "a");
+  rig.status(rig.taskId(a), "TASK_RUNNING", { hostname: "a" });
+  inventory(rig, false, [host("a", "LOST")]);
+  rig.status(rig.transport.takeOne("kill-tasks", "hostmgr").tasks[0].taskId, "TASK_KILLED", {
+    hostname: "a",
+  });
+  rig.store.settle();
+  assert.equal(rig.job().tasks.has(a), false);
+  assert.equal(rig.job().config.instanceCount, 2, "instance 2 is there with an instance count of 2");
+
+  const get = async (instanceId: number) => {
+    rig.api("task", "Get", { jobId: { value: JOB_ID }, instanceId });
+    await rig.reads();
+    const [reply] = rig.replies();
+    assert.equal(reply.error, undefined, JSON.stringify(reply.error));
+    return reply.body as { results?: unknown[]; outOfRange?: { instanceCount: number; message: string } };
+  };
+  assert.equal((await get(c)).results?.length, 1);
+  assert.deepEqual((await get(a)).outOfRange, {
+    jobId: { value: JOB_ID },
+    instanceCount: 2,
+    message: `instance 0 of job ${JOB_ID} was removed when its host a left the daemon job's hosts; ` +
+      `its last run, ${JOB_ID}-0-1, ended KILLED`,
+  });
+  assert.equal(
+    (await get(3)).outOfRange?.message,
+    `instance 3 is out of range: job ${JOB_ID} has 2 instances: 1-2`,
+  );
 });

@@ -2,20 +2,26 @@
 import type { ApiReply, ApiRequest } from "../messages.ts";
 import type { JobConfig } from "../model/config_types.ts";
 import { parseJobConfig } from "../model/load.ts";
+import { mesosTaskId, parseMesosTaskId } from "../model/records.ts";
 import { isTerminalJobState } from "../model/states.ts";
 import { randomUuid } from "../ports/prng.ts";
 import {
   type Body,
   eventJson,
+  idsText,
   idValue,
   instancesOf,
+  instancesText,
   jobConfigJson,
   jobInfoJson,
+  jobSummaryJson,
   type JobView,
+  outOfRangeOf,
   Reply,
   taskInfoJson,
 } from "./api_json.ts";
 import { InstanceMap, type JobEntry } from "./job_entry.ts";
+import { parseQuerySpec, runJobQuery } from "./job_query.ts";
 import type { JobManager } from "./jobmgr.ts";
 import { STATELESS_SERVICE, StatelessApi } from "./stateless_api.ts";
 import { TaskConfigs } from "./task_build.ts";
@@ -26,6 +32,7 @@ import { DEFAULT_UPDATE_CONFIG } from "./workflow.ts";
 export const JOB_SERVICE = "peloton.api.job.JobManager";
 export const TASK_SERVICE = "peloton.api.task.TaskManager";
 const RESPOOL_GET = "peloton.api.respool.ResourceManager::GetResourcePool";
+const RESPOOL_LOOKUP = "peloton.api.respool.ResourceManager::LookupResourcePoolID";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export { jobConfigJson, jobInfoJson };
@@ -34,6 +41,13 @@ export { jobConfigJson, jobInfoJson };
 export const bodyError = (kind: string, message: string, extra: Body = {}): Body => ({
   error: { [kind]: { message, ...extra } },
 });
+
+/** Answers an unknown job with Peloton's `notFound` {id, message} as a field of the response itself. */
+const notFoundIn = (r: Reply) => (jobId: string) =>
+  r.ok({ notFound: { id: { value: jobId }, message: `job ${jobId} not found` } });
+
+/** Which API's error shapes a shared check answers in. */
+export type ApiShape = "v0" | "v1alpha";
 
 export class JobApi {
   readonly #updates: UpdateApi;
@@ -59,10 +73,13 @@ export class JobApi {
       case "job.Create":
         return this.#create(r, body);
       case "job.Get":
+        // Peloton answers an unknown job in the body (`GetResponse.Error.notFound`), not as an RPC error.
         return this.withJob(
           r,
           idValue(body.id),
           (j) => r.ok({ jobInfo: jobInfoJson(j), config: jobConfigJson(j.config) }),
+          false,
+          (jobId) => r.ok(bodyError("notFound", `job ${jobId} not found`, { id: { value: jobId } })),
         );
       case "job.Query":
         return this.#query(r, body);
@@ -82,14 +99,17 @@ export class JobApi {
       case "task.Start":
       case "task.Restart":
         return this.#tasks(r, method, body);
+      // Peloton answers an unknown job in the body: List's and Get's own `notFound`, BrowseSandbox's
+      // `error.notFound`.
       case "task.List":
-        return this.withJob(r, idValue(body.jobId), (j) => this.#list(r, j, body), true);
+        return this.withJob(r, idValue(body.jobId), (j) => this.#list(r, j, body), true, notFoundIn(r));
       case "task.Get":
         return this.withJob(
           r,
           idValue(body.jobId),
           (j) => this.#getTask(r, j, Number(body.instanceId ?? 0)),
           true,
+          notFoundIn(r),
         );
       case "task.GetPodEvents":
         return this.#events(r, body);
@@ -97,8 +117,9 @@ export class JobApi {
         return this.withJob(
           r,
           idValue(body.jobId),
-          (j) => this.#sandbox(r, j, Number(body.instanceId ?? 0)),
+          (j) => this.#sandbox(r, j, Number(body.instanceId ?? 0), idValue(body.taskId)),
           true,
+          (jobId) => r.ok(bodyError("notFound", `job ${jobId} not found`, { id: { value: jobId } })),
         );
       default:
         return r.error("unimplemented", `procedure ${req.procedure} is not implemented`);
@@ -118,30 +139,43 @@ export class JobApi {
   }
 
   /** Checks the pool is a leaf at the resource manager, then runs `then`. */
-  checkPool(r: Reply, respoolId: string | undefined, then: () => void): void {
-    if (!respoolId) return r.ok(bodyError("invalidConfig", "config.respoolID: expected a resource pool id"));
+  checkPool(r: Reply, respoolId: string | undefined, then: () => void, api: ApiShape = "v0"): void {
+    // v0 answers a bad config in the body (`invalidConfig`); v1alpha with an error (InvalidArgument).
+    const refuse = api === "v0"
+      ? (what: string) => r.ok(bodyError("invalidConfig", `config.respoolID: ${what}`))
+      : (what: string) => r.error("invalid-argument", `spec.respoolId: ${what}`);
+    if (!respoolId) return refuse("expected a resource pool id");
+    this.#resmgrApi(RESPOOL_GET, { id: { value: respoolId } }, (reply) => {
+      const info = (reply.body as Body | undefined)?.poolinfo as Body | undefined;
+      if (!info) return refuse(`resource pool ${respoolId} not found`);
+      if ((info.children as unknown[]).length > 0) {
+        return refuse(`resource pool ${respoolId} is not a leaf pool`);
+      }
+      then();
+    });
+  }
+
+  /** Resolves a pool path to its id at the resource manager; `done` gets the id, or the error's message. */
+  lookupPool(path: string, done: (id: string | undefined, error?: string) => void): void {
+    this.#resmgrApi(RESPOOL_LOOKUP, { path: { value: path } }, (reply) => {
+      const b = (reply.body ?? {}) as Body;
+      const id = idValue(b.id);
+      if (id) return done(id);
+      const err = Object.values((b.error ?? {}) as Record<string, Body>)[0]?.message;
+      done(
+        undefined,
+        reply.error?.message ?? (err as string | undefined) ?? `resource pool ${path} not found`,
+      );
+    });
+  }
+
+  /** Calls one of the resource manager's pool procedures. */
+  #resmgrApi(procedure: string, body: Body, onReply: (reply: ApiReply) => void): void {
     const { self, resmgr } = this.jm.deps;
     this.jm.call<ApiReply>(
       resmgr,
-      (reqId) => ({
-        kind: "api",
-        reqId,
-        replyTo: self,
-        procedure: RESPOOL_GET,
-        body: { id: { value: respoolId } },
-      }),
-      (reply) => {
-        const info = (reply.body as Body | undefined)?.poolinfo as Body | undefined;
-        if (!info) {
-          return r.ok(bodyError("invalidConfig", `config.respoolID: resource pool ${respoolId} not found`));
-        }
-        if ((info.children as unknown[]).length > 0) {
-          return r.ok(
-            bodyError("invalidConfig", `config.respoolID: resource pool ${respoolId} is not a leaf pool`),
-          );
-        }
-        then();
-      },
+      (reqId) => ({ kind: "api", reqId, replyTo: self, procedure, body }),
+      onReply,
     );
   }
 
@@ -169,9 +203,13 @@ export class JobApi {
     warnings: string[],
     ok?: () => void,
     startBatch = 0,
+    api: ApiShape = "v0",
   ): void {
+    // v0 answers in the body (`alreadyExists`); v1alpha with an error (AlreadyExists).
     const exists = () =>
-      r.ok(bodyError("alreadyExists", `job ${jobId} already exists`, { id: { value: jobId } }));
+      api === "v0"
+        ? r.ok(bodyError("alreadyExists", `job ${jobId} already exists`, { id: { value: jobId } }))
+        : r.error("already-exists", `jobId: job ${jobId} already exists`);
     if (this.jm.jobs.has(jobId)) return exists();
     this.jm.createJob(jobId, config, (err) => {
       if (err?.name === "StaleWriteError") return exists();
@@ -181,20 +219,25 @@ export class JobApi {
     }, startBatch);
   }
 
+  /**
+   * Peloton's Query: job summaries in `results`, and the whole JobInfos in `records` too unless the request
+   * says `summaryOnly`, with the request's spec echoed; paged by `spec.pagination` (see `runJobQuery`).
+   */
   #query(r: Reply, body: Body): void {
     const spec = (body.spec ?? {}) as Body;
-    const pagination = (spec.pagination ?? {}) as Body;
-    this.jm.deps.store.queryJobs({
-      states: Array.isArray(spec.jobStates) ? (spec.jobStates as string[]) : undefined,
-      respoolId: idValue(spec.respool) ?? idValue(spec.respoolID),
-      owner: typeof spec.owner === "string" ? spec.owner : undefined,
-      name: typeof spec.name === "string" ? spec.name : undefined,
-      labels: Array.isArray(spec.labels) ? (spec.labels as { key: string; value: string }[]) : undefined,
-      limit: Number(pagination.limit ?? 100),
-    }).then((records) => {
-      const jobs = records.map((rec) => this.jm.jobs.get(rec.jobId) ?? rec);
-      r.ok({ records: jobs.map(jobInfoJson), pagination: { total: jobs.length } });
-    }, (err) => r.error("internal", String(err)));
+    const parsed = parseQuerySpec(spec);
+    if (!parsed.ok) return r.error("invalid-argument", parsed.message);
+    const respoolId = idValue(spec.respool) ?? idValue(spec.respoolID) ?? idValue(body.respoolID);
+    runJobQuery(this.jm.deps.store, parsed.value, respoolId, (id) => this.jm.jobs.get(id)).then(
+      ({ jobs, pagination }) =>
+        r.ok({
+          records: body.summaryOnly === true ? undefined : jobs.map(jobInfoJson),
+          results: jobs.map(jobSummaryJson),
+          pagination,
+          spec,
+        }),
+      (err) => r.error("internal", String(err)),
+    );
   }
 
   /** Only finished jobs can be deleted (Peloton: "Job is not in a terminal state"). */
@@ -204,8 +247,7 @@ export class JobApi {
       if (!isTerminalJobState(j.runtime.state)) {
         return r.error("failed-precondition", "Job is not in a terminal state");
       }
-      this.jm.jobs.delete(j.jobId);
-      this.jm.deps.store.write([{ kind: "job.delete", jobId: j.jobId }], (err) => {
+      this.jm.deleteJob(j.jobId, (err) => {
         if (err) return r.error("internal", `deleting job ${j.jobId}: ${err.message}`);
         r.ok({});
       });
@@ -239,17 +281,26 @@ export class JobApi {
     const oldCount = job.config.instanceCount;
     const v = this.jm.addConfigVersion(job, next);
     for (let i = oldCount; i < next.instanceCount; i++) this.jm.addInstanceAt(job, i, v);
+    const removed: number[] = [];
     for (const t of job.tasks.values()) {
       if (t.instanceId < next.instanceCount || t.goalState === "DELETED") continue;
       t.goalState = "DELETED";
       this.jm.putTask(t);
       this.jm.taskEngine.enqueue(t);
+      removed.push(t.instanceId);
     }
-    this.jm.flush();
-    r.ok({
+    removed.sort((a, b) => a - b);
+    // Shrinking stops instances (Peloton refused it): the answer says which, so the caller sees it happen.
+    const stopping = removed.length
+      ? `; stopping instance${removed.length === 1 ? "" : "s"} ${idsText(removed)}, past the new count`
+      : "";
+    this.whenDurable(r, `the resize of job ${job.jobId}`, {
       id: { value: job.jobId },
-      message: `job ${job.jobId} now has ${next.instanceCount} instances`,
+      message: `job ${job.jobId} now has ${next.instanceCount} instance${
+        next.instanceCount === 1 ? "" : "s"
+      }${stopping}`,
       configVersion: v,
+      instancesRemoved: removed.length ? removed : undefined,
     });
   }
 
@@ -262,13 +313,20 @@ export class JobApi {
     if (version !== undefined && Number(version) !== job.configVersion) {
       return r.error("aborted", `resourceVersion: got ${version}, expected ${job.configVersion}`);
     }
+    // Peloton's jobsvc drops instances past the end; we refuse, as task Stop|Start|Restart do, so that a
+    // range never does less than it names without saying so. JobManager's Restart|Start|Stop answers have
+    // no error field: it is an RPC error.
+    const outOfRange = outOfRangeOf(job, body.ranges);
+    if (outOfRange) return r.error("out-of-range", String(outOfRange.message));
     const u = this.jm.workflows.create(job, {
       type,
       config: { ...DEFAULT_UPDATE_CONFIG, batchSize: Number(body.batchSize ?? 0) },
-      instances: instancesOf(body.ranges, job.config.instanceCount),
+      instances: instancesOf(body.ranges, job.runtime.nextInstanceId ?? job.config.instanceCount),
     });
-    this.jm.flush();
-    r.ok({ updateID: { value: u.updateId }, resourceVersion: job.configVersion });
+    this.whenDurable(r, `the ${type} workflow of job ${job.jobId}`, {
+      updateID: { value: u.updateId },
+      resourceVersion: job.configVersion,
+    });
   }
 
   #tasks(r: Reply, method: string, body: Body): void {
@@ -276,14 +334,22 @@ export class JobApi {
   }
 
   #taskAction(r: Reply, job: JobEntry, method: string, body: Body): void {
-    const instances = instancesOf(body.ranges, job.runtime.nextInstanceId ?? job.config.instanceCount);
+    const bound = job.runtime.nextInstanceId ?? job.config.instanceCount;
+    const outOfRange = outOfRangeOf(job, body.ranges);
+    // Peloton's InstanceIdOutOfRange, in Stop's and Start's error or as Restart's own field; nothing is done.
+    if (outOfRange) return r.ok(method === "Restart" ? { outOfRange } : { error: { outOfRange } });
+    const instances = instancesOf(body.ranges, bound);
+    // Below the bound but not in the job: removed instances (a daemon's host left, the job shrank).
     const invalid = (instances ?? []).filter((i) => !job.tasks.has(i));
+    const what = `the ${method.toLowerCase()} of job ${job.jobId}`;
     if (method === "Stop") {
       if (!instances) this.jm.workflows.abortActive(job);
-      return r.ok({ stoppedInstanceIds: this.jm.stopTasks(job, instances), invalidInstanceIds: invalid });
+      const stopped = this.jm.stopTasks(job, instances);
+      return this.whenDurable(r, what, { stoppedInstanceIds: stopped, invalidInstanceIds: invalid });
     }
     if (method === "Start") {
-      return r.ok({ startedInstanceIds: this.jm.startTasks(job, instances), invalidInstanceIds: invalid });
+      const started = this.jm.startTasks(job, instances);
+      return this.whenDurable(r, what, { startedInstanceIds: started, invalidInstanceIds: invalid });
     }
     const restarted: number[] = [];
     for (const i of instances ?? [...job.tasks.keys()]) {
@@ -294,8 +360,15 @@ export class JobApi {
       this.jm.taskEngine.enqueue(t);
       restarted.push(i);
     }
-    this.jm.flush();
-    r.ok({ restartedInstanceIds: restarted, invalidInstanceIds: invalid });
+    this.whenDurable(r, what, { restartedInstanceIds: restarted, invalidInstanceIds: invalid });
+  }
+
+  /**
+   * Answers `body` once the writes the call made are stored, so that what it reports done survives a
+   * restart; if they failed, answers with the error instead and claims nothing.
+   */
+  whenDurable(r: Reply, what: string, body: Body): void {
+    this.jm.flush((err) => err ? r.error("internal", `storing ${what}: ${err.message}`) : r.ok(body));
   }
 
   #list(r: Reply, job: JobView, body: Body): void {
@@ -316,15 +389,43 @@ export class JobApi {
 
   #getTask(r: Reply, job: JobView, instanceId: number): void {
     const task = job.tasks?.get(instanceId);
-    if (!task) {
-      return r.ok({ outOfRange: { jobId: { value: job.jobId }, instanceCount: job.config.instanceCount } });
-    }
+    if (!task) return this.#missingInstance(r, job, instanceId);
     const tc = this.#configOf(job, task.configVersion, new Map()).get(instanceId);
     const current = taskInfoJson(job.jobId, tc, task);
     const previous = (task.history ?? []).slice().reverse().map((run) =>
-      taskInfoJson(job.jobId, tc, { ...task, ...run, history: undefined })
+      taskInfoJson(job.jobId, tc, { ...task, ...run, agentId: run.agentId, history: undefined })
     );
-    r.ok({ result: [current, ...previous] });
+    // Peloton's GetResponse: `result` the current run, `results` "all active and completed tasks" of it.
+    r.ok({ result: current, results: [current, ...previous] });
+  }
+
+  /**
+   * Peloton's `outOfRange` for an instance the job does not have, with a message that tells apart an id it
+   * never had from one it had and removed (a daemon's host left, the job shrank): instance ids of such
+   * jobs are not 0 to instanceCount-1, so the count alone cannot say. A removed instance's events stay
+   * in the store.
+   */
+  #missingInstance(r: Reply, job: JobView, instanceId: number): void {
+    const ids = [...(job.tasks?.keys() ?? [])];
+    const answer = (message: string) =>
+      r.ok({
+        outOfRange: { jobId: { value: job.jobId }, instanceCount: job.config.instanceCount, message },
+      });
+    const never = () =>
+      answer(`instance ${instanceId} is out of range: job ${job.jobId} has ${instancesText(ids)}`);
+    if (instanceId >= (job.runtime.nextInstanceId ?? job.config.instanceCount)) return never();
+    this.jm.deps.store.getTaskEvents(job.jobId, instanceId).then((events) => {
+      const last = events.at(-1);
+      if (!last) return never();
+      const host = events.findLast((e) => e.hostname)?.hostname;
+      const why = job.config.type === "DAEMON"
+        ? `when its host${host ? ` ${host}` : ""} left the daemon job's hosts`
+        : `when the job shrank to ${instancesText(ids)}`;
+      const run = mesosTaskId(job.jobId, instanceId, last.runId);
+      answer(
+        `instance ${instanceId} of job ${job.jobId} was removed ${why}; its last run, ${run}, ended ${last.state}`,
+      );
+    }, (err) => r.error("internal", String(err)));
   }
 
   /** Task configs of a version, from memory when the job is active. */
@@ -345,15 +446,40 @@ export class JobApi {
     );
   }
 
-  #sandbox(r: Reply, job: JobView, instanceId: number): void {
+  /**
+   * Where a run's sandbox is: the current run's, or with `taskId` (Peloton's BrowseSandboxRequest.taskId,
+   * a Mesos task id `JOB-INSTANCE-RUN`) an earlier run's, from the task's history.
+   */
+  #sandbox(r: Reply, job: JobView, instanceId: number, taskId?: string): void {
     const task = job.tasks?.get(instanceId);
-    if (!task || !task.agentId) {
-      return r.error("not-found", `task ${job.jobId}-${instanceId} has not been launched on any host`);
+    const name = `${job.jobId}-${instanceId}`;
+    let run: { runId: number; hostname?: string; agentId?: string } | undefined = task;
+    if (taskId !== undefined) {
+      const id = parseMesosTaskId(taskId);
+      if (!id || id.jobId !== job.jobId || id.instanceId !== instanceId) {
+        return r.error("invalid-argument", `taskId: got "${taskId}", expected a run of ${name}: ${name}-RUN`);
+      }
+      run = task?.runId === id.runId ? task : task?.history?.find((h) => h.runId === id.runId);
+      if (!run) {
+        const runs = [...(task?.history ?? []), ...(task ? [task] : [])].map((h) => h.runId);
+        return r.error(
+          "not-found",
+          `task ${name} has no run ${id.runId}; its runs: ${runs.join(", ") || "none"}`,
+        );
+      }
+    }
+    if (!task && taskId === undefined) {
+      return r.error("not-found", `job ${job.jobId} has no instance ${instanceId}`);
+    }
+    if (!run?.hostname) {
+      const which = taskId ?? name;
+      return r.error("not-found", `task ${which} has not been launched on any host`);
     }
     r.ok({
-      hostname: task.hostname,
-      agentId: { value: task.agentId },
-      taskId: { value: `${task.jobId}-${task.instanceId}-${task.runId}` },
+      hostname: run.hostname,
+      // Runs recorded before history kept agent ids have only their host; the sandbox is still looked up.
+      agentId: run.agentId ? { value: run.agentId } : undefined,
+      taskId: { value: mesosTaskId(job.jobId, instanceId, run.runId) },
       paths: ["stdout", "stderr"],
     });
   }
@@ -373,15 +499,24 @@ export class JobApi {
     });
   }
 
-  /** Runs `fn` with the job from memory, or from the store for jobs no longer held. */
-  withJob(r: Reply, jobId: string | undefined, fn: (j: JobView) => void, withTasks = false): void {
+  /**
+   * Runs `fn` with the job from memory, or from the store for jobs no longer held; an unknown job is
+   * answered by `missing`, or else as a not-found error.
+   */
+  withJob(
+    r: Reply,
+    jobId: string | undefined,
+    fn: (j: JobView) => void,
+    withTasks = false,
+    missing = (id: string) => r.error("not-found", `job ${id} not found`),
+  ): void {
     if (!jobId) return r.error("invalid-argument", "id: expected a job id");
     const inMemory = this.jm.jobs.get(jobId);
     if (inMemory) return fn(inMemory);
     const store = this.jm.deps.store;
     Promise.all([store.getJob(jobId), withTasks ? store.getTasks(jobId) : Promise.resolve(undefined)]).then(
       ([job, tasks]) => {
-        if (!job) return r.error("not-found", `job ${jobId} not found`);
+        if (!job) return missing(jobId);
         fn({ ...job, tasks: tasks && new InstanceMap(tasks.map((t) => [t.instanceId, t])) });
       },
       (err) => r.error("internal", String(err)),

@@ -102,12 +102,102 @@ Deno.test("job Get shows config and runtime in Peloton's shape", () => {
   assert.deepEqual(rt.taskStats, { INITIALIZED: 0, PENDING: 2 });
 });
 
-Deno.test("unknown jobs are not found, read from the store", async () => {
+Deno.test("job Query pages in Peloton's shape: spec.pagination {offset, limit, maxLimit}, reply pagination {offset, limit, total}", async () => {
   const rig = new JobmgrRig();
+  const ids = [0, 1, 2, 3, 4].map((n) => `11111111-2222-4333-8444-${String(n).padStart(12, "0")}`);
+  for (const id of ids) {
+    rig.create({}, id);
+    rig.tick(1000);
+  }
+  const newest = ids.toReversed();
+  const query = async (pagination?: unknown) => {
+    rig.api("job", "Query", { spec: pagination === undefined ? {} : { pagination } });
+    await reads();
+    const b = body(rig);
+    return {
+      ids: (b.records as { id: { value: string } }[]).map((r) => r.id.value),
+      pagination: b.pagination,
+    };
+  };
+  assert.deepEqual(await query(), { ids: newest, pagination: { offset: 0, limit: 100, total: 5 } });
+  assert.deepEqual(await query({ offset: 1, limit: 2 }), {
+    ids: newest.slice(1, 3),
+    pagination: { offset: 1, limit: 2, total: 5 },
+  });
+  assert.deepEqual((await query({ offset: 4, limit: 2 })).ids, newest.slice(4), "the last page");
+  assert.deepEqual(await query({ offset: 5, limit: 2 }), {
+    ids: [],
+    pagination: { offset: 5, limit: 2, total: 5 },
+  });
+  // maxLimit caps the matches considered, as Peloton's store did: the page ends there, and so does the total.
+  assert.deepEqual(await query({ offset: 2, limit: 2, maxLimit: 3 }), {
+    ids: newest.slice(2, 3),
+    pagination: { offset: 2, limit: 2, total: 3 },
+  });
+  assert.deepEqual((await query({ offset: "3", limit: "1" })).ids, newest.slice(3, 4), "proto3 JSON strings");
+  assert.deepEqual((await query({ limit: 0 })).pagination, { offset: 0, limit: 100, total: 5 }, "0: default");
+
+  for (const bad of [{ limit: -1 }, { offset: 1.5 }, { maxLimit: "ten" }]) {
+    rig.api("job", "Query", { spec: { pagination: bad } });
+    await reads();
+    const [r] = rig.replies();
+    const [[k, v]] = Object.entries(bad);
+    assert.equal(r.error?.code, "invalid-argument");
+    assert.equal(r.error?.message, `spec.pagination.${k}: got ${JSON.stringify(v)}, expected a whole number`);
+  }
+});
+
+Deno.test("job Query answers job summaries in results, and omits the full configs with summaryOnly", async () => {
+  const rig = new JobmgrRig();
+  rig.create({ instanceCount: 2 });
+  const query = async (extra: Body) => {
+    rig.api("job", "Query", { spec: { owner: "tester" }, ...extra });
+    await reads();
+    return body(rig);
+  };
+  const full = await query({});
+  const [summary] = full.results as Body[];
+  assert.deepEqual(
+    Object.keys(summary).sort(),
+    ["id", "instanceCount", "labels", "name", "owner", "owningTeam", "respoolID", "runtime", "sla", "type"],
+  );
+  assert.deepEqual([summary.id, summary.instanceCount, summary.respoolID, summary.type], [
+    { value: JOB_ID },
+    2,
+    { value: "pool-a" },
+    "BATCH",
+  ]);
+  const runtime = summary.runtime as Body;
+  assert.deepEqual([runtime.state, runtime.taskStats], ["PENDING", { INITIALIZED: 0, PENDING: 2 }]);
+  assert.equal((summary as Body).defaultConfig, undefined, "no task config in a summary");
+  assert.deepEqual(
+    (full.records as Body[]).map((r) => r.id),
+    [{ value: JOB_ID }],
+    "records without summaryOnly",
+  );
+  assert.deepEqual(full.spec, { owner: "tester" }, "the spec is echoed, as Peloton does");
+
+  const summaryOnly = await query({ summaryOnly: true });
+  assert.equal(summaryOnly.records, undefined);
+  assert.deepEqual(summaryOnly.results, full.results);
+  assert.deepEqual(summaryOnly.pagination, { offset: 0, limit: 100, total: 1 });
+});
+
+Deno.test("job Get, task List, Get and BrowseSandbox of an unknown job answer Peloton's in-body notFound", async () => {
+  const rig = new JobmgrRig();
+  const notFound = { id: { value: JOB_ID }, message: `job ${JOB_ID} not found` };
   rig.api("job", "Get", { id: { value: JOB_ID } });
   await reads();
-  const [r] = rig.replies();
-  assert.equal(r.error?.code, "not-found");
+  assert.deepEqual(body(rig), { error: { notFound } });
+  rig.api("task", "List", { jobId: { value: JOB_ID } });
+  await reads();
+  assert.deepEqual(body(rig), { notFound }, "ListResponse.notFound");
+  rig.api("task", "Get", { jobId: { value: JOB_ID }, instanceId: 0 });
+  await reads();
+  assert.deepEqual(body(rig), { notFound }, "GetResponse.notFound");
+  rig.api("task", "BrowseSandbox", { jobId: { value: JOB_ID }, instanceId: 0 });
+  await reads();
+  assert.deepEqual(body(rig), { error: { notFound } }, "BrowseSandboxResponse.error.notFound");
 });
 
 Deno.test("task List maps instance ids to task infos with their runtime", () => {
@@ -130,13 +220,17 @@ Deno.test("task List maps instance ids to task infos with their runtime", () => 
   assert.equal(((one.config as Body).command as Body).value, "echo hello");
 });
 
-Deno.test("task Get lists the current run first, then earlier runs", () => {
+Deno.test("task Get answers Peloton's GetResponse: result the current run, results every run, current first", () => {
   const rig = new JobmgrRig();
   rig.create({ task: { restartPolicy: { maxFailures: 1 } } });
   rig.launch([0]);
   rig.status(id(0), "TASK_FAILED");
   rig.api("task", "Get", { jobId: { value: JOB_ID }, instanceId: 0 });
-  const runs = body(rig).result as Body[];
+  const got = body(rig);
+  assert.ok(!Array.isArray(got.result), "result is one TaskInfo");
+  assert.equal(((got.result as Body).runtime as Body).state, "PENDING");
+  assert.deepEqual(((got.result as Body).runtime as Body).mesosTaskId, { value: id(0, 2) });
+  const runs = got.results as Body[];
   assert.deepEqual(
     runs.map((r) => [(r.runtime as Body).state, ((r.runtime as Body).mesosTaskId as Body).value]),
     [
@@ -146,6 +240,41 @@ Deno.test("task Get lists the current run first, then earlier runs", () => {
   );
   rig.api("task", "Get", { jobId: { value: JOB_ID }, instanceId: 5 });
   assert.ok(body(rig).outOfRange);
+});
+
+Deno.test("task BrowseSandbox finds an earlier run's sandbox by its task id, from the task's history", () => {
+  const rig = new JobmgrRig();
+  rig.create({ task: { restartPolicy: { maxFailures: 1 } } });
+  rig.launch([0], "h1");
+  rig.status(id(0), "TASK_FAILED");
+  rig.launch([0], "h2");
+  const sandbox = (taskId?: string) => {
+    rig.api("task", "BrowseSandbox", { jobId: { value: JOB_ID }, instanceId: 0, taskId });
+    return rig.replies()[0];
+  };
+  assert.deepEqual(sandbox().body, {
+    hostname: "h2",
+    agentId: { value: "agent-h2" },
+    taskId: { value: id(0, 2) },
+    paths: ["stdout", "stderr"],
+  });
+  assert.deepEqual(sandbox(id(0, 1)).body, {
+    hostname: "h1",
+    agentId: { value: "agent-h1" },
+    taskId: { value: id(0, 1) },
+    paths: ["stdout", "stderr"],
+  });
+  assert.deepEqual(sandbox(id(0, 7)).error, {
+    code: "not-found",
+    message: `task ${JOB_ID}-0 has no run 7; its runs: 1, 2`,
+  });
+  assert.deepEqual(sandbox(id(1, 1)).error, {
+    code: "invalid-argument",
+    message: `taskId: got "${id(1, 1)}", expected a run of ${JOB_ID}-0: ${JOB_ID}-0-RUN`,
+  });
+  rig.api("task", "Get", { jobId: { value: JOB_ID }, instanceId: 0 });
+  const runs = body(rig).results as Body[];
+  assert.deepEqual(runs.map((r) => ((r.runtime as Body).agentID as Body).value), ["agent-h2", "agent-h1"]);
 });
 
 Deno.test("task events list every state change of an instance, newest first", async () => {
@@ -172,6 +301,47 @@ Deno.test("task Stop with ranges stops only those instances and leaves the job's
   assert.deepEqual(rig.transport.takeOne("drop-tasks").taskIds, [id(1), id(2)]);
   assert.deepEqual([...rig.job().tasks.values()].map((t) => t.state), ["PENDING", "KILLED", "KILLED"]);
   assert.equal(rig.job().runtime.goalState, "SUCCEEDED");
+});
+
+Deno.test("task Stop, Start and Restart of instances out of range answer Peloton's outOfRange, naming them, and do nothing", () => {
+  const rig = new JobmgrRig();
+  rig.create({ type: "SERVICE", instanceCount: 10 });
+  rig.store.settle();
+  const writes = rig.store.batches.length;
+  const before = JSON.stringify([...rig.job().tasks.values()]);
+  const outOfRange = (message: string) => ({
+    jobId: { value: JOB_ID },
+    instanceCount: 10,
+    message: `${message} out of range: job ${JOB_ID} has 10 instances`,
+  });
+  const cases: [string, unknown[], string][] = [
+    ["Stop", [{ from: 20, to: 30 }], "instances 20-29 are"],
+    ["Stop", [{ from: 5, to: 15 }], "instances 10-14 are"],
+    ["Start", [{ from: 0, to: 2 }, { from: 10, to: 11 }], "instance 10 is"],
+    ["Stop", [{ from: 12 }], "instances from 12 are"],
+  ];
+  for (const [method, ranges, message] of cases) {
+    rig.api("task", method, { jobId: { value: JOB_ID }, ranges });
+    assert.deepEqual(
+      body(rig),
+      { error: { outOfRange: outOfRange(message) } },
+      `${method} ${JSON.stringify(ranges)}`,
+    );
+  }
+  rig.api("task", "Restart", { jobId: { value: JOB_ID }, ranges: [{ from: 9, to: 11 }] });
+  assert.deepEqual(
+    body(rig),
+    { outOfRange: outOfRange("instance 10 is") },
+    "Restart's own field, as Peloton's",
+  );
+  rig.tick(1000);
+  assert.equal(JSON.stringify([...rig.job().tasks.values()]), before, "no task changed");
+  assert.equal(rig.store.batches.length, writes, "nothing written");
+  assert.deepEqual(rig.transport.take("drop-tasks"), []);
+  assert.equal(rig.job().runtime.goalState, "RUNNING");
+
+  rig.api("task", "Stop", { jobId: { value: JOB_ID }, ranges: [{ from: 8, to: 10 }] });
+  assert.deepEqual(body(rig).stoppedInstanceIds, [8, 9], "the last instances are in range");
 });
 
 Deno.test("an unknown procedure is unimplemented", () => {

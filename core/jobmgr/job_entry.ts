@@ -1,5 +1,5 @@
 /** A job as the job manager holds it in memory: its config versions in use, runtime and tasks. */
-import type { JobConfig, StatelessJobSpec, TaskConfig } from "../model/config_types.ts";
+import type { JobConfig, TaskConfig } from "../model/config_types.ts";
 import type { JobRecord, TaskRecord } from "../model/records.ts";
 import { isTerminalTaskState } from "../model/states.ts";
 import { TaskConfigs } from "./task_build.ts";
@@ -18,8 +18,6 @@ export interface JobEntry {
   versions: Map<number, ConfigVersion>;
   runtime: JobRecord["runtime"];
   tasks: InstanceMap<TaskRecord>;
-  /** The v1alpha spec a stateless job was created or replaced with (answers GetJob). */
-  spec?: StatelessJobSpec;
 }
 
 export function newJobEntry(

@@ -13,6 +13,7 @@ import type {
 } from "../messages.ts";
 import type { JobConfig } from "../model/config_types.ts";
 import {
+  isTerminalUpdateState,
   type JobRecord,
   mesosTaskId,
   parseMesosTaskId,
@@ -97,6 +98,13 @@ export interface JobmgrDeps {
    * with this one as their owner, so their placements and changes come back here alone.
    */
   tagOwner?: boolean;
+  /**
+   * Told of a failed batch of this job manager's writes. Its memory is then ahead of the store, with no
+   * way to take the writes back, so production ends the process (as Peloton's daemons exit on a store
+   * error): a supervisor restarts it and recovery reloads what the store holds. Without it, a failed
+   * batch no caller waits on is left to the store's own handling of writes without a `done`.
+   */
+  onLostWrite?: (err: Error) => void;
 }
 
 export type { JobEntry };
@@ -281,9 +289,12 @@ export class JobManager implements Receiver {
         this.#onStatuses(msg.statuses);
         const token = msg.ackToken;
         if (token === undefined) break;
-        // The backend may acknowledge these updates only once their effects are durable.
-        return this.flush(() => {
-          this.deps.transport.send(this.deps.hostmgr, { kind: "statuses-processed", ackToken: token });
+        // The backend may acknowledge these updates only once their effects are durable; a failed write is
+        // not acknowledged, so the backend sends the updates again.
+        return this.flush((err) => {
+          if (!err) {
+            this.deps.transport.send(this.deps.hostmgr, { kind: "statuses-processed", ackToken: token });
+          }
         });
       }
       case "host-inventory":
@@ -347,31 +358,56 @@ export class JobManager implements Receiver {
       },
     }, tasks);
     this.jobs.set(jobId, job);
+    // v1alpha CreateSpec.batchSize: instances start in batches, as a START workflow. It is stored in the
+    // job's own batch, so a create answered as done cannot come back from a crash without its rolling start.
+    const rolling = startBatch > 0
+      ? this.workflows.prepare(job, {
+        type: "START",
+        config: { ...DEFAULT_UPDATE_CONFIG, batchSize: startBatch },
+      })
+      : undefined;
     const batch: StoreWrite[] = [
       { kind: "job.put", job: snapshot(job) },
       { kind: "job.config", jobId, version: 1, config: job.config },
     ];
     for (const t of tasks) batch.push({ kind: "task.put", task: { ...t } });
+    if (rolling) batch.push(this.workflows.stamp(rolling));
     this.deps.store.write(batch, (err) => {
       if (err) {
         this.jobs.delete(jobId);
+        if (rolling) this.updates.delete(rolling.updateId);
         return onDurable(err);
       }
-      if (startBatch > 0) {
-        // v1alpha CreateSpec.batchSize: instances start in batches, as a START workflow.
-        this.workflows.create(job, {
-          type: "START",
-          config: { ...DEFAULT_UPDATE_CONFIG, batchSize: startBatch },
-        });
-      } else {
-        for (const t of job.tasks.values()) this.taskEngine.enqueue(t);
-      }
+      if (rolling) this.updateEngine.enqueue(rolling);
+      else for (const t of job.tasks.values()) this.taskEngine.enqueue(t);
       onDurable();
       this.jobEngine.enqueue(job);
       this.markDirty(job);
       this.flush();
     });
     return job;
+  }
+
+  /**
+   * Deletes a job from the store; `done` runs once that is durable, or with the error. Writes collected
+   * for it go first, and it leaves memory at once, so that nothing writes it back meanwhile; if the delete
+   * fails it comes back (the store still holds it) and its engines take it up again.
+   */
+  deleteJob(jobId: string, done: (err?: Error) => void): void {
+    this.flush();
+    const job = this.jobs.get(jobId);
+    this.jobs.delete(jobId);
+    this.deps.store.write([{ kind: "job.delete", jobId }], (err) => {
+      if (err && job && !this.jobs.has(jobId)) {
+        this.jobs.set(jobId, job);
+        for (const t of job.tasks.values()) this.taskEngine.enqueue(t);
+        for (const u of this.updates.values()) if (u.jobId === jobId) this.updateEngine.enqueue(u);
+        this.jobEngine.enqueue(job);
+        this.markDirty(job);
+      }
+      done(err);
+      this.flush();
+    });
   }
 
   newTask(jobId: string, instanceId: number, goal: TaskState, configVersion: number): TaskRecord {
@@ -454,7 +490,10 @@ export class JobManager implements Receiver {
     return v;
   }
 
-  /** Stops a job's tasks (all, or the given instances); returns the instances it acted on. */
+  /**
+   * Stops a job's tasks (all, or the given instances); returns the instances it acted on. The new goals
+   * are written at the caller's flush, which an API call waits on before it answers.
+   */
   stopTasks(job: JobEntry, instances?: number[]): number[] {
     const acted: number[] = [];
     const targets = instances ? instances.map((i) => job.tasks.get(i)) : [...job.tasks.values()];
@@ -466,16 +505,20 @@ export class JobManager implements Receiver {
     }
     for (const task of targets) {
       if (!task || task.goalState === "DELETED") continue;
-      task.goalState = "KILLED";
+      if (task.goalState !== "KILLED") {
+        task.goalState = "KILLED";
+        // Stored with the job's goal in the same batch: a stop answered as done survives a restart before
+        // the kill, and a restart before the stop actions run still stops.
+        this.putTask(task);
+      }
       if (isTerminalTaskState(task.state)) continue;
       acted.push(task.instanceId);
       this.taskEngine.enqueue(task);
     }
-    this.flush();
     return acted;
   }
 
-  /** Starts stopped tasks again (all, or the given instances). */
+  /** Starts stopped tasks again (all, or the given instances); written at the caller's flush. */
   startTasks(job: JobEntry, instances?: number[]): number[] {
     const acted: number[] = [];
     const goal = defaultTaskGoal(job.config.type);
@@ -496,7 +539,6 @@ export class JobManager implements Receiver {
       this.putTask(task);
       this.taskEngine.enqueue(task);
     }
-    this.flush();
     return acted;
   }
 
@@ -506,8 +548,11 @@ export class JobManager implements Receiver {
     if (force) this.#forced.add(job);
   }
 
-  /** Issues the batches, writes and job-state updates collected while handling one input. */
-  flush(onDurable?: () => void): void {
+  /**
+   * Issues the batches, writes and job-state updates collected while handling one input. `onDurable` runs
+   * once they are stored, or with the error that stopped them (at once when there is nothing to write).
+   */
+  flush(onDurable?: (err?: Error) => void): void {
     // One snapshot per changed task: the states it went through meanwhile all end in this batch.
     for (const task of this.#dirtyTasks) this.#writes.push({ kind: "task.put", task: { ...task } });
     this.#dirtyTasks.clear();
@@ -525,15 +570,22 @@ export class JobManager implements Receiver {
       this.#kills = [];
     }
     if (this.#writes.length) {
+      const lost = this.deps.onLostWrite;
       this.deps.store.write(
         this.#writes,
-        onDurable && ((err) => {
-          // A failed write is not acknowledged: the backend sends the update again.
-          if (!err) onDurable();
-        }),
+        onDurable || lost
+          ? (err) => {
+            onDurable?.(err);
+            if (err) lost?.(err);
+          }
+          : undefined,
       );
       this.#writes = [];
-    } else onDurable?.();
+    } else if (onDurable) {
+      // Nothing new to store, but what this answers may rest on writes still in flight (a second stop
+      // while the first one's writes are out): an empty batch is done once every earlier one is.
+      this.deps.store.write([], onDurable);
+    }
   }
 
   /** Actions that were running when their job was released may still collect work for it. */
@@ -563,14 +615,20 @@ export class JobManager implements Receiver {
     this.#drops.push(mesosTaskId(task.jobId, task.instanceId, task.runId));
   }
 
-  /** Kills a launched task with its grace period. */
-  killTask(job: JobEntry, task: TaskRecord): void {
-    const tc = taskConfigOf(job, task);
+  /** Kills a launched task with its grace period (or the given one). */
+  killTask(job: JobEntry, task: TaskRecord, gracePeriodMs = killGraceMs(taskConfigOf(job, task))): void {
     this.#kills.push({
       taskId: mesosTaskId(task.jobId, task.instanceId, task.runId),
-      gracePeriodMs: killGraceMs(tc),
+      gracePeriodMs,
       hostname: task.hostname,
     });
+  }
+
+  /** Kills a task already being killed, with the rest of the grace period its kill started with. */
+  #killAgain(job: JobEntry, task: TaskRecord): void {
+    const graceMs = killGraceMs(taskConfigOf(job, task));
+    const elapsedMs = Math.max(0, this.now() - (task.stateSinceMs ?? this.now()));
+    this.killTask(job, task, Math.max(0, graceMs - elapsedMs));
   }
 
   killOrphan(taskId: string, hostname?: string): void {
@@ -585,6 +643,7 @@ export class JobManager implements Receiver {
         runId: task.runId,
         state: task.state,
         hostname: task.hostname,
+        agentId: task.agentId,
         startTimeMs: task.startTimeMs,
         completionTimeMs: task.completionTimeMs,
         exitCode: task.exitCode,
@@ -715,6 +774,7 @@ export class JobManager implements Receiver {
     );
   }
 
+
   #onRmChanges(changes: RmStateChange[]): void {
     for (const c of changes) {
       const found = this.find(c.taskId);
@@ -806,7 +866,7 @@ export class JobManager implements Receiver {
   #onStatuses(statuses: MappedTaskStatus[]): void {
     for (const s of statuses) {
       const found = this.find(s.taskId, true);
-      const state = s.pelotonState;
+      let state = s.pelotonState, message = s.message;
       if (!found || found.stale) {
         if (!isTerminalTaskState(state)) this.killOrphan(s.taskId, s.hostname);
         continue;
@@ -814,6 +874,12 @@ export class JobManager implements Receiver {
       const { job, task } = found;
       if (isTerminalTaskState(task.state)) continue;
       if ((task.state === "KILLING" || task.state === "PREEMPTING") && !isTerminalTaskState(state)) continue;
+      if (state === "LOST" && task.goalState === "KILLED") {
+        // Being stopped when it was lost (its agent went away, or this scheduler restarted and reconciliation
+        // no longer knows it): it ended as the operator asked, KILLED, as Peloton records it; so does its job.
+        state = "KILLED";
+        message = `Stopped task LOST event: ${s.message ?? ""}`;
+      }
       const healthy = s.healthy === undefined ? undefined : s.healthy ? "HEALTHY" : "UNHEALTHY";
       if (state === task.state) {
         // Same state: only a health change (or a reconciliation echo) to record.
@@ -830,7 +896,7 @@ export class JobManager implements Receiver {
       this.transition(job, task, state, s.timeMs, {
         hostname: s.hostname || undefined,
         agentId: s.agentId || undefined,
-        message: s.message,
+        message,
         reason: s.reason,
         exitCode: s.exitCode,
         healthy: health,
@@ -952,8 +1018,11 @@ export class JobManager implements Receiver {
   #resume(jobs: JobEntry[], updates: UpdateRecord[]): void {
     const reconcile: LaunchSpec[] = [];
     const track: { task: RmTask; state: TaskState }[] = [];
+    const held = awaitingRollingStart(updates);
     for (const job of jobs) {
       for (const task of job.tasks.values()) {
+        // Instances a rolling start has yet to reach wait for it, as they did before the restart.
+        if (task.state === "INITIALIZED" && held.get(job.jobId)?.has(task.instanceId)) continue;
         if (isTerminalTaskState(task.state)) {
           this.taskEngine.enqueue(task);
           continue;
@@ -964,6 +1033,9 @@ export class JobManager implements Receiver {
         } else {
           reconcile.push(this.#launchedSpec(job, task));
           track.push({ task: buildRmTask(job, task, taskConfigOf(job, task)), state: task.state });
+          // The kill may have died with the process that sent it, and no goal-state row re-sends one: sent
+          // again (after the reconcile, at the flush) with what is left of the grace period it started with.
+          if (task.state === "KILLING" || task.state === "PREEMPTING") this.#killAgain(job, task);
         }
         this.taskEngine.enqueue(task);
       }
@@ -1018,19 +1090,38 @@ export class JobManager implements Receiver {
     this.#pollPlacements();
   }
 
-  /** A new host manager knows no tasks: every launched one is registered and reconciled again. */
+  /**
+   * A new host manager knows no tasks: every launched one is registered and reconciled again. A kill the
+   * old one had not carried out may have died with it, as on the job manager's own restart: tasks still
+   * KILLING or PREEMPTING are killed again (after the reconcile), with what is left of their grace period.
+   */
   #resyncHostmgr(): void {
     const reconcile: LaunchSpec[] = [];
+    const killing: [JobEntry, TaskRecord][] = [];
     for (const job of this.jobs.values()) {
       for (const task of job.tasks.values()) {
         if (isTerminalTaskState(task.state) || task.state in PRE_LAUNCH_RANK) continue;
         reconcile.push(this.#launchedSpec(job, task));
+        if (task.state === "KILLING" || task.state === "PREEMPTING") killing.push([job, task]);
       }
     }
     if (reconcile.length) {
       this.deps.transport.send(this.deps.hostmgr, { kind: "reconcile-tasks", tasks: reconcile });
     }
+    for (const [job, task] of killing) this.#killAgain(job, task);
+    if (killing.length) this.flush();
   }
+}
+
+/** By job, the instances the START workflows in progress (a rolling create) have not taken up yet. */
+function awaitingRollingStart(updates: UpdateRecord[]): Map<string, Set<number>> {
+  const held = new Map<string, Set<number>>();
+  for (const u of updates) {
+    if (u.type !== "START" || isTerminalUpdateState(u.state)) continue;
+    const taken = new Set([...u.instancesDone, ...u.instancesCurrent, ...u.instancesFailed]);
+    held.set(u.jobId, new Set(u.instancesUpdated.filter((i) => !taken.has(i))));
+  }
+  return held;
 }
 
 /** Whether any config version of a job makes instance 0 a controller. */

@@ -17,7 +17,7 @@ Deno.test("Create checks the pool at resmgr, replies once durable, then enqueues
   assert.deepEqual(ask.body, { id: { value: "pool-a" } });
   assert.equal(rig.jm.jobs.size, 0, "nothing is created before the pool is known");
   rig.jm.receive({ kind: "api-reply", reqId: ask.reqId, body: { poolinfo: { children: [] } } });
-  assert.deepEqual(rig.replies(), [], "no reply before the job is durable");
+  assert.deepEqual(rig.repliesSoFar(), [], "no reply before the job is durable");
   assert.deepEqual(transport.take("enqueue-gangs"), []);
   assert.equal(store.jobs.get(JOB_ID)!.runtime.state, "INITIALIZED");
   assert.equal(rig.task(0).state, "INITIALIZED");
@@ -169,6 +169,81 @@ Deno.test("stop drops pre-launch tasks in resmgr and kills launched ones through
   assert.equal(rig.job().runtime.state, "KILLED");
   assert.equal(rig.store.jobs.get(JOB_ID)!.runtime.state, "KILLED");
   assert.deepEqual(rig.transport.take("enqueue-gangs"), [], "a killed task is not restarted");
+});
+
+/** A service job of two instances, RUNNING on h1, everything durable. */
+function runningService(rig: JobmgrRig): void {
+  rig.create({ type: "SERVICE", instanceCount: 2 });
+  rig.launch([0, 1]);
+  for (const i of [0, 1]) rig.status(id(i), "TASK_RUNNING");
+  rig.store.settle();
+}
+
+Deno.test("Stop, Start and Restart answer only once their writes are durable, and the store has them then", () => {
+  const rig = new JobmgrRig();
+  runningService(rig);
+  rig.api("task", "Stop", { jobId: { value: JOB_ID }, ranges: [{ from: 1, to: 2 }] });
+  assert.deepEqual(rig.repliesSoFar(), [], "no answer before the stop is durable");
+  rig.store.settle();
+  assert.deepEqual(rig.repliesSoFar().map((r) => r.body), [{
+    stoppedInstanceIds: [1],
+    invalidInstanceIds: [],
+  }]);
+  assert.equal(
+    rig.store.task(JOB_ID, 1)!.goalState,
+    "KILLED",
+    "an instance's stop is stored, not only its kill",
+  );
+  rig.status(id(1), "TASK_KILLED");
+
+  rig.api("job", "Start", { id: { value: JOB_ID } });
+  assert.deepEqual(rig.repliesSoFar(), [], "no answer before the start is durable");
+  rig.store.settle();
+  assert.deepEqual(rig.repliesSoFar().map((r) => r.body), [{
+    startedInstanceIds: [1],
+    invalidInstanceIds: [],
+  }]);
+
+  rig.api("job", "Restart", { id: { value: JOB_ID } });
+  assert.deepEqual(rig.repliesSoFar(), [], "no answer before the restart is durable");
+  rig.store.settle();
+  assert.deepEqual(rig.repliesSoFar().map((r) => r.body), [{
+    restartedInstanceIds: [0, 1],
+    invalidInstanceIds: [],
+  }]);
+  assert.equal(rig.store.task(JOB_ID, 0)!.desiredRunId, 2);
+
+  rig.api("job", "Stop", { id: { value: JOB_ID } });
+  assert.deepEqual(rig.repliesSoFar(), [], "no answer before the stop is durable");
+  rig.store.settle();
+  assert.deepEqual(rig.repliesSoFar().map((r) => r.body), [{
+    stoppedInstanceIds: [0, 1],
+    invalidInstanceIds: [],
+  }]);
+  const stored = rig.store.jobs.get(JOB_ID)!.runtime;
+  assert.deepEqual([stored.state, stored.goalState], ["KILLING", "KILLED"]);
+});
+
+Deno.test("a Stop whose write fails is answered with the error, claims nothing, and is a lost write", () => {
+  const lost: Error[] = [];
+  const rig = new JobmgrRig({}, { onLostWrite: (err) => lost.push(err) });
+  runningService(rig);
+  const before = rig.store.jobs.get(JOB_ID)!.runtime.goalState;
+  rig.store.failNextWrite(new Error("disk full"));
+  rig.jm.receive({
+    kind: "api",
+    reqId: 7,
+    replyTo: "api/1",
+    procedure: "peloton.api.job.JobManager::Stop",
+    body: { id: { value: JOB_ID } },
+  });
+  assert.equal(rig.store.jobs.get(JOB_ID)!.runtime.goalState, before, "the stop is not in the store");
+  assert.deepEqual(rig.replies(), [{
+    kind: "api-reply",
+    reqId: 7,
+    error: { code: "internal", message: `storing the stop of job ${JOB_ID}: disk full` },
+  }]);
+  assert.deepEqual(lost.map((e) => e.message), ["disk full"], "the daemon is told its memory is ahead");
 });
 
 Deno.test("a preempted task is killed with its grace period and enqueued again under a new run, no failure counted", () => {

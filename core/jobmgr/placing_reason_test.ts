@@ -28,7 +28,7 @@ Deno.test("a reason for a task still PLACING shows in task List and Get and as a
   const runtime = ((reply(rig).result as Body).value as Record<string, Body>)["0"].runtime as Body;
   assert.deepEqual([runtime.state, runtime.message], ["PLACING", WHY]);
   rig.api("task", "Get", { jobId: { value: JOB_ID }, instanceId: 0 });
-  assert.equal(((reply(rig).result as Body[])[0].runtime as Body).message, WHY);
+  assert.equal(((reply(rig).result as Body).runtime as Body).message, WHY);
 
   rig.api("task", "GetPodEvents", { jobId: { value: JOB_ID }, instanceId: 0 });
   await new Promise((resolve) => setTimeout(resolve, 0));

@@ -1,16 +1,9 @@
 import assert from "node:assert/strict";
-import type { Store } from "../ports/store.ts";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
-import { DEFAULT_JOBMGR_CONFIG, JobManager, type RecoveredJob } from "./jobmgr.ts";
+import type { JobManager } from "./jobmgr.ts";
 import { STATELESS_SERVICE } from "./stateless_api.ts";
 
 const OTHER_ID = "99999999-2222-4333-8444-555555555555";
-
-/** What prod/recovery.ts hands a job manager after a restart: active jobs only, with their tasks. */
-async function recoverActive(store: Store): Promise<RecoveredJob[]> {
-  const active = await store.activeJobs();
-  return Promise.all(active.map(async (job) => ({ job, tasks: await store.getTasks(job.jobId) })));
-}
 
 /** Lets store reads (several promise hops) answer, then runs what is due. */
 async function settle(rig: JobmgrRig): Promise<void> {
@@ -34,13 +27,7 @@ function runThenStop(rig: JobmgrRig, jobId: string): void {
 async function restart(rig: JobmgrRig): Promise<JobManager> {
   rig.jm.stop();
   rig.replies();
-  const jm = new JobManager(
-    { ...rig.ports, self: "jobmgr", resmgr: "resmgr", hostmgr: "hostmgr" },
-    DEFAULT_JOBMGR_CONFIG,
-  );
-  jm.recover(await recoverActive(rig.store));
-  jm.start();
-  return jm;
+  return await rig.restartJobManager();
 }
 
 /** Sends one API call to the restarted job manager. */

@@ -2,8 +2,8 @@
 import type { UpdateConfig } from "../model/config_types.ts";
 import type { UpdateRecord } from "../model/records.ts";
 import { parseStatelessSpec, parseUpdateConfig } from "../model/load.ts";
-import { statelessSpecToJobConfig } from "../model/stateless_spec.ts";
-import { isTerminalJobState } from "../model/states.ts";
+import { jobConfigToStatelessSpec, statelessSpecToJobConfig } from "../model/stateless_spec.ts";
+import { isTerminalJobState, isTerminalTaskState } from "../model/states.ts";
 import { randomUuid } from "../ports/prng.ts";
 import {
   type Body,
@@ -11,6 +11,7 @@ import {
   idValue,
   instancesOf,
   type JobView,
+  outOfRangeOf,
   type Reply,
   time,
   updateInfoJson,
@@ -19,6 +20,8 @@ import {
 } from "./api_json.ts";
 import type { JobApi } from "./job_api.ts";
 import type { JobEntry } from "./job_entry.ts";
+import { PRE_LAUNCH_RANK } from "./jobmgr.ts";
+import { parseQuerySpec, runJobQuery } from "./job_query.ts";
 import { DEFAULT_UPDATE_CONFIG } from "./workflow.ts";
 
 export const STATELESS_SERVICE = "peloton.api.v1alpha.job.stateless.svc.JobService";
@@ -37,6 +40,20 @@ function statusJson(j: JobView, workflow?: UpdateRecord): Body {
   };
 }
 
+/**
+ * v1alpha `stateless.JobSpec` of the job's current config version, made from the stored JobConfig, so it
+ * is the same after a restart and there for jobs created through the v0 API. Its `revision` carries the
+ * config version, as Peloton's does; the parser ignores it, so the spec can be sent back in a ReplaceJob.
+ */
+function specJson(j: JobView): Body {
+  const { respoolId, ...spec } = jobConfigToStatelessSpec(j.config);
+  return {
+    revision: { version: j.configVersion },
+    ...spec,
+    respoolId: respoolId === undefined ? undefined : { value: respoolId },
+  };
+}
+
 export class StatelessApi {
   constructor(private readonly api: JobApi) {}
 
@@ -51,6 +68,9 @@ export class StatelessApi {
       case "RestartJob":
         return this.#active(body, r, (job) => {
           const rs = (body.restartSpec ?? {}) as Body;
+          // Instances past the job's end are refused, naming them, and nothing is done.
+          const outOfRange = outOfRangeOf(job, rs.ranges ?? body.ranges);
+          if (outOfRange) return r.error("out-of-range", String(outOfRange.message));
           const u = this.api.jm.workflows.create(job, {
             type: "RESTART",
             config: {
@@ -63,7 +83,7 @@ export class StatelessApi {
               job.runtime.nextInstanceId ?? job.config.instanceCount,
             ),
           });
-          this.#done(r, job, u.updateId);
+          this.#done(r, job, "RestartJob", u.updateId);
         });
       case "PauseJobWorkflow":
       case "ResumeJobWorkflow":
@@ -79,20 +99,24 @@ export class StatelessApi {
           // Peloton's entity version moves with each workflow action, so a stale client is refused after.
           job.runtime.workflowVersion = (job.runtime.workflowVersion ?? 0) + 1;
           this.api.jm.markDirty(job, true);
-          this.#done(r, job);
+          this.#done(r, job, method);
         });
       case "StartJob":
-        return this.#active(body, r, (job) => (this.api.jm.startTasks(job), this.#done(r, job)));
+        return this.#active(body, r, (job) => (this.api.jm.startTasks(job), this.#done(r, job, method)));
       case "StopJob":
         return this.#active(body, r, (job) => {
           this.api.jm.workflows.abortActive(job);
           this.api.jm.stopTasks(job);
-          this.#done(r, job);
+          this.#done(r, job, method);
         });
       case "DeleteJob":
         return this.#delete(body, r);
       case "ListJobWorkflows":
         return this.#workflows(body, r);
+      case "ListJobs":
+        return this.#listJobs(r);
+      case "QueryJobs":
+        return this.#queryJobs(body, r);
       default:
         return r.error("unimplemented", `procedure ${STATELESS_SERVICE}::${method} is not implemented`);
     }
@@ -105,7 +129,7 @@ export class StatelessApi {
   #get(j: JobView, r: Reply): void {
     const reply = (u?: UpdateRecord) =>
       r.ok({
-        jobInfo: { jobId: { value: j.jobId }, spec: this.#spec(j), status: statusJson(j, u) },
+        jobInfo: { jobId: { value: j.jobId }, spec: specJson(j), status: statusJson(j, u) },
         workflowInfo: u ? workflowInfoJson(j, u) : undefined,
       });
     const live = j.runtime.updateId ? this.api.jm.updates.get(j.runtime.updateId) : undefined;
@@ -116,26 +140,27 @@ export class StatelessApi {
     );
   }
 
-  #spec(j: JobView): unknown {
-    return this.api.jm.jobs.get(j.jobId)?.spec ??
-      { name: j.config.name, instanceCount: j.config.instanceCount };
-  }
-
   #create(body: Body, r: Reply): void {
     const parsed = parseStatelessSpec(body.spec, "spec");
     if (!parsed.ok) return r.error("invalid-argument", parsed.errors.map((e) => e.message).join("; "));
-    const spec = parsed.value;
-    const config = statelessSpecToJobConfig(spec);
+    const config = statelessSpecToJobConfig(parsed.value);
     const given = idValue(body.jobId);
     const jobId = given ?? randomUuid(this.api.jm.deps.prng);
     const batch = Number(((body.createSpec ?? {}) as Body).batchSize ?? 0);
     this.api.checkPool(r, config.respoolId, () => {
-      this.api.createChecked(r, jobId, config, [], () => {
-        const job = this.api.jm.jobs.get(jobId)!;
-        job.spec = spec;
-        r.ok({ jobId: { value: jobId }, version: { value: entityVersion(job) } });
-      }, batch);
-    });
+      this.api.createChecked(
+        r,
+        jobId,
+        config,
+        [],
+        () => {
+          const job = this.api.jm.jobs.get(jobId)!;
+          r.ok({ jobId: { value: jobId }, version: { value: entityVersion(job) } });
+        },
+        batch,
+        "v1alpha",
+      );
+    }, "v1alpha");
   }
 
   /** A rolling update to a new spec (`ReplaceJob`), at the entity version the caller saw. */
@@ -154,8 +179,7 @@ export class StatelessApi {
       config = uc.value;
     }
     const u = this.api.jm.workflows.create(job, { type: "UPDATE", config, jobConfig: next });
-    job.spec = parsed.value;
-    this.#done(r, job, u.updateId);
+    this.#done(r, job, "ReplaceJob", u.updateId);
   }
 
   #delete(body: Body, r: Reply): void {
@@ -168,12 +192,70 @@ export class StatelessApi {
       }
       this.api.jm.workflows.abortActive(job);
       this.api.jm.stopTasks(job);
-      this.api.jm.jobs.delete(job.jobId);
-      this.api.jm.deps.store.write([{ kind: "job.delete", jobId: job.jobId }], (err) => {
+      // The stop's writes go before the delete (so that none of them puts the job back), and stay if the
+      // delete fails: the job is then stopped, as a delete with force starts by doing.
+      this.api.jm.deleteJob(job.jobId, (err) => {
         if (err) return r.error("internal", `deleting job ${job.jobId}: ${err.message}`);
+        // Deleted, the job's stop actions no longer run: its tasks are killed (or dropped from the resource
+        // manager's queue) here. A delete that failed leaves the job to its engines, which stop it.
+        const jm = this.api.jm;
+        for (const t of job.tasks.values()) {
+          if (isTerminalTaskState(t.state) || t.state === "INITIALIZED") continue;
+          if (t.state in PRE_LAUNCH_RANK) jm.dropTask(t);
+          else jm.killTask(job, t);
+        }
+        jm.flush();
         r.ok({});
       });
     });
+  }
+
+  /**
+   * Every job's summary. Peloton streams ListJobsResponse messages of one summary each; over JSON-HTTP the
+   * stream is one reply, `{jobs: [JobSummary]}`, newest job first.
+   */
+  #listJobs(r: Reply): void {
+    this.api.jm.deps.store.queryJobs({}).then(
+      ({ jobs }) => r.ok({ jobs: jobs.map((j) => this.#summary(this.api.jm.jobs.get(j.jobId) ?? j)) }),
+      (err) => r.error("internal", String(err)),
+    );
+  }
+
+  /**
+   * v1alpha QueryJobs: the same QuerySpec as v0's Query (states as `JOB_STATE_*`), its `respool` a pool path
+   * looked up at the resource manager, as Peloton does; answers summaries in `records`, the page and the spec.
+   */
+  #queryJobs(body: Body, r: Reply): void {
+    const spec = (body.spec ?? {}) as Body;
+    const parsed = parseQuerySpec(spec);
+    if (!parsed.ok) return r.error("invalid-argument", parsed.message);
+    const run = (respoolId: string | undefined) =>
+      runJobQuery(this.api.jm.deps.store, parsed.value, respoolId, (id) => this.api.jm.jobs.get(id)).then(
+        ({ jobs, pagination }) => r.ok({ records: jobs.map((j) => this.#summary(j)), pagination, spec }),
+        (err) => r.error("internal", String(err)),
+      );
+    const path = idValue(spec.respool);
+    if (!path) return void run(undefined);
+    this.api.lookupPool(path, (id, error) => {
+      if (!id) return r.error("not-found", `spec.respool: ${error}`);
+      run(id);
+    });
+  }
+
+  /** v1alpha `stateless.JobSummary`, with the workflow in progress in its status. */
+  #summary(j: JobView): Body {
+    const c = j.config;
+    const workflow = j.runtime.updateId ? this.api.jm.updates.get(j.runtime.updateId) : undefined;
+    return {
+      jobId: { value: j.jobId },
+      name: c.name,
+      owner: c.owner,
+      owningTeam: c.owningTeam,
+      labels: c.labels,
+      instanceCount: c.instanceCount,
+      respoolId: c.respoolId ? { value: c.respoolId } : undefined,
+      status: statusJson(j, workflow),
+    };
   }
 
   #workflows(body: Body, r: Reply): void {
@@ -206,9 +288,9 @@ export class StatelessApi {
     fn(job);
   }
 
-  #done(r: Reply, job: JobEntry, workflowId?: string): void {
-    this.api.jm.flush();
-    r.ok({
+  /** Answers once the call's writes are stored (an error if they failed), with the version they made. */
+  #done(r: Reply, job: JobEntry, method: string, workflowId?: string): void {
+    this.api.whenDurable(r, `${method} of job ${job.jobId}`, {
       version: { value: entityVersion(job) },
       ...(workflowId ? { workflowId: { value: workflowId } } : {}),
     });

@@ -88,12 +88,12 @@ Deno.test("stopping a whole job through the v0 API aborts its update; stopping s
 Deno.test("pause, resume and abort of a job without a workflow are errors naming the job, and change nothing", async () => {
   const rig = runningService(2);
   const before = (await getJob(rig)).jobInfo.status.version.value;
-  const writes = rig.store.unsettled;
+  const writes = rig.store.batches.length;
   for (const method of ["PauseJobWorkflow", "ResumeJobWorkflow", "AbortJobWorkflow"]) {
     const [reply] = stateless(rig, method, { version: { value: before } });
     assert.deepEqual(reply.error, { code: "not-found", message: `job ${JOB_ID} has no active workflow` });
   }
-  assert.equal(rig.store.unsettled, writes, "nothing written");
+  assert.equal(rig.store.batches.length, writes, "nothing written");
   assert.equal((await getJob(rig)).jobInfo.status.version.value, before);
   assert.deepEqual(await rig.store.listUpdates(JOB_ID), []);
 });
@@ -197,3 +197,129 @@ function pick(o: Record<string, unknown>, keys: string[]): Record<string, unknow
 function cmd(value: string) {
   return { shell: true, value, arguments: [], environment: { variables: [] }, uris: [] };
 }
+
+Deno.test("ListJobs answers every job's v1alpha summary, in one reply where Peloton streams them", async () => {
+  const rig = new JobmgrRig();
+  const other = "22222222-2222-4333-8444-555555555555";
+  rig.create({ type: "SERVICE", instanceCount: 2, labels: [{ key: "team", value: "x" }] });
+  rig.tick(1000);
+  rig.create({ name: "batch", instanceCount: 1 }, other);
+  rig.call(STATELESS_SERVICE, "ListJobs", {});
+  await rig.reads();
+  const [reply] = rig.replies();
+  assert.equal(reply.error, undefined, JSON.stringify(reply.error));
+  const jobs = (reply.body as { jobs: Record<string, unknown>[] }).jobs;
+  assert.deepEqual(jobs.map((j) => (j.jobId as { value: string }).value), [other, JOB_ID], "newest first");
+  const [, svc] = jobs;
+  assert.deepEqual(
+    { ...svc, status: undefined },
+    {
+      jobId: { value: JOB_ID },
+      name: "test-job",
+      owner: "tester",
+      owningTeam: "team",
+      labels: [{ key: "team", value: "x" }],
+      instanceCount: 2,
+      respoolId: { value: "pool-a" },
+      status: undefined,
+    },
+  );
+  const status = svc.status as Record<string, unknown>;
+  assert.deepEqual([status.state, status.desiredState, status.podStats], [
+    "JOB_STATE_PENDING",
+    "JOB_STATE_RUNNING",
+    { POD_STATE_INITIALIZED: 0, POD_STATE_PENDING: 2 },
+  ]);
+});
+
+Deno.test("QueryJobs filters by Peloton's v1alpha QuerySpec and pages; the pool is looked up by path", async () => {
+  const rig = new JobmgrRig();
+  const ids = [1, 2, 3].map((n) => `3333333${n}-2222-4333-8444-555555555555`);
+  rig.create({ type: "SERVICE", name: "web-frontend", labels: [{ key: "team", value: "x" }] }, ids[0]);
+  rig.tick(1000);
+  rig.create({ type: "SERVICE", name: "web-backend", owner: "other" }, ids[1]);
+  rig.tick(1000);
+  rig.create({ name: "nightly", description: "a WEB crawl", labels: [{ key: "team", value: "x" }] }, ids[2]);
+  rig.tick(1000);
+  const query = async (spec: Record<string, unknown>) => {
+    rig.call(STATELESS_SERVICE, "QueryJobs", { spec });
+    await rig.reads();
+    const [reply] = rig.replies();
+    assert.equal(reply.error, undefined, JSON.stringify(reply.error));
+    const b = reply.body as { records: { jobId: { value: string } }[]; pagination: unknown; spec: unknown };
+    assert.deepEqual(b.spec, spec, "the spec is echoed");
+    return { ids: b.records.map((r) => ids.indexOf(r.jobId.value)), pagination: b.pagination };
+  };
+  assert.deepEqual(await query({}), { ids: [2, 1, 0], pagination: { offset: 0, limit: 100, total: 3 } });
+  assert.deepEqual((await query({ labels: [{ key: "team", value: "x" }] })).ids, [2, 0]);
+  assert.deepEqual((await query({ owner: "other" })).ids, [1]);
+  assert.deepEqual((await query({ jobStates: ["JOB_STATE_PENDING"], owner: "tester" })).ids, [2, 0]);
+  assert.deepEqual((await query({ jobStates: ["JOB_STATE_RUNNING"] })).ids, []);
+  assert.deepEqual((await query({ keywords: ["web"] })).ids, [2, 1, 0], "name or description, any case");
+  assert.deepEqual((await query({ keywords: ["web", "front"] })).ids, [0], "every keyword must match");
+  const created = { creationTimeRange: { min: "1970-01-01T00:00:00.500Z", max: "1970-01-01T00:00:01.500Z" } };
+  assert.deepEqual((await query(created)).ids, [1]);
+  assert.deepEqual(
+    (await query({ completionTimeRange: { min: "1970-01-01T00:00:00Z" } })).ids,
+    [],
+    "none ended",
+  );
+  assert.deepEqual(await query({ keywords: ["web"], pagination: { offset: 1, limit: 1 } }), {
+    ids: [1],
+    pagination: { offset: 1, limit: 1, total: 3 },
+  });
+
+  rig.call(STATELESS_SERVICE, "QueryJobs", { spec: { respool: { value: "/pool-a" }, owner: "other" } });
+  const lookup = rig.transport.takeOne("api", "resmgr");
+  assert.deepEqual([lookup.procedure, lookup.body], [
+    "peloton.api.respool.ResourceManager::LookupResourcePoolID",
+    { path: { value: "/pool-a" } },
+  ]);
+  rig.jm.receive({ kind: "api-reply", reqId: lookup.reqId, body: { id: { value: "pool-a" } } });
+  await rig.reads();
+  const [byPool] = rig.replies();
+  assert.deepEqual((byPool.body as { records: { jobId: unknown }[] }).records.map((r) => r.jobId), [
+    { value: ids[1] },
+  ]);
+
+  rig.call(STATELESS_SERVICE, "QueryJobs", { spec: { jobStates: ["JOB_STATE_NAPPING"] } });
+  assert.deepEqual(rig.replies()[0].error, {
+    code: "invalid-argument",
+    message:
+      'spec.jobStates[0]: got "JOB_STATE_NAPPING", expected one of UNKNOWN, INITIALIZED, PENDING, RUNNING, ' +
+      "SUCCEEDED, FAILED, KILLED, KILLING, UNINITIALIZED, DELETED",
+  });
+});
+
+Deno.test("rolling restart|start|stop with instances past the job's end are refused naming them, and do nothing", () => {
+  const rig = runningService(4);
+  rig.store.settle();
+  const writes = rig.store.batches.length;
+  const message = (what: string) => `${what} out of range: job ${JOB_ID} has 4 instances`;
+  const [restart] = stateless(rig, "RestartJob", {
+    restartSpec: { batchSize: 1, ranges: [{ from: 2, to: 6 }] },
+  });
+  assert.deepEqual(restart.error, { code: "out-of-range", message: message("instances 4-5 are") });
+  const JOB = "peloton.api.job.JobManager";
+  const cases: [string, unknown[], string][] = [
+    ["Restart", [{ from: 0, to: 1 }, { from: 4, to: 5 }], "instance 4 is"],
+    ["Start", [{ from: 9 }], "instances from 9 are"],
+    ["Stop", [{ from: 3, to: 10 }], "instances 4-9 are"],
+  ];
+  for (const [method, ranges, what] of cases) {
+    rig.call(JOB, method, { id: { value: JOB_ID }, batchSize: 1, ranges });
+    const [reply] = rig.replies();
+    assert.deepEqual(reply.error, { code: "out-of-range", message: message(what) }, method);
+  }
+  rig.tick(60_000);
+  assert.equal(rig.jm.updates.size, 0, "no workflow was started");
+  assert.deepEqual(rig.transport.take("kill-tasks", "hostmgr"), [], "no task was touched");
+  assert.equal(rig.store.batches.length, writes, "nothing written");
+
+  // Peloton's CLI sends max uint32 as the end of a range left open: to the job's end, not past it.
+  rig.call(JOB, "Restart", { id: { value: JOB_ID }, batchSize: 1, ranges: [{ from: 3, to: 0xffff_ffff }] });
+  const [open] = rig.replies();
+  assert.equal(open.error, undefined, JSON.stringify(open.error));
+  const updateId = (open.body as { updateID: { value: string } }).updateID.value;
+  assert.deepEqual(rig.jm.updates.get(updateId)?.instancesUpdated, [3]);
+});

@@ -84,8 +84,7 @@ export class UpdateApi {
       jobConfig: next,
       opaqueData: typeof opaque === "string" ? opaque : undefined,
     });
-    jm.flush();
-    r.ok({ updateID: { value: u.updateId } });
+    this.api.whenDurable(r, `update ${u.updateId} of job ${job.jobId}`, { updateID: { value: u.updateId } });
   }
 
   #list(body: Body, r: Reply): void {
@@ -120,8 +119,7 @@ export class UpdateApi {
       }
       wf.rollback(u);
     }
-    this.api.jm.flush();
-    r.ok({});
+    this.api.whenDurable(r, `${method} of update ${u.updateId}`, {});
   }
 
   #withUpdate(body: Body, r: Reply, fn: (u: UpdateRecord) => void): void {

@@ -73,7 +73,6 @@ export class VolumeApi {
       jm.putTask(task);
     }
     jm.write({ kind: "volume.delete", volumeId: id });
-    jm.flush();
-    r.ok({});
+    this.api.whenDurable(r, `the delete of volume ${id}`, {});
   }
 }

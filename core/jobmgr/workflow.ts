@@ -21,6 +21,7 @@ import {
 import { isTerminalTaskState } from "../model/states.ts";
 import { DEFAULT_MIN_RUNNING_SECONDS } from "../model/update_config.ts";
 import { randomUuid } from "../ports/prng.ts";
+import type { StoreWrite } from "../ports/store.ts";
 import { jobConfigOf, type JobEntry } from "./job_entry.ts";
 import type { JobManager } from "./jobmgr.ts";
 
@@ -103,6 +104,18 @@ export class Workflows {
 
   /** Starts a workflow on a job; a workflow already in progress is aborted first (Peloton's rule). */
   create(job: JobEntry, req: WorkflowRequest): UpdateRecord {
+    const u = this.prepare(job, req);
+    this.jm.markDirty(job, true);
+    this.jm.write(this.stamp(u));
+    this.jm.updateEngine.enqueue(u);
+    return u;
+  }
+
+  /**
+   * A workflow held by its job but neither stored nor started: the caller stores `stamp(u)` (a job
+   * create, in its own batch) and enqueues it in the update engine once that is durable.
+   */
+  prepare(job: JobEntry, req: WorkflowRequest): UpdateRecord {
     this.abortActive(job);
     const now = this.jm.now();
     const prevVersion = job.configVersion;
@@ -147,9 +160,6 @@ export class Workflows {
     this.jm.updates.set(u.updateId, u);
     job.runtime.updateId = u.updateId;
     job.runtime.workflowVersion = (job.runtime.workflowVersion ?? 0) + 1;
-    this.jm.markDirty(job, true);
-    this.#put(u);
-    this.jm.updateEngine.enqueue(u);
     return u;
   }
 
@@ -355,8 +365,13 @@ export class Workflows {
   }
 
   #put(u: UpdateRecord): void {
+    this.jm.write(this.stamp(u));
+  }
+
+  /** A new version of the workflow's record, as the write that stores it. */
+  stamp(u: UpdateRecord): StoreWrite {
     u.updateTimeMs = this.jm.now();
     u.version++;
-    this.jm.write({ kind: "update.put", update: structuredClone(u) });
+    return { kind: "update.put", update: structuredClone(u) };
   }
 }

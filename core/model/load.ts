@@ -165,6 +165,8 @@ function run<T>(
   opts: LoadOptions,
   warnings: ConfigIssue[],
 ): LoadResult<T> {
+  const aurora = kind === (JOB as KindSpec<unknown>) ? auroraRequestIssue(root, file) : undefined;
+  if (aurora) return { ok: false, errors: [aurora], warnings };
   const norm = normalizeKeys(root, kind.schema);
   // A key one typo away from a known one is refused rather than ignored: ignoring it would silently give
   // the field its default (`shares: 2` leaving a pool's share at 0). Keys Peloton dropped over the years,
@@ -287,6 +289,28 @@ function noteIssue(file: string, note: KeyNote, refused = false): ConfigIssue {
     value: key,
     expected,
     message: `${where}: ${note.path}: unknown key, ignored (${hint}known keys: ${known.join(", ")})`,
+  };
+}
+
+/**
+ * An Aurora `JobUpdateRequest` (`taskConfig`, `instanceCount`, `settings`: the files of Peloton's
+ * aurorabridge tests) has a job's instance count but no `defaultConfig`; read as a job config it would fail
+ * on a missing command, which says nothing of what is wrong. It is named for what it is instead.
+ */
+function auroraRequestIssue(root: SourceNode, file: string): ConfigIssue | undefined {
+  if (root.kind !== "map") return undefined;
+  const entry = root.entries.find((e) => canonKey(e.key) === "taskconfig");
+  if (!entry || root.entries.some((e) => canonKey(e.key) === "defaultconfig")) return undefined;
+  const expected = "a Peloton job config (defaultConfig, instanceCount, ...); this file is an Aurora " +
+    "JobUpdateRequest (taskConfig, instanceCount, settings), the shape Peloton's aurorabridge takes, " +
+    "which this scheduler does not serve";
+  return {
+    file,
+    line: entry.line,
+    column: entry.column,
+    path: entry.key,
+    expected,
+    message: `${file}:${entry.line}: ${entry.key}: expected ${expected}`,
   };
 }
 

@@ -26,7 +26,19 @@ const WALKED = [
   "tests/integration/test_configs/",
   "pkg/jobmgr/job/config/testdata/",
   "pkg/cli/testdata/",
+  "tests/integration/canary_test/",
+  "tests/integration/aurorabridge_test/",
+  "tests/performance/test_configs/",
 ];
+
+/**
+ * Aurora `JobUpdateRequest`s (Peloton's aurorabridge takes them; this scheduler does not serve Aurora's
+ * API): refused as a job config with an error that says what they are, not one about a missing command.
+ */
+const AURORA = new Set([
+  "tests/integration/aurorabridge_test/test_configs/test_dc_labrat.yaml",
+  "tests/performance/test_configs/test_dc_labrat.yaml",
+]);
 
 /** Not a job, respool, spec or update config: Peloton's basic-auth users and roles. */
 const NOT_CONFIGS = new Set(["example/auth/basic/security_example.yaml"]);
@@ -78,8 +90,20 @@ Deno.test("every Peloton YAML fixture parses, and exactly the listed ones fail v
       continue;
     }
     assert.notEqual(kind, "unknown", `${rel}: kind not detected`);
-    kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
     const load = loaderFor(kind);
+    if (AURORA.has(rel)) {
+      for (const opts of [{ validate: false }, {}]) {
+        const r = load(text, rel, opts);
+        assert.ok(!r.ok, rel);
+        assert.deepEqual(r.errors.map((e) => e.message), [
+          `${rel}:1: taskConfig: expected a Peloton job config (defaultConfig, instanceCount, ...); this file ` +
+          "is an Aurora JobUpdateRequest (taskConfig, instanceCount, settings), the shape Peloton's " +
+          "aurorabridge takes, which this scheduler does not serve",
+        ]);
+      }
+      continue;
+    }
+    kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
     const shape = load(text, rel, { validate: false });
     assert.ok(
       shape.ok,
@@ -98,7 +122,8 @@ Deno.test("every Peloton YAML fixture parses, and exactly the listed ones fail v
       assert.ok(messages.includes(want), `${rel}: expected "${want}" in:\n${messages}`);
     }
   }
-  assert.deepEqual(Object.fromEntries(kinds), { job: 49, respool: 10, "stateless-spec": 20 });
+  assert.deepEqual(Object.fromEntries(kinds), { job: 49, respool: 10, "stateless-spec": 23 });
+  for (const rel of AURORA) assert.ok(files.includes(rel), `stale AURORA entry ${rel}`);
 });
 
 Deno.test("the Mesos task-group JSON fixture is not a Peloton config", () => {

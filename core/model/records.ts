@@ -34,6 +34,8 @@ export interface TaskRun {
   runId: number;
   state: TaskState;
   hostname?: string;
+  /** The agent the run was on: where its sandbox stays (`task logs JOB INSTANCE TASKID`). */
+  agentId?: string;
   startTimeMs?: number;
   completionTimeMs?: number;
   exitCode?: number;
@@ -196,14 +198,18 @@ export interface VolumeRecord {
 /**
  * A host's maintenance, stored from StartMaintenance until CompleteMaintenance, so that a restarted host
  * manager puts the host back into maintenance (at once if it is registered, else when it registers).
+ * Where the cluster manager keeps maintenance of its own (Mesos), a completion is stored too, until the
+ * cluster manager has the machine up.
  */
 export interface HostMaintenanceRecord {
   hostname: string;
   /**
    * What was asked of the host: DRAINING (StartMaintenance: drain it, DRAINED once empty, DOWN once its
-   * machine is down) or DOWN (a machine the cluster manager reported down, adopted while it had no agent).
+   * machine is down), DOWN (a machine the cluster manager reported down, adopted while it had no agent) or
+   * UP (CompleteMaintenance, not yet carried to the cluster manager: a restart carries it, rather than
+   * taking the machine back into maintenance from the cluster manager's status).
    */
-  state: "HOST_STATE_DRAINING" | "HOST_STATE_DOWN";
-  /** When maintenance was asked for. */
+  state: "HOST_STATE_DRAINING" | "HOST_STATE_DOWN" | "HOST_STATE_UP";
+  /** When maintenance (or, for UP, its completion) was asked for. */
   startTimeMs: number;
 }

@@ -1,6 +1,7 @@
-/** Zod schemas for the v1alpha stateless JobSpec, PodSpec, ContainerSpec, and conversion to a JobConfig. */
+/** The v1alpha stateless JobSpec, PodSpec, ContainerSpec: schemas, conversion to and from a JobConfig. */
 
-// The conversion follows Peloton's API handler (`ConvertJobSpecToJobConfig`, `ConvertPodSpecToTaskConfig`).
+// The conversions follow Peloton's API handler (`ConvertJobSpecToJobConfig`, `ConvertPodSpecToTaskConfig`,
+// and back `ConvertJobConfigToJobSpec`, `ConvertTaskConfigToPodSpec`).
 import { z } from "zod";
 import type {
   CommandInfo,
@@ -224,6 +225,80 @@ export function statelessSpecToJobConfig(spec: StatelessJobSpec): JobConfig {
   return config;
 }
 
+/**
+ * v0 `TaskConfig` → v1alpha `PodSpec` (`ConvertTaskConfigToPodSpec`), the reverse of `podSpecToTaskConfig`.
+ * The task's container, command and executor go into the pod's one container as they are (its `container`,
+ * `command` and `executor`), which `podSpecToTaskConfig` takes over unchanged; the spec's other ways of
+ * saying them (`image`, `entrypoint`, `environment`, `volumeMounts`, `mesosSpec`) were already turned into
+ * those when the config was made. A task with none of the container's fields gives a pod without containers.
+ *
+ * A TaskConfig carries two things a PodSpec cannot say: `preemptionPolicy.type` (a spec's pod has only
+ * `killOnPreempt`, from which the type is derived again), and the pod's name, which the spec never gives
+ * the config (`podName` is dropped on the way in, so it is not made up here).
+ */
+export function taskConfigToPodSpec(task: TaskConfig): PodSpec {
+  const main: ContainerSpec = {};
+  if (task.name !== undefined) main.name = task.name;
+  if (task.resource) main.resource = task.resource;
+  if (task.container) main.container = task.container;
+  if (task.command) main.command = task.command;
+  if (task.executor) main.executor = task.executor;
+  if (task.healthCheck) main.livenessCheck = task.healthCheck;
+  if (task.ports) {
+    main.ports = task.ports.map(({ name, value, envName }) =>
+      envName !== undefined ? { name, value, envName } : { name, value }
+    );
+  }
+  const pod: PodSpec = { containers: Object.keys(main).length > 0 ? [main] : [] };
+  if (task.labels) pod.labels = task.labels;
+  if (task.constraint) pod.constraint = task.constraint;
+  if (task.restartPolicy) pod.restartPolicy = task.restartPolicy;
+  if (task.volume) pod.volume = task.volume;
+  if (task.preemptionPolicy) pod.preemptionPolicy = { killOnPreempt: task.preemptionPolicy.killOnPreempt };
+  if (task.controller !== undefined) pod.controller = task.controller;
+  if (task.killGracePeriodSeconds !== undefined) pod.killGracePeriodSeconds = task.killGracePeriodSeconds;
+  if (task.revocable !== undefined) pod.revocable = task.revocable;
+  return pod;
+}
+
+/**
+ * A JobConfig as the v1alpha stateless JobSpec that makes it (`ConvertJobConfigToJobSpec`): for every spec
+ * the parser accepts, `statelessSpecToJobConfig` of this gives back the config the spec made. It answers
+ * GetJob from the stored config, so a job created through the v0 API has a spec too.
+ *
+ * What a JobConfig carries that a JobSpec has no place for is left out: `type` (a spec is always a SERVICE
+ * job), `placementStrategy`, the SLA's `maximumRunningInstances`, `minimumRunningInstances` and
+ * `maxRunningTime`, and what `taskConfigToPodSpec` leaves out. A task's `revocable` is shown on its pod only
+ * where it differs from the SLA's, since a spec's SLA sets it on every task.
+ */
+export function jobConfigToStatelessSpec(config: JobConfig): StatelessJobSpec {
+  const toPod = (task: TaskConfig): PodSpec => {
+    const { revocable, ...pod } = taskConfigToPodSpec(task);
+    return revocable === undefined || revocable === config.sla.revocable ? pod : { ...pod, revocable };
+  };
+  const spec: StatelessJobSpec = {
+    name: config.name,
+    owner: config.owner,
+    owningTeam: config.owningTeam,
+    ldapGroups: config.ldapGroups,
+    description: config.description,
+    labels: config.labels,
+    instanceCount: config.instanceCount,
+    sla: {
+      priority: config.sla.priority,
+      preemptible: config.sla.preemptible,
+      revocable: config.sla.revocable,
+      maximumUnavailableInstances: config.sla.maximumUnavailableInstances,
+    },
+    defaultSpec: toPod(config.defaultConfig),
+    instanceSpec: Object.fromEntries(
+      Object.entries(config.instanceConfig).map(([id, task]) => [id, toPod(task)]),
+    ),
+  };
+  if (config.respoolId !== undefined) spec.respoolId = config.respoolId;
+  return spec;
+}
+
 /** The spec with every `restartPolicy.maxFailures` capped at MAX_TASK_RETRIES, as Peloton stores it. */
 export function capSpecRestartPolicies(spec: StatelessJobSpec): StatelessJobSpec {
   const cap = (pod: PodSpec): PodSpec =>
@@ -254,6 +329,16 @@ export function validateStatelessSpec(spec: StatelessJobSpec): RuleIssue[] {
         severity: "error",
       });
     }
+    pod.containers.forEach((c, i) => {
+      if (!c.readinessCheck) return;
+      issues.push({
+        path: [...at, "containers", i, "readinessCheck"],
+        value: c.readinessCheck,
+        expected: "no readinessCheck: it is not used and not kept (a job's task config has only the " +
+          "liveness check, as Peloton's v0 TaskConfig has; GetJob will not show it)",
+        severity: "warning",
+      });
+    });
     if (pod.initContainers?.length) {
       issues.push({
         path: [...at, "initContainers"],

@@ -4,7 +4,14 @@ import type { JobConfig } from "../model/config_types.ts";
 import { mesosTaskId, type TaskRecord } from "../model/records.ts";
 import { MESOS_TO_TASK_STATE, type MesosTaskState } from "../model/states.ts";
 import { JOB_SERVICE, jobConfigJson, TASK_SERVICE } from "../jobmgr/job_api.ts";
-import { DEFAULT_JOBMGR_CONFIG, type JobEntry, JobManager, type JobmgrConfig } from "../jobmgr/jobmgr.ts";
+import {
+  DEFAULT_JOBMGR_CONFIG,
+  type JobEntry,
+  JobManager,
+  type JobmgrConfig,
+  type JobmgrDeps,
+} from "../jobmgr/jobmgr.ts";
+import { recoveredJob } from "../jobmgr/job_load.ts";
 import { makeJobConfig, makePorts, type TestPorts } from "./harness.ts";
 
 export const JOB_ID = "11111111-2222-4333-8444-555555555555";
@@ -14,12 +21,30 @@ export class JobmgrRig {
   readonly jm: JobManager;
   #reqId = 0;
 
-  constructor(config: Partial<JobmgrConfig> = {}) {
+  constructor(config: Partial<JobmgrConfig> = {}, deps: Partial<JobmgrDeps> = {}) {
     this.jm = new JobManager(
-      { ...this.ports, self: "jobmgr", resmgr: "resmgr", hostmgr: "hostmgr" },
+      { ...this.ports, self: "jobmgr", resmgr: "resmgr", hostmgr: "hostmgr", ...deps },
       { ...DEFAULT_JOBMGR_CONFIG, ...config },
     );
     this.jm.start();
+  }
+
+  /**
+   * The process dies and a new job manager starts over the rig's ports: the rig's own is stopped, and the
+   * new one recovers from the store what production's recovery reads (active jobs with their tasks and the
+   * config versions they use, and the workflows in progress) and starts. What the old one left in the
+   * transport stays there for the test to look at or drop.
+   */
+  async restartJobManager(): Promise<JobManager> {
+    this.jm.stop();
+    const jm = new JobManager(
+      { ...this.ports, self: "jobmgr", resmgr: "resmgr", hostmgr: "hostmgr" },
+      DEFAULT_JOBMGR_CONFIG,
+    );
+    const [active, updates] = await Promise.all([this.store.activeJobs(), this.store.activeUpdates()]);
+    jm.recover(await Promise.all(active.map((job) => recoveredJob(this.store, job, updates))), updates);
+    jm.start();
+    return jm;
   }
 
   /** Lets the goal-state engines run what is due now (they act on timers, as in the daemon). */
@@ -62,8 +87,17 @@ export class JobmgrRig {
     this.tick();
   }
 
-  /** API replies to the client so far, taken out of the transport. */
+  /**
+   * API replies to the client, taken out of the transport, once every write so far is durable (as a real
+   * store soon makes them): calls that change something answer only then.
+   */
   replies(): ApiReply[] {
+    this.store.settle();
+    return this.repliesSoFar();
+  }
+
+  /** API replies sent so far, with the store left as it is (for tests of what waits for durability). */
+  repliesSoFar(): ApiReply[] {
     return this.transport.take("api-reply", "api/1");
   }
 

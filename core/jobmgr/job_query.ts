@@ -1,0 +1,155 @@
+/** Job queries: the `QuerySpec` of v0 `JobManager.Query` and v1alpha `QueryJobs`, read and run against the store. */
+import type { Label } from "../model/config_types.ts";
+import { JOB_STATES, type JobState } from "../model/states.ts";
+import { parseRfc3339 } from "../model/time_format.ts";
+import type { JobQuery, Store } from "../ports/store.ts";
+import type { Body, JobView } from "./api_json.ts";
+
+/** Jobs a query returns when its `pagination.limit` is 0 or absent. */
+export const DEFAULT_QUERY_LIMIT = 100;
+
+export interface TimeRange {
+  minMs?: number;
+  maxMs?: number;
+}
+
+/** A query spec as read: what the store filters on, what is filtered here, and the page. */
+export interface JobQuerySpec {
+  store: Omit<JobQuery, "offset" | "limit" | "respoolId">;
+  keywords: string[];
+  creation?: TimeRange;
+  completion?: TimeRange;
+  page: { offset: number; limit: number; maxLimit: number };
+}
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
+
+/**
+ * Reads a QuerySpec (v0 or v1alpha: job states as `RUNNING` or `JOB_STATE_RUNNING`, or their numbers);
+ * a bad field is named with the value and what was expected.
+ */
+export function parseQuerySpec(spec: Body, where = "spec"): Parsed<JobQuerySpec> {
+  const fail = (field: string, got: unknown, expected: string): Parsed<JobQuerySpec> => ({
+    ok: false,
+    message: `${where}.${field}: got ${JSON.stringify(got)}, expected ${expected}`,
+  });
+  const pagination = (spec.pagination ?? {}) as Body;
+  const page = { offset: 0, limit: 0, maxLimit: 0 };
+  for (const k of ["offset", "limit", "maxLimit"] as const) {
+    const n = wholeNumber(pagination[k]);
+    if (n === undefined) return fail(`pagination.${k}`, pagination[k], "a whole number");
+    page[k] = n;
+  }
+  const states: string[] = [];
+  for (const [i, s] of list(spec.jobStates).entries()) {
+    const state = jobState(s);
+    if (!state) return fail(`jobStates[${i}]`, s, `one of ${Object.keys(JOB_STATES).join(", ")}`);
+    states.push(state);
+  }
+  const labels: Label[] = [];
+  for (const [i, l] of list(spec.labels).entries()) {
+    const { key, value } = (l ?? {}) as Body;
+    if (typeof key !== "string" || typeof value !== "string") return fail(`labels[${i}]`, l, "{key, value}");
+    labels.push({ key, value });
+  }
+  const keywords = list(spec.keywords);
+  const badKeyword = keywords.findIndex((k) => typeof k !== "string");
+  if (badKeyword >= 0) return fail(`keywords[${badKeyword}]`, keywords[badKeyword], "a string");
+  const ranges: Partial<Record<"creation" | "completion", TimeRange>> = {};
+  for (const which of ["creation", "completion"] as const) {
+    const raw = spec[`${which}TimeRange`] as Body | undefined;
+    if (raw === undefined || raw === null) continue;
+    const range: TimeRange = {};
+    for (const end of ["min", "max"] as const) {
+      if (raw[end] === undefined || raw[end] === null) continue;
+      const ms = typeof raw[end] === "string" ? parseRfc3339(raw[end] as string) : undefined;
+      if (ms === undefined) return fail(`${which}TimeRange.${end}`, raw[end], "an RFC 3339 time");
+      range[`${end}Ms`] = ms;
+    }
+    ranges[which] = range;
+  }
+  for (const f of ["owner", "name"] as const) {
+    if (spec[f] !== undefined && typeof spec[f] !== "string") return fail(f, spec[f], "a string");
+  }
+  return {
+    ok: true,
+    value: {
+      store: {
+        states: states.length ? states : undefined,
+        owner: (spec.owner as string) || undefined,
+        name: (spec.name as string) || undefined,
+        labels: labels.length ? labels : undefined,
+      },
+      keywords: keywords as string[],
+      ...ranges,
+      page,
+    },
+  };
+}
+
+/**
+ * One page of the jobs matching `spec`, newest first, each as the job manager holds it when it does.
+ * `offset` matches are skipped and at most `limit` returned (0: 100, our CLI's default; Peloton's was 10);
+ * `maxLimit`, when given, caps the matches considered, as Peloton's store did. Peloton capped them at 100
+ * when it was absent; here they are all counted (the store counts in SQL and reads only the page), so
+ * `total` is the true number and every page can be reached. Keywords and time ranges are not in the
+ * store's index: with them, every match of the other fields is read and those are checked here.
+ */
+export async function runJobQuery(
+  store: Store,
+  spec: JobQuerySpec,
+  respoolId: string | undefined,
+  live: (jobId: string) => JobView | undefined,
+): Promise<{ jobs: JobView[]; pagination: { offset: number; limit: number; total: number } }> {
+  const { offset } = spec.page,
+    limit = spec.page.limit || DEFAULT_QUERY_LIMIT,
+    considered = spec.page.maxLimit || Infinity;
+  const pageSize = Math.max(0, Math.min(limit, considered - offset));
+  const query: JobQuery = { ...spec.store, respoolId };
+  const view = (j: JobView) => live(j.jobId) ?? j;
+  if (!spec.keywords.length && !spec.creation && !spec.completion) {
+    const { jobs, total } = await store.queryJobs({ ...query, offset, limit: pageSize });
+    return { jobs: jobs.map(view), pagination: { offset, limit, total: Math.min(total, considered) } };
+  }
+  const { jobs } = await store.queryJobs(query);
+  const found = jobs.map(view).filter((j) => matchesRest(j, spec));
+  return {
+    jobs: found.slice(offset, offset + pageSize),
+    pagination: { offset, limit, total: Math.min(found.length, considered) },
+  };
+}
+
+/** Keywords (each must appear, any case, in the name, owner, owning team, description or a label) and times. */
+function matchesRest(j: JobView, spec: JobQuerySpec): boolean {
+  const c = j.config;
+  const text = [c.name, c.owner, c.owningTeam, c.description, ...c.labels.flatMap((l) => [l.key, l.value])]
+    .join("\n").toLowerCase();
+  if (!spec.keywords.every((k) => text.includes(k.toLowerCase()))) return false;
+  return within(j.runtime.creationTimeMs, spec.creation) &&
+    within(j.runtime.completionTimeMs, spec.completion);
+}
+
+function within(ms: number | undefined, range: TimeRange | undefined): boolean {
+  if (!range) return true;
+  if (ms === undefined) return false;
+  return (range.minMs === undefined || ms >= range.minMs) && (range.maxMs === undefined || ms <= range.maxMs);
+}
+
+function list(v: unknown): unknown[] {
+  return Array.isArray(v) ? v : [];
+}
+
+/** `RUNNING`, `JOB_STATE_RUNNING` or 3 → RUNNING. */
+function jobState(v: unknown): JobState | undefined {
+  if (typeof v === "number") return (Object.keys(JOB_STATES) as JobState[]).find((s) => JOB_STATES[s] === v);
+  if (typeof v !== "string") return undefined;
+  const name = v.startsWith("JOB_STATE_") ? v.slice("JOB_STATE_".length) : v;
+  return name in JOB_STATES ? name as JobState : undefined;
+}
+
+/** A pagination field: absent is 0; a whole number as a number or a string (proto3 JSON); else undefined. */
+function wholeNumber(v: unknown): number | undefined {
+  if (v === undefined || v === null) return 0;
+  const n = typeof v === "number" ? v : typeof v === "string" && /^\d+$/.test(v) ? Number(v) : NaN;
+  return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+}

@@ -1,0 +1,77 @@
+import assert from "node:assert/strict";
+import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
+import type { JobManager } from "./jobmgr.ts";
+
+const ALL = [0, 1, 2];
+
+/** A running 3-instance service whose tasks have a 20 s kill grace period. */
+function runningService(): JobmgrRig {
+  const rig = new JobmgrRig();
+  rig.create({ type: "SERVICE", instanceCount: ALL.length, task: { killGracePeriodSeconds: 20 } });
+  rig.launch(ALL);
+  for (const i of ALL) rig.status(rig.taskId(i), "TASK_RUNNING");
+  return rig;
+}
+
+/** The process dies with its kills in flight; a new job manager recovers from the store. */
+async function crashAndRecover(rig: JobmgrRig): Promise<JobManager> {
+  rig.store.settle();
+  rig.transport.drain();
+  return await rig.restartJobManager();
+}
+
+/** Reports a backend status of instance `i`'s first run to `jm`. */
+function status(rig: JobmgrRig, jm: JobManager, i: number, state: "TASK_RUNNING" | "TASK_KILLED"): void {
+  jm.receive({
+    kind: "task-statuses",
+    statuses: [{
+      taskId: `${JOB_ID}-${i}-1`,
+      state,
+      pelotonState: state === "TASK_RUNNING" ? "RUNNING" : "KILLED",
+      hostname: "h1",
+      agentId: "agent-h1",
+      timeMs: rig.ports.clock.now(),
+    }],
+  });
+  rig.tick();
+}
+
+Deno.test("a task KILLING when the scheduler restarted is killed again, with the rest of its grace period", async () => {
+  const rig = runningService();
+  rig.api("task", "Stop", { jobId: { value: JOB_ID } });
+  assert.equal(rig.transport.take("kill-tasks", "hostmgr").flatMap((k) => k.tasks).length, ALL.length);
+  assert.deepEqual(ALL.map((i) => rig.task(i).state), ["KILLING", "KILLING", "KILLING"]);
+  rig.tick(5_000);
+
+  const jm = await crashAndRecover(rig);
+  const sent = rig.transport.drain().filter((s) => s.to === "hostmgr").map((s) => s.msg);
+  assert.deepEqual(sent.map((m) => m.kind), ["reconcile-tasks", "kill-tasks"], "registered, then killed");
+  const kills = sent[1].kind === "kill-tasks" ? sent[1].tasks : [];
+  assert.deepEqual(
+    kills.map((k) => [k.taskId, k.gracePeriodMs, k.hostname]),
+    ALL.map((i) => [`${JOB_ID}-${i}-1`, 15_000, "h1"]),
+  );
+
+  // Reconciliation finds them still running: they stay KILLING until the kill lands.
+  for (const i of ALL) status(rig, jm, i, "TASK_RUNNING");
+  const job = jm.jobs.get(JOB_ID)!;
+  assert.deepEqual([...job.tasks.values()].map((t) => t.state), ["KILLING", "KILLING", "KILLING"]);
+  for (const i of ALL) status(rig, jm, i, "TASK_KILLED");
+  assert.deepEqual([...job.tasks.values()].map((t) => t.state), ["KILLED", "KILLED", "KILLED"]);
+  assert.equal(job.runtime.state, "KILLED");
+});
+
+Deno.test("a task PREEMPTING when the scheduler restarted is killed again, at once past its grace period, then runs again", async () => {
+  const rig = runningService();
+  rig.placements([], [], [{ taskId: rig.taskId(1), reason: "PREEMPTION_REASON_REVOKE_RESOURCES" }]);
+  assert.equal(rig.task(1).state, "PREEMPTING");
+  rig.tick(60_000);
+
+  const jm = await crashAndRecover(rig);
+  const kills = rig.transport.take("kill-tasks", "hostmgr").flatMap((k) => k.tasks);
+  assert.deepEqual(kills.map((k) => [k.taskId, k.gracePeriodMs]), [[`${JOB_ID}-1-1`, 0]]);
+
+  status(rig, jm, 1, "TASK_KILLED");
+  const task = jm.jobs.get(JOB_ID)!.tasks.get(1)!;
+  assert.deepEqual([task.runId, task.state, task.goalState], [2, "PENDING", "RUNNING"]);
+});
