@@ -5,9 +5,12 @@ import { Minicluster } from "./minicluster/minicluster.ts";
 import type { FrameworkIdStore } from "./mesos/framework_id_store.ts";
 import { MesosBackend } from "./mesos/mesos_backend.ts";
 
-/** A backend that can also show a task's sandbox files (`task logs`). */
+/**
+ * A backend that can also show a task's sandbox files (`task logs`); `agentId` says where the run was, for a
+ * run the backend no longer remembers (an earlier run of the task).
+ */
 export type SandboxBackend = HostBackend & {
-  logs(taskId: string, file: "stdout" | "stderr"): Promise<string | undefined>;
+  logs(taskId: string, file: "stdout" | "stderr", agentId?: string): Promise<string | undefined>;
 };
 
 export interface BackendOptions {
@@ -86,13 +89,13 @@ export async function addAgent(minicluster: Minicluster | undefined, req: Reques
   return Response.json({ hostname: host.hostname, agentId: host.agentId });
 }
 
-/** `GET /sandbox/<taskId>/<stdout|stderr>`. */
-export async function sandboxFile(backend: SandboxBackend, path: string): Promise<Response> {
-  const [taskId, file] = path.split("/").slice(2).map(decodeURIComponent);
+/** `GET /sandbox/<taskId>/<stdout|stderr>[?agentId=ID]`. */
+export async function sandboxFile(backend: SandboxBackend, url: URL): Promise<Response> {
+  const [taskId, file] = url.pathname.split("/").slice(2).map(decodeURIComponent);
   if (file !== "stdout" && file !== "stderr") {
     return new Response("file must be stdout or stderr\n", { status: 400 });
   }
-  const text = await backend.logs(taskId, file);
+  const text = await backend.logs(taskId, file, url.searchParams.get("agentId") ?? undefined);
   return text === undefined
     ? new Response(`no sandbox for task ${taskId}\n`, { status: 404 })
     : new Response(text);

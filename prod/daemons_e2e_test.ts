@@ -112,6 +112,14 @@ Deno.test({
         }
       }
 
+      // Sandbox files, forwarded to the host manager leader, are BrowseSandbox's: credentials go along.
+      const [, shortJob] = created.find(([, id]) => id !== longJob)!;
+      const logs = await cli(j2, "task", "logs", shortJob, "2", ...ROOT_USER);
+      assert.equal(logs.code, 0, logs.err);
+      assert.equal(logs.out, "2");
+      const sandbox = await fetch(`${j2}/sandbox/${shortJob}-2-1/stdout`);
+      assert.equal(sandbox.status, 401, await sandbox.text());
+
       // The resource manager leader dies; the follower takes over and the job managers send it their tasks.
       await cluster.kill(leader);
       await waitFor(

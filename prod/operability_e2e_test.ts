@@ -5,6 +5,7 @@
  * manager that finishes its in-flight writes on SIGTERM.
  */
 import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
 import { runCli } from "./cli/main.ts";
 import { batchJobYaml, DaemonCluster } from "./testing_cluster.ts";
 import { ROOT, waitFor } from "./testing.ts";
@@ -25,7 +26,8 @@ async function cliEnv(url: string, env: Record<string, string>, ...argv: string[
 }
 
 async function health(url: string): Promise<Record<string, unknown>> {
-  const res = await fetch(`${url}/health`);
+  // A daemon blocked for good must fail the test, not hang it.
+  const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(10_000) });
   assert.equal(res.status, 200);
   return await res.json();
 }
@@ -45,6 +47,40 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
     if (Object.entries(labels).every(([k, v]) => (m[2] ?? "").includes(`${k}="${v}"`))) return Number(m[3]);
   }
   return undefined;
+}
+
+/** Whether a write transaction on the SQLite file can start within 2 s (no process holds its write lock). */
+function writeLockFree(path: string): boolean {
+  const db = new DatabaseSync(path);
+  try {
+    db.exec("PRAGMA busy_timeout = 2000");
+    db.exec("BEGIN IMMEDIATE");
+    db.exec("ROLLBACK");
+    return true;
+  } catch {
+    return false;
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Freezes a daemon (SIGSTOP) at a moment it holds no SQLite write lock. Stopped inside a write (a lease
+ * renewal's transaction, a commit's fsync), it would keep the file locked for every other process, which is
+ * SQLite's nature rather than the lease protocol under test: it is let go at once and frozen again.
+ */
+async function freezeOutsideWrite(child: Deno.ChildProcess, sqlitePath: string): Promise<void> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    child.kill("SIGSTOP");
+    // The signal is sent at once but acted on when the process next runs: check once it has stopped.
+    while ((await Deno.readTextFile(`/proc/${child.pid}/stat`)).split(") ")[1]?.[0] !== "T") {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    if (writeLockFree(sqlitePath)) return;
+    child.kill("SIGCONT");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error("could not freeze the daemon outside a write transaction in 20 attempts");
 }
 
 function api(url: string, procedure: string, body: unknown, authorization?: string): Promise<Response> {
@@ -108,6 +144,14 @@ Deno.test({
       const admin = await api(jm(), create, {}, basic("admin", "password2"));
       assert.equal(admin.status, 403);
       await admin.body?.cancel();
+      // A procedure no daemon serves is checked first too: 401 without credentials, 501 only for who may call it.
+      const unserved = "peloton.api.v0.job.svc.JobService::CreateJob";
+      for (
+        const [authorization, status] of [[undefined, 401], [basic("peloton", "password1"), 501]] as const
+      ) {
+        const r = await api(jm(), unserved, {}, authorization);
+        assert.equal(r.status, status, `${authorization ?? "no credentials"}: ${await r.text()}`);
+      }
       // The CLI takes credentials from the environment; without any it says how to give them.
       const refused = await cliEnv(jm(), {}, "job", "create", "/DefaultResPool", `${dir}/short.yaml`);
       assert.equal(refused.code, 1);
@@ -166,7 +210,7 @@ Deno.test({
       assert.ok(sample(jt, "peloton_api_request_seconds_bucket", { le: "0.1" }) !== undefined, "a histogram");
 
       // A leader frozen past its lease's TTL steps down when it wakes; the follower leads meanwhile.
-      proc("resmgr-1").child.kill("SIGSTOP");
+      await freezeOutsideWrite(proc("resmgr-1").child, `${dir}/peloton.sqlite`);
       await waitFor(
         "resmgr-2 to lead",
         async () => (await health(cluster.url("resmgr-2"))).leader || undefined,

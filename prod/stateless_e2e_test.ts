@@ -33,19 +33,21 @@ Deno.test({
       );
       assert.equal((await status()).state, "JOB_STATE_RUNNING");
 
-      // A stale entity version is refused.
-      const stale = await cli(
-        up.url,
-        "job",
-        "stateless",
-        "replace",
-        job,
-        `${SPECS}/test_update_stateless_job_spec.yaml`,
-        "1",
-        "9-9-9",
-      );
-      assert.equal(stale.code, 1);
-      assert.match(stale.err, /unexpected entity version: got 9-9-9/);
+      // A stale entity version is refused, given in Peloton's form (JOB SPEC BATCH-SIZE RESPOOL VERSION) or ours.
+      for (const given of [["/DefaultResPool", "9-9-9"], ["9-9-9"]]) {
+        const stale = await cli(
+          up.url,
+          "job",
+          "stateless",
+          "replace",
+          job,
+          `${SPECS}/test_update_stateless_job_spec.yaml`,
+          "1",
+          ...given,
+        );
+        assert.equal(stale.code, 1, `${given.join(" ")}: ${stale.err}`);
+        assert.match(stale.err, /unexpected entity version: got 9-9-9/);
+      }
 
       const replaced = await cli(
         up.url,
@@ -68,6 +70,14 @@ Deno.test({
         assert.equal(t.runtime.configVersion, 2);
       }
       assert.match((await cli(up.url, "task", "logs", job, "0")).out, /updated/);
+      // Peloton's TASKID argument: an earlier run's sandbox, here the first run's, before the replace.
+      const first = await cli(up.url, "task", "logs", job, "0", `${job}-0-1`);
+      assert.equal(first.code, 0, first.err);
+      assert.match(first.out, /running 3/);
+      assert.doesNotMatch(first.out, /updated/);
+      const wrong = await cli(up.url, "task", "logs", job, "0", `${job}-1-1`);
+      assert.equal(wrong.code, 1);
+      assert.match(wrong.err, new RegExp(`taskId: got "${job}-1-1", expected a run of ${job}-0`));
 
       const restart = await cli(up.url, "job", "stateless", "restart", job, "--batch-size", "1");
       assert.equal(restart.code, 0, restart.err);

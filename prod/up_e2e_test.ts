@@ -50,7 +50,7 @@ Deno.test({
         failedId = /^Job (\S+) created$/.exec(job.out)![1];
         assert.equal(await waitForJobState(up.url, failedId, ["SUCCEEDED", "FAILED", "KILLED"]), "FAILED");
         const task = await cli(up.url, "task", "get", failedId, "0", "-j");
-        const runtime = JSON.parse(task.out).result[0].runtime;
+        const runtime = JSON.parse(task.out).result.runtime;
         assert.equal(runtime.state, "FAILED");
         assert.equal(runtime.exitCode, 3);
         assert.equal(runtime.message, "Command exited with status 3");

@@ -184,6 +184,32 @@ Deno.test({
         (await cli(up.url, "task", "logs", job, String(late.instanceId))).out,
         "agent on agent-late",
       );
+
+      // agent-0 goes into maintenance: its instance is removed; task get says so, by its id, not by the count.
+      const gone = String(four.find((t) => t.runtime.host === "agent-0")!.instanceId);
+      assert.equal((await cli(up.url, "host", "maintenance", "start", "agent-0")).code, 0);
+      await waitFor(
+        "the instance on agent-0 removed",
+        async () => (await tasks(up.url, job)).length === 3 || undefined,
+      );
+      for (const cmd of ["get", "logs"]) {
+        const removed = await cli(up.url, "task", cmd, job, gone);
+        assert.equal(removed.code, 1, removed.out);
+        assert.match(
+          removed.err,
+          new RegExp(
+            `instance ${gone} of job ${job} was removed when its host agent-0 left the daemon job's hosts`,
+          ),
+        );
+      }
+      const events = await cli(up.url, "task", "events", job, gone);
+      assert.equal(events.code, 0, events.err);
+      assert.match(events.out, /KILLED/, "its history is still there");
+      assert.equal(
+        (await cli(up.url, "task", "get", job, String(late.instanceId))).code,
+        0,
+        "id 3 of 3 instances",
+      );
     });
   },
 });

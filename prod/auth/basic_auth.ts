@@ -127,7 +127,8 @@ export class BasicAuth {
       role = u.role;
       user = creds.username;
     }
-    if (procedures.some((p) => permitted(role!, p))) return { ok: true, user };
+    // No procedure named (no Rpc-Procedure header): the caller is only authenticated.
+    if (!procedures.length || procedures.some((p) => permitted(role!, p))) return { ok: true, user };
     const who = user ? `user ${user}` : "calls without credentials";
     return {
       ok: false,
@@ -206,6 +207,17 @@ function digest(password: string): string {
 
 const HOP_HEADER = "x-peloton-hop";
 
+/**
+ * The procedure an HTTP endpoint beside the API is checked as: sandbox files are what BrowseSandbox points
+ * to; adding a minicluster agent is an operator's act no Peloton role names, so only a role that accepts
+ * every call (`*`) may.
+ */
+export function endpointProcedure(path: string): string | undefined {
+  if (path.startsWith("/sandbox/")) return "peloton.api.task.TaskManager::BrowseSandbox";
+  if (path === "/admin/agents") return "peloton.minicluster.Admin::AddAgent";
+  return undefined;
+}
+
 /** `peloton.api.job.JobManager` → `peloton.api.v0.job.JobManager`, the names auth files use for v0. */
 function versioned(procedure: string): string {
   return procedure.replace(/^peloton\.api\.(job|task|respool)\./, "peloton.api.v0.$1.");
@@ -213,19 +225,25 @@ function versioned(procedure: string): string {
 
 /**
  * The HTTP answer refusing an API call, or undefined when it may go on. `sent` is the procedure as the
- * client named it, `canonical` as routed. A call another daemon forwarded with the internal user's
- * credentials was checked where it came in.
+ * client named it, `canonical` as routed, none when no daemon serves it: that call is checked too, under the
+ * name it was sent by, so that a caller learns nothing of what is served unless it may call it (401 or 403
+ * before 501). A call another daemon forwarded with the internal user's credentials was checked where it
+ * came in.
  */
 export function authorizeCall(
   auth: BasicAuth | undefined,
   headers: Headers,
   sent: string,
-  canonical: string,
+  canonical: string | undefined,
 ): Response | undefined {
   if (!auth) return undefined;
   const creds = credentialsOf(headers);
   if (headers.has(HOP_HEADER) && auth.internal && auth.isInternal(creds)) return undefined;
-  const decision = auth.check(creds, [...new Set([sent, canonical, versioned(canonical)])]);
+  const asSent = sent.includes("::") || !sent.includes(".") ? sent : sent.replace(/\.(?=[^.]*$)/, "::");
+  const names = canonical === undefined
+    ? (sent ? [asSent] : [])
+    : [...new Set([sent, canonical, versioned(canonical)])];
+  const decision = auth.check(creds, names);
   if (decision.ok) return undefined;
   const code = decision.status === 401 ? "unauthenticated" : "permission-denied";
   return Response.json({ code, message: decision.message }, {

@@ -70,3 +70,18 @@ Deno.test("a bad auth file names the problem", async () => {
     await Deno.remove(file);
   }
 });
+
+Deno.test("a procedure no daemon serves is still authenticated and authorized, under the name it was sent by", async () => {
+  const auth = await BasicAuth.load(`${DIR}security_example.yaml`);
+  const watch = "peloton.api.v1alpha.watch.svc.WatchService::Watch";
+  const as = (user?: string, password?: string) =>
+    new Headers(user ? { authorization: `Basic ${btoa(`${user}:${password}`)}` } : {});
+  assert.equal(authorizeCall(auth, as(), watch, undefined)?.status, 401, "the default user may not");
+  assert.equal(authorizeCall(auth, as("peloton", "nope"), watch, undefined)?.status, 401);
+  assert.equal(authorizeCall(auth, as("admin", "password2"), watch, undefined), undefined, "admin may");
+  assert.equal(authorizeCall(auth, as("admin", "password2"), "Not.Served.Thing", undefined)?.status, 403);
+  assert.equal(authorizeCall(auth, as("peloton", "password1"), "Not.Served.Thing", undefined), undefined);
+  // No procedure at all: only who the caller is is checked.
+  assert.equal(authorizeCall(auth, as(), "", undefined), undefined, "the default user");
+  assert.equal(authorizeCall(auth, as("peloton", "nope"), "", undefined)?.status, 401);
+});

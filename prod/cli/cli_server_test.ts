@@ -1,6 +1,7 @@
 /** CLI error reporting over real HTTP against a real `peloton up`. */
 import assert from "node:assert/strict";
 import { cli, ROOT, startUp, waitFor } from "../testing.ts";
+import { runCli } from "./main.ts";
 
 const JOBS = `${ROOT}/scenarios/jobs`;
 
@@ -31,6 +32,31 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
     );
 
     await t.step(
+      "task stop|start|restart -r past the end: an error naming the instances, nothing done",
+      async () => {
+        const before = JSON.parse((await cli(up.url, "task", "list", job, "-j")).out).result.value;
+        const stop = await cli(up.url, "task", "stop", job, "-r", "20:30");
+        assert.equal(stop.code, 1, stop.out);
+        assert.equal(
+          stop.err,
+          `peloton task stop: peloton.api.task.TaskManager::Stop: outOfRange: instances 20-29 are out of range: ` +
+            `job ${job} has 10 instances`,
+        );
+        const restart = await cli(up.url, "task", "restart", job, "-r", "9:11");
+        assert.equal(restart.code, 1, restart.out);
+        assert.equal(
+          restart.err,
+          `peloton task restart: instance 10 is out of range: job ${job} has 10 instances`,
+        );
+        const after = JSON.parse((await cli(up.url, "task", "list", job, "-j")).out).result.value;
+        const goals = (tasks: Record<string, { runtime: { goalState: string } }>) =>
+          Object.values(tasks).map((t) => t.runtime.goalState);
+        assert.deepEqual(goals(after), goals(before));
+        assert.ok(goals(after).every((g) => g === "SUCCEEDED"));
+      },
+    );
+
+    await t.step(
       "respool create|validate: a file without resources is an error naming the field",
       async () => {
         for (const argv of [["create", "/X"], ["validate"]]) {
@@ -46,16 +72,54 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
       },
     );
 
-    await t.step("update list, volume list: an unknown job is not found, not an empty table", async () => {
-      const unknown = "00000000-0000-4000-8000-000000000000";
-      for (const argv of [["update", "list"], ["volume", "list"]]) {
-        const r = await cli(up.url, ...argv, unknown);
-        assert.equal(r.code, 1, `${argv.join(" ")}: ${r.out}`);
-        assert.match(r.err, new RegExp(`not-found: job ${unknown} not found`));
-      }
-      const known = await cli(up.url, "update", "list", job);
-      assert.equal(known.code, 0, known.err);
-    });
+    await t.step(
+      "update list, volume list, task *: an unknown job is not found, not an empty table",
+      async () => {
+        const unknown = "00000000-0000-4000-8000-000000000000";
+        const commands = [
+          ["update", "list", unknown],
+          ["volume", "list", unknown],
+          ["job", "get", unknown],
+          ["job", "status", unknown],
+          ["task", "list", unknown],
+          ["task", "get", unknown, "0"],
+          ["task", "events", unknown, "0"],
+          ["task", "logs", unknown, "0"],
+        ];
+        for (const argv of commands) {
+          const r = await cli(up.url, ...argv);
+          assert.equal(r.code, 1, `${argv.join(" ")}: ${r.out}`);
+          assert.match(r.err, new RegExp(`not-found: job ${unknown} not found`));
+        }
+        const known = await cli(up.url, "update", "list", job);
+        assert.equal(known.code, 0, known.err);
+      },
+    );
+
+    await t.step(
+      "JobManager::Get, TaskManager::List|Get|BrowseSandbox of an unknown job: HTTP 200 with Peloton's in-body notFound",
+      async () => {
+        const unknown = "00000000-0000-4000-8000-000000000000";
+        const notFound = { id: { value: unknown }, message: `job ${unknown} not found` };
+        const calls: [string, unknown, unknown][] = [
+          ["job.JobManager::Get", { id: { value: unknown } }, { error: { notFound } }],
+          ["task.TaskManager::List", { jobId: { value: unknown } }, { notFound }],
+          ["task.TaskManager::Get", { jobId: { value: unknown }, instanceId: 0 }, { notFound }],
+          ["task.TaskManager::BrowseSandbox", { jobId: { value: unknown }, instanceId: 0 }, {
+            error: { notFound },
+          }],
+        ];
+        for (const [procedure, request, answer] of calls) {
+          const res = await fetch(`${up.url}/api/v1`, {
+            method: "POST",
+            headers: { "content-type": "application/json", "rpc-procedure": `peloton.api.${procedure}` },
+            body: JSON.stringify(request),
+          });
+          assert.equal(res.status, 200, procedure);
+          assert.deepEqual(await res.json(), answer, procedure);
+        }
+      },
+    );
 
     await t.step("job query -s: an unknown state names the valid ones", async () => {
       const r = await cli(up.url, "job", "query", "-s", "BOGUS");
@@ -63,6 +127,16 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
       assert.match(r.err, /--states: got "BOGUS", expected one of UNKNOWN, INITIALIZED, PENDING, RUNNING/);
       const ok = await cli(up.url, "job", "query", "-s", "pending,succeeded,running");
       assert.equal(ok.code, 0, ok.err);
+      assert.match(ok.out, new RegExp(`${job}\\|\\s+TestPelotonJob_123\\|`), "listed from the job summaries");
+      // Under the table: which matches the page holds, of how many, and where the next page starts.
+      const all = JSON.parse((await cli(up.url, "job", "query", "-j")).out).pagination.total as number;
+      assert.ok(all >= 1);
+      const first = await cli(up.url, "job", "query", "-n", "1");
+      assert.match(first.out, new RegExp(`^jobs 1-1 of ${all}${all > 1 ? "; next page: -o 1" : ""}$`, "m"));
+      const past = await cli(up.url, "job", "query", "-o", String(all));
+      assert.match(past.out, new RegExp(`^no jobs at offset ${all}; ${all} match$`, "m"));
+      const none = await cli(up.url, "job", "query", "--name", "no-such-job");
+      assert.match(none.out, /^no jobs match$/m);
     });
 
     await t.step("update create --batch-percentage takes decimals, as Peloton's double does", async () => {
@@ -81,6 +155,98 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
     });
 
     await t.step(
+      "update create JOB CONFIG BATCH-SIZE RESPOOL: Peloton's form, the pool must be the job's",
+      async () => {
+        const other = await Deno.makeTempFile({ suffix: ".yaml" });
+        const pool = (await Deno.readTextFile(`${JOBS}/default_respool.yaml`)).replace(
+          "name: DefaultResPool",
+          "name: Other",
+        );
+        await Deno.writeTextFile(other, pool);
+        const made = await cli(up.url, "respool", "create", "/Other", other);
+        await Deno.remove(other);
+        assert.equal(made.code, 0, made.err);
+        const svc = await cli(up.url, "job", "create", "/DefaultResPool", `${JOBS}/service.yaml`);
+        const id = /Job (\S+) created/.exec(svc.out)![1];
+        const update = (pool: string) =>
+          cli(up.url, "update", "create", id, `${JOBS}/service_v2.yaml`, "2", pool);
+        const moved = await update("/Other");
+        assert.equal(moved.code, 1, moved.out);
+        assert.match(moved.err, /jobConfig\.respoolID: cannot move a job to another pool in an update/);
+        const missing = await update("/Nowhere");
+        assert.equal(missing.code, 1, missing.out);
+        assert.match(missing.err, /\/Nowhere/);
+        const ok = await update("/DefaultResPool");
+        assert.equal(ok.code, 0, ok.err);
+        assert.match(ok.out, /^Update \S+ created$/);
+      },
+    );
+
+    await t.step(
+      "job stop --owner/-l: Peloton's form stops every active job matching, once confirmed",
+      async () => {
+        const file = await Deno.makeTempFile({ suffix: ".yaml" });
+        const create = async (owner: string, labels: string) => {
+          await Deno.writeTextFile(
+            file,
+            `name: stop-${owner}\nowner: ${owner}\nlabels: ${labels}\ninstanceCount: 1\n` +
+              "defaultConfig:\n  resource: {cpuLimit: 0.1, memLimitMb: 16, diskLimitMb: 10}\n" +
+              "  command: {value: 'sleep 60'}\n",
+          );
+          const r = await cli(up.url, "job", "create", "/DefaultResPool", file);
+          assert.equal(r.code, 0, r.err);
+          return /Job (\S+) created/.exec(r.out)![1];
+        };
+        const labelled = await create("stopper", "[{key: team, value: x}]");
+        const plain = await create("stopper", "[]");
+        const other = await create("keeper", "[{key: team, value: x}]");
+        await Deno.remove(file);
+        const goal = async (id: string) =>
+          JSON.parse((await cli(up.url, "job", "status", id, "-j")).out).goalState;
+
+        const none = await cli(up.url, "job", "stop");
+        assert.equal(none.code, 2);
+        assert.match(none.err, /give JOB, or --owner and\/or -l\/--labels/);
+        const unconfirmed = await cli(up.url, "job", "stop", "--owner", "stopper");
+        assert.equal(unconfirmed.code, 1);
+        for (const id of [labelled, plain]) assert.match(unconfirmed.out, new RegExp(id), "listed");
+        assert.match(unconfirmed.err, /nothing stopped: confirm on a terminal, or give -f\/--force/);
+        assert.deepEqual([await goal(labelled), await goal(plain)], ["SUCCEEDED", "SUCCEEDED"]);
+
+        const byBoth = await cli(up.url, "job", "stop", "--owner", "stopper", "-l", "team=x", "-f");
+        assert.equal(byBoth.code, 0, byBoth.err);
+        assert.match(byBoth.out, new RegExp(`Job ${labelled} stopping: 1 instances`));
+        assert.deepEqual([await goal(labelled), await goal(plain), await goal(other)], [
+          "KILLED",
+          "SUCCEEDED",
+          "SUCCEEDED",
+        ]);
+        // Confirmed on the terminal: the question says how many jobs.
+        const asked: string[] = [], out: string[] = [];
+        const code = await runCli(["job", "stop", "--owner", "stopper", "-j", "-m", up.url], {
+          out: (l) => out.push(l),
+          err: (l) => out.push(l),
+          env: () => undefined,
+          confirm: (q) => (asked.push(q), Promise.resolve(true)),
+        });
+        assert.equal(code, 0, out.join("\n"));
+        assert.deepEqual(asked, ["Stop this job?"]);
+        assert.deepEqual(JSON.parse(out.at(-1)!), { stopped: [{ id: plain, instances: 1 }], failed: [] });
+
+        const mismatch = await cli(up.url, "job", "stop", other, "--owner", "stopper");
+        assert.equal(mismatch.code, 1);
+        assert.equal(mismatch.err, `peloton job stop: no job ${other} matching --owner stopper`);
+        assert.equal(await goal(other), "SUCCEEDED");
+        const byId = await cli(up.url, "job", "stop", other);
+        assert.equal(byId.code, 0, byId.err);
+        assert.equal(await goal(other), "KILLED");
+        const nothing = await cli(up.url, "job", "stop", "-l", "team=x", "-f");
+        assert.equal(nothing.code, 1);
+        assert.equal(nothing.err, "peloton job stop: no active job matches --labels team=x");
+      },
+    );
+
+    await t.step(
       "job stateless workflow pause|resume|abort: no workflow is an error naming the job",
       async () => {
         const before = JSON.parse((await cli(up.url, "job", "stateless", "get", job, "-j")).out);
@@ -91,6 +257,57 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
         }
         const after = JSON.parse((await cli(up.url, "job", "stateless", "get", job, "-j")).out);
         assert.equal(after.jobInfo.status.version.value, before.jobInfo.status.version.value);
+      },
+    );
+
+    await t.step("job update to a smaller instanceCount says which instances it stops", async () => {
+      const created = await cli(up.url, "job", "create", "/DefaultResPool", `${JOBS}/testjob.yaml`);
+      const id = /Job (\S+) created/.exec(created.out)![1];
+      const file = await Deno.makeTempFile({ suffix: ".yaml" });
+      await Deno.writeTextFile(
+        file,
+        (await Deno.readTextFile(`${JOBS}/testjob.yaml`)).replace("instancecount: 10", "instancecount: 7"),
+      );
+      const r = await cli(up.url, "job", "update", id, file);
+      await Deno.remove(file);
+      assert.equal(r.code, 0, r.err);
+      assert.equal(r.out, `job ${id} now has 7 instances; stopping instances 7-9, past the new count`);
+    });
+
+    await t.step(
+      "job stateless list|query: v1alpha summaries, filtered and paged by the server",
+      async () => {
+        const list = await cli(up.url, "job", "stateless", "list", "-j");
+        assert.equal(list.code, 0, list.err);
+        const listed = JSON.parse(list.out).jobs as { jobId: { value: string }; name: string }[];
+        assert.ok(listed.some((j) => j.jobId.value === job && j.name === "TestPelotonJob_123"), list.out);
+        const table = await cli(up.url, "job", "stateless", "list");
+        assert.match(table.out, /^\s*ID\|\s+Name\|\s+Owner\|\s+Instances\|\s+State\|/);
+        assert.match(table.out, new RegExp(`${job}\\|\\s+TestPelotonJob_123\\|`));
+
+        const query = (...args: string[]) => cli(up.url, "job", "stateless", "query", "-j", ...args);
+        const ids = async (...args: string[]) => {
+          const r = await query(...args);
+          assert.equal(r.code, 0, r.err);
+          return (JSON.parse(r.out).records as { jobId: { value: string } }[]).map((j) => j.jobId.value);
+        };
+        assert.ok((await ids("--name", "pelotonjob", "-l", "testKey0=testVal0")).includes(job));
+        assert.deepEqual(await ids("--name", "no-such-job"), []);
+        assert.deepEqual(await ids("-r", "/DefaultResPool", "-n", "1", "-o", "0").then((x) => x.length), 1);
+        const paged = await query("-n", "1", "-o", "0");
+        assert.equal(JSON.parse(paged.out).pagination.limit, 1);
+        const total = JSON.parse(paged.out).pagination.total as number;
+        const pagedTable = await cli(up.url, "job", "stateless", "query", "-n", "1", "-o", "0");
+        assert.match(
+          pagedTable.out,
+          new RegExp(`^jobs 1-1 of ${total}${total > 1 ? "; next page: -o 1" : ""}$`, "m"),
+        );
+        const badState = await query("-s", "NOPE");
+        assert.equal(badState.code, 2);
+        assert.match(badState.err, /--states: got "NOPE", expected one of /);
+        const badPool = await query("-r", "/NoSuchPool");
+        assert.equal(badPool.code, 1, badPool.out);
+        assert.match(badPool.err, /spec\.respool/);
       },
     );
 

@@ -135,6 +135,20 @@ Deno.test("usage errors exit 2 and say what was wrong", async () => {
   assert.match(range.err, /--range: got "a:b"/);
 });
 
+Deno.test("job stateless replace: [RESPOOL] [ENTITY-VERSION], RESPOOL a path; a version then more is a usage error", async () => {
+  const spec = `${PELOTON}/tests/integration/test_configs/test_update_stateless_job_spec.yaml`;
+  const extra = await cli(NOWHERE, "job", "stateless", "replace", "x", spec, "1", "1-1-1", "2-2-2");
+  assert.equal(extra.code, 2);
+  assert.match(
+    extra.err,
+    /unexpected argument "2-2-2": expected \[RESPOOL\] \[ENTITY-VERSION\], RESPOOL a path starting with \//,
+  );
+  // Peloton's form gets past the arguments: it fails only on reaching for the server.
+  const peloton = await cli(NOWHERE, "job", "stateless", "replace", "x", spec, "1", "/Pool", "1-1-1");
+  assert.equal(peloton.code, 1, peloton.err);
+  assert.match(peloton.err, /cannot reach/);
+});
+
 Deno.test("a reversed or empty instance range is a usage error naming it, for every command taking -r", async () => {
   for (
     const argv of [

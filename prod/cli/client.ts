@@ -15,13 +15,23 @@ export interface ClientOptions {
   credentials?: { username: string; password: string };
 }
 
-/** In-body errors of Peloton's v0 responses (`{error: {notFound: {message}}}`) become ApiErrors too. */
+/**
+ * In-body errors of Peloton's v0 responses (`{error: {notFound: {message}}}`) become ApiErrors too; Peloton's
+ * `notFound` reads as the RPC code `not-found`, so an unknown job says the same whichever way it is answered.
+ */
 function bodyError(procedure: string, body: Record<string, unknown>): ApiError | undefined {
-  const err = body.error as Record<string, { message?: string }> | undefined;
+  // Some responses (TaskManager's List, Get, Restart) carry `notFound` as a field of their own.
+  const err = (body.notFound ? { notFound: body.notFound } : body.error) as
+    | Record<string, { message?: string }>
+    | undefined;
   if (!err || typeof err !== "object") return undefined;
   const [kind, detail] = Object.entries(err)[0] ?? [];
   if (!kind) return undefined;
-  return new ApiError(procedure, kind, detail?.message ?? JSON.stringify(detail));
+  return new ApiError(
+    procedure,
+    kind === "notFound" ? "not-found" : kind,
+    detail?.message ?? JSON.stringify(detail),
+  );
 }
 
 export class PelotonClient {
@@ -75,10 +85,11 @@ export class PelotonClient {
     return c ? { authorization: `Basic ${btoa(`${c.username}:${c.password}`)}` } : {};
   }
 
-  /** Reads a task's stdout or stderr from the server's sandbox endpoint. */
-  async sandboxFile(taskId: string, file: string): Promise<string> {
+  /** Reads a task's stdout or stderr from the server's sandbox endpoint; `agentId` says where the run was. */
+  async sandboxFile(taskId: string, file: string, agentId?: string): Promise<string> {
+    const query = agentId ? `?agentId=${encodeURIComponent(agentId)}` : "";
     const res = await fetch(
-      `${this.baseUrl}/sandbox/${encodeURIComponent(taskId)}/${encodeURIComponent(file)}`,
+      `${this.baseUrl}/sandbox/${encodeURIComponent(taskId)}/${encodeURIComponent(file)}${query}`,
       { headers: this.#auth() },
     );
     const text = await res.text();

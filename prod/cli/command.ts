@@ -6,6 +6,8 @@ export interface CommandContext {
   json: boolean;
   out: (line: string) => void;
   err: (line: string) => void;
+  /** Asks the user a yes/no question; absent (or not a terminal) counts as no. */
+  confirm?: (question: string) => Promise<boolean>;
 }
 
 export type OptionSpec = Record<

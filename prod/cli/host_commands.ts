@@ -39,7 +39,11 @@ export const hostCommands: Command[] = [
     },
   },
   maintenance("start", "StartMaintenance", "drain a host: it takes no new work (DRAINING, then DRAINED)"),
-  maintenance("complete", "CompleteMaintenance", "end a host's maintenance: it is UP and takes work again"),
+  maintenance(
+    "complete",
+    "CompleteMaintenance",
+    "end the maintenance of a DRAINED or DOWN host: it is UP and takes work again",
+  ),
 ];
 
 function maintenance(word: string, method: string, summary: string): Command {

@@ -1,9 +1,11 @@
 /** `peloton job ...`: create, get, status, stop, validate. */
 import { stringify } from "yaml";
 import { loadJobConfig } from "../../core/model/load.ts";
+import { ApiError } from "./client.ts";
 import type { Command, CommandContext } from "./command.ts";
 import { UsageError } from "./command.ts";
 import { loadConfigFile } from "./config_file.ts";
+import { table } from "./format.ts";
 
 const JOB = "peloton.api.job.JobManager";
 const TASK = "peloton.api.task.TaskManager";
@@ -19,6 +21,58 @@ export async function respoolId(ctx: CommandContext, path: string): Promise<stri
 }
 
 type JobInfo = { id: { value: string }; config: Record<string, unknown>; runtime: Record<string, unknown> };
+
+type Label = { key: string; value: string };
+
+/** `-l/--labels k=v,k2=v2` (Peloton's label flag) → labels. */
+export function parseLabels(v: string): Label[] {
+  return v.split(",").map((kv) => {
+    const i = kv.indexOf("=");
+    if (i <= 0) throw new UsageError(`--labels: got "${kv}", expected KEY=VALUE`);
+    return { key: kv.slice(0, i), value: kv.slice(i + 1) };
+  });
+}
+
+function count(name: string, v: string): number {
+  if (!/^\d+$/.test(v)) throw new UsageError(`${name}: got "${v}", expected a whole number`);
+  return Number(v);
+}
+
+/** States of a job that can still be stopped, as Peloton's `job stop --owner` queries them. */
+const ACTIVE_STATES = ["INITIALIZED", "PENDING", "RUNNING"];
+
+type Summary = { id: { value: string }; name: string; owner: string; runtime: { state: string } };
+
+/**
+ * The jobs `job stop` acts on: JOB (checked against --owner and --labels when they are given too, as
+ * Peloton's CLI does), or every active job matching --owner and --labels.
+ */
+async function jobsToStop(
+  ctx: CommandContext,
+  job: string | undefined,
+  owner: string | undefined,
+  labels: Label[] | undefined,
+  pagination: { limit: number; maxLimit: number },
+): Promise<{ jobs: string[]; query?: Summary[] }> {
+  if (job !== undefined) {
+    if (owner === undefined && labels === undefined) return { jobs: [job] };
+    const res = await ctx.client.call<{ jobInfo: { config: { owner?: string; labels?: Label[] } } }>(
+      `${JOB}::Get`,
+      { id: { value: job } },
+    );
+    const c = res.jobInfo.config;
+    const hasLabels = (labels ?? []).every((l) =>
+      c.labels?.some((x) => x.key === l.key && x.value === l.value)
+    );
+    if ((owner !== undefined && c.owner !== owner) || !hasLabels) return { jobs: [], query: [] };
+    return { jobs: [job] };
+  }
+  const spec: Record<string, unknown> = { jobStates: ACTIVE_STATES, pagination };
+  if (owner !== undefined) spec.owner = owner;
+  if (labels !== undefined) spec.labels = labels;
+  const res = await ctx.client.call<{ results: Summary[] }>(`${JOB}::Query`, { spec, summaryOnly: true });
+  return { jobs: res.results.map((r) => r.id.value), query: res.results };
+}
 
 export const jobCommands: Command[] = [
   {
@@ -77,16 +131,70 @@ export const jobCommands: Command[] = [
   },
   {
     name: "job stop",
-    args: ["JOB"],
-    summary: "stop every task of a job (SIGTERM, then SIGKILL after the kill grace period)",
-    async run(ctx, [job]) {
-      const res = await ctx.client.call<{ stoppedInstanceIds: number[] }>(`${TASK}::Stop`, {
-        jobId: { value: job },
-      });
-      ctx.out(
-        ctx.json ? JSON.stringify(res) : `Job ${job} stopping: ${res.stoppedInstanceIds.length} instances`,
-      );
-      return 0;
+    args: ["JOB?"],
+    summary: "stop every task of a job (SIGTERM, then SIGKILL after the kill grace period); or, Peloton's " +
+      "form, of every active job matching --owner O and -l/--labels k=v,... (lists them and asks first; " +
+      "-f/--force does not ask; -n/--limit 100 jobs, -q/--total 100 matches considered)",
+    options: {
+      owner: { type: "string" },
+      labels: { type: "string", short: "l" },
+      force: { type: "boolean", short: "f", default: false },
+      limit: { type: "string", short: "n", default: "100" },
+      total: { type: "string", short: "q", default: "100" },
+    },
+    async run(ctx, [job], opts) {
+      const owner = opts.owner === undefined ? undefined : String(opts.owner);
+      const labels = opts.labels === undefined ? undefined : parseLabels(String(opts.labels));
+      if (job === undefined && owner === undefined && labels === undefined) {
+        throw new UsageError(
+          "give JOB, or --owner and/or -l/--labels to stop every active job matching them",
+        );
+      }
+      const pagination = {
+        limit: count("--limit", String(opts.limit)),
+        maxLimit: count("--total", String(opts.total)),
+      };
+      const { jobs, query } = await jobsToStop(ctx, job, owner, labels, pagination);
+      if (jobs.length === 0) {
+        ctx.err(
+          `peloton job stop: no ${job === undefined ? "active job matches" : `job ${job} matching`} ${
+            [owner !== undefined ? `--owner ${owner}` : "", labels ? `--labels ${opts.labels}` : ""]
+              .filter(Boolean).join(" and ")
+          }`,
+        );
+        return 1;
+      }
+      if (query && !ctx.json) {
+        ctx.out(
+          table(
+            ["ID", "Name", "Owner", "State"],
+            query.map((j) => [j.id.value, j.name, j.owner, j.runtime.state]),
+          ),
+        );
+      }
+      if (
+        query && opts.force !== true &&
+        !(await ctx.confirm?.(jobs.length === 1 ? "Stop this job?" : `Stop these ${jobs.length} jobs?`))
+      ) {
+        ctx.err(`peloton job stop: nothing stopped: confirm on a terminal, or give -f/--force`);
+        return 1;
+      }
+      const stopped: { id: string; instances: number }[] = [], failed: string[] = [];
+      for (const id of jobs) {
+        try {
+          const res = await ctx.client.call<{ stoppedInstanceIds: number[] }>(`${TASK}::Stop`, {
+            jobId: { value: id },
+          });
+          stopped.push({ id, instances: res.stoppedInstanceIds.length });
+        } catch (e) {
+          if (!(e instanceof ApiError)) throw e;
+          failed.push(id);
+          ctx.err(`peloton job stop: ${e.message}`);
+        }
+      }
+      if (ctx.json) ctx.out(JSON.stringify({ stopped, failed }));
+      else for (const s of stopped) ctx.out(`Job ${s.id} stopping: ${s.instances} instances`);
+      return failed.length ? 1 : 0;
     },
   },
   {

@@ -72,6 +72,8 @@ export interface CliIo {
   out: (line: string) => void;
   err: (line: string) => void;
   env: (name: string) => string | undefined;
+  /** Yes/no questions (`job stop --owner` before stopping what matched); none means no. */
+  confirm?: (question: string) => Promise<boolean>;
 }
 
 /** Runs the CLI; returns the exit code (0 ok, 1 failed, 2 bad usage). */
@@ -127,6 +129,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     json: values.json === true,
     out: io.out,
     err: io.err,
+    confirm: io.confirm,
   };
   try {
     return await command.run(ctx, positionals, values);
@@ -166,6 +169,12 @@ async function credentialsFrom(
 }
 
 if (import.meta.main) {
-  const code = await runCli(Deno.args, { out: console.log, err: console.error, env: (n) => Deno.env.get(n) });
+  const code = await runCli(Deno.args, {
+    out: console.log,
+    err: console.error,
+    env: (n) => Deno.env.get(n),
+    // Deno's confirm() reads y/N from a terminal; with no terminal to ask, the answer is no.
+    confirm: (q) => Promise.resolve(Deno.stdin.isTerminal() && confirm(q)),
+  });
   Deno.exit(code);
 }

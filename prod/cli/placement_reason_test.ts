@@ -41,7 +41,7 @@ Deno.test("task list, get and events say why a task needing 6 cpus on 4-cpu host
     const table = await cli(up.url, "task", "list", job);
     assert.match(table.out, /PLACING\|.*no host with 6 free cpus: insufficient cpu on 2 hosts/);
     const get = await cli(up.url, "task", "get", job, "0", "-j");
-    assert.equal(JSON.parse(get.out).result[0].runtime.message, runtime.message);
+    assert.equal(JSON.parse(get.out).result.runtime.message, runtime.message);
     const events = JSON.parse((await cli(up.url, "task", "events", job, "0", "-j")).out).result;
     assert.deepEqual([events[0].actualState, events[0].message], ["PLACING", runtime.message]);
   } finally {

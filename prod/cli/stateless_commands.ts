@@ -3,9 +3,10 @@ import { stringify } from "yaml";
 import { loadStatelessSpec } from "../../core/model/load.ts";
 import type { Command, CommandContext } from "./command.ts";
 import { UsageError } from "./command.ts";
-import { seconds } from "./update_commands.ts";
+import { table } from "./format.ts";
+import { jobStates, pageFooter, QUERY_OPTIONS, queryPagination, seconds } from "./update_commands.ts";
 import { loadConfigFile } from "./config_file.ts";
-import { respoolId } from "./job_commands.ts";
+import { parseLabels, respoolId } from "./job_commands.ts";
 import { parseRange } from "./task_commands.ts";
 
 const SVC = "peloton.api.v1alpha.job.stateless.svc.JobService";
@@ -31,6 +32,21 @@ async function version(ctx: CommandContext, job: string, given?: string): Promis
   return res.jobInfo.status.version.value;
 }
 
+/**
+ * `[RESPOOL] [ENTITY-VERSION]`: Peloton's replace takes both (`JOB SPEC BATCH-SIZE RESPOOL ENTITY-VERSION`),
+ * ours may give the version alone. A pool is a path and starts with "/"; an entity version never does.
+ */
+function respoolAndVersion(rest: string[]): { respool?: string; entityVersion?: string } {
+  const [first, second] = rest;
+  if (first?.startsWith("/")) return { respool: first, entityVersion: second };
+  if (second !== undefined) {
+    throw new UsageError(
+      `unexpected argument "${second}": expected [RESPOOL] [ENTITY-VERSION], RESPOOL a path starting with /`,
+    );
+  }
+  return { entityVersion: first };
+}
+
 function simple(name: string, method: string, summary: string, extra: Command["options"] = {}): Command {
   return {
     name: `job stateless ${name}`,
@@ -54,7 +70,67 @@ function simple(name: string, method: string, summary: string, extra: Command["o
   };
 }
 
+/** v1alpha `stateless.JobSummary`, as ListJobs and QueryJobs answer it. */
+type StatelessSummary = {
+  jobId: { value: string };
+  name: string;
+  owner?: string;
+  instanceCount: number;
+  status: { state: string; desiredState: string; creationTime?: string; version: { value: string } };
+};
+
+/** The summaries as a table: job state names without Peloton's `JOB_STATE_` prefix. */
+function summaryTable(jobs: StatelessSummary[]): string {
+  const state = (s: string) => s.replace(/^JOB_STATE_/, "");
+  return table(
+    ["ID", "Name", "Owner", "Instances", "State", "Desired", "Created", "Version"],
+    jobs.map((j) => [
+      j.jobId.value,
+      j.name,
+      j.owner,
+      j.instanceCount,
+      state(j.status.state),
+      state(j.status.desiredState),
+      j.status.creationTime,
+      j.status.version.value,
+    ]),
+  );
+}
+
 export const statelessCommands: Command[] = [
+  {
+    name: "job stateless list",
+    args: [],
+    summary: "list every job's v1alpha summary, newest first (JobService::ListJobs)",
+    async run(ctx) {
+      const res = await ctx.client.call<{ jobs: StatelessSummary[] }>(`${SVC}::ListJobs`, {});
+      ctx.out(ctx.json ? JSON.stringify(res, null, 2) : summaryTable(res.jobs));
+      return 0;
+    },
+  },
+  {
+    name: "job stateless query",
+    args: [],
+    summary: "find jobs by -l labels k=v,..., -r respool path, -k keywords, -s states, --owner, --name " +
+      "(a part, any case); -n limit, -o offset, -q total (JobService::QueryJobs)",
+    options: { ...QUERY_OPTIONS, keywords: { type: "string", short: "k" } },
+    async run(ctx, _args, opts) {
+      const spec: Record<string, unknown> = { pagination: queryPagination(opts) };
+      if (opts.labels) spec.labels = parseLabels(String(opts.labels));
+      // v1alpha's QuerySpec names the pool by its path; the job manager looks it up.
+      if (opts.respool) spec.respool = { value: String(opts.respool) };
+      if (opts.keywords) spec.keywords = String(opts.keywords).split(",").map((k) => k.trim());
+      if (opts.states) spec.jobStates = jobStates(String(opts.states)).map((s) => `JOB_STATE_${s}`);
+      if (opts.owner) spec.owner = String(opts.owner);
+      if (opts.name) spec.name = String(opts.name);
+      const res = await ctx.client.call<
+        { records: StatelessSummary[]; pagination: { offset: number; total: number } }
+      >(`${SVC}::QueryJobs`, { spec });
+      if (ctx.json) ctx.out(JSON.stringify(res, null, 2));
+      else ctx.out(`${summaryTable(res.records)}\n${pageFooter(res.records.length, res.pagination)}`);
+      return 0;
+    },
+  },
   {
     name: "job stateless create",
     args: ["RESPOOL", "SPEC", "BATCH-SIZE"],
@@ -91,9 +167,9 @@ export const statelessCommands: Command[] = [
   },
   {
     name: "job stateless replace",
-    args: ["JOB", "SPEC", "BATCH-SIZE", "ENTITY-VERSION?"],
+    args: ["JOB", "SPEC", "BATCH-SIZE", "RESPOOL?", "ENTITY-VERSION?"],
     summary:
-      "rolling update to a new spec (--maxInstanceRetries, --maxTolerableInstanceFailures, --rollbackOnFailure, --start-paused, --in-place, --min-running-seconds)",
+      "rolling update to a new spec (--maxInstanceRetries, --maxTolerableInstanceFailures, --rollbackOnFailure, --start-paused, --in-place, --min-running-seconds); RESPOOL (Peloton's form; it must be the job's pool) and ENTITY-VERSION may be left out, the job's current ones are used",
     options: {
       maxInstanceRetries: { type: "string", default: "0" },
       maxTolerableInstanceFailures: { type: "string", default: "0" },
@@ -102,15 +178,18 @@ export const statelessCommands: Command[] = [
       "in-place": { type: "boolean", default: false },
       "min-running-seconds": { type: "string" },
     },
-    async run(ctx, [job, file, batch, v], opts) {
+    async run(ctx, [job, file, batch, ...rest], opts) {
+      const { respool, entityVersion } = respoolAndVersion(rest);
       const minRunning = opts["min-running-seconds"] === undefined
         ? undefined
         : seconds("--min-running-seconds", String(opts["min-running-seconds"]));
       const s = await spec(ctx, file);
       if (!s) return 1;
+      // Peloton's CLI puts the pool's id in the spec; the server refuses one other than the job's.
+      if (respool !== undefined) s.respoolId = { value: await respoolId(ctx, respool) };
       const res = await ctx.client.call<{ version: { value: string } }>(`${SVC}::ReplaceJob`, {
         jobId: { value: job },
-        version: { value: await version(ctx, job, v) },
+        version: { value: await version(ctx, job, entityVersion) },
         spec: s,
         updateSpec: {
           batchSize: count("BATCH-SIZE", batch),

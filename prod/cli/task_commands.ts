@@ -33,22 +33,32 @@ function instance(s: string): number {
   return Number(s);
 }
 
-type GetResponse = { result?: TaskInfo[]; outOfRange?: { instanceCount?: number } };
+/** Peloton's GetResponse: `result` the current run, `results` every run (ours: current first, then newest first). */
+type GetResponse = {
+  result?: TaskInfo;
+  results?: TaskInfo[];
+  outOfRange?: { instanceCount?: number; message?: string };
+};
 
-/** Thrown when INSTANCE is past the end of the job; printed as is, exit 1. */
+/** Thrown when the job has no instance INSTANCE (never had, or removed); printed as is, exit 1. */
 class OutOfRange extends Error {
   override readonly name = "OutOfRange";
 }
 
-/** A task's runs; Peloton answers an instance past the end with `outOfRange` in place of a result. */
+/**
+ * A task's runs; Peloton answers an instance the job does not have with `outOfRange` in place of a result.
+ * Our server says why in its message: instance ids need not be 0 to instanceCount-1 (daemon jobs keep the
+ * ids of instances whose host left, shrunk jobs those below the new count).
+ */
 async function getTask(ctx: CommandContext, job: string, inst: number): Promise<GetResponse> {
   const res = await ctx.client.call<GetResponse>(`${TASK}::Get`, { jobId: { value: job }, instanceId: inst });
   if (res.outOfRange || !res.result) {
     const count = res.outOfRange?.instanceCount;
     throw new OutOfRange(
-      `instance ${inst} is out of range: job ${job} has ${count ?? "fewer"} instance${
-        count === 1 ? "" : "s"
-      }`,
+      res.outOfRange?.message ??
+        `instance ${inst} does not exist: job ${job} has ${count ?? "fewer"} instance${
+          count === 1 ? "" : "s"
+        }`,
     );
   }
   return res;
@@ -129,7 +139,11 @@ export const taskCommands: Command[] = [
     summary: "show one task: its current run first, then previous runs",
     run: reportingRange("task get", async (ctx, [job, inst]) => {
       const res = await getTask(ctx, job, instance(inst));
-      ctx.out(ctx.json ? JSON.stringify(res, null, 2) : table(HEADERS, rows(res.result ?? [])));
+      ctx.out(
+        ctx.json
+          ? JSON.stringify(res, null, 2)
+          : table(HEADERS, rows(res.results ?? (res.result ? [res.result] : []))),
+      );
       return 0;
     }),
   },
@@ -163,20 +177,21 @@ export const taskCommands: Command[] = [
   },
   {
     name: "task logs",
-    args: ["JOB", "INSTANCE"],
-    summary: "print a task's stdout (or -f stderr) from its sandbox",
+    args: ["JOB", "INSTANCE", "TASKID?"],
+    summary:
+      "print a task's stdout (or -f stderr) from its sandbox: the current run's, or TASKID's (an earlier run, JOB-INSTANCE-RUN)",
     options: { filename: { type: "string", short: "f", default: "stdout" } },
-    run: reportingRange("task logs", async (ctx, [job, inst], opts) => {
+    run: reportingRange("task logs", async (ctx, [job, inst, taskId], opts) => {
       const file = String(opts.filename);
       if (file !== "stdout" && file !== "stderr") {
         throw new UsageError(`--filename: got "${file}", expected stdout or stderr`);
       }
       await getTask(ctx, job, instance(inst));
-      const res = await ctx.client.call<{ taskId: { value: string } }>(`${TASK}::BrowseSandbox`, {
-        jobId: { value: job },
-        instanceId: instance(inst),
-      });
-      const text = await ctx.client.sandboxFile(res.taskId.value, file);
+      const res = await ctx.client.call<{ taskId: { value: string }; agentId?: { value: string } }>(
+        `${TASK}::BrowseSandbox`,
+        { jobId: { value: job }, instanceId: instance(inst), ...(taskId === undefined ? {} : { taskId }) },
+      );
+      const text = await ctx.client.sandboxFile(res.taskId.value, file, res.agentId?.value);
       ctx.out(text.replace(/\n$/, ""));
       return 0;
     }),

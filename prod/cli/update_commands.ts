@@ -5,7 +5,7 @@ import type { Command, CommandContext } from "./command.ts";
 import { UsageError } from "./command.ts";
 import { loadConfigFile, readInput } from "./config_file.ts";
 import { table } from "./format.ts";
-import { respoolId } from "./job_commands.ts";
+import { parseLabels, respoolId } from "./job_commands.ts";
 import { parseRange } from "./task_commands.ts";
 
 const JOB = "peloton.api.job.JobManager";
@@ -23,13 +23,51 @@ function percentage(name: string, v: string): number {
 }
 
 /** `-s` job states, checked here because the server filters by them silently. */
-function jobStates(v: string): string[] {
+export function jobStates(v: string): string[] {
   return v.split(",").map((s) => s.trim().toUpperCase()).map((s) => {
     if (!(s in JOB_STATES)) {
       throw new UsageError(`--states: got "${s}", expected one of ${Object.keys(JOB_STATES).join(", ")}`);
     }
     return s;
   });
+}
+
+/** The flags of `job query` and `job stateless query`, Peloton's. */
+export const QUERY_OPTIONS: NonNullable<Command["options"]> = {
+  labels: { type: "string", short: "l" },
+  respool: { type: "string", short: "r" },
+  states: { type: "string", short: "s" },
+  owner: { type: "string" },
+  name: { type: "string" },
+  limit: { type: "string", short: "n", default: "100" },
+  offset: { type: "string", short: "o", default: "0" },
+  // Peloton's --total (PaginationSpec.maxLimit) defaulted to 100, which made -o 100 and beyond answer
+  // nothing; ours caps nothing unless given.
+  total: { type: "string", short: "q", default: "0" },
+};
+
+/** A query's `PaginationSpec` from `-n`, `-o` and `-q`. */
+export function queryPagination(opts: Record<string, unknown>): Record<string, number | undefined> {
+  return {
+    limit: count("--limit", String(opts.limit)),
+    offset: count("--offset", String(opts.offset)),
+    maxLimit: count("--total", String(opts.total)) || undefined,
+  };
+}
+
+/**
+ * The line under a query's table: which matches the page shows, of how many, and the offset of the next
+ * page when there is one ("jobs 101-200 of 350; next page: -o 200").
+ */
+export function pageFooter(
+  shown: number,
+  pagination: { offset?: number; total?: number } | undefined,
+): string {
+  const total = pagination?.total ?? shown;
+  const offset = pagination?.offset ?? 0;
+  if (shown === 0) return total > 0 ? `no jobs at offset ${offset}; ${total} match` : "no jobs match";
+  const last = offset + shown;
+  return `jobs ${offset + 1}-${last} of ${total}${last < total ? `; next page: -o ${last}` : ""}`;
 }
 
 /** An empty list for an unknown job is "not found", not "nothing": Get says which. */
@@ -128,17 +166,25 @@ function taskControl(kind: "start" | "stop" | "restart"): Command {
     options: { range: { type: "string", short: "r", multiple: true } },
     async run(ctx, [job], opts) {
       const method = kind === "start" ? "Start" : kind === "stop" ? "Stop" : "Restart";
-      const res = await ctx.client.call<Record<string, number[]>>(`${TASK}::${method}`, {
-        jobId: { value: job },
-        ranges: ranges(opts.range),
-      });
+      // Instances out of range come back as an error (Stop's and Start's) and nothing is done; Restart's
+      // is its own `outOfRange` field, as Peloton has it.
+      const res = await ctx.client.call<
+        Record<string, number[] | undefined> & { outOfRange?: { message?: string } }
+      >(`${TASK}::${method}`, { jobId: { value: job }, ranges: ranges(opts.range) });
+      if (res.outOfRange) {
+        ctx.err(`peloton task ${kind}: ${res.outOfRange.message ?? `instances out of range of job ${job}`}`);
+        return 1;
+      }
       const done = res.startedInstanceIds ?? res.stoppedInstanceIds ?? res.restartedInstanceIds ?? [];
+      const invalid = res.invalidInstanceIds ?? [];
       ctx.out(
         ctx.json
           ? JSON.stringify(res)
           : `Instances ${kind === "stop" ? "stopping" : kind + "ed"}: ${done.join(", ") || "none"}`,
       );
-      return 0;
+      if (!invalid.length) return 0;
+      ctx.err(`peloton task ${kind}: job ${job} no longer has instances ${invalid.join(", ")} (removed)`);
+      return 1;
     },
   };
 }
@@ -160,9 +206,9 @@ function updateControl(kind: "pause" | "resume" | "abort" | "rollback"): Command
 export const updateCommands: Command[] = [
   {
     name: "update create",
-    args: ["JOB", "CONFIG", "BATCH-SIZE"],
+    args: ["JOB", "CONFIG", "BATCH-SIZE", "RESPOOL?"],
     summary:
-      "roll a service job to a new config in batches (--maxattempts, --maxfailureInstances, --rollbackOnFailure, --start-paused, --in-place; an instance without a health check counts as updated after --min-running-seconds RUNNING, default 10)",
+      "roll a service job to a new config in batches (--maxattempts, --maxfailureInstances, --rollbackOnFailure, --start-paused, --in-place; an instance without a health check counts as updated after --min-running-seconds RUNNING, default 10); RESPOOL, as in Peloton, must be the job's pool",
     options: {
       "configuration-version": { type: "string", short: "c" },
       maxattempts: { type: "string", default: "0" },
@@ -174,9 +220,12 @@ export const updateCommands: Command[] = [
       "min-running-seconds": { type: "string" },
       "update-config": { type: "string" },
     },
-    async run(ctx, [job, file, batch], opts) {
+    async run(ctx, [job, file, batch, respool], opts) {
       const config = await loadConfigFile(ctx, file, loadJobConfig);
       if (!config) return 1;
+      // Peloton's form names the pool, and its CLI sends the pool's id in the config: the server refuses
+      // one other than the job's, as a job cannot move to another pool in an update.
+      const respoolID = respool === undefined ? undefined : { value: await respoolId(ctx, respool) };
       let updateConfig: Record<string, unknown> = {
         batchSize: count("BATCH-SIZE", batch),
         maxInstanceAttempts: count("--maxattempts", String(opts.maxattempts)),
@@ -210,7 +259,7 @@ export const updateCommands: Command[] = [
         : await jobConfigVersion(ctx, job);
       const res = await ctx.client.call<{ updateID: { value: string } }>(`${UPDATE}::CreateUpdate`, {
         jobId: { value: job },
-        jobConfig: { ...config, changeLog: { version } },
+        jobConfig: { ...config, changeLog: { version }, ...(respoolID ? { respoolID } : {}) },
         updateConfig,
       });
       ctx.out(ctx.json ? JSON.stringify(res) : `Update ${res.updateID.value} created`);
@@ -255,8 +304,8 @@ export const updateCommands: Command[] = [
   {
     name: "job update",
     args: ["JOB", "CONFIG"],
-    summary:
-      "resize a job (elastic jobs): grow or shrink instanceCount; added instances go through admission",
+    summary: "resize a job (elastic jobs): grow or shrink instanceCount; added instances go through " +
+      "admission, and a smaller count stops the instances past it (it says which; Peloton allowed growth only)",
     async run(ctx, [job, file]) {
       const loaded = loadJobConfig(await readInput(file), file);
       if (!loaded.ok) {
@@ -275,50 +324,48 @@ export const updateCommands: Command[] = [
   {
     name: "job query",
     args: [],
-    summary: "find jobs by -l labels k=v,..., -r respool, -s states, --owner, --name",
-    options: {
-      labels: { type: "string", short: "l" },
-      respool: { type: "string", short: "r" },
-      states: { type: "string", short: "s" },
-      owner: { type: "string" },
-      name: { type: "string" },
-      limit: { type: "string", short: "n", default: "100" },
-    },
+    summary:
+      "find jobs by -l labels k=v,..., -r respool, -s states, --owner, --name (a part, any case); -n limit, -o offset, -q total",
+    options: QUERY_OPTIONS,
     async run(ctx, _args, opts) {
-      const spec: Record<string, unknown> = { pagination: { limit: count("--limit", String(opts.limit)) } };
-      if (opts.labels) {
-        spec.labels = String(opts.labels).split(",").map((kv) => {
-          const i = kv.indexOf("=");
-          if (i <= 0) throw new UsageError(`--labels: got "${kv}", expected KEY=VALUE`);
-          return { key: kv.slice(0, i), value: kv.slice(i + 1) };
-        });
-      }
+      const spec: Record<string, unknown> = { pagination: queryPagination(opts) };
+      if (opts.labels) spec.labels = parseLabels(String(opts.labels));
       if (opts.respool) spec.respool = { value: await respoolId(ctx, String(opts.respool)) };
       if (opts.states) spec.jobStates = jobStates(String(opts.states));
       if (opts.owner) spec.owner = String(opts.owner);
       if (opts.name) spec.name = String(opts.name);
-      type Rec = {
+      type Summary = {
         id: { value: string };
-        config: { name: string; owner: string; type: string; instanceCount: number };
+        name: string;
+        owner: string;
+        type: string;
+        instanceCount: number;
         runtime: { state: string; creationTime: string };
       };
-      const res = await ctx.client.call<{ records: Rec[] }>(`${JOB}::Query`, { spec });
+      // Summaries carry all the table shows; the full configs (task configs and all) are left out.
+      const res = await ctx.client.call<
+        { results: Summary[]; pagination?: { offset: number; total: number } }
+      >(
+        `${JOB}::Query`,
+        { spec, summaryOnly: true },
+      );
       if (ctx.json) ctx.out(JSON.stringify(res, null, 2));
       else {
         ctx.out(table(
           ["ID", "Name", "Owner", "Type", "Instances", "State", "Created"],
-          res.records.map((
+          res.results.map((
             r,
           ) => [
             r.id.value,
-            r.config.name,
-            r.config.owner,
-            r.config.type,
-            r.config.instanceCount,
+            r.name,
+            r.owner,
+            r.type,
+            r.instanceCount,
             r.runtime.state,
             r.runtime.creationTime,
           ]),
         ));
+        ctx.out(pageFooter(res.results.length, res.pagination));
       }
       return 0;
     },

@@ -1,9 +1,20 @@
 /** Scrape-time gauges read from the daemons' state: queue depths, entitlement and allocation per pool, hosts. */
+import { apiState } from "../../core/hostmgr/host_api.ts";
 import type { HostManager } from "../../core/hostmgr/hostmgr.ts";
 import type { JobManager } from "../../core/jobmgr/jobmgr.ts";
 import type { PlacementEngine } from "../../core/placement/engine.ts";
+import { TASK_STATES, type TaskState } from "../../core/model/states.ts";
 import type { ResourceManager } from "../../core/resmgr/resmgr.ts";
 import type { PromMetrics } from "../metrics.ts";
+
+/** The states `peloton_hostmgr_hosts` counts hosts under: the API's, and LOST for a lost host not in maintenance. */
+const HOSTS_GAUGE_STATES = [
+  "HOST_STATE_UP",
+  "HOST_STATE_DRAINING",
+  "HOST_STATE_DRAINED",
+  "HOST_STATE_DOWN",
+  "LOST",
+] as const;
 
 export interface Daemons {
   jobmgr?: JobManager;
@@ -25,8 +36,9 @@ export function daemonGauges(m: PromMetrics, d: Daemons | (() => Daemons)): void
     if (placement) m.gauge("peloton_placement_tasks_held").set(placement.holding);
     if (resmgr) {
       m.gauge("peloton_resmgr_tasks").set(resmgr.tasks.size);
-      const byState = new Map<string, number>();
-      for (const e of resmgr.tasks.values()) byState.set(e.state, (byState.get(e.state) ?? 0) + 1);
+      // Every state is set, so one its last task left reads 0 rather than its old count.
+      const byState = new Map((Object.keys(TASK_STATES) as TaskState[]).map((s) => [s, 0]));
+      for (const e of resmgr.tasks.values()) byState.set(e.state, byState.get(e.state)! + 1);
       for (const [state, n] of byState) m.gauge("peloton_resmgr_tasks_by_state", { state }).set(n);
       for (const pool of resmgr.tree.all()) {
         if (!pool.isLeaf) continue;
@@ -39,11 +51,16 @@ export function daemonGauges(m: PromMetrics, d: Daemons | (() => Daemons)): void
       }
     }
     if (hostmgr) {
-      const byState = new Map<string, number>();
+      // Every state is set, so one its last host left reads 0 rather than its old count.
+      const byState = new Map<string, number>(HOSTS_GAUGE_STATES.map((s) => [s, 0]));
       for (const h of hostmgr.hosts) {
-        const s = h.lost ? "LOST" : h.state;
+        // As QueryHosts shows them: a lost host in maintenance is DOWN; one not in maintenance is LOST.
+        const s = !h.lost ? h.state : apiState(h) === "HOST_STATE_DOWN" ? "HOST_STATE_DOWN" : "LOST";
         byState.set(s, (byState.get(s) ?? 0) + 1);
       }
+      // Hosts in maintenance without an agent are listed DOWN, though not registered.
+      const down = hostmgr.unregisteredInMaintenance().length;
+      byState.set("HOST_STATE_DOWN", byState.get("HOST_STATE_DOWN")! + down);
       for (const [state, n] of byState) m.gauge("peloton_hostmgr_hosts", { state }).set(n);
       const cap = hostmgr.capacity();
       m.gauge("peloton_hostmgr_capacity_cpus").set(cap.cpuMilli / 1000);

@@ -6,6 +6,7 @@ export const API_STATUS: Record<ApiErrorCode, number> = {
   "not-found": 404,
   "already-exists": 409,
   "failed-precondition": 400,
+  "out-of-range": 400,
   aborted: 409,
   unimplemented: 501,
   internal: 500,

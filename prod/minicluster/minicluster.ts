@@ -233,11 +233,15 @@ export class Minicluster implements HostBackend {
     return latest && sandboxPath(this.dataDir, latest.agentId, taskId);
   }
 
-  /** A task's sandbox output, read from disk: works for ended tasks and across minicluster restarts. */
-  async logs(taskId: string, file: LogFile): Promise<string | undefined> {
+  /**
+   * A task's sandbox output, read from disk: works for ended tasks and across minicluster restarts. A run it
+   * no longer knows is looked for on `agentId` first, then on every agent.
+   */
+  async logs(taskId: string, file: LogFile, agentId?: string): Promise<string | undefined> {
     if (!isSafeId(taskId) || (file !== "stdout" && file !== "stderr")) return undefined;
     const latest = this.#tasks.get(taskId);
-    const agentIds = latest ? [latest.agentId] : await this.#agentDirs();
+    const hinted = agentId !== undefined && isSafeId(agentId) ? [agentId] : [];
+    const agentIds = latest ? [latest.agentId] : [...new Set([...hinted, ...await this.#agentDirs()])];
     for (const agentId of agentIds) {
       try {
         return await Deno.readTextFile(`${sandboxPath(this.dataDir, agentId, taskId)}/${file}`);

@@ -121,9 +121,44 @@ export interface HostInfoJson {
   reservedFor?: string;
 }
 
+/** A `JobManager::Query` reply: one page of jobs, newest first, and how many match in all. */
+export interface JobPageJson {
+  records: JobInfoJson[];
+  pagination: { offset: number; limit: number; total: number };
+}
+
+/** The jobs view's query, from the URL (`#/jobs?name=&owner=&state=&page=&size=`). */
+export interface JobListQuery {
+  /** A part of a job name, matched in any case as the API does (Peloton's QuerySpec.name); "" for any. */
+  name: string;
+  /** An owner, matched exactly; "" for any. */
+  owner: string;
+  /** A job state, "ACTIVE" for every state but the terminal ones, or "" for any. */
+  state: string;
+  /** 1-based. */
+  page: number;
+  size: number;
+}
+
+/** What the server tells the page when it builds it. */
+export interface UiConfig {
+  refreshMs: number;
+  /** Peloton's job states, for the summary's counts and the state filter. */
+  jobStates: string[];
+  /** The job states that are not terminal. */
+  activeJobStates: string[];
+}
+
 /** Everything one refresh loaded; a part that failed to load is undefined and its error is listed. */
 export interface Snapshot {
-  jobs?: JobInfoJson[];
+  /** The jobs view's page of jobs (only on that view)... */
+  jobPage?: JobPageJson;
+  /** ...and the hash of the query it answers (`jobListHash`), also when it failed to load. */
+  jobPageFor?: string;
+  /** How many jobs are in each state, counted by the API. */
+  jobCounts?: Record<string, number>;
+  /** Active jobs, newest first, up to the UI's cap (`total` says how many there are). */
+  activeJobs?: JobPageJson;
   pools?: RespoolInfoJson[];
   hosts?: HostInfoJson[];
   /** Only on a job's page. */

@@ -18,13 +18,17 @@ export class UiApiError extends Error {
   }
 }
 
-/** Peloton's v0 in-body errors (`{error: {notFound: {message}}}`), as the CLI reads them. */
+/** Peloton's v0 in-body errors (`{error: {notFound: {message}}}`), as the CLI reads them (`notFound` as `not-found`). */
 export function inBodyError(body: Record<string, unknown>): { kind: string; message: string } | undefined {
-  const err = body.error;
+  // Some responses (TaskManager's List, Get, Restart) carry `notFound` as a field of their own.
+  const err = body.notFound ? { notFound: body.notFound } : body.error;
   if (!err || typeof err !== "object") return undefined;
   const [kind, detail] = Object.entries(err as Record<string, { message?: string }>)[0] ?? [];
   if (!kind) return undefined;
-  return { kind, message: detail?.message ?? JSON.stringify(detail) };
+  return {
+    kind: kind === "notFound" ? "not-found" : kind,
+    message: detail?.message ?? JSON.stringify(detail),
+  };
 }
 
 /** The page's API client. Credentials live in sessionStorage: they last for the tab, not beyond. */

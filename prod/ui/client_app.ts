@@ -1,5 +1,5 @@
 /**
- * Browser code of the web UI, part 5: the app. It routes on the URL hash (#/jobs, #/jobs/ID, #/pools,
+ * Browser code of the web UI, part 5: the app. It routes on the URL hash (#/jobs?QUERY, #/jobs/ID, #/pools,
  * #/hosts), loads what the view needs on every refresh (every few seconds unless paused), shows every
  * API error it gets, asks for credentials on a 401, and runs operator actions after a confirm step.
  * Runs in the browser (see client_dom.ts for the rules).
@@ -7,24 +7,40 @@
 import type {
   HostInfoJson,
   JobInfoJson,
+  JobListQuery,
+  JobPageJson,
   RespoolInfoJson,
   Snapshot,
   TaskInfoJson,
   UiAction,
+  UiConfig,
   UpdateInfoJson,
 } from "./api_types.ts";
 import { errorText, needsSignIn, UiApi } from "./client_api.ts";
 import { byId, h, when } from "./client_dom.ts";
 import { hostsView, poolsView, summaryView } from "./client_cluster.ts";
-import { jobsView, jobView, Rpc } from "./client_views.ts";
+import {
+  JobList,
+  jobListHash,
+  jobListRequest,
+  jobsView,
+  parseJobListQuery,
+  readJobListQuery,
+  showJobListQuery,
+} from "./client_job_list.ts";
+import { jobView, Rpc } from "./client_views.ts";
 
-export type Route = { view: "jobs" | "pools" | "hosts" } | { view: "job"; id: string };
+export type Route =
+  | { view: "jobs"; query: JobListQuery }
+  | { view: "pools" | "hosts" }
+  | { view: "job"; id: string };
 
 export function parseRoute(hash: string): Route {
-  const parts = hash.replace(/^#\/?/, "").split("/").filter((p) => p).map(decodeURIComponent);
+  const [path, search = ""] = hash.replace(/^#\/?/, "").split("?", 2);
+  const parts = path.split("/").filter((p) => p).map(decodeURIComponent);
   if (parts[0] === "jobs" && parts[1]) return { view: "job", id: parts[1] };
   if (parts[0] === "pools" || parts[0] === "hosts") return { view: parts[0] };
-  return { view: "jobs" };
+  return { view: "jobs", query: parseJobListQuery(search) };
 }
 
 export class UiApp {
@@ -40,9 +56,9 @@ export class UiApp {
   #pending?: UiAction;
 
   /** `?refresh=SECONDS` in the page's URL overrides the default period (at least half a second). */
-  constructor(defaultRefreshMs: number) {
+  constructor(readonly config: UiConfig) {
     const asked = Number(new URLSearchParams(location.search).get("refresh"));
-    this.refreshMs = asked > 0 ? Math.max(500, asked * 1000) : defaultRefreshMs;
+    this.refreshMs = asked > 0 ? Math.max(500, asked * 1000) : config.refreshMs;
   }
 
   start(): void {
@@ -62,12 +78,33 @@ export class UiApp {
       byId("result").hidden = true;
     });
     byId("filter").addEventListener("input", () => this.render());
+    byId("job-query").addEventListener("submit", (e) => {
+      e.preventDefault();
+      this.#showJobs(readJobListQuery());
+    });
+    for (const id of ["job-state", "job-size"]) {
+      byId(id).addEventListener("change", () => this.#showJobs(readJobListQuery()));
+    }
     addEventListener("hashchange", () => {
       byId("filter").value = "";
+      this.#syncJobQuery();
       this.render();
       this.refresh();
     });
+    this.#syncJobQuery();
     this.refresh();
+  }
+
+  /** Goes to the jobs view for `q`; the hash change loads it (or, when the hash stays, a refresh does). */
+  #showJobs(q: JobListQuery): void {
+    const hash = jobListHash(q);
+    if (location.hash === hash) this.refresh();
+    else location.hash = hash;
+  }
+
+  #syncJobQuery(): void {
+    const route = parseRoute(location.hash);
+    if (route.view === "jobs") showJobListQuery(route.query);
   }
 
   setPaused(paused: boolean): void {
@@ -96,17 +133,25 @@ export class UiApp {
           errors.push(e);
           return undefined;
         });
-      const [jobs, pools, hosts, job] = await Promise.all([
-        load(
-          this.api.call<{ records: JobInfoJson[] }>(`${Rpc.JOB}::Query`, {
-            spec: { pagination: { limit: 1000 } },
-          }),
-        ),
+      const queryJobs = (body: unknown) => load(this.api.call<JobPageJson>(`${Rpc.JOB}::Query`, body));
+      const { jobStates, activeJobStates } = this.config;
+      const [jobPage, jobCounts, activeJobs, pools, hosts, job] = await Promise.all([
+        route.view === "jobs" ? queryJobs(jobListRequest(route.query, activeJobStates)) : undefined,
+        this.#countJobs(jobStates, queryJobs),
+        queryJobs({ spec: { jobStates: activeJobStates, pagination: { limit: JobList.ACTIVE_LIMIT } } }),
         load(this.api.call<{ resourcePools: RespoolInfoJson[] }>(`${Rpc.RESPOOL}::Query`, {})),
         load(this.api.call<{ hostInfos: HostInfoJson[] }>(`${Rpc.HOST}::QueryHosts`, {})),
         route.view === "job" ? this.#loadJob(route.id, load) : Promise.resolve(undefined),
       ]);
-      this.#snapshot = { jobs: jobs?.records, pools: pools?.resourcePools, hosts: hosts?.hostInfos, job };
+      this.#snapshot = {
+        jobPage,
+        jobPageFor: route.view === "jobs" ? jobListHash(route.query) : undefined,
+        jobCounts,
+        activeJobs,
+        pools: pools?.resourcePools,
+        hosts: hosts?.hostInfos,
+        job,
+      };
       this.#errors = errors;
       this.#refreshedAt = new Date();
       this.render();
@@ -124,6 +169,18 @@ export class UiApp {
     if (!this.#paused && !this.#signInNeeded()) {
       this.#timer = setTimeout(() => this.refresh(), this.refreshMs);
     }
+  }
+
+  /** Jobs in each state, each counted by the API (the total of a one-job page); undefined if any failed. */
+  async #countJobs(
+    states: string[],
+    queryJobs: (body: unknown) => Promise<JobPageJson | undefined>,
+  ): Promise<Record<string, number> | undefined> {
+    const pages = await Promise.all(
+      states.map((s) => queryJobs({ spec: { jobStates: [s], pagination: { limit: 1 } } })),
+    );
+    if (pages.some((p) => !p)) return undefined;
+    return Object.fromEntries(states.map((s, i) => [s, pages[i]!.pagination.total]));
   }
 
   #loadJob(id: string, load: <T>(p: Promise<T>) => Promise<T | undefined>): Promise<Snapshot["job"]> {
@@ -146,17 +203,18 @@ export class UiApp {
     const active = route.view === "job" ? "jobs" : route.view;
     for (const v of ["jobs", "pools", "hosts"]) byId(`nav-${v}`).classList.toggle("active", v === active);
     const filter = byId("filter");
-    filter.hidden = route.view !== "jobs" && route.view !== "hosts";
+    filter.hidden = route.view !== "hosts";
+    byId("job-query").hidden = route.view !== "jobs";
     const snap = this.#snapshot, act = (a: UiAction) => this.#ask(a);
     try {
       byId("summary").replaceChildren(summaryView(snap));
       const view = route.view === "job"
         ? jobView(snap, route.id, act)
+        : route.view === "jobs"
+        ? jobsView(snap, route.query)
         : route.view === "pools"
         ? poolsView(snap)
-        : route.view === "hosts"
-        ? hostsView(snap, filter.value, act)
-        : jobsView(snap, filter.value);
+        : hostsView(snap, filter.value, act);
       byId("view").replaceChildren(view);
     } catch (e) {
       // A reply of an unexpected shape must show up as an error, not as a blank page.
@@ -168,10 +226,12 @@ export class UiApp {
 
   #renderErrors(): void {
     const box = byId("errors");
-    box.hidden = this.#errors.length === 0;
+    // One line per distinct error: the job counts make several calls that fail alike.
+    const lines = [...new Set(this.#errors.map(errorText))];
+    box.hidden = lines.length === 0;
     box.replaceChildren(
-      ...(this.#errors.length ? [h("strong", {}, "The API returned errors:")] : []),
-      ...this.#errors.map((e) => h("div", { class: "error-line" }, errorText(e))),
+      ...(lines.length ? [h("strong", {}, "The API returned errors:")] : []),
+      ...lines.map((line) => h("div", { class: "error-line" }, line)),
     );
     const signIn = this.#signInNeeded();
     byId("login").hidden = !signIn;

@@ -36,7 +36,7 @@ export function summaryView(snap: Snapshot): UiElement {
       h("div", { class: "k" }, label),
       h("div", { class: "v" }, ...value),
     );
-  const hosts = snap.hosts, jobs = snap.jobs, pools = snap.pools;
+  const hosts = snap.hosts, counts = snap.jobCounts, active = snap.activeJobs, pools = snap.pools;
   const cards: UiElement[] = [];
   if (hosts) {
     cards.push(
@@ -70,17 +70,20 @@ export function summaryView(snap: Snapshot): UiElement {
       );
     }
   } else cards.push(card("Hosts", "hosts", "—"));
-  if (jobs) {
-    cards.push(
-      card("Jobs", "jobs", String(jobs.length), " ", statsLine(countBy(jobs.map((j) => j.runtime.state)))),
-    );
+  if (counts) {
+    const total = Object.values(counts).reduce((a, b) => a + b, 0);
+    cards.push(card("Jobs", "jobs", String(total), " ", statsLine(counts)));
+  } else cards.push(card("Jobs", "jobs", "—"));
+  if (active) {
     const tasks: Record<string, number> = {};
-    for (const j of jobs) {
+    for (const j of active.records) {
       if (isTerminalJob(j.runtime.state)) continue;
       for (const [s, n] of Object.entries(j.runtime.taskStats ?? {})) tasks[s] = (tasks[s] ?? 0) + n;
     }
-    cards.push(card("Tasks of active jobs", "tasks", statsLine(tasks)));
-  } else cards.push(card("Jobs", "jobs", "—"));
+    const of = active.records.length, all = active.pagination.total;
+    const label = of < all ? `Tasks of the newest ${of} of ${all} active jobs` : "Tasks of active jobs";
+    cards.push(card(label, "tasks", statsLine(tasks)));
+  }
   cards.push(
     card("Resource pools", "pools", pools ? String(pools.filter((p) => p.path.value !== "/").length) : "—"),
   );
@@ -111,7 +114,8 @@ export function poolsView(snap: Snapshot): UiElement {
     return h("p", { class: "muted" }, "Resource pools could not be loaded (see the error above).");
   }
   const jobsIn = new Map<string, number>();
-  for (const j of snap.jobs ?? []) {
+  const active = snap.activeJobs;
+  for (const j of active?.records ?? []) {
     if (isTerminalJob(j.runtime.state)) continue;
     const id = j.config.respoolID?.value ?? "";
     jobsIn.set(id, (jobsIn.get(id) ?? 0) + 1);
@@ -151,7 +155,7 @@ export function poolsView(snap: Snapshot): UiElement {
             "div",
             { class: "muted" },
             pool.children.length ? `${pool.children.length} child pools` : "leaf",
-            ` · ${jobsIn.get(pool.id.value) ?? 0} active jobs`,
+            active ? ` · ${jobsIn.get(pool.id.value) ?? 0} active jobs` : "",
           ),
           h("div", { class: "muted" }, pool.config.policy ?? ""),
         )]
@@ -173,6 +177,9 @@ export function poolsView(snap: Snapshot): UiElement {
       "p",
       { class: "muted" },
       "CPU in cores, memory and disk in MB. A parent pool's allocation is the sum of its leaves'.",
+      active && active.records.length < active.pagination.total
+        ? ` Active jobs counted: the newest ${active.records.length} of ${active.pagination.total}.`
+        : "",
     ),
     h(
       "table",
@@ -201,7 +208,8 @@ export function maintenanceOf(state: string): string {
 
 export function hostActions(x: HostInfoJson): UiAction[] {
   const up = x.state === "HOST_STATE_UP";
-  const inMaintenance = ["HOST_STATE_DRAINING", "HOST_STATE_DRAINED", "HOST_STATE_DOWN"].includes(x.state);
+  // Only a host whose drain is over completes: a DRAINING one is refused (its refusal is shown if it races).
+  const drained = x.state === "HOST_STATE_DRAINED" || x.state === "HOST_STATE_DOWN";
   return [
     {
       label: "Start maintenance",
@@ -220,7 +228,7 @@ export function hostActions(x: HostInfoJson): UiAction[] {
       procedure: `${Rpc.HOST}::CompleteMaintenance`,
       body: { hostname: x.hostname },
       describe: () => `Host ${x.hostname}: maintenance completed`,
-      disabled: !inMaintenance,
+      disabled: !drained,
     },
   ];
 }

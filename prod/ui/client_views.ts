@@ -1,7 +1,7 @@
 /**
- * Browser code of the web UI, part 3: the job views (jobs, one job with its workflow and tasks) and the
- * operator actions they offer. Each view is a function of the data one refresh loaded; actions are
- * described as data (`UiAction`) and carried out by the app after the operator confirms.
+ * Browser code of the web UI, part 3: a job's view (config, workflow and tasks; the job list is in
+ * client_job_list.ts) and the operator actions it offers. Each view is a function of the data one refresh
+ * loaded; actions are described as data (`UiAction`) and carried out by the app after the operator confirms.
  * Runs in the browser (see client_dom.ts for the rules).
  */
 import type {
@@ -52,44 +52,6 @@ export function poolPaths(pools: RespoolInfoJson[] | undefined): Map<string, str
 export function matches(filter: string, cells: (string | number | undefined)[]): boolean {
   const f = filter.trim().toLowerCase();
   return !f || cells.some((c) => c !== undefined && String(c).toLowerCase().includes(f));
-}
-
-export function jobsView(snap: Snapshot, filter: string): UiElement {
-  if (!snap.jobs) return h("p", { class: "muted" }, "Jobs could not be loaded (see the error above).");
-  const paths = poolPaths(snap.pools);
-  const jobs = snap.jobs.slice().sort((a, b) =>
-    (b.runtime.creationTime ?? "").localeCompare(a.runtime.creationTime ?? "")
-  );
-  const shown = jobs.filter((j) =>
-    matches(filter, [
-      j.config.name,
-      j.id.value,
-      j.config.type,
-      j.runtime.state,
-      paths.get(j.config.respoolID?.value ?? ""),
-    ])
-  );
-  return h(
-    "section",
-    {},
-    h("h2", {}, `Jobs (${shown.length}${shown.length === jobs.length ? "" : ` of ${jobs.length}`})`),
-    table(
-      ["Name", "ID", "Type", "State", "Goal", "Resource pool", "Instances", "Tasks by state", "Created"],
-      shown.map((j) => [
-        h("a", { href: `#/jobs/${j.id.value}`, class: "job-link" }, j.config.name),
-        h("code", {}, j.id.value),
-        j.config.type,
-        badge(j.runtime.state),
-        j.runtime.goalState,
-        paths.get(j.config.respoolID?.value ?? "") ?? j.config.respoolID?.value ?? "—",
-        j.config.instanceCount,
-        statsLine(j.runtime.taskStats),
-        when(j.runtime.creationTime),
-      ]),
-      filter ? "No job matches the filter" : "No jobs yet",
-      "jobs",
-    ),
-  );
 }
 
 /** A definition list of label → value. */
@@ -299,7 +261,6 @@ export const VIEW_CODE = [
   actionButton,
   poolPaths,
   matches,
-  jobsView,
   facts,
   jobActions,
   workflowActions,

@@ -3,10 +3,13 @@
  * built from the client functions' own source, and the handler that serves it at `/ui/`.
  */
 import { createHash } from "node:crypto";
+import { isTerminalJobState, JOB_STATES, type JobState } from "../../core/model/states.ts";
+import type { UiConfig } from "./api_types.ts";
 import { API_CODE } from "./client_api.ts";
 import { APP_CODE } from "./client_app.ts";
 import { CLUSTER_CODE } from "./client_cluster.ts";
 import { DOM_CODE } from "./client_dom.ts";
+import { JOB_LIST_CODE, JobList } from "./client_job_list.ts";
 import { VIEW_CODE } from "./client_views.ts";
 import { UI_CSS } from "./style.ts";
 
@@ -21,19 +24,48 @@ export const CLIENT_CODE: readonly ClientCode[] = [
   ...DOM_CODE,
   ...API_CODE,
   ...VIEW_CODE,
+  ...JOB_LIST_CODE,
   ...CLUSTER_CODE,
   ...APP_CODE,
 ];
 
+/** Peloton's job states but UNKNOWN (a job is never stored in it). */
+const JOB_STATE_NAMES = (Object.keys(JOB_STATES) as JobState[]).filter((s) => s !== "UNKNOWN");
+
+export const UI_CONFIG: UiConfig = {
+  refreshMs: DEFAULT_REFRESH_MS,
+  jobStates: JOB_STATE_NAMES,
+  activeJobStates: JOB_STATE_NAMES.filter((s) => !isTerminalJobState(s)),
+};
+
 /** The page's script: each client function's source (Deno has already stripped its types), then the start. */
 export function clientScript(): string {
   const body = CLIENT_CODE.map((f) => f.toString()).join("\n\n");
-  const script = `"use strict";\n${body}\n\nnew UiApp(${DEFAULT_REFRESH_MS}).start();\n`;
+  const script = `"use strict";\n${body}\n\nnew UiApp(${JSON.stringify(UI_CONFIG)}).start();\n`;
   if (/<\/script/i.test(script)) throw new Error("Cannot inline the UI script: it contains </script");
   return script;
 }
 
 const sha256 = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
+
+/** The job list's filters and page size; the app fills them from the URL and reads them on submit. */
+function jobQueryForm(): string {
+  const option = (value: string | number, label: string, selected = false) =>
+    `<option value="${value}"${selected ? " selected" : ""}>${label}</option>`;
+  const states = [
+    option("", "Any state"),
+    option("ACTIVE", "Active (not finished)"),
+    ...JOB_STATE_NAMES.map((s) => option(s, s)),
+  ];
+  const sizes = JobList.SIZES.map((n) => option(n, `${n} a page`, n === JobList.DEFAULT_SIZE));
+  return `<form id="job-query" hidden>
+    <input id="job-name" type="search" placeholder="Name (part, any case)" aria-label="Job name">
+    <input id="job-owner" type="search" placeholder="Owner (exact)" aria-label="Owner">
+    <select id="job-state" aria-label="Job state">${states.join("")}</select>
+    <select id="job-size" aria-label="Jobs a page">${sizes.join("")}</select>
+    <button type="submit">Apply</button>
+  </form>`;
+}
 
 function skeleton(css: string, script: string): string {
   return `<!doctype html>
@@ -81,7 +113,10 @@ function skeleton(css: string, script: string): string {
     <span id="result-text"></span>
     <button id="result-close" type="button" aria-label="Dismiss">Dismiss</button>
   </div>
-  <div class="toolbar"><input id="filter" type="search" placeholder="Filter by name, id, state…" hidden></div>
+  <div class="toolbar">
+    <input id="filter" type="search" placeholder="Filter by host, agent, state, label…" hidden>
+    ${jobQueryForm()}
+  </div>
   <div id="view"></div>
   <noscript>This page needs JavaScript.</noscript>
 </main>

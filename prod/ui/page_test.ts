@@ -1,9 +1,10 @@
 /** The web UI's page and handler, without a browser: what is served where, and how the script is built. */
 import assert from "node:assert/strict";
 import type { JobInfoJson, RespoolInfoJson, UpdateInfoJson } from "./api_types.ts";
-import { CLIENT_CODE, clientScript, serveUi, uiPage } from "./page.ts";
+import { CLIENT_CODE, clientScript, serveUi, UI_CONFIG, uiPage } from "./page.ts";
 import { parseRoute } from "./client_app.ts";
 import { activeUpdate, jobActions, matches, workflowActions } from "./client_views.ts";
+import { JobList, jobListHash, jobListRequest, parseJobListQuery } from "./client_job_list.ts";
 import { hostActions, poolTree } from "./client_cluster.ts";
 import { stateTone } from "./client_dom.ts";
 
@@ -11,6 +12,7 @@ const CLIENT_FILES = [
   "client_dom.ts",
   "client_api.ts",
   "client_views.ts",
+  "client_job_list.ts",
   "client_cluster.ts",
   "client_app.ts",
 ];
@@ -69,12 +71,55 @@ Deno.test("the client script parses and holds every client function, and the cli
 });
 
 Deno.test("routes come from the hash", () => {
-  assert.deepEqual(parseRoute(""), { view: "jobs" });
-  assert.deepEqual(parseRoute("#/jobs"), { view: "jobs" });
+  const all = { name: "", owner: "", state: "", page: 1, size: JobList.DEFAULT_SIZE };
+  assert.deepEqual(parseRoute(""), { view: "jobs", query: all });
+  assert.deepEqual(parseRoute("#/jobs"), { view: "jobs", query: all });
+  assert.deepEqual(parseRoute("#/jobs?state=running&page=3&size=1&name=%20web%20"), {
+    view: "jobs",
+    query: { ...all, name: "web", state: "RUNNING", page: 3, size: 1 },
+  });
   assert.deepEqual(parseRoute("#/jobs/abc-1"), { view: "job", id: "abc-1" });
   assert.deepEqual(parseRoute("#/pools"), { view: "pools" });
   assert.deepEqual(parseRoute("#/hosts/"), { view: "hosts" });
-  assert.deepEqual(parseRoute("#/nonsense"), { view: "jobs" });
+  assert.deepEqual(parseRoute("#/nonsense"), { view: "jobs", query: all });
+});
+
+Deno.test("the job list's query: out-of-range values fall back, the hash round-trips, the API pages it", () => {
+  const q = parseJobListQuery("page=0&size=5000&owner=ann");
+  assert.deepEqual(q, { name: "", owner: "ann", state: "", page: 1, size: JobList.DEFAULT_SIZE });
+  assert.equal(parseJobListQuery("page=2.5").page, 1);
+  assert.equal(jobListHash(q), "#/jobs?owner=ann", "defaults are left out");
+  const third = { name: "a b", owner: "", state: "ACTIVE", page: 3, size: 20 };
+  assert.equal(jobListHash(third), "#/jobs?name=a+b&state=ACTIVE&size=20&page=3");
+  assert.deepEqual(parseRoute(jobListHash(third)), { view: "jobs", query: third });
+  assert.deepEqual(jobListRequest(third, ["PENDING", "RUNNING"]), {
+    spec: { name: "a b", jobStates: ["PENDING", "RUNNING"], pagination: { offset: 40, limit: 20 } },
+  });
+  assert.deepEqual(jobListRequest({ ...third, name: "", state: "KILLED", page: 1 }, []), {
+    spec: { jobStates: ["KILLED"], pagination: { offset: 0, limit: 20 } },
+  });
+});
+
+Deno.test("the page tells the script Peloton's job states and which of them are active", () => {
+  assert.deepEqual(UI_CONFIG.jobStates, [
+    "INITIALIZED",
+    "PENDING",
+    "RUNNING",
+    "SUCCEEDED",
+    "FAILED",
+    "KILLED",
+    "KILLING",
+    "UNINITIALIZED",
+    "DELETED",
+  ]);
+  assert.deepEqual(UI_CONFIG.activeJobStates, [
+    "INITIALIZED",
+    "PENDING",
+    "RUNNING",
+    "KILLING",
+    "UNINITIALIZED",
+  ]);
+  assert.ok(clientScript().includes(`new UiApp(${JSON.stringify(UI_CONFIG)}).start();`));
 });
 
 const pool = (id: string, path: string, parent?: string, children: string[] = []): RespoolInfoJson => ({
@@ -133,6 +178,13 @@ Deno.test("actions call the CLI's procedures and are disabled where they cannot 
   assert.equal(begin.procedure, "peloton.api.v0.host.svc.HostService::StartMaintenance");
   assert.deepEqual(complete.body, { hostname: "agent-1" });
   assert.deepEqual([begin.disabled, complete.disabled], [true, false]);
+  // Complete maintenance is offered only where it can succeed: not while the host still drains.
+  const completable = (state: string) => !hostActions({ hostname: "agent-1", state })[1].disabled;
+  assert.deepEqual(
+    ["HOST_STATE_UP", "HOST_STATE_DRAINING", "HOST_STATE_DRAINED", "HOST_STATE_DOWN", "HOST_STATE_UNKNOWN"]
+      .map(completable),
+    [false, false, true, true, false],
+  );
 });
 
 Deno.test("the active workflow is the one the job names, else the newest unfinished one", () => {

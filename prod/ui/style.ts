@@ -72,5 +72,11 @@ progress { width: 10rem; vertical-align: middle; }
 .result #result-close { margin-left: auto; }
 .toolbar { margin-bottom: 0.5rem; }
 #filter { font: inherit; padding: 0.25rem 0.5rem; width: 18rem; }
+#job-query { display: flex; gap: 0.4rem; flex-wrap: wrap; align-items: center; }
+#job-query input, #job-query select { font: inherit; padding: 0.2rem 0.4rem; }
+#job-query input { width: 12rem; }
+.pager { display: flex; gap: 0.6rem; align-items: center; flex-wrap: wrap; margin: 0.4rem 0; font-size: 0.85rem; }
+.page-link.inactive { color: var(--muted); opacity: 0.6; }
+.page-of { color: var(--muted); }
 [hidden] { display: none !important; }
 `;

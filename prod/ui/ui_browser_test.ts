@@ -1,7 +1,8 @@
 /**
  * The web UI in headless Chromium against a real `peloton up` (two local agents, basic auth on): sign in,
- * see the job and the pool the API created with their state, stop the job and take a host through
- * maintenance from the UI, and check each change through the API, with nothing unexpected on the console.
+ * see the job and the pool the API created with their state, page to a job past the first page of the job
+ * list and filter it, stop the job and take a host through maintenance from the UI, and check each change
+ * through the API, with nothing unexpected on the console.
  * Needs Chromium at /usr/bin/chromium (or PELOTON_TEST_CHROMIUM); without it the test fails, it does not skip.
  */
 import assert from "node:assert/strict";
@@ -165,6 +166,54 @@ Deno.test({
           assert.match(await page.locator("#summary-hosts").innerText(), /^hosts\s+2\s+UP 2$/i);
           assert.match(await page.locator("#summary-cpu").innerText(), /0\.4 \/ 8 cores/);
           assert.match(await page.locator("#summary-pools").innerText(), /1$/);
+        },
+      );
+
+      await t.step(
+        "the job list pages through the API: the job past the first page is a Next away; filters narrow it",
+        async () => {
+          // A page of one job: the newer job (the service) on page 1, the batch job past it on page 2.
+          await page.goto(`${up.url}/ui/?refresh=0.5#/jobs?size=1`);
+          const rows = page.locator("table.jobs tbody tr");
+          const pager = page.locator(".pager-top");
+          await pager.locator(".page-of", { hasText: "jobs 1–1 of 2 · page 1 of 2" }).waitFor({
+            timeout: WAIT_MS,
+          });
+          assert.equal(await rows.count(), 1);
+          assert.match(await rows.innerText(), new RegExp(serviceId));
+          assert.equal(await pager.locator('[data-page="previous"]').getAttribute("aria-disabled"), "true");
+          assert.match(await page.locator("#summary-jobs").innerText(), /^jobs\s+2\s+RUNNING 2$/i);
+
+          await pager.locator('a[data-page="next"]').click();
+          await pager.locator(".page-of", { hasText: "jobs 2–2 of 2 · page 2 of 2" }).waitFor({
+            timeout: WAIT_MS,
+          });
+          assert.match(page.url(), /#\/jobs\?size=1&page=2$/);
+          assert.equal(await rows.count(), 1);
+          assert.match(await rows.innerText(), new RegExp(jobId));
+          assert.equal(await pager.locator('[data-page="next"]').getAttribute("aria-disabled"), "true");
+          await rows.locator("a.job-link", { hasText: "ui-job" }).click();
+          await page.locator(`#job[data-job-id="${jobId}"]`).waitFor({ timeout: WAIT_MS });
+          await page.goBack();
+          await page.locator("table.jobs tbody tr", { hasText: jobId }).waitFor({ timeout: WAIT_MS });
+          assert.equal(
+            await page.locator("#job-size").inputValue(),
+            "1",
+            "the form shows the URL's page size",
+          );
+
+          // The filters go to the API (a part of the name in any case, the owner exactly, as Peloton's Query
+          // takes them), from page 1.
+          await page.locator("#job-name").fill("ui-job");
+          await page.locator("#job-query button[type=submit]").click();
+          await page.locator("h2", { hasText: "Jobs matching the filter (1)" }).waitFor({ timeout: WAIT_MS });
+          assert.match(page.url(), /#\/jobs\?name=ui-job&size=1$/);
+          assert.match(await rows.innerText(), new RegExp(jobId));
+          await page.locator("#job-state").selectOption("SUCCEEDED");
+          await page.locator("h2", { hasText: "Jobs matching the filter (0)" }).waitFor({ timeout: WAIT_MS });
+          assert.equal(await rows.innerText(), "No job matches the filter");
+          await page.locator("#job-state").selectOption("ACTIVE");
+          await page.locator("h2", { hasText: "Jobs matching the filter (1)" }).waitFor({ timeout: WAIT_MS });
         },
       );
 

@@ -1,0 +1,73 @@
+/** The scrape-time gauges read from the daemons' state. */
+import assert from "node:assert/strict";
+import { hostmgrRig } from "../../core/hostmgr/testing.ts";
+import { DEFAULT_RESMGR_CONFIG, ResourceManager } from "../../core/resmgr/resmgr.ts";
+import { ROOT_ID } from "../../core/resmgr/respool_tree.ts";
+import { makePorts, makeRespoolConfig, makeRmTask } from "../../core/testing/harness.ts";
+import { PromMetrics } from "../metrics.ts";
+import { daemonGauges } from "./gauges.ts";
+
+/** Every series of a gauge labelled by state only, of a scrape, by its state label. */
+function byState(m: PromMetrics, name: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const line of m.render().split("\n")) {
+    const match = /^(\w+)\{state="([^"]+)"\} (\S+)$/.exec(line);
+    if (match && match[1] === name) out[match[2]] = Number(match[3]);
+  }
+  return out;
+}
+
+const hostsByState = (m: PromMetrics) => byState(m, "peloton_hostmgr_hosts");
+
+Deno.test("peloton_hostmgr_hosts counts hosts by the state the API shows, DOWN ones without an agent too", () => {
+  const rig = hostmgrRig([["h1"], ["h2"], ["h3"], ["h4"]]);
+  // Stored before a restart: m9's agent has not registered (its machine is down), so it is listed DOWN.
+  rig.hm.recover([{ hostname: "m9", state: "HOST_STATE_DOWN", startTimeMs: 0 }]);
+  rig.launch("a-0-1", "h1", 1);
+  rig.hm.startMaintenance("h1");
+  rig.hm.startMaintenance("h2");
+  rig.hm.startMaintenance("h3");
+  rig.backend.emit({ kind: "host-lost", hostname: "h3", agentId: "agent-h3", reason: "machine down" });
+  rig.store.settle();
+  const m = new PromMetrics();
+  daemonGauges(m, { hostmgr: rig.hm });
+  assert.deepEqual(hostsByState(m), {
+    HOST_STATE_UP: 1,
+    HOST_STATE_DRAINING: 1,
+    HOST_STATE_DRAINED: 1,
+    // h3 lost while in maintenance and m9 not registered: both DOWN, as QueryHosts lists them.
+    HOST_STATE_DOWN: 2,
+    LOST: 0,
+  });
+
+  // Completed, they leave the DOWN count; a lost host that was not in maintenance is LOST.
+  rig.hm.completeMaintenance("m9");
+  rig.hm.completeMaintenance("h3");
+  rig.backend.emit({ kind: "host-lost", hostname: "h4", agentId: "agent-h4", reason: "agent removed" });
+  rig.store.settle();
+  assert.deepEqual(hostsByState(m), {
+    HOST_STATE_UP: 0,
+    HOST_STATE_DRAINING: 1,
+    HOST_STATE_DRAINED: 1,
+    HOST_STATE_DOWN: 0,
+    LOST: 2,
+  });
+});
+
+Deno.test("peloton_resmgr_tasks_by_state reads 0 for a state whose last task left", () => {
+  const ports = makePorts();
+  const rm = new ResourceManager({ ...ports, self: "resmgr", hostmgr: "hostmgr" }, DEFAULT_RESMGR_CONFIG);
+  assert.ok(rm.tree.create("a", ROOT_ID, makeRespoolConfig("a", { cpu: 10, memory: 100_000 })).ok);
+  const task = makeRmTask({ respoolId: "a" });
+  rm.receive({ kind: "track-tasks", tasks: [{ task, state: "RUNNING" }] });
+  const m = new PromMetrics();
+  daemonGauges(m, { resmgr: rm });
+  const running = () => byState(m, "peloton_resmgr_tasks_by_state").RUNNING;
+  assert.equal(running(), 1);
+  rm.receive({
+    kind: "task-updates",
+    updates: [{ taskId: task.taskId, state: "SUCCEEDED", hostname: "h", timeMs: 1 }],
+  });
+  assert.equal(rm.tasks.size, 0);
+  assert.equal(running(), 0);
+});
