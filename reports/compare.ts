@@ -43,7 +43,9 @@ export const COMPARED: [string, string][] = [
   ["utilization memory", "utilization.memory"],
   ["utilization gpu", "utilization.gpu"],
   ["fairness (Jain)", "fairness"],
+  // Reports from before hand-backs were counted apart counted only them, as the total.
   ["failed placement attempts", "placementFailures.total"],
+  ["tasks handed back unplaced", "placementFailures.handedBack.total"],
   ["wall s", "wallSeconds"],
   ["peak RSS GiB", "peakRssBytes"],
 ];
@@ -52,7 +54,8 @@ export const COMPARED: [string, string][] = [
 const OVERLAID: [keyof Report["series"], string, string][] = [
   ["cpuUtil", "cpu utilization (allocated fraction)", "fraction"],
   ["memUtil", "memory utilization (allocated fraction)", "fraction"],
-  ["queuedTasks", "pending queue", "tasks"],
+  ["queuedTasks", "pending queue (waiting for admission)", "tasks"],
+  ["placingTasks", "admitted, waiting for placement", "tasks"],
   ["runningTasks", "running tasks", "tasks"],
   ["queueDelayP99", "queue delay p99 per interval", "seconds"],
   ["queueDelayP50", "queue delay p50 per interval", "seconds"],
@@ -109,8 +112,9 @@ export function compareReports(list: Named[]): Comparison {
 /** One overlaid chart per series, on the union of the reports' sample times. */
 export function comparisonCharts(list: Named[]): Chart[] {
   const x = [...new Set(list.flatMap(({ report }) => report.series.t))].sort((a, b) => a - b);
-  const aligned = (r: Report, values: number[]) => {
-    const at = new Map(r.series.t.map((t, i) => [t, values[i]]));
+  // A series a report from an older version lacks leaves gaps.
+  const aligned = (r: Report, values: number[] | undefined) => {
+    const at = new Map(r.series.t.map((t, i) => [t, values?.[i]]));
     return x.map((t) => at.get(t) ?? null);
   };
   const charts: Chart[] = OVERLAID.map(([key, title, y]) => ({
@@ -120,7 +124,7 @@ export function comparisonCharts(list: Named[]): Chart[] {
     x,
     lines: list.map(({ name, report }) => ({
       label: name,
-      values: aligned(report, report.series[key] as number[]),
+      values: aligned(report, report.series[key] as number[] | undefined),
     })),
   }));
   const shared = Object.keys(list[0].report.poolSeries).filter((p) =>

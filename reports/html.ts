@@ -1,11 +1,19 @@
 /** Renders a report as one self-contained HTML page with uPlot inlined, so it opens offline. */
 import type { Report } from "./report.ts";
+import { DEFAULT_PLACEMENT_CONFIG } from "../core/placement/engine.ts";
 import { type Chart, esc, renderPage, table, type UplotAssets } from "./charts.ts";
 
 export type { UplotAssets };
 
 /** Pools that get charts of their own (the rest are in the JSON); keeps the page light on big trees. */
 export const MAX_POOL_CHARTS = 12;
+
+/** The queue chart's line of admitted tasks waiting for a host. */
+export const PLACING = "admitted, waiting for placement";
+
+/** What a pool's allocation and demand hold, as Peloton counts them. */
+const POOL_TERMS =
+  " (allocation: admitted tasks, placed or still waiting for placement; demand: the pending queue)";
 
 /** The charts of one report, in page order. */
 export function reportCharts(report: Report): Chart[] {
@@ -27,10 +35,11 @@ export function reportCharts(report: Report): Chart[] {
     },
     {
       id: "queue",
-      title: "Pending queue (tasks waiting for admission)",
+      title: "Pending queue (tasks waiting for admission) and admitted tasks waiting for placement",
       y: "tasks",
       x,
-      lines: [line("queued", s.queuedTasks)],
+      // Reports from before the placing series have only the queue.
+      lines: [line("queued", s.queuedTasks), ...(s.placingTasks ? [line(PLACING, s.placingTasks)] : [])],
     },
     { id: "running", title: "Running tasks", y: "tasks", x, lines: [line("running", s.runningTasks)] },
     {
@@ -57,7 +66,7 @@ export function reportCharts(report: Report): Chart[] {
     failureChart(report),
     {
       id: "fairness",
-      title: "Fairness: Jain's index of allocation/entitlement",
+      title: "Fairness: Jain's index of each pool's cpu allocation over min(what it wants, its fair share)",
       y: "index",
       x,
       lines: [line("Jain", s.fairness)],
@@ -85,7 +94,7 @@ export function reportCharts(report: Report): Chart[] {
     const p = report.poolSeries[path];
     charts.push({
       id: `pool-${i}-cpu`,
-      title: `Pool ${path}: cpu entitlement, allocation and demand`,
+      title: `Pool ${path}: cpu entitlement, allocation and demand${POOL_TERMS}`,
       y: "cores",
       x,
       lines: [
@@ -96,7 +105,7 @@ export function reportCharts(report: Report): Chart[] {
     });
     charts.push({
       id: `pool-${i}-memory`,
-      title: `Pool ${path}: memory entitlement, allocation and demand`,
+      title: `Pool ${path}: memory entitlement, allocation and demand${POOL_TERMS}`,
       y: "MB",
       x,
       lines: [
@@ -109,23 +118,44 @@ export function reportCharts(report: Report): Chart[] {
   return charts;
 }
 
-/** Failed placement attempts per interval: the total, then each reason. */
+/**
+ * Failed placement attempts per interval: the total, each reason, then the tasks handed back at their
+ * deadline (reports from before that series have no such line).
+ */
 function failureChart(report: Report): Chart {
   const s = report.series;
   const reasons = Object.entries(s.placementFailures);
   const total = s.t.map((_, i) => reasons.reduce((a, [, v]) => a + (v[i] ?? 0), 0));
   return {
     id: "failures",
-    title: "Failed placement attempts per interval, by reason",
-    y: "attempts",
+    title: "Failed placement attempts per interval, by reason, as the placement engine reports them " +
+      `(a task's first failure, a changed reason at most every ${REASON_INTERVAL_SEC} s, ` +
+      "its hand-back at the deadline)",
+    y: "tasks",
     x: s.t,
     stepped: true,
     lines: [
       { label: "all reasons", values: total },
       ...reasons.map(([label, values]) => ({ label, values })),
+      ...(s.placementHandedBack ? [{ label: HANDED_BACK, values: s.placementHandedBack }] : []),
     ],
   };
 }
+
+/** The failure chart's line of tasks handed back unplaced at their placement deadline. */
+export const HANDED_BACK = "handed back at deadline";
+
+/** How often the simulator's placement engine reports a task's changed failure reason. */
+const REASON_INTERVAL_SEC = DEFAULT_PLACEMENT_CONFIG.reasonIntervalMs / 1000;
+
+/** What the placement failure counts are: the engine reports a task's failures, not every failed round. */
+const FAILURES_COUNTED =
+  "Counted per task as the placement engine reports failures to the resource manager: " +
+  "a task still tried has its reason reported after its first failed round, then again only when the " +
+  `reason changed, at most once per ${REASON_INTERVAL_SEC} s; a task handed back unplaced at its placement ` +
+  "deadline counts " +
+  "once more (the resource manager queues it again). A task that fails round after round for one reason " +
+  "counts when it first fails and when it is handed back, not once per round.";
 
 /** What the report leaves out about its run: the scenario's length, when it has one. */
 export interface RunInfo {
@@ -199,7 +229,10 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
       "Preempted: running / waiting / slack / maintenance",
       `${p.running} / ${p.waiting} / ${p.slack} / ${p.maintenance}`,
     ],
-    ["Failed placement attempts", report.placementFailures.total],
+    [
+      "Failed placement attempts (as reported) / tasks handed back at their deadline",
+      `${report.placementFailures.total} / ${report.placementFailures.handedBack?.total ?? ""}`,
+    ],
   ]);
   const pools = table(
     [
@@ -259,9 +292,14 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
     )
     : `<p class="muted">No timed events.</p>`;
   const reasons = Object.entries(report.placementFailures.byReason).slice(0, 10);
+  const handedBack = report.placementFailures.handedBack?.byReason ?? {};
   const failures = reasons.length
-    ? table(["reason", "attempts"], reasons)
-    : `<p class="muted">Every placement attempt succeeded.</p>`;
+    ? `<p class="muted">${esc(FAILURES_COUNTED)}</p>` +
+      table(
+        ["reason", "failed attempts", "of them handed back at the deadline"],
+        reasons.map(([why, n]) => [why, n, handedBack[why] ?? 0]),
+      )
+    : `<p class="muted">No placement attempt failed.</p>`;
   return renderPage(
     `${report.scenario} — simulation report`,
     [

@@ -82,30 +82,53 @@ export interface Report {
   rescheduleDelaySeconds: RescheduleDelays;
   /** Time-average allocated fraction of each resource over the hosts that are up. */
   utilization: { cpu: number; memory: number; disk: number; gpu: number };
-  /** Time-average of Jain's index of allocation/entitlement over pools with demand (1 is perfectly fair). */
+  /**
+   * Time-average of Jain's fairness index over leaf pools that want cpu (allocated or queued): each pool's
+   * cpu allocation over min(what it wants, its fair share), the fair share being the entitlement Peloton's
+   * calculator gives it for the demand of the moment. 1 is perfectly fair; a pool that wants cpu and holds
+   * none counts 0 (beside one pool holding its share, 0.5). Pools whose fair share is 0 are left out.
+   */
   fairness: number;
   /** Each pool at the end (non-leaf pools sum their leaves), with time-averages after the warm-up. */
   pools: Record<string, PoolSummary>;
   workloads: Record<string, WorkloadSummary>;
   /**
-   * Task launches by workload and host class (a task run again counts again): where each workload's work
-   * ran, e.g. whether CPU-only work stayed off the GPU hosts. Every workload and every host class of the
-   * scenario is listed, with 0 where none ran; classes events added follow once work ran on them.
+   * Task launches by workload and host class, one per task id (a task run again counts again, a repeated
+   * status does not): where each workload's work ran, e.g. whether CPU-only work stayed off the GPU hosts.
+   * Every workload and every host class of the scenario is listed, with 0 where none ran; classes events
+   * added follow once work ran on them.
    */
   launchesByHostClass: Record<string, Record<string, number>>;
   /** Running tasks killed for entitlement, waiting ones sent back, revocable ones whose slack went, drained ones. */
   preemptions: { total: number; running: number; waiting: number; slack: number; maintenance: number };
-  /** Failed placement attempts (a task may fail many times before it is placed), by reason. */
-  placementFailures: { total: number; byReason: Record<string, number> };
+  /**
+   * Failed placement attempts of tasks (a task may fail many times before it is placed), by reason, as
+   * the placement engine reports them: a task still tried has its reason reported after its first failed
+   * round, then again only when the reason changed, at most once per 30 s (the engine's
+   * `reasonIntervalMs`); a task handed back at its placement deadline counts once more. So a task failing
+   * round after round for one reason counts when it first fails and when it is handed back, not per round.
+   * `handedBack`: of these, tasks handed back unplaced at their placement deadline (the resource
+   * manager queues them again); reports made before it existed counted only these, as `total`.
+   */
+  placementFailures: {
+    total: number;
+    byReason: Record<string, number>;
+    handedBack?: { total: number; byReason: Record<string, number> };
+  };
   events: EventRecord[];
   rejectedJobs: { jobId: string; error: string }[];
   /** The first stuck jobs (`jobs.stuck` counts them all), each with why no host or pool takes it. */
   stuckJobs: StuckJob[];
   series: Series;
-  /** Entitlement, allocation and demand per pool over time, aligned with `series.t`. */
+  /** Entitlement, allocation and demand per pool over time, aligned with `series.t` (see `PoolSummary`). */
   poolSeries: Record<string, PoolSeries>;
 }
 
+/**
+ * As Peloton counts them: allocation holds the pool's admitted tasks, placed or still waiting for placement
+ * (`series.placingTasks` counts those over the cluster); demand is what waits in its pending queue for
+ * admission.
+ */
 export interface PoolSummary {
   allocationCpu: number;
   demandCpu: number;
@@ -151,15 +174,20 @@ function percentileOf(sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
-/** Mean of the samples at or after `fromSec`. */
-function meanFrom(t: number[], xs: number[], fromSec: number): number {
-  let sum = 0, n = 0;
+/**
+ * Time-average of the samples at or after `fromSec`, each weighted by the interval it ends (from the
+ * sample before, or from 0): a run's last interval, shorter when it ends between sample times, counts
+ * for its length. With every interval the same length this is the plain mean.
+ */
+export function meanFrom(t: number[], xs: number[], fromSec: number): number {
+  let sum = 0, weight = 0;
   for (let i = 0; i < xs.length; i++) {
     if (t[i] < fromSec) continue;
-    sum += xs[i];
-    n++;
+    const dt = t[i] - (i ? t[i - 1] : 0);
+    sum += xs[i] * dt;
+    weight += dt;
   }
-  return n ? round4(sum / n) : 0;
+  return weight > 0 ? round4(sum / weight) : 0;
 }
 
 export function buildReport(
@@ -230,7 +258,6 @@ export function buildReport(
   const maintenance = sim.resmgr.drained;
   const simulatedSeconds = sim.queue.now / 1000;
   const measuredSeconds = Math.max(0, simulatedSeconds - warmup);
-  const byReason = Object.fromEntries([...stats.placementFailures].sort((a, b) => b[1] - a[1]));
   return {
     scenario: scenario.name,
     description: scenario.description,
@@ -272,13 +299,23 @@ export function buildReport(
     workloads,
     launchesByHostClass: launchesByHostClass(scenario, sim),
     preemptions: { total: running + waiting + slack + maintenance, running, waiting, slack, maintenance },
-    placementFailures: { total: [...stats.placementFailures.values()].reduce((a, b) => a + b, 0), byReason },
+    placementFailures: {
+      ...countsByReason(stats.placementFailures),
+      handedBack: countsByReason(stats.placementHandedBack),
+    },
     events: sim.events,
     rejectedJobs: rejected.slice(0, 20).map((r) => ({ jobId: r.jobId, error: r.error ?? "" })),
     stuckJobs: sim.stuck.slice(0, 20),
     series: s,
     poolSeries: stats.pools,
   };
+}
+
+/** Counts by reason, most first, and their total. */
+function countsByReason(counts: Map<string, number>): { total: number; byReason: Record<string, number> } {
+  let total = 0;
+  for (const n of counts.values()) total += n;
+  return { total, byReason: Object.fromEntries([...counts].sort((a, b) => b[1] - a[1])) };
 }
 
 function launchesByHostClass(scenario: Scenario, sim: Simulation): Report["launchesByHostClass"] {

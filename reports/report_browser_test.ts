@@ -9,6 +9,7 @@ import { launchChromium } from "../tools/chromium_testing.ts";
 import { PLAN_SCENARIO, ROOT } from "../sim/testing.ts";
 import type { PlanOutcome } from "../sim/plan.ts";
 import type { Report } from "./report.ts";
+import { HANDED_BACK, PLACING } from "./html.ts";
 
 /** Series pixels a chart must have to count as drawn: a line across the plot is hundreds. */
 const MIN_LINE_PIXELS = 100;
@@ -143,14 +144,14 @@ function expectedReportCharts(report: Report): Expected[] {
   const s = report.series;
   const expected: Expected[] = [
     { what: "utilization per resource", title: /^Utilization/, labels: ["cpu", "memory", "disk", "gpu"] },
-    { what: "the pending queue", title: /^Pending queue/, labels: ["queued"] },
+    { what: "the pending queue", title: /^Pending queue/, labels: ["queued", PLACING] },
     { what: "queue-delay percentiles", title: /^Queue delay/, labels: ["p50", "p90", "p99"] },
     { what: "launches per second", title: /^Launches per second/, labels: ["launches/s"] },
     { what: "preemptions", title: /preempted/, labels: ["preempted"] },
     {
       what: "placement failures by reason",
       title: /^Failed placement attempts/,
-      labels: Object.keys(s.placementFailures),
+      labels: [...Object.keys(s.placementFailures), HANDED_BACK],
     },
   ];
   for (const pool of Object.keys(report.poolSeries)) {
@@ -175,6 +176,7 @@ function expectedComparisonCharts(names: string[], reports: Report[]): Expected[
     ["cpu utilization", /^cpu utilization/],
     ["memory utilization", /^memory utilization/],
     ["the pending queue", /^pending queue/],
+    ["admitted tasks waiting for placement", /^admitted, waiting for placement/],
     ["queue delay p50", /^queue delay p50/],
     ["queue delay p99", /^queue delay p99/],
     ["launches per second", /^launches per second/],
@@ -225,7 +227,7 @@ Deno.test("the report, comparison and plan pages draw every chart in Chromium wi
       checkCharts("report.html", charts, expectedReportCharts(report));
       const failures = charts.find((c) => c.title.startsWith("Failed placement attempts"))!;
       assert.deepEqual(
-        failures.labels.filter((l) => l !== "all reasons").sort(),
+        failures.labels.filter((l) => l !== "all reasons" && l !== HANDED_BACK).sort(),
         Object.keys(report.placementFailures.byReason).sort(),
         "one line per placement failure reason",
       );

@@ -254,11 +254,21 @@ Deno.test("sim plan refuses a bad --vary or --target with an error naming the ar
         "tasks.unplaced<=0",
         /^plan: --vary hosts\.nope\.count: no host class "nope" \(std\)$/m,
       ],
-      ["hosts.std.bogus=1..5", "tasks.unplaced<=0", /^plan: --vary hosts\.std\.bogus=1: .*"bogus"/m],
+      [
+        "hosts.std.bogus=1..5",
+        "tasks.unplaced<=0",
+        /^plan: --vary hosts\.std\.bogus=1: hostClasses\[0\]\.bogus: unknown key; expected one of name, count, /m,
+      ],
       [
         "hosts.std.count=-5..5",
         "tasks.unplaced<=0",
-        /^plan: --vary hosts\.std\.count=-5: hostClasses\.0\.count/m,
+        /^plan: --vary hosts\.std\.count=-5: hostClasses\[0\]\.count: got -5, /m,
+      ],
+      // Every value the search may run is checked first: here only the range's lowest fails.
+      [
+        "hosts.std.count=0..20",
+        "tasks.unplaced<=0",
+        /^plan: --vary hosts\.std\.count=0: hostClasses\[0\]\.count: got 0, expected at least 1: the cluster would have no hosts, and no event adds any$/m,
       ],
       [
         "hosts.std.count=1..5",

@@ -50,6 +50,18 @@ export interface TaskOutcome {
  */
 export type OutcomeModel = (spec: LaunchSpec, prng: Prng, runsAtMs: number) => TaskOutcome;
 
+/**
+ * A status the simulated cluster sends: also the row of the task's host (-1 for a task it does not know),
+ * so the simulator's statistics find the host's class without looking its name up. The host manager
+ * forwards statuses in place, so the row reaches them.
+ */
+export interface SimTaskStatus extends TaskStatus {
+  hostRow: number;
+}
+
+/** The class of hosts a launch named but the cluster never registered (unit tests make them up). */
+export const UNREGISTERED_CLASS = "(unregistered)";
+
 /** A simulated agent; its tasks and cpu accounting are in the cluster's columns, by `index`. */
 export class SimHost {
   up = true;
@@ -120,6 +132,11 @@ export class SimCluster implements HostBackend {
   /** By host index: what statuses name the host by (a status need not reach into the host's objects). */
   readonly #hostnames: string[] = [];
   readonly #agentIds: string[] = [];
+  /** By host index: the index in `hostClasses` of the class the host was added with. */
+  #hostClass = new Int32Array(1024);
+  /** Host class names, by class index, in the order the cluster first saw them. */
+  readonly hostClasses: string[] = [];
+  readonly #classIndex = new Map<string, number>();
   /** By host index: cpu limits and modelled use of the non-revocable tasks, cpu revocable tasks hold. */
   #allocCpu = new Float64Array(1024);
   #usedCpu = new Float64Array(1024);
@@ -143,36 +160,51 @@ export class SimCluster implements HostBackend {
     readonly options: SimClusterOptions = DEFAULT_SIM_CLUSTER_OPTIONS,
   ) {}
 
-  addHosts(hosts: HostInfo[]): void {
+  /** Registers hosts of one class (a scenario's host class, or one an event adds). */
+  addHosts(hosts: HostInfo[], hostClass: string): void {
+    const c = this.#classOf(hostClass);
     for (const h of hosts) {
       this.hosts.push(h);
       const known = this.#hostByName.get(h.hostname);
       if (known) {
-        this.#setInfo(known, h);
+        this.#setInfo(known, h, c);
         known.up = true;
-      } else this.#newHost(h);
+      } else this.#newHost(h, c);
     }
     this.#send(hosts.map((host) => ({ kind: "host-up", host })));
   }
 
-  #newHost(info: HostInfo): SimHost {
+  #classOf(name: string): number {
+    let c = this.#classIndex.get(name);
+    if (c === undefined) this.#classIndex.set(name, c = this.hostClasses.push(name) - 1);
+    return c;
+  }
+
+  /** The class index (into `hostClasses`) of the host at a row: what a `SimTaskStatus` names. */
+  hostClassOf(hostRow: number): number {
+    return this.#hostClass[hostRow];
+  }
+
+  #newHost(info: HostInfo, hostClass: number): SimHost {
     const host = new SimHost(info, this.#hostList.length);
     this.#hostList.push(host);
     this.#hostByName.set(info.hostname, host);
     this.#byAgent.set(info.agentId, host);
-    this.#setInfo(host, info);
     if (host.index === this.#allocCpu.length) {
       this.#allocCpu = grow(this.#allocCpu);
       this.#usedCpu = grow(this.#usedCpu);
       this.#revocableCpu = grow(this.#revocableCpu);
+      this.#hostClass = grow(this.#hostClass);
     }
+    this.#setInfo(host, info, hostClass);
     return host;
   }
 
-  #setInfo(host: SimHost, info: HostInfo): void {
+  #setInfo(host: SimHost, info: HostInfo, hostClass: number): void {
     host.info = info;
     this.#hostnames[host.index] = info.hostname;
     this.#agentIds[host.index] = info.agentId;
+    this.#hostClass[host.index] = hostClass;
   }
 
   /** Allocated but unused cpu of the host's non-revocable tasks: what revocable tasks may run on. */
@@ -216,7 +248,7 @@ export class SimCluster implements HostBackend {
         resources: { cpuMilli: 0, memMb: 0, diskMb: 0, gpuMilli: 0 },
         attributes: {},
         portRanges: [],
-      });
+      }, this.#classOf(UNREGISTERED_CLASS));
       h.up = false;
     }
     return h;
@@ -524,18 +556,19 @@ export class SimCluster implements HostBackend {
       if (t !== NO_TASK && pending.generation !== tasks.generation[t]) continue;
       const h = t !== NO_TASK ? tasks.host[t] : -1;
       // Every field present (and the host manager's `pelotonState`), so all statuses share one shape.
-      const status: TaskStatus = {
+      const status: SimTaskStatus = {
         taskId: h >= 0 ? tasks.taskId[t] : x!.taskId!,
         state: STATE_NAMES[state],
         hostname: h >= 0 ? this.#hostnames[h] : "",
         agentId: h >= 0 ? this.#agentIds[h] : "",
+        hostRow: h,
         timeMs: now,
         reason: x?.reason,
         message: x?.message,
         exitCode: x?.exitCode,
         healthy: x?.healthy,
         pelotonState: undefined,
-      } as TaskStatus;
+      } as SimTaskStatus;
       if (h >= 0) {
         tasks.state[t] = state;
         if (x?.healthy !== undefined) tasks.healthy[t] = x.healthy ? 1 : 0;

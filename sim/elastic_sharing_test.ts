@@ -74,6 +74,22 @@ Deno.test("elastic sharing: a pool borrows the idle cluster, then preemption bri
   assert.ok(rerun.every((t) => t.state === "PENDING"), "queued again behind the pool's entitlement");
 });
 
+Deno.test("elastic sharing: fairness drops while reporting wants cpu and holds none, before its entitlement is set", async () => {
+  const { report, contentionSec, periodSec } = await run();
+  const fairness = (sec: number) => report.series.fairness[report.series.t.indexOf(sec)];
+  assert.equal(fairness(contentionSec), 1, "analytics alone wants cpu");
+  // Until the next entitlement cycle reporting's entitlement is still the 0 it had with no demand, but
+  // its fair share is 800: x = 1600 / min(2000, 800) = 2 for analytics, 0 / min(1200, 800) = 0 for
+  // reporting, and Jain's index (2 + 0)² / (2 · (4 + 0)) = 0.5.
+  for (let sec = contentionSec + 10; sec <= contentionSec + periodSec; sec += 10) {
+    assert.equal(report.poolSeries["/reporting"].entitlementCpu[report.series.t.indexOf(sec)], 0);
+    assert.equal(fairness(sec), 0.5, `at ${sec} s`);
+  }
+  // Then reporting is allocated its 800 (admitted, waiting for analytics' preemption): (2 + 1)² / (2 · 5).
+  assert.equal(fairness(contentionSec + periodSec + 10), 0.9);
+  assert.equal(fairness(report.series.t.at(-1)!), 1, "both hold their share once settled");
+});
+
 Deno.test("elastic sharing with Peloton's default preemption (5 checks of 60 s) settles only after 5 minutes", async () => {
   const { report, contentionSec, periodSec } = await run((s) => ({
     ...s,

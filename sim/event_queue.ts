@@ -71,7 +71,11 @@ export class EventQueue {
     const times = this.#times;
     while (times.length && times[0] <= until) {
       const ev = this.#pop();
-      if (ev.cancelled) continue;
+      // A skipped event still gets the check: the next one may be a result the caller must wait for.
+      if (ev.cancelled) {
+        if (stop && stop()) return true;
+        continue;
+      }
       this.now = ev.time;
       this.processed++;
       if (ev.fn) ev.fn();

@@ -97,7 +97,7 @@ function apply(e: ScenarioEvent, ctx: EventContext, state: EventState): void {
         };
         done.hosts = names.length;
         ctx.log.push(done);
-        maintenance(ctx, "CompleteMaintenance", names, done);
+        completeWhenDrained(ctx, names, done);
       });
     }
   } else if (e.addHosts || e.addHostClass) {
@@ -108,7 +108,7 @@ function apply(e: ScenarioEvent, ctx: EventContext, state: EventState): void {
     nextIndex.set(c.name, first + count);
     const hosts = hostsOf(c, first, count);
     record(e.addHostClass ? "addHostClass" : "addHosts", `+${count} ${c.name} hosts`, hosts.length);
-    ctx.cluster.addHosts(hosts);
+    ctx.cluster.addHosts(hosts, c.name);
   } else if (e.removeHosts) {
     const names = select(ctx, e.removeHosts, true);
     record("removeHosts", `hosts removed (${describe(e.removeHosts)})`, names.length);
@@ -170,6 +170,30 @@ function maintenance(ctx: EventContext, method: string, names: string[], r: Even
   if (!names.length) return;
   ctx.api(`${HOST_SERVICE}::${method}`, { hostnames: names }, (reply) => {
     if (reply.error) r.error = reply.error.message;
+  });
+}
+
+/** How often the hosts of a drain whose time is up are looked at again while they still drain. */
+const DRAIN_RECHECK_MS = 1000;
+
+/**
+ * Ends a drain's maintenance as an operator does under Peloton's rule that only drained hosts complete:
+ * the hosts no longer DRAINING now, the others once their tasks have moved off.
+ */
+function completeWhenDrained(ctx: EventContext, names: string[], r: EventRecord, again = false): void {
+  ctx.api(`${HOST_SERVICE}::QueryHosts`, { hostStates: ["HOST_STATE_DRAINING"] }, (reply) => {
+    if (reply.error) {
+      r.error = reply.error.message;
+      return;
+    }
+    const infos = (reply.body as { hostInfos: { hostname: string }[] }).hostInfos;
+    const draining = new Set(infos.map((h) => h.hostname));
+    maintenance(ctx, "CompleteMaintenance", names.filter((n) => !draining.has(n)), r);
+    const left = names.filter((n) => draining.has(n));
+    if (!left.length) return;
+    // Said once, with how many were still draining when the maintenance's time was up.
+    if (!again) r.detail += ` (${left.length} still draining, completed once drained)`;
+    ctx.queue.schedule(ctx.queue.now + DRAIN_RECHECK_MS, () => completeWhenDrained(ctx, left, r, true));
   });
 }
 

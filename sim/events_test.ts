@@ -81,6 +81,26 @@ Deno.test("draining a rack moves its tasks elsewhere (HOST_MAINTENANCE preemptio
   await mid.close();
 });
 
+Deno.test("a drain shorter than its tasks take to move completes each host once it is drained, not before", async () => {
+  const yaml = scenario("  - {atSec: 60, drain: {rack: std-rack-0}, durationSec: 0.05}");
+  // At its end the rack still has tasks to move: Peloton completes only drained hosts.
+  const early = await runUntil(yaml, 60_100);
+  const draining = early.hostmgr.hosts.filter((h) => h.state === "HOST_STATE_DRAINING");
+  assert.ok(draining.length > 0, "the rack is still draining when its maintenance ends");
+  assert.ok(draining.every((h) => h.tasks.size > 0));
+  await early.close();
+
+  const { sim, report } = await run(yaml);
+  assert.equal(report.preemptions.maintenance, 16, "every task of the rack moved off");
+  assert.deepEqual(report.events.map((e) => [e.atSec, e.kind, e.hosts, e.error]), [
+    [60, "drain", 4, undefined],
+    [60.05, "maintenanceDone", 4, undefined],
+  ]);
+  assert.match(report.events[1].detail, /still draining, completed once drained/);
+  for (const h of sim.hostmgr.hosts) assert.equal(h.state, "HOST_STATE_UP", h.info.hostname);
+  assert.equal(running(sim).length, 48);
+});
+
 async function runUntil(yaml: string, ms: number): Promise<Simulation> {
   const { createSimulation } = await import("./runner.ts");
   const sim = createSimulation(inlineScenario(yaml), { seed: 1, checkInvariants: true });

@@ -10,8 +10,7 @@ import { compareReports, comparisonText, renderComparison } from "../reports/com
 import { renderHtml } from "../reports/html.ts";
 import { renderPlan } from "../reports/plan_html.ts";
 import { buildReport, type Report } from "../reports/report.ts";
-import { applyOverride } from "./overrides.ts";
-import { parsePlanTarget, parseVary, plan, reportNames } from "./plan.ts";
+import { plan, type PlanOptions, preparePlan } from "./plan.ts";
 import { Progress } from "./progress.ts";
 import { runScenario } from "./runner.ts";
 import { loadScenarioFile, ScenarioError } from "./scenario_load.ts";
@@ -89,11 +88,14 @@ async function prepareOut(dir: string): Promise<void> {
   }
 }
 
+/** Loads a scenario; what it ignores is printed as warnings, and a scenario that cannot run ends the CLI. */
 async function load(file: string) {
   try {
-    return await loadScenarioFile(file);
+    const loaded = await loadScenarioFile(file);
+    for (const w of loaded.warnings) console.error(`warning: ${w}`);
+    return loaded;
   } catch (e) {
-    if (e instanceof ScenarioError) fail(e.message);
+    if (e instanceof ScenarioError) fail([e.message, ...e.warnings.map((w) => `warning: ${w}`)].join("\n"));
     throw e;
   }
 }
@@ -164,6 +166,11 @@ export async function main(argv: string[]): Promise<void> {
     console.log(`  never starts: job ${j.jobId} (${j.workload}, ${tasks}): ${j.reason}`);
   }
   if (stuck > 5) console.log(`  ... ${stuck - 5} more stuck jobs: see stuckJobs in ${out}/report.json`);
+  // A timed event the cluster refused (a pool update the respool API rejects) changed nothing: say so here,
+  // not only in the report, since the run's answer is for a scenario without it.
+  for (const e of report.events) {
+    if (e.error !== undefined) console.log(`  event failed at ${e.atSec} s: ${e.kind}: ${e.error}`);
+  }
 }
 
 async function compare(argv: string[]): Promise<void> {
@@ -220,17 +227,7 @@ async function planCommand(argv: string[]): Promise<void> {
   if (positionals.length !== 1) fail(`plan: expected one scenario file, got ${positionals.length}\n${USAGE}`);
   if (!values.vary || !values.target) fail(`plan: --vary and --target are required\n${USAGE}`);
   const file = positionals[0];
-  // Refuses a bad scenario, range, path or target before any worker starts: a path the scenario does
-  // not have would otherwise fail every run and read as "no value meets the target".
   const loaded = await load(file);
-  const names = reportNames(loaded.scenario);
-  try {
-    const vary = parseVary(values.vary as string);
-    parsePlanTarget(values.target as string, names);
-    for (const v of [vary.lo, vary.hi]) applyOverride(loaded.scenario, vary.path, v);
-  } catch (e) {
-    fail(`plan: ${(e as Error).message}`);
-  }
   const workers = Number(values.workers);
   if (!Number.isInteger(workers) || workers < 1) {
     fail(`--workers: got "${values.workers}", expected a positive integer`);
@@ -240,28 +237,36 @@ async function planCommand(argv: string[]): Promise<void> {
     fail(`--resolution: got "${values.resolution}", expected a positive number`);
   }
   const seed = seedOf(values.seed);
+  const options: PlanOptions = {
+    loaded,
+    vary: values.vary as string,
+    target: values.target as string,
+    seed,
+    workers,
+    resolution,
+    onRound: (points) => {
+      for (const p of points) {
+        console.error(
+          `  ${values.vary!.toString().split("=")[0]}=${p.value}: ${
+            p.error ?? `${p.metric} (${p.met ? "meets" : "misses"} target)`
+          }`,
+        );
+      }
+    },
+  };
+  // Refuses a bad range, path or target, and a range some of whose values make the scenario invalid,
+  // before any worker starts or any file is written: a failing variant would otherwise read as a miss.
+  let prepared;
+  try {
+    prepared = preparePlan(options);
+  } catch (e) {
+    fail(`plan: ${(e as Error).message}`);
+  }
   const out = values.out as string | undefined;
   if (out) await prepareOut(out);
   let outcome;
   try {
-    outcome = await plan({
-      file,
-      vary: values.vary as string,
-      target: values.target as string,
-      names,
-      seed,
-      workers,
-      resolution,
-      onRound: (points) => {
-        for (const p of points) {
-          console.error(
-            `  ${values.vary!.toString().split("=")[0]}=${p.value}: ${
-              p.error ?? `${p.metric} (${p.met ? "meets" : "misses"} target)`
-            }`,
-          );
-        }
-      },
-    });
+    outcome = await plan(options, prepared);
   } catch (e) {
     fail(`plan: ${(e as Error).message}`);
   }

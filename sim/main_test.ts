@@ -147,3 +147,68 @@ workloads:
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a scenario with an unknown pool key runs, and the key is named in a warning", async () => {
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(
+    `${dir}/s.yaml`,
+    `name: x
+durationSec: 10
+hostClasses:
+  - {name: h, count: 1, cpu: 4, memoryMb: 8192}
+respools:
+  - name: A
+    foo: 3
+    resources:
+      - {kind: cpu, reservation: 4, limit: 4}
+`,
+  );
+  const r = await sim(`${dir}/s.yaml`, "--out", `${dir}/out`);
+  assert.equal(r.code, 0, r.err);
+  assert.match(
+    r.err,
+    new RegExp(`^warning: ${dir}/s\\.yaml:7: respools\\[0\\]\\.foo: unknown key, ignored`, "m"),
+  );
+  assert.ok((await Deno.stat(`${dir}/out/report.json`)).isFile);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a timed event the cluster refuses is printed after the summary, and the run goes on", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const file = `${dir}/refused.yaml`;
+    await Deno.writeTextFile(
+      file,
+      `name: refused
+durationSec: 60
+hostClasses:
+  - { name: std, count: 2, cpu: 8, memoryMb: 16384 }
+respools:
+  - name: org
+    resources: [{ kind: cpu, reservation: 16, limit: 16 }, { kind: memory, reservation: 32768, limit: 32768 }]
+    children:
+      - { name: a, resources: [{ kind: cpu, reservation: 8, limit: 16 }, { kind: memory, reservation: 16384, limit: 32768 }] }
+workloads:
+  - { name: w, respool: /org/a, instances: 2, durationSec: 5, cpu: 1 }
+events:
+  - { atSec: 20, updatePool: { path: /org/a, resources: [{ kind: cpu, reservation: 8, limit: 32 }] } }
+`,
+    );
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", `${ROOT}/sim/main.ts`, file, "--out", dir],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stdout = new TextDecoder().decode(out.stdout);
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    assert.match(stdout, /^refused: 2 hosts, 60s simulated/);
+    assert.match(
+      stdout,
+      /^ {2}event failed at 20 s: updatePool: resource cpu: limit 32 exceeds the parent's limit 16/m,
+    );
+    const report = JSON.parse(await Deno.readTextFile(`${dir}/report.json`));
+    assert.equal(report.tasks.succeeded, 2);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

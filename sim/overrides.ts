@@ -1,12 +1,37 @@
 /** What-if edits of a scenario by path (`hosts.std.count=2000`), and targets on report fields (`queueDelaySeconds.p99<=60`). */
-import { type Scenario, scenarioSchema } from "./scenario.ts";
+import { valueAt } from "../core/model/_key_normalize.ts";
+import { issueText, type Scenario, validateScenario } from "./scenario.ts";
+import { inputIssues, type LoadedScenario } from "./scenario_load.ts";
 
 /**
  * Sets one number in a scenario. `hosts.<class>.<field>` and `workloads.<name>.<field>` find the class
  * or workload by name (`workloads.etl.arrival.ratePerSec`); any other path walks the scenario's fields
- * (`settings.rpcLatencyMs`, `durationSec`). The edited scenario is validated again.
+ * (`settings.rpcLatencyMs`, `durationSec`). The edited scenario is validated again, as a scenario file
+ * is: an error lists every problem, one a line, each naming the edit, the field and what was expected.
  */
 export function applyOverride(scenario: Scenario, path: string, value: number): Scenario {
+  const copy = withNumber(scenario, path, value);
+  const res = validateScenario(copy);
+  if (!res.ok) {
+    throw new Error(
+      res.errors.map((i) => `--vary ${path}=${value}: ${issueText(i, valueAt(copy, i.path).value)}`).join(
+        "\n",
+      ),
+    );
+  }
+  return res.scenario;
+}
+
+/**
+ * Checks that `path` names a number field of the scenario (or one it may set), whatever the value: the
+ * errors `applyOverride` gives every value alike.
+ */
+export function checkOverridePath(scenario: Scenario, path: string): void {
+  withNumber(scenario, path, 0);
+}
+
+/** A copy of the scenario with the number at `path` set, not validated. */
+function withNumber(scenario: Scenario, path: string, value: number): Record<string, unknown> {
   const copy = structuredClone(scenario) as unknown as Record<string, unknown>;
   const parts = path.split(".");
   let target: Record<string, unknown>;
@@ -39,12 +64,24 @@ export function applyOverride(scenario: Scenario, path: string, value: number): 
     throw new Error(`--vary ${path}: "${last}" is not a number (got ${JSON.stringify(target[last])})`);
   }
   target[last] = value;
-  const res = scenarioSchema.safeParse(copy);
-  if (!res.success) {
-    const issue = res.error.issues[0];
-    throw new Error(`--vary ${path}=${value}: ${issue.path.join(".")}: ${issue.message}`);
+  return copy;
+}
+
+/**
+ * A loaded scenario with one number set (`applyOverride`), checked also against the files it names, as
+ * `loadScenarioFile` checks the scenario itself (a shorter run can leave a trace's window empty).
+ */
+export function variantScenario(loaded: LoadedScenario, path: string, value: number): Scenario {
+  const scenario = applyOverride(loaded.scenario, path, value);
+  const issues = inputIssues(scenario, loaded);
+  if (issues.length) {
+    throw new Error(
+      issues.map((i) => `--vary ${path}=${value}: ${issueText(i, valueAt(scenario, i.path).value)}`).join(
+        "\n",
+      ),
+    );
   }
-  return res.data;
+  return scenario;
 }
 
 /** `LO..HI` (integers or decimals). */

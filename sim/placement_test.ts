@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { buildReport, withoutMachineFields } from "../reports/report.ts";
-import { PELOTON_POLICIES } from "../core/placement/policy.ts";
+import { DEFAULT_RESERVATION, PELOTON_POLICIES } from "../core/placement/policy.ts";
 import { runScenario, type Simulation } from "./runner.ts";
 import { inlineScenario } from "./testing.ts";
 
@@ -36,6 +36,31 @@ Deno.test("a 32-core task in a cluster busy with small tasks is placed on a host
     ["RUNNING", "SUCCEEDED"].includes(task.state),
     `the large task is ${task.state}: ${task.message}`,
   );
+});
+
+Deno.test("a reservation that times out does not give the task up: it goes on and is placed before its deadline", async () => {
+  // 50 s is shorter than a busy host takes to drain (its 1-core tasks run up to 60 s): the first one times out.
+  const sim = await runScenario(inlineScenario(BUSY), {
+    seed: 4,
+    checkInvariants: true,
+    placementConfig: { reservation: { ...DEFAULT_RESERVATION, timeoutMs: 50_000 } },
+  });
+  const task = largeTask(sim);
+  assert.ok(
+    ["RUNNING", "SUCCEEDED"].includes(task.state),
+    `the large task is ${task.state}: ${task.message}`,
+  );
+  const events = await sim.store.getTaskEvents(task.jobId, task.instanceId);
+  const timedOut = events.filter((e) => e.message?.includes("did not free up in time"));
+  assert.ok(timedOut.length >= 1, "a reservation timed out");
+  assert.ok(timedOut.every((e) => e.state === "PLACING"), "still placing after it, never handed back");
+  assert.equal(events.filter((e) => e.state === "READY").length, 1, "dequeued once");
+  // Each host is counted under one reason at most: a reason never counts more hosts than the cluster has.
+  for (const e of events) {
+    const counted = [...(e.message ?? "").matchAll(/ on ([\d,]+) hosts/g)]
+      .reduce((n, m) => n + Number(m[1].replaceAll(",", "")), 0);
+    assert.ok(counted <= 20, `${counted} hosts counted in a 20-host cluster: ${e.message}`);
+  }
 });
 
 Deno.test("without host reservation the same 32-core task starves, and says why", async () => {

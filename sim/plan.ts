@@ -5,8 +5,9 @@
  */
 import { JOB_STATES } from "../core/model/states.ts";
 import type { PlanJob, PlanResult } from "./plan_worker.ts";
-import { meets, parseRange, type Target } from "./overrides.ts";
+import { checkOverridePath, meets, parseRange, type Target, variantScenario } from "./overrides.ts";
 import type { Scenario, ScenarioPool } from "./scenario.ts";
+import type { LoadedScenario } from "./scenario_load.ts";
 
 const PERCENTILES = ["p50", "p90", "p99", "max", "count"];
 const QUEUE_DELAYS = [...PERCENTILES, "waiting"];
@@ -63,6 +64,8 @@ export const TARGET_FIELDS: readonly string[] = [
   ...under("preemptions", ["total", "running", "waiting", "slack", "maintenance"]),
   "placementFailures.total",
   "placementFailures.byReason.<reason>",
+  "placementFailures.handedBack.total",
+  "placementFailures.handedBack.byReason.<reason>",
   "launchesByHostClass.<workload>.<class>",
 ];
 
@@ -70,6 +73,7 @@ export const TARGET_FIELDS: readonly string[] = [
 const COUNT_MAPS = new Set([
   "jobs.byState.<state>",
   "placementFailures.byReason.<reason>",
+  "placementFailures.handedBack.byReason.<reason>",
   // A class an event adds is listed once work ran on it.
   "launchesByHostClass.<workload>.<class>",
 ]);
@@ -224,11 +228,10 @@ export interface PlanOutcome {
 }
 
 export interface PlanOptions {
-  file: string;
+  /** The scenario, loaded with its files: every variant is checked against it before any run. */
+  loaded: LoadedScenario;
   vary: string;
   target: string;
-  /** The scenario's workloads and pools, which the target's field may name. */
-  names: ReportNames;
   seed: number;
   workers: number;
   resolution?: number;
@@ -253,50 +256,130 @@ function named<T>(arg: string, f: () => T): T {
   }
 }
 
-export async function plan(o: PlanOptions): Promise<PlanOutcome> {
+/** A plan whose arguments are parsed and whose every variant is a valid scenario: ready to run. */
+export interface PreparedPlan {
+  vary: { path: string; lo: number; hi: number };
+  target: PlanTarget;
+  resolution: number;
+  /** Every value the search may run, ascending, `lo` and `hi` included; each makes a valid scenario. */
+  values: number[];
+}
+
+/** The most values a plan checks before it runs: a finer resolution would take long to check. */
+export const MAX_PLAN_VALUES = 100_001;
+
+/** How many invalid values an error shows in full before it only counts the rest. */
+const SHOWN_INVALID = 3;
+
+/**
+ * Parses the plan's arguments and checks, before any run, the scenario each value the search may run
+ * makes, as `loadScenarioFile` checks a scenario: a range some of whose values make it invalid (a host
+ * count of 0, a value out of a field's range, a trace window left empty) is refused at once, naming the
+ * values and why, instead of failing mid-search after minutes of runs. The search runs only values of
+ * a grid `resolution` apart (`values`), so each can be checked.
+ */
+export function preparePlan(o: PlanOptions): PreparedPlan {
   const vary = parseVary(o.vary);
-  const target = parsePlanTarget(o.target, o.names);
+  const target = parsePlanTarget(o.target, reportNames(o.loaded.scenario));
   const integer = Number.isInteger(vary.lo) && Number.isInteger(vary.hi);
   const resolution = o.resolution ??
     (integer ? Math.max(1, Math.round((vary.hi - vary.lo) / 100)) : (vary.hi - vary.lo) / 100);
+  const steps = Math.ceil((vary.hi - vary.lo) / resolution - 1e-9);
+  if (!(steps + 1 <= MAX_PLAN_VALUES)) {
+    throw new Error(
+      `--resolution: ${resolution} makes ${
+        steps + 1
+      } values of ${vary.lo}..${vary.hi} to check; expected at ` +
+        `most ${MAX_PLAN_VALUES} (a resolution of at least ${(vary.hi - vary.lo) / (MAX_PLAN_VALUES - 1)})`,
+    );
+  }
+  checkOverridePath(o.loaded.scenario, vary.path);
+  const values = gridOf(vary.lo, vary.hi, resolution, steps, integer);
+  const invalid: { value: number; error: string }[] = [];
+  for (const value of values) {
+    try {
+      variantScenario(o.loaded, vary.path, value);
+    } catch (e) {
+      invalid.push({ value, error: (e as Error).message });
+    }
+  }
+  if (invalid.length === 1) throw new Error(invalid[0].error);
+  if (invalid.length > 1) {
+    const shown = invalid.slice(0, SHOWN_INVALID), rest = invalid.slice(SHOWN_INVALID).map((x) => x.value);
+    const which = invalid.length === values.length
+      ? `all ${values.length} of the values the plan may run make the scenario invalid`
+      : `${invalid.length} of the ${values.length} values the plan may run make the scenario invalid`;
+    const these = rest.length ? `these first ${shown.length}, and ${shortList(rest)}` : "these";
+    throw new Error([...shown.map((x) => x.error), `--vary ${o.vary}: ${which} (${these})`].join("\n"));
+  }
+  return { vary, target, resolution, values };
+}
+
+/** `lo`, `lo + resolution`, … and `hi` (whole numbers for an integer range), without repeats. */
+function gridOf(lo: number, hi: number, resolution: number, steps: number, integer: boolean): number[] {
+  const out: number[] = [];
+  for (let k = 0; k < steps; k++) {
+    const raw = lo + k * resolution;
+    // Whole numbers for an integer range; otherwise no float noise (0.30000000000000004).
+    const v = integer ? Math.round(raw) : Number(raw.toPrecision(12));
+    if (v < hi && v !== out.at(-1)) out.push(v);
+  }
+  out.push(hi);
+  return out;
+}
+
+/** "1, 2 and 3"; past 10 values, "1, 2, … 10 and 5 more". */
+function shortList(values: number[]): string {
+  if (values.length > 10) return `${values.slice(0, 10).join(", ")} and ${values.length - 10} more`;
+  return values.length > 1 ? `${values.slice(0, -1).join(", ")} and ${values.at(-1)}` : String(values[0]);
+}
+
+/**
+ * Finds the smallest value meeting the target, among `prepared.values` (by default, `preparePlan(o)`):
+ * each round runs `workers` values evenly spread between the largest one found missing the target and the
+ * smallest one found meeting it, until they are neighbours.
+ */
+export async function plan(o: PlanOptions, prepared = preparePlan(o)): Promise<PlanOutcome> {
+  const { vary, target, resolution, values } = prepared;
   const run = o.run ?? ((jobs) => runInWorkers(jobs, o.workers));
   const points = new Map<number, PlanPoint>();
   let rounds = 0;
-  const evaluate = async (values: number[]) => {
-    const fresh = [...new Set(values)].filter((v) => !points.has(v));
+  const evaluate = async (batch: number[]) => {
+    const fresh = [...new Set(batch)].filter((v) => !points.has(v));
     if (!fresh.length) return;
     rounds++;
-    const results = await run(fresh.map((value) => ({ file: o.file, path: vary.path, value, seed: o.seed })));
+    const results = await run(
+      fresh.map((value) => ({ file: o.loaded.file, path: vary.path, value, seed: o.seed })),
+    );
     for (const r of results) points.set(r.value, toPoint(r, target));
     o.onRound?.(fresh.map((v) => points.get(v)!));
   };
   await evaluate([vary.lo, vary.hi]);
-  let lo = vary.lo, hi = vary.hi;
+  // Indexes into `values`. Invariant: values[lo] misses the target, values[hi] meets it.
+  let lo = 0, hi = values.length - 1;
   let answer: number | undefined;
-  if (points.get(lo)!.met) answer = lo;
-  else if (points.get(hi)!.met) {
-    // Invariant: lo misses the target, hi meets it.
-    while (hi - lo > resolution) {
+  if (points.get(vary.lo)!.met) answer = vary.lo;
+  else if (points.get(vary.hi)!.met) {
+    while (hi - lo > 1) {
       const k = Math.max(1, o.workers);
-      const step = (hi - lo) / (k + 1);
-      const values = Array.from({ length: k }, (_, i) => lo + step * (i + 1))
-        .map((v) => (integer ? Math.round(v) : v))
-        .filter((v) => v > lo && v < hi);
-      if (!values.length) break;
-      await evaluate(values);
-      for (const v of [...values].sort((a, b) => a - b)) {
-        if (points.get(v)!.met) {
-          hi = v;
+      const picks = [
+        ...new Set(Array.from({ length: k }, (_, i) => lo + Math.round(((hi - lo) * (i + 1)) / (k + 1)))),
+      ]
+        .filter((i) => i > lo && i < hi);
+      await evaluate(picks.map((i) => values[i]));
+      for (const i of picks) {
+        if (points.get(values[i])!.met) {
+          hi = i;
           break;
         }
-        lo = v;
+        lo = i;
       }
     }
-    answer = hi;
+    answer = values[hi];
   }
   const sorted = [...points.values()].sort((a, b) => a.value - b.value);
   return {
-    scenario: o.file,
+    scenario: o.loaded.file,
     vary: vary.path,
     range: { lo: vary.lo, hi: vary.hi },
     target: target.text,

@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import { plan, type PlanTarget, reportNames, TARGET_FIELDS, targetField, valueAt } from "./plan.ts";
 import { runVariant } from "./plan_worker.ts";
-import { loadScenarioFile } from "./scenario_load.ts";
-import { PLAN_SCENARIO } from "./testing.ts";
+import { type LoadedScenario, loadScenarioFile } from "./scenario_load.ts";
+import { inlineScenario, PLAN_SCENARIO } from "./testing.ts";
 
 /** Every number in `x` by path, a map's keys replaced by the placeholder TARGET_FIELDS uses. */
 function numberPaths(x: unknown, path: string[] = []): string[] {
@@ -16,13 +16,14 @@ function numberPaths(x: unknown, path: string[] = []): string[] {
     "jobs.byState": "<state>",
     launchesByHostClass: "<workload>",
     "launchesByHostClass.<workload>": "<class>",
-  }[at] ?? (at === "placementFailures.byReason" ? "<reason>" : undefined);
+  }[at] ?? (at.startsWith("placementFailures.") && at.endsWith("byReason") ? "<reason>" : undefined);
   return Object.entries(x).flatMap(([k, v]) => numberPaths(v, [...path, placeholder ?? k]));
 }
 
 /**
- * A task no host can take (no host has its attribute): its placement fails once placement gives up on it
- * (a batch task after 500 s), so the run's report has a failure reason.
+ * A task no host can take (no host has its attribute): its placement fails from its first round, and it is
+ * handed back once placement gives up on it (a batch task after 500 s), so the run's report has failure
+ * reasons of both kinds.
  */
 const UNPLACEABLE =
   `  - { name: gpu, respool: /p, type: BATCH, arrival: { at: [0] }, instances: 1, durationSec: 60, cpu: 1,
@@ -142,16 +143,15 @@ Deno.test("valueAt reads a count a map left out as 0, and a missing optional fie
 Deno.test("plan meets a per-workload and a per-pool target", async () => {
   const file = await planFile();
   try {
-    const names = reportNames((await loadScenarioFile(file)).scenario);
+    const loaded = await loadScenarioFile(file);
     // Waiting instances at the end are the unplaced ones: max(0, 40 - 4 × hosts), none from 10 hosts on.
     for (
       const target of ["workloads.w.queueDelaySeconds.waiting<=0", "pools./p.queueDelaySeconds.waiting<=0"]
     ) {
       const o = await plan({
-        file,
+        loaded,
         vary: "hosts.std.count=1..20",
         target,
-        names,
         seed: 1,
         workers: 2,
         run: (jobs) => Promise.all(jobs.map(runVariant)),
@@ -167,15 +167,14 @@ Deno.test("plan meets a per-workload and a per-pool target", async () => {
 });
 
 Deno.test("plan refuses a target the report does not have before running anything", async () => {
-  const names = { workloads: ["w"], pools: ["/p"], poolsWithWorkloads: ["/p"], hostClasses: ["std"] };
+  const loaded = { scenario: inlineScenario(PLAN_SCENARIO), file: "never-read.yaml", warnings: [] };
   const ran: number[] = [];
   for (const target of ["queueDelaySeconds.p999<=60", "workloads.nope.jobs>=1", "pools./p.nope<=1"]) {
     await assert.rejects(
       plan({
-        file: "never-read.yaml",
+        loaded,
         vary: "hosts.std.count=1..20",
         target,
-        names,
         seed: 1,
         workers: 2,
         run: (jobs) => {
@@ -187,4 +186,83 @@ Deno.test("plan refuses a target the report does not have before running anythin
     );
   }
   assert.deepEqual(ran, [], "no variant ran");
+});
+
+/** Runs a plan whose runs are recorded (never made): what it refuses, it refuses before any run. */
+async function refusedBeforeRuns(loaded: LoadedScenario, vary: string, target = "tasks.unplaced<=0") {
+  const ran: number[] = [];
+  const refused = await plan({
+    loaded,
+    vary,
+    target,
+    seed: 1,
+    workers: 2,
+    run: (jobs) => {
+      ran.push(...jobs.map((j) => j.value));
+      return Promise.resolve([]);
+    },
+  }).then(() => undefined, (e: Error) => e.message);
+  assert.deepEqual(ran, [], `no variant ran for --vary ${vary}`);
+  assert.ok(refused, `--vary ${vary} was refused`);
+  return refused;
+}
+
+Deno.test("plan refuses a range some of whose values make the scenario invalid before running any, naming the value and the field", async () => {
+  const loaded = { scenario: inlineScenario(PLAN_SCENARIO), file: "never-read.yaml", warnings: [] };
+  // No hosts at all: the cluster could place nothing.
+  assert.equal(
+    await refusedBeforeRuns(loaded, "hosts.std.count=0..20"),
+    "--vary hosts.std.count=0: hostClasses[0].count: got 0, expected at least 1: the cluster would have no " +
+      "hosts, and no event adds any",
+  );
+  // A value out of the field's range.
+  assert.match(
+    await refusedBeforeRuns(loaded, "hosts.std.cpu=0..8"),
+    /^--vary hosts\.std\.cpu=0: hostClasses\[0\]\.cpu: got 0, /,
+  );
+  // Many: the first few in full, then the others' values. durationSec is 120; the grid is 2 apart.
+  const many = (await refusedBeforeRuns(loaded, "settings.warmupSec=0..200")).split("\n");
+  assert.deepEqual(many, [
+    "--vary settings.warmupSec=120: settings.warmupSec: got 120, less than durationSec (120)",
+    "--vary settings.warmupSec=122: settings.warmupSec: got 122, less than durationSec (120)",
+    "--vary settings.warmupSec=124: settings.warmupSec: got 124, less than durationSec (120)",
+    "--vary settings.warmupSec=0..200: 41 of the 101 values the plan may run make the scenario invalid " +
+    "(these first 3, and 126, 128, 130, 132, 134, 136, 138, 140, 142, 144 and 28 more)",
+  ]);
+  // A path the scenario does not have is the same error for every value: said once.
+  assert.equal(
+    await refusedBeforeRuns(loaded, "hosts.gpu.count=1..20"),
+    '--vary hosts.gpu.count: no host class "gpu" (std)',
+  );
+});
+
+Deno.test("plan refuses a range whose ends are valid but a value between them is not", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    // One job at trace second 0 and one at 100; a 10-second run replays one of them only from a
+    // trace.startSec of 0, or of 90 to 100: from 1 to 89, the window holds none.
+    const row = (s: number, job: number) => `${s * 1e6},,${job},0,,0,u,1,2,0.1,0.1,0,0`;
+    await Deno.writeTextFile(`${dir}/t.csv`, `${row(0, 1)}\n${row(100, 2)}\n`);
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      PLAN_SCENARIO.replace("durationSec: 120", "durationSec: 10").replace(
+        /workloads:[^]*settings:/,
+        "workloads:\n  - {name: w, respool: /p, trace: {file: t.csv, hostClass: std}}\nsettings:",
+      ),
+    );
+    const loaded = await loadScenarioFile(`${dir}/s.yaml`);
+    const lines = (await refusedBeforeRuns(loaded, "workloads.w.trace.startSec=0..100")).split("\n");
+    assert.equal(lines.length, 4, lines.join("\n"));
+    assert.equal(
+      lines[3],
+      "--vary workloads.w.trace.startSec=0..100: 89 of the 101 values the plan may run make the scenario " +
+        "invalid (these first 3, and 4, 5, 6, 7, 8, 9, 10, 11, 12, 13 and 76 more)",
+    );
+    assert.match(
+      lines[0],
+      /^--vary workloads\.w\.trace\.startSec=1: workloads\[0\]\.trace: cannot replay t\.csv: the replayed window, trace seconds 1 to 11 /,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -1,6 +1,6 @@
 /** A plan worker: runs one variant of a scenario (one value of the varied field) and posts its report back. */
 import { buildReport, type Report } from "../reports/report.ts";
-import { applyOverride } from "./overrides.ts";
+import { variantScenario } from "./overrides.ts";
 import { runScenario } from "./runner.ts";
 import { loadScenarioFile } from "./scenario_load.ts";
 
@@ -19,7 +19,7 @@ export type PlanResult =
 export async function runVariant(job: PlanJob): Promise<PlanResult> {
   try {
     const loaded = await loadScenarioFile(job.file);
-    const scenario = applyOverride(loaded.scenario, job.path, job.value);
+    const scenario = variantScenario(loaded, job.path, job.value);
     const started = performance.now();
     const sim = await runScenario(scenario, {
       seed: job.seed,

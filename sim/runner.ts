@@ -4,7 +4,6 @@ import { DEFAULT_JOBMGR_CONFIG, JobManager } from "../core/jobmgr/jobmgr.ts";
 import type { ApiReply, Message } from "../core/messages.ts";
 import { isTerminalJobState } from "../core/model/states.ts";
 import { seededPrng } from "../core/ports/prng.ts";
-import type { HostInfo } from "../core/ports/host_backend.ts";
 import { DEFAULT_PLACEMENT_CONFIG, type PlacementConfig, PlacementEngine } from "../core/placement/engine.ts";
 import { InProcessExecutor } from "../core/placement/in_process_executor.ts";
 import { WorkerExecutor } from "../prod/placement/worker_executor.ts";
@@ -78,6 +77,11 @@ export interface Simulation {
   api(procedure: string, body: unknown): Promise<ApiReply>;
   /** Runs virtual time up to `ms`, sampling statistics (and checking invariants) every interval. */
   advanceTo(ms: number): Promise<void>;
+  /**
+   * Samples the statistics now unless the last sample is now: a run that ends between two sample times
+   * (its horizon off the sample grid) still has its last, shorter interval in the series and averages.
+   */
+  sampleEnd(): void;
   /** Releases placement workers. */
   close(): Promise<void>;
 }
@@ -89,11 +93,6 @@ export const ADDRESSES = {
   hostmgr: "hostmgr",
   client: "sim/client",
 };
-
-/** Expands host classes into hosts: `<class>-<n>` with rack, zone and pool attributes when asked. */
-export function buildHosts(scenario: Scenario): HostInfo[] {
-  return scenario.hostClasses.flatMap((c) => hostsOf(c));
-}
 
 /**
  * Runs a scenario to its horizon (or until every job ended, or no job left can ever start). It yields
@@ -129,6 +128,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
       break;
     }
   }
+  sim.sampleEnd();
   if (options.checkInvariants) checkInvariants(sim, options.seed);
   await sim.close();
   return sim;
@@ -162,7 +162,8 @@ export function createSimulation(scenario: Scenario, options: RunOptions): Simul
     startupMs: s.taskStartupSec * 1000,
     statusBatchMs: s.statusBatchMs,
   });
-  cluster.addHosts(buildHosts(scenario));
+  // Hosts `<class>-<n>` with rack, zone and pool attributes when asked; the cluster records their class.
+  for (const c of scenario.hostClasses) cluster.addHosts(hostsOf(c), c.name);
   const a = ADDRESSES;
 
   const hostmgr = new HostManager({
@@ -216,7 +217,7 @@ export function createSimulation(scenario: Scenario, options: RunOptions): Simul
 
   const sampleMs = s.sampleIntervalSec * 1000;
   const horizonMs = scenario.durationSec !== undefined ? scenario.durationSec * 1000 : Infinity;
-  const stats = new SimStats({ warmupMs: s.warmupSec * 1000, sampleMs });
+  const stats = new SimStats(cluster, { warmupMs: s.warmupSec * 1000, sampleMs });
   transport.tap = (to, msg) => stats.observe(to, msg, queue.now);
   const calls = new PendingCalls<ApiReply>();
   transport.register(a.client, { receive: (m: Message) => m.kind === "api-reply" && calls.resolve(m) });
@@ -258,6 +259,9 @@ export function createSimulation(scenario: Scenario, options: RunOptions): Simul
         if (t % sampleMs === 0) stats.sample(t, sim);
         if (options.checkInvariants) checkInvariants(sim, options.seed);
       }
+    },
+    sampleEnd: () => {
+      if (queue.now > stats.lastSampleMs) stats.sample(queue.now, sim);
     },
     close: async () => await workers?.close(),
   };
@@ -314,7 +318,7 @@ type Call = (procedure: string, body: unknown, onReply: (r: ApiReply) => void) =
 function submit(sim: Simulation, w: Workload, sub: Submission, call: Call): void {
   const entry: Simulation["submissions"][number] = { ...sub };
   sim.submissions.push(entry);
-  sim.stats.submitted(sub.jobId, w.name, sub.instances, sim.queue.now);
+  sim.stats.submitted(sub.jobId, w.name, sub.instances, sim.queue.now, sub.config.type === "DAEMON");
   const respoolID = { value: sim.poolIds.get(w.respool) ?? w.respool };
   const config = { ...sub.config, respoolID };
   call("peloton.api.job.JobManager::Create", { id: { value: sub.jobId }, config }, (reply) => {

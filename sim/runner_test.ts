@@ -173,3 +173,32 @@ workloads:
   assert.ok(sim.queue.now <= 60_000, `stopped at ${sim.queue.now} ms`);
   assert.deepEqual([sim.submissions.length, sim.stuck.length], [0, 0]);
 });
+
+Deno.test("a run ending between sample times samples its last, shorter interval, and averages weigh it by length", async () => {
+  // 8 one-core tasks fill both 4-core hosts from 61 s to the end at 100 s; samples every 60 s.
+  const scenario = inlineScenario(`
+name: tail
+durationSec: 100
+hostClasses:
+  - {name: h, count: 2, cpu: 4, memoryMb: 8192}
+respools:
+  - name: A
+    resources:
+      - {kind: cpu, reservation: 8, limit: 8}
+      - {kind: memory, reservation: 16384, limit: 16384}
+workloads:
+  - {name: late, respool: /A, arrival: {at: [61]}, instances: 8, cpu: 1, durationSec: 1000}
+settings:
+  sampleIntervalSec: 60
+  taskStartupSec: 0
+`);
+  const sim = await runScenario(scenario, { seed: 1, checkInvariants: true });
+  const r = buildReport(scenario, sim, 1, { wallSeconds: 0, peakRssBytes: 0 });
+  assert.deepEqual(r.series.t, [60, 100]);
+  assert.deepEqual(r.series.cpuUtil, [0, 1]);
+  assert.deepEqual(r.series.runningTasks, [0, 8]);
+  // 0 for the first 60 s, 1 for the last 40 s: 40 / 100, not the plain mean of the two samples.
+  assert.equal(r.utilization.cpu, 0.4);
+  assert.equal(r.pools["/A"].avgAllocationCpu, 3.2);
+  assert.equal(r.series.launchesPerSec[1], 8 / 40, "launches over the 40 s the interval lasted");
+});

@@ -1,17 +1,20 @@
 /** The scenario format capacity planners write: hosts, resource pools, workloads, timed events and run settings. */
 import { z } from "zod";
 import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
-import { parseRespoolConfig } from "../core/model/load.ts";
 import { checkEvents, type ScenarioEvent, scenarioEvent } from "./scenario_events.ts";
 import { type HostClass, hostClass } from "./scenario_hosts.ts";
+import { scenarioMessage } from "./scenario_messages.ts";
+import { checkPools, poolConfig, respoolIssues } from "./scenario_pools.ts";
 import { type Distribution, type Workload, workload } from "./scenario_workload.ts";
 
 export type { Distribution, HostClass, ScenarioEvent, Workload };
+export { poolConfig };
 
 /**
  * A resource pool in Peloton's respool YAML shape (`name`, `owningteam`, `resources` of kind, reservation,
  * limit, share, `controllerlimit`, `slacklimit`, `policy`, in either key style), with its `children`; or
- * `file:` naming a Peloton respool file. A resource without `share` gets 1.
+ * `file:` naming a Peloton respool file. A resource without `share` gets 1. Unknown keys follow Peloton's
+ * files' rule: one a typo away from a known key is an error, any other a warning (`ScenarioResult`).
  */
 export interface ScenarioPool {
   name: string;
@@ -19,12 +22,18 @@ export interface ScenarioPool {
   children?: ScenarioPool[];
   [key: string]: unknown;
 }
+const POOL_NAME = "expected a pool name: text without '/'";
 const respool: z.ZodType<ScenarioPool> = z.lazy(() =>
   z.object({
-    name: z.string().min(1).regex(/^[^/]+$/, "a name without '/'"),
-    file: z.string().min(1).optional(),
-    children: z.array(respool).optional(),
-  }).catchall(z.unknown())
+    name: z.string({ error: POOL_NAME }).min(1, { error: POOL_NAME }).regex(/^[^/]+$/, { error: POOL_NAME }),
+    file: z.string({ error: "expected a respool file's path" }).min(1, {
+      error: "expected a respool file's path",
+    })
+      .optional(),
+    children: z.array(respool, { error: "expected a list of pools" }).optional(),
+  }, { error: "expected a pool: a mapping with a name and resources, or a name and a file" }).catchall(
+    z.unknown(),
+  )
 );
 
 /** The resource manager's preemptor; Peloton's `config/resmgr/base.yaml` values by default. */
@@ -82,33 +91,148 @@ const scenarioBase = z.object({
   settings: settings.default(settings.parse({})),
 }).strict();
 
-export const scenarioSchema = scenarioBase.superRefine((s, ctx) => {
-  const report: Report = (path, message) => ctx.addIssue({ code: "custom", path, message });
-  s.hostClasses.forEach((c, i) => {
-    if (s.hostClasses.findIndex((o) => o.name === c.name) !== i) {
+type ScenarioBase = z.infer<typeof scenarioBase>;
+
+/**
+ * What the rules across fields read: the scenario's top-level fields that parsed (`parsed`; a valid
+ * scenario's are all of them). A rule reading a field that did not parse is not judged.
+ */
+interface Known {
+  fields: Partial<ScenarioBase>;
+  parsed: (key: keyof ScenarioBase) => boolean;
+}
+
+/**
+ * The rules that look at several fields: distinct class names, a cluster with hosts, workloads naming
+ * leaf pools and classes that exist, a warm-up shorter than the run, and events naming what exists when
+ * they run.
+ */
+function checkScenario({ fields: s, parsed: known }: Known, report: Report): void {
+  s.hostClasses?.forEach((c, i) => {
+    if (s.hostClasses!.findIndex((o) => o.name === c.name) !== i) {
       report(["hostClasses", i, "name"], "a name no other class has");
     }
   });
-  const pools = poolPaths(s.respools);
-  checkWorkloads(s, pools, report);
-  if (s.durationSec !== undefined && s.durationSec > 0 && s.settings.warmupSec >= s.durationSec) {
+  if (s.hostClasses && s.events) checkSomeHosts(s.hostClasses, s.events, report);
+  const pools = s.respools ? poolPaths(s.respools) : undefined;
+  // A malformed durationSec is reported already; undefined here, it would read as a run with none.
+  const duration = known("durationSec") ? { sec: s.durationSec } : undefined;
+  if (s.workloads) {
+    checkWorkloads(s.workloads, { pools, classes: s.hostClasses?.map((c) => c.name), duration }, report);
+  }
+  if (
+    s.durationSec !== undefined && s.durationSec > 0 && s.settings && s.settings.warmupSec >= s.durationSec
+  ) {
     // Statistics start after the warm-up: a run no longer than it reports nothing.
     report(["settings", "warmupSec"], `less than durationSec (${s.durationSec})`);
   }
+  if (!s.events) return;
   checkEvents(s.events, {
     // A malformed durationSec is reported already: every event would be after it.
     durationSec: s.durationSec !== undefined && s.durationSec > 0 ? s.durationSec : undefined,
     hostClasses: s.hostClasses,
-    workloads: s.workloads.map((w) => w.name),
-    pools: [...pools.keys()],
-    poolIssues: (config) => respoolIssues(poolConfig(config as ScenarioPool)),
+    workloads: s.workloads?.map((w) => w.name),
+    pools: pools && [...pools.keys()],
+    poolIssues: (config) => respoolIssues(poolConfig(config as ScenarioPool)).errors,
   }, report);
-});
+}
+
+const ALL_PARSED = () => true;
+
+export const scenarioSchema = scenarioBase.superRefine((s, ctx) =>
+  checkScenario(
+    { fields: s, parsed: ALL_PARSED },
+    (path, message) => ctx.addIssue({ code: "custom", path, message }),
+  )
+);
 export type Scenario = z.infer<typeof scenarioSchema>;
 
-export type ScenarioResult = { ok: true; scenario: Scenario; dir: string } | { ok: false; errors: string[] };
+/**
+ * `warnings`: what the run ignores, such as a pool key Peloton's files carry but no pool uses (the project's
+ * rule: a key one typo away from a known one is an error with a suggestion, other unknown keys are ignored
+ * with a warning).
+ */
+export type ScenarioResult =
+  | { ok: true; scenario: Scenario; dir: string; warnings: string[] }
+  | { ok: false; errors: string[]; warnings: string[] };
 
-/** Parses a scenario; errors name the file, line, field path, the value and what was expected. */
+/** A problem at a field of a scenario (`path`), and what was expected there. */
+export interface ScenarioIssue {
+  path: (string | number)[];
+  message: string;
+}
+
+/**
+ * Validates a scenario as read from YAML (or an edited copy of one): the schema, the rules across fields
+ * and the pool rules, every problem at once. A rule that needs a malformed field is not judged, but the
+ * rules that do not still run. `warnings`: what the run would ignore.
+ */
+export function validateScenario(
+  input: unknown,
+):
+  | { ok: true; scenario: Scenario; warnings: ScenarioIssue[] }
+  | { ok: false; errors: ScenarioIssue[]; warnings: ScenarioIssue[] } {
+  // The rules across fields run inside the parse when every field is well-formed enough for zod to run
+  // them; otherwise they run here, on the fields that parsed, so their errors come with the others.
+  let ruled = false;
+  const res = scenarioBase.superRefine((s, ctx) => {
+    ruled = true;
+    checkScenario(
+      { fields: s, parsed: ALL_PARSED },
+      (path, message) => ctx.addIssue({ code: "custom", path, message }),
+    );
+  }).safeParse(input, { error: scenarioMessage });
+  const errors: ScenarioIssue[] = [];
+  const warnings: ScenarioIssue[] = [];
+  const reported = new Set<string>();
+  for (const i of res.success ? [] : res.error.issues) {
+    const path = i.path as (string | number)[];
+    // An unknown key is named by its own path (its line, too).
+    const paths = i.code === "unrecognized_keys" ? i.keys.map((k) => [...path, k]) : [path];
+    for (const p of paths) {
+      errors.push({ path: p, message: i.message });
+      reported.add(formatPath(p));
+    }
+  }
+  // A field the schema found malformed may break a rule too: the schema's problem is the one to fix.
+  const add = (issue: ScenarioIssue) => {
+    if (!reported.has(formatPath(issue.path))) errors.push(issue);
+  };
+  if (!res.success && !ruled) checkScenario(parsedFields(input), (path, message) => add({ path, message }));
+  // Pool rules run on the pools as written, so their errors come with the schema's.
+  const pools = checkPools(
+    input && typeof input === "object" ? (input as { respools?: unknown }).respools : [],
+  );
+  pools.errors.forEach(add);
+  warnings.push(...pools.warnings);
+  if (!res.success || errors.length) return { ok: false, errors, warnings };
+  res.data.events.forEach((e, i) => {
+    if (!e.updatePool) return;
+    const { path, ...change } = e.updatePool;
+    const name = path.slice(path.lastIndexOf("/") + 1);
+    for (const w of respoolIssues(poolConfig({ name, ...change })).warnings) {
+      warnings.push({ path: ["events", i, "updatePool", ...w.path], message: w.message });
+    }
+  });
+  return { ok: true, scenario: res.data, warnings };
+}
+
+/**
+ * An issue as `<path>: got <value>, <message>`, `value` being what the field holds (a scalar; otherwise
+ * nothing is said of it). A message that says what it got already, or that is about an unknown key
+ * (whose value is not what is wrong) or a missing one, is left as it is.
+ */
+export function issueText(issue: ScenarioIssue, value: unknown): string {
+  const scalar = value === null || ["string", "number", "boolean"].includes(typeof value);
+  const got = scalar && !/^(got |unknown key|missing)/.test(issue.message)
+    ? `got ${JSON.stringify(value)}, `
+    : "";
+  return `${formatPath(issue.path) || "(top level)"}: ${got}${issue.message}`;
+}
+
+/**
+ * Parses a scenario; errors and warnings name the file, line, field path, the value and what was expected.
+ */
 export function parseScenario(text: string, file: string): ScenarioResult {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
@@ -116,85 +240,91 @@ export function parseScenario(text: string, file: string): ScenarioResult {
     return {
       ok: false,
       errors: doc.errors.map((e) => `${file}:${lines.linePos(e.pos[0]).line}: ${e.message.split("\n")[0]}`),
+      warnings: [],
     };
   }
   const root = doc.contents as Node | null;
-  const at = (path: (string | number)[]) => {
-    const node = nodeAt(root, path);
-    return {
-      line: node?.range ? `:${lines.linePos(node.range[0]).line}` : "",
-      value: node && isScalar(node) ? `got ${JSON.stringify(node.value)}, ` : "",
-    };
+  const located = (i: ScenarioIssue) => {
+    // The node at the path, or the nearest one holding it (a missing field's mapping).
+    const node = nodeAt(root, i.path);
+    const line = node?.range ? `:${lines.linePos(node.range[0]).line}` : "";
+    return `${file}${line}: ${issueText(i, node && isScalar(node) ? node.value : undefined)}`;
   };
-  const res = scenarioSchema.safeParse(doc.toJS());
+  const res = validateScenario(doc.toJS());
+  const warnings = res.warnings.map(located);
+  if (!res.ok) return { ok: false, errors: res.errors.map(located), warnings };
   const dir = file.includes("/") ? file.slice(0, file.lastIndexOf("/")) : ".";
-  if (!res.success) {
-    return {
-      ok: false,
-      errors: res.error.issues.map((i) => {
-        const path = i.path as (string | number)[];
-        const { line, value } = at(path);
-        // Pool rules already say what they got.
-        const got = i.message.startsWith("got ") ? "" : value;
-        return `${file}${line}: ${formatPath(path) || "(top level)"}: ${got}${i.message}`;
-      }),
-    };
-  }
-  const errors: string[] = [];
-  checkPools(res.data.respools, ["respools"], (path, message) => {
-    errors.push(`${file}${at(path).line}: ${formatPath(path)}: ${message}`);
-  });
-  return errors.length ? { ok: false, errors } : { ok: true, scenario: res.data, dir };
-}
-
-/** The pool's config as the respool API takes it (Peloton's shape; `children` and `file` removed). */
-export function poolConfig(pool: ScenarioPool): Record<string, unknown> {
-  const { children: _c, file: _f, ...config } = pool;
-  const resources = Array.isArray(config.resources) ? config.resources : [];
-  return {
-    ...config,
-    resources: resources.map((r) =>
-      r && typeof r === "object" && !("share" in r) ? { ...(r as object), share: 1 } : r
-    ),
-  };
+  return { ok: true, scenario: res.scenario, dir, warnings };
 }
 
 type Report = (path: (string | number)[], message: string) => void;
 
 /**
+ * A cluster with no host at the start and none added by an event would place nothing: its report would
+ * read as an answer (everything unplaced) to a question it never asked. A class with no hosts is fine
+ * beside others, or when events add hosts.
+ */
+function checkSomeHosts(classes: HostClass[], events: ScenarioEvent[], report: Report): void {
+  if (classes.some((c) => c.count > 0)) return;
+  if (events.some((e) => e.addHosts || (e.addHostClass && e.addHostClass.count > 0))) return;
+  const why = "the cluster would have no hosts, and no event adds any";
+  if (classes.length === 1) report(["hostClasses", 0, "count"], `expected at least 1: ${why}`);
+  else report(["hostClasses"], `expected a class with a count of at least 1: ${why}`);
+}
+
+/** The top-level fields of a malformed scenario that parse on their own. */
+function parsedFields(input: unknown): Known {
+  const fields: Record<string, unknown> = {};
+  const parsed = new Set<string>();
+  if (input && typeof input === "object" && !Array.isArray(input)) {
+    for (const [key, schema] of Object.entries(scenarioBase.shape)) {
+      const res = (schema as z.ZodType).safeParse((input as Record<string, unknown>)[key], {
+        error: scenarioMessage,
+      });
+      if (!res.success) continue;
+      fields[key] = res.data;
+      parsed.add(key);
+    }
+  }
+  return { fields: fields as Partial<ScenarioBase>, parsed: (key) => parsed.has(key) };
+}
+
+/**
  * Workloads name distinct leaf pools and trace host classes that exist; work that never ends on its own
- * needs a `durationSec`, or the run would never stop.
+ * needs a `durationSec`, or the run would never stop. What the scenario's other fields hold is undefined
+ * when they are malformed: the rules reading them wait.
  */
 function checkWorkloads(
-  s: z.infer<typeof scenarioBase>,
-  pools: Map<string, ScenarioPool>,
+  workloads: Workload[],
+  scope: { pools?: Map<string, ScenarioPool>; classes?: string[]; duration?: { sec?: number } },
   report: Report,
 ): void {
-  const classes = s.hostClasses.map((c) => c.name);
-  const leaves = [...pools].filter(([, p]) => !p.children?.length).map(([path]) => path);
+  const { pools, classes, duration } = scope;
+  const leaves = pools ? [...pools].filter(([, p]) => !p.children?.length).map(([path]) => path) : [];
   const names = new Set<string>();
-  s.workloads.forEach((w, i) => {
+  workloads.forEach((w, i) => {
     if (names.has(w.name)) report(["workloads", i, "name"], "a name no other workload has");
     names.add(w.name);
-    const pool = pools.get(w.respool);
-    if (!pool || pool.children?.length) {
+    const pool = pools?.get(w.respool);
+    if (pools && (!pool || pool.children?.length)) {
       // The job manager refuses jobs for pools with children ("is not a leaf pool").
       const why = pool || w.respool === "/"
         ? `; ${w.respool} has child pools, and jobs go to leaf pools`
         : "";
       report(["workloads", i, "respool"], `one of the leaf pools (${leaves.join(", ")})${why}`);
     }
-    if (w.trace && !classes.includes(w.trace.hostClass)) {
+    if (classes && w.trace && !classes.includes(w.trace.hostClass)) {
       report(["workloads", i, "trace", "hostClass"], `one of the host classes (${classes.join(", ")})`);
     }
-    if (s.durationSec === undefined) {
+    if (!duration) return;
+    if (duration.sec === undefined) {
       const endless = endlessWork(w);
       if (endless) report(["workloads", i, endless.field], `${endless.why}: set the run's durationSec`);
-    } else if (!w.trace && s.durationSec > 0) {
-      for (const field of startsAfter(w, s.durationSec)) {
+    } else if (!w.trace && duration.sec > 0) {
+      for (const field of startsAfter(w, duration.sec)) {
         report(
           ["workloads", i, ...field],
-          `expected at most durationSec (${s.durationSec}): the run ends before`,
+          `expected at most durationSec (${duration.sec}): the run ends before`,
         );
       }
     }
@@ -235,26 +365,6 @@ function poolPaths(pools: ScenarioPool[], parent = ""): Map<string, ScenarioPool
     for (const [path, child] of poolPaths(p.children ?? [], `${parent}/${p.name}`)) out.set(path, child);
   }
   return out;
-}
-
-/** Validates every inline pool with the resource manager's own config rules; unknown keys are errors too. */
-function checkPools(pools: ScenarioPool[], path: (string | number)[], report: Report): void {
-  pools.forEach((pool, i) => {
-    const here = [...path, i];
-    if (!pool.file) {
-      for (const issue of respoolIssues(poolConfig(pool))) report([...here, ...issue.path], issue.message);
-    }
-    checkPools(pool.children ?? [], [...here, "children"], report);
-  });
-}
-
-/** A pool config's problems by the resource manager's rules, warnings (unknown keys) included. */
-function respoolIssues(config: Record<string, unknown>): { path: (string | number)[]; message: string }[] {
-  const res = parseRespoolConfig(config, "pool");
-  return (res.ok ? res.warnings : [...res.errors, ...res.warnings]).map((issue) => ({
-    path: issue.path.split(/[.[\]]+/).filter(Boolean).map((s) => /^\d+$/.test(s) ? Number(s) : s),
-    message: issue.message.slice(`pool: ${issue.path || "(top level)"}: `.length),
-  }));
 }
 
 function formatPath(path: (string | number)[]): string {

@@ -27,6 +27,11 @@ Deno.test("add-capacity: doubled Spark load queues work on 400 hosts, and 400 mo
   assert.ok(maxBetween(r, s.queueDelayP99, 1500, 2400) > 60, "and work queues for minutes");
   assert.equal(maxBetween(r, s.hostsUp, 2500, 3600), 800);
   assert.ok(maxBetween(r, s.queueDelayP99, 2600, 3600) < 5, "the added hosts clear the backlog");
+  // The pending-queue chart shows the backlog: most of it admitted and waiting for a host.
+  const waiting = s.t.map((_, i) => s.queuedTasks[i] + s.placingTasks[i]);
+  assert.ok(maxBetween(r, s.placingTasks, 2200, 2400) > 1000, "admitted work waits for hosts");
+  assert.ok(maxBetween(r, waiting, 2200, 2400) > 1500);
+  assert.equal(maxBetween(r, waiting, 2420, 2600), 0, "and none once the hosts are added");
 });
 
 Deno.test("rack-maintenance: how many tasks move, and how long they wait after a drain and after a loss", async () => {

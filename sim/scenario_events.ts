@@ -30,7 +30,10 @@ export const scenarioEvent = z.object({
   recoverAfterSec: z.number().positive().optional(),
   /** Peloton host maintenance: the hosts drain (their tasks are moved), then come back after `durationSec`. */
   drain: hostSelector.optional(),
-  /** drain: how long the maintenance lasts; without it the hosts stay in maintenance. */
+  /**
+   * drain: how long the maintenance lasts; without it the hosts stay in maintenance. A host still draining
+   * then comes back once drained (Peloton completes only drained hosts).
+   */
   durationSec: z.number().positive().optional(),
   /** More hosts of a class from `hostClasses`, or of a class defined here. */
   addHosts: z.object({ class: z.string().min(1), count: z.number().int().positive() }).strict().optional(),
@@ -90,14 +93,17 @@ const TAKES = {
   durationSec: "durationSec is for drain",
 };
 
-/** What events name elsewhere in the scenario, and the pool rules they must follow. */
+/**
+ * What events name elsewhere in the scenario, and the pool rules they must follow. The classes, workloads
+ * or pools of a scenario whose field for them is malformed are undefined: what names them is not checked.
+ */
 export interface EventScope {
-  hostClasses: HostClass[];
-  workloads: string[];
+  hostClasses?: HostClass[];
+  workloads?: string[];
   /** The run's length, when it has one: events after it never happen. */
   durationSec?: number;
   /** Paths of the scenario's pools, the root left out. */
-  pools: string[];
+  pools?: string[];
   /** Problems with a pool config in Peloton's respool shape: where below the pool, and what was expected. */
   poolIssues: (config: Record<string, unknown>) => { path: (string | number)[]; message: string }[];
 }
@@ -110,7 +116,7 @@ type Report = (path: (string | number)[], message: string) => void;
  * event may use a class an earlier-listed but later-timed event adds only if it runs after it.
  */
 export function checkEvents(events: ScenarioEvent[], scope: EventScope, report: Report): void {
-  const hosts = new HostCatalog(scope.hostClasses);
+  const hosts = scope.hostClasses && new HostCatalog(scope.hostClasses);
   const classAddedAt = new Map<string, number>();
   for (const e of events) if (e.addHostClass) classAddedAt.set(e.addHostClass.name, e.atSec);
   const grows = classAddedAt.size > 0 || events.some((e) => e.addHosts);
@@ -121,6 +127,11 @@ export function checkEvents(events: ScenarioEvent[], scope: EventScope, report: 
     if (scope.durationSec !== undefined && e.atSec > scope.durationSec) {
       report(path("atSec"), `expected at most durationSec (${scope.durationSec}): the run ends before`);
     }
+    if (e.updatePool) checkPoolUpdate(e.updatePool, scope, path("updatePool"), report);
+    if (e.usage && scope.workloads && !scope.workloads.includes(e.usage.workload)) {
+      report(path("usage", "workload"), `one of the workloads (${scope.workloads.join(", ")})`);
+    }
+    if (!hosts) continue;
     const when = grows ? ` at ${e.atSec} s` : "";
     const oneOf = (what: string, list: string[]) =>
       list.length
@@ -164,10 +175,6 @@ export function checkEvents(events: ScenarioEvent[], scope: EventScope, report: 
     if (e.loseRack !== undefined && !hosts.hasRack(e.loseRack)) {
       report(path("loseRack"), oneOf("racks", hosts.describe("rack")));
     }
-    if (e.updatePool) checkPoolUpdate(e.updatePool, scope, path("updatePool"), report);
-    if (e.usage && !scope.workloads.includes(e.usage.workload)) {
-      report(path("usage", "workload"), `one of the workloads (${scope.workloads.join(", ")})`);
-    }
   }
 }
 
@@ -179,7 +186,9 @@ function checkPoolUpdate(
   report: Report,
 ): void {
   const { path: pool, force: _force, ...change } = update;
-  if (!scope.pools.includes(pool)) report([...at, "path"], `one of the pools (${scope.pools.join(", ")})`);
+  if (scope.pools && !scope.pools.includes(pool)) {
+    report([...at, "path"], `one of the pools (${scope.pools.join(", ")})`);
+  }
   // The change replaces whole fields of the pool, and the pool rules look at one field at a time.
   const name = pool.slice(pool.lastIndexOf("/") + 1);
   for (const issue of scope.poolIssues({ name, ...change })) report([...at, ...issue.path], issue.message);

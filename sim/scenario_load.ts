@@ -2,17 +2,21 @@
 import { isNode, LineCounter, parse as parseYaml, parseDocument } from "yaml";
 import { loadJobConfig, loadRespoolConfig } from "../core/model/load.ts";
 import type { RunInputs } from "./runner.ts";
-import { parseScenario, type Scenario, type ScenarioPool } from "./scenario.ts";
-import { parseTaskEvents, type TraceJob } from "./trace.ts";
+import { parseScenario, type Scenario, type ScenarioIssue, type ScenarioPool } from "./scenario.ts";
+import { checkNesting, unadmittableWork } from "./scenario_pools.ts";
+import { emptyWindow, parseTaskEvents, type TraceJob } from "./trace.ts";
 
 export interface LoadedScenario extends RunInputs {
   scenario: Scenario;
   file: string;
+  /** What the run ignores (unknown pool keys not one typo from a known one), each with its file and line. */
+  warnings: string[];
 }
 
+/** Why a scenario cannot run; `warnings` are what it would have ignored, shown beside the errors. */
 export class ScenarioError extends Error {
   override readonly name = "ScenarioError";
-  constructor(readonly errors: string[]) {
+  constructor(readonly errors: string[], readonly warnings: string[] = []) {
     super(errors.join("\n"));
   }
 }
@@ -38,8 +42,9 @@ export async function loadScenarioFile(file: string): Promise<LoadedScenario> {
     throw new ScenarioError([`cannot read scenario ${file}: ${(e as Error).message}`]);
   }
   const res = parseScenario(text, file);
-  if (!res.ok) throw new ScenarioError(res.errors);
+  if (!res.ok) throw new ScenarioError(res.errors, res.warnings);
   const { scenario, dir } = res;
+  const warnings = [...res.warnings];
   const resolve = (p: string) => (p.startsWith("/") ? p : `${dir}/${p}`);
   const at = fieldAt(text, file);
   const errors: string[] = [];
@@ -52,45 +57,129 @@ export async function loadScenarioFile(file: string): Promise<LoadedScenario> {
       const job = body === undefined ? undefined : loadJobConfig(body, path);
       if (!job) continue;
       if (!job.ok) errors.push(...job.errors.map((e) => e.message));
-      else {
-        templates[w.name] = job.value as unknown as Record<string, unknown>;
-        if (scenario.durationSec === undefined && job.value.type !== "BATCH") {
-          // Services and daemons never end: without a duration the run would not stop.
-          errors.push(
-            `${file}: workloads[${i}].jobFile: ${path} is a ${job.value.type} job, which never ends: set the run's durationSec`,
-          );
-        }
-      }
+      else templates[w.name] = job.value as unknown as Record<string, unknown>;
     }
     if (w.trace) {
       const path = resolve(w.trace.file);
+      let jobs: TraceJob[];
       try {
-        traces[w.name] = parseTaskEvents(await readText(path), path);
+        jobs = parseTaskEvents(await readText(path), path);
       } catch (e) {
         errors.push(
           e instanceof Error && e.name === "TraceError"
             ? e.message
             : `${at(["workloads", i, "trace", "file"])}: cannot read trace ${path}: ${readError(e)}`,
         );
+        continue;
       }
+      traces[w.name] = jobs;
     }
   }
-  const respools = await resolvePools(scenario.respools, ["respools"], resolve, at, errors);
-  if (errors.length) throw new ScenarioError(errors);
-  return { scenario: { ...scenario, respools }, file, templates, traces };
+  for (const issue of inputIssues(scenario, { templates, traces }, resolve)) {
+    errors.push(`${at(issue.path)}: ${issue.message}`);
+  }
+  const fromFiles = new Map<string, string>();
+  const respools = await resolvePools(
+    scenario.respools,
+    ["respools"],
+    resolve,
+    at,
+    errors,
+    warnings,
+    fromFiles,
+  );
+  // The scenario's own pools nest already (parseScenario); those from files are checked now they are read.
+  if (fromFiles.size && !errors.length) {
+    for (const e of checkNesting(respools)) {
+      const { pool, rest } = splitPoolPath(e.path);
+      const source = fromFiles.get(JSON.stringify(pool));
+      // A file pool's name is the scenario's.
+      const field = source === undefined || rest[0] === "name"
+        ? at(e.path)
+        : `${at([...pool, "file"])}: ${source}: ${formatFields(rest)}`;
+      errors.push(`${field}: ${e.message}`);
+    }
+  }
+  if (errors.length) throw new ScenarioError(errors, warnings);
+  for (const w of unadmittableWork(scenario.workloads, respools)) {
+    warnings.push(`${at(w.path)}: ${w.message}`);
+  }
+  return { scenario: { ...scenario, respools }, file, templates, traces, warnings };
 }
 
-/** Replaces `file:` pools by the Peloton respool file's content (the scenario's name and children kept). */
+/** The path of the pool a field path is in, and the field's path within that pool. */
+function splitPoolPath(path: (string | number)[]): { pool: (string | number)[]; rest: (string | number)[] } {
+  let k = path.length - 1;
+  while (
+    k > 0 && !(typeof path[k] === "number" && (path[k - 1] === "respools" || path[k - 1] === "children"))
+  ) {
+    k--;
+  }
+  return { pool: path.slice(0, k + 1), rest: path.slice(k + 1) };
+}
+
+function formatFields(path: (string | number)[]): string {
+  return path.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("").replace(/^\./, "");
+}
+
+/**
+ * What is wrong with a scenario given the files it names (`inputs`, read already): a service or daemon job
+ * file with no durationSec to end the run, a trace workload whose window holds none of the trace's jobs.
+ * Messages name files as `resolve` makes their paths. A plan checks each variant with it too, since an
+ * edited field (a shorter run, a later start) can cause either.
+ */
+export function inputIssues(
+  scenario: Scenario,
+  inputs: RunInputs,
+  resolve: (path: string) => string = (p) => p,
+): ScenarioIssue[] {
+  const issues: ScenarioIssue[] = [];
+  for (const [i, w] of scenario.workloads.entries()) {
+    const type = w.jobFile ? inputs.templates?.[w.name]?.type : undefined;
+    if (type !== undefined && type !== "BATCH" && scenario.durationSec === undefined) {
+      // Services and daemons never end: without a duration the run would not stop.
+      issues.push({
+        path: ["workloads", i, "jobFile"],
+        message: `${resolve(w.jobFile!)} is a ${type} job, which never ends: set the run's durationSec`,
+      });
+    }
+    const jobs = w.trace ? inputs.traces?.[w.name] : undefined;
+    // A window that leaves out every job would run an empty cluster and report it as an answer.
+    const empty = jobs && emptyWindow(jobs, w, scenario.durationSec);
+    if (empty) {
+      issues.push({
+        path: ["workloads", i, "trace"],
+        message: `cannot replay ${resolve(w.trace!.file)}: ${empty}`,
+      });
+    }
+  }
+  return issues;
+}
+
+/**
+ * Replaces `file:` pools by the Peloton respool file's content (the scenario's name and children kept);
+ * `fromFiles` gets the path of each (as JSON) and its file.
+ */
 async function resolvePools(
   pools: ScenarioPool[],
   where: (string | number)[],
   resolve: (p: string) => string,
   at: (path: (string | number)[]) => string,
   errors: string[],
+  warnings: string[],
+  fromFiles: Map<string, string>,
 ): Promise<ScenarioPool[]> {
   const out: ScenarioPool[] = [];
   for (const [i, pool] of pools.entries()) {
-    const children = await resolvePools(pool.children ?? [], [...where, i, "children"], resolve, at, errors);
+    const children = await resolvePools(
+      pool.children ?? [],
+      [...where, i, "children"],
+      resolve,
+      at,
+      errors,
+      warnings,
+      fromFiles,
+    );
     if (!pool.file) {
       out.push({ ...pool, children });
       continue;
@@ -99,11 +188,13 @@ async function resolvePools(
     const text = await readOr(path, at([...where, i, "file"]), "respool file", errors);
     if (text === undefined) continue;
     const checked = loadRespoolConfig(text, path);
+    warnings.push(...checked.warnings.map((w) => w.message));
     if (!checked.ok) {
       errors.push(...checked.errors.map((e) => e.message));
       continue;
     }
     const body = (parseYaml(text) ?? {}) as Record<string, unknown>;
+    fromFiles.set(JSON.stringify([...where, i]), path);
     out.push({ ...body, name: pool.name, children });
   }
   return out;
@@ -146,7 +237,11 @@ function fieldAt(text: string, file: string): (path: (string | number)[]) => str
       const lines = new LineCounter();
       located = { doc: parseDocument(text, { lineCounter: lines }), lines };
     }
-    const node = located.doc.getIn(path, true);
+    // A field the file leaves to its default is placed at the nearest field around it that is written.
+    let node: unknown;
+    for (let k = path.length; k > 0 && !(isNode(node) && node.range); k--) {
+      node = located.doc.getIn(path.slice(0, k), true);
+    }
     const line = isNode(node) && node.range ? `:${located.lines.linePos(node.range[0]).line}` : "";
     const field = path.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("").replace(/^\./, "");
     return `${file}${line}: ${field}`;

@@ -51,3 +51,80 @@ Deno.test("a job, respool or trace file that cannot be read is one error naming 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a pool read from a respool file nests within its parent, or the scenario is refused", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/s.yaml`, SCENARIO.slice(0, SCENARIO.indexOf("  - name: j\n")));
+    await Deno.mkdir(`${dir}/pools`);
+    // /org reserves 8 cores, 4 of them for a, and limits its children to 8.
+    const pool = (reservation: number, limit: number) =>
+      Deno.writeTextFile(
+        `${dir}/pools/b.yaml`,
+        `name: b\nresources:\n  - {kind: cpu, reservation: ${reservation}, limit: ${limit}, share: 1}\n`,
+      );
+    await pool(6, 16);
+    const errors = await loadScenarioFile(`${dir}/s.yaml`).then(
+      () => assert.fail("loaded a pool over its parent's limit and reservation"),
+      (e: Error) => (e as ScenarioError).errors,
+    );
+    const at = `${dir}/s.yaml:14: respools[0].children[1].file: ${dir}/pools/b.yaml: resources[0]`;
+    assert.deepEqual(errors, [
+      `${at}.limit: got 16, expected at most 8, the limit of /org`,
+      `${at}.reservation: got 6, expected at most 4: the reservation of /org is 8, and its children before ` +
+      "this one reserve 4",
+    ]);
+    await pool(4, 8);
+    const loaded = await loadScenarioFile(`${dir}/s.yaml`);
+    assert.equal(loaded.scenario.respools[0].children?.[1].name, "b");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a workload whose every task asks for more than its pool's limit is warned of, with its line", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      `${dir}/b.yaml`,
+      `name: b
+resources:
+  - {kind: cpu, reservation: 2, limit: 4}
+  - {kind: memory, reservation: 1024, limit: 4096}
+`,
+    );
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      `name: s
+durationSec: 60
+hostClasses:
+  - {name: std, count: 2, cpu: 8, memoryMb: 16384}
+respools:
+  - name: a
+    resources:
+      - {kind: cpu, reservation: 4, limit: 8}
+  - {name: b, file: b.yaml}
+workloads:
+  - {name: nomem, respool: /a, durationSec: 10}
+  - name: big
+    respool: /b
+    durationSec: 10
+    cpu: {uniform: [6, 8]}
+    memoryMb: {choice: [[512, 0.5], [2048, 0.5]]}
+  - {name: fits, respool: /b, durationSec: 10, cpu: 4, memoryMb: 4096}
+  - {name: maybe, respool: /b, durationSec: 10, cpu: {lognormal: {median: 2, sigma: 1}}, memoryMb: 1024}
+`,
+    );
+    const loaded = await loadScenarioFile(`${dir}/s.yaml`);
+    assert.deepEqual(loaded.warnings, [
+      `${dir}/s.yaml:11: workloads[0].memoryMb: every task of nomem asks for at least 1024 MB, more than /a ` +
+      "can ever hold (it lists no memory resource, so its memory limit is 0): the resource manager will admit " +
+      "none of them, and they will wait for the whole run",
+      `${dir}/s.yaml:15: workloads[1].cpu: every task of big asks for at least 6 cores, more than /b can ever ` +
+      "hold (its cpu limit is 4): the resource manager will admit none of them, and they will wait for the " +
+      "whole run",
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,7 +1,11 @@
 /** The scenario format: every shipped scenario parses; bad files are refused with file, line, path and value. */
 import assert from "node:assert/strict";
-import { parseScenario } from "./scenario.ts";
+import { parse as parseYaml } from "yaml";
+import { parseRespoolConfig } from "../core/model/load.ts";
+import { RespoolTree, ROOT_ID } from "../core/resmgr/respool_tree.ts";
+import { parseScenario, poolConfig, type ScenarioPool } from "./scenario.ts";
 import { loadScenarioFile, ScenarioError } from "./scenario_load.ts";
+import { runScenario } from "./runner.ts";
 import { ROOT } from "./testing.ts";
 
 const BASE = `name: t
@@ -26,6 +30,7 @@ Deno.test("every scenario in scenarios/ loads, with the job, respool and trace f
   assert.ok(files.length >= 9, files.join(", "));
   for (const f of files) {
     const loaded = await loadScenarioFile(`${ROOT}/scenarios/${f}`);
+    assert.deepEqual(loaded.warnings, [], `${f} has nothing the run ignores`);
     const text = await Deno.readTextFile(`${ROOT}/scenarios/${f}`);
     assert.match(text, /^# Question this scenario answers:/, `${f} starts with the question it answers`);
     assert.ok(loaded.scenario.name, f);
@@ -93,9 +98,42 @@ respools:
   );
 });
 
-Deno.test("unknown pool keys are errors, not silently ignored", () => {
-  const e = errors(BASE.replace("  - name: pool\n", "  - name: pool\n    reservaton: 3\n"));
-  assert.ok(e.some((x) => /^bad\.yaml:6: respools\[0\]\.reservaton: unknown key/.test(x)), e.join("\n"));
+Deno.test("a pool key one typo from a known one is an error with a suggestion", () => {
+  const e = errors(BASE.replace("  - name: pool\n", "  - name: pool\n    owningTeem: t\n"));
+  assert.ok(
+    e.some((x) => /^bad\.yaml:6: respools\[0\]\.owningTeem: unknown key; did you mean owningTeam\?/.test(x)),
+    e.join("\n"),
+  );
+  // Also below the pool's top level, and in an event's pool change.
+  const shares = [
+    ...errors(BASE.replace("limit: 32}", "limit: 32, shares: 2}")),
+    ...errors(`${BASE}events:\n  - {atSec: 10, updatePool: {path: /pool, descripton: x}}\n`),
+  ];
+  assert.ok(
+    shares.some((x) => /^bad\.yaml:7: respools\[0\]\.resources\[0\]\.shares: .*did you mean share\?/.test(x)),
+    shares.join("\n"),
+  );
+  assert.ok(
+    shares.some((x) =>
+      /^bad\.yaml:9: events\[0\]\.updatePool\.descripton: .*did you mean description\?/.test(x)
+    ),
+    shares.join("\n"),
+  );
+});
+
+Deno.test("other unknown pool keys are ignored with a warning naming the line: the scenario runs", async () => {
+  const text = `${BASE.replace("  - name: pool\n", "  - name: pool\n    foo: 3\n")}events:
+  - {atSec: 10, updatePool: {path: /pool, bar: 1}}
+`;
+  const res = parseScenario(text, "warn.yaml");
+  assert.ok(res.ok, res.ok ? "" : res.errors.join("\n"));
+  assert.equal(res.warnings.length, 2, res.warnings.join("\n"));
+  assert.match(res.warnings[0], /^warn\.yaml:6: respools\[0\]\.foo: unknown key, ignored \(known keys: /);
+  assert.match(res.warnings[1], /^warn\.yaml:10: events\[0\]\.updatePool\.bar: unknown key, ignored/);
+  // The resource manager ignores the keys too: the pool is made and updated.
+  const sim = await runScenario(res.scenario, { seed: 1, checkInvariants: true });
+  assert.deepEqual(sim.events.map((e) => e.error), [undefined]);
+  assert.ok([...sim.resmgr.tree.all()].some((p) => p.path === "/pool"));
 });
 
 Deno.test("an event needs exactly one action, and names classes and workloads that exist", () => {
@@ -234,7 +272,7 @@ defaultConfig:
     assert.ok(e instanceof ScenarioError);
     assert.match(
       e.message,
-      /s\.yaml: workloads\[0\]\.jobFile: .*svc\.yaml is a SERVICE job, which never ends: set the run's durationSec/,
+      /s\.yaml:\d+: workloads\[0\]\.jobFile: .*svc\.yaml is a SERVICE job, which never ends: set the run's durationSec/,
     );
     return true;
   });
@@ -435,10 +473,10 @@ Deno.test("every distribution's bounds are checked: uniform in order, a normal's
     ],
     [
       "memoryMb: {normal: {mean: -5, stddev: 1}}",
-      "memoryMb.normal.mean: got -5, expected a mean of at least 0: draws below 0 count as 0",
+      "memoryMb.normal.mean: got -5, expected a mean of at least 0 MB: draws below 0 count as 0",
     ],
-    ["cpu: {choice: [[1, 0], [2, 1]]}", "cpu.choice[0][1]: got 0, Too small: expected number to be >0"],
-    ["cpu: {exponential: 0}", "cpu.exponential: got 0, Too small: expected number to be >0"],
+    ["cpu: {choice: [[1, 0], [2, 1]]}", "cpu.choice[0][1]: got 0, expected a weight above 0"],
+    ["cpu: {exponential: 0}", "cpu.exponential: got 0, expected a mean above 0 cores"],
   ];
   for (const [fields, message] of cases) {
     assert.deepEqual(errors(oneWorkload(fields)), [`bad.yaml:17: workloads[0].${message}`], fields);
@@ -518,4 +556,318 @@ events:
 events:
   - {atSec: 1000, failHosts: {class: std}}
 `);
+});
+
+Deno.test("a field taking a number or a distribution says what it takes when given neither", () => {
+  const e = errors(`${BASE}workloads:
+  - name: w
+    respool: /pool
+    cpu: "2"
+    memoryMb: { uniform: [1] }
+    diskMb: { unifrom: [1, 2] }
+    instances: "3"
+    arrival: soon
+    gang: "yes"
+    cpuUsage: { fixd: 0.5 }
+`);
+  const at = (field: string) => e.find((x) => x.includes(`: workloads[0].${field}: `)) ?? e.join("\n");
+  const forms = "{fixed: n}, {uniform: [low, high]}, {exponential: mean}, {normal: {mean, stddev}}, " +
+    "{lognormal: {median, sigma}} or {choice: [[value, weight], ...]}";
+  assert.equal(
+    at("cpu"),
+    `bad.yaml:11: workloads[0].cpu: got "2", expected a number of cores (at least 0), or a distribution: ${forms}`,
+  );
+  assert.equal(
+    at("memoryMb.uniform"),
+    "bad.yaml:12: workloads[0].memoryMb.uniform: expected two bounds [low, high], each a number of MB " +
+      "(at least 0), the lower first",
+  );
+  assert.equal(
+    at("diskMb"),
+    `bad.yaml:13: workloads[0].diskMb: expected a number of MB (at least 0), or a distribution: ${forms}; ` +
+      `got a mapping with "unifrom"`,
+  );
+  assert.equal(
+    at("instances"),
+    `bad.yaml:14: workloads[0].instances: got "3", expected a whole number of at least 1, or a distribution: ${forms}`,
+  );
+  assert.match(
+    at("arrival"),
+    /^bad\.yaml:15: workloads\[0\]\.arrival: got "soon", expected one of \{ratePerSec: n\}, /,
+  );
+  assert.equal(
+    at("gang"),
+    `bad.yaml:16: workloads[0].gang: got "yes", expected true, false or a whole number of at least 1`,
+  );
+  assert.match(
+    at("cpuUsage"),
+    /^bad\.yaml:17: workloads\[0\]\.cpuUsage: expected a fraction above 0 and at most 1, /,
+  );
+  assert.ok(!e.some((x) => x.includes("Invalid input")), e.join("\n"));
+});
+
+Deno.test("a bad value inside a distribution names its own path, the value and what was expected, in the field's unit", () => {
+  const cases: [string, string[]][] = [
+    [
+      'durationSec: {lognormal: {median: "abc", sigma: 1}}',
+      ['durationSec.lognormal.median: got "abc", expected a median above 0 seconds'],
+    ],
+    ["durationSec: {lognormal: {median: 0, sigma: 1}}", [
+      "durationSec.lognormal.median: got 0, expected a median above 0 seconds",
+    ]],
+    ["durationSec: {lognormal: {median: 1, sigma: -1}}", [
+      "durationSec.lognormal.sigma: got -1, expected a sigma of at least 0",
+    ]],
+    ["durationSec: {lognormal: {median: 1}}", [
+      "durationSec.lognormal.sigma: missing; expected a sigma of at least 0",
+    ]],
+    ["durationSec: {lognormal: {median: 1, sigma: 1, mean: 3}}", [
+      "durationSec.lognormal.mean: unknown key; expected median and sigma",
+    ]],
+    ["durationSec: {lognormal: 5}", [
+      "durationSec.lognormal: got 5, expected {median, sigma}: a median above 0 seconds and a sigma of at least 0",
+    ]],
+    ['durationSec: {normal: {mean: "abc", stddev: 1}}', [
+      'durationSec.normal.mean: got "abc", expected a mean of at least 0 seconds: draws below 0 count as 0',
+    ]],
+    ["durationSec: {normal: {mean: 1, stddev: -1}}", [
+      "durationSec.normal.stddev: got -1, expected a stddev of at least 0 seconds",
+    ]],
+    ["gpu: {normal: {mean: 1, stddev: 1, x: 1}}", ["gpu.normal.x: unknown key; expected mean and stddev"]],
+    ["durationSec: {exponential: 0}", ["durationSec.exponential: got 0, expected a mean above 0 seconds"]],
+    ['cpu: {exponential: "x"}', ['cpu.exponential: got "x", expected a mean above 0 cores']],
+    ["durationSec: {fixed: -1}", ["durationSec.fixed: got -1, expected a number of seconds (at least 0)"]],
+    ['memoryMb: {uniform: [1, "x"]}', ['memoryMb.uniform[1]: got "x", expected a number of MB (at least 0)']],
+    ["diskMb: {uniform: [1, 2, 3]}", [
+      "diskMb.uniform: expected two bounds [low, high], each a number of MB (at least 0), the lower first",
+    ]],
+    ["gpu: {choice: []}", [
+      "gpu.choice: expected at least one [value, weight] pair, each value a number of GPUs (at least 0) and " +
+      "each weight above 0",
+    ]],
+    ["cpu: {choice: [[1]]}", [
+      "cpu.choice[0]: expected a [value, weight] pair, the value a number of cores (at least 0) and the " +
+      "weight above 0",
+    ]],
+    ['instances: {choice: [["a", 1]]}', [
+      'instances.choice[0][0]: got "a", expected a whole number of at least 1',
+    ]],
+    ["instances: {exponential: 0}", ["instances.exponential: got 0, expected a mean above 0"]],
+    ["durationSec: -1", ["durationSec: got -1, expected a number of seconds (at least 0)"]],
+    ["cpuUsage: 2", ["cpuUsage: got 2, expected a fraction above 0 and at most 1"]],
+    ["cpuUsage: {uniform: [0, 2]}", [
+      "cpuUsage.uniform[0]: got 0, expected a fraction above 0 and at most 1",
+      "cpuUsage.uniform[1]: got 2, expected a fraction above 0 and at most 1",
+    ]],
+    // A bad distribution does not hide the workload's other problems.
+    ["durationSec: {exponential: 0}, instances: 3, gang: 20", [
+      "durationSec.exponential: got 0, expected a mean above 0 seconds",
+      "gang: got 20, expected at most instances (3)",
+    ]],
+  ];
+  for (const [fields, messages] of cases) {
+    // The case's own durationSec in place of oneWorkload's.
+    const text = fields.startsWith("durationSec")
+      ? oneWorkload(fields).replace("durationSec: 10, ", "")
+      : oneWorkload(fields);
+    const e = errors(text);
+    assert.deepEqual(e, messages.map((m) => `bad.yaml:17: workloads[0].${m}`), fields);
+    for (const zod of ["Too small", "Too big", "Invalid", "Unrecognized", "expected number", "received"]) {
+      assert.ok(!e.some((x) => x.includes(zod)), `zod's wording in ${e.join("\n")}`);
+    }
+  }
+});
+
+Deno.test("schema errors and pool rule errors are listed together, pool rules run on the pools that parsed", () => {
+  const e = errors(`name: t
+hostClasses:
+  - {name: std, count: 4, cpu: 8, memoryMb: 16384}
+respools:
+  - name: org
+    resources:
+      - {kind: cpu, reservation: 32, limit: 32}
+    children:
+      - name: a
+        resources:
+          - {kind: cpu, reservation: 40, limit: 40}
+      - name: b
+        resources:
+          - {kind: memroy, reservation: 1, limit: 1}
+      - 7
+workloads:
+  - {name: w, respool: /org/a, durationSec: 10, cpu: -1}
+`);
+  assert.equal(e.length, 5, e.join("\n"));
+  assert.equal(
+    e[0],
+    "bad.yaml:15: respools[0].children[2]: got 7, expected a pool: a mapping with a name and resources, or a " +
+      "name and a file",
+  );
+  assert.equal(e[1], "bad.yaml:17: workloads[0].cpu: got -1, expected a number of cores (at least 0)");
+  assert.equal(
+    e[2],
+    "bad.yaml:11: respools[0].children[0].resources[0].limit: got 40, expected at most 32, the limit of /org",
+  );
+  assert.equal(
+    e[3],
+    "bad.yaml:11: respools[0].children[0].resources[0].reservation: got 40, expected at most 32, the " +
+      "reservation of /org",
+  );
+  assert.match(e[4], /^bad\.yaml:14: respools\[0\]\.children\[1\]\.resources\[0\]\.kind: got "memroy", /);
+});
+
+/** The pools of a scenario's `respools` YAML, in TREE's host class and with no workloads. */
+const pools = (yaml: string) =>
+  `name: t\nhostClasses:\n  - {name: std, count: 4, cpu: 8, memoryMb: 16384}\nrespools:\n${yaml}`;
+
+/** The first pool the resource manager refuses to create, in the order a run creates them, and why. */
+function firstRefused(yaml: string): string | undefined {
+  const tree = new RespoolTree();
+  const create = (list: Record<string, unknown>[], parentId: string): string | undefined => {
+    for (const [i, pool] of list.entries()) {
+      const config = parseRespoolConfig(poolConfig(pool as ScenarioPool), "pool");
+      if (!config.ok) return config.errors[0].message;
+      const made = tree.create(`${parentId}/${i}`, parentId, config.value);
+      if (!made.ok) return `${pool.name}: ${made.message}`;
+      const why = create((pool.children ?? []) as Record<string, unknown>[], made.value.id);
+      if (why) return why;
+    }
+  };
+  return create(parseYaml(pools(yaml)).respools, ROOT_ID);
+}
+
+Deno.test("pools nest as the respool API requires: limits within the parent's, reservations summing within it, names apart", () => {
+  const cases: [string, string[]][] = [
+    [
+      `  - name: org
+    resources: [{kind: cpu, reservation: 32, limit: 32}, {kind: memory, reservation: 1000, limit: 1000}]
+    children:
+      - {name: a, resources: [{kind: cpu, reservation: 20, limit: 32}]}
+      - {name: b, resources: [{kind: cpu, reservation: 20, limit: 32}]}
+      - {name: c, resources: [{kind: cpu, reservation: 10, limit: 32}, {kind: memory, reservation: 10, limit: 2000}]}
+      - {name: d, resources: [{kind: gpu, reservation: 0, limit: 1}]}
+`,
+      [
+        "bad.yaml:9: respools[0].children[1].resources[0].reservation: got 20, expected at most 12: the " +
+        "reservation of /org is 32, and its children before this one reserve 20",
+        "bad.yaml:10: respools[0].children[2].resources[1].limit: got 2000, expected at most 1000, the limit of /org",
+        "bad.yaml:11: respools[0].children[3].resources[0].limit: got 1, expected at most 0, the limit of /org, " +
+        "which lists no gpu resource",
+      ],
+    ],
+    [
+      `  - {name: root, resources: [{kind: cpu, reservation: 1, limit: 1}]}
+  - name: x
+    resources: [{kind: cpu, reservation: 2, limit: 2}]
+    children:
+      - {name: y, resources: [{kind: cpu, reservation: 1, limit: 1}]}
+      - {name: y, resources: [{kind: cpu, reservation: 1, limit: 1}]}
+`,
+      [
+        'bad.yaml:5: respools[0].name: got "root", expected a name other than root for a top-level pool: ' +
+        "the resource manager's root pool has it",
+        'bad.yaml:10: respools[1].children[1].name: got "y", expected a name no other pool under /x has',
+      ],
+    ],
+  ];
+  for (const [yaml, messages] of cases) {
+    assert.deepEqual(errors(pools(yaml)), messages, yaml);
+    assert.ok(firstRefused(yaml), `the resource manager refuses the pools too:\n${yaml}`);
+  }
+  // Reservations up to the parent's, limits up to its limit: accepted here and by the resource manager.
+  const fits = `  - name: org
+    resources: [{kind: cpu, reservation: 32, limit: 32}]
+    children:
+      - {name: a, resources: [{kind: cpu, reservation: 20, limit: 32}]}
+      - {name: b, resources: [{kind: cpu, reservation: 12, limit: 32}]}
+  - {name: other, resources: [{kind: cpu, reservation: 64, limit: 64}]}
+`;
+  accepted(pools(fits));
+  assert.equal(firstRefused(fits), undefined);
+});
+
+Deno.test("rules across fields run on the parts that parsed: a malformed field elsewhere does not hide them", () => {
+  const scenario = `name: t
+durationSec: 600
+hostClasses:
+  - {name: std, count: 4, cpu: 8, memoryMb: 16384}
+respools:
+  - name: org
+    resources:
+      - {kind: cpu, reservation: 32, limit: 32}
+workloads:
+  - {name: w, respool: /nope, durationSec: 10}
+events:
+  - {atSec: 10, failHosts: {hosts: [ghost-1]}}
+  - {atSec: 20, updatePool: {path: /org, resources: [{kind: cpu, reservation: -1}]}}
+`;
+  const e = errors(`${scenario}settings: {rpcLatencyMs: "x"}\n`);
+  assert.equal(e.length, 4, e.join("\n"));
+  assert.match(e[0], /^bad\.yaml:14: settings\.rpcLatencyMs: got "x", /);
+  assert.equal(e[1], 'bad.yaml:10: workloads[0].respool: got "/nope", one of the leaf pools (/org)');
+  assert.equal(
+    e[2],
+    'bad.yaml:12: events[0].failHosts.hosts[0]: got "ghost-1", one of the hosts (std-0 … std-3)',
+  );
+  assert.match(e[3], /^bad\.yaml:13: events\[1\]\.updatePool\.resources\[0\]\.reservation: got -1, /);
+  // With the host classes malformed, the hosts events name cannot be checked: no error is made up for
+  // them, and the rules that do not read the classes still run.
+  const classes = errors(scenario.replace("cpu: 8", 'cpu: "x"'));
+  assert.equal(classes.length, 3, classes.join("\n"));
+  assert.match(classes[0], /^bad\.yaml:4: hostClasses\[0\]\.cpu: got "x", /);
+  assert.equal(classes[1], 'bad.yaml:10: workloads[0].respool: got "/nope", one of the leaf pools (/org)');
+  assert.match(classes[2], /^bad\.yaml:13: events\[1\]\.updatePool\.resources\[0\]\.reservation: got -1, /);
+});
+
+Deno.test("a cluster with no hosts that no event adds to is refused; a class without hosts is fine beside others", () => {
+  const why = "the cluster would have no hosts, and no event adds any";
+  assert.deepEqual(errors(BASE.replace("count: 4", "count: 0")), [
+    `bad.yaml:3: hostClasses[0].count: got 0, expected at least 1: ${why}`,
+  ]);
+  const twoEmpty = BASE.replace(
+    "  - {name: std, count: 4, cpu: 8, memoryMb: 16384}\n",
+    "  - {name: std, count: 0, cpu: 8, memoryMb: 16384}\n  - {name: big, count: 0, cpu: 64, memoryMb: 65536}\n",
+  );
+  assert.deepEqual(errors(twoEmpty), [
+    `bad.yaml:3: hostClasses: expected a class with a count of at least 1: ${why}`,
+  ]);
+  accepted(twoEmpty.replace("name: big, count: 0", "name: big, count: 1"));
+  accepted(`${twoEmpty}events:\n  - {atSec: 10, addHosts: {class: big, count: 2}}\n`);
+});
+
+Deno.test("fields without a message of their own get the format's wording, never zod's", () => {
+  const cases: [string, string][] = [
+    ["hostClasses[0].cpu: got 0, expected more than 0", BASE.replace("cpu: 8", "cpu: 0")],
+    ["hostClasses[0].count: got 2.5, expected a whole number", BASE.replace("count: 4", "count: 2.5")],
+    ['hostClasses[0].memoryMb: got "x", expected a number', BASE.replace("memoryMb: 16384", 'memoryMb: "x"')],
+    [
+      "hostClasses[0].size: unknown key; expected one of name, count, cpu, memoryMb, diskMb, gpu, attributes, " +
+      "racks, zones, hostPool, portRange, portRanges",
+      BASE.replace("cpu: 8,", "cpu: 8, size: 3,"),
+    ],
+    [
+      "settings.sampleIntervalSec: got -1, expected more than 0",
+      `${BASE}settings: {sampleIntervalSec: -1}\n`,
+    ],
+    [
+      "workloads[0].arrival.ratePerSec: got -2, expected more than 0",
+      `${BASE}workloads:\n  - {name: w, respool: /pool, durationSec: 1, arrival: {ratePerSec: -2}}\n`,
+    ],
+    [
+      'workloads[0].placementStrategy: got "PACK", expected one of PACK_HOST, SPREAD_JOB',
+      `${BASE}workloads:\n  - {name: w, respool: /pool, durationSec: 1, placementStrategy: PACK}\n`,
+    ],
+    [
+      "workloads[0].name: missing; expected text",
+      `${BASE}workloads:\n  - {respool: /pool, durationSec: 1}\n`,
+    ],
+    ["hostClasses: expected at least 1 entry", BASE.replace(/hostClasses:\n.*\n/, "hostClasses: []\n")],
+  ];
+  for (const [message, text] of cases) {
+    const e = errors(text);
+    assert.ok(e.some((x) => x.endsWith(message)), `${message}\n${e.join("\n")}`);
+    for (const zod of ["Too small", "Too big", "Invalid", "Unrecognized", "expected number", "received"]) {
+      assert.ok(!e.some((x) => x.includes(zod)), `zod's wording in ${e.join("\n")}`);
+    }
+  }
 });

@@ -1,61 +1,8 @@
 /** The workload part of the scenario format: job types, arrival processes, distributions and task behaviour. */
 import { z } from "zod";
+import { amount, type Distribution, fraction, instanceCount, unionError } from "./scenario_distribution.ts";
 
-/** A uniform's first bound is its lower one. */
-function boundsInOrder(d: number | object, ctx: z.RefinementCtx): void {
-  if (typeof d !== "object" || !("uniform" in d) || !Array.isArray(d.uniform)) return;
-  if (!(d.uniform[0] > d.uniform[1])) return;
-  ctx.addIssue({
-    code: "custom",
-    path: ["uniform", 1],
-    message: `expected at least the lower bound (${d.uniform[0]})`,
-  });
-}
-
-/** The distributions of the format, over the numbers `value` accepts. */
-function distributionOf(value: z.ZodNumber) {
-  return z.union([
-    value,
-    z.object({ fixed: value }).strict(),
-    /** From the first bound to the second (equal bounds: always that value). */
-    z.object({ uniform: z.tuple([value, value]) }).strict(),
-    z.object({ exponential: z.number().positive().describe("mean") }).strict(),
-    z.object({
-      normal: z.object({
-        mean: z.number().nonnegative({ error: "expected a mean of at least 0: draws below 0 count as 0" }),
-        stddev: z.number().nonnegative(),
-      }).strict(),
-    }).strict(),
-    z.object({
-      lognormal: z.object({ median: z.number().positive(), sigma: z.number().nonnegative() }).strict(),
-    }).strict(),
-    z.object({
-      /** Values with weights: `choice: [[1, 0.5], [8, 0.5]]`. */
-      choice: z.array(z.tuple([value, z.number().positive()])).min(1),
-    }).strict(),
-  ]).superRefine(boundsInOrder);
-}
-
-/** A number, or a distribution to draw it from. */
-export const distribution = distributionOf(z.number().nonnegative());
-export type Distribution = z.infer<typeof distribution>;
-
-/**
- * Instances per job: a whole number of at least 1, or a distribution whose values and bounds are. A draw
- * is rounded to a whole number, and is at least 1 (exponential, normal and lognormal draws can be less).
- */
-export const instanceCount = distributionOf(
-  // A refinement, not `.int()`: that one aborts, and the union would then only say "Invalid input".
-  z.number().min(1, { error: "expected at least 1 instance" }).refine(Number.isInteger, {
-    error: "expected a whole number of instances",
-  }),
-);
-
-const fraction = z.union([
-  z.number().positive().max(1),
-  z.object({ uniform: z.tuple([z.number().positive().max(1), z.number().positive().max(1)]) }).strict(),
-  z.object({ fixed: z.number().positive().max(1) }).strict(),
-]).superRefine(boundsInOrder);
+export type { Distribution };
 
 /** When jobs arrive. All times are simulated seconds. */
 export const arrival = z.union([
@@ -78,7 +25,18 @@ export const arrival = z.union([
       firstAtSec: z.number().nonnegative().default(0),
     }).strict(),
   }).strict(),
-]);
+], {
+  error: unionError(
+    "one of {ratePerSec: n}, {at: [seconds, ...]}, {diurnal: {meanPerSec, amplitude, peakAtSec, periodSec}} " +
+      "or {bursts: {everySec, jobs, firstAtSec}}",
+    {
+      ratePerSec: "{ratePerSec: n}, n above 0 (Poisson arrivals)",
+      at: "{at: [seconds, ...]}: at least one time, each at least 0",
+      diurnal: "{diurnal: {meanPerSec, amplitude, peakAtSec, periodSec}} (peakAtSec and periodSec optional)",
+      bursts: "{bursts: {everySec, jobs, firstAtSec}} (firstAtSec optional)",
+    },
+  ),
+});
 export type Arrival = z.infer<typeof arrival>;
 
 /** Spark dynamic allocation: the job starts small and asks for executors while it runs. */
@@ -121,19 +79,22 @@ const workloadFields = z.object({
   /** A Peloton job YAML file (relative to the scenario) used as the job template. */
   jobFile: z.string().optional(),
   arrival: arrival.default({ at: [0] }),
-  /** No arrivals before this time or after `stopSec` (later than `startSec`). */
+  /**
+   * No arrivals before this time or after `stopSec` (later than `startSec`), in simulated seconds; a trace
+   * workload's too (its `trace.startSec` is the trace time that becomes simulated time 0).
+   */
   startSec: z.number().nonnegative().default(0),
   stopSec: z.number().positive().optional(),
-  /** Stop submitting after this many jobs. */
+  /** Stop submitting after this many jobs (a trace workload: this many of the jobs its window replays). */
   maxJobs: z.number().int().positive().optional(),
   instances: instanceCount.default(1),
   /** How long each task runs; services and daemons without it run until the end. */
-  durationSec: distribution.optional(),
+  durationSec: amount("seconds").optional(),
   /** Per job: every task of a job asks for the same resources. */
-  cpu: distribution.default(1),
-  memoryMb: distribution.default(1024),
-  diskMb: distribution.default(0),
-  gpu: distribution.default(0),
+  cpu: amount("cores").default(1),
+  memoryMb: amount("MB").default(1024),
+  diskMb: amount("MB").default(0),
+  gpu: amount("GPUs").default(0),
   priority: z.number().int().nonnegative().default(0),
   preemptible: z.boolean().default(true),
   /** Runs on slack: resources other tasks were given but do not use. */
@@ -142,7 +103,9 @@ const workloadFields = z.object({
    * All instances (true) or the first N placed together or not at all (`minimumRunningInstances`); N is at
    * most the fewest instances a job gets.
    */
-  gang: z.union([z.boolean(), z.number().int().positive()]).default(false),
+  gang: z.union([z.boolean(), z.number().int().positive()], {
+    error: unionError("true, false or a whole number of at least 1"),
+  }).default(false),
   /** Host attributes a task needs (AND of HOST label constraints), e.g. `{ host_pool: gpu }`. */
   hostAttributes: z.record(z.string(), z.string()).optional(),
   /** A Peloton constraint as in a job file's `defaultConfig.constraint`; ANDed with `hostAttributes`. */

@@ -1,15 +1,19 @@
 /** Statistics a simulation collects: task counts from the message flow, queue delays, and sampled time series. */
-import type { Message } from "../core/messages.ts";
+import type { Gang, Message } from "../core/messages.ts";
 import type { Address } from "../core/ports/transport.ts";
 import { parseMesosTaskId } from "../core/model/records.ts";
+import type { ClusterCapacity } from "../core/messages.ts";
+import { entitlementNow } from "../core/resmgr/entitlement_cycle.ts";
 import type { RespoolNode } from "../core/resmgr/respool_node.ts";
-import { SLACK_PREEMPTED_REASON } from "./cluster.ts";
+import type { RespoolTree } from "../core/resmgr/respool_tree.ts";
+import { PLACED, PLACING, READY, type TaskTable } from "../core/resmgr/task_table.ts";
+import { type SimTaskStatus, SLACK_PREEMPTED_REASON } from "./cluster.ts";
 import type { Simulation } from "./runner.ts";
 
 export interface TaskCounts {
   /** Instances of submitted jobs (grown elastic jobs and daemon instances included). */
   submitted: number;
-  /** Task runs launched (a task run again counts again). */
+  /** Task runs launched, one per task id (a task run again counts again; a repeated status does not). */
   launched: number;
   succeeded: number;
   failed: number;
@@ -28,7 +32,13 @@ export interface Series {
   diskUtil: number[];
   gpuUtil: number[];
   runningTasks: number[];
+  /** Tasks in the pools' pending queues: waiting for admission (Peloton's demand). */
   queuedTasks: number[];
+  /**
+   * Admitted tasks waiting for a host: READY, PLACING, or PLACED and not yet taken by the job manager to
+   * launch. Admitted, they count in their pool's allocation, not its demand.
+   */
+  placingTasks: number[];
   launchesPerSec: number[];
   /** Tasks preempted so far (cumulative). */
   preemptedTasks: number[];
@@ -36,7 +46,7 @@ export interface Series {
   queueDelayP50: number[];
   queueDelayP90: number[];
   queueDelayP99: number[];
-  /** Jain's index of allocation/entitlement (cpu) over leaf pools with demand. */
+  /** Jain's index of cpu allocation against each leaf pool's due, over pools that want cpu: see `jain`. */
   fairness: number[];
   /** Slack the hosts lend, and the part revocable tasks hold, in cores. */
   slackCpu: number[];
@@ -44,11 +54,19 @@ export interface Series {
   hostsUp: number[];
   /** Hosts up but in maintenance (draining, drained or down): they take no new work. */
   hostsInMaintenance: number[];
-  /** Failed placement attempts per interval, by reason (the reason's headline). */
+  /**
+   * Failed placement attempts per interval, by reason (the reason's headline), as the placement engine
+   * reports them: see `SimStats.placementFailures`.
+   */
   placementFailures: Record<string, number[]>;
+  /** Tasks the placement engine handed back unplaced per interval, their placement deadline passed. */
+  placementHandedBack: number[];
 }
 
-/** One pool over time, in Peloton's units (cores, MB); non-leaf pools sum their leaves. */
+/**
+ * One pool over time, in Peloton's units (cores, MB); non-leaf pools sum their leaves. As in Peloton,
+ * allocation holds admitted tasks, placed or still waiting for placement; demand is the pending queue.
+ */
 export interface PoolSeries {
   entitlementCpu: number[];
   allocationCpu: number[];
@@ -69,10 +87,20 @@ interface JobTrack {
   /** Launches of the workload's tasks by host class index (shared by the workload's jobs). */
   byClass: WorkloadLaunches;
   submitMs: number;
-  /** Instances known (submitted or seen). */
+  /**
+   * A daemon job: submitted with no instances, it gets one per matching host as the job manager creates
+   * them, seen here as they are enqueued to the resource manager.
+   */
+  daemon: boolean;
+  /** Instances known (submitted, grown, or a daemon's created). */
   expected: number;
   /** Per instance: bit 1 launched, bit 2 ran. */
   flags: Uint8Array;
+  /**
+   * Per instance: the latest run id a launch was counted for, plus 1 (0: none). Backends repeat statuses
+   * (reconciliation sends TASK_STAGING again), so a launch counts once per task id: once per run.
+   */
+  launchedRuns?: Uint32Array;
   /**
    * Instances from `grownFrom[k]` on were asked for at `grownAtMs[k]`: an elastic job's growth, a daemon
    * job's instance for a host that came later. Instances before the first were asked for at submission.
@@ -101,12 +129,13 @@ interface WorkloadLaunches {
 }
 
 /**
- * The length of a simulated host's class in its name: hosts are named `<class>-<n>` (`hostsOf` in
- * scenario_hosts.ts), those events add included.
+ * What the statistics need of the cluster: the class each host row was added with. A launch's status
+ * names its host's row (`SimTaskStatus`), so its class is read from a column, not found from its name.
  */
-function classLength(hostname: string): number {
-  const at = hostname.lastIndexOf("-");
-  return at > 0 ? at : hostname.length;
+export interface HostClassIndex {
+  /** Class names by class index. */
+  readonly hostClasses: readonly string[];
+  hostClassOf(hostRow: number): number;
 }
 
 export interface StatsOptions {
@@ -133,6 +162,7 @@ export class SimStats {
     gpuUtil: [],
     runningTasks: [],
     queuedTasks: [],
+    placingTasks: [],
     launchesPerSec: [],
     preemptedTasks: [],
     queueDelayP50: [],
@@ -144,6 +174,7 @@ export class SimStats {
     hostsUp: [],
     hostsInMaintenance: [],
     placementFailures: {},
+    placementHandedBack: [],
   };
   /** By pool path; a pool created after the first sample has zeros before it existed. */
   readonly pools: Record<string, PoolSeries> = {};
@@ -167,29 +198,51 @@ export class SimStats {
   readonly rescheduleDelaysByEndMs = { killed: [] as number[], lost: [] as number[] };
   /** When and how each instance's last run was killed or lost, until it runs again; few at a time. */
   readonly #endedAt = new Map<JobTrack, Map<number, { ms: number; lost: boolean }>>();
-  /** Failed placement attempts by reason headline, over the whole run. */
+  /**
+   * Failed placement attempts by reason headline, over the whole run, per task, as the placement engine
+   * reports them to the resource manager: a task still tried has its reason reported after its first
+   * failed round, then again only when the reason changed and at most once per `reasonIntervalMs` (30 s by
+   * default), so a task failing on for one reason counts once however many rounds it fails; a task handed
+   * back at its placement deadline counts once more. A lower bound of the rounds failed, counting each
+   * task's first failure and each change of why.
+   */
   readonly placementFailures = new Map<string, number>();
-  /** Host classes launches were seen on, in the order first seen: the columns of `launchesByHostClass`. */
-  readonly hostClasses: string[] = [];
+  /** Tasks handed back unplaced at their placement deadline, by reason headline (also in `placementFailures`). */
+  readonly placementHandedBack = new Map<string, number>();
   readonly #launchesByWorkload = new Map<string, WorkloadLaunches>();
-  /** The last host looked up and its class (launches come in runs of one host's). */
-  #lastHost: string | undefined = undefined;
-  #lastHostClass = 0;
+  /** Launched task ids of jobs no workload submitted (`#launched`); few, as only tests make such jobs. */
+  readonly #otherLaunches = new Set<string>();
   readonly #jobs = new Map<string, JobTrack>();
   /** The job `#mark` found last. */
   #lastJobId: string | undefined = undefined;
   #lastJob: JobTrack | undefined = undefined;
+  /** Daemon jobs submitted: only then are enqueued tasks looked at. */
+  #daemonJobs = 0;
   #intervalDelays: number[] = [];
   readonly #intervalFailures = new Map<string, number>();
+  #intervalHandedBack = 0;
   #lastLaunched = 0;
   #poolSeriesCount = 0;
   #lastSampleMs = 0;
 
-  constructor(readonly options: StatsOptions = { warmupMs: 0, sampleMs: 10_000 }) {}
+  /** When the last sample was taken (0 before the first). */
+  get lastSampleMs(): number {
+    return this.#lastSampleMs;
+  }
 
-  submitted(jobId: string, workload: string, instances: number, nowMs: number): void {
+  constructor(
+    private readonly hosts: HostClassIndex,
+    readonly options: StatsOptions = { warmupMs: 0, sampleMs: 10_000 },
+  ) {}
+
+  /**
+   * A job was submitted with `instances` instances; a daemon job (`daemon`) has none yet: its instances
+   * count as the job manager creates them, one per matching host.
+   */
+  submitted(jobId: string, workload: string, instances: number, nowMs: number, daemon = false): void {
     this.jobsSubmitted++;
     this.tasks.submitted += instances;
+    if (daemon) this.#daemonJobs++;
     if (jobId === this.#lastJobId) this.#lastJobId = this.#lastJob = undefined;
     let byClass = this.#launchesByWorkload.get(workload);
     if (!byClass) this.#launchesByWorkload.set(workload, byClass = { counts: new Uint32Array(4) });
@@ -198,6 +251,7 @@ export class SimStats {
       workload,
       byClass,
       submitMs: nowMs,
+      daemon,
       expected: instances,
       flags: new Uint8Array(instances),
     });
@@ -213,13 +267,21 @@ export class SimStats {
     }
   }
 
-  /** Sees every message the transport carries: task statuses, and placement failures. */
+  /** Sees every message the transport carries: task statuses, placement failures, daemon instances. */
   observe(_to: Address, msg: Message, nowMs: number): void {
+    if (msg.kind === "enqueue-gangs") {
+      if (this.#daemonJobs) this.#daemonInstances(msg.gangs, nowMs);
+      return;
+    }
     if (msg.kind === "set-placements") {
       for (const f of msg.failed) {
         const why = headline(f.reason);
-        this.#intervalFailures.set(why, (this.#intervalFailures.get(why) ?? 0) + 1);
-        this.placementFailures.set(why, (this.placementFailures.get(why) ?? 0) + 1);
+        this.#failedAttempts(why, 1);
+        this.placementHandedBack.set(why, (this.placementHandedBack.get(why) ?? 0) + 1);
+      }
+      this.#intervalHandedBack += msg.failed.length;
+      if (msg.pending) {
+        for (const p of msg.pending) this.#failedAttempts(headline(p.reason), p.taskIds.length);
       }
       return;
     }
@@ -227,9 +289,7 @@ export class SimStats {
     for (const s of msg.statuses) {
       switch (s.state) {
         case "TASK_STAGING":
-          this.tasks.launched++;
-          if (nowMs >= this.options.warmupMs) this.launchedAfterWarmup++;
-          this.#launched(s.taskId, s.hostname, nowMs);
+          this.#launched(s.taskId, (s as Partial<SimTaskStatus>).hostRow, nowMs);
           break;
         case "TASK_RUNNING":
           // Health results and reconciliation repeat RUNNING; only a run's start carries no reason.
@@ -257,6 +317,30 @@ export class SimStats {
           this.tasks.lost++;
           this.#ended(s.taskId, nowMs, true);
           break;
+      }
+    }
+  }
+
+  #failedAttempts(why: string, tasks: number): void {
+    this.#intervalFailures.set(why, (this.#intervalFailures.get(why) ?? 0) + tasks);
+    this.placementFailures.set(why, (this.placementFailures.get(why) ?? 0) + tasks);
+  }
+
+  /**
+   * Counts daemon instances as the job manager creates them: it enqueues each new one at once, so an
+   * instance beyond those known is new. Those created with the job were asked for at its submission; one
+   * created later (for a host that came) was asked for then.
+   */
+  #daemonInstances(gangs: Gang[], nowMs: number): void {
+    for (const g of gangs) {
+      for (const t of g.tasks) {
+        if (t.taskType !== "DAEMON") continue;
+        const j = this.#jobs.get(t.jobId);
+        if (!j?.daemon || t.instanceId < j.expected) continue;
+        const count = t.instanceId + 1;
+        this.tasks.submitted += count - j.expected;
+        if (j.expected === 0 && j.grownFrom === undefined) j.expected = count;
+        else grow(j, count, nowMs);
       }
     }
   }
@@ -297,11 +381,38 @@ export class SimStats {
     this.rescheduleDelaysByEndMs[ended.lost ? "lost" : "killed"].push(nowMs - ended.ms);
   }
 
-  /** Counts a launch on its host's class, and marks the instance launched. */
-  #launched(taskId: string, hostname: string, nowMs: number): void {
+  /**
+   * Counts a launch, on its host's class, and marks the instance launched; a task id already counted (a
+   * status sent again) is not counted again.
+   */
+  #launched(taskId: string, hostRow: number | undefined, nowMs: number): void {
     const i = this.#instance(taskId), j = this.#lastJob;
-    if (i < 0 || !j) return;
-    const c = hostname === this.#lastHost ? this.#lastHostClass : this.#hostClass(hostname);
+    if (i < 0 || !j) {
+      // A task of a job no workload submitted (a test's own API call): known by its id alone.
+      if (this.#otherLaunches.has(taskId)) return;
+      this.#otherLaunches.add(taskId);
+      this.#countLaunch(nowMs);
+      return;
+    }
+    // Run ids grow with each run of an instance: one no newer than the last counted is a repeat.
+    const run = runIdOf(taskId) + 1;
+    let runs = j.launchedRuns;
+    if (!runs || i >= runs.length) {
+      runs = new Uint32Array(Math.max(i + 1, j.expected, (runs?.length ?? 0) * 2));
+      if (j.launchedRuns) runs.set(j.launchedRuns);
+      j.launchedRuns = runs;
+    }
+    if (runs[i] >= run) return;
+    runs[i] = run;
+    this.#countLaunch(nowMs);
+    if (hostRow === undefined || hostRow < 0) {
+      // Only the cluster launches, and its statuses name the host's row; the host manager forwards them.
+      throw new Error(
+        `cannot count the launch of ${taskId} by host class: its status names no host row ` +
+          `(got ${hostRow}); statuses must reach the statistics as the simulated cluster sent them`,
+      );
+    }
+    const c = this.hosts.hostClassOf(hostRow);
     let counts = j.byClass.counts;
     if (c >= counts.length) {
       counts = new Uint32Array(Math.max(c + 1, counts.length * 2));
@@ -312,15 +423,27 @@ export class SimStats {
     this.#markInstance(j, i, 1, nowMs);
   }
 
-  #hostClass(hostname: string): number {
-    // A scan of the few classes by prefix: a map by host name (50,000 keys) cost a cache miss a launch.
-    const length = classLength(hostname), classes = this.hostClasses;
-    let c = 0;
-    while (c < classes.length && !(classes[c].length === length && hostname.startsWith(classes[c]))) c++;
-    if (c === classes.length) classes.push(hostname.slice(0, length));
-    this.#lastHost = hostname;
-    this.#lastHostClass = c;
-    return c;
+  #countLaunch(nowMs: number): void {
+    this.tasks.launched++;
+    if (nowMs >= this.options.warmupMs) this.launchedAfterWarmup++;
+  }
+
+  /** Host classes launches were seen on, in the cluster's order: the columns of `launchesByHostClass`. */
+  get hostClasses(): string[] {
+    return this.#launchedClasses().map((c) => this.hosts.hostClasses[c]);
+  }
+
+  #launchedClasses(): number[] {
+    const seen: number[] = [];
+    for (let c = 0; c < this.hosts.hostClasses.length; c++) {
+      for (const { counts } of this.#launchesByWorkload.values()) {
+        if (counts[c]) {
+          seen.push(c);
+          break;
+        }
+      }
+    }
+    return seen;
   }
 
   /**
@@ -329,10 +452,9 @@ export class SimStats {
    */
   launchesByHostClass(): Map<string, Map<string, number>> {
     const out = new Map<string, Map<string, number>>();
+    const classes = this.#launchedClasses();
     for (const [workload, { counts }] of this.#launchesByWorkload) {
-      const byClass = new Map<string, number>();
-      this.hostClasses.forEach((name, c) => byClass.set(name, counts[c] ?? 0));
-      out.set(workload, byClass);
+      out.set(workload, new Map(classes.map((c) => [this.hosts.hostClasses[c], counts[c] ?? 0])));
     }
     return out;
   }
@@ -351,8 +473,8 @@ export class SimStats {
       j.flags = grown;
     }
     if (i >= j.expected) {
-      // Daemon instances (one per host) are known only once they launch: a host that came later asked
-      // for its instance about then.
+      // Every instance is known before it launches (a daemon's once enqueued); should one not be, it was
+      // asked for by its launch at the latest.
       this.tasks.submitted += i + 1 - j.expected;
       grow(j, i + 1, nowMs);
     }
@@ -446,6 +568,7 @@ export class SimStats {
     s.gpuUtil.push(ratio(gpu, gpuT));
     s.runningTasks.push(sim.cluster.runningTasks);
     s.queuedTasks.push(queued);
+    s.placingTasks.push(waitingForPlacement(sim.resmgr.tasks));
     const dt = (nowMs - this.#lastSampleMs) / 1000;
     s.launchesPerSec.push(dt > 0 ? round4((this.tasks.launched - this.#lastLaunched) / dt) : 0);
     const { running, waiting } = sim.resmgr.preempted;
@@ -455,7 +578,7 @@ export class SimStats {
     s.queueDelayP90.push(percentile(delays, 90) / 1000);
     s.queueDelayP99.push(percentile(delays, 99) / 1000);
     this.#intervalDelays = [];
-    s.fairness.push(jain(sim.resmgr.tree.leaves()));
+    s.fairness.push(jain(poolShares(sim.resmgr.tree, sim.resmgr.capacity)));
     s.slackCpu.push(slack / 1000);
     s.revocableCpu.push(revocable / 1000);
     s.hostsUp.push(up);
@@ -478,6 +601,8 @@ export class SimStats {
     }
     for (const list of Object.values(byReason)) if (list.length === n) list.push(0);
     this.#intervalFailures.clear();
+    this.series.placementHandedBack.push(this.#intervalHandedBack);
+    this.#intervalHandedBack = 0;
   }
 
   /** Appends every tracked pool's entitlement, allocation and demand; returns the subtree's sums. */
@@ -512,6 +637,20 @@ export class SimStats {
 }
 
 /**
+ * Admitted tasks waiting for a host (READY, PLACING, PLACED), counted over the resource manager's rows: a
+ * pass over a byte column per sample, with nothing to keep up per message. A freed row has no pool.
+ */
+function waitingForPlacement(t: TaskTable): number {
+  const { state, pool } = t;
+  let n = 0;
+  for (let row = 0; row < pool.length; row++) {
+    const s = state[row];
+    if ((s === READY || s === PLACING || s === PLACED) && pool[row] !== null) n++;
+  }
+  return n;
+}
+
+/**
  * The instance id of a Mesos task id `<jobId>-<instanceId>-<runId>` of the given job, or -1 when it is
  * not one of that job's (what `parseMesosTaskId` would say, without making its object and job id string).
  */
@@ -530,6 +669,17 @@ function instanceOf(taskId: string, jobId: string): number {
     if (c < 0 || c > 9) return -1;
   }
   return instance;
+}
+
+/** The run id of a Mesos task id `<jobId>-<instanceId>-<runId>` (its digits after the last '-'). */
+function runIdOf(taskId: string): number {
+  let run = 0, scale = 1;
+  for (let i = taskId.length - 1; i >= 0; i--, scale *= 10) {
+    const c = taskId.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) break;
+    run += c * scale;
+  }
+  return run;
 }
 
 /** A host a reason names at its start or after a "; " ("host h-1 was reserved for the task but …"). */
@@ -553,22 +703,50 @@ export function headline(reason: string): string {
     : head;
 }
 
+/** A leaf pool's cpu, in cores, as fairness weighs it. */
+export interface PoolShare {
+  /** Allocated (revocable included). */
+  allocCpu: number;
+  /** What it wants: allocated plus queued demand. */
+  wantCpu: number;
+  /** Its fair share: the entitlement Peloton's calculator gives it for the demand of the moment. */
+  fairShareCpu: number;
+}
+
 /**
- * Jain's fairness index of allocation/entitlement (cpu) over leaf pools that want resources (something
- * allocated or queued) and are entitled to some: 1 when every such pool holds the same share of its
- * entitlement, down to 1/n when one pool holds everything.
+ * Jain's fairness index (sum x)² / (n · sum x²) of x = allocation / min(want, fair share) over leaf pools
+ * that want cpu and have a fair share of it: 1 when every such pool holds the same fraction of what it
+ * should hold (all of what it wants, up to its fair share), 1/n when one holds everything. A pool that
+ * wants cpu and holds none counts with x = 0, so a starved pool lowers the index (to 0.5 beside one pool
+ * that holds its share). A pool whose fair share is 0 (entitled to nothing while others' reservations
+ * take the cluster) is left out: holding nothing is its due. 1 when no pool counts or none holds any.
  */
-export function jain(leaves: Iterable<RespoolNode>): number {
+export function jain(pools: Iterable<PoolShare>): number {
   let sum = 0, squares = 0, n = 0;
-  for (const p of leaves) {
-    const alloc = p.allocation.total.cpuMilli / 1000;
-    const demand = (p.demand.cpuMilli + p.slackDemand.cpuMilli) / 1000;
-    const ent = p.entitlement.cpu;
-    if (alloc + demand <= 0 || ent <= 0) continue;
-    const x = alloc / ent;
+  for (const p of pools) {
+    const due = Math.min(p.wantCpu, p.fairShareCpu);
+    if (due <= 0) continue;
+    const x = p.allocCpu / due;
     sum += x, squares += x * x, n++;
   }
+  // Every pool holding nothing is equal treatment (a cluster too small or still starting), not unfairness.
   return n === 0 || squares === 0 ? 1 : round4((sum * sum) / (n * squares));
+}
+
+/**
+ * Each leaf pool's share for `jain`. The fair share is computed now rather than read from the pools: the
+ * resource manager's entitlement is from its last cycle, and a pool whose demand came since still has
+ * the 0 it got when it wanted nothing, which would hide that it is starved.
+ */
+export function poolShares(tree: RespoolTree, capacity: ClusterCapacity): PoolShare[] {
+  const fair = entitlementNow(tree, capacity);
+  const out: PoolShare[] = [];
+  for (const p of tree.leaves()) {
+    const allocCpu = p.allocation.total.cpuMilli / 1000;
+    const wantCpu = allocCpu + (p.demand.cpuMilli + p.slackDemand.cpuMilli) / 1000;
+    out.push({ allocCpu, wantCpu, fairShareCpu: fair.get(p)?.cpu ?? 0 });
+  }
+  return out;
 }
 
 export function percentile(sorted: number[], p: number): number {

@@ -2,7 +2,13 @@ import assert from "node:assert/strict";
 import { buildReport } from "../reports/report.ts";
 import { createSimulation, runScenario } from "./runner.ts";
 import type { ApiReply } from "../core/messages.ts";
-import { headline } from "./stats.ts";
+import type { MappedTaskStatus } from "../core/messages.ts";
+import { mesosTaskId } from "../core/model/records.ts";
+import { seededPrng } from "../core/ports/prng.ts";
+import { SimCluster, type SimTaskStatus } from "./cluster.ts";
+import { EventQueue } from "./event_queue.ts";
+import { hostClass, hostsOf } from "./scenario_hosts.ts";
+import { headline, jain, SimStats } from "./stats.ts";
 import { inlineScenario, PLAN_SCENARIO } from "./testing.ts";
 
 const TREE = `
@@ -267,4 +273,233 @@ settings:
   assert.ok(afterKill.p50 > 300 && afterKill.max < 500, JSON.stringify(afterKill));
   assert.deepEqual(r.workloads.wa.rescheduleDelaySeconds, { ...afterKill });
   assert.equal(r.workloads.wb.rescheduleDelaySeconds.count, 0);
+});
+
+Deno.test("launches count on the class the cluster added each host with, not one read from its name", async () => {
+  // `gpu` is a prefix of `gpu-large`; the two `gpu` hosts added at the start are named `node-<n>`.
+  const scenario = inlineScenario(`
+name: classes
+durationSec: 60
+hostClasses:
+  - {name: gpu, count: 2, cpu: 8, memoryMb: 32768, diskMb: 1000}
+  - {name: gpu-large, count: 3, cpu: 8, memoryMb: 32768, diskMb: 1000}
+respools:
+  - name: p
+    resources:
+      - {kind: cpu, reservation: 56, limit: 56}
+      - {kind: memory, reservation: 229376, limit: 229376}
+workloads:
+  - {name: small, respool: /p, instances: 20, durationSec: 600, cpu: 1, memoryMb: 1024, hostAttributes: {host_class: gpu}}
+  - {name: large, respool: /p, instances: 24, durationSec: 600, cpu: 1, memoryMb: 1024, hostAttributes: {host_class: gpu-large}}
+`);
+  const sim = createSimulation(scenario, { seed: 1, checkInvariants: true });
+  sim.cluster.addHosts(
+    [0, 1].map((n) => ({
+      hostname: `node-${n}`,
+      agentId: `node-${n}-S0`,
+      resources: { cpuMilli: 8000, memMb: 32768, diskMb: 1000, gpuMilli: 0 },
+      attributes: { host_class: "gpu" },
+      portRanges: [[31000, 32000]],
+    })),
+    "gpu",
+  );
+  await sim.advanceTo(60_000);
+  await sim.close();
+  const r = buildReport(scenario, sim, 1, MACHINE);
+  // 20 tasks do not fit on the first two gpu hosts' 16 cores: some ran on node-0 or node-1.
+  const nodes = [...sim.jobmgr.jobs.values()].flatMap((j) => [...j.tasks.values()])
+    .filter((t) => t.hostname?.startsWith("node-"));
+  assert.ok(nodes.length >= 4, `${nodes.length} tasks on node-*`);
+  assert.equal(r.tasks.launched, 44);
+  assert.deepEqual(r.launchesByHostClass, {
+    small: { gpu: 20, "gpu-large": 0 },
+    large: { gpu: 0, "gpu-large": 24 },
+  });
+});
+
+/** Two 4-core hosts, one filled by a 4-core task; a daemon arrives at 5 s with an instance per host. */
+const DAEMON = `
+name: daemon
+durationSec: 100
+hostClasses:
+  - {name: h, count: 2, cpu: 4, memoryMb: 8192}
+respools:
+  - name: A
+    resources:
+      - {kind: cpu, reservation: 12, limit: 12}
+      - {kind: memory, reservation: 24576, limit: 24576}
+workloads:
+  - {name: fill, respool: /A, arrival: {at: [0]}, instances: 1, cpu: 4, durationSec: 1000}
+  - {name: agent, respool: /A, type: daemon, arrival: {at: [5]}, cpu: 1, memoryMb: 256}
+settings:
+  sampleIntervalSec: 10
+`;
+
+Deno.test("daemon instances count as the job manager creates them, so one that never runs is unplaced and waiting", async () => {
+  const scenario = inlineScenario(DAEMON);
+  const sim = await runScenario(scenario, { seed: 1, checkInvariants: true });
+  const r = buildReport(scenario, sim, 1, MACHINE);
+  assert.equal(r.tasks.submitted, 3, "the fill task and one agent per host");
+  assert.equal(r.tasks.launched, 2);
+  assert.equal(r.tasks.unplaced, 1, "the agent pinned to the full host");
+  const agent = r.workloads.agent.queueDelaySeconds;
+  assert.deepEqual([agent.count, agent.waiting], [2, 1], JSON.stringify(agent));
+  // The stuck agent waits from its job's submission at 5 s to the end; the other starts at once.
+  assert.ok(agent.max > 94.9 && agent.max <= 95, `max ${agent.max}`);
+  assert.ok(agent.p50 < 5, `p50 ${agent.p50}`);
+});
+
+Deno.test("a daemon instance for a host that came later waits from the host's arrival", async () => {
+  const scenario = inlineScenario(`${DAEMON}events:\n  - {atSec: 50, addHosts: {class: h, count: 1}}\n`);
+  const sim = await runScenario(scenario, { seed: 1, checkInvariants: true });
+  const r = buildReport(scenario, sim, 1, MACHINE);
+  assert.deepEqual([r.tasks.submitted, r.tasks.launched, r.tasks.unplaced], [4, 3, 1]);
+  const agent = r.workloads.agent.queueDelaySeconds;
+  assert.deepEqual([agent.count, agent.waiting], [3, 1], JSON.stringify(agent));
+  assert.ok(agent.max > 94.9 && agent.max <= 95, `max ${agent.max}`);
+  // Both agents that ran started within seconds of being asked for: the late host's at about 50 s.
+  const started = r.series.queueDelayP99.filter((x) => x > 0);
+  assert.ok(started.every((x) => x < 5), `per-interval delays ${started}`);
+});
+
+Deno.test("failed placement attempts count as the engine reports them, hand-backs at the deadline apart", async () => {
+  // A 6-core service task on 4-core hosts never fits. It fails its first round at once; the engine hands it
+  // back at its 60 s placement deadline and the resource manager queues it again, three times in 200 s.
+  const scenario = inlineScenario(`
+name: nofit
+durationSec: 200
+hostClasses:
+  - {name: h, count: 2, cpu: 4, memoryMb: 8192}
+respools:
+  - name: A
+    resources:
+      - {kind: cpu, reservation: 8, limit: 8}
+      - {kind: memory, reservation: 16384, limit: 16384}
+workloads:
+  - {name: huge, respool: /A, type: stateless, arrival: {at: [0]}, instances: 1, cpu: 6}
+settings:
+  sampleIntervalSec: 10
+`);
+  const sim = await runScenario(scenario, { seed: 1 });
+  const r = buildReport(scenario, sim, 1, MACHINE);
+  const why = "no host with 6 free cpus";
+  assert.deepEqual(r.placementFailures.handedBack, { total: 3, byReason: { [why]: 3 } });
+  // Each try: its first failure, then the host manager's refusal to reserve a host for it (no host could ever
+  // hold it), which the reason carries after its own headline, then its hand-back at the deadline; the last
+  // try ends with the run: 3 + 3 + 3 + 2. Refusals repeated within a try change nothing and count nothing.
+  assert.deepEqual([r.placementFailures.total, r.placementFailures.byReason], [11, { [why]: 11 }]);
+  const s = r.series;
+  assert.equal(
+    s.placementFailures[why][0],
+    2,
+    "the first failure and the refusal show in the first interval",
+  );
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  assert.equal(sum(s.placementFailures[why]), 11);
+  assert.equal(sum(s.placementHandedBack), 3);
+  assert.equal(s.placementHandedBack.length, s.t.length);
+});
+
+Deno.test("fairness: Jain's index of allocation against min(want, fair share), a starved pool counting 0", () => {
+  const pool = (allocCpu: number, wantCpu: number, fairShareCpu: number) => ({
+    allocCpu,
+    wantCpu,
+    fairShareCpu,
+  });
+  // Both hold what they should: all they want (100 of a fair 800), or their fair share (800 of 1000).
+  assert.equal(jain([pool(100, 100, 800), pool(800, 1000, 800)]), 1);
+  // x = 1 and 700 / 800 = 0.875: (1.875)² / (2 · (1 + 0.765625)) = 3.515625 / 3.53125.
+  assert.equal(jain([pool(100, 100, 800), pool(700, 1000, 800)]), 0.9956);
+  // A pool that wants 1200 and holds nothing beside one holding twice its share: (2 + 0)² / (2 · 4).
+  assert.equal(jain([pool(1600, 2000, 800), pool(0, 1200, 800)]), 0.5);
+  // Three pools, one starved: x = 1, 1, 0 gives 4 / (3 · 2).
+  assert.equal(jain([pool(10, 10, 20), pool(20, 30, 20), pool(0, 5, 20)]), 0.6667);
+  // Left out: a pool that wants nothing, and one entitled to nothing.
+  assert.equal(jain([pool(800, 1000, 800), pool(0, 0, 800), pool(0, 50, 0)]), 1);
+  assert.equal(jain([]), 1, "no pool wants cpu");
+  assert.equal(jain([pool(0, 10, 5), pool(0, 10, 5)]), 1, "none holds any: equal, if not served");
+});
+
+Deno.test("tasks admitted but not yet placed show as placing, and count in their pool's allocation, not demand", async () => {
+  // 8 cores. /A runs 6 one-core tasks from 0 to 100 s. /B's 4 arrive at 20 s, entitled to 1 core until
+  // the 60 s entitlement cycle gives it 4: 1 runs at once, 3 wait for admission. At 60 s the 3 are
+  // admitted, 1 runs on the last free core and 2 wait for a host: one until /B's first ends at 70 s, the
+  // other until /A's end at 100 s.
+  const scenario = inlineScenario(`
+name: tiny
+durationSec: 200
+hostClasses:
+  - {name: h, count: 2, cpu: 4, memoryMb: 8192, diskMb: 10000}
+respools:
+  - name: A
+    resources:
+      - {kind: cpu, reservation: 4, limit: 8}
+      - {kind: memory, reservation: 8192, limit: 16384}
+  - name: B
+    resources:
+      - {kind: cpu, reservation: 4, limit: 8}
+      - {kind: memory, reservation: 8192, limit: 16384}
+workloads:
+  - {name: a, respool: /A, arrival: {at: [0]}, instances: 6, cpu: 1, memoryMb: 1024, durationSec: 100}
+  - {name: b, respool: /B, arrival: {at: [20]}, instances: 4, cpu: 1, memoryMb: 1024, durationSec: 50}
+settings:
+  sampleIntervalSec: 10
+  taskStartupSec: 0
+  rpcLatencyMs: 0
+`);
+  const sim = await runScenario(scenario, { seed: 1, checkInvariants: true });
+  const r = buildReport(scenario, sim, 1, MACHINE);
+  const s = r.series;
+  const from30To110 = (xs: number[]) => xs.slice(2, 11);
+  assert.deepEqual(from30To110(s.t), [30, 40, 50, 60, 70, 80, 90, 100, 110]);
+  assert.deepEqual(from30To110(s.queuedTasks), [3, 3, 3, 3, 0, 0, 0, 0, 0]);
+  assert.deepEqual(from30To110(s.placingTasks), [0, 0, 0, 0, 2, 1, 1, 1, 0]);
+  assert.deepEqual(from30To110(s.runningTasks), [7, 7, 7, 7, 8, 8, 8, 8, 3]);
+  const b = r.poolSeries["/B"];
+  assert.deepEqual(from30To110(b.demandCpu), [3, 3, 3, 3, 0, 0, 0, 0, 0], "demand: the pending queue");
+  assert.deepEqual(from30To110(b.allocationCpu), [1, 1, 1, 1, 4, 3, 3, 3, 3], "admitted, placed or not");
+  const { max } = r.workloads.b.queueDelaySeconds;
+  assert.ok(max > 80 && max < 80.2, `the last b task waits from 20 s to 100 s: ${max}`);
+});
+
+Deno.test("a launch counts once per task id: a repeated TASK_STAGING does not count again, a new run does", () => {
+  const cluster = new SimCluster(new EventQueue(), seededPrng(1));
+  cluster.addHosts(hostsOf(hostClass.parse({ name: "std", count: 1, cpu: 8, memoryMb: 8192 })), "std");
+  cluster.addHosts(hostsOf(hostClass.parse({ name: "big", count: 1, cpu: 64, memoryMb: 65536 })), "big");
+  const stats = new SimStats(cluster, { warmupMs: 0, sampleMs: 10_000 });
+  const jobId = "7c9e6679-7425-40de-944b-e07fc1f90ae7";
+  stats.submitted(jobId, "w", 2, 0);
+  // As the host manager forwards the cluster's statuses: the host's row kept, Peloton's state added.
+  const staging = (
+    instance: number,
+    run: number,
+    hostRow: number,
+    reason?: string,
+  ): SimTaskStatus & MappedTaskStatus => ({
+    taskId: mesosTaskId(jobId, instance, run),
+    state: "TASK_STAGING",
+    hostname: `h${hostRow}`,
+    agentId: `h${hostRow}-S0`,
+    hostRow,
+    timeMs: 0,
+    reason,
+    pelotonState: "LAUNCHED",
+  });
+  const send = (...statuses: MappedTaskStatus[]) =>
+    stats.observe("jobmgr", { kind: "task-statuses", statuses }, 1_000);
+  send(staging(0, 1, 0), staging(1, 1, 1));
+  // Reconciliation sends the same statuses again, in the same batch and in a later one.
+  send(staging(0, 1, 0, "REASON_RECONCILIATION"), staging(0, 1, 0, "REASON_RECONCILIATION"));
+  send(staging(1, 1, 1, "REASON_RECONCILIATION"));
+  assert.equal(stats.tasks.launched, 2);
+  assert.equal(stats.launchedAfterWarmup, 2);
+  assert.deepEqual(stats.launchesByHostClass(), new Map([["w", new Map([["std", 1], ["big", 1]])]]));
+  // Instance 0 runs again (run 2) on the big host: a new task id, a new launch; an old run's repeat is not.
+  send(staging(0, 2, 1), staging(0, 1, 0, "REASON_RECONCILIATION"), staging(0, 2, 1));
+  assert.equal(stats.tasks.launched, 3);
+  assert.deepEqual(stats.launchesByHostClass(), new Map([["w", new Map([["std", 1], ["big", 2]])]]));
+  // A task of a job no workload submitted (a test's own API call) counts once too.
+  const other = { ...staging(0, 1, 0), taskId: mesosTaskId("0b1e3c1a-5d2f-4c8e-9a7b-1f2e3d4c5b6a", 0, 1) };
+  send(other, other);
+  assert.equal(stats.tasks.launched, 4);
 });

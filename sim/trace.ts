@@ -281,6 +281,84 @@ function decimal(s: string): number {
   return ok ? Number(s) : NaN;
 }
 
+/** A trace job the replay submits, and when (simulated ms). */
+export interface ReplayedJob {
+  job: TraceJob;
+  atMs: number;
+}
+
+/**
+ * The jobs a replay submits, in order: those of the replayed window, at most `maxJobs` of them. Trace time
+ * `trace.startSec` is simulated time 0, and `speedup` trace seconds pass per simulated second; the window
+ * holds the jobs that then arrive from the workload's `startSec` to `endMs` (the run's or the workload's
+ * end), both included. Jobs outside it, before it in particular, are not replayed and do not count
+ * against `maxJobs`.
+ */
+export function replayedJobs(jobs: TraceJob[], w: Workload, endMs: number): ReplayedJob[] {
+  const spec = w.trace!;
+  const startMs = w.startSec * 1000;
+  const max = w.maxJobs ?? Infinity;
+  const out: ReplayedJob[] = [];
+  for (const job of jobs) {
+    if (out.length >= max) break;
+    const atMs = ((job.submitSec - spec.startSec) / spec.speedup) * 1000;
+    // Jobs come in submission order: past the window's end, none of the rest is in it.
+    if (atMs > endMs) break;
+    if (atMs >= startMs) out.push({ job, atMs });
+  }
+  return out;
+}
+
+/** When a trace workload stops submitting (ms): the run's end or the workload's `stopSec`, the earlier one. */
+export function replayEndMs(w: Workload, horizonMs: number): number {
+  return Math.min(horizonMs, w.stopSec !== undefined ? w.stopSec * 1000 : Infinity);
+}
+
+/**
+ * Why a trace workload would replay none of the trace's jobs, or undefined when it replays some. The run
+ * would load nothing and report an empty cluster, so this is refused; the message gives the window in
+ * trace seconds, what sets it, and the trace seconds the jobs are submitted in, so the window can be moved.
+ */
+export function emptyWindow(
+  jobs: TraceJob[],
+  w: Workload,
+  durationSec: number | undefined,
+): string | undefined {
+  const spec = w.trace!;
+  const horizonMs = durationSec !== undefined ? durationSec * 1000 : Infinity;
+  const endMs = replayEndMs(w, horizonMs);
+  if (replayedJobs(jobs, w, endMs).length) return undefined;
+  const from = spec.startSec + w.startSec * spec.speedup;
+  const start = w.startSec > 0
+    ? `trace.startSec ${spec.startSec}, the workload's startSec ${w.startSec}`
+    : `trace.startSec ${spec.startSec}`;
+  let window: string;
+  if (endMs === Infinity) {
+    window = w.startSec > 0
+      ? `trace seconds ${secs(from)} on (${start} at trace.speedup ${spec.speedup})`
+      : `trace seconds ${secs(from)} on (trace.startSec)`;
+  } else {
+    const end = endMs < horizonMs
+      ? `the workload's stopSec ${w.stopSec}`
+      : `the run's durationSec ${durationSec}`;
+    window = `trace seconds ${secs(from)} to ${secs(spec.startSec + (endMs / 1000) * spec.speedup)} ` +
+      `(${start}, then ${end} at trace.speedup ${spec.speedup})`;
+  }
+  const first = jobs[0].submitSec, last = jobs[jobs.length - 1].submitSec;
+  const which = jobs.length === 1 ? "its one job is" : `its ${jobs.length} jobs are`;
+  const when = first === last
+    ? `at trace second ${secs(first)}`
+    : `from trace second ${secs(first)} to ${secs(last)}`;
+  return `the replayed window, ${window}, holds none of the trace's jobs: ${which} submitted ${when}; ` +
+    "set trace.startSec (or the run's durationSec, the workload's startSec or stopSec) so that the window " +
+    "holds some";
+}
+
+/** Trace seconds as the file has them, to the µs. */
+function secs(x: number): string {
+  return String(Math.round(x * 1e6) / 1e6);
+}
+
 /** A trace job as a Peloton batch job: requests scaled to the host class, Google's priority kept. */
 export function traceConfig(job: TraceJob, w: Workload, c: HostClass, n: number): Record<string, unknown> {
   const task: Record<string, unknown> = {

@@ -225,6 +225,79 @@ workloads:
   await Deno.remove(dir, { recursive: true });
 });
 
+Deno.test("a trace window that holds none of the trace's jobs is refused, naming the file, window and jobs' times", async () => {
+  const dir = await Deno.makeTempDir();
+  // Jobs 100 (submitted at 0 s, before the trace window) and 200 (20 s); see TRACE.
+  await Deno.writeTextFile(`${dir}/trace.csv`, TRACE);
+  const load = async (run: string, trace: string, workload = "") => {
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      `name: s
+${run}
+hostClasses:
+  - {name: std, count: 1, cpu: 16, memoryMb: 65536, diskMb: 100000}
+respools:
+  - name: trace
+    resources:
+      - {kind: cpu, reservation: 16, limit: 16}
+workloads:
+  - name: g
+    respool: /trace
+    trace: {file: trace.csv, hostClass: std, ${trace}}
+${workload}
+`,
+    );
+    return await loadScenarioFile(`${dir}/s.yaml`);
+  };
+  const refused = (message: string) => ({ name: "ScenarioError", message });
+  const where = `${dir}/s.yaml:12: workloads[0].trace: cannot replay ${dir}/trace.csv`;
+  const fix =
+    "set trace.startSec (or the run's durationSec, the workload's startSec or stopSec) so that the " +
+    "window holds some";
+  // The window starts after the last job.
+  await assert.rejects(
+    load("durationSec: 10", "startSec: 1000"),
+    refused(
+      `${where}: the replayed window, trace seconds 1000 to 1010 (trace.startSec 1000, then the run's ` +
+        "durationSec 10 at trace.speedup 1), holds none of the trace's jobs: its 2 jobs are submitted " +
+        `from trace second 0 to 20; ${fix}`,
+    ),
+  );
+  // No durationSec: the window is open at its end, and still starts after every job.
+  await assert.rejects(
+    load("", "startSec: 21"),
+    refused(
+      `${where}: the replayed window, trace seconds 21 on (trace.startSec), holds none of the trace's jobs: ` +
+        `its 2 jobs are submitted from trace second 0 to 20; ${fix}`,
+    ),
+  );
+  // The workload stops before the second job comes, even twice as fast; the first is before the start.
+  await assert.rejects(
+    load("durationSec: 100", "startSec: 1, speedup: 2", "    stopSec: 9"),
+    refused(
+      `${where}: the replayed window, trace seconds 1 to 19 (trace.startSec 1, then the workload's stopSec 9 ` +
+        `at trace.speedup 2), holds none of the trace's jobs: its 2 jobs are submitted from trace second 0 ` +
+        `to 20; ${fix}`,
+    ),
+  );
+  // The workload's own start, in simulated seconds, moves the window's start: 15 s at speedup 2 is 30
+  // trace seconds on.
+  await assert.rejects(
+    load("durationSec: 100", "startSec: 10, speedup: 2", "    startSec: 15"),
+    refused(
+      `${where}: the replayed window, trace seconds 40 to 210 (trace.startSec 10, the workload's startSec ` +
+        `15, then the run's durationSec 100 at trace.speedup 2), holds none of the trace's jobs: its 2 jobs ` +
+        `are submitted from trace second 0 to 20; ${fix}`,
+    ),
+  );
+  // maxJobs counts the window's jobs, not the trace's first ones (job 100, before the window).
+  assert.equal((await load("durationSec: 100", "startSec: 10", "    maxJobs: 1")).traces?.g.length, 2);
+  // A window that ends on the second job's time holds it, and loads.
+  const loaded = await load("durationSec: 9", "startSec: 2, speedup: 2");
+  assert.equal(loaded.traces?.g.length, 2);
+  await Deno.remove(dir, { recursive: true });
+});
+
 Deno.test("a trace workload replays the jobs at their times, scaled to a host class, gzipped or not", async () => {
   const dir = await Deno.makeTempDir();
   const gz = new Blob([TRACE]).stream().pipeThrough(new CompressionStream("gzip"));
@@ -363,4 +436,62 @@ settings: {sampleIntervalSec: 5}
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+/** Jobs 1 … 4 submitted at trace seconds 90, 110, 130 and 150, one 10-second task each. */
+const WINDOWED = [90, 110, 130, 150].flatMap((s, i) => [
+  row(s * 1e6, String(i + 1), 0, E.SUBMIT),
+  row(s * 1e6, String(i + 1), 0, E.SCHEDULE),
+  row((s + 10) * 1e6, String(i + 1), 0, E.FINISH),
+]).join("\n");
+
+/** Runs WINDOWED as a trace workload with these workload fields; the submission times, in ms. */
+async function replayTimes(traceFields: string, workloadFields = ""): Promise<number[]> {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/w.csv`, WINDOWED);
+    await Deno.writeTextFile(
+      `${dir}/w.yaml`,
+      `name: w
+durationSec: 100
+hostClasses:
+  - {name: std, count: 4, cpu: 16, memoryMb: 65536, diskMb: 100000}
+respools:
+  - name: trace
+    resources:
+      - {kind: cpu, reservation: 64, limit: 64}
+      - {kind: memory, reservation: 262144, limit: 262144}
+      - {kind: disk, reservation: 400000, limit: 400000}
+workloads:
+  - {name: g, respool: /trace, trace: {file: w.csv, hostClass: std, ${traceFields}}${workloadFields}}
+`,
+    );
+    const loaded = await loadScenarioFile(`${dir}/w.yaml`);
+    const sim = await runScenario(loaded.scenario, { seed: 1, traces: loaded.traces, checkInvariants: true });
+    return sim.submissions.map((s) => sim.jobmgr.jobs.get(s.jobId)!.runtime.creationTimeMs!);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** Whole seconds of `ms` (a submission reaches the job manager a few ms after it is sent). */
+const seconds = (ms: number[]) => ms.map((t) => Math.floor(t / 1000));
+
+Deno.test("trace.startSec is where simulated time 0 is: a job submitted at startSec + 10 arrives at 10 s", async () => {
+  assert.deepEqual(seconds(await replayTimes("startSec: 100")), [10, 30, 50]);
+  // Twice as fast: 10 trace seconds in, 5 s into the run.
+  assert.deepEqual(seconds(await replayTimes("startSec: 100, speedup: 2")), [5, 15, 25]);
+});
+
+Deno.test("a trace workload's maxJobs counts the jobs in the replayed window, not those before it", async () => {
+  // Job 1 (trace second 90) is before the window: the two jobs replayed are jobs 2 and 3.
+  assert.deepEqual(seconds(await replayTimes("startSec: 100", ", maxJobs: 2")), [10, 30]);
+  assert.deepEqual(seconds(await replayTimes("startSec: 100", ", maxJobs: 1")), [10]);
+});
+
+Deno.test("a trace workload's own startSec and stopSec bound its arrivals in simulated time, as other workloads'", async () => {
+  assert.deepEqual(seconds(await replayTimes("startSec: 100", ", startSec: 20")), [30, 50]);
+  assert.deepEqual(seconds(await replayTimes("startSec: 100", ", startSec: 20, stopSec: 40")), [30]);
+  // maxJobs counts from the workload's start, too.
+  assert.deepEqual(seconds(await replayTimes("startSec: 100", ", startSec: 20, maxJobs: 1")), [30]);
 });

@@ -5,7 +5,7 @@ import type { OutcomeModel, SimCluster, UsageGroup } from "./cluster.ts";
 import { outcomeFromCommand } from "./cluster.ts";
 import type { Distribution, HostClass, Workload } from "./scenario.ts";
 import type { TraceJob } from "./trace.ts";
-import { traceConfig, traceModel } from "./trace.ts";
+import { replayedJobs, replayEndMs, traceConfig, traceModel } from "./trace.ts";
 
 /** Draws from a distribution. */
 export function sample(d: Distribution, prng: Prng): number {
@@ -182,7 +182,9 @@ export function scheduleWorkload(w: Workload, ctx: WorkloadContext): void {
       : syntheticConfig(w, n, instances, prng);
     const jobId = randomUuid(prng);
     if (model) cluster.setModel(jobId, model);
-    return { workload: w.name, jobId, config, instances: w.type === "DAEMON" ? 0 : instances, model };
+    // A daemon job (synthetic or from a job file) has an instance per matching host, none of its own.
+    const daemon = config.type === "DAEMON";
+    return { workload: w.name, jobId, config, instances: daemon ? 0 : instances, model };
   };
   const max = w.maxJobs ?? Infinity;
   const endMs = Math.min(ctx.horizonMs, w.stopSec !== undefined ? w.stopSec * 1000 : Infinity);
@@ -209,13 +211,9 @@ export function scheduleWorkload(w: Workload, ctx: WorkloadContext): void {
 /** Replays a trace: each trace job is submitted at its (scaled) submit time. */
 function scheduleTrace(w: Workload, ctx: WorkloadContext): void {
   const spec = w.trace!;
-  const jobs = ctx.trace ?? [];
-  const endMs = Math.min(ctx.horizonMs, w.stopSec !== undefined ? w.stopSec * 1000 : Infinity);
   let n = 0;
-  for (const job of jobs.slice(0, w.maxJobs ?? jobs.length)) {
-    const at = Math.max(0, (job.submitSec - spec.startSec) / spec.speedup) * 1000;
-    if (at > endMs || job.submitSec < spec.startSec) continue;
-    ctx.schedule(at, () => {
+  for (const { job, atMs } of replayedJobs(ctx.trace ?? [], w, replayEndMs(w, ctx.horizonMs))) {
+    ctx.schedule(atMs, () => {
       n++;
       const jobId = randomUuid(ctx.prng);
       const model = traceModel(job, spec, ctx.usageGroup);

@@ -212,7 +212,7 @@ Deno.test("a daemon job follows hosts added at runtime", async () => {
     resources: { cpuMilli: 4000, memMb: 8192, diskMb: 10000, gpuMilli: 0 },
     attributes: {},
     portRanges: [[31000, 32000]],
-  }]);
+  }], "late");
   await s.advanceTo(20_000);
   const hosts = [...job(s, id).tasks.values()].map((t) => t.hostname).sort();
   assert.equal(hosts.length, 7);

@@ -2,6 +2,7 @@
 import type { ClusterCapacity } from "../messages.ts";
 import { calculateEntitlement, type EntitlementAnomaly, type EntitlementPool } from "./entitlement.ts";
 import { type RespoolNode, type RespoolTree, toScalar } from "./respool_tree.ts";
+import type { Scalar } from "./scalar.ts";
 
 function toPool(node: RespoolNode): EntitlementPool {
   const resources: EntitlementPool["resources"] = {};
@@ -34,4 +35,21 @@ export function recalculateEntitlement(tree: RespoolTree, capacity: ClusterCapac
   };
   walk(tree.root, root);
   return anomalies;
+}
+
+/**
+ * The entitlement the calculator gives every pool for the tree's demand and allocation now, without
+ * setting it: what the next cycle would set, for statistics that must not change what the resource
+ * manager acts on.
+ */
+export function entitlementNow(tree: RespoolTree, capacity: ClusterCapacity): Map<RespoolNode, Scalar> {
+  const root = toPool(tree.root);
+  calculateEntitlement(root, toScalar(capacity.physical), toScalar(capacity.slack));
+  const out = new Map<RespoolNode, Scalar>();
+  const walk = (node: RespoolNode, pool: EntitlementPool) => {
+    out.set(node, pool.entitlement!);
+    for (let i = 0; i < node.children.length; i++) walk(node.children[i], pool.children[i]);
+  };
+  walk(tree.root, root);
+  return out;
 }

@@ -1,0 +1,223 @@
+/** The rules a scenario's resource pools follow: each pool's config by the resource manager's rules, and how pools nest. */
+import { parseRespoolConfig } from "../core/model/load.ts";
+import type { RespoolConfig, RespoolResourceConfig } from "../core/model/config_types.ts";
+import { isMapping } from "./scenario_distribution.ts";
+
+/** A problem of one pool field; `path` is from the scenario's top (`respools[0].children[1].name`). */
+export interface PoolIssue {
+  path: (string | number)[];
+  message: string;
+}
+
+/** The pool's config as the respool API takes it (Peloton's shape; `children` and `file` removed). */
+export function poolConfig(pool: Record<string, unknown>): Record<string, unknown> {
+  const { children: _c, file: _f, ...config } = pool;
+  const resources = Array.isArray(config.resources) ? config.resources : [];
+  return {
+    ...config,
+    resources: resources.map((r) =>
+      r && typeof r === "object" && !("share" in r) ? { ...(r as object), share: 1 } : r
+    ),
+  };
+}
+
+/** A pool config's errors and warnings by the resource manager's rules, and the config when it has no errors. */
+export function respoolIssues(
+  config: Record<string, unknown>,
+): { errors: PoolIssue[]; warnings: PoolIssue[]; config?: RespoolConfig } {
+  const res = parseRespoolConfig(config, "pool");
+  const issue = (i: { path: string; message: string }): PoolIssue => ({
+    path: i.path.split(/[.[\]]+/).filter(Boolean).map((s) => /^\d+$/.test(s) ? Number(s) : s),
+    message: i.message.slice(`pool: ${i.path || "(top level)"}: `.length),
+  });
+  return res.ok
+    ? { errors: [], warnings: res.warnings.map(issue), config: res.value }
+    : { errors: res.errors.map(issue), warnings: res.warnings.map(issue) };
+}
+
+/**
+ * Checks a scenario's pools as written (`respools`, whether or not the rest of the scenario is valid):
+ * each inline pool's config by the resource manager's own rules (errors and warnings; a key one typo away
+ * from a known one is an error), then each pool against its parent and siblings as the respool API checks
+ * it when a run creates it: a top-level pool is not named root, siblings have different names, a pool's
+ * limits are within its parent's, and the reservations of a parent's children add up to at most its own
+ * (counted in list order, without the pools refused before). Entries that are not pools (not a mapping, or
+ * children that are not a list) are the schema's to report and are skipped, as are rules that need a pool
+ * whose config is unknown: one from a `file:` not read yet (`loadScenarioFile` checks those once it is),
+ * or one with errors of its own.
+ */
+export function checkPools(respools: unknown): { errors: PoolIssue[]; warnings: PoolIssue[] } {
+  const errors: PoolIssue[] = [], warnings: PoolIssue[] = [];
+  walk(respools, ["respools"], { path: "" }, true, errors, warnings);
+  return { errors, warnings };
+}
+
+/** `checkPools` for pools whose configs were checked already (those `file:` named): nesting only. */
+export function checkNesting(respools: unknown): PoolIssue[] {
+  const errors: PoolIssue[] = [];
+  walk(respools, ["respools"], { path: "" }, false, errors, []);
+  return errors;
+}
+
+/**
+ * The pools of `list` (at `at`), children of the pool at `parent.path` ("" for the root, which checks
+ * nothing; undefined when its name is not known) whose config is `parent.config` (undefined when unknown).
+ */
+function walk(
+  list: unknown,
+  at: (string | number)[],
+  parent: { path?: string; config?: RespoolConfig },
+  ownRules: boolean,
+  errors: PoolIssue[],
+  warnings: PoolIssue[],
+): void {
+  if (!Array.isArray(list)) return;
+  const siblings: Siblings = { names: new Set(), reserved: new Map() };
+  list.forEach((pool, i) => {
+    if (!isMapping(pool)) return;
+    const here = [...at, i];
+    let config: RespoolConfig | undefined;
+    if (!pool.file || !ownRules) {
+      const own = respoolIssues(poolConfig(pool));
+      if (ownRules) {
+        for (const e of own.errors) errors.push({ path: [...here, ...e.path], message: e.message });
+        for (const w of own.warnings) warnings.push({ path: [...here, ...w.path], message: w.message });
+      }
+      config = own.config;
+    }
+    const name = typeof pool.name === "string" ? pool.name : undefined;
+    const refused = nestingIssues(name, config, parent, siblings);
+    for (const r of refused) errors.push({ path: [...here, ...r.path], message: r.message });
+    // A pool the respool API refuses is not created: its later siblings' reservations add up without it.
+    if (config && !refused.length) addReservations(siblings.reserved, config.resources);
+    const path = parent.path === undefined || name === undefined ? undefined : `${parent.path}/${name}`;
+    walk(pool.children, [...here, "children"], { path, config }, ownRules, errors, warnings);
+  });
+}
+
+/** The names of the pools before, and what they reserve by resource kind (those the API would create). */
+interface Siblings {
+  names: Set<string>;
+  reserved: Map<string, number>;
+}
+
+/** Why the respool API would refuse to create a pool under `parent` after `siblings`; paths within the pool. */
+function nestingIssues(
+  name: string | undefined,
+  config: RespoolConfig | undefined,
+  parent: { path?: string; config?: RespoolConfig },
+  siblings: Siblings,
+): PoolIssue[] {
+  const issues: PoolIssue[] = [];
+  const under = parent.path;
+  if (name !== undefined && under === "" && name === "root") {
+    issues.push({
+      path: ["name"],
+      message: `got "root", expected a name other than root for a top-level pool: the resource manager's ` +
+        "root pool has it",
+    });
+  }
+  if (name !== undefined && under !== undefined && siblings.names.has(name)) {
+    issues.push({
+      path: ["name"],
+      message: `got ${JSON.stringify(name)}, expected a name no other pool under ${under || "/"} has`,
+    });
+  }
+  if (name !== undefined) siblings.names.add(name);
+  // The root has no resources of its own and limits nothing.
+  if (!config || !under || !parent.config) return issues;
+  config.resources.forEach((r, j) => {
+    const p = parent.config!.resources.find((x) => x.kind === r.kind);
+    // Peloton fills a kind a pool leaves out with reservation 0 and limit 0.
+    const which = p ? "" : `, which lists no ${r.kind} resource`;
+    const limit = p?.limit ?? 0, reservation = p?.reservation ?? 0;
+    if (r.limit > limit) {
+      issues.push({
+        path: ["resources", j, "limit"],
+        message: `got ${r.limit}, expected at most ${limit}, the limit of ${under}${which}`,
+      });
+    }
+    const before = siblings.reserved.get(r.kind) ?? 0;
+    if (before + r.reservation <= reservation) return;
+    const left = Math.max(0, reservation - before);
+    issues.push({
+      path: ["resources", j, "reservation"],
+      message: before === 0
+        ? `got ${r.reservation}, expected at most ${reservation}, the reservation of ${under}${which}`
+        : `got ${r.reservation}, expected at most ${left}: the reservation of ${under} is ${reservation}, ` +
+          `and its children before this one reserve ${before}`,
+    });
+  });
+  return issues;
+}
+
+function addReservations(into: Map<string, number>, resources: RespoolResourceConfig[]): void {
+  for (const r of resources) into.set(r.kind, (into.get(r.kind) ?? 0) + r.reservation);
+}
+
+/** A workload's resource fields by the pool resource kind they are counted in. */
+const WORKLOAD_KINDS = [
+  ["cpu", "cpu", "cores"],
+  ["memoryMb", "memory", "MB"],
+  ["diskMb", "disk", "MB"],
+  ["gpu", "gpu", "GPUs"],
+] as const;
+
+/** The least a workload's resource field can ask for: exact for numbers, fixed, uniform and choice. */
+function leastOf(d: unknown): number {
+  if (typeof d === "number") return d;
+  if (!isMapping(d)) return 0;
+  if (typeof d.fixed === "number") return d.fixed;
+  if (Array.isArray(d.uniform) && typeof d.uniform[0] === "number") return d.uniform[0];
+  if (Array.isArray(d.choice)) {
+    const values = d.choice.map((c) => (Array.isArray(c) && typeof c[0] === "number" ? c[0] : 0));
+    return values.length ? Math.min(...values) : 0;
+  }
+  // Exponential, normal and lognormal draws can be small.
+  return 0;
+}
+
+/**
+ * Workloads whose every task asks for more of some resource than its pool's limit: the resource manager
+ * never admits such a task, so the workload's jobs wait for the whole run without a placement attempt or a
+ * failure reason. A pool that lists no resource of a kind has a limit of 0 for it, as in Peloton. Only
+ * workloads whose resources the scenario gives are judged (not a job file's or a trace's), and only pools
+ * whose configs are valid. A warning, not an error: the run shows what such a cluster does.
+ */
+export function unadmittableWork(
+  workloads: readonly { name: string; respool: string; jobFile?: string; trace?: unknown }[],
+  respools: unknown,
+): PoolIssue[] {
+  const limits = new Map<string, Map<string, number>>();
+  const collect = (list: unknown, parent: string) => {
+    if (!Array.isArray(list)) return;
+    for (const pool of list) {
+      if (!isMapping(pool) || typeof pool.name !== "string") continue;
+      const path = `${parent}/${pool.name}`;
+      const config = respoolIssues(poolConfig(pool)).config;
+      if (config) limits.set(path, new Map(config.resources.map((r) => [r.kind, r.limit])));
+      collect(pool.children, path);
+    }
+  };
+  collect(respools, "");
+  const issues: PoolIssue[] = [];
+  workloads.forEach((w, i) => {
+    const pool = limits.get(w.respool);
+    if (!pool || w.jobFile !== undefined || w.trace !== undefined) return;
+    for (const [field, kind, unit] of WORKLOAD_KINDS) {
+      const least = leastOf((w as Record<string, unknown>)[field]);
+      const limit = pool.get(kind) ?? 0;
+      if (least <= limit) continue;
+      const why = pool.has(kind)
+        ? `its ${kind} limit is ${limit}`
+        : `it lists no ${kind} resource, so its ${kind} limit is 0`;
+      issues.push({
+        path: ["workloads", i, field],
+        message: `every task of ${w.name} asks for at least ${least} ${unit}, more than ${w.respool} can ` +
+          `ever hold (${why}): the resource manager will admit none of them, and they will wait for the ` +
+          "whole run",
+      });
+    }
+  });
+  return issues;
+}
