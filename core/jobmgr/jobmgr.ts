@@ -306,6 +306,8 @@ export class JobManager implements Receiver {
         else if (msg.role === "hostmgr") this.#resyncHostmgr();
         break;
       case "placements":
+        if (!this.#calls.resolve(msg)) this.#onPlacements(msg);
+        break;
       case "gangs":
       case "hosts-acquired":
       case "api-reply":
@@ -766,14 +768,22 @@ export class JobManager implements Receiver {
         timeoutMs: this.config.placementPollTimeoutMs,
       }),
       (reply) => {
-        this.#onRmChanges(reply.changes);
-        for (const p of reply.placements) this.#launch(p);
-        if (reply.preemptions?.length) this.#preempt(reply.preemptions);
+        this.#onPlacements(reply);
         if (gen === this.#pollGen) this.#pollPlacements();
       },
     );
   }
 
+  /**
+   * What the resource manager handed over in one `placements` reply. It has marked those tasks LAUNCHING
+   * and will not send them again, so a reply to a poll no one waits for any more (delivered twice, or
+   * answering a poll sent again to a new leader) is still carried out; only the next poll hangs on the call.
+   */
+  #onPlacements(reply: Extract<ReplyMessage, { kind: "placements" }>): void {
+    this.#onRmChanges(reply.changes);
+    for (const p of reply.placements) this.#launch(p);
+    if (reply.preemptions?.length) this.#preempt(reply.preemptions);
+  }
 
   #onRmChanges(changes: RmStateChange[]): void {
     for (const c of changes) {

@@ -72,6 +72,39 @@ Deno.test("rm state changes move pre-launch tasks; a placement launches with the
   assert.equal(rig.transport.take("get-placements", "resmgr").length, 1, "the poll continues");
 });
 
+Deno.test("placements in a reply to a poll no one waits for (delivered twice, or late) are still launched", () => {
+  const rig = new JobmgrRig();
+  rig.create({ instanceCount: 2 });
+  const poll = rig.transport.takeOne("get-placements", "resmgr");
+  // The first answer to the poll: nothing yet, and the next poll goes out.
+  rig.jm.receive({ kind: "placements", reqId: poll.reqId, placements: [], changes: [] });
+  rig.tick();
+  assert.equal(rig.transport.take("get-placements", "resmgr").length, 1, "the poll continues");
+  // A second answer to the same poll (its request was delivered twice) hands over a placement: the
+  // resource manager has marked the task LAUNCHING and will not send it again.
+  const tasks = [{ taskId: id(1), ports: {} }];
+  rig.jm.receive({
+    kind: "placements",
+    reqId: poll.reqId,
+    placements: [{ leaseId: "h1#1", hostname: "h1", agentId: "agent-h1", tasks }],
+    changes: [{ taskId: id(0), state: "READY", timeMs: 1 }],
+  });
+  rig.tick();
+  const launch = rig.transport.takeOne("launch-tasks", "hostmgr");
+  assert.deepEqual(launch.tasks.map((t) => t.taskId), [id(1)]);
+  assert.deepEqual([rig.task(0).state, rig.task(1).state], ["READY", "LAUNCHING"]);
+  assert.equal(rig.transport.take("get-placements", "resmgr").length, 0, "no second poll chain");
+  // The same reply once more launches nothing twice.
+  rig.jm.receive({
+    kind: "placements",
+    reqId: poll.reqId,
+    placements: [{ leaseId: "h1#1", hostname: "h1", agentId: "agent-h1", tasks }],
+    changes: [],
+  });
+  rig.tick();
+  assert.deepEqual(rig.transport.takeOne("launch-tasks", "hostmgr").tasks, []);
+});
+
 Deno.test("a KILLED change from resmgr (pool not a leaf) kills the task with REASON_ENQUEUE_FAILED", () => {
   const rig = new JobmgrRig();
   rig.create();

@@ -129,7 +129,14 @@ export class PlacementEngine implements Receiver {
   }
 
   receive(msg: Message): void {
-    if (msg.kind === "gangs" || msg.kind === "hosts-acquired" || msg.kind === "host-reserved") {
+    if (msg.kind === "gangs") {
+      // Gangs in a reply to a dequeue no one waits for (its request was delivered twice, or sent again to a
+      // new leader that had it already) are this engine's to place all the same: the resource manager has
+      // them PLACING with this engine and would otherwise wait out its placing timeout.
+      if (!this.#calls.resolve(msg) && this.#running) {
+        this.#held.admit(msg.gangs, this.deps.clock.now(), this.config.policies);
+      }
+    } else if (msg.kind === "hosts-acquired" || msg.kind === "host-reserved") {
       this.#calls.resolve(msg);
     } else if (msg.kind === "reservation-update") {
       this.#reservationUpdate(msg.taskId, msg.reservationId, msg.lease, msg.reason);

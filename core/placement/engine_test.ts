@@ -234,6 +234,21 @@ Deno.test("pipelined rounds: the next round is leased while one is out, without 
   assert.equal(transport.take("dequeue-gangs").length, 1, "a single long poll follows");
 });
 
+Deno.test("gangs in a second answer to a dequeue (its request delivered twice) are placed, not dropped", () => {
+  const { pe, gangs, hosts, transport } = setup();
+  const dq = transport.takeOne("dequeue-gangs", "resmgr");
+  pe.receive({ kind: "gangs", reqId: dq.reqId, gangs: [] });
+  // The resource manager answers the same request again, handing over a task it now has PLACING.
+  pe.receive({ kind: "gangs", reqId: dq.reqId, gangs: [one({ instanceId: 7 })] });
+  // Held with the engine: when the dequeue already out comes back, the round places the task.
+  const next = transport.takeOne("dequeue-gangs", "resmgr");
+  pe.receive({ kind: "gangs", reqId: next.reqId, gangs: [] });
+  hosts([lease("h1")]);
+  const [set] = transport.take("set-placements", "resmgr");
+  assert.deepEqual(set.placements.map((p) => p.tasks.map((t) => t.taskId)), [["job-a-7-1"]]);
+  assert.equal(gangs(), 100, "the next dequeue waits again: nothing is held");
+});
+
 Deno.test("after stop the engine finishes its round but dequeues no more; stray replies are ignored", () => {
   const { pe, gangs, hosts, transport } = setup();
   gangs(one({}));
