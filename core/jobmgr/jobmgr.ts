@@ -21,7 +21,7 @@ import {
   type UpdateRecord,
 } from "../model/records.ts";
 import { isTerminalJobState, isTerminalTaskState, type TaskState } from "../model/states.ts";
-import type { Clock } from "../ports/clock.ts";
+import type { Clock, TimerId } from "../ports/clock.ts";
 import type { LaunchSpec } from "../ports/host_backend.ts";
 import type { Metrics } from "../ports/metrics.ts";
 import type { Prng } from "../ports/prng.ts";
@@ -44,6 +44,11 @@ export interface JobmgrConfig {
   placementPollTimeoutMs: number;
   /** Tasks per GetPlacements reply. */
   placementPollLimit: number;
+  /**
+   * A GetPlacements not answered within this is taken for lost (its request or its reply) and polled
+   * again, so that one lost message does not stop launches for good. A late answer is still carried out.
+   */
+  placementPollRetryMs: number;
   /** System failures (lost hosts, launch errors) get at least this many attempts. */
   maxSystemFailureAttempts: number;
   /** Whether every state change is stored as a task event (the 50,000-host simulator turns it off). */
@@ -71,6 +76,7 @@ export interface JobmgrConfig {
 export const DEFAULT_JOBMGR_CONFIG: JobmgrConfig = {
   placementPollTimeoutMs: 100,
   placementPollLimit: 1000,
+  placementPollRetryMs: 30_000,
   maxSystemFailureAttempts: 4,
   recordEvents: true,
   launchTimeoutMs: 180 * 60_000,
@@ -179,6 +185,8 @@ export class JobManager implements Receiver {
   #running = false;
   /** Bumped when the placement poll starts over (a new resource manager); replies to older polls stop there. */
   #pollGen = 0;
+  /** The current poll's retry timer. */
+  #pollTimer: TimerId | undefined;
   /** Jobs another job manager drives now: whatever is still collected for them is dropped. */
   readonly #released = new Set<string>();
 
@@ -278,6 +286,8 @@ export class JobManager implements Receiver {
 
   stop(): void {
     this.#running = false;
+    if (this.#pollTimer !== undefined) this.deps.clock.cancelTimer(this.#pollTimer);
+    this.#pollTimer = undefined;
     this.taskEngine.stop();
     this.jobEngine.stop();
     this.updateEngine.stop();
@@ -758,6 +768,13 @@ export class JobManager implements Receiver {
   #pollPlacements(): void {
     if (!this.#running) return;
     const gen = this.#pollGen;
+    if (this.#pollTimer !== undefined) this.deps.clock.cancelTimer(this.#pollTimer);
+    this.#pollTimer = this.deps.clock.setTimer(this.config.placementPollRetryMs, () => {
+      this.#pollTimer = undefined;
+      if (gen !== this.#pollGen) return;
+      this.#pollGen++;
+      this.#pollPlacements();
+    });
     this.call<Extract<ReplyMessage, { kind: "placements" }>>(
       this.deps.resmgr,
       (reqId) => ({

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { makeJobConfig } from "../testing/harness.ts";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
 import { jobConfigJson } from "./job_api.ts";
+import { DEFAULT_JOBMGR_CONFIG } from "./jobmgr.ts";
 
 const id = (instance: number, run = 1) => `${JOB_ID}-${instance}-${run}`;
 
@@ -70,6 +71,22 @@ Deno.test("rm state changes move pre-launch tasks; a placement launches with the
     http: 31002,
   }]);
   assert.equal(rig.transport.take("get-placements", "resmgr").length, 1, "the poll continues");
+});
+
+Deno.test("a placement poll not answered within placementPollRetryMs is sent again", () => {
+  const rig = new JobmgrRig();
+  const first = rig.transport.takeOne("get-placements", "resmgr");
+  rig.tick(DEFAULT_JOBMGR_CONFIG.placementPollRetryMs - 1);
+  assert.deepEqual(rig.transport.take("get-placements"), [], "still waiting");
+  rig.tick(1);
+  const second = rig.transport.takeOne("get-placements", "resmgr");
+  assert.notEqual(second.reqId, first.reqId);
+  // Answered now: the poll goes on from the answer, and the retry timer with it.
+  rig.jm.receive({ kind: "placements", reqId: second.reqId, placements: [], changes: [] });
+  rig.tick();
+  assert.equal(rig.transport.take("get-placements", "resmgr").length, 1);
+  rig.jm.stop();
+  assert.equal(rig.ports.clock.pending, 0, "stop leaves no timer behind");
 });
 
 Deno.test("placements in a reply to a poll no one waits for (delivered twice, or late) are still launched", () => {

@@ -11,7 +11,7 @@ import type {
 } from "../messages.ts";
 import type { Resources } from "../model/resources.ts";
 import type { TaskType } from "../model/states.ts";
-import type { Clock } from "../ports/clock.ts";
+import type { Clock, TimerId } from "../ports/clock.ts";
 import type { Metrics } from "../ports/metrics.ts";
 import type { PlacementExecutor } from "../ports/placement_executor.ts";
 import type { Address, Receiver, Transport } from "../ports/transport.ts";
@@ -36,6 +36,11 @@ export interface PlacementConfig {
   dequeueLimit: number;
   /** Long-poll timeout of DequeueGangs (Peloton's `task_dequeue_timeout`). */
   dequeueTimeoutMs: number;
+  /**
+   * A DequeueGangs not answered within this is taken for lost (its request or its reply) and sent again,
+   * so that one lost message does not stop the engine for good; gangs in a late answer are still placed.
+   */
+  dequeueRetryMs: number;
   /** Tasks placed in one round at most (retries first, then newly dequeued). */
   roundLimit: number;
   policies: Record<TaskType, TaskTypePolicy>;
@@ -58,6 +63,7 @@ export interface PlacementConfig {
 export const DEFAULT_PLACEMENT_CONFIG: PlacementConfig = {
   dequeueLimit: 1000,
   dequeueTimeoutMs: 100,
+  dequeueRetryMs: 30_000,
   roundLimit: 5000,
   policies: PELOTON_POLICIES,
   reservation: DEFAULT_RESERVATION,
@@ -87,6 +93,9 @@ export class PlacementEngine implements Receiver {
   readonly #executor: PlacementExecutor;
   #running = false;
   #dequeuing = false;
+  /** Counts dequeues: an answer to one the retry timer gave up on only hands its gangs over. */
+  #dequeueGen = 0;
+  #dequeueTimer: TimerId | undefined;
   #roundsOut = 0;
   #activeReservations = 0;
   /**
@@ -126,6 +135,8 @@ export class PlacementEngine implements Receiver {
 
   stop(): void {
     this.#running = false;
+    if (this.#dequeueTimer !== undefined) this.deps.clock.cancelTimer(this.#dequeueTimer);
+    this.#dequeueTimer = undefined;
   }
 
   receive(msg: Message): void {
@@ -156,7 +167,14 @@ export class PlacementEngine implements Receiver {
   #dequeue(): void {
     if (!this.#running || this.#dequeuing || this.#roundsOut >= this.config.pipelineDepth) return;
     this.#dequeuing = true;
+    const gen = ++this.#dequeueGen;
     const now = this.deps.clock.now();
+    this.#dequeueTimer = this.deps.clock.setTimer(this.config.dequeueRetryMs, () => {
+      this.#dequeueTimer = undefined;
+      if (gen !== this.#dequeueGen || !this.#dequeuing) return;
+      this.#dequeuing = false;
+      this.#dequeue();
+    });
     if (this.#activeReservations > 0) this.#expireReservations(now);
     const timeoutMs = Math.max(0, Math.min(this.config.dequeueTimeoutMs, this.#held.nextDue(now) - now));
     this.#call<"gangs">(
@@ -169,6 +187,12 @@ export class PlacementEngine implements Receiver {
         timeoutMs,
       }),
       (reply) => {
+        if (gen !== this.#dequeueGen) {
+          if (this.#running) this.#held.admit(reply.gangs, this.deps.clock.now(), this.config.policies);
+          return;
+        }
+        this.deps.clock.cancelTimer(this.#dequeueTimer!);
+        this.#dequeueTimer = undefined;
         this.#dequeuing = false;
         if (reply.roomEpoch !== undefined && reply.roomEpoch !== this.#roomEpoch) {
           // Room may have appeared: work backing off after failed rounds need not wait its backoff out.

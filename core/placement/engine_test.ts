@@ -3,6 +3,7 @@ import type { Gang } from "../messages.ts";
 import type { PlacementExecutor } from "../ports/placement_executor.ts";
 import { makeHost, makeLease, makeRmTask } from "../testing/harness.ts";
 import { placeRound } from "./plan.ts";
+import { DEFAULT_PLACEMENT_CONFIG } from "./engine.ts";
 import { PELOTON_POLICIES } from "./policy.ts";
 import type { PlacementResult, PlacementRound } from "./round.ts";
 import { engineRig, lease, one } from "./testing.ts";
@@ -247,6 +248,26 @@ Deno.test("gangs in a second answer to a dequeue (its request delivered twice) a
   const [set] = transport.take("set-placements", "resmgr");
   assert.deepEqual(set.placements.map((p) => p.tasks.map((t) => t.taskId)), [["job-a-7-1"]]);
   assert.equal(gangs(), 100, "the next dequeue waits again: nothing is held");
+});
+
+Deno.test("a dequeue not answered within dequeueRetryMs is sent again; a late answer's gangs are still placed", () => {
+  const { pe, gangs, hosts, transport, clock } = setup();
+  const lost = transport.takeOne("dequeue-gangs", "resmgr");
+  clock.advance(DEFAULT_PLACEMENT_CONFIG.dequeueRetryMs - 1);
+  assert.deepEqual(transport.take("dequeue-gangs"), [], "still waiting");
+  clock.advance(1);
+  const again = transport.takeOne("dequeue-gangs", "resmgr");
+  assert.notEqual(again.reqId, lost.reqId);
+  // The first answer comes after all: its gang is held and placed with the next round.
+  pe.receive({ kind: "gangs", reqId: lost.reqId, gangs: [one({ instanceId: 3 })] });
+  assert.deepEqual(transport.take("dequeue-gangs"), [], "one dequeue out at a time");
+  pe.receive({ kind: "gangs", reqId: again.reqId, gangs: [] });
+  hosts([lease("h1")]);
+  const [set] = transport.take("set-placements", "resmgr");
+  assert.deepEqual(set.placements.map((p) => p.tasks.map((t) => t.taskId)), [["job-a-3-1"]]);
+  gangs();
+  pe.stop();
+  assert.equal(clock.pending, 0, "stop leaves no timer behind");
 });
 
 Deno.test("after stop the engine finishes its round but dequeues no more; stray replies are ignored", () => {

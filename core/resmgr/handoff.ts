@@ -21,6 +21,13 @@ export interface HandoffConfig {
   placementRetryBackoffMs: number;
   /** PLACING tasks whose engine never answered go back to READY after this. */
   placingTimeoutMs: number;
+  /**
+   * A placement handed to a job manager whose tasks are still LAUNCHING after this (no status came from
+   * the host manager) is handed over again, up to `launchingResends` times: the reply carrying it may have
+   * been lost (Peloton's `launching_timeout`). A job manager that launched the tasks skips them.
+   */
+  launchingTimeoutMs: number;
+  launchingResends: number;
 }
 
 /**
@@ -41,6 +48,16 @@ function hasNews(o: Outbox | undefined): boolean {
   return o !== undefined && (o.placed.size > 0 || o.changes.length > 0 || o.preemptions.length > 0);
 }
 
+/** A placement handed to a job manager, kept until its tasks leave LAUNCHING or it was sent enough times. */
+interface Launching {
+  deadlineMs: number;
+  placement: HostPlacement;
+  rows: number[];
+  generations: number[];
+  /** Times handed over so far. */
+  sent: number;
+}
+
 /** One dequeue to placement: the tasks and the attempt each was on, so a timeout hits only that attempt. */
 interface PlacingBatch {
   deadlineMs: number;
@@ -57,6 +74,9 @@ export class PlacementHandoff {
   /** Gangs whose placement failed, waiting out their backoff before going back to `#ready`. */
   readonly #retry = new Fifo<QueuedGang>();
   readonly #placing = new Fifo<PlacingBatch>();
+  readonly #launching = new Fifo<Launching>();
+  /** Placements handed over again, with how many times they were sent before. */
+  readonly #resent = new Map<HostPlacement, number>();
   /** Tasks without an owner. */
   readonly #shared = newOutbox();
   /** Per owning job manager, created on first use. */
@@ -112,6 +132,7 @@ export class PlacementHandoff {
   /** Before admission in each scheduling pass: placing timeouts, and retries whose backoff is over. */
   expire(now: number): void {
     this.#expirePlacing(now);
+    this.#expireLaunching(now);
     while (this.#retry.size && this.#retry.peek()!.notBeforeMs <= now) this.#ready.push(this.#retry.shift()!);
   }
 
@@ -296,6 +317,29 @@ export class PlacementHandoff {
     return leases;
   }
 
+  /**
+   * Placements whose tasks are still LAUNCHING at their deadline go to their job manager again, with only
+   * those tasks (and the same lease: if it has expired, the launch fails with a LOST status and the job
+   * manager runs the task again, as after any failed launch).
+   */
+  #expireLaunching(now: number): void {
+    const t = this.tasks;
+    let again = false;
+    while (this.#launching.size && this.#launching.peek()!.deadlineMs <= now) {
+      const { placement, rows, generations, sent } = this.#launching.shift()!;
+      const stuck = new Set<string>();
+      for (let i = 0; i < rows.length; i++) {
+        if (t.holds(rows[i], generations[i]) && t.state[rows[i]] === LAUNCHING) stuck.add(t.taskId[rows[i]]);
+      }
+      if (!stuck.size || sent > this.config.launchingResends) continue;
+      const p = { ...placement, tasks: placement.tasks.filter((task) => stuck.has(task.taskId)) };
+      this.#resent.set(p, sent);
+      this.#outbox(t.owner(rows[0])).placed.push(p);
+      again = true;
+    }
+    if (again) this.#placementPolls.wake(this.#hasNews);
+  }
+
   #expirePlacing(now: number): void {
     const retry: number[] = [];
     while (this.#placing.size && this.#placing.peek()!.deadlineMs <= now) {
@@ -320,14 +364,30 @@ export class PlacementHandoff {
     const t = this.tasks;
     const placements: HostPlacement[] = [];
     const own = this.#owned.get(w.replyTo);
+    const now = this.deps.clock.now();
     let n = 0;
     for (const box of own ? [own, this.#shared] : [this.#shared]) {
       while (box.placed.size && n < w.limit) {
         const p = box.placed.shift()!;
+        const rows: number[] = [], generations: number[] = [];
         for (const task of p.tasks) {
           const row = t.rowOf(task.taskId);
           // The job manager records LAUNCHING itself when it launches; no change to report.
-          if (row !== NONE && t.state[row] === PLACED) t.state[row] = LAUNCHING;
+          if (row === NONE || (t.state[row] !== PLACED && t.state[row] !== LAUNCHING)) continue;
+          t.state[row] = LAUNCHING;
+          rows.push(row);
+          generations.push(t.generation[row]);
+        }
+        if (rows.length && this.config.launchingResends > 0) {
+          const sent = (this.#resent.get(p) ?? 0) + 1;
+          this.#resent.delete(p);
+          this.#launching.push({
+            deadlineMs: now + this.config.launchingTimeoutMs,
+            placement: p,
+            rows,
+            generations,
+            sent,
+          });
         }
         placements.push(p);
         n += p.tasks.length;

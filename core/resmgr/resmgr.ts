@@ -34,6 +34,8 @@ export const DEFAULT_RESMGR_CONFIG: ResmgrConfig = {
   dequeueGangLimit: 1000,
   placementRetryBackoffMs: 1_000,
   placingTimeoutMs: 600_000,
+  launchingTimeoutMs: 60_000,
+  launchingResends: 3,
   preemption: DEFAULT_PREEMPTION_CONFIG,
 };
 

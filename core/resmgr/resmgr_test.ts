@@ -194,6 +194,46 @@ Deno.test("a parked get-placements is answered when placements arrive", () => {
   assert.deepEqual(reply.placements, [p]);
 });
 
+Deno.test("a placement whose tasks stay LAUNCHING (its reply lost) is handed over again, a few times", () => {
+  const { rm, clock, transport, pool, capacity, enqueue, state, dequeue, getPlacements } = setup();
+  pool("a", { cpu: 10 });
+  capacity(100);
+  enqueue(gang("j", 2, { minInstances: 1 }));
+  rm.start();
+  clock.advance(DEFAULT_RESMGR_CONFIG.schedulingPeriodMs);
+  dequeue();
+  const p = {
+    leaseId: "l",
+    hostname: "h1",
+    agentId: "a1",
+    tasks: [{ taskId: "j-0-1", ports: {} }, { taskId: "j-1-1", ports: {} }],
+  };
+  rm.receive({ kind: "set-placements", placements: [p], failed: [] });
+  getPlacements();
+  assert.deepEqual(transport.take("placements", "jobmgr").flatMap((r) => r.placements), [p]);
+  assert.deepEqual([state("j-0-1"), state("j-1-1")], ["LAUNCHING", "LAUNCHING"]);
+  // One task's launch is heard of; the other's reply was lost on the way and nothing came of it.
+  rm.receive({
+    kind: "task-updates",
+    updates: [{ taskId: "j-0-1", state: "LAUNCHED", hostname: "h1", timeMs: 5 }],
+  });
+  clock.advance(DEFAULT_RESMGR_CONFIG.launchingTimeoutMs - 1);
+  getPlacements();
+  assert.deepEqual(transport.take("placements", "jobmgr").flatMap((r) => r.placements), [], "not yet");
+  const { launchingTimeoutMs, launchingResends } = DEFAULT_RESMGR_CONFIG;
+  for (let i = 0; i < launchingResends; i++) {
+    clock.advance(i === 0 ? 1 : launchingTimeoutMs);
+    getPlacements();
+    const again = transport.take("placements", "jobmgr").flatMap((r) => r.placements);
+    assert.deepEqual(again, [{ ...p, tasks: [{ taskId: "j-1-1", ports: {} }] }], `resend ${i + 1}`);
+  }
+  clock.advance(launchingTimeoutMs);
+  getPlacements();
+  assert.deepEqual(transport.take("placements", "jobmgr").flatMap((r) => r.placements), [], "sent enough");
+  assert.equal(state("j-1-1"), "LAUNCHING");
+  rm.stop();
+});
+
 Deno.test("failed placements go back to READY with their reason and are offered again after the backoff", () => {
   const { rm, clock, transport, pool, capacity, enqueue, state, dequeue, gangsReplies, getPlacements } =
     setup();
