@@ -37,10 +37,12 @@ export interface PlacementConfig {
   /** Long-poll timeout of DequeueGangs (Peloton's `task_dequeue_timeout`). */
   dequeueTimeoutMs: number;
   /**
-   * A DequeueGangs not answered within this is taken for lost (its request or its reply) and sent again,
-   * so that one lost message does not stop the engine for good; gangs in a late answer are still placed.
+   * A request not answered within this is taken for lost (the request or its answer), so that one lost
+   * message does not stop the engine for good: a DequeueGangs is sent again (gangs in a late answer are
+   * still placed), and a round whose AcquireHosts went unanswered is given up (its tasks go in the next
+   * round; leases in a late answer are given back).
    */
-  dequeueRetryMs: number;
+  requestRetryMs: number;
   /** Tasks placed in one round at most (retries first, then newly dequeued). */
   roundLimit: number;
   policies: Record<TaskType, TaskTypePolicy>;
@@ -63,7 +65,7 @@ export interface PlacementConfig {
 export const DEFAULT_PLACEMENT_CONFIG: PlacementConfig = {
   dequeueLimit: 1000,
   dequeueTimeoutMs: 100,
-  dequeueRetryMs: 30_000,
+  requestRetryMs: 30_000,
   roundLimit: 5000,
   policies: PELOTON_POLICIES,
   reservation: DEFAULT_RESERVATION,
@@ -96,6 +98,8 @@ export class PlacementEngine implements Receiver {
   /** Counts dequeues: an answer to one the retry timer gave up on only hands its gangs over. */
   #dequeueGen = 0;
   #dequeueTimer: TimerId | undefined;
+  /** Retry timers of the rounds waiting for hosts. */
+  readonly #acquireTimers = new Set<TimerId>();
   #roundsOut = 0;
   #activeReservations = 0;
   /**
@@ -137,6 +141,8 @@ export class PlacementEngine implements Receiver {
     this.#running = false;
     if (this.#dequeueTimer !== undefined) this.deps.clock.cancelTimer(this.#dequeueTimer);
     this.#dequeueTimer = undefined;
+    for (const t of this.#acquireTimers) this.deps.clock.cancelTimer(t);
+    this.#acquireTimers.clear();
   }
 
   receive(msg: Message): void {
@@ -169,7 +175,7 @@ export class PlacementEngine implements Receiver {
     this.#dequeuing = true;
     const gen = ++this.#dequeueGen;
     const now = this.deps.clock.now();
-    this.#dequeueTimer = this.deps.clock.setTimer(this.config.dequeueRetryMs, () => {
+    this.#dequeueTimer = this.deps.clock.setTimer(this.config.requestRetryMs, () => {
       this.#dequeueTimer = undefined;
       if (gen !== this.#dequeueGen || !this.#dequeuing) return;
       this.#dequeuing = false;
@@ -207,6 +213,11 @@ export class PlacementEngine implements Receiver {
     );
   }
 
+  /** Gives leases back to the host manager. */
+  #release(leaseIds: string[]): void {
+    this.deps.transport.send(this.deps.hostmgr, { kind: "release-hosts", leaseIds });
+  }
+
   /** One round: lease hosts for every group, place in the executor, classify, hand back. */
   #round(due: Pending[]): void {
     // A task with a host reserved is a group of its own, so the host manager counts that host by what it
@@ -223,6 +234,18 @@ export class PlacementEngine implements Receiver {
       u.inRound = true;
     }
     this.#roundsOut++;
+    let given = false, answered = false;
+    const timer = this.deps.clock.setTimer(this.config.requestRetryMs, () => {
+      this.#acquireTimers.delete(timer);
+      if (answered) return;
+      given = true;
+      this.#roundsOut--;
+      for (const u of due) u.inRound = false;
+      // Leases kept from an earlier round go back; those of the lost answer end at their lease timeout.
+      if (held.length) this.#release(held.map((l) => l.leaseId));
+      this.#dequeue();
+    });
+    this.#acquireTimers.add(timer);
     this.#call<"hosts-acquired">(
       this.deps.hostmgr,
       (reqId) => ({
@@ -234,6 +257,13 @@ export class PlacementEngine implements Receiver {
         ...(held.length ? { held: held.map((l) => l.leaseId) } : {}),
       }),
       (reply) => {
+        if (given) {
+          if (reply.leases.length) this.#release(reply.leases.map((l) => l.leaseId));
+          return;
+        }
+        answered = true;
+        this.#acquireTimers.delete(timer);
+        this.deps.clock.cancelTimer(timer);
         if (reply.largestHost) this.#largestHost = reply.largestHost;
         // Held hosts are still leased to this engine, so the host manager cannot hand them out again.
         const leases = held.length ? held.concat(reply.leases) : reply.leases;
@@ -330,9 +360,7 @@ export class PlacementEngine implements Receiver {
     const unused = builder.leases.filter((l) => !placements.has(l.leaseId) && !keep.has(l.leaseId))
       .map((l) => l.leaseId);
     this.#handBack([...placements.values()], failed, pending);
-    if (unused.length) {
-      this.deps.transport.send(this.deps.hostmgr, { kind: "release-hosts", leaseIds: unused });
-    }
+    if (unused.length) this.#release(unused);
     this.#dequeue();
   }
 
@@ -390,12 +418,7 @@ export class PlacementEngine implements Receiver {
    */
   #forget(u: Pending): void {
     this.#held.forget(u);
-    if (u.held?.length) {
-      this.deps.transport.send(this.deps.hostmgr, {
-        kind: "release-hosts",
-        leaseIds: u.held.map((l) => l.leaseId),
-      });
-    }
+    if (u.held?.length) this.#release(u.held.map((l) => l.leaseId));
     u.held = undefined;
     const r = u.reservation;
     u.reservation = undefined;
@@ -403,7 +426,7 @@ export class PlacementEngine implements Receiver {
       this.#activeReservations--;
       this.#cancelReservation(u.tasks[0].taskId, r.id!);
     } else if (r?.state === "ready") {
-      this.deps.transport.send(this.deps.hostmgr, { kind: "release-hosts", leaseIds: [r.lease!.leaseId] });
+      this.#release([r.lease!.leaseId]);
     }
   }
 
@@ -477,9 +500,7 @@ export class PlacementEngine implements Receiver {
     const r = u?.reservation;
     const waiting = r?.id === reservationId && (r.state === "waiting" || r.state === "asked");
     if (!u || !waiting) {
-      if (lease) {
-        this.deps.transport.send(this.deps.hostmgr, { kind: "release-hosts", leaseIds: [lease.leaseId] });
-      }
+      if (lease) this.#release([lease.leaseId]);
       return;
     }
     this.#activeReservations--;

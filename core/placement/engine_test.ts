@@ -250,10 +250,10 @@ Deno.test("gangs in a second answer to a dequeue (its request delivered twice) a
   assert.equal(gangs(), 100, "the next dequeue waits again: nothing is held");
 });
 
-Deno.test("a dequeue not answered within dequeueRetryMs is sent again; a late answer's gangs are still placed", () => {
+Deno.test("a dequeue not answered within requestRetryMs is sent again; a late answer's gangs are still placed", () => {
   const { pe, gangs, hosts, transport, clock } = setup();
   const lost = transport.takeOne("dequeue-gangs", "resmgr");
-  clock.advance(DEFAULT_PLACEMENT_CONFIG.dequeueRetryMs - 1);
+  clock.advance(DEFAULT_PLACEMENT_CONFIG.requestRetryMs - 1);
   assert.deepEqual(transport.take("dequeue-gangs"), [], "still waiting");
   clock.advance(1);
   const again = transport.takeOne("dequeue-gangs", "resmgr");
@@ -268,6 +268,32 @@ Deno.test("a dequeue not answered within dequeueRetryMs is sent again; a late an
   gangs();
   pe.stop();
   assert.equal(clock.pending, 0, "stop leaves no timer behind");
+});
+
+Deno.test("a round whose hosts never come is given up after requestRetryMs; its tasks go in the next round", () => {
+  const { pe, gangs, hosts, transport, clock } = setup();
+  gangs(one({ instanceId: 4 }));
+  const lost = transport.takeOne("acquire-hosts", "hostmgr");
+  // The round waits for its hosts, which never come.
+  clock.advance(DEFAULT_PLACEMENT_CONFIG.requestRetryMs - 1);
+  assert.deepEqual(transport.take("dequeue-gangs"), [], "still waiting");
+  clock.advance(1);
+  gangs();
+  hosts([lease("h2")]);
+  const [set] = transport.take("set-placements", "resmgr");
+  assert.deepEqual(set.placements.map((p) => [p.hostname, p.tasks.map((t) => t.taskId)]), [
+    ["h2", ["job-a-4-1"]],
+  ]);
+  // The lost answer comes after all: its leases go back unused.
+  pe.receive({
+    kind: "hosts-acquired",
+    reqId: lost.reqId,
+    leases: [lease("h1")],
+    rejections: [],
+    exhausted: [],
+  });
+  assert.deepEqual(transport.takeOne("release-hosts", "hostmgr").leaseIds, ["h1#1"]);
+  assert.deepEqual(transport.take("set-placements"), []);
 });
 
 Deno.test("after stop the engine finishes its round but dequeues no more; stray replies are ignored", () => {

@@ -33,7 +33,7 @@ export function engineRig(config: Partial<PlacementConfig> = {}, executor?: Plac
   pe.start();
   /**
    * Answers the pending dequeue with these gangs; returns the dequeue's timeout. When the test let time
-   * pass the engine's `dequeueRetryMs`, the engine gave up on earlier dequeues and sent them again: the
+   * pass the engine's `requestRetryMs`, the engine gave up on earlier dequeues and sent them again: the
    * latest is answered.
    */
   const gangs = (...list: Gang[]) => {
