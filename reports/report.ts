@@ -85,8 +85,9 @@ export interface Report {
   /**
    * Time-average of Jain's fairness index over leaf pools that want cpu (allocated or queued): each pool's
    * cpu allocation over min(what it wants, its fair share), the fair share being the entitlement Peloton's
-   * calculator gives it for the demand of the moment. 1 is perfectly fair; a pool that wants cpu and holds
-   * none counts 0 (beside one pool holding its share, 0.5). Pools whose fair share is 0 are left out.
+   * calculator gives it for the demand of the moment (revocable cpu against its slack entitlement, as
+   * Peloton admits it). 1 is perfectly fair; a pool that wants cpu and holds none counts 0 (beside one pool
+   * holding its share, 0.5). Pools whose fair share is 0 are left out.
    */
   fairness: number;
   /** Each pool at the end (non-leaf pools sum their leaves), with time-averages after the warm-up. */

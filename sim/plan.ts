@@ -281,7 +281,9 @@ const SHOWN_INVALID = 3;
 export function preparePlan(o: PlanOptions): PreparedPlan {
   const vary = parseVary(o.vary);
   const target = parsePlanTarget(o.target, reportNames(o.loaded.scenario));
-  const integer = Number.isInteger(vary.lo) && Number.isInteger(vary.hi);
+  // Whole numbers only when the grid's step is one too: a finer --resolution asks for the values between.
+  const integer = Number.isInteger(vary.lo) && Number.isInteger(vary.hi) &&
+    (o.resolution === undefined || Number.isInteger(o.resolution));
   const resolution = o.resolution ??
     (integer ? Math.max(1, Math.round((vary.hi - vary.lo) / 100)) : (vary.hi - vary.lo) / 100);
   const steps = Math.ceil((vary.hi - vary.lo) / resolution - 1e-9);

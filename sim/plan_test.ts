@@ -1,6 +1,14 @@
 /** Tests of plan targets: the report fields a target may name, checked against a real run's report. */
 import assert from "node:assert/strict";
-import { plan, type PlanTarget, reportNames, TARGET_FIELDS, targetField, valueAt } from "./plan.ts";
+import {
+  plan,
+  type PlanTarget,
+  preparePlan,
+  reportNames,
+  TARGET_FIELDS,
+  targetField,
+  valueAt,
+} from "./plan.ts";
 import { runVariant } from "./plan_worker.ts";
 import { type LoadedScenario, loadScenarioFile } from "./scenario_load.ts";
 import { inlineScenario, PLAN_SCENARIO } from "./testing.ts";
@@ -265,4 +273,14 @@ Deno.test("plan refuses a range whose ends are valid but a value between them is
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("plan searches a grid at --resolution, values between whole numbers included", () => {
+  const loaded = { scenario: inlineScenario(PLAN_SCENARIO), file: "never-read.yaml", warnings: [] };
+  const values = (vary: string, resolution?: number) =>
+    preparePlan({ loaded, vary, target: "tasks.unplaced<=0", seed: 1, workers: 2, resolution }).values;
+  assert.deepEqual(values("workloads.w.cpu=1..4", 0.5), [1, 1.5, 2, 2.5, 3, 3.5, 4]);
+  assert.deepEqual(values("workloads.w.cpu=1..4", 1), [1, 2, 3, 4]);
+  // A whole-number range without --resolution stays on whole numbers.
+  assert.deepEqual(values("hosts.std.count=1..5"), [1, 2, 3, 4, 5]);
 });

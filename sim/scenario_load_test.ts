@@ -113,6 +113,7 @@ workloads:
     memoryMb: {choice: [[512, 0.5], [2048, 0.5]]}
   - {name: fits, respool: /b, durationSec: 10, cpu: 4, memoryMb: 4096}
   - {name: maybe, respool: /b, durationSec: 10, cpu: {lognormal: {median: 2, sigma: 1}}, memoryMb: 1024}
+  - {name: onslack, respool: /b, durationSec: 10, cpu: 6, memoryMb: 1024, revocable: true}
 `,
     );
     const loaded = await loadScenarioFile(`${dir}/s.yaml`);
@@ -124,6 +125,8 @@ workloads:
       "hold (its cpu limit is 4): the resource manager will admit none of them, and they will wait for the " +
       "whole run",
     ]);
+    // Revocable cpu comes from slack, admitted against the slack entitlement, which the limit does not cap.
+    assert.ok(!loaded.warnings.some((w) => w.includes("onslack")), loaded.warnings.join("\n"));
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -182,10 +182,18 @@ function leastOf(d: unknown): number {
  * never admits such a task, so the workload's jobs wait for the whole run without a placement attempt or a
  * failure reason. A pool that lists no resource of a kind has a limit of 0 for it, as in Peloton. Only
  * workloads whose resources the scenario gives are judged (not a job file's or a trace's), and only pools
- * whose configs are valid. A warning, not an error: the run shows what such a cluster does.
+ * whose configs are valid. A revocable workload's cpu is not: it comes from slack, admitted against the
+ * pool's slack entitlement, which no limit caps. A warning, not an error: the run shows what such a
+ * cluster does.
  */
 export function unadmittableWork(
-  workloads: readonly { name: string; respool: string; jobFile?: string; trace?: unknown }[],
+  workloads: readonly {
+    name: string;
+    respool: string;
+    jobFile?: string;
+    trace?: unknown;
+    revocable?: boolean;
+  }[],
   respools: unknown,
 ): PoolIssue[] {
   const limits = new Map<string, Map<string, number>>();
@@ -205,6 +213,7 @@ export function unadmittableWork(
     const pool = limits.get(w.respool);
     if (!pool || w.jobFile !== undefined || w.trace !== undefined) return;
     for (const [field, kind, unit] of WORKLOAD_KINDS) {
+      if (kind === "cpu" && w.revocable) continue;
       const least = leastOf((w as Record<string, unknown>)[field]);
       const limit = pool.get(kind) ?? 0;
       if (least <= limit) continue;

@@ -328,20 +328,25 @@ export class SimStats {
 
   /**
    * Counts daemon instances as the job manager creates them: it enqueues each new one at once, so an
-   * instance beyond those known is new. Those created with the job were asked for at its submission; one
-   * created later (for a host that came) was asked for then.
+   * instance beyond those known is new. Those created with the job, in its first enqueue, were asked for at
+   * its submission; those a later enqueue brings (for hosts that came) were asked for then, together.
    */
   #daemonInstances(gangs: Gang[], nowMs: number): void {
+    // The highest instance of each daemon job in this message: one message's instances count as one lot.
+    const highest = new Map<JobTrack, number>();
     for (const g of gangs) {
       for (const t of g.tasks) {
         if (t.taskType !== "DAEMON") continue;
         const j = this.#jobs.get(t.jobId);
         if (!j?.daemon || t.instanceId < j.expected) continue;
-        const count = t.instanceId + 1;
-        this.tasks.submitted += count - j.expected;
-        if (j.expected === 0 && j.grownFrom === undefined) j.expected = count;
-        else grow(j, count, nowMs);
+        highest.set(j, Math.max(highest.get(j) ?? 0, t.instanceId));
       }
+    }
+    for (const [j, top] of highest) {
+      const count = top + 1;
+      this.tasks.submitted += count - j.expected;
+      if (j.expected === 0 && j.grownFrom === undefined) j.expected = count;
+      else grow(j, count, nowMs);
     }
   }
 
@@ -703,30 +708,43 @@ export function headline(reason: string): string {
     : head;
 }
 
-/** A leaf pool's cpu, in cores, as fairness weighs it. */
+/**
+ * A leaf pool's cpu, in cores, as fairness weighs it. Revocable cpu runs on slack and has an entitlement
+ * of its own (Peloton's slack entitlement, what revocable work is admitted against), so it is weighed
+ * against that one: a pool running revocable work on all the slack there is holds its due, whatever its
+ * regular entitlement.
+ */
 export interface PoolShare {
-  /** Allocated (revocable included). */
+  /** Allocated to regular (non-revocable) tasks; with no `slack*` fields, all it holds. */
   allocCpu: number;
-  /** What it wants: allocated plus queued demand. */
+  /** What regular tasks want: allocated plus queued demand. */
   wantCpu: number;
   /** Its fair share: the entitlement Peloton's calculator gives it for the demand of the moment. */
   fairShareCpu: number;
+  /** The same for revocable tasks, against the slack entitlement; 0 when left out. */
+  slackAllocCpu?: number;
+  slackWantCpu?: number;
+  slackFairShareCpu?: number;
 }
 
 /**
  * Jain's fairness index (sum x)² / (n · sum x²) of x = allocation / min(want, fair share) over leaf pools
  * that want cpu and have a fair share of it: 1 when every such pool holds the same fraction of what it
- * should hold (all of what it wants, up to its fair share), 1/n when one holds everything. A pool that
- * wants cpu and holds none counts with x = 0, so a starved pool lowers the index (to 0.5 beside one pool
- * that holds its share). A pool whose fair share is 0 (entitled to nothing while others' reservations
- * take the cluster) is left out: holding nothing is its due. 1 when no pool counts or none holds any.
+ * should hold (all of what it wants, up to its fair share), 1/n when one holds everything. Regular and
+ * revocable cpu each have their own fair share: a pool's due is the sum of min(want, fair share) of the
+ * two, and its allocation the sum of both. A pool that wants cpu and holds none counts with x = 0, so a
+ * starved pool lowers the index (to 0.5 beside one pool that holds its share). A pool whose fair share
+ * is 0 (entitled to nothing while others' reservations take the cluster, or wanting only revocable cpu
+ * while there is no slack) is left out: holding nothing is its due. 1 when no pool counts or none holds
+ * any.
  */
 export function jain(pools: Iterable<PoolShare>): number {
   let sum = 0, squares = 0, n = 0;
   for (const p of pools) {
-    const due = Math.min(p.wantCpu, p.fairShareCpu);
+    const due = Math.min(p.wantCpu, p.fairShareCpu) +
+      Math.min(p.slackWantCpu ?? 0, p.slackFairShareCpu ?? 0);
     if (due <= 0) continue;
-    const x = p.allocCpu / due;
+    const x = (p.allocCpu + (p.slackAllocCpu ?? 0)) / due;
     sum += x, squares += x * x, n++;
   }
   // Every pool holding nothing is equal treatment (a cluster too small or still starting), not unfairness.
@@ -742,9 +760,17 @@ export function poolShares(tree: RespoolTree, capacity: ClusterCapacity): PoolSh
   const fair = entitlementNow(tree, capacity);
   const out: PoolShare[] = [];
   for (const p of tree.leaves()) {
-    const allocCpu = p.allocation.total.cpuMilli / 1000;
-    const wantCpu = allocCpu + (p.demand.cpuMilli + p.slackDemand.cpuMilli) / 1000;
-    out.push({ allocCpu, wantCpu, fairShareCpu: fair.get(p)?.cpu ?? 0 });
+    const allocCpu = p.allocation.nonSlack.cpuMilli / 1000;
+    const slackAllocCpu = p.allocation.slack.cpuMilli / 1000;
+    const share = fair.get(p);
+    out.push({
+      allocCpu,
+      wantCpu: allocCpu + p.demand.cpuMilli / 1000,
+      fairShareCpu: share?.nonSlack.cpu ?? 0,
+      slackAllocCpu,
+      slackWantCpu: slackAllocCpu + p.slackDemand.cpuMilli / 1000,
+      slackFairShareCpu: share?.slack.cpu ?? 0,
+    });
   }
   return out;
 }

@@ -349,6 +349,32 @@ Deno.test("daemon instances count as the job manager creates them, so one that n
   assert.ok(agent.p50 < 5, `p50 ${agent.p50}`);
 });
 
+Deno.test("every instance a daemon job is created with waits from the job's submission, not its enqueue", async () => {
+  // Three empty hosts; each hop takes 2 s, so the job manager enqueues the instances 6 s after submission.
+  const scenario = inlineScenario(`
+name: daemon-start
+durationSec: 60
+hostClasses:
+  - {name: h, count: 3, cpu: 4, memoryMb: 8192}
+respools:
+  - name: A
+    resources:
+      - {kind: cpu, reservation: 12, limit: 12}
+      - {kind: memory, reservation: 24576, limit: 24576}
+workloads:
+  - {name: agent, respool: /A, type: daemon, arrival: {at: [5]}, cpu: 1, memoryMb: 256}
+settings:
+  sampleIntervalSec: 10
+  rpcLatencyMs: 2000
+  taskStartupSec: 0
+`);
+  const sim = await runScenario(scenario, { seed: 1, checkInvariants: true });
+  const delays = sim.stats.queueDelaysMs.get("agent")!;
+  assert.equal(delays.length, 3);
+  assert.ok(delays[0] > 6000, `delays ${delays}`);
+  assert.deepEqual(delays, [delays[0], delays[0], delays[0]], "started together, asked for together");
+});
+
 Deno.test("a daemon instance for a host that came later waits from the host's arrival", async () => {
   const scenario = inlineScenario(`${DAEMON}events:\n  - {atSec: 50, addHosts: {class: h, count: 1}}\n`);
   const sim = await runScenario(scenario, { seed: 1, checkInvariants: true });
@@ -418,6 +444,58 @@ Deno.test("fairness: Jain's index of allocation against min(want, fair share), a
   assert.equal(jain([pool(800, 1000, 800), pool(0, 0, 800), pool(0, 50, 0)]), 1);
   assert.equal(jain([]), 1, "no pool wants cpu");
   assert.equal(jain([pool(0, 10, 5), pool(0, 10, 5)]), 1, "none holds any: equal, if not served");
+});
+
+Deno.test("fairness weighs revocable cpu against the slack entitlement, not the regular one", async () => {
+  // /web's services hold all 64 cores they may. /backfill wants revocable cpu only: it runs on the 48
+  // cores of slack the services leave unused, all there is, while its regular entitlement (the 32 cores
+  // of the cluster nobody claims) is not what revocable work is admitted against. Both hold their due.
+  const scenario = inlineScenario(`
+name: revocable-fairness
+durationSec: 300
+hostClasses:
+  - {name: std, count: 4, cpu: 32, memoryMb: 131072, diskMb: 500000}
+respools:
+  - name: web
+    resources:
+      - {kind: cpu, reservation: 64, limit: 64}
+      - {kind: memory, reservation: 262144, limit: 262144}
+      - {kind: disk, reservation: 1000000, limit: 1000000}
+  - name: backfill
+    slacklimit: {maxpercent: 100}
+    resources:
+      - {kind: cpu, reservation: 0, limit: 64}
+      - {kind: memory, reservation: 131072, limit: 262144}
+      - {kind: disk, reservation: 500000, limit: 1000000}
+workloads:
+  - {name: frontend, respool: /web, type: stateless, arrival: {at: [0]}, instances: 8, cpu: 8, memoryMb: 8192,
+     preemptible: false, cpuUsage: {fixed: 0.25}}
+  - {name: backfill, respool: /backfill, arrival: {at: [30]}, instances: 100, durationSec: 1000, cpu: 2,
+     memoryMb: 1024, revocable: true}
+settings:
+  sampleIntervalSec: 10
+  slackIntervalSec: 15
+`);
+  const sim = await runScenario(scenario, { seed: 1, checkInvariants: true });
+  const r = buildReport(scenario, sim, 1, MACHINE);
+  const end = r.series.t.length - 1;
+  assert.equal(r.series.slackCpu[end], 48);
+  assert.equal(r.series.revocableCpu[end], 48, "backfill runs on all the slack");
+  assert.equal(r.series.fairness[end], 1, "each pool holds what it is due");
+  // In Jain's terms: regular cpu 64 of min(64, 64); revocable 48 of min(200, 48), its regular 32 unwanted.
+  const pool = (allocCpu: number, wantCpu: number, fairShareCpu: number, slack = [0, 0, 0]) => ({
+    allocCpu,
+    wantCpu,
+    fairShareCpu,
+    slackAllocCpu: slack[0],
+    slackWantCpu: slack[1],
+    slackFairShareCpu: slack[2],
+  });
+  assert.equal(jain([pool(64, 64, 64), pool(0, 0, 32, [48, 200, 48])]), 1);
+  // Revocable work holding half the slack it is due beside a pool holding its share: (1 + 0.5)² / (2 · 1.25).
+  assert.equal(jain([pool(64, 64, 64), pool(0, 0, 32, [24, 200, 48])]), 0.9);
+  // Wanting only revocable cpu when there is no slack: entitled to none, left out.
+  assert.equal(jain([pool(64, 64, 64), pool(0, 0, 32, [0, 200, 0])]), 1);
 });
 
 Deno.test("tasks admitted but not yet placed show as placing, and count in their pool's allocation, not demand", async () => {

@@ -37,17 +37,28 @@ export function recalculateEntitlement(tree: RespoolTree, capacity: ClusterCapac
   return anomalies;
 }
 
+/** A pool's entitlement as the calculator splits it: what non-revocable and revocable work may hold. */
+export interface EntitlementSplit {
+  /** For non-revocable work (what admission checks it against). */
+  nonSlack: Scalar;
+  /** For revocable work, from the slack the hosts lend. */
+  slack: Scalar;
+}
+
 /**
  * The entitlement the calculator gives every pool for the tree's demand and allocation now, without
  * setting it: what the next cycle would set, for statistics that must not change what the resource
  * manager acts on.
  */
-export function entitlementNow(tree: RespoolTree, capacity: ClusterCapacity): Map<RespoolNode, Scalar> {
+export function entitlementNow(
+  tree: RespoolTree,
+  capacity: ClusterCapacity,
+): Map<RespoolNode, EntitlementSplit> {
   const root = toPool(tree.root);
   calculateEntitlement(root, toScalar(capacity.physical), toScalar(capacity.slack));
-  const out = new Map<RespoolNode, Scalar>();
+  const out = new Map<RespoolNode, EntitlementSplit>();
   const walk = (node: RespoolNode, pool: EntitlementPool) => {
-    out.set(node, pool.entitlement!);
+    out.set(node, { nonSlack: pool.nonSlackEntitlement!, slack: pool.slackEntitlement! });
     for (let i = 0; i < node.children.length; i++) walk(node.children[i], pool.children[i]);
   };
   walk(tree.root, root);
