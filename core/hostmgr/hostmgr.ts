@@ -304,19 +304,21 @@ export class HostManager implements Receiver {
    * A host the cluster manager has in maintenance (a Mesos master's draining or down machines, seen by a
    * new leader): into maintenance here too, and stored, unless it already is, or its maintenance was
    * completed here and the cluster manager is yet to hear of it (the completion wins). One not registered
-   * is listed DOWN until it registers.
+   * is listed DOWN until it registers. One whose agent is lost is adopted too (StartMaintenance would refuse
+   * it): left UP here, the sync would bring its machine up again.
    */
   adoptMaintenance(hostname: string, state: "HOST_STATE_DRAINING" | "HOST_STATE_DOWN"): void {
     if (this.#maintenance.has(hostname) || this.#completed.has(hostname)) return;
     const h = this.host(hostname);
-    if (h) {
+    if (h && !h.lost) {
       this.startMaintenance(hostname);
       return;
     }
     const record: HostMaintenanceRecord = { hostname, state, startTimeMs: this.deps.clock.now() };
     this.#maintenance.set(hostname, record);
+    if (h) this.#enterMaintenance(h);
     this.#storeMaintenance([{ kind: "maintenance.put", maintenance: record }], undefined, () => {
-      if (this.#maintenance.get(hostname) === record) this.#maintenance.delete(hostname);
+      if (this.#maintenance.get(hostname) === record) this.#leaveMaintenance(hostname);
     });
   }
 
@@ -427,6 +429,8 @@ export class HostManager implements Receiver {
   #completeReservation(h: HostEntry): void {
     const done = this.reservations.complete(h, this.deps.clock.now());
     if (!done) return;
+    // Its engine's lease like any other: given back at once if that engine goes.
+    if (this.config.trackLeases) this.#leaseEngine.set(done.lease.leaseId, done.res.replyTo);
     this.deps.transport.send(done.res.replyTo, {
       kind: "reservation-update",
       taskId: done.res.taskId,

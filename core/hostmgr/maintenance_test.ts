@@ -224,6 +224,26 @@ Deno.test("a host the cluster manager has in maintenance is adopted: stored, and
   );
 });
 
+Deno.test("a host the cluster manager has in maintenance is adopted though its agent is lost now", () => {
+  const rig = hostmgrRig([["h1"], ["h2"]]);
+  rig.backend.emit({ kind: "host-lost", hostname: "h1", agentId: "agent-h1", reason: "agent removed" });
+  rig.backend.emit({ kind: "host-lost", hostname: "h2", agentId: "agent-h2", reason: "unreachable" });
+  // StartMaintenance refuses a lost host, but the master has these machines in maintenance already: a host
+  // left UP here would have its machine brought up again by the sync, undoing the operator's maintenance.
+  rig.hm.adoptMaintenance("h1", "HOST_STATE_DOWN");
+  rig.hm.adoptMaintenance("h2", "HOST_STATE_DRAINING");
+  rig.store.settle();
+  assert.deepEqual(hostStates(rig), { h1: "HOST_STATE_DOWN", h2: "HOST_STATE_DOWN" });
+  assert.deepEqual(
+    [...rig.store.maintenance.values()].map((m) => [m.hostname, m.state]),
+    [["h1", "HOST_STATE_DOWN"], ["h2", "HOST_STATE_DRAINING"]],
+  );
+  // Back with its agent, each is in maintenance still and takes no work.
+  rig.backend.emit({ kind: "host-up", host: makeHost("h1") }, { kind: "host-up", host: makeHost("h2") });
+  assert.deepEqual(hostStates(rig), { h1: "HOST_STATE_DRAINED", h2: "HOST_STATE_DRAINED" });
+  assert.deepEqual(rig.acquire({ maxHosts: 5 }).leases, []);
+});
+
 Deno.test("CompleteMaintenance tells the resource manager room is free, though capacity is the same", () => {
   const rig = hostmgrRig([["h1"]]);
   api(rig, "StartMaintenance", { hostname: "h1" });

@@ -38,6 +38,27 @@ Deno.test("hosts leased to a placement engine that is gone are free again at onc
   assert.equal(r.lease("placement@2").length, 1);
 });
 
+Deno.test("a reserved host leased to a placement engine that is gone is free again at once", () => {
+  const r = setup(true);
+  r.launch(r.lease("placement@1")[0].leaseId, "small-0-1");
+  r.hm.receive({
+    kind: "reserve-host",
+    reqId: 9,
+    replyTo: "placement@1",
+    taskId: "big-0-1",
+    reservationId: "placement@1@0/1",
+    filter: r.filter({ minResources: { cpuMilli: 4000, memMb: 128, diskMb: 0, gpuMilli: 0 }, maxHosts: 1 }),
+  });
+  r.backend.emit({
+    kind: "task-status",
+    status: { taskId: "small-0-1", state: "TASK_FINISHED", hostname: "h1", agentId: "agent-h1", timeMs: 1 },
+  });
+  assert.ok(r.transport.takeOne("reservation-update", "placement@1").lease, "leased to the engine");
+  // The engine dies before it places the task there: no one will launch on the lease or give it back.
+  r.hm.receive({ kind: "peer-changed", role: "placement", gone: "placement@1" });
+  assert.equal(r.lease("placement@2").length, 1);
+});
+
 Deno.test("a recovered task that ends before its host registers is not accounted on the host", () => {
   const r = hostmgrRig([["h1", { cpu: 4 }]]);
   r.hm.receive({ kind: "reconcile-tasks", tasks: [spec("gone-0-1", "h2", 3)] });

@@ -20,14 +20,15 @@ export interface Reservation {
 const CANDIDATES = 64;
 
 /**
- * Ids of ended reservations kept, so that a reserve request arriving after its own cancel is refused. A
- * stale request trails its cancel by a message or two, so the last thousand are plenty.
+ * Ids of ended reservations kept (cancelled or completed), so that a reserve request arriving after its own
+ * end (its cancel overtook it, or it was delivered twice) is refused. A stale request trails the end by a
+ * message or two, so the last thousand are plenty.
  */
 const ENDED_KEPT = 1024;
 
 export class Reservations {
   readonly #byTask = new Map<string, Reservation>();
-  /** Recently cancelled reservation ids (insertion order, the oldest dropped past `ENDED_KEPT`). */
+  /** Recently ended reservation ids (insertion order, the oldest dropped past `ENDED_KEPT`). */
   readonly #ended = new Set<string>();
 
   constructor(private readonly reg: HostRegistry) {}
@@ -44,8 +45,9 @@ export class Reservations {
    * Reserves the host that is closest to fitting among ready hosts whose total could hold the task
    * (most free first), or says why none could. Deterministic: ties go to the lower host index. The same
    * request again gets the same host; one with a new id replaces the task's older reservation, which its
-   * engine has given up (its cancel may still be on the way). A request whose id was cancelled already
-   * (its cancel overtook it) is refused: it must not replace a newer reservation of the task.
+   * engine has given up (its cancel may still be on the way). A request whose reservation ended already
+   * (its cancel overtook it, or it completed and the request came again) is refused: it must not replace a
+   * newer reservation of the task, nor hold a host for a task its engine placed.
    */
   reserve(
     taskId: string,
@@ -55,7 +57,9 @@ export class Reservations {
   ): { host: HostEntry } | { reason: string } {
     const existing = this.#byTask.get(taskId);
     if (existing?.id === id) return { host: existing.host };
-    if (this.#ended.has(id)) return { reason: `reservation ${id} was cancelled before it was asked for` };
+    if (this.#ended.has(id)) {
+      return { reason: `reservation ${id} has ended already (cancelled or completed)` };
+    }
     if (existing) this.cancel(taskId, existing.id);
     const reg = this.reg, t = reg.table, r = filter.minResources;
     const probe = new FilterSearch(reg, filter, 0);
@@ -92,9 +96,7 @@ export class Reservations {
    * its request may still be on the way.
    */
   cancel(taskId: string, id: string): Reservation | undefined {
-    this.#ended.delete(id);
-    this.#ended.add(id);
-    if (this.#ended.size > ENDED_KEPT) this.#ended.delete(this.#ended.values().next().value!);
+    this.#end(id);
     const res = this.#byTask.get(taskId);
     if (!res || res.id !== id) return undefined;
     this.#byTask.delete(taskId);
@@ -126,8 +128,16 @@ export class Reservations {
     );
     if (search.mismatch(h)) return undefined;
     this.#byTask.delete(taskId);
+    this.#end(res.id);
     h.reservedFor = undefined;
     // Straight from reserved to leased: nobody else can take the host in between.
     return { res, lease: this.reg.lease(h, now) };
+  }
+
+  /** Remembers an ended reservation's id, so that its request coming late (or again) is refused. */
+  #end(id: string): void {
+    this.#ended.delete(id);
+    this.#ended.add(id);
+    if (this.#ended.size > ENDED_KEPT) this.#ended.delete(this.#ended.values().next().value!);
   }
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { resources } from "../model/resources.ts";
-import { finished, hostmgrRig } from "./testing.ts";
+import { finished, hostmgrRig, spec } from "./testing.ts";
 
 function reserve(rig: ReturnType<typeof hostmgrRig>, taskId: string, cpu: number, reservationId = "r1") {
   rig.hm.receive({
@@ -162,10 +162,38 @@ Deno.test("a reserve request that comes after its own cancel is refused and leav
   rig.hm.receive({ kind: "cancel-reservation", taskId: "big-0-1", reservationId: "r1" });
   const stale = reserve(rig, "big-0-1", 8, "r1");
   assert.equal(stale.hostname, undefined);
-  assert.match(stale.reason!, /reservation r1 was cancelled/);
+  assert.match(stale.reason!, /reservation r1 has ended already/);
   assert.equal(rig.hm.reservations.of("big-0-1")?.id, "r2");
   assert.equal(rig.hm.host("b")!.reservedFor, "big-0-1");
   rig.backend.emit(finished("y-0-1", "b"));
   const done = rig.transport.takeOne("reservation-update", "placement");
   assert.deepEqual([done.reservationId, done.lease!.hostname], ["r2", "b"]);
+});
+
+Deno.test("a reserve request delivered again after its reservation completed reserves no host", () => {
+  const rig = hostmgrRig([["a", { cpu: 8 }], ["b", { cpu: 8 }]]);
+  rig.launch("x-0-1", "a", 4);
+  rig.launch("y-0-1", "b", 6);
+  assert.equal(reserve(rig, "big-0-1", 8, "r1").hostname, "a");
+  rig.backend.emit(finished("x-0-1", "a"));
+  const done = rig.transport.takeOne("reservation-update", "placement");
+  rig.hm.receive({
+    kind: "launch-tasks",
+    leaseId: done.lease!.leaseId,
+    hostname: "a",
+    tasks: [spec("big-0-1", "a", 8)],
+  });
+  // The same request again (a POST retried after its timeout): the engine has placed the task, and would
+  // never cancel a second reservation, so it must not hold b for a task that already runs.
+  const again = reserve(rig, "big-0-1", 8, "r1");
+  assert.equal(again.hostname, undefined);
+  assert.match(again.reason!, /reservation r1/);
+  assert.equal(rig.hm.reservations.size, 0);
+  assert.equal(rig.hm.host("b")!.reservedFor, undefined);
+  assert.deepEqual(
+    rig.acquire({ minResources: resources(1000, 128), maxHosts: 5 }).leases.map((l) => l.hostname),
+    [
+      "b",
+    ],
+  );
 });
