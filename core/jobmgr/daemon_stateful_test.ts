@@ -140,6 +140,73 @@ Deno.test("elastic jobs: JobManager.Update grows and shrinks a batch job; added 
   assert.equal(rig.job().configVersion, 3);
 });
 
+Deno.test("an instance removed by a shrink and added back by a growth starts a new run: no Mesos task id twice", async () => {
+  const rig = new JobmgrRig();
+  rig.create({ instanceCount: 2 });
+  rig.launch([0, 1]);
+  rig.status(rig.taskId(1), "TASK_RUNNING");
+  const config = { ...rig.job().config, respoolID: { value: "pool-a" } };
+  rig.api("job", "Update", { id: { value: JOB_ID }, config: { ...config, instanceCount: 1 } });
+  rig.replies();
+  const [kill] = rig.transport.take("kill-tasks", "hostmgr").flatMap((m) => m.tasks);
+  assert.equal(kill.taskId, `${JOB_ID}-1-1`);
+  rig.status(kill.taskId, "TASK_KILLED");
+  assert.equal(rig.job().tasks.has(1), false, "instance 1 is removed");
+
+  // The job manager restarts in between: what it knows of removed runs is in the store.
+  rig.store.settle();
+  rig.transport.drain();
+  const jm = await rig.restartJobManager();
+  rig.tick();
+  rig.transport.drain();
+  jm.receive({
+    kind: "api",
+    reqId: 50,
+    replyTo: "api/1",
+    procedure: "peloton.api.job.JobManager::Update",
+    body: { id: { value: JOB_ID }, config: { ...config, instanceCount: 2, changeLog: { version: 2 } } },
+  });
+  rig.tick();
+  rig.store.settle();
+  assert.equal(rig.replies()[0].error, undefined);
+  const gangs = rig.transport.take("enqueue-gangs", "resmgr").flatMap((m) => m.gangs);
+  assert.deepEqual(
+    gangs.flatMap((g) => g.tasks.map((t) => t.taskId)),
+    [`${JOB_ID}-1-2`],
+    "run 2, not 1 again",
+  );
+});
+
+Deno.test("a batch job shrunk during its rolling restart: the restart still ends, the removed instances need none", () => {
+  const rig = new JobmgrRig();
+  const ALL = [0, 1, 2, 3];
+  rig.create({ instanceCount: ALL.length });
+  rig.launch(ALL);
+  for (const i of ALL) rig.status(rig.taskId(i), "TASK_RUNNING");
+  const killed = () => {
+    for (const k of rig.transport.take("kill-tasks", "hostmgr").flatMap((m) => m.tasks)) {
+      rig.status(k.taskId, "TASK_KILLED");
+    }
+  };
+  rig.api("job", "Restart", { id: { value: JOB_ID }, batchSize: 1 });
+  const updateId = (rig.replies()[0].body as { updateID: { value: string } }).updateID.value;
+  killed();
+  // Instance 0 is being restarted; 1 to 3, still to restart, go.
+  const config = { ...rig.job().config, instanceCount: 1, respoolID: { value: "pool-a" } };
+  rig.api("job", "Update", { id: { value: JOB_ID }, config });
+  assert.deepEqual((rig.replies()[0].body as { instancesRemoved: number[] }).instancesRemoved, [1, 2, 3]);
+  killed();
+  assert.deepEqual([...rig.job().tasks.keys()], [0]);
+  rig.launch([0]);
+  rig.status(rig.taskId(0), "TASK_RUNNING");
+  rig.status(rig.taskId(0), "TASK_FINISHED");
+  rig.tick(60_000);
+  rig.store.settle();
+  assert.equal(rig.store.updates.get(updateId)?.state, "SUCCEEDED", "the restart ended");
+  assert.equal(rig.jm.updates.size, 0);
+  assert.deepEqual([rig.job().runtime.state, rig.job().runtime.updateId], ["SUCCEEDED", undefined]);
+});
+
 Deno.test("JobManager.Update refuses changes other than the instance count, and stale versions", () => {
   const rig = new JobmgrRig();
   rig.create({ instanceCount: 2 });
@@ -159,6 +226,25 @@ Deno.test("JobManager.Update refuses changes other than the instance count, and 
   assert.match(r2.error!.message, /changeLog\.version: got 9, expected the current version 1/);
   assert.equal(rig.job().tasks.size, 2);
   assert.equal(rig.job().configVersion, 1);
+});
+
+Deno.test("JobManager.Update resizes batch jobs only, as Peloton's: a service or daemon is refused, unchanged", () => {
+  for (const type of ["SERVICE", "DAEMON"] as const) {
+    const rig = new JobmgrRig();
+    rig.create({ type, instanceCount: type === "DAEMON" ? 0 : 2 });
+    const before = JSON.stringify([rig.job().config, [...rig.job().tasks.values()]]);
+    const config = { ...rig.job().config, instanceCount: 4, respoolID: { value: "pool-a" } };
+    rig.api("job", "Update", { id: { value: JOB_ID }, config });
+    const [r] = rig.replies();
+    assert.deepEqual(r.error, {
+      code: "invalid-argument",
+      message: `type: job ${JOB_ID} is ${type}, expected BATCH: JobManager.Update resizes batch jobs only; ` +
+        "a service changes through a rolling update (UpdateService.CreateUpdate, JobService.ReplaceJob), " +
+        "a daemon's instances follow its hosts",
+    }, type);
+    assert.equal(JSON.stringify([rig.job().config, [...rig.job().tasks.values()]]), before, type);
+    assert.equal(rig.job().configVersion, 1);
+  }
 });
 
 Deno.test("task Get of a daemon instance whose host left says it was removed; ids past the last never existed", async () => {

@@ -46,6 +46,10 @@ export const bodyError = (kind: string, message: string, extra: Body = {}): Body
 const notFoundIn = (r: Reply) => (jobId: string) =>
   r.ok({ notFound: { id: { value: jobId }, message: `job ${jobId} not found` } });
 
+/** Answers an unknown job with Peloton's `notFound` in the response's `error`. */
+const notFoundInError = (r: Reply) => (jobId: string) =>
+  r.ok(bodyError("notFound", `job ${jobId} not found`, { id: { value: jobId } }));
+
 /** Which API's error shapes a shared check answers in. */
 export type ApiShape = "v0" | "v1alpha";
 
@@ -79,7 +83,7 @@ export class JobApi {
           idValue(body.id),
           (j) => r.ok({ jobInfo: jobInfoJson(j), config: jobConfigJson(j.config) }),
           false,
-          (jobId) => r.ok(bodyError("notFound", `job ${jobId} not found`, { id: { value: jobId } })),
+          notFoundInError(r),
         );
       case "job.Query":
         return this.#query(r, body);
@@ -95,10 +99,13 @@ export class JobApi {
           return this.#workflow(r, method.toUpperCase() as "RESTART" | "START" | "STOP", body);
         }
         return this.#tasks(r, method, body);
+      // Peloton answers an unknown job in the body: Stop's and Start's `error.notFound`, Restart's own
+      // `notFound` (JobManager's Stop|Start|Restart, above, answer it as an error).
       case "task.Stop":
       case "task.Start":
+        return this.#tasks(r, method, body, notFoundInError(r));
       case "task.Restart":
-        return this.#tasks(r, method, body);
+        return this.#tasks(r, method, body, notFoundIn(r));
       // Peloton answers an unknown job in the body: List's and Get's own `notFound`, BrowseSandbox's
       // `error.notFound`.
       case "task.List":
@@ -119,7 +126,7 @@ export class JobApi {
           idValue(body.jobId),
           (j) => this.#sandbox(r, j, Number(body.instanceId ?? 0), idValue(body.taskId)),
           true,
-          (jobId) => r.ok(bodyError("notFound", `job ${jobId} not found`, { id: { value: jobId } })),
+          notFoundInError(r),
         );
       default:
         return r.error("unimplemented", `procedure ${req.procedure} is not implemented`);
@@ -146,6 +153,14 @@ export class JobApi {
       : (what: string) => r.error("invalid-argument", `spec.respoolId: ${what}`);
     if (!respoolId) return refuse("expected a resource pool id");
     this.#resmgrApi(RESPOOL_GET, { id: { value: respoolId } }, (reply) => {
+      // The resource manager did not answer (a timeout, a leader change): its error, not a bad config.
+      if (reply.error) {
+        const field = api === "v0" ? "config.respoolID" : "spec.respoolId";
+        return r.error(
+          reply.error.code,
+          `${field}: cannot check resource pool ${respoolId}: ${reply.error.message}`,
+        );
+      }
       const info = (reply.body as Body | undefined)?.poolinfo as Body | undefined;
       if (!info) return refuse(`resource pool ${respoolId} not found`);
       if ((info.children as unknown[]).length > 0) {
@@ -255,7 +270,7 @@ export class JobApi {
   }
 
   /**
-   * Resizes a job (Spark-style elastic jobs): instances are added or removed; added ones go through
+   * Resizes a batch job (Spark-style elastic jobs): instances are added or removed; added ones go through
    * admission like any other. Everything else in the config must stay as it is.
    */
   #update(r: Reply, body: Body): void {
@@ -263,6 +278,16 @@ export class JobApi {
   }
 
   #resize(r: Reply, job: JobEntry, body: Body): void {
+    // Peloton's Update refuses other jobs ("job update is only supported for batch jobs"): a resize here
+    // would bypass a service's rolling updates and fight a daemon's host-driven instances.
+    if (job.config.type !== "BATCH") {
+      return r.error(
+        "invalid-argument",
+        `type: job ${job.jobId} is ${job.config.type}, expected BATCH: JobManager.Update resizes batch jobs ` +
+          "only; a service changes through a rolling update (UpdateService.CreateUpdate, " +
+          "JobService.ReplaceJob), a daemon's instances follow its hosts",
+      );
+    }
     const raw = { ...(body.config as Body ?? {}) };
     const given = (raw.changeLog as Body | undefined)?.version ??
       (raw.changelog as Body | undefined)?.version;
@@ -329,8 +354,9 @@ export class JobApi {
     });
   }
 
-  #tasks(r: Reply, method: string, body: Body): void {
-    this.withLiveJob(r, idValue(body.jobId ?? body.id), (job) => this.#taskAction(r, job, method, body));
+  #tasks(r: Reply, method: string, body: Body, missing?: (jobId: string) => void): void {
+    const jobId = idValue(body.jobId ?? body.id);
+    this.withLiveJob(r, jobId, (job) => this.#taskAction(r, job, method, body), missing);
   }
 
   #taskAction(r: Reply, job: JobEntry, method: string, body: Body): void {
@@ -486,15 +512,21 @@ export class JobApi {
 
   /**
    * Runs `fn`, which changes the job, with the job in memory: a job only the store holds (it ended
-   * before a restart) is loaded first, so calls act the same before and after a restart.
+   * before a restart) is loaded first, so calls act the same before and after a restart. An unknown job is
+   * answered by `missing`, or else as a not-found error.
    */
-  withLiveJob(r: Reply, jobId: string | undefined, fn: (job: JobEntry) => void): void {
+  withLiveJob(
+    r: Reply,
+    jobId: string | undefined,
+    fn: (job: JobEntry) => void,
+    missing = (id: string) => r.error("not-found", `job ${id} not found`),
+  ): void {
     if (!jobId) return r.error("invalid-argument", "id: expected a job id");
     const inMemory = this.jm.jobs.get(jobId);
     if (inMemory) return fn(inMemory);
     this.jm.loadJob(jobId, (job, err) => {
       if (err) return r.error("internal", `loading job ${jobId}: ${err.message}`);
-      if (!job) return r.error("not-found", `job ${jobId} not found`);
+      if (!job) return missing(jobId);
       fn(job);
     });
   }

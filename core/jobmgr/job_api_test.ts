@@ -63,6 +63,21 @@ Deno.test("a pool that does not exist or is not a leaf is rejected after asking 
   assertNothingCreated(rig);
 });
 
+Deno.test("a pool check the resource manager could not answer is that error, not a pool not found", () => {
+  const rig = new JobmgrRig();
+  rig.api("job", "Create", { config: jobConfigJson(makeJobConfig()) });
+  // What production answers for the resource manager when its call times out (a leader change).
+  const ask = rig.transport.takeOne("api", "resmgr");
+  const timedOut = "peloton.api.respool.ResourceManager::GetResourcePool timed out after 10000 ms";
+  rig.jm.receive({ kind: "api-reply", reqId: ask.reqId, error: { code: "unavailable", message: timedOut } });
+  const [r] = rig.replies();
+  assert.deepEqual(r.error, {
+    code: "unavailable",
+    message: `config.respoolID: cannot check resource pool pool-a: ${timedOut}`,
+  });
+  assertNothingCreated(rig);
+});
+
 Deno.test("a job id that is not a UUID is rejected; an existing one already exists", () => {
   const rig = new JobmgrRig();
   rig.api("job", "Create", { id: { value: "job-1" }, config: jobConfigJson(makeJobConfig()) });
@@ -198,6 +213,27 @@ Deno.test("job Get, task List, Get and BrowseSandbox of an unknown job answer Pe
   rig.api("task", "BrowseSandbox", { jobId: { value: JOB_ID }, instanceId: 0 });
   await reads();
   assert.deepEqual(body(rig), { error: { notFound } }, "BrowseSandboxResponse.error.notFound");
+});
+
+Deno.test("task Stop, Start and Restart of an unknown job answer Peloton's in-body notFound; JobManager's are errors", async () => {
+  const rig = new JobmgrRig();
+  const notFound = { id: { value: JOB_ID }, message: `job ${JOB_ID} not found` };
+  const answers: [string, Body][] = [
+    ["Stop", { error: { notFound } }],
+    ["Start", { error: { notFound } }],
+    ["Restart", { notFound }],
+  ];
+  for (const [method, answer] of answers) {
+    rig.api("task", method, { jobId: { value: JOB_ID } });
+    await reads();
+    assert.deepEqual(body(rig), answer, `task ${method}`);
+  }
+  for (const method of ["Stop", "Start", "Restart"]) {
+    rig.api("job", method, { id: { value: JOB_ID } });
+    await reads();
+    const [r] = rig.replies();
+    assert.deepEqual(r.error, { code: "not-found", message: `job ${JOB_ID} not found` }, `job ${method}`);
+  }
 });
 
 Deno.test("task List maps instance ids to task infos with their runtime", () => {

@@ -482,6 +482,12 @@ export class JobManager implements Receiver {
     }
     const t = this.newTask(job.jobId, id, defaultTaskGoal(job.config.type), configVersion);
     t.version = 0;
+    const { [id]: lastRun, ...removedRuns } = job.runtime.removedRuns ?? {};
+    if (lastRun !== undefined) {
+      // The instance was removed before: its Mesos task ids up to `lastRun` are taken.
+      t.runId = lastRun + 1;
+      job.runtime.removedRuns = removedRuns;
+    }
     job.tasks.set(id, t);
     job.runtime.nextInstanceId = Math.max(job.runtime.nextInstanceId ?? 0, id + 1);
     job.runtime.taskStats.INITIALIZED = (job.runtime.taskStats.INITIALIZED ?? 0) + 1;
@@ -686,6 +692,11 @@ export class JobManager implements Receiver {
     const stats = job.runtime.taskStats;
     stats[task.state] = Math.max(0, (stats[task.state] ?? 1) - 1);
     if (job.config.type === "DAEMON") job.config = { ...job.config, instanceCount: job.tasks.size };
+    else {
+      // The instance may be added back (the job grows again, a rollback): its runs so far are not reused.
+      const lastRun = Math.max(task.runId, task.desiredRunId ?? 0);
+      job.runtime.removedRuns = { ...job.runtime.removedRuns, [task.instanceId]: lastRun };
+    }
     this.#dirtyTasks.delete(task);
     this.#writes.push({ kind: "task.delete", jobId: job.jobId, instanceId: task.instanceId });
     this.markDirty(job, true);

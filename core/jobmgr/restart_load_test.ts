@@ -78,7 +78,9 @@ Deno.test("after a restart, a rolling start of a stopped job runs as a workflow;
 
   call(rig, jm, "peloton.api.task.TaskManager::Start", { jobId: { value: OTHER_ID } });
   await settle(rig);
-  assert.deepEqual(rig.replies().map((r) => r.error?.code), ["not-found"]);
+  // Peloton's TaskManager::Start answers an unknown job in the body: `error.notFound`.
+  const notFound = { id: { value: OTHER_ID }, message: `job ${OTHER_ID} not found` };
+  assert.deepEqual(rig.replies().map((r) => r.body), [{ error: { notFound } }]);
 });
 
 Deno.test("after a restart, deleting the volume of a stopped job unpins its task, as before the restart", async () => {

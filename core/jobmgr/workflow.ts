@@ -313,7 +313,9 @@ export class Workflows {
   #instanceVerdict(u: UpdateRecord, job: JobEntry, i: number): Verdict {
     const task = job.tasks.get(i);
     if (u.instancesRemoved.includes(i)) return !task ? "done" : "pending";
-    if (!task) return "pending";
+    // Removed since the workflow took it (a batch job shrank, a daemon's host left): nothing is left to
+    // restart, start, stop or update, and nothing brings it back, so waiting for it would never end.
+    if (!task) return "done";
     const attempts = u.config.maxInstanceAttempts;
     if (attempts > 0 && task.failureCount >= attempts) return "failed";
     switch (u.type) {

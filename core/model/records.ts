@@ -17,6 +17,11 @@ export interface JobRuntime {
   workflowVersion?: number;
   /** Next instance id to give out (daemon jobs and grown jobs never reuse ids). */
   nextInstanceId?: number;
+  /**
+   * The last run of each instance removed from a batch or service job (it shrank, an update removed it),
+   * until the instance is added back: its new task starts after that run, so no Mesos task id is used twice.
+   */
+  removedRuns?: Record<number, number>;
   /** Bumped on every write; stores reject a write whose version is not newer than the stored one. */
   version: number;
 }
