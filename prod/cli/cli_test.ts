@@ -149,6 +149,26 @@ Deno.test("job stateless replace: [RESPOOL] [ENTITY-VERSION], RESPOOL a path; a 
   assert.match(peloton.err, /cannot reach/);
 });
 
+Deno.test("Peloton's RESPOOL forms: a bad count is a usage error before the pool is looked up", async () => {
+  const spec = `${PELOTON}/tests/integration/test_configs/test_update_stateless_job_spec.yaml`;
+  const v2 = `${ROOT}/scenarios/jobs/service_v2.yaml`;
+  for (
+    const [argv, field] of [
+      [["update", "create", "x", v2, "two", "/Pool"], "BATCH-SIZE"],
+      [["update", "create", "x", v2, "2", "/Pool", "--maxattempts", "many"], "--maxattempts"],
+      [["job", "stateless", "replace", "x", spec, "two", "/Pool", "1-1-1"], "BATCH-SIZE"],
+      [
+        ["job", "stateless", "replace", "x", spec, "1", "/Pool", "--maxInstanceRetries", "x"],
+        "--maxInstanceRetries",
+      ],
+    ] as const
+  ) {
+    const r = await cli(NOWHERE, ...argv);
+    assert.equal(r.code, 2, `${argv.join(" ")}: ${r.err}`);
+    assert.match(r.err, new RegExp(`${field}: got "[^"]+", expected a whole number`));
+  }
+});
+
 Deno.test("a reversed or empty instance range is a usage error naming it, for every command taking -r", async () => {
   for (
     const argv of [

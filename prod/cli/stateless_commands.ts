@@ -183,6 +183,19 @@ export const statelessCommands: Command[] = [
       const minRunning = opts["min-running-seconds"] === undefined
         ? undefined
         : seconds("--min-running-seconds", String(opts["min-running-seconds"]));
+      // Checked before the server is asked anything: a bad argument is a usage error whether or not it answers.
+      const updateSpec = {
+        batchSize: count("BATCH-SIZE", batch),
+        maxInstanceRetries: count("--maxInstanceRetries", String(opts.maxInstanceRetries)),
+        maxTolerableInstanceFailures: count(
+          "--maxTolerableInstanceFailures",
+          String(opts.maxTolerableInstanceFailures),
+        ),
+        rollbackOnFailure: opts.rollbackOnFailure === true,
+        startPaused: opts["start-paused"] === true,
+        inPlace: opts["in-place"] === true,
+        ...(minRunning === undefined ? {} : { minRunningSeconds: minRunning }),
+      };
       const s = await spec(ctx, file);
       if (!s) return 1;
       // Peloton's CLI puts the pool's id in the spec; the server refuses one other than the job's.
@@ -191,18 +204,7 @@ export const statelessCommands: Command[] = [
         jobId: { value: job },
         version: { value: await version(ctx, job, entityVersion) },
         spec: s,
-        updateSpec: {
-          batchSize: count("BATCH-SIZE", batch),
-          maxInstanceRetries: count("--maxInstanceRetries", String(opts.maxInstanceRetries)),
-          maxTolerableInstanceFailures: count(
-            "--maxTolerableInstanceFailures",
-            String(opts.maxTolerableInstanceFailures),
-          ),
-          rollbackOnFailure: opts.rollbackOnFailure === true,
-          startPaused: opts["start-paused"] === true,
-          inPlace: opts["in-place"] === true,
-          ...(minRunning === undefined ? {} : { minRunningSeconds: minRunning }),
-        },
+        updateSpec,
       });
       ctx.out(ctx.json ? JSON.stringify(res) : `Job ${job} replaced, new version ${res.version.value}`);
       return 0;

@@ -223,9 +223,6 @@ export const updateCommands: Command[] = [
     async run(ctx, [job, file, batch, respool], opts) {
       const config = await loadConfigFile(ctx, file, loadJobConfig);
       if (!config) return 1;
-      // Peloton's form names the pool, and its CLI sends the pool's id in the config: the server refuses
-      // one other than the job's, as a job cannot move to another pool in an update.
-      const respoolID = respool === undefined ? undefined : { value: await respoolId(ctx, respool) };
       let updateConfig: Record<string, unknown> = {
         batchSize: count("BATCH-SIZE", batch),
         maxInstanceAttempts: count("--maxattempts", String(opts.maxattempts)),
@@ -254,12 +251,19 @@ export const updateCommands: Command[] = [
         }
         updateConfig = { ...uc.value };
       }
-      const version = opts["configuration-version"] !== undefined
-        ? count("--configuration-version", String(opts["configuration-version"]))
-        : await jobConfigVersion(ctx, job);
+      const given = opts["configuration-version"];
+      const version = given !== undefined ? count("--configuration-version", String(given)) : undefined;
+      // Peloton's form names the pool, and its CLI sends the pool's id in the config: the server refuses
+      // one other than the job's, as a job cannot move to another pool in an update. Looked up once every
+      // argument is checked, so that a bad one is a usage error whether or not the server answers.
+      const respoolID = respool === undefined ? undefined : { value: await respoolId(ctx, respool) };
       const res = await ctx.client.call<{ updateID: { value: string } }>(`${UPDATE}::CreateUpdate`, {
         jobId: { value: job },
-        jobConfig: { ...config, changeLog: { version }, ...(respoolID ? { respoolID } : {}) },
+        jobConfig: {
+          ...config,
+          changeLog: { version: version ?? await jobConfigVersion(ctx, job) },
+          ...(respoolID ? { respoolID } : {}),
+        },
         updateConfig,
       });
       ctx.out(ctx.json ? JSON.stringify(res) : `Update ${res.updateID.value} created`);

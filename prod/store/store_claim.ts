@@ -2,7 +2,7 @@
 import type { QueryExecutorProvider } from "kysely";
 import { sql } from "kysely";
 import { createConnection } from "mysql2/promise";
-import { type MysqlTarget, parseMysqlUrl, redact } from "./mysql_dialect.ts";
+import { ensureMysqlDatabase, type MysqlTarget, parseMysqlUrl, redact } from "./mysql_dialect.ts";
 import { liveOwner } from "../minicluster/data_dir_owner.ts";
 import { startTicks } from "../minicluster/_task_records.ts";
 
@@ -117,8 +117,14 @@ function claimSqlite(path: string, store: string, mode: ClaimMode, holder: Claim
     // Shared holders leave the file alone, so what it says is the exclusive holder's.
     const me = { ...holder, startTicks: startTicks(Deno.pid) };
     const bytes = new TextEncoder().encode(JSON.stringify(me) + "\n");
-    file.truncateSync(0);
-    for (let at = 0; at < bytes.length;) at += file.writeSync(bytes.subarray(at));
+    try {
+      file.truncateSync(0);
+      for (let at = 0; at < bytes.length;) at += file.writeSync(bytes.subarray(at));
+    } catch (e) {
+      // Closed, so that the lock does not outlive the failed claim (a retry would find the store held).
+      file.close();
+      throw new Error(`Cannot claim SQLite store ${path}: ${(e as Error).message}`, { cause: e });
+    }
   }
   let open = true;
   return {
@@ -161,13 +167,15 @@ interface ClaimRow {
 
 /**
  * The protocol. The gate is the lock `peloton:<db>`. An exclusive claim takes the gate for good, after
- * checking that no shared claim is live; a shared claim takes the gate for a moment, takes a lock of its
- * own (`peloton:<db>:<random>`) and gives the gate back. Each claim writes a row (a fresh `seq`) naming
- * its lock, connection and holder, so a refusal can say who holds the store.
+ * checking that no shared claim is live, and removes the rows of dead shared claims; a shared claim takes
+ * the gate for a moment, removes the row of the (then dead) exclusive claim, takes a lock of its own
+ * (`peloton:<db>:<random>`) and gives the gate back. Each claim writes a row (a fresh `seq`) naming its
+ * lock, connection and holder, so a refusal can say who holds the store.
  *
  * When the claim's connection is lost (the server restarted) writes wait while it is made again. It is
  * taken back only if no one else claimed the store meanwhile: an exclusive claim only if its row is still
- * the newest, a shared one only if no exclusive claim came after it. Otherwise it is lost for good.
+ * there and the newest, a shared one only if its row is still there and no exclusive claim came after it.
+ * A claim that came and went meanwhile removed the row, so it counts too. Otherwise it is lost for good.
  */
 class MysqlClaim implements StoreClaim {
   readonly lost: Promise<string>;
@@ -177,9 +185,8 @@ class MysqlClaim implements StoreClaim {
   #connectionId = 0;
   #ping?: ReturnType<typeof setInterval>;
   #pinging = false;
-  /** This claim's row; for a shared claim also the exclusive row it came after (0: none). */
+  /** This claim's row. */
   #seq = 0;
-  #gateSeq = 0;
 
   private constructor(
     readonly target: MysqlTarget,
@@ -196,6 +203,8 @@ class MysqlClaim implements StoreClaim {
     const gate = lockBase(target.database);
     const own = mode === "exclusive" ? gate : `${gate}:${crypto.randomUUID().slice(0, 8)}`;
     const claim = new MysqlClaim(target, store, mode, holder, gate, own);
+    // The claim comes before openStore, which creates a missing database: so must the claim.
+    await ensureMysqlDatabase(target);
     const conn = await connect(target);
     try {
       await conn.query(
@@ -279,8 +288,9 @@ class MysqlClaim implements StoreClaim {
   async #claimShared(conn: Conn): Promise<void> {
     try {
       if (!(await getLock(conn, this.own, 0))) throw new Error(`lock ${this.own} is taken`);
+      // With the gate held the exclusive claim is dead; one being taken back must find its row gone.
+      await conn.query(`DELETE FROM ${TABLE} WHERE lock_name = ?`, [this.gate]);
       this.#seq = await this.#writeRow(conn);
-      this.#gateSeq = (await readClaims(conn)).find((r) => r.lockName === this.gate)?.seq ?? 0;
     } finally {
       await releaseLock(conn, this.gate);
     }
@@ -378,8 +388,8 @@ class MysqlClaim implements StoreClaim {
         return "another process claimed it meanwhile";
       }
     } else {
-      const up = claims.find((r) => r.lockName === this.gate)?.seq ?? 0;
-      const ok = up === this.#gateSeq && (await getLock(conn, this.own, 0));
+      const up = claims.some((r) => r.lockName === this.gate);
+      const ok = !up && (await getLock(conn, this.own, 0));
       await releaseLock(conn, this.gate);
       if (!ok) return "a peloton up claimed it meanwhile";
     }

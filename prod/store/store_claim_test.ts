@@ -12,6 +12,7 @@ import {
 } from "./store_claim.ts";
 import { makeJob, put as write } from "./store_suite.ts";
 import { testDatabaseUrl } from "../testing_cluster.ts";
+import { ROOT } from "../testing.ts";
 
 async function refused(take: () => Promise<StoreClaim>): Promise<StoreInUseError> {
   let claim: StoreClaim;
@@ -126,6 +127,136 @@ Deno.test({
   },
 });
 
+/**
+ * A TCP relay to the MySQL server that can cut the connections through it and refuse new ones, as a network
+ * that fails and comes back.
+ */
+function faultyLink(target: { host: string; port: number }) {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const conns = new Set<Deno.Conn>();
+  let down = false;
+  const close = (c: Deno.Conn) => {
+    conns.delete(c);
+    try {
+      c.close();
+    } catch { /* closed already */ }
+  };
+  const pipe = (from: Deno.Conn, to: Deno.Conn) =>
+    from.readable.pipeTo(to.writable).catch(() => {}).finally(() => {
+      close(from);
+      close(to);
+    });
+  const accepting = (async () => {
+    for await (const client of listener) {
+      if (down) {
+        close(client);
+        continue;
+      }
+      const server = await Deno.connect({ hostname: target.host, port: target.port });
+      conns.add(client);
+      conns.add(server);
+      void pipe(client, server);
+      void pipe(server, client);
+    }
+  })().catch(() => {});
+  return {
+    port: (listener.addr as Deno.NetAddr).port,
+    /** Cuts every connection through the link and refuses new ones until `restore`. */
+    fail() {
+      down = true;
+      for (const c of [...conns]) close(c);
+    },
+    restore() {
+      down = false;
+    },
+    async close() {
+      this.fail();
+      listener.close();
+      await accepting;
+    },
+  };
+}
+
+Deno.test({
+  name: "MySQL claims: an up cut off while a daemon claimed the store and left does not take it back",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const url = testDatabaseUrl("claimgone");
+    const target = parseMysqlUrl(url);
+    await ensureMysqlDatabase(target);
+    const gate = lockBase(target.database);
+    const link = faultyLink(target);
+    const viaLink = new URL(url);
+    viaLink.port = String(link.port);
+    const conn = await admin(url);
+    const holderOf = async () => {
+      const [rows] = await conn.query("SELECT IS_USED_LOCK(?) AS id", [gate]);
+      return (rows as { id: number | null }[])[0].id;
+    };
+    const claim = await claimStore(viaLink.href, "exclusive", "peloton up");
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      // The up's network fails and stays down; the server frees the lock of its connection.
+      link.fail();
+      await waitUntil("the server to free the up's lock", async () => (await holderOf()) === null);
+      // Meanwhile a daemon is started on the store (it recovers from it and writes), and is stopped.
+      const daemon = await claimStore(url, "shared", "peloton jobmgr");
+      await daemon.release();
+      // The network comes back: the up's memory is behind the store, so it must not write on.
+      link.restore();
+      const late = new Promise<string>((
+        r,
+      ) => (timer = setTimeout(() => r("the claim was taken back"), 10_000)));
+      const why = await Promise.race([claim.lost, late]);
+      assert.match(why, /^lost its claim on store .*: another process claimed it meanwhile$/);
+      assert.equal(await holderOf(), null, "the up holds the store again");
+
+      // A daemon's dropped connection, with no up in between, is taken back as before.
+      const again = await claimStore(url, "shared", "peloton jobmgr");
+      const shared = async () => {
+        const [rows] = await conn.query(
+          "SELECT connection_id AS id, IS_USED_LOCK(lock_name) AS used FROM peloton_store_claims WHERE mode = 'shared'",
+        );
+        return (rows as { id: number; used: number | null }[])[0];
+      };
+      const first = (await shared()).id;
+      await conn.query(`KILL CONNECTION ${Number(first)}`);
+      await waitUntil("the daemon's claim to be taken back", async () => {
+        const row = await shared();
+        return row.id !== first && row.used === row.id;
+      });
+      await again.release();
+    } finally {
+      clearTimeout(timer);
+      await claim.release();
+      await link.close();
+      await conn.end();
+      await dropMysqlDatabase(target);
+    }
+  },
+});
+
+Deno.test({
+  name: "MySQL claims: a database not created yet is created first, as openStore does, so up starts on it",
+  sanitizeResources: false,
+  async fn() {
+    const url = testDatabaseUrl("claimnew");
+    try {
+      const claim = await claimStore(url, "exclusive", "peloton up");
+      const store = await openStore(url, { claim });
+      try {
+        assert.equal(await write(store, [{ kind: "job.put", job: makeJob("job-1") }]), undefined);
+      } finally {
+        await store.close();
+        await claim.release();
+      }
+    } finally {
+      await dropMysqlDatabase(parseMysqlUrl(url));
+    }
+  },
+});
+
 Deno.test("SQLite claims: flock beside the file; an up excludes daemons and daemons an up", async () => {
   const dir = await Deno.makeTempDir({ prefix: "store_claim_test_" });
   const url = `sqlite:${dir}/peloton.sqlite`;
@@ -143,6 +274,37 @@ Deno.test("SQLite claims: flock beside the file; an up excludes daemons and daem
     await resmgr.release();
     await (await claimStore(url, "exclusive", "peloton up at D")).release();
     await (await claimStore("sqlite::memory:", "exclusive", "x")).release();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("SQLite claims: one whose holder cannot be written names the store and gives its lock back", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "store_claim_test_" });
+  const url = `sqlite:${dir}/peloton.sqlite`;
+  // Twice, in a process whose files may not grow (ulimit -f 0): each claim fails to write its holder.
+  const code = `import { claimStore } from "./prod/store/store_claim.ts";
+for (let i = 0; i < 2; i++) {
+  try {
+    await (await claimStore(Deno.args[0], "exclusive", "peloton up")).release();
+    console.log("claimed");
+  } catch (e) {
+    console.log(e.message);
+  }
+}`;
+  try {
+    const run = await new Deno.Command("sh", {
+      args: ["-c", 'trap "" XFSZ; ulimit -f 0; exec "$0" eval "$1" "$2"', Deno.execPath(), code, url],
+      cwd: ROOT,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const lines = new TextDecoder().decode(run.stdout).trim().split("\n");
+    assert.equal(lines.length, 2, new TextDecoder().decode(run.stderr));
+    // The second is not refused by the first one's lock, as if another process held the store.
+    for (const line of lines) {
+      assert.match(line, new RegExp(`^Cannot claim SQLite store ${dir}/peloton\\.sqlite: File too large`));
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
