@@ -75,8 +75,8 @@ export class PlacementHandoff {
   readonly #retry = new Fifo<QueuedGang>();
   readonly #placing = new Fifo<PlacingBatch>();
   readonly #launching = new Fifo<Launching>();
-  /** Placements handed over again, with how many times they were sent before. */
-  readonly #resent = new Map<HostPlacement, number>();
+  /** Placements handed over again, with how many times they were sent before (gone with the placement). */
+  readonly #resent = new WeakMap<HostPlacement, number>();
   /** Tasks without an owner. */
   readonly #shared = newOutbox();
   /** Per owning job manager, created on first use. */
@@ -328,13 +328,16 @@ export class PlacementHandoff {
     while (this.#launching.size && this.#launching.peek()!.deadlineMs <= now) {
       const { placement, rows, generations, sent } = this.#launching.shift()!;
       const stuck = new Set<string>();
+      let owner: Address | undefined;
       for (let i = 0; i < rows.length; i++) {
-        if (t.holds(rows[i], generations[i]) && t.state[rows[i]] === LAUNCHING) stuck.add(t.taskId[rows[i]]);
+        if (!t.holds(rows[i], generations[i]) || t.state[rows[i]] !== LAUNCHING) continue;
+        if (!stuck.size) owner = t.owner(rows[i]);
+        stuck.add(t.taskId[rows[i]]);
       }
       if (!stuck.size || sent > this.config.launchingResends) continue;
       const p = { ...placement, tasks: placement.tasks.filter((task) => stuck.has(task.taskId)) };
       this.#resent.set(p, sent);
-      this.#outbox(t.owner(rows[0])).placed.push(p);
+      this.#outbox(owner).placed.push(p);
       again = true;
     }
     if (again) this.#placementPolls.wake(this.#hasNews);
