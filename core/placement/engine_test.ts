@@ -156,7 +156,7 @@ Deno.test("a host whose lease goes out with a placement is not held for another 
 });
 
 Deno.test("a task waits for its desired host until the desired-host deadline, then takes another", () => {
-  const { gangs, hosts, transport, clock } = setup();
+  const { pe, gangs, hosts, transport, clock } = setup();
   gangs(one({ desiredHost: "h9" }));
   assert.deepEqual(hosts([lease("h1")])[0].hints, ["h9"]);
   assert.deepEqual(transport.take("set-placements"), []);
@@ -167,7 +167,10 @@ Deno.test("a task waits for its desired host until the desired-host deadline, th
   gangs(one({ instanceId: 1, desiredHost: "h9" }));
   hosts([lease("h1")]);
   clock.advance(PELOTON_POLICIES.BATCH.desiredHostDurationMs);
-  gangs();
+  // Unanswered that long, the dequeue was sent again (`requestRetryMs`): the latest is answered.
+  const dequeues = transport.take("dequeue-gangs", "resmgr");
+  assert.ok(dequeues.length > 1);
+  pe.receive({ kind: "gangs", reqId: dequeues[dequeues.length - 1].reqId, gangs: [] });
   hosts([lease("h1")]);
   assert.equal(transport.takeOne("set-placements").placements[0].hostname, "h1");
 });

@@ -31,15 +31,9 @@ export function engineRig(config: Partial<PlacementConfig> = {}, executor?: Plac
   );
   const { transport } = ports;
   pe.start();
-  /**
-   * Answers the pending dequeue with these gangs; returns the dequeue's timeout. When the test let time
-   * pass the engine's `requestRetryMs`, the engine gave up on earlier dequeues and sent them again: the
-   * latest is answered.
-   */
+  /** Answers the pending dequeue with these gangs; returns the dequeue's timeout. */
   const gangs = (...list: Gang[]) => {
-    const all = transport.take("dequeue-gangs", "resmgr");
-    if (!all.length) throw new Error("Cannot answer a dequeue: none is pending");
-    const dq = all[all.length - 1];
+    const dq = transport.takeOne("dequeue-gangs", "resmgr");
     pe.receive({ kind: "gangs", reqId: dq.reqId, gangs: list });
     return dq.timeoutMs;
   };
