@@ -231,7 +231,11 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
         });
         assert.equal(code, 0, out.join("\n"));
         assert.deepEqual(asked, ["Stop this job?"]);
-        assert.deepEqual(JSON.parse(out.at(-1)!), { stopped: [{ id: plain, instances: 1 }], failed: [] });
+        assert.deepEqual(JSON.parse(out.at(-1)!), {
+          stopped: [{ id: plain, instances: 1 }],
+          failed: [],
+          matched: 1,
+        });
 
         const mismatch = await cli(up.url, "job", "stop", other, "--owner", "stopper");
         assert.equal(mismatch.code, 1);

@@ -43,17 +43,20 @@ const ACTIVE_STATES = ["INITIALIZED", "PENDING", "RUNNING"];
 
 type Summary = { id: { value: string }; name: string; owner: string; runtime: { state: string } };
 
+/** What `-n/--limit` or `-q/--total` of 0 stands for: 100, each flag's default (a server reads 0 as its own). */
+const STOP_DEFAULT_CAP = 100;
+
 /**
  * The jobs `job stop` acts on: JOB (checked against --owner and --labels when they are given too, as
- * Peloton's CLI does), or every active job matching --owner and --labels.
+ * Peloton's CLI does), or the first `cap` active jobs matching --owner and --labels, with how many matched.
  */
 async function jobsToStop(
   ctx: CommandContext,
   job: string | undefined,
   owner: string | undefined,
   labels: Label[] | undefined,
-  pagination: { limit: number; maxLimit: number },
-): Promise<{ jobs: string[]; query?: Summary[] }> {
+  cap: number,
+): Promise<{ jobs: string[]; query?: Summary[]; matched?: number }> {
   if (job !== undefined) {
     if (owner === undefined && labels === undefined) return { jobs: [job] };
     const res = await ctx.client.call<{ jobInfo: { config: { owner?: string; labels?: Label[] } } }>(
@@ -67,11 +70,37 @@ async function jobsToStop(
     if ((owner !== undefined && c.owner !== owner) || !hasLabels) return { jobs: [], query: [] };
     return { jobs: [job] };
   }
-  const spec: Record<string, unknown> = { jobStates: ACTIVE_STATES, pagination };
+  // Peloton's CLI sends {limit, maxLimit} and its store counts no further than maxLimit, so a stop capped
+  // at --total cannot tell that more matched. The same page is asked for without maxLimit, so that
+  // `pagination.total` counts every match.
+  const spec: Record<string, unknown> = { jobStates: ACTIVE_STATES, pagination: { limit: cap } };
   if (owner !== undefined) spec.owner = owner;
   if (labels !== undefined) spec.labels = labels;
-  const res = await ctx.client.call<{ results: Summary[] }>(`${JOB}::Query`, { spec, summaryOnly: true });
-  return { jobs: res.results.map((r) => r.id.value), query: res.results };
+  const res = await ctx.client.call<{ results: Summary[]; pagination?: { total?: number } }>(
+    `${JOB}::Query`,
+    { spec, summaryOnly: true },
+  );
+  const results = res.results.slice(0, cap);
+  return {
+    jobs: results.map((r) => r.id.value),
+    query: results,
+    matched: Math.max(res.pagination?.total ?? 0, results.length),
+  };
+}
+
+/**
+ * The warning of a stop cut short by -n/--limit or -q/--total: how many of the matching jobs it stopped,
+ * which flags stopped it, and how to stop the rest ("stopped 100 of 250 matching jobs (--limit 100, --total
+ * 100); run again, or pass --limit 250 --total 250, to stop the rest"). Run again, it finds the rest: a
+ * stopped job is KILLING, no longer active.
+ */
+function partialStopWarning(stopped: number, matched: number, limit: number, total: number): string {
+  const binding = [limit < matched ? `--limit ${limit}` : "", total < matched ? `--total ${total}` : ""]
+    .filter(Boolean);
+  const pass = [limit < matched ? `--limit ${matched}` : "", total < matched ? `--total ${matched}` : ""]
+    .filter(Boolean);
+  return `peloton job stop: stopped ${stopped} of ${matched} matching jobs (${binding.join(", ")}); ` +
+    `run again, or pass ${pass.join(" ")}, to stop the rest`;
 }
 
 export const jobCommands: Command[] = [
@@ -134,7 +163,8 @@ export const jobCommands: Command[] = [
     args: ["JOB?"],
     summary: "stop every task of a job (SIGTERM, then SIGKILL after the kill grace period); or, Peloton's " +
       "form, of every active job matching --owner O and -l/--labels k=v,... (lists them and asks first; " +
-      "-f/--force does not ask; -n/--limit 100 jobs, -q/--total 100 matches considered)",
+      "-f/--force does not ask; at most -n/--limit 100 and -q/--total 100 jobs; when more match, says how " +
+      "many on stderr, exit 0)",
     options: {
       owner: { type: "string" },
       labels: { type: "string", short: "l" },
@@ -150,11 +180,10 @@ export const jobCommands: Command[] = [
           "give JOB, or --owner and/or -l/--labels to stop every active job matching them",
         );
       }
-      const pagination = {
-        limit: count("--limit", String(opts.limit)),
-        maxLimit: count("--total", String(opts.total)),
-      };
-      const { jobs, query } = await jobsToStop(ctx, job, owner, labels, pagination);
+      const limit = count("--limit", String(opts.limit)) || STOP_DEFAULT_CAP;
+      const total = count("--total", String(opts.total)) || STOP_DEFAULT_CAP;
+      const { jobs, query, matched } = await jobsToStop(ctx, job, owner, labels, Math.min(limit, total));
+      const partial = matched !== undefined && matched > jobs.length;
       if (jobs.length === 0) {
         ctx.err(
           `peloton job stop: no ${job === undefined ? "active job matches" : `job ${job} matching`} ${
@@ -174,7 +203,10 @@ export const jobCommands: Command[] = [
       }
       if (
         query && opts.force !== true &&
-        !(await ctx.confirm?.(jobs.length === 1 ? "Stop this job?" : `Stop these ${jobs.length} jobs?`))
+        !(await ctx.confirm?.(
+          (jobs.length === 1 ? "Stop this job" : `Stop these ${jobs.length} jobs`) +
+            (partial ? ` (of ${matched} matching)?` : "?"),
+        ))
       ) {
         ctx.err(`peloton job stop: nothing stopped: confirm on a terminal, or give -f/--force`);
         return 1;
@@ -192,8 +224,11 @@ export const jobCommands: Command[] = [
           ctx.err(`peloton job stop: ${e.message}`);
         }
       }
-      if (ctx.json) ctx.out(JSON.stringify({ stopped, failed }));
-      else for (const s of stopped) ctx.out(`Job ${s.id} stopping: ${s.instances} instances`);
+      if (ctx.json) {
+        ctx.out(JSON.stringify(matched === undefined ? { stopped, failed } : { stopped, failed, matched }));
+      } else for (const s of stopped) ctx.out(`Job ${s.id} stopping: ${s.instances} instances`);
+      // A stop cut short at --limit/--total did what was asked, so it exits 0; the warning says the rest.
+      if (partial) ctx.err(partialStopWarning(stopped.length, matched, limit, total));
       return failed.length ? 1 : 0;
     },
   },

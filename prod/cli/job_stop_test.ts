@@ -1,0 +1,101 @@
+/** `job stop --owner/-l` against a stub job manager: a stop capped at -n/--total says how many matched. */
+import assert from "node:assert/strict";
+import { cli } from "../testing.ts";
+
+/** A job manager whose Query matches `matching` active jobs and answers Stop for each. */
+function stubJobManager(matching: number) {
+  const queries: unknown[] = [], stopped: string[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    const procedure = req.headers.get("Rpc-Procedure");
+    const body = await req.json();
+    if (procedure === "peloton.api.job.JobManager::Query") {
+      queries.push(body.spec);
+      const { offset = 0, limit = 100, maxLimit } = body.spec.pagination;
+      const considered = Math.min(matching, maxLimit || Infinity);
+      const ids = Array.from(
+        { length: Math.max(0, Math.min(limit, considered - offset)) },
+        (_, i) => i + offset,
+      );
+      return Response.json({
+        results: ids.map((i) => ({
+          id: { value: `job-${i}` },
+          name: `j${i}`,
+          owner: "o",
+          runtime: { state: "RUNNING" },
+        })),
+        pagination: { offset, limit, total: considered },
+      });
+    }
+    if (procedure === "peloton.api.task.TaskManager::Stop") {
+      stopped.push(body.jobId.value);
+      return Response.json({ stoppedInstanceIds: [0] });
+    }
+    return Response.json({ error: `unexpected ${procedure}` }, { status: 500 });
+  });
+  return { url: `http://127.0.0.1:${server.addr.port}`, queries, stopped, close: () => server.shutdown() };
+}
+
+Deno.test("job stop --owner: more matches than -n/-q stops that many and says how many matched, exit 0", async () => {
+  const jm = stubJobManager(250);
+  try {
+    const r = await cli(jm.url, "job", "stop", "--owner", "o", "-f");
+    assert.equal(r.code, 0, r.err);
+    assert.equal(jm.stopped.length, 100);
+    assert.equal(
+      r.err,
+      "peloton job stop: stopped 100 of 250 matching jobs (--limit 100, --total 100); run again, or pass " +
+        "--limit 250 --total 250, to stop the rest",
+    );
+    // The page Peloton's CLI asks for (min of --limit and --total), counted without a cap.
+    assert.deepEqual(jm.queries, [
+      { jobStates: ["INITIALIZED", "PENDING", "RUNNING"], pagination: { limit: 100 }, owner: "o" },
+    ]);
+
+    const json = await cli(jm.url, "job", "stop", "-l", "a=b", "-f", "-j", "-n", "10", "-q", "500");
+    assert.equal(json.code, 0, json.err);
+    const answer = JSON.parse(json.out);
+    assert.equal(answer.stopped.length, 10);
+    assert.equal(answer.matched, 250);
+    assert.equal(
+      json.err,
+      "peloton job stop: stopped 10 of 250 matching jobs (--limit 10); run again, or pass --limit 250, " +
+        "to stop the rest",
+    );
+  } finally {
+    await jm.close();
+  }
+});
+
+Deno.test("job stop --owner: every match within --total is stopped without a warning", async () => {
+  const jm = stubJobManager(250);
+  try {
+    const r = await cli(jm.url, "job", "stop", "--owner", "o", "-f", "--total", "250", "--limit", "300");
+    assert.equal(r.code, 0, r.err);
+    assert.equal(jm.stopped.length, 250);
+    assert.equal(r.err, "");
+  } finally {
+    await jm.close();
+  }
+});
+
+Deno.test("job stop --owner: the question asked says how many matched when not all are listed", async () => {
+  const jm = stubJobManager(3);
+  try {
+    const { runCli } = await import("./main.ts");
+    const asked: string[] = [], err: string[] = [];
+    const code = await runCli(["job", "stop", "--owner", "o", "-q", "2", "-m", jm.url], {
+      out: () => {},
+      err: (l) => err.push(l),
+      env: () => undefined,
+      confirm: (q) => (asked.push(q), Promise.resolve(true)),
+    });
+    assert.equal(code, 0, err.join("\n"));
+    assert.deepEqual(asked, ["Stop these 2 jobs (of 3 matching)?"]);
+    assert.deepEqual(jm.stopped, ["job-0", "job-1"]);
+    assert.deepEqual(err, [
+      "peloton job stop: stopped 2 of 3 matching jobs (--total 2); run again, or pass --total 3, to stop the rest",
+    ]);
+  } finally {
+    await jm.close();
+  }
+});
