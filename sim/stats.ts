@@ -112,9 +112,15 @@ interface JobTrack {
 /** When instance `i` of the job was asked for: its queue delay runs from then. */
 function requestedMs(j: JobTrack, i: number): number {
   const from = j.grownFrom;
-  if (from === undefined) return j.submitMs;
-  for (let k = from.length - 1; k >= 0; k--) if (i >= from[k]) return j.grownAtMs![k];
-  return j.submitMs;
+  if (from === undefined || i < from[0]) return j.submitMs;
+  // `grownFrom` ascends; a daemon job grows once per host (50,000 steps), so search, not scan.
+  let lo = 0, hi = from.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (from[mid] <= i) lo = mid;
+    else hi = mid - 1;
+  }
+  return j.grownAtMs![lo];
 }
 
 /** Records that instances from `j.expected` up to `count` were asked for at `nowMs`. */
