@@ -400,3 +400,39 @@ Deno.test("statuses with an ack token are answered only once their new states ar
   rig.store.settle();
   assert.deepEqual(rig.transport.take("statuses-processed", "hostmgr").map((m) => m.ackToken), [7]);
 });
+
+Deno.test("find names a task by its Mesos task id: the run, a stale run, and ids it must not match", () => {
+  const rig = new JobmgrRig();
+  const other = "11111111-2222-4333-8444-666666666666";
+  rig.create({ instanceCount: 3 });
+  rig.create({ instanceCount: 2 }, other);
+  const jm = rig.jm;
+  assert.equal(jm.find(id(2))?.task.instanceId, 2);
+  // The job found last is tried first; another job's task is still found under its own job.
+  assert.equal(jm.find(`${other}-1-1`)?.job.jobId, other);
+  assert.equal(jm.find(`${other}-1-1`)?.task.instanceId, 1);
+  assert.equal(jm.find(id(1))?.job.jobId, JOB_ID);
+  assert.equal(jm.find(id(1, 2)), undefined, "a run not started yet");
+  assert.deepEqual(jm.find(id(1, 0), true)?.stale, true);
+  for (
+    const bad of [
+      `${JOB_ID}-5-1`,
+      `${JOB_ID}--1`,
+      `${JOB_ID}-1-`,
+      `${JOB_ID}-x-1`,
+      `${JOB_ID}-1-1x`,
+      "1-1",
+      "x",
+    ]
+  ) {
+    assert.equal(jm.find(bad), undefined, bad);
+  }
+  // A job dropped and loaded again under its id is found anew, not the entry found before.
+  const before = jm.find(id(0))!.job;
+  jm.jobs.delete(JOB_ID);
+  assert.equal(jm.find(id(0)), undefined);
+  jm.jobs.set(JOB_ID, { ...before });
+  const again = jm.find(id(0))!.job;
+  assert.notEqual(again, before);
+  assert.equal(again, jm.jobs.get(JOB_ID));
+});
