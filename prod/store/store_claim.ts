@@ -360,9 +360,9 @@ class MysqlClaim implements StoreClaim {
         console.error(`Store claim on ${this.store} taken back`);
         return;
       } catch {
-        // The server is not back yet.
+        // The server is not back yet. The wait alone does not keep the process alive (a daemon's server does).
         conn?.destroy();
-        await new Promise((r) => setTimeout(r, delay));
+        await new Promise((r) => Deno.unrefTimer(setTimeout(r, delay)));
         delay = Math.min(2_000, delay * 2);
       }
     }
