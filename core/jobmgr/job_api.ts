@@ -50,6 +50,16 @@ const notFoundIn = (r: Reply) => (jobId: string) =>
 const notFoundInError = (r: Reply) => (jobId: string) =>
   r.ok(bodyError("notFound", `job ${jobId} not found`, { id: { value: jobId } }));
 
+/**
+ * Why JobManager's Restart|Start|Stop refuses a job: a batch job, with Peloton's InvalidArgument message
+ * (`<TYPE> supported only for service jobs`, pkg/jobmgr/jobsvc/handler.go `createNonUpdateWorkflow`) and
+ * the job named. A DAEMON job (ours; Peloton refused them) runs its workflows as a service does.
+ */
+const batchRefusal = (type: "RESTART" | "START" | "STOP") => (j: JobView): string | undefined =>
+  j.config.type === "BATCH"
+    ? `${type} supported only for service jobs: job ${j.jobId} is a BATCH job`
+    : undefined;
+
 /** Which API's error shapes a shared check answers in. */
 export type ApiShape = "v0" | "v1alpha";
 
@@ -93,12 +103,19 @@ export class JobApi {
         return this.#update(r, body);
       case "job.Restart":
       case "job.Start":
-      case "job.Stop":
+      case "job.Stop": {
+        const type = method.toUpperCase() as "RESTART" | "START" | "STOP";
         // With a batch size these are rolling workflows; without, they act on every instance at once.
-        if (Number(body.batchSize ?? 0) > 0) {
-          return this.#workflow(r, method.toUpperCase() as "RESTART" | "START" | "STOP", body);
-        }
-        return this.#tasks(r, method, body);
+        return this.withServiceJob(
+          r,
+          idValue(body.id ?? body.jobId),
+          type,
+          (job) =>
+            Number(body.batchSize ?? 0) > 0
+              ? this.#startWorkflow(r, job, type, body)
+              : this.#taskAction(r, job, method, body),
+        );
+      }
       // Peloton answers an unknown job in the body: Stop's and Start's `error.notFound`, Restart's own
       // `notFound` (JobManager's Stop|Start|Restart, above, answer it as an error).
       case "task.Stop":
@@ -329,10 +346,6 @@ export class JobApi {
     });
   }
 
-  #workflow(r: Reply, type: "RESTART" | "START" | "STOP", body: Body): void {
-    this.withLiveJob(r, idValue(body.id), (job) => this.#startWorkflow(r, job, type, body));
-  }
-
   #startWorkflow(r: Reply, job: JobEntry, type: "RESTART" | "START" | "STOP", body: Body): void {
     const version = body.resourceVersion ?? body.configurationVersion;
     if (version !== undefined && Number(version) !== job.configVersion) {
@@ -529,6 +542,33 @@ export class JobApi {
       if (!job) return missing(jobId);
       fn(job);
     });
+  }
+
+  /**
+   * Runs `fn` with the live job unless `refusal` gives a reason not to, which is answered as an
+   * InvalidArgument; the job is looked at before it is loaded, so a refused call changes nothing.
+   */
+  withLiveJobUnless(
+    r: Reply,
+    jobId: string | undefined,
+    refusal: (j: JobView) => string | undefined,
+    fn: (job: JobEntry) => void,
+  ): void {
+    this.withJob(r, jobId, (j) => {
+      const why = refusal(j);
+      if (why !== undefined) return r.error("invalid-argument", why);
+      this.withLiveJob(r, j.jobId, fn);
+    });
+  }
+
+  /** Runs `fn` with the live job if it is not a batch job (see `batchRefusal`). */
+  withServiceJob(
+    r: Reply,
+    jobId: string | undefined,
+    type: "RESTART" | "START" | "STOP",
+    fn: (job: JobEntry) => void,
+  ): void {
+    this.withLiveJobUnless(r, jobId, batchRefusal(type), fn);
   }
 
   /**

@@ -64,9 +64,20 @@ export class StatelessApi {
       case "GetJob":
         return this.api.withJob(r, idValue(body.jobId), (j) => this.#get(j, r));
       case "ReplaceJob":
-        return this.#active(body, r, (job) => this.#replace(job, body, r));
+        // A spec makes a SERVICE job, and Peloton refuses a replace that changes the job's type ("job type
+        // is immutable", pkg/jobmgr/jobsvc/stateless/handler.go `validateJobConfigUpdate`).
+        return this.api.withLiveJobUnless(
+          r,
+          idValue(body.jobId),
+          (j) =>
+            j.config.type === "SERVICE"
+              ? undefined
+              : `job type is immutable: job ${j.jobId} is a ${j.config.type} job, and a stateless spec makes ` +
+                "a SERVICE job",
+          (job) => this.#atVersion(body, r, job, (job) => this.#replace(job, body, r)),
+        );
       case "RestartJob":
-        return this.#active(body, r, (job) => {
+        return this.#service(body, r, "RESTART", (job) => {
           const rs = (body.restartSpec ?? {}) as Body;
           // Instances past the job's end are refused, naming them, and nothing is done.
           const outOfRange = outOfRangeOf(job, rs.ranges ?? body.ranges);
@@ -102,9 +113,14 @@ export class StatelessApi {
           this.#done(r, job, method);
         });
       case "StartJob":
-        return this.#active(body, r, (job) => (this.api.jm.startTasks(job), this.#done(r, job, method)));
+        return this.#service(
+          body,
+          r,
+          "START",
+          (job) => (this.api.jm.startTasks(job), this.#done(r, job, method)),
+        );
       case "StopJob":
-        return this.#active(body, r, (job) => {
+        return this.#service(body, r, "STOP", (job) => {
           this.api.jm.workflows.abortActive(job);
           this.api.jm.stopTasks(job);
           this.#done(r, job, method);
@@ -275,6 +291,16 @@ export class StatelessApi {
   /** An active job at the entity version the caller gives (v1alpha's optimistic concurrency). */
   #active(body: Body, r: Reply, fn: (job: JobEntry) => void): void {
     this.api.withLiveJob(r, idValue(body.jobId), (job) => this.#atVersion(body, r, job, fn));
+  }
+
+  /**
+   * As `#active`, for a service job only. Peloton's v0 JobManager refuses Restart|Start|Stop of a batch job
+   * (InvalidArgument, `<TYPE> supported only for service jobs`); its v1alpha handler, the API of stateless
+   * jobs, does not look. Here RestartJob, StartJob and StopJob refuse a batch job the v0 way, before anything
+   * is loaded or changed; a batch job is stopped and started with TaskManager's Stop and Start.
+   */
+  #service(body: Body, r: Reply, type: "RESTART" | "START" | "STOP", fn: (job: JobEntry) => void): void {
+    this.api.withServiceJob(r, idValue(body.jobId), type, (job) => this.#atVersion(body, r, job, fn));
   }
 
   #atVersion(body: Body, r: Reply, job: JobEntry, fn: (job: JobEntry) => void): void {

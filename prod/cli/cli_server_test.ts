@@ -4,6 +4,7 @@ import { cli, ROOT, startUp, waitFor } from "../testing.ts";
 import { runCli } from "./main.ts";
 
 const JOBS = `${ROOT}/scenarios/jobs`;
+const STATELESS = "peloton.api.v1alpha.job.stateless.svc.JobService";
 
 Deno.test("CLI against a real server: bad arguments are errors, not crashes or empty tables", async (t) => {
   const dataDir = await Deno.makeTempDir();
@@ -261,6 +262,34 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
         }
         const after = JSON.parse((await cli(up.url, "job", "stateless", "get", job, "-j")).out);
         assert.equal(after.jobInfo.status.version.value, before.jobInfo.status.version.value);
+      },
+    );
+
+    await t.step(
+      "job rolling-*|stateless restart|start|stop of a batch job: Peloton's InvalidArgument, nothing done",
+      async () => {
+        const status = async () => JSON.parse((await cli(up.url, "job", "stateless", "get", job, "-j")).out);
+        const before = await status();
+        const commands: [string, string[], string, string][] = [
+          ["job rolling-restart", [job, "1"], "peloton.api.job.JobManager::Restart", "RESTART"],
+          ["job rolling-start", [job, "1"], "peloton.api.job.JobManager::Start", "START"],
+          ["job rolling-stop", [job, "1"], "peloton.api.job.JobManager::Stop", "STOP"],
+          ["job stateless restart", [job], `${STATELESS}::RestartJob`, "RESTART"],
+          ["job stateless start", [job], `${STATELESS}::StartJob`, "START"],
+          ["job stateless stop", [job], `${STATELESS}::StopJob`, "STOP"],
+        ];
+        for (const [name, args, procedure, type] of commands) {
+          const r = await cli(up.url, ...name.split(" "), ...args);
+          assert.equal(r.code, 1, `${name}: ${r.out}`);
+          assert.equal(
+            r.err,
+            `peloton ${name}: ${procedure}: invalid-argument: ${type} supported only for service jobs: ` +
+              `job ${job} is a BATCH job`,
+          );
+        }
+        const after = await status();
+        assert.deepEqual(after.jobInfo.status, before.jobInfo.status);
+        assert.equal(after.workflowInfo, before.workflowInfo);
       },
     );
 
