@@ -196,7 +196,7 @@ Deno.test("stop drops pre-launch tasks in resmgr and kills launched ones through
   rig.create({ instanceCount: 2, task: { killGracePeriodSeconds: 7 } });
   rig.launch([0]);
   rig.status(id(0), "TASK_RUNNING");
-  rig.api("job", "Stop", { id: { value: JOB_ID } });
+  rig.api("task", "Stop", { jobId: { value: JOB_ID } });
   assert.deepEqual(rig.replies().map((r) => r.body), [{
     stoppedInstanceIds: [0, 1],
     invalidInstanceIds: [],
@@ -339,7 +339,7 @@ Deno.test("with killOnPreempt a preempted task stays KILLED", () => {
 Deno.test("a placement for a task stopped meanwhile launches nothing and returns the lease", () => {
   const rig = new JobmgrRig();
   rig.create();
-  rig.api("job", "Stop", { id: { value: JOB_ID } });
+  rig.api("task", "Stop", { jobId: { value: JOB_ID } });
   const launch = rig.launch([0]);
   assert.deepEqual([launch.leaseId, launch.tasks], ["h1#1", []]);
 });
