@@ -179,64 +179,6 @@ export function instancesText(ids: readonly number[]): string {
   return sorted.every((id, i) => id === i) ? count : `${count}: ${idsText(sorted)}`;
 }
 
-/**
- * v1alpha `stateless.WorkflowStatus` (`ConvertUpdateModelToWorkflowStatus`): the entity versions the
- * workflow moves the job to and from pair its config versions with the job's other two versions.
- */
-export function workflowStatusJson(j: JobView, u: UpdateRecord): Body {
-  const version = (config: number) => ({
-    value: `${config}-${j.runtime.desiredStateVersion ?? 1}-${j.runtime.workflowVersion ?? 0}`,
-  });
-  const total = u.instancesAdded.length + u.instancesUpdated.length + u.instancesRemoved.length;
-  return {
-    type: `WORKFLOW_TYPE_${u.type}`,
-    state: `WORKFLOW_STATE_${u.state}`,
-    prevState: u.prevState ? `WORKFLOW_STATE_${u.prevState}` : undefined,
-    numInstancesCompleted: u.instancesDone.length,
-    numInstancesRemaining: total - u.instancesDone.length - u.instancesFailed.length,
-    numInstancesFailed: u.instancesFailed.length,
-    instancesCurrent: u.instancesCurrent,
-    version: version(u.jobConfigVersion),
-    prevVersion: version(u.prevJobConfigVersion),
-    creationTime: time(u.creationTimeMs),
-    updateTime: time(u.updateTimeMs),
-    completionTime: time(u.completionTimeMs),
-  };
-}
-
-/** v1alpha `stateless.WorkflowInfo` (`ConvertUpdateModelToWorkflowInfo`): status, spec and instances. */
-export function workflowInfoJson(j: JobView, u: UpdateRecord): Body {
-  const c = u.config;
-  const spec: Body = u.type === "UPDATE"
-    ? {
-      updateSpec: {
-        batchSize: c.batchSize,
-        rollbackOnFailure: c.rollbackOnFailure,
-        maxInstanceRetries: c.maxInstanceAttempts,
-        maxTolerableInstanceFailures: c.maxFailureInstances,
-        startPaused: c.startPaused,
-        inPlace: c.inPlace,
-      },
-      instancesAdded: instanceIdRanges(u.instancesAdded),
-      instancesRemoved: instanceIdRanges(u.instancesRemoved),
-      instancesUpdated: instanceIdRanges(u.instancesUpdated),
-    }
-    : u.type === "RESTART"
-    ? {
-      restartSpec: {
-        batchSize: c.batchSize,
-        ranges: instanceIdRanges(u.instancesUpdated),
-        inPlace: c.inPlace,
-      },
-    }
-    : {};
-  return {
-    status: workflowStatusJson(j, u),
-    ...spec,
-    opaqueData: u.opaqueData ? { data: u.opaqueData } : undefined,
-  };
-}
-
 /** v0 `volume.PersistentVolumeInfo`. */
 export function volumeJson(v: VolumeRecord): Body {
   return {

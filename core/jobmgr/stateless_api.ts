@@ -2,7 +2,7 @@
 import type { UpdateConfig } from "../model/config_types.ts";
 import type { UpdateRecord } from "../model/records.ts";
 import { parseStatelessSpec, parseUpdateConfig } from "../model/load.ts";
-import { jobConfigToStatelessSpec, statelessSpecToJobConfig } from "../model/stateless_spec.ts";
+import { statelessSpecToJobConfig } from "../model/stateless_spec.ts";
 import { isTerminalJobState, isTerminalTaskState } from "../model/states.ts";
 import { randomUuid } from "../ports/prng.ts";
 import {
@@ -13,46 +13,15 @@ import {
   type JobView,
   outOfRangeOf,
   type Reply,
-  time,
-  updateInfoJson,
-  workflowInfoJson,
-  workflowStatusJson,
 } from "./api_json.ts";
 import type { JobApi } from "./job_api.ts";
 import type { JobEntry } from "./job_entry.ts";
 import { PRE_LAUNCH_RANK } from "./jobmgr.ts";
 import { parseQuerySpec, runJobQuery } from "./job_query.ts";
+import { specJson, statusJson, workflowInfoJson } from "./v1alpha_json.ts";
 import { DEFAULT_UPDATE_CONFIG } from "./workflow.ts";
 
 export const STATELESS_SERVICE = "peloton.api.v1alpha.job.stateless.svc.JobService";
-
-/** v1alpha `stateless.JobStatus`; `workflowId` (ours) names the workflow in progress. */
-function statusJson(j: JobView, workflow?: UpdateRecord): Body {
-  const rt = j.runtime;
-  return {
-    state: `JOB_STATE_${rt.state}`,
-    desiredState: `JOB_STATE_${rt.goalState}`,
-    creationTime: time(rt.creationTimeMs),
-    podStats: Object.fromEntries(Object.entries(rt.taskStats).map(([s, n]) => [`POD_STATE_${s}`, n])),
-    version: { value: entityVersion(j) },
-    workflowId: rt.updateId ? { value: rt.updateId } : undefined,
-    workflowStatus: workflow ? workflowStatusJson(j, workflow) : undefined,
-  };
-}
-
-/**
- * v1alpha `stateless.JobSpec` of the job's current config version, made from the stored JobConfig, so it
- * is the same after a restart and there for jobs created through the v0 API. Its `revision` carries the
- * config version, as Peloton's does; the parser ignores it, so the spec can be sent back in a ReplaceJob.
- */
-function specJson(j: JobView): Body {
-  const { respoolId, ...spec } = jobConfigToStatelessSpec(j.config);
-  return {
-    revision: { version: j.configVersion },
-    ...spec,
-    respoolId: respoolId === undefined ? undefined : { value: respoolId },
-  };
-}
 
 export class StatelessApi {
   constructor(private readonly api: JobApi) {}
@@ -274,18 +243,27 @@ export class StatelessApi {
     };
   }
 
+  /**
+   * Every workflow of the job, newest first, as v1alpha `WorkflowInfo`s (`ListJobWorkflows`), each with its
+   * `workflowId` (ours: Peloton's WorkflowInfo has no id); `updatesLimit` keeps the newest so many.
+   */
   #workflows(body: Body, r: Reply): void {
     const jobId = idValue(body.jobId);
     if (!jobId) return r.error("invalid-argument", "jobId: expected a job id");
-    this.api.jm.deps.store.listUpdates(jobId).then((stored) => {
-      const byId = new Map(stored.map((u) => [u.updateId, u]));
-      for (const u of this.api.jm.updates.values()) if (u.jobId === jobId) byId.set(u.updateId, u);
-      r.ok({
-        workflowInfos: [...byId.values()].sort((a, b) => b.creationTimeMs - a.creationTimeMs).map(
-          updateInfoJson,
-        ),
-      });
-    }, (err) => r.error("internal", String(err)));
+    this.api.withJob(r, jobId, (j) => {
+      this.api.jm.deps.store.listUpdates(jobId).then((stored) => {
+        const byId = new Map(stored.map((u) => [u.updateId, u]));
+        for (const u of this.api.jm.updates.values()) if (u.jobId === jobId) byId.set(u.updateId, u);
+        const newest = [...byId.values()].sort((a, b) => b.creationTimeMs - a.creationTimeMs);
+        const limit = Number(body.updatesLimit ?? 0);
+        r.ok({
+          workflowInfos: (limit > 0 ? newest.slice(0, limit) : newest).map((u) => ({
+            workflowId: { value: u.updateId },
+            ...workflowInfoJson(j, u),
+          })),
+        });
+      }, (err) => r.error("internal", String(err)));
+    });
   }
 
   /** An active job at the entity version the caller gives (v1alpha's optimistic concurrency). */

@@ -111,10 +111,10 @@ Deno.test("GetJob after a job manager restart gives the whole spec the job was c
     containers: { ports: [] }[];
   };
   assert.deepEqual(pod.constraint, {
-    type: "LABEL_CONSTRAINT",
+    type: "CONSTRAINT_TYPE_LABEL",
     labelConstraint: {
-      kind: "TASK",
-      condition: "LESS_THAN",
+      kind: "LABEL_CONSTRAINT_KIND_POD",
+      condition: "LABEL_CONSTRAINT_CONDITION_LESS_THAN",
       label: { key: "app", value: "web" },
       requirement: 1,
     },
@@ -179,7 +179,7 @@ Deno.test("GetJob of a job created with v0 job.JobManager::Create gives its spec
           intervalSecs: 10,
           maxConsecutiveFailures: 3,
           timeoutSecs: 20,
-          type: "COMMAND",
+          type: "HEALTH_CHECK_TYPE_COMMAND",
           commandCheck: { command: "true" },
         },
       }],

@@ -1,0 +1,222 @@
+/**
+ * Peloton's v1alpha JSON shapes for the stateless JobService: job status and spec, workflow status and info,
+ * each enum in v1alpha's names (`JOB_STATE_RUNNING`, `POD_STATE_RUNNING`, `CONSTRAINT_TYPE_LABEL`, ...), which
+ * differ from v0's (`RUNNING`, `LABEL_CONSTRAINT`, ...). v0 responses keep v0's names (api_json.ts).
+ */
+import type {
+  Constraint,
+  HealthCheckConfig,
+  LabelConstraint,
+  PersistentVolumeConfig,
+  PodSpec,
+} from "../model/config_types.ts";
+import type { UpdateRecord, UpdateState, WorkflowType } from "../model/records.ts";
+import { jobConfigToStatelessSpec } from "../model/stateless_spec.ts";
+import type { JobState } from "../model/states.ts";
+import { type Body, entityVersion, instanceIdRanges, type JobView, time } from "./api_json.ts";
+
+/**
+ * v1alpha `stateless.JobState`. Peloton casts v0's number across (`stateless.JobState(runtime.GetState())`,
+ * pkg/jobmgr/util/handler/api_converter.go); the two enums line up but for 0, UNKNOWN in v0 and INVALID here.
+ */
+export function jobStateName(s: JobState): string {
+  return s === "UNKNOWN" ? "JOB_STATE_INVALID" : `JOB_STATE_${s}`;
+}
+
+/**
+ * v1alpha `pod.PodState` of a v0 task state name (`ConvertTaskStateToPodState`): the same states, UNKNOWN
+ * becoming INVALID. A name no v0 state has is shown as Peloton's fallback, POD_STATE_INVALID.
+ */
+export function podStateName(s: string): string {
+  return s === "UNKNOWN" || !POD_STATES.has(s) ? "POD_STATE_INVALID" : `POD_STATE_${s}`;
+}
+
+const POD_STATES = new Set([
+  "INITIALIZED",
+  "PENDING",
+  "READY",
+  "PLACING",
+  "PLACED",
+  "LAUNCHING",
+  "LAUNCHED",
+  "STARTING",
+  "RUNNING",
+  "SUCCEEDED",
+  "FAILED",
+  "LOST",
+  "PREEMPTING",
+  "KILLING",
+  "KILLED",
+  "DELETED",
+  "RESERVED",
+]);
+
+/** `pod_stats`: task counts by v1alpha pod state (`ConvertTaskStatsToPodStats`). */
+export function podStatsJson(taskStats: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [s, n] of Object.entries(taskStats)) {
+    const name = podStateName(s);
+    out[name] = (out[name] ?? 0) + n;
+  }
+  return out;
+}
+
+/**
+ * v1alpha `stateless.WorkflowType`: UPDATE and RESTART by name. START and STOP (JobManager's Start|Stop
+ * workflows) have no v1alpha name; Peloton casts its internal `models.WorkflowType` across, and proto3 JSON
+ * writes a value its enum does not name as the number, 3 and 4.
+ */
+export function workflowTypeJson(t: WorkflowType): string | number {
+  return t === "START" ? 3 : t === "STOP" ? 4 : `WORKFLOW_TYPE_${t}`;
+}
+
+/** v1alpha `stateless.WorkflowState`: v0's update states, in the same order, prefixed. */
+export function workflowStateName(s: UpdateState): string {
+  return `WORKFLOW_STATE_${s}`;
+}
+
+/** v1alpha `stateless.JobStatus`; `workflowId` (ours) names the workflow in progress. */
+export function statusJson(j: JobView, workflow?: UpdateRecord): Body {
+  const rt = j.runtime;
+  return {
+    state: jobStateName(rt.state),
+    desiredState: jobStateName(rt.goalState),
+    creationTime: time(rt.creationTimeMs),
+    podStats: podStatsJson(rt.taskStats),
+    version: { value: entityVersion(j) },
+    workflowId: rt.updateId ? { value: rt.updateId } : undefined,
+    workflowStatus: workflow ? workflowStatusJson(j, workflow) : undefined,
+  };
+}
+
+/**
+ * v1alpha `stateless.JobSpec` of the job's current config version, made from the stored JobConfig, so it
+ * is the same after a restart and there for jobs created through the v0 API. Its `revision` carries the
+ * config version, as Peloton's does; the parser ignores it, so the spec can be sent back in a ReplaceJob
+ * (which reads v1alpha's enum names as well as v0's).
+ */
+export function specJson(j: JobView): Body {
+  const { respoolId, defaultSpec, instanceSpec, ...spec } = jobConfigToStatelessSpec(j.config);
+  return {
+    revision: { version: j.configVersion },
+    ...spec,
+    defaultSpec: podSpecJson(defaultSpec),
+    instanceSpec: Object.fromEntries(Object.entries(instanceSpec).map(([id, pod]) => [id, podSpecJson(pod)])),
+    respoolId: respoolId === undefined ? undefined : { value: respoolId },
+  };
+}
+
+/**
+ * v1alpha `pod.PodSpec` in its wire names (`ConvertTaskConfigToPodSpec`): the constraint's and health
+ * checks' enums, which Peloton casts across by number, and the volume's `sizeMb` (v0's is `sizeMB`).
+ * Mesos's own messages (container, command, executor) are the same in both APIs.
+ */
+export function podSpecJson(pod: PodSpec): Body {
+  const { constraint, volume, containers, initContainers, ...rest } = pod;
+  const out: Body = { ...rest, containers: containers.map(containerJson) };
+  if (initContainers) out.initContainers = initContainers.map(containerJson);
+  if (constraint) out.constraint = constraintJson(constraint);
+  if (volume) out.volume = volumeJson(volume);
+  return out;
+}
+
+function containerJson(c: PodSpec["containers"][number]): Body {
+  const { livenessCheck, readinessCheck, ...rest } = c;
+  const out: Body = { ...rest };
+  if (livenessCheck) out.livenessCheck = healthCheckJson(livenessCheck);
+  if (readinessCheck) out.readinessCheck = healthCheckJson(readinessCheck);
+  return out;
+}
+
+/** v1alpha `pod.HealthCheckSpec`: `type` as HEALTH_CHECK_TYPE_*. */
+function healthCheckJson(h: HealthCheckConfig): Body {
+  return { ...h, type: `HEALTH_CHECK_TYPE_${h.type}` };
+}
+
+const CONSTRAINT_TYPE = { LABEL_CONSTRAINT: "LABEL", AND_CONSTRAINT: "AND", OR_CONSTRAINT: "OR" } as const;
+const LABEL_KIND = { TASK: "POD", HOST: "HOST" } as const;
+
+/** v1alpha `pod.Constraint`: CONSTRAINT_TYPE_*, LABEL_CONSTRAINT_KIND_* (v0's TASK is POD), LABEL_CONSTRAINT_CONDITION_*. */
+export function constraintJson(c: Constraint): Body {
+  const type = `CONSTRAINT_TYPE_${CONSTRAINT_TYPE[c.type]}`;
+  switch (c.type) {
+    case "LABEL_CONSTRAINT":
+      return { type, labelConstraint: labelConstraintJson(c.labelConstraint) };
+    case "AND_CONSTRAINT":
+      return { type, andConstraint: { constraints: c.andConstraint.constraints.map(constraintJson) } };
+    case "OR_CONSTRAINT":
+      return { type, orConstraint: { constraints: c.orConstraint.constraints.map(constraintJson) } };
+  }
+}
+
+function labelConstraintJson(l: LabelConstraint): Body {
+  return {
+    ...l,
+    kind: `LABEL_CONSTRAINT_KIND_${LABEL_KIND[l.kind]}`,
+    condition: `LABEL_CONSTRAINT_CONDITION_${l.condition}`,
+  };
+}
+
+/** v1alpha `pod.PersistentVolumeSpec`. */
+function volumeJson(v: PersistentVolumeConfig): Body {
+  const { sizeMB, ...rest } = v;
+  return { ...rest, sizeMb: sizeMB };
+}
+
+/**
+ * v1alpha `stateless.WorkflowStatus` (`ConvertUpdateModelToWorkflowStatus`): the entity versions the
+ * workflow moves the job to and from pair its config versions with the job's other two versions.
+ */
+export function workflowStatusJson(j: JobView, u: UpdateRecord): Body {
+  const version = (config: number) => ({
+    value: `${config}-${j.runtime.desiredStateVersion ?? 1}-${j.runtime.workflowVersion ?? 0}`,
+  });
+  const total = u.instancesAdded.length + u.instancesUpdated.length + u.instancesRemoved.length;
+  return {
+    type: workflowTypeJson(u.type),
+    state: workflowStateName(u.state),
+    prevState: u.prevState ? workflowStateName(u.prevState) : undefined,
+    numInstancesCompleted: u.instancesDone.length,
+    numInstancesRemaining: total - u.instancesDone.length - u.instancesFailed.length,
+    numInstancesFailed: u.instancesFailed.length,
+    instancesCurrent: u.instancesCurrent,
+    version: version(u.jobConfigVersion),
+    prevVersion: version(u.prevJobConfigVersion),
+    creationTime: time(u.creationTimeMs),
+    updateTime: time(u.updateTimeMs),
+    completionTime: time(u.completionTimeMs),
+  };
+}
+
+/** v1alpha `stateless.WorkflowInfo` (`ConvertUpdateModelToWorkflowInfo`): status, spec and instances. */
+export function workflowInfoJson(j: JobView, u: UpdateRecord): Body {
+  const c = u.config;
+  const spec: Body = u.type === "UPDATE"
+    ? {
+      updateSpec: {
+        batchSize: c.batchSize,
+        rollbackOnFailure: c.rollbackOnFailure,
+        maxInstanceRetries: c.maxInstanceAttempts,
+        maxTolerableInstanceFailures: c.maxFailureInstances,
+        startPaused: c.startPaused,
+        inPlace: c.inPlace,
+      },
+      instancesAdded: instanceIdRanges(u.instancesAdded),
+      instancesRemoved: instanceIdRanges(u.instancesRemoved),
+      instancesUpdated: instanceIdRanges(u.instancesUpdated),
+    }
+    : u.type === "RESTART"
+    ? {
+      restartSpec: {
+        batchSize: c.batchSize,
+        ranges: instanceIdRanges(u.instancesUpdated),
+        inPlace: c.inPlace,
+      },
+    }
+    : {};
+  return {
+    status: workflowStatusJson(j, u),
+    ...spec,
+    opaqueData: u.opaqueData ? { data: u.opaqueData } : undefined,
+  };
+}
