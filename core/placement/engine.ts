@@ -315,7 +315,11 @@ export class PlacementEngine implements Receiver {
       if (!why) {
         const task = o.unplaced[0];
         const counts = rejectionCounts(task, result.failures[o.roundUnit], reply.rejections[o.group]);
-        reasons.set(o.roundUnit, why = { text: failureReason(task, counts), room: roomIsMissing(counts) });
+        // A round the executor could not run (a placement worker died) says nothing about room.
+        why = result.error === undefined
+          ? { text: failureReason(task, counts), room: roomIsMissing(counts) }
+          : { text: result.error, room: false };
+        reasons.set(o.roundUnit, why);
       }
       const reason = withRefusal(
         u,

@@ -107,6 +107,8 @@ export interface PlacementResult {
   ports: Int32Array;
   /** Per unit: hosts rejected by each stage when (part of) the unit went unplaced, else null. */
   failures: (Int32Array | null)[];
+  /** Set when the executor could not run the round (nothing placed): why, the reason its units failed with. */
+  error?: string;
 }
 
 /** A span of slots handed to one placer: a whole unit or a share of one. */

@@ -7,6 +7,7 @@ import * as Comlink from "comlink";
 import type { ItemResults } from "../../core/placement/partition.ts";
 import type { PlacementResult, PlacementRound, RoundHosts } from "../../core/placement/round.ts";
 import { hostBuffers } from "../../core/placement/round.ts";
+import { CLOSING } from "./closing.ts";
 import { LocalPartitions, type Partition, placeOver } from "./partitions.ts";
 
 const local = new LocalPartitions();
@@ -71,5 +72,14 @@ export const workerApi = {
 };
 
 export type WorkerApi = typeof workerApi;
+
+// Whatever closes this worker says so first, so the executor fails the rounds it holds. (The worker's
+// global scope, typed here as the slice used: the project's types are the main thread's.)
+const scope = globalThis as unknown as { close(): void; postMessage(message: unknown): void };
+const closeWorker = scope.close;
+scope.close = () => {
+  scope.postMessage({ kind: CLOSING });
+  closeWorker();
+};
 
 Comlink.expose(workerApi);

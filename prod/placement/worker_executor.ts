@@ -3,68 +3,146 @@
  * in process. A round goes to worker 0 the moment it is placed, and worker 0 drives the others.
  */
 import * as Comlink from "comlink";
-import { hostBuffers, type PlacementResult, type PlacementRound } from "../../core/placement/round.ts";
+import {
+  hostBuffers,
+  type PlacementResult,
+  type PlacementRound,
+  portOffsets,
+  REASONS,
+  unitSlots,
+} from "../../core/placement/round.ts";
 import type { PlacementExecutor } from "../../core/ports/placement_executor.ts";
+import { isClosingNotice } from "./closing.ts";
 import type { WorkerApi } from "./worker.ts";
 
+export interface WorkerExecutorOptions {
+  /** The worker module (default `./worker.ts`); tests point it at one that dies. */
+  module?: URL;
+}
+
+/** One set of workers, wired together; replaced whole when any of them fails. */
+interface Generation {
+  workers: Worker[];
+  remotes: Comlink.Remote<WorkerApi>[];
+  /** Rounds sent and not back, by id: each fails with the generation's reason. */
+  rounds: Map<number, (why: string) => void>;
+  /** Why it failed, once it has. */
+  failed?: string;
+  stopped: boolean;
+}
+
+/**
+ * A worker that fails (an error event, a message it cannot send, closing itself, a rejected call) fails
+ * every round its generation holds: each gets a result placing nothing, with the reason, so the engine
+ * carries on as after any round that placed nothing. The survivors are stopped, and the next round starts
+ * a fresh set (not at once: workers that die on start-up cost a failed round each, not a restart loop).
+ */
 export class WorkerExecutor implements PlacementExecutor {
-  readonly #workers: Worker[] = [];
-  readonly #remotes: Comlink.Remote<WorkerApi>[] = [];
+  readonly #module: URL;
+  #gen: Generation;
   /** Results are handed over in the order the rounds were placed. */
-  #tail: Promise<unknown> = Promise.resolve();
+  #tail: Promise<void> = Promise.resolve();
   #rounds = 0;
   #closed = false;
 
-  constructor(readonly partitions: number) {
+  constructor(readonly partitions: number, options: WorkerExecutorOptions = {}) {
     if (!Number.isInteger(partitions) || partitions < 1) {
       throw new Error(`Cannot start ${partitions} placement workers: expected a positive integer`);
     }
-    for (let i = 0; i < partitions; i++) {
-      const w = new Worker(new URL("./worker.ts", import.meta.url), {
-        type: "module",
-        name: `placement-${i}`,
-      });
-      this.#workers.push(w);
-      this.#remotes.push(Comlink.wrap<WorkerApi>(w));
-    }
-    // Worker 0 coordinates; the others serve their partitions to it over their own channel.
-    const ports: MessagePort[] = [];
-    const setup: Promise<void>[] = [];
-    for (let i = 1; i < partitions; i++) {
-      const { port1, port2 } = new MessageChannel();
-      ports.push(port1);
-      setup.push(this.#remotes[i].serve(Comlink.transfer(port2, [port2])));
-    }
-    setup.push(this.#remotes[0].coordinate(Comlink.transfer(ports, ports)));
-    // Messages queue in order behind these, so rounds need not wait for them; a failure is loud.
-    this.#tail = Promise.all(setup);
+    this.#module = options.module ?? new URL("./worker.ts", import.meta.url);
+    this.#gen = this.#start();
   }
 
   place(round: PlacementRound, onResult: (result: PlacementResult) => void): void {
-    if (this.#closed) throw new Error("Cannot place a round: the placement workers were closed");
     // Posted now, not when the rounds before it are back: worker 0 queues it while this thread goes on.
-    const run = this.run(round);
-    const prev = this.#tail;
-    // A worker that throws is a broken invariant: fail loudly rather than leave the engine waiting.
-    this.#tail = prev.then(() => run).then(onResult, (err) => {
-      queueMicrotask(() => {
-        throw err;
-      });
+    const result = this.run(round);
+    // `result` never rejects; an error here is the engine's own, and stays loud without stopping the queue.
+    this.#tail = this.#tail.then(() => result).then(onResult).catch(reportError);
+  }
+
+  /** Places one round in the workers (posted before this returns); a failed worker fails the round. */
+  run(round: PlacementRound): Promise<PlacementResult> {
+    if (this.#closed) throw new Error("Cannot place a round: the placement workers were closed");
+    if (this.#gen.failed !== undefined) this.#gen = this.#start();
+    const gen = this.#gen;
+    const id = this.#rounds++;
+    return new Promise((resolve) => {
+      // Units and groups are copied, not transferred: a failed result can still be shaped from them.
+      gen.rounds.set(id, (why) => resolve(nothingPlaced(round, why)));
+      gen.remotes[0].place(id, Comlink.transfer(round, hostBuffers(round.hosts))).then((result) => {
+        gen.rounds.delete(id);
+        resolve(result);
+      }, (err) => this.#fail(gen, 0, err));
     });
   }
 
-  /** Places one round in the workers (posted before this returns). */
-  run(round: PlacementRound): Promise<PlacementResult> {
-    const id = this.#rounds++;
-    return this.#remotes[0].place(id, Comlink.transfer(round, hostBuffers(round.hosts)));
-  }
-
-  /** Waits for rounds in flight, then stops the workers. */
+  /** Waits for rounds in flight (a failed worker fails them), then stops the workers. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#tail.catch(() => undefined);
-    for (const r of this.#remotes) r[Comlink.releaseProxy]();
-    for (const w of this.#workers) w.terminate();
+    await this.#tail;
+    this.#stop(this.#gen);
   }
+
+  #start(): Generation {
+    const gen: Generation = { workers: [], remotes: [], rounds: new Map(), stopped: false };
+    for (let i = 0; i < this.partitions; i++) {
+      const w = new Worker(this.#module, { type: "module", name: `placement-${i}` });
+      // Unhandled, a worker's error event would end this process.
+      w.addEventListener("error", (e) => {
+        e.preventDefault();
+        this.#fail(gen, i, e.message);
+      });
+      w.addEventListener("messageerror", () => this.#fail(gen, i, "a message it sent could not be read"));
+      w.addEventListener("message", (e) => {
+        if (isClosingNotice(e.data)) this.#fail(gen, i, "it closed itself");
+      });
+      gen.workers.push(w);
+      gen.remotes.push(Comlink.wrap<WorkerApi>(w));
+    }
+    // Worker 0 coordinates; the others serve their partitions to it over their own channel. Rounds queue
+    // in order behind these messages, so they need not wait for the answers.
+    const ports: MessagePort[] = [];
+    for (let i = 1; i < this.partitions; i++) {
+      const { port1, port2 } = new MessageChannel();
+      ports.push(port1);
+      gen.remotes[i].serve(Comlink.transfer(port2, [port2])).catch((err) => this.#fail(gen, i, err));
+    }
+    gen.remotes[0].coordinate(Comlink.transfer(ports, ports)).catch((err) => this.#fail(gen, 0, err));
+    return gen;
+  }
+
+  /** The first failure in a generation: logged once, its workers stopped, its rounds failed. */
+  #fail(gen: Generation, worker: number, error: unknown): void {
+    if (gen.failed !== undefined || gen.stopped) return;
+    const text = error instanceof Error ? error.message : String(error);
+    gen.failed = `placement worker ${worker} failed: ${text}`;
+    console.error(
+      `Placement worker ${worker} (of ${this.partitions}) failed; its rounds in flight place nothing, ` +
+        `and the next round starts new workers:`,
+      error,
+    );
+    this.#stop(gen);
+    for (const fail of gen.rounds.values()) fail(gen.failed);
+    gen.rounds.clear();
+  }
+
+  #stop(gen: Generation): void {
+    if (gen.stopped) return;
+    gen.stopped = true;
+    for (const r of gen.remotes) r[Comlink.releaseProxy]();
+    for (const w of gen.workers) w.terminate();
+  }
+}
+
+/** A round the workers could not run: every task unplaced, no stage counts, and why. */
+function nothingPlaced(round: PlacementRound, error: string): PlacementResult {
+  const slots = unitSlots(round);
+  const ports = portOffsets(round, slots);
+  return {
+    hosts: new Int32Array(slots[slots.length - 1]).fill(-1),
+    ports: new Int32Array(ports[ports.length - 1]),
+    failures: round.units.map(() => new Int32Array(REASONS)),
+    error,
+  };
 }

@@ -1,0 +1,145 @@
+/** A placement worker that dies mid-round, with real workers: the rounds it held fail, later ones place. */
+import assert from "node:assert/strict";
+import { placeRound } from "../../core/placement/plan.ts";
+import type { PlacementResult } from "../../core/placement/round.ts";
+import { engineRig, lease, one, randomRound } from "../../core/placement/testing.ts";
+import { WorkerExecutor } from "./worker_executor.ts";
+import { assertSamePlacement } from "./testing.ts";
+
+type How = "error" | "close" | "reject";
+
+/** An executor whose worker `worker` dies as its partition of round `round` (the first is 0) starts. */
+function dying(partitions: number, worker: number, how: How, round = 0): WorkerExecutor {
+  const module = new URL(
+    `./testdata/dying_worker.ts?worker=${worker}&round=${round}&how=${how}`,
+    import.meta.url,
+  );
+  return new WorkerExecutor(partitions, { module });
+}
+
+/** Fails instead of waiting for ever (the defect: a dead worker never answers). */
+async function within<T>(what: string, p: Promise<T>, ms = 20_000): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: nothing after ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Runs `f` with console.error recorded instead of printed. */
+async function logged(f: () => Promise<void>): Promise<unknown[][]> {
+  const calls: unknown[][] = [];
+  const original = console.error;
+  console.error = (...args: unknown[]) => calls.push(args);
+  try {
+    await f();
+  } finally {
+    console.error = original;
+  }
+  return calls;
+}
+
+/** Places the rounds of `seeds` at once; resolves with each result, in the order they came. */
+function placeAll(exec: WorkerExecutor, seeds: number[]): Promise<[number, PlacementResult][]> {
+  const got: [number, PlacementResult][] = [];
+  return new Promise((resolve) => {
+    for (const seed of seeds) {
+      exec.place(randomRound(seed), (r) => {
+        got.push([seed, r]);
+        if (got.length === seeds.length) resolve(got);
+      });
+    }
+  });
+}
+
+function assertNothingPlaced(r: PlacementResult, why: RegExp, what: string): void {
+  assert.ok(r.hosts.every((h) => h === -1), `${what}: nothing placed`);
+  assert.match(r.error ?? "", why, `${what}: the reason`);
+}
+
+const CASES: [partitions: number, worker: number, how: How][] = [
+  [1, 0, "error"],
+  [2, 1, "error"],
+  [2, 0, "close"],
+  [3, 2, "close"],
+  [2, 1, "reject"],
+];
+
+for (const [partitions, worker, how] of CASES) {
+  const name = `worker ${worker} of ${partitions} dies by ${how}`;
+  Deno.test(`${name}: the round and the one queued behind it fail once each; later rounds place`, async () => {
+    const exec = dying(partitions, worker, how);
+    const calls = await logged(async () => {
+      // A rejected call comes back through worker 0, whichever worker threw.
+      const why = new RegExp(`^placement worker ${how === "reject" ? 0 : worker} failed: .+`);
+      const failed = await within(name, placeAll(exec, [3, 4]));
+      assert.deepEqual(failed.map(([seed]) => seed), [3, 4], "each answered once, in order");
+      for (const [seed, r] of failed) assertNothingPlaced(r, why, `seed ${seed}`);
+      // Placed after the failure: a fresh set of workers, the same result as the plan.
+      const later = await within(`${name}, later rounds`, placeAll(exec, [5, 6]));
+      assert.deepEqual(later.map(([seed]) => seed), [5, 6]);
+      for (const [seed, r] of later) {
+        assertSamePlacement(r, placeRound(randomRound(seed), partitions), `seed ${seed}`);
+        assert.equal(r.error, undefined);
+      }
+      await within(`${name}, close`, exec.close());
+      assert.deepEqual(failed.map(([seed]) => seed), [3, 4], "no round answered twice");
+    });
+    assert.equal(calls.length, 1, "the failure is logged once");
+    assert.match(String(calls[0][0]), new RegExp(`^Placement worker ${how === "reject" ? 0 : worker} `));
+  });
+}
+
+Deno.test("close() returns with a dead worker's round in flight, which is answered first", async () => {
+  const exec = dying(3, 2, "close");
+  const calls = await logged(async () => {
+    let answers = 0;
+    exec.place(randomRound(3), (r) => {
+      answers++;
+      assertNothingPlaced(r, /^placement worker 2 failed: it closed itself$/, "seed 3");
+    });
+    await within("close", exec.close());
+    assert.equal(answers, 1);
+    assert.throws(() => exec.place(randomRound(4), () => {}), /the placement workers were closed/);
+  });
+  assert.equal(calls.length, 1);
+});
+
+Deno.test("a placement engine whose worker dies gives the round's leases back and places the tasks later", async () => {
+  const exec = dying(1, 0, "error");
+  const calls = await logged(async () => {
+    const { gangs, hosts, transport, clock } = engineRig({}, exec);
+    gangs(one({ instanceId: 0 }), one({ instanceId: 1 }));
+    hosts([lease("h1"), lease("h2")]);
+    const until = async <T>(what: string, take: () => T[]): Promise<T[]> => {
+      for (let waited = 0; waited < 20_000; waited += 10) {
+        const got = take();
+        if (got.length) return got;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      throw new Error(`${what}: nothing after 20000 ms`);
+    };
+    const [failed] = await until("the failed round", () => transport.take("set-placements", "resmgr"));
+    assert.deepEqual([failed.placements, failed.failed], [[], []], "before their deadline the tasks stay");
+    assert.equal(failed.pending?.length, 1);
+    assert.match(failed.pending![0].reason, /^placement worker 0 failed: .*test worker dies in round 0/);
+    assert.deepEqual(failed.pending![0].taskIds, ["job-a-0-1", "job-a-1-1"]);
+    assert.deepEqual(transport.takeOne("release-hosts", "hostmgr").leaseIds, ["h1#1", "h2#1"]);
+    // After the backoff the tasks are due again: the next round goes to new workers and places them.
+    clock.advance(1_000);
+    gangs();
+    hosts([lease("h1"), lease("h2")]);
+    const [set] = await until("the next round", () => transport.take("set-placements", "resmgr"));
+    assert.deepEqual(set.failed, []);
+    assert.deepEqual(set.placements.flatMap((p) => p.tasks.map((t) => t.taskId)).sort(), [
+      "job-a-0-1",
+      "job-a-1-1",
+    ]);
+    await within("close", exec.close());
+  });
+  assert.equal(calls.length, 1);
+});
