@@ -176,8 +176,6 @@ export class JobManager implements Receiver {
   #writes: StoreWrite[] = [];
   /** Tasks changed since the last flush (written then, once each however often they changed). */
   readonly #dirtyTasks = new Set<TaskRecord>();
-  /** The job `find` found last. */
-  #lastFound: JobEntry | undefined;
   #dirty = new Set<JobEntry>();
   /** Jobs whose runtime must be stored even if their derived state did not change (goal, counts). */
   #forced = new Set<JobEntry>();
@@ -765,19 +763,10 @@ export class JobManager implements Receiver {
     const runAt = taskId.lastIndexOf("-");
     const instanceAt = runAt > 0 ? taskId.lastIndexOf("-", runAt - 1) : -1;
     if (instanceAt < 1) return undefined;
-    const runId = digitsAt(taskId, runAt + 1, taskId.length),
-      instanceId = digitsAt(taskId, instanceAt + 1, runAt);
-    if (runId < 0 || instanceId < 0) return undefined;
-    // Statuses and placements come in runs of one job's tasks: the last job found is checked first, by its
-    // own (already hashed) id, so a run does not hash a new slice of each task id.
-    let job = this.#lastFound;
-    if (
-      job === undefined || job.jobId.length !== instanceAt || !taskId.startsWith(job.jobId) ||
-      this.jobs.get(job.jobId) !== job
-    ) {
-      job = this.jobs.get(taskId.slice(0, instanceAt));
-      if (job) this.#lastFound = job;
-    }
+    const runId = Number(taskId.slice(runAt + 1)), instanceId = Number(taskId.slice(instanceAt + 1, runAt));
+    if (runAt === instanceAt + 1 || runAt === taskId.length - 1) return undefined;
+    if (!Number.isInteger(runId) || !Number.isInteger(instanceId)) return undefined;
+    const job = this.jobs.get(taskId.slice(0, instanceAt));
     const task = job?.tasks.get(instanceId);
     if (!job || !task) return undefined;
     if (task.runId !== runId) return allowStale ? { job, task, stale: true } : undefined;
@@ -1205,16 +1194,4 @@ function writeJobId(w: StoreWrite): string | undefined {
     default:
       return undefined;
   }
-}
-
-/** The decimal digits of `s` from `from` to `to` as a number; -1 if there are none or anything else. */
-function digitsAt(s: string, from: number, to: number): number {
-  if (from >= to || to - from > 15) return -1;
-  let n = 0;
-  for (let i = from; i < to; i++) {
-    const d = s.charCodeAt(i) - 48;
-    if (d < 0 || d > 9) return -1;
-    n = n * 10 + d;
-  }
-  return n;
 }
