@@ -47,6 +47,31 @@ export function entityVersion(j: JobView): string {
   return `${j.configVersion}-${j.runtime.desiredStateVersion ?? 1}-${j.runtime.workflowVersion ?? 0}`;
 }
 
+/**
+ * The config version an entity version names, read as Peloton's `versionutil.GetConfigVersion`
+ * (pkg/common/util/entityversion): three `-`-separated parts, the first an unsigned integer; the other two
+ * are not read, as a config version's spec does not depend on them.
+ */
+export function parseConfigVersion(
+  raw: unknown,
+): { ok: true; value: number } | { ok: false; message: string } {
+  const given = idValue(raw);
+  const expected = 'expected an entity version "<configVersion>-<desiredStateVersion>-<workflowVersion>"' +
+    " whose config version is an unsigned integer";
+  if (given === undefined) {
+    return {
+      ok: false,
+      message: `version: entityVersion has wrong format: ${expected}, got ${JSON.stringify(raw)}`,
+    };
+  }
+  const parts = given.split("-");
+  const value = Number(parts[0]);
+  if (parts.length !== 3 || !/^\d+$/.test(parts[0]) || !Number.isSafeInteger(value)) {
+    return { ok: false, message: `version: entityVersion has wrong format: ${expected}, got "${given}"` };
+  }
+  return { ok: true, value };
+}
+
 /** v0 `job.RuntimeInfo`. */
 export function jobRuntimeJson(j: JobView): Body {
   const rt = j.runtime;

@@ -1,5 +1,5 @@
 /** Peloton's v1alpha stateless job API (`peloton.api.v1alpha.job.stateless.svc.JobService`). */
-import type { UpdateConfig } from "../model/config_types.ts";
+import type { JobConfig, UpdateConfig } from "../model/config_types.ts";
 import type { UpdateRecord } from "../model/records.ts";
 import { parseStatelessSpec, parseUpdateConfig } from "../model/load.ts";
 import { statelessSpecToJobConfig } from "../model/stateless_spec.ts";
@@ -12,6 +12,7 @@ import {
   instancesOf,
   type JobView,
   outOfRangeOf,
+  parseConfigVersion,
   type Reply,
 } from "./api_json.ts";
 import type { JobApi } from "./job_api.ts";
@@ -31,7 +32,7 @@ export class StatelessApi {
       case "CreateJob":
         return this.#create(body, r);
       case "GetJob":
-        return this.api.withJob(r, idValue(body.jobId), (j) => this.#get(j, r));
+        return this.#getJob(body, r);
       case "ReplaceJob":
         // A spec makes a SERVICE job, and Peloton refuses a replace that changes the job's type ("job type
         // is immutable", pkg/jobmgr/jobsvc/stateless/handler.go `validateJobConfigUpdate`).
@@ -105,6 +106,43 @@ export class StatelessApi {
       default:
         return r.error("unimplemented", `procedure ${STATELESS_SERVICE}::${method} is not implemented`);
     }
+  }
+
+  /**
+   * GetJob as Peloton's handler answers it: with `summaryOnly` the job's summary alone (`summary`), else
+   * with a `version` only the spec of that config version (`jobInfo` without status), else spec and status.
+   * A malformed version is refused before the job is looked up, and nothing is loaded or changed.
+   */
+  #getJob(body: Body, r: Reply): void {
+    const jobId = idValue(body.jobId);
+    if (body.summaryOnly === true) {
+      return this.api.withJob(r, jobId, (j) => r.ok({ summary: this.#summary(j) }));
+    }
+    if (body.version === undefined || body.version === null) {
+      return this.api.withJob(r, jobId, (j) => this.#get(j, r));
+    }
+    const parsed = parseConfigVersion(body.version);
+    if (!parsed.ok) return r.error("invalid-argument", parsed.message);
+    this.api.withJob(r, jobId, (j) => this.#getSpecAt(j, parsed.value, r));
+  }
+
+  /** `jobInfo` with the spec of one config version: from memory if the job holds it, else from the store. */
+  #getSpecAt(j: JobView, version: number, r: Reply): void {
+    const reply = (config: JobConfig | undefined) => {
+      if (!config) {
+        return r.error("not-found", `version: job ${j.jobId} has no config version ${version}`);
+      }
+      r.ok({
+        jobInfo: { jobId: { value: j.jobId }, spec: specJson({ ...j, config, configVersion: version }) },
+      });
+    };
+    if (version === j.configVersion) return reply(j.config);
+    const held = this.api.jm.jobs.get(j.jobId)?.versions.get(version);
+    if (held) return reply(held.config);
+    this.api.jm.deps.store.getJobConfig(j.jobId, version).then(
+      reply,
+      (err) => r.error("internal", `reading config version ${version} of job ${j.jobId}: ${err}`),
+    );
   }
 
   /**
