@@ -207,7 +207,7 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
 
         const none = await cli(up.url, "job", "stop");
         assert.equal(none.code, 2);
-        assert.match(none.err, /give JOB, or --owner and\/or -l\/--labels/);
+        assert.match(none.err, /--owner: required without JOB; give JOB, or --owner O/);
         const unconfirmed = await cli(up.url, "job", "stop", "--owner", "stopper");
         assert.equal(unconfirmed.code, 1);
         for (const id of [labelled, plain]) assert.match(unconfirmed.out, new RegExp(id), "listed");
@@ -245,9 +245,21 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
         const byId = await cli(up.url, "job", "stop", other);
         assert.equal(byId.code, 0, byId.err);
         assert.equal(await goal(other), "KILLED");
-        const nothing = await cli(up.url, "job", "stop", "-l", "team=x", "-f");
+        const nothing = await cli(up.url, "job", "stop", "--owner", "keeper", "-l", "team=x", "-f");
         assert.equal(nothing.code, 1);
-        assert.equal(nothing.err, "peloton job stop: no active job matches --labels team=x");
+        assert.equal(
+          nothing.err,
+          "peloton job stop: no active job matches --owner keeper and --labels team=x",
+        );
+        // Stopped, `other` ends KILLED; stopping it again leaves it alone, as Peloton's CLI does.
+        await waitFor(
+          "the stopped job to end",
+          async () =>
+            JSON.parse((await cli(up.url, "job", "status", other, "-j")).out).state === "KILLED" || undefined,
+        );
+        const again = await cli(up.url, "job", "stop", other);
+        assert.equal(again.code, 0, again.err);
+        assert.equal(again.out, "Job is in terminal state: KILLED");
       },
     );
 

@@ -1,6 +1,7 @@
 /** `peloton job ...`: create, get, status, stop, validate. */
 import { stringify } from "yaml";
 import { loadJobConfig } from "../../core/model/load.ts";
+import { isTerminalJobState, type JobState } from "../../core/model/states.ts";
 import { ApiError } from "./client.ts";
 import type { Command, CommandContext } from "./command.ts";
 import { UsageError } from "./command.ts";
@@ -48,7 +49,8 @@ const STOP_DEFAULT_CAP = 100;
 
 /**
  * The jobs `job stop` acts on: JOB (checked against --owner and --labels when they are given too, as
- * Peloton's CLI does), or the first `cap` active jobs matching --owner and --labels, with how many matched.
+ * Peloton's CLI does, and skipped when it has ended: `terminal` is then its state), or the first `cap`
+ * active jobs matching --owner and --labels, with how many matched.
  */
 async function jobsToStop(
   ctx: CommandContext,
@@ -56,18 +58,19 @@ async function jobsToStop(
   owner: string | undefined,
   labels: Label[] | undefined,
   cap: number,
-): Promise<{ jobs: string[]; query?: Summary[]; matched?: number }> {
+): Promise<{ jobs: string[]; query?: Summary[]; matched?: number; terminal?: string }> {
   if (job !== undefined) {
-    if (owner === undefined && labels === undefined) return { jobs: [job] };
-    const res = await ctx.client.call<{ jobInfo: { config: { owner?: string; labels?: Label[] } } }>(
-      `${JOB}::Get`,
-      { id: { value: job } },
-    );
+    // Peloton's JobStopAction gets the job first, whatever the flags, to leave a job that has ended alone.
+    const res = await ctx.client.call<{
+      jobInfo: { config: { owner?: string; labels?: Label[] }; runtime: { state: JobState } };
+    }>(`${JOB}::Get`, { id: { value: job } });
     const c = res.jobInfo.config;
     const hasLabels = (labels ?? []).every((l) =>
       c.labels?.some((x) => x.key === l.key && x.value === l.value)
     );
     if ((owner !== undefined && c.owner !== owner) || !hasLabels) return { jobs: [], query: [] };
+    const state = res.jobInfo.runtime.state;
+    if (isTerminalJobState(state)) return { jobs: [], terminal: state };
     return { jobs: [job] };
   }
   // Peloton's CLI sends {limit, maxLimit} and its store counts no further than maxLimit, so a stop capped
@@ -161,8 +164,9 @@ export const jobCommands: Command[] = [
   {
     name: "job stop",
     args: ["JOB?"],
-    summary: "stop every task of a job (SIGTERM, then SIGKILL after the kill grace period); or, Peloton's " +
-      "form, of every active job matching --owner O and -l/--labels k=v,... (lists them and asks first; " +
+    summary: "stop every task of a job (SIGTERM, then SIGKILL after the kill grace period; a job that has " +
+      "ended is left alone: 'Job is in terminal state: KILLED', exit 0); or, Peloton's form, of every " +
+      "active job matching --owner O [and -l/--labels k=v,...] (lists them and asks first; " +
       "-f/--force does not ask; at most -n/--limit 100 and -q/--total 100 jobs; when more match, says how " +
       "many on stderr, exit 0)",
     options: {
@@ -173,16 +177,34 @@ export const jobCommands: Command[] = [
       total: { type: "string", short: "q", default: "100" },
     },
     async run(ctx, [job], opts) {
-      const owner = opts.owner === undefined ? undefined : String(opts.owner);
+      // An empty --owner is no owner, as in Peloton's CLI.
+      const owner = opts.owner ? String(opts.owner) : undefined;
       const labels = opts.labels === undefined ? undefined : parseLabels(String(opts.labels));
-      if (job === undefined && owner === undefined && labels === undefined) {
+      // Peloton's CLI stops no jobs by labels alone ("Either jobID or owner needs to be provided").
+      if (job === undefined && owner === undefined) {
         throw new UsageError(
-          "give JOB, or --owner and/or -l/--labels to stop every active job matching them",
+          `--owner: required without JOB${labels ? " (-l/--labels alone is not enough)" : ""}; give JOB, ` +
+            "or --owner O [-l k=v,...] to stop every active job of that owner",
         );
       }
       const limit = count("--limit", String(opts.limit)) || STOP_DEFAULT_CAP;
       const total = count("--total", String(opts.total)) || STOP_DEFAULT_CAP;
-      const { jobs, query, matched } = await jobsToStop(ctx, job, owner, labels, Math.min(limit, total));
+      const { jobs, query, matched, terminal } = await jobsToStop(
+        ctx,
+        job,
+        owner,
+        labels,
+        Math.min(limit, total),
+      );
+      if (terminal !== undefined) {
+        // Nothing to stop, which is what was asked: Peloton prints this and exits 0.
+        ctx.out(
+          ctx.json
+            ? JSON.stringify({ stopped: [], failed: [], terminal: { id: job, state: terminal } })
+            : `Job is in terminal state: ${terminal}`,
+        );
+        return 0;
+      }
       const partial = matched !== undefined && matched > jobs.length;
       if (jobs.length === 0) {
         ctx.err(

@@ -1,13 +1,32 @@
-/** `job stop --owner/-l` against a stub job manager: a stop capped at -n/--total says how many matched. */
+/**
+ * `job stop` against a stub job manager: a stop capped at -n/--total says how many matched; a job that has
+ * ended is left alone; without JOB, --owner is required.
+ */
 import assert from "node:assert/strict";
 import { cli } from "../testing.ts";
 
-/** A job manager whose Query matches `matching` active jobs and answers Stop for each. */
-function stubJobManager(matching: number) {
-  const queries: unknown[] = [], stopped: string[] = [];
+type StubJob = { state: string; owner: string; labels: { key: string; value: string }[] };
+
+/**
+ * A job manager whose Query matches `matching` active jobs, whose Get knows `known`, and which answers Stop
+ * for any job; `calls` lists every procedure called.
+ */
+function stubJobManager(matching: number, known: Record<string, StubJob> = {}) {
+  const queries: unknown[] = [], stopped: string[] = [], calls: string[] = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
     const procedure = req.headers.get("Rpc-Procedure");
     const body = await req.json();
+    calls.push(procedure!);
+    if (procedure === "peloton.api.job.JobManager::Get") {
+      const job = known[body.id.value];
+      if (!job) {
+        return Response.json({ code: "not-found", message: `job ${body.id.value} not found` }, {
+          status: 404,
+        });
+      }
+      const { state, ...config } = job;
+      return Response.json({ jobInfo: { id: body.id, config, runtime: { state, goalState: state } } });
+    }
     if (procedure === "peloton.api.job.JobManager::Query") {
       queries.push(body.spec);
       const { offset = 0, limit = 100, maxLimit } = body.spec.pagination;
@@ -32,7 +51,13 @@ function stubJobManager(matching: number) {
     }
     return Response.json({ error: `unexpected ${procedure}` }, { status: 500 });
   });
-  return { url: `http://127.0.0.1:${server.addr.port}`, queries, stopped, close: () => server.shutdown() };
+  return {
+    url: `http://127.0.0.1:${server.addr.port}`,
+    queries,
+    stopped,
+    calls,
+    close: () => server.shutdown(),
+  };
 }
 
 Deno.test("job stop --owner: more matches than -n/-q stops that many and says how many matched, exit 0", async () => {
@@ -51,7 +76,21 @@ Deno.test("job stop --owner: more matches than -n/-q stops that many and says ho
       { jobStates: ["INITIALIZED", "PENDING", "RUNNING"], pagination: { limit: 100 }, owner: "o" },
     ]);
 
-    const json = await cli(jm.url, "job", "stop", "-l", "a=b", "-f", "-j", "-n", "10", "-q", "500");
+    const json = await cli(
+      jm.url,
+      "job",
+      "stop",
+      "--owner",
+      "o",
+      "-l",
+      "a=b",
+      "-f",
+      "-j",
+      "-n",
+      "10",
+      "-q",
+      "500",
+    );
     assert.equal(json.code, 0, json.err);
     const answer = JSON.parse(json.out);
     assert.equal(answer.stopped.length, 10);
@@ -95,6 +134,66 @@ Deno.test("job stop --owner: the question asked says how many matched when not a
     assert.deepEqual(err, [
       "peloton job stop: stopped 2 of 3 matching jobs (--total 2); run again, or pass --total 3, to stop the rest",
     ]);
+  } finally {
+    await jm.close();
+  }
+});
+
+const LABELS = [{ key: "a", value: "b" }];
+
+Deno.test("job stop JOB leaves a job that has ended alone, as Peloton's 'Job is in terminal state', exit 0", async () => {
+  const jm = stubJobManager(0, {
+    done: { state: "SUCCEEDED", owner: "o", labels: LABELS },
+    killed: { state: "KILLED", owner: "o", labels: LABELS },
+    failed: { state: "FAILED", owner: "o", labels: [] },
+    live: { state: "RUNNING", owner: "o", labels: LABELS },
+  });
+  try {
+    const byId = await cli(jm.url, "job", "stop", "killed");
+    assert.equal(byId.code, 0, byId.err);
+    assert.equal(byId.out, "Job is in terminal state: KILLED");
+    assert.equal(byId.err, "");
+
+    const byOwner = await cli(jm.url, "job", "stop", "done", "--owner", "o", "-l", "a=b", "-f");
+    assert.equal(byOwner.code, 0, byOwner.err);
+    assert.equal(byOwner.out, "Job is in terminal state: SUCCEEDED");
+
+    const json = await cli(jm.url, "job", "stop", "failed", "-j");
+    assert.equal(json.code, 0, json.err);
+    assert.deepEqual(JSON.parse(json.out), {
+      stopped: [],
+      failed: [],
+      terminal: { id: "failed", state: "FAILED" },
+    });
+    assert.deepEqual(jm.stopped, [], "no job that has ended is stopped again");
+
+    const live = await cli(jm.url, "job", "stop", "live", "--owner", "o");
+    assert.equal(live.code, 0, live.err);
+    assert.deepEqual(jm.stopped, ["live"], "a running job is stopped");
+  } finally {
+    await jm.close();
+  }
+});
+
+Deno.test("job stop without JOB requires --owner, as Peloton's CLI: labels alone are a usage error", async () => {
+  const jm = stubJobManager(5);
+  try {
+    for (
+      const [args, because] of [
+        [["-l", "a=b", "-f"], " (-l/--labels alone is not enough)"],
+        [["--owner", "", "-f"], ""],
+        [[], ""],
+      ] as const
+    ) {
+      const r = await cli(jm.url, "job", "stop", ...args);
+      assert.equal(r.code, 2, JSON.stringify(args));
+      assert.equal(
+        r.err.split("\n")[0],
+        `peloton job stop: --owner: required without JOB${because}; give JOB, or --owner O [-l k=v,...] ` +
+          "to stop every active job of that owner",
+      );
+    }
+    assert.deepEqual(jm.calls, [], "nothing asked of the job manager");
   } finally {
     await jm.close();
   }
