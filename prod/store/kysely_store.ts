@@ -152,6 +152,11 @@ export class KyselyStore implements Store {
   #completed = 0;
   #flushWaiters: { target: number; resolve: () => void }[] = [];
   #closing?: Promise<void>;
+  /**
+   * Test seam: runs inside `queryJobs`' read snapshot, between its count and its page, so that a test can
+   * write there from another connection.
+   */
+  betweenQueryReads?: () => Promise<void>;
 
   constructor(db: Db, kind: DialectKind, options: StoreOptions = {}) {
     this.#db = db;
@@ -210,7 +215,37 @@ export class KyselyStore implements Store {
 
   async queryJobs(query: JobQuery): Promise<JobPage> {
     await this.flush();
-    let q = this.#db.selectFrom("jobs");
+    const clipped = (query.labels ?? []).some((l) =>
+      clip(l.key, LABEL_KEY_CHARS) !== l.key || clip(l.value, LABEL_VALUE_CHARS) !== l.value
+    );
+    if (clipped) {
+      // Labels longer than the index keeps matched by prefix in SQL; the config has them whole, so the
+      // exact matches (and the page of them) are found here, from one read.
+      const rows = await this.#matchingJobs(this.#db, query).selectAll()
+        .orderBy("creation_time_ms", "desc").orderBy("job_id", "desc").execute();
+      return jobPage(rows.map(jobFromRow).filter((j) => jobMatches(j, { labels: query.labels })), query);
+    }
+    // The count and the page are read from one snapshot, so that a job written meanwhile is in both or
+    // in neither: the total never disagrees with the page (a page of 3 with a total of 2).
+    return await this.#readSnapshot(async (db) => {
+      const q = this.#matchingJobs(db, query);
+      const counted = await q.select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow();
+      const total = Number(counted.n);
+      await this.betweenQueryReads?.();
+      const offset = query.offset ?? 0;
+      // Neither SQLite nor MySQL takes OFFSET without LIMIT.
+      const limit = query.limit ?? (offset > 0 ? Number.MAX_SAFE_INTEGER : undefined);
+      if (limit === 0 || offset >= total) return { jobs: [], total };
+      let page = q.selectAll().orderBy("creation_time_ms", "desc").orderBy("job_id", "desc");
+      if (limit !== undefined) page = page.limit(limit);
+      if (offset > 0) page = page.offset(offset);
+      return { jobs: (await page.execute()).map(jobFromRow), total };
+    });
+  }
+
+  /** The jobs matching a query's filters (labels by their indexed, clipped form), on `db`. */
+  #matchingJobs(db: Db, query: JobQuery) {
+    let q = db.selectFrom("jobs");
     if (query.states?.length) q = q.where("state", "in", query.states);
     if (query.respoolId !== undefined) q = q.where("respool_id", "=", query.respoolId);
     if (query.owner !== undefined) q = q.where("owner", "=", query.owner);
@@ -229,27 +264,29 @@ export class KyselyStore implements Store {
         )
       );
     }
-    const rows = q.selectAll().orderBy("creation_time_ms", "desc").orderBy("job_id", "desc");
-    const clipped = (query.labels ?? []).some((l) =>
-      clip(l.key, LABEL_KEY_CHARS) !== l.key || clip(l.value, LABEL_VALUE_CHARS) !== l.value
-    );
-    if (clipped) {
-      // Labels longer than the index keeps matched by prefix in SQL; the config has them whole, so the
-      // exact matches (and the page of them) are found here.
-      const found = (await rows.execute()).map(jobFromRow).filter((j) =>
-        jobMatches(j, { labels: query.labels })
-      );
-      return jobPage(found, query);
-    }
-    const counted = await q.select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow();
-    const total = Number(counted.n);
-    const offset = query.offset ?? 0;
-    // Neither SQLite nor MySQL takes OFFSET without LIMIT.
-    const limit = query.limit ?? (offset > 0 ? Number.MAX_SAFE_INTEGER : undefined);
-    if (limit === 0 || offset >= total) return { jobs: [], total };
-    let page = limit === undefined ? rows : rows.limit(limit);
-    if (offset > 0) page = page.offset(offset);
-    return { jobs: (await page.execute()).map(jobFromRow), total };
+    return q;
+  }
+
+  /**
+   * Runs reads that must agree in one read-only transaction on one connection, taking no write lock:
+   * MySQL's REPEATABLE READ with its snapshot taken at the start; SQLite's deferred transaction, whose
+   * snapshot (WAL) is taken at its first read and kept to its end.
+   */
+  #readSnapshot<T>(fn: (db: Db) => Promise<T>): Promise<T> {
+    return this.#db.connection().execute(async (db) => {
+      if (this.#kind === "mysql") {
+        await sql`set transaction isolation level repeatable read`.execute(db);
+        await sql`start transaction with consistent snapshot, read only`.execute(db);
+      } else await sql`begin deferred`.execute(db);
+      try {
+        const result = await fn(db);
+        await sql`commit`.execute(db);
+        return result;
+      } catch (err) {
+        await sql`rollback`.execute(db).catch(() => {});
+        throw err;
+      }
+    });
   }
 
   async activeJobs(): Promise<JobRecord[]> {

@@ -35,6 +35,7 @@ storeSuite(
   {
     durable: true,
     migrate: (store) => (store as KyselyStore).migrate(),
+    betweenQueryReads: (store, fn) => void ((store as KyselyStore).betweenQueryReads = fn),
     freshDatabase: () => {
       const fresh = uniqueDatabaseUrl("upgrade");
       return { url: fresh, drop: () => dropMysqlDatabase(parseMysqlUrl(fresh)) };

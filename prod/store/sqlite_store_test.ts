@@ -13,6 +13,7 @@ storeSuite(
   {
     durable: true,
     migrate: (store) => (store as KyselyStore).migrate(),
+    betweenQueryReads: (store, fn) => void ((store as KyselyStore).betweenQueryReads = fn),
     freshDatabase: () => {
       const file = `${dir}/upgrade-${crypto.randomUUID()}.sqlite`;
       return { url: `sqlite:${file}`, drop: () => Promise.resolve() }; // the whole directory goes at the end

@@ -20,6 +20,11 @@ export interface StoreSuiteOptions {
   migrate?: (store: Store) => Promise<string[]>;
   /** A new, empty database of the store's kind, for the step that upgrades an older schema (SQL stores). */
   freshDatabase?: () => { url: string; drop: () => Promise<void> };
+  /**
+   * Makes `store.queryJobs` run `fn` between its reads (a SQL store counts the matches and reads the page
+   * in two statements), for the step that writes there.
+   */
+  betweenQueryReads?: (store: Store, fn: () => Promise<void>) => void;
 }
 
 /**
@@ -40,6 +45,10 @@ export function storeSuite(
       equal(await migrate(store), []);
       equal(await migrate(store), []);
     };
+  }
+  if (options.betweenQueryReads) {
+    steps["queryJobs counts and pages one snapshot: a job written between its reads is in neither"] =
+      queryJobsSnapshot(options.betweenQueryReads);
   }
   if (options.freshDatabase) {
     steps["a database at migration 0001 upgrades, keeping its rows"] = upgrade(options.freshDatabase);
@@ -74,6 +83,39 @@ export function storeSuite(
     }
     if (error) throw error;
   });
+}
+
+/**
+ * A job written from another connection while `queryJobs` is between its count and its page: the answer is
+ * of one moment, the count and the page agreeing (before, a page of 3 came with a total of 2).
+ */
+function queryJobsSnapshot(
+  betweenQueryReads: NonNullable<StoreSuiteOptions["betweenQueryReads"]>,
+): Case {
+  return async (store, ids, open) => {
+    const owner = `${ids.prefix}-owner`;
+    const job = (n: number) => makeJob(ids.job(n), { owner }, { creationTimeMs: 10 * (n + 1) });
+    strictEqual(await put(store, [0, 1].map((n) => ({ kind: "job.put", job: job(n) }))), undefined);
+    const other = await open();
+    try {
+      let wrote = false;
+      betweenQueryReads(store, async () => {
+        if (wrote) return;
+        wrote = true;
+        strictEqual(await put(other, [{ kind: "job.put", job: job(2) }]), undefined);
+      });
+      const { jobs, total } = await store.queryJobs({ owner, limit: 10 });
+      ok(wrote, "the write ran between the reads");
+      equal(
+        { jobs: jobs.map((j) => j.jobId), total },
+        { jobs: [ids.job(1), ids.job(0)], total: 2 },
+        "the count and the page are of the moment before the write",
+      );
+      equal((await store.queryJobs({ owner, limit: 10 })).total, 3, "the next query sees the write");
+    } finally {
+      await other.close();
+    }
+  };
 }
 
 /**
