@@ -5,7 +5,7 @@ import { DEFAULT_JOBMGR_CONFIG, JobManager, type JobmgrConfig } from "../core/jo
 import type { ApiReply, Message } from "../core/messages.ts";
 import { PlacementEngine } from "../core/placement/engine.ts";
 import { InProcessExecutor } from "../core/placement/in_process_executor.ts";
-import { WorkerExecutor } from "./placement/worker_executor.ts";
+import { PRODUCTION_ROUND_TIMEOUT_MS, WorkerExecutor } from "./placement/worker_executor.ts";
 import { seededPrng } from "../core/ports/prng.ts";
 import type { Store } from "../core/ports/store.ts";
 import { ResourceManager } from "../core/resmgr/resmgr.ts";
@@ -195,7 +195,9 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
     self: a.resmgr,
     hostmgr: a.hostmgr,
   });
-  const workers = opts.placementWorkers ? new WorkerExecutor(opts.placementWorkers) : undefined;
+  const workers = opts.placementWorkers
+    ? new WorkerExecutor(opts.placementWorkers, { roundTimeoutMs: PRODUCTION_ROUND_TIMEOUT_MS })
+    : undefined;
   taken.push(() => workers?.close());
   const placement = new PlacementEngine({
     executor: workers ?? new InProcessExecutor(),

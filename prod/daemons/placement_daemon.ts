@@ -5,7 +5,7 @@ import {
   PlacementEngine,
 } from "../../core/placement/engine.ts";
 import { InProcessExecutor } from "../../core/placement/in_process_executor.ts";
-import { WorkerExecutor } from "../placement/worker_executor.ts";
+import { PRODUCTION_ROUND_TIMEOUT_MS, WorkerExecutor } from "../placement/worker_executor.ts";
 import type { RunningDaemon } from "./jobmgr_daemon.ts";
 import { daemonGauges } from "./gauges.ts";
 import { watchLeaders } from "./leaders.ts";
@@ -25,7 +25,9 @@ export async function startPlacement(o: PlacementDaemonOptions): Promise<Running
   const p = new DaemonProcess({ ...o, role: "placement" });
   await p.open();
   const self = `placement@${p.instance}`;
-  const workers = o.workers ? new WorkerExecutor(o.workers) : undefined;
+  const workers = o.workers
+    ? new WorkerExecutor(o.workers, { roundTimeoutMs: PRODUCTION_ROUND_TIMEOUT_MS })
+    : undefined;
   const engine = new PlacementEngine({
     executor: workers ?? new InProcessExecutor(),
     clock: p.clock,

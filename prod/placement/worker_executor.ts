@@ -18,7 +18,19 @@ import type { WorkerApi } from "./worker.ts";
 export interface WorkerExecutorOptions {
   /** The worker module (default `./worker.ts`); tests point it at one that dies. */
   module?: URL;
+  /**
+   * With rounds out, how long the workers may go without answering one before they count as hung (an
+   * endless loop, a deadlock): the set fails as if a worker had died. Off by default (wall time has no
+   * place in a simulation); production daemons set `PRODUCTION_ROUND_TIMEOUT_MS`.
+   */
+  roundTimeoutMs?: number;
 }
+
+/**
+ * A round of 50,000 hosts takes well under a second; a minute without any answer is a hang, not a slow
+ * machine.
+ */
+export const PRODUCTION_ROUND_TIMEOUT_MS = 60_000;
 
 /** One set of workers, wired together; replaced whole when any of them fails. */
 interface Generation {
@@ -29,6 +41,8 @@ interface Generation {
   /** Why it failed, once it has. */
   failed?: string;
   stopped: boolean;
+  /** Fires when the set has gone `roundTimeoutMs` with rounds out and none answered. */
+  watchdog?: ReturnType<typeof setTimeout>;
 }
 
 /**
@@ -39,6 +53,7 @@ interface Generation {
  */
 export class WorkerExecutor implements PlacementExecutor {
   readonly #module: URL;
+  readonly #roundTimeoutMs: number | undefined;
   #gen: Generation;
   /** Results are handed over in the order the rounds were placed. */
   #tail: Promise<void> = Promise.resolve();
@@ -50,6 +65,13 @@ export class WorkerExecutor implements PlacementExecutor {
       throw new Error(`Cannot start ${partitions} placement workers: expected a positive integer`);
     }
     this.#module = options.module ?? new URL("./worker.ts", import.meta.url);
+    const timeout = options.roundTimeoutMs;
+    if (timeout !== undefined && !(Number.isFinite(timeout) && timeout > 0)) {
+      throw new Error(
+        `Cannot watch placement workers with roundTimeoutMs ${timeout}: expected a positive number`,
+      );
+    }
+    this.#roundTimeoutMs = timeout;
     this.#gen = this.#start();
   }
 
@@ -69,8 +91,11 @@ export class WorkerExecutor implements PlacementExecutor {
     return new Promise((resolve) => {
       // Units and groups are copied, not transferred: a failed result can still be shaped from them.
       gen.rounds.set(id, (why) => resolve(nothingPlaced(round, why)));
+      if (gen.rounds.size === 1) this.#watch(gen);
       gen.remotes[0].place(id, Comlink.transfer(round, hostBuffers(round.hosts))).then((result) => {
         gen.rounds.delete(id);
+        // An answer is progress: the next round out gets the whole timeout again.
+        this.#watch(gen);
         resolve(result);
       }, (err) => this.#fail(gen, 0, err));
     });
@@ -112,14 +137,27 @@ export class WorkerExecutor implements PlacementExecutor {
     return gen;
   }
 
-  /** The first failure in a generation: logged once, its workers stopped, its rounds failed. */
+  /** (Re)arms the set's watchdog while it has rounds out; disarms it when it has none. */
+  #watch(gen: Generation): void {
+    if (this.#roundTimeoutMs === undefined) return;
+    clearTimeout(gen.watchdog);
+    gen.watchdog = undefined;
+    if (!gen.rounds.size || gen.stopped) return;
+    const ms = this.#roundTimeoutMs;
+    gen.watchdog = setTimeout(() => this.#fail(gen, -1, `no round answered in ${ms} ms`), ms);
+    // The watchdog alone does not keep a process alive.
+    Deno.unrefTimer(gen.watchdog);
+  }
+
+  /** The first failure in a generation (worker -1: the set as a whole): logged once, workers stopped. */
   #fail(gen: Generation, worker: number, error: unknown): void {
     if (gen.failed !== undefined || gen.stopped) return;
     const text = error instanceof Error ? error.message : String(error);
-    gen.failed = `placement worker ${worker} failed: ${text}`;
+    const who = worker < 0 ? "placement workers" : `placement worker ${worker}`;
+    gen.failed = `${who} failed: ${text}`;
     console.error(
-      `Placement worker ${worker} (of ${this.partitions}) failed; its rounds in flight place nothing, ` +
-        `and the next round starts new workers:`,
+      `${worker < 0 ? "Placement workers" : `Placement worker ${worker}`} (of ${this.partitions}) failed; ` +
+        `their rounds in flight place nothing, and the next round starts new workers:`,
       error,
     );
     this.#stop(gen);
@@ -130,6 +168,7 @@ export class WorkerExecutor implements PlacementExecutor {
   #stop(gen: Generation): void {
     if (gen.stopped) return;
     gen.stopped = true;
+    clearTimeout(gen.watchdog);
     for (const r of gen.remotes) r[Comlink.releaseProxy]();
     for (const w of gen.workers) w.terminate();
   }

@@ -6,15 +6,21 @@ import { engineRig, lease, one, randomRound } from "../../core/placement/testing
 import { WorkerExecutor } from "./worker_executor.ts";
 import { assertSamePlacement } from "./testing.ts";
 
-type How = "error" | "close" | "reject";
+type How = "error" | "close" | "reject" | "hang" | "slow";
 
 /** An executor whose worker `worker` dies as its partition of round `round` (the first is 0) starts. */
-function dying(partitions: number, worker: number, how: How, round = 0): WorkerExecutor {
+function dying(
+  partitions: number,
+  worker: number,
+  how: How,
+  round = 0,
+  roundTimeoutMs?: number,
+): WorkerExecutor {
   const module = new URL(
     `./testdata/dying_worker.ts?worker=${worker}&round=${round}&how=${how}`,
     import.meta.url,
   );
-  return new WorkerExecutor(partitions, { module });
+  return new WorkerExecutor(partitions, { module, roundTimeoutMs });
 }
 
 /** Fails instead of waiting for ever (the defect: a dead worker never answers). */
@@ -142,4 +148,66 @@ Deno.test("a placement engine whose worker dies gives the round's leases back an
     await within("close", exec.close());
   });
   assert.equal(calls.length, 1);
+});
+
+Deno.test("a worker that hangs: with roundTimeoutMs its rounds fail after the timeout, and later rounds place", async () => {
+  const exec = dying(2, 1, "hang", 0, 3_000);
+  const calls = await logged(async () => {
+    const failed = await within("the hung rounds", placeAll(exec, [3, 4]));
+    assert.deepEqual(failed.map(([seed]) => seed), [3, 4], "each answered once, in order");
+    for (const [seed, r] of failed) {
+      assertNothingPlaced(r, /^placement workers failed: no round answered in 3000 ms$/, `seed ${seed}`);
+    }
+    const later = await within("later rounds", placeAll(exec, [5, 6]));
+    for (const [seed, r] of later) {
+      assertSamePlacement(r, placeRound(randomRound(seed), 2), `seed ${seed}`);
+      assert.equal(r.error, undefined);
+    }
+    await within("close", exec.close());
+  });
+  assert.equal(calls.length, 1, "the hang is logged once");
+  assert.match(String(calls[0][0]), /^Placement workers \(of 2\) failed/);
+});
+
+Deno.test("roundTimeoutMs counts from the last answer: slow rounds queued longer in all than it still place", async () => {
+  // Worker 1 takes 100 ms more over each round from round 1 on. Eight of them, two out at a time as the
+  // engine keeps them (`pipelineDepth`), answered two every 200 ms or so, take 800 ms and more in all, past
+  // the 600 ms timeout, but each answer comes within it of the one before.
+  const loaded = dying(2, 1, "slow", 1);
+  // Its first start (loading and type-checking the test worker) is not what is timed.
+  await within("loading the test worker", loaded.run(randomRound(8)));
+  await within("loading the test worker", loaded.close());
+  const exec = dying(2, 1, "slow", 1, 600);
+  assert.equal((await within("warm-up", exec.run(randomRound(9)))).error, undefined);
+  const seeds = [10, 11, 12, 13, 14, 15, 16, 17];
+  const t0 = performance.now();
+  const got = await within(
+    "rounds",
+    new Promise<[number, PlacementResult][]>((resolve) => {
+      const out: [number, PlacementResult][] = [];
+      let next = 0;
+      const send = () => {
+        const seed = seeds[next++];
+        exec.place(randomRound(seed), (r) => {
+          out.push([seed, r]);
+          if (next < seeds.length) send();
+          if (out.length === seeds.length) resolve(out);
+        });
+      };
+      send();
+      send();
+    }),
+  );
+  assert.ok(performance.now() - t0 > 600, "the rounds took longer in all than the timeout");
+  for (const [seed, r] of got) {
+    assert.equal(r.error, undefined, `seed ${seed}`);
+    assertSamePlacement(r, placeRound(randomRound(seed), 2), `seed ${seed}`);
+  }
+  await within("close", exec.close());
+  for (const bad of [0, -1, NaN, Infinity]) {
+    assert.throws(
+      () => new WorkerExecutor(1, { roundTimeoutMs: bad }),
+      /roundTimeoutMs .*expected a positive number/,
+    );
+  }
 });
