@@ -190,7 +190,7 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
         const create = async (owner: string, labels: string) => {
           await Deno.writeTextFile(
             file,
-            `name: stop-${owner}\nowner: ${owner}\nlabels: ${labels}\ninstanceCount: 1\n` +
+            `name: stop-${owner}\nowner: ${owner}\nowningTeam: team-${owner}\nlabels: ${labels}\ninstanceCount: 1\n` +
               "defaultConfig:\n  resource: {cpuLimit: 0.1, memLimitMb: 16, diskLimitMb: 10}\n" +
               "  command: {value: 'sleep 60'}\n",
           );
@@ -238,11 +238,15 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
           matched: 1,
         });
 
-        const mismatch = await cli(up.url, "job", "stop", other, "--owner", "stopper");
-        assert.equal(mismatch.code, 1);
-        assert.equal(mismatch.err, `peloton job stop: no job ${other} matching --owner stopper`);
+        // JOB with --owner/-l, as Peloton's JobStopAction: --owner is the owning team, any one label is enough,
+        // and a job that does not match is left alone with "No matching job found", exit 0.
+        for (const args of [["--owner", "keeper"], ["--owner", "team-keeper", "-l", "team=y"]]) {
+          const mismatch = await cli(up.url, "job", "stop", other, ...args);
+          assert.equal(mismatch.code, 0, mismatch.err);
+          assert.equal(mismatch.out, "No matching job found");
+        }
         assert.equal(await goal(other), "SUCCEEDED");
-        const byId = await cli(up.url, "job", "stop", other);
+        const byId = await cli(up.url, "job", "stop", other, "--owner", "team-keeper", "-l", "team=y,team=x");
         assert.equal(byId.code, 0, byId.err);
         assert.equal(await goal(other), "KILLED");
         const nothing = await cli(up.url, "job", "stop", "--owner", "keeper", "-l", "team=x", "-f");

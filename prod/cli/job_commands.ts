@@ -48,6 +48,23 @@ type Summary = { id: { value: string }; name: string; owner: string; runtime: { 
 const STOP_DEFAULT_CAP = 100;
 
 /**
+ * Whether JOB's config passes `job stop`'s --owner and --labels, as Peloton's JobStopAction checks them: the
+ * owner against the job's owning team, and ANY one given label being among the job's (its keys and values
+ * trimmed) is enough.
+ */
+function matchesStopFilter(
+  config: { owningTeam?: string; labels?: Label[] },
+  owner: string | undefined,
+  labels: Label[] | undefined,
+): boolean {
+  if (owner !== undefined && (config.owningTeam ?? "") !== owner) return false;
+  if (labels === undefined) return true;
+  return (config.labels ?? []).some((x) =>
+    labels.some((l) => l.key === x.key.trim() && l.value === x.value.trim())
+  );
+}
+
+/**
  * The jobs `job stop` acts on: JOB (checked against --owner and --labels when they are given too, as
  * Peloton's CLI does, and skipped when it has ended: `terminal` is then its state), or the first `cap`
  * active jobs matching --owner and --labels, with how many matched.
@@ -58,17 +75,13 @@ async function jobsToStop(
   owner: string | undefined,
   labels: Label[] | undefined,
   cap: number,
-): Promise<{ jobs: string[]; query?: Summary[]; matched?: number; terminal?: string }> {
+): Promise<{ jobs: string[]; query?: Summary[]; matched?: number; terminal?: string; noMatch?: true }> {
   if (job !== undefined) {
     // Peloton's JobStopAction gets the job first, whatever the flags, to leave a job that has ended alone.
     const res = await ctx.client.call<{
-      jobInfo: { config: { owner?: string; labels?: Label[] }; runtime: { state: JobState } };
+      jobInfo: { config: { owningTeam?: string; labels?: Label[] }; runtime: { state: JobState } };
     }>(`${JOB}::Get`, { id: { value: job } });
-    const c = res.jobInfo.config;
-    const hasLabels = (labels ?? []).every((l) =>
-      c.labels?.some((x) => x.key === l.key && x.value === l.value)
-    );
-    if ((owner !== undefined && c.owner !== owner) || !hasLabels) return { jobs: [], query: [] };
+    if (!matchesStopFilter(res.jobInfo.config, owner, labels)) return { jobs: [], noMatch: true };
     const state = res.jobInfo.runtime.state;
     if (isTerminalJobState(state)) return { jobs: [], terminal: state };
     return { jobs: [job] };
@@ -165,7 +178,8 @@ export const jobCommands: Command[] = [
     name: "job stop",
     args: ["JOB?"],
     summary: "stop every task of a job (SIGTERM, then SIGKILL after the kill grace period; a job that has " +
-      "ended is left alone: 'Job is in terminal state: KILLED', exit 0); or, Peloton's form, of every " +
+      "ended is left alone: 'Job is in terminal state: KILLED', exit 0; with --owner/-l, one that is not " +
+      "that owning team's or has none of the labels: 'No matching job found', exit 0); or, Peloton's form, of every " +
       "active job matching --owner O [and -l/--labels k=v,...] (lists them and asks first; " +
       "-f/--force does not ask; at most -n/--limit 100 and -q/--total 100 jobs; when more match, says how " +
       "many on stderr, exit 0)",
@@ -189,7 +203,7 @@ export const jobCommands: Command[] = [
       }
       const limit = count("--limit", String(opts.limit)) || STOP_DEFAULT_CAP;
       const total = count("--total", String(opts.total)) || STOP_DEFAULT_CAP;
-      const { jobs, query, matched, terminal } = await jobsToStop(
+      const { jobs, query, matched, terminal, noMatch } = await jobsToStop(
         ctx,
         job,
         owner,
@@ -205,10 +219,17 @@ export const jobCommands: Command[] = [
         );
         return 0;
       }
+      if (noMatch) {
+        // JOB is not the owning team's or has none of the labels: Peloton says so and exits 0, stopping nothing.
+        ctx.out(
+          ctx.json ? JSON.stringify({ stopped: [], failed: [], matched: 0 }) : "No matching job found",
+        );
+        return 0;
+      }
       const partial = matched !== undefined && matched > jobs.length;
       if (jobs.length === 0) {
         ctx.err(
-          `peloton job stop: no ${job === undefined ? "active job matches" : `job ${job} matching`} ${
+          `peloton job stop: no active job matches ${
             [owner !== undefined ? `--owner ${owner}` : "", labels ? `--labels ${opts.labels}` : ""]
               .filter(Boolean).join(" and ")
           }`,

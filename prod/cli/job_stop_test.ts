@@ -5,7 +5,12 @@
 import assert from "node:assert/strict";
 import { cli } from "../testing.ts";
 
-type StubJob = { state: string; owner: string; labels: { key: string; value: string }[] };
+type StubJob = {
+  state: string;
+  owner?: string;
+  owningTeam: string;
+  labels: { key: string; value: string }[];
+};
 
 /**
  * A job manager whose Query matches `matching` active jobs, whose Get knows `known`, and which answers Stop
@@ -143,10 +148,10 @@ const LABELS = [{ key: "a", value: "b" }];
 
 Deno.test("job stop JOB leaves a job that has ended alone, as Peloton's 'Job is in terminal state', exit 0", async () => {
   const jm = stubJobManager(0, {
-    done: { state: "SUCCEEDED", owner: "o", labels: LABELS },
-    killed: { state: "KILLED", owner: "o", labels: LABELS },
-    failed: { state: "FAILED", owner: "o", labels: [] },
-    live: { state: "RUNNING", owner: "o", labels: LABELS },
+    done: { state: "SUCCEEDED", owningTeam: "o", labels: LABELS },
+    killed: { state: "KILLED", owningTeam: "o", labels: LABELS },
+    failed: { state: "FAILED", owningTeam: "o", labels: [] },
+    live: { state: "RUNNING", owningTeam: "o", labels: LABELS },
   });
   try {
     const byId = await cli(jm.url, "job", "stop", "killed");
@@ -194,6 +199,52 @@ Deno.test("job stop without JOB requires --owner, as Peloton's CLI: labels alone
       );
     }
     assert.deepEqual(jm.calls, [], "nothing asked of the job manager");
+  } finally {
+    await jm.close();
+  }
+});
+
+Deno.test("job stop JOB --owner/-l checks the owning team and ANY one label, as Peloton; no match stops nothing, exit 0", async () => {
+  const jm = stubJobManager(0, {
+    web: {
+      state: "RUNNING",
+      owner: "alice",
+      owningTeam: "team-web",
+      labels: [{ key: " tier ", value: "front " }, { key: "env", value: "prod" }],
+    },
+  });
+  try {
+    for (
+      const args of [
+        ["--owner", "alice"], // the owner, not the owning team
+        ["--owner", "team-web", "-l", "env=test"],
+        ["-l", "tier=back,env=test"],
+      ]
+    ) {
+      const r = await cli(jm.url, "job", "stop", "web", ...args);
+      assert.equal(r.code, 0, `${args.join(" ")}: ${r.err}`);
+      assert.equal(r.out, "No matching job found", args.join(" "));
+      assert.equal(r.err, "", args.join(" "));
+    }
+    const json = await cli(jm.url, "job", "stop", "web", "--owner", "alice", "-j");
+    assert.equal(json.code, 0, json.err);
+    assert.deepEqual(JSON.parse(json.out), { stopped: [], failed: [], matched: 0 });
+    assert.deepEqual(jm.stopped, [], "nothing stopped when the job does not match");
+
+    // One label of several is enough, and the job's labels are compared trimmed.
+    const anyLabel = await cli(
+      jm.url,
+      "job",
+      "stop",
+      "web",
+      "--owner",
+      "team-web",
+      "-l",
+      "env=test,tier=front",
+    );
+    assert.equal(anyLabel.code, 0, anyLabel.err);
+    assert.equal(anyLabel.out, "Job web stopping: 1 instances");
+    assert.deepEqual(jm.stopped, ["web"]);
   } finally {
     await jm.close();
   }
