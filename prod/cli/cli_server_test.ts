@@ -268,6 +268,34 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
     );
 
     await t.step(
+      "job stateless get --summaryonly|--jobversion: Peloton's GetJob options reach the server",
+      async () => {
+        const full = await cli(up.url, "job", "stateless", "get", job, "-j");
+        assert.equal(full.code, 0, full.err);
+        const version = JSON.parse(full.out).jobInfo.status.version.value;
+
+        const summary = await cli(up.url, "job", "stateless", "get", job, "--summaryonly", "-j");
+        assert.equal(summary.code, 0, summary.err);
+        const s = JSON.parse(summary.out);
+        assert.deepEqual(Object.keys(s), ["summary"]);
+        assert.equal(s.summary.jobId.value, job);
+        const summaryYaml = await cli(up.url, "job", "stateless", "get", job, "--summaryonly");
+        assert.equal(summaryYaml.code, 0, summaryYaml.err);
+        assert.match(summaryYaml.out, new RegExp(`^jobId:\n  value: ${job}$`, "m"));
+
+        const atVersion = await cli(up.url, "job", "stateless", "get", job, "--jobversion", version, "-j");
+        assert.equal(atVersion.code, 0, atVersion.err);
+        const v = JSON.parse(atVersion.out);
+        assert.deepEqual(Object.keys(v.jobInfo).sort(), ["jobId", "spec"]);
+        assert.equal(v.jobInfo.spec.name, JSON.parse(full.out).jobInfo.spec.name);
+
+        const missing = await cli(up.url, "job", "stateless", "get", job, "--jobversion", "99-1-1");
+        assert.equal(missing.code, 1);
+        assert.match(missing.err, /not-found: version: job \S+ has no config version 99$/);
+      },
+    );
+
+    await t.step(
       "job stateless workflow pause|resume|abort: no workflow is an error naming the job",
       async () => {
         const before = JSON.parse((await cli(up.url, "job", "stateless", "get", job, "-j")).out);

@@ -220,3 +220,21 @@ Deno.test("--store: a malformed value is a usage error (exit 2), an unreachable 
     await Deno.remove(dataDir, { recursive: true });
   }
 });
+
+Deno.test("job stateless get --jobversion: a malformed entity version is a usage error naming the flag", async () => {
+  for (const v of ["2", "x-1-1", "1-1-1-1", "-1-1-1"]) {
+    const r = await cli(NOWHERE, "job", "stateless", "get", "x", `--jobversion=${v}`);
+    assert.equal(r.code, 2, `${v}: ${r.err}`);
+    assert.match(
+      r.err,
+      new RegExp(`--jobversion: got "${v}", expected an entity version CONFIG-DESIRED-WORKFLOW`),
+    );
+  }
+  const flag = await cli(NOWHERE, "job", "stateless", "get", "x", "--summaryonly=yes");
+  assert.equal(flag.code, 2);
+  assert.match(flag.err, /summaryonly/);
+  // Well-formed, both get past the arguments: they fail only on reaching for the server.
+  const ok = await cli(NOWHERE, "job", "stateless", "get", "x", "--jobversion", "2-1-1", "--summaryonly");
+  assert.equal(ok.code, 1, ok.err);
+  assert.match(ok.err, /cannot reach/);
+});

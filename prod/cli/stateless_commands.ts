@@ -20,6 +20,21 @@ function count(name: string, v: string): number {
   return Number(v);
 }
 
+/**
+ * `--jobversion`, checked as the server's GetJob reads it (`<configVersion>-<desiredStateVersion>-<workflowVersion>`,
+ * the config version an unsigned integer), so a typo is a usage error before anything is asked.
+ */
+function entityVersion(v: string): string {
+  const parts = v.split("-");
+  if (parts.length !== 3 || !/^\d+$/.test(parts[0]) || !Number.isSafeInteger(Number(parts[0]))) {
+    throw new UsageError(
+      `--jobversion: got "${v}", expected an entity version CONFIG-DESIRED-WORKFLOW such as "2-1-1" ` +
+        "(CONFIG a whole number)",
+    );
+  }
+  return v;
+}
+
 /** The job's current entity version, when the user did not give one. */
 async function version(ctx: CommandContext, job: string, given?: string): Promise<string> {
   if (given) return given;
@@ -158,10 +173,19 @@ export const statelessCommands: Command[] = [
   {
     name: "job stateless get",
     args: ["JOB"],
-    summary: "show a stateless job's spec and status",
-    async run(ctx, [job]) {
-      const res = await ctx.client.call<{ jobInfo: unknown }>(`${SVC}::GetJob`, { jobId: { value: job } });
-      ctx.out(ctx.json ? JSON.stringify(res, null, 2) : stringify(res.jobInfo).trimEnd());
+    summary: "show a stateless job's spec and status; --summaryonly: its summary alone; --jobversion " +
+      "ENTITY-VERSION: the spec of that config version (Peloton's GetJob options)",
+    options: {
+      summaryonly: { type: "boolean", default: false },
+      jobversion: { type: "string" },
+    },
+    async run(ctx, [job], opts) {
+      const body: Record<string, unknown> = { jobId: { value: job } };
+      if (opts.summaryonly === true) body.summaryOnly = true;
+      // An empty --jobversion is none, as Peloton's CLI sends no version for "".
+      if (opts.jobversion) body.version = { value: entityVersion(String(opts.jobversion)) };
+      const res = await ctx.client.call<{ jobInfo?: unknown; summary?: unknown }>(`${SVC}::GetJob`, body);
+      ctx.out(ctx.json ? JSON.stringify(res, null, 2) : stringify(res.summary ?? res.jobInfo).trimEnd());
       return 0;
     },
   },
