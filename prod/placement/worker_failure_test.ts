@@ -170,16 +170,21 @@ Deno.test("a worker that hangs: with roundTimeoutMs its rounds fail after the ti
 });
 
 Deno.test("roundTimeoutMs counts from the last answer: slow rounds queued longer in all than it still place", async () => {
-  // Worker 1 takes 100 ms more over each round from round 1 on. Eight of them, two out at a time as the
-  // engine keeps them (`pipelineDepth`), answered two every 200 ms or so, take 800 ms and more in all, past
-  // the 600 ms timeout, but each answer comes within it of the one before.
-  const loaded = dying(2, 1, "slow", 1);
+  // Worker 1 takes 300 ms more over each round from round 1 on. Twelve of them, two out at a time as the
+  // engine keeps them (`pipelineDepth`), answered two every 600 ms or so, take 3.6 s in all, past the 1.5 s
+  // timeout, but each answer comes well within it of the one before (a loaded machine has margin).
+  const slow = (timeout?: number) =>
+    new WorkerExecutor(2, {
+      module: new URL("./testdata/dying_worker.ts?worker=1&round=1&how=slow&ms=300", import.meta.url),
+      roundTimeoutMs: timeout,
+    });
+  const loaded = slow();
   // Its first start (loading and type-checking the test worker) is not what is timed.
   await within("loading the test worker", loaded.run(randomRound(8)));
   await within("loading the test worker", loaded.close());
-  const exec = dying(2, 1, "slow", 1, 600);
+  const exec = slow(1_500);
   assert.equal((await within("warm-up", exec.run(randomRound(9)))).error, undefined);
-  const seeds = [10, 11, 12, 13, 14, 15, 16, 17];
+  const seeds = Array.from({ length: 12 }, (_, i) => 10 + i);
   const t0 = performance.now();
   const got = await within(
     "rounds",
@@ -198,7 +203,7 @@ Deno.test("roundTimeoutMs counts from the last answer: slow rounds queued longer
       send();
     }),
   );
-  assert.ok(performance.now() - t0 > 600, "the rounds took longer in all than the timeout");
+  assert.ok(performance.now() - t0 > 1_500, "the rounds took longer in all than the timeout");
   for (const [seed, r] of got) {
     assert.equal(r.error, undefined, `seed ${seed}`);
     assertSamePlacement(r, placeRound(randomRound(seed), 2), `seed ${seed}`);

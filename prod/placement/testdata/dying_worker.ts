@@ -2,7 +2,7 @@
  * A placement worker that dies in one round, for the executor's failure tests; otherwise the real worker.
  * The module URL's query says how: `?worker=I&round=N&how=H` makes worker I die as its partition of round N
  * starts, by H: `error` (an uncaught error), `close` (it closes itself), `reject` (the call fails) or
- * `hang` (it loops for ever, answering nothing); `slow` makes it take 100 ms more over every round from N on.
+ * `hang` (it loops for ever, answering nothing); `slow` makes it take `&ms=M` more over every round from N on.
  */
 import { LocalPartitions } from "../partitions.ts";
 import "../worker.ts";
@@ -16,7 +16,7 @@ if (name === `placement-${query.get("worker")}`) {
   const start = LocalPartitions.prototype.start;
   LocalPartitions.prototype.start = function (this: LocalPartitions, ...args: Parameters<typeof start>) {
     if (how === "slow" && args[0] >= round) {
-      const until = performance.now() + 100;
+      const until = performance.now() + Number(query.get("ms"));
       while (performance.now() < until) { /* busy */ }
     } else if (args[0] === round) {
       if (how === "reject") throw new Error(`test worker rejects round ${round}`);
