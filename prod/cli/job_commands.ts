@@ -179,10 +179,11 @@ export const jobCommands: Command[] = [
     args: ["JOB?"],
     summary: "stop every task of a job (SIGTERM, then SIGKILL after the kill grace period; a job that has " +
       "ended is left alone: 'Job is in terminal state: KILLED', exit 0; with --owner/-l, one that is not " +
-      "that owning team's or has none of the labels: 'No matching job found', exit 0); or, Peloton's form, of every " +
+      "that owning team's or has none of the labels: 'No matching job found', exit 0); or, Peloton's form, " +
+      "of every " +
       "active job matching --owner O [and -l/--labels k=v,...] (lists them and asks first; " +
       "-f/--force does not ask; at most -n/--limit 100 and -q/--total 100 jobs; when more match, says how " +
-      "many on stderr, exit 0)",
+      "many on stderr, exit 0; when none does: 'No matching job(s) found', exit 0)",
     options: {
       owner: { type: "string" },
       labels: { type: "string", short: "l" },
@@ -228,13 +229,12 @@ export const jobCommands: Command[] = [
       }
       const partial = matched !== undefined && matched > jobs.length;
       if (jobs.length === 0) {
-        ctx.err(
-          `peloton job stop: no active job matches ${
-            [owner !== undefined ? `--owner ${owner}` : "", labels ? `--labels ${opts.labels}` : ""]
-              .filter(Boolean).join(" and ")
-          }`,
+        // Peloton's JobStopAction prints this and exits 0: nothing matched, so nothing was left undone. (It
+        // asks to confirm stopping the empty list first; there is nothing to confirm here.)
+        ctx.out(
+          ctx.json ? JSON.stringify({ stopped: [], failed: [], matched: 0 }) : "No matching job(s) found",
         );
-        return 1;
+        return 0;
       }
       if (query && !ctx.json) {
         ctx.out(
