@@ -91,7 +91,7 @@ export function findStaleWrite(
 export function jobMatches(job: JobRecord, q: JobQuery): boolean {
   if (q.states?.length && !q.states.includes(job.runtime.state)) return false;
   if (q.respoolId !== undefined && (job.config.respoolId ?? "") !== q.respoolId) return false;
-  if (q.owner !== undefined && job.config.owner !== q.owner) return false;
+  if (q.owner !== undefined && (job.config.owningTeam ?? "") !== q.owner) return false;
   if (q.name !== undefined && !nameContains(job.config.name, q.name)) return false;
   return (q.labels ?? []).every((l) =>
     (job.config.labels ?? []).some((j) => j.key === l.key && j.value === l.value)

@@ -237,7 +237,8 @@ Deno.test("QueryJobs filters by Peloton's v1alpha QuerySpec and pages; the pool 
   const ids = [1, 2, 3].map((n) => `3333333${n}-2222-4333-8444-555555555555`);
   rig.create({ type: "SERVICE", name: "web-frontend", labels: [{ key: "team", value: "x" }] }, ids[0]);
   rig.tick(1000);
-  rig.create({ type: "SERVICE", name: "web-backend", owner: "other" }, ids[1]);
+  // Peloton's QuerySpec.owner is the owning team: the job's `owner` field is not what it matches.
+  rig.create({ type: "SERVICE", name: "web-backend", owningTeam: "other", owner: "team" }, ids[1]);
   rig.tick(1000);
   rig.create({ name: "nightly", description: "a WEB crawl", labels: [{ key: "team", value: "x" }] }, ids[2]);
   rig.tick(1000);
@@ -253,7 +254,8 @@ Deno.test("QueryJobs filters by Peloton's v1alpha QuerySpec and pages; the pool 
   assert.deepEqual(await query({}), { ids: [2, 1, 0], pagination: { offset: 0, limit: 100, total: 3 } });
   assert.deepEqual((await query({ labels: [{ key: "team", value: "x" }] })).ids, [2, 0]);
   assert.deepEqual((await query({ owner: "other" })).ids, [1]);
-  assert.deepEqual((await query({ jobStates: ["JOB_STATE_PENDING"], owner: "tester" })).ids, [2, 0]);
+  assert.deepEqual((await query({ jobStates: ["JOB_STATE_PENDING"], owner: "team" })).ids, [2, 0]);
+  assert.deepEqual((await query({ owner: "tester" })).ids, [], "config.owner is not the owning team");
   assert.deepEqual((await query({ jobStates: ["JOB_STATE_RUNNING"] })).ids, []);
   assert.deepEqual((await query({ keywords: ["web"] })).ids, [2, 1, 0], "name or description, any case");
   assert.deepEqual((await query({ keywords: ["web", "front"] })).ids, [0], "every keyword must match");

@@ -55,6 +55,10 @@ export class StaleWriteError extends Error {
 export interface JobQuery {
   states?: string[];
   respoolId?: string;
+  /**
+   * The owning team, as Peloton's QuerySpec.owner matches it (its job index's "owner" column holds
+   * `config.owningTeam`, pkg/storage/cassandra), not `config.owner`.
+   */
   owner?: string;
   /**
    * Part of the job's name, in any case (Peloton's QuerySpec.name matches a substring). SQLite folds only

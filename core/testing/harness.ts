@@ -207,7 +207,7 @@ export class TestStore implements Store {
     const found = [...this.jobs.values()].filter((j) =>
       (!q.states?.length || q.states.includes(j.runtime.state)) &&
       (q.respoolId === undefined || j.config.respoolId === q.respoolId) &&
-      (q.owner === undefined || j.config.owner === q.owner) &&
+      (q.owner === undefined || (j.config.owningTeam ?? "") === q.owner) &&
       (q.name === undefined || nameContains(j.config.name, q.name)) &&
       (q.labels ?? []).every((l) => j.config.labels.some((x) => x.key === l.key && x.value === l.value))
     ).sort((a, b) =>

@@ -208,13 +208,16 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
         const none = await cli(up.url, "job", "stop");
         assert.equal(none.code, 2);
         assert.match(none.err, /--owner: required without JOB; give JOB, or --owner O/);
-        const unconfirmed = await cli(up.url, "job", "stop", "--owner", "stopper");
+        // --owner is the owning team, as Peloton's Query matches it; the job's owner field is not.
+        const byOwnerField = await cli(up.url, "job", "stop", "--owner", "stopper", "-f");
+        assert.equal(byOwnerField.out, "No matching job(s) found");
+        const unconfirmed = await cli(up.url, "job", "stop", "--owner", "team-stopper");
         assert.equal(unconfirmed.code, 1);
         for (const id of [labelled, plain]) assert.match(unconfirmed.out, new RegExp(id), "listed");
         assert.match(unconfirmed.err, /nothing stopped: confirm on a terminal, or give -f\/--force/);
         assert.deepEqual([await goal(labelled), await goal(plain)], ["SUCCEEDED", "SUCCEEDED"]);
 
-        const byBoth = await cli(up.url, "job", "stop", "--owner", "stopper", "-l", "team=x", "-f");
+        const byBoth = await cli(up.url, "job", "stop", "--owner", "team-stopper", "-l", "team=x", "-f");
         assert.equal(byBoth.code, 0, byBoth.err);
         assert.match(byBoth.out, new RegExp(`Job ${labelled} stopping: 1 instances`));
         assert.deepEqual([await goal(labelled), await goal(plain), await goal(other)], [
@@ -224,7 +227,7 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
         ]);
         // Confirmed on the terminal: the question says how many jobs.
         const asked: string[] = [], out: string[] = [];
-        const code = await runCli(["job", "stop", "--owner", "stopper", "-j", "-m", up.url], {
+        const code = await runCli(["job", "stop", "--owner", "team-stopper", "-j", "-m", up.url], {
           out: (l) => out.push(l),
           err: (l) => out.push(l),
           env: () => undefined,
@@ -250,10 +253,20 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
         assert.equal(byId.code, 0, byId.err);
         assert.equal(await goal(other), "KILLED");
         // No active job of that owner with those labels: Peloton's message, exit 0, nothing stopped.
-        const nothing = await cli(up.url, "job", "stop", "--owner", "keeper", "-l", "team=x", "-f");
+        const nothing = await cli(up.url, "job", "stop", "--owner", "team-keeper", "-l", "team=x", "-f");
         assert.equal(nothing.code, 0, nothing.err);
         assert.equal(nothing.out, "No matching job(s) found");
-        const nothingJson = await cli(up.url, "job", "stop", "--owner", "keeper", "-l", "team=x", "-f", "-j");
+        const nothingJson = await cli(
+          up.url,
+          "job",
+          "stop",
+          "--owner",
+          "team-keeper",
+          "-l",
+          "team=x",
+          "-f",
+          "-j",
+        );
         assert.deepEqual(JSON.parse(nothingJson.out), { stopped: [], failed: [], matched: 0 });
         // Stopped, `other` ends KILLED; stopping it again leaves it alone, as Peloton's CLI does.
         await waitFor(

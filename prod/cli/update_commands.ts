@@ -329,7 +329,8 @@ export const updateCommands: Command[] = [
     name: "job query",
     args: [],
     summary:
-      "find jobs by -l labels k=v,..., -r respool, -s states, --owner, --name (a part, any case); -n limit, -o offset, -q total",
+      "find jobs by -l labels k=v,..., -r respool, -s states, --owner (the owning team), --name (a part, any " +
+      "case); -n limit, -o offset, -q total",
     options: QUERY_OPTIONS,
     async run(ctx, _args, opts) {
       const spec: Record<string, unknown> = { pagination: queryPagination(opts) };

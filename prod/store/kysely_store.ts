@@ -248,7 +248,8 @@ export class KyselyStore implements Store {
     let q = db.selectFrom("jobs");
     if (query.states?.length) q = q.where("state", "in", query.states);
     if (query.respoolId !== undefined) q = q.where("respool_id", "=", query.respoolId);
-    if (query.owner !== undefined) q = q.where("owner", "=", query.owner);
+    // Peloton's QuerySpec.owner is the owning team (its job index's "owner" column holds config.owningTeam).
+    if (query.owner !== undefined) q = q.where("owning_team", "=", query.owner);
     if (query.name !== undefined) {
       // A part of the name in any case; the part's own % and _ are matched as themselves.
       const pattern = `%${query.name.replace(/[!%_]/g, (c) => `!${c}`)}%`;

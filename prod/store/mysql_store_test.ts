@@ -57,6 +57,7 @@ Deno.test("KyselyStore on MySQL: processes opening a new database at once migrat
         "0002_updates_volumes_configs",
         "0003_leases_members_frameworks",
         "0004_host_maintenance",
+        "0005_jobs_owning_team",
       ]);
     } finally {
       await db.destroy();

@@ -20,6 +20,11 @@ export interface JobsTable {
   job_id: string;
   name: string;
   owner: string;
+  /**
+   * `config.owningTeam` (migration 0005): what Peloton's job index calls `owner` and its QuerySpec.owner
+   * matches (pkg/storage/cassandra: `Set("owner", config.GetOwningTeam())`).
+   */
+  owning_team: string;
   respool_id: string;
   state: string;
   goal_state: string;
@@ -171,6 +176,7 @@ export function jobRow(job: JobRecord) {
     job_id: job.jobId,
     name: job.config.name,
     owner: job.config.owner,
+    owning_team: job.config.owningTeam ?? "",
     respool_id: job.config.respoolId ?? "",
     state: job.runtime.state,
     goal_state: job.runtime.goalState,
@@ -301,7 +307,33 @@ export function storeMigrations(kind: DialectKind): Record<string, Migration> {
     "0002_updates_volumes_configs": { up: (db) => updatesVolumesConfigs(db, kind) },
     "0003_leases_members_frameworks": { up: (db) => leasesMembersFrameworks(db, kind) },
     "0004_host_maintenance": { up: (db) => hostMaintenance(db, kind) },
+    "0005_jobs_owning_team": { up: (db) => jobsOwningTeam(db, kind) },
   };
+}
+
+/**
+ * A column and index for the owning team, which Peloton's job queries match as `owner`; filled from each
+ * stored job's config. Safe to run again after a cut (MySQL's DDL is not transactional).
+ */
+async function jobsOwningTeam(db: AnyDb, kind: DialectKind): Promise<void> {
+  try {
+    await db.schema.alterTable("jobs").addColumn(
+      "owning_team",
+      "varchar(255)",
+      (c) => c.notNull().defaultTo(""),
+    )
+      .execute();
+  } catch (err) {
+    const done = kind === "mysql"
+      ? (err as { code?: string }).code === "ER_DUP_FIELDNAME"
+      : /duplicate column name/i.test(String(err));
+    if (!done) throw err;
+  }
+  const team = kind === "mysql"
+    ? sql`coalesce(json_unquote(json_extract(config, '$.owningTeam')), '')`
+    : sql`coalesce(json_extract(config, '$.owningTeam'), '')`;
+  await sql`update jobs set owning_team = ${team}`.execute(db);
+  await createIndex(db, kind, "jobs_owning_team", "jobs", ["owning_team"]);
 }
 
 /**

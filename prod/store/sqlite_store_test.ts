@@ -33,6 +33,7 @@ Deno.test("KyselyStore on SQLite: processes opening a new file at once migrate i
         "0002_updates_volumes_configs",
         "0003_leases_members_frameworks",
         "0004_host_maintenance",
+        "0005_jobs_owning_team",
       ]);
     } finally {
       await db.destroy();

@@ -55,6 +55,10 @@ export function storeSuite(
     steps["a database at migration 0003 gains host maintenance, keeping its rows"] = upgradeFrom0003(
       options.freshDatabase,
     );
+    steps["a database at migration 0004 gains the owning team column, filled from its jobs"] =
+      upgradeFrom0004(
+        options.freshDatabase,
+      );
   }
   Deno.test(`${name}: Store conformance`, async (t) => {
     const run = crypto.randomUUID().slice(0, 8);
@@ -94,7 +98,7 @@ function queryJobsSnapshot(
 ): Case {
   return async (store, ids, open) => {
     const owner = `${ids.prefix}-owner`;
-    const job = (n: number) => makeJob(ids.job(n), { owner }, { creationTimeMs: 10 * (n + 1) });
+    const job = (n: number) => makeJob(ids.job(n), { owningTeam: owner }, { creationTimeMs: 10 * (n + 1) });
     strictEqual(await put(store, [0, 1].map((n) => ({ kind: "job.put", job: job(n) }))), undefined);
     const other = await open();
     try {
@@ -404,7 +408,7 @@ const reopen: Case = async (store, ids, open) => {
  */
 function upgradeFrom0003(freshDatabase: () => { url: string; drop: () => Promise<void> }): Case {
   return async (_store, ids) => {
-    const { KyselyStore, openStore, openStoreDatabase } = await import("./kysely_store.ts");
+    const { openStore, openStoreDatabase } = await import("./kysely_store.ts");
     const { migrateToLatest } = await import("./schema.ts");
     const { url, drop } = freshDatabase();
     const jobId = ids.job(1);
@@ -415,9 +419,8 @@ function upgradeFrom0003(freshDatabase: () => { url: string; drop: () => Promise
         "0002_updates_volumes_configs",
         "0003_leases_members_frameworks",
       ]);
-      const oldStore = new KyselyStore(old.db, old.kind);
-      strictEqual(await put(oldStore, [{ kind: "job.put", job: makeJob(jobId) }]), undefined);
-      await oldStore.close();
+      await insertOldJob(old.db, makeJob(jobId));
+      await old.db.destroy();
 
       const store = await openStore(url);
       try {
@@ -427,6 +430,56 @@ function upgradeFrom0003(freshDatabase: () => { url: string; drop: () => Promise
         const m = maintenance(ids.host(1));
         strictEqual(await put(store, [{ kind: "maintenance.put", maintenance: m }]), undefined);
         equal(await store.hostMaintenance(), [m]);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await drop();
+    }
+  };
+}
+
+/**
+ * A job row as the code before migration 0005 wrote it: no `owning_team` column (jobs without labels, so no
+ * `job_labels` rows either).
+ */
+// deno-lint-ignore no-explicit-any
+async function insertOldJob(db: import("kysely").Kysely<any>, job: JobRecord): Promise<void> {
+  const { jobRow } = await import("./schema.ts");
+  const { owning_team: _, ...row } = jobRow(job);
+  await db.insertInto("jobs").values(row).execute();
+}
+
+/**
+ * A database made by the code before the owning team had a column (migrations up to 0004), with jobs in it:
+ * opening it as a store fills the column from each job's config, so a query by owner finds them.
+ */
+function upgradeFrom0004(freshDatabase: () => { url: string; drop: () => Promise<void> }): Case {
+  return async (_store, ids) => {
+    const { openStore, openStoreDatabase } = await import("./kysely_store.ts");
+    const { migrateToLatest } = await import("./schema.ts");
+    const { url, drop } = freshDatabase();
+    const team = `${ids.prefix}-team`;
+    const jobs = [
+      makeJob(ids.job(1), { owningTeam: team, owner: "someone" }, { creationTimeMs: 10 }),
+      makeJob(ids.job(2), { owningTeam: `${team}-other`, owner: team }, { creationTimeMs: 20 }),
+    ];
+    try {
+      const old = await openStoreDatabase(url);
+      equal((await migrateToLatest(old.db, old.kind, "0004_host_maintenance")).length, 4);
+      for (const job of jobs) await insertOldJob(old.db, job);
+      await old.db.destroy();
+
+      const store = await openStore(url);
+      try {
+        equal(await store.migrate(), []);
+        equal(await store.getJob(ids.job(1)), jobs[0]);
+        equal(
+          await store.queryJobs({ owner: team }),
+          { jobs: [jobs[0]], total: 1 },
+          "the owning team, not owner",
+        );
+        equal((await store.queryJobs({ owner: `${team}-other` })).jobs.map((j) => j.jobId), [ids.job(2)]);
       } finally {
         await store.close();
       }
@@ -457,10 +510,10 @@ function upgrade(freshDatabase: () => { url: string; drop: () => Promise<void> }
     try {
       const old = await openStoreDatabase(url);
       equal(await migrateToLatest(old.db, old.kind, "0001_initial"), ["0001_initial"]);
+      await insertOldJob(old.db, makeJob(jobId));
       const oldStore = new KyselyStore(old.db, old.kind);
       strictEqual(
         await put(oldStore, [
-          { kind: "job.put", job: makeJob(jobId) },
           { kind: "task.put", task: makeTask(jobId, 0) },
           { kind: "task.event", event: event(jobId, 0, "RUNNING", 1) },
         ]),
@@ -698,24 +751,28 @@ const cases: Record<string, Case> = {
     const owner = `${ids.prefix}-owner`;
     const jobs = [
       makeJob(ids.job(0), {
-        owner,
+        owningTeam: owner,
         respoolId: "p1",
         labels: [{ key: "team", value: "x" }, { key: "tier", value: "1" }],
       }, { creationTimeMs: 10 }),
-      makeJob(ids.job(1), { owner, respoolId: "p1", labels: [{ key: "team", value: "x" }] }, {
+      makeJob(ids.job(1), { owningTeam: owner, respoolId: "p1", labels: [{ key: "team", value: "x" }] }, {
         creationTimeMs: 30,
         state: "RUNNING",
       }),
-      makeJob(ids.job(2), { owner, respoolId: "p2", labels: [{ key: "team", value: "X" }] }, {
+      makeJob(ids.job(2), { owningTeam: owner, respoolId: "p2", labels: [{ key: "team", value: "X" }] }, {
         creationTimeMs: 20,
         state: "SUCCEEDED",
       }),
-      makeJob(ids.job(3), { owner, respoolId: "p2", labels: [{ key: "team", value: "x".repeat(600) }] }, {
+      makeJob(ids.job(3), {
+        owningTeam: owner,
+        respoolId: "p2",
+        labels: [{ key: "team", value: "x".repeat(600) }],
+      }, {
         creationTimeMs: 40,
       }),
       makeJob(
         ids.job(4),
-        { owner, respoolId: "p2", labels: [{ key: "team", value: `${"x".repeat(599)}y` }] },
+        { owningTeam: owner, respoolId: "p2", labels: [{ key: "team", value: `${"x".repeat(599)}y` }] },
         { creationTimeMs: 40 },
       ),
     ];
@@ -732,8 +789,15 @@ const cases: Record<string, Case> = {
     equal(await q({ labels: [{ key: "team", value: "x".repeat(600) }] }), [3]);
     equal(await q({ labels: [{ key: "team", value: "x" }], respoolId: "p2" }), []);
     equal(await store.queryJobs({ owner: `${owner}-nobody` }), { jobs: [], total: 0 });
+    // Peloton's QuerySpec.owner is the owning team: a job whose `owner` field matches is not found by it.
+    const person = makeJob(ids.job(5), { owner: `${owner}-person`, owningTeam: `${owner}-elsewhere` }, {
+      creationTimeMs: 50,
+    });
+    strictEqual(await put(store, [{ kind: "job.put", job: person }]), undefined);
+    equal(await store.queryJobs({ owner: `${owner}-person` }), { jobs: [], total: 0 });
+    equal((await store.queryJobs({ owner: `${owner}-elsewhere` })).jobs.map((j) => j.jobId), [ids.job(5)]);
     // Relabelling a job moves it between label queries.
-    const relabelled = makeJob(ids.job(1), { owner, respoolId: "p1", labels: [] }, {
+    const relabelled = makeJob(ids.job(1), { owningTeam: owner, respoolId: "p1", labels: [] }, {
       creationTimeMs: 30,
       version: 2,
     });
@@ -748,7 +812,7 @@ const cases: Record<string, Case> = {
     const owner = `${ids.prefix}-owner`;
     const names = ["Nightly-ETL", "nightly_etl", "etl 100%", "Spark", "nightlyXetl"];
     const jobs = names.map((name, i) =>
-      makeJob(ids.job(i), { owner, name }, { creationTimeMs: 10 * (i + 1) })
+      makeJob(ids.job(i), { owningTeam: owner, name }, { creationTimeMs: 10 * (i + 1) })
     );
     strictEqual(await put(store, jobs.map((job) => ({ kind: "job.put", job }))), undefined);
     const q = async (name: string) =>
@@ -770,7 +834,10 @@ const cases: Record<string, Case> = {
     const owner = `${ids.prefix}-owner`;
     // Seven jobs; two share a creation time, so the tie goes by job id, descending.
     const jobs = [10, 20, 30, 30, 50, 60, 70].map((t, n) =>
-      makeJob(ids.job(n), { owner, labels: [{ key: "tier", value: n % 2 ? "odd" : "x".repeat(600) }] }, {
+      makeJob(ids.job(n), {
+        owningTeam: owner,
+        labels: [{ key: "tier", value: n % 2 ? "odd" : "x".repeat(600) }],
+      }, {
         creationTimeMs: t,
         state: n < 5 ? "PENDING" : "SUCCEEDED",
       })

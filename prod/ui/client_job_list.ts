@@ -1,7 +1,7 @@
 /**
  * Browser code of the web UI, part 3b: the job list. The API pages and filters it (`JobManager::Query` with
- * Peloton's `spec.pagination {offset, limit}` and its name, owner and state filters), never the page, so
- * every job can be reached however many there are. The query lives in the URL hash
+ * Peloton's `spec.pagination {offset, limit}` and its name, owner (the owning team) and state filters),
+ * never the page, so every job can be reached however many there are. The query lives in the URL hash
  * (`#/jobs?state=RUNNING&page=3`), so pages are links and the back button works.
  * Runs in the browser (see client_dom.ts for the rules).
  */

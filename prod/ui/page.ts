@@ -60,7 +60,7 @@ function jobQueryForm(): string {
   const sizes = JobList.SIZES.map((n) => option(n, `${n} a page`, n === JobList.DEFAULT_SIZE));
   return `<form id="job-query" hidden>
     <input id="job-name" type="search" placeholder="Name (part, any case)" aria-label="Job name">
-    <input id="job-owner" type="search" placeholder="Owner (exact)" aria-label="Owner">
+    <input id="job-owner" type="search" placeholder="Owning team (exact)" aria-label="Owning team">
     <select id="job-state" aria-label="Job state">${states.join("")}</select>
     <select id="job-size" aria-label="Jobs a page">${sizes.join("")}</select>
     <button type="submit">Apply</button>

@@ -202,8 +202,8 @@ Deno.test({
             "the form shows the URL's page size",
           );
 
-          // The filters go to the API (a part of the name in any case, the owner exactly, as Peloton's Query
-          // takes them), from page 1.
+          // The filters go to the API (a part of the name in any case, the owning team exactly, as Peloton's
+          // Query takes them), from page 1.
           await page.locator("#job-name").fill("ui-job");
           await page.locator("#job-query button[type=submit]").click();
           await page.locator("h2", { hasText: "Jobs matching the filter (1)" }).waitFor({ timeout: WAIT_MS });
