@@ -45,6 +45,29 @@ Deno.test("a config without a command or with a wrong type is rejected naming th
   assertNothingCreated(rig);
 });
 
+Deno.test("a name, owner or owning team longer than the store indexes is rejected naming the field", () => {
+  // A SQL store keeps these in columns of 512 and 255 characters; a longer one failed the write (and a
+  // failed job manager write ends the process).
+  const rig = new JobmgrRig();
+  const cases: [string, Body, RegExp][] = [
+    ["name", { name: "n".repeat(513) }, /name: .*expected text of at most 512 characters/],
+    ["owner", { owner: "o".repeat(256) }, /owner: .*expected text of at most 255 characters/],
+    ["owningTeam", { owningTeam: "t".repeat(256) }, /owningTeam: .*expected text of at most 255 characters/],
+  ];
+  for (const [field, over, message] of cases) {
+    rig.api("job", "Create", { config: { ...jobConfigJson(makeJobConfig()), ...over } });
+    assert.match(invalidConfig(body(rig))!, message, field);
+  }
+  assertNothingCreated(rig);
+  rig.api("job", "Create", {
+    config: { ...jobConfigJson(makeJobConfig()), name: "n".repeat(512), owningTeam: "t".repeat(255) },
+  });
+  assert.equal(
+    rig.transport.takeOne("api", "resmgr").procedure,
+    "peloton.api.respool.ResourceManager::GetResourcePool",
+  );
+});
+
 Deno.test("a config without a resource pool is rejected", () => {
   const rig = new JobmgrRig();
   rig.api("job", "Create", { config: jobConfigJson(makeJobConfig({ respoolId: undefined })) });
@@ -166,7 +189,7 @@ Deno.test("job Query answers job summaries in results, and omits the full config
   const rig = new JobmgrRig();
   rig.create({ instanceCount: 2 });
   const query = async (extra: Body) => {
-    rig.api("job", "Query", { spec: { owner: "tester" }, ...extra });
+    rig.api("job", "Query", { spec: { owner: "team" }, ...extra });
     await reads();
     return body(rig);
   };
@@ -190,7 +213,7 @@ Deno.test("job Query answers job summaries in results, and omits the full config
     [{ value: JOB_ID }],
     "records without summaryOnly",
   );
-  assert.deepEqual(full.spec, { owner: "tester" }, "the spec is echoed, as Peloton does");
+  assert.deepEqual(full.spec, { owner: "team" }, "the spec is echoed, as Peloton does");
 
   const summaryOnly = await query({ summaryOnly: true });
   assert.equal(summaryOnly.records, undefined);

@@ -68,14 +68,22 @@ export const amount = (): z.ZodType<number> => num({ min: 0 });
 
 export const bool = (): z.ZodType<boolean> => z.boolean({ error: EXPECT.bool });
 
-/** Text; a number or boolean in the input is taken as its spelling, as yaml.v2 did for string fields. */
-export function text(): z.ZodType<string> {
+/**
+ * Text; a number or boolean in the input is taken as its spelling, as yaml.v2 did for string fields. With
+ * `maxChars`, longer text is refused (fields the store indexes in a column of that width).
+ */
+export function text(maxChars?: number): z.ZodType<string> {
+  const str = z.string({ error: EXPECT.text });
   const schema = z.preprocess(
     (v) => typeof v === "number" || typeof v === "boolean" ? String(v) : v,
-    z.string({ error: EXPECT.text }),
+    maxChars === undefined ? str : str.max(maxChars, { error: `text of at most ${maxChars} characters` }),
   );
   return schema.register(keyMeta, { text: true });
 }
+
+/** The widths of a job's name and owner columns in the SQL store (prod/store/schema.ts). */
+export const MAX_JOB_NAME_CHARS = 512;
+export const MAX_JOB_OWNER_CHARS = 255;
 
 export const textList = (): z.ZodType<string[]> => z.array(text(), { error: EXPECT.list });
 

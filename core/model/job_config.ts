@@ -6,6 +6,8 @@ import {
   bool,
   instanceIdKey,
   keyMeta,
+  MAX_JOB_NAME_CHARS,
+  MAX_JOB_OWNER_CHARS,
   num,
   protoEnum,
   text,
@@ -43,12 +45,12 @@ export const SlaConfigSchema: z.ZodType<SlaConfig> = z.object({
 
 /** v0 `JobConfig`. DAEMON is accepted here; Peloton's validator rejected it as an invalid job type. */
 export const JobConfigSchema: z.ZodType<JobConfig> = z.object({
-  name: text().default(""),
+  name: text(MAX_JOB_NAME_CHARS).default(""),
   type: protoEnum(JOB_TYPES, { prefixes: ["JOB_TYPE_"] }).default("BATCH"),
-  owningTeam: text().default(""),
+  owningTeam: text(MAX_JOB_OWNER_CHARS).default(""),
   ldapGroups: textList().default([]),
   description: text().default(""),
-  owner: text().default(""),
+  owner: text(MAX_JOB_OWNER_CHARS).default(""),
   labels: z.array(LabelSchema).default([]),
   instanceCount: num({ int: true, min: 0 }, INSTANCE_COUNT_EXPECTED).default(0),
   sla: SlaConfigSchema.prefault({}),

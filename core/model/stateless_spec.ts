@@ -20,6 +20,8 @@ import {
   canonKey,
   instanceIdKey,
   keyMeta,
+  MAX_JOB_NAME_CHARS,
+  MAX_JOB_OWNER_CHARS,
   num,
   text,
   textList,
@@ -79,9 +81,9 @@ export const PodSpecSchema: z.ZodType<PodSpec> = z.object({
 });
 
 export const StatelessJobSpecSchema: z.ZodType<StatelessJobSpec> = z.object({
-  name: text().default(""),
-  owner: text().default(""),
-  owningTeam: text().default(""),
+  name: text(MAX_JOB_NAME_CHARS).default(""),
+  owner: text(MAX_JOB_OWNER_CHARS).default(""),
+  owningTeam: text(MAX_JOB_OWNER_CHARS).default(""),
   ldapGroups: textList().default([]),
   description: text().default(""),
   labels: z.array(LabelSchema).default([]),

@@ -489,3 +489,20 @@ Deno.test("a readiness check is accepted with a warning that it is not kept; a l
   assert.ok(live.ok);
   assert.deepEqual(live.warnings, []);
 });
+
+Deno.test("a spec's name, owner and owning team are refused past the widths the store indexes", () => {
+  const r = parseStatelessSpec(
+    { name: "n".repeat(513), owner: "o".repeat(256), owningTeam: "t".repeat(256), instanceCount: 1 },
+    "t",
+    { validate: false },
+  );
+  assert.ok(!r.ok);
+  const messages = r.errors.map((e) => e.message).join("\n");
+  assert.match(messages, /name: .*expected text of at most 512 characters/);
+  assert.match(messages, /owner: .*expected text of at most 255 characters/);
+  assert.match(messages, /owningTeam: .*expected text of at most 255 characters/);
+  assert.equal(
+    spec({ name: "n".repeat(512), owningTeam: "t".repeat(255), instanceCount: 1 }).name.length,
+    512,
+  );
+});
