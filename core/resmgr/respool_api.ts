@@ -68,6 +68,10 @@ function sumLeaves(node: RespoolNode, nonSlack: Resources, slack: Resources, dem
   for (const c of node.children) sumLeaves(c, nonSlack, slack, demand);
 }
 
+/** The widths of a pool's id and path columns in the SQL store (prod/store/schema.ts). */
+export const MAX_POOL_ID_CHARS = 128;
+export const MAX_POOL_PATH_CHARS = 700;
+
 export class RespoolApi {
   constructor(private readonly rm: ResourceManager, private readonly deps: ResmgrDeps) {}
 
@@ -100,12 +104,24 @@ export class RespoolApi {
     const config = parsed.value;
     const parentId = config.parent ?? ROOT_ID;
     const id = idValue(body.id) ?? randomUuid(this.deps.prng);
+    if (id.length > MAX_POOL_ID_CHARS) {
+      const message = `id: got ${id.length} characters, expected at most ${MAX_POOL_ID_CHARS}`;
+      return this.#reply(req, { error: { invalidResourcePoolConfig: { message } } });
+    }
     const res = this.rm.tree.create(id, parentId, config);
     if (!res.ok) {
       const key = res.code === "already-exists" ? "alreadyExists" : "invalidResourcePoolConfig";
       return this.#reply(req, { error: { [key]: { message: res.message } } });
     }
     const node = res.value;
+    if (node.path.length > MAX_POOL_PATH_CHARS) {
+      // The store keeps the path in a column of that width: refused here, before anything is written.
+      this.rm.tree.delete(node.path);
+      const message =
+        `config.name: the pool's path ${node.path.slice(0, 60)}... would be ${node.path.length} ` +
+        `characters, expected at most ${MAX_POOL_PATH_CHARS}`;
+      return this.#reply(req, { error: { invalidResourcePoolConfig: { message } } });
+    }
     this.#persist(req, node, () => ({ result: { value: node.id } }), () => this.rm.tree.delete(node.path));
   }
 

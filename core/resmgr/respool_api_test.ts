@@ -82,6 +82,28 @@ Deno.test("tree rule violations answer in Peloton's in-body error shape without 
   assert.equal(store.unsettled, 0);
 });
 
+Deno.test("an id or path wider than the store's columns is refused naming the field, before anything is written", () => {
+  const { store, rm, call, replies, create } = setup();
+  call("CreateResourcePool", { id: { value: "i".repeat(129) }, config: makeRespoolConfig("a") });
+  const wideId = replies()[0].body as Body;
+  assert.match(
+    ((wideId.error as Body).invalidResourcePoolConfig as Body).message as string,
+    /^id: got 129 characters, expected at most 128$/,
+  );
+  // Three levels of 255-character names make a path of 768 characters.
+  const a = create("a".repeat(255));
+  const b = create("b".repeat(255), a);
+  call("CreateResourcePool", { config: { ...makeRespoolConfig("c".repeat(255)), parent: { value: b } } });
+  const deep = replies()[0].body as Body;
+  assert.match(
+    ((deep.error as Body).invalidResourcePoolConfig as Body).message as string,
+    /^config\.name: the pool's path .* would be 768 characters, expected at most 700$/,
+  );
+  assert.equal(store.unsettled, 0, "nothing written");
+  assert.equal(rm.tree.lookup(`/${"a".repeat(255)}/${"b".repeat(255)}/${"c".repeat(255)}`), undefined);
+  assert.ok(rm.tree.lookup(`/${"a".repeat(255)}/${"b".repeat(255)}`), "its parent is still there");
+});
+
 Deno.test("LookupResourcePoolID resolves a path to the pool id; bad paths are named", () => {
   const { call, reply, replies, create } = setup();
   const a = create("a");
