@@ -25,7 +25,8 @@ export function jobStateName(s: JobState): string {
 
 /**
  * v1alpha `pod.PodState` of a v0 task state name (`ConvertTaskStateToPodState`): the same states, UNKNOWN
- * becoming INVALID. A name no v0 state has is shown as Peloton's fallback, POD_STATE_INVALID.
+ * becoming INVALID. v0's RESERVED has no pod state, and Peloton's converter falls back to POD_STATE_INVALID
+ * for it, as for any name no v0 state has.
  */
 export function podStateName(s: string): string {
   return s === "UNKNOWN" || !POD_STATES.has(s) ? "POD_STATE_INVALID" : `POD_STATE_${s}`;
@@ -48,7 +49,6 @@ const POD_STATES = new Set([
   "KILLING",
   "KILLED",
   "DELETED",
-  "RESERVED",
 ]);
 
 /** `pod_stats`: task counts by v1alpha pod state (`ConvertTaskStatsToPodStats`). */

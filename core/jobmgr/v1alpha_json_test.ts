@@ -165,13 +165,12 @@ Deno.test("a START workflow, which v1alpha's WorkflowType does not name, shows a
   assert.equal(jobInfo.status.workflowStatus.state, "WORKFLOW_STATE_ROLLING_FORWARD");
 });
 
-Deno.test("v0's UNKNOWN is v1alpha's INVALID; a pod's volume has v1alpha's sizeMb", () => {
+Deno.test("v0's UNKNOWN and RESERVED (no v1alpha pod state) are v1alpha's INVALID; a pod's volume has v1alpha's sizeMb", () => {
   assert.equal(jobStateName("UNKNOWN"), "JOB_STATE_INVALID");
   assert.equal(jobStateName("KILLING"), "JOB_STATE_KILLING");
   assert.deepEqual(podStatsJson({ UNKNOWN: 1, RUNNING: 2, RESERVED: 1 }), {
-    POD_STATE_INVALID: 1,
+    POD_STATE_INVALID: 2,
     POD_STATE_RUNNING: 2,
-    POD_STATE_RESERVED: 1,
   });
   assert.deepEqual(podSpecJson({ containers: [], volume: { containerPath: "data", sizeMB: 8 } }), {
     containers: [],
