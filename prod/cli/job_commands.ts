@@ -42,7 +42,7 @@ function count(name: string, v: string): number {
 /** States of a job that can still be stopped, as Peloton's `job stop --owner` queries them. */
 const ACTIVE_STATES = ["INITIALIZED", "PENDING", "RUNNING"];
 
-type Summary = { id: { value: string }; name: string; owner: string; runtime: { state: string } };
+type Summary = { id: { value: string }; name: string; owningTeam?: string; runtime: { state: string } };
 
 /** What `-n/--limit` or `-q/--total` of 0 stands for: 100, each flag's default (a server reads 0 as its own). */
 const STOP_DEFAULT_CAP = 100;
@@ -237,10 +237,11 @@ export const jobCommands: Command[] = [
         return 0;
       }
       if (query && !ctx.json) {
+        // Owner is the owning team, which --owner matched (Peloton's job tables show it so).
         ctx.out(
           table(
             ["ID", "Name", "Owner", "State"],
-            query.map((j) => [j.id.value, j.name, j.owner, j.runtime.state]),
+            query.map((j) => [j.id.value, j.name, j.owningTeam, j.runtime.state]),
           ),
         );
       }

@@ -44,7 +44,8 @@ function stubJobManager(matching: number, known: Record<string, StubJob> = {}) {
         results: ids.map((i) => ({
           id: { value: `job-${i}` },
           name: `j${i}`,
-          owner: "o",
+          owner: "someone",
+          owningTeam: "o",
           runtime: { state: "RUNNING" },
         })),
         pagination: { offset, limit, total: considered },
@@ -245,6 +246,18 @@ Deno.test("job stop JOB --owner/-l checks the owning team and ANY one label, as 
     assert.equal(anyLabel.code, 0, anyLabel.err);
     assert.equal(anyLabel.out, "Job web stopping: 1 instances");
     assert.deepEqual(jm.stopped, ["web"]);
+  } finally {
+    await jm.close();
+  }
+});
+
+Deno.test("job stop --owner lists the matching jobs with their owning team, which --owner matched, as Owner", async () => {
+  const jm = stubJobManager(1);
+  try {
+    const r = await cli(jm.url, "job", "stop", "--owner", "o", "-f");
+    assert.equal(r.code, 0, r.err);
+    const [header, row] = r.out.split("\n").map((l) => l.split("|").map((c) => c.trim()));
+    assert.deepEqual([header[2], row[2]], ["Owner", "o"]);
   } finally {
     await jm.close();
   }

@@ -89,12 +89,15 @@ function simple(name: string, method: string, summary: string, extra: Command["o
 type StatelessSummary = {
   jobId: { value: string };
   name: string;
-  owner?: string;
+  owningTeam?: string;
   instanceCount: number;
   status: { state: string; desiredState: string; creationTime?: string; version: { value: string } };
 };
 
-/** The summaries as a table: job state names without Peloton's `JOB_STATE_` prefix. */
+/**
+ * The summaries as a table: job state names without Peloton's `JOB_STATE_` prefix, and under Owner the owning
+ * team, which QueryJobs' owner matches (as Peloton's stateless tables show it).
+ */
 function summaryTable(jobs: StatelessSummary[]): string {
   const state = (s: string) => s.replace(/^JOB_STATE_/, "");
   return table(
@@ -102,7 +105,7 @@ function summaryTable(jobs: StatelessSummary[]): string {
     jobs.map((j) => [
       j.jobId.value,
       j.name,
-      j.owner,
+      j.owningTeam,
       j.instanceCount,
       state(j.status.state),
       state(j.status.desiredState),

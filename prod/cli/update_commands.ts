@@ -342,7 +342,7 @@ export const updateCommands: Command[] = [
       type Summary = {
         id: { value: string };
         name: string;
-        owner: string;
+        owningTeam?: string;
         type: string;
         instanceCount: number;
         runtime: { state: string; creationTime: string };
@@ -356,6 +356,7 @@ export const updateCommands: Command[] = [
       );
       if (ctx.json) ctx.out(JSON.stringify(res, null, 2));
       else {
+        // The Owner column is the owning team, which --owner matches, as Peloton's `job query` table shows it.
         ctx.out(table(
           ["ID", "Name", "Owner", "Type", "Instances", "State", "Created"],
           res.results.map((
@@ -363,7 +364,7 @@ export const updateCommands: Command[] = [
           ) => [
             r.id.value,
             r.name,
-            r.owner,
+            r.owningTeam,
             r.type,
             r.instanceCount,
             r.runtime.state,
