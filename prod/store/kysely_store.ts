@@ -34,6 +34,7 @@ import {
   maintenanceFromRow,
   maintenanceRow,
   migrateToLatest,
+  OWNING_TEAM_CHARS,
   respoolFromRow,
   respoolRow,
   type StoreDatabase,
@@ -215,15 +216,18 @@ export class KyselyStore implements Store {
 
   async queryJobs(query: JobQuery): Promise<JobPage> {
     await this.flush();
-    const clipped = (query.labels ?? []).some((l) =>
-      clip(l.key, LABEL_KEY_CHARS) !== l.key || clip(l.value, LABEL_VALUE_CHARS) !== l.value
-    );
+    const clipped =
+      (query.labels ?? []).some((l) =>
+        clip(l.key, LABEL_KEY_CHARS) !== l.key || clip(l.value, LABEL_VALUE_CHARS) !== l.value
+      ) || longOwner(query);
     if (clipped) {
-      // Labels longer than the index keeps matched by prefix in SQL; the config has them whole, so the
-      // exact matches (and the page of them) are found here, from one read.
+      // Labels longer than the index keeps matched by prefix in SQL, and an owning team that may have been
+      // clipped is not matched there; the config has them whole, so the exact matches (and the page of them)
+      // are found here, from one read.
       const rows = await this.#matchingJobs(this.#db, query).selectAll()
         .orderBy("creation_time_ms", "desc").orderBy("job_id", "desc").execute();
-      return jobPage(rows.map(jobFromRow).filter((j) => jobMatches(j, { labels: query.labels })), query);
+      const exact = { labels: query.labels, owner: query.owner };
+      return jobPage(rows.map(jobFromRow).filter((j) => jobMatches(j, exact)), query);
     }
     // The count and the page are read from one snapshot, so that a job written meanwhile is in both or
     // in neither: the total never disagrees with the page (a page of 3 with a total of 2).
@@ -249,7 +253,7 @@ export class KyselyStore implements Store {
     if (query.states?.length) q = q.where("state", "in", query.states);
     if (query.respoolId !== undefined) q = q.where("respool_id", "=", query.respoolId);
     // Peloton's QuerySpec.owner is the owning team (its job index's "owner" column holds config.owningTeam).
-    if (query.owner !== undefined) q = q.where("owning_team", "=", query.owner);
+    if (query.owner !== undefined && !longOwner(query)) q = q.where("owning_team", "=", query.owner);
     if (query.name !== undefined) {
       // A part of the name in any case; the part's own % and _ are matched as themselves.
       const pattern = `%${query.name.replace(/[!%_]/g, (c) => `!${c}`)}%`;
@@ -691,6 +695,14 @@ export class KyselyStore implements Store {
     this.#flushWaiters = this.#flushWaiters.filter((w) => w.target > this.#completed);
     for (const w of ready) w.resolve();
   }
+}
+
+/**
+ * An owner as long as the owning_team column: a job stored before owning teams were limited may have its
+ * team clipped to that width there, so the column cannot tell such an owner from a longer team.
+ */
+function longOwner(query: JobQuery): boolean {
+  return query.owner !== undefined && query.owner.length >= OWNING_TEAM_CHARS;
 }
 
 /** What the database holds for the keys a group writes; versions advance as batches are accepted. */

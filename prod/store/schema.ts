@@ -171,12 +171,18 @@ export interface StoreDatabase {
 export const LABEL_KEY_CHARS = 255;
 export const LABEL_VALUE_CHARS = 512;
 
+/**
+ * Width of the owning_team column. New configs are refused past it, but a job stored before they were
+ * (its config whole) keeps its team clipped there, and a query matches such a team against the config.
+ */
+export const OWNING_TEAM_CHARS = 255;
+
 export function jobRow(job: JobRecord) {
   return {
     job_id: job.jobId,
     name: job.config.name,
     owner: job.config.owner,
-    owning_team: job.config.owningTeam ?? "",
+    owning_team: clip(job.config.owningTeam ?? "", OWNING_TEAM_CHARS),
     respool_id: job.config.respoolId ?? "",
     state: job.runtime.state,
     goal_state: job.runtime.goalState,
@@ -329,9 +335,13 @@ async function jobsOwningTeam(db: AnyDb, kind: DialectKind): Promise<void> {
       : /duplicate column name/i.test(String(err));
     if (!done) throw err;
   }
+  // Clipped to the column: configs stored before owning teams were limited may hold longer ones, which
+  // MySQL's strict mode refuses whole ("Data too long"), failing the upgrade.
   const team = kind === "mysql"
-    ? sql`coalesce(json_unquote(json_extract(config, '$.owningTeam')), '')`
-    : sql`coalesce(json_extract(config, '$.owningTeam'), '')`;
+    ? sql`left(coalesce(json_unquote(json_extract(config, '$.owningTeam')), ''), ${
+      sql.lit(OWNING_TEAM_CHARS)
+    })`
+    : sql`substr(coalesce(json_extract(config, '$.owningTeam'), ''), 1, ${sql.lit(OWNING_TEAM_CHARS)})`;
   await sql`update jobs set owning_team = ${team}`.execute(db);
   await createIndex(db, kind, "jobs_owning_team", "jobs", ["owning_team"]);
 }

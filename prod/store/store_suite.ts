@@ -463,7 +463,10 @@ function upgradeFrom0004(freshDatabase: () => { url: string; drop: () => Promise
     const jobs = [
       makeJob(ids.job(1), { owningTeam: team, owner: "someone" }, { creationTimeMs: 10 }),
       makeJob(ids.job(2), { owningTeam: `${team}-other`, owner: team }, { creationTimeMs: 20 }),
+      // Stored before owning teams were limited to the column's width.
+      makeJob(ids.job(3), { owningTeam: `${team}-${"x".repeat(300)}` }, { creationTimeMs: 30 }),
     ];
+    const longTeam = jobs[2].config.owningTeam;
     try {
       const old = await openStoreDatabase(url);
       equal((await migrateToLatest(old.db, old.kind, "0004_host_maintenance")).length, 4);
@@ -480,6 +483,15 @@ function upgradeFrom0004(freshDatabase: () => { url: string; drop: () => Promise
           "the owning team, not owner",
         );
         equal((await store.queryJobs({ owner: `${team}-other` })).jobs.map((j) => j.jobId), [ids.job(2)]);
+        equal(
+          await store.queryJobs({ owner: longTeam }),
+          { jobs: [jobs[2]], total: 1 },
+          "a team past the column",
+        );
+        equal(await store.queryJobs({ owner: longTeam.slice(0, 255) }), { jobs: [], total: 0 }, "its prefix");
+        const again = { ...jobs[2], runtime: { ...jobs[2].runtime, version: jobs[2].runtime.version + 1 } };
+        strictEqual(await put(store, [{ kind: "job.put", job: again }]), undefined, "written again");
+        equal(await store.queryJobs({ owner: longTeam }), { jobs: [again], total: 1 });
       } finally {
         await store.close();
       }
