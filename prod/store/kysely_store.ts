@@ -253,7 +253,8 @@ export class KyselyStore implements Store {
     if (query.states?.length) q = q.where("state", "in", query.states);
     if (query.respoolId !== undefined) q = q.where("respool_id", "=", query.respoolId);
     // Peloton's QuerySpec.owner is the owning team (its job index's "owner" column holds config.owningTeam).
-    if (query.owner !== undefined && !longOwner(query)) q = q.where("owning_team", "=", query.owner);
+    // An owner as long as the column is matched by its clipped form here and exactly in queryJobs.
+    if (query.owner !== undefined) q = q.where("owning_team", "=", clip(query.owner, OWNING_TEAM_CHARS));
     if (query.name !== undefined) {
       // A part of the name in any case; the part's own % and _ are matched as themselves.
       const pattern = `%${query.name.replace(/[!%_]/g, (c) => `!${c}`)}%`;
