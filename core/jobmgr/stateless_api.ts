@@ -19,7 +19,7 @@ import type { JobApi } from "./job_api.ts";
 import type { JobEntry } from "./job_entry.ts";
 import { PRE_LAUNCH_RANK } from "./jobmgr.ts";
 import { parseQuerySpec, runJobQuery } from "./job_query.ts";
-import { specJson, statusJson, workflowInfoJson } from "./v1alpha_json.ts";
+import { slaSpecJson, specJson, statusJson, workflowInfoJson } from "./v1alpha_json.ts";
 import { DEFAULT_UPDATE_CONFIG } from "./workflow.ts";
 
 export const STATELESS_SERVICE = "peloton.api.v1alpha.job.stateless.svc.JobService";
@@ -265,7 +265,10 @@ export class StatelessApi {
     });
   }
 
-  /** v1alpha `stateless.JobSummary`, with the workflow in progress in its status. */
+  /**
+   * v1alpha `stateless.JobSummary` (`ConvertJobSummary`), with the workflow in progress in its status and
+   * the job's SLA as a v1alpha SlaSpec.
+   */
   #summary(j: JobView): Body {
     const c = j.config;
     const workflow = j.runtime.updateId ? this.api.jm.updates.get(j.runtime.updateId) : undefined;
@@ -278,6 +281,7 @@ export class StatelessApi {
       instanceCount: c.instanceCount,
       respoolId: c.respoolId ? { value: c.respoolId } : undefined,
       status: statusJson(j, workflow),
+      sla: slaSpecJson(c.sla),
     };
   }
 

@@ -222,6 +222,7 @@ Deno.test("ListJobs answers every job's v1alpha summary, in one reply where Pelo
       instanceCount: 2,
       respoolId: { value: "pool-a" },
       status: undefined,
+      sla: { priority: 0, preemptible: false, revocable: false, maximumUnavailableInstances: 0 },
     },
   );
   const status = svc.status as Record<string, unknown>;

@@ -53,6 +53,7 @@ Deno.test("GetJob with summaryOnly answers the job's summary alone, as Peloton's
     labels: [{ key: "app", value: "web2" }],
     instanceCount: 5,
     respoolId: { value: "pool-a" },
+    sla: { priority: 0, preemptible: false, revocable: false, maximumUnavailableInstances: 0 },
   });
   const s = status as { state: string; version: { value: string }; workflowStatus?: { type: string } };
   assert.equal(s.version.value, entityVersion(rig.job()));
@@ -142,4 +143,15 @@ Deno.test("GetJob without options still answers spec, status and workflow", asyn
   const body = reply.body as Body;
   assert.deepEqual(Object.keys(body.jobInfo), ["jobId", "spec", "status"]);
   assert.notEqual(body.workflowInfo, undefined);
+});
+
+Deno.test("GetJob's status counts the pods on each config version, keyed by pod entity version", async () => {
+  // The replace added instances 3 and 4 at config version 2; 0 to 2 are still on version 1.
+  const rig = replacedJob();
+  const reply = await getJob(rig, {});
+  const status = (reply.body as Body).jobInfo.status as { podStatsByConfigurationVersion: unknown };
+  assert.deepEqual(status.podStatsByConfigurationVersion, {
+    "1-0-0": { stateStats: { POD_STATE_PENDING: 3 } },
+    "2-0-0": { stateStats: { POD_STATE_PENDING: 2 } },
+  });
 });

@@ -9,8 +9,9 @@ import type {
   LabelConstraint,
   PersistentVolumeConfig,
   PodSpec,
+  SlaConfig,
 } from "../model/config_types.ts";
-import type { UpdateRecord, UpdateState, WorkflowType } from "../model/records.ts";
+import type { TaskRecord, UpdateRecord, UpdateState, WorkflowType } from "../model/records.ts";
 import { jobConfigToStatelessSpec } from "../model/stateless_spec.ts";
 import type { JobState } from "../model/states.ts";
 import { type Body, entityVersion, instanceIdRanges, type JobView, time } from "./api_json.ts";
@@ -75,10 +76,16 @@ export function workflowStateName(s: UpdateState): string {
   return `WORKFLOW_STATE_${s}`;
 }
 
-/** v1alpha `stateless.JobStatus`; `workflowId` (ours) names the workflow in progress. */
+/**
+ * v1alpha `stateless.JobStatus` (`ConvertRuntimeInfoToJobStatus`); `workflowId` (ours) names the workflow in
+ * progress. `revision` is the runtime's change log: its write counter, and its creation time in nanoseconds
+ * as Peloton stamps it (`UnixNano`), a decimal string as proto3 JSON writes a uint64 past 2^53. The runtime
+ * holds no time of its last write nor a writer, so `updatedAt` and `updatedBy` are left out.
+ */
 export function statusJson(j: JobView, workflow?: UpdateRecord): Body {
   const rt = j.runtime;
   return {
+    revision: { version: rt.version, createdAt: String(BigInt(Math.trunc(rt.creationTimeMs)) * 1_000_000n) },
     state: jobStateName(rt.state),
     desiredState: jobStateName(rt.goalState),
     creationTime: time(rt.creationTimeMs),
@@ -86,6 +93,36 @@ export function statusJson(j: JobView, workflow?: UpdateRecord): Body {
     version: { value: entityVersion(j) },
     workflowId: rt.updateId ? { value: rt.updateId } : undefined,
     workflowStatus: workflow ? workflowStatusJson(j, workflow) : undefined,
+    podStatsByConfigurationVersion: j.tasks ? podStatsByConfigVersionJson(j.tasks.values()) : undefined,
+  };
+}
+
+/**
+ * `pod_stats_by_configuration_version`: task counts by config version, keyed by its pod entity version
+ * (`versionutil.GetPodEntityVersion`: `<configVersion>-0-0`), each a `PodStateStats` of v1alpha pod states.
+ * Counted from the tasks, so a job read from the store without them has none.
+ */
+export function podStatsByConfigVersionJson(tasks: Iterable<TaskRecord>): Record<string, Body> {
+  const byVersion = new Map<number, Record<string, number>>();
+  for (const t of tasks) {
+    const stats = byVersion.get(t.configVersion) ?? {};
+    stats[t.state] = (stats[t.state] ?? 0) + 1;
+    byVersion.set(t.configVersion, stats);
+  }
+  const out: Record<string, Body> = {};
+  for (const [v, stats] of [...byVersion].sort(([a], [b]) => a - b)) {
+    out[`${v}-0-0`] = { stateStats: podStatsJson(stats) };
+  }
+  return out;
+}
+
+/** v1alpha `stateless.SlaSpec` of a v0 SLA config (`ConvertSLAConfigToSLASpec`): the four fields it has. */
+export function slaSpecJson(sla: SlaConfig): Body {
+  return {
+    priority: sla.priority,
+    preemptible: sla.preemptible,
+    revocable: sla.revocable,
+    maximumUnavailableInstances: sla.maximumUnavailableInstances,
   };
 }
 

@@ -177,3 +177,48 @@ Deno.test("v0's UNKNOWN and RESERVED (no v1alpha pod state) are v1alpha's INVALI
     volume: { containerPath: "data", sizeMb: 8 },
   });
 });
+
+Deno.test("a v1alpha summary carries the job's SLA as an SlaSpec; v0's summary keeps its SlaConfig", async () => {
+  const rig = new JobmgrRig();
+  const sla = {
+    priority: 7,
+    preemptible: true,
+    revocable: true,
+    // A service's running limits must be 0.
+    maximumRunningInstances: 0,
+    minimumRunningInstances: 0,
+    maxRunningTime: 0,
+    maximumUnavailableInstances: 2,
+  };
+  rig.create({ type: "SERVICE", instanceCount: 2, sla });
+  const expected = { priority: 7, preemptible: true, revocable: true, maximumUnavailableInstances: 2 };
+  const { jobs } = await call(rig, STATELESS_SERVICE, "ListJobs", {}) as { jobs: { sla: Json }[] };
+  assert.deepEqual(jobs[0].sla, expected);
+  const { summary } = await call(rig, STATELESS_SERVICE, "GetJob", { jobId, summaryOnly: true }) as {
+    summary: { sla: Json };
+  };
+  assert.deepEqual(summary.sla, expected);
+  const { results } = await call(rig, JOB_SERVICE, "Query", { spec: {} }) as { results: { sla: Json }[] };
+  assert.deepEqual(results[0].sla, sla, "v0 answers its own SlaConfig, all seven fields");
+});
+
+Deno.test("a v1alpha status carries the runtime's revision: its write count and creation time in ns", async () => {
+  const rig = new JobmgrRig();
+  rig.tick(5_123);
+  rig.create({ type: "SERVICE", instanceCount: 2 });
+  const revision = async () =>
+    ((await call(rig, STATELESS_SERVICE, "GetJob", { jobId })) as { jobInfo: { status: { revision: Json } } })
+      .jobInfo.status.revision;
+  const first = await revision();
+  assert.deepEqual(first, { version: rig.job().runtime.version, createdAt: "5123000000" });
+  rig.launch([0, 1]);
+  for (const i of [0, 1]) rig.status(rig.taskId(i), "TASK_RUNNING");
+  rig.transport.drain();
+  const later = await revision();
+  assert.ok((later.version as number) > (first.version as number), "each runtime write bumps the version");
+  assert.equal(later.createdAt, first.createdAt);
+
+  const { jobInfo } = await call(rig, JOB_SERVICE, "Get", { id: jobId }) as { jobInfo: { runtime: Json } };
+  assert.equal(jobInfo.runtime.revision, undefined, "v0's runtime is unchanged");
+  assert.equal(jobInfo.runtime.podStatsByConfigurationVersion, undefined);
+});
