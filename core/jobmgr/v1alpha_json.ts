@@ -13,7 +13,7 @@ import type {
 } from "../model/config_types.ts";
 import type { TaskRecord, UpdateRecord, UpdateState, WorkflowType } from "../model/records.ts";
 import { jobConfigToStatelessSpec } from "../model/stateless_spec.ts";
-import type { JobState } from "../model/states.ts";
+import { type JobState, TASK_STATES } from "../model/states.ts";
 import { type Body, entityVersion, instanceIdRanges, type JobView, time } from "./api_json.ts";
 
 /**
@@ -30,27 +30,13 @@ export function jobStateName(s: JobState): string {
  * for it, as for any name no v0 state has.
  */
 export function podStateName(s: string): string {
-  return s === "UNKNOWN" || !POD_STATES.has(s) ? "POD_STATE_INVALID" : `POD_STATE_${s}`;
+  return POD_STATES.has(s) ? `POD_STATE_${s}` : "POD_STATE_INVALID";
 }
 
-const POD_STATES = new Set([
-  "INITIALIZED",
-  "PENDING",
-  "READY",
-  "PLACING",
-  "PLACED",
-  "LAUNCHING",
-  "LAUNCHED",
-  "STARTING",
-  "RUNNING",
-  "SUCCEEDED",
-  "FAILED",
-  "LOST",
-  "PREEMPTING",
-  "KILLING",
-  "KILLED",
-  "DELETED",
-]);
+/** v0 task states with a v1alpha pod state of the same name: all but UNKNOWN and RESERVED. */
+const POD_STATES: ReadonlySet<string> = new Set(
+  Object.keys(TASK_STATES).filter((s) => s !== "UNKNOWN" && s !== "RESERVED"),
+);
 
 /** `pod_stats`: task counts by v1alpha pod state (`ConvertTaskStatsToPodStats`). */
 export function podStatsJson(taskStats: Record<string, number>): Record<string, number> {
