@@ -482,10 +482,11 @@ export class JobManager implements Receiver {
     }
     const t = this.newTask(job.jobId, id, defaultTaskGoal(job.config.type), configVersion);
     t.version = 0;
-    const { [id]: lastRun, ...removedRuns } = job.runtime.removedRuns ?? {};
+    const lastRun = job.runtime.removedRuns?.[id];
     if (lastRun !== undefined) {
       // The instance was removed before: its Mesos task ids up to `lastRun` are taken.
       t.runId = lastRun + 1;
+      const { [id]: _, ...removedRuns } = job.runtime.removedRuns!;
       job.runtime.removedRuns = removedRuns;
     }
     job.tasks.set(id, t);
