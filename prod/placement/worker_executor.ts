@@ -57,6 +57,8 @@ export class WorkerExecutor implements PlacementExecutor {
   #gen: Generation;
   /** Results are handed over in the order the rounds were placed. */
   #tail: Promise<void> = Promise.resolve();
+  /** Every round out, sent by `place` or `run`: `close` waits for them all. */
+  readonly #out = new Set<Promise<PlacementResult>>();
   #rounds = 0;
   #closed = false;
 
@@ -88,7 +90,7 @@ export class WorkerExecutor implements PlacementExecutor {
     if (this.#gen.failed !== undefined) this.#gen = this.#start();
     const gen = this.#gen;
     const id = this.#rounds++;
-    return new Promise((resolve) => {
+    const out = new Promise<PlacementResult>((resolve) => {
       // Units and groups are copied, not transferred: a failed result can still be shaped from them.
       gen.rounds.set(id, (why) => resolve(nothingPlaced(round, why)));
       if (gen.rounds.size === 1) this.#watch(gen);
@@ -99,12 +101,20 @@ export class WorkerExecutor implements PlacementExecutor {
         resolve(result);
       }, (err) => this.#fail(gen, 0, err));
     });
+    this.#out.add(out);
+    // A round's promise never rejects: it resolves with the result, or with nothing placed and why.
+    out.then(() => this.#out.delete(out));
+    return out;
   }
 
-  /** Waits for rounds in flight (a failed worker fails them), then stops the workers. */
+  /**
+   * Waits for every round in flight, placed through `place` or `run` (a failed worker fails them), then
+   * stops the workers.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    while (this.#out.size) await Promise.all(this.#out);
     await this.#tail;
     this.#stop(this.#gen);
   }

@@ -216,3 +216,34 @@ Deno.test("roundTimeoutMs counts from the last answer: slow rounds queued longer
     );
   }
 });
+
+Deno.test("close() waits for a round sent by run() and not awaited: it is answered with its placement first", async () => {
+  // Worker 1 takes 300 ms over its partition of every round, so the round is still out when close() starts.
+  const exec = new WorkerExecutor(2, {
+    module: new URL("./testdata/dying_worker.ts?worker=1&round=0&how=slow&ms=300", import.meta.url),
+  });
+  const order: string[] = [];
+  const out = exec.run(randomRound(3)).then((r) => {
+    order.push("round");
+    return r;
+  });
+  await within("close", exec.close().then(() => order.push("close")));
+  assert.deepEqual(order, ["round", "close"], "the round is answered before close() returns");
+  const r = await out;
+  assert.equal(r.error, undefined);
+  assertSamePlacement(r, placeRound(randomRound(3), 2), "seed 3");
+});
+
+Deno.test("a round that cannot be posted to the workers is answered, placing nothing, and the next places", async () => {
+  const exec = new WorkerExecutor(1);
+  const calls = await logged(async () => {
+    // A function cannot be cloned: posting throws a DataCloneError.
+    const bad = Object.assign(randomRound(3), { extra: () => 0 });
+    assertNothingPlaced(await within("the bad round", exec.run(bad)), /could not be cloned/, "seed 3");
+    const r = await within("the next round", exec.run(randomRound(4)));
+    assert.equal(r.error, undefined);
+    assertSamePlacement(r, placeRound(randomRound(4), 1), "seed 4");
+    await within("close", exec.close());
+  });
+  assert.equal(calls.length, 1, "the failure is logged once");
+});
