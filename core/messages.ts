@@ -328,3 +328,19 @@ export type Message =
   | PlacementMessage
   | ApiRequest
   | ApiReply;
+
+/**
+ * Why a leaf pool's queued tasks wait (the resource pool API's `GetAdmissionWaits`, ours): the pool's path
+ * and limit (cores, MB, MB, GPUs: a task asking for more can never be admitted), and what refuses the
+ * first gang of its queues, in words: its entitlement (non-revocable work), its slack entitlement
+ * (revocable work), its controller limit (controller tasks) or its reservation (non-preemptible work, with
+ * preemption on). Only the kinds that refuse the first gang of one of the pool's queues are present.
+ */
+export interface AdmissionWaits {
+  path: string;
+  limit: { cpu: number; memory: number; disk: number; gpu: number };
+  entitlement?: string;
+  slack?: string;
+  controller?: string;
+  reservation?: string;
+}

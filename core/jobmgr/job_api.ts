@@ -1,7 +1,8 @@
 /** Peloton's v0 job and task APIs (`peloton.api.job.JobManager`, `peloton.api.task.TaskManager`), and the router to the others. */
-import type { ApiReply, ApiRequest } from "../messages.ts";
-import type { JobConfig } from "../model/config_types.ts";
+import type { AdmissionWaits, ApiReply, ApiRequest } from "../messages.ts";
+import type { JobConfig, TaskConfig } from "../model/config_types.ts";
 import { parseJobConfig } from "../model/load.ts";
+import type { Resources } from "../model/resources.ts";
 import { mesosTaskId, parseMesosTaskId } from "../model/records.ts";
 import { isTerminalJobState } from "../model/states.ts";
 import { randomUuid } from "../ports/prng.ts";
@@ -24,7 +25,7 @@ import { InstanceMap, type JobEntry } from "./job_entry.ts";
 import { parseQuerySpec, runJobQuery } from "./job_query.ts";
 import type { JobManager } from "./jobmgr.ts";
 import { STATELESS_SERVICE, StatelessApi } from "./stateless_api.ts";
-import { TaskConfigs } from "./task_build.ts";
+import { isPreemptible, isRevocable, TaskConfigs, taskResources } from "./task_build.ts";
 import { UPDATE_SERVICE, UpdateApi } from "./update_api.ts";
 import { VOLUME_SERVICE, VolumeApi } from "./volume_api.ts";
 import { DEFAULT_UPDATE_CONFIG } from "./workflow.ts";
@@ -33,6 +34,10 @@ export const JOB_SERVICE = "peloton.api.job.JobManager";
 export const TASK_SERVICE = "peloton.api.task.TaskManager";
 const RESPOOL_GET = "peloton.api.respool.ResourceManager::GetResourcePool";
 const RESPOOL_LOOKUP = "peloton.api.respool.ResourceManager::LookupResourcePoolID";
+const RESPOOL_WAITS = "peloton.api.respool.ResourceManager::GetAdmissionWaits";
+
+/** How long `task list` and `task get` wait for the resource manager to say why PENDING tasks wait. */
+export const WAITS_TIMEOUT_MS = 2_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export { jobConfigJson, jobInfoJson };
@@ -415,15 +420,14 @@ export class JobApi {
     const from = Number(range?.from ?? 0), to = Number(range?.to ?? Infinity);
     const value: Record<string, Body> = {};
     const configs = new Map<number, TaskConfigs>();
+    const pending: [Body, TaskConfig][] = [];
     for (const t of job.tasks?.values() ?? []) {
       if (t.instanceId < from || t.instanceId >= to) continue;
-      value[t.instanceId] = taskInfoJson(
-        job.jobId,
-        this.#configOf(job, t.configVersion, configs).get(t.instanceId),
-        t,
-      );
+      const tc = this.#configOf(job, t.configVersion, configs).get(t.instanceId);
+      value[t.instanceId] = taskInfoJson(job.jobId, tc, t);
+      if (t.state === "PENDING" && !t.message) pending.push([value[t.instanceId], tc]);
     }
-    r.ok({ result: { value } });
+    this.#explainPending(job, pending, () => r.ok({ result: { value } }));
   }
 
   #getTask(r: Reply, job: JobView, instanceId: number): void {
@@ -435,7 +439,40 @@ export class JobApi {
       taskInfoJson(job.jobId, tc, { ...task, ...run, agentId: run.agentId, history: undefined })
     );
     // Peloton's GetResponse: `result` the current run, `results` "all active and completed tasks" of it.
-    r.ok({ result: current, results: [current, ...previous] });
+    const pending: [Body, TaskConfig][] = task.state === "PENDING" && !task.message ? [[current, tc]] : [];
+    this.#explainPending(job, pending, () => r.ok({ result: current, results: [current, ...previous] }));
+  }
+
+  /**
+   * A PENDING task waits for its pool to admit it. Ours, not Peloton's (which said nothing): the resource
+   * manager's reason (`GetAdmissionWaits`) becomes the message of those tasks that have none of their own.
+   * It is the pool's state at this moment, so it is shown, not stored. `answer` runs once: with the
+   * reasons, or without them if the resource manager does not answer within `WAITS_TIMEOUT_MS`.
+   */
+  #explainPending(job: JobView, pending: [info: Body, tc: TaskConfig][], answer: () => void): void {
+    const respoolId = job.config.respoolId;
+    if (!pending.length || !respoolId) return answer();
+    let done = false;
+    const finish = (waits?: AdmissionWaits) => {
+      if (done) return;
+      done = true;
+      this.jm.deps.clock.cancelTimer(timer);
+      for (const [info, tc] of waits ? pending : []) {
+        const message = waitFor(waits!, {
+          resources: taskResources(tc),
+          revocable: isRevocable(job.config, tc),
+          controller: tc.controller === true,
+          preemptible: isPreemptible(job.config, tc),
+        });
+        if (message) (info.runtime as Body).message = message;
+      }
+      answer();
+    };
+    const timer = this.jm.deps.clock.setTimer(WAITS_TIMEOUT_MS, () => finish());
+    this.#resmgrApi(RESPOOL_WAITS, { id: { value: respoolId } }, (reply) => {
+      const waits = (reply.body as Body | undefined)?.waits as AdmissionWaits | undefined;
+      finish(reply.error ? undefined : waits);
+    });
   }
 
   /**
@@ -628,4 +665,33 @@ export function elasticChange(before: JobConfig, after: JobConfig): string | und
   }
   if (after.instanceCount < 1) return `config.instanceCount: got ${after.instanceCount}, expected at least 1`;
   return undefined;
+}
+
+/**
+ * Why a PENDING task waits, from its pool's waits: more than the pool's limit (it never will be admitted,
+ * whatever frees up), else what holds the queues the task is in, by its kind; undefined when nothing does.
+ */
+function waitFor(
+  waits: AdmissionWaits,
+  task: { resources: Resources; revocable: boolean; controller: boolean; preemptible: boolean },
+): string | undefined {
+  if (task.revocable) return waits.slack;
+  const r = task.resources, l = waits.limit;
+  const asks = { cpu: r.cpuMilli / 1000, memory: r.memMb, disk: r.diskMb, gpu: r.gpuMilli / 1000 };
+  const over = (["cpu", "memory", "disk", "gpu"] as const).filter((k) => asks[k] > l[k]);
+  if (over.length) {
+    const what = over.map((k) => `${k} ${amount(k, asks[k])} (its limit: ${amount(k, l[k])})`).join(", ");
+    return `the task asks for more than resource pool ${waits.path} may ever hold: ${what}; ` +
+      "it will not be admitted unless the pool's limit is raised";
+  }
+  const kinds: ("entitlement" | "controller" | "reservation")[] = ["entitlement"];
+  if (task.controller) kinds.push("controller");
+  if (!task.preemptible) kinds.push("reservation");
+  const lines = kinds.map((k) => waits[k]).filter((w): w is string => w !== undefined);
+  return lines.length ? lines.join("; ") : undefined;
+}
+
+/** Cores and GPUs to three decimals, MB as integers with the unit. */
+function amount(kind: string, v: number): string {
+  return kind === "memory" || kind === "disk" ? `${Math.round(v)} MB` : String(Math.round(v * 1000) / 1000);
 }

@@ -264,6 +264,8 @@ Deno.test("task List maps instance ids to task infos with their runtime", () => 
   rig.create({ instanceCount: 2 });
   rig.launch([1]);
   rig.api("task", "List", { jobId: { value: JOB_ID } });
+  // Instance 0 is PENDING: the resource manager is asked why.
+  rig.answerWaits();
   const value = (body(rig).result as Body).value as Record<string, Body>;
   assert.deepEqual(Object.keys(value), ["0", "1"]);
   const one = value["1"];
@@ -285,6 +287,7 @@ Deno.test("task Get answers Peloton's GetResponse: result the current run, resul
   rig.launch([0]);
   rig.status(id(0), "TASK_FAILED");
   rig.api("task", "Get", { jobId: { value: JOB_ID }, instanceId: 0 });
+  rig.answerWaits();
   const got = body(rig);
   assert.ok(!Array.isArray(got.result), "result is one TaskInfo");
   assert.equal(((got.result as Body).runtime as Body).state, "PENDING");

@@ -4,6 +4,7 @@ import type { RespoolConfig } from "../model/config_types.ts";
 import { parseRespoolConfig } from "../model/load.ts";
 import { addInto, type Resources, zero } from "../model/resources.ts";
 import { randomUuid } from "../ports/prng.ts";
+import { admissionWaits } from "./admission_waits.ts";
 import type { ResmgrDeps, ResourceManager } from "./resmgr.ts";
 import { RESOURCE_KINDS, type RespoolNode, ROOT_ID, toScalar } from "./respool_tree.ts";
 
@@ -91,6 +92,8 @@ export class RespoolApi {
         return this.#lookup(req, body);
       case "Query":
         return this.#reply(req, { resourcePools: [...this.rm.tree.all()].map(respoolInfo) });
+      case "GetAdmissionWaits":
+        return this.#waits(req, body);
       default:
         return this.#error(req, "unimplemented", `procedure ${req.procedure} is not implemented`);
     }
@@ -162,6 +165,23 @@ export class RespoolApi {
       }
       this.#reply(req, {});
     });
+  }
+
+  /**
+   * Ours, not Peloton's: why a leaf pool's queued tasks wait for admission (`admission_waits.ts`), the
+   * job manager's source for the message of a PENDING task.
+   */
+  #waits(req: ApiRequest, body: Body): void {
+    const id = idValue(body.id);
+    if (!id) return this.#reply(req, { error: { notFound: { message: "id: expected a resource pool id" } } });
+    const node = this.rm.tree.get(id);
+    if (!node) return this.#reply(req, { error: { notFound: { message: `resource pool ${id} not found` } } });
+    if (!node.isLeaf) {
+      return this.#reply(req, {
+        error: { isNotLeaf: { message: `resource pool ${node.path} is not a leaf pool` } },
+      });
+    }
+    this.#reply(req, { waits: admissionWaits(node, this.rm.config.preemption.enabled) });
   }
 
   #get(req: ApiRequest, body: Body): void {

@@ -1,5 +1,12 @@
 /** Drives a job manager by hand in tests: API calls, resmgr replies, placements and backend statuses. */
-import type { ApiReply, Gang, HostPlacement, Preemption, RmStateChange } from "../messages.ts";
+import type {
+  AdmissionWaits,
+  ApiReply,
+  Gang,
+  HostPlacement,
+  Preemption,
+  RmStateChange,
+} from "../messages.ts";
 import type { JobConfig } from "../model/config_types.ts";
 import { mesosTaskId, type TaskRecord } from "../model/records.ts";
 import { MESOS_TO_TASK_STATE, type MesosTaskState } from "../model/states.ts";
@@ -107,6 +114,23 @@ export class JobmgrRig {
     const poolinfo = { id: { value: "pool-a" }, children: children.map((value) => ({ value })) };
     this.jm.receive({ kind: "api-reply", reqId: req.reqId, body: { poolinfo } });
     this.tick();
+  }
+
+  /**
+   * Answers the job manager's GetAdmissionWaits call (task List and Get of PENDING tasks) as the resource
+   * manager would: pool /pool-a, limits far above any test task's, and the waits given.
+   */
+  answerWaits(waits: Partial<AdmissionWaits> = {}): void {
+    const req = this.transport.takeOne("api", "resmgr");
+    if (!req.procedure.endsWith("::GetAdmissionWaits")) {
+      throw new Error(`expected a GetAdmissionWaits call to the resource manager, got ${req.procedure}`);
+    }
+    const limit = { cpu: 1000, memory: 1e9, disk: 1e9, gpu: 1000 };
+    this.jm.receive({
+      kind: "api-reply",
+      reqId: req.reqId,
+      body: { waits: { path: "/pool-a", limit, ...waits } },
+    });
   }
 
   answerPoolMissing(): void {

@@ -404,6 +404,34 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
       },
     );
 
+    await t.step(
+      "task list and get say why a PENDING task waits: here, a GPU its pool may never hold",
+      async () => {
+        const gpu = await cli(
+          up.url,
+          "job",
+          "create",
+          "/DefaultResPool",
+          `${ROOT}/core/model/testdata/peloton/example/testjob_gpu_mesos_containerizer.yaml`,
+        );
+        assert.equal(gpu.code, 0, gpu.err);
+        const id = /Job (\S+) created/.exec(gpu.out)![1];
+        const why =
+          "the task asks for more than resource pool /DefaultResPool may ever hold: gpu 1 (its limit: 0); " +
+          "it will not be admitted unless the pool's limit is raised";
+        // The job manager enqueues the task at once; it stays PENDING.
+        await waitFor("the GPU task PENDING with its reason", async () => {
+          const list = JSON.parse((await cli(up.url, "task", "list", id, "-j")).out).result.value;
+          return list["0"].runtime.state === "PENDING" && list["0"].runtime.message === why
+            ? true
+            : undefined;
+        });
+        const table = await cli(up.url, "task", "get", id, "0");
+        assert.equal(table.code, 0, table.err);
+        assert.ok(table.out.includes(why), table.out);
+      },
+    );
+
     await t.step("host maintenance start: a host already DRAINED is an error naming its state", async () => {
       const hosts = JSON.parse((await cli(up.url, "host", "query", "-j")).out).hostInfos;
       const host = hosts[0].hostname as string;

@@ -1,0 +1,145 @@
+import assert from "node:assert/strict";
+import type { Message, RmTask } from "../messages.ts";
+import { makeRespoolConfig, makeRmTask } from "../testing/harness.ts";
+import { dequeueGangs } from "./admission.ts";
+import { admissionWaits } from "./admission_waits.ts";
+import { QueuedGang } from "./queued_gang.ts";
+import { RespoolNode } from "./respool_node.ts";
+import { scalar } from "./scalar.ts";
+import { PENDING, TaskTable } from "./task_table.ts";
+
+/** Pool /a: cpu reservation 4, limit 10; memory 100,000 MB; controller limit 50%; entitlement 8 cores. */
+function pool(): RespoolNode {
+  const config = makeRespoolConfig("a", { cpu: { reservation: 4, limit: 10 }, memory: 100_000 }, {
+    controllerLimit: { maxPercent: 50 },
+  });
+  const node = new RespoolNode("a", "/a", config);
+  node.nonSlackEntitlement = scalar({ cpu: 8, memory: 100_000 });
+  node.slackEntitlement = scalar({ cpu: 2, memory: 10_000 });
+  return node;
+}
+
+const table = new TaskTable();
+let seq = 0;
+/** Queues a gang of `n` tasks of `cpu` cores and 128 MB each (preemptible unless told). */
+function enqueue(node: RespoolNode, n: number, cpu = 1, extra: Partial<RmTask> = {}): QueuedGang {
+  const jobId = `j${++seq}`;
+  const rows = [];
+  for (let i = 0; i < n; i++) {
+    const task = makeRmTask({
+      jobId,
+      instanceId: i,
+      respoolId: "a",
+      preemptible: true,
+      minInstances: n,
+      resources: { cpuMilli: cpu * 1000, memMb: 128, diskMb: 0, gpuMilli: 0 },
+      ...extra,
+    });
+    rows.push(table.add(task, node, PENDING, undefined));
+  }
+  const gang = new QueuedGang(table, rows);
+  node.enqueue(gang);
+  return gang;
+}
+
+const admitAll = (node: RespoolNode, preemption = true) => dequeueGangs(node, 1000, preemption, []);
+const LIMIT = { cpu: 10, memory: 100_000, disk: 0, gpu: 0 };
+
+Deno.test("a pool whose first gangs can be admitted has no waits; a full one says what is used and asked", () => {
+  const a = pool();
+  assert.deepEqual(admissionWaits(a, true), { path: "/a", limit: LIMIT });
+  enqueue(a, 8);
+  assert.deepEqual(
+    admissionWaits(a, true),
+    { path: "/a", limit: LIMIT },
+    "it fits: admitted at the next pass",
+  );
+  admitAll(a);
+  enqueue(a, 2, 0.5);
+  assert.deepEqual(admissionWaits(a, true), {
+    path: "/a",
+    limit: LIMIT,
+    entitlement: "resource pool /a has no room in its entitlement for the first gang in line (2 tasks): " +
+      "cpu 8 of 8 in use; it asks for cpu 1, memory 256 MB",
+  });
+});
+
+Deno.test("a first gang that asks for more than the pool's limit is one it can never admit", () => {
+  const a = pool();
+  enqueue(a, 1, 12);
+  enqueue(a, 1, 1, { resources: { cpuMilli: 1000, memMb: 128, diskMb: 0, gpuMilli: 1000 } });
+  assert.equal(
+    admissionWaits(a, true).entitlement,
+    "resource pool /a can never admit the first task in line: it asks for cpu 12, more than its limit of 10",
+  );
+  // The gang behind it waits too (Peloton's pending queue stops at the first gang that does not fit).
+  assert.equal(admitAll(a), 0);
+});
+
+Deno.test("controller, reservation and slack waits come from the first gang of their own queues", () => {
+  const a = pool();
+  // Controller tasks may hold 50% of the 4-core reservation: 2 cores.
+  enqueue(a, 1, 2, { controller: true });
+  admitAll(a);
+  enqueue(a, 1, 1, { controller: true });
+  // Non-preemptible work may hold the 4-core reservation (with preemption on).
+  enqueue(a, 1, 2, { preemptible: false });
+  // Revocable work against the 2-core slack entitlement.
+  enqueue(a, 1, 3, { revocable: true });
+  admitAll(a);
+  const waits = admissionWaits(a, true);
+  assert.equal(
+    waits.controller,
+    "resource pool /a has no room in its controller limit (50% of its reservation) for the first task in " +
+      "line: cpu 2 of 2 in use; it asks for cpu 1, memory 128 MB",
+  );
+  assert.equal(
+    waits.slack,
+    "resource pool /a has no room in its slack entitlement (for revocable tasks) for the first task in " +
+      "line: cpu 0 of 2 in use; it asks for cpu 3, memory 128 MB",
+  );
+  assert.equal(waits.entitlement, undefined);
+  // The 2-core non-preemptible task was admitted: 2 of the 4 reserved cores are left, 3 are asked for.
+  enqueue(a, 1, 3, { preemptible: false });
+  assert.equal(
+    admissionWaits(a, true).reservation,
+    "resource pool /a has no room in its reservation (which non-preemptible tasks may not exceed) for the " +
+      "first task in line: cpu 2 of 4 in use; it asks for cpu 3, memory 128 MB",
+  );
+  assert.equal(
+    admissionWaits(a, false).reservation,
+    undefined,
+    "without preemption the reservation holds nothing",
+  );
+  const b = pool();
+  enqueue(b, 1, 5, { preemptible: false });
+  assert.equal(
+    admissionWaits(b, true).reservation,
+    "resource pool /a can never admit the first task in line: it asks for cpu 5, more than its reservation of 4",
+  );
+});
+
+Deno.test("GetAdmissionWaits over the resource pool API: a leaf's waits; unknown and non-leaf pools are errors", async () => {
+  const { ResourceManager } = await import("./resmgr.ts");
+  const { makePorts } = await import("../testing/harness.ts");
+  const ports = makePorts();
+  const rm = new ResourceManager({ ...ports, self: "resmgr", hostmgr: "hostmgr" });
+  rm.recover([
+    { id: "p", path: "/p", parentId: "root", config: makeRespoolConfig("p", { cpu: 10, memory: 1000 }) },
+    { id: "c", path: "/p/c", parentId: "p", config: makeRespoolConfig("c", { cpu: 5, memory: 500 }) },
+  ]);
+  const ask = (id: string) => {
+    rm.receive({
+      kind: "api",
+      reqId: 1,
+      replyTo: "api/1",
+      procedure: "peloton.api.respool.ResourceManager::GetAdmissionWaits",
+      body: { id: { value: id } },
+    });
+    const [reply] = ports.transport.take("api-reply", "api/1") as Extract<Message, { kind: "api-reply" }>[];
+    return reply.body;
+  };
+  assert.deepEqual(ask("c"), { waits: { path: "/p/c", limit: { cpu: 5, memory: 500, disk: 0, gpu: 0 } } });
+  assert.deepEqual(ask("p"), { error: { isNotLeaf: { message: "resource pool /p is not a leaf pool" } } });
+  assert.deepEqual(ask("x"), { error: { notFound: { message: "resource pool x not found" } } });
+});
