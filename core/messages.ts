@@ -331,16 +331,13 @@ export type Message =
 
 /**
  * Why a leaf pool's queued tasks wait (the resource pool API's `GetAdmissionWaits`, ours): the pool's path
- * and limit (cores, MB, MB, GPUs: a task asking for more can never be admitted), and what refuses the
- * first gang of its queues, in words: its entitlement (non-revocable work), its slack entitlement
- * (revocable work), its controller limit (controller tasks) or its reservation (non-preemptible work, with
- * preemption on). Only the kinds that refuse the first gang of one of the pool's queues are present.
+ * and limit (cores, MB, MB, GPUs: a non-revocable task asking for more can never be admitted), and, for each
+ * of its queues whose first gang is not admitted, why, in words. Every gang waits in `pending` first;
+ * Peloton's admission moves one refused at its head to the queue of its kind (`nonPreemptible`, with
+ * preemption on; `controller`; `revocable`), where it waits apart. Each queue stops at its own first gang.
  */
 export interface AdmissionWaits {
   path: string;
   limit: { cpu: number; memory: number; disk: number; gpu: number };
-  entitlement?: string;
-  slack?: string;
-  controller?: string;
-  reservation?: string;
+  queues: { pending?: string; nonPreemptible?: string; controller?: string; revocable?: string };
 }

@@ -21,6 +21,11 @@ export class PendingCalls<R extends { reqId: number }> {
     return true;
   }
 
+  /** Stops waiting for a reply (its caller gave up): a reply that comes after all is not routed. */
+  cancel(reqId: number): void {
+    this.#pending.delete(reqId);
+  }
+
   get size(): number {
     return this.#pending.size;
   }

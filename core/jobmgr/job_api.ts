@@ -207,9 +207,9 @@ export class JobApi {
   }
 
   /** Calls one of the resource manager's pool procedures. */
-  #resmgrApi(procedure: string, body: Body, onReply: (reply: ApiReply) => void): void {
+  #resmgrApi(procedure: string, body: Body, onReply: (reply: ApiReply) => void): number {
     const { self, resmgr } = this.jm.deps;
-    this.jm.call<ApiReply>(
+    return this.jm.call<ApiReply>(
       resmgr,
       (reqId) => ({ kind: "api", reqId, replyTo: self, procedure, body }),
       onReply,
@@ -444,7 +444,7 @@ export class JobApi {
   }
 
   /**
-   * A PENDING task waits for its pool to admit it. Ours, not Peloton's (which said nothing): the resource
+   * A PENDING task waits for its pool to admit it. Ours, not Peloton's (which did not say why): the resource
    * manager's reason (`GetAdmissionWaits`) becomes the message of those tasks that have none of their own.
    * It is the pool's state at this moment, so it is shown, not stored. `answer` runs once: with the
    * reasons, or without them if the resource manager does not answer within `WAITS_TIMEOUT_MS`.
@@ -457,19 +457,27 @@ export class JobApi {
       if (done) return;
       done = true;
       this.jm.deps.clock.cancelTimer(timer);
-      for (const [info, tc] of waits ? pending : []) {
-        const message = waitFor(waits!, {
-          resources: taskResources(tc),
-          revocable: isRevocable(job.config, tc),
-          controller: tc.controller === true,
-          preemptible: isPreemptible(job.config, tc),
-        });
-        if (message) (info.runtime as Body).message = message;
+      try {
+        // A body of another shape (a resource manager of another version) is no reason, not a failed call.
+        if (!waits?.limit || !waits.queues) return;
+        for (const [info, tc] of pending) {
+          const message = waitFor(waits, {
+            resources: taskResources(tc),
+            revocable: isRevocable(job.config, tc),
+            controller: tc.controller === true,
+            preemptible: isPreemptible(job.config, tc),
+          });
+          if (message) (info.runtime as Body).message = message;
+        }
+      } finally {
+        answer();
       }
-      answer();
     };
-    const timer = this.jm.deps.clock.setTimer(WAITS_TIMEOUT_MS, () => finish());
-    this.#resmgrApi(RESPOOL_WAITS, { id: { value: respoolId } }, (reply) => {
+    const timer = this.jm.deps.clock.setTimer(WAITS_TIMEOUT_MS, () => {
+      this.jm.cancelCall(reqId);
+      finish();
+    });
+    const reqId = this.#resmgrApi(RESPOOL_WAITS, { id: { value: respoolId } }, (reply) => {
       const waits = (reply.body as Body | undefined)?.waits as AdmissionWaits | undefined;
       finish(reply.error ? undefined : waits);
     });
@@ -668,27 +676,33 @@ export function elasticChange(before: JobConfig, after: JobConfig): string | und
 }
 
 /**
- * Why a PENDING task waits, from its pool's waits: more than the pool's limit (it never will be admitted,
- * whatever frees up), else what holds the queues the task is in, by its kind; undefined when nothing does.
+ * Why a PENDING task waits, from its pool's waits: more than the pool's limit (a non-revocable task never
+ * will be admitted, whatever frees up), else why the first gang of each queue the task may be in waits:
+ * every task's `pending` queue, and the queue of its kind Peloton's admission moves it to when it is
+ * refused at the head; undefined when none of them is held.
  */
 function waitFor(
   waits: AdmissionWaits,
   task: { resources: Resources; revocable: boolean; controller: boolean; preemptible: boolean },
 ): string | undefined {
-  if (task.revocable) return waits.slack;
-  const r = task.resources, l = waits.limit;
-  const asks = { cpu: r.cpuMilli / 1000, memory: r.memMb, disk: r.diskMb, gpu: r.gpuMilli / 1000 };
-  const over = (["cpu", "memory", "disk", "gpu"] as const).filter((k) => asks[k] > l[k]);
-  if (over.length) {
-    const what = over.map((k) => `${k} ${amount(k, asks[k])} (its limit: ${amount(k, l[k])})`).join(", ");
-    return `the task asks for more than resource pool ${waits.path} may ever hold: ${what}; ` +
-      "it will not be admitted unless the pool's limit is raised";
+  if (!task.revocable) {
+    const r = task.resources, l = waits.limit;
+    const asks = { cpu: r.cpuMilli / 1000, memory: r.memMb, disk: r.diskMb, gpu: r.gpuMilli / 1000 };
+    const over = (["cpu", "memory", "disk", "gpu"] as const).filter((k) => asks[k] > l[k]);
+    if (over.length) {
+      const what = over.map((k) => `${k} ${amount(k, asks[k])} (its limit: ${amount(k, l[k])})`).join(", ");
+      return `the task asks for more than resource pool ${waits.path} may ever hold: ${what}; ` +
+        "it will not be admitted unless the pool's limit is raised";
+    }
   }
-  const kinds: ("entitlement" | "controller" | "reservation")[] = ["entitlement"];
-  if (task.controller) kinds.push("controller");
-  if (!task.preemptible) kinds.push("reservation");
-  const lines = kinds.map((k) => waits[k]).filter((w): w is string => w !== undefined);
-  return lines.length ? lines.join("; ") : undefined;
+  const q = waits.queues;
+  const lines = [
+    q.pending,
+    task.preemptible ? undefined : q.nonPreemptible,
+    task.controller ? q.controller : undefined,
+    task.revocable ? q.revocable : undefined,
+  ].filter((w): w is string => w !== undefined);
+  return lines.length ? [...new Set(lines)].join("; ") : undefined;
 }
 
 /** Cores and GPUs to three decimals, MB as integers with the unit. */

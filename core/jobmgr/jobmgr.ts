@@ -337,12 +337,18 @@ export class JobManager implements Receiver {
     to: Address,
     make: (reqId: number) => Message,
     onReply: (reply: R) => void,
-  ) {
+  ): number {
     const reqId = this.#calls.register((r) => {
       onReply(r as R);
       this.flush();
     });
     this.deps.transport.send(to, make(reqId));
+    return reqId;
+  }
+
+  /** Gives up on a call: its reply, should it come, is dropped. */
+  cancelCall(reqId: number): void {
+    this.#calls.cancel(reqId);
   }
 
   // -------------------------------------------------------------------------------------------

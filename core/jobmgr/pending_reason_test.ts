@@ -6,18 +6,25 @@ import { WAITS_TIMEOUT_MS } from "./job_api.ts";
 
 type Body = Record<string, unknown>;
 
-const FULL =
+// What the resource manager would say of the first gang of each of the pool's queues.
+const PENDING =
   "resource pool /pool-a has no room in its entitlement for the first task in line: cpu 12 of 12 " +
   "in use; it asks for cpu 1, memory 128 MB";
-const RESERVED =
-  "resource pool /pool-a has no room in its reservation (which non-preemptible tasks may not " +
-  "exceed) for the first task in line: cpu 4 of 4 in use; it asks for cpu 1, memory 128 MB";
+const NON_PREEMPTIBLE =
+  "resource pool /pool-a has no room in its reservation (which non-preemptible tasks may " +
+  "not exceed) for the first task in line: cpu 4 of 4 in use; it asks for cpu 1, memory 128 MB";
 const CONTROLLER =
   "resource pool /pool-a has no room in its controller limit (10% of its reservation) for the " +
   "first task in line: cpu 1 of 1 in use; it asks for cpu 1, memory 128 MB";
-const SLACK =
-  "resource pool /pool-a has no room in its slack entitlement (for revocable tasks) for the first " +
-  "task in line: cpu 2 of 2 in use; it asks for cpu 1, memory 128 MB";
+const REVOCABLE =
+  "resource pool /pool-a has no room in its slack entitlement (for revocable tasks) for the " +
+  "first task in line: cpu 2 of 2 in use; it asks for cpu 1, memory 128 MB";
+const ALL = {
+  pending: PENDING,
+  nonPreemptible: NON_PREEMPTIBLE,
+  controller: CONTROLLER,
+  revocable: REVOCABLE,
+};
 
 const SLA = {
   priority: 0,
@@ -36,6 +43,7 @@ function body(r: ApiReply): Body {
 
 const listed = (r: ApiReply) => (body(r).result as Body).value as Record<string, Body>;
 const runtimeOf = (info: Body) => info.runtime as Body;
+const messages = (r: ApiReply) => Object.values(listed(r)).map((t) => runtimeOf(t).message);
 
 Deno.test("task List: PENDING tasks show why their pool does not admit them; other tasks are left as they are", () => {
   const rig = new JobmgrRig();
@@ -43,17 +51,19 @@ Deno.test("task List: PENDING tasks show why their pool does not admit them; oth
   rig.launch([1]);
   rig.api("task", "List", { jobId: { value: JOB_ID } });
   assert.deepEqual(rig.repliesSoFar(), [], "the answer waits for the resource manager");
-  rig.answerWaits({ entitlement: FULL, reservation: RESERVED });
+  rig.answerWaits(ALL);
   const [reply] = rig.replies();
-  const value = listed(reply);
-  // Preemptible tasks are not held by the reservation: only the entitlement line applies.
+  // A preemptible, non-controller, non-revocable task waits only in the pending queue.
   assert.deepEqual(
-    Object.values(value).map((t) => [runtimeOf(t).state, runtimeOf(t).message]),
-    [["PENDING", FULL], ["LAUNCHING", undefined], ["PENDING", FULL]],
+    Object.values(listed(reply)).map((t) => [runtimeOf(t).state, runtimeOf(t).message]),
+    [["PENDING", PENDING], ["LAUNCHING", undefined], ["PENDING", PENDING]],
   );
   // Shown, not stored: the task's own record has no message.
   assert.equal(rig.task(0).message, undefined);
   assert.equal(rig.store.task(JOB_ID, 0)?.message, undefined);
+  // Answered once: the timer that would have answered without reasons is gone.
+  rig.tick(WAITS_TIMEOUT_MS);
+  assert.deepEqual(rig.repliesSoFar(), []);
 });
 
 Deno.test("task Get: a task asking for more than its pool's limit is told it will never be admitted", () => {
@@ -62,34 +72,38 @@ Deno.test("task Get: a task asking for more than its pool's limit is told it wil
     task: { resource: { cpuLimit: 1, memLimitMb: 128, diskLimitMb: 0, fdLimit: 0, gpuLimit: 2 } },
   });
   rig.api("task", "Get", { jobId: { value: JOB_ID }, instanceId: 0 });
-  rig.answerWaits({ entitlement: FULL, limit: { cpu: 12, memory: 6144, disk: 10240, gpu: 0 } });
-  const [reply] = rig.replies();
-  const got = body(reply);
+  rig.answerWaits({ pending: PENDING }, { cpu: 12, memory: 6144, disk: 10240, gpu: 0 });
+  const got = body(rig.replies()[0]);
   const message = "the task asks for more than resource pool /pool-a may ever hold: gpu 2 (its limit: 0); " +
     "it will not be admitted unless the pool's limit is raised";
   assert.equal(runtimeOf(got.result as Body).message, message);
   assert.equal(runtimeOf((got.results as Body[])[0]).message, message, "results[0] is the same current run");
 });
 
-Deno.test("the waits that apply depend on the task: non-preemptible, controller, revocable", () => {
-  const cases: [string, Parameters<JobmgrRig["create"]>[0], string | undefined][] = [
-    ["non-preemptible", {}, `${FULL}; ${RESERVED}`],
-    ["controller", { task: { controller: true } }, `${FULL}; ${CONTROLLER}; ${RESERVED}`],
-    ["revocable", { sla: { ...SLA, revocable: true, preemptible: true } }, SLACK],
+Deno.test("a task is told about the pending queue and the queue of its kind: non-preemptible, controller, revocable", () => {
+  const cases: [string, Parameters<JobmgrRig["create"]>[0], string][] = [
+    ["non-preemptible", {}, `${PENDING}; ${NON_PREEMPTIBLE}`],
+    [
+      "controller",
+      { task: { controller: true }, sla: { ...SLA, preemptible: true } },
+      `${PENDING}; ${CONTROLLER}`,
+    ],
+    // Revocable tasks queue in the pending queue too: a non-revocable gang at its head holds them.
+    ["revocable", { sla: { ...SLA, revocable: true, preemptible: true } }, `${PENDING}; ${REVOCABLE}`],
   ];
   for (const [what, config, expected] of cases) {
     const rig = new JobmgrRig();
     rig.create(config);
     rig.api("task", "Get", { jobId: { value: JOB_ID }, instanceId: 0 });
-    rig.answerWaits({ entitlement: FULL, reservation: RESERVED, controller: CONTROLLER, slack: SLACK });
+    rig.answerWaits(ALL);
     assert.equal(runtimeOf(body(rig.replies()[0]).result as Body).message, expected, what);
   }
-  // A pool whose queues nothing holds: no message.
-  const rig = new JobmgrRig();
-  rig.create();
-  rig.api("task", "Get", { jobId: { value: JOB_ID }, instanceId: 0 });
-  rig.answerWaits();
-  assert.equal(runtimeOf(body(rig.replies()[0]).result as Body).message, undefined);
+  // Only a side queue is held: a plain task is not told about it.
+  const plain = new JobmgrRig();
+  plain.create({ sla: { ...SLA, preemptible: true } });
+  plain.api("task", "Get", { jobId: { value: JOB_ID }, instanceId: 0 });
+  plain.answerWaits({ nonPreemptible: NON_PREEMPTIBLE, controller: CONTROLLER, revocable: REVOCABLE });
+  assert.equal(runtimeOf(body(plain.replies()[0]).result as Body).message, undefined);
 });
 
 Deno.test("without an answer from the resource manager, List answers after the timeout, without reasons", () => {
@@ -100,18 +114,14 @@ Deno.test("without an answer from the resource manager, List answers after the t
   rig.tick(WAITS_TIMEOUT_MS - 1);
   assert.deepEqual(rig.repliesSoFar(), []);
   rig.tick(1);
-  const [reply] = rig.replies();
-  assert.deepEqual(Object.values(listed(reply)).map((t) => runtimeOf(t).message), [undefined, undefined]);
-  // The late answer is not a second reply.
-  rig.jm.receive({
-    kind: "api-reply",
-    reqId: req.reqId,
-    body: { waits: { path: "/pool-a", entitlement: FULL } },
-  });
+  assert.deepEqual(messages(rig.replies()[0]), [undefined, undefined]);
+  // The late answer is dropped: no second reply.
+  const waits = { path: "/pool-a", limit: { cpu: 1000, memory: 1e9, disk: 1e9, gpu: 1000 }, queues: ALL };
+  rig.jm.receive({ kind: "api-reply", reqId: req.reqId, body: { waits } });
   rig.tick();
   assert.deepEqual(rig.repliesSoFar(), []);
 
-  // An error from the resource manager (an unknown pool: the job's pool was deleted) is no reason either.
+  // An error from the resource manager (the job's pool was deleted) is no reason either.
   rig.api("task", "List", { jobId: { value: JOB_ID } });
   const again = rig.transport.takeOne("api", "resmgr");
   rig.jm.receive({
@@ -120,10 +130,14 @@ Deno.test("without an answer from the resource manager, List answers after the t
     body: { error: { notFound: { message: "gone" } } },
   });
   rig.tick();
-  assert.deepEqual(Object.values(listed(rig.replies()[0])).map((t) => runtimeOf(t).message), [
-    undefined,
-    undefined,
-  ]);
+  assert.deepEqual(messages(rig.replies()[0]), [undefined, undefined]);
+
+  // Nor is an answer of another shape (a resource manager of another version): answered all the same.
+  rig.api("task", "List", { jobId: { value: JOB_ID } });
+  const odd = rig.transport.takeOne("api", "resmgr");
+  rig.jm.receive({ kind: "api-reply", reqId: odd.reqId, body: { waits: { entitlement: PENDING } } });
+  rig.tick();
+  assert.deepEqual(messages(rig.replies()[0]), [undefined, undefined]);
 });
 
 Deno.test("a List without PENDING tasks, or a PENDING task with its own message, asks the resource manager nothing", () => {

@@ -6,13 +6,23 @@
 import type { AdmissionWaits } from "../messages.ts";
 import type { Resources } from "../model/resources.ts";
 import { controllerAdmits, entitlementAdmits, reservationAdmits } from "./admission.ts";
+import { DEFAULT_SLACK_LIMIT_PERCENT } from "./entitlement.ts";
 import type { QueuedGang } from "./queued_gang.ts";
 import { ADMISSION_ORDER, type RespoolNode, toScalar } from "./respool_node.ts";
 import { RESOURCE_EPSILON, RESOURCE_KINDS, type ResourceKind, type Scalar } from "./scalar.ts";
 
-/** A leaf pool's waits: none of the four kinds when the first gang of every queue can be admitted. */
-export function admissionWaits(pool: RespoolNode, preemptionEnabled: boolean): AdmissionWaits {
-  const out: AdmissionWaits = { path: pool.path, limit: pool.limit() };
+/**
+ * A leaf pool's waits. Each queue stops at its own first gang that does not fit (`dequeueGangs`), so each
+ * says why its own first gang waits; a queue that is empty, or whose first gang fits (admitted at the next
+ * pass), says nothing. `capacityKnown`: the cluster has capacity as the host manager last reported it;
+ * without any, every entitlement is 0, and the message says why.
+ */
+export function admissionWaits(
+  pool: RespoolNode,
+  preemptionEnabled: boolean,
+  capacityKnown: boolean,
+): AdmissionWaits {
+  const out: AdmissionWaits = { path: pool.path, limit: pool.limit(), queues: {} };
   for (const kind of ADMISSION_ORDER) {
     let gang: QueuedGang | undefined;
     // Gangs whose every task was dropped wait to be skipped at the next admission pass.
@@ -22,83 +32,100 @@ export function admissionWaits(pool: RespoolNode, preemptionEnabled: boolean): A
         break;
       }
     }
-    if (!gang) continue;
-    // The admitters in Peloton's order: the first that refuses is what the gang waits for.
-    if (!entitlementAdmits(pool, gang)) {
-      if (gang.revocable) {
-        out.slack ??= short(pool, "slack entitlement (for revocable tasks)", pool.allocation.slack, gang, {
-          cap: pool.slackEntitlement,
-        });
-      } else {
-        out.entitlement ??= short(pool, "entitlement", pool.allocation.nonSlack, gang, {
-          cap: pool.nonSlackEntitlement,
-          limit: pool.limit(),
-        });
-      }
-    } else if (!controllerAdmits(pool, gang)) {
-      const percent = pool.config.controllerLimit?.maxPercent;
-      out.controller ??= short(
-        pool,
-        `controller limit (${percent}% of its reservation)`,
-        pool.allocation.controller,
-        gang,
-        { cap: pool.controllerLimit()! },
-      );
-    } else if (!reservationAdmits(pool, gang, preemptionEnabled)) {
-      out.reservation ??= short(
-        pool,
-        "reservation (which non-preemptible tasks may not exceed)",
-        pool.allocation.nonPreemptible,
-        gang,
-        { cap: pool.reservation(), limit: pool.reservation(), limitName: "reservation" },
-      );
-    }
+    const why = gang && refusal(pool, gang, preemptionEnabled, capacityKnown);
+    if (why) out.queues[kind] = why;
   }
   return out;
 }
 
+/** What the first admitter that refuses the gang says, in Peloton's order; undefined when none does. */
+function refusal(
+  pool: RespoolNode,
+  gang: QueuedGang,
+  preemptionEnabled: boolean,
+  capacityKnown: boolean,
+): string | undefined {
+  const a = pool.allocation;
+  if (!entitlementAdmits(pool, gang)) {
+    if (!capacityKnown) {
+      return `resource pool ${pool.path} has no entitlement: the cluster has reported no capacity (no host is ` +
+        "up)";
+    }
+    if (gang.revocable) {
+      // Peloton caps revocable memory, disk and gpu at the pool's slack limit; revocable cpu comes from slack.
+      const percent = pool.config.slackLimit?.maxPercent ?? DEFAULT_SLACK_LIMIT_PERCENT;
+      const r = pool.reservation(), m = percent / 100;
+      return short(pool, "slack entitlement (for revocable tasks)", a.slack, gang, pool.slackEntitlement, {
+        name: `slack limit (${percent}% of its reservation)`,
+        bound: { cpu: Infinity, memory: r.memory * m, disk: r.disk * m, gpu: r.gpu * m },
+      });
+    }
+    return short(pool, "entitlement", a.nonSlack, gang, pool.nonSlackEntitlement, {
+      name: "limit",
+      bound: pool.limit(),
+    });
+  }
+  if (!controllerAdmits(pool, gang)) {
+    const percent = pool.config.controllerLimit?.maxPercent;
+    const limit = pool.controllerLimit()!;
+    return short(pool, `controller limit (${percent}% of its reservation)`, a.controller, gang, limit, {
+      name: `controller limit (${percent}% of its reservation)`,
+      bound: limit,
+    });
+  }
+  if (!reservationAdmits(pool, gang, preemptionEnabled)) {
+    return short(
+      pool,
+      "reservation (which non-preemptible tasks may not exceed)",
+      a.nonPreemptible,
+      gang,
+      pool.reservation(),
+      { name: "reservation", bound: pool.reservation() },
+    );
+  }
+  return undefined;
+}
+
 /**
  * "resource pool /a has no room in its entitlement for the first task in line: cpu 12 of 12 in use; it asks
- * for cpu 1, memory 128 MB".
- * When the gang asks for more than `limit` (what the cap can never exceed: the pool's limit, or its
- * reservation for non-preemptible work), waiting cannot help: said so.
+ * for cpu 1, memory 128 MB". Every kind over the cap is named, asked for or not (an entitlement may shrink
+ * below what is in use). When the gang asks for more than `never.bound` (what the cap can never exceed:
+ * the pool's limit, its slack or controller limit, or its reservation), waiting cannot help: said so.
  */
 function short(
   pool: RespoolNode,
   what: string,
   used: Resources,
   gang: QueuedGang,
-  bounds: { cap: Scalar; limit?: Scalar; limitName?: string },
+  cap: Scalar,
+  never: { name: string; bound: Scalar },
 ): string {
   const u = toScalar(used), need = toScalar(gang.resources);
-  const parts: string[] = [];
-  const never: string[] = [];
+  const parts: string[] = [], impossible: string[] = [];
   for (const kind of RESOURCE_KINDS) {
-    if (need[kind] <= 0 || u[kind] + need[kind] - bounds.cap[kind] < RESOURCE_EPSILON) continue;
-    const limit = bounds.limit?.[kind];
-    if (limit !== undefined && need[kind] - limit >= RESOURCE_EPSILON) {
-      never.push(
-        `${kind} ${amount(kind, need[kind])}, more than its ${bounds.limitName ?? "limit"} of ${
-          amount(kind, limit)
+    if (need[kind] > 0 && need[kind] - never.bound[kind] >= RESOURCE_EPSILON) {
+      impossible.push(
+        `${kind} ${amount(kind, need[kind])}, more than its ${never.name} of ${
+          amount(kind, never.bound[kind])
         }`,
       );
     }
-    parts.push(`${kind} ${amount(kind, u[kind])} of ${amount(kind, bounds.cap[kind])} in use`);
+    if (u[kind] + need[kind] - cap[kind] >= RESOURCE_EPSILON) {
+      parts.push(`${kind} ${amount(kind, u[kind])} of ${amount(kind, cap[kind])} in use`);
+    }
   }
   const first = gang.rows.length === 1
     ? "the first task in line"
     : `the first gang in line (${gang.rows.length} tasks)`;
-  const asks = RESOURCE_KINDS.filter((k) => need[k] > 0).map((k) => `${k} ${amount(k, need[k])}`).join(", ");
-  if (never.length) {
-    return `resource pool ${pool.path} can never admit ${first}: it asks for ${never.join(" and ")}`;
+  if (impossible.length) {
+    return `resource pool ${pool.path} can never admit ${first}: it asks for ${impossible.join(" and ")}`;
   }
-  return `resource pool ${pool.path} has no room in its ${what} for ${first}: ${
-    parts.join(", ")
-  }; it asks for ${asks}`;
+  const asks = RESOURCE_KINDS.filter((k) => need[k] > 0).map((k) => `${k} ${amount(k, need[k])}`).join(", ");
+  return `resource pool ${pool.path} has no room in its ${what} for ${first}: ${parts.join(", ")}; ` +
+    `it asks for ${asks}`;
 }
 
 /** Cores and GPUs to three decimals, MB as integers, with their units. */
 function amount(kind: ResourceKind, v: number): string {
-  const n = Math.round(v * 1000) / 1000;
-  return kind === "memory" || kind === "disk" ? `${Math.round(v)} MB` : String(n);
+  return kind === "memory" || kind === "disk" ? `${Math.round(v)} MB` : String(Math.round(v * 1000) / 1000);
 }

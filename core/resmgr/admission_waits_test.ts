@@ -8,13 +8,18 @@ import { RespoolNode } from "./respool_node.ts";
 import { scalar } from "./scalar.ts";
 import { PENDING, TaskTable } from "./task_table.ts";
 
-/** Pool /a: cpu reservation 4, limit 10; memory 100,000 MB; controller limit 50%; entitlement 8 cores. */
+/**
+ * Pool /a: cpu reservation 4, limit 10; memory 100,000 MB; gpu reservation and limit 2; controller limit
+ * 50%; slack limit 50%; entitlement 8 cores and 1 GPU, slack entitlement 2 cores and 10,000 MB.
+ */
 function pool(): RespoolNode {
-  const config = makeRespoolConfig("a", { cpu: { reservation: 4, limit: 10 }, memory: 100_000 }, {
-    controllerLimit: { maxPercent: 50 },
-  });
+  const config = makeRespoolConfig("a", {
+    cpu: { reservation: 4, limit: 10 },
+    memory: 100_000,
+    gpu: 2,
+  }, { controllerLimit: { maxPercent: 50 }, slackLimit: { maxPercent: 50 } });
   const node = new RespoolNode("a", "/a", config);
-  node.nonSlackEntitlement = scalar({ cpu: 8, memory: 100_000 });
+  node.nonSlackEntitlement = scalar({ cpu: 8, memory: 100_000, gpu: 1 });
   node.slackEntitlement = scalar({ cpu: 2, memory: 10_000 });
   return node;
 }
@@ -43,37 +48,83 @@ function enqueue(node: RespoolNode, n: number, cpu = 1, extra: Partial<RmTask> =
 }
 
 const admitAll = (node: RespoolNode, preemption = true) => dequeueGangs(node, 1000, preemption, []);
-const LIMIT = { cpu: 10, memory: 100_000, disk: 0, gpu: 0 };
+const queues = (node: RespoolNode, preemption = true) => admissionWaits(node, preemption, true).queues;
+const LIMIT = { cpu: 10, memory: 100_000, disk: 0, gpu: 2 };
 
 Deno.test("a pool whose first gangs can be admitted has no waits; a full one says what is used and asked", () => {
   const a = pool();
-  assert.deepEqual(admissionWaits(a, true), { path: "/a", limit: LIMIT });
+  assert.deepEqual(admissionWaits(a, true, true), { path: "/a", limit: LIMIT, queues: {} });
   enqueue(a, 8);
-  assert.deepEqual(
-    admissionWaits(a, true),
-    { path: "/a", limit: LIMIT },
-    "it fits: admitted at the next pass",
-  );
+  assert.deepEqual(queues(a), {}, "it fits: admitted at the next pass");
   admitAll(a);
   enqueue(a, 2, 0.5);
-  assert.deepEqual(admissionWaits(a, true), {
-    path: "/a",
-    limit: LIMIT,
-    entitlement: "resource pool /a has no room in its entitlement for the first gang in line (2 tasks): " +
+  assert.deepEqual(queues(a), {
+    pending: "resource pool /a has no room in its entitlement for the first gang in line (2 tasks): " +
       "cpu 8 of 8 in use; it asks for cpu 1, memory 256 MB",
+  });
+  // Before the cluster has reported any capacity, every entitlement is 0: said so.
+  assert.deepEqual(admissionWaits(a, true, false).queues, {
+    pending: "resource pool /a has no entitlement: the cluster has reported no capacity (no host is up)",
   });
 });
 
-Deno.test("a first gang that asks for more than the pool's limit is one it can never admit", () => {
+Deno.test("a first gang asking for more than the pool's limit can never be admitted, and holds its queue", () => {
   const a = pool();
   enqueue(a, 1, 12);
-  enqueue(a, 1, 1, { resources: { cpuMilli: 1000, memMb: 128, diskMb: 0, gpuMilli: 1000 } });
-  assert.equal(
-    admissionWaits(a, true).entitlement,
-    "resource pool /a can never admit the first task in line: it asks for cpu 12, more than its limit of 10",
-  );
-  // The gang behind it waits too (Peloton's pending queue stops at the first gang that does not fit).
+  enqueue(a, 1, 1);
+  assert.deepEqual(queues(a), {
+    pending: "resource pool /a can never admit the first task in line: it asks for cpu 12, more than its " +
+      "limit of 10",
+  });
+  // Peloton's pending queue stops at its first gang that does not fit: the one behind waits too.
   assert.equal(admitAll(a), 0);
+});
+
+Deno.test("each queue says why its own first gang waits: a side queue's does not speak for the pending queue", () => {
+  const a = pool();
+  // Non-preemptible, 3 GPUs (the limit is 2): refused at the head of the pending queue, it moves to its own.
+  enqueue(a, 1, 1, {
+    preemptible: false,
+    resources: { cpuMilli: 1000, memMb: 128, diskMb: 0, gpuMilli: 3000 },
+  });
+  enqueue(a, 8);
+  admitAll(a);
+  enqueue(a, 1);
+  assert.deepEqual(queues(a), {
+    nonPreemptible: "resource pool /a can never admit the first task in line: it asks for gpu 3, more than " +
+      "its limit of 2",
+    pending:
+      "resource pool /a has no room in its entitlement for the first task in line: cpu 8 of 8 in use; " +
+      "it asks for cpu 1, memory 128 MB",
+  });
+});
+
+Deno.test("a kind over the cap is named even when the first gang asks for none of it", () => {
+  const a = pool();
+  // Two GPUs in use against an entitlement that has since shrunk to one (preemption would take one back).
+  enqueue(a, 1, 1, { resources: { cpuMilli: 1000, memMb: 128, diskMb: 0, gpuMilli: 2000 } });
+  a.nonSlackEntitlement = scalar({ cpu: 8, memory: 100_000, gpu: 2 });
+  admitAll(a);
+  a.nonSlackEntitlement = scalar({ cpu: 8, memory: 100_000, gpu: 1 });
+  enqueue(a, 1);
+  assert.equal(
+    queues(a).pending,
+    "resource pool /a has no room in its entitlement for the first task in line: gpu 2 of 1 in use; it asks " +
+      "for cpu 1, memory 128 MB",
+  );
+});
+
+Deno.test("a gang emptied while queued is skipped: the gang behind it is the one that speaks", () => {
+  const a = pool();
+  const emptied = enqueue(a, 1, 12);
+  a.dropQueuedTask(emptied, emptied.rows[0]);
+  enqueue(a, 8);
+  admitAll(a);
+  enqueue(a, 1);
+  assert.match(
+    queues(a).pending!,
+    /^resource pool \/a has no room in its entitlement .*: cpu 8 of 8 in use;/,
+  );
 });
 
 Deno.test("controller, reservation and slack waits come from the first gang of their own queues", () => {
@@ -87,39 +138,49 @@ Deno.test("controller, reservation and slack waits come from the first gang of t
   // Revocable work against the 2-core slack entitlement.
   enqueue(a, 1, 3, { revocable: true });
   admitAll(a);
-  const waits = admissionWaits(a, true);
+  const waits = queues(a);
   assert.equal(
     waits.controller,
     "resource pool /a has no room in its controller limit (50% of its reservation) for the first task in " +
       "line: cpu 2 of 2 in use; it asks for cpu 1, memory 128 MB",
   );
   assert.equal(
-    waits.slack,
+    waits.revocable,
     "resource pool /a has no room in its slack entitlement (for revocable tasks) for the first task in " +
       "line: cpu 0 of 2 in use; it asks for cpu 3, memory 128 MB",
   );
-  assert.equal(waits.entitlement, undefined);
+  assert.equal(waits.pending, undefined);
   // The 2-core non-preemptible task was admitted: 2 of the 4 reserved cores are left, 3 are asked for.
   enqueue(a, 1, 3, { preemptible: false });
+  admitAll(a);
   assert.equal(
-    admissionWaits(a, true).reservation,
+    queues(a).nonPreemptible,
     "resource pool /a has no room in its reservation (which non-preemptible tasks may not exceed) for the " +
       "first task in line: cpu 2 of 4 in use; it asks for cpu 3, memory 128 MB",
   );
   assert.equal(
-    admissionWaits(a, false).reservation,
+    queues(a, false).nonPreemptible,
     undefined,
     "without preemption the reservation holds nothing",
   );
+
+  // What the caps can never reach: the reservation, the controller limit, the slack limit.
   const b = pool();
   enqueue(b, 1, 5, { preemptible: false });
-  assert.equal(
-    admissionWaits(b, true).reservation,
-    "resource pool /a can never admit the first task in line: it asks for cpu 5, more than its reservation of 4",
-  );
+  enqueue(b, 1, 3, { controller: true });
+  enqueue(b, 1, 1, { revocable: true, resources: { cpuMilli: 1000, memMb: 60_000, diskMb: 0, gpuMilli: 0 } });
+  admitAll(b);
+  assert.deepEqual(queues(b), {
+    nonPreemptible: "resource pool /a can never admit the first task in line: it asks for cpu 5, more than " +
+      "its reservation of 4",
+    controller: "resource pool /a can never admit the first task in line: it asks for cpu 3, more than its " +
+      "controller limit (50% of its reservation) of 2",
+    revocable: "resource pool /a can never admit the first task in line: it asks for memory 60000 MB, more " +
+      "than its slack limit (50% of its reservation) of 50000 MB",
+  });
 });
 
-Deno.test("GetAdmissionWaits over the resource pool API: a leaf's waits; unknown and non-leaf pools are errors", async () => {
+Deno.test("GetAdmissionWaits over the resource pool API: a leaf's waits; the root, non-leaf and unknown pools are errors", async () => {
   const { ResourceManager } = await import("./resmgr.ts");
   const { makePorts } = await import("../testing/harness.ts");
   const ports = makePorts();
@@ -139,7 +200,10 @@ Deno.test("GetAdmissionWaits over the resource pool API: a leaf's waits; unknown
     const [reply] = ports.transport.take("api-reply", "api/1") as Extract<Message, { kind: "api-reply" }>[];
     return reply.body;
   };
-  assert.deepEqual(ask("c"), { waits: { path: "/p/c", limit: { cpu: 5, memory: 500, disk: 0, gpu: 0 } } });
+  assert.deepEqual(ask("c"), {
+    waits: { path: "/p/c", limit: { cpu: 5, memory: 500, disk: 0, gpu: 0 }, queues: {} },
+  });
   assert.deepEqual(ask("p"), { error: { isNotLeaf: { message: "resource pool /p is not a leaf pool" } } });
+  assert.deepEqual(ask("root"), { error: { isNotLeaf: { message: "resource pool / is not a leaf pool" } } });
   assert.deepEqual(ask("x"), { error: { notFound: { message: "resource pool x not found" } } });
 });

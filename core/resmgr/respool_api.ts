@@ -176,12 +176,13 @@ export class RespoolApi {
     if (!id) return this.#reply(req, { error: { notFound: { message: "id: expected a resource pool id" } } });
     const node = this.rm.tree.get(id);
     if (!node) return this.#reply(req, { error: { notFound: { message: `resource pool ${id} not found` } } });
-    if (!node.isLeaf) {
+    if (!node.isLeaf || node.isRoot) {
       return this.#reply(req, {
         error: { isNotLeaf: { message: `resource pool ${node.path} is not a leaf pool` } },
       });
     }
-    this.#reply(req, { waits: admissionWaits(node, this.rm.config.preemption.enabled) });
+    const capacityKnown = this.rm.capacity.physical.cpuMilli > 0 || this.rm.capacity.physical.memMb > 0;
+    this.#reply(req, { waits: admissionWaits(node, this.rm.config.preemption.enabled, capacityKnown) });
   }
 
   #get(req: ApiRequest, body: Body): void {

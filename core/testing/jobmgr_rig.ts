@@ -118,18 +118,20 @@ export class JobmgrRig {
 
   /**
    * Answers the job manager's GetAdmissionWaits call (task List and Get of PENDING tasks) as the resource
-   * manager would: pool /pool-a, limits far above any test task's, and the waits given.
+   * manager would: pool /pool-a, limits far above any test task's, and the queues' waits given.
    */
-  answerWaits(waits: Partial<AdmissionWaits> = {}): void {
+  answerWaits(
+    queues: AdmissionWaits["queues"] = {},
+    limit = { cpu: 1000, memory: 1e9, disk: 1e9, gpu: 1000 },
+  ): void {
     const req = this.transport.takeOne("api", "resmgr");
     if (!req.procedure.endsWith("::GetAdmissionWaits")) {
       throw new Error(`expected a GetAdmissionWaits call to the resource manager, got ${req.procedure}`);
     }
-    const limit = { cpu: 1000, memory: 1e9, disk: 1e9, gpu: 1000 };
     this.jm.receive({
       kind: "api-reply",
       reqId: req.reqId,
-      body: { waits: { path: "/pool-a", limit, ...waits } },
+      body: { waits: { path: "/pool-a", limit, queues } },
     });
   }
 
