@@ -26,6 +26,9 @@ export const COMPARED: [string, string][] = [
   ["queue delay p90 s", "queueDelaySeconds.p90"],
   ["queue delay p99 s", "queueDelaySeconds.p99"],
   ["queue: waiting at end", "queueDelaySeconds.waiting"],
+  ["admission delay p50 s", "admissionDelaySeconds.p50"],
+  ["admission delay p99 s", "admissionDelaySeconds.p99"],
+  ["admission: waiting at end", "admissionDelaySeconds.waiting"],
   // Killed or lost runs and how long their instances waited to run again (those still waiting count).
   ["run again: runs", "rescheduleDelaySeconds.count"],
   ["run again: waiting at end", "rescheduleDelaySeconds.waiting"],

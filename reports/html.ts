@@ -195,6 +195,7 @@ const jobsText = (n: number) => (n === 1 ? "job" : "jobs");
 
 export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {}): string {
   const q = report.queueDelaySeconds, t = report.tasks, u = report.utilization, p = report.preemptions;
+  const a = report.admissionDelaySeconds;
   const r = report.rescheduleDelaySeconds;
   const summary = table(["", ""], [
     ["Scenario", report.scenario],
@@ -216,6 +217,11 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
       "Queue delay p50 / p90 / p99 / max",
       `${q.p50} / ${q.p90} / ${q.p99} / ${q.max} s` +
       (q.waiting ? ` (${q.waiting} instances still waiting at the end count with their wait so far)` : ""),
+    ],
+    [
+      "Of which waiting for admission (the pool's entitlement) p50 / p90 / p99 / max",
+      `${a.p50} / ${a.p90} / ${a.p99} / ${a.max} s` +
+      (a.waiting ? ` (${a.waiting} instances not admitted at the end count with their wait so far)` : ""),
     ],
     [
       "Runs again after a kill / a loss: count (still waiting at the end), p50 / p99",
@@ -243,6 +249,7 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
       "avg alloc cpu",
       "avg entitlement cpu",
       "p99 delay s",
+      "p99 admission s",
       "preempted",
     ],
     Object.entries(report.pools).map(([path, s]) => [
@@ -253,6 +260,7 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
       s.avgAllocationCpu ?? "",
       s.avgEntitlementCpu ?? "",
       s.queueDelaySeconds?.p99 ?? "",
+      s.admissionDelaySeconds?.p99 ?? "",
       s.preempted,
     ]),
   );
@@ -264,6 +272,7 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
       "jobs",
       "p50 delay s",
       "p99 delay s",
+      "p99 admission s",
       "waiting at end",
       "p99 run-again s",
       "waiting to run again at end",
@@ -275,6 +284,7 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
       w.jobs,
       w.queueDelaySeconds.p50,
       w.queueDelaySeconds.p99,
+      w.admissionDelaySeconds.p99,
       w.queueDelaySeconds.waiting,
       w.rescheduleDelaySeconds.count ? w.rescheduleDelaySeconds.p99 : "",
       w.rescheduleDelaySeconds.waiting,

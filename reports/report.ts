@@ -74,6 +74,13 @@ export interface Report {
    */
   queueDelaySeconds: QueueDelays;
   /**
+   * The part of the queue delay spent waiting for admission: from asking for each instance to its pool
+   * admitting it (READY), for instances asked for after the warm-up; those not admitted by the end count
+   * with their wait so far. Close to `queueDelaySeconds`, the pools' entitlements hold the work back; far
+   * below it, the work waits for hosts (placement) or to start.
+   */
+  admissionDelaySeconds: QueueDelays;
+  /**
    * From a run killed (host maintenance, preemption, an update) or lost with its host to the same
    * instance's next run, for runs ended after the warm-up: how long moved work waited to run again.
    * Instances still waiting to run again at the end count with their wait so far (`waiting` says how
@@ -144,6 +151,8 @@ export interface PoolSummary {
   avgDemandCpu?: number;
   /** Queue delay of the workloads submitting to this pool (and its children). */
   queueDelaySeconds?: QueueDelays;
+  /** Its part spent waiting for admission. */
+  admissionDelaySeconds?: QueueDelays;
 }
 
 export interface WorkloadSummary {
@@ -151,6 +160,7 @@ export interface WorkloadSummary {
   respool: string;
   jobs: number;
   queueDelaySeconds: QueueDelays;
+  admissionDelaySeconds: QueueDelays;
   rescheduleDelaySeconds: QueueDelays;
 }
 
@@ -214,6 +224,12 @@ export function buildReport(
       names.map((n) => stats.queueDelaysMs.get(n) ?? []),
       names.map((n) => waitingMs.get(n) ?? []),
     );
+  const admissionWaitingMs = stats.admissionWaitingMs((id) => accepted.has(id), sim.queue.now);
+  const admissionsOf = (names: string[]): QueueDelays =>
+    withWaiting(
+      names.map((n) => stats.admissionDelaysMs.get(n) ?? []),
+      names.map((n) => admissionWaitingMs.get(n) ?? []),
+    );
   const reschedulesOf = (names: string[]): QueueDelays =>
     withWaiting(
       names.map((n) => stats.rescheduleDelaysMs.get(n) ?? []),
@@ -226,6 +242,7 @@ export function buildReport(
       respool: w.respool,
       jobs: sim.submissions.filter((x) => x.workload === w.name).length,
       queueDelaySeconds: delaysOf([w.name]),
+      admissionDelaySeconds: admissionsOf([w.name]),
       rescheduleDelaySeconds: reschedulesOf([w.name]),
     };
   }
@@ -251,7 +268,10 @@ export function buildReport(
       summary.avgDemandCpu = meanFrom(s.t, ps.demandCpu, warmup);
     }
     const mine = scenario.workloads.filter((w) => w.respool === p.path || w.respool.startsWith(`${p.path}/`));
-    if (mine.length) summary.queueDelaySeconds = delaysOf(mine.map((w) => w.name));
+    if (mine.length) {
+      summary.queueDelaySeconds = delaysOf(mine.map((w) => w.name));
+      summary.admissionDelaySeconds = admissionsOf(mine.map((w) => w.name));
+    }
     pools[p.path] = summary;
   }
   const { running, waiting } = sim.resmgr.preempted;
@@ -284,6 +304,7 @@ export function buildReport(
     },
     launchesPerSec: measuredSeconds > 0 ? round4(stats.launchedAfterWarmup / measuredSeconds) : 0,
     queueDelaySeconds: delaysOf(scenario.workloads.map((w) => w.name)),
+    admissionDelaySeconds: admissionsOf(scenario.workloads.map((w) => w.name)),
     rescheduleDelaySeconds: {
       ...reschedulesOf(scenario.workloads.map((w) => w.name)),
       afterKill: withWaiting([stats.rescheduleDelaysByEndMs.killed], [rerunWaitingMs.killed]),

@@ -94,7 +94,7 @@ interface JobTrack {
   daemon: boolean;
   /** Instances known (submitted, grown, or a daemon's created). */
   expected: number;
-  /** Per instance: bit 1 launched, bit 2 ran. */
+  /** Per instance: `LAUNCHED`, `RAN` and `ADMITTED` bits. */
   flags: Uint8Array;
   /**
    * Per instance: the latest run id a launch was counted for, plus 1 (0: none). Backends repeat statuses
@@ -110,6 +110,9 @@ interface JobTrack {
 }
 
 /** When instance `i` of the job was asked for: its queue delay runs from then. */
+/** An instance's flags (`JobTrack.flags`): first launched, first ran, first admitted (READY). */
+const LAUNCHED = 1, RAN = 2, ADMITTED = 4;
+
 function requestedMs(j: JobTrack, i: number): number {
   const from = j.grownFrom;
   if (from === undefined || i < from[0]) return j.submitMs;
@@ -194,6 +197,13 @@ export class SimStats {
    */
   readonly queueDelaysMs = new Map<string, number[]>();
   /**
+   * The part of the queue delay spent waiting for admission: from asking for an instance to its first
+   * READY (its pool's admission), by workload, for instances asked for after the warm-up. A queue delay
+   * that is mostly admission delay means the pools' entitlements hold the work back, not the hosts.
+   * Instances not admitted by the end are not here: `admissionWaitingMs` gives their waits so far.
+   */
+  readonly admissionDelaysMs = new Map<string, number[]>();
+  /**
    * Delays (ms) from a run killed (host maintenance, preemption, an update) or lost with its host to the
    * same instance's next run, by workload, for runs ended after the warm-up: how long moved work waits to
    * run again elsewhere. Instances still waiting to run again at the end are not here:
@@ -262,6 +272,7 @@ export class SimStats {
       flags: new Uint8Array(instances),
     });
     if (!this.queueDelaysMs.has(workload)) this.queueDelaysMs.set(workload, []);
+    if (!this.admissionDelaysMs.has(workload)) this.admissionDelaysMs.set(workload, []);
   }
 
   /** An elastic job has asked for more instances: it now has `count`. */
@@ -291,6 +302,11 @@ export class SimStats {
       }
       return;
     }
+    if (msg.kind === "placements") {
+      // The resource manager's changes to the job manager: READY is an instance's admission.
+      for (const c of msg.changes) if (c.state === "READY") this.#mark(c.taskId, ADMITTED, nowMs);
+      return;
+    }
     if (msg.kind !== "task-statuses") return;
     for (const s of msg.statuses) {
       switch (s.state) {
@@ -301,7 +317,7 @@ export class SimStats {
           // Health results and reconciliation repeat RUNNING; only a run's start carries no reason.
           if (s.reason === undefined) {
             if (this.#endedAt.size) this.#rerun(s.taskId, nowMs);
-            this.#mark(s.taskId, 2, nowMs);
+            this.#mark(s.taskId, RAN, nowMs);
           }
           break;
         case "TASK_FINISHED":
@@ -431,7 +447,7 @@ export class SimStats {
       j.byClass.counts = counts;
     }
     counts[c]++;
-    this.#markInstance(j, i, 1, nowMs);
+    this.#markInstance(j, i, LAUNCHED, nowMs);
   }
 
   #countLaunch(nowMs: number): void {
@@ -470,7 +486,7 @@ export class SimStats {
     return out;
   }
 
-  /** Records an instance's first launch (bit 1) or first run (bit 2; its queue delay). */
+  /** Records an instance's first launch, first run (its queue delay) or first admission (its admission delay). */
   #mark(taskId: string, bit: number, nowMs: number): void {
     const i = this.#instance(taskId), j = this.#lastJob;
     if (i < 0 || !j) return;
@@ -491,9 +507,13 @@ export class SimStats {
     }
     if (j.flags[i] & bit) return;
     j.flags[i] |= bit;
-    if (bit !== 2) return;
+    if (bit === LAUNCHED) return;
     const asked = requestedMs(j, i);
     const delay = nowMs - asked;
+    if (bit === ADMITTED) {
+      if (asked >= this.options.warmupMs) this.admissionDelaysMs.get(j.workload)!.push(delay);
+      return;
+    }
     this.#intervalDelays.push(delay);
     if (asked >= this.options.warmupMs) this.queueDelaysMs.get(j.workload)!.push(delay);
   }
@@ -503,12 +523,12 @@ export class SimStats {
    * then, for instances asked for after the warm-up. A queue delay of at least that much, which the
    * report counts in its percentiles, so a cluster too small to start the work does not look fast.
    */
-  waitingMs(accepted: (jobId: string) => boolean, endMs: number): Map<string, number[]> {
+  waitingMs(accepted: (jobId: string) => boolean, endMs: number, bit = RAN): Map<string, number[]> {
     const out = new Map<string, number[]>();
     for (const [jobId, j] of this.#jobs) {
       if (!accepted(jobId)) continue;
       for (let i = 0; i < j.expected; i++) {
-        if (i < j.flags.length && j.flags[i] & 2) continue;
+        if (i < j.flags.length && j.flags[i] & bit) continue;
         const asked = requestedMs(j, i);
         if (asked < this.options.warmupMs) continue;
         let list = out.get(j.workload);
@@ -517,6 +537,11 @@ export class SimStats {
       }
     }
     return out;
+  }
+
+  /** Instances of accepted jobs not admitted by `endMs`, as `waitingMs` counts those that had not run. */
+  admissionWaitingMs(accepted: (jobId: string) => boolean, endMs: number): Map<string, number[]> {
+    return this.waitingMs(accepted, endMs, ADMITTED);
   }
 
   /**
@@ -548,7 +573,7 @@ export class SimStats {
     let n = 0;
     for (const [jobId, j] of this.#jobs) {
       if (!accepted(jobId)) continue;
-      for (let i = 0; i < j.expected; i++) if (!(j.flags[i] & 1)) n++;
+      for (let i = 0; i < j.expected; i++) if (!(j.flags[i] & LAUNCHED)) n++;
     }
     return n;
   }
