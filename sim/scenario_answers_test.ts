@@ -32,6 +32,9 @@ Deno.test("add-capacity: doubled Spark load queues work on 400 hosts, and 400 mo
   assert.ok(maxBetween(r, s.placingTasks, 2200, 2400) > 1000, "admitted work waits for hosts");
   assert.ok(maxBetween(r, waiting, 2200, 2400) > 1500);
   assert.equal(maxBetween(r, waiting, 2420, 2600), 0, "and none once the hosts are added");
+  // The scenario's comment: a small part of the p99 queue delay is waiting for admission.
+  const q = r.queueDelaySeconds.p99, a = r.admissionDelaySeconds.p99;
+  assert.ok(q > 200 && q < 300 && a > 20 && a < 40, `admission p99 ${a} s of a queue delay p99 of ${q} s`);
 });
 
 Deno.test("rack-maintenance: how many tasks move, and how long they wait after a drain and after a loss", async () => {
