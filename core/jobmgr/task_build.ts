@@ -194,6 +194,7 @@ export function buildLaunchSpec(
     labels: tc.labels ?? NO_LABELS,
     revocable: isRevocable(job.config, tc) || undefined,
     healthCheck: healthCheckSpec(tc, ports),
+    container: tc.container,
     volume: tc.volume && task.volumeId
       ? { volumeId: task.volumeId, containerPath: tc.volume.containerPath, sizeMb: tc.volume.sizeMB }
       : undefined,

@@ -1,4 +1,5 @@
 /** HostBackend port: the cluster the host manager drives (simulated hosts, minicluster or Mesos). */
+import type { ContainerInfo } from "../model/config_types.ts";
 import type { Resources } from "../model/resources.ts";
 import type { MesosTaskState } from "../model/states.ts";
 
@@ -43,6 +44,12 @@ export interface LaunchSpec {
    * task's sandbox) and makes it available at `containerPath` relative to the sandbox.
    */
   volume?: { volumeId: string; containerPath: string; sizeMb: number };
+  /**
+   * The task's container (Peloton's `TaskConfig.container`, Mesos `ContainerInfo`): a Docker image, or a
+   * Mesos container with an image. Mesos runs the command inside it; the minicluster, which has no
+   * container runtime, runs the command on the host with the Docker `env` parameters as its environment.
+   */
+  container?: ContainerInfo;
 }
 
 /**

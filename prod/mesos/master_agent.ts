@@ -10,7 +10,7 @@ import {
   type TaskStatus,
   type TaskStatusReason,
 } from "./protocol.ts";
-import { fromHealthCheck } from "./mesos_convert.ts";
+import { fromContainerInfo, fromHealthCheck } from "./mesos_convert.ts";
 import { type Bag, bagFromMesos, bagToCore } from "./resources.ts";
 import type { Spawner } from "../minicluster/spawner.ts";
 
@@ -258,5 +258,6 @@ function toLaunchSpec(agent: EmuAgentConfig, info: TaskInfo, defaultGraceMs: num
     labels: [],
     // The runner's checker stands in for the command executor's (Mesos's grace period is not modelled).
     healthCheck: info.health_check && fromHealthCheck(info.health_check),
+    container: info.container && fromContainerInfo(info.container),
   };
 }

@@ -1,8 +1,10 @@
 /** Pure conversions between the HostBackend port's shapes and Mesos messages. */
+import type { ContainerInfo as CoreContainer } from "../../core/model/config_types.ts";
 import type { MesosTaskState } from "../../core/model/states.ts";
 import type { HealthCheckSpec, LaunchSpec, TaskStatus as CoreStatus } from "../../core/ports/host_backend.ts";
 import {
   type CommandInfo,
+  type ContainerInfo,
   type HealthCheck,
   type InverseOffer,
   msToDuration,
@@ -87,9 +89,41 @@ export function toTaskInfo(spec: LaunchSpec, allocationRole?: string): TaskInfo 
     kill_policy: { grace_period: msToDuration(spec.killGracePeriodMs) },
   };
   if (spec.healthCheck) info.health_check = toHealthCheck(spec.healthCheck);
+  if (spec.container) info.container = toContainerInfo(spec.container);
   if (spec.labels.length) info.labels = { labels: spec.labels.map((l) => ({ key: l.key, value: l.value })) };
   return info;
 }
+
+/**
+ * Peloton's `TaskConfig.container` is a Mesos ContainerInfo: sent as it is, in the proto's JSON names
+ * (snake_case), with enums as names. A volume without a mode is read-write, as Peloton's files assume
+ * (Mesos requires the field); an image type given as a number is named.
+ */
+export function toContainerInfo(c: CoreContainer): ContainerInfo {
+  const out = snakeKeys(c) as ContainerInfo;
+  for (const v of out.volumes ?? []) v.mode ??= "RW";
+  const image = out.mesos?.image as { type?: unknown } | undefined;
+  if (image && typeof image.type === "number") image.type = image.type === 1 ? "APPC" : "DOCKER";
+  return out;
+}
+
+/** A Mesos ContainerInfo as the port's (the emulator hands it to the process runner). */
+export function fromContainerInfo(c: ContainerInfo): CoreContainer {
+  return camelKeys(c) as CoreContainer;
+}
+
+const snake = (k: string) => k.replace(/[A-Z]/g, (ch) => `_${ch.toLowerCase()}`);
+const camel = (k: string) => k.replace(/_([a-z])/g, (_, ch: string) => ch.toUpperCase());
+
+function mapKeys(v: unknown, key: (k: string) => string): unknown {
+  if (Array.isArray(v)) return v.map((x) => mapKeys(x, key));
+  if (v === null || typeof v !== "object") return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) if (x !== undefined) out[key(k)] = mapKeys(x, key);
+  return out;
+}
+const snakeKeys = (v: unknown) => mapKeys(v, snake);
+const camelKeys = (v: unknown) => mapKeys(v, camel);
 
 const EXIT = /^Command exited with status (\d+)/;
 

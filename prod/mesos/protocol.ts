@@ -247,12 +247,38 @@ export interface HealthCheck {
   http?: { port: number; path?: string; scheme?: string };
 }
 
+/**
+ * `mesos.proto` ContainerInfo (the fields Peloton's job files use; others pass through): a Docker image
+ * run by the Docker containerizer, or a Mesos container with an image.
+ */
+export interface ContainerInfo {
+  type: "DOCKER" | "MESOS";
+  docker?: {
+    image: string;
+    network?: "HOST" | "BRIDGE" | "NONE" | "USER";
+    port_mappings?: { host_port: number; container_port: number; protocol?: string }[];
+    privileged?: boolean;
+    parameters?: { key: string; value: string }[];
+    force_pull_image?: boolean;
+    volume_driver?: string;
+    [k: string]: unknown;
+  };
+  mesos?: {
+    image?: { type: "APPC" | "DOCKER"; docker?: { name: string; [k: string]: unknown }; cached?: boolean };
+    [k: string]: unknown;
+  };
+  volumes?: { container_path: string; host_path?: string; mode: "RW" | "RO"; [k: string]: unknown }[];
+  hostname?: string;
+  [k: string]: unknown;
+}
+
 export interface TaskInfo {
   name: string;
   task_id: ID;
   agent_id: ID;
   resources: Resource[];
   command?: CommandInfo;
+  container?: ContainerInfo;
   executor?: unknown;
   health_check?: HealthCheck;
   kill_policy?: KillPolicy;

@@ -1,5 +1,6 @@
 /** One minicluster agent: runs command tasks as real local processes, each in its own sandbox. */
 import type { HostInfo, LaunchSpec, TaskStatus } from "../../core/ports/host_backend.ts";
+import type { ContainerInfo } from "../../core/model/config_types.ts";
 import type { Resources } from "../../core/model/resources.ts";
 import type { MesosTaskState } from "../../core/model/states.ts";
 import { HEALTH_CHECK_REASON } from "../../core/ports/health_check.ts";
@@ -269,7 +270,8 @@ export class Agent {
    */
   #command(run: TaskRun, program: string): SpawnRequest {
     const { command } = run.spec;
-    const redirect = "exec >stdout 2>stderr; ";
+    const note = containerNote(run.spec.container);
+    const redirect = `exec >stdout 2>stderr; ${note ? `printf '%s\\n' ${shellQuote(note)} >&2; ` : ""}`;
     const args = command.shell
       ? ["-c", redirect + (command.value ?? "")]
       : ["-c", `${redirect}exec "$0" "$@"`, program, ...command.arguments ?? []];
@@ -314,6 +316,7 @@ export class Agent {
       [DATA_DIR_ENV]: dataDirMark(this.#ctx.dataDir),
     };
     if (spec.volume) env.PELOTON_VOLUME_PATH = `${run.sandbox}/${spec.volume.containerPath}`;
+    Object.assign(env, dockerEnv(spec.container));
     for (const [name, port] of Object.entries(spec.ports)) {
       env[`PORT_${name.toUpperCase().replace(/[^A-Z0-9_]/g, "_")}`] = String(port);
       if (ENV_NAME.test(name)) env[name] = String(port);
@@ -354,3 +357,32 @@ async function emptyLogs(sandbox: string): Promise<void> {
 function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
+
+/**
+ * A Docker container's `env` parameters (`docker run --env NAME=value`, as Peloton's example jobs set
+ * them): the minicluster has no container runtime and runs the command on the host, so they become the
+ * process's environment, as the command would see them in its container.
+ */
+export function dockerEnv(container: ContainerInfo | undefined): Record<string, string> {
+  const env: Record<string, string> = {};
+  if (container?.type !== "DOCKER") return env;
+  for (const p of container.docker?.parameters ?? []) {
+    if (p.key !== "env" && p.key !== "e") continue;
+    const at = p.value.indexOf("=");
+    if (at > 0) env[p.value.slice(0, at)] = p.value.slice(at + 1);
+  }
+  return env;
+}
+
+/** The line a task with a container finds first in its stderr: its image is not used here. */
+export function containerNote(container: ContainerInfo | undefined): string | undefined {
+  if (!container) return undefined;
+  const image = container.type === "DOCKER"
+    ? container.docker?.image
+    : (container.mesos?.image as { docker?: { name?: string } } | undefined)?.docker?.name;
+  return `minicluster: no container runtime here: ${image ? `image ${image} is not used, ` : ""}` +
+    "the command runs on the host" +
+    (container.type === "DOCKER" ? " with the container's env parameters" : "");
+}
+
+const shellQuote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;

@@ -1,0 +1,95 @@
+/** A task's container, from Peloton's job files to Mesos's ContainerInfo and back (the emulator's side). */
+import assert from "node:assert/strict";
+import { loadJobConfig } from "../../core/model/load.ts";
+import type { ContainerInfo } from "../../core/model/config_types.ts";
+import { containerNote, dockerEnv } from "../minicluster/agent.ts";
+import { fromContainerInfo, toContainerInfo, toTaskInfo } from "./mesos_convert.ts";
+import { loadReferenceSchema } from "./shape_check.ts";
+
+const EXAMPLE = new URL("../../core/model/testdata/peloton/example/", import.meta.url);
+
+async function containerOf(file: string): Promise<ContainerInfo> {
+  const loaded = loadJobConfig(await Deno.readTextFile(new URL(file, EXAMPLE)), file);
+  assert.ok(loaded.ok, JSON.stringify(!loaded.ok && loaded.errors));
+  return loaded.value.defaultConfig.container!;
+}
+
+Deno.test("Peloton's HelloWorld container goes to Mesos as a ContainerInfo in the proto's JSON names", async () => {
+  const c = await containerOf("helloworld_job.yaml");
+  const info = toContainerInfo(c);
+  assert.deepEqual(info, {
+    type: "DOCKER",
+    docker: {
+      image: "debian",
+      parameters: [
+        { key: "env", value: "MESSAGE=HelloWorld" },
+        { key: "env", value: "SLEEP_SECONDS=300" },
+      ],
+    },
+    volumes: [{ container_path: "/tmp", host_path: "/tmp", mode: "RW" }],
+  });
+  // The emulator checks every call against Mesos's shapes, unknown fields included.
+  const schema = await loadReferenceSchema();
+  const task = toTaskInfo({
+    taskId: "j-0-1",
+    jobId: "j",
+    instanceId: 0,
+    hostname: "h",
+    agentId: "a",
+    resources: { cpuMilli: 1000, memMb: 1024, diskMb: 0, gpuMilli: 0 },
+    ports: {},
+    command: { shell: true, value: "echo $MESSAGE", arguments: [] },
+    env: {},
+    killGracePeriodMs: 0,
+    labels: [],
+    container: c,
+  });
+  const call = {
+    framework_id: { value: "f" },
+    type: "ACCEPT",
+    accept: { offer_ids: [{ value: "o" }], operations: [{ type: "LAUNCH", launch: { task_infos: [task] } }] },
+  };
+  assert.deepEqual(schema.check("Call", call), []);
+  // Back in the emulator's agent: the same container, as the port has it.
+  assert.deepEqual(fromContainerInfo(info), c);
+});
+
+Deno.test("a Mesos container's image type given as a number is named; a volume without a mode is read-write", () => {
+  const c: ContainerInfo = {
+    type: "MESOS",
+    mesos: { image: { type: 2, docker: { name: "library/debian" }, cached: true } },
+    volumes: [{ containerPath: "data" }],
+  };
+  assert.deepEqual(toContainerInfo(c), {
+    type: "MESOS",
+    mesos: { image: { type: "DOCKER", docker: { name: "library/debian" }, cached: true } },
+    volumes: [{ container_path: "data", mode: "RW" }],
+  });
+  assert.deepEqual(c.volumes, [{ containerPath: "data" }], "the config is not changed");
+});
+
+Deno.test("the minicluster runs a container's command on the host: Docker env parameters become its environment", async () => {
+  const c = await containerOf("helloworld_job.yaml");
+  assert.deepEqual(dockerEnv(c), { MESSAGE: "HelloWorld", SLEEP_SECONDS: "300" });
+  assert.deepEqual(
+    dockerEnv({
+      type: "DOCKER",
+      docker: { image: "x", parameters: [{ key: "e", value: "A=b=c" }, { key: "cpu-shares", value: "2" }] },
+    }),
+    { A: "b=c" },
+  );
+  assert.deepEqual(dockerEnv({ type: "MESOS" }), {});
+  assert.equal(
+    containerNote(c),
+    "minicluster: no container runtime here: image debian is not used, the command runs on the host with the " +
+      "container's env parameters",
+  );
+  assert.equal(
+    containerNote({
+      type: "MESOS",
+      mesos: { image: { type: "DOCKER", docker: { name: "library/debian" } } },
+    }),
+    "minicluster: no container runtime here: image library/debian is not used, the command runs on the host",
+  );
+  assert.equal(containerNote(undefined), undefined);
+});
