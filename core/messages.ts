@@ -339,5 +339,7 @@ export type Message =
 export interface AdmissionWaits {
   path: string;
   limit: { cpu: number; memory: number; disk: number; gpu: number };
+  /** Preemption is on: non-preemptible work is held to the pool's reservation, in its own queue. */
+  preemption: boolean;
   queues: { pending?: string; nonPreemptible?: string; controller?: string; revocable?: string };
 }

@@ -27,6 +27,7 @@ export const COMPARED: [string, string][] = [
   ["queue delay p99 s", "queueDelaySeconds.p99"],
   ["queue: waiting at end", "queueDelaySeconds.waiting"],
   ["admission delay p50 s", "admissionDelaySeconds.p50"],
+  ["admission delay p90 s", "admissionDelaySeconds.p90"],
   ["admission delay p99 s", "admissionDelaySeconds.p99"],
   ["admission: waiting at end", "admissionDelaySeconds.waiting"],
   // Killed or lost runs and how long their instances waited to run again (those still waiting count).

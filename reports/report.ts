@@ -75,9 +75,11 @@ export interface Report {
   queueDelaySeconds: QueueDelays;
   /**
    * The part of the queue delay spent waiting for admission: from asking for each instance to its pool
-   * admitting it (READY), for instances asked for after the warm-up; those not admitted by the end count
-   * with their wait so far. Close to `queueDelaySeconds`, the pools' entitlements hold the work back; far
-   * below it, the work waits for hosts (placement) or to start.
+   * first admitting it (READY), for instances asked for after the warm-up; those not admitted by the end
+   * count with their wait so far. As the queue delay counts an instance's first run, this counts its first
+   * admission: a task preempted while waiting and admitted again has only its first wait counted here.
+   * Close to `queueDelaySeconds`, the pools' entitlements hold the work back; far below it, the work waits
+   * for hosts (placement) or to start.
    */
   admissionDelaySeconds: QueueDelays;
   /**

@@ -87,7 +87,7 @@ export interface ReportNames {
   pools: string[];
   /** Host classes, those events add included. */
   hostClasses: string[];
-  /** Pools with a workload submitting to them or a child: only those have `queueDelaySeconds`. */
+  /** Pools with a workload submitting to them or a child: only those have `DELAY_FIELDS`. */
   poolsWithWorkloads: string[];
 }
 
@@ -159,6 +159,9 @@ function keysFor(placeholder: string, rest: string, last: boolean, names: Report
   }
 }
 
+/** A pool's delays, which only pools with a workload submitting to them (or a child) have. */
+const DELAY_FIELDS = new Set(["queueDelaySeconds", "admissionDelaySeconds"]);
+
 /** The keys `field` stands for under `pattern`, or undefined; names may hold dots, so each is tried whole. */
 function match(pattern: string[], field: string, names: ReportNames): string[] | undefined {
   const [head, ...tail] = pattern;
@@ -168,9 +171,7 @@ function match(pattern: string[], field: string, names: ReportNames): string[] |
       continue;
     }
     if (!field.startsWith(`${key}.`)) continue;
-    if (head === "<pool>" && tail[0] === "queueDelaySeconds" && !names.poolsWithWorkloads.includes(key)) {
-      continue;
-    }
+    if (head === "<pool>" && DELAY_FIELDS.has(tail[0]) && !names.poolsWithWorkloads.includes(key)) continue;
     const rest = match(tail, field.slice(key.length + 1), names);
     if (rest) return [key, ...rest];
   }
@@ -193,7 +194,7 @@ function whyNoField(field: string, names: ReportNames): string {
         `(${list.join(", ")})`;
     }
     if (
-      top === "pools" && rest.startsWith(`${name}.queueDelaySeconds`) &&
+      top === "pools" && DELAY_FIELDS.has(rest.slice(name.length + 1).split(".")[0]) &&
       !names.poolsWithWorkloads.includes(name)
     ) {
       return `the report has no field ${field}: no workload submits to pool ${name} or its children`;

@@ -68,6 +68,10 @@ Deno.test("TARGET_FIELDS are exactly the numbers of a report a plan worker sends
       names.poolsWithWorkloads,
       Object.keys(report.pools).filter((p) => report.pools[p].queueDelaySeconds),
     );
+    assert.deepEqual(
+      names.poolsWithWorkloads,
+      Object.keys(report.pools).filter((p) => report.pools[p].admissionDelaySeconds),
+    );
   } finally {
     await Deno.remove(file);
   }
@@ -119,6 +123,7 @@ Deno.test("targetField finds names with dashes, dots and slashes, and refuses un
       /: the report has no field launchesByHostClass\.a\.big; expected one of launchesByHostClass\.<workload>\.<class>$/,
     ],
     ["pools./idle.queueDelaySeconds.p99", /no workload submits to pool \/idle or its children$/],
+    ["pools./idle.admissionDelaySeconds.p99", /no workload submits to pool \/idle or its children$/],
     [
       "workloads.a.nope",
       /: the report has no field workloads\.a\.nope; expected one of workloads\.<workload>\.jobs, /,

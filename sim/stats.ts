@@ -109,10 +109,10 @@ interface JobTrack {
   grownAtMs?: number[];
 }
 
-/** When instance `i` of the job was asked for: its queue delay runs from then. */
 /** An instance's flags (`JobTrack.flags`): first launched, first ran, first admitted (READY). */
 const LAUNCHED = 1, RAN = 2, ADMITTED = 4;
 
+/** When instance `i` of the job was asked for: its queue delay runs from then. */
 function requestedMs(j: JobTrack, i: number): number {
   const from = j.grownFrom;
   if (from === undefined || i < from[0]) return j.submitMs;

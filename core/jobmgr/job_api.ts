@@ -25,7 +25,7 @@ import { InstanceMap, type JobEntry } from "./job_entry.ts";
 import { parseQuerySpec, runJobQuery } from "./job_query.ts";
 import type { JobManager } from "./jobmgr.ts";
 import { STATELESS_SERVICE, StatelessApi } from "./stateless_api.ts";
-import { isPreemptible, isRevocable, TaskConfigs, taskResources } from "./task_build.ts";
+import { gangSize, isPreemptible, isRevocable, TaskConfigs, taskResources } from "./task_build.ts";
 import { UPDATE_SERVICE, UpdateApi } from "./update_api.ts";
 import { VOLUME_SERVICE, VolumeApi } from "./volume_api.ts";
 import { DEFAULT_UPDATE_CONFIG } from "./workflow.ts";
@@ -459,12 +459,15 @@ export class JobApi {
       this.jm.deps.clock.cancelTimer(timer);
       try {
         // A body of another shape (a resource manager of another version) is no reason, not a failed call.
-        if (!waits?.limit || !waits.queues) return;
+        if (!waits?.limit || !waits.queues || typeof waits.preemption !== "boolean") return;
         for (const [info, tc] of pending) {
+          const revocable = isRevocable(job.config, tc);
           const message = waitFor(waits, {
             resources: taskResources(tc),
-            revocable: isRevocable(job.config, tc),
-            controller: tc.controller === true,
+            revocable,
+            // The resource manager's controller gang is one controller task alone.
+            controller: tc.controller === true &&
+              gangSize(job.config, info.instanceId as number, revocable) === 1,
             preemptible: isPreemptible(job.config, tc),
           });
           if (message) (info.runtime as Body).message = message;
@@ -473,11 +476,12 @@ export class JobApi {
         answer();
       }
     };
+    let reqId = 0;
     const timer = this.jm.deps.clock.setTimer(WAITS_TIMEOUT_MS, () => {
       this.jm.cancelCall(reqId);
       finish();
     });
-    const reqId = this.#resmgrApi(RESPOOL_WAITS, { id: { value: respoolId } }, (reply) => {
+    reqId = this.#resmgrApi(RESPOOL_WAITS, { id: { value: respoolId } }, (reply) => {
       const waits = (reply.body as Body | undefined)?.waits as AdmissionWaits | undefined;
       finish(reply.error ? undefined : waits);
     });
@@ -695,13 +699,17 @@ function waitFor(
         "it will not be admitted unless the pool's limit is raised";
     }
   }
+  // The side queue admission moves the task to when it is refused at the head of `pending`
+  // (`sideQueueFor`): one at most.
+  const side = !task.preemptible && waits.preemption
+    ? "nonPreemptible"
+    : task.controller
+    ? "controller"
+    : task.revocable
+    ? "revocable"
+    : undefined;
   const q = waits.queues;
-  const lines = [
-    q.pending,
-    task.preemptible ? undefined : q.nonPreemptible,
-    task.controller ? q.controller : undefined,
-    task.revocable ? q.revocable : undefined,
-  ].filter((w): w is string => w !== undefined);
+  const lines = [q.pending, side && q[side]].filter((w): w is string => !!w);
   return lines.length ? [...new Set(lines)].join("; ") : undefined;
 }
 

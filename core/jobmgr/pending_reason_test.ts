@@ -1,6 +1,7 @@
 /** Why a PENDING task waits: task List and Get ask the resource manager (GetAdmissionWaits) and show it. */
 import assert from "node:assert/strict";
 import type { ApiReply } from "../messages.ts";
+import type { TaskConfig } from "../model/config_types.ts";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
 import { WAITS_TIMEOUT_MS } from "./job_api.ts";
 
@@ -80,9 +81,10 @@ Deno.test("task Get: a task asking for more than its pool's limit is told it wil
   assert.equal(runtimeOf((got.results as Body[])[0]).message, message, "results[0] is the same current run");
 });
 
-Deno.test("a task is told about the pending queue and the queue of its kind: non-preemptible, controller, revocable", () => {
-  const cases: [string, Parameters<JobmgrRig["create"]>[0], string][] = [
+Deno.test("a task is told about the pending queue and the one side queue admission would move it to", () => {
+  const cases: [string, Parameters<JobmgrRig["create"]>[0], string, boolean?][] = [
     ["non-preemptible", {}, `${PENDING}; ${NON_PREEMPTIBLE}`],
+    ["non-preemptible, preemption off", {}, PENDING, false],
     [
       "controller",
       { task: { controller: true }, sla: { ...SLA, preemptible: true } },
@@ -90,12 +92,25 @@ Deno.test("a task is told about the pending queue and the queue of its kind: non
     ],
     // Revocable tasks queue in the pending queue too: a non-revocable gang at its head holds them.
     ["revocable", { sla: { ...SLA, revocable: true, preemptible: true } }, `${PENDING}; ${REVOCABLE}`],
+    // Admission's order (`sideQueueFor`): non-preemptible first, then controller, then revocable.
+    ["non-preemptible controller", { task: { controller: true } }, `${PENDING}; ${NON_PREEMPTIBLE}`],
+    ["non-preemptible revocable", { sla: { ...SLA, revocable: true } }, `${PENDING}; ${NON_PREEMPTIBLE}`],
+    // A controller task in a gang is no controller gang: it stays in the pending queue.
+    [
+      "controller in a gang of 2",
+      {
+        instanceCount: 2,
+        instanceConfig: { 0: { controller: true } as TaskConfig },
+        sla: { ...SLA, preemptible: true, minimumRunningInstances: 2 },
+      },
+      PENDING,
+    ],
   ];
-  for (const [what, config, expected] of cases) {
+  for (const [what, config, expected, preemption] of cases) {
     const rig = new JobmgrRig();
     rig.create(config);
     rig.api("task", "Get", { jobId: { value: JOB_ID }, instanceId: 0 });
-    rig.answerWaits(ALL);
+    rig.answerWaits(ALL, undefined, preemption);
     assert.equal(runtimeOf(body(rig.replies()[0]).result as Body).message, expected, what);
   }
   // Only a side queue is held: a plain task is not told about it.
@@ -116,7 +131,12 @@ Deno.test("without an answer from the resource manager, List answers after the t
   rig.tick(1);
   assert.deepEqual(messages(rig.replies()[0]), [undefined, undefined]);
   // The late answer is dropped: no second reply.
-  const waits = { path: "/pool-a", limit: { cpu: 1000, memory: 1e9, disk: 1e9, gpu: 1000 }, queues: ALL };
+  const waits = {
+    path: "/pool-a",
+    limit: { cpu: 1000, memory: 1e9, disk: 1e9, gpu: 1000 },
+    preemption: true,
+    queues: ALL,
+  };
   rig.jm.receive({ kind: "api-reply", reqId: req.reqId, body: { waits } });
   rig.tick();
   assert.deepEqual(rig.repliesSoFar(), []);

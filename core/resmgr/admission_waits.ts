@@ -5,37 +5,70 @@
  */
 import type { AdmissionWaits } from "../messages.ts";
 import type { Resources } from "../model/resources.ts";
-import { controllerAdmits, entitlementAdmits, reservationAdmits } from "./admission.ts";
+import { controllerAdmits, entitlementAdmits, reservationAdmits, sideQueueFor } from "./admission.ts";
 import { DEFAULT_SLACK_LIMIT_PERCENT } from "./entitlement.ts";
 import type { QueuedGang } from "./queued_gang.ts";
-import { ADMISSION_ORDER, type RespoolNode, toScalar } from "./respool_node.ts";
+import { ADMISSION_ORDER, type QueueKind, type RespoolNode, toScalar } from "./respool_node.ts";
 import { RESOURCE_EPSILON, RESOURCE_KINDS, type ResourceKind, type Scalar } from "./scalar.ts";
 
 /**
- * A leaf pool's waits. Each queue stops at its own first gang that does not fit (`dequeueGangs`), so each
- * says why its own first gang waits; a queue that is empty, or whose first gang fits (admitted at the next
- * pass), says nothing. `capacityKnown`: the cluster has capacity as the host manager last reported it;
- * without any, every entitlement is 0, and the message says why.
+ * A leaf pool's waits, as `dequeueGangs` would meet them. The side queues (non-preemptible, controller,
+ * revocable) each stop at their first gang that does not fit. The pending queue moves a refused gang that
+ * has a side queue aside and goes on: its reason is that of its first refused gang with no side queue; one
+ * it moves aside speaks for its side queue when that has no gang yet. A queue that is empty, or whose
+ * first gang fits (admitted at the next pass), says nothing. `capacityKnown`: the cluster has capacity as
+ * the host manager last reported it; without any, every entitlement is 0, and the message says why.
  */
 export function admissionWaits(
   pool: RespoolNode,
   preemptionEnabled: boolean,
   capacityKnown: boolean,
 ): AdmissionWaits {
-  const out: AdmissionWaits = { path: pool.path, limit: pool.limit(), queues: {} };
-  for (const kind of ADMISSION_ORDER) {
-    let gang: QueuedGang | undefined;
-    // Gangs whose every task was dropped wait to be skipped at the next admission pass.
-    for (const g of pool.queue(kind)) {
-      if (g.rows.length) {
-        gang = g;
-        break;
-      }
+  const out: AdmissionWaits = {
+    path: pool.path,
+    limit: pool.limit(),
+    preemption: preemptionEnabled,
+    queues: {},
+  };
+  const why = (gang: QueuedGang) => refusal(pool, gang, preemptionEnabled, capacityKnown);
+  const sides = ADMISSION_ORDER.filter((k) => k !== "pending");
+  const headed = new Set<QueueKind>();
+  for (const kind of sides) {
+    const gang = firstGang(pool.queue(kind));
+    if (!gang) continue;
+    headed.add(kind);
+    const reason = why(gang);
+    if (reason) out.queues[kind] = reason;
+  }
+  let looked = 0;
+  for (const gang of pool.pending) {
+    // As far as one admission pass would go.
+    if (++looked > PENDING_LOOK_LIMIT) break;
+    if (!gang.rows.length) continue;
+    const reason = why(gang);
+    if (!reason) break;
+    const side = sideQueueFor(gang, preemptionEnabled);
+    if (side === undefined) {
+      out.queues.pending = reason;
+      break;
     }
-    const why = gang && refusal(pool, gang, preemptionEnabled, capacityKnown);
-    if (why) out.queues[kind] = why;
+    // Moved aside at the next pass, to the back of its side queue: it speaks for that queue if it will
+    // be its first gang.
+    if (!headed.has(side)) {
+      headed.add(side);
+      out.queues[side] = reason;
+    }
   }
   return out;
+}
+
+/** Gangs of the pending queue looked at, at most: Peloton's `dequeueGangLimit`, one pass's worth. */
+const PENDING_LOOK_LIMIT = 1000;
+
+/** A queue's first gang with tasks (gangs emptied by drops wait to be skipped at the next pass). */
+function firstGang(queue: Iterable<QueuedGang>): QueuedGang | undefined {
+  for (const g of queue) if (g.rows.length) return g;
+  return undefined;
 }
 
 /** What the first admitter that refuses the gang says, in Peloton's order; undefined when none does. */

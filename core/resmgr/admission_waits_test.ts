@@ -53,7 +53,7 @@ const LIMIT = { cpu: 10, memory: 100_000, disk: 0, gpu: 2 };
 
 Deno.test("a pool whose first gangs can be admitted has no waits; a full one says what is used and asked", () => {
   const a = pool();
-  assert.deepEqual(admissionWaits(a, true, true), { path: "/a", limit: LIMIT, queues: {} });
+  assert.deepEqual(admissionWaits(a, true, true), { path: "/a", limit: LIMIT, preemption: true, queues: {} });
   enqueue(a, 8);
   assert.deepEqual(queues(a), {}, "it fits: admitted at the next pass");
   admitAll(a);
@@ -96,6 +96,26 @@ Deno.test("each queue says why its own first gang waits: a side queue's does not
     pending:
       "resource pool /a has no room in its entitlement for the first task in line: cpu 8 of 8 in use; " +
       "it asks for cpu 1, memory 128 MB",
+  });
+});
+
+Deno.test("a refused gang the pending queue moves aside speaks for its side queue, not for the pending queue", () => {
+  const a = pool();
+  // Non-preemptible, 6 cores against a 4-core reservation: refused, and moved aside at the next pass.
+  enqueue(a, 1, 6, { preemptible: false });
+  enqueue(a, 1);
+  const never = "resource pool /a can never admit the first task in line: it asks for cpu 6, more than its " +
+    "reservation of 4";
+  assert.deepEqual(queues(a), { nonPreemptible: never }, "before the pass: the plain task is not held");
+  assert.equal(admitAll(a), 1, "the plain task is admitted");
+  assert.deepEqual(queues(a), { nonPreemptible: never }, "after it: the same");
+  // A gang refused with no side queue to go to holds the pending queue; the one behind it too.
+  enqueue(a, 1, 12);
+  enqueue(a, 1);
+  assert.deepEqual(queues(a), {
+    nonPreemptible: never,
+    pending: "resource pool /a can never admit the first task in line: it asks for cpu 12, more than its " +
+      "limit of 10",
   });
 });
 
@@ -201,7 +221,7 @@ Deno.test("GetAdmissionWaits over the resource pool API: a leaf's waits; the roo
     return reply.body;
   };
   assert.deepEqual(ask("c"), {
-    waits: { path: "/p/c", limit: { cpu: 5, memory: 500, disk: 0, gpu: 0 }, queues: {} },
+    waits: { path: "/p/c", limit: { cpu: 5, memory: 500, disk: 0, gpu: 0 }, preemption: true, queues: {} },
   });
   assert.deepEqual(ask("p"), { error: { isNotLeaf: { message: "resource pool /p is not a leaf pool" } } });
   assert.deepEqual(ask("root"), { error: { isNotLeaf: { message: "resource pool / is not a leaf pool" } } });

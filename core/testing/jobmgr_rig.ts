@@ -123,6 +123,7 @@ export class JobmgrRig {
   answerWaits(
     queues: AdmissionWaits["queues"] = {},
     limit = { cpu: 1000, memory: 1e9, disk: 1e9, gpu: 1000 },
+    preemption = true,
   ): void {
     const req = this.transport.takeOne("api", "resmgr");
     if (!req.procedure.endsWith("::GetAdmissionWaits")) {
@@ -131,7 +132,7 @@ export class JobmgrRig {
     this.jm.receive({
       kind: "api-reply",
       reqId: req.reqId,
-      body: { waits: { path: "/pool-a", limit, queues } },
+      body: { waits: { path: "/pool-a", limit, preemption, queues } },
     });
   }
 
