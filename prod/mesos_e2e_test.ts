@@ -69,6 +69,32 @@ Deno.test({
             "with the container's env parameters",
         );
       }
+      // A command's URIs go with it to the agent, whose fetcher puts them in the sandbox first.
+      await Deno.writeTextFile(`${dataDir}/greeting.txt`, "fetched hello");
+      await Deno.writeTextFile(
+        `${dataDir}/fetch_job.yaml`,
+        `name: fetch
+owningteam: team6
+instancecount: 1
+sla: { priority: 1, preemptible: true }
+defaultconfig:
+  resource: { cpulimit: 0.1, memlimitmb: 16, disklimitmb: 10 }
+  command:
+    shell: true
+    value: cat greeting.txt
+    uris:
+      - value: file://${dataDir}/greeting.txt
+        executable: false
+`,
+      );
+      const fetchJob = /^Job (\S+) created$/.exec(
+        (await cli(up.url, "job", "create", "/DefaultResPool", `${dataDir}/fetch_job.yaml`)).out,
+      )![1];
+      assert.equal(
+        await waitForJobState(up.url, fetchJob, ["SUCCEEDED", "FAILED", "KILLED"], 60_000),
+        "SUCCEEDED",
+      );
+      if (!real) assert.equal((await cli(up.url, "task", "logs", fetchJob, "0")).out, "fetched hello");
     } finally {
       await up.stop();
       await master?.stop();

@@ -18,6 +18,20 @@ export interface CommandSpec {
   shell: boolean;
   value?: string;
   arguments: string[];
+  /** Files the backend fetches into the task's sandbox before it starts (Mesos `CommandInfo.URI`). */
+  uris?: FetchUri[];
+  /** The user to run the task as (Mesos `CommandInfo.user`); the minicluster runs it as its own user. */
+  user?: string;
+}
+
+/** Mesos `CommandInfo.URI`: `extract` defaults to true, as in Mesos; an executable file is not extracted. */
+export interface FetchUri {
+  value: string;
+  executable?: boolean;
+  extract?: boolean;
+  cache?: boolean;
+  /** The file's name in the sandbox (default: the URI's last path segment). */
+  outputFile?: string;
 }
 
 /** Everything a backend needs to start one task. */

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { loadJobConfig } from "../../core/model/load.ts";
 import type { ContainerInfo } from "../../core/model/config_types.ts";
 import { containerNote, dockerEnv } from "../minicluster/agent.ts";
-import { fromContainerInfo, toContainerInfo, toTaskInfo } from "./mesos_convert.ts";
+import { fromContainerInfo, fromMesosUri, toContainerInfo, toTaskInfo } from "./mesos_convert.ts";
 import { loadReferenceSchema } from "./shape_check.ts";
 
 const EXAMPLE = new URL("../../core/model/testdata/peloton/example/", import.meta.url);
@@ -92,4 +92,47 @@ Deno.test("the minicluster runs a container's command on the host: Docker env pa
     "minicluster: no container runtime here: image library/debian is not used, the command runs on the host",
   );
   assert.equal(containerNote(undefined), undefined);
+});
+
+Deno.test("a command's URIs and user go to Mesos in CommandInfo, in the proto's JSON names", async () => {
+  const uris = [
+    {
+      value: "http://artifacts.example.com/app.tar.gz",
+      extract: true,
+      cache: true,
+      outputFile: "app.tar.gz",
+    },
+    { value: "http://artifacts.example.com/run.sh", executable: true },
+  ];
+  const task = toTaskInfo({
+    taskId: "j-0-1",
+    jobId: "j",
+    instanceId: 0,
+    hostname: "h",
+    agentId: "a",
+    resources: { cpuMilli: 1000, memMb: 64, diskMb: 0, gpuMilli: 0 },
+    ports: {},
+    command: { shell: true, value: "./run.sh", arguments: [], uris, user: "peloton" },
+    env: {},
+    killGracePeriodMs: 0,
+    labels: [],
+  });
+  assert.deepEqual(task.command?.uris, [
+    {
+      value: "http://artifacts.example.com/app.tar.gz",
+      extract: true,
+      cache: true,
+      output_file: "app.tar.gz",
+    },
+    { value: "http://artifacts.example.com/run.sh", executable: true },
+  ]);
+  assert.equal(task.command?.user, "peloton");
+  const schema = await loadReferenceSchema();
+  const call = {
+    framework_id: { value: "f" },
+    type: "ACCEPT",
+    accept: { offer_ids: [{ value: "o" }], operations: [{ type: "LAUNCH", launch: { task_infos: [task] } }] },
+  };
+  assert.deepEqual(schema.check("Call", call), []);
+  assert.deepEqual(task.command!.uris!.map(fromMesosUri), uris);
 });

@@ -10,7 +10,7 @@ import {
   type TaskStatus,
   type TaskStatusReason,
 } from "./protocol.ts";
-import { fromContainerInfo, fromHealthCheck } from "./mesos_convert.ts";
+import { fromContainerInfo, fromHealthCheck, fromMesosUri } from "./mesos_convert.ts";
 import { type Bag, bagFromMesos, bagToCore } from "./resources.ts";
 import type { Spawner } from "../minicluster/spawner.ts";
 
@@ -252,7 +252,13 @@ function toLaunchSpec(agent: EmuAgentConfig, info: TaskInfo, defaultGraceMs: num
     resources: bagToCore(bagFromMesos(info.resources)),
     ports: {},
     // Mesos `arguments` is the full argv; the runner takes the arguments after argv[0].
-    command: { shell, value: cmd.value, arguments: shell ? [] : (cmd.arguments ?? []).slice(1) },
+    command: {
+      shell,
+      value: cmd.value,
+      arguments: shell ? [] : (cmd.arguments ?? []).slice(1),
+      ...(cmd.uris?.length ? { uris: cmd.uris.map(fromMesosUri) } : {}),
+      ...(cmd.user ? { user: cmd.user } : {}),
+    },
     env,
     killGracePeriodMs: grace ? Number(grace.nanoseconds) / 1e6 : defaultGraceMs,
     labels: [],

@@ -1,12 +1,18 @@
 /** Pure conversions between the HostBackend port's shapes and Mesos messages. */
 import type { ContainerInfo as CoreContainer } from "../../core/model/config_types.ts";
 import type { MesosTaskState } from "../../core/model/states.ts";
-import type { HealthCheckSpec, LaunchSpec, TaskStatus as CoreStatus } from "../../core/ports/host_backend.ts";
+import type {
+  FetchUri,
+  HealthCheckSpec,
+  LaunchSpec,
+  TaskStatus as CoreStatus,
+} from "../../core/ports/host_backend.ts";
 import {
   type CommandInfo,
   type ContainerInfo,
   type HealthCheck,
   type InverseOffer,
+  type MesosUri,
   msToDuration,
   type OperatorAgent,
   type Resource,
@@ -80,6 +86,8 @@ export function toTaskInfo(spec: LaunchSpec, allocationRole?: string): TaskInfo 
     ? { shell: true, value }
     : { shell: false, value, arguments: [value, ...spec.command.arguments] };
   command.environment = { variables: Object.entries(env).map(([name, v]) => ({ name, value: v })) };
+  if (spec.command.uris?.length) command.uris = spec.command.uris.map((u) => snakeKeys(u) as MesosUri);
+  if (spec.command.user) command.user = spec.command.user;
   const info: TaskInfo = {
     name: `${spec.jobId}-${spec.instanceId}`,
     task_id: { value: spec.taskId },
@@ -105,6 +113,11 @@ export function toContainerInfo(c: CoreContainer): ContainerInfo {
   const image = out.mesos?.image as { type?: unknown } | undefined;
   if (image && typeof image.type === "number") image.type = image.type === 1 ? "APPC" : "DOCKER";
   return out;
+}
+
+/** A Mesos `CommandInfo.URI` as the port's (the emulator hands it to the process runner). */
+export function fromMesosUri(u: MesosUri): FetchUri {
+  return camelKeys(u) as FetchUri;
 }
 
 /** A Mesos ContainerInfo as the port's (the emulator hands it to the process runner). */

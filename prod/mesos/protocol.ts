@@ -225,7 +225,17 @@ export interface CommandInfo {
   value?: string;
   arguments?: string[];
   environment?: { variables: { name: string; value?: string }[] };
+  uris?: MesosUri[];
   user?: string;
+}
+
+/** `CommandInfo.URI`: a file the agent's fetcher puts in the sandbox before the task starts. */
+export interface MesosUri {
+  value: string;
+  executable?: boolean;
+  extract?: boolean;
+  cache?: boolean;
+  output_file?: string;
 }
 
 export interface KillPolicy {

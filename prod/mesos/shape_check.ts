@@ -113,6 +113,7 @@ const REQUIRED: Record<string, string[]> = {
   "ContainerInfo.docker": ["image"],
   "ContainerInfo.volumes[]": ["container_path", "mode"],
   "ContainerInfo.docker.port_mappings[]": ["host_port", "container_port"],
+  "CommandInfo.uris[]": ["value"],
   Call: ["type"],
   Event: ["type"],
   "Call.acknowledge": ["agent_id", "task_id", "uuid"],

@@ -4,6 +4,7 @@ import type { ContainerInfo } from "../../core/model/config_types.ts";
 import type { Resources } from "../../core/model/resources.ts";
 import type { MesosTaskState } from "../../core/model/states.ts";
 import { HEALTH_CHECK_REASON } from "../../core/ports/health_check.ts";
+import { fetchUris } from "./fetcher.ts";
 import { HealthChecker } from "./health.ts";
 import { resolveProgram, signalGroup } from "./_session.ts";
 import { inProcessSpawner, type Spawner, type SpawnRequest, type TaskProcess } from "./spawner.ts";
@@ -165,16 +166,28 @@ export class Agent {
   async #run(run: TaskRun): Promise<void> {
     try {
       // The spawner makes the sandbox (off this thread); a volume needs it first.
-      if (run.spec.volume) {
+      if (run.spec.volume || run.spec.command.uris?.length) {
         await Deno.mkdir(run.sandbox, { recursive: true });
-        await this.#mountVolume(run);
       }
+      if (run.spec.volume) await this.#mountVolume(run);
     } catch (e) {
       this.#emit(run, "TASK_FAILED", {
         reason: "REASON_COMMAND_EXECUTOR_FAILED",
         message: `Failed to create sandbox ${run.sandbox}: ${errorMessage(e)}`,
       });
       return;
+    }
+    if (run.spec.command.uris?.length) {
+      // Mesos's fetcher: the URIs are in the sandbox before the task starts, or it fails to launch.
+      const fetched = await fetchUris(run.spec.command.uris, run.sandbox).catch((e: Error) => e);
+      if (fetched instanceof Error) {
+        await emptyLogs(run.sandbox);
+        this.#emit(run, "TASK_FAILED", {
+          reason: "REASON_CONTAINER_LAUNCH_FAILED",
+          message: `Failed to launch container: ${fetched.message}`,
+        });
+        return;
+      }
     }
     // Looked up before the ending is checked: no await may come between that check and the spawn.
     const program = await this.#program(run).catch((e: Error) => e);

@@ -421,3 +421,53 @@ Deno.test("a persistent volume outlives its task's runs on the same agent", asyn
     assert(/relative path inside the sandbox/.test(failed.message ?? ""), failed.message);
   });
 });
+
+Deno.test("a task's URIs are fetched into its sandbox first: executable, extracted, renamed; a failed fetch fails the launch", async () => {
+  const files = await Deno.makeTempDir({ prefix: "fetch_test_" });
+  await Deno.writeTextFile(`${files}/tool.sh`, "#!/bin/sh\necho tool ran\n");
+  await Deno.mkdir(`${files}/bundle`);
+  await Deno.writeTextFile(`${files}/bundle/data.txt`, "from the archive\n");
+  const tar = await new Deno.Command("tar", {
+    args: ["-czf", `${files}/bundle.tar.gz`, "-C", `${files}/bundle`, "data.txt"],
+  })
+    .output();
+  assert(tar.success, "tar made the archive");
+  await Deno.writeTextFile(`${files}/plain.txt`, "copied\n");
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, async (req) => {
+    const path = new URL(req.url).pathname;
+    const body = await Deno.readFile(`${files}${path}`).catch(() => undefined);
+    return body ? new Response(body) : new Response("no such file", { status: 404 });
+  });
+  const base = `http://127.0.0.1:${server.addr.port}`;
+  try {
+    await withCluster(async (mc, rec) => {
+      const spec = makeSpec("./tool.sh && cat data.txt copy.txt");
+      spec.command = {
+        ...spec.command,
+        uris: [
+          { value: `${base}/tool.sh`, executable: true },
+          { value: `${base}/bundle.tar.gz` },
+          { value: `file://${files}/plain.txt`, outputFile: "copy.txt" },
+        ],
+      };
+      mc.launch([spec]);
+      await rec.waitState(spec.taskId, "TASK_FINISHED");
+      assertEquals(await mc.logs(spec.taskId, "stdout"), "tool ran\nfrom the archive\ncopied\n", "stdout");
+
+      const missing = makeSpec("true", { taskId: "missing-0-1" });
+      missing.command = { ...missing.command, uris: [{ value: `${base}/nope.sh` }] };
+      mc.launch([missing]);
+      const failed = await rec.waitState(missing.taskId, "TASK_FAILED");
+      assertEquals(failed.reason, "REASON_CONTAINER_LAUNCH_FAILED", "reason");
+      assertEquals(
+        failed.message,
+        `Failed to launch container: Failed to fetch ${base}/nope.sh: HTTP 404 Not Found`,
+        "message",
+      );
+      assertEquals(rec.states(missing.taskId), ["TASK_STAGING", "TASK_FAILED"], "never started");
+    }, { spawner: "posix_spawn" });
+  } finally {
+    await server.shutdown();
+    await Deno.remove(files, { recursive: true });
+  }
+});
