@@ -150,6 +150,15 @@ export interface UiConfig {
 }
 
 /** Everything one refresh loaded; a part that failed to load is undefined and its error is listed. */
+/**
+ * The resource pool API's `GetAdmissionWaits` (ours) for a leaf pool: why the first gang of each of its
+ * queues is not admitted, by queue (pending, nonPreemptible, controller, revocable).
+ */
+export interface AdmissionWaitsJson {
+  path: string;
+  queues: Record<string, string | undefined>;
+}
+
 export interface Snapshot {
   /** The jobs view's page of jobs (only on that view)... */
   jobPage?: JobPageJson;
@@ -160,6 +169,8 @@ export interface Snapshot {
   /** Active jobs, newest first, up to the UI's cap (`total` says how many there are). */
   activeJobs?: JobPageJson;
   pools?: RespoolInfoJson[];
+  /** On the pools view: why each leaf pool with queued demand holds its queued tasks, by pool id. */
+  poolWaits?: Record<string, AdmissionWaitsJson>;
   hosts?: HostInfoJson[];
   /** Only on a job's page. */
   job?: {

@@ -5,6 +5,7 @@
  * Runs in the browser (see client_dom.ts for the rules).
  */
 import type {
+  AdmissionWaitsJson,
   HostInfoJson,
   JobInfoJson,
   JobListQuery,
@@ -143,12 +144,16 @@ export class UiApp {
         load(this.api.call<{ hostInfos: HostInfoJson[] }>(`${Rpc.HOST}::QueryHosts`, {})),
         route.view === "job" ? this.#loadJob(route.id, load) : Promise.resolve(undefined),
       ]);
+      const poolWaits = route.view === "pools" && pools
+        ? await this.#loadWaits(pools.resourcePools, load)
+        : {};
       this.#snapshot = {
         jobPage,
         jobPageFor: route.view === "jobs" ? jobListHash(route.query) : undefined,
         jobCounts,
         activeJobs,
         pools: pools?.resourcePools,
+        poolWaits,
         hosts: hosts?.hostInfos,
         job,
       };
@@ -181,6 +186,27 @@ export class UiApp {
     );
     if (pages.some((p) => !p)) return undefined;
     return Object.fromEntries(states.map((s, i) => [s, pages[i]!.pagination.total]));
+  }
+
+  /** Why the leaf pools with queued demand hold it (`GetAdmissionWaits`), by pool id. */
+  async #loadWaits(
+    pools: RespoolInfoJson[],
+    load: <T>(p: Promise<T>) => Promise<T | undefined>,
+  ): Promise<Record<string, AdmissionWaitsJson>> {
+    const queued = pools.filter((p) =>
+      !p.children.length && p.path.value !== "/" && (p.usages ?? []).some((u) => (u.demand ?? 0) > 0)
+    );
+    const answers = await Promise.all(
+      queued.map((p) =>
+        load(this.api.call<{ waits?: AdmissionWaitsJson }>(`${Rpc.RESPOOL}::GetAdmissionWaits`, { id: p.id }))
+      ),
+    );
+    const out: Record<string, AdmissionWaitsJson> = {};
+    queued.forEach((p, i) => {
+      const waits = answers[i]?.waits;
+      if (waits) out[p.id.value] = waits;
+    });
+    return out;
   }
 
   #loadJob(id: string, load: <T>(p: Promise<T>) => Promise<T | undefined>): Promise<Snapshot["job"]> {

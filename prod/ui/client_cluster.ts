@@ -110,6 +110,13 @@ export function poolTree(pools: RespoolInfoJson[]): { pool: RespoolInfoJson; dep
 }
 
 export function poolsView(snap: Snapshot): UiElement {
+  // A pool queue's name: what waits in it. (Client code is shipped function by function: no module constants.)
+  const QUEUE_LABELS: Record<string, string> = {
+    pending: "Waiting",
+    nonPreemptible: "Non-preemptible tasks waiting",
+    controller: "Controller tasks waiting",
+    revocable: "Revocable tasks waiting",
+  };
   if (!snap.pools) {
     return h("p", { class: "muted" }, "Resource pools could not be loaded (see the error above).");
   }
@@ -158,6 +165,11 @@ export function poolsView(snap: Snapshot): UiElement {
             active ? ` · ${jobsIn.get(pool.id.value) ?? 0} active jobs` : "",
           ),
           h("div", { class: "muted" }, pool.config.policy ?? ""),
+          ...Object.entries(snap.poolWaits?.[pool.id.value]?.queues ?? {}).flatMap(([queue, why]) =>
+            why
+              ? [h("div", { class: "wait", "data-queue": queue }, `${QUEUE_LABELS[queue] ?? queue}: ${why}`)]
+              : []
+          ),
         )]
         : [];
       return h(

@@ -44,6 +44,7 @@ td.empty { color: var(--muted); text-align: center; padding: 1rem; }
 code { font: 0.82rem ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 a { color: var(--accent); }
 .muted { color: var(--muted); }
+.wait { color: #9a5b00; max-width: 32rem; font-size: 0.85rem; margin-top: 0.25rem; }
 .note { font-size: 0.85rem; }
 .header .muted, header .muted { color: #aeb7cc; }
 .badge, .stat { display: inline-block; border-radius: 999px; padding: 0.05rem 0.55rem; font-size: 0.75rem;

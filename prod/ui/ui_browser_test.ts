@@ -247,6 +247,38 @@ Deno.test({
           /leaf · 2 active jobs/,
         );
         assert.ok(await page.locator('tr[data-pool="/"]').count() > 0, "the root pool is listed");
+        assert.equal(await page.locator(".wait").count(), 0, "no pool holds queued work");
+
+        // A pool whose queue is held: a job asking for a GPU, which the pool's limit of 0 never admits.
+        const pool = loadRespoolConfig(
+          (await Deno.readTextFile(`${ROOT}/scenarios/jobs/default_respool.yaml`)).replace(
+            "name: DefaultResPool",
+            "name: WaitPool",
+          ),
+          "default_respool.yaml",
+        );
+        assert.ok(pool.ok);
+        const waitPool = await client.call<{ result: { value: string } }>(`${RESPOOL}::CreateResourcePool`, {
+          config: { ...pool.value, parent: { value: "root" } },
+        });
+        const gpuJob = loadJobConfig(
+          batchJobYaml("ui-gpu", 1, "true").replace(
+            "    disklimitmb: 1",
+            "    disklimitmb: 1\n    gpulimit: 1",
+          ),
+          "gpu.yaml",
+        );
+        assert.ok(gpuJob.ok);
+        await client.call(`${JOB}::Create`, {
+          config: { ...gpuJob.value, respoolID: { value: waitPool.result.value } },
+        });
+        const wait = page.locator('tr[data-pool="/WaitPool"] td.pool .wait');
+        await wait.waitFor({ timeout: WAIT_MS });
+        assert.equal(
+          await wait.innerText(),
+          "Non-preemptible tasks waiting: resource pool /WaitPool can never admit the first task in line: it " +
+            "asks for gpu 1, more than its limit of 0",
+        );
       });
 
       await t.step(
