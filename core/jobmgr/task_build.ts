@@ -161,7 +161,7 @@ function launchCommand(tc: TaskConfig): LaunchSpec["command"] {
       value: tc.command?.value,
       arguments: tc.command?.arguments ?? [],
     };
-    if (tc.command?.uris.length) c.uris = tc.command.uris;
+    if (tc.command?.uris?.length) c.uris = tc.command.uris;
     if (tc.command?.user) c.user = tc.command.user;
     COMMANDS.set(tc, c);
   }

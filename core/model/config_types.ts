@@ -30,7 +30,7 @@ export interface CommandInfo {
   value?: string;
   arguments: string[];
   environment: { variables: EnvironmentVariable[] };
-  uris: { value: string; executable?: boolean; extract?: boolean; cache?: boolean }[];
+  uris: { value: string; executable?: boolean; extract?: boolean; cache?: boolean; outputFile?: string }[];
   user?: string;
 }
 

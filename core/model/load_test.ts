@@ -218,7 +218,7 @@ Deno.test("numbered enums with comments, wrapped ids and Mesos containers from t
   const { value: gpu } = ok(loadJobConfig(fixture("example/testjob_gpu_mesos_containerizer.yaml"), "g"));
   const container = gpu.defaultConfig.container;
   assert.equal(container?.type, "MESOS");
-  assert.deepEqual(container?.mesos, { image: { type: 2, docker: { name: "nvidia/cuda" } } });
+  assert.deepEqual(container?.mesos, { image: { type: "DOCKER", docker: { name: "nvidia/cuda" } } });
   assert.deepEqual(container?.volumes?.map((v) => v.mode), ["RW", "RO"]);
   assert.equal(gpu.defaultConfig.resource?.gpuLimit, 1);
   const { value: preempt } = ok(
@@ -258,4 +258,55 @@ Deno.test("health checks, shell-less commands and the duplicate changeLog key", 
   const { value: svc, warnings } = ok(loadJobConfig(fixture(`${path}test_stateless_job.yaml`), "s"));
   assert.equal(svc.type, "SERVICE");
   assert.deepEqual(warnings, [], "changeLog is server-set and ignored, twice");
+});
+
+Deno.test("a container a Mesos master would refuse at launch is refused when the job is created, naming the field", () => {
+  const job = (container: string) =>
+    `name: c\ninstancecount: 1\ndefaultconfig:\n  resource: { cpulimit: 1, memlimitmb: 8 }\n  command: { value: "true" }\n` +
+    `  container:\n${container}`;
+  const problems = (yaml: string) => {
+    const r = loadJobConfig(yaml, "job.yaml");
+    return r.ok ? [] : r.errors.map((e) => e.message);
+  };
+  assert.deepEqual(problems(job("    type: 1\n")), [
+    "job.yaml:6: defaultconfig.container.docker.image: missing, expected a Docker image, as type is DOCKER",
+  ]);
+  assert.match(
+    problems(job("    type: 2\n    mesos: { image: { type: 2 } }\n")).join("\n"),
+    /defaultconfig\.container\.mesos\.image\.docker\.name: .*expected an image name, as type is DOCKER/i,
+  );
+  assert.match(
+    problems(
+      job("    type: 1\n    docker: { image: debian }\n    volumes: [{ containerpath: /tmp, mode: 1 }]\n"),
+    )
+      .join("\n"),
+    /defaultconfig\.container\.volumes\[?\.?0\]?\.hostPath: .*expected exactly one of hostPath, image or source \(got 0\)/i,
+  );
+  assert.match(
+    problems(job("    type: 2\n    mesos: { image: { type: 3, docker: { name: x } } }\n")).join("\n"),
+    /defaultconfig\.container\.mesos\.image\.type: .*APPC \(1\) or DOCKER \(2\)/i,
+  );
+  // Peloton's lower-case keys inside a port mapping are read as the proto's, so they reach Mesos right.
+  const r = loadJobConfig(
+    job(
+      "    type: 1\n    docker: { image: debian, portmappings: [{ hostport: 31000, containerport: 80 }] }\n",
+    ),
+    "job.yaml",
+  );
+  assert.ok(r.ok, JSON.stringify(!r.ok && r.errors));
+  assert.deepEqual(r.value.defaultConfig.container?.docker?.portMappings, [{
+    hostPort: 31000,
+    containerPort: 80,
+  }]);
+  // A fetched file's name in the sandbox, as Peloton's files spell it.
+  const uris = loadJobConfig(
+    "name: u\ninstancecount: 1\ndefaultconfig:\n  resource: { cpulimit: 1, memlimitmb: 8 }\n  command:\n" +
+      "    value: ./run.sh\n    uris: [{ value: 'http://a/r', executable: true, outputfile: run.sh }]\n",
+    "job.yaml",
+  );
+  assert.ok(uris.ok, JSON.stringify(!uris.ok && uris.errors));
+  assert.deepEqual(uris.warnings, []);
+  assert.deepEqual(uris.value.defaultConfig.command?.uris, [
+    { value: "http://a/r", executable: true, outputFile: "run.sh" },
+  ]);
 });

@@ -140,10 +140,22 @@ function toCommand(pod: PodSpec, main: ContainerSpec): CommandInfo {
     shell: pod.mesosSpec === undefined ? true : pick(pod.mesosSpec, "shell") === true,
     arguments: main.entrypoint?.arguments ?? [],
     environment: { variables: main.environment ?? [] },
-    uris: Array.isArray(uris) ? uris.map((u) => ({ value: String(pick(u, "value") ?? "") })) : [],
+    // Peloton's `ConvertPodSpecToMesosCommand` copies each URI whole.
+    uris: Array.isArray(uris) ? uris.map(toUri) : [],
   };
   if (main.entrypoint?.value) command.value = main.entrypoint.value;
   return command;
+}
+
+function toUri(u: unknown): CommandInfo["uris"][number] {
+  const out: CommandInfo["uris"][number] = { value: String(pick(u, "value") ?? "") };
+  for (const flag of ["executable", "extract", "cache"] as const) {
+    const v = pick(u, flag);
+    if (typeof v === "boolean") out[flag] = v;
+  }
+  const file = pick(u, "outputFile");
+  if (typeof file === "string" && file) out.outputFile = file;
+  return out;
 }
 
 function toExecutor(pod: PodSpec, main: ContainerSpec): Record<string, unknown> | undefined {

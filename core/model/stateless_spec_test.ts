@@ -506,3 +506,28 @@ Deno.test("a spec's name, owner and owning team are refused past the widths the 
     512,
   );
 });
+
+Deno.test("a pod's mesosSpec URIs carry every field, as Peloton's ConvertPodSpecToMesosCommand copies them", () => {
+  const job = statelessSpecToJobConfig(spec({
+    name: "uris",
+    instanceCount: 1,
+    defaultSpec: {
+      containers: [{
+        name: "main",
+        entrypoint: { value: "./run.sh" },
+        resource: { cpuLimit: 1, memLimitMb: 8 },
+      }],
+      mesosSpec: {
+        shell: true,
+        uris: [
+          { value: "http://a/run.sh", executable: true, cache: false },
+          { value: "http://a/data.tgz", extract: true, output_file: "data.tgz" },
+        ],
+      },
+    },
+  }));
+  assert.deepEqual(job.defaultConfig.command?.uris, [
+    { value: "http://a/run.sh", executable: true, cache: false },
+    { value: "http://a/data.tgz", extract: true, outputFile: "data.tgz" },
+  ]);
+});

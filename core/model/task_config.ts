@@ -38,6 +38,8 @@ const UriSchema = z.object({
   executable: bool().optional(),
   extract: bool().optional(),
   cache: bool().optional(),
+  /** The file's name in the sandbox (Mesos `output_file`). */
+  outputFile: text().optional(),
 });
 
 /** `mesos.v1.CommandInfo`; `shell` defaults to true as in Mesos. */
@@ -52,13 +54,35 @@ export const CommandInfoSchema: z.ZodType<CommandInfo> = z.object({
 
 const portNumber = () => num({ int: true, min: 0, max: 65535 });
 
-const VolumeSchema = z.object({
+/** `mesos.v1.Image`: a Docker image by name, or an AppC image. */
+const ImageSchema = z.looseObject({
+  type: protoEnum({ APPC: 1, DOCKER: 2 }),
+  docker: z.looseObject({ name: text() }).optional(),
+  appc: z.looseObject({ name: text() }).optional(),
+  cached: bool().optional(),
+});
+
+/** `mesos.v1.Volume`: exactly one of a host path, an image or a source is mounted at `containerPath`. */
+const VolumeSchema = z.looseObject({
   containerPath: text(),
   hostPath: text().optional(),
   mode: protoEnum({ RW: 1, RO: 2 }).optional(),
+  image: ImageSchema.optional(),
+  source: z.looseObject({}).optional(),
 });
 
-/** `mesos.v1.ContainerInfo`: the fields Peloton's files use are checked, any others are kept as given. */
+/** `DockerInfo.PortMapping`. */
+const PortMappingSchema = z.looseObject({
+  hostPort: portNumber(),
+  containerPort: portNumber(),
+  protocol: text().optional(),
+});
+
+/**
+ * `mesos.v1.ContainerInfo`: the fields Peloton's files use are checked, any others are kept as given. What a
+ * Mesos master refuses at launch is refused here, when the job is created: a Docker container without its
+ * image, an image without its name, a volume without exactly one of a host path, an image or a source.
+ */
 export const ContainerInfoSchema: z.ZodType<ContainerInfo> = z.looseObject({
   type: protoEnum({ DOCKER: 1, MESOS: 2 }),
   docker: z.looseObject({
@@ -67,13 +91,41 @@ export const ContainerInfoSchema: z.ZodType<ContainerInfo> = z.looseObject({
     parameters: z.array(LabelSchema).optional(),
     forcePullImage: bool().optional(),
     privileged: bool().optional(),
-    portMappings: z.array(z.unknown()).optional(),
+    portMappings: z.array(PortMappingSchema).optional(),
     volumeDriver: text().optional(),
   }).optional(),
-  mesos: z.looseObject({ image: z.unknown().optional() }).optional(),
+  mesos: z.looseObject({ image: ImageSchema.optional() }).optional(),
   volumes: z.array(VolumeSchema).optional(),
   hostname: text().optional(),
-});
+}).superRefine((c, ctx) => {
+  if (c.type === "DOCKER" && !c.docker?.image) {
+    ctx.addIssue({ code: "custom", path: ["docker", "image"], message: "a Docker image, as type is DOCKER" });
+  }
+  const named = (image: z.infer<typeof ImageSchema> | undefined, path: (string | number)[]) => {
+    if (!image) return;
+    const kind = image.type === "DOCKER" ? "docker" : "appc";
+    if (!image[kind]?.name) {
+      ctx.addIssue({
+        code: "custom",
+        path: [...path, kind, "name"],
+        message: `an image name, as type is ${image.type}`,
+      });
+    }
+  };
+  named(c.mesos?.image, ["mesos", "image"]);
+  (c.volumes ?? []).forEach((v, i) => {
+    const given =
+      [v.hostPath !== undefined, v.image !== undefined, v.source !== undefined].filter(Boolean).length;
+    if (given !== 1) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["volumes", i, "hostPath"],
+        message: `exactly one of hostPath, image or source (got ${given})`,
+      });
+    }
+    named(v.image, ["volumes", i, "image"]);
+  });
+}) as z.ZodType<ContainerInfo>;
 
 /** `mesos.v1.ExecutorInfo`, kept as given apart from `type` (validation needs CUSTOM) and `data`. */
 export const ExecutorInfoSchema: z.ZodType<Record<string, unknown>> = z.looseObject({

@@ -49,23 +49,31 @@ Deno.test("Peloton's HelloWorld container goes to Mesos as a ContainerInfo in th
     type: "ACCEPT",
     accept: { offer_ids: [{ value: "o" }], operations: [{ type: "LAUNCH", launch: { task_infos: [task] } }] },
   };
+  assert.deepEqual(task.container, info, "the container goes with the task");
   assert.deepEqual(schema.check("Call", call), []);
   // Back in the emulator's agent: the same container, as the port has it.
   assert.deepEqual(fromContainerInfo(info), c);
 });
 
-Deno.test("a Mesos container's image type given as a number is named; a volume without a mode is read-write", () => {
+Deno.test("a Mesos container: a numbered image type is named, a volume without a mode is read-write, keys are the proto's", () => {
   const c: ContainerInfo = {
     type: "MESOS",
     mesos: { image: { type: 2, docker: { name: "library/debian" }, cached: true } },
-    volumes: [{ containerPath: "data" }],
+    volumes: [{ containerPath: "data", hostPath: "/var/lib/data" }],
+    networkinfos: [{ name: "overlay", ipaddresses: [{ protocol: "IPv4" }] }],
   };
   assert.deepEqual(toContainerInfo(c), {
     type: "MESOS",
     mesos: { image: { type: "DOCKER", docker: { name: "library/debian" }, cached: true } },
-    volumes: [{ container_path: "data", mode: "RW" }],
+    volumes: [{ container_path: "data", host_path: "/var/lib/data", mode: "RW" }],
+    // Keys a Peloton file spells in lower case still reach Mesos by their proto names.
+    network_infos: [{ name: "overlay", ip_addresses: [{ protocol: "IPv4" }] }],
   });
-  assert.deepEqual(c.volumes, [{ containerPath: "data" }], "the config is not changed");
+  assert.deepEqual(
+    c.volumes,
+    [{ containerPath: "data", hostPath: "/var/lib/data" }],
+    "the config is not changed",
+  );
 });
 
 Deno.test("the minicluster runs a container's command on the host: Docker env parameters become its environment", async () => {
@@ -74,7 +82,13 @@ Deno.test("the minicluster runs a container's command on the host: Docker env pa
   assert.deepEqual(
     dockerEnv({
       type: "DOCKER",
-      docker: { image: "x", parameters: [{ key: "e", value: "A=b=c" }, { key: "cpu-shares", value: "2" }] },
+      docker: {
+        image: "x",
+        parameters: [{ key: "env", value: "A=b=c" }, { key: "e", value: "B=d" }, {
+          key: "cpu-shares",
+          value: "2",
+        }],
+      },
     }),
     { A: "b=c" },
   );

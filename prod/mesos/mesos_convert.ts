@@ -125,7 +125,78 @@ export function fromContainerInfo(c: ContainerInfo): CoreContainer {
   return camelKeys(c) as CoreContainer;
 }
 
-const snake = (k: string) => k.replace(/[A-Z]/g, (ch) => `_${ch.toLowerCase()}`);
+/**
+ * Field names of ContainerInfo's messages and of CommandInfo.URI (mesos.proto, Mesos 1.x): a key given in
+ * any case or spelling Peloton's files use (`portmappings`, `networkInfos`, `ip_addresses`) is sent by its
+ * proto name, which Mesos's JSON parser requires (it skips names it does not know).
+ */
+const PROTO_FIELDS = [
+  "type",
+  "volumes",
+  "hostname",
+  "docker",
+  "mesos",
+  "network_infos",
+  "linux_info",
+  "rlimit_info",
+  "tty_info",
+  "image",
+  "network",
+  "port_mappings",
+  "privileged",
+  "parameters",
+  "force_pull_image",
+  "volume_driver",
+  "host_port",
+  "container_port",
+  "protocol",
+  "key",
+  "value",
+  "mode",
+  "container_path",
+  "host_path",
+  "source",
+  "docker_volume",
+  "sandbox_path",
+  "secret",
+  "csi_volume",
+  "driver",
+  "name",
+  "driver_options",
+  "appc",
+  "cached",
+  "credential",
+  "config",
+  "id",
+  "labels",
+  "ip_addresses",
+  "groups",
+  "ip_address",
+  "capability_info",
+  "bounding_capabilities",
+  "effective_capabilities",
+  "share_pid_namespace",
+  "seccomp",
+  "ipc_mode",
+  "shm_size",
+  "rlimits",
+  "hard",
+  "soft",
+  "window_size",
+  "rows",
+  "columns",
+  "capabilities",
+  "profile_name",
+  "unconfined",
+  "executable",
+  "extract",
+  "cache",
+  "output_file",
+  "principal",
+];
+const BY_CANON = new Map(PROTO_FIELDS.map((f) => [f.replaceAll("_", ""), f]));
+const snake = (k: string) =>
+  BY_CANON.get(k.toLowerCase().replaceAll("_", "")) ?? k.replace(/[A-Z]/g, (ch) => `_${ch.toLowerCase()}`);
 const camel = (k: string) => k.replace(/_([a-z])/g, (_, ch: string) => ch.toUpperCase());
 
 function mapKeys(v: unknown, key: (k: string) => string): unknown {

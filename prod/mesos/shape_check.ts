@@ -112,6 +112,8 @@ const REQUIRED: Record<string, string[]> = {
   ContainerInfo: ["type"],
   "ContainerInfo.docker": ["image"],
   "ContainerInfo.volumes[]": ["container_path", "mode"],
+  "ContainerInfo.mesos.image": ["type"],
+  "ContainerInfo.mesos.image.docker": ["name"],
   "ContainerInfo.docker.port_mappings[]": ["host_port", "container_port"],
   "CommandInfo.uris[]": ["value"],
   Call: ["type"],

@@ -51,6 +51,8 @@ interface TaskRun {
   /** The process was reaped; only its output is still draining. */
   exited?: boolean;
   health?: HealthChecker;
+  /** Aborts the fetch of the task's URIs when it is killed first. */
+  fetching?: AbortController;
   done: Promise<void>;
 }
 
@@ -132,6 +134,7 @@ export class Agent {
     if (!run.child) {
       // #run notices the ending before the spawn, or applies it once the process has its pid.
       run.pendingGraceMs = Math.min(run.pendingGraceMs ?? Infinity, gracePeriodMs);
+      run.fetching?.abort();
       return true;
     }
     this.#signal(run, gracePeriodMs);
@@ -177,10 +180,14 @@ export class Agent {
       });
       return;
     }
-    if (run.spec.command.uris?.length) {
-      // Mesos's fetcher: the URIs are in the sandbox before the task starts, or it fails to launch.
-      const fetched = await fetchUris(run.spec.command.uris, run.sandbox).catch((e: Error) => e);
-      if (fetched instanceof Error) {
+    if (run.spec.command.uris?.length && !run.ending) {
+      // Mesos's fetcher: the URIs are in the sandbox before the task starts, or it fails to launch. A kill
+      // meanwhile aborts the fetch, and the task ends as killed below.
+      run.fetching = new AbortController();
+      const fetched = await fetchUris(run.spec.command.uris, run.sandbox, run.fetching.signal)
+        .catch((e: Error) => e);
+      run.fetching = undefined;
+      if (fetched instanceof Error && !run.ending) {
         await emptyLogs(run.sandbox);
         this.#emit(run, "TASK_FAILED", {
           reason: "REASON_CONTAINER_LAUNCH_FAILED",
@@ -318,6 +325,8 @@ export class Agent {
     const env: Record<string, string> = {
       ...this.#options.env,
       ...spec.env,
+      // A container's env parameters, as it would see them there; the agent's own variables win.
+      ...dockerEnv(spec.container),
       HOST: this.hostname,
       MESOS_SANDBOX: run.sandbox,
       MESOS_TASK_ID: spec.taskId,
@@ -329,7 +338,6 @@ export class Agent {
       [DATA_DIR_ENV]: dataDirMark(this.#ctx.dataDir),
     };
     if (spec.volume) env.PELOTON_VOLUME_PATH = `${run.sandbox}/${spec.volume.containerPath}`;
-    Object.assign(env, dockerEnv(spec.container));
     for (const [name, port] of Object.entries(spec.ports)) {
       env[`PORT_${name.toUpperCase().replace(/[^A-Z0-9_]/g, "_")}`] = String(port);
       if (ENV_NAME.test(name)) env[name] = String(port);
@@ -380,7 +388,7 @@ export function dockerEnv(container: ContainerInfo | undefined): Record<string, 
   const env: Record<string, string> = {};
   if (container?.type !== "DOCKER") return env;
   for (const p of container.docker?.parameters ?? []) {
-    if (p.key !== "env" && p.key !== "e") continue;
+    if (p.key !== "env") continue;
     const at = p.value.indexOf("=");
     if (at > 0) env[p.value.slice(0, at)] = p.value.slice(at + 1);
   }

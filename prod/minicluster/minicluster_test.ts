@@ -471,3 +471,43 @@ Deno.test("a task's URIs are fetched into its sandbox first: executable, extract
     await Deno.remove(files, { recursive: true });
   }
 });
+
+Deno.test("a task killed while its URIs are fetched ends TASK_KILLED at once; a missing file fails its launch", async () => {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => release = resolve);
+  // Answers nothing until the test ends: a fetch that would wait for ever.
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, async () => {
+    await released;
+    return new Response("late");
+  });
+  const dir = await Deno.makeTempDir({ prefix: "fetch_test_" });
+  try {
+    await withCluster(async (mc, rec) => {
+      const slow = makeSpec("true", { taskId: "slow-0-1" });
+      slow.command = { ...slow.command, uris: [{ value: `http://127.0.0.1:${server.addr.port}/never.sh` }] };
+      mc.launch([slow]);
+      await rec.waitState(slow.taskId, "TASK_STAGING");
+      await delay(100);
+      mc.kill([{ taskId: slow.taskId, agentId: AGENT_0.agentId, gracePeriodMs: 0 }]);
+      const killed = await rec.waitState(slow.taskId, "TASK_KILLED", 3_000);
+      assertEquals(killed.reason, "REASON_TASK_KILLED_DURING_LAUNCH", "reason");
+
+      const missing = makeSpec("true", { taskId: "missing-0-1" });
+      missing.command = {
+        ...missing.command,
+        uris: [{ value: `file://${dir}/nope.txt`, extract: false }],
+      };
+      mc.launch([missing]);
+      const failed = await rec.waitState(missing.taskId, "TASK_FAILED");
+      assertEquals(failed.reason, "REASON_CONTAINER_LAUNCH_FAILED", "reason");
+      assert(
+        failed.message?.startsWith(`Failed to launch container: Failed to fetch file://${dir}/nope.txt: `),
+        `message: ${failed.message}`,
+      );
+    }, { spawner: "posix_spawn" });
+  } finally {
+    release();
+    await server.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
