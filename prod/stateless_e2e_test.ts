@@ -1,5 +1,6 @@
 /** Peloton's v1alpha stateless job commands end to end through `peloton up`, with its integration-test spec files. */
 import assert from "node:assert/strict";
+import { PelotonClient } from "./cli/client.ts";
 import { cli, ROOT, startUp, waitFor } from "./testing.ts";
 
 const SPECS = `${ROOT}/core/model/testdata/peloton/tests/integration/test_configs`;
@@ -70,6 +71,15 @@ Deno.test({
         assert.equal(t.runtime.configVersion, 2);
       }
       assert.match((await cli(up.url, "task", "logs", job, "0")).out, /updated/);
+      // The v1alpha pod API over HTTP: the pod's current run, on the new config, and the run before it.
+      const client = new PelotonClient({ url: up.url });
+      const got = await client.call<{ current: { status: Record<string, unknown> }; previous: unknown[] }>(
+        "peloton.api.v1alpha.pod.svc.PodService::GetPod",
+        { podName: { value: `${job}-0` }, statusOnly: true },
+      );
+      assert.equal(got.current.status.state, "POD_STATE_RUNNING");
+      assert.deepEqual(got.current.status.version, { value: "2-0-0" });
+      assert.ok(got.previous.length >= 1, "the run before the replace");
       // Peloton's TASKID argument: an earlier run's sandbox, here the first run's, before the replace.
       const first = await cli(up.url, "task", "logs", job, "0", `${job}-0-1`);
       assert.equal(first.code, 0, first.err);

@@ -24,6 +24,7 @@ import {
 import { InstanceMap, type JobEntry } from "./job_entry.ts";
 import { parseQuerySpec, runJobQuery } from "./job_query.ts";
 import type { JobManager } from "./jobmgr.ts";
+import { POD_SERVICE, PodApi } from "./pod_api.ts";
 import { STATELESS_SERVICE, StatelessApi } from "./stateless_api.ts";
 import { gangSize, isPreemptible, isRevocable, TaskConfigs, taskResources } from "./task_build.ts";
 import { UPDATE_SERVICE, UpdateApi } from "./update_api.ts";
@@ -72,11 +73,13 @@ export class JobApi {
   readonly #updates: UpdateApi;
   readonly #volumes: VolumeApi;
   readonly #stateless: StatelessApi;
+  readonly #pods: PodApi;
 
   constructor(readonly jm: JobManager) {
     this.#updates = new UpdateApi(this);
     this.#volumes = new VolumeApi(this);
     this.#stateless = new StatelessApi(this);
+    this.#pods = new PodApi(this);
   }
 
   handle(req: ApiRequest): void {
@@ -87,6 +90,7 @@ export class JobApi {
     if (service === UPDATE_SERVICE) return this.#updates.handle(method, body, r);
     if (service === VOLUME_SERVICE) return this.#volumes.handle(method, body, r);
     if (service === STATELESS_SERVICE) return this.#stateless.handle(method, body, r);
+    if (service === POD_SERVICE) return this.#pods.handle(method, body, r);
     const key = `${service === JOB_SERVICE ? "job" : service === TASK_SERVICE ? "task" : service}.${method}`;
     switch (key) {
       case "job.Create":
@@ -395,15 +399,7 @@ export class JobApi {
       const started = this.jm.startTasks(job, instances);
       return this.whenDurable(r, what, { startedInstanceIds: started, invalidInstanceIds: invalid });
     }
-    const restarted: number[] = [];
-    for (const i of instances ?? [...job.tasks.keys()]) {
-      const t = job.tasks.get(i);
-      if (!t || t.goalState === "DELETED") continue;
-      t.desiredRunId = t.runId + 1;
-      this.jm.putTask(t);
-      this.jm.taskEngine.enqueue(t);
-      restarted.push(i);
-    }
+    const restarted = this.jm.restartTasks(job, instances);
     this.whenDurable(r, what, { restartedInstanceIds: restarted, invalidInstanceIds: invalid });
   }
 
@@ -517,6 +513,11 @@ export class JobApi {
   }
 
   /** Task configs of a version, from memory when the job is active. */
+  /** The task configs of the job's config version `v` (the current one if that is gone). */
+  configOf(job: JobView, v: number): TaskConfigs {
+    return this.#configOf(job, v, new Map());
+  }
+
   #configOf(job: JobView, v: number, cache: Map<number, TaskConfigs>): TaskConfigs {
     const live = this.jm.jobs.get(job.jobId);
     if (live) return (live.versions.get(v) ?? live.versions.get(live.configVersion)!).tasks;

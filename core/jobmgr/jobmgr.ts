@@ -567,6 +567,23 @@ export class JobManager implements Receiver {
     return acted;
   }
 
+  /**
+   * Runs tasks again under a new run id (all, or the given instances; deleted ones are left alone); written at
+   * the caller's flush. Returns the instances restarted.
+   */
+  restartTasks(job: JobEntry, instances?: number[]): number[] {
+    const restarted: number[] = [];
+    for (const i of instances ?? [...job.tasks.keys()]) {
+      const t = job.tasks.get(i);
+      if (!t || t.goalState === "DELETED") continue;
+      t.desiredRunId = t.runId + 1;
+      this.putTask(t);
+      this.taskEngine.enqueue(t);
+      restarted.push(i);
+    }
+    return restarted;
+  }
+
   /** Marks a job's runtime for re-derivation (and storing) at the next flush. */
   markDirty(job: JobEntry, force = false): void {
     this.#dirty.add(job);

@@ -1,0 +1,238 @@
+/**
+ * Peloton's v1alpha pod API (`peloton.api.v1alpha.pod.svc.PodService`, `pkg/jobmgr/podsvc/handler.go`): a
+ * pod is one instance of a job, named `<jobId>-<instanceId>`; its runs are pod ids `<jobId>-<instanceId>-<run>`.
+ */
+import type { TaskConfig } from "../model/config_types.ts";
+import { mesosTaskId, parseMesosTaskId, type TaskEventRecord, type TaskRecord } from "../model/records.ts";
+import { taskConfigToPodSpec } from "../model/stateless_spec.ts";
+import { rfc3339 } from "../model/time_format.ts";
+import { type Body, idValue, type JobView, type Reply, time } from "./api_json.ts";
+import type { JobApi } from "./job_api.ts";
+import { podSpecJson, podStateName } from "./v1alpha_json.ts";
+
+export const POD_SERVICE = "peloton.api.v1alpha.pod.svc.PodService";
+
+/** `<jobId>-<instanceId>`: the job id is a UUID, so the last `-` starts the instance. */
+const POD_NAME = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-(\d+)$/i;
+
+/** v1alpha `pod.HealthState` of v0's `healthy` (the enums line up; Peloton casts the number across). */
+const HEALTH_STATE: Record<string, string> = {
+  DISABLED: "HEALTH_STATE_DISABLED",
+  HEALTH_UNKNOWN: "HEALTH_STATE_UNKNOWN",
+  HEALTHY: "HEALTH_STATE_HEALTHY",
+  UNHEALTHY: "HEALTH_STATE_UNHEALTHY",
+};
+
+export class PodApi {
+  constructor(private readonly api: JobApi) {}
+
+  handle(method: string, body: Body, r: Reply): void {
+    const name = idValue(body.podName);
+    const pod = name === undefined ? null : POD_NAME.exec(name);
+    if (!pod) {
+      return r.error(
+        "invalid-argument",
+        `podName: got ${JSON.stringify(name ?? null)}, expected <jobId>-<instanceId>`,
+      );
+    }
+    const jobId = pod[1].toLowerCase(), instanceId = Number(pod[2]);
+    const notFound = () => r.error("not-found", `pod ${name} not found`);
+    switch (method) {
+      case "GetPod":
+        return this.api.withJob(
+          r,
+          jobId,
+          (job) => this.#get(r, job, instanceId, body.statusOnly === true),
+          true,
+          notFound,
+        );
+      case "GetPodCache":
+        // The job manager's memory: only jobs it drives have pods in its cache.
+        return this.#live(
+          r,
+          jobId,
+          instanceId,
+          notFound,
+          (_job, task) => r.ok({ status: podStatusJson(task) }),
+        );
+      case "GetPodEvents":
+        return this.api.withJob(
+          r,
+          jobId,
+          (job) => this.#events(r, job, instanceId, idValue(body.podId)),
+          true,
+          notFound,
+        );
+      case "BrowsePodSandbox":
+        return this.api.withJob(
+          r,
+          jobId,
+          (job) => this.#sandbox(r, job, instanceId, idValue(body.podId)),
+          true,
+          notFound,
+        );
+      case "StartPod":
+      case "StopPod":
+      case "RestartPod":
+        return this.api.withLiveJob(r, jobId, (job) => {
+          if (!job.tasks.has(instanceId)) return notFound();
+          const jm = this.api.jm;
+          if (method === "StartPod") jm.startTasks(job, [instanceId]);
+          else if (method === "StopPod") jm.stopTasks(job, [instanceId]);
+          else jm.restartTasks(job, [instanceId]);
+          // Asynchronous, as Peloton's: answered once the change is stored, not once the pod got there.
+          this.api.whenDurable(r, `${method} of pod ${name}`, {});
+        }, notFound);
+      case "RefreshPod":
+        // Peloton reloads the pod from its store and runs its goal-state action again: the store and the job
+        // manager's memory agree here, so the action is run again.
+        return this.#live(r, jobId, instanceId, notFound, (_job, task) => {
+          this.api.jm.taskEngine.enqueue(task);
+          r.ok({});
+        });
+      case "DeletePodEvents":
+        return r.error(
+          "unimplemented",
+          "DeletePodEvents: a pod's events are kept for as long as its job is; delete the job to remove them",
+        );
+      default:
+        return r.error("unimplemented", `procedure ${POD_SERVICE}::${method} is not implemented`);
+    }
+  }
+
+  /** The pod's task in the job manager's memory (a job it drives), loading a stored job first. */
+  #live(
+    r: Reply,
+    jobId: string,
+    instanceId: number,
+    notFound: () => void,
+    fn: (job: JobView, task: TaskRecord) => void,
+  ): void {
+    this.api.withLiveJob(r, jobId, (job) => {
+      const task = job.tasks.get(instanceId);
+      if (!task) return notFound();
+      fn(job, task);
+    }, notFound);
+  }
+
+  /** `GetPodResponse`: the current run and, newest first, the runs before it, with the pod's spec unless `statusOnly`. */
+  #get(r: Reply, job: JobView, instanceId: number, statusOnly: boolean): void {
+    const task = job.tasks?.get(instanceId);
+    if (!task) return r.error("not-found", `pod ${job.jobId}-${instanceId} not found`);
+    const tc = this.api.configOf(job, task.configVersion).get(instanceId);
+    const info = (t: TaskRecord): Body =>
+      statusOnly
+        ? { status: podStatusJson(t) }
+        : { spec: podSpecOf(job, tc, instanceId), status: podStatusJson(t) };
+    const previous = (task.history ?? []).slice().reverse().map((run) =>
+      info({ ...task, ...run, agentId: run.agentId, history: undefined })
+    );
+    r.ok({ current: info(task), previous });
+  }
+
+  /** `GetPodEventsResponse`: the events of one run (the current one unless `podId` names another), newest first. */
+  #events(r: Reply, job: JobView, instanceId: number, podId: string | undefined): void {
+    const task = job.tasks?.get(instanceId);
+    const name = `${job.jobId}-${instanceId}`;
+    let runId = task?.runId;
+    if (podId !== undefined) {
+      const id = parseMesosTaskId(podId);
+      if (!id || id.jobId !== job.jobId || id.instanceId !== instanceId) {
+        return r.error("invalid-argument", `podId: got "${podId}", expected a run of ${name}: ${name}-RUN`);
+      }
+      runId = id.runId;
+    }
+    if (runId === undefined) return r.error("not-found", `pod ${name} not found`);
+    this.api.jm.deps.store.getTaskEvents(job.jobId, instanceId).then(
+      (events) =>
+        r.ok({
+          events: events.filter((e) => e.runId === runId).reverse().map((e) =>
+            podEventJson(e, task?.goalState)
+          ),
+        }),
+      (err) => r.error("internal", String(err)),
+    );
+  }
+
+  /** `BrowsePodSandboxResponse`: where a run's sandbox is, and its files. */
+  #sandbox(r: Reply, job: JobView, instanceId: number, podId: string | undefined): void {
+    const task = job.tasks?.get(instanceId);
+    const name = `${job.jobId}-${instanceId}`;
+    if (!task) return r.error("not-found", `pod ${name} not found`);
+    let run: { runId: number; hostname?: string; agentId?: string } | undefined = task;
+    if (podId !== undefined) {
+      const id = parseMesosTaskId(podId);
+      if (!id || id.jobId !== job.jobId || id.instanceId !== instanceId) {
+        return r.error("invalid-argument", `podId: got "${podId}", expected a run of ${name}: ${name}-RUN`);
+      }
+      run = task.runId === id.runId ? task : task.history?.find((h) => h.runId === id.runId);
+      if (!run) return r.error("not-found", `pod ${name} has no run ${id.runId}`);
+    }
+    // Peloton answers ABORTED for a pod that has not run.
+    if (!run.hostname) return r.error("aborted", `pod ${name} has not been launched on any host`);
+    // The files are read through this API's sandbox endpoint (the CLI's `task logs`), not from a Mesos agent
+    // port: the port and the master's address are left empty.
+    r.ok({
+      hostname: run.hostname,
+      port: "",
+      paths: ["stdout", "stderr"],
+      mesosMasterHostname: "",
+      mesosMasterPort: "",
+    });
+  }
+}
+
+/** The pod's spec as `ConvertTaskConfigToPodSpec` makes it, named after the pod. */
+function podSpecOf(job: JobView, tc: TaskConfig, instanceId: number): Body {
+  return { ...podSpecJson(taskConfigToPodSpec(tc)), podName: { value: `${job.jobId}-${instanceId}` } };
+}
+
+/** `<configVersion>-0-0`, Peloton's `GetPodEntityVersion`. */
+const podVersion = (v: number | undefined) => (v === undefined ? undefined : { value: `${v}-0-0` });
+
+/** v1alpha `pod.PodStatus` of a run, as `ConvertTaskRuntimeToPodStatus` makes it. */
+export function podStatusJson(t: TaskRecord): Body {
+  const id = (run: number) => ({ value: mesosTaskId(t.jobId, t.instanceId, run) });
+  const start = time(t.startTimeMs), end = time(t.completionTimeMs);
+  return {
+    state: podStateName(t.state),
+    podId: id(t.runId),
+    startTime: start,
+    completionTime: end,
+    host: t.hostname,
+    containersStatus: [{
+      ports: t.ports,
+      healthy: {
+        state: t.healthy ? HEALTH_STATE[t.healthy] ?? "HEALTH_STATE_INVALID" : "HEALTH_STATE_INVALID",
+      },
+      startTime: start,
+      completionTime: end,
+      message: t.message,
+      reason: t.reason,
+    }],
+    desiredState: podStateName(t.goalState),
+    message: t.message,
+    reason: t.reason,
+    failureCount: t.failureCount,
+    volumeId: t.volumeId ? { value: t.volumeId } : undefined,
+    version: podVersion(t.configVersion),
+    desiredVersion: podVersion(t.desiredConfigVersion ?? t.configVersion),
+    agentId: t.agentId ? { value: t.agentId } : undefined,
+    prevPodId: t.runId > 1 ? id(t.runId - 1) : undefined,
+    desiredPodId: id(t.desiredRunId ?? t.runId),
+  };
+}
+
+/** v1alpha `pod.PodEvent` of a stored task event. */
+function podEventJson(e: TaskEventRecord, goalState: string | undefined): Body {
+  return {
+    podId: { value: mesosTaskId(e.jobId, e.instanceId, e.runId) },
+    actualState: podStateName(e.state),
+    desiredState: goalState === undefined ? undefined : podStateName(goalState),
+    timestamp: rfc3339(e.timeMs),
+    hostname: e.hostname,
+    message: e.message,
+    reason: e.reason,
+    prevPodId: e.runId > 1 ? { value: mesosTaskId(e.jobId, e.instanceId, e.runId - 1) } : undefined,
+  };
+}
