@@ -80,6 +80,18 @@ Deno.test({
       assert.equal(got.current.status.state, "POD_STATE_RUNNING");
       assert.deepEqual(got.current.status.version, { value: "2-0-0" });
       assert.ok(got.previous.length >= 1, "the run before the replace");
+      // The same through Peloton's `pod` commands.
+      const name = `${job}-0`;
+      const table = await cli(up.url, "pod", "get", name, "--statusonly");
+      assert.equal(table.code, 0, table.err);
+      assert.match(table.out.split("\n")[1], new RegExp(`${name}-\\d+\\|\\s+POD_STATE_RUNNING\\|`));
+      assert.match((await cli(up.url, "pod", "logs", name)).out, /updated/);
+      assert.match((await cli(up.url, "pod", "logs", name, "--id", `${name}-1`)).out, /running 3/);
+      assert.match((await cli(up.url, "pod", "events-v1alpha", name)).out, /POD_STATE_RUNNING/);
+      assert.equal((await cli(up.url, "pod", "restart", name)).out, `Pod ${name}: restart requested`);
+      const bad = await cli(up.url, "pod", "get", "nope");
+      assert.equal(bad.code, 2);
+      assert.match(bad.err, /NAME: got "nope", expected a pod name <jobId>-<instanceId>/);
       // Peloton's TASKID argument: an earlier run's sandbox, here the first run's, before the replace.
       const first = await cli(up.url, "task", "logs", job, "0", `${job}-0-1`);
       assert.equal(first.code, 0, first.err);

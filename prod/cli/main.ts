@@ -6,6 +6,7 @@ import { type Command, type CommandContext, UsageError } from "./command.ts";
 import { daemonCommands } from "./daemon_commands.ts";
 import { hostCommands } from "./host_commands.ts";
 import { jobCommands } from "./job_commands.ts";
+import { podCommands } from "./pod_commands.ts";
 import { respoolCommands } from "./respool_commands.ts";
 import { taskCommands } from "./task_commands.ts";
 import { miniclusterCommand } from "./minicluster_command.ts";
@@ -18,6 +19,7 @@ export const COMMANDS: Command[] = [
   ...daemonCommands,
   ...jobCommands,
   ...taskCommands,
+  ...podCommands,
   ...respoolCommands,
   ...hostCommands,
   ...updateCommands,

@@ -1,0 +1,152 @@
+/**
+ * `peloton pod ...` (Peloton's v1alpha pod commands, `pkg/cli/pod_actions.go`): a pod is one instance of a job,
+ * named `<jobId>-<instanceId>`; its runs are pod ids `<jobId>-<instanceId>-<run>`.
+ */
+import type { Command, CommandContext } from "./command.ts";
+import { UsageError } from "./command.ts";
+import { table } from "./format.ts";
+
+const POD = "peloton.api.v1alpha.pod.svc.PodService";
+const TASK = "peloton.api.task.TaskManager";
+
+const POD_NAME = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-(\d+)$/i;
+
+/** NAME checked here, so a typo is a usage error naming the form, not a round trip. */
+function podName(s: string): { value: string } {
+  if (!POD_NAME.test(s)) throw new UsageError(`NAME: got "${s}", expected a pod name <jobId>-<instanceId>`);
+  return { value: s };
+}
+
+/** `--id`: a run of the pod, `<NAME>-<run>`. */
+function podId(name: string, id: unknown): { value: string } | undefined {
+  if (id === undefined) return undefined;
+  const s = String(id);
+  if (!new RegExp(`^${name}-\\d+$`, "i").test(s)) {
+    throw new UsageError(`--id: got "${s}", expected a run of ${name}: ${name}-RUN`);
+  }
+  return { value: s };
+}
+
+type PodStatus = Record<string, unknown> & { podId?: { value: string } };
+
+const STATUS_HEADERS = ["Pod ID", "State", "Desired", "Host", "Started", "Completed", "Message", "Reason"];
+
+function statusRow(s: PodStatus): (string | undefined)[] {
+  return [
+    s.podId?.value,
+    s.state as string,
+    s.desiredState as string,
+    s.host as string,
+    s.startTime as string,
+    s.completionTime as string,
+    s.message as string,
+    s.reason as string,
+  ];
+}
+
+/** A pod action that answers nothing: says it was asked, as Peloton's do (the pod gets there after). */
+function action(method: "StartPod" | "StopPod" | "RestartPod" | "RefreshPod", verb: string): Command {
+  const word = method.replace("Pod", "").toLowerCase();
+  return {
+    name: `pod ${word}`,
+    args: ["NAME"],
+    summary: `${verb} a pod (asynchronous: it gets there after the command returns)`,
+    async run(ctx, [name]) {
+      await ctx.client.call(`${POD}::${method}`, { podName: podName(name) });
+      ctx.out(ctx.json ? "{}" : `Pod ${name}: ${word} requested`);
+      return 0;
+    },
+  };
+}
+
+async function sandboxText(ctx: CommandContext, name: string, file: string, id?: string): Promise<string> {
+  const [, job, inst] = POD_NAME.exec(name)!;
+  const res = await ctx.client.call<{ taskId: { value: string }; agentId?: { value: string } }>(
+    `${TASK}::BrowseSandbox`,
+    { jobId: { value: job }, instanceId: Number(inst), ...(id === undefined ? {} : { taskId: id }) },
+  );
+  return await ctx.client.sandboxFile(res.taskId.value, file, res.agentId?.value);
+}
+
+export const podCommands: Command[] = [
+  {
+    name: "pod get",
+    args: ["NAME"],
+    summary: "show a pod: its current run, then the runs before it (--statusonly leaves out its spec)",
+    options: { statusonly: { type: "boolean" } },
+    async run(ctx, [name], opts) {
+      const res = await ctx.client.call<
+        { current: { status: PodStatus }; previous?: { status: PodStatus }[] }
+      >(
+        `${POD}::GetPod`,
+        { podName: podName(name), statusOnly: opts.statusonly === true },
+      );
+      const runs = [res.current, ...(res.previous ?? [])];
+      ctx.out(
+        ctx.json ? JSON.stringify(res, null, 2) : table(STATUS_HEADERS, runs.map((r) => statusRow(r.status))),
+      );
+      return 0;
+    },
+  },
+  {
+    name: "pod cache",
+    args: ["NAME"],
+    summary: "show the pod's status as the job manager holds it in memory",
+    async run(ctx, [name]) {
+      const res = await ctx.client.call<{ status: PodStatus }>(`${POD}::GetPodCache`, {
+        podName: podName(name),
+      });
+      ctx.out(ctx.json ? JSON.stringify(res, null, 2) : table(STATUS_HEADERS, [statusRow(res.status)]));
+      return 0;
+    },
+  },
+  {
+    name: "pod events-v1alpha",
+    args: ["NAME"],
+    summary: "list a run's state changes, newest first: the current run, or --id NAME-RUN's",
+    // Peloton's `-p` is the password here (a global option): the run is --id alone.
+    options: { id: { type: "string" } },
+    async run(ctx, [name], opts) {
+      const res = await ctx.client.call<{ events: Record<string, unknown>[] }>(`${POD}::GetPodEvents`, {
+        podName: podName(name),
+        ...(opts.id === undefined ? {} : { podId: podId(name, opts.id) }),
+      });
+      if (ctx.json) ctx.out(JSON.stringify(res, null, 2));
+      else {
+        ctx.out(table(
+          ["Time", "Pod ID", "State", "Desired", "Host", "Message", "Reason"],
+          (res.events ?? []).map((e) => [
+            e.timestamp as string,
+            (e.podId as { value: string }).value,
+            e.actualState as string,
+            e.desiredState as string,
+            e.hostname as string,
+            e.message as string,
+            e.reason as string,
+          ]),
+        ));
+      }
+      return 0;
+    },
+  },
+  {
+    name: "pod logs",
+    args: ["NAME"],
+    summary: "print a pod's stdout (or -f stderr) from its sandbox: the current run's, or --id NAME-RUN's",
+    options: { filename: { type: "string", short: "f", default: "stdout" }, id: { type: "string" } },
+    async run(ctx, [name], opts) {
+      podName(name);
+      const file = String(opts.filename);
+      if (file !== "stdout" && file !== "stderr") {
+        throw new UsageError(`--filename: got "${file}", expected stdout or stderr`);
+      }
+      const text = await sandboxText(ctx, name, file, podId(name, opts.id)?.value);
+      ctx.out(text.replace(/\n$/, ""));
+      return 0;
+    },
+  },
+  action("StartPod", "start"),
+  action("StopPod", "stop"),
+  action("RestartPod", "restart"),
+  action("RefreshPod", "re-run the goal-state action of"),
+];
