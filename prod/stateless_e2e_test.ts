@@ -80,6 +80,8 @@ Deno.test({
       assert.equal(got.current.status.state, "POD_STATE_RUNNING");
       assert.deepEqual(got.current.status.version, { value: "2-0-0" });
       assert.ok(got.previous.length >= 1, "the run before the replace");
+      const before = got.previous[got.previous.length - 1] as { status: Record<string, unknown> };
+      assert.deepEqual(before.status.version, { value: "1-0-0" }, "the first run ran config 1");
       // The same through Peloton's `pod` commands.
       const name = `${job}-0`;
       const table = await cli(up.url, "pod", "get", name, "--statusonly");

@@ -3,7 +3,7 @@ import type { AdmissionWaits, ApiReply, ApiRequest } from "../messages.ts";
 import type { JobConfig, TaskConfig } from "../model/config_types.ts";
 import { parseJobConfig } from "../model/load.ts";
 import type { Resources } from "../model/resources.ts";
-import { mesosTaskId, parseMesosTaskId } from "../model/records.ts";
+import { mesosTaskId, parseMesosTaskId, pastRun } from "../model/records.ts";
 import { isTerminalJobState } from "../model/states.ts";
 import { randomUuid } from "../ports/prng.ts";
 import {
@@ -431,8 +431,13 @@ export class JobApi {
     if (!task) return this.#missingInstance(r, job, instanceId);
     const tc = this.#configOf(job, task.configVersion, new Map()).get(instanceId);
     const current = taskInfoJson(job.jobId, tc, task);
+    // Each earlier run with its own config when it is known, and none of the current run's fields.
     const previous = (task.history ?? []).slice().reverse().map((run) =>
-      taskInfoJson(job.jobId, tc, { ...task, ...run, agentId: run.agentId, history: undefined })
+      taskInfoJson(
+        job.jobId,
+        this.configAt(job, run.configVersion)?.get(instanceId) ?? tc,
+        pastRun(task, run),
+      )
     );
     // Peloton's GetResponse: `result` the current run, `results` "all active and completed tasks" of it.
     const pending: [Body, TaskConfig][] = task.state === "PENDING" && !task.message ? [[current, tc]] : [];
@@ -512,12 +517,20 @@ export class JobApi {
     }, (err) => r.error("internal", String(err)));
   }
 
-  /** Task configs of a version, from memory when the job is active. */
   /** The task configs of the job's config version `v` (the current one if that is gone). */
   configOf(job: JobView, v: number): TaskConfigs {
     return this.#configOf(job, v, new Map());
   }
 
+  /** The task configs of exactly config version `v`, or undefined when it is not at hand. */
+  configAt(job: JobView, v: number | undefined): TaskConfigs | undefined {
+    if (v === undefined) return undefined;
+    const live = this.jm.jobs.get(job.jobId);
+    if (live) return live.versions.get(v)?.tasks;
+    return v === job.configVersion ? this.#configOf(job, v, new Map()) : undefined;
+  }
+
+  /** Task configs of a version, from memory when the job is active. */
   #configOf(job: JobView, v: number, cache: Map<number, TaskConfigs>): TaskConfigs {
     const live = this.jm.jobs.get(job.jobId);
     if (live) return (live.versions.get(v) ?? live.versions.get(live.configVersion)!).tasks;

@@ -543,15 +543,18 @@ export class JobManager implements Receiver {
     return acted;
   }
 
+  /** The job's goal back to its type's default (a stopped job started again); written at the next flush. */
+  restoreJobGoal(job: JobEntry): void {
+    job.runtime.goalState = defaultJobGoal(job.config.type);
+    job.runtime.desiredStateVersion = (job.runtime.desiredStateVersion ?? 1) + 1;
+    this.markDirty(job, true);
+  }
+
   /** Starts stopped tasks again (all, or the given instances); written at the caller's flush. */
   startTasks(job: JobEntry, instances?: number[]): number[] {
     const acted: number[] = [];
     const goal = defaultTaskGoal(job.config.type);
-    if (!instances) {
-      job.runtime.goalState = defaultJobGoal(job.config.type);
-      job.runtime.desiredStateVersion = (job.runtime.desiredStateVersion ?? 1) + 1;
-      this.markDirty(job, true);
-    }
+    if (!instances) this.restoreJobGoal(job);
     for (const i of instances ?? [...job.tasks.keys()]) {
       const task = job.tasks.get(i);
       if (!task || task.goalState === "DELETED") continue;
@@ -691,6 +694,8 @@ export class JobManager implements Receiver {
         exitCode: task.exitCode,
         message: task.message,
         reason: task.reason,
+        configVersion: task.configVersion,
+        goalState: task.goalState,
       }];
       task.runId++;
     }

@@ -3,14 +3,39 @@
  * pod is one instance of a job, named `<jobId>-<instanceId>`; its runs are pod ids `<jobId>-<instanceId>-<run>`.
  */
 import type { TaskConfig } from "../model/config_types.ts";
-import { mesosTaskId, parseMesosTaskId, type TaskEventRecord, type TaskRecord } from "../model/records.ts";
+import {
+  mesosTaskId,
+  parseMesosTaskId,
+  pastRun,
+  type TaskEventRecord,
+  type TaskRecord,
+} from "../model/records.ts";
+import { isTerminalJobState } from "../model/states.ts";
 import { taskConfigToPodSpec } from "../model/stateless_spec.ts";
 import { rfc3339 } from "../model/time_format.ts";
 import { type Body, idValue, type JobView, type Reply, time } from "./api_json.ts";
 import type { JobApi } from "./job_api.ts";
+import type { JobEntry } from "./job_entry.ts";
 import { podSpecJson, podStateName } from "./v1alpha_json.ts";
 
 export const POD_SERVICE = "peloton.api.v1alpha.pod.svc.PodService";
+
+const METHODS = new Set([
+  "GetPod",
+  "GetPodCache",
+  "GetPodEvents",
+  "BrowsePodSandbox",
+  "StartPod",
+  "StopPod",
+  "RestartPod",
+  "RefreshPod",
+  "DeletePodEvents",
+]);
+
+/** A request's `podId`, lower-cased (pod names are); empty means the current run, as in Peloton. */
+function podIdOf(body: Body): string | undefined {
+  return idValue(body.podId)?.toLowerCase() || undefined;
+}
 
 /** `<jobId>-<instanceId>`: the job id is a UUID, so the last `-` starts the instance. */
 const POD_NAME = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-(\d+)$/i;
@@ -27,6 +52,9 @@ export class PodApi {
   constructor(private readonly api: JobApi) {}
 
   handle(method: string, body: Body, r: Reply): void {
+    if (!METHODS.has(method)) {
+      return r.error("unimplemented", `procedure ${POD_SERVICE}::${method} is not implemented`);
+    }
     const name = idValue(body.podName);
     const pod = name === undefined ? null : POD_NAME.exec(name);
     if (!pod) {
@@ -37,52 +65,45 @@ export class PodApi {
     }
     const jobId = pod[1].toLowerCase(), instanceId = Number(pod[2]);
     const notFound = () => r.error("not-found", `pod ${name} not found`);
+    const read = (fn: (job: JobView) => void) => this.api.withJob(r, jobId, fn, true, notFound);
     switch (method) {
       case "GetPod":
-        return this.api.withJob(
-          r,
-          jobId,
-          (job) => this.#get(r, job, instanceId, body.statusOnly === true),
-          true,
-          notFound,
-        );
-      case "GetPodCache":
-        // The job manager's memory: only jobs it drives have pods in its cache.
-        return this.#live(
-          r,
-          jobId,
-          instanceId,
-          notFound,
-          (_job, task) => r.ok({ status: podStatusJson(task) }),
-        );
+        return read((job) => this.#get(r, job, instanceId, body.statusOnly === true));
+      case "GetPodCache": {
+        // The job manager's memory, as Peloton's cache: a job it does not drive is not loaded for this.
+        const task = this.api.jm.jobs.get(jobId)?.tasks.get(instanceId);
+        return task
+          ? r.ok({ status: podStatusJson(task) })
+          : r.error("not-found", `pod ${name} not found in cache`);
+      }
       case "GetPodEvents":
-        return this.api.withJob(
-          r,
-          jobId,
-          (job) => this.#events(r, job, instanceId, idValue(body.podId)),
-          true,
-          notFound,
-        );
+        return read((job) => this.#events(r, job, instanceId, podIdOf(body)));
       case "BrowsePodSandbox":
-        return this.api.withJob(
-          r,
-          jobId,
-          (job) => this.#sandbox(r, job, instanceId, idValue(body.podId)),
-          true,
-          notFound,
-        );
+        return read((job) => this.#sandbox(r, job, instanceId, podIdOf(body)));
       case "StartPod":
       case "StopPod":
       case "RestartPod":
-        return this.api.withLiveJob(r, jobId, (job) => {
-          if (!job.tasks.has(instanceId)) return notFound();
+        return this.#live(r, jobId, instanceId, notFound, (job, task) => {
           const jm = this.api.jm;
-          if (method === "StartPod") jm.startTasks(job, [instanceId]);
-          else if (method === "StopPod") jm.stopTasks(job, [instanceId]);
+          if (method === "StartPod") {
+            // Peloton's: a finished batch job's pods do not start again, nor does a pod being deleted.
+            if (job.config.type === "BATCH" && isTerminalJobState(job.runtime.state)) {
+              return r.error(
+                "invalid-argument",
+                `job ${jobId} is a finished batch job: its pods cannot start again`,
+              );
+            }
+            if (task.goalState === "DELETED") {
+              return r.error("invalid-argument", `pod ${name} is being deleted`);
+            }
+            // A pod started in a stopped job starts the job again, as Peloton's StartPod does.
+            if (job.runtime.goalState === "KILLED") jm.restoreJobGoal(job);
+            jm.startTasks(job, [instanceId]);
+          } else if (method === "StopPod") jm.stopTasks(job, [instanceId]);
           else jm.restartTasks(job, [instanceId]);
           // Asynchronous, as Peloton's: answered once the change is stored, not once the pod got there.
           this.api.whenDurable(r, `${method} of pod ${name}`, {});
-        }, notFound);
+        });
       case "RefreshPod":
         // Peloton reloads the pod from its store and runs its goal-state action again: the store and the job
         // manager's memory agree here, so the action is run again.
@@ -90,13 +111,11 @@ export class PodApi {
           this.api.jm.taskEngine.enqueue(task);
           r.ok({});
         });
-      case "DeletePodEvents":
+      default:
         return r.error(
           "unimplemented",
           "DeletePodEvents: a pod's events are kept for as long as its job is; delete the job to remove them",
         );
-      default:
-        return r.error("unimplemented", `procedure ${POD_SERVICE}::${method} is not implemented`);
     }
   }
 
@@ -106,7 +125,7 @@ export class PodApi {
     jobId: string,
     instanceId: number,
     notFound: () => void,
-    fn: (job: JobView, task: TaskRecord) => void,
+    fn: (job: JobEntry, task: TaskRecord) => void,
   ): void {
     this.api.withLiveJob(r, jobId, (job) => {
       const task = job.tasks.get(instanceId);
@@ -119,14 +138,16 @@ export class PodApi {
   #get(r: Reply, job: JobView, instanceId: number, statusOnly: boolean): void {
     const task = job.tasks?.get(instanceId);
     if (!task) return r.error("not-found", `pod ${job.jobId}-${instanceId} not found`);
-    const tc = this.api.configOf(job, task.configVersion).get(instanceId);
-    const info = (t: TaskRecord): Body =>
-      statusOnly
+    // Each run with the config it ran (an earlier run's spec is left out when its version is not at hand).
+    const info = (t: TaskRecord): Body => {
+      const tc = t === task
+        ? this.api.configOf(job, t.configVersion).get(instanceId)
+        : this.api.configAt(job, t.configVersion)?.get(instanceId);
+      return statusOnly || !tc
         ? { status: podStatusJson(t) }
         : { spec: podSpecOf(job, tc, instanceId), status: podStatusJson(t) };
-    const previous = (task.history ?? []).slice().reverse().map((run) =>
-      info({ ...task, ...run, agentId: run.agentId, history: undefined })
-    );
+    };
+    const previous = (task.history ?? []).slice().reverse().map((run) => info(pastRun(task, run)));
     r.ok({ current: info(task), previous });
   }
 
@@ -146,9 +167,7 @@ export class PodApi {
     this.api.jm.deps.store.getTaskEvents(job.jobId, instanceId).then(
       (events) =>
         r.ok({
-          events: events.filter((e) => e.runId === runId).reverse().map((e) =>
-            podEventJson(e, task?.goalState)
-          ),
+          events: events.filter((e) => e.runId === runId).reverse().map(podEventJson),
         }),
       (err) => r.error("internal", String(err)),
     );
@@ -223,12 +242,14 @@ export function podStatusJson(t: TaskRecord): Body {
   };
 }
 
-/** v1alpha `pod.PodEvent` of a stored task event. */
-function podEventJson(e: TaskEventRecord, goalState: string | undefined): Body {
+/**
+ * v1alpha `pod.PodEvent` of a stored task event. Events keep the state, not the goal or versions of the
+ * moment: those fields are left out rather than filled with today's.
+ */
+function podEventJson(e: TaskEventRecord): Body {
   return {
     podId: { value: mesosTaskId(e.jobId, e.instanceId, e.runId) },
     actualState: podStateName(e.state),
-    desiredState: goalState === undefined ? undefined : podStateName(goalState),
     timestamp: rfc3339(e.timeMs),
     hostname: e.hostname,
     message: e.message,

@@ -62,10 +62,89 @@ Deno.test("a pod name is <jobId>-<instanceId>: anything else is InvalidArgument,
     code: "not-found",
     message: `pod ${other} not found`,
   });
-  for (const method of ["GetPod", "StopPod", "GetPodCache", "BrowsePodSandbox"]) {
+  for (const method of ["GetPod", "StopPod", "BrowsePodSandbox"]) {
     const r = await call(rig, method, { podName: pod(7) });
     assert.deepEqual(r.error, { code: "not-found", message: `pod ${JOB_ID}-7 not found` }, method);
   }
+  assert.equal((await call(rig, "Nope", { podName: pod(0) })).error?.code, "unimplemented");
+});
+
+Deno.test("pod names and pod ids are read in any case; an empty pod id is the current run", async () => {
+  const rig = new JobmgrRig();
+  const id = "abcdef12-2222-4333-8444-555555555555";
+  rig.create({}, id);
+  rig.placements([{
+    leaseId: "h1#1",
+    hostname: "h1",
+    agentId: "agent-h1",
+    tasks: [{ taskId: `${id}-0-1`, ports: {} }],
+  }]);
+  rig.transport.takeOne("launch-tasks", "hostmgr");
+  const upper = { value: `${id.toUpperCase()}-0` };
+  assert.equal(
+    ((ok(await call(rig, "GetPod", { podName: upper })).current as Body).status as Body).host,
+    "h1",
+  );
+  for (const podId of [{ value: `${id.toUpperCase()}-0-1` }, { value: "" }]) {
+    const events = ok(await call(rig, "GetPodEvents", { podName: upper, podId })).events as Body[];
+    assert.ok(events.length > 0 && events.every((e) => (e.podId as Body).value === `${id}-0-1`));
+    assert.ok(events.every((e) => e.desiredState === undefined), "events keep no goal: none is made up");
+  }
+});
+
+Deno.test("GetPodCache answers from the job manager's memory only: a job only the store holds is not loaded", async () => {
+  const rig = new JobmgrRig();
+  rig.create();
+  rig.store.settle();
+  rig.jm.jobs.delete(JOB_ID);
+  assert.deepEqual((await call(rig, "GetPodCache", { podName: pod(0) })).error, {
+    code: "not-found",
+    message: `pod ${JOB_ID}-0 not found in cache`,
+  });
+  assert.equal(rig.jm.jobs.has(JOB_ID), false, "not adopted");
+  // Reads of the store still answer.
+  assert.equal(
+    ((ok(await call(rig, "GetPod", { podName: pod(0) })).current as Body).status as Body).state,
+    "POD_STATE_PENDING",
+  );
+  assert.equal(rig.jm.jobs.has(JOB_ID), false);
+});
+
+Deno.test("an earlier run shows its own fields only, not the current run's", async () => {
+  const rig = new JobmgrRig();
+  rig.create({ type: "SERVICE" });
+  rig.api("task", "Restart", { jobId: { value: JOB_ID } });
+  rig.replies();
+  // Restarted before it ever launched: the first run had no host.
+  rig.launch([0], "h9");
+  // As the SQL store reads it back: JSON leaves out the fields the run never had.
+  const run1 = rig.task(0).history![0] as unknown as Record<string, unknown>;
+  for (const k of Object.keys(run1)) if (run1[k] === undefined) delete run1[k];
+  const got = ok(await call(rig, "GetPod", { podName: pod(0) }));
+  assert.equal(((got.current as Body).status as Body).host, "h9");
+  const first = (got.previous as { status: Body; spec?: Body }[])[0];
+  assert.deepEqual([first.status.host, first.status.startTime], [undefined, undefined]);
+  assert.deepEqual(first.status.version, { value: "1-0-0" });
+  assert.ok(first.spec, "its config version is at hand: its spec is shown");
+});
+
+Deno.test("StartPod in a stopped job starts the job again; a finished batch job's pods do not start", async () => {
+  const rig = new JobmgrRig();
+  rig.create({ type: "SERVICE", instanceCount: 2 });
+  rig.api("job", "Stop", { id: { value: JOB_ID } });
+  rig.replies();
+  assert.equal(rig.job().runtime.goalState, "KILLED");
+  ok(await call(rig, "StartPod", { podName: pod(0) }));
+  assert.equal(rig.job().runtime.goalState, "RUNNING");
+  assert.equal(rig.task(0).goalState, "RUNNING");
+
+  const batch = new JobmgrRig();
+  batch.create();
+  batch.launch([0]);
+  batch.status(`${JOB_ID}-0-1`, "TASK_FINISHED");
+  batch.store.settle();
+  assert.equal(batch.job().runtime.state, "SUCCEEDED");
+  assert.equal((await call(batch, "StartPod", { podName: pod(0) })).error?.code, "invalid-argument");
 });
 
 Deno.test("StopPod, StartPod and RestartPod act on the one instance, and answer once that is stored", async () => {

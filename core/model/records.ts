@@ -46,6 +46,35 @@ export interface TaskRun {
   exitCode?: number;
   message?: string;
   reason?: string;
+  /** The config version and goal the run had (runs recorded before they were kept have neither). */
+  configVersion?: number;
+  goalState?: TaskState;
+}
+
+/**
+ * An earlier run as a task record: the task's own fields with the run's, and none of the current run's
+ * (a field the run did not record, or that a store left out, reads as unset rather than as the current
+ * run's value).
+ */
+export function pastRun(task: TaskRecord, run: TaskRun): TaskRecord {
+  return {
+    ...task,
+    hostname: undefined,
+    agentId: undefined,
+    ports: undefined,
+    healthy: undefined,
+    startTimeMs: undefined,
+    completionTimeMs: undefined,
+    exitCode: undefined,
+    message: undefined,
+    reason: undefined,
+    desiredRunId: undefined,
+    desiredConfigVersion: undefined,
+    ...run,
+    configVersion: run.configVersion as number,
+    goalState: run.goalState ?? task.goalState,
+    history: undefined,
+  };
 }
 
 /** A task (instance) runtime (v0 `task.RuntimeInfo`). */

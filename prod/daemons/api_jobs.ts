@@ -25,7 +25,8 @@ function idValue(v: unknown): string | undefined {
 export async function jobCallOf(procedure: string, body: Body, store: Store): Promise<JobCall> {
   const sep = procedure.indexOf("::");
   const service = procedure.slice(0, sep), method = procedure.slice(sep + 2);
-  const read = READ.test(method);
+  // A cache is one job manager's memory: asked of the job's owner, not of whichever answers reads.
+  const read = READ.test(method) && !method.endsWith("Cache");
   switch (service) {
     case "peloton.api.job.JobManager": {
       const jobId = idValue(body.id);
@@ -37,7 +38,7 @@ export async function jobCallOf(procedure: string, body: Body, store: Store): Pr
     }
     case "peloton.api.v1alpha.pod.svc.PodService": {
       const pod = idValue(body.podName);
-      return { jobId: pod ? UUID.exec(pod)?.[0] : undefined, read };
+      return { jobId: pod ? UUID.exec(pod)?.[0].toLowerCase() : undefined, read };
     }
     case "peloton.api.v0.update.svc.UpdateService": {
       const jobId = idValue(body.jobId ?? body.jobID);
