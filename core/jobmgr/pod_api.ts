@@ -202,7 +202,7 @@ export class PodApi {
 }
 
 /** The pod's spec as `ConvertTaskConfigToPodSpec` makes it, named after the pod. */
-function podSpecOf(job: JobView, tc: TaskConfig, instanceId: number): Body {
+export function podSpecOf(job: JobView, tc: TaskConfig, instanceId: number): Body {
   return { ...podSpecJson(taskConfigToPodSpec(tc)), podName: { value: `${job.jobId}-${instanceId}` } };
 }
 

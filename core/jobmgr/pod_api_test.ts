@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import type { ApiReply } from "../messages.ts";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
 import { POD_SERVICE } from "./pod_api.ts";
+import { STATELESS_SERVICE as STATELESS } from "./stateless_api.ts";
 
 type Body = Record<string, unknown>;
 
@@ -197,4 +198,48 @@ Deno.test("GetPodEvents: one run's events, newest first; BrowsePodSandbox: where
   const earlier = ok(await call(rig, "BrowsePodSandbox", { podName: pod(0), podId: { value: run(0, 1) } }));
   assert.equal(earlier.hostname, "h1");
   assert.equal((await call(rig, "DeletePodEvents", { podName: pod(0) })).error?.code, "unimplemented");
+});
+
+Deno.test("JobService ListPods and QueryPods: a job's pods in instance order, filtered and paged", async () => {
+  const rig = new JobmgrRig();
+  rig.create({ type: "SERVICE", instanceCount: 4 });
+  rig.launch([0, 1], "h1");
+  rig.launch([2], "h2");
+  rig.status(run(0, 1), "TASK_RUNNING");
+  rig.status(run(2, 1), "TASK_RUNNING", { hostname: "h2" });
+  const stateless = async (method: string, body: Body) => {
+    rig.call(STATELESS, method, { jobId: { value: JOB_ID }, ...body });
+    await rig.reads();
+    return ok(rig.replies()[0]);
+  };
+  const listed = (await stateless("ListPods", {})).pods as { podName: Body; status: Body }[];
+  assert.deepEqual(listed.map((p) => [p.podName.value, p.status.state]), [
+    [`${JOB_ID}-0`, "POD_STATE_RUNNING"],
+    [`${JOB_ID}-1`, "POD_STATE_LAUNCHING"],
+    [`${JOB_ID}-2`, "POD_STATE_RUNNING"],
+    [`${JOB_ID}-3`, "POD_STATE_PENDING"],
+  ]);
+  const ranged = (await stateless("ListPods", { range: { from: 1, to: 3 } })).pods as { podName: Body }[];
+  assert.deepEqual(ranged.map((p) => p.podName.value), [`${JOB_ID}-1`, `${JOB_ID}-2`]);
+
+  const running = await stateless("QueryPods", {
+    spec: { podStates: ["POD_STATE_RUNNING"] },
+    summaryOnly: true,
+  });
+  assert.deepEqual(
+    (running.pods as { status: Body; spec?: Body }[]).map((p) => [(p.status.podId as Body).value, p.spec]),
+    [[run(0, 1), undefined], [run(2, 1), undefined]],
+  );
+  assert.deepEqual(running.pagination, { offset: 0, limit: 100, total: 2 });
+  const onH2 = await stateless("QueryPods", { spec: { hosts: ["h2"] } });
+  const pods = onH2.pods as { status: Body; spec: Body }[];
+  assert.deepEqual(pods.map((p) => p.spec.podName), [{ value: `${JOB_ID}-2` }], "with their specs");
+  const page = await stateless("QueryPods", { pagination: { offset: 1, limit: 2 } });
+  assert.deepEqual((page.pods as { status: Body }[]).map((p) => (p.status.podId as Body).value), [
+    run(1, 1),
+    run(2, 1),
+  ]);
+  assert.deepEqual(page.pagination, { offset: 1, limit: 2, total: 4 });
+  const named = await stateless("QueryPods", { spec: { names: [{ value: `${JOB_ID}-3` }], podStates: [2] } });
+  assert.equal((named.pagination as Body).total, 1, "PENDING by number, and the name");
 });

@@ -1,4 +1,5 @@
 /** Peloton's v1alpha stateless job API (`peloton.api.v1alpha.job.stateless.svc.JobService`). */
+
 import type { JobConfig, UpdateConfig } from "../model/config_types.ts";
 import type { UpdateRecord } from "../model/records.ts";
 import { parseStatelessSpec, parseUpdateConfig } from "../model/load.ts";
@@ -19,8 +20,34 @@ import type { JobApi } from "./job_api.ts";
 import type { JobEntry } from "./job_entry.ts";
 import { PRE_LAUNCH_RANK } from "./jobmgr.ts";
 import { parseQuerySpec, runJobQuery } from "./job_query.ts";
-import { slaSpecJson, specJson, statusJson, workflowInfoJson } from "./v1alpha_json.ts";
+import { podSpecOf, podStatusJson } from "./pod_api.ts";
+import { podStateName, slaSpecJson, specJson, statusJson, workflowInfoJson } from "./v1alpha_json.ts";
 import { DEFAULT_UPDATE_CONFIG } from "./workflow.ts";
+
+/** A pod state as a query names it, `POD_STATE_RUNNING`, `RUNNING` or its number, as v0's task state name. */
+function podStateOf(s: unknown): string {
+  if (typeof s === "number") return POD_STATE_NUMBERS[s] ?? "INVALID";
+  return String(s).toUpperCase().replace(/^POD_STATE_/, "");
+}
+const POD_STATE_NUMBERS = [
+  "INVALID",
+  "INITIALIZED",
+  "PENDING",
+  "READY",
+  "PLACING",
+  "PLACED",
+  "LAUNCHING",
+  "LAUNCHED",
+  "STARTING",
+  "RUNNING",
+  "SUCCEEDED",
+  "FAILED",
+  "LOST",
+  "KILLING",
+  "KILLED",
+  "PREEMPTING",
+  "DELETED",
+];
 
 export const STATELESS_SERVICE = "peloton.api.v1alpha.job.stateless.svc.JobService";
 
@@ -103,9 +130,59 @@ export class StatelessApi {
         return this.#listJobs(r);
       case "QueryJobs":
         return this.#queryJobs(body, r);
+      case "ListPods":
+      case "QueryPods":
+        return this.api.withJob(
+          r,
+          idValue(body.jobId),
+          (job) => method === "ListPods" ? this.#listPods(r, job, body) : this.#queryPods(r, job, body),
+          true,
+        );
       default:
         return r.error("unimplemented", `procedure ${STATELESS_SERVICE}::${method} is not implemented`);
     }
+  }
+
+  /**
+   * ListPods: every pod of the job, or those of `range` [from, to), as `PodSummary`s in instance order. A
+   * stream of one-pod messages in Peloton; one answer here, as JSON over HTTP has no streams.
+   */
+  #listPods(r: Reply, job: JobView, body: Body): void {
+    const range = body.range as Body | undefined;
+    const from = Number(range?.from ?? 0), to = range?.to === undefined ? Infinity : Number(range.to);
+    const pods = [...job.tasks?.values() ?? []]
+      .filter((t) => t.instanceId >= from && t.instanceId < to)
+      .sort((a, b) => a.instanceId - b.instanceId)
+      .map((t) => ({ podName: { value: `${job.jobId}-${t.instanceId}` }, status: podStatusJson(t) }));
+    r.ok({ pods });
+  }
+
+  /**
+   * QueryPods: the job's pods in the states, names and hosts the spec lists (each list, when given, must
+   * match), a page at a time (`pagination` or the spec's, offset 0 and 100 pods by default), in instance
+   * order, as `PodInfo`s (status only with `summaryOnly`), with the total that matched.
+   */
+  #queryPods(r: Reply, job: JobView, body: Body): void {
+    const spec = (body.spec ?? {}) as Body;
+    const states = new Set(((spec.podStates ?? []) as unknown[]).map((s) => podStateName(podStateOf(s))));
+    const names = new Set(((spec.names ?? []) as unknown[]).map((n) => idValue(n)?.toLowerCase()));
+    const hosts = new Set((spec.hosts ?? []) as string[]);
+    const matched = [...job.tasks?.values() ?? []].filter((t) =>
+      (!states.size || states.has(podStateName(t.state))) &&
+      (!names.size || names.has(`${job.jobId}-${t.instanceId}`)) &&
+      (!hosts.size || (t.hostname !== undefined && hosts.has(t.hostname)))
+    ).sort((a, b) => a.instanceId - b.instanceId);
+    const page = (body.pagination ?? spec.pagination ?? {}) as Body;
+    const offset = Math.max(0, Number(page.offset ?? 0) || 0);
+    const limit = Number(page.limit ?? 0) > 0 ? Number(page.limit) : 100;
+    const summaryOnly = body.summaryOnly === true;
+    const pods = matched.slice(offset, offset + limit).map((t) => {
+      const status = podStatusJson(t);
+      if (summaryOnly) return { status };
+      const tc = this.api.configOf(job, t.configVersion).get(t.instanceId);
+      return { spec: podSpecOf(job, tc, t.instanceId), status };
+    });
+    r.ok({ pods, pagination: { offset, limit, total: matched.length } });
   }
 
   /**
