@@ -90,6 +90,12 @@ Deno.test({
       assert.match((await cli(up.url, "pod", "logs", name)).out, /updated/);
       assert.match((await cli(up.url, "pod", "logs", name, "--id", `${name}-1`)).out, /running 3/);
       assert.match((await cli(up.url, "pod", "events-v1alpha", name)).out, /POD_STATE_RUNNING/);
+      const pods = await cli(up.url, "job", "stateless", "list-pods", job);
+      assert.equal(pods.code, 0, pods.err);
+      assert.equal(pods.out.split("\n").length, 4, `a header and 3 pods:\n${pods.out}`);
+      const running = await cli(up.url, "pod", "query", job, "-s", "RUNNING", "-n", "2");
+      assert.equal(running.code, 0, running.err);
+      assert.match(running.out, /\npods 1-2 of 3$/);
       assert.equal((await cli(up.url, "pod", "restart", name)).out, `Pod ${name}: restart requested`);
       const bad = await cli(up.url, "pod", "get", "nope");
       assert.equal(bad.code, 2);

@@ -5,6 +5,7 @@
 import type { Command, CommandContext } from "./command.ts";
 import { UsageError } from "./command.ts";
 import { table } from "./format.ts";
+import { parseRange } from "./task_commands.ts";
 
 const POD = "peloton.api.v1alpha.pod.svc.PodService";
 const TASK = "peloton.api.task.TaskManager";
@@ -68,7 +69,98 @@ async function sandboxText(ctx: CommandContext, name: string, file: string, id?:
   return await ctx.client.sandboxFile(res.taskId.value, file, res.agentId?.value);
 }
 
+const SVC = "peloton.api.v1alpha.job.stateless.svc.JobService";
+
+const POD_STATES = [
+  "INITIALIZED",
+  "PENDING",
+  "READY",
+  "PLACING",
+  "PLACED",
+  "LAUNCHING",
+  "LAUNCHED",
+  "STARTING",
+  "RUNNING",
+  "SUCCEEDED",
+  "FAILED",
+  "LOST",
+  "KILLING",
+  "KILLED",
+  "PREEMPTING",
+  "DELETED",
+];
+
+/** `-s RUNNING,POD_STATE_FAILED`: pod states, each checked. */
+function podStates(s: string): string[] {
+  return s.split(",").map((x) => x.trim()).filter(Boolean).map((x) => {
+    const name = x.toUpperCase().replace(/^POD_STATE_/, "");
+    if (!POD_STATES.includes(name)) {
+      throw new UsageError(`--states: got "${x}", expected pod states among ${POD_STATES.join(", ")}`);
+    }
+    return `POD_STATE_${name}`;
+  });
+}
+
+function count(flag: string, v: unknown, min: number): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) {
+    throw new UsageError(`--${flag}: got "${v}", expected an integer >= ${min}`);
+  }
+  return n;
+}
+
 export const podCommands: Command[] = [
+  {
+    name: "pod query",
+    args: ["JOB"],
+    summary: "find a job's pods by -s states, --names NAME,..., --hosts HOST,...; -n limit (100), -o offset",
+    options: {
+      states: { type: "string", short: "s" },
+      names: { type: "string" },
+      hosts: { type: "string" },
+      limit: { type: "string", short: "n", default: "100" },
+      offset: { type: "string", short: "o", default: "0" },
+    },
+    async run(ctx, [job], opts) {
+      const spec: Record<string, unknown> = {};
+      if (opts.states) spec.podStates = podStates(String(opts.states));
+      if (opts.names) spec.names = String(opts.names).split(",").map((n) => podName(n.trim()));
+      if (opts.hosts) spec.hosts = String(opts.hosts).split(",").map((h) => h.trim()).filter(Boolean);
+      const pagination = { limit: count("limit", opts.limit, 1), offset: count("offset", opts.offset, 0) };
+      const res = await ctx.client.call<
+        { pods: { status: PodStatus }[]; pagination: { offset: number; total: number } }
+      >(`${SVC}::QueryPods`, { jobId: { value: job }, spec, pagination, summaryOnly: true });
+      if (ctx.json) ctx.out(JSON.stringify(res, null, 2));
+      else {
+        const p = res.pagination;
+        ctx.out(
+          `${table(STATUS_HEADERS, res.pods.map((x) => statusRow(x.status)))}\n` +
+            `pods ${res.pods.length ? `${p.offset + 1}-${p.offset + res.pods.length}` : "0"} of ${p.total}`,
+        );
+      }
+      return 0;
+    },
+  },
+  {
+    name: "job stateless list-pods",
+    args: ["JOB"],
+    summary: "list a job's pods (all, or an instance range with -r FROM:TO) (JobService::ListPods)",
+    options: { range: { type: "string", short: "r" } },
+    async run(ctx, [job], opts) {
+      const body: Record<string, unknown> = { jobId: { value: job } };
+      if (opts.range) body.range = parseRange(String(opts.range));
+      const res = await ctx.client.call<{ pods: { podName: { value: string }; status: PodStatus }[] }>(
+        `${SVC}::ListPods`,
+        body,
+      );
+      ctx.out(
+        ctx.json
+          ? JSON.stringify(res, null, 2)
+          : table(["Pod", ...STATUS_HEADERS], res.pods.map((p) => [p.podName.value, ...statusRow(p.status)])),
+      );
+      return 0;
+    },
+  },
   {
     name: "pod get",
     args: ["NAME"],
