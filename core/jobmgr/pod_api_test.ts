@@ -1,4 +1,4 @@
-/** v1alpha PodService: pods by name (`<jobId>-<instanceId>`), their runs, events, sandboxes and actions. */
+/** v1alpha PodService, and JobService's pod, cache and lookup calls: pods by name (`<jobId>-<instanceId>`), their runs, events, sandboxes and actions. */
 import assert from "node:assert/strict";
 import type { ApiReply } from "../messages.ts";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
@@ -242,4 +242,33 @@ Deno.test("JobService ListPods and QueryPods: a job's pods in instance order, fi
   assert.deepEqual(page.pagination, { offset: 1, limit: 2, total: 4 });
   const named = await stateless("QueryPods", { spec: { names: [{ value: `${JOB_ID}-3` }], podStates: [2] } });
   assert.equal((named.pagination as Body).total, 1, "PENDING by number, and the name");
+});
+
+Deno.test("JobService GetJobCache (memory only), RefreshJob and GetJobIDFromJobName (the exact name, newest first)", async () => {
+  const rig = new JobmgrRig();
+  const second = "22222222-2222-4333-8444-555555555555";
+  rig.create({ type: "SERVICE" });
+  rig.create({ type: "SERVICE" }, second);
+  rig.create({ type: "SERVICE", name: "test-job-2" }, "33333333-2222-4333-8444-555555555555");
+  rig.store.settle();
+  const stateless = async (method: string, body: Body) => {
+    rig.call(STATELESS, method, body);
+    await rig.reads();
+    return rig.replies()[0];
+  };
+  const cache = ok(await stateless("GetJobCache", { jobId: { value: JOB_ID } }));
+  assert.equal((cache.spec as Body).name, "test-job");
+  assert.equal((cache.status as Body).state, "JOB_STATE_PENDING");
+  assert.deepEqual(ok(await stateless("RefreshJob", { jobId: { value: JOB_ID } })), {});
+  assert.deepEqual(ok(await stateless("GetJobIDFromJobName", { jobName: "test-job" })).jobId, [
+    { value: second },
+    { value: JOB_ID },
+  ]);
+  assert.equal((await stateless("GetJobIDFromJobName", { jobName: "nope" })).error?.code, "not-found");
+  rig.jm.jobs.delete(second);
+  assert.deepEqual((await stateless("GetJobCache", { jobId: { value: second } })).error, {
+    code: "not-found",
+    message: `job ${second} not found in cache`,
+  });
+  assert.equal(rig.jm.jobs.has(second), false, "not loaded");
 });

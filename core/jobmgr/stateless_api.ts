@@ -130,6 +130,24 @@ export class StatelessApi {
         return this.#listJobs(r);
       case "QueryJobs":
         return this.#queryJobs(body, r);
+      case "GetJobCache": {
+        // The job manager's memory, as Peloton's cache: a job it does not drive is not loaded for this.
+        const jobId = idValue(body.jobId);
+        const j = jobId === undefined ? undefined : this.api.jm.jobs.get(jobId);
+        if (!j) return r.error("not-found", `job ${jobId ?? ""} not found in cache`);
+        const workflow = j.runtime.updateId ? this.api.jm.updates.get(j.runtime.updateId) : undefined;
+        return r.ok({ spec: specJson(j), status: statusJson(j, workflow) });
+      }
+      case "RefreshJob":
+        // Peloton reloads the job from its store and runs its goal-state actions again.
+        return this.api.withLiveJob(r, idValue(body.jobId), (job) => {
+          const jm = this.api.jm;
+          jm.jobEngine.enqueue(job);
+          for (const t of job.tasks.values()) jm.taskEngine.enqueue(t);
+          r.ok({});
+        });
+      case "GetJobIDFromJobName":
+        return this.#jobIdsByName(body, r);
       case "ListPods":
       case "QueryPods":
         return this.api.withJob(
@@ -141,6 +159,18 @@ export class StatelessApi {
       default:
         return r.error("unimplemented", `procedure ${STATELESS_SERVICE}::${method} is not implemented`);
     }
+  }
+
+  /** GetJobIDFromJobName: the ids of the jobs named exactly `jobName`, newest first; NotFound when none is. */
+  #jobIdsByName(body: Body, r: Reply): void {
+    const name = body.jobName;
+    if (typeof name !== "string" || !name) return r.error("invalid-argument", "jobName: expected a job name");
+    // The store matches a part of the name in any case; the exact name is kept.
+    this.api.jm.deps.store.queryJobs({ name }).then((page) => {
+      const ids = page.jobs.filter((j) => j.config.name === name).map((j) => ({ value: j.jobId }));
+      if (!ids.length) return r.error("not-found", `no job is named ${JSON.stringify(name)}`);
+      r.ok({ jobId: ids });
+    }, (err) => r.error("internal", String(err)));
   }
 
   /**
