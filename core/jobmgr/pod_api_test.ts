@@ -272,3 +272,46 @@ Deno.test("JobService GetJobCache (memory only), RefreshJob and GetJobIDFromJobN
   });
   assert.equal(rig.jm.jobs.has(second), false, "not loaded");
 });
+
+Deno.test("JobService GetReplaceJobDiff: the instances a replace would add, remove, update and leave, changing nothing", async () => {
+  const rig = new JobmgrRig();
+  const container = (cmd: string) => ({
+    name: "c",
+    entrypoint: { value: cmd },
+    resource: { cpuLimit: 0.1, memLimitMb: 8 },
+  });
+  const spec = {
+    name: "s",
+    instanceCount: 3,
+    defaultSpec: { containers: [container("sleep 60")] },
+    respoolId: { value: "pool-a" },
+  };
+  rig.call(STATELESS, "CreateJob", { jobId: { value: JOB_ID }, spec });
+  rig.answerPool();
+  rig.store.settle();
+  const version = ok(rig.replies()[0]).version;
+  const diff = async (next: Body) => {
+    rig.call(STATELESS, "GetReplaceJobDiff", { jobId: { value: JOB_ID }, version, spec: next });
+    await rig.reads();
+    return ok(rig.replies()[0]);
+  };
+  assert.deepEqual(
+    await diff({ ...spec, instanceCount: 4, instanceSpec: { 1: { containers: [container("sleep 61")] } } }),
+    // Ranges with `to` inclusive, as Peloton's ConvertInstanceIDListToInstanceRange makes them.
+    {
+      instancesAdded: [{ from: 3, to: 3 }],
+      instancesRemoved: [],
+      instancesUpdated: [{ from: 1, to: 1 }],
+      instancesUnchanged: [{ from: 0, to: 0 }, { from: 2, to: 2 }],
+    },
+  );
+  assert.deepEqual(await diff({ ...spec, instanceCount: 1 }), {
+    instancesAdded: [],
+    instancesRemoved: [{ from: 1, to: 2 }],
+    instancesUpdated: [],
+    instancesUnchanged: [{ from: 0, to: 0 }],
+  });
+  assert.equal(rig.job().configVersion, 1, "nothing changed");
+  rig.call(STATELESS, "GetReplaceJobDiff", { jobId: { value: JOB_ID }, version: { value: "9-9-9" }, spec });
+  assert.equal(rig.replies()[0].error?.code, "aborted", "a stale version is refused");
+});

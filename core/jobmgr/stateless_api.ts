@@ -10,6 +10,7 @@ import {
   type Body,
   entityVersion,
   idValue,
+  instanceIdRanges,
   instancesOf,
   type JobView,
   outOfRangeOf,
@@ -19,6 +20,7 @@ import {
 import type { JobApi } from "./job_api.ts";
 import type { JobEntry } from "./job_entry.ts";
 import { PRE_LAUNCH_RANK } from "./jobmgr.ts";
+import { TaskConfigs } from "./task_build.ts";
 import { parseQuerySpec, runJobQuery } from "./job_query.ts";
 import { podSpecOf, podStatusJson } from "./pod_api.ts";
 import { podStateName, slaSpecJson, specJson, statusJson, workflowInfoJson } from "./v1alpha_json.ts";
@@ -148,6 +150,8 @@ export class StatelessApi {
         });
       case "GetJobIDFromJobName":
         return this.#jobIdsByName(body, r);
+      case "GetReplaceJobDiff":
+        return this.#active(body, r, (job) => this.#replaceDiff(job, body, r));
       case "ListPods":
       case "QueryPods":
         return this.api.withJob(
@@ -291,6 +295,33 @@ export class StatelessApi {
         "v1alpha",
       );
     }, "v1alpha");
+  }
+
+  /**
+   * GetReplaceJobDiff: what a ReplaceJob with this spec would do, changing nothing: the instances it would
+   * add, remove, update (their config differs) and leave as they are, as instance ranges.
+   */
+  #replaceDiff(job: JobEntry, body: Body, r: Reply): void {
+    const parsed = parseStatelessSpec(body.spec, "spec");
+    if (!parsed.ok) return r.error("invalid-argument", parsed.errors.map((e) => e.message).join("; "));
+    const next = statelessSpecToJobConfig(parsed.value);
+    next.respoolId ??= job.config.respoolId;
+    const before = job.versions.get(job.configVersion)!.tasks, after = new TaskConfigs(next);
+    const live = [...job.tasks.values()].filter((t) => t.goalState !== "DELETED").map((t) => t.instanceId);
+    const added: number[] = [], removed: number[] = [], updated: number[] = [], unchanged: number[] = [];
+    // As a replace plans it (`Workflows.prepare`).
+    for (let i = live.length; i < next.instanceCount; i++) added.push(i);
+    for (const i of live.sort((a, b) => a - b)) {
+      if (i >= next.instanceCount) removed.push(i);
+      else if (JSON.stringify(before.get(i)) !== JSON.stringify(after.get(i))) updated.push(i);
+      else unchanged.push(i);
+    }
+    r.ok({
+      instancesAdded: instanceIdRanges(added),
+      instancesRemoved: instanceIdRanges(removed),
+      instancesUpdated: instanceIdRanges(updated),
+      instancesUnchanged: instanceIdRanges(unchanged),
+    });
   }
 
   /** A rolling update to a new spec (`ReplaceJob`), at the entity version the caller saw. */
