@@ -401,6 +401,12 @@ export class MemoryStore implements Store {
         events.push(this.#adopt ? w.event : { ...w.event });
         break;
       }
+      case "task.events.delete": {
+        const byInstance = this.#events.get(w.jobId);
+        const events = byInstance?.get(w.instanceId);
+        if (events) byInstance!.set(w.instanceId, events.filter((e) => e.runId > w.runId));
+        break;
+      }
       case "respool.put": {
         const old = this.#respools.get(w.pool.id);
         if (old) this.#respoolIdByPath.delete(old.path);

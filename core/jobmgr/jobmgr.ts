@@ -1219,6 +1219,7 @@ function writeJobId(w: StoreWrite): string | undefined {
     case "job.delete":
     case "job.config":
     case "task.delete":
+    case "task.events.delete":
       return w.jobId;
     default:
       return undefined;

@@ -112,10 +112,20 @@ export class PodApi {
           r.ok({});
         });
       default:
-        return r.error(
-          "unimplemented",
-          "DeletePodEvents: a pod's events are kept for as long as its job is; delete the job to remove them",
-        );
+        // DeletePodEvents: the events of the pod's runs up to the one `podId` names (Peloton's, to bound their
+        // growth); the current run's among them if it is named.
+        return this.#live(r, jobId, instanceId, notFound, (job) => {
+          const podId = podIdOf(body);
+          const id = podId === undefined ? undefined : parseMesosTaskId(podId);
+          if (!id || id.jobId !== jobId || id.instanceId !== instanceId) {
+            return r.error(
+              "invalid-argument",
+              `podId: got ${JSON.stringify(podId ?? null)}, expected a run of ${name}: ${name}-RUN`,
+            );
+          }
+          this.api.jm.write({ kind: "task.events.delete", jobId: job.jobId, instanceId, runId: id.runId });
+          this.api.whenDurable(r, `DeletePodEvents of pod ${name}`, {});
+        });
     }
   }
 

@@ -197,7 +197,18 @@ Deno.test("GetPodEvents: one run's events, newest first; BrowsePodSandbox: where
   assert.deepEqual([sandbox.hostname, sandbox.paths], ["h2", ["stdout", "stderr"]]);
   const earlier = ok(await call(rig, "BrowsePodSandbox", { podName: pod(0), podId: { value: run(0, 1) } }));
   assert.equal(earlier.hostname, "h1");
-  assert.equal((await call(rig, "DeletePodEvents", { podName: pod(0) })).error?.code, "unimplemented");
+
+  // DeletePodEvents: the runs up to the one named lose their events; later runs keep theirs.
+  assert.equal((await call(rig, "DeletePodEvents", { podName: pod(0) })).error?.code, "invalid-argument");
+  assert.deepEqual(
+    ok(await call(rig, "DeletePodEvents", { podName: pod(0), podId: { value: run(0, 1) } })),
+    {},
+  );
+  rig.store.settle();
+  const gone = ok(await call(rig, "GetPodEvents", { podName: pod(0), podId: { value: run(0, 1) } })).events;
+  assert.deepEqual(gone, []);
+  const kept = ok(await call(rig, "GetPodEvents", { podName: pod(0) })).events as Body[];
+  assert.equal(kept.length, 4, "the current run's events stay");
 });
 
 Deno.test("JobService ListPods and QueryPods: a job's pods in instance order, filtered and paged", async () => {

@@ -21,6 +21,8 @@ export type StoreWrite =
   /** Removes an instance (a job shrank); its events stay. */
   | { kind: "task.delete"; jobId: string; instanceId: number }
   | { kind: "task.event"; event: TaskEventRecord }
+  /** Deletes an instance's events of runs up to `runId` (v1alpha DeletePodEvents, bounding their growth). */
+  | { kind: "task.events.delete"; jobId: string; instanceId: number; runId: number }
   | { kind: "respool.put"; pool: RespoolRecord }
   | { kind: "respool.delete"; id: string }
   /** Same version rule as jobs and tasks. */

@@ -316,6 +316,13 @@ export class TestStore implements Store {
       case "task.delete":
         this.tasks.delete(`${w.jobId}/${w.instanceId}`);
         return;
+      case "task.events.delete": {
+        const keep = this.events.filter((e) =>
+          e.jobId !== w.jobId || e.instanceId !== w.instanceId || e.runId > w.runId
+        );
+        this.events.splice(0, this.events.length, ...keep);
+        return;
+      }
       case "update.put":
         this.updates.set(w.update.updateId, structuredClone(w.update));
         return;

@@ -525,7 +525,9 @@ export class KyselyStore implements Store {
         puts.set(key, w.task);
       } else if (w.kind === "task.event") events.push(w.event);
       else {
-        if (w.kind === "job.delete" || w.kind === "task.delete") await writeHeld();
+        if (w.kind === "job.delete" || w.kind === "task.delete" || w.kind === "task.events.delete") {
+          await writeHeld();
+        }
         await this.#applyOne(trx, w, labels);
       }
     }
@@ -549,6 +551,10 @@ export class KyselyStore implements Store {
       case "task.delete":
         await trx.deleteFrom("tasks").where("job_id", "=", w.jobId).where("instance_id", "=", w.instanceId)
           .execute();
+        return;
+      case "task.events.delete":
+        await trx.deleteFrom("task_events").where("job_id", "=", w.jobId)
+          .where("instance_id", "=", w.instanceId).where("run_id", "<=", w.runId).execute();
         return;
       case "respool.put":
         return await this.#putRespool(trx, w.pool);

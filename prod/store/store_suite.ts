@@ -607,6 +607,29 @@ const cases: Record<string, Case> = {
     equal(await store.getTaskEvents(jobId, 2), [bare]);
   },
 
+  "an instance's events of runs up to one are deleted; later runs' and other instances' stay": async (
+    store,
+    ids,
+  ) => {
+    const jobId = ids.job(1);
+    const of = (instanceId: number, runId: number, state: TaskEventRecord["state"]) => ({
+      ...event(jobId, instanceId, state, runId),
+      runId,
+    });
+    const events = [of(0, 1, "RUNNING"), of(0, 2, "RUNNING"), of(0, 3, "PENDING"), of(1, 1, "RUNNING")];
+    strictEqual(await put(store, events.map((event) => ({ kind: "task.event", event }))), undefined);
+    // Held-back events of the same batch are written before the delete, as it comes after them.
+    strictEqual(
+      await put(store, [
+        { kind: "task.event", event: of(0, 2, "KILLED") },
+        { kind: "task.events.delete", jobId, instanceId: 0, runId: 2 },
+      ]),
+      undefined,
+    );
+    equal(await store.getTaskEvents(jobId, 0), [of(0, 3, "PENDING")]);
+    equal(await store.getTaskEvents(jobId, 1), [of(1, 1, "RUNNING")]);
+  },
+
   "respools put, update and delete": async (store, ids) => {
     const p = ids.prefix;
     const pools = [pool(`${p}-a`, `/${p}/a`, `${p}-root`), pool(`${p}-root`, `/${p}`, "root")];
