@@ -96,6 +96,10 @@ Deno.test({
       const running = await cli(up.url, "pod", "query", job, "-s", "RUNNING", "-n", "2");
       assert.equal(running.code, 0, running.err);
       assert.match(running.out, /\npods 1-2 of 3$/);
+      const deleted = await cli(up.url, "pod", "delete-events", name, `${name}-1`);
+      assert.equal(deleted.out, `Pod ${name}: events of runs up to ${name}-1 deleted`, deleted.err);
+      const firstEvents = await cli(up.url, "pod", "events-v1alpha", name, "--id", `${name}-1`, "-j");
+      assert.deepEqual(JSON.parse(firstEvents.out).events, []);
       assert.equal((await cli(up.url, "pod", "restart", name)).out, `Pod ${name}: restart requested`);
       const bad = await cli(up.url, "pod", "get", "nope");
       assert.equal(bad.code, 2);

@@ -18,12 +18,12 @@ function podName(s: string): { value: string } {
   return { value: s };
 }
 
-/** `--id`: a run of the pod, `<NAME>-<run>`. */
+/** `--id` or PODID: a run of the pod, `<NAME>-<run>`. */
 function podId(name: string, id: unknown): { value: string } | undefined {
   if (id === undefined) return undefined;
   const s = String(id);
   if (!new RegExp(`^${name}-\\d+$`, "i").test(s)) {
-    throw new UsageError(`--id: got "${s}", expected a run of ${name}: ${name}-RUN`);
+    throw new UsageError(`pod id: got "${s}", expected a run of ${name}: ${name}-RUN`);
   }
   return { value: s };
 }
@@ -234,6 +234,16 @@ export const podCommands: Command[] = [
       }
       const text = await sandboxText(ctx, name, file, podId(name, opts.id)?.value);
       ctx.out(text.replace(/\n$/, ""));
+      return 0;
+    },
+  },
+  {
+    name: "pod delete-events",
+    args: ["NAME", "PODID"],
+    summary: "delete the events of a pod's runs up to PODID (NAME-RUN), to bound their growth",
+    async run(ctx, [name, id]) {
+      await ctx.client.call(`${POD}::DeletePodEvents`, { podName: podName(name), podId: podId(name, id) });
+      ctx.out(ctx.json ? "{}" : `Pod ${name}: events of runs up to ${id} deleted`);
       return 0;
     },
   },
