@@ -324,5 +324,39 @@ Deno.test("JobService GetReplaceJobDiff: the instances a replace would add, remo
   });
   assert.equal(rig.job().configVersion, 1, "nothing changed");
   rig.call(STATELESS, "GetReplaceJobDiff", { jobId: { value: JOB_ID }, version: { value: "9-9-9" }, spec });
+  await rig.reads();
   assert.equal(rig.replies()[0].error?.code, "aborted", "a stale version is refused");
+  rig.call(STATELESS, "GetReplaceJobDiff", {
+    jobId: { value: JOB_ID },
+    spec: { ...spec, respoolId: { value: "b" } },
+  });
+  await rig.reads();
+  assert.match(rig.replies()[0].error?.message ?? "", /cannot move a job to another pool/);
+  // A job only the store holds is looked at there, not loaded to be driven by this job manager.
+  rig.jm.jobs.delete(JOB_ID);
+  assert.deepEqual((await diff({ ...spec, instanceCount: 2 })).instancesRemoved, [{ from: 2, to: 2 }]);
+  assert.equal(rig.jm.jobs.has(JOB_ID), false, "not adopted");
+
+  // A batch job cannot be replaced by a stateless spec: nor diffed against one.
+  const batch = new JobmgrRig();
+  batch.create();
+  batch.call(STATELESS, "GetReplaceJobDiff", { jobId: { value: JOB_ID }, spec });
+  await batch.reads();
+  assert.match(batch.replies()[0].error?.message ?? "", /^job type is immutable/);
+});
+
+Deno.test("QueryPods refuses malformed filters, naming them, instead of failing without an answer", async () => {
+  const rig = new JobmgrRig();
+  rig.create({ type: "SERVICE" });
+  for (
+    const [spec, why] of [
+      [{ podStates: "RUNNING" }, "spec.podStates: expected a list"],
+      [{ hosts: "h1" }, "spec.hosts: expected a list"],
+      [{ podStates: ["SLEEPING"] }, 'spec.podStates: got "SLEEPING", expected pod states'],
+    ] as const
+  ) {
+    rig.call(STATELESS, "QueryPods", { jobId: { value: JOB_ID }, spec });
+    await rig.reads();
+    assert.deepEqual(rig.replies()[0].error, { code: "invalid-argument", message: why });
+  }
 });

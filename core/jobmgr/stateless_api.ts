@@ -24,7 +24,7 @@ import { TaskConfigs } from "./task_build.ts";
 import { parseQuerySpec, runJobQuery } from "./job_query.ts";
 import { podSpecOf, podStatusJson } from "./pod_api.ts";
 import { podStateName, slaSpecJson, specJson, statusJson, workflowInfoJson } from "./v1alpha_json.ts";
-import { DEFAULT_UPDATE_CONFIG } from "./workflow.ts";
+import { DEFAULT_UPDATE_CONFIG, planReplace } from "./workflow.ts";
 
 /** A pod state as a query names it, `POD_STATE_RUNNING`, `RUNNING` or its number, as v0's task state name. */
 function podStateOf(s: unknown): string {
@@ -135,8 +135,9 @@ export class StatelessApi {
       case "GetJobCache": {
         // The job manager's memory, as Peloton's cache: a job it does not drive is not loaded for this.
         const jobId = idValue(body.jobId);
-        const j = jobId === undefined ? undefined : this.api.jm.jobs.get(jobId);
-        if (!j) return r.error("not-found", `job ${jobId ?? ""} not found in cache`);
+        if (jobId === undefined) return r.error("invalid-argument", "jobId: expected a job id");
+        const j = this.api.jm.jobs.get(jobId);
+        if (!j) return r.error("not-found", `job ${jobId} not found in cache`);
         const workflow = j.runtime.updateId ? this.api.jm.updates.get(j.runtime.updateId) : undefined;
         return r.ok({ spec: specJson(j), status: statusJson(j, workflow) });
       }
@@ -151,7 +152,8 @@ export class StatelessApi {
       case "GetJobIDFromJobName":
         return this.#jobIdsByName(body, r);
       case "GetReplaceJobDiff":
-        return this.#active(body, r, (job) => this.#replaceDiff(job, body, r));
+        // A read: the job is looked at where it is (memory or store), never loaded to be driven here.
+        return this.api.withJob(r, idValue(body.jobId), (job) => this.#replaceDiff(job, body, r), true);
       case "ListPods":
       case "QueryPods":
         return this.api.withJob(
@@ -198,12 +200,26 @@ export class StatelessApi {
    */
   #queryPods(r: Reply, job: JobView, body: Body): void {
     const spec = (body.spec ?? {}) as Body;
-    const states = new Set(((spec.podStates ?? []) as unknown[]).map((s) => podStateName(podStateOf(s))));
+    for (const field of ["podStates", "names", "hosts"]) {
+      if (spec[field] !== undefined && !Array.isArray(spec[field])) {
+        return r.error("invalid-argument", `spec.${field}: expected a list`);
+      }
+    }
+    const stateNames = ((spec.podStates ?? []) as unknown[]).map(podStateOf);
+    const unknown = stateNames.find((s) => s === "INVALID" || podStateName(s) === "POD_STATE_INVALID");
+    if (unknown !== undefined) {
+      return r.error(
+        "invalid-argument",
+        `spec.podStates: got ${JSON.stringify(unknown)}, expected pod states`,
+      );
+    }
+    const states = new Set(stateNames.map(podStateName));
     const names = new Set(((spec.names ?? []) as unknown[]).map((n) => idValue(n)?.toLowerCase()));
-    const hosts = new Set((spec.hosts ?? []) as string[]);
+    const hosts = new Set(((spec.hosts ?? []) as unknown[]).map(String));
+    const prefix = job.jobId.toLowerCase();
     const matched = [...job.tasks?.values() ?? []].filter((t) =>
       (!states.size || states.has(podStateName(t.state))) &&
-      (!names.size || names.has(`${job.jobId}-${t.instanceId}`)) &&
+      (!names.size || names.has(`${prefix}-${t.instanceId}`)) &&
       (!hosts.size || (t.hostname !== undefined && hosts.has(t.hostname)))
     ).sort((a, b) => a.instanceId - b.instanceId);
     const page = (body.pagination ?? spec.pagination ?? {}) as Body;
@@ -298,28 +314,41 @@ export class StatelessApi {
   }
 
   /**
-   * GetReplaceJobDiff: what a ReplaceJob with this spec would do, changing nothing: the instances it would
-   * add, remove, update (their config differs) and leave as they are, as instance ranges.
+   * GetReplaceJobDiff: what a ReplaceJob with this spec would do, changing nothing, refused as ReplaceJob
+   * would refuse it (another job type, another pool, a stale entity version): the instances it would add,
+   * remove, update and leave as they are, as instance ranges (`to` inclusive, as Peloton's answer).
    */
-  #replaceDiff(job: JobEntry, body: Body, r: Reply): void {
+  #replaceDiff(job: JobView, body: Body, r: Reply): void {
+    if (job.config.type !== "SERVICE") {
+      return r.error(
+        "invalid-argument",
+        `job type is immutable: job ${job.jobId} is a ${job.config.type} job, and a stateless spec makes a ` +
+          "SERVICE job",
+      );
+    }
+    const given = idValue(body.version);
+    if (given !== undefined && given !== entityVersion(job)) {
+      return r.error(
+        "aborted",
+        `unexpected entity version: got ${given}, the job is at ${entityVersion(job)}`,
+      );
+    }
     const parsed = parseStatelessSpec(body.spec, "spec");
     if (!parsed.ok) return r.error("invalid-argument", parsed.errors.map((e) => e.message).join("; "));
     const next = statelessSpecToJobConfig(parsed.value);
     next.respoolId ??= job.config.respoolId;
-    const before = job.versions.get(job.configVersion)!.tasks, after = new TaskConfigs(next);
-    const live = [...job.tasks.values()].filter((t) => t.goalState !== "DELETED").map((t) => t.instanceId);
-    const added: number[] = [], removed: number[] = [], updated: number[] = [], unchanged: number[] = [];
-    // As a replace plans it (`Workflows.prepare`).
-    for (let i = live.length; i < next.instanceCount; i++) added.push(i);
-    for (const i of live.sort((a, b) => a - b)) {
-      if (i >= next.instanceCount) removed.push(i);
-      else if (JSON.stringify(before.get(i)) !== JSON.stringify(after.get(i))) updated.push(i);
-      else unchanged.push(i);
+    if (next.respoolId !== job.config.respoolId) {
+      return r.error("invalid-argument", "spec.respoolId: cannot move a job to another pool");
     }
+    const tasks = [...job.tasks?.values() ?? []];
+    const plan = planReplace(tasks, next, new TaskConfigs(next), (v) => this.api.configAt(job, v));
+    const unchanged = tasks.filter((t) =>
+      t.goalState !== "DELETED" && t.instanceId < next.instanceCount && !plan.updated.includes(t.instanceId)
+    ).map((t) => t.instanceId);
     r.ok({
-      instancesAdded: instanceIdRanges(added),
-      instancesRemoved: instanceIdRanges(removed),
-      instancesUpdated: instanceIdRanges(updated),
+      instancesAdded: instanceIdRanges(plan.added),
+      instancesRemoved: instanceIdRanges(plan.removed),
+      instancesUpdated: instanceIdRanges(plan.updated),
       instancesUnchanged: instanceIdRanges(unchanged),
     });
   }

@@ -24,6 +24,7 @@ import { randomUuid } from "../ports/prng.ts";
 import type { StoreWrite } from "../ports/store.ts";
 import { jobConfigOf, type JobEntry } from "./job_entry.ts";
 import type { JobManager } from "./jobmgr.ts";
+import type { TaskConfigs } from "./task_build.ts";
 
 export type UpdateAction = "start" | "run" | "clear";
 
@@ -77,6 +78,32 @@ function differs(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) !== JSON.stringify(b);
 }
 
+/**
+ * What an update to `next` does to a job's instances (Peloton's `GetInstancesToProcessForUpdate`): adds the
+ * instances up to its count, removes those past it, and updates each instance whose own config (that of the
+ * version it runs, not the job's latest: an aborted update leaves instances on several) differs from the
+ * new one, or which is still to move to another version. `configsOf` gives a version's configs, when known.
+ */
+export function planReplace(
+  tasks: readonly TaskRecord[],
+  next: { instanceCount: number },
+  after: TaskConfigs,
+  configsOf: (version: number) => TaskConfigs | undefined,
+): { added: number[]; removed: number[]; updated: number[] } {
+  const live = tasks.filter((t) => t.goalState !== "DELETED").sort((a, b) => a.instanceId - b.instanceId);
+  const added: number[] = [], removed: number[] = [], updated: number[] = [];
+  for (let i = live.length; i < next.instanceCount; i++) added.push(i);
+  for (const t of live) {
+    const i = t.instanceId;
+    if (i >= next.instanceCount) removed.push(i);
+    else if (
+      (t.desiredConfigVersion !== undefined && t.desiredConfigVersion !== t.configVersion) ||
+      differs(configsOf(t.configVersion)?.get(i), after.get(i))
+    ) updated.push(i);
+  }
+  return { added, removed, updated };
+}
+
 export class Workflows {
   constructor(private readonly jm: JobManager) {}
 
@@ -125,15 +152,12 @@ export class Workflows {
     let target = prevVersion;
     if (req.type === "UPDATE") {
       const next = req.jobConfig!;
-      const before = job.versions.get(prevVersion)!;
       target = this.jm.addConfigVersion(job, next);
       const after = job.versions.get(target)!;
-      const oldCount = liveIds.length;
-      for (let i = oldCount; i < next.instanceCount; i++) added.push(i);
-      for (const i of liveIds) {
-        if (i >= next.instanceCount) removed.push(i);
-        else if (differs(before.tasks.get(i), after.tasks.get(i))) updated.push(i);
-      }
+      const plan = planReplace([...job.tasks.values()], next, after.tasks, (v) => job.versions.get(v)?.tasks);
+      added.push(...plan.added);
+      removed.push(...plan.removed);
+      updated = plan.updated;
     } else {
       updated = (req.instances ?? liveIds).filter((i) => job.tasks.has(i));
     }
