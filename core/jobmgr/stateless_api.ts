@@ -23,33 +23,21 @@ import { PRE_LAUNCH_RANK } from "./jobmgr.ts";
 import { TaskConfigs } from "./task_build.ts";
 import { parseQuerySpec, runJobQuery } from "./job_query.ts";
 import { podSpecOf, podStatusJson } from "./pod_api.ts";
-import { podStateName, slaSpecJson, specJson, statusJson, workflowInfoJson } from "./v1alpha_json.ts";
-import { DEFAULT_UPDATE_CONFIG, planReplace } from "./workflow.ts";
+import {
+  POD_STATE_NUMBERS,
+  podStateName,
+  slaSpecJson,
+  specJson,
+  statusJson,
+  workflowInfoJson,
+} from "./v1alpha_json.ts";
 
 /** A pod state as a query names it, `POD_STATE_RUNNING`, `RUNNING` or its number, as v0's task state name. */
 function podStateOf(s: unknown): string {
   if (typeof s === "number") return POD_STATE_NUMBERS[s] ?? "INVALID";
   return String(s).toUpperCase().replace(/^POD_STATE_/, "");
 }
-const POD_STATE_NUMBERS = [
-  "INVALID",
-  "INITIALIZED",
-  "PENDING",
-  "READY",
-  "PLACING",
-  "PLACED",
-  "LAUNCHING",
-  "LAUNCHED",
-  "STARTING",
-  "RUNNING",
-  "SUCCEEDED",
-  "FAILED",
-  "LOST",
-  "KILLING",
-  "KILLED",
-  "PREEMPTING",
-  "DELETED",
-];
+import { DEFAULT_UPDATE_CONFIG, planReplace } from "./workflow.ts";
 
 export const STATELESS_SERVICE = "peloton.api.v1alpha.job.stateless.svc.JobService";
 
@@ -333,13 +321,8 @@ export class StatelessApi {
         `unexpected entity version: got ${given}, the job is at ${entityVersion(job)}`,
       );
     }
-    const parsed = parseStatelessSpec(body.spec, "spec");
-    if (!parsed.ok) return r.error("invalid-argument", parsed.errors.map((e) => e.message).join("; "));
-    const next = statelessSpecToJobConfig(parsed.value);
-    next.respoolId ??= job.config.respoolId;
-    if (next.respoolId !== job.config.respoolId) {
-      return r.error("invalid-argument", "spec.respoolId: cannot move a job to another pool");
-    }
+    const next = this.#nextConfig(job, body, r);
+    if (!next) return;
     const tasks = [...job.tasks?.values() ?? []];
     const plan = planReplace(tasks, next, new TaskConfigs(next), (v) => this.api.configAt(job, v));
     const unchanged = tasks.filter((t) =>
@@ -353,15 +336,26 @@ export class StatelessApi {
     });
   }
 
-  /** A rolling update to a new spec (`ReplaceJob`), at the entity version the caller saw. */
-  #replace(job: JobEntry, body: Body, r: Reply): void {
+  /** The job config a replace's spec makes, in the job's pool; undefined once a refusal is answered. */
+  #nextConfig(job: JobView, body: Body, r: Reply): JobConfig | undefined {
     const parsed = parseStatelessSpec(body.spec, "spec");
-    if (!parsed.ok) return r.error("invalid-argument", parsed.errors.map((e) => e.message).join("; "));
+    if (!parsed.ok) {
+      r.error("invalid-argument", parsed.errors.map((e) => e.message).join("; "));
+      return undefined;
+    }
     const next = statelessSpecToJobConfig(parsed.value);
     next.respoolId ??= job.config.respoolId;
     if (next.respoolId !== job.config.respoolId) {
-      return r.error("invalid-argument", "spec.respoolId: cannot move a job to another pool");
+      r.error("invalid-argument", "spec.respoolId: cannot move a job to another pool");
+      return undefined;
     }
+    return next;
+  }
+
+  /** A rolling update to a new spec (`ReplaceJob`), at the entity version the caller saw. */
+  #replace(job: JobEntry, body: Body, r: Reply): void {
+    const next = this.#nextConfig(job, body, r);
+    if (!next) return;
     let config: UpdateConfig = DEFAULT_UPDATE_CONFIG;
     if (body.updateSpec !== undefined) {
       const uc = parseUpdateConfig(body.updateSpec, "updateSpec");

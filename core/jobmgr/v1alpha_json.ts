@@ -38,6 +38,27 @@ const POD_STATES: ReadonlySet<string> = new Set(
   Object.keys(TASK_STATES).filter((s) => s !== "UNKNOWN" && s !== "RESERVED"),
 );
 
+/** v1alpha `pod.PodState` names without their prefix, by enum number (KILLING and PREEMPTING are not v0's order). */
+export const POD_STATE_NUMBERS: readonly string[] = [
+  "INVALID",
+  "INITIALIZED",
+  "PENDING",
+  "READY",
+  "PLACING",
+  "PLACED",
+  "LAUNCHING",
+  "LAUNCHED",
+  "STARTING",
+  "RUNNING",
+  "SUCCEEDED",
+  "FAILED",
+  "LOST",
+  "KILLING",
+  "KILLED",
+  "PREEMPTING",
+  "DELETED",
+];
+
 /** `pod_stats`: task counts by v1alpha pod state (`ConvertTaskStatsToPodStats`). */
 export function podStatsJson(taskStats: Record<string, number>): Record<string, number> {
   const out: Record<string, number> = {};

@@ -2,6 +2,7 @@
  * `peloton pod ...` (Peloton's v1alpha pod commands, `pkg/cli/pod_actions.go`): a pod is one instance of a job,
  * named `<jobId>-<instanceId>`; its runs are pod ids `<jobId>-<instanceId>-<run>`.
  */
+import { POD_STATE_NUMBERS } from "../../core/jobmgr/v1alpha_json.ts";
 import type { Command, CommandContext } from "./command.ts";
 import { UsageError } from "./command.ts";
 import { table } from "./format.ts";
@@ -71,24 +72,8 @@ async function sandboxText(ctx: CommandContext, name: string, file: string, id?:
 
 const SVC = "peloton.api.v1alpha.job.stateless.svc.JobService";
 
-const POD_STATES = [
-  "INITIALIZED",
-  "PENDING",
-  "READY",
-  "PLACING",
-  "PLACED",
-  "LAUNCHING",
-  "LAUNCHED",
-  "STARTING",
-  "RUNNING",
-  "SUCCEEDED",
-  "FAILED",
-  "LOST",
-  "KILLING",
-  "KILLED",
-  "PREEMPTING",
-  "DELETED",
-];
+/** Pod state names a query takes (all but INVALID). */
+const POD_STATES = POD_STATE_NUMBERS.slice(1);
 
 /** `-s RUNNING,POD_STATE_FAILED`: pod states, each checked. */
 function podStates(s: string): string[] {
