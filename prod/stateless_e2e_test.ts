@@ -90,6 +90,23 @@ Deno.test({
       assert.match((await cli(up.url, "pod", "logs", name)).out, /updated/);
       assert.match((await cli(up.url, "pod", "logs", name, "--id", `${name}-1`)).out, /running 3/);
       assert.match((await cli(up.url, "pod", "events-v1alpha", name)).out, /POD_STATE_RUNNING/);
+      // What replacing with the first spec again would do: update the 3 pods now on the second.
+      const diff = await cli(
+        up.url,
+        "job",
+        "stateless",
+        "replace-diff",
+        job,
+        `${SPECS}/test_stateless_job_spec.yaml`,
+      );
+      assert.equal(diff.code, 0, diff.err);
+      assert.equal(diff.out, "added: none\nremoved: none\nupdated: 0-2\nunchanged: none");
+      const cached = JSON.parse((await cli(up.url, "job", "stateless", "cache", job)).out);
+      assert.equal(cached.status.state, "JOB_STATE_RUNNING");
+      assert.equal(
+        (await cli(up.url, "job", "stateless", "refresh", job)).out,
+        `Job ${job}: refresh requested`,
+      );
       const pods = await cli(up.url, "job", "stateless", "list-pods", job);
       assert.equal(pods.code, 0, pods.err);
       assert.equal(pods.out.split("\n").length, 4, `a header and 3 pods:\n${pods.out}`);

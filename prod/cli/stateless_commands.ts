@@ -261,6 +261,60 @@ export const statelessCommands: Command[] = [
       return 0;
     },
   },
+  {
+    name: "job stateless replace-diff",
+    args: ["JOB", "SPEC", "RESPOOL?", "ENTITY-VERSION?"],
+    summary:
+      "what a replace with SPEC would do, changing nothing: the instances it would add, remove, update and leave (JobService::GetReplaceJobDiff)",
+    async run(ctx, [job, file, ...rest]) {
+      const { respool, entityVersion } = respoolAndVersion(rest);
+      const s = await spec(ctx, file);
+      if (!s) return 1;
+      if (respool !== undefined) s.respoolId = { value: await respoolId(ctx, respool) };
+      type Ranges = { from: number; to: number }[];
+      const res = await ctx.client.call<Record<string, Ranges>>(`${SVC}::GetReplaceJobDiff`, {
+        jobId: { value: job },
+        version: { value: await version(ctx, job, entityVersion) },
+        spec: s,
+      });
+      if (ctx.json) ctx.out(JSON.stringify(res, null, 2));
+      else {
+        // Ranges come with `to` inclusive, as Peloton's answer has them.
+        const text = (r: Ranges = []) =>
+          r.map((x) => x.from === x.to ? `${x.from}` : `${x.from}-${x.to}`).join(", ");
+        ctx.out(
+          [
+            ["added", res.instancesAdded],
+            ["removed", res.instancesRemoved],
+            ["updated", res.instancesUpdated],
+            ["unchanged", res.instancesUnchanged],
+          ].map(([what, r]) => `${what}: ${text(r as Ranges) || "none"}`).join("\n"),
+        );
+      }
+      return 0;
+    },
+  },
+  {
+    name: "job stateless cache",
+    args: ["JOB"],
+    summary:
+      "show the job's spec and status as the job manager holds them in memory (JobService::GetJobCache)",
+    async run(ctx, [job]) {
+      const res = await ctx.client.call(`${SVC}::GetJobCache`, { jobId: { value: job } });
+      ctx.out(JSON.stringify(res, null, 2));
+      return 0;
+    },
+  },
+  {
+    name: "job stateless refresh",
+    args: ["JOB"],
+    summary: "run the job's and its pods' goal-state actions again (JobService::RefreshJob)",
+    async run(ctx, [job]) {
+      await ctx.client.call(`${SVC}::RefreshJob`, { jobId: { value: job } });
+      ctx.out(ctx.json ? "{}" : `Job ${job}: refresh requested`);
+      return 0;
+    },
+  },
   simple("stop", "StopJob", "stop every pod of a stateless job"),
   simple("start", "StartJob", "start a stopped stateless job's pods"),
   simple("delete", "DeleteJob", "delete a stateless job (-f to stop it first)", {
