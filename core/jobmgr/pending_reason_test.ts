@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import type { ApiReply } from "../messages.ts";
 import type { TaskConfig } from "../model/config_types.ts";
+import { DEFAULT_SLA } from "../testing/fixtures.ts";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
 import { WAITS_TIMEOUT_MS } from "./job_api.ts";
 
@@ -27,16 +28,6 @@ const ALL = {
   revocable: REVOCABLE,
 };
 
-const SLA = {
-  priority: 0,
-  preemptible: false,
-  revocable: false,
-  maximumRunningInstances: 0,
-  minimumRunningInstances: 0,
-  maxRunningTime: 0,
-  maximumUnavailableInstances: 0,
-};
-
 function body(r: ApiReply): Body {
   assert.equal(r.error, undefined, JSON.stringify(r.error));
   return r.body as Body;
@@ -48,7 +39,7 @@ const messages = (r: ApiReply) => Object.values(listed(r)).map((t) => runtimeOf(
 
 Deno.test("task List: PENDING tasks show why their pool does not admit them; other tasks are left as they are", () => {
   const rig = new JobmgrRig();
-  rig.create({ instanceCount: 3, sla: { ...SLA, preemptible: true } });
+  rig.create({ instanceCount: 3, sla: { ...DEFAULT_SLA, preemptible: true } });
   rig.launch([1]);
   rig.api("task", "List", { jobId: { value: JOB_ID } });
   assert.deepEqual(rig.repliesSoFar(), [], "the answer waits for the resource manager");
@@ -87,21 +78,29 @@ Deno.test("a task is told about the pending queue and the one side queue admissi
     ["non-preemptible, preemption off", {}, PENDING, false],
     [
       "controller",
-      { task: { controller: true }, sla: { ...SLA, preemptible: true } },
+      { task: { controller: true }, sla: { ...DEFAULT_SLA, preemptible: true } },
       `${PENDING}; ${CONTROLLER}`,
     ],
     // Revocable tasks queue in the pending queue too: a non-revocable gang at its head holds them.
-    ["revocable", { sla: { ...SLA, revocable: true, preemptible: true } }, `${PENDING}; ${REVOCABLE}`],
+    [
+      "revocable",
+      { sla: { ...DEFAULT_SLA, revocable: true, preemptible: true } },
+      `${PENDING}; ${REVOCABLE}`,
+    ],
     // Admission's order (`sideQueueFor`): non-preemptible first, then controller, then revocable.
     ["non-preemptible controller", { task: { controller: true } }, `${PENDING}; ${NON_PREEMPTIBLE}`],
-    ["non-preemptible revocable", { sla: { ...SLA, revocable: true } }, `${PENDING}; ${NON_PREEMPTIBLE}`],
+    [
+      "non-preemptible revocable",
+      { sla: { ...DEFAULT_SLA, revocable: true } },
+      `${PENDING}; ${NON_PREEMPTIBLE}`,
+    ],
     // A controller task in a gang is no controller gang: it stays in the pending queue.
     [
       "controller in a gang of 2",
       {
         instanceCount: 2,
         instanceConfig: { 0: { controller: true } as TaskConfig },
-        sla: { ...SLA, preemptible: true, minimumRunningInstances: 2 },
+        sla: { ...DEFAULT_SLA, preemptible: true, minimumRunningInstances: 2 },
       },
       PENDING,
     ],
@@ -115,7 +114,7 @@ Deno.test("a task is told about the pending queue and the one side queue admissi
   }
   // Only a side queue is held: a plain task is not told about it.
   const plain = new JobmgrRig();
-  plain.create({ sla: { ...SLA, preemptible: true } });
+  plain.create({ sla: { ...DEFAULT_SLA, preemptible: true } });
   plain.api("task", "Get", { jobId: { value: JOB_ID }, instanceId: 0 });
   plain.answerWaits({ nonPreemptible: NON_PREEMPTIBLE, controller: CONTROLLER, revocable: REVOCABLE });
   assert.equal(runtimeOf(body(plain.replies()[0]).result as Body).message, undefined);

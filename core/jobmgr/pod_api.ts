@@ -16,7 +16,7 @@ import { rfc3339 } from "../model/time_format.ts";
 import { type Body, idValue, type JobView, type Reply, time } from "./api_json.ts";
 import type { JobApi } from "./job_api.ts";
 import type { JobEntry } from "./job_entry.ts";
-import { podSpecJson, podStateName } from "./v1alpha_json.ts";
+import { POD_NAME, podSpecJson, podStateName } from "./v1alpha_json.ts";
 
 export const POD_SERVICE = "peloton.api.v1alpha.pod.svc.PodService";
 
@@ -36,9 +36,6 @@ const METHODS = new Set([
 function podIdOf(body: Body): string | undefined {
   return idValue(body.podId)?.toLowerCase() || undefined;
 }
-
-/** `<jobId>-<instanceId>`: the job id is a UUID, so the last `-` starts the instance. */
-const POD_NAME = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-(\d+)$/i;
 
 /** v1alpha `pod.HealthState` of v0's `healthy` (the enums line up; Peloton casts the number across). */
 const HEALTH_STATE: Record<string, string> = {

@@ -39,6 +39,9 @@ const POD_STATES: ReadonlySet<string> = new Set(
 );
 
 /** v1alpha `pod.PodState` names without their prefix, by enum number (KILLING and PREEMPTING are not v0's order). */
+/** `<jobId>-<instanceId>`: the job id is a UUID, so the last `-` starts the instance. */
+export const POD_NAME = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-(\d+)$/i;
+
 export const POD_STATE_NUMBERS: readonly string[] = [
   "INVALID",
   "INITIALIZED",

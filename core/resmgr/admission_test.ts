@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import type { RmTask } from "../messages.ts";
 import type { RespoolConfig } from "../model/config_types.ts";
-import { makeRespoolConfig, makeRmTask } from "../testing/harness.ts";
+import { makeQueuedGang, makeRespoolConfig } from "../testing/harness.ts";
 import { canAdmit, dequeueGangs, fits } from "./admission.ts";
 import { RespoolNode } from "./respool_node.ts";
-import { QueuedGang } from "./queued_gang.ts";
-import { PENDING, TaskTable } from "./task_table.ts";
+import type { QueuedGang } from "./queued_gang.ts";
+import { TaskTable } from "./task_table.ts";
 import { scalar } from "./scalar.ts";
 
 /** Pool /a: cpu reservation 4, limit 10; memory 100,000; controller limit 50% of the reservation. */
@@ -20,27 +20,11 @@ function pool(overrides: Partial<RespoolConfig> = {}): RespoolNode {
   return node;
 }
 
-let seq = 0;
 /** The gangs' tasks, in pool `home`; admission only looks at the pool it is given. */
 const table = new TaskTable();
 const home = pool();
 /** A queued gang of `n` one-core, 128 MB tasks (preemptible unless told). */
-function gang(n: number, extra: Partial<RmTask> = {}): QueuedGang {
-  const jobId = `j${++seq}`;
-  const rows = [];
-  for (let i = 0; i < n; i++) {
-    const task = makeRmTask({
-      jobId,
-      instanceId: i,
-      respoolId: "a",
-      preemptible: true,
-      minInstances: n,
-      ...extra,
-    });
-    rows.push(table.add(task, home, PENDING, undefined));
-  }
-  return new QueuedGang(table, rows);
-}
+const gang = (n: number, extra: Partial<RmTask> = {}): QueuedGang => makeQueuedGang(table, home, n, extra);
 
 function run(node: RespoolNode, { limit = 1000, preemption = true } = {}): QueuedGang[] {
   const out: QueuedGang[] = [];

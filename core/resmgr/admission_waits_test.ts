@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import type { Message, RmTask } from "../messages.ts";
-import { makeRespoolConfig, makeRmTask } from "../testing/harness.ts";
+import { makeQueuedGang, makeRespoolConfig } from "../testing/harness.ts";
 import { dequeueGangs } from "./admission.ts";
 import { admissionWaits } from "./admission_waits.ts";
-import { QueuedGang } from "./queued_gang.ts";
+import type { QueuedGang } from "./queued_gang.ts";
 import { RespoolNode } from "./respool_node.ts";
 import { scalar } from "./scalar.ts";
-import { PENDING, TaskTable } from "./task_table.ts";
+import { TaskTable } from "./task_table.ts";
 
 /**
  * Pool /a: cpu reservation 4, limit 10; memory 100,000 MB; gpu reservation and limit 2; controller limit
@@ -25,24 +25,10 @@ function pool(): RespoolNode {
 }
 
 const table = new TaskTable();
-let seq = 0;
 /** Queues a gang of `n` tasks of `cpu` cores and 128 MB each (preemptible unless told). */
 function enqueue(node: RespoolNode, n: number, cpu = 1, extra: Partial<RmTask> = {}): QueuedGang {
-  const jobId = `j${++seq}`;
-  const rows = [];
-  for (let i = 0; i < n; i++) {
-    const task = makeRmTask({
-      jobId,
-      instanceId: i,
-      respoolId: "a",
-      preemptible: true,
-      minInstances: n,
-      resources: { cpuMilli: cpu * 1000, memMb: 128, diskMb: 0, gpuMilli: 0 },
-      ...extra,
-    });
-    rows.push(table.add(task, node, PENDING, undefined));
-  }
-  const gang = new QueuedGang(table, rows);
+  const resources = { cpuMilli: cpu * 1000, memMb: 128, diskMb: 0, gpuMilli: 0 };
+  const gang = makeQueuedGang(table, node, n, { resources, ...extra });
   node.enqueue(gang);
   return gang;
 }

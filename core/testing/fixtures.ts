@@ -8,6 +8,9 @@ import type {
   TaskConfig,
 } from "../model/config_types.ts";
 import type { HostInfo } from "../ports/host_backend.ts";
+import { QueuedGang } from "../resmgr/queued_gang.ts";
+import type { RespoolNode } from "../resmgr/respool_node.ts";
+import { PENDING, type TaskTable } from "../resmgr/task_table.ts";
 
 export interface HostSpec {
   /** Cores. */
@@ -75,6 +78,44 @@ export function makeRmTask(overrides: Partial<RmTask> = {}): RmTask {
   };
 }
 
+let gangSeq = 0;
+/**
+ * A gang of `n` preemptible one-core, 128 MB tasks of a new job (`j1`, `j2`, …), PENDING in `pool` of
+ * `table`; `extra` overrides every task. The caller enqueues it (or not).
+ */
+export function makeQueuedGang(
+  table: TaskTable,
+  pool: RespoolNode,
+  n: number,
+  extra: Partial<RmTask> = {},
+): QueuedGang {
+  const jobId = `j${++gangSeq}`;
+  const rows = [];
+  for (let i = 0; i < n; i++) {
+    const task = makeRmTask({
+      jobId,
+      instanceId: i,
+      respoolId: pool.id,
+      preemptible: true,
+      minInstances: n,
+      ...extra,
+    });
+    rows.push(table.add(task, pool, PENDING, undefined));
+  }
+  return new QueuedGang(table, rows);
+}
+
+/** The SLA of `makeJobConfig`: priority 0, not preemptible, not revocable, no limits. */
+export const DEFAULT_SLA: Readonly<JobConfig["sla"]> = {
+  priority: 0,
+  preemptible: false,
+  revocable: false,
+  maximumRunningInstances: 0,
+  minimumRunningInstances: 0,
+  maxRunningTime: 0,
+  maximumUnavailableInstances: 0,
+};
+
 /** A valid BATCH job: `instanceCount` tasks of 1 core and 128 MB running `echo hello`. */
 export function makeJobConfig(
   overrides: Partial<JobConfig> & { task?: Partial<TaskConfig> } = {},
@@ -89,15 +130,7 @@ export function makeJobConfig(
     owner: "tester",
     labels: [],
     instanceCount: 1,
-    sla: {
-      priority: 0,
-      preemptible: false,
-      revocable: false,
-      maximumRunningInstances: 0,
-      minimumRunningInstances: 0,
-      maxRunningTime: 0,
-      maximumUnavailableInstances: 0,
-    },
+    sla: { ...DEFAULT_SLA },
     defaultConfig: {
       resource: { cpuLimit: 1, memLimitMb: 128, diskLimitMb: 0, fdLimit: 0, gpuLimit: 0 },
       command: { shell: true, value: "echo hello", arguments: [], environment: { variables: [] }, uris: [] },

@@ -2,7 +2,7 @@
  * `peloton pod ...` (Peloton's v1alpha pod commands, `pkg/cli/pod_actions.go`): a pod is one instance of a job,
  * named `<jobId>-<instanceId>`; its runs are pod ids `<jobId>-<instanceId>-<run>`.
  */
-import { POD_STATE_NUMBERS } from "../../core/jobmgr/v1alpha_json.ts";
+import { POD_NAME, POD_STATE_NUMBERS } from "../../core/jobmgr/v1alpha_json.ts";
 import type { Command, CommandContext } from "./command.ts";
 import { UsageError } from "./command.ts";
 import { table } from "./format.ts";
@@ -10,8 +10,6 @@ import { parseRange } from "./task_commands.ts";
 
 const POD = "peloton.api.v1alpha.pod.svc.PodService";
 const TASK = "peloton.api.task.TaskManager";
-
-const POD_NAME = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-(\d+)$/i;
 
 /** NAME checked here, so a typo is a usage error naming the form, not a round trip. */
 function podName(s: string): { value: string } {
