@@ -1,12 +1,23 @@
 /** A task's container, from Peloton's job files to Mesos's ContainerInfo and back (the emulator's side). */
 import assert from "node:assert/strict";
+import { spec } from "../../core/hostmgr/testing.ts";
 import { loadJobConfig } from "../../core/model/load.ts";
 import type { ContainerInfo } from "../../core/model/config_types.ts";
 import { containerNote, dockerEnv } from "../minicluster/agent.ts";
 import { fromContainerInfo, fromMesosUri, toContainerInfo, toTaskInfo } from "./mesos_convert.ts";
+import type { TaskInfo } from "./protocol.ts";
 import { loadReferenceSchema } from "./shape_check.ts";
 
 const EXAMPLE = new URL("../../core/model/testdata/peloton/example/", import.meta.url);
+
+/** The scheduler's ACCEPT call that launches `task` on offer `o`. */
+function launchCall(task: TaskInfo): Record<string, unknown> {
+  return {
+    framework_id: { value: "f" },
+    type: "ACCEPT",
+    accept: { offer_ids: [{ value: "o" }], operations: [{ type: "LAUNCH", launch: { task_infos: [task] } }] },
+  };
+}
 
 async function containerOf(file: string): Promise<ContainerInfo> {
   const loaded = loadJobConfig(await Deno.readTextFile(new URL(file, EXAMPLE)), file);
@@ -30,27 +41,11 @@ Deno.test("Peloton's HelloWorld container goes to Mesos as a ContainerInfo in th
   });
   // The emulator checks every call against Mesos's shapes, unknown fields included.
   const schema = await loadReferenceSchema();
-  const task = toTaskInfo({
-    taskId: "j-0-1",
-    jobId: "j",
-    instanceId: 0,
-    hostname: "h",
-    agentId: "a",
-    resources: { cpuMilli: 1000, memMb: 1024, diskMb: 0, gpuMilli: 0 },
-    ports: {},
-    command: { shell: true, value: "echo $MESSAGE", arguments: [] },
-    env: {},
-    killGracePeriodMs: 0,
-    labels: [],
-    container: c,
-  });
-  const call = {
-    framework_id: { value: "f" },
-    type: "ACCEPT",
-    accept: { offer_ids: [{ value: "o" }], operations: [{ type: "LAUNCH", launch: { task_infos: [task] } }] },
-  };
+  const task = toTaskInfo(
+    spec("j-0-1", "h", 1, { command: { shell: true, value: "echo $MESSAGE", arguments: [] }, container: c }),
+  );
   assert.deepEqual(task.container, info, "the container goes with the task");
-  assert.deepEqual(schema.check("Call", call), []);
+  assert.deepEqual(schema.check("Call", launchCall(task)), []);
   // Back in the emulator's agent: the same container, as the port has it.
   assert.deepEqual(fromContainerInfo(info), c);
 });
@@ -118,19 +113,11 @@ Deno.test("a command's URIs and user go to Mesos in CommandInfo, in the proto's 
     },
     { value: "http://artifacts.example.com/run.sh", executable: true },
   ];
-  const task = toTaskInfo({
-    taskId: "j-0-1",
-    jobId: "j",
-    instanceId: 0,
-    hostname: "h",
-    agentId: "a",
-    resources: { cpuMilli: 1000, memMb: 64, diskMb: 0, gpuMilli: 0 },
-    ports: {},
-    command: { shell: true, value: "./run.sh", arguments: [], uris, user: "peloton" },
-    env: {},
-    killGracePeriodMs: 0,
-    labels: [],
-  });
+  const task = toTaskInfo(
+    spec("j-0-1", "h", 1, {
+      command: { shell: true, value: "./run.sh", arguments: [], uris, user: "peloton" },
+    }),
+  );
   assert.deepEqual(task.command?.uris, [
     {
       value: "http://artifacts.example.com/app.tar.gz",
@@ -142,11 +129,6 @@ Deno.test("a command's URIs and user go to Mesos in CommandInfo, in the proto's 
   ]);
   assert.equal(task.command?.user, "peloton");
   const schema = await loadReferenceSchema();
-  const call = {
-    framework_id: { value: "f" },
-    type: "ACCEPT",
-    accept: { offer_ids: [{ value: "o" }], operations: [{ type: "LAUNCH", launch: { task_infos: [task] } }] },
-  };
-  assert.deepEqual(schema.check("Call", call), []);
+  assert.deepEqual(schema.check("Call", launchCall(task)), []);
   assert.deepEqual(task.command!.uris!.map(fromMesosUri), uris);
 });
