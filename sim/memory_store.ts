@@ -17,6 +17,7 @@ import {
   type TaskRecord,
   type UpdateRecord,
   type VolumeRecord,
+  type WorkflowEventRecord,
 } from "../core/model/records.ts";
 import { isTerminalJobState } from "../core/model/states.ts";
 
@@ -144,6 +145,8 @@ export class MemoryStore implements Store {
   /** Job id → config version → config. */
   readonly #configs = new Map<string, Map<number, JobConfig>>();
   readonly #updates = new Map<string, UpdateRecord>();
+  /** Job id → workflow id → its instance events, oldest first. */
+  readonly #workflowEvents = new Map<string, Map<string, WorkflowEventRecord[]>>();
   readonly #volumes = new Map<string, VolumeRecord>();
   readonly #maintenance = new Map<string, HostMaintenanceRecord>();
   /** What a plain batch changed, as (container, key, value before) triples, to undo it if a write is stale. */
@@ -312,6 +315,12 @@ export class MemoryStore implements Store {
     return Promise.resolve(list.sort(updatesNewestFirst).reverse().map((u) => structuredClone(u)));
   }
 
+  getWorkflowEvents(jobId: string, workflowId: string, instanceId?: number): Promise<WorkflowEventRecord[]> {
+    const events = this.#workflowEvents.get(jobId)?.get(workflowId) ?? [];
+    const mine = instanceId === undefined ? events : events.filter((e) => e.instanceId === instanceId);
+    return Promise.resolve(mine.map((e) => ({ ...e })));
+  }
+
   listVolumes(jobId: string): Promise<VolumeRecord[]> {
     const list = [...this.#volumes.values()].filter((v) => v.jobId === jobId);
     return Promise.resolve(list.sort(volumesByInstance).map((v) => ({ ...v })));
@@ -359,6 +368,7 @@ export class MemoryStore implements Store {
         this.#configs.delete(w.jobId);
         for (const [id, u] of [...this.#updates]) if (u.jobId === w.jobId) this.#updates.delete(id);
         for (const [id, v] of [...this.#volumes]) if (v.jobId === w.jobId) this.#volumes.delete(id);
+        this.#workflowEvents.delete(w.jobId);
         break;
       case "job.config": {
         let versions = this.#configs.get(w.jobId);
@@ -374,6 +384,18 @@ export class MemoryStore implements Store {
         break;
       case "update.put":
         this.#updates.set(w.update.updateId, this.#adopt ? w.update : structuredClone(w.update));
+        break;
+      case "workflow.event": {
+        const { jobId, workflowId } = w.event;
+        let byWorkflow = this.#workflowEvents.get(jobId);
+        if (!byWorkflow) this.#workflowEvents.set(jobId, byWorkflow = new Map());
+        let events = byWorkflow.get(workflowId);
+        if (!events) byWorkflow.set(workflowId, events = []);
+        events.push({ ...w.event });
+        break;
+      }
+      case "workflow.events.delete":
+        this.#workflowEvents.get(w.jobId)?.delete(w.workflowId);
         break;
       case "volume.put":
         this.#volumes.set(w.volume.volumeId, { ...w.volume });

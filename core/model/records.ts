@@ -188,6 +188,22 @@ export function isTerminalUpdateState(s: UpdateState): boolean {
 /** Workflow kinds (v1alpha `WorkflowType`, plus START and STOP which Peloton models internally). */
 export type WorkflowType = "UPDATE" | "RESTART" | "START" | "STOP";
 
+/**
+ * One step of a workflow on one instance (Peloton's `pod_workflow_events`): the instance was taken (the
+ * workflow's state then, ROLLING_FORWARD or ROLLING_BACKWARD), finished (SUCCEEDED), gave up (FAILED), or
+ * was in flight when the workflow was paused, resumed, aborted or failed; INITIALIZED (PAUSED if it starts
+ * paused) for each of its instances when the workflow is created.
+ */
+export interface WorkflowEventRecord {
+  jobId: string;
+  /** The workflow's update id. */
+  workflowId: string;
+  instanceId: number;
+  type: WorkflowType;
+  state: UpdateState;
+  timeMs: number;
+}
+
 /** A job update or other workflow (Peloton's `UpdateModel`), with its progress per instance. */
 export interface UpdateRecord {
   updateId: string;

@@ -1,4 +1,7 @@
-/** Store port: durable storage of jobs, tasks, task events, resource pools and host maintenance. */
+/**
+ * Store port: durable storage of jobs, tasks, task events, workflows and their instance events, resource
+ * pools and host maintenance.
+ */
 import type { JobConfig } from "../model/config_types.ts";
 import type {
   HostMaintenanceRecord,
@@ -8,12 +11,13 @@ import type {
   TaskRecord,
   UpdateRecord,
   VolumeRecord,
+  WorkflowEventRecord,
 } from "../model/records.ts";
 
 /** One mutation; a `write` batch is applied atomically and in order. */
 export type StoreWrite =
   | { kind: "job.put"; job: JobRecord }
-  /** Deletes the job with its tasks, events, configs, updates and volumes. */
+  /** Deletes the job with its tasks, events, configs, updates, workflow events and volumes. */
   | { kind: "job.delete"; jobId: string }
   /** A job config version, kept for rollbacks; versions are immutable (re-putting one is a no-op). */
   | { kind: "job.config"; jobId: string; version: number; config: JobConfig }
@@ -27,6 +31,10 @@ export type StoreWrite =
   | { kind: "respool.delete"; id: string }
   /** Same version rule as jobs and tasks. */
   | { kind: "update.put"; update: UpdateRecord }
+  /** A workflow's step on one instance (v1alpha GetWorkflowEvents). */
+  | { kind: "workflow.event"; event: WorkflowEventRecord }
+  /** Deletes the instance events of one of a job's workflows (bounding their growth); the workflow stays. */
+  | { kind: "workflow.events.delete"; jobId: string; workflowId: string }
   | { kind: "volume.put"; volume: VolumeRecord }
   | { kind: "volume.delete"; volumeId: string }
   /**
@@ -115,6 +123,8 @@ export interface Store {
   listUpdates(jobId: string): Promise<UpdateRecord[]>;
   /** Updates in a non-terminal state, for recovery. */
   activeUpdates(): Promise<UpdateRecord[]>;
+  /** The instance events of one of a job's workflows (of one instance, when given), oldest first. */
+  getWorkflowEvents(jobId: string, workflowId: string, instanceId?: number): Promise<WorkflowEventRecord[]>;
   listVolumes(jobId: string): Promise<VolumeRecord[]>;
   getVolume(volumeId: string): Promise<VolumeRecord | undefined>;
   /** Hosts in maintenance and completions not yet carried, by host name, for recovery. */

@@ -10,6 +10,7 @@ import {
   type TaskRecord,
   type UpdateRecord,
   type VolumeRecord,
+  type WorkflowEventRecord,
 } from "../model/records.ts";
 import { isTerminalJobState } from "../model/states.ts";
 import type { Clock, TimerId } from "../ports/clock.ts";
@@ -154,6 +155,7 @@ export class TestStore implements Store {
   readonly jobs = new Map<string, JobRecord>();
   readonly tasks = new Map<string, TaskRecord>();
   readonly events: TaskEventRecord[] = [];
+  readonly workflowEvents: WorkflowEventRecord[] = [];
   readonly pools = new Map<string, RespoolRecord>();
   readonly configs = new Map<string, JobConfig>();
   readonly updates = new Map<string, UpdateRecord>();
@@ -263,6 +265,14 @@ export class TestStore implements Store {
     return Promise.resolve(list.map((u) => structuredClone(u)));
   }
 
+  getWorkflowEvents(jobId: string, workflowId: string, instanceId?: number): Promise<WorkflowEventRecord[]> {
+    const list = this.workflowEvents.filter((e) =>
+      e.jobId === jobId && e.workflowId === workflowId &&
+      (instanceId === undefined || e.instanceId === instanceId)
+    );
+    return Promise.resolve(list.map((e) => ({ ...e })));
+  }
+
   listVolumes(jobId: string): Promise<VolumeRecord[]> {
     return Promise.resolve(
       [...this.volumes.values()].filter((v) => v.jobId === jobId).map((v) => ({ ...v })),
@@ -295,6 +305,7 @@ export class TestStore implements Store {
       case "job.delete":
         this.jobs.delete(w.jobId);
         for (const [k, t] of this.tasks) if (t.jobId === w.jobId) this.tasks.delete(k);
+        this.#dropWorkflowEvents((e) => e.jobId === w.jobId);
         return;
       case "task.put":
         this.tasks.set(`${w.task.jobId}/${w.task.instanceId}`, structuredClone(w.task));
@@ -326,6 +337,12 @@ export class TestStore implements Store {
       case "update.put":
         this.updates.set(w.update.updateId, structuredClone(w.update));
         return;
+      case "workflow.event":
+        this.workflowEvents.push({ ...w.event });
+        return;
+      case "workflow.events.delete":
+        this.#dropWorkflowEvents((e) => e.jobId === w.jobId && e.workflowId === w.workflowId);
+        return;
       case "volume.put":
         this.volumes.set(w.volume.volumeId, { ...w.volume });
         return;
@@ -339,6 +356,11 @@ export class TestStore implements Store {
         this.maintenance.delete(w.hostname);
         return;
     }
+  }
+
+  #dropWorkflowEvents(match: (e: WorkflowEventRecord) => boolean): void {
+    const keep = this.workflowEvents.filter((e) => !match(e));
+    this.workflowEvents.splice(0, this.workflowEvents.length, ...keep);
   }
 }
 

@@ -17,6 +17,7 @@ import {
   type UpdateRecord,
   type UpdateState,
   type VolumeRecord,
+  type WorkflowEventRecord,
 } from "../../core/model/records.ts";
 import type { JobConfig } from "../../core/model/config_types.ts";
 import { isTerminalJobState, JOB_STATES, type JobState } from "../../core/model/states.ts";
@@ -41,6 +42,8 @@ import {
   taskRow,
   updateRow,
   volumeRow,
+  workflowEventFromRow,
+  workflowEventRow,
 } from "./schema.ts";
 import { createSqliteKysely, type SqliteOptions } from "./sqlite_dialect.ts";
 import { createMysqlKysely, type MysqlOptions } from "./mysql_dialect.ts";
@@ -78,6 +81,7 @@ type Trx = ControlledTransaction<StoreDatabase>;
 type Done = ((err?: Error) => void) | undefined;
 type TaskPut = Extract<StoreWrite, { kind: "task.put" }>;
 type TaskEvent = Extract<StoreWrite, { kind: "task.event" }>;
+type WorkflowEvent = Extract<StoreWrite, { kind: "workflow.event" }>;
 
 const TERMINAL_JOB_STATES = (Object.keys(JOB_STATES) as JobState[]).filter(isTerminalJobState);
 /** Every update state; a Record so that the compiler flags a state added to `UpdateState` but not here. */
@@ -102,6 +106,7 @@ const JOB_TABLES = [
   "task_events",
   "job_configs",
   "updates",
+  "workflow_events",
   "volumes",
   "jobs",
 ] as const;
@@ -360,6 +365,19 @@ export class KyselyStore implements Store {
     return rows.map((r) => JSON.parse(r.record));
   }
 
+  async getWorkflowEvents(
+    jobId: string,
+    workflowId: string,
+    instanceId?: number,
+  ): Promise<WorkflowEventRecord[]> {
+    await this.flush();
+    const rows = await this.#db.selectFrom("workflow_events").selectAll().where("job_id", "=", jobId)
+      .where("workflow_id", "=", workflowId)
+      .$if(instanceId !== undefined, (q) => q.where("instance_id", "=", instanceId!))
+      .orderBy("id").execute();
+    return rows.map(workflowEventFromRow);
+  }
+
   /** By instance, ties by volume id. */
   async listVolumes(jobId: string): Promise<VolumeRecord[]> {
     await this.flush();
@@ -504,19 +522,25 @@ export class KyselyStore implements Store {
 
   /**
    * Writes a group's accepted writes in effect as if one by one, in far fewer statements: task puts and
-   * events, nearly all of a group, are held back and go out as multi-row statements, each task's last put
-   * alone (the row ends the same; a task often changes state several times in one group). They are written
-   * before any write that removes tasks or events (job.delete, task.delete); no other kind of write touches
-   * their tables, so they may follow those.
+   * events, nearly all of a group, and workflow events are held back and go out as multi-row statements,
+   * each task's last put alone (the row ends the same; a task often changes state several times in one
+   * group). They are written before any write that removes tasks or events (job.delete, task.delete,
+   * task.events.delete, workflow.events.delete); no other kind of write touches their tables, so they may
+   * follow those.
    */
   async #applyWrites(trx: Trx, writes: StoreWrite[], labels: Map<string, string>): Promise<void> {
     let puts = new Map<string, TaskRecord>();
     let events: TaskEventRecord[] = [];
+    let workflowEvents: WorkflowEventRecord[] = [];
     const writeHeld = async () => {
       if (puts.size) await this.#putTasks(trx, [...puts.values()]);
       if (events.length) await this.#insertEvents(trx, events);
+      for (const chunk of chunks(workflowEvents.map(workflowEventRow))) {
+        await trx.insertInto("workflow_events").values(chunk).execute();
+      }
       puts = new Map();
       events = [];
+      workflowEvents = [];
     };
     for (const w of writes) {
       if (w.kind === "task.put") {
@@ -524,8 +548,12 @@ export class KyselyStore implements Store {
         puts.delete(key);
         puts.set(key, w.task);
       } else if (w.kind === "task.event") events.push(w.event);
+      else if (w.kind === "workflow.event") workflowEvents.push(w.event);
       else {
-        if (w.kind === "job.delete" || w.kind === "task.delete" || w.kind === "task.events.delete") {
+        if (
+          w.kind === "job.delete" || w.kind === "task.delete" || w.kind === "task.events.delete" ||
+          w.kind === "workflow.events.delete"
+        ) {
           await writeHeld();
         }
         await this.#applyOne(trx, w, labels);
@@ -536,7 +564,7 @@ export class KyselyStore implements Store {
 
   async #applyOne(
     trx: Trx,
-    w: Exclude<StoreWrite, TaskPut | TaskEvent>,
+    w: Exclude<StoreWrite, TaskPut | TaskEvent | WorkflowEvent>,
     labels: Map<string, string>,
   ): Promise<void> {
     switch (w.kind) {
@@ -563,6 +591,10 @@ export class KyselyStore implements Store {
         return;
       case "update.put":
         return await this.#upsert(trx, "updates", [updateRow(w.update)], ["update_id"]);
+      case "workflow.events.delete":
+        await trx.deleteFrom("workflow_events").where("job_id", "=", w.jobId)
+          .where("workflow_id", "=", w.workflowId).execute();
+        return;
       case "volume.put":
         return await this.#upsert(trx, "volumes", [volumeRow(w.volume)], ["volume_id"]);
       case "volume.delete":

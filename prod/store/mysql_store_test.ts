@@ -58,6 +58,7 @@ Deno.test("KyselyStore on MySQL: processes opening a new database at once migrat
         "0003_leases_members_frameworks",
         "0004_host_maintenance",
         "0005_jobs_owning_team",
+        "0006_workflow_events",
       ]);
     } finally {
       await db.destroy();

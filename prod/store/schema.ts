@@ -9,6 +9,7 @@ import type {
   TaskRecord,
   UpdateRecord,
   VolumeRecord,
+  WorkflowEventRecord,
 } from "../../core/model/records.ts";
 
 export type DialectKind = "sqlite" | "mysql";
@@ -149,6 +150,17 @@ export interface HostMaintenanceTable {
   start_time_ms: Int;
 }
 
+/** A workflow's steps on a job's instances (migration 0006), read by workflow and instance in write order. */
+export interface WorkflowEventsTable {
+  id: Generated<number>;
+  job_id: string;
+  workflow_id: string;
+  instance_id: Int;
+  type: string;
+  state: string;
+  time_ms: Int;
+}
+
 export interface StoreDatabase {
   leases: LeasesTable;
   members: MembersTable;
@@ -162,6 +174,7 @@ export interface StoreDatabase {
   updates: UpdatesTable;
   volumes: VolumesTable;
   host_maintenance: HostMaintenanceTable;
+  workflow_events: WorkflowEventsTable;
 }
 
 /**
@@ -256,6 +269,28 @@ export function eventFromRow(r: Selectable<TaskEventsTable>): TaskEventRecord {
   return e;
 }
 
+export function workflowEventRow(e: WorkflowEventRecord): Omit<Selectable<WorkflowEventsTable>, "id"> {
+  return {
+    job_id: e.jobId,
+    workflow_id: e.workflowId,
+    instance_id: e.instanceId,
+    type: e.type,
+    state: e.state,
+    time_ms: e.timeMs,
+  };
+}
+
+export function workflowEventFromRow(r: Selectable<WorkflowEventsTable>): WorkflowEventRecord {
+  return {
+    jobId: r.job_id,
+    workflowId: r.workflow_id,
+    instanceId: r.instance_id,
+    type: r.type as WorkflowEventRecord["type"],
+    state: r.state as WorkflowEventRecord["state"],
+    timeMs: r.time_ms,
+  };
+}
+
 export function respoolRow(p: RespoolRecord): Selectable<RespoolsTable> {
   return { id: p.id, path: p.path, parent_id: p.parentId, config: JSON.stringify(p.config) };
 }
@@ -314,7 +349,27 @@ export function storeMigrations(kind: DialectKind): Record<string, Migration> {
     "0003_leases_members_frameworks": { up: (db) => leasesMembersFrameworks(db, kind) },
     "0004_host_maintenance": { up: (db) => hostMaintenance(db, kind) },
     "0005_jobs_owning_team": { up: (db) => jobsOwningTeam(db, kind) },
+    "0006_workflow_events": { up: (db) => workflowEvents(db, kind) },
   };
+}
+
+/** Workflows' instance events (v1alpha GetWorkflowEvents). Safe to run again after a cut. */
+async function workflowEvents(db: AnyDb, kind: DialectKind): Promise<void> {
+  await createTable(db, kind, "workflow_events")
+    // SQLite only auto-increments an INTEGER PRIMARY KEY; MySQL wants BIGINT AUTO_INCREMENT.
+    .addColumn("id", kind === "mysql" ? "bigint" : "integer", (c) => c.primaryKey().autoIncrement())
+    .addColumn("job_id", "varchar(128)", (c) => c.notNull())
+    .addColumn("workflow_id", "varchar(128)", (c) => c.notNull())
+    .addColumn("instance_id", "integer", (c) => c.notNull())
+    .addColumn("type", "varchar(32)", (c) => c.notNull())
+    .addColumn("state", "varchar(32)", (c) => c.notNull())
+    .addColumn("time_ms", "bigint", (c) => c.notNull())
+    .execute();
+  await createIndex(db, kind, "workflow_events_instance", "workflow_events", [
+    "job_id",
+    "workflow_id",
+    "instance_id",
+  ]);
 }
 
 /**

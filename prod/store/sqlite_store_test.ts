@@ -34,6 +34,7 @@ Deno.test("KyselyStore on SQLite: processes opening a new file at once migrate i
         "0003_leases_members_frameworks",
         "0004_host_maintenance",
         "0005_jobs_owning_team",
+        "0006_workflow_events",
       ]);
     } finally {
       await db.destroy();

@@ -10,6 +10,7 @@ import type {
   UpdateRecord,
   UpdateState,
   VolumeRecord,
+  WorkflowEventRecord,
 } from "../../core/model/records.ts";
 import type { JobState } from "../../core/model/states.ts";
 
@@ -59,6 +60,9 @@ export function storeSuite(
       upgradeFrom0004(
         options.freshDatabase,
       );
+    steps["a database at migration 0005 gains workflow events, keeping its rows"] = upgradeFrom0005(
+      options.freshDatabase,
+    );
   }
   Deno.test(`${name}: Store conformance`, async (t) => {
     const run = crypto.randomUUID().slice(0, 8);
@@ -330,6 +334,16 @@ function event(
   return { jobId, instanceId, runId: 1, state, timeMs, hostname: "h", message: `to ${state}`, reason: "R" };
 }
 
+export function workflowEvent(
+  jobId: string,
+  workflowId: string,
+  instanceId: number,
+  state: WorkflowEventRecord["state"],
+  timeMs = 1_700_000_004_000,
+): WorkflowEventRecord {
+  return { jobId, workflowId, instanceId, type: "UPDATE", state, timeMs };
+}
+
 function pool(id: string, path: string, parentId: string): RespoolRecord {
   return {
     id,
@@ -355,6 +369,8 @@ const reopen: Case = async (store, ids, open) => {
   const volumes = [makeVolume(ids.volume(1), jobId, 0), makeVolume(ids.volume(2), jobId, 1)];
   store.write([{ kind: "job.put", job: makeJob(jobId) }, { kind: "task.put", task: makeTask(jobId, 0) }]);
   store.write([{ kind: "task.event", event: event(jobId, 0, "RUNNING", 1) }]);
+  const step = workflowEvent(jobId, update.updateId, 0, "ROLLING_FORWARD");
+  store.write([{ kind: "workflow.event", event: step }]);
   store.write([
     { kind: "job.config", jobId, version: 1, config: configAt(jobId, 1) },
     { kind: "job.config", jobId, version: 2, config: configAt(jobId, 2) },
@@ -379,6 +395,7 @@ const reopen: Case = async (store, ids, open) => {
     equal(await again.getJob(jobId), makeJob(jobId));
     equal(await again.getTasks(jobId), [makeTask(jobId, 0)]);
     equal(await again.getTaskEvents(jobId, 0), [event(jobId, 0, "RUNNING", 1)]);
+    equal(await again.getWorkflowEvents(jobId, update.updateId), [step]);
     equal(await again.getJobConfig(jobId, 1), configAt(jobId, 1));
     equal(await again.getJobConfig(jobId, 2), configAt(jobId, 2));
     equal(await again.getUpdate(update.updateId), update);
@@ -492,6 +509,41 @@ function upgradeFrom0004(freshDatabase: () => { url: string; drop: () => Promise
         const again = { ...jobs[2], runtime: { ...jobs[2].runtime, version: jobs[2].runtime.version + 1 } };
         strictEqual(await put(store, [{ kind: "job.put", job: again }]), undefined, "written again");
         equal(await store.queryJobs({ owner: longTeam }), { jobs: [again], total: 1 });
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await drop();
+    }
+  };
+}
+
+/**
+ * A database made by the code before workflow events were stored (migrations up to 0005), with a job in it:
+ * opening it as a store adds their table, keeps the job, and stores and deletes events with it.
+ */
+function upgradeFrom0005(freshDatabase: () => { url: string; drop: () => Promise<void> }): Case {
+  return async (_store, ids) => {
+    const { openStore, openStoreDatabase } = await import("./kysely_store.ts");
+    const { jobRow, migrateToLatest } = await import("./schema.ts");
+    const { url, drop } = freshDatabase();
+    const jobId = ids.job(1), workflowId = ids.update(1);
+    try {
+      const old = await openStoreDatabase(url);
+      equal((await migrateToLatest(old.db, old.kind, "0005_jobs_owning_team")).length, 5);
+      await old.db.insertInto("jobs").values(jobRow(makeJob(jobId))).execute();
+      await old.db.destroy();
+
+      const store = await openStore(url);
+      try {
+        equal(await store.migrate(), []);
+        equal(await store.getJob(jobId), makeJob(jobId));
+        equal(await store.getWorkflowEvents(jobId, workflowId), []);
+        const step = workflowEvent(jobId, workflowId, 0, "ROLLING_FORWARD");
+        strictEqual(await put(store, [{ kind: "workflow.event", event: step }]), undefined);
+        equal(await store.getWorkflowEvents(jobId, workflowId), [step]);
+        strictEqual(await put(store, [{ kind: "job.delete", jobId }]), undefined);
+        equal(await store.getWorkflowEvents(jobId, workflowId), []);
       } finally {
         await store.close();
       }
@@ -628,6 +680,98 @@ const cases: Record<string, Case> = {
     );
     equal(await store.getTaskEvents(jobId, 0), [of(0, 3, "PENDING")]);
     equal(await store.getTaskEvents(jobId, 1), [of(1, 1, "RUNNING")]);
+  },
+
+  "workflow events come back oldest first, per workflow and instance": async (store, ids) => {
+    const jobId = ids.job(1), [a, b] = [ids.update(1), ids.update(2)];
+    const states = ["INITIALIZED", "ROLLING_FORWARD", "SUCCEEDED"] as const;
+    // One timestamp: order is write order, across batches and within one.
+    const of0 = states.map((s) => workflowEvent(jobId, a, 0, s, 5));
+    store.write([{ kind: "workflow.event", event: of0[0] }]);
+    store.write([
+      { kind: "workflow.event", event: workflowEvent(jobId, a, 1, "INITIALIZED", 5) },
+      { kind: "workflow.event", event: of0[1] },
+      { kind: "task.put", task: makeTask(jobId, 0) },
+      { kind: "workflow.event", event: workflowEvent(jobId, b, 0, "PAUSED", 5) },
+    ]);
+    const restart: WorkflowEventRecord = { ...workflowEvent(ids.job(2), a, 0, "FAILED", 6), type: "RESTART" };
+    strictEqual(
+      await put(store, [
+        { kind: "workflow.event", event: of0[2] },
+        { kind: "workflow.event", event: restart },
+      ]),
+      undefined,
+    );
+    equal(await store.getWorkflowEvents(jobId, a, 0), of0);
+    equal(await store.getWorkflowEvents(jobId, a, 1), [workflowEvent(jobId, a, 1, "INITIALIZED", 5)]);
+    equal(await store.getWorkflowEvents(jobId, a), [
+      of0[0],
+      workflowEvent(jobId, a, 1, "INITIALIZED", 5),
+      of0[1],
+      of0[2],
+    ]);
+    equal(await store.getWorkflowEvents(jobId, b), [workflowEvent(jobId, b, 0, "PAUSED", 5)]);
+    equal(await store.getWorkflowEvents(ids.job(2), a, 0), [restart], "another job's, by job and workflow");
+    equal(await store.getWorkflowEvents(jobId, a, 2), []);
+    equal(await store.getWorkflowEvents(jobId, ids.update(3)), []);
+  },
+
+  "a workflow's events are deleted; the job's other workflows' stay": async (store, ids) => {
+    const jobId = ids.job(1), [a, b] = [ids.update(1), ids.update(2)];
+    strictEqual(
+      await put(store, [
+        { kind: "workflow.event", event: workflowEvent(jobId, a, 0, "ROLLING_FORWARD") },
+        { kind: "workflow.event", event: workflowEvent(jobId, b, 0, "ROLLING_FORWARD") },
+        { kind: "workflow.event", event: workflowEvent(ids.job(2), a, 0, "ROLLING_FORWARD") },
+      ]),
+      undefined,
+    );
+    // Held-back events of the same batch are written before the delete, as it comes after them.
+    strictEqual(
+      await put(store, [
+        { kind: "workflow.event", event: workflowEvent(jobId, a, 0, "SUCCEEDED") },
+        { kind: "workflow.events.delete", jobId, workflowId: a },
+        { kind: "workflow.event", event: workflowEvent(jobId, a, 1, "INITIALIZED") },
+      ]),
+      undefined,
+    );
+    equal(await store.getWorkflowEvents(jobId, a), [workflowEvent(jobId, a, 1, "INITIALIZED")]);
+    equal(await store.getWorkflowEvents(jobId, b), [workflowEvent(jobId, b, 0, "ROLLING_FORWARD")]);
+    equal(await store.getWorkflowEvents(ids.job(2), a), [workflowEvent(ids.job(2), a, 0, "ROLLING_FORWARD")]);
+    strictEqual(
+      await put(store, [{ kind: "workflow.events.delete", jobId, workflowId: ids.update(9) }]),
+      undefined,
+    );
+  },
+
+  "job.delete removes the job's workflow events, written before it in its batch too": async (store, ids) => {
+    const jobId = ids.job(1), workflowId = ids.update(1);
+    strictEqual(
+      await put(store, [
+        { kind: "job.put", job: makeJob(jobId) },
+        { kind: "workflow.event", event: workflowEvent(jobId, workflowId, 0, "ROLLING_FORWARD") },
+      ]),
+      undefined,
+    );
+    strictEqual(
+      await put(store, [
+        { kind: "workflow.event", event: workflowEvent(jobId, workflowId, 1, "ROLLING_FORWARD") },
+        { kind: "job.delete", jobId },
+      ]),
+      undefined,
+    );
+    equal(await store.getWorkflowEvents(jobId, workflowId), []);
+    strictEqual(
+      await put(store, [
+        { kind: "job.put", job: makeJob(jobId) },
+        { kind: "workflow.event", event: workflowEvent(jobId, workflowId, 2, "INITIALIZED") },
+      ]),
+      undefined,
+      "created again, it starts with no events",
+    );
+    equal(await store.getWorkflowEvents(jobId, workflowId), [
+      workflowEvent(jobId, workflowId, 2, "INITIALIZED"),
+    ]);
   },
 
   "respools put, update and delete": async (store, ids) => {
