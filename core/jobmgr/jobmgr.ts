@@ -51,7 +51,10 @@ export interface JobmgrConfig {
   placementPollRetryMs: number;
   /** System failures (lost hosts, launch errors) get at least this many attempts. */
   maxSystemFailureAttempts: number;
-  /** Whether every state change is stored as a task event (the 50,000-host simulator turns it off). */
+  /**
+   * Whether every state change is stored as a task event, and every workflow step as a workflow event (the
+   * 50,000-host simulator turns it off).
+   */
   recordEvents: boolean;
   /** A task LAUNCHED or STARTING this long without progress is killed and run again (Peloton: 180 min). */
   launchTimeoutMs: number;
@@ -389,7 +392,7 @@ export class JobManager implements Receiver {
       { kind: "job.config", jobId, version: 1, config: job.config },
     ];
     for (const t of tasks) batch.push({ kind: "task.put", task: { ...t } });
-    if (rolling) batch.push(this.workflows.stamp(rolling));
+    if (rolling) batch.push(this.workflows.stamp(rolling), ...this.workflows.createdEvents(rolling));
     this.deps.store.write(batch, (err) => {
       if (err) {
         this.jobs.delete(jobId);
@@ -1214,12 +1217,15 @@ function writeJobId(w: StoreWrite): string | undefined {
       return w.event.jobId;
     case "update.put":
       return w.update.jobId;
+    case "workflow.event":
+      return w.event.jobId;
     case "volume.put":
       return w.volume.jobId;
     case "job.delete":
     case "job.config":
     case "task.delete":
     case "task.events.delete":
+    case "workflow.events.delete":
       return w.jobId;
     default:
       return undefined;

@@ -8,6 +8,13 @@
  * target used up `maxInstanceAttempts` (its failure count starts from 0 when the workflow takes it).
  * `maxFailureInstances` failed instances end the workflow before another batch starts: FAILED, or rolled
  * back with `rollbackOnFailure`.
+ *
+ * Each step on an instance is recorded as a workflow event, as Peloton's cached update writes them
+ * (`pkg/jobmgr/cached/update.go`): INITIALIZED (PAUSED when it starts paused) for every instance when the
+ * workflow is created; ROLLING_FORWARD when the instance is taken; ROLLING_BACKWARD for every instance of a
+ * rollback when it starts; SUCCEEDED or FAILED when the instance is done or out of attempts; and PAUSED,
+ * the resumed state, ABORTED or FAILED for the instances in flight when the workflow is paused, resumed,
+ * aborted or fails. Only a job's newest `MAX_WORKFLOWS_WITH_EVENTS` workflows keep their events.
  */
 import type { Action } from "../goalstate/engine.ts";
 import type { JobConfig, UpdateConfig } from "../model/config_types.ts";
@@ -16,6 +23,7 @@ import {
   type TaskRecord,
   type UpdateRecord,
   type UpdateState,
+  type WorkflowEventRecord,
   type WorkflowType,
 } from "../model/records.ts";
 import { isTerminalTaskState } from "../model/states.ts";
@@ -43,6 +51,12 @@ export const UPDATE_TABLE: Record<UpdateState, readonly UpdateAction[]> = {
 export function updateActions(u: UpdateRecord): readonly UpdateAction[] {
   return UPDATE_TABLE[u.state];
 }
+
+/**
+ * How many of a job's workflows keep their instance events: a new one past it deletes the oldest one's (as
+ * Peloton bounds a job's updates, deleting older ones with their events; the workflow records stay here).
+ */
+export const MAX_WORKFLOWS_WITH_EVENTS = 10;
 
 export const DEFAULT_UPDATE_CONFIG: UpdateConfig = {
   batchSize: 0,
@@ -134,13 +148,15 @@ export class Workflows {
     const u = this.prepare(job, req);
     this.jm.markDirty(job, true);
     this.jm.write(this.stamp(u));
+    for (const w of this.createdEvents(u)) this.jm.write(w);
     this.jm.updateEngine.enqueue(u);
     return u;
   }
 
   /**
-   * A workflow held by its job but neither stored nor started: the caller stores `stamp(u)` (a job
-   * create, in its own batch) and enqueues it in the update engine once that is durable.
+   * A workflow held by its job but neither stored nor started: the caller stores `stamp(u)` and
+   * `createdEvents(u)` (a job create, in its own batch) and enqueues it in the update engine once that is
+   * durable.
    */
   prepare(job: JobEntry, req: WorkflowRequest): UpdateRecord {
     this.abortActive(job);
@@ -184,7 +200,22 @@ export class Workflows {
     this.jm.updates.set(u.updateId, u);
     job.runtime.updateId = u.updateId;
     job.runtime.workflowVersion = (job.runtime.workflowVersion ?? 0) + 1;
+    if (this.jm.config.recordEvents) this.#keepEventsOf(job, u.updateId);
     return u;
+  }
+
+  /** The INITIALIZED (or PAUSED) event of each of a new workflow's instances, to store with it. */
+  createdEvents(u: UpdateRecord): StoreWrite[] {
+    return this.#eventWrites(u, [...u.instancesAdded, ...u.instancesUpdated, ...u.instancesRemoved], u.state);
+  }
+
+  /** Counts a new workflow among the job's newest with events; the oldest past the bound lose theirs. */
+  #keepEventsOf(job: JobEntry, workflowId: string): void {
+    const kept = [...job.runtime.workflowsWithEvents ?? [], workflowId];
+    for (const old of kept.splice(0, Math.max(0, kept.length - MAX_WORKFLOWS_WITH_EVENTS))) {
+      this.jm.write({ kind: "workflow.events.delete", jobId: job.jobId, workflowId: old });
+    }
+    job.runtime.workflowsWithEvents = kept;
   }
 
   /** The job's workflow in progress, if it has one. */
@@ -206,11 +237,13 @@ export class Workflows {
     if (u.state !== "ROLLING_FORWARD" && u.state !== "ROLLING_BACKWARD" && u.state !== "INITIALIZED") return;
     u.prevState = u.state === "INITIALIZED" ? "ROLLING_FORWARD" : u.state;
     this.#set(u, "PAUSED");
+    this.#events(u, u.instancesCurrent, "PAUSED");
   }
 
   resume(u: UpdateRecord): void {
     if (u.state !== "PAUSED") return;
     this.#set(u, u.prevState ?? "ROLLING_FORWARD");
+    this.#events(u, u.instancesCurrent, u.state);
     this.jm.updateEngine.enqueue(u);
   }
 
@@ -239,6 +272,8 @@ export class Workflows {
     u.instancesCurrent = [];
     u.jobConfigVersion = target;
     this.#set(u, "ROLLING_BACKWARD");
+    // Every instance to roll back, before it is taken (Peloton's Rollback writes them all at once).
+    this.#events(u, touched, "ROLLING_BACKWARD");
     this.jm.updateEngine.enqueue(u);
   }
 
@@ -250,6 +285,7 @@ export class Workflows {
       if (verdict === "pending" || typeof verdict === "object") continue;
       u.instancesCurrent = u.instancesCurrent.filter((x) => x !== i);
       (verdict === "done" ? u.instancesDone : u.instancesFailed).push(i);
+      this.#events(u, [i], verdict === "done" ? "SUCCEEDED" : "FAILED");
       changed = true;
     }
     const maxFail = u.config.maxFailureInstances;
@@ -297,6 +333,8 @@ export class Workflows {
   }
 
   #begin(u: UpdateRecord, job: JobEntry, i: number): void {
+    // A rollback recorded ROLLING_BACKWARD for each of its instances when it started.
+    if (u.state === "ROLLING_FORWARD") this.#events(u, [i], "ROLLING_FORWARD");
     const task = job.tasks.get(i);
     if (u.instancesRemoved.includes(i)) {
       if (task) {
@@ -377,6 +415,8 @@ export class Workflows {
   #complete(u: UpdateRecord, job: JobEntry | undefined, state: UpdateState): void {
     u.completionTimeMs = this.jm.now();
     this.#set(u, state);
+    // Instances in flight when it ends (aborted, failed) end with it.
+    this.#events(u, u.instancesCurrent, state);
     if (job && job.runtime.updateId === u.updateId) {
       job.runtime.updateId = undefined;
       this.jm.markDirty(job, true);
@@ -392,6 +432,27 @@ export class Workflows {
 
   #put(u: UpdateRecord): void {
     this.jm.write(this.stamp(u));
+  }
+
+  /** Records a step of the workflow on instances, written at the job manager's next flush. */
+  #events(u: UpdateRecord, instances: readonly number[], state: UpdateState): void {
+    for (const w of this.#eventWrites(u, instances, state)) this.jm.write(w);
+  }
+
+  #eventWrites(u: UpdateRecord, instances: readonly number[], state: UpdateState): StoreWrite[] {
+    if (!this.jm.config.recordEvents) return [];
+    const timeMs = this.jm.now();
+    return instances.map((instanceId) => {
+      const event: WorkflowEventRecord = {
+        jobId: u.jobId,
+        workflowId: u.updateId,
+        instanceId,
+        type: u.type,
+        state,
+        timeMs,
+      };
+      return { kind: "workflow.event", event };
+    });
   }
 
   /** A new version of the workflow's record, as the write that stores it. */

@@ -22,6 +22,11 @@ export interface JobRuntime {
    * until the instance is added back: its new task starts after that run, so no Mesos task id is used twice.
    */
   removedRuns?: Record<number, number>;
+  /**
+   * The job's newest workflows whose instance events are kept, oldest first: a new workflow past
+   * `MAX_WORKFLOWS_WITH_EVENTS` deletes the oldest one's events (its record stays).
+   */
+  workflowsWithEvents?: string[];
   /** Bumped on every write; stores reject a write whose version is not newer than the stored one. */
   version: number;
 }

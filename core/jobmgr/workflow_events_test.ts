@@ -1,0 +1,215 @@
+import assert from "node:assert/strict";
+import type { WorkflowEventRecord } from "../model/records.ts";
+import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
+import { makeJobConfig } from "../testing/fixtures.ts";
+import { jobConfigJson } from "./api_json.ts";
+import { STATELESS_SERVICE } from "./stateless_api.ts";
+import { MAX_WORKFLOWS_WITH_EVENTS } from "./workflow.ts";
+
+const UPDATE = "peloton.api.v0.update.svc.UpdateService";
+/** The default `minRunningSeconds`, in ms: how long a run without a health check must stay RUNNING. */
+const SETTLE_MS = 10_000;
+
+/** A service job of `n` instances, all RUNNING on host h1. */
+function runningService(n: number, config = {}): JobmgrRig {
+  const rig = new JobmgrRig(config);
+  rig.create({ type: "SERVICE", instanceCount: n });
+  const all = [...Array(n).keys()];
+  rig.launch(all);
+  for (const i of all) rig.status(rig.taskId(i), "TASK_RUNNING");
+  return rig;
+}
+
+/** Starts a rolling update of every instance to a new command; returns its id. */
+function update(rig: JobmgrRig, n: number, updateConfig: object, version = 1): string {
+  const next = makeJobConfig({
+    type: "SERVICE",
+    instanceCount: n,
+    task: {
+      command: { shell: true, value: "echo v2", arguments: [], environment: { variables: [] }, uris: [] },
+    },
+  });
+  rig.call(UPDATE, "CreateUpdate", {
+    jobId: { value: JOB_ID },
+    jobConfig: { ...jobConfigJson(next), changeLog: { version } },
+    updateConfig,
+  });
+  const [reply] = rig.replies();
+  assert.equal(reply.error, undefined, JSON.stringify(reply.error));
+  return (reply.body as { updateID: { value: string } }).updateID.value;
+}
+
+/** Finishes the current batch: each stopped instance is KILLED, placed again and reports `outcome`. */
+function roll(rig: JobmgrRig, outcome: "TASK_RUNNING" | "TASK_FAILED" = "TASK_RUNNING"): number[] {
+  const kills = rig.transport.take("kill-tasks", "hostmgr").flatMap((k) => k.tasks.map((t) => t.taskId));
+  const batch = kills.map((id) => Number(id.split("-").at(-2)));
+  for (const id of kills) rig.status(id, "TASK_KILLED");
+  rig.launch(batch);
+  for (const i of batch) rig.status(rig.taskId(i), outcome);
+  return batch;
+}
+
+/** One instance's stored events of a workflow, oldest first, as `[state, timeMs]`. */
+function steps(rig: JobmgrRig, workflowId: string, instanceId: number): [string, number][] {
+  return rig.store.workflowEvents
+    .filter((e) => e.workflowId === workflowId && e.instanceId === instanceId)
+    .map((e) => [e.state, e.timeMs]);
+}
+
+function stateless(rig: JobmgrRig, method: string, body: object = {}) {
+  rig.call(STATELESS_SERVICE, method, { jobId: { value: JOB_ID }, ...body });
+  const replies = rig.replies();
+  assert.equal(replies[0]?.error, undefined, JSON.stringify(replies));
+  return replies[0].body as Record<string, unknown>;
+}
+
+Deno.test("an update records, per instance, INITIALIZED, ROLLING_FORWARD when taken and SUCCEEDED when done", () => {
+  const rig = runningService(3);
+  const id = update(rig, 3, { batchSize: 2 });
+  rig.tick();
+  assert.deepEqual(roll(rig), [0, 1]);
+  rig.tick(SETTLE_MS);
+  assert.deepEqual(roll(rig), [2]);
+  rig.tick(SETTLE_MS);
+  assert.equal(rig.store.updates.get(id)?.state, "SUCCEEDED");
+  for (const i of [0, 1]) {
+    assert.deepEqual(steps(rig, id, i), [["INITIALIZED", 0], ["ROLLING_FORWARD", 0], ["SUCCEEDED", 10_000]]);
+  }
+  assert.deepEqual(steps(rig, id, 2), [
+    ["INITIALIZED", 0],
+    ["ROLLING_FORWARD", 10_000],
+    ["SUCCEEDED", 20_000],
+  ]);
+  const e = rig.store.workflowEvents[0];
+  assert.deepEqual([e.jobId, e.type], [JOB_ID, "UPDATE"]);
+});
+
+Deno.test("an instance out of attempts records FAILED; the rollback records ROLLING_BACKWARD, then SUCCEEDED", () => {
+  const rig = runningService(4);
+  const id = update(rig, 4, {
+    batchSize: 2,
+    maxInstanceAttempts: 1,
+    maxFailureInstances: 1,
+    rollbackOnFailure: true,
+  });
+  rig.tick();
+  assert.deepEqual(roll(rig, "TASK_FAILED"), [0, 1]);
+  rig.tick();
+  assert.equal(rig.jm.updates.get(id)?.state, "ROLLING_BACKWARD");
+  rig.tick(1_000);
+  rig.launch([0, 1]);
+  for (const i of [0, 1]) rig.status(rig.taskId(i), "TASK_RUNNING");
+  rig.tick(SETTLE_MS);
+  assert.equal(rig.store.updates.get(id)?.state, "ROLLED_BACK");
+  assert.deepEqual(steps(rig, id, 0), [
+    ["INITIALIZED", 0],
+    ["ROLLING_FORWARD", 0],
+    ["FAILED", 0],
+    ["ROLLING_BACKWARD", 0],
+    ["SUCCEEDED", 11_000],
+  ]);
+  // Instance 1 failed too, but the rollback had started by then (at instance 0's failure): it was in flight.
+  assert.deepEqual(steps(rig, id, 1), [
+    ["INITIALIZED", 0],
+    ["ROLLING_FORWARD", 0],
+    ["ROLLING_BACKWARD", 0],
+    ["SUCCEEDED", 11_000],
+  ]);
+  for (const i of [2, 3]) {
+    assert.deepEqual(steps(rig, id, i), [["INITIALIZED", 0]], `instance ${i} untouched`);
+  }
+});
+
+Deno.test("an update that fails records FAILED for the instances still in flight", () => {
+  const rig = runningService(2);
+  const id = update(rig, 2, { batchSize: 2, maxInstanceAttempts: 1, maxFailureInstances: 1 });
+  rig.tick();
+  const kills = rig.transport.take("kill-tasks", "hostmgr").flatMap((k) => k.tasks.map((t) => t.taskId));
+  for (const taskId of kills) rig.status(taskId, "TASK_KILLED");
+  rig.launch([0, 1]);
+  rig.status(rig.taskId(0), "TASK_FAILED");
+  rig.tick();
+  assert.equal(rig.store.updates.get(id)?.state, "FAILED");
+  assert.deepEqual(steps(rig, id, 0).map(([s]) => s), ["INITIALIZED", "ROLLING_FORWARD", "FAILED"]);
+  assert.deepEqual(steps(rig, id, 1).map(([s]) => s), ["INITIALIZED", "ROLLING_FORWARD", "FAILED"]);
+});
+
+Deno.test("pausing, resuming and aborting a restart record the instances in flight; the others stay INITIALIZED", () => {
+  const rig = runningService(3);
+  const id = (stateless(rig, "RestartJob", { restartSpec: { batchSize: 1 } }).workflowId as { value: string })
+    .value;
+  rig.tick();
+  rig.tick(1_000);
+  stateless(rig, "PauseJobWorkflow");
+  rig.tick(1_000);
+  stateless(rig, "ResumeJobWorkflow");
+  rig.tick(1_000);
+  stateless(rig, "AbortJobWorkflow");
+  assert.deepEqual(steps(rig, id, 0), [
+    ["INITIALIZED", 0],
+    ["ROLLING_FORWARD", 0],
+    ["PAUSED", 1_000],
+    ["ROLLING_FORWARD", 2_000],
+    ["ABORTED", 3_000],
+  ]);
+  for (const i of [1, 2]) assert.deepEqual(steps(rig, id, i), [["INITIALIZED", 0]]);
+  assert.deepEqual(new Set(rig.store.workflowEvents.map((e) => e.type)), new Set(["RESTART"]));
+});
+
+Deno.test("a workflow created paused records PAUSED for its instances; a new one aborts the one in flight", () => {
+  const rig = runningService(2);
+  const first = update(rig, 2, { batchSize: 1 });
+  rig.tick();
+  rig.tick(1_000);
+  const second = update(rig, 2, { batchSize: 1, startPaused: true }, 2);
+  assert.deepEqual(steps(rig, first, 0), [["INITIALIZED", 0], ["ROLLING_FORWARD", 0], ["ABORTED", 1_000]]);
+  assert.deepEqual(steps(rig, first, 1), [["INITIALIZED", 0]]);
+  for (const i of [0, 1]) assert.deepEqual(steps(rig, second, i), [["PAUSED", 1_000]]);
+});
+
+Deno.test(`a job keeps the instance events of its newest ${MAX_WORKFLOWS_WITH_EVENTS} workflows`, () => {
+  const rig = runningService(1);
+  const ids: string[] = [];
+  for (let n = 0; n <= MAX_WORKFLOWS_WITH_EVENTS; n++) {
+    ids.push((stateless(rig, "RestartJob").workflowId as { value: string }).value);
+    rig.tick();
+  }
+  const kept = new Set(rig.store.workflowEvents.map((e) => e.workflowId));
+  assert.deepEqual([...kept].sort(), ids.slice(1).sort(), "the oldest one's are deleted");
+  assert.deepEqual(rig.job().runtime.workflowsWithEvents, ids.slice(1));
+  assert.deepEqual(rig.store.jobs.get(JOB_ID)?.runtime.workflowsWithEvents, ids.slice(1), "stored");
+  assert.ok(rig.store.updates.has(ids[0]), "the workflow itself stays");
+});
+
+Deno.test("with events turned off (the large simulations), workflows record none", () => {
+  const rig = runningService(2, { recordEvents: false });
+  update(rig, 2, { batchSize: 1 });
+  rig.tick();
+  roll(rig);
+  rig.tick(SETTLE_MS);
+  const none: WorkflowEventRecord[] = [];
+  assert.deepEqual(rig.store.workflowEvents, none);
+  assert.equal(rig.job().runtime.workflowsWithEvents, undefined);
+});
+
+Deno.test("a rolling create stores its instances' INITIALIZED events with the job", () => {
+  const rig = new JobmgrRig();
+  rig.call(STATELESS_SERVICE, "CreateJob", {
+    jobId: { value: JOB_ID },
+    spec: {
+      name: "svc",
+      instanceCount: 2,
+      respoolId: { value: "pool-a" },
+      defaultSpec: { containers: [{ name: "c", command: { value: "sleep 100" } }] },
+    },
+    createSpec: { batchSize: 1 },
+  });
+  rig.answerPool();
+  const createBatch = rig.store.batches.find((b) => b.some((w) => w.kind === "job.put"))!;
+  const events = createBatch.flatMap((w) => w.kind === "workflow.event" ? [w.event] : []);
+  assert.deepEqual(events.map((e) => [e.instanceId, e.type, e.state]), [[0, "START", "INITIALIZED"], [
+    1,
+    "START",
+    "INITIALIZED",
+  ]]);
+});
