@@ -22,6 +22,9 @@ export function idValue(v: unknown): string | undefined {
   return undefined;
 }
 
+/** A job id as Peloton makes and checks them. */
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export const time = (ms?: number) => (ms === undefined ? undefined : rfc3339(ms));
 
 /** A job as the API shows it, from memory or from the store. */

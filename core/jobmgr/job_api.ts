@@ -20,6 +20,7 @@ import {
   outOfRangeOf,
   Reply,
   taskInfoJson,
+  UUID,
 } from "./api_json.ts";
 import { InstanceMap, type JobEntry } from "./job_entry.ts";
 import { parseQuerySpec, runJobQuery } from "./job_query.ts";
@@ -39,7 +40,6 @@ const RESPOOL_WAITS = "peloton.api.respool.ResourceManager::GetAdmissionWaits";
 
 /** How long `task list` and `task get` wait for the resource manager to say why PENDING tasks wait. */
 export const WAITS_TIMEOUT_MS = 2_000;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export { jobConfigJson, jobInfoJson };
 

@@ -38,6 +38,7 @@ function podStateOf(s: unknown): string {
   return String(s).toUpperCase().replace(/^POD_STATE_/, "");
 }
 import { DEFAULT_UPDATE_CONFIG, planReplace } from "./workflow.ts";
+import { getWorkflowEvents, instanceEventsOf, lastWorkflow, uint32Field } from "./workflow_events_api.ts";
 
 export const STATELESS_SERVICE = "peloton.api.v1alpha.job.stateless.svc.JobService";
 
@@ -116,6 +117,8 @@ export class StatelessApi {
         return this.#delete(body, r);
       case "ListJobWorkflows":
         return this.#workflows(body, r);
+      case "GetWorkflowEvents":
+        return getWorkflowEvents(this.api, body, r);
       case "ListJobs":
         return this.#listJobs(r);
       case "QueryJobs":
@@ -270,12 +273,7 @@ export class StatelessApi {
         jobInfo: { jobId: { value: j.jobId }, spec: specJson(j), status: statusJson(j, u) },
         workflowInfo: u ? workflowInfoJson(j, u) : undefined,
       });
-    const live = j.runtime.updateId ? this.api.jm.updates.get(j.runtime.updateId) : undefined;
-    if (live) return reply(live);
-    this.api.jm.deps.store.listUpdates(j.jobId).then(
-      (stored) => reply(stored.sort((a, b) => b.creationTimeMs - a.creationTimeMs)[0]),
-      (err) => r.error("internal", String(err)),
-    );
+    lastWorkflow(this.api, j).then(reply, (err) => r.error("internal", String(err)));
   }
 
   #create(body: Body, r: Reply): void {
@@ -448,24 +446,32 @@ export class StatelessApi {
 
   /**
    * Every workflow of the job, newest first, as v1alpha `WorkflowInfo`s (`ListJobWorkflows`), each with its
-   * `workflowId` (ours: Peloton's WorkflowInfo has no id); `updatesLimit` keeps the newest so many.
+   * `workflowId` (ours: Peloton's WorkflowInfo has no id); `updatesLimit` keeps the newest so many. With
+   * `instanceEvents`, each has its instances' events, the newest `instanceEventsLimit` of each (0: all).
    */
   #workflows(body: Body, r: Reply): void {
     const jobId = idValue(body.jobId);
     if (!jobId) return r.error("invalid-argument", "jobId: expected a job id");
+    const eventsLimit = uint32Field(body, "instanceEventsLimit", "how many events to return per instance");
+    if (typeof eventsLimit === "string") return r.error("invalid-argument", eventsLimit);
     this.api.withJob(r, jobId, (j) => {
-      this.api.jm.deps.store.listUpdates(jobId).then((stored) => {
+      this.api.jm.deps.store.listUpdates(jobId).then(async (stored) => {
         const byId = new Map(stored.map((u) => [u.updateId, u]));
         for (const u of this.api.jm.updates.values()) if (u.jobId === jobId) byId.set(u.updateId, u);
         const newest = [...byId.values()].sort((a, b) => b.creationTimeMs - a.creationTimeMs);
         const limit = Number(body.updatesLimit ?? 0);
+        const listed = limit > 0 ? newest.slice(0, limit) : newest;
+        const instanceEvents = body.instanceEvents === true
+          ? await Promise.all(listed.map((u) => instanceEventsOf(this.api, u, eventsLimit)))
+          : undefined;
         r.ok({
-          workflowInfos: (limit > 0 ? newest.slice(0, limit) : newest).map((u) => ({
+          workflowInfos: listed.map((u, i) => ({
             workflowId: { value: u.updateId },
             ...workflowInfoJson(j, u),
+            ...(instanceEvents ? { instanceEvents: instanceEvents[i] } : {}),
           })),
         });
-      }, (err) => r.error("internal", String(err)));
+      }).catch((err) => r.error("internal", String(err)));
     });
   }
 

@@ -11,7 +11,13 @@ import type {
   PodSpec,
   SlaConfig,
 } from "../model/config_types.ts";
-import type { TaskRecord, UpdateRecord, UpdateState, WorkflowType } from "../model/records.ts";
+import type {
+  TaskRecord,
+  UpdateRecord,
+  UpdateState,
+  WorkflowEventRecord,
+  WorkflowType,
+} from "../model/records.ts";
 import { jobConfigToStatelessSpec } from "../model/stateless_spec.ts";
 import { type JobState, TASK_STATES } from "../model/states.ts";
 import { type Body, entityVersion, instanceIdRanges, type JobView, time } from "./api_json.ts";
@@ -84,6 +90,11 @@ export function workflowTypeJson(t: WorkflowType): string | number {
 /** v1alpha `stateless.WorkflowState`: v0's update states, in the same order, prefixed. */
 export function workflowStateName(s: UpdateState): string {
   return `WORKFLOW_STATE_${s}`;
+}
+
+/** v1alpha `stateless.WorkflowEvent`: the workflow's type, the step's state and when it was recorded. */
+export function workflowEventJson(e: WorkflowEventRecord): Body {
+  return { type: workflowTypeJson(e.type), timestamp: time(e.timeMs), state: workflowStateName(e.state) };
 }
 
 /**

@@ -213,3 +213,153 @@ Deno.test("a rolling create stores its instances' INITIALIZED events with the jo
     "INITIALIZED",
   ]]);
 });
+
+// ---------------------------------------------------------------------------------------------
+// GetWorkflowEvents and ListJobWorkflows' instance events
+
+/** Calls the stateless JobService once the call's store reads have answered; returns the one reply. */
+async function read(rig: JobmgrRig, method: string, body: object) {
+  rig.call(STATELESS_SERVICE, method, body);
+  const answered = () => rig.transport.sent.some((s) => s.msg.kind === "api-reply");
+  for (let i = 0; i < 5 && !answered(); i++) await rig.reads();
+  const replies = rig.replies();
+  assert.equal(replies.length, 1, JSON.stringify(replies));
+  return replies[0];
+}
+
+async function workflowEvents(rig: JobmgrRig, body: object) {
+  const reply = await read(rig, "GetWorkflowEvents", { jobId: { value: JOB_ID }, ...body });
+  assert.equal(reply.error, undefined, JSON.stringify(reply.error));
+  return (reply.body as { events: { type: string; timestamp: string; state: string }[] }).events;
+}
+
+Deno.test("GetWorkflowEvents: an instance's events in the job's last workflow, newest first, `limit` newest", async () => {
+  const rig = runningService(2);
+  const first = update(rig, 2, { batchSize: 1 });
+  rig.tick();
+  roll(rig);
+  rig.tick(SETTLE_MS);
+  roll(rig);
+  rig.tick(SETTLE_MS);
+  assert.equal(rig.job().runtime.updateId, undefined, "the update ended; the job no longer names it");
+  assert.deepEqual(await workflowEvents(rig, { instanceId: 1 }), [
+    {
+      type: "WORKFLOW_TYPE_UPDATE",
+      timestamp: "1970-01-01T00:00:20.000Z",
+      state: "WORKFLOW_STATE_SUCCEEDED",
+    },
+    {
+      type: "WORKFLOW_TYPE_UPDATE",
+      timestamp: "1970-01-01T00:00:10.000Z",
+      state: "WORKFLOW_STATE_ROLLING_FORWARD",
+    },
+    {
+      type: "WORKFLOW_TYPE_UPDATE",
+      timestamp: "1970-01-01T00:00:00.000Z",
+      state: "WORKFLOW_STATE_INITIALIZED",
+    },
+  ]);
+  assert.deepEqual(
+    (await workflowEvents(rig, { instanceId: "0", limit: 2 })).map((e) => e.state),
+    ["WORKFLOW_STATE_SUCCEEDED", "WORKFLOW_STATE_ROLLING_FORWARD"],
+  );
+  assert.deepEqual((await workflowEvents(rig, {})).length, 3, "instance 0 by default, as proto3's zero");
+
+  // A restart in progress is the job's current workflow now.
+  rig.tick(1_000);
+  stateless(rig, "RestartJob", { restartSpec: { batchSize: 1 } });
+  rig.tick();
+  assert.deepEqual(await workflowEvents(rig, { instanceId: 0 }), [
+    {
+      type: "WORKFLOW_TYPE_RESTART",
+      timestamp: "1970-01-01T00:00:21.000Z",
+      state: "WORKFLOW_STATE_ROLLING_FORWARD",
+    },
+    {
+      type: "WORKFLOW_TYPE_RESTART",
+      timestamp: "1970-01-01T00:00:21.000Z",
+      state: "WORKFLOW_STATE_INITIALIZED",
+    },
+  ]);
+  assert.deepEqual(await workflowEvents(rig, { instanceId: 7 }), [], "an instance the workflow never took");
+  assert.ok(rig.store.workflowEvents.some((e) => e.workflowId === first), "the update's events stay");
+});
+
+Deno.test("GetWorkflowEvents refuses a bad job id, instance id or limit, naming the field; unknown jobs are not found", async () => {
+  const rig = runningService(1);
+  const refused = async (body: object) => {
+    const reply = await read(rig, "GetWorkflowEvents", body);
+    return [reply.error?.code, reply.error?.message];
+  };
+  assert.deepEqual(await refused({ jobId: { value: "nope" } }), [
+    "invalid-argument",
+    'jobId: got "nope", expected a UUID',
+  ]);
+  assert.deepEqual(await refused({}), ["invalid-argument", "jobId: got null, expected a UUID"]);
+  for (const bad of [-1, 1.5, "x", true]) {
+    const [code, message] = await refused({ jobId: { value: JOB_ID }, instanceId: bad });
+    assert.equal(code, "invalid-argument");
+    assert.match(String(message), /^instanceId: got .+, expected an instance id \(a whole number/);
+  }
+  const [code, message] = await refused({ jobId: { value: JOB_ID }, limit: "ten" });
+  assert.equal(code, "invalid-argument");
+  assert.match(String(message), /^limit: got "ten", expected how many events to return, 0 for all/);
+  const unknown = "99999999-2222-4333-8444-555555555555";
+  assert.deepEqual(await refused({ jobId: { value: unknown } }), ["not-found", `job ${unknown} not found`]);
+  assert.deepEqual(await refused({ jobId: { value: JOB_ID } }), [
+    "not-found",
+    `job ${JOB_ID} has no workflow`,
+  ]);
+});
+
+Deno.test("ListJobWorkflows with instanceEvents lists each workflow's instances with their events, newest first", async () => {
+  const rig = runningService(3);
+  const restart = (stateless(rig, "RestartJob", {
+    restartSpec: { batchSize: 1, ranges: [{ from: 1, to: 3 }] },
+  }).workflowId as { value: string }).value;
+  rig.tick();
+  rig.tick(1_000);
+  stateless(rig, "AbortJobWorkflow");
+  type Info = {
+    workflowId: { value: string };
+    instanceEvents?: { instanceId: number; events: { state: string }[] }[];
+  };
+  const list = async (body: object) => {
+    const reply = await read(rig, "ListJobWorkflows", { jobId: { value: JOB_ID }, ...body });
+    assert.equal(reply.error, undefined, JSON.stringify(reply.error));
+    return (reply.body as { workflowInfos: Info[] }).workflowInfos;
+  };
+  const states = (info: Info) =>
+    info.instanceEvents?.map((
+      i,
+    ) => [i.instanceId, i.events.map((e) => e.state.replace("WORKFLOW_STATE_", ""))]);
+
+  const [plain] = await list({});
+  assert.equal(plain.workflowId.value, restart);
+  assert.equal(plain.instanceEvents, undefined, "only when asked");
+  const [full] = await list({ instanceEvents: true });
+  assert.deepEqual(states(full), [
+    [1, ["ABORTED", "ROLLING_FORWARD", "INITIALIZED"]],
+    [2, ["INITIALIZED"]],
+  ]);
+  const [limited] = await list({ instanceEvents: true, instanceEventsLimit: 1 });
+  assert.deepEqual(states(limited), [[1, ["ABORTED"]], [2, ["INITIALIZED"]]]);
+  const bad = await read(rig, "ListJobWorkflows", {
+    jobId: { value: JOB_ID },
+    instanceEvents: true,
+    instanceEventsLimit: -2,
+  });
+  assert.equal(bad.error?.code, "invalid-argument");
+  assert.match(bad.error!.message, /^instanceEventsLimit: got -2, expected/);
+});
+
+Deno.test("a deleted job's workflow events go with it", async () => {
+  const rig = runningService(1);
+  stateless(rig, "RestartJob");
+  rig.tick();
+  assert.ok(rig.store.workflowEvents.length > 0);
+  rig.call(STATELESS_SERVICE, "DeleteJob", { jobId: { value: JOB_ID }, force: true });
+  await rig.reads();
+  rig.replies();
+  assert.deepEqual(rig.store.workflowEvents, []);
+});

@@ -1,0 +1,83 @@
+/**
+ * v1alpha JobService's workflow events: GetWorkflowEvents (one instance's steps in the job's current or
+ * last workflow) and the instance events ListJobWorkflows adds to each workflow, both newest first as
+ * Peloton's store reads them (`pod_workflow_events`, clustered by descending create time).
+ */
+import type { UpdateRecord, WorkflowEventRecord } from "../model/records.ts";
+import { type Body, idValue, type JobView, type Reply, UUID } from "./api_json.ts";
+import type { JobApi } from "./job_api.ts";
+import { workflowEventJson } from "./v1alpha_json.ts";
+
+/** A uint32 field of a request (a number, or a decimal string as proto3 JSON allows); absent is 0. */
+export function uint32Field(body: Body, field: string, what: string): number | string {
+  const v = body[field];
+  if (v === undefined || v === null) return 0;
+  const n = typeof v === "string" && /^\d+$/.test(v) ? Number(v) : v;
+  if (typeof n !== "number" || !Number.isInteger(n) || n < 0 || n > 0xffff_ffff) {
+    return `${field}: got ${JSON.stringify(v)}, expected ${what} (a whole number from 0 to 4294967295)`;
+  }
+  return n;
+}
+
+/**
+ * The job's workflow in progress, else its newest one (Peloton keeps the last workflow's id in the job's
+ * runtime after it ends; ours clears it, and the newest stored workflow is that one).
+ */
+export async function lastWorkflow(api: JobApi, j: JobView): Promise<UpdateRecord | undefined> {
+  const live = j.runtime.updateId ? api.jm.updates.get(j.runtime.updateId) : undefined;
+  if (live) return live;
+  const stored = await api.jm.deps.store.listUpdates(j.jobId);
+  return stored.sort((a, b) => b.creationTimeMs - a.creationTimeMs)[0];
+}
+
+/** Events newest first, the newest `limit` of them (0: all). */
+function newest(events: WorkflowEventRecord[], limit: number): Body[] {
+  const out = events.slice().reverse();
+  return (limit > 0 ? out.slice(0, limit) : out).map(workflowEventJson);
+}
+
+/**
+ * GetWorkflowEvents {jobId, instanceId, limit}: the instance's events in the job's current workflow, or its
+ * last one, newest first. A job id that is not a UUID, or a malformed instance id or limit, is refused
+ * (InvalidArgument, naming the field), an unknown job or one that never had a workflow is NotFound (Peloton
+ * answers the latter Unavailable, which here means "try again": a workflow will not appear by waiting). An
+ * instance the workflow never took has no events.
+ */
+export function getWorkflowEvents(api: JobApi, body: Body, r: Reply): void {
+  const jobId = idValue(body.jobId);
+  if (jobId === undefined || !UUID.test(jobId)) {
+    const got = JSON.stringify(jobId ?? body.jobId ?? null);
+    return r.error("invalid-argument", `jobId: got ${got}, expected a UUID`);
+  }
+  const instanceId = uint32Field(body, "instanceId", "an instance id");
+  if (typeof instanceId === "string") return r.error("invalid-argument", instanceId);
+  const limit = uint32Field(body, "limit", "how many events to return, 0 for all");
+  if (typeof limit === "string") return r.error("invalid-argument", limit);
+  api.withJob(r, jobId, (j) => {
+    lastWorkflow(api, j).then(async (u) => {
+      if (!u) return r.error("not-found", `job ${jobId} has no workflow`);
+      const events = await api.jm.deps.store.getWorkflowEvents(jobId, u.updateId, instanceId);
+      r.ok({ events: newest(events, limit) });
+    }).catch((err) => r.error("internal", `reading the workflow events of job ${jobId}: ${err}`));
+  });
+}
+
+/**
+ * A workflow's `instance_events` (ListJobWorkflows with `instanceEvents`): each instance it adds, removes
+ * or updates, and any other it recorded events for (a rollback narrows those lists), in instance order,
+ * with its events newest first, the newest `limit` of them (0: all).
+ */
+export async function instanceEventsOf(api: JobApi, u: UpdateRecord, limit: number): Promise<Body[]> {
+  const events = await api.jm.deps.store.getWorkflowEvents(u.jobId, u.updateId);
+  const byInstance = new Map<number, WorkflowEventRecord[]>();
+  for (const i of [...u.instancesAdded, ...u.instancesRemoved, ...u.instancesUpdated]) byInstance.set(i, []);
+  for (const e of events) {
+    const list = byInstance.get(e.instanceId);
+    if (list) list.push(e);
+    else byInstance.set(e.instanceId, [e]);
+  }
+  return [...byInstance.keys()].sort((a, b) => a - b).map((instanceId) => ({
+    instanceId,
+    events: newest(byInstance.get(instanceId)!, limit),
+  }));
+}
