@@ -71,6 +71,54 @@ Deno.test({
         assert.equal(t.runtime.configVersion, 2);
       }
       assert.match((await cli(up.url, "task", "logs", job, "0")).out, /updated/);
+      // The replace's steps on pod 0, newest first, in Peloton's `workflow events` table.
+      const steps = await cli(up.url, "job", "stateless", "workflow", "events", job, "0");
+      assert.equal(steps.code, 0, steps.err);
+      assert.deepEqual(
+        steps.out.split("\n").map((line) => line.split("|").map((c) => c.trim()).slice(0, 2)),
+        [
+          ["Workflow State", "Workflow Type"],
+          ["WORKFLOW_STATE_SUCCEEDED", "WORKFLOW_TYPE_UPDATE"],
+          ["WORKFLOW_STATE_ROLLING_FORWARD", "WORKFLOW_TYPE_UPDATE"],
+          ["WORKFLOW_STATE_INITIALIZED", "WORKFLOW_TYPE_UPDATE"],
+        ],
+      );
+      const newest = JSON.parse(
+        (await cli(up.url, "job", "stateless", "workflow", "events", job, "2", "--limit", "1", "-j")).out,
+      );
+      assert.deepEqual(newest.events.map((e: { state: string }) => e.state), ["WORKFLOW_STATE_SUCCEEDED"]);
+      // Every workflow of the job, newest first, with its pods' events: the replace, then the create's start.
+      type Info = {
+        status: { type: unknown };
+        instanceEvents: { instanceId: number; events: { state: string }[] }[];
+      };
+      const infos: Info[] = JSON.parse(
+        (await cli(up.url, "job", "stateless", "list-updates", job, "--instance-events", "-j")).out,
+      ).workflowInfos;
+      assert.deepEqual(infos.map((w) => w.status.type), ["WORKFLOW_TYPE_UPDATE", 3]);
+      assert.deepEqual(
+        infos[0].instanceEvents.map((i) => [i.instanceId, i.events[0].state]),
+        [0, 1, 2].map((i) => [i, "WORKFLOW_STATE_SUCCEEDED"]),
+      );
+      // The start had taken pod 2 and was waiting for it to stay up when the replace aborted it.
+      assert.deepEqual(
+        infos[1].instanceEvents.map((i) => [i.instanceId, i.events.at(-1)!.state]),
+        [0, 1, 2].map((i) => [i, "WORKFLOW_STATE_INITIALIZED"]),
+      );
+      const listed = await cli(up.url, "job", "stateless", "list-updates", job, "--limit", "1");
+      assert.match(listed.out, /^Index 0:\nworkflowId:\n.*\nstatus:\n {2}type: WORKFLOW_TYPE_UPDATE\n/);
+      assert.doesNotMatch(listed.out, /Index 1:|instanceEvents/);
+      const unknown = await cli(
+        up.url,
+        "job",
+        "stateless",
+        "workflow",
+        "events",
+        "00000000-0000-4000-8000-000000000000",
+        "0",
+      );
+      assert.equal(unknown.code, 1);
+      assert.match(unknown.err, /not-found: job 00000000-0000-4000-8000-000000000000 not found/);
       // The v1alpha pod API over HTTP: the pod's current run, on the new config, and the run before it.
       const client = new PelotonClient({ url: up.url });
       const got = await client.call<{ current: { status: Record<string, unknown> }; previous: unknown[] }>(

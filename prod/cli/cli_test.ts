@@ -238,3 +238,24 @@ Deno.test("job stateless get --jobversion: a malformed entity version is a usage
   assert.equal(ok.code, 1, ok.err);
   assert.match(ok.err, /cannot reach/);
 });
+
+Deno.test("job stateless workflow events|list-updates: a bad instance or limit is a usage error naming it", async () => {
+  const cases = [
+    [["workflow", "events", "x", "one"], /INSTANCE: got "one", expected a whole number/],
+    [["workflow", "events", "x", "0", "--limit=-1"], /--limit: got "-1", expected a whole number/],
+    [["list-updates", "x", "--limit", "all"], /--limit: got "all", expected a whole number/],
+    [
+      ["list-updates", "x", "--instance-events", "--instance-events-limit", "1.5"],
+      /--instance-events-limit: got "1.5", expected a whole number/,
+    ],
+  ] as const;
+  for (const [argv, message] of cases) {
+    const r = await cli(NOWHERE, "job", "stateless", ...argv);
+    assert.equal(r.code, 2, `${argv.join(" ")}: ${r.err}`);
+    assert.match(r.err, message);
+  }
+  // Well-formed, they get past the arguments: they fail only on reaching for the server.
+  const ok = await cli(NOWHERE, "job", "stateless", "workflow", "events", "x", "3", "--limit", "2");
+  assert.equal(ok.code, 1, ok.err);
+  assert.match(ok.err, /cannot reach/);
+});

@@ -320,6 +320,62 @@ export const statelessCommands: Command[] = [
   simple("delete", "DeleteJob", "delete a stateless job (-f to stop it first)", {
     force: { type: "boolean", short: "f" },
   }),
+  {
+    name: "job stateless workflow events",
+    args: ["JOB", "INSTANCE"],
+    summary:
+      "an instance's steps in the job's current or last workflow, newest first; --limit N: the newest " +
+      "N (JobService::GetWorkflowEvents)",
+    options: { limit: { type: "string", default: "0" } },
+    async run(ctx, [job, inst], opts) {
+      const res = await ctx.client.call<
+        { events: { state: string; type: string | number; timestamp: string }[] }
+      >(
+        `${SVC}::GetWorkflowEvents`,
+        {
+          jobId: { value: job },
+          instanceId: count("INSTANCE", inst),
+          limit: count("--limit", String(opts.limit)),
+        },
+      );
+      if (ctx.json) ctx.out(JSON.stringify(res, null, 2));
+      // Peloton's columns and enum names.
+      else {
+        ctx.out(table(
+          ["Workflow State", "Workflow Type", "Timestamp"],
+          res.events.map((e) => [e.state, String(e.type), e.timestamp]),
+        ));
+      }
+      return 0;
+    },
+  },
+  {
+    name: "job stateless list-updates",
+    args: ["JOB"],
+    summary: "the job's workflows, newest first, at most --limit (10; 0: all); --instance-events adds each " +
+      "instance's events, the newest --instance-events-limit of them (0: all) (JobService::ListJobWorkflows)",
+    options: {
+      limit: { type: "string", default: "10" },
+      "instance-events": { type: "boolean", default: false },
+      "instance-events-limit": { type: "string", default: "0" },
+    },
+    async run(ctx, [job], opts) {
+      const body: Record<string, unknown> = {
+        jobId: { value: job },
+        updatesLimit: count("--limit", String(opts.limit)),
+      };
+      if (opts["instance-events"] === true) {
+        body.instanceEvents = true;
+        body.instanceEventsLimit = count("--instance-events-limit", String(opts["instance-events-limit"]));
+      }
+      const res = await ctx.client.call<{ workflowInfos: unknown[] }>(`${SVC}::ListJobWorkflows`, body);
+      if (ctx.json) ctx.out(JSON.stringify(res, null, 2));
+      else if (!res.workflowInfos.length) ctx.out("No update for job");
+      // As Peloton's CLI: each workflow, newest first, under its index.
+      else ctx.out(res.workflowInfos.map((w, i) => `Index ${i}:\n${stringify(w).trimEnd()}`).join("\n"));
+      return 0;
+    },
+  },
   simple("workflow pause", "PauseJobWorkflow", "pause the job's current workflow"),
   simple("workflow resume", "ResumeJobWorkflow", "resume the job's current workflow"),
   simple("workflow abort", "AbortJobWorkflow", "abort the job's current workflow"),
