@@ -11,8 +11,8 @@
  *
  * Each step on an instance is recorded as a workflow event, as Peloton's cached update writes them
  * (`pkg/jobmgr/cached/update.go`): INITIALIZED (PAUSED when it starts paused) for every instance when the
- * workflow is created; ROLLING_FORWARD when the instance is taken; ROLLING_BACKWARD for every instance of a
- * rollback when it starts; SUCCEEDED or FAILED when the instance is done or out of attempts; and PAUSED,
+ * workflow is created; ROLLING_FORWARD (ROLLING_BACKWARD) when the instance is taken; ROLLING_BACKWARD for
+ * every instance of a rollback when it starts; SUCCEEDED or FAILED when the instance is done or out of attempts; and PAUSED,
  * the resumed state, ABORTED or FAILED for the instances in flight when the workflow is paused, resumed,
  * aborted or fails. Only a job's newest `MAX_WORKFLOWS_WITH_EVENTS` workflows keep their events.
  */
@@ -333,8 +333,9 @@ export class Workflows {
   }
 
   #begin(u: UpdateRecord, job: JobEntry, i: number): void {
-    // A rollback recorded ROLLING_BACKWARD for each of its instances when it started.
-    if (u.state === "ROLLING_FORWARD") this.#events(u, [i], "ROLLING_FORWARD");
+    // ROLLING_BACKWARD again in a rollback, which recorded it for each of its instances when it started: the
+    // reads keep the newer of the two, when the instance was taken (as Peloton's reads of its progress writes).
+    this.#events(u, [i], u.state);
     const task = job.tasks.get(i);
     if (u.instancesRemoved.includes(i)) {
       if (task) {

@@ -30,9 +30,16 @@ export async function lastWorkflow(api: JobApi, j: JobView): Promise<UpdateRecor
   return stored.sort((a, b) => b.creationTimeMs - a.creationTimeMs)[0];
 }
 
-/** Events newest first, the newest `limit` of them (0: all). */
+/**
+ * Events newest first, a run of one state as its newest (Peloton's `convertToWorkflowEvents`: a rollback
+ * records ROLLING_BACKWARD for each of its instances when it starts, and again when it takes one), the newest
+ * `limit` of them (0: all).
+ */
 function newest(events: WorkflowEventRecord[], limit: number): Body[] {
-  const out = events.slice().reverse();
+  const out: WorkflowEventRecord[] = [];
+  for (let i = events.length - 1; i >= 0; i--) {
+    if (events[i].state !== out.at(-1)?.state) out.push(events[i]);
+  }
   return (limit > 0 ? out.slice(0, limit) : out).map(workflowEventJson);
 }
 

@@ -101,10 +101,12 @@ Deno.test("an instance out of attempts records FAILED; the rollback records ROLL
   for (const i of [0, 1]) rig.status(rig.taskId(i), "TASK_RUNNING");
   rig.tick(SETTLE_MS);
   assert.equal(rig.store.updates.get(id)?.state, "ROLLED_BACK");
+  // ROLLING_BACKWARD for each instance when the rollback starts, and again when it takes the instance.
   assert.deepEqual(steps(rig, id, 0), [
     ["INITIALIZED", 0],
     ["ROLLING_FORWARD", 0],
     ["FAILED", 0],
+    ["ROLLING_BACKWARD", 0],
     ["ROLLING_BACKWARD", 0],
     ["SUCCEEDED", 11_000],
   ]);
@@ -112,6 +114,7 @@ Deno.test("an instance out of attempts records FAILED; the rollback records ROLL
   assert.deepEqual(steps(rig, id, 1), [
     ["INITIALIZED", 0],
     ["ROLLING_FORWARD", 0],
+    ["ROLLING_BACKWARD", 0],
     ["ROLLING_BACKWARD", 0],
     ["SUCCEEDED", 11_000],
   ]);
@@ -351,6 +354,39 @@ Deno.test("ListJobWorkflows with instanceEvents lists each workflow's instances 
   });
   assert.equal(bad.error?.code, "invalid-argument");
   assert.match(bad.error!.message, /^instanceEventsLimit: got -2, expected/);
+});
+
+Deno.test("GetWorkflowEvents shows when a rollback took each instance back, one batch after another", async () => {
+  const rig = runningService(2);
+  update(rig, 2, { batchSize: 1, maxInstanceAttempts: 1, maxFailureInstances: 1, rollbackOnFailure: true });
+  rig.tick();
+  assert.deepEqual(roll(rig), [0]);
+  rig.tick(SETTLE_MS);
+  assert.deepEqual(roll(rig, "TASK_FAILED"), [1], "instance 1 is taken at 10 s, and fails");
+  rig.tick();
+  assert.deepEqual(roll(rig), [0], "the rollback takes instance 0 back first");
+  rig.tick(SETTLE_MS);
+  rig.tick(10_000);
+  rig.launch([1]);
+  rig.status(rig.taskId(1), "TASK_RUNNING");
+  rig.tick(SETTLE_MS);
+  assert.equal(rig.job().runtime.updateId, undefined, "rolled back");
+  const seen = async (instanceId: number) =>
+    (await workflowEvents(rig, { instanceId })).map((e) => [e.state.slice(15), e.timestamp.slice(11, 19)]);
+  assert.deepEqual(await seen(0), [
+    ["SUCCEEDED", "00:00:20"],
+    ["ROLLING_BACKWARD", "00:00:10"],
+    ["SUCCEEDED", "00:00:10"],
+    ["ROLLING_FORWARD", "00:00:00"],
+    ["INITIALIZED", "00:00:00"],
+  ]);
+  assert.deepEqual(await seen(1), [
+    ["SUCCEEDED", "00:00:40"],
+    ["ROLLING_BACKWARD", "00:00:20"],
+    ["FAILED", "00:00:10"],
+    ["ROLLING_FORWARD", "00:00:10"],
+    ["INITIALIZED", "00:00:00"],
+  ]);
 });
 
 Deno.test("a deleted job's workflow events go with it", async () => {
