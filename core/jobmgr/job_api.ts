@@ -3,7 +3,7 @@ import type { AdmissionWaits, ApiReply, ApiRequest } from "../messages.ts";
 import type { JobConfig, TaskConfig } from "../model/config_types.ts";
 import { parseJobConfig } from "../model/load.ts";
 import type { Resources } from "../model/resources.ts";
-import { mesosTaskId, parseMesosTaskId, pastRun } from "../model/records.ts";
+import { mesosTaskId, parseMesosTaskId, pastRun, type TaskRecord } from "../model/records.ts";
 import { isTerminalJobState } from "../model/states.ts";
 import { randomUuid } from "../ports/prng.ts";
 import {
@@ -20,6 +20,7 @@ import {
   outOfRangeOf,
   Reply,
   taskInfoJson,
+  taskRuntimeJson,
   UUID,
 } from "./api_json.ts";
 import { InstanceMap, type JobEntry } from "./job_entry.ts";
@@ -28,6 +29,7 @@ import type { JobManager } from "./jobmgr.ts";
 import { POD_SERVICE, PodApi } from "./pod_api.ts";
 import { STATELESS_SERVICE, StatelessApi } from "./stateless_api.ts";
 import { gangSize, isPreemptible, isRevocable, TaskConfigs, taskResources } from "./task_build.ts";
+import { parseTaskQuerySpec, runTaskQuery, type TaskQuerySpec, wholeOf } from "./task_query.ts";
 import { UPDATE_SERVICE, UpdateApi } from "./update_api.ts";
 import { VOLUME_SERVICE, VolumeApi } from "./volume_api.ts";
 import { DEFAULT_UPDATE_CONFIG } from "./workflow.ts";
@@ -146,6 +148,40 @@ export class JobApi {
         );
       case "task.GetPodEvents":
         return this.#events(r, body);
+      // Peloton answers an unknown job in the body's `error.notFound`.
+      case "task.Query": {
+        const spec = parseTaskQuerySpec((body.spec ?? {}) as Body);
+        if (!spec.ok) return r.error("invalid-argument", spec.message);
+        return this.withJob(
+          r,
+          idValue(body.jobId),
+          (j) => this.#queryTasks(r, j, spec.value),
+          true,
+          notFoundInError(r),
+        );
+      }
+      case "task.GetCache": {
+        // The job manager's memory, as Peloton's cache: a job it does not drive is not loaded for this.
+        const jobId = idValue(body.jobId);
+        if (!jobId) return r.error("invalid-argument", "jobId: expected a job id");
+        const instanceId = wholeOf(body.instanceId);
+        if (instanceId === undefined) {
+          return r.error(
+            "invalid-argument",
+            `instanceId: got ${JSON.stringify(body.instanceId)}, expected a whole number`,
+          );
+        }
+        const job = this.jm.jobs.get(jobId);
+        if (!job) return r.error("not-found", `job ${jobId} not found in cache`);
+        const task = job.tasks.get(instanceId);
+        if (!task) return r.error("not-found", `task ${jobId}-${instanceId} not found in cache`);
+        const tc = this.configOf(job, task.configVersion).get(instanceId);
+        return r.ok({ runtime: taskRuntimeJson(task), labels: tc.labels ?? [] });
+      }
+      case "task.Refresh":
+        return this.#refresh(r, body);
+      case "task.DeletePodEvents":
+        return this.#deleteEvents(r, body);
       case "task.BrowseSandbox":
         return this.withJob(
           r,
@@ -424,6 +460,77 @@ export class JobApi {
       if (t.state === "PENDING" && !t.message) pending.push([value[t.instanceId], tc]);
     }
     this.#explainPending(job, pending, () => r.ok({ result: { value } }));
+  }
+
+  /**
+   * Peloton's task Query: the job's tasks in the states, with the task names and on the hosts the spec lists
+   * (each list, when given, must match), in its order, a page of them (10 by default, as Peloton's store),
+   * with the total that matched; PENDING tasks say why they wait, as in `task list`.
+   */
+  #queryTasks(r: Reply, job: JobView, spec: TaskQuerySpec): void {
+    const configs = new Map<number, TaskConfigs>();
+    const configOf = (t: TaskRecord) => this.#configOf(job, t.configVersion, configs).get(t.instanceId);
+    const { page, total } = runTaskQuery(job.tasks?.values() ?? [], spec, configOf);
+    const pending: [Body, TaskConfig][] = [];
+    const records = page.map((t) => {
+      const tc = configOf(t);
+      const info = taskInfoJson(job.jobId, tc, t);
+      if (t.state === "PENDING" && !t.message) pending.push([info, tc]);
+      return info;
+    });
+    this.#explainPending(
+      job,
+      pending,
+      () => r.ok({ records, pagination: { offset: spec.offset, limit: spec.limit, total } }),
+    );
+  }
+
+  /**
+   * Peloton's task Refresh: the tasks of a range (all by default; one past the end is cut to the job's
+   * instances) run their goal-state actions again, and the job its own. The store and the job manager's
+   * memory agree here, so nothing is reloaded; a job held by no one is loaded to be driven.
+   */
+  #refresh(r: Reply, body: Body): void {
+    const range = body.range as Body | undefined;
+    const from = range === undefined ? 0 : wholeOf(range.from);
+    const to = range === undefined || range.to === undefined ? Infinity : wholeOf(range.to);
+    if (from === undefined || to === undefined || from > to) {
+      return r.error(
+        "invalid-argument",
+        `range: got ${JSON.stringify(range)}, expected {from, to} with from <= to`,
+      );
+    }
+    this.withLiveJob(r, idValue(body.jobId), (job) => {
+      const tasks = [...job.tasks.values()].filter((t) => t.instanceId >= from && t.instanceId < to);
+      if (!tasks.length) return r.error("not-found", `job ${job.jobId} has no tasks in [${from}, ${to})`);
+      for (const t of tasks) this.jm.taskEngine.enqueue(t);
+      this.jm.jobEngine.enqueue(job);
+      r.ok({});
+    });
+  }
+
+  /**
+   * Peloton's DeletePodEvents: the events of an instance's runs up to `runId` (to bound their growth),
+   * answered once the delete is stored.
+   */
+  #deleteEvents(r: Reply, body: Body): void {
+    const instanceId = wholeOf(body.instanceId), runId = wholeOf(body.runId);
+    if (instanceId === undefined) {
+      return r.error(
+        "invalid-argument",
+        `instanceId: got ${JSON.stringify(body.instanceId)}, expected a whole number`,
+      );
+    }
+    if (runId === undefined || runId < 1) {
+      return r.error(
+        "invalid-argument",
+        `runId: got ${JSON.stringify(body.runId ?? null)}, expected a run number (1 or more)`,
+      );
+    }
+    this.withLiveJob(r, idValue(body.jobId), (job) => {
+      this.jm.write({ kind: "task.events.delete", jobId: job.jobId, instanceId, runId });
+      this.whenDurable(r, `DeletePodEvents of task ${job.jobId}-${instanceId}`, {});
+    });
   }
 
   #getTask(r: Reply, job: JobView, instanceId: number): void {

@@ -1,7 +1,7 @@
 /** Peloton's v1alpha stateless job API (`peloton.api.v1alpha.job.stateless.svc.JobService`). */
 
 import type { JobConfig, UpdateConfig } from "../model/config_types.ts";
-import type { UpdateRecord } from "../model/records.ts";
+import type { TaskRecord, UpdateRecord } from "../model/records.ts";
 import { parseStatelessSpec, parseUpdateConfig } from "../model/load.ts";
 import { statelessSpecToJobConfig } from "../model/stateless_spec.ts";
 import { isTerminalJobState, isTerminalTaskState } from "../model/states.ts";
@@ -21,6 +21,7 @@ import type { JobApi } from "./job_api.ts";
 import type { JobEntry } from "./job_entry.ts";
 import { PRE_LAUNCH_RANK } from "./jobmgr.ts";
 import { TaskConfigs } from "./task_build.ts";
+import { compareTasks, parseTaskOrder } from "./task_query.ts";
 import { parseQuerySpec, runJobQuery } from "./job_query.ts";
 import { podSpecOf, podStatusJson } from "./pod_api.ts";
 import {
@@ -186,8 +187,9 @@ export class StatelessApi {
 
   /**
    * QueryPods: the job's pods in the states, names and hosts the spec lists (each list, when given, must
-   * match), a page at a time (`pagination` or the spec's, offset 0 and 100 pods by default), in instance
-   * order, as `PodInfo`s (status only with `summaryOnly`), with the total that matched.
+   * match), a page at a time (`pagination` or the spec's, offset 0 and 100 pods by default), in the page's
+   * `orderBy` (Peloton's task order, `task_query.ts`; instance order by default), as `PodInfo`s (status only
+   * with `summaryOnly`), with the total that matched.
    */
   #queryPods(r: Reply, job: JobView, body: Body): void {
     const spec = (body.spec ?? {}) as Body;
@@ -208,12 +210,16 @@ export class StatelessApi {
     const names = new Set(((spec.names ?? []) as unknown[]).map((n) => idValue(n)?.toLowerCase()));
     const hosts = new Set(((spec.hosts ?? []) as unknown[]).map(String));
     const prefix = job.jobId.toLowerCase();
+    const page = (body.pagination ?? spec.pagination ?? {}) as Body;
+    const where = body.pagination ? "pagination.orderBy" : "spec.pagination.orderBy";
+    const order = parseTaskOrder(page.orderBy, where);
+    if (!order.ok) return r.error("invalid-argument", order.message);
+    const nameOf = (t: TaskRecord) => this.api.configOf(job, t.configVersion).get(t.instanceId).name ?? "";
     const matched = [...job.tasks?.values() ?? []].filter((t) =>
       (!states.size || states.has(podStateName(t.state))) &&
       (!names.size || names.has(`${prefix}-${t.instanceId}`)) &&
       (!hosts.size || (t.hostname !== undefined && hosts.has(t.hostname)))
-    ).sort((a, b) => a.instanceId - b.instanceId);
-    const page = (body.pagination ?? spec.pagination ?? {}) as Body;
+    ).sort(compareTasks(order.value, nameOf));
     const offset = Math.max(0, Number(page.offset ?? 0) || 0);
     const limit = Number(page.limit ?? 0) > 0 ? Number(page.limit) : 100;
     const summaryOnly = body.summaryOnly === true;
