@@ -161,6 +161,14 @@ Deno.test({
       const running = await cli(up.url, "pod", "query", job, "-s", "RUNNING", "-n", "2");
       assert.equal(running.code, 0, running.err);
       assert.match(running.out, /\npods 1-2 of 3$/);
+      const backwards = await cli(up.url, "pod", "query", job, "--sort", "instanceId", "-a", "DESC", "-j");
+      assert.deepEqual(
+        JSON.parse(backwards.out).pods.map((p: { status: { podId: { value: string } } }) =>
+          p.status.podId.value
+        ),
+        [2, 1, 0].map((i) => `${job}-${i}-2`),
+        backwards.err,
+      );
       const deleted = await cli(up.url, "pod", "delete-events", name, `${name}-1`);
       assert.equal(deleted.out, `Pod ${name}: events of runs up to ${name}-1 deleted`, deleted.err);
       const firstEvents = await cli(up.url, "pod", "events-v1alpha", name, "--id", `${name}-1`, "-j");

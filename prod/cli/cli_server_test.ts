@@ -140,6 +140,51 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
       assert.match(none.out, /^no jobs match$/m);
     });
 
+    await t.step(
+      "task query, cache and refresh: Peloton's flags, checked before anything is sent",
+      async () => {
+        const q = await cli(
+          up.url,
+          "task",
+          "query",
+          job,
+          "--sort",
+          "instanceId",
+          "-a",
+          "desc",
+          "-n",
+          "3",
+          "-j",
+        );
+        assert.equal(q.code, 0, q.err);
+        const res = JSON.parse(q.out);
+        assert.deepEqual(res.records.map((r: { instanceId: number }) => r.instanceId), [9, 8, 7]);
+        assert.deepEqual(res.pagination, { offset: 0, limit: 3, total: 10 });
+        const table = await cli(up.url, "task", "query", job, "-o", "8");
+        assert.equal(table.code, 0, table.err);
+        assert.match(table.out, /^tasks 9-10 of 10$/m);
+        const none = await cli(up.url, "task", "query", job, "--hosts", "no-such-host");
+        assert.match(none.out, /^tasks 0 of 0$/m);
+        const bad: [string[], RegExp][] = [
+          [["-s", "BOGUS"], /--states: got "BOGUS", expected task states among UNKNOWN, INITIALIZED/],
+          [["--sort", "cpu"], /--sort: got "cpu", expected one of creation_time, host, instanceId/],
+          [["--sort", "state", "-a", "UP"], /--sortorder: got "UP", expected ASC or DESC/],
+          [["-n", "0"], /--limit: got "0", expected an integer >= 1/],
+        ];
+        for (const [args, message] of bad) {
+          const r = await cli(up.url, "task", "query", job, ...args);
+          assert.equal(r.code, 2, args.join(" "));
+          assert.match(r.err, message);
+        }
+        const cache = await cli(up.url, "task", "cache", job, "3");
+        assert.equal(cache.code, 0, cache.err);
+        assert.equal(JSON.parse(cache.out).runtime.mesosTaskId.value.startsWith(`${job}-3-`), true);
+        const refresh = await cli(up.url, "task", "refresh", job, "-r", "0:2");
+        assert.equal(refresh.code, 0, refresh.err);
+        assert.equal(refresh.out, `Refreshed the tasks of job ${job}`);
+      },
+    );
+
     await t.step("update create --batch-percentage takes decimals, as Peloton's double does", async () => {
       const svc = await cli(up.url, "job", "create", "/DefaultResPool", `${JOBS}/service.yaml`);
       assert.equal(svc.code, 0, svc.err);

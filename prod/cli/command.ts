@@ -31,3 +31,46 @@ export interface Command {
 export class UsageError extends Error {
   override readonly name = "UsageError";
 }
+
+/** A whole-number flag (`-n 100`), at least `min`; anything else is a UsageError naming the flag. */
+export function wholeFlag(flag: string, v: unknown, min: number): number {
+  const n = Number(v);
+  if (!/^\d+$/.test(String(v)) || n < min) {
+    throw new UsageError(`--${flag}: got "${v}", expected an integer >= ${min}`);
+  }
+  return n;
+}
+
+/** The properties Peloton sorts task queries by (`-p/--sort`). */
+export const TASK_SORT_PROPERTIES = [
+  "creation_time",
+  "host",
+  "instanceId",
+  "message",
+  "name",
+  "reason",
+  "state",
+];
+
+/**
+ * `-p state,host -a DESC`: a query's `orderBy`, each property in the one order `-a` gives (ASC by default),
+ * as Peloton's CLI builds it (v1alpha names the orders `ORDER_BY_ASC` and `ORDER_BY_DESC`); empty without
+ * `-p`.
+ */
+export function sortOrder(
+  sort: unknown,
+  order: unknown,
+  api: "v0" | "v1alpha" = "v0",
+): { order: string; property: { value: string } }[] {
+  const dir = String(order ?? "ASC").toUpperCase();
+  if (dir !== "ASC" && dir !== "DESC") {
+    throw new UsageError(`--sortorder: got "${order}", expected ASC or DESC`);
+  }
+  if (sort === undefined || sort === "") return [];
+  return String(sort).split(",").map((p) => p.trim()).filter(Boolean).map((p) => {
+    if (!TASK_SORT_PROPERTIES.includes(p)) {
+      throw new UsageError(`--sort: got "${p}", expected one of ${TASK_SORT_PROPERTIES.join(", ")}`);
+    }
+    return { order: api === "v0" ? dir : `ORDER_BY_${dir}`, property: { value: p } };
+  });
+}

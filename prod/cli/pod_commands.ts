@@ -4,7 +4,7 @@
  */
 import { POD_NAME, POD_STATE_NUMBERS } from "../../core/jobmgr/v1alpha_json.ts";
 import type { Command, CommandContext } from "./command.ts";
-import { UsageError } from "./command.ts";
+import { sortOrder, UsageError, wholeFlag } from "./command.ts";
 import { table } from "./format.ts";
 import { parseRange } from "./task_commands.ts";
 
@@ -84,32 +84,33 @@ function podStates(s: string): string[] {
   });
 }
 
-function count(flag: string, v: unknown, min: number): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min) {
-    throw new UsageError(`--${flag}: got "${v}", expected an integer >= ${min}`);
-  }
-  return n;
-}
-
 export const podCommands: Command[] = [
   {
     name: "pod query",
     args: ["JOB"],
-    summary: "find a job's pods by -s states, --names NAME,..., --hosts HOST,...; -n limit (100), -o offset",
+    summary:
+      "find a job's pods by -s states, --names NAME,..., --hosts HOST,...; -n limit (100), -o offset, " +
+      "--sort creation_time|host|instanceId|message|name|reason|state (comma-separated), -a ASC|DESC",
     options: {
       states: { type: "string", short: "s" },
       names: { type: "string" },
       hosts: { type: "string" },
       limit: { type: "string", short: "n", default: "100" },
       offset: { type: "string", short: "o", default: "0" },
+      // Peloton's -p/--sort: -p is the password here (as `pod get --id` stands for Peloton's -p).
+      sort: { type: "string" },
+      sortorder: { type: "string", short: "a", default: "ASC" },
     },
     async run(ctx, [job], opts) {
       const spec: Record<string, unknown> = {};
       if (opts.states) spec.podStates = podStates(String(opts.states));
       if (opts.names) spec.names = String(opts.names).split(",").map((n) => podName(n.trim()));
       if (opts.hosts) spec.hosts = String(opts.hosts).split(",").map((h) => h.trim()).filter(Boolean);
-      const pagination = { limit: count("limit", opts.limit, 1), offset: count("offset", opts.offset, 0) };
+      const pagination = {
+        limit: wholeFlag("limit", opts.limit, 1),
+        offset: wholeFlag("offset", opts.offset, 0),
+        orderBy: sortOrder(opts.sort, opts.sortorder, "v1alpha"),
+      };
       const res = await ctx.client.call<
         { pods: { status: PodStatus }[]; pagination: { offset: number; total: number } }
       >(`${SVC}::QueryPods`, { jobId: { value: job }, spec, pagination, summaryOnly: true });

@@ -1,6 +1,7 @@
-/** `peloton task ...`: list, get, logs, events. */
+/** `peloton task ...`: list, query, get, cache, refresh, logs, events. */
+import { TASK_STATES } from "../../core/model/states.ts";
 import type { Command, CommandContext } from "./command.ts";
-import { UsageError } from "./command.ts";
+import { sortOrder, UsageError, wholeFlag } from "./command.ts";
 import { mb, table } from "./format.ts";
 
 const TASK = "peloton.api.task.TaskManager";
@@ -26,6 +27,18 @@ export function parseRange(s: string): { from: number; to?: number } {
     );
   }
   return { from, to };
+}
+
+/** `-s RUNNING,failed`: task states, each checked. */
+function taskStates(s: string): string[] {
+  return s.split(",").map((x) => x.trim().toUpperCase()).filter(Boolean).map((x) => {
+    if (!(x in TASK_STATES)) {
+      throw new UsageError(
+        `--states: got "${x}", expected task states among ${Object.keys(TASK_STATES).join(", ")}`,
+      );
+    }
+    return x;
+  });
 }
 
 function instance(s: string): number {
@@ -130,6 +143,77 @@ export const taskCommands: Command[] = [
       );
       const tasks = Object.values(res.result.value).sort((a, b) => a.instanceId - b.instanceId);
       ctx.out(ctx.json ? JSON.stringify(res, null, 2) : table(HEADERS, rows(tasks)));
+      return 0;
+    },
+  },
+  {
+    name: "task query",
+    args: ["JOB"],
+    summary:
+      "find a job's tasks by -s states, --names NAME,..., --hosts HOST,...; -n limit (100), -o offset, " +
+      "--sort creation_time|host|instanceId|message|name|reason|state (comma-separated), -a ASC|DESC",
+    options: {
+      states: { type: "string", short: "s" },
+      names: { type: "string" },
+      hosts: { type: "string" },
+      limit: { type: "string", short: "n", default: "100" },
+      offset: { type: "string", short: "o", default: "0" },
+      // Peloton's -p/--sort: -p is the password here (as `pod get --id` stands for Peloton's -p).
+      sort: { type: "string" },
+      sortorder: { type: "string", short: "a", default: "ASC" },
+    },
+    async run(ctx, [job], opts) {
+      const spec: Record<string, unknown> = {
+        pagination: {
+          limit: wholeFlag("limit", opts.limit, 1),
+          offset: wholeFlag("offset", opts.offset, 0),
+          orderBy: sortOrder(opts.sort, opts.sortorder),
+        },
+      };
+      if (opts.states) spec.taskStates = taskStates(String(opts.states));
+      const list = (v: unknown) => String(v).split(",").map((x) => x.trim()).filter(Boolean);
+      if (opts.names) spec.names = list(opts.names);
+      if (opts.hosts) spec.hosts = list(opts.hosts);
+      const res = await ctx.client.call<
+        { records?: TaskInfo[]; pagination: { offset: number; total: number } }
+      >(
+        `${TASK}::Query`,
+        { jobId: { value: job }, spec },
+      );
+      if (ctx.json) ctx.out(JSON.stringify(res, null, 2));
+      else {
+        const tasks = res.records ?? [], p = res.pagination;
+        ctx.out(
+          `${table(HEADERS, rows(tasks))}\n` +
+            `tasks ${tasks.length ? `${p.offset + 1}-${p.offset + tasks.length}` : "0"} of ${p.total}`,
+        );
+      }
+      return 0;
+    },
+  },
+  {
+    name: "task cache",
+    args: ["JOB", "INSTANCE"],
+    summary: "show a task as the job manager holds it in memory (TaskManager::GetCache)",
+    async run(ctx, [job, inst]) {
+      const res = await ctx.client.call<{ runtime: TaskInfo["runtime"]; labels?: unknown[] }>(
+        `${TASK}::GetCache`,
+        { jobId: { value: job }, instanceId: instance(inst) },
+      );
+      ctx.out(JSON.stringify(res, null, 2));
+      return 0;
+    },
+  },
+  {
+    name: "task refresh",
+    args: ["JOB"],
+    summary: "run a job's tasks' goal-state actions again (all, or an instance range with -r FROM:TO)",
+    options: { range: { type: "string", short: "r" } },
+    async run(ctx, [job], opts) {
+      const body: Record<string, unknown> = { jobId: { value: job } };
+      if (opts.range) body.range = parseRange(String(opts.range));
+      await ctx.client.call(`${TASK}::Refresh`, body);
+      ctx.out(ctx.json ? "{}" : `Refreshed the tasks of job ${job}`);
       return 0;
     },
   },
