@@ -1,5 +1,7 @@
 /** In-memory Store for the simulator and tests: Maps, the stores' version rule, `done` called through `defer`. */
 import {
+  compareJobs,
+  type JobOrder,
   type JobPage,
   type JobQuery,
   nameContains,
@@ -106,11 +108,8 @@ export function jobPage(found: JobRecord[], q: JobQuery): JobPage {
   return { jobs, total: found.length };
 }
 
-/** Newest first, ties by job id descending; both stores list query results in this order. */
-export function newestFirst(a: JobRecord, b: JobRecord): number {
-  const byTime = b.runtime.creationTimeMs - a.runtime.creationTimeMs;
-  return byTime !== 0 ? byTime : a.jobId < b.jobId ? 1 : a.jobId > b.jobId ? -1 : 0;
-}
+/** The order `activeJobs` lists them in (ties by job id, ascending). */
+const OLDEST_FIRST: JobOrder[] = [{ property: "creation_time", desc: false }];
 
 export interface MemoryStoreOptions {
   /** Keep task events; the simulator at 50,000 hosts turns this off to save memory. Default true. */
@@ -264,14 +263,15 @@ export class MemoryStore implements Store {
   }
 
   queryJobs(query: JobQuery): Promise<JobPage> {
-    const found = [...this.#jobs.values()].filter((j) => jobMatches(j, query)).sort(newestFirst);
+    const found = [...this.#jobs.values()].filter((j) => jobMatches(j, query))
+      .sort(compareJobs(query.order ?? []));
     const page = jobPage(found, query);
     return Promise.resolve({ jobs: page.jobs.map((j) => structuredClone(j)), total: page.total });
   }
 
   activeJobs(): Promise<JobRecord[]> {
     const active = [...this.#jobs.values()].filter((j) => !isTerminalJobState(j.runtime.state));
-    return Promise.resolve(active.sort(newestFirst).reverse().map((j) => structuredClone(j)));
+    return Promise.resolve(active.sort(compareJobs(OLDEST_FIRST)).map((j) => structuredClone(j)));
   }
 
   getTasks(jobId: string): Promise<TaskRecord[]> {

@@ -3,6 +3,7 @@
  * pools and host maintenance.
  */
 import type { JobConfig } from "../model/config_types.ts";
+import { JOB_STATES } from "../model/states.ts";
 import type {
   HostMaintenanceRecord,
   JobRecord,
@@ -76,7 +77,9 @@ export interface JobQuery {
    */
   name?: string;
   labels?: { key: string; value: string }[];
-  /** Matching jobs to skip, newest first. */
+  /** The order of the matches (see `compareJobs`); absent or empty: newest first. */
+  order?: readonly JobOrder[];
+  /** Matching jobs to skip, in `order`. */
   offset?: number;
   /** Most jobs to return after `offset`; absent: all of them. 0 returns none, only the total. */
   limit?: number;
@@ -87,7 +90,76 @@ export function nameContains(name: string, part: string): boolean {
   return name.toLowerCase().includes(part.toLowerCase());
 }
 
-/** One page of a job query, newest first, and how many jobs match in all. */
+/** The properties Peloton's job queries sort by (`pagination.orderBy`). */
+export const JOB_ORDER_PROPERTIES = ["creation_time", "completion_time", "name", "owner", "state"] as const;
+export type JobOrderProperty = typeof JOB_ORDER_PROPERTIES[number];
+
+export interface JobOrder {
+  property: JobOrderProperty;
+  desc: boolean;
+}
+
+/** Peloton's order when a query gives none: newest first. */
+export const DEFAULT_JOB_ORDER: readonly JobOrder[] = [{ property: "creation_time", desc: true }];
+
+/**
+ * A job query's order, as every store sorts (the in-memory ones with this): each key in turn until two jobs
+ * differ, then job id in the direction of the last key (an empty order is `DEFAULT_JOB_ORDER`).
+ * `creation_time` and `completion_time` are the runtime's; a job without a completion time comes after
+ * those with one ascending and before them descending, as if it completed after all of them (the rule of
+ * Peloton's task order for tasks not started). `name` is the config's; `owner` is the owning team, as
+ * JobQuery.owner matches it (the SQL stores sort one past their column by its first 255 characters);
+ * both by code point, which is the SQL stores' byte order of UTF-8. `state` is by Peloton's job state
+ * number (JOB_STATES: INITIALIZED, PENDING, RUNNING, SUCCEEDED, ...), not by name.
+ */
+export function compareJobs(order: readonly JobOrder[]): (a: JobRecord, b: JobRecord) => number {
+  const keys = order.length ? order : DEFAULT_JOB_ORDER;
+  const lastDesc = keys[keys.length - 1].desc;
+  return (a, b) => {
+    for (const { property, desc } of keys) {
+      const c = compareJobsBy(property, a, b);
+      if (c !== 0) return desc ? -c : c;
+    }
+    const c = byCodePoint(a.jobId, b.jobId);
+    return lastDesc ? -c : c;
+  };
+}
+
+function compareJobsBy(property: JobOrderProperty, a: JobRecord, b: JobRecord): number {
+  switch (property) {
+    case "creation_time":
+      return a.runtime.creationTimeMs - b.runtime.creationTimeMs;
+    case "completion_time": {
+      const x = a.runtime.completionTimeMs, y = b.runtime.completionTimeMs;
+      if (x === undefined || y === undefined) return x === y ? 0 : x === undefined ? 1 : -1;
+      return x - y;
+    }
+    case "name":
+      return byCodePoint(a.config.name, b.config.name);
+    case "owner":
+      return byCodePoint(a.config.owningTeam ?? "", b.config.owningTeam ?? "");
+    case "state":
+      return JOB_STATES[a.runtime.state] - JOB_STATES[b.runtime.state];
+  }
+}
+
+/**
+ * Strings by code point (`<` compares UTF-16 units, which puts a character past U+FFFF before U+E000 to
+ * U+FFFF); negative, 0 or positive.
+ */
+export function byCodePoint(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i), y = b.charCodeAt(i);
+    if (x === y) continue;
+    // A surrogate starts a code point past U+FFFF: after every unit that is not one.
+    const sx = x >= 0xd800 && x <= 0xdfff, sy = y >= 0xd800 && y <= 0xdfff;
+    return sx === sy ? x - y : sx ? 1 : -1;
+  }
+  return a.length - b.length;
+}
+
+/** One page of a job query, in its order, and how many jobs match in all. */
 export interface JobPage {
   jobs: JobRecord[];
   total: number;
@@ -108,7 +180,7 @@ export interface Store {
   write(batch: StoreWrite[], done?: (err?: Error) => void): void;
 
   getJob(jobId: string): Promise<JobRecord | undefined>;
-  /** Jobs matching every filter, newest first (ties by job id, descending), one page of them. */
+  /** Jobs matching every filter, in the query's order (`compareJobs`), one page of them. */
   queryJobs(query: JobQuery): Promise<JobPage>;
   /** Jobs whose runtime state is not terminal, for recovery. */
   activeJobs(): Promise<JobRecord[]>;

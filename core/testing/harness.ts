@@ -16,7 +16,14 @@ import { isTerminalJobState } from "../model/states.ts";
 import type { Clock, TimerId } from "../ports/clock.ts";
 import { type Metrics, noMetrics } from "../ports/metrics.ts";
 import { type Prng, seededPrng } from "../ports/prng.ts";
-import { type JobPage, type JobQuery, nameContains, type Store, type StoreWrite } from "../ports/store.ts";
+import {
+  compareJobs,
+  type JobPage,
+  type JobQuery,
+  nameContains,
+  type Store,
+  type StoreWrite,
+} from "../ports/store.ts";
 import type { Address, Receiver, Transport } from "../ports/transport.ts";
 
 export * from "./fixtures.ts";
@@ -212,10 +219,7 @@ export class TestStore implements Store {
       (q.owner === undefined || (j.config.owningTeam ?? "") === q.owner) &&
       (q.name === undefined || nameContains(j.config.name, q.name)) &&
       (q.labels ?? []).every((l) => j.config.labels.some((x) => x.key === l.key && x.value === l.value))
-    ).sort((a, b) =>
-      b.runtime.creationTimeMs - a.runtime.creationTimeMs ||
-      (a.jobId < b.jobId ? 1 : a.jobId > b.jobId ? -1 : 0)
-    );
+    ).sort(compareJobs(q.order ?? []));
     const from = q.offset ?? 0;
     const page = found.slice(from, q.limit === undefined ? undefined : from + q.limit);
     return Promise.resolve({ jobs: page.map((j) => structuredClone(j)), total: found.length });

@@ -1,6 +1,8 @@
 /** The Store port over Kysely (SQLite or MySQL): one writer loop with group commit, and async reads. */
-import { type ControlledTransaction, type Kysely, sql } from "kysely";
+import { type ControlledTransaction, type Kysely, type RawBuilder, sql } from "kysely";
 import {
+  DEFAULT_JOB_ORDER,
+  type JobOrder,
   type JobPage,
   type JobQuery,
   type StaleWriteError,
@@ -229,8 +231,9 @@ export class KyselyStore implements Store {
       // Labels longer than the index keeps matched by prefix in SQL, and an owning team that may have been
       // clipped is not matched there; the config has them whole, so the exact matches (and the page of them)
       // are found here, from one read.
-      const rows = await this.#matchingJobs(this.#db, query).selectAll()
-        .orderBy("creation_time_ms", "desc").orderBy("job_id", "desc").execute();
+      let q = this.#matchingJobs(this.#db, query).selectAll();
+      for (const [term, dir] of jobOrderTerms(query.order ?? [], this.#kind)) q = q.orderBy(term, dir);
+      const rows = await q.execute();
       const exact = { labels: query.labels, owner: query.owner };
       return jobPage(rows.map(jobFromRow).filter((j) => jobMatches(j, exact)), query);
     }
@@ -245,7 +248,8 @@ export class KyselyStore implements Store {
       // Neither SQLite nor MySQL takes OFFSET without LIMIT.
       const limit = query.limit ?? (offset > 0 ? Number.MAX_SAFE_INTEGER : undefined);
       if (limit === 0 || offset >= total) return { jobs: [], total };
-      let page = q.selectAll().orderBy("creation_time_ms", "desc").orderBy("job_id", "desc");
+      let page = q.selectAll();
+      for (const [term, dir] of jobOrderTerms(query.order ?? [], this.#kind)) page = page.orderBy(term, dir);
       if (limit !== undefined) page = page.limit(limit);
       if (offset > 0) page = page.offset(offset);
       return { jobs: (await page.execute()).map(jobFromRow), total };
@@ -735,6 +739,46 @@ export class KyselyStore implements Store {
     for (const w of ready) w.resolve();
   }
 }
+
+/**
+ * A job query's order as SQL ORDER BY terms, the same as `compareJobs`: its keys, then job id in the
+ * direction of the last. A NULL completion time (none yet) sorts after the others ascending, before them
+ * descending. Names and owning teams go by their bytes, which is by code point (on MySQL through a binary
+ * cast: its utf8mb4_bin collation pads with spaces, tying "a" with "a "); state by its number, the column
+ * holding its name.
+ */
+function jobOrderTerms(
+  order: readonly JobOrder[],
+  kind: DialectKind,
+): [RawBuilder<unknown>, "asc" | "desc"][] {
+  const keys = order.length ? order : DEFAULT_JOB_ORDER;
+  const column = (name: string) => sql`${sql.ref(name)}`;
+  const bytes = (name: string) => kind === "mysql" ? sql`cast(${sql.ref(name)} as binary)` : column(name);
+  const terms = keys.flatMap(({ property, desc }): [RawBuilder<unknown>, "asc" | "desc"][] => {
+    const dir = desc ? "desc" : "asc";
+    switch (property) {
+      case "creation_time":
+        return [[column("creation_time_ms"), dir]];
+      case "completion_time":
+        return [[sql`${sql.ref("completion_time_ms")} is null`, dir], [column("completion_time_ms"), dir]];
+      case "name":
+        return [[bytes("name"), dir]];
+      case "owner":
+        return [[bytes("owning_team"), dir]];
+      case "state":
+        return [[STATE_NUMBER, dir]];
+    }
+  });
+  return [...terms, [column("job_id"), keys[keys.length - 1].desc ? "desc" : "asc"]];
+}
+
+/** The jobs table's state name as Peloton's job state number. */
+const STATE_NUMBER = sql`case ${sql.ref("state")} ${
+  sql.join(
+    Object.entries(JOB_STATES).map(([name, n]) => sql`when ${sql.lit(name)} then ${sql.lit(n)}`),
+    sql` `,
+  )
+} end`;
 
 /**
  * An owner as long as the owning_team column: a job stored before owning teams were limited may have its

@@ -59,6 +59,7 @@ Deno.test("KyselyStore on MySQL: processes opening a new database at once migrat
         "0004_host_maintenance",
         "0005_jobs_owning_team",
         "0006_workflow_events",
+        "0007_jobs_completion_time",
       ]);
     } finally {
       await db.destroy();

@@ -38,6 +38,8 @@ export interface JobsTable {
   labels: string;
   version: Int;
   creation_time_ms: Int;
+  /** `runtime.completionTimeMs` (migration 0007), for queries ordered by it; NULL while the job has none. */
+  completion_time_ms: ColumnType<number | null, number | null, number | null>;
 }
 
 /** One row per job label, so that label queries use an index instead of scanning configs. */
@@ -205,6 +207,7 @@ export function jobRow(job: JobRecord) {
     labels: JSON.stringify(job.config.labels ?? []),
     version: job.runtime.version,
     creation_time_ms: job.runtime.creationTimeMs,
+    completion_time_ms: job.runtime.completionTimeMs ?? null,
   } satisfies Selectable<JobsTable>;
 }
 
@@ -350,7 +353,31 @@ export function storeMigrations(kind: DialectKind): Record<string, Migration> {
     "0004_host_maintenance": { up: (db) => hostMaintenance(db, kind) },
     "0005_jobs_owning_team": { up: (db) => jobsOwningTeam(db, kind) },
     "0006_workflow_events": { up: (db) => workflowEvents(db, kind) },
+    "0007_jobs_completion_time": { up: (db) => jobsCompletionTime(db, kind) },
   };
+}
+
+/**
+ * A column for the completion time, which job queries may be ordered by; filled from each stored job's
+ * runtime. Safe to run again after a cut.
+ */
+async function jobsCompletionTime(db: AnyDb, kind: DialectKind): Promise<void> {
+  try {
+    await db.schema.alterTable("jobs").addColumn("completion_time_ms", "bigint").execute();
+  } catch (err) {
+    if (!isDuplicateColumn(err, kind)) throw err;
+  }
+  const completed = kind === "mysql"
+    ? sql`cast(json_unquote(json_extract(runtime, '$.completionTimeMs')) as signed)`
+    : sql`json_extract(runtime, '$.completionTimeMs')`;
+  await sql`update jobs set completion_time_ms = ${completed}`.execute(db);
+}
+
+/** Whether adding a column failed because an earlier, cut run of the migration added it. */
+function isDuplicateColumn(err: unknown, kind: DialectKind): boolean {
+  return kind === "mysql"
+    ? (err as { code?: string }).code === "ER_DUP_FIELDNAME"
+    : /duplicate column name/i.test(String(err));
 }
 
 /** Workflows' instance events (v1alpha GetWorkflowEvents). Safe to run again after a cut. */
@@ -385,10 +412,7 @@ async function jobsOwningTeam(db: AnyDb, kind: DialectKind): Promise<void> {
     )
       .execute();
   } catch (err) {
-    const done = kind === "mysql"
-      ? (err as { code?: string }).code === "ER_DUP_FIELDNAME"
-      : /duplicate column name/i.test(String(err));
-    if (!done) throw err;
+    if (!isDuplicateColumn(err, kind)) throw err;
   }
   // Clipped to the column: configs stored before owning teams were limited may hold longer ones, which
   // MySQL's strict mode refuses whole ("Data too long"), failing the upgrade.

@@ -35,6 +35,7 @@ Deno.test("KyselyStore on SQLite: processes opening a new file at once migrate i
         "0004_host_maintenance",
         "0005_jobs_owning_team",
         "0006_workflow_events",
+        "0007_jobs_completion_time",
       ]);
     } finally {
       await db.destroy();

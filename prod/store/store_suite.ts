@@ -1,6 +1,6 @@
 /** The Store conformance suite: every Store implementation registers it and must pass it unchanged. */
 import { deepStrictEqual as equal, ok, strictEqual } from "node:assert/strict";
-import type { Store, StoreWrite } from "../../core/ports/store.ts";
+import type { JobOrder, JobOrderProperty, Store, StoreWrite } from "../../core/ports/store.ts";
 import type {
   HostMaintenanceRecord,
   JobRecord,
@@ -63,6 +63,8 @@ export function storeSuite(
     steps["a database at migration 0005 gains workflow events, keeping its rows"] = upgradeFrom0005(
       options.freshDatabase,
     );
+    steps["a database at migration 0006 gains the completion time column, filled from its jobs"] =
+      upgradeFrom0006(options.freshDatabase);
   }
   Deno.test(`${name}: Store conformance`, async (t) => {
     const run = crypto.randomUUID().slice(0, 8);
@@ -463,7 +465,7 @@ function upgradeFrom0003(freshDatabase: () => { url: string; drop: () => Promise
 // deno-lint-ignore no-explicit-any
 async function insertOldJob(db: import("kysely").Kysely<any>, job: JobRecord): Promise<void> {
   const { jobRow } = await import("./schema.ts");
-  const { owning_team: _, ...row } = jobRow(job);
+  const { owning_team: _, completion_time_ms: __, ...row } = jobRow(job);
   await db.insertInto("jobs").values(row).execute();
 }
 
@@ -531,7 +533,8 @@ function upgradeFrom0005(freshDatabase: () => { url: string; drop: () => Promise
     try {
       const old = await openStoreDatabase(url);
       equal((await migrateToLatest(old.db, old.kind, "0005_jobs_owning_team")).length, 5);
-      await old.db.insertInto("jobs").values(jobRow(makeJob(jobId))).execute();
+      const { completion_time_ms: _, ...row } = jobRow(makeJob(jobId));
+      await old.db.insertInto("jobs").values(row).execute();
       await old.db.destroy();
 
       const store = await openStore(url);
@@ -544,6 +547,47 @@ function upgradeFrom0005(freshDatabase: () => { url: string; drop: () => Promise
         equal(await store.getWorkflowEvents(jobId, workflowId), [step]);
         strictEqual(await put(store, [{ kind: "job.delete", jobId }]), undefined);
         equal(await store.getWorkflowEvents(jobId, workflowId), []);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await drop();
+    }
+  };
+}
+
+/**
+ * A database made by the code before job queries could be ordered by completion time (migrations up to
+ * 0006), with jobs in it: opening it as a store fills the new column from each job's runtime.
+ */
+function upgradeFrom0006(freshDatabase: () => { url: string; drop: () => Promise<void> }): Case {
+  return async (_store, ids) => {
+    const { openStore, openStoreDatabase } = await import("./kysely_store.ts");
+    const { jobRow, migrateToLatest } = await import("./schema.ts");
+    const { url, drop } = freshDatabase();
+    const team = `${ids.prefix}-team`;
+    const jobs = [400, undefined, 200].map((completionTimeMs, n) =>
+      makeJob(ids.job(n), { owningTeam: team }, { creationTimeMs: 10 * n, completionTimeMs })
+    );
+    try {
+      const old = await openStoreDatabase(url);
+      equal((await migrateToLatest(old.db, old.kind, "0006_workflow_events")).length, 6);
+      for (const job of jobs) {
+        const { completion_time_ms: _, ...row } = jobRow(job);
+        await old.db.insertInto("jobs").values(row).execute();
+      }
+      await old.db.destroy();
+
+      const store = await openStore(url);
+      try {
+        equal(await store.migrate(), []);
+        equal(await store.getJob(ids.job(0)), jobs[0]);
+        const order = [{ property: "completion_time", desc: false }] as const;
+        equal(
+          (await store.queryJobs({ owner: team, order })).jobs.map((j) => j.jobId),
+          [ids.job(2), ids.job(0), ids.job(1)],
+          "by the completion times in the runtimes, the job without one last",
+        );
       } finally {
         await store.close();
       }
@@ -1041,6 +1085,88 @@ const cases: Record<string, Case> = {
     // A label longer than the indexed column is matched whole, and the page is of the whole matches.
     const long = [{ key: "tier", value: "x".repeat(600) }];
     equal(await page({ labels: long, offset: 1, limit: 2 }), { jobs: [4, 2], total: 4 });
+  },
+
+  "queryJobs orders by each of Peloton's properties either way, then job id, and pages in that order": async (
+    store,
+    ids,
+  ) => {
+    const run = [{ key: "run", value: ids.prefix }];
+    const long = { key: "long", value: "x".repeat(600) };
+    // Ties in every property; names and teams that only a code-point (byte) order sorts alike everywhere:
+    // "etl" before "etl " (MySQL's collation pads with spaces), U+FFFD before U+1F600 (not so in UTF-16).
+    const rows: [number, number | undefined, string, string | undefined, JobState][] = [
+      [40, 400, "etl", "ops", "SUCCEEDED"],
+      [10, undefined, "etl ", "ml", "RUNNING"],
+      [30, 200, "Etl", "ops", "FAILED"],
+      [20, undefined, "\u{1F600}", undefined, "PENDING"],
+      [40, 200, "\uFFFD", "ml", "KILLED"],
+      [50, undefined, "etl", "Ops", "INITIALIZED"],
+    ];
+    const jobs = rows.map(([creationTimeMs, completionTimeMs, name, owningTeam, state], n) =>
+      makeJob(ids.job(n), { name, owningTeam, labels: n % 2 ? run : [...run, long] }, {
+        creationTimeMs,
+        completionTimeMs,
+        state,
+      })
+    );
+    strictEqual(await put(store, jobs.map((job) => ({ kind: "job.put", job }))), undefined);
+    const q = async (order: JobOrder[], page: { offset?: number; limit?: number } = {}) => {
+      const { jobs, total } = await store.queryJobs({ labels: run, order, ...page });
+      return { jobs: jobs.map((j) => Number(j.jobId.slice(-1))), total };
+    };
+    const ascending: Record<JobOrderProperty, number[]> = {
+      creation_time: [1, 3, 2, 0, 4, 5],
+      // Jobs not completed come after the others, ascending.
+      completion_time: [2, 4, 0, 1, 3, 5],
+      name: [2, 0, 5, 1, 4, 3],
+      // The owning team; a job without one has "".
+      owner: [3, 5, 1, 4, 0, 2],
+      // By Peloton's state numbers: INITIALIZED, PENDING, RUNNING, SUCCEEDED, FAILED, KILLED.
+      state: [5, 3, 1, 0, 2, 4],
+    };
+    for (const [property, expected] of Object.entries(ascending) as [JobOrderProperty, number[]][]) {
+      for (const desc of [false, true]) {
+        const order = [{ property, desc }];
+        // Ties go by job id in the key's direction, so descending is ascending reversed.
+        const all = desc ? expected.toReversed() : expected;
+        equal(await q(order), { jobs: all, total: 6 }, `${property} ${desc ? "DESC" : "ASC"}`);
+        for (const offset of [0, 2, 4]) {
+          equal(await q(order, { offset, limit: 2 }), { jobs: all.slice(offset, offset + 2), total: 6 });
+        }
+      }
+    }
+    equal((await q([])).jobs, [5, 4, 0, 2, 3, 1], "none: newest first, ties by job id descending");
+    equal(
+      (await q([{ property: "owner", desc: false }, { property: "creation_time", desc: true }])).jobs,
+      [3, 5, 4, 1, 0, 2],
+      "each key in turn",
+    );
+    equal(
+      (await q([{ property: "name", desc: false }, { property: "creation_time", desc: true }])).jobs,
+      [2, 5, 0, 1, 4, 3],
+    );
+    equal(
+      (await q([{ property: "completion_time", desc: false }, { property: "creation_time", desc: true }]))
+        .jobs,
+      [4, 2, 0, 5, 3, 1],
+      "ties in the last key by job id in its direction",
+    );
+    // A label longer than the indexed column is matched after the read: the order holds there too.
+    const longPage = await store.queryJobs({
+      labels: [...run, long],
+      order: [{ property: "name", desc: false }],
+    });
+    equal(longPage.jobs.map((j) => Number(j.jobId.slice(-1))), [2, 0, 4]);
+    equal(
+      (await store.queryJobs({
+        labels: [...run, long],
+        order: [{ property: "state", desc: true }],
+        offset: 1,
+      }))
+        .jobs.map((j) => Number(j.jobId.slice(-1))),
+      [2, 0],
+    );
   },
 
   "activeJobs leaves out terminal jobs": async (store, ids) => {
