@@ -79,6 +79,31 @@ export interface UpdateInfoJson {
   completionTime?: string;
 }
 
+/** v1alpha `stateless.WorkflowEvent`: one step of one instance in a workflow. */
+export interface WorkflowEventJson {
+  /** `WORKFLOW_TYPE_UPDATE`, ...; START and STOP come as their enum numbers (3, 4). */
+  type?: string | number;
+  /** `WORKFLOW_STATE_ROLLING_FORWARD`, ... */
+  state: string;
+  timestamp?: string;
+}
+
+/** A workflow's steps on one instance, newest first. */
+export interface InstanceEventsJson {
+  instanceId?: number;
+  events?: WorkflowEventJson[];
+}
+
+/** v1alpha JobService `ListJobWorkflows`: a workflow (newest first), with its instances' steps if asked. */
+export interface WorkflowInfoJson {
+  workflowId?: IdValue;
+  status: {
+    type?: string | number;
+    state: string;
+  };
+  instanceEvents?: InstanceEventsJson[];
+}
+
 export interface RespoolResource {
   kind: string;
   reservation: number;
@@ -149,7 +174,6 @@ export interface UiConfig {
   activeJobStates: string[];
 }
 
-/** Everything one refresh loaded; a part that failed to load is undefined and its error is listed. */
 /**
  * The resource pool API's `GetAdmissionWaits` (ours) for a leaf pool: why the first gang of each of its
  * queues is not admitted, by queue (pending, nonPreemptible, controller, revocable).
@@ -159,6 +183,7 @@ export interface AdmissionWaitsJson {
   queues: Record<string, string | undefined>;
 }
 
+/** Everything one refresh loaded; a part that failed to load is undefined and its error is listed. */
 export interface Snapshot {
   /** The jobs view's page of jobs (only on that view)... */
   jobPage?: JobPageJson;
@@ -177,7 +202,18 @@ export interface Snapshot {
     info?: JobInfoJson;
     tasks?: TaskInfoJson[];
     updates?: UpdateInfoJson[];
+    /**
+     * The job's current or last workflow with each instance's steps, only when `updates` lists any
+     * (a one-item `ListJobWorkflows` reply).
+     */
+    workflows?: WorkflowInfoJson[];
   };
+}
+
+/** Which instance rows of the job view show their steps, and how to open or close one. */
+export interface RowToggle {
+  open: ReadonlySet<number>;
+  toggle: (instanceId: number) => void;
 }
 
 /** An operator action: what to ask before it, the call it makes, and how to describe its answer. */

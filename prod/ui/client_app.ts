@@ -16,6 +16,7 @@ import type {
   UiAction,
   UiConfig,
   UpdateInfoJson,
+  WorkflowInfoJson,
 } from "./api_types.ts";
 import { errorText, needsSignIn, UiApi } from "./client_api.ts";
 import { byId, h, when } from "./client_dom.ts";
@@ -30,6 +31,7 @@ import {
   showJobListQuery,
 } from "./client_job_list.ts";
 import { jobView, Rpc } from "./client_views.ts";
+import { instanceProgressRequest } from "./client_workflow.ts";
 
 export type Route =
   | { view: "jobs"; query: JobListQuery }
@@ -55,6 +57,8 @@ export class UiApp {
   #busy = false;
   #again = false;
   #pending?: UiAction;
+  /** The job view's instance rows the operator opened to their steps; kept across refreshes, not views. */
+  #openInstances = new Set<number>();
 
   /** `?refresh=SECONDS` in the page's URL overrides the default period (at least half a second). */
   constructor(readonly config: UiConfig) {
@@ -88,6 +92,7 @@ export class UiApp {
     }
     addEventListener("hashchange", () => {
       byId("filter").value = "";
+      this.#openInstances.clear();
       this.#syncJobQuery();
       this.render();
       this.refresh();
@@ -209,19 +214,40 @@ export class UiApp {
     return out;
   }
 
+  /**
+   * The job, its tasks and workflows; then, only if it has workflows, its current or last one with each
+   * instance's steps (after the job's Get, whose instance count bounds how many steps to ask for).
+   */
   #loadJob(id: string, load: <T>(p: Promise<T>) => Promise<T | undefined>): Promise<Snapshot["job"]> {
     const jobId = { value: id };
-    return Promise.all([
-      load(this.api.call<{ jobInfo: JobInfoJson }>(`${Rpc.JOB}::Get`, { id: jobId })),
-      load(
-        this.api.call<{ result: { value: Record<string, TaskInfoJson> } }>(`${Rpc.TASK}::List`, { jobId }),
-      ),
-      load(this.api.call<{ updateInfo: UpdateInfoJson[] }>(`${Rpc.UPDATE}::ListUpdates`, { jobID: jobId })),
-    ]).then(([info, tasks, updates]) => ({
-      info: info?.jobInfo,
-      tasks: tasks && Object.values(tasks.result?.value ?? {}),
-      updates: updates?.updateInfo,
+    const info = load(this.api.call<{ jobInfo: JobInfoJson }>(`${Rpc.JOB}::Get`, { id: jobId }));
+    const tasks = load(
+      this.api.call<{ result: { value: Record<string, TaskInfoJson> } }>(`${Rpc.TASK}::List`, { jobId }),
+    );
+    const updates = load(
+      this.api.call<{ updateInfo: UpdateInfoJson[] }>(`${Rpc.UPDATE}::ListUpdates`, { jobID: jobId }),
+    );
+    const workflows = Promise.all([info, updates]).then(([i, u]) =>
+      i?.jobInfo && u?.updateInfo?.length
+        ? load(
+          this.api.call<{ workflowInfos?: WorkflowInfoJson[] }>(
+            `${Rpc.STATELESS}::ListJobWorkflows`,
+            instanceProgressRequest(id, i.jobInfo.config.instanceCount),
+          ),
+        )
+        : undefined
+    );
+    return Promise.all([info, tasks, updates, workflows]).then(([i, t, u, w]) => ({
+      info: i?.jobInfo,
+      tasks: t && Object.values(t.result?.value ?? {}),
+      updates: u?.updateInfo,
+      workflows: w && (w.workflowInfos ?? []),
     }));
+  }
+
+  #toggleInstance(instanceId: number): void {
+    if (!this.#openInstances.delete(instanceId)) this.#openInstances.add(instanceId);
+    this.render();
   }
 
   render(): void {
@@ -235,7 +261,10 @@ export class UiApp {
     try {
       byId("summary").replaceChildren(summaryView(snap));
       const view = route.view === "job"
-        ? jobView(snap, route.id, act)
+        ? jobView(snap, route.id, act, {
+          open: this.#openInstances,
+          toggle: (i) => this.#toggleInstance(i),
+        })
         : route.view === "jobs"
         ? jobsView(snap, route.query)
         : route.view === "pools"

@@ -1,25 +1,29 @@
 /**
  * Browser code of the web UI, part 3: a job's view (config, workflow and tasks; the job list is in
- * client_job_list.ts) and the operator actions it offers. Each view is a function of the data one refresh
- * loaded; actions are described as data (`UiAction`) and carried out by the app after the operator confirms.
+ * client_job_list.ts, each instance's progress in a workflow in client_workflow.ts) and the operator actions
+ * it offers. Each view is a function of the data one refresh loaded; actions are described as data
+ * (`UiAction`) and carried out by the app after the operator confirms.
  * Runs in the browser (see client_dom.ts for the rules).
  */
 import type {
   JobInfoJson,
   ResourceLimits,
   RespoolInfoJson,
+  RowToggle,
   Snapshot,
   TaskInfoJson,
   UiAction,
   UpdateInfoJson,
 } from "./api_types.ts";
 import { badge, h, num, statsLine, table, type UiChild, type UiElement, when } from "./client_dom.ts";
+import { instanceProgressView } from "./client_workflow.ts";
 
 /** The API procedures the UI calls: the ones the CLI uses for the same things. */
 export class Rpc {
   static readonly JOB = "peloton.api.job.JobManager";
   static readonly TASK = "peloton.api.task.TaskManager";
   static readonly UPDATE = "peloton.api.v0.update.svc.UpdateService";
+  static readonly STATELESS = "peloton.api.v1alpha.job.stateless.svc.JobService";
   static readonly RESPOOL = "peloton.api.respool.ResourceManager";
   static readonly HOST = "peloton.api.v0.host.svc.HostService";
 }
@@ -207,7 +211,8 @@ export function tasksView(tasks: TaskInfoJson[] | undefined): UiElement {
   );
 }
 
-export function jobView(snap: Snapshot, jobId: string, act: Act): UiElement {
+/** A job's page; `rows` says which instance rows of its workflow show their steps. */
+export function jobView(snap: Snapshot, jobId: string, act: Act, rows: RowToggle): UiElement {
   const info = snap.job?.info;
   if (!info || info.id.value !== jobId) {
     return h(
@@ -250,6 +255,7 @@ export function jobView(snap: Snapshot, jobId: string, act: Act): UiElement {
       ["Completed", when(rt.completionTime)],
     ]),
     workflowView(info, snap.job?.updates, act),
+    instanceProgressView(info, snap.job?.updates, snap.job?.workflows, rows),
     tasksView(snap.job?.tasks),
   );
 }

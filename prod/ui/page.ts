@@ -11,6 +11,7 @@ import { CLUSTER_CODE } from "./client_cluster.ts";
 import { DOM_CODE } from "./client_dom.ts";
 import { JOB_LIST_CODE, JobList } from "./client_job_list.ts";
 import { VIEW_CODE } from "./client_views.ts";
+import { WORKFLOW_CODE } from "./client_workflow.ts";
 import { UI_CSS } from "./style.ts";
 
 /** How often the page reloads its data unless paused (`?refresh=SECONDS` overrides it). */
@@ -24,6 +25,7 @@ export const CLIENT_CODE: readonly ClientCode[] = [
   ...DOM_CODE,
   ...API_CODE,
   ...VIEW_CODE,
+  ...WORKFLOW_CODE,
   ...JOB_LIST_CODE,
   ...CLUSTER_CODE,
   ...APP_CODE,

@@ -12,6 +12,7 @@ const CLIENT_FILES = [
   "client_dom.ts",
   "client_api.ts",
   "client_views.ts",
+  "client_workflow.ts",
   "client_job_list.ts",
   "client_cluster.ts",
   "client_app.ts",

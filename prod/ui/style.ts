@@ -61,6 +61,14 @@ a { color: var(--accent); }
 .facts dd { margin: 0; }
 .workflow { display: grid; gap: 0.5rem; margin-bottom: 0.75rem; }
 progress { width: 10rem; vertical-align: middle; }
+.workflow-line { display: flex; gap: 0.5rem; align-items: center; flex-wrap: wrap; margin: 0 0 0.5rem; }
+.failed-note { color: var(--bad); font-weight: 600; margin: 0.25rem 0 0.5rem; }
+table.instances td:nth-child(-n+3) { white-space: nowrap; }
+tr.instance.failed td { background: var(--bad-bg); }
+tr.instance.failed td:first-child { box-shadow: inset 3px 0 0 var(--bad); font-weight: 600; }
+button.steps-toggle { padding: 0.05rem 0.5rem; font-size: 0.8rem; }
+tr.steps td { background: #fafbfc; padding-left: 2rem; }
+.steps-list { margin: 0; padding: 0; list-style: none; display: grid; gap: 0.2rem; }
 .back { margin: 0; }
 #errors { background: var(--bad-bg); color: var(--bad); border: 1px solid #f4b8b0; border-radius: 6px;
   padding: 0.5rem 0.8rem; margin-bottom: 0.75rem; }
