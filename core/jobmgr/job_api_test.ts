@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { makeJobConfig } from "../testing/harness.ts";
+import type { JobState } from "../model/states.ts";
+import { makeJobConfig, makeJobRecord } from "../testing/harness.ts";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
 import { jobConfigJson } from "./job_api.ts";
 
@@ -182,6 +183,97 @@ Deno.test("job Query pages in Peloton's shape: spec.pagination {offset, limit, m
     const [[k, v]] = Object.entries(bad);
     assert.equal(r.error?.code, "invalid-argument");
     assert.equal(r.error?.message, `spec.pagination.${k}: got ${JSON.stringify(v)}, expected a whole number`);
+  }
+});
+
+/**
+ * Finished jobs as the store holds them (the job manager holds none of them), for queries to order: ids
+ * 0-3, with ties in creation time, completion time and owning team, and two jobs not completed.
+ */
+function storedJobs(rig: JobmgrRig): string[] {
+  const ids = [0, 1, 2, 3].map((n) => `22222222-2222-4333-8444-${String(n).padStart(12, "0")}`);
+  const rows: [number, number | undefined, string, string, JobState][] = [
+    [20, 90, "beta", "ops", "SUCCEEDED"],
+    [10, undefined, "alpha", "ml", "RUNNING"],
+    [20, undefined, "gamma", "ops", "KILLING"],
+    [30, 90, "Delta", "ads", "FAILED"],
+  ];
+  rig.store.write(rows.map(([creationTimeMs, completionTimeMs, name, owningTeam, state], n) => ({
+    kind: "job.put",
+    job: makeJobRecord(ids[n], { name, owningTeam, description: "stored" }, {
+      state,
+      creationTimeMs,
+      completionTimeMs,
+    }),
+  })));
+  rig.store.settle();
+  return ids;
+}
+
+Deno.test("job Query orders by spec.pagination.orderBy: Peloton's properties, ASC or DESC, then job id", async () => {
+  const rig = new JobmgrRig();
+  const ids = storedJobs(rig);
+  const query = async (spec: Body) => {
+    rig.api("job", "Query", { spec, summaryOnly: true });
+    await reads();
+    return (body(rig).results as { id: { value: string } }[]).map((r) => ids.indexOf(r.id.value));
+  };
+  const by = (property: string, order?: unknown) => ({
+    pagination: { orderBy: [{ property: { value: property }, ...(order === undefined ? {} : { order }) }] },
+  });
+  assert.deepEqual(await query({}), [3, 2, 0, 1], "none: newest first, ties by job id descending");
+  assert.deepEqual(await query(by("creation_time")), [1, 0, 2, 3], "no order is ASC; ties by job id");
+  assert.deepEqual(await query(by("creation_time", "DESC")), [3, 2, 0, 1]);
+  // Jobs not completed come after the others ascending, before them descending.
+  assert.deepEqual(await query(by("completion_time", "ASC")), [0, 3, 1, 2]);
+  assert.deepEqual(await query(by("completion_time", 2)), [2, 1, 3, 0], "2 is DESC");
+  assert.deepEqual(await query(by("name", 1)), [3, 1, 0, 2], "by code point: upper case first");
+  assert.deepEqual(await query(by("name", "DESC")), [2, 0, 1, 3]);
+  // The owner is the owning team, which QuerySpec.owner matches.
+  assert.deepEqual(await query(by("owner", "ASC")), [3, 1, 0, 2]);
+  assert.deepEqual(await query(by("owner", "DESC")), [2, 0, 1, 3]);
+  // By Peloton's job state numbers (RUNNING 3, SUCCEEDED 4, FAILED 5, KILLING 7), not their names.
+  assert.deepEqual(await query(by("state")), [1, 0, 3, 2]);
+  assert.deepEqual(await query(by("state", "DESC")), [2, 3, 0, 1]);
+  const twoKeys = {
+    pagination: {
+      orderBy: [
+        { order: "ASC", property: { value: "owner" } },
+        { order: "DESC", property: { value: "completion_time" } },
+      ],
+    },
+  };
+  assert.deepEqual(await query(twoKeys), [3, 1, 2, 0], "each key in turn");
+  const paged = (offset: number) => ({ pagination: { ...by("name").pagination, offset, limit: 2 } });
+  assert.deepEqual([await query(paged(0)), await query(paged(2))], [[3, 1], [0, 2]], "pages in that order");
+  // Keywords are matched here, after the store's read: the order and the page are the same.
+  const keyword = (offset: number) => ({ keywords: ["STORED"], ...paged(offset) });
+  assert.deepEqual([await query(keyword(0)), await query(keyword(2))], [[3, 1], [0, 2]]);
+  const ended = { completionTimeRange: { min: "1970-01-01T00:00:00Z" }, ...by("name", "DESC") };
+  assert.deepEqual(await query(ended), [0, 3], "a time range too");
+
+  for (
+    const [orderBy, message] of [
+      [
+        [{ property: { value: "creation_time" } }, { order: "DESC", property: { value: "instanceId" } }],
+        'spec.pagination.orderBy[1].property.value: got "instanceId", expected one of creation_time, ' +
+        "completion_time, name, owner, state",
+      ],
+      [
+        [{ order: "DESC" }],
+        "spec.pagination.orderBy[0].property.value: got null, expected one of " +
+        "creation_time, completion_time, name, owner, state",
+      ],
+      [
+        [{ order: "UP", property: { value: "name" } }],
+        'spec.pagination.orderBy[0].order: got "UP", expected ASC or DESC',
+      ],
+      ["name", 'spec.pagination.orderBy: got "name", expected a list'],
+    ] as const
+  ) {
+    rig.api("job", "Query", { spec: { pagination: { orderBy } } });
+    await reads();
+    assert.deepEqual(rig.replies()[0].error, { code: "invalid-argument", message });
   }
 });
 

@@ -2,8 +2,9 @@
 import type { Label } from "../model/config_types.ts";
 import { JOB_STATES, type JobState } from "../model/states.ts";
 import { parseRfc3339 } from "../model/time_format.ts";
-import type { JobQuery, Store } from "../ports/store.ts";
+import { JOB_ORDER_PROPERTIES, type JobQuery, type Store } from "../ports/store.ts";
 import type { Body, JobView } from "./api_json.ts";
+import { type Parsed, parseOrderBy } from "./query_spec.ts";
 
 /** Jobs a query returns when its `pagination.limit` is 0 or absent. */
 export const DEFAULT_QUERY_LIMIT = 100;
@@ -22,11 +23,10 @@ export interface JobQuerySpec {
   page: { offset: number; limit: number; maxLimit: number };
 }
 
-export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
-
 /**
- * Reads a QuerySpec (v0 or v1alpha: job states as `RUNNING` or `JOB_STATE_RUNNING`, or their numbers);
- * a bad field is named with the value and what was expected.
+ * Reads a QuerySpec (v0 or v1alpha: job states as `RUNNING` or `JOB_STATE_RUNNING`, or their numbers; the
+ * page's `orderBy` properties `creation_time`, `completion_time`, `name`, `owner` (the owning team) and
+ * `state`, as Peloton's job index names them); a bad field is named with the value and what was expected.
  */
 export function parseQuerySpec(spec: Body, where = "spec"): Parsed<JobQuerySpec> {
   const fail = (field: string, got: unknown, expected: string): Parsed<JobQuerySpec> => ({
@@ -40,6 +40,8 @@ export function parseQuerySpec(spec: Body, where = "spec"): Parsed<JobQuerySpec>
     if (n === undefined) return fail(`pagination.${k}`, pagination[k], "a whole number");
     page[k] = n;
   }
+  const order = parseOrderBy(pagination.orderBy, `${where}.pagination.orderBy`, JOB_ORDER_PROPERTIES);
+  if (!order.ok) return order;
   const states: string[] = [];
   for (const [i, s] of list(spec.jobStates).entries()) {
     const state = jobState(s);
@@ -79,6 +81,7 @@ export function parseQuerySpec(spec: Body, where = "spec"): Parsed<JobQuerySpec>
         owner: (spec.owner as string) || undefined,
         name: (spec.name as string) || undefined,
         labels: labels.length ? labels : undefined,
+        order: order.value.length ? order.value : undefined,
       },
       keywords: keywords as string[],
       ...ranges,
@@ -88,12 +91,13 @@ export function parseQuerySpec(spec: Body, where = "spec"): Parsed<JobQuerySpec>
 }
 
 /**
- * One page of the jobs matching `spec`, newest first, each as the job manager holds it when it does.
+ * One page of the jobs matching `spec`, in its order (newest first by default; see `compareJobs`), each as
+ * the job manager holds it when it does (sorted by what the store holds, which a live job may be ahead of).
  * `offset` matches are skipped and at most `limit` returned (0: 100, our CLI's default; Peloton's was 10);
  * `maxLimit`, when given, caps the matches considered, as Peloton's store did. Peloton capped them at 100
  * when it was absent; here they are all counted (the store counts in SQL and reads only the page), so
  * `total` is the true number and every page can be reached. Keywords and time ranges are not in the
- * store's index: with them, every match of the other fields is read and those are checked here.
+ * store's index: with them, every match of the other fields is read, in order, and those are checked here.
  */
 export async function runJobQuery(
   store: Store,

@@ -410,8 +410,9 @@ export class StatelessApi {
   }
 
   /**
-   * v1alpha QueryJobs: the same QuerySpec as v0's Query (states as `JOB_STATE_*`), its `respool` a pool path
-   * looked up at the resource manager, as Peloton does; answers summaries in `records`, the page and the spec.
+   * v1alpha QueryJobs: the same QuerySpec as v0's Query (states as `JOB_STATE_*`, orders `ORDER_BY_ASC` or
+   * `ORDER_BY_DESC` as well as v0's names), its `respool` a pool path looked up at the resource manager, as
+   * Peloton does; answers summaries in `records`, the page and the spec.
    */
   #queryJobs(body: Body, r: Reply): void {
     const spec = (body.spec ?? {}) as Body;

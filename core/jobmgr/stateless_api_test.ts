@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { UpdateRecord } from "../model/records.ts";
 import { rfc3339 } from "../model/time_format.ts";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
-import { makeJobConfig } from "../testing/fixtures.ts";
+import { makeJobConfig, makeJobRecord } from "../testing/fixtures.ts";
 import { jobConfigJson } from "./api_json.ts";
 import { STATELESS_SERVICE } from "./stateless_api.ts";
 
@@ -291,6 +291,49 @@ Deno.test("QueryJobs filters by Peloton's v1alpha QuerySpec and pages; the pool 
     message:
       'spec.jobStates[0]: got "JOB_STATE_NAPPING", expected one of UNKNOWN, INITIALIZED, PENDING, RUNNING, ' +
       "SUCCEEDED, FAILED, KILLED, KILLING, UNINITIALIZED, DELETED",
+  });
+});
+
+Deno.test("QueryJobs orders by spec.pagination.orderBy (ORDER_BY_ASC, ORDER_BY_DESC or their numbers)", async () => {
+  const rig = new JobmgrRig();
+  const ids = [0, 1, 2, 3].map((n) => `4444444${n}-2222-4333-8444-555555555555`);
+  for (const [n, name, owningTeam] of [[0, "web", "ops"], [1, "Batch", "ads"], [2, "api", "ops"]] as const) {
+    rig.create({ name, owningTeam }, ids[n]);
+    rig.tick(1000);
+  }
+  // A finished job the job manager no longer holds, as the store has it.
+  const done = makeJobRecord(ids[3], { name: "zeta", owningTeam: "ml" }, {
+    state: "SUCCEEDED",
+    creationTimeMs: 500,
+    completionTimeMs: 3000,
+  });
+  rig.store.write([{ kind: "job.put", job: done }]);
+  const query = async (spec: Record<string, unknown>) => {
+    rig.call(STATELESS_SERVICE, "QueryJobs", { spec });
+    await rig.reads();
+    const [reply] = rig.replies();
+    assert.equal(reply.error, undefined, JSON.stringify(reply.error));
+    const b = reply.body as { records: { jobId: { value: string } }[]; pagination: { total: number } };
+    return b.records.map((r) => ids.indexOf(r.jobId.value));
+  };
+  const order = (...keys: [string, unknown][]) => ({
+    pagination: { orderBy: keys.map(([value, order]) => ({ order, property: { value } })) },
+  });
+  assert.deepEqual(await query({}), [2, 1, 3, 0], "newest first");
+  assert.deepEqual(await query(order(["name", "ORDER_BY_DESC"])), [3, 0, 2, 1]);
+  assert.deepEqual(await query(order(["owner", "ORDER_BY_ASC"], ["creation_time", 2])), [1, 3, 2, 0]);
+  assert.deepEqual(await query(order(["completion_time", 1])), [3, 0, 1, 2], "not completed: last ascending");
+  assert.deepEqual(await query(order(["state", "ORDER_BY_DESC"])), [3, 2, 1, 0], "SUCCEEDED after PENDING");
+  const byName = order(["name", "ORDER_BY_ASC"]);
+  assert.deepEqual(await query({ pagination: { ...byName.pagination, offset: 1, limit: 2 } }), [2, 0]);
+  const keyword = { keywords: ["TESTER"], pagination: { ...byName.pagination, offset: 2, limit: 2 } };
+  assert.deepEqual(await query(keyword), [0, 3], "keywords are matched after the store's ordered read");
+
+  rig.call(STATELESS_SERVICE, "QueryJobs", { spec: order(["instance_id", "ORDER_BY_ASC"]) });
+  assert.deepEqual(rig.replies()[0].error, {
+    code: "invalid-argument",
+    message: 'spec.pagination.orderBy[0].property.value: got "instance_id", expected one of creation_time, ' +
+      "completion_time, name, owner, state",
   });
 });
 

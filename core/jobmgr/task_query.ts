@@ -7,7 +7,7 @@ import type { TaskConfig } from "../model/config_types.ts";
 import type { TaskRecord } from "../model/records.ts";
 import { TASK_STATES, type TaskState } from "../model/states.ts";
 import type { Body } from "./api_json.ts";
-import type { Parsed } from "./job_query.ts";
+import { type OrderBy, type Parsed, parseOrderBy } from "./query_spec.ts";
 
 /** The properties Peloton sorts tasks by. */
 export const TASK_ORDER_PROPERTIES = [
@@ -21,10 +21,7 @@ export const TASK_ORDER_PROPERTIES = [
 ] as const;
 export type TaskOrderProperty = typeof TASK_ORDER_PROPERTIES[number];
 
-export interface TaskOrder {
-  property: TaskOrderProperty;
-  desc: boolean;
-}
+export type TaskOrder = OrderBy<TaskOrderProperty>;
 
 /** Tasks a v0 query returns when its `pagination.limit` is 0 or absent (Peloton's `_defaultQueryLimit`). */
 export const DEFAULT_TASK_QUERY_LIMIT = 10;
@@ -39,38 +36,9 @@ export interface TaskQuerySpec {
   order: TaskOrder[];
 }
 
-/**
- * `pagination.orderBy`: a list of `{order: ASC|DESC, property: {value}}` (the order also as its number, 1
- * or 2, or v1alpha's `ORDER_BY_ASC`/`ORDER_BY_DESC`; absent is ascending). A bad entry is named.
- */
+/** A task query's `pagination.orderBy` (see `parseOrderBy`), each property one of Peloton's. */
 export function parseTaskOrder(raw: unknown, where: string): Parsed<TaskOrder[]> {
-  if (raw === undefined || raw === null) return { ok: true, value: [] };
-  if (!Array.isArray(raw)) {
-    return { ok: false, message: `${where}: got ${JSON.stringify(raw)}, expected a list` };
-  }
-  const out: TaskOrder[] = [];
-  for (const [i, o] of raw.entries()) {
-    const entry = (o ?? {}) as Body;
-    const property = (entry.property as Body | undefined)?.value;
-    if (!TASK_ORDER_PROPERTIES.includes(property as TaskOrderProperty)) {
-      return {
-        ok: false,
-        message: `${where}[${i}].property.value: got ${JSON.stringify(property ?? null)}, expected one of ` +
-          TASK_ORDER_PROPERTIES.join(", "),
-      };
-    }
-    const order = entry.order;
-    const name = typeof order === "string" ? order.toUpperCase().replace(/^ORDER_BY_/, "") : order;
-    const desc = name === "DESC" || name === 2;
-    if (!desc && !(name === undefined || name === null || name === "ASC" || name === 1)) {
-      return {
-        ok: false,
-        message: `${where}[${i}].order: got ${JSON.stringify(order)}, expected ASC or DESC`,
-      };
-    }
-    out.push({ property: property as TaskOrderProperty, desc });
-  }
-  return { ok: true, value: out };
+  return parseOrderBy(raw, where, TASK_ORDER_PROPERTIES);
 }
 
 /** A v0 task state as a query names it: `RUNNING` or its number. */

@@ -1,4 +1,7 @@
-/** Fixtures for daemon tests: hosts, leases, resmgr tasks, job and pool configs with valid defaults. */
+/**
+ * Fixtures for daemon tests: hosts, leases, resmgr tasks, job and pool configs with valid defaults, and
+ * stored job records.
+ */
 import type { HostLease, RmTask } from "../messages.ts";
 import type {
   JobConfig,
@@ -7,6 +10,7 @@ import type {
   RespoolResourceKind,
   TaskConfig,
 } from "../model/config_types.ts";
+import type { JobRecord, JobRuntime } from "../model/records.ts";
 import type { HostInfo } from "../ports/host_backend.ts";
 import { QueuedGang } from "../resmgr/queued_gang.ts";
 import type { RespoolNode } from "../resmgr/respool_node.ts";
@@ -140,6 +144,27 @@ export function makeJobConfig(
     respoolId: "pool-a",
     placementStrategy: "PACK_HOST",
     ...rest,
+  };
+}
+
+/** A job as a store holds it: `makeJobConfig(config)`, a PENDING runtime created at 0, version 1. */
+export function makeJobRecord(
+  jobId: string,
+  config: Parameters<typeof makeJobConfig>[0] = {},
+  runtime: Partial<JobRuntime> = {},
+): JobRecord {
+  return {
+    jobId,
+    configVersion: 1,
+    config: makeJobConfig(config),
+    runtime: {
+      state: "PENDING",
+      goalState: "SUCCEEDED",
+      creationTimeMs: 0,
+      taskStats: {},
+      version: 1,
+      ...runtime,
+    },
   };
 }
 
