@@ -2,7 +2,7 @@
  * The web UI in headless Chromium against a real `peloton up` (two local agents, basic auth on): sign in,
  * see the job and the pool the API created with their state, page to a job past the first page of the job
  * list and filter it, stop the job and take a host through maintenance from the UI, and check each change
- * through the API, with nothing unexpected on the console.
+ * through the API; follow a rolling update instance by instance; all with nothing unexpected on the console.
  * Needs Chromium at /usr/bin/chromium (or PELOTON_TEST_CHROMIUM); without it the test fails, it does not skip.
  */
 import assert from "node:assert/strict";
@@ -55,7 +55,7 @@ async function createPoolAndJobs(client: PelotonClient) {
     jobConfig: { ...v2.value, respoolID, changeLog: { version: 1 } },
     updateConfig: { batchSize: 1, startPaused: true },
   });
-  return { jobId, serviceId, updateId: update.updateID.value };
+  return { jobId, serviceId, updateId: update.updateID.value, createJob, respoolID };
 }
 
 /** Console errors, page errors and failed requests, checked phase by phase. */
@@ -98,8 +98,7 @@ function cellTexts(page: Page, selector: string): Promise<string[]> {
 }
 
 Deno.test({
-  name:
-    "web UI in Chromium against a real server: sign in, views, stop a job, host maintenance, abort a workflow",
+  name: "web UI in Chromium against a real server: sign in, views, stop a job, host maintenance, workflows",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn(t) {
@@ -120,7 +119,7 @@ Deno.test({
         assert.match(await page.text(), /<title>Peloton<\/title>/);
       });
 
-      const { jobId, serviceId, updateId } = await createPoolAndJobs(client);
+      const { jobId, serviceId, updateId, createJob, respoolID } = await createPoolAndJobs(client);
       const page = await browser.newPage();
       const watch = new ConsoleWatch(page);
 
@@ -297,6 +296,7 @@ Deno.test({
           assert.ok(hosts.every((h) => /^agent-\d$/.test(h)), `tasks show their hosts: ${hosts}`);
           assert.match(await job.locator(".facts").first().innerText(), /Resource pool\s+\/UiPool/);
           assert.match(await job.locator("#active-workflow").innerText(), /No workflow in progress/);
+          assert.equal(await job.locator("#instance-progress").count(), 0, "a job without workflows");
 
           assert.equal(await act(page, job, "Stop job"), "Job ui-job: stopping 2 instances");
           await waitFor("the job to be KILLED", async () => {
@@ -345,6 +345,13 @@ Deno.test({
           assert.match(text, /Type\s+UPDATE/);
           assert.match(text, /0 of 2 instances done, 0 failed, 2 remaining/);
           assert.ok(await active.locator('button[data-action="Pause workflow"]').isDisabled());
+          // Each instance's step: the update started paused, so both are PAUSED.
+          const instances = page.locator("#instance-progress tr.instance");
+          await page.locator(`#instance-progress .workflow-line[data-workflow-id="${updateId}"]`).waitFor({
+            timeout: WAIT_MS,
+          });
+          assert.deepEqual(await instances.locator("td:first-child").allInnerTexts(), ["0", "1"]);
+          assert.deepEqual(await instances.locator(".badge").allInnerTexts(), ["PAUSED", "PAUSED"]);
           assert.equal(await act(page, active, "Abort workflow"), `Workflow ${updateId}: abort requested`);
           const r = await client.call<{ updateInfo: { status: { state: string } } }>(`${UPDATE}::GetUpdate`, {
             updateId: { value: updateId },
@@ -354,6 +361,63 @@ Deno.test({
             timeout: WAIT_MS,
           });
           await page.locator('table.workflows .badge[data-state="ABORTED"]').waitFor();
+        },
+      );
+
+      await t.step(
+        "a rolling update shows each instance's progress: every instance SUCCEEDED, its steps newest first",
+        async () => {
+          const rollingId = await createJob(`type: SERVICE\n${batchJobYaml("ui-rolling", 3, "sleep 60")}`);
+          await waitFor("three running tasks", async () => {
+            const r = await client.call<{ jobInfo: { runtime: { taskStats?: Record<string, number> } } }>(
+              `${JOB}::Get`,
+              { id: { value: rollingId } },
+            );
+            return r.jobInfo.runtime.taskStats?.RUNNING === 3 || undefined;
+          }, WAIT_MS);
+          const v2 = loadJobConfig(`type: SERVICE\n${batchJobYaml("ui-rolling", 3, "sleep 61")}`, "v2.yaml");
+          assert.ok(v2.ok);
+          const rolling = await client.call<{ updateID: { value: string } }>(`${UPDATE}::CreateUpdate`, {
+            jobId: { value: rollingId },
+            jobConfig: { ...v2.value, respoolID, changeLog: { version: 1 } },
+            updateConfig: { batchSize: 1, minRunningSeconds: 0 },
+          });
+          await page.goto(`${up.url}/ui/?refresh=0.5#/jobs/${rollingId}`);
+          const progress = page.locator("#instance-progress");
+          await progress.locator(`.workflow-line[data-workflow-id="${rolling.updateID.value}"]`).waitFor({
+            timeout: WAIT_MS,
+          });
+          const instances = progress.locator("tr.instance");
+          await waitFor("every instance SUCCEEDED on the page", async () => {
+            const states = await instances.locator(".badge").allInnerTexts();
+            return states.length === 3 && states.every((s) => s === "SUCCEEDED") || undefined;
+          }, 60_000);
+          assert.deepEqual(await instances.locator("td:first-child").allInnerTexts(), ["0", "1", "2"]);
+          for (const since of await instances.locator("td:nth-child(3)").allInnerTexts()) {
+            assert.match(since, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+          }
+          assert.match(
+            await progress.locator(".workflow-line").innerText(),
+            /\(UPDATE\)\s*SUCCEEDED\s*· instances by state:\s*SUCCEEDED 3$/,
+          );
+          assert.equal(await progress.locator("tr.instance.failed, #failed-instances").count(), 0);
+
+          // Instance 1's steps, newest first; they stay open across refreshes.
+          await progress.locator('button.steps-toggle[data-instance="1"]').click();
+          const steps = progress.locator('tr.steps[data-steps-of="1"] li');
+          await steps.first().waitFor({ timeout: WAIT_MS });
+          const expected = ["SUCCEEDED", "ROLLING_FORWARD", "INITIALIZED"];
+          assert.deepEqual(await steps.locator(".badge").allInnerTexts(), expected);
+          const updated = await page.locator("#status").innerText();
+          await page.locator("#status", { hasNotText: updated }).waitFor({ timeout: WAIT_MS });
+          assert.deepEqual(
+            await steps.locator(".badge").allInnerTexts(),
+            expected,
+            "still open after a refresh",
+          );
+          await progress.locator('button.steps-toggle[data-instance="1"][aria-expanded="true"]').click();
+          await progress.locator("tr.steps").waitFor({ state: "detached" });
+          watch.expectOnly("a rolling update's instances");
         },
       );
 
