@@ -140,6 +140,65 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
       assert.match(none.out, /^no jobs match$/m);
     });
 
+    await t.step("job query and job stateless query --sort PROPS -a ASC|DESC: Peloton's order", async () => {
+      const file = await Deno.makeTempFile({ suffix: ".yaml" });
+      const ids: string[] = [];
+      for (const [name, team] of [["sort-b", "team-a"], ["sort-a", "team-b"], ["sort-c", "team-a"]]) {
+        await Deno.writeTextFile(
+          file,
+          `name: ${name}\nowningTeam: ${team}\nlabels: [{key: sortcheck, value: "yes"}]\ninstanceCount: 1\n` +
+            "defaultConfig:\n  resource: {cpuLimit: 0.1, memLimitMb: 16, diskLimitMb: 10}\n" +
+            "  command: {value: 'true'}\n",
+        );
+        const r = await cli(up.url, "job", "create", "/DefaultResPool", file);
+        assert.equal(r.code, 0, r.err);
+        ids.push(/Job (\S+) created/.exec(r.out)![1]);
+        // Creation times a few ms apart, so that no tie goes by the (random) job ids.
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      await Deno.remove(file);
+      const v0 = async (...flags: string[]) => {
+        const r = await cli(up.url, "job", "query", "-l", "sortcheck=yes", "-j", ...flags);
+        assert.equal(r.code, 0, r.err);
+        return JSON.parse(r.out).results.map((j: { id: { value: string } }) => ids.indexOf(j.id.value));
+      };
+      assert.deepEqual(await v0(), [2, 1, 0], "neither flag: the server's order, newest first");
+      assert.deepEqual(await v0("--sort", "name", "-a", "ASC"), [1, 0, 2]);
+      assert.deepEqual(await v0("--sort", "name"), [2, 0, 1], "--sort alone: DESC, as Peloton's CLI");
+      assert.deepEqual(await v0("-a", "asc"), [0, 1, 2], "-a alone: by creation_time, as Peloton's CLI");
+      // The owner is the owning team; each key in turn.
+      assert.deepEqual(await v0("--sort", "owner,name", "-a", "ASC"), [0, 2, 1]);
+      assert.deepEqual(await v0("--sort", "owner,name", "-a", "ASC", "-n", "2", "-o", "1"), [2, 1], "a page");
+      assert.deepEqual(await v0("--sort", "owner,creation_time", "-a", "DESC"), [1, 2, 0]);
+      const table = await cli(up.url, "job", "query", "-l", "sortcheck=yes", "--sort", "name", "-a", "ASC");
+      assert.deepEqual(
+        table.out.split("\n").slice(1, 4).map((l) => l.split("|")[1].trim()),
+        ["sort-a", "sort-b", "sort-c"],
+        table.out,
+      );
+      const v1Flags = ["-l", "sortcheck=yes", "--sort", "name", "-a", "desc", "-j"];
+      const v1 = await cli(up.url, "job", "stateless", "query", ...v1Flags);
+      assert.equal(v1.code, 0, v1.err);
+      assert.deepEqual(
+        JSON.parse(v1.out).records.map((j: { jobId: { value: string } }) => ids.indexOf(j.jobId.value)),
+        [2, 0, 1],
+      );
+      for (const command of [["job", "query"], ["job", "stateless", "query"]]) {
+        const bad: [string[], RegExp][] = [
+          [
+            ["--sort", "instanceId"],
+            /--sort: got "instanceId", expected one of creation_time, completion_time, name, owner, state/,
+          ],
+          [["--sort", "name", "-a", "UP"], /--sortorder: got "UP", expected ASC or DESC/],
+        ];
+        for (const [args, message] of bad) {
+          const r = await cli(up.url, ...command, ...args);
+          assert.equal(r.code, 2, `${command.join(" ")} ${args.join(" ")}`);
+          assert.match(r.err, message);
+        }
+      }
+    });
+
     await t.step(
       "task query, cache and refresh: Peloton's flags, checked before anything is sent",
       async () => {

@@ -1,4 +1,5 @@
 /** The shape of a CLI command and the context it runs in. */
+import { TASK_ORDER_PROPERTIES } from "../../core/jobmgr/task_query.ts";
 import type { PelotonClient } from "./client.ts";
 
 export interface CommandContext {
@@ -41,35 +42,38 @@ export function wholeFlag(flag: string, v: unknown, min: number): number {
   return n;
 }
 
-/** The properties Peloton sorts task queries by (`-p/--sort`). */
-export const TASK_SORT_PROPERTIES = [
-  "creation_time",
-  "host",
-  "instanceId",
-  "message",
-  "name",
-  "reason",
-  "state",
-];
+/** What a query command's `--sort` and `-a` take, and what each means when left out (Peloton's CLI defaults). */
+export interface SortFlags {
+  properties: readonly string[];
+  /** The order when `-a` is not given. */
+  order: "ASC" | "DESC";
+  /** The property `-a` alone sorts by; without one, `-a` alone sorts nothing. */
+  property?: string;
+}
+
+/** `task query` and `pod query`: Peloton's task properties, ascending unless `-a` says otherwise. */
+export const TASK_SORT: SortFlags = { properties: TASK_ORDER_PROPERTIES, order: "ASC" };
 
 /**
- * `-p state,host -a DESC`: a query's `orderBy`, each property in the one order `-a` gives (ASC by default),
- * as Peloton's CLI builds it (v1alpha names the orders `ORDER_BY_ASC` and `ORDER_BY_DESC`); empty without
- * `-p`.
+ * `--sort state,host -a DESC` (Peloton's `-p state,host -a DESC`): a query's `orderBy`, each property in the
+ * one order `-a` gives, as Peloton's CLI builds it (v1alpha names the orders `ORDER_BY_ASC` and
+ * `ORDER_BY_DESC`); empty with neither flag, leaving the order to the server.
  */
 export function sortOrder(
   sort: unknown,
   order: unknown,
+  flags: SortFlags,
   api: "v0" | "v1alpha" = "v0",
 ): { order: string; property: { value: string } }[] {
-  const dir = String(order ?? "ASC").toUpperCase();
+  const dir = String(order ?? flags.order).toUpperCase();
   if (dir !== "ASC" && dir !== "DESC") {
     throw new UsageError(`--sortorder: got "${order}", expected ASC or DESC`);
   }
-  if (sort === undefined || sort === "") return [];
-  return String(sort).split(",").map((p) => p.trim()).filter(Boolean).map((p) => {
-    if (!TASK_SORT_PROPERTIES.includes(p)) {
-      throw new UsageError(`--sort: got "${p}", expected one of ${TASK_SORT_PROPERTIES.join(", ")}`);
+  const properties = String(sort ?? "").split(",").map((p) => p.trim()).filter(Boolean);
+  if (!properties.length && order !== undefined && flags.property) properties.push(flags.property);
+  return properties.map((p) => {
+    if (!flags.properties.includes(p)) {
+      throw new UsageError(`--sort: got "${p}", expected one of ${flags.properties.join(", ")}`);
     }
     return { order: api === "v0" ? dir : `ORDER_BY_${dir}`, property: { value: p } };
   });

@@ -1,11 +1,11 @@
 /**
- * `job query` sends Peloton's pagination: -n limit, -o offset, -q total (maxLimit); its tables, and the
- * stateless ones, show the owning team (what --owner matches) as Owner.
+ * `job query` sends Peloton's pagination: -n limit, -o offset, -q total (maxLimit), --sort and -a (orderBy);
+ * its tables, and the stateless ones, show the owning team (what --owner matches) as Owner.
  */
 import assert from "node:assert/strict";
 import { cli } from "../testing.ts";
 
-Deno.test("job query -o/--offset and -q/--total page through Query as Peloton's CLI does", async () => {
+Deno.test("job query -o/--offset, -q/--total, --sort and -a page and order Query as Peloton's CLI does", async () => {
   const specs: unknown[] = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
     specs.push((await req.json()).spec);
@@ -13,7 +13,13 @@ Deno.test("job query -o/--offset and -q/--total page through Query as Peloton's 
   });
   try {
     const url = `http://127.0.0.1:${server.addr.port}`;
-    for (const argv of [["-n", "5", "-o", "10", "-q", "50"], ["--offset", "3", "--total", "7"], []]) {
+    const argvs = [["-n", "5", "-o", "10", "-q", "50"], ["--offset", "3", "--total", "7"], [], [
+      "--sort",
+      "name,owner",
+      "-a",
+      "asc",
+    ]];
+    for (const argv of argvs) {
       const r = await cli(url, "job", "query", ...argv);
       assert.equal(r.code, 0, r.err);
     }
@@ -21,6 +27,16 @@ Deno.test("job query -o/--offset and -q/--total page through Query as Peloton's 
       { pagination: { limit: 5, offset: 10, maxLimit: 50 } },
       { pagination: { limit: 100, offset: 3, maxLimit: 7 } },
       { pagination: { limit: 100, offset: 0 } },
+      {
+        pagination: {
+          limit: 100,
+          offset: 0,
+          orderBy: [{ order: "ASC", property: { value: "name" } }, {
+            order: "ASC",
+            property: { value: "owner" },
+          }],
+        },
+      },
     ]);
     const bad = await cli(url, "job", "query", "-o", "x");
     assert.equal(bad.code, 2);

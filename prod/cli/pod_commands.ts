@@ -4,7 +4,7 @@
  */
 import { POD_NAME, POD_STATE_NUMBERS } from "../../core/jobmgr/v1alpha_json.ts";
 import type { Command, CommandContext } from "./command.ts";
-import { sortOrder, UsageError, wholeFlag } from "./command.ts";
+import { sortOrder, TASK_SORT, UsageError, wholeFlag } from "./command.ts";
 import { table } from "./format.ts";
 import { parseRange } from "./task_commands.ts";
 
@@ -109,7 +109,7 @@ export const podCommands: Command[] = [
       const pagination = {
         limit: wholeFlag("limit", opts.limit, 1),
         offset: wholeFlag("offset", opts.offset, 0),
-        orderBy: sortOrder(opts.sort, opts.sortorder, "v1alpha"),
+        orderBy: sortOrder(opts.sort, opts.sortorder, TASK_SORT, "v1alpha"),
       };
       const res = await ctx.client.call<
         { pods: { status: PodStatus }[]; pagination: { offset: number; total: number } }

@@ -130,10 +130,11 @@ export const statelessCommands: Command[] = [
     name: "job stateless query",
     args: [],
     summary: "find jobs by -l labels k=v,..., -r respool path, -k keywords, -s states, --owner, --name " +
-      "(a part, any case); -n limit, -o offset, -q total (JobService::QueryJobs)",
+      "(a part, any case); -n limit, -o offset, -q total; --sort creation_time|completion_time|name|owner|" +
+      "state (comma-separated), -a ASC|DESC (DESC; newest first without either) (JobService::QueryJobs)",
     options: { ...QUERY_OPTIONS, keywords: { type: "string", short: "k" } },
     async run(ctx, _args, opts) {
-      const spec: Record<string, unknown> = { pagination: queryPagination(opts) };
+      const spec: Record<string, unknown> = { pagination: queryPagination(opts, "v1alpha") };
       if (opts.labels) spec.labels = parseLabels(String(opts.labels));
       // v1alpha's QuerySpec names the pool by its path; the job manager looks it up.
       if (opts.respool) spec.respool = { value: String(opts.respool) };

@@ -1,7 +1,7 @@
 /** `peloton task ...`: list, query, get, cache, refresh, logs, events. */
 import { TASK_STATES } from "../../core/model/states.ts";
 import type { Command, CommandContext } from "./command.ts";
-import { sortOrder, UsageError, wholeFlag } from "./command.ts";
+import { sortOrder, TASK_SORT, UsageError, wholeFlag } from "./command.ts";
 import { mb, table } from "./format.ts";
 
 const TASK = "peloton.api.task.TaskManager";
@@ -167,7 +167,7 @@ export const taskCommands: Command[] = [
         pagination: {
           limit: wholeFlag("limit", opts.limit, 1),
           offset: wholeFlag("offset", opts.offset, 0),
-          orderBy: sortOrder(opts.sort, opts.sortorder),
+          orderBy: sortOrder(opts.sort, opts.sortorder, TASK_SORT),
         },
       };
       if (opts.states) spec.taskStates = taskStates(String(opts.states));

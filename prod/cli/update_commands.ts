@@ -1,8 +1,9 @@
 /** `peloton update ...`, `job rolling-*`, `job update|query|delete`, `task start|stop|restart`, `volume ...`. */
 import { formatIssues, loadJobConfig, loadUpdateConfig } from "../../core/model/load.ts";
 import { JOB_STATES } from "../../core/model/states.ts";
-import type { Command, CommandContext } from "./command.ts";
-import { UsageError } from "./command.ts";
+import { JOB_ORDER_PROPERTIES } from "../../core/ports/store.ts";
+import type { Command, CommandContext, SortFlags } from "./command.ts";
+import { sortOrder, UsageError } from "./command.ts";
 import { loadConfigFile, readInput } from "./config_file.ts";
 import { table } from "./format.ts";
 import { parseLabels, respoolId } from "./job_commands.ts";
@@ -44,14 +45,33 @@ export const QUERY_OPTIONS: NonNullable<Command["options"]> = {
   // Peloton's --total (PaginationSpec.maxLimit) defaulted to 100, which made -o 100 and beyond answer
   // nothing; ours caps nothing unless given.
   total: { type: "string", short: "q", default: "0" },
+  // Peloton's -p/--sort: -p is the password here. Neither flag given leaves the order to the server, which
+  // is Peloton's CLI default (creation_time DESC).
+  sort: { type: "string" },
+  sortorder: { type: "string", short: "a" },
 };
 
-/** A query's `PaginationSpec` from `-n`, `-o` and `-q`. */
-export function queryPagination(opts: Record<string, unknown>): Record<string, number | undefined> {
+/**
+ * `job query`'s `--sort` and `-a`, as Peloton's CLI defaults them: `--sort` alone sorts descending, `-a`
+ * alone by creation_time.
+ */
+export const JOB_SORT: SortFlags = {
+  properties: JOB_ORDER_PROPERTIES,
+  order: "DESC",
+  property: "creation_time",
+};
+
+/** A query's `PaginationSpec` from `-n`, `-o`, `-q`, `--sort` and `-a`. */
+export function queryPagination(
+  opts: Record<string, unknown>,
+  api: "v0" | "v1alpha" = "v0",
+): Record<string, unknown> {
+  const orderBy = sortOrder(opts.sort, opts.sortorder, JOB_SORT, api);
   return {
     limit: count("--limit", String(opts.limit)),
     offset: count("--offset", String(opts.offset)),
     maxLimit: count("--total", String(opts.total)) || undefined,
+    ...(orderBy.length ? { orderBy } : {}),
   };
 }
 
@@ -330,7 +350,8 @@ export const updateCommands: Command[] = [
     args: [],
     summary:
       "find jobs by -l labels k=v,..., -r respool, -s states, --owner (the owning team), --name (a part, any " +
-      "case); -n limit, -o offset, -q total",
+      "case); -n limit, -o offset, -q total; --sort creation_time|completion_time|name|owner|state " +
+      "(comma-separated), -a ASC|DESC (DESC; newest first without either)",
     options: QUERY_OPTIONS,
     async run(ctx, _args, opts) {
       const spec: Record<string, unknown> = { pagination: queryPagination(opts) };
@@ -345,7 +366,7 @@ export const updateCommands: Command[] = [
         owningTeam?: string;
         type: string;
         instanceCount: number;
-        runtime: { state: string; creationTime: string };
+        runtime: { state: string; creationTime: string; completionTime?: string };
       };
       // Summaries carry all the table shows; the full configs (task configs and all) are left out.
       const res = await ctx.client.call<
@@ -358,7 +379,7 @@ export const updateCommands: Command[] = [
       else {
         // The Owner column is the owning team, which --owner matches, as Peloton's `job query` table shows it.
         ctx.out(table(
-          ["ID", "Name", "Owner", "Type", "Instances", "State", "Created"],
+          ["ID", "Name", "Owner", "Type", "Instances", "State", "Created", "Completed"],
           res.results.map((
             r,
           ) => [
@@ -369,6 +390,7 @@ export const updateCommands: Command[] = [
             r.instanceCount,
             r.runtime.state,
             r.runtime.creationTime,
+            r.runtime.completionTime,
           ]),
         ));
         ctx.out(pageFooter(res.results.length, res.pagination));
