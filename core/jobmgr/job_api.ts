@@ -29,7 +29,8 @@ import type { JobManager } from "./jobmgr.ts";
 import { POD_SERVICE, PodApi } from "./pod_api.ts";
 import { STATELESS_SERVICE, StatelessApi } from "./stateless_api.ts";
 import { gangSize, isPreemptible, isRevocable, TaskConfigs, taskResources } from "./task_build.ts";
-import { parseTaskQuerySpec, runTaskQuery, type TaskQuerySpec, wholeOf } from "./task_query.ts";
+import { wholeNumber } from "./query_spec.ts";
+import { parseTaskQuerySpec, runTaskQuery, type TaskQuerySpec } from "./task_query.ts";
 import { UPDATE_SERVICE, UpdateApi } from "./update_api.ts";
 import { VOLUME_SERVICE, VolumeApi } from "./volume_api.ts";
 import { DEFAULT_UPDATE_CONFIG } from "./workflow.ts";
@@ -164,7 +165,7 @@ export class JobApi {
         // The job manager's memory, as Peloton's cache: a job it does not drive is not loaded for this.
         const jobId = idValue(body.jobId);
         if (!jobId) return r.error("invalid-argument", "jobId: expected a job id");
-        const instanceId = wholeOf(body.instanceId);
+        const instanceId = wholeNumber(body.instanceId);
         if (instanceId === undefined) {
           return r.error(
             "invalid-argument",
@@ -492,8 +493,8 @@ export class JobApi {
    */
   #refresh(r: Reply, body: Body): void {
     const range = body.range as Body | undefined;
-    const from = range === undefined ? 0 : wholeOf(range.from);
-    const to = range === undefined || range.to === undefined ? Infinity : wholeOf(range.to);
+    const from = range === undefined ? 0 : wholeNumber(range.from);
+    const to = range === undefined || range.to === undefined ? Infinity : wholeNumber(range.to);
     if (from === undefined || to === undefined || from > to) {
       return r.error(
         "invalid-argument",
@@ -514,7 +515,7 @@ export class JobApi {
    * answered once the delete is stored.
    */
   #deleteEvents(r: Reply, body: Body): void {
-    const instanceId = wholeOf(body.instanceId), runId = wholeOf(body.runId);
+    const instanceId = wholeNumber(body.instanceId), runId = wholeNumber(body.runId);
     if (instanceId === undefined) {
       return r.error(
         "invalid-argument",

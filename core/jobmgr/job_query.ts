@@ -4,7 +4,7 @@ import { JOB_STATES, type JobState } from "../model/states.ts";
 import { parseRfc3339 } from "../model/time_format.ts";
 import { JOB_ORDER_PROPERTIES, type JobQuery, type Store } from "../ports/store.ts";
 import type { Body, JobView } from "./api_json.ts";
-import { type Parsed, parseOrderBy } from "./query_spec.ts";
+import { type Parsed, parseOrderBy, wholeNumber } from "./query_spec.ts";
 
 /** Jobs a query returns when its `pagination.limit` is 0 or absent. */
 export const DEFAULT_QUERY_LIMIT = 100;
@@ -149,11 +149,4 @@ function jobState(v: unknown): JobState | undefined {
   if (typeof v !== "string") return undefined;
   const name = v.startsWith("JOB_STATE_") ? v.slice("JOB_STATE_".length) : v;
   return name in JOB_STATES ? name as JobState : undefined;
-}
-
-/** A pagination field: absent is 0; a whole number as a number or a string (proto3 JSON); else undefined. */
-function wholeNumber(v: unknown): number | undefined {
-  if (v === undefined || v === null) return 0;
-  const n = typeof v === "number" ? v : typeof v === "string" && /^\d+$/.test(v) ? Number(v) : NaN;
-  return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
 }

@@ -47,3 +47,13 @@ export function parseOrderBy<P extends string>(
   }
   return { ok: true, value: out };
 }
+
+/**
+ * A whole number as a number or a string of digits (proto3 JSON writes 64-bit ones as strings); absent is 0;
+ * anything else undefined.
+ */
+export function wholeNumber(v: unknown): number | undefined {
+  if (v === undefined || v === null) return 0;
+  const n = typeof v === "number" ? v : typeof v === "string" && /^\d+$/.test(v) ? Number(v) : NaN;
+  return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+}

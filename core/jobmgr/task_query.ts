@@ -7,7 +7,7 @@ import type { TaskConfig } from "../model/config_types.ts";
 import type { TaskRecord } from "../model/records.ts";
 import { TASK_STATES, type TaskState } from "../model/states.ts";
 import type { Body } from "./api_json.ts";
-import { type OrderBy, type Parsed, parseOrderBy } from "./query_spec.ts";
+import { type OrderBy, type Parsed, parseOrderBy, wholeNumber } from "./query_spec.ts";
 
 /** The properties Peloton sorts tasks by. */
 export const TASK_ORDER_PROPERTIES = [
@@ -50,13 +50,6 @@ function taskState(s: unknown): TaskState | undefined {
   return name in TASK_STATES ? name as TaskState : undefined;
 }
 
-/** A whole number as a number or a string (proto3 JSON writes 64-bit ones as strings); absent is 0. */
-export function wholeOf(v: unknown): number | undefined {
-  if (v === undefined || v === null) return 0;
-  const n = typeof v === "string" && v.trim() !== "" ? Number(v) : v;
-  return typeof n === "number" && Number.isSafeInteger(n) && n >= 0 ? n : undefined;
-}
-
 /** Reads a v0 task `QuerySpec`; a bad field is named with the value and what was expected. */
 export function parseTaskQuerySpec(spec: Body, where = "spec"): Parsed<TaskQuerySpec> {
   const fail = (field: string, got: unknown, expected: string): Parsed<TaskQuerySpec> => ({
@@ -81,7 +74,7 @@ export function parseTaskQuerySpec(spec: Body, where = "spec"): Parsed<TaskQuery
     if (bad >= 0) return fail(`${field}[${bad}]`, lists[field][bad], "a string");
   }
   const page = (spec.pagination ?? {}) as Body;
-  const offset = wholeOf(page.offset), limit = wholeOf(page.limit);
+  const offset = wholeNumber(page.offset), limit = wholeNumber(page.limit);
   if (offset === undefined) return fail("pagination.offset", page.offset, "a whole number");
   if (limit === undefined) return fail("pagination.limit", page.limit, "a whole number");
   const order = parseTaskOrder(page.orderBy, `${where}.pagination.orderBy`);
