@@ -12,3 +12,8 @@ export function table(headers: string[], rows: (string | number | undefined)[][]
 export function mb(v: unknown): string {
   return v === undefined ? "" : `${v} MB`;
 }
+
+/** The line under a page of a query's table: "tasks 101-200 of 350", or "tasks 0 of 350" past the end. */
+export function pageLine(what: string, shown: number, page: { offset: number; total: number }): string {
+  return `${what} ${shown ? `${page.offset + 1}-${page.offset + shown}` : "0"} of ${page.total}`;
+}

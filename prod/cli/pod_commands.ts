@@ -4,8 +4,15 @@
  */
 import { POD_NAME, POD_STATE_NUMBERS } from "../../core/jobmgr/v1alpha_json.ts";
 import type { Command, CommandContext } from "./command.ts";
-import { sortOrder, TASK_SORT, UsageError, wholeFlag } from "./command.ts";
-import { table } from "./format.ts";
+import {
+  sortOrder,
+  TASK_QUERY_OPTIONS,
+  TASK_QUERY_SUMMARY,
+  TASK_SORT,
+  UsageError,
+  wholeFlag,
+} from "./command.ts";
+import { pageLine, table } from "./format.ts";
 import { parseRange } from "./task_commands.ts";
 
 const POD = "peloton.api.v1alpha.pod.svc.PodService";
@@ -88,19 +95,8 @@ export const podCommands: Command[] = [
   {
     name: "pod query",
     args: ["JOB"],
-    summary:
-      "find a job's pods by -s states, --names NAME,..., --hosts HOST,...; -n limit (100), -o offset, " +
-      "--sort creation_time|host|instanceId|message|name|reason|state (comma-separated), -a ASC|DESC",
-    options: {
-      states: { type: "string", short: "s" },
-      names: { type: "string" },
-      hosts: { type: "string" },
-      limit: { type: "string", short: "n", default: "100" },
-      offset: { type: "string", short: "o", default: "0" },
-      // Peloton's -p/--sort: -p is the password here (as `pod get --id` stands for Peloton's -p).
-      sort: { type: "string" },
-      sortorder: { type: "string", short: "a", default: "ASC" },
-    },
+    summary: `find a job's pods by ${TASK_QUERY_SUMMARY}`,
+    options: TASK_QUERY_OPTIONS,
     async run(ctx, [job], opts) {
       const spec: Record<string, unknown> = {};
       if (opts.states) spec.podStates = podStates(String(opts.states));
@@ -119,7 +115,7 @@ export const podCommands: Command[] = [
         const p = res.pagination;
         ctx.out(
           `${table(STATUS_HEADERS, res.pods.map((x) => statusRow(x.status)))}\n` +
-            `pods ${res.pods.length ? `${p.offset + 1}-${p.offset + res.pods.length}` : "0"} of ${p.total}`,
+            pageLine("pods", res.pods.length, p),
         );
       }
       return 0;

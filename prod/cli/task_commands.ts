@@ -1,8 +1,15 @@
 /** `peloton task ...`: list, query, get, cache, refresh, logs, events. */
 import { TASK_STATES } from "../../core/model/states.ts";
 import type { Command, CommandContext } from "./command.ts";
-import { sortOrder, TASK_SORT, UsageError, wholeFlag } from "./command.ts";
-import { mb, table } from "./format.ts";
+import {
+  sortOrder,
+  TASK_QUERY_OPTIONS,
+  TASK_QUERY_SUMMARY,
+  TASK_SORT,
+  UsageError,
+  wholeFlag,
+} from "./command.ts";
+import { mb, pageLine, table } from "./format.ts";
 
 const TASK = "peloton.api.task.TaskManager";
 
@@ -149,19 +156,8 @@ export const taskCommands: Command[] = [
   {
     name: "task query",
     args: ["JOB"],
-    summary:
-      "find a job's tasks by -s states, --names NAME,..., --hosts HOST,...; -n limit (100), -o offset, " +
-      "--sort creation_time|host|instanceId|message|name|reason|state (comma-separated), -a ASC|DESC",
-    options: {
-      states: { type: "string", short: "s" },
-      names: { type: "string" },
-      hosts: { type: "string" },
-      limit: { type: "string", short: "n", default: "100" },
-      offset: { type: "string", short: "o", default: "0" },
-      // Peloton's -p/--sort: -p is the password here (as `pod get --id` stands for Peloton's -p).
-      sort: { type: "string" },
-      sortorder: { type: "string", short: "a", default: "ASC" },
-    },
+    summary: `find a job's tasks by ${TASK_QUERY_SUMMARY}`,
+    options: TASK_QUERY_OPTIONS,
     async run(ctx, [job], opts) {
       const spec: Record<string, unknown> = {
         pagination: {
@@ -184,8 +180,7 @@ export const taskCommands: Command[] = [
       else {
         const tasks = res.records ?? [], p = res.pagination;
         ctx.out(
-          `${table(HEADERS, rows(tasks))}\n` +
-            `tasks ${tasks.length ? `${p.offset + 1}-${p.offset + tasks.length}` : "0"} of ${p.total}`,
+          `${table(HEADERS, rows(tasks))}\n${pageLine("tasks", tasks.length, p)}`,
         );
       }
       return 0;
