@@ -39,16 +39,6 @@ function update(rig: JobmgrRig, n: number, updateConfig: object, version = 1): s
   return (reply.body as { updateID: { value: string } }).updateID.value;
 }
 
-/** Finishes the current batch: each stopped instance is KILLED, placed again and reports `outcome`. */
-function roll(rig: JobmgrRig, outcome: "TASK_RUNNING" | "TASK_FAILED" = "TASK_RUNNING"): number[] {
-  const kills = rig.transport.take("kill-tasks", "hostmgr").flatMap((k) => k.tasks.map((t) => t.taskId));
-  const batch = kills.map((id) => Number(id.split("-").at(-2)));
-  for (const id of kills) rig.status(id, "TASK_KILLED");
-  rig.launch(batch);
-  for (const i of batch) rig.status(rig.taskId(i), outcome);
-  return batch;
-}
-
 /** One instance's stored events of a workflow, oldest first, as `[state, timeMs]`. */
 function steps(rig: JobmgrRig, workflowId: string, instanceId: number): [string, number][] {
   return rig.store.workflowEvents
@@ -67,9 +57,9 @@ Deno.test("an update records, per instance, INITIALIZED, ROLLING_FORWARD when ta
   const rig = runningService(3);
   const id = update(rig, 3, { batchSize: 2 });
   rig.tick();
-  assert.deepEqual(roll(rig), [0, 1]);
+  assert.deepEqual(rig.rollBatch(), [0, 1]);
   rig.tick(SETTLE_MS);
-  assert.deepEqual(roll(rig), [2]);
+  assert.deepEqual(rig.rollBatch(), [2]);
   rig.tick(SETTLE_MS);
   assert.equal(rig.store.updates.get(id)?.state, "SUCCEEDED");
   for (const i of [0, 1]) {
@@ -93,7 +83,7 @@ Deno.test("an instance out of attempts records FAILED; the rollback records ROLL
     rollbackOnFailure: true,
   });
   rig.tick();
-  assert.deepEqual(roll(rig, "TASK_FAILED"), [0, 1]);
+  assert.deepEqual(rig.rollBatch("TASK_FAILED"), [0, 1]);
   rig.tick();
   assert.equal(rig.jm.updates.get(id)?.state, "ROLLING_BACKWARD");
   rig.tick(1_000);
@@ -188,7 +178,7 @@ Deno.test("with events turned off (the large simulations), workflows record none
   const rig = runningService(2, { recordEvents: false });
   update(rig, 2, { batchSize: 1 });
   rig.tick();
-  roll(rig);
+  rig.rollBatch();
   rig.tick(SETTLE_MS);
   const none: WorkflowEventRecord[] = [];
   assert.deepEqual(rig.store.workflowEvents, none);
@@ -240,9 +230,9 @@ Deno.test("GetWorkflowEvents: an instance's events in the job's last workflow, n
   const rig = runningService(2);
   const first = update(rig, 2, { batchSize: 1 });
   rig.tick();
-  roll(rig);
+  rig.rollBatch();
   rig.tick(SETTLE_MS);
-  roll(rig);
+  rig.rollBatch();
   rig.tick(SETTLE_MS);
   assert.equal(rig.job().runtime.updateId, undefined, "the update ended; the job no longer names it");
   assert.deepEqual(await workflowEvents(rig, { instanceId: 1 }), [
@@ -360,11 +350,11 @@ Deno.test("GetWorkflowEvents shows when a rollback took each instance back, one 
   const rig = runningService(2);
   update(rig, 2, { batchSize: 1, maxInstanceAttempts: 1, maxFailureInstances: 1, rollbackOnFailure: true });
   rig.tick();
-  assert.deepEqual(roll(rig), [0]);
+  assert.deepEqual(rig.rollBatch(), [0]);
   rig.tick(SETTLE_MS);
-  assert.deepEqual(roll(rig, "TASK_FAILED"), [1], "instance 1 is taken at 10 s, and fails");
+  assert.deepEqual(rig.rollBatch("TASK_FAILED"), [1], "instance 1 is taken at 10 s, and fails");
   rig.tick();
-  assert.deepEqual(roll(rig), [0], "the rollback takes instance 0 back first");
+  assert.deepEqual(rig.rollBatch(), [0], "the rollback takes instance 0 back first");
   rig.tick(SETTLE_MS);
   rig.tick(10_000);
   rig.launch([1]);

@@ -33,16 +33,6 @@ function createUpdate(
   return reply;
 }
 
-/** Finishes the current batch: each stopped instance is KILLED, restarted and RUNNING again. */
-function roll(rig: JobmgrRig, outcome: "TASK_RUNNING" | "TASK_FAILED" = "TASK_RUNNING"): number[] {
-  const kills = rig.transport.take("kill-tasks", "hostmgr").flatMap((k) => k.tasks.map((t) => t.taskId));
-  const batch = kills.map((id) => Number(id.split("-").at(-2)));
-  for (const id of kills) rig.status(id, "TASK_KILLED");
-  rig.launch(batch);
-  for (const i of batch) rig.status(rig.taskId(i), outcome);
-  return batch;
-}
-
 Deno.test("a rolling update moves 10 instances to the new config in batches of 3", async () => {
   const rig = runningService(10);
   const next = makeJobConfig({ type: "SERVICE", instanceCount: 10, task: { command: cmd("echo v2") } });
@@ -51,7 +41,7 @@ Deno.test("a rolling update moves 10 instances to the new config in batches of 3
   rig.tick();
   const batches: number[][] = [];
   for (let i = 0; i < 4; i++) {
-    batches.push(roll(rig));
+    batches.push(rig.rollBatch());
     rig.tick(SETTLE_MS);
   }
   assert.deepEqual(batches, [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]);
@@ -74,7 +64,7 @@ Deno.test("an update that fails rolls back when asked to: failed instances go ba
     rollbackOnFailure: true,
   });
   rig.tick();
-  assert.deepEqual(roll(rig, "TASK_FAILED"), [0, 1, 2]);
+  assert.deepEqual(rig.rollBatch("TASK_FAILED"), [0, 1, 2]);
   rig.tick();
   const u = [...rig.jm.updates.values()][0];
   assert.equal(u.state, "ROLLING_BACKWARD");
@@ -117,19 +107,19 @@ Deno.test("pause stops taking new batches, resume continues, abort stops startin
   rig.tick();
   rig.call(UPDATE, "PauseUpdate", { updateId: { value: id } });
   rig.replies();
-  assert.deepEqual(roll(rig), [0]);
+  assert.deepEqual(rig.rollBatch(), [0]);
   rig.tick(SETTLE_MS);
   assert.deepEqual(rig.transport.take("kill-tasks"), [], "paused: no next batch");
   rig.call(UPDATE, "ResumeUpdate", { updateId: { value: id } });
   rig.replies();
   rig.tick();
-  assert.deepEqual(roll(rig), [1]);
+  assert.deepEqual(rig.rollBatch(), [1]);
   rig.tick(SETTLE_MS);
   // Instance 2 is on its way (its batch started when 1 finished); abort stops there.
   rig.call(UPDATE, "AbortUpdate", { updateId: { value: id } });
   rig.replies();
   rig.tick();
-  assert.deepEqual(roll(rig), [2], "an instance already given the new config still gets it");
+  assert.deepEqual(rig.rollBatch(), [2], "an instance already given the new config still gets it");
   rig.tick();
   assert.deepEqual(rig.transport.take("kill-tasks"), [], "no batch after the abort");
   assert.deepEqual([0, 1, 2, 3].map((i) => rig.task(i).configVersion), [2, 2, 2, 1]);
@@ -167,9 +157,9 @@ Deno.test("a rolling restart gives each instance a new run, batch by batch", () 
   rig.api("job", "Restart", { id: { value: JOB_ID }, batchSize: 2 });
   rig.replies();
   rig.tick();
-  assert.deepEqual(roll(rig), [0, 1]);
+  assert.deepEqual(rig.rollBatch(), [0, 1]);
   rig.tick(SETTLE_MS);
-  assert.deepEqual(roll(rig), [2]);
+  assert.deepEqual(rig.rollBatch(), [2]);
   rig.tick(SETTLE_MS);
   assert.deepEqual([0, 1, 2].map((i) => rig.task(i).runId), [2, 2, 2]);
   assert.equal(rig.jm.updates.size, 0);
@@ -294,11 +284,11 @@ Deno.test("a run without a health check counts done only after minRunningSeconds
   const id = (createUpdate(rig, next, { batchSize: 1, maxInstanceAttempts: 2, maxFailureInstances: 1 })
     .body as { updateID: { value: string } }).updateID.value;
   rig.tick();
-  assert.deepEqual(roll(rig), [0]);
+  assert.deepEqual(rig.rollBatch(), [0]);
   rig.tick(SETTLE_MS - 1);
   assert.deepEqual(killedInstances(rig), [], "instance 0 has not settled yet: no next batch");
   rig.tick(1);
-  assert.deepEqual(roll(rig), [1], "settled: instance 1 starts");
+  assert.deepEqual(rig.rollBatch(), [1], "settled: instance 1 starts");
   // A crash within the settle period is a failed attempt, not a success.
   rig.tick(SETTLE_MS / 2);
   rig.status(rig.taskId(1), "TASK_FAILED");
@@ -316,11 +306,11 @@ Deno.test("minRunningSeconds is an update option; with a health check, HEALTHY i
   const quick = makeJobConfig({ type: "SERVICE", instanceCount: 2, task: { command: cmd("echo v2") } });
   createUpdate(rig, quick, { batchSize: 1, minRunningSeconds: 2 });
   rig.tick();
-  assert.deepEqual(roll(rig), [0]);
+  assert.deepEqual(rig.rollBatch(), [0]);
   rig.tick(1_999);
   assert.deepEqual(killedInstances(rig), []);
   rig.tick(1);
-  assert.deepEqual(roll(rig), [1]);
+  assert.deepEqual(rig.rollBatch(), [1]);
   rig.tick(2_000);
   assert.equal(rig.jm.updates.size, 0, "the update finished");
 
@@ -342,10 +332,10 @@ Deno.test("minRunningSeconds is an update option; with a health check, HEALTHY i
   });
   createUpdate(rig, checked, { batchSize: 1 }, 2);
   rig.tick();
-  assert.deepEqual(roll(rig), [0]);
+  assert.deepEqual(rig.rollBatch(), [0]);
   assert.deepEqual(killedInstances(rig), [], "HEALTH_UNKNOWN: not done yet");
   rig.status(rig.taskId(0), "TASK_RUNNING", { healthy: true });
-  assert.deepEqual(roll(rig), [1], "HEALTHY: done without waiting for the settle period");
+  assert.deepEqual(rig.rollBatch(), [1], "HEALTHY: done without waiting for the settle period");
   rig.status(rig.taskId(1), "TASK_RUNNING", { healthy: true });
   assert.equal(rig.jm.updates.size, 0);
 });

@@ -213,6 +213,19 @@ export class JobmgrRig {
     this.tick();
   }
 
+  /**
+   * Finishes a workflow's batch: each instance it stopped is KILLED, placed again and reports `outcome`.
+   * Returns the batch's instances.
+   */
+  rollBatch(outcome: "TASK_RUNNING" | "TASK_FAILED" = "TASK_RUNNING"): number[] {
+    const kills = this.transport.take("kill-tasks", "hostmgr").flatMap((k) => k.tasks.map((t) => t.taskId));
+    const batch = kills.map((id) => Number(id.split("-").at(-2)));
+    for (const id of kills) this.status(id, "TASK_KILLED");
+    this.launch(batch);
+    for (const i of batch) this.status(this.taskId(i), outcome);
+    return batch;
+  }
+
   /** Places one instance with the given ports and returns the launch-tasks message. */
   placeWithPorts(instanceId: number, ports: Record<string, number>, hostname = "h1") {
     const tasks = [{ taskId: this.taskId(instanceId), ports }];
