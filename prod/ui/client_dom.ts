@@ -78,6 +78,49 @@ export function table(headers: string[], rows: UiChild[][], empty = "Nothing to 
   );
 }
 
+/** One page of a longer list the API pages: which page, its size, how many in all, and a link to any page. */
+export interface Paging {
+  /** 1-based. */
+  page: number;
+  size: number;
+  total: number;
+  /** What the list holds, plural ("jobs", "tasks"). */
+  noun: string;
+  /** The hash that shows `page` of the same list. */
+  hashOf: (page: number) => string;
+}
+
+/** Links to the first, previous, next and last pages around "tasks 101–200 of 10,000 · page 2 of 100". */
+export function pagerView(p: Paging, where: string): UiElement {
+  const pages = Math.max(1, Math.ceil(p.total / p.size));
+  const first = (p.page - 1) * p.size;
+  const link = (label: string, page: number, rel: string) =>
+    page >= 1 && page <= pages && page !== p.page
+      ? h("a", { href: p.hashOf(page), class: "page-link", "data-page": rel }, label)
+      : h("span", { class: "page-link inactive", "data-page": rel, "aria-disabled": "true" }, label);
+  const shown = p.total === 0
+    ? `no ${p.noun}`
+    : first >= p.total
+    ? `past the last page (${count(pages)})`
+    : `${p.noun} ${count(first + 1)}–${count(Math.min(first + p.size, p.total))} of ${count(p.total)}`;
+  return h(
+    "div",
+    // Not a <nav>: the header's nav links are styled for a dark background.
+    { class: `pager pager-${where}`, role: "navigation", "aria-label": `Pages of ${p.noun}` },
+    link("« First", 1, "first"),
+    link("‹ Previous", Math.min(p.page - 1, pages), "previous"),
+    h("span", { class: "page-of" }, `${shown} · page ${count(p.page)} of ${count(pages)}`),
+    link("Next ›", p.page + 1, "next"),
+    link("Last »", pages, "last"),
+  );
+}
+
+/** A whole number of the URL's `key` from 1 to `max`; anything else (absent, 0, 2.5, "x") is `otherwise`. */
+export function wholeParam(p: URLSearchParams, key: string, max: number, otherwise: number): number {
+  const v = p.get(key), n = Number(v);
+  return v !== null && Number.isInteger(n) && n >= 1 && n <= max ? n : otherwise;
+}
+
 /** A state as a coloured badge; the colour comes from the state's family. */
 export function badge(state: string | undefined): UiElement {
   const s = state ?? "UNKNOWN";
@@ -120,9 +163,28 @@ export function when(t: string | undefined): string {
     `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }
 
+/** A count with thousands separated by commas, whatever the browser's locale: 10000 as "10,000". */
+export function count(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
 /** A pool resource's value in its unit: cores, MB, or GPUs. */
 export function resourceUnit(kind: string): string {
   return kind === "cpu" ? "cores" : kind === "gpu" ? "GPUs" : "MB";
 }
 
-export const DOM_CODE = [uiDocument, byId, h, table, badge, stateTone, statsLine, num, when, resourceUnit];
+export const DOM_CODE = [
+  uiDocument,
+  byId,
+  h,
+  table,
+  pagerView,
+  wholeParam,
+  badge,
+  stateTone,
+  statsLine,
+  num,
+  when,
+  count,
+  resourceUnit,
+];

@@ -6,7 +6,18 @@
  * Runs in the browser (see client_dom.ts for the rules).
  */
 import type { JobListQuery, Snapshot } from "./api_types.ts";
-import { badge, byId, h, statsLine, table, type UiElement, when } from "./client_dom.ts";
+import {
+  badge,
+  byId,
+  h,
+  pagerView,
+  type Paging,
+  statsLine,
+  table,
+  type UiElement,
+  when,
+  wholeParam,
+} from "./client_dom.ts";
 import { poolPaths } from "./client_views.ts";
 
 /** The list's page sizes and limits. */
@@ -23,16 +34,12 @@ export class JobList {
 /** The jobs view's query from the hash's `?...` part; values out of range fall back to the defaults. */
 export function parseJobListQuery(search: string): JobListQuery {
   const p = new URLSearchParams(search);
-  const whole = (key: string, max: number, otherwise: number) => {
-    const v = p.get(key), n = Number(v);
-    return v !== null && Number.isInteger(n) && n >= 1 && n <= max ? n : otherwise;
-  };
   return {
     name: (p.get("name") ?? "").trim(),
     owner: (p.get("owner") ?? "").trim(),
     state: (p.get("state") ?? "").trim().toUpperCase(),
-    page: whole("page", JobList.MAX_PAGE, 1),
-    size: whole("size", JobList.MAX_SIZE, JobList.DEFAULT_SIZE),
+    page: wholeParam(p, "page", JobList.MAX_PAGE, 1),
+    size: wholeParam(p, "size", JobList.MAX_SIZE, JobList.DEFAULT_SIZE),
   };
 }
 
@@ -57,29 +64,9 @@ export function jobListRequest(q: JobListQuery, activeStates: string[]): Record<
   return { spec };
 }
 
-/** Links to the first, previous, next and last pages around "jobs 51–100 of 1234 · page 2 of 25". */
-export function pagerView(q: JobListQuery, total: number, where: string): UiElement {
-  const pages = Math.max(1, Math.ceil(total / q.size));
-  const first = (q.page - 1) * q.size;
-  const link = (label: string, page: number, rel: string) =>
-    page >= 1 && page <= pages && page !== q.page
-      ? h("a", { href: jobListHash({ ...q, page }), class: "page-link", "data-page": rel }, label)
-      : h("span", { class: "page-link inactive", "data-page": rel, "aria-disabled": "true" }, label);
-  const shown = total === 0
-    ? "no jobs"
-    : first >= total
-    ? `past the last page (${pages})`
-    : `jobs ${first + 1}–${Math.min(first + q.size, total)} of ${total}`;
-  return h(
-    "div",
-    // Not a <nav>: the header's nav links are styled for a dark background.
-    { class: `pager pager-${where}`, role: "navigation", "aria-label": "Pages of jobs" },
-    link("« First", 1, "first"),
-    link("‹ Previous", Math.min(q.page - 1, pages), "previous"),
-    h("span", { class: "page-of" }, `${shown} · page ${q.page} of ${pages}`),
-    link("Next ›", q.page + 1, "next"),
-    link("Last »", pages, "last"),
-  );
+/** The list's pages: `pagerView` with links that keep `q`'s filters and size. */
+export function jobPaging(q: JobListQuery, total: number): Paging {
+  return { page: q.page, size: q.size, total, noun: "jobs", hashOf: (page) => jobListHash({ ...q, page }) };
 }
 
 export function jobsView(snap: Snapshot, q: JobListQuery): UiElement {
@@ -94,7 +81,7 @@ export function jobsView(snap: Snapshot, q: JobListQuery): UiElement {
     "section",
     {},
     h("h2", {}, filtered ? `Jobs matching the filter (${total})` : `Jobs (${total})`),
-    pagerView(q, total, "top"),
+    pagerView(jobPaging(q, total), "top"),
     table(
       ["Name", "ID", "Type", "State", "Goal", "Resource pool", "Instances", "Tasks by state", "Created"],
       page.records.map((j) => [
@@ -111,7 +98,7 @@ export function jobsView(snap: Snapshot, q: JobListQuery): UiElement {
       total === 0 ? (filtered ? "No job matches the filter" : "No jobs yet") : "No jobs on this page",
       "jobs",
     ),
-    page.records.length > 20 ? pagerView(q, total, "bottom") : null,
+    page.records.length > 20 ? pagerView(jobPaging(q, total), "bottom") : null,
   );
 }
 
@@ -145,7 +132,7 @@ export const JOB_LIST_CODE = [
   parseJobListQuery,
   jobListHash,
   jobListRequest,
-  pagerView,
+  jobPaging,
   jobsView,
   showJobListQuery,
   readJobListQuery,

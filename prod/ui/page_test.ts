@@ -6,7 +6,7 @@ import { parseRoute } from "./client_app.ts";
 import { activeUpdate, jobActions, matches, workflowActions } from "./client_views.ts";
 import { JobList, jobListHash, jobListRequest, parseJobListQuery } from "./client_job_list.ts";
 import { hostActions, poolTree } from "./client_cluster.ts";
-import { stateTone } from "./client_dom.ts";
+import { count, stateTone } from "./client_dom.ts";
 
 const CLIENT_FILES = [
   "client_dom.ts",
@@ -212,4 +212,14 @@ Deno.test("states are coloured by family", () => {
     .map(stateTone);
   assert.deepEqual(tones, ["ok", "ok", "ok", "done", "bad", "bad", "off", "warn"]);
   assert.equal(stateTone("PENDING"), "wait");
+});
+
+Deno.test("counts are written with their thousands separated, whatever the locale", () => {
+  assert.deepEqual([0, 999, 1000, 10_000, 1_234_567].map(count), [
+    "0",
+    "999",
+    "1,000",
+    "10,000",
+    "1,234,567",
+  ]);
 });
