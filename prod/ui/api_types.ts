@@ -165,6 +165,24 @@ export interface JobListQuery {
   size: number;
 }
 
+/** A `TaskManager::Query` reply: one page of a job's tasks in the order asked, and how many match in all. */
+export interface TaskPageJson {
+  records: TaskInfoJson[];
+  pagination: { offset: number; limit: number; total: number };
+}
+
+/** The job view's tasks table, from the URL (`#/jobs/ID?state=&sort=&order=&page=&size=`). */
+export interface TaskListQuery {
+  /** A task state, or "" for any. */
+  state: string;
+  /** The column sorted by, as Peloton's task order property (`instanceId`, `creation_time`, ...). */
+  sort: string;
+  desc: boolean;
+  /** 1-based. */
+  page: number;
+  size: number;
+}
+
 /** What the server tells the page when it builds it. */
 export interface UiConfig {
   refreshMs: number;
@@ -200,7 +218,10 @@ export interface Snapshot {
   /** Only on a job's page. */
   job?: {
     info?: JobInfoJson;
-    tasks?: TaskInfoJson[];
+    /** The tasks table's page... */
+    tasks?: TaskPageJson;
+    /** ...and the hash of the query it answers (`taskListHash`), also when it failed to load. */
+    tasksFor?: string;
     updates?: UpdateInfoJson[];
     /**
      * The job's current or last workflow with each instance's steps, only when `updates` lists any

@@ -1,7 +1,7 @@
 /**
- * Browser code of the web UI, part 5: the app. It routes on the URL hash (#/jobs?QUERY, #/jobs/ID, #/pools,
- * #/hosts), loads what the view needs on every refresh (every few seconds unless paused), shows every
- * API error it gets, asks for credentials on a 401, and runs operator actions after a confirm step.
+ * Browser code of the web UI, part 5: the app. It routes on the URL hash (#/jobs?QUERY, #/jobs/ID?QUERY,
+ * #/pools, #/hosts), loads what the view needs on every refresh (every few seconds unless paused), shows
+ * every API error it gets, asks for credentials on a 401, and runs operator actions after a confirm step.
  * Runs in the browser (see client_dom.ts for the rules).
  */
 import type {
@@ -12,7 +12,8 @@ import type {
   JobPageJson,
   RespoolInfoJson,
   Snapshot,
-  TaskInfoJson,
+  TaskListQuery,
+  TaskPageJson,
   UiAction,
   UiConfig,
   UpdateInfoJson,
@@ -30,18 +31,21 @@ import {
   readJobListQuery,
   showJobListQuery,
 } from "./client_job_list.ts";
+import { parseTaskListQuery, taskListHash, taskListRequest } from "./client_tasks.ts";
 import { jobView, Rpc } from "./client_views.ts";
 import { instanceProgressRequest } from "./client_workflow.ts";
 
 export type Route =
   | { view: "jobs"; query: JobListQuery }
   | { view: "pools" | "hosts" }
-  | { view: "job"; id: string };
+  | { view: "job"; id: string; tasks: TaskListQuery };
 
 export function parseRoute(hash: string): Route {
   const [path, search = ""] = hash.replace(/^#\/?/, "").split("?", 2);
   const parts = path.split("/").filter((p) => p).map(decodeURIComponent);
-  if (parts[0] === "jobs" && parts[1]) return { view: "job", id: parts[1] };
+  if (parts[0] === "jobs" && parts[1]) {
+    return { view: "job", id: parts[1], tasks: parseTaskListQuery(search) };
+  }
   if (parts[0] === "pools" || parts[0] === "hosts") return { view: parts[0] };
   return { view: "jobs", query: parseJobListQuery(search) };
 }
@@ -57,8 +61,13 @@ export class UiApp {
   #busy = false;
   #again = false;
   #pending?: UiAction;
-  /** The job view's instance rows the operator opened to their steps; kept across refreshes, not views. */
+  /**
+   * The job view's instance rows the operator opened to their steps; kept across refreshes and the tasks
+   * table's pages, not across views or jobs.
+   */
   #openInstances = new Set<number>();
+  /** The job whose rows `#openInstances` holds ("" for none). */
+  #openJob = "";
 
   /** `?refresh=SECONDS` in the page's URL overrides the default period (at least half a second). */
   constructor(readonly config: UiConfig) {
@@ -92,7 +101,10 @@ export class UiApp {
     }
     addEventListener("hashchange", () => {
       byId("filter").value = "";
-      this.#openInstances.clear();
+      const route = parseRoute(location.hash);
+      const job = route.view === "job" ? route.id : "";
+      if (job !== this.#openJob) this.#openInstances.clear();
+      this.#openJob = job;
       this.#syncJobQuery();
       this.render();
       this.refresh();
@@ -147,7 +159,7 @@ export class UiApp {
         queryJobs({ spec: { jobStates: activeJobStates, pagination: { limit: JobList.ACTIVE_LIMIT } } }),
         load(this.api.call<{ resourcePools: RespoolInfoJson[] }>(`${Rpc.RESPOOL}::Query`, {})),
         load(this.api.call<{ hostInfos: HostInfoJson[] }>(`${Rpc.HOST}::QueryHosts`, {})),
-        route.view === "job" ? this.#loadJob(route.id, load) : Promise.resolve(undefined),
+        route.view === "job" ? this.#loadJob(route.id, route.tasks, load) : Promise.resolve(undefined),
       ]);
       const poolWaits = route.view === "pools" && pools
         ? await this.#loadWaits(pools.resourcePools, load)
@@ -215,15 +227,18 @@ export class UiApp {
   }
 
   /**
-   * The job, its tasks and workflows; then, only if it has workflows, its current or last one with each
-   * instance's steps (after the job's Get, whose instance count bounds how many steps to ask for).
+   * The job, the page of its tasks the table shows (`q`) and its workflows; then, only if it has workflows,
+   * its current or last one with each instance's steps (after the job's Get, whose instance count bounds how
+   * many steps to ask for).
    */
-  #loadJob(id: string, load: <T>(p: Promise<T>) => Promise<T | undefined>): Promise<Snapshot["job"]> {
+  #loadJob(
+    id: string,
+    q: TaskListQuery,
+    load: <T>(p: Promise<T>) => Promise<T | undefined>,
+  ): Promise<Snapshot["job"]> {
     const jobId = { value: id };
     const info = load(this.api.call<{ jobInfo: JobInfoJson }>(`${Rpc.JOB}::Get`, { id: jobId }));
-    const tasks = load(
-      this.api.call<{ result: { value: Record<string, TaskInfoJson> } }>(`${Rpc.TASK}::List`, { jobId }),
-    );
+    const tasks = load(this.api.call<TaskPageJson>(`${Rpc.TASK}::Query`, taskListRequest(id, q)));
     const updates = load(
       this.api.call<{ updateInfo: UpdateInfoJson[] }>(`${Rpc.UPDATE}::ListUpdates`, { jobID: jobId }),
     );
@@ -239,7 +254,8 @@ export class UiApp {
     );
     return Promise.all([info, tasks, updates, workflows]).then(([i, t, u, w]) => ({
       info: i?.jobInfo,
-      tasks: t && Object.values(t.result?.value ?? {}),
+      tasks: t,
+      tasksFor: taskListHash(id, q),
       updates: u?.updateInfo,
       workflows: w && (w.workflowInfos ?? []),
     }));
@@ -264,7 +280,7 @@ export class UiApp {
         ? jobView(snap, route.id, act, {
           open: this.#openInstances,
           toggle: (i) => this.#toggleInstance(i),
-        })
+        }, route.tasks)
         : route.view === "jobs"
         ? jobsView(snap, route.query)
         : route.view === "pools"

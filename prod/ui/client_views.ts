@@ -1,8 +1,8 @@
 /**
- * Browser code of the web UI, part 3: a job's view (config, workflow and tasks; the job list is in
- * client_job_list.ts, each instance's progress in a workflow in client_workflow.ts) and the operator actions
- * it offers. Each view is a function of the data one refresh loaded; actions are described as data
- * (`UiAction`) and carried out by the app after the operator confirms.
+ * Browser code of the web UI, part 3: a job's view (config and workflow; the job list is in client_job_list.ts,
+ * each instance's progress in a workflow in client_workflow.ts, the tasks table in client_tasks.ts) and the
+ * operator actions it offers. Each view is a function of the data one refresh loaded; actions are described
+ * as data (`UiAction`) and carried out by the app after the operator confirms.
  * Runs in the browser (see client_dom.ts for the rules).
  */
 import type {
@@ -11,11 +11,12 @@ import type {
   RespoolInfoJson,
   RowToggle,
   Snapshot,
-  TaskInfoJson,
+  TaskListQuery,
   UiAction,
   UpdateInfoJson,
 } from "./api_types.ts";
 import { badge, h, num, statsLine, table, type UiChild, type UiElement, when } from "./client_dom.ts";
+import { tasksView } from "./client_tasks.ts";
 import { instanceProgressView } from "./client_workflow.ts";
 
 /** The API procedures the UI calls: the ones the CLI uses for the same things. */
@@ -184,35 +185,17 @@ function limits(r: ResourceLimits | undefined): string {
   return parts.join(", ");
 }
 
-export function tasksView(tasks: TaskInfoJson[] | undefined): UiElement {
-  if (!tasks) return h("p", { class: "muted" }, "Tasks could not be loaded (see the error above).");
-  const sorted = tasks.slice().sort((a, b) => a.instanceId - b.instanceId);
-  return h(
-    "section",
-    {},
-    h("h3", {}, `Tasks (${sorted.length})`),
-    table(
-      ["Instance", "Name", "State", "Goal", "Host", "Started", "Completed", "Failures", "Message", "Reason"],
-      sorted.map((t) => [
-        t.instanceId,
-        t.config.name ?? "",
-        badge(t.runtime.state),
-        t.runtime.goalState,
-        t.runtime.host ?? "—",
-        when(t.runtime.startTime),
-        when(t.runtime.completionTime),
-        t.runtime.failureCount ?? 0,
-        t.runtime.message ?? "",
-        t.runtime.reason ?? "",
-      ]),
-      "No tasks",
-      "tasks",
-    ),
-  );
-}
-
-/** A job's page; `rows` says which instance rows of its workflow show their steps. */
-export function jobView(snap: Snapshot, jobId: string, act: Act, rows: RowToggle): UiElement {
+/**
+ * A job's page; `rows` says which instance rows of its workflow show their steps, `tasks` which tasks its
+ * tasks table shows.
+ */
+export function jobView(
+  snap: Snapshot,
+  jobId: string,
+  act: Act,
+  rows: RowToggle,
+  tasks: TaskListQuery,
+): UiElement {
   const info = snap.job?.info;
   if (!info || info.id.value !== jobId) {
     return h(
@@ -256,7 +239,7 @@ export function jobView(snap: Snapshot, jobId: string, act: Act, rows: RowToggle
     ]),
     workflowView(info, snap.job?.updates, act),
     instanceProgressView(info, snap.job?.updates, snap.job?.workflows, rows),
-    tasksView(snap.job?.tasks),
+    tasksView(snap, info, tasks),
   );
 }
 
@@ -273,6 +256,5 @@ export const VIEW_CODE = [
   activeUpdate,
   workflowView,
   limits,
-  tasksView,
   jobView,
 ];

@@ -8,6 +8,7 @@ import {
   instanceStepsLimit,
   instanceTable,
 } from "./client_workflow.ts";
+import { parseTaskListQuery } from "./client_tasks.ts";
 import { jobView } from "./client_views.ts";
 import { fake, type FakeElement, useFakeDocument } from "./dom_testing.ts";
 
@@ -121,7 +122,13 @@ Deno.test("a batch job without workflows shows nothing new; a failed load says s
   // In the job's page: after the workflow, for a job with workflows only.
   const page = (updates?: UpdateInfoJson[]) =>
     fake(
-      jobView({ job: { info: job(), tasks: [], updates, workflows: [ROLLING] } }, "j1", () => {}, toggles()),
+      jobView(
+        { job: { info: job(), updates, workflows: [ROLLING] } },
+        "j1",
+        () => {},
+        toggles(),
+        parseTaskListQuery(""),
+      ),
     );
   assert.equal(page([]).select("section[id=instance-progress]").length, 0);
   assert.equal(page([update]).select("section[id=instance-progress]").length, 1);

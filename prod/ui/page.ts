@@ -10,6 +10,7 @@ import { APP_CODE } from "./client_app.ts";
 import { CLUSTER_CODE } from "./client_cluster.ts";
 import { DOM_CODE } from "./client_dom.ts";
 import { JOB_LIST_CODE, JobList } from "./client_job_list.ts";
+import { TASK_CODE } from "./client_tasks.ts";
 import { VIEW_CODE } from "./client_views.ts";
 import { WORKFLOW_CODE } from "./client_workflow.ts";
 import { UI_CSS } from "./style.ts";
@@ -25,6 +26,7 @@ export const CLIENT_CODE: readonly ClientCode[] = [
   ...DOM_CODE,
   ...API_CODE,
   ...VIEW_CODE,
+  ...TASK_CODE,
   ...WORKFLOW_CODE,
   ...JOB_LIST_CODE,
   ...CLUSTER_CODE,

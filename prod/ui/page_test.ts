@@ -7,11 +7,13 @@ import { activeUpdate, jobActions, matches, workflowActions } from "./client_vie
 import { JobList, jobListHash, jobListRequest, parseJobListQuery } from "./client_job_list.ts";
 import { hostActions, poolTree } from "./client_cluster.ts";
 import { count, stateTone } from "./client_dom.ts";
+import { parseTaskListQuery, TaskList } from "./client_tasks.ts";
 
 const CLIENT_FILES = [
   "client_dom.ts",
   "client_api.ts",
   "client_views.ts",
+  "client_tasks.ts",
   "client_workflow.ts",
   "client_job_list.ts",
   "client_cluster.ts",
@@ -79,7 +81,12 @@ Deno.test("routes come from the hash", () => {
     view: "jobs",
     query: { ...all, name: "web", state: "RUNNING", page: 3, size: 1 },
   });
-  assert.deepEqual(parseRoute("#/jobs/abc-1"), { view: "job", id: "abc-1" });
+  assert.deepEqual(parseRoute("#/jobs/abc-1"), { view: "job", id: "abc-1", tasks: parseTaskListQuery("") });
+  assert.deepEqual(parseRoute("#/jobs/abc-1?state=pending&sort=host&order=desc&page=2"), {
+    view: "job",
+    id: "abc-1",
+    tasks: { state: "PENDING", sort: "host", desc: true, page: 2, size: TaskList.DEFAULT_SIZE },
+  });
   assert.deepEqual(parseRoute("#/pools"), { view: "pools" });
   assert.deepEqual(parseRoute("#/hosts/"), { view: "hosts" });
   assert.deepEqual(parseRoute("#/nonsense"), { view: "jobs", query: all });

@@ -87,5 +87,18 @@ tr.steps td { background: #fafbfc; padding-left: 2rem; }
 .pager { display: flex; gap: 0.6rem; align-items: center; flex-wrap: wrap; margin: 0.4rem 0; font-size: 0.85rem; }
 .page-link.inactive { color: var(--muted); opacity: 0.6; }
 .page-of { color: var(--muted); }
+.task-controls { display: flex; gap: 0.5rem 1.5rem; align-items: center; flex-wrap: wrap; margin: 0 0 0.25rem;
+  font-size: 0.85rem; }
+.task-filter, .task-sizes { display: inline-flex; gap: 0.3rem; align-items: center; flex-wrap: wrap; }
+a.state-chip { display: inline-block; border-radius: 999px; padding: 0.05rem 0.55rem; font-size: 0.75rem;
+  font-weight: 600; white-space: nowrap; text-decoration: none; border: 1px solid transparent; }
+a.state-chip.all { color: var(--fg); background: var(--off-bg); }
+a.state-chip[aria-current] { border-color: currentColor; box-shadow: 0 0 0 1px currentColor; }
+.task-sizes .size { padding: 0 0.2rem; }
+.task-sizes .size.current { font-weight: 600; }
+th a.sort-link { color: inherit; text-decoration: none; }
+th a.sort-link:hover { color: var(--accent); text-decoration: underline; }
+th[aria-sort] { color: var(--fg); }
+table.tasks td:nth-child(-n+6) { white-space: nowrap; }
 [hidden] { display: none !important; }
 `;
