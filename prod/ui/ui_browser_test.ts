@@ -2,7 +2,8 @@
  * The web UI in headless Chromium against a real `peloton up` (two local agents, basic auth on): sign in,
  * see the job and the pool the API created with their state, page to a job past the first page of the job
  * list and filter it, stop the job and take a host through maintenance from the UI, and check each change
- * through the API; follow a rolling update instance by instance; all with nothing unexpected on the console.
+ * through the API; follow a rolling update instance by instance; page, sort and filter the tasks of a job of
+ * 150; all with nothing unexpected on the console.
  * Needs Chromium at /usr/bin/chromium (or PELOTON_TEST_CHROMIUM); without it the test fails, it does not skip.
  */
 import assert from "node:assert/strict";
@@ -418,6 +419,111 @@ Deno.test({
           await progress.locator('button.steps-toggle[data-instance="1"][aria-expanded="true"]').click();
           await progress.locator("tr.steps").waitFor({ state: "detached" });
           watch.expectOnly("a rolling update's instances");
+        },
+      );
+
+      await t.step(
+        "a job of 150 tasks: the tasks table pages, sorts and filters through the API, all kept in the URL",
+        async () => {
+          // A pool of one core: ten of the 0.1-core tasks run, the others wait, saying why.
+          const pool = loadRespoolConfig(
+            (await Deno.readTextFile(`${ROOT}/scenarios/jobs/default_respool.yaml`))
+              .replace("name: DefaultResPool", "name: TaskPool")
+              .replace("reservation: 12\n    limit: 12", "reservation: 1\n    limit: 1"),
+            "default_respool.yaml",
+          );
+          assert.ok(pool.ok);
+          const small = await client.call<{ result: { value: string } }>(`${RESPOOL}::CreateResourcePool`, {
+            config: { ...pool.value, parent: { value: "root" } },
+          });
+          const config = loadJobConfig(batchJobYaml("ui-big", 150, "sleep 600"), "big.yaml");
+          assert.ok(config.ok);
+          const { jobId: { value: bigId } } = await client.call<{ jobId: { value: string } }>(
+            `${JOB}::Create`,
+            {
+              config: { ...config.value, respoolID: { value: small.result.value } },
+            },
+          );
+          // Until the counts hold still, so the page's filter and the API agree.
+          let last = "";
+          const stats = await waitFor("the big job's tasks to settle", async () => {
+            const r = await client.call<{ jobInfo: { runtime: { taskStats?: Record<string, number> } } }>(
+              `${JOB}::Get`,
+              { id: { value: bigId } },
+            );
+            const s = r.jobInfo.runtime.taskStats ?? {};
+            const now = JSON.stringify(s);
+            const settled = now === last && s.RUNNING > 0 && s.PENDING > 0 && s.RUNNING + s.PENDING === 150;
+            last = now;
+            if (!settled) await new Promise((r) => setTimeout(r, 1000));
+            return settled ? s : undefined;
+          }, 60_000);
+
+          const base = `${up.url}/ui/?refresh=0.5#/jobs/${bigId}`;
+          await page.goto(base);
+          const tasks = page.locator("#tasks");
+          const rows = tasks.locator("table.tasks tbody tr");
+          const shows = (text: string) =>
+            tasks.locator(".pager-top .page-of", { hasText: text }).waitFor({ timeout: WAIT_MS });
+          const instances = () => rows.locator("td:first-child").allInnerTexts();
+          const range = (from: number, to: number) =>
+            Array.from({ length: to - from }, (_, i) => String(from + i));
+          await shows("tasks 1–100 of 150 · page 1 of 2");
+          assert.deepEqual(await instances(), range(0, 100));
+          assert.equal(await tasks.locator("h3").innerText(), "Tasks (150)");
+
+          await tasks.locator('.pager-top a[data-page="next"]').click();
+          await shows("tasks 101–150 of 150 · page 2 of 2");
+          assert.deepEqual(await instances(), range(100, 150));
+          assert.ok(page.url().endsWith(`#/jobs/${bigId}?page=2`), page.url());
+
+          // Sorting starts from the first page.
+          await tasks.locator('th[data-sort="instanceId"] a').click();
+          await tasks.locator('th[data-sort="instanceId"][aria-sort="descending"]').waitFor({
+            timeout: WAIT_MS,
+          });
+          await shows("tasks 1–100 of 150 · page 1 of 2");
+          assert.deepEqual(await instances(), range(50, 150).reverse());
+          assert.ok(page.url().endsWith(`#/jobs/${bigId}?order=desc`), page.url());
+
+          // The state filter: the running tasks only, still newest instance first.
+          const running = tasks.locator('a.state-chip[data-state="RUNNING"]');
+          assert.equal(await running.innerText(), `RUNNING ${stats.RUNNING}`);
+          assert.equal(
+            await tasks.locator('a.state-chip[data-state="PENDING"]').innerText(),
+            `PENDING ${stats.PENDING}`,
+          );
+          await running.click();
+          await shows(`tasks 1–${stats.RUNNING} of ${stats.RUNNING} · page 1 of 1`);
+          assert.ok(page.url().endsWith(`#/jobs/${bigId}?state=RUNNING&order=desc`), page.url());
+          assert.equal(await rows.count(), stats.RUNNING);
+          assert.ok((await rows.locator(".badge").allInnerTexts()).every((s) => s === "RUNNING"));
+          const ids = (await instances()).map(Number);
+          assert.deepEqual(ids, ids.slice().sort((a, b) => b - a));
+
+          // Pending tasks say why they wait; a reload of the link shows the same table.
+          await tasks.locator('a.state-chip[data-state="PENDING"]').click();
+          await shows(`of ${stats.PENDING}`);
+          const messages = await rows.locator("td:nth-child(9)").allInnerTexts();
+          assert.equal(messages.length, 100);
+          assert.ok(
+            messages.every((m) => m.startsWith("resource pool /TaskPool has no room in its entitlement")),
+            `pending tasks' messages: ${messages.slice(0, 3)}`,
+          );
+          await page.reload();
+          await shows(`tasks 1–100 of ${stats.PENDING}`);
+          assert.ok(page.url().endsWith(`#/jobs/${bigId}?state=PENDING&order=desc`), page.url());
+          assert.equal(
+            await tasks.locator("a.state-chip[aria-current]").getAttribute("data-state"),
+            "PENDING",
+          );
+          assert.ok((await rows.locator(".badge").allInnerTexts()).every((s) => s === "PENDING"));
+          // A refresh keeps the view.
+          const updated = await page.locator("#status").innerText();
+          await page.locator("#status", { hasNotText: updated }).waitFor({ timeout: WAIT_MS });
+          await shows(`tasks 1–100 of ${stats.PENDING}`);
+          assert.equal(await rows.count(), 100);
+          watch.expectOnly("the tasks table of a big job");
         },
       );
 
