@@ -8,6 +8,8 @@ import {
   StaleWriteError,
   type Store,
   type StoreWrite,
+  type WorkflowEventsQuery,
+  workflowSteps,
 } from "../core/ports/store.ts";
 import type { JobConfig } from "../core/model/config_types.ts";
 import {
@@ -315,10 +317,14 @@ export class MemoryStore implements Store {
     return Promise.resolve(list.sort(updatesNewestFirst).reverse().map((u) => structuredClone(u)));
   }
 
-  getWorkflowEvents(jobId: string, workflowId: string, instanceId?: number): Promise<WorkflowEventRecord[]> {
+  getWorkflowEvents(
+    jobId: string,
+    workflowId: string,
+    { instanceId, limit }: WorkflowEventsQuery = {},
+  ): Promise<WorkflowEventRecord[]> {
     const events = this.#workflowEvents.get(jobId)?.get(workflowId) ?? [];
     const mine = instanceId === undefined ? events : events.filter((e) => e.instanceId === instanceId);
-    return Promise.resolve(mine.map((e) => ({ ...e })));
+    return Promise.resolve(workflowSteps(mine, limit).map((e) => ({ ...e })));
   }
 
   listVolumes(jobId: string): Promise<VolumeRecord[]> {

@@ -31,24 +31,20 @@ export async function lastWorkflow(api: JobApi, j: JobView): Promise<UpdateRecor
 }
 
 /**
- * Events newest first, a run of one state as its newest (Peloton's `convertToWorkflowEvents`: a rollback
- * records ROLLING_BACKWARD for each of its instances when it starts, and again when it takes one), the newest
- * `limit` of them (0: all).
+ * Steps as the store reads them (oldest first), newest first. The store keeps a run of one state as its
+ * newest event (Peloton's `convertToWorkflowEvents`) and the newest `limit` of each instance, so that a
+ * large workflow's events are not all read for a few of each.
  */
-function newest(events: WorkflowEventRecord[], limit: number): Body[] {
-  const out: WorkflowEventRecord[] = [];
-  for (let i = events.length - 1; i >= 0; i--) {
-    if (events[i].state !== out.at(-1)?.state) out.push(events[i]);
-  }
-  return (limit > 0 ? out.slice(0, limit) : out).map(workflowEventJson);
+function newestFirst(steps: WorkflowEventRecord[]): Body[] {
+  return steps.reverse().map(workflowEventJson);
 }
 
 /**
  * GetWorkflowEvents {jobId, instanceId, limit}: the instance's events in the job's current workflow, or its
- * last one, newest first. A job id that is not a UUID, or a malformed instance id or limit, is refused
- * (InvalidArgument, naming the field), an unknown job or one that never had a workflow is NotFound (Peloton
- * answers the latter Unavailable, which here means "try again": a workflow will not appear by waiting). An
- * instance the workflow never took has no events.
+ * last one, newest first, the newest `limit` of them (0: all). A job id that is not a UUID, or a malformed
+ * instance id or limit, is refused (InvalidArgument, naming the field), an unknown job or one that never
+ * had a workflow is NotFound (Peloton answers the latter Unavailable, which here means "try again": a
+ * workflow will not appear by waiting). An instance the workflow never took has no events.
  */
 export function getWorkflowEvents(api: JobApi, body: Body, r: Reply): void {
   const jobId = idValue(body.jobId);
@@ -63,8 +59,8 @@ export function getWorkflowEvents(api: JobApi, body: Body, r: Reply): void {
   api.withJob(r, jobId, (j) => {
     lastWorkflow(api, j).then(async (u) => {
       if (!u) return r.error("not-found", `job ${jobId} has no workflow`);
-      const events = await api.jm.deps.store.getWorkflowEvents(jobId, u.updateId, instanceId);
-      r.ok({ events: newest(events, limit) });
+      const steps = await api.jm.deps.store.getWorkflowEvents(jobId, u.updateId, { instanceId, limit });
+      r.ok({ events: newestFirst(steps) });
     }).catch((err) => r.error("internal", `reading the workflow events of job ${jobId}: ${err}`));
   });
 }
@@ -75,16 +71,16 @@ export function getWorkflowEvents(api: JobApi, body: Body, r: Reply): void {
  * with its events newest first, the newest `limit` of them (0: all).
  */
 export async function instanceEventsOf(api: JobApi, u: UpdateRecord, limit: number): Promise<Body[]> {
-  const events = await api.jm.deps.store.getWorkflowEvents(u.jobId, u.updateId);
+  const steps = await api.jm.deps.store.getWorkflowEvents(u.jobId, u.updateId, { limit });
   const byInstance = new Map<number, WorkflowEventRecord[]>();
   for (const i of [...u.instancesAdded, ...u.instancesRemoved, ...u.instancesUpdated]) byInstance.set(i, []);
-  for (const e of events) {
+  for (const e of steps) {
     const list = byInstance.get(e.instanceId);
     if (list) list.push(e);
     else byInstance.set(e.instanceId, [e]);
   }
   return [...byInstance.keys()].sort((a, b) => a - b).map((instanceId) => ({
     instanceId,
-    events: newest(byInstance.get(instanceId)!, limit),
+    events: newestFirst(byInstance.get(instanceId)!),
   }));
 }

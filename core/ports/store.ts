@@ -85,6 +85,33 @@ export interface JobQuery {
   limit?: number;
 }
 
+/** Which of a workflow's instance events `Store.getWorkflowEvents` reads. */
+export interface WorkflowEventsQuery {
+  /** Only this instance's; absent: every instance's. */
+  instanceId?: number;
+  /** The newest `limit` steps of each instance; 0 or absent: all of them. */
+  limit?: number;
+}
+
+/**
+ * A workflow's steps, as every store reads them (the in-memory ones with this), from its instance events
+ * oldest first: a run of one state on an instance as the run's newest event (Peloton's
+ * `convertToWorkflowEvents`: a rollback records ROLLING_BACKWARD for each of its instances when it starts,
+ * and again when it takes one), then the newest `limit` of each instance (0: all), still oldest first.
+ */
+export function workflowSteps(events: readonly WorkflowEventRecord[], limit = 0): WorkflowEventRecord[] {
+  const newer = new Map<number, { state: string; taken: number }>();
+  const out: WorkflowEventRecord[] = [];
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i];
+    const seen = newer.get(e.instanceId);
+    if (seen?.state === e.state || (limit > 0 && (seen?.taken ?? 0) >= limit)) continue;
+    newer.set(e.instanceId, { state: e.state, taken: (seen?.taken ?? 0) + 1 });
+    out.push(e);
+  }
+  return out.reverse();
+}
+
 /** Whether `name` contains `part`, in any case: JobQuery.name, as the in-memory stores match it. */
 export function nameContains(name: string, part: string): boolean {
   return name.toLowerCase().includes(part.toLowerCase());
@@ -195,8 +222,12 @@ export interface Store {
   listUpdates(jobId: string): Promise<UpdateRecord[]>;
   /** Updates in a non-terminal state, for recovery. */
   activeUpdates(): Promise<UpdateRecord[]>;
-  /** The instance events of one of a job's workflows (of one instance, when given), oldest first. */
-  getWorkflowEvents(jobId: string, workflowId: string, instanceId?: number): Promise<WorkflowEventRecord[]>;
+  /** The steps of one of a job's workflows on its instances (see `workflowSteps`), oldest first. */
+  getWorkflowEvents(
+    jobId: string,
+    workflowId: string,
+    query?: WorkflowEventsQuery,
+  ): Promise<WorkflowEventRecord[]>;
   listVolumes(jobId: string): Promise<VolumeRecord[]>;
   getVolume(volumeId: string): Promise<VolumeRecord | undefined>;
   /** Hosts in maintenance and completions not yet carried, by host name, for recovery. */

@@ -23,6 +23,8 @@ import {
   nameContains,
   type Store,
   type StoreWrite,
+  type WorkflowEventsQuery,
+  workflowSteps,
 } from "../ports/store.ts";
 import type { Address, Receiver, Transport } from "../ports/transport.ts";
 
@@ -269,12 +271,16 @@ export class TestStore implements Store {
     return Promise.resolve(list.map((u) => structuredClone(u)));
   }
 
-  getWorkflowEvents(jobId: string, workflowId: string, instanceId?: number): Promise<WorkflowEventRecord[]> {
+  getWorkflowEvents(
+    jobId: string,
+    workflowId: string,
+    { instanceId, limit }: WorkflowEventsQuery = {},
+  ): Promise<WorkflowEventRecord[]> {
     const list = this.workflowEvents.filter((e) =>
       e.jobId === jobId && e.workflowId === workflowId &&
       (instanceId === undefined || e.instanceId === instanceId)
     );
-    return Promise.resolve(list.map((e) => ({ ...e })));
+    return Promise.resolve(workflowSteps(list, limit).map((e) => ({ ...e })));
   }
 
   listVolumes(jobId: string): Promise<VolumeRecord[]> {

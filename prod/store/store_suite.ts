@@ -746,8 +746,10 @@ const cases: Record<string, Case> = {
       ]),
       undefined,
     );
-    equal(await store.getWorkflowEvents(jobId, a, 0), of0);
-    equal(await store.getWorkflowEvents(jobId, a, 1), [workflowEvent(jobId, a, 1, "INITIALIZED", 5)]);
+    equal(await store.getWorkflowEvents(jobId, a, { instanceId: 0 }), of0);
+    equal(await store.getWorkflowEvents(jobId, a, { instanceId: 1 }), [
+      workflowEvent(jobId, a, 1, "INITIALIZED", 5),
+    ]);
     equal(await store.getWorkflowEvents(jobId, a), [
       of0[0],
       workflowEvent(jobId, a, 1, "INITIALIZED", 5),
@@ -755,9 +757,89 @@ const cases: Record<string, Case> = {
       of0[2],
     ]);
     equal(await store.getWorkflowEvents(jobId, b), [workflowEvent(jobId, b, 0, "PAUSED", 5)]);
-    equal(await store.getWorkflowEvents(ids.job(2), a, 0), [restart], "another job's, by job and workflow");
-    equal(await store.getWorkflowEvents(jobId, a, 2), []);
+    equal(
+      await store.getWorkflowEvents(ids.job(2), a, { instanceId: 0 }),
+      [restart],
+      "another job's, by job and workflow",
+    );
+    equal(await store.getWorkflowEvents(jobId, a, { instanceId: 2 }), []);
     equal(await store.getWorkflowEvents(jobId, ids.update(3)), []);
+  },
+
+  "a workflow's steps: a run of one state as its newest event, the newest `limit` of each instance": async (
+    store,
+    ids,
+  ) => {
+    const jobId = ids.job(1), [a, b] = [ids.update(1), ids.update(2)];
+    const at = (i: number, state: UpdateState, timeMs: number) => workflowEvent(jobId, a, i, state, timeMs);
+    // Instance 0 is rolled back (ROLLING_BACKWARD twice), instance 1 records it three times and instance 2
+    // comes back to PAUSED after another state, all interleaved, with another workflow's event in between.
+    const batches: WorkflowEventRecord[][] = [
+      [at(0, "INITIALIZED", 1), at(1, "INITIALIZED", 1), at(2, "PAUSED", 1)],
+      [at(0, "ROLLING_FORWARD", 2), at(2, "ROLLING_FORWARD", 2)],
+      [at(0, "FAILED", 3), at(2, "PAUSED", 3)],
+      [
+        at(0, "ROLLING_BACKWARD", 4),
+        at(1, "ROLLING_BACKWARD", 4),
+        workflowEvent(jobId, b, 0, "SUCCEEDED", 4),
+      ],
+      [at(0, "ROLLING_BACKWARD", 5), at(1, "ROLLING_BACKWARD", 5)],
+      [at(0, "SUCCEEDED", 6), at(1, "ROLLING_BACKWARD", 7)],
+    ];
+    for (const events of batches.slice(0, -1)) {
+      store.write(events.map((event) => ({ kind: "workflow.event", event })));
+    }
+    strictEqual(
+      await put(store, batches.at(-1)!.map((event) => ({ kind: "workflow.event", event }))),
+      undefined,
+    );
+
+    const all = [
+      at(0, "INITIALIZED", 1),
+      at(1, "INITIALIZED", 1),
+      at(2, "PAUSED", 1),
+      at(0, "ROLLING_FORWARD", 2),
+      at(2, "ROLLING_FORWARD", 2),
+      at(0, "FAILED", 3),
+      at(2, "PAUSED", 3),
+      at(0, "ROLLING_BACKWARD", 5),
+      at(0, "SUCCEEDED", 6),
+      at(1, "ROLLING_BACKWARD", 7),
+    ];
+    equal(await store.getWorkflowEvents(jobId, a), all, "each run of one state as its newest");
+    for (const limit of [0, 5, 6, 0xffff_ffff]) {
+      equal(await store.getWorkflowEvents(jobId, a, { limit }), all, `limit ${limit}: no instance has more`);
+    }
+    equal(await store.getWorkflowEvents(jobId, a, { limit: 1 }), [
+      at(2, "PAUSED", 3),
+      at(0, "SUCCEEDED", 6),
+      at(1, "ROLLING_BACKWARD", 7),
+    ]);
+    equal(await store.getWorkflowEvents(jobId, a, { limit: 2 }), [
+      at(1, "INITIALIZED", 1),
+      at(2, "ROLLING_FORWARD", 2),
+      at(2, "PAUSED", 3),
+      at(0, "ROLLING_BACKWARD", 5),
+      at(0, "SUCCEEDED", 6),
+      at(1, "ROLLING_BACKWARD", 7),
+    ]);
+    equal(await store.getWorkflowEvents(jobId, a, { limit: 4 }), all.slice(1), "instance 0 has 5 steps");
+    equal(await store.getWorkflowEvents(jobId, a, { instanceId: 0, limit: 3 }), [
+      at(0, "FAILED", 3),
+      at(0, "ROLLING_BACKWARD", 5),
+      at(0, "SUCCEEDED", 6),
+    ]);
+    equal(await store.getWorkflowEvents(jobId, a, { instanceId: 1 }), [
+      at(1, "INITIALIZED", 1),
+      at(1, "ROLLING_BACKWARD", 7),
+    ]);
+    equal(await store.getWorkflowEvents(jobId, a, { instanceId: 1, limit: 1 }), [
+      at(1, "ROLLING_BACKWARD", 7),
+    ]);
+    equal(await store.getWorkflowEvents(jobId, a, { instanceId: 3, limit: 1 }), []);
+    equal(await store.getWorkflowEvents(jobId, b, { instanceId: 0, limit: 1 }), [
+      workflowEvent(jobId, b, 0, "SUCCEEDED", 4),
+    ]);
   },
 
   "a workflow's events are deleted; the job's other workflows' stay": async (store, ids) => {
