@@ -5,6 +5,7 @@
  */
 import { deepStrictEqual as equal } from "node:assert/strict";
 import { type KyselyStore, openStore } from "./kysely_store.ts";
+import { openCountingStore } from "./counting_store.ts";
 import { openConcurrently, storeSuite } from "./store_suite.ts";
 import { createMysqlKysely, dropMysqlDatabase, parseMysqlUrl } from "./mysql_dialect.ts";
 
@@ -36,6 +37,7 @@ storeSuite(
     durable: true,
     migrate: (store) => (store as KyselyStore).migrate(),
     betweenQueryReads: (store, fn) => void ((store as KyselyStore).betweenQueryReads = fn),
+    openCounting: () => openCountingStore(url),
     freshDatabase: () => {
       const fresh = uniqueDatabaseUrl("upgrade");
       return { url: fresh, drop: () => dropMysqlDatabase(parseMysqlUrl(fresh)) };

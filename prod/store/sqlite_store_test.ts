@@ -1,6 +1,7 @@
 /** Runs the Store conformance suite on the SQLite store, plus concurrent opening by several processes. */
 import { deepStrictEqual as equal } from "node:assert/strict";
 import { type KyselyStore, openStore } from "./kysely_store.ts";
+import { openCountingStore } from "./counting_store.ts";
 import { makeJob, openConcurrently, storeSuite } from "./store_suite.ts";
 import { createSqliteKysely } from "./sqlite_dialect.ts";
 
@@ -14,6 +15,7 @@ storeSuite(
     durable: true,
     migrate: (store) => (store as KyselyStore).migrate(),
     betweenQueryReads: (store, fn) => void ((store as KyselyStore).betweenQueryReads = fn),
+    openCounting: () => openCountingStore(`sqlite:${dir}/store.sqlite`),
     freshDatabase: () => {
       const file = `${dir}/upgrade-${crypto.randomUUID()}.sqlite`;
       return { url: `sqlite:${file}`, drop: () => Promise.resolve() }; // the whole directory goes at the end

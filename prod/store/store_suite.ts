@@ -1,6 +1,12 @@
 /** The Store conformance suite: every Store implementation registers it and must pass it unchanged. */
 import { deepStrictEqual as equal, ok, strictEqual } from "node:assert/strict";
-import type { JobOrder, JobOrderProperty, Store, StoreWrite } from "../../core/ports/store.ts";
+import type {
+  JobOrder,
+  JobOrderProperty,
+  Store,
+  StoreWrite,
+  WorkflowEventsQuery,
+} from "../../core/ports/store.ts";
 import type {
   HostMaintenanceRecord,
   JobRecord,
@@ -26,6 +32,8 @@ export interface StoreSuiteOptions {
    * in two statements), for the step that writes there.
    */
   betweenQueryReads?: (store: Store, fn: () => Promise<void>) => void;
+  /** Another store on the same database, counting the rows its statements return (SQL stores). */
+  openCounting?: () => Promise<{ store: Store; rowsRead: () => number }>;
 }
 
 /**
@@ -50,6 +58,10 @@ export function storeSuite(
   if (options.betweenQueryReads) {
     steps["queryJobs counts and pages one snapshot: a job written between its reads is in neither"] =
       queryJobsSnapshot(options.betweenQueryReads);
+  }
+  if (options.openCounting) {
+    const what = "a large workflow read with a limit: the database sends each instance's newest events";
+    steps[what] = boundedWorkflowRead(options.openCounting);
   }
   if (options.freshDatabase) {
     steps["a database at migration 0001 upgrades, keeping its rows"] = upgrade(options.freshDatabase);
@@ -155,6 +167,58 @@ export async function openConcurrently(url: string, processes: number): Promise<
       `${failures.length} of ${processes} processes failed to open ${url}:\n${failures.join("\n")}`,
     );
   }
+}
+
+/**
+ * A workflow of 2,000 instances, each with 5 events, one a repeat (10,000 rows), and one more instance
+ * whose newest 3 events are one state: read with a limit of 2, the database sends each instance's newest
+ * 2 events, and the last instance's all (its newest 2 are one step), not every event. With a limit of 3
+ * the repeat is among every instance's newest 3, and the whole workflow is read again: the cost of
+ * reading the steps with one window rather than two (see KyselyStore.getWorkflowEvents).
+ */
+function boundedWorkflowRead(openCounting: NonNullable<StoreSuiteOptions["openCounting"]>): Case {
+  return async (store, ids) => {
+    const jobId = ids.job(1), workflowId = ids.update(1), n = 2_000;
+    const states: UpdateState[] = [
+      "INITIALIZED",
+      "ROLLING_FORWARD",
+      "ROLLING_BACKWARD",
+      "ROLLING_BACKWARD",
+      "SUCCEEDED",
+    ];
+    // Step by step across the instances, as a workflow records them.
+    const at = (step: number) =>
+      [...Array(n).keys()].map((i) => workflowEvent(jobId, workflowId, i, states[step], step));
+    const last = ["INITIALIZED", "ROLLING_BACKWARD", "ROLLING_BACKWARD", "ROLLING_BACKWARD"] as const;
+    const ofLast = last.map((state, t) => workflowEvent(jobId, workflowId, n, state, 10 + t));
+    const writes = [...states.flatMap((_, step) => at(step)), ...ofLast]
+      .map((event): StoreWrite => ({ kind: "workflow.event", event }));
+    strictEqual(await put(store, writes), undefined);
+    const counted = await openCounting();
+    try {
+      const read = async (query: WorkflowEventsQuery) => {
+        const before = counted.rowsRead();
+        const steps = await counted.store.getWorkflowEvents(jobId, workflowId, query);
+        return { steps, rows: counted.rowsRead() - before };
+      };
+      equal(await read({ limit: 2 }), {
+        steps: [...at(3), ...at(4), ofLast[0], ofLast[3]],
+        rows: 2 * n + 2 + 4,
+      });
+      equal(await read({ limit: 1 }), { steps: [...at(4), ofLast[3]], rows: n + 1 });
+      equal(await read({ instanceId: 7, limit: 1 }), { steps: [at(4)[7]], rows: 1 });
+      equal(await read({ limit: 3 }), {
+        steps: [...at(1), ...at(3), ...at(4), ofLast[0], ofLast[3]],
+        rows: 3 * n + 3 + 5 * n + 4,
+      }, "every instance's newest 3 events hold a repeat: the workflow is read again");
+      equal(await read({}), {
+        steps: [...at(0), ...at(1), ...at(3), ...at(4), ofLast[0], ofLast[3]],
+        rows: 5 * n + 4,
+      }, "all steps: collapsing the runs needs every event");
+    } finally {
+      await counted.store.close();
+    }
+  };
 }
 
 /** Ids unique to one step, so steps can share a database. */
