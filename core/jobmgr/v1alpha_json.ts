@@ -93,7 +93,7 @@ export function workflowStateName(s: UpdateState): string {
 }
 
 /** v1alpha `stateless.WorkflowEvent`: the workflow's type, the step's state and when it was recorded. */
-export function workflowEventJson(e: WorkflowEventRecord): Body {
+export function workflowEventJson(e: Pick<WorkflowEventRecord, "type" | "state" | "timeMs">): Body {
   return { type: workflowTypeJson(e.type), timestamp: time(e.timeMs), state: workflowStateName(e.state) };
 }
 
@@ -276,5 +276,7 @@ export function workflowInfoJson(j: JobView, u: UpdateRecord): Body {
     status: workflowStatusJson(j, u),
     ...spec,
     opaqueData: u.opaqueData ? { data: u.opaqueData } : undefined,
+    // The workflow's own states, newest first, as Peloton reads its job update events.
+    events: (u.states ?? []).map((e) => workflowEventJson({ ...e, type: u.type })).reverse(),
   };
 }

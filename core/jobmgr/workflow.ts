@@ -58,6 +58,12 @@ export function updateActions(u: UpdateRecord): readonly UpdateAction[] {
  */
 export const MAX_WORKFLOWS_WITH_EVENTS = 10;
 
+/**
+ * States a workflow's record keeps of its own history: its first and its newest. A workflow paused and
+ * resumed again and again would otherwise grow its record (stored whole on every write) without bound.
+ */
+export const MAX_WORKFLOW_STATES = 64;
+
 export const DEFAULT_UPDATE_CONFIG: UpdateConfig = {
   batchSize: 0,
   batchPercentage: 0,
@@ -195,6 +201,7 @@ export class Workflows {
       creationTimeMs: now,
       updateTimeMs: now,
       opaqueData: req.opaqueData,
+      states: [{ state: req.config.startPaused ? "PAUSED" : "INITIALIZED", timeMs: now }],
       version: 0,
     };
     this.jm.updates.set(u.updateId, u);
@@ -428,6 +435,10 @@ export class Workflows {
   #set(u: UpdateRecord, state: UpdateState): void {
     if (u.state === state) return;
     u.state = state;
+    const states = [...u.states ?? [], { state, timeMs: this.jm.now() }];
+    u.states = states.length > MAX_WORKFLOW_STATES
+      ? [states[0], ...states.slice(states.length - MAX_WORKFLOW_STATES + 1)]
+      : states;
     this.#put(u);
   }
 

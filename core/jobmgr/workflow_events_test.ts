@@ -4,7 +4,7 @@ import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
 import { makeJobConfig } from "../testing/fixtures.ts";
 import { jobConfigJson } from "./api_json.ts";
 import { STATELESS_SERVICE } from "./stateless_api.ts";
-import { MAX_WORKFLOWS_WITH_EVENTS } from "./workflow.ts";
+import { MAX_WORKFLOW_STATES, MAX_WORKFLOWS_WITH_EVENTS } from "./workflow.ts";
 
 const UPDATE = "peloton.api.v0.update.svc.UpdateService";
 /** The default `minRunningSeconds`, in ms: how long a run without a health check must stay RUNNING. */
@@ -388,4 +388,51 @@ Deno.test("a deleted job's workflow events go with it", async () => {
   await rig.reads();
   rig.replies();
   assert.deepEqual(rig.store.workflowEvents, []);
+});
+
+Deno.test("a workflow keeps its own states: WorkflowInfo.events in GetJob and ListJobWorkflows, newest first", async () => {
+  const rig = runningService(2);
+  stateless(rig, "RestartJob", { restartSpec: { batchSize: 1 } });
+  rig.tick();
+  rig.tick(1_000);
+  stateless(rig, "PauseJobWorkflow");
+  rig.tick(1_000);
+  stateless(rig, "ResumeJobWorkflow");
+  rig.tick(1_000);
+  stateless(rig, "AbortJobWorkflow");
+  type Event = { type: string; state: string; timestamp: string };
+  const shown = (events: Event[]) =>
+    events.map((e) => [e.type, e.state.replace("WORKFLOW_STATE_", ""), e.timestamp.slice(17, 19)]);
+  const expected = [
+    ["WORKFLOW_TYPE_RESTART", "ABORTED", "03"],
+    ["WORKFLOW_TYPE_RESTART", "ROLLING_FORWARD", "02"],
+    ["WORKFLOW_TYPE_RESTART", "PAUSED", "01"],
+    ["WORKFLOW_TYPE_RESTART", "ROLLING_FORWARD", "00"],
+    ["WORKFLOW_TYPE_RESTART", "INITIALIZED", "00"],
+  ];
+  const got = await read(rig, "GetJob", { jobId: { value: JOB_ID } });
+  const info = (got.body as { workflowInfo: { events: Event[] } }).workflowInfo;
+  assert.deepEqual(shown(info.events), expected);
+  const listed = await read(rig, "ListJobWorkflows", { jobId: { value: JOB_ID } });
+  const [workflow] = (listed.body as { workflowInfos: { events: Event[] }[] }).workflowInfos;
+  assert.deepEqual(shown(workflow.events), expected, "ListJobWorkflows too");
+});
+
+Deno.test(`a workflow paused and resumed again and again keeps its first and newest ${MAX_WORKFLOW_STATES} states`, () => {
+  const rig = runningService(1);
+  stateless(rig, "RestartJob", { restartSpec: { batchSize: 1 } });
+  rig.tick();
+  for (let i = 0; i < MAX_WORKFLOW_STATES; i++) {
+    stateless(rig, "PauseJobWorkflow");
+    stateless(rig, "ResumeJobWorkflow");
+  }
+  const u = [...rig.jm.updates.values()][0];
+  const states = u.states!.map((s) => s.state);
+  // INITIALIZED, ROLLING_FORWARD and 64 pairs of PAUSED, ROLLING_FORWARD: 130 states, of which the first
+  // and the newest 63 are kept.
+  assert.equal(states.length, MAX_WORKFLOW_STATES);
+  assert.deepEqual(states.slice(0, 3), ["INITIALIZED", "ROLLING_FORWARD", "PAUSED"]);
+  assert.equal(states.at(-1), "ROLLING_FORWARD");
+  const stored = rig.store.updates.get(u.updateId)!;
+  assert.deepEqual(stored.states, u.states, "stored with the record");
 });

@@ -234,6 +234,12 @@ export interface UpdateRecord {
   updateTimeMs: number;
   completionTimeMs?: number;
   opaqueData?: string;
+  /**
+   * The workflow's own states as it went through them, oldest first (Peloton's job update events, which
+   * `WorkflowInfo.events` shows); at most `MAX_WORKFLOW_STATES`, the first and the newest kept. Absent in
+   * records stored before it was kept.
+   */
+  states?: { state: UpdateState; timeMs: number }[];
   /** Bumped on every write (the same stale-write rule as jobs and tasks). */
   version: number;
 }
