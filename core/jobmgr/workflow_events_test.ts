@@ -127,7 +127,7 @@ Deno.test("an update that fails records FAILED for the instances still in flight
   assert.deepEqual(steps(rig, id, 1).map(([s]) => s), ["INITIALIZED", "ROLLING_FORWARD", "FAILED"]);
 });
 
-Deno.test("pausing, resuming and aborting a restart record the instances in flight; the others stay INITIALIZED", () => {
+Deno.test("pausing, resuming and aborting a restart record the instances in flight; the others stay INITIALIZED", async () => {
   const rig = runningService(3);
   const id = (stateless(rig, "RestartJob", { restartSpec: { batchSize: 1 } }).workflowId as { value: string })
     .value;
@@ -147,6 +147,23 @@ Deno.test("pausing, resuming and aborting a restart record the instances in flig
   ]);
   for (const i of [1, 2]) assert.deepEqual(steps(rig, id, i), [["INITIALIZED", 0]]);
   assert.deepEqual(new Set(rig.store.workflowEvents.map((e) => e.type)), new Set(["RESTART"]));
+
+  // The workflow's own states: WorkflowInfo.events in GetJob and ListJobWorkflows, newest first.
+  type Event = { type: string; state: string; timestamp: string };
+  const shown = (events: Event[]) =>
+    events.map((e) => [e.type, e.state.replace("WORKFLOW_STATE_", ""), e.timestamp.slice(17, 19)]);
+  const expected = [
+    ["WORKFLOW_TYPE_RESTART", "ABORTED", "03"],
+    ["WORKFLOW_TYPE_RESTART", "ROLLING_FORWARD", "02"],
+    ["WORKFLOW_TYPE_RESTART", "PAUSED", "01"],
+    ["WORKFLOW_TYPE_RESTART", "ROLLING_FORWARD", "00"],
+    ["WORKFLOW_TYPE_RESTART", "INITIALIZED", "00"],
+  ];
+  const got = await read(rig, "GetJob", { jobId: { value: JOB_ID } });
+  assert.deepEqual(shown((got.body as { workflowInfo: { events: Event[] } }).workflowInfo.events), expected);
+  const listed = await read(rig, "ListJobWorkflows", { jobId: { value: JOB_ID } });
+  const [workflow] = (listed.body as { workflowInfos: { events: Event[] }[] }).workflowInfos;
+  assert.deepEqual(shown(workflow.events), expected, "ListJobWorkflows too");
 });
 
 Deno.test("a workflow created paused records PAUSED for its instances; a new one aborts the one in flight", () => {
@@ -388,34 +405,6 @@ Deno.test("a deleted job's workflow events go with it", async () => {
   await rig.reads();
   rig.replies();
   assert.deepEqual(rig.store.workflowEvents, []);
-});
-
-Deno.test("a workflow keeps its own states: WorkflowInfo.events in GetJob and ListJobWorkflows, newest first", async () => {
-  const rig = runningService(2);
-  stateless(rig, "RestartJob", { restartSpec: { batchSize: 1 } });
-  rig.tick();
-  rig.tick(1_000);
-  stateless(rig, "PauseJobWorkflow");
-  rig.tick(1_000);
-  stateless(rig, "ResumeJobWorkflow");
-  rig.tick(1_000);
-  stateless(rig, "AbortJobWorkflow");
-  type Event = { type: string; state: string; timestamp: string };
-  const shown = (events: Event[]) =>
-    events.map((e) => [e.type, e.state.replace("WORKFLOW_STATE_", ""), e.timestamp.slice(17, 19)]);
-  const expected = [
-    ["WORKFLOW_TYPE_RESTART", "ABORTED", "03"],
-    ["WORKFLOW_TYPE_RESTART", "ROLLING_FORWARD", "02"],
-    ["WORKFLOW_TYPE_RESTART", "PAUSED", "01"],
-    ["WORKFLOW_TYPE_RESTART", "ROLLING_FORWARD", "00"],
-    ["WORKFLOW_TYPE_RESTART", "INITIALIZED", "00"],
-  ];
-  const got = await read(rig, "GetJob", { jobId: { value: JOB_ID } });
-  const info = (got.body as { workflowInfo: { events: Event[] } }).workflowInfo;
-  assert.deepEqual(shown(info.events), expected);
-  const listed = await read(rig, "ListJobWorkflows", { jobId: { value: JOB_ID } });
-  const [workflow] = (listed.body as { workflowInfos: { events: Event[] }[] }).workflowInfos;
-  assert.deepEqual(shown(workflow.events), expected, "ListJobWorkflows too");
 });
 
 Deno.test(`a workflow paused and resumed again and again keeps its first and newest ${MAX_WORKFLOW_STATES} states`, () => {
