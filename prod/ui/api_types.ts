@@ -101,6 +101,8 @@ export interface WorkflowInfoJson {
     type?: string | number;
     state: string;
   };
+  /** The workflow's own states, newest first. */
+  events?: { type?: string | number; state: string; timestamp?: string }[];
   instanceEvents?: InstanceEventsJson[];
 }
 

@@ -151,6 +151,19 @@ export function instanceRows(r: InstanceRow, toggle: RowToggle, stepsLimit: numb
   ];
 }
 
+/** The workflow's own states, oldest first, each with when it entered it; null when it has none. */
+export function workflowHistory(w: WorkflowInfoJson): UiElement | null {
+  const events = (w.events ?? []).slice().reverse();
+  if (!events.length) return null;
+  const steps = events.flatMap((e, i) =>
+    [
+      i ? h("span", { class: "muted" }, " → ") : null,
+      h("span", { class: "history-step" }, badge(workflowStateLabel(e.state)), ` ${when(e.timestamp)}`),
+    ].filter((x): x is UiElement => x !== null)
+  );
+  return h("p", { class: "workflow-history", id: "workflow-history" }, "History: ", ...steps);
+}
+
 /**
  * A job's instances in its current or last workflow: counts by state, the failed ones named, and a row per
  * instance. Nothing for a job without workflows; when the workflows failed to load, workflowView says so.
@@ -205,6 +218,7 @@ export function instanceProgressView(
       Object.keys(t.counts).length ? h("span", { class: "muted" }, "· instances by state:") : null,
       Object.keys(t.counts).length ? statsLine(t.counts) : null,
     ),
+    workflowHistory(w),
     failedNote,
     capNote,
     h(
@@ -229,5 +243,6 @@ export const WORKFLOW_CODE = [
   attentionRank,
   instanceTable,
   instanceRows,
+  workflowHistory,
   instanceProgressView,
 ];

@@ -209,3 +209,25 @@ Deno.test("a job of thousands draws the row cap and says so; steps cut at the li
     /^60 instances failed: 0, 1, .*, 49 and 10 more$/,
   );
 });
+
+Deno.test("the workflow's own states show as its history, oldest first, each with its time", () => {
+  const w: WorkflowInfoJson = {
+    ...ROLLING,
+    events: ["INITIALIZED", "ROLLING_FORWARD", "PAUSED", "ROLLING_FORWARD"].map((state, i) => ({
+      type: "WORKFLOW_TYPE_UPDATE",
+      state: `WORKFLOW_STATE_${state}`,
+      timestamp: at(i * 60),
+    })).reverse(),
+  };
+  const view = fake(instanceProgressView(job(), [update], [w], toggles()));
+  const history = view.select("p[id=workflow-history]")[0];
+  assert.deepEqual(history.select("span.badge").map((b) => b.getAttribute("data-state")), [
+    "INITIALIZED",
+    "ROLLING_FORWARD",
+    "PAUSED",
+    "ROLLING_FORWARD",
+  ]);
+  assert.match(history.textContent, /^History: INITIALIZED \S+ \S+ → ROLLING_FORWARD /);
+  const none = fake(instanceProgressView(job(), [update], [ROLLING], toggles()));
+  assert.equal(none.select("p[id=workflow-history]").length, 0, "a record stored before states were kept");
+});

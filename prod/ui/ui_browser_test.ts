@@ -402,6 +402,12 @@ Deno.test({
             /\(UPDATE\)\s*SUCCEEDED\s*· instances by state:\s*SUCCEEDED 3$/,
           );
           assert.equal(await progress.locator("tr.instance.failed, #failed-instances").count(), 0);
+          // The workflow's own states, oldest first.
+          assert.deepEqual(await progress.locator("#workflow-history .badge").allInnerTexts(), [
+            "INITIALIZED",
+            "ROLLING_FORWARD",
+            "SUCCEEDED",
+          ]);
 
           // Instance 1's steps, newest first; they stay open across refreshes.
           await progress.locator('button.steps-toggle[data-instance="1"]').click();
