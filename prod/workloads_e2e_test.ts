@@ -17,6 +17,17 @@ async function tasks(url: string, job: string): Promise<Task[]> {
   );
 }
 
+/**
+ * An instance's stdout once it matches `pattern`. RUNNING comes when the process is started, which may be
+ * before its shell has written its first line.
+ */
+function logsOf(url: string, job: string, instance: number, pattern: RegExp): Promise<string> {
+  return waitFor(`${pattern} in the stdout of ${job}-${instance}`, async () => {
+    const out = (await cli(url, "task", "logs", job, String(instance))).out;
+    return pattern.test(out) ? out : undefined;
+  });
+}
+
 function runId(t: Task): number {
   return Number(t.runtime.mesosTaskId.value.split("-").at(-1));
 }
@@ -108,7 +119,7 @@ Deno.test({
       const v2 = await tasks(up.url, job);
       assert.ok(allRunning(v2, 10));
       assert.ok(v2.every((t) => t.runtime.configVersion === 2));
-      assert.match((await cli(up.url, "task", "logs", job, "9")).out, /^v2 /);
+      await logsOf(up.url, job, 9, /^v2 /);
 
       const bad = await cli(
         up.url,
@@ -136,13 +147,7 @@ Deno.test({
         const list = await tasks(up.url, job);
         return allRunning(list, 10) ? list : undefined;
       });
-      for (const t of back) {
-        assert.match(
-          (await cli(up.url, "task", "logs", job, String(t.instanceId))).out,
-          /^v2 /,
-          `instance ${t.instanceId}`,
-        );
-      }
+      for (const t of back) await logsOf(up.url, job, t.instanceId, /^v2 /);
       const list = JSON.parse((await cli(up.url, "update", "list", job, "-j")).out).updateInfo;
       assert.deepEqual(list.map((u: { status: { state: string } }) => u.status.state), [
         "ROLLED_BACK",
@@ -180,10 +185,7 @@ Deno.test({
         "agent-late",
       ]);
       const late = four.find((t) => t.runtime.host === "agent-late")!;
-      assert.equal(
-        (await cli(up.url, "task", "logs", job, String(late.instanceId))).out,
-        "agent on agent-late",
-      );
+      assert.equal(await logsOf(up.url, job, late.instanceId, /^agent on /), "agent on agent-late");
 
       // agent-0 goes into maintenance: its instance is removed; task get says so, by its id, not by the count.
       const gone = String(four.find((t) => t.runtime.host === "agent-0")!.instanceId);
@@ -224,7 +226,7 @@ Deno.test({
         const list = await tasks(up.url, job);
         return allRunning(list, 1) ? list : undefined;
       });
-      assert.match((await cli(up.url, "task", "logs", job, "0")).out, /^runs: 1 on /);
+      await logsOf(up.url, job, 0, /^runs: 1 on /);
       for (let run = 2; run <= 3; run++) {
         await killFromOutside("peloton-stateful");
         const [again] = await waitFor(`run ${run}`, async () => {
@@ -233,7 +235,7 @@ Deno.test({
         });
         assert.equal(again.runtime.host, first.runtime.host, "back on the volume's host");
         assert.equal(
-          (await cli(up.url, "task", "logs", job, "0")).out,
+          await logsOf(up.url, job, 0, new RegExp(`^runs: ${run} on `)),
           `runs: ${run} on ${first.runtime.host}`,
         );
       }
