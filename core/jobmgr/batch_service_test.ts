@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { DEFAULT_SLA } from "../testing/fixtures.ts";
 import { JobmgrRig } from "../testing/jobmgr_rig.ts";
 
 /** Launches and runs instances so they are RUNNING. */
@@ -11,7 +12,7 @@ Deno.test("maximumRunningInstances: only that many instances run at once; the ne
   const rig = new JobmgrRig();
   const { gangs } = rig.create({
     instanceCount: 4,
-    sla: { ...baseSla(), maximumRunningInstances: 2 },
+    sla: { ...DEFAULT_SLA, maximumRunningInstances: 2 },
   });
   assert.deepEqual(gangs.map((g) => g.tasks[0].instanceId), [0, 1]);
   assert.deepEqual([2, 3].map((i) => rig.task(i).state), ["INITIALIZED", "INITIALIZED"]);
@@ -27,7 +28,7 @@ Deno.test("sla.maxRunningTime: a run past its deadline is killed with DEADLINE_T
   const rig = new JobmgrRig();
   rig.create({
     instanceCount: 1,
-    sla: { ...baseSla(), maxRunningTime: 60 },
+    sla: { ...DEFAULT_SLA, maxRunningTime: 60 },
     task: { restartPolicy: { maxFailures: 3 } },
   });
   run(rig, [0]);
@@ -138,7 +139,7 @@ Deno.test("the launch spec carries the health check, the revocable flag and the 
   rig.create({
     type: "SERVICE",
     instanceCount: 1,
-    sla: { ...baseSla(), preemptible: true, revocable: true },
+    sla: { ...DEFAULT_SLA, preemptible: true, revocable: true },
     task: {
       killGracePeriodSeconds: 7,
       ports: [{ name: "http", value: 0, envName: "PORT" }],
@@ -167,15 +168,3 @@ Deno.test("the launch spec carries the health check, the revocable flag and the 
     maxConsecutiveFailures: 4,
   });
 });
-
-function baseSla() {
-  return {
-    priority: 0,
-    preemptible: false,
-    revocable: false,
-    maximumRunningInstances: 0,
-    minimumRunningInstances: 0,
-    maxRunningTime: 0,
-    maximumUnavailableInstances: 0,
-  };
-}

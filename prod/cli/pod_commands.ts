@@ -13,7 +13,7 @@ import {
   wholeFlag,
 } from "./command.ts";
 import { pageLine, table } from "./format.ts";
-import { parseRange } from "./task_commands.ts";
+import { jobRangeBody } from "./task_commands.ts";
 
 const POD = "peloton.api.v1alpha.pod.svc.PodService";
 const TASK = "peloton.api.task.TaskManager";
@@ -127,8 +127,7 @@ export const podCommands: Command[] = [
     summary: "list a job's pods (all, or an instance range with -r FROM:TO) (JobService::ListPods)",
     options: { range: { type: "string", short: "r" } },
     async run(ctx, [job], opts) {
-      const body: Record<string, unknown> = { jobId: { value: job } };
-      if (opts.range) body.range = parseRange(String(opts.range));
+      const body = jobRangeBody(job, opts);
       const res = await ctx.client.call<{ pods: { podName: { value: string }; status: PodStatus }[] }>(
         `${SVC}::ListPods`,
         body,

@@ -48,6 +48,13 @@ function taskStates(s: string): string[] {
   });
 }
 
+/** A request naming a job and, with `-r FROM:TO`, an instance range of it (task list, refresh, list-pods). */
+export function jobRangeBody(job: string, opts: Record<string, unknown>): Record<string, unknown> {
+  const body: Record<string, unknown> = { jobId: { value: job } };
+  if (opts.range) body.range = parseRange(String(opts.range));
+  return body;
+}
+
 function instance(s: string): number {
   if (!/^\d+$/.test(s)) throw new UsageError(`INSTANCE: got "${s}", expected an instance number`);
   return Number(s);
@@ -142,8 +149,7 @@ export const taskCommands: Command[] = [
     summary: "list a job's tasks (all, or an instance range with -r FROM:TO)",
     options: { range: { type: "string", short: "r" } },
     async run(ctx, [job], opts) {
-      const body: Record<string, unknown> = { jobId: { value: job } };
-      if (opts.range) body.range = parseRange(String(opts.range));
+      const body = jobRangeBody(job, opts);
       const res = await ctx.client.call<{ result: { value: Record<string, TaskInfo> } }>(
         `${TASK}::List`,
         body,
@@ -205,8 +211,7 @@ export const taskCommands: Command[] = [
     summary: "run a job's tasks' goal-state actions again (all, or an instance range with -r FROM:TO)",
     options: { range: { type: "string", short: "r" } },
     async run(ctx, [job], opts) {
-      const body: Record<string, unknown> = { jobId: { value: job } };
-      if (opts.range) body.range = parseRange(String(opts.range));
+      const body = jobRangeBody(job, opts);
       await ctx.client.call(`${TASK}::Refresh`, body);
       ctx.out(ctx.json ? "{}" : `Refreshed the tasks of job ${job}`);
       return 0;
