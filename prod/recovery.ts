@@ -1,17 +1,18 @@
 /**
  * Reads what the daemons need back after a restart: pools, active jobs with their tasks, config versions,
- * workflows and hosts in maintenance.
+ * workflows, hosts in maintenance and host pools.
  */
 import type { RecoveredJob } from "../core/jobmgr/jobmgr.ts";
 import { recoveredJob } from "../core/jobmgr/job_load.ts";
 import type { HostMaintenanceRecord, RespoolRecord, UpdateRecord } from "../core/model/records.ts";
-import type { Store } from "../core/ports/store.ts";
+import type { Store, StoredHostPools } from "../core/ports/store.ts";
 
 export interface Recovered {
   pools: RespoolRecord[];
   jobs: RecoveredJob[];
   updates: UpdateRecord[];
   maintenance: HostMaintenanceRecord[];
+  hostPools: StoredHostPools;
 }
 
 /**
@@ -19,14 +20,15 @@ export interface Recovered {
  * jobs (a job manager loading the shards it took over).
  */
 export async function loadRecovery(store: Store, only?: (jobId: string) => boolean): Promise<Recovered> {
-  const [pools, allActive, allUpdates, maintenance] = await Promise.all([
+  const [pools, allActive, allUpdates, maintenance, hostPools] = await Promise.all([
     store.respools(),
     store.activeJobs(),
     store.activeUpdates(),
     store.hostMaintenance(),
+    store.hostPools(),
   ]);
   const active = only ? allActive.filter((j) => only(j.jobId)) : allActive;
   const updates = only ? allUpdates.filter((u) => only(u.jobId)) : allUpdates;
   const jobs = await Promise.all(active.map((job) => recoveredJob(store, job, updates)));
-  return { pools, jobs, updates, maintenance };
+  return { pools, jobs, updates, maintenance, hostPools };
 }

@@ -3,7 +3,7 @@ import { routeProcedure } from "../core/api/procedures.ts";
 import { DEFAULT_HOSTMGR_CONFIG, HostManager } from "../core/hostmgr/hostmgr.ts";
 import { DEFAULT_JOBMGR_CONFIG, JobManager, type JobmgrConfig } from "../core/jobmgr/jobmgr.ts";
 import type { ApiReply, Message } from "../core/messages.ts";
-import { PlacementEngine } from "../core/placement/engine.ts";
+import { DEFAULT_PLACEMENT_CONFIG, type PlacementConfig, PlacementEngine } from "../core/placement/engine.ts";
 import { InProcessExecutor } from "../core/placement/in_process_executor.ts";
 import { PRODUCTION_ROUND_TIMEOUT_MS, WorkerExecutor } from "./placement/worker_executor.ts";
 import { seededPrng } from "../core/ports/prng.ts";
@@ -36,6 +36,8 @@ export const DEFAULT_PORT = 5392;
 export interface PelotonOptions {
   /** Deno workers placement rounds run in, over that many host partitions (0 or unset: in process). */
   placementWorkers?: number;
+  /** Placement settings over the defaults (`--use-host-pool` sets `hostPools`). */
+  placement?: Partial<PlacementConfig>;
   host?: string;
   port?: number;
   dataDir: string;
@@ -207,7 +209,7 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
     self: a.placement,
     resmgr: a.resmgr,
     hostmgr: a.hostmgr,
-  });
+  }, { ...DEFAULT_PLACEMENT_CONFIG, ...opts.placement });
   const jobmgr = new JobManager({
     clock,
     transport,
@@ -230,6 +232,7 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
   resmgr.recover(recovered.pools);
   jobmgr.recover(recovered.jobs, recovered.updates);
   hostmgr.recover(recovered.maintenance);
+  hostmgr.recoverHostPools(recovered.hostPools);
   hostmgr.start();
   resmgr.start();
   placement.start();

@@ -1,12 +1,14 @@
 /** In-memory Store for the simulator and tests: Maps, the stores' version rule, `done` called through `defer`. */
 import {
   compareJobs,
+  HostPoolRows,
   type JobOrder,
   type JobPage,
   type JobQuery,
   nameContains,
   StaleWriteError,
   type Store,
+  type StoredHostPools,
   type StoreWrite,
   type WorkflowEventsQuery,
   workflowSteps,
@@ -150,6 +152,7 @@ export class MemoryStore implements Store {
   readonly #workflowEvents = new Map<string, Map<string, WorkflowEventRecord[]>>();
   readonly #volumes = new Map<string, VolumeRecord>();
   readonly #maintenance = new Map<string, HostMaintenanceRecord>();
+  readonly #hostPools = new HostPoolRows();
   /** What a plain batch changed, as (container, key, value before) triples, to undo it if a write is stale. */
   readonly #undo: unknown[] = [];
   #issued = 0;
@@ -343,6 +346,9 @@ export class MemoryStore implements Store {
     );
     return Promise.resolve(list.map((m) => ({ ...m })));
   }
+  hostPools(): Promise<StoredHostPools> {
+    return Promise.resolve(this.#hostPools.read());
+  }
 
   /**
    * Writes land at once; this waits until as many `done` calls have run as batches were written before it,
@@ -414,6 +420,11 @@ export class MemoryStore implements Store {
         break;
       case "maintenance.delete":
         this.#maintenance.delete(w.hostname);
+        break;
+      case "hostpool.put":
+      case "hostpool.delete":
+      case "hostpool.assign":
+        this.#hostPools.apply(w);
         break;
       case "task.put": {
         this.#jobTasks(w.task.jobId).put(w.task.instanceId, this.#adopt ? w.task : copyTask(w.task));

@@ -1,8 +1,18 @@
-/** Peloton's v0 host API (`peloton.api.v0.host.svc.HostService`), served by the host manager. */
+/**
+ * Peloton's v0 host API (`peloton.api.v0.host.svc.HostService`), served by the host manager: hosts,
+ * maintenance and host pools (MoveHosts, which drives Peloton's host mover, is not served).
+ */
 import type { ApiRequest } from "../messages.ts";
 import { HOST_STATES, type HostState } from "../model/states.ts";
 import { toLimits, zero } from "../model/resources.ts";
 import type { HostEntry } from "./host_table.ts";
+import {
+  DEFAULT_HOST_POOL,
+  HOST_POOL_ATTRIBUTE,
+  type HostPoolChange,
+  type HostPoolRefusal,
+  type HostPools,
+} from "./host_pools.ts";
 
 export const HOST_SERVICE = "peloton.api.v0.host.svc.HostService";
 
@@ -19,6 +29,10 @@ export interface HostApiTarget {
    */
   startMaintenance(hostname: string, done: (err?: Error) => void): MaintenanceRefusal | undefined;
   completeMaintenance(hostname: string, done: (err?: Error) => void): MaintenanceRefusal | undefined;
+  readonly hostPools: HostPools;
+  now(): number;
+  /** Moves the hosts a host pool change moved and stores it; `done` once stored. */
+  applyHostPoolChange(change: HostPoolChange, done: (err?: Error) => void): void;
 }
 
 /** Why a maintenance request for one host is refused, with the API error code it answers with. */
@@ -56,12 +70,21 @@ export function hostInfoJson(h: HostEntry): Body {
     labels: Object.entries(h.info.attributes).map(([key, value]) => ({ key, value })),
     resources: { total: toLimits(h.info.resources), free: toLimits(h.free), slack: toLimits(slack) },
     tasks: h.tasks.size,
+    // Moves take effect at once: the pool a host should be in is the one it is in.
+    currentPool: h.info.attributes[HOST_POOL_ATTRIBUTE] ?? DEFAULT_HOST_POOL,
+    desiredPool: h.info.attributes[HOST_POOL_ATTRIBUTE] ?? DEFAULT_HOST_POOL,
     ...(h.reservedFor ? { reservedFor: h.reservedFor } : {}),
   };
 }
 
 type ApiError = {
-  code: "invalid-argument" | "not-found" | "failed-precondition" | "unimplemented" | "internal";
+  code:
+    | "invalid-argument"
+    | "not-found"
+    | "already-exists"
+    | "failed-precondition"
+    | "unimplemented"
+    | "internal";
   message: string;
 };
 
@@ -80,6 +103,18 @@ export function hostApi(target: HostApiTarget, req: ApiRequest, reply: (res: Api
     case "StartMaintenance":
     case "CompleteMaintenance":
       return maintenance(target, method, body, reply);
+    case "ListHostPools":
+      return reply({ body: { pools: target.hostPools.list() } });
+    case "CreateHostPool":
+      return hostPoolChange(target, target.hostPools.create(body.name, target.now()), reply);
+    case "DeleteHostPool":
+      return hostPoolChange(target, target.hostPools.delete(body.name, target.now()), reply);
+    case "ChangeHostPool":
+      return hostPoolChange(
+        target,
+        target.hostPools.change(body.hostname, body.sourcePool, body.destinationPool, target.now()),
+        reply,
+      );
   }
   reply({ error: { code: "unimplemented", message: `procedure ${req.procedure} is not implemented` } });
 }
@@ -127,6 +162,19 @@ function maintenance(
     }
   }
   settle();
+}
+
+/** Applies an accepted host pool change and answers (Peloton's empty reply) once it is stored. */
+function hostPoolChange(
+  target: HostApiTarget,
+  change: HostPoolChange | HostPoolRefusal,
+  reply: (res: ApiResult) => void,
+): void {
+  if ("code" in change) return reply({ error: change });
+  target.applyHostPoolChange(change, (err) => {
+    if (err) reply({ error: { code: "internal", message: `storing the host pool change: ${err.message}` } });
+    else reply({ body: {} });
+  });
 }
 
 /** `hostname`, or the deprecated `hostnames` list Peloton still accepts. */

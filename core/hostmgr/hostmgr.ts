@@ -14,10 +14,11 @@ import { isTerminalTaskState, MESOS_TO_TASK_STATE } from "../model/states.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { BackendEvent, HostBackend, HostInfo, LaunchSpec, TaskStatus } from "../ports/host_backend.ts";
 import type { Metrics } from "../ports/metrics.ts";
-import type { Store, StoreWrite } from "../ports/store.ts";
+import type { Store, StoredHostPools, StoreWrite } from "../ports/store.ts";
 import type { Address, Receiver, Transport } from "../ports/transport.ts";
 import { FilterSearch } from "./acquire.ts";
 import { apiState, hostApi, type MaintenanceRefusal } from "./host_api.ts";
+import { type HostPoolChange, HostPools, withPool } from "./host_pools.ts";
 import type { HostEntry } from "./host_table.ts";
 import { HostRegistry } from "./registry.ts";
 import { Reservations } from "./reservations.ts";
@@ -80,6 +81,8 @@ export class HostManager implements Receiver {
    * record kept until `completionCarried`. `stored` once the completion's record is durable.
    */
   readonly #completed = new Map<string, { record: HostMaintenanceRecord; stored: boolean }>();
+  /** Which pool each host is in (its `host_pool` label), and the pools operators created. */
+  readonly hostPools = new HostPools();
 
   constructor(private readonly deps: HostmgrDeps, readonly config: HostmgrConfig = DEFAULT_HOSTMGR_CONFIG) {
     this.registry = new HostRegistry(config.scarceGpu, config.leaseTimeoutMs);
@@ -104,6 +107,38 @@ export class HostManager implements Receiver {
       this.#maintenance.set(m.hostname, m);
       const h = this.host(m.hostname);
       if (h?.state === "HOST_STATE_UP") this.#enterMaintenance(h);
+    }
+  }
+
+  /** Puts back the host pools and the hosts' places in them stored before a restart (before `start`). */
+  recoverHostPools(stored: StoredHostPools): void {
+    this.hostPools.recover(stored);
+  }
+
+  now(): number {
+    return this.deps.clock.now();
+  }
+
+  /**
+   * Moves the hosts a host pool request moved (their `host_pool` label, which placement and daemon jobs
+   * see from now on) and stores the change; `done` once it is stored.
+   */
+  applyHostPoolChange(change: HostPoolChange, done: (err?: Error) => void): void {
+    this.#moveHosts(change.moved);
+    if (!change.writes.length) return done();
+    this.deps.store.write(change.writes, (err) => {
+      // The store refused it: memory goes back to what the store has.
+      if (err) this.#moveHosts(change.undo());
+      done(err);
+    });
+  }
+
+  #moveHosts(moves: { hostname: string; pool: string }[]): void {
+    for (const m of moves) {
+      const h = this.host(m.hostname);
+      if (!h) continue;
+      this.registry.update(h, { ...h.info, attributes: withPool(h.info.attributes, m.pool) });
+      this.#changed.add(h);
     }
   }
 
@@ -616,6 +651,11 @@ export class HostManager implements Receiver {
   }
 
   #hostUp(info: HostInfo): void {
+    // The host's pool is its `host_pool` label, whatever its agent says (an operator may have moved it).
+    const pool = this.hostPools.poolFor(info.hostname, info.attributes);
+    const attributes = withPool(info.attributes, pool);
+    if (attributes !== info.attributes) info = { ...info, attributes };
+    this.hostPools.place(info.hostname, pool);
     const known = this.host(info.hostname);
     if (known) {
       this.registry.update(known, info);

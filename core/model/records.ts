@@ -274,3 +274,22 @@ export interface HostMaintenanceRecord {
   /** When maintenance (or, for UP, its completion) was asked for. */
   startTimeMs: number;
 }
+
+/**
+ * A host pool an operator created (v0 HostService CreateHostPool). The default pool, and a pool the
+ * `host_pool` attribute of a registered agent names, exist without one.
+ */
+export interface HostPoolRecord {
+  name: string;
+  createdMs: number;
+}
+
+/**
+ * The pool an operator put a host in (ChangeHostPool, or DeleteHostPool moving the pool's hosts to the
+ * default pool). It outranks the `host_pool` attribute the host's agent reports.
+ */
+export interface HostPoolAssignmentRecord {
+  hostname: string;
+  pool: string;
+  changedMs: number;
+}

@@ -1,11 +1,13 @@
 /**
  * Store port: durable storage of jobs, tasks, task events, workflows and their instance events, resource
- * pools and host maintenance.
+ * pools, host maintenance and host pools.
  */
 import type { JobConfig } from "../model/config_types.ts";
 import { JOB_STATES } from "../model/states.ts";
 import type {
   HostMaintenanceRecord,
+  HostPoolAssignmentRecord,
+  HostPoolRecord,
   JobRecord,
   RespoolRecord,
   TaskEventRecord,
@@ -44,7 +46,19 @@ export type StoreWrite =
    */
   | { kind: "maintenance.put"; maintenance: HostMaintenanceRecord }
   /** A host's maintenance completed (and carried); a host with none is a no-op. */
-  | { kind: "maintenance.delete"; hostname: string };
+  | { kind: "maintenance.delete"; hostname: string }
+  /** A host pool created; putting one again replaces its record. */
+  | { kind: "hostpool.put"; pool: HostPoolRecord }
+  /** A host pool deleted (only its record: its hosts' new assignments are written in the same batch). */
+  | { kind: "hostpool.delete"; name: string }
+  /** The pool a host was put in; replaces the host's earlier assignment. */
+  | { kind: "hostpool.assign"; assignment: HostPoolAssignmentRecord };
+
+/** Host pools created and hosts put in pools, for recovery; each list ordered by name. */
+export interface StoredHostPools {
+  pools: HostPoolRecord[];
+  assignments: HostPoolAssignmentRecord[];
+}
 
 /** A `job.put`, `task.put` or `update.put` whose version is not newer than the stored one; its whole batch was dropped. */
 export class StaleWriteError extends Error {
@@ -232,8 +246,34 @@ export interface Store {
   getVolume(volumeId: string): Promise<VolumeRecord | undefined>;
   /** Hosts in maintenance and completions not yet carried, by host name, for recovery. */
   hostMaintenance(): Promise<HostMaintenanceRecord[]>;
+  /** Host pools created and hosts put in pools, for recovery. */
+  hostPools(): Promise<StoredHostPools>;
 
   /** Resolves once every write issued so far is durable. */
   flush(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Host pools as the in-memory stores keep them: a record per pool and per host, applied as written. */
+export class HostPoolRows {
+  readonly pools = new Map<string, HostPoolRecord>();
+  readonly assignments = new Map<string, HostPoolAssignmentRecord>();
+
+  /** Applies a host pool write; false for any other kind. */
+  apply(w: StoreWrite): boolean {
+    if (w.kind === "hostpool.put") this.pools.set(w.pool.name, { ...w.pool });
+    else if (w.kind === "hostpool.delete") this.pools.delete(w.name);
+    else if (w.kind === "hostpool.assign") this.assignments.set(w.assignment.hostname, { ...w.assignment });
+    else return false;
+    return true;
+  }
+
+  read(): StoredHostPools {
+    const byKey = <T>(key: (t: T) => string) => (a: T, b: T) =>
+      key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0;
+    return {
+      pools: [...this.pools.values()].map((p) => ({ ...p })).sort(byKey((p) => p.name)),
+      assignments: [...this.assignments.values()].map((a) => ({ ...a })).sort(byKey((a) => a.hostname)),
+    };
+  }
 }

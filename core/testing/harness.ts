@@ -18,10 +18,12 @@ import { type Metrics, noMetrics } from "../ports/metrics.ts";
 import { type Prng, seededPrng } from "../ports/prng.ts";
 import {
   compareJobs,
+  HostPoolRows,
   type JobPage,
   type JobQuery,
   nameContains,
   type Store,
+  type StoredHostPools,
   type StoreWrite,
   type WorkflowEventsQuery,
   workflowSteps,
@@ -170,6 +172,7 @@ export class TestStore implements Store {
   readonly updates = new Map<string, UpdateRecord>();
   readonly volumes = new Map<string, VolumeRecord>();
   readonly maintenance = new Map<string, HostMaintenanceRecord>();
+  readonly hostPoolRows = new HostPoolRows();
   #pending: { done?: (err?: Error) => void; err?: Error }[] = [];
   #failNext?: Error;
   #flushWaiters: (() => void)[] = [];
@@ -297,6 +300,9 @@ export class TestStore implements Store {
   hostMaintenance(): Promise<HostMaintenanceRecord[]> {
     return Promise.resolve([...this.maintenance.values()].map((m) => ({ ...m })));
   }
+  hostPools(): Promise<StoredHostPools> {
+    return Promise.resolve(this.hostPoolRows.read());
+  }
 
   flush(): Promise<void> {
     if (!this.#pending.length) return Promise.resolve();
@@ -364,6 +370,11 @@ export class TestStore implements Store {
         return;
       case "maintenance.delete":
         this.maintenance.delete(w.hostname);
+        return;
+      case "hostpool.put":
+      case "hostpool.delete":
+      case "hostpool.assign":
+        this.hostPoolRows.apply(w);
         return;
     }
   }

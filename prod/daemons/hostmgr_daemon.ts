@@ -79,6 +79,7 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
       });
       // Read under the lease: every write of the leader before is committed or fenced off by now.
       hm.recover(await p.store.hostMaintenance());
+      hm.recoverHostPools(await p.store.hostPools());
       p.transport.register("hostmgr", hm);
       hm.start();
       if (made.mesos) {

@@ -7,6 +7,7 @@ import {
   type JobQuery,
   type StaleWriteError,
   type Store,
+  type StoredHostPools,
   type StoreWrite,
   type WorkflowEventsQuery,
   workflowSteps,
@@ -31,6 +32,10 @@ import {
   type DialectKind,
   eventFromRow,
   eventRow,
+  hostPoolAssignmentFromRow,
+  hostPoolAssignmentRow,
+  hostPoolFromRow,
+  hostPoolRow,
   jobFromRow,
   jobRow,
   LABEL_KEY_CHARS,
@@ -435,6 +440,16 @@ export class KyselyStore implements Store {
     return rows.map(maintenanceFromRow);
   }
 
+  /** Both lists from one snapshot, so that a pool deleted with its hosts moved is never half read. */
+  async hostPools(): Promise<StoredHostPools> {
+    await this.flush();
+    return await this.#readSnapshot(async (db) => ({
+      pools: (await db.selectFrom("host_pools").selectAll().orderBy("name").execute()).map(hostPoolFromRow),
+      assignments: (await db.selectFrom("host_pool_assignments").selectAll().orderBy("hostname").execute())
+        .map(hostPoolAssignmentFromRow),
+    }));
+  }
+
   async #drain(): Promise<void> {
     try {
       while (this.#queue.length > 0) {
@@ -641,6 +656,15 @@ export class KyselyStore implements Store {
       case "maintenance.delete":
         await trx.deleteFrom("host_maintenance").where("hostname", "=", w.hostname).execute();
         return;
+      case "hostpool.put":
+        return await this.#upsert(trx, "host_pools", [hostPoolRow(w.pool)], ["name"]);
+      case "hostpool.delete":
+        await trx.deleteFrom("host_pools").where("name", "=", w.name).execute();
+        return;
+      case "hostpool.assign":
+        return await this.#upsert(trx, "host_pool_assignments", [hostPoolAssignmentRow(w.assignment)], [
+          "hostname",
+        ]);
       default:
         throw new Error(`Cannot write ${(w satisfies never as StoreWrite).kind}: unknown kind of write`);
     }
@@ -748,7 +772,14 @@ export class KyselyStore implements Store {
   /** Insert-or-replace by primary key; the caller has already applied the version rule. */
   async #upsert(
     trx: Trx,
-    table: "jobs" | "tasks" | "updates" | "volumes" | "host_maintenance",
+    table:
+      | "jobs"
+      | "tasks"
+      | "updates"
+      | "volumes"
+      | "host_maintenance"
+      | "host_pools"
+      | "host_pool_assignments",
     rows: Record<string, unknown>[],
     keys: string[],
   ): Promise<void> {

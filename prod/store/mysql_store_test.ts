@@ -62,6 +62,7 @@ Deno.test("KyselyStore on MySQL: processes opening a new database at once migrat
         "0005_jobs_owning_team",
         "0006_workflow_events",
         "0007_jobs_completion_time",
+        "0008_host_pools",
       ]);
     } finally {
       await db.destroy();

@@ -3,6 +3,8 @@ import { type ColumnType, type Generated, type Kysely, type Selectable, sql } fr
 import { type Migration, type MigrationProvider, Migrator } from "kysely/migration";
 import type {
   HostMaintenanceRecord,
+  HostPoolAssignmentRecord,
+  HostPoolRecord,
   JobRecord,
   RespoolRecord,
   TaskEventRecord,
@@ -152,6 +154,25 @@ export interface HostMaintenanceTable {
   start_time_ms: Int;
 }
 
+/**
+ * Host pools an operator created (migration 0008); the default pool, and pools named by agents'
+ * `host_pool` attribute, have no row.
+ */
+export interface HostPoolsTable {
+  name: string;
+  created_ms: Int;
+}
+
+/**
+ * The pool an operator put each host in (migration 0008). `pool` need not have a `host_pools` row (the
+ * default pool has none), so there is no foreign key.
+ */
+export interface HostPoolAssignmentsTable {
+  hostname: string;
+  pool: string;
+  changed_ms: Int;
+}
+
 /** A workflow's steps on a job's instances (migration 0006), read by workflow and instance in write order. */
 export interface WorkflowEventsTable {
   id: Generated<number>;
@@ -177,6 +198,8 @@ export interface StoreDatabase {
   volumes: VolumesTable;
   host_maintenance: HostMaintenanceTable;
   workflow_events: WorkflowEventsTable;
+  host_pools: HostPoolsTable;
+  host_pool_assignments: HostPoolAssignmentsTable;
 }
 
 /**
@@ -336,6 +359,22 @@ export function maintenanceFromRow(r: Selectable<HostMaintenanceTable>): HostMai
   };
 }
 
+export function hostPoolRow(p: HostPoolRecord): Selectable<HostPoolsTable> {
+  return { name: p.name, created_ms: p.createdMs };
+}
+
+export function hostPoolFromRow(r: Selectable<HostPoolsTable>): HostPoolRecord {
+  return { name: r.name, createdMs: r.created_ms };
+}
+
+export function hostPoolAssignmentRow(a: HostPoolAssignmentRecord): Selectable<HostPoolAssignmentsTable> {
+  return { hostname: a.hostname, pool: a.pool, changed_ms: a.changedMs };
+}
+
+export function hostPoolAssignmentFromRow(r: Selectable<HostPoolAssignmentsTable>): HostPoolAssignmentRecord {
+  return { hostname: r.hostname, pool: r.pool, changedMs: r.changed_ms };
+}
+
 /** Cuts a label to what its indexed column holds. */
 export function clip(s: string, chars: number): string {
   return s.length <= chars ? s : s.slice(0, chars);
@@ -354,6 +393,7 @@ export function storeMigrations(kind: DialectKind): Record<string, Migration> {
     "0005_jobs_owning_team": { up: (db) => jobsOwningTeam(db, kind) },
     "0006_workflow_events": { up: (db) => workflowEvents(db, kind) },
     "0007_jobs_completion_time": { up: (db) => jobsCompletionTime(db, kind) },
+    "0008_host_pools": { up: (db) => hostPools(db, kind) },
   };
 }
 
@@ -594,6 +634,22 @@ async function hostMaintenance(db: AnyDb, kind: DialectKind): Promise<void> {
     .addColumn("hostname", "varchar(255)", (c) => c.primaryKey())
     .addColumn("state", "varchar(32)", (c) => c.notNull())
     .addColumn("start_time_ms", "bigint", (c) => c.notNull())
+    .execute();
+}
+
+/**
+ * Host pools created and the pool each host was put in, so that both outlive a restart of the host
+ * manager. Safe to run again after a cut.
+ */
+async function hostPools(db: AnyDb, kind: DialectKind): Promise<void> {
+  await createTable(db, kind, "host_pools")
+    .addColumn("name", "varchar(255)", (c) => c.primaryKey())
+    .addColumn("created_ms", "bigint", (c) => c.notNull())
+    .execute();
+  await createTable(db, kind, "host_pool_assignments")
+    .addColumn("hostname", "varchar(255)", (c) => c.primaryKey())
+    .addColumn("pool", "varchar(255)", (c) => c.notNull())
+    .addColumn("changed_ms", "bigint", (c) => c.notNull())
     .execute();
 }
 

@@ -38,6 +38,7 @@ Deno.test("KyselyStore on SQLite: processes opening a new file at once migrate i
         "0005_jobs_owning_team",
         "0006_workflow_events",
         "0007_jobs_completion_time",
+        "0008_host_pools",
       ]);
     } finally {
       await db.destroy();

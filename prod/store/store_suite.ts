@@ -4,11 +4,14 @@ import type {
   JobOrder,
   JobOrderProperty,
   Store,
+  StoredHostPools,
   StoreWrite,
   WorkflowEventsQuery,
 } from "../../core/ports/store.ts";
 import type {
   HostMaintenanceRecord,
+  HostPoolAssignmentRecord,
+  HostPoolRecord,
   JobRecord,
   RespoolRecord,
   TaskEventRecord,
@@ -77,6 +80,9 @@ export function storeSuite(
     );
     steps["a database at migration 0006 gains the completion time column, filled from its jobs"] =
       upgradeFrom0006(options.freshDatabase);
+    steps["a database at migration 0007 gains host pools, keeping its rows"] = upgradeFrom0007(
+      options.freshDatabase,
+    );
   }
   Deno.test(`${name}: Store conformance`, async (t) => {
     const run = crypto.randomUUID().slice(0, 8);
@@ -235,6 +241,9 @@ class Ids {
   }
   host(n: number): string {
     return `${this.prefix}-host-${n}`;
+  }
+  hostPool(n: number): string {
+    return `${this.prefix}-pool-${n}`;
   }
 }
 
@@ -454,10 +463,19 @@ const reopen: Case = async (store, ids, open) => {
     { kind: "maintenance.put", maintenance: maintenance(ids.host(2)) },
   ]);
   store.write([{ kind: "maintenance.delete", hostname: ids.host(2) }]);
+  const keptPool = hostPool(ids.hostPool(1));
+  const assigned = hostPoolAssignment(ids.host(1), ids.hostPool(1));
+  store.write([
+    { kind: "hostpool.put", pool: keptPool },
+    { kind: "hostpool.put", pool: hostPool(ids.hostPool(2)) },
+    { kind: "hostpool.assign", assignment: assigned },
+  ]);
+  store.write([{ kind: "hostpool.delete", name: ids.hostPool(2) }]);
   await store.close();
   const again = await open();
   try {
     equal(await mineOf(again, ids), [kept]);
+    equal(await hostPoolsOf(again, ids), { pools: [keptPool], assignments: [assigned] });
     equal(await again.getJob(jobId), makeJob(jobId));
     equal(await again.getTasks(jobId), [makeTask(jobId, 0)]);
     equal(await again.getTaskEvents(jobId, 0), [event(jobId, 0, "RUNNING", 1)]);
@@ -658,6 +676,67 @@ function upgradeFrom0006(freshDatabase: () => { url: string; drop: () => Promise
     } finally {
       await drop();
     }
+  };
+}
+
+/**
+ * A database made by the code before host pools were stored (migrations up to 0007), with rows in it:
+ * opening it as a store adds the host pool tables and keeps the rows.
+ */
+function upgradeFrom0007(freshDatabase: () => { url: string; drop: () => Promise<void> }): Case {
+  return async (_store, ids) => {
+    const { openStore, openStoreDatabase } = await import("./kysely_store.ts");
+    const { jobRow, maintenanceRow, migrateToLatest } = await import("./schema.ts");
+    const { url, drop } = freshDatabase();
+    const job = makeJob(ids.job(1), {}, { completionTimeMs: 400 });
+    const m = maintenance(ids.host(1));
+    try {
+      const old = await openStoreDatabase(url);
+      equal((await migrateToLatest(old.db, old.kind, "0007_jobs_completion_time")).length, 7);
+      await old.db.insertInto("jobs").values(jobRow(job)).execute();
+      await old.db.insertInto("host_maintenance").values(maintenanceRow(m)).execute();
+      await old.db.destroy();
+
+      const store = await openStore(url);
+      try {
+        equal(await store.migrate(), []);
+        equal(await store.getJob(job.jobId), job);
+        equal(await store.hostMaintenance(), [m]);
+        equal(await store.hostPools(), { pools: [], assignments: [] });
+        const p = hostPool(ids.hostPool(1));
+        const a = hostPoolAssignment(ids.host(1), p.name);
+        strictEqual(
+          await put(store, [{ kind: "hostpool.put", pool: p }, { kind: "hostpool.assign", assignment: a }]),
+          undefined,
+        );
+        equal(await store.hostPools(), { pools: [p], assignments: [a] });
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await drop();
+    }
+  };
+}
+
+export function hostPool(name: string, createdMs = 1_700_000_000_456): HostPoolRecord {
+  return { name, createdMs };
+}
+
+export function hostPoolAssignment(
+  hostname: string,
+  pool: string,
+  changedMs = 1_700_000_000_789,
+): HostPoolAssignmentRecord {
+  return { hostname, pool, changedMs };
+}
+
+/** The host pools and assignments of one step's pools and hosts (steps share a database). */
+async function hostPoolsOf(store: Store, ids: Ids): Promise<StoredHostPools> {
+  const { pools, assignments } = await store.hostPools();
+  return {
+    pools: pools.filter((p) => p.name.startsWith(`${ids.prefix}-pool-`)),
+    assignments: assignments.filter((a) => a.hostname.startsWith(`${ids.prefix}-host-`)),
   };
 }
 
@@ -1636,6 +1715,119 @@ const cases: Record<string, Case> = {
     ]);
     strictEqual(stale?.name, "StaleWriteError");
     equal(await mineOf(store, ids), [again, maintenance(c)]);
+  },
+
+  "host pools: put, put again replaces, delete; assign, assign again replaces; listed by name": async (
+    store,
+    ids,
+  ) => {
+    const [a, b, c] = [ids.hostPool(1), ids.hostPool(2), ids.hostPool(3)];
+    const [h1, h2, h3] = [ids.host(1), ids.host(2), ids.host(3)];
+    equal(await hostPoolsOf(store, ids), { pools: [], assignments: [] });
+    strictEqual(
+      await put(store, [
+        { kind: "hostpool.put", pool: hostPool(c) },
+        { kind: "hostpool.put", pool: hostPool(a, 5) },
+        { kind: "hostpool.put", pool: hostPool(b) },
+        { kind: "hostpool.assign", assignment: hostPoolAssignment(h3, b) },
+        { kind: "hostpool.assign", assignment: hostPoolAssignment(h1, a, 5) },
+        // A pool with no record of its own (the default pool, or one an agent's attribute names).
+        { kind: "hostpool.assign", assignment: hostPoolAssignment(h2, "default") },
+      ]),
+      undefined,
+    );
+    equal(await hostPoolsOf(store, ids), {
+      pools: [hostPool(a, 5), hostPool(b), hostPool(c)],
+      assignments: [
+        hostPoolAssignment(h1, a, 5),
+        hostPoolAssignment(h2, "default"),
+        hostPoolAssignment(h3, b),
+      ],
+    });
+    // A put replaces the pool's record, an assignment the host's; deleting a pool with none is a no-op,
+    // and deleting one leaves its hosts' assignments to the writes beside it.
+    strictEqual(
+      await put(store, [
+        { kind: "hostpool.put", pool: hostPool(a, 7) },
+        { kind: "hostpool.assign", assignment: hostPoolAssignment(h1, c, 7) },
+        { kind: "hostpool.delete", name: b },
+        { kind: "hostpool.delete", name: ids.hostPool(9) },
+      ]),
+      undefined,
+    );
+    equal(await hostPoolsOf(store, ids), {
+      pools: [hostPool(a, 7), hostPool(c)],
+      assignments: [
+        hostPoolAssignment(h1, c, 7),
+        hostPoolAssignment(h2, "default"),
+        hostPoolAssignment(h3, b),
+      ],
+    });
+    // In order within a batch: DeleteHostPool deletes the pool and moves its hosts to the default pool; a
+    // pool deleted then created again, and a host assigned twice, end as the last write says.
+    strictEqual(
+      await put(store, [
+        { kind: "hostpool.delete", name: c },
+        { kind: "hostpool.assign", assignment: hostPoolAssignment(h1, "default", 8) },
+        { kind: "hostpool.delete", name: a },
+        { kind: "hostpool.put", pool: hostPool(a, 8) },
+        { kind: "hostpool.assign", assignment: hostPoolAssignment(h3, a, 8) },
+        { kind: "hostpool.assign", assignment: hostPoolAssignment(h3, "default", 9) },
+      ]),
+      undefined,
+    );
+    equal(await hostPoolsOf(store, ids), {
+      pools: [hostPool(a, 8)],
+      assignments: [
+        hostPoolAssignment(h1, "default", 8),
+        hostPoolAssignment(h2, "default"),
+        hostPoolAssignment(h3, "default", 9),
+      ],
+    });
+  },
+
+  "host pools: a batch that is stale or that the database refuses changes no host pool": async (
+    store,
+    ids,
+  ) => {
+    const [a, b, c] = [ids.hostPool(1), ids.hostPool(2), ids.hostPool(3)];
+    const [h1, h2] = [ids.host(1), ids.host(2)];
+    const p = ids.prefix;
+    const jobId = ids.job(1);
+    const before = { pools: [hostPool(a)], assignments: [hostPoolAssignment(h1, a)] };
+    strictEqual(
+      await put(store, [
+        { kind: "hostpool.put", pool: before.pools[0] },
+        { kind: "hostpool.assign", assignment: before.assignments[0] },
+        { kind: "job.put", job: makeJob(jobId) },
+        { kind: "respool.put", pool: pool(`${p}-a`, `/${p}/a`, "root") },
+      ]),
+      undefined,
+    );
+    // DeleteHostPool's batch, with a write that fails after it.
+    const deleteA: StoreWrite[] = [
+      { kind: "hostpool.put", pool: hostPool(b) },
+      { kind: "hostpool.delete", name: a },
+      { kind: "hostpool.assign", assignment: hostPoolAssignment(h1, "default", 2) },
+      { kind: "hostpool.assign", assignment: hostPoolAssignment(h2, b, 2) },
+    ];
+    const stale: StoreWrite[] = [...deleteA, { kind: "job.put", job: makeJob(jobId) }];
+    const refused: StoreWrite[] = [...deleteA, {
+      kind: "respool.put",
+      pool: pool(`${p}-b`, `/${p}/a`, "root"),
+    }];
+    strictEqual((await put(store, stale))?.name, "StaleWriteError");
+    ok(await put(store, refused) instanceof Error, "a second respool on the same path is refused");
+    equal(await hostPoolsOf(store, ids), before, "each batch alone");
+    // In one group with a batch that commits.
+    const results = await Promise.all([
+      put(store, stale),
+      put(store, [{ kind: "hostpool.put", pool: hostPool(c) }]),
+      put(store, refused),
+    ]);
+    const outcome = (r?: Error) => !r ? "committed" : r.name === "StaleWriteError" ? "stale" : "refused";
+    equal(results.map(outcome), ["stale", "committed", "refused"]);
+    equal(await hostPoolsOf(store, ids), { ...before, pools: [hostPool(a), hostPool(c)] }, "in a group");
   },
 
   "volumes put, list, get and delete": async (store, ids) => {
