@@ -1,5 +1,6 @@
 /** The placement engine daemon: dequeue gangs, lease hosts, place in rounds (with deadlines and backoff), hand back. */
 import type {
+  Gang,
   HostFilter,
   HostLease,
   HostPlacement,
@@ -29,6 +30,7 @@ import {
 import { failureReason, rejectionCounts, roomIsMissing } from "./reasons.ts";
 import { RoundBuilder, type UnitOutcome } from "./round_build.ts";
 import { HeldUnits, type Pending } from "./held_units.ts";
+import { HostPoolConstraints, type HostPoolPolicy } from "./host_pool_policy.ts";
 import type { PlacementResult, PlacementRound } from "./round.ts";
 
 export interface PlacementConfig {
@@ -60,6 +62,8 @@ export interface PlacementConfig {
    * its first failed round, then, while the reason changes, at most this often.
    */
   reasonIntervalMs: number;
+  /** Peloton's `use_host_pool`: each kind of work placed in its host pool; null (the default) turns it off. */
+  hostPools?: HostPoolPolicy | null;
 }
 
 export const DEFAULT_PLACEMENT_CONFIG: PlacementConfig = {
@@ -115,6 +119,7 @@ export class PlacementEngine implements Receiver {
   readonly #placed;
   readonly #failed;
   readonly #rounds;
+  readonly #hostPools?: HostPoolConstraints;
 
   constructor(
     private readonly deps: PlacementDeps,
@@ -125,6 +130,7 @@ export class PlacementEngine implements Receiver {
     this.#placed = deps.metrics.counter("placement_tasks_placed_total");
     this.#failed = deps.metrics.counter("placement_tasks_failed_total");
     this.#rounds = deps.metrics.counter("placement_rounds_total");
+    if (config.hostPools) this.#hostPools = new HostPoolConstraints(config.hostPools);
   }
 
   /** Tasks held by the engine (dequeued, not yet handed back). */
@@ -151,13 +157,19 @@ export class PlacementEngine implements Receiver {
       // new leader that had it already) are this engine's to place all the same: the resource manager has
       // them PLACING with this engine and would otherwise wait out its placing timeout.
       if (!this.#calls.resolve(msg) && this.#running) {
-        this.#held.admit(msg.gangs, this.deps.clock.now(), this.config.policies);
+        this.#admit(msg.gangs);
       }
     } else if (msg.kind === "hosts-acquired" || msg.kind === "host-reserved") {
       this.#calls.resolve(msg);
     } else if (msg.kind === "reservation-update") {
       this.#reservationUpdate(msg.taskId, msg.reservationId, msg.lease, msg.reason);
     }
+  }
+
+  /** Takes dequeued gangs into the work held, in their host pools when the engine places by pool. */
+  #admit(gangs: Gang[]): void {
+    const pooled = this.#hostPools ? this.#hostPools.apply(gangs) : gangs;
+    this.#held.admit(pooled, this.deps.clock.now(), this.config.policies);
   }
 
   #call<K extends ReplyMessage["kind"]>(
@@ -194,7 +206,7 @@ export class PlacementEngine implements Receiver {
       }),
       (reply) => {
         if (gen !== this.#dequeueGen) {
-          if (this.#running) this.#held.admit(reply.gangs, this.deps.clock.now(), this.config.policies);
+          if (this.#running) this.#admit(reply.gangs);
           return;
         }
         this.deps.clock.cancelTimer(this.#dequeueTimer!);
@@ -205,7 +217,7 @@ export class PlacementEngine implements Receiver {
           this.#roomEpoch = reply.roomEpoch;
           this.#held.retrySoon(this.deps.clock.now());
         }
-        this.#held.admit(reply.gangs, this.deps.clock.now(), this.config.policies);
+        this.#admit(reply.gangs);
         const due = this.#held.due(this.deps.clock.now(), this.config.roundLimit);
         if (due.length) this.#round(due);
         else this.#dequeue();

@@ -8,7 +8,7 @@ import { startResmgr } from "../daemons/resmgr_daemon.ts";
 import { jsonLogger } from "../log.ts";
 import { type Command, type CommandContext, type OptionSpec, UsageError } from "./command.ts";
 import { checkStoreFlag } from "./store_flag.ts";
-import { backendFlags, positiveInt, startProblem } from "./up_command.ts";
+import { backendFlags, hostPoolFlag, positiveInt, startProblem } from "./up_command.ts";
 
 /** Peloton's ports for its daemons (its `base.yaml` configs); the job manager's is the CLI's default. */
 const PORTS = { jobmgr: 5392, resmgr: 5290, hostmgr: 5291, placement: 5300 } as const;
@@ -135,7 +135,10 @@ export const daemonCommands: Command[] = [
   daemonCommand(
     "placement",
     "run a placement engine process (several may run at once)",
-    { "placement-workers": { type: "string", default: "0" } },
+    {
+      "placement-workers": { type: "string", default: "0" },
+      "use-host-pool": { type: "boolean", default: false },
+    },
     (common, opts) => {
       const n = Number(opts["placement-workers"]);
       if (!Number.isInteger(n) || n < 0) {
@@ -143,7 +146,7 @@ export const daemonCommands: Command[] = [
           `--placement-workers: got "${opts["placement-workers"]}", expected an integer >= 0`,
         );
       }
-      return startPlacement({ ...common, workers: n });
+      return startPlacement({ ...common, workers: n, placement: hostPoolFlag(opts) });
     },
   ),
   daemonCommand(

@@ -1,6 +1,8 @@
 /** `peloton up`: the four daemons, the store and the minicluster in one process. */
 import { parse } from "yaml";
 import { z } from "zod";
+import type { PlacementConfig } from "../../core/placement/engine.ts";
+import { PELOTON_HOST_POOLS } from "../../core/placement/host_pool_policy.ts";
 import type { AgentOptions } from "../minicluster/agent.ts";
 import { BasicAuth } from "../auth/basic_auth.ts";
 import { ListenError } from "../daemons/listen.ts";
@@ -77,6 +79,7 @@ export const upCommand: Command = {
     "task-restart-backoff-ms": { type: "string" },
     "mesos-master": { type: "string" },
     "placement-workers": { type: "string", default: "0" },
+    "use-host-pool": { type: "boolean", default: false },
     "auth-config": { type: "string" },
     verbose: { type: "boolean", short: "v", default: false },
   },
@@ -120,6 +123,7 @@ export const upCommand: Command = {
         agentOptions,
         log: opts.verbose ? (line) => ctx.err(line) : undefined,
         placementWorkers: workers,
+        placement: hostPoolFlag(opts),
       });
     } catch (e) {
       const problem = startProblem(e, String(opts.host), port);
@@ -162,6 +166,11 @@ export function startProblem(e: unknown, host: string, port: number): string | u
     : e;
   if (!(bind instanceof ListenError)) return undefined;
   return bind.inUse ? `${bind.message}; pick another with --port` : bind.message;
+}
+
+/** `--use-host-pool`: Peloton's `use_host_pool`, each kind of work placed in its host pool. */
+export function hostPoolFlag(opts: Record<string, unknown>): Partial<PlacementConfig> {
+  return opts["use-host-pool"] ? { hostPools: PELOTON_HOST_POOLS } : {};
 }
 
 /** `--placement-workers N`: Deno workers for placement rounds (0: in process). */
