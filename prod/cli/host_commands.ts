@@ -1,4 +1,4 @@
-/** `peloton host ...`: query hosts and their state; start and complete maintenance. */
+/** `peloton host ...`: query hosts and their state; start and complete maintenance; host pools. */
 import type { Command } from "./command.ts";
 import { table } from "./format.ts";
 
@@ -10,6 +10,7 @@ type HostInfo = {
   labels: { key: string; value: string }[];
   resources: { total: Record<string, number>; free: Record<string, number> };
   tasks: number;
+  currentPool?: string;
 };
 
 export const hostCommands: Command[] = [
@@ -24,10 +25,11 @@ export const hostCommands: Command[] = [
       if (ctx.json) ctx.out(JSON.stringify(res, null, 2));
       else {
         ctx.out(table(
-          ["Hostname", "State", "CPU free/total", "Mem free/total", "Tasks", "Labels"],
+          ["Hostname", "State", "Pool", "CPU free/total", "Mem free/total", "Tasks", "Labels"],
           res.hostInfos.map((h) => [
             h.hostname,
             h.state,
+            h.currentPool ?? "—",
             `${h.resources.free.cpuLimit}/${h.resources.total.cpuLimit}`,
             `${h.resources.free.memLimitMb}/${h.resources.total.memLimitMb} MB`,
             h.tasks,
@@ -44,7 +46,65 @@ export const hostCommands: Command[] = [
     "CompleteMaintenance",
     "end the maintenance of a DRAINED or DOWN host: it is UP and takes work again",
   ),
+  {
+    name: "host pool list",
+    args: [],
+    summary: "list the host pools with their number of hosts",
+    async run(ctx) {
+      const res = await ctx.client.call<{ pools: HostPoolInfo[] }>(`${HOST}::ListHostPools`, {});
+      if (ctx.json) ctx.out(JSON.stringify(res, null, 2));
+      else ctx.out(table(["Pool", "Hosts"], res.pools.map((p) => [p.name, p.hosts.length])));
+      return 0;
+    },
+  },
+  {
+    name: "host pool list-hosts",
+    args: ["POOL"],
+    summary: "list the hosts of a host pool",
+    async run(ctx, [name]) {
+      const res = await ctx.client.call<{ pools: HostPoolInfo[] }>(`${HOST}::ListHostPools`, {});
+      const pool = res.pools.find((p) => p.name === name);
+      if (!pool) {
+        ctx.err(`host pool ${name} not found; the pools are ${res.pools.map((p) => p.name).join(", ")}`);
+        return 1;
+      }
+      if (ctx.json) ctx.out(JSON.stringify(pool, null, 2));
+      else ctx.out(pool.hosts.length ? pool.hosts.join("\n") : `Host pool ${name} has no hosts`);
+      return 0;
+    },
+  },
+  poolChange("create", "CreateHostPool", "create a host pool (hosts join it with `host pool change`)"),
+  poolChange("delete", "DeleteHostPool", "delete a host pool: its hosts move to the default pool"),
+  {
+    name: "host pool change",
+    args: ["HOSTNAME", "POOL"],
+    summary: "move a host to another host pool; -s POOL checks the pool it is in first",
+    options: { source: { type: "string", short: "s" } },
+    async run(ctx, [hostname, destinationPool], opts) {
+      const body = { hostname, sourcePool: opts.source as string | undefined, destinationPool };
+      const res = await ctx.client.call<Record<string, never>>(`${HOST}::ChangeHostPool`, body);
+      ctx.out(
+        ctx.json ? JSON.stringify(res, null, 2) : `Host ${hostname} moved to host pool ${destinationPool}`,
+      );
+      return 0;
+    },
+  },
 ];
+
+type HostPoolInfo = { name: string; hosts: string[] };
+
+function poolChange(word: "create" | "delete", method: string, summary: string): Command {
+  return {
+    name: `host pool ${word}`,
+    args: ["POOL"],
+    summary,
+    async run(ctx, [name]) {
+      const res = await ctx.client.call<Record<string, never>>(`${HOST}::${method}`, { name });
+      ctx.out(ctx.json ? JSON.stringify(res, null, 2) : `Host pool ${name} ${word}d`);
+      return 0;
+    },
+  };
+}
 
 function maintenance(word: string, method: string, summary: string): Command {
   return {

@@ -1,0 +1,108 @@
+/**
+ * Host pools through the CLI against `peloton up --use-host-pool` (minicluster, SQLite): pools and moves
+ * outlive a SIGKILL restart, and non-preemptible batch work waits for a host in `batch_reserved`, then runs
+ * only there.
+ */
+import assert from "node:assert/strict";
+import { batchJobYaml } from "./testing_cluster.ts";
+import { cli, ROOT, startUp, type UpProcess, waitFor, waitForJobState } from "./testing.ts";
+
+const POOL = `${ROOT}/scenarios/jobs/default_respool.yaml`;
+
+type Host = { hostname: string; agentId: string; currentPool: string };
+type Task = { runtime: { host?: string; message?: string } };
+
+async function poolsOf(url: string): Promise<Record<string, string[]>> {
+  const r = await cli(url, "host", "pool", "list", "-j");
+  assert.equal(r.code, 0, r.err);
+  const pools = JSON.parse(r.out).pools as { name: string; hosts: string[] }[];
+  return Object.fromEntries(pools.map((p) => [p.name, p.hosts]));
+}
+
+function registered(url: string, count: number): Promise<Host[]> {
+  return waitFor(`${count} agents registered`, async () => {
+    const r = await cli(url, "host", "query", "-j");
+    const list: Host[] = r.code === 0 ? JSON.parse(r.out).hostInfos : [];
+    return list.filter((h) => h.agentId).length === count ? list : undefined;
+  });
+}
+
+Deno.test({
+  name:
+    "peloton host pool create|change|delete; --use-host-pool places batch work in its pool; a SIGKILL restart keeps both",
+  sanitizeResources: false,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "peloton-hostpool-" });
+    const args = ["--agents", "3", "--use-host-pool"];
+    let up: UpProcess | undefined = await startUp(`${dir}/peloton`, args);
+    try {
+      await registered(up.url, 3);
+      assert.deepEqual(await poolsOf(up.url), { default: [], shared: ["agent-0", "agent-1", "agent-2"] });
+      assert.equal((await cli(up.url, "respool", "create", "/DefaultResPool", POOL)).code, 0);
+
+      const created = await cli(up.url, "host", "pool", "create", "stateless");
+      assert.equal(created.code, 0, created.err);
+      assert.equal(created.out, "Host pool stateless created");
+      const wrong = await cli(up.url, "host", "pool", "change", "agent-1", "stateless", "-s", "default");
+      assert.equal(wrong.code, 1);
+      assert.match(wrong.err, /sourcePool: host agent-1 is in host pool shared, not "default"/);
+      const moved = await cli(up.url, "host", "pool", "change", "agent-1", "stateless", "-s", "shared");
+      assert.equal(moved.code, 0, moved.err);
+      assert.equal(moved.out, "Host agent-1 moved to host pool stateless");
+
+      // Non-preemptible batch work goes to batch_reserved, which has no host yet: it waits, saying why.
+      const file = `${dir}/job.yaml`;
+      // 12 tasks of 1 cpu need three of the 4-cpu agents, or one three times over.
+      await Deno.writeTextFile(file, batchJobYaml("reserved", 12, "true", 1));
+      const job = await cli(up.url, "job", "create", "/DefaultResPool", file);
+      assert.equal(job.code, 0, job.err);
+      const jobId = /^Job (\S+) created$/.exec(job.out)![1];
+      await waitFor("the tasks to say they wait for a batch_reserved host", async () => {
+        const r = await cli(up!.url, "task", "list", jobId, "-j");
+        const tasks = r.code === 0 ? Object.values(JSON.parse(r.out).result.value) as Task[] : [];
+        const waiting = tasks.length === 12 &&
+          tasks.every((t) => /host_pool=batch_reserved/.test(t.runtime.message ?? ""));
+        return waiting || undefined;
+      });
+
+      up.child.kill("SIGKILL");
+      await up.stop();
+      up = undefined;
+      up = await startUp(`${dir}/peloton`, args);
+      const hosts = await registered(up.url, 3);
+      assert.deepEqual(hosts.map((h) => [h.hostname, h.currentPool]), [
+        ["agent-0", "shared"],
+        ["agent-1", "stateless"],
+        ["agent-2", "shared"],
+      ]);
+      const listed = await cli(up.url, "host", "pool", "list-hosts", "stateless");
+      assert.equal(listed.out, "agent-1");
+
+      assert.equal((await cli(up.url, "host", "pool", "create", "batch_reserved")).code, 0);
+      const reserve = await cli(up.url, "host", "pool", "change", "agent-2", "batch_reserved");
+      assert.equal(reserve.code, 0, reserve.err);
+      assert.equal(await waitForJobState(up.url, jobId, ["SUCCEEDED", "FAILED", "KILLED"]), "SUCCEEDED");
+      const tasks = Object.values(
+        JSON.parse((await cli(up.url, "task", "list", jobId, "-j")).out).result.value,
+      ) as Task[];
+      assert.deepEqual([...new Set(tasks.map((t) => t.runtime.host))], ["agent-2"], "only the pool's host");
+
+      const deleted = await cli(up.url, "host", "pool", "delete", "stateless");
+      assert.equal(deleted.code, 0, deleted.err);
+      assert.deepEqual(await poolsOf(up.url), {
+        batch_reserved: ["agent-2"],
+        default: ["agent-1"],
+        shared: ["agent-0"],
+      });
+      const gone = await cli(up.url, "host", "pool", "delete", "stateless");
+      assert.equal(gone.code, 1);
+      assert.match(gone.err, /host pool stateless not found/);
+    } catch (err) {
+      if (up) console.error(up.output());
+      throw err;
+    } finally {
+      await up?.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
