@@ -173,10 +173,14 @@ export interface TaskPageJson {
   pagination: { offset: number; limit: number; total: number };
 }
 
-/** The job view's tasks table, from the URL (`#/jobs/ID?state=&sort=&order=&page=&size=`). */
+/** The job view's tasks table, from the URL (`#/jobs/ID?state=&name=&host=&sort=&order=&page=&size=`). */
 export interface TaskListQuery {
-  /** A task state, or "" for any. */
-  state: string;
+  /** Task states, uppercase, unique and sorted; none for any. */
+  states: string[];
+  /** Task names, each matched exactly as the API does (Peloton's QuerySpec.names); none for any. */
+  names: string[];
+  /** Host names, each matched exactly; none for any. */
+  hosts: string[];
   /** The column sorted by, as Peloton's task order property (`instanceId`, `creation_time`, ...). */
   sort: string;
   desc: boolean;

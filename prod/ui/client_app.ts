@@ -20,7 +20,7 @@ import type {
   WorkflowInfoJson,
 } from "./api_types.ts";
 import { errorText, needsSignIn, UiApi } from "./client_api.ts";
-import { byId, h, when } from "./client_dom.ts";
+import { byId, h, keepingFocus, when } from "./client_dom.ts";
 import { hostsView, poolsView, summaryView } from "./client_cluster.ts";
 import {
   JobList,
@@ -31,7 +31,7 @@ import {
   readJobListQuery,
   showJobListQuery,
 } from "./client_job_list.ts";
-import { parseTaskListQuery, taskListHash, taskListRequest } from "./client_tasks.ts";
+import { parseTaskListQuery, TaskFilter, taskListHash, taskListRequest } from "./client_tasks.ts";
 import { jobView, Rpc } from "./client_views.ts";
 import { instanceProgressRequest } from "./client_workflow.ts";
 
@@ -68,6 +68,8 @@ export class UiApp {
   #openInstances = new Set<number>();
   /** The job whose rows `#openInstances` holds ("" for none). */
   #openJob = "";
+  /** The tasks table's name and host filter: one form for the page's life, so a render keeps what is typed. */
+  readonly #taskFilter = new TaskFilter((names, hosts) => this.#filterTasks(names, hosts));
 
   /** `?refresh=SECONDS` in the page's URL overrides the default period (at least half a second). */
   constructor(readonly config: UiConfig) {
@@ -94,10 +96,10 @@ export class UiApp {
     byId("filter").addEventListener("input", () => this.render());
     byId("job-query").addEventListener("submit", (e) => {
       e.preventDefault();
-      this.#showJobs(readJobListQuery());
+      this.#go(jobListHash(readJobListQuery()));
     });
     for (const id of ["job-state", "job-size"]) {
-      byId(id).addEventListener("change", () => this.#showJobs(readJobListQuery()));
+      byId(id).addEventListener("change", () => this.#go(jobListHash(readJobListQuery())));
     }
     addEventListener("hashchange", () => {
       byId("filter").value = "";
@@ -105,24 +107,31 @@ export class UiApp {
       const job = route.view === "job" ? route.id : "";
       if (job !== this.#openJob) this.#openInstances.clear();
       this.#openJob = job;
-      this.#syncJobQuery();
+      this.#syncForms();
       this.render();
       this.refresh();
     });
-    this.#syncJobQuery();
+    this.#syncForms();
     this.refresh();
   }
 
-  /** Goes to the jobs view for `q`; the hash change loads it (or, when the hash stays, a refresh does). */
-  #showJobs(q: JobListQuery): void {
-    const hash = jobListHash(q);
+  /** Goes to `hash`; the hash change loads its view (or, when the hash stays, a refresh does). */
+  #go(hash: string): void {
     if (location.hash === hash) this.refresh();
     else location.hash = hash;
   }
 
-  #syncJobQuery(): void {
+  /** The job's tasks with `names` and `hosts`, from the first page, in the same states, order and size. */
+  #filterTasks(names: string[], hosts: string[]): void {
+    const route = parseRoute(location.hash);
+    if (route.view === "job") this.#go(taskListHash(route.id, { ...route.tasks, names, hosts, page: 1 }));
+  }
+
+  /** Puts the URL's query into the forms that show it. */
+  #syncForms(): void {
     const route = parseRoute(location.hash);
     if (route.view === "jobs") showJobListQuery(route.query);
+    if (route.view === "job") this.#taskFilter.show(route.tasks);
   }
 
   setPaused(paused: boolean): void {
@@ -276,17 +285,27 @@ export class UiApp {
     const snap = this.#snapshot, act = (a: UiAction) => this.#ask(a);
     try {
       byId("summary").replaceChildren(summaryView(snap));
-      const view = route.view === "job"
-        ? jobView(snap, route.id, act, {
-          open: this.#openInstances,
-          toggle: (i) => this.#toggleInstance(i),
-        }, route.tasks)
-        : route.view === "jobs"
-        ? jobsView(snap, route.query)
-        : route.view === "pools"
-        ? poolsView(snap)
-        : hostsView(snap, filter.value, act);
-      byId("view").replaceChildren(view);
+      // The job view places the task filter's form the app keeps: what is typed in it keeps its focus.
+      keepingFocus(() => {
+        const view = route.view === "job"
+          ? jobView(
+            snap,
+            route.id,
+            act,
+            {
+              open: this.#openInstances,
+              toggle: (i) => this.#toggleInstance(i),
+            },
+            route.tasks,
+            this.#taskFilter.form,
+          )
+          : route.view === "jobs"
+          ? jobsView(snap, route.query)
+          : route.view === "pools"
+          ? poolsView(snap)
+          : hostsView(snap, filter.value, act);
+        byId("view").replaceChildren(view);
+      });
     } catch (e) {
       // A reply of an unexpected shape must show up as an error, not as a blank page.
       this.#errors = [...this.#errors, new Error(`Cannot show the ${route.view} view: ${errorText(e)}`)];

@@ -27,9 +27,21 @@ export interface UiEvent {
   preventDefault(): void;
 }
 
+/** What the UI reads of the focused element to give it back its focus and caret. */
+export interface UiFocused extends UiElement {
+  readonly isConnected: boolean;
+  /** A number in text inputs; null or absent in other elements. */
+  readonly selectionStart?: number | null;
+  readonly selectionEnd?: number | null;
+  readonly selectionDirection?: "forward" | "backward" | "none" | null;
+  setSelectionRange?(start: number, end: number, direction?: "forward" | "backward" | "none"): void;
+  focus(options?: { preventScroll?: boolean }): void;
+}
+
 export interface UiDocument {
   createElement(tag: string): UiElement;
   getElementById(id: string): UiElement | null;
+  readonly activeElement: UiFocused | null;
 }
 
 /** What `h` takes as children: elements, text, or nothing (null, undefined, false are skipped). */
@@ -63,6 +75,29 @@ export function h(tag: string, attrs: UiAttrs = {}, ...children: UiChild[]): UiE
     el.append(typeof c === "object" ? c : String(c));
   }
   return el;
+}
+
+/**
+ * Runs `change` (a render), then gives the focus and the caret back to the element that had them if it is
+ * still in the page: a render that places a node it keeps (the form the app builds once) moves it, which blurs
+ * it, and the move happens as soon as the new view takes the node, before that view replaces the old one.
+ */
+export function keepingFocus(change: () => void): void {
+  const doc = uiDocument(), focused = doc.activeElement;
+  const start = focused?.selectionStart, end = focused?.selectionEnd;
+  const direction = focused?.selectionDirection ?? undefined;
+  try {
+    change();
+  } finally {
+    if (focused && doc.activeElement !== focused && focused.isConnected) {
+      // No scrolling: the operator is where they were.
+      focused.focus({ preventScroll: true });
+      // Chromium keeps a moved input's caret; another browser's focus() may put it elsewhere.
+      if (typeof start === "number" && typeof end === "number") {
+        focused.setSelectionRange?.(start, end, direction);
+      }
+    }
+  }
 }
 
 /** A table with a header row; `rows` of cells. An empty table says so in one row. */
@@ -177,6 +212,7 @@ export const DOM_CODE = [
   uiDocument,
   byId,
   h,
+  keepingFocus,
   table,
   pagerView,
   wholeParam,

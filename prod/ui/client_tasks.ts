@@ -1,10 +1,11 @@
 /**
  * Browser code of the web UI, part 3c: a job's tasks table. The API filters, sorts and pages it
- * (`TaskManager::Query` with Peloton's `spec.taskStates` and `spec.pagination {offset, limit, orderBy}`),
- * so a job of 10,000 instances loads and draws one page per refresh. The table's query lives in the URL hash
- * (`#/jobs/ID?state=PENDING&sort=host&order=desc&page=2`): pages, filters and sorts are links, which a
- * refresh keeps (the view is rebuilt every few seconds, so its controls are links, not form fields it
- * would reset), and a link reproduces the view.
+ * (`TaskManager::Query` with Peloton's `spec.taskStates`, `spec.names`, `spec.hosts` and
+ * `spec.pagination {offset, limit, orderBy}`), so a job of 10,000 instances loads and draws one page per
+ * refresh. The table's query lives in the URL hash
+ * (`#/jobs/ID?state=PENDING,RUNNING&host=agent-1&sort=host&order=desc&page=2`), so a link reproduces the
+ * view. Pages, states and sorts are links, which a refresh keeps (the view is rebuilt every few seconds);
+ * the name and host filter is the one form, which the app builds once so a refresh keeps what is typed in it.
  * Runs in the browser (see client_dom.ts for the rules).
  */
 import type { JobInfoJson, Snapshot, TaskInfoJson, TaskListQuery } from "./api_types.ts";
@@ -44,12 +45,23 @@ export class TaskList {
   static readonly DEFAULT_SORT = "instanceId";
 }
 
+/**
+ * The items of a comma-separated list (a URL parameter, a filter input), trimmed, without empty or repeated
+ * ones. A comma always separates: a name holding one cannot be asked for.
+ */
+export function commaList(text: string): string[] {
+  return [...new Set(text.split(",").map((s) => s.trim()).filter((s) => s))];
+}
+
 /** The table's query from the hash's `?...` part; values out of range fall back to the defaults. */
 export function parseTaskListQuery(search: string): TaskListQuery {
   const p = new URLSearchParams(search);
   const sort = p.get("sort") ?? "";
   return {
-    state: (p.get("state") ?? "").trim().toUpperCase(),
+    // `state=PENDING`, as links had it when the table showed one state at a time, is a list of one.
+    states: commaList((p.get("state") ?? "").toUpperCase()).sort(),
+    names: commaList(p.get("name") ?? ""),
+    hosts: commaList(p.get("host") ?? ""),
     sort: TaskList.COLUMNS.some(([, prop]) => prop === sort) ? sort : TaskList.DEFAULT_SORT,
     desc: (p.get("order") ?? "").toLowerCase() === "desc",
     page: wholeParam(p, "page", TaskList.MAX_PAGE, 1),
@@ -60,16 +72,22 @@ export function parseTaskListQuery(search: string): TaskListQuery {
 /** The hash of job `jobId`'s view with its tasks table showing `q`; defaults are left out. */
 export function taskListHash(jobId: string, q: TaskListQuery): string {
   const p = new URLSearchParams();
-  if (q.state) p.set("state", q.state);
+  if (q.states.length) p.set("state", q.states.join(","));
+  if (q.names.length) p.set("name", q.names.join(","));
+  if (q.hosts.length) p.set("host", q.hosts.join(","));
   if (q.sort !== TaskList.DEFAULT_SORT) p.set("sort", q.sort);
   if (q.desc) p.set("order", "desc");
   if (q.size !== TaskList.DEFAULT_SIZE) p.set("size", String(q.size));
   if (q.page > 1) p.set("page", String(q.page));
-  const search = p.toString();
+  // Commas only separate items (see commaList), so they can stay readable.
+  const search = p.toString().replaceAll("%2C", ",");
   return `#/jobs/${encodeURIComponent(jobId)}${search ? `?${search}` : ""}`;
 }
 
-/** The `TaskManager::Query` body for `q`: its state, its order, and its page as an offset and a limit. */
+/**
+ * The `TaskManager::Query` body for `q`: its states, names and hosts (the API matches names and hosts
+ * exactly), its order, and its page as an offset and a limit.
+ */
 export function taskListRequest(jobId: string, q: TaskListQuery): Record<string, unknown> {
   const spec: Record<string, unknown> = {
     pagination: {
@@ -79,7 +97,9 @@ export function taskListRequest(jobId: string, q: TaskListQuery): Record<string,
       orderBy: [{ order: q.desc ? "DESC" : "ASC", property: { value: q.sort } }],
     },
   };
-  if (q.state) spec.taskStates = [q.state];
+  if (q.states.length) spec.taskStates = q.states;
+  if (q.names.length) spec.names = q.names;
+  if (q.hosts.length) spec.hosts = q.hosts;
   return { jobId: { value: jobId }, spec };
 }
 
@@ -94,32 +114,97 @@ export function taskPaging(jobId: string, q: TaskListQuery, total: number): Pagi
   };
 }
 
+/** `states` with `state` added, or taken out if it is in; sorted, as a query keeps them. */
+export function toggleState(states: string[], state: string): string[] {
+  return states.includes(state) ? states.filter((s) => s !== state) : [...states, state].sort();
+}
+
 /**
- * "All 150 · PENDING 140 · RUNNING 10": the states the job's tasks are in (its runtime's counts), each a
- * link to the table of those tasks; the one shown is marked, and listed even when none are left in it.
+ * "All 150 · PENDING 140 · RUNNING 10": the states the job's tasks are in (its runtime's counts). "All"
+ * links to the table of every task, each state to the table with that state added to the ones shown or
+ * taken out of them; the chosen ones are marked, and listed even when none are left in them.
  */
 export function taskStateFilter(jobId: string, q: TaskListQuery, stats: Record<string, number>): UiElement {
   const all = Object.values(stats).reduce((a, n) => a + n, 0);
-  const states = Object.keys(stats).filter((s) => stats[s] > 0);
-  if (q.state && !states.includes(q.state)) states.push(q.state);
-  const chip = (label: string, state: string, n: number) =>
+  const listed = new Set([...Object.keys(stats).filter((s) => stats[s] > 0), ...q.states]);
+  const chip = (label: string, state: string, n: number, states: string[], chosen: boolean) =>
     h(
       "a",
       {
-        href: taskListHash(jobId, { ...q, state, page: 1 }),
+        href: taskListHash(jobId, { ...q, states, page: 1 }),
         class: `state-chip ${state ? stateTone(state) : "all"}`,
         "data-state": state || "ALL",
-        "aria-current": state === q.state ? "true" : undefined,
+        "aria-current": chosen ? "true" : undefined,
       },
       `${label} ${count(n)}`,
     );
   return h(
     "div",
-    { class: "task-filter", role: "group", "aria-label": "Show tasks in state" },
-    h("span", { class: "muted" }, "State:"),
-    chip("All", "", all),
-    ...states.sort().map((s) => chip(s, s, stats[s] ?? 0)),
+    {
+      class: "task-filter",
+      role: "group",
+      "aria-label": "States of the tasks shown (a state's link adds or removes it)",
+    },
+    h("span", { class: "muted" }, "States:"),
+    chip("All", "", all, [], !q.states.length),
+    ...[...listed].sort().map((s) =>
+      chip(s, s, stats[s] ?? 0, toggleState(q.states, s), q.states.includes(s))
+    ),
   );
+}
+
+/**
+ * The name and host filter: two inputs of comma-separated exact names, Apply and Clear. The view is rebuilt
+ * on every refresh, which would wipe what the operator is typing, so the app builds this form once and every
+ * render places that same node (`keepingFocus` gives it back its focus and caret); its inputs take
+ * the URL's filter only when the hash changes (`show`).
+ */
+export class TaskFilter {
+  readonly form: UiElement;
+  readonly #names: UiElement;
+  readonly #hosts: UiElement;
+
+  /** `apply` gets the names and hosts asked for; Clear asks for none. */
+  constructor(apply: (names: string[], hosts: string[]) => void) {
+    const input = (id: string, label: string, placeholder: string) =>
+      h("input", {
+        id,
+        type: "search",
+        "aria-label": label,
+        placeholder,
+        autocomplete: "off",
+        spellcheck: "false",
+      });
+    this.#names = input("task-names", "Task names", "Task names (exact, comma-separated)");
+    this.#hosts = input("task-hosts", "Hosts", "Hosts (exact, comma-separated)");
+    const submit = () => apply(commaList(this.#names.value), commaList(this.#hosts.value));
+    const clear = () => {
+      this.show({ names: [], hosts: [] });
+      submit();
+    };
+    this.form = h(
+      "form",
+      {
+        id: "task-query",
+        role: "search",
+        "aria-label": "Filter tasks by name and host",
+        onsubmit: (e) => {
+          e.preventDefault();
+          submit();
+        },
+      },
+      this.#names,
+      this.#hosts,
+      h("button", { type: "submit" }, "Apply"),
+      h("button", { type: "button", class: "clear", onclick: clear }, "Clear"),
+    );
+  }
+
+  /** Puts `q`'s names and hosts into the inputs (at start, and after the hash changed, e.g. by Back). */
+  show(q: Pick<TaskListQuery, "names" | "hosts">): void {
+    this.#names.value = q.names.join(", ");
+    this.#hosts.value = q.hosts.join(", ");
+  }
 }
 
 /** Links to the other page sizes; a new size starts from the first page. */
@@ -172,8 +257,11 @@ function taskRow(t: TaskInfoJson): UiElement {
   return h("tr", { "data-instance": t.instanceId }, ...cells.map((c) => h("td", {}, c)));
 }
 
-/** The job's tasks table for `q`: its filter, its pages, and one page of rows as the API sorted them. */
-export function tasksView(snap: Snapshot, info: JobInfoJson, q: TaskListQuery): UiElement {
+/**
+ * The job's tasks table for `q`: its filters (`filter` is the name and host form the app keeps, see
+ * TaskFilter), its pages, and one page of rows as the API sorted them.
+ */
+export function tasksView(snap: Snapshot, info: JobInfoJson, q: TaskListQuery, filter: UiElement): UiElement {
   const jobId = info.id.value;
   const stats = info.runtime.taskStats ?? {};
   const all = Object.values(stats).reduce((a, n) => a + n, 0) || info.config.instanceCount;
@@ -186,7 +274,10 @@ export function tasksView(snap: Snapshot, info: JobInfoJson, q: TaskListQuery): 
   } else {
     const page = snap.job.tasks, total = page.pagination.total;
     const rows = page.records.map(taskRow);
-    const empty = total === 0 ? (q.state ? `No task is ${q.state}` : "No tasks") : "No tasks on this page";
+    const filtered = q.states.length > 0 || q.names.length > 0 || q.hosts.length > 0;
+    const empty = total === 0
+      ? (filtered ? "No task matches the filter" : "No tasks")
+      : "No tasks on this page";
     parts.push(
       pagerView(taskPaging(jobId, q, total), "top"),
       h(
@@ -209,17 +300,21 @@ export function tasksView(snap: Snapshot, info: JobInfoJson, q: TaskListQuery): 
     { id: "tasks" },
     h("h3", {}, `Tasks (${count(all)})`),
     h("div", { class: "task-controls" }, taskStateFilter(jobId, q, stats), taskSizeChooser(jobId, q)),
+    filter,
     ...parts,
   );
 }
 
 export const TASK_CODE = [
   TaskList,
+  commaList,
   parseTaskListQuery,
   taskListHash,
   taskListRequest,
   taskPaging,
+  toggleState,
   taskStateFilter,
+  TaskFilter,
   taskSizeChooser,
   taskHeader,
   taskRow,

@@ -187,7 +187,7 @@ function limits(r: ResourceLimits | undefined): string {
 
 /**
  * A job's page; `rows` says which instance rows of its workflow show their steps, `tasks` which tasks its
- * tasks table shows.
+ * tasks table shows, `taskFilter` is that table's name and host form (the one the app keeps).
  */
 export function jobView(
   snap: Snapshot,
@@ -195,6 +195,7 @@ export function jobView(
   act: Act,
   rows: RowToggle,
   tasks: TaskListQuery,
+  taskFilter: UiElement,
 ): UiElement {
   const info = snap.job?.info;
   if (!info || info.id.value !== jobId) {
@@ -239,7 +240,7 @@ export function jobView(
     ]),
     workflowView(info, snap.job?.updates, act),
     instanceProgressView(info, snap.job?.updates, snap.job?.workflows, rows),
-    tasksView(snap, info, tasks),
+    tasksView(snap, info, tasks, taskFilter),
   );
 }
 

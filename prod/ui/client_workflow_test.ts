@@ -8,7 +8,7 @@ import {
   instanceStepsLimit,
   instanceTable,
 } from "./client_workflow.ts";
-import { parseTaskListQuery } from "./client_tasks.ts";
+import { parseTaskListQuery, TaskFilter } from "./client_tasks.ts";
 import { jobView } from "./client_views.ts";
 import { fake, type FakeElement, useFakeDocument } from "./dom_testing.ts";
 
@@ -128,6 +128,7 @@ Deno.test("a batch job without workflows shows nothing new; a failed load says s
         () => {},
         toggles(),
         parseTaskListQuery(""),
+        new TaskFilter(() => {}).form,
       ),
     );
   assert.equal(page([]).select("section[id=instance-progress]").length, 0);

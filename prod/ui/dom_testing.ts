@@ -61,7 +61,12 @@ export class FakeElement implements UiElement {
   focus(): void {}
 
   click(): void {
-    for (const l of this.listeners.get("click") ?? []) l({ preventDefault() {} });
+    this.fire("click");
+  }
+
+  /** Calls the element's `type` listeners, as the browser would on that event (`submit`, `input`). */
+  fire(type: string): void {
+    for (const l of this.listeners.get(type) ?? []) l({ preventDefault() {} });
   }
 
   hasClass(name: string): boolean {
@@ -96,6 +101,7 @@ export function useFakeDocument(): void {
   const doc: UiDocument = {
     createElement: (tag) => new FakeElement(tag),
     getElementById: () => null,
+    activeElement: null,
   };
   (globalThis as unknown as { document: UiDocument }).document = doc;
 }

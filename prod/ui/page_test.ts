@@ -85,7 +85,15 @@ Deno.test("routes come from the hash", () => {
   assert.deepEqual(parseRoute("#/jobs/abc-1?state=pending&sort=host&order=desc&page=2"), {
     view: "job",
     id: "abc-1",
-    tasks: { state: "PENDING", sort: "host", desc: true, page: 2, size: TaskList.DEFAULT_SIZE },
+    tasks: {
+      states: ["PENDING"],
+      names: [],
+      hosts: [],
+      sort: "host",
+      desc: true,
+      page: 2,
+      size: TaskList.DEFAULT_SIZE,
+    },
   });
   assert.deepEqual(parseRoute("#/pools"), { view: "pools" });
   assert.deepEqual(parseRoute("#/hosts/"), { view: "hosts" });

@@ -94,6 +94,8 @@ a.state-chip { display: inline-block; border-radius: 999px; padding: 0.05rem 0.5
   font-weight: 600; white-space: nowrap; text-decoration: none; border: 1px solid transparent; }
 a.state-chip.all { color: var(--fg); background: var(--off-bg); }
 a.state-chip[aria-current] { border-color: currentColor; box-shadow: 0 0 0 1px currentColor; }
+#task-query { display: flex; gap: 0.4rem; flex-wrap: wrap; align-items: center; margin: 0.25rem 0; }
+#task-query input { font: inherit; font-size: 0.85rem; padding: 0.2rem 0.4rem; width: 16rem; }
 .task-sizes .size { padding: 0 0.2rem; }
 .task-sizes .size.current { font-weight: 600; }
 th a.sort-link { color: inherit; text-decoration: none; }

@@ -3,7 +3,8 @@
  * see the job and the pool the API created with their state, page to a job past the first page of the job
  * list and filter it, stop the job and take a host through maintenance from the UI, and check each change
  * through the API; follow a rolling update instance by instance; page, sort and filter the tasks of a job of
- * 150; all with nothing unexpected on the console.
+ * 150 (by several states, by names, by hosts, keeping what is typed across refreshes); all with nothing
+ * unexpected on the console.
  * Needs Chromium at /usr/bin/chromium (or PELOTON_TEST_CHROMIUM); without it the test fails, it does not skip.
  */
 import assert from "node:assert/strict";
@@ -20,6 +21,7 @@ const JOB = "peloton.api.job.JobManager";
 const RESPOOL = "peloton.api.respool.ResourceManager";
 const HOST = "peloton.api.v0.host.svc.HostService";
 const UPDATE = "peloton.api.v0.update.svc.UpdateService";
+const TASK = "peloton.api.task.TaskManager";
 const WAIT_MS = 10_000;
 
 /**
@@ -428,6 +430,8 @@ Deno.test({
         },
       );
 
+      // The job of 150 tasks the next steps look at.
+      let bigId = "";
       await t.step(
         "a job of 150 tasks: the tasks table pages, sorts and filters through the API, all kept in the URL",
         async () => {
@@ -442,14 +446,17 @@ Deno.test({
           const small = await client.call<{ result: { value: string } }>(`${RESPOOL}::CreateResourcePool`, {
             config: { ...pool.value, parent: { value: "root" } },
           });
-          const config = loadJobConfig(batchJobYaml("ui-big", 150, "sleep 600"), "big.yaml");
-          assert.ok(config.ok);
-          const { jobId: { value: bigId } } = await client.call<{ jobId: { value: string } }>(
-            `${JOB}::Create`,
-            {
-              config: { ...config.value, respoolID: { value: small.result.value } },
-            },
+          // Two instances with names of their own, for the name filter.
+          const config = loadJobConfig(
+            `${batchJobYaml("ui-big", 150, "sleep 600")}instanceconfig:\n` +
+              "  5:\n    name: ui-big-5\n  140:\n    name: ui-big-140\n",
+            "big.yaml",
           );
+          assert.ok(config.ok);
+          const created = await client.call<{ jobId: { value: string } }>(`${JOB}::Create`, {
+            config: { ...config.value, respoolID: { value: small.result.value } },
+          });
+          bigId = created.jobId.value;
           // Until the counts hold still, so the page's filter and the API agree.
           let last = "";
           const stats = await waitFor("the big job's tasks to settle", async () => {
@@ -507,7 +514,10 @@ Deno.test({
           const ids = (await instances()).map(Number);
           assert.deepEqual(ids, ids.slice().sort((a, b) => b - a));
 
-          // Pending tasks say why they wait; a reload of the link shows the same table.
+          // A state chosen is taken out again: every state. Pending tasks say why they wait; a reload of the
+          // link shows the same table.
+          await running.click();
+          await shows("tasks 1–100 of 150 · page 1 of 2");
           await tasks.locator('a.state-chip[data-state="PENDING"]').click();
           await shows(`of ${stats.PENDING}`);
           const messages = await rows.locator("td:nth-child(9)").allInnerTexts();
@@ -530,6 +540,129 @@ Deno.test({
           await shows(`tasks 1–100 of ${stats.PENDING}`);
           assert.equal(await rows.count(), 100);
           watch.expectOnly("the tasks table of a big job");
+        },
+      );
+
+      await t.step(
+        "the tasks table shows several states at once, filters by names and hosts as the API does, and keeps " +
+          "what is typed in its filter across refreshes",
+        async () => {
+          type TaskPage = {
+            records: { instanceId: number; runtime: { state: string; host?: string } }[];
+            pagination: { total: number };
+          };
+          const query = (spec: Record<string, unknown>) =>
+            client.call<TaskPage>(`${TASK}::Query`, {
+              jobId: { value: bigId },
+              spec: { ...spec, pagination: { limit: 1000 } },
+            });
+          // A third state: three waiting instances stopped (no room is freed, so the others stay as they are).
+          const waiting = (await query({ taskStates: ["PENDING"] })).records.slice(0, 3).map((r) =>
+            r.instanceId
+          );
+          await client.call(`${TASK}::Stop`, {
+            jobId: { value: bigId },
+            ranges: waiting.map((i) => ({ from: i, to: i + 1 })),
+          });
+          const stats = await waitFor("three tasks KILLED", async () => {
+            const r = await client.call<{ jobInfo: { runtime: { taskStats?: Record<string, number> } } }>(
+              `${JOB}::Get`,
+              { id: { value: bigId } },
+            );
+            const s = r.jobInfo.runtime.taskStats ?? {};
+            return s.KILLED === 3 && s.RUNNING + s.PENDING === 147 ? s : undefined;
+          }, WAIT_MS);
+
+          await page.goto(`${up.url}/ui/?refresh=0.5#/jobs/${bigId}`);
+          const tasks = page.locator("#tasks");
+          const rows = tasks.locator("table.tasks tbody tr");
+          const shows = (text: string) =>
+            tasks.locator(".pager-top .page-of", { hasText: text }).waitFor({ timeout: WAIT_MS });
+          const instances = async () => (await rows.locator("td:first-child").allInnerTexts()).map(Number);
+          const chip = (state: string) => tasks.locator(`a.state-chip[data-state="${state}"]`);
+          const chosen = () =>
+            tasks.locator("a.state-chip[aria-current]").evaluateAll((cs) =>
+              cs.map((c) => c.getAttribute("data-state"))
+            );
+          await shows("tasks 1–100 of 150");
+
+          // Two states: the tasks in either, and only those.
+          await chip("KILLED").click();
+          await shows("tasks 1–3 of 3");
+          await chip("RUNNING").click();
+          const both = stats.RUNNING + 3;
+          await shows(`tasks 1–${both} of ${both}`);
+          assert.ok(page.url().endsWith(`#/jobs/${bigId}?state=KILLED,RUNNING`), page.url());
+          assert.deepEqual(await chosen(), ["KILLED", "RUNNING"]);
+          const states = await rows.locator(".badge").allInnerTexts();
+          assert.equal(states.filter((s) => s === "KILLED").length, 3);
+          assert.equal(states.filter((s) => s === "RUNNING").length, stats.RUNNING);
+          assert.deepEqual(
+            await instances(),
+            (await query({ taskStates: ["KILLED", "RUNNING"] })).records.map((r) => r.instanceId),
+          );
+          // Again: that state is taken out.
+          await chip("KILLED").click();
+          await shows(`tasks 1–${stats.RUNNING} of ${stats.RUNNING}`);
+          assert.deepEqual(await chosen(), ["RUNNING"]);
+
+          // A host filter typed while the page refreshes keeps its text, focus and caret: the operator types
+          // all of the host but its first letter, goes back to the start, waits, and types that letter.
+          const host = (await query({ taskStates: ["RUNNING"] })).records[0].runtime.host!;
+          const hosts = tasks.locator("#task-hosts");
+          await hosts.click();
+          await page.keyboard.type(host.slice(1));
+          await page.keyboard.press("Home");
+          for (let i = 0; i < 2; i++) {
+            const updated = await page.locator("#status").innerText();
+            await page.locator("#status", { hasNotText: updated }).waitFor({ timeout: WAIT_MS });
+          }
+          assert.deepEqual(
+            await page.evaluate("[document.activeElement.id, document.activeElement.selectionStart]"),
+            ["task-hosts", 0],
+            "the input keeps the focus and the caret across refreshes",
+          );
+          await page.keyboard.type(host[0]);
+          assert.equal(await hosts.inputValue(), host);
+          assert.ok(page.url().endsWith(`#/jobs/${bigId}?state=RUNNING`), "typing does not apply the filter");
+          await page.keyboard.press("Enter");
+          const onHost = (await query({ taskStates: ["RUNNING"], hosts: [host] })).records;
+          await shows(`tasks 1–${onHost.length} of ${onHost.length}`);
+          assert.ok(page.url().endsWith(`#/jobs/${bigId}?state=RUNNING&host=${host}`), page.url());
+          assert.deepEqual(await instances(), onHost.map((r) => r.instanceId));
+          assert.ok((await rows.locator("td:nth-child(5)").allInnerTexts()).every((h) => h === host));
+
+          // Names, matched exactly, in any state; the host filter cleared.
+          await chip("ALL").click();
+          await tasks.locator("#task-query button.clear").click();
+          await shows("tasks 1–100 of 150");
+          await tasks.locator("#task-names").fill("ui-big-140, ui-big-5, ui-big");
+          await tasks.locator("#task-query button[type=submit]").click();
+          await shows("tasks 1–2 of 2");
+          assert.ok(page.url().endsWith(`#/jobs/${bigId}?name=ui-big-140,ui-big-5,ui-big`), page.url());
+          const named = await query({ names: ["ui-big-140", "ui-big-5", "ui-big"] });
+          assert.deepEqual(await instances(), named.records.map((r) => r.instanceId));
+          assert.deepEqual(await instances(), [5, 140]);
+          assert.deepEqual(await rows.locator("td:nth-child(2)").allInnerTexts(), ["ui-big-5", "ui-big-140"]);
+          // With a state none of them is in: nothing, and the table says why.
+          await chip("KILLED").click();
+          await tasks.locator("td.empty", { hasText: "No task matches the filter" }).waitFor({
+            timeout: WAIT_MS,
+          });
+
+          // Back: the inputs show the URL's filter again.
+          await page.goBack();
+          await shows("tasks 1–2 of 2");
+          assert.equal(await tasks.locator("#task-names").inputValue(), "ui-big-140, ui-big-5, ui-big");
+          await page.goBack();
+          await shows("tasks 1–100 of 150");
+          assert.equal(await tasks.locator("#task-names").inputValue(), "");
+          await page.goBack();
+          assert.ok(page.url().endsWith(`#/jobs/${bigId}?host=${host}`), page.url());
+          const anyState = (await query({ hosts: [host] })).records.length;
+          await shows(`tasks 1–${anyState} of ${anyState}`);
+          assert.equal(await hosts.inputValue(), host);
+          watch.expectOnly("filtering the tasks of a big job");
         },
       );
 
