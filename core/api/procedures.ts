@@ -11,6 +11,8 @@ export const SERVICES: Record<string, Daemon> = {
   "peloton.api.v1alpha.job.stateless.svc.JobService": "jobmgr",
   "peloton.api.v1alpha.pod.svc.PodService": "jobmgr",
   "peloton.api.respool.ResourceManager": "resmgr",
+  // Private in Peloton; its GetActiveTasks and GetPendingTasks back `resmgr tasks active|pending`.
+  "peloton.private.resmgr.ResourceManagerService": "resmgr",
   "peloton.api.v0.host.svc.HostService": "hostmgr",
 };
 
@@ -31,6 +33,7 @@ const SHORT: Record<string, string> = {
   HostService: "peloton.api.v0.host.svc.HostService",
   JobService: "peloton.api.v1alpha.job.stateless.svc.JobService",
   PodService: "peloton.api.v1alpha.pod.svc.PodService",
+  ResourceManagerService: "peloton.private.resmgr.ResourceManagerService",
 };
 
 export interface Route {

@@ -15,6 +15,7 @@ import { type HandoffConfig, PlacementHandoff } from "./handoff.ts";
 import { chooseVictims, DEFAULT_PREEMPTION_CONFIG, poolsDue, type PreemptionConfig } from "./preemptor.ts";
 import { Fifo } from "./queue.ts";
 import { RespoolApi } from "./respool_api.ts";
+import { inspectTasks, RESMGR_SERVICE } from "./task_inspect.ts";
 import { RespoolTree } from "./respool_tree.ts";
 import { QueuedGang } from "./queued_gang.ts";
 import { NONE, PENDING, PLACING, PREEMPTING, READY, RUNNING, stateName, TaskTable } from "./task_table.ts";
@@ -128,6 +129,10 @@ export class ResourceManager implements Receiver {
         this.recalculate();
         return;
       case "api":
+        if (msg.procedure.startsWith(`${RESMGR_SERVICE}::`)) {
+          const res = inspectTasks(this, msg);
+          return this.deps.transport.send(msg.replyTo, { kind: "api-reply", reqId: msg.reqId, ...res });
+        }
         return this.#api.handle(msg);
       case "peer-changed":
         return this.#peerGone(msg.role, msg.gone);

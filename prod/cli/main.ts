@@ -7,6 +7,7 @@ import { daemonCommands } from "./daemon_commands.ts";
 import { hostCommands } from "./host_commands.ts";
 import { jobCommands } from "./job_commands.ts";
 import { podCommands } from "./pod_commands.ts";
+import { resmgrCommands } from "./resmgr_commands.ts";
 import { respoolCommands } from "./respool_commands.ts";
 import { taskCommands } from "./task_commands.ts";
 import { miniclusterCommand } from "./minicluster_command.ts";
@@ -22,6 +23,7 @@ export const COMMANDS: Command[] = [
   ...podCommands,
   ...respoolCommands,
   ...hostCommands,
+  ...resmgrCommands,
   ...updateCommands,
   ...statelessCommands,
   miniclusterCommand,

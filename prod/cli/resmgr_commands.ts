@@ -1,0 +1,74 @@
+/** `peloton resmgr tasks active|pending`: what the resource manager holds (Peloton's `resmgr tasks` commands). */
+import { type Command, wholeFlag } from "./command.ts";
+import { table } from "./format.ts";
+
+const RESMGR = "peloton.private.resmgr.ResourceManagerService";
+
+type Entry = { taskID: string; taskState: string; respool: string; reason: string };
+
+export const resmgrCommands: Command[] = [
+  {
+    name: "resmgr tasks active",
+    args: [],
+    summary:
+      "the resource manager's tasks by state (--job JOB, --respool POOL, -s STATES,...; -n 1000 at most)",
+    options: {
+      job: { type: "string" },
+      respool: { type: "string" },
+      states: { type: "string", short: "s" },
+      limit: { type: "string", short: "n", default: "1000" },
+    },
+    async run(ctx, _args, opts) {
+      const states = opts.states ? String(opts.states).split(",").map((s) => s.trim()).filter(Boolean) : [];
+      const res = await ctx.client.call<
+        { tasksByState: Record<string, { taskEntry: Entry[] }>; total: number }
+      >(
+        `${RESMGR}::GetActiveTasks`,
+        {
+          jobID: opts.job ?? "",
+          respoolID: opts.respool ?? "",
+          states,
+          limit: wholeFlag("limit", opts.limit, 1),
+        },
+      );
+      if (ctx.json) {
+        ctx.out(JSON.stringify(res, null, 2));
+        return 0;
+      }
+      const entries = Object.values(res.tasksByState).flatMap((s) => s.taskEntry);
+      ctx.out(table(
+        ["Task", "State", "Resource pool", "Reason"],
+        entries.map((e) => [e.taskID, e.taskState, e.respool, e.reason]),
+      ));
+      if (entries.length < res.total) {
+        ctx.err(`showing ${entries.length} of ${res.total} tasks; raise -n for more`);
+      }
+      return 0;
+    },
+  },
+  {
+    name: "resmgr tasks pending",
+    args: ["RESPOOL"],
+    summary: "a leaf pool's queued gangs, each queue in admission order (-n 100 gangs a queue)",
+    options: { limit: { type: "string", short: "n", default: "100" } },
+    async run(ctx, [respool], opts) {
+      const res = await ctx.client.call<{
+        pendingGangsByQueue: Record<string, { pendingGangs: { taskIDs: string[] }[] }>;
+      }>(`${RESMGR}::GetPendingTasks`, {
+        respoolID: { value: respool },
+        limit: wholeFlag("limit", opts.limit, 1),
+      });
+      if (ctx.json) {
+        ctx.out(JSON.stringify(res, null, 2));
+        return 0;
+      }
+      const queues = Object.entries(res.pendingGangsByQueue);
+      if (!queues.length) ctx.out(`Nothing is queued in ${respool}`);
+      for (const [queue, { pendingGangs }] of queues) {
+        ctx.out(`${queue} (${pendingGangs.length} gangs):`);
+        pendingGangs.forEach((g, i) => ctx.out(`  ${i + 1}. ${g.taskIDs.join(", ")}`));
+      }
+      return 0;
+    },
+  },
+];
