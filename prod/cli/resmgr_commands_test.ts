@@ -57,7 +57,7 @@ Deno.test({
       );
       assert.equal(table.code, 0, table.err);
       assert.match(table.out, /^\s*Task\|\s+State\|\s+Resource pool\|\s+Reason\|/);
-      assert.match(table.out, /-3-1\|  PENDING\|  \/DefaultResPool\|/);
+      assert.match(table.out, /-3-1\| {2}PENDING\| {2}\/DefaultResPool\|/);
       assert.equal(table.out.trim().split("\n").length, 3, "a header and the two pending tasks");
       const capped = await cli(up.url, "resmgr", "tasks", "active", "--job", jobId, "-n", "1");
       assert.match(capped.err, /showing 1 of 5 tasks; raise -n for more/);
