@@ -1,10 +1,15 @@
 /**
  * Reads what the daemons need back after a restart: pools, active jobs with their tasks, config versions,
- * workflows, hosts in maintenance and host pools.
+ * workflows, hosts in maintenance, host pools and the job managers' lockdown.
  */
 import type { RecoveredJob } from "../core/jobmgr/jobmgr.ts";
 import { recoveredJob } from "../core/jobmgr/job_load.ts";
-import type { HostMaintenanceRecord, RespoolRecord, UpdateRecord } from "../core/model/records.ts";
+import type {
+  AdminLockRecord,
+  HostMaintenanceRecord,
+  RespoolRecord,
+  UpdateRecord,
+} from "../core/model/records.ts";
 import type { Store, StoredHostPools } from "../core/ports/store.ts";
 
 export interface Recovered {
@@ -13,6 +18,7 @@ export interface Recovered {
   updates: UpdateRecord[];
   maintenance: HostMaintenanceRecord[];
   hostPools: StoredHostPools;
+  adminLocks: AdminLockRecord[];
 }
 
 /**
@@ -20,15 +26,16 @@ export interface Recovered {
  * jobs (a job manager loading the shards it took over).
  */
 export async function loadRecovery(store: Store, only?: (jobId: string) => boolean): Promise<Recovered> {
-  const [pools, allActive, allUpdates, maintenance, hostPools] = await Promise.all([
+  const [pools, allActive, allUpdates, maintenance, hostPools, adminLocks] = await Promise.all([
     store.respools(),
     store.activeJobs(),
     store.activeUpdates(),
     store.hostMaintenance(),
     store.hostPools(),
+    store.adminLocks(),
   ]);
   const active = only ? allActive.filter((j) => only(j.jobId)) : allActive;
   const updates = only ? allUpdates.filter((u) => only(u.jobId)) : allUpdates;
   const jobs = await Promise.all(active.map((job) => recoveredJob(store, job, updates)));
-  return { pools, jobs, updates, maintenance, hostPools };
+  return { pools, jobs, updates, maintenance, hostPools, adminLocks };
 }

@@ -4,6 +4,7 @@ import { DEFAULT_HOSTMGR_CONFIG, HostManager } from "../core/hostmgr/hostmgr.ts"
 import { DEFAULT_JOBMGR_CONFIG, JobManager, type JobmgrConfig } from "../core/jobmgr/jobmgr.ts";
 import type { ApiReply, Message } from "../core/messages.ts";
 import { DEFAULT_PLACEMENT_CONFIG, type PlacementConfig, PlacementEngine } from "../core/placement/engine.ts";
+import { storedLocks } from "../core/jobmgr/lockdown.ts";
 import { InProcessExecutor } from "../core/placement/in_process_executor.ts";
 import { PRODUCTION_ROUND_TIMEOUT_MS, WorkerExecutor } from "./placement/worker_executor.ts";
 import { seededPrng } from "../core/ports/prng.ts";
@@ -231,6 +232,7 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
 
   resmgr.recover(recovered.pools);
   jobmgr.recover(recovered.jobs, recovered.updates);
+  jobmgr.applyLocks(storedLocks(recovered.adminLocks));
   hostmgr.recover(recovered.maintenance);
   hostmgr.recoverHostPools(recovered.hostPools);
   hostmgr.start();

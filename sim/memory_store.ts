@@ -1,5 +1,6 @@
 /** In-memory Store for the simulator and tests: Maps, the stores' version rule, `done` called through `defer`. */
 import {
+  AdminLockRows,
   compareJobs,
   HostPoolRows,
   type JobOrder,
@@ -15,6 +16,7 @@ import {
 } from "../core/ports/store.ts";
 import type { JobConfig } from "../core/model/config_types.ts";
 import {
+  type AdminLockRecord,
   type HostMaintenanceRecord,
   isTerminalUpdateState,
   type JobRecord,
@@ -153,6 +155,7 @@ export class MemoryStore implements Store {
   readonly #volumes = new Map<string, VolumeRecord>();
   readonly #maintenance = new Map<string, HostMaintenanceRecord>();
   readonly #hostPools = new HostPoolRows();
+  readonly #adminLocks = new AdminLockRows();
   /** What a plain batch changed, as (container, key, value before) triples, to undo it if a write is stale. */
   readonly #undo: unknown[] = [];
   #issued = 0;
@@ -349,6 +352,9 @@ export class MemoryStore implements Store {
   hostPools(): Promise<StoredHostPools> {
     return Promise.resolve(this.#hostPools.read());
   }
+  adminLocks(): Promise<AdminLockRecord[]> {
+    return Promise.resolve(this.#adminLocks.read());
+  }
 
   /**
    * Writes land at once; this waits until as many `done` calls have run as batches were written before it,
@@ -425,6 +431,10 @@ export class MemoryStore implements Store {
       case "hostpool.delete":
       case "hostpool.assign":
         this.#hostPools.apply(w);
+        break;
+      case "admin.lock":
+      case "admin.unlock":
+        this.#adminLocks.apply(w);
         break;
       case "task.put": {
         this.#jobTasks(w.task.jobId).put(w.task.instanceId, this.#adopt ? w.task : copyTask(w.task));

@@ -10,6 +10,7 @@ export const SERVICES: Record<string, Daemon> = {
   "peloton.api.v0.volume.svc.VolumeService": "jobmgr",
   "peloton.api.v1alpha.job.stateless.svc.JobService": "jobmgr",
   "peloton.api.v1alpha.pod.svc.PodService": "jobmgr",
+  "peloton.api.v1alpha.admin.svc.AdminService": "jobmgr",
   "peloton.api.respool.ResourceManager": "resmgr",
   // Private in Peloton; its GetActiveTasks and GetPendingTasks back `resmgr tasks active|pending`.
   "peloton.private.resmgr.ResourceManagerService": "resmgr",
@@ -33,6 +34,7 @@ const SHORT: Record<string, string> = {
   HostService: "peloton.api.v0.host.svc.HostService",
   JobService: "peloton.api.v1alpha.job.stateless.svc.JobService",
   PodService: "peloton.api.v1alpha.pod.svc.PodService",
+  AdminService: "peloton.api.v1alpha.admin.svc.AdminService",
   ResourceManagerService: "peloton.private.resmgr.ResourceManagerService",
 };
 

@@ -50,6 +50,8 @@ export class GoalStateEngine<E, A extends string, K = string> {
   #timer: TimerId | undefined;
   #timerAt = Infinity;
   #stopped = false;
+  /** Locked down (AdminService): entities queue up, nothing runs until resumed. */
+  #paused = false;
   #dispatching = false;
   /** Evaluations run and actions failed, for metrics and tests. */
   evaluations = 0;
@@ -87,6 +89,23 @@ export class GoalStateEngine<E, A extends string, K = string> {
 
   get size(): number {
     return this.#queue.size + this.#running.size;
+  }
+
+  /** Runs nothing more until `resume`; what is running finishes, what is enqueued waits. */
+  pause(): void {
+    this.#paused = true;
+    if (this.#timer !== undefined) this.clock.cancelTimer(this.#timer);
+    this.#timer = undefined;
+    this.#timerAt = Infinity;
+  }
+
+  resume(): void {
+    this.#paused = false;
+    this.#arm();
+  }
+
+  get paused(): boolean {
+    return this.#paused;
   }
 
   stop(): void {
@@ -161,7 +180,7 @@ export class GoalStateEngine<E, A extends string, K = string> {
 
   /** Keeps one timer for the earliest deadline; free workers pick up work as soon as it is due. */
   #arm(): void {
-    if (this.#stopped || this.#dispatching) return;
+    if (this.#stopped || this.#paused || this.#dispatching) return;
     const at = this.#running.size < this.config.workers ? this.#queue.nextDeadline() : Infinity;
     if (at === Infinity || at >= this.#timerAt) return;
     if (this.#timer !== undefined) this.clock.cancelTimer(this.#timer);

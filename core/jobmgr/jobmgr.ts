@@ -1,6 +1,14 @@
 /** The job manager daemon: job and task lifecycle, driven by goal-state engines over Peloton's tables. */
 import { GoalStateEngine } from "../goalstate/engine.ts";
+import {
+  ADMIN_SERVICE,
+  apiLockKind,
+  LOCK_COMPONENTS,
+  type LockComponent,
+  lockComponents,
+} from "./lockdown.ts";
 import type {
+  ApiErrorCode,
   ApiReply,
   Gang,
   HostPlacement,
@@ -192,6 +200,9 @@ export class JobManager implements Receiver {
   #pollTimer: TimerId | undefined;
   /** Jobs another job manager drives now: whatever is still collected for them is dropped. */
   readonly #released = new Set<string>();
+  /** Components locked down (AdminService), and what the locks hold back meanwhile. */
+  readonly locks = new Set<LockComponent>();
+  #heldPlacements: Extract<ReplyMessage, { kind: "placements" }>[] = [];
 
   constructor(readonly deps: JobmgrDeps, readonly config: JobmgrConfig = DEFAULT_JOBMGR_CONFIG) {
     const engine = (workers: number) => ({
@@ -326,13 +337,78 @@ export class JobManager implements Receiver {
       case "api-reply":
         this.#calls.resolve(msg);
         break;
-      case "api":
+      case "api": {
+        if (msg.procedure.startsWith(`${ADMIN_SERVICE}::`)) {
+          this.#admin(msg);
+          break;
+        }
+        const locked = this.locks.size ? apiLockKind(msg.procedure) : undefined;
+        if (locked && this.locks.has(locked)) {
+          // Peloton's API lock middleware answers Internal, with these words.
+          const message = `All ${locked.toLowerCase()} APIs are locked down`;
+          this.deps.transport.send(msg.replyTo, {
+            kind: "api-reply",
+            reqId: msg.reqId,
+            error: { code: "internal", message },
+          });
+          break;
+        }
         this.#api.handle(msg);
         break;
+      }
       default:
         return;
     }
     this.flush();
+  }
+
+  /** Puts back the lockdown stored before a restart (before `start`), or takes up one stored by a peer. */
+  applyLocks(components: LockComponent[]): void {
+    for (const c of LOCK_COMPONENTS) this.#setLocked(c, components.includes(c));
+    this.flush();
+  }
+
+  /** AdminService Lockdown and RemoveLockdown: applied at once, answered once stored. */
+  #admin(req: Extract<Message, { kind: "api" }>): void {
+    const method = req.procedure.slice(req.procedure.indexOf("::") + 2);
+    const reply = (res: { body: unknown } | { error: { code: ApiErrorCode; message: string } }) =>
+      this.deps.transport.send(req.replyTo, { kind: "api-reply", reqId: req.reqId, ...res });
+    if (method !== "Lockdown" && method !== "RemoveLockdown") {
+      return reply({
+        error: { code: "unimplemented", message: `procedure ${req.procedure} is not implemented` },
+      });
+    }
+    const components = lockComponents((req.body as Record<string, unknown> | undefined)?.components);
+    if (typeof components === "string") {
+      return reply({ error: { code: "invalid-argument", message: components } });
+    }
+    const lock = method === "Lockdown", before = [...this.locks], now = this.now();
+    for (const c of components) this.#setLocked(c, lock);
+    const writes: StoreWrite[] = components.map((component) =>
+      lock ? { kind: "admin.lock", lock: { component, lockedMs: now } } : { kind: "admin.unlock", component }
+    );
+    this.deps.store.write(writes, (err) => {
+      if (!err) return reply({ body: { successes: components, failures: [] } });
+      // The store does not have it: memory goes back to what the store has.
+      this.applyLocks(before);
+      reply({ error: { code: "internal", message: `storing the lockdown: ${err.message}` } });
+    });
+    this.flush();
+  }
+
+  #setLocked(c: LockComponent, on: boolean): void {
+    if (this.locks.has(c) === on) return;
+    if (on) this.locks.add(c);
+    else this.locks.delete(c);
+    if (c === "GoalStateEngine") {
+      for (const e of [this.taskEngine, this.jobEngine, this.updateEngine]) on ? e.pause() : e.resume();
+    } else if (c === "Launch" && !on) {
+      const held = this.#heldPlacements;
+      this.#heldPlacements = [];
+      for (const reply of held) this.#onPlacements(reply);
+      this.#pollGen++;
+      this.#pollPlacements();
+    }
   }
 
   /** Sends a request that expects a reply to this daemon. */
@@ -613,7 +689,8 @@ export class JobManager implements Receiver {
       this.deps.transport.send(this.deps.resmgr, { kind: "drop-tasks", taskIds: this.#drops });
       this.#drops = [];
     }
-    if (this.#kills.length) {
+    // Locked down, kills wait here until unlocked.
+    if (this.#kills.length && !this.locks.has("Kill")) {
       this.deps.transport.send(this.deps.hostmgr, { kind: "kill-tasks", tasks: this.#kills });
       this.#kills = [];
     }
@@ -809,7 +886,7 @@ export class JobManager implements Receiver {
   // Inputs from the resource manager and the host manager
 
   #pollPlacements(): void {
-    if (!this.#running) return;
+    if (!this.#running || this.locks.has("Launch")) return;
     const gen = this.#pollGen;
     if (this.#pollTimer !== undefined) this.deps.clock.cancelTimer(this.#pollTimer);
     this.#pollTimer = this.deps.clock.setTimer(this.config.placementPollRetryMs, () => {
@@ -840,6 +917,11 @@ export class JobManager implements Receiver {
    * answering a poll sent again to a new leader) is still carried out; only the next poll hangs on the call.
    */
   #onPlacements(reply: Extract<ReplyMessage, { kind: "placements" }>): void {
+    // A poll answered after Launch was locked down: launched once it is lifted.
+    if (this.locks.has("Launch") && reply.placements.length) {
+      this.#heldPlacements.push({ ...reply, changes: [], preemptions: [] });
+      reply = { ...reply, placements: [] };
+    }
     this.#onRmChanges(reply.changes);
     for (const p of reply.placements) this.#launch(p);
     if (reply.preemptions?.length) this.#preempt(reply.preemptions);

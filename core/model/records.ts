@@ -293,3 +293,12 @@ export interface HostPoolAssignmentRecord {
   pool: string;
   changedMs: number;
 }
+
+/**
+ * A job manager component an operator locked down (v1alpha AdminService Lockdown): `GoalStateEngine`,
+ * `Read`, `Write`, `Kill` or `Launch`. Kept until RemoveLockdown, across restarts.
+ */
+export interface AdminLockRecord {
+  component: string;
+  lockedMs: number;
+}

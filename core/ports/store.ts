@@ -1,10 +1,11 @@
 /**
  * Store port: durable storage of jobs, tasks, task events, workflows and their instance events, resource
- * pools, host maintenance and host pools.
+ * pools, host maintenance, host pools and the job managers' lockdown.
  */
 import type { JobConfig } from "../model/config_types.ts";
 import { JOB_STATES } from "../model/states.ts";
 import type {
+  AdminLockRecord,
   HostMaintenanceRecord,
   HostPoolAssignmentRecord,
   HostPoolRecord,
@@ -52,7 +53,11 @@ export type StoreWrite =
   /** A host pool deleted (only its record: its hosts' new assignments are written in the same batch). */
   | { kind: "hostpool.delete"; name: string }
   /** The pool a host was put in; replaces the host's earlier assignment. */
-  | { kind: "hostpool.assign"; assignment: HostPoolAssignmentRecord };
+  | { kind: "hostpool.assign"; assignment: HostPoolAssignmentRecord }
+  /** A component locked down; locking one again replaces its record. */
+  | { kind: "admin.lock"; lock: AdminLockRecord }
+  /** A component's lockdown removed; one not locked is a no-op. */
+  | { kind: "admin.unlock"; component: string };
 
 /** Host pools created and hosts put in pools, for recovery; each list ordered by name. */
 export interface StoredHostPools {
@@ -248,10 +253,31 @@ export interface Store {
   hostMaintenance(): Promise<HostMaintenanceRecord[]>;
   /** Host pools created and hosts put in pools, for recovery. */
   hostPools(): Promise<StoredHostPools>;
+  /** Components locked down, by component name. */
+  adminLocks(): Promise<AdminLockRecord[]>;
 
   /** Resolves once every write issued so far is durable. */
   flush(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Lockdown as the in-memory stores keep it: a record per locked component. */
+export class AdminLockRows {
+  readonly locks = new Map<string, AdminLockRecord>();
+
+  /** Applies a lockdown write; false for any other kind. */
+  apply(w: StoreWrite): boolean {
+    if (w.kind === "admin.lock") this.locks.set(w.lock.component, { ...w.lock });
+    else if (w.kind === "admin.unlock") this.locks.delete(w.component);
+    else return false;
+    return true;
+  }
+
+  read(): AdminLockRecord[] {
+    return [...this.locks.values()].map((l) => ({ ...l })).sort((a, b) =>
+      a.component < b.component ? -1 : a.component > b.component ? 1 : 0
+    );
+  }
 }
 
 /** Host pools as the in-memory stores keep them: a record per pool and per host, applied as written. */

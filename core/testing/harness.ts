@@ -2,6 +2,7 @@
 import type { Message } from "../messages.ts";
 import type { JobConfig } from "../model/config_types.ts";
 import {
+  type AdminLockRecord,
   type HostMaintenanceRecord,
   isTerminalUpdateState,
   type JobRecord,
@@ -17,6 +18,7 @@ import type { Clock, TimerId } from "../ports/clock.ts";
 import { type Metrics, noMetrics } from "../ports/metrics.ts";
 import { type Prng, seededPrng } from "../ports/prng.ts";
 import {
+  AdminLockRows,
   compareJobs,
   HostPoolRows,
   type JobPage,
@@ -173,6 +175,7 @@ export class TestStore implements Store {
   readonly volumes = new Map<string, VolumeRecord>();
   readonly maintenance = new Map<string, HostMaintenanceRecord>();
   readonly hostPoolRows = new HostPoolRows();
+  readonly adminLockRows = new AdminLockRows();
   #pending: { done?: (err?: Error) => void; err?: Error }[] = [];
   #failNext?: Error;
   #flushWaiters: (() => void)[] = [];
@@ -303,6 +306,9 @@ export class TestStore implements Store {
   hostPools(): Promise<StoredHostPools> {
     return Promise.resolve(this.hostPoolRows.read());
   }
+  adminLocks(): Promise<AdminLockRecord[]> {
+    return Promise.resolve(this.adminLockRows.read());
+  }
 
   flush(): Promise<void> {
     if (!this.#pending.length) return Promise.resolve();
@@ -375,6 +381,10 @@ export class TestStore implements Store {
       case "hostpool.delete":
       case "hostpool.assign":
         this.hostPoolRows.apply(w);
+        return;
+      case "admin.lock":
+      case "admin.unlock":
+        this.adminLockRows.apply(w);
         return;
     }
   }

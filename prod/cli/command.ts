@@ -19,7 +19,7 @@ export type OptionSpec = Record<
 export interface Command {
   /** Words that select the command, e.g. `job create`. */
   name: string;
-  /** Positional argument names; a trailing `?` marks an optional one. */
+  /** Positional argument names; a trailing `?` marks an optional one, `...` on the last one several. */
   args: string[];
   summary: string;
   options?: OptionSpec;

@@ -1,6 +1,7 @@
 /** The `peloton` CLI: Peloton's command shapes over the HTTP API, plus `up` and offline tools. */
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
+import { adminCommands } from "./admin_commands.ts";
 import { ApiError, PelotonClient } from "./client.ts";
 import { type Command, type CommandContext, UsageError } from "./command.ts";
 import { daemonCommands } from "./daemon_commands.ts";
@@ -24,6 +25,7 @@ export const COMMANDS: Command[] = [
   ...respoolCommands,
   ...hostCommands,
   ...resmgrCommands,
+  ...adminCommands,
   ...updateCommands,
   ...statelessCommands,
   miniclusterCommand,
@@ -112,7 +114,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return 0;
   }
   const required = command.args.filter((a) => !a.endsWith("?")).length;
-  if (positionals.length < required || positionals.length > command.args.length) {
+  // A last argument `NAME...` takes one or more.
+  const most = command.args.at(-1)?.endsWith("...") ? Infinity : command.args.length;
+  if (positionals.length < required || positionals.length > most) {
     const missing = command.args.slice(positionals.length).join(" ");
     const why = positionals.length < required
       ? `missing ${missing}`

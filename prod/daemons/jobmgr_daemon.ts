@@ -4,6 +4,7 @@ import type { Route } from "../../core/api/procedures.ts";
 import { seededPrng } from "../../core/ports/prng.ts";
 import { shardAddress, shardOf } from "../cluster/registry.ts";
 import { ShardOwner } from "../cluster/shards.ts";
+import { storedLocks } from "../../core/jobmgr/lockdown.ts";
 import { loadRecovery } from "../recovery.ts";
 import { jobCallOf } from "./api_jobs.ts";
 import { daemonGauges } from "./gauges.ts";
@@ -39,7 +40,10 @@ export async function startJobmgr(o: JobmgrDaemonOptions): Promise<RunningDaemon
     onLostWrite: (err) => p.lostWrite(err),
   }, { ...DEFAULT_JOBMGR_CONFIG, ...o.jobmgr });
   p.transport.register(self, jm);
+  const locks = new StoredLocks(p, jm);
+  await locks.sync();
   jm.start();
+  locks.start();
 
   let lost!: (why: string) => void;
   const lostPromise = new Promise<string>((r) => (lost = r));
@@ -82,12 +86,46 @@ export async function startJobmgr(o: JobmgrDaemonOptions): Promise<RunningDaemon
         const held = shards.fences();
         p.fences = () => held;
         await shards.stop(false);
+        locks.stop();
         jm.stop();
         await p.store.flush();
         // Handed back only once every write is durable, so the next owner reads all of it.
         for (const f of held) await p.cluster.release(f.name, f.holder, f.token).catch(() => {});
       }),
   };
+}
+
+/**
+ * The lockdown in the store, taken up by this job manager: at start, and within `LOCK_SYNC_MS` of another
+ * job manager storing one. Only a change of what the store holds is applied, so a lockdown this job manager
+ * applied and is still storing is not undone by a read from before it.
+ */
+class StoredLocks {
+  static readonly LOCK_SYNC_MS = 2_000;
+  #last = "";
+  #timer?: ReturnType<typeof setInterval>;
+
+  constructor(readonly p: DaemonProcess, readonly jm: JobManager) {}
+
+  async sync(): Promise<void> {
+    const locks = storedLocks(await this.p.store.adminLocks());
+    const key = locks.join(",");
+    if (key === this.#last) return;
+    this.#last = key;
+    this.jm.applyLocks(locks);
+  }
+
+  start(): void {
+    this.#timer = setInterval(() => {
+      this.sync().catch((e) =>
+        this.p.log.warn("reading the lockdown failed", { error: (e as Error).message })
+      );
+    }, StoredLocks.LOCK_SYNC_MS);
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
 }
 
 /** Loads the jobs of shards taken in the same moment with one read of the store. */

@@ -13,6 +13,7 @@ import {
   workflowSteps,
 } from "../../core/ports/store.ts";
 import {
+  type AdminLockRecord,
   type HostMaintenanceRecord,
   isTerminalUpdateState,
   type JobRecord,
@@ -28,6 +29,8 @@ import type { JobConfig } from "../../core/model/config_types.ts";
 import { isTerminalJobState, JOB_STATES, type JobState } from "../../core/model/states.ts";
 import { findStaleWrite, jobMatches, jobPage } from "../../sim/memory_store.ts";
 import {
+  adminLockFromRow,
+  adminLockRow,
   clip,
   type DialectKind,
   eventFromRow,
@@ -450,6 +453,12 @@ export class KyselyStore implements Store {
     }));
   }
 
+  async adminLocks(): Promise<AdminLockRecord[]> {
+    await this.flush();
+    const rows = await this.#db.selectFrom("admin_locks").selectAll().orderBy("component").execute();
+    return rows.map(adminLockFromRow);
+  }
+
   async #drain(): Promise<void> {
     try {
       while (this.#queue.length > 0) {
@@ -665,6 +674,11 @@ export class KyselyStore implements Store {
         return await this.#upsert(trx, "host_pool_assignments", [hostPoolAssignmentRow(w.assignment)], [
           "hostname",
         ]);
+      case "admin.lock":
+        return await this.#upsert(trx, "admin_locks", [adminLockRow(w.lock)], ["component"]);
+      case "admin.unlock":
+        await trx.deleteFrom("admin_locks").where("component", "=", w.component).execute();
+        return;
       default:
         throw new Error(`Cannot write ${(w satisfies never as StoreWrite).kind}: unknown kind of write`);
     }
@@ -779,7 +793,8 @@ export class KyselyStore implements Store {
       | "volumes"
       | "host_maintenance"
       | "host_pools"
-      | "host_pool_assignments",
+      | "host_pool_assignments"
+      | "admin_locks",
     rows: Record<string, unknown>[],
     keys: string[],
   ): Promise<void> {

@@ -63,6 +63,7 @@ Deno.test("KyselyStore on MySQL: processes opening a new database at once migrat
         "0006_workflow_events",
         "0007_jobs_completion_time",
         "0008_host_pools",
+        "0009_admin_locks",
       ]);
     } finally {
       await db.destroy();

@@ -2,6 +2,7 @@
 import { type ColumnType, type Generated, type Kysely, type Selectable, sql } from "kysely";
 import { type Migration, type MigrationProvider, Migrator } from "kysely/migration";
 import type {
+  AdminLockRecord,
   HostMaintenanceRecord,
   HostPoolAssignmentRecord,
   HostPoolRecord,
@@ -173,6 +174,15 @@ export interface HostPoolAssignmentsTable {
   changed_ms: Int;
 }
 
+/**
+ * A job manager component an operator locked down (migration 0009), kept until it is unlocked. The store
+ * does not check the name: the API that takes Lockdown requests does.
+ */
+export interface AdminLocksTable {
+  component: string;
+  locked_ms: Int;
+}
+
 /** A workflow's steps on a job's instances (migration 0006), read by workflow and instance in write order. */
 export interface WorkflowEventsTable {
   id: Generated<number>;
@@ -200,6 +210,7 @@ export interface StoreDatabase {
   workflow_events: WorkflowEventsTable;
   host_pools: HostPoolsTable;
   host_pool_assignments: HostPoolAssignmentsTable;
+  admin_locks: AdminLocksTable;
 }
 
 /**
@@ -375,6 +386,14 @@ export function hostPoolAssignmentFromRow(r: Selectable<HostPoolAssignmentsTable
   return { hostname: r.hostname, pool: r.pool, changedMs: r.changed_ms };
 }
 
+export function adminLockRow(l: AdminLockRecord): Selectable<AdminLocksTable> {
+  return { component: l.component, locked_ms: l.lockedMs };
+}
+
+export function adminLockFromRow(r: Selectable<AdminLocksTable>): AdminLockRecord {
+  return { component: r.component, lockedMs: r.locked_ms };
+}
+
 /** Cuts a label to what its indexed column holds. */
 export function clip(s: string, chars: number): string {
   return s.length <= chars ? s : s.slice(0, chars);
@@ -394,6 +413,7 @@ export function storeMigrations(kind: DialectKind): Record<string, Migration> {
     "0006_workflow_events": { up: (db) => workflowEvents(db, kind) },
     "0007_jobs_completion_time": { up: (db) => jobsCompletionTime(db, kind) },
     "0008_host_pools": { up: (db) => hostPools(db, kind) },
+    "0009_admin_locks": { up: (db) => adminLocks(db, kind) },
   };
 }
 
@@ -650,6 +670,17 @@ async function hostPools(db: AnyDb, kind: DialectKind): Promise<void> {
     .addColumn("hostname", "varchar(255)", (c) => c.primaryKey())
     .addColumn("pool", "varchar(255)", (c) => c.notNull())
     .addColumn("changed_ms", "bigint", (c) => c.notNull())
+    .execute();
+}
+
+/**
+ * The job manager components locked down, so that a lockdown outlives a restart of the job manager. Safe
+ * to run again after a cut.
+ */
+async function adminLocks(db: AnyDb, kind: DialectKind): Promise<void> {
+  await createTable(db, kind, "admin_locks")
+    .addColumn("component", "varchar(255)", (c) => c.primaryKey())
+    .addColumn("locked_ms", "bigint", (c) => c.notNull())
     .execute();
 }
 

@@ -39,6 +39,7 @@ Deno.test("KyselyStore on SQLite: processes opening a new file at once migrate i
         "0006_workflow_events",
         "0007_jobs_completion_time",
         "0008_host_pools",
+        "0009_admin_locks",
       ]);
     } finally {
       await db.destroy();

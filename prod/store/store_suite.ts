@@ -9,6 +9,7 @@ import type {
   WorkflowEventsQuery,
 } from "../../core/ports/store.ts";
 import type {
+  AdminLockRecord,
   HostMaintenanceRecord,
   HostPoolAssignmentRecord,
   HostPoolRecord,
@@ -81,6 +82,9 @@ export function storeSuite(
     steps["a database at migration 0006 gains the completion time column, filled from its jobs"] =
       upgradeFrom0006(options.freshDatabase);
     steps["a database at migration 0007 gains host pools, keeping its rows"] = upgradeFrom0007(
+      options.freshDatabase,
+    );
+    steps["a database at migration 0008 gains admin locks, keeping its rows"] = upgradeFrom0008(
       options.freshDatabase,
     );
   }
@@ -244,6 +248,10 @@ class Ids {
   }
   hostPool(n: number): string {
     return `${this.prefix}-pool-${n}`;
+  }
+  /** A job manager component (`GoalStateEngine`, `Read`, ...) under the prefix; the store checks no names. */
+  component(name: string): string {
+    return `${this.prefix}-component-${name}`;
   }
 }
 
@@ -471,11 +479,21 @@ const reopen: Case = async (store, ids, open) => {
     { kind: "hostpool.assign", assignment: assigned },
   ]);
   store.write([{ kind: "hostpool.delete", name: ids.hostPool(2) }]);
+  const keptLock = adminLock(ids.component("Write"), 2);
+  store.write([
+    { kind: "admin.lock", lock: adminLock(ids.component("Write"), 1) },
+    { kind: "admin.lock", lock: adminLock(ids.component("Kill")) },
+  ]);
+  store.write([
+    { kind: "admin.unlock", component: ids.component("Kill") },
+    { kind: "admin.lock", lock: keptLock },
+  ]);
   await store.close();
   const again = await open();
   try {
     equal(await mineOf(again, ids), [kept]);
     equal(await hostPoolsOf(again, ids), { pools: [keptPool], assignments: [assigned] });
+    equal(await locksOf(again, ids), [keptLock]);
     equal(await again.getJob(jobId), makeJob(jobId));
     equal(await again.getTasks(jobId), [makeTask(jobId, 0)]);
     equal(await again.getTaskEvents(jobId, 0), [event(jobId, 0, "RUNNING", 1)]);
@@ -717,6 +735,58 @@ function upgradeFrom0007(freshDatabase: () => { url: string; drop: () => Promise
       await drop();
     }
   };
+}
+
+/**
+ * A database made by the code before lockdown was stored (migrations up to 0008), with rows in it: opening
+ * it as a store adds the admin locks table and keeps the rows.
+ */
+function upgradeFrom0008(freshDatabase: () => { url: string; drop: () => Promise<void> }): Case {
+  return async (_store, ids) => {
+    const { openStore, openStoreDatabase } = await import("./kysely_store.ts");
+    const { hostPoolAssignmentRow, hostPoolRow, jobRow, maintenanceRow, migrateToLatest } = await import(
+      "./schema.ts"
+    );
+    const { url, drop } = freshDatabase();
+    const job = makeJob(ids.job(1), {}, { completionTimeMs: 400 });
+    const m = maintenance(ids.host(1));
+    const p = hostPool(ids.hostPool(1));
+    const a = hostPoolAssignment(ids.host(1), p.name);
+    try {
+      const old = await openStoreDatabase(url);
+      equal((await migrateToLatest(old.db, old.kind, "0008_host_pools")).length, 8);
+      await old.db.insertInto("jobs").values(jobRow(job)).execute();
+      await old.db.insertInto("host_maintenance").values(maintenanceRow(m)).execute();
+      await old.db.insertInto("host_pools").values(hostPoolRow(p)).execute();
+      await old.db.insertInto("host_pool_assignments").values(hostPoolAssignmentRow(a)).execute();
+      await old.db.destroy();
+
+      const store = await openStore(url);
+      try {
+        equal(await store.migrate(), []);
+        equal(await store.getJob(job.jobId), job);
+        equal(await store.hostMaintenance(), [m]);
+        equal(await store.hostPools(), { pools: [p], assignments: [a] });
+        equal(await store.adminLocks(), []);
+        const lock = adminLock(ids.component("GoalStateEngine"));
+        strictEqual(await put(store, [{ kind: "admin.lock", lock }]), undefined);
+        equal(await store.adminLocks(), [lock]);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await drop();
+    }
+  };
+}
+
+export function adminLock(component: string, lockedMs = 1_700_000_000_321): AdminLockRecord {
+  return { component, lockedMs };
+}
+
+/** The locks of one step's components (steps share a database). */
+async function locksOf(store: Store, ids: Ids): Promise<AdminLockRecord[]> {
+  return (await store.adminLocks()).filter((l) => l.component.startsWith(ids.component("")));
 }
 
 export function hostPool(name: string, createdMs = 1_700_000_000_456): HostPoolRecord {
@@ -1828,6 +1898,92 @@ const cases: Record<string, Case> = {
     const outcome = (r?: Error) => !r ? "committed" : r.name === "StaleWriteError" ? "stale" : "refused";
     equal(results.map(outcome), ["stale", "committed", "refused"]);
     equal(await hostPoolsOf(store, ids), { ...before, pools: [hostPool(a), hostPool(c)] }, "in a group");
+  },
+
+  "admin locks: lock, lock again replaces, unlock, unlocking one not locked is a no-op; listed by component":
+    async (store, ids) => {
+      const [engine, kill, launch, read, write] = ["GoalStateEngine", "Kill", "Launch", "Read", "Write"].map((
+        c,
+      ) => ids.component(c));
+      equal(await locksOf(store, ids), []);
+      strictEqual(
+        await put(store, [
+          { kind: "admin.lock", lock: adminLock(write) },
+          { kind: "admin.lock", lock: adminLock(engine, 5) },
+          { kind: "admin.lock", lock: adminLock(launch) },
+          { kind: "admin.lock", lock: adminLock(kill) },
+        ]),
+        undefined,
+      );
+      equal(await locksOf(store, ids), [
+        adminLock(engine, 5),
+        adminLock(kill),
+        adminLock(launch),
+        adminLock(write),
+      ]);
+      // Locking again replaces the component's record; unlocking one not locked is a no-op.
+      strictEqual(
+        await put(store, [
+          { kind: "admin.lock", lock: adminLock(engine, 7) },
+          { kind: "admin.unlock", component: launch },
+          { kind: "admin.unlock", component: read },
+        ]),
+        undefined,
+      );
+      equal(await locksOf(store, ids), [adminLock(engine, 7), adminLock(kill), adminLock(write)]);
+      // In order within a batch: unlocked then locked again, and locked then unlocked, end as the last write says.
+      strictEqual(
+        await put(store, [
+          { kind: "admin.unlock", component: kill },
+          { kind: "admin.lock", lock: adminLock(kill, 8) },
+          { kind: "admin.lock", lock: adminLock(read, 8) },
+          { kind: "admin.unlock", component: read },
+          { kind: "admin.unlock", component: write },
+          { kind: "admin.unlock", component: write },
+        ]),
+        undefined,
+      );
+      equal(await locksOf(store, ids), [adminLock(engine, 7), adminLock(kill, 8)]);
+    },
+
+  "admin locks: a batch that is stale or that the database refuses changes no lock": async (store, ids) => {
+    const [engine, kill, launch, write] = ["GoalStateEngine", "Kill", "Launch", "Write"].map((c) =>
+      ids.component(c)
+    );
+    const p = ids.prefix;
+    const jobId = ids.job(1);
+    const before = [adminLock(engine), adminLock(write)];
+    strictEqual(
+      await put(store, [
+        ...before.map((lock): StoreWrite => ({ kind: "admin.lock", lock })),
+        { kind: "job.put", job: makeJob(jobId) },
+        { kind: "respool.put", pool: pool(`${p}-a`, `/${p}/a`, "root") },
+      ]),
+      undefined,
+    );
+    // Lockdown and RemoveLockdown in one batch, with a write that fails after them.
+    const change: StoreWrite[] = [
+      { kind: "admin.lock", lock: adminLock(kill, 2) },
+      { kind: "admin.lock", lock: adminLock(engine, 2) },
+      { kind: "admin.unlock", component: write },
+    ];
+    const stale: StoreWrite[] = [...change, { kind: "job.put", job: makeJob(jobId) }];
+    const refused: StoreWrite[] = [...change, {
+      kind: "respool.put",
+      pool: pool(`${p}-b`, `/${p}/a`, "root"),
+    }];
+    strictEqual((await put(store, stale))?.name, "StaleWriteError");
+    ok(await put(store, refused) instanceof Error, "a second respool on the same path is refused");
+    equal(await locksOf(store, ids), before, "each batch alone");
+    // In one group with a batch that commits.
+    const results = await Promise.all([
+      put(store, stale),
+      put(store, [{ kind: "admin.lock", lock: adminLock(launch) }]),
+      put(store, refused),
+    ]);
+    const outcome = (r?: Error) => !r ? "committed" : r.name === "StaleWriteError" ? "stale" : "refused";
+    equal(results.map(outcome), ["stale", "committed", "refused"]);
+    equal(await locksOf(store, ids), [adminLock(engine), adminLock(launch), adminLock(write)], "in a group");
   },
 
   "volumes put, list, get and delete": async (store, ids) => {
