@@ -146,6 +146,16 @@ export interface HostInfoJson {
   resources?: { total?: ResourceLimits; free?: ResourceLimits; slack?: ResourceLimits };
   tasks?: number;
   reservedFor?: string;
+  /** The host pool it is in; absent for a host in maintenance whose agent is gone. */
+  currentPool?: string;
+  /** The pool it should be in (Peloton's host mover moves it there); ours moves at once, so it is the same. */
+  desiredPool?: string;
+}
+
+/** A `HostService::ListHostPools` pool: every pool, empty ones too. */
+export interface HostPoolJson {
+  name: string;
+  hosts: string[];
 }
 
 /** A `JobManager::Query` reply: one page of jobs, newest first, and how many match in all. */
@@ -221,6 +231,8 @@ export interface Snapshot {
   /** On the pools view: why each leaf pool with queued demand holds its queued tasks, by pool id. */
   poolWaits?: Record<string, AdmissionWaitsJson>;
   hosts?: HostInfoJson[];
+  /** Only on the hosts view: the host pools, with those no host is in. */
+  hostPools?: HostPoolJson[];
   /** Only on a job's page. */
   job?: {
     info?: JobInfoJson;
@@ -249,7 +261,13 @@ export interface UiAction {
   question: string;
   procedure: string;
   body: Record<string, unknown>;
-  describe: (reply: Record<string, unknown>) => string;
+  /**
+   * A value the operator picks in the confirm step, one of `options`, sent in the body as `field`. The picking
+   * is in the confirm step, not in the view: the view is rebuilt on every refresh and would lose it.
+   */
+  choice?: { label: string; field: string; options: string[] };
+  /** What the reply says, for the result line; `sent` is the body sent (with the operator's pick). */
+  describe: (reply: Record<string, unknown>, sent: Record<string, unknown>) => string;
   disabled?: boolean;
   /** Marks destructive actions (drawn in red). */
   danger?: boolean;

@@ -7,6 +7,7 @@
 import type {
   AdmissionWaitsJson,
   HostInfoJson,
+  HostPoolJson,
   JobInfoJson,
   JobListQuery,
   JobPageJson,
@@ -32,7 +33,7 @@ import {
   showJobListQuery,
 } from "./client_job_list.ts";
 import { parseTaskListQuery, TaskFilter, taskListHash, taskListRequest } from "./client_tasks.ts";
-import { jobView, Rpc } from "./client_views.ts";
+import { actionBody, actionVerb, jobView, Rpc } from "./client_views.ts";
 import { instanceProgressRequest } from "./client_workflow.ts";
 
 export type Route =
@@ -162,12 +163,15 @@ export class UiApp {
         });
       const queryJobs = (body: unknown) => load(this.api.call<JobPageJson>(`${Rpc.JOB}::Query`, body));
       const { jobStates, activeJobStates } = this.config;
-      const [jobPage, jobCounts, activeJobs, pools, hosts, job] = await Promise.all([
+      const [jobPage, jobCounts, activeJobs, pools, hosts, hostPools, job] = await Promise.all([
         route.view === "jobs" ? queryJobs(jobListRequest(route.query, activeJobStates)) : undefined,
         this.#countJobs(jobStates, queryJobs),
         queryJobs({ spec: { jobStates: activeJobStates, pagination: { limit: JobList.ACTIVE_LIMIT } } }),
         load(this.api.call<{ resourcePools: RespoolInfoJson[] }>(`${Rpc.RESPOOL}::Query`, {})),
         load(this.api.call<{ hostInfos: HostInfoJson[] }>(`${Rpc.HOST}::QueryHosts`, {})),
+        route.view === "hosts"
+          ? load(this.api.call<{ pools: HostPoolJson[] }>(`${Rpc.HOST}::ListHostPools`, {}))
+          : undefined,
         route.view === "job" ? this.#loadJob(route.id, route.tasks, load) : Promise.resolve(undefined),
       ]);
       const poolWaits = route.view === "pools" && pools
@@ -181,6 +185,7 @@ export class UiApp {
         pools: pools?.resourcePools,
         poolWaits,
         hosts: hosts?.hostInfos,
+        hostPools: hostPools?.pools,
         job,
       };
       this.#errors = errors;
@@ -353,16 +358,24 @@ export class UiApp {
     this.refresh();
   }
 
-  /** The confirm step: the action runs only when the operator presses Confirm. */
+  /**
+   * The confirm step: the action runs only when the operator presses Confirm. An action with a choice shows
+   * its options here, outside the view, so the refreshes while the operator picks leave the pick alone.
+   */
   #ask(a: UiAction): void {
     if (a.disabled) return;
     this.#pending = a;
     byId("confirm-text").textContent = a.question;
+    byId("confirm-choice").hidden = !a.choice;
+    byId("confirm-choice-label").textContent = a.choice?.label ?? "";
+    const select = byId("confirm-select");
+    select.replaceChildren(...(a.choice?.options ?? []).map((o) => h("option", { value: o }, o)));
     const yes = byId("confirm-yes");
-    yes.textContent = a.label;
+    yes.textContent = actionVerb(a);
     yes.className = a.danger ? "danger" : "primary";
+    yes.disabled = a.choice !== undefined && !a.choice.options.length;
     byId("confirm").hidden = false;
-    yes.focus();
+    (a.choice ? select : yes).focus();
   }
 
   #closeConfirm(): void {
@@ -372,15 +385,17 @@ export class UiApp {
 
   async #confirmed(): Promise<void> {
     const a = this.#pending;
+    const picked = byId("confirm-select").value;
     this.#closeConfirm();
     if (!a) return;
-    this.#showResult(`${a.label}: sending…`, "info");
+    const body = actionBody(a, picked);
+    this.#showResult(`${actionVerb(a)}: sending…`, "info");
     try {
-      const reply = await this.api.call(a.procedure, a.body);
-      this.#showResult(a.describe(reply), "ok");
+      const reply = await this.api.call<Record<string, unknown>>(a.procedure, body);
+      this.#showResult(a.describe(reply, body), "ok");
     } catch (e) {
       // The refresh below finds a 401 too and asks for credentials.
-      this.#showResult(`${a.label} failed: ${errorText(e)}`, "error");
+      this.#showResult(`${actionVerb(a)} failed: ${errorText(e)}`, "error");
     }
     await this.refresh();
   }

@@ -1,9 +1,11 @@
 /**
- * Browser code of the web UI, part 4: the cluster views (summary header, resource-pool tree, hosts) and
- * the host maintenance actions. Runs in the browser (see client_dom.ts for the rules).
+ * Browser code of the web UI, part 4: the cluster views (summary header, resource-pool tree, hosts with
+ * their host pools) and the host actions (maintenance, moving a host to another host pool). Runs in the
+ * browser (see client_dom.ts for the rules).
  */
 import type {
   HostInfoJson,
+  HostPoolJson,
   ResourceLimits,
   RespoolInfoJson,
   RespoolUsage,
@@ -218,10 +220,12 @@ export function maintenanceOf(state: string): string {
   }
 }
 
-export function hostActions(x: HostInfoJson): UiAction[] {
+/** The host's actions; `pools` are the host pools it may be moved to (its own is left out). */
+export function hostActions(x: HostInfoJson, pools: string[] = []): UiAction[] {
   const up = x.state === "HOST_STATE_UP";
   // Only a host whose drain is over completes: a DRAINING one is refused (its refusal is shown if it races).
   const drained = x.state === "HOST_STATE_DRAINED" || x.state === "HOST_STATE_DOWN";
+  const others = pools.filter((p) => p !== x.currentPool);
   return [
     {
       label: "Start maintenance",
@@ -242,26 +246,98 @@ export function hostActions(x: HostInfoJson): UiAction[] {
       describe: () => `Host ${x.hostname}: maintenance completed`,
       disabled: !drained,
     },
+    {
+      label: "Move to pool…",
+      question: `Move ${x.hostname} out of host pool ${x.currentPool ?? "—"}? Its ${
+        x.tasks ?? 0
+      } tasks keep running there.`,
+      procedure: `${Rpc.HOST}::ChangeHostPool`,
+      // The pool it is in, as the server must find it: a move made meanwhile elsewhere is refused, not undone.
+      body: { hostname: x.hostname, sourcePool: x.currentPool },
+      choice: { label: "To host pool", field: "destinationPool", options: others },
+      describe: (_, sent) => `Host ${x.hostname} moved to host pool ${sent.destinationPool}`,
+      // A host in maintenance whose agent is gone is in no pool the server knows of.
+      disabled: !x.currentPool || !others.length,
+    },
   ];
+}
+
+/**
+ * Every host pool by name with how many hosts it has and how many of them are UP: the pools ListHostPools
+ * lists (`pools`, empty ones too; undefined when it did not load) and any other a host is in. A host counts in
+ * the pool QueryHosts gives it, so the summary agrees with the table's column.
+ */
+export function hostPoolCounts(
+  hosts: HostInfoJson[],
+  pools: HostPoolJson[] | undefined,
+): { name: string; hosts: number; up: number }[] {
+  const out = new Map<string, { name: string; hosts: number; up: number }>();
+  const pool = (name: string) => {
+    let p = out.get(name);
+    if (!p) out.set(name, p = { name, hosts: 0, up: 0 });
+    return p;
+  };
+  for (const p of pools ?? []) pool(p.name);
+  for (const x of hosts) {
+    if (!x.currentPool) continue;
+    const p = pool(x.currentPool);
+    p.hosts++;
+    if (x.state === "HOST_STATE_UP") p.up++;
+  }
+  return [...out.values()].sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** The host pools line above the hosts table: each pool, its hosts and how many are UP. */
+export function hostPoolsView(counts: { name: string; hosts: number; up: number }[]): UiElement {
+  return h(
+    "div",
+    { class: "host-pools", id: "host-pools" },
+    h("span", { class: "muted" }, `Host pools (${counts.length}):`),
+    ...counts.map((p) =>
+      h(
+        "span",
+        { class: p.hosts ? "host-pool" : "host-pool empty", "data-pool": p.name },
+        h("strong", {}, p.name),
+        ` ${p.hosts} ${p.hosts === 1 ? "host" : "hosts"} · ${p.up} UP`,
+      )
+    ),
+  );
+}
+
+/** A host's pool; "current → desired" while a move is under way (Peloton's host mover; ours moves at once). */
+function poolOfHost(x: HostInfoJson): string {
+  const current = x.currentPool ?? "—";
+  return x.desiredPool && x.desiredPool !== x.currentPool ? `${current} → ${x.desiredPool}` : current;
 }
 
 export function hostsView(snap: Snapshot, filter: string, act: Act): UiElement {
   if (!snap.hosts) return h("p", { class: "muted" }, "Hosts could not be loaded (see the error above).");
   const hosts = snap.hosts.slice().sort((a, b) => a.hostname.localeCompare(b.hostname));
   const shown = hosts.filter((x) =>
-    matches(filter, [x.hostname, x.agentId, x.state, ...(x.labels ?? []).map((l) => `${l.key}=${l.value}`)])
+    matches(filter, [
+      x.hostname,
+      x.agentId,
+      x.state,
+      x.currentPool,
+      x.desiredPool,
+      ...(x.labels ?? []).map((l) => `${l.key}=${l.value}`),
+    ])
   );
+  const pools = hostPoolCounts(hosts, snap.hostPools);
+  const poolNames = pools.map((p) => p.name);
   const pair = (x: HostInfoJson, k: keyof ResourceLimits) =>
     `${num(x.resources?.free?.[k])} / ${num(x.resources?.total?.[k])}`;
   return h(
     "section",
     {},
     h("h2", {}, `Hosts (${shown.length}${shown.length === hosts.length ? "" : ` of ${hosts.length}`})`),
+    hostPoolsView(pools),
     table(
       [
         "Host",
         "Agent",
         "State",
+        "Pool",
         "Maintenance",
         "CPU free / total",
         "Memory MB free / total",
@@ -275,6 +351,7 @@ export function hostsView(snap: Snapshot, filter: string, act: Act): UiElement {
         h("strong", {}, x.hostname),
         h("code", {}, x.agentId ?? ""),
         badge(x.state),
+        poolOfHost(x),
         maintenanceOf(x.state),
         pair(x, "cpuLimit"),
         pair(x, "memLimitMb"),
@@ -282,7 +359,7 @@ export function hostsView(snap: Snapshot, filter: string, act: Act): UiElement {
         pair(x, "gpuLimit"),
         x.tasks ?? 0,
         (x.labels ?? []).map((l) => `${l.key}=${l.value}`).join(", "),
-        h("div", { class: "actions" }, ...hostActions(x).map((a) => actionButton(a, act))),
+        h("div", { class: "actions" }, ...hostActions(x, poolNames).map((a) => actionButton(a, act))),
       ]),
       filter ? "No host matches the filter" : "No hosts registered",
       "hosts",
@@ -298,5 +375,8 @@ export const CLUSTER_CODE = [
   poolsView,
   maintenanceOf,
   hostActions,
+  hostPoolCounts,
+  hostPoolsView,
+  poolOfHost,
   hostsView,
 ];

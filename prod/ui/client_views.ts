@@ -48,6 +48,16 @@ export function actionButton(a: UiAction, act: Act): UiElement {
   }, a.label);
 }
 
+/** An action's name for its confirm button and result line: its label without the "…" that says it asks more. */
+export function actionVerb(a: UiAction): string {
+  return a.label.replace(/…$/, "");
+}
+
+/** The body an action sends: its own, with the operator's pick in the confirm step as its choice's field. */
+export function actionBody(a: UiAction, picked: string | undefined): Record<string, unknown> {
+  return a.choice ? { ...a.body, [a.choice.field]: picked } : a.body;
+}
+
 /** Pool id → path, for showing a job's pool by name. */
 export function poolPaths(pools: RespoolInfoJson[] | undefined): Map<string, string> {
   return new Map((pools ?? []).map((p) => [p.id.value, p.path.value]));
@@ -249,6 +259,8 @@ export const VIEW_CODE = [
   isTerminalJob,
   isTerminalUpdate,
   actionButton,
+  actionVerb,
+  actionBody,
   poolPaths,
   matches,
   facts,

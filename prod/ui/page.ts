@@ -110,6 +110,8 @@ function skeleton(css: string, script: string): string {
   </form>
   <div id="confirm" role="dialog" aria-labelledby="confirm-text" hidden>
     <span id="confirm-text"></span>
+    <label id="confirm-choice" hidden><span id="confirm-choice-label"></span>
+      <select id="confirm-select"></select></label>
     <button id="confirm-yes" type="button">Confirm</button>
     <button id="confirm-no" type="button">Cancel</button>
   </div>
@@ -118,7 +120,7 @@ function skeleton(css: string, script: string): string {
     <button id="result-close" type="button" aria-label="Dismiss">Dismiss</button>
   </div>
   <div class="toolbar">
-    <input id="filter" type="search" placeholder="Filter by host, agent, state, label…" hidden>
+    <input id="filter" type="search" placeholder="Filter by host, agent, state, pool, label…" hidden>
     ${jobQueryForm()}
   </div>
   <div id="view"></div>

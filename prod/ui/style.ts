@@ -39,7 +39,12 @@ tbody.pool-group { border-top: 2px solid var(--line); }
 td.pool { background: #fcfcfd; min-width: 14rem; }
 td.depth-1 { padding-left: 1.75rem; } td.depth-2 { padding-left: 3rem; } td.depth-3 { padding-left: 4.25rem; }
 td.depth-4 { padding-left: 5.5rem; } td.depth-5 { padding-left: 6.75rem; } td.depth-6 { padding-left: 8rem; }
-table.hosts td:nth-child(-n+3), table.jobs td:nth-child(-n+4) { white-space: nowrap; }
+table.hosts td:nth-child(-n+4), table.jobs td:nth-child(-n+4) { white-space: nowrap; }
+.host-pools { display: flex; gap: 0.4rem; flex-wrap: wrap; align-items: center; margin: 0 0 0.6rem;
+  font-size: 0.85rem; }
+.host-pool { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 0.1rem 0.5rem; }
+.host-pool.empty { color: var(--muted); }
+#confirm select { font: inherit; padding: 0.15rem 0.3rem; }
 td.empty { color: var(--muted); text-align: center; padding: 1rem; }
 code { font: 0.82rem ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 a { color: var(--accent); }
@@ -80,7 +85,7 @@ tr.steps td { background: #fafbfc; padding-left: 2rem; }
 .result.ok { border-color: #9fd8b1; } .result.error { border-color: #f4b8b0; } .result.info { color: var(--muted); }
 .result #result-close { margin-left: auto; }
 .toolbar { margin-bottom: 0.5rem; }
-#filter { font: inherit; padding: 0.25rem 0.5rem; width: 18rem; }
+#filter { font: inherit; padding: 0.25rem 0.5rem; width: 22rem; }
 #job-query { display: flex; gap: 0.4rem; flex-wrap: wrap; align-items: center; }
 #job-query input, #job-query select { font: inherit; padding: 0.2rem 0.4rem; }
 #job-query input { width: 12rem; }

@@ -1,10 +1,10 @@
 /**
  * The web UI in headless Chromium against a real `peloton up` (two local agents, basic auth on): sign in,
  * see the job and the pool the API created with their state, page to a job past the first page of the job
- * list and filter it, stop the job and take a host through maintenance from the UI, and check each change
- * through the API; follow a rolling update instance by instance; page, sort and filter the tasks of a job of
- * 150 (by several states, by names, by hosts, keeping what is typed across refreshes); all with nothing
- * unexpected on the console.
+ * list and filter it, stop the job, take a host through maintenance and move it to another host pool from
+ * the UI, and check each change through the API; follow a rolling update instance by instance; page, sort
+ * and filter the tasks of a job of 150 (by several states, by names, by hosts, keeping what is typed across
+ * refreshes); all with nothing unexpected on the console.
  * Needs Chromium at /usr/bin/chromium (or PELOTON_TEST_CHROMIUM); without it the test fails, it does not skip.
  */
 import assert from "node:assert/strict";
@@ -336,6 +336,66 @@ Deno.test({
         assert.equal(await state(), "HOST_STATE_UP");
         await row.locator('.badge[data-state="HOST_STATE_UP"]').waitFor({ timeout: WAIT_MS });
       });
+
+      await t.step(
+        "the hosts view shows the host pools; Move to pool… moves a host to a pool created through the API",
+        async () => {
+          await client.call(`${HOST}::CreateHostPool`, { name: "ui-hosts" });
+          const pools = page.locator("#host-pools");
+          const pool = (name: string) => pools.locator(`.host-pool[data-pool="${name}"]`);
+          // The new pool has no host yet: it comes from ListHostPools.
+          await pool("ui-hosts").waitFor({ timeout: WAIT_MS });
+          assert.equal(await pool("ui-hosts").innerText(), "ui-hosts 0 hosts · 0 UP");
+          assert.equal(await pool("shared").innerText(), "shared 2 hosts · 2 UP");
+          const poolColumn = async () => {
+            const headers = await cellTexts(page, "table.hosts thead th");
+            const at = headers.indexOf("Pool") + 1;
+            assert.ok(at > 0, `the hosts table has a Pool column: ${headers}`);
+            return await cellTexts(page, `table.hosts tbody td:nth-child(${at})`);
+          };
+          assert.deepEqual(await poolColumn(), ["shared", "shared"]);
+
+          // The pool is picked in the confirm step, which the refreshes leave alone.
+          const row = page.locator("table.hosts tbody tr", { hasText: "agent-1" });
+          await row.locator('button[data-action="Move to pool…"]').click({ timeout: WAIT_MS });
+          await page.locator("#confirm").waitFor({ state: "visible" });
+          assert.match(
+            await page.locator("#confirm-text").innerText(),
+            /^Move agent-1 out of host pool shared\?/,
+          );
+          const select = page.locator("#confirm-select");
+          assert.deepEqual(await select.locator("option").allInnerTexts(), ["default", "ui-hosts"]);
+          await select.selectOption("ui-hosts");
+          const updated = await page.locator("#status").innerText();
+          await page.locator("#status", { hasNotText: updated }).waitFor({ timeout: WAIT_MS });
+          assert.equal(await select.inputValue(), "ui-hosts", "a refresh keeps the pick");
+          assert.equal(await page.locator("#confirm-yes").innerText(), "Move to pool");
+          await page.locator("#confirm-yes").click();
+          const moved = page.locator("#result-text", { hasText: "Host agent-1 moved to host pool ui-hosts" });
+          await moved.waitFor({ timeout: WAIT_MS });
+
+          const apiPools = async () => {
+            const r = await client.call<{ hostInfos: { hostname: string; currentPool?: string }[] }>(
+              `${HOST}::QueryHosts`,
+              {},
+            );
+            return r.hostInfos.map((x) => [x.hostname, x.currentPool]).sort();
+          };
+          assert.deepEqual(await apiPools(), [["agent-0", "shared"], ["agent-1", "ui-hosts"]]);
+          await pool("ui-hosts").filter({ hasText: "ui-hosts 1 host · 1 UP" }).waitFor({ timeout: WAIT_MS });
+          assert.equal(await pool("shared").innerText(), "shared 1 host · 1 UP");
+          const hosts = await cellTexts(page, "table.hosts tbody td:first-child");
+          const shown = (await poolColumn()).map((p, i) => [hosts[i], p]);
+          assert.deepEqual(shown, await apiPools(), "the hosts view and QueryHosts agree");
+
+          // The filter finds the host by its pool.
+          await page.locator("#filter").fill("ui-hosts");
+          await page.locator("table.hosts tbody tr").first().waitFor();
+          assert.deepEqual(await cellTexts(page, "table.hosts tbody td:first-child"), ["agent-1"]);
+          await page.locator("#filter").fill("");
+          watch.expectOnly("host pools");
+        },
+      );
 
       await t.step(
         "the job view shows the paused update; Abort workflow aborts it, as the API confirms",
