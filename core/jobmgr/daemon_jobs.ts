@@ -23,6 +23,11 @@ export class DaemonHosts {
     if (msg.full) this.known = true;
   }
 
+  /** A host's state as the host manager last said (LOST when its agent is gone), or undefined if unknown. */
+  stateOf(hostname: string): string | undefined {
+    return this.#hosts.get(hostname)?.state;
+  }
+
   /** Hosts that are up (not lost, not in maintenance) and pass the daemon's HOST constraints. */
   #targets(job: JobEntry): Set<string> {
     const template = job.versions.get(job.configVersion)!.tasks.defaults;

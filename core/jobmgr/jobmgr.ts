@@ -1,5 +1,6 @@
 /** The job manager daemon: job and task lifecycle, driven by goal-state engines over Peloton's tables. */
 import { GoalStateEngine } from "../goalstate/engine.ts";
+import { availability, maintenanceLimit, SlaDrains, unavailableCount } from "./sla_drain.ts";
 import {
   ADMIN_SERVICE,
   apiLockKind,
@@ -200,6 +201,8 @@ export class JobManager implements Receiver {
   #pollTimer: TimerId | undefined;
   /** Jobs another job manager drives now: whatever is still collected for them is dropped. */
   readonly #released = new Set<string>();
+  /** Host maintenance drains held back by their jobs' SLA (`sla.maximumUnavailableInstances`). */
+  readonly #drains = new SlaDrains();
   /** Components locked down (AdminService), and what the locks hold back meanwhile. */
   readonly locks = new Set<LockComponent>();
   #heldPlacements: Extract<ReplyMessage, { kind: "placements" }>[] = [];
@@ -286,6 +289,7 @@ export class JobManager implements Receiver {
       if (!job) continue;
       this.#released.add(id);
       this.jobs.delete(id);
+      this.#drains.forget(job);
       for (const t of job.tasks.values()) this.taskEngine.delete(taskKey(t));
       this.jobEngine.delete(id);
       for (const [uid, u] of this.updates) {
@@ -494,6 +498,7 @@ export class JobManager implements Receiver {
     this.flush();
     const job = this.jobs.get(jobId);
     this.jobs.delete(jobId);
+    if (job) this.#drains.forget(job);
     this.deps.store.write([{ kind: "job.delete", jobId }], (err) => {
       if (err && job && !this.jobs.has(jobId)) {
         this.jobs.set(jobId, job);
@@ -677,6 +682,7 @@ export class JobManager implements Receiver {
    * once they are stored, or with the error that stopped them (at once when there is nothing to write).
    */
   flush(onDurable?: (err?: Error) => void): void {
+    if (this.#drains.size) this.#recheckDrains();
     // One snapshot per changed task: the states it went through meanwhile all end in this batch.
     for (const task of this.#dirtyTasks) this.#writes.push({ kind: "task.put", task: { ...task } });
     this.#dirtyTasks.clear();
@@ -859,6 +865,7 @@ export class JobManager implements Receiver {
 
   /** Workflows and job rules that watch tasks learn about the change. */
   #taskChanged(job: JobEntry, task: TaskRecord): void {
+    if (this.#drains.size) this.#drains.changed(job);
     const u = job.runtime.updateId ? this.updates.get(job.runtime.updateId) : undefined;
     if (u && (u.instancesCurrent.includes(task.instanceId))) this.updateEngine.enqueue(u);
     if (isTerminalTaskState(task.state) && job.config.sla.maximumRunningInstances > 0) {
@@ -993,7 +1000,8 @@ export class JobManager implements Receiver {
    * Tasks not yet launched are the resource manager's to move back to PENDING.
    */
   #preempt(list: Preemption[]): void {
-    const now = this.now();
+    /** Each job's unavailable instances, counted once per batch and kept up to date as it drains. */
+    let unavailable: Map<JobEntry, number> | undefined;
     for (const p of list) {
       const found = this.find(p.taskId);
       if (!found) continue;
@@ -1007,12 +1015,50 @@ export class JobManager implements Receiver {
         continue;
       }
       if (task.goalState !== defaultTaskGoal(job.config.type)) continue;
-      const tc = taskConfigOf(job, task);
-      task.goalState = tc.preemptionPolicy?.killOnPreempt ? "KILLED" : "PREEMPTING";
-      task.terminationReason = "PREEMPTED_RESOURCES";
-      this.transition(job, task, "PREEMPTING", now, { reason: p.reason, message: "Task preempted" });
-      this.killTask(job, task);
+      const limit = p.reason === "PREEMPTION_REASON_HOST_MAINTENANCE" ? maintenanceLimit(job) : 0;
+      if (limit > 0 && availability(task) === "AVAILABLE") {
+        unavailable ??= new Map();
+        const down = unavailable.get(job) ?? unavailableCount(job);
+        if (down >= limit) {
+          this.#holdDrain(job, task, p.taskId, down, limit);
+          continue;
+        }
+        unavailable.set(job, down + 1);
+      }
+      this.#evict(job, task, p.reason);
     }
+  }
+
+  /** Kills a running task for the resource manager: run again elsewhere unless its policy kills it for good. */
+  #evict(job: JobEntry, task: TaskRecord, reason: Preemption["reason"]): void {
+    const tc = taskConfigOf(job, task);
+    task.goalState = tc.preemptionPolicy?.killOnPreempt ? "KILLED" : "PREEMPTING";
+    const maintenance = reason === "PREEMPTION_REASON_HOST_MAINTENANCE";
+    task.terminationReason = maintenance ? "KILLED_HOST_MAINTENANCE" : "PREEMPTED_RESOURCES";
+    this.#drains.forgetTask(job, task);
+    this.transition(job, task, "PREEMPTING", this.now(), { reason, message: "Task preempted" });
+    this.killTask(job, task);
+  }
+
+  /** A drain the job's SLA holds back: the task runs on, saying why, until one of its job's instances is back. */
+  #holdDrain(job: JobEntry, task: TaskRecord, taskId: string, down: number, limit: number): void {
+    const hostname = task.hostname ?? "";
+    this.#drains.hold(job, task, { taskId, hostname });
+    const message =
+      `host ${hostname} is in maintenance: draining waits for the job's SLA, ${down} of at most ` +
+      `${limit} instances unavailable`;
+    if (task.message !== message) this.#explain(task, message, this.now());
+  }
+
+  /** Drains the SLA held back that it allows now; drops those whose run ended or whose host is back UP. */
+  #recheckDrains(): void {
+    this.#drains.recheck(
+      (_job, task, w) =>
+        !task || task.state !== "RUNNING" || task.goalState !== "RUNNING" ||
+        mesosTaskId(task.jobId, task.instanceId, task.runId) !== w.taskId ||
+        this.daemonHosts.stateOf(w.hostname) === "HOST_STATE_UP",
+      (job, task) => this.#evict(job, task, "PREEMPTION_REASON_HOST_MAINTENANCE"),
+    );
   }
 
   #onStatuses(statuses: MappedTaskStatus[]): void {
@@ -1154,6 +1200,7 @@ export class JobManager implements Receiver {
       this.config.untrackTerminalJobs && isTerminalJobState(next) && !rt.updateId && allEnded(rt.taskStats)
     ) {
       this.jobs.delete(job.jobId);
+      this.#drains.forget(job);
       for (const t of job.tasks.values()) this.taskEngine.delete(taskKey(t));
       this.jobEngine.delete(job.jobId);
     }

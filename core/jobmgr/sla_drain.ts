@@ -1,0 +1,116 @@
+/**
+ * SLA-aware host maintenance (Peloton's `pkg/jobmgr/cached/job.go` `filterRuntimeDiffsBySLA`): a service
+ * with `sla.maximumUnavailableInstances` set loses at most that many instances at once to draining hosts.
+ * An available instance on a draining host waits while the job already has that many instances
+ * unavailable, and is drained as soon as one of them is available again (or its host leaves maintenance,
+ * when it stays where it is).
+ *
+ * Availability follows Peloton's `getInstanceAvailability`: an instance is available when it runs the
+ * run and config it should, is RUNNING with goal RUNNING, and is healthy or has no health check. Instances
+ * an operator stopped or deleted count as neither available nor unavailable. Where Peloton counts an
+ * instance being replaced for another reason than maintenance, an update or a failure as KILLED, this
+ * counts it as unavailable too: it is down either way, and the SLA is about instances that are down.
+ */
+import type { TaskRecord } from "../model/records.ts";
+import type { JobEntry } from "./job_entry.ts";
+
+export type Availability = "AVAILABLE" | "UNAVAILABLE" | "KILLED" | "DELETED";
+
+export function availability(t: TaskRecord): Availability {
+  if (t.goalState === "DELETED") return "DELETED";
+  if (t.goalState === "KILLED") return "KILLED";
+  const replacing = (t.desiredRunId !== undefined && t.desiredRunId !== t.runId) ||
+    (t.desiredConfigVersion !== undefined && t.desiredConfigVersion !== t.configVersion);
+  if (
+    !replacing && t.state === "RUNNING" && t.goalState === "RUNNING" &&
+    (t.healthy === "HEALTHY" || t.healthy === "DISABLED")
+  ) return "AVAILABLE";
+  return "UNAVAILABLE";
+}
+
+/** Instances of the job that are unavailable now. */
+export function unavailableCount(job: JobEntry): number {
+  let n = 0;
+  for (const t of job.tasks.values()) if (availability(t) === "UNAVAILABLE") n++;
+  return n;
+}
+
+/** The job's SLA limit on instances drained at once, or 0 when it has none (not a service, or unset). */
+export function maintenanceLimit(job: JobEntry): number {
+  return job.config.type === "SERVICE" ? job.config.sla.maximumUnavailableInstances : 0;
+}
+
+/** A drain the SLA holds back: the run to drain and the host in maintenance it runs on. */
+interface Waiting {
+  taskId: string;
+  hostname: string;
+}
+
+/** Drains held back by their jobs' SLA, per job and instance. */
+export class SlaDrains {
+  readonly #waiting = new Map<JobEntry, Map<number, Waiting>>();
+  /** Jobs to look at again at the next flush: one of their instances changed. */
+  readonly #recheck = new Set<JobEntry>();
+
+  get size(): number {
+    return this.#waiting.size;
+  }
+
+  hold(job: JobEntry, task: TaskRecord, w: Waiting): void {
+    let byInstance = this.#waiting.get(job);
+    if (!byInstance) this.#waiting.set(job, byInstance = new Map());
+    byInstance.set(task.instanceId, w);
+  }
+
+  /** An instance of `job` changed: its held drains are looked at again. */
+  changed(job: JobEntry): void {
+    if (this.#waiting.has(job)) this.#recheck.add(job);
+  }
+
+  /** The job is no longer this job manager's (released, deleted or done). */
+  forget(job: JobEntry): void {
+    this.#waiting.delete(job);
+    this.#recheck.delete(job);
+  }
+
+  /** The task is drained (or stopped) now: no longer held. */
+  forgetTask(job: JobEntry, task: TaskRecord): void {
+    const byInstance = this.#waiting.get(job);
+    if (!byInstance?.delete(task.instanceId) || byInstance.size) return;
+    this.#waiting.delete(job);
+    this.#recheck.delete(job);
+  }
+
+  /**
+   * The held drains of the jobs that changed, each either still held, dropped (`stale`: the run is gone,
+   * or its host left maintenance) or handed to `drain` once the SLA allows.
+   */
+  recheck(
+    stale: (job: JobEntry, task: TaskRecord | undefined, w: Waiting) => boolean,
+    drain: (job: JobEntry, task: TaskRecord) => void,
+  ): void {
+    if (!this.#recheck.size) return;
+    const jobs = [...this.#recheck];
+    this.#recheck.clear();
+    for (const job of jobs) {
+      const byInstance = this.#waiting.get(job);
+      if (!byInstance) continue;
+      let unavailable = unavailableCount(job);
+      const limit = maintenanceLimit(job);
+      for (const [instanceId, w] of byInstance) {
+        const task = job.tasks.get(instanceId);
+        if (stale(job, task, w)) {
+          byInstance.delete(instanceId);
+          continue;
+        }
+        // Draining an instance that is down already takes nothing more away.
+        const available = availability(task!) === "AVAILABLE";
+        if (available && limit > 0 && unavailable >= limit) continue;
+        byInstance.delete(instanceId);
+        drain(job, task!);
+        if (available) unavailable++;
+      }
+      if (!byInstance.size) this.#waiting.delete(job);
+    }
+  }
+}

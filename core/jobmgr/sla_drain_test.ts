@@ -1,0 +1,94 @@
+import assert from "node:assert/strict";
+import { DEFAULT_SLA } from "../testing/fixtures.ts";
+import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
+import { availability } from "./sla_drain.ts";
+
+const ALL = [0, 1, 2, 3];
+const MAINTENANCE = "PREEMPTION_REASON_HOST_MAINTENANCE" as const;
+
+/** A running 4-instance service on h1 (no health check), `maximumUnavailableInstances` as given. */
+function service(maxUnavailable: number, type: "SERVICE" | "BATCH" = "SERVICE"): JobmgrRig {
+  const rig = new JobmgrRig();
+  rig.create({
+    type,
+    instanceCount: ALL.length,
+    sla: { ...DEFAULT_SLA, maximumUnavailableInstances: maxUnavailable },
+  });
+  rig.launch(ALL);
+  for (const i of ALL) rig.status(rig.taskId(i), "TASK_RUNNING");
+  hostState(rig, "HOST_STATE_DRAINING");
+  return rig;
+}
+
+function hostState(rig: JobmgrRig, state: string): void {
+  rig.jm.receive({
+    kind: "host-inventory",
+    full: false,
+    hosts: [{ hostname: "h1", attributes: {}, state: state as "HOST_STATE_UP" }],
+  });
+  rig.tick();
+}
+
+/** The resource manager asks the job manager to drain these instances off h1. */
+function drain(rig: JobmgrRig, instances: number[]): void {
+  rig.placements([], [], instances.map((i) => ({ taskId: rig.taskId(i), reason: MAINTENANCE })));
+}
+
+const killed = (rig: JobmgrRig) =>
+  rig.transport.take("kill-tasks", "hostmgr").flatMap((k) =>
+    k.tasks.map((t) => Number(t.taskId.split("-").at(-2)))
+  );
+
+/** A drained instance ends, is placed on h2 and runs again there. */
+function backElsewhere(rig: JobmgrRig, i: number): void {
+  rig.status(rig.taskId(i), "TASK_KILLED");
+  rig.launch([i], "h2");
+  rig.status(rig.taskId(i), "TASK_RUNNING", { hostname: "h2" });
+}
+
+Deno.test("a service drains from a host in maintenance no more than maximumUnavailableInstances at a time", () => {
+  const rig = service(1);
+  drain(rig, [0, 1, 2]);
+  assert.deepEqual(killed(rig), [0], "one at a time");
+  assert.equal(rig.task(0).terminationReason, "KILLED_HOST_MAINTENANCE");
+  assert.deepEqual([1, 2].map((i) => rig.task(i).state), ["RUNNING", "RUNNING"]);
+  assert.equal(
+    rig.task(1).message,
+    "host h1 is in maintenance: draining waits for the job's SLA, 1 of at most 1 instances unavailable",
+  );
+
+  rig.status(rig.taskId(0), "TASK_KILLED");
+  assert.deepEqual(killed(rig), [], "still one down while it is placed again");
+  rig.launch([0], "h2");
+  rig.status(rig.taskId(0), "TASK_RUNNING", { hostname: "h2" });
+  assert.deepEqual(killed(rig), [1], "the next as soon as the first is back");
+  backElsewhere(rig, 1);
+  assert.deepEqual(killed(rig), [2]);
+  backElsewhere(rig, 2);
+  assert.deepEqual(killed(rig), []);
+  assert.deepEqual(ALL.map((i) => rig.task(i).hostname), ["h2", "h2", "h2", "h1"]);
+});
+
+Deno.test("without an SLA limit, or for batch work, every instance is drained at once", () => {
+  for (const rig of [service(0), service(1, "BATCH")]) {
+    drain(rig, [0, 1, 2]);
+    assert.deepEqual(killed(rig), [0, 1, 2]);
+  }
+});
+
+Deno.test("an instance that is down already is drained at once; one that is up waits; the wait ends with maintenance", () => {
+  const rig = service(2);
+  // Instance 3 is unhealthy: unavailable, so the job has one instance down before the drain starts.
+  rig.status(rig.taskId(3), "TASK_RUNNING", { healthy: false });
+  assert.equal(availability(rig.task(3)), "UNAVAILABLE");
+  drain(rig, [0, 1, 3]);
+  assert.deepEqual(killed(rig), [0, 3], "0 takes the job to 2 down; 3 was down already");
+  assert.equal(rig.task(1).state, "RUNNING");
+
+  // Maintenance is completed before the job recovers: instance 1 stays where it is.
+  hostState(rig, "HOST_STATE_UP");
+  backElsewhere(rig, 0);
+  assert.deepEqual(killed(rig), []);
+  assert.equal(rig.task(1).hostname, "h1");
+  assert.equal(rig.job(JOB_ID).tasks.size, 4);
+});
