@@ -11,6 +11,8 @@ export const SERVICES: Record<string, Daemon> = {
   "peloton.api.v1alpha.job.stateless.svc.JobService": "jobmgr",
   "peloton.api.v1alpha.pod.svc.PodService": "jobmgr",
   "peloton.api.v1alpha.admin.svc.AdminService": "jobmgr",
+  // Private in Peloton: each job manager's cache (throttled pods, jobs held, instance availability).
+  "peloton.private.jobmgr.JobManagerService": "jobmgr",
   "peloton.api.respool.ResourceManager": "resmgr",
   // Private in Peloton; its GetActiveTasks and GetPendingTasks back `resmgr tasks active|pending`.
   "peloton.private.resmgr.ResourceManagerService": "resmgr",
@@ -36,6 +38,7 @@ const SHORT: Record<string, string> = {
   PodService: "peloton.api.v1alpha.pod.svc.PodService",
   AdminService: "peloton.api.v1alpha.admin.svc.AdminService",
   ResourceManagerService: "peloton.private.resmgr.ResourceManagerService",
+  JobManagerService: "peloton.private.jobmgr.JobManagerService",
 };
 
 export interface Route {

@@ -23,3 +23,12 @@ Deno.test("unknown services and malformed names do not route", () => {
   assert.equal(routeProcedure("peloton.api.job.JobManager::"), undefined);
   assert.equal(routeProcedure(""), undefined);
 });
+
+Deno.test("the private JobManagerService routes to the job manager by its full and short names", () => {
+  const full = "peloton.private.jobmgr.JobManagerService::GetThrottledPods";
+  assert.deepEqual(routeProcedure(full), { procedure: full, daemon: "jobmgr" });
+  assert.deepEqual(routeProcedure("JobManagerService.QueryJobCache"), {
+    procedure: "peloton.private.jobmgr.JobManagerService::QueryJobCache",
+    daemon: "jobmgr",
+  });
+});

@@ -26,6 +26,7 @@ import {
 import { InstanceMap, type JobEntry } from "./job_entry.ts";
 import { parseQuerySpec, runJobQuery } from "./job_query.ts";
 import type { JobManager } from "./jobmgr.ts";
+import { JOBMGR_SERVICE, JobmgrServiceApi } from "./jobmgr_service_api.ts";
 import { POD_SERVICE, PodApi } from "./pod_api.ts";
 import { STATELESS_SERVICE, StatelessApi } from "./stateless_api.ts";
 import { gangSize, isPreemptible, isRevocable, TaskConfigs, taskResources } from "./task_build.ts";
@@ -77,12 +78,14 @@ export class JobApi {
   readonly #volumes: VolumeApi;
   readonly #stateless: StatelessApi;
   readonly #pods: PodApi;
+  readonly #private: JobmgrServiceApi;
 
   constructor(readonly jm: JobManager) {
     this.#updates = new UpdateApi(this);
     this.#volumes = new VolumeApi(this);
     this.#stateless = new StatelessApi(this);
     this.#pods = new PodApi(this);
+    this.#private = new JobmgrServiceApi(this, this.#stateless);
   }
 
   handle(req: ApiRequest): void {
@@ -94,6 +97,7 @@ export class JobApi {
     if (service === VOLUME_SERVICE) return this.#volumes.handle(method, body, r);
     if (service === STATELESS_SERVICE) return this.#stateless.handle(method, body, r);
     if (service === POD_SERVICE) return this.#pods.handle(method, body, r);
+    if (service === JOBMGR_SERVICE) return this.#private.handle(method, body, r);
     const key = `${service === JOB_SERVICE ? "job" : service === TASK_SERVICE ? "task" : service}.${method}`;
     switch (key) {
       case "job.Create":

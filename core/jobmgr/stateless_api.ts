@@ -43,6 +43,10 @@ import { getWorkflowEvents, instanceEventsOf, lastWorkflow, uint32Field } from "
 
 export const STATELESS_SERVICE = "peloton.api.v1alpha.job.stateless.svc.JobService";
 
+/** Why a request's `jobId` is refused: absent, empty or not an id. */
+export const jobIdExpected = (raw: unknown): string =>
+  `jobId: got ${JSON.stringify(raw ?? null)}, expected a job id`;
+
 export class StatelessApi {
   constructor(private readonly api: JobApi) {}
 
@@ -124,23 +128,10 @@ export class StatelessApi {
         return this.#listJobs(r);
       case "QueryJobs":
         return this.#queryJobs(body, r);
-      case "GetJobCache": {
-        // The job manager's memory, as Peloton's cache: a job it does not drive is not loaded for this.
-        const jobId = idValue(body.jobId);
-        if (jobId === undefined) return r.error("invalid-argument", "jobId: expected a job id");
-        const j = this.api.jm.jobs.get(jobId);
-        if (!j) return r.error("not-found", `job ${jobId} not found in cache`);
-        const workflow = j.runtime.updateId ? this.api.jm.updates.get(j.runtime.updateId) : undefined;
-        return r.ok({ spec: specJson(j), status: statusJson(j, workflow) });
-      }
+      case "GetJobCache":
+        return this.getJobCache(body, r);
       case "RefreshJob":
-        // Peloton reloads the job from its store and runs its goal-state actions again.
-        return this.api.withLiveJob(r, idValue(body.jobId), (job) => {
-          const jm = this.api.jm;
-          jm.jobEngine.enqueue(job);
-          for (const t of job.tasks.values()) jm.taskEngine.enqueue(t);
-          r.ok({});
-        });
+        return this.refreshJob(body, r);
       case "GetJobIDFromJobName":
         return this.#jobIdsByName(body, r);
       case "GetReplaceJobDiff":
@@ -157,6 +148,34 @@ export class StatelessApi {
       default:
         return r.error("unimplemented", `procedure ${STATELESS_SERVICE}::${method} is not implemented`);
     }
+  }
+
+  /**
+   * GetJobCache (here and in the private JobManagerService): the job's spec and status as this job manager
+   * holds them in memory, as Peloton's cache; a job it does not drive is not loaded for this.
+   */
+  getJobCache(body: Body, r: Reply): void {
+    const jobId = idValue(body.jobId);
+    if (!jobId) return r.error("invalid-argument", jobIdExpected(body.jobId));
+    const j = this.api.jm.jobs.get(jobId);
+    if (!j) return r.error("not-found", `job ${jobId} not found in cache`);
+    const workflow = j.runtime.updateId ? this.api.jm.updates.get(j.runtime.updateId) : undefined;
+    r.ok({ spec: specJson(j), status: statusJson(j, workflow) });
+  }
+
+  /**
+   * RefreshJob (here and in the private JobManagerService): Peloton reloads the job from its store and runs
+   * its goal-state actions again.
+   */
+  refreshJob(body: Body, r: Reply): void {
+    const jobId = idValue(body.jobId);
+    if (!jobId) return r.error("invalid-argument", jobIdExpected(body.jobId));
+    this.api.withLiveJob(r, jobId, (job) => {
+      const jm = this.api.jm;
+      jm.jobEngine.enqueue(job);
+      for (const t of job.tasks.values()) jm.taskEngine.enqueue(t);
+      r.ok({});
+    });
   }
 
   /** GetJobIDFromJobName: the ids of the jobs named exactly `jobName`, newest first; NotFound when none is. */

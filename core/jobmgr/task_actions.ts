@@ -2,6 +2,7 @@
 import type { Action } from "../goalstate/engine.ts";
 import type { PersistentVolumeConfig } from "../model/config_types.ts";
 import type { TaskRecord } from "../model/records.ts";
+import { isTerminalTaskState } from "../model/states.ts";
 import { activeCount, type JobEntry, taskConfigOf } from "./job_entry.ts";
 import type { JobManager } from "./jobmgr.ts";
 import { PRE_LAUNCH_RANK } from "./jobmgr.ts";
@@ -141,3 +142,11 @@ export class TaskActions {
 }
 
 const THROTTLED = "Task throttled due to failure";
+
+/**
+ * Whether the task's restart is being throttled after failures (Peloton's `util.IsTaskThrottled`): its run
+ * ended, it is to run again, and `#terminatedRetry` holds the next run back.
+ */
+export function isThrottled(t: TaskRecord): boolean {
+  return isTerminalTaskState(t.state) && t.goalState === "RUNNING" && t.message === THROTTLED;
+}

@@ -7,6 +7,7 @@ import { type Command, type CommandContext, UsageError } from "./command.ts";
 import { daemonCommands } from "./daemon_commands.ts";
 import { hostCommands } from "./host_commands.ts";
 import { jobCommands } from "./job_commands.ts";
+import { jobmgrCommands } from "./jobmgr_commands.ts";
 import { podCommands } from "./pod_commands.ts";
 import { resmgrCommands } from "./resmgr_commands.ts";
 import { respoolCommands } from "./respool_commands.ts";
@@ -25,6 +26,7 @@ export const COMMANDS: Command[] = [
   ...respoolCommands,
   ...hostCommands,
   ...resmgrCommands,
+  ...jobmgrCommands,
   ...adminCommands,
   ...updateCommands,
   ...statelessCommands,

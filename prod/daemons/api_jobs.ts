@@ -52,6 +52,10 @@ export async function jobCallOf(procedure: string, body: Body, store: Store): Pr
       const volumeId = idValue(body.id);
       return { jobId: volumeId ? (await store.getVolume(volumeId))?.jobId : undefined, read };
     }
+    case "peloton.private.jobmgr.JobManagerService":
+      // Each job manager's own cache: a call naming a job goes to its owner, even a Get; the others
+      // (GetThrottledPods, QueryJobCache) are answered by the job manager that receives them.
+      return { jobId: idValue(body.jobId), read: false };
     default:
       return { jobId: idValue(body.jobId ?? body.id), read };
   }

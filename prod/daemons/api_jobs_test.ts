@@ -1,0 +1,31 @@
+/** Which job a job manager call names, and whether any job manager may answer it. */
+import assert from "node:assert/strict";
+import type { Store } from "../../core/ports/store.ts";
+import { jobCallOf } from "./api_jobs.ts";
+
+const JOB = "11111111-2222-4333-8444-555555555555";
+// The calls below name their job in the body: nothing is looked up.
+const store = {} as Store;
+
+Deno.test("JobManagerService: a call naming a job goes to its owner, even a Get; the others stay where they land", async () => {
+  const svc = "peloton.private.jobmgr.JobManagerService";
+  for (const method of ["GetInstanceAvailabilityInfoForJob", "GetJobCache", "RefreshJob"]) {
+    assert.deepEqual(
+      await jobCallOf(`${svc}::${method}`, { jobId: { value: JOB }, instances: [0] }, store),
+      { jobId: JOB, read: false },
+      method,
+    );
+  }
+  for (
+    const [method, body] of [["GetThrottledPods", {}], ["QueryJobCache", { spec: { name: "web" } }]] as const
+  ) {
+    assert.equal((await jobCallOf(`${svc}::${method}`, body, store)).jobId, undefined, method);
+  }
+  // The v1alpha JobService's reads of the store go to whichever job manager is asked.
+  const get = await jobCallOf(
+    "peloton.api.v1alpha.job.stateless.svc.JobService::GetJob",
+    { jobId: JOB },
+    store,
+  );
+  assert.deepEqual(get, { jobId: JOB, read: true, create: undefined });
+});
