@@ -155,9 +155,30 @@ export type ApiErrorCode =
   | "failed-precondition"
   | "out-of-range"
   | "aborted"
+  | "cancelled"
   | "unimplemented"
   | "internal"
   | "unavailable";
+
+/**
+ * The v1alpha WatchService's stream (`peloton.api.v1alpha.watch.svc.WatchService::Watch`). A Watch call is an
+ * `api` message like any other: its `api-reply` carries the first WatchResponse (`{watchId}`) or the error
+ * that refused it. Then every change the watch matches comes to the call's `replyTo` as a `watch-event`
+ * carrying one WatchResponse (`{watchId, pods: [PodSummary]}` or `{watchId, statelessJobs: [JobSummary]}`),
+ * until a `watch-end` says why the stream ends (`cancelled` by WatchService::Cancel, `unavailable` when the
+ * job manager stops or hands the job over). The caller that stops listening sends WatchService::Cancel.
+ */
+export interface WatchEvent {
+  kind: "watch-event";
+  watchId: string;
+  response: { watchId: string; pods?: unknown[]; statelessJobs?: unknown[] };
+}
+
+export interface WatchEnd {
+  kind: "watch-end";
+  watchId: string;
+  error: { code: ApiErrorCode; message: string };
+}
 
 // ---------------------------------------------------------------------------------------------
 // To the resource manager
@@ -327,7 +348,9 @@ export type Message =
   | ReplyMessage
   | PlacementMessage
   | ApiRequest
-  | ApiReply;
+  | ApiReply
+  | WatchEvent
+  | WatchEnd;
 
 /**
  * Why a leaf pool's queued tasks wait (the resource pool API's `GetAdmissionWaits`, ours): the pool's path

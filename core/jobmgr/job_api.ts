@@ -35,6 +35,7 @@ import { parseTaskQuerySpec, runTaskQuery, type TaskQuerySpec } from "./task_que
 import { UPDATE_SERVICE, UpdateApi } from "./update_api.ts";
 import { VOLUME_SERVICE, VolumeApi } from "./volume_api.ts";
 import { DEFAULT_UPDATE_CONFIG } from "./workflow.ts";
+import { WATCH_SERVICE, Watches } from "./watch.ts";
 
 export const JOB_SERVICE = "peloton.api.job.JobManager";
 export const TASK_SERVICE = "peloton.api.task.TaskManager";
@@ -77,6 +78,8 @@ export class JobApi {
   readonly #updates: UpdateApi;
   readonly #volumes: VolumeApi;
   readonly #stateless: StatelessApi;
+  /** Open WatchService streams, which the job manager tells of every pod and job change. */
+  readonly watches: Watches;
   readonly #pods: PodApi;
   readonly #private: JobmgrServiceApi;
 
@@ -84,6 +87,7 @@ export class JobApi {
     this.#updates = new UpdateApi(this);
     this.#volumes = new VolumeApi(this);
     this.#stateless = new StatelessApi(this);
+    this.watches = new Watches(jm.deps.transport, jm.deps.self, (j) => this.#stateless.summary(j));
     this.#pods = new PodApi(this);
     this.#private = new JobmgrServiceApi(this, this.#stateless);
   }
@@ -96,6 +100,7 @@ export class JobApi {
     if (service === UPDATE_SERVICE) return this.#updates.handle(method, body, r);
     if (service === VOLUME_SERVICE) return this.#volumes.handle(method, body, r);
     if (service === STATELESS_SERVICE) return this.#stateless.handle(method, body, r);
+    if (service === WATCH_SERVICE) return this.watches.handle(method, body, r, req);
     if (service === POD_SERVICE) return this.#pods.handle(method, body, r);
     if (service === JOBMGR_SERVICE) return this.#private.handle(method, body, r);
     const key = `${service === JOB_SERVICE ? "job" : service === TASK_SERVICE ? "task" : service}.${method}`;

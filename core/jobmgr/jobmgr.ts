@@ -290,6 +290,7 @@ export class JobManager implements Receiver {
       this.#released.add(id);
       this.jobs.delete(id);
       this.#drains.forget(job);
+      this.#api.watches.released(id);
       for (const t of job.tasks.values()) this.taskEngine.delete(taskKey(t));
       this.jobEngine.delete(id);
       for (const [uid, u] of this.updates) {
@@ -304,6 +305,7 @@ export class JobManager implements Receiver {
 
   stop(): void {
     this.#running = false;
+    this.#api.watches.stopAll();
     if (this.#pollTimer !== undefined) this.deps.clock.cancelTimer(this.#pollTimer);
     this.#pollTimer = undefined;
     this.taskEngine.stop();
@@ -866,6 +868,7 @@ export class JobManager implements Receiver {
   /** Workflows and job rules that watch tasks learn about the change. */
   #taskChanged(job: JobEntry, task: TaskRecord): void {
     if (this.#drains.size) this.#drains.changed(job);
+    if (this.#api.watches.size) this.#api.watches.podChanged(job, task);
     const u = job.runtime.updateId ? this.updates.get(job.runtime.updateId) : undefined;
     if (u && (u.instancesCurrent.includes(task.instanceId))) this.updateEngine.enqueue(u);
     if (isTerminalTaskState(task.state) && job.config.sla.maximumRunningInstances > 0) {
@@ -1196,6 +1199,7 @@ export class JobManager implements Receiver {
     rt.state = next;
     rt.version++;
     this.#writes.push({ kind: "job.put", job: snapshot(job) });
+    if (this.#api.watches.size) this.#api.watches.jobChanged(job);
     if (
       this.config.untrackTerminalJobs && isTerminalJobState(next) && !rt.updateId && allEnded(rt.taskStats)
     ) {

@@ -11,6 +11,7 @@
  * share a store take it up from there.
  */
 import type { AdminLockRecord } from "../model/records.ts";
+import { WATCH_SERVICE } from "./watch.ts";
 
 export const ADMIN_SERVICE = "peloton.api.v1alpha.admin.svc.AdminService";
 
@@ -38,6 +39,8 @@ const WRITE_METHODS = [
 
 /** Whether a procedure (`service::Method`) is a read or a write API for the lock, or neither. */
 export function apiLockKind(procedure: string): "Read" | "Write" | undefined {
+  // Peloton lists the whole WatchService as read APIs.
+  if (procedure.startsWith(`${WATCH_SERVICE}::`)) return "Read";
   const method = procedure.slice(procedure.indexOf("::") + 2);
   if (READ_METHODS.some((m) => method.startsWith(m))) return "Read";
   if (WRITE_METHODS.some((m) => method.startsWith(m))) return "Write";

@@ -259,7 +259,7 @@ export class StatelessApi {
   #getJob(body: Body, r: Reply): void {
     const jobId = idValue(body.jobId);
     if (body.summaryOnly === true) {
-      return this.api.withJob(r, jobId, (j) => r.ok({ summary: this.#summary(j) }));
+      return this.api.withJob(r, jobId, (j) => r.ok({ summary: this.summary(j) }));
     }
     if (body.version === undefined || body.version === null) {
       return this.api.withJob(r, jobId, (j) => this.#get(j, r));
@@ -423,7 +423,7 @@ export class StatelessApi {
    */
   #listJobs(r: Reply): void {
     this.api.jm.deps.store.queryJobs({}).then(
-      ({ jobs }) => r.ok({ jobs: jobs.map((j) => this.#summary(this.api.jm.jobs.get(j.jobId) ?? j)) }),
+      ({ jobs }) => r.ok({ jobs: jobs.map((j) => this.summary(this.api.jm.jobs.get(j.jobId) ?? j)) }),
       (err) => r.error("internal", String(err)),
     );
   }
@@ -439,7 +439,7 @@ export class StatelessApi {
     if (!parsed.ok) return r.error("invalid-argument", parsed.message);
     const run = (respoolId: string | undefined) =>
       runJobQuery(this.api.jm.deps.store, parsed.value, respoolId, (id) => this.api.jm.jobs.get(id)).then(
-        ({ jobs, pagination }) => r.ok({ records: jobs.map((j) => this.#summary(j)), pagination, spec }),
+        ({ jobs, pagination }) => r.ok({ records: jobs.map((j) => this.summary(j)), pagination, spec }),
         (err) => r.error("internal", String(err)),
       );
     const path = idValue(spec.respool);
@@ -454,7 +454,7 @@ export class StatelessApi {
    * v1alpha `stateless.JobSummary` (`ConvertJobSummary`), with the workflow in progress in its status and
    * the job's SLA as a v1alpha SlaSpec.
    */
-  #summary(j: JobView): Body {
+  summary(j: JobView): Body {
     const c = j.config;
     const workflow = j.runtime.updateId ? this.api.jm.updates.get(j.runtime.updateId) : undefined;
     return {

@@ -8,6 +8,8 @@ export const API_STATUS: Record<ApiErrorCode, number> = {
   "failed-precondition": 400,
   "out-of-range": 400,
   aborted: 409,
+  // gRPC's CANCELLED, as nginx's "client closed request".
+  cancelled: 499,
   unimplemented: 501,
   internal: 500,
   unavailable: 503,

@@ -1,0 +1,199 @@
+/**
+ * Peloton's v1alpha WatchService (`pkg/jobmgr/watchsvc`): a client watches pods (of one job, or every job,
+ * narrowed by pod names and labels) or stateless jobs (by ids and labels) and is sent every change the job
+ * manager makes to them, as it makes it, until it cancels. The stream's protocol is `WatchEvent` and
+ * `WatchEnd` in core/messages.ts; the HTTP front turns it into a stream of JSON lines.
+ *
+ * As Peloton's, a watch starts from now (`startRevision` is not replayed) and sees only what this job
+ * manager drives: with several job managers, a pod watch naming a job is served by the job's owner. When a
+ * watched job moves to another job manager, or this one stops, the stream ends `unavailable`: watch again.
+ */
+import type { ApiRequest } from "../messages.ts";
+import type { Label } from "../model/config_types.ts";
+import type { TaskRecord } from "../model/records.ts";
+import type { Address, Transport } from "../ports/transport.ts";
+import { type Body, idValue, type Reply } from "./api_json.ts";
+import { type JobEntry, taskConfigOf } from "./job_entry.ts";
+import { podStatusJson } from "./pod_api.ts";
+
+export const WATCH_SERVICE = "peloton.api.v1alpha.watch.svc.WatchService";
+
+/** Watches one job manager serves at once (Peloton's `max_client`). */
+export const MAX_WATCHES = 1000;
+
+interface PodWatch {
+  sink: Address;
+  jobId?: string;
+  podNames?: Set<string>;
+  labels: Label[];
+}
+
+interface JobWatch {
+  sink: Address;
+  jobIds?: Set<string>;
+  labels: Label[];
+}
+
+export class Watches {
+  readonly #pods = new Map<string, PodWatch>();
+  readonly #jobs = new Map<string, JobWatch>();
+  #seq = 0;
+
+  constructor(
+    private readonly transport: Transport,
+    /** This job manager's address: part of each watch id, so a front with several knows where a watch lives. */
+    private readonly self: Address,
+    /** A job as a v1alpha `JobSummary`. */
+    private readonly summary: (job: JobEntry) => Body,
+  ) {}
+
+  /** Whether any watch is open: the job manager's hot paths skip the rest when none is. */
+  get size(): number {
+    return this.#pods.size + this.#jobs.size;
+  }
+
+  handle(method: string, body: Body, r: Reply, req: ApiRequest): void {
+    if (method === "Watch") return this.#watch(body, r, req.replyTo);
+    if (method === "Cancel") return this.#cancel(body, r);
+    r.error("unimplemented", `procedure ${WATCH_SERVICE}::${method} is not implemented`);
+  }
+
+  #watch(body: Body, r: Reply, sink: Address): void {
+    const pod = body.podFilter, job = body.statelessJobFilter;
+    if ((pod === undefined || pod === null) === (job === undefined || job === null)) {
+      return r.error("invalid-argument", "podFilter, statelessJobFilter: expected exactly one of them");
+    }
+    if (this.size >= MAX_WATCHES) {
+      return r.error(
+        "unavailable",
+        `this job manager serves ${MAX_WATCHES} watches already; try again later`,
+      );
+    }
+    const filter = (pod ?? job) as Body;
+    const field = pod ? "podFilter" : "statelessJobFilter";
+    if (typeof filter !== "object" || Array.isArray(filter)) {
+      return r.error("invalid-argument", `${field}: got ${JSON.stringify(filter)}, expected an object`);
+    }
+    const labels = labelsOf(filter.labels, `${field}.labels`);
+    if (typeof labels === "string") return r.error("invalid-argument", labels);
+    const id = `${pod ? "pod" : "job"}-${++this.#seq}@${this.self}`;
+    if (pod) {
+      const names = idsOf(filter.podNames, `${field}.podNames`, "pod names");
+      if (typeof names === "string") return r.error("invalid-argument", names);
+      const jobId = filter.jobId === undefined ? undefined : idValue(filter.jobId);
+      if (filter.jobId !== undefined && !jobId) {
+        return r.error(
+          "invalid-argument",
+          `${field}.jobId: got ${JSON.stringify(filter.jobId)}, expected a job id`,
+        );
+      }
+      this.#pods.set(id, { sink, jobId, podNames: names, labels });
+    } else {
+      const ids = idsOf(filter.jobIds, `${field}.jobIds`, "job ids");
+      if (typeof ids === "string") return r.error("invalid-argument", ids);
+      this.#jobs.set(id, { sink, jobIds: ids, labels });
+    }
+    r.ok({ watchId: id });
+  }
+
+  #cancel(body: Body, r: Reply): void {
+    const id = body.watchId;
+    if (typeof id !== "string" || !id) {
+      return r.error("invalid-argument", `watchId: got ${JSON.stringify(id)}, expected a watch id`);
+    }
+    if (!this.#end(id, "cancelled", `watch cancelled: ${id}`)) {
+      return r.error("not-found", `watch ${id} not found`);
+    }
+    r.ok({});
+  }
+
+  /** A task of `job` changed: its pod goes to the watches it matches. */
+  podChanged(job: JobEntry, task: TaskRecord): void {
+    if (!this.#pods.size) return;
+    const name = `${job.jobId}-${task.instanceId}`;
+    let pod: Body | undefined;
+    for (const [id, w] of this.#pods) {
+      if (w.jobId !== undefined && w.jobId !== job.jobId) continue;
+      if (w.podNames && !w.podNames.has(name)) continue;
+      if (w.labels.length && !hasLabels(taskConfigOf(job, task).labels, w.labels)) continue;
+      pod ??= { podName: { value: name }, status: podStatusJson(task) };
+      this.#send(id, w.sink, { watchId: id, pods: [pod] });
+    }
+  }
+
+  /** A job's runtime changed: its summary goes to the job watches it matches. */
+  jobChanged(job: JobEntry): void {
+    if (!this.#jobs.size) return;
+    let summary: Body | undefined;
+    for (const [id, w] of this.#jobs) {
+      if (w.jobIds && !w.jobIds.has(job.jobId)) continue;
+      if (w.labels.length && !hasLabels(job.config.labels, w.labels)) continue;
+      summary ??= this.summary(job);
+      this.#send(id, w.sink, { watchId: id, statelessJobs: [summary] });
+    }
+  }
+
+  /** The job moved to another job manager: its watches end, to be made again where it is now. */
+  released(jobId: string): void {
+    for (const [id, w] of this.#pods) {
+      if (w.jobId === jobId) {
+        this.#end(id, "unavailable", `job ${jobId} moved to another job manager; watch again`);
+      }
+    }
+  }
+
+  /** The job manager stops: every stream ends. */
+  stopAll(): void {
+    for (const id of [...this.#pods.keys(), ...this.#jobs.keys()]) {
+      this.#end(id, "unavailable", "the job manager stopped; watch again");
+    }
+  }
+
+  #send(
+    id: string,
+    sink: Address,
+    response: { watchId: string; pods?: unknown[]; statelessJobs?: unknown[] },
+  ) {
+    this.transport.send(sink, { kind: "watch-event", watchId: id, response });
+  }
+
+  #end(id: string, code: "cancelled" | "unavailable", message: string): boolean {
+    const w = this.#pods.get(id) ?? this.#jobs.get(id);
+    if (!w) return false;
+    this.#pods.delete(id);
+    this.#jobs.delete(id);
+    this.transport.send(w.sink, { kind: "watch-end", watchId: id, error: { code, message } });
+    return true;
+  }
+}
+
+function hasLabels(have: Label[] | undefined, want: Label[]): boolean {
+  return want.every((l) => (have ?? []).some((h) => h.key === l.key && h.value === l.value));
+}
+
+function labelsOf(raw: unknown, field: string): Label[] | string {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) return `${field}: got ${JSON.stringify(raw)}, expected a list of {key, value}`;
+  const out: Label[] = [];
+  for (const [i, l] of raw.entries()) {
+    const key = (l as Body | null)?.key, value = (l as Body | null)?.value ?? "";
+    if (typeof key !== "string" || !key || typeof value !== "string") {
+      return `${field}[${i}]: got ${JSON.stringify(l)}, expected {key, value} with a non-empty key`;
+    }
+    out.push({ key, value });
+  }
+  return out;
+}
+
+/** A list of `{value}` ids (or plain strings); undefined when absent or empty (no narrowing). */
+function idsOf(raw: unknown, field: string, what: string): Set<string> | undefined | string {
+  if (raw === undefined || raw === null) return undefined;
+  if (!Array.isArray(raw)) return `${field}: got ${JSON.stringify(raw)}, expected a list of ${what}`;
+  const out = new Set<string>();
+  for (const [i, v] of raw.entries()) {
+    const id = idValue(v);
+    if (!id) return `${field}[${i}]: got ${JSON.stringify(v)}, expected one of the ${what}`;
+    out.add(id);
+  }
+  return out.size ? out : undefined;
+}

@@ -1,0 +1,110 @@
+import assert from "node:assert/strict";
+import type { ApiReply } from "../messages.ts";
+import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
+import { ADMIN_SERVICE } from "./lockdown.ts";
+import { WATCH_SERVICE } from "./watch.ts";
+
+type Pod = { podName: { value: string }; status: { state: string } };
+
+function watch(rig: JobmgrRig, body: unknown): ApiReply {
+  rig.call(WATCH_SERVICE, "Watch", body);
+  return rig.replies()[0];
+}
+
+/** The pods the watch was sent since the last look, as `name state`. */
+function podEvents(rig: JobmgrRig, watchId: string): string[] {
+  return rig.transport.take("watch-event", "api/1").filter((e) => e.watchId === watchId)
+    .flatMap((e) => (e.response.pods ?? []) as Pod[])
+    .map((p) => `${p.podName.value.slice(JOB_ID.length + 1)} ${p.status.state}`);
+}
+
+Deno.test("a pod watch is sent every change of the pods it matches, from the watch on", () => {
+  const rig = new JobmgrRig();
+  rig.create({ type: "SERVICE", instanceCount: 2, task: { labels: [{ key: "app", value: "web" }] } });
+  const all = watch(rig, { podFilter: { jobId: { value: JOB_ID } } }).body as { watchId: string };
+  assert.match(all.watchId, /^pod-\d+@jobmgr$/);
+  const one =
+    (watch(rig, { podFilter: { podNames: [{ value: `${JOB_ID}-1` }] } }).body as { watchId: string })
+      .watchId;
+  const other =
+    (watch(rig, { podFilter: { labels: [{ key: "app", value: "db" }] } }).body as { watchId: string })
+      .watchId;
+  rig.launch([0, 1]);
+  rig.status(rig.taskId(1), "TASK_RUNNING");
+  const events = rig.transport.take("watch-event", "api/1");
+  const of = (id: string) =>
+    events.filter((e) => e.watchId === id).flatMap((e) => (e.response.pods ?? []) as Pod[]).map((p) =>
+      `${p.podName.value.slice(JOB_ID.length + 1)} ${p.status.state}`
+    );
+  assert.deepEqual(of(all.watchId), [
+    "0 POD_STATE_LAUNCHING",
+    "1 POD_STATE_LAUNCHING",
+    "1 POD_STATE_RUNNING",
+  ]);
+  assert.deepEqual(of(one), ["1 POD_STATE_LAUNCHING", "1 POD_STATE_RUNNING"]);
+  assert.deepEqual(of(other), [], "labels the pods do not have");
+  assert.deepEqual(events[0].response.watchId, events[0].watchId);
+});
+
+Deno.test("a stateless job watch is sent the job's summary when its state changes", () => {
+  const rig = new JobmgrRig();
+  const id = (watch(rig, { statelessJobFilter: { jobIds: [{ value: JOB_ID }] } }).body as { watchId: string })
+    .watchId;
+  assert.match(id, /^job-\d+@jobmgr$/);
+  rig.create({ type: "SERVICE", instanceCount: 1 });
+  rig.launch([0]);
+  rig.status(rig.taskId(0), "TASK_RUNNING");
+  const states = rig.transport.take("watch-event", "api/1").flatMap((e) =>
+    ((e.response.statelessJobs ?? []) as { jobId: { value: string }; status: { state: string } }[])
+      .map((j) => `${j.jobId.value === JOB_ID} ${j.status.state}`)
+  );
+  assert.deepEqual(states.at(-1), "true JOB_STATE_RUNNING");
+});
+
+Deno.test("Cancel ends the stream cancelled; a stopped job manager ends every stream unavailable", () => {
+  const rig = new JobmgrRig();
+  rig.create({ instanceCount: 1 });
+  const id = (watch(rig, { podFilter: {} }).body as { watchId: string }).watchId;
+  rig.call(WATCH_SERVICE, "Cancel", { watchId: id });
+  assert.deepEqual(rig.replies()[0].body, {});
+  assert.deepEqual(rig.transport.take("watch-end", "api/1"), [{
+    kind: "watch-end",
+    watchId: id,
+    error: { code: "cancelled", message: `watch cancelled: ${id}` },
+  }]);
+  rig.launch([0]);
+  assert.deepEqual(podEvents(rig, id), [], "nothing after the end");
+  rig.call(WATCH_SERVICE, "Cancel", { watchId: id });
+  assert.deepEqual(rig.replies()[0].error, { code: "not-found", message: `watch ${id} not found` });
+
+  const next = (watch(rig, { statelessJobFilter: {} }).body as { watchId: string }).watchId;
+  rig.jm.stop();
+  assert.deepEqual(rig.transport.take("watch-end", "api/1").map((e) => [e.watchId, e.error.code]), [
+    [next, "unavailable"],
+  ]);
+});
+
+Deno.test("bad watch requests are refused naming the field; Lockdown Read refuses watches", () => {
+  const rig = new JobmgrRig();
+  const refused = (body: unknown) => watch(rig, body).error;
+  assert.deepEqual(refused({}), {
+    code: "invalid-argument",
+    message: "podFilter, statelessJobFilter: expected exactly one of them",
+  });
+  assert.equal(refused({ podFilter: {}, statelessJobFilter: {} })?.code, "invalid-argument");
+  assert.match(refused({ podFilter: { labels: [{ value: "x" }] } })!.message, /^podFilter\.labels\[0\]: got/);
+  assert.match(
+    refused({ statelessJobFilter: { jobIds: "j" } })!.message,
+    /^statelessJobFilter\.jobIds: got "j"/,
+  );
+  assert.match(refused({ podFilter: { jobId: 7 } })!.message, /^podFilter\.jobId: got 7, expected a job id/);
+  rig.call(WATCH_SERVICE, "Rewind", {});
+  assert.equal(rig.replies()[0].error?.code, "unimplemented");
+
+  rig.call(ADMIN_SERVICE, "Lockdown", { components: ["Read"] });
+  rig.replies();
+  assert.deepEqual(refused({ podFilter: {} }), {
+    code: "internal",
+    message: "All read APIs are locked down",
+  });
+});
