@@ -193,6 +193,12 @@ export function stuckBanner(report: Report): string {
 
 const jobsText = (n: number) => (n === 1 ? "job" : "jobs");
 
+/** How long a drain event's hosts took to drain; "" for other events and reports from before it was timed. */
+function drained(e: Report["events"][number]): string | number {
+  if (e.drainSeconds === undefined) return "";
+  return e.drainSeconds ?? "not drained by the end";
+}
+
 export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {}): string {
   const q = report.queueDelaySeconds, t = report.tasks, u = report.utilization, p = report.preemptions;
   const a = report.admissionDelaySeconds;
@@ -297,8 +303,8 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
   );
   const events = report.events.length
     ? table(
-      ["at s", "event", "hosts", "error"],
-      report.events.map((e) => [e.atSec, e.detail, e.hosts ?? "", e.error ?? ""]),
+      ["at s", "event", "hosts", "drained after s", "error"],
+      report.events.map((e) => [e.atSec, e.detail, e.hosts ?? "", drained(e), e.error ?? ""]),
     )
     : `<p class="muted">No timed events.</p>`;
   const reasons = Object.entries(report.placementFailures.byReason).slice(0, 10);

@@ -125,6 +125,10 @@ export interface Report {
     byReason: Record<string, number>;
     handedBack?: { total: number; byReason: Record<string, number> };
   };
+  /**
+   * Timed events as they happened; a drain's `drainSeconds` is how long its hosts took to drain, from its
+   * start until the last of them had no task left (null: not by the end of the run).
+   */
   events: EventRecord[];
   rejectedJobs: { jobId: string; error: string }[];
   /** The first stuck jobs (`jobs.stuck` counts them all), each with why no host or pool takes it. */

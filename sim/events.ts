@@ -2,6 +2,7 @@
 import type { ApiReply } from "../core/messages.ts";
 import type { Prng } from "../core/ports/prng.ts";
 import type { SimCluster, UsageGroup } from "./cluster.ts";
+import type { DrainWatch } from "./drain_watch.ts";
 import type { EventQueue } from "./event_queue.ts";
 import { poolConfig, type Scenario, type ScenarioEvent, type ScenarioPool } from "./scenario.ts";
 import type { HostSelector } from "./scenario_events.ts";
@@ -17,6 +18,13 @@ export interface EventRecord {
   detail: string;
   hosts?: number;
   error?: string;
+  /**
+   * A drain: simulated seconds from its start until the last of its hosts had no task left (DRAINED), or
+   * null when that never came before the run ended. A host still draining when the maintenance's time is
+   * up stays in maintenance until drained (Peloton completes only drained hosts), so this may be longer
+   * than the event's `durationSec`.
+   */
+  drainSeconds?: number | null;
 }
 
 export interface EventContext {
@@ -27,6 +35,8 @@ export interface EventContext {
   poolIds: Map<string, string>;
   usageGroups: Map<string, UsageGroup>;
   log: EventRecord[];
+  /** Times the drains: it must see the messages sent when the scenario has drain events. */
+  drains: DrainWatch;
 }
 
 /** Schedules every event of the scenario. */
@@ -87,6 +97,7 @@ function apply(e: ScenarioEvent, ctx: EventContext, state: EventState): void {
   } else if (e.drain) {
     const names = select(ctx, e.drain, true);
     const r = record("drain", `maintenance (${describe(e.drain)})`, names.length);
+    ctx.drains.watch(r, names, ctx.queue.now);
     maintenance(ctx, "StartMaintenance", names, r);
     if (e.durationSec) {
       later(e.durationSec, () => {

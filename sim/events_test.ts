@@ -1,6 +1,7 @@
 /** Timed scenario events on small clusters: failures, rack loss, drains, capacity changes and pool updates. */
 import assert from "node:assert/strict";
-import { buildReport } from "../reports/report.ts";
+import { renderHtml } from "../reports/html.ts";
+import { buildReport, type Report } from "../reports/report.ts";
 import { runScenario, type Simulation } from "./runner.ts";
 import { inlineScenario } from "./testing.ts";
 
@@ -214,4 +215,83 @@ Deno.test("updates of one pool at the same time apply one after the other, each 
     "the second kept the first's change",
   );
   assert.equal(cpuOf(sim, "/org/a"), 2);
+});
+
+/**
+ * 12 hosts of 8 cores in 3 racks; one service job of `instances` one-core instances, at most 4 per host, of
+ * which a drain may take down `sla` at once (`maxUnavailableInstances`; without it, no limit).
+ */
+function slaScenario(events: string, instances: number, sla?: number, durationSec = 300): string {
+  const limit = sla === undefined ? "" : `, maxUnavailableInstances: ${sla}`;
+  return scenario(events).replace("durationSec: 300", `durationSec: ${durationSec}`).replace(
+    "instances: 48, cpu: 1, memoryMb: 1024, maxPerHost: 4}",
+    `instances: ${instances}, cpu: 1, memoryMb: 1024, maxPerHost: 4${limit}}`,
+  );
+}
+
+const RACK_0 = "  - {atSec: 60, drain: {rack: std-rack-0}, durationSec: 120}";
+const drainSeconds = (r: Report) => r.events.filter((e) => e.kind === "drain").map((e) => e.drainSeconds);
+
+Deno.test("a drain's report says how long its hosts took to drain; a service's SLA makes it take longer", async () => {
+  const free = await run(slaScenario(RACK_0, 24));
+  const held = await run(slaScenario(RACK_0, 24, 1));
+  assert.equal(held.sim.jobmgr.jobs.values().next().value!.config.sla.maximumUnavailableInstances, 1);
+  for (const { report } of [free, held]) {
+    assert.ok(report.preemptions.maintenance > 1, "the rack held more than one instance");
+    assert.equal(report.tasks.lost, 0);
+    // The other events have no drain time.
+    assert.deepEqual(report.events.map((e) => [e.kind, e.drainSeconds === undefined]), [
+      ["drain", false],
+      ["maintenanceDone", true],
+    ]);
+  }
+  const [fast] = drainSeconds(free.report), [slow] = drainSeconds(held.report);
+  assert.ok(
+    typeof fast === "number" && fast > 0 && fast < 1,
+    `all at once: killed within a second (${fast})`,
+  );
+  // One at a time: each waits for the one before to run again elsewhere (a second to start, at least).
+  const moved = held.report.preemptions.maintenance;
+  assert.ok(typeof slow === "number" && slow > moved - 1, `${moved} one after another took ${slow} s`);
+  // Timed to the millisecond the host manager saw the rack's last task end.
+  for (const [sla, seconds] of [[undefined, fast], [1, slow]] as const) {
+    const endMs = 60_000 + seconds * 1000;
+    const before = await runUntil(slaScenario(RACK_0, 24, sla), endMs - 1);
+    const after = await runUntil(slaScenario(RACK_0, 24, sla), endMs);
+    assert.ok(perRack(before)["std-rack-0"] > 0 && perRack(after)["std-rack-0"] === 0, `drained at ${endMs}`);
+    await Promise.all([before.close(), after.close()]);
+  }
+});
+
+Deno.test("a drain that never ends reports null, one of hosts without tasks next to no time; report.html shows both", async () => {
+  // 48 instances at most 4 per host fill all 12 hosts: a drained one has nowhere to go, so with a limit of 1
+  // the rack's other instances wait for it for good, and the rack never drains.
+  const stuck = await run(slaScenario(RACK_0, 48, 1));
+  assert.deepEqual(drainSeconds(stuck.report), [null]);
+  const runs = [...stuck.sim.jobmgr.jobs.values()].flatMap((j) => [...j.tasks.values()]).map((t) => t.runId);
+  assert.equal(runs.filter((r) => r > 1).length, 1, "one instance was drained; it waits for a host");
+  const draining = stuck.sim.hostmgr.hosts.filter((h) => h.state === "HOST_STATE_DRAINING");
+  assert.ok(draining.length > 0 && draining.every((h) => h.info.attributes.rack === "std-rack-0"));
+  // The run ends while the rack drains one at a time.
+  const cut = await run(slaScenario(RACK_0, 24, 1, 63));
+  assert.deepEqual(drainSeconds(cut.report), [null]);
+  // report.html lists it with the other events.
+  const html = renderHtml(cut.report, { js: "", css: "" });
+  assert.match(html, /<th>drained after s<\/th>/);
+  assert.match(
+    html,
+    /<td>maintenance \(rack std-rack-0\)<\/td><td class="n">4<\/td><td>not drained by the end<\/td>/,
+  );
+  // A host added after the work was placed has none: it is DRAINED as soon as its maintenance starts.
+  const empty = await run(slaScenario(
+    "  - {atSec: 30, addHosts: {class: std, count: 1}}\n  - {atSec: 60, drain: {hosts: [std-12]}}",
+    24,
+    1,
+  ));
+  assert.equal(empty.report.events[1].hosts, 1);
+  assert.deepEqual(drainSeconds(empty.report), [0.001], "the maintenance call's way to the host manager");
+  assert.match(
+    renderHtml(empty.report, { js: "", css: "" }),
+    /<td>\+1 std hosts<\/td><td class="n">1<\/td><td><\/td>.*<td>maintenance \(1 named\)<\/td><td class="n">1<\/td><td class="n">0\.001<\/td>/,
+  );
 });

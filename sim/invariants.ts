@@ -1,4 +1,8 @@
 /** Invariant checkers run during simulations: a broken invariant fails loudly with the seed. */
+import type { JobEntry } from "../core/jobmgr/job_entry.ts";
+import { availability, maintenanceLimit } from "../core/jobmgr/sla_drain.ts";
+import type { Message } from "../core/messages.ts";
+import { parseMesosTaskId } from "../core/model/records.ts";
 import { isActiveOnHost } from "../core/model/states.ts";
 import type { Simulation } from "./runner.ts";
 
@@ -11,9 +15,12 @@ export class InvariantError extends Error {
 
 /**
  * Hosts are never over-committed, the host manager and the cluster agree on what runs where,
- * and every task the job manager believes is on a host is known to that host.
+ * every task the job manager believes is on a host is known to that host, and no service lost more
+ * instances at once to host maintenance than its SLA allows (`MaintenanceSlaCheck`).
  */
 export function checkInvariants(sim: Simulation, seed: number): void {
+  const sla = sim.maintenanceSla?.broken;
+  if (sla) throw new InvariantError(sla, seed);
   const usage = sim.cluster.usageByHost();
   for (const h of sim.hostmgr.hosts) {
     const f = h.free, t = h.info.resources;
@@ -48,6 +55,60 @@ export function checkInvariants(sim: Simulation, seed: number): void {
       const id = `${task.jobId}-${task.instanceId}-${task.runId}`;
       if (!seen.has(id)) {
         throw new InvariantError(`task ${id} is ${task.state} in the job manager but on no host`, seed);
+      }
+    }
+  }
+}
+
+/**
+ * A service with `sla.maximumUnavailableInstances` N never has more than N instances down at once because
+ * host maintenance took them: each instance the job manager drains while it is available (its kill, as the
+ * host manager is sent it) is followed until it is available again, or stopped, or gone. An instance
+ * drained while already down takes nothing more away and is not counted, as the job manager counts it.
+ * Those followed are always among the job's unavailable instances, of which the job manager lets a drain
+ * leave at most N; so more than N of them means the SLA was broken. Checked at each maintenance kill,
+ * when the count can grow; the first breach is kept for `checkInvariants` to throw.
+ */
+export class MaintenanceSlaCheck {
+  /** Per job, instances drained while available and not available since. */
+  readonly #down = new Map<string, Set<number>>();
+  #broken: string | undefined;
+
+  constructor(private readonly jobs: ReadonlyMap<string, JobEntry>) {}
+
+  /** The first breach, said with when, which job and which instances. */
+  get broken(): string | undefined {
+    return this.#broken;
+  }
+
+  /** Sees every message sent; the job manager's kills are where drains show. */
+  observe(msg: Message, nowMs: number): void {
+    if (msg.kind !== "kill-tasks") return;
+    for (const { taskId } of msg.tasks) {
+      const id = parseMesosTaskId(taskId);
+      const job = id === undefined ? undefined : this.jobs.get(id.jobId);
+      if (!id || !job) continue;
+      const limit = maintenanceLimit(job);
+      const task = job.tasks.get(id.instanceId);
+      if (
+        !limit || !task || task.runId !== id.runId || task.terminationReason !== "KILLED_HOST_MAINTENANCE"
+      ) {
+        continue;
+      }
+      // Evicted to run again (not killed for good, which the SLA does not count); its state until the
+      // eviction is the RUNNING one it left, its health and versions as they were.
+      if (task.goalState !== "PREEMPTING") continue;
+      if (availability({ ...task, state: "RUNNING", goalState: "RUNNING" }) !== "AVAILABLE") continue;
+      let down = this.#down.get(id.jobId);
+      if (!down) this.#down.set(id.jobId, down = new Set());
+      down.add(id.instanceId);
+      for (const i of down) {
+        const t = job.tasks.get(i);
+        if (!t || availability(t) !== "UNAVAILABLE") down.delete(i);
+      }
+      if (down.size > limit && this.#broken === undefined) {
+        this.#broken = `at ${nowMs / 1000} s job ${id.jobId} had ${down.size} instances down for host ` +
+          `maintenance (${[...down].join(", ")}), more than its sla.maximumUnavailableInstances (${limit})`;
       }
     }
   }

@@ -12,9 +12,10 @@ import { DEFAULT_RESMGR_CONFIG, ResourceManager } from "../core/resmgr/resmgr.ts
 import { PendingCalls } from "../core/rpc.ts";
 import { SimClock } from "./clock.ts";
 import { DEFAULT_SIM_CLUSTER_OPTIONS, SimCluster, type UsageGroup } from "./cluster.ts";
+import { DrainWatch } from "./drain_watch.ts";
 import { EventQueue } from "./event_queue.ts";
 import { errorText, type EventRecord, scheduleEvents } from "./events.ts";
-import { checkInvariants } from "./invariants.ts";
+import { checkInvariants, MaintenanceSlaCheck } from "./invariants.ts";
 import { MemoryStore } from "./memory_store.ts";
 import { SimMetrics } from "./metrics.ts";
 import { poolConfig, type Scenario, type ScenarioPool, type Workload } from "./scenario.ts";
@@ -66,6 +67,8 @@ export interface Simulation {
   submissions: (Submission & { accepted?: boolean; error?: string })[];
   /** Timed events as they happened. */
   events: EventRecord[];
+  /** With `checkInvariants`: services' SLA against host maintenance, checked as drains happen. */
+  maintenanceSla?: MaintenanceSlaCheck;
   /** Job arrivals scheduled and not yet come (0 once every workload has submitted its last job). */
   pendingArrivals: number;
   endedEarly: boolean;
@@ -218,7 +221,18 @@ export function createSimulation(scenario: Scenario, options: RunOptions): Simul
   const sampleMs = s.sampleIntervalSec * 1000;
   const horizonMs = scenario.durationSec !== undefined ? scenario.durationSec * 1000 : Infinity;
   const stats = new SimStats(cluster, { warmupMs: s.warmupSec * 1000, sampleMs });
-  transport.tap = (to, msg) => stats.observe(to, msg, queue.now);
+  const drains = new DrainWatch();
+  const maintenanceSla = options.checkInvariants ? new MaintenanceSlaCheck(jobmgr.jobs) : undefined;
+  // Drains are timed only in runs that have some, the SLA checked only with invariant checks: other runs
+  // do no extra work per message.
+  const drained = scenario.events.some((e) => e.drain) ? drains : undefined;
+  transport.tap = drained || maintenanceSla
+    ? (to, msg) => {
+      stats.observe(to, msg, queue.now);
+      drained?.observe(msg, queue.now);
+      maintenanceSla?.observe(msg, queue.now);
+    }
+    : (to, msg) => stats.observe(to, msg, queue.now);
   const calls = new PendingCalls<ApiReply>();
   transport.register(a.client, { receive: (m: Message) => m.kind === "api-reply" && calls.resolve(m) });
   const call = (procedure: string, body: unknown, onReply: (r: ApiReply) => void) => {
@@ -245,6 +259,7 @@ export function createSimulation(scenario: Scenario, options: RunOptions): Simul
     metrics,
     submissions: [],
     events: [],
+    ...(maintenanceSla ? { maintenanceSla } : {}),
     pendingArrivals: 0,
     endedEarly: false,
     stuck: [],
@@ -307,6 +322,7 @@ export function createSimulation(scenario: Scenario, options: RunOptions): Simul
       poolIds: sim.poolIds,
       usageGroups,
       log: sim.events,
+      drains,
     });
   });
   return sim;

@@ -453,6 +453,58 @@ Deno.test("instance counts are whole numbers of at least 1, fixed or as a distri
   }
 });
 
+Deno.test("maxUnavailableInstances is a whole number of at least 0, for stateless and stateful services only", () => {
+  const cases: [string, string][] = [
+    [
+      "type: stateless, maxUnavailableInstances: -1",
+      "maxUnavailableInstances: got -1, expected at least 0 instances (0: no limit)",
+    ],
+    [
+      "type: stateless, maxUnavailableInstances: 1.5",
+      "maxUnavailableInstances: got 1.5, expected a whole number of instances",
+    ],
+    [
+      "type: stateful, maxUnavailableInstances: five",
+      'maxUnavailableInstances: got "five", expected a whole number of instances, 0 for no limit',
+    ],
+    // Peloton's SLA is for services: a batch or daemon job would silently ignore it.
+    [
+      "maxUnavailableInstances: 1",
+      "maxUnavailableInstances: got 1, expected no maxUnavailableInstances on BATCH workloads: Peloton " +
+      "applies it to services only (type stateless or stateful)",
+    ],
+    [
+      "type: daemon, maxUnavailableInstances: 0",
+      "maxUnavailableInstances: got 0, expected no maxUnavailableInstances on DAEMON workloads: Peloton " +
+      "applies it to services only (type stateless or stateful)",
+    ],
+    [
+      "type: stateless, jobFile: svc.yaml, maxUnavailableInstances: 2",
+      "maxUnavailableInstances: got 2, expected no maxUnavailableInstances with a jobFile: the job file's " +
+      "own sla.maximumUnavailableInstances applies, set it there",
+    ],
+    [
+      "type: stateless, trace: {file: t.csv, hostClass: std}, maxUnavailableInstances: 2",
+      "maxUnavailableInstances: got 2, expected no maxUnavailableInstances on trace workloads: their jobs " +
+      "are batch jobs, which it does not apply to",
+    ],
+  ];
+  for (const [fields, message] of cases) {
+    assert.deepEqual(errors(oneWorkload(fields)), [`bad.yaml:17: workloads[0].${message}`], fields);
+  }
+  for (
+    const fields of [
+      "type: stateless, maxUnavailableInstances: 1",
+      "type: stateful, maxUnavailableInstances: 0",
+      "type: service, maxUnavailableInstances: 30",
+      "type: batch",
+    ]
+  ) accepted(oneWorkload(fields));
+  const res = parseScenario(oneWorkload("type: stateless, maxUnavailableInstances: 3"), "ok.yaml");
+  assert.ok(res.ok);
+  assert.equal(res.scenario.workloads[0].maxUnavailableInstances, 3);
+});
+
 Deno.test("a workload's stopSec comes after its startSec", () => {
   assert.deepEqual(errors(oneWorkload("arrival: {ratePerSec: 1}, startSec: 100, stopSec: 50")), [
     "bad.yaml:17: workloads[0].stopSec: got 50, expected more than startSec (100)",

@@ -97,6 +97,15 @@ const workloadFields = z.object({
   gpu: amount("GPUs").default(0),
   priority: z.number().int().nonnegative().default(0),
   preemptible: z.boolean().default(true),
+  /**
+   * Services only: at most this many instances of a job down at once for host maintenance, the rest waiting
+   * on their draining hosts (the job's `sla.maximumUnavailableInstances`); 0, as without it: no limit.
+   */
+  maxUnavailableInstances: z.number({ error: "expected a whole number of instances, 0 for no limit" })
+    .min(0, { error: "expected at least 0 instances (0: no limit)" })
+    // A refinement, not `.int()`: that one stops the checks, and -0.5 would not also be told it is below 0.
+    .refine(Number.isInteger, { error: "expected a whole number of instances" })
+    .optional(),
   /** Runs on slack: resources other tasks were given but do not use. */
   revocable: z.boolean().default(false),
   /**
@@ -132,6 +141,8 @@ function checkWorkload(w: z.infer<typeof workloadFields>, ctx: z.RefinementCtx):
   if (w.stopSec !== undefined && w.stopSec > 0 && w.startSec >= 0 && w.stopSec <= w.startSec) {
     report(["stopSec"], `expected more than startSec (${w.startSec})`);
   }
+  const notServices = misplacedSla(w);
+  if (notServices) report(["maxUnavailableInstances"], `expected no maxUnavailableInstances ${notServices}`);
   // A job file's or trace's jobs have their own instance counts; a rule needing a malformed field waits.
   if (w.jobFile !== undefined || w.trace !== undefined || !instanceCount.safeParse(w.instances).success) {
     return;
@@ -159,6 +170,25 @@ function checkWorkload(w: z.infer<typeof workloadFields>, ctx: z.RefinementCtx):
         : `expected at least the most instances a job can draw (${max}, instances' ${kind}), the count it starts with`,
     );
   }
+}
+
+const SERVICE_TYPES: readonly string[] = ["SERVICE", "STATELESS", "STATEFUL"];
+
+/**
+ * Why `maxUnavailableInstances` would be ignored, if it would (said after "expected no
+ * maxUnavailableInstances"): Peloton applies the SLA to services only, and a job file's or trace's jobs are
+ * not built from the workload's fields.
+ */
+function misplacedSla(w: z.infer<typeof workloadFields>): string | undefined {
+  if (w.maxUnavailableInstances === undefined) return undefined;
+  if (w.jobFile !== undefined) {
+    return "with a jobFile: the job file's own sla.maximumUnavailableInstances applies, set it there";
+  }
+  if (w.trace !== undefined) {
+    return "on trace workloads: their jobs are batch jobs, which it does not apply to";
+  }
+  if (SERVICE_TYPES.includes(w.type)) return undefined;
+  return `on ${w.type} workloads: Peloton applies it to services only (type stateless or stateful)`;
 }
 
 export const workload = workloadFields.superRefine(checkWorkload);

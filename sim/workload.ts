@@ -99,6 +99,7 @@ function syntheticConfig(w: Workload, n: number, instances: number, prng: Prng):
       preemptible: w.preemptible,
       revocable: w.revocable,
       ...(gang > 1 ? { minimumRunningInstances: gang } : {}),
+      ...(w.maxUnavailableInstances ? { maximumUnavailableInstances: w.maxUnavailableInstances } : {}),
     },
     ...(w.placementStrategy ? { placementStrategy: w.placementStrategy } : {}),
     defaultConfig: task,
