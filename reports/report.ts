@@ -282,7 +282,8 @@ export function buildReport(
   }
   const { running, waiting } = sim.resmgr.preempted;
   const slack = sim.cluster.slackKills;
-  const maintenance = sim.resmgr.drained;
+  // What the job manager drained, not what the resource manager asked: the SLA may hold some back.
+  const maintenance = sim.jobmgr.maintenanceEvictions;
   const simulatedSeconds = sim.queue.now / 1000;
   const measuredSeconds = Math.max(0, simulatedSeconds - warmup);
   return {

@@ -203,6 +203,8 @@ export class JobManager implements Receiver {
   readonly #released = new Set<string>();
   /** Host maintenance drains held back by their jobs' SLA (`sla.maximumUnavailableInstances`). */
   readonly #drains = new SlaDrains();
+  /** Running tasks killed to drain hosts in maintenance (not those the SLA still holds back). */
+  maintenanceEvictions = 0;
   /** Components locked down (AdminService), and what the locks hold back meanwhile. */
   readonly locks = new Set<LockComponent>();
   #heldPlacements: Extract<ReplyMessage, { kind: "placements" }>[] = [];
@@ -1038,6 +1040,7 @@ export class JobManager implements Receiver {
     task.goalState = tc.preemptionPolicy?.killOnPreempt ? "KILLED" : "PREEMPTING";
     const maintenance = reason === "PREEMPTION_REASON_HOST_MAINTENANCE";
     task.terminationReason = maintenance ? "KILLED_HOST_MAINTENANCE" : "PREEMPTED_RESOURCES";
+    if (maintenance) this.maintenanceEvictions++;
     this.#drains.forgetTask(job, task);
     this.transition(job, task, "PREEMPTING", this.now(), { reason, message: "Task preempted" });
     this.killTask(job, task);
