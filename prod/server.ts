@@ -29,6 +29,7 @@ import { listen } from "./daemons/listen.ts";
 import { ownDataDir } from "./minicluster/data_dir_owner.ts";
 import { loadRecovery } from "./recovery.ts";
 import { serveUi } from "./ui/page.ts";
+import { WATCH_PROCEDURE, WatchStreams } from "./watch_stream.ts";
 
 export type { SandboxBackend };
 
@@ -122,6 +123,8 @@ export async function startPeloton(opts: PelotonOptions): Promise<PelotonServer>
         const shutdown = httpServer.shutdown();
         const deadline = Date.now() + 10_000;
         while (started.inflight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        // Open watch streams would hold the server's shutdown forever.
+        started.endStreams();
         await shutdown;
         try {
           await started.stop();
@@ -139,6 +142,8 @@ interface Started {
   server: Omit<PelotonServer, "url" | "port" | "stop">;
   handler: (req: Request) => Promise<Response>;
   inflight: () => number;
+  /** Ends the open watch streams (their clients are told to watch again). */
+  endStreams(): void;
   stop(): Promise<void>;
 }
 
@@ -228,6 +233,7 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
   transport.register(a.jobmgr, jobmgr);
   const calls = new PendingCalls<ApiReply>();
   transport.register(a.api, { receive: (m: Message) => m.kind === "api-reply" && calls.resolve(m) });
+  const watches = new WatchStreams({ transport, base: a.api });
   daemonGauges(metrics, { jobmgr, resmgr, hostmgr, placement });
 
   resmgr.recover(recovered.pools);
@@ -305,15 +311,19 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
     }
     const ttl = Number(req.headers.get("context-ttl-ms")) || 30_000;
     const started = performance.now();
+    const observe = (code: string) => {
+      const seconds = (performance.now() - started) / 1000;
+      metrics.histogram("peloton_api_request_seconds", { procedure: route.procedure, code }).observe(seconds);
+      opts.log?.(`${route.procedure} ${code} ${(seconds * 1000).toFixed(1)}ms`);
+    };
+    if (route.procedure === WATCH_PROCEDURE) {
+      // Timed to the first response: the stream runs on after.
+      const opened = await watches.open(route.daemon, body, ttl);
+      observe(opened.code);
+      return opened.response;
+    }
     const reply = await call(route.daemon, route.procedure, body, ttl);
-    const seconds = (performance.now() - started) / 1000;
-    metrics.histogram("peloton_api_request_seconds", {
-      procedure: route.procedure,
-      code: reply.error?.code ?? "ok",
-    }).observe(seconds);
-    opts.log?.(
-      `${route.procedure} ${reply.error ? reply.error.code : "ok"} ${(seconds * 1000).toFixed(1)}ms`,
-    );
+    observe(reply.error?.code ?? "ok");
     if (reply.error) return rpcError(reply.error.code, reply.error.message);
     return Response.json(reply.body ?? {}, { headers: { "rpc-status": "ok" } });
   };
@@ -331,7 +341,9 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
     },
     handler,
     inflight: () => inflight,
+    endStreams: () => watches.endAll("unavailable", "the server is stopping; watch again"),
     async stop() {
+      watches.endAll("unavailable", "the server is stopping; watch again");
       await maintenance?.stop();
       jobmgr.stop();
       placement.stop();

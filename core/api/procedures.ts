@@ -11,6 +11,8 @@ export const SERVICES: Record<string, Daemon> = {
   "peloton.api.v1alpha.job.stateless.svc.JobService": "jobmgr",
   "peloton.api.v1alpha.pod.svc.PodService": "jobmgr",
   "peloton.api.v1alpha.admin.svc.AdminService": "jobmgr",
+  // Watch streams its answers (core/messages.ts `WatchEvent`); Cancel ends a stream.
+  "peloton.api.v1alpha.watch.svc.WatchService": "jobmgr",
   // Private in Peloton: each job manager's cache (throttled pods, jobs held, instance availability).
   "peloton.private.jobmgr.JobManagerService": "jobmgr",
   "peloton.api.respool.ResourceManager": "resmgr",
@@ -37,6 +39,7 @@ const SHORT: Record<string, string> = {
   JobService: "peloton.api.v1alpha.job.stateless.svc.JobService",
   PodService: "peloton.api.v1alpha.pod.svc.PodService",
   AdminService: "peloton.api.v1alpha.admin.svc.AdminService",
+  WatchService: "peloton.api.v1alpha.watch.svc.WatchService",
   ResourceManagerService: "peloton.private.resmgr.ResourceManagerService",
   JobManagerService: "peloton.private.jobmgr.JobManagerService",
 };

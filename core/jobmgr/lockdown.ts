@@ -39,8 +39,9 @@ const WRITE_METHODS = [
 
 /** Whether a procedure (`service::Method`) is a read or a write API for the lock, or neither. */
 export function apiLockKind(procedure: string): "Read" | "Write" | undefined {
-  // Peloton lists the whole WatchService as read APIs.
-  if (procedure.startsWith(`${WATCH_SERVICE}::`)) return "Read";
+  // Peloton lists the WatchService as read APIs. Cancel is left out: a front cancels the watch of a client
+  // that went away, which Peloton's handler does inside, past the lock.
+  if (procedure.startsWith(`${WATCH_SERVICE}::`)) return procedure.endsWith("::Cancel") ? undefined : "Read";
   const method = procedure.slice(procedure.indexOf("::") + 2);
   if (READ_METHODS.some((m) => method.startsWith(m))) return "Read";
   if (WRITE_METHODS.some((m) => method.startsWith(m))) return "Write";

@@ -107,4 +107,7 @@ Deno.test("bad watch requests are refused naming the field; Lockdown Read refuse
     code: "internal",
     message: "All read APIs are locked down",
   });
+  // A watch opened before the lockdown can still be cancelled.
+  rig.call(WATCH_SERVICE, "Cancel", { watchId: "pod-9@jobmgr" });
+  assert.equal(rig.replies()[0].error?.code, "not-found");
 });

@@ -20,23 +20,35 @@ Deno.test({
       return { status: res.status, body: await res.json() };
     };
     try {
-      const watch = "peloton.api.v1alpha.watch.svc.WatchService::Watch";
+      // Peloton's v0 ResourcePoolService: the admin role accepts it, and no daemon here serves it.
+      const unserved = "peloton.api.v0.respool.ResourcePoolService::CreateResourcePool";
       // The default user (no credentials) may only read jobs and pods: 401, so that it knows to log in.
-      const anon = await call(watch);
+      const anon = await call(unserved);
       assert.deepEqual(anon, {
         status: 401,
-        body: { code: "unauthenticated", message: `calls without credentials may not call ${watch}` },
+        body: { code: "unauthenticated", message: `calls without credentials may not call ${unserved}` },
       });
-      assert.equal((await call(watch, basic("peloton", "nope"))).status, 401, "a wrong password");
-      // Admin may call the watch service: it learns it is not served. Peloton's v0 JobService it may not call.
+      assert.equal((await call(unserved, basic("peloton", "nope"))).status, 401, "a wrong password");
+      // Admin may call it: it learns it is not served. Peloton's v0 JobService it may not call.
       const admin = basic("admin", "password2");
-      assert.equal((await call(watch, admin)).status, 501);
+      assert.equal((await call(unserved, admin)).status, 501);
       assert.equal((await call("peloton.api.v0.job.svc.JobService::CreateJob", admin)).status, 403);
       assert.equal((await call("No.Such.Thing", admin)).status, 403, "dot form: No.Such::Thing");
-      const root = await call(watch, basic("peloton", "password1"));
+      const root = await call(unserved, basic("peloton", "password1"));
       assert.deepEqual(root, {
         status: 501,
-        body: { code: "unimplemented", message: `unknown procedure ${watch}` },
+        body: { code: "unimplemented", message: `unknown procedure ${unserved}` },
+      });
+      // A Watch is checked as any call: refused without credentials, answered (here: refused by the job
+      // manager, as a plain error) for a role that accepts the WatchService.
+      const watch = "peloton.api.v1alpha.watch.svc.WatchService::Watch";
+      assert.equal((await call(watch)).status, 401);
+      assert.deepEqual(await call(watch, admin), {
+        status: 400,
+        body: {
+          code: "invalid-argument",
+          message: "podFilter, statelessJobFilter: expected exactly one of them",
+        },
       });
       // A served procedure the default user may call still works without credentials.
       const list = await call("peloton.api.v1alpha.job.stateless.svc.JobService::ListJobs");

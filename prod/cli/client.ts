@@ -2,8 +2,8 @@
 
 export class ApiError extends Error {
   override readonly name = "ApiError";
-  constructor(readonly procedure: string, readonly code: string, message: string) {
-    super(`${procedure}: ${code}: ${message}`);
+  constructor(readonly procedure: string, readonly code: string, readonly detail: string) {
+    super(`${procedure}: ${code}: ${detail}`);
   }
 }
 
@@ -44,24 +44,104 @@ export class PelotonClient {
   /** Calls `procedure` (e.g. `peloton.api.job.JobManager::Create`); throws ApiError on any error. */
   async call<T = Record<string, unknown>>(procedure: string, body: unknown = {}): Promise<T> {
     const timeout = this.options.timeoutMs ?? 20_000;
+    const res = await this.#post(procedure, body, timeout, AbortSignal.timeout(timeout + 1000));
+    const json = await this.#json(procedure, res);
+    const inBody = bodyError(procedure, json);
+    if (inBody) throw inBody;
+    return json as T;
+  }
+
+  /**
+   * Calls a server-streaming procedure (WatchService::Watch) and yields each response, a JSON line, as it
+   * comes. The stream's last line, `{"error": {code, message}}`, is thrown as an ApiError (`cancelled` when
+   * the watch was cancelled); a stream cut without one is `unavailable`. `signal` stops listening, which
+   * ends the stream quietly (the server cancels the watch). The timeout covers the first answer only.
+   */
+  async *stream<T = Record<string, unknown>>(
+    procedure: string,
+    body: unknown = {},
+    signal?: AbortSignal,
+  ): AsyncGenerator<T> {
+    const timeout = this.options.timeoutMs ?? 20_000;
+    const firstAnswer = new AbortController();
+    const timer = setTimeout(
+      () => firstAnswer.abort(new Error(`no answer within ${timeout} ms`)),
+      timeout + 1000,
+    );
+    const aborted = signal ? AbortSignal.any([signal, firstAnswer.signal]) : firstAnswer.signal;
     let res: Response;
     try {
-      res = await fetch(`${this.baseUrl}/api/v1`, {
+      res = await this.#post(procedure, body, timeout, aborted);
+    } catch (e) {
+      if (signal?.aborted) return;
+      throw e;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!res.ok || !res.headers.get("content-type")?.includes("ndjson")) {
+      // Refused before it streamed: a plain RPC error (or an answer of one piece, yielded whole).
+      const json = await this.#json(procedure, res);
+      const inBody = bodyError(procedure, json);
+      if (inBody) throw inBody;
+      yield json as T;
+      return;
+    }
+    const lines = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let rest = "";
+    try {
+      for (;;) {
+        let chunk;
+        try {
+          chunk = await lines.read();
+        } catch (e) {
+          if (signal?.aborted) return;
+          throw new ApiError(procedure, "unavailable", `the stream broke: ${(e as Error).message}`);
+        }
+        if (chunk.done) break;
+        rest += chunk.value;
+        let nl;
+        while ((nl = rest.indexOf("\n")) >= 0) {
+          const text = rest.slice(0, nl).trim();
+          rest = rest.slice(nl + 1);
+          if (!text) continue;
+          const json = parseLine(procedure, text);
+          const err = json.error as { code?: unknown; message?: unknown } | undefined;
+          if (err && typeof err === "object") {
+            throw new ApiError(procedure, String(err.code ?? "unknown"), String(err.message ?? ""));
+          }
+          yield json as T;
+        }
+      }
+    } finally {
+      // Stopped early (by the caller or an error line): the connection goes, and the server cancels the watch.
+      await lines.cancel().catch(() => {});
+    }
+    if (signal?.aborted) return;
+    throw new ApiError(procedure, "unavailable", "the stream ended without its last line");
+  }
+
+  async #post(procedure: string, body: unknown, timeoutMs: number, signal: AbortSignal): Promise<Response> {
+    try {
+      return await fetch(`${this.baseUrl}/api/v1`, {
         method: "POST",
         headers: {
           "content-type": "application/json",
           "rpc-procedure": procedure,
           "rpc-caller": "peloton-cli",
           "rpc-encoding": "json",
-          "context-ttl-ms": String(timeout),
+          "context-ttl-ms": String(timeoutMs),
           ...this.#auth(),
         },
         body: JSON.stringify(body),
-        signal: AbortSignal.timeout(timeout + 1000),
+        signal,
       });
     } catch (e) {
       throw new ApiError(procedure, "unavailable", `cannot reach ${this.baseUrl}: ${(e as Error).message}`);
     }
+  }
+
+  /** A whole JSON answer; an HTTP error status is thrown as the ApiError its body names. */
+  async #json(procedure: string, res: Response): Promise<Record<string, unknown>> {
     const text = await res.text();
     let json: Record<string, unknown> = {};
     try {
@@ -75,9 +155,7 @@ export class PelotonClient {
         : "";
       throw new ApiError(procedure, String(json.code ?? res.status), String(json.message ?? text) + hint);
     }
-    const inBody = bodyError(procedure, json);
-    if (inBody) throw inBody;
-    return json as T;
+    return json;
   }
 
   #auth(): Record<string, string> {
@@ -95,5 +173,13 @@ export class PelotonClient {
     const text = await res.text();
     if (!res.ok) throw new ApiError("sandbox", String(res.status), text.trim());
     return text;
+  }
+}
+
+function parseLine(procedure: string, text: string): Record<string, unknown> {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ApiError(procedure, "internal", `a streamed line is not JSON: ${text.slice(0, 200)}`);
   }
 }

@@ -9,6 +9,8 @@ export interface CommandContext {
   err: (line: string) => void;
   /** Asks the user a yes/no question; absent (or not a terminal) counts as no. */
   confirm?: (question: string) => Promise<boolean>;
+  /** Runs `handler` on Ctrl-C (SIGINT) instead of exiting, until the function it returns is called. */
+  onInterrupt?: (handler: () => void) => () => void;
 }
 
 export type OptionSpec = Record<

@@ -16,6 +16,7 @@ import { miniclusterCommand } from "./minicluster_command.ts";
 import { statelessCommands } from "./stateless_commands.ts";
 import { upCommand } from "./up_command.ts";
 import { updateCommands } from "./update_commands.ts";
+import { watchCommands } from "./watch_commands.ts";
 
 export const COMMANDS: Command[] = [
   upCommand,
@@ -30,6 +31,7 @@ export const COMMANDS: Command[] = [
   ...adminCommands,
   ...updateCommands,
   ...statelessCommands,
+  ...watchCommands,
   miniclusterCommand,
 ];
 
@@ -82,6 +84,8 @@ export interface CliIo {
   env: (name: string) => string | undefined;
   /** Yes/no questions (`job stop --owner` before stopping what matched); none means no. */
   confirm?: (question: string) => Promise<boolean>;
+  /** Ctrl-C handling for commands that run until stopped (`watch pod`); none leaves SIGINT's default. */
+  onInterrupt?: (handler: () => void) => () => void;
 }
 
 /** Runs the CLI; returns the exit code (0 ok, 1 failed, 2 bad usage). */
@@ -140,6 +144,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     out: io.out,
     err: io.err,
     confirm: io.confirm,
+    onInterrupt: io.onInterrupt,
   };
   try {
     return await command.run(ctx, positionals, values);
@@ -185,6 +190,10 @@ if (import.meta.main) {
     env: (n) => Deno.env.get(n),
     // Deno's confirm() reads y/N from a terminal; with no terminal to ask, the answer is no.
     confirm: (q) => Promise.resolve(Deno.stdin.isTerminal() && confirm(q)),
+    onInterrupt: (handler) => {
+      Deno.addSignalListener("SIGINT", handler);
+      return () => Deno.removeSignalListener("SIGINT", handler);
+    },
   });
   Deno.exit(code);
 }

@@ -52,6 +52,13 @@ export async function jobCallOf(procedure: string, body: Body, store: Store): Pr
       const volumeId = idValue(body.id);
       return { jobId: volumeId ? (await store.getVolume(volumeId))?.jobId : undefined, read };
     }
+    case "peloton.api.v1alpha.watch.svc.WatchService": {
+      // Only a job's owner sees its changes: a pod watch naming a job goes there. A watch of every job's pods
+      // or of stateless jobs sees the jobs of the job manager that receives it; a Cancel goes to the watch's
+      // job manager by its id (`watchHolder`).
+      const filter = body.podFilter as Body | undefined;
+      return { jobId: method === "Watch" && filter ? idValue(filter.jobId) : undefined, read: false };
+    }
     case "peloton.private.jobmgr.JobManagerService":
       // Each job manager's own cache: a call naming a job goes to its owner, even a Get; the others
       // (GetThrottledPods, QueryJobCache) are answered by the job manager that receives them.
@@ -59,4 +66,15 @@ export async function jobCallOf(procedure: string, body: Body, store: Store): Pr
     default:
       return { jobId: idValue(body.jobId ?? body.id), read };
   }
+}
+
+/**
+ * The job manager holding a watch, from the id in a WatchService Cancel: the job manager makes watch ids
+ * `<kind>-<n>@<its address>` (`pod-3@jobmgr@1a2b3c4d`), and the address names its process.
+ */
+export function watchHolder(body: Body): string | undefined {
+  const id = body.watchId;
+  if (typeof id !== "string") return undefined;
+  const at = id.indexOf("@");
+  return at < 0 ? undefined : id.slice(at + 1);
 }

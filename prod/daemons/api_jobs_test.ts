@@ -1,7 +1,7 @@
 /** Which job a job manager call names, and whether any job manager may answer it. */
 import assert from "node:assert/strict";
 import type { Store } from "../../core/ports/store.ts";
-import { jobCallOf } from "./api_jobs.ts";
+import { jobCallOf, watchHolder } from "./api_jobs.ts";
 
 const JOB = "11111111-2222-4333-8444-555555555555";
 // The calls below name their job in the body: nothing is looked up.
@@ -28,4 +28,23 @@ Deno.test("JobManagerService: a call naming a job goes to its owner, even a Get;
     store,
   );
   assert.deepEqual(get, { jobId: JOB, read: true, create: undefined });
+});
+
+Deno.test("WatchService: a pod watch naming a job goes to its owner; a Cancel to the watch's job manager", async () => {
+  const svc = "peloton.api.v1alpha.watch.svc.WatchService";
+  assert.deepEqual(
+    await jobCallOf(`${svc}::Watch`, { podFilter: { jobId: { value: JOB } } }, store),
+    { jobId: JOB, read: false },
+  );
+  // Every job's pods, or stateless jobs: the job manager that receives the watch serves it.
+  assert.equal((await jobCallOf(`${svc}::Watch`, { podFilter: {} }, store)).jobId, undefined);
+  assert.equal((await jobCallOf(`${svc}::Watch`, { statelessJobFilter: {} }, store)).jobId, undefined);
+  assert.equal(
+    (await jobCallOf(`${svc}::Cancel`, { watchId: "pod-1@jobmgr@1a2b3c4d" }, store)).jobId,
+    undefined,
+  );
+  assert.equal(watchHolder({ watchId: "pod-1@jobmgr@1a2b3c4d" }), "jobmgr@1a2b3c4d");
+  assert.equal(watchHolder({ watchId: "job-7@jobmgr" }), "jobmgr");
+  assert.equal(watchHolder({ watchId: "nonsense" }), undefined);
+  assert.equal(watchHolder({}), undefined);
 });

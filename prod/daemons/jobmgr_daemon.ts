@@ -6,7 +6,8 @@ import { shardAddress, shardOf } from "../cluster/registry.ts";
 import { ShardOwner } from "../cluster/shards.ts";
 import { storedLocks } from "../../core/jobmgr/lockdown.ts";
 import { loadRecovery } from "../recovery.ts";
-import { jobCallOf } from "./api_jobs.ts";
+import { jobCallOf, watchHolder } from "./api_jobs.ts";
+import { CANCEL_PROCEDURE } from "../watch_stream.ts";
 import { daemonGauges } from "./gauges.ts";
 import { watchLeaders } from "./leaders.ts";
 import { type ApiTarget, type DaemonOptions, DaemonProcess } from "./process.ts";
@@ -167,6 +168,7 @@ async function target(
   route: Route,
   body: Record<string, unknown>,
 ): Promise<ApiTarget> {
+  if (route.procedure === CANCEL_PROCEDURE) return cancelTarget(p, self, body);
   const call = await jobCallOf(route.procedure, body, p.store);
   if (call.create) {
     const ready = shards.readyShards();
@@ -184,6 +186,22 @@ async function target(
   return {
     error: "unavailable",
     message: `job ${call.jobId}'s shard ${shard} has no job manager now; try again`,
+  };
+}
+
+/**
+ * A watch is cancelled where its stream is: in the process of the job manager its id names. An id naming
+ * no job manager is answered here (the job manager says what is wrong with it).
+ */
+function cancelTarget(p: DaemonProcess, self: string, body: Record<string, unknown>): ApiTarget {
+  const holder = watchHolder(body);
+  if (!holder || holder === self) return { local: self };
+  const url = p.registry.resolve(holder);
+  if (url && url !== p.url) return { forward: url };
+  if (url) return { local: self };
+  return {
+    error: "not-found",
+    message: `watch ${body.watchId} not found: its job manager ${holder} is not running`,
   };
 }
 

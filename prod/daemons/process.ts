@@ -23,6 +23,8 @@ import { API_STATUS, rpcError } from "./http_errors.ts";
 import { listen } from "./listen.ts";
 import { serveUi } from "../ui/page.ts";
 import { type DataDirOwnership, shareDataDir } from "../minicluster/data_dir_owner.ts";
+import { CANCEL_PROCEDURE, NDJSON, WATCH_PROCEDURE, WatchStreams } from "../watch_stream.ts";
+import { watchHolder } from "./api_jobs.ts";
 
 export type DaemonRole = "jobmgr" | "resmgr" | "hostmgr" | "placement";
 
@@ -72,6 +74,9 @@ export class DaemonProcess {
   fences: () => Fence[] = () => [];
   hooks: DaemonHooks = { health: () => ({}) };
   readonly #calls = new PendingCalls<ApiReply>();
+  #watches?: WatchStreams;
+  /** Answers forwarded from other processes still being passed on (a watch stream lasts). */
+  readonly #forwarded = new Set<AbortController>();
   #server?: Deno.HttpServer<Deno.NetAddr>;
   #dataDir?: DataDirOwnership;
   #heartbeat?: ReturnType<typeof setInterval>;
@@ -173,6 +178,7 @@ export class DaemonProcess {
     this.transport.register(this.apiAddress, {
       receive: (m: Message) => void (m.kind === "api-reply" && this.#calls.resolve(m)),
     });
+    this.#watches = new WatchStreams({ transport: this.transport, base: this.apiAddress });
     this.#ready = true;
     await this.#beat();
     await this.registry.start();
@@ -206,6 +212,10 @@ export class DaemonProcess {
       await this.transport.drain(2_000);
       this.registry.stop();
       await this.cluster.leave(this.instance).catch(() => {});
+      // Streams still open would hold the shutdown: a job manager ended its own watches as it stopped, and
+      // streams passed on from another process are cut (their client sees the stream end without a last line).
+      this.#watches?.endAll("unavailable", "the daemon is stopping; watch again");
+      for (const c of this.#forwarded) c.abort();
       await this.#server?.shutdown();
       this.transport.close();
       this.clock.cancelAll();
@@ -253,16 +263,47 @@ export class DaemonProcess {
     headers.set(HOP_HEADER, String(Number(req.headers.get(HOP_HEADER) ?? 0) + 1));
     headers.delete("host");
     headers.delete("content-length");
+    const abort = new AbortController();
     try {
       const res = await fetch(url + target.pathname + target.search, {
         method: req.method,
         headers,
         body: req.method === "GET" || req.method === "HEAD" ? undefined : body ?? await req.text(),
+        signal: abort.signal,
       });
-      return new Response(res.body, { status: res.status, headers: res.headers });
+      const streamed = res.body && res.headers.get("content-type") === NDJSON;
+      return new Response(streamed ? this.#tracked(res.body!, abort) : res.body, {
+        status: res.status,
+        headers: res.headers,
+      });
     } catch (e) {
       return rpcError("unavailable", `cannot reach ${url}: ${(e as Error).message}`);
     }
+  }
+
+  /** A stream passed on from another process, cut when this one stops; a client that leaves cancels it. */
+  #tracked(body: ReadableStream<Uint8Array>, abort: AbortController): ReadableStream<Uint8Array> {
+    this.#forwarded.add(abort);
+    const forget = () => void this.#forwarded.delete(abort);
+    const reader = body.getReader();
+    return new ReadableStream<Uint8Array>({
+      async pull(c) {
+        try {
+          const { done, value } = await reader.read();
+          if (done) {
+            forget();
+            c.close();
+          } else c.enqueue(value);
+        } catch (e) {
+          forget();
+          c.error(e);
+        }
+      },
+      cancel(reason) {
+        forget();
+        return reader.cancel(reason);
+      },
+    });
   }
 
   async #beat(): Promise<void> {
@@ -361,6 +402,12 @@ export class DaemonProcess {
     if ("forward" in target) return await this.forward(req, target.forward, text);
     if ("error" in target) return rpcError(target.error, target.message);
     const ttl = Number(req.headers.get("context-ttl-ms")) || 30_000;
+    if (route.procedure === WATCH_PROCEDURE && this.#watches) {
+      // Timed to the first response: the stream runs on after.
+      const opened = await this.#watches.open(target.local, target.body ?? body, ttl);
+      this.#apiSeconds(route.procedure, opened.code).observe((performance.now() - started) / 1000);
+      return opened.response;
+    }
     const reply = await this.call(target.local, route.procedure, target.body ?? body, ttl);
     this.#apiSeconds(route.procedure, reply.error?.code ?? "ok").observe(
       (performance.now() - started) / 1000,
@@ -372,7 +419,9 @@ export class DaemonProcess {
   async #target(route: Route, body: Record<string, unknown>): Promise<ApiTarget> {
     if (route.daemon === "jobmgr") {
       if (this.hooks.jobmgrTarget) return await this.hooks.jobmgrTarget(route, body);
-      const url = this.urlOf("jobmgr");
+      // Straight to the job manager holding the watch (any other would send it on there).
+      const holder = route.procedure === CANCEL_PROCEDURE ? watchHolder(body) : undefined;
+      const url = (holder && this.registry.resolve(holder)) || this.urlOf("jobmgr");
       return url ? { forward: url } : { error: "unavailable", message: "no job manager is running" };
     }
     if (this.transport.serves(route.daemon)) return { local: route.daemon };
