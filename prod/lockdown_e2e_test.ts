@@ -84,10 +84,14 @@ Deno.test({
       }, 15_000);
 
       assert.equal((await cli(j2, "admin", "unlock", "Write")).code, 0);
+      let last = "";
       const created = await waitFor("the first job manager to take the unlock up", async () => {
         const r = await create(j1, file);
+        last = r.err;
         return r.code === 0 ? r : undefined;
-      }, 15_000);
+      }, 15_000).catch((e) => {
+        throw new Error(`${e.message}; its last answer: ${last}`);
+      });
       assert.match(created.out, /^Job \S+ created$/);
     } catch (err) {
       console.error(cluster.tail());

@@ -207,6 +207,12 @@ export class JobManager implements Receiver {
   maintenanceEvictions = 0;
   /** Components locked down (AdminService), and what the locks hold back meanwhile. */
   readonly locks = new Set<LockComponent>();
+  /**
+   * Counts Lockdown and RemoveLockdown calls, and those not stored yet: a daemon that takes up the lockdown
+   * other job managers stored compares the store with memory only when neither moved during its read.
+   */
+  lockCalls = 0;
+  lockWritesInFlight = 0;
   #heldPlacements: Extract<ReplyMessage, { kind: "placements" }>[] = [];
 
   constructor(readonly deps: JobmgrDeps, readonly config: JobmgrConfig = DEFAULT_JOBMGR_CONFIG) {
@@ -391,11 +397,14 @@ export class JobManager implements Receiver {
       return reply({ error: { code: "invalid-argument", message: components } });
     }
     const lock = method === "Lockdown", before = [...this.locks], now = this.now();
+    this.lockCalls++;
+    this.lockWritesInFlight++;
     for (const c of components) this.#setLocked(c, lock);
     const writes: StoreWrite[] = components.map((component) =>
       lock ? { kind: "admin.lock", lock: { component, lockedMs: now } } : { kind: "admin.unlock", component }
     );
     this.deps.store.write(writes, (err) => {
+      this.lockWritesInFlight--;
       if (!err) return reply({ body: { successes: components, failures: [] } });
       // The store does not have it: memory goes back to what the store has.
       this.applyLocks(before);

@@ -98,21 +98,21 @@ export async function startJobmgr(o: JobmgrDaemonOptions): Promise<RunningDaemon
 
 /**
  * The lockdown in the store, taken up by this job manager: at start, and within `LOCK_SYNC_MS` of another
- * job manager storing one. Only a change of what the store holds is applied, so a lockdown this job manager
- * applied and is still storing is not undone by a read from before it.
+ * job manager storing one. A read is compared with memory only if no Lockdown or RemoveLockdown was made
+ * here while it ran, and none is still being stored: a stale read never undoes this job manager's own call.
  */
 class StoredLocks {
   static readonly LOCK_SYNC_MS = 2_000;
-  #last = "";
   #timer?: ReturnType<typeof setInterval>;
 
   constructor(readonly p: DaemonProcess, readonly jm: JobManager) {}
 
   async sync(): Promise<void> {
+    const calls = this.jm.lockCalls;
     const locks = storedLocks(await this.p.store.adminLocks());
-    const key = locks.join(",");
-    if (key === this.#last) return;
-    this.#last = key;
+    if (calls !== this.jm.lockCalls || this.jm.lockWritesInFlight) return;
+    const held = [...this.jm.locks];
+    if (locks.length === held.length && locks.every((c) => this.jm.locks.has(c))) return;
     this.jm.applyLocks(locks);
   }
 
