@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { dropMysqlDatabase, parseMysqlUrl } from "./store/mysql_dialect.ts";
 import { batchJobYaml, DaemonCluster, testDatabaseUrl } from "./testing_cluster.ts";
-import { cli, ROOT, startPeloton, waitFor } from "./testing.ts";
+import { cli, createDefaultPool, startPeloton, waitFor } from "./testing.ts";
 
 const TASKS = 1000;
 
@@ -50,14 +50,7 @@ Deno.test({
     });
     try {
       for (const name of ["resmgr", "hostmgr", "placement", "jobmgr"]) await cluster.start(name);
-      const pool = await cli(
-        cluster.url("jobmgr"),
-        "respool",
-        "create",
-        "/DefaultResPool",
-        `${ROOT}/scenarios/jobs/default_respool.yaml`,
-      );
-      assert.equal(pool.code, 0, pool.err);
+      await createDefaultPool(cluster.url("jobmgr"));
       const file = `${dir}/job.yaml`;
       await Deno.writeTextFile(
         file,

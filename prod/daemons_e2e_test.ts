@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { shardOf } from "./cluster/registry.ts";
 import { batchJobYaml, DaemonCluster } from "./testing_cluster.ts";
-import { cli, ROOT, waitFor } from "./testing.ts";
+import { cli, createDefaultPool, ROOT, waitFor } from "./testing.ts";
 
 const AUTH = `${ROOT}/prod/auth/testdata/security_example.yaml`;
 const ROOT_USER = ["-u", "peloton", "-p", "password1"];
@@ -63,15 +63,7 @@ Deno.test({
       );
       const follower = followers.find(([, h]) => !(h as { leader: boolean }).leader)![0] as string;
       const leader = follower === "resmgr-1" ? "resmgr-2" : "resmgr-1";
-      const pool = await cli(
-        cluster.url(follower),
-        "respool",
-        "create",
-        "/DefaultResPool",
-        `${ROOT}/scenarios/jobs/default_respool.yaml`,
-        ...ROOT_USER,
-      );
-      assert.equal(pool.code, 0, pool.err);
+      await createDefaultPool(cluster.url(follower), ...ROOT_USER);
 
       // Jobs created through either job manager land in a shard that one holds; writes reach the owner.
       const created: [string, string][] = [];

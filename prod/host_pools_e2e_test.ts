@@ -5,9 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { batchJobYaml } from "./testing_cluster.ts";
-import { cli, ROOT, startUp, type UpProcess, waitFor, waitForJobState } from "./testing.ts";
-
-const POOL = `${ROOT}/scenarios/jobs/default_respool.yaml`;
+import { cli, createDefaultPool, startUp, type UpProcess, waitFor, waitForJobState } from "./testing.ts";
 
 type Host = { hostname: string; agentId: string; currentPool: string };
 type Task = { runtime: { host?: string; message?: string } };
@@ -38,7 +36,7 @@ Deno.test({
     try {
       await registered(up.url, 3);
       assert.deepEqual(await poolsOf(up.url), { default: [], shared: ["agent-0", "agent-1", "agent-2"] });
-      assert.equal((await cli(up.url, "respool", "create", "/DefaultResPool", POOL)).code, 0);
+      await createDefaultPool(up.url);
 
       const created = await cli(up.url, "host", "pool", "create", "stateless");
       assert.equal(created.code, 0, created.err);

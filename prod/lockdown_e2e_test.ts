@@ -4,9 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { batchJobYaml, DaemonCluster } from "./testing_cluster.ts";
-import { cli, ROOT, startUp, type UpProcess, waitFor, waitForJobState } from "./testing.ts";
-
-const POOL = `${ROOT}/scenarios/jobs/default_respool.yaml`;
+import { cli, createDefaultPool, startUp, type UpProcess, waitFor, waitForJobState } from "./testing.ts";
 
 async function create(url: string, file: string) {
   return await cli(url, "job", "create", "/DefaultResPool", file);
@@ -22,7 +20,7 @@ Deno.test({
     await Deno.writeTextFile(file, batchJobYaml("locked", 2, "true"));
     let up: UpProcess | undefined = await startUp(`${dir}/peloton`, ["--agents", "2"]);
     try {
-      assert.equal((await cli(up.url, "respool", "create", "/DefaultResPool", POOL)).code, 0);
+      await createDefaultPool(up.url);
       const locked = await cli(up.url, "admin", "lock", "Write", "Kill");
       assert.equal(locked.code, 0, locked.err);
       assert.equal(locked.out, "Write, Kill locked down");
@@ -72,7 +70,7 @@ Deno.test({
       await cluster.start("hostmgr");
       await Promise.all(["placement", "jobmgr-1", "jobmgr-2"].map((n) => cluster.start(n)));
       const [j1, j2] = [cluster.url("jobmgr-1"), cluster.url("jobmgr-2")];
-      assert.equal((await cli(cluster.url("resmgr"), "respool", "create", "/DefaultResPool", POOL)).code, 0);
+      await createDefaultPool(cluster.url("resmgr"));
       const file = `${dir}/job.yaml`;
       await Deno.writeTextFile(file, batchJobYaml("locked", 1, "true"));
 

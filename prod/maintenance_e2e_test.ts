@@ -6,9 +6,15 @@
 import assert from "node:assert/strict";
 import { dropMysqlDatabase, parseMysqlUrl } from "./store/mysql_dialect.ts";
 import { batchJobYaml, DaemonCluster, testDatabaseUrl } from "./testing_cluster.ts";
-import { cli, ROOT, startPeloton, startUp, type UpProcess, waitFor, waitForJobState } from "./testing.ts";
-
-const POOL = `${ROOT}/scenarios/jobs/default_respool.yaml`;
+import {
+  cli,
+  createDefaultPool,
+  startPeloton,
+  startUp,
+  type UpProcess,
+  waitFor,
+  waitForJobState,
+} from "./testing.ts";
 
 type Host = { hostname: string; agentId: string; state: string };
 
@@ -48,7 +54,7 @@ for (const kind of ["sqlite", "mysql"] as const) {
       let up: UpProcess | undefined = await startUp(`${dir}/peloton`, args);
       try {
         await registered(up.url, 3);
-        assert.equal((await cli(up.url, "respool", "create", "/DefaultResPool", POOL)).code, 0);
+        await createDefaultPool(up.url);
         const start = await cli(up.url, "host", "maintenance", "start", "agent-2");
         assert.equal(start.code, 0, start.err);
         assert.equal(await stateOf(up.url, "agent-2"), "HOST_STATE_DRAINED");

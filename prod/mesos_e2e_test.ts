@@ -3,7 +3,7 @@
  * Mesos v1 protocol (verified against that emulator; set MESOS_MASTER_URL to run against a real master).
  */
 import assert from "node:assert/strict";
-import { cli, ROOT, startPeloton, startUp, waitFor, waitForJobState } from "./testing.ts";
+import { cli, createDefaultPool, ROOT, startPeloton, startUp, waitFor, waitForJobState } from "./testing.ts";
 
 const JOBS = `${ROOT}/scenarios/jobs`;
 
@@ -25,10 +25,7 @@ Deno.test({
       real ?? master!.url,
     ]);
     try {
-      assert.equal(
-        (await cli(up.url, "respool", "create", "/DefaultResPool", `${JOBS}/default_respool.yaml`)).code,
-        0,
-      );
+      await createDefaultPool(up.url);
       const job = /^Job (\S+) created$/.exec(
         (await cli(up.url, "job", "create", "/DefaultResPool", `${JOBS}/testjob.yaml`)).out,
       )![1];
@@ -174,10 +171,7 @@ Deno.test({
           .find((x) => x.hostname === "agent-0");
         return h?.state === "HOST_STATE_UP" || undefined;
       });
-      assert.equal(
-        (await cli(up.url, "respool", "create", "/DefaultResPool", `${JOBS}/default_respool.yaml`)).code,
-        0,
-      );
+      await createDefaultPool(up.url);
       const job = /^Job (\S+) created$/.exec(
         (await cli(up.url, "job", "create", "/DefaultResPool", `${JOBS}/testjob.yaml`)).out,
       )![1];

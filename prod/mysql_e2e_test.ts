@@ -5,6 +5,7 @@ import { dropMysqlDatabase, parseMysqlUrl, redact } from "./store/mysql_dialect.
 import { batchJobYaml, DaemonCluster, PrivateMariaDb, testDatabaseUrl } from "./testing_cluster.ts";
 import {
   cli,
+  createDefaultPool,
   ROOT,
   runPeloton,
   startPeloton,
@@ -14,8 +15,6 @@ import {
   waitForJobState,
 } from "./testing.ts";
 
-const POOL = `${ROOT}/scenarios/jobs/default_respool.yaml`;
-
 Deno.test({
   name: "peloton up --store mysql://: the schema is made, a job runs, and a restart finds it",
   sanitizeResources: false,
@@ -24,7 +23,7 @@ Deno.test({
     const store = testDatabaseUrl("up");
     let up = await startUp(dir, ["--store", store]);
     try {
-      assert.equal((await cli(up.url, "respool", "create", "/DefaultResPool", POOL)).code, 0);
+      await createDefaultPool(up.url);
       const r = await cli(up.url, "job", "create", "/DefaultResPool", `${ROOT}/scenarios/jobs/testjob.yaml`);
       const jobId = /^Job (\S+) created$/.exec(r.out)![1];
       assert.equal(await waitForJobState(up.url, jobId, ["SUCCEEDED", "FAILED", "KILLED"]), "SUCCEEDED");
@@ -95,7 +94,7 @@ Deno.test({
     const first = await startUp(`${dir}/a`, ["--store", store, "--agents", "1"]);
     let next: UpProcess | undefined;
     try {
-      assert.equal((await cli(first.url, "respool", "create", "/DefaultResPool", POOL)).code, 0);
+      await createDefaultPool(first.url);
       const file = `${dir}/job.yaml`;
       await Deno.writeTextFile(file, batchJobYaml("claim", 1, "sleep 600"));
       const created = await cli(first.url, "job", "create", "/DefaultResPool", file);
@@ -184,7 +183,7 @@ Deno.test({
     try {
       for (const name of ["resmgr", "hostmgr", "placement", "jobmgr"]) await cluster.start(name);
       const url = cluster.url("jobmgr");
-      assert.equal((await cli(url, "respool", "create", "/DefaultResPool", POOL)).code, 0);
+      await createDefaultPool(url);
       const file = `${dir}/job.yaml`;
       await Deno.writeTextFile(
         file,

@@ -3,9 +3,7 @@
  * host in maintenance one instance at a time, each only once the one before runs again elsewhere.
  */
 import assert from "node:assert/strict";
-import { cli, ROOT, startUp, type UpProcess, waitFor } from "./testing.ts";
-
-const POOL = `${ROOT}/scenarios/jobs/default_respool.yaml`;
+import { cli, createDefaultPool, startUp, type UpProcess, waitFor } from "./testing.ts";
 
 const SERVICE = `
 name: sla-drain
@@ -50,7 +48,7 @@ Deno.test({
     const dir = await Deno.makeTempDir({ prefix: "peloton-sla-drain-" });
     let up: UpProcess | undefined = await startUp(`${dir}/peloton`, ["--agents", "2"]);
     try {
-      assert.equal((await cli(up.url, "respool", "create", "/DefaultResPool", POOL)).code, 0);
+      await createDefaultPool(up.url);
       await Deno.writeTextFile(`${dir}/service.yaml`, SERVICE);
       const created = await cli(up.url, "job", "create", "/DefaultResPool", `${dir}/service.yaml`);
       assert.equal(created.code, 0, created.err);

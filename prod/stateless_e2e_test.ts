@@ -1,11 +1,9 @@
 /** Peloton's v1alpha stateless job commands end to end through `peloton up`, with its integration-test spec files. */
 import assert from "node:assert/strict";
 import { PelotonClient } from "./cli/client.ts";
-import { cli, ROOT, startUp, waitFor } from "./testing.ts";
+import { cli, createDefaultPool, ROOT, startUp, waitFor } from "./testing.ts";
 
 const SPECS = `${ROOT}/core/model/testdata/peloton/tests/integration/test_configs`;
-const POOL = `${ROOT}/scenarios/jobs/default_respool.yaml`;
-
 Deno.test({
   name: "job stateless create / get / replace / restart / stop with Peloton's own spec files",
   sanitizeResources: false,
@@ -13,7 +11,7 @@ Deno.test({
     const dataDir = await Deno.makeTempDir({ prefix: "peloton-stateless-" });
     const up = await startUp(dataDir);
     try {
-      assert.equal((await cli(up.url, "respool", "create", "/DefaultResPool", POOL)).code, 0);
+      await createDefaultPool(up.url);
       const created = await cli(
         up.url,
         "job",

@@ -1,4 +1,5 @@
 /** Test harness for production mode: `peloton up` as a real process, and the CLI against it. */
+import assert from "node:assert/strict";
 import { runCli } from "./cli/main.ts";
 
 export const ROOT = new URL("..", import.meta.url).pathname;
@@ -87,6 +88,73 @@ export async function cli(url: string, ...argv: string[]): Promise<CliResult> {
     env: () => undefined,
   });
   return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
+/** Creates Peloton's default pool, /DefaultResPool, through the CLI against `url`; fails if it cannot. */
+export async function createDefaultPool(url: string, ...extra: string[]): Promise<void> {
+  const pool = await cli(
+    url,
+    "respool",
+    "create",
+    "/DefaultResPool",
+    `${ROOT}/scenarios/jobs/default_respool.yaml`,
+    ...extra,
+  );
+  assert.equal(pool.code, 0, pool.err);
+}
+
+/** A CLI command left running in its own process (one that streams, such as `peloton watch`). */
+export interface CliProcess {
+  child: Deno.ChildProcess;
+  /** The stdout lines so far, blank ones left out. */
+  lines(): string[];
+  /** Everything on stderr so far. */
+  err(): string;
+  /** The first whole stdout line matching `re` (its first group, if it has one), once it comes. */
+  waitLine(re: RegExp, timeoutMs?: number): Promise<string>;
+  /** Waits for the exit (and the last output); the exit code. */
+  exit(): Promise<number>;
+  /** Kills it if it still runs (SIGKILL) and waits for the exit. */
+  stop(): Promise<void>;
+}
+
+/** Starts `peloton ...argv -m url` as a real process, reading its output as it comes. */
+export function spawnCli(url: string, ...argv: string[]): CliProcess {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", `${ROOT}/prod/cli/main.ts`, ...argv, "-m", url],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let out = "", err = "";
+  const read = async (s: ReadableStream<Uint8Array>, add: (t: string) => void) => {
+    for await (const t of s.pipeThrough(new TextDecoderStream())) add(t);
+  };
+  const pumps = Promise.all([read(child.stdout, (t) => out += t), read(child.stderr, (t) => err += t)]);
+  const exit = async () => {
+    const { code } = await child.status;
+    await pumps;
+    return code;
+  };
+  return {
+    child,
+    lines: () => out.split("\n").filter(Boolean),
+    err: () => err,
+    waitLine: (re, timeoutMs = 20_000) =>
+      waitFor(`a line matching ${re}`, () => {
+        const m = out.split("\n").slice(0, -1).map((l) => re.exec(l)).find((m) => m);
+        return Promise.resolve(m ? m[1] ?? m[0] : undefined);
+      }, timeoutMs).catch((e) => {
+        throw new Error(`${(e as Error).message}; stdout: ${out}; stderr: ${err}`);
+      }),
+    exit,
+    async stop() {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* already exited */ }
+      await exit();
+    },
+  };
 }
 
 /** Polls `check` until it returns a value or the timeout passes. */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { isAlive } from "./backend_testing.ts";
-import { cli, ROOT, runPeloton, startUp, waitFor, waitForJobState } from "./testing.ts";
+import { cli, createDefaultPool, ROOT, runPeloton, startUp, waitFor, waitForJobState } from "./testing.ts";
 
 const JOB = `${ROOT}/scenarios/jobs/testjob.yaml`;
 const FAILING = `${ROOT}/scenarios/jobs/failing_job.yaml`;
@@ -107,7 +107,7 @@ Deno.test({
     const dataDir = await Deno.makeTempDir({ prefix: "peloton-up-" });
     const up = await startUp(dataDir);
     try {
-      assert.equal((await cli(up.url, "respool", "create", "/DefaultResPool", POOL)).code, 0);
+      await createDefaultPool(up.url);
       const bad = await Deno.makeTempFile({ suffix: ".yaml" });
       await Deno.writeTextFile(
         bad,
@@ -216,7 +216,7 @@ Deno.test({
     );
     let up = await startUp(dataDir, ["--agents", "2"]);
     try {
-      assert.equal((await cli(up.url, "respool", "create", "/DefaultResPool", POOL)).code, 0);
+      await createDefaultPool(up.url);
       const jobId =
         /^Job (\S+) created$/.exec((await cli(up.url, "job", "create", "/DefaultResPool", service)).out)![1];
       assert.equal(await waitForJobState(up.url, jobId, ["RUNNING"]), "RUNNING");

@@ -6,42 +6,16 @@
 import assert from "node:assert/strict";
 import { shardOf } from "./cluster/registry.ts";
 import { DaemonCluster } from "./testing_cluster.ts";
-import { cli, ROOT, waitFor } from "./testing.ts";
+import { cli, type CliProcess, createDefaultPool, ROOT, spawnCli, waitFor } from "./testing.ts";
 
 const SPEC =
   `${ROOT}/core/model/testdata/peloton/tests/integration/test_configs/test_stateless_job_spec.yaml`;
 
+/** The first line of `peloton watch`: the watch's id. */
+const WATCH_ID = /^Watch (\S+)$/;
+
 async function health(url: string): Promise<{ instance: string; shards: number[] }> {
   return await (await fetch(`${url}/health`)).json();
-}
-
-/** A `peloton watch ...` process against `url`, its stdout as it comes. */
-function spawnWatch(url: string, ...args: string[]) {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", `${ROOT}/prod/cli/main.ts`, "watch", ...args, "-m", url],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let out = "", err = "";
-  const read = async (s: ReadableStream<Uint8Array>, add: (t: string) => void) => {
-    for await (const t of s.pipeThrough(new TextDecoderStream())) add(t);
-  };
-  const pumps = Promise.all([read(child.stdout, (t) => out += t), read(child.stderr, (t) => err += t)]);
-  return {
-    child,
-    lines: () => out.split("\n").filter(Boolean),
-    id: () =>
-      waitFor("the watch id", () => Promise.resolve(/^Watch (\S+)$/m.exec(out)?.[1]), 20_000).catch((e) => {
-        throw new Error(`${(e as Error).message}; stdout: ${out}; stderr: ${err}`);
-      }),
-    err: () => err,
-    async exit(): Promise<number> {
-      const { code } = await child.status;
-      await pumps;
-      return code;
-    },
-  };
 }
 
 Deno.test({
@@ -54,7 +28,7 @@ Deno.test({
     const cluster = new DaemonCluster(`sqlite:${dir}/peloton.sqlite`, dir, 2000, {
       hostmgr: ["--agents", "2"],
     });
-    const children: Deno.ChildProcess[] = [];
+    const children: CliProcess[] = [];
     try {
       await cluster.start("resmgr");
       await cluster.start("hostmgr");
@@ -65,23 +39,19 @@ Deno.test({
         const [a, b] = [await health(j1), await health(j2)];
         return a.shards.length === 8 && b.shards.length === 8 ? [a, b] : undefined;
       }, 30_000);
-      assert.equal(
-        (await cli(rm, "respool", "create", "/DefaultResPool", `${ROOT}/scenarios/jobs/default_respool.yaml`))
-          .code,
-        0,
-      );
+      await createDefaultPool(rm);
 
       // A job of jobmgr-1's, watched through jobmgr-2: the watch lives with jobmgr-1.
       let job = crypto.randomUUID();
       while (!h1.shards.includes(shardOf(job))) job = crypto.randomUUID();
-      const pods = spawnWatch(j2, "pod", job);
-      children.push(pods.child);
-      const podWatch = await pods.id();
+      const pods = spawnCli(j2, "watch", "pod", job);
+      children.push(pods);
+      const podWatch = await pods.waitLine(WATCH_ID);
       assert.match(podWatch, new RegExp(`^pod-\\d+@jobmgr@${h1.instance}$`));
       // Every stateless job, asked of jobmgr-2: its own jobs only, and the watch is its.
-      const jobs = spawnWatch(j2, "job");
-      children.push(jobs.child);
-      const jobWatch = await jobs.id();
+      const jobs = spawnCli(j2, "watch", "job");
+      children.push(jobs);
+      const jobWatch = await jobs.waitLine(WATCH_ID);
       assert.match(jobWatch, new RegExp(`^job-\\d+@jobmgr@${h2.instance}$`));
 
       const created = await cli(j2, "job", "stateless", "create", "/DefaultResPool", SPEC, "0", "-i", job);
@@ -109,9 +79,9 @@ Deno.test({
       assert.match(gone.err, /not-found: watch pod-1@jobmgr@00000000 not found: its job manager/);
 
       // A process that stops cuts the streams it passes on, rather than wait for them to end.
-      const passed = spawnWatch(j2, "pod", job);
-      children.push(passed.child);
-      const passedWatch = await passed.id();
+      const passed = spawnCli(j2, "watch", "pod", job);
+      children.push(passed);
+      const passedWatch = await passed.waitLine(WATCH_ID);
       const stopped = performance.now();
       await cluster.daemons.get("jobmgr-2")!.proc.stop();
       assert.ok(performance.now() - stopped < 8_000, "jobmgr-2 stopped without waiting for the stream");
@@ -127,11 +97,7 @@ Deno.test({
       console.error(cluster.tail());
       throw err;
     } finally {
-      for (const c of children) {
-        try {
-          c.kill("SIGKILL");
-        } catch { /* exited */ }
-      }
+      for (const c of children) await c.stop();
       await cluster.stopAll();
       await Deno.remove(dir, { recursive: true });
     }

@@ -1,6 +1,6 @@
 /** Each workload type end to end through `peloton up` with real processes: services, updates, daemons, stateful. */
 import assert from "node:assert/strict";
-import { cli, ROOT, startUp, type UpProcess, waitFor } from "./testing.ts";
+import { cli, createDefaultPool, ROOT, startUp, type UpProcess, waitFor } from "./testing.ts";
 
 const JOBS = `${ROOT}/scenarios/jobs`;
 
@@ -37,8 +37,7 @@ async function withPeloton(fn: (up: UpProcess, dataDir: string) => Promise<void>
   const dataDir = await Deno.makeTempDir({ prefix: "peloton-workloads-" });
   const up = await startUp(dataDir, ["--task-restart-backoff-ms", "200", ...extra]);
   try {
-    const pool = await cli(up.url, "respool", "create", "/DefaultResPool", `${JOBS}/default_respool.yaml`);
-    assert.equal(pool.code, 0, pool.err);
+    await createDefaultPool(up.url);
     await fn(up, dataDir);
   } finally {
     await up.stop();

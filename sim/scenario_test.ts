@@ -430,6 +430,13 @@ Deno.test("each event takes only its own duration field: others would be ignored
 const oneWorkload = (fields: string) =>
   `${TREE}workloads:\n  - {name: w, respool: /org/a, durationSec: 10, ${fields}}\n`;
 
+/** Each [fields, message]: oneWorkload(fields) is refused with that one error, on the workload's line. */
+function refusedWith(cases: [string, string][]): void {
+  for (const [fields, message] of cases) {
+    assert.deepEqual(errors(oneWorkload(fields)), [`bad.yaml:17: workloads[0].${message}`], fields);
+  }
+}
+
 Deno.test("instance counts are whole numbers of at least 1, fixed or as a distribution's values and bounds", () => {
   const cases: [string, string][] = [
     ["instances: 0", "instances: got 0, expected at least 1 instance"],
@@ -442,9 +449,7 @@ Deno.test("instance counts are whole numbers of at least 1, fixed or as a distri
       "instances.choice[0][0]: got 1.5, expected a whole number of instances",
     ],
   ];
-  for (const [fields, message] of cases) {
-    assert.deepEqual(errors(oneWorkload(fields)), [`bad.yaml:17: workloads[0].${message}`], fields);
-  }
+  refusedWith(cases);
   // A distribution's draws are rounded (and at least 1).
   for (
     const fields of ["instances: 1", "instances: {exponential: 3}", "instances: {choice: [[1, 1], [8, 1]]}"]
@@ -489,9 +494,7 @@ Deno.test("maxUnavailableInstances is a whole number of at least 0, for stateles
       "are batch jobs, which it does not apply to",
     ],
   ];
-  for (const [fields, message] of cases) {
-    assert.deepEqual(errors(oneWorkload(fields)), [`bad.yaml:17: workloads[0].${message}`], fields);
-  }
+  refusedWith(cases);
   for (
     const fields of [
       "type: stateless, maxUnavailableInstances: 1",
@@ -530,9 +533,7 @@ Deno.test("every distribution's bounds are checked: uniform in order, a normal's
     ["cpu: {choice: [[1, 0], [2, 1]]}", "cpu.choice[0][1]: got 0, expected a weight above 0"],
     ["cpu: {exponential: 0}", "cpu.exponential: got 0, expected a mean above 0 cores"],
   ];
-  for (const [fields, message] of cases) {
-    assert.deepEqual(errors(oneWorkload(fields)), [`bad.yaml:17: workloads[0].${message}`], fields);
-  }
+  refusedWith(cases);
   accepted(
     oneWorkload(
       "cpu: {uniform: [2, 2]}, cpuUsage: {uniform: [0.2, 0.5]}, memoryMb: {normal: {mean: 0, stddev: 1}}",
@@ -552,9 +553,7 @@ Deno.test("a gang is at most the fewest instances a job can have", () => {
       "gang: got 2, expected at most the fewest instances a job can draw (1, instances' exponential: draws are rounded, and at least 1)",
     ],
   ];
-  for (const [fields, message] of cases) {
-    assert.deepEqual(errors(oneWorkload(fields)), [`bad.yaml:17: workloads[0].${message}`], fields);
-  }
+  refusedWith(cases);
   for (
     const fields of [
       "instances: 20, gang: 20",
@@ -580,9 +579,7 @@ Deno.test("an elastic job's maxInstances is at least the instances it starts wit
       "elastic.maxInstances: got 40, expected at least the most instances a job can draw, but instances' exponential has no most: use fixed, uniform or choice",
     ],
   ];
-  for (const [fields, message] of cases) {
-    assert.deepEqual(errors(oneWorkload(fields)), [`bad.yaml:17: workloads[0].${message}`], fields);
-  }
+  refusedWith(cases);
   accepted(oneWorkload(`instances: 20, ${grow(20)}`));
   accepted(oneWorkload(`instances: {uniform: [5, 50]}, ${grow(50)}`));
 });

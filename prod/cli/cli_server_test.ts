@@ -1,6 +1,6 @@
 /** CLI error reporting over real HTTP against a real `peloton up`. */
 import assert from "node:assert/strict";
-import { cli, ROOT, startUp, waitFor } from "../testing.ts";
+import { cli, createDefaultPool, ROOT, startUp, waitFor } from "../testing.ts";
 import { runCli } from "./main.ts";
 
 const JOBS = `${ROOT}/scenarios/jobs`;
@@ -10,8 +10,7 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
   const dataDir = await Deno.makeTempDir();
   const up = await startUp(dataDir, ["--agents", "1"]);
   try {
-    const pool = await cli(up.url, "respool", "create", "/DefaultResPool", `${JOBS}/default_respool.yaml`);
-    assert.equal(pool.code, 0, pool.err);
+    await createDefaultPool(up.url);
     const created = await cli(up.url, "job", "create", "/DefaultResPool", `${JOBS}/testjob.yaml`);
     assert.equal(created.code, 0, created.err);
     const job = /Job (\S+) created/.exec(created.out)![1];

@@ -1,6 +1,6 @@
 /** `peloton jobmgr throttled-pods|query-job-cache|instance-availability` against `peloton up`. */
 import assert from "node:assert/strict";
-import { cli, ROOT, startUp, waitFor } from "../testing.ts";
+import { cli, createDefaultPool, startUp, waitFor } from "../testing.ts";
 
 /** A service of `count` instances running `command`, labelled team=`team`. */
 function serviceYaml(name: string, count: number, command: string, team: string): string {
@@ -33,14 +33,7 @@ Deno.test({
       return /^Job (\S+) created$/.exec(r.out)![1];
     };
     try {
-      const pool = await cli(
-        up.url,
-        "respool",
-        "create",
-        "/DefaultResPool",
-        `${ROOT}/scenarios/jobs/default_respool.yaml`,
-      );
-      assert.equal(pool.code, 0, pool.err);
+      await createDefaultPool(up.url);
       const failing = await create("failing.yaml", serviceYaml("crashes", 1, "exit 3", "ops"));
       const web = await create(
         "web.yaml",

@@ -1,6 +1,6 @@
 /** A task no host can hold says why while it is still PLACING: the CLI over real HTTP against `peloton up`. */
 import assert from "node:assert/strict";
-import { cli, ROOT, startUp, waitFor } from "../testing.ts";
+import { cli, createDefaultPool, startUp, waitFor } from "../testing.ts";
 
 const JOB = `name: too-big
 owningteam: team6
@@ -15,14 +15,7 @@ Deno.test("task list, get and events say why a task needing 6 cpus on 4-cpu host
   const dataDir = await Deno.makeTempDir();
   const up = await startUp(dataDir, ["--agents", "2"]);
   try {
-    const pool = await cli(
-      up.url,
-      "respool",
-      "create",
-      "/DefaultResPool",
-      `${ROOT}/scenarios/jobs/default_respool.yaml`,
-    );
-    assert.equal(pool.code, 0, pool.err);
+    await createDefaultPool(up.url);
     const file = `${dataDir}/too_big.yaml`;
     await Deno.writeTextFile(file, JOB);
     const created = await cli(up.url, "job", "create", "/DefaultResPool", file);

@@ -1,7 +1,7 @@
 /** `peloton resmgr tasks active|pending` against `peloton up`: what the resource manager holds, as it holds it. */
 import assert from "node:assert/strict";
 import { batchJobYaml } from "../testing_cluster.ts";
-import { cli, ROOT, startUp, waitFor } from "../testing.ts";
+import { cli, createDefaultPool, startUp, waitFor } from "../testing.ts";
 
 Deno.test({
   name: "resmgr tasks active and pending list the resource manager's tasks and a pool's queue in order",
@@ -10,14 +10,7 @@ Deno.test({
     const dir = await Deno.makeTempDir({ prefix: "peloton-resmgr-tasks-" });
     const up = await startUp(`${dir}/peloton`, ["--agents", "3"]);
     try {
-      const pool = await cli(
-        up.url,
-        "respool",
-        "create",
-        "/DefaultResPool",
-        `${ROOT}/scenarios/jobs/default_respool.yaml`,
-      );
-      assert.equal(pool.code, 0, pool.err);
+      await createDefaultPool(up.url);
       // 5 tasks of 4 cores in a pool of 12: three run, two wait in the pool's queue.
       const file = `${dir}/job.yaml`;
       await Deno.writeTextFile(file, batchJobYaml("wide", 5, "sleep 60", 4));

@@ -1,41 +1,10 @@
 /** `peloton watch pod|job|cancel` against `peloton up`: a job's pods and the job itself seen changing as they do. */
 import assert from "node:assert/strict";
 import { ApiError, PelotonClient } from "./client.ts";
-import { cli, ROOT, startUp, waitFor } from "../testing.ts";
+import { cli, type CliProcess, createDefaultPool, ROOT, spawnCli, startUp, waitFor } from "../testing.ts";
 
 const SPECS = `${ROOT}/core/model/testdata/peloton/tests/integration/test_configs`;
-const POOL = `${ROOT}/scenarios/jobs/default_respool.yaml`;
 const WATCH = "peloton.api.v1alpha.watch.svc.WatchService::Watch";
-
-/** A `peloton watch ...` process, its stdout lines as they come. */
-function spawnWatch(url: string, ...args: string[]) {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", `${ROOT}/prod/cli/main.ts`, "watch", ...args, "-m", url],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let out = "", err = "";
-  const read = async (s: ReadableStream<Uint8Array>, add: (t: string) => void) => {
-    for await (const t of s.pipeThrough(new TextDecoderStream())) add(t);
-  };
-  const pumps = Promise.all([read(child.stdout, (t) => out += t), read(child.stderr, (t) => err += t)]);
-  return {
-    child,
-    lines: () => out.split("\n").filter(Boolean),
-    err: () => err,
-    /** The first line (the watch id), once it came. */
-    first: () =>
-      waitFor("the watch's first line", () => Promise.resolve(/^.+$/m.exec(out)?.[0]), 20_000).catch((e) => {
-        throw new Error(`${(e as Error).message}; stdout: ${out}; stderr: ${err}`);
-      }),
-    async exit(): Promise<number> {
-      const { code } = await child.status;
-      await pumps;
-      return code;
-    },
-  };
-}
 
 Deno.test({
   name:
@@ -44,23 +13,23 @@ Deno.test({
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "peloton-watch-" });
     const up = await startUp(`${dir}/peloton`, ["--agents", "3"]);
-    const children: Deno.ChildProcess[] = [];
+    const children: CliProcess[] = [];
     try {
-      assert.equal((await cli(up.url, "respool", "create", "/DefaultResPool", POOL)).code, 0);
+      await createDefaultPool(up.url);
       // The job's id is chosen here, so that the watch is open before the job exists and misses nothing.
       const job = crypto.randomUUID();
-      const pods = spawnWatch(up.url, "pod", job);
-      children.push(pods.child);
-      const podWatch = /^Watch (pod-\d+@jobmgr)$/.exec(await pods.first())?.[1];
+      const pods = spawnCli(up.url, "watch", "pod", job);
+      children.push(pods);
+      const podWatch = /^Watch (pod-\d+@jobmgr)$/.exec(await pods.waitLine(/^.+$/))?.[1];
       assert.ok(podWatch, pods.lines()[0]);
-      const jobs = spawnWatch(up.url, "job", "--job-ids", job, "-l", "testKey0=testVal0", "-j");
-      children.push(jobs.child);
-      const jobWatch = JSON.parse(await jobs.first()).watchId;
+      const jobs = spawnCli(up.url, "watch", "job", "--job-ids", job, "-l", "testKey0=testVal0", "-j");
+      children.push(jobs);
+      const jobWatch = JSON.parse(await jobs.waitLine(/^.+$/)).watchId;
       assert.match(jobWatch, /^job-\d+@jobmgr$/);
       // Labels the job does not have: this watch sees nothing of it.
-      const other = spawnWatch(up.url, "job", "-l", "testKey0=other");
-      children.push(other.child);
-      const otherWatch = (await other.first()).replace(/^Watch /, "");
+      const other = spawnCli(up.url, "watch", "job", "-l", "testKey0=other");
+      children.push(other);
+      const otherWatch = (await other.waitLine(/^.+$/)).replace(/^Watch /, "");
 
       const created = await cli(
         up.url,
@@ -161,11 +130,7 @@ Deno.test({
       console.error(up.output());
       throw err;
     } finally {
-      for (const c of children) {
-        try {
-          c.kill("SIGKILL");
-        } catch { /* exited */ }
-      }
+      for (const c of children) await c.stop();
       await up.stop();
       await Deno.remove(dir, { recursive: true });
     }
