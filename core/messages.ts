@@ -201,6 +201,11 @@ export type ResmgrMessage =
   | { kind: "drop-tasks"; taskIds: string[] }
   /** Tasks on hosts going into maintenance: the job manager is to move them (Peloton's host drainer). */
   | { kind: "drain-tasks"; taskIds: string[] }
+  /**
+   * Drains the job manager holds back for its jobs' SLA: the tasks run on (RUNNING again here, not
+   * PREEMPTING), and the host manager's next drain request (every entitlement period) asks again.
+   */
+  | { kind: "drains-held"; taskIds: string[] }
   /** Tasks already launched, re-registered after a restart so their allocation is accounted. */
   | { kind: "track-tasks"; tasks: { task: RmTask; state: TaskState }[]; owner?: Address }
   /**

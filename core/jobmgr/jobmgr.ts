@@ -193,6 +193,8 @@ export class JobManager implements Receiver {
   #forced = new Set<JobEntry>();
   #gangs: RmTask[] = [];
   #drops: string[] = [];
+  /** Drains held back for the SLA, to tell the resource manager (which asks again later). */
+  #heldDrains: string[] = [];
   #kills: { taskId: string; gracePeriodMs: number; hostname?: string }[] = [];
   #running = false;
   /** Bumped when the placement poll starts over (a new resource manager); replies to older polls stop there. */
@@ -708,6 +710,10 @@ export class JobManager implements Receiver {
       this.deps.transport.send(this.deps.resmgr, { kind: "drop-tasks", taskIds: this.#drops });
       this.#drops = [];
     }
+    if (this.#heldDrains.length) {
+      this.deps.transport.send(this.deps.resmgr, { kind: "drains-held", taskIds: this.#heldDrains });
+      this.#heldDrains = [];
+    }
     // Locked down, kills wait here until unlocked.
     if (this.#kills.length && !this.locks.has("Kill")) {
       this.deps.transport.send(this.deps.hostmgr, { kind: "kill-tasks", tasks: this.#kills });
@@ -1059,6 +1065,7 @@ export class JobManager implements Receiver {
   #holdDrain(job: JobEntry, task: TaskRecord, taskId: string, down: number, limit: number): void {
     const hostname = task.hostname ?? "";
     this.#drains.hold(job, task, { taskId, hostname });
+    this.#heldDrains.push(taskId);
     const message =
       `host ${hostname} is in maintenance: draining waits for the job's SLA, ${down} of at most ` +
       `${limit} instances unavailable`;

@@ -50,6 +50,11 @@ Deno.test("a service drains from a host in maintenance no more than maximumUnava
   const rig = service(1);
   drain(rig, [0, 1, 2]);
   assert.deepEqual(killed(rig), [0], "one at a time");
+  // The resource manager has the held ones RUNNING again: the host manager's next drain request asks again
+  // (after a restart of this job manager too).
+  assert.deepEqual(rig.transport.take("drains-held", "resmgr").map((m) => m.taskIds), [
+    [1, 2].map((i) => rig.taskId(i)),
+  ]);
   assert.equal(rig.task(0).terminationReason, "KILLED_HOST_MAINTENANCE");
   assert.deepEqual([1, 2].map((i) => rig.task(i).state), ["RUNNING", "RUNNING"]);
   assert.equal(

@@ -120,6 +120,8 @@ export class ResourceManager implements Receiver {
         return this.#drop(msg.taskIds);
       case "drain-tasks":
         return this.#drain(msg.taskIds);
+      case "drains-held":
+        return this.#drainsHeld(msg.taskIds);
       case "track-tasks":
         return this.#track(msg.tasks, msg.owner);
       case "cluster-capacity":
@@ -331,6 +333,15 @@ export class ResourceManager implements Receiver {
       this.#handoff.preempt({ taskId: id, reason: "PREEMPTION_REASON_HOST_MAINTENANCE" }, t.owner(row));
     }
     this.#handoff.flush();
+  }
+
+  /** The job manager keeps these drained tasks running for now (their jobs' SLA): asked again later. */
+  #drainsHeld(taskIds: string[]): void {
+    const t = this.tasks;
+    for (const id of taskIds) {
+      const row = t.rowOf(id);
+      if (row !== NONE && t.state[row] === PREEMPTING) t.state[row] = RUNNING;
+    }
   }
 
   /** Drops a task: out of its queue if still queued, its allocation released if admitted. */
