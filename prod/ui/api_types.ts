@@ -217,6 +217,20 @@ export interface AdmissionWaitsJson {
   queues: Record<string, string | undefined>;
 }
 
+/** One gang waiting in a pool's queue: its tasks, as Peloton names them (`<jobId>-<instanceId>`). */
+export interface PendingGangJson {
+  taskIDs?: string[];
+}
+
+/**
+ * The resource manager's `GetPendingTasks` (Peloton's private ResourceManagerService) for a leaf pool: its
+ * queued gangs by queue (`pending`, `non-preemptible`, `controller`, `revocable`, in the order the queues are
+ * admitted from), each queue's first gangs in the order they are admitted; empty queues are left out.
+ */
+export interface PendingTasksJson {
+  pendingGangsByQueue?: Record<string, { pendingGangs?: PendingGangJson[] }>;
+}
+
 /** Everything one refresh loaded; a part that failed to load is undefined and its error is listed. */
 export interface Snapshot {
   /** The jobs view's page of jobs (only on that view)... */
@@ -230,6 +244,11 @@ export interface Snapshot {
   pools?: RespoolInfoJson[];
   /** On the pools view: why each leaf pool with queued demand holds its queued tasks, by pool id. */
   poolWaits?: Record<string, AdmissionWaitsJson>;
+  /**
+   * On the pools view: what waits in the queues of each pool the operator opened, by pool id; null when the
+   * call failed (its error is listed); absent until it is first loaded.
+   */
+  poolQueues?: Record<string, PendingTasksJson | null>;
   hosts?: HostInfoJson[];
   /** Only on the hosts view: the host pools, with those no host is in. */
   hostPools?: HostPoolJson[];
@@ -249,10 +268,13 @@ export interface Snapshot {
   };
 }
 
-/** Which instance rows of the job view show their steps, and how to open or close one. */
-export interface RowToggle {
-  open: ReadonlySet<number>;
-  toggle: (instanceId: number) => void;
+/**
+ * Which rows a view shows opened (the job view's instances by id, the pools view's pools by pool id), and how
+ * to open or close one.
+ */
+export interface RowToggle<K = number> {
+  open: ReadonlySet<K>;
+  toggle: (key: K) => void;
 }
 
 /** An operator action: what to ask before it, the call it makes, and how to describe its answer. */

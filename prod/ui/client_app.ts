@@ -11,6 +11,7 @@ import type {
   JobInfoJson,
   JobListQuery,
   JobPageJson,
+  PendingTasksJson,
   RespoolInfoJson,
   Snapshot,
   TaskListQuery,
@@ -23,6 +24,7 @@ import type {
 import { errorText, needsSignIn, UiApi } from "./client_api.ts";
 import { byId, h, keepingFocus, when } from "./client_dom.ts";
 import { hostsView, poolsView, summaryView } from "./client_cluster.ts";
+import { hasQueuedDemand, pendingTasksRequest, queuesToLoad } from "./client_pool_queue.ts";
 import {
   JobList,
   jobListHash,
@@ -69,6 +71,8 @@ export class UiApp {
   #openInstances = new Set<number>();
   /** The job whose rows `#openInstances` holds ("" for none). */
   #openJob = "";
+  /** The pools view's pools (by id) whose queues the operator opened; kept across refreshes, not across views. */
+  #openPools = new Set<string>();
   /** The tasks table's name and host filter: one form for the page's life, so a render keeps what is typed. */
   readonly #taskFilter = new TaskFilter((names, hosts) => this.#filterTasks(names, hosts));
 
@@ -107,6 +111,7 @@ export class UiApp {
       const route = parseRoute(location.hash);
       const job = route.view === "job" ? route.id : "";
       if (job !== this.#openJob) this.#openInstances.clear();
+      if (route.view !== "pools") this.#openPools.clear();
       this.#openJob = job;
       this.#syncForms();
       this.render();
@@ -174,9 +179,12 @@ export class UiApp {
           : undefined,
         route.view === "job" ? this.#loadJob(route.id, route.tasks, load) : Promise.resolve(undefined),
       ]);
-      const poolWaits = route.view === "pools" && pools
-        ? await this.#loadWaits(pools.resourcePools, load)
-        : {};
+      const [poolWaits, poolQueues] = route.view === "pools" && pools
+        ? await Promise.all([
+          this.#loadWaits(pools.resourcePools, load),
+          this.#loadQueues(pools.resourcePools, load),
+        ])
+        : [{}, {}];
       this.#snapshot = {
         jobPage,
         jobPageFor: route.view === "jobs" ? jobListHash(route.query) : undefined,
@@ -184,6 +192,7 @@ export class UiApp {
         activeJobs,
         pools: pools?.resourcePools,
         poolWaits,
+        poolQueues,
         hosts: hosts?.hostInfos,
         hostPools: hostPools?.pools,
         job,
@@ -224,9 +233,7 @@ export class UiApp {
     pools: RespoolInfoJson[],
     load: <T>(p: Promise<T>) => Promise<T | undefined>,
   ): Promise<Record<string, AdmissionWaitsJson>> {
-    const queued = pools.filter((p) =>
-      !p.children.length && p.path.value !== "/" && (p.usages ?? []).some((u) => (u.demand ?? 0) > 0)
-    );
+    const queued = pools.filter(hasQueuedDemand);
     const answers = await Promise.all(
       queued.map((p) =>
         load(this.api.call<{ waits?: AdmissionWaitsJson }>(`${Rpc.RESPOOL}::GetAdmissionWaits`, { id: p.id }))
@@ -238,6 +245,22 @@ export class UiApp {
       if (waits) out[p.id.value] = waits;
     });
     return out;
+  }
+
+  /** What waits in the queues of the pools the operator opened (`GetPendingTasks`), by pool id; null if it failed. */
+  async #loadQueues(
+    pools: RespoolInfoJson[],
+    load: <T>(p: Promise<T>) => Promise<T | undefined>,
+  ): Promise<Record<string, PendingTasksJson | null>> {
+    const open = queuesToLoad(pools, this.#openPools);
+    const answers = await Promise.all(
+      open.map((p) =>
+        load(
+          this.api.call<PendingTasksJson>(`${Rpc.RESMGR}::GetPendingTasks`, pendingTasksRequest(p.id.value)),
+        )
+      ),
+    );
+    return Object.fromEntries(open.map((p, i) => [p.id.value, answers[i] ?? null]));
   }
 
   /**
@@ -280,6 +303,14 @@ export class UiApp {
     this.render();
   }
 
+  /** Opens or closes a pool's queue; one opened is loaded now rather than at the next refresh. */
+  #togglePool(poolId: string): void {
+    const opened = !this.#openPools.delete(poolId);
+    if (opened) this.#openPools.add(poolId);
+    this.render();
+    if (opened) this.refresh();
+  }
+
   render(): void {
     const route = parseRoute(location.hash);
     const active = route.view === "job" ? "jobs" : route.view;
@@ -307,7 +338,7 @@ export class UiApp {
           : route.view === "jobs"
           ? jobsView(snap, route.query)
           : route.view === "pools"
-          ? poolsView(snap)
+          ? poolsView(snap, { open: this.#openPools, toggle: (id) => this.#togglePool(id) })
           : hostsView(snap, filter.value, act);
         byId("view").replaceChildren(view);
       });

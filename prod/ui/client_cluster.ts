@@ -9,10 +9,12 @@ import type {
   ResourceLimits,
   RespoolInfoJson,
   RespoolUsage,
+  RowToggle,
   Snapshot,
   UiAction,
 } from "./api_types.ts";
 import { badge, h, num, resourceUnit, statsLine, table, type UiChild, type UiElement } from "./client_dom.ts";
+import { hasQueuedDemand, isLeafPool, poolQueueRow, queueToggle } from "./client_pool_queue.ts";
 import { type Act, actionButton, isTerminalJob, matches, Rpc } from "./client_views.ts";
 
 function sumHosts(
@@ -111,7 +113,8 @@ export function poolTree(pools: RespoolInfoJson[]): { pool: RespoolInfoJson; dep
   return out;
 }
 
-export function poolsView(snap: Snapshot): UiElement {
+/** The resource-pool tree; `queues` says which leaf pools show what waits in their queues. */
+export function poolsView(snap: Snapshot, queues: RowToggle<string>): UiElement {
   // A pool queue's name: what waits in it. (Client code is shipped function by function: no module constants.)
   const QUEUE_LABELS: Record<string, string> = {
     pending: "Waiting",
@@ -124,6 +127,7 @@ export function poolsView(snap: Snapshot): UiElement {
   }
   const jobsIn = new Map<string, number>();
   const active = snap.activeJobs;
+  const jobNames = new Map((active?.records ?? []).map((j) => [j.id.value, j.config.name]));
   for (const j of active?.records ?? []) {
     if (isTerminalJob(j.runtime.state)) continue;
     const id = j.config.respoolID?.value ?? "";
@@ -141,6 +145,7 @@ export function poolsView(snap: Snapshot): UiElement {
     "Demand",
   ];
   const groups = poolTree(snap.pools).map(({ pool, depth }) => {
+    const open = queues.open.has(pool.id.value);
     const kinds = ["cpu", "memory", "disk", "gpu"];
     const rows = kinds.map((kind, i) => {
       const cfg = pool.config.resources.find((r) => r.kind === kind);
@@ -172,6 +177,8 @@ export function poolsView(snap: Snapshot): UiElement {
               ? [h("div", { class: "wait", "data-queue": queue }, `${QUEUE_LABELS[queue] ?? queue}: ${why}`)]
               : []
           ),
+          // An opened queue keeps its button while it empties, so it can be closed again.
+          hasQueuedDemand(pool) || (open && isLeafPool(pool)) ? queueToggle(pool, queues) : null,
         )]
         : [];
       return h(
@@ -181,7 +188,10 @@ export function poolsView(snap: Snapshot): UiElement {
         ...cells.map((c, j) => h("td", j === 0 ? { title: resourceUnit(kind) } : {}, c)),
       );
     });
-    return h("tbody", { class: "pool-group" }, ...rows);
+    const queue = open && isLeafPool(pool)
+      ? poolQueueRow(pool, snap.poolQueues?.[pool.id.value], jobNames, headers.length)
+      : null;
+    return h("tbody", { class: "pool-group" }, ...rows, queue);
   });
   return h(
     "section",

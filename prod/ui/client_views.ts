@@ -26,6 +26,8 @@ export class Rpc {
   static readonly UPDATE = "peloton.api.v0.update.svc.UpdateService";
   static readonly STATELESS = "peloton.api.v1alpha.job.stateless.svc.JobService";
   static readonly RESPOOL = "peloton.api.respool.ResourceManager";
+  /** Private in Peloton; served through the API for `peloton resmgr tasks` and the pools view's queues. */
+  static readonly RESMGR = "peloton.private.resmgr.ResourceManagerService";
   static readonly HOST = "peloton.api.v0.host.svc.HostService";
 }
 

@@ -10,6 +10,7 @@ import { APP_CODE } from "./client_app.ts";
 import { CLUSTER_CODE } from "./client_cluster.ts";
 import { DOM_CODE } from "./client_dom.ts";
 import { JOB_LIST_CODE, JobList } from "./client_job_list.ts";
+import { POOL_QUEUE_CODE } from "./client_pool_queue.ts";
 import { TASK_CODE } from "./client_tasks.ts";
 import { VIEW_CODE } from "./client_views.ts";
 import { WORKFLOW_CODE } from "./client_workflow.ts";
@@ -29,6 +30,7 @@ export const CLIENT_CODE: readonly ClientCode[] = [
   ...TASK_CODE,
   ...WORKFLOW_CODE,
   ...JOB_LIST_CODE,
+  ...POOL_QUEUE_CODE,
   ...CLUSTER_CODE,
   ...APP_CODE,
 ];

@@ -16,6 +16,7 @@ const CLIENT_FILES = [
   "client_tasks.ts",
   "client_workflow.ts",
   "client_job_list.ts",
+  "client_pool_queue.ts",
   "client_cluster.ts",
   "client_app.ts",
 ];

@@ -40,6 +40,13 @@ td.pool { background: #fcfcfd; min-width: 14rem; }
 td.depth-1 { padding-left: 1.75rem; } td.depth-2 { padding-left: 3rem; } td.depth-3 { padding-left: 4.25rem; }
 td.depth-4 { padding-left: 5.5rem; } td.depth-5 { padding-left: 6.75rem; } td.depth-6 { padding-left: 8rem; }
 table.hosts td:nth-child(-n+4), table.jobs td:nth-child(-n+4) { white-space: nowrap; }
+button.queue-toggle { margin-top: 0.35rem; padding: 0.05rem 0.5rem; font-size: 0.8rem; }
+tr.pool-queue > td { background: #fafbfc; padding: 0.5rem 0.75rem 0.75rem 2rem; }
+.queue + .queue { margin-top: 0.75rem; }
+.queue-name { margin-bottom: 0.25rem; }
+table.gangs { width: auto; min-width: 24rem; }
+table.gangs td.position { text-align: right; font-variant-numeric: tabular-nums; width: 4.5rem; }
+.gang-job .instances { font-variant-numeric: tabular-nums; }
 .host-pools { display: flex; gap: 0.4rem; flex-wrap: wrap; align-items: center; margin: 0 0 0.6rem;
   font-size: 0.85rem; }
 .host-pool { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 0.1rem 0.5rem; }

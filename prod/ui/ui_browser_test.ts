@@ -1,10 +1,11 @@
 /**
  * The web UI in headless Chromium against a real `peloton up` (two local agents, basic auth on): sign in,
  * see the job and the pool the API created with their state, page to a job past the first page of the job
- * list and filter it, stop the job, take a host through maintenance and move it to another host pool from
- * the UI, and check each change through the API; follow a rolling update instance by instance; page, sort
- * and filter the tasks of a job of 150 (by several states, by names, by hosts, keeping what is typed across
- * refreshes); all with nothing unexpected on the console.
+ * list and filter it, open a pool's queue to see a job's waiting instances in line, stop the job, take a host
+ * through maintenance and move it to another host pool from the UI, and check each change through the API;
+ * follow a rolling update instance by instance; page, sort and filter the tasks of a job of 150 (by several
+ * states, by names, by hosts, keeping what is typed across refreshes); all with nothing unexpected on the
+ * console.
  * Needs Chromium at /usr/bin/chromium (or PELOTON_TEST_CHROMIUM); without it the test fails, it does not skip.
  */
 import assert from "node:assert/strict";
@@ -19,6 +20,7 @@ const AUTH = `${ROOT}/prod/auth/testdata/security_example.yaml`;
 const ROOT_USER = { username: "peloton", password: "password1" };
 const JOB = "peloton.api.job.JobManager";
 const RESPOOL = "peloton.api.respool.ResourceManager";
+const RESMGR = "peloton.private.resmgr.ResourceManagerService";
 const HOST = "peloton.api.v0.host.svc.HostService";
 const UPDATE = "peloton.api.v0.update.svc.UpdateService";
 const TASK = "peloton.api.task.TaskManager";
@@ -282,6 +284,120 @@ Deno.test({
             "asks for gpu 1, more than its limit of 0",
         );
       });
+
+      await t.step(
+        "a pool's queue opens in the pools view: a job's waiting instances in admission order, kept open " +
+          "across refreshes",
+        async () => {
+          // A pool of two cores and a job of five one-core tasks: the first instances are admitted, the rest
+          // wait in line. `up` runs with preemption on, so a non-preemptible job waits in that queue.
+          const pool = loadRespoolConfig(
+            (await Deno.readTextFile(`${ROOT}/scenarios/jobs/default_respool.yaml`))
+              .replace("name: DefaultResPool", "name: QueuePool")
+              .replace("reservation: 12\n    limit: 12", "reservation: 2\n    limit: 2"),
+            "default_respool.yaml",
+          );
+          assert.ok(pool.ok);
+          const queuePool = await client.call<{ result: { value: string } }>(
+            `${RESPOOL}::CreateResourcePool`,
+            {
+              config: { ...pool.value, parent: { value: "root" } },
+            },
+          );
+          const config = loadJobConfig(batchJobYaml("ui-queue", 5, "sleep 600", 1), "queue.yaml");
+          assert.ok(config.ok);
+          const created = await client.call<{ jobId: { value: string } }>(`${JOB}::Create`, {
+            config: { ...config.value, respoolID: { value: queuePool.result.value } },
+          });
+          const queueJob = created.jobId.value;
+          type Pending = { pendingGangsByQueue: Record<string, { pendingGangs: { taskIDs: string[] }[] }> };
+          const pending = () =>
+            client.call<Pending>(`${RESMGR}::GetPendingTasks`, { respoolID: { value: "/QueuePool" } });
+          // Until the line holds still: the instances admitted are out of it.
+          let last = "";
+          const line = await waitFor("the job's waiting instances to settle", async () => {
+            const r = await pending();
+            const now = JSON.stringify(r);
+            const gangs = r.pendingGangsByQueue["non-preemptible"]?.pendingGangs ?? [];
+            const settled = now === last && gangs.length >= 3 && gangs.length < 5;
+            last = now;
+            if (!settled) await new Promise((r) => setTimeout(r, 500));
+            return settled ? gangs : undefined;
+          }, 30_000);
+          // Each gang is one task; the first instances were admitted, the others wait in instance order.
+          const waiting = line.map((g) => g.taskIDs.map((id) => id.slice(queueJob.length + 1)).join(", "));
+          assert.deepEqual(
+            waiting,
+            Array.from({ length: line.length }, (_, i) => String(5 - line.length + i)),
+          );
+
+          await page.goto(`${up.url}/ui/?refresh=0.5#/pools`);
+          const toggle = page.locator('button.queue-toggle[data-pool="/QueuePool"]');
+          await toggle.click({ timeout: WAIT_MS });
+          const queue = page.locator(
+            'tr.pool-queue[data-queue-of="/QueuePool"] .queue[data-queue="non-preemptible"]',
+          );
+          await queue.waitFor({ timeout: WAIT_MS });
+          const gangs = queue.locator("tr.gang");
+          const shown = async () => ({
+            positions: await gangs.locator("td.position").allInnerTexts(),
+            jobs: await gangs.locator(".gang-job").evaluateAll((els) =>
+              els.map((e) => e.getAttribute("data-job"))
+            ),
+            instances: await gangs.locator(".gang-job .instances").allInnerTexts(),
+          });
+          const expected = (instances: string[]) => ({
+            positions: instances.map((_, i) => String(i + 1)),
+            jobs: instances.map(() => queueJob),
+            instances,
+          });
+          assert.deepEqual(await shown(), expected(waiting));
+          assert.equal(
+            await queue.locator(".queue-name").innerText(),
+            `non-preemptible queue · ${line.length} gangs in line`,
+          );
+          assert.equal(
+            await gangs.first().locator("td").nth(1).innerText(),
+            `job ${queueJob.slice(0, 8)}… (ui-queue) instance ${waiting[0]}`,
+          );
+          assert.equal(
+            await gangs.first().locator("a.queue-job").getAttribute("href"),
+            `#/jobs/${queueJob}`,
+          );
+          assert.equal(await toggle.getAttribute("aria-expanded"), "true");
+          // Only the opened pool shows its queue (WaitPool's GPU job waits too).
+          assert.equal(await page.locator("tr.pool-queue").count(), 1);
+
+          // Still open after a refresh, and each refresh asks again: the first instance in line, stopped, leaves
+          // it, and the next one moves up.
+          const updated = await page.locator("#status").innerText();
+          await page.locator("#status", { hasNotText: updated }).waitFor({ timeout: WAIT_MS });
+          assert.deepEqual(await shown(), expected(waiting), "still open after a refresh");
+          const first = Number(waiting[0]);
+          await client.call(`${TASK}::Stop`, {
+            jobId: { value: queueJob },
+            ranges: [{ from: first, to: first + 1 }],
+          });
+          await waitFor("the stopped instance out of the line on the page", async () => {
+            const now = await shown();
+            return now.instances.length === waiting.length - 1 || undefined;
+          }, WAIT_MS);
+          assert.deepEqual(await shown(), expected(waiting.slice(1)));
+
+          // Closed, it goes; the job stops so the steps after have the cluster to themselves.
+          await toggle.click();
+          await page.locator("tr.pool-queue").waitFor({ state: "detached", timeout: WAIT_MS });
+          assert.equal(await toggle.getAttribute("aria-expanded"), "false");
+          await client.call(`${TASK}::Stop`, { jobId: { value: queueJob } });
+          await waitFor("the queued job to be KILLED", async () => {
+            const r = await client.call<{ jobInfo: { runtime: { state: string } } }>(`${JOB}::Get`, {
+              id: { value: queueJob },
+            });
+            return r.jobInfo.runtime.state === "KILLED" || undefined;
+          }, WAIT_MS);
+          watch.expectOnly("a pool's queue");
+        },
+      );
 
       await t.step(
         "the job view shows its config and tasks; Stop job stops it, as the API confirms",
