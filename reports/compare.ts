@@ -1,4 +1,4 @@
-/** Compares reports side by side: a table of headline numbers (with changes against the first) and overlaid charts. */
+/** Compares reports side by side: headline numbers (with changes against the first), drain times, overlaid charts. */
 import type { Report } from "./report.ts";
 import { type Chart, esc, renderPage, table, type UplotAssets } from "./charts.ts";
 
@@ -82,6 +82,26 @@ export interface Comparison {
   endedEarly: boolean[];
   rows: { metric: string; path: string; values: (number | null)[]; change: (number | null)[] }[];
   pools: { pool: string; metric: string; values: (number | null)[] }[];
+  /** The drain events of the runs and how long each took; absent when no run has one. */
+  drains?: DrainRow[];
+}
+
+/**
+ * What a run says of a drain event: drained after `drainSeconds`; not drained by the end of the run; no such
+ * event in the run; or a report from before drains were timed.
+ */
+export type DrainStatus = "drained" | "not drained" | "no such event" | "not timed";
+
+/** One drain event across the runs: the same target drained at the same time, matched in order. */
+export interface DrainRow {
+  /** "drain rack std-rack-3 at 600 s". */
+  event: string;
+  atSec: number;
+  /** The hosts drained, as the event names them ("rack std-rack-3", "2 named"). */
+  target: string;
+  /** Per report: seconds from the start of the maintenance until its last host had no task left. */
+  drainSeconds: (number | null)[];
+  status: DrainStatus[];
 }
 
 /** The table: each headline number per report, and its relative change against the first report. */
@@ -105,12 +125,60 @@ export function compareReports(list: Named[]): Comparison {
       values: list.map(({ report }) => report.pools[pool]?.[metric] ?? null),
     }))
   );
+  const drains = compareDrains(list);
   return {
     names: list.map((n) => n.name),
     endedEarly: list.map(({ report }) => report.endedEarly === true),
     rows,
     pools,
+    ...(drains.length ? { drains } : {}),
   };
+}
+
+/**
+ * The drain events of every run, in time order. A run's nth drain of a target at a time matches the other
+ * runs' nth drain of that target at that time, so a run with a drain the others lack does not shift theirs.
+ */
+export function compareDrains(list: Named[]): DrainRow[] {
+  const rows = new Map<string, { row: DrainRow; n: number }>();
+  list.forEach(({ report }, i) => {
+    const seen = new Map<string, number>();
+    // Reports from before events were recorded have none.
+    for (const e of (report.events ?? []).filter((e) => e.kind === "drain")) {
+      const target = e.detail.match(/^maintenance \((.*)\)$/)?.[1] ?? e.detail;
+      const same = `${e.atSec}\u0000${target}`;
+      const n = seen.get(same) ?? 0;
+      seen.set(same, n + 1);
+      const key = `${same}\u0000${n}`;
+      let entry = rows.get(key);
+      if (!entry) {
+        const event = `drain ${target} at ${e.atSec.toLocaleString("en-US")} s${n ? ` (#${n + 1})` : ""}`;
+        const row: DrainRow = {
+          event,
+          atSec: e.atSec,
+          target,
+          drainSeconds: list.map(() => null),
+          status: list.map(() => "no such event"),
+        };
+        entry = { row, n };
+        rows.set(key, entry);
+      }
+      entry.row.drainSeconds[i] = e.drainSeconds ?? null;
+      entry.row.status[i] = e.drainSeconds === undefined
+        ? "not timed"
+        : e.drainSeconds === null
+        ? "not drained"
+        : "drained";
+    }
+  });
+  return [...rows.values()].sort((a, b) => a.row.atSec - b.row.atSec || a.n - b.n).map((x) => x.row);
+}
+
+/** A run's drain time as the tables show it. */
+function drainCell(row: DrainRow, i: number): number | string {
+  const status = row.status[i];
+  if (status === "drained") return row.drainSeconds[i]!;
+  return status === "no such event" ? "\u2014" : status;
 }
 
 /** One overlaid chart per series, on the union of the reports' sample times. */
@@ -179,6 +247,14 @@ export function renderComparison(list: Named[], assets: UplotAssets): string {
     ["pool", "metric", ...shown],
     c.pools.map((p) => [p.pool, p.metric, ...p.values.map((v) => v ?? "")]),
   );
+  const drains = c.drains
+    ? `<h2>Drains (seconds from the start of the maintenance until its last host had no task left)</h2>${
+      table(
+        ["drain event", ...shown],
+        c.drains.map((d) => [d.event, ...shown.map((_, i) => drainCell(d, i))]),
+      )
+    }`
+    : "";
   const scenarios = table(
     ["report", "scenario", "seed", "run", "description"],
     list.map((x) => [x.name, x.report.scenario, String(x.report.seed), ending(x), x.report.description]),
@@ -190,6 +266,7 @@ export function renderComparison(list: Named[], assets: UplotAssets): string {
       scenarios,
       `<h2>Headline numbers</h2>${headline}`,
       `<h2>Pools (time-averages after warm-up)</h2>${pools}`,
+      drains,
     ],
     comparisonCharts(list),
     assets,
@@ -200,10 +277,13 @@ export function renderComparison(list: Named[], assets: UplotAssets): string {
 export function comparisonText(c: Comparison): string {
   const partial = (i: number) => c.endedEarly[i];
   const names = c.names.map((n, i) => (partial(i) ? `${n}*` : n));
+  const drains = c.drains ?? [];
+  const drainsHeader = "drain: s until no task left";
   const widths = [
-    Math.max(6, ...c.rows.map((r) => r.metric.length)),
+    Math.max(6, ...c.rows.map((r) => r.metric.length), ...drains.map((d) => d.event.length)),
     ...names.map((n) => Math.max(12, n.length)),
   ];
+  if (drains.length) widths[0] = Math.max(widths[0], drainsHeader.length);
   const line = (cells: string[]) =>
     cells.map((s, i) => (i === 0 ? s.padEnd(widths[0]) : s.padStart(widths[i]))).join("  ");
   const fmt = (
@@ -217,8 +297,27 @@ export function comparisonText(c: Comparison): string {
       ]
       : []
   );
-  return [line(["metric", ...names]), ...c.rows.map((r) => line([r.metric, ...r.values.map(fmt)])), ...notes]
-    .join("\n");
+  const drainLines = drains.length
+    ? [
+      "",
+      line([drainsHeader, ...names]),
+      ...drains.map((d) =>
+        line([
+          d.event,
+          ...names.map((_, i) => {
+            const v = drainCell(d, i);
+            return typeof v === "number" ? fmt(v) : v;
+          }),
+        ])
+      ),
+    ]
+    : [];
+  return [
+    line(["metric", ...names]),
+    ...c.rows.map((r) => line([r.metric, ...r.values.map(fmt)])),
+    ...drainLines,
+    ...notes,
+  ].join("\n");
 }
 
 function round(x: number, digits: number): number {

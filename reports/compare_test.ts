@@ -1,7 +1,7 @@
 /** The comparison table: the numbers a scenario's question needs are rows of it, in every form it takes. */
 import assert from "node:assert/strict";
 import { buildReport, type Report } from "./report.ts";
-import { compareReports, comparisonText, renderComparison } from "./compare.ts";
+import { compareDrains, compareReports, comparisonText, renderComparison } from "./compare.ts";
 import { runScenario } from "../sim/runner.ts";
 import { inlineScenario } from "../sim/testing.ts";
 
@@ -66,4 +66,127 @@ Deno.test("compare has rows for killed, lost and drained tasks and for reschedul
     assert.ok(html.includes(`<tr><td>${row.metric}</td>`), `compare.html row ${row.metric}`);
   }
   assert.equal(new Set(c.rows.map((r) => r.metric)).size, c.rows.length, "labels tell rows apart");
+});
+
+/**
+ * 12 hosts of 8 cores in 3 racks; one service of `instances` one-core instances, at most 4 per host, of which a
+ * drain may take down `sla` at once (`maxUnavailableInstances`; without it, no limit).
+ */
+function drains(events: string, instances = 24, sla?: number): string {
+  return `
+name: drains
+durationSec: 300
+hostClasses:
+  - {name: std, count: 12, cpu: 8, memoryMb: 32768, diskMb: 100000, racks: 3}
+respools:
+  - name: svc
+    resources:
+      - {kind: cpu, reservation: 96, limit: 96}
+      - {kind: memory, reservation: 393216, limit: 393216}
+      - {kind: disk, reservation: 1200000, limit: 1200000}
+workloads:
+  - {name: web, respool: /svc, type: stateless, arrival: {at: [0]}, instances: ${instances}, cpu: 1, memoryMb: 1024, maxPerHost: 4${
+    sla === undefined ? "" : `, maxUnavailableInstances: ${sla}`
+  }}
+events:
+${events}
+settings: {sampleIntervalSec: 10}
+`;
+}
+
+const RACK_0 = "  - {atSec: 60, drain: {rack: std-rack-0}, durationSec: 120}";
+const RACK_1 = "  - {atSec: 150, drain: {rack: std-rack-1}, durationSec: 60}";
+const drainSeconds = (r: Report) => r.events.filter((e) => e.kind === "drain").map((e) => e.drainSeconds);
+
+Deno.test("compare lists each drain event with every run's drain time, — where a run has no such event", async () => {
+  const held = await report(drains(RACK_0, 24, 1));
+  const free = await report(drains(RACK_0));
+  // 48 instances fill all 12 hosts: the one the SLA lets go has nowhere to run, so the rack never drains.
+  const stuck = await report(drains(RACK_0, 48, 1));
+  // Another rack drained later, and not the first.
+  const other = await report(drains(RACK_1));
+  const [slow] = drainSeconds(held), [fast] = drainSeconds(free);
+  assert.ok(
+    typeof slow === "number" && typeof fast === "number" && slow > fast,
+    `${slow} s against ${fast} s`,
+  );
+  assert.deepEqual(drainSeconds(stuck), [null]);
+  const [late] = drainSeconds(other);
+  assert.ok(typeof late === "number", String(late));
+
+  const list = [held, free, stuck, other].map((report, i) => ({
+    name: ["held", "free", "stuck", "other"][i],
+    report,
+  }));
+  const c = compareReports(list);
+  assert.deepEqual(c.drains, [
+    {
+      event: "drain rack std-rack-0 at 60 s",
+      atSec: 60,
+      target: "rack std-rack-0",
+      drainSeconds: [slow, fast, null, null],
+      status: ["drained", "drained", "not drained", "no such event"],
+    },
+    {
+      event: "drain rack std-rack-1 at 150 s",
+      atSec: 150,
+      target: "rack std-rack-1",
+      drainSeconds: [null, null, null, late],
+      status: ["no such event", "no such event", "no such event", "drained"],
+    },
+  ]);
+
+  const text = comparisonText(c).split("\n");
+  const cells = (label: string) =>
+    text.find((l) => l.startsWith(`${label} `))?.slice(label.length).trim().split(/\s{2,}/);
+  assert.deepEqual(cells("drain: s until no task left"), ["held", "free", "stuck", "other"]);
+  const fmt = (x: number) => x.toLocaleString("en-US");
+  assert.deepEqual(cells("drain rack std-rack-0 at 60 s"), [fmt(slow), fmt(fast), "not drained", "—"]);
+  assert.deepEqual(cells("drain rack std-rack-1 at 150 s"), ["—", "—", "—", fmt(late)]);
+
+  const html = renderComparison(list, { js: "", css: "" });
+  assert.match(
+    html,
+    /<h2>Drains \(seconds from the start of the maintenance until its last host had no task left\)<\/h2>/,
+  );
+  const n = (x: number) => `<td class="n">${fmt(x)}</td>`;
+  assert.ok(
+    html.includes(
+      `<tr><td>drain rack std-rack-0 at 60 s</td>${n(slow)}${n(fast)}<td>not drained</td><td>—</td></tr>`,
+    ),
+    "compare.html: rack 0's drain in each run",
+  );
+  assert.ok(
+    html.includes(`<tr><td>drain rack std-rack-1 at 150 s</td><td>—</td><td>—</td><td>—</td>${n(late)}</tr>`),
+    "compare.html: rack 1's drain in the last run only",
+  );
+});
+
+Deno.test("compare without drain events has no drains, in compare.json, the terminal or compare.html", async () => {
+  const lost = await report(drains("  - {atSec: 60, loseRack: std-rack-0, recoverAfterSec: 60}"));
+  const list = [{ name: "a", report: lost }, { name: "b", report: lost }];
+  const c = compareReports(list);
+  assert.ok(!("drains" in c), "compare.json has no drains");
+  assert.doesNotMatch(comparisonText(c), /drain:|drain rack/);
+  assert.doesNotMatch(renderComparison(list, { js: "", css: "" }), /Drains|drain event/);
+});
+
+Deno.test("compare matches a run's nth drain of a target at a time; one a run lacks does not shift the others", () => {
+  const at = (atSec: number, rack: string, drainSeconds?: number | null) => ({
+    atSec,
+    kind: "drain",
+    detail: `maintenance (rack ${rack})`,
+    hosts: 4,
+    ...(drainSeconds === undefined ? {} : { drainSeconds }),
+  });
+  const a = { events: [at(60, "r0", 5), at(60, "r0", 7), at(90, "r1", 2)] } as unknown as Report;
+  // An earlier drain of another rack, one drain of r0 instead of two, and a report from before drains were timed.
+  const b = { events: [at(30, "r2", 1), at(60, "r0", 6), at(90, "r1")] } as unknown as Report;
+  const rows = compareDrains([{ name: "a", report: a }, { name: "b", report: b }]);
+  assert.deepEqual(rows.map((r) => [r.event, r.drainSeconds, r.status]), [
+    ["drain rack r2 at 30 s", [null, 1], ["no such event", "drained"]],
+    ["drain rack r0 at 60 s", [5, 6], ["drained", "drained"]],
+    ["drain rack r0 at 60 s (#2)", [7, null], ["drained", "no such event"]],
+    ["drain rack r1 at 90 s", [2, null], ["drained", "not timed"]],
+  ]);
 });
