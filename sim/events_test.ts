@@ -297,3 +297,16 @@ Deno.test("a drain that never ends reports null, one of hosts without tasks next
     /<td>\+1 std hosts<\/td><td class="n">1<\/td><td><\/td>.*<td>maintenance \(1 named\)<\/td><td class="n">1<\/td><td class="n">0\.001<\/td>/,
   );
 });
+
+Deno.test("each workload draws from its own stream: an event that changes scheduling leaves what is submitted the same", async () => {
+  const batch =
+    "  - {name: etl, respool: /svc, type: batch, arrival: {ratePerSec: 0.2}, instances: {uniform: [1, 8]}, " +
+    "durationSec: {exponential: 60}, cpu: 0.5, memoryMb: 512}";
+  const calm = await run(scenario("  []", batch));
+  const hit = await run(scenario("  - {atSec: 60, loseRack: std-rack-1, recoverAfterSec: 60}", batch));
+  assert.ok(hit.report.tasks.lost > 0, "the lost rack changed what ran where, and when");
+  const submitted = (r: Awaited<ReturnType<typeof run>>) =>
+    r.sim.submissions.map((s) => [s.workload, s.jobId, s.instances, JSON.stringify(s.config)]);
+  assert.ok(submitted(calm).length > 40);
+  assert.deepEqual(submitted(hit), submitted(calm));
+});

@@ -297,7 +297,9 @@ export function createSimulation(scenario: Scenario, options: RunOptions): Simul
   createPools(scenario.respools, "/", call, sim.poolIds, () => {
     for (const w of scenario.workloads) {
       scheduleWorkload(w, {
-        prng,
+        // Each workload draws from a stream of its own: what it submits does not depend on how the cluster
+        // schedules, so runs that differ in a setting compare the same work (common random numbers).
+        prng: seededPrng(streamSeed(options.seed, w.name)),
         schedule: (at, fn) => {
           sim.pendingArrivals++;
           queue.schedule(Math.max(at, queue.now), () => {
@@ -392,4 +394,11 @@ function createPools(
     });
   };
   next();
+}
+
+/** A seed for the named stream of a run (FNV-1a over the run's seed and the name). */
+function streamSeed(seed: number, name: string): number {
+  let h = 0x811c9dc5;
+  for (const c of `${seed}/${name}`) h = Math.imul(h ^ c.charCodeAt(0), 0x01000193) >>> 0;
+  return h;
 }
