@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { buildReport, type Report } from "./report.ts";
 import { compareDrains, compareReports, comparisonText, renderComparison } from "./compare.ts";
 import { runScenario } from "../sim/runner.ts";
-import { inlineScenario } from "../sim/testing.ts";
+import { inlineScenario, rackScenario } from "../sim/testing.ts";
 
 /**
  * 8 one-core tasks fill two 4-core hosts; a third comes at 30 s. h-0 is drained from 60 s to 90 s (its
@@ -68,31 +68,8 @@ Deno.test("compare has rows for killed, lost and drained tasks and for reschedul
   assert.equal(new Set(c.rows.map((r) => r.metric)).size, c.rows.length, "labels tell rows apart");
 });
 
-/**
- * 12 hosts of 8 cores in 3 racks; one service of `instances` one-core instances, at most 4 per host, of which a
- * drain may take down `sla` at once (`maxUnavailableInstances`; without it, no limit).
- */
-function drains(events: string, instances = 24, sla?: number): string {
-  return `
-name: drains
-durationSec: 300
-hostClasses:
-  - {name: std, count: 12, cpu: 8, memoryMb: 32768, diskMb: 100000, racks: 3}
-respools:
-  - name: svc
-    resources:
-      - {kind: cpu, reservation: 96, limit: 96}
-      - {kind: memory, reservation: 393216, limit: 393216}
-      - {kind: disk, reservation: 1200000, limit: 1200000}
-workloads:
-  - {name: web, respool: /svc, type: stateless, arrival: {at: [0]}, instances: ${instances}, cpu: 1, memoryMb: 1024, maxPerHost: 4${
-    sla === undefined ? "" : `, maxUnavailableInstances: ${sla}`
-  }}
-events:
-${events}
-settings: {sampleIntervalSec: 10}
-`;
-}
+/** `rackScenario` with 24 instances unless told. */
+const drains = (events: string, instances = 24, sla?: number) => rackScenario(events, { instances, sla });
 
 const RACK_0 = "  - {atSec: 60, drain: {rack: std-rack-0}, durationSec: 120}";
 const RACK_1 = "  - {atSec: 150, drain: {rack: std-rack-1}, durationSec: 60}";

@@ -3,28 +3,10 @@ import assert from "node:assert/strict";
 import { renderHtml } from "../reports/html.ts";
 import { buildReport, type Report } from "../reports/report.ts";
 import { runScenario, type Simulation } from "./runner.ts";
-import { inlineScenario } from "./testing.ts";
+import { inlineScenario, rackScenario } from "./testing.ts";
 
-/** 12 hosts of 8 cores in 3 racks, one pool, 48 one-core services that never end. */
-function scenario(events: string, extra = ""): string {
-  return `name: events
-durationSec: 300
-hostClasses:
-  - {name: std, count: 12, cpu: 8, memoryMb: 32768, diskMb: 100000, racks: 3}
-respools:
-  - name: svc
-    resources:
-      - {kind: cpu, reservation: 96, limit: 96}
-      - {kind: memory, reservation: 393216, limit: 393216}
-      - {kind: disk, reservation: 1200000, limit: 1200000}
-workloads:
-  - {name: web, respool: /svc, type: stateless, arrival: {at: [0]}, instances: 48, cpu: 1, memoryMb: 1024, maxPerHost: 4}
-${extra}
-events:
-${events}
-settings: {sampleIntervalSec: 10}
-`;
-}
+/** `rackScenario`: 48 one-core services that never end, and `extra` workloads. */
+const scenario = (events: string, extra = "") => rackScenario(events, { extra });
 
 async function run(yaml: string, seed = 1) {
   const s = inlineScenario(yaml);
@@ -217,17 +199,9 @@ Deno.test("updates of one pool at the same time apply one after the other, each 
   assert.equal(cpuOf(sim, "/org/a"), 2);
 });
 
-/**
- * 12 hosts of 8 cores in 3 racks; one service job of `instances` one-core instances, at most 4 per host, of
- * which a drain may take down `sla` at once (`maxUnavailableInstances`; without it, no limit).
- */
-function slaScenario(events: string, instances: number, sla?: number, durationSec = 300): string {
-  const limit = sla === undefined ? "" : `, maxUnavailableInstances: ${sla}`;
-  return scenario(events).replace("durationSec: 300", `durationSec: ${durationSec}`).replace(
-    "instances: 48, cpu: 1, memoryMb: 1024, maxPerHost: 4}",
-    `instances: ${instances}, cpu: 1, memoryMb: 1024, maxPerHost: 4${limit}}`,
-  );
-}
+/** `rackScenario` with the instances, SLA and length given. */
+const slaScenario = (events: string, instances: number, sla?: number, durationSec = 300) =>
+  rackScenario(events, { instances, sla, durationSec });
 
 const RACK_0 = "  - {atSec: 60, drain: {rack: std-rack-0}, durationSec: 120}";
 const drainSeconds = (r: Report) => r.events.filter((e) => e.kind === "drain").map((e) => e.drainSeconds);

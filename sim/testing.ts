@@ -67,3 +67,35 @@ workloads:
 settings:
   sampleIntervalSec: 10
 `;
+
+/**
+ * A small cluster for event tests: 12 hosts of 8 cores in 3 racks (`std-rack-0` to `std-rack-2`), pool /svc,
+ * and one service `web` of `instances` one-core instances at most 4 per host, of which a drain may take down
+ * `sla` at once (`maxUnavailableInstances`; without it, no limit). `events` and `extra` workloads are YAML
+ * list lines.
+ */
+export function rackScenario(
+  events: string,
+  o: { instances?: number; sla?: number; durationSec?: number; extra?: string } = {},
+): string {
+  const limit = o.sla === undefined ? "" : `, maxUnavailableInstances: ${o.sla}`;
+  return `name: events
+durationSec: ${o.durationSec ?? 300}
+hostClasses:
+  - {name: std, count: 12, cpu: 8, memoryMb: 32768, diskMb: 100000, racks: 3}
+respools:
+  - name: svc
+    resources:
+      - {kind: cpu, reservation: 96, limit: 96}
+      - {kind: memory, reservation: 393216, limit: 393216}
+      - {kind: disk, reservation: 1200000, limit: 1200000}
+workloads:
+  - {name: web, respool: /svc, type: stateless, arrival: {at: [0]}, instances: ${
+    o.instances ?? 48
+  }, cpu: 1, memoryMb: 1024, maxPerHost: 4${limit}}
+${o.extra ?? ""}
+events:
+${events}
+settings: {sampleIntervalSec: 10}
+`;
+}

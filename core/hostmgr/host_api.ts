@@ -62,7 +62,7 @@ export function downHostJson(hostname: string): Body {
 
 /** A host as Peloton's `host.HostInfo` shows it, plus its resources (total, free, slack) and tasks. */
 export function hostInfoJson(h: HostEntry): Body {
-  const slack = h.slack;
+  const slack = h.slack, pool = h.info.attributes[HOST_POOL_ATTRIBUTE] ?? DEFAULT_HOST_POOL;
   return {
     hostname: h.info.hostname,
     agentId: h.info.agentId,
@@ -71,8 +71,8 @@ export function hostInfoJson(h: HostEntry): Body {
     resources: { total: toLimits(h.info.resources), free: toLimits(h.free), slack: toLimits(slack) },
     tasks: h.tasks.size,
     // Moves take effect at once: the pool a host should be in is the one it is in.
-    currentPool: h.info.attributes[HOST_POOL_ATTRIBUTE] ?? DEFAULT_HOST_POOL,
-    desiredPool: h.info.attributes[HOST_POOL_ATTRIBUTE] ?? DEFAULT_HOST_POOL,
+    currentPool: pool,
+    desiredPool: pool,
     ...(h.reservedFor ? { reservedFor: h.reservedFor } : {}),
   };
 }

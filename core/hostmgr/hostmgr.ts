@@ -126,11 +126,7 @@ export class HostManager implements Receiver {
   applyHostPoolChange(change: HostPoolChange, done: (err?: Error) => void): void {
     this.#moveHosts(change.moved);
     if (!change.writes.length) return done();
-    this.deps.store.write(change.writes, (err) => {
-      // The store refused it: memory goes back to what the store has.
-      if (err) this.#moveHosts(change.undo());
-      done(err);
-    });
+    this.#store(change.writes, done, () => this.#moveHosts(change.undo()));
   }
 
   #moveHosts(moves: { hostname: string; pool: string }[]): void {
@@ -160,7 +156,7 @@ export class HostManager implements Receiver {
     const c = this.#completed.get(hostname);
     if (!c?.stored) return;
     this.#completed.delete(hostname);
-    this.#storeMaintenance([{ kind: "maintenance.delete", hostname }], undefined, () => {
+    this.#store([{ kind: "maintenance.delete", hostname }], undefined, () => {
       if (!this.#maintenance.has(hostname) && !this.#completed.has(hostname)) {
         this.#completed.set(hostname, c);
       }
@@ -314,7 +310,7 @@ export class HostManager implements Receiver {
     }
     if (stored) {
       // Already draining: answered once its record (maybe still being written) is stored.
-      this.#storeMaintenance([{ kind: "maintenance.put", maintenance: stored }], done);
+      this.#store([{ kind: "maintenance.put", maintenance: stored }], done);
       return undefined;
     }
     const record: HostMaintenanceRecord = {
@@ -327,7 +323,7 @@ export class HostManager implements Receiver {
     this.#completed.delete(hostname);
     this.#maintenance.set(hostname, record);
     this.#enterMaintenance(h!);
-    this.#storeMaintenance([{ kind: "maintenance.put", maintenance: record }], done, () => {
+    this.#store([{ kind: "maintenance.put", maintenance: record }], done, () => {
       if (this.#maintenance.get(hostname) !== record) return;
       this.#leaveMaintenance(hostname);
       if (completed) this.#completed.set(hostname, completed);
@@ -352,7 +348,7 @@ export class HostManager implements Receiver {
     const record: HostMaintenanceRecord = { hostname, state, startTimeMs: this.deps.clock.now() };
     this.#maintenance.set(hostname, record);
     if (h) this.#enterMaintenance(h);
-    this.#storeMaintenance([{ kind: "maintenance.put", maintenance: record }], undefined, () => {
+    this.#store([{ kind: "maintenance.put", maintenance: record }], undefined, () => {
       if (this.#maintenance.get(hostname) === record) this.#leaveMaintenance(hostname);
     });
   }
@@ -390,7 +386,7 @@ export class HostManager implements Receiver {
     const write: StoreWrite = completion
       ? { kind: "maintenance.put", maintenance: completion.record }
       : { kind: "maintenance.delete", hostname };
-    this.#storeMaintenance([write], (err) => {
+    this.#store([write], (err) => {
       if (!err && completion) completion.stored = true;
       done?.(err);
     }, () => {
@@ -443,8 +439,8 @@ export class HostManager implements Receiver {
     }
   }
 
-  /** Writes maintenance; `undo` puts memory back as the store has it when the write fails. */
-  #storeMaintenance(writes: StoreWrite[], done?: (err?: Error) => void, undo?: () => void): void {
+  /** Writes maintenance or host pools; `undo` puts memory back as the store has it if the write fails. */
+  #store(writes: StoreWrite[], done?: (err?: Error) => void, undo?: () => void): void {
     this.deps.store.write(writes, (err) => {
       if (err) undo?.();
       done?.(err);

@@ -1,6 +1,6 @@
 /** Peloton's JSON shapes for the job manager's API: jobs, tasks, events, updates and volumes. */
 import type { ApiErrorCode, ApiRequest } from "../messages.ts";
-import type { JobConfig, TaskConfig } from "../model/config_types.ts";
+import type { JobConfig, Label, TaskConfig } from "../model/config_types.ts";
 import {
   type JobRecord,
   mesosTaskId,
@@ -286,4 +286,27 @@ export class Reply {
       error: { code, message },
     });
   }
+}
+
+/**
+ * A request's list of labels (`[{key, value}]`; absent is none, a label without a value has the empty one),
+ * or why it is refused, naming `field`.
+ */
+export function labelList(raw: unknown, field: string): Label[] | string {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) return `${field}: got ${JSON.stringify(raw)}, expected a list of {key, value}`;
+  const out: Label[] = [];
+  for (const [i, l] of raw.entries()) {
+    const key = (l as Body | null)?.key, value = (l as Body | null)?.value ?? "";
+    if (typeof key !== "string" || !key || typeof value !== "string") {
+      return `${field}[${i}]: got ${JSON.stringify(l)}, expected {key, value} with a non-empty key`;
+    }
+    out.push({ key, value });
+  }
+  return out;
+}
+
+/** Whether `have` holds every label of `want`. */
+export function hasLabels(have: readonly Label[] | undefined, want: readonly Label[]): boolean {
+  return want.every((l) => (have ?? []).some((h) => h.key === l.key && h.value === l.value));
 }

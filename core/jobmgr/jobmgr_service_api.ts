@@ -4,7 +4,7 @@
  * no job (GetThrottledPods, QueryJobCache) answer for the job manager that receives them.
  */
 import type { Label } from "../model/config_types.ts";
-import { type Body, idValue, instancesText, type Reply, UUID } from "./api_json.ts";
+import { type Body, hasLabels, idValue, instancesText, labelList, type Reply, UUID } from "./api_json.ts";
 import type { JobApi } from "./job_api.ts";
 import type { JobEntry } from "./job_entry.ts";
 import { wholeNumber } from "./query_spec.ts";
@@ -92,9 +92,7 @@ export function queryJobCache(
 ): { jobId: { value: string }; name: string }[] {
   return [...jobs]
     .filter((j) => !q.name || j.config.name === q.name)
-    .filter((j) =>
-      q.labels.every((l) => (j.config.labels ?? []).some((x) => x.key === l.key && x.value === l.value))
-    )
+    .filter((j) => hasLabels(j.config.labels, q.labels))
     .sort(byJobId)
     .map((j) => ({ jobId: { value: j.jobId }, name: j.config.name }));
 }
@@ -113,18 +111,8 @@ export function parseCacheQuery(raw: unknown): CacheQuery | string {
   const spec = raw as Body;
   const name = spec.name ?? "";
   if (typeof name !== "string") return `spec.name: got ${JSON.stringify(name)}, expected a job name`;
-  const rawLabels = spec.labels ?? [];
-  if (!Array.isArray(rawLabels)) {
-    return `spec.labels: got ${JSON.stringify(rawLabels)}, expected a list of {key, value}`;
-  }
-  const labels: Label[] = [];
-  for (const [i, l] of rawLabels.entries()) {
-    const key = (l as Body | null)?.key, value = (l as Body | null)?.value ?? "";
-    if (typeof key !== "string" || !key || typeof value !== "string") {
-      return `spec.labels[${i}]: got ${JSON.stringify(l)}, expected {key, value} with a non-empty key`;
-    }
-    labels.push({ key, value });
-  }
+  const labels = labelList(spec.labels, "spec.labels");
+  if (typeof labels === "string") return labels;
   return { labels, name };
 }
 

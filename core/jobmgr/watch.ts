@@ -12,7 +12,7 @@ import type { ApiRequest } from "../messages.ts";
 import type { Label } from "../model/config_types.ts";
 import type { TaskRecord } from "../model/records.ts";
 import type { Address, Transport } from "../ports/transport.ts";
-import { type Body, idValue, type Reply } from "./api_json.ts";
+import { type Body, hasLabels, idValue, labelList, type Reply } from "./api_json.ts";
 import { type JobEntry, taskConfigOf } from "./job_entry.ts";
 import { podStatusJson } from "./pod_api.ts";
 
@@ -74,7 +74,7 @@ export class Watches {
     if (typeof filter !== "object" || Array.isArray(filter)) {
       return r.error("invalid-argument", `${field}: got ${JSON.stringify(filter)}, expected an object`);
     }
-    const labels = labelsOf(filter.labels, `${field}.labels`);
+    const labels = labelList(filter.labels, `${field}.labels`);
     if (typeof labels === "string") return r.error("invalid-argument", labels);
     const id = `${pod ? "pod" : "job"}-${++this.#seq}@${this.self}`;
     if (pod) {
@@ -165,24 +165,6 @@ export class Watches {
     this.transport.send(w.sink, { kind: "watch-end", watchId: id, error: { code, message } });
     return true;
   }
-}
-
-function hasLabels(have: Label[] | undefined, want: Label[]): boolean {
-  return want.every((l) => (have ?? []).some((h) => h.key === l.key && h.value === l.value));
-}
-
-function labelsOf(raw: unknown, field: string): Label[] | string {
-  if (raw === undefined || raw === null) return [];
-  if (!Array.isArray(raw)) return `${field}: got ${JSON.stringify(raw)}, expected a list of {key, value}`;
-  const out: Label[] = [];
-  for (const [i, l] of raw.entries()) {
-    const key = (l as Body | null)?.key, value = (l as Body | null)?.value ?? "";
-    if (typeof key !== "string" || !key || typeof value !== "string") {
-      return `${field}[${i}]: got ${JSON.stringify(l)}, expected {key, value} with a non-empty key`;
-    }
-    out.push({ key, value });
-  }
-  return out;
 }
 
 /** A list of `{value}` ids (or plain strings); undefined when absent or empty (no narrowing). */

@@ -11,32 +11,33 @@ function watch(rig: JobmgrRig, body: unknown): ApiReply {
   return rig.replies()[0];
 }
 
-/** The pods the watch was sent since the last look, as `name state`. */
-function podEvents(rig: JobmgrRig, watchId: string): string[] {
-  return rig.transport.take("watch-event", "api/1").filter((e) => e.watchId === watchId)
+/** A watch opened: its id. */
+const watchId = (rig: JobmgrRig, body: unknown) => (watch(rig, body).body as { watchId: string }).watchId;
+
+type WatchEvent = { watchId: string; response: { pods?: unknown[] } };
+
+/** The pods of `events` sent to one watch, as `instance state`. */
+function podsOf(events: WatchEvent[], id: string): string[] {
+  return events.filter((e) => e.watchId === id)
     .flatMap((e) => (e.response.pods ?? []) as Pod[])
     .map((p) => `${p.podName.value.slice(JOB_ID.length + 1)} ${p.status.state}`);
 }
 
+/** The pods the watch was sent since the last look. */
+const podEvents = (rig: JobmgrRig, id: string) => podsOf(rig.transport.take("watch-event", "api/1"), id);
+
 Deno.test("a pod watch is sent every change of the pods it matches, from the watch on", () => {
   const rig = new JobmgrRig();
   rig.create({ type: "SERVICE", instanceCount: 2, task: { labels: [{ key: "app", value: "web" }] } });
-  const all = watch(rig, { podFilter: { jobId: { value: JOB_ID } } }).body as { watchId: string };
-  assert.match(all.watchId, /^pod-\d+@jobmgr$/);
-  const one =
-    (watch(rig, { podFilter: { podNames: [{ value: `${JOB_ID}-1` }] } }).body as { watchId: string })
-      .watchId;
-  const other =
-    (watch(rig, { podFilter: { labels: [{ key: "app", value: "db" }] } }).body as { watchId: string })
-      .watchId;
+  const all = watchId(rig, { podFilter: { jobId: { value: JOB_ID } } });
+  assert.match(all, /^pod-\d+@jobmgr$/);
+  const one = watchId(rig, { podFilter: { podNames: [{ value: `${JOB_ID}-1` }] } });
+  const other = watchId(rig, { podFilter: { labels: [{ key: "app", value: "db" }] } });
   rig.launch([0, 1]);
   rig.status(rig.taskId(1), "TASK_RUNNING");
   const events = rig.transport.take("watch-event", "api/1");
-  const of = (id: string) =>
-    events.filter((e) => e.watchId === id).flatMap((e) => (e.response.pods ?? []) as Pod[]).map((p) =>
-      `${p.podName.value.slice(JOB_ID.length + 1)} ${p.status.state}`
-    );
-  assert.deepEqual(of(all.watchId), [
+  const of = (id: string) => podsOf(events, id);
+  assert.deepEqual(of(all), [
     "0 POD_STATE_LAUNCHING",
     "1 POD_STATE_LAUNCHING",
     "1 POD_STATE_RUNNING",
@@ -48,8 +49,7 @@ Deno.test("a pod watch is sent every change of the pods it matches, from the wat
 
 Deno.test("a stateless job watch is sent the job's summary when its state changes", () => {
   const rig = new JobmgrRig();
-  const id = (watch(rig, { statelessJobFilter: { jobIds: [{ value: JOB_ID }] } }).body as { watchId: string })
-    .watchId;
+  const id = watchId(rig, { statelessJobFilter: { jobIds: [{ value: JOB_ID }] } });
   assert.match(id, /^job-\d+@jobmgr$/);
   rig.create({ type: "SERVICE", instanceCount: 1 });
   rig.launch([0]);
@@ -64,7 +64,7 @@ Deno.test("a stateless job watch is sent the job's summary when its state change
 Deno.test("Cancel ends the stream cancelled; a stopped job manager ends every stream unavailable", () => {
   const rig = new JobmgrRig();
   rig.create({ instanceCount: 1 });
-  const id = (watch(rig, { podFilter: {} }).body as { watchId: string }).watchId;
+  const id = watchId(rig, { podFilter: {} });
   rig.call(WATCH_SERVICE, "Cancel", { watchId: id });
   assert.deepEqual(rig.replies()[0].body, {});
   assert.deepEqual(rig.transport.take("watch-end", "api/1"), [{
@@ -77,7 +77,7 @@ Deno.test("Cancel ends the stream cancelled; a stopped job manager ends every st
   rig.call(WATCH_SERVICE, "Cancel", { watchId: id });
   assert.deepEqual(rig.replies()[0].error, { code: "not-found", message: `watch ${id} not found` });
 
-  const next = (watch(rig, { statelessJobFilter: {} }).body as { watchId: string }).watchId;
+  const next = watchId(rig, { statelessJobFilter: {} });
   rig.jm.stop();
   assert.deepEqual(rig.transport.take("watch-end", "api/1").map((e) => [e.watchId, e.error.code]), [
     [next, "unavailable"],

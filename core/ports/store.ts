@@ -274,9 +274,7 @@ export class AdminLockRows {
   }
 
   read(): AdminLockRecord[] {
-    return [...this.locks.values()].map((l) => ({ ...l })).sort((a, b) =>
-      a.component < b.component ? -1 : a.component > b.component ? 1 : 0
-    );
+    return copiesByKey(this.locks);
   }
 }
 
@@ -295,11 +293,11 @@ export class HostPoolRows {
   }
 
   read(): StoredHostPools {
-    const byKey = <T>(key: (t: T) => string) => (a: T, b: T) =>
-      key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0;
-    return {
-      pools: [...this.pools.values()].map((p) => ({ ...p })).sort(byKey((p) => p.name)),
-      assignments: [...this.assignments.values()].map((a) => ({ ...a })).sort(byKey((a) => a.hostname)),
-    };
+    return { pools: copiesByKey(this.pools), assignments: copiesByKey(this.assignments) };
   }
+}
+
+/** Copies of a map's records, in the order of their keys (as a store lists them). */
+function copiesByKey<T extends object>(records: Map<string, T>): T[] {
+  return [...records].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([, r]) => ({ ...r }));
 }

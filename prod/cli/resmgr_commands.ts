@@ -1,8 +1,7 @@
 /** `peloton resmgr tasks active|pending`: what the resource manager holds (Peloton's `resmgr tasks` commands). */
+import { RESMGR_SERVICE } from "../../core/resmgr/task_inspect.ts";
 import { type Command, wholeFlag } from "./command.ts";
 import { table } from "./format.ts";
-
-const RESMGR = "peloton.private.resmgr.ResourceManagerService";
 
 type Entry = { taskID: string; taskState: string; respool: string; reason: string };
 
@@ -23,7 +22,7 @@ export const resmgrCommands: Command[] = [
       const res = await ctx.client.call<
         { tasksByState: Record<string, { taskEntry: Entry[] }>; total: number }
       >(
-        `${RESMGR}::GetActiveTasks`,
+        `${RESMGR_SERVICE}::GetActiveTasks`,
         {
           jobID: opts.job ?? "",
           respoolID: opts.respool ?? "",
@@ -54,7 +53,7 @@ export const resmgrCommands: Command[] = [
     async run(ctx, [respool], opts) {
       const res = await ctx.client.call<{
         pendingGangsByQueue: Record<string, { pendingGangs: { taskIDs: string[] }[] }>;
-      }>(`${RESMGR}::GetPendingTasks`, {
+      }>(`${RESMGR_SERVICE}::GetPendingTasks`, {
         respoolID: { value: respool },
         limit: wholeFlag("limit", opts.limit, 1),
       });

@@ -3,11 +3,10 @@
  * pods of a job or to stateless jobs as the job manager makes it, until the watch ends; `watch cancel` ends one.
  */
 import { POD_NAME } from "../../core/jobmgr/v1alpha_json.ts";
+import { WATCH_SERVICE } from "../../core/jobmgr/watch.ts";
 import { ApiError } from "./client.ts";
 import { type Command, type CommandContext, UsageError } from "./command.ts";
 import { parseLabels } from "./job_commands.ts";
-
-const WATCH = "peloton.api.v1alpha.watch.svc.WatchService";
 
 interface WatchResponse {
   watchId?: string;
@@ -44,14 +43,14 @@ async function follow(ctx: CommandContext, body: Record<string, unknown>): Promi
   const stop = new AbortController();
   const unlisten = ctx.onInterrupt?.(() => stop.abort());
   try {
-    for await (const res of ctx.client.stream<WatchResponse>(`${WATCH}::Watch`, body, stop.signal)) {
+    for await (const res of ctx.client.stream<WatchResponse>(`${WATCH_SERVICE}::Watch`, body, stop.signal)) {
       if (ctx.json) ctx.out(JSON.stringify(res));
       else if (res.pods === undefined && res.statelessJobs === undefined) ctx.out(`Watch ${res.watchId}`);
       else for (const line of eventLines(res, new Date())) ctx.out(line);
     }
     return 0;
   } catch (e) {
-    if (!(e instanceof ApiError) || e.procedure !== `${WATCH}::Watch`) throw e;
+    if (!(e instanceof ApiError) || e.procedure !== `${WATCH_SERVICE}::Watch`) throw e;
     if (ctx.json) ctx.out(JSON.stringify({ error: { code: e.code, message: e.detail } }));
     if (e.code === "cancelled") {
       if (!ctx.json) ctx.out(e.detail);
@@ -109,7 +108,7 @@ export const watchCommands: Command[] = [
     args: ["WATCH-ID"],
     summary: "end a watch (its stream ends cancelled)",
     async run(ctx, [watchId]) {
-      await ctx.client.call(`${WATCH}::Cancel`, { watchId });
+      await ctx.client.call(`${WATCH_SERVICE}::Cancel`, { watchId });
       ctx.out(ctx.json ? "{}" : `Watch ${watchId} cancelled`);
       return 0;
     },

@@ -1,10 +1,10 @@
 /** `peloton watch pod|job|cancel` against `peloton up`: a job's pods and the job itself seen changing as they do. */
 import assert from "node:assert/strict";
 import { ApiError, PelotonClient } from "./client.ts";
+import { WATCH_PROCEDURE } from "../watch_stream.ts";
 import { cli, type CliProcess, createDefaultPool, ROOT, spawnCli, startUp, waitFor } from "../testing.ts";
 
 const SPECS = `${ROOT}/core/model/testdata/peloton/tests/integration/test_configs`;
-const WATCH = "peloton.api.v1alpha.watch.svc.WatchService::Watch";
 
 Deno.test({
   name:
@@ -95,7 +95,9 @@ Deno.test({
       const client = new PelotonClient({ url: up.url });
       const leave = new AbortController();
       let leftId = "";
-      for await (const r of client.stream<{ watchId: string }>(WATCH, { podFilter: {} }, leave.signal)) {
+      for await (
+        const r of client.stream<{ watchId: string }>(WATCH_PROCEDURE, { podFilter: {} }, leave.signal)
+      ) {
         leftId = r.watchId;
         leave.abort();
       }
@@ -108,7 +110,7 @@ Deno.test({
       // A bad filter is refused before any stream, naming the field.
       const refused = async (body: unknown) => {
         try {
-          for await (const _ of client.stream(WATCH, body)) return "streamed";
+          for await (const _ of client.stream(WATCH_PROCEDURE, body)) return "streamed";
         } catch (e) {
           if (e instanceof ApiError) return `${e.code}: ${e.detail}`;
           throw e;
