@@ -13,6 +13,20 @@ export interface UpProcess {
   stop(): Promise<Deno.CommandStatus>;
 }
 
+/** How long a test waits for a process to exit once asked to, before it kills it and fails. */
+const STOP_WITHIN_MS = 30_000;
+
+/** Whether `p` settles within `ms`. */
+async function settled(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((r) => timer = setTimeout(() => r(false), ms));
+  try {
+    return await Promise.race([p.then(() => true, () => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Starts a `peloton` subcommand as a real process and waits until it prints a URL matching `ready`. */
 export async function startPeloton(args: string[], ready: RegExp): Promise<UpProcess> {
   const child = new Deno.Command(Deno.execPath(), {
@@ -46,8 +60,16 @@ export async function startPeloton(args: string[], ready: RegExp): Promise<UpPro
       try {
         child.kill("SIGINT");
       } catch { /* already exited */ }
+      // A graceful stop that never ends is a failure to report, not a test run that hangs.
+      const stopped = await settled(child.status, STOP_WITHIN_MS);
+      if (!stopped) child.kill("SIGKILL");
       const status = await child.status;
       await pumps;
+      if (!stopped) {
+        throw new Error(
+          `peloton ${args[0]} did not stop within ${STOP_WITHIN_MS} ms of SIGINT; killed:\n${out}`,
+        );
+      }
       return status;
     },
   };
@@ -112,7 +134,7 @@ export interface CliProcess {
   err(): string;
   /** The first whole stdout line matching `re` (its first group, if it has one), once it comes. */
   waitLine(re: RegExp, timeoutMs?: number): Promise<string>;
-  /** Waits for the exit (and the last output); the exit code. */
+  /** Waits for the exit (and the last output); the exit code. Killed, and an error, after 30 s. */
   exit(): Promise<number>;
   /** Kills it if it still runs (SIGKILL) and waits for the exit. */
   stop(): Promise<void>;
@@ -132,6 +154,15 @@ export function spawnCli(url: string, ...argv: string[]): CliProcess {
   };
   const pumps = Promise.all([read(child.stdout, (t) => out += t), read(child.stderr, (t) => err += t)]);
   const exit = async () => {
+    if (!await settled(child.status, STOP_WITHIN_MS)) {
+      child.kill("SIGKILL");
+      await child.status;
+      await pumps;
+      throw new Error(
+        `peloton ${argv.join(" ")} did not exit within ${STOP_WITHIN_MS} ms; killed. ` +
+          `stdout: ${out}; stderr: ${err}`,
+      );
+    }
     const { code } = await child.status;
     await pumps;
     return code;

@@ -78,8 +78,11 @@ export class DaemonCluster {
   /** Graceful stop of everything (SIGINT), jobmgr first so nothing is left half-written. */
   async stopAll(): Promise<void> {
     const order = [...this.daemons.keys()].sort((a, b) => rank(a) - rank(b));
-    for (const name of order) await this.daemons.get(name)!.proc.stop();
+    // Every daemon is stopped even if one had to be killed; that one's error is thrown after.
+    const failed: unknown[] = [];
+    for (const name of order) await this.daemons.get(name)!.proc.stop().catch((e) => failed.push(e));
     this.daemons.clear();
+    if (failed.length) throw failed[0];
   }
 }
 
