@@ -5,6 +5,8 @@ import { DEFAULT_JOBMGR_CONFIG, JobManager, type JobmgrConfig } from "../core/jo
 import type { ApiReply, Message } from "../core/messages.ts";
 import { DEFAULT_PLACEMENT_CONFIG, type PlacementConfig, PlacementEngine } from "../core/placement/engine.ts";
 import { storedLocks } from "../core/jobmgr/lockdown.ts";
+import { type ArchiverConfig, DEFAULT_ARCHIVER_CONFIG, JobArchiver } from "../core/jobmgr/archiver.ts";
+import { NdjsonArchive } from "./archive_file.ts";
 import { InProcessExecutor } from "../core/placement/in_process_executor.ts";
 import { PRODUCTION_ROUND_TIMEOUT_MS, WorkerExecutor } from "./placement/worker_executor.ts";
 import { seededPrng } from "../core/ports/prng.ts";
@@ -57,6 +59,10 @@ export interface PelotonOptions {
   mesosMaster?: string;
   /** Peloton's basic auth (`--auth-config`): users, roles and the procedures they may call. */
   auth?: BasicAuth;
+  /** Job archiver settings over the defaults (`--archive-after`, `--archive-every`, `--archive-max-jobs`). */
+  archiver?: Partial<ArchiverConfig>;
+  /** Where archived jobs are exported (default `<dataDir>/archive`). */
+  archiveDir?: string;
 }
 
 export interface PelotonServer {
@@ -248,6 +254,11 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
   const maintenance = mesos &&
     new MesosMaintenance(mesos, hostmgr, (msg, f) => opts.log?.(`${msg} ${JSON.stringify(f)}`));
   maintenance?.start();
+  const archiver = new JobArchiver(jobmgr, { ...DEFAULT_ARCHIVER_CONFIG, ...opts.archiver }, {
+    sink: new NdjsonArchive(opts.archiveDir ?? `${opts.dataDir}/archive`),
+    log: (msg, f) => opts.log?.(`${msg} ${JSON.stringify(f ?? {})}`),
+  });
+  archiver.start();
 
   const call = (daemon: string, procedure: string, body: unknown, ttlMs: number) =>
     new Promise<ApiReply>((resolve) => {
@@ -345,6 +356,7 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
     async stop() {
       watches.endAll("unavailable", "the server is stopping; watch again");
       await maintenance?.stop();
+      await archiver.stop();
       jobmgr.stop();
       placement.stop();
       await workers?.close();

@@ -8,7 +8,14 @@ import { startResmgr } from "../daemons/resmgr_daemon.ts";
 import { jsonLogger } from "../log.ts";
 import { type Command, type CommandContext, type OptionSpec, UsageError } from "./command.ts";
 import { checkStoreFlag } from "./store_flag.ts";
-import { backendFlags, hostPoolFlag, positiveInt, startProblem } from "./up_command.ts";
+import {
+  ARCHIVE_FLAGS,
+  archiveFlags,
+  backendFlags,
+  hostPoolFlag,
+  positiveInt,
+  startProblem,
+} from "./up_command.ts";
 
 /** Peloton's ports for its daemons (its `base.yaml` configs); the job manager's is the CLI's default. */
 const PORTS = { jobmgr: 5392, resmgr: 5290, hostmgr: 5291, placement: 5300 } as const;
@@ -112,7 +119,7 @@ export const daemonCommands: Command[] = [
   daemonCommand(
     "jobmgr",
     "run a job manager process (several may run; each drives the jobs of the shards it holds)",
-    { "task-restart-backoff-ms": { type: "string" } },
+    { "task-restart-backoff-ms": { type: "string" }, ...ARCHIVE_FLAGS },
     (common, opts) => {
       const backoff = opts["task-restart-backoff-ms"];
       if (backoff !== undefined && !(Number(backoff) >= 0)) {
@@ -123,6 +130,7 @@ export const daemonCommands: Command[] = [
       return startJobmgr({
         ...common,
         jobmgr: backoff === undefined ? undefined : { initialTaskBackoffMs: Number(backoff) },
+        ...archiveFlags(opts),
       });
     },
   ),

@@ -2,6 +2,7 @@
 import { parse } from "yaml";
 import { z } from "zod";
 import type { PlacementConfig } from "../../core/placement/engine.ts";
+import { type ArchiverConfig, DEFAULT_ARCHIVER_CONFIG } from "../../core/jobmgr/archiver.ts";
 import { PELOTON_HOST_POOLS } from "../../core/placement/host_pool_policy.ts";
 import type { AgentOptions } from "../minicluster/agent.ts";
 import { BasicAuth } from "../auth/basic_auth.ts";
@@ -59,6 +60,46 @@ export function positiveInt(name: string, v: unknown): number {
   return n;
 }
 
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** A duration flag's value, such as `30d`, `12h`, `90s` or `500ms`, in milliseconds. */
+export function durationMs(name: string, v: unknown): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(String(v).trim());
+  if (!m) throw new UsageError(`--${name}: got "${v}", expected a duration such as 30d, 12h, 90s or 500ms`);
+  return Math.round(Number(m[1]) * UNIT_MS[m[2]]);
+}
+
+/** The job archiver's flags, which `up` and `jobmgr` share. */
+export const ARCHIVE_FLAGS = {
+  "archive-after": { type: "string", default: "30d" },
+  "archive-every": { type: "string", default: "24h" },
+  "archive-max-jobs": { type: "string", default: String(DEFAULT_ARCHIVER_CONFIG.maxJobsPerRun) },
+  "archive-dir": { type: "string" },
+} as const;
+
+/**
+ * `--archive-after 30d` (`off`: never), `--archive-every 24h`, `--archive-max-jobs 5000` and `--archive-dir`
+ * (default `<data-dir>/archive`): batch jobs that ended longer ago are exported there and deleted.
+ */
+export function archiveFlags(
+  opts: Record<string, unknown>,
+): { archiver: Partial<ArchiverConfig>; archiveDir: string } {
+  const after = String(opts["archive-after"]);
+  const retentionMs = after === "off" ? 0 : durationMs("archive-after", after);
+  const periodMs = durationMs("archive-every", opts["archive-every"]);
+  if (periodMs < 1_000) {
+    throw new UsageError(`--archive-every: got "${opts["archive-every"]}", expected at least 1s`);
+  }
+  const maxJobsPerRun = positiveInt("archive-max-jobs", opts["archive-max-jobs"]);
+  const archiveDir = opts["archive-dir"] ? String(opts["archive-dir"]) : `${opts["data-dir"]}/archive`;
+  // A short period (a test's, a demo's) also starts the first run and a backlog's next one sooner.
+  const soon = Math.min(periodMs, DEFAULT_ARCHIVER_CONFIG.initialDelayMs);
+  return {
+    archiver: { retentionMs, periodMs, maxJobsPerRun, initialDelayMs: soon, backlogDelayMs: soon },
+    archiveDir,
+  };
+}
+
 export const upCommand: Command = {
   name: "up",
   args: [],
@@ -81,6 +122,7 @@ export const upCommand: Command = {
     "placement-workers": { type: "string", default: "0" },
     "use-host-pool": { type: "boolean", default: false },
     "auth-config": { type: "string" },
+    ...ARCHIVE_FLAGS,
     verbose: { type: "boolean", short: "v", default: false },
   },
   async run(ctx, _args, opts) {
@@ -108,6 +150,7 @@ export const upCommand: Command = {
       return 1;
     }
     const workers = placementWorkers(opts["placement-workers"]);
+    const archive = archiveFlags(opts);
     let server;
     try {
       server = await startPeloton({
@@ -124,6 +167,7 @@ export const upCommand: Command = {
         log: opts.verbose ? (line) => ctx.err(line) : undefined,
         placementWorkers: workers,
         placement: hostPoolFlag(opts),
+        ...archive,
       });
     } catch (e) {
       const problem = startProblem(e, String(opts.host), port);

@@ -5,6 +5,8 @@ import { seededPrng } from "../../core/ports/prng.ts";
 import { shardAddress, shardOf } from "../cluster/registry.ts";
 import { ShardOwner } from "../cluster/shards.ts";
 import { storedLocks } from "../../core/jobmgr/lockdown.ts";
+import { type ArchiverConfig, DEFAULT_ARCHIVER_CONFIG, JobArchiver } from "../../core/jobmgr/archiver.ts";
+import { NdjsonArchive } from "../archive_file.ts";
 import { loadRecovery } from "../recovery.ts";
 import { jobCallOf, watchHolder } from "./api_jobs.ts";
 import { CANCEL_PROCEDURE } from "../watch_stream.ts";
@@ -14,6 +16,10 @@ import { type ApiTarget, type DaemonOptions, DaemonProcess } from "./process.ts"
 
 export interface JobmgrDaemonOptions extends Omit<DaemonOptions, "role"> {
   jobmgr?: Partial<JobmgrConfig>;
+  /** Job archiver settings over the defaults; it archives the jobs of the shards held here. */
+  archiver?: Partial<ArchiverConfig>;
+  /** Where archived jobs are exported (default `<dataDir>/archive`). */
+  archiveDir?: string;
 }
 
 export interface RunningDaemon {
@@ -79,6 +85,12 @@ export async function startJobmgr(o: JobmgrDaemonOptions): Promise<RunningDaemon
   p.metrics.collect(() => p.metrics.gauge("peloton_jobmgr_shards").set(shards.readyShards().length));
   daemonGauges(p.metrics, { jobmgr: jm });
   shards.start();
+  const archiver = new JobArchiver(jm, { ...DEFAULT_ARCHIVER_CONFIG, ...o.archiver }, {
+    sink: new NdjsonArchive(o.archiveDir ?? `${o.dataDir}/archive`, `jobs-${p.instance}`),
+    owns: (id) => shards.isReady(shardOf(id)),
+    log: (msg, fields) => p.log(msg, fields),
+  });
+  archiver.start();
   return {
     process: p,
     lost: lostPromise,
@@ -86,6 +98,7 @@ export async function startJobmgr(o: JobmgrDaemonOptions): Promise<RunningDaemon
       p.close(async () => {
         const held = shards.fences();
         p.fences = () => held;
+        await archiver.stop();
         await shards.stop(false);
         locks.stop();
         jm.stop();
