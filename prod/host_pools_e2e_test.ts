@@ -1,6 +1,6 @@
 /**
  * Host pools through the CLI against `peloton up --use-host-pool` (minicluster, SQLite): pools and moves
- * outlive a SIGKILL restart, and non-preemptible batch work waits for a host in `batch_reserved`, then runs
+ * (`change` of one host, `move` of a number of hosts) outlive a SIGKILL restart, and non-preemptible batch work waits for a host in `batch_reserved`, then runs
  * only there.
  */
 import assert from "node:assert/strict";
@@ -27,7 +27,7 @@ function registered(url: string, count: number): Promise<Host[]> {
 
 Deno.test({
   name:
-    "peloton host pool create|change|delete; --use-host-pool places batch work in its pool; a SIGKILL restart keeps both",
+    "peloton host pool create|change|move|delete; --use-host-pool places batch work in its pool; a SIGKILL restart keeps both",
   sanitizeResources: false,
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "peloton-hostpool-" });
@@ -63,18 +63,29 @@ Deno.test({
         return waiting || undefined;
       });
 
+      // Of shared's two idle hosts, alike but for their names, MoveHosts takes the first by name.
+      const tooMany = await cli(up.url, "host", "pool", "move", "shared", "stateless", "3");
+      assert.equal(tooMany.code, 1);
+      assert.match(
+        tooMany.err,
+        /moves 3 hosts into host pool stateless \(it has 1\), but host pool shared has only 2/,
+      );
+      const move = await cli(up.url, "host", "pool", "move", "shared", "stateless", "1");
+      assert.equal(move.code, 0, move.err);
+      assert.equal(move.out, "Moved 1 host from host pool shared to stateless: agent-0");
+
       up.child.kill("SIGKILL");
       await up.stop();
       up = undefined;
       up = await startUp(`${dir}/peloton`, args);
       const hosts = await registered(up.url, 3);
       assert.deepEqual(hosts.map((h) => [h.hostname, h.currentPool]), [
-        ["agent-0", "shared"],
+        ["agent-0", "stateless"],
         ["agent-1", "stateless"],
         ["agent-2", "shared"],
       ]);
       const listed = await cli(up.url, "host", "pool", "list-hosts", "stateless");
-      assert.equal(listed.out, "agent-1");
+      assert.equal(listed.out, "agent-0\nagent-1");
 
       assert.equal((await cli(up.url, "host", "pool", "create", "batch_reserved")).code, 0);
       const reserve = await cli(up.url, "host", "pool", "change", "agent-2", "batch_reserved");
@@ -87,10 +98,10 @@ Deno.test({
 
       const deleted = await cli(up.url, "host", "pool", "delete", "stateless");
       assert.equal(deleted.code, 0, deleted.err);
+      // shared, named only by its agents, went with its last host.
       assert.deepEqual(await poolsOf(up.url), {
         batch_reserved: ["agent-2"],
-        default: ["agent-1"],
-        shared: ["agent-0"],
+        default: ["agent-0", "agent-1"],
       });
       const gone = await cli(up.url, "host", "pool", "delete", "stateless");
       assert.equal(gone.code, 1);

@@ -1,6 +1,6 @@
 /**
  * Peloton's v0 host API (`peloton.api.v0.host.svc.HostService`), served by the host manager: hosts,
- * maintenance and host pools (MoveHosts, which drives Peloton's host mover, is not served).
+ * maintenance and host pools.
  */
 import type { ApiRequest } from "../messages.ts";
 import { HOST_STATES, type HostState } from "../model/states.ts";
@@ -13,6 +13,7 @@ import {
   type HostPoolRefusal,
   type HostPools,
 } from "./host_pools.ts";
+import { moveHosts } from "./host_mover.ts";
 
 export const HOST_SERVICE = "peloton.api.v0.host.svc.HostService";
 
@@ -21,6 +22,7 @@ type Body = Record<string, unknown>;
 /** What the API needs of the host manager. */
 export interface HostApiTarget {
   readonly hosts: readonly HostEntry[];
+  host(hostname: string): HostEntry | undefined;
   /** Hosts in maintenance that are not registered, listed DOWN. */
   unregisteredInMaintenance(): string[];
   /**
@@ -115,6 +117,12 @@ export function hostApi(target: HostApiTarget, req: ApiRequest, reply: (res: Api
         target.hostPools.change(body.hostname, body.sourcePool, body.destinationPool, target.now()),
         reply,
       );
+    case "MoveHosts": {
+      // Peloton's reply is empty; this one names the hosts moved, in the order chosen.
+      const move = moveHosts(target.hostPools, (name) => target.host(name), body, target.now());
+      if ("code" in move) return reply({ error: move });
+      return hostPoolChange(target, move.change, reply, { hosts: move.hosts });
+    }
   }
   reply({ error: { code: "unimplemented", message: `procedure ${req.procedure} is not implemented` } });
 }
@@ -164,16 +172,17 @@ function maintenance(
   settle();
 }
 
-/** Applies an accepted host pool change and answers (Peloton's empty reply) once it is stored. */
+/** Applies an accepted host pool change and answers (Peloton's empty reply, unless told) once it is stored. */
 function hostPoolChange(
   target: HostApiTarget,
   change: HostPoolChange | HostPoolRefusal,
   reply: (res: ApiResult) => void,
+  answer: Body = {},
 ): void {
   if ("code" in change) return reply({ error: change });
   target.applyHostPoolChange(change, (err) => {
     if (err) reply({ error: { code: "internal", message: `storing the host pool change: ${err.message}` } });
-    else reply({ body: {} });
+    else reply({ body: answer });
   });
 }
 

@@ -1,13 +1,14 @@
 /**
  * Peloton's host pools (`pkg/hostmgr/hostpool`, v0 HostService ListHostPools, CreateHostPool, DeleteHostPool,
- * ChangeHostPool): every host is in exactly one pool, and the pool is the host's `host_pool` label, which
- * placement constraints match (`host_pool=batch`).
+ * ChangeHostPool, and MoveHosts, which picks its hosts in `host_mover.ts`): every host is in exactly one
+ * pool, and the pool is the host's `host_pool` label, which placement constraints match (`host_pool=batch`).
  *
  * A host's pool is, in order: the pool an operator put it in (stored); the pool its agent's `host_pool`
  * attribute names (the minicluster's agents and the simulator's host classes set one); the default pool.
  * The default pool always exists; a pool an agent names exists while it has hosts; a pool an operator
  * created exists until deleted. Moves take effect at once and leave the host's running tasks alone, as
- * Peloton's ChangeHostPool does; `desiredPool` is the current pool (there is no host mover).
+ * Peloton's ChangeHostPool does; `desiredPool` is the current pool (no host goal-state engine moves hosts
+ * later, as Peloton's does after MoveHosts).
  */
 import type { HostPoolAssignmentRecord, HostPoolRecord } from "../model/records.ts";
 import type { StoredHostPools, StoreWrite } from "../ports/store.ts";
@@ -75,6 +76,20 @@ export class HostPools {
     hosts.add(hostname);
   }
 
+  /** The hosts a pool has, by name. */
+  hostsOf(pool: string): string[] {
+    return [...this.#members.get(pool) ?? []].sort();
+  }
+
+  /** Moves known hosts to `pool` in the order given, as one change stored in one batch (MoveHosts). */
+  moveAll(hostnames: readonly string[], pool: string, nowMs: number): HostPoolChange {
+    const change = this.#change();
+    for (const hostname of hostnames) {
+      if (this.#poolOf.get(hostname) !== pool) this.#assign(hostname, pool, nowMs, change);
+    }
+    return change;
+  }
+
   exists(name: string): boolean {
     return name === DEFAULT_HOST_POOL || this.#created.has(name) || this.#members.has(name);
   }
@@ -82,7 +97,7 @@ export class HostPools {
   /** Every pool with its hosts, by name; hosts by name. */
   list(): { name: string; hosts: string[] }[] {
     const names = new Set([DEFAULT_HOST_POOL, ...this.#created.keys(), ...this.#members.keys()]);
-    return [...names].sort().map((name) => ({ name, hosts: [...this.#members.get(name) ?? []].sort() }));
+    return [...names].sort().map((name) => ({ name, hosts: this.hostsOf(name) }));
   }
 
   /** CreateHostPool. */
@@ -196,7 +211,7 @@ export class HostPools {
   }
 }
 
-function badName(name: unknown, field = "name"): HostPoolRefusal | undefined {
+export function badName(name: unknown, field = "name"): HostPoolRefusal | undefined {
   if (typeof name === "string" && POOL_NAME.test(name)) return undefined;
   return {
     code: "invalid-argument",

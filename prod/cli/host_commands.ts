@@ -1,5 +1,5 @@
 /** `peloton host ...`: query hosts and their state; start and complete maintenance; host pools. */
-import type { Command } from "./command.ts";
+import { type Command, UsageError } from "./command.ts";
 import { table } from "./format.ts";
 
 const HOST = "peloton.api.v0.host.svc.HostService";
@@ -86,6 +86,37 @@ export const hostCommands: Command[] = [
       ctx.out(
         ctx.json ? JSON.stringify(res, null, 2) : `Host ${hostname} moved to host pool ${destinationPool}`,
       );
+      return 0;
+    },
+  },
+  {
+    name: "host pool move",
+    args: ["SOURCE", "DEST", "COUNT"],
+    summary: "move COUNT hosts from one host pool to another (idle, roomy hosts first; in maintenance last)",
+    async run(ctx, [sourcePool, destinationPool, countArg]) {
+      if (!/^\d+$/.test(countArg) || Number(countArg) < 1) {
+        throw new UsageError(`COUNT: got "${countArg}", expected a whole number of hosts, at least 1`);
+      }
+      const count = Number(countArg);
+      // MoveHosts takes the number of hosts each pool is to have (Peloton's request); the host manager
+      // refuses it if another move changed the pools in between, so hosts never move twice.
+      const listed = await ctx.client.call<{ pools: HostPoolInfo[] }>(`${HOST}::ListHostPools`, {});
+      const has = (name: string) => listed.pools.find((p) => p.name === name)?.hosts.length ?? 0;
+      const body = {
+        sourcePool,
+        srcPoolDesiredHosts: Math.max(0, has(sourcePool) - count),
+        destinationPool,
+        destPoolDesiredHosts: has(destinationPool) + count,
+      };
+      const res = await ctx.client.call<{ hosts?: string[] }>(`${HOST}::MoveHosts`, body);
+      if (ctx.json) ctx.out(JSON.stringify(res, null, 2));
+      else {
+        const hosts = res.hosts ?? [];
+        ctx.out(
+          `Moved ${hosts.length} host${hosts.length === 1 ? "" : "s"} from host pool ${sourcePool} ` +
+            `to ${destinationPool}: ${hosts.join(", ")}`,
+        );
+      }
       return 0;
     },
   },

@@ -26,3 +26,42 @@ Deno.test("host maintenance start|complete call Peloton's HostService with the h
     await server.shutdown();
   }
 });
+
+Deno.test("host pool move asks MoveHosts for the pools' sizes after the move, and prints the hosts moved", async () => {
+  const calls: [string | null, unknown][] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    const body = await req.json();
+    const procedure = req.headers.get("rpc-procedure");
+    calls.push([procedure, body]);
+    const reply = procedure?.endsWith("::ListHostPools")
+      ? { pools: [{ name: "shared", hosts: ["a", "b", "c"] }, { name: "stateless", hosts: ["d"] }] }
+      : { hosts: ["c", "a"] };
+    return Response.json(reply, { headers: { "rpc-status": "ok" } });
+  });
+  try {
+    const url = `http://127.0.0.1:${server.addr.port}`;
+    const moved = await cli(url, "host", "pool", "move", "shared", "stateless", "2");
+    assert.equal(moved.code, 0, moved.err);
+    assert.equal(moved.out, "Moved 2 hosts from host pool shared to stateless: c, a");
+    assert.deepEqual(calls, [
+      ["peloton.api.v0.host.svc.HostService::ListHostPools", {}],
+      ["peloton.api.v0.host.svc.HostService::MoveHosts", {
+        sourcePool: "shared",
+        srcPoolDesiredHosts: 1,
+        destinationPool: "stateless",
+        destPoolDesiredHosts: 3,
+      }],
+    ]);
+    for (const count of ["0", "two", "1.5"]) {
+      const bad = await cli(url, "host", "pool", "move", "shared", "stateless", count);
+      assert.equal(bad.code, 2, count);
+      assert.match(
+        bad.err,
+        new RegExp(`COUNT: got "${count}", expected a whole number of hosts, at least 1`),
+      );
+    }
+    assert.equal(calls.length, 2, "nothing asked for a bad COUNT");
+  } finally {
+    await server.shutdown();
+  }
+});
