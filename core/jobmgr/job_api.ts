@@ -15,6 +15,7 @@ import {
   instancesText,
   jobConfigJson,
   jobInfoJson,
+  jobRuntimeJson,
   jobSummaryJson,
   type JobView,
   outOfRangeOf,
@@ -28,7 +29,7 @@ import { parseQuerySpec, runJobQuery } from "./job_query.ts";
 import type { JobManager } from "./jobmgr.ts";
 import { JOBMGR_SERVICE, JobmgrServiceApi } from "./jobmgr_service_api.ts";
 import { POD_SERVICE, PodApi } from "./pod_api.ts";
-import { STATELESS_SERVICE, StatelessApi } from "./stateless_api.ts";
+import { jobIdExpected, STATELESS_SERVICE, StatelessApi } from "./stateless_api.ts";
 import { gangSize, isPreemptible, isRevocable, TaskConfigs, taskResources } from "./task_build.ts";
 import { wholeNumber } from "./query_spec.ts";
 import { parseTaskQuerySpec, runTaskQuery, type TaskQuerySpec } from "./task_query.ts";
@@ -52,6 +53,12 @@ export { jobConfigJson, jobInfoJson };
 export const bodyError = (kind: string, message: string, extra: Body = {}): Body => ({
   error: { [kind]: { message, ...extra } },
 });
+
+/** The job id a request names (`{value}` or a string), if it is one. */
+function jobIdOf(raw: unknown): string | undefined {
+  const id = idValue(raw);
+  return id && UUID.test(id) ? id : undefined;
+}
 
 /** Answers an unknown job with Peloton's `notFound` {id, message} as a field of the response itself. */
 const notFoundIn = (r: Reply) => (jobId: string) =>
@@ -118,6 +125,13 @@ export class JobApi {
         );
       case "job.Query":
         return this.#query(r, body);
+      // Peloton's debug calls: the job manager's memory and goal-state engines, and the store's active jobs.
+      case "job.Refresh":
+        return this.refreshJob(r, "id", body.id);
+      case "job.GetCache":
+        return this.withCachedJob(r, "id", body.id, (j) => r.ok(jobCacheJson(j)));
+      case "job.GetActiveJobs":
+        return this.#activeJobs(r);
       case "job.Delete":
         return this.#delete(r, body);
       case "job.Update":
@@ -171,9 +185,6 @@ export class JobApi {
         );
       }
       case "task.GetCache": {
-        // The job manager's memory, as Peloton's cache: a job it does not drive is not loaded for this.
-        const jobId = idValue(body.jobId);
-        if (!jobId) return r.error("invalid-argument", "jobId: expected a job id");
         const instanceId = wholeNumber(body.instanceId);
         if (instanceId === undefined) {
           return r.error(
@@ -181,12 +192,12 @@ export class JobApi {
             `instanceId: got ${JSON.stringify(body.instanceId)}, expected a whole number`,
           );
         }
-        const job = this.jm.jobs.get(jobId);
-        if (!job) return r.error("not-found", `job ${jobId} not found in cache`);
-        const task = job.tasks.get(instanceId);
-        if (!task) return r.error("not-found", `task ${jobId}-${instanceId} not found in cache`);
-        const tc = this.configOf(job, task.configVersion).get(instanceId);
-        return r.ok({ runtime: taskRuntimeJson(task), labels: tc.labels ?? [] });
+        return this.withCachedJob(r, "jobId", body.jobId, (job) => {
+          const task = job.tasks.get(instanceId);
+          if (!task) return r.error("not-found", `task ${job.jobId}-${instanceId} not found in cache`);
+          const tc = this.configOf(job, task.configVersion).get(instanceId);
+          r.ok({ runtime: taskRuntimeJson(task), labels: tc.labels ?? [] });
+        });
       }
       case "task.Refresh":
         return this.#refresh(r, body);
@@ -704,6 +715,47 @@ export class JobApi {
   }
 
   /**
+   * Runs `fn` with the job the request names in `field` as this job manager holds it in memory, its cache
+   * (Peloton's GetCache calls): a job it does not drive is answered not-found, never loaded for this.
+   */
+  withCachedJob(r: Reply, field: string, raw: unknown, fn: (job: JobEntry) => void): void {
+    const jobId = jobIdOf(raw);
+    if (!jobId) return r.error("invalid-argument", jobIdExpected(raw, field));
+    const job = this.jm.jobs.get(jobId);
+    if (!job) return r.error("not-found", `job ${jobId} not found in cache`);
+    fn(job);
+  }
+
+  /**
+   * Peloton's Refresh (v0 JobManager; RefreshJob of the v1alpha JobService and the private
+   * JobManagerService): the goal-state actions of the job the request names in `field`, and of each of its
+   * tasks, run again. A job only the store holds is loaded first, as Peloton reloads it into its cache; one
+   * in memory is not read again, as every change the job manager makes is written through from memory, so
+   * the store is never ahead of it.
+   */
+  refreshJob(r: Reply, field: string, raw: unknown): void {
+    const jobId = jobIdOf(raw);
+    if (!jobId) return r.error("invalid-argument", jobIdExpected(raw, field));
+    this.withLiveJob(r, jobId, (job) => {
+      this.jm.jobEngine.enqueue(job);
+      for (const t of job.tasks.values()) this.jm.taskEngine.enqueue(t);
+      r.ok({});
+    });
+  }
+
+  /**
+   * Peloton's GetActiveJobs: the ids of the jobs whose state is not terminal, oldest first. Read from the
+   * store, as Peloton's is: with several job managers each holds only its shards' jobs, while the store is
+   * shared, so whichever job manager is asked lists them all.
+   */
+  #activeJobs(r: Reply): void {
+    this.jm.deps.store.activeJobs().then(
+      (jobs) => r.ok({ ids: jobs.map((j) => ({ value: j.jobId })) }),
+      (err) => r.error("internal", `reading the active jobs: ${err instanceof Error ? err.message : err}`),
+    );
+  }
+
+  /**
    * Runs `fn`, which changes the job, with the job in memory: a job only the store holds (it ended
    * before a restart) is loaded first, so calls act the same before and after a restart. An unknown job is
    * answered by `missing`, or else as a not-found error.
@@ -774,6 +826,24 @@ export class JobApi {
       (err) => r.error("internal", String(err)),
     );
   }
+}
+
+/**
+ * Peloton's GetCacheResponse: the job's runtime as held in memory, and of its config the fields Peloton's
+ * job cache keeps (changeLog, SLA, respoolID, type, instanceCount); `job get` shows the whole config.
+ */
+function jobCacheJson(j: JobEntry): Body {
+  const c = jobConfigJson(j.config, j.configVersion);
+  return {
+    config: {
+      changeLog: c.changeLog,
+      sla: c.sla,
+      respoolID: c.respoolID,
+      type: c.type,
+      instanceCount: c.instanceCount,
+    },
+    runtime: jobRuntimeJson(j),
+  };
 }
 
 /**

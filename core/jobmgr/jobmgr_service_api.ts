@@ -4,12 +4,12 @@
  * no job (GetThrottledPods, QueryJobCache) answer for the job manager that receives them.
  */
 import type { Label } from "../model/config_types.ts";
-import { type Body, hasLabels, idValue, instancesText, labelList, type Reply, UUID } from "./api_json.ts";
+import { type Body, hasLabels, instancesText, labelList, type Reply } from "./api_json.ts";
 import type { JobApi } from "./job_api.ts";
 import type { JobEntry } from "./job_entry.ts";
 import { wholeNumber } from "./query_spec.ts";
 import { availability } from "./sla_drain.ts";
-import { jobIdExpected, type StatelessApi } from "./stateless_api.ts";
+import type { StatelessApi } from "./stateless_api.ts";
 import { isThrottled } from "./task_actions.ts";
 
 export const JOBMGR_SERVICE = "peloton.private.jobmgr.JobManagerService";
@@ -50,12 +50,12 @@ export class JobmgrServiceApi {
    * counts it. The job is looked up in memory only, as Peloton's cache: its owner is asked.
    */
   #availability(body: Body, r: Reply): void {
-    const jobId = idValue(body.jobId);
-    if (!jobId || !UUID.test(jobId)) return r.error("invalid-argument", jobIdExpected(body.jobId));
     const ids = instanceIds(body.instances);
     if (typeof ids === "string") return r.error("invalid-argument", ids);
-    const job = this.api.jm.jobs.get(jobId);
-    if (!job) return r.error("not-found", `job ${jobId} not found in cache`);
+    this.api.withCachedJob(r, "jobId", body.jobId, (job) => this.#availabilityOf(job, ids, r));
+  }
+
+  #availabilityOf(job: JobEntry, ids: number[], r: Reply): void {
     const missing = ids.filter((i) => !job.tasks.has(i));
     if (missing.length) {
       const which = missing.length === 1 ? `instance ${missing[0]}` : `instances ${missing.join(", ")}`;

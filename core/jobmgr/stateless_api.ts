@@ -43,9 +43,9 @@ import { getWorkflowEvents, instanceEventsOf, lastWorkflow, uint32Field } from "
 
 export const STATELESS_SERVICE = "peloton.api.v1alpha.job.stateless.svc.JobService";
 
-/** Why a request's `jobId` is refused: absent, empty or not an id. */
-export const jobIdExpected = (raw: unknown): string =>
-  `jobId: got ${JSON.stringify(raw ?? null)}, expected a job id`;
+/** Why a request's job id (its `field`, `jobId` unless said) is refused: absent, empty or not an id. */
+export const jobIdExpected = (raw: unknown, field = "jobId"): string =>
+  `${field}: got ${JSON.stringify(raw ?? null)}, expected a job id`;
 
 export class StatelessApi {
   constructor(private readonly api: JobApi) {}
@@ -155,27 +155,15 @@ export class StatelessApi {
    * holds them in memory, as Peloton's cache; a job it does not drive is not loaded for this.
    */
   getJobCache(body: Body, r: Reply): void {
-    const jobId = idValue(body.jobId);
-    if (!jobId) return r.error("invalid-argument", jobIdExpected(body.jobId));
-    const j = this.api.jm.jobs.get(jobId);
-    if (!j) return r.error("not-found", `job ${jobId} not found in cache`);
-    const workflow = j.runtime.updateId ? this.api.jm.updates.get(j.runtime.updateId) : undefined;
-    r.ok({ spec: specJson(j), status: statusJson(j, workflow) });
+    this.api.withCachedJob(r, "jobId", body.jobId, (j) => {
+      const workflow = j.runtime.updateId ? this.api.jm.updates.get(j.runtime.updateId) : undefined;
+      r.ok({ spec: specJson(j), status: statusJson(j, workflow) });
+    });
   }
 
-  /**
-   * RefreshJob (here and in the private JobManagerService): Peloton reloads the job from its store and runs
-   * its goal-state actions again.
-   */
+  /** RefreshJob (here and in the private JobManagerService), as the v0 JobManager's Refresh. */
   refreshJob(body: Body, r: Reply): void {
-    const jobId = idValue(body.jobId);
-    if (!jobId) return r.error("invalid-argument", jobIdExpected(body.jobId));
-    this.api.withLiveJob(r, jobId, (job) => {
-      const jm = this.api.jm;
-      jm.jobEngine.enqueue(job);
-      for (const t of job.tasks.values()) jm.taskEngine.enqueue(t);
-      r.ok({});
-    });
+    this.api.refreshJob(r, "jobId", body.jobId);
   }
 
   /** GetJobIDFromJobName: the ids of the jobs named exactly `jobName`, newest first; NotFound when none is. */

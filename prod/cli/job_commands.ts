@@ -1,4 +1,4 @@
-/** `peloton job ...`: create, get, status, stop, validate. */
+/** `peloton job ...`: create, get, status, stop, validate, and the debug calls refresh, cache and active-list. */
 import { stringify } from "yaml";
 import { loadJobConfig } from "../../core/model/load.ts";
 import { isTerminalJobState, type JobState } from "../../core/model/states.ts";
@@ -171,6 +171,43 @@ export const jobCommands: Command[] = [
           tasks: stats,
         }).trimEnd(),
       );
+      return 0;
+    },
+  },
+  {
+    name: "job refresh",
+    args: ["JOB"],
+    summary: "run a job's and its tasks' goal-state actions again, loading it from the store if the job " +
+      "manager does not hold it (JobManager::Refresh; debug)",
+    async run(ctx, [job]) {
+      await ctx.client.call(`${JOB}::Refresh`, { id: { value: job } });
+      ctx.out(ctx.json ? "{}" : `Job ${job}: refresh requested`);
+      return 0;
+    },
+  },
+  {
+    name: "job cache",
+    args: ["JOB"],
+    summary: "show a job's runtime, and the config fields Peloton's cache keeps, as the job manager holds " +
+      "them in memory (JobManager::GetCache; debug)",
+    async run(ctx, [job]) {
+      const res = await ctx.client.call(`${JOB}::GetCache`, { id: { value: job } });
+      ctx.out(JSON.stringify(res, null, 2));
+      return 0;
+    },
+  },
+  {
+    name: "job active-list",
+    args: [],
+    summary: "list the ids of the jobs that have not ended, oldest first, from the store: every job " +
+      "manager's (JobManager::GetActiveJobs; debug)",
+    async run(ctx) {
+      const res = await ctx.client.call<{ ids?: { value: string }[] }>(`${JOB}::GetActiveJobs`, {});
+      if (ctx.json) ctx.out(JSON.stringify(res, null, 2));
+      else {
+        const ids = res.ids ?? [];
+        ctx.out(ids.length ? table(["ID"], ids.map((i) => [i.value])) : "No active jobs");
+      }
       return 0;
     },
   },

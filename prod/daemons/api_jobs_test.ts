@@ -30,6 +30,22 @@ Deno.test("JobManagerService: a call naming a job goes to its owner, even a Get;
   assert.deepEqual(get, { jobId: JOB, read: true, create: undefined });
 });
 
+Deno.test("JobManager's debug calls: Refresh and GetCache go to the job's owner; GetActiveJobs (the store) anywhere", async () => {
+  const svc = "peloton.api.job.JobManager";
+  for (const method of ["Refresh", "GetCache"]) {
+    assert.deepEqual(
+      await jobCallOf(`${svc}::${method}`, { id: { value: JOB } }, store),
+      { jobId: JOB, read: false, create: undefined },
+      method,
+    );
+  }
+  assert.deepEqual(await jobCallOf(`${svc}::GetActiveJobs`, {}, store), {
+    jobId: undefined,
+    read: true,
+    create: undefined,
+  });
+});
+
 Deno.test("WatchService: a pod watch naming a job goes to its owner; a Cancel to the watch's job manager", async () => {
   const svc = "peloton.api.v1alpha.watch.svc.WatchService";
   assert.deepEqual(
