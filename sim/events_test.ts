@@ -283,4 +283,32 @@ Deno.test("each workload draws from its own stream: an event that changes schedu
     r.sim.submissions.map((s) => [s.workload, s.jobId, s.instances, JSON.stringify(s.config)]);
   assert.ok(submitted(calm).length > 40);
   assert.deepEqual(submitted(hit), submitted(calm));
+
+  // Each run of a task draws its outcome from a stream of its own: a first run that finished in both runs
+  // ran as long in both, however differently the two clusters scheduled it.
+  const ranFor = async (r: Awaited<ReturnType<typeof run>>) => {
+    const out = new Map<string, number>();
+    for (const { jobId } of r.sim.submissions) {
+      for (const t of await r.sim.store.getTasks(jobId)) {
+        if (t.runId !== 1 || t.state !== "SUCCEEDED") continue;
+        out.set(`${jobId}-${t.instanceId}`, t.completionTimeMs! - t.startTimeMs!);
+      }
+    }
+    return out;
+  };
+  const [a, b] = [await ranFor(calm), await ranFor(hit)];
+  const both = [...a.keys()].filter((k) => b.has(k));
+  assert.ok(both.length > 100, `${both.length} first runs finished in both`);
+  const starts = (r: Awaited<ReturnType<typeof run>>, k: string) => r.sim.store.getTask(...jobInstance(k));
+  let movedStart = 0;
+  for (const k of both) {
+    assert.equal(b.get(k), a.get(k), `${k} ran as long in both`);
+    if ((await starts(calm, k))!.startTimeMs !== (await starts(hit, k))!.startTimeMs) movedStart++;
+  }
+  assert.ok(movedStart > 0, "some started at other times in the two runs");
 });
+
+function jobInstance(key: string): [string, number] {
+  const at = key.lastIndexOf("-");
+  return [key.slice(0, at), Number(key.slice(at + 1))];
+}

@@ -300,6 +300,7 @@ export function createSimulation(scenario: Scenario, options: RunOptions): Simul
         // Each workload draws from a stream of its own: what it submits does not depend on how the cluster
         // schedules, so runs that differ in a setting compare the same work (common random numbers).
         prng: seededPrng(streamSeed(options.seed, w.name)),
+        outcomeSeed: streamSeed(options.seed, `${w.name}/outcomes`),
         schedule: (at, fn) => {
           sim.pendingArrivals++;
           queue.schedule(Math.max(at, queue.now), () => {

@@ -38,6 +38,12 @@ export interface Submission {
 /** What scheduling a workload needs from the simulation. */
 export interface WorkloadContext {
   prng: Prng;
+  /**
+   * Seed of the workload's task outcomes (durations, failures, cpu use): each run of a task draws from a
+   * stream of its own, seeded from this and its task id (`taskPrng`), so its outcome does not depend on when
+   * or where it launched, nor on what launched before it.
+   */
+  outcomeSeed: number;
   schedule: (atMs: number, fn: () => void) => void;
   horizonMs: number;
   submit: (s: Submission) => void;
@@ -113,11 +119,36 @@ function label(kind: string, condition: string, key: string, value: string, requ
   };
 }
 
-/** Task behaviour of a synthetic workload: duration, failures and cpu use. */
-function outcomeModel(w: Workload, group: UsageGroup, commandBased: boolean): OutcomeModel | undefined {
+/**
+ * A stream of draws for one run of a task: seeded from the workload's outcome seed and the Mesos task id
+ * (`<job>-<instance>-<run>`, FNV-1a), then SplitMix32. Runs that differ in a setting give the same run of
+ * the same task the same outcome (common random numbers), where one stream shared in launch order would
+ * give it whichever draw came next.
+ */
+export function taskPrng(seed: number, taskId: string): Prng {
+  let h = (0x811c9dc5 ^ seed) >>> 0;
+  for (let i = 0; i < taskId.length; i++) h = Math.imul(h ^ taskId.charCodeAt(i), 0x01000193);
+  let x = h >>> 0;
+  return () => {
+    x = (x + 0x9e3779b9) | 0;
+    let z = x;
+    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
+    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
+    return ((z ^ (z >>> 16)) >>> 0) / 4294967296;
+  };
+}
+
+/** Task behaviour of a synthetic workload: duration, failures and cpu use, drawn per task run (`taskPrng`). */
+function outcomeModel(
+  w: Workload,
+  group: UsageGroup,
+  commandBased: boolean,
+  seed: number,
+): OutcomeModel | undefined {
   const { durationSec: duration, failureRate, cpuUsage } = w;
   if (commandBased && duration === undefined && failureRate === 0 && cpuUsage === undefined) return undefined;
-  return (spec, prng) => {
+  return (spec) => {
+    const prng = taskPrng(seed, spec.taskId);
     let durationMs = Infinity, exitCode = 0;
     if (duration !== undefined) durationMs = Math.round(sample(duration, prng) * 1000);
     else if (commandBased) ({ durationMs, exitCode } = outcomeFromCommand(spec));
@@ -170,7 +201,7 @@ function arrivals(w: Workload, prng: Prng): { first: number[] } | { next: (prevM
 export function scheduleWorkload(w: Workload, ctx: WorkloadContext): void {
   const { prng, cluster, template } = ctx;
   if (w.trace) return scheduleTrace(w, ctx);
-  const model = outcomeModel(w, ctx.usageGroup, template !== undefined);
+  const model = outcomeModel(w, ctx.usageGroup, template !== undefined, ctx.outcomeSeed);
   let n = 0;
   const make = (): Submission => {
     n++;
