@@ -244,6 +244,22 @@ export interface UpdateRecord {
   version: number;
 }
 
+/**
+ * A job's secret (Peloton's `secret_info`): written at `path` in each of the job's tasks' containers at
+ * launch. The data is kept only here and in the launch: the job's config names the secret by id and path.
+ */
+export interface SecretRecord {
+  jobId: string;
+  secretId: string;
+  /** Where tasks find it: a path in the container (in the minicluster, under the task's sandbox). */
+  path: string;
+  /** The secret's bytes, base64 (Peloton's `Secret.Value.data`). */
+  data: string;
+  createdMs: number;
+  /** Bumped when a job update replaces the data. */
+  version: number;
+}
+
 /** A persistent volume of a stateful task, on the host its task runs on. */
 export interface VolumeRecord {
   volumeId: string;

@@ -64,6 +64,13 @@ export interface LaunchSpec {
    * container runtime, runs the command on the host with the Docker `env` parameters as its environment.
    */
   container?: ContainerInfo;
+  /**
+   * The job's secrets (Peloton's secret volumes, Mesos `Volume.Source.SECRET` of type VALUE), each to be
+   * written before the command starts at `path` in the container, read-only; the minicluster, which has no
+   * container, writes them under the task's sandbox (an absolute path relative to the sandbox). `data` is
+   * base64. Never logged.
+   */
+  secrets?: { path: string; data: string }[];
 }
 
 /**

@@ -10,6 +10,7 @@ import type {
   HostPoolAssignmentRecord,
   HostPoolRecord,
   JobRecord,
+  SecretRecord,
   RespoolRecord,
   TaskEventRecord,
   TaskRecord,
@@ -21,7 +22,7 @@ import type {
 /** One mutation; a `write` batch is applied atomically and in order. */
 export type StoreWrite =
   | { kind: "job.put"; job: JobRecord }
-  /** Deletes the job with its tasks, events, configs, updates, workflow events and volumes. */
+  /** Deletes the job with its tasks, events, configs, updates, workflow events, volumes and secrets. */
   | { kind: "job.delete"; jobId: string }
   /** A job config version, kept for rollbacks; versions are immutable (re-putting one is a no-op). */
   | { kind: "job.config"; jobId: string; version: number; config: JobConfig }
@@ -39,6 +40,8 @@ export type StoreWrite =
   | { kind: "workflow.event"; event: WorkflowEventRecord }
   /** Deletes the instance events of one of a job's workflows (bounding their growth); the workflow stays. */
   | { kind: "workflow.events.delete"; jobId: string; workflowId: string }
+  /** A job's secret created, or its data replaced: one record per job and secret id. */
+  | { kind: "secret.put"; secret: SecretRecord }
   | { kind: "volume.put"; volume: VolumeRecord }
   | { kind: "volume.delete"; volumeId: string }
   /**
@@ -247,6 +250,8 @@ export interface Store {
     workflowId: string,
     query?: WorkflowEventsQuery,
   ): Promise<WorkflowEventRecord[]>;
+  /** A job's secrets, ordered by path. */
+  getSecrets(jobId: string): Promise<SecretRecord[]>;
   listVolumes(jobId: string): Promise<VolumeRecord[]>;
   getVolume(volumeId: string): Promise<VolumeRecord | undefined>;
   /** Hosts in maintenance and completions not yet carried, by host name, for recovery. */
@@ -275,6 +280,28 @@ export class AdminLockRows {
 
   read(): AdminLockRecord[] {
     return copiesByKey(this.locks);
+  }
+}
+
+/** Secrets as the in-memory stores keep them: a record per job and secret id. */
+export class SecretRows {
+  readonly #byJob = new Map<string, Map<string, SecretRecord>>();
+
+  /** Applies a `secret.put`, or a `job.delete`'s share; false for any other kind. */
+  apply(w: StoreWrite): boolean {
+    if (w.kind === "secret.put") {
+      let rows = this.#byJob.get(w.secret.jobId);
+      if (!rows) this.#byJob.set(w.secret.jobId, rows = new Map());
+      rows.set(w.secret.secretId, { ...w.secret });
+      return true;
+    }
+    if (w.kind === "job.delete") this.#byJob.delete(w.jobId);
+    return false;
+  }
+
+  read(jobId: string): SecretRecord[] {
+    const rows = [...this.#byJob.get(jobId)?.values() ?? []].map((r) => ({ ...r }));
+    return rows.sort((a, b) => byCodePoint(a.path, b.path) || byCodePoint(a.secretId, b.secretId));
   }
 }
 

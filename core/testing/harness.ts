@@ -7,6 +7,7 @@ import {
   isTerminalUpdateState,
   type JobRecord,
   type RespoolRecord,
+  type SecretRecord,
   type TaskEventRecord,
   type TaskRecord,
   type UpdateRecord,
@@ -21,6 +22,7 @@ import {
   AdminLockRows,
   compareJobs,
   HostPoolRows,
+  SecretRows,
   type JobPage,
   type JobQuery,
   nameContains,
@@ -176,6 +178,7 @@ export class TestStore implements Store {
   readonly maintenance = new Map<string, HostMaintenanceRecord>();
   readonly hostPoolRows = new HostPoolRows();
   readonly adminLockRows = new AdminLockRows();
+  readonly secretRows = new SecretRows();
   #pending: { done?: (err?: Error) => void; err?: Error }[] = [];
   #failNext?: Error;
   #flushWaiters: (() => void)[] = [];
@@ -289,6 +292,10 @@ export class TestStore implements Store {
     return Promise.resolve(workflowSteps(list, limit).map((e) => ({ ...e })));
   }
 
+  getSecrets(jobId: string): Promise<SecretRecord[]> {
+    return Promise.resolve(this.secretRows.read(jobId));
+  }
+
   listVolumes(jobId: string): Promise<VolumeRecord[]> {
     return Promise.resolve(
       [...this.volumes.values()].filter((v) => v.jobId === jobId).map((v) => ({ ...v })),
@@ -328,6 +335,7 @@ export class TestStore implements Store {
         this.jobs.delete(w.jobId);
         for (const [k, t] of this.tasks) if (t.jobId === w.jobId) this.tasks.delete(k);
         this.#dropWorkflowEvents((e) => e.jobId === w.jobId);
+        this.secretRows.apply(w);
         return;
       case "task.put":
         this.tasks.set(`${w.task.jobId}/${w.task.instanceId}`, structuredClone(w.task));
@@ -364,6 +372,9 @@ export class TestStore implements Store {
         return;
       case "workflow.events.delete":
         this.#dropWorkflowEvents((e) => e.jobId === w.jobId && e.workflowId === w.workflowId);
+        return;
+      case "secret.put":
+        this.secretRows.apply(w);
         return;
       case "volume.put":
         this.volumes.set(w.volume.volumeId, { ...w.volume });
