@@ -7,6 +7,7 @@ import {
   type JobPage,
   type JobQuery,
   nameContains,
+  SecretRows,
   StaleWriteError,
   type Store,
   type StoredHostPools,
@@ -21,6 +22,7 @@ import {
   isTerminalUpdateState,
   type JobRecord,
   type RespoolRecord,
+  type SecretRecord,
   type TaskEventRecord,
   type TaskRecord,
   type UpdateRecord,
@@ -156,6 +158,8 @@ export class MemoryStore implements Store {
   readonly #maintenance = new Map<string, HostMaintenanceRecord>();
   readonly #hostPools = new HostPoolRows();
   readonly #adminLocks = new AdminLockRows();
+  /** Kept when a finished job's tasks are archived: the job, and its secrets, stay. */
+  readonly #secrets = new SecretRows();
   /** What a plain batch changed, as (container, key, value before) triples, to undo it if a write is stale. */
   readonly #undo: unknown[] = [];
   #issued = 0;
@@ -198,7 +202,8 @@ export class MemoryStore implements Store {
    * Jobs, tasks, configs, events and volumes only (what the job manager writes as tasks move): applied in
    * one pass, each write checked against what the store holds by then, and undone if one is stale. The
    * same rule as `findStaleWrite` without a map per batch (the simulator writes tens of thousands a second).
-   * A batch with other kinds of writes is undone too, and NOT_PLAIN returned: it takes the general path.
+   * A batch with other kinds of writes is undone too, and NOT_PLAIN returned: it takes the general path,
+   * which checks the whole batch before applying any of it (as for `secret.put`: a job's create or update).
    */
   #applyPlain(batch: readonly StoreWrite[]): Error | undefined {
     const undo = this.#undo;
@@ -338,6 +343,10 @@ export class MemoryStore implements Store {
     return Promise.resolve(list.sort(volumesByInstance).map((v) => ({ ...v })));
   }
 
+  getSecrets(jobId: string): Promise<SecretRecord[]> {
+    return Promise.resolve(this.#secrets.read(jobId));
+  }
+
   getVolume(volumeId: string): Promise<VolumeRecord | undefined> {
     const v = this.#volumes.get(volumeId);
     return Promise.resolve(v && { ...v });
@@ -387,6 +396,7 @@ export class MemoryStore implements Store {
         for (const [id, u] of [...this.#updates]) if (u.jobId === w.jobId) this.#updates.delete(id);
         for (const [id, v] of [...this.#volumes]) if (v.jobId === w.jobId) this.#volumes.delete(id);
         this.#workflowEvents.delete(w.jobId);
+        this.#secrets.apply(w);
         break;
       case "job.config": {
         let versions = this.#configs.get(w.jobId);
@@ -414,6 +424,9 @@ export class MemoryStore implements Store {
       }
       case "workflow.events.delete":
         this.#workflowEvents.get(w.jobId)?.delete(w.workflowId);
+        break;
+      case "secret.put":
+        this.#secrets.apply(w);
         break;
       case "volume.put":
         this.#volumes.set(w.volume.volumeId, { ...w.volume });

@@ -1,6 +1,7 @@
 /** The Store port over Kysely (SQLite or MySQL): one writer loop with group commit, and async reads. */
 import { type ControlledTransaction, type Kysely, type RawBuilder, type Selectable, sql } from "kysely";
 import {
+  byCodePoint,
   DEFAULT_JOB_ORDER,
   type JobOrder,
   type JobPage,
@@ -18,6 +19,7 @@ import {
   isTerminalUpdateState,
   type JobRecord,
   type RespoolRecord,
+  type SecretRecord,
   type TaskEventRecord,
   type TaskRecord,
   type UpdateRecord,
@@ -50,6 +52,8 @@ import {
   OWNING_TEAM_CHARS,
   respoolFromRow,
   respoolRow,
+  secretFromRow,
+  secretRow,
   type StoreDatabase,
   taskRow,
   updateRow,
@@ -121,6 +125,7 @@ const JOB_TABLES = [
   "updates",
   "workflow_events",
   "volumes",
+  "secret_info",
   "jobs",
 ] as const;
 
@@ -430,6 +435,19 @@ export class KyselyStore implements Store {
     return rows.map((r) => JSON.parse(r.record));
   }
 
+  /**
+   * By path, then secret id, by code point as the in-memory stores order them: sorted here, since MySQL
+   * orders strings by their first max_sort_length (1,024) bytes only, and with its utf8mb4_bin collation
+   * ties "a" with "a ". A job has few secrets.
+   */
+  async getSecrets(jobId: string): Promise<SecretRecord[]> {
+    await this.flush();
+    const rows = await this.#db.selectFrom("secret_info").selectAll().where("job_id", "=", jobId).execute();
+    return rows.map(secretFromRow).sort((a, b) =>
+      byCodePoint(a.path, b.path) || byCodePoint(a.secretId, b.secretId)
+    );
+  }
+
   async getVolume(volumeId: string): Promise<VolumeRecord | undefined> {
     await this.flush();
     const row = await this.#db.selectFrom("volumes").select("record").where("volume_id", "=", volumeId)
@@ -655,6 +673,8 @@ export class KyselyStore implements Store {
         await trx.deleteFrom("workflow_events").where("job_id", "=", w.jobId)
           .where("workflow_id", "=", w.workflowId).execute();
         return;
+      case "secret.put":
+        return await this.#upsert(trx, "secret_info", [secretRow(w.secret)], ["job_id", "secret_id"]);
       case "volume.put":
         return await this.#upsert(trx, "volumes", [volumeRow(w.volume)], ["volume_id"]);
       case "volume.delete":
@@ -794,7 +814,8 @@ export class KyselyStore implements Store {
       | "host_maintenance"
       | "host_pools"
       | "host_pool_assignments"
-      | "admin_locks",
+      | "admin_locks"
+      | "secret_info",
     rows: Record<string, unknown>[],
     keys: string[],
   ): Promise<void> {

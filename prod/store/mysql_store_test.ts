@@ -64,6 +64,7 @@ Deno.test("KyselyStore on MySQL: processes opening a new database at once migrat
         "0007_jobs_completion_time",
         "0008_host_pools",
         "0009_admin_locks",
+        "0010_secret_info",
       ]);
     } finally {
       await db.destroy();

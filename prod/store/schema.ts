@@ -8,6 +8,7 @@ import type {
   HostPoolRecord,
   JobRecord,
   RespoolRecord,
+  SecretRecord,
   TaskEventRecord,
   TaskRecord,
   UpdateRecord,
@@ -183,6 +184,19 @@ export interface AdminLocksTable {
   locked_ms: Int;
 }
 
+/**
+ * A job's secrets (migration 0010), as Peloton's `secret_info`: one row per job and secret id, replaced
+ * when a job update changes the secret. `data` (base64) may be large: a secret of up to ~1 MB.
+ */
+export interface SecretInfoTable {
+  job_id: string;
+  secret_id: string;
+  path: string;
+  data: string;
+  created_ms: Int;
+  version: Int;
+}
+
 /** A workflow's steps on a job's instances (migration 0006), read by workflow and instance in write order. */
 export interface WorkflowEventsTable {
   id: Generated<number>;
@@ -211,6 +225,7 @@ export interface StoreDatabase {
   host_pools: HostPoolsTable;
   host_pool_assignments: HostPoolAssignmentsTable;
   admin_locks: AdminLocksTable;
+  secret_info: SecretInfoTable;
 }
 
 /**
@@ -394,6 +409,28 @@ export function adminLockFromRow(r: Selectable<AdminLocksTable>): AdminLockRecor
   return { component: r.component, lockedMs: r.locked_ms };
 }
 
+export function secretRow(s: SecretRecord): Selectable<SecretInfoTable> {
+  return {
+    job_id: s.jobId,
+    secret_id: s.secretId,
+    path: s.path,
+    data: s.data,
+    created_ms: s.createdMs,
+    version: s.version,
+  };
+}
+
+export function secretFromRow(r: Selectable<SecretInfoTable>): SecretRecord {
+  return {
+    jobId: r.job_id,
+    secretId: r.secret_id,
+    path: r.path,
+    data: r.data,
+    createdMs: r.created_ms,
+    version: r.version,
+  };
+}
+
 /** Cuts a label to what its indexed column holds. */
 export function clip(s: string, chars: number): string {
   return s.length <= chars ? s : s.slice(0, chars);
@@ -414,6 +451,7 @@ export function storeMigrations(kind: DialectKind): Record<string, Migration> {
     "0007_jobs_completion_time": { up: (db) => jobsCompletionTime(db, kind) },
     "0008_host_pools": { up: (db) => hostPools(db, kind) },
     "0009_admin_locks": { up: (db) => adminLocks(db, kind) },
+    "0010_secret_info": { up: (db) => secretInfo(db, kind) },
   };
 }
 
@@ -681,6 +719,28 @@ async function adminLocks(db: AnyDb, kind: DialectKind): Promise<void> {
   await createTable(db, kind, "admin_locks")
     .addColumn("component", "varchar(255)", (c) => c.primaryKey())
     .addColumn("locked_ms", "bigint", (c) => c.notNull())
+    .execute();
+}
+
+/**
+ * Width of a secret id, part of the key (Peloton's are UUIDs); MySQL refuses a longer one, failing its batch.
+ * The path is TEXT (64 KiB on MySQL), not indexed: the store sorts a job's few secrets itself.
+ */
+export const SECRET_ID_CHARS = 255;
+
+/**
+ * Jobs' secrets, so that a job's tasks get them when launched after a restart. `data` is MySQL's LONGTEXT
+ * (TEXT holds only 64 KiB); base64 is ASCII, so its bytes are its length. Safe to run again after a cut.
+ */
+async function secretInfo(db: AnyDb, kind: DialectKind): Promise<void> {
+  await createTable(db, kind, "secret_info")
+    .addColumn("job_id", "varchar(128)", (c) => c.notNull())
+    .addColumn("secret_id", `varchar(${SECRET_ID_CHARS})`, (c) => c.notNull())
+    .addColumn("path", "text", (c) => c.notNull())
+    .addColumn("data", bigText(kind), (c) => c.notNull())
+    .addColumn("created_ms", "bigint", (c) => c.notNull())
+    .addColumn("version", "bigint", (c) => c.notNull())
+    .addPrimaryKeyConstraint("secret_info_pk", ["job_id", "secret_id"])
     .execute();
 }
 

@@ -40,6 +40,7 @@ Deno.test("KyselyStore on SQLite: processes opening a new file at once migrate i
         "0007_jobs_completion_time",
         "0008_host_pools",
         "0009_admin_locks",
+        "0010_secret_info",
       ]);
     } finally {
       await db.destroy();

@@ -15,6 +15,7 @@ import type {
   HostPoolRecord,
   JobRecord,
   RespoolRecord,
+  SecretRecord,
   TaskEventRecord,
   TaskRecord,
   UpdateRecord,
@@ -85,6 +86,9 @@ export function storeSuite(
       options.freshDatabase,
     );
     steps["a database at migration 0008 gains admin locks, keeping its rows"] = upgradeFrom0008(
+      options.freshDatabase,
+    );
+    steps["a database at migration 0009 gains secrets, keeping its rows"] = upgradeFrom0009(
       options.freshDatabase,
     );
   }
@@ -397,6 +401,32 @@ export function makeVolume(
   };
 }
 
+export function makeSecret(
+  jobId: string,
+  secretId: string,
+  path: string,
+  over: Partial<SecretRecord> = {},
+): SecretRecord {
+  return {
+    jobId,
+    secretId,
+    path,
+    data: btoa(`${secretId} of ${jobId}`),
+    createdMs: 1_700_000_005_000,
+    version: 1,
+    ...over,
+  };
+}
+
+/** About 1 MB of base64 (Peloton's limit for a secret), every 4 characters different from their neighbours. */
+function largeSecretData(): string {
+  const groups = Array.from(
+    { length: 262_144 },
+    (_, i) => btoa(String.fromCharCode(i & 255, (i >> 8) & 255, i % 251)),
+  );
+  return groups.join("");
+}
+
 /** A job's config at another version: a different instance count, so versions are told apart. */
 function configAt(jobId: string, version: number): JobRecord["config"] {
   return makeJob(jobId, { instanceCount: version, description: `version ${version}` }).config;
@@ -479,6 +509,19 @@ const reopen: Case = async (store, ids, open) => {
     { kind: "hostpool.assign", assignment: assigned },
   ]);
   store.write([{ kind: "hostpool.delete", name: ids.hostPool(2) }]);
+  const keptSecret = makeSecret(jobId, "s1", "/etc/kept", { data: btoa("replaced"), version: 2 });
+  const otherSecret = makeSecret(jobId, "s2", "/etc/two");
+  store.write([
+    { kind: "secret.put", secret: makeSecret(jobId, "s1", "/etc/old") },
+    { kind: "secret.put", secret: otherSecret },
+  ]);
+  store.write([{ kind: "secret.put", secret: keptSecret }]);
+  const deletedJob = ids.job(2);
+  store.write([
+    { kind: "job.put", job: makeJob(deletedJob) },
+    { kind: "secret.put", secret: makeSecret(deletedJob, "s1", "/etc/gone") },
+  ]);
+  store.write([{ kind: "job.delete", jobId: deletedJob }]);
   const keptLock = adminLock(ids.component("Write"), 2);
   store.write([
     { kind: "admin.lock", lock: adminLock(ids.component("Write"), 1) },
@@ -494,6 +537,8 @@ const reopen: Case = async (store, ids, open) => {
     equal(await mineOf(again, ids), [kept]);
     equal(await hostPoolsOf(again, ids), { pools: [keptPool], assignments: [assigned] });
     equal(await locksOf(again, ids), [keptLock]);
+    equal(await again.getSecrets(jobId), [keptSecret, otherSecret]);
+    equal(await again.getSecrets(deletedJob), []);
     equal(await again.getJob(jobId), makeJob(jobId));
     equal(await again.getTasks(jobId), [makeTask(jobId, 0)]);
     equal(await again.getTaskEvents(jobId, 0), [event(jobId, 0, "RUNNING", 1)]);
@@ -732,6 +777,30 @@ function upgradeFrom0008(freshDatabase: FreshDatabase): Case {
       const lock = adminLock(ids.component("GoalStateEngine"));
       strictEqual(await put(store, [{ kind: "admin.lock", lock }]), undefined);
       equal(await store.adminLocks(), [lock]);
+    });
+  };
+}
+
+/**
+ * A database made by the code before secrets were stored (migrations up to 0009), with rows in it: opening
+ * it as a store adds the secrets table and keeps the rows.
+ */
+function upgradeFrom0009(freshDatabase: FreshDatabase): Case {
+  return async (_store, ids) => {
+    const { adminLockRow, jobRow, migrateToLatest } = await import("./schema.ts");
+    const job = makeJob(ids.job(1));
+    const lock = adminLock(ids.component("Launch"));
+    await checkUpgrade(freshDatabase, async (old) => {
+      equal((await migrateToLatest(old.db, old.kind, "0009_admin_locks")).length, 9);
+      await old.db.insertInto("jobs").values(jobRow(job)).execute();
+      await old.db.insertInto("admin_locks").values(adminLockRow(lock)).execute();
+    }, async (store) => {
+      equal(await store.getJob(job.jobId), job);
+      equal(await store.adminLocks(), [lock]);
+      equal(await store.getSecrets(job.jobId), []);
+      const secret = makeSecret(job.jobId, "s1", "/etc/secret");
+      strictEqual(await put(store, [{ kind: "secret.put", secret }]), undefined);
+      equal(await store.getSecrets(job.jobId), [secret]);
     });
   };
 }
@@ -1944,6 +2013,122 @@ const cases: Record<string, Case> = {
       read: () => locksOf(store, ids),
       unchanged: before,
       committed: [adminLock(engine), adminLock(launch), adminLock(write)],
+    });
+  },
+
+  "secrets: listed by path then secret id, by code point; each job's own; put again replaces": async (
+    store,
+    ids,
+  ) => {
+    const [a, b] = [ids.job(1), ids.job(2)];
+    // A job whose id starts with a's has secrets of its own.
+    const c = `${a}/2`;
+    const long = "x".repeat(1_100); // longer than MySQL sorts strings by
+    const s = [
+      makeSecret(a, "s1", "/etc/b"),
+      makeSecret(a, "s2", "/etc/a "),
+      makeSecret(a, "s3", "/etc/a"),
+      makeSecret(a, "s0", "/etc/b"),
+      makeSecret(a, "s4", "/etc/\u{FF5E}"),
+      makeSecret(a, "s5", "/etc/\u{1F600}"),
+      makeSecret(a, "s6", `/etc/${long}b`),
+      makeSecret(a, "s7", `/etc/${long}a`),
+      makeSecret(b, "s1", "/etc/b", { createdMs: 1_700_000_006_000 }),
+      makeSecret(c, "s1", "/etc/c"),
+    ];
+    strictEqual(await put(store, s.map((secret): StoreWrite => ({ kind: "secret.put", secret }))), undefined);
+    // A trailing space sorts after its absence; U+FF5E before U+1F600 (by code point, not UTF-16 unit).
+    const ofA = [s[2], s[1], s[3], s[0], s[7], s[6], s[4], s[5]];
+    equal(await store.getSecrets(a), ofA);
+    equal(await store.getSecrets(b), [s[8]]);
+    equal(await store.getSecrets(c), [s[9]]);
+    equal(await store.getSecrets(ids.job(3)), []);
+    // Reads are copies.
+    (await store.getSecrets(a))[0].data = "changed";
+    equal(await store.getSecrets(a), ofA);
+
+    // Put again by id: path, data and version replaced (the last of two puts in a batch); other jobs' stay.
+    const moved = makeSecret(a, "s6", "/etc/0", { data: btoa("new data"), version: 3 });
+    const large = makeSecret(b, "s1", "/etc/b", { data: largeSecretData(), version: 2 });
+    strictEqual(
+      await put(store, [
+        { kind: "secret.put", secret: makeSecret(a, "s6", "/etc/z", { version: 2 }) },
+        { kind: "secret.put", secret: moved },
+        { kind: "secret.put", secret: large },
+      ]),
+      undefined,
+    );
+    equal(await store.getSecrets(a), [moved, s[2], s[1], s[3], s[0], s[7], s[4], s[5]]);
+    const [readLarge] = await store.getSecrets(b);
+    strictEqual(readLarge.data.length, 1_048_576);
+    ok(readLarge.data === large.data, "a 1 MB secret comes back whole");
+    equal(readLarge, large);
+    equal(await store.getSecrets(c), [s[9]]);
+  },
+
+  "job.delete removes the job's secrets, put before it in its batch too; one put after it stays": async (
+    store,
+    ids,
+  ) => {
+    const a = ids.job(1);
+    const other = `${a}/2`;
+    const secret = (jobId: string, n: number) => makeSecret(jobId, `s${n}`, `/etc/${n}`);
+    const secretPut = (jobId: string, n: number): StoreWrite => ({
+      kind: "secret.put",
+      secret: secret(jobId, n),
+    });
+    strictEqual(
+      await put(store, [
+        { kind: "job.put", job: makeJob(a) },
+        secretPut(a, 1),
+        secretPut(a, 2),
+        { kind: "job.put", job: makeJob(other) },
+        secretPut(other, 1),
+      ]),
+      undefined,
+    );
+    strictEqual(await put(store, [{ kind: "job.delete", jobId: a }]), undefined);
+    equal(await store.getSecrets(a), []);
+    equal(await store.getSecrets(other), [secret(other, 1)]);
+    // Deleted and created again in one batch.
+    strictEqual(
+      await put(store, [
+        { kind: "job.put", job: makeJob(a) },
+        secretPut(a, 3),
+        { kind: "job.delete", jobId: a },
+        { kind: "job.put", job: makeJob(a) },
+        secretPut(a, 4),
+      ]),
+      undefined,
+    );
+    equal(await store.getSecrets(a), [secret(a, 4)]);
+    // The same across batches of one group.
+    const results = await Promise.all([
+      put(store, [secretPut(a, 5)]),
+      put(store, [{ kind: "job.delete", jobId: a }]),
+      put(store, [secretPut(a, 6)]),
+    ]);
+    equal(results, [undefined, undefined, undefined]);
+    equal(await store.getSecrets(a), [secret(a, 6)]);
+    equal(await store.getSecrets(other), [secret(other, 1)]);
+  },
+
+  "secrets: a batch that is stale or that the database refuses changes no secret": async (store, ids) => {
+    const a = ids.job(1);
+    const kept = makeSecret(a, "s1", "/etc/one");
+    const added = makeSecret(a, "s3", "/etc/three");
+    await failsWhole(store, ids, {
+      before: [{ kind: "secret.put", secret: kept }],
+      // A job update's batch: a task's new config, a secret replaced and one added.
+      change: [
+        { kind: "task.put", task: makeTask(a, 0) },
+        { kind: "secret.put", secret: makeSecret(a, "s1", "/etc/one", { data: btoa("new"), version: 2 }) },
+        { kind: "secret.put", secret: makeSecret(a, "s2", "/etc/two") },
+      ],
+      commit: [{ kind: "secret.put", secret: added }],
+      read: async () => ({ secrets: await store.getSecrets(a), tasks: await store.getTasks(a) }),
+      unchanged: { secrets: [kept], tasks: [] },
+      committed: { secrets: [kept, added], tasks: [] },
     });
   },
 
