@@ -3,7 +3,13 @@ import type { AdmissionWaits, ApiReply, ApiRequest } from "../messages.ts";
 import type { JobConfig, TaskConfig } from "../model/config_types.ts";
 import { parseJobConfig } from "../model/load.ts";
 import type { Resources } from "../model/resources.ts";
-import { mesosTaskId, parseMesosTaskId, pastRun, type TaskRecord } from "../model/records.ts";
+import {
+  mesosTaskId,
+  parseMesosTaskId,
+  pastRun,
+  type SecretRecord,
+  type TaskRecord,
+} from "../model/records.ts";
 import { isTerminalJobState } from "../model/states.ts";
 import { randomUuid } from "../ports/prng.ts";
 import {
@@ -25,6 +31,14 @@ import {
   UUID,
 } from "./api_json.ts";
 import { InstanceMap, type JobEntry } from "./job_entry.ts";
+import {
+  createdSecrets,
+  parseSecrets,
+  type SecretInput,
+  secretsConfigProblem,
+  secretsJson,
+  updatedSecrets,
+} from "./secrets.ts";
 import { parseQuerySpec, runJobQuery } from "./job_query.ts";
 import type { JobManager } from "./jobmgr.ts";
 import { JOBMGR_SERVICE, JobmgrServiceApi } from "./jobmgr_service_api.ts";
@@ -119,7 +133,17 @@ export class JobApi {
         return this.withJob(
           r,
           idValue(body.id),
-          (j) => r.ok({ jobInfo: jobInfoJson(j), config: jobConfigJson(j.config) }),
+          (j) =>
+            this.withSecrets(
+              r,
+              j,
+              (secrets) =>
+                r.ok({
+                  jobInfo: jobInfoJson(j),
+                  config: jobConfigJson(j.config),
+                  secrets: secretsJson(secrets),
+                }),
+            ),
           false,
           notFoundInError(r),
         );
@@ -285,9 +309,35 @@ export class JobApi {
       return r.ok(bodyError("invalidJobId", `id: got "${given}", expected a UUID`));
     }
     const config = parsed.value;
+    const secrets = this.parseJobSecrets(r, body.secrets, config);
+    if (!secrets) return;
     const jobId = given ?? randomUuid(this.jm.deps.prng);
     const warnings = parsed.warnings.map((w) => w.message);
-    this.checkPool(r, config.respoolId, () => this.createChecked(r, jobId, config, warnings));
+    const records = createdSecrets(jobId, secrets, this.jm.now(), () => randomUuid(this.jm.deps.prng));
+    this.checkPool(
+      r,
+      config.respoolId,
+      () => this.createChecked(r, jobId, config, warnings, undefined, 0, "v0", records),
+    );
+  }
+
+  /** Runs `fn` with a job's secrets: at once for a job driven here, else once read from the store. */
+  withSecrets(r: Reply, j: JobView | JobEntry, fn: (secrets: SecretRecord[]) => void): void {
+    const held = this.jm.jobs.get(j.jobId);
+    if (held) return fn(held.secrets);
+    this.jm.deps.store.getSecrets(j.jobId).then(
+      fn,
+      (err) => r.error("internal", `reading job ${j.jobId}'s secrets: ${err}`),
+    );
+  }
+
+  /** A Create's or Update's `secrets`, or undefined once the call is answered with what is wrong. */
+  parseJobSecrets(r: Reply, raw: unknown, config: JobConfig): SecretInput[] | undefined {
+    const parsed = parseSecrets(raw);
+    if (!parsed.ok) return void r.error("invalid-argument", parsed.message);
+    const problem = parsed.value.length ? secretsConfigProblem(config) : undefined;
+    if (problem) return void r.error("invalid-argument", problem);
+    return parsed.value;
   }
 
   /**
@@ -302,6 +352,7 @@ export class JobApi {
     ok?: () => void,
     startBatch = 0,
     api: ApiShape = "v0",
+    secrets: SecretRecord[] = [],
   ): void {
     // v0 answers in the body (`alreadyExists`); v1alpha with an error (AlreadyExists).
     const exists = () =>
@@ -309,12 +360,18 @@ export class JobApi {
         ? r.ok(bodyError("alreadyExists", `job ${jobId} already exists`, { id: { value: jobId } }))
         : r.error("already-exists", `jobId: job ${jobId} already exists`);
     if (this.jm.jobs.has(jobId)) return exists();
-    this.jm.createJob(jobId, config, (err) => {
-      if (err?.name === "StaleWriteError") return exists();
-      if (err) return r.error("internal", `storing job ${jobId}: ${err.message}`);
-      if (ok) return ok();
-      r.ok({ jobId: { value: jobId }, warnings: warnings.length ? warnings : undefined });
-    }, startBatch);
+    this.jm.createJob(
+      jobId,
+      config,
+      (err) => {
+        if (err?.name === "StaleWriteError") return exists();
+        if (err) return r.error("internal", `storing job ${jobId}: ${err.message}`);
+        if (ok) return ok();
+        r.ok({ jobId: { value: jobId }, warnings: warnings.length ? warnings : undefined });
+      },
+      startBatch,
+      secrets,
+    );
   }
 
   /**
@@ -386,6 +443,14 @@ export class JobApi {
     const next = parsed.value;
     const problem = elasticChange(job.config, next);
     if (problem) return r.error("invalid-argument", problem);
+    const wanted = this.parseJobSecrets(r, body.secrets, next);
+    if (!wanted) return;
+    const newId = () => randomUuid(this.jm.deps.prng);
+    const secrets = updatedSecrets(job.jobId, job.secrets, wanted, this.jm.now(), newId);
+    if (!secrets.ok) return r.error("invalid-argument", secrets.message);
+    // New and changed secrets are stored with the resize, and every launch from now on writes them.
+    for (const secret of secrets.changed) this.jm.write({ kind: "secret.put", secret });
+    job.secrets = secrets.all;
     const oldCount = job.config.instanceCount;
     const v = this.jm.addConfigVersion(job, next);
     for (let i = oldCount; i < next.instanceCount; i++) this.jm.addInstanceAt(job, i, v);

@@ -1,6 +1,6 @@
 /** A job as the job manager holds it in memory: its config versions in use, runtime and tasks. */
 import type { JobConfig, TaskConfig } from "../model/config_types.ts";
-import type { JobRecord, TaskRecord } from "../model/records.ts";
+import type { JobRecord, SecretRecord, TaskRecord } from "../model/records.ts";
 import { isTerminalTaskState } from "../model/states.ts";
 import { TaskConfigs } from "./task_build.ts";
 
@@ -18,12 +18,15 @@ export interface JobEntry {
   versions: Map<number, ConfigVersion>;
   runtime: JobRecord["runtime"];
   tasks: InstanceMap<TaskRecord>;
+  /** The job's secrets with their data, written into every task it launches (see secrets.ts). */
+  secrets: SecretRecord[];
 }
 
 export function newJobEntry(
   rec: JobRecord,
   tasks: TaskRecord[],
   older: Map<number, JobConfig> = new Map(),
+  secrets: SecretRecord[] = [],
 ): JobEntry {
   const versions = new Map<number, ConfigVersion>([[rec.configVersion, version(rec.config)]]);
   for (const [v, config] of older) if (!versions.has(v)) versions.set(v, version(config));
@@ -36,6 +39,7 @@ export function newJobEntry(
     // task transition, so its counts can be behind the tasks after a restart.
     runtime: { ...rec.runtime, taskStats: countStates(tasks) },
     tasks: new InstanceMap(tasks.map((t) => [t.instanceId, t])),
+    secrets,
   };
 }
 

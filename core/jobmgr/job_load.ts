@@ -19,7 +19,7 @@ export async function recoveredJob(
   job: JobRecord,
   updates: UpdateRecord[],
 ): Promise<RecoveredJob> {
-  const tasks = await store.getTasks(job.jobId);
+  const [tasks, secrets] = await Promise.all([store.getTasks(job.jobId), store.getSecrets(job.jobId)]);
   const wanted = new Set<number>();
   for (const t of tasks) {
     wanted.add(t.configVersion);
@@ -35,7 +35,7 @@ export async function recoveredJob(
   const versions = [...wanted];
   const found = await Promise.all(versions.map((v) => store.getJobConfig(job.jobId, v)));
   versions.forEach((v, i) => found[i] && configs.set(v, found[i]!));
-  return { job, tasks, configs };
+  return { job, tasks, configs, secrets };
 }
 
 /** One job as recovery would load it (a job that ended before a restart, named by a call), or undefined. */

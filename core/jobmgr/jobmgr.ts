@@ -26,6 +26,7 @@ import {
   type JobRecord,
   mesosTaskId,
   parseMesosTaskId,
+  type SecretRecord,
   type TaskRecord,
   type UpdateRecord,
 } from "../model/records.ts";
@@ -171,6 +172,7 @@ export interface RecoveredJob {
   tasks: TaskRecord[];
   /** Older config versions the tasks still use. */
   configs?: Map<number, JobConfig>;
+  secrets?: SecretRecord[];
 }
 
 export class JobManager implements Receiver {
@@ -256,7 +258,9 @@ export class JobManager implements Receiver {
 
   /** Loads active jobs, their tasks and workflows from the store's records (before `start`). */
   recover(records: RecoveredJob[], updates: UpdateRecord[] = []): void {
-    for (const { job, tasks, configs } of records) this.jobs.set(job.jobId, newJobEntry(job, tasks, configs));
+    for (const { job, tasks, configs, secrets } of records) {
+      this.jobs.set(job.jobId, newJobEntry(job, tasks, configs, secrets));
+    }
     for (const u of updates) if (this.jobs.has(u.jobId)) this.updates.set(u.updateId, u);
   }
 
@@ -453,26 +457,37 @@ export class JobManager implements Receiver {
   // Jobs
 
   /** Registers a new job and its tasks; `onDurable` runs once the job is stored, then tasks start. */
-  createJob(jobId: string, config: JobConfig, onDurable: (err?: Error) => void, startBatch = 0): JobEntry {
+  createJob(
+    jobId: string,
+    config: JobConfig,
+    onDurable: (err?: Error) => void,
+    startBatch = 0,
+    secrets: SecretRecord[] = [],
+  ): JobEntry {
     const now = this.now();
     const count = config.type === "DAEMON" ? 0 : config.instanceCount;
     const tasks: TaskRecord[] = [];
     for (let i = 0; i < count; i++) tasks.push(this.newTask(jobId, i, defaultTaskGoal(config.type), 1));
-    const job = newJobEntry({
-      jobId,
-      config: config.type === "DAEMON" ? { ...config, instanceCount: 0 } : config,
-      configVersion: 1,
-      runtime: {
-        state: "INITIALIZED",
-        goalState: defaultJobGoal(config.type),
-        creationTimeMs: now,
-        taskStats: count ? { INITIALIZED: count } : {},
-        nextInstanceId: count,
-        desiredStateVersion: 1,
-        workflowVersion: 0,
-        version: 1,
+    const job = newJobEntry(
+      {
+        jobId,
+        config: config.type === "DAEMON" ? { ...config, instanceCount: 0 } : config,
+        configVersion: 1,
+        runtime: {
+          state: "INITIALIZED",
+          goalState: defaultJobGoal(config.type),
+          creationTimeMs: now,
+          taskStats: count ? { INITIALIZED: count } : {},
+          nextInstanceId: count,
+          desiredStateVersion: 1,
+          workflowVersion: 0,
+          version: 1,
+        },
       },
-    }, tasks);
+      tasks,
+      undefined,
+      secrets,
+    );
     this.jobs.set(jobId, job);
     // v1alpha CreateSpec.batchSize: instances start in batches, as a START workflow. It is stored in the
     // job's own batch, so a create answered as done cannot come back from a crash without its rolling start.
@@ -487,6 +502,7 @@ export class JobManager implements Receiver {
       { kind: "job.config", jobId, version: 1, config: job.config },
     ];
     for (const t of tasks) batch.push({ kind: "task.put", task: { ...t } });
+    for (const secret of secrets) batch.push({ kind: "secret.put", secret });
     if (rolling) batch.push(this.workflows.stamp(rolling), ...this.workflows.createdEvents(rolling));
     this.deps.store.write(batch, (err) => {
       if (err) {
@@ -1373,6 +1389,8 @@ function writeJobId(w: StoreWrite): string | undefined {
       return w.event.jobId;
     case "volume.put":
       return w.volume.jobId;
+    case "secret.put":
+      return w.secret.jobId;
     case "job.delete":
     case "job.config":
     case "task.delete":

@@ -1,7 +1,7 @@
 /** Peloton's v1alpha stateless job API (`peloton.api.v1alpha.job.stateless.svc.JobService`). */
 
 import type { JobConfig, UpdateConfig } from "../model/config_types.ts";
-import type { TaskRecord, UpdateRecord } from "../model/records.ts";
+import type { SecretRecord, TaskRecord, UpdateRecord } from "../model/records.ts";
 import { parseStatelessSpec, parseUpdateConfig } from "../model/load.ts";
 import { statelessSpecToJobConfig } from "../model/stateless_spec.ts";
 import { isTerminalJobState, isTerminalTaskState } from "../model/states.ts";
@@ -19,6 +19,7 @@ import {
 } from "./api_json.ts";
 import type { JobApi } from "./job_api.ts";
 import type { JobEntry } from "./job_entry.ts";
+import { createdSecrets, secretsJson, updatedSecrets } from "./secrets.ts";
 import { PRE_LAUNCH_RANK } from "./jobmgr.ts";
 import { TaskConfigs } from "./task_build.ts";
 import { compareTasks, parseTaskOrder } from "./task_query.ts";
@@ -281,21 +282,33 @@ export class StatelessApi {
    * last workflow in the job's runtime after it ends, so GetJob tells how it ended.
    */
   #get(j: JobView, r: Reply): void {
-    const reply = (u?: UpdateRecord) =>
+    const reply = (u: UpdateRecord | undefined, secrets: SecretRecord[]) =>
       r.ok({
         jobInfo: { jobId: { value: j.jobId }, spec: specJson(j), status: statusJson(j, u) },
         workflowInfo: u ? workflowInfoJson(j, u) : undefined,
+        secrets: secretsJson(secrets, "v1alpha"),
       });
-    lastWorkflow(this.api, j).then(reply, (err) => r.error("internal", String(err)));
+    lastWorkflow(this.api, j).then(
+      (u) => this.api.withSecrets(r, j, (secrets) => reply(u, secrets)),
+      (err) => r.error("internal", String(err)),
+    );
   }
 
   #create(body: Body, r: Reply): void {
     const parsed = parseStatelessSpec(body.spec, "spec");
     if (!parsed.ok) return r.error("invalid-argument", parsed.errors.map((e) => e.message).join("; "));
     const config = statelessSpecToJobConfig(parsed.value);
+    const secrets = this.api.parseJobSecrets(r, body.secrets, config);
+    if (!secrets) return;
     const given = idValue(body.jobId);
     const jobId = given ?? randomUuid(this.api.jm.deps.prng);
     const batch = Number(((body.createSpec ?? {}) as Body).batchSize ?? 0);
+    const records = createdSecrets(
+      jobId,
+      secrets,
+      this.api.jm.now(),
+      () => randomUuid(this.api.jm.deps.prng),
+    );
     this.api.checkPool(r, config.respoolId, () => {
       this.api.createChecked(
         r,
@@ -308,6 +321,7 @@ export class StatelessApi {
         },
         batch,
         "v1alpha",
+        records,
       );
     }, "v1alpha");
   }
@@ -373,6 +387,14 @@ export class StatelessApi {
       if (!uc.ok) return r.error("invalid-argument", uc.errors.map((e) => e.message).join("; "));
       config = uc.value;
     }
+    const wanted = this.api.parseJobSecrets(r, body.secrets, next);
+    if (!wanted) return;
+    const newId = () => randomUuid(this.api.jm.deps.prng);
+    const secrets = updatedSecrets(job.jobId, job.secrets, wanted, this.api.jm.now(), newId);
+    if (!secrets.ok) return r.error("invalid-argument", secrets.message);
+    // Stored with the workflow; the instances it replaces, and any launch after, write the new data.
+    for (const secret of secrets.changed) this.api.jm.write({ kind: "secret.put", secret });
+    job.secrets = secrets.all;
     const u = this.api.jm.workflows.create(job, { type: "UPDATE", config, jobConfig: next });
     this.#done(r, job, "ReplaceJob", u.updateId);
   }

@@ -2,7 +2,7 @@
 import type { HostPlacement, RmTask } from "../messages.ts";
 import type { JobConfig, Label, TaskConfig } from "../model/config_types.ts";
 import { mergeTaskConfig } from "../model/job_config.ts";
-import { mesosTaskId, type TaskRecord } from "../model/records.ts";
+import { mesosTaskId, type SecretRecord, type TaskRecord } from "../model/records.ts";
 import { fromLimits, type Resources } from "../model/resources.ts";
 import type { TaskType } from "../model/states.ts";
 import type { HealthCheckSpec, LaunchSpec } from "../ports/host_backend.ts";
@@ -170,7 +170,7 @@ function launchCommand(tc: TaskConfig): LaunchSpec["command"] {
 
 /** `taskId`: the run's Mesos task id when the caller has it already (a placement carries it). */
 export function buildLaunchSpec(
-  job: { config: JobConfig },
+  job: { config: JobConfig; secrets?: readonly SecretRecord[] },
   task: TaskRecord,
   tc: TaskConfig,
   placement: Pick<HostPlacement, "hostname" | "agentId">,
@@ -200,5 +200,6 @@ export function buildLaunchSpec(
     volume: tc.volume && task.volumeId
       ? { volumeId: task.volumeId, containerPath: tc.volume.containerPath, sizeMb: tc.volume.sizeMB }
       : undefined,
+    secrets: job.secrets?.length ? job.secrets.map((s) => ({ path: s.path, data: s.data })) : undefined,
   };
 }

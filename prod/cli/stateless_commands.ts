@@ -6,7 +6,7 @@ import { UsageError } from "./command.ts";
 import { table } from "./format.ts";
 import { jobStates, pageFooter, QUERY_OPTIONS, queryPagination, seconds } from "./update_commands.ts";
 import { loadConfigFile } from "./config_file.ts";
-import { parseLabels, respoolId } from "./job_commands.ts";
+import { parseLabels, respoolId, SECRET_FLAGS, secretsFlag } from "./job_commands.ts";
 import { parseRange } from "./task_commands.ts";
 
 const SVC = "peloton.api.v1alpha.job.stateless.svc.JobService";
@@ -153,9 +153,11 @@ export const statelessCommands: Command[] = [
   {
     name: "job stateless create",
     args: ["RESPOOL", "SPEC", "BATCH-SIZE"],
-    summary: "create a stateless job from a v1alpha spec; its pods start BATCH-SIZE at a time (0: all)",
-    options: { jobID: { type: "string", short: "i" } },
+    summary: "create a stateless job from a v1alpha spec; its pods start BATCH-SIZE at a time (0: all); " +
+      "--secret-path P --secret-data D: a secret written at P in each pod",
+    options: { jobID: { type: "string", short: "i" }, ...SECRET_FLAGS },
     async run(ctx, [respool, file, batch], opts) {
+      const secrets = secretsFlag(opts);
       const s = await spec(ctx, file);
       if (!s) return 1;
       const id = await respoolId(ctx, respool);
@@ -164,6 +166,7 @@ export const statelessCommands: Command[] = [
         createSpec: { batchSize: count("BATCH-SIZE", batch) },
       };
       if (opts.jobID) body.jobId = { value: opts.jobID };
+      if (secrets) body.secrets = secrets;
       const res = await ctx.client.call<{ jobId: { value: string }; version: { value: string } }>(
         `${SVC}::CreateJob`,
         body,

@@ -6,7 +6,7 @@ import type { Command, CommandContext, SortFlags } from "./command.ts";
 import { sortOrder, UsageError } from "./command.ts";
 import { loadConfigFile, readInput } from "./config_file.ts";
 import { table } from "./format.ts";
-import { parseLabels, respoolId } from "./job_commands.ts";
+import { parseLabels, respoolId, SECRET_FLAGS, secretsFlag } from "./job_commands.ts";
 import { parseRange } from "./task_commands.ts";
 
 const JOB = "peloton.api.job.JobManager";
@@ -329,8 +329,11 @@ export const updateCommands: Command[] = [
     name: "job update",
     args: ["JOB", "CONFIG"],
     summary: "resize a job (elastic jobs): grow or shrink instanceCount; added instances go through " +
-      "admission, and a smaller count stops the instances past it (it says which; Peloton allowed growth only)",
-    async run(ctx, [job, file]) {
+      "admission, and a smaller count stops the instances past it (it says which; Peloton allowed growth only); " +
+      "--secret-path P --secret-data D adds a secret or replaces its data (a job's secrets must all be named)",
+    options: SECRET_FLAGS,
+    async run(ctx, [job, file], opts) {
+      const secrets = secretsFlag(opts);
       const loaded = loadJobConfig(await readInput(file), file);
       if (!loaded.ok) {
         ctx.err(formatIssues(loaded.errors));
@@ -340,6 +343,7 @@ export const updateCommands: Command[] = [
       const res = await ctx.client.call<{ message: string }>(`${JOB}::Update`, {
         id: { value: job },
         config: { ...loaded.value, changeLog: { version } },
+        secrets,
       });
       ctx.out(ctx.json ? JSON.stringify(res) : res.message);
       return 0;

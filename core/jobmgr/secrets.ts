@@ -1,0 +1,176 @@
+/**
+ * Job secrets (Peloton's secrets management, `docs/user-guide.md` "Secrets Management" and
+ * `pkg/jobmgr/jobsvc/handler.go`): a job's Create or Update names secrets, each a path and base64 data; they
+ * are stored apart from the job's config (the store's `secret_info`) and written at their path in every
+ * task of the job as it launches. Reads answer a job's secrets by id and path, never their data.
+ */
+import type { JobConfig } from "../model/config_types.ts";
+import type { SecretRecord } from "../model/records.ts";
+
+/** A secret as a request gives it: v0 `peloton.Secret` (`id`) or v1alpha's (`secretId`). */
+export interface SecretInput {
+  /** Absent: one is made (Peloton: a new UUID), or, on update, the existing secret at the path is meant. */
+  secretId?: string;
+  path: string;
+  data: string;
+}
+
+/** The most a secret may hold, decoded: a key or a certificate chain, not a payload. */
+export const MAX_SECRET_BYTES = 1 << 20;
+
+type Body = Record<string, unknown>;
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** A request's `secrets`, checked; each problem names its field. */
+export function parseSecrets(
+  raw: unknown,
+): { ok: true; value: SecretInput[] } | { ok: false; message: string } {
+  if (raw === undefined || raw === null) return { ok: true, value: [] };
+  if (!Array.isArray(raw)) {
+    return { ok: false, message: `secrets: got ${kind(raw)}, expected a list of secrets` };
+  }
+  const out: SecretInput[] = [];
+  const paths = new Set<string>();
+  for (let i = 0; i < raw.length; i++) {
+    const s = raw[i] as Body;
+    const at = `secrets[${i}]`;
+    if (typeof s !== "object" || s === null || Array.isArray(s)) {
+      return { ok: false, message: `${at}: got ${kind(s)}, expected {id, path, value: {data}}` };
+    }
+    const idField = s.secretId ?? s.id;
+    const id = typeof idField === "object" && idField !== null ? (idField as Body).value : idField;
+    if (id !== undefined && id !== "" && typeof id !== "string") {
+      return { ok: false, message: `${at}.id: got ${kind(id)}, expected {value: "<secret id>"}` };
+    }
+    // Peloton: "secret does not have a path".
+    if (typeof s.path !== "string" || s.path.trim() === "") {
+      return {
+        ok: false,
+        message: `${at}.path: got ${JSON.stringify(s.path)}, expected the path to write it at`,
+      };
+    }
+    if (s.path.split("/").includes("..")) {
+      return { ok: false, message: `${at}.path: got "${s.path}", expected a path without ".." parts` };
+    }
+    if (paths.has(s.path)) return { ok: false, message: `${at}.path: "${s.path}" is given twice` };
+    paths.add(s.path);
+    const data = (s.value as Body | undefined)?.data;
+    if (typeof data !== "string" || !BASE64.test(data)) {
+      // Never the data itself in the message: it is the secret.
+      return { ok: false, message: `${at}.value.data: expected the secret's bytes in base64` };
+    }
+    const bytes = (data.length / 4) * 3 - (data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0);
+    if (bytes > MAX_SECRET_BYTES) {
+      return { ok: false, message: `${at}.value.data: ${bytes} bytes, expected at most ${MAX_SECRET_BYTES}` };
+    }
+    out.push({ secretId: id || undefined, path: s.path, data });
+  }
+  return { ok: true, value: out };
+}
+
+/**
+ * Why a job's config cannot take secrets, if it cannot: Peloton writes them through the Mesos
+ * containerizer's secret volumes, so a Docker container is refused (a task without a container runs under
+ * the Mesos containerizer, and the minicluster writes them into its sandbox).
+ */
+export function secretsConfigProblem(config: JobConfig): string | undefined {
+  const type = config.defaultConfig.container?.type;
+  if (type !== undefined && type !== "MESOS") {
+    return `secrets: the job's defaultConfig.container.type is ${type}; secrets need the Mesos containerizer (MESOS)`;
+  }
+  return undefined;
+}
+
+/** The records a Create stores: ids made with `newId` where the request gave none. */
+export function createdSecrets(
+  jobId: string,
+  given: SecretInput[],
+  nowMs: number,
+  newId: () => string,
+): SecretRecord[] {
+  return given.map((s) => ({
+    jobId,
+    secretId: s.secretId ?? newId(),
+    path: s.path,
+    data: s.data,
+    createdMs: nowMs,
+    version: 1,
+  }));
+}
+
+/**
+ * The records an Update stores, or why it is refused. As Peloton's `validateExistingSecretVolumes`: an update
+ * of a job with secrets must name every one of them (by id, or by path), so that whoever updates a job can
+ * give its new tasks only secrets they hold; their data is replaced, and secrets new to the job are added.
+ */
+export function updatedSecrets(
+  jobId: string,
+  existing: readonly SecretRecord[],
+  given: SecretInput[],
+  nowMs: number,
+  newId: () => string,
+): { ok: true; changed: SecretRecord[]; all: SecretRecord[] } | { ok: false; message: string } {
+  if (existing.length === 0 && given.length === 0) return { ok: true, changed: [], all: [] };
+  if (given.length < existing.length) {
+    return {
+      ok: false,
+      message: `secrets: got ${given.length}, expected every one of the job's ${existing.length} secrets ` +
+        "(by id or path) with its data, and any new ones",
+    };
+  }
+  const left = new Set(given);
+  const changed: SecretRecord[] = [];
+  for (const old of existing) {
+    const match = given.find((s) => left.has(s) && s.secretId === old.secretId) ??
+      given.find((s) => left.has(s) && s.secretId === undefined && s.path === old.path);
+    if (!match) {
+      return {
+        ok: false,
+        message: `secrets: missing the job's secret with id ${old.secretId} path ${old.path}`,
+      };
+    }
+    left.delete(match);
+    if (match.path !== old.path) {
+      return {
+        ok: false,
+        message:
+          `secrets: secret ${old.secretId} is at path ${old.path}, got ${match.path}; a secret keeps its path`,
+      };
+    }
+    if (match.data !== old.data) changed.push({ ...old, data: match.data, version: old.version + 1 });
+  }
+  for (const s of left) {
+    if (s.secretId && existing.some((o) => o.secretId === s.secretId)) {
+      return { ok: false, message: `secrets: secret ${s.secretId} is given twice` };
+    }
+    if (existing.some((o) => o.path === s.path)) {
+      return {
+        ok: false,
+        message: `secrets: path ${s.path} is already the job's secret ${s.secretId ?? ""}`.trim(),
+      };
+    }
+  }
+  const added = createdSecrets(jobId, [...left], nowMs, newId);
+  changed.push(...added);
+  const byId = new Map(existing.map((s) => [s.secretId, s]));
+  for (const c of changed) byId.set(c.secretId, c);
+  return { ok: true, changed, all: [...byId.values()].sort((a, b) => (a.path < b.path ? -1 : 1)) };
+}
+
+/** A job's secrets as reads answer them (Peloton's Get: id and path, never the data). */
+export function secretsJson(
+  secrets: readonly SecretRecord[],
+  api: "v0" | "v1alpha" = "v0",
+): Body[] | undefined {
+  if (secrets.length === 0) return undefined;
+  return secrets.map((s) =>
+    api === "v0"
+      ? { id: { value: s.secretId }, path: s.path }
+      : { secretId: { value: s.secretId }, path: s.path }
+  );
+}
+
+function kind(v: unknown): string {
+  return v === null ? "null" : Array.isArray(v) ? "a list" : typeof v === "string" ? `"${v}"` : typeof v;
+}
