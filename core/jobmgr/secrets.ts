@@ -17,6 +17,9 @@ export interface SecretInput {
 
 /** The most a secret may hold, decoded: a key or a certificate chain, not a payload. */
 export const MAX_SECRET_BYTES = 1 << 20;
+/** The longest secret id and path (the SQL stores' columns: an id is a varchar(255)). */
+export const MAX_SECRET_ID = 255;
+export const MAX_SECRET_PATH = 4096;
 
 type Body = Record<string, unknown>;
 
@@ -43,11 +46,20 @@ export function parseSecrets(
     if (id !== undefined && id !== "" && typeof id !== "string") {
       return { ok: false, message: `${at}.id: got ${kind(id)}, expected {value: "<secret id>"}` };
     }
+    if (typeof id === "string" && id.length > MAX_SECRET_ID) {
+      return { ok: false, message: `${at}.id: ${id.length} characters, expected at most ${MAX_SECRET_ID}` };
+    }
     // Peloton: "secret does not have a path".
     if (typeof s.path !== "string" || s.path.trim() === "") {
       return {
         ok: false,
         message: `${at}.path: got ${JSON.stringify(s.path)}, expected the path to write it at`,
+      };
+    }
+    if (s.path.length > MAX_SECRET_PATH) {
+      return {
+        ok: false,
+        message: `${at}.path: ${s.path.length} characters, expected at most ${MAX_SECRET_PATH}`,
       };
     }
     if (s.path.split("/").includes("..")) {

@@ -93,6 +93,14 @@ Deno.test("secrets: bad ones are refused naming the field, and nothing is create
     ],
     [[{ path: "a" }], /^secrets\[0\]\.value\.data: expected/],
     [
+      [{ path: "p".repeat(4097), value: { data: KEY } }],
+      /^secrets\[0\]\.path: 4097 characters, expected at most 4096$/,
+    ],
+    [
+      [{ id: { value: "i".repeat(256) }, path: "a", value: { data: KEY } }],
+      /^secrets\[0\]\.id: 256 characters/,
+    ],
+    [
       [{ path: "a", value: { data: "A".repeat(Math.ceil((MAX_SECRET_BYTES + 1) / 3) * 4) } }],
       /bytes, expected at most 1048576$/,
     ],
