@@ -3,12 +3,14 @@ import type { LaunchSpec, TaskStatus as CoreStatus } from "../../core/ports/host
 import { Agent, type Ending } from "../minicluster/agent.ts";
 import {
   type Attribute,
+  type ContainerInfo,
   encodeBase64,
   isTerminalState,
   type TaskInfo,
   type TaskState,
   type TaskStatus,
   type TaskStatusReason,
+  type Volume,
 } from "./protocol.ts";
 import { fromContainerInfo, fromHealthCheck, fromMesosUri } from "./mesos_convert.ts";
 import { type Bag, bagFromMesos, bagToCore } from "./resources.ts";
@@ -264,6 +266,26 @@ function toLaunchSpec(agent: EmuAgentConfig, info: TaskInfo, defaultGraceMs: num
     labels: [],
     // The runner's checker stands in for the command executor's (Mesos's grace period is not modelled).
     healthCheck: info.health_check && fromHealthCheck(info.health_check),
-    container: info.container && fromContainerInfo(info.container),
+    ...containerAndSecrets(info.container),
   };
+}
+
+/**
+ * The volume/secret isolator's share: SECRET volumes of type VALUE (the master let no other kind through)
+ * leave the container and are written by the runner, under the sandbox as the minicluster does, there
+ * being no container filesystem here. A container that held only them is no container.
+ */
+function containerAndSecrets(c: ContainerInfo | undefined): Pick<LaunchSpec, "container" | "secrets"> {
+  if (!c) return {};
+  const isSecret = (v: Volume) => v.source?.type === "SECRET";
+  const secrets = (c.volumes ?? []).filter(isSecret).map((v) => ({
+    path: v.container_path,
+    data: v.source?.secret?.value?.data ?? "",
+  }));
+  if (secrets.length === 0) return { container: fromContainerInfo(c) };
+  const volumes = c.volumes!.filter((v) => !isSecret(v));
+  const rest: ContainerInfo = { ...c, volumes };
+  if (volumes.length === 0) delete rest.volumes;
+  const bare = rest.type === "MESOS" && Object.keys(rest).every((k) => k === "type");
+  return bare ? { secrets } : { container: fromContainerInfo(rest), secrets };
 }

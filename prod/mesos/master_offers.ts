@@ -1,6 +1,7 @@
 /** The emulator's allocator and ACCEPT handling: offers, decline filters, suppression, offer and task validation. */
 import { isSafeId } from "../minicluster/agent.ts";
 import type { Call, Filters, Offer, TaskInfo, TaskState, Unavailability } from "./protocol.ts";
+import { containerProblem } from "./master_validation.ts";
 import {
   type AgentRec,
   type Framework,
@@ -300,6 +301,8 @@ export class Allocator {
     }
     if (info.executor !== undefined) return "custom executors are not supported by this emulator";
     if (!info.command?.value) return "CommandInfo has no value";
+    const container = containerProblem(info.container);
+    if (container) return container;
     if (!info.resources?.length) return "Task uses no resources";
     const bad = info.resources.find((r) =>
       (r.type === "SCALAR" && !(Number(r.scalar?.value) >= 0)) ||

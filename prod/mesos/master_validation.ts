@@ -94,6 +94,8 @@ function check(value: unknown): string | undefined {
       break;
     }
     case "ACCEPT":
+      acceptBytes(p);
+    // falls through
     case "DECLINE":
       ids(p.offer_ids, `${field}.offer_ids`, missing);
       break;
@@ -136,6 +138,79 @@ function check(value: unknown): string | undefined {
       break;
   }
   return missing.length ? `Not initialized: ${missing.join(", ")}` : undefined;
+}
+
+/**
+ * The `bytes` fields of launched tasks' secret volumes must be base64, or the JSON does not convert (the
+ * whole call is refused). The error names the field, not its value.
+ */
+function acceptBytes(accept: Obj): void {
+  const operations = Array.isArray(accept.operations) ? accept.operations : [];
+  operations.forEach((op, i) => {
+    const infos = isObj(op) && isObj(op.launch) && Array.isArray(op.launch.task_infos)
+      ? op.launch.task_infos
+      : [];
+    infos.forEach((info, j) => {
+      const volumes = isObj(info) && isObj(info.container) && Array.isArray(info.container.volumes)
+        ? info.container.volumes
+        : [];
+      volumes.forEach((v, k) => {
+        const value = isObj(v) && isObj(v.source) && isObj(v.source.secret)
+          ? v.source.secret.value
+          : undefined;
+        if (!isObj(value) || value.data === undefined) return;
+        if (typeof value.data !== "string" || decodeBase64(value.data) === undefined) {
+          const path = `accept.operations[${i}].launch.task_infos[${j}].container.volumes[${k}]`;
+          throw new ParseError(`'${path}.source.secret.value.data' is not valid base64`);
+        }
+      });
+    });
+  });
+}
+
+/**
+ * A task's ContainerInfo as the master checks it (`common::validation::validateContainerInfo`), with what
+ * this emulator cannot run: secrets by reference (no secret resolver module) and malformed secrets, which
+ * an agent's volume/secret isolator would fail at launch.
+ */
+export function containerProblem(container: unknown): string | undefined {
+  if (container === undefined) return undefined;
+  if (!isObj(container)) return "Task's `ContainerInfo` is invalid: not a JSON object";
+  const volumes = Array.isArray(container.volumes) ? container.volumes : [];
+  for (const v of volumes) {
+    const problem = isObj(v) ? volumeProblem(v) : "not a JSON object";
+    if (problem) return `Task's \`ContainerInfo\` is invalid: Invalid volume: ${problem}`;
+  }
+  if (container.type === "DOCKER" && container.docker === undefined) {
+    return "Task's `ContainerInfo` is invalid: DockerInfo 'docker' is not set for DOCKER typed ContainerInfo";
+  }
+  return undefined;
+}
+
+function volumeProblem(v: Obj): string | undefined {
+  const count = [v.host_path, v.image, v.source].filter((x) => x !== undefined).length;
+  if (count !== 1) return "Only one of them should be set: 'host_path', 'image' and 'source'";
+  if (!isObj(v.source)) return undefined;
+  const type = v.source.type;
+  const field: Record<string, string> = {
+    DOCKER_VOLUME: "docker_volume",
+    HOST_PATH: "host_path",
+    SANDBOX_PATH: "sandbox_path",
+    SECRET: "secret",
+  };
+  if (typeof type !== "string" || !(type in field)) return "'source.type' is unknown";
+  if (v.source[field[type]] === undefined) return `'source.${field[type]}' is not set for ${type} volume`;
+  if (type !== "SECRET") return undefined;
+  const secret = v.source.secret as Obj;
+  // The agent's check (`validateSecret`), made here: the emulated agent only writes secrets' values.
+  if (secret.type === "VALUE" && secret.value === undefined) {
+    return "Secret of type VALUE must have the 'value' field set";
+  }
+  if (secret.type === "VALUE" && secret.reference !== undefined) {
+    return "Secret of type VALUE must not have the 'reference' field set";
+  }
+  if (secret.type !== "VALUE") return "only secrets of type VALUE are supported by this emulator";
+  return undefined;
 }
 
 const ROLE_BAD = /[\s\\]|^-|^\/|\/$|\/\//;

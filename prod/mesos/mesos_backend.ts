@@ -10,6 +10,7 @@ import { AgentDirectory, LaunchQueue, OfferPool } from "./mesos_agents.ts";
 import {
   agentAddress,
   type MaintenanceEvent,
+  secretsProblem,
   specBag,
   toCoreStatus,
   toMaintenanceEvent,
@@ -169,6 +170,11 @@ export class MesosBackend implements HostBackend {
         // A Mesos persistent volume needs RESERVE and CREATE operations on reserved disk first.
         const message = "Persistent volumes are not supported by the Mesos backend yet (no RESERVE/CREATE)";
         this.#status(spec, "TASK_ERROR", "REASON_TASK_INVALID", message);
+        continue;
+      }
+      const secret = secretsProblem(spec.secrets);
+      if (secret) {
+        this.#status(spec, "TASK_ERROR", "REASON_TASK_INVALID", `Task has an invalid secret: ${secret}`);
       } else this.#pending.add(spec);
     }
     for (const agentId of new Set(specs.map((s) => s.agentId))) this.#tryLaunch(agentId);

@@ -10,6 +10,8 @@ import type {
 import {
   type CommandInfo,
   type ContainerInfo,
+  decodeBase64,
+  encodeBase64,
   type HealthCheck,
   type InverseOffer,
   type MesosUri,
@@ -18,8 +20,11 @@ import {
   type Resource,
   type TaskInfo,
   type TaskStatus,
+  type Volume,
 } from "./protocol.ts";
 import { type Bag, bagFromCore, bagFromMesos, bagToMesos } from "./resources.ts";
+
+type Secret = NonNullable<LaunchSpec["secrets"]>[number];
 
 /** The resources a LaunchSpec asks for, its chosen ports included (revocable cpus for revocable tasks). */
 export function specBag(spec: LaunchSpec): Bag {
@@ -98,6 +103,12 @@ export function toTaskInfo(spec: LaunchSpec, allocationRole?: string): TaskInfo 
   };
   if (spec.healthCheck) info.health_check = toHealthCheck(spec.healthCheck);
   if (spec.container) info.container = toContainerInfo(spec.container);
+  if (spec.secrets?.length) {
+    // Peloton adds them to the task's container, a MESOS one when the task has none.
+    const container = info.container ?? { type: "MESOS" };
+    container.volumes = [...container.volumes ?? [], ...spec.secrets.map(toSecretVolume)];
+    info.container = container;
+  }
   if (spec.labels.length) info.labels = { labels: spec.labels.map((l) => ({ key: l.key, value: l.value })) };
   return info;
 }
@@ -113,6 +124,37 @@ export function toContainerInfo(c: CoreContainer): ContainerInfo {
   const image = out.mesos?.image as { type?: unknown } | undefined;
   if (image && typeof image.type === "number") image.type = image.type === 1 ? "APPC" : "DOCKER";
   return out;
+}
+
+/**
+ * A job's secret as Peloton hands it to Mesos: a read-only volume at `path` whose source is a SECRET of
+ * type VALUE, its `data` the secret's bytes in standard base64 (how Mesos's JSON carries `bytes`). Throws
+ * when `data` is not base64 (see `secretsProblem`), naming the path only.
+ */
+export function toSecretVolume(secret: Secret): Volume {
+  const bytes = decodeBase64(secret.data);
+  if (!bytes) {
+    throw new Error(`Cannot convert secret ${JSON.stringify(secret.path)}: data is not valid base64`);
+  }
+  return {
+    mode: "RO",
+    container_path: secret.path,
+    source: { type: "SECRET", secret: { type: "VALUE", value: { data: encodeBase64(bytes) } } },
+  };
+}
+
+/**
+ * Why a task's secrets cannot go to Mesos, or undefined: an empty path, or data that is not base64 (Mesos
+ * would refuse the whole ACCEPT, every task in it, as JSON it cannot convert). Names the path, never the data.
+ */
+export function secretsProblem(secrets: readonly Secret[] | undefined): string | undefined {
+  for (const s of secrets ?? []) {
+    if (!s.path) return "secret: path is empty";
+    if (decodeBase64(s.data) === undefined) {
+      return `secret ${JSON.stringify(s.path)}: data is not valid base64`;
+    }
+  }
+  return undefined;
 }
 
 /** A Mesos `CommandInfo.URI` as the port's (the emulator hands it to the process runner). */

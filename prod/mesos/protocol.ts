@@ -277,9 +277,31 @@ export interface ContainerInfo {
     image?: { type: "APPC" | "DOCKER"; docker?: { name: string; [k: string]: unknown }; cached?: boolean };
     [k: string]: unknown;
   };
-  volumes?: { container_path: string; host_path?: string; mode: "RW" | "RO"; [k: string]: unknown }[];
+  volumes?: Volume[];
   hostname?: string;
   [k: string]: unknown;
+}
+
+/** `mesos.proto` Volume: a host path, an image, or a `source` (Peloton sends a job's secrets as SECRET ones). */
+export interface Volume {
+  container_path: string;
+  mode: "RW" | "RO";
+  host_path?: string;
+  source?: VolumeSource;
+  [k: string]: unknown;
+}
+
+export interface VolumeSource {
+  type?: "UNKNOWN" | "DOCKER_VOLUME" | "HOST_PATH" | "SANDBOX_PATH" | "SECRET";
+  secret?: Secret;
+  [k: string]: unknown;
+}
+
+/** `mesos.proto` Secret: by value (`value.data`, base64 as every `bytes` field) or a reference to a store. */
+export interface Secret {
+  type?: "UNKNOWN" | "REFERENCE" | "VALUE";
+  reference?: { name: string; key?: string };
+  value?: { data: string };
 }
 
 export interface TaskInfo {

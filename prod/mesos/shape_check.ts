@@ -88,6 +88,8 @@ const ENUMS: Record<string, readonly string[]> = {
   "ContainerInfo.type": ["DOCKER", "MESOS"],
   "ContainerInfo.docker.network": ["HOST", "BRIDGE", "NONE", "USER"],
   "ContainerInfo.volumes[].mode": ["RW", "RO"],
+  "ContainerInfo.volumes[].source.type": ["UNKNOWN", "DOCKER_VOLUME", "HOST_PATH", "SANDBOX_PATH", "SECRET"],
+  "ContainerInfo.volumes[].source.secret.type": ["UNKNOWN", "REFERENCE", "VALUE"],
   "ContainerInfo.mesos.image.type": ["APPC", "DOCKER"],
   "Operator.get_maintenance_status.status.draining_machines[].statuses[].status": INVERSE_OFFER_STATUSES,
 };
@@ -112,6 +114,7 @@ const REQUIRED: Record<string, string[]> = {
   ContainerInfo: ["type"],
   "ContainerInfo.docker": ["image"],
   "ContainerInfo.volumes[]": ["container_path", "mode"],
+  "ContainerInfo.volumes[].source.secret.value": ["data"],
   "ContainerInfo.mesos.image": ["type"],
   "ContainerInfo.mesos.image.docker": ["name"],
   "ContainerInfo.docker.port_mappings[]": ["host_port", "container_port"],

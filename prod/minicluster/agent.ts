@@ -5,6 +5,7 @@ import type { Resources } from "../../core/model/resources.ts";
 import type { MesosTaskState } from "../../core/model/states.ts";
 import { HEALTH_CHECK_REASON } from "../../core/ports/health_check.ts";
 import { fetchUris } from "./fetcher.ts";
+import { writeSecrets } from "./secrets.ts";
 import { HealthChecker } from "./health.ts";
 import { resolveProgram, signalGroup } from "./_session.ts";
 import { inProcessSpawner, type Spawner, type SpawnRequest, type TaskProcess } from "./spawner.ts";
@@ -167,9 +168,10 @@ export class Agent {
   }
 
   async #run(run: TaskRun): Promise<void> {
+    const secrets = run.spec.secrets ?? [];
     try {
-      // The spawner makes the sandbox (off this thread); a volume needs it first.
-      if (run.spec.volume || run.spec.command.uris?.length) {
+      // The spawner makes the sandbox (off this thread); a volume, URIs and secrets need it first.
+      if (run.spec.volume || run.spec.command.uris?.length || secrets.length) {
         await Deno.mkdir(run.sandbox, { recursive: true });
       }
       if (run.spec.volume) await this.#mountVolume(run);
@@ -179,6 +181,18 @@ export class Agent {
         message: `Failed to create sandbox ${run.sandbox}: ${errorMessage(e)}`,
       });
       return;
+    }
+    if (secrets.length && !run.ending) {
+      // As Mesos's volume/secret isolator: in place before the fetcher runs and the command starts.
+      const written = await writeSecrets(run.sandbox, secrets).catch((e: Error) => e);
+      if (written instanceof Error) {
+        await emptyLogs(run.sandbox);
+        this.#emit(run, "TASK_FAILED", {
+          reason: "REASON_CONTAINER_LAUNCH_FAILED",
+          message: `Failed to launch container: ${written.message}`,
+        });
+        return;
+      }
     }
     if (run.spec.command.uris?.length && !run.ending) {
       // Mesos's fetcher: the URIs are in the sandbox before the task starts, or it fails to launch. A kill

@@ -12,6 +12,7 @@ import { healthCheckProblem } from "../../core/ports/health_check.ts";
 import { Agent, type AgentOptions, type Ending, isSafeId, sandboxPath } from "./agent.ts";
 import { createSpawner, type Spawner, type SpawnerKind } from "./spawner.ts";
 import { endRecordedProcesses } from "./_task_records.ts";
+import { secretsProblem } from "./secrets.ts";
 import { type DataDirOwnership, ownDataDir } from "./data_dir_owner.ts";
 
 export type { AgentOptions } from "./agent.ts";
@@ -300,6 +301,8 @@ export class Minicluster implements HostBackend {
     if (!spec.command.value) return "Task has no command value";
     const health = spec.healthCheck && healthCheckProblem(spec.healthCheck);
     if (health) return `Task uses an invalid health check: ${health}`;
+    const secret = secretsProblem(spec.secrets);
+    if (secret) return `Task has an invalid secret: ${secret}`;
     return undefined;
   }
 

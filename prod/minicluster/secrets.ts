@@ -1,0 +1,94 @@
+/**
+ * A job's secrets in the minicluster, which has no container to mount them in: each is written, before the
+ * task's process exists, to a file under the task's sandbox, read-only for the agent's user (0400, in
+ * directories made 0700). `/etc/app/key` lands at `<sandbox>/etc/app/key`, `conf/key` at
+ * `<sandbox>/conf/key`; the task's environment is not changed (`$MESOS_SANDBOX` already names the sandbox).
+ * Messages name a secret by its path, never by its data.
+ */
+import type { LaunchSpec } from "../../core/ports/host_backend.ts";
+
+export type Secret = NonNullable<LaunchSpec["secrets"]>[number];
+
+/** The sandbox's own files, which a secret must not take the place of (its data would show as output). */
+const OUTPUT_FILES = new Set(["stdout", "stderr"]);
+
+/** Where a secret goes below the sandbox, as path components; a string says why it cannot go anywhere. */
+export function secretPathParts(path: string): string[] | string {
+  if (path === "") return "path is empty";
+  if (path.includes("\0")) return "path has a NUL character";
+  const parts = path.split("/").filter((p) => p !== "" && p !== ".");
+  if (path.split("/").includes("..")) return 'path must not have ".." components';
+  if (parts.length === 0) return "path names no file";
+  if (parts.length === 1 && OUTPUT_FILES.has(parts[0])) return `path is the task's ${parts[0]} file`;
+  return parts;
+}
+
+/** The secret's bytes: `data` is base64 (padding optional, whitespace ignored, as Mesos reads `bytes`). */
+export function secretBytes(data: string): Uint8Array | undefined {
+  // atob is the forgiving base64 decoder: it refuses other characters and misplaced or excess padding.
+  try {
+    return Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why `secrets` cannot be written into a sandbox (the first problem, naming its path), or undefined. */
+export function secretsProblem(secrets: readonly Secret[] | undefined): string | undefined {
+  const seen = new Set<string>();
+  for (const s of secrets ?? []) {
+    if (typeof s.path !== "string") return "secret: path must be a string";
+    const where = `secret ${JSON.stringify(s.path)}`;
+    const parts = secretPathParts(s.path);
+    if (typeof parts === "string") return `${where}: ${parts}`;
+    const key = parts.join("/");
+    if (seen.has(key)) return `${where}: another secret of the task has the same path`;
+    seen.add(key);
+    if (typeof s.data !== "string" || secretBytes(s.data) === undefined) {
+      return `${where}: data is not valid base64`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Writes every secret under `sandbox`, which exists. No symlink is followed below the sandbox (one a
+ * fetched archive, a volume or an earlier run of the task left there would lead out of it); a file already
+ * at a secret's path is replaced. Throws naming the path of the first secret that could not be written.
+ */
+export async function writeSecrets(sandbox: string, secrets: readonly Secret[]): Promise<void> {
+  const problem = secretsProblem(secrets);
+  if (problem) throw new Error(problem);
+  for (const s of secrets) {
+    try {
+      await writeOne(sandbox, secretPathParts(s.path) as string[], secretBytes(s.data)!);
+    } catch (e) {
+      throw new Error(`secret ${JSON.stringify(s.path)}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+}
+
+async function writeOne(sandbox: string, parts: string[], bytes: Uint8Array): Promise<void> {
+  let dir = sandbox;
+  for (const [i, part] of parts.slice(0, -1).entries()) {
+    dir = `${dir}/${part}`;
+    const stat = await Deno.lstat(dir).catch((e) => {
+      if (e instanceof Deno.errors.NotFound) return undefined;
+      throw e;
+    });
+    if (!stat) {
+      await Deno.mkdir(dir, { mode: 0o700 });
+      await Deno.chmod(dir, 0o700);
+    } else if (!stat.isDirectory) {
+      const what = stat.isSymlink ? "a symlink" : "not a directory";
+      throw new Error(`${parts.slice(0, i + 1).join("/")} in the sandbox is ${what}`);
+    }
+  }
+  const file = `${dir}/${parts[parts.length - 1]}`;
+  const stat = await Deno.lstat(file).catch(() => undefined);
+  if (stat?.isDirectory) throw new Error(`${parts.join("/")} in the sandbox is a directory`);
+  // Removing a symlink removes the link, not its target; createNew then refuses whatever took its place.
+  if (stat) await Deno.remove(file);
+  await Deno.writeFile(file, bytes, { createNew: true, mode: 0o400 });
+  await Deno.chmod(file, 0o400);
+}

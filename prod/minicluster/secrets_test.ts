@@ -1,0 +1,183 @@
+/** A job's secrets in the minicluster: written under the sandbox before the command starts, bad ones refused. */
+import assert from "node:assert/strict";
+import type { LaunchSpec } from "../../core/ports/host_backend.ts";
+import { makeSpec as specFor, Recorder } from "../backend_testing.ts";
+import { Minicluster } from "./minicluster.ts";
+import { secretPathParts, secretsProblem } from "./secrets.ts";
+
+const AGENT_0 = { hostname: "agent-0", agentId: "minicluster-S0" };
+const TEXT = "s3cr3t-Pa55w0rd-do-not-log";
+const b64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
+const TEXT_B64 = b64(new TextEncoder().encode(TEXT));
+/** Bytes no text decoding keeps intact: NUL, 0xff, a lone UTF-8 continuation byte. */
+const BINARY = new Uint8Array([0, 1, 0xfe, 0xff, 0x80, 10, 0x41]);
+
+function makeSpec(command: string, overrides: Partial<LaunchSpec> = {}): LaunchSpec {
+  return specFor(AGENT_0, command, overrides);
+}
+
+async function withCluster(body: (mc: Minicluster, rec: Recorder, dataDir: string) => Promise<void>) {
+  const dataDir = await Deno.makeTempDir({ prefix: "minicluster_secrets_test_" });
+  // Production's spawner: a worker thread.
+  const mc = new Minicluster({ dataDir, agents: 1, stopGracePeriodMs: 500, spawnInWorker: true });
+  const rec = new Recorder();
+  mc.start(rec.sink);
+  try {
+    await body(mc, rec, dataDir);
+  } finally {
+    await mc.stop();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+}
+
+/** Every file under `dir` (symlinks not followed), by path. */
+async function filesUnder(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for await (const e of Deno.readDir(dir)) {
+    const path = `${dir}/${e.name}`;
+    if (e.isDirectory) out.push(...await filesUnder(path));
+    else if (e.isFile) out.push(path);
+  }
+  return out;
+}
+
+function contains(haystack: Uint8Array, needle: Uint8Array): boolean {
+  outer: for (let i = 0; i + needle.length <= haystack.length; i++) {
+    for (let j = 0; j < needle.length; j++) if (haystack[i + j] !== needle[j]) continue outer;
+    return true;
+  }
+  return false;
+}
+
+Deno.test("secret paths: absolute ones go below the sandbox, relative ones into it; .., empty and output files refused", () => {
+  assert.deepEqual(secretPathParts("/etc/app/key"), ["etc", "app", "key"]);
+  assert.deepEqual(secretPathParts("conf//./key"), ["conf", "key"]);
+  assert.equal(secretPathParts(""), "path is empty");
+  assert.equal(secretPathParts("/"), "path names no file");
+  assert.equal(secretPathParts("a/../../b"), 'path must not have ".." components');
+  assert.equal(secretPathParts("/stdout"), "path is the task's stdout file");
+  assert.deepEqual(secretPathParts("logs/stderr"), ["logs", "stderr"]);
+  assert.equal(
+    secretsProblem([{ path: "/k", data: TEXT_B64 }, { path: "k", data: TEXT_B64 }]),
+    'secret "k": another secret of the task has the same path',
+  );
+  // Unpadded base64 is read as Mesos reads bytes; anything else is refused without being quoted.
+  assert.equal(secretsProblem([{ path: "k", data: TEXT_B64.replace(/=+$/, "") }]), undefined);
+  assert.equal(secretsProblem([{ path: "k", data: `${TEXT}!` }]), 'secret "k": data is not valid base64');
+});
+
+Deno.test("a task's secrets are files in its sandbox, 0400 in 0700 directories, before its command starts; the data shows nowhere else", async () => {
+  await withCluster(async (mc, rec, dataDir) => {
+    const secrets = [
+      { path: "/etc/app/key", data: TEXT_B64 },
+      { path: "conf/bin.key", data: b64(BINARY) },
+    ];
+    // The command's first acts read them: they were there before it started.
+    const spec = makeSpec(
+      "cat conf/bin.key etc/app/key; stat -c '%a %n' etc etc/app etc/app/key conf conf/bin.key >&2; env >env.txt",
+      { secrets },
+    );
+    mc.launch([spec]);
+    const done = await rec.waitState(spec.taskId, "TASK_FINISHED");
+    assert.equal(done.exitCode, 0);
+    const sandbox = mc.sandboxOf(spec.taskId)!;
+    const stdout = await Deno.readFile(`${sandbox}/stdout`);
+    assert.deepEqual(stdout, new Uint8Array([...BINARY, ...new TextEncoder().encode(TEXT)]), "exact bytes");
+    assert.equal(
+      await mc.logs(spec.taskId, "stderr"),
+      "700 etc\n700 etc/app\n400 etc/app/key\n700 conf\n400 conf/bin.key\n",
+      "modes",
+    );
+
+    // Not in the environment, the statuses, or any file of the agent but the secrets and the task's stdout.
+    const plain = new TextEncoder().encode(TEXT);
+    const encoded = new TextEncoder().encode(TEXT_B64);
+    assert.ok(!JSON.stringify(rec.events).includes(TEXT) && !JSON.stringify(rec.events).includes(TEXT_B64));
+    const expected = new Set([`${sandbox}/etc/app/key`, `${sandbox}/conf/bin.key`, `${sandbox}/stdout`]);
+    const files = await filesUnder(dataDir);
+    assert.ok(files.includes(`${sandbox}/env.txt`), "the task's environment was dumped");
+    for (const file of files) {
+      const bytes = await Deno.readFile(file);
+      const leaks = contains(bytes, plain) || contains(bytes, encoded) || contains(bytes, BINARY);
+      assert.equal(leaks, expected.has(file), `${file} ${expected.has(file) ? "holds" : "leaks"} the secret`);
+    }
+  });
+});
+
+Deno.test("secrets with a .. path, an empty path, the task's output file or data that is not base64 are refused, naming the path only", async () => {
+  await withCluster(async (mc, rec) => {
+    const cases: [LaunchSpec["secrets"], string][] = [
+      [[{ path: "../escape", data: TEXT_B64 }], 'secret "../escape": path must not have ".." components'],
+      [[{ path: "", data: TEXT_B64 }], 'secret "": path is empty'],
+      [[{ path: "stdout", data: TEXT_B64 }], `secret "stdout": path is the task's stdout file`],
+      [
+        [{ path: "/ok", data: TEXT_B64 }, { path: "/etc/key", data: `${TEXT}!` }],
+        'secret "/etc/key": data is not valid base64',
+      ],
+    ];
+    const specs = cases.map(([secrets], i) => makeSpec("touch ran", { secrets, taskId: `bad-${i}-1` }));
+    mc.launch(specs);
+    for (const [i, spec] of specs.entries()) {
+      const status = await rec.waitState(spec.taskId, "TASK_ERROR");
+      assert.equal(status.reason, "REASON_TASK_INVALID");
+      assert.equal(status.message, `Task has an invalid secret: ${cases[i][1]}`);
+      assert.deepEqual(rec.states(spec.taskId), ["TASK_ERROR"], "never staged");
+    }
+    assert.ok(!JSON.stringify(rec.events).includes(TEXT));
+    // Refused before the agent saw them: no sandbox, nothing beside one.
+    const tasks = `${mc.dataDir}/agents/${AGENT_0.agentId}/tasks`;
+    await assert.rejects(Deno.lstat(`${tasks}/escape`), Deno.errors.NotFound);
+    await assert.rejects(Deno.lstat(`${tasks}/${specs[0].taskId}`), Deno.errors.NotFound);
+  });
+});
+
+Deno.test("a secret is never written through a symlink in the sandbox: a volume's, or one an earlier run left; a file in its place is replaced", async () => {
+  const outside = await Deno.makeTempDir({ prefix: "secrets_outside_" });
+  try {
+    await withCluster(async (mc, rec) => {
+      // An earlier run of the task leaves `etc` pointing out of its sandbox, and a file at the secret's path.
+      const first = makeSpec(`ln -s ${outside} etc && mkdir conf && echo old >conf/key`);
+      mc.launch([first]);
+      await rec.waitState(first.taskId, "TASK_FINISHED");
+      const again = {
+        ...first,
+        secrets: [{ path: "conf/key", data: TEXT_B64 }],
+        command: { ...first.command },
+      };
+      again.command.value = "cat conf/key";
+      mc.launch([again]);
+      await rec.waitStatus(
+        () => rec.statuses(first.taskId).filter((x) => x.state === "TASK_FINISHED").length === 2,
+        "the second run to finish",
+      );
+      assert.equal(await mc.logs(first.taskId, "stdout"), TEXT, "the old file was replaced");
+
+      const through = { ...again, secrets: [{ path: "/etc/passwd", data: TEXT_B64 }] };
+      mc.launch([through]);
+      const failed = await rec.waitStatus(
+        (s) => s.taskId === first.taskId && s.state === "TASK_FAILED",
+        "the third run to fail",
+      );
+      assert.equal(failed.reason, "REASON_CONTAINER_LAUNCH_FAILED");
+      assert.equal(
+        failed.message,
+        'Failed to launch container: secret "/etc/passwd": etc in the sandbox is a symlink',
+      );
+      assert.deepEqual([...Deno.readDirSync(outside)], [], "nothing written outside the sandbox");
+
+      // A persistent volume is a symlink to the agent's volume dir: a secret does not go into it.
+      const volume = { volumeId: "job-volume", containerPath: "data", sizeMb: 8 };
+      const inVolume = makeSpec("true", { volume, secrets: [{ path: "data/key", data: TEXT_B64 }] });
+      mc.launch([inVolume]);
+      const refused = await rec.waitState(inVolume.taskId, "TASK_FAILED");
+      assert.equal(
+        refused.message,
+        'Failed to launch container: secret "data/key": data in the sandbox is a symlink',
+      );
+      assert.deepEqual(rec.states(inVolume.taskId), ["TASK_STAGING", "TASK_FAILED"], "never started");
+      assert.equal(await mc.logs(inVolume.taskId, "stdout"), "", "its output files exist, empty");
+    });
+  } finally {
+    await Deno.remove(outside, { recursive: true });
+  }
+});
