@@ -65,6 +65,10 @@ export function parseSecrets(
     if (s.path.split("/").includes("..")) {
       return { ok: false, message: `${at}.path: got "${s.path}", expected a path without ".." parts` };
     }
+    // A relative path is under the task's sandbox, where these are its logs: the secret would be printed.
+    if (s.path === "stdout" || s.path === "stderr" || /^(\.\/)+std(out|err)$/.test(s.path)) {
+      return { ok: false, message: `${at}.path: got "${s.path}", the task's own log file in its sandbox` };
+    }
     if (paths.has(s.path)) return { ok: false, message: `${at}.path: "${s.path}" is given twice` };
     paths.add(s.path);
     const data = (s.value as Body | undefined)?.data;

@@ -93,6 +93,10 @@ Deno.test("secrets: bad ones are refused naming the field, and nothing is create
     ],
     [[{ path: "a" }], /^secrets\[0\]\.value\.data: expected/],
     [
+      [{ path: "./stdout", value: { data: KEY } }],
+      /^secrets\[0\]\.path: got "\.\/stdout", the task's own log file/,
+    ],
+    [
       [{ path: "p".repeat(4097), value: { data: KEY } }],
       /^secrets\[0\]\.path: 4097 characters, expected at most 4096$/,
     ],
