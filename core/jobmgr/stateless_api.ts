@@ -70,6 +70,19 @@ export class StatelessApi {
                 "a SERVICE job",
           (job) => this.#atVersion(body, r, job, (job) => this.#replace(job, body, r)),
         );
+      case "PatchJob":
+        // Peloton defines PatchJob but answers "not supported yet"; here it is a ReplaceJob of the job's
+        // spec with the request's fields merged in (see `#patch`).
+        return this.api.withLiveJobUnless(
+          r,
+          idValue(body.jobId),
+          (j) =>
+            j.config.type === "SERVICE"
+              ? undefined
+              : `job type is immutable: job ${j.jobId} is a ${j.config.type} job, and a stateless spec makes ` +
+                "a SERVICE job",
+          (job) => this.#atVersion(body, r, job, (job) => this.#patch(job, body, r)),
+        );
       case "RestartJob":
         return this.#service(body, r, "RESTART", (job) => {
           const rs = (body.restartSpec ?? {}) as Body;
@@ -399,6 +412,27 @@ export class StatelessApi {
     this.#done(r, job, "ReplaceJob", u.updateId);
   }
 
+  /**
+   * PatchJob: a rolling update to the job's current spec with `spec` merged into it as a JSON merge patch
+   * (RFC 7386): an object's fields are merged one by one, anything else (a list, such as `containers`, or
+   * a value) replaces what was there, and null removes a field. `updateSpec` and `secrets` are ReplaceJob's;
+   * without `secrets` the job keeps its own.
+   */
+  #patch(job: JobEntry, body: Body, r: Reply): void {
+    const patch = body.spec;
+    if (typeof patch !== "object" || patch === null || Array.isArray(patch)) {
+      return r.error(
+        "invalid-argument",
+        `spec: got ${JSON.stringify(patch)}, expected the JobSpec fields to change`,
+      );
+    }
+    const { revision: _, ...current } = specJson(job);
+    const spec = mergePatch(current, patch);
+    const secrets = body.secrets ??
+      job.secrets.map((s) => ({ id: { value: s.secretId }, path: s.path, value: { data: s.data } }));
+    this.#replace(job, { ...body, spec, secrets }, r);
+  }
+
   #delete(body: Body, r: Reply): void {
     this.#active(body, r, (job) => {
       if (!isTerminalJobState(job.runtime.state) && body.force !== true) {
@@ -544,4 +578,17 @@ export class StatelessApi {
       ...(workflowId ? { workflowId: { value: workflowId } } : {}),
     });
   }
+}
+
+/** RFC 7386 JSON merge patch: `patch`'s object fields merged into `target`'s, null removing one. */
+export function mergePatch(target: unknown, patch: unknown): unknown {
+  if (typeof patch !== "object" || patch === null || Array.isArray(patch)) return patch;
+  const out: Body = typeof target === "object" && target !== null && !Array.isArray(target)
+    ? { ...target as Body }
+    : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = mergePatch(out[k], v);
+  }
+  return out;
 }
