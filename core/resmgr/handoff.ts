@@ -77,6 +77,12 @@ export class PlacementHandoff {
   readonly #launching = new Fifo<Launching>();
   /** Placements handed over again, with how many times they were sent before (gone with the placement). */
   readonly #resent = new WeakMap<HostPlacement, number>();
+  /**
+   * Tasks still LAUNCHING when their placement was handed over for the last time, by row: nothing here
+   * moves them on, only a status from the host manager or an end from the job manager. A row freed or
+   * moved on since no longer matches, and is pruned when more are added.
+   */
+  readonly #abandoned = new Map<number, { generation: number; hostname: string; sent: number }>();
   /** Tasks without an owner. */
   readonly #shared = newOutbox();
   /** Per owning job manager, created on first use. */
@@ -334,13 +340,38 @@ export class PlacementHandoff {
         if (!stuck.size) owner = t.owner(rows[i]);
         stuck.add(t.taskId[rows[i]]);
       }
-      if (!stuck.size || sent > this.config.launchingResends) continue;
+      if (!stuck.size) continue;
+      if (sent > this.config.launchingResends) {
+        this.#abandon(rows, generations, placement.hostname, sent);
+        continue;
+      }
       const p = { ...placement, tasks: placement.tasks.filter((task) => stuck.has(task.taskId)) };
       this.#resent.set(p, sent);
       this.#outbox(owner).placed.push(p);
       again = true;
     }
     if (again) this.#placementPolls.wake(this.#hasNews);
+  }
+
+  #abandon(rows: number[], generations: number[], hostname: string, sent: number): void {
+    const t = this.tasks;
+    for (const [row, a] of this.#abandoned) {
+      if (!t.holds(row, a.generation) || t.state[row] !== LAUNCHING) this.#abandoned.delete(row);
+    }
+    for (let i = 0; i < rows.length; i++) {
+      if (!t.holds(rows[i], generations[i]) || t.state[rows[i]] !== LAUNCHING) continue;
+      this.#abandoned.set(rows[i], { generation: generations[i], hostname, sent });
+    }
+  }
+
+  /**
+   * Whether the task in `row` is still LAUNCHING after its placement was handed over for the last time,
+   * with the host it was placed on and how many times it was handed over; undefined if not.
+   */
+  launchAbandoned(row: number): { hostname: string; sent: number } | undefined {
+    const a = this.#abandoned.get(row);
+    if (!a || !this.tasks.holds(row, a.generation) || this.tasks.state[row] !== LAUNCHING) return undefined;
+    return { hostname: a.hostname, sent: a.sent };
   }
 
   #expirePlacing(now: number): void {

@@ -176,6 +176,14 @@ export class ResourceManager implements Receiver {
     this.#handoff.wakeDequeuers();
   }
 
+  /**
+   * A LAUNCHING task whose placement was handed to the job manager for the last time with no status back
+   * since (`launchingResends`): the host it was placed on and the times it was handed over; else undefined.
+   */
+  launchAbandoned(row: number): { hostname: string; sent: number } | undefined {
+    return this.#handoff.launchAbandoned(row);
+  }
+
   recalculate(): void {
     this.#entitlementGeneration = this.tree.generation;
     recalculateEntitlement(this.tree, this.capacity);

@@ -1,11 +1,13 @@
 /**
  * What the resource manager holds, for operators: Peloton's private `ResourceManagerService`
- * GetActiveTasks (its tasks by state, filtered by job, pool and state) and GetPendingTasks (a leaf pool's
- * queued gangs, each queue in admission order), served through the public API as Peloton's
- * `resmgr tasks active|pending` CLI calls them. The service's other methods are messages between the
- * daemons here, not API calls.
+ * GetActiveTasks (its tasks by state, filtered by job, pool and state), GetPendingTasks (a leaf pool's
+ * queued gangs, each queue in admission order) and GetOrphanTasks (tasks it holds that nothing will end),
+ * served through the public API as Peloton's `resmgr tasks active|pending|orphan` CLI calls them. The
+ * service's other methods are messages between the daemons here, not API calls.
  */
 import type { ApiRequest } from "../messages.ts";
+import { parseMesosTaskId } from "../model/records.ts";
+import { toLimits } from "../model/resources.ts";
 import { TASK_STATES, type TaskState } from "../model/states.ts";
 import type { ResourceManager } from "./resmgr.ts";
 import type { QueueKind, RespoolNode } from "./respool_node.ts";
@@ -34,6 +36,7 @@ export function inspectTasks(rm: ResourceManager, req: ApiRequest): Result {
   const body = (req.body ?? {}) as Body;
   if (method === "GetActiveTasks") return activeTasks(rm, body);
   if (method === "GetPendingTasks") return pendingTasks(rm, body);
+  if (method === "GetOrphanTasks") return orphanTasks(rm, body);
   return { error: { code: "unimplemented", message: `procedure ${req.procedure} is not implemented` } };
 }
 
@@ -132,6 +135,78 @@ function pendingTasks(rm: ResourceManager, body: Body): Result {
     if (gangs.length) byQueue[name] = { pendingGangs: gangs };
   }
   return { body: { pendingGangsByQueue: byQueue } };
+}
+
+/**
+ * GetOrphanTasks: tasks the resource manager holds, and may count in a pool's allocation, that no daemon is
+ * going to end, as `orphanTasks: [...]` in task id order, each with Peloton's `resmgr.Task` fields (`id`,
+ * `jobId`, `taskId`, `resource`, `hostname` when known) and ours: `state`, `respool`, `held` (counted in the
+ * pool's allocation), `kind` and `reason`. `respoolID` (a path or id; a pool above leaves takes in its
+ * subtree) narrows the list.
+ *
+ * Peloton's orphan is the run a task's new run replaced in its tracker (keyed by `<jobId>-<instanceId>`)
+ * before the old run's end arrived: kept aside, still allocated, until that end comes. Here the table is
+ * keyed by run (`<jobId>-<instanceId>-<runId>`), so the old run simply stays beside the new one: a row with
+ * a later run of the same instance also held is Peloton's orphan (`SUPERSEDED`). The job manager enqueues
+ * a new run only after the old one's end, which reaches the resource manager too, so such a row means that
+ * end was lost. The other task nothing here moves on is one still LAUNCHING after its placement was handed
+ * to the job manager for the last time (`LAUNCH_ABANDONED`, see `launchingResends`): only a status from the
+ * host manager or an end from the job manager frees it.
+ */
+function orphanTasks(rm: ResourceManager, body: Body): Result {
+  let pool: RespoolNode | undefined;
+  if (body.respoolID !== undefined && body.respoolID !== "") {
+    const p = poolOf(rm, body.respoolID);
+    if (typeof p === "string") return p.endsWith("not found") ? notFound(p) : invalid(p);
+    pool = p;
+  }
+  const t = rm.tasks;
+  // The latest run held of each instance, over every pool: a newer run may sit in another pool.
+  const newest = new Map<string, number>();
+  for (let row = 0; row < t.pool.length; row++) {
+    if (!t.pool[row]) continue;
+    const id = parseMesosTaskId(t.taskId[row]);
+    if (!id) continue;
+    const key = pelotonTaskId(t.taskId[row]);
+    if ((newest.get(key) ?? -1) < id.runId) newest.set(key, id.runId);
+  }
+  const orphans: Body[] = [];
+  for (let row = 0; row < t.pool.length; row++) {
+    const node = t.pool[row];
+    if (!node || (pool && !within(node, pool))) continue;
+    const taskId = t.taskId[row], id = parseMesosTaskId(taskId);
+    const later = id ? newest.get(pelotonTaskId(taskId))! : -1;
+    const abandoned = rm.launchAbandoned(row);
+    if (!id || (later <= id.runId && !abandoned)) continue;
+    const entry: Body = {
+      id: { value: pelotonTaskId(taskId) },
+      jobId: { value: id.jobId },
+      taskId: { value: taskId },
+      resource: toLimits(t.resources[row]!),
+      state: stateName(t.state[row]),
+      respool: node.path,
+      held: node.active.has(t, row),
+    };
+    if (later > id.runId) {
+      entry.kind = "SUPERSEDED";
+      entry.reason =
+        `run ${later} of the instance is held too; this run's end has not reached the resource manager`;
+    } else {
+      entry.kind = "LAUNCH_ABANDONED";
+      entry.hostname = abandoned!.hostname;
+      entry.reason = `placed on ${abandoned!.hostname} and handed to the job manager ${abandoned!.sent} ` +
+        "times, with no status from the host manager since";
+    }
+    orphans.push(entry);
+  }
+  orphans.sort((a, b) => compareIds((a.taskId as Body).value, (b.taskId as Body).value));
+  return { body: { orphanTasks: orphans } };
+}
+
+/** Whether `node` is `pool` or under it. */
+function within(node: RespoolNode, pool: RespoolNode): boolean {
+  for (let n: RespoolNode | undefined = node; n; n = n.parent) if (n === pool) return true;
+  return false;
 }
 
 /** `<jobId>-<instanceId>-<runId>` → `<jobId>-<instanceId>`. */

@@ -3,6 +3,7 @@ import type { ApiReply, Gang, RmTask } from "../messages.ts";
 import { resources, zero } from "../model/resources.ts";
 import { makePorts, makeRespoolConfig, makeRmTask } from "../testing/harness.ts";
 import { DEFAULT_RESMGR_CONFIG, ResourceManager } from "./resmgr.ts";
+import type { TaskState } from "../model/states.ts";
 import { ROOT_ID } from "./respool_tree.ts";
 import { RESMGR_SERVICE } from "./task_inspect.ts";
 
@@ -40,7 +41,7 @@ function setup() {
     rm.receive({ kind: "api", reqId: 1, replyTo: "cli", procedure: `${RESMGR_SERVICE}::${method}`, body });
     return ports.transport.takeOne("api-reply", "cli");
   };
-  return { rm, call };
+  return { rm, call, ports };
 }
 
 type Active = {
@@ -103,4 +104,115 @@ Deno.test("bad task inspection requests name the field; other methods of the ser
   assert.match(call("GetActiveTasks", { states: ["SLEEPING"] }).error!.message, /^states: got "SLEEPING"/);
   assert.match(call("GetActiveTasks", { limit: -1 }).error!.message, /^limit: got -1/);
   assert.equal(call("EnqueueGangs", {}).error?.code, "unimplemented");
+});
+
+type Orphan = {
+  id: { value: string };
+  taskId: { value: string };
+  state: string;
+  respool: string;
+  held: boolean;
+  kind: string;
+  reason: string;
+  hostname?: string;
+  resource: Record<string, number>;
+};
+const orphans = (r: ApiReply) => (r.body as { orphanTasks: Orphan[] }).orphanTasks;
+const ended = (taskId: string, state: TaskState = "KILLED") => ({
+  kind: "task-updates" as const,
+  updates: [{ taskId, state, hostname: "h1", timeMs: 1 }],
+});
+
+Deno.test("GetOrphanTasks lists a run held beside a later run of its instance (Peloton's orphan), by pool", () => {
+  const { rm, call } = setup();
+  assert.deepEqual(orphans(call("GetOrphanTasks", {})), [], "one run of each instance: no orphan");
+  // The end of run-0-1 (admitted) and of wait-1-1 (queued) never arrived; their next runs did, one in /b.
+  rm.receive({
+    kind: "enqueue-gangs",
+    gangs: [
+      { tasks: [makeRmTask({ jobId: "run", instanceId: 0, taskId: "run-0-3", respoolId: "b" })] },
+      { tasks: [makeRmTask({ jobId: "wait", instanceId: 1, taskId: "wait-1-2", respoolId: "a" })] },
+    ],
+  });
+  const all = orphans(call("GetOrphanTasks", {}));
+  assert.deepEqual(all.map((o) => o.taskId.value), ["run-0-1", "wait-1-1"], "the newer runs are not orphans");
+  assert.deepEqual(all[0], {
+    id: { value: "run-0" },
+    jobId: { value: "run" },
+    taskId: { value: "run-0-1" },
+    resource: { cpuLimit: 1, memLimitMb: 128, diskLimitMb: 0, gpuLimit: 0 },
+    state: "READY",
+    respool: "/a",
+    held: true,
+    kind: "SUPERSEDED",
+    reason: "run 3 of the instance is held too; this run's end has not reached the resource manager",
+  });
+  assert.equal(all[1].held, false, "a queued run holds no allocation");
+  assert.equal(all[1].state, "PENDING");
+
+  assert.deepEqual(orphans(call("GetOrphanTasks", { respoolID: "/b" })), []);
+  assert.equal(orphans(call("GetOrphanTasks", { respoolID: "a" })).length, 2);
+  assert.equal(orphans(call("GetOrphanTasks", { respoolID: ROOT_ID })).length, 2, "a pool's subtree");
+
+  // The lost ends come after all: nothing is orphaned, and the allocation is back.
+  const a = rm.tree.get("a")!;
+  const before = a.allocation.total.cpuMilli;
+  rm.receive(ended("run-0-1"));
+  rm.receive(ended("wait-1-1"));
+  assert.deepEqual(orphans(call("GetOrphanTasks", {})), []);
+  assert.equal(a.allocation.total.cpuMilli, before - 1000);
+});
+
+Deno.test("GetOrphanTasks lists a task still LAUNCHING after its placement was handed over the last time", () => {
+  const { rm, call, ports } = setup();
+  const { launchingTimeoutMs, launchingResends } = DEFAULT_RESMGR_CONFIG;
+  rm.receive({ kind: "dequeue-gangs", reqId: 2, replyTo: "placement", limit: 10, timeoutMs: 0 });
+  const placement = {
+    leaseId: "l1",
+    hostname: "h1",
+    agentId: "a1",
+    tasks: [{ taskId: "run-0-1", ports: {} }],
+  };
+  rm.receive({ kind: "set-placements", placements: [placement], failed: [] });
+  const handOver = () => {
+    rm.receive({ kind: "get-placements", reqId: 3, replyTo: "jobmgr", limit: 10, timeoutMs: 0 });
+    return ports.transport.take("placements", "jobmgr").flatMap((r) => r.placements).length;
+  };
+  assert.equal(handOver(), 1);
+  assert.equal(rm.tasks.get("run-0-1")?.state, "LAUNCHING");
+  for (let i = 0; i < launchingResends; i++) {
+    ports.clock.advance(launchingTimeoutMs);
+    rm.schedule();
+    assert.equal(handOver(), 1, `handed over again (${i + 1})`);
+    assert.deepEqual(orphans(call("GetOrphanTasks", {})), [], "not while it is still being handed over");
+  }
+  ports.clock.advance(launchingTimeoutMs);
+  rm.schedule();
+  assert.equal(handOver(), 0, "handed over enough");
+  const [o, ...rest] = orphans(call("GetOrphanTasks", {}));
+  assert.deepEqual(rest, []);
+  assert.deepEqual(
+    [o.taskId.value, o.state, o.kind, o.hostname, o.held],
+    ["run-0-1", "LAUNCHING", "LAUNCH_ABANDONED", "h1", true],
+  );
+  const times = launchingResends + 1;
+  assert.equal(
+    o.reason,
+    `placed on h1 and handed to the job manager ${times} times, with no status from the host manager since`,
+  );
+  // A status from the host manager at last: the task moves on and is no orphan.
+  rm.receive({
+    kind: "task-updates",
+    updates: [{ taskId: "run-0-1", state: "RUNNING", hostname: "h1", timeMs: 2 }],
+  });
+  assert.deepEqual(orphans(call("GetOrphanTasks", {})), []);
+});
+
+Deno.test("GetOrphanTasks: a bad or unknown pool is an error naming it", () => {
+  const { call } = setup();
+  assert.deepEqual(call("GetOrphanTasks", { respoolID: "/nope" }).error, {
+    code: "not-found",
+    message: "resource pool /nope not found",
+  });
+  assert.match(call("GetOrphanTasks", { respoolID: 7 }).error!.message, /^respoolID: got 7, expected/);
 });

@@ -1,9 +1,19 @@
-/** `peloton resmgr tasks active|pending`: what the resource manager holds (Peloton's `resmgr tasks` commands). */
+/** `peloton resmgr tasks active|pending|orphan`: what the resource manager holds (Peloton's `resmgr tasks` commands). */
 import { RESMGR_SERVICE } from "../../core/resmgr/task_inspect.ts";
 import { type Command, wholeFlag } from "./command.ts";
 import { table } from "./format.ts";
 
 type Entry = { taskID: string; taskState: string; respool: string; reason: string };
+
+export type Orphan = {
+  taskId: { value: string };
+  state: string;
+  respool: string;
+  resource: { cpuLimit: number; gpuLimit: number; memLimitMb: number; diskLimitMb: number };
+  held: boolean;
+  hostname?: string;
+  reason: string;
+};
 
 export const resmgrCommands: Command[] = [
   {
@@ -70,4 +80,55 @@ export const resmgrCommands: Command[] = [
       return 0;
     },
   },
+  {
+    name: "resmgr tasks orphan",
+    args: [],
+    summary: "tasks the resource manager holds that nothing will end: a run beside a later run of its " +
+      "instance, or a launch handed over for the last time; with what each holds (--respool POOL)",
+    options: { respool: { type: "string" } },
+    async run(ctx, _args, opts) {
+      const res = await ctx.client.call<{ orphanTasks: Orphan[] }>(`${RESMGR_SERVICE}::GetOrphanTasks`, {
+        respoolID: opts.respool ?? "",
+      });
+      if (ctx.json) {
+        ctx.out(JSON.stringify(res, null, 2));
+        return 0;
+      }
+      if (!res.orphanTasks.length) ctx.out(`No orphan tasks${opts.respool ? ` in ${opts.respool}` : ""}`);
+      else ctx.out(orphanTable(res.orphanTasks));
+      return 0;
+    },
+  },
 ];
+
+/** Peloton's columns (and ours), and a total of what counts in a pool's allocation: the Held rows. */
+export function orphanTable(orphans: Orphan[]): string {
+  const total = { cpu: 0, gpu: 0, mem: 0, disk: 0 };
+  for (const o of orphans) {
+    if (!o.held) continue;
+    total.cpu += o.resource.cpuLimit;
+    total.gpu += o.resource.gpuLimit;
+    total.mem += o.resource.memLimitMb;
+    total.disk += o.resource.diskLimitMb;
+  }
+  // Sums of tenths of cores are not exact in floating point.
+  const round = (n: number) => Math.round(n * 1000) / 1000;
+  return table(
+    ["Task", "State", "Resource pool", "Hostname", "CPU", "GPU", "Memory MB", "Disk MB", "Held", "Reason"],
+    [
+      ...orphans.map((o) => [
+        o.taskId.value,
+        o.state,
+        o.respool,
+        o.hostname,
+        o.resource.cpuLimit,
+        o.resource.gpuLimit,
+        o.resource.memLimitMb,
+        o.resource.diskLimitMb,
+        o.held ? "yes" : "no",
+        o.reason,
+      ]),
+      ["Total held", "", "", "", round(total.cpu), round(total.gpu), total.mem, total.disk, "", ""],
+    ],
+  );
+}

@@ -1,7 +1,8 @@
-/** `peloton resmgr tasks active|pending` against `peloton up`: what the resource manager holds, as it holds it. */
+/** `peloton resmgr tasks active|pending|orphan` against `peloton up`: what the resource manager holds, as it holds it. */
 import assert from "node:assert/strict";
 import { batchJobYaml } from "../testing_cluster.ts";
 import { cli, createDefaultPool, startUp, waitFor } from "../testing.ts";
+import { type Orphan, orphanTable } from "./resmgr_commands.ts";
 
 Deno.test({
   name: "resmgr tasks active and pending list the resource manager's tasks and a pool's queue in order",
@@ -61,6 +62,29 @@ Deno.test({
       const missing = await cli(up.url, "resmgr", "tasks", "pending", "/Nope");
       assert.equal(missing.code, 1);
       assert.match(missing.err, /resource pool \/Nope not found/);
+
+      // A restart gives an instance its next run only once the last one ended: no run is left orphaned.
+      const restarted = active.tasksByState.RUNNING.taskEntry[0].taskID;
+      const instance = Number(restarted.split("-").at(-2));
+      const r = await cli(up.url, "task", "restart", jobId, "-r", `${instance}:${instance + 1}`);
+      assert.equal(r.code, 0, r.err);
+      const next = `${jobId}-${instance}-2`;
+      await waitFor(`${next} held in place of ${restarted}`, async () => {
+        const all = await cli(up.url, "resmgr", "tasks", "active", "--job", jobId, "-j");
+        const ids = Object.values(
+          JSON.parse(all.out).tasksByState as Record<string, { taskEntry: { taskID: string }[] }>,
+        ).flatMap((s) => s.taskEntry.map((e) => e.taskID));
+        return ids.includes(next) && !ids.includes(restarted) ? true : undefined;
+      });
+      const orphans = await cli(up.url, "resmgr", "tasks", "orphan");
+      assert.equal(orphans.code, 0, orphans.err);
+      assert.equal(orphans.out, "No orphan tasks");
+      const inPool = await cli(up.url, "resmgr", "tasks", "orphan", "--respool", "/DefaultResPool", "-j");
+      assert.equal(inPool.code, 0, inPool.err);
+      assert.deepEqual(JSON.parse(inPool.out), { orphanTasks: [] });
+      const noPool = await cli(up.url, "resmgr", "tasks", "orphan", "--respool", "/Nope");
+      assert.equal(noPool.code, 1);
+      assert.match(noPool.err, /^peloton resmgr tasks orphan: .*not-found: resource pool \/Nope not found$/);
       assert.equal((await cli(up.url, "job", "stop", jobId)).code, 0);
     } catch (err) {
       console.error(up.output());
@@ -70,4 +94,25 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
+});
+
+Deno.test("resmgr tasks orphan's table totals what the orphans hold in their pools' allocation", () => {
+  const orphan = (run: number, held: boolean, hostname?: string): Orphan => ({
+    taskId: { value: `j-0-${run}` },
+    state: held ? "RUNNING" : "PENDING",
+    respool: "/p",
+    resource: { cpuLimit: 0.1, gpuLimit: 0, memLimitMb: 64, diskLimitMb: 10 },
+    held,
+    hostname,
+    reason: `why ${run}`,
+  });
+  const rows = orphanTable([orphan(1, true, "h1"), orphan(2, true), orphan(3, false)]).split("\n")
+    .map((l) => l.split("|").map((c) => c.trim()).slice(0, -1));
+  assert.deepEqual(rows, [
+    ["Task", "State", "Resource pool", "Hostname", "CPU", "GPU", "Memory MB", "Disk MB", "Held", "Reason"],
+    ["j-0-1", "RUNNING", "/p", "h1", "0.1", "0", "64", "10", "yes", "why 1"],
+    ["j-0-2", "RUNNING", "/p", "", "0.1", "0", "64", "10", "yes", "why 2"],
+    ["j-0-3", "PENDING", "/p", "", "0.1", "0", "64", "10", "no", "why 3"],
+    ["Total held", "", "", "", "0.2", "0", "128", "20", "", ""],
+  ]);
 });

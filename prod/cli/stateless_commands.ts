@@ -24,11 +24,11 @@ function count(name: string, v: string): number {
  * `--jobversion`, checked as the server's GetJob reads it (`<configVersion>-<desiredStateVersion>-<workflowVersion>`,
  * the config version an unsigned integer), so a typo is a usage error before anything is asked.
  */
-function entityVersion(v: string): string {
+function entityVersion(v: string, name = "--jobversion"): string {
   const parts = v.split("-");
   if (parts.length !== 3 || !/^\d+$/.test(parts[0]) || !Number.isSafeInteger(Number(parts[0]))) {
     throw new UsageError(
-      `--jobversion: got "${v}", expected an entity version CONFIG-DESIRED-WORKFLOW such as "2-1-1" ` +
+      `${name}: got "${v}", expected an entity version CONFIG-DESIRED-WORKFLOW such as "2-1-1" ` +
         "(CONFIG a whole number)",
     );
   }
@@ -238,6 +238,77 @@ export const statelessCommands: Command[] = [
         updateSpec,
       });
       ctx.out(ctx.json ? JSON.stringify(res) : `Job ${job} replaced, new version ${res.version.value}`);
+      return 0;
+    },
+  },
+  {
+    name: "job stateless rollback",
+    args: ["JOB", "BATCH-SIZE", "ENTITY-VERSION"],
+    summary: "roll a stateless job back to the spec of an earlier ENTITY-VERSION (as `get` lists it): a " +
+      "rolling update to that spec, BATCH-SIZE pods at a time (--maxInstanceRetries, " +
+      "--maxTolerableInstanceFailures, --start-paused, --in-place, --start-pods, --min-running-seconds)",
+    options: {
+      maxInstanceRetries: { type: "string", default: "0" },
+      maxTolerableInstanceFailures: { type: "string", default: "0" },
+      "start-paused": { type: "boolean", default: false },
+      "in-place": { type: "boolean", default: false },
+      "start-pods": { type: "boolean", default: false },
+      "min-running-seconds": { type: "string" },
+    },
+    async run(ctx, [job, batch, target], opts) {
+      // As Peloton's StatelessRollbackJobAction: the spec at ENTITY-VERSION (GetJob with that version),
+      // then a ReplaceJob with it at the job's current entity version, never rolling back on failure.
+      const minRunning = opts["min-running-seconds"] === undefined
+        ? undefined
+        : seconds("--min-running-seconds", String(opts["min-running-seconds"]));
+      const updateSpec = {
+        batchSize: count("BATCH-SIZE", batch),
+        maxInstanceRetries: count("--maxInstanceRetries", String(opts.maxInstanceRetries)),
+        maxTolerableInstanceFailures: count(
+          "--maxTolerableInstanceFailures",
+          String(opts.maxTolerableInstanceFailures),
+        ),
+        rollbackOnFailure: false,
+        startPaused: opts["start-paused"] === true,
+        inPlace: opts["in-place"] === true,
+        startPods: opts["start-pods"] === true,
+        ...(minRunning === undefined ? {} : { minRunningSeconds: minRunning }),
+      };
+      const wanted = Number(entityVersion(target, "ENTITY-VERSION").split("-")[0]);
+      const current = await ctx.client.call<{ summary: StatelessSummary }>(`${SVC}::GetJob`, {
+        jobId: { value: job },
+        summaryOnly: true,
+      });
+      const at = current.summary.status.version.value;
+      const configNow = Number(at.split("-")[0]);
+      // Peloton would start an update to the spec the job already runs (or fail to find a later one):
+      // refused here, before anything changes, saying which versions can be rolled back to.
+      if (!(wanted >= 1 && wanted < configNow)) {
+        const which = wanted === configNow ? "the job's current one" : "not an earlier one";
+        const why = configNow <= 1
+          ? `job ${job} has no earlier configuration to roll back to (it is at config version ${configNow}, ` +
+            `entity version ${at})`
+          : `config version ${wanted} is ${which}; job ${job} is at ${at}, expected an entity version of ` +
+            `config version 1 to ${configNow - 1}`;
+        ctx.err(`peloton job stateless rollback: ENTITY-VERSION: got "${target}": ${why}`);
+        return 1;
+      }
+      const old = await ctx.client.call<{ jobInfo: { spec: Record<string, unknown> } }>(`${SVC}::GetJob`, {
+        jobId: { value: job },
+        version: { value: target },
+      });
+      const { revision: _, ...spec } = old.jobInfo.spec;
+      const res = await ctx.client.call<{ version: { value: string } }>(`${SVC}::ReplaceJob`, {
+        jobId: { value: job },
+        version: { value: at },
+        spec,
+        updateSpec,
+      });
+      ctx.out(
+        ctx.json
+          ? JSON.stringify(res)
+          : `Job ${job} rolling back to config version ${wanted}, new version ${res.version.value}`,
+      );
       return 0;
     },
   },
