@@ -152,6 +152,16 @@ export interface HostInfoJson {
   desiredPool?: string;
 }
 
+/**
+ * A job's secret as its Get answers it: v0 `JobManager::Get` names its id `id`, v1alpha `JobService::GetJob`
+ * `secretId`. Never its data: the API does not answer it.
+ */
+export interface SecretJson {
+  id?: IdValue;
+  secretId?: IdValue;
+  path: string;
+}
+
 /** A `HostService::ListHostPools` pool: every pool, empty ones too. */
 export interface HostPoolJson {
   name: string;
@@ -255,6 +265,8 @@ export interface Snapshot {
   /** Only on a job's page. */
   job?: {
     info?: JobInfoJson;
+    /** The job's secrets by id and path, from the same Get as `info` (absent when it has none). */
+    secrets?: SecretJson[];
     /** The tasks table's page... */
     tasks?: TaskPageJson;
     /** ...and the hash of the query it answers (`taskListHash`), also when it failed to load. */
@@ -277,6 +289,12 @@ export interface RowToggle<K = number> {
   toggle: (key: K) => void;
 }
 
+/** What the operator picked in an action's confirm step: its choice's option, its amount. */
+export interface ActionPicks {
+  choice?: string;
+  amount?: number;
+}
+
 /** An operator action: what to ask before it, the call it makes, and how to describe its answer. */
 export interface UiAction {
   label: string;
@@ -288,6 +306,13 @@ export interface UiAction {
    * is in the confirm step, not in the view: the view is rebuilt on every refresh and would lose it.
    */
   choice?: { label: string; field: string; options: string[] };
+  /**
+   * A whole number the operator types in the confirm step (how many), at least 1; whether it is too many is
+   * the server's to say. An action with one sends `bodyOf`'s body.
+   */
+  amount?: { label: string };
+  /** The body to send from the operator's picks, for an action whose body is worked out from them. */
+  bodyOf?: (picks: ActionPicks) => Record<string, unknown>;
   /** What the reply says, for the result line; `sent` is the body sent (with the operator's pick). */
   describe: (reply: Record<string, unknown>, sent: Record<string, unknown>) => string;
   disabled?: boolean;

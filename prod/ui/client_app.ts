@@ -5,6 +5,7 @@
  * Runs in the browser (see client_dom.ts for the rules).
  */
 import type {
+  ActionPicks,
   AdmissionWaitsJson,
   HostInfoJson,
   HostPoolJson,
@@ -13,6 +14,7 @@ import type {
   JobPageJson,
   PendingTasksJson,
   RespoolInfoJson,
+  SecretJson,
   Snapshot,
   TaskListQuery,
   TaskPageJson,
@@ -35,7 +37,7 @@ import {
   showJobListQuery,
 } from "./client_job_list.ts";
 import { parseTaskListQuery, TaskFilter, taskListHash, taskListRequest } from "./client_tasks.ts";
-import { actionBody, actionVerb, jobView, Rpc } from "./client_views.ts";
+import { actionBody, actionVerb, jobView, Rpc, wholeAmount } from "./client_views.ts";
 import { instanceProgressRequest } from "./client_workflow.ts";
 
 export type Route =
@@ -95,6 +97,7 @@ export class UiApp {
     });
     byId("confirm-yes").addEventListener("click", () => this.#confirmed());
     byId("confirm-no").addEventListener("click", () => this.#closeConfirm());
+    byId("confirm-number").addEventListener("input", () => this.#checkPicks());
     byId("result-close").addEventListener("click", () => {
       byId("result").hidden = true;
     });
@@ -274,7 +277,9 @@ export class UiApp {
     load: <T>(p: Promise<T>) => Promise<T | undefined>,
   ): Promise<Snapshot["job"]> {
     const jobId = { value: id };
-    const info = load(this.api.call<{ jobInfo: JobInfoJson }>(`${Rpc.JOB}::Get`, { id: jobId }));
+    const info = load(
+      this.api.call<{ jobInfo: JobInfoJson; secrets?: SecretJson[] }>(`${Rpc.JOB}::Get`, { id: jobId }),
+    );
     const tasks = load(this.api.call<TaskPageJson>(`${Rpc.TASK}::Query`, taskListRequest(id, q)));
     const updates = load(
       this.api.call<{ updateInfo: UpdateInfoJson[] }>(`${Rpc.UPDATE}::ListUpdates`, { jobID: jobId }),
@@ -291,6 +296,7 @@ export class UiApp {
     );
     return Promise.all([info, tasks, updates, workflows]).then(([i, t, u, w]) => ({
       info: i?.jobInfo,
+      secrets: i?.secrets,
       tasks: t,
       tasksFor: taskListHash(id, q),
       updates: u?.updateInfo,
@@ -390,8 +396,8 @@ export class UiApp {
   }
 
   /**
-   * The confirm step: the action runs only when the operator presses Confirm. An action with a choice shows
-   * its options here, outside the view, so the refreshes while the operator picks leave the pick alone.
+   * The confirm step: the action runs only when the operator presses Confirm. An action with a choice or an
+   * amount asks for them here, outside the view, so the refreshes while the operator picks leave them alone.
    */
   #ask(a: UiAction): void {
     if (a.disabled) return;
@@ -401,12 +407,36 @@ export class UiApp {
     byId("confirm-choice-label").textContent = a.choice?.label ?? "";
     const select = byId("confirm-select");
     select.replaceChildren(...(a.choice?.options ?? []).map((o) => h("option", { value: o }, o)));
+    byId("confirm-amount").hidden = !a.amount;
+    byId("confirm-amount-label").textContent = a.amount?.label ?? "";
+    byId("confirm-number").value = "1";
     const yes = byId("confirm-yes");
     yes.textContent = actionVerb(a);
     yes.className = a.danger ? "danger" : "primary";
-    yes.disabled = a.choice !== undefined && !a.choice.options.length;
+    this.#checkPicks();
     byId("confirm").hidden = false;
-    (a.choice ? select : yes).focus();
+    (a.choice ? select : a.amount ? byId("confirm-number") : yes).focus();
+  }
+
+  /** What the operator picked in the confirm step; undefined while they cannot confirm (no option, no amount). */
+  #picks(): ActionPicks | undefined {
+    const a = this.#pending;
+    if (!a) return undefined;
+    const picks: ActionPicks = {
+      choice: a.choice ? byId("confirm-select").value : undefined,
+      amount: a.amount ? wholeAmount(byId("confirm-number").value) : undefined,
+    };
+    if (a.choice && !a.choice.options.length) return undefined;
+    if (a.amount && picks.amount === undefined) return undefined;
+    return picks;
+  }
+
+  /** Confirm waits for what the action needs picked; an amount that is not a whole number from 1 is marked. */
+  #checkPicks(): void {
+    byId("confirm-yes").disabled = !this.#picks();
+    const number = byId("confirm-number");
+    const bad = this.#pending?.amount !== undefined && wholeAmount(number.value) === undefined;
+    number.setAttribute("aria-invalid", String(bad));
   }
 
   #closeConfirm(): void {
@@ -415,11 +445,11 @@ export class UiApp {
   }
 
   async #confirmed(): Promise<void> {
-    const a = this.#pending;
-    const picked = byId("confirm-select").value;
+    const a = this.#pending, picks = this.#picks();
+    if (a && !picks) return;
     this.#closeConfirm();
-    if (!a) return;
-    const body = actionBody(a, picked);
+    if (!a || !picks) return;
+    const body = actionBody(a, picks);
     this.#showResult(`${actionVerb(a)}: sending…`, "info");
     try {
       const reply = await this.api.call<Record<string, unknown>>(a.procedure, body);

@@ -1,7 +1,8 @@
 /**
  * Browser code of the web UI, part 4: the cluster views (summary header, resource-pool tree, hosts with
- * their host pools) and the host actions (maintenance, moving a host to another host pool). Runs in the
- * browser (see client_dom.ts for the rules).
+ * their host pools) and the host actions (maintenance, moving a host to another host pool, moving a number of
+ * hosts the host manager picks from one host pool to another). Runs in the browser (see client_dom.ts for the
+ * rules).
  */
 import type {
   HostInfoJson,
@@ -297,8 +298,56 @@ export function hostPoolCounts(
   return [...out.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
 
-/** The host pools line above the hosts table: each pool, its hosts and how many are UP. */
-export function hostPoolsView(counts: { name: string; hosts: number; up: number }[]): UiElement {
+/**
+ * A host pool's "Move hosts…" (MoveHosts): the operator picks the destination and how many in the confirm step,
+ * and the host manager picks which hosts. `pools` are ListHostPools' (undefined when it did not load): as the
+ * CLI's `host pool move` does, the request gives the number of hosts each pool is to have after the move, from
+ * their sizes there. They are the sizes the operator saw when asking: if another move changed either pool
+ * meanwhile, the host manager refuses the request, or, when that move was this very one, moves nothing more.
+ */
+export function moveHostsAction(source: string, pools: HostPoolJson[] | undefined): UiAction {
+  const sizes = new Map((pools ?? []).map((p) => [p.name, p.hosts.length]));
+  const has = sizes.get(source) ?? 0;
+  const others = [...sizes.keys()].filter((n) => n !== source).sort();
+  const hosts = (n: unknown) => `${n} host${n === 1 ? "" : "s"}`;
+  return {
+    label: "Move hosts…",
+    question: `Move hosts out of host pool ${source} (${hosts(has)})? The host manager picks which: idle, ` +
+      "usable ones first (UP, fewest tasks, most free CPU and memory), hosts in maintenance last. Their " +
+      "tasks keep running.",
+    procedure: `${Rpc.HOST}::MoveHosts`,
+    body: { sourcePool: source },
+    choice: { label: "To host pool", field: "destinationPool", options: others },
+    amount: { label: "Hosts to move" },
+    // A count over what the source has goes to the host manager as it is: its refusal says how many it has.
+    bodyOf: ({ choice = "", amount = 0 }) => ({
+      sourcePool: source,
+      srcPoolDesiredHosts: Math.max(0, has - amount),
+      destinationPool: choice,
+      destPoolDesiredHosts: (sizes.get(choice) ?? 0) + amount,
+    }),
+    describe: (r, sent) => {
+      const moved = Array.isArray(r.hosts) ? r.hosts.map(String) : [];
+      return moved.length
+        ? `Moved ${hosts(moved.length)} from host pool ${source} to ${sent.destinationPool}: ${
+          moved.join(", ")
+        }`
+        : `No host moved: host pools ${source} and ${sent.destinationPool} already have ` +
+          `${hosts(sent.srcPoolDesiredHosts)} and ${hosts(sent.destPoolDesiredHosts)}`;
+    },
+    disabled: has === 0 || !others.length,
+  };
+}
+
+/**
+ * The host pools line above the hosts table: each pool, its hosts and how many are UP, and its Move hosts…
+ * (`pools` are ListHostPools', which the move's request is worked out from).
+ */
+export function hostPoolsView(
+  counts: { name: string; hosts: number; up: number }[],
+  pools: HostPoolJson[] | undefined,
+  act: Act,
+): UiElement {
   return h(
     "div",
     { class: "host-pools", id: "host-pools" },
@@ -306,9 +355,14 @@ export function hostPoolsView(counts: { name: string; hosts: number; up: number 
     ...counts.map((p) =>
       h(
         "span",
-        { class: p.hosts ? "host-pool" : "host-pool empty", "data-pool": p.name },
-        h("strong", {}, p.name),
-        ` ${p.hosts} ${p.hosts === 1 ? "host" : "hosts"} · ${p.up} UP`,
+        { class: "host-pool-entry" },
+        h(
+          "span",
+          { class: p.hosts ? "host-pool" : "host-pool empty", "data-pool": p.name },
+          h("strong", {}, p.name),
+          ` ${p.hosts} ${p.hosts === 1 ? "host" : "hosts"} · ${p.up} UP`,
+        ),
+        actionButton(moveHostsAction(p.name, pools), act),
       )
     ),
   );
@@ -341,7 +395,7 @@ export function hostsView(snap: Snapshot, filter: string, act: Act): UiElement {
     "section",
     {},
     h("h2", {}, `Hosts (${shown.length}${shown.length === hosts.length ? "" : ` of ${hosts.length}`})`),
-    hostPoolsView(pools),
+    hostPoolsView(pools, snap.hostPools, act),
     table(
       [
         "Host",
@@ -386,6 +440,7 @@ export const CLUSTER_CODE = [
   maintenanceOf,
   hostActions,
   hostPoolCounts,
+  moveHostsAction,
   hostPoolsView,
   poolOfHost,
   hostsView,

@@ -6,10 +6,12 @@
  * Runs in the browser (see client_dom.ts for the rules).
  */
 import type {
+  ActionPicks,
   JobInfoJson,
   ResourceLimits,
   RespoolInfoJson,
   RowToggle,
+  SecretJson,
   Snapshot,
   TaskListQuery,
   UiAction,
@@ -55,9 +57,19 @@ export function actionVerb(a: UiAction): string {
   return a.label.replace(/…$/, "");
 }
 
-/** The body an action sends: its own, with the operator's pick in the confirm step as its choice's field. */
-export function actionBody(a: UiAction, picked: string | undefined): Record<string, unknown> {
-  return a.choice ? { ...a.body, [a.choice.field]: picked } : a.body;
+/**
+ * The body an action sends: the one it works out from the operator's picks in the confirm step if it does,
+ * else its own, with the pick of its choice as that choice's field.
+ */
+export function actionBody(a: UiAction, picks: ActionPicks = {}): Record<string, unknown> {
+  if (a.bodyOf) return a.bodyOf(picks);
+  return a.choice ? { ...a.body, [a.choice.field]: picks.choice } : a.body;
+}
+
+/** An amount typed in the confirm step: a whole number from 1 ("3", " 3 "); anything else is undefined. */
+export function wholeAmount(text: string): number | undefined {
+  const t = text.trim(), n = Number(t);
+  return /^\d+$/.test(t) && n >= 1 && Number.isSafeInteger(n) ? n : undefined;
 }
 
 /** Pool id → path, for showing a job's pool by name. */
@@ -186,6 +198,35 @@ export function workflowView(info: JobInfoJson, updates: UpdateInfoJson[] | unde
   return h("section", {}, h("h3", {}, "Workflow"), ...parts);
 }
 
+/**
+ * A job's secrets by path and id, when it has any (v0 Get's `id` or v1alpha GetJob's `secretId`). The API never
+ * answers a secret's data, so the page cannot show it.
+ */
+export function secretsView(secrets: SecretJson[] | undefined): UiElement | null {
+  if (!secrets?.length) return null;
+  const rows = secrets.slice().sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  return h(
+    "section",
+    { id: "secrets" },
+    h("h3", {}, "Secrets"),
+    h(
+      "p",
+      { class: "muted note" },
+      "Each is written at its path in every task of the job as the task launches. Their data is not shown: " +
+        "the API never answers it.",
+    ),
+    table(
+      ["Path", "Secret ID"],
+      rows.map((s) => [
+        h("code", { class: "secret-path" }, s.path),
+        h("code", { class: "secret-id" }, s.id?.value ?? s.secretId?.value ?? "—"),
+      ]),
+      "",
+      "secrets",
+    ),
+  );
+}
+
 function limits(r: ResourceLimits | undefined): string {
   if (!r) return "—";
   const parts = [
@@ -250,6 +291,7 @@ export function jobView(
       ["Started", when(rt.startTime)],
       ["Completed", when(rt.completionTime)],
     ]),
+    secretsView(snap.job?.secrets),
     workflowView(info, snap.job?.updates, act),
     instanceProgressView(info, snap.job?.updates, snap.job?.workflows, rows),
     tasksView(snap, info, tasks, taskFilter),
@@ -263,6 +305,7 @@ export const VIEW_CODE = [
   actionButton,
   actionVerb,
   actionBody,
+  wholeAmount,
   poolPaths,
   matches,
   facts,
@@ -270,6 +313,7 @@ export const VIEW_CODE = [
   workflowActions,
   activeUpdate,
   workflowView,
+  secretsView,
   limits,
   jobView,
 ];

@@ -114,6 +114,8 @@ function skeleton(css: string, script: string): string {
     <span id="confirm-text"></span>
     <label id="confirm-choice" hidden><span id="confirm-choice-label"></span>
       <select id="confirm-select"></select></label>
+    <label id="confirm-amount" hidden><span id="confirm-amount-label"></span>
+      <input id="confirm-number" type="number" min="1" step="1" inputmode="numeric" required></label>
     <button id="confirm-yes" type="button">Confirm</button>
     <button id="confirm-no" type="button">Cancel</button>
   </div>

@@ -33,7 +33,19 @@ Deno.test("GET /ui/ serves the page as HTML with a CSP that allows only its own 
   const html = await res.text();
   assert.match(html, /^<!doctype html>/);
   assert.match(html, /<title>Peloton<\/title>/);
-  for (const id of ["summary", "view", "errors", "login", "confirm", "result", "pause", "nav-jobs"]) {
+  for (
+    const id of [
+      "summary",
+      "view",
+      "errors",
+      "login",
+      "confirm",
+      "confirm-number",
+      "result",
+      "pause",
+      "nav-jobs",
+    ]
+  ) {
     assert.match(html, new RegExp(`id="${id}"`), `the page has #${id}`);
   }
   assert.doesNotMatch(html, /https?:\/\/|<script src|@import|url\(/, "nothing is fetched from elsewhere");

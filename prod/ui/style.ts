@@ -51,7 +51,12 @@ table.gangs td.position { text-align: right; font-variant-numeric: tabular-nums;
   font-size: 0.85rem; }
 .host-pool { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 0.1rem 0.5rem; }
 .host-pool.empty { color: var(--muted); }
-#confirm select { font: inherit; padding: 0.15rem 0.3rem; }
+.host-pool-entry { display: inline-flex; gap: 0.2rem; align-items: center; }
+.host-pool-entry button.action { padding: 0.05rem 0.45rem; font-size: 0.78rem; }
+#confirm select, #confirm input { font: inherit; padding: 0.15rem 0.3rem; }
+#confirm input { width: 5rem; }
+#confirm input[aria-invalid="true"] { border-color: var(--bad); outline-color: var(--bad); }
+table.secrets { width: auto; min-width: 28rem; }
 td.empty { color: var(--muted); text-align: center; padding: 1rem; }
 code { font: 0.82rem ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 a { color: var(--accent); }

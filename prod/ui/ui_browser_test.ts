@@ -1,8 +1,9 @@
 /**
  * The web UI in headless Chromium against a real `peloton up` (two local agents, basic auth on): sign in,
  * see the job and the pool the API created with their state, page to a job past the first page of the job
- * list and filter it, open a pool's queue to see a job's waiting instances in line, stop the job, take a host
- * through maintenance and move it to another host pool from the UI, and check each change through the API;
+ * list and filter it, open a pool's queue to see a job's waiting instances in line, stop the job, see a job's
+ * secrets by path and id but never their data, take a host through maintenance, move it to another host pool
+ * and move hosts between pools (MoveHosts) from the UI, and check each change through the API;
  * follow a rolling update instance by instance; page, sort and filter the tasks of a job of 150 (by several
  * states, by names, by hosts, keeping what is typed across refreshes); all with nothing unexpected on the
  * console.
@@ -416,6 +417,7 @@ Deno.test({
           assert.match(await job.locator(".facts").first().innerText(), /Resource pool\s+\/UiPool/);
           assert.match(await job.locator("#active-workflow").innerText(), /No workflow in progress/);
           assert.equal(await job.locator("#instance-progress").count(), 0, "a job without workflows");
+          assert.equal(await job.locator("#secrets").count(), 0, "a job without secrets");
 
           assert.equal(await act(page, job, "Stop job"), "Job ui-job: stopping 2 instances");
           await waitFor("the job to be KILLED", async () => {
@@ -429,6 +431,72 @@ Deno.test({
             await job.locator('button[data-action="Stop job"]').isDisabled(),
             "a killed job cannot be stopped",
           );
+        },
+      );
+
+      await t.step(
+        "a job created with secrets shows each one's path and id, never its data, in the page or in what the " +
+          "page loads",
+        async () => {
+          // As `peloton job create --secret-path P --secret-data D` sends them: data in base64, an id optional.
+          const data = ["ui-secret-token-7f3a91", "ui-secret-key-c26e04"];
+          const config = loadJobConfig(batchJobYaml("ui-secrets", 1, "true"), "secrets.yaml");
+          assert.ok(config.ok);
+          const created = await client.call<{ jobId: { value: string } }>(`${JOB}::Create`, {
+            config: { ...config.value, respoolID },
+            secrets: [
+              { id: { value: "ui-token" }, path: "/etc/ui/token", value: { data: btoa(data[0]) } },
+              { path: "conf/ui.key", value: { data: btoa(data[1]) } },
+            ],
+          });
+          const secretsJob = created.jobId.value;
+          const got = await client.call<{ secrets: { id: { value: string }; path: string }[] }>(
+            `${JOB}::Get`,
+            {
+              id: { value: secretsJob },
+            },
+          );
+          const expected = got.secrets.map((s) => [s.path, s.id.value]).sort((a, b) => a[0] < b[0] ? -1 : 1);
+          assert.deepEqual(expected.map(([path]) => path), ["/etc/ui/token", "conf/ui.key"]);
+          assert.equal(expected[0][1], "ui-token");
+          assert.match(expected[1][1], /\S/, "the server made the other secret an id");
+
+          // Every API answer the page gets from here on, to look for the data in.
+          const answers: Promise<string>[] = [];
+          const onResponse = (r: { url(): string; text(): Promise<string> }) => {
+            if (r.url().endsWith("/api/v1")) answers.push(r.text().catch((e) => `unread: ${e}`));
+          };
+          page.on("response", onResponse);
+          try {
+            await page.goto(`${up.url}/ui/?refresh=0.5#/jobs/${secretsJob}`);
+            const section = page.locator(`#job[data-job-id="${secretsJob}"] #secrets`);
+            await section.waitFor({ timeout: WAIT_MS });
+            assert.equal(await section.locator("h3").innerText(), "Secrets");
+            const rows = section.locator("table.secrets tbody tr");
+            const shown = async () =>
+              (await rows.evaluateAll((trs) =>
+                trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent))
+              )) as string[][];
+            assert.deepEqual(await shown(), expected);
+            // A refresh shows the same.
+            const updated = await page.locator("#status").innerText();
+            await page.locator("#status", { hasNotText: updated }).waitFor({ timeout: WAIT_MS });
+            assert.deepEqual(await shown(), expected);
+          } finally {
+            page.off("response", onResponse);
+          }
+          const html = await page.content();
+          const loaded = (await Promise.all(answers)).join("\n");
+          assert.ok(
+            loaded.includes("ui-token") && html.includes("/etc/ui/token"),
+            "the checks below can see",
+          );
+          for (const secret of [...data, ...data.map((d) => btoa(d))]) {
+            assert.ok(!html.includes(secret), `the page holds a secret's data: ${secret}`);
+            assert.ok(!loaded.includes(secret), `an API answer to the page holds a secret's data: ${secret}`);
+          }
+          assert.ok(!(await page.locator("body").innerText()).includes(data[0]));
+          watch.expectOnly("a job's secrets");
         },
       );
 
@@ -510,6 +578,110 @@ Deno.test({
           assert.deepEqual(await cellTexts(page, "table.hosts tbody td:first-child"), ["agent-1"]);
           await page.locator("#filter").fill("");
           watch.expectOnly("host pools");
+        },
+      );
+
+      await t.step(
+        "a host pool's Move hosts… moves as many hosts as asked, which the host manager picks; too many shows " +
+          "its refusal",
+        async () => {
+          // From the step before: agent-0 in shared, agent-1 in ui-hosts, default empty.
+          const pools = page.locator("#host-pools");
+          const pool = (name: string) => pools.locator(`.host-pool[data-pool="${name}"]`);
+          const moveButton = (name: string, which = "") =>
+            pools.locator(
+              `.host-pool-entry:has(> .host-pool[data-pool="${name}"]) button[data-action="Move hosts…"]${which}`,
+            );
+          await pool("ui-hosts").filter({ hasText: "ui-hosts 1 host · 1 UP" }).waitFor({ timeout: WAIT_MS });
+          assert.ok(await moveButton("default").isDisabled(), "a pool without hosts has none to move");
+          const apiPools = async () => {
+            const r = await client.call<{ hostInfos: { hostname: string; currentPool?: string }[] }>(
+              `${HOST}::QueryHosts`,
+              {},
+            );
+            return r.hostInfos.map((x) => [x.hostname, x.currentPool]).sort();
+          };
+          const yes = page.locator("#confirm-yes"), count = page.locator("#confirm-number");
+          /** Opens `source`'s Move hosts…, picks `destination` and types `n`; Confirm is left to the caller. */
+          const ask = async (source: string, destination: string, n: string) => {
+            await moveButton(source, ":not([disabled])").click({ timeout: WAIT_MS });
+            await page.locator("#confirm").waitFor({ state: "visible" });
+            await page.locator("#confirm-select").selectOption(destination);
+            await count.fill(n);
+          };
+          const result = () => page.locator("#result-text", { hasNotText: /sending/ }).innerText();
+
+          // ui-hosts has one host: two is too many, and the host manager says so.
+          await ask("ui-hosts", "shared", "2");
+          assert.match(
+            await page.locator("#confirm-text").innerText(),
+            /^Move hosts out of host pool ui-hosts \(1 host\)\? The host manager picks which: idle, usable ones first/,
+          );
+          assert.ok(await page.locator("#confirm-amount").isVisible());
+          assert.equal(await page.locator("#confirm-amount-label").innerText(), "Hosts to move");
+          assert.deepEqual(await page.locator("#confirm-select option").allInnerTexts(), [
+            "default",
+            "shared",
+          ]);
+          // Not a whole number of at least 1: Confirm waits for one.
+          for (const bad of ["0", "1.5", ""]) {
+            await count.fill(bad);
+            assert.ok(await yes.isDisabled(), `Confirm with "${bad}" hosts`);
+          }
+          await count.fill("2");
+          assert.ok(await yes.isEnabled());
+          // The refreshes leave the pick and the count alone.
+          const updated = await page.locator("#status").innerText();
+          await page.locator("#status", { hasNotText: updated }).waitFor({ timeout: WAIT_MS });
+          assert.equal(await page.locator("#confirm-select").inputValue(), "shared");
+          assert.equal(await count.inputValue(), "2", "a refresh keeps the count");
+          assert.equal(await yes.innerText(), "Move hosts");
+          await yes.click();
+          await page.locator("#result-text", { hasText: "Move hosts failed" }).waitFor({ timeout: WAIT_MS });
+          assert.match(
+            await result(),
+            new RegExp(
+              "^Move hosts failed: peloton\\.api\\.v0\\.host\\.svc\\.HostService::MoveHosts: invalid-argument: " +
+                "destPoolDesiredHosts: got 3, .*host pool ui-hosts has only 1 host$",
+            ),
+          );
+          assert.ok(await page.locator("#result.error").isVisible(), "shown as an error");
+          assert.deepEqual(
+            await apiPools(),
+            [["agent-0", "shared"], ["agent-1", "ui-hosts"]],
+            "nothing moved",
+          );
+          watch.expectOnly("a MoveHosts refused", 400);
+
+          // One host: agent-1, the only one.
+          await ask("ui-hosts", "shared", "1");
+          await yes.click();
+          await page.locator("#result-text", {
+            hasText: "Moved 1 host from host pool ui-hosts to shared: agent-1",
+          })
+            .waitFor({ timeout: WAIT_MS });
+          assert.deepEqual(await apiPools(), [["agent-0", "shared"], ["agent-1", "shared"]]);
+          await pool("shared").filter({ hasText: "shared 2 hosts · 2 UP" }).waitFor({ timeout: WAIT_MS });
+          assert.equal(await pool("ui-hosts").innerText(), "ui-hosts 0 hosts · 0 UP");
+          assert.ok(await moveButton("ui-hosts").isDisabled(), "ui-hosts has no host left to move");
+
+          // One of shared's two: the host manager picks it, the result names it, and the API agrees.
+          await ask("shared", "ui-hosts", "1");
+          assert.match(await page.locator("#confirm-text").innerText(), /host pool shared \(2 hosts\)/);
+          await yes.click();
+          const moved = page.locator("#result-text", {
+            hasText: /^Moved 1 host from host pool shared to ui-hosts: /,
+          });
+          await moved.waitFor({ timeout: WAIT_MS });
+          const picked = (await moved.innerText()).split(": ")[1];
+          assert.match(picked, /^agent-[01]$/);
+          const other = picked === "agent-0" ? "agent-1" : "agent-0";
+          assert.deepEqual(await apiPools(), [[picked, "ui-hosts"], [other, "shared"]].sort());
+          await pool("ui-hosts").filter({ hasText: "ui-hosts 1 host · 1 UP" }).waitFor({ timeout: WAIT_MS });
+          assert.equal(await pool("shared").innerText(), "shared 1 host · 1 UP");
+          const row = page.locator("table.hosts tbody tr", { hasText: picked });
+          assert.match(await row.innerText(), /\bui-hosts\b/, "the hosts table shows it in its new pool");
+          watch.expectOnly("moving hosts");
         },
       );
 
