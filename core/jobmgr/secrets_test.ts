@@ -211,6 +211,16 @@ Deno.test("secrets: the v1alpha JobService takes them on CreateJob and ReplaceJo
   assert.deepEqual(rig.store.secretRows.read(JOB_ID).map((s) => [s.data, s.version]), [[CERT, 2]]);
   assert.deepEqual(rig.job().secrets.map((s) => s.data), [CERT]);
 
+  // A ReplaceJob without secrets (a rollback: no read gives their data back) keeps the job's.
+  rig.call(STATELESS_SERVICE, "ReplaceJob", {
+    jobId: { value: JOB_ID },
+    version: (replaced.body as { version: { value: string } }).version,
+    spec: spec("sleep 62"),
+  });
+  const kept = rig.replies()[0];
+  assert.equal(kept.error, undefined, JSON.stringify(kept));
+  assert.deepEqual(rig.job().secrets.map((s) => [s.path, s.data, s.version]), [["/run/token", CERT, 2]]);
+
   rig.call(JOB_SERVICE, "Get", { id: { value: JOB_ID } });
   await rig.reads();
   assert.doesNotMatch(JSON.stringify(rig.replies()), new RegExp(`${KEY}|${CERT}`));

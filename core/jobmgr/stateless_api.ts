@@ -400,7 +400,11 @@ export class StatelessApi {
       if (!uc.ok) return r.error("invalid-argument", uc.errors.map((e) => e.message).join("; "));
       config = uc.value;
     }
-    const wanted = this.api.parseJobSecrets(r, body.secrets, next);
+    // Without `secrets` the job keeps its own (a rollback or a patch cannot send their data back, which no
+    // read answers); with them, every one of the job's must be named, as a v0 Update must.
+    const wanted = body.secrets === undefined
+      ? job.secrets.map((s) => ({ secretId: s.secretId, path: s.path, data: s.data }))
+      : this.api.parseJobSecrets(r, body.secrets, next);
     if (!wanted) return;
     const newId = () => randomUuid(this.api.jm.deps.prng);
     const secrets = updatedSecrets(job.jobId, job.secrets, wanted, this.api.jm.now(), newId);
@@ -415,8 +419,7 @@ export class StatelessApi {
   /**
    * PatchJob: a rolling update to the job's current spec with `spec` merged into it as a JSON merge patch
    * (RFC 7386): an object's fields are merged one by one, anything else (a list, such as `containers`, or
-   * a value) replaces what was there, and null removes a field. `updateSpec` and `secrets` are ReplaceJob's;
-   * without `secrets` the job keeps its own.
+   * a value) replaces what was there, and null removes a field. `updateSpec` and `secrets` are ReplaceJob's.
    */
   #patch(job: JobEntry, body: Body, r: Reply): void {
     const patch = body.spec;
@@ -427,10 +430,7 @@ export class StatelessApi {
       );
     }
     const { revision: _, ...current } = specJson(job);
-    const spec = mergePatch(current, patch);
-    const secrets = body.secrets ??
-      job.secrets.map((s) => ({ id: { value: s.secretId }, path: s.path, value: { data: s.data } }));
-    this.#replace(job, { ...body, spec, secrets }, r);
+    this.#replace(job, { ...body, spec: mergePatch(current, patch) }, r);
   }
 
   #delete(body: Body, r: Reply): void {

@@ -1,11 +1,11 @@
 /** `peloton job stateless ...`: Peloton's v1alpha stateless job commands. */
-import { stringify } from "yaml";
+import { parse as parseYaml, stringify } from "yaml";
 import { loadStatelessSpec } from "../../core/model/load.ts";
 import type { Command, CommandContext } from "./command.ts";
 import { UsageError } from "./command.ts";
 import { table } from "./format.ts";
 import { jobStates, pageFooter, QUERY_OPTIONS, queryPagination, seconds } from "./update_commands.ts";
-import { loadConfigFile } from "./config_file.ts";
+import { loadConfigFile, readInput } from "./config_file.ts";
 import { parseLabels, respoolId, SECRET_FLAGS, secretsFlag } from "./job_commands.ts";
 import { parseRange } from "./task_commands.ts";
 
@@ -14,6 +14,40 @@ const SVC = "peloton.api.v1alpha.job.stateless.svc.JobService";
 function spec(ctx: CommandContext, file: string): Promise<Record<string, unknown> | undefined> {
   return loadConfigFile(ctx, file, loadStatelessSpec) as Promise<Record<string, unknown> | undefined>;
 }
+
+/**
+ * A workflow's `updateSpec` from BATCH-SIZE and the flags `replace`, `patch` and `rollback` share
+ * (--maxInstanceRetries, --maxTolerableInstanceFailures, --start-paused, --in-place, --min-running-seconds,
+ * and whichever of --rollbackOnFailure and --start-pods the command has); a bad one is a usage error.
+ */
+function updateSpecFrom(batch: string, opts: Record<string, unknown>): Record<string, unknown> {
+  const minRunning = opts["min-running-seconds"] === undefined
+    ? undefined
+    : seconds("--min-running-seconds", String(opts["min-running-seconds"]));
+  return {
+    batchSize: count("BATCH-SIZE", batch),
+    maxInstanceRetries: count("--maxInstanceRetries", String(opts.maxInstanceRetries)),
+    maxTolerableInstanceFailures: count(
+      "--maxTolerableInstanceFailures",
+      String(opts.maxTolerableInstanceFailures),
+    ),
+    rollbackOnFailure: opts.rollbackOnFailure === true,
+    startPaused: opts["start-paused"] === true,
+    inPlace: opts["in-place"] === true,
+    ...(opts["start-pods"] === undefined ? {} : { startPods: opts["start-pods"] === true }),
+    ...(minRunning === undefined ? {} : { minRunningSeconds: minRunning }),
+  };
+}
+
+/** The options of a rolling update to a new spec (`replace` and `patch`). */
+const UPDATE_OPTIONS = {
+  maxInstanceRetries: { type: "string", default: "0" },
+  maxTolerableInstanceFailures: { type: "string", default: "0" },
+  rollbackOnFailure: { type: "boolean", default: false },
+  "start-paused": { type: "boolean", default: false },
+  "in-place": { type: "boolean", default: false },
+  "min-running-seconds": { type: "string" },
+} as const;
 
 function count(name: string, v: string): number {
   if (!/^\d+$/.test(v)) throw new UsageError(`${name}: got "${v}", expected a whole number`);
@@ -201,32 +235,11 @@ export const statelessCommands: Command[] = [
     args: ["JOB", "SPEC", "BATCH-SIZE", "RESPOOL?", "ENTITY-VERSION?"],
     summary:
       "rolling update to a new spec (--maxInstanceRetries, --maxTolerableInstanceFailures, --rollbackOnFailure, --start-paused, --in-place, --min-running-seconds); RESPOOL (Peloton's form; it must be the job's pool) and ENTITY-VERSION may be left out, the job's current ones are used",
-    options: {
-      maxInstanceRetries: { type: "string", default: "0" },
-      maxTolerableInstanceFailures: { type: "string", default: "0" },
-      rollbackOnFailure: { type: "boolean", default: false },
-      "start-paused": { type: "boolean", default: false },
-      "in-place": { type: "boolean", default: false },
-      "min-running-seconds": { type: "string" },
-    },
+    options: UPDATE_OPTIONS,
     async run(ctx, [job, file, batch, ...rest], opts) {
       const { respool, entityVersion } = respoolAndVersion(rest);
-      const minRunning = opts["min-running-seconds"] === undefined
-        ? undefined
-        : seconds("--min-running-seconds", String(opts["min-running-seconds"]));
       // Checked before the server is asked anything: a bad argument is a usage error whether or not it answers.
-      const updateSpec = {
-        batchSize: count("BATCH-SIZE", batch),
-        maxInstanceRetries: count("--maxInstanceRetries", String(opts.maxInstanceRetries)),
-        maxTolerableInstanceFailures: count(
-          "--maxTolerableInstanceFailures",
-          String(opts.maxTolerableInstanceFailures),
-        ),
-        rollbackOnFailure: opts.rollbackOnFailure === true,
-        startPaused: opts["start-paused"] === true,
-        inPlace: opts["in-place"] === true,
-        ...(minRunning === undefined ? {} : { minRunningSeconds: minRunning }),
-      };
+      const updateSpec = updateSpecFrom(batch, opts);
       const s = await spec(ctx, file);
       if (!s) return 1;
       // Peloton's CLI puts the pool's id in the spec; the server refuses one other than the job's.
@@ -238,6 +251,37 @@ export const statelessCommands: Command[] = [
         updateSpec,
       });
       ctx.out(ctx.json ? JSON.stringify(res) : `Job ${job} replaced, new version ${res.version.value}`);
+      return 0;
+    },
+  },
+  {
+    name: "job stateless patch",
+    args: ["JOB", "PATCH", "BATCH-SIZE", "ENTITY-VERSION?"],
+    summary:
+      "rolling update to the job's spec with the fields of PATCH (YAML or JSON) changed: PatchJob, an " +
+      "RFC 7386 merge patch (objects merge, lists such as containers and values replace, null removes); the " +
+      "flags of replace; ENTITY-VERSION may be left out, the job's current one is used",
+    options: UPDATE_OPTIONS,
+    async run(ctx, [job, file, batch, given], opts) {
+      const updateSpec = updateSpecFrom(batch, opts);
+      let patch: unknown;
+      try {
+        patch = parseYaml(await readInput(file));
+      } catch (e) {
+        ctx.err(`peloton job stateless patch: ${file}: ${(e as Error).message}`);
+        return 1;
+      }
+      if (typeof patch !== "object" || patch === null || Array.isArray(patch)) {
+        ctx.err(`peloton job stateless patch: ${file}: expected the spec fields to change, as a mapping`);
+        return 1;
+      }
+      const res = await ctx.client.call<{ version: { value: string } }>(`${SVC}::PatchJob`, {
+        jobId: { value: job },
+        version: { value: await version(ctx, job, given && entityVersion(given, "ENTITY-VERSION")) },
+        spec: patch,
+        updateSpec,
+      });
+      ctx.out(ctx.json ? JSON.stringify(res) : `Job ${job} patched, new version ${res.version.value}`);
       return 0;
     },
   },
@@ -258,22 +302,7 @@ export const statelessCommands: Command[] = [
     async run(ctx, [job, batch, target], opts) {
       // As Peloton's StatelessRollbackJobAction: the spec at ENTITY-VERSION (GetJob with that version),
       // then a ReplaceJob with it at the job's current entity version, never rolling back on failure.
-      const minRunning = opts["min-running-seconds"] === undefined
-        ? undefined
-        : seconds("--min-running-seconds", String(opts["min-running-seconds"]));
-      const updateSpec = {
-        batchSize: count("BATCH-SIZE", batch),
-        maxInstanceRetries: count("--maxInstanceRetries", String(opts.maxInstanceRetries)),
-        maxTolerableInstanceFailures: count(
-          "--maxTolerableInstanceFailures",
-          String(opts.maxTolerableInstanceFailures),
-        ),
-        rollbackOnFailure: false,
-        startPaused: opts["start-paused"] === true,
-        inPlace: opts["in-place"] === true,
-        startPods: opts["start-pods"] === true,
-        ...(minRunning === undefined ? {} : { minRunningSeconds: minRunning }),
-      };
+      const updateSpec = updateSpecFrom(batch, opts);
       const wanted = Number(entityVersion(target, "ENTITY-VERSION").split("-")[0]);
       const current = await ctx.client.call<{ summary: StatelessSummary }>(`${SVC}::GetJob`, {
         jobId: { value: job },

@@ -1,0 +1,69 @@
+/** `peloton job stateless patch` against `peloton up`: a merge patch becomes a rolling update; bad ones change nothing. */
+import assert from "node:assert/strict";
+import { cli, createDefaultPool, ROOT, startUp, waitFor } from "../testing.ts";
+
+const SPECS = `${ROOT}/core/model/testdata/peloton/tests/integration/test_configs`;
+
+Deno.test({
+  name:
+    "job stateless patch: only the fields given change, through a rolling update; bad patches change nothing",
+  sanitizeResources: false,
+  async fn() {
+    const dataDir = await Deno.makeTempDir({ prefix: "peloton-patch-" });
+    const up = await startUp(dataDir);
+    try {
+      await createDefaultPool(up.url);
+      const created = await cli(
+        up.url,
+        ...["job", "stateless", "create", "/DefaultResPool", `${SPECS}/test_stateless_job_spec.yaml`, "0"],
+      );
+      assert.equal(created.code, 0, created.err);
+      const [, job, first] = /^Job (\S+) created, version (\S+)$/.exec(created.out)!;
+      const get = async () => JSON.parse((await cli(up.url, "job", "stateless", "get", job, "-j")).out);
+      const before = (await get()).jobInfo.spec;
+      const patch = (body: string, ...argv: string[]) =>
+        Deno.writeTextFile(`${dataDir}/patch.yaml`, body).then(() =>
+          cli(up.url, "job", "stateless", "patch", job, `${dataDir}/patch.yaml`, ...argv)
+        );
+
+      const refusals: [string, string[], number, RegExp][] = [
+        ["- 1\n", ["0"], 1, /patch\.yaml: expected the spec fields to change, as a mapping$/],
+        ["instanceCount: 4\n", ["two"], 2, /BATCH-SIZE: got "two", expected a whole number/],
+        ["instanceCount: -1\n", ["0"], 1, /spec: instanceCount: got -1, expected a whole number, at least 1/],
+        ["instanceCount: 4\n", ["0", "9-1-0"], 1, /9-1-0/],
+      ];
+      for (const [body, argv, code, message] of refusals) {
+        const r = await patch(body, ...argv);
+        assert.equal(r.code, code, `${body.trim()} ${argv}: ${r.out} ${r.err}`);
+        assert.match(r.err, message);
+      }
+      assert.equal((await get()).jobInfo.status.version.value, first, "nothing changed");
+
+      const grown = await patch(
+        `instanceCount: ${before.instanceCount + 1}\n`,
+        "0",
+        "--min-running-seconds",
+        "0",
+      );
+      assert.equal(grown.code, 0, grown.err);
+      assert.match(grown.out, new RegExp(`^Job ${job} patched, new version 2-`));
+      const after = await waitFor("the added pod to run", async () => {
+        const j = await get();
+        return j.jobInfo.status.workflowId === undefined &&
+            j.jobInfo.status.podStats?.POD_STATE_RUNNING === before.instanceCount + 1
+          ? j.jobInfo.spec
+          : undefined;
+      }, 60_000);
+      assert.equal(after.instanceCount, before.instanceCount + 1);
+      const { instanceCount: _a, revision: _b, ...rest } = after;
+      const { instanceCount: _c, revision: _d, ...restBefore } = before;
+      assert.deepEqual(rest, restBefore, "every other field as it was");
+    } catch (err) {
+      console.error(up.output());
+      throw err;
+    } finally {
+      await up.stop();
+      await Deno.remove(dataDir, { recursive: true });
+    }
+  },
+});
