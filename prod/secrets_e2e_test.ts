@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { batchJobYaml } from "./testing_cluster.ts";
-import { cli, createDefaultPool, startUp, type UpProcess, waitFor } from "./testing.ts";
+import { cli, createDefaultPool, startUp, type UpProcess, waitFor, waitForJobState } from "./testing.ts";
 
 const SECRET = "hunter2-not-in-any-log", ROTATED = "rotated-0xC0FFEE";
 
@@ -64,6 +64,10 @@ Deno.test({
       assert.equal(rotated.code, 0, rotated.err);
       assert.equal(await printed(1), ROTATED);
 
+      // Stopped the moment instance 1 printed: its RUNNING status may still be on its way, and must not
+      // cancel the stop (the job stayed KILLING for good when it did).
+      assert.equal((await cli(up.url, "job", "stop", jobId)).code, 0);
+      assert.equal(await waitForJobState(up.url, jobId, ["KILLED", "SUCCEEDED", "FAILED"]), "KILLED");
       outputs.push(up.output());
       for (const text of outputs) {
         for (const s of [SECRET, ROTATED, btoa(SECRET), btoa(ROTATED)]) {

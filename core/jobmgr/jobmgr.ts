@@ -1144,8 +1144,12 @@ export class JobManager implements Receiver {
         this.taskEngine.enqueue(task, task.startTimeMs! + job.config.sla.maxRunningTime * 1000);
       } else if (state === "RUNNING") {
         // Running ends the launch timeout (Peloton re-evaluates the task, which drops that deadline);
-        // a million running tasks would otherwise each keep one queued for three hours.
-        this.taskEngine.delete(taskKey(task));
+        // a million running tasks would otherwise each keep one queued for three hours. Not a stop asked
+        // for while the task was starting (a job stop, a restart, an update, a removal): its evaluation may
+        // still be queued, and dropped with the timeout the task would run on, its goal unmet and nothing
+        // left to evaluate it again.
+        if (taskActions(task).includes("stop")) this.taskEngine.enqueue(task);
+        else this.taskEngine.delete(taskKey(task));
       }
     }
   }
