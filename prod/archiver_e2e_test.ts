@@ -101,7 +101,9 @@ Deno.test({
   sanitizeOps: false,
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "peloton-archiver-daemons-" });
-    const cluster = new DaemonCluster(`sqlite:${dir}/peloton.sqlite`, dir, 2000, {
+    // A lease long enough for a loaded CI machine: the daemons share one SQLite file, whose writers wait
+    // for each other's fsync with their event loop blocked (node:sqlite is synchronous).
+    const cluster = new DaemonCluster(`sqlite:${dir}/peloton.sqlite`, dir, 8000, {
       hostmgr: ["--agents", "2"],
       jobmgr: ARCHIVE,
     });
