@@ -68,6 +68,11 @@ export interface JobmgrConfig {
   recordEvents: boolean;
   /** A task LAUNCHED or STARTING this long without progress is killed and run again (Peloton: 180 min). */
   launchTimeoutMs: number;
+  /**
+   * A task still being killed this long after its kill's grace period is killed again (no grace left), and
+   * again every as long: the kill, or the backend's answer to it, may have been lost on the way.
+   */
+  killResendMs: number;
   /** Service restarts after failures wait initial × 2^(failures−1), capped (Peloton: 30 s, 60 min). */
   initialTaskBackoffMs: number;
   maxTaskBackoffMs: number;
@@ -93,6 +98,7 @@ export const DEFAULT_JOBMGR_CONFIG: JobmgrConfig = {
   maxSystemFailureAttempts: 4,
   recordEvents: true,
   launchTimeoutMs: 180 * 60_000,
+  killResendMs: 60_000,
   initialTaskBackoffMs: 30_000,
   maxTaskBackoffMs: 60 * 60_000,
   failureResetMs: 10 * 60_000,
@@ -797,6 +803,20 @@ export class JobManager implements Receiver {
     this.killTask(job, task, Math.max(0, graceMs - elapsedMs));
   }
 
+  /** When a task KILLING (or PREEMPTING) since `stateSinceMs` is due its next kill (`kill_resend`). */
+  killDeadline(job: JobEntry, task: TaskRecord): number {
+    const first = (task.stateSinceMs ?? this.now()) + killGraceMs(taskConfigOf(job, task)) +
+      this.config.killResendMs;
+    const now = this.now();
+    if (now < first) return first;
+    return first + (Math.floor((now - first) / this.config.killResendMs) + 1) * this.config.killResendMs;
+  }
+
+  #killDeadline(task: TaskRecord): number {
+    const job = this.jobs.get(task.jobId);
+    return job ? this.killDeadline(job, task) : this.now() + this.config.killResendMs;
+  }
+
   killOrphan(taskId: string, hostname?: string): void {
     this.#kills.push(hostname ? { taskId, gracePeriodMs: 0, hostname } : { taskId, gracePeriodMs: 0 });
   }
@@ -878,6 +898,10 @@ export class JobManager implements Receiver {
     if (f.exitCode !== undefined) task.exitCode = f.exitCode;
     if (state === "RUNNING" && task.startTimeMs === undefined) task.startTimeMs = timeMs;
     if (isTerminalTaskState(state)) task.completionTimeMs = timeMs;
+    // Evaluated again once its kill should have ended it (`kill_resend`).
+    if (state === "KILLING" || state === "PREEMPTING") {
+      this.taskEngine.enqueue(task, this.#killDeadline(task));
+    }
     this.putTask(task);
     if (this.config.recordEvents) {
       this.#writes.push({

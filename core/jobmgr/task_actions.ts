@@ -4,6 +4,7 @@ import type { PersistentVolumeConfig } from "../model/config_types.ts";
 import type { TaskRecord } from "../model/records.ts";
 import { isTerminalTaskState } from "../model/states.ts";
 import { activeCount, type JobEntry, taskConfigOf } from "./job_entry.ts";
+import { killGraceMs } from "./task_build.ts";
 import type { JobManager } from "./jobmgr.ts";
 import { PRE_LAUNCH_RANK } from "./jobmgr.ts";
 import type { TaskAction } from "./task_rules.ts";
@@ -27,6 +28,7 @@ export class TaskActions {
       fail_retry: act((j, t) => this.#failRetry(j, t)),
       terminated_retry: act((j, t) => this.#terminatedRetry(j, t)),
       preempt_retry: act((j, t) => this.#preemptRetry(j, t)),
+      kill_resend: act((j, t) => this.#killResend(j, t)),
       delete: act((j, t) => this.jm.deleteTask(j, t)),
     };
   }
@@ -112,6 +114,23 @@ export class TaskActions {
       }
     }
     this.jm.newRun(job, task);
+  }
+
+  /**
+   * Still being killed `killResendMs` past the kill's grace period: the kill or the backend's answer was
+   * lost (a host manager that failed over, a dropped message, an agent that never answered). Peloton
+   * shut the executor down after a timeout; here the kill goes again with no grace left, and again every
+   * `killResendMs` until the task ends. Held back while kills are locked down.
+   */
+  #killResend(job: JobEntry, task: TaskRecord): void {
+    const now = this.jm.now();
+    const late = (task.stateSinceMs ?? now) + killGraceMs(taskConfigOf(job, task)) +
+      this.jm.config.killResendMs;
+    if (now >= late && !this.jm.locks.has("Kill")) {
+      this.jm.killTask(job, task, 0);
+      this.jm.deps.metrics.counter("peloton_jobmgr_kill_resends_total").inc();
+    }
+    this.jm.taskEngine.enqueue(task, this.jm.killDeadline(job, task));
   }
 
   /** Preemption is not the task's failure: back to its default goal and run again. */

@@ -15,9 +15,11 @@ export type TaskAction =
   | "fail_retry"
   | "terminated_retry"
   | "preempt_retry"
+  | "kill_resend"
   | "delete";
 
 const PRE_LAUNCH: TaskState[] = ["PENDING", "READY", "PLACING", "PLACED"];
+const KILL_RESEND: readonly TaskAction[] = ["kill_resend"];
 const LAUNCHED: TaskState[] = ["LAUNCHING", "LAUNCHED", "STARTING", "RUNNING"];
 
 function rows(
@@ -77,6 +79,8 @@ export const TASK_TABLE: ActionTable<TaskState, TaskState, TaskAction> = {
  * differs from the desired one is stopped if it runs, and started anew once it ended.
  */
 export function taskActions(task: TaskRecord): readonly TaskAction[] {
+  // Being killed, whatever the goal: the next step is the kill's end, or the kill sent again if it is late.
+  if (task.state === "KILLING" || task.state === "PREEMPTING") return KILL_RESEND;
   const goal = task.goalState;
   const terminalGoal = goal === "KILLED" || goal === "DELETED" || goal === "PREEMPTING";
   const configChanged = task.desiredConfigVersion !== undefined &&
@@ -84,7 +88,6 @@ export function taskActions(task: TaskRecord): readonly TaskAction[] {
   const runChanged = task.desiredRunId !== undefined && task.desiredRunId !== task.runId;
   if (!terminalGoal && (configChanged || runChanged)) {
     if (isTerminalTaskState(task.state) || task.state === "INITIALIZED") return ["initialize"];
-    if (task.state === "KILLING" || task.state === "PREEMPTING") return [];
     return ["stop"];
   }
   return TASK_TABLE[goal]?.[task.state] ?? [];
