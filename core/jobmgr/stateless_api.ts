@@ -58,31 +58,11 @@ export class StatelessApi {
       case "GetJob":
         return this.#getJob(body, r);
       case "ReplaceJob":
-        // A spec makes a SERVICE job, and Peloton refuses a replace that changes the job's type ("job type
-        // is immutable", pkg/jobmgr/jobsvc/stateless/handler.go `validateJobConfigUpdate`).
-        return this.api.withLiveJobUnless(
-          r,
-          idValue(body.jobId),
-          (j) =>
-            j.config.type === "SERVICE"
-              ? undefined
-              : `job type is immutable: job ${j.jobId} is a ${j.config.type} job, and a stateless spec makes ` +
-                "a SERVICE job",
-          (job) => this.#atVersion(body, r, job, (job) => this.#replace(job, body, r)),
-        );
+        return this.#respec(body, r, (job) => this.#replace(job, body, r));
       case "PatchJob":
         // Peloton defines PatchJob but answers "not supported yet"; here it is a ReplaceJob of the job's
         // spec with the request's fields merged in (see `#patch`).
-        return this.api.withLiveJobUnless(
-          r,
-          idValue(body.jobId),
-          (j) =>
-            j.config.type === "SERVICE"
-              ? undefined
-              : `job type is immutable: job ${j.jobId} is a ${j.config.type} job, and a stateless spec makes ` +
-                "a SERVICE job",
-          (job) => this.#atVersion(body, r, job, (job) => this.#patch(job, body, r)),
-        );
+        return this.#respec(body, r, (job) => this.#patch(job, body, r));
       case "RestartJob":
         return this.#service(body, r, "RESTART", (job) => {
           const rs = (body.restartSpec ?? {}) as Body;
@@ -414,6 +394,24 @@ export class StatelessApi {
     job.secrets = secrets.all;
     const u = this.api.jm.workflows.create(job, { type: "UPDATE", config, jobConfig: next });
     this.#done(r, job, "ReplaceJob", u.updateId);
+  }
+
+  /**
+   * A new spec for a job at the entity version the caller saw (ReplaceJob, PatchJob). A spec makes a SERVICE
+   * job, and Peloton refuses a replace that changes the job's type ("job type is immutable",
+   * pkg/jobmgr/jobsvc/stateless/handler.go `validateJobConfigUpdate`).
+   */
+  #respec(body: Body, r: Reply, fn: (job: JobEntry) => void): void {
+    this.api.withLiveJobUnless(
+      r,
+      idValue(body.jobId),
+      (j) =>
+        j.config.type === "SERVICE"
+          ? undefined
+          : `job type is immutable: job ${j.jobId} is a ${j.config.type} job, and a stateless spec makes ` +
+            "a SERVICE job",
+      (job) => this.#atVersion(body, r, job, fn),
+    );
   }
 
   /**
