@@ -57,6 +57,8 @@ export interface ArchiveRun {
 const TERMINAL: JobState[] = ["SUCCEEDED", "FAILED", "KILLED", "DELETED"];
 /** Jobs read per store query while looking for old ones. */
 const PAGE = 500;
+/** Jobs exported and deleted together. */
+const CHUNK = 50;
 
 /**
  * Only BATCH jobs are archived: a stopped stateless or daemon job can be started again, so its age says
@@ -108,15 +110,21 @@ export class JobArchiver {
       // Peloton's archiver deleted through the API, which a Write lockdown refuses.
       if (this.jm.locks.has("Write")) throw new Error("writes are locked down");
       const old = await this.#oldJobs(this.jm.now() - this.config.retentionMs);
-      if (old.length === 0) return run;
       const store = this.jm.deps.store;
-      const archivedAtMs = this.jm.now();
-      const records: ArchivedJob[] = [];
-      for (const job of old) records.push({ archivedAtMs, job, tasks: await store.getTasks(job.jobId) });
-      // Exported before anything is deleted: a job is never gone from both.
-      await this.deps.sink.write(records);
-      if (this.#closed) throw new Error("stopped");
-      await Promise.all(old.map((job) => this.#delete(job, run)));
+      // A chunk at a time: a run's tasks are never all in memory at once, and the deletes go to the store's
+      // writer in slices, between which the job manager's own writes get their turn.
+      for (let at = 0; at < old.length; at += CHUNK) {
+        const chunk = old.slice(at, at + CHUNK);
+        const records: ArchivedJob[] = [];
+        for (const job of chunk) {
+          records.push({ archivedAtMs: this.jm.now(), job, tasks: await store.getTasks(job.jobId) });
+        }
+        // Exported before anything is deleted: a job is never gone from both.
+        await this.deps.sink.write(records);
+        if (this.#closed) throw new Error("stopped");
+        if (this.jm.locks.has("Write")) throw new Error("writes are locked down");
+        await Promise.all(chunk.map((job) => this.#delete(job, run)));
+      }
     } catch (e) {
       run.error = (e as Error).message;
     }

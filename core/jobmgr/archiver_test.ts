@@ -205,3 +205,33 @@ Deno.test("archiver: a retention of 0 never runs", async () => {
   assert.equal(sink.written.length, 0);
   await archiver.stop();
 });
+
+Deno.test("archiver: a large run goes a chunk of 50 jobs at a time; a sink failing midway leaves the rest", async () => {
+  const rig = new JobmgrRig();
+  const ids = Array.from({ length: 120 }, (_, i) => `bbbbbbbb-0000-4000-8000-${String(i).padStart(12, "0")}`);
+  for (const id of ids) {
+    rig.create({ instanceCount: 1 }, id);
+    finish(rig, id, [0], "TASK_FINISHED");
+  }
+  rig.tick(RETENTION + 1);
+  const sink = new MemorySink();
+  const sizes: number[] = [];
+  const write = sink.write.bind(sink);
+  sink.write = (jobs) => {
+    sizes.push(jobs.length);
+    if (sizes.length === 2) return Promise.reject(new Error("disk full"));
+    return write(jobs);
+  };
+  const run = await settled(rig, new JobArchiver(rig.jm, CONFIG, { sink }).runOnce());
+  assert.deepEqual(sizes, [50, 50], "the second chunk's export failed, and the run stopped there");
+  assert.equal(run.error, "disk full");
+  assert.deepEqual(run.archived, ids.slice(0, 50), "the first chunk was exported and deleted");
+  assert.equal(rig.store.jobs.size, 70, "the rest stays");
+
+  sizes.length = 0;
+  sink.write = write;
+  const rest = await settled(rig, new JobArchiver(rig.jm, CONFIG, { sink }).runOnce());
+  assert.deepEqual(rest.archived, ids.slice(50));
+  assert.deepEqual(sink.written.map((a) => a.job.jobId), ids, "each exported once, oldest first");
+  assert.equal(rig.store.jobs.size, 0);
+});
