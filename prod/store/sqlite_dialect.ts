@@ -6,14 +6,18 @@ import {
   type DialectAdapter,
   type Driver,
   Kysely,
+  type QueryResult,
+  SelectQueryNode,
   SqliteAdapter,
   SqliteDialect,
-  type SqliteDialectConfig,
   SqliteDriver,
 } from "kysely";
 
 export interface SqliteOptions {
-  /** How long a writer waits for another process's lock before SQLITE_BUSY. */
+  /**
+   * How long a statement waits, in all, for another connection's lock before it fails with SQLITE_BUSY.
+   * The wait is between attempts, on timers, never inside SQLite (see `WaitingSqliteConnection`).
+   */
   busyTimeoutMs?: number;
   /** FULL syncs the WAL on every commit (durable across power loss); NORMAL only at checkpoints. */
   synchronous?: "FULL" | "NORMAL";
@@ -27,22 +31,23 @@ export function openSqliteDatabase(path: string, options: SqliteOptions = {}): N
   const db = new DatabaseSync(path);
   const busyTimeoutMs = Math.trunc(options.busyTimeoutMs ?? 10_000);
   try {
-    // The busy timeout first, so that switching to WAL waits for another process opening the same file.
-    db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
+    // No busy handler: it would wait inside a synchronous call, blocking the event loop (see
+    // `WaitingSqliteConnection`); a busy statement fails at once and is tried again after a pause.
+    db.exec("PRAGMA busy_timeout = 0");
     useWal(db, busyTimeoutMs);
     db.exec(`PRAGMA synchronous = ${options.synchronous ?? "FULL"}`);
   } catch (err) {
     db.close();
     throw new Error(`Cannot open SQLite database ${path}: ${(err as Error).message}`, { cause: err });
   }
-  return new NodeSqliteDatabase(db);
+  return new NodeSqliteDatabase(db, busyTimeoutMs);
 }
 
 /**
  * Puts the file in WAL mode (it stays so: later opens find it set). Switching takes the file's exclusive
- * lock; when two processes switch a new file at once, each holding a shared lock and wanting the other's
- * gone, SQLite tells one "database is locked" at once rather than deadlock, without its busy handler. So
- * the switch is tried again, with short pauses, until the busy timeout has passed.
+ * lock, which another process opening or using the same file may hold (and when two processes switch a new
+ * file at once, SQLite tells one "database is locked" rather than deadlock). So the switch is tried again,
+ * with short pauses, until the busy timeout has passed.
  */
 function useWal(db: DatabaseSync, busyTimeoutMs: number): void {
   const deadline = performance.now() + busyTimeoutMs;
@@ -74,7 +79,8 @@ export class NodeSqliteDatabase {
   readonly #db: DatabaseSync;
   readonly #statements = new Map<string, NodeSqliteStatement>();
 
-  constructor(db: DatabaseSync) {
+  /** `busyTimeoutMs`: how long `WaitingSqliteConnection` tries a statement that finds the file locked. */
+  constructor(db: DatabaseSync, readonly busyTimeoutMs = 10_000) {
     this.#db = db;
   }
 
@@ -136,21 +142,22 @@ function bind(parameters: ReadonlyArray<unknown>): SQLInputValue[] {
 }
 
 /**
- * Kysely's SQLite dialect with two changes. Transactions begin IMMEDIATE: a deferred transaction that reads
- * and then writes fails at once with SQLITE_BUSY when another process wrote in between, while IMMEDIATE
- * takes the write lock up front and lets the busy timeout queue writers. And it declares SQLite's
- * transactional DDL, so the migrator runs inside such a transaction, which serializes migrating processes.
+ * Kysely's SQLite dialect with three changes. Transactions begin IMMEDIATE: a deferred transaction that
+ * reads and then writes fails at once with SQLITE_BUSY when another process wrote in between, while
+ * IMMEDIATE takes the write lock up front, so writers queue for it. Statements that find the file locked
+ * wait on timers (`WaitingSqliteConnection`). And it declares SQLite's transactional DDL, so the migrator
+ * runs inside such a transaction, which serializes migrating processes.
  */
 export class NodeSqliteDialect extends SqliteDialect {
-  readonly #config: SqliteDialectConfig;
+  readonly #database: NodeSqliteDatabase;
 
-  constructor(config: SqliteDialectConfig) {
+  constructor(config: { database: NodeSqliteDatabase }) {
     super(config);
-    this.#config = config;
+    this.#database = config.database;
   }
 
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.#config);
+    return new ImmediateSqliteDriver(this.#database);
   }
 
   override createAdapter(): DialectAdapter {
@@ -159,9 +166,80 @@ export class NodeSqliteDialect extends SqliteDialect {
 }
 
 class ImmediateSqliteDriver extends SqliteDriver {
+  readonly #connection: WaitingSqliteConnection;
+
+  constructor(database: NodeSqliteDatabase) {
+    super({ database });
+    this.#connection = new WaitingSqliteConnection(database);
+  }
+
+  override acquireConnection(): Promise<DatabaseConnection> {
+    return Promise.resolve(this.#connection);
+  }
+
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw("begin immediate"));
   }
+}
+
+/** Longest pause between two tries of a statement that found the file locked. */
+const MAX_BUSY_PAUSE_MS = 20;
+
+/**
+ * Kysely's SQLite connection, except that a statement finding the file locked (SQLITE_BUSY) is tried again
+ * after a pause on a timer, for up to the database's busy timeout, instead of waiting in SQLite's busy
+ * handler. node:sqlite is synchronous, so a busy handler's wait blocks the whole event loop: lease
+ * renewals, their watchdogs, HTTP and every other store of the process stop. Worse, a daemon opens the
+ * file twice (its store and its cluster tables): when one connection's transaction is between two
+ * statements and the other's BEGIN IMMEDIATE waits in the handler, the transaction holding the lock cannot
+ * go on until the wait gives up, so the process stood still for the whole busy timeout. A statement that
+ * failed with SQLITE_BUSY did nothing (statements are atomic, a failed BEGIN begins nothing), so trying it
+ * again is safe.
+ */
+export class WaitingSqliteConnection implements DatabaseConnection {
+  constructor(readonly db: NodeSqliteDatabase) {}
+
+  async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    const deadline = performance.now() + this.db.busyTimeoutMs;
+    for (let pauseMs = 1;; pauseMs = Math.min(pauseMs * 2, MAX_BUSY_PAUSE_MS)) {
+      try {
+        return runQuery<R>(this.db, compiledQuery);
+      } catch (err) {
+        if (!isBusy(err) || performance.now() + pauseMs > deadline) throw err;
+      }
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
+  }
+
+  async *streamQuery<R>(compiledQuery: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
+    if (!SelectQueryNode.is(compiledQuery.query)) {
+      throw new Error("Sqlite driver only supports streaming of select queries");
+    }
+    for (const row of this.db.prepare(compiledQuery.sql).iterate(compiledQuery.parameters)) {
+      yield { rows: [row as R] };
+    }
+  }
+}
+
+function runQuery<R>(db: NodeSqliteDatabase, { sql, parameters }: CompiledQuery): QueryResult<R> {
+  const stmt = db.prepare(sql);
+  if (stmt.reader) return { rows: stmt.all(parameters) as R[] };
+  const { changes, lastInsertRowid } = stmt.run(parameters);
+  return {
+    insertId: lastInsertRowid != null ? BigInt(lastInsertRowid) : undefined,
+    numAffectedRows: changes != null ? BigInt(changes) : undefined,
+    rows: [],
+  };
+}
+
+/**
+ * SQLITE_BUSY (5) and its extended codes, except SQLITE_BUSY_SNAPSHOT (517): a read transaction whose
+ * snapshot is stale cannot become a writer however long it waits.
+ */
+export function isBusy(err: unknown): boolean {
+  const code = (err as { errcode?: unknown })?.errcode;
+  if (typeof code === "number") return (code & 0xff) === 5 && code !== 517;
+  return /database is locked/.test((err as Error)?.message ?? "");
 }
 
 class TransactionalDdlSqliteAdapter extends SqliteAdapter {
