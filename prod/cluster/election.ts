@@ -7,7 +7,10 @@ export interface LeaseKeeperOptions {
   holder: string;
   url: string;
   ttlMs: number;
-  /** Called once the lease is taken (a new term: its token is the fence). */
+  /**
+   * Called once the lease is taken (a new term: its token is the fence); the lease is renewed meanwhile.
+   * If it fails, the lease is given up as lost (`onLost`).
+   */
   onAcquired(lease: Lease): void | Promise<void>;
   /**
    * Called when the lease is lost or cannot be renewed in time. A leader that cannot prove it still leads
@@ -73,7 +76,11 @@ export class LeaseKeeper {
       } else if (mine) {
         this.#lease = l;
         this.#validUntilMs = started + this.o.ttlMs;
-        await this.o.onAcquired(l);
+        // Taking the lead up (loading pools, starting a backend) runs beside the renewals: on a loaded
+        // machine it can take longer than the lease lives. A leader that cannot take the lead up exits.
+        Promise.resolve().then(() => this.o.onAcquired(l)).catch((err) =>
+          this.#lose(`cannot lead after taking lease ${this.o.name}: ${(err as Error).message}`)
+        );
       }
     } catch (err) {
       if (this.#lease && Date.now() >= this.#validUntilMs) {

@@ -36,6 +36,8 @@ export class ShardOwner {
   #timer?: ReturnType<typeof setTimeout>;
   #watchdog?: ReturnType<typeof setInterval>;
   #stopped = false;
+  /** The balancing under way, if any. */
+  #balancing?: Promise<void>;
   /** Ticks in a row this process held more than its share; hand-overs wait for a stable view. */
   #over = 0;
 
@@ -87,7 +89,13 @@ export class ShardOwner {
     if (this.#stopped) return;
     try {
       await this.#renew();
-      if (!this.#stopped) await this.#balance();
+      // Balancing runs beside the next renewals, one at a time: handing a shard back waits for its writes
+      // to be stored, which on a loaded store can take longer than the leases live.
+      if (!this.#stopped && !this.#balancing) {
+        this.#balancing = this.#balance().catch((err) =>
+          this.o.log?.("shard balancing failed", { error: (err as Error).message })
+        ).finally(() => this.#balancing = undefined);
+      }
     } catch (err) {
       this.o.log?.("shard tick failed", { error: (err as Error).message });
     }

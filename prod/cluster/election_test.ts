@@ -1,0 +1,90 @@
+/** Leader election: the lease is renewed while the new leader takes the lead up, and a failed start is a loss. */
+import assert from "node:assert/strict";
+import { openStore } from "../store/kysely_store.ts";
+import { ClusterStore, type Lease } from "./cluster_store.ts";
+import { LeaseKeeper } from "./election.ts";
+
+/** A cluster store on a fresh SQLite file that tells when `acquire` (take or renew) has answered `n` times. */
+async function withCluster(fn: (cluster: CountingCluster) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "peloton-election-" });
+  const url = `sqlite:${dir}/s.sqlite`;
+  await (await openStore(url)).close();
+  const { db, kind } = await ClusterStore.open(url);
+  const cluster = new CountingCluster(db, kind);
+  try {
+    await fn(cluster);
+  } finally {
+    await cluster.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+class CountingCluster extends ClusterStore {
+  acquired = 0;
+  readonly #waiters: { n: number; resolve: () => void }[] = [];
+
+  override async acquire(name: string, holder: string, url: string, ttlMs: number): Promise<Lease> {
+    const l = await super.acquire(name, holder, url, ttlMs);
+    this.acquired++;
+    for (const w of this.#waiters) if (this.acquired >= w.n) w.resolve();
+    return l;
+  }
+
+  answered(n: number): Promise<void> {
+    return new Promise((resolve) => this.#waiters.push({ n, resolve }));
+  }
+}
+
+Deno.test("LeaseKeeper: the lease is renewed while onAcquired is still taking the lead up", async () => {
+  await withCluster(async (cluster) => {
+    const lost = Promise.withResolvers<string>();
+    const outcome = Promise.withResolvers<string>();
+    const keeper = new LeaseKeeper({
+      cluster,
+      name: "resmgr",
+      holder: "a",
+      url: "http://a",
+      ttlMs: 3_000,
+      // Taking the lead up lasts until the lease has been renewed (a backend slow to start). Renewals that
+      // waited for it would never come, and the lease would lapse.
+      onAcquired: async () => {
+        outcome.resolve(await Promise.race([cluster.answered(2).then(() => "renewed"), lost.promise]));
+      },
+      onLost: (why) => lost.resolve(why),
+    });
+    keeper.start();
+    try {
+      assert.equal(await outcome.promise, "renewed");
+      assert.equal(keeper.held, true);
+    } finally {
+      await keeper.stop(true);
+    }
+  });
+});
+
+Deno.test("LeaseKeeper: a leader whose onAcquired fails gives the lead up as lost", async () => {
+  await withCluster(async (cluster) => {
+    const lost = Promise.withResolvers<string>();
+    const keeper = new LeaseKeeper({
+      cluster,
+      name: "hostmgr",
+      holder: "a",
+      url: "http://a",
+      ttlMs: 600,
+      onAcquired: () => Promise.reject(new Error("the backend did not start")),
+      onLost: (why) => lost.resolve(why),
+    });
+    keeper.start();
+    try {
+      // Not a leader that goes on renewing a lease it does not lead by.
+      const renewing = cluster.answered(3).then(() => "renewed twice after its start failed");
+      assert.equal(
+        await Promise.race([lost.promise, renewing]),
+        "cannot lead after taking lease hostmgr: the backend did not start",
+      );
+      assert.equal(keeper.held, false);
+    } finally {
+      await keeper.stop(true);
+    }
+  });
+});
