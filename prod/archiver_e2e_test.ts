@@ -112,6 +112,14 @@ Deno.test({
       await cluster.start("hostmgr");
       await Promise.all(["placement", "jobmgr-1", "jobmgr-2"].map((n) => cluster.start(n)));
       await createDefaultPool(cluster.url("resmgr"));
+      // Both hold shards before jobs are created: the first to start takes them all and hands half back
+      // two balancing ticks later, and a job manager holding none refuses a Create ("holds no shard yet").
+      for (const name of ["jobmgr-1", "jobmgr-2"]) {
+        await waitFor(`${name} to hold shards`, async () => {
+          const health = await (await fetch(`${cluster.url(name)}/health`)).json();
+          return health.shards?.length > 0 || undefined;
+        });
+      }
       const url = cluster.url("jobmgr-1");
       const jobs = [];
       for (let i = 0; i < 4; i++) jobs.push(await createJob(url, dir, `done-${i}`, 1, "true"));

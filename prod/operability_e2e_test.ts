@@ -114,7 +114,7 @@ Deno.test({
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "peloton-ops-" });
     const auth = ["--auth-config", AUTH];
-    const cluster = new DaemonCluster(`sqlite:${dir}/peloton.sqlite`, dir, 1000, {
+    const cluster = new DaemonCluster(`sqlite:${dir}/peloton.sqlite`, dir, 2000, {
       jobmgr: auth,
       resmgr: auth,
       hostmgr: [...auth, "--agents", "2"],
