@@ -101,8 +101,8 @@ Deno.test({
   sanitizeOps: false,
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "peloton-archiver-daemons-" });
-    // A lease long enough for a loaded CI machine: the daemons share one SQLite file, whose writers wait
-    // for each other's fsync with their event loop blocked (node:sqlite is synchronous).
+    // A lease with room for a loaded CI machine: a daemon's own SQLite commit still blocks its event loop
+    // while it syncs to disk (node:sqlite is synchronous); waits for another's lock no longer do.
     const cluster = new DaemonCluster(`sqlite:${dir}/peloton.sqlite`, dir, 8000, {
       hostmgr: ["--agents", "2"],
       jobmgr: ARCHIVE,
