@@ -805,16 +805,15 @@ export class JobManager implements Receiver {
 
   /** When a task KILLING (or PREEMPTING) since `stateSinceMs` is due its next kill (`kill_resend`). */
   killDeadline(job: JobEntry, task: TaskRecord): number {
-    const first = (task.stateSinceMs ?? this.now()) + killGraceMs(taskConfigOf(job, task)) +
-      this.config.killResendMs;
-    const now = this.now();
+    const first = this.killLateAt(job, task), now = this.now();
     if (now < first) return first;
     return first + (Math.floor((now - first) / this.config.killResendMs) + 1) * this.config.killResendMs;
   }
 
-  #killDeadline(task: TaskRecord): number {
-    const job = this.jobs.get(task.jobId);
-    return job ? this.killDeadline(job, task) : this.now() + this.config.killResendMs;
+  /** From when a task KILLING (or PREEMPTING) since `stateSinceMs` is late: its first kill is sent again. */
+  killLateAt(job: JobEntry, task: TaskRecord): number {
+    return (task.stateSinceMs ?? this.now()) + killGraceMs(taskConfigOf(job, task)) +
+      this.config.killResendMs;
   }
 
   killOrphan(taskId: string, hostname?: string): void {
@@ -900,7 +899,7 @@ export class JobManager implements Receiver {
     if (isTerminalTaskState(state)) task.completionTimeMs = timeMs;
     // Evaluated again once its kill should have ended it (`kill_resend`).
     if (state === "KILLING" || state === "PREEMPTING") {
-      this.taskEngine.enqueue(task, this.#killDeadline(task));
+      this.taskEngine.enqueue(task, this.killDeadline(job, task));
     }
     this.putTask(task);
     if (this.config.recordEvents) {

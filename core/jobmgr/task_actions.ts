@@ -4,7 +4,6 @@ import type { PersistentVolumeConfig } from "../model/config_types.ts";
 import type { TaskRecord } from "../model/records.ts";
 import { isTerminalTaskState } from "../model/states.ts";
 import { activeCount, type JobEntry, taskConfigOf } from "./job_entry.ts";
-import { killGraceMs } from "./task_build.ts";
 import type { JobManager } from "./jobmgr.ts";
 import { PRE_LAUNCH_RANK } from "./jobmgr.ts";
 import type { TaskAction } from "./task_rules.ts";
@@ -123,10 +122,7 @@ export class TaskActions {
    * `killResendMs` until the task ends. Held back while kills are locked down.
    */
   #killResend(job: JobEntry, task: TaskRecord): void {
-    const now = this.jm.now();
-    const late = (task.stateSinceMs ?? now) + killGraceMs(taskConfigOf(job, task)) +
-      this.jm.config.killResendMs;
-    if (now >= late && !this.jm.locks.has("Kill")) {
+    if (this.jm.now() >= this.jm.killLateAt(job, task) && !this.jm.locks.has("Kill")) {
       this.jm.killTask(job, task, 0);
       this.jm.deps.metrics.counter("peloton_jobmgr_kill_resends_total").inc();
     }
