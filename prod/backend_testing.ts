@@ -113,3 +113,14 @@ export function isAlive(pid: number): boolean {
     return false;
   }
 }
+
+/** Every file under `dir` (symlinks not followed), by path. */
+export async function filesUnder(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for await (const e of Deno.readDir(dir)) {
+    const path = `${dir}/${e.name}`;
+    if (e.isDirectory) out.push(...await filesUnder(path));
+    else if (e.isFile) out.push(path);
+  }
+  return out;
+}

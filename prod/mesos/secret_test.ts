@@ -11,6 +11,7 @@ import { MesosBackend } from "./mesos_backend.ts";
 import { secretsProblem, toSecretVolume, toTaskInfo } from "./mesos_convert.ts";
 import type { ContainerInfo, TaskInfo } from "./protocol.ts";
 import { MemoryFrameworkIdStore } from "./scheduler_client.ts";
+import { filesUnder } from "../backend_testing.ts";
 import { loadReferenceSchema } from "./shape_check.ts";
 
 const EXAMPLE = new URL("./testdata/extra/proto-call-accept-launch-secret.json", import.meta.url);
@@ -91,17 +92,6 @@ Deno.test("secret data that is not base64, or an empty path, is refused by name,
   assert.equal(secretsProblem([{ path: "/b", data: `${TEXT}!` }]), 'secret "/b": data is not valid base64');
   assert.equal(secretsProblem([{ path: "", data: TEXT_B64 }]), "secret: path is empty");
 });
-
-/** Every file under `dir`, by path. */
-async function filesUnder(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  for await (const e of Deno.readDir(dir)) {
-    const path = `${dir}/${e.name}`;
-    if (e.isDirectory) out.push(...await filesUnder(path));
-    else if (e.isFile) out.push(path);
-  }
-  return out;
-}
 
 Deno.test("MesosBackend on the emulator: the ACCEPT carries the secret volumes, the task reads its files, nothing else shows the data", async () => {
   const m = await startTestMaster();

@@ -1,7 +1,7 @@
 /** A job's secrets in the minicluster: written under the sandbox before the command starts, bad ones refused. */
 import assert from "node:assert/strict";
 import type { LaunchSpec } from "../../core/ports/host_backend.ts";
-import { makeSpec as specFor, Recorder } from "../backend_testing.ts";
+import { filesUnder, makeSpec as specFor, Recorder } from "../backend_testing.ts";
 import { Minicluster } from "./minicluster.ts";
 import { secretPathParts, secretsProblem } from "./secrets.ts";
 
@@ -28,17 +28,6 @@ async function withCluster(body: (mc: Minicluster, rec: Recorder, dataDir: strin
     await mc.stop();
     await Deno.remove(dataDir, { recursive: true });
   }
-}
-
-/** Every file under `dir` (symlinks not followed), by path. */
-async function filesUnder(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  for await (const e of Deno.readDir(dir)) {
-    const path = `${dir}/${e.name}`;
-    if (e.isDirectory) out.push(...await filesUnder(path));
-    else if (e.isFile) out.push(path);
-  }
-  return out;
 }
 
 function contains(haystack: Uint8Array, needle: Uint8Array): boolean {
