@@ -125,6 +125,32 @@ export async function createDefaultPool(url: string, ...extra: string[]): Promis
   assert.equal(pool.code, 0, pool.err);
 }
 
+/** Peloton's integration-test spec files (stateless jobs and their updates). */
+export const STATELESS_SPECS = `${ROOT}/core/model/testdata/peloton/tests/integration/test_configs`;
+
+/**
+ * Creates a stateless job in /DefaultResPool from one of `STATELESS_SPECS`, its pods starting `batch` at a
+ * time (0: all at once); its id and entity version, or a failed assertion.
+ */
+export async function createStatelessJob(
+  url: string,
+  spec = "test_stateless_job_spec.yaml",
+  batch = "0",
+): Promise<{ job: string; version: string }> {
+  const r = await cli(
+    url,
+    "job",
+    "stateless",
+    "create",
+    "/DefaultResPool",
+    `${STATELESS_SPECS}/${spec}`,
+    batch,
+  );
+  assert.equal(r.code, 0, r.err);
+  const [, job, version] = /^Job (\S+) created, version (\S+)$/.exec(r.out)!;
+  return { job, version };
+}
+
 /** A CLI command left running in its own process (one that streams, such as `peloton watch`). */
 export interface CliProcess {
   child: Deno.ChildProcess;

@@ -1,8 +1,6 @@
 /** `peloton job stateless patch` against `peloton up`: a merge patch becomes a rolling update; bad ones change nothing. */
 import assert from "node:assert/strict";
-import { cli, createDefaultPool, ROOT, startUp, waitFor } from "../testing.ts";
-
-const SPECS = `${ROOT}/core/model/testdata/peloton/tests/integration/test_configs`;
+import { cli, createDefaultPool, createStatelessJob, startUp, waitFor } from "../testing.ts";
 
 Deno.test({
   name:
@@ -13,12 +11,7 @@ Deno.test({
     const up = await startUp(dataDir);
     try {
       await createDefaultPool(up.url);
-      const created = await cli(
-        up.url,
-        ...["job", "stateless", "create", "/DefaultResPool", `${SPECS}/test_stateless_job_spec.yaml`, "0"],
-      );
-      assert.equal(created.code, 0, created.err);
-      const [, job, first] = /^Job (\S+) created, version (\S+)$/.exec(created.out)!;
+      const { job, version: first } = await createStatelessJob(up.url);
       const get = async () => JSON.parse((await cli(up.url, "job", "stateless", "get", job, "-j")).out);
       const before = (await get()).jobInfo.spec;
       const patch = (body: string, ...argv: string[]) =>

@@ -1,8 +1,13 @@
 /** `peloton job stateless rollback` against `peloton up`: back to an earlier spec, and refusals that change nothing. */
 import assert from "node:assert/strict";
-import { cli, createDefaultPool, ROOT, startUp, waitFor } from "../testing.ts";
-
-const SPECS = `${ROOT}/core/model/testdata/peloton/tests/integration/test_configs`;
+import {
+  cli,
+  createDefaultPool,
+  createStatelessJob,
+  startUp,
+  STATELESS_SPECS as SPECS,
+  waitFor,
+} from "../testing.ts";
 
 Deno.test({
   name: "job stateless rollback: a rolling update to an earlier version's spec; bad arguments change nothing",
@@ -12,17 +17,7 @@ Deno.test({
     const up = await startUp(dataDir);
     try {
       await createDefaultPool(up.url);
-      const created = await cli(
-        up.url,
-        "job",
-        "stateless",
-        "create",
-        "/DefaultResPool",
-        `${SPECS}/test_stateless_job_spec.yaml`,
-        "0",
-      );
-      assert.equal(created.code, 0, created.err);
-      const [, job, first] = /^Job (\S+) created, version (\S+)$/.exec(created.out)!;
+      const { job, version: first } = await createStatelessJob(up.url);
       const get = async (...extra: string[]) =>
         JSON.parse((await cli(up.url, "job", "stateless", "get", job, "-j", ...extra)).out);
       const version = async () => (await get("--summaryonly")).summary.status.version.value as string;
