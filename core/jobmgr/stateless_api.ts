@@ -39,7 +39,7 @@ function podStateOf(s: unknown): string {
   if (typeof s === "number") return POD_STATE_NUMBERS[s] ?? "INVALID";
   return String(s).toUpperCase().replace(/^POD_STATE_/, "");
 }
-import { DEFAULT_UPDATE_CONFIG, planReplace } from "./workflow.ts";
+import { DEFAULT_UPDATE_CONFIG, planReplace, startTasksRefusal } from "./workflow.ts";
 import { getWorkflowEvents, instanceEventsOf, lastWorkflow, uint32Field } from "./workflow_events_api.ts";
 
 export const STATELESS_SERVICE = "peloton.api.v1alpha.job.stateless.svc.JobService";
@@ -380,6 +380,8 @@ export class StatelessApi {
       if (!uc.ok) return r.error("invalid-argument", uc.errors.map((e) => e.message).join("; "));
       config = uc.value;
     }
+    const refused = startTasksRefusal(job, config);
+    if (refused) return r.error("aborted", `updateSpec.startPods: ${refused}`);
     // Without `secrets` the job keeps its own (a rollback or a patch cannot send their data back, which no
     // read answers); with them, every one of the job's must be named, as a v0 Update must.
     const wanted = body.secrets === undefined

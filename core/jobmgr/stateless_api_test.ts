@@ -179,6 +179,7 @@ Deno.test("GetJob of an update lists its spec and the instances it adds and chan
     maxTolerableInstanceFailures: 2,
     startPaused: false,
     inPlace: false,
+    startPods: false,
   });
   assert.deepEqual(info.instancesAdded, [{ from: 2, to: 4 }]);
   assert.deepEqual(info.instancesUpdated, [{ from: 0, to: 1 }]);

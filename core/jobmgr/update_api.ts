@@ -4,7 +4,7 @@ import type { UpdateRecord } from "../model/records.ts";
 import { type Body, idValue, type Reply, updateInfoJson } from "./api_json.ts";
 import { bodyError, type JobApi } from "./job_api.ts";
 import type { JobEntry } from "./job_entry.ts";
-import { DEFAULT_UPDATE_CONFIG } from "./workflow.ts";
+import { DEFAULT_UPDATE_CONFIG, startTasksRefusal } from "./workflow.ts";
 
 export const UPDATE_SERVICE = "peloton.api.v0.update.svc.UpdateService";
 
@@ -77,6 +77,8 @@ export class UpdateApi {
       ? { ok: true as const, value: DEFAULT_UPDATE_CONFIG }
       : parseUpdateConfig(body.updateConfig, "updateConfig");
     if (!uc.ok) return r.error("invalid-argument", uc.errors.map((e) => e.message).join("; "));
+    const refused = startTasksRefusal(job, uc.value);
+    if (refused) return r.error("aborted", `updateConfig.startTasks: ${refused}`);
     const opaque = (body.opaqueData as Body | undefined)?.data;
     const u = jm.workflows.create(job, {
       type: "UPDATE",

@@ -258,6 +258,7 @@ export function workflowInfoJson(j: JobView, u: UpdateRecord): Body {
         maxTolerableInstanceFailures: c.maxFailureInstances,
         startPaused: c.startPaused,
         inPlace: c.inPlace,
+        startPods: c.startTasks,
       },
       instancesAdded: instanceIdRanges(u.instancesAdded),
       instancesRemoved: instanceIdRanges(u.instancesRemoved),

@@ -26,12 +26,13 @@ import {
   type WorkflowEventRecord,
   type WorkflowType,
 } from "../model/records.ts";
-import { isTerminalTaskState } from "../model/states.ts";
+import { isTerminalJobState, isTerminalTaskState } from "../model/states.ts";
 import { DEFAULT_MIN_RUNNING_SECONDS } from "../model/update_config.ts";
 import { randomUuid } from "../ports/prng.ts";
 import type { StoreWrite } from "../ports/store.ts";
 import { jobConfigOf, type JobEntry } from "./job_entry.ts";
 import type { JobManager } from "./jobmgr.ts";
+import { defaultTaskGoal } from "./job_state.ts";
 import type { TaskConfigs } from "./task_build.ts";
 
 export type UpdateAction = "start" | "run" | "clear";
@@ -124,6 +125,17 @@ export function planReplace(
   return { added, removed, updated };
 }
 
+/**
+ * Why a workflow that starts stopped instances (`startTasks`) cannot begin now: the job is being stopped
+ * (its goal ended, its state not yet), as Peloton refuses it ("job is being terminated, cannot update with
+ * start_pods set now"). Undefined when it can.
+ */
+export function startTasksRefusal(job: JobEntry, config: UpdateConfig): string | undefined {
+  if (!config.startTasks) return undefined;
+  if (!isTerminalJobState(job.runtime.goalState) || isTerminalJobState(job.runtime.state)) return undefined;
+  return `job ${job.jobId} is being terminated (${job.runtime.state}), cannot update with start_pods set now`;
+}
+
 export class Workflows {
   constructor(private readonly jm: JobManager) {}
 
@@ -204,6 +216,11 @@ export class Workflows {
       states: [{ state: req.config.startPaused ? "PAUSED" : "INITIALIZED", timeMs: now }],
       version: 0,
     };
+    // A restart, or an update that starts stopped instances, brings a stopped job's goal back (Peloton's
+    // `updateJobRuntime`): the instances it starts would otherwise run under a job that is to stay stopped.
+    if ((req.type === "RESTART" || req.config.startTasks) && job.runtime.goalState === "KILLED") {
+      this.jm.restoreJobGoal(job);
+    }
     this.jm.updates.set(u.updateId, u);
     job.runtime.updateId = u.updateId;
     job.runtime.workflowVersion = (job.runtime.workflowVersion ?? 0) + 1;
@@ -360,10 +377,16 @@ export class Workflows {
     switch (u.type) {
       case "UPDATE":
         task.desiredConfigVersion = u.jobConfigVersion;
+        // `startTasks` (v1alpha `startPods`): a stopped instance starts again, on the new config.
+        if (u.config.startTasks && task.goalState === "KILLED") {
+          task.goalState = defaultTaskGoal(job.config.type);
+        }
         break;
       case "RESTART":
         task.desiredRunId = task.runId + 1;
         u.targetRuns = { ...u.targetRuns, [i]: task.runId + 1 };
+        // Peloton's restart sets the default goal: a stopped instance runs again rather than wait for ever.
+        if (task.goalState === "KILLED") task.goalState = defaultTaskGoal(job.config.type);
         break;
       case "START":
         this.jm.startTasks(job, [i]);
@@ -396,11 +419,17 @@ export class Workflows {
       case "RESTART":
         return task.runId >= (u.targetRuns?.[i] ?? 0) ? this.#up(u, job, task) : "pending";
       case "UPDATE": {
+        // Stopped and staying so: updated once it is to start on the target, whatever config its ended run
+        // had (Peloton's update strategy); a later start runs the target.
+        if (isTerminalTaskState(task.state) && task.goalState === "KILLED") {
+          return (task.desiredConfigVersion ?? task.configVersion) === u.jobConfigVersion
+            ? "done"
+            : "pending";
+        }
         if (task.configVersion !== u.jobConfigVersion || task.desiredConfigVersion !== undefined) {
           return "pending";
         }
-        const stopped = isTerminalTaskState(task.state) && task.goalState === "KILLED";
-        return stopped ? "done" : this.#up(u, job, task);
+        return this.#up(u, job, task);
       }
     }
   }

@@ -111,6 +111,7 @@ Deno.test({
         maxTolerableInstanceFailures: 1,
         startPaused: true,
         inPlace: false,
+        startPods: false,
       });
       const resumed = await cli(up.url, "job", "stateless", "workflow", "resume", job);
       assert.equal(resumed.code, 0, resumed.err);
