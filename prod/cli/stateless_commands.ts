@@ -46,6 +46,7 @@ const UPDATE_OPTIONS = {
   rollbackOnFailure: { type: "boolean", default: false },
   "start-paused": { type: "boolean", default: false },
   "in-place": { type: "boolean", default: false },
+  "start-pods": { type: "boolean", default: false },
   "min-running-seconds": { type: "string" },
 } as const;
 
@@ -234,7 +235,7 @@ export const statelessCommands: Command[] = [
     name: "job stateless replace",
     args: ["JOB", "SPEC", "BATCH-SIZE", "RESPOOL?", "ENTITY-VERSION?"],
     summary:
-      "rolling update to a new spec (--maxInstanceRetries, --maxTolerableInstanceFailures, --rollbackOnFailure, --start-paused, --in-place, --min-running-seconds); RESPOOL (Peloton's form; it must be the job's pool) and ENTITY-VERSION may be left out, the job's current ones are used",
+      "rolling update to a new spec (--maxInstanceRetries, --maxTolerableInstanceFailures, --rollbackOnFailure, --start-paused, --in-place, --start-pods: stopped pods start on the new spec, --min-running-seconds); RESPOOL (Peloton's form; it must be the job's pool) and ENTITY-VERSION may be left out, the job's current ones are used",
     options: UPDATE_OPTIONS,
     async run(ctx, [job, file, batch, ...rest], opts) {
       const { respool, entityVersion } = respoolAndVersion(rest);

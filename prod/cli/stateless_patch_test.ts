@@ -51,6 +51,37 @@ Deno.test({
       const { instanceCount: _a, revision: _b, ...rest } = after;
       const { instanceCount: _c, revision: _d, ...restBefore } = before;
       assert.deepEqual(rest, restBefore, "every other field as it was");
+
+      // A stopped job: --start-pods starts the pods the patch changes, on the new spec.
+      const podCount = before.instanceCount + 1;
+      const stopped = await cli(up.url, "job", "stateless", "stop", job);
+      assert.equal(stopped.code, 0, stopped.err);
+      await waitFor("every pod killed", async () => {
+        const s = (await get()).jobInfo.status;
+        return s.podStats?.POD_STATE_KILLED === podCount || undefined;
+      }, 60_000);
+      const started = await patch(
+        'defaultSpec:\n  labels: [{key: "patched", value: "yes"}]\n',
+        "0",
+        "--start-pods",
+        "--min-running-seconds",
+        "0",
+      );
+      assert.equal(started.code, 0, started.err);
+      const [workflow] = JSON.parse(
+        (await cli(up.url, "job", "stateless", "list-updates", job, "--limit", "1", "-j")).out,
+      ).workflowInfos;
+      assert.equal(workflow.updateSpec.startPods, true);
+      await waitFor("every pod running the patched spec", async () => {
+        const j = await get();
+        if (j.jobInfo.status.workflowId !== undefined) return undefined;
+        if (j.jobInfo.status.podStats?.POD_STATE_RUNNING !== podCount) return undefined;
+        const tasks = Object.values(
+          JSON.parse((await cli(up.url, "task", "list", job, "-j")).out).result.value,
+        ) as { runtime: { configVersion: number } }[];
+        return tasks.every((t) => t.runtime.configVersion === 3) || undefined;
+      }, 60_000);
+      assert.equal((await get()).jobInfo.status.desiredState, "JOB_STATE_RUNNING");
     } catch (err) {
       console.error(up.output());
       throw err;
