@@ -77,6 +77,9 @@ export class ShardOwner {
     this.#stopped = true;
     clearTimeout(this.#timer);
     clearInterval(this.#watchdog);
+    // A balancing step under way ends first: a shard it takes from now on is handed straight back, and a
+    // hand-back it began is finished before anything else is released.
+    await this.#balancing;
     if (release) {
       for (const h of this.held.values()) {
         await this.o.cluster.release(h.lease.name, h.lease.holder, h.lease.token).catch(() => {});
@@ -153,7 +156,13 @@ export class ShardOwner {
   async #take(k: number): Promise<void> {
     const started = Date.now();
     const l = await this.o.cluster.acquire(shardLease(k), this.o.holder, this.o.url, this.o.ttlMs);
-    if (l.holder !== this.o.holder || this.#stopped) return;
+    if (l.holder !== this.o.holder) return;
+    if (this.#stopped) {
+      // Taken as this process stopped: held by no one who will drive it, so other job managers would wait
+      // out its whole TTL for it.
+      await this.o.cluster.release(l.name, l.holder, l.token).catch(() => {});
+      return;
+    }
     const h: Held = { lease: l, validUntilMs: started + this.o.ttlMs, ready: false };
     this.held.set(k, h);
     this.o.log?.("shard taken", { shard: k, token: l.token });

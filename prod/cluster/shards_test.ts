@@ -1,0 +1,68 @@
+/** Shard ownership at shutdown: a stop waits for the balancing step under way, and leaves no shard held. */
+import assert from "node:assert/strict";
+import { openStore } from "../store/kysely_store.ts";
+import { ClusterStore, type Lease } from "./cluster_store.ts";
+import { Registry, SHARD_LEASE_PREFIX } from "./registry.ts";
+import { ShardOwner } from "./shards.ts";
+
+/** A cluster store on a fresh SQLite file whose lease takes wait until the test lets them through. */
+class GatedCluster extends ClusterStore {
+  readonly takes: string[] = [];
+  #gate = Promise.withResolvers<void>();
+  #waiting = Promise.withResolvers<void>();
+
+  override async acquire(name: string, holder: string, url: string, ttlMs: number): Promise<Lease> {
+    this.takes.push(name);
+    this.#waiting.resolve();
+    await this.#gate.promise;
+    return super.acquire(name, holder, url, ttlMs);
+  }
+
+  /** Resolves once a take is waiting at the gate. */
+  waiting(): Promise<void> {
+    return this.#waiting.promise;
+  }
+
+  open(): void {
+    this.#gate.resolve();
+  }
+}
+
+Deno.test("ShardOwner.stop waits for a shard take under way, and the shard it took is handed back", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "peloton-shards-" });
+  const url = `sqlite:${dir}/s.sqlite`;
+  await (await openStore(url)).close();
+  const { db, kind } = await ClusterStore.open(url);
+  const cluster = new GatedCluster(db, kind);
+  const registry = new Registry(cluster);
+  const adopted: number[] = [];
+  const owner = new ShardOwner({
+    cluster,
+    registry,
+    holder: "jm-a",
+    url: "http://a",
+    ttlMs: 60_000,
+    shards: 4,
+    adopt: (k) => (adopted.push(k), Promise.resolve()),
+    release: () => Promise.resolve(),
+    onLost: (why) => assert.fail(`lost: ${why}`),
+  });
+  try {
+    owner.start();
+    await cluster.waiting();
+    const stopped = owner.stop(true);
+    // The take was sent before the stop; it is answered after it.
+    cluster.open();
+    await stopped;
+    const live = (await cluster.leases(SHARD_LEASE_PREFIX)).filter((l) =>
+      l.holder === "jm-a" && l.expiresMs > cluster.now()
+    );
+    assert.deepEqual(live.map((l) => l.name), [], "no shard is left held by a stopped job manager");
+    assert.deepEqual(adopted, [], "nothing was adopted after the stop");
+    assert.equal(owner.held.size, 0);
+    assert.equal(cluster.takes.length, 1, "no shard was taken after the stop");
+  } finally {
+    await cluster.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
