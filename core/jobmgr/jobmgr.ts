@@ -926,7 +926,7 @@ export class JobManager implements Receiver {
     if (this.#drains.size) this.#drains.changed(job);
     if (this.#api.watches.size) this.#api.watches.podChanged(job, task);
     const u = job.runtime.updateId ? this.updates.get(job.runtime.updateId) : undefined;
-    if (u && (u.instancesCurrent.includes(task.instanceId))) this.updateEngine.enqueue(u);
+    if (u && this.workflows.watches(u, task.instanceId)) this.updateEngine.enqueue(u);
     if (isTerminalTaskState(task.state) && job.config.sla.maximumRunningInstances > 0) {
       this.jobEngine.enqueue(job);
     }

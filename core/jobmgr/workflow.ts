@@ -283,6 +283,8 @@ export class Workflows {
     if (!job || u.type !== "UPDATE" || isTerminalUpdateState(u.state) || u.state === "ROLLING_BACKWARD") {
       return;
     }
+    // What `stopBeforeUpdate` stopped and no batch took is still on the old config: it runs again as it was.
+    this.#restartStoppedFirst(u, job);
     const touched = [...new Set([...u.instancesDone, ...u.instancesCurrent, ...u.instancesFailed])];
     const previous = jobConfigOf(job, u.prevJobConfigVersion);
     const target = this.jm.addConfigVersion(job, previous);
@@ -303,6 +305,11 @@ export class Workflows {
 
   /** One step: account finished instances, decide failure or completion, start the next batch. */
   #run(u: UpdateRecord, job: JobEntry): void {
+    if (
+      u.config.stopBeforeUpdate && u.type === "UPDATE" && u.state === "ROLLING_FORWARD" && !u.stopFirst?.done
+    ) {
+      if (!this.#stopFirst(u, job)) return;
+    }
     let changed = false;
     for (const i of [...u.instancesCurrent]) {
       const verdict = this.#instanceVerdict(u, job, i);
@@ -334,6 +341,56 @@ export class Workflows {
     }
     if (changed) this.#put(u);
     this.#recheck(u, job);
+  }
+
+  /**
+   * `stopBeforeUpdate`: every instance the update changes or removes is stopped before any starts on the new
+   * config, so old and new never run side by side. True once all have ended; the job manager evaluates the
+   * workflow again as each one does.
+   */
+  #stopFirst(u: UpdateRecord, job: JobEntry): boolean {
+    if (!u.stopFirst) {
+      const instances: number[] = [];
+      for (const i of [...u.instancesUpdated, ...u.instancesRemoved]) {
+        const task = job.tasks.get(i);
+        // Already stopped (by an operator) or going away: nothing to stop, nor to start again after.
+        if (!task || task.goalState === "KILLED" || task.goalState === "DELETED") continue;
+        task.goalState = "KILLED";
+        this.jm.putTask(task);
+        this.jm.taskEngine.enqueue(task);
+        instances.push(i);
+      }
+      u.stopFirst = { instances, done: false };
+      this.#put(u);
+    }
+    const running = u.stopFirst.instances.some((i) => {
+      const task = job.tasks.get(i);
+      return task !== undefined && !isTerminalTaskState(task.state);
+    });
+    if (running) return false;
+    u.stopFirst.done = true;
+    this.#put(u);
+    return true;
+  }
+
+  /** Whether a change to instance `i` can move the workflow on (an instance of its batch, or one it stops). */
+  watches(u: UpdateRecord, i: number): boolean {
+    return u.instancesCurrent.includes(i) ||
+      (u.stopFirst?.done === false && u.stopFirst.instances.includes(i));
+  }
+
+  /**
+   * The instances `stopBeforeUpdate` stopped and no batch has started yet run again, on the config they had:
+   * the workflow ends (aborted, failed) or rolls back without them.
+   */
+  #restartStoppedFirst(u: UpdateRecord, job: JobEntry | undefined): void {
+    if (!u.stopFirst || !job) return;
+    const begun = new Set([...u.instancesDone, ...u.instancesFailed, ...u.instancesCurrent]);
+    const left = u.stopFirst.instances.filter((i) =>
+      !begun.has(i) && job.tasks.get(i)?.goalState === "KILLED"
+    );
+    u.stopFirst = undefined;
+    if (left.length) this.jm.startTasks(job, left);
   }
 
   /**
@@ -377,8 +434,9 @@ export class Workflows {
     switch (u.type) {
       case "UPDATE":
         task.desiredConfigVersion = u.jobConfigVersion;
-        // `startTasks` (v1alpha `startPods`): a stopped instance starts again, on the new config.
-        if (u.config.startTasks && task.goalState === "KILLED") {
+        // `startTasks` (v1alpha `startPods`): a stopped instance starts again, on the new config; so does one
+        // `stopBeforeUpdate` stopped.
+        if (task.goalState === "KILLED" && (u.config.startTasks || u.stopFirst?.instances.includes(i))) {
           task.goalState = defaultTaskGoal(job.config.type);
         }
         break;
@@ -450,6 +508,7 @@ export class Workflows {
   }
 
   #complete(u: UpdateRecord, job: JobEntry | undefined, state: UpdateState): void {
+    this.#restartStoppedFirst(u, job);
     u.completionTimeMs = this.jm.now();
     this.#set(u, state);
     // Instances in flight when it ends (aborted, failed) end with it.

@@ -230,6 +230,11 @@ export interface UpdateRecord {
   instancesCurrent: number[];
   /** RESTART: the run id each restarted instance must reach. */
   targetRuns?: Record<string, number>;
+  /**
+   * UPDATE with `stopBeforeUpdate`: the instances it stopped before starting any on the new config (each
+   * starts again when its batch comes, or when the workflow ends before), and whether all have stopped.
+   */
+  stopFirst?: { instances: number[]; done: boolean };
   creationTimeMs: number;
   updateTimeMs: number;
   completionTimeMs?: number;
