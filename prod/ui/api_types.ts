@@ -298,6 +298,11 @@ export interface ActionPicks {
 /** An operator action: what to ask before it, the call it makes, and how to describe its answer. */
 export interface UiAction {
   label: string;
+  /**
+   * The button's accessible name when its label alone does not say which it is: one of a row's or a pool's,
+   * repeated down the page ("Start maintenance on agent-1"). The label stays what is shown.
+   */
+  name?: string;
   question: string;
   procedure: string;
   body: Record<string, unknown>;

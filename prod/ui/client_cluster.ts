@@ -240,6 +240,7 @@ export function hostActions(x: HostInfoJson, pools: string[] = []): UiAction[] {
   return [
     {
       label: "Start maintenance",
+      name: `Start maintenance on ${x.hostname}`,
       question: `Start maintenance on ${x.hostname}? It takes no new work and its ${
         x.tasks ?? 0
       } tasks are moved off.`,
@@ -251,6 +252,7 @@ export function hostActions(x: HostInfoJson, pools: string[] = []): UiAction[] {
     },
     {
       label: "Complete maintenance",
+      name: `Complete maintenance on ${x.hostname}`,
       question: `Complete maintenance on ${x.hostname}? It will be UP and take work again.`,
       procedure: `${Rpc.HOST}::CompleteMaintenance`,
       body: { hostname: x.hostname },
@@ -259,6 +261,7 @@ export function hostActions(x: HostInfoJson, pools: string[] = []): UiAction[] {
     },
     {
       label: "Move to pool…",
+      name: `Move ${x.hostname} to another host pool…`,
       question: `Move ${x.hostname} out of host pool ${x.currentPool ?? "—"}? Its ${
         x.tasks ?? 0
       } tasks keep running there.`,
@@ -312,6 +315,7 @@ export function moveHostsAction(source: string, pools: HostPoolJson[] | undefine
   const hosts = (n: unknown) => `${n} host${n === 1 ? "" : "s"}`;
   return {
     label: "Move hosts…",
+    name: `Move hosts out of host pool ${source}…`,
     question: `Move hosts out of host pool ${source} (${hosts(has)})? The host manager picks which: idle, ` +
       "usable ones first (UP, fewest tasks, most free CPU and memory), hosts in maintenance last. Their " +
       "tasks keep running.",

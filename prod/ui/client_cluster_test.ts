@@ -102,6 +102,7 @@ Deno.test("Move to pool… offers the other pools in the confirm step and sends 
   const button = row.select("button[data-action=Move to pool…]")[0];
   assert.ok(button, "each host has the action");
   assert.equal(button.disabled, false);
+  assert.equal(button.getAttribute("aria-label"), "Move agent-1 to another host pool…", "named for its host");
   button.click();
   assert.equal(asked.length, 1, "the button asks for the confirm step");
   const [move] = asked;
@@ -146,6 +147,11 @@ Deno.test("each host pool has Move hosts…: the destination and how many are as
     )[0];
   // A pool without hosts has none to give.
   assert.deepEqual(["batch", "default", "shared"].map((p) => disabled(button(p))), [false, true, false]);
+  assert.deepEqual(
+    ["batch", "shared"].map((p) => button(p).getAttribute("aria-label")),
+    ["Move hosts out of host pool batch…", "Move hosts out of host pool shared…"],
+    "each pool's button is named for its pool",
+  );
   button("shared").click();
   assert.equal(asked.length, 1, "the button asks for the confirm step");
   const [move] = asked;

@@ -48,6 +48,7 @@ export function actionButton(a: UiAction, act: Act): UiElement {
     class: a.danger ? "action danger" : "action",
     disabled: a.disabled === true,
     "data-action": a.label,
+    "aria-label": a.name,
     onclick: () => act(a),
   }, a.label);
 }

@@ -594,6 +594,15 @@ Deno.test({
             );
           await pool("ui-hosts").filter({ hasText: "ui-hosts 1 host · 1 UP" }).waitFor({ timeout: WAIT_MS });
           assert.ok(await moveButton("default").isDisabled(), "a pool without hosts has none to move");
+          // Each pool's button has its own accessible name, as a screen reader or a test by role finds it.
+          assert.ok(
+            await page.getByRole("button", { name: "Move hosts out of host pool default…", exact: true })
+              .isDisabled(),
+          );
+          assert.equal(
+            await page.getByRole("button", { name: "Start maintenance on agent-1", exact: true }).count(),
+            1,
+          );
           const apiPools = async () => {
             const r = await client.call<{ hostInfos: { hostname: string; currentPool?: string }[] }>(
               `${HOST}::QueryHosts`,
