@@ -164,16 +164,30 @@ export class JobApi {
       case "job.Start":
       case "job.Stop": {
         const type = method.toUpperCase() as "RESTART" | "START" | "STOP";
-        // With a batch size these are rolling workflows; without, they act on every instance at once.
-        return this.withServiceJob(
-          r,
-          idValue(body.id ?? body.jobId),
-          type,
-          (job) =>
-            Number(body.batchSize ?? 0) > 0
-              ? this.#startWorkflow(r, job, type, body)
-              : this.#taskAction(r, job, method, body),
-        );
+        // Peloton's request gives the batch size in `restartConfig`, `startConfig` or `stopConfig` (a bare
+        // `batchSize` is taken too). With one these are rolling workflows; without, they act on every instance
+        // at once.
+        const configKey = `${method.toLowerCase()}Config`;
+        const given = (body[configKey] as Body | undefined)?.batchSize ?? body.batchSize ?? 0;
+        const batchSize = Number(given);
+        if (!Number.isInteger(batchSize) || batchSize < 0) {
+          const field = (body[configKey] as Body | undefined)?.batchSize !== undefined
+            ? `${configKey}.batchSize`
+            : "batchSize";
+          return r.error(
+            "invalid-argument",
+            `${field}: got ${JSON.stringify(given)}, expected a whole number`,
+          );
+        }
+        return this.withServiceJob(r, idValue(body.id ?? body.jobId), type, (job) => {
+          const version = body.resourceVersion ?? body.configurationVersion;
+          if (version !== undefined && Number(version) !== job.configVersion) {
+            return r.error("aborted", `resourceVersion: got ${version}, expected ${job.configVersion}`);
+          }
+          return batchSize > 0
+            ? this.#startWorkflow(r, job, type, body, batchSize)
+            : this.#taskAction(r, job, method, body);
+        });
       }
       // Peloton answers an unknown job in the body: Stop's and Start's `error.notFound`, Restart's own
       // `notFound` (JobManager's Stop|Start|Restart, above, answer it as an error).
@@ -477,11 +491,13 @@ export class JobApi {
     });
   }
 
-  #startWorkflow(r: Reply, job: JobEntry, type: "RESTART" | "START" | "STOP", body: Body): void {
-    const version = body.resourceVersion ?? body.configurationVersion;
-    if (version !== undefined && Number(version) !== job.configVersion) {
-      return r.error("aborted", `resourceVersion: got ${version}, expected ${job.configVersion}`);
-    }
+  #startWorkflow(
+    r: Reply,
+    job: JobEntry,
+    type: "RESTART" | "START" | "STOP",
+    body: Body,
+    batchSize: number,
+  ): void {
     // Peloton's jobsvc drops instances past the end; we refuse, as task Stop|Start|Restart do, so that a
     // range never does less than it names without saying so. JobManager's Restart|Start|Stop answers have
     // no error field: it is an RPC error.
@@ -489,7 +505,7 @@ export class JobApi {
     if (outOfRange) return r.error("out-of-range", String(outOfRange.message));
     const u = this.jm.workflows.create(job, {
       type,
-      config: { ...DEFAULT_UPDATE_CONFIG, batchSize: Number(body.batchSize ?? 0) },
+      config: { ...DEFAULT_UPDATE_CONFIG, batchSize },
       instances: instancesOf(body.ranges, job.runtime.nextInstanceId ?? job.config.instanceCount),
     });
     this.whenDurable(r, `the ${type} workflow of job ${job.jobId}`, {

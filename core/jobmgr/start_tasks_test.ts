@@ -172,7 +172,7 @@ Deno.test("startTasks while the job is being stopped is refused, naming the fiel
 
 Deno.test("a restart of a stopped service runs every instance again, and the job with them", () => {
   const rig = stoppedService(2);
-  rig.api("job", "Restart", { id: { value: JOB_ID }, batchSize: 1 });
+  rig.api("job", "Restart", { id: { value: JOB_ID }, restartConfig: { batchSize: 1 } });
   rig.store.settle();
   rig.replies();
   rig.tick();

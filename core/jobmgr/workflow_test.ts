@@ -339,3 +339,47 @@ Deno.test("minRunningSeconds is an update option; with a health check, HEALTHY i
   rig.status(rig.taskId(1), "TASK_RUNNING", { healthy: true });
   assert.equal(rig.jm.updates.size, 0);
 });
+
+Deno.test("JobManager Restart|Start|Stop take Peloton's restartConfig|startConfig|stopConfig.batchSize; bad ones change nothing", () => {
+  const rig = runningService(3);
+  // A stale resourceVersion and a bad batch size are refused, whether or not a batch size is given.
+  for (
+    const [body, code, message] of [
+      [{ resourceVersion: 7 }, "aborted", /resourceVersion: got 7, expected 1/],
+      [{ resourceVersion: 7, restartConfig: { batchSize: 1 } }, "aborted", /resourceVersion: got 7/],
+      [
+        { restartConfig: { batchSize: -1 } },
+        "invalid-argument",
+        /restartConfig\.batchSize: got -1, expected a whole/,
+      ],
+    ] as const
+  ) {
+    rig.api("job", "Restart", { id: { value: JOB_ID }, ...body });
+    const [reply] = rig.replies();
+    assert.equal(reply.error?.code, code, JSON.stringify(reply));
+    assert.match(reply.error!.message, message);
+  }
+  rig.tick();
+  assert.deepEqual(rig.transport.take("kill-tasks", "hostmgr"), [], "nothing was restarted");
+  assert.equal(rig.jm.updates.size, 0);
+
+  rig.api("job", "Restart", { id: { value: JOB_ID }, resourceVersion: 1, restartConfig: { batchSize: 1 } });
+  rig.store.settle();
+  const [reply] = rig.replies();
+  assert.deepEqual(Object.keys(reply.body as object).sort(), ["resourceVersion", "updateID"]);
+  rig.tick();
+  assert.deepEqual(rig.rollBatch(), [0], "one instance at a time");
+  rig.tick(SETTLE_MS);
+  assert.deepEqual(rig.rollBatch(), [1]);
+  rig.tick(SETTLE_MS);
+  assert.deepEqual(rig.rollBatch(), [2]);
+  rig.tick(SETTLE_MS);
+  assert.equal(rig.jm.updates.size, 0, "the rolling restart is over");
+
+  rig.api("job", "Stop", { id: { value: JOB_ID }, stopConfig: { batchSize: 2 } });
+  rig.store.settle();
+  rig.replies();
+  rig.tick();
+  const stopping = rig.transport.take("kill-tasks", "hostmgr").flatMap((k) => k.tasks.map((t) => t.taskId));
+  assert.equal(stopping.length, 2, "two at a time");
+});

@@ -258,6 +258,17 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
       assert.equal(JSON.parse(list.out).updateInfo[0].config.batchPercentage, 12.5);
     });
 
+    await t.step("job rolling-restart: a RESTART workflow of BATCH-SIZE instances at a time", async () => {
+      const svc = await cli(up.url, "job", "create", "/DefaultResPool", `${JOBS}/service.yaml`);
+      assert.equal(svc.code, 0, svc.err);
+      const id = /Job (\S+) created/.exec(svc.out)![1];
+      const r = await cli(up.url, "job", "rolling-restart", id, "3");
+      assert.equal(r.code, 0, r.err);
+      const [workflow] = JSON.parse((await cli(up.url, "update", "list", id, "-j")).out).updateInfo;
+      assert.equal(workflow.type, "RESTART");
+      assert.equal(workflow.config.batchSize, 3, "the batch size reached the job manager (restartConfig)");
+    });
+
     await t.step(
       "update create JOB CONFIG BATCH-SIZE RESPOOL: Peloton's form, the pool must be the job's",
       async () => {

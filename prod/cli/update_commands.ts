@@ -160,9 +160,10 @@ function rolling(kind: "restart" | "start" | "stop"): Command {
       `${kind} a job's instances in batches (-r FROM:TO to pick instances; --resourceVersion to guard)`,
     options: { range: { type: "string", short: "r", multiple: true }, resourceVersion: { type: "string" } },
     async run(ctx, [job, batch], opts) {
+      // Peloton's RestartRequest, StartRequest and StopRequest: the batch size in their own config message.
       const body: Record<string, unknown> = {
         id: { value: job },
-        batchSize: Math.max(1, count("BATCH-SIZE", batch)),
+        [`${kind}Config`]: { batchSize: Math.max(1, count("BATCH-SIZE", batch)) },
         ranges: ranges(opts.range),
       };
       if (opts.resourceVersion !== undefined) {
