@@ -1,6 +1,6 @@
 /** Peloton's v0 job and task APIs (`peloton.api.job.JobManager`, `peloton.api.task.TaskManager`), and the router to the others. */
 import type { AdmissionWaits, ApiReply, ApiRequest } from "../messages.ts";
-import type { JobConfig, TaskConfig } from "../model/config_types.ts";
+import type { JobConfig, TaskConfig, UpdateConfig } from "../model/config_types.ts";
 import { parseJobConfig } from "../model/load.ts";
 import type { Resources } from "../model/resources.ts";
 import {
@@ -331,7 +331,7 @@ export class JobApi {
     this.checkPool(
       r,
       config.respoolId,
-      () => this.createChecked(r, jobId, config, warnings, undefined, 0, "v0", records),
+      () => this.createChecked(r, jobId, config, warnings, undefined, undefined, "v0", records),
     );
   }
 
@@ -364,7 +364,7 @@ export class JobApi {
     config: JobConfig,
     warnings: string[],
     ok?: () => void,
-    startBatch = 0,
+    start?: { config: UpdateConfig; opaqueData?: string },
     api: ApiShape = "v0",
     secrets: SecretRecord[] = [],
   ): void {
@@ -383,7 +383,7 @@ export class JobApi {
         if (ok) return ok();
         r.ok({ jobId: { value: jobId }, warnings: warnings.length ? warnings : undefined });
       },
-      startBatch,
+      start,
       secrets,
     );
   }

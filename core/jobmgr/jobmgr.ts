@@ -20,7 +20,7 @@ import type {
   RmStateChange,
   RmTask,
 } from "../messages.ts";
-import type { JobConfig } from "../model/config_types.ts";
+import type { JobConfig, UpdateConfig } from "../model/config_types.ts";
 import {
   isTerminalUpdateState,
   type JobRecord,
@@ -47,7 +47,7 @@ import { defaultJobGoal, defaultTaskGoal, deriveJobState } from "./job_state.ts"
 import { TaskActions } from "./task_actions.ts";
 import { taskActions } from "./task_rules.ts";
 import { buildLaunchSpec, buildRmTask, killGraceMs } from "./task_build.ts";
-import { DEFAULT_UPDATE_CONFIG, type UpdateAction, updateActions, Workflows } from "./workflow.ts";
+import { type UpdateAction, updateActions, Workflows } from "./workflow.ts";
 
 export interface JobmgrConfig {
   /** Long-poll timeout of GetPlacements (Peloton's `get_placements_timeout_ms`). */
@@ -467,7 +467,7 @@ export class JobManager implements Receiver {
     jobId: string,
     config: JobConfig,
     onDurable: (err?: Error) => void,
-    startBatch = 0,
+    start?: { config: UpdateConfig; opaqueData?: string },
     secrets: SecretRecord[] = [],
   ): JobEntry {
     const now = this.now();
@@ -495,14 +495,10 @@ export class JobManager implements Receiver {
       secrets,
     );
     this.jobs.set(jobId, job);
-    // v1alpha CreateSpec.batchSize: instances start in batches, as a START workflow. It is stored in the
-    // job's own batch, so a create answered as done cannot come back from a crash without its rolling start.
-    const rolling = startBatch > 0
-      ? this.workflows.prepare(job, {
-        type: "START",
-        config: { ...DEFAULT_UPDATE_CONFIG, batchSize: startBatch },
-      })
-      : undefined;
+    // v1alpha CreateSpec: instances start as a START workflow (in batches, paused at first, with its retry
+    // and failure limits). It is stored in the job's own batch, so a create answered as done cannot come back
+    // from a crash without its rolling start.
+    const rolling = start ? this.workflows.prepare(job, { type: "START", ...start }) : undefined;
     const batch: StoreWrite[] = [
       { kind: "job.put", job: snapshot(job) },
       { kind: "job.config", jobId, version: 1, config: job.config },

@@ -295,7 +295,27 @@ export class StatelessApi {
     if (!secrets) return;
     const given = idValue(body.jobId);
     const jobId = given ?? randomUuid(this.api.jm.deps.prng);
-    const batch = Number(((body.createSpec ?? {}) as Body).batchSize ?? 0);
+    // CreateSpec (batchSize, maxInstanceRetries, maxTolerableInstanceFailures, startPaused) is the rolling
+    // start's config, as Peloton's ConvertCreateSpecToUpdateConfig makes it; without one, every pod starts now.
+    let start: { config: UpdateConfig; opaqueData?: string } | undefined;
+    const opaque = (body.opaqueData as Body | undefined)?.data;
+    if (body.createSpec !== undefined) {
+      const uc = parseUpdateConfig(body.createSpec, "createSpec");
+      if (!uc.ok) return r.error("invalid-argument", uc.errors.map((e) => e.message).join("; "));
+      const { batchSize, maxInstanceAttempts, maxFailureInstances, startPaused } = uc.value;
+      if (batchSize > 0 || maxInstanceAttempts > 0 || maxFailureInstances > 0 || startPaused) {
+        start = {
+          config: {
+            ...DEFAULT_UPDATE_CONFIG,
+            batchSize,
+            maxInstanceAttempts,
+            maxFailureInstances,
+            startPaused,
+          },
+          opaqueData: typeof opaque === "string" ? opaque : undefined,
+        };
+      }
+    }
     const records = createdSecrets(
       jobId,
       secrets,
@@ -312,7 +332,7 @@ export class StatelessApi {
           const job = this.api.jm.jobs.get(jobId)!;
           r.ok({ jobId: { value: jobId }, version: { value: entityVersion(job) } });
         },
-        batch,
+        start,
         "v1alpha",
         records,
       );

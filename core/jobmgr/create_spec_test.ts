@@ -1,0 +1,105 @@
+/**
+ * v1alpha CreateJob's `createSpec` (Peloton's ConvertCreateSpecToUpdateConfig): the rolling start's batch
+ * size, retry and failure limits and `startPaused`, and the request's `opaqueData`.
+ */
+import assert from "node:assert/strict";
+import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
+import type { JobManager } from "./jobmgr.ts";
+import { STATELESS_SERVICE } from "./stateless_api.ts";
+
+const SPEC = {
+  name: "svc",
+  instanceCount: 3,
+  respoolId: { value: "pool-a" },
+  defaultSpec: {
+    containers: [{
+      name: "main",
+      entrypoint: { value: "sleep 100" },
+      resource: { cpuLimit: 1, memLimitMb: 64 },
+    }],
+  },
+};
+
+type Body = Record<string, unknown>;
+
+function createJob(rig: JobmgrRig, extra: Body) {
+  rig.call(STATELESS_SERVICE, "CreateJob", { jobId: { value: JOB_ID }, spec: SPEC, ...extra });
+  rig.answerPool();
+  rig.store.settle();
+  rig.tick();
+  return rig.replies()[0];
+}
+
+const started = (rig: JobmgrRig) =>
+  rig.transport.take("enqueue-gangs", "resmgr").flatMap((m) => m.gangs)
+    .flatMap((g) => g.tasks.map((t) => Number(t.taskId.split("-").at(-2))));
+
+Deno.test("createSpec.startPaused: no pod starts until the create workflow is resumed, across a restart too", async () => {
+  const rig = new JobmgrRig();
+  const reply = createJob(rig, {
+    createSpec: { batchSize: 2, startPaused: true },
+    opaqueData: { data: "rollout-7" },
+  });
+  assert.equal(reply.error, undefined, JSON.stringify(reply));
+  rig.tick(60_000);
+  assert.deepEqual(started(rig), [], "paused: nothing starts");
+  const [u] = rig.jm.updates.values();
+  assert.deepEqual([u.type, u.state, u.opaqueData], ["START", "PAUSED", "rollout-7"]);
+
+  rig.transport.drain();
+  const jm: JobManager = await rig.restartJobManager();
+  rig.tick(60_000);
+  assert.deepEqual(started(rig), [], "still paused after the job manager restarted");
+  const job = jm.jobs.get(JOB_ID)!;
+  assert.deepEqual([...job.tasks.values()].map((t) => t.state), [
+    "INITIALIZED",
+    "INITIALIZED",
+    "INITIALIZED",
+  ]);
+
+  // The rig's calls go to its own job manager; the restarted one takes them directly.
+  const version = `${job.configVersion}-${job.runtime.desiredStateVersion ?? 1}-${
+    job.runtime.workflowVersion ?? 0
+  }`;
+  jm.receive({
+    kind: "api",
+    reqId: 99,
+    replyTo: "client",
+    procedure: `${STATELESS_SERVICE}::ResumeJobWorkflow`,
+    body: { jobId: { value: JOB_ID }, version: { value: version } },
+  });
+  rig.store.settle();
+  rig.tick();
+  assert.deepEqual(started(rig), [0, 1], "resumed: the first batch starts");
+});
+
+Deno.test("createSpec retry and failure limits: a create whose pods keep crashing ends FAILED", () => {
+  const rig = new JobmgrRig({ initialTaskBackoffMs: 1_000 });
+  createJob(rig, { createSpec: { batchSize: 1, maxInstanceRetries: 1, maxTolerableInstanceFailures: 1 } });
+  assert.deepEqual(started(rig), [0]);
+  rig.launch([0]);
+  rig.status(rig.taskId(0), "TASK_FAILED");
+  rig.tick(1_000);
+  const job = rig.job();
+  assert.equal(job.runtime.updateId, undefined, "the create workflow ended");
+  const stored = [...rig.store.updates.values()].filter((u) => u.jobId === JOB_ID);
+  assert.deepEqual(stored.map((u) => [u.state, u.config.maxInstanceAttempts, u.config.maxFailureInstances]), [
+    ["FAILED", 1, 1],
+  ]);
+  assert.deepEqual(started(rig).filter((i) => i !== 0), [], "instances 1 and 2 were never started by it");
+});
+
+Deno.test("a bad createSpec is refused, naming the field, and creates nothing", () => {
+  const rig = new JobmgrRig();
+  rig.call(STATELESS_SERVICE, "CreateJob", {
+    jobId: { value: JOB_ID },
+    spec: SPEC,
+    createSpec: { batchSize: -2 },
+  });
+  const [reply] = rig.replies();
+  assert.equal(reply.error?.code, "invalid-argument");
+  assert.match(reply.error!.message, /createSpec: batchSize: got -2, expected a whole number/);
+  assert.equal(rig.jm.jobs.size, 0);
+  rig.store.settle();
+  assert.equal(rig.store.jobs.get(JOB_ID), undefined, "nothing stored");
+});
