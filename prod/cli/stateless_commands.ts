@@ -189,17 +189,37 @@ export const statelessCommands: Command[] = [
     name: "job stateless create",
     args: ["RESPOOL", "SPEC", "BATCH-SIZE"],
     summary: "create a stateless job from a v1alpha spec; its pods start BATCH-SIZE at a time (0: all); " +
+      "--start-paused: none until `workflow resume`; --maxInstanceRetries, --maxTolerableInstanceFailures: " +
+      "the rolling start fails after so many; --opaque-data: kept with the start's workflow; " +
       "--secret-path P --secret-data D: a secret written at P in each pod",
-    options: { jobID: { type: "string", short: "i" }, ...SECRET_FLAGS },
+    options: {
+      jobID: { type: "string", short: "i" },
+      "start-paused": { type: "boolean", default: false },
+      maxInstanceRetries: { type: "string", default: "0" },
+      maxTolerableInstanceFailures: { type: "string", default: "0" },
+      "opaque-data": { type: "string" },
+      ...SECRET_FLAGS,
+    },
     async run(ctx, [respool, file, batch], opts) {
       const secrets = secretsFlag(opts);
+      // Peloton's CreateSpec; checked before anything is read or asked.
+      const createSpec = {
+        batchSize: count("BATCH-SIZE", batch),
+        maxInstanceRetries: count("--maxInstanceRetries", String(opts.maxInstanceRetries)),
+        maxTolerableInstanceFailures: count(
+          "--maxTolerableInstanceFailures",
+          String(opts.maxTolerableInstanceFailures),
+        ),
+        startPaused: opts["start-paused"] === true,
+      };
       const s = await spec(ctx, file);
       if (!s) return 1;
       const id = await respoolId(ctx, respool);
       const body: Record<string, unknown> = {
         spec: { ...s, respoolId: { value: id } },
-        createSpec: { batchSize: count("BATCH-SIZE", batch) },
+        createSpec,
       };
+      if (opts["opaque-data"] !== undefined) body.opaqueData = { data: String(opts["opaque-data"]) };
       if (opts.jobID) body.jobId = { value: opts.jobID };
       if (secrets) body.secrets = secrets;
       const res = await ctx.client.call<{ jobId: { value: string }; version: { value: string } }>(
