@@ -22,6 +22,19 @@ export function idValue(v: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * A request's `opaqueData.data` (Peloton's OpaqueData, the caller's own data kept with a workflow): undefined
+ * when absent, an Error naming the field when it is not text.
+ */
+export function opaqueDataOf(body: Body): string | undefined | Error {
+  const o = body.opaqueData;
+  if (o === undefined || o === null) return undefined;
+  const data = typeof o === "object" ? (o as Body).data : undefined;
+  if (typeof data === "string") return data;
+  if (typeof o === "object" && data === undefined) return "";
+  return new Error(`opaqueData.data: got ${JSON.stringify(data ?? o)}, expected text`);
+}
+
 /** A job id as Peloton makes and checks them. */
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -13,6 +13,7 @@ import {
   instanceIdRanges,
   instancesOf,
   type JobView,
+  opaqueDataOf,
   outOfRangeOf,
   parseConfigVersion,
   type Reply,
@@ -69,8 +70,11 @@ export class StatelessApi {
           // Instances past the job's end are refused, naming them, and nothing is done.
           const outOfRange = outOfRangeOf(job, rs.ranges ?? body.ranges);
           if (outOfRange) return r.error("out-of-range", String(outOfRange.message));
+          const opaque = opaqueDataOf(body);
+          if (opaque instanceof Error) return r.error("invalid-argument", opaque.message);
           const u = this.api.jm.workflows.create(job, {
             type: "RESTART",
+            opaqueData: opaque,
             config: {
               ...DEFAULT_UPDATE_CONFIG,
               batchSize: Number(rs.batchSize ?? body.batchSize ?? 0),
@@ -91,9 +95,11 @@ export class StatelessApi {
           const u = wf.active(job);
           // Peloton answers "no workflow found" (NotFound) rather than doing nothing.
           if (!u) return r.error("not-found", `job ${job.jobId} has no active workflow`);
-          if (method === "PauseJobWorkflow") wf.pause(u);
-          else if (method === "ResumeJobWorkflow") wf.resume(u);
-          else wf.abort(u);
+          const opaque = opaqueDataOf(body);
+          if (opaque instanceof Error) return r.error("invalid-argument", opaque.message);
+          if (method === "PauseJobWorkflow") wf.pause(u, opaque);
+          else if (method === "ResumeJobWorkflow") wf.resume(u, opaque);
+          else wf.abort(u, opaque);
           // Peloton's entity version moves with each workflow action, so a stale client is refused after.
           job.runtime.workflowVersion = (job.runtime.workflowVersion ?? 0) + 1;
           this.api.jm.markDirty(job, true);
@@ -108,6 +114,17 @@ export class StatelessApi {
         );
       case "StopJob":
         return this.#service(body, r, "STOP", (job) => {
+          // An update starting the job's pods is under way: Peloton refuses to stop the job against it.
+          const active = this.api.jm.workflows.active(job);
+          if (
+            active?.config.startTasks &&
+            (active.state === "ROLLING_FORWARD" || active.state === "ROLLING_BACKWARD")
+          ) {
+            return r.error(
+              "aborted",
+              `job ${job.jobId} has active update with start_pods set, cannot stop the job now`,
+            );
+          }
           this.api.jm.workflows.abortActive(job);
           this.api.jm.stopTasks(job);
           this.#done(r, job, method);
@@ -298,7 +315,8 @@ export class StatelessApi {
     // CreateSpec (batchSize, maxInstanceRetries, maxTolerableInstanceFailures, startPaused) is the rolling
     // start's config, as Peloton's ConvertCreateSpecToUpdateConfig makes it; without one, every pod starts now.
     let start: { config: UpdateConfig; opaqueData?: string } | undefined;
-    const opaque = (body.opaqueData as Body | undefined)?.data;
+    const opaque = opaqueDataOf(body);
+    if (opaque instanceof Error) return r.error("invalid-argument", opaque.message);
     if (body.createSpec !== undefined) {
       const uc = parseUpdateConfig(body.createSpec, "createSpec");
       if (!uc.ok) return r.error("invalid-argument", uc.errors.map((e) => e.message).join("; "));
@@ -312,7 +330,7 @@ export class StatelessApi {
             maxFailureInstances,
             startPaused,
           },
-          opaqueData: typeof opaque === "string" ? opaque : undefined,
+          opaqueData: opaque,
         };
       }
     }
@@ -402,6 +420,8 @@ export class StatelessApi {
     }
     const refused = startTasksRefusal(job, config);
     if (refused) return r.error("aborted", `updateSpec.startPods: ${refused}`);
+    const opaque = opaqueDataOf(body);
+    if (opaque instanceof Error) return r.error("invalid-argument", opaque.message);
     // Without `secrets` the job keeps its own (a rollback or a patch cannot send their data back, which no
     // read answers); with them, every one of the job's must be named, as a v0 Update must.
     const wanted = body.secrets === undefined
@@ -414,7 +434,12 @@ export class StatelessApi {
     // Stored with the workflow; the instances it replaces, and any launch after, write the new data.
     for (const secret of secrets.changed) this.api.jm.write({ kind: "secret.put", secret });
     job.secrets = secrets.all;
-    const u = this.api.jm.workflows.create(job, { type: "UPDATE", config, jobConfig: next });
+    const u = this.api.jm.workflows.create(job, {
+      type: "UPDATE",
+      config,
+      jobConfig: next,
+      opaqueData: opaque,
+    });
     this.#done(r, job, "ReplaceJob", u.updateId);
   }
 

@@ -1,7 +1,7 @@
 /** Peloton's v0 update API (`peloton.api.v0.update.svc.UpdateService`): rolling updates of service jobs. */
 import { parseUpdateConfig } from "../model/load.ts";
 import type { UpdateRecord } from "../model/records.ts";
-import { type Body, idValue, type Reply, updateInfoJson } from "./api_json.ts";
+import { type Body, idValue, opaqueDataOf, type Reply, updateInfoJson } from "./api_json.ts";
 import { bodyError, type JobApi } from "./job_api.ts";
 import type { JobEntry } from "./job_entry.ts";
 import { DEFAULT_UPDATE_CONFIG, startTasksRefusal } from "./workflow.ts";
@@ -79,12 +79,13 @@ export class UpdateApi {
     if (!uc.ok) return r.error("invalid-argument", uc.errors.map((e) => e.message).join("; "));
     const refused = startTasksRefusal(job, uc.value);
     if (refused) return r.error("aborted", `updateConfig.startTasks: ${refused}`);
-    const opaque = (body.opaqueData as Body | undefined)?.data;
+    const opaque = opaqueDataOf(body);
+    if (opaque instanceof Error) return r.error("invalid-argument", opaque.message);
     const u = jm.workflows.create(job, {
       type: "UPDATE",
       config: uc.value,
       jobConfig: next,
-      opaqueData: typeof opaque === "string" ? opaque : undefined,
+      opaqueData: opaque,
     });
     this.api.whenDurable(r, `update ${u.updateId} of job ${job.jobId}`, { updateID: { value: u.updateId } });
   }
@@ -112,9 +113,11 @@ export class UpdateApi {
       );
     }
     const wf = this.api.jm.workflows;
-    if (method === "PauseUpdate") wf.pause(u);
-    else if (method === "ResumeUpdate") wf.resume(u);
-    else if (method === "AbortUpdate") wf.abort(u);
+    const opaque = opaqueDataOf(body);
+    if (opaque instanceof Error) return r.error("invalid-argument", opaque.message);
+    if (method === "PauseUpdate") wf.pause(u, opaque);
+    else if (method === "ResumeUpdate") wf.resume(u, opaque);
+    else if (method === "AbortUpdate") wf.abort(u, opaque);
     else {
       if (u.type !== "UPDATE") {
         return r.error("invalid-argument", `update ${id} is a ${u.type}, not an UPDATE`);

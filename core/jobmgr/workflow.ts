@@ -257,23 +257,30 @@ export class Workflows {
     if (u) this.abort(u);
   }
 
-  pause(u: UpdateRecord): void {
+  /**
+   * Pauses the workflow. `opaqueData`, when given, replaces the caller's data kept with it, as Peloton's
+   * Pause, Resume and Abort do when they change the workflow (a pause of a paused one changes nothing).
+   */
+  pause(u: UpdateRecord, opaqueData?: string): void {
     if (u.state !== "ROLLING_FORWARD" && u.state !== "ROLLING_BACKWARD" && u.state !== "INITIALIZED") return;
+    if (opaqueData !== undefined) u.opaqueData = opaqueData;
     u.prevState = u.state === "INITIALIZED" ? "ROLLING_FORWARD" : u.state;
     this.#set(u, "PAUSED");
     this.#events(u, u.instancesCurrent, "PAUSED");
   }
 
-  resume(u: UpdateRecord): void {
+  resume(u: UpdateRecord, opaqueData?: string): void {
     if (u.state !== "PAUSED") return;
+    if (opaqueData !== undefined) u.opaqueData = opaqueData;
     this.#set(u, u.prevState ?? "ROLLING_FORWARD");
     this.#events(u, u.instancesCurrent, u.state);
     this.jm.updateEngine.enqueue(u);
   }
 
   /** Stops the workflow where it is: instances keep whatever config they run. */
-  abort(u: UpdateRecord): void {
+  abort(u: UpdateRecord, opaqueData?: string): void {
     if (isTerminalUpdateState(u.state)) return;
+    if (opaqueData !== undefined) u.opaqueData = opaqueData;
     this.#complete(u, this.jm.jobs.get(u.jobId), "ABORTED");
   }
 
