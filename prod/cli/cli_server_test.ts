@@ -256,6 +256,12 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
       assert.equal(r.code, 0, r.err);
       const list = await cli(up.url, "update", "list", id, "-j");
       assert.equal(JSON.parse(list.out).updateInfo[0].config.batchPercentage, 12.5);
+      // --opaque-data on update pause (and create, resume, abort) reaches the update.
+      const updateId = /^Update (\S+) created$/.exec(r.out)![1];
+      const paused = await cli(up.url, "update", "pause", updateId, "--opaque-data", "held by bridge");
+      assert.equal(paused.code, 0, paused.err);
+      const after = JSON.parse((await cli(up.url, "update", "list", id, "-j")).out).updateInfo[0];
+      assert.deepEqual([after.status.state, after.opaqueData], ["PAUSED", { data: "held by bridge" }]);
     });
 
     await t.step("job rolling-restart: a RESTART workflow of BATCH-SIZE instances at a time", async () => {

@@ -119,6 +119,14 @@ function partialStopWarning(stopped: number, matched: number, limit: number, tot
     `run again, or pass ${pass.join(" ")}, to stop the rest`;
 }
 
+/** Peloton's `--opaque-data TEXT`: the caller's own data, kept with the workflow the command makes or changes. */
+export const OPAQUE_FLAG = { "opaque-data": { type: "string" } } as const;
+
+/** A request's `opaqueData` from `--opaque-data`, to spread into its body. */
+export function opaqueFlag(opts: Record<string, unknown>): { opaqueData?: { data: string } } {
+  return opts["opaque-data"] === undefined ? {} : { opaqueData: { data: String(opts["opaque-data"]) } };
+}
+
 /** Peloton's `--secret-path P --secret-data D`: one secret, its data given as text and sent in base64. */
 export const SECRET_FLAGS = {
   "secret-path": { type: "string" },

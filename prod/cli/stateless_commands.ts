@@ -6,7 +6,14 @@ import { UsageError } from "./command.ts";
 import { table } from "./format.ts";
 import { jobStates, pageFooter, QUERY_OPTIONS, queryPagination, seconds } from "./update_commands.ts";
 import { loadConfigFile, readInput } from "./config_file.ts";
-import { parseLabels, respoolId, SECRET_FLAGS, secretsFlag } from "./job_commands.ts";
+import {
+  OPAQUE_FLAG,
+  opaqueFlag,
+  parseLabels,
+  respoolId,
+  SECRET_FLAGS,
+  secretsFlag,
+} from "./job_commands.ts";
 import { parseRange } from "./task_commands.ts";
 
 const SVC = "peloton.api.v1alpha.job.stateless.svc.JobService";
@@ -48,6 +55,7 @@ const UPDATE_OPTIONS = {
   "in-place": { type: "boolean", default: false },
   "start-pods": { type: "boolean", default: false },
   "min-running-seconds": { type: "string" },
+  ...OPAQUE_FLAG,
 } as const;
 
 function count(name: string, v: string): number {
@@ -109,6 +117,7 @@ function simple(name: string, method: string, summary: string, extra: Command["o
         version: { value: await version(ctx, job, v) },
       };
       if (opts.force) body.force = true;
+      Object.assign(body, opaqueFlag(opts));
       const res = await ctx.client.call<{ version?: { value: string } }>(`${SVC}::${method}`, body);
       ctx.out(
         ctx.json
@@ -197,7 +206,7 @@ export const statelessCommands: Command[] = [
       "start-paused": { type: "boolean", default: false },
       maxInstanceRetries: { type: "string", default: "0" },
       maxTolerableInstanceFailures: { type: "string", default: "0" },
-      "opaque-data": { type: "string" },
+      ...OPAQUE_FLAG,
       ...SECRET_FLAGS,
     },
     async run(ctx, [respool, file, batch], opts) {
@@ -219,7 +228,7 @@ export const statelessCommands: Command[] = [
         spec: { ...s, respoolId: { value: id } },
         createSpec,
       };
-      if (opts["opaque-data"] !== undefined) body.opaqueData = { data: String(opts["opaque-data"]) };
+      Object.assign(body, opaqueFlag(opts));
       if (opts.jobID) body.jobId = { value: opts.jobID };
       if (secrets) body.secrets = secrets;
       const res = await ctx.client.call<{ jobId: { value: string }; version: { value: string } }>(
@@ -270,6 +279,7 @@ export const statelessCommands: Command[] = [
         version: { value: await version(ctx, job, entityVersion) },
         spec: s,
         updateSpec,
+        ...opaqueFlag(opts),
       });
       ctx.out(ctx.json ? JSON.stringify(res) : `Job ${job} replaced, new version ${res.version.value}`);
       return 0;
@@ -301,6 +311,7 @@ export const statelessCommands: Command[] = [
         version: { value: await version(ctx, job, given && entityVersion(given, "ENTITY-VERSION")) },
         spec: patch,
         updateSpec,
+        ...opaqueFlag(opts),
       });
       ctx.out(ctx.json ? JSON.stringify(res) : `Job ${job} patched, new version ${res.version.value}`);
       return 0;
@@ -319,6 +330,7 @@ export const statelessCommands: Command[] = [
       "in-place": { type: "boolean", default: false },
       "start-pods": { type: "boolean", default: false },
       "min-running-seconds": { type: "string" },
+      ...OPAQUE_FLAG,
     },
     async run(ctx, [job, batch, target], opts) {
       // As Peloton's StatelessRollbackJobAction: the spec at ENTITY-VERSION (GetJob with that version),
@@ -353,6 +365,7 @@ export const statelessCommands: Command[] = [
         version: { value: at },
         spec,
         updateSpec,
+        ...opaqueFlag(opts),
       });
       ctx.out(
         ctx.json
@@ -365,11 +378,13 @@ export const statelessCommands: Command[] = [
   {
     name: "job stateless restart",
     args: ["JOB", "ENTITY-VERSION?"],
-    summary: "rolling restart of a stateless job's pods (-r FROM:TO, --batch-size N, --in-place)",
+    summary:
+      "rolling restart of a stateless job's pods (-r FROM:TO, --batch-size N, --in-place, --opaque-data)",
     options: {
       range: { type: "string", short: "r", multiple: true },
       "batch-size": { type: "string", default: "0" },
       "in-place": { type: "boolean", default: false },
+      ...OPAQUE_FLAG,
     },
     async run(ctx, [job, v], opts) {
       const ranges = opts.range ? (opts.range as string[]).map(parseRange) : undefined;
@@ -381,6 +396,7 @@ export const statelessCommands: Command[] = [
           ranges,
           inPlace: opts["in-place"] === true,
         },
+        ...opaqueFlag(opts),
       });
       ctx.out(ctx.json ? JSON.stringify(res) : `Job ${job} restarting, new version ${res.version.value}`);
       return 0;
@@ -501,7 +517,22 @@ export const statelessCommands: Command[] = [
       return 0;
     },
   },
-  simple("workflow pause", "PauseJobWorkflow", "pause the job's current workflow"),
-  simple("workflow resume", "ResumeJobWorkflow", "resume the job's current workflow"),
-  simple("workflow abort", "AbortJobWorkflow", "abort the job's current workflow"),
+  simple(
+    "workflow pause",
+    "PauseJobWorkflow",
+    "pause the job's current workflow (--opaque-data)",
+    OPAQUE_FLAG,
+  ),
+  simple(
+    "workflow resume",
+    "ResumeJobWorkflow",
+    "resume the job's current workflow (--opaque-data)",
+    OPAQUE_FLAG,
+  ),
+  simple(
+    "workflow abort",
+    "AbortJobWorkflow",
+    "abort the job's current workflow (--opaque-data)",
+    OPAQUE_FLAG,
+  ),
 ];

@@ -45,8 +45,9 @@ Deno.test({
       await new Promise((resolve) => setTimeout(resolve, 1_500));
       assert.equal((await stats()).POD_STATE_RUNNING, undefined, "no pod runs while the start is paused");
 
-      const resumed = await cli(up.url, "job", "stateless", "workflow", "resume", job);
+      const resumed = await cli(up.url, "job", "stateless", "workflow", "resume", job, "--opaque-data", "go");
       assert.equal(resumed.code, 0, resumed.err);
+      assert.deepEqual((await workflow()).opaqueData, { data: "go" }, "the resume replaced it");
       const total = JSON.parse((await cli(up.url, "job", "stateless", "get", job, "-j")).out).jobInfo.spec
         .instanceCount;
       await waitFor(

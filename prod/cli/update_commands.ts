@@ -6,7 +6,14 @@ import type { Command, CommandContext, SortFlags } from "./command.ts";
 import { sortOrder, UsageError } from "./command.ts";
 import { loadConfigFile, readInput } from "./config_file.ts";
 import { table } from "./format.ts";
-import { parseLabels, respoolId, SECRET_FLAGS, secretsFlag } from "./job_commands.ts";
+import {
+  OPAQUE_FLAG,
+  opaqueFlag,
+  parseLabels,
+  respoolId,
+  SECRET_FLAGS,
+  secretsFlag,
+} from "./job_commands.ts";
 import { parseRange } from "./task_commands.ts";
 
 const JOB = "peloton.api.job.JobManager";
@@ -214,10 +221,11 @@ function updateControl(kind: "pause" | "resume" | "abort" | "rollback"): Command
   return {
     name: `update ${kind}`,
     args: ["UPDATE-ID"],
-    summary: `${kind} an update`,
-    async run(ctx, [id]) {
+    summary: kind === "rollback" ? "roll an update back" : `${kind} an update (--opaque-data)`,
+    options: kind === "rollback" ? {} : OPAQUE_FLAG,
+    async run(ctx, [id], opts) {
       const method = kind[0].toUpperCase() + kind.slice(1) + "Update";
-      await ctx.client.call(`${UPDATE}::${method}`, { updateId: { value: id } });
+      await ctx.client.call(`${UPDATE}::${method}`, { updateId: { value: id }, ...opaqueFlag(opts) });
       ctx.out(ctx.json ? "{}" : `Update ${id}: ${kind} requested`);
       return 0;
     },
@@ -229,7 +237,7 @@ export const updateCommands: Command[] = [
     name: "update create",
     args: ["JOB", "CONFIG", "BATCH-SIZE", "RESPOOL?"],
     summary:
-      "roll a service job to a new config in batches (--maxattempts, --maxfailureInstances, --rollbackOnFailure, --start-paused, --in-place; an instance without a health check counts as updated after --min-running-seconds RUNNING, default 10); RESPOOL, as in Peloton, must be the job's pool",
+      "roll a service job to a new config in batches (--maxattempts, --maxfailureInstances, --rollbackOnFailure, --start-paused, --in-place, --opaque-data; an instance without a health check counts as updated after --min-running-seconds RUNNING, default 10); RESPOOL, as in Peloton, must be the job's pool",
     options: {
       "configuration-version": { type: "string", short: "c" },
       maxattempts: { type: "string", default: "0" },
@@ -240,6 +248,7 @@ export const updateCommands: Command[] = [
       "batch-percentage": { type: "string" },
       "min-running-seconds": { type: "string" },
       "update-config": { type: "string" },
+      ...OPAQUE_FLAG,
     },
     async run(ctx, [job, file, batch, respool], opts) {
       const config = await loadConfigFile(ctx, file, loadJobConfig);
@@ -286,6 +295,7 @@ export const updateCommands: Command[] = [
           ...(respoolID ? { respoolID } : {}),
         },
         updateConfig,
+        ...opaqueFlag(opts),
       });
       ctx.out(ctx.json ? JSON.stringify(res) : `Update ${res.updateID.value} created`);
       return 0;
