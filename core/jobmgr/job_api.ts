@@ -8,6 +8,7 @@ import {
   parseMesosTaskId,
   pastRun,
   type SecretRecord,
+  type TaskEventRecord,
   type TaskRecord,
 } from "../model/records.ts";
 import { isTerminalJobState } from "../model/states.ts";
@@ -60,6 +61,9 @@ const RESPOOL_WAITS = "peloton.api.respool.ResourceManager::GetAdmissionWaits";
 
 /** How long `task list` and `task get` wait for the resource manager to say why PENDING tasks wait. */
 export const WAITS_TIMEOUT_MS = 2_000;
+
+/** How many runs GetPodEvents walks back when its `limit` is 0 or unset (Peloton's handler: 10). */
+export const DEFAULT_EVENT_RUNS = 10;
 
 export { jobConfigJson, jobInfoJson };
 
@@ -748,11 +752,42 @@ export class JobApi {
     return c;
   }
 
+  /**
+   * Peloton's GetPodEvents (`pkg/jobmgr/tasksvc/handler.go`): a run's events, newest first, then those of
+   * the runs before it, `limit` runs in all (Peloton's default, 10, when 0 or unset). The walk starts at
+   * the latest run, or at the one `runId` names (a Mesos task id `JOB-INSTANCE-RUN`; Peloton then returns
+   * that run alone, whatever the limit), and stops early at run 1 or at a run with no events
+   * (DeletePodEvents removed them), where Peloton's chain of previous task ids ends.
+   */
   #events(r: Reply, body: Body): void {
     const jobId = idValue(body.jobId);
     if (!jobId) return r.error("invalid-argument", "jobId: expected a job id");
-    this.jm.deps.store.getTaskEvents(jobId, Number(body.instanceId ?? 0)).then(
-      (events) => r.ok({ result: events.map(eventJson).reverse() }),
+    const instanceId = Number(body.instanceId ?? 0);
+    const limit = wholeNumber(body.limit);
+    if (limit === undefined) {
+      return r.error(
+        "invalid-argument",
+        `limit: got ${JSON.stringify(body.limit)}, expected a whole number of runs (0 for the default, 10)`,
+      );
+    }
+    // Empty names no run, as in Peloton. A run of another task is refused: Peloton would read its number
+    // alone and answer this task's run of that number.
+    const runText = body.runId === undefined || body.runId === null ? "" : idValue(body.runId);
+    let runId: number | undefined;
+    if (runText !== "") {
+      const id = runText === undefined ? undefined : parseMesosTaskId(runText);
+      if (!id || id.jobId !== jobId || id.instanceId !== instanceId) {
+        const name = `${jobId}-${instanceId}`;
+        return r.error(
+          "invalid-argument",
+          `runId: got ${JSON.stringify(body.runId)}, expected a run of ${name}: ${name}-RUN`,
+        );
+      }
+      runId = id.runId;
+    }
+    const runs = runId !== undefined ? 1 : limit || DEFAULT_EVENT_RUNS;
+    this.jm.deps.store.getTaskEvents(jobId, instanceId).then(
+      (events) => r.ok({ result: runsBack(events, runId, runs).map(eventJson) }),
       (err) => r.error("internal", String(err)),
     );
   }
@@ -907,6 +942,30 @@ export class JobApi {
       (err) => r.error("internal", String(err)),
     );
   }
+}
+
+/**
+ * The events of run `from` (the latest when undefined) and of the runs before it, `runs` runs at most,
+ * newest first; `events` oldest first. Runs are numbered one after another, so the run before run N is N-1
+ * (Peloton's `prevTaskId`): the walk ends after run 1, or at a run without events, as a missing row ends
+ * Peloton's.
+ */
+function runsBack(events: TaskEventRecord[], from: number | undefined, runs: number): TaskEventRecord[] {
+  const byRun = new Map<number, TaskEventRecord[]>();
+  let latest = 0;
+  for (const e of events) {
+    let list = byRun.get(e.runId);
+    if (!list) byRun.set(e.runId, list = []);
+    list.push(e);
+    if (e.runId > latest) latest = e.runId;
+  }
+  const out: TaskEventRecord[] = [];
+  for (let run = from ?? latest, n = 0; run >= 1 && n < runs; run--, n++) {
+    const list = byRun.get(run);
+    if (!list) break;
+    for (let i = list.length - 1; i >= 0; i--) out.push(list[i]);
+  }
+  return out;
 }
 
 /**

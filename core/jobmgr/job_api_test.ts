@@ -447,6 +447,98 @@ Deno.test("task events list every state change of an instance, newest first", as
   assert.equal(events[0].hostname, "h1");
 });
 
+/** A batch task that failed `failures` times, each run on its own host, and is now in run failures+1. */
+function failedRuns(failures: number): JobmgrRig {
+  const rig = new JobmgrRig();
+  rig.create({ task: { restartPolicy: { maxFailures: failures } } });
+  for (let run = 1; run <= failures; run++) {
+    rig.launch([0], `h${run}`);
+    rig.status(id(0, run), "TASK_FAILED", { hostname: `h${run}` });
+  }
+  return rig;
+}
+
+/** GetPodEvents of instance 0 with `extra` fields: each run its events belong to, in order, deduplicated. */
+async function eventRuns(rig: JobmgrRig, extra: Body = {}): Promise<number[]> {
+  rig.api("task", "GetPodEvents", { jobId: { value: JOB_ID }, instanceId: 0, ...extra });
+  await reads();
+  const runs = (body(rig).result as Body[]).map((e) =>
+    Number(((e.taskId as Body).value as string).split("-").at(-1))
+  );
+  return runs.filter((r, i) => runs[i - 1] !== r);
+}
+
+Deno.test("task GetPodEvents walks back from the latest run, 10 runs unless limit says otherwise, as Peloton's", async () => {
+  const rig = failedRuns(11);
+  assert.equal(rig.task(0).runId, 12);
+  assert.deepEqual(await eventRuns(rig), [12, 11, 10, 9, 8, 7, 6, 5, 4, 3], "Peloton's default limit, 10");
+  assert.deepEqual(await eventRuns(rig, { limit: 0 }), [12, 11, 10, 9, 8, 7, 6, 5, 4, 3], "0 is the default");
+  assert.deepEqual(await eventRuns(rig, { limit: 3 }), [12, 11, 10]);
+  // proto3 JSON writes a uint64 as a string.
+  assert.deepEqual(await eventRuns(rig, { limit: "2" }), [12, 11]);
+  assert.deepEqual(
+    await eventRuns(rig, { limit: 50 }),
+    [12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
+    "ends at run 1",
+  );
+  // Every event of a run, newest first, runs one after another.
+  rig.api("task", "GetPodEvents", { jobId: { value: JOB_ID }, instanceId: 0, limit: 2 });
+  await reads();
+  const events = body(rig).result as Body[];
+  assert.deepEqual(events.map((e) => [(e.taskId as Body).value, e.actualState]), [
+    [id(0, 12), "PENDING"],
+    [id(0, 12), "INITIALIZED"],
+    [id(0, 11), "FAILED"],
+    [id(0, 11), "LAUNCHING"],
+    [id(0, 11), "PENDING"],
+    [id(0, 11), "INITIALIZED"],
+  ]);
+});
+
+Deno.test("task GetPodEvents with runId answers that run's events alone, whatever the limit", async () => {
+  const rig = failedRuns(3);
+  assert.deepEqual(await eventRuns(rig, { runId: id(0, 2) }), [2]);
+  assert.deepEqual(await eventRuns(rig, { runId: id(0, 2), limit: 5 }), [2], "a run named is 1 run");
+  assert.deepEqual(await eventRuns(rig, { runId: id(0, 9) }), [], "a run it never had has no events");
+  assert.deepEqual(await eventRuns(rig, { runId: "" }), [4, 3, 2, 1], "empty is no run named");
+  // After DeletePodEvents of runs 1 and 2, the walk back ends at run 3, as Peloton's chain of runs does.
+  rig.api("task", "DeletePodEvents", { jobId: { value: JOB_ID }, instanceId: 0, runId: 2 });
+  rig.store.settle();
+  rig.replies();
+  assert.deepEqual(await eventRuns(rig), [4, 3]);
+  assert.deepEqual(await eventRuns(rig, { runId: id(0, 1) }), []);
+});
+
+Deno.test("task GetPodEvents refuses a bad limit or runId, naming the field and what it takes", async () => {
+  const rig = failedRuns(1);
+  rig.store.settle();
+  const writes = rig.store.batches.length;
+  const refused: [Body, string][] = [
+    [{ limit: -1 }, "limit: got -1, expected a whole number of runs (0 for the default, 10)"],
+    [{ limit: 1.5 }, "limit: got 1.5, expected a whole number of runs (0 for the default, 10)"],
+    [{ limit: "ten" }, `limit: got "ten", expected a whole number of runs (0 for the default, 10)`],
+    ...[
+      "2",
+      `${JOB_ID}-0`,
+      `${JOB_ID}-0-x`,
+      `${JOB_ID}-1-2`,
+      `99999999-2222-4333-8444-555555555555-0-1`,
+    ].map((runId): [Body, string] => [
+      { runId },
+      `runId: got "${runId}", expected a run of ${JOB_ID}-0: ${JOB_ID}-0-RUN`,
+    ]),
+    [{ runId: 2 }, `runId: got 2, expected a run of ${JOB_ID}-0: ${JOB_ID}-0-RUN`],
+  ];
+  for (const [extra, message] of refused) {
+    rig.api("task", "GetPodEvents", { jobId: { value: JOB_ID }, instanceId: 0, ...extra });
+    await reads();
+    const [r] = rig.replies();
+    assert.deepEqual(r.error, { code: "invalid-argument", message }, JSON.stringify(extra));
+  }
+  assert.equal(rig.store.batches.length, writes, "nothing written");
+  assert.deepEqual(await eventRuns(rig), [2, 1], "and nothing changed");
+});
+
 Deno.test("task Stop with ranges stops only those instances and leaves the job's goal alone", () => {
   const rig = new JobmgrRig();
   rig.create({ instanceCount: 3 });

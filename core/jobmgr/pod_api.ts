@@ -16,6 +16,7 @@ import { rfc3339 } from "../model/time_format.ts";
 import { type Body, idValue, type JobView, type Reply, time } from "./api_json.ts";
 import type { JobApi } from "./job_api.ts";
 import type { JobEntry } from "./job_entry.ts";
+import { wholeNumber } from "./query_spec.ts";
 import { POD_NAME, podSpecJson, podStateName } from "./v1alpha_json.ts";
 
 export const POD_SERVICE = "peloton.api.v1alpha.pod.svc.PodService";
@@ -64,8 +65,17 @@ export class PodApi {
     const notFound = () => r.error("not-found", `pod ${name} not found`);
     const read = (fn: (job: JobView) => void) => this.api.withJob(r, jobId, fn, true, notFound);
     switch (method) {
-      case "GetPod":
-        return read((job) => this.#get(r, job, instanceId, body.statusOnly === true));
+      case "GetPod": {
+        const limit = wholeNumber(body.limit);
+        if (limit === undefined) {
+          const expected = "a whole number of runs (1 for the current run alone, 0 for all)";
+          return r.error(
+            "invalid-argument",
+            `limit: got ${JSON.stringify(body.limit)}, expected ${expected}`,
+          );
+        }
+        return read((job) => this.#get(r, job, instanceId, body.statusOnly === true, limit));
+      }
       case "GetPodCache": {
         // The job manager's memory, as Peloton's cache: a job it does not drive is not loaded for this.
         const task = this.api.jm.jobs.get(jobId)?.tasks.get(instanceId);
@@ -141,8 +151,12 @@ export class PodApi {
     }, notFound);
   }
 
-  /** `GetPodResponse`: the current run and, newest first, the runs before it, with the pod's spec unless `statusOnly`. */
-  #get(r: Reply, job: JobView, instanceId: number, statusOnly: boolean): void {
+  /**
+   * `GetPodResponse`: the current run and, newest first, the runs before it, with the pod's spec unless
+   * `statusOnly`. A `limit` counts the current run, as Peloton's GetPod does: 1 is the current run alone,
+   * N at most N-1 runs before it, 0 all of them.
+   */
+  #get(r: Reply, job: JobView, instanceId: number, statusOnly: boolean, limit: number): void {
     const task = job.tasks?.get(instanceId);
     if (!task) return r.error("not-found", `pod ${job.jobId}-${instanceId} not found`);
     // Each run with the config it ran (an earlier run's spec is left out when its version is not at hand).
@@ -154,7 +168,8 @@ export class PodApi {
         ? { status: podStatusJson(t) }
         : { spec: podSpecOf(job, tc, instanceId), status: podStatusJson(t) };
     };
-    const previous = (task.history ?? []).slice().reverse().map((run) => info(pastRun(task, run)));
+    const earlier = (task.history ?? []).slice().reverse();
+    const previous = (limit ? earlier.slice(0, limit - 1) : earlier).map((run) => info(pastRun(task, run)));
     r.ok({ current: info(task), previous });
   }
 

@@ -50,6 +50,41 @@ Deno.test("GetPod: the current run's spec and status, and the runs before it; st
   assert.deepEqual(ok(await call(rig, "GetPodCache", { podName: pod(0) })).status, s);
 });
 
+Deno.test("GetPod limit counts the current run, as Peloton's: 1 is it alone, N at most N-1 runs before it, 0 all", async () => {
+  const rig = new JobmgrRig();
+  rig.create({ task: { restartPolicy: { maxFailures: 3 } } });
+  for (let r = 1; r <= 3; r++) {
+    rig.launch([0], `h${r}`);
+    rig.status(run(0, r), "TASK_FAILED", { hostname: `h${r}` });
+  }
+  const runs = async (extra: Body) => {
+    const got = ok(await call(rig, "GetPod", { podName: pod(0), statusOnly: true, ...extra }));
+    const infos = [got.current, ...(got.previous as Body[])] as { status: Body }[];
+    return infos.map((p) => (p.status.podId as Body).value);
+  };
+  assert.deepEqual(await runs({}), [run(0, 4), run(0, 3), run(0, 2), run(0, 1)], "unset: every run");
+  assert.deepEqual(await runs({ limit: 0 }), [run(0, 4), run(0, 3), run(0, 2), run(0, 1)]);
+  assert.deepEqual(await runs({ limit: 1 }), [run(0, 4)]);
+  assert.deepEqual(await runs({ limit: 3 }), [run(0, 4), run(0, 3), run(0, 2)]);
+  assert.deepEqual(
+    await runs({ limit: "2" }),
+    [run(0, 4), run(0, 3)],
+    "proto3 JSON may write it as a string",
+  );
+  assert.deepEqual(await runs({ limit: 10 }), [run(0, 4), run(0, 3), run(0, 2), run(0, 1)]);
+
+  rig.store.settle();
+  const writes = rig.store.batches.length;
+  const expected = "expected a whole number of runs (1 for the current run alone, 0 for all)";
+  for (const limit of [-1, 2.5, "all"]) {
+    assert.deepEqual((await call(rig, "GetPod", { podName: pod(0), limit })).error, {
+      code: "invalid-argument",
+      message: `limit: got ${JSON.stringify(limit)}, ${expected}`,
+    });
+  }
+  assert.equal(rig.store.batches.length, writes, "nothing written");
+});
+
 Deno.test("a pod name is <jobId>-<instanceId>: anything else is InvalidArgument, an unknown pod NotFound", async () => {
   const rig = new JobmgrRig();
   rig.create();

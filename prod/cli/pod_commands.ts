@@ -13,7 +13,7 @@ import {
   wholeFlag,
 } from "./command.ts";
 import { pageLine, table } from "./format.ts";
-import { jobRangeBody } from "./task_commands.ts";
+import { jobRangeBody, podEventsCommand } from "./task_commands.ts";
 
 const POD = "peloton.api.v1alpha.pod.svc.PodService";
 const TASK = "peloton.api.task.TaskManager";
@@ -143,15 +143,18 @@ export const podCommands: Command[] = [
   {
     name: "pod get",
     args: ["NAME"],
-    summary: "show a pod: its current run, then the runs before it (--statusonly leaves out its spec)",
-    options: { statusonly: { type: "boolean" } },
+    summary: "show a pod: its current run, then the runs before it (--statusonly leaves out its spec; " +
+      "--limit N shows N runs in all, the current one among them; 0, the default, all)",
+    options: { statusonly: { type: "boolean" }, limit: { type: "string", default: "0" } },
     async run(ctx, [name], opts) {
+      const body = {
+        podName: podName(name),
+        statusOnly: opts.statusonly === true,
+        limit: wholeFlag("limit", opts.limit, 0),
+      };
       const res = await ctx.client.call<
         { current: { status: PodStatus }; previous?: { status: PodStatus }[] }
-      >(
-        `${POD}::GetPod`,
-        { podName: podName(name), statusOnly: opts.statusonly === true },
-      );
+      >(`${POD}::GetPod`, body);
       const runs = [res.current, ...(res.previous ?? [])];
       ctx.out(
         ctx.json ? JSON.stringify(res, null, 2) : table(STATUS_HEADERS, runs.map((r) => statusRow(r.status))),
@@ -159,6 +162,13 @@ export const podCommands: Command[] = [
       return 0;
     },
   },
+  // Peloton's `pod events` is the v0 TaskManager's GetPodEvents, of a job's instance.
+  podEventsCommand(
+    "pod events",
+    "list a task's state changes, newest first: of its latest run and those before it, 10 runs in all " +
+      "unless -l/--limit N says how many, or of -r/--run JOB-INSTANCE-RUN alone",
+    { run: { type: "string", short: "r" }, limit: { type: "string", short: "l" } },
+  ),
   {
     name: "pod cache",
     args: ["NAME"],

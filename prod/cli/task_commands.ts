@@ -1,6 +1,7 @@
 /** `peloton task ...`: list, query, get, cache, refresh, logs, events. */
+import { parseMesosTaskId } from "../../core/model/records.ts";
 import { TASK_STATES } from "../../core/model/states.ts";
-import type { Command, CommandContext } from "./command.ts";
+import type { Command, CommandContext, OptionSpec } from "./command.ts";
 import {
   sortOrder,
   TASK_QUERY_OPTIONS,
@@ -142,6 +143,51 @@ const HEADERS = [
   "Reason",
 ];
 
+/**
+ * `task events` and `pod events`: TaskManager::GetPodEvents of an instance, newest first. Peloton's `pod events`
+ * takes `-r/--run` (that run alone, JOB-INSTANCE-RUN) and `-l/--limit` (how many runs back from the latest,
+ * 10 when 0 or left out); its `task events` neither.
+ */
+export function podEventsCommand(name: string, summary: string, options?: OptionSpec): Command {
+  return {
+    name,
+    args: ["JOB", "INSTANCE"],
+    summary,
+    options,
+    run: reportingRange(name, async (ctx, [job, inst], opts) => {
+      const instanceId = instance(inst);
+      const body: Record<string, unknown> = { jobId: { value: job }, instanceId };
+      if (opts.run !== undefined) {
+        const task = `${job}-${instanceId}`, runId = String(opts.run);
+        const id = parseMesosTaskId(runId);
+        if (!id || id.jobId !== job || id.instanceId !== instanceId) {
+          throw new UsageError(`--run: got "${runId}", expected a run of ${task}: ${task}-RUN`);
+        }
+        body.runId = runId;
+      }
+      if (opts.limit !== undefined) body.limit = wholeFlag("limit", opts.limit, 0);
+      const res = await ctx.client.call<{ result: Record<string, unknown>[] }>(`${TASK}::GetPodEvents`, body);
+      // No events at all: say why if the job is unknown or the instance is past its end.
+      if (res.result.length === 0) await getTask(ctx, job, instanceId);
+      if (ctx.json) ctx.out(JSON.stringify(res, null, 2));
+      else {
+        ctx.out(table(
+          ["Time", "Task ID", "State", "Host", "Message", "Reason"],
+          res.result.map((e) => [
+            e.timestamp as string,
+            (e.taskId as { value: string }).value,
+            e.actualState as string,
+            e.hostname as string,
+            e.message as string,
+            e.reason as string,
+          ]),
+        ));
+      }
+      return 0;
+    }),
+  };
+}
+
 export const taskCommands: Command[] = [
   {
     name: "task list",
@@ -231,34 +277,11 @@ export const taskCommands: Command[] = [
       return 0;
     }),
   },
-  {
-    name: "task events",
-    args: ["JOB", "INSTANCE"],
-    summary: "list every state change of a task with its reason and time, newest first",
-    run: reportingRange("task events", async (ctx, [job, inst]) => {
-      const res = await ctx.client.call<{ result: Record<string, unknown>[] }>(`${TASK}::GetPodEvents`, {
-        jobId: { value: job },
-        instanceId: instance(inst),
-      });
-      // No events at all: say why if the job is unknown or the instance is past its end.
-      if (res.result.length === 0) await getTask(ctx, job, instance(inst));
-      if (ctx.json) ctx.out(JSON.stringify(res, null, 2));
-      else {
-        ctx.out(table(
-          ["Time", "Task ID", "State", "Host", "Message", "Reason"],
-          res.result.map((e) => [
-            e.timestamp as string,
-            (e.taskId as { value: string }).value,
-            e.actualState as string,
-            e.hostname as string,
-            e.message as string,
-            e.reason as string,
-          ]),
-        ));
-      }
-      return 0;
-    }),
-  },
+  podEventsCommand(
+    "task events",
+    "list a task's state changes with their reason and time, newest first, in its latest 10 runs " +
+      "(`pod events` picks the run or how many)",
+  ),
   {
     name: "task logs",
     args: ["JOB", "INSTANCE", "TASKID?"],
