@@ -16,6 +16,7 @@ import { rfc3339 } from "../model/time_format.ts";
 import { type Body, idValue, type JobView, type Reply, time } from "./api_json.ts";
 import type { JobApi } from "./job_api.ts";
 import type { JobEntry } from "./job_entry.ts";
+import { availability, maintenanceLimit, unavailableCount } from "./sla_drain.ts";
 import { wholeNumber } from "./query_spec.ts";
 import { POD_NAME, podSpecJson, podStateName } from "./v1alpha_json.ts";
 
@@ -107,7 +108,24 @@ export class PodApi {
             if (job.runtime.goalState === "KILLED") jm.restoreJobGoal(job);
             jm.startTasks(job, [instanceId]);
           } else if (method === "StopPod") jm.stopTasks(job, [instanceId]);
-          else jm.restartTasks(job, [instanceId]);
+          else {
+            // `checkSla`: an available pod is not restarted while its job already has as many pods down as
+            // its SLA allows (Peloton's filterRuntimeDiffsBySLA); one that is down already may restart.
+            const limit = maintenanceLimit(job);
+            if (
+              body.checkSla === true && limit > 0 && availability(task) === "AVAILABLE" &&
+              unavailableCount(job) >= limit
+            ) {
+              return r.error(
+                "aborted",
+                `pod restart would violate SLA: job ${jobId} has ${
+                  unavailableCount(job)
+                } pods unavailable, ` +
+                  `its sla.maximumUnavailableInstances is ${limit}`,
+              );
+            }
+            jm.restartTasks(job, [instanceId]);
+          }
           // Asynchronous, as Peloton's: answered once the change is stored, not once the pod got there.
           this.api.whenDurable(r, `${method} of pod ${name}`, {});
         });

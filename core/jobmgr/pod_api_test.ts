@@ -1,6 +1,7 @@
 /** v1alpha PodService, and JobService's pod, cache and lookup calls: pods by name (`<jobId>-<instanceId>`), their runs, events, sandboxes and actions. */
 import assert from "node:assert/strict";
 import type { ApiReply } from "../messages.ts";
+import { DEFAULT_SLA } from "../testing/fixtures.ts";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
 import { POD_SERVICE } from "./pod_api.ts";
 import { STATELESS_SERVICE as STATELESS } from "./stateless_api.ts";
@@ -198,6 +199,30 @@ Deno.test("StopPod, StartPod and RestartPod act on the one instance, and answer 
   assert.deepEqual(ok(await call(rig, "RestartPod", { podName: pod(0) })), {});
   assert.equal(rig.task(0).desiredRunId, 2);
   assert.deepEqual(ok(await call(rig, "RefreshPod", { podName: pod(0) })), {});
+});
+
+Deno.test("RestartPod checkSla: an available pod is not restarted while its job has as many pods down as its SLA allows", async () => {
+  const rig = new JobmgrRig();
+  rig.create({ type: "SERVICE", instanceCount: 3, sla: { ...DEFAULT_SLA, maximumUnavailableInstances: 1 } });
+  rig.launch([0, 1, 2]);
+  for (const i of [0, 1, 2]) rig.status(run(i, 1), "TASK_RUNNING");
+  // All available: one may go down.
+  assert.deepEqual(ok(await call(rig, "RestartPod", { podName: pod(0), checkSla: true })), {});
+  assert.equal(rig.task(0).desiredRunId, 2);
+  // Pod 0 is down now (being restarted): another would take the job past its SLA.
+  const refused = await call(rig, "RestartPod", { podName: pod(1), checkSla: true });
+  assert.equal(refused.error?.code, "aborted");
+  assert.match(
+    refused.error!.message,
+    new RegExp(
+      `^pod restart would violate SLA: job ${JOB_ID} has 1 pods unavailable, its sla\\.maximumUnavailableInstances is 1$`,
+    ),
+  );
+  assert.equal(rig.task(1).desiredRunId, undefined, "nothing changed");
+  // A pod already down may restart; without checkSla the SLA is not asked.
+  assert.deepEqual(ok(await call(rig, "RestartPod", { podName: pod(0), checkSla: true })), {});
+  assert.deepEqual(ok(await call(rig, "RestartPod", { podName: pod(2) })), {});
+  assert.equal(rig.task(2).desiredRunId, 2);
 });
 
 Deno.test("GetPodEvents: one run's events, newest first; BrowsePodSandbox: where a run ran", async () => {
