@@ -762,7 +762,13 @@ export class JobApi {
   #events(r: Reply, body: Body): void {
     const jobId = idValue(body.jobId);
     if (!jobId) return r.error("invalid-argument", "jobId: expected a job id");
-    const instanceId = Number(body.instanceId ?? 0);
+    const instanceId = wholeNumber(body.instanceId);
+    if (instanceId === undefined) {
+      return r.error(
+        "invalid-argument",
+        `instanceId: got ${JSON.stringify(body.instanceId)}, expected a whole number`,
+      );
+    }
     const limit = wholeNumber(body.limit);
     if (limit === undefined) {
       return r.error(

@@ -509,7 +509,7 @@ Deno.test("task GetPodEvents with runId answers that run's events alone, whateve
   assert.deepEqual(await eventRuns(rig, { runId: id(0, 1) }), []);
 });
 
-Deno.test("task GetPodEvents refuses a bad limit or runId, naming the field and what it takes", async () => {
+Deno.test("task GetPodEvents refuses a bad limit, runId or instanceId, naming the field and what it takes", async () => {
   const rig = failedRuns(1);
   rig.store.settle();
   const writes = rig.store.batches.length;
@@ -528,6 +528,8 @@ Deno.test("task GetPodEvents refuses a bad limit or runId, naming the field and 
       `runId: got "${runId}", expected a run of ${JOB_ID}-0: ${JOB_ID}-0-RUN`,
     ]),
     [{ runId: 2 }, `runId: got 2, expected a run of ${JOB_ID}-0: ${JOB_ID}-0-RUN`],
+    [{ instanceId: "zero" }, `instanceId: got "zero", expected a whole number`],
+    [{ instanceId: -1 }, `instanceId: got -1, expected a whole number`],
   ];
   for (const [extra, message] of refused) {
     rig.api("task", "GetPodEvents", { jobId: { value: JOB_ID }, instanceId: 0, ...extra });
