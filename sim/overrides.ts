@@ -2,6 +2,7 @@
 import { valueAt } from "../core/model/_key_normalize.ts";
 import { issueText, type Scenario, validateScenario } from "./scenario.ts";
 import { inputIssues, type LoadedScenario } from "./scenario_load.ts";
+import { misplacedFields } from "./scenario_workload.ts";
 
 /**
  * Sets one number in a scenario. `hosts.<class>.<field>` and `workloads.<name>.<field>` find the class
@@ -47,6 +48,13 @@ function withNumber(scenario: Scenario, path: string, value: number): Record<str
     }
     target = found;
     rest = parts.slice(2);
+    if (parts[0] === "workloads" && rest.length) {
+      // A field the workload's jobs are not built from (a job file's, a trace's, or one its type has no use
+      // for): every value would give the same report, and the search a flat curve.
+      const probe = { jobFile: found.jobFile, trace: found.trace, type: found.type, [rest[0]]: value };
+      const ignored = misplacedFields(probe).find((m) => m.path[0] === rest[0]);
+      if (ignored) throw new Error(`--vary ${path}: ${ignored.message}`);
+    }
   } else {
     target = copy;
     rest = parts;

@@ -275,6 +275,12 @@ Deno.test("plan refuses a range whose ends are valid but a value between them is
       lines[0],
       /^--vary workloads\.w\.trace\.startSec=1: workloads\[0\]\.trace: cannot replay t\.csv: the replayed window, trace seconds 1 to 11 /,
     );
+    // A field the trace's jobs are not built from: every value would give the same report.
+    assert.equal(
+      await refusedBeforeRuns(loaded, "workloads.w.cpu=1..8"),
+      "--vary workloads.w.cpu: expected no cpu on trace workloads: the trace gives each job's times, tasks, " +
+        "resources and outcomes",
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -5,7 +5,7 @@ import { checkEvents, type ScenarioEvent, scenarioEvent } from "./scenario_event
 import { type HostClass, hostClass } from "./scenario_hosts.ts";
 import { scenarioMessage } from "./scenario_messages.ts";
 import { checkPools, poolConfig, respoolIssues } from "./scenario_pools.ts";
-import { type Distribution, type Workload, workload } from "./scenario_workload.ts";
+import { type Distribution, misplacedFields, type Workload, workload } from "./scenario_workload.ts";
 
 export type { Distribution, HostClass, ScenarioEvent, Workload };
 export { poolConfig };
@@ -169,6 +169,11 @@ export interface ScenarioIssue {
  */
 export function validateScenario(
   input: unknown,
+  /**
+   * The input is a file as written (not a parsed scenario with its defaults filled in, as `plan` checks its
+   * variants): fields a workload would not use are refused too.
+   */
+  asWritten = false,
 ):
   | { ok: true; scenario: Scenario; warnings: ScenarioIssue[] }
   | { ok: false; errors: ScenarioIssue[]; warnings: ScenarioIssue[] } {
@@ -199,21 +204,45 @@ export function validateScenario(
     if (!reported.has(formatPath(issue.path))) errors.push(issue);
   };
   if (!res.success && !ruled) checkScenario(parsedFields(input), (path, message) => add({ path, message }));
+  // Fields a workload's jobs are not built from, as written (defaults would hide them after the parse).
+  const rawWorkloads = input && typeof input === "object" ? (input as { workloads?: unknown }).workloads : [];
+  if (asWritten && Array.isArray(rawWorkloads)) {
+    rawWorkloads.forEach((w, i) => {
+      for (const m of misplacedFields(w)) add({ path: ["workloads", i, ...m.path], message: m.message });
+    });
+  }
   // Pool rules run on the pools as written, so their errors come with the schema's.
   const pools = checkPools(
     input && typeof input === "object" ? (input as { respools?: unknown }).respools : [],
   );
   pools.errors.forEach(add);
   warnings.push(...pools.warnings);
+  if (res.success) {
+    res.data.events.forEach((e, i) => {
+      if (!e.updatePool) return;
+      const { path, force, children, file, ...change } = e.updatePool;
+      const at = (...p: string[]) => ["events", i, "updatePool", ...p];
+      // Both would be dropped: an update changes the one pool's own config, as UpdateResourcePool does.
+      if (children !== undefined) {
+        add({
+          path: at("children"),
+          message:
+            "expected no children: an update changes this pool's own config; its children are in respools",
+        });
+      }
+      if (file !== undefined) {
+        add({ path: at("file"), message: "expected no file: give the fields to change here" });
+      }
+      if (force !== undefined && typeof force !== "boolean") {
+        add({ path: at("force"), message: "expected true or false" });
+      }
+      const name = path.slice(path.lastIndexOf("/") + 1);
+      for (const w of respoolIssues(poolConfig({ name, ...change })).warnings) {
+        warnings.push({ path: at(...w.path.map(String)), message: w.message });
+      }
+    });
+  }
   if (!res.success || errors.length) return { ok: false, errors, warnings };
-  res.data.events.forEach((e, i) => {
-    if (!e.updatePool) return;
-    const { path, ...change } = e.updatePool;
-    const name = path.slice(path.lastIndexOf("/") + 1);
-    for (const w of respoolIssues(poolConfig({ name, ...change })).warnings) {
-      warnings.push({ path: ["events", i, "updatePool", ...w.path], message: w.message });
-    }
-  });
   return { ok: true, scenario: res.data, warnings };
 }
 
@@ -250,7 +279,7 @@ export function parseScenario(text: string, file: string): ScenarioResult {
     const line = node?.range ? `:${lines.linePos(node.range[0]).line}` : "";
     return `${file}${line}: ${issueText(i, node && isScalar(node) ? node.value : undefined)}`;
   };
-  const res = validateScenario(doc.toJS());
+  const res = validateScenario(doc.toJS(), true);
   const warnings = res.warnings.map(located);
   if (!res.ok) return { ok: false, errors: res.errors.map(located), warnings };
   const dir = file.includes("/") ? file.slice(0, file.lastIndexOf("/")) : ".";

@@ -61,10 +61,13 @@ workloads:
     instances: { uniform: [4, 16] }
     durationSec: { lognormal: { median: 10, sigma: 0.5 } }
     cpu: { choice: [[1, 2], [4, 1]] }
-    gang: 4
     hostAttributes: { zone: zone-1 }
     maxPerHost: 1
     arrival: { diurnal: { meanPerSec: 0.1, amplitude: 0.5, peakAtSec: 3600 } }
+  - name: c
+    respool: /pool
+    instances: { uniform: [4, 16] }
+    gang: 4
   - name: b
     respool: /pool
     type: Batch
@@ -76,7 +79,7 @@ workloads:
     "ok.yaml",
   );
   assert.ok(res.ok, res.ok ? "" : res.errors.join("\n"));
-  assert.deepEqual(res.scenario.workloads.map((w) => w.type), ["STATEFUL", "BATCH"]);
+  assert.deepEqual(res.scenario.workloads.map((w) => w.type), ["STATEFUL", "BATCH", "BATCH"]);
 });
 
 Deno.test("a pool in Peloton's respool shape is checked by the resource manager's own rules, with its line", () => {
@@ -134,6 +137,25 @@ Deno.test("other unknown pool keys are ignored with a warning naming the line: t
   const sim = await runScenario(res.scenario, { seed: 1, checkInvariants: true });
   assert.deepEqual(sim.events.map((e) => e.error), [undefined]);
   assert.ok([...sim.resmgr.tree.all()].some((p) => p.path === "/pool"));
+});
+
+Deno.test("updatePool takes force without a warning, and refuses children and file, which an update would drop", () => {
+  const ok = parseScenario(
+    `${BASE}events:\n  - {atSec: 10, updatePool: {path: /pool, force: true}}\n`,
+    "ok.yaml",
+  );
+  assert.ok(ok.ok, ok.ok ? "" : ok.errors.join("\n"));
+  assert.deepEqual(ok.warnings, [], "force is UpdateResourcePool's own field");
+  assert.deepEqual(
+    errors(
+      `${BASE}events:\n  - {atSec: 10, updatePool: {path: /pool, file: p.yaml, children: [], force: yes}}\n`,
+    ),
+    [
+      "bad.yaml:9: events[0].updatePool.children: expected no children: an update changes this pool's own config; its children are in respools",
+      'bad.yaml:9: events[0].updatePool.file: got "p.yaml", expected no file: give the fields to change here',
+      'bad.yaml:9: events[0].updatePool.force: got "yes", expected true or false',
+    ],
+  );
 });
 
 Deno.test("an event needs exactly one action, and names classes and workloads that exist", () => {
@@ -484,17 +506,19 @@ Deno.test("maxUnavailableInstances is a whole number of at least 0, for stateles
       "applies it to services only (type stateless or stateful)",
     ],
     [
-      "type: stateless, jobFile: svc.yaml, maxUnavailableInstances: 2",
+      "jobFile: svc.yaml, maxUnavailableInstances: 2",
       "maxUnavailableInstances: got 2, expected no maxUnavailableInstances with a jobFile: the job file's " +
       "own sla.maximumUnavailableInstances applies, set it there",
     ],
-    [
-      "type: stateless, trace: {file: t.csv, hostClass: std}, maxUnavailableInstances: 2",
-      "maxUnavailableInstances: got 2, expected no maxUnavailableInstances on trace workloads: their jobs " +
-      "are batch jobs, which it does not apply to",
-    ],
   ];
   refusedWith(cases);
+  // A trace workload (where oneWorkload's durationSec is refused too: the trace gives its jobs' durations).
+  assert.ok(
+    errors(oneWorkload("trace: {file: t.csv, hostClass: std}, maxUnavailableInstances: 2")).includes(
+      "bad.yaml:17: workloads[0].maxUnavailableInstances: got 2, expected no maxUnavailableInstances on trace " +
+        "workloads: their jobs are batch jobs, which it does not apply to",
+    ),
+  );
   for (
     const fields of [
       "type: stateless, maxUnavailableInstances: 1",
@@ -919,4 +943,52 @@ Deno.test("fields without a message of their own get the format's wording, never
       assert.ok(!e.some((x) => x.includes(zod)), `zod's wording in ${e.join("\n")}`);
     }
   }
+});
+
+Deno.test("fields a workload's jobs are not built from are refused, each naming where to set it or why", () => {
+  const cases: [string, string][] = [
+    [
+      "jobFile: svc.yaml, cpu: 4",
+      "cpu: got 4, expected no cpu with a jobFile: the job file's defaultConfig.resource.cpuLimit applies, set it there",
+    ],
+    [
+      "jobFile: svc.yaml, instances: 3",
+      "instances: got 3, expected no instances with a jobFile: the job file's instanceCount applies, set it there",
+    ],
+    [
+      "type: batch, volumeMb: 10",
+      "volumeMb: got 10, expected no volumeMb on batch workloads: only stateful tasks keep a persistent volume",
+    ],
+    [
+      "type: daemon, instances: 3",
+      "instances: got 3, expected no instances on daemon workloads: a daemon job runs one task on each host it may run on",
+    ],
+    [
+      "type: stateless, instances: 4, gang: 2",
+      "gang: got 2, expected no gang on stateless workloads: Peloton places gangs (sla.minimumRunningInstances) of " +
+      "batch jobs only",
+    ],
+    [
+      "type: stateless, revocable: true, preemptible: false",
+      "preemptible: got false, expected true, since revocable is true: a revocable stateless job must be preemptible",
+    ],
+  ];
+  refusedWith(cases);
+  // A trace gives its jobs' arrivals, sizes and outcomes: each field that would set them is named.
+  const trace = errors(
+    `${TREE}workloads:\n  - {name: w, respool: /org/a, trace: {file: t.csv, hostClass: std}, cpu: 2, ` +
+      `failureRate: 0.1, arrival: {ratePerSec: 1}}\n`,
+  );
+  assert.deepEqual(
+    trace.map((e) => /workloads\[0\]\.(\w+):/.exec(e)?.[1]).sort(),
+    ["arrival", "cpu", "failureRate"],
+    trace.join("\n"),
+  );
+  for (const e of trace) {
+    assert.match(e, /on trace workloads: the trace gives each job's times, tasks, resources/);
+  }
+  // What they do use is still taken.
+  accepted(oneWorkload("jobFile: svc.yaml, failureRate: 0.1, arrival: {ratePerSec: 1}"));
+  accepted(oneWorkload("type: stateful, volumeMb: 10, instances: 2"));
+  accepted(oneWorkload("type: batch, instances: 4, gang: 2, revocable: true, preemptible: true"));
 });

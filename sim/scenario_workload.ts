@@ -191,6 +191,83 @@ function misplacedSla(w: z.infer<typeof workloadFields>): string | undefined {
   return `on ${w.type} workloads: Peloton applies it to services only (type stateless or stateful)`;
 }
 
+/**
+ * Fields a workload's jobs are not built from when a job file or a trace gives them: each with the job
+ * file's field that sets it instead. Given there, it would silently change nothing (and `plan --vary` over it
+ * would search a flat curve).
+ */
+const TEMPLATE_FIELDS: Record<string, string> = {
+  type: "type",
+  instances: "instanceCount",
+  cpu: "defaultConfig.resource.cpuLimit",
+  memoryMb: "defaultConfig.resource.memLimitMb",
+  diskMb: "defaultConfig.resource.diskLimitMb",
+  gpu: "defaultConfig.resource.gpuLimit",
+  priority: "sla.priority",
+  preemptible: "sla.preemptible",
+  revocable: "sla.revocable",
+  gang: "sla.minimumRunningInstances",
+  hostAttributes: "defaultConfig.constraint",
+  constraint: "defaultConfig.constraint",
+  maxPerHost: "defaultConfig.constraint",
+  placementStrategy: "placementStrategy",
+  ports: "defaultConfig.ports",
+  volumeMb: "defaultConfig.volume",
+};
+
+/** A trace gives its jobs' times, tasks and outcomes too. */
+const TRACE_FIELDS = ["arrival", "durationSec", "failureRate", "cpuUsage", "elastic"];
+
+/**
+ * Fields of a workload, as written, that would change nothing: those a job file or trace sets instead, and
+ * those its type has no use for. Read from the input, before defaults fill the rest in; reported at the
+ * field, each with where to set it or why it does not apply.
+ */
+export function misplacedFields(raw: unknown): { path: string[]; message: string }[] {
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) return [];
+  const w = raw as Record<string, unknown>;
+  const given = (k: string) => w[k] !== undefined && w[k] !== null;
+  const out: { path: string[]; message: string }[] = [];
+  const refuse = (k: string, why: string) => out.push({ path: [k], message: `expected no ${k} ${why}` });
+  if (given("jobFile")) {
+    for (const [k, there] of Object.entries(TEMPLATE_FIELDS)) {
+      if (given(k)) refuse(k, `with a jobFile: the job file's ${there} applies, set it there`);
+    }
+    return out;
+  }
+  if (given("trace")) {
+    for (const k of [...Object.keys(TEMPLATE_FIELDS), ...TRACE_FIELDS]) {
+      if (given(k)) {
+        refuse(k, "on trace workloads: the trace gives each job's times, tasks, resources and outcomes");
+      }
+    }
+    return out;
+  }
+  const parsed = jobType.safeParse(w.type ?? "BATCH");
+  if (!parsed.success) return out;
+  const type = parsed.data;
+  const name = type.toLowerCase();
+  if (given("volumeMb") && type !== "STATEFUL") {
+    refuse("volumeMb", `on ${name} workloads: only stateful tasks keep a persistent volume`);
+  }
+  if (given("instances") && type === "DAEMON") {
+    refuse("instances", "on daemon workloads: a daemon job runs one task on each host it may run on");
+  }
+  if (w.gang !== undefined && w.gang !== false && type !== "BATCH") {
+    refuse(
+      "gang",
+      `on ${name} workloads: Peloton places gangs (sla.minimumRunningInstances) of batch jobs only`,
+    );
+  }
+  if (w.revocable === true && w.preemptible === false && type !== "BATCH") {
+    out.push({
+      path: ["preemptible"],
+      message: `expected true, since revocable is true: a revocable ${name} job must be preemptible`,
+    });
+  }
+  return out;
+}
+
 export const workload = workloadFields.superRefine(checkWorkload);
 export type Workload = z.infer<typeof workload>;
 
