@@ -206,6 +206,39 @@ function checkInstance(config: JobConfig, i: number, issues: IssueSet): void {
     if (task.executor && !task.executor.data) {
       add(error(at("executor", "data"), "executor data", task.executor.data, byType("executor", "data")));
     }
+    // An enabled check that cannot run leaves the task HEALTH_UNKNOWN for good, and a rolling update waiting on
+    // it for ever (Peloton sends such a check nowhere either).
+    const hc = task.healthCheck;
+    if (hc?.enabled) {
+      const uses = (
+        ...rest: PathSeg[]
+      ) => [...from("healthCheck", "enabled"), ...from("healthCheck", ...rest)];
+      if (hc.type === "GRPC") {
+        const why = "COMMAND or HTTP: a GRPC check is run by no agent, and the task would never be healthy";
+        add(error(at("healthCheck", "type"), why, "GRPC", uses("type")));
+      } else if (hc.type === "HTTP") {
+        if (!hc.httpCheck) {
+          add(
+            error(
+              at("healthCheck", "httpCheck"),
+              "an httpCheck (port, path) for an HTTP check",
+              undefined,
+              uses(),
+            ),
+          );
+        }
+      } else if (!hc.commandCheck?.command) {
+        const why = "a command to run for the enabled check (or type HTTP with an httpCheck)";
+        add(
+          error(
+            at("healthCheck", "commandCheck", "command"),
+            why,
+            hc.commandCheck?.command,
+            uses("commandCheck"),
+          ),
+        );
+      }
+    }
   }
   const policy = task.preemptionPolicy?.type ?? "INVALID";
   if (

@@ -112,6 +112,45 @@ instanceConfig:
   ]);
 });
 
+Deno.test("an enabled health check that could never run is refused: no command, no httpCheck, GRPC", () => {
+  const service = (check: string) =>
+    `type: SERVICE\ninstanceCount: 1\ndefaultConfig:\n  command: {value: serve}\n  healthCheck: ${check}\n`;
+  const cases: [string, string][] = [
+    [
+      "{enabled: true, type: COMMAND, commandCheck: {command: ''}}",
+      'job.yaml:5: defaultConfig.healthCheck.commandCheck.command: got "", expected a command to run for the ' +
+      "enabled check (or type HTTP with an httpCheck)",
+    ],
+    [
+      "{enabled: true, type: HTTP}",
+      "job.yaml:5: defaultConfig.healthCheck.httpCheck: missing, expected an httpCheck (port, path) for an HTTP check",
+    ],
+    [
+      "{enabled: true, type: GRPC, commandCheck: {command: 'true'}}",
+      'job.yaml:5: defaultConfig.healthCheck.type: got "GRPC", expected COMMAND or HTTP: a GRPC check is run by ' +
+      "no agent, and the task would never be healthy",
+    ],
+  ];
+  for (const [check, message] of cases) {
+    assert.deepEqual(
+      errors(loadJobConfig(service(check), "job.yaml")).map((e) => e.message),
+      [message],
+      check,
+    );
+  }
+  // Disabled, or runnable: accepted (Peloton's own files carry a disabled check with an empty command).
+  for (
+    const check of [
+      "{type: COMMAND, commandCheck: {command: ''}}",
+      "{enabled: true, type: COMMAND, commandCheck: {command: 'true'}}",
+      "{enabled: true, type: HTTP, httpCheck: {port: 8080, path: /health}}",
+    ]
+  ) {
+    const r = loadJobConfig(service(check), "job.yaml");
+    assert.ok(r.ok, r.ok ? "" : formatIssues(r.errors));
+  }
+});
+
 Deno.test("a YAML syntax error is reported with file and line", () => {
   const [e] = errors(
     loadJobConfig("name: x\ndefaultConfig:\n  command: [echo, hi\ninstanceCount: 1\n", "s.yaml"),
