@@ -196,7 +196,13 @@ const jobsText = (n: number) => (n === 1 ? "job" : "jobs");
 /** How long a drain event's hosts took to drain; "" for other events and reports from before it was timed. */
 function drained(e: Report["events"][number]): string | number {
   if (e.drainSeconds === undefined) return "";
-  return e.drainSeconds ?? "not drained by the end";
+  if (e.drainSeconds !== null) return e.drainSeconds;
+  const held = e.drainPending?.holding[0];
+  return held
+    ? `not drained by the end: ${
+      e.drainPending!.tasks
+    } tasks left, most (${held.tasks}) of ${held.workload}, ${held.why}`
+    : "not drained by the end";
 }
 
 export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {}): string {

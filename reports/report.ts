@@ -1,6 +1,7 @@
 /** Builds a simulation's report: the JSON document planners open, compare and search over. */
 import type { Simulation } from "../sim/runner.ts";
 import type { Scenario } from "../sim/scenario.ts";
+import { explainDrain } from "../sim/drain_explain.ts";
 import type { EventRecord } from "../sim/events.ts";
 import type { StuckJob } from "../sim/stall.ts";
 import type { RespoolNode } from "../core/resmgr/respool_node.ts";
@@ -127,7 +128,8 @@ export interface Report {
   };
   /**
    * Timed events as they happened; a drain's `drainSeconds` is how long its hosts took to drain, from its
-   * start until the last of them had no task left (null: not by the end of the run).
+   * start until the last of them had no task left (null: not by the end of the run, and then
+   * `drainPending` says what still holds its hosts' tasks).
    */
   events: EventRecord[];
   rejectedJobs: { jobId: string; error: string }[];
@@ -215,6 +217,11 @@ export function buildReport(
 ): Report {
   const stats = sim.stats;
   const warmup = scenario.settings.warmupSec;
+  // A drain not over: what still holds its hosts' tasks, as the run ends.
+  const workloadOf = new Map(sim.submissions.map((x) => [x.jobId, x.workload]));
+  for (const { record, hosts } of sim.drains.pending()) {
+    record.drainPending = explainDrain(hosts, sim.cluster, sim.jobmgr, (id) => workloadOf.get(id));
+  }
   const s = stats.series;
   const byState: Record<string, number> = {};
   // From the store: the job manager may have forgotten finished jobs.

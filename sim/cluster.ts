@@ -225,6 +225,12 @@ export class SimCluster implements HostBackend {
     return this.#taskCount;
   }
 
+  /** The Mesos task ids of a host's live tasks, in launch order (not for hot paths). */
+  taskIdsOn(hostname: string): string[] {
+    const h = this.#hostByName.get(hostname);
+    return h ? this.#tasksOn(h).map((t) => this.#tasks.taskId[t]) : [];
+  }
+
   /** Slots of a host's live tasks in launch order (not for hot paths). */
   #tasksOn(h: SimHost): number[] {
     const out: number[] = [];

@@ -42,6 +42,12 @@ export class DrainWatch {
     }
   }
 
+  /** The drains not over: each one's record and the hosts that still have tasks. */
+  pending(): { record: EventRecord; hosts: string[] }[] {
+    const drains = new Set([...this.#byHost.values()].flat());
+    return [...drains].map((d) => ({ record: d.record, hosts: [...d.left].sort() }));
+  }
+
   /** Sees every message sent; host changes end the drains whose last host they empty. */
   observe(msg: Message, nowMs: number): void {
     if (msg.kind !== "host-inventory" || !this.#byHost.size) return;

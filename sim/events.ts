@@ -25,6 +25,18 @@ export interface EventRecord {
    * than the event's `durationSec`.
    */
   drainSeconds?: number | null;
+  /**
+   * A drain not over by the end of the run: its hosts that still have tasks, and what holds those tasks
+   * there, by workload (most tasks first). An SLA that can never be met shows here as tasks held by their
+   * job's SLA while its unavailable instances wait, PENDING, for room elsewhere.
+   */
+  drainPending?: DrainPending;
+}
+
+export interface DrainPending {
+  hosts: number;
+  tasks: number;
+  holding: { workload: string; jobs: number; tasks: number; why: string }[];
 }
 
 export interface EventContext {

@@ -242,6 +242,19 @@ Deno.test("a drain that never ends reports null, one of hosts without tasks next
   // the rack's other instances wait for it for good, and the rack never drains.
   const stuck = await run(slaScenario(RACK_0, 48, 1));
   assert.deepEqual(drainSeconds(stuck.report), [null]);
+  // The report says what holds it: the rack's instances wait on the SLA for the one that has nowhere to go.
+  assert.deepEqual(stuck.report.events[0].drainPending, {
+    hosts: 4,
+    tasks: 15,
+    holding: [{
+      workload: "web",
+      jobs: 1,
+      tasks: 15,
+      why:
+        "held by the job's SLA (sla.maximumUnavailableInstances 1): its instances already unavailable are not " +
+        "back (1 PLACING)",
+    }],
+  });
   // Only the one instance the SLA let go counts as drained, not those the resource manager asked for.
   assert.equal(stuck.report.preemptions.maintenance, 1);
   const runs = [...stuck.sim.jobmgr.jobs.values()].flatMap((j) => [...j.tasks.values()]).map((t) => t.runId);
@@ -256,7 +269,11 @@ Deno.test("a drain that never ends reports null, one of hosts without tasks next
   assert.match(html, /<th>drained after s<\/th>/);
   assert.match(
     html,
-    /<td>maintenance \(rack std-rack-0\)<\/td><td class="n">4<\/td><td>not drained by the end<\/td>/,
+    new RegExp(
+      '<td>maintenance \\(rack std-rack-0\\)</td><td class="n">4</td><td>not drained by the end: 5 tasks ' +
+        "left, most \\(5\\) of web, held by the job's SLA \\(sla\\.maximumUnavailableInstances 1\\): its " +
+        "instances already unavailable are not back \\(1 LAUNCHED\\)</td>",
+    ),
   );
   // A host added after the work was placed has none: it is DRAINED as soon as its maintenance starts.
   const empty = await run(slaScenario(

@@ -170,6 +170,13 @@ export async function main(argv: string[]): Promise<void> {
   // not only in the report, since the run's answer is for a scenario without it.
   for (const e of report.events) {
     if (e.error !== undefined) console.log(`  event failed at ${e.atSec} s: ${e.kind}: ${e.error}`);
+    // A drain that never finished: what holds its hosts, so the answer is not read as a slow drain.
+    const p = e.drainPending;
+    if (!p) continue;
+    console.log(`  drain at ${e.atSec} s not over by the end: ${p.tasks} tasks left on ${p.hosts} hosts`);
+    for (const h of p.holding.slice(0, 3)) {
+      console.log(`    ${h.tasks} of ${h.workload} (${h.jobs} ${h.jobs === 1 ? "job" : "jobs"}): ${h.why}`);
+    }
   }
 }
 

@@ -69,6 +69,8 @@ export interface Simulation {
   events: EventRecord[];
   /** With `checkInvariants`: services' SLA against host maintenance, checked as drains happen. */
   maintenanceSla?: MaintenanceSlaCheck;
+  /** The scenario's drains, timed as their hosts empty. */
+  drains: DrainWatch;
   /** Job arrivals scheduled and not yet come (0 once every workload has submitted its last job). */
   pendingArrivals: number;
   endedEarly: boolean;
@@ -260,6 +262,7 @@ export function createSimulation(scenario: Scenario, options: RunOptions): Simul
     submissions: [],
     events: [],
     ...(maintenanceSla ? { maintenanceSla } : {}),
+    drains,
     pendingArrivals: 0,
     endedEarly: false,
     stuck: [],
