@@ -5,7 +5,7 @@ import { mergeTaskConfig } from "../model/job_config.ts";
 import { mesosTaskId, type SecretRecord, type TaskRecord } from "../model/records.ts";
 import { fromLimits, type Resources } from "../model/resources.ts";
 import type { TaskType } from "../model/states.ts";
-import type { HealthCheckSpec, LaunchSpec } from "../ports/host_backend.ts";
+import type { ExecutorSpec, HealthCheckSpec, LaunchSpec } from "../ports/host_backend.ts";
 
 /** Peloton's default kill grace period (`task_builder.go`). */
 export const DEFAULT_KILL_GRACE_MS = 30_000;
@@ -116,8 +116,18 @@ export function healthCheckSpec(tc: TaskConfig, ports: Record<string, number>): 
       ...timing,
     };
   }
-  if (hc.commandCheck?.command) return { type: "COMMAND", command: hc.commandCheck.command, ...timing };
+  const cc = hc.commandCheck;
+  if (cc?.command) {
+    return cc.unshareEnvironments
+      ? { type: "COMMAND", command: cc.command, unshareEnvironments: true, ...timing }
+      : { type: "COMMAND", command: cc.command, ...timing };
+  }
   return undefined;
+}
+
+/** The task's executor as Peloton's host manager launches it: a CUSTOM one only (`populateExecutorInfo`). */
+function customExecutor(tc: TaskConfig): ExecutorSpec | undefined {
+  return tc.executor?.type === "CUSTOM" ? tc.executor as ExecutorSpec : undefined;
 }
 
 export function buildRmTask(
@@ -201,5 +211,6 @@ export function buildLaunchSpec(
       ? { volumeId: task.volumeId, containerPath: tc.volume.containerPath, sizeMb: tc.volume.sizeMB }
       : undefined,
     secrets: job.secrets?.length ? job.secrets.map((s) => ({ path: s.path, data: s.data })) : undefined,
+    executor: customExecutor(tc),
   };
 }

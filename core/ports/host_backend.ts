@@ -71,6 +71,23 @@ export interface LaunchSpec {
    * base64. Never logged.
    */
   secrets?: { path: string; data: string }[];
+  /**
+   * A custom executor (Peloton's `TaskConfig.executor`, CUSTOM being the only type Peloton launches): the
+   * backend runs the task's command and container as this executor's, and the executor reads `data`.
+   */
+  executor?: ExecutorSpec;
+}
+
+/**
+ * Peloton's `TaskConfig.executor`, a Mesos ExecutorInfo of type CUSTOM (Aurora's thermos executor, say), as
+ * the task config gave it: `data` is read, other ExecutorInfo fields (`name`, `labels`, ...) pass through.
+ */
+export interface ExecutorSpec {
+  type: "CUSTOM";
+  /** The executor's payload, base64 (a proto `bytes` field), e.g. thermos's task description. */
+  data?: string;
+  name?: string;
+  [field: string]: unknown;
 }
 
 /**
@@ -83,6 +100,11 @@ export interface HealthCheckSpec {
   type: "COMMAND" | "HTTP";
   /** COMMAND: run with /bin/sh -c, healthy on exit 0. */
   command?: string;
+  /**
+   * COMMAND: run without the task's environment variables (Peloton's `commandCheck.unshareEnvironments`);
+   * by default the check sees them, as the task does.
+   */
+  unshareEnvironments?: boolean;
   /** HTTP: GET http://127.0.0.1:<port><path>, healthy on a 2xx/3xx answer. */
   http?: { port: number; path: string; scheme: string };
   initialIntervalSecs: number;

@@ -13,6 +13,7 @@ import {
   type Volume,
 } from "./protocol.ts";
 import { fromContainerInfo, fromHealthCheck, fromMesosUri } from "./mesos_convert.ts";
+import { executorIdOf } from "./master_types.ts";
 import { type Bag, bagFromMesos, bagToCore } from "./resources.ts";
 import type { Spawner } from "../minicluster/spawner.ts";
 
@@ -32,6 +33,11 @@ export interface AgentContext {
   retryMinMs: number;
   retryMaxMs: number;
   forward(agent: EmuAgent, frameworkId: string, status: TaskStatus, latest: TaskState): void;
+  /**
+   * A custom executor's process ended (Mesos's ExitedExecutorMessage, sent once, unacknowledged); `status`
+   * is its wait status when known. Command executors are the agent's own and not reported.
+   */
+  executorExited?(agent: EmuAgent, frameworkId: string, executorId: string, status: number | undefined): void;
   /** Starts task processes (default: in this thread). */
   spawner?: Spawner;
 }
@@ -178,6 +184,10 @@ export class EmuAgent {
       task,
       this.#status(task, s.state, source, { message: s.message, reason: s.reason, healthy: s.healthy }),
     );
+    // The task's process is its executor's here, so a terminal update means the executor exited.
+    if (task.info.executor && isTerminalState(s.state)) {
+      this.#ctx.executorExited?.(this, task.frameworkId, executorIdOf(task.info), waitStatus(s.message));
+    }
   }
 
   #status(
@@ -192,7 +202,7 @@ export class EmuAgent {
       state,
       source,
       agent_id: { value: this.id },
-      executor_id: { value: taskId },
+      executor_id: { value: executorIdOf(task.info) },
       timestamp: Date.now() / 1000,
       uuid: encodeBase64(crypto.getRandomValues(new Uint8Array(16))),
     };
@@ -236,12 +246,17 @@ export class EmuAgent {
   }
 }
 
-/** TaskInfo → what the process runner needs. `shell: false` runs `value` with `arguments[1..]`. */
+/**
+ * TaskInfo → what the process runner needs. `shell: false` runs `value` with `arguments[1..]`. A custom
+ * executor's command runs in the task's place (there is no executor API here for it to take the task
+ * over), with the variable an agent gives an executor.
+ */
 function toLaunchSpec(agent: EmuAgentConfig, info: TaskInfo, defaultGraceMs: number): LaunchSpec {
+  const cmd = info.executor?.command ?? info.command ?? {};
   const env: Record<string, string> = {};
-  for (const v of info.command?.environment?.variables ?? []) env[v.name] = v.value ?? "";
+  for (const v of cmd.environment?.variables ?? []) env[v.name] = v.value ?? "";
+  if (info.executor) env.MESOS_EXECUTOR_ID = info.executor.executor_id.value;
   const taskId = info.task_id.value;
-  const cmd = info.command ?? {};
   const shell = cmd.shell !== false;
   const grace = info.kill_policy?.grace_period;
   return {
@@ -266,8 +281,26 @@ function toLaunchSpec(agent: EmuAgentConfig, info: TaskInfo, defaultGraceMs: num
     labels: [],
     // The runner's checker stands in for the command executor's (Mesos's grace period is not modelled).
     healthCheck: info.health_check && fromHealthCheck(info.health_check),
-    ...containerAndSecrets(info.container),
+    ...containerAndSecrets(info.executor?.container ?? info.container),
   };
+}
+
+// Signal numbers (Linux) of the endings the runner reports by name.
+const SIGNALS: Record<string, number> = {
+  SIGHUP: 1,
+  SIGINT: 2,
+  SIGQUIT: 3,
+  SIGABRT: 6,
+  SIGKILL: 9,
+  SIGTERM: 15,
+};
+
+/** The `waitpid` status of a process from the runner's message ("exited with status 3" is 3 << 8). */
+function waitStatus(message: string | undefined): number | undefined {
+  const exited = /exited with status (\d+)/.exec(message ?? "");
+  if (exited) return Number(exited[1]) << 8;
+  const signal = /terminated with signal (\w+)/.exec(message ?? "");
+  return signal ? SIGNALS[signal[1]] : undefined;
 }
 
 /**

@@ -7,6 +7,7 @@ import { subscribeProblem } from "./master_validation.ts";
 import { Allocator } from "./master_offers.ts";
 import {
   type AgentRec,
+  executorIdOf,
   type Framework,
   type MasterTask,
   MAX_TIMER_MS,
@@ -74,6 +75,8 @@ export class MasterCore {
       retryMinMs: options.statusRetryMinMs,
       retryMaxMs: options.statusRetryMaxMs,
       forward: (agent, fwId, status, latest) => this.#forward(agent, fwId, status, latest),
+      executorExited: (agent, fwId, executorId, status) =>
+        this.#executorExited(agent, fwId, executorId, status),
     };
     const host = {
       frameworks: () => this.#frameworks.values(),
@@ -315,11 +318,14 @@ export class MasterCore {
   }
 
   #shutdownExecutor(fw: Framework, executorId: string, agentId: string): void {
-    const task = fw.tasks.get(executorId);
+    const task = [...fw.tasks.values()].find((t) =>
+      t.agentId === agentId && executorIdOf(t.info) === executorId
+    );
     const rec = this.#agents.get(agentId);
-    if (!task || task.agentId !== agentId || rec?.state !== "active") return;
-    this.#shutdownExecutors.add(executorId);
-    rec.agent.kill(executorId, 0, false);
+    if (!task || rec?.state !== "active") return;
+    // A custom executor's exit is reported when its process ends (`#executorExited`).
+    if (!task.info.executor) this.#shutdownExecutors.add(executorId);
+    rec.agent.kill(task.info.task_id.value, 0, false);
   }
 
   #acknowledge(fw: Framework, ack: Extract<Call, { type: "ACKNOWLEDGE" }>["acknowledge"]): void {
@@ -365,7 +371,7 @@ export class MasterCore {
       }
     }
     this.send(fw, { type: "UPDATE", update: { status } });
-    const executor = status.task_id.value;
+    const executor = status.executor_id?.value ?? status.task_id.value;
     if (isTerminalState(status.state) && this.#shutdownExecutors.delete(executor)) {
       // The command executor was shut down: FAILURE with its raw wait status (killed by SIGKILL).
       this.send(fw, {
@@ -373,6 +379,20 @@ export class MasterCore {
         failure: { agent_id: { value: agent.id }, executor_id: { value: executor }, status: 9 },
       });
     }
+  }
+
+  /** A custom executor exited: FAILURE with its id and wait status, lost if the framework is disconnected. */
+  #executorExited(
+    agent: EmuAgent,
+    frameworkId: string,
+    executorId: string,
+    status: number | undefined,
+  ): void {
+    const rec = this.#agents.get(agent.id);
+    const fw = this.#frameworks.get(frameworkId);
+    if (this.#stopped || !fw || rec?.agent !== agent || rec.state !== "active") return;
+    const failure = { agent_id: { value: agent.id }, executor_id: { value: executorId } };
+    this.send(fw, { type: "FAILURE", failure: status === undefined ? failure : { ...failure, status } });
   }
 
   #newFramework(id: string): Framework {
@@ -455,6 +475,17 @@ export class MasterCore {
 
   healAgent(agentId: string): boolean {
     return this.agentLifecycle.heal(agentId);
+  }
+
+  /**
+   * The task a framework's executor runs, for `/files`: a custom executor's task, live, unreachable or
+   * completed; otherwise the id itself, a command task's executor id being its task id.
+   */
+  taskOfExecutor(frameworkId: string, executorId: string): string {
+    const fw = this.#frameworks.get(frameworkId);
+    const tasks = fw ? [...fw.tasks.values(), ...fw.unreachable.values(), ...fw.completed.values()] : [];
+    return tasks.find((t) => t.info.executor?.executor_id.value === executorId)?.info.task_id.value ??
+      executorId;
   }
 
   /** Sandbox of a task on any agent (for the `/files` endpoint). */

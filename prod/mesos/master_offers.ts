@@ -1,7 +1,7 @@
 /** The emulator's allocator and ACCEPT handling: offers, decline filters, suppression, offer and task validation. */
 import { isSafeId } from "../minicluster/agent.ts";
-import type { Call, Filters, Offer, TaskInfo, TaskState, Unavailability } from "./protocol.ts";
-import { containerProblem } from "./master_validation.ts";
+import type { Call, Filters, Offer, Resource, TaskInfo, TaskState, Unavailability } from "./protocol.ts";
+import { containerProblem, executorInfoProblem } from "./master_validation.ts";
 import {
   type AgentRec,
   type Framework,
@@ -27,6 +27,19 @@ export function withoutRevocable(bag: Bag): Bag {
   for (const k of Object.keys(out.scalars)) if (k.endsWith(REVOCABLE)) delete out.scalars[k];
   for (const k of Object.keys(out.ranges)) if (k.endsWith(REVOCABLE)) delete out.ranges[k];
   return out;
+}
+
+function invalidResource(resources: Resource[]): Resource | undefined {
+  return resources.find((r) =>
+    (r.type === "SCALAR" && !(Number(r.scalar?.value) >= 0)) ||
+    (r.type === "RANGES" && (r.ranges?.range ?? []).some((x) => x.begin > x.end))
+  );
+}
+
+/** The master fills in the framework id of a LAUNCH's executor (`Master::accept`); the call is not changed. */
+function withFrameworkId(info: TaskInfo, frameworkId: string): TaskInfo {
+  if (!info.executor || info.executor.framework_id) return info;
+  return { ...info, executor: { ...info.executor, framework_id: { value: frameworkId } } };
 }
 
 /** What the allocator needs from the master. */
@@ -243,8 +256,10 @@ export class Allocator {
           );
         }
       }
-      for (const info of infos) {
-        const bag = bagFromMesos(info.resources ?? []);
+      for (const given of infos) {
+        const info = withFrameworkId(given, fw.id);
+        // What the task holds while it runs: its resources and its executor's.
+        const bag = bagFromMesos([...info.resources ?? [], ...info.executor?.resources ?? []]);
         const problem = this.#validateTask(fw, info, agentId, bag, pool);
         if (problem) {
           const message = `Task ${info.task_id?.value} is invalid: ${problem}`;
@@ -299,22 +314,30 @@ export class Allocator {
     if ((info.command === undefined) === (info.executor === undefined)) {
       return "Task should have at least one (but not both) of CommandInfo or ExecutorInfo present";
     }
-    if (info.executor !== undefined) return "custom executors are not supported by this emulator";
-    if (!info.command?.value) return "CommandInfo has no value";
+    if (info.executor) {
+      const executorId = info.executor.executor_id.value;
+      const running = this.#host.tasksOn(agentId).find((t) =>
+        t.frameworkId === fw.id && t.info.executor?.executor_id.value === executorId
+      );
+      const problem = executorInfoProblem(info.executor, fw.id, running?.info.executor);
+      if (problem) return problem;
+    } else if (!info.command?.value) return "CommandInfo has no value";
     const container = containerProblem(info.container);
     if (container) return container;
     if (!info.resources?.length) return "Task uses no resources";
-    const bad = info.resources.find((r) =>
-      (r.type === "SCALAR" && !(Number(r.scalar?.value) >= 0)) ||
-      (r.type === "RANGES" && (r.ranges?.range ?? []).some((x) => x.begin > x.end))
-    );
+    const bad = invalidResource(info.resources);
     if (bad) return `Invalid resource ${bad.name}`;
+    const badExecutor = invalidResource(info.executor?.resources ?? []);
+    if (badExecutor) return `Executor uses invalid resources: Invalid resource ${badExecutor.name}`;
     const grace = info.kill_policy?.grace_period?.nanoseconds;
     if (grace !== undefined && !(Number(grace) >= 0)) {
       return "Task's kill policy must have a non-negative grace period";
     }
     if (!subtractBags(pool, bag)) {
-      return `Task uses more resources ${JSON.stringify(bag)} than available ${JSON.stringify(pool)}`;
+      const [wanted, offered] = [JSON.stringify(bag), JSON.stringify(pool)];
+      return info.executor
+        ? `Total resources ${wanted} required by task and its executor is more than available ${offered}`
+        : `Task uses more resources ${wanted} than available ${offered}`;
     }
     return undefined;
   }

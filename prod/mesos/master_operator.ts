@@ -128,6 +128,7 @@ export class OperatorEndpoint {
         task_id: t.info.task_id,
         framework_id: { value: f.id },
         agent_id: { value: t.agentId },
+        ...(t.info.executor ? { executor_id: t.info.executor.executor_id } : {}),
         state: t.state,
         resources: t.info.resources,
       }))
@@ -141,6 +142,7 @@ export class OperatorEndpoint {
         task_id: t.info.task_id,
         framework_id: { value: f.id },
         agent_id: { value: t.agentId },
+        ...(t.info.executor ? { executor_id: t.info.executor.executor_id } : {}),
         state: f.unreachable.has(t.info.task_id.value) ? "TASK_UNREACHABLE" : t.state,
         resources: t.info.resources,
       }))
@@ -176,14 +178,16 @@ export class OperatorEndpoint {
 
   /**
    * `GET /files/download?path=/frameworks/F/executors/E/runs/latest/stdout`: the virtual path a Mesos
-   * agent gives an executor's sandbox (for a command task the executor id is the task id).
+   * agent gives an executor's sandbox (for a command task the executor id is the task id; a custom
+   * executor's sandbox is its task's here).
    */
   async files(url: URL): Promise<Response> {
     const path = url.searchParams.get("path") ?? "";
     const m = /^\/frameworks\/([^/]+)\/executors\/([^/]+)\/runs\/latest\/(stdout|stderr)$/.exec(path);
     if (!m || !isSafeId(m[2])) return text(404, `No file at ${path}`);
-    const [, , executorId, file] = m;
-    const dirs = [this.#core.sandboxOf(executorId), ...await this.#sandboxesOnDisk(executorId)];
+    const [, frameworkId, executorId, file] = m;
+    const taskId = this.#core.taskOfExecutor(frameworkId, executorId);
+    const dirs = [this.#core.sandboxOf(taskId), ...await this.#sandboxesOnDisk(taskId)];
     for (const dir of dirs) {
       if (!dir) continue;
       try {

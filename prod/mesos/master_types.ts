@@ -66,6 +66,11 @@ export interface AgentRec {
   replaced?: boolean;
 }
 
+/** The executor a task runs under: its custom executor, or the command executor named after the task. */
+export function executorIdOf(info: TaskInfo): string {
+  return info.executor?.executor_id.value ?? info.task_id.value;
+}
+
 export function isPartitionAware(fw: Framework): boolean {
   return fw.capabilities.has("PARTITION_AWARE");
 }

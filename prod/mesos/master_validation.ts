@@ -1,5 +1,6 @@
 /** Scheduler call validation as the master does it before dispatch: each problem is a 400 with this message. */
-import { type Call, CALL_TYPES, decodeBase64, payloadField } from "./protocol.ts";
+import { isSafeId } from "../minicluster/agent.ts";
+import { type Call, CALL_TYPES, decodeBase64, type ExecutorInfo, payloadField } from "./protocol.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -94,7 +95,7 @@ function check(value: unknown): string | undefined {
       break;
     }
     case "ACCEPT":
-      acceptBytes(p);
+      acceptBytes(p, missing);
     // falls through
     case "DECLINE":
       ids(p.offer_ids, `${field}.offer_ids`, missing);
@@ -141,49 +142,107 @@ function check(value: unknown): string | undefined {
 }
 
 /**
- * The `bytes` fields of launched tasks' secret volumes must be base64, or the JSON does not convert (the
- * whole call is refused). The error names the field, not its value.
+ * The `bytes` fields of launched tasks (secret volumes' data, the task's and its executor's `data`) must
+ * be base64, or the JSON does not convert (the whole call is refused). The error names the field, not its
+ * value. An executor needs its `executor_id` (a required field).
  */
-function acceptBytes(accept: Obj): void {
+function acceptBytes(accept: Obj, missing: string[]): void {
   const operations = Array.isArray(accept.operations) ? accept.operations : [];
   operations.forEach((op, i) => {
     const infos = isObj(op) && isObj(op.launch) && Array.isArray(op.launch.task_infos)
       ? op.launch.task_infos
       : [];
     infos.forEach((info, j) => {
-      const volumes = isObj(info) && isObj(info.container) && Array.isArray(info.container.volumes)
-        ? info.container.volumes
-        : [];
-      volumes.forEach((v, k) => {
-        const value = isObj(v) && isObj(v.source) && isObj(v.source.secret)
-          ? v.source.secret.value
-          : undefined;
-        if (!isObj(value) || value.data === undefined) return;
-        if (typeof value.data !== "string" || decodeBase64(value.data) === undefined) {
-          const path = `accept.operations[${i}].launch.task_infos[${j}].container.volumes[${k}]`;
-          throw new ParseError(`'${path}.source.secret.value.data' is not valid base64`);
-        }
-      });
+      const at = `accept.operations[${i}].launch.task_infos[${j}]`;
+      if (!isObj(info)) return;
+      bytes(info.data, `${at}.data`);
+      if (info.executor !== undefined) {
+        if (!isObj(info.executor)) throw new ParseError(`'${at}.executor' is not a JSON object`);
+        id(info.executor.executor_id, `${at}.executor.executor_id`, true, missing);
+        bytes(info.executor.data, `${at}.executor.data`);
+      }
+      secretBytes(info.container, `${at}.container`);
+      if (isObj(info.executor)) secretBytes(info.executor.container, `${at}.executor.container`);
     });
   });
 }
 
+function secretBytes(container: unknown, at: string): void {
+  const volumes = isObj(container) && Array.isArray(container.volumes) ? container.volumes : [];
+  volumes.forEach((v, k) => {
+    const value = isObj(v) && isObj(v.source) && isObj(v.source.secret) ? v.source.secret.value : undefined;
+    if (isObj(value)) bytes(value.data, `${at}.volumes[${k}].source.secret.value.data`);
+  });
+}
+
+function bytes(value: unknown, path: string): void {
+  if (value === undefined) return;
+  if (typeof value !== "string" || decodeBase64(value) === undefined) {
+    throw new ParseError(`'${path}' is not valid base64`);
+  }
+}
+
 /**
- * A task's ContainerInfo as the master checks it (`common::validation::validateContainerInfo`), with what
- * this emulator cannot run: secrets by reference (no secret resolver module) and malformed secrets, which
- * an agent's volume/secret isolator would fail at launch.
+ * A task's (or, `owner` "Executor's", its executor's) ContainerInfo as the master checks it
+ * (`common::validation::validateContainerInfo`), with what this emulator cannot run: secrets by reference
+ * (no secret resolver module) and malformed secrets, which an agent's volume/secret isolator would fail at
+ * launch.
  */
-export function containerProblem(container: unknown): string | undefined {
+export function containerProblem(container: unknown, owner = "Task's"): string | undefined {
   if (container === undefined) return undefined;
-  if (!isObj(container)) return "Task's `ContainerInfo` is invalid: not a JSON object";
+  const invalid = `${owner} \`ContainerInfo\` is invalid`;
+  if (!isObj(container)) return `${invalid}: not a JSON object`;
   const volumes = Array.isArray(container.volumes) ? container.volumes : [];
   for (const v of volumes) {
     const problem = isObj(v) ? volumeProblem(v) : "not a JSON object";
-    if (problem) return `Task's \`ContainerInfo\` is invalid: Invalid volume: ${problem}`;
+    if (problem) return `${invalid}: Invalid volume: ${problem}`;
   }
   if (container.type === "DOCKER" && container.docker === undefined) {
-    return "Task's `ContainerInfo` is invalid: DockerInfo 'docker' is not set for DOCKER typed ContainerInfo";
+    return `${invalid}: DockerInfo 'docker' is not set for DOCKER typed ContainerInfo`;
   }
+  return undefined;
+}
+
+/**
+ * A LAUNCH's executor as the master checks it (`validation.cpp`: `executor::validate`, then the task's
+ * `validateExecutor`), once it filled in `framework_id`; resources are checked with the task's. `running`:
+ * the ExecutorInfo of a live executor of the framework with the same id on the agent. Only one task per
+ * custom executor runs here (the executor's command is the task's process), so a second one is refused.
+ */
+export function executorInfoProblem(
+  e: ExecutorInfo,
+  frameworkId: string,
+  running: ExecutorInfo | undefined,
+): string | undefined {
+  if (e.type === "DEFAULT" && e.command !== undefined) {
+    return "'ExecutorInfo.command' must not be set for 'DEFAULT' executor";
+  }
+  if (e.type === "CUSTOM" && e.command === undefined) {
+    return "'ExecutorInfo.command' must be set for 'CUSTOM' executor";
+  }
+  const id = e.executor_id.value;
+  if (id === "") return "ID must be non-empty";
+  if (!isSafeId(id)) return `'${id}' contains invalid characters`;
+  if (!(Number(e.shutdown_grace_period?.nanoseconds ?? 0) >= 0)) {
+    return "ExecutorInfo's 'shutdown_grace_period' must be non-negative";
+  }
+  const unset = e.command?.environment?.variables.find((v) => v.value === undefined);
+  if (unset) {
+    return `Executor's \`CommandInfo\` is invalid: Environment variable '${unset.name}' must have a value set`;
+  }
+  const container = containerProblem(e.container, "Executor's");
+  if (container) return container;
+  if (e.framework_id?.value !== frameworkId) {
+    return `ExecutorInfo has an invalid FrameworkID (Actual: ${e.framework_id?.value} vs Expected: ${frameworkId})`;
+  }
+  if (running && JSON.stringify(running) !== JSON.stringify(e)) {
+    return "ExecutorInfo is not compatible with existing ExecutorInfo with same ExecutorID";
+  }
+  if (running) return `executor ${id} already runs a task: one task per custom executor in this emulator`;
+  if (e.type !== undefined && e.type !== "CUSTOM") return "'ExecutorInfo.type' must be 'CUSTOM'";
+  if (e.command === undefined) return "'ExecutorInfo.command' must be set";
+  // The emulator runs the executor's command; Mesos would start an executor without one and see it fail.
+  if (!e.command.value) return "Executor's CommandInfo has no value";
   return undefined;
 }
 

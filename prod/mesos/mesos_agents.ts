@@ -96,17 +96,19 @@ export class AgentDirectory {
     return a && agentAddress(a);
   }
 
-  /** A sandbox file through the agent's `/files/download` (Mesos's virtual path of an executor's sandbox). */
+  /**
+   * A sandbox file through the agent's `/files/download` (Mesos's virtual path of an executor's sandbox;
+   * a command task's executor id is its task id).
+   */
   async readSandbox(
     agentId: string,
     frameworkId: string,
-    taskId: string,
+    executorId: string,
     file: string,
   ): Promise<string | undefined> {
     const address = this.address(agentId);
     if (!address) return undefined;
-    // A command task's executor id is its task id.
-    const path = `/frameworks/${frameworkId}/executors/${taskId}/runs/latest/${file}`;
+    const path = `/frameworks/${frameworkId}/executors/${executorId}/runs/latest/${file}`;
     const res = await fetch(`http://${address}/files/download?path=${encodeURIComponent(path)}`);
     if (res.status === 404) {
       await res.body?.cancel();
@@ -115,7 +117,7 @@ export class AgentDirectory {
     const text = await res.text();
     if (!res.ok) {
       throw new Error(
-        `Cannot read ${file} of task ${taskId} from agent ${address}: HTTP ${res.status} ${text}`,
+        `Cannot read ${file} of executor ${executorId} from agent ${address}: HTTP ${res.status} ${text}`,
       );
     }
     return text;

@@ -9,6 +9,8 @@ import type {
 import { AgentDirectory, LaunchQueue, OfferPool } from "./mesos_agents.ts";
 import {
   agentAddress,
+  customExecutorId,
+  executorProblem,
   type MaintenanceEvent,
   secretsProblem,
   specBag,
@@ -173,8 +175,11 @@ export class MesosBackend implements HostBackend {
         continue;
       }
       const secret = secretsProblem(spec.secrets);
+      const executor = executorProblem(spec.executor);
       if (secret) {
         this.#status(spec, "TASK_ERROR", "REASON_TASK_INVALID", `Task has an invalid secret: ${secret}`);
+      } else if (executor) {
+        this.#status(spec, "TASK_ERROR", "REASON_TASK_INVALID", `Task has an invalid executor: ${executor}`);
       } else this.#pending.add(spec);
     }
     for (const agentId of new Set(specs.map((s) => s.agentId))) this.#tryLaunch(agentId);
@@ -322,7 +327,9 @@ export class MesosBackend implements HostBackend {
     const frameworkId = this.client.frameworkId;
     if (!agentId || !frameworkId) return undefined;
     await this.#directory.refresh();
-    return await this.#directory.readSandbox(agentId, frameworkId, taskId, file);
+    // A command task's sandbox is its executor's, named by the task id; a custom executor has Peloton's id.
+    return await this.#directory.readSandbox(agentId, frameworkId, taskId, file) ??
+      await this.#directory.readSandbox(agentId, frameworkId, customExecutorId(taskId), file);
   }
 
   #onEvent(e: Event): void {

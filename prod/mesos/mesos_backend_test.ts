@@ -11,6 +11,7 @@ import {
   type TestMasterOptions,
 } from "./_testing.ts";
 import { MesosBackend, type MesosBackendOptions } from "./mesos_backend.ts";
+import type { TaskInfo } from "./protocol.ts";
 import { MemoryFrameworkIdStore } from "./scheduler_client.ts";
 
 interface Env {
@@ -338,7 +339,8 @@ Deno.test("MesosBackend: health checks travel as Mesos HealthCheck; results come
   withBackend(async ({ m, backend, rec, hosts }) => {
     const check = { initialIntervalSecs: 0, intervalSecs: 0.05, timeoutSecs: 1, maxConsecutiveFailures: 2 };
     const good = makeSpec(hosts[0], "sleep 30", {
-      healthCheck: { type: "COMMAND", command: "true", ...check },
+      env: { GREETING: "hi" },
+      healthCheck: { type: "COMMAND", command: 'test "$GREETING" = hi', ...check },
     });
     const bad = makeSpec(hosts[1], "sleep 30", {
       healthCheck: { type: "COMMAND", command: "exit 1", ...check },
@@ -356,17 +358,25 @@ Deno.test("MesosBackend: health checks travel as Mesos HealthCheck; results come
     assert.equal(killed.healthy, false);
     assert.equal(killed.reason, "REASON_TASK_HEALTH_CHECK_STATUS_UPDATED");
     const accept = m.calls.find((c) => JSON.stringify(c).includes(good.taskId)) as {
-      accept: { operations: { launch: { task_infos: { health_check: unknown }[] } }[] };
+      accept: { operations: { launch: { task_infos: TaskInfo[] } }[] };
     };
-    assert.deepEqual(accept.accept.operations[0].launch.task_infos[0].health_check, {
+    const info = accept.accept.operations[0].launch.task_infos[0];
+    // Peloton's `populateHealthCheck`: the check carries the task's environment (its own, ports, PELOTON_*).
+    assert.deepEqual(info.health_check, {
       type: "COMMAND",
       delay_seconds: 0,
       interval_seconds: 0.05,
       timeout_seconds: 1,
       consecutive_failures: 2,
       grace_period_seconds: 0,
-      command: { shell: true, value: "true" },
+      command: { shell: true, value: 'test "$GREETING" = hi', environment: info.command!.environment },
     });
+    assert.deepEqual(info.command!.environment!.variables.map((v) => v.name), [
+      "GREETING",
+      "PELOTON_JOB_ID",
+      "PELOTON_INSTANCE_ID",
+      "PELOTON_TASK_ID",
+    ]);
   }));
 
 Deno.test("MesosBackend: revocable cpus are reported as host-slack and revocable tasks run on them", () =>

@@ -2,6 +2,7 @@
 import type { ContainerInfo as CoreContainer } from "../../core/model/config_types.ts";
 import type { MesosTaskState } from "../../core/model/states.ts";
 import type {
+  ExecutorSpec,
   FetchUri,
   HealthCheckSpec,
   LaunchSpec,
@@ -12,6 +13,7 @@ import {
   type ContainerInfo,
   decodeBase64,
   encodeBase64,
+  type ExecutorInfo,
   type HealthCheck,
   type InverseOffer,
   type MesosUri,
@@ -33,9 +35,11 @@ export function specBag(spec: LaunchSpec): Bag {
 
 /**
  * The port's health check as a Mesos HealthCheck. The grace period is 0 because the port's rule counts
- * every failure after the first delay; Mesos's default 10 s grace would ignore early ones.
+ * every failure after the first delay; Mesos's default 10 s grace would ignore early ones. A COMMAND check
+ * gets `environment`, the task's CommandInfo environment, unless it unshares it (Peloton's
+ * `populateHealthCheck`).
  */
-export function toHealthCheck(h: HealthCheckSpec): HealthCheck {
+export function toHealthCheck(h: HealthCheckSpec, environment?: CommandInfo["environment"]): HealthCheck {
   const check: HealthCheck = {
     type: h.type,
     delay_seconds: h.initialIntervalSecs,
@@ -44,8 +48,12 @@ export function toHealthCheck(h: HealthCheckSpec): HealthCheck {
     consecutive_failures: h.maxConsecutiveFailures,
     grace_period_seconds: 0,
   };
-  if (h.type === "COMMAND") check.command = { shell: true, value: h.command ?? "" };
-  else if (h.http) check.http = { port: h.http.port, path: h.http.path, scheme: h.http.scheme };
+  if (h.type === "COMMAND") {
+    check.command = { shell: true, value: h.command ?? "" };
+    if (environment && !h.unshareEnvironments) {
+      check.command.environment = { variables: environment.variables.map((v) => ({ ...v })) };
+    }
+  } else if (h.http) check.http = { port: h.http.port, path: h.http.path, scheme: h.http.scheme };
   return check;
 }
 
@@ -73,10 +81,19 @@ function portEnv(ports: Record<string, number>): Record<string, string> {
   return env;
 }
 
+/** Peloton's id for a task's custom executor (`task_builder.go`): `thermos-` and the Mesos task id. */
+export function customExecutorId(taskId: string): string {
+  return `thermos-${taskId}`;
+}
+
+/** The name Peloton gives a custom executor that has none (`task_builder.go`). */
+export const DEFAULT_EXECUTOR_NAME = "AuroraExecutor";
+
 /**
- * A command task's TaskInfo. `allocationRole` is the role of the offers it uses (MULTI_ROLE frameworks
- * see it in `allocation_info`). A LaunchSpec's `arguments` follow the minicluster's convention (the
- * arguments after argv[0]); Mesos wants the full argv, so argv[0] is the executable.
+ * A task's TaskInfo. `allocationRole` is the role of the offers it uses (MULTI_ROLE frameworks see it in
+ * `allocation_info`). A LaunchSpec's `arguments` follow the minicluster's convention (the arguments after
+ * argv[0]); Mesos wants the full argv, so argv[0] is the executable. A task with a custom executor has no
+ * CommandInfo of its own: its command and container go under the executor (`toExecutorInfo`).
  */
 export function toTaskInfo(spec: LaunchSpec, allocationRole?: string): TaskInfo {
   const env: Record<string, string> = {
@@ -98,19 +115,59 @@ export function toTaskInfo(spec: LaunchSpec, allocationRole?: string): TaskInfo 
     task_id: { value: spec.taskId },
     agent_id: { value: spec.agentId },
     resources: bagToMesos(specBag(spec), { role: "*", allocationRole }),
-    command,
     kill_policy: { grace_period: msToDuration(spec.killGracePeriodMs) },
   };
-  if (spec.healthCheck) info.health_check = toHealthCheck(spec.healthCheck);
-  if (spec.container) info.container = toContainerInfo(spec.container);
+  let container = spec.container && toContainerInfo(spec.container);
   if (spec.secrets?.length) {
     // Peloton adds them to the task's container, a MESOS one when the task has none.
-    const container = info.container ?? { type: "MESOS" };
+    container ??= { type: "MESOS" };
     container.volumes = [...container.volumes ?? [], ...spec.secrets.map(toSecretVolume)];
-    info.container = container;
   }
+  if (spec.executor) {
+    info.executor = toExecutorInfo(spec.executor, spec.taskId, command, container);
+    // The thermos executor reads its payload from the TaskInfo.
+    if (info.executor.data !== undefined) info.data = info.executor.data;
+  } else {
+    info.command = command;
+    if (container) info.container = container;
+  }
+  // The task's environment, so none when a custom executor holds the command (as Peloton's).
+  if (spec.healthCheck) info.health_check = toHealthCheck(spec.healthCheck, info.command?.environment);
   if (spec.labels.length) info.labels = { labels: spec.labels.map((l) => ({ key: l.key, value: l.value })) };
   return info;
+}
+
+/**
+ * A custom executor as Peloton's host manager sends it (`populateExecutorInfo`, `populateCommandInfo`,
+ * `populateContainerInfo`): the ExecutorInfo given, in the proto's JSON names, with Peloton's executor id,
+ * a default name, the task's command, the task's container (else the executor's own), and no resources:
+ * Peloton counts the executor's overhead in the task's own resources.
+ */
+function toExecutorInfo(
+  e: ExecutorSpec,
+  taskId: string,
+  command: CommandInfo,
+  container: ContainerInfo | undefined,
+): ExecutorInfo {
+  const info = snakeKeys(e) as ExecutorInfo;
+  info.executor_id = { value: customExecutorId(taskId) };
+  info.name ??= DEFAULT_EXECUTOR_NAME;
+  delete info.resources;
+  info.command = command;
+  if (container) info.container = container;
+  else if (e.container) info.container = toContainerInfo(e.container as CoreContainer);
+  return info;
+}
+
+/**
+ * Why a task's custom executor cannot go to Mesos, or undefined: `data` that is not base64 (Mesos would
+ * refuse the whole ACCEPT, every task in it, as JSON it cannot convert). The data itself is not quoted.
+ */
+export function executorProblem(executor: ExecutorSpec | undefined): string | undefined {
+  if (executor?.data !== undefined && decodeBase64(executor.data) === undefined) {
+    return "executor.data is not valid base64";
+  }
+  return undefined;
 }
 
 /**

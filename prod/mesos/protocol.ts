@@ -304,14 +304,35 @@ export interface Secret {
   value?: { data: string };
 }
 
+/**
+ * `mesos.proto` ExecutorInfo: a custom executor the agent starts with `command` (in `container`) and that
+ * then runs the task; `data` (base64) is its payload. The fields Peloton sends; others pass through.
+ */
+export interface ExecutorInfo {
+  type?: "UNKNOWN" | "DEFAULT" | "CUSTOM";
+  executor_id: ID;
+  framework_id?: ID;
+  command?: CommandInfo;
+  container?: ContainerInfo;
+  resources?: Resource[];
+  name?: string;
+  data?: string;
+  labels?: { labels: Label[] };
+  shutdown_grace_period?: DurationInfo;
+  [k: string]: unknown;
+}
+
 export interface TaskInfo {
   name: string;
   task_id: ID;
   agent_id: ID;
   resources: Resource[];
+  /** Exactly one of `command` (the built-in command executor runs it) and `executor`. */
   command?: CommandInfo;
   container?: ContainerInfo;
-  executor?: unknown;
+  executor?: ExecutorInfo;
+  /** Base64 bytes for the task's executor (Peloton copies `ExecutorInfo.data` here for thermos). */
+  data?: string;
   health_check?: HealthCheck;
   kill_policy?: KillPolicy;
   labels?: { labels: Label[] };

@@ -45,6 +45,7 @@ const MESSAGE_OF_FIELD: Record<string, string> = {
   labels: "Labels",
   command: "CommandInfo",
   container: "ContainerInfo",
+  executor: "ExecutorInfo",
   kill_policy: "KillPolicy",
   framework_info: "FrameworkInfo",
   master_info: "MasterInfo",
@@ -91,6 +92,7 @@ const ENUMS: Record<string, readonly string[]> = {
   "ContainerInfo.volumes[].source.type": ["UNKNOWN", "DOCKER_VOLUME", "HOST_PATH", "SANDBOX_PATH", "SECRET"],
   "ContainerInfo.volumes[].source.secret.type": ["UNKNOWN", "REFERENCE", "VALUE"],
   "ContainerInfo.mesos.image.type": ["APPC", "DOCKER"],
+  "ExecutorInfo.type": ["UNKNOWN", "DEFAULT", "CUSTOM"],
   "Operator.get_maintenance_status.status.draining_machines[].statuses[].status": INVERSE_OFFER_STATUSES,
 };
 
@@ -119,6 +121,7 @@ const REQUIRED: Record<string, string[]> = {
   "ContainerInfo.mesos.image.docker": ["name"],
   "ContainerInfo.docker.port_mappings[]": ["host_port", "container_port"],
   "CommandInfo.uris[]": ["value"],
+  ExecutorInfo: ["executor_id"],
   Call: ["type"],
   Event: ["type"],
   "Call.acknowledge": ["agent_id", "task_id", "uuid"],

@@ -279,7 +279,11 @@ export class Agent {
 
   #checkHealth(run: TaskRun): HealthChecker {
     const { spec } = run;
-    return new HealthChecker(spec.healthCheck!, { cwd: run.sandbox, env: this.#env(run) }, {
+    // Peloton's rule: a command check sees the task's environment unless it unshares it.
+    const env = spec.healthCheck!.unshareEnvironments
+      ? { ...this.#options.env, ...this.#agentVars(run) }
+      : this.#env(run);
+    return new HealthChecker(spec.healthCheck!, { cwd: run.sandbox, env }, {
       onHealth: (healthy, message) =>
         this.#emit(run, "TASK_RUNNING", { reason: HEALTH_CHECK_REASON, message, healthy }),
       onKill: (message) => {
@@ -341,10 +345,8 @@ export class Agent {
       ...spec.env,
       // A container's env parameters, as it would see them there; the agent's own variables win.
       ...dockerEnv(spec.container),
-      HOST: this.hostname,
-      MESOS_SANDBOX: run.sandbox,
+      ...this.#agentVars(run),
       MESOS_TASK_ID: spec.taskId,
-      MESOS_AGENT_ID: this.agentId,
       PELOTON_JOB_ID: spec.jobId,
       PELOTON_INSTANCE_ID: String(spec.instanceId),
       PELOTON_TASK_ID: `${spec.jobId}-${spec.instanceId}`,
@@ -357,6 +359,11 @@ export class Agent {
       if (ENV_NAME.test(name)) env[name] = String(port);
     }
     return env;
+  }
+
+  /** The agent's own variables for a task's processes, which are not the task's environment. */
+  #agentVars(run: TaskRun): Record<string, string> {
+    return { HOST: this.hostname, MESOS_SANDBOX: run.sandbox, MESOS_AGENT_ID: this.agentId };
   }
 
   #emit(

@@ -111,6 +111,35 @@ Deno.test("a passing command check runs in the task's sandbox with its environme
   });
 });
 
+Deno.test("a command check with unshareEnvironments runs without the task's variables, still in its sandbox", async () => {
+  await withCluster(async (mc, rec) => {
+    const env = { GREETING: "hi" };
+    // Each check passes only with the task's environment (user variables, PELOTON_*, MESOS_TASK_ID).
+    const sees = 'test "$GREETING" = hi && test -n "$PELOTON_JOB_ID" && test -n "$MESOS_TASK_ID"';
+    const shared = makeSpec("exec sleep 30", makeCheck({ command: sees }), { env });
+    const unshared = makeSpec(
+      "exec sleep 30",
+      makeCheck({ command: sees, unshareEnvironments: true, maxConsecutiveFailures: 100 }),
+      { env },
+    );
+    // Without them it still runs in the sandbox, with the agent's variables (and this daemon's).
+    const blind = makeSpec(
+      "touch ready; exec sleep 30",
+      makeCheck({
+        command:
+          'test -z "$GREETING$PELOTON_JOB_ID$MESOS_TASK_ID" && test -f "$MESOS_SANDBOX/ready" && test -f ready',
+        unshareEnvironments: true,
+      }),
+      { env },
+    );
+    mc.launch([shared, unshared, blind]);
+    await rec.waitHealth(shared.taskId, true);
+    const failed = await rec.waitHealth(unshared.taskId, false);
+    assert.equal(failed.message, "Health check failed: exited with status 1");
+    await rec.waitHealth(blind.taskId, true);
+  });
+});
+
 Deno.test("a failing command check reports unhealthy once, then kills the task at the Nth failure", async () => {
   await withCluster(async (mc, rec) => {
     const spec = makeSpec("exec sleep 30", makeCheck({ command: "exit 3", maxConsecutiveFailures: 2 }));

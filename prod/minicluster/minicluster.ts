@@ -298,6 +298,13 @@ export class Minicluster implements HostBackend {
     if (!isSafeId(spec.taskId)) return `Task id ${JSON.stringify(spec.taskId)} has characters not allowed`;
     const latest = this.#tasks.get(spec.taskId);
     if (latest && !TERMINAL.has(latest.state)) return `Task has duplicate ID: ${spec.taskId}`;
+    if (spec.executor) {
+      // Running its command without the executor would run something else than the task (the executor
+      // gets the work from `data`), and could even report success: refused, unlike a container's image.
+      return `Task uses a CUSTOM executor (${spec.executor.name ?? "unnamed"}), which the minicluster ` +
+        "cannot run: it has only the command executor, so the executor's data would go unread. Run the " +
+        "job on Mesos, or remove its executor to run the command as a command task";
+    }
     if (!spec.command.value) return "Task has no command value";
     const health = spec.healthCheck && healthCheckProblem(spec.healthCheck);
     if (health) return `Task uses an invalid health check: ${health}`;

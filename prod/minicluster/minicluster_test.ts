@@ -316,6 +316,26 @@ clusterTest("launch rejects unknown agents and duplicate task ids", async (mc, r
   );
 });
 
+Deno.test("a task with a CUSTOM executor is refused (TASK_ERROR), its command never run", () =>
+  withCluster(async (mc, rec, dataDir) => {
+    const spec = makeSpec("touch ran", {
+      executor: { type: "CUSTOM", name: "AuroraExecutor", data: btoa('{"task": {}}') },
+    });
+    mc.launch([spec]);
+    const error = await rec.waitState(spec.taskId, "TASK_ERROR");
+    assertEquals(error.reason, "REASON_TASK_INVALID", "reason");
+    assertEquals(
+      error.message,
+      "Task uses a CUSTOM executor (AuroraExecutor), which the minicluster cannot run: it has only the " +
+        "command executor, so the executor's data would go unread. Run the job on Mesos, or remove its " +
+        "executor to run the command as a command task",
+      "message",
+    );
+    assertEquals(rec.states(spec.taskId), ["TASK_ERROR"], "states");
+    const ran = await Deno.stat(`${mc.sandboxOf(spec.taskId)}/ran`).then(() => true, () => false);
+    assert(!ran, `the command ran under ${dataDir}`);
+  }));
+
 clusterTest(
   "removeAgent loses its tasks and kills their processes; addAgent announces a new host",
   async (mc, rec) => {
