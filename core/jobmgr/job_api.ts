@@ -50,7 +50,7 @@ import { wholeNumber } from "./query_spec.ts";
 import { parseTaskQuerySpec, runTaskQuery, type TaskQuerySpec } from "./task_query.ts";
 import { UPDATE_SERVICE, UpdateApi } from "./update_api.ts";
 import { VOLUME_SERVICE, VolumeApi } from "./volume_api.ts";
-import { DEFAULT_UPDATE_CONFIG } from "./workflow.ts";
+import { DEFAULT_UPDATE_CONFIG, overwriteRefusal } from "./workflow.ts";
 import { WATCH_SERVICE, Watches } from "./watch.ts";
 
 export const JOB_SERVICE = "peloton.api.job.JobManager";
@@ -507,6 +507,8 @@ export class JobApi {
     // no error field: it is an RPC error.
     const outOfRange = outOfRangeOf(job, body.ranges);
     if (outOfRange) return r.error("out-of-range", String(outOfRange.message));
+    const overwrite = overwriteRefusal(this.jm.workflows, job, type);
+    if (overwrite) return r.error("invalid-argument", overwrite);
     const u = this.jm.workflows.create(job, {
       type,
       config: { ...DEFAULT_UPDATE_CONFIG, batchSize },

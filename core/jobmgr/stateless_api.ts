@@ -40,7 +40,7 @@ function podStateOf(s: unknown): string {
   if (typeof s === "number") return POD_STATE_NUMBERS[s] ?? "INVALID";
   return String(s).toUpperCase().replace(/^POD_STATE_/, "");
 }
-import { DEFAULT_UPDATE_CONFIG, planReplace, startTasksRefusal } from "./workflow.ts";
+import { DEFAULT_UPDATE_CONFIG, overwriteRefusal, planReplace, startTasksRefusal } from "./workflow.ts";
 import { getWorkflowEvents, instanceEventsOf, lastWorkflow, uint32Field } from "./workflow_events_api.ts";
 
 export const STATELESS_SERVICE = "peloton.api.v1alpha.job.stateless.svc.JobService";
@@ -72,6 +72,8 @@ export class StatelessApi {
           if (outOfRange) return r.error("out-of-range", String(outOfRange.message));
           const opaque = opaqueDataOf(body);
           if (opaque instanceof Error) return r.error("invalid-argument", opaque.message);
+          const overwrite = overwriteRefusal(this.api.jm.workflows, job, "RESTART");
+          if (overwrite) return r.error("invalid-argument", overwrite);
           const u = this.api.jm.workflows.create(job, {
             type: "RESTART",
             opaqueData: opaque,
@@ -420,6 +422,8 @@ export class StatelessApi {
     }
     const refused = startTasksRefusal(job, config);
     if (refused) return r.error("aborted", `updateSpec.startPods: ${refused}`);
+    const overwrite = overwriteRefusal(this.api.jm.workflows, job, "UPDATE");
+    if (overwrite) return r.error("invalid-argument", overwrite);
     const opaque = opaqueDataOf(body);
     if (opaque instanceof Error) return r.error("invalid-argument", opaque.message);
     // Without `secrets` the job keeps its own (a rollback or a patch cannot send their data back, which no

@@ -4,7 +4,7 @@ import type { UpdateRecord } from "../model/records.ts";
 import { type Body, idValue, opaqueDataOf, type Reply, updateInfoJson } from "./api_json.ts";
 import { bodyError, type JobApi } from "./job_api.ts";
 import type { JobEntry } from "./job_entry.ts";
-import { DEFAULT_UPDATE_CONFIG, startTasksRefusal } from "./workflow.ts";
+import { DEFAULT_UPDATE_CONFIG, overwriteRefusal, startTasksRefusal } from "./workflow.ts";
 
 export const UPDATE_SERVICE = "peloton.api.v0.update.svc.UpdateService";
 
@@ -79,6 +79,8 @@ export class UpdateApi {
     if (!uc.ok) return r.error("invalid-argument", uc.errors.map((e) => e.message).join("; "));
     const refused = startTasksRefusal(job, uc.value);
     if (refused) return r.error("aborted", `updateConfig.startTasks: ${refused}`);
+    const overwrite = overwriteRefusal(jm.workflows, job, "UPDATE");
+    if (overwrite) return r.error("invalid-argument", overwrite);
     const opaque = opaqueDataOf(body);
     if (opaque instanceof Error) return r.error("invalid-argument", opaque.message);
     const u = jm.workflows.create(job, {

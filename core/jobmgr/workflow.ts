@@ -126,6 +126,18 @@ export function planReplace(
 }
 
 /**
+ * Why a new workflow of `type` cannot take over from the job's workflow in progress, if it cannot: only an
+ * update replaces an update (which is then aborted); any other pair is refused, as Peloton's
+ * `validateWorkflowOverwrite` refuses it, rather than silently abort a rolling update or restart.
+ */
+export function overwriteRefusal(wf: Workflows, job: JobEntry, type: WorkflowType): string | undefined {
+  const active = wf.active(job);
+  if (!active || (active.type === "UPDATE" && type === "UPDATE")) return undefined;
+  return `workflow ${type} cannot overwrite workflow ${active.type} (${active.updateId}, ${active.state}) of ` +
+    `job ${job.jobId}: abort it first`;
+}
+
+/**
  * Why a workflow that starts stopped instances (`startTasks`) cannot begin now: the job is being stopped
  * (its goal ended, its state not yet), as Peloton refuses it ("job is being terminated, cannot update with
  * start_pods set now"). Undefined when it can.
@@ -161,7 +173,10 @@ export class Workflows {
     };
   }
 
-  /** Starts a workflow on a job; a workflow already in progress is aborted first (Peloton's rule). */
+  /**
+   * Starts a workflow on a job; an update in progress is aborted first when this is an update too (Peloton's
+   * overwrite). Other overwrites the callers refuse beforehand (`overwriteRefusal`).
+   */
   create(job: JobEntry, req: WorkflowRequest): UpdateRecord {
     const u = this.prepare(job, req);
     this.jm.markDirty(job, true);

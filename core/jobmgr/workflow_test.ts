@@ -383,3 +383,31 @@ Deno.test("JobManager Restart|Start|Stop take Peloton's restartConfig|startConfi
   const stopping = rig.transport.take("kill-tasks", "hostmgr").flatMap((k) => k.tasks.map((t) => t.taskId));
   assert.equal(stopping.length, 2, "two at a time");
 });
+
+Deno.test("only an update replaces a workflow in progress: a restart over an update, or an update over a restart, is refused", () => {
+  const rig = runningService(3);
+  const next = makeJobConfig({ type: "SERVICE", instanceCount: 3, task: { command: cmd("echo v2") } });
+  const first =
+    (createUpdate(rig, next, { batchSize: 1 }).body as { updateID: { value: string } }).updateID.value;
+  rig.tick();
+  rig.api("job", "Restart", { id: { value: JOB_ID }, restartConfig: { batchSize: 1 } });
+  const [refused] = rig.replies();
+  assert.equal(refused.error?.code, "invalid-argument");
+  assert.equal(
+    refused.error?.message,
+    `workflow RESTART cannot overwrite workflow UPDATE (${first}, ROLLING_FORWARD) of job ${JOB_ID}: abort it first`,
+  );
+  assert.equal(rig.jm.updates.get(first)?.state, "ROLLING_FORWARD", "the update goes on");
+  // An update over an update is Peloton's overwrite: the first is aborted.
+  const newer = makeJobConfig({ type: "SERVICE", instanceCount: 3, task: { command: cmd("echo v3") } });
+  assert.equal(createUpdate(rig, newer, { batchSize: 1 }, 2).error, undefined);
+  assert.equal(rig.store.updates.get(first)?.state, "ABORTED");
+  // A rolling restart in progress is not overwritten by an update either.
+  rig.jm.workflows.abortActive(rig.job());
+  rig.api("job", "Restart", { id: { value: JOB_ID }, restartConfig: { batchSize: 1 } });
+  assert.equal(rig.replies()[0].error, undefined);
+  rig.tick();
+  const again = createUpdate(rig, next, { batchSize: 1 }, 3);
+  assert.equal(again.error?.code, "invalid-argument");
+  assert.match(again.error!.message, /^workflow UPDATE cannot overwrite workflow RESTART /);
+});
