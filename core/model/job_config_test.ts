@@ -248,7 +248,7 @@ Deno.test("task rules: ports, batch-only and service-only restrictions, volume o
     'error defaultConfig.ports[0].envName: an envName for dynamic port "http" (value 0 is picked at launch)',
     "error defaultConfig.ports[1].name: a port name",
   ]);
-  const custom = { type: "CUSTOM", data: "thermos" };
+  const custom = { type: "CUSTOM", data: "e30=" };
   const service = (task: Record<string, unknown>) =>
     makeJob({ type: "SERVICE", defaultConfig: { command: { value: "x" }, ...task } });
   assert.deepEqual(
@@ -256,6 +256,9 @@ Deno.test("task rules: ports, batch-only and service-only restrictions, volume o
     [],
     "custom executor ports",
   );
+  assert.deepEqual(problems(service({ executor: { type: "CUSTOM", data: "thermos config" } })), [
+    "error defaultConfig.executor.data: the executor's data in base64 (bytes, as Peloton's ExecutorInfo.data)",
+  ]);
   assert.deepEqual(problems(service({ executor: { type: 1 }, preemptionPolicy: { killOnPreempt: true } })), [
     "error defaultConfig.preemptionPolicy.killOnPreempt: false for a SERVICE job",
     "error defaultConfig.executor.type: CUSTOM (2), the only executor type supported",

@@ -58,6 +58,9 @@ function describeInstances(ids: number[]): string {
 
 type Uses = readonly (readonly PathSeg[])[];
 
+/** Standard base64, padded (protobuf JSON's bytes). */
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
 function error(path: PathSeg[], expected: string, value?: unknown, uses?: Uses): RuleIssue {
   const issue: RuleIssue = { path, expected, severity: "error" };
   if (value !== undefined) issue.value = value;
@@ -205,6 +208,12 @@ function checkInstance(config: JobConfig, i: number, issues: IssueSet): void {
     }
     if (task.executor && !task.executor.data) {
       add(error(at("executor", "data"), "executor data", task.executor.data, byType("executor", "data")));
+    } else if (
+      task.executor && !(typeof task.executor.data === "string" && BASE64.test(task.executor.data))
+    ) {
+      // Bytes, as Peloton's proto has them: Mesos would refuse the launch (TASK_ERROR) on every host.
+      const why = "the executor's data in base64 (bytes, as Peloton's ExecutorInfo.data)";
+      add(error(at("executor", "data"), why, task.executor.data, byType("executor", "data")));
     }
     // An enabled check that cannot run leaves the task HEALTH_UNKNOWN for good, and a rolling update waiting on
     // it for ever (Peloton sends such a check nowhere either).
