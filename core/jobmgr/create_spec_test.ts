@@ -103,3 +103,34 @@ Deno.test("a bad createSpec is refused, naming the field, and creates nothing", 
   rig.store.settle();
   assert.equal(rig.store.jobs.get(JOB_ID), undefined, "nothing stored");
 });
+
+Deno.test("an update may take over from a rolling create, and starts the pods the create had not reached", () => {
+  const rig = new JobmgrRig({ initialTaskBackoffMs: 1_000 });
+  createJob(rig, { createSpec: { batchSize: 1 } });
+  assert.deepEqual(started(rig), [0]);
+  rig.launch([0]);
+  rig.status(rig.taskId(0), "TASK_RUNNING");
+  const [create] = rig.jm.updates.values();
+  const job = rig.job();
+  const version = `${job.configVersion}-${job.runtime.desiredStateVersion ?? 1}-${
+    job.runtime.workflowVersion ?? 0
+  }`;
+  // One more pod and nothing else: pods 1 and 2 are left as they were, never started.
+  rig.call(STATELESS_SERVICE, "PatchJob", {
+    jobId: { value: JOB_ID },
+    version: { value: version },
+    spec: { instanceCount: 4 },
+    updateSpec: { batchSize: 0 },
+  });
+  rig.store.settle();
+  rig.tick();
+  assert.equal(rig.replies()[0].error, undefined, "a rolling create is Peloton's RollingCreate, an update");
+  assert.equal(rig.store.updates.get(create.updateId)?.state, "ABORTED");
+  assert.deepEqual(
+    started(rig).sort(),
+    [1, 2, 3],
+    "the ones the create had not reached start with the update",
+  );
+  assert.deepEqual(rig.transport.take("kill-tasks", "hostmgr"), [], "the running one is left alone");
+  assert.deepEqual([...rig.jm.updates.values()][0].instancesUpdated, [1, 2]);
+});

@@ -50,7 +50,7 @@ import { wholeNumber } from "./query_spec.ts";
 import { parseTaskQuerySpec, runTaskQuery, type TaskQuerySpec } from "./task_query.ts";
 import { UPDATE_SERVICE, UpdateApi } from "./update_api.ts";
 import { VOLUME_SERVICE, VolumeApi } from "./volume_api.ts";
-import { DEFAULT_UPDATE_CONFIG, overwriteRefusal } from "./workflow.ts";
+import { DEFAULT_UPDATE_CONFIG, differs, overwriteRefusal } from "./workflow.ts";
 import { WATCH_SERVICE, Watches } from "./watch.ts";
 
 export const JOB_SERVICE = "peloton.api.job.JobManager";
@@ -1010,7 +1010,7 @@ export function elasticChange(before: JobConfig, after: JobConfig): string | und
     "defaultConfig",
   ] as const;
   for (const f of fields) {
-    if (JSON.stringify(before[f]) !== JSON.stringify(after[f])) {
+    if (differs(before[f], after[f])) {
       return `config.${
         f === "respoolId" ? "respoolID" : f
       }: a job update may change only instanceCount and new instances' configs`;
@@ -1019,7 +1019,7 @@ export function elasticChange(before: JobConfig, after: JobConfig): string | und
   for (const [i, tc] of Object.entries(before.instanceConfig)) {
     if (
       Number(i) < after.instanceCount &&
-      JSON.stringify(tc) !== JSON.stringify(after.instanceConfig[Number(i)])
+      differs(tc, after.instanceConfig[Number(i)])
     ) {
       return `config.instanceConfig.${i}: an existing instance's config cannot change in a job update`;
     }

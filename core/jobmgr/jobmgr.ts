@@ -498,7 +498,9 @@ export class JobManager implements Receiver {
     // v1alpha CreateSpec: instances start as a START workflow (in batches, paused at first, with its retry
     // and failure limits). It is stored in the job's own batch, so a create answered as done cannot come back
     // from a crash without its rolling start.
-    const rolling = start ? this.workflows.prepare(job, { type: "START", ...start }) : undefined;
+    const rolling = start
+      ? this.workflows.prepare(job, { type: "START", create: true, ...start })
+      : undefined;
     const batch: StoreWrite[] = [
       { kind: "job.put", job: snapshot(job) },
       { kind: "job.config", jobId, version: 1, config: job.config },

@@ -50,3 +50,20 @@ Deno.test("an instance still to move to another version, or of a version not at 
     },
   );
 });
+
+Deno.test("a config whose fields come in another order is the same config", () => {
+  // The same command, its keys in another order (as a merge patch or another client writes them).
+  const reordered = makeJobConfig({
+    type: "SERVICE",
+    instanceCount: 3,
+    task: {
+      command: { uris: [], environment: { variables: [] }, arguments: [], value: "echo v2", shell: true },
+    },
+  });
+  const onV2 = [task(0, 2), task(1, 2), task(2, 2)];
+  assert.deepEqual(planReplace(onV2, reordered, new TaskConfigs(reordered), (v) => versions.get(v)), {
+    added: [],
+    removed: [],
+    updated: [],
+  });
+});

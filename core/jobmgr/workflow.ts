@@ -92,11 +92,31 @@ export interface WorkflowRequest {
   /** RESTART / START / STOP: the instances (default all). */
   instances?: number[];
   opaqueData?: string;
+  /** START: the job's rolling create (see `UpdateRecord.create`). */
+  create?: boolean;
 }
 
 /** Whether two task configs differ (instances whose config did not change are not touched). */
-function differs(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) !== JSON.stringify(b);
+export function differs(a: unknown, b: unknown): boolean {
+  return !sameValue(a, b);
+}
+
+/**
+ * Deep equality of JSON-shaped values, whatever the order of an object's keys (a merge patch or another
+ * client writes them in its own order) and counting an absent key as undefined, as JSON does.
+ */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const other = b as unknown[];
+    return a.length === other.length && a.every((x, i) => sameValue(x, other[i]));
+  }
+  const x = a as Record<string, unknown>, y = b as Record<string, unknown>;
+  const keys = new Set([...Object.keys(x), ...Object.keys(y)]);
+  for (const k of keys) if (!sameValue(x[k], y[k])) return false;
+  return true;
 }
 
 /**
@@ -132,7 +152,7 @@ export function planReplace(
  */
 export function overwriteRefusal(wf: Workflows, job: JobEntry, type: WorkflowType): string | undefined {
   const active = wf.active(job);
-  if (!active || (active.type === "UPDATE" && type === "UPDATE")) return undefined;
+  if (!active || ((active.type === "UPDATE" || active.create) && type === "UPDATE")) return undefined;
   return `workflow ${type} cannot overwrite workflow ${active.type} (${active.updateId}, ${active.state}) of ` +
     `job ${job.jobId}: abort it first`;
 }
@@ -192,6 +212,9 @@ export class Workflows {
    * durable.
    */
   prepare(job: JobEntry, req: WorkflowRequest): UpdateRecord {
+    // A rolling create an update takes over from: the instances it had not started yet start with the update.
+    const create = this.active(job);
+    const unstarted = create?.create ? this.#remaining(create) : [];
     this.abortActive(job);
     const now = this.jm.now();
     const prevVersion = job.configVersion;
@@ -207,6 +230,11 @@ export class Workflows {
       added.push(...plan.added);
       removed.push(...plan.removed);
       updated = plan.updated;
+      const planned = new Set([...added, ...removed, ...updated]);
+      const left = unstarted.filter((i) =>
+        !planned.has(i) && job.tasks.get(i)?.goalState === defaultTaskGoal(job.config.type)
+      );
+      if (left.length) updated = [...updated, ...left].sort((a, b) => a - b);
     } else {
       updated = (req.instances ?? liveIds).filter((i) => job.tasks.has(i));
     }
@@ -228,6 +256,7 @@ export class Workflows {
       creationTimeMs: now,
       updateTimeMs: now,
       opaqueData: req.opaqueData,
+      ...(req.create ? { create: true } : {}),
       states: [{ state: req.config.startPaused ? "PAUSED" : "INITIALIZED", timeMs: now }],
       version: 0,
     };

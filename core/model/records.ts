@@ -231,6 +231,11 @@ export interface UpdateRecord {
   /** RESTART: the run id each restarted instance must reach. */
   targetRuns?: Record<string, number>;
   /**
+   * A START that is the job's rolling create (v1alpha CreateSpec): Peloton's RollingCreate, an update there,
+   * so an update may take over from it as from an update.
+   */
+  create?: boolean;
+  /**
    * UPDATE with `stopBeforeUpdate`: the instances it stopped before starting any on the new config (each
    * starts again when its batch comes, or when the workflow ends before), and whether all have stopped.
    */
