@@ -30,6 +30,9 @@ interface Held {
  * (shards ÷ live job managers, rounded up), and hands one shard back when it holds more than its share
  * while another job manager holds less, so a job manager that joins gets work without anyone failing.
  */
+/** How long a stop waits for the balancing step under way. */
+const STOP_WAIT_MS = 5_000;
+
 export class ShardOwner {
   readonly held = new Map<number, Held>();
   readonly shards: number;
@@ -77,9 +80,15 @@ export class ShardOwner {
     this.#stopped = true;
     clearTimeout(this.#timer);
     clearInterval(this.#watchdog);
-    // A balancing step under way ends first: a shard it takes from now on is handed straight back, and a
-    // hand-back it began is finished before anything else is released.
-    await this.#balancing;
+    // A balancing step under way ends first, for a while: a shard it takes from now on is handed straight
+    // back, and a hand-back it began is finished before anything else is released. A step held up by a busy
+    // store does not hold the stop up for longer than that (a take it finishes later still hands back).
+    if (this.#balancing) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const waited = new Promise<void>((resolve) => timer = setTimeout(resolve, STOP_WAIT_MS));
+      await Promise.race([this.#balancing, waited]);
+      clearTimeout(timer);
+    }
     if (release) {
       for (const h of this.held.values()) {
         await this.o.cluster.release(h.lease.name, h.lease.holder, h.lease.token).catch(() => {});
