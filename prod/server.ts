@@ -1,4 +1,5 @@
 /** Production mode's all-in-one wiring: the four daemons in one process, the store, the backend and HTTP. */
+import { withJsonNames } from "./proto_json.ts";
 import { routeProcedure } from "../core/api/procedures.ts";
 import { DEFAULT_HOSTMGR_CONFIG, HostManager } from "../core/hostmgr/hostmgr.ts";
 import { DEFAULT_JOBMGR_CONFIG, JobManager, type JobmgrConfig } from "../core/jobmgr/jobmgr.ts";
@@ -315,7 +316,8 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
     const text = await req.text();
     if (text.trim()) {
       try {
-        body = JSON.parse(text);
+        // Proto field names (`host_states`) read as their JSON names, as protobuf's JSON parser reads them.
+        body = withJsonNames(JSON.parse(text));
       } catch (e) {
         return rpcError("invalid-argument", `request body is not JSON: ${(e as Error).message}`);
       }

@@ -178,6 +178,19 @@ Deno.test({
       const bad = await cli(up.url, "host", "query", "-s", "HOST_STATE_NOPE");
       assert.equal(bad.code, 1);
       assert.match(bad.err, /hostStates: got "HOST_STATE_NOPE", expected one of/);
+      // A field by its proto name (`host_states`, as a hand-written call may send it) is read as protobuf's
+      // JSON parser reads it: the filter applies, rather than every host coming back.
+      const query = async (body: unknown) => {
+        const res = await fetch(`${up.url}/api/v1`, {
+          method: "POST",
+          headers: { "rpc-procedure": "peloton.api.v0.host.svc.HostService::QueryHosts" },
+          body: JSON.stringify(body),
+        });
+        return ((await res.json()).hostInfos as unknown[]).length;
+      };
+      assert.equal(await query({}), 2);
+      assert.equal(await query({ host_states: ["HOST_STATE_DRAINING"] }), 0);
+      assert.equal(await query({ host_states: ["HOST_STATE_UP"] }), 2);
     } finally {
       await up.stop();
       await Deno.remove(dataDir, { recursive: true });

@@ -1,4 +1,5 @@
 /** What every daemon process shares: store, leases, registry, HTTP transport, API front, health and metrics. */
+import { withJsonNames } from "../proto_json.ts";
 import type { ApiErrorCode, ApiReply, Message } from "../../core/messages.ts";
 import { type Route, routeProcedure } from "../../core/api/procedures.ts";
 import type { Address } from "../../core/ports/transport.ts";
@@ -385,7 +386,8 @@ export class DaemonProcess {
     let body: Record<string, unknown> = {};
     if (text.trim()) {
       try {
-        body = JSON.parse(text);
+        // Proto field names (`host_states`) read as their JSON names, as protobuf's JSON parser reads them.
+        body = withJsonNames(JSON.parse(text)) as Record<string, unknown>;
       } catch (e) {
         return rpcError("invalid-argument", `request body is not JSON: ${(e as Error).message}`);
       }
