@@ -168,9 +168,9 @@ export class JobApi {
       case "job.Start":
       case "job.Stop": {
         const type = method.toUpperCase() as "RESTART" | "START" | "STOP";
-        // Peloton's request gives the batch size in `restartConfig`, `startConfig` or `stopConfig` (a bare
-        // `batchSize` is taken too). With one these are rolling workflows; without, they act on every instance
-        // at once.
+        // Always a workflow, as Peloton's jobsvc makes one (`createNonUpdateWorkflow`): the batch size in
+        // `restartConfig`, `startConfig` or `stopConfig` (a bare `batchSize` is taken too), every instance at
+        // once without one; the answer names it (`updateID`). TaskManager's Stop|Start|Restart act at once.
         const configKey = `${method.toLowerCase()}Config`;
         const given = (body[configKey] as Body | undefined)?.batchSize ?? body.batchSize ?? 0;
         const batchSize = Number(given);
@@ -188,9 +188,7 @@ export class JobApi {
           if (version !== undefined && Number(version) !== job.configVersion) {
             return r.error("aborted", `resourceVersion: got ${version}, expected ${job.configVersion}`);
           }
-          return batchSize > 0
-            ? this.#startWorkflow(r, job, type, body, batchSize)
-            : this.#taskAction(r, job, method, body);
+          return this.#startWorkflow(r, job, type, body, batchSize);
         });
       }
       // Peloton answers an unknown job in the body: Stop's and Start's `error.notFound`, Restart's own

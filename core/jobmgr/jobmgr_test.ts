@@ -246,7 +246,7 @@ Deno.test("Stop, Start and Restart answer only once their writes are durable, an
   );
   rig.status(id(1), "TASK_KILLED");
 
-  rig.api("job", "Start", { id: { value: JOB_ID } });
+  rig.api("task", "Start", { jobId: { value: JOB_ID } });
   assert.deepEqual(rig.repliesSoFar(), [], "no answer before the start is durable");
   rig.store.settle();
   assert.deepEqual(rig.repliesSoFar().map((r) => r.body), [{
@@ -254,7 +254,7 @@ Deno.test("Stop, Start and Restart answer only once their writes are durable, an
     invalidInstanceIds: [],
   }]);
 
-  rig.api("job", "Restart", { id: { value: JOB_ID } });
+  rig.api("task", "Restart", { jobId: { value: JOB_ID } });
   assert.deepEqual(rig.repliesSoFar(), [], "no answer before the restart is durable");
   rig.store.settle();
   assert.deepEqual(rig.repliesSoFar().map((r) => r.body), [{
@@ -263,7 +263,7 @@ Deno.test("Stop, Start and Restart answer only once their writes are durable, an
   }]);
   assert.equal(rig.store.task(JOB_ID, 0)!.desiredRunId, 2);
 
-  rig.api("job", "Stop", { id: { value: JOB_ID } });
+  rig.api("task", "Stop", { jobId: { value: JOB_ID } });
   assert.deepEqual(rig.repliesSoFar(), [], "no answer before the stop is durable");
   rig.store.settle();
   assert.deepEqual(rig.repliesSoFar().map((r) => r.body), [{
@@ -284,8 +284,8 @@ Deno.test("a Stop whose write fails is answered with the error, claims nothing, 
     kind: "api",
     reqId: 7,
     replyTo: "api/1",
-    procedure: "peloton.api.job.JobManager::Stop",
-    body: { id: { value: JOB_ID } },
+    procedure: "peloton.api.task.TaskManager::Stop",
+    body: { jobId: { value: JOB_ID } },
   });
   assert.equal(rig.store.jobs.get(JOB_ID)!.runtime.goalState, before, "the stop is not in the store");
   assert.deepEqual(rig.replies(), [{

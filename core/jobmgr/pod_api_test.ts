@@ -168,7 +168,7 @@ Deno.test("an earlier run shows its own fields only, not the current run's", asy
 Deno.test("StartPod in a stopped job starts the job again; a finished batch job's pods do not start", async () => {
   const rig = new JobmgrRig();
   rig.create({ type: "SERVICE", instanceCount: 2 });
-  rig.api("job", "Stop", { id: { value: JOB_ID } });
+  rig.api("task", "Stop", { jobId: { value: JOB_ID } });
   rig.replies();
   assert.equal(rig.job().runtime.goalState, "KILLED");
   ok(await call(rig, "StartPod", { podName: pod(0) }));

@@ -79,7 +79,7 @@ Deno.test("stopping a whole job through the v0 API aborts its update; stopping s
   rig.api("task", "Stop", { jobId: { value: JOB_ID }, ranges: [{ from: 3, to: 4 }] });
   rig.replies();
   assert.equal(rig.jm.updates.get(updateId)?.state, "ROLLING_FORWARD", "a partial stop leaves it rolling");
-  rig.api("job", "Stop", { id: { value: JOB_ID } });
+  rig.api("task", "Stop", { jobId: { value: JOB_ID } });
   rig.replies();
   assert.equal((await storedUpdate(rig, updateId)).state, "ABORTED");
   assert.equal(rig.jm.updates.size, 0);

@@ -384,6 +384,21 @@ Deno.test("JobManager Restart|Start|Stop take Peloton's restartConfig|startConfi
   assert.equal(stopping.length, 2, "two at a time");
 });
 
+Deno.test("JobManager Restart without a batch size is a workflow too, of every instance at once, as Peloton's", () => {
+  const rig = runningService(3);
+  rig.api("job", "Restart", { id: { value: JOB_ID } });
+  rig.store.settle();
+  const [reply] = rig.replies();
+  const body = reply.body as { updateID: { value: string }; resourceVersion: number };
+  assert.deepEqual(Object.keys(body).sort(), ["resourceVersion", "updateID"], "Peloton's RestartResponse");
+  const u = rig.jm.updates.get(body.updateID.value)!;
+  assert.deepEqual([u.type, u.config.batchSize], ["RESTART", 0]);
+  rig.tick();
+  assert.deepEqual(rig.rollBatch().sort(), [0, 1, 2], "all at once");
+  rig.tick(SETTLE_MS);
+  assert.equal(rig.jm.updates.size, 0, "done");
+});
+
 Deno.test("only an update replaces a workflow in progress: a restart over an update, or an update over a restart, is refused", () => {
   const rig = runningService(3);
   const next = makeJobConfig({ type: "SERVICE", instanceCount: 3, task: { command: cmd("echo v2") } });
