@@ -102,6 +102,8 @@ export interface DrainRow {
   /** Per report: seconds from the start of the maintenance until its last host had no task left. */
   drainSeconds: (number | null)[];
   status: DrainStatus[];
+  /** Per report: tasks still on the drain's hosts at the end of a run it did not drain in (else null). */
+  tasksLeft: (number | null)[];
 }
 
 /** The table: each headline number per report, and its relative change against the first report. */
@@ -159,11 +161,13 @@ export function compareDrains(list: Named[]): DrainRow[] {
           target,
           drainSeconds: list.map(() => null),
           status: list.map(() => "no such event"),
+          tasksLeft: list.map(() => null),
         };
         entry = { row, n };
         rows.set(key, entry);
       }
       entry.row.drainSeconds[i] = e.drainSeconds ?? null;
+      entry.row.tasksLeft[i] = e.drainPending?.tasks ?? null;
       entry.row.status[i] = e.drainSeconds === undefined
         ? "not timed"
         : e.drainSeconds === null
@@ -178,6 +182,8 @@ export function compareDrains(list: Named[]): DrainRow[] {
 function drainCell(row: DrainRow, i: number): number | string {
   const status = row.status[i];
   if (status === "drained") return row.drainSeconds[i]!;
+  const left = row.tasksLeft[i];
+  if (status === "not drained" && left != null) return `not drained, ${left} tasks left`;
   return status === "no such event" ? "\u2014" : status;
 }
 

@@ -103,6 +103,7 @@ Deno.test("compare lists each drain event with every run's drain time, — where
       target: "rack std-rack-0",
       drainSeconds: [slow, fast, null, null],
       status: ["drained", "drained", "not drained", "no such event"],
+      tasksLeft: [null, null, 15, null],
     },
     {
       event: "drain rack std-rack-1 at 150 s",
@@ -110,6 +111,7 @@ Deno.test("compare lists each drain event with every run's drain time, — where
       target: "rack std-rack-1",
       drainSeconds: [null, null, null, late],
       status: ["no such event", "no such event", "no such event", "drained"],
+      tasksLeft: [null, null, null, null],
     },
   ]);
 
@@ -118,7 +120,12 @@ Deno.test("compare lists each drain event with every run's drain time, — where
     text.find((l) => l.startsWith(`${label} `))?.slice(label.length).trim().split(/\s{2,}/);
   assert.deepEqual(cells("drain: s until no task left"), ["held", "free", "stuck", "other"]);
   const fmt = (x: number) => x.toLocaleString("en-US");
-  assert.deepEqual(cells("drain rack std-rack-0 at 60 s"), [fmt(slow), fmt(fast), "not drained", "—"]);
+  assert.deepEqual(cells("drain rack std-rack-0 at 60 s"), [
+    fmt(slow),
+    fmt(fast),
+    "not drained, 15 tasks left",
+    "—",
+  ]);
   assert.deepEqual(cells("drain rack std-rack-1 at 150 s"), ["—", "—", "—", fmt(late)]);
 
   const html = renderComparison(list, { js: "", css: "" });
@@ -129,7 +136,9 @@ Deno.test("compare lists each drain event with every run's drain time, — where
   const n = (x: number) => `<td class="n">${fmt(x)}</td>`;
   assert.ok(
     html.includes(
-      `<tr><td>drain rack std-rack-0 at 60 s</td>${n(slow)}${n(fast)}<td>not drained</td><td>—</td></tr>`,
+      `<tr><td>drain rack std-rack-0 at 60 s</td>${n(slow)}${
+        n(fast)
+      }<td>not drained, 15 tasks left</td><td>—</td></tr>`,
     ),
     "compare.html: rack 0's drain in each run",
   );
