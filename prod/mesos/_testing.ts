@@ -1,8 +1,13 @@
 /** Test harness for the Mesos client, backend and emulator: fast masters, raw streams, event recorders. */
+import assert from "node:assert/strict";
+import type { HostInfo } from "../../core/ports/host_backend.ts";
 import { seededPrng } from "../../core/ports/prng.ts";
+import { Recorder } from "../backend_testing.ts";
 import { MesosMaster, type MesosMasterOptions } from "./master.ts";
 import { type Call, CONTENT_TYPE_JSON, type Event, SCHEDULER_PATH, STREAM_ID_HEADER } from "./protocol.ts";
+import { MesosBackend, type MesosBackendOptions } from "./mesos_backend.ts";
 import { RecordIODecoder } from "./recordio.ts";
+import { MemoryFrameworkIdStore } from "./scheduler_client.ts";
 import { loadReferenceSchema, type ShapeSchema } from "./shape_check.ts";
 
 let schemaPromise: Promise<ShapeSchema> | undefined;
@@ -191,4 +196,56 @@ export async function eventually<T>(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/** What `withBackend` hands a test. */
+export interface BackendEnv {
+  m: TestMaster;
+  backend: MesosBackend;
+  rec: Recorder;
+  hosts: HostInfo[];
+  store: MemoryFrameworkIdStore;
+}
+
+/** A MesosBackend on the emulator with test timings. */
+export function newBackend(
+  m: TestMaster,
+  store: MemoryFrameworkIdStore,
+  extra: Partial<MesosBackendOptions> = {},
+) {
+  return new MesosBackend({
+    masterUrl: m.url,
+    idStore: store,
+    launchTimeoutMs: 2000,
+    client: { heartbeatMisses: 3, backoffMinMs: 20, backoffMaxMs: 200, random: () => 0.5 },
+    ...extra,
+  });
+}
+
+/** A backend started on a fresh emulator; by default acknowledges every update like the host manager. */
+export async function withBackend(
+  fn: (env: BackendEnv) => Promise<void>,
+  options: { master?: TestMasterOptions; backend?: Partial<MesosBackendOptions>; autoAck?: boolean } = {},
+): Promise<void> {
+  const m = await startTestMaster(options.master);
+  const rec = new Recorder();
+  const store = new MemoryFrameworkIdStore();
+  const backend = newBackend(m, store, options.backend);
+  if (options.autoAck !== false) {
+    rec.onStatus = (s) =>
+      s.uuid && backend.acknowledge([{ taskId: s.taskId, agentId: s.agentId, uuid: s.uuid }]);
+  }
+  try {
+    backend.start(rec.sink);
+    await eventually(
+      "two hosts",
+      () => rec.events.filter((e) => e.kind === "host-up").length >= 2 ? true : undefined,
+    );
+    const hosts = rec.events.flatMap((e) => e.kind === "host-up" ? [e.host] : []);
+    await fn({ m, backend, rec, hosts, store });
+  } finally {
+    await backend.stop();
+    await m.stop();
+  }
+  assert.deepEqual(await shapeProblems(m.calls, m.events), []);
 }

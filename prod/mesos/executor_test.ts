@@ -7,12 +7,10 @@ import assert from "node:assert/strict";
 import { spec } from "../../core/hostmgr/testing.ts";
 import type { LaunchSpec } from "../../core/ports/host_backend.ts";
 import { conformance, operator, RawFramework } from "./_conformance.ts";
-import { eventually, makeSpec, Recorder, shapeProblems, startTestMaster } from "./_testing.ts";
-import { MesosBackend } from "./mesos_backend.ts";
+import { eventually, makeSpec, withBackend } from "./_testing.ts";
 import { executorProblem, specBag, toSecretVolume, toTaskInfo } from "./mesos_convert.ts";
 import type { Event, TaskInfo } from "./protocol.ts";
 import { bagToMesos } from "./resources.ts";
-import { MemoryFrameworkIdStore } from "./scheduler_client.ts";
 import { loadReferenceSchema } from "./shape_check.ts";
 
 const DATA = btoa('{"task": {"name": "hello", "processes": [{"cmdline": "echo hello"}]}}');
@@ -130,23 +128,9 @@ Deno.test("executor data that is not base64 is refused by name, the data never q
   );
 });
 
-Deno.test("MesosBackend on the emulator: a custom executor's task runs under Peloton's executor id, is listed with it, its exit is a FAILURE", async () => {
-  const m = await startTestMaster();
-  const rec = new Recorder();
-  const backend = new MesosBackend({
-    masterUrl: m.url,
-    idStore: new MemoryFrameworkIdStore(),
-    launchTimeoutMs: 2000,
-    client: { heartbeatMisses: 3, backoffMinMs: 20, backoffMaxMs: 200, random: () => 0.5 },
-  });
-  rec.onStatus = (s) =>
-    s.uuid && backend.acknowledge([{ taskId: s.taskId, agentId: s.agentId, uuid: s.uuid }]);
-  try {
-    backend.start(rec.sink);
-    const host = await eventually(
-      "a host",
-      () => rec.events.flatMap((e) => e.kind === "host-up" ? [e.host] : [])[0],
-    );
+Deno.test("MesosBackend on the emulator: a custom executor's task runs under Peloton's executor id, is listed with it, its exit is a FAILURE", () =>
+  withBackend(async ({ m, backend, rec, hosts }) => {
+    const host = hosts[0];
     const task: LaunchSpec = makeSpec(host, 'echo "$MESOS_EXECUTOR_ID $GREETING" && exit 3', {
       env: { GREETING: "hi" },
       executor: { type: "CUSTOM", data: DATA },
@@ -186,12 +170,7 @@ Deno.test("MesosBackend on the emulator: a custom executor's task runs under Pel
     const listed = [...listing.tasks, ...listing.completed_tasks]
       .find((t: { task_id: { value: string } }) => t.task_id.value === task.taskId);
     assert.deepEqual(listed.executor_id, { value: executorId });
-  } finally {
-    await backend.stop();
-    await m.stop();
-  }
-  assert.deepEqual(await shapeProblems(m.calls, m.events), []);
-});
+  }));
 
 /** One task of 0.1 cpus on `offer` with the given executor (and TaskInfo fields). */
 function executorTask(

@@ -1,64 +1,9 @@
 /** MesosBackend end to end on the emulator (verified against an emulator of the documented protocol). */
 import assert from "node:assert/strict";
 import type { HostInfo } from "../../core/ports/host_backend.ts";
-import {
-  eventually,
-  makeSpec,
-  Recorder,
-  shapeProblems,
-  startTestMaster,
-  type TestMaster,
-  type TestMasterOptions,
-} from "./_testing.ts";
-import { MesosBackend, type MesosBackendOptions } from "./mesos_backend.ts";
+import { eventually, makeSpec, newBackend, Recorder, startTestMaster, withBackend } from "./_testing.ts";
 import type { TaskInfo } from "./protocol.ts";
 import { MemoryFrameworkIdStore } from "./scheduler_client.ts";
-
-interface Env {
-  m: TestMaster;
-  backend: MesosBackend;
-  rec: Recorder;
-  hosts: HostInfo[];
-  store: MemoryFrameworkIdStore;
-}
-
-function newBackend(m: TestMaster, store: MemoryFrameworkIdStore, extra: Partial<MesosBackendOptions> = {}) {
-  return new MesosBackend({
-    masterUrl: m.url,
-    idStore: store,
-    launchTimeoutMs: 2000,
-    client: { heartbeatMisses: 3, backoffMinMs: 20, backoffMaxMs: 200, random: () => 0.5 },
-    ...extra,
-  });
-}
-
-/** A backend started on a fresh emulator; by default acknowledges every update like the host manager. */
-async function withBackend(
-  fn: (env: Env) => Promise<void>,
-  options: { master?: TestMasterOptions; backend?: Partial<MesosBackendOptions>; autoAck?: boolean } = {},
-): Promise<void> {
-  const m = await startTestMaster(options.master);
-  const rec = new Recorder();
-  const store = new MemoryFrameworkIdStore();
-  const backend = newBackend(m, store, options.backend);
-  if (options.autoAck !== false) {
-    rec.onStatus = (s) =>
-      s.uuid && backend.acknowledge([{ taskId: s.taskId, agentId: s.agentId, uuid: s.uuid }]);
-  }
-  try {
-    backend.start(rec.sink);
-    await eventually(
-      "two hosts",
-      () => rec.events.filter((e) => e.kind === "host-up").length >= 2 ? true : undefined,
-    );
-    const hosts = rec.events.flatMap((e) => e.kind === "host-up" ? [e.host] : []);
-    await fn({ m, backend, rec, hosts, store });
-  } finally {
-    await backend.stop();
-    await m.stop();
-  }
-  assert.deepEqual(await shapeProblems(m.calls, m.events), []);
-}
 
 Deno.test("MesosBackend: hosts from GET_AGENTS; an echo task goes STAGING→STARTING→RUNNING→FINISHED with acks", () =>
   withBackend(async ({ m, backend, rec, hosts }) => {

@@ -6,11 +6,9 @@ import assert from "node:assert/strict";
 import { spec } from "../../core/hostmgr/testing.ts";
 import type { LaunchSpec } from "../../core/ports/host_backend.ts";
 import { conformance, operator, RawFramework } from "./_conformance.ts";
-import { eventually, makeSpec, Recorder, shapeProblems, startTestMaster } from "./_testing.ts";
-import { MesosBackend } from "./mesos_backend.ts";
+import { makeSpec, withBackend } from "./_testing.ts";
 import { secretsProblem, toSecretVolume, toTaskInfo } from "./mesos_convert.ts";
 import type { ContainerInfo, TaskInfo } from "./protocol.ts";
-import { MemoryFrameworkIdStore } from "./scheduler_client.ts";
 import { filesUnder } from "../backend_testing.ts";
 import { loadReferenceSchema } from "./shape_check.ts";
 
@@ -93,23 +91,9 @@ Deno.test("secret data that is not base64, or an empty path, is refused by name,
   assert.equal(secretsProblem([{ path: "", data: TEXT_B64 }]), "secret: path is empty");
 });
 
-Deno.test("MesosBackend on the emulator: the ACCEPT carries the secret volumes, the task reads its files, nothing else shows the data", async () => {
-  const m = await startTestMaster();
-  const rec = new Recorder();
-  const backend = new MesosBackend({
-    masterUrl: m.url,
-    idStore: new MemoryFrameworkIdStore(),
-    launchTimeoutMs: 2000,
-    client: { heartbeatMisses: 3, backoffMinMs: 20, backoffMaxMs: 200, random: () => 0.5 },
-  });
-  rec.onStatus = (s) =>
-    s.uuid && backend.acknowledge([{ taskId: s.taskId, agentId: s.agentId, uuid: s.uuid }]);
-  try {
-    backend.start(rec.sink);
-    const host = await eventually(
-      "a host",
-      () => rec.events.flatMap((e) => e.kind === "host-up" ? [e.host] : [])[0],
-    );
+Deno.test("MesosBackend on the emulator: the ACCEPT carries the secret volumes, the task reads its files, nothing else shows the data", () =>
+  withBackend(async ({ m, backend, rec, hosts }) => {
+    const host = hosts[0];
     const secrets = [{ path: "/etc/app/key", data: TEXT_B64 }, { path: "conf/key", data: btoa("second\n") }];
     const task: LaunchSpec = makeSpec(
       host,
@@ -152,12 +136,7 @@ Deno.test("MesosBackend on the emulator: the ACCEPT carries the secret volumes, 
       const holds = text.includes(TEXT) || text.includes(TEXT_B64);
       assert.equal(holds, holders.has(file), `${file} ${holders.has(file) ? "holds" : "leaks"} the secret`);
     }
-  } finally {
-    await backend.stop();
-    await m.stop();
-  }
-  assert.deepEqual(await shapeProblems(m.calls, m.events), []);
-});
+  }));
 
 /** An ACCEPT of `offer` launching one task per [task id, container]. */
 function acceptWith(
