@@ -22,13 +22,7 @@ const SPEC = {
 
 type Body = Record<string, unknown>;
 
-function createJob(rig: JobmgrRig, extra: Body) {
-  rig.call(STATELESS_SERVICE, "CreateJob", { jobId: { value: JOB_ID }, spec: SPEC, ...extra });
-  rig.answerPool();
-  rig.store.settle();
-  rig.tick();
-  return rig.replies()[0];
-}
+const createJob = (rig: JobmgrRig, extra: Body) => rig.createStateless({ spec: SPEC, ...extra });
 
 const started = (rig: JobmgrRig) =>
   rig.transport.take("enqueue-gangs", "resmgr").flatMap((m) => m.gangs)

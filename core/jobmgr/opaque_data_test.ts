@@ -25,8 +25,7 @@ function ok(reply: ApiReply): Body {
 
 /** A 2-pod service created through the v1alpha JobService, its pods RUNNING; its entity version. */
 function service(rig: JobmgrRig): string {
-  rig.call(STATELESS_SERVICE, "CreateJob", {
-    jobId: { value: JOB_ID },
+  const created = rig.createStateless({
     spec: {
       name: "web",
       instanceCount: 2,
@@ -34,10 +33,7 @@ function service(rig: JobmgrRig): string {
       respoolId: { value: "pool-a" },
     },
   });
-  rig.answerPool();
-  rig.store.settle();
-  rig.tick();
-  const version = (ok(rig.replies()[0]).version as { value: string }).value;
+  const version = (ok(created).version as { value: string }).value;
   rig.launch([0, 1]);
   for (const i of [0, 1]) rig.status(rig.taskId(i), "TASK_RUNNING");
   return version;

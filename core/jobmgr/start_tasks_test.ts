@@ -120,8 +120,7 @@ Deno.test("startPods through PatchJob (a ReplaceJob of the patched spec) starts 
     return reply.body as { version: { value: string } };
   };
   const container = (cmd: string) => ({ name: "c", entrypoint: { value: cmd }, resource: { cpuLimit: 0.1 } });
-  rig.call(STATELESS, "CreateJob", {
-    jobId: { value: JOB_ID },
+  const created = rig.createStateless({
     spec: {
       name: "web",
       instanceCount: 2,
@@ -129,10 +128,7 @@ Deno.test("startPods through PatchJob (a ReplaceJob of the patched spec) starts 
       respoolId: { value: "pool-a" },
     },
   });
-  rig.answerPool();
-  rig.store.settle();
-  rig.tick();
-  assert.equal(rig.replies()[0].error, undefined);
+  assert.equal(created.error, undefined);
   rig.launch([0, 1]);
   for (const i of [0, 1]) rig.status(rig.taskId(i), "TASK_RUNNING");
   const { version } = call("StopJob", {});

@@ -19,6 +19,7 @@ import {
   type JobmgrDeps,
 } from "../jobmgr/jobmgr.ts";
 import { recoveredJob } from "../jobmgr/job_load.ts";
+import { STATELESS_SERVICE } from "../jobmgr/stateless_api.ts";
 import { makeJobConfig, makePorts, type TestPorts } from "./harness.ts";
 
 export const JOB_ID = "11111111-2222-4333-8444-555555555555";
@@ -157,6 +158,18 @@ export class JobmgrRig {
       throw new Error(`Cannot create job: ${JSON.stringify(reply)}`);
     }
     return { gangs: this.transport.take("enqueue-gangs", "resmgr").flatMap((m) => m.gangs) };
+  }
+
+  /**
+   * Creates a job through the v1alpha JobService (`body` holds the spec and whatever else CreateJob takes;
+   * the job id is JOB_ID unless it gives one), answers the pool lookup and lets the engines run; the reply.
+   */
+  createStateless(body: Record<string, unknown>): ApiReply {
+    this.call(STATELESS_SERVICE, "CreateJob", { jobId: { value: JOB_ID }, ...body });
+    this.answerPool();
+    this.store.settle();
+    this.tick();
+    return this.replies()[0];
   }
 
   job(jobId = JOB_ID): JobEntry {
