@@ -8,9 +8,9 @@ import type { JobConfig } from "../model/config_types.ts";
 import { jobConfigJson } from "./api_json.ts";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
 import { makeJobConfig } from "../testing/fixtures.ts";
+import { STATELESS_SERVICE } from "./stateless_api.ts";
 
 const UPDATE = "peloton.api.v0.update.svc.UpdateService";
-const STATELESS = "peloton.api.v1alpha.job.stateless.svc.JobService";
 /** The default `minRunningSeconds`, in ms. */
 const SETTLE_MS = 10_000;
 
@@ -112,7 +112,7 @@ Deno.test("startTasks: an update starts a stopped service's instances on the new
 Deno.test("startPods through PatchJob (a ReplaceJob of the patched spec) starts a stopped stateless job again", () => {
   const rig = new JobmgrRig({ initialTaskBackoffMs: 1_000 });
   const call = (method: string, body: Record<string, unknown>) => {
-    rig.call(STATELESS, method, { jobId: { value: JOB_ID }, ...body });
+    rig.call(STATELESS_SERVICE, method, { jobId: { value: JOB_ID }, ...body });
     rig.store.settle();
     rig.tick();
     const [reply] = rig.replies();
