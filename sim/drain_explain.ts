@@ -1,13 +1,10 @@
 /** Why a drain is not over when a run ends: what holds the tasks still on its hosts, by workload. */
 import type { JobEntry } from "../core/jobmgr/job_entry.ts";
 import type { JobManager } from "../core/jobmgr/jobmgr.ts";
-import { availability, maintenanceLimit } from "../core/jobmgr/sla_drain.ts";
+import { availability, maintenanceLimit, SLA_HOLD_TEXT } from "../core/jobmgr/sla_drain.ts";
 import type { TaskRecord } from "../core/model/records.ts";
 import type { SimCluster } from "./cluster.ts";
 import type { DrainPending } from "./events.ts";
-
-/** The job manager's message on a task whose drain its job's SLA holds back (`#holdDrain`). */
-const HELD_BY_SLA = /draining waits for the job's SLA/;
 
 type Why = "sla" | "killing" | string;
 
@@ -48,7 +45,7 @@ export function explainDrain(
 
 function reasonOf(task: TaskRecord): Why {
   if (task.state === "KILLING" || task.state === "PREEMPTING") return "killing";
-  if (HELD_BY_SLA.test(task.message ?? "")) return "sla";
+  if (task.message?.includes(SLA_HOLD_TEXT)) return "sla";
   return task.message ? `${task.state}: ${task.message}` : task.state;
 }
 

@@ -1,6 +1,6 @@
 /** The job manager daemon: job and task lifecycle, driven by goal-state engines over Peloton's tables. */
 import { GoalStateEngine } from "../goalstate/engine.ts";
-import { availability, maintenanceLimit, SlaDrains, unavailableCount } from "./sla_drain.ts";
+import { availability, maintenanceLimit, SLA_HOLD_TEXT, SlaDrains, unavailableCount } from "./sla_drain.ts";
 import {
   ADMIN_SERVICE,
   apiLockKind,
@@ -1103,8 +1103,7 @@ export class JobManager implements Receiver {
     const hostname = task.hostname ?? "";
     this.#drains.hold(job, task, { taskId, hostname });
     this.#heldDrains.push(taskId);
-    const message =
-      `host ${hostname} is in maintenance: draining waits for the job's SLA, ${down} of at most ` +
+    const message = `host ${hostname} is in maintenance: ${SLA_HOLD_TEXT}, ${down} of at most ` +
       `${limit} instances unavailable`;
     if (task.message !== message) this.#explain(task, message, this.now());
   }

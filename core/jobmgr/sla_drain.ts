@@ -14,6 +14,9 @@
 import type { TaskRecord } from "../model/records.ts";
 import type { JobEntry } from "./job_entry.ts";
 
+/** What the message of a task whose drain the SLA holds back says (the simulator's drain report looks for it). */
+export const SLA_HOLD_TEXT = "draining waits for the job's SLA";
+
 export type Availability = "AVAILABLE" | "UNAVAILABLE" | "KILLED" | "DELETED";
 
 export function availability(t: TaskRecord): Availability {
