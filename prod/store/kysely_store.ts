@@ -152,7 +152,7 @@ export async function openStoreDatabase(
   if (url.startsWith("mysql://")) {
     return { db: await createMysqlKysely<StoreDatabase>(url, options.mysql), kind: "mysql" };
   }
-  return { db: createSqliteKysely<StoreDatabase>(sqlitePath(url), options.sqlite), kind: "sqlite" };
+  return { db: await createSqliteKysely<StoreDatabase>(sqlitePath(url), options.sqlite), kind: "sqlite" };
 }
 
 /** The file (or `:memory:`) a SQLite store URL names: `sqlite:PATH`, `sqlite://PATH` or a bare path. */

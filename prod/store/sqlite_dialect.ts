@@ -1,16 +1,23 @@
-/** Kysely over Deno's built-in `node:sqlite`: a better-sqlite3-shaped adapter, WAL mode and a busy timeout. */
+/**
+ * Kysely over Deno's built-in `node:sqlite`, run on a thread of its own: WAL mode, a busy timeout waited on
+ * timers, and a better-sqlite3-shaped adapter.
+ */
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
+import { Worker as NodeWorker } from "node:worker_threads";
 import {
   CompiledQuery,
   type DatabaseConnection,
+  type DatabaseIntrospector,
+  type Dialect,
   type DialectAdapter,
   type Driver,
   Kysely,
+  type QueryCompiler,
   type QueryResult,
   SelectQueryNode,
   SqliteAdapter,
-  SqliteDialect,
-  SqliteDriver,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
 } from "kysely";
 
 export interface SqliteOptions {
@@ -69,9 +76,13 @@ function useWal(db: DatabaseSync, busyTimeoutMs: number): void {
   }
 }
 
-/** A Kysely over a SQLite file; `destroy()` closes the database. */
-export function createSqliteKysely<DB>(path: string, options: SqliteOptions = {}): Kysely<DB> {
-  return new Kysely<DB>({ dialect: new NodeSqliteDialect({ database: openSqliteDatabase(path, options) }) });
+/**
+ * A Kysely over a SQLite file, opened on the process's SQLite thread (`SqliteThread`); `destroy()` closes it.
+ * Fails as opening the file does (`openSqliteDatabase`).
+ */
+export async function createSqliteKysely<DB>(path: string, options: SqliteOptions = {}): Promise<Kysely<DB>> {
+  const database = await SqliteThread.shared().open(path, options);
+  return new Kysely<DB>({ dialect: new NodeSqliteDialect({ database }) });
 }
 
 /** The slice of better-sqlite3's `Database` that Kysely's SQLite driver calls. */
@@ -142,43 +153,68 @@ function bind(parameters: ReadonlyArray<unknown>): SQLInputValue[] {
 }
 
 /**
- * Kysely's SQLite dialect with three changes. Transactions begin IMMEDIATE: a deferred transaction that
- * reads and then writes fails at once with SQLITE_BUSY when another process wrote in between, while
- * IMMEDIATE takes the write lock up front, so writers queue for it. Statements that find the file locked
- * wait on timers (`WaitingSqliteConnection`). And it declares SQLite's transactional DDL, so the migrator
- * runs inside such a transaction, which serializes migrating processes.
+ * Kysely's SQLite dialect with four changes. Statements run on the process's SQLite thread, so their work
+ * (a multi-row insert of a large job, a commit's fsync) never holds the event loop. Transactions begin
+ * IMMEDIATE: a deferred transaction that reads and then writes fails at once with SQLITE_BUSY when another
+ * process wrote in between, while IMMEDIATE takes the write lock up front, so writers queue for it.
+ * Statements that find the file locked wait on timers (`WaitingSqliteConnection`). And it declares SQLite's
+ * transactional DDL, so the migrator runs inside such a transaction, which serializes migrating processes.
  */
-export class NodeSqliteDialect extends SqliteDialect {
-  readonly #database: NodeSqliteDatabase;
+export class NodeSqliteDialect implements Dialect {
+  readonly #database: ThreadSqliteDatabase;
 
-  constructor(config: { database: NodeSqliteDatabase }) {
-    super(config);
+  constructor(config: { database: ThreadSqliteDatabase }) {
     this.#database = config.database;
   }
 
-  override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.#database);
+  createDriver(): Driver {
+    return new ThreadSqliteDriver(this.#database);
   }
 
-  override createAdapter(): DialectAdapter {
+  createQueryCompiler(): QueryCompiler {
+    return new SqliteQueryCompiler();
+  }
+
+  createAdapter(): DialectAdapter {
     return new TransactionalDdlSqliteAdapter();
+  }
+
+  createIntrospector(db: Kysely<unknown>): DatabaseIntrospector {
+    return new SqliteIntrospector(db);
   }
 }
 
-class ImmediateSqliteDriver extends SqliteDriver {
+/** One connection (SQLite allows one writer per file): Kysely's callers take turns through the store. */
+class ThreadSqliteDriver implements Driver {
   readonly #connection: WaitingSqliteConnection;
 
-  constructor(database: NodeSqliteDatabase) {
-    super({ database });
+  constructor(readonly database: ThreadSqliteDatabase) {
     this.#connection = new WaitingSqliteConnection(database);
   }
 
-  override acquireConnection(): Promise<DatabaseConnection> {
+  async init(): Promise<void> {}
+
+  acquireConnection(): Promise<DatabaseConnection> {
     return Promise.resolve(this.#connection);
   }
 
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw("begin immediate"));
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw("commit"));
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw("rollback"));
+  }
+
+  async releaseConnection(): Promise<void> {}
+
+  /** Waits until the thread has closed the file, so the caller may remove or reopen it at once. */
+  destroy(): Promise<void> {
+    return this.database.close();
   }
 }
 
@@ -188,22 +224,21 @@ const MAX_BUSY_PAUSE_MS = 20;
 /**
  * Kysely's SQLite connection, except that a statement finding the file locked (SQLITE_BUSY) is tried again
  * after a pause on a timer, for up to the database's busy timeout, instead of waiting in SQLite's busy
- * handler. node:sqlite is synchronous, so a busy handler's wait blocks the whole event loop: lease
- * renewals, their watchdogs, HTTP and every other store of the process stop. Worse, a daemon opens the
- * file twice (its store and its cluster tables): when one connection's transaction is between two
- * statements and the other's BEGIN IMMEDIATE waits in the handler, the transaction holding the lock cannot
- * go on until the wait gives up, so the process stood still for the whole busy timeout. A statement that
- * failed with SQLITE_BUSY did nothing (statements are atomic, a failed BEGIN begins nothing), so trying it
- * again is safe.
+ * handler. The SQLite thread runs every connection of the process, one statement at a time, so a wait
+ * inside one statement would stop all of them. Worse, a daemon opens the file twice (its store and its
+ * cluster tables): when one connection's transaction is between two statements and the other's BEGIN
+ * IMMEDIATE waits in the handler, the transaction holding the lock cannot go on until the wait gives up, so
+ * the process stood still for the whole busy timeout. A statement that failed with SQLITE_BUSY did nothing
+ * (statements are atomic, a failed BEGIN begins nothing), so trying it again is safe.
  */
 export class WaitingSqliteConnection implements DatabaseConnection {
-  constructor(readonly db: NodeSqliteDatabase) {}
+  constructor(readonly db: ThreadSqliteDatabase) {}
 
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
     const deadline = performance.now() + this.db.busyTimeoutMs;
     for (let pauseMs = 1;; pauseMs = Math.min(pauseMs * 2, MAX_BUSY_PAUSE_MS)) {
       try {
-        return runQuery<R>(this.db, compiledQuery);
+        return await this.db.query<R>(compiledQuery);
       } catch (err) {
         if (!isBusy(err) || performance.now() + pauseMs > deadline) throw err;
       }
@@ -215,13 +250,15 @@ export class WaitingSqliteConnection implements DatabaseConnection {
     if (!SelectQueryNode.is(compiledQuery.query)) {
       throw new Error("Sqlite driver only supports streaming of select queries");
     }
-    for (const row of this.db.prepare(compiledQuery.sql).iterate(compiledQuery.parameters)) {
-      yield { rows: [row as R] };
-    }
+    for (const row of await this.db.rows<R>(compiledQuery)) yield { rows: [row] };
   }
 }
 
-function runQuery<R>(db: NodeSqliteDatabase, { sql, parameters }: CompiledQuery): QueryResult<R> {
+/** Runs one statement on a connection (on the SQLite thread). */
+export function runQuery<R>(
+  db: NodeSqliteDatabase,
+  { sql, parameters }: { sql: string; parameters: ReadonlyArray<unknown> },
+): QueryResult<R> {
   const stmt = db.prepare(sql);
   if (stmt.reader) return { rows: stmt.all(parameters) as R[] };
   const { changes, lastInsertRowid } = stmt.run(parameters);
@@ -230,6 +267,151 @@ function runQuery<R>(db: NodeSqliteDatabase, { sql, parameters }: CompiledQuery)
     numAffectedRows: changes != null ? BigInt(changes) : undefined,
     rows: [],
   };
+}
+
+/** What the main thread asks of the SQLite thread (`sqlite_worker.ts`) about one connection. */
+export type SqliteCall =
+  | { op: "open"; conn: number; path: string; options: SqliteOptions }
+  | { op: "query" | "rows"; conn: number; sql: string; parameters: ReadonlyArray<unknown> }
+  | { op: "close"; conn: number };
+
+/** A call as sent, with the id its reply carries. */
+export type SqliteRequest = SqliteCall & { id: number };
+
+/** The SQLite thread's answer; an error keeps node:sqlite's codes, which `isBusy` reads. */
+export type SqliteReply =
+  | { id: number; ok: true; value: unknown }
+  | {
+    id: number;
+    ok: false;
+    error: { name: string; message: string; errcode?: number; errstr?: string; code?: string };
+  };
+
+/**
+ * The thread that runs every SQLite statement of this process (node:sqlite is synchronous: on the main
+ * thread, a 10,000-task job's insert or a commit's fsync held up HTTP calls, lease renewals and every
+ * timer for as long as it took). Started with the first open, stopped when the last connection closes,
+ * and it keeps the process alive only while a statement is under way. If it dies, every statement waiting
+ * on it fails, and so does each later one on a connection it had open.
+ */
+export class SqliteThread {
+  static #shared: SqliteThread | undefined;
+
+  static shared(): SqliteThread {
+    return SqliteThread.#shared ??= new SqliteThread();
+  }
+
+  #worker: NodeWorker | undefined;
+  /** Generation of the worker each connection was opened on: a connection does not outlive its thread. */
+  #generation = 0;
+  #nextId = 1;
+  #nextConn = 1;
+  #open = 0;
+  readonly #pending = new Map<number, { resolve(value: unknown): void; reject(err: Error): void }>();
+
+  async open(path: string, options: SqliteOptions): Promise<ThreadSqliteDatabase> {
+    const conn = this.#nextConn++;
+    this.#open++;
+    const generation = this.#start();
+    try {
+      await this.#request({ op: "open", conn, path, options }, generation);
+    } catch (err) {
+      this.#closed();
+      throw err;
+    }
+    return new ThreadSqliteDatabase(this, conn, generation, Math.trunc(options.busyTimeoutMs ?? 10_000));
+  }
+
+  /** Runs a request on the thread of `generation`; fails at once if that thread is gone. */
+  request(req: SqliteCall, generation: number): Promise<unknown> {
+    return this.#request(req, generation);
+  }
+
+  /** One connection fewer; the thread stops with the last. */
+  async close(conn: number, generation: number): Promise<void> {
+    try {
+      if (generation === this.#generation && this.#worker) {
+        await this.#request({ op: "close", conn }, generation);
+      }
+    } finally {
+      this.#closed();
+    }
+  }
+
+  #closed(): void {
+    if (--this.#open > 0 || !this.#worker) return;
+    const worker = this.#worker;
+    this.#worker = undefined;
+    void worker.terminate();
+  }
+
+  #start(): number {
+    if (this.#worker) return this.#generation;
+    const generation = ++this.#generation;
+    const worker = new NodeWorker(new URL("./sqlite_worker.ts", import.meta.url));
+    worker.unref();
+    worker.on("message", (reply: SqliteReply) => {
+      const waiting = this.#pending.get(reply.id);
+      if (!waiting) return;
+      this.#pending.delete(reply.id);
+      if (!this.#pending.size) worker.unref();
+      if (reply.ok) waiting.resolve(reply.value);
+      else waiting.reject(Object.assign(new Error(reply.error.message), reply.error));
+    });
+    const died = (why: string) => {
+      if (this.#worker !== worker) return;
+      this.#worker = undefined;
+      const err = new Error(`the SQLite thread stopped: ${why}`);
+      for (const waiting of this.#pending.values()) waiting.reject(err);
+      this.#pending.clear();
+    };
+    worker.on("error", (err: Error) => died(err.message));
+    worker.on("exit", (code: number) => died(`it exited with code ${code}`));
+    this.#worker = worker;
+    return generation;
+  }
+
+  #request(req: SqliteCall, generation: number): Promise<unknown> {
+    const worker = this.#worker;
+    if (!worker || generation !== this.#generation) {
+      return Promise.reject(new Error("the SQLite thread this connection was opened on has stopped"));
+    }
+    const id = this.#nextId++;
+    if (!this.#pending.size) worker.ref();
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      worker.postMessage({ ...req, id });
+    });
+  }
+}
+
+/** A connection on the SQLite thread. */
+export class ThreadSqliteDatabase {
+  constructor(
+    readonly thread: SqliteThread,
+    readonly conn: number,
+    readonly generation: number,
+    /** How long `WaitingSqliteConnection` tries a statement that finds the file locked. */
+    readonly busyTimeoutMs: number,
+  ) {}
+
+  query<R>({ sql, parameters }: CompiledQuery): Promise<QueryResult<R>> {
+    return this.thread.request({ op: "query", conn: this.conn, sql, parameters }, this.generation) as Promise<
+      QueryResult<R>
+    >;
+  }
+
+  rows<R>({ sql, parameters }: CompiledQuery): Promise<R[]> {
+    return this.thread.request({ op: "rows", conn: this.conn, sql, parameters }, this.generation) as Promise<
+      R[]
+    >;
+  }
+
+  #closing: Promise<void> | undefined;
+
+  close(): Promise<void> {
+    return this.#closing ??= this.thread.close(this.conn, this.generation);
+  }
 }
 
 /**

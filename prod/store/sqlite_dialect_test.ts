@@ -1,6 +1,7 @@
 /** The SQLite dialect's lock waits: a statement that finds the file locked waits on timers, not in SQLite. */
 import { deepStrictEqual as equal } from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
+import { sql } from "kysely";
 import { createSqliteKysely, isBusy } from "./sqlite_dialect.ts";
 
 interface Db {
@@ -18,7 +19,7 @@ async function withFile(fn: (path: string) => Promise<void>): Promise<void> {
 
 Deno.test("SQLite: a write waiting for the lock leaves the event loop free, so the holder can finish", async () => {
   await withFile(async (path) => {
-    const db = createSqliteKysely<Db>(path, { busyTimeoutMs: 5_000 });
+    const db = await createSqliteKysely<Db>(path, { busyTimeoutMs: 5_000 });
     try {
       await db.schema.createTable("t").addColumn("x", "integer").execute();
       // Another connection (another process, or this process's other store) holds the write lock, and lets
@@ -47,8 +48,8 @@ Deno.test("SQLite: two connections of one process whose transactions overlap bot
   // began while the store's transaction awaited between statements waited in SQLite for a lock that its
   // own process held, which could not be let go until the wait gave up: the renewal failed.
   await withFile(async (path) => {
-    const store = createSqliteKysely<Db>(path, { busyTimeoutMs: 5_000 });
-    const leases = createSqliteKysely<Db>(path, { busyTimeoutMs: 5_000 });
+    const store = await createSqliteKysely<Db>(path, { busyTimeoutMs: 5_000 });
+    const leases = await createSqliteKysely<Db>(path, { busyTimeoutMs: 5_000 });
     try {
       await store.schema.createTable("t").addColumn("x", "integer").execute();
       let renewal: Promise<unknown> | undefined;
@@ -70,7 +71,7 @@ Deno.test("SQLite: two connections of one process whose transactions overlap bot
 
 Deno.test("SQLite: a write still fails with SQLITE_BUSY once the busy timeout has passed", async () => {
   await withFile(async (path) => {
-    const db = createSqliteKysely<Db>(path, { busyTimeoutMs: 50 });
+    const db = await createSqliteKysely<Db>(path, { busyTimeoutMs: 50 });
     const other = new DatabaseSync(path);
     try {
       await db.schema.createTable("t").addColumn("x", "integer").execute();
@@ -92,4 +93,60 @@ Deno.test("SQLite: isBusy knows SQLITE_BUSY and its extended codes, but not a st
   equal(isBusy(Object.assign(new Error("database is locked"), { errcode: 517 })), false); // BUSY_SNAPSHOT
   equal(isBusy(Object.assign(new Error("UNIQUE constraint failed: t.x"), { errcode: 2067 })), false);
   equal(isBusy(new Error("database is locked")), true);
+});
+
+Deno.test("SQLite: a long statement runs off the event loop, so timers fire while it runs", async () => {
+  await withFile(async (path) => {
+    const db = await createSqliteKysely<Db>(path);
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 1);
+    try {
+      // Counting to two million in SQL takes a good part of a second; on the event loop, no tick could
+      // come until it had finished.
+      const { rows } = await sql<{ n: number }>`
+        with recursive c(i) as (select 1 union all select i + 1 from c where i < 2000000)
+        select count(*) as n from c`.execute(db);
+      equal(rows[0].n, 2_000_000);
+      equal(ticks > 0, true, "no timer fired while the statement ran");
+    } finally {
+      clearInterval(ticker);
+      await db.destroy();
+    }
+  });
+});
+
+Deno.test("SQLite: a process that leaves its database open still exits; the file holds what it wrote", async () => {
+  await withFile(async (path) => {
+    const module = new URL("./sqlite_dialect.ts", import.meta.url).href;
+    const script = `
+      import { createSqliteKysely } from ${JSON.stringify(module)};
+      const db = await createSqliteKysely(${JSON.stringify(path)});
+      await db.schema.createTable("t").addColumn("x", "integer").execute();
+      await db.insertInto("t").values({ x: 7 }).execute();
+      console.log("wrote");`;
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["eval", "--ext=ts", script],
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const killer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    const out = await child.output();
+    clearTimeout(killer);
+    equal(new TextDecoder().decode(out.stdout).trim(), "wrote", new TextDecoder().decode(out.stderr));
+    equal(out.code, 0, "the child was killed: the SQLite thread kept it alive");
+    const check = new DatabaseSync(path);
+    try {
+      equal(check.prepare("select x from t").all().map((r) => r.x), [7]);
+    } finally {
+      check.close();
+    }
+  });
+});
+
+Deno.test("SQLite: a file that cannot be opened fails at open, naming it", async () => {
+  await withFile(async (path) => {
+    const err = await createSqliteKysely<Db>(`${path}/missing-dir/db.sqlite`).then(() => undefined, (e) => e);
+    equal(err instanceof Error, true);
+    equal((err as Error).message.includes(`${path}/missing-dir/db.sqlite`), true, String(err));
+  });
 });

@@ -28,7 +28,7 @@ Deno.test("KyselyStore on SQLite: processes opening a new file at once migrate i
   try {
     const url = `sqlite:${tmp}/concurrent.sqlite`;
     await openConcurrently(url, 4);
-    const db = createSqliteKysely<{ kysely_migration: { name: string } }>(`${tmp}/concurrent.sqlite`);
+    const db = await createSqliteKysely<{ kysely_migration: { name: string } }>(`${tmp}/concurrent.sqlite`);
     try {
       equal((await db.selectFrom("kysely_migration").select("name").execute()).map((r) => r.name), [
         "0001_initial",
