@@ -22,7 +22,11 @@ export interface LeaseKeeperOptions {
 /** Keeps one lease: tries until it gets it, then renews it; a hot standby until then. */
 export class LeaseKeeper {
   #lease?: Lease;
-  /** Until when the lease is surely ours: the start of the last successful renewal plus the TTL. */
+  /**
+   * Until when the lease is surely ours: the start of the last successful renewal plus the TTL. On the
+   * monotonic clock: a wall clock set back (NTP, an operator) would otherwise let a leader whose store is
+   * out of reach go on leading after its lease has passed to another.
+   */
   #validUntilMs = 0;
   #timer?: ReturnType<typeof setTimeout>;
   #watchdog?: ReturnType<typeof setInterval>;
@@ -35,14 +39,14 @@ export class LeaseKeeper {
   }
 
   get held(): boolean {
-    return this.#lease !== undefined && Date.now() < this.#validUntilMs;
+    return this.#lease !== undefined && performance.now() < this.#validUntilMs;
   }
 
   start(): void {
     void this.#tick();
     // A renewal stuck on an unreachable store must not let this process lead past the lease's end.
     this.#watchdog = setInterval(() => {
-      if (this.#lease && Date.now() >= this.#validUntilMs) {
+      if (this.#lease && performance.now() >= this.#validUntilMs) {
         this.#lose(`lease ${this.o.name} was not renewed in time`);
       }
     }, Math.max(20, Math.min(200, this.o.ttlMs / 10)));
@@ -60,7 +64,7 @@ export class LeaseKeeper {
 
   async #tick(): Promise<void> {
     if (this.#stopped) return;
-    const started = Date.now();
+    const started = performance.now();
     try {
       if (this.#lease && started >= this.#validUntilMs) {
         return this.#lose("the lease expired before it was renewed");
@@ -83,7 +87,7 @@ export class LeaseKeeper {
         );
       }
     } catch (err) {
-      if (this.#lease && Date.now() >= this.#validUntilMs) {
+      if (this.#lease && performance.now() >= this.#validUntilMs) {
         return this.#lose(`cannot renew lease ${this.o.name}: ${(err as Error).message}`);
       }
     }

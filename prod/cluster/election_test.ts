@@ -21,9 +21,12 @@ async function withCluster(fn: (cluster: CountingCluster) => Promise<void>): Pro
 
 class CountingCluster extends ClusterStore {
   acquired = 0;
+  /** The store is out of reach: every take or renewal fails. */
+  down = false;
   readonly #waiters: { n: number; resolve: () => void }[] = [];
 
   override async acquire(name: string, holder: string, url: string, ttlMs: number): Promise<Lease> {
+    if (this.down) throw new Error("the store is out of reach");
     const l = await super.acquire(name, holder, url, ttlMs);
     this.acquired++;
     for (const w of this.#waiters) if (this.acquired >= w.n) w.resolve();
@@ -85,6 +88,42 @@ Deno.test("LeaseKeeper: a leader whose onAcquired fails gives the lead up as los
       assert.equal(keeper.held, false);
     } finally {
       await keeper.stop(true);
+    }
+  });
+});
+
+Deno.test("LeaseKeeper: a wall clock set back does not keep a leader whose store is out of reach", async () => {
+  await withCluster(async (cluster) => {
+    const acquired = Promise.withResolvers<void>();
+    const lost = Promise.withResolvers<string>();
+    const keeper = new LeaseKeeper({
+      cluster,
+      name: "resmgr",
+      holder: "a",
+      url: "http://a",
+      ttlMs: 600,
+      onAcquired: () => acquired.resolve(),
+      onLost: (why) => lost.resolve(why),
+    });
+    const wallClock = Date.now;
+    keeper.start();
+    try {
+      await acquired.promise;
+      // The store goes out of reach and NTP sets the clock back an hour: the lease ends in the store when
+      // its TTL has passed, and so must this process's belief that it leads.
+      cluster.down = true;
+      Date.now = () => wallClock() - 3_600_000;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const stillLeading = new Promise<string>((resolve) => {
+        timer = setTimeout(() => resolve("still leading 10 s later"), 10_000);
+      });
+      const outcome = await Promise.race([lost.promise, stillLeading]);
+      clearTimeout(timer);
+      assert.match(outcome, /^(lease resmgr was not renewed in time|cannot renew lease resmgr)/);
+      assert.equal(keeper.held, false);
+    } finally {
+      Date.now = wallClock;
+      await keeper.stop(false);
     }
   });
 });

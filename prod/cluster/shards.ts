@@ -20,6 +20,7 @@ export interface ShardOwnerOptions {
 
 interface Held {
   lease: Lease;
+  /** Until when the lease is surely ours, on the monotonic clock (`performance.now()`). */
   validUntilMs: number;
   /** Adopted: its jobs are driven here and its messages taken. */
   ready: boolean;
@@ -68,7 +69,7 @@ export class ShardOwner {
   start(): void {
     void this.#tick();
     this.#watchdog = setInterval(() => {
-      const now = Date.now();
+      const now = performance.now();
       for (const [k, h] of this.held) {
         if (now >= h.validUntilMs) return this.#lose(`shard ${k}'s lease was not renewed in time`);
       }
@@ -115,14 +116,14 @@ export class ShardOwner {
   }
 
   async #renew(): Promise<void> {
-    const started = Date.now();
+    const started = performance.now(), startedWall = Date.now();
     const held = [...this.held];
     const now = await this.o.cluster.renew(held.map(([, h]) => h.lease.name), this.o.holder, this.o.ttlMs);
     if (this.#stopped) return;
     for (const [k, h] of held) {
       if (this.held.get(k) !== h) continue;
       const l = now.get(h.lease.name);
-      if (!l || l.holder !== this.o.holder || l.token !== h.lease.token || l.expiresMs <= started) {
+      if (!l || l.holder !== this.o.holder || l.token !== h.lease.token || l.expiresMs <= startedWall) {
         return this.#lose(`shard ${k} passed to ${l?.holder || "no one"} (token ${l?.token})`);
       }
       h.validUntilMs = started + this.o.ttlMs;
@@ -163,7 +164,7 @@ export class ShardOwner {
   }
 
   async #take(k: number): Promise<void> {
-    const started = Date.now();
+    const started = performance.now();
     const l = await this.o.cluster.acquire(shardLease(k), this.o.holder, this.o.url, this.o.ttlMs);
     if (l.holder !== this.o.holder) return;
     if (this.#stopped) {

@@ -66,3 +66,62 @@ Deno.test("ShardOwner.stop waits for a shard take under way, and the shard it to
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** A cluster store that can go out of reach: every take and renewal then fails. */
+class FlakyCluster extends ClusterStore {
+  down = false;
+
+  override acquire(name: string, holder: string, url: string, ttlMs: number): Promise<Lease> {
+    return this.down
+      ? Promise.reject(new Error("the store is out of reach"))
+      : super.acquire(name, holder, url, ttlMs);
+  }
+
+  override renew(names: string[], holder: string, ttlMs: number): Promise<Map<string, Lease>> {
+    return this.down
+      ? Promise.reject(new Error("the store is out of reach"))
+      : super.renew(names, holder, ttlMs);
+  }
+}
+
+Deno.test("ShardOwner: a wall clock set back does not keep shards whose store is out of reach", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "peloton-shards-" });
+  const url = `sqlite:${dir}/s.sqlite`;
+  await (await openStore(url)).close();
+  const { db, kind } = await ClusterStore.open(url);
+  const cluster = new FlakyCluster(db, kind);
+  const adopted = Promise.withResolvers<void>();
+  const lost = Promise.withResolvers<string>();
+  const owner = new ShardOwner({
+    cluster,
+    registry: new Registry(cluster),
+    holder: "jm-a",
+    url: "http://a",
+    ttlMs: 600,
+    shards: 1,
+    adopt: () => (adopted.resolve(), Promise.resolve()),
+    release: () => Promise.resolve(),
+    onLost: (why) => lost.resolve(why),
+  });
+  const wallClock = Date.now;
+  try {
+    owner.start();
+    await adopted.promise;
+    // Out of reach, and the clock set back an hour: the shard's lease ends in the store when its TTL has
+    // passed, and another job manager takes its jobs; this one must stop driving them by then.
+    cluster.down = true;
+    Date.now = () => wallClock() - 3_600_000;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const stillOwning = new Promise<string>((resolve) => {
+      timer = setTimeout(() => resolve("still driving the shard 10 s later"), 10_000);
+    });
+    const outcome = await Promise.race([lost.promise, stillOwning]);
+    clearTimeout(timer);
+    assert.equal(outcome, "shard 0's lease was not renewed in time");
+  } finally {
+    Date.now = wallClock;
+    await owner.stop(false);
+    await cluster.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
