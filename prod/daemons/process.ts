@@ -1,4 +1,5 @@
 /** What every daemon process shares: store, leases, registry, HTTP transport, API front, health and metrics. */
+import { passOn } from "./pass_on.ts";
 import { withJsonNames } from "../proto_json.ts";
 import type { ApiErrorCode, ApiReply, Message } from "../../core/messages.ts";
 import { type Route, routeProcedure } from "../../core/api/procedures.ts";
@@ -76,8 +77,8 @@ export class DaemonProcess {
   hooks: DaemonHooks = { health: () => ({}) };
   readonly #calls = new PendingCalls<ApiReply>();
   #watches?: WatchStreams;
-  /** Answers forwarded from other processes still being passed on (a watch stream lasts). */
-  readonly #forwarded = new Set<AbortController>();
+  /** Answers forwarded from other processes still being passed on (a watch stream lasts): each one's cut. */
+  readonly #forwarded = new Set<() => void>();
   #server?: Deno.HttpServer<Deno.NetAddr>;
   #dataDir?: DataDirOwnership;
   #heartbeat?: ReturnType<typeof setInterval>;
@@ -216,7 +217,7 @@ export class DaemonProcess {
       // Streams still open would hold the shutdown: a job manager ended its own watches as it stopped, and
       // streams passed on from another process are cut (their client sees the stream end without a last line).
       this.#watches?.endAll("unavailable", "the daemon is stopping; watch again");
-      for (const c of this.#forwarded) c.abort();
+      for (const cut of this.#forwarded) cut();
       await this.#server?.shutdown();
       this.transport.close();
       this.clock.cancelAll();
@@ -273,38 +274,13 @@ export class DaemonProcess {
         signal: abort.signal,
       });
       const streamed = res.body && res.headers.get("content-type") === NDJSON;
-      return new Response(streamed ? this.#tracked(res.body!, abort) : res.body, {
+      return new Response(streamed ? passOn(res.body!, abort, this.#forwarded) : res.body, {
         status: res.status,
         headers: res.headers,
       });
     } catch (e) {
       return rpcError("unavailable", `cannot reach ${url}: ${(e as Error).message}`);
     }
-  }
-
-  /** A stream passed on from another process, cut when this one stops; a client that leaves cancels it. */
-  #tracked(body: ReadableStream<Uint8Array>, abort: AbortController): ReadableStream<Uint8Array> {
-    this.#forwarded.add(abort);
-    const forget = () => void this.#forwarded.delete(abort);
-    const reader = body.getReader();
-    return new ReadableStream<Uint8Array>({
-      async pull(c) {
-        try {
-          const { done, value } = await reader.read();
-          if (done) {
-            forget();
-            c.close();
-          } else c.enqueue(value);
-        } catch (e) {
-          forget();
-          c.error(e);
-        }
-      },
-      cancel(reason) {
-        forget();
-        return reader.cancel(reason);
-      },
-    });
   }
 
   async #beat(): Promise<void> {
