@@ -3,9 +3,9 @@
 /**
  * The stream to serve for `body`, read from another process with `abort`'s fetch. While it lasts, `live`
  * holds its cut, which the daemon calls when it stops; a client that leaves cancels it, and it leaves `live`
- * when it ends. The cut ends the served stream at once, whatever the one read from does: aborting the fetch
+ * when it ends. The cut ends the served stream at once, whatever the one read from does (aborting the fetch
  * alone did not always end a read already waiting on it, and the HTTP server's shutdown then waited for the
- * stream for good.
+ * stream for good). The client sees the stream end without the watch's last line, so it knows it was cut.
  */
 export function passOn(
   body: ReadableStream<Uint8Array>,
@@ -20,7 +20,7 @@ export function passOn(
     abort.abort();
     reader.cancel().catch(() => {});
     try {
-      out?.error(new Error("the daemon passing the stream on is stopping"));
+      out?.close();
     } catch {
       // Already closed or errored.
     }
