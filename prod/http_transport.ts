@@ -121,8 +121,8 @@ export class HttpTransport implements Transport {
 
   /** Waits (up to `timeoutMs`) for queued messages to go out: graceful shutdown. */
   async drain(timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline && [...this.#outboxes.values()].some((o) => o.items.length > 0)) {
+    const deadline = performance.now() + timeoutMs;
+    while (performance.now() < deadline && [...this.#outboxes.values()].some((o) => o.items.length > 0)) {
       await sleep(20);
     }
   }
@@ -153,7 +153,7 @@ export class HttpTransport implements Transport {
   #enqueue(to: Address, msg: Message): void {
     let box = this.#outboxes.get(to);
     if (!box) this.#outboxes.set(to, box = { address: to, items: [], busy: false });
-    box.items.push({ msg, atMs: Date.now() });
+    box.items.push({ msg, atMs: performance.now() });
     if (!box.busy) {
       box.busy = true;
       // Started on a microtask so that everything a daemon sends in one turn goes in one POST.
@@ -223,7 +223,7 @@ export class HttpTransport implements Transport {
   }
 
   #expire(box: Outbox): void {
-    const cutoff = Date.now() - this.#o.maxAgeMs;
+    const cutoff = performance.now() - this.#o.maxAgeMs;
     let n = 0;
     while (n < box.items.length && box.items[n].atMs < cutoff) n++;
     if (n) this.#drop(box, n, `not delivered within ${this.#o.maxAgeMs} ms`);

@@ -128,8 +128,10 @@ export async function startPeloton(opts: PelotonOptions): Promise<PelotonServer>
       // Graceful: requests in flight get their answers and every write they made is stored.
       stopping ??= (async () => {
         const shutdown = httpServer.shutdown();
-        const deadline = Date.now() + 10_000;
-        while (started.inflight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        const deadline = performance.now() + 10_000;
+        while (started.inflight() > 0 && performance.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 20));
+        }
         // Open watch streams would hold the server's shutdown forever.
         started.endStreams();
         await shutdown;

@@ -145,7 +145,7 @@ async function backendOnceFree(
   p: DaemonProcess,
   token: number,
 ): Promise<ReturnType<typeof createBackend>> {
-  const deadline = Date.now() + o.leaseTtlMs / 3;
+  const deadline = performance.now() + o.leaseTtlMs / 3;
   for (let waited = false;; waited = true) {
     try {
       return createBackend(
@@ -153,7 +153,7 @@ async function backendOnceFree(
         new StoreFrameworkIdStore(p.cluster),
       );
     } catch (e) {
-      if (!(e instanceof DataDirInUseError) || Date.now() >= deadline) throw e;
+      if (!(e instanceof DataDirInUseError) || performance.now() >= deadline) throw e;
       if (!waited) p.log("waiting for the minicluster's data dir", { reason: e.message, token });
       await new Promise((r) => setTimeout(r, 50));
     }

@@ -207,8 +207,8 @@ export class DaemonProcess {
   close(stopDaemon: () => Promise<void>): Promise<void> {
     this.#closing ??= (async () => {
       clearInterval(this.#heartbeat);
-      const deadline = Date.now() + 10_000;
-      while (this.#inflight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      const deadline = performance.now() + 10_000;
+      while (this.#inflight > 0 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       await stopDaemon();
       await this.store.flush();
       await this.transport.drain(2_000);
@@ -371,8 +371,8 @@ export class DaemonProcess {
     const started = performance.now();
     let target = await this.#target(route, body);
     // During a change of leader or shard owner, wait a little for the new one rather than fail at once.
-    const waitUntil = Date.now() + Math.min(5_000, this.o.leaseTtlMs * 2);
-    while ("error" in target && target.error === "unavailable" && Date.now() < waitUntil) {
+    const waitUntil = performance.now() + Math.min(5_000, this.o.leaseTtlMs * 2);
+    while ("error" in target && target.error === "unavailable" && performance.now() < waitUntil) {
       await new Promise((r) => setTimeout(r, 100));
       await this.registry.refresh().catch(() => {});
       target = await this.#target(route, body);

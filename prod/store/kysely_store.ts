@@ -221,7 +221,7 @@ export class KyselyStore implements Store {
   }
 
   close(): Promise<void> {
-    if (!this.#closing) this.#closeStartedMs = Date.now();
+    if (!this.#closing) this.#closeStartedMs = performance.now();
     this.#closing ??= this.flush().then(() => {
       this.#closed = true;
       return this.#db.destroy();
@@ -511,7 +511,7 @@ export class KyselyStore implements Store {
    * connection lost mid-commit may find the group already applied; those writes are not stale.
    */
   async #commitRetrying(batches: StoreWrite[][]): Promise<(Error | undefined)[]> {
-    const deadline = Date.now() + this.#retryForMs;
+    const deadline = performance.now() + this.#retryForMs;
     let delay = 50, ambiguous = false;
     for (;;) {
       try {
@@ -519,7 +519,7 @@ export class KyselyStore implements Store {
       } catch (err) {
         // Closing waits a little for the database, not the whole retry time.
         const until = this.#closing ? Math.min(deadline, this.#closeStartedMs + 10_000) : deadline;
-        if (this.#closed || Date.now() + delay > until) return batches.map(() => asError(err));
+        if (this.#closed || performance.now() + delay > until) return batches.map(() => asError(err));
         if (!ambiguous) console.error(`Store unreachable, retrying writes: ${asError(err).message}`);
         ambiguous = true;
         await new Promise((r) => setTimeout(r, delay));
