@@ -292,7 +292,7 @@ export type SqliteReply =
  * thread, a 10,000-task job's insert or a commit's fsync held up HTTP calls, lease renewals and every
  * timer for as long as it took). Started with the first open, stopped when the last connection closes,
  * and it keeps the process alive only while a statement is under way. If it dies, every statement waiting
- * on it fails, and so does each later one on a connection it had open.
+ * on it fails, and so does each later one on a connection it had open; the next open starts a new one.
  */
 export class SqliteThread {
   static #shared: SqliteThread | undefined;
@@ -301,116 +301,127 @@ export class SqliteThread {
     return SqliteThread.#shared ??= new SqliteThread();
   }
 
-  #worker: NodeWorker | undefined;
-  /** Generation of the worker each connection was opened on: a connection does not outlive its thread. */
-  #generation = 0;
-  #nextId = 1;
+  #current: Thread | undefined;
   #nextConn = 1;
-  #open = 0;
-  readonly #pending = new Map<number, { resolve(value: unknown): void; reject(err: Error): void }>();
 
   async open(path: string, options: SqliteOptions): Promise<ThreadSqliteDatabase> {
+    const thread = this.#current ??= new Thread(() => {
+      if (this.#current === thread) this.#current = undefined;
+    });
     const conn = this.#nextConn++;
-    this.#open++;
-    const generation = this.#start();
+    thread.connections++;
     try {
-      await this.#request({ op: "open", conn, path, options }, generation);
+      await thread.request({ op: "open", conn, path, options });
     } catch (err) {
-      this.#closed();
+      thread.closed();
       throw err;
     }
-    return new ThreadSqliteDatabase(this, conn, generation, Math.trunc(options.busyTimeoutMs ?? 10_000));
+    return new ThreadSqliteDatabase(thread, conn, Math.trunc(options.busyTimeoutMs ?? 10_000));
   }
+}
 
-  /** Runs a request on the thread of `generation`; fails at once if that thread is gone. */
-  request(req: SqliteCall, generation: number): Promise<unknown> {
-    return this.#request(req, generation);
-  }
+type Waiting = { resolve(value: unknown): void; reject(err: Error): void };
 
-  /** One connection fewer; the thread stops with the last. */
-  async close(conn: number, generation: number): Promise<void> {
-    try {
-      if (generation === this.#generation && this.#worker) {
-        await this.#request({ op: "close", conn }, generation);
-      }
-    } finally {
-      this.#closed();
-    }
-  }
+/** One worker thread and what is waiting on it. */
+class Thread {
+  readonly #worker: NodeWorker;
+  readonly #pending = new Map<number, Waiting>();
+  #nextId = 1;
+  /** Why it can take no more requests: stopped after its last connection closed, or died. */
+  #gone: string | undefined;
+  /** Connections opened on it and not closed yet; it stops with the last. */
+  connections = 0;
 
-  #closed(): void {
-    if (--this.#open > 0 || !this.#worker) return;
-    const worker = this.#worker;
-    this.#worker = undefined;
-    void worker.terminate();
-  }
-
-  #start(): number {
-    if (this.#worker) return this.#generation;
-    const generation = ++this.#generation;
-    const worker = new NodeWorker(new URL("./sqlite_worker.ts", import.meta.url));
+  constructor(readonly onGone: () => void) {
+    const worker = this.#worker = new NodeWorker(new URL("./sqlite_worker.ts", import.meta.url));
     worker.unref();
     worker.on("message", (reply: SqliteReply) => {
       const waiting = this.#pending.get(reply.id);
       if (!waiting) return;
-      this.#pending.delete(reply.id);
-      if (!this.#pending.size) worker.unref();
+      this.#settled(reply.id);
       if (reply.ok) waiting.resolve(reply.value);
-      else waiting.reject(Object.assign(new Error(reply.error.message), reply.error));
+      else waiting.reject(errorOf(reply.error));
     });
-    const died = (why: string) => {
-      if (this.#worker !== worker) return;
-      this.#worker = undefined;
-      const err = new Error(`the SQLite thread stopped: ${why}`);
-      for (const waiting of this.#pending.values()) waiting.reject(err);
-      this.#pending.clear();
-    };
-    worker.on("error", (err: Error) => died(err.message));
-    worker.on("exit", (code: number) => died(`it exited with code ${code}`));
-    this.#worker = worker;
-    return generation;
+    worker.on("error", (err: Error) => this.#end(`the SQLite thread stopped: ${err.message}`));
+    worker.on("exit", (code: number) => this.#end(`the SQLite thread stopped: it exited with code ${code}`));
   }
 
-  #request(req: SqliteCall, generation: number): Promise<unknown> {
-    const worker = this.#worker;
-    if (!worker || generation !== this.#generation) {
-      return Promise.reject(new Error("the SQLite thread this connection was opened on has stopped"));
-    }
+  /** Runs a request; fails at once once the thread is gone. */
+  request(req: SqliteCall): Promise<unknown> {
+    if (this.#gone) return Promise.reject(new Error(this.#gone));
     const id = this.#nextId++;
-    if (!this.#pending.size) worker.ref();
     return new Promise((resolve, reject) => {
+      if (!this.#pending.size) this.#worker.ref();
       this.#pending.set(id, { resolve, reject });
-      worker.postMessage({ ...req, id });
+      try {
+        this.#worker.postMessage({ ...req, id });
+      } catch (err) {
+        // A parameter that cannot cross to the thread (a symbol, a function): this statement alone fails.
+        this.#settled(id);
+        reject(err instanceof Error ? err : new Error(String(err)));
+      }
     });
   }
+
+  /** One connection fewer: with the last, the thread stops, after answering what was sent before. */
+  closed(): void {
+    if (--this.connections > 0 || this.#gone) return;
+    this.#end("the SQLite database is closed");
+    void this.#worker.terminate();
+  }
+
+  #settled(id: number): void {
+    this.#pending.delete(id);
+    if (!this.#pending.size) this.#worker.unref();
+  }
+
+  #end(why: string): void {
+    if (this.#gone) return;
+    this.#gone = why;
+    this.onGone();
+    const err = new Error(why);
+    for (const waiting of this.#pending.values()) waiting.reject(err);
+    this.#pending.clear();
+    this.#worker.unref();
+  }
+}
+
+/** The SQLite thread's error as the caller's: its class where it is a standard one, and node:sqlite's codes. */
+function errorOf(e: Extract<SqliteReply, { ok: false }>["error"]): Error {
+  const Class = ({ TypeError, RangeError } as Record<string, ErrorConstructor>)[e.name] ?? Error;
+  return Object.assign(new Class(e.message), e);
 }
 
 /** A connection on the SQLite thread. */
 export class ThreadSqliteDatabase {
+  #closing: Promise<void> | undefined;
+
   constructor(
-    readonly thread: SqliteThread,
+    readonly thread: Thread,
     readonly conn: number,
-    readonly generation: number,
     /** How long `WaitingSqliteConnection` tries a statement that finds the file locked. */
     readonly busyTimeoutMs: number,
   ) {}
 
   query<R>({ sql, parameters }: CompiledQuery): Promise<QueryResult<R>> {
-    return this.thread.request({ op: "query", conn: this.conn, sql, parameters }, this.generation) as Promise<
-      QueryResult<R>
-    >;
+    return this.#request({ op: "query", conn: this.conn, sql, parameters }) as Promise<QueryResult<R>>;
   }
 
   rows<R>({ sql, parameters }: CompiledQuery): Promise<R[]> {
-    return this.thread.request({ op: "rows", conn: this.conn, sql, parameters }, this.generation) as Promise<
-      R[]
-    >;
+    return this.#request({ op: "rows", conn: this.conn, sql, parameters }) as Promise<R[]>;
   }
 
-  #closing: Promise<void> | undefined;
-
+  /** Closes the connection once what was sent before has run; statements sent after fail. */
   close(): Promise<void> {
-    return this.#closing ??= this.thread.close(this.conn, this.generation);
+    return this.#closing ??= this.thread.request({ op: "close", conn: this.conn }).then(
+      () => this.thread.closed(),
+      () => this.thread.closed(),
+    );
+  }
+
+  #request(req: SqliteCall): Promise<unknown> {
+    if (this.#closing) return Promise.reject(new Error("the SQLite database is closed"));
+    return this.thread.request(req);
   }
 }
 

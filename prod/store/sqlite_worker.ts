@@ -40,16 +40,19 @@ port.on("message", (req: SqliteRequest) => {
   try {
     reply = { id: req.id, ok: true, value: handle(req) };
   } catch (err) {
-    const e = err as Error & { errcode?: number; errstr?: string; code?: string };
+    type SqliteError = Error & { errcode?: number; errstr?: string; code?: string };
+    const e = err as SqliteError;
+    // An open that failed wraps node:sqlite's error, whose codes the caller may need.
+    const cause = (e?.cause ?? {}) as SqliteError;
     reply = {
       id: req.id,
       ok: false,
       error: {
         name: e?.name ?? "Error",
         message: e?.message ?? String(err),
-        errcode: e?.errcode,
-        errstr: e?.errstr,
-        code: e?.code,
+        errcode: e?.errcode ?? cause.errcode,
+        errstr: e?.errstr ?? cause.errstr,
+        code: e?.code ?? cause.code,
       },
     };
   }
