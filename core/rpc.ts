@@ -21,6 +21,13 @@ export class PendingCalls<R extends { reqId: number }> {
     return true;
   }
 
+  /** Answers every call still waiting with `reply(reqId)`: no reply will come (the caller is stopping). */
+  failAll(reply: (reqId: number) => R): void {
+    const waiting = [...this.#pending];
+    this.#pending.clear();
+    for (const [reqId, fn] of waiting) fn(reply(reqId));
+  }
+
   /** Stops waiting for a reply (its caller gave up): a reply that comes after all is not routed. */
   cancel(reqId: number): void {
     this.#pending.delete(reqId);

@@ -79,6 +79,8 @@ export interface StoreOptions {
   fences?: () => Fence[];
   /** How long writes wait for a database that cannot be reached before they fail. */
   retryForMs?: number;
+  /** Once a stop has begun (`stopping`, `close`), how long writes wait for such a database (10 s). */
+  stopGraceMs?: number;
   /**
    * The process's claim on the store (`claimStore`), checked in every group's transaction: a process that
    * lost it writes nothing more (its writes wait while a dropped claim is being taken back).
@@ -169,7 +171,9 @@ export class KyselyStore implements Store {
   readonly #claim?: StoreClaim;
   readonly #onLostWrite: (err: Error) => void;
   #closed = false;
-  #closeStartedMs = 0;
+  /** When the stop began (`stopping` or `close`); writes then wait for a lost database only so long. */
+  #stopStartedMs: number | undefined;
+  readonly #stopGraceMs: number;
   #queue: { batch: StoreWrite[]; done: Done }[] = [];
   #draining = false;
   #issued = 0;
@@ -188,6 +192,7 @@ export class KyselyStore implements Store {
     this.#maxGroupWrites = options.maxGroupWrites ?? 20_000;
     this.#fences = options.fences ?? (() => []);
     this.#retryForMs = options.retryForMs ?? 300_000;
+    this.#stopGraceMs = options.stopGraceMs ?? 10_000;
     this.#claim = options.claim;
     this.#onLostWrite = options.onLostWrite ?? ((err) => {
       throw new Error(`Store write failed with no done callback: ${err.message}`, { cause: err });
@@ -220,8 +225,16 @@ export class KyselyStore implements Store {
     return new Promise((resolve) => this.#flushWaiters.push({ target: this.#issued, resolve }));
   }
 
+  /**
+   * A stop has begun: from now on a write waits for a lost database at most `stopGraceMs` from here, not
+   * the whole retry time, so a stop's flush ends. Writes are still taken.
+   */
+  stopping(): void {
+    this.#stopStartedMs ??= performance.now();
+  }
+
   close(): Promise<void> {
-    if (!this.#closing) this.#closeStartedMs = performance.now();
+    this.stopping();
     this.#closing ??= this.flush().then(() => {
       this.#closed = true;
       return this.#db.destroy();
@@ -517,8 +530,10 @@ export class KyselyStore implements Store {
       try {
         return await this.#commitGroup(batches, ambiguous);
       } catch (err) {
-        // Closing waits a little for the database, not the whole retry time.
-        const until = this.#closing ? Math.min(deadline, this.#closeStartedMs + 10_000) : deadline;
+        // A stop waits a little for the database, not the whole retry time.
+        const until = this.#stopStartedMs === undefined
+          ? deadline
+          : Math.min(deadline, this.#stopStartedMs + this.#stopGraceMs);
         if (this.#closed || performance.now() + delay > until) return batches.map(() => asError(err));
         if (!ambiguous) console.error(`Store unreachable, retrying writes: ${asError(err).message}`);
         ambiguous = true;

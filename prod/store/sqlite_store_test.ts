@@ -1,5 +1,6 @@
 /** Runs the Store conformance suite on the SQLite store, plus concurrent opening by several processes. */
 import { deepStrictEqual as equal } from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
 import { type KyselyStore, openStore } from "./kysely_store.ts";
 import { openCountingStore } from "./counting_store.ts";
 import { makeJob, openConcurrently, storeSuite } from "./store_suite.ts";
@@ -63,6 +64,33 @@ Deno.test("KyselyStore: a failed write with no done callback goes to onLostWrite
     ]);
     equal((await store.getJob("job-1"))?.runtime.version, 2);
   } finally {
+    await store.close();
+    await Deno.remove(tmp, { recursive: true });
+  }
+});
+
+Deno.test("KyselyStore: once a stop has begun, a write waits for a database out of reach only the stop's grace", async () => {
+  const tmp = await Deno.makeTempDir({ prefix: "peloton-store-" });
+  const file = `${tmp}/stop.sqlite`;
+  const store = await openStore(`sqlite:${file}`, { stopGraceMs: 300, sqlite: { busyTimeoutMs: 50 } });
+  // Another process holds the write lock: the store's writes keep finding the database locked.
+  const other = new DatabaseSync(file);
+  other.exec("BEGIN IMMEDIATE");
+  try {
+    const outcome = new Promise<Error | undefined>((resolve) =>
+      store.write([{ kind: "job.put", job: makeJob("job-stop") }], resolve)
+    );
+    // A daemon's stop flushes before it closes; the retries (300 s by default) must not hold that flush.
+    store.stopping();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<string>((resolve) => timer = setTimeout(() => resolve("still waiting"), 20_000));
+    const flushed = await Promise.race([store.flush().then(() => "flushed"), late]);
+    clearTimeout(timer);
+    equal(flushed, "flushed");
+    equal(/database is locked/.test(String(await outcome)), true, String(await outcome));
+  } finally {
+    other.exec("ROLLBACK");
+    other.close();
     await store.close();
     await Deno.remove(tmp, { recursive: true });
   }
