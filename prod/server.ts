@@ -34,6 +34,9 @@ import { loadRecovery } from "./recovery.ts";
 import { serveUi } from "./ui/page.ts";
 import { WATCH_PROCEDURE, WatchStreams } from "./watch_stream.ts";
 
+/** How long a stop waits for the HTTP server's connections to finish before leaving them behind. */
+const SHUTDOWN_GRACE_MS = 5_000;
+
 export type { SandboxBackend };
 
 export const DEFAULT_PORT = 5392;
@@ -132,9 +135,15 @@ export async function startPeloton(opts: PelotonOptions): Promise<PelotonServer>
         while (started.inflight() > 0 && performance.now() < deadline) {
           await new Promise((r) => setTimeout(r, 20));
         }
-        // Open watch streams would hold the server's shutdown forever.
+        // Open watch streams would hold the server's shutdown forever; a client that stopped reading holds
+        // it until it is left behind.
         started.endStreams();
-        await shutdown;
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([
+          shutdown,
+          new Promise((resolve) => timer = setTimeout(resolve, SHUTDOWN_GRACE_MS)),
+        ]);
+        clearTimeout(timer);
         try {
           await started.stop();
         } finally {
@@ -358,6 +367,7 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
     inflight: () => inflight,
     endStreams: () => watches.endAll("unavailable", "the server is stopping; watch again"),
     async stop() {
+      store.stopping();
       watches.endAll("unavailable", "the server is stopping; watch again");
       await maintenance?.stop();
       await archiver.stop();

@@ -82,6 +82,8 @@ export class DaemonProcess {
   #server?: Deno.HttpServer<Deno.NetAddr>;
   #dataDir?: DataDirOwnership;
   #heartbeat?: ReturnType<typeof setInterval>;
+  /** A graceful stop has begun: API calls are refused, so that clients go to another process. */
+  #stopping = false;
   #closing?: Promise<void>;
   #inflight = 0;
   #ready = false;
@@ -201,15 +203,26 @@ export class DaemonProcess {
   }
 
   /**
-   * Graceful stop: no new requests; requests in flight finish; the daemon's `stop` runs; queued writes and
-   * messages go out; leases and membership are given up so that others take over at once.
+   * Graceful stop: new API calls are refused (unavailable), while messages from other daemons still come
+   * in; requests in flight finish; the daemon's `stop` runs; queued writes and messages go out (a database
+   * out of reach is waited for 10 s at most); leases and membership are given up so that others take over
+   * at once. Connections still open 5 s into the HTTP server's shutdown (a client that stopped reading)
+   * are left behind.
    */
   close(stopDaemon: () => Promise<void>): Promise<void> {
     this.#closing ??= (async () => {
+      this.#stopping = true;
+      this.store.stopping();
       clearInterval(this.#heartbeat);
       const deadline = performance.now() + 10_000;
       while (this.#inflight > 0 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       await stopDaemon();
+      // Calls to the daemon just stopped will not be answered: their callers learn so now.
+      this.#calls.failAll((reqId) => ({
+        kind: "api-reply",
+        reqId,
+        error: { code: "unavailable", message: "the daemon is stopping" },
+      }));
       await this.store.flush();
       await this.transport.drain(2_000);
       this.registry.stop();
@@ -218,7 +231,9 @@ export class DaemonProcess {
       // streams passed on from another process are cut (their client sees the stream end without a last line).
       this.#watches?.endAll("unavailable", "the daemon is stopping; watch again");
       for (const cut of this.#forwarded) cut();
-      await this.#server?.shutdown();
+      if (this.#server && !(await settlesWithin(this.#server.shutdown(), SHUTDOWN_GRACE_MS))) {
+        this.log.warn("HTTP connections still open; stopping without them", { afterMs: SHUTDOWN_GRACE_MS });
+      }
       this.transport.close();
       this.clock.cancelAll();
       await this.store.close();
@@ -257,6 +272,7 @@ export class DaemonProcess {
 
   /** Sends an HTTP request on to another process unchanged (one hop at most). */
   async forward(req: Request, url: string, body?: string): Promise<Response> {
+    if (this.#stopping) return stoppingError();
     if (Number(req.headers.get(HOP_HEADER) ?? 0) >= 2) {
       return rpcError("unavailable", "the call was forwarded twice without reaching its daemon");
     }
@@ -273,6 +289,12 @@ export class DaemonProcess {
         body: req.method === "GET" || req.method === "HEAD" ? undefined : body ?? await req.text(),
         signal: abort.signal,
       });
+      if (this.#stopping) {
+        // Answered as the stop cut the streams passed on: this one would not be cut.
+        abort.abort();
+        await res.body?.cancel().catch(() => {});
+        return stoppingError();
+      }
       const streamed = res.body && res.headers.get("content-type") === NDJSON;
       return new Response(streamed ? passOn(res.body!, abort, this.#forwarded) : res.body, {
         status: res.status,
@@ -358,6 +380,7 @@ export class DaemonProcess {
     if (denied) return denied;
     if (!sent) return rpcError("invalid-argument", "missing Rpc-Procedure header");
     if (!route) return rpcError("unimplemented", `unknown procedure ${sent}`);
+    if (this.#stopping) return stoppingError();
     const text = await req.text();
     let body: Record<string, unknown> = {};
     if (text.trim()) {
@@ -372,7 +395,9 @@ export class DaemonProcess {
     let target = await this.#target(route, body);
     // During a change of leader or shard owner, wait a little for the new one rather than fail at once.
     const waitUntil = performance.now() + Math.min(5_000, this.o.leaseTtlMs * 2);
-    while ("error" in target && target.error === "unavailable" && performance.now() < waitUntil) {
+    while (
+      "error" in target && target.error === "unavailable" && performance.now() < waitUntil && !this.#stopping
+    ) {
       await new Promise((r) => setTimeout(r, 100));
       await this.registry.refresh().catch(() => {});
       target = await this.#target(route, body);
@@ -414,3 +439,21 @@ function redactStore(url: string): string {
 }
 
 export { API_STATUS };
+
+/** How long a stop waits for the HTTP server's connections to finish. */
+const SHUTDOWN_GRACE_MS = 5_000;
+
+function stoppingError(): Response {
+  return rpcError("unavailable", "the daemon is stopping; call another process or again shortly");
+}
+
+/** Whether `p` settles within `ms`. */
+async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((resolve) => timer = setTimeout(() => resolve(false), ms));
+  try {
+    return await Promise.race([p.then(() => true, () => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,90 @@
+/** A daemon's graceful stop: calls in flight finish, new ones go elsewhere, nothing holds the stop for good. */
+import assert from "node:assert/strict";
+import { PendingCalls } from "../../core/rpc.ts";
+import { jsonLogger } from "../log.ts";
+import { startResmgr } from "./resmgr_daemon.ts";
+
+const LOOKUP = "peloton.api.respool.ResourceManager::LookupResourcePoolID";
+const BODY = JSON.stringify({ path: { value: "/" } });
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
+  for (const until = performance.now() + 30_000; performance.now() < until;) {
+    const got = await probe();
+    if (got !== undefined) return got;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+Deno.test({
+  name: "a stopping daemon refuses new API calls as unavailable, and answers the one in flight",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "peloton-stop-" });
+    const logs: string[] = [];
+    const d = await startResmgr({
+      host: "127.0.0.1",
+      port: 0,
+      store: `sqlite:${dir}/peloton.sqlite`,
+      dataDir: dir,
+      leaseTtlMs: 2_000,
+      log: jsonLogger({ daemon: "resmgr" }, (l) => logs.push(l)),
+    });
+    const url = d.process.url;
+    let stopped: Promise<void> | undefined;
+    let conn: Deno.TcpConn | undefined;
+    try {
+      await waitFor("the resource manager to lead", async () => {
+        const h = await (await fetch(`${url}/health`)).json();
+        return h.leader ? true : undefined;
+      });
+      // A call whose body is still on its way: in flight when the stop begins, so the stop waits for it.
+      conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(new URL(url).port) });
+      const head = `POST /api/v1 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+        `Rpc-Procedure: ${LOOKUP}\r\nContent-Length: ${BODY.length}\r\nConnection: close\r\n\r\n`;
+      await conn.write(new TextEncoder().encode(head + BODY.slice(0, 5)));
+      await waitFor("the call to be in flight", async () => {
+        const m = await (await fetch(`${url}/metrics`)).text();
+        // The metrics scrape is in flight too.
+        return /^peloton_http_inflight_requests\{[^}]*\} 2$/m.test(m) ? true : undefined;
+      });
+      stopped = d.stop();
+
+      const refused = await fetch(`${url}/api/v1`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "rpc-procedure": LOOKUP },
+        body: BODY,
+      });
+      assert.equal(refused.status, 503);
+      const why = await refused.json();
+      assert.equal(why.code, "unavailable");
+      assert.match(why.message, /^the daemon is stopping/);
+
+      await conn.write(new TextEncoder().encode(BODY.slice(5)));
+      const answer = new TextDecoder().decode(await new Response(conn.readable).arrayBuffer());
+      assert.match(answer, /^HTTP\/1\.1 200 /, answer);
+      assert.match(answer, /"id":\{"value":"root"\}/, answer);
+      await stopped;
+    } finally {
+      try {
+        conn?.close();
+      } catch {
+        // Closed by the server.
+      }
+      await (stopped ?? d.stop());
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test("PendingCalls.failAll answers every call still waiting, once", () => {
+  const calls = new PendingCalls<{ reqId: number; error?: string }>();
+  const got: string[] = [];
+  const a = calls.register((r) => got.push(`${r.reqId}:${r.error}`));
+  const b = calls.register((r) => got.push(`${r.reqId}:${r.error}`));
+  calls.failAll((reqId) => ({ reqId, error: "stopping" }));
+  assert.deepEqual(got, [`${a}:stopping`, `${b}:stopping`]);
+  assert.equal(calls.resolve({ reqId: a }), false, "a late reply is not routed");
+  assert.equal(calls.size, 0);
+});
