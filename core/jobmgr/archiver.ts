@@ -117,6 +117,7 @@ export class JobArchiver {
         const chunk = old.slice(at, at + CHUNK);
         const records: ArchivedJob[] = [];
         for (const job of chunk) {
+          if (this.#closed) throw new Error("stopped");
           records.push({ archivedAtMs: this.jm.now(), job, tasks: await store.getTasks(job.jobId) });
         }
         // Exported before anything is deleted: a job is never gone from both.
@@ -143,6 +144,8 @@ export class JobArchiver {
     const out: JobRecord[] = [];
     const owns = this.deps.owns ?? (() => true);
     for (let offset = 0;; offset += PAGE) {
+      // A stop waits for the run in progress: it reads no further.
+      if (this.#closed) throw new Error("stopped");
       const { jobs } = await this.jm.deps.store.queryJobs({
         states: TERMINAL,
         order: [{ property: "completion_time", desc: false }],

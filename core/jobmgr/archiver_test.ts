@@ -235,3 +235,16 @@ Deno.test("archiver: a large run goes a chunk of 50 jobs at a time; a sink faili
   assert.deepEqual(sink.written.map((a) => a.job.jobId), ids, "each exported once, oldest first");
   assert.equal(rig.store.jobs.size, 0);
 });
+
+Deno.test("archiver: a stop during a run reads and exports nothing more, and deletes nothing", async () => {
+  const rig = cluster();
+  const sink = new MemorySink();
+  const archiver = new JobArchiver(rig.jm, CONFIG, { sink });
+  const running = archiver.runOnce();
+  const stopped = archiver.stop();
+  const run = await settled(rig, running);
+  await stopped;
+  assert.deepEqual(run, { archived: [], skipped: [], error: "stopped" });
+  assert.deepEqual(sink.written, [], "nothing exported after the stop");
+  for (const id of [OLDER, OLD]) assert.ok(rig.store.jobs.get(id), `${id} stays`);
+});
