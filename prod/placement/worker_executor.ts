@@ -32,6 +32,9 @@ export interface WorkerExecutorOptions {
  */
 export const PRODUCTION_ROUND_TIMEOUT_MS = 60_000;
 
+/** How long `close` waits for rounds in flight before it answers them itself. */
+const CLOSE_GRACE_MS = 5_000;
+
 /** One set of workers, wired together; replaced whole when any of them fails. */
 interface Generation {
   workers: Worker[];
@@ -109,13 +112,27 @@ export class WorkerExecutor implements PlacementExecutor {
 
   /**
    * Waits for every round in flight, placed through `place` or `run` (a failed worker fails them), then
-   * stops the workers.
+   * stops the workers. Rounds still out after `graceMs` (hung workers, whatever the round timeout) are
+   * answered placing nothing, so that a stop never waits on them for long.
    */
-  async close(): Promise<void> {
+  async close(graceMs = CLOSE_GRACE_MS): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    while (this.#out.size) await Promise.all(this.#out);
-    await this.#tail;
+    const drained = (async () => {
+      while (this.#out.size) await Promise.all(this.#out);
+      await this.#tail;
+    })();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<"late">((resolve) => timer = setTimeout(() => resolve("late"), graceMs));
+    const outcome = await Promise.race([drained, late]);
+    clearTimeout(timer);
+    if (outcome === "late") {
+      const gen = this.#gen;
+      const why = `placement workers closed with rounds unanswered after ${graceMs} ms`;
+      for (const fail of gen.rounds.values()) fail(why);
+      gen.rounds.clear();
+      await drained;
+    }
     this.#stop(this.#gen);
   }
 

@@ -247,3 +247,12 @@ Deno.test("a round that cannot be posted to the workers is answered, placing not
   });
   assert.equal(calls.length, 1, "the failure is logged once");
 });
+
+Deno.test("close() answers rounds a hung worker holds once its grace has passed, even without a round timeout", async () => {
+  const exec = dying(2, 1, "hang");
+  const got: PlacementResult[] = [];
+  exec.place(randomRound(3), (r) => got.push(r));
+  await within("close", exec.close(200));
+  assert.equal(got.length, 1, "the round was answered before close returned");
+  assertNothingPlaced(got[0], /^placement workers closed with rounds unanswered after 200 ms$/, "seed 3");
+});
