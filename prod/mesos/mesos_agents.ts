@@ -68,6 +68,8 @@ export class AgentDirectory {
     readonly masterUrl: () => string,
     readonly role: string,
     readonly warn: (what: string, e: unknown) => void,
+    /** How long one call (GET_AGENTS, a sandbox read) may take before it fails. */
+    readonly timeoutMs = 30_000,
   ) {}
 
   get available(): boolean | undefined {
@@ -109,7 +111,9 @@ export class AgentDirectory {
     const address = this.address(agentId);
     if (!address) return undefined;
     const path = `/frameworks/${frameworkId}/executors/${executorId}/runs/latest/${file}`;
-    const res = await fetch(`http://${address}/files/download?path=${encodeURIComponent(path)}`);
+    const res = await fetch(`http://${address}/files/download?path=${encodeURIComponent(path)}`, {
+      signal: AbortSignal.timeout(this.timeoutMs),
+    });
     if (res.status === 404) {
       await res.body?.cancel();
       return undefined;
@@ -130,6 +134,7 @@ export class AgentDirectory {
           method: "POST",
           headers: { "content-type": CONTENT_TYPE_JSON, accept: CONTENT_TYPE_JSON },
           body: JSON.stringify({ type: "GET_AGENTS" }),
+          signal: AbortSignal.timeout(this.timeoutMs),
         });
         if (!res.ok) throw new Error(`HTTP ${res.status} ${await res.text()}`);
         const agents: OperatorAgent[] = (await res.json())?.get_agents?.agents ?? [];

@@ -64,6 +64,12 @@ export interface MesosBackendOptions {
   /** ACKNOWLEDGE calls in flight at most (default 32); the others wait their turn, in order. */
   maxAcksInFlight?: number;
   onMaintenance?: (event: MaintenanceEvent) => void;
+  /**
+   * How long an operator API call (maintenance, GET_AGENTS) or a sandbox read may take before it fails
+   * (default 30 s): a master or agent that stopped answering must not hold a maintenance pass, or a stop
+   * waiting for one, for as long as TCP takes to notice.
+   */
+  httpTimeoutMs?: number;
   /** Client tuning (heartbeat misses, backoff, timeouts) and tracing. */
   client?:
     & Partial<Omit<SchedulerClientOptions, "masterUrl" | "framework" | "idStore" | "credentials" | "onEvent">>
@@ -102,6 +108,7 @@ export class MesosBackend implements HostBackend {
   readonly client: SchedulerClient;
   readonly #o: MesosBackendOptions;
   readonly #role: string;
+  readonly #httpTimeoutMs: number;
   readonly #agents = new Map<string, AgentView>();
   readonly #announcing = new Set<string>();
   readonly #offers = new OfferPool();
@@ -125,6 +132,7 @@ export class MesosBackend implements HostBackend {
 
   constructor(options: MesosBackendOptions) {
     this.#o = options;
+    this.#httpTimeoutMs = options.httpTimeoutMs ?? 30_000;
     const extra = options.client ?? {};
     this.client = new SchedulerClient({
       ...extra,
@@ -151,7 +159,12 @@ export class MesosBackend implements HostBackend {
     const f = this.client.framework;
     this.#role = f.roles?.[0] ?? f.role ?? "*";
     this.#pending = new LaunchQueue(options.launchTimeoutMs ?? 60_000, (spec) => this.#expired(spec));
-    this.#directory = new AgentDirectory(() => this.client.masterUrl, this.#role, (w, e) => this.#warn(w, e));
+    this.#directory = new AgentDirectory(
+      () => this.client.masterUrl,
+      this.#role,
+      (w, e) => this.#warn(w, e),
+      this.#httpTimeoutMs,
+    );
   }
 
   start(sink: (events: BackendEvent[]) => void): void {
@@ -295,6 +308,7 @@ export class MesosBackend implements HostBackend {
       method: "POST",
       headers: { "content-type": CONTENT_TYPE_JSON, accept: CONTENT_TYPE_JSON, ...this.#authHeader() },
       body: JSON.stringify(call),
+      signal: AbortSignal.timeout(this.#httpTimeoutMs),
     });
     const text = await res.text();
     if (!res.ok) throw new Error(`${call.type}: HTTP ${res.status} ${text.trim()}`);

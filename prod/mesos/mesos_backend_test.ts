@@ -4,6 +4,7 @@ import type { HostInfo } from "../../core/ports/host_backend.ts";
 import { eventually, makeSpec, newBackend, Recorder, startTestMaster, withBackend } from "./_testing.ts";
 import type { TaskInfo } from "./protocol.ts";
 import { MemoryFrameworkIdStore } from "./scheduler_client.ts";
+import { MesosBackend } from "./mesos_backend.ts";
 
 Deno.test("MesosBackend: hosts from GET_AGENTS; an echo task goes STAGING→STARTING→RUNNING→FINISHED with acks", () =>
   withBackend(async ({ m, backend, rec, hosts }) => {
@@ -378,3 +379,22 @@ Deno.test("MesosBackend: held offers are DECLINEd with a filter after the hold t
       ).length;
     await eventually("two implicit RECONCILEs", () => implicit() >= 2 ? true : undefined);
   }, { backend: { offerHoldMs: 100, declineRefuseSeconds: 0.5, implicitReconcileIntervalMs: 150 } }));
+
+Deno.test("an operator call to a master that stopped answering fails after httpTimeoutMs, not when TCP notices", async () => {
+  const hung = Promise.withResolvers<Response>();
+  const master = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => hung.promise);
+  const backend = new MesosBackend({ masterUrl: `http://127.0.0.1:${master.addr.port}`, httpTimeoutMs: 200 });
+  try {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<string>((resolve) => timer = setTimeout(() => resolve("still waiting"), 20_000));
+    const outcome = await Promise.race([
+      backend.operator({ type: "GET_MAINTENANCE_STATUS" }).then(() => "answered", (e) => `failed: ${e.name}`),
+      late,
+    ]);
+    clearTimeout(timer);
+    assert.equal(outcome, "failed: TimeoutError");
+  } finally {
+    hung.resolve(new Response("late"));
+    await master.shutdown();
+  }
+});
