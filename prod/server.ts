@@ -377,6 +377,13 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
       resmgr.stop();
       clock.cancelAll();
       await store.flush();
+      // Replies that waited for those writes go out on the next turn; the rest will never come.
+      await new Promise((r) => setTimeout(r, 0));
+      calls.failAll((reqId) => ({
+        kind: "api-reply",
+        reqId,
+        error: { code: "unavailable", message: "the server stopped before it answered" },
+      }));
       transport.close();
       await backend.stop();
       await store.close();

@@ -77,7 +77,14 @@ async function serve(ctx: CommandContext, role: Role, daemon: RunningDaemon): Pr
     ctx.err(`peloton ${role}: ${why}; exiting`);
     return 1;
   }
+  // A write the stop could not store (the database out of reach past the stop's grace) is an exit 1 too.
+  let lostInStop: string | undefined;
+  void daemon.process.lost.then((w) => (lostInStop = w));
   await daemon.stop();
+  if (lostInStop) {
+    ctx.err(`peloton ${role}: stopped, but ${lostInStop}`);
+    return 1;
+  }
   return 0;
 }
 

@@ -84,6 +84,8 @@ export class DaemonProcess {
   #heartbeat?: ReturnType<typeof setInterval>;
   /** A graceful stop has begun: API calls are refused, so that clients go to another process. */
   #stopping = false;
+  /** The stop has cut the streams passed on: one answered later would not be cut. */
+  #streamsCut = false;
   #closing?: Promise<void>;
   #inflight = 0;
   #ready = false;
@@ -204,32 +206,37 @@ export class DaemonProcess {
 
   /**
    * Graceful stop: new API calls are refused (unavailable), while messages from other daemons still come
-   * in; requests in flight finish; the daemon's `stop` runs; queued writes and messages go out (a database
-   * out of reach is waited for 10 s at most); leases and membership are given up so that others take over
-   * at once. Connections still open 5 s into the HTTP server's shutdown (a client that stopped reading)
-   * are left behind.
+   * in; requests in flight finish (10 s at most); the daemon's `stop` runs; queued writes and messages go
+   * out (from here a database out of reach is waited for 10 s at most; a write lost then makes `lost`
+   * resolve); calls its daemon will no longer answer are answered unavailable; leases and membership are
+   * given up so that others take over at once. Connections still open 5 s into the HTTP server's shutdown
+   * (a client that stopped reading) are left behind.
    */
   close(stopDaemon: () => Promise<void>): Promise<void> {
     this.#closing ??= (async () => {
       this.#stopping = true;
-      this.store.stopping();
       clearInterval(this.#heartbeat);
       const deadline = performance.now() + 10_000;
       while (this.#inflight > 0 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      // The calls in flight have had their time; what the stop itself writes gets the store's grace.
+      this.store.stopping();
       await stopDaemon();
-      // Calls to the daemon just stopped will not be answered: their callers learn so now.
+      await this.store.flush();
+      // Replies that waited for those writes go out on the next turn; calls still waiting after that will
+      // not be answered by the daemon just stopped, and their callers learn so now.
+      await new Promise((r) => setTimeout(r, 0));
       this.#calls.failAll((reqId) => ({
         kind: "api-reply",
         reqId,
-        error: { code: "unavailable", message: "the daemon is stopping" },
+        error: { code: "unavailable", message: "the daemon stopped before it answered" },
       }));
-      await this.store.flush();
       await this.transport.drain(2_000);
       this.registry.stop();
       await this.cluster.leave(this.instance).catch(() => {});
       // Streams still open would hold the shutdown: a job manager ended its own watches as it stopped, and
       // streams passed on from another process are cut (their client sees the stream end without a last line).
       this.#watches?.endAll("unavailable", "the daemon is stopping; watch again");
+      this.#streamsCut = true;
       for (const cut of this.#forwarded) cut();
       if (this.#server && !(await settlesWithin(this.#server.shutdown(), SHUTDOWN_GRACE_MS))) {
         this.log.warn("HTTP connections still open; stopping without them", { afterMs: SHUTDOWN_GRACE_MS });
@@ -272,7 +279,6 @@ export class DaemonProcess {
 
   /** Sends an HTTP request on to another process unchanged (one hop at most). */
   async forward(req: Request, url: string, body?: string): Promise<Response> {
-    if (this.#stopping) return stoppingError();
     if (Number(req.headers.get(HOP_HEADER) ?? 0) >= 2) {
       return rpcError("unavailable", "the call was forwarded twice without reaching its daemon");
     }
@@ -289,13 +295,14 @@ export class DaemonProcess {
         body: req.method === "GET" || req.method === "HEAD" ? undefined : body ?? await req.text(),
         signal: abort.signal,
       });
-      if (this.#stopping) {
-        // Answered as the stop cut the streams passed on: this one would not be cut.
+      const streamed = res.body && res.headers.get("content-type") === NDJSON;
+      if (streamed && this.#streamsCut) {
+        // A stream answered after the stop cut those passed on would not be cut: it is ended here. An
+        // answer that is not a stream goes back as it is (the call has been carried out).
         abort.abort();
         await res.body?.cancel().catch(() => {});
         return stoppingError();
       }
-      const streamed = res.body && res.headers.get("content-type") === NDJSON;
       return new Response(streamed ? passOn(res.body!, abort, this.#forwarded) : res.body, {
         status: res.status,
         headers: res.headers,

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { PendingCalls } from "../../core/rpc.ts";
 import { jsonLogger } from "../log.ts";
 import { startResmgr } from "./resmgr_daemon.ts";
+import { DaemonProcess } from "./process.ts";
 
 const LOOKUP = "peloton.api.respool.ResourceManager::LookupResourcePoolID";
 const BODY = JSON.stringify({ path: { value: "/" } });
@@ -87,4 +88,47 @@ Deno.test("PendingCalls.failAll answers every call still waiting, once", () => {
   assert.deepEqual(got, [`${a}:stopping`, `${b}:stopping`]);
   assert.equal(calls.resolve({ reqId: a }), false, "a late reply is not routed");
   assert.equal(calls.size, 0);
+});
+
+Deno.test({
+  name:
+    "a call passed on to another process and answered during the stop goes back to its client as answered",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    let carried = 0;
+    const owner = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async () => {
+      carried++;
+      await new Promise((r) => setTimeout(r, 200));
+      return Response.json({ jobId: { value: "job-1" } }, { headers: { "rpc-status": "ok" } });
+    });
+    const p = new DaemonProcess({
+      role: "jobmgr",
+      host: "127.0.0.1",
+      port: 0,
+      store: "sqlite::memory:",
+      dataDir: "/nonexistent",
+      leaseTtlMs: 2_000,
+      log: jsonLogger({ daemon: "jobmgr" }, () => {}),
+    });
+    // Never opened: the stop goes only as far as the daemon's own stop, which this test never ends.
+    (p as unknown as { store: { stopping(): void } }).store = { stopping() {} };
+    try {
+      const call = new Request("http://127.0.0.1/api/v1", {
+        method: "POST",
+        headers: { "rpc-procedure": "peloton.api.v1alpha.job.stateless.svc.JobService::CreateJob" },
+        body: "{}",
+      });
+      const answer = p.forward(call, `http://127.0.0.1:${owner.addr.port}`, "{}");
+      await new Promise((r) => setTimeout(r, 50));
+      void p.close(() => new Promise(() => {}));
+      const res = await answer;
+      // The job was created: a client told "unavailable" would create it again.
+      assert.equal(carried, 1);
+      assert.equal(res.status, 200);
+      assert.deepEqual(await res.json(), { jobId: { value: "job-1" } });
+    } finally {
+      await owner.shutdown();
+    }
+  },
 });
