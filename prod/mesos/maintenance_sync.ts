@@ -45,6 +45,7 @@ export class MesosMaintenance {
   /** The pass in progress (changes run one at a time), which `stop` waits for. */
   #pass?: Promise<void>;
   #recovered = false;
+  #stopped = false;
   /** Hosts DRAINED here whose machines still run our tasks at the master, with how many (logged on change). */
   readonly #held = new Map<string, number>();
 
@@ -60,8 +61,9 @@ export class MesosMaintenance {
     this.#timer = setInterval(() => void this.sync(), periodMs);
   }
 
-  /** No more passes; resolves once the one in progress, if any, is over. */
+  /** No more passes; resolves once the one in progress is over, which carries no more hosts after this. */
   async stop(): Promise<void> {
+    this.#stopped = true;
     clearInterval(this.#timer);
     await this.#pass;
   }
@@ -103,7 +105,8 @@ export class MesosMaintenance {
 
   async #carry(name: string, want: Mode): Promise<void> {
     const have = this.#modes.get(name) ?? "up";
-    if (want === have) return;
+    // A stop waits for the pass: the host being carried finishes, the others wait for the next leader.
+    if (want === have || this.#stopped) return;
     if (want === "down" && !(await this.#empty(name))) return;
     await this.#move(name, have, want);
     this.log("maintenance carried to the Mesos master", { host: name, from: have, to: want });

@@ -287,3 +287,44 @@ Deno.test("MesosMaintenance: a machine scheduled whose machine-down failed is ta
     await m.stop();
   }
 });
+
+Deno.test("MesosMaintenance: a stop lets the host being carried finish and carries no other", async () => {
+  const calls: string[] = [];
+  const gate = Promise.withResolvers<void>();
+  const scheduling = Promise.withResolvers<void>();
+  // Two hosts going into maintenance; the master answers the first schedule change only when let.
+  const backend = {
+    machineOf: (hostname: string) => Promise.resolve({ hostname }),
+    inverseOffersOn: () => [],
+    operator: async (call: { type: string; update_maintenance_schedule?: unknown }) => {
+      calls.push(call.type);
+      if (call.type === "UPDATE_MAINTENANCE_SCHEDULE") {
+        scheduling.resolve();
+        await gate.promise;
+      }
+      return {};
+    },
+  } as unknown as MesosBackend;
+  const hm = {
+    hosts: [
+      { info: { hostname: "a" }, state: "HOST_STATE_DRAINING" },
+      { info: { hostname: "b" }, state: "HOST_STATE_DRAINING" },
+    ],
+    unregisteredInMaintenance: () => [],
+    adoptMaintenance: () => {},
+    completedMaintenance: () => [],
+    completionCarried: () => {},
+  };
+  const sync = new MesosMaintenance(backend, hm);
+  const pass = sync.sync();
+  await scheduling.promise;
+  const stopped = sync.stop();
+  gate.resolve();
+  await stopped;
+  await pass;
+  assert.deepEqual(calls, [
+    "GET_MAINTENANCE_STATUS",
+    "GET_MAINTENANCE_SCHEDULE",
+    "UPDATE_MAINTENANCE_SCHEDULE",
+  ]);
+});

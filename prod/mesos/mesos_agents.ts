@@ -57,6 +57,9 @@ export class OfferPool {
   }
 }
 
+/** How long a sandbox file, once the agent has answered, may take to arrive. */
+const SANDBOX_BODY_TIMEOUT_MS = 300_000;
+
 /** The operator API's GET_AGENTS answer, fetched one request at a time. */
 export class AgentDirectory {
   #agents = new Map<string, OperatorAgent>();
@@ -111,20 +114,34 @@ export class AgentDirectory {
     const address = this.address(agentId);
     if (!address) return undefined;
     const path = `/frameworks/${frameworkId}/executors/${executorId}/runs/latest/${file}`;
-    const res = await fetch(`http://${address}/files/download?path=${encodeURIComponent(path)}`, {
-      signal: AbortSignal.timeout(this.timeoutMs),
-    });
-    if (res.status === 404) {
-      await res.body?.cancel();
-      return undefined;
-    }
-    const text = await res.text();
-    if (!res.ok) {
-      throw new Error(
-        `Cannot read ${file} of executor ${executorId} from agent ${address}: HTTP ${res.status} ${text}`,
+    // The agent answers within the timeout; a large file then has longer to arrive, but not for ever.
+    const abort = new AbortController();
+    const after = (ms: number) =>
+      setTimeout(
+        () => abort.abort(new DOMException(`agent ${address} took over ${ms} ms`, "TimeoutError")),
+        ms,
       );
+    let timer = after(this.timeoutMs);
+    try {
+      const res = await fetch(`http://${address}/files/download?path=${encodeURIComponent(path)}`, {
+        signal: abort.signal,
+      });
+      clearTimeout(timer);
+      timer = after(SANDBOX_BODY_TIMEOUT_MS);
+      if (res.status === 404) {
+        await res.body?.cancel();
+        return undefined;
+      }
+      const text = await res.text();
+      if (!res.ok) {
+        throw new Error(
+          `Cannot read ${file} of executor ${executorId} from agent ${address}: HTTP ${res.status} ${text}`,
+        );
+      }
+      return text;
+    } finally {
+      clearTimeout(timer);
     }
-    return text;
   }
 
   refresh(): Promise<void> {
