@@ -130,8 +130,14 @@ export class JobArchiver {
       run.error = (e as Error).message;
     }
     metrics.counter("peloton_archiver_jobs_archived_total").inc(run.archived.length);
-    metrics.counter("peloton_archiver_runs_total", { result: run.error ? "failed" : "ok" }).inc();
-    if (run.error) {
+    const stopped = this.#closed && run.error === "stopped";
+    metrics.counter("peloton_archiver_runs_total", {
+      result: stopped ? "stopped" : run.error ? "failed" : "ok",
+    })
+      .inc();
+    if (stopped) {
+      this.deps.log?.("job archiver run stopped", { archived: run.archived.length });
+    } else if (run.error) {
       this.deps.log?.("job archiver run failed", { error: run.error, archived: run.archived.length });
     } else if (run.archived.length || run.skipped.length) {
       this.deps.log?.("job archiver run", { archived: run.archived.length, skipped: run.skipped.length });
