@@ -33,6 +33,7 @@ import { ownDataDir } from "./minicluster/data_dir_owner.ts";
 import { loadRecovery } from "./recovery.ts";
 import { serveUi } from "./ui/page.ts";
 import { WATCH_PROCEDURE, WatchStreams } from "./watch_stream.ts";
+import { settlesWithin } from "./settle.ts";
 
 /** How long a stop waits for the HTTP server's connections to finish before leaving them behind. */
 const SHUTDOWN_GRACE_MS = 5_000;
@@ -138,12 +139,7 @@ export async function startPeloton(opts: PelotonOptions): Promise<PelotonServer>
         // Open watch streams would hold the server's shutdown forever; a client that stopped reading holds
         // it until it is left behind.
         started.endStreams();
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        await Promise.race([
-          shutdown,
-          new Promise((resolve) => timer = setTimeout(resolve, SHUTDOWN_GRACE_MS)),
-        ]);
-        clearTimeout(timer);
+        await settlesWithin(shutdown, SHUTDOWN_GRACE_MS);
         try {
           await started.stop();
         } finally {

@@ -1,6 +1,7 @@
 /** Test harness for production mode: `peloton up` as a real process, and the CLI against it. */
 import assert from "node:assert/strict";
 import { runCli } from "./cli/main.ts";
+import { settlesWithin as settled } from "./settle.ts";
 
 export const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -15,17 +16,6 @@ export interface UpProcess {
 
 /** How long a test waits for a process to exit once asked to, before it kills it and fails. */
 const STOP_WITHIN_MS = 30_000;
-
-/** Whether `p` settles within `ms`. */
-async function settled(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<false>((r) => timer = setTimeout(() => r(false), ms));
-  try {
-    return await Promise.race([p.then(() => true, () => true), late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** Starts a `peloton` subcommand as a real process and waits until it prints a URL matching `ready`. */
 export async function startPeloton(args: string[], ready: RegExp): Promise<UpProcess> {

@@ -1,5 +1,6 @@
 /** What every daemon process shares: store, leases, registry, HTTP transport, API front, health and metrics. */
 import { passOn } from "./pass_on.ts";
+import { settlesWithin } from "../settle.ts";
 import { withJsonNames } from "../proto_json.ts";
 import type { ApiErrorCode, ApiReply, Message } from "../../core/messages.ts";
 import { type Route, routeProcedure } from "../../core/api/procedures.ts";
@@ -452,15 +453,4 @@ const SHUTDOWN_GRACE_MS = 5_000;
 
 function stoppingError(): Response {
   return rpcError("unavailable", "the daemon is stopping; call another process or again shortly");
-}
-
-/** Whether `p` settles within `ms`. */
-async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<false>((resolve) => timer = setTimeout(() => resolve(false), ms));
-  try {
-    return await Promise.race([p.then(() => true, () => true), late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
