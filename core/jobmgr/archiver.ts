@@ -131,10 +131,8 @@ export class JobArchiver {
     }
     metrics.counter("peloton_archiver_jobs_archived_total").inc(run.archived.length);
     const stopped = this.#closed && run.error === "stopped";
-    metrics.counter("peloton_archiver_runs_total", {
-      result: stopped ? "stopped" : run.error ? "failed" : "ok",
-    })
-      .inc();
+    const result = stopped ? "stopped" : run.error ? "failed" : "ok";
+    metrics.counter("peloton_archiver_runs_total", { result }).inc();
     if (stopped) {
       this.deps.log?.("job archiver run stopped", { archived: run.archived.length });
     } else if (run.error) {
