@@ -71,7 +71,7 @@ export class AgentDirectory {
     readonly masterUrl: () => string,
     readonly role: string,
     readonly warn: (what: string, e: unknown) => void,
-    /** How long one call (GET_AGENTS, a sandbox read) may take before it fails. */
+    /** How long GET_AGENTS may take, and a sandbox read wait for the agent's answer, before it fails. */
     readonly timeoutMs = 30_000,
   ) {}
 

@@ -65,9 +65,9 @@ export interface MesosBackendOptions {
   maxAcksInFlight?: number;
   onMaintenance?: (event: MaintenanceEvent) => void;
   /**
-   * How long an operator API call (maintenance, GET_AGENTS) or a sandbox read may take before it fails
-   * (default 30 s): a master or agent that stopped answering must not hold a maintenance pass, or a stop
-   * waiting for one, for as long as TCP takes to notice.
+   * How long an operator API call (maintenance, GET_AGENTS) may take, and a sandbox read may wait for the
+   * agent's answer, before it fails (default 30 s): a master or agent that stopped answering must not hold
+   * a maintenance pass, or a stop waiting for one, for as long as TCP takes to notice.
    */
   httpTimeoutMs?: number;
   /** Client tuning (heartbeat misses, backoff, timeouts) and tracing. */
