@@ -4,6 +4,7 @@ import { PendingCalls } from "../../core/rpc.ts";
 import { jsonLogger } from "../log.ts";
 import { startResmgr } from "./resmgr_daemon.ts";
 import { DaemonProcess } from "./process.ts";
+import { settlesWithin } from "../settle.ts";
 
 const LOOKUP = "peloton.api.respool.ResourceManager::LookupResourcePoolID";
 const BODY = JSON.stringify({ path: { value: "/" } });
@@ -129,6 +130,42 @@ Deno.test({
       assert.deepEqual(await res.json(), { jobId: { value: "job-1" } });
     } finally {
       await owner.shutdown();
+    }
+  },
+});
+
+Deno.test({
+  name: "a stop leaves behind a response that never ends (a client that stopped reading), after a grace",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "peloton-stop-" });
+    const logs: string[] = [];
+    const d = await startResmgr({
+      host: "127.0.0.1",
+      port: 0,
+      store: `sqlite:${dir}/peloton.sqlite`,
+      dataDir: dir,
+      leaseTtlMs: 2_000,
+      log: jsonLogger({ daemon: "resmgr" }, (l) => logs.push(l)),
+    });
+    // A response that sends a first chunk and then nothing, and is never ended: as a large sandbox file to a
+    // client that stopped reading, it would hold the HTTP server's shutdown for good.
+    d.process.hooks.routes = (_req, url) =>
+      Promise.resolve(
+        url.pathname === "/endless"
+          ? new Response(new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode("first\n")) }))
+          : undefined,
+      );
+    const res = await fetch(`${d.process.url}/endless`);
+    const reader = res.body!.getReader();
+    try {
+      assert.equal(new TextDecoder().decode((await reader.read()).value), "first\n");
+      assert.equal(await settlesWithin(d.stop(), 20_000), true, "the stop still waited 20 s later");
+      assert.ok(logs.some((l) => JSON.parse(l).msg === "HTTP connections still open; stopping without them"));
+    } finally {
+      await reader.cancel().catch(() => {});
+      await Deno.remove(dir, { recursive: true });
     }
   },
 });
