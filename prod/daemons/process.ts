@@ -330,13 +330,14 @@ export class DaemonProcess {
       const url = new URL(req.url);
       if (url.pathname === MESSAGES_PATH && req.method === "POST") return await this.#internal(req);
       if (req.method === "GET" && url.pathname === "/health") {
+        // A stopping daemon is not ready for calls: a load balancer or probe takes it out at once.
         return Response.json({
-          status: "ok",
+          status: this.#stopping ? "stopping" : "ok",
           role: this.o.role,
           instance: this.instance,
           url: this.url,
           ...this.hooks.health(),
-        });
+        }, { status: this.#stopping ? 503 : 200 });
       }
       if (req.method === "GET" && url.pathname === "/metrics") {
         return new Response(this.metrics.render(), {

@@ -19,7 +19,8 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined>): Pr
 }
 
 Deno.test({
-  name: "a stopping daemon refuses new API calls as unavailable, and answers the one in flight",
+  name:
+    "a stopping daemon says so on /health, refuses new API calls as unavailable, and answers the one in flight",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
@@ -52,6 +53,11 @@ Deno.test({
         return /^peloton_http_inflight_requests\{[^}]*\} 2$/m.test(m) ? true : undefined;
       });
       stopped = d.stop();
+
+      // Health says so, for a probe or load balancer to take the process out.
+      const health = await fetch(`${url}/health`);
+      assert.equal(health.status, 503);
+      assert.equal((await health.json()).status, "stopping");
 
       const refused = await fetch(`${url}/api/v1`, {
         method: "POST",
