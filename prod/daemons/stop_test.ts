@@ -5,18 +5,10 @@ import { jsonLogger } from "../log.ts";
 import { startResmgr } from "./resmgr_daemon.ts";
 import { DaemonProcess } from "./process.ts";
 import { settlesWithin } from "../settle.ts";
+import { waitFor } from "../testing.ts";
 
 const LOOKUP = "peloton.api.respool.ResourceManager::LookupResourcePoolID";
 const BODY = JSON.stringify({ path: { value: "/" } });
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  for (const until = performance.now() + 30_000; performance.now() < until;) {
-    const got = await probe();
-    if (got !== undefined) return got;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 Deno.test({
   name:
