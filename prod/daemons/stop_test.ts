@@ -10,22 +10,28 @@ import { waitFor } from "../testing.ts";
 const LOOKUP = "peloton.api.respool.ResourceManager::LookupResourcePoolID";
 const BODY = JSON.stringify({ path: { value: "/" } });
 
+/** A resource manager daemon in this process, on a SQLite store in a fresh directory; its log lines kept. */
+async function resmgrInTempDir() {
+  const dir = await Deno.makeTempDir({ prefix: "peloton-stop-" });
+  const logs: string[] = [];
+  const d = await startResmgr({
+    host: "127.0.0.1",
+    port: 0,
+    store: `sqlite:${dir}/peloton.sqlite`,
+    dataDir: dir,
+    leaseTtlMs: 2_000,
+    log: jsonLogger({ daemon: "resmgr" }, (l) => logs.push(l)),
+  });
+  return { dir, logs, d };
+}
+
 Deno.test({
   name:
     "a stopping daemon says so on /health, refuses new API calls as unavailable, and answers the one in flight",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "peloton-stop-" });
-    const logs: string[] = [];
-    const d = await startResmgr({
-      host: "127.0.0.1",
-      port: 0,
-      store: `sqlite:${dir}/peloton.sqlite`,
-      dataDir: dir,
-      leaseTtlMs: 2_000,
-      log: jsonLogger({ daemon: "resmgr" }, (l) => logs.push(l)),
-    });
+    const { dir, d } = await resmgrInTempDir();
     const url = d.process.url;
     let stopped: Promise<void> | undefined;
     let conn: Deno.TcpConn | undefined;
@@ -137,16 +143,7 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "peloton-stop-" });
-    const logs: string[] = [];
-    const d = await startResmgr({
-      host: "127.0.0.1",
-      port: 0,
-      store: `sqlite:${dir}/peloton.sqlite`,
-      dataDir: dir,
-      leaseTtlMs: 2_000,
-      log: jsonLogger({ daemon: "resmgr" }, (l) => logs.push(l)),
-    });
+    const { dir, logs, d } = await resmgrInTempDir();
     // A response that sends a first chunk and then nothing, and is never ended: as a large sandbox file to a
     // client that stopped reading, it would hold the HTTP server's shutdown for good.
     d.process.hooks.routes = (_req, url) =>
