@@ -87,6 +87,8 @@ export class DaemonProcess {
   #stopping = false;
   /** The stop has cut the streams passed on: one answered later would not be cut. */
   #streamsCut = false;
+  /** What a stop under way is doing (waiting for), for a stop that takes too long to say where it is. */
+  stopStep: string | undefined;
   #closing?: Promise<void>;
   #inflight = 0;
   #ready = false;
@@ -217,11 +219,14 @@ export class DaemonProcess {
     this.#closing ??= (async () => {
       this.#stopping = true;
       clearInterval(this.#heartbeat);
+      this.stopStep = "waiting for the calls in flight";
       const deadline = performance.now() + 10_000;
       while (this.#inflight > 0 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       // The calls in flight have had their time; what the stop itself writes gets the store's grace.
       this.store.stopping();
+      this.stopStep = `stopping the ${this.o.role}`;
       await stopDaemon();
+      this.stopStep = "flushing the store";
       await this.store.flush();
       // Replies that waited for those writes go out on the next turn; calls still waiting after that will
       // not be answered by the daemon just stopped, and their callers learn so now.
@@ -231,23 +236,29 @@ export class DaemonProcess {
         reqId,
         error: { code: "unavailable", message: "the daemon stopped before it answered" },
       }));
+      this.stopStep = "sending the messages queued";
       await this.transport.drain(2_000);
       this.registry.stop();
+      this.stopStep = "leaving the cluster";
       await this.cluster.leave(this.instance).catch(() => {});
       // Streams still open would hold the shutdown: a job manager ended its own watches as it stopped, and
       // streams passed on from another process are cut (their client sees the stream end without a last line).
       this.#watches?.endAll("unavailable", "the daemon is stopping; watch again");
       this.#streamsCut = true;
       for (const cut of this.#forwarded) cut();
+      this.stopStep = "shutting the HTTP server down";
       if (this.#server && !(await settlesWithin(this.#server.shutdown(), SHUTDOWN_GRACE_MS))) {
         this.log.warn("HTTP connections still open; stopping without them", { afterMs: SHUTDOWN_GRACE_MS });
       }
       this.transport.close();
       this.clock.cancelAll();
+      this.stopStep = "closing the store";
       await this.store.close();
       await this.cluster.close();
       this.#dataDir?.release();
+      this.stopStep = "releasing the claim on the store";
       await this.claim?.release();
+      this.stopStep = undefined;
       this.log("daemon stopped");
     })();
     return this.#closing;

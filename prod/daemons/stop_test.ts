@@ -25,6 +25,24 @@ async function resmgrInTempDir() {
   return { dir, logs, d };
 }
 
+/**
+ * A job manager process that was never opened: its stop goes only as far as the daemon's own stop, which
+ * the tests that use it never end.
+ */
+function unopenedJobmgr(): DaemonProcess {
+  const p = new DaemonProcess({
+    role: "jobmgr",
+    host: "127.0.0.1",
+    port: 0,
+    store: "sqlite::memory:",
+    dataDir: "/nonexistent",
+    leaseTtlMs: 2_000,
+    log: jsonLogger({ daemon: "jobmgr" }, () => {}),
+  });
+  (p as unknown as { store: { stopping(): void } }).store = { stopping() {} };
+  return p;
+}
+
 Deno.test({
   name:
     "a stopping daemon says so on /health, refuses new API calls as unavailable, and answers the one in flight",
@@ -107,17 +125,7 @@ Deno.test({
       await new Promise((r) => setTimeout(r, 200));
       return Response.json({ jobId: { value: "job-1" } }, { headers: { "rpc-status": "ok" } });
     });
-    const p = new DaemonProcess({
-      role: "jobmgr",
-      host: "127.0.0.1",
-      port: 0,
-      store: "sqlite::memory:",
-      dataDir: "/nonexistent",
-      leaseTtlMs: 2_000,
-      log: jsonLogger({ daemon: "jobmgr" }, () => {}),
-    });
-    // Never opened: the stop goes only as far as the daemon's own stop, which this test never ends.
-    (p as unknown as { store: { stopping(): void } }).store = { stopping() {} };
+    const p = unopenedJobmgr();
     try {
       const call = new Request("http://127.0.0.1/api/v1", {
         method: "POST",
@@ -163,4 +171,13 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
+});
+
+Deno.test("a stop under way says which step it is at, for a stop that takes too long to name it", async () => {
+  const p = unopenedJobmgr();
+  assert.equal(p.stopStep, undefined);
+  const daemonStop = Promise.withResolvers<void>();
+  void p.close(() => daemonStop.promise);
+  await new Promise((r) => setTimeout(r, 0));
+  assert.equal(p.stopStep, "stopping the jobmgr");
 });
