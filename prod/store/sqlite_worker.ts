@@ -10,8 +10,9 @@ import {
   openSqliteDatabase,
   runQuery,
   type SqliteOptions,
+  type SqliteReply,
+  type SqliteRequest,
 } from "./sqlite_dialect.ts";
-import type { SqliteReply, SqliteRequest } from "./sqlite_dialect.ts";
 
 const port = parentPort!;
 const connections = new Map<number, NodeSqliteDatabase>();
