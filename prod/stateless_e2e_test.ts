@@ -1,17 +1,14 @@
 /** Peloton's v1alpha stateless job commands end to end through `peloton up`, with its integration-test spec files. */
 import assert from "node:assert/strict";
 import { PelotonClient } from "./cli/client.ts";
-import { cli, createDefaultPool, ROOT, startUp, waitFor } from "./testing.ts";
+import { cli, ROOT, waitFor, withUp } from "./testing.ts";
 
 const SPECS = `${ROOT}/core/model/testdata/peloton/tests/integration/test_configs`;
 Deno.test({
   name: "job stateless create / get / replace / restart / stop with Peloton's own spec files",
   sanitizeResources: false,
   async fn() {
-    const dataDir = await Deno.makeTempDir({ prefix: "peloton-stateless-" });
-    const up = await startUp(dataDir);
-    try {
-      await createDefaultPool(up.url);
+    await withUp("peloton-stateless-", async (up) => {
       const created = await cli(
         up.url,
         "job",
@@ -209,9 +206,6 @@ Deno.test({
       const gone = await cli(up.url, "job", "get", job);
       assert.equal(gone.code, 1);
       assert.match(gone.err, /not found/);
-    } finally {
-      await up.stop();
-      await Deno.remove(dataDir, { recursive: true });
-    }
+    });
   },
 });

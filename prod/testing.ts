@@ -115,6 +115,28 @@ export async function createDefaultPool(url: string, ...extra: string[]): Promis
   assert.equal(pool.code, 0, pool.err);
 }
 
+/**
+ * Runs `fn` against a `peloton up` on a fresh data dir, with /DefaultResPool created: the server's output is
+ * printed if `fn` fails, and the server is stopped and the dir removed either way.
+ */
+export async function withUp(
+  prefix: string,
+  fn: (up: UpProcess, dataDir: string) => Promise<void>,
+): Promise<void> {
+  const dataDir = await Deno.makeTempDir({ prefix });
+  const up = await startUp(dataDir);
+  try {
+    await createDefaultPool(up.url);
+    await fn(up, dataDir);
+  } catch (err) {
+    console.error(up.output());
+    throw err;
+  } finally {
+    await up.stop();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+}
+
 /** Peloton's integration-test spec files (stateless jobs and their updates). */
 export const STATELESS_SPECS = `${ROOT}/core/model/testdata/peloton/tests/integration/test_configs`;
 

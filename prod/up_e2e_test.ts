@@ -1,6 +1,15 @@
 import assert from "node:assert/strict";
 import { isAlive } from "./backend_testing.ts";
-import { cli, createDefaultPool, ROOT, runPeloton, startUp, waitFor, waitForJobState } from "./testing.ts";
+import {
+  cli,
+  createDefaultPool,
+  ROOT,
+  runPeloton,
+  startUp,
+  waitFor,
+  waitForJobState,
+  withUp,
+} from "./testing.ts";
 
 const JOB = `${ROOT}/scenarios/jobs/testjob.yaml`;
 const FAILING = `${ROOT}/scenarios/jobs/failing_job.yaml`;
@@ -104,10 +113,7 @@ Deno.test({
   name: "peloton up: bad input gets a clear error and creates nothing",
   sanitizeResources: false,
   async fn() {
-    const dataDir = await Deno.makeTempDir({ prefix: "peloton-up-" });
-    const up = await startUp(dataDir);
-    try {
-      await createDefaultPool(up.url);
+    await withUp("peloton-up-", async (up) => {
       const bad = await Deno.makeTempFile({ suffix: ".yaml" });
       await Deno.writeTextFile(
         bad,
@@ -142,10 +148,7 @@ Deno.test({
       assert.equal(unknown.headers.get("rpc-status"), "unimplemented");
       await unknown.body?.cancel();
       await Deno.remove(bad);
-    } finally {
-      await up.stop();
-      await Deno.remove(dataDir, { recursive: true });
-    }
+    });
   },
 });
 

@@ -4,21 +4,11 @@
  */
 import assert from "node:assert/strict";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
+import { makeStatelessSpec } from "../testing/fixtures.ts";
 import type { JobManager } from "./jobmgr.ts";
 import { STATELESS_SERVICE } from "./stateless_api.ts";
 
-const SPEC = {
-  name: "svc",
-  instanceCount: 3,
-  respoolId: { value: "pool-a" },
-  defaultSpec: {
-    containers: [{
-      name: "main",
-      entrypoint: { value: "sleep 100" },
-      resource: { cpuLimit: 1, memLimitMb: 64 },
-    }],
-  },
-};
+const SPEC = makeStatelessSpec(3);
 
 type Body = Record<string, unknown>;
 

@@ -118,9 +118,8 @@ export function healthCheckSpec(tc: TaskConfig, ports: Record<string, number>): 
   }
   const cc = hc.commandCheck;
   if (cc?.command) {
-    return cc.unshareEnvironments
-      ? { type: "COMMAND", command: cc.command, unshareEnvironments: true, ...timing }
-      : { type: "COMMAND", command: cc.command, ...timing };
+    const unshare = cc.unshareEnvironments ? { unshareEnvironments: true } : {};
+    return { type: "COMMAND", command: cc.command, ...unshare, ...timing };
   }
   return undefined;
 }

@@ -147,6 +147,22 @@ export function makeJobConfig(
   };
 }
 
+/** A v1alpha stateless JobSpec as a client sends it: `instanceCount` pods of one `sleep 100` container. */
+export function makeStatelessSpec(instanceCount: number) {
+  return {
+    name: "svc",
+    instanceCount,
+    respoolId: { value: "pool-a" },
+    defaultSpec: {
+      containers: [{
+        name: "main",
+        entrypoint: { value: "sleep 100" },
+        resource: { cpuLimit: 1, memLimitMb: 64 },
+      }],
+    },
+  };
+}
+
 /** A job as a store holds it: `makeJobConfig(config)`, a PENDING runtime created at 0, version 1. */
 export function makeJobRecord(
   jobId: string,

@@ -1,15 +1,12 @@
 /** `peloton job stateless create` against `peloton up`: Peloton's CreateSpec flags reach the rolling start. */
 import assert from "node:assert/strict";
-import { cli, createDefaultPool, startUp, STATELESS_SPECS, waitFor } from "../testing.ts";
+import { cli, STATELESS_SPECS, waitFor, withUp } from "../testing.ts";
 
 Deno.test({
   name: "job stateless create --start-paused --opaque-data: no pod starts until the workflow is resumed",
   sanitizeResources: false,
   async fn() {
-    const dataDir = await Deno.makeTempDir({ prefix: "peloton-create-" });
-    const up = await startUp(dataDir);
-    try {
-      await createDefaultPool(up.url);
+    await withUp("peloton-create-", async (up) => {
       const spec = `${STATELESS_SPECS}/test_stateless_job_spec.yaml`;
       const bad = await cli(
         up.url,
@@ -55,12 +52,6 @@ Deno.test({
         async () => (await stats()).POD_STATE_RUNNING === total || undefined,
         60_000,
       );
-    } catch (err) {
-      console.error(up.output());
-      throw err;
-    } finally {
-      await up.stop();
-      await Deno.remove(dataDir, { recursive: true });
-    }
+    });
   },
 });

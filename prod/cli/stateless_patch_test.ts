@@ -1,16 +1,13 @@
 /** `peloton job stateless patch` against `peloton up`: a merge patch becomes a rolling update; bad ones change nothing. */
 import assert from "node:assert/strict";
-import { cli, createDefaultPool, createStatelessJob, startUp, waitFor } from "../testing.ts";
+import { cli, createStatelessJob, waitFor, withUp } from "../testing.ts";
 
 Deno.test({
   name:
     "job stateless patch: only the fields given change, through a rolling update; bad patches change nothing",
   sanitizeResources: false,
   async fn() {
-    const dataDir = await Deno.makeTempDir({ prefix: "peloton-patch-" });
-    const up = await startUp(dataDir);
-    try {
-      await createDefaultPool(up.url);
+    await withUp("peloton-patch-", async (up, dataDir) => {
       const { job, version: first } = await createStatelessJob(up.url);
       const get = async () => JSON.parse((await cli(up.url, "job", "stateless", "get", job, "-j")).out);
       const before = (await get()).jobInfo.spec;
@@ -82,12 +79,6 @@ Deno.test({
         return tasks.every((t) => t.runtime.configVersion === 3) || undefined;
       }, 60_000);
       assert.equal((await get()).jobInfo.status.desiredState, "JOB_STATE_RUNNING");
-    } catch (err) {
-      console.error(up.output());
-      throw err;
-    } finally {
-      await up.stop();
-      await Deno.remove(dataDir, { recursive: true });
-    }
+    });
   },
 });

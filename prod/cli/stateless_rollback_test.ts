@@ -1,22 +1,12 @@
 /** `peloton job stateless rollback` against `peloton up`: back to an earlier spec, and refusals that change nothing. */
 import assert from "node:assert/strict";
-import {
-  cli,
-  createDefaultPool,
-  createStatelessJob,
-  startUp,
-  STATELESS_SPECS as SPECS,
-  waitFor,
-} from "../testing.ts";
+import { cli, createStatelessJob, STATELESS_SPECS as SPECS, waitFor, withUp } from "../testing.ts";
 
 Deno.test({
   name: "job stateless rollback: a rolling update to an earlier version's spec; bad arguments change nothing",
   sanitizeResources: false,
   async fn() {
-    const dataDir = await Deno.makeTempDir({ prefix: "peloton-rollback-" });
-    const up = await startUp(dataDir);
-    try {
-      await createDefaultPool(up.url);
+    await withUp("peloton-rollback-", async (up) => {
       const { job, version: first } = await createStatelessJob(up.url);
       const get = async (...extra: string[]) =>
         JSON.parse((await cli(up.url, "job", "stateless", "get", job, "-j", ...extra)).out);
@@ -124,12 +114,6 @@ Deno.test({
         "pod 0 running the first spec's command",
         async () => /running 3/.test((await cli(up.url, "task", "logs", job, "0")).out) || undefined,
       );
-    } catch (err) {
-      console.error(up.output());
-      throw err;
-    } finally {
-      await up.stop();
-      await Deno.remove(dataDir, { recursive: true });
-    }
+    });
   },
 });
