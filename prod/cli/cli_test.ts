@@ -206,7 +206,21 @@ Deno.test("--store: a malformed value is a usage error (exit 2), an unreachable 
       assert.equal(
         bogus.err,
         `peloton ${cmd[0]}: --store: got "bogus://x", expected a SQLite path (sqlite:PATH or PATH) ` +
-          "or mysql://user[:pass]@host:port/db",
+          "or mysql://user[:pass]@host:port/db[?statementTimeout=MS&connectTimeout=MS]",
+      );
+      const param = await cli(
+        NOWHERE,
+        ...cmd,
+        "--data-dir",
+        dataDir,
+        "--store",
+        "mysql://u:pw@h/x?timeout=5",
+      );
+      assert.equal(param.code, 2, param.err);
+      assert.equal(
+        param.err,
+        `peloton ${cmd[0]}: --store: MySQL URL "mysql://u:***@h/x?timeout=5": unknown parameter "timeout"; ` +
+          "expected statementTimeout or connectTimeout (milliseconds)",
       );
       const noDb = await cli(NOWHERE, ...cmd, "--data-dir", dataDir, "--store", "mysql://root@127.0.0.1:1/");
       assert.equal(noDb.code, 2, noDb.err);

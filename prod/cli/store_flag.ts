@@ -1,14 +1,21 @@
 /** `--store`: checks the URL's shape and that a MySQL server answers, before a daemon starts on it. */
-import { ensureMysqlDatabase, type MysqlTarget, parseMysqlUrl } from "../store/mysql_dialect.ts";
+import {
+  ensureMysqlDatabase,
+  type MysqlTarget,
+  mysqlUrlOptions,
+  parseMysqlUrl,
+} from "../store/mysql_dialect.ts";
 import { sqlitePath } from "../store/kysely_store.ts";
 import { UsageError } from "./command.ts";
 
-const EXPECTED = "a SQLite path (sqlite:PATH or PATH) or mysql://user[:pass]@host:port/db";
+const EXPECTED =
+  "a SQLite path (sqlite:PATH or PATH) or mysql://user[:pass]@host:port/db[?statementTimeout=MS&connectTimeout=MS]";
 
 /** Throws a UsageError naming --store for a malformed value; returns the MySQL target, if any. */
 export function parseStoreFlag(value: string): MysqlTarget | undefined {
   if (value.startsWith("mysql://")) {
     try {
+      mysqlUrlOptions(value);
       return parseMysqlUrl(value);
     } catch (e) {
       throw new UsageError(`--store: ${(e as Error).message}`);

@@ -1,6 +1,6 @@
 /** Kysely over a mysql2 pool, opened from a `mysql://user:pass@host:port/db` URL that creates the database. */
-import { Kysely, MysqlDialect } from "kysely";
-import { createPool } from "mysql2";
+import { Kysely, MysqlDialect, type MysqlPool, type MysqlPoolConnection } from "kysely";
+import { createPool, type Pool, type PoolConnection } from "mysql2";
 import { createConnection } from "mysql2/promise";
 
 export interface MysqlTarget {
@@ -14,7 +14,18 @@ export interface MysqlTarget {
 export interface MysqlOptions {
   /** Connections in the pool: one carries the writer's transaction, the rest serve reads. */
   connectionLimit?: number;
+  /**
+   * How long a statement may go unanswered (30 s): then its connection is dropped and the statement fails
+   * as a lost database does, so the store's writer retries it on a new connection rather than waiting on
+   * one that a network partition or a frozen server left hanging. URL parameter `statementTimeout`.
+   */
+  statementTimeoutMs?: number;
+  /** How long opening a connection may take (10 s, mysql2's default). URL parameter `connectTimeout`. */
+  connectTimeoutMs?: number;
 }
+
+/** The URL parameters a store URL may carry, each a number of milliseconds, and the option each sets. */
+const URL_OPTIONS = { statementTimeout: "statementTimeoutMs", connectTimeout: "connectTimeoutMs" } as const;
 
 const DATABASE_NAME = /^[A-Za-z0-9_$]{1,64}$/;
 
@@ -44,14 +55,42 @@ export function parseMysqlUrl(url: string): MysqlTarget {
   };
 }
 
+/**
+ * The options a MySQL URL's parameters set: `?statementTimeout=MS&connectTimeout=MS`. Any other parameter, or
+ * a value that is not a whole number of milliseconds from 1 to 3,600,000, is an error naming it.
+ */
+export function mysqlUrlOptions(url: string): MysqlOptions {
+  const options: MysqlOptions = {};
+  for (const [name, value] of new URL(url).searchParams) {
+    const option = URL_OPTIONS[name as keyof typeof URL_OPTIONS];
+    if (!option) {
+      throw new Error(
+        `MySQL URL "${redact(url)}": unknown parameter "${name}"; expected ${
+          Object.keys(URL_OPTIONS).join(" or ")
+        } (milliseconds)`,
+      );
+    }
+    const ms = Number(value);
+    if (!/^\d+$/.test(value) || ms < 1 || ms > 3_600_000) {
+      throw new Error(
+        `MySQL URL "${
+          redact(url)
+        }": ${name} is "${value}"; expected a whole number of milliseconds from 1 to 3600000`,
+      );
+    }
+    options[option] = ms;
+  }
+  return options;
+}
+
 /** The URL with its password hidden, for messages. */
 export function redact(url: string): string {
   return url.replace(/^(mysql:\/\/[^:@/]*):[^@/]*@/, "$1:***@");
 }
 
 /** Creates the database if it does not exist (binary collation: names and labels match case-sensitively). */
-export async function ensureMysqlDatabase(target: MysqlTarget): Promise<void> {
-  await withServer(target, (conn) =>
+export async function ensureMysqlDatabase(target: MysqlTarget, connectTimeoutMs = 5_000): Promise<void> {
+  await withServer(target, connectTimeoutMs, (conn) =>
     conn.query(
       `CREATE DATABASE IF NOT EXISTS \`${target.database}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`,
     ));
@@ -59,13 +98,17 @@ export async function ensureMysqlDatabase(target: MysqlTarget): Promise<void> {
 
 /** Drops the database if it exists; for tests and benchmarks that made their own. */
 export async function dropMysqlDatabase(target: MysqlTarget): Promise<void> {
-  await withServer(target, (conn) => conn.query(`DROP DATABASE IF EXISTS \`${target.database}\``));
+  await withServer(target, 5_000, (conn) => conn.query(`DROP DATABASE IF EXISTS \`${target.database}\``));
 }
 
-/** A Kysely over a pool on the URL's database, created first if missing; `destroy()` ends the pool. */
+/**
+ * A Kysely over a pool on the URL's database, created first if missing; `destroy()` ends the pool. The URL's
+ * parameters (`mysqlUrlOptions`) override `options`.
+ */
 export async function createMysqlKysely<DB>(url: string, options: MysqlOptions = {}): Promise<Kysely<DB>> {
   const target = parseMysqlUrl(url);
-  await ensureMysqlDatabase(target);
+  options = { ...options, ...mysqlUrlOptions(url) };
+  await ensureMysqlDatabase(target, options.connectTimeoutMs);
   const pool = createPool({
     host: target.host,
     port: target.port,
@@ -74,15 +117,77 @@ export async function createMysqlKysely<DB>(url: string, options: MysqlOptions =
     database: target.database,
     charset: "utf8mb4",
     connectionLimit: options.connectionLimit ?? 8,
+    connectTimeout: options.connectTimeoutMs ?? 10_000,
     // The schema keeps no DATE columns; BIGINT ms timestamps must come back as plain numbers.
     supportBigNumbers: true,
     bigNumberStrings: false,
   });
-  return new Kysely<DB>({ dialect: new MysqlDialect({ pool }) });
+  return new Kysely<DB>({
+    dialect: new MysqlDialect({ pool: timedPool(pool, options.statementTimeoutMs ?? 30_000) }),
+  });
+}
+
+/**
+ * The pool as Kysely sees it, with every statement bounded by `timeoutMs`. mysql2's own query `timeout`
+ * only fails the callback: the command stays at the head of its connection's queue, so the rollback after it
+ * and every later use of that pooled connection would hang behind it. Here the connection is destroyed
+ * instead (mysql2 takes it out of the pool) and the error is `fatal`, which the store treats as a lost
+ * database: the writer retries on a new connection, a read fails rather than hanging its API call.
+ */
+function timedPool(pool: Pool, timeoutMs: number): MysqlPool {
+  // One wrapper per connection: Kysely keys its own per-connection state by the object it is given.
+  const wrapped = new WeakMap<PoolConnection, MysqlPoolConnection>();
+  const wrap = (conn: PoolConnection): MysqlPoolConnection => {
+    let w = wrapped.get(conn);
+    if (!w) {
+      w = {
+        get config() {
+          return conn.config;
+        },
+        get threadId() {
+          return conn.threadId;
+        },
+        connect: (cb) => conn.connect(cb),
+        destroy: () => conn.destroy(),
+        release: () => conn.release(),
+        // deno-lint-ignore no-explicit-any
+        query: (sql: string, parameters: any, cb?: (err: unknown, result: any) => void): any => {
+          if (!cb) return conn.query(sql, parameters);
+          let timedOut = false;
+          const timer = setTimeout(() => {
+            timedOut = true;
+            conn.destroy();
+            cb(statementTimeout(timeoutMs, conn.threadId), undefined);
+          }, timeoutMs);
+          return conn.query(sql, parameters, (err, result) => {
+            if (timedOut) return;
+            clearTimeout(timer);
+            cb(err, result);
+          });
+        },
+      };
+      wrapped.set(conn, w);
+    }
+    return w;
+  };
+  return {
+    getConnection: (cb) => pool.getConnection((err, conn) => cb(err, err ? conn : wrap(conn))),
+    end: (cb) => pool.end(cb),
+  };
+}
+
+function statementTimeout(timeoutMs: number, threadId: number | null): Error {
+  return Object.assign(
+    new Error(
+      `MySQL gave no answer to a statement within ${timeoutMs} ms; its connection (thread ${threadId}) was dropped`,
+    ),
+    { code: "PELOTON_STATEMENT_TIMEOUT", fatal: true },
+  );
 }
 
 async function withServer(
   target: MysqlTarget,
+  connectTimeoutMs: number,
   fn: (conn: Awaited<ReturnType<typeof createConnection>>) => Promise<unknown>,
 ): Promise<void> {
   const where = `${target.user}@${target.host}:${target.port}`;
@@ -93,7 +198,7 @@ async function withServer(
       port: target.port,
       user: target.user,
       password: target.password,
-      connectTimeout: 5_000,
+      connectTimeout: connectTimeoutMs,
     });
   } catch (err) {
     throw new Error(`Cannot connect to MySQL as ${where}: ${describe(err)}`, { cause: err });

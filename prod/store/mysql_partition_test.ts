@@ -1,0 +1,190 @@
+/**
+ * The MySQL store across a network partition: a TCP proxy between the store and the real server stops
+ * passing bytes, as a partition or a frozen server does, with no reset the client could notice. Without a
+ * statement timeout a write on such a connection waits for good, and so does the stop that flushes it.
+ */
+import { deepStrictEqual as equal, match, ok } from "node:assert/strict";
+import { openStore } from "./kysely_store.ts";
+import { dropMysqlDatabase, mysqlUrlOptions, parseMysqlUrl } from "./mysql_dialect.ts";
+import { makeJob, put } from "./store_suite.ts";
+
+/**
+ * Passes bytes between clients and the MySQL server until `partition()`: from then on every connection open
+ * at that moment is a black hole for good (what either side sends is read and dropped), and so is every
+ * connection made until `heal()`. Connections made after `heal()` pass bytes again.
+ */
+class PartitionProxy {
+  readonly #listener: Deno.TcpListener;
+  #partitioned = false;
+  readonly #links: { conns: Deno.Conn[]; dead: boolean }[] = [];
+  readonly #done: Promise<void>;
+
+  constructor(readonly target: { host: string; port: number }) {
+    this.#listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    this.#done = this.#accept();
+  }
+
+  get port(): number {
+    return this.#listener.addr.port;
+  }
+
+  partition(): void {
+    this.#partitioned = true;
+    for (const link of this.#links) link.dead = true;
+  }
+
+  heal(): void {
+    this.#partitioned = false;
+  }
+
+  async close(): Promise<void> {
+    this.#listener.close();
+    for (const link of this.#links) {
+      for (const c of link.conns) {
+        try {
+          c.close();
+        } catch { /* already closed */ }
+      }
+    }
+    await this.#done;
+  }
+
+  async #accept(): Promise<void> {
+    const pumps: Promise<void>[] = [];
+    try {
+      for await (const client of this.#listener) {
+        const link = { conns: [client], dead: this.#partitioned };
+        this.#links.push(link);
+        if (link.dead) {
+          pumps.push(pump(client, undefined, link));
+          continue;
+        }
+        const server = await Deno.connect({ hostname: this.target.host, port: this.target.port });
+        link.conns.push(server);
+        pumps.push(pump(client, server, link), pump(server, client, link));
+      }
+    } catch { /* the listener closed */ }
+    await Promise.all(pumps);
+  }
+}
+
+async function pump(from: Deno.Conn, to: Deno.Conn | undefined, link: { dead: boolean }): Promise<void> {
+  const buf = new Uint8Array(64 * 1024);
+  try {
+    for (;;) {
+      const n = await from.read(buf);
+      if (n === null) break;
+      if (link.dead || !to) continue;
+      let off = 0;
+      while (off < n) off += await to.write(buf.subarray(off, n));
+    }
+  } catch { /* closed */ }
+  if (!link.dead) await to?.closeWrite().catch(() => {});
+}
+
+/** Fails, rather than letting the test hang, if `p` is still pending after `ms`. */
+function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<never>((_, fail) =>
+      timer = setTimeout(() => fail(new Error(`${what}: still waiting after ${ms} ms`)), ms)
+    ),
+  ]);
+}
+
+function serverUrl(label: string): URL {
+  const u = new URL(Deno.env.get("PELOTON_TEST_MYSQL_URL") || "mysql://root@127.0.0.1:3306/");
+  u.pathname = `/peloton_test_${label}_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+  return u;
+}
+
+/** The store's URL through `proxy`, with short timeouts so that the test waits seconds, not minutes. */
+function throughProxy(direct: URL, proxy: PartitionProxy): string {
+  const u = new URL(direct.href);
+  u.hostname = "127.0.0.1";
+  u.port = String(proxy.port);
+  u.search = "?statementTimeout=400&connectTimeout=400";
+  return u.href;
+}
+
+Deno.test("MySQL store: a write cut off by a partition is retried on a new connection once it heals", async () => {
+  const direct = serverUrl("partition");
+  const target = parseMysqlUrl(direct.href);
+  const proxy = new PartitionProxy(target);
+  const store = await openStore(throughProxy(direct, proxy));
+  try {
+    equal(await put(store, [{ kind: "job.put", job: makeJob("before") }]), undefined);
+    proxy.partition();
+    const written = put(store, [{ kind: "job.put", job: makeJob("during") }]);
+    // The statement goes unanswered, its connection is dropped, and new ones cannot be made: the writer
+    // keeps retrying. Once the partition heals, a new connection carries the write.
+    await new Promise((r) => setTimeout(r, 1_500));
+    proxy.heal();
+    equal(await within(written, 20_000, "the write after the partition healed"), undefined);
+    const check = await openStore(direct.href);
+    try {
+      ok(await check.getJob("during"), "the write made across the partition is in the database");
+      ok(await check.getJob("before"));
+    } finally {
+      await check.close();
+    }
+  } finally {
+    await within(store.close(), 20_000, "close");
+    await proxy.close();
+    await dropMysqlDatabase(target);
+  }
+});
+
+Deno.test("MySQL store: a stop during a partition ends after its grace and fails the write it could not make", async () => {
+  const direct = serverUrl("partition_stop");
+  const target = parseMysqlUrl(direct.href);
+  const proxy = new PartitionProxy(target);
+  const store = await openStore(throughProxy(direct, proxy), { stopGraceMs: 1_000 });
+  try {
+    equal(await put(store, [{ kind: "job.put", job: makeJob("before") }]), undefined);
+    proxy.partition();
+    const written = put(store, [{ kind: "job.put", job: makeJob("lost") }]);
+    // Nothing of this stop can hang: the flush gives up a second after it began, and ending the pool does
+    // not wait for the connection the partition took (it was dropped when its statement went unanswered).
+    await within(store.close(), 20_000, "a stop during the partition");
+    const err = await written;
+    ok(err, "the write the stop could not make fails");
+    match(err.message, /no answer to a statement within 400 ms|connect|ETIMEDOUT/i);
+  } finally {
+    await proxy.close();
+    await dropMysqlDatabase(target);
+  }
+});
+
+Deno.test("MySQL URL parameters: the two timeouts, anything else an error naming it", () => {
+  equal(mysqlUrlOptions("mysql://root@h:3306/db"), {});
+  equal(mysqlUrlOptions("mysql://root@h:3306/db?statementTimeout=5000&connectTimeout=2000"), {
+    statementTimeoutMs: 5000,
+    connectTimeoutMs: 2000,
+  });
+  for (
+    const [url, message] of [
+      [
+        "mysql://u:secret@h/db?timeout=5",
+        /"mysql:\/\/u:\*\*\*@h\/db\?timeout=5": unknown parameter "timeout"/,
+      ],
+      [
+        "mysql://u@h/db?statementTimeout=5s",
+        /statementTimeout is "5s"; expected a whole number of milliseconds/,
+      ],
+      ["mysql://u@h/db?connectTimeout=0", /connectTimeout is "0"; expected a whole number/],
+      ["mysql://u@h/db?statementTimeout=3600001", /statementTimeout is "3600001"/],
+    ] as const
+  ) {
+    let thrown: Error | undefined;
+    try {
+      mysqlUrlOptions(url);
+    } catch (e) {
+      thrown = e as Error;
+    }
+    ok(thrown, url);
+    match(thrown.message, message);
+    ok(!thrown.message.includes("secret"), "the password is not shown");
+  }
+});
