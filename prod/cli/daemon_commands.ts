@@ -6,8 +6,8 @@ import type { DaemonOptions } from "../daemons/process.ts";
 import { startPlacement } from "../daemons/placement_daemon.ts";
 import { startResmgr } from "../daemons/resmgr_daemon.ts";
 import { jsonLogger } from "../log.ts";
-import { settlesWithin } from "../settle.ts";
 import { type Command, type CommandContext, type OptionSpec, UsageError } from "./command.ts";
+import { finishStop } from "./graceful_stop.ts";
 import { checkStoreFlag } from "./store_flag.ts";
 import {
   ARCHIVE_FLAGS,
@@ -61,9 +61,6 @@ async function commonOptions(
   };
 }
 
-/** How long a graceful stop may take in all before the process exits anyway (exit 1). */
-const STOP_DEADLINE_MS = 60_000;
-
 /**
  * Runs until SIGINT/SIGTERM (graceful stop, exit 0) or a lost lease, claim on the store or store write (exit
  * 1, a supervisor restarts it).
@@ -81,22 +78,13 @@ async function serve(ctx: CommandContext, role: Role, daemon: RunningDaemon): Pr
     ctx.err(`peloton ${role}: ${why}; exiting`);
     return 1;
   }
-  // A write the stop could not store (the database out of reach past the stop's grace) is an exit 1 too.
-  let lostInStop: string | undefined;
-  void daemon.process.lost.then((w) => (lostInStop = w));
-  // Each wait of a stop is bounded; should they add up past this, the process still exits, saying where.
-  if (!(await settlesWithin(daemon.stop(), STOP_DEADLINE_MS))) {
-    ctx.err(
-      `peloton ${role}: the stop did not finish within ${STOP_DEADLINE_MS / 1000} s ` +
-        `(it was ${daemon.process.stopStep ?? "done"}); exiting`,
-    );
-    return 1;
-  }
-  if (lostInStop) {
-    ctx.err(`peloton ${role}: stopped, but ${lostInStop}`);
-    return 1;
-  }
-  return 0;
+  return await finishStop(
+    ctx,
+    `peloton ${role}`,
+    () => daemon.stop(),
+    daemon.process.lost,
+    () => daemon.process.stopStep ?? "done",
+  );
 }
 
 function daemonCommand(

@@ -12,6 +12,7 @@ import { DEFAULT_PORT, startPeloton } from "../server.ts";
 import { StoreInUseError } from "../store/store_claim.ts";
 import type { Command } from "./command.ts";
 import { UsageError } from "./command.ts";
+import { finishStop } from "./graceful_stop.ts";
 import { checkStoreFlag } from "./store_flag.ts";
 
 /** One agent in `--agents-file`: resources in Peloton's units, attributes and a port range. */
@@ -194,8 +195,7 @@ export const upCommand: Command = {
       return 1;
     }
     ctx.err("peloton up: stopping");
-    await server.stop();
-    return 0;
+    return await finishStop(ctx, "peloton up", () => server.stop(), server.lost);
   },
 };
 
