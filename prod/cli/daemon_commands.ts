@@ -79,7 +79,7 @@ async function serve(ctx: CommandContext, role: Role, daemon: RunningDaemon): Pr
     return 1;
   }
   return await finishStop(
-    ctx,
+    ctx.err,
     `peloton ${role}`,
     () => daemon.stop(),
     daemon.process.lost,

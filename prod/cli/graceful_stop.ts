@@ -1,6 +1,5 @@
 /** How a process's graceful stop ends: the exit code, and the line that explains an exit 1. */
 import { settlesWithin } from "../settle.ts";
-import type { CommandContext } from "./command.ts";
 
 /** How long a graceful stop may take in all before the process exits anyway (exit 1). */
 export const STOP_DEADLINE_MS = 60_000;
@@ -9,30 +8,29 @@ export const STOP_DEADLINE_MS = 60_000;
  * Runs a graceful stop and returns the exit code: 0, or 1 when it did not finish within `STOP_DEADLINE_MS`
  * (each of its waits is bounded; should they add up past that, the process still exits, naming the step it
  * was at) or when `lost` resolved meanwhile: a write it could not store, the database out of reach past the
- * stop's grace.
+ * stop's grace. `say` gets the line that explains an exit 1.
  */
 export async function finishStop(
-  ctx: CommandContext,
+  say: (line: string) => void,
   name: string,
   stop: () => Promise<void>,
   lost: Promise<string>,
   step: () => string | undefined = () => undefined,
+  deadlineMs = STOP_DEADLINE_MS,
 ): Promise<number> {
   let lostInStop: string | undefined;
   void lost.then((why) => (lostInStop = why));
-  if (!(await settlesWithin(stop(), STOP_DEADLINE_MS))) {
+  if (!(await settlesWithin(stop(), deadlineMs))) {
     const at = step();
-    ctx.err(
-      `${name}: the stop did not finish within ${STOP_DEADLINE_MS / 1000} s${
-        at ? ` (it was ${at})` : ""
-      }; exiting`,
+    say(
+      `${name}: the stop did not finish within ${deadlineMs / 1000} s${at ? ` (it was ${at})` : ""}; exiting`,
     );
     return 1;
   }
   // `lost` may have resolved in the stop's last turn.
   await new Promise((r) => setTimeout(r, 0));
   if (lostInStop) {
-    ctx.err(`${name}: stopped, but ${lostInStop}`);
+    say(`${name}: stopped, but ${lostInStop}`);
     return 1;
   }
   return 0;

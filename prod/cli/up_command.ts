@@ -195,7 +195,7 @@ export const upCommand: Command = {
       return 1;
     }
     ctx.err("peloton up: stopping");
-    return await finishStop(ctx, "peloton up", () => server.stop(), server.lost);
+    return await finishStop(ctx.err, "peloton up", () => server.stop(), server.lost);
   },
 };
 
