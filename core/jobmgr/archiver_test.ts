@@ -4,6 +4,7 @@ import { JOB_SERVICE, jobConfigJson } from "./job_api.ts";
 import { type ArchiveRun, DEFAULT_ARCHIVER_CONFIG, JobArchiver } from "./archiver.ts";
 import type { ArchivedJob, ArchiveSink } from "../ports/archive.ts";
 import { makeJobConfig } from "../testing/fixtures.ts";
+import type { Metrics } from "../ports/metrics.ts";
 
 const OLD = "aaaaaaaa-0000-4000-8000-000000000001";
 const OLDER = "aaaaaaaa-0000-4000-8000-000000000002";
@@ -59,8 +60,8 @@ async function settled(rig: JobmgrRig, run: Promise<ArchiveRun>): Promise<Archiv
  * OLDER ends at 0 s, OLD at 1 s, RECENT at 15 s; RUNNING still runs; SERVICE (a stateless job) was stopped
  * at 0 s. The clock ends at 20 s, so with a 10 s retention OLDER and OLD are old enough.
  */
-function cluster(): JobmgrRig {
-  const rig = new JobmgrRig();
+function cluster(metrics?: Metrics): JobmgrRig {
+  const rig = new JobmgrRig({}, metrics ? { metrics } : {});
   rig.create({ instanceCount: 2 }, OLDER);
   rig.create({ instanceCount: 1 }, OLD);
   rig.create({ instanceCount: 1 }, RECENT);
@@ -236,10 +237,27 @@ Deno.test("archiver: a large run goes a chunk of 50 jobs at a time; a sink faili
   assert.equal(rig.store.jobs.size, 0);
 });
 
+/** Counters by name and labels (`name{k=v}`); gauges and histograms are not kept. */
+function countingMetrics(): Metrics & { counts: Map<string, number> } {
+  const counts = new Map<string, number>();
+  const noop = { set() {}, observe() {} };
+  return {
+    counts,
+    counter: (name, labels = {}) => {
+      const key = `${name}{${Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(",")}}`;
+      return { inc: (by = 1) => void counts.set(key, (counts.get(key) ?? 0) + by) };
+    },
+    gauge: () => noop,
+    histogram: () => noop,
+  };
+}
+
 Deno.test("archiver: a stop during a run reads and exports nothing more, and deletes nothing", async () => {
-  const rig = cluster();
+  const metrics = countingMetrics();
+  const rig = cluster(metrics);
   const sink = new MemorySink();
-  const archiver = new JobArchiver(rig.jm, CONFIG, { sink });
+  const logs: string[] = [];
+  const archiver = new JobArchiver(rig.jm, CONFIG, { sink, log: (msg) => logs.push(msg) });
   const running = archiver.runOnce();
   const stopped = archiver.stop();
   const run = await settled(rig, running);
@@ -247,4 +265,8 @@ Deno.test("archiver: a stop during a run reads and exports nothing more, and del
   assert.deepEqual(run, { archived: [], skipped: [], error: "stopped" });
   assert.deepEqual(sink.written, [], "nothing exported after the stop");
   for (const id of [OLDER, OLD]) assert.ok(rig.store.jobs.get(id), `${id} stays`);
+  // Counted and logged as stopped, not as a failed run an operator would be alerted to.
+  assert.equal(metrics.counts.get("peloton_archiver_runs_total{result=stopped}"), 1);
+  assert.equal(metrics.counts.get("peloton_archiver_runs_total{result=failed}"), undefined);
+  assert.deepEqual(logs, ["job archiver run stopped"]);
 });
