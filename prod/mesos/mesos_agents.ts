@@ -57,9 +57,6 @@ export class OfferPool {
   }
 }
 
-/** How long a sandbox file, once the agent has answered, may take to arrive. */
-const SANDBOX_BODY_TIMEOUT_MS = 300_000;
-
 /** The operator API's GET_AGENTS answer, fetched one request at a time. */
 export class AgentDirectory {
   #agents = new Map<string, OperatorAgent>();
@@ -73,6 +70,8 @@ export class AgentDirectory {
     readonly warn: (what: string, e: unknown) => void,
     /** How long GET_AGENTS may take, and a sandbox read wait for the agent's answer, before it fails. */
     readonly timeoutMs = 30_000,
+    /** How long a sandbox file, once the agent has answered, may take to arrive. */
+    readonly bodyTimeoutMs = 300_000,
   ) {}
 
   get available(): boolean | undefined {
@@ -127,7 +126,7 @@ export class AgentDirectory {
         signal: abort.signal,
       });
       clearTimeout(timer);
-      timer = after(SANDBOX_BODY_TIMEOUT_MS);
+      timer = after(this.bodyTimeoutMs);
       if (res.status === 404) {
         await res.body?.cancel();
         return undefined;
