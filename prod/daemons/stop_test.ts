@@ -68,6 +68,15 @@ Deno.test({
         // The metrics scrape is in flight too.
         return /^peloton_http_inflight_requests\{[^}]*\} 2$/m.test(m) ? true : undefined;
       });
+      // The store's grace for a lost database counts from the end of this wait, not from the signal: the
+      // calls in flight may take their time without eating into what the stop's own writes get.
+      const store = d.process.store;
+      let graceFrom: string | undefined;
+      const stopping = store.stopping.bind(store);
+      store.stopping = () => {
+        graceFrom ??= d.process.stopStep;
+        stopping();
+      };
       stopped = d.stop();
 
       // Health says so, for a probe or load balancer to take the process out.
@@ -85,11 +94,13 @@ Deno.test({
       assert.equal(why.code, "unavailable");
       assert.match(why.message, /^the daemon is stopping/);
 
+      assert.equal(graceFrom, undefined, "the store's grace began while a call was still in flight");
       await conn.write(new TextEncoder().encode(BODY.slice(5)));
       const answer = new TextDecoder().decode(await new Response(conn.readable).arrayBuffer());
       assert.match(answer, /^HTTP\/1\.1 200 /, answer);
       assert.match(answer, /"id":\{"value":"root"\}/, answer);
       await stopped;
+      assert.equal(graceFrom, "waiting for the calls in flight", "the grace began once that wait was over");
     } finally {
       try {
         conn?.close();
