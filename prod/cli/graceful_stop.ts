@@ -27,7 +27,7 @@ export async function finishStop(
     );
     return 1;
   }
-  // `lost` may have resolved in the stop's last turn.
+  // A write lost in the stop's last steps may be told on a turn of its own.
   await new Promise((r) => setTimeout(r, 0));
   if (lostInStop) {
     say(`${name}: stopped, but ${lostInStop}`);

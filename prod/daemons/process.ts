@@ -210,9 +210,9 @@ export class DaemonProcess {
   /**
    * Graceful stop: new API calls are refused (unavailable), while messages from other daemons still come
    * in; requests in flight finish (10 s at most); the daemon's `stop` runs; queued writes and messages go
-   * out (from here a database out of reach is waited for 10 s at most; a write lost then makes `lost`
-   * resolve); calls its daemon will no longer answer are answered unavailable; leases and membership are
-   * given up so that others take over at once. Connections still open 5 s into the HTTP server's shutdown
+   * out (from here a database out of reach is waited for 10 s, a statement under way for its timeout; a write
+   * lost then makes `lost` resolve); calls its daemon will no longer answer are answered unavailable; leases
+   * and membership are given up so that others take over at once. Connections still open 5 s into the HTTP server's shutdown
    * (a client that stopped reading) are left behind.
    */
   close(stopDaemon: () => Promise<void>): Promise<void> {

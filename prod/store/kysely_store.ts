@@ -136,6 +136,20 @@ const JOB_TABLES = [
  * `mysql://user:pass@host:port/db`.
  */
 export async function openStore(url: string, options: StoreOptions = {}): Promise<KyselyStore> {
+  if (url.startsWith("mysql://")) {
+    // Migrations run with no statement bound: they wait up to an hour for another process's migration lock,
+    // and may rewrite a large table. The store's own statements are bounded.
+    const { db, kind } = await openStoreDatabase(url, {
+      ...options,
+      mysql: { ...options.mysql, untimed: true },
+    });
+    try {
+      await migrateToLatest(db, kind);
+    } finally {
+      await db.destroy();
+    }
+    return new KyselyStore((await openStoreDatabase(url, options)).db, "mysql", options);
+  }
   const { db, kind } = await openStoreDatabase(url, options);
   try {
     await migrateToLatest(db, kind);
@@ -553,9 +567,14 @@ export class KyselyStore implements Store {
     try {
       return await this.#transaction(async (trx) => {
         const stored = await this.#readStored(trx, batches.flat());
-        if (ambiguous) forgiveApplied(stored, batches.flat());
+        const applied = ambiguous && forgiveApplied(stored, batches.flat());
         const results = batches.map((batch) => checkAndAccept(batch, stored));
-        await this.#applyWrites(trx, batches.filter((_, i) => !results[i]).flat(), stored.labels);
+        let accepted = batches.filter((_, i) => !results[i]).flat();
+        // Puts and deletes apply again to the same rows; events are rows of their own, already there.
+        if (applied) {
+          accepted = accepted.filter((w) => w.kind !== "task.event" && w.kind !== "workflow.event");
+        }
+        await this.#applyWrites(trx, accepted, stored.labels);
         // Last, so the lease rows stay locked only for the commit: renewals do not queue behind writes.
         await checkFences(trx, this.#kind, this.#fences());
         await this.#claim?.check(trx);
@@ -958,9 +977,12 @@ function isTransient(err: unknown): boolean {
 /**
  * After a connection lost mid-commit the group may be in the database already: a key whose stored
  * version is the last one the group writes is taken as stored before the group, so the writes apply
- * again (the same rows) instead of failing as stale.
+ * again (the same rows) instead of failing as stale. Returns whether every key showed the group stored: it
+ * was one transaction, so then its events are stored too. Anything less (a group that writes no versioned
+ * key, a stale batch in it) is not taken as proof: an event written twice beats an event lost.
  */
-function forgiveApplied(stored: Stored, writes: StoreWrite[]): void {
+function forgiveApplied(stored: Stored, writes: StoreWrite[]): boolean {
+  let applied = true;
   const first = new Map<string, number>(), last = new Map<string, number>();
   const note = (key: string, v: number) => {
     if (!first.has(key)) first.set(key, v);
@@ -979,8 +1001,9 @@ function forgiveApplied(stored: Stored, writes: StoreWrite[]): void {
       stored.tasks.get(id)!.set(Number(instance), before);
     } else if (kind === "u" && stored.updates.get(id)?.version === v) {
       stored.updates.get(id)!.version = before;
-    }
+    } else applied = false;
   }
+  return applied && last.size > 0;
 }
 
 /** If this fails, the server dropped the whole transaction (deadlock, lost connection): the group fails. */

@@ -22,6 +22,11 @@ export interface MysqlOptions {
   statementTimeoutMs?: number;
   /** How long opening a connection may take (10 s, mysql2's default). URL parameter `connectTimeout`. */
   connectTimeoutMs?: number;
+  /**
+   * No bound on statements, whatever the URL says: for schema migrations, which wait up to an hour for the
+   * migration lock another process holds, and may rewrite a large table.
+   */
+  untimed?: boolean;
 }
 
 /** The URL parameters a store URL may carry, each a number of milliseconds, and the option each sets. */
@@ -90,15 +95,16 @@ export function redact(url: string): string {
 
 /** Creates the database if it does not exist (binary collation: names and labels match case-sensitively). */
 export async function ensureMysqlDatabase(target: MysqlTarget, connectTimeoutMs = 5_000): Promise<void> {
-  await withServer(target, connectTimeoutMs, (conn) =>
-    conn.query(
-      `CREATE DATABASE IF NOT EXISTS \`${target.database}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`,
-    ));
+  await withServer(
+    target,
+    connectTimeoutMs,
+    `CREATE DATABASE IF NOT EXISTS \`${target.database}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`,
+  );
 }
 
 /** Drops the database if it exists; for tests and benchmarks that made their own. */
 export async function dropMysqlDatabase(target: MysqlTarget): Promise<void> {
-  await withServer(target, 5_000, (conn) => conn.query(`DROP DATABASE IF EXISTS \`${target.database}\``));
+  await withServer(target, 5_000, `DROP DATABASE IF EXISTS \`${target.database}\``);
 }
 
 /**
@@ -122,21 +128,24 @@ export async function createMysqlKysely<DB>(url: string, options: MysqlOptions =
     supportBigNumbers: true,
     bigNumberStrings: false,
   });
-  return new Kysely<DB>({
-    dialect: new MysqlDialect({ pool: timedPool(pool, options.statementTimeoutMs ?? 30_000) }),
-  });
+  const timeoutMs = options.untimed ? undefined : options.statementTimeoutMs ?? 30_000;
+  return new Kysely<DB>({ dialect: new MysqlDialect({ pool: timedPool(pool, timeoutMs) }) });
 }
 
 /**
- * The pool as Kysely sees it, with every statement bounded by `timeoutMs`. mysql2's own query `timeout`
- * only fails the callback: the command stays at the head of its connection's queue, so the rollback after it
- * and every later use of that pooled connection would hang behind it. Here the connection is destroyed
- * instead (mysql2 takes it out of the pool) and the error is `fatal`, which the store treats as a lost
- * database: the writer retries on a new connection, a read fails rather than hanging its API call.
+ * The pool as Kysely sees it, with every statement bounded by `timeoutMs` (none when undefined). mysql2's own
+ * query `timeout` only fails the callback: the command stays at the head of its connection's queue, so the
+ * rollback after it and every later use of that pooled connection would hang behind it. Here the connection
+ * is dropped instead (mysql2 takes it out of the pool) and the error is `fatal`, which the store treats as a
+ * lost database: the writer retries on a new connection, a read fails rather than hanging its API call.
+ * Ending the pool first abandons the statements still under way: mysql2's `end` queues a quit behind each
+ * connection's statement, and would wait for a hung one for good.
  */
-function timedPool(pool: Pool, timeoutMs: number): MysqlPool {
+function timedPool(pool: Pool, timeoutMs: number | undefined): MysqlPool {
   // One wrapper per connection: Kysely keys its own per-connection state by the object it is given.
   const wrapped = new WeakMap<PoolConnection, MysqlPoolConnection>();
+  /** Statements under way, each with what abandons it. */
+  const underWay = new Set<(why: Error) => void>();
   const wrap = (conn: PoolConnection): MysqlPoolConnection => {
     let w = wrapped.get(conn);
     if (!w) {
@@ -152,18 +161,31 @@ function timedPool(pool: Pool, timeoutMs: number): MysqlPool {
         release: () => conn.release(),
         // deno-lint-ignore no-explicit-any
         query: (sql: string, parameters: any, cb?: (err: unknown, result: any) => void): any => {
-          if (!cb) return conn.query(sql, parameters);
-          let timedOut = false;
-          const timer = setTimeout(() => {
-            timedOut = true;
-            conn.destroy();
-            cb(statementTimeout(timeoutMs, conn.threadId), undefined);
-          }, timeoutMs);
-          return conn.query(sql, parameters, (err, result) => {
-            if (timedOut) return;
+          if (!cb || timeoutMs === undefined) return conn.query(sql, parameters, cb!);
+          let settled = false;
+          const finish = (err: unknown, result?: unknown) => {
+            if (settled) return;
+            settled = true;
             clearTimeout(timer);
+            underWay.delete(abandon);
             cb(err, result);
-          });
+          };
+          const abandon = (why: Error) => {
+            if (settled) return;
+            drop(conn);
+            finish(why);
+          };
+          const timer = setTimeout(() => abandon(statementTimeout(timeoutMs, conn.threadId)), timeoutMs);
+          underWay.add(abandon);
+          try {
+            return conn.query(sql, parameters, finish);
+          } catch (e) {
+            // Refused before it was sent (a value it cannot format): the connection is fine.
+            settled = true;
+            clearTimeout(timer);
+            underWay.delete(abandon);
+            throw e;
+          }
         },
       };
       wrapped.set(conn, w);
@@ -172,8 +194,27 @@ function timedPool(pool: Pool, timeoutMs: number): MysqlPool {
   };
   return {
     getConnection: (cb) => pool.getConnection((err, conn) => cb(err, err ? conn : wrap(conn))),
-    end: (cb) => pool.end(cb),
+    end: (cb) => {
+      for (const abandon of [...underWay]) abandon(abandoned());
+      pool.end(cb);
+    },
   };
+}
+
+/**
+ * Drops a connection for good: out of the pool, and its socket closed at once rather than half-closed (a
+ * peer that no longer answers would never finish the close mysql2 starts).
+ */
+function drop(conn: PoolConnection): void {
+  conn.destroy();
+  (conn as unknown as { stream?: { destroy?: () => void } }).stream?.destroy?.();
+}
+
+function abandoned(): Error {
+  return Object.assign(new Error("the MySQL pool was closed while a statement was still under way"), {
+    code: "PELOTON_STATEMENT_ABANDONED",
+    fatal: true,
+  });
 }
 
 function statementTimeout(timeoutMs: number, threadId: number | null): Error {
@@ -185,11 +226,11 @@ function statementTimeout(timeoutMs: number, threadId: number | null): Error {
   );
 }
 
-async function withServer(
-  target: MysqlTarget,
-  connectTimeoutMs: number,
-  fn: (conn: Awaited<ReturnType<typeof createConnection>>) => Promise<unknown>,
-): Promise<void> {
+/** How long a statement on the server (not in a database) may go unanswered. */
+const SERVER_STATEMENT_TIMEOUT_MS = 30_000;
+
+/** Runs one statement on a connection of its own to the server; a statement left unanswered fails. */
+async function withServer(target: MysqlTarget, connectTimeoutMs: number, statement: string): Promise<void> {
   const where = `${target.user}@${target.host}:${target.port}`;
   let conn;
   try {
@@ -204,14 +245,15 @@ async function withServer(
     throw new Error(`Cannot connect to MySQL as ${where}: ${describe(err)}`, { cause: err });
   }
   try {
-    await fn(conn);
+    await conn.query({ sql: statement, timeout: SERVER_STATEMENT_TIMEOUT_MS });
   } catch (err) {
+    // A statement that timed out is still at the head of the connection's queue: a quit would wait for it.
+    conn.destroy();
     throw new Error(`Cannot prepare database ${target.database} on ${where}: ${describe(err)}`, {
       cause: err,
     });
-  } finally {
-    await conn.end();
   }
+  await conn.end();
 }
 
 function describe(err: unknown): string {

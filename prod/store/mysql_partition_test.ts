@@ -6,7 +6,7 @@
 import { deepStrictEqual as equal, match, ok } from "node:assert/strict";
 import { openStore } from "./kysely_store.ts";
 import { dropMysqlDatabase, mysqlUrlOptions, parseMysqlUrl } from "./mysql_dialect.ts";
-import { makeJob, put } from "./store_suite.ts";
+import { makeJob, makeTask, put } from "./store_suite.ts";
 import { PartitionProxy } from "./partition_proxy.ts";
 
 /** Fails, rather than letting the test hang, if `p` is still pending after `ms`. */
@@ -78,6 +78,72 @@ Deno.test("MySQL store: a stop during a partition ends after its grace and fails
     const err = await written;
     ok(err, "the write the stop could not make fails");
     match(err.message, /no answer to a statement within 400 ms|connect|ETIMEDOUT/i);
+  } finally {
+    await proxy.close();
+    await dropMysqlDatabase(target);
+  }
+});
+
+Deno.test("MySQL store: a commit whose answer was lost is not stored twice: its events are written once", async () => {
+  const direct = serverUrl("partition_commit");
+  const target = parseMysqlUrl(direct.href);
+  const proxy = new PartitionProxy(target);
+  const store = await openStore(throughProxy(direct, proxy));
+  try {
+    equal(
+      await put(store, [{ kind: "job.put", job: makeJob("j") }, {
+        kind: "task.put",
+        task: makeTask("j", 0),
+      }]),
+      undefined,
+    );
+    // The commit reaches the server and is applied; its answer never comes back. The writer cannot tell,
+    // and commits the group again on a new connection: the task's row is the same, its event must not be
+    // there twice.
+    const cut = proxy.cutAfter("commit");
+    const running = {
+      jobId: "j",
+      instanceId: 0,
+      runId: 1,
+      state: "RUNNING",
+      timeMs: 2,
+      hostname: "h",
+    } as const;
+    const written = put(store, [
+      { kind: "task.put", task: makeTask("j", 0, { version: 2 }) },
+      { kind: "task.event", event: { ...running, message: "", reason: "" } },
+    ]);
+    await within(cut, 20_000, "the commit");
+    equal(await within(written, 20_000, "the write after its commit's answer was lost"), undefined);
+    const check = await openStore(direct.href);
+    try {
+      equal((await check.getTasks("j"))[0].version, 2);
+      equal((await check.getTaskEvents("j", 0)).map((e) => e.state), ["RUNNING"]);
+    } finally {
+      await check.close();
+    }
+  } finally {
+    await within(store.close(), 20_000, "close");
+    await proxy.close();
+    await dropMysqlDatabase(target);
+  }
+});
+
+Deno.test("MySQL store: closing it abandons a statement the partition left hanging", async () => {
+  const direct = serverUrl("partition_close");
+  const target = parseMysqlUrl(direct.href);
+  const proxy = new PartitionProxy(target);
+  const via = new URL(throughProxy(direct, proxy));
+  // A bound far past the test's: only closing can end the read.
+  via.searchParams.set("statementTimeout", "600000");
+  const store = await openStore(via.href);
+  try {
+    equal(await put(store, [{ kind: "job.put", job: makeJob("j") }]), undefined);
+    proxy.partition();
+    const read = store.getJob("j").then(() => "answered", (e: Error) => e.message);
+    await new Promise((r) => setTimeout(r, 200));
+    await within(store.close(), 20_000, "close with a read under way");
+    match(await read, /closed while a statement was still under way/);
   } finally {
     await proxy.close();
     await dropMysqlDatabase(target);
