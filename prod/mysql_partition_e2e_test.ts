@@ -3,11 +3,11 @@ import assert from "node:assert/strict";
 import { dropMysqlDatabase, parseMysqlUrl } from "./store/mysql_dialect.ts";
 import { PartitionProxy } from "./store/partition_proxy.ts";
 import { testDatabaseUrl } from "./testing_cluster.ts";
-import { cli, createDefaultPool, ROOT, startUp, type UpProcess } from "./testing.ts";
+import { cli, createDefaultPool, ROOT, startUp, type UpProcess, waitForJobState } from "./testing.ts";
 
 Deno.test({
-  name: "peloton up whose MySQL is partitioned away stops when told to, exits 1 naming the write it lost, " +
-    "and a restart finds the job it had accepted",
+  name: "peloton up whose MySQL is partitioned away answers reads unavailable, stops when told to, exits 1 " +
+    "naming the write it lost, and a restart finds the job it had accepted",
   sanitizeResources: false,
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "peloton-partition-" });
@@ -21,9 +21,35 @@ Deno.test({
     let up: UpProcess | undefined = await startUp(dir, ["--store", via.href]);
     try {
       await createDefaultPool(up.url);
-      const r = await cli(up.url, "job", "create", "/DefaultResPool", `${ROOT}/scenarios/jobs/testjob.yaml`);
-      assert.equal(r.code, 0, r.err);
-      const jobId = /^Job (\S+) created$/.exec(r.out)![1];
+      const create = async () => {
+        const r = await cli(
+          up!.url,
+          "job",
+          "create",
+          "/DefaultResPool",
+          `${ROOT}/scenarios/jobs/testjob.yaml`,
+        );
+        assert.equal(r.code, 0, r.err);
+        return /^Job (\S+) created$/.exec(r.out)![1];
+      };
+      const done = await create();
+      assert.equal(await waitForJobState(up.url, done, ["SUCCEEDED", "FAILED", "KILLED"]), "SUCCEEDED");
+
+      // A read of what only the store holds fails as unavailable (HTTP 503, a call a client may make again),
+      // not internal, and not a call that waits for good: once its statement goes unanswered, or at once if
+      // writes it would wait for are waiting for the database.
+      proxy.partition();
+      const events = await cli(up.url, "task", "events", done, "0");
+      assert.equal(events.code, 1, events.out);
+      assert.match(
+        events.err,
+        /unavailable: the store cannot be reached.*: MySQL gave no answer/,
+        events.err,
+      );
+
+      // New connections get through again; the old ones stay cut off.
+      proxy.heal();
+      const jobId = await create();
       // The job's tasks go on changing state, and their writes find no database. Without a bound on a
       // statement the stop waits on the first of them for good (the harness kills it at 30 s and fails).
       proxy.partition();

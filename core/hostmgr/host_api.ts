@@ -5,6 +5,7 @@
 import type { ApiRequest } from "../messages.ts";
 import { HOST_STATES, type HostState } from "../model/states.ts";
 import { toLimits, zero } from "../model/resources.ts";
+import { storeFailure } from "../ports/store.ts";
 import type { HostEntry } from "./host_table.ts";
 import {
   DEFAULT_HOST_POOL,
@@ -86,6 +87,7 @@ type ApiError = {
     | "already-exists"
     | "failed-precondition"
     | "unimplemented"
+    | "unavailable"
     | "internal";
   message: string;
 };
@@ -137,13 +139,17 @@ function maintenance(
   if (typeof names === "string") return reply({ error: { code: "invalid-argument", message: names } });
   // Like Peloton, every host of a list is tried; the errors are reported together.
   const refusals: MaintenanceRefusal[] = [];
-  const storeErrors: string[] = [];
+  const storeErrors: { code: "unavailable" | "internal"; message: string }[] = [];
   let waiting = 1;
   const settle = () => {
     if (--waiting > 0) return;
     const messages = refusals.map((r) => r.message);
     if (storeErrors.length) {
-      return reply({ error: { code: "internal", message: [...messages, ...storeErrors].join("; ") } });
+      // Unavailable only when every failure was the store out of reach: a call again may then succeed.
+      const code = storeErrors.every((e) => e.code === "unavailable") ? "unavailable" : "internal";
+      return reply({
+        error: { code, message: [...messages, ...storeErrors.map((e) => e.message)].join("; ") },
+      });
     }
     if (refusals.length) {
       const code = refusals.every((r) => r.code === "not-found")
@@ -157,7 +163,7 @@ function maintenance(
   };
   for (const name of names) {
     const done = (err?: Error) => {
-      if (err) storeErrors.push(`storing the maintenance of host ${name}: ${err.message}`);
+      if (err) storeErrors.push(storeFailure(err, `storing the maintenance of host ${name}`));
       settle();
     };
     waiting++;
@@ -181,7 +187,7 @@ function hostPoolChange(
 ): void {
   if ("code" in change) return reply({ error: change });
   target.applyHostPoolChange(change, (err) => {
-    if (err) reply({ error: { code: "internal", message: `storing the host pool change: ${err.message}` } });
+    if (err) reply({ error: storeFailure(err, "storing the host pool change") });
     else reply({ body: answer });
   });
 }

@@ -10,6 +10,7 @@ import {
   type VolumeRecord,
 } from "../model/records.ts";
 import { rfc3339 } from "../model/time_format.ts";
+import { storeFailure } from "../ports/store.ts";
 import type { Transport } from "../ports/transport.ts";
 import type { InstanceMap } from "./job_entry.ts";
 
@@ -298,6 +299,12 @@ export class Reply {
       reqId: this.req.reqId,
       error: { code, message },
     });
+  }
+
+  /** A store read or write failed: `unavailable` if the store could not be reached, else `internal`. */
+  storeError(err: unknown, doing?: string): void {
+    const { code, message } = storeFailure(err, doing);
+    this.error(code, message);
   }
 }
 

@@ -3,6 +3,7 @@ import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
 import { makeStatelessSpec } from "../testing/fixtures.ts";
 import type { JobManager } from "./jobmgr.ts";
 import { STATELESS_SERVICE } from "./stateless_api.ts";
+import { StoreUnavailableError } from "../ports/store.ts";
 
 const SPEC = makeStatelessSpec(4);
 
@@ -42,19 +43,28 @@ Deno.test("a rolling CreateJob is answered once its START workflow is stored; af
 });
 
 Deno.test("a rolling CreateJob whose write fails is answered with the error and leaves no workflow behind", () => {
-  const rig = new JobmgrRig();
-  rig.call(STATELESS_SERVICE, "CreateJob", {
-    jobId: { value: JOB_ID },
-    spec: SPEC,
-    createSpec: { batchSize: 2 },
-  });
-  rig.store.failNextWrite(new Error("disk full"));
-  rig.answerPool();
-  const [reply] = rig.replies();
-  assert.equal(reply.error?.code, "internal");
-  assert.equal(rig.jm.jobs.get(JOB_ID), undefined);
-  assert.equal(rig.jm.updates.size, 0);
-  assert.equal(rig.store.updates.size, 0);
+  // A store out of reach is `unavailable` (the client may call again); any other failure is `internal`.
+  for (
+    const [err, code] of [
+      [new Error("disk full"), "internal"],
+      [new StoreUnavailableError("the store cannot be reached: connect ECONNREFUSED"), "unavailable"],
+    ] as const
+  ) {
+    const rig = new JobmgrRig();
+    rig.call(STATELESS_SERVICE, "CreateJob", {
+      jobId: { value: JOB_ID },
+      spec: SPEC,
+      createSpec: { batchSize: 2 },
+    });
+    rig.store.failNextWrite(err);
+    rig.answerPool();
+    const [reply] = rig.replies();
+    assert.equal(reply.error?.code, code);
+    assert.match(reply.error!.message, new RegExp(`^storing .*: ${err.message}$`));
+    assert.equal(rig.jm.jobs.get(JOB_ID), undefined);
+    assert.equal(rig.jm.updates.size, 0);
+    assert.equal(rig.store.updates.size, 0);
+  }
 });
 
 /** Makes the store fail the next job delete (the writes around it go through). */

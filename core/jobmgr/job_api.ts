@@ -343,7 +343,7 @@ export class JobApi {
     if (held) return fn(held.secrets);
     this.jm.deps.store.getSecrets(j.jobId).then(
       fn,
-      (err) => r.error("internal", `reading job ${j.jobId}'s secrets: ${err}`),
+      (err) => r.storeError(err, `reading job ${j.jobId}'s secrets`),
     );
   }
 
@@ -381,7 +381,7 @@ export class JobApi {
       config,
       (err) => {
         if (err?.name === "StaleWriteError") return exists();
-        if (err) return r.error("internal", `storing job ${jobId}: ${err.message}`);
+        if (err) return r.storeError(err, `storing job ${jobId}`);
         if (ok) return ok();
         r.ok({ jobId: { value: jobId }, warnings: warnings.length ? warnings : undefined });
       },
@@ -407,7 +407,7 @@ export class JobApi {
           pagination,
           spec,
         }),
-      (err) => r.error("internal", String(err)),
+      (err) => r.storeError(err),
     );
   }
 
@@ -419,7 +419,7 @@ export class JobApi {
         return r.error("failed-precondition", "Job is not in a terminal state");
       }
       this.jm.deleteJob(j.jobId, (err) => {
-        if (err) return r.error("internal", `deleting job ${j.jobId}: ${err.message}`);
+        if (err) return r.storeError(err, `deleting job ${j.jobId}`);
         r.ok({});
       });
     });
@@ -550,7 +550,7 @@ export class JobApi {
    * restart; if they failed, answers with the error instead and claims nothing.
    */
   whenDurable(r: Reply, what: string, body: Body): void {
-    this.jm.flush((err) => err ? r.error("internal", `storing ${what}: ${err.message}`) : r.ok(body));
+    this.jm.flush((err) => err ? r.storeError(err, `storing ${what}`) : r.ok(body));
   }
 
   #list(r: Reply, job: JobView, body: Body): void {
@@ -727,7 +727,7 @@ export class JobApi {
       answer(
         `instance ${instanceId} of job ${job.jobId} was removed ${why}; its last run, ${run}, ended ${last.state}`,
       );
-    }, (err) => r.error("internal", String(err)));
+    }, (err) => r.storeError(err));
   }
 
   /** The task configs of the job's config version `v` (the current one if that is gone). */
@@ -794,7 +794,7 @@ export class JobApi {
     const runs = runId !== undefined ? 1 : limit || DEFAULT_EVENT_RUNS;
     this.jm.deps.store.getTaskEvents(jobId, instanceId).then(
       (events) => r.ok({ result: runsBack(events, runId, runs).map(eventJson) }),
-      (err) => r.error("internal", String(err)),
+      (err) => r.storeError(err),
     );
   }
 
@@ -873,7 +873,7 @@ export class JobApi {
   #activeJobs(r: Reply): void {
     this.jm.deps.store.activeJobs().then(
       (jobs) => r.ok({ ids: jobs.map((j) => ({ value: j.jobId })) }),
-      (err) => r.error("internal", `reading the active jobs: ${err instanceof Error ? err.message : err}`),
+      (err) => r.storeError(err, `reading the active jobs`),
     );
   }
 
@@ -892,7 +892,7 @@ export class JobApi {
     const inMemory = this.jm.jobs.get(jobId);
     if (inMemory) return fn(inMemory);
     this.jm.loadJob(jobId, (job, err) => {
-      if (err) return r.error("internal", `loading job ${jobId}: ${err.message}`);
+      if (err) return r.storeError(err, `loading job ${jobId}`);
       if (!job) return missing(jobId);
       fn(job);
     });
@@ -945,7 +945,7 @@ export class JobApi {
         if (!job) return missing(jobId);
         fn({ ...job, tasks: tasks && new InstanceMap(tasks.map((t) => [t.instanceId, t])) });
       },
-      (err) => r.error("internal", String(err)),
+      (err) => r.storeError(err),
     );
   }
 }

@@ -35,7 +35,7 @@ import type { Clock, TimerId } from "../ports/clock.ts";
 import type { LaunchSpec } from "../ports/host_backend.ts";
 import type { Metrics } from "../ports/metrics.ts";
 import type { Prng } from "../ports/prng.ts";
-import type { Store, StoreWrite } from "../ports/store.ts";
+import { type Store, storeFailure, type StoreWrite } from "../ports/store.ts";
 import type { Address, Receiver, Transport } from "../ports/transport.ts";
 import { PendingCalls } from "../rpc.ts";
 import { DaemonHosts } from "./daemon_jobs.ts";
@@ -420,7 +420,7 @@ export class JobManager implements Receiver {
       if (!err) return reply({ body: { successes: components, failures: [] } });
       // The store does not have it: memory goes back to what the store has.
       this.applyLocks(before);
-      reply({ error: { code: "internal", message: `storing the lockdown: ${err.message}` } });
+      reply({ error: storeFailure(err, "storing the lockdown") });
     });
     this.flush();
   }

@@ -209,7 +209,7 @@ export class PodApi {
         r.ok({
           events: events.filter((e) => e.runId === runId).reverse().map(podEventJson),
         }),
-      (err) => r.error("internal", String(err)),
+      (err) => r.storeError(err),
     );
   }
 

@@ -188,7 +188,7 @@ export class StatelessApi {
       const ids = page.jobs.filter((j) => j.config.name === name).map((j) => ({ value: j.jobId }));
       if (!ids.length) return r.error("not-found", `no job is named ${JSON.stringify(name)}`);
       r.ok({ jobId: ids });
-    }, (err) => r.error("internal", String(err)));
+    }, (err) => r.storeError(err));
   }
 
   /**
@@ -285,7 +285,7 @@ export class StatelessApi {
     if (held) return reply(held.config);
     this.api.jm.deps.store.getJobConfig(j.jobId, version).then(
       reply,
-      (err) => r.error("internal", `reading config version ${version} of job ${j.jobId}: ${err}`),
+      (err) => r.storeError(err, `reading config version ${version} of job ${j.jobId}`),
     );
   }
 
@@ -302,7 +302,7 @@ export class StatelessApi {
       });
     lastWorkflow(this.api, j).then(
       (u) => this.api.withSecrets(r, j, (secrets) => reply(u, secrets)),
-      (err) => r.error("internal", String(err)),
+      (err) => r.storeError(err),
     );
   }
 
@@ -495,7 +495,7 @@ export class StatelessApi {
       // The stop's writes go before the delete (so that none of them puts the job back), and stay if the
       // delete fails: the job is then stopped, as a delete with force starts by doing.
       this.api.jm.deleteJob(job.jobId, (err) => {
-        if (err) return r.error("internal", `deleting job ${job.jobId}: ${err.message}`);
+        if (err) return r.storeError(err, `deleting job ${job.jobId}`);
         // Deleted, the job's stop actions no longer run: its tasks are killed (or dropped from the resource
         // manager's queue) here. A delete that failed leaves the job to its engines, which stop it.
         const jm = this.api.jm;
@@ -517,7 +517,7 @@ export class StatelessApi {
   #listJobs(r: Reply): void {
     this.api.jm.deps.store.queryJobs({}).then(
       ({ jobs }) => r.ok({ jobs: jobs.map((j) => this.summary(this.api.jm.jobs.get(j.jobId) ?? j)) }),
-      (err) => r.error("internal", String(err)),
+      (err) => r.storeError(err),
     );
   }
 
@@ -533,7 +533,7 @@ export class StatelessApi {
     const run = (respoolId: string | undefined) =>
       runJobQuery(this.api.jm.deps.store, parsed.value, respoolId, (id) => this.api.jm.jobs.get(id)).then(
         ({ jobs, pagination }) => r.ok({ records: jobs.map((j) => this.summary(j)), pagination, spec }),
-        (err) => r.error("internal", String(err)),
+        (err) => r.storeError(err),
       );
     const path = idValue(spec.respool);
     if (!path) return void run(undefined);
@@ -590,7 +590,7 @@ export class StatelessApi {
             ...(instanceEvents ? { instanceEvents: instanceEvents[i] } : {}),
           })),
         });
-      }).catch((err) => r.error("internal", String(err)));
+      }).catch((err) => r.storeError(err));
     });
   }
 

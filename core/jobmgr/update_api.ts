@@ -101,7 +101,7 @@ export class UpdateApi {
       for (const u of live) byId.set(u.updateId, u);
       const list = [...byId.values()].sort((a, b) => b.creationTimeMs - a.creationTimeMs);
       r.ok({ updateInfo: list.map(updateInfoJson) });
-    }, (err) => r.error("internal", String(err)));
+    }, (err) => r.storeError(err));
   }
 
   #control(method: string, body: Body, r: Reply): void {
@@ -136,7 +136,7 @@ export class UpdateApi {
     if (live) return fn(live);
     this.api.jm.deps.store.getUpdate(id).then(
       (u) => (u ? fn(u) : r.error("not-found", `update ${id} not found`)),
-      (err) => r.error("internal", String(err)),
+      (err) => r.storeError(err),
     );
   }
 }

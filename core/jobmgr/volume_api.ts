@@ -18,7 +18,7 @@ export class VolumeApi {
         if (!jobId) return r.error("invalid-argument", "jobId: expected a job id");
         return void store.listVolumes(jobId).then(
           (vs) => r.ok({ volumes: Object.fromEntries(vs.map((v) => [v.volumeId, volumeJson(v)])) }),
-          (err) => r.error("internal", String(err)),
+          (err) => r.storeError(err),
         );
       }
       case "GetVolume": {
@@ -26,7 +26,7 @@ export class VolumeApi {
         if (!id) return r.error("invalid-argument", "id: expected a volume id");
         return void store.getVolume(id).then(
           (v) => (v ? r.ok({ result: volumeJson(v) }) : r.error("not-found", `volume ${id} not found`)),
-          (err) => r.error("internal", String(err)),
+          (err) => r.storeError(err),
         );
       }
       case "DeleteVolume":
@@ -51,10 +51,10 @@ export class VolumeApi {
       if (live) return this.#deleteOf(v, live, r);
       // A volume can outlive its job: with the job gone there is no task to unpin.
       jm.loadJob(v.jobId, (job, err) => {
-        if (err) return r.error("internal", `loading job ${v.jobId}: ${err.message}`);
+        if (err) return r.storeError(err, `loading job ${v.jobId}`);
         this.#deleteOf(v, job, r);
       });
-    }, (err) => r.error("internal", String(err)));
+    }, (err) => r.storeError(err));
   }
 
   #deleteOf(v: VolumeRecord, job: JobEntry | undefined, r: Reply): void {

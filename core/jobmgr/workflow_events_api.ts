@@ -61,7 +61,7 @@ export function getWorkflowEvents(api: JobApi, body: Body, r: Reply): void {
       if (!u) return r.error("not-found", `job ${jobId} has no workflow`);
       const steps = await api.jm.deps.store.getWorkflowEvents(jobId, u.updateId, { instanceId, limit });
       r.ok({ events: newestFirst(steps) });
-    }).catch((err) => r.error("internal", `reading the workflow events of job ${jobId}: ${err}`));
+    }).catch((err) => r.storeError(err, `reading the workflow events of job ${jobId}`));
   });
 }
 

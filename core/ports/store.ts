@@ -225,6 +225,29 @@ export interface JobPage {
  * Reads are asynchronous and used for recovery and for API reads of what the daemons do not hold
  * in memory; decision logic never waits on them.
  */
+/**
+ * The store could not be reached: its database restarted, went away, stopped answering or was busy. The
+ * same read or write may succeed later, so the API answers it as `unavailable` rather than `internal`.
+ */
+export class StoreUnavailableError extends Error {
+  override readonly name = "StoreUnavailableError";
+}
+
+/**
+ * The API error for a store read or write that failed: `unavailable` when the store could not be reached (the
+ * client may call again), `internal` otherwise. `doing` says what the call was doing, as "storing job X".
+ */
+export function storeFailure(
+  err: unknown,
+  doing?: string,
+): { code: "unavailable" | "internal"; message: string } {
+  const code = err instanceof StoreUnavailableError ? "unavailable" : "internal";
+  if (doing === undefined) {
+    return { code, message: code === "unavailable" ? (err as Error).message : String(err) };
+  }
+  return { code, message: `${doing}: ${err instanceof Error ? err.message : String(err)}` };
+}
+
 export interface Store {
   write(batch: StoreWrite[], done?: (err?: Error) => void): void;
 

@@ -4,6 +4,7 @@ import type { RespoolConfig } from "../model/config_types.ts";
 import { parseRespoolConfig } from "../model/load.ts";
 import { addInto, type Resources, zero } from "../model/resources.ts";
 import { randomUuid } from "../ports/prng.ts";
+import { storeFailure } from "../ports/store.ts";
 import { admissionWaits } from "./admission_waits.ts";
 import type { ResmgrDeps, ResourceManager } from "./resmgr.ts";
 import { RESOURCE_KINDS, type RespoolNode, ROOT_ID, toScalar } from "./respool_tree.ts";
@@ -161,7 +162,7 @@ export class RespoolApi {
       if (err) {
         // The pool is still stored: put it back so memory and store agree.
         this.rm.tree.load([{ id: node.id, path: node.path, parentId: node.parent!.id, config: node.config }]);
-        return this.#error(req, "internal", `deleting ${path}: ${err.message}`);
+        return this.#storeError(req, err, `deleting ${path}`);
       }
       this.#reply(req, {});
     });
@@ -212,7 +213,7 @@ export class RespoolApi {
     this.deps.store.write([{ kind: "respool.put", pool }], (err) => {
       if (err) {
         undo();
-        return this.#error(req, "internal", `storing ${node.path}: ${err.message}`);
+        return this.#storeError(req, err, `storing ${node.path}`);
       }
       this.#reply(req, ok());
     });
@@ -222,8 +223,16 @@ export class RespoolApi {
     this.deps.transport.send(req.replyTo, { kind: "api-reply", reqId: req.reqId, body });
   }
 
-  #error(req: ApiRequest, code: "internal" | "unimplemented", message: string): void {
+  #error(req: ApiRequest, code: "unimplemented", message: string): void {
     this.deps.transport.send(req.replyTo, { kind: "api-reply", reqId: req.reqId, error: { code, message } });
+  }
+
+  #storeError(req: ApiRequest, err: Error, doing: string): void {
+    this.deps.transport.send(req.replyTo, {
+      kind: "api-reply",
+      reqId: req.reqId,
+      error: storeFailure(err, doing),
+    });
   }
 }
 

@@ -9,6 +9,7 @@ import {
   type StaleWriteError,
   type Store,
   type StoredHostPools,
+  StoreUnavailableError,
   type StoreWrite,
   type WorkflowEventsQuery,
   workflowSteps,
@@ -65,6 +66,7 @@ import {
 import { createSqliteKysely, type SqliteOptions } from "./sqlite_dialect.ts";
 import { createMysqlKysely, type MysqlOptions } from "./mysql_dialect.ts";
 import { checkFences, type Fence, FencedError } from "./fence.ts";
+import { isTransient } from "./transient.ts";
 import { type StoreClaim, StoreClaimLostError } from "./store_claim.ts";
 
 export interface StoreOptions {
@@ -193,6 +195,10 @@ export class KyselyStore implements Store {
   #issued = 0;
   #completed = 0;
   #flushWaiters: { target: number; resolve: () => void }[] = [];
+  /** Why the writer cannot reach the database, while it retries; undefined otherwise. */
+  #unreachable?: string;
+  /** Reads waiting for writes: woken when the writer finds the database out of reach. */
+  readonly #readWaiters = new Set<() => void>();
   #closing?: Promise<void>;
   /**
    * Test seam: runs inside `queryJobs`' read snapshot, between its count and its page, so that a test can
@@ -256,16 +262,37 @@ export class KyselyStore implements Store {
     return this.#closing;
   }
 
-  // Reads first wait for the writes issued before them, so a caller reads its own writes.
+  /**
+   * Reads first wait for the writes issued before them, so a caller reads its own writes. While the writer
+   * is waiting out a database it cannot reach, a read fails at once instead, as it would after its own
+   * wait: the API answers it `unavailable` now rather than when the call times out.
+   */
+  async #beforeRead(): Promise<void> {
+    if (this.#completed < this.#issued && this.#unreachable === undefined) {
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          this.#readWaiters.delete(wake);
+          resolve();
+        };
+        this.#readWaiters.add(wake);
+        this.#flushWaiters.push({ target: this.#issued, resolve: wake });
+      });
+    }
+    if (this.#unreachable !== undefined && this.#completed < this.#issued) {
+      throw new StoreUnavailableError(
+        `the store cannot be reached (writes are waiting for it): ${this.#unreachable}`,
+      );
+    }
+  }
 
   async getJob(jobId: string): Promise<JobRecord | undefined> {
-    await this.flush();
+    await this.#beforeRead();
     const row = await this.#db.selectFrom("jobs").selectAll().where("job_id", "=", jobId).executeTakeFirst();
     return row && jobFromRow(row);
   }
 
   async queryJobs(query: JobQuery): Promise<JobPage> {
-    await this.flush();
+    await this.#beforeRead();
     const clipped =
       (query.labels ?? []).some((l) =>
         clip(l.key, LABEL_KEY_CHARS) !== l.key || clip(l.value, LABEL_VALUE_CHARS) !== l.value
@@ -348,48 +375,48 @@ export class KyselyStore implements Store {
   }
 
   async activeJobs(): Promise<JobRecord[]> {
-    await this.flush();
+    await this.#beforeRead();
     const rows = await this.#db.selectFrom("jobs").selectAll().where("state", "not in", TERMINAL_JOB_STATES)
       .orderBy("creation_time_ms", "asc").orderBy("job_id", "asc").execute();
     return rows.map(jobFromRow);
   }
 
   async getTasks(jobId: string): Promise<TaskRecord[]> {
-    await this.flush();
+    await this.#beforeRead();
     const rows = await this.#db.selectFrom("tasks").select("record").where("job_id", "=", jobId)
       .orderBy("instance_id").execute();
     return rows.map((r) => JSON.parse(r.record));
   }
 
   async getTask(jobId: string, instanceId: number): Promise<TaskRecord | undefined> {
-    await this.flush();
+    await this.#beforeRead();
     const row = await this.#db.selectFrom("tasks").select("record").where("job_id", "=", jobId)
       .where("instance_id", "=", instanceId).executeTakeFirst();
     return row && JSON.parse(row.record);
   }
 
   async getTaskEvents(jobId: string, instanceId: number): Promise<TaskEventRecord[]> {
-    await this.flush();
+    await this.#beforeRead();
     const rows = await this.#db.selectFrom("task_events").selectAll().where("job_id", "=", jobId)
       .where("instance_id", "=", instanceId).orderBy("id").execute();
     return rows.map(eventFromRow);
   }
 
   async respools(): Promise<RespoolRecord[]> {
-    await this.flush();
+    await this.#beforeRead();
     const rows = await this.#db.selectFrom("respools").selectAll().orderBy("path").execute();
     return rows.map(respoolFromRow);
   }
 
   async getJobConfig(jobId: string, version: number): Promise<JobConfig | undefined> {
-    await this.flush();
+    await this.#beforeRead();
     const row = await this.#db.selectFrom("job_configs").select("config").where("job_id", "=", jobId)
       .where("version", "=", version).executeTakeFirst();
     return row && JSON.parse(row.config);
   }
 
   async getUpdate(updateId: string): Promise<UpdateRecord | undefined> {
-    await this.flush();
+    await this.#beforeRead();
     const row = await this.#db.selectFrom("updates").select("record").where("update_id", "=", updateId)
       .executeTakeFirst();
     return row && JSON.parse(row.record);
@@ -397,7 +424,7 @@ export class KyselyStore implements Store {
 
   /** Newest first, ties by update id descending (as the memory store). */
   async listUpdates(jobId: string): Promise<UpdateRecord[]> {
-    await this.flush();
+    await this.#beforeRead();
     const rows = await this.#db.selectFrom("updates").select("record").where("job_id", "=", jobId)
       .orderBy("creation_time_ms", "desc").orderBy("update_id", "desc").execute();
     return rows.map((r) => JSON.parse(r.record));
@@ -405,7 +432,7 @@ export class KyselyStore implements Store {
 
   /** Oldest first, ties by update id. */
   async activeUpdates(): Promise<UpdateRecord[]> {
-    await this.flush();
+    await this.#beforeRead();
     const rows = await this.#db.selectFrom("updates").select("record")
       .where("state", "not in", TERMINAL_UPDATE_STATES)
       .orderBy("creation_time_ms", "asc").orderBy("update_id", "asc").execute();
@@ -430,7 +457,7 @@ export class KyselyStore implements Store {
     workflowId: string,
     { instanceId, limit = 0 }: WorkflowEventsQuery = {},
   ): Promise<WorkflowEventRecord[]> {
-    await this.flush();
+    await this.#beforeRead();
     const db = this.#db;
     const ofWorkflow = db.selectFrom("workflow_events").where("job_id", "=", jobId)
       .where("workflow_id", "=", workflowId)
@@ -456,7 +483,7 @@ export class KyselyStore implements Store {
 
   /** By instance, ties by volume id. */
   async listVolumes(jobId: string): Promise<VolumeRecord[]> {
-    await this.flush();
+    await this.#beforeRead();
     const rows = await this.#db.selectFrom("volumes").select("record").where("job_id", "=", jobId)
       .orderBy("instance_id").orderBy("volume_id").execute();
     return rows.map((r) => JSON.parse(r.record));
@@ -468,7 +495,7 @@ export class KyselyStore implements Store {
    * ties "a" with "a ". A job has few secrets.
    */
   async getSecrets(jobId: string): Promise<SecretRecord[]> {
-    await this.flush();
+    await this.#beforeRead();
     const rows = await this.#db.selectFrom("secret_info").selectAll().where("job_id", "=", jobId).execute();
     return rows.map(secretFromRow).sort((a, b) =>
       byCodePoint(a.path, b.path) || byCodePoint(a.secretId, b.secretId)
@@ -476,21 +503,21 @@ export class KyselyStore implements Store {
   }
 
   async getVolume(volumeId: string): Promise<VolumeRecord | undefined> {
-    await this.flush();
+    await this.#beforeRead();
     const row = await this.#db.selectFrom("volumes").select("record").where("volume_id", "=", volumeId)
       .executeTakeFirst();
     return row && JSON.parse(row.record);
   }
 
   async hostMaintenance(): Promise<HostMaintenanceRecord[]> {
-    await this.flush();
+    await this.#beforeRead();
     const rows = await this.#db.selectFrom("host_maintenance").selectAll().orderBy("hostname").execute();
     return rows.map(maintenanceFromRow);
   }
 
   /** Both lists from one snapshot, so that a pool deleted with its hosts moved is never half read. */
   async hostPools(): Promise<StoredHostPools> {
-    await this.flush();
+    await this.#beforeRead();
     return await this.#readSnapshot(async (db) => ({
       pools: (await db.selectFrom("host_pools").selectAll().orderBy("name").execute()).map(hostPoolFromRow),
       assignments: (await db.selectFrom("host_pool_assignments").selectAll().orderBy("hostname").execute())
@@ -499,7 +526,7 @@ export class KyselyStore implements Store {
   }
 
   async adminLocks(): Promise<AdminLockRecord[]> {
-    await this.flush();
+    await this.#beforeRead();
     const rows = await this.#db.selectFrom("admin_locks").selectAll().orderBy("component").execute();
     return rows.map(adminLockFromRow);
   }
@@ -542,14 +569,24 @@ export class KyselyStore implements Store {
     let delay = 50, ambiguous = false;
     for (;;) {
       try {
-        return await this.#commitGroup(batches, ambiguous);
+        const results = await this.#commitGroup(batches, ambiguous);
+        this.#unreachable = undefined;
+        return results;
       } catch (err) {
         // A stop waits a little for the database, not the whole retry time.
         const until = this.#stopStartedMs === undefined
           ? deadline
           : Math.min(deadline, this.#stopStartedMs + this.#stopGraceMs);
-        if (this.#closed || performance.now() + delay > until) return batches.map(() => asError(err));
-        if (!ambiguous) console.error(`Store unreachable, retrying writes: ${asError(err).message}`);
+        if (this.#closed || performance.now() + delay > until) {
+          // The next group finds out afresh.
+          this.#unreachable = undefined;
+          return batches.map(() => asError(err));
+        }
+        if (this.#unreachable === undefined) {
+          this.#unreachable = describeCause(err);
+          for (const wake of [...this.#readWaiters]) wake();
+        }
+        if (!ambiguous) console.error(`Store unreachable, retrying writes: ${describeCause(err)}`);
         ambiguous = true;
         await new Promise((r) => setTimeout(r, delay));
         delay = Math.min(2_000, delay * 2);
@@ -959,22 +996,6 @@ function checkAndAccept(batch: StoreWrite[], stored: Stored): StaleWriteError | 
 }
 
 /**
- * Errors of the connection, not of the writes: the database restarted, went away or is busy, or the
- * process's claim on it is being taken back after that.
- */
-function isTransient(err: unknown): boolean {
-  const e = err as { code?: string; fatal?: boolean; message?: string; errors?: unknown[] };
-  if (e?.fatal === true) return true;
-  const code = e?.code ?? "";
-  if (
-    /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|PROTOCOL_CONNECTION_LOST|ER_SERVER_SHUTDOWN|ER_CON_COUNT_ERROR|ER_LOCK_WAIT_TIMEOUT|SQLITE_BUSY|PELOTON_CLAIM_INTERRUPTED)/
-      .test(code)
-  ) return true;
-  if (Array.isArray(e?.errors) && e.errors.some(isTransient)) return true;
-  return /database is locked|Connection lost|connect ECONNREFUSED|Pool is closed/.test(e?.message ?? "");
-}
-
-/**
  * After a connection lost mid-commit the group may be in the database already: a key whose stored
  * version is the last one the group writes is taken as stored before the group, so the writes apply
  * again (the same rows) instead of failing as stale. Returns whether every key showed the group stored: it
@@ -1004,6 +1025,12 @@ function forgiveApplied(stored: Stored, writes: StoreWrite[]): boolean {
     } else applied = false;
   }
   return applied && last.size > 0;
+}
+
+/** What went wrong underneath a `StoreUnavailableError`, which only says the store cannot be reached. */
+function describeCause(err: unknown): string {
+  const cause = err instanceof StoreUnavailableError && err.cause instanceof Error ? err.cause : asError(err);
+  return cause.message || String(cause);
 }
 
 /** If this fails, the server dropped the whole transaction (deadlock, lost connection): the group fails. */

@@ -2,6 +2,7 @@
 import { Kysely, MysqlDialect, type MysqlPool, type MysqlPoolConnection } from "kysely";
 import { createPool, type Pool, type PoolConnection } from "mysql2";
 import { createConnection } from "mysql2/promise";
+import { unavailableOnTransient } from "./transient.ts";
 
 export interface MysqlTarget {
   host: string;
@@ -129,7 +130,9 @@ export async function createMysqlKysely<DB>(url: string, options: MysqlOptions =
     bigNumberStrings: false,
   });
   const timeoutMs = options.untimed ? undefined : options.statementTimeoutMs ?? 30_000;
-  return new Kysely<DB>({ dialect: new MysqlDialect({ pool: timedPool(pool, timeoutMs) }) });
+  return new Kysely<DB>({
+    dialect: unavailableOnTransient(new MysqlDialect({ pool: timedPool(pool, timeoutMs) })),
+  });
 }
 
 /**

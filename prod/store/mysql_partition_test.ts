@@ -47,6 +47,10 @@ Deno.test("MySQL store: a write cut off by a partition is retried on a new conne
     // The statement goes unanswered, its connection is dropped, and new ones cannot be made: the writer
     // keeps retrying. Once the partition heals, a new connection carries the write.
     await new Promise((r) => setTimeout(r, 1_500));
+    // Meanwhile a read, which would wait for that write, fails at once (not after a statement of its own
+    // goes unanswered): the database cannot be reached.
+    const read = await store.getJob("before").then(() => "answered", (e: Error) => `${e.name}: ${e.message}`);
+    match(read, /^StoreUnavailableError: the store cannot be reached \(writes are waiting for it\): /);
     proxy.heal();
     equal(await within(written, 20_000, "the write after the partition healed"), undefined);
     const check = await openStore(direct.href);
@@ -140,10 +144,10 @@ Deno.test("MySQL store: closing it abandons a statement the partition left hangi
   try {
     equal(await put(store, [{ kind: "job.put", job: makeJob("j") }]), undefined);
     proxy.partition();
-    const read = store.getJob("j").then(() => "answered", (e: Error) => e.message);
+    const read = store.getJob("j").then(() => "answered", (e: Error) => `${e.name}: ${e.message}`);
     await new Promise((r) => setTimeout(r, 200));
     await within(store.close(), 20_000, "close with a read under way");
-    match(await read, /closed while a statement was still under way/);
+    match(await read, /^StoreUnavailableError: .*closed while a statement was still under way/);
   } finally {
     await proxy.close();
     await dropMysqlDatabase(target);

@@ -4,6 +4,7 @@
  */
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { Worker as NodeWorker } from "node:worker_threads";
+import { unavailableOnTransient } from "./transient.ts";
 import {
   CompiledQuery,
   type DatabaseConnection,
@@ -82,7 +83,7 @@ function useWal(db: DatabaseSync, busyTimeoutMs: number): void {
  */
 export async function createSqliteKysely<DB>(path: string, options: SqliteOptions = {}): Promise<Kysely<DB>> {
   const database = await SqliteThread.shared().open(path, options);
-  return new Kysely<DB>({ dialect: new NodeSqliteDialect({ database }) });
+  return new Kysely<DB>({ dialect: unavailableOnTransient(new NodeSqliteDialect({ database })) });
 }
 
 /** The slice of better-sqlite3's `Database` that Kysely's SQLite driver calls. */

@@ -1,4 +1,5 @@
 /** The SQLite dialect's lock waits: a statement that finds the file locked waits on timers, not in SQLite. */
+import { StoreUnavailableError } from "../../core/ports/store.ts";
 import { deepStrictEqual as equal } from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { sql } from "kysely";
@@ -78,7 +79,9 @@ Deno.test("SQLite: a write still fails with SQLITE_BUSY once the busy timeout ha
       other.exec("BEGIN IMMEDIATE");
       const err = await db.insertInto("t").values({ x: 1 }).execute().then(() => undefined, (e) => e);
       equal(isBusy(err), true, String(err));
-      equal((err as Error).message, "database is locked");
+      // Reported as the store out of reach (the API answers unavailable), with SQLite's own error beneath.
+      equal(err instanceof StoreUnavailableError, true, String(err));
+      equal(((err as Error).cause as Error).message, "database is locked");
     } finally {
       if (other.isTransaction) other.exec("ROLLBACK");
       other.close();
