@@ -4,7 +4,7 @@
  * statement timeout a write on such a connection waits for good, and so does the stop that flushes it.
  */
 import { deepStrictEqual as equal, match, ok } from "node:assert/strict";
-import { openStore } from "./kysely_store.ts";
+import { type KyselyStore, openStore } from "./kysely_store.ts";
 import { dropMysqlDatabase, mysqlUrlOptions, parseMysqlUrl } from "./mysql_dialect.ts";
 import { makeJob, makeTask, put } from "./store_suite.ts";
 import { PartitionProxy } from "./partition_proxy.ts";
@@ -20,27 +20,53 @@ function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   ]);
 }
 
-function serverUrl(label: string): URL {
-  const u = new URL(Deno.env.get("PELOTON_TEST_MYSQL_URL") || "mysql://root@127.0.0.1:3306/");
-  u.pathname = `/peloton_test_${label}_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
-  return u;
+interface Partitioned {
+  store: KyselyStore;
+  proxy: PartitionProxy;
+  /** Opens a store on the same database directly, for `fn` to read what was stored. */
+  direct<T>(fn: (store: KyselyStore) => Promise<T>): Promise<T>;
 }
 
-/** The store's URL through `proxy`, with short timeouts so that the test waits seconds, not minutes. */
-function throughProxy(direct: URL, proxy: PartitionProxy): string {
-  const u = new URL(direct.href);
-  u.hostname = "127.0.0.1";
-  u.port = String(proxy.port);
-  u.search = "?statementTimeout=400&connectTimeout=400";
-  return u.href;
+/**
+ * Runs `fn` with a store on a database of its own, reached through a `PartitionProxy` with short timeouts (a
+ * test waits seconds, not minutes); then closes the store and the proxy and drops the database.
+ */
+async function throughPartition(
+  label: string,
+  fn: (p: Partitioned) => Promise<void>,
+  options: { statementTimeoutMs?: number; stopGraceMs?: number } = {},
+): Promise<void> {
+  const direct = new URL(Deno.env.get("PELOTON_TEST_MYSQL_URL") || "mysql://root@127.0.0.1:3306/");
+  direct.pathname = `/peloton_test_${label}_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+  const target = parseMysqlUrl(direct.href);
+  const proxy = new PartitionProxy(target);
+  const via = new URL(direct.href);
+  via.hostname = "127.0.0.1";
+  via.port = String(proxy.port);
+  via.search = `?statementTimeout=${options.statementTimeoutMs ?? 400}&connectTimeout=400`;
+  const store = await openStore(via.href, { stopGraceMs: options.stopGraceMs });
+  try {
+    await fn({
+      store,
+      proxy,
+      async direct(read) {
+        const check = await openStore(direct.href);
+        try {
+          return await read(check);
+        } finally {
+          await check.close();
+        }
+      },
+    });
+  } finally {
+    await within(store.close(), 20_000, "close");
+    await proxy.close();
+    await dropMysqlDatabase(target);
+  }
 }
 
 Deno.test("MySQL store: a write cut off by a partition is retried on a new connection once it heals", async () => {
-  const direct = serverUrl("partition");
-  const target = parseMysqlUrl(direct.href);
-  const proxy = new PartitionProxy(target);
-  const store = await openStore(throughProxy(direct, proxy));
-  try {
+  await throughPartition("partition", async ({ store, proxy, direct }) => {
     equal(await put(store, [{ kind: "job.put", job: makeJob("before") }]), undefined);
     proxy.partition();
     const written = put(store, [{ kind: "job.put", job: makeJob("during") }]);
@@ -53,26 +79,15 @@ Deno.test("MySQL store: a write cut off by a partition is retried on a new conne
     match(read, /^StoreUnavailableError: the store cannot be reached \(writes are waiting for it\): /);
     proxy.heal();
     equal(await within(written, 20_000, "the write after the partition healed"), undefined);
-    const check = await openStore(direct.href);
-    try {
+    await direct(async (check) => {
       ok(await check.getJob("during"), "the write made across the partition is in the database");
       ok(await check.getJob("before"));
-    } finally {
-      await check.close();
-    }
-  } finally {
-    await within(store.close(), 20_000, "close");
-    await proxy.close();
-    await dropMysqlDatabase(target);
-  }
+    });
+  });
 });
 
 Deno.test("MySQL store: a stop during a partition ends after its grace and fails the write it could not make", async () => {
-  const direct = serverUrl("partition_stop");
-  const target = parseMysqlUrl(direct.href);
-  const proxy = new PartitionProxy(target);
-  const store = await openStore(throughProxy(direct, proxy), { stopGraceMs: 1_000 });
-  try {
+  await throughPartition("partition_stop", async ({ store, proxy }) => {
     equal(await put(store, [{ kind: "job.put", job: makeJob("before") }]), undefined);
     proxy.partition();
     const written = put(store, [{ kind: "job.put", job: makeJob("lost") }]);
@@ -82,25 +97,16 @@ Deno.test("MySQL store: a stop during a partition ends after its grace and fails
     const err = await written;
     ok(err, "the write the stop could not make fails");
     match(err.message, /no answer to a statement within 400 ms|connect|ETIMEDOUT/i);
-  } finally {
-    await proxy.close();
-    await dropMysqlDatabase(target);
-  }
+  }, { stopGraceMs: 1_000 });
 });
 
 Deno.test("MySQL store: a commit whose answer was lost is not stored twice: its events are written once", async () => {
-  const direct = serverUrl("partition_commit");
-  const target = parseMysqlUrl(direct.href);
-  const proxy = new PartitionProxy(target);
-  const store = await openStore(throughProxy(direct, proxy));
-  try {
-    equal(
-      await put(store, [{ kind: "job.put", job: makeJob("j") }, {
-        kind: "task.put",
-        task: makeTask("j", 0),
-      }]),
-      undefined,
-    );
+  await throughPartition("partition_commit", async ({ store, proxy, direct }) => {
+    const first = [{ kind: "job.put", job: makeJob("j") }, {
+      kind: "task.put",
+      task: makeTask("j", 0),
+    }] as const;
+    equal(await put(store, [...first]), undefined);
     // The commit reaches the server and is applied; its answer never comes back. The writer cannot tell,
     // and commits the group again on a new connection: the task's row is the same, its event must not be
     // there twice.
@@ -119,39 +125,23 @@ Deno.test("MySQL store: a commit whose answer was lost is not stored twice: its 
     ]);
     await within(cut, 20_000, "the commit");
     equal(await within(written, 20_000, "the write after its commit's answer was lost"), undefined);
-    const check = await openStore(direct.href);
-    try {
+    await direct(async (check) => {
       equal((await check.getTasks("j"))[0].version, 2);
       equal((await check.getTaskEvents("j", 0)).map((e) => e.state), ["RUNNING"]);
-    } finally {
-      await check.close();
-    }
-  } finally {
-    await within(store.close(), 20_000, "close");
-    await proxy.close();
-    await dropMysqlDatabase(target);
-  }
+    });
+  });
 });
 
 Deno.test("MySQL store: closing it abandons a statement the partition left hanging", async () => {
-  const direct = serverUrl("partition_close");
-  const target = parseMysqlUrl(direct.href);
-  const proxy = new PartitionProxy(target);
-  const via = new URL(throughProxy(direct, proxy));
   // A bound far past the test's: only closing can end the read.
-  via.searchParams.set("statementTimeout", "600000");
-  const store = await openStore(via.href);
-  try {
+  await throughPartition("partition_close", async ({ store, proxy }) => {
     equal(await put(store, [{ kind: "job.put", job: makeJob("j") }]), undefined);
     proxy.partition();
     const read = store.getJob("j").then(() => "answered", (e: Error) => `${e.name}: ${e.message}`);
     await new Promise((r) => setTimeout(r, 200));
     await within(store.close(), 20_000, "close with a read under way");
     match(await read, /^StoreUnavailableError: .*closed while a statement was still under way/);
-  } finally {
-    await proxy.close();
-    await dropMysqlDatabase(target);
-  }
+  }, { statementTimeoutMs: 600_000 });
 });
 
 Deno.test("MySQL URL parameters: the two timeouts, anything else an error naming it", () => {

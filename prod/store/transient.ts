@@ -48,6 +48,8 @@ export function unavailableOnTransient(dialect: Dialect): Dialect {
   };
 }
 
+type CompileQuery = Parameters<NonNullable<Driver["savepoint"]>>[2];
+
 async function translated<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
@@ -105,32 +107,25 @@ class UnavailableDriver implements Driver {
     return translated(() => this.inner.rollbackTransaction(conn));
   }
 
-  savepoint(
-    conn: DatabaseConnection,
-    name: string,
-    compile: Parameters<NonNullable<Driver["savepoint"]>>[2],
-  ) {
-    const inner = this.inner.savepoint?.bind(this.inner);
-    if (!inner) return Promise.reject(new Error("the dialect has no savepoints"));
-    return translated(() => inner(conn, name, compile));
+  savepoint(conn: DatabaseConnection, name: string, compile: CompileQuery): Promise<void> {
+    return this.#savepoint("savepoint", conn, name, compile);
   }
 
-  rollbackToSavepoint(
-    conn: DatabaseConnection,
-    name: string,
-    compile: Parameters<NonNullable<Driver["rollbackToSavepoint"]>>[2],
-  ) {
-    const inner = this.inner.rollbackToSavepoint?.bind(this.inner);
-    if (!inner) return Promise.reject(new Error("the dialect has no savepoints"));
-    return translated(() => inner(conn, name, compile));
+  rollbackToSavepoint(conn: DatabaseConnection, name: string, compile: CompileQuery): Promise<void> {
+    return this.#savepoint("rollbackToSavepoint", conn, name, compile);
   }
 
-  releaseSavepoint(
+  releaseSavepoint(conn: DatabaseConnection, name: string, compile: CompileQuery): Promise<void> {
+    return this.#savepoint("releaseSavepoint", conn, name, compile);
+  }
+
+  #savepoint(
+    step: "savepoint" | "rollbackToSavepoint" | "releaseSavepoint",
     conn: DatabaseConnection,
     name: string,
-    compile: Parameters<NonNullable<Driver["releaseSavepoint"]>>[2],
-  ) {
-    const inner = this.inner.releaseSavepoint?.bind(this.inner);
+    compile: CompileQuery,
+  ): Promise<void> {
+    const inner = this.inner[step]?.bind(this.inner);
     if (!inner) return Promise.reject(new Error("the dialect has no savepoints"));
     return translated(() => inner(conn, name, compile));
   }
