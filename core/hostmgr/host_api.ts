@@ -145,8 +145,11 @@ function maintenance(
     if (--waiting > 0) return;
     const messages = refusals.map((r) => r.message);
     if (storeErrors.length) {
-      // Unavailable only when every failure was the store out of reach: a call again may then succeed.
-      const code = storeErrors.every((e) => e.code === "unavailable") ? "unavailable" : "internal";
+      // Unavailable only when every failure was the store out of reach: a call again may then succeed (not
+      // when a host was refused as well: it would be refused again).
+      const code = !refusals.length && storeErrors.every((e) => e.code === "unavailable")
+        ? "unavailable"
+        : "internal";
       return reply({
         error: { code, message: [...messages, ...storeErrors.map((e) => e.message)].join("; ") },
       });

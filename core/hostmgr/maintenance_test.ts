@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { StoreUnavailableError } from "../ports/store.ts";
 import type { ApiReply } from "../messages.ts";
 import { makeHost } from "../testing/harness.ts";
 import { finished, hostmgrRig, spec } from "./testing.ts";
@@ -161,6 +162,18 @@ Deno.test("a maintenance write the store refuses is answered internal and undone
   assert.equal(api(rig2, "CompleteMaintenance", { hostname: "h1" }).error?.code, "internal");
   assert.equal(rig2.hm.host("h1")!.state, "HOST_STATE_DRAINED", "still in maintenance, as stored");
   assert.equal(rig2.store.maintenance.size, 1);
+});
+
+Deno.test("a maintenance write that found the store out of reach is unavailable, unless a host was refused too", () => {
+  const rig = hostmgrRig([["h1"], ["h2"]]);
+  rig.store.failNextWrite(new StoreUnavailableError("the store cannot be reached: connect ECONNREFUSED"));
+  assert.deepEqual(api(rig, "StartMaintenance", { hostname: "h1" }).error, {
+    code: "unavailable",
+    message: "storing the maintenance of host h1: the store cannot be reached: connect ECONNREFUSED",
+  });
+  // A host that is not there would be refused again: calling again would not help.
+  rig.store.failNextWrite(new StoreUnavailableError("the store cannot be reached: connect ECONNREFUSED"));
+  assert.equal(api(rig, "StartMaintenance", { hostnames: ["h2", "nope"] }).error?.code, "internal");
 });
 
 Deno.test("recovered maintenance: a host drains when it registers; one not registered is DOWN until completed", () => {

@@ -2,6 +2,7 @@
 import { DEFAULT_JOBMGR_CONFIG, JobManager, type JobmgrConfig } from "../../core/jobmgr/jobmgr.ts";
 import type { Route } from "../../core/api/procedures.ts";
 import { seededPrng } from "../../core/ports/prng.ts";
+import { storeFailure } from "../../core/ports/store.ts";
 import { shardAddress, shardOf } from "../cluster/registry.ts";
 import { ShardOwner } from "../cluster/shards.ts";
 import { storedLocks } from "../../core/jobmgr/lockdown.ts";
@@ -182,7 +183,14 @@ async function target(
   body: Record<string, unknown>,
 ): Promise<ApiTarget> {
   if (route.procedure === CANCEL_PROCEDURE) return cancelTarget(p, self, body);
-  const call = await jobCallOf(route.procedure, body, p.store);
+  let call;
+  try {
+    call = await jobCallOf(route.procedure, body, p.store);
+  } catch (err) {
+    // Routing by an update's or a volume's id reads the store.
+    const { code, message } = storeFailure(err, "finding the job the call is for");
+    return { error: code, message };
+  }
   if (call.create) {
     const ready = shards.readyShards();
     if (!ready.length) {

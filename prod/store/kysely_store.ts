@@ -66,7 +66,7 @@ import {
 import { createSqliteKysely, type SqliteOptions } from "./sqlite_dialect.ts";
 import { createMysqlKysely, type MysqlOptions } from "./mysql_dialect.ts";
 import { checkFences, type Fence, FencedError } from "./fence.ts";
-import { isTransient } from "./transient.ts";
+import { asUnavailable, isTransient } from "./transient.ts";
 import { type StoreClaim, StoreClaimLostError } from "./store_claim.ts";
 
 export interface StoreOptions {
@@ -195,10 +195,6 @@ export class KyselyStore implements Store {
   #issued = 0;
   #completed = 0;
   #flushWaiters: { target: number; resolve: () => void }[] = [];
-  /** Why the writer cannot reach the database, while it retries; undefined otherwise. */
-  #unreachable?: string;
-  /** Reads waiting for writes: woken when the writer finds the database out of reach. */
-  readonly #readWaiters = new Set<() => void>();
   #closing?: Promise<void>;
   /**
    * Test seam: runs inside `queryJobs`' read snapshot, between its count and its page, so that a test can
@@ -262,37 +258,16 @@ export class KyselyStore implements Store {
     return this.#closing;
   }
 
-  /**
-   * Reads first wait for the writes issued before them, so a caller reads its own writes. While the writer
-   * is waiting out a database it cannot reach, a read fails at once instead, as it would after its own
-   * wait: the API answers it `unavailable` now rather than when the call times out.
-   */
-  async #beforeRead(): Promise<void> {
-    if (this.#completed < this.#issued && this.#unreachable === undefined) {
-      await new Promise<void>((resolve) => {
-        const wake = () => {
-          this.#readWaiters.delete(wake);
-          resolve();
-        };
-        this.#readWaiters.add(wake);
-        this.#flushWaiters.push({ target: this.#issued, resolve: wake });
-      });
-    }
-    if (this.#unreachable !== undefined && this.#completed < this.#issued) {
-      throw new StoreUnavailableError(
-        `the store cannot be reached (writes are waiting for it): ${this.#unreachable}`,
-      );
-    }
-  }
+  // Reads first wait for the writes issued before them, so a caller reads its own writes.
 
   async getJob(jobId: string): Promise<JobRecord | undefined> {
-    await this.#beforeRead();
+    await this.flush();
     const row = await this.#db.selectFrom("jobs").selectAll().where("job_id", "=", jobId).executeTakeFirst();
     return row && jobFromRow(row);
   }
 
   async queryJobs(query: JobQuery): Promise<JobPage> {
-    await this.#beforeRead();
+    await this.flush();
     const clipped =
       (query.labels ?? []).some((l) =>
         clip(l.key, LABEL_KEY_CHARS) !== l.key || clip(l.value, LABEL_VALUE_CHARS) !== l.value
@@ -375,48 +350,48 @@ export class KyselyStore implements Store {
   }
 
   async activeJobs(): Promise<JobRecord[]> {
-    await this.#beforeRead();
+    await this.flush();
     const rows = await this.#db.selectFrom("jobs").selectAll().where("state", "not in", TERMINAL_JOB_STATES)
       .orderBy("creation_time_ms", "asc").orderBy("job_id", "asc").execute();
     return rows.map(jobFromRow);
   }
 
   async getTasks(jobId: string): Promise<TaskRecord[]> {
-    await this.#beforeRead();
+    await this.flush();
     const rows = await this.#db.selectFrom("tasks").select("record").where("job_id", "=", jobId)
       .orderBy("instance_id").execute();
     return rows.map((r) => JSON.parse(r.record));
   }
 
   async getTask(jobId: string, instanceId: number): Promise<TaskRecord | undefined> {
-    await this.#beforeRead();
+    await this.flush();
     const row = await this.#db.selectFrom("tasks").select("record").where("job_id", "=", jobId)
       .where("instance_id", "=", instanceId).executeTakeFirst();
     return row && JSON.parse(row.record);
   }
 
   async getTaskEvents(jobId: string, instanceId: number): Promise<TaskEventRecord[]> {
-    await this.#beforeRead();
+    await this.flush();
     const rows = await this.#db.selectFrom("task_events").selectAll().where("job_id", "=", jobId)
       .where("instance_id", "=", instanceId).orderBy("id").execute();
     return rows.map(eventFromRow);
   }
 
   async respools(): Promise<RespoolRecord[]> {
-    await this.#beforeRead();
+    await this.flush();
     const rows = await this.#db.selectFrom("respools").selectAll().orderBy("path").execute();
     return rows.map(respoolFromRow);
   }
 
   async getJobConfig(jobId: string, version: number): Promise<JobConfig | undefined> {
-    await this.#beforeRead();
+    await this.flush();
     const row = await this.#db.selectFrom("job_configs").select("config").where("job_id", "=", jobId)
       .where("version", "=", version).executeTakeFirst();
     return row && JSON.parse(row.config);
   }
 
   async getUpdate(updateId: string): Promise<UpdateRecord | undefined> {
-    await this.#beforeRead();
+    await this.flush();
     const row = await this.#db.selectFrom("updates").select("record").where("update_id", "=", updateId)
       .executeTakeFirst();
     return row && JSON.parse(row.record);
@@ -424,7 +399,7 @@ export class KyselyStore implements Store {
 
   /** Newest first, ties by update id descending (as the memory store). */
   async listUpdates(jobId: string): Promise<UpdateRecord[]> {
-    await this.#beforeRead();
+    await this.flush();
     const rows = await this.#db.selectFrom("updates").select("record").where("job_id", "=", jobId)
       .orderBy("creation_time_ms", "desc").orderBy("update_id", "desc").execute();
     return rows.map((r) => JSON.parse(r.record));
@@ -432,7 +407,7 @@ export class KyselyStore implements Store {
 
   /** Oldest first, ties by update id. */
   async activeUpdates(): Promise<UpdateRecord[]> {
-    await this.#beforeRead();
+    await this.flush();
     const rows = await this.#db.selectFrom("updates").select("record")
       .where("state", "not in", TERMINAL_UPDATE_STATES)
       .orderBy("creation_time_ms", "asc").orderBy("update_id", "asc").execute();
@@ -457,7 +432,7 @@ export class KyselyStore implements Store {
     workflowId: string,
     { instanceId, limit = 0 }: WorkflowEventsQuery = {},
   ): Promise<WorkflowEventRecord[]> {
-    await this.#beforeRead();
+    await this.flush();
     const db = this.#db;
     const ofWorkflow = db.selectFrom("workflow_events").where("job_id", "=", jobId)
       .where("workflow_id", "=", workflowId)
@@ -483,7 +458,7 @@ export class KyselyStore implements Store {
 
   /** By instance, ties by volume id. */
   async listVolumes(jobId: string): Promise<VolumeRecord[]> {
-    await this.#beforeRead();
+    await this.flush();
     const rows = await this.#db.selectFrom("volumes").select("record").where("job_id", "=", jobId)
       .orderBy("instance_id").orderBy("volume_id").execute();
     return rows.map((r) => JSON.parse(r.record));
@@ -495,7 +470,7 @@ export class KyselyStore implements Store {
    * ties "a" with "a ". A job has few secrets.
    */
   async getSecrets(jobId: string): Promise<SecretRecord[]> {
-    await this.#beforeRead();
+    await this.flush();
     const rows = await this.#db.selectFrom("secret_info").selectAll().where("job_id", "=", jobId).execute();
     return rows.map(secretFromRow).sort((a, b) =>
       byCodePoint(a.path, b.path) || byCodePoint(a.secretId, b.secretId)
@@ -503,21 +478,21 @@ export class KyselyStore implements Store {
   }
 
   async getVolume(volumeId: string): Promise<VolumeRecord | undefined> {
-    await this.#beforeRead();
+    await this.flush();
     const row = await this.#db.selectFrom("volumes").select("record").where("volume_id", "=", volumeId)
       .executeTakeFirst();
     return row && JSON.parse(row.record);
   }
 
   async hostMaintenance(): Promise<HostMaintenanceRecord[]> {
-    await this.#beforeRead();
+    await this.flush();
     const rows = await this.#db.selectFrom("host_maintenance").selectAll().orderBy("hostname").execute();
     return rows.map(maintenanceFromRow);
   }
 
   /** Both lists from one snapshot, so that a pool deleted with its hosts moved is never half read. */
   async hostPools(): Promise<StoredHostPools> {
-    await this.#beforeRead();
+    await this.flush();
     return await this.#readSnapshot(async (db) => ({
       pools: (await db.selectFrom("host_pools").selectAll().orderBy("name").execute()).map(hostPoolFromRow),
       assignments: (await db.selectFrom("host_pool_assignments").selectAll().orderBy("hostname").execute())
@@ -526,7 +501,7 @@ export class KyselyStore implements Store {
   }
 
   async adminLocks(): Promise<AdminLockRecord[]> {
-    await this.#beforeRead();
+    await this.flush();
     const rows = await this.#db.selectFrom("admin_locks").selectAll().orderBy("component").execute();
     return rows.map(adminLockFromRow);
   }
@@ -569,22 +544,15 @@ export class KyselyStore implements Store {
     let delay = 50, ambiguous = false;
     for (;;) {
       try {
-        const results = await this.#commitGroup(batches, ambiguous);
-        this.#unreachable = undefined;
-        return results;
+        return await this.#commitGroup(batches, ambiguous);
       } catch (err) {
         // A stop waits a little for the database, not the whole retry time.
         const until = this.#stopStartedMs === undefined
           ? deadline
           : Math.min(deadline, this.#stopStartedMs + this.#stopGraceMs);
+        // A write given up on for a store out of reach says so (its caller answers unavailable).
         if (this.#closed || performance.now() + delay > until) {
-          // The next group finds out afresh.
-          this.#unreachable = undefined;
-          return batches.map(() => asError(err));
-        }
-        if (this.#unreachable === undefined) {
-          this.#unreachable = describeCause(err);
-          for (const wake of [...this.#readWaiters]) wake();
+          return batches.map(() => asError(asUnavailable(err)));
         }
         if (!ambiguous) console.error(`Store unreachable, retrying writes: ${describeCause(err)}`);
         ambiguous = true;
