@@ -1,8 +1,13 @@
-/** A daemon's graceful stop: calls in flight finish, new ones go elsewhere, nothing holds the stop for good. */
+/**
+ * A daemon's graceful stop: calls in flight finish, new ones go elsewhere, nothing holds the stop for good;
+ * and how a daemon answers a call the store cannot serve.
+ */
 import assert from "node:assert/strict";
 import { PendingCalls } from "../../core/rpc.ts";
 import { jsonLogger } from "../log.ts";
 import { startResmgr } from "./resmgr_daemon.ts";
+import { startJobmgr } from "./jobmgr_daemon.ts";
+import { StoreUnavailableError } from "../../core/ports/store.ts";
 import { DaemonProcess } from "./process.ts";
 import { settlesWithin } from "../settle.ts";
 import { waitFor } from "../testing.ts";
@@ -191,4 +196,42 @@ Deno.test("a stop under way says which step it is at, for a stop that takes too 
   void p.close(() => daemonStop.promise);
   await new Promise((r) => setTimeout(r, 0));
   assert.equal(p.stopStep, "stopping the jobmgr");
+});
+
+Deno.test({
+  name: "a job manager that cannot read the store to route a call answers it unavailable, not with a 500",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "peloton-route-" });
+    const d = await startJobmgr({
+      host: "127.0.0.1",
+      port: 0,
+      store: `sqlite:${dir}/peloton.sqlite`,
+      dataDir: dir,
+      leaseTtlMs: 2_000,
+      log: jsonLogger({ daemon: "jobmgr" }, () => {}),
+    });
+    try {
+      // An update named by its id alone is routed to its job's owner by reading the update from the store.
+      d.process.store.getUpdate = () =>
+        Promise.reject(new StoreUnavailableError("the store cannot be reached: connect ECONNREFUSED"));
+      const res = await fetch(`${d.process.url}/api/v1`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "rpc-procedure": "peloton.api.v0.update.svc.UpdateService::GetUpdate",
+        },
+        body: JSON.stringify({ updateId: { value: "00000000-0000-4000-8000-000000000001" } }),
+      });
+      assert.equal(res.status, 503);
+      assert.deepEqual(await res.json(), {
+        code: "unavailable",
+        message: "finding the job the call is for: the store cannot be reached: connect ECONNREFUSED",
+      });
+    } finally {
+      await d.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
 });
