@@ -215,17 +215,6 @@ export interface JobPage {
 }
 
 /**
- * Writes go through one ordered pipeline: `write` returns at once, and `done` is called (never
- * synchronously) once the batch is durable, or with the error that stopped it. Implementations
- * may group concurrent batches into one transaction, but never reorder them; so an empty batch's `done`
- * tells when every batch written before it is durable. A batch without `done`
- * that fails is a lost write (its writer's memory is ahead of the store): implementations must not
- * drop it quietly; production's store hands it to a handler that ends the process.
- *
- * Reads are asynchronous and used for recovery and for API reads of what the daemons do not hold
- * in memory; decision logic never waits on them.
- */
-/**
  * The store could not be reached: its database restarted, went away, stopped answering or was busy. The
  * same read or write may succeed later, so the API answers it as `unavailable` rather than `internal`.
  */
@@ -248,6 +237,17 @@ export function storeFailure(
   return { code, message: `${doing}: ${err instanceof Error ? err.message : String(err)}` };
 }
 
+/**
+ * Writes go through one ordered pipeline: `write` returns at once, and `done` is called (never
+ * synchronously) once the batch is durable, or with the error that stopped it. Implementations
+ * may group concurrent batches into one transaction, but never reorder them; so an empty batch's `done`
+ * tells when every batch written before it is durable. A batch without `done`
+ * that fails is a lost write (its writer's memory is ahead of the store): implementations must not
+ * drop it quietly; production's store hands it to a handler that ends the process.
+ *
+ * Reads are asynchronous and used for recovery and for API reads of what the daemons do not hold
+ * in memory; decision logic never waits on them.
+ */
 export interface Store {
   write(batch: StoreWrite[], done?: (err?: Error) => void): void;
 
