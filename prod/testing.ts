@@ -116,15 +116,16 @@ export async function createDefaultPool(url: string, ...extra: string[]): Promis
 }
 
 /**
- * Runs `fn` against a `peloton up` on a fresh data dir, with /DefaultResPool created: the server's output is
- * printed if `fn` fails, and the server is stopped and the dir removed either way.
+ * Runs `fn` against a `peloton up` (with `extra` arguments) on a fresh data dir, with /DefaultResPool created:
+ * the server's output is printed if `fn` fails, and the server is stopped and the dir removed either way.
  */
 export async function withUp(
   prefix: string,
   fn: (up: UpProcess, dataDir: string) => Promise<void>,
+  extra: string[] = [],
 ): Promise<void> {
   const dataDir = await Deno.makeTempDir({ prefix });
-  const up = await startUp(dataDir);
+  const up = await startUp(dataDir, extra);
   try {
     await createDefaultPool(up.url);
     await fn(up, dataDir);

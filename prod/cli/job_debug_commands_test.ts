@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { batchJobYaml, DaemonCluster } from "../testing_cluster.ts";
-import { cli, createDefaultPool, spawnCli, startUp, waitFor, waitForJobState } from "../testing.ts";
+import { cli, createDefaultPool, spawnCli, waitFor, waitForJobState, withUp } from "../testing.ts";
 
 const UNKNOWN = "00000000-1111-4222-8333-444444444444";
 
@@ -36,10 +36,7 @@ Deno.test({
     "job cache shows a running service as held in memory, refresh re-runs it, active-list leaves out ended jobs",
   sanitizeResources: false,
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "peloton-job-debug-" });
-    const up = await startUp(`${dir}/peloton`, ["--agents", "2"]);
-    try {
-      await createDefaultPool(up.url);
+    await withUp("peloton-job-debug-", async (up, dir) => {
       await Deno.writeTextFile(`${dir}/web.yaml`, SERVICE_YAML);
       await Deno.writeTextFile(`${dir}/short.yaml`, batchJobYaml("debug-short", 1, "echo done"));
       const web = await create(up.url, `${dir}/web.yaml`);
@@ -101,13 +98,7 @@ Deno.test({
       await waitForJobState(up.url, web, ["KILLED"]);
       const none = await cli(up.url, "job", "active-list");
       assert.deepEqual([none.code, none.out], [0, "No active jobs"]);
-    } catch (err) {
-      console.error(up.output());
-      throw err;
-    } finally {
-      await up.stop();
-      await Deno.remove(dir, { recursive: true });
-    }
+    }, ["--agents", "2"]);
   },
 });
 

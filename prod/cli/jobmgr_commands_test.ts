@@ -1,6 +1,6 @@
 /** `peloton jobmgr throttled-pods|query-job-cache|instance-availability` against `peloton up`. */
 import assert from "node:assert/strict";
-import { cli, createDefaultPool, startUp, waitFor } from "../testing.ts";
+import { cli, waitFor, withUp } from "../testing.ts";
 
 /** A service of `count` instances running `command`, labelled team=`team`. */
 function serviceYaml(name: string, count: number, command: string, team: string): string {
@@ -23,17 +23,14 @@ Deno.test({
     "jobmgr throttled-pods lists a failing service's pod; instance-availability and query-job-cache a running one",
   sanitizeResources: false,
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "peloton-jobmgr-cache-" });
     // The default restart backoff (30 s) keeps the failed pod throttled while the test looks.
-    const up = await startUp(`${dir}/peloton`, ["--agents", "2"]);
-    const create = async (file: string, yaml: string) => {
-      await Deno.writeTextFile(`${dir}/${file}`, yaml);
-      const r = await cli(up.url, "job", "create", "/DefaultResPool", `${dir}/${file}`);
-      assert.equal(r.code, 0, r.err);
-      return /^Job (\S+) created$/.exec(r.out)![1];
-    };
-    try {
-      await createDefaultPool(up.url);
+    await withUp("peloton-jobmgr-cache-", async (up, dir) => {
+      const create = async (file: string, yaml: string) => {
+        await Deno.writeTextFile(`${dir}/${file}`, yaml);
+        const r = await cli(up.url, "job", "create", "/DefaultResPool", `${dir}/${file}`);
+        assert.equal(r.code, 0, r.err);
+        return /^Job (\S+) created$/.exec(r.out)![1];
+      };
       const failing = await create("failing.yaml", serviceYaml("crashes", 1, "exit 3", "ops"));
       const web = await create(
         "web.yaml",
@@ -80,12 +77,6 @@ Deno.test({
       assert.match(bad.err, /--instances: got "one", expected instance ids/);
       assert.equal((await cli(up.url, "jobmgr", "query-job-cache", "-l", "team")).code, 2);
       for (const id of [failing, web]) assert.equal((await cli(up.url, "job", "stop", id)).code, 0);
-    } catch (err) {
-      console.error(up.output());
-      throw err;
-    } finally {
-      await up.stop();
-      await Deno.remove(dir, { recursive: true });
-    }
+    }, ["--agents", "2"]);
   },
 });

@@ -1,17 +1,14 @@
 /** `peloton resmgr tasks active|pending|orphan` against `peloton up`: what the resource manager holds, as it holds it. */
 import assert from "node:assert/strict";
 import { batchJobYaml } from "../testing_cluster.ts";
-import { cli, createDefaultPool, startUp, waitFor } from "../testing.ts";
+import { cli, waitFor, withUp } from "../testing.ts";
 import { type Orphan, orphanTable } from "./resmgr_commands.ts";
 
 Deno.test({
   name: "resmgr tasks active and pending list the resource manager's tasks and a pool's queue in order",
   sanitizeResources: false,
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "peloton-resmgr-tasks-" });
-    const up = await startUp(`${dir}/peloton`, ["--agents", "3"]);
-    try {
-      await createDefaultPool(up.url);
+    await withUp("peloton-resmgr-tasks-", async (up, dir) => {
       // 5 tasks of 4 cores in a pool of 12: three run, two wait in the pool's queue.
       const file = `${dir}/job.yaml`;
       await Deno.writeTextFile(file, batchJobYaml("wide", 5, "sleep 60", 4));
@@ -86,13 +83,7 @@ Deno.test({
       assert.equal(noPool.code, 1);
       assert.match(noPool.err, /^peloton resmgr tasks orphan: .*not-found: resource pool \/Nope not found$/);
       assert.equal((await cli(up.url, "job", "stop", jobId)).code, 0);
-    } catch (err) {
-      console.error(up.output());
-      throw err;
-    } finally {
-      await up.stop();
-      await Deno.remove(dir, { recursive: true });
-    }
+    }, ["--agents", "3"]);
   },
 });
 

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { openStore } from "../store/kysely_store.ts";
 import { ClusterStore, type Lease } from "./cluster_store.ts";
 import { LeaseKeeper } from "./election.ts";
+import { orWithin } from "../settle.ts";
 
 /** A cluster store on a fresh SQLite file that tells when `acquire` (take or renew) has answered `n` times. */
 async function withCluster(fn: (cluster: CountingCluster) => Promise<void>): Promise<void> {
@@ -113,12 +114,7 @@ Deno.test("LeaseKeeper: a wall clock set back does not keep a leader whose store
       // its TTL has passed, and so must this process's belief that it leads.
       cluster.down = true;
       Date.now = () => wallClock() - 3_600_000;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const stillLeading = new Promise<string>((resolve) => {
-        timer = setTimeout(() => resolve("still leading 10 s later"), 10_000);
-      });
-      const outcome = await Promise.race([lost.promise, stillLeading]);
-      clearTimeout(timer);
+      const outcome = await orWithin(lost.promise, 10_000, "still leading 10 s later");
       // Whichever notices first: the watchdog, the next renewal, or the failed renewal itself.
       assert.match(
         outcome,

@@ -4,6 +4,7 @@ import { openStore } from "../store/kysely_store.ts";
 import { ClusterStore, type Lease } from "./cluster_store.ts";
 import { Registry, SHARD_LEASE_PREFIX } from "./registry.ts";
 import { ShardOwner } from "./shards.ts";
+import { orWithin } from "../settle.ts";
 
 /** A cluster store on a fresh SQLite file whose lease takes wait until the test lets them through. */
 class GatedCluster extends ClusterStore {
@@ -111,12 +112,7 @@ Deno.test("ShardOwner: a wall clock set back does not keep shards whose store is
     // passed, and another job manager takes its jobs; this one must stop driving them by then.
     cluster.down = true;
     Date.now = () => wallClock() - 3_600_000;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const stillOwning = new Promise<string>((resolve) => {
-      timer = setTimeout(() => resolve("still driving the shard 10 s later"), 10_000);
-    });
-    const outcome = await Promise.race([lost.promise, stillOwning]);
-    clearTimeout(timer);
+    const outcome = await orWithin(lost.promise, 10_000, "still driving the shard 10 s later");
     assert.equal(outcome, "shard 0's lease was not renewed in time");
   } finally {
     Date.now = wallClock;

@@ -15,17 +15,17 @@ import { waitFor } from "../testing.ts";
 const LOOKUP = "peloton.api.respool.ResourceManager::LookupResourcePoolID";
 const BODY = JSON.stringify({ path: { value: "/" } });
 
-/** A resource manager daemon in this process, on a SQLite store in a fresh directory; its log lines kept. */
-async function resmgrInTempDir() {
+/** A daemon in this process, on a SQLite store in a fresh directory; its log lines kept. */
+async function inTempDir(role: "resmgr" | "jobmgr") {
   const dir = await Deno.makeTempDir({ prefix: "peloton-stop-" });
   const logs: string[] = [];
-  const d = await startResmgr({
+  const d = await (role === "resmgr" ? startResmgr : startJobmgr)({
     host: "127.0.0.1",
     port: 0,
     store: `sqlite:${dir}/peloton.sqlite`,
     dataDir: dir,
     leaseTtlMs: 2_000,
-    log: jsonLogger({ daemon: "resmgr" }, (l) => logs.push(l)),
+    log: jsonLogger({ daemon: role }, (l) => logs.push(l)),
   });
   return { dir, logs, d };
 }
@@ -54,7 +54,7 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    const { dir, d } = await resmgrInTempDir();
+    const { dir, d } = await inTempDir("resmgr");
     const url = d.process.url;
     let stopped: Promise<void> | undefined;
     let conn: Deno.TcpConn | undefined;
@@ -167,7 +167,7 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    const { dir, logs, d } = await resmgrInTempDir();
+    const { dir, logs, d } = await inTempDir("resmgr");
     // A response that sends a first chunk and then nothing, and is never ended: as a large sandbox file to a
     // client that stopped reading, it would hold the HTTP server's shutdown for good.
     d.process.hooks.routes = (_req, url) =>
@@ -203,15 +203,7 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "peloton-route-" });
-    const d = await startJobmgr({
-      host: "127.0.0.1",
-      port: 0,
-      store: `sqlite:${dir}/peloton.sqlite`,
-      dataDir: dir,
-      leaseTtlMs: 2_000,
-      log: jsonLogger({ daemon: "jobmgr" }, () => {}),
-    });
+    const { dir, d } = await inTempDir("jobmgr");
     try {
       // An update named by its id alone is routed to its job's owner by reading the update from the store.
       d.process.store.getUpdate = () =>

@@ -5,6 +5,7 @@ import { eventually, makeSpec, newBackend, Recorder, startTestMaster, withBacken
 import type { TaskInfo } from "./protocol.ts";
 import { MemoryFrameworkIdStore } from "./scheduler_client.ts";
 import { MesosBackend } from "./mesos_backend.ts";
+import { orWithin } from "../settle.ts";
 
 Deno.test("MesosBackend: hosts from GET_AGENTS; an echo task goes STAGING→STARTING→RUNNING→FINISHED with acks", () =>
   withBackend(async ({ m, backend, rec, hosts }) => {
@@ -385,13 +386,11 @@ Deno.test("an operator call to a master that stopped answering fails after httpT
   const master = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => hung.promise);
   const backend = new MesosBackend({ masterUrl: `http://127.0.0.1:${master.addr.port}`, httpTimeoutMs: 200 });
   try {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<string>((resolve) => timer = setTimeout(() => resolve("still waiting"), 20_000));
-    const outcome = await Promise.race([
+    const outcome = await orWithin(
       backend.operator({ type: "GET_MAINTENANCE_STATUS" }).then(() => "answered", (e) => `failed: ${e.name}`),
-      late,
-    ]);
-    clearTimeout(timer);
+      20_000,
+      "still waiting",
+    );
     assert.equal(outcome, "failed: TimeoutError");
   } finally {
     hung.resolve(new Response("late"));

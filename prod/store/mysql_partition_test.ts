@@ -8,16 +8,15 @@ import { type KyselyStore, openStore } from "./kysely_store.ts";
 import { dropMysqlDatabase, mysqlUrlOptions, parseMysqlUrl } from "./mysql_dialect.ts";
 import { makeJob, makeTask, put } from "./store_suite.ts";
 import { PartitionProxy } from "./partition_proxy.ts";
+import { orWithin } from "../settle.ts";
+
+const LATE = Symbol("late");
 
 /** Fails, rather than letting the test hang, if `p` is still pending after `ms`. */
-function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([
-    p.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, fail) =>
-      timer = setTimeout(() => fail(new Error(`${what}: still waiting after ${ms} ms`)), ms)
-    ),
-  ]);
+async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  const r = await orWithin(p, ms, LATE);
+  if (r === LATE) throw new Error(`${what}: still waiting after ${ms} ms`);
+  return r;
 }
 
 interface Partitioned {
