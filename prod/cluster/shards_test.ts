@@ -29,11 +29,16 @@ class GatedCluster extends ClusterStore {
   }
 }
 
-Deno.test("ShardOwner.stop waits for a shard take under way, and the shard it took is handed back", async () => {
+/** The cluster tables of a fresh SQLite store in a directory of its own. */
+async function clusterTables() {
   const dir = await Deno.makeTempDir({ prefix: "peloton-shards-" });
   const url = `sqlite:${dir}/s.sqlite`;
   await (await openStore(url)).close();
-  const { db, kind } = await ClusterStore.open(url);
+  return { dir, ...(await ClusterStore.open(url)) };
+}
+
+Deno.test("ShardOwner.stop waits for a shard take under way, and the shard it took is handed back", async () => {
+  const { dir, db, kind } = await clusterTables();
   const cluster = new GatedCluster(db, kind);
   const registry = new Registry(cluster);
   const adopted: number[] = [];
@@ -86,10 +91,7 @@ class FlakyCluster extends ClusterStore {
 }
 
 Deno.test("ShardOwner: a wall clock set back does not keep shards whose store is out of reach", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "peloton-shards-" });
-  const url = `sqlite:${dir}/s.sqlite`;
-  await (await openStore(url)).close();
-  const { db, kind } = await ClusterStore.open(url);
+  const { dir, db, kind } = await clusterTables();
   const cluster = new FlakyCluster(db, kind);
   const adopted = Promise.withResolvers<void>();
   const lost = Promise.withResolvers<string>();
