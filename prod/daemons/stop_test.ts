@@ -11,6 +11,7 @@ import { StoreUnavailableError } from "../../core/ports/store.ts";
 import { DaemonProcess } from "./process.ts";
 import { settlesWithin } from "../settle.ts";
 import { waitFor } from "../testing.ts";
+import { DatabaseSync } from "node:sqlite";
 
 const LOOKUP = "peloton.api.respool.ResourceManager::LookupResourcePoolID";
 const BODY = JSON.stringify({ path: { value: "/" } });
@@ -113,6 +114,50 @@ Deno.test({
         // Closed by the server.
       }
       await (stopped ?? d.stop());
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "a call whose write the stop stores gets its answer before the calls left are failed unavailable",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const { dir, d } = await inTempDir("resmgr");
+    let other: DatabaseSync | undefined;
+    try {
+      await waitFor("the resource manager to lead", async () => {
+        const h = await (await fetch(`${d.process.url}/health`)).json();
+        return h.leader ? true : undefined;
+      });
+      // Another connection holds the store's write lock: the pool's write waits for it. The call comes over
+      // the transport (as from another daemon), so no HTTP request holds the stop at its first step.
+      other = new DatabaseSync(`${dir}/peloton.sqlite`);
+      other.exec("BEGIN IMMEDIATE");
+      const reply = d.process.call("resmgr", "CreateResourcePool", {
+        config: { name: "late", resources: [{ kind: "cpu", reservation: 1, limit: 1, share: 1 }] },
+      }, 30_000);
+      await new Promise((r) => setTimeout(r, 200));
+      const stopped = d.stop();
+      // The daemon's stop flushes the store before it gives its lease up, and waits there for the lock.
+      await waitFor(
+        "the stop to wait for the store",
+        () => Promise.resolve(d.process.stopStep === "stopping the resmgr" ? true : undefined),
+      );
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(d.process.stopStep, "stopping the resmgr");
+      // The lock goes: the flush stores the pool, and its reply goes out before the calls still waiting are
+      // failed. Failed first, the caller would hear "unavailable" for a pool that exists.
+      other.exec("COMMIT");
+      const got = await reply;
+      assert.equal(got.error, undefined, JSON.stringify(got.error));
+      assert.match(JSON.stringify(got.body), /"value":"[0-9a-f-]{36}"/);
+      await stopped;
+    } finally {
+      if (other?.isTransaction) other.exec("ROLLBACK");
+      other?.close();
+      await d.stop();
       await Deno.remove(dir, { recursive: true });
     }
   },
