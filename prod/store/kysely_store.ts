@@ -1,5 +1,13 @@
 /** The Store port over Kysely (SQLite or MySQL): one writer loop with group commit, and async reads. */
-import { type ControlledTransaction, type Kysely, type RawBuilder, type Selectable, sql } from "kysely";
+import {
+  type ControlledTransaction,
+  type InsertQueryBuilder,
+  type InsertResult,
+  type Kysely,
+  type RawBuilder,
+  type Selectable,
+  sql,
+} from "kysely";
 import {
   byCodePoint,
   DEFAULT_JOB_ORDER,
@@ -56,6 +64,7 @@ import {
   secretFromRow,
   secretRow,
   type StoreDatabase,
+  type TaskEventsTable,
   taskRow,
   updateRow,
   volumeRow,
@@ -191,6 +200,11 @@ export class KyselyStore implements Store {
   #stopStartedMs: number | undefined;
   readonly #stopGraceMs: number;
   #queue: { batch: StoreWrite[]; done: Done }[] = [];
+  /** This store's prefix of event write keys (16 random hex digits), and the count after it. */
+  readonly #writer = crypto.randomUUID().replaceAll("-", "").slice(0, 16);
+  #events = 0;
+  /** Each event write's key, given when it is first written: a commit tried again inserts under the same. */
+  readonly #writeKeys = new WeakMap<StoreWrite, string>();
   #draining = false;
   #issued = 0;
   #completed = 0;
@@ -225,6 +239,12 @@ export class KyselyStore implements Store {
       const err = new Error("Cannot write to the store: it is closed");
       queueMicrotask(() => report(done, err, this.#onLostWrite));
       return;
+    }
+    for (const w of batch) {
+      // A write handed in again (a caller retrying it) keeps its key: it is the same event.
+      if ((w.kind === "task.event" || w.kind === "workflow.event") && !this.#writeKeys.has(w)) {
+        this.#writeKeys.set(w, `${this.#writer}-${(this.#events++).toString(36)}`);
+      }
     }
     this.#queue.push({ batch, done });
     this.#issued++;
@@ -572,13 +592,10 @@ export class KyselyStore implements Store {
     try {
       return await this.#transaction(async (trx) => {
         const stored = await this.#readStored(trx, batches.flat());
-        const applied = ambiguous && forgiveApplied(stored, batches.flat());
+        // Puts and deletes apply again to the same rows; events already there are kept out by their keys.
+        if (ambiguous) forgiveApplied(stored, batches.flat());
         const results = batches.map((batch) => checkAndAccept(batch, stored));
-        let accepted = batches.filter((_, i) => !results[i]).flat();
-        // Puts and deletes apply again to the same rows; events are rows of their own, already there.
-        if (applied) {
-          accepted = accepted.filter((w) => w.kind !== "task.event" && w.kind !== "workflow.event");
-        }
+        const accepted = batches.filter((_, i) => !results[i]).flat();
         await this.#applyWrites(trx, accepted, stored.labels);
         // Last, so the lease rows stay locked only for the commit: renewals do not queue behind writes.
         await checkFences(trx, this.#kind, this.#fences());
@@ -647,13 +664,13 @@ export class KyselyStore implements Store {
    */
   async #applyWrites(trx: Trx, writes: StoreWrite[], labels: Map<string, string>): Promise<void> {
     let puts = new Map<string, TaskRecord>();
-    let events: TaskEventRecord[] = [];
-    let workflowEvents: WorkflowEventRecord[] = [];
+    let events: Omit<Selectable<TaskEventsTable>, "id">[] = [];
+    let workflowEvents: Omit<Selectable<WorkflowEventsTable>, "id">[] = [];
     const writeHeld = async () => {
       if (puts.size) await this.#putTasks(trx, [...puts.values()]);
-      if (events.length) await this.#insertEvents(trx, events);
-      for (const chunk of chunks(workflowEvents.map(workflowEventRow))) {
-        await trx.insertInto("workflow_events").values(chunk).execute();
+      for (const chunk of chunks(events)) await this.#insertOnce(trx.insertInto("task_events").values(chunk));
+      for (const chunk of chunks(workflowEvents)) {
+        await this.#insertOnce(trx.insertInto("workflow_events").values(chunk));
       }
       puts = new Map();
       events = [];
@@ -664,9 +681,10 @@ export class KyselyStore implements Store {
         const key = `${w.task.jobId}\n${w.task.instanceId}`;
         puts.delete(key);
         puts.set(key, w.task);
-      } else if (w.kind === "task.event") events.push(w.event);
-      else if (w.kind === "workflow.event") workflowEvents.push(w.event);
-      else {
+      } else if (w.kind === "task.event") events.push(eventRow(w.event, this.#writeKeys.get(w) ?? null));
+      else if (w.kind === "workflow.event") {
+        workflowEvents.push(workflowEventRow(w.event, this.#writeKeys.get(w) ?? null));
+      } else {
         if (
           w.kind === "job.delete" || w.kind === "task.delete" || w.kind === "task.events.delete" ||
           w.kind === "workflow.events.delete"
@@ -825,10 +843,14 @@ export class KyselyStore implements Store {
     }
   }
 
-  async #insertEvents(trx: Trx, events: TaskEventRecord[]): Promise<void> {
-    for (const chunk of chunks(events.map(eventRow))) {
-      await trx.insertInto("task_events").values(chunk).execute();
-    }
+  /** Inserts event rows, leaving out any whose write key is already there (the same write, stored before). */
+  async #insertOnce<T extends "task_events" | "workflow_events">(
+    insert: InsertQueryBuilder<StoreDatabase, T, InsertResult>,
+  ): Promise<void> {
+    await (this.#kind === "mysql"
+      // A no-op update: the only other unique key is the generated id, which an insert never repeats.
+      ? insert.onDuplicateKeyUpdate((eb) => ({ write_key: eb.ref("write_key") } as never))
+      : insert.onConflict((oc) => oc.column("write_key").doNothing())).execute();
   }
 
   /**
@@ -966,12 +988,9 @@ function checkAndAccept(batch: StoreWrite[], stored: Stored): StaleWriteError | 
 /**
  * After a connection lost mid-commit the group may be in the database already: a key whose stored
  * version is the last one the group writes is taken as stored before the group, so the writes apply
- * again (the same rows) instead of failing as stale. Returns whether every key showed the group stored: it
- * was one transaction, so then its events are stored too. Anything less (a group that writes no versioned
- * key, a stale batch in it) is not taken as proof: an event written twice beats an event lost.
+ * again (the same rows) instead of failing as stale.
  */
-function forgiveApplied(stored: Stored, writes: StoreWrite[]): boolean {
-  let applied = true;
+function forgiveApplied(stored: Stored, writes: StoreWrite[]): void {
   const first = new Map<string, number>(), last = new Map<string, number>();
   const note = (key: string, v: number) => {
     if (!first.has(key)) first.set(key, v);
@@ -990,9 +1009,8 @@ function forgiveApplied(stored: Stored, writes: StoreWrite[]): boolean {
       stored.tasks.get(id)!.set(Number(instance), before);
     } else if (kind === "u" && stored.updates.get(id)?.version === v) {
       stored.updates.get(id)!.version = before;
-    } else applied = false;
+    }
   }
-  return applied && last.size > 0;
 }
 
 /** What went wrong underneath a `StoreUnavailableError`, which only says the store cannot be reached. */

@@ -131,6 +131,35 @@ Deno.test("MySQL store: a commit whose answer was lost is not stored twice: its 
   });
 });
 
+Deno.test("MySQL store: a group of events alone whose commit's answer was lost is not stored twice", async () => {
+  await throughPartition("partition_events", async ({ store, proxy, direct }) => {
+    equal(await put(store, [{ kind: "job.put", job: makeJob("j") }]), undefined);
+    // No versioned row in the group to show it was stored: the events' own keys keep them from going in
+    // again when the writer commits the group a second time.
+    const cut = proxy.cutAfter("commit");
+    const killed = { jobId: "j", instanceId: 0, runId: 1, state: "KILLED", timeMs: 3 } as const;
+    // Two states in turn: read as a workflow's steps, a second copy of the pair would show as four.
+    const steps = (["ROLLING_FORWARD", "SUCCEEDED"] as const).map((state) => ({
+      jobId: "j",
+      workflowId: "w",
+      instanceId: 0,
+      type: "UPDATE" as const,
+      state,
+      timeMs: 3,
+    }));
+    const written = put(store, [
+      { kind: "task.event", event: killed },
+      ...steps.map((event) => ({ kind: "workflow.event" as const, event })),
+    ]);
+    await within(cut, 20_000, "the commit");
+    equal(await within(written, 20_000, "the write after its commit's answer was lost"), undefined);
+    await direct(async (check) => {
+      equal(await check.getTaskEvents("j", 0), [killed]);
+      equal(await check.getWorkflowEvents("j", "w"), steps);
+    });
+  });
+});
+
 Deno.test("MySQL store: closing it abandons a statement the partition left hanging", async () => {
   // A bound far past the test's: only closing can end the read.
   await throughPartition("partition_close", async ({ store, proxy }) => {

@@ -65,6 +65,7 @@ Deno.test("KyselyStore on MySQL: processes opening a new database at once migrat
         "0008_host_pools",
         "0009_admin_locks",
         "0010_secret_info",
+        "0011_event_write_keys",
       ]);
     } finally {
       await db.destroy();

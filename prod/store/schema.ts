@@ -76,6 +76,11 @@ export interface TaskEventsTable {
   hostname: string | null;
   message: string | null;
   reason: string | null;
+  /**
+   * The writer's own key for the event, unique: a write tried again after its commit's answer was lost
+   * inserts nothing. Null in rows written before migration 0011.
+   */
+  write_key: string | null;
 }
 
 export interface RespoolsTable {
@@ -206,6 +211,8 @@ export interface WorkflowEventsTable {
   type: string;
   state: string;
   time_ms: Int;
+  /** As `task_events.write_key`. */
+  write_key: string | null;
 }
 
 export interface StoreDatabase {
@@ -293,7 +300,10 @@ export function taskRow(t: TaskRecord) {
   } satisfies Selectable<TasksTable>;
 }
 
-export function eventRow(e: TaskEventRecord): Omit<Selectable<TaskEventsTable>, "id"> {
+export function eventRow(
+  e: TaskEventRecord,
+  writeKey: string | null,
+): Omit<Selectable<TaskEventsTable>, "id"> {
   return {
     job_id: e.jobId,
     instance_id: e.instanceId,
@@ -303,6 +313,7 @@ export function eventRow(e: TaskEventRecord): Omit<Selectable<TaskEventsTable>, 
     hostname: e.hostname ?? null,
     message: e.message ?? null,
     reason: e.reason ?? null,
+    write_key: writeKey,
   };
 }
 
@@ -321,7 +332,10 @@ export function eventFromRow(r: Selectable<TaskEventsTable>): TaskEventRecord {
   return e;
 }
 
-export function workflowEventRow(e: WorkflowEventRecord): Omit<Selectable<WorkflowEventsTable>, "id"> {
+export function workflowEventRow(
+  e: WorkflowEventRecord,
+  writeKey: string | null,
+): Omit<Selectable<WorkflowEventsTable>, "id"> {
   return {
     job_id: e.jobId,
     workflow_id: e.workflowId,
@@ -329,6 +343,7 @@ export function workflowEventRow(e: WorkflowEventRecord): Omit<Selectable<Workfl
     type: e.type,
     state: e.state,
     time_ms: e.timeMs,
+    write_key: writeKey,
   };
 }
 
@@ -452,8 +467,28 @@ export function storeMigrations(kind: DialectKind): Record<string, Migration> {
     "0008_host_pools": { up: (db) => hostPools(db, kind) },
     "0009_admin_locks": { up: (db) => adminLocks(db, kind) },
     "0010_secret_info": { up: (db) => secretInfo(db, kind) },
+    "0011_event_write_keys": { up: (db) => eventWriteKeys(db, kind) },
   };
 }
+
+/**
+ * A unique key for each event row that its writer chooses, so that a group committed again after its
+ * commit's answer was lost does not insert its events twice. Rows written before have none (null, which a
+ * unique index allows many of). Safe to run again after a cut.
+ */
+async function eventWriteKeys(db: AnyDb, kind: DialectKind): Promise<void> {
+  for (const table of ["task_events", "workflow_events"]) {
+    try {
+      await db.schema.alterTable(table).addColumn("write_key", `varchar(${WRITE_KEY_CHARS})`).execute();
+    } catch (err) {
+      if (!isDuplicateColumn(err, kind)) throw err;
+    }
+    await createIndex(db, kind, `${table}_write_key`, table, ["write_key"], true);
+  }
+}
+
+/** The longest event write key: a writer's 16 hex digits, a dash and a count in base 36. */
+export const WRITE_KEY_CHARS = 32;
 
 /**
  * A column for the completion time, which job queries may be ordered by; filled from each stored job's

@@ -43,6 +43,7 @@ Deno.test("KyselyStore on SQLite: processes opening a new file at once migrate i
         "0008_host_pools",
         "0009_admin_locks",
         "0010_secret_info",
+        "0011_event_write_keys",
       ]);
     } finally {
       await db.destroy();

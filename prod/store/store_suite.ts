@@ -91,6 +91,9 @@ export function storeSuite(
     steps["a database at migration 0009 gains secrets, keeping its rows"] = upgradeFrom0009(
       options.freshDatabase,
     );
+    steps["a database at migration 0010 gains event write keys, keeping its events"] = upgradeFrom0010(
+      options.freshDatabase,
+    );
   }
   Deno.test(`${name}: Store conformance`, async (t) => {
     const run = crypto.randomUUID().slice(0, 8);
@@ -806,6 +809,38 @@ function upgradeFrom0009(freshDatabase: FreshDatabase): Case {
 }
 
 /**
+ * A database made by the code before event rows had write keys (migrations up to 0010), with events in it:
+ * opening it as a store keeps them, and events written after it are stored once per write.
+ */
+function upgradeFrom0010(freshDatabase: FreshDatabase): Case {
+  return async (_store, ids) => {
+    const { eventRow, jobRow, migrateToLatest, workflowEventRow } = await import("./schema.ts");
+    const jobId = ids.job(1), workflowId = ids.update(1);
+    const pending = event(jobId, 0, "PENDING", 1);
+    const forward = workflowEvent(jobId, workflowId, 0, "ROLLING_FORWARD");
+    await checkUpgrade(freshDatabase, async (old) => {
+      equal((await migrateToLatest(old.db, old.kind, "0010_secret_info")).length, 10);
+      await old.db.insertInto("jobs").values(jobRow(makeJob(jobId))).execute();
+      const { write_key: _, ...row } = eventRow(pending, null);
+      await old.db.insertInto("task_events").values(row).execute();
+      const { write_key: __, ...step } = workflowEventRow(forward, null);
+      await old.db.insertInto("workflow_events").values(step).execute();
+    }, async (store) => {
+      equal(await store.getTaskEvents(jobId, 0), [pending]);
+      equal(await store.getWorkflowEvents(jobId, workflowId), [forward]);
+      // The key is the write's, not the event's: the same event in two writes is stored twice.
+      const running = event(jobId, 0, "RUNNING", 2);
+      strictEqual(await put(store, [{ kind: "task.event", event: running }]), undefined);
+      strictEqual(await put(store, [{ kind: "task.event", event: running }]), undefined);
+      equal(await store.getTaskEvents(jobId, 0), [pending, running, running]);
+      const done = workflowEvent(jobId, workflowId, 0, "SUCCEEDED");
+      strictEqual(await put(store, [{ kind: "workflow.event", event: done }]), undefined);
+      equal(await store.getWorkflowEvents(jobId, workflowId), [forward, done]);
+    });
+  };
+}
+
+/**
  * A batch that fails changes nothing: after `before` (and the step's job 1 and a respool at `/<prefix>/a`),
  * `change` is put with a write after it that is stale (that job again) or that the database refuses (a second
  * respool on that path), each alone and then in one group with `commit`, a batch that commits. `read` gives
@@ -893,7 +928,7 @@ async function mineOf(store: Store, ids: Ids): Promise<HostMaintenanceRecord[]> 
 function upgrade(freshDatabase: FreshDatabase): Case {
   return async (_store, ids) => {
     const { KyselyStore, openStore, openStoreDatabase } = await import("./kysely_store.ts");
-    const { migrateToLatest, storeMigrations } = await import("./schema.ts");
+    const { eventRow, migrateToLatest, storeMigrations } = await import("./schema.ts");
     const { url, drop } = freshDatabase();
     const jobId = ids.job(1);
     try {
@@ -901,14 +936,16 @@ function upgrade(freshDatabase: FreshDatabase): Case {
       equal(await migrateToLatest(old.db, old.kind, "0001_initial"), ["0001_initial"]);
       await insertOldJob(old.db, makeJob(jobId));
       const oldStore = new KyselyStore(old.db, old.kind);
-      strictEqual(
-        await put(oldStore, [
-          { kind: "task.put", task: makeTask(jobId, 0) },
-          { kind: "task.event", event: event(jobId, 0, "RUNNING", 1) },
-        ]),
-        undefined,
-      );
+      strictEqual(await put(oldStore, [{ kind: "task.put", task: makeTask(jobId, 0) }]), undefined);
       await oldStore.close();
+      // The event as that code wrote it, with no write key (migration 0011's column).
+      const { write_key: _, ...running } = eventRow(event(jobId, 0, "RUNNING", 1), null);
+      const events = await openStoreDatabase(url);
+      try {
+        await events.db.insertInto("task_events").values(running).execute();
+      } finally {
+        await events.db.destroy();
+      }
 
       const cut = await openStoreDatabase(url);
       try {
