@@ -260,14 +260,19 @@ export class SimCluster implements HostBackend {
     return h;
   }
 
-  /** Resources of live tasks per host, for the invariant checker. */
-  usageByHost(): Map<string, Resources> {
-    const out = new Map<string, Resources>();
+  /**
+   * Resources of live tasks per host, for the invariant checker; the cpu of revocable tasks apart, since it
+   * comes from the host's slack (oversubscription), not from its unallocated cpu.
+   */
+  usageByHost(): Map<string, Resources & { revocableCpuMilli: number }> {
+    const out = new Map<string, Resources & { revocableCpuMilli: number }>();
     for (const h of this.#hostList) {
       for (const slot of this.#tasksOn(h)) {
         const t = this.#tasks.resources[slot]!;
-        const r = out.get(h.info.hostname) ?? { cpuMilli: 0, memMb: 0, diskMb: 0, gpuMilli: 0 };
-        r.cpuMilli += t.cpuMilli;
+        const r = out.get(h.info.hostname) ??
+          { cpuMilli: 0, memMb: 0, diskMb: 0, gpuMilli: 0, revocableCpuMilli: 0 };
+        if (this.#tasks.revocable[slot]) r.revocableCpuMilli += t.cpuMilli;
+        else r.cpuMilli += t.cpuMilli;
         r.memMb += t.memMb;
         r.diskMb += t.diskMb;
         r.gpuMilli += t.gpuMilli;

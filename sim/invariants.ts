@@ -14,7 +14,7 @@ export class InvariantError extends Error {
 }
 
 /**
- * Hosts are never over-committed, the host manager and the cluster agree on what runs where,
+ * Hosts are never over-committed (revocable cpu aside, which is slack), the host manager and the cluster agree on what runs where,
  * every task the job manager believes is on a host is known to that host, and no service lost more
  * instances at once to host maintenance than its SLA allows (`MaintenanceSlaCheck`).
  */
@@ -28,8 +28,11 @@ export function checkInvariants(sim: Simulation, seed: number): void {
       throw new InvariantError(`host ${h.info.hostname} over-committed: free ${JSON.stringify(f)}`, seed);
     }
     const u = usage.get(h.info.hostname);
+    // Revocable tasks run on cpu that others were allocated and do not use (slack, at most the host's cpu);
+    // their memory, disk and gpu are allocated as any task's.
     if (
-      u && (u.cpuMilli > t.cpuMilli || u.memMb > t.memMb || u.diskMb > t.diskMb || u.gpuMilli > t.gpuMilli)
+      u && (u.cpuMilli > t.cpuMilli || u.revocableCpuMilli > t.cpuMilli || u.memMb > t.memMb ||
+        u.diskMb > t.diskMb || u.gpuMilli > t.gpuMilli)
     ) {
       throw new InvariantError(
         `tasks on ${h.info.hostname} use ${JSON.stringify(u)} of ${JSON.stringify(t)}`,

@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { DEFAULT_SLA } from "../core/testing/fixtures.ts";
 import { JobmgrRig } from "../core/testing/jobmgr_rig.ts";
 import { checkInvariants, InvariantError, MaintenanceSlaCheck } from "./invariants.ts";
-import type { Simulation } from "./runner.ts";
+import { runScenario, type Simulation } from "./runner.ts";
+import { inlineScenario } from "./testing.ts";
 
 const ALL = [0, 1, 2, 3];
 
@@ -98,4 +99,41 @@ Deno.test("a service that lost more instances to maintenance than its SLA allows
     assert.match(e.message, /had 3 instances down for host maintenance .* \(rerun with --seed 7\)$/);
     return true;
   });
+});
+
+Deno.test("revocable tasks on slack beside a full host's regular tasks break no invariant", async () => {
+  // A service allocated 4 cpus uses 30% of them; the slack lets 2 revocable tasks in before the batch job
+  // fills every allocatable cpu: 18 cpus of tasks on a 16-cpu host, as Mesos oversubscription allows.
+  const sim = await runScenario(
+    inlineScenario(`
+name: slack
+durationSec: 120
+hostClasses:
+  - { name: std, count: 2, cpu: 16, memoryMb: 65536, diskMb: 100000 }
+respools:
+  - name: a
+    resources:
+      - { kind: cpu, reservation: 16, limit: 32 }
+      - { kind: memory, reservation: 65536, limit: 131072 }
+      - { kind: disk, reservation: 0, limit: 0 }
+      - { kind: gpu, reservation: 0, limit: 0 }
+  - name: b
+    resources:
+      - { kind: cpu, reservation: 16, limit: 32 }
+      - { kind: memory, reservation: 65536, limit: 131072 }
+      - { kind: disk, reservation: 0, limit: 0 }
+      - { kind: gpu, reservation: 0, limit: 0 }
+workloads:
+  - { name: svc, respool: /b, type: stateless, instances: 1, cpu: 4, cpuUsage: 0.3 }
+  - { name: rev, respool: /a, arrival: { at: [30] }, instances: 2, revocable: true, cpu: 1 }
+  - { name: fill, respool: /a, arrival: { at: [60] }, instances: 28, cpu: 1 }
+`),
+    { seed: 1, checkInvariants: true },
+  );
+  const usage = [...sim.cluster.usageByHost().values()];
+  assert.equal(usage.reduce((n, u) => n + u.revocableCpuMilli, 0), 2_000, "both revocable tasks run");
+  assert.ok(
+    usage.some((u) => u.cpuMilli + u.revocableCpuMilli > 16_000),
+    "a host runs more cpu of tasks than it has, on slack",
+  );
 });
