@@ -20,6 +20,12 @@ export function idValue(v: unknown): string | undefined {
   return undefined;
 }
 
+/** A value as a message shows it: JSON, cut short. */
+function shown(v: unknown): string {
+  const text = JSON.stringify(v) ?? String(v);
+  return text.length > 60 ? `${text.slice(0, 60)}...` : text;
+}
+
 /** The Peloton JSON shape of a pool config. */
 export function respoolConfigJson(c: RespoolConfig): Body {
   return {
@@ -107,6 +113,9 @@ export class RespoolApi {
     }
     const config = parsed.value;
     const parentId = config.parent ?? ROOT_ID;
+    if (body.id !== undefined && body.id !== null && idValue(body.id) === undefined) {
+      return this.#error(req, "invalid-argument", `id: got ${shown(body.id)}, expected a pool id string`);
+    }
     const id = idValue(body.id) ?? randomUuid(this.deps.prng);
     if (id.length > MAX_POOL_ID_CHARS) {
       const message = `id: got ${id.length} characters, expected at most ${MAX_POOL_ID_CHARS}`;
@@ -187,6 +196,10 @@ export class RespoolApi {
   }
 
   #get(req: ApiRequest, body: Body): void {
+    // No id is the root, as in Peloton; an id that is not a string is a mistake, not the root.
+    if (body.id !== undefined && body.id !== null && idValue(body.id) === undefined) {
+      return this.#error(req, "invalid-argument", `id: got ${shown(body.id)}, expected a pool id string`);
+    }
     const id = idValue(body.id) ?? ROOT_ID;
     const node = this.rm.tree.get(id);
     if (!node) return this.#reply(req, { error: { notFound: { message: `resource pool ${id} not found` } } });
@@ -198,7 +211,8 @@ export class RespoolApi {
   #lookup(req: ApiRequest, body: Body): void {
     const path = idValue(body.path);
     if (!path || !path.startsWith("/")) {
-      return this.#reply(req, { error: { invalidPath: { message: `path must start with /, got ${path}` } } });
+      const message = `path must start with /, got ${path === undefined ? shown(body.path) : path}`;
+      return this.#reply(req, { error: { invalidPath: { message } } });
     }
     const node = this.rm.tree.lookup(path);
     if (!node) {
@@ -223,7 +237,7 @@ export class RespoolApi {
     this.deps.transport.send(req.replyTo, { kind: "api-reply", reqId: req.reqId, body });
   }
 
-  #error(req: ApiRequest, code: "unimplemented", message: string): void {
+  #error(req: ApiRequest, code: "unimplemented" | "invalid-argument", message: string): void {
     this.deps.transport.send(req.replyTo, { kind: "api-reply", reqId: req.reqId, error: { code, message } });
   }
 

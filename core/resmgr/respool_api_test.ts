@@ -209,3 +209,45 @@ Deno.test("a failed store write undoes the delete: the pool is back in the tree"
   assert.equal(rm.tree.lookup("/a")?.id, a);
   assert.equal(rm.tree.get(a)?.parent, rm.tree.root);
 });
+
+Deno.test("a pool named empty or with a slash is refused: it would take its parent's path or fake a child's", () => {
+  const { rm, call, replies, store } = setup();
+  for (const name of ["", "a/b"]) {
+    call("CreateResourcePool", { config: makeRespoolConfig(name) });
+    const [r] = replies();
+    assert.deepEqual(r.body, {
+      error: {
+        invalidResourcePoolConfig: {
+          message: `name: got ${JSON.stringify(name)}, expected a name without "/"`,
+        },
+      },
+    });
+  }
+  assert.equal(store.unsettled, 0, "nothing written");
+  assert.equal(rm.tree.lookup("/")!.id, ROOT_ID);
+  assert.equal(rm.tree.lookup("/a/b"), undefined);
+});
+
+Deno.test("an id or path that is not a string is refused, not read as the root or as no path", () => {
+  const { call, replies } = setup();
+  call("GetResourcePool", { id: { value: 12 } });
+  assert.deepEqual(replies()[0].error, {
+    code: "invalid-argument",
+    message: 'id: got {"value":12}, expected a pool id string',
+  });
+  call("CreateResourcePool", { id: 7, config: makeRespoolConfig("x") });
+  assert.deepEqual(replies()[0].error, {
+    code: "invalid-argument",
+    message: "id: got 7, expected a pool id string",
+  });
+  call("LookupResourcePoolID", { path: { value: 5 } });
+  assert.deepEqual(replies()[0].body, {
+    error: { invalidPath: { message: 'path must start with /, got {"value":5}' } },
+  });
+  call("GetResourcePool", {});
+  assert.equal(
+    ((replies()[0].body as Body).poolinfo as Body & { id: Body }).id.value,
+    ROOT_ID,
+    "no id: the root",
+  );
+});

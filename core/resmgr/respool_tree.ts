@@ -107,6 +107,10 @@ export class RespoolTree {
     if (config.name === "root" && parentId === ROOT_ID) {
       return fail("invalid-argument", "cannot override root");
     }
+    // The name is the last part of the pool's path: empty, it would take the parent's path (root's "/").
+    if (config.name === "" || config.name.includes("/")) {
+      return fail("invalid-argument", `name: got ${JSON.stringify(config.name)}, expected a name without "/"`);
+    }
     const parent = this.#byId.get(parentId);
     if (!parent) return fail("not-found", `parent resource pool ${parentId} not found`);
     if (this.#byId.has(id)) return fail("already-exists", `resource pool ${id} already exists`);

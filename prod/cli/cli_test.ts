@@ -133,6 +133,12 @@ Deno.test("usage errors exit 2 and say what was wrong", async () => {
   const range = await cli(NOWHERE, "task", "list", "x", "-r", "a:b");
   assert.equal(range.code, 2);
   assert.match(range.err, /--range: got "a:b"/);
+  // A path with an empty part names no pool: "//a" would be created as "/a" and reported at "//a".
+  for (const path of ["/", "//a", "/a//b", "a/b"]) {
+    const pool = await cli(NOWHERE, "respool", "create", path, `${ROOT}/scenarios/jobs/default_respool.yaml`);
+    assert.equal(pool.code, 2, `${path}: ${pool.err}`);
+    assert.match(pool.err, new RegExp(`PATH: got "${path}", expected a pool path such as /a/b`));
+  }
 });
 
 Deno.test("job stateless replace: [RESPOOL] [ENTITY-VERSION], RESPOOL a path; a version then more is a usage error", async () => {

@@ -17,10 +17,10 @@ const RESPOOL = "peloton.api.respool.ResourceManager";
 
 /** Splits "/a/b" into its parent path "/a" and name "b", as Peloton's CLI does. */
 function splitPoolPath(path: string): { parent: string; name: string } {
-  if (!path.startsWith("/") || path === "/") {
-    throw new UsageError(`PATH: got "${path}", expected a pool path such as /a/b (not /)`);
-  }
   const trimmed = path.replace(/\/+$/, "");
+  if (!path.startsWith("/") || trimmed === "" || trimmed.slice(1).split("/").includes("")) {
+    throw new UsageError(`PATH: got "${path}", expected a pool path such as /a/b (not /, no empty parts)`);
+  }
   const i = trimmed.lastIndexOf("/");
   return { parent: i === 0 ? "/" : trimmed.slice(0, i), name: trimmed.slice(i + 1) };
 }
