@@ -32,6 +32,11 @@ export interface HostApiTarget {
    */
   startMaintenance(hostname: string, done: (err?: Error) => void): MaintenanceRefusal | undefined;
   completeMaintenance(hostname: string, done: (err?: Error) => void): MaintenanceRefusal | undefined;
+  /** What `startMaintenance` or `completeMaintenance` would refuse, changing nothing. */
+  maintenanceRefusal(
+    method: "StartMaintenance" | "CompleteMaintenance",
+    hostname: string,
+  ): MaintenanceRefusal | undefined;
   readonly hostPools: HostPools;
   now(): number;
   /** Moves the hosts a host pool change moved and stores it; `done` once stored. */
@@ -137,36 +142,32 @@ function maintenance(
 ): void {
   const names = hostnamesOf(body);
   if (typeof names === "string") return reply({ error: { code: "invalid-argument", message: names } });
-  // Like Peloton, every host of a list is tried; the errors are reported together.
-  const refusals: MaintenanceRefusal[] = [];
-  const storeErrors: { code: "unavailable" | "internal"; message: string }[] = [];
+  // Every host of a list is checked before any changes, and the refusals are reported together: a call
+  // refused for one host changes none (Peloton's went down the list and left the hosts before it changed).
+  const hosts = [...new Set(names)];
+  const refusals = hosts.flatMap((name) => target.maintenanceRefusal(method, name) ?? []);
+  if (refusals.length) {
+    const code = refusals.every((r) => r.code === "not-found")
+      ? "not-found"
+      : refusals.some((r) => r.code === "failed-precondition")
+      ? "failed-precondition"
+      : "invalid-argument";
+    return reply({ error: { code, message: refusals.map((r) => r.message).join("; ") } });
+  }
+  const failures: { code: "unavailable" | "internal"; message: string }[] = [];
   let waiting = 1;
   const settle = () => {
     if (--waiting > 0) return;
-    const messages = refusals.map((r) => r.message);
-    if (storeErrors.length) {
-      // Unavailable only when every failure was the store out of reach: a call again may then succeed (not
-      // when a host was refused as well: it would be refused again).
-      const code = !refusals.length && storeErrors.every((e) => e.code === "unavailable")
-        ? "unavailable"
-        : "internal";
-      return reply({
-        error: { code, message: [...messages, ...storeErrors.map((e) => e.message)].join("; ") },
-      });
-    }
-    if (refusals.length) {
-      const code = refusals.every((r) => r.code === "not-found")
-        ? "not-found"
-        : refusals.some((r) => r.code === "failed-precondition")
-        ? "failed-precondition"
-        : "invalid-argument";
-      return reply({ error: { code, message: messages.join("; ") } });
+    if (failures.length) {
+      // Unavailable only when every failure was the store out of reach: a call again may then succeed.
+      const code = failures.every((e) => e.code === "unavailable") ? "unavailable" : "internal";
+      return reply({ error: { code, message: failures.map((e) => e.message).join("; ") } });
     }
     reply({ body: names.length === 1 ? { hostname: names[0] } : { hostnames: names } });
   };
-  for (const name of names) {
+  for (const name of hosts) {
     const done = (err?: Error) => {
-      if (err) storeErrors.push(storeFailure(err, `storing the maintenance of host ${name}`));
+      if (err) failures.push(storeFailure(err, `storing the maintenance of host ${name}`));
       settle();
     };
     waiting++;
@@ -174,7 +175,8 @@ function maintenance(
       ? target.startMaintenance(name, done)
       : target.completeMaintenance(name, done);
     if (refused) {
-      refusals.push(refused);
+      // Checked above in the same turn: a refusal now is the host manager's fault, not the caller's.
+      failures.push({ code: "internal", message: refused.message });
       waiting--;
     }
   }

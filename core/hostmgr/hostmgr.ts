@@ -281,17 +281,28 @@ export class HostManager implements Receiver {
   }
 
   /**
-   * Peloton's StartMaintenance: the host takes no new work; DRAINING until its tasks are gone, then
-   * DRAINED. A DRAINING host is left draining, as Peloton drains it again; a DRAINED or DOWN one is
-   * refused, as is one whose agent is lost (UNKNOWN): Peloton puts only registered agents into maintenance.
-   * Returns why it was refused, or undefined: then the maintenance is being stored, and `done` is called
-   * once it is (with the error if it could not be, the host then back as it was).
+   * Why a start or completion of maintenance on the host would be refused, or undefined if it would be
+   * accepted; changes nothing (the API checks every host of a call before it changes any).
    */
-  startMaintenance(hostname: string, done?: (err?: Error) => void): MaintenanceRefusal | undefined {
+  maintenanceRefusal(
+    method: "StartMaintenance" | "CompleteMaintenance",
+    hostname: string,
+  ): MaintenanceRefusal | undefined {
     const h = this.host(hostname);
     const stored = this.#maintenance.get(hostname);
     if (!h && !stored) return { code: "not-found", message: `host ${hostname} is not registered` };
     const state = h ? apiState(h) : "HOST_STATE_DOWN";
+    if (method === "CompleteMaintenance") {
+      if (!stored && h!.state === "HOST_STATE_UP") {
+        return { code: "invalid-argument", message: `host ${hostname} is not in maintenance` };
+      }
+      if (state !== "HOST_STATE_DRAINING") return undefined;
+      return {
+        code: "failed-precondition",
+        message: `cannot complete maintenance on host ${hostname}: it is ${state}, ${h!.tasks.size} ` +
+          `task(s) still to move off; complete it once it is HOST_STATE_DRAINED or HOST_STATE_DOWN`,
+      };
+    }
     if (state === "HOST_STATE_DRAINED" || state === "HOST_STATE_DOWN") {
       return {
         code: "failed-precondition",
@@ -308,6 +319,21 @@ export class HostManager implements Receiver {
           "only a registered agent can be put into maintenance",
       };
     }
+    return undefined;
+  }
+
+  /**
+   * Peloton's StartMaintenance: the host takes no new work; DRAINING until its tasks are gone, then
+   * DRAINED. A DRAINING host is left draining, as Peloton drains it again; a DRAINED or DOWN one is
+   * refused, as is one whose agent is lost (UNKNOWN): Peloton puts only registered agents into maintenance.
+   * Returns why it was refused, or undefined: then the maintenance is being stored, and `done` is called
+   * once it is (with the error if it could not be, the host then back as it was).
+   */
+  startMaintenance(hostname: string, done?: (err?: Error) => void): MaintenanceRefusal | undefined {
+    const refused = this.maintenanceRefusal("StartMaintenance", hostname);
+    if (refused) return refused;
+    const h = this.host(hostname);
+    const stored = this.#maintenance.get(hostname);
     if (stored) {
       // Already draining: answered once its record (maybe still being written) is stored.
       this.#store([{ kind: "maintenance.put", maintenance: stored }], done);
@@ -360,20 +386,9 @@ export class HostManager implements Receiver {
    * `startMaintenance`.
    */
   completeMaintenance(hostname: string, done?: (err?: Error) => void): MaintenanceRefusal | undefined {
-    const h = this.host(hostname);
+    const refused = this.maintenanceRefusal("CompleteMaintenance", hostname);
+    if (refused) return refused;
     const stored = this.#maintenance.get(hostname);
-    if (!h && !stored) return { code: "not-found", message: `host ${hostname} is not registered` };
-    if (!stored && h!.state === "HOST_STATE_UP") {
-      return { code: "invalid-argument", message: `host ${hostname} is not in maintenance` };
-    }
-    const state = h ? apiState(h) : "HOST_STATE_DOWN";
-    if (state === "HOST_STATE_DRAINING") {
-      return {
-        code: "failed-precondition",
-        message: `cannot complete maintenance on host ${hostname}: it is ${state}, ${h!.tasks.size} ` +
-          `task(s) still to move off; complete it once it is HOST_STATE_DRAINED or HOST_STATE_DOWN`,
-      };
-    }
     this.#leaveMaintenance(hostname);
     // With a cluster manager that keeps maintenance, the completion is stored until it is carried there.
     const completion = this.config.clusterMaintenance

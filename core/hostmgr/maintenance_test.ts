@@ -106,11 +106,20 @@ Deno.test("StartMaintenance refuses a DRAINED or DOWN host, naming its state; a 
   rig.backend.emit({ kind: "host-lost", hostname: "h2", agentId: "agent-h2", reason: "powered off" });
   assert.match(api(rig, "StartMaintenance", { hostname: "h2" }).error!.message, /it is HOST_STATE_DOWN/);
 
-  // The deprecated list tries every host and reports each refusal.
-  const list = api(rig, "StartMaintenance", { hostnames: ["h1", "h3"] });
+  // The deprecated list checks every host first: one refused, none goes into maintenance.
+  const list = api(rig, "StartMaintenance", { hostnames: ["h3", "h1", "nope"] });
   assert.equal(list.error?.code, "failed-precondition");
-  assert.match(list.error!.message, /host h1: it is HOST_STATE_DRAINED/);
-  assert.equal(rig.hm.host("h3")!.state, "HOST_STATE_DRAINED", "h3 still went into maintenance");
+  assert.equal(
+    list.error!.message,
+    "cannot start maintenance on host h1: it is HOST_STATE_DRAINED, already in maintenance; complete its " +
+      "maintenance to bring it UP first; host nope is not registered",
+  );
+  assert.equal(rig.hm.host("h3")!.state, "HOST_STATE_UP", "h3 left alone");
+  assert.equal(rig.store.maintenance.has("h3"), false);
+  assert.deepEqual(api(rig, "StartMaintenance", { hostnames: ["h3", "h3"] }).body, {
+    hostnames: ["h3", "h3"],
+  });
+  assert.equal(rig.hm.host("h3")!.state, "HOST_STATE_DRAINED");
   assert.deepEqual(api(rig, "CompleteMaintenance", { hostname: "h1" }).body, { hostname: "h1" });
   assert.deepEqual(api(rig, "StartMaintenance", { hostname: "h1" }).body, { hostname: "h1" }, "UP again");
 });
@@ -164,16 +173,21 @@ Deno.test("a maintenance write the store refuses is answered internal and undone
   assert.equal(rig2.store.maintenance.size, 1);
 });
 
-Deno.test("a maintenance write that found the store out of reach is unavailable, unless a host was refused too", () => {
+Deno.test("a maintenance write that found the store out of reach is unavailable; a refused list writes nothing", () => {
   const rig = hostmgrRig([["h1"], ["h2"]]);
   rig.store.failNextWrite(new StoreUnavailableError("the store cannot be reached: connect ECONNREFUSED"));
   assert.deepEqual(api(rig, "StartMaintenance", { hostname: "h1" }).error, {
     code: "unavailable",
     message: "storing the maintenance of host h1: the store cannot be reached: connect ECONNREFUSED",
   });
-  // A host that is not there would be refused again: calling again would not help.
-  rig.store.failNextWrite(new StoreUnavailableError("the store cannot be reached: connect ECONNREFUSED"));
-  assert.equal(api(rig, "StartMaintenance", { hostnames: ["h2", "nope"] }).error?.code, "internal");
+  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_UP", "back as it was");
+  // A host that is not there is refused before anything is written: calling again would not help.
+  assert.deepEqual(api(rig, "StartMaintenance", { hostnames: ["h2", "nope"] }).error, {
+    code: "not-found",
+    message: "host nope is not registered",
+  });
+  assert.equal(rig.store.unsettled, 0, "nothing written");
+  assert.equal(rig.hm.host("h2")!.state, "HOST_STATE_UP");
 });
 
 Deno.test("recovered maintenance: a host drains when it registers; one not registered is DOWN until completed", () => {
@@ -321,15 +335,16 @@ Deno.test("CompleteMaintenance refuses a DRAINING host, naming its state; nothin
   assert.deepEqual(rig.transport.take("cluster-capacity"), [], "no room announced");
   assert.deepEqual(rig.acquire({ maxHosts: 5 }).leases, [], "no host takes work");
 
-  // A list completes the hosts it can and reports the others.
-  const list = api(rig, "CompleteMaintenance", { hostnames: ["h1", "h2"] });
+  // A list with a host refused completes none of them.
+  const list = api(rig, "CompleteMaintenance", { hostnames: ["h2", "h1"] });
   assert.equal(list.error?.code, "failed-precondition");
   assert.match(list.error!.message, /^cannot complete maintenance on host h1: it is HOST_STATE_DRAINING/);
   assert.deepEqual(hostStates(rig), {
     h1: "HOST_STATE_DRAINING",
-    h2: "HOST_STATE_UP",
+    h2: "HOST_STATE_DRAINED",
     h3: "HOST_STATE_DRAINING",
   });
+  assert.deepEqual(api(rig, "CompleteMaintenance", { hostname: "h2" }).body, { hostname: "h2" });
 
   // Drained, it completes; a draining host whose agent is lost is DOWN, and completes too.
   rig.backend.emit(finished("a-0-1", "h1"));
