@@ -3,7 +3,7 @@
  * workflows, hosts in maintenance, host pools and the job managers' lockdown.
  */
 import type { RecoveredJob } from "../core/jobmgr/jobmgr.ts";
-import { recoveredJob } from "../core/jobmgr/job_load.ts";
+import { jobsToRecover, recoveredJob } from "../core/jobmgr/job_load.ts";
 import type {
   AdminLockRecord,
   HostMaintenanceRecord,
@@ -26,16 +26,16 @@ export interface Recovered {
  * jobs (a job manager loading the shards it took over).
  */
 export async function loadRecovery(store: Store, only?: (jobId: string) => boolean): Promise<Recovered> {
-  const [pools, allActive, allUpdates, maintenance, hostPools, adminLocks] = await Promise.all([
+  const [pools, allUpdates, maintenance, hostPools, adminLocks] = await Promise.all([
     store.respools(),
-    store.activeJobs(),
     store.activeUpdates(),
     store.hostMaintenance(),
     store.hostPools(),
     store.adminLocks(),
   ]);
-  const active = only ? allActive.filter((j) => only(j.jobId)) : allActive;
   const updates = only ? allUpdates.filter((u) => only(u.jobId)) : allUpdates;
+  const all = await jobsToRecover(store, updates);
+  const active = only ? all.filter((j) => only(j.jobId)) : all;
   const jobs = await Promise.all(active.map((job) => recoveredJob(store, job, updates)));
   return { pools, jobs, updates, maintenance, hostPools, adminLocks };
 }

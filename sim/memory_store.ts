@@ -3,6 +3,7 @@ import {
   AdminLockRows,
   compareJobs,
   HostPoolRows,
+  isActiveJob,
   type JobOrder,
   type JobPage,
   type JobQuery,
@@ -283,7 +284,13 @@ export class MemoryStore implements Store {
   }
 
   activeJobs(): Promise<JobRecord[]> {
-    const active = [...this.#jobs.values()].filter((j) => !isTerminalJobState(j.runtime.state));
+    const active = [...this.#jobs.values()].filter((j) =>
+      isActiveJob(j, (has) => {
+        let work = false;
+        this.#tasks.get(j.jobId)?.each((t) => (work ||= has(t)));
+        return work;
+      })
+    );
     return Promise.resolve(active.sort(compareJobs(OLDEST_FIRST)).map((j) => structuredClone(j)));
   }
 

@@ -11,6 +11,19 @@ export interface StoredJob {
 }
 
 /**
+ * The jobs a restarted job manager loads: the store's active ones (`isActiveJob`), and any other with a
+ * workflow in progress (`updates`, the store's active updates): an update of a stopped service, paused or
+ * starting its pods, still has work although its job has ended.
+ */
+export async function jobsToRecover(store: Store, updates: UpdateRecord[]): Promise<JobRecord[]> {
+  const active = await store.activeJobs();
+  const loaded = new Set(active.map((j) => j.jobId));
+  const ended = [...new Set(updates.map((u) => u.jobId))].filter((id) => !loaded.has(id));
+  const withWorkflow = await Promise.all(ended.map((id) => store.getJob(id)));
+  return [...active, ...withWorkflow.filter((j) => j !== undefined)];
+}
+
+/**
  * A stored job with its tasks and every older config version they or its active workflows (`updates`,
  * which may hold other jobs' too) still use.
  */

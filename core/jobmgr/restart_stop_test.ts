@@ -83,3 +83,32 @@ Deno.test("a running task reported lost by reconciliation still runs again: only
   assert.deepEqual([...job.tasks.values()].map((t) => t.runId), ALL.map(() => 2));
   assert.equal(job.runtime.goalState, "RUNNING");
 });
+
+for (const ranges of [undefined, [{ from: 0, to: 3 }]]) {
+  const which = ranges ? "some of its instances" : "the whole job";
+  Deno.test(`a stopped service whose start of ${which} was stored, then the scheduler killed: recovery starts them`, async () => {
+    const rig = stoppedService(true);
+    for (const i of ALL) rig.status(rig.taskId(i), "TASK_KILLED");
+    rig.store.settle();
+    assert.equal(rig.store.jobs.get(JOB_ID)!.runtime.state, "KILLED");
+    rig.jm.receive({
+      kind: "api",
+      reqId: 100,
+      replyTo: "api/1",
+      procedure: "peloton.api.task.TaskManager::Start",
+      body: { jobId: { value: JOB_ID }, ranges },
+    });
+    // Answered once stored; the process dies before the goal-state engine moved a task.
+    rig.store.settle();
+    assert.equal(rig.transport.take("api-reply", "api/1").at(-1)?.error, undefined);
+    assert.equal(rig.store.jobs.get(JOB_ID)!.runtime.state, "KILLED", "stored as ended");
+    rig.jm.stop();
+    rig.transport.take("enqueue-gangs");
+    const jm = await rig.restartJobManager();
+    rig.tick(60_000);
+    const started = rig.transport.take("enqueue-gangs").flatMap((m) => m.gangs.flatMap((g) => g.tasks));
+    const expected = ranges ? [0, 1, 2] : ALL;
+    assert.deepEqual(started.map((t) => Number(t.taskId.split("-").at(-2))).sort((a, b) => a - b), expected);
+    assert.ok(jm.jobs.has(JOB_ID), "the job is loaded");
+  });
+}

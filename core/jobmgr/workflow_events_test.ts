@@ -427,3 +427,37 @@ Deno.test(`a workflow paused and resumed again and again keeps its first and new
   const stored = rig.store.updates.get(u.updateId)!;
   assert.deepEqual(stored.states, u.states, "stored with the record");
 });
+
+Deno.test("a paused update of a stopped service outlives a restart: it can be resumed, and it starts no pod", async () => {
+  const rig = runningService(3);
+  rig.call("peloton.api.task.TaskManager", "Stop", { jobId: { value: JOB_ID } });
+  rig.transport.take("kill-tasks");
+  for (const i of [0, 1, 2]) rig.status(rig.taskId(i), "TASK_KILLED");
+  rig.replies();
+  const id = update(rig, 3, { batchSize: 1, startPaused: true });
+  assert.equal(rig.store.jobs.get(JOB_ID)!.runtime.state, "KILLED");
+  const jm = await rig.restartJobManager();
+  rig.transport.take("api-reply");
+  const call = async (method: string) => {
+    jm.receive({
+      kind: "api",
+      reqId: 7,
+      replyTo: "api/1",
+      procedure: `${UPDATE}::${method}`,
+      body: { updateId: { value: id } },
+    });
+    rig.tick();
+    // A read of the store answers on a later turn.
+    await new Promise((r) => setTimeout(r, 0));
+    return rig.replies()[0];
+  };
+  assert.ok(jm.jobs.has(JOB_ID), "the job of a workflow in progress is loaded, though it ended");
+  assert.equal((await call("ResumeUpdate")).error, undefined);
+  rig.tick(60_000);
+  assert.deepEqual(rig.transport.take("enqueue-gangs"), [], "a stopped pod stays stopped");
+  const got = await call("GetUpdate");
+  assert.equal(
+    (got.body as { updateInfo: { status: { state: string } } }).updateInfo.status.state,
+    "SUCCEEDED",
+  );
+});

@@ -3,7 +3,7 @@
  * pools, host maintenance, host pools and the job managers' lockdown.
  */
 import type { JobConfig } from "../model/config_types.ts";
-import { JOB_STATES } from "../model/states.ts";
+import { isTerminalJobState, JOB_STATES, type TaskState } from "../model/states.ts";
 import type {
   AdminLockRecord,
   HostMaintenanceRecord,
@@ -254,7 +254,7 @@ export interface Store {
   getJob(jobId: string): Promise<JobRecord | undefined>;
   /** Jobs matching every filter, in the query's order (`compareJobs`), one page of them. */
   queryJobs(query: JobQuery): Promise<JobPage>;
-  /** Jobs whose runtime state is not terminal, for recovery. */
+  /** The jobs recovery loads (`isActiveJob`): not ended, or ended with tasks that have work left. */
   activeJobs(): Promise<JobRecord[]>;
   getTasks(jobId: string): Promise<TaskRecord[]>;
   getTask(jobId: string, instanceId: number): Promise<TaskRecord | undefined>;
@@ -350,4 +350,34 @@ export class HostPoolRows {
 /** Copies of a map's records, in the order of their keys (as a store lists them). */
 function copiesByKey<T extends object>(records: Map<string, T>): T[] {
   return [...records].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([, r]) => ({ ...r }));
+}
+
+/**
+ * A task's goal and the ended states it has yet to leave for it: a service's (goal RUNNING) ended run is
+ * restarted, a batch task's killed or lost run is run again.
+ */
+export const UNMET_TASK_GOALS: readonly (readonly [TaskState, readonly TaskState[]])[] = [
+  ["RUNNING", ["SUCCEEDED", "FAILED", "KILLED", "LOST"]],
+  ["SUCCEEDED", ["KILLED", "LOST"]],
+];
+
+/** Whether the task is in an ended state its goal has it leave (`UNMET_TASK_GOALS`). */
+export function taskHasWork(t: { state: TaskState; goalState: TaskState }): boolean {
+  return UNMET_TASK_GOALS.some(([goal, states]) => t.goalState === goal && states.includes(t.state));
+}
+
+/**
+ * Whether recovery loads the job: one whose state has not ended, and one that ended with a task that still
+ * has work (`anyTask(taskHasWork)`): a stopped job started again, or a service whose every instance crashed
+ * and waits to be restarted, are stored in an ended state until their tasks move. A job that succeeded
+ * whole, or was deleted, is done without asking its tasks.
+ */
+export function isActiveJob(
+  job: JobRecord,
+  anyTask: (has: typeof taskHasWork) => boolean,
+): boolean {
+  const { state, goalState } = job.runtime;
+  if (!isTerminalJobState(state)) return true;
+  if (state === "DELETED" || (state === "SUCCEEDED" && goalState === "SUCCEEDED")) return false;
+  return anyTask(taskHasWork);
 }

@@ -14,7 +14,6 @@ import {
   type VolumeRecord,
   type WorkflowEventRecord,
 } from "../model/records.ts";
-import { isTerminalJobState } from "../model/states.ts";
 import type { Clock, TimerId } from "../ports/clock.ts";
 import { type Metrics, noMetrics } from "../ports/metrics.ts";
 import { type Prng, seededPrng } from "../ports/prng.ts";
@@ -22,6 +21,7 @@ import {
   AdminLockRows,
   compareJobs,
   HostPoolRows,
+  isActiveJob,
   type JobPage,
   type JobQuery,
   nameContains,
@@ -237,7 +237,9 @@ export class TestStore implements Store {
   }
 
   activeJobs(): Promise<JobRecord[]> {
-    const active = [...this.jobs.values()].filter((j) => !isTerminalJobState(j.runtime.state));
+    const active = [...this.jobs.values()].filter((j) =>
+      isActiveJob(j, (has) => [...this.tasks.values()].some((t) => t.jobId === j.jobId && has(t)))
+    );
     return Promise.resolve(active.map((j) => structuredClone(j)));
   }
 

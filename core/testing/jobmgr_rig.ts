@@ -18,7 +18,7 @@ import {
   type JobmgrConfig,
   type JobmgrDeps,
 } from "../jobmgr/jobmgr.ts";
-import { recoveredJob } from "../jobmgr/job_load.ts";
+import { jobsToRecover, recoveredJob } from "../jobmgr/job_load.ts";
 import { STATELESS_SERVICE } from "../jobmgr/stateless_api.ts";
 import { makeJobConfig, makePorts, type TestPorts } from "./harness.ts";
 
@@ -49,7 +49,8 @@ export class JobmgrRig {
       { ...this.ports, self: "jobmgr", resmgr: "resmgr", hostmgr: "hostmgr" },
       DEFAULT_JOBMGR_CONFIG,
     );
-    const [active, updates] = await Promise.all([this.store.activeJobs(), this.store.activeUpdates()]);
+    const updates = await this.store.activeUpdates();
+    const active = await jobsToRecover(this.store, updates);
     jm.recover(await Promise.all(active.map((job) => recoveredJob(this.store, job, updates))), updates);
     jm.start();
     return jm;

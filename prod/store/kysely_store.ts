@@ -19,6 +19,7 @@ import {
   type StoredHostPools,
   StoreUnavailableError,
   type StoreWrite,
+  UNMET_TASK_GOALS,
   type WorkflowEventsQuery,
   workflowSteps,
 } from "../../core/ports/store.ts";
@@ -371,8 +372,27 @@ export class KyselyStore implements Store {
 
   async activeJobs(): Promise<JobRecord[]> {
     await this.flush();
-    const rows = await this.#db.selectFrom("jobs").selectAll().where("state", "not in", TERMINAL_JOB_STATES)
-      .orderBy("creation_time_ms", "asc").orderBy("job_id", "asc").execute();
+    // `isActiveJob` in SQL: a job that succeeded whole, or was deleted, is done; any other ended job is done
+    // unless one of its tasks still has a goal to reach, which only its tasks' rows say.
+    const rows = await this.#db.selectFrom("jobs as j").selectAll().where((eb) =>
+      eb.or([
+        eb("j.state", "not in", TERMINAL_JOB_STATES),
+        eb.and([
+          eb("j.state", "<>", "DELETED"),
+          eb.or([eb("j.state", "<>", "SUCCEEDED"), eb("j.goal_state", "<>", "SUCCEEDED")]),
+          eb.exists(
+            eb.selectFrom("tasks as t").select(sql`1`.as("one")).whereRef("t.job_id", "=", "j.job_id").where(
+              (t) =>
+                t.or(
+                  UNMET_TASK_GOALS.map(([goal, states]) =>
+                    t.and([t("t.goal_state", "=", goal), t("t.state", "in", states)])
+                  ),
+                ),
+            ),
+          ),
+        ]),
+      ])
+    ).orderBy("j.creation_time_ms", "asc").orderBy("j.job_id", "asc").execute();
     return rows.map(jobFromRow);
   }
 

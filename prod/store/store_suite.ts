@@ -23,7 +23,7 @@ import type {
   VolumeRecord,
   WorkflowEventRecord,
 } from "../../core/model/records.ts";
-import type { JobState } from "../../core/model/states.ts";
+import type { JobState, TaskState } from "../../core/model/states.ts";
 
 export interface StoreSuiteOptions {
   /** What was written before `close()` is there after the next `open()` (the real stores). */
@@ -1587,6 +1587,31 @@ const cases: Record<string, Case> = {
     strictEqual(await put(store, batch), undefined);
     const active = (await store.activeJobs()).filter((j) => j.jobId.startsWith(ids.prefix));
     equal(active.map((j) => j.runtime.state).sort(), ["INITIALIZED", "KILLING", "PENDING", "RUNNING"]);
+  },
+
+  "activeJobs includes an ended job one of whose tasks has work left (a stopped job started again)": async (
+    store,
+    ids,
+  ) => {
+    // [job state, job goal, task state, task goal, active]
+    const cases: [JobState, JobState, TaskState, TaskState, boolean][] = [
+      ["KILLED", "RUNNING", "KILLED", "RUNNING", true],
+      ["KILLED", "KILLED", "KILLED", "RUNNING", true],
+      ["FAILED", "RUNNING", "FAILED", "RUNNING", true],
+      ["KILLED", "SUCCEEDED", "LOST", "SUCCEEDED", true],
+      ["KILLED", "KILLED", "KILLED", "KILLED", false],
+      ["FAILED", "SUCCEEDED", "FAILED", "SUCCEEDED", false],
+      ["SUCCEEDED", "SUCCEEDED", "KILLED", "SUCCEEDED", false],
+      ["DELETED", "DELETED", "KILLED", "RUNNING", false],
+    ];
+    const batch = cases.flatMap(([state, goalState, taskState, taskGoal], i): StoreWrite[] => [
+      { kind: "job.put", job: makeJob(ids.job(i), {}, { state, goalState }) },
+      { kind: "task.put", task: makeTask(ids.job(i), 0, { state: "SUCCEEDED", goalState: "SUCCEEDED" }) },
+      { kind: "task.put", task: makeTask(ids.job(i), 1, { state: taskState, goalState: taskGoal }) },
+    ]);
+    strictEqual(await put(store, batch), undefined);
+    const active = new Set((await store.activeJobs()).map((j) => j.jobId));
+    equal(cases.map((_, i) => active.has(ids.job(i))), cases.map((c) => c[4]));
   },
 
   "job.delete removes the job with its tasks and events": async (store, ids) => {
