@@ -4,6 +4,7 @@ import type { AgentOptions } from "./minicluster/agent.ts";
 import { Minicluster } from "./minicluster/minicluster.ts";
 import type { FrameworkIdStore } from "./mesos/framework_id_store.ts";
 import { MesosBackend } from "./mesos/mesos_backend.ts";
+import { readBody } from "./daemons/api_request.ts";
 
 /**
  * A backend that can also show a task's sandbox files (`task logs`); `agentId` says where the run was, for a
@@ -50,6 +51,9 @@ export function createBackend(
   return { backend: minicluster, minicluster };
 }
 
+/** A minicluster agent's name: as a DNS name, with underscores (it names the host in the API and its sandbox). */
+const HOSTNAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}$/;
+
 /** `POST /admin/agents`: adds a minicluster agent at runtime (operators growing a dev cluster; tests). */
 export async function addAgent(minicluster: Minicluster | undefined, req: Request): Promise<Response> {
   const fail = (code: string, message: string, status: number) =>
@@ -57,33 +61,48 @@ export async function addAgent(minicluster: Minicluster | undefined, req: Reques
   if (!minicluster) {
     return fail("failed-precondition", "agents can be added only to the built-in minicluster", 400);
   }
-  let body: {
-    cpu?: number;
-    memoryMb?: number;
-    diskMb?: number;
-    attributes?: Record<string, string>;
-    hostname?: string;
-  };
+  const text = await readBody(req, 1 << 20);
+  if (text instanceof Response) return text;
+  let parsed: unknown;
   try {
-    body = await req.json();
+    parsed = text.trim() ? JSON.parse(text) : {};
   } catch (e) {
     return fail("invalid-argument", `request body is not JSON: ${(e as Error).message}`, 400);
   }
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) {
+    return fail("invalid-argument", "request body: expected a JSON object", 400);
+  }
+  const body = parsed as Record<string, unknown>;
   const bad = ["cpu", "memoryMb", "diskMb"].find((k) => {
-    const v = (body as Record<string, unknown>)[k];
+    const v = body[k];
     return v !== undefined && !(typeof v === "number" && v > 0);
   });
   if (bad) return fail("invalid-argument", `${bad}: expected a positive number`, 400);
+  const { hostname, attributes } = body;
+  if (hostname !== undefined && (typeof hostname !== "string" || !HOSTNAME.test(hostname))) {
+    const expected = "a host name of letters, digits, dots, dashes and underscores";
+    return fail("invalid-argument", `hostname: got ${JSON.stringify(hostname)}, expected ${expected}`, 400);
+  }
+  if (hostname !== undefined && minicluster.hosts().some((h) => h.hostname === hostname)) {
+    return fail("already-exists", `hostname: an agent named ${hostname} is already registered`, 409);
+  }
+  if (
+    attributes !== undefined &&
+    (!attributes || typeof attributes !== "object" || Array.isArray(attributes) ||
+      Object.values(attributes).some((v) => typeof v !== "string"))
+  ) {
+    return fail("invalid-argument", "attributes: expected an object of string values", 400);
+  }
   const n = minicluster.hosts().length;
   const host = minicluster.addAgent({
-    ...(body.hostname ? { hostname: body.hostname } : {}),
+    ...(hostname ? { hostname: hostname as string } : {}),
     resources: {
-      cpuMilli: Math.round((body.cpu ?? 4) * 1000),
-      memMb: body.memoryMb ?? 8192,
-      diskMb: body.diskMb ?? 20480,
+      cpuMilli: Math.round(((body.cpu as number | undefined) ?? 4) * 1000),
+      memMb: (body.memoryMb as number | undefined) ?? 8192,
+      diskMb: (body.diskMb as number | undefined) ?? 20480,
       gpuMilli: 0,
     },
-    attributes: body.attributes ?? {},
+    attributes: (attributes as Record<string, string> | undefined) ?? {},
     portRanges: [[31000 + n * 1000, 31999 + n * 1000]],
   });
   return Response.json({ hostname: host.hostname, agentId: host.agentId });

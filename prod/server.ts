@@ -1,5 +1,5 @@
 /** Production mode's all-in-one wiring: the four daemons in one process, the store, the backend and HTTP. */
-import { withJsonNames } from "./proto_json.ts";
+import { readApiCall } from "./daemons/api_request.ts";
 import { routeProcedure } from "../core/api/procedures.ts";
 import { DEFAULT_HOSTMGR_CONFIG, HostManager } from "../core/hostmgr/hostmgr.ts";
 import { DEFAULT_JOBMGR_CONFIG, JobManager, type JobmgrConfig } from "../core/jobmgr/jobmgr.ts";
@@ -319,17 +319,9 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
     if (denied) return denied;
     if (!procedure) return rpcError("invalid-argument", "missing Rpc-Procedure header");
     if (!route) return rpcError("unimplemented", `unknown procedure ${procedure}`);
-    let body: unknown = {};
-    const text = await req.text();
-    if (text.trim()) {
-      try {
-        // Proto field names (`host_states`) read as their JSON names, as protobuf's JSON parser reads them.
-        body = withJsonNames(JSON.parse(text));
-      } catch (e) {
-        return rpcError("invalid-argument", `request body is not JSON: ${(e as Error).message}`);
-      }
-    }
-    const ttl = Number(req.headers.get("context-ttl-ms")) || 30_000;
+    const read = await readApiCall(req);
+    if (read instanceof Response) return read;
+    const { body, ttlMs: ttl } = read;
     const started = performance.now();
     const observe = (code: string) => {
       const seconds = (performance.now() - started) / 1000;

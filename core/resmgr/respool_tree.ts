@@ -109,7 +109,10 @@ export class RespoolTree {
     }
     // The name is the last part of the pool's path: empty, it would take the parent's path (root's "/").
     if (config.name === "" || config.name.includes("/")) {
-      return fail("invalid-argument", `name: got ${JSON.stringify(config.name)}, expected a name without "/"`);
+      return fail(
+        "invalid-argument",
+        `name: got ${JSON.stringify(config.name)}, expected a name without "/"`,
+      );
     }
     const parent = this.#byId.get(parentId);
     if (!parent) return fail("not-found", `parent resource pool ${parentId} not found`);

@@ -1,7 +1,7 @@
 /** What every daemon process shares: store, leases, registry, HTTP transport, API front, health and metrics. */
 import { passOn } from "./pass_on.ts";
 import { settlesWithin } from "../settle.ts";
-import { withJsonNames } from "../proto_json.ts";
+import { readApiCall } from "./api_request.ts";
 import type { ApiErrorCode, ApiReply, Message } from "../../core/messages.ts";
 import { type Route, routeProcedure } from "../../core/api/procedures.ts";
 import type { Address } from "../../core/ports/transport.ts";
@@ -401,16 +401,9 @@ export class DaemonProcess {
     if (!sent) return rpcError("invalid-argument", "missing Rpc-Procedure header");
     if (!route) return rpcError("unimplemented", `unknown procedure ${sent}`);
     if (this.#stopping) return stoppingError();
-    const text = await req.text();
-    let body: Record<string, unknown> = {};
-    if (text.trim()) {
-      try {
-        // Proto field names (`host_states`) read as their JSON names, as protobuf's JSON parser reads them.
-        body = withJsonNames(JSON.parse(text)) as Record<string, unknown>;
-      } catch (e) {
-        return rpcError("invalid-argument", `request body is not JSON: ${(e as Error).message}`);
-      }
-    }
+    const read = await readApiCall(req);
+    if (read instanceof Response) return read;
+    const { text, body, ttlMs: ttl } = read;
     const started = performance.now();
     let target = await this.#target(route, body);
     // During a change of leader or shard owner, wait a little for the new one rather than fail at once.
@@ -424,7 +417,6 @@ export class DaemonProcess {
     }
     if ("forward" in target) return await this.forward(req, target.forward, text);
     if ("error" in target) return rpcError(target.error, target.message);
-    const ttl = Number(req.headers.get("context-ttl-ms")) || 30_000;
     if (route.procedure === WATCH_PROCEDURE && this.#watches) {
       // Timed to the first response: the stream runs on after.
       const opened = await this.#watches.open(target.local, target.body ?? body, ttl);

@@ -1,0 +1,77 @@
+/**
+ * Requests a client got wrong, against a real `peloton up` over HTTP: each is refused with a message naming
+ * what was wrong, and changes nothing.
+ */
+import assert from "node:assert/strict";
+import { cli, ROOT, withUp } from "./testing.ts";
+
+Deno.test({
+  name:
+    "a bad deadline, a body too large and malformed /admin/agents requests are refused and change nothing",
+  sanitizeResources: false,
+  async fn() {
+    await withUp("peloton-bad-requests-", async (up) => {
+      const jobs = async () => (await cli(up.url, "-j", "job", "query")).out;
+      const before = await jobs();
+      const lookup = await fetch(`${up.url}/api/v1`, {
+        method: "POST",
+        headers: { "rpc-procedure": "peloton.api.respool.ResourceManager::LookupResourcePoolID" },
+        body: JSON.stringify({ path: { value: "/DefaultResPool" } }),
+      });
+      const respoolId = (await lookup.json()).id.value;
+      const config = await Deno.readTextFile(`${ROOT}/scenarios/jobs/testjob.yaml`);
+      // A deadline already past would answer "timed out" for a job that then is created.
+      const late = await fetch(`${up.url}/api/v1`, {
+        method: "POST",
+        headers: { "rpc-procedure": "peloton.api.v0.job.JobManager::Create", "context-ttl-ms": "-5" },
+        body: JSON.stringify({ id: { value: crypto.randomUUID() }, respoolId: { value: respoolId }, config }),
+      });
+      assert.equal(late.status, 400);
+      assert.match((await late.json()).message, /^Context-TTL-Ms: got "-5", expected a whole number/);
+
+      // A body declared far too large is refused before it is read.
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(new URL(up.url).port) });
+      try {
+        await conn.write(new TextEncoder().encode(
+          "POST /api/v1 HTTP/1.1\r\nHost: x\r\nRpc-Procedure: peloton.api.v0.job.JobManager::Get\r\n" +
+            "Content-Length: 1000000000\r\nConnection: close\r\n\r\n{",
+        ));
+        // The server answers without reading the body, and may keep the connection for it: read the answer
+        // alone, not to the end of the stream.
+        let answer = "";
+        const buf = new Uint8Array(4096);
+        while (!/\r\n\r\n[\s\S]*\}/.test(answer)) {
+          const n = await conn.read(buf);
+          if (n === null) break;
+          answer += new TextDecoder().decode(buf.subarray(0, n));
+        }
+        assert.match(answer, /^HTTP\/1\.1 413 /, answer);
+        assert.match(answer, /the request body is 1000000000 bytes, more than the limit of 67108864 bytes/);
+      } finally {
+        try {
+          conn.close();
+        } catch {
+          // Closed by the server.
+        }
+      }
+
+      const agents = async () => (await cli(up.url, "-j", "host", "query")).out;
+      const hosts = await agents();
+      for (
+        const [body, status, message] of [
+          ["null", 400, "request body: expected a JSON object"],
+          ['{"hostname":"agent-0"}', 409, "hostname: an agent named agent-0 is already registered"],
+          ['{"hostname":123}', 400, "hostname: got 123, expected a host name of letters"],
+          ['{"hostname":"../x"}', 400, 'hostname: got "../x", expected a host name'],
+          ['{"attributes":"x"}', 400, "attributes: expected an object of string values"],
+        ] as const
+      ) {
+        const res = await fetch(`${up.url}/admin/agents`, { method: "POST", body });
+        assert.equal(res.status, status, body);
+        assert.match((await res.json()).message, new RegExp(`^${message.replace(/[.()]/g, "\\$&")}`), body);
+      }
+      assert.equal(await agents(), hosts, "no agent added");
+      assert.equal(await jobs(), before, "no job created");
+    });
+  },
+});

@@ -1,0 +1,93 @@
+/** What an API call's HTTP request carries besides its procedure: its JSON body and its deadline. */
+import { withJsonNames } from "../proto_json.ts";
+import { rpcError } from "./http_errors.ts";
+
+/** An API call as read from its request: the body as sent, parsed, and the deadline. */
+export interface ApiCall {
+  text: string;
+  body: Record<string, unknown>;
+  ttlMs: number;
+}
+
+/**
+ * Reads an API call's request, or gives the error response for a bad one: a deadline out of bounds, a
+ * body too large or not JSON. Proto field names (`host_states`) read as their JSON names, as protobuf's
+ * JSON parser reads them.
+ */
+export async function readApiCall(req: Request): Promise<ApiCall | Response> {
+  const ttlMs = ttlOf(req);
+  if (ttlMs instanceof Response) return ttlMs;
+  const text = await readBody(req);
+  if (text instanceof Response) return text;
+  let body: Record<string, unknown> = {};
+  if (text.trim()) {
+    try {
+      body = withJsonNames(JSON.parse(text)) as Record<string, unknown>;
+    } catch (e) {
+      return rpcError("invalid-argument", `request body is not JSON: ${(e as Error).message}`);
+    }
+  }
+  return { text, body, ttlMs };
+}
+
+/**
+ * The largest request body taken: far above any real call (a job of 100,000 instance configs, a secret of 1
+ * MiB), far below what would stall the process reading and parsing it.
+ */
+export const MAX_BODY_BYTES = 64 * 2 ** 20;
+
+/** A call's deadline when its `Context-TTL-Ms` header gives none (YARPC's header, as Peloton's clients send). */
+export const DEFAULT_TTL_MS = 30_000;
+
+/** The longest deadline a call may ask for: an hour. */
+const MAX_TTL_MS = 3_600_000;
+
+/**
+ * The request's body as text, or the error response for a body over `limit` bytes (HTTP 413), refused
+ * from its Content-Length before it is read, or as soon as that many bytes have come.
+ */
+export async function readBody(req: Request, limit = MAX_BODY_BYTES): Promise<string | Response> {
+  const tooLarge = (what: string) => {
+    const message = `the request body is ${what}, more than the limit of ${limit} bytes`;
+    return Response.json({ code: "invalid-argument", message }, {
+      status: 413,
+      headers: { "rpc-status": "invalid-argument" },
+    });
+  };
+  const declared = Number(req.headers.get("content-length"));
+  if (declared > limit) return tooLarge(`${declared} bytes`);
+  if (!req.body) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of req.body) {
+    size += chunk.byteLength;
+    if (size > limit) return tooLarge(`over ${size} bytes`);
+    chunks.push(chunk);
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    all.set(c, at);
+    at += c.byteLength;
+  }
+  return new TextDecoder().decode(all);
+}
+
+/**
+ * The call's deadline from its `Context-TTL-Ms` header (absent: `DEFAULT_TTL_MS`), or the error response
+ * for a value that is not a whole number of milliseconds within bounds: a deadline already past would
+ * answer "timed out" for a call that then goes on and acts.
+ */
+export function ttlOf(req: Request): number | Response {
+  const header = req.headers.get("context-ttl-ms");
+  if (header === null || header.trim() === "") return DEFAULT_TTL_MS;
+  const ttl = Number(header);
+  if (!Number.isInteger(ttl) || ttl < 1 || ttl > MAX_TTL_MS) {
+    const shown = header.length > 40 ? `${header.slice(0, 40)}...` : header;
+    return rpcError(
+      "invalid-argument",
+      `Context-TTL-Ms: got "${shown}", expected a whole number of milliseconds from 1 to ${MAX_TTL_MS}`,
+    );
+  }
+  return ttl;
+}

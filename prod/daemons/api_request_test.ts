@@ -1,0 +1,53 @@
+/** An API call's request: its body bounded in size, its deadline in bounds. */
+import assert from "node:assert/strict";
+import { DEFAULT_TTL_MS, readApiCall, readBody, ttlOf } from "./api_request.ts";
+
+const post = (body: BodyInit | null, headers: Record<string, string> = {}) =>
+  new Request("http://x/api/v1", { method: "POST", body, headers });
+
+Deno.test("a body over the limit is refused (413) from its Content-Length or once that much has come", async () => {
+  assert.equal(await readBody(post("{}"), 10), "{}");
+  const declared = await readBody(post("x".repeat(11), { "content-length": "11" }), 10);
+  assert.ok(declared instanceof Response);
+  assert.equal(declared.status, 413);
+  assert.deepEqual(await declared.json(), {
+    code: "invalid-argument",
+    message: "the request body is 11 bytes, more than the limit of 10 bytes",
+  });
+  // Sent in chunks with no length given: the reading stops at the chunk past the limit.
+  let pulled = 0;
+  const stream = new ReadableStream<Uint8Array>({
+    pull(c) {
+      if (++pulled > 100) return c.close();
+      c.enqueue(new Uint8Array(4));
+    },
+  });
+  const streamed = await readBody(post(stream), 10);
+  assert.ok(streamed instanceof Response);
+  assert.equal(streamed.status, 413);
+  assert.ok(pulled < 10, `read ${pulled} chunks`);
+});
+
+Deno.test("Context-TTL-Ms: absent is the default; anything but a whole number of ms from 1 to an hour is refused", async () => {
+  assert.equal(ttlOf(post(null)), DEFAULT_TTL_MS);
+  assert.equal(ttlOf(post(null, { "context-ttl-ms": "2500" })), 2500);
+  for (const bad of ["-5", "0", "1.5", "abc", "3600001"]) {
+    const r = ttlOf(post(null, { "context-ttl-ms": bad }));
+    assert.ok(r instanceof Response, bad);
+    assert.equal(r.status, 400);
+    assert.equal(
+      (await r.json()).message,
+      `Context-TTL-Ms: got "${bad}", expected a whole number of milliseconds from 1 to 3600000`,
+    );
+  }
+});
+
+Deno.test("readApiCall: proto names read as JSON names; a body that is not JSON is refused", async () => {
+  const call = await readApiCall(post('{"host_states":["HOST_STATE_UP"]}', { "context-ttl-ms": "100" }));
+  assert.ok(!(call instanceof Response));
+  assert.deepEqual(call.body, { hostStates: ["HOST_STATE_UP"] });
+  assert.equal(call.ttlMs, 100);
+  const bad = await readApiCall(post("{"));
+  assert.ok(bad instanceof Response);
+  assert.match((await bad.json()).message, /^request body is not JSON: /);
+});
