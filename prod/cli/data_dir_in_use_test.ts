@@ -171,3 +171,21 @@ Deno.test({
     }
   },
 });
+
+Deno.test("peloton up and a daemon on a data dir that cannot be made, or an address that is none: one line, exit 1", async () => {
+  const file = await Deno.makeTempFile({ prefix: "not_a_dir_" });
+  try {
+    for (const role of ["up", "jobmgr"]) {
+      const r = await cli(NOWHERE, role, "--port", "0", "--data-dir", `${file}/x`);
+      assert.equal(r.code, 1, r.err);
+      assert.match(r.err, new RegExp(`^peloton ${role}: data dir ${file}/x cannot be used: Not a directory`));
+    }
+    const dir = await Deno.makeTempDir({ prefix: "bad_host_" });
+    const r = await cli(NOWHERE, "up", "--port", "0", "--host", "999.1.1.1", "--data-dir", dir);
+    await Deno.remove(dir, { recursive: true });
+    assert.equal(r.code, 1, r.err);
+    assert.match(r.err, /^peloton up: cannot listen on 999\.1\.1\.1:0: /);
+  } finally {
+    await Deno.remove(file);
+  }
+});

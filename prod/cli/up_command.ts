@@ -7,7 +7,7 @@ import { PELOTON_HOST_POOLS } from "../../core/placement/host_pool_policy.ts";
 import type { AgentOptions } from "../minicluster/agent.ts";
 import { BasicAuth } from "../auth/basic_auth.ts";
 import { ListenError } from "../daemons/listen.ts";
-import { DataDirInUseError } from "../minicluster/data_dir_owner.ts";
+import { DataDirError, DataDirInUseError } from "../minicluster/data_dir_owner.ts";
 import { DEFAULT_PORT, startPeloton } from "../server.ts";
 import { StoreInUseError } from "../store/store_claim.ts";
 import type { Command } from "./command.ts";
@@ -204,7 +204,9 @@ export const upCommand: Command = {
  * store is held by another live process, the port is taken), or undefined for anything else.
  */
 export function startProblem(e: unknown, host: string, port: number): string | undefined {
-  if (e instanceof DataDirInUseError || e instanceof StoreInUseError) return e.message;
+  if (e instanceof DataDirInUseError || e instanceof DataDirError || e instanceof StoreInUseError) {
+    return e.message;
+  }
   const bind = e instanceof Deno.errors.AddrInUse || e instanceof Deno.errors.AddrNotAvailable
     ? new ListenError(host, port, e)
     : e;

@@ -27,12 +27,8 @@ export function listen(
   try {
     return Deno.serve({ hostname: host, port, onListen() {} }, handler);
   } catch (e) {
-    if (
-      e instanceof Deno.errors.AddrInUse || e instanceof Deno.errors.AddrNotAvailable ||
-      e instanceof Deno.errors.PermissionDenied
-    ) {
-      throw new ListenError(host, port, e);
-    }
-    throw e;
+    // Whatever stops the bind (the port taken, an address not this machine's or no address at all, no
+    // permission) is the operator's to fix, and said as such.
+    throw new ListenError(host, port, e as Error);
   }
 }

@@ -28,6 +28,15 @@ export interface DirOwner {
 }
 
 /** Thrown when another live process holds the dir, or shares it; nothing in the dir was touched. */
+/** A data dir that cannot be made or used (a path through a file, no permission), with the system's reason. */
+export class DataDirError extends Error {
+  override readonly name = "DataDirError";
+
+  constructor(readonly dir: string, cause: Error) {
+    super(`data dir ${dir} cannot be used: ${cause.message}`, { cause });
+  }
+}
+
 export class DataDirInUseError extends Error {
   override readonly name = "DataDirInUseError";
 
@@ -70,6 +79,15 @@ export class DataDirOwnership {
   }
 }
 
+/** Creates the data dir if missing; `DataDirError` when it cannot be. */
+function makeDataDir(dir: string): void {
+  try {
+    Deno.mkdirSync(dir, { recursive: true });
+  } catch (e) {
+    throw new DataDirError(dir, e as Error);
+  }
+}
+
 export function ownerPath(dir: string): string {
   return `${dir}/${OWNER_FILE}`;
 }
@@ -80,7 +98,7 @@ export function ownerPath(dir: string): string {
  * rewritten), and files left by daemons that died are removed.
  */
 export function ownDataDir(dir: string, by: string): DataDirOwnership {
-  Deno.mkdirSync(dir, { recursive: true });
+  makeDataDir(dir);
   const path = ownerPath(dir);
   const file = lockFile(path, () => new DataDirInUseError(dir, liveOwner(path) ?? liveSharer(dir)));
   const owned = new DataDirOwnership(dir, file);
@@ -115,7 +133,7 @@ export function ownDataDir(dir: string, by: string): DataDirOwnership {
  * having left the dir as it was. Files left by daemons that died are removed.
  */
 export function shareDataDir(dir: string, name: string, by: string): DataDirOwnership {
-  Deno.mkdirSync(dir, { recursive: true });
+  makeDataDir(dir);
   const path = `${dir}/${name}${SHARER_SUFFIX}`;
   const file = lockFile(
     path,
