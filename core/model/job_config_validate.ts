@@ -71,29 +71,47 @@ function error(path: PathSeg[], expected: string, value?: unknown, uses?: Uses):
 /** All rule violations of a parsed JobConfig; an empty list means Peloton would accept it. */
 export function validateJobConfig(config: JobConfig, opts: ValidateJobOptions = {}): RuleIssue[] {
   const gaps = opts.gaps ?? NO_GAPS;
+  const maxTasksPerJob = opts.maxTasksPerJob ?? DEFAULT_MAX_TASKS_PER_JOB;
   const issues = new IssueSet(gaps);
-  checkJob(config, opts.maxTasksPerJob ?? DEFAULT_MAX_TASKS_PER_JOB, issues);
-  const checked = instancesToCheck(config, gaps);
+  checkJob(config, maxTasksPerJob, issues);
+  const countKnown = !gaps.malformed(["instanceCount"]) && config.instanceCount <= maxTasksPerJob;
+  const checked = instancesToCheck(config, countKnown, maxTasksPerJob);
   for (let i = 0; i < checked; i++) checkInstance(config, i, issues);
   for (const id of Object.keys(config.instanceConfig)) {
-    if (Number(id) >= config.instanceCount) {
+    const never = "this override is never used";
+    if (Number(id) >= config.instanceCount && countKnown) {
       issues.add({
         path: ["instanceConfig", id],
         value: Number(id),
-        expected: `an instance id below instanceCount (${config.instanceCount}); this override is never used`,
+        expected: `an instance id below instanceCount (${config.instanceCount}); ${never}`,
         severity: "warning",
         uses: [["instanceCount"]],
+      });
+    } else if (Number(id) >= maxTasksPerJob) {
+      issues.add({
+        path: ["instanceConfig", id],
+        value: Number(id),
+        expected: `an instance id below ${maxTasksPerJob}, the most instances a job may have; ${never}`,
+        severity: "warning",
       });
     }
   }
   return issues.list(checked);
 }
 
-/** How many instances the per-instance rules look at. */
-function instancesToCheck(config: JobConfig, gaps: Gaps): number {
-  // A malformed count: every instance with an override, and instance 0 for the default config alone.
-  if (gaps.malformed(["instanceCount"])) {
-    return Math.max(1, ...Object.keys(config.instanceConfig).map((id) => Number(id) + 1));
+/**
+ * How many instances the per-instance rules look at: never more than a job may have, so a huge
+ * instanceCount or instance id costs no more to refuse than a valid job costs to accept.
+ */
+function instancesToCheck(config: JobConfig, countKnown: boolean, maxTasksPerJob: number): number {
+  // A malformed count, or one refused as too large: every instance with an override a job could have, and
+  // instance 0 for the default config alone.
+  if (!countKnown) {
+    let checked = 1;
+    for (const id of Object.keys(config.instanceConfig)) {
+      if (Number(id) < maxTasksPerJob) checked = Math.max(checked, Number(id) + 1);
+    }
+    return checked;
   }
   // A daemon's instances follow its hosts: its instanceCount is not used, its default config is.
   return config.type === "DAEMON" ? Math.max(1, config.instanceCount) : config.instanceCount;
@@ -169,6 +187,21 @@ function checkInstance(config: JobConfig, i: number, issues: IssueSet): void {
         ...from("ports", j, "envName"),
         ...from("executor", "type"),
       ];
+      add(error(at("ports", j, "envName"), why, p.envName, uses));
+    }
+    // Ours (Peloton's validator only wants names): ports are allocated by name and passed in the env var
+    // their envName names, so a repeated one leaves a port never allocated or two ports one value.
+    const ports = task.ports ?? [];
+    const k = ports.findIndex((q) => q.name === p.name);
+    if (p.name !== "" && k < j) {
+      const why = `a port name used once (ports[${k}] is also named "${p.name}")`;
+      const uses = [...from("ports", j, "name"), ...from("ports", k, "name")];
+      add(error(at("ports", j, "name"), why, p.name, uses));
+    }
+    const e = ports.findIndex((q) => q.envName === p.envName);
+    if (p.envName && e < j) {
+      const why = `an envName used once (ports[${e}] also sets ${p.envName})`;
+      const uses = [...from("ports", j, "envName"), ...from("ports", e, "envName")];
       add(error(at("ports", j, "envName"), why, p.envName, uses));
     }
   });

@@ -1,5 +1,6 @@
 /** Parses YAML (or takes a plain JSON value) into a source tree that keeps each node's line and column. */
 import {
+  type Alias,
   type Document,
   isAlias,
   isMap,
@@ -9,6 +10,7 @@ import {
   LineCounter,
   type Node,
   parseDocument,
+  visit,
 } from "yaml";
 
 /** Where a node starts in its file, 1-based; absent for values that did not come from text. */
@@ -44,6 +46,11 @@ export type YamlParseResult =
 
 // Deeper than any config; guards against alias cycles such as `&a [*a]`.
 const MAX_DEPTH = 64;
+/**
+ * Values that aliases may repeat in one document. Nested aliases multiply ("billion laughs": nine levels of
+ * ten aliases are 10^9 values); the yaml library's own limit (`maxAliasCount`) only guards its `toJS`.
+ */
+export const MAX_ALIASED_VALUES = 100_000;
 
 /**
  * Parses one YAML document as YAML 1.1 (what Peloton's Go CLI and PyYAML read). Duplicate keys are
@@ -109,25 +116,50 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
 
 class Converter {
   readonly problems: YamlProblem[] = [];
+  private aliasedValues = 0;
+  /** The outermost alias being expanded, where an expansion over the limit is reported. */
+  private aliasAt: SourcePos = {};
+  private readonly targets: Map<Alias, Node>;
 
-  constructor(private readonly doc: Document, private readonly lines: LineCounter) {}
+  constructor(doc: Document, private readonly lines: LineCounter) {
+    this.targets = aliasTargets(doc);
+  }
 
-  node(node: Node | null, depth: number): SourceNode {
+  /** `aliased`: the node is reached through an alias, so it counts against MAX_ALIASED_VALUES. */
+  node(node: Node | null, depth: number, aliased = false): SourceNode {
     const pos = this.pos(node);
     if (depth > MAX_DEPTH) {
       this.problems.push({ line: pos.line ?? 1, column: pos.column ?? 1, message: "nesting too deep" });
       return { kind: "scalar", value: null, ...pos };
     }
+    if (aliased && ++this.aliasedValues > MAX_ALIASED_VALUES) {
+      // Reported once; the rest of the expansion is cut short, so the cost stays bounded.
+      if (this.aliasedValues === MAX_ALIASED_VALUES + 1) {
+        this.problems.push({
+          line: this.aliasAt.line ?? 1,
+          column: this.aliasAt.column ?? 1,
+          message: `aliases expand to more than ${MAX_ALIASED_VALUES} values (nested aliases multiply)`,
+        });
+      }
+      return { kind: "scalar", value: null, ...pos };
+    }
     if (node === null) return { kind: "scalar", value: null, ...pos };
     if (isAlias(node)) {
-      const target = node.resolve(this.doc) ?? null;
-      return { ...this.node(target as Node | null, depth + 1), ...pos };
+      const target = this.targets.get(node);
+      if (!target) {
+        // Reported where it is written, not again wherever an alias repeats it.
+        const message = `alias *${node.source} has no anchor &${node.source} before it`;
+        if (!aliased) this.problems.push({ line: pos.line ?? 1, column: pos.column ?? 1, message });
+        return { kind: "scalar", value: null, ...pos };
+      }
+      if (!aliased) this.aliasAt = pos;
+      return { ...this.node(target, depth + 1, true), ...pos };
     }
-    if (isMap(node)) return { kind: "map", entries: this.entries(node.items, depth), ...pos };
+    if (isMap(node)) return { kind: "map", entries: this.entries(node.items, depth, aliased), ...pos };
     if (isSeq(node)) {
       return {
         kind: "seq",
-        items: node.items.map((n) => this.node(n as Node, depth + 1)),
+        items: node.items.map((n) => this.node(n as Node, depth + 1, aliased)),
         ...pos,
       };
     }
@@ -143,13 +175,13 @@ class Converter {
     return { kind: "scalar", value: null, ...pos };
   }
 
-  private entries(items: unknown[], depth: number): SourceEntry[] {
+  private entries(items: unknown[], depth: number, aliased: boolean): SourceEntry[] {
     const merged: SourceEntry[] = [];
     const own: SourceEntry[] = [];
     for (const pair of items) {
       if (!isPair(pair)) continue;
       const keyNode = pair.key as Node | null;
-      const value = this.node(pair.value as Node | null, depth + 1);
+      const value = this.node(pair.value as Node | null, depth + 1, aliased);
       if (isScalar(keyNode) && typeof keyNode.value === "symbol" && keyNode.source === "<<") {
         const sources = value.kind === "seq" ? value.items : [value];
         for (const s of sources) {
@@ -175,4 +207,22 @@ class Converter {
     const { line, col } = this.lines.linePos(offset);
     return { line, column: col };
   }
+}
+
+/**
+ * Each alias's node: the last one before it with its anchor, as `Alias.resolve` finds it, but in one walk
+ * (that method walks the whole document for every alias).
+ */
+function aliasTargets(doc: Document): Map<Alias, Node> {
+  const targets = new Map<Alias, Node>();
+  const anchored = new Map<string, Node>();
+  visit(doc, {
+    Node(_key, node) {
+      if (isAlias(node)) {
+        const target = anchored.get(node.source);
+        if (target) targets.set(node, target);
+      } else if (node.anchor) anchored.set(node.anchor, node);
+    },
+  });
+  return targets;
 }

@@ -1,6 +1,13 @@
 /** The YAML source tree: positions, YAML 1.1 quirks, anchors and merge keys, syntax errors. */
 import assert from "node:assert/strict";
-import { parseYamlSource, plainToSource, type SourceNode, sourceToPlain } from "./yaml_load.ts";
+import {
+  MAX_ALIASED_VALUES,
+  parseYamlSource,
+  plainToSource,
+  type SourceNode,
+  sourceToPlain,
+} from "./yaml_load.ts";
+import { loadJobConfig, loadRespoolConfig } from "./load.ts";
 
 function root(text: string): SourceNode {
   const r = parseYamlSource(text);
@@ -58,4 +65,47 @@ Deno.test("plain values wrap without positions", () => {
   const node = plainToSource({ a: [1, { b: null }] });
   assert.deepEqual(sourceToPlain(node), { a: [1, { b: null }] });
   assert.ok(node.kind === "map" && node.entries[0].line === undefined);
+});
+
+/** A "billion laughs" file: `levels` anchors, each a list of ten aliases of the one before. */
+function aliasBomb(levels: number): string {
+  const lines = ['l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]'];
+  for (let i = 1; i <= levels; i++) lines.push(`l${i}: &l${i} [${Array(10).fill(`*l${i - 1}`).join(", ")}]`);
+  return lines.join("\n") + "\n";
+}
+
+Deno.test("nested aliases that would expand past the limit are refused at once, at the alias", () => {
+  const r = parseYamlSource(aliasBomb(6));
+  assert.ok(!r.ok);
+  assert.deepEqual(r.errors, [
+    {
+      line: 5,
+      column: 45,
+      message: `aliases expand to more than ${MAX_ALIASED_VALUES} values (nested aliases multiply)`,
+    },
+  ]);
+  const expected = `bomb.yaml:5: invalid YAML: aliases expand to more than ${MAX_ALIASED_VALUES} values ` +
+    "(nested aliases multiply)";
+  for (const load of [loadJobConfig, loadRespoolConfig]) {
+    const loaded = load(aliasBomb(9), "bomb.yaml");
+    assert.ok(!loaded.ok);
+    assert.deepEqual(loaded.errors.map((e) => e.message), [expected]);
+  }
+});
+
+Deno.test("a config repeated by aliases many times is read whole", () => {
+  const base = Array.from({ length: 20 }, (_, i) => `  k${i}: ${i}`).join("\n");
+  const uses = Array.from({ length: 1000 }, (_, i) => `  ${i}: {<<: *base, own: ${i}}`).join("\n");
+  const r = root(`base: &base\n${base}\nall:\n${uses}\n`);
+  const all = (sourceToPlain(r) as { all: Record<string, Record<string, number>> }).all;
+  assert.equal(Object.keys(all).length, 1000);
+  assert.deepEqual([all[999].k19, all[999].own], [19, 999]);
+  // An alias takes the last anchor of its name before it.
+  assert.deepEqual(sourceToPlain(root("a: &x 1\nb: *x\nc: &x 2\nd: *x\n")), { a: 1, b: 1, c: 2, d: 2 });
+});
+
+Deno.test("an alias with no anchor before it is an error, not a null", () => {
+  const r = parseYamlSource("a: &early [*late]\nb: *early\nc: &late 1\n");
+  assert.ok(!r.ok);
+  assert.deepEqual(r.errors, [{ line: 1, column: 12, message: "alias *late has no anchor &late before it" }]);
 });

@@ -1,0 +1,139 @@
+/** The job rules' cost and the port rules Peloton's validator lacks: huge counts, repeated port names. */
+import assert from "node:assert/strict";
+import type { JobConfig } from "./config_types.ts";
+import { type Gaps, NO_GAPS } from "./config_issues.ts";
+import { validateJobConfig } from "./job_config_validate.ts";
+import { loadJobConfig, parseJobConfig, parseStatelessSpec } from "./load.ts";
+
+const COMMAND = { command: { value: "x" } };
+
+function makeJob(overrides: Record<string, unknown>): JobConfig {
+  const r = parseJobConfig({ instanceCount: 3, defaultConfig: COMMAND, ...overrides }, "t", {
+    validate: false,
+  });
+  if (!r.ok) throw new Error(r.errors.map((e) => e.message).join("\n"));
+  return r.value;
+}
+
+const messages = (r: { ok: boolean; errors?: { message: string }[] }) => {
+  assert.equal(r.ok, false, "expected the config to be refused");
+  return (r.errors ?? []).map((e) => e.message);
+};
+
+/** The job with its instanceConfig counting the instance ids read; too many reads fail the test at once. */
+function countingReads(config: JobConfig): { config: JobConfig; reads: () => number } {
+  let reads = 0;
+  const instanceConfig = new Proxy(config.instanceConfig, {
+    get(target, key) {
+      if (typeof key === "string" && /^\d+$/.test(key) && ++reads > 1000) {
+        throw new Error(`read instance ${key}: the rules walk every instance`);
+      }
+      return Reflect.get(target, key);
+    },
+  });
+  return { config: { ...config, instanceConfig }, reads: () => reads };
+}
+
+Deno.test("per-instance rules read no instance past the most a job may have, whatever the numbers", () => {
+  const countMalformed: Gaps = { ...NO_GAPS, malformed: (p) => p.length === 1 && p[0] === "instanceCount" };
+  const cases: [JobConfig, Gaps][] = [
+    [makeJob({ instanceCount: 100_000_000_000 }), NO_GAPS],
+    [makeJob({ type: "DAEMON", instanceCount: 300_000_000 }), NO_GAPS],
+    [makeJob({ instanceCount: 0, instanceConfig: { 300000000: COMMAND } }), countMalformed],
+    [makeJob({ instanceCount: 300_000_000, instanceConfig: { 5: COMMAND } }), NO_GAPS],
+  ];
+  for (const [job, gaps] of cases) {
+    const { config, reads } = countingReads(job);
+    validateJobConfig(config, { gaps });
+    assert.ok(reads() <= 6, `${reads()} instance reads`);
+  }
+});
+
+Deno.test("a huge instanceCount is refused at once, from a file or an API body", () => {
+  const yaml = "instanceCount: 100000000000\ndefaultConfig:\n  command: {value: x}\n";
+  assert.deepEqual(messages(loadJobConfig(yaml, "j.yaml")), [
+    "j.yaml:1: instanceCount: got 100000000000, expected at most 100000 instances per job",
+  ]);
+  assert.deepEqual(messages(parseJobConfig({ instanceCount: 300000000, defaultConfig: COMMAND })), [
+    "request: instanceCount: got 300000000, expected at most 100000 instances per job",
+  ]);
+  const spec = { instanceCount: 300000000, defaultSpec: { containers: [{ entrypoint: { value: "x" } }] } };
+  assert.deepEqual(messages(parseStatelessSpec(spec)), [
+    "request: instanceCount: got 300000000, expected at most 100000 instances per job",
+  ]);
+  // The default config is still checked, once, on instance 0.
+  assert.deepEqual(messages(parseJobConfig({ instanceCount: 300000000, defaultConfig: {} })), [
+    "request: instanceCount: got 300000000, expected at most 100000 instances per job",
+    "request: defaultConfig.command: missing, expected a command: every instance needs one once " +
+    "instanceConfig is merged over defaultConfig",
+  ]);
+});
+
+Deno.test("an instance override no job could have is warned of, even beside a malformed count", () => {
+  const r = parseJobConfig({
+    instanceCount: "two",
+    defaultConfig: COMMAND,
+    instanceConfig: { "300000000": COMMAND },
+  });
+  assert.deepEqual(messages(r), [
+    'request: instanceCount: got "two", expected a whole number, at least 1 (0 only for a DAEMON job)',
+  ]);
+  assert.deepEqual(r.warnings.map((w) => w.message), [
+    "request: instanceConfig.300000000: got 300000000, expected an instance id below 100000, the most " +
+    "instances a job may have; this override is never used",
+  ]);
+  const known = parseJobConfig({ instanceCount: 3, defaultConfig: COMMAND, instanceConfig: { 7: COMMAND } });
+  assert.ok(known.ok);
+  assert.deepEqual(known.warnings.map((w) => w.expected), [
+    "an instance id below instanceCount (3); this override is never used",
+  ]);
+});
+
+Deno.test("a port name or envName used twice in one task is refused, naming the second", () => {
+  const job = (ports: unknown[], more: Record<string, unknown> = {}) =>
+    parseJobConfig({ instanceCount: 3, defaultConfig: { ...COMMAND, ports }, ...more });
+  assert.deepEqual(messages(job([{ name: "http", value: 31005 }, { name: "http", value: 31006 }])), [
+    'request: defaultConfig.ports[1].name: got "http", expected a port name used once ' +
+    '(ports[0] is also named "http")',
+  ]);
+  assert.deepEqual(messages(job([{ name: "http", envName: "A" }, { name: "http", envName: "B" }])), [
+    'request: defaultConfig.ports[1].name: got "http", expected a port name used once ' +
+    '(ports[0] is also named "http")',
+  ]);
+  assert.deepEqual(
+    messages(job([{ name: "a", envName: "P1" }, { name: "b", envName: "P1" }, { name: "c", envName: "P1" }])),
+    [
+      'request: defaultConfig.ports[1].envName: got "P1", expected an envName used once (ports[0] also sets P1)',
+      'request: defaultConfig.ports[2].envName: got "P1", expected an envName used once (ports[0] also sets P1)',
+    ],
+  );
+  assert.ok(job([{ name: "a", envName: "P1" }, { name: "b", value: 80 }, { name: "c", value: 81 }]).ok);
+  // An override's ports replace the default's whole: each list is checked as the instance gets it.
+  const twice = [{ name: "a", envName: "P1" }, { name: "a", envName: "P2" }];
+  assert.deepEqual(
+    messages(job([{ name: "a", envName: "P1" }], { instanceConfig: { 1: { ports: twice } } })),
+    [
+      'request: instanceConfig.1.ports[1].name: got "a", expected a port name used once (ports[0] is also named "a")',
+    ],
+  );
+  assert.deepEqual(
+    messages(job(twice, { instanceConfig: { 1: { ports: [{ name: "a", envName: "P1" }] } } })),
+    [
+      'request: defaultConfig.ports[1].name: got "a", expected a port name used once (ports[0] is also named "a") ' +
+      "(instances 0, 2)",
+    ],
+  );
+  const spec = {
+    instanceCount: 1,
+    defaultSpec: {
+      containers: [{
+        entrypoint: { value: "x" },
+        ports: [{ name: "http", value: 1 }, { name: "http", value: 2 }],
+      }],
+    },
+  };
+  assert.deepEqual(messages(parseStatelessSpec(spec)), [
+    'request: defaultSpec.containers[0].ports[1].name: got "http", expected a port name used once ' +
+    '(ports[0] is also named "http")',
+  ]);
+});
