@@ -1,6 +1,7 @@
 /** Peloton's JSON shapes for the job manager's API: jobs, tasks, events, updates and volumes. */
 import type { ApiErrorCode, ApiRequest } from "../messages.ts";
-import type { JobConfig, Label, TaskConfig } from "../model/config_types.ts";
+import type { JobConfig, Label, TaskConfig, UpdateConfig } from "../model/config_types.ts";
+import { parseUpdateConfig } from "../model/load.ts";
 import {
   type JobRecord,
   mesosTaskId,
@@ -13,6 +14,7 @@ import { rfc3339 } from "../model/time_format.ts";
 import { storeFailure } from "../ports/store.ts";
 import type { Transport } from "../ports/transport.ts";
 import type { InstanceMap } from "./job_entry.ts";
+import { messageOf, wholeNumber } from "./query_spec.ts";
 
 export type Body = Record<string, unknown>;
 
@@ -38,6 +40,19 @@ export function opaqueDataOf(body: Body): string | undefined | Error {
 
 /** A job id as Peloton makes and checks them. */
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The id a create asks for its job (v0 Create's `id`, v1alpha CreateJob's `jobId`, `{value}` or a string):
+ * undefined when absent or empty, for which one is made, as Peloton's handlers make one; else it must be a
+ * UUID, as theirs require (pods are named `<jobId>-<instanceId>`, and a SQL store's id columns are 128
+ * characters wide). An Error naming `field` when it is not.
+ */
+export function requestedJobId(raw: unknown, field: string): string | undefined | Error {
+  const value = raw !== null && typeof raw === "object" && !Array.isArray(raw) ? (raw as Body).value : raw;
+  if (value === undefined || value === null || value === "") return undefined;
+  if (typeof value === "string" && UUID.test(value)) return value;
+  return new Error(`${field}: got ${JSON.stringify(value)}, expected a UUID`);
+}
 
 export const time = (ms?: number) => (ms === undefined ? undefined : rfc3339(ms));
 
@@ -236,26 +251,83 @@ export function volumeJson(v: VolumeRecord): Body {
   };
 }
 
-/** Parses `ranges: [{from, to}]` (to exclusive) into instance ids below `count`. */
-export function instancesOf(ranges: unknown, count: number): number[] | undefined {
-  if (!Array.isArray(ranges) || !ranges.length) return undefined;
+/** Max uint32: the largest number a uint32 field holds, and the `to` Peloton's CLI sends for an open range. */
+const MAX_UINT32 = 0xffff_ffff;
+
+/** A request's uint32 field named `field` (a number or a string of digits; absent is 0), or why it is refused. */
+export function uint32Of(raw: unknown, field: string): number | string {
+  const n = wholeNumber(raw);
+  return n !== undefined && n <= MAX_UINT32
+    ? n
+    : `${field}: got ${JSON.stringify(raw)}, expected a whole number from 0 to ${MAX_UINT32}`;
+}
+
+/** An instance range of a request: `to` exclusive; undefined is to the job's end. */
+export interface InstanceRange {
+  from: number;
+  to?: number;
+}
+
+/**
+ * One instance range `{from, to}` of a request, named `field`, as every call that takes ranges reads them
+ * (Peloton's `-r FROM:TO`): whole numbers, `to` exclusive and above `from`; `from` absent is 0, `to` absent
+ * or max uint32 (what Peloton's CLI sends for an open end) is to the job's end. Why it is refused otherwise.
+ */
+export function instanceRangeOf(raw: unknown, field: string): InstanceRange | string {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    return `${field}: got ${JSON.stringify(raw ?? null)}, expected {from, to}`;
+  }
+  const r = raw as Body;
+  const from = uint32Of(r.from, `${field}.from`);
+  if (typeof from === "string") return from;
+  const to = r.to === undefined || r.to === null ? MAX_UINT32 : uint32Of(r.to, `${field}.to`);
+  if (typeof to === "string") return to;
+  if (to === MAX_UINT32) return { from };
+  if (to <= from) {
+    return `${field}: got ${JSON.stringify(raw)}, expected from below to (to is exclusive: ` +
+      `{from: ${from}, to: ${from + 1}} is instance ${from} alone)`;
+  }
+  return { from, to };
+}
+
+/** A request's one instance `range` (task List and Refresh, ListPods): absent is the whole job. */
+export function rangeOf(body: Body): InstanceRange | string {
+  return body.range === undefined || body.range === null ? { from: 0 } : instanceRangeOf(body.range, "range");
+}
+
+/** A request's list of instance ranges, named `field`: absent or empty is every instance. */
+export function instanceRangesOf(raw: unknown, field = "ranges"): InstanceRange[] | string {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) return `${field}: got ${JSON.stringify(raw)}, expected a list of {from, to}`;
+  const out: InstanceRange[] = [];
+  for (const [i, r] of raw.entries()) {
+    const range = instanceRangeOf(r, `${field}[${i}]`);
+    if (typeof range === "string") return range;
+    out.push(range);
+  }
+  return out;
+}
+
+/** Whether instance `id` is in `range`. */
+export const inRange = (range: InstanceRange, id: number): boolean =>
+  id >= range.from && (range.to === undefined || id < range.to);
+
+/** The instance ids of `ranges` below `count`; undefined (every instance) when there are none. */
+export function instancesOf(ranges: readonly InstanceRange[], count: number): number[] | undefined {
+  if (!ranges.length) return undefined;
   const out = new Set<number>();
-  for (const r of ranges as Body[]) {
-    const from = Number(r.from ?? 0), to = Math.min(Number(r.to ?? count), count);
-    for (let i = from; i < to; i++) out.add(i);
+  for (const r of ranges) {
+    for (let i = r.from; i < Math.min(r.to ?? count, count); i++) out.add(i);
   }
   return [...out].sort((a, b) => a - b);
 }
 
-/** The `to` Peloton's CLI sends for a range left open (max uint32): to the job's end, not past it. */
-const OPEN_TO = 0xffff_ffff;
-
 /**
- * Peloton's InstanceIdOutOfRange {jobId, instanceCount} for the parts of `ranges` (`[{from, to}]`, `to`
- * exclusive, absent: to the end) at or past the first id no instance of the job ever had, with a message
- * naming them ("instances 20-29 are out of range: job J has 10 instances"); undefined when all are in it.
+ * Peloton's InstanceIdOutOfRange {jobId, instanceCount} for the parts of `ranges` at or past the first id no
+ * instance of the job ever had, with a message naming them ("instances 20-29 are out of range: job J has 10
+ * instances"); undefined when all are in it.
  */
-export function outOfRangeOf(job: JobView, ranges: unknown): Body | undefined {
+export function outOfRangeOf(job: JobView, ranges: readonly InstanceRange[]): Body | undefined {
   const beyond = rangesFrom(ranges, job.runtime.nextInstanceId ?? job.config.instanceCount);
   if (!beyond.length) return undefined;
   const are = beyond.length > 1 || beyond[0].startsWith("instances") ? "are" : "is";
@@ -269,12 +341,9 @@ export function outOfRangeOf(job: JobView, ranges: unknown): Body | undefined {
 }
 
 /** The parts of `ranges` at or past `bound`, as text ("instances 20-29", "instance 12", "instances from 20"). */
-function rangesFrom(ranges: unknown, bound: number): string[] {
-  if (!Array.isArray(ranges)) return [];
+function rangesFrom(ranges: readonly InstanceRange[], bound: number): string[] {
   const out: string[] = [];
-  for (const r of ranges as Body[]) {
-    const from = Number(r.from ?? 0);
-    const to = r.to === undefined || r.to === null || Number(r.to) >= OPEN_TO ? undefined : Number(r.to);
+  for (const { from, to } of ranges) {
     if (to === undefined) {
       if (from >= bound) out.push(`instances from ${from}`);
       continue;
@@ -283,6 +352,28 @@ function rangesFrom(ranges: unknown, bound: number): string[] {
     if (lo < to) out.push(lo === to - 1 ? `instance ${lo}` : `instances ${lo}-${to - 1}`);
   }
   return out;
+}
+
+/**
+ * The batch size and in-place flag of a restart, start or stop workflow, from the request's `field` (v0's
+ * restartConfig|startConfig|stopConfig, v1alpha's restartSpec; their `ranges` are read apart) or else a bare
+ * `batchSize`; absent, every instance at once. Read as an UpdateConfig is (`parseUpdateConfig`, as
+ * ReplaceJob's updateSpec, CreateJob's createSpec and CreateUpdate's updateConfig are), so every workflow
+ * call checks them alike; why not, naming the field.
+ */
+export function workflowSpecOf(
+  body: Body,
+  field: string,
+): Pick<UpdateConfig, "batchSize" | "inPlace"> | string {
+  const spec = messageOf(body[field], field);
+  if (!spec.ok) return spec.message;
+  const { ranges: _, ...rest } = spec.value;
+  const given = body[field] !== undefined && body[field] !== null;
+  const parsed = given
+    ? parseUpdateConfig(rest, field)
+    : parseUpdateConfig({ batchSize: body.batchSize }, "request");
+  if (!parsed.ok) return parsed.errors.map((e) => e.message).join("; ");
+  return { batchSize: parsed.value.batchSize, inPlace: parsed.value.inPlace };
 }
 
 /** Replies to one API request. */

@@ -18,6 +18,9 @@ import {
   eventJson,
   idsText,
   idValue,
+  inRange,
+  type InstanceRange,
+  instanceRangesOf,
   instancesOf,
   instancesText,
   jobConfigJson,
@@ -26,10 +29,14 @@ import {
   jobSummaryJson,
   type JobView,
   outOfRangeOf,
+  rangeOf,
   Reply,
+  requestedJobId,
   taskInfoJson,
   taskRuntimeJson,
+  uint32Of,
   UUID,
+  workflowSpecOf,
 } from "./api_json.ts";
 import { InstanceMap, type JobEntry } from "./job_entry.ts";
 import {
@@ -46,7 +53,7 @@ import { JOBMGR_SERVICE, JobmgrServiceApi } from "./jobmgr_service_api.ts";
 import { POD_SERVICE, PodApi } from "./pod_api.ts";
 import { jobIdExpected, STATELESS_SERVICE, StatelessApi } from "./stateless_api.ts";
 import { gangSize, isPreemptible, isRevocable, TaskConfigs, taskResources } from "./task_build.ts";
-import { wholeNumber } from "./query_spec.ts";
+import { messageOf, wholeNumber } from "./query_spec.ts";
 import { parseTaskQuerySpec, runTaskQuery, type TaskQuerySpec } from "./task_query.ts";
 import { UPDATE_SERVICE, UpdateApi } from "./update_api.ts";
 import { VOLUME_SERVICE, VolumeApi } from "./volume_api.ts";
@@ -171,24 +178,16 @@ export class JobApi {
         // Always a workflow, as Peloton's jobsvc makes one (`createNonUpdateWorkflow`): the batch size in
         // `restartConfig`, `startConfig` or `stopConfig` (a bare `batchSize` is taken too), every instance at
         // once without one; the answer names it (`updateID`). TaskManager's Stop|Start|Restart act at once.
-        const configKey = `${method.toLowerCase()}Config`;
-        const given = (body[configKey] as Body | undefined)?.batchSize ?? body.batchSize ?? 0;
-        const batchSize = Number(given);
-        if (!Number.isInteger(batchSize) || batchSize < 0) {
-          const field = (body[configKey] as Body | undefined)?.batchSize !== undefined
-            ? `${configKey}.batchSize`
-            : "batchSize";
-          return r.error(
-            "invalid-argument",
-            `${field}: got ${JSON.stringify(given)}, expected a whole number`,
-          );
-        }
+        const spec = workflowSpecOf(body, `${method.toLowerCase()}Config`);
+        if (typeof spec === "string") return r.error("invalid-argument", spec);
+        const ranges = instanceRangesOf(body.ranges);
+        if (typeof ranges === "string") return r.error("invalid-argument", ranges);
         return this.withServiceJob(r, idValue(body.id ?? body.jobId), type, (job) => {
           const version = body.resourceVersion ?? body.configurationVersion;
           if (version !== undefined && Number(version) !== job.configVersion) {
             return r.error("aborted", `resourceVersion: got ${version}, expected ${job.configVersion}`);
           }
-          return this.#startWorkflow(r, job, type, body, batchSize);
+          return this.#startWorkflow(r, job, type, ranges, spec.batchSize);
         });
       }
       // Peloton answers an unknown job in the body: Stop's and Start's `error.notFound`, Restart's own
@@ -200,21 +199,32 @@ export class JobApi {
         return this.#tasks(r, method, body, notFoundIn(r));
       // Peloton answers an unknown job in the body: List's and Get's own `notFound`, BrowseSandbox's
       // `error.notFound`.
-      case "task.List":
-        return this.withJob(r, idValue(body.jobId), (j) => this.#list(r, j, body), true, notFoundIn(r));
-      case "task.Get":
+      case "task.List": {
+        const range = rangeOf(body);
+        if (typeof range === "string") return r.error("invalid-argument", range);
+        return this.withJob(r, idValue(body.jobId), (j) => this.#list(r, j, range), true, notFoundIn(r));
+      }
+      case "task.Get": {
+        const instanceId = uint32Of(body.instanceId, "instanceId");
+        if (typeof instanceId === "string") return r.error("invalid-argument", instanceId);
         return this.withJob(
           r,
           idValue(body.jobId),
-          (j) => this.#getTask(r, j, Number(body.instanceId ?? 0)),
+          (j) => this.#getTask(r, j, instanceId),
           true,
           notFoundIn(r),
         );
+      }
       case "task.GetPodEvents":
         return this.#events(r, body);
       // Peloton answers an unknown job in the body's `error.notFound`.
       case "task.Query": {
-        const spec = parseTaskQuerySpec((body.spec ?? {}) as Body);
+        // `parseTaskQuerySpec` reads a spec or a page of the wrong type as empty: they are checked here.
+        const given = messageOf(body.spec, "spec");
+        if (!given.ok) return r.error("invalid-argument", given.message);
+        const page = messageOf(given.value.pagination, "spec.pagination");
+        if (!page.ok) return r.error("invalid-argument", page.message);
+        const spec = parseTaskQuerySpec(given.value);
         if (!spec.ok) return r.error("invalid-argument", spec.message);
         return this.withJob(
           r,
@@ -243,14 +253,17 @@ export class JobApi {
         return this.#refresh(r, body);
       case "task.DeletePodEvents":
         return this.#deleteEvents(r, body);
-      case "task.BrowseSandbox":
+      case "task.BrowseSandbox": {
+        const instanceId = uint32Of(body.instanceId, "instanceId");
+        if (typeof instanceId === "string") return r.error("invalid-argument", instanceId);
         return this.withJob(
           r,
           idValue(body.jobId),
-          (j) => this.#sandbox(r, j, Number(body.instanceId ?? 0), idValue(body.taskId)),
+          (j) => this.#sandbox(r, j, instanceId, idValue(body.taskId)),
           true,
           notFoundInError(r),
         );
+      }
       default:
         return r.error("unimplemented", `procedure ${req.procedure} is not implemented`);
     }
@@ -320,10 +333,8 @@ export class JobApi {
   #create(r: Reply, body: Body): void {
     const parsed = this.parseConfig(body.config);
     if (!parsed.ok) return r.ok(bodyError("invalidConfig", parsed.errors.map((e) => e.message).join("; ")));
-    const given = idValue(body.id);
-    if (given !== undefined && !UUID.test(given)) {
-      return r.ok(bodyError("invalidJobId", `id: got "${given}", expected a UUID`));
-    }
+    const given = requestedJobId(body.id, "id");
+    if (given instanceof Error) return r.ok(bodyError("invalidJobId", given.message));
     const config = parsed.value;
     const secrets = this.parseJobSecrets(r, body.secrets, config);
     if (!secrets) return;
@@ -395,9 +406,9 @@ export class JobApi {
    * says `summaryOnly`, with the request's spec echoed; paged by `spec.pagination` (see `runJobQuery`).
    */
   #query(r: Reply, body: Body): void {
-    const spec = (body.spec ?? {}) as Body;
-    const parsed = parseQuerySpec(spec);
+    const parsed = parseQuerySpec(body.spec);
     if (!parsed.ok) return r.error("invalid-argument", parsed.message);
+    const spec = (body.spec ?? {}) as Body;
     const respoolId = idValue(spec.respool) ?? idValue(spec.respoolID) ?? idValue(body.respoolID);
     runJobQuery(this.jm.deps.store, parsed.value, respoolId, (id) => this.jm.jobs.get(id)).then(
       ({ jobs, pagination }) =>
@@ -497,20 +508,20 @@ export class JobApi {
     r: Reply,
     job: JobEntry,
     type: "RESTART" | "START" | "STOP",
-    body: Body,
+    ranges: InstanceRange[],
     batchSize: number,
   ): void {
     // Peloton's jobsvc drops instances past the end; we refuse, as task Stop|Start|Restart do, so that a
     // range never does less than it names without saying so. JobManager's Restart|Start|Stop answers have
     // no error field: it is an RPC error.
-    const outOfRange = outOfRangeOf(job, body.ranges);
+    const outOfRange = outOfRangeOf(job, ranges);
     if (outOfRange) return r.error("out-of-range", String(outOfRange.message));
     const overwrite = overwriteRefusal(this.jm.workflows, job, type);
     if (overwrite) return r.error("invalid-argument", overwrite);
     const u = this.jm.workflows.create(job, {
       type,
       config: { ...DEFAULT_UPDATE_CONFIG, batchSize },
-      instances: instancesOf(body.ranges, job.runtime.nextInstanceId ?? job.config.instanceCount),
+      instances: instancesOf(ranges, job.runtime.nextInstanceId ?? job.config.instanceCount),
     });
     this.whenDurable(r, `the ${type} workflow of job ${job.jobId}`, {
       updateID: { value: u.updateId },
@@ -519,16 +530,18 @@ export class JobApi {
   }
 
   #tasks(r: Reply, method: string, body: Body, missing?: (jobId: string) => void): void {
+    const ranges = instanceRangesOf(body.ranges);
+    if (typeof ranges === "string") return r.error("invalid-argument", ranges);
     const jobId = idValue(body.jobId ?? body.id);
-    this.withLiveJob(r, jobId, (job) => this.#taskAction(r, job, method, body), missing);
+    this.withLiveJob(r, jobId, (job) => this.#taskAction(r, job, method, ranges), missing);
   }
 
-  #taskAction(r: Reply, job: JobEntry, method: string, body: Body): void {
+  #taskAction(r: Reply, job: JobEntry, method: string, ranges: InstanceRange[]): void {
     const bound = job.runtime.nextInstanceId ?? job.config.instanceCount;
-    const outOfRange = outOfRangeOf(job, body.ranges);
+    const outOfRange = outOfRangeOf(job, ranges);
     // Peloton's InstanceIdOutOfRange, in Stop's and Start's error or as Restart's own field; nothing is done.
     if (outOfRange) return r.ok(method === "Restart" ? { outOfRange } : { error: { outOfRange } });
-    const instances = instancesOf(body.ranges, bound);
+    const instances = instancesOf(ranges, bound);
     // Below the bound but not in the job: removed instances (a daemon's host left, the job shrank).
     const invalid = (instances ?? []).filter((i) => !job.tasks.has(i));
     const what = `the ${method.toLowerCase()} of job ${job.jobId}`;
@@ -553,14 +566,12 @@ export class JobApi {
     this.jm.flush((err) => err ? r.storeError(err, `storing ${what}`) : r.ok(body));
   }
 
-  #list(r: Reply, job: JobView, body: Body): void {
-    const range = body.range as Body | undefined;
-    const from = Number(range?.from ?? 0), to = Number(range?.to ?? Infinity);
+  #list(r: Reply, job: JobView, range: InstanceRange): void {
     const value: Record<string, Body> = {};
     const configs = new Map<number, TaskConfigs>();
     const pending: [Body, TaskConfig][] = [];
     for (const t of job.tasks?.values() ?? []) {
-      if (t.instanceId < from || t.instanceId >= to) continue;
+      if (!inRange(range, t.instanceId)) continue;
       const tc = this.#configOf(job, t.configVersion, configs).get(t.instanceId);
       value[t.instanceId] = taskInfoJson(job.jobId, tc, t);
       if (t.state === "PENDING" && !t.message) pending.push([value[t.instanceId], tc]);
@@ -597,18 +608,14 @@ export class JobApi {
    * memory agree here, so nothing is reloaded; a job held by no one is loaded to be driven.
    */
   #refresh(r: Reply, body: Body): void {
-    const range = body.range as Body | undefined;
-    const from = range === undefined ? 0 : wholeNumber(range.from);
-    const to = range === undefined || range.to === undefined ? Infinity : wholeNumber(range.to);
-    if (from === undefined || to === undefined || from > to) {
-      return r.error(
-        "invalid-argument",
-        `range: got ${JSON.stringify(range)}, expected {from, to} with from <= to`,
-      );
-    }
+    const range = rangeOf(body);
+    if (typeof range === "string") return r.error("invalid-argument", range);
     this.withLiveJob(r, idValue(body.jobId), (job) => {
-      const tasks = [...job.tasks.values()].filter((t) => t.instanceId >= from && t.instanceId < to);
-      if (!tasks.length) return r.error("not-found", `job ${job.jobId} has no tasks in [${from}, ${to})`);
+      const tasks = [...job.tasks.values()].filter((t) => inRange(range, t.instanceId));
+      if (!tasks.length) {
+        const which = range.to === undefined ? `from ${range.from}` : `in [${range.from}, ${range.to})`;
+        return r.error("not-found", `job ${job.jobId} has no tasks ${which}`);
+      }
       for (const t of tasks) this.jm.taskEngine.enqueue(t);
       this.jm.jobEngine.enqueue(job);
       r.ok({});

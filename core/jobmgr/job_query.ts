@@ -1,10 +1,9 @@
 /** Job queries: the `QuerySpec` of v0 `JobManager.Query` and v1alpha `QueryJobs`, read and run against the store. */
-import type { Label } from "../model/config_types.ts";
 import { JOB_STATES, type JobState } from "../model/states.ts";
 import { parseRfc3339 } from "../model/time_format.ts";
 import { JOB_ORDER_PROPERTIES, type JobQuery, type Store } from "../ports/store.ts";
-import type { Body, JobView } from "./api_json.ts";
-import { type Parsed, parseOrderBy, wholeNumber } from "./query_spec.ts";
+import { idValue, type JobView, labelList } from "./api_json.ts";
+import { listOf, messageOf, type Parsed, parseOrderBy, wholeNumber } from "./query_spec.ts";
 
 /** Jobs a query returns when its `pagination.limit` is 0 or absent. */
 export const DEFAULT_QUERY_LIMIT = 100;
@@ -26,52 +25,66 @@ export interface JobQuerySpec {
 /**
  * Reads a QuerySpec (v0 or v1alpha: job states as `RUNNING` or `JOB_STATE_RUNNING`, or their numbers; the
  * page's `orderBy` properties `creation_time`, `completion_time`, `name`, `owner` (the owning team) and
- * `state`, as Peloton's job index names them); a bad field is named with the value and what was expected.
+ * `state`, as Peloton's job index names them); a bad field, of the wrong type too, is named with the value
+ * and what was expected.
  */
-export function parseQuerySpec(spec: Body, where = "spec"): Parsed<JobQuerySpec> {
+export function parseQuerySpec(raw: unknown, where = "spec"): Parsed<JobQuerySpec> {
   const fail = (field: string, got: unknown, expected: string): Parsed<JobQuerySpec> => ({
     ok: false,
     message: `${where}.${field}: got ${JSON.stringify(got)}, expected ${expected}`,
   });
-  const pagination = (spec.pagination ?? {}) as Body;
+  const parsed = messageOf(raw, where);
+  if (!parsed.ok) return parsed;
+  const spec = parsed.value;
+  const pagination = messageOf(spec.pagination, `${where}.pagination`);
+  if (!pagination.ok) return pagination;
   const page = { offset: 0, limit: 0, maxLimit: 0 };
   for (const k of ["offset", "limit", "maxLimit"] as const) {
-    const n = wholeNumber(pagination[k]);
-    if (n === undefined) return fail(`pagination.${k}`, pagination[k], "a whole number");
+    const n = wholeNumber(pagination.value[k]);
+    if (n === undefined) return fail(`pagination.${k}`, pagination.value[k], "a whole number");
     page[k] = n;
   }
-  const order = parseOrderBy(pagination.orderBy, `${where}.pagination.orderBy`, JOB_ORDER_PROPERTIES);
+  const order = parseOrderBy(pagination.value.orderBy, `${where}.pagination.orderBy`, JOB_ORDER_PROPERTIES);
   if (!order.ok) return order;
+  const jobStates = listOf(spec.jobStates, `${where}.jobStates`);
+  if (!jobStates.ok) return jobStates;
   const states: string[] = [];
-  for (const [i, s] of list(spec.jobStates).entries()) {
+  for (const [i, s] of jobStates.value.entries()) {
     const state = jobState(s);
     if (!state) return fail(`jobStates[${i}]`, s, `one of ${Object.keys(JOB_STATES).join(", ")}`);
     states.push(state);
   }
-  const labels: Label[] = [];
-  for (const [i, l] of list(spec.labels).entries()) {
-    const { key, value } = (l ?? {}) as Body;
-    if (typeof key !== "string" || typeof value !== "string") return fail(`labels[${i}]`, l, "{key, value}");
-    labels.push({ key, value });
-  }
-  const keywords = list(spec.keywords);
-  const badKeyword = keywords.findIndex((k) => typeof k !== "string");
-  if (badKeyword >= 0) return fail(`keywords[${badKeyword}]`, keywords[badKeyword], "a string");
+  const labels = labelList(spec.labels, `${where}.labels`);
+  if (typeof labels === "string") return { ok: false, message: labels };
+  const keywords = listOf(spec.keywords, `${where}.keywords`);
+  if (!keywords.ok) return keywords;
+  const badKeyword = keywords.value.findIndex((k) => typeof k !== "string");
+  if (badKeyword >= 0) return fail(`keywords[${badKeyword}]`, keywords.value[badKeyword], "a string");
   const ranges: Partial<Record<"creation" | "completion", TimeRange>> = {};
   for (const which of ["creation", "completion"] as const) {
-    const raw = spec[`${which}TimeRange`] as Body | undefined;
-    if (raw === undefined || raw === null) continue;
+    const given = spec[`${which}TimeRange`];
+    const times = messageOf(given, `${where}.${which}TimeRange`);
+    if (!times.ok) return times;
+    if (given === undefined || given === null) continue;
     const range: TimeRange = {};
     for (const end of ["min", "max"] as const) {
-      if (raw[end] === undefined || raw[end] === null) continue;
-      const ms = typeof raw[end] === "string" ? parseRfc3339(raw[end] as string) : undefined;
-      if (ms === undefined) return fail(`${which}TimeRange.${end}`, raw[end], "an RFC 3339 time");
+      const v = times.value[end];
+      if (v === undefined || v === null) continue;
+      const ms = typeof v === "string" ? parseRfc3339(v) : undefined;
+      if (ms === undefined) return fail(`${which}TimeRange.${end}`, v, "an RFC 3339 time");
       range[`${end}Ms`] = ms;
     }
     ranges[which] = range;
   }
   for (const f of ["owner", "name"] as const) {
     if (spec[f] !== undefined && typeof spec[f] !== "string") return fail(f, spec[f], "a string");
+  }
+  // The pool is read by the caller (v0 names it by id, v1alpha by path); a pool of the wrong type would
+  // otherwise be no filter at all.
+  for (const f of ["respool", "respoolID"] as const) {
+    if (spec[f] !== undefined && spec[f] !== null && idValue(spec[f]) === undefined) {
+      return fail(f, spec[f], "{value}");
+    }
   }
   return {
     ok: true,
@@ -83,7 +96,7 @@ export function parseQuerySpec(spec: Body, where = "spec"): Parsed<JobQuerySpec>
         labels: labels.length ? labels : undefined,
         order: order.value.length ? order.value : undefined,
       },
-      keywords: keywords as string[],
+      keywords: keywords.value as string[],
       ...ranges,
       page,
     },
@@ -137,10 +150,6 @@ function within(ms: number | undefined, range: TimeRange | undefined): boolean {
   if (!range) return true;
   if (ms === undefined) return false;
   return (range.minMs === undefined || ms >= range.minMs) && (range.maxMs === undefined || ms <= range.maxMs);
-}
-
-function list(v: unknown): unknown[] {
-  return Array.isArray(v) ? v : [];
 }
 
 /** `RUNNING`, `JOB_STATE_RUNNING` or 3 → RUNNING. */

@@ -410,8 +410,8 @@ Deno.test("QueryPods refuses malformed filters, naming them, instead of failing 
   rig.create({ type: "SERVICE" });
   for (
     const [spec, why] of [
-      [{ podStates: "RUNNING" }, "spec.podStates: expected a list"],
-      [{ hosts: "h1" }, "spec.hosts: expected a list"],
+      [{ podStates: "RUNNING" }, 'spec.podStates: got "RUNNING", expected a list'],
+      [{ hosts: "h1" }, 'spec.hosts: got "h1", expected a list'],
       [{ podStates: ["SLEEPING"] }, 'spec.podStates: got "SLEEPING", expected pod states'],
     ] as const
   ) {

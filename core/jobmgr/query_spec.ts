@@ -1,4 +1,7 @@
-/** What job and task query specs share: the result of reading one, and Peloton's `pagination.orderBy`. */
+/**
+ * Reading a request's fields: the result of reading one, whole numbers, messages and lists, and the
+ * `pagination.orderBy` job and task queries share.
+ */
 import type { Body } from "./api_json.ts";
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
@@ -19,12 +22,10 @@ export function parseOrderBy<P extends string>(
   where: string,
   properties: readonly P[],
 ): Parsed<OrderBy<P>[]> {
-  if (raw === undefined || raw === null) return { ok: true, value: [] };
-  if (!Array.isArray(raw)) {
-    return { ok: false, message: `${where}: got ${JSON.stringify(raw)}, expected a list` };
-  }
+  const list = listOf(raw, where);
+  if (!list.ok) return list;
   const out: OrderBy<P>[] = [];
-  for (const [i, o] of raw.entries()) {
+  for (const [i, o] of list.value.entries()) {
     const entry = (o ?? {}) as Body;
     const property = (entry.property as Body | undefined)?.value;
     if (!properties.includes(property as P)) {
@@ -56,4 +57,25 @@ export function wholeNumber(v: unknown): number | undefined {
   if (v === undefined || v === null) return 0;
   const n = typeof v === "number" ? v : typeof v === "string" && /^\d+$/.test(v) ? Number(v) : NaN;
   return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+}
+
+/**
+ * A request's message field (a spec, its pagination, a time range) at `where`: absent is empty; anything but
+ * an object is refused, naming it.
+ */
+export function messageOf(raw: unknown, where: string): Parsed<Body> {
+  if (raw === undefined || raw === null) return { ok: true, value: {} };
+  if (typeof raw !== "object" || Array.isArray(raw)) {
+    return { ok: false, message: `${where}: got ${JSON.stringify(raw)}, expected an object` };
+  }
+  return { ok: true, value: raw as Body };
+}
+
+/** A request's list field at `where`: absent is empty; anything but a list is refused, naming it. */
+export function listOf(raw: unknown, where: string): Parsed<unknown[]> {
+  if (raw === undefined || raw === null) return { ok: true, value: [] };
+  if (!Array.isArray(raw)) {
+    return { ok: false, message: `${where}: got ${JSON.stringify(raw)}, expected a list` };
+  }
+  return { ok: true, value: raw };
 }

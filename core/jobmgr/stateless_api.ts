@@ -10,20 +10,28 @@ import {
   type Body,
   entityVersion,
   idValue,
+  inRange,
   instanceIdRanges,
+  type InstanceRange,
+  instanceRangesOf,
   instancesOf,
   type JobView,
   opaqueDataOf,
   outOfRangeOf,
   parseConfigVersion,
+  rangeOf,
   type Reply,
+  requestedJobId,
+  uint32Of,
+  workflowSpecOf,
 } from "./api_json.ts";
 import type { JobApi } from "./job_api.ts";
 import type { JobEntry } from "./job_entry.ts";
 import { createdSecrets, secretsJson, updatedSecrets } from "./secrets.ts";
 import { PRE_LAUNCH_RANK } from "./jobmgr.ts";
 import { TaskConfigs } from "./task_build.ts";
-import { compareTasks, parseTaskOrder } from "./task_query.ts";
+import { compareTasks, parseTaskOrder, type TaskOrder } from "./task_query.ts";
+import { listOf, messageOf } from "./query_spec.ts";
 import { parseQuerySpec, runJobQuery } from "./job_query.ts";
 import { podSpecOf, podStatusJson } from "./pod_api.ts";
 import {
@@ -65,30 +73,7 @@ export class StatelessApi {
         // spec with the request's fields merged in (see `#patch`).
         return this.#respec(body, r, (job) => this.#patch(job, body, r));
       case "RestartJob":
-        return this.#service(body, r, "RESTART", (job) => {
-          const rs = (body.restartSpec ?? {}) as Body;
-          // Instances past the job's end are refused, naming them, and nothing is done.
-          const outOfRange = outOfRangeOf(job, rs.ranges ?? body.ranges);
-          if (outOfRange) return r.error("out-of-range", String(outOfRange.message));
-          const opaque = opaqueDataOf(body);
-          if (opaque instanceof Error) return r.error("invalid-argument", opaque.message);
-          const overwrite = overwriteRefusal(this.api.jm.workflows, job, "RESTART");
-          if (overwrite) return r.error("invalid-argument", overwrite);
-          const u = this.api.jm.workflows.create(job, {
-            type: "RESTART",
-            opaqueData: opaque,
-            config: {
-              ...DEFAULT_UPDATE_CONFIG,
-              batchSize: Number(rs.batchSize ?? body.batchSize ?? 0),
-              inPlace: rs.inPlace === true,
-            },
-            instances: instancesOf(
-              rs.ranges ?? body.ranges,
-              job.runtime.nextInstanceId ?? job.config.instanceCount,
-            ),
-          });
-          this.#done(r, job, "RestartJob", u.updateId);
-        });
+        return this.#restart(body, r);
       case "PauseJobWorkflow":
       case "ResumeJobWorkflow":
       case "AbortJobWorkflow":
@@ -150,17 +135,49 @@ export class StatelessApi {
       case "GetReplaceJobDiff":
         // A read: the job is looked at where it is (memory or store), never loaded to be driven here.
         return this.api.withJob(r, idValue(body.jobId), (job) => this.#replaceDiff(job, body, r), true);
-      case "ListPods":
-      case "QueryPods":
-        return this.api.withJob(
-          r,
-          idValue(body.jobId),
-          (job) => method === "ListPods" ? this.#listPods(r, job, body) : this.#queryPods(r, job, body),
-          true,
-        );
+      case "ListPods": {
+        const range = rangeOf(body);
+        if (typeof range === "string") return r.error("invalid-argument", range);
+        return this.api.withJob(r, idValue(body.jobId), (job) => this.#listPods(r, job, range), true);
+      }
+      case "QueryPods": {
+        const query = parsePodQuery(body);
+        if (typeof query === "string") return r.error("invalid-argument", query);
+        return this.api.withJob(r, idValue(body.jobId), (job) => this.#queryPods(r, job, query), true);
+      }
       default:
         return r.error("unimplemented", `procedure ${STATELESS_SERVICE}::${method} is not implemented`);
     }
+  }
+
+  /**
+   * RestartJob: a rolling restart of the pods of `restartSpec.ranges` (all when none; a bare `ranges` is
+   * taken too), `restartSpec.batchSize` at a time (all at once when 0). A bad spec is refused before the job
+   * is looked at, and instances past the job's end are refused naming them: nothing is done.
+   */
+  #restart(body: Body, r: Reply): void {
+    const spec = workflowSpecOf(body, "restartSpec");
+    if (typeof spec === "string") return r.error("invalid-argument", spec);
+    const given = (body.restartSpec as Body | undefined)?.ranges;
+    const ranges = given === undefined || given === null
+      ? instanceRangesOf(body.ranges)
+      : instanceRangesOf(given, "restartSpec.ranges");
+    if (typeof ranges === "string") return r.error("invalid-argument", ranges);
+    const opaque = opaqueDataOf(body);
+    if (opaque instanceof Error) return r.error("invalid-argument", opaque.message);
+    this.#service(body, r, "RESTART", (job) => {
+      const outOfRange = outOfRangeOf(job, ranges);
+      if (outOfRange) return r.error("out-of-range", String(outOfRange.message));
+      const overwrite = overwriteRefusal(this.api.jm.workflows, job, "RESTART");
+      if (overwrite) return r.error("invalid-argument", overwrite);
+      const u = this.api.jm.workflows.create(job, {
+        type: "RESTART",
+        opaqueData: opaque,
+        config: { ...DEFAULT_UPDATE_CONFIG, ...spec },
+        instances: instancesOf(ranges, job.runtime.nextInstanceId ?? job.config.instanceCount),
+      });
+      this.#done(r, job, "RestartJob", u.updateId);
+    });
   }
 
   /**
@@ -195,11 +212,9 @@ export class StatelessApi {
    * ListPods: every pod of the job, or those of `range` [from, to), as `PodSummary`s in instance order. A
    * stream of one-pod messages in Peloton; one answer here, as JSON over HTTP has no streams.
    */
-  #listPods(r: Reply, job: JobView, body: Body): void {
-    const range = body.range as Body | undefined;
-    const from = Number(range?.from ?? 0), to = range?.to === undefined ? Infinity : Number(range.to);
+  #listPods(r: Reply, job: JobView, range: InstanceRange): void {
     const pods = [...job.tasks?.values() ?? []]
-      .filter((t) => t.instanceId >= from && t.instanceId < to)
+      .filter((t) => inRange(range, t.instanceId))
       .sort((a, b) => a.instanceId - b.instanceId)
       .map((t) => ({ podName: { value: `${job.jobId}-${t.instanceId}` }, status: podStatusJson(t) }));
     r.ok({ pods });
@@ -211,38 +226,16 @@ export class StatelessApi {
    * `orderBy` (Peloton's task order, `task_query.ts`; instance order by default), as `PodInfo`s (status only
    * with `summaryOnly`), with the total that matched.
    */
-  #queryPods(r: Reply, job: JobView, body: Body): void {
-    const spec = (body.spec ?? {}) as Body;
-    for (const field of ["podStates", "names", "hosts"]) {
-      if (spec[field] !== undefined && !Array.isArray(spec[field])) {
-        return r.error("invalid-argument", `spec.${field}: expected a list`);
-      }
-    }
-    const stateNames = ((spec.podStates ?? []) as unknown[]).map(podStateOf);
-    const unknown = stateNames.find((s) => s === "INVALID" || podStateName(s) === "POD_STATE_INVALID");
-    if (unknown !== undefined) {
-      return r.error(
-        "invalid-argument",
-        `spec.podStates: got ${JSON.stringify(unknown)}, expected pod states`,
-      );
-    }
-    const states = new Set(stateNames.map(podStateName));
-    const names = new Set(((spec.names ?? []) as unknown[]).map((n) => idValue(n)?.toLowerCase()));
-    const hosts = new Set(((spec.hosts ?? []) as unknown[]).map(String));
+  #queryPods(r: Reply, job: JobView, q: PodQuery): void {
+    const { states, names, hosts, offset, limit } = q;
     const prefix = job.jobId.toLowerCase();
-    const page = (body.pagination ?? spec.pagination ?? {}) as Body;
-    const where = body.pagination ? "pagination.orderBy" : "spec.pagination.orderBy";
-    const order = parseTaskOrder(page.orderBy, where);
-    if (!order.ok) return r.error("invalid-argument", order.message);
     const nameOf = (t: TaskRecord) => this.api.configOf(job, t.configVersion).get(t.instanceId).name ?? "";
     const matched = [...job.tasks?.values() ?? []].filter((t) =>
       (!states.size || states.has(podStateName(t.state))) &&
       (!names.size || names.has(`${prefix}-${t.instanceId}`)) &&
       (!hosts.size || (t.hostname !== undefined && hosts.has(t.hostname)))
-    ).sort(compareTasks(order.value, nameOf));
-    const offset = Math.max(0, Number(page.offset ?? 0) || 0);
-    const limit = Number(page.limit ?? 0) > 0 ? Number(page.limit) : 100;
-    const summaryOnly = body.summaryOnly === true;
+    ).sort(compareTasks(q.order, nameOf));
+    const summaryOnly = q.summaryOnly;
     const pods = matched.slice(offset, offset + limit).map((t) => {
       const status = podStatusJson(t);
       if (summaryOnly) return { status };
@@ -307,12 +300,14 @@ export class StatelessApi {
   }
 
   #create(body: Body, r: Reply): void {
+    // As v0's Create: a job id must be a UUID, as Peloton's handlers require.
+    const given = requestedJobId(body.jobId, "jobId");
+    if (given instanceof Error) return r.error("invalid-argument", given.message);
     const parsed = parseStatelessSpec(body.spec, "spec");
     if (!parsed.ok) return r.error("invalid-argument", parsed.errors.map((e) => e.message).join("; "));
     const config = statelessSpecToJobConfig(parsed.value);
     const secrets = this.api.parseJobSecrets(r, body.secrets, config);
     if (!secrets) return;
-    const given = idValue(body.jobId);
     const jobId = given ?? randomUuid(this.api.jm.deps.prng);
     // CreateSpec (batchSize, maxInstanceRetries, maxTolerableInstanceFailures, startPaused) is the rolling
     // start's config, as Peloton's ConvertCreateSpecToUpdateConfig makes it; without one, every pod starts now.
@@ -527,9 +522,9 @@ export class StatelessApi {
    * Peloton does; answers summaries in `records`, the page and the spec.
    */
   #queryJobs(body: Body, r: Reply): void {
-    const spec = (body.spec ?? {}) as Body;
-    const parsed = parseQuerySpec(spec);
+    const parsed = parseQuerySpec(body.spec);
     if (!parsed.ok) return r.error("invalid-argument", parsed.message);
+    const spec = (body.spec ?? {}) as Body;
     const run = (respoolId: string | undefined) =>
       runJobQuery(this.api.jm.deps.store, parsed.value, respoolId, (id) => this.api.jm.jobs.get(id)).then(
         ({ jobs, pagination }) => r.ok({ records: jobs.map((j) => this.summary(j)), pagination, spec }),
@@ -640,4 +635,60 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
     else out[k] = mergePatch(out[k], v);
   }
   return out;
+}
+
+/** A QueryPods request as read: the spec's filters (pod names lower-cased), the page and its order. */
+interface PodQuery {
+  states: Set<string>;
+  names: Set<string>;
+  hosts: Set<string>;
+  offset: number;
+  limit: number;
+  order: TaskOrder[];
+  summaryOnly: boolean;
+}
+
+/**
+ * A QueryPods request's spec and page (`pagination` or the spec's; offset 0 and 100 pods by default), or
+ * why it is refused: a field of the wrong type is named with its value, as a job query's is.
+ */
+function parsePodQuery(body: Body): PodQuery | string {
+  const spec = messageOf(body.spec, "spec");
+  if (!spec.ok) return spec.message;
+  const lists: Record<string, unknown[]> = {};
+  for (const field of ["podStates", "names", "hosts"]) {
+    const list = listOf(spec.value[field], `spec.${field}`);
+    if (!list.ok) return list.message;
+    lists[field] = list.value;
+  }
+  const stateNames = lists.podStates.map(podStateOf);
+  const unknown = stateNames.find((s) => s === "INVALID" || podStateName(s) === "POD_STATE_INVALID");
+  if (unknown !== undefined) return `spec.podStates: got ${JSON.stringify(unknown)}, expected pod states`;
+  const names = lists.names.map((n) => idValue(n)?.toLowerCase());
+  const badName = names.findIndex((n) => n === undefined);
+  if (badName >= 0) {
+    return `spec.names[${badName}]: got ${JSON.stringify(lists.names[badName])}, expected a pod name`;
+  }
+  const badHost = lists.hosts.findIndex((h) => typeof h !== "string");
+  if (badHost >= 0) {
+    return `spec.hosts[${badHost}]: got ${JSON.stringify(lists.hosts[badHost])}, expected a string`;
+  }
+  const where = body.pagination === undefined || body.pagination === null ? "spec.pagination" : "pagination";
+  const page = messageOf(body.pagination ?? spec.value.pagination, where);
+  if (!page.ok) return page.message;
+  const offset = uint32Of(page.value.offset, `${where}.offset`);
+  if (typeof offset === "string") return offset;
+  const limit = uint32Of(page.value.limit, `${where}.limit`);
+  if (typeof limit === "string") return limit;
+  const order = parseTaskOrder(page.value.orderBy, `${where}.orderBy`);
+  if (!order.ok) return order.message;
+  return {
+    states: new Set(stateNames.map(podStateName)),
+    names: new Set(names as string[]),
+    hosts: new Set(lists.hosts as string[]),
+    offset,
+    limit: limit || 100,
+    order: order.value,
+    summaryOnly: body.summaryOnly === true,
+  };
 }

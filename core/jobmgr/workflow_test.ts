@@ -350,7 +350,7 @@ Deno.test("JobManager Restart|Start|Stop take Peloton's restartConfig|startConfi
       [
         { restartConfig: { batchSize: -1 } },
         "invalid-argument",
-        /restartConfig\.batchSize: got -1, expected a whole/,
+        /restartConfig: batchSize: got -1, expected a whole/,
       ],
     ] as const
   ) {

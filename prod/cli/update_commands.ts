@@ -164,13 +164,14 @@ function rolling(kind: "restart" | "start" | "stop"): Command {
     name: `job rolling-${kind}`,
     args: ["JOB", "BATCH-SIZE"],
     summary:
-      `${kind} a job's instances in batches (-r FROM:TO to pick instances; --resourceVersion to guard)`,
+      `${kind} a job's instances in batches of BATCH-SIZE, 0 for all at once (-r FROM:TO to pick instances; --resourceVersion to guard)`,
     options: { range: { type: "string", short: "r", multiple: true }, resourceVersion: { type: "string" } },
     async run(ctx, [job, batch], opts) {
-      // Peloton's RestartRequest, StartRequest and StopRequest: the batch size in their own config message.
+      // Peloton's RestartRequest, StartRequest and StopRequest: the batch size in their own config message,
+      // passed as given, as Peloton's CLI does: 0 is every instance at once, as the API has it.
       const body: Record<string, unknown> = {
         id: { value: job },
-        [`${kind}Config`]: { batchSize: Math.max(1, count("BATCH-SIZE", batch)) },
+        [`${kind}Config`]: { batchSize: count("BATCH-SIZE", batch) },
         ranges: ranges(opts.range),
       };
       if (opts.resourceVersion !== undefined) {

@@ -1,0 +1,200 @@
+/**
+ * Request fields of the wrong shape are refused naming them, and change nothing: a create's job id, the
+ * batch size of a restart, start or stop workflow, and the parts of a job, task or pod query.
+ */
+import assert from "node:assert/strict";
+import { makeStatelessSpec } from "../testing/fixtures.ts";
+import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
+import { jobConfigJson } from "./api_json.ts";
+import { STATELESS_SERVICE } from "./stateless_api.ts";
+import { makeJobConfig } from "../testing/harness.ts";
+
+type Body = Record<string, unknown>;
+
+const JOB = "peloton.api.job.JobManager";
+const TASK = "peloton.api.task.TaskManager";
+
+/** A service job of 3 instances, all RUNNING, its writes stored. */
+function runningService(): JobmgrRig {
+  const rig = new JobmgrRig();
+  rig.create({ type: "SERVICE", instanceCount: 3 });
+  rig.launch([0, 1, 2]);
+  for (const i of [0, 1, 2]) rig.status(rig.taskId(i), "TASK_RUNNING");
+  rig.store.settle();
+  rig.replies();
+  return rig;
+}
+
+/** Calls the job manager and answers the one reply, once store reads have settled. */
+async function call(rig: JobmgrRig, service: string, method: string, body: Body) {
+  rig.call(service, method, body);
+  await rig.reads();
+  const replies = rig.replies();
+  assert.equal(replies.length, 1, `${method}: ${JSON.stringify(replies)}`);
+  return replies[0];
+}
+
+Deno.test("CreateJob's job id must be a UUID, as v0 Create's: another is refused and nothing is stored", async () => {
+  const rig = new JobmgrRig();
+  const refused: [unknown, string][] = [
+    [{ value: "bad-id" }, '"bad-id"'],
+    [{ value: "../../x y" }, '"../../x y"'],
+    [{ value: "a".repeat(300) }, JSON.stringify("a".repeat(300))],
+    [{ value: `${JOB_ID}-0` }, `"${JOB_ID}-0"`],
+    [{ value: 5 }, "5"],
+    ["bad-id", '"bad-id"'],
+  ];
+  for (const [jobId, got] of refused) {
+    const reply = await call(rig, STATELESS_SERVICE, "CreateJob", { jobId, spec: makeStatelessSpec(2) });
+    assert.deepEqual(reply.error, {
+      code: "invalid-argument",
+      message: `jobId: got ${got}, expected a UUID`,
+    }, JSON.stringify(jobId));
+    // v0's Create refuses the same ids with the same check, in its body's `invalidJobId`.
+    const v0 = await call(rig, JOB, "Create", { id: jobId, config: jobConfigJson(makeJobConfig()) });
+    assert.deepEqual(
+      v0.body,
+      { error: { invalidJobId: { message: `id: got ${got}, expected a UUID` } } },
+      JSON.stringify(jobId),
+    );
+  }
+  assert.deepEqual(rig.transport.take("api", "resmgr"), [], "the pool is not even asked for");
+  assert.equal(rig.jm.jobs.size, 0);
+  rig.store.settle();
+  assert.deepEqual(rig.store.batches, [], "nothing stored");
+
+  // A UUID is taken; none (or an empty one, as Peloton's handlers) makes one.
+  assert.equal(rig.createStateless({ spec: makeStatelessSpec(2) }).error, undefined);
+  assert.ok(rig.jm.jobs.has(JOB_ID));
+  rig.call(STATELESS_SERVICE, "CreateJob", { jobId: { value: "" }, spec: makeStatelessSpec(2) });
+  rig.answerPool();
+  rig.store.settle();
+  const made = (rig.replies()[0].body as { jobId: { value: string } }).jobId.value;
+  assert.match(made, /^[0-9a-f]{8}-[0-9a-f]{4}-/);
+  assert.notEqual(made, JOB_ID);
+});
+
+Deno.test("a restart, start or stop workflow's batch size of the wrong type is refused naming it, and nothing starts", async () => {
+  const rig = runningService();
+  const writes = rig.store.batches.length;
+  const id = { value: JOB_ID };
+  const refused: [string, string, Body, string][] = [
+    [
+      STATELESS_SERVICE,
+      "RestartJob",
+      { jobId: id, restartSpec: { batchSize: "abc" } },
+      'restartSpec: batchSize: got "abc", expected a whole number (0 or more)',
+    ],
+    [
+      STATELESS_SERVICE,
+      "RestartJob",
+      { jobId: id, restartSpec: { batchSize: 1, inPlace: "yes" } },
+      'restartSpec: inPlace: got "yes", expected true or false',
+    ],
+    [
+      STATELESS_SERVICE,
+      "RestartJob",
+      { jobId: id, restartSpec: "x" },
+      'restartSpec: got "x", expected an object',
+    ],
+    [
+      JOB,
+      "Restart",
+      { id, restartConfig: { batchSize: [] } },
+      "restartConfig: batchSize: got an empty list, expected a whole number (0 or more)",
+    ],
+    [
+      JOB,
+      "Start",
+      { id, startConfig: { batchSize: 1.5 } },
+      "startConfig: batchSize: got 1.5, expected a whole number (0 or more)",
+    ],
+    [JOB, "Stop", { id, stopConfig: 2 }, "stopConfig: got 2, expected an object"],
+    [
+      JOB,
+      "Restart",
+      { id, batchSize: "abc" },
+      'request: batchSize: got "abc", expected a whole number (0 or more)',
+    ],
+  ];
+  for (const [service, method, body, message] of refused) {
+    const reply = await call(rig, service, method, body);
+    assert.deepEqual(reply.error, { code: "invalid-argument", message }, JSON.stringify(body));
+  }
+  const typo = await call(rig, JOB, "Restart", { id, restartConfig: { batchSise: 1 } });
+  assert.match(typo.error!.message, /^restartConfig: batchSise: unknown key; did you mean batchSize\?/);
+  rig.tick(60_000);
+  assert.equal(rig.jm.updates.size, 0, "no workflow was started");
+  assert.deepEqual(rig.transport.take("kill-tasks", "hostmgr"), [], "no task was touched");
+  assert.equal(rig.store.batches.length, writes, "nothing written");
+
+  // As text, as proto3 JSON may write it, a batch size is taken.
+  const ok = await call(rig, STATELESS_SERVICE, "RestartJob", { jobId: id, restartSpec: { batchSize: "2" } });
+  assert.equal(ok.error, undefined, JSON.stringify(ok.error));
+  assert.equal([...rig.jm.updates.values()][0].config.batchSize, 2);
+});
+
+Deno.test("a job query whose spec, pagination, labels or other fields are of the wrong type is refused naming them", async () => {
+  const rig = new JobmgrRig();
+  rig.create({ type: "SERVICE" });
+  const refused: [unknown, string][] = [
+    ["x", 'spec: got "x", expected an object'],
+    [{ labels: "x" }, 'spec.labels: got "x", expected a list of {key, value}'],
+    [
+      { labels: [{ value: "v" }] },
+      'spec.labels[0]: got {"value":"v"}, expected {key, value} with a non-empty key',
+    ],
+    [{ pagination: "x" }, 'spec.pagination: got "x", expected an object'],
+    [{ pagination: { orderBy: "name" } }, 'spec.pagination.orderBy: got "name", expected a list'],
+    [{ jobStates: "RUNNING" }, 'spec.jobStates: got "RUNNING", expected a list'],
+    [{ keywords: "web" }, 'spec.keywords: got "web", expected a list'],
+    [{ creationTimeRange: "today" }, 'spec.creationTimeRange: got "today", expected an object'],
+    [{ respool: 7 }, "spec.respool: got 7, expected {value}"],
+  ];
+  for (const method of ["Query", "QueryJobs"]) {
+    for (const [spec, message] of refused) {
+      const reply = await call(rig, method === "Query" ? JOB : STATELESS_SERVICE, method, { spec });
+      assert.deepEqual(
+        reply.error,
+        { code: "invalid-argument", message },
+        `${method} ${JSON.stringify(spec)}`,
+      );
+    }
+  }
+  assert.deepEqual(rig.transport.take("api", "resmgr"), [], "no pool was looked up");
+  const all = await call(rig, JOB, "Query", { spec: { labels: [], pagination: {} } });
+  assert.equal((all.body as { results: unknown[] }).results.length, 1, "empty ones are no filter");
+});
+
+Deno.test("a task or pod query whose spec or pagination is of the wrong type is refused naming them", async () => {
+  const rig = runningService();
+  const refused: [string, string, Body, string][] = [
+    [TASK, "Query", { spec: "x" }, 'spec: got "x", expected an object'],
+    [TASK, "Query", { spec: { pagination: "x" } }, 'spec.pagination: got "x", expected an object'],
+    [STATELESS_SERVICE, "QueryPods", { spec: "x" }, 'spec: got "x", expected an object'],
+    [STATELESS_SERVICE, "QueryPods", { pagination: "x" }, 'pagination: got "x", expected an object'],
+    [
+      STATELESS_SERVICE,
+      "QueryPods",
+      { spec: { pagination: { limit: "ten" } } },
+      'spec.pagination.limit: got "ten", expected a whole number from 0 to 4294967295',
+    ],
+    [
+      STATELESS_SERVICE,
+      "QueryPods",
+      { pagination: { offset: -1 } },
+      "pagination.offset: got -1, expected a whole number from 0 to 4294967295",
+    ],
+    [STATELESS_SERVICE, "QueryPods", { spec: { names: [5] } }, "spec.names[0]: got 5, expected a pod name"],
+    [STATELESS_SERVICE, "QueryPods", { spec: { hosts: [1] } }, "spec.hosts[0]: got 1, expected a string"],
+  ];
+  for (const [service, method, body, message] of refused) {
+    const reply = await call(rig, service, method, { jobId: { value: JOB_ID }, ...body });
+    assert.deepEqual(reply.error, { code: "invalid-argument", message }, `${method} ${JSON.stringify(body)}`);
+  }
+  const pods = await call(rig, STATELESS_SERVICE, "QueryPods", {
+    jobId: { value: JOB_ID },
+    pagination: { offset: "1", limit: 1 },
+  });
+  assert.deepEqual((pods.body as Body).pagination, { offset: 1, limit: 1, total: 3 });
+});
