@@ -12,6 +12,7 @@ import { renderPlan } from "../reports/plan_html.ts";
 import { buildReport, type Report } from "../reports/report.ts";
 import { plan, type PlanOptions, preparePlan } from "./plan.ts";
 import { Progress } from "./progress.ts";
+import { InvariantError } from "./invariants.ts";
 import { runScenario } from "./runner.ts";
 import { loadScenarioFile, ScenarioError } from "./scenario_load.ts";
 
@@ -71,11 +72,15 @@ function seedOf(text: unknown): number {
   return seed;
 }
 
+/** What a run writes: an earlier run's are removed before it starts, so a run that fails leaves none behind. */
+const REPORT_FILES = ["report.json", "report.html", "series.csv", "pools.csv"];
+
 /**
  * Creates the output directory and checks that files can be written in it, before any work: a run that
- * cannot write its report would otherwise be thrown away at the end.
+ * cannot write its report would otherwise be thrown away at the end. The `files` this command writes are
+ * removed if an earlier run left them: one that then fails must not leave an older answer looking like its.
  */
-async function prepareOut(dir: string): Promise<void> {
+export async function prepareOut(dir: string, files: string[]): Promise<void> {
   const stat = await Deno.stat(dir).catch(() => undefined);
   if (stat && !stat.isDirectory) {
     fail(`--out ${dir}: cannot write the report there: it is a file, not a directory`);
@@ -83,6 +88,11 @@ async function prepareOut(dir: string): Promise<void> {
   try {
     await Deno.mkdir(dir, { recursive: true });
     await Deno.remove(await Deno.makeTempFile({ dir, prefix: ".write-check-" }));
+    for (const f of files) {
+      await Deno.remove(`${dir}/${f}`).catch((e) => {
+        if (!(e instanceof Deno.errors.NotFound)) throw e;
+      });
+    }
   } catch (e) {
     fail(`--out ${dir}: cannot write the report there: ${(e as Error).message}`);
   }
@@ -116,7 +126,7 @@ export async function main(argv: string[]): Promise<void> {
     `out/${file.replace(/^.*\//, "").replace(/\.ya?ml$/, "")}-${seed}`;
   const loaded = await load(file);
   const scenario = loaded.scenario;
-  await prepareOut(out);
+  await prepareOut(out, REPORT_FILES);
 
   const progress = new Progress(scenario.durationSec);
   let interrupted = false;
@@ -124,18 +134,26 @@ export async function main(argv: string[]): Promise<void> {
   Deno.addSignalListener("SIGINT", onSigint);
   const started = performance.now();
   let peakRss = Deno.memoryUsage().rss;
-  const sim = await runScenario(scenario, {
-    seed,
-    templates: loaded.templates,
-    traces: loaded.traces,
-    checkInvariants: values["check-invariants"] as boolean,
-    yieldBetweenSamples: true,
-    onSample: (ms, events) => {
-      peakRss = Math.max(peakRss, Deno.memoryUsage().rss);
-      progress.draw(ms, events);
-      return interrupted;
-    },
-  });
+  let sim;
+  try {
+    sim = await runScenario(scenario, {
+      seed,
+      templates: loaded.templates,
+      traces: loaded.traces,
+      checkInvariants: values["check-invariants"] as boolean,
+      yieldBetweenSamples: true,
+      onSample: (ms, events) => {
+        peakRss = Math.max(peakRss, Deno.memoryUsage().rss);
+        progress.draw(ms, events);
+        return interrupted;
+      },
+    });
+  } catch (e) {
+    if (!(e instanceof InvariantError)) throw e;
+    progress.done();
+    console.error(`invariant broken: ${e.message}; no report written`);
+    Deno.exit(1);
+  }
   Deno.removeSignalListener("SIGINT", onSigint);
   progress.done();
   const report = buildReport(scenario, sim, seed, {
@@ -178,6 +196,8 @@ export async function main(argv: string[]): Promise<void> {
       console.log(`    ${h.tasks} of ${h.workload} (${h.jobs} ${h.jobs === 1 ? "job" : "jobs"}): ${h.why}`);
     }
   }
+  // Stopped by Ctrl-C: the report is partial, and a script running the simulator should be able to tell.
+  if (interrupted) Deno.exit(130);
 }
 
 async function compare(argv: string[]): Promise<void> {
@@ -206,7 +226,7 @@ async function compare(argv: string[]): Promise<void> {
     if (names.indexOf(x.name) !== i) x.name = `${x.name} (${i + 1})`;
   });
   const out = values.out as string | undefined;
-  if (out) await prepareOut(out);
+  if (out) await prepareOut(out, ["compare.json", "compare.html"]);
   const comparison = compareReports(list);
   console.log(comparisonText(comparison));
   if (out) {
@@ -270,7 +290,7 @@ async function planCommand(argv: string[]): Promise<void> {
     fail(`plan: ${(e as Error).message}`);
   }
   const out = values.out as string | undefined;
-  if (out) await prepareOut(out);
+  if (out) await prepareOut(out, ["plan.json", "plan.html"]);
   let outcome;
   try {
     outcome = await plan(options, prepared);

@@ -212,3 +212,19 @@ events:
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("an --out holding an earlier run's report loses it before the run: a run that fails leaves none", async () => {
+  const { prepareOut } = await import("./main.ts");
+  const dir = await Deno.makeTempDir();
+  try {
+    for (const f of ["report.json", "report.html", "series.csv", "pools.csv", "notes.txt"]) {
+      await Deno.writeTextFile(`${dir}/${f}`, "earlier");
+    }
+    await prepareOut(dir, ["report.json", "report.html", "series.csv", "pools.csv"]);
+    const left = [];
+    for await (const e of Deno.readDir(dir)) left.push(e.name);
+    assert.deepEqual(left, ["notes.txt"], "only what the run writes is removed");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
