@@ -155,8 +155,18 @@ export function parseWhatIf(text: string, file: string): WhatIfParse {
       }),
     };
   }
+  let plain: unknown;
+  try {
+    plain = doc.toJS();
+  } catch (e) {
+    // The yaml library refuses aliases that expand too far ("billion laughs") here, as an exception.
+    return {
+      ok: false,
+      errors: [{ file, line: 1, column: 1, path: "", message: `invalid YAML: ${(e as Error).message}` }],
+    };
+  }
   const canonical: WhatIfError[] = [];
-  const data = canonicalize(doc.toJS(), [], (path, message) => canonical.push(error(path, message)));
+  const data = canonicalize(plain, [], (path, message) => canonical.push(error(path, message)));
   if (canonical.length > 0) return { ok: false, errors: canonical };
   const parsed = FileSchema.safeParse(data, { reportInput: true });
   if (!parsed.success) {

@@ -303,3 +303,14 @@ Deno.test("runWhatIf leaves its input alone, so running it twice gives the same 
   assert.deepEqual(value, before);
   assert.equal(formatWhatIfJson(runWhatIf(value)), first);
 });
+
+Deno.test("a file whose aliases expand too far is an error naming the file, not an exception", () => {
+  const levels = ["a: &l0 [x, x, x, x, x, x, x, x, x, x]"];
+  for (let i = 1; i < 9; i++) levels.push(`l${i}: &l${i} [${Array(10).fill(`*l${i - 1}`).join(", ")}]`);
+  const parsed = parseWhatIf(levels.join("\n") + "\n", "bomb.yaml");
+  assert.equal(parsed.ok, false);
+  if (parsed.ok) return;
+  assert.equal(parsed.errors.length, 1);
+  assert.equal(parsed.errors[0].file, "bomb.yaml");
+  assert.match(parsed.errors[0].message, /^invalid YAML: .*alias/i);
+});
