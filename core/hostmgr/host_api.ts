@@ -206,7 +206,11 @@ function hostnamesOf(body: Body): string[] | string {
   ) {
     return body.hostnames as string[];
   }
-  return `hostname: got ${JSON.stringify(body.hostname ?? body.hostnames)}, expected a host name`;
+  if (body.hostname === undefined && body.hostnames !== undefined) {
+    return `hostnames: got ${JSON.stringify(body.hostnames)}, expected a non-empty list of host names`;
+  }
+  if (body.hostname === undefined) return "hostname: missing, expected a host name (or hostnames, a list)";
+  return `hostname: got ${JSON.stringify(body.hostname)}, expected a host name`;
 }
 
 function queryHosts(target: HostApiTarget, body: Body): { body: Body } | { error: ApiError } {

@@ -415,3 +415,20 @@ Deno.test("a stored completion outlives a restart to be carried; without a clust
   assert.equal(plain.store.maintenance.size, 0);
   assert.deepEqual(hostStates(plain), { h1: "HOST_STATE_UP" });
 });
+
+Deno.test("a maintenance call without a host name or list says which it got and what was expected", () => {
+  const rig = hostmgrRig([["h1"]]);
+  assert.deepEqual(api(rig, "StartMaintenance", { hostnames: "h1" }).error, {
+    code: "invalid-argument",
+    message: 'hostnames: got "h1", expected a non-empty list of host names',
+  });
+  assert.deepEqual(api(rig, "StartMaintenance", { hostname: 5 }).error, {
+    code: "invalid-argument",
+    message: "hostname: got 5, expected a host name",
+  });
+  assert.deepEqual(api(rig, "CompleteMaintenance", {}).error, {
+    code: "invalid-argument",
+    message: "hostname: missing, expected a host name (or hostnames, a list)",
+  });
+  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_UP");
+});

@@ -50,8 +50,9 @@ export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 export function requestedJobId(raw: unknown, field: string): string | undefined | Error {
   const value = raw !== null && typeof raw === "object" && !Array.isArray(raw) ? (raw as Body).value : raw;
   if (value === undefined || value === null || value === "") return undefined;
-  if (typeof value === "string" && UUID.test(value)) return value;
-  return new Error(`${field}: got ${JSON.stringify(value)}, expected a UUID`);
+  // In lower case, as Peloton makes them: a pod name's job id is read in lower case.
+  if (typeof value === "string" && UUID.test(value) && value === value.toLowerCase()) return value;
+  return new Error(`${field}: got ${JSON.stringify(value)}, expected a UUID in lower case`);
 }
 
 export const time = (ms?: number) => (ms === undefined ? undefined : rfc3339(ms));

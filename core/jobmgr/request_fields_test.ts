@@ -43,18 +43,20 @@ Deno.test("CreateJob's job id must be a UUID, as v0 Create's: another is refused
     [{ value: `${JOB_ID}-0` }, `"${JOB_ID}-0"`],
     [{ value: 5 }, "5"],
     ["bad-id", '"bad-id"'],
+    // Pods name their job in lower case: a job made in upper case could not be reached by its pods.
+    [{ value: "ABCDEF12-2222-4333-8444-555555555555" }, '"ABCDEF12-2222-4333-8444-555555555555"'],
   ];
   for (const [jobId, got] of refused) {
     const reply = await call(rig, STATELESS_SERVICE, "CreateJob", { jobId, spec: makeStatelessSpec(2) });
     assert.deepEqual(reply.error, {
       code: "invalid-argument",
-      message: `jobId: got ${got}, expected a UUID`,
+      message: `jobId: got ${got}, expected a UUID in lower case`,
     }, JSON.stringify(jobId));
     // v0's Create refuses the same ids with the same check, in its body's `invalidJobId`.
     const v0 = await call(rig, JOB, "Create", { id: jobId, config: jobConfigJson(makeJobConfig()) });
     assert.deepEqual(
       v0.body,
-      { error: { invalidJobId: { message: `id: got ${got}, expected a UUID` } } },
+      { error: { invalidJobId: { message: `id: got ${got}, expected a UUID in lower case` } } },
       JSON.stringify(jobId),
     );
   }
