@@ -53,7 +53,7 @@ import { JOBMGR_SERVICE, JobmgrServiceApi } from "./jobmgr_service_api.ts";
 import { POD_SERVICE, PodApi } from "./pod_api.ts";
 import { jobIdExpected, STATELESS_SERVICE, StatelessApi } from "./stateless_api.ts";
 import { gangSize, isPreemptible, isRevocable, TaskConfigs, taskResources } from "./task_build.ts";
-import { messageOf, wholeNumber } from "./query_spec.ts";
+import { wholeNumber } from "./query_spec.ts";
 import { parseTaskQuerySpec, runTaskQuery, type TaskQuerySpec } from "./task_query.ts";
 import { UPDATE_SERVICE, UpdateApi } from "./update_api.ts";
 import { VOLUME_SERVICE, VolumeApi } from "./volume_api.ts";
@@ -219,12 +219,7 @@ export class JobApi {
         return this.#events(r, body);
       // Peloton answers an unknown job in the body's `error.notFound`.
       case "task.Query": {
-        // `parseTaskQuerySpec` reads a spec or a page of the wrong type as empty: they are checked here.
-        const given = messageOf(body.spec, "spec");
-        if (!given.ok) return r.error("invalid-argument", given.message);
-        const page = messageOf(given.value.pagination, "spec.pagination");
-        if (!page.ok) return r.error("invalid-argument", page.message);
-        const spec = parseTaskQuerySpec(given.value);
+        const spec = parseTaskQuerySpec(body.spec);
         if (!spec.ok) return r.error("invalid-argument", spec.message);
         return this.withJob(
           r,

@@ -6,8 +6,7 @@
 import type { TaskConfig } from "../model/config_types.ts";
 import type { TaskRecord } from "../model/records.ts";
 import { TASK_STATES, type TaskState } from "../model/states.ts";
-import type { Body } from "./api_json.ts";
-import { type OrderBy, type Parsed, parseOrderBy, wholeNumber } from "./query_spec.ts";
+import { messageOf, type OrderBy, type Parsed, parseOrderBy, wholeNumber } from "./query_spec.ts";
 
 /** The properties Peloton sorts tasks by. */
 export const TASK_ORDER_PROPERTIES = [
@@ -51,11 +50,14 @@ function taskState(s: unknown): TaskState | undefined {
 }
 
 /** Reads a v0 task `QuerySpec`; a bad field is named with the value and what was expected. */
-export function parseTaskQuerySpec(spec: Body, where = "spec"): Parsed<TaskQuerySpec> {
+export function parseTaskQuerySpec(raw: unknown, where = "spec"): Parsed<TaskQuerySpec> {
   const fail = (field: string, got: unknown, expected: string): Parsed<TaskQuerySpec> => ({
     ok: false,
     message: `${where}.${field}: got ${JSON.stringify(got)}, expected ${expected}`,
   });
+  const given = messageOf(raw, where);
+  if (!given.ok) return given;
+  const spec = given.value;
   const lists: Record<"taskStates" | "names" | "hosts", unknown[]> = { taskStates: [], names: [], hosts: [] };
   for (const field of ["taskStates", "names", "hosts"] as const) {
     const v = spec[field];
@@ -73,7 +75,9 @@ export function parseTaskQuerySpec(spec: Body, where = "spec"): Parsed<TaskQuery
     const bad = lists[field].findIndex((x) => typeof x !== "string");
     if (bad >= 0) return fail(`${field}[${bad}]`, lists[field][bad], "a string");
   }
-  const page = (spec.pagination ?? {}) as Body;
+  const paged = messageOf(spec.pagination, `${where}.pagination`);
+  if (!paged.ok) return paged;
+  const page = paged.value;
   const offset = wholeNumber(page.offset), limit = wholeNumber(page.limit);
   if (offset === undefined) return fail("pagination.offset", page.offset, "a whole number");
   if (limit === undefined) return fail("pagination.limit", page.limit, "a whole number");
