@@ -3,7 +3,7 @@
  * naming the field, and nothing is done; absent or empty still means every instance.
  */
 import assert from "node:assert/strict";
-import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
+import { JOB_ID, runningService } from "../testing/jobmgr_rig.ts";
 import { instanceRangesOf } from "./api_json.ts";
 import { STATELESS_SERVICE } from "./stateless_api.ts";
 
@@ -11,17 +11,6 @@ type Body = Record<string, unknown>;
 
 const JOB = "peloton.api.job.JobManager";
 const TASK = "peloton.api.task.TaskManager";
-
-/** A service job of 4 instances, all RUNNING, its writes stored. */
-function runningService(): JobmgrRig {
-  const rig = new JobmgrRig();
-  rig.create({ type: "SERVICE", instanceCount: 4 });
-  rig.launch([0, 1, 2, 3]);
-  for (const i of [0, 1, 2, 3]) rig.status(rig.taskId(i), "TASK_RUNNING");
-  rig.store.settle();
-  rig.replies();
-  return rig;
-}
 
 /** Each call that acts on a job's instance ranges, with `ranges` in its place. */
 const RANGE_CALLS: [string, string, (ranges: unknown) => Body][] = [
@@ -59,7 +48,7 @@ const MALFORMED: [unknown, string][] = [
 ];
 
 Deno.test("malformed ranges are refused by every call that takes them, naming the field, and nothing is done", () => {
-  const rig = runningService();
+  const rig = runningService(4, {}, true);
   const writes = rig.store.batches.length;
   const before = JSON.stringify([...rig.job().tasks.values()]);
   for (const [service, method, body] of RANGE_CALLS) {
@@ -92,7 +81,7 @@ Deno.test("ranges absent, null or empty are every instance; to absent or max uin
     "from absent is 0; whole numbers may come as text, as proto3 JSON allows",
   );
 
-  const rig = runningService();
+  const rig = runningService(4, {}, true);
   const stop = (ranges: unknown) => {
     rig.call(TASK, "Stop", { jobId: { value: JOB_ID }, ranges });
     return (rig.replies()[0].body as Body).stoppedInstanceIds;
@@ -103,7 +92,7 @@ Deno.test("ranges absent, null or empty are every instance; to absent or max uin
 });
 
 Deno.test("one instance range (task List and Refresh, ListPods) is read the same way; instanceId must be a whole number", async () => {
-  const rig = runningService();
+  const rig = runningService(4, {}, true);
   const calls: [string, string, Body][] = [
     [TASK, "List", { jobId: { value: JOB_ID } }],
     [TASK, "Refresh", { jobId: { value: JOB_ID } }],

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { makeStatelessSpec } from "../testing/fixtures.ts";
-import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
+import { JOB_ID, JobmgrRig, runningService } from "../testing/jobmgr_rig.ts";
 import { jobConfigJson } from "./api_json.ts";
 import { STATELESS_SERVICE } from "./stateless_api.ts";
 import { makeJobConfig } from "../testing/harness.ts";
@@ -13,17 +13,6 @@ type Body = Record<string, unknown>;
 
 const JOB = "peloton.api.job.JobManager";
 const TASK = "peloton.api.task.TaskManager";
-
-/** A service job of 3 instances, all RUNNING, its writes stored. */
-function runningService(): JobmgrRig {
-  const rig = new JobmgrRig();
-  rig.create({ type: "SERVICE", instanceCount: 3 });
-  rig.launch([0, 1, 2]);
-  for (const i of [0, 1, 2]) rig.status(rig.taskId(i), "TASK_RUNNING");
-  rig.store.settle();
-  rig.replies();
-  return rig;
-}
 
 /** Calls the job manager and answers the one reply, once store reads have settled. */
 async function call(rig: JobmgrRig, service: string, method: string, body: Body) {
@@ -77,7 +66,7 @@ Deno.test("CreateJob's job id must be a UUID, as v0 Create's: another is refused
 });
 
 Deno.test("a restart, start or stop workflow's batch size of the wrong type is refused naming it, and nothing starts", async () => {
-  const rig = runningService();
+  const rig = runningService(3, {}, true);
   const writes = rig.store.batches.length;
   const id = { value: JOB_ID };
   const refused: [string, string, Body, string][] = [
@@ -169,7 +158,7 @@ Deno.test("a job query whose spec, pagination, labels or other fields are of the
 });
 
 Deno.test("a task or pod query whose spec or pagination is of the wrong type is refused naming them", async () => {
-  const rig = runningService();
+  const rig = runningService(3, {}, true);
   const refused: [string, string, Body, string][] = [
     [TASK, "Query", { spec: "x" }, 'spec: got "x", expected an object'],
     [TASK, "Query", { spec: { pagination: "x" } }, 'spec.pagination: got "x", expected an object'],

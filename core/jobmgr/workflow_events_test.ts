@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { WorkflowEventRecord } from "../model/records.ts";
-import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
+import { JOB_ID, JobmgrRig, runningService } from "../testing/jobmgr_rig.ts";
 import { makeJobConfig } from "../testing/fixtures.ts";
 import { jobConfigJson } from "./api_json.ts";
 import { STATELESS_SERVICE } from "./stateless_api.ts";
@@ -9,16 +9,6 @@ import { MAX_WORKFLOW_STATES, MAX_WORKFLOWS_WITH_EVENTS } from "./workflow.ts";
 const UPDATE = "peloton.api.v0.update.svc.UpdateService";
 /** The default `minRunningSeconds`, in ms: how long a run without a health check must stay RUNNING. */
 const SETTLE_MS = 10_000;
-
-/** A service job of `n` instances, all RUNNING on host h1. */
-function runningService(n: number, config = {}): JobmgrRig {
-  const rig = new JobmgrRig(config);
-  rig.create({ type: "SERVICE", instanceCount: n });
-  const all = [...Array(n).keys()];
-  rig.launch(all);
-  for (const i of all) rig.status(rig.taskId(i), "TASK_RUNNING");
-  return rig;
-}
 
 /** Starts a rolling update of every instance to a new command; returns its id. */
 function update(rig: JobmgrRig, n: number, updateConfig: object, version = 1): string {

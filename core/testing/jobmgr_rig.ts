@@ -247,3 +247,17 @@ export class JobmgrRig {
     return this.transport.takeOne("launch-tasks", "hostmgr");
   }
 }
+
+/** A service job of `n` instances, all RUNNING on host h1; its writes stored and its replies taken if `settled`. */
+export function runningService(n: number, config = {}, settled = false): JobmgrRig {
+  const rig = new JobmgrRig(config);
+  rig.create({ type: "SERVICE", instanceCount: n });
+  const all = [...Array(n).keys()];
+  rig.launch(all);
+  for (const i of all) rig.status(rig.taskId(i), "TASK_RUNNING");
+  if (settled) {
+    rig.store.settle();
+    rig.replies();
+  }
+  return rig;
+}
