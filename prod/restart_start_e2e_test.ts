@@ -3,15 +3,7 @@
  * was stored, so the restarted scheduler runs the service (before, an ended job was not loaded again).
  */
 import assert from "node:assert/strict";
-import {
-  cli,
-  createDefaultPool,
-  ROOT,
-  startUp,
-  type UpProcess,
-  waitFor,
-  waitForJobState,
-} from "./testing.ts";
+import { cli, createDefaultPool, ROOT, startUp, type UpProcess, waitForJobState } from "./testing.ts";
 
 Deno.test({
   name: "a stopped service whose start was answered, then the scheduler killed -9, runs after the restart",
@@ -41,7 +33,6 @@ Deno.test({
       up = undefined;
 
       up = await startUp(dir, ["--agents", "1"]);
-      const url = up.url;
       // Running again: instances are started, and the job leaves KILLED.
       assert.equal(await waitForJobState(up.url, job, ["RUNNING"]), "RUNNING");
     } finally {
