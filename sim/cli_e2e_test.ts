@@ -257,7 +257,7 @@ Deno.test("sim plan refuses a bad --vary or --target with an error naming the ar
       [
         "hosts.std.bogus=1..5",
         "tasks.unplaced<=0",
-        /^plan: --vary hosts\.std\.bogus=1: hostClasses\[0\]\.bogus: unknown key; expected one of name, count, /m,
+        /^plan: --vary hosts\.std\.bogus: hostClasses\[0\]\.bogus: unknown key; expected one of name, count, /m,
       ],
       [
         "hosts.std.count=-5..5",

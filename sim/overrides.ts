@@ -28,7 +28,11 @@ export function applyOverride(scenario: Scenario, path: string, value: number): 
  * errors `applyOverride` gives every value alike.
  */
 export function checkOverridePath(scenario: Scenario, path: string): void {
-  withNumber(scenario, path, 0);
+  const copy = withNumber(scenario, path, 0);
+  // A field the format does not have (a typo) is refused for every value alike: said once.
+  const res = validateScenario(copy);
+  const unknown = res.ok ? undefined : res.errors.find((i) => i.message.startsWith("unknown key"));
+  if (unknown) throw new Error(`--vary ${path}: ${issueText(unknown, undefined)}`);
 }
 
 /** A copy of the scenario with the number at `path` set, not validated. */

@@ -236,9 +236,9 @@ Deno.test("plan refuses a range some of whose values make the scenario invalid b
   // Many: the first few in full, then the others' values. durationSec is 120; the grid is 2 apart.
   const many = (await refusedBeforeRuns(loaded, "settings.warmupSec=0..200")).split("\n");
   assert.deepEqual(many, [
-    "--vary settings.warmupSec=120: settings.warmupSec: got 120, less than durationSec (120)",
-    "--vary settings.warmupSec=122: settings.warmupSec: got 122, less than durationSec (120)",
-    "--vary settings.warmupSec=124: settings.warmupSec: got 124, less than durationSec (120)",
+    "--vary settings.warmupSec=120: settings.warmupSec: got 120, expected less than durationSec (120)",
+    "--vary settings.warmupSec=122: settings.warmupSec: got 122, expected less than durationSec (120)",
+    "--vary settings.warmupSec=124: settings.warmupSec: got 124, expected less than durationSec (120)",
     "--vary settings.warmupSec=0..200: 41 of the 101 values the plan may run make the scenario invalid " +
     "(these first 3, and 126, 128, 130, 132, 134, 136, 138, 140, 142, 144 and 28 more)",
   ]);
@@ -246,6 +246,11 @@ Deno.test("plan refuses a range some of whose values make the scenario invalid b
   assert.equal(
     await refusedBeforeRuns(loaded, "hosts.gpu.count=1..20"),
     '--vary hosts.gpu.count: no host class "gpu" (std)',
+  );
+  // So is a field a host class does not have.
+  assert.match(
+    await refusedBeforeRuns(loaded, "hosts.std.cnt=1..20"),
+    /^--vary hosts\.std\.cnt: hostClasses\[0\]\.cnt: unknown key[^\n]*$/,
   );
 });
 

@@ -1,9 +1,10 @@
 /** The scenario format capacity planners write: hosts, resource pools, workloads, timed events and run settings. */
 import { z } from "zod";
 import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
+import { parseYamlSource } from "../core/model/yaml_load.ts";
 import { checkEvents, type ScenarioEvent, scenarioEvent } from "./scenario_events.ts";
 import { type HostClass, hostClass } from "./scenario_hosts.ts";
-import { scenarioMessage } from "./scenario_messages.ts";
+import { quote, scenarioMessage } from "./scenario_messages.ts";
 import { checkPools, poolConfig, respoolIssues } from "./scenario_pools.ts";
 import { type Distribution, misplacedFields, type Workload, workload } from "./scenario_workload.ts";
 
@@ -110,7 +111,7 @@ interface Known {
 function checkScenario({ fields: s, parsed: known }: Known, report: Report): void {
   s.hostClasses?.forEach((c, i) => {
     if (s.hostClasses!.findIndex((o) => o.name === c.name) !== i) {
-      report(["hostClasses", i, "name"], "a name no other class has");
+      report(["hostClasses", i, "name"], "expected a name no other class has");
     }
   });
   if (s.hostClasses && s.events) checkSomeHosts(s.hostClasses, s.events, report);
@@ -124,7 +125,7 @@ function checkScenario({ fields: s, parsed: known }: Known, report: Report): voi
     s.durationSec !== undefined && s.durationSec > 0 && s.settings && s.settings.warmupSec >= s.durationSec
   ) {
     // Statistics start after the warm-up: a run no longer than it reports nothing.
-    report(["settings", "warmupSec"], `less than durationSec (${s.durationSec})`);
+    report(["settings", "warmupSec"], `expected less than durationSec (${s.durationSec})`);
   }
   if (!s.events) return;
   checkEvents(s.events, {
@@ -139,12 +140,18 @@ function checkScenario({ fields: s, parsed: known }: Known, report: Report): voi
 
 const ALL_PARSED = () => true;
 
-export const scenarioSchema = scenarioBase.superRefine((s, ctx) =>
-  checkScenario(
-    { fields: s, parsed: ALL_PARSED },
-    (path, message) => ctx.addIssue({ code: "custom", path, message }),
-  )
-);
+/**
+ * The rules across fields, run inside the parse once every field is well-formed enough for zod to run them.
+ * A field the schema found malformed may break a rule too: the schema's problem is the one to fix.
+ */
+function checkParsed(s: ScenarioBase, ctx: z.RefinementCtx<ScenarioBase>): void {
+  const malformed = new Set(ctx.issues.map((i) => formatPath((i.path ?? []) as (string | number)[])));
+  checkScenario({ fields: s, parsed: ALL_PARSED }, (path, message) => {
+    if (!malformed.has(formatPath(path))) ctx.addIssue({ code: "custom", path, message });
+  });
+}
+
+export const scenarioSchema = scenarioBase.superRefine(checkParsed);
 export type Scenario = z.infer<typeof scenarioSchema>;
 
 /**
@@ -182,10 +189,7 @@ export function validateScenario(
   let ruled = false;
   const res = scenarioBase.superRefine((s, ctx) => {
     ruled = true;
-    checkScenario(
-      { fields: s, parsed: ALL_PARSED },
-      (path, message) => ctx.addIssue({ code: "custom", path, message }),
-    );
+    checkParsed(s, ctx);
   }).safeParse(input, { error: scenarioMessage });
   const errors: ScenarioIssue[] = [];
   const warnings: ScenarioIssue[] = [];
@@ -253,9 +257,7 @@ export function validateScenario(
  */
 export function issueText(issue: ScenarioIssue, value: unknown): string {
   const scalar = value === null || ["string", "number", "boolean"].includes(typeof value);
-  const got = scalar && !/^(got |unknown key|missing)/.test(issue.message)
-    ? `got ${JSON.stringify(value)}, `
-    : "";
+  const got = scalar && !/^(got |unknown key|missing)/.test(issue.message) ? `got ${quote(value)}, ` : "";
   return `${formatPath(issue.path) || "(top level)"}: ${got}${issue.message}`;
 }
 
@@ -279,7 +281,14 @@ export function parseScenario(text: string, file: string): ScenarioResult {
     const line = node?.range ? `:${lines.linePos(node.range[0]).line}` : "";
     return `${file}${line}: ${issueText(i, node && isScalar(node) ? node.value : undefined)}`;
   };
-  const res = validateScenario(doc.toJS(), true);
+  // The yaml library's own alias bound throws, refusing even a benign file with over 100 uses of one anchor,
+  // and so does an alias with no anchor. The config loader's reading bounds what aliases expand to (a
+  // billion-laughs file would hang the checks) and names the line of what it refuses.
+  const aliases = parseYamlSource(text);
+  if (!aliases.ok) {
+    return { ok: false, errors: aliases.errors.map((p) => `${file}:${p.line}: ${p.message}`), warnings: [] };
+  }
+  const res = validateScenario(doc.toJS({ maxAliasCount: -1 }), true);
   const warnings = res.warnings.map(located);
   if (!res.ok) return { ok: false, errors: res.errors.map(located), warnings };
   const dir = file.includes("/") ? file.slice(0, file.lastIndexOf("/")) : ".";
@@ -332,18 +341,23 @@ function checkWorkloads(
   const leaves = pools ? [...pools].filter(([, p]) => !p.children?.length).map(([path]) => path) : [];
   const names = new Set<string>();
   workloads.forEach((w, i) => {
-    if (names.has(w.name)) report(["workloads", i, "name"], "a name no other workload has");
+    if (names.has(w.name)) report(["workloads", i, "name"], "expected a name no other workload has");
     names.add(w.name);
     const pool = pools?.get(w.respool);
     if (pools && (!pool || pool.children?.length)) {
       // The job manager refuses jobs for pools with children ("is not a leaf pool").
       const why = pool || w.respool === "/"
         ? `; ${w.respool} has child pools, and jobs go to leaf pools`
-        : "";
-      report(["workloads", i, "respool"], `one of the leaf pools (${leaves.join(", ")})${why}`);
+        : w.respool.startsWith("/")
+        ? ""
+        : '; a pool path starts with "/"';
+      report(["workloads", i, "respool"], `expected one of the leaf pools (${leaves.join(", ")})${why}`);
     }
     if (classes && w.trace && !classes.includes(w.trace.hostClass)) {
-      report(["workloads", i, "trace", "hostClass"], `one of the host classes (${classes.join(", ")})`);
+      report(
+        ["workloads", i, "trace", "hostClass"],
+        `expected one of the host classes (${classes.join(", ")})`,
+      );
     }
     if (!duration) return;
     if (duration.sec === undefined) {

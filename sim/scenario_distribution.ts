@@ -1,6 +1,7 @@
 /** Number-or-distribution fields of the scenario format (`cpu: 2`, `durationSec: {lognormal: {...}}`) and their errors. */
 import { z } from "zod";
 import { valueAt } from "../core/model/_key_normalize.ts";
+import { quote } from "./scenario_messages.ts";
 
 /** A number, or a distribution to draw it from. */
 export type Distribution =
@@ -38,12 +39,26 @@ function neitherError(expected: string, input: unknown, forms: Record<string, st
   if (!isMapping(input)) return `expected ${expected}`;
   const keys = Object.keys(input);
   if (keys.length === 1 && Object.hasOwn(forms, keys[0])) return `expected ${forms[keys[0]]}`;
-  const got = keys.length ? `a mapping with ${keys.map((k) => JSON.stringify(k)).join(", ")}` : "{}";
+  const got = keys.length ? `a mapping with ${keys.map(quote).join(", ")}` : "{}";
   return `expected ${expected}; got ${got}`;
 }
 
 export const isMapping = (x: unknown): x is Record<string, unknown> =>
   !!x && typeof x === "object" && !Array.isArray(x);
+
+/** The least a number-or-distribution field can be: exact for numbers, fixed, uniform and choice. */
+export function leastOf(d: unknown): number {
+  if (typeof d === "number") return d;
+  if (!isMapping(d)) return 0;
+  if (typeof d.fixed === "number") return d.fixed;
+  if (Array.isArray(d.uniform) && typeof d.uniform[0] === "number") return d.uniform[0];
+  if (Array.isArray(d.choice)) {
+    const values = d.choice.map((c) => (Array.isArray(c) && typeof c[0] === "number" ? c[0] : 0));
+    return values.length ? Math.min(...values) : 0;
+  }
+  // Exponential, normal and lognormal draws can be small.
+  return 0;
+}
 
 /** "a, b or c" (`last`: "and" for "a, b and c"). */
 const orList = (xs: string[], last = "or") =>

@@ -1,6 +1,6 @@
 /** Timed events of the scenario format: host failures, rack loss, maintenance, capacity changes, pool changes. */
 import { z } from "zod";
-import { HostCatalog, type HostClass, hostClass } from "./scenario_hosts.ts";
+import { criteria, HostCatalog, type HostClass, hostClass } from "./scenario_hosts.ts";
 
 /** Which hosts an event acts on: a class, a rack, named hosts, and how many of them. */
 const hostSelector = z.object({
@@ -16,7 +16,7 @@ const hostSelector = z.object({
   fraction: z.number().positive().max(1).optional(),
 }).strict().refine((s) => Object.keys(s).length > 0, {
   // `{}` would pick every host of the cluster: almost always a typo, never what a what-if means.
-  message: "a selector: one or more of class, rack, zone, hosts, count or fraction",
+  message: "expected a selector: one or more of class, rack, zone, hosts, count or fraction",
 });
 export type HostSelector = z.infer<typeof hostSelector>;
 
@@ -41,7 +41,7 @@ export const scenarioEvent = z.object({
   /** Hosts leave for good (decommissioned): like a failure that never recovers. */
   removeHosts: hostSelector.optional(),
   /** UpdateResourcePool on a pool path, in Peloton's respool shape (the fields given replace the pool's). */
-  updatePool: z.object({ path: z.string().startsWith("/") }).catchall(z.unknown()).optional(),
+  updatePool: z.object({ path: z.string() }).catchall(z.unknown()).optional(),
   /** A workload's tasks use this multiple of their modelled cpu (a traffic spike: slack shrinks). */
   usage: z.object({ workload: z.string().min(1), level: z.number().nonnegative() }).strict().optional(),
 }).strict().superRefine((e, ctx) => {
@@ -111,7 +111,8 @@ export interface EventScope {
 type Report = (path: (string | number)[], message: string) => void;
 
 /**
- * Checks that every event names classes, hosts, racks, zones, pools and workloads that exist when it runs.
+ * Checks that every event names classes, hosts, racks, zones, pools and workloads that exist when it runs,
+ * comes before the run's end, and has a host selector that picks hosts.
  * Events run by (time in whole ms, list order), as the simulator's event queue orders them, so an
  * event may use a class an earlier-listed but later-timed event adds only if it runs after it.
  */
@@ -124,33 +125,35 @@ export function checkEvents(events: ScenarioEvent[], scope: EventScope, report: 
     .sort((a, b) => a.ms - b.ms || a.i - b.i);
   for (const { e, i } of order) {
     const path = (...rest: (string | number)[]) => ["events", i, ...rest];
-    if (scope.durationSec !== undefined && e.atSec > scope.durationSec) {
-      report(path("atSec"), `expected at most durationSec (${scope.durationSec}): the run ends before`);
+    // At the end itself, an event would start what the run never shows (a drain of no length).
+    if (scope.durationSec !== undefined && e.atSec >= scope.durationSec) {
+      report(path("atSec"), `expected a time before durationSec (${scope.durationSec}), when the run ends`);
     }
     if (e.updatePool) checkPoolUpdate(e.updatePool, scope, path("updatePool"), report);
     if (e.usage && scope.workloads && !scope.workloads.includes(e.usage.workload)) {
-      report(path("usage", "workload"), `one of the workloads (${scope.workloads.join(", ")})`);
+      report(path("usage", "workload"), `expected one of the workloads (${scope.workloads.join(", ")})`);
     }
     if (!hosts) continue;
     const when = grows ? ` at ${e.atSec} s` : "";
     const oneOf = (what: string, list: string[]) =>
       list.length
-        ? `one of the ${what} (${list.join(", ")})${when}`
-        : `one of the ${what}, but there are none${when}`;
+        ? `expected one of the ${what} (${list.join(", ")})${when}`
+        : `expected one of the ${what}, but there are none${when}`;
     const checkClass = (name: string, at: (string | number)[]) => {
-      if (hosts.hasClass(name)) return;
+      if (hosts.hasClass(name)) return true;
       const later = classAddedAt.get(name);
       const hint = later !== undefined && later >= e.atSec
         ? `; ${name} is added by an addHostClass event that runs after this one (at ${later} s)`
         : "";
       report(at, `${oneOf("host classes", hosts.classNames())}${hint}`);
+      return false;
     };
     if (e.addHostClass) {
       const name = e.addHostClass.name;
       if (hosts.hasClass(name)) {
         report(
           path("addHostClass", "name"),
-          `a class name not in use yet (${hosts.classNames().join(", ")})`,
+          `expected a class name not in use yet (${hosts.classNames().join(", ")})`,
         );
       } else hosts.addClass(e.addHostClass);
     }
@@ -161,20 +164,55 @@ export function checkEvents(events: ScenarioEvent[], scope: EventScope, report: 
     for (const key of ["failHosts", "drain", "removeHosts"] as const) {
       const s = e[key];
       if (!s) continue;
-      if (s.class !== undefined) checkClass(s.class, path(key, "class"));
+      // Each name is checked on its own first; only a selector whose every name exists picks hosts.
+      let exists = s.class === undefined || checkClass(s.class, path(key, "class"));
       if (s.rack !== undefined && !hosts.hasRack(s.rack)) {
         report(path(key, "rack"), oneOf("racks", hosts.describe("rack")));
+        exists = false;
       }
       if (s.zone !== undefined && !hosts.hasZone(s.zone)) {
         report(path(key, "zone"), oneOf("zones", hosts.describe("zone")));
+        exists = false;
       }
       s.hosts?.forEach((h, j) => {
-        if (!hosts.hasHost(h)) report(path(key, "hosts", j), oneOf("hosts", hosts.describe("host")));
+        if (hosts.hasHost(h)) return;
+        report(path(key, "hosts", j), oneOf("hosts", hosts.describe("host")));
+        exists = false;
       });
+      if (exists) checkPicks(s, hosts, path(key), when, report);
     }
     if (e.loseRack !== undefined && !hosts.hasRack(e.loseRack)) {
       report(path("loseRack"), oneOf("racks", hosts.describe("rack")));
     }
+  }
+}
+
+/**
+ * A selector picks at least one host of those there are when its event runs: one that picks none would run
+ * as an event on no host (a drain of 0 s reads as an instant one). Hosts a failure or removal took down
+ * before are counted: which ones a fraction took is the seed's to say.
+ */
+function checkPicks(
+  s: HostSelector,
+  hosts: HostCatalog,
+  at: (string | number)[],
+  when: string,
+  report: Report,
+): void {
+  const { count, excluded } = hosts.pick(s);
+  const wanted = criteria(s).join(" and ");
+  for (const x of excluded) {
+    report([...at, "hosts", x.index], `expected a host ${wanted}: ${x.host} is ${x.is.join(" and ")}`);
+  }
+  if (excluded.length) return;
+  if (count === 0) {
+    report(at, `expected a selector that picks a host: no host is ${wanted || "there"}${when}`);
+  } else if (s.fraction !== undefined && Math.round(count * s.fraction) === 0) {
+    const hostsThere = count === 1 ? "the one host" : `at least one of the ${count} hosts`;
+    report(
+      [...at, "fraction"],
+      `expected a fraction that picks ${hostsThere}${when} (${count} × ${s.fraction} rounds to 0)`,
+    );
   }
 }
 
@@ -187,7 +225,7 @@ function checkPoolUpdate(
 ): void {
   const { path: pool, force: _force, ...change } = update;
   if (scope.pools && !scope.pools.includes(pool)) {
-    report([...at, "path"], `one of the pools (${scope.pools.join(", ")})`);
+    report([...at, "path"], `expected one of the pools (${scope.pools.join(", ")})`);
   }
   // The change replaces whole fields of the pool, and the pool rules look at one field at a time.
   const name = pool.slice(pool.lastIndexOf("/") + 1);

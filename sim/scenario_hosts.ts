@@ -1,6 +1,8 @@
 /** Host classes of the scenario format, and their expansion into the agents a simulated cluster registers. */
 import { z } from "zod";
 import type { HostInfo } from "../core/ports/host_backend.ts";
+import { leastOf } from "./scenario_distribution.ts";
+import { RESOURCE_FIELDS } from "./scenario_workload.ts";
 
 const portRange = z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative()]);
 
@@ -38,12 +40,51 @@ export function hostsOf(c: HostClass, first = 0, count = c.count): HostInfo[] {
     const hostname = `${c.name}-${i}`;
     const attributes: Record<string, string> = { ...c.attributes, host_class: c.name };
     if (c.hostPool) attributes.host_pool = c.hostPool;
-    const rack = c.racks ? i % c.racks : i;
-    if (c.racks) attributes.rack = `${c.name}-rack-${rack}`;
-    if (c.zones) attributes.zone = `zone-${rack % c.zones}`;
+    const { rack, zone } = placeOf(c, i);
+    if (rack !== undefined) attributes.rack = rack;
+    if (zone !== undefined) attributes.zone = zone;
     hosts.push({ hostname, agentId: `${hostname}-S0`, resources, attributes, portRanges });
   }
   return hosts;
+}
+
+/**
+ * The `rack` and `zone` attributes of host `i` of a class: spread by `racks` and `zones`, else its
+ * `attributes`' own. They repeat every `racks` hosts (every `zones` hosts without racks).
+ */
+function placeOf(c: HostClass, i: number): { rack?: string; zone?: string } {
+  const rack = c.racks ? i % c.racks : i;
+  return {
+    rack: c.racks ? `${c.name}-rack-${rack}` : c.attributes.rack,
+    zone: c.zones ? `zone-${rack % c.zones}` : c.attributes.zone,
+  };
+}
+
+/** What an event's host selector asks of a host. */
+export interface HostCriteria {
+  class?: string;
+  rack?: string;
+  zone?: string;
+  hosts?: string[];
+}
+
+/** The criteria a selector gives besides the hosts it names: `of class std`, `in rack std-rack-1`. */
+export function criteria(s: HostCriteria): string[] {
+  const out: string[] = [];
+  if (s.class !== undefined) out.push(`of class ${s.class}`);
+  if (s.rack !== undefined) out.push(`in rack ${s.rack}`);
+  if (s.zone !== undefined) out.push(`in zone ${s.zone}`);
+  return out;
+}
+
+/** What host `i` of class `c` is instead, for each of the criteria it does not meet. */
+function unlike(s: HostCriteria, c: HostClass, i: number): string[] {
+  const { rack, zone } = placeOf(c, i);
+  const is: string[] = [];
+  if (s.class !== undefined && c.name !== s.class) is.push(`of class ${c.name}`);
+  if (s.rack !== undefined && rack !== s.rack) is.push(rack === undefined ? "in no rack" : `in rack ${rack}`);
+  if (s.zone !== undefined && zone !== s.zone) is.push(zone === undefined ? "in no zone" : `in zone ${zone}`);
+  return is;
 }
 
 /**
@@ -76,7 +117,44 @@ export class HostCatalog {
   }
 
   hasHost(hostname: string): boolean {
-    return [...this.#classes.values()].some((e) => matches({ prefix: `${e.c.name}-`, n: e.count }, hostname));
+    return this.#hostAt(hostname) !== undefined;
+  }
+
+  /**
+   * How many hosts there are now that meet the criteria (and are among the hosts named, when some are);
+   * and each named host the other criteria leave out, with what it is instead (`of class big`).
+   */
+  pick(s: HostCriteria): { count: number; excluded: { index: number; host: string; is: string[] }[] } {
+    if (s.hosts) {
+      const picked = new Set<string>();
+      const excluded: { index: number; host: string; is: string[] }[] = [];
+      s.hosts.forEach((host, index) => {
+        const at = this.#hostAt(host);
+        if (!at) return;
+        const is = unlike(s, at.c, at.i);
+        if (is.length) excluded.push({ index, host, is });
+        else picked.add(host);
+      });
+      return { count: picked.size, excluded };
+    }
+    let count = 0;
+    for (const { c, count: n } of this.#classes.values()) {
+      // Hosts k, k + period, k + 2 × period, … share their rack and zone.
+      const period = c.racks ?? c.zones ?? 1;
+      for (let k = 0; k < Math.min(n, period); k++) {
+        if (!unlike(s, c, k).length) count += Math.floor((n - 1 - k) / period) + 1;
+      }
+    }
+    return { count, excluded: [] };
+  }
+
+  /** The class and index of a host there is now (`std-3`: std's fourth). */
+  #hostAt(hostname: string): { c: HostClass; i: number } | undefined {
+    for (const { c, count } of this.#classes.values()) {
+      const prefix = `${c.name}-`;
+      if (matches({ prefix, n: count }, hostname)) return { c, i: Number(hostname.slice(prefix.length)) };
+    }
+    return undefined;
   }
 
   hasRack(rack: string): boolean {
@@ -128,4 +206,54 @@ function matches(v: Values, value: string): boolean {
 
 function range(prefix: string, n: number): string {
   return n === 1 ? `${prefix}0` : `${prefix}0 … ${prefix}${n - 1}`;
+}
+
+/**
+ * Workloads whose every task asks for more than any host has: no placement round ever finds a host for
+ * one, so they all end the run unplaced. Each resource that no class has enough of is named; when each
+ * fits some class but none has them all at once, the workload is. Host classes count once they have or get
+ * hosts (events' included). A task's least ask is judged (a distribution's smallest draw; exponential,
+ * normal and lognormal draws can be small, so those never are): a workload only some of whose tasks are too
+ * big is not warned of. Only workloads whose resources the scenario gives are (not a job file's or a
+ * trace's). A warning, not an error: the run shows what such a cluster does.
+ */
+export function unplaceableWork(scenario: {
+  hostClasses: HostClass[];
+  events: readonly { addHostClass?: HostClass; addHosts?: { class: string } }[];
+  workloads: readonly { name: string; jobFile?: string; trace?: unknown }[];
+}): { path: (string | number)[]; message: string }[] {
+  const { events } = scenario;
+  const hosts = [...scenario.hostClasses, ...events.flatMap((e) => e.addHostClass ?? [])]
+    .filter((c) => c.count > 0 || events.some((e) => e.addHosts?.class === c.name))
+    .map((c) => ({ name: c.name, has: RESOURCE_FIELDS.map(([field]) => c[field]) }));
+  const issues: { path: (string | number)[]; message: string }[] = [];
+  scenario.workloads.forEach((w, i) => {
+    if (!hosts.length || w.jobFile !== undefined || w.trace !== undefined) return;
+    const least = RESOURCE_FIELDS.map(([field]) => leastOf((w as Record<string, unknown>)[field]));
+    if (hosts.some((c) => c.has.every((n, k) => least[k] <= n))) return;
+    const never = ": none of them will ever be placed";
+    let named = false;
+    RESOURCE_FIELDS.forEach(([field, , unit], k) => {
+      const most = Math.max(...hosts.map((c) => c.has[k]));
+      if (least[k] <= most) return;
+      named = true;
+      issues.push({
+        path: ["workloads", i, field],
+        message: `every task of ${w.name} asks for at least ${least[k]} ${unit}, more than any host class ` +
+          `has (${most} at most)${never}`,
+      });
+    });
+    if (named) return;
+    // Each resource fits some class, but no class has them all.
+    const amounts = (of: number[]) =>
+      RESOURCE_FIELDS.flatMap(([, kind, unit], k) =>
+        least[k] > 0 ? [`${kind} ${of[k]}${unit === "MB" ? " MB" : ""}`] : []
+      ).join(", ");
+    issues.push({
+      path: ["workloads", i],
+      message: `every task of ${w.name} asks for at least ${amounts(least)}, which no host class has at ` +
+        `once (${hosts.map((c) => `${c.name}: ${amounts(c.has)}`).join("; ")})${never}`,
+    });
+  });
+  return issues;
 }

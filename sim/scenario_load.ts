@@ -1,8 +1,10 @@
 /** Reads a scenario file and everything it names (job files, respool files, traces), so runs do no I/O. */
-import { isNode, LineCounter, parse as parseYaml, parseDocument } from "yaml";
+import { isNode, LineCounter, parseDocument } from "yaml";
 import { loadJobConfig, loadRespoolConfig } from "../core/model/load.ts";
+import { parseYamlSource, sourceToPlain } from "../core/model/yaml_load.ts";
 import type { RunInputs } from "./runner.ts";
 import { parseScenario, type Scenario, type ScenarioIssue, type ScenarioPool } from "./scenario.ts";
+import { unplaceableWork } from "./scenario_hosts.ts";
 import { checkNesting, unadmittableWork } from "./scenario_pools.ts";
 import { emptyWindow, parseTaskEvents, type TraceJob } from "./trace.ts";
 
@@ -101,7 +103,7 @@ export async function loadScenarioFile(file: string): Promise<LoadedScenario> {
     }
   }
   if (errors.length) throw new ScenarioError(errors, warnings);
-  for (const w of unadmittableWork(scenario.workloads, respools)) {
+  for (const w of [...unplaceableWork(scenario), ...unadmittableWork(scenario.workloads, respools)]) {
     warnings.push(`${at(w.path)}: ${w.message}`);
   }
   return { scenario: { ...scenario, respools }, file, templates, traces, warnings };
@@ -193,7 +195,9 @@ async function resolvePools(
       errors.push(...checked.errors.map((e) => e.message));
       continue;
     }
-    const body = (parseYaml(text) ?? {}) as Record<string, unknown>;
+    // Read as the check above read it: its aliases bounded, not by the yaml library's limit, which throws.
+    const source = parseYamlSource(text);
+    const body = (source.ok ? sourceToPlain(source.root) ?? {} : {}) as Record<string, unknown>;
     fromFiles.set(JSON.stringify([...where, i]), path);
     out.push({ ...body, name: pool.name, children });
   }

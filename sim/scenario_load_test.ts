@@ -131,3 +131,79 @@ workloads:
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a workload whose every task is bigger than any host is warned of, with its line", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      `name: s
+durationSec: 60
+hostClasses:
+  - {name: std, count: 2, cpu: 32, memoryMb: 65536, diskMb: 1000}
+  - {name: wide, count: 0, cpu: 128, memoryMb: 1048576, diskMb: 1000}
+  - {name: fat, count: 1, cpu: 8, memoryMb: 524288, diskMb: 1000}
+  - {name: later, count: 0, cpu: 96, memoryMb: 65536, diskMb: 1000}
+respools:
+  - name: p
+    resources:
+      - {kind: cpu, reservation: 256, limit: 256}
+      - {kind: memory, reservation: 2097152, limit: 2097152}
+      - {kind: disk, reservation: 10000, limit: 10000}
+      - {kind: gpu, reservation: 8, limit: 8}
+workloads:
+  - {name: reports, respool: /p, durationSec: 10, cpu: 100}
+  - {name: drawn, respool: /p, durationSec: 10, cpu: {uniform: [40, 48]}, gpu: {choice: [[2, 1], [3, 1]]}}
+  - {name: both, respool: /p, durationSec: 10, cpu: 16, memoryMb: 262144}
+  - {name: some, respool: /p, durationSec: 10, cpu: {uniform: [16, 128]}}
+  - {name: tail, respool: /p, durationSec: 10, cpu: {lognormal: {median: 8, sigma: 2}}}
+  - {name: fits, respool: /p, durationSec: 10, cpu: 8, memoryMb: 524288}
+  - {name: added, respool: /p, durationSec: 10, cpu: 96}
+events:
+  - {atSec: 10, addHostClass: {name: gpu, count: 1, cpu: 48, memoryMb: 65536, diskMb: 1000, gpu: 1}}
+  - {atSec: 20, addHosts: {class: later, count: 1}}
+`,
+    );
+    const loaded = await loadScenarioFile(`${dir}/s.yaml`);
+    const never = ": none of them will ever be placed";
+    // wide never has hosts; later and gpu get theirs from events. Only a task's least ask is judged.
+    assert.deepEqual(loaded.warnings, [
+      `${dir}/s.yaml:16: workloads[0].cpu: every task of reports asks for at least 100 cores, more than any ` +
+      `host class has (96 at most)${never}`,
+      `${dir}/s.yaml:17: workloads[1].gpu: every task of drawn asks for at least 2 GPUs, more than any host ` +
+      `class has (1 at most)${never}`,
+      `${dir}/s.yaml:18: workloads[2]: every task of both asks for at least cpu 16, memory 262144 MB, which no ` +
+      "host class has at once (std: cpu 32, memory 65536 MB; fat: cpu 8, memory 524288 MB; later: cpu 96, " +
+      `memory 65536 MB; gpu: cpu 48, memory 65536 MB)${never}`,
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a pool read from a respool file may use one anchor many times", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    // The yaml library's own bound (100 uses of an anchor) threw here.
+    const uses = Array.from({ length: 150 }, () => "*d").join(", ");
+    await Deno.writeTextFile(
+      `${dir}/b.yaml`,
+      `name: b\ndescription: &d pool b\nresources:\n  - {kind: cpu, reservation: 2, limit: 4}\nnotes: [${uses}]\n`,
+    );
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      `name: s
+durationSec: 60
+hostClasses:
+  - {name: std, count: 2, cpu: 8, memoryMb: 16384}
+respools:
+  - {name: b, file: b.yaml}
+`,
+    );
+    const loaded = await loadScenarioFile(`${dir}/s.yaml`);
+    assert.equal(loaded.scenario.respools[0].description, "pool b");
+    assert.equal((loaded.scenario.respools[0].notes as string[]).length, 150);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -52,3 +52,16 @@ export function scenarioMessage(iss: z.core.$ZodRawIssue): string | undefined {
       return undefined;
   }
 }
+
+/** The most characters of a text value an error quotes. */
+const QUOTED_CHARS = 60;
+
+/**
+ * A value as an error quotes it (JSON), a long text cut short after QUOTED_CHARS characters: a file that
+ * is one long value (a CSV trace named as the scenario) is not echoed back whole.
+ */
+export function quote(value: unknown): string {
+  if (typeof value !== "string" || value.length <= QUOTED_CHARS) return JSON.stringify(value);
+  const start = JSON.stringify(value.slice(0, QUOTED_CHARS)).slice(0, -1);
+  return `${start}..." (${value.length.toLocaleString("en-US")} characters)`;
+}

@@ -1,7 +1,12 @@
 /** The rules a scenario's resource pools follow: each pool's config by the resource manager's rules, and how pools nest. */
+import { z } from "zod";
 import { parseRespoolConfig } from "../core/model/load.ts";
+import { normalizeKeys } from "../core/model/_key_normalize.ts";
+import { plainToSource } from "../core/model/yaml_load.ts";
 import type { RespoolConfig, RespoolResourceConfig } from "../core/model/config_types.ts";
-import { isMapping } from "./scenario_distribution.ts";
+import { isMapping, leastOf } from "./scenario_distribution.ts";
+import { quote } from "./scenario_messages.ts";
+import { RESOURCE_FIELDS } from "./scenario_workload.ts";
 
 /** A problem of one pool field; `path` is from the scenario's top (`respools[0].children[1].name`). */
 export interface PoolIssue {
@@ -33,6 +38,40 @@ export function respoolIssues(
   return res.ok
     ? { errors: [], warnings: res.warnings.map(issue), config: res.value }
     : { errors: res.errors.map(issue), warnings: res.warnings.map(issue) };
+}
+
+/** A scenario pool's keys that Peloton's respool config does not have: `poolConfig` takes them out. */
+const SCENARIO_KEYS = z.object({ children: z.unknown(), file: z.unknown() });
+
+/**
+ * A pool's own issues by the resource manager's rules, with the scenario's keys (`children`, `file`), which
+ * those rules never see, known too: a key one typo away from one of them is refused with a suggestion, as
+ * a typo of Peloton's keys is, and the known keys an unknown key's message lists name them.
+ */
+function ownIssues(pool: Record<string, unknown>): ReturnType<typeof respoolIssues> {
+  const own = respoolIssues(poolConfig(pool));
+  const unknownKey = (i: PoolIssue) => i.path.length === 1 && i.message.startsWith("unknown key");
+  const known = (i: PoolIssue): PoolIssue =>
+    unknownKey(i)
+      ? { ...i, message: i.message.replace(/\)$/, `, ${Object.keys(SCENARIO_KEYS.shape).join(", ")})`) }
+      : i;
+  const errors = own.errors.map(known), warnings: PoolIssue[] = [];
+  for (const w of own.warnings.map(known)) {
+    const meant = unknownKey(w) ? scenarioKeyNear(String(w.path[0])) : undefined;
+    if (!meant) {
+      warnings.push(w);
+      continue;
+    }
+    const message = w.message.replace(/^unknown key, ignored \(/, `unknown key; did you mean ${meant}? (`);
+    errors.push({ ...w, message });
+  }
+  return { ...own, errors, warnings };
+}
+
+/** The scenario key a pool's key is a typo of (`childern`) or spelt otherwise (`Children`), if any. */
+function scenarioKeyNear(key: string): string | undefined {
+  const norm = normalizeKeys(plainToSource({ [key]: 0 }), SCENARIO_KEYS);
+  return norm.notes[0]?.suggestion ?? Object.keys(norm.value as Record<string, unknown>)[0];
 }
 
 /**
@@ -78,7 +117,7 @@ function walk(
     const here = [...at, i];
     let config: RespoolConfig | undefined;
     if (!pool.file || !ownRules) {
-      const own = respoolIssues(poolConfig(pool));
+      const own = ownIssues(pool);
       if (ownRules) {
         for (const e of own.errors) errors.push({ path: [...here, ...e.path], message: e.message });
         for (const w of own.warnings) warnings.push({ path: [...here, ...w.path], message: w.message });
@@ -120,7 +159,7 @@ function nestingIssues(
   if (name !== undefined && under !== undefined && siblings.names.has(name)) {
     issues.push({
       path: ["name"],
-      message: `got ${JSON.stringify(name)}, expected a name no other pool under ${under || "/"} has`,
+      message: `got ${quote(name)}, expected a name no other pool under ${under || "/"} has`,
     });
   }
   if (name !== undefined) siblings.names.add(name);
@@ -153,28 +192,6 @@ function nestingIssues(
 
 function addReservations(into: Map<string, number>, resources: RespoolResourceConfig[]): void {
   for (const r of resources) into.set(r.kind, (into.get(r.kind) ?? 0) + r.reservation);
-}
-
-/** A workload's resource fields by the pool resource kind they are counted in. */
-const WORKLOAD_KINDS = [
-  ["cpu", "cpu", "cores"],
-  ["memoryMb", "memory", "MB"],
-  ["diskMb", "disk", "MB"],
-  ["gpu", "gpu", "GPUs"],
-] as const;
-
-/** The least a workload's resource field can ask for: exact for numbers, fixed, uniform and choice. */
-function leastOf(d: unknown): number {
-  if (typeof d === "number") return d;
-  if (!isMapping(d)) return 0;
-  if (typeof d.fixed === "number") return d.fixed;
-  if (Array.isArray(d.uniform) && typeof d.uniform[0] === "number") return d.uniform[0];
-  if (Array.isArray(d.choice)) {
-    const values = d.choice.map((c) => (Array.isArray(c) && typeof c[0] === "number" ? c[0] : 0));
-    return values.length ? Math.min(...values) : 0;
-  }
-  // Exponential, normal and lognormal draws can be small.
-  return 0;
 }
 
 /**
@@ -212,7 +229,7 @@ export function unadmittableWork(
   workloads.forEach((w, i) => {
     const pool = limits.get(w.respool);
     if (!pool || w.jobFile !== undefined || w.trace !== undefined) return;
-    for (const [field, kind, unit] of WORKLOAD_KINDS) {
+    for (const [field, kind, unit] of RESOURCE_FIELDS) {
       if (kind === "cpu" && w.revocable) continue;
       const least = leastOf((w as Record<string, unknown>)[field]);
       const limit = pool.get(kind) ?? 0;

@@ -107,6 +107,24 @@ Deno.test("a pool key one typo from a known one is an error with a suggestion", 
     e.some((x) => /^bad\.yaml:6: respools\[0\]\.owningTeem: unknown key; did you mean owningTeam\?/.test(x)),
     e.join("\n"),
   );
+  // The scenario's own keys, which the resource manager's rules never see, are known keys too.
+  const own = [
+    ...errors(
+      `${BASE}    childern:\n      - {name: a, resources: [{kind: cpu, reservation: 1, limit: 1}]}\n`,
+    ),
+    ...errors(`${BASE}  - {name: b, fiel: b.yaml}\n`),
+  ];
+  assert.ok(
+    own.some((x) =>
+      /^bad\.yaml:9: respools\[0\]\.childern: unknown key; did you mean children\? \(known keys: name, .*, children, file\)$/
+        .test(x)
+    ),
+    own.join("\n"),
+  );
+  assert.ok(
+    own.some((x) => /^bad\.yaml:8: respools\[1\]\.fiel: unknown key; did you mean file\?/.test(x)),
+    own.join("\n"),
+  );
   // Also below the pool's top level, and in an event's pool change.
   const shares = [
     ...errors(BASE.replace("limit: 32}", "limit: 32, shares: 2}")),
@@ -131,7 +149,10 @@ Deno.test("other unknown pool keys are ignored with a warning naming the line: t
   const res = parseScenario(text, "warn.yaml");
   assert.ok(res.ok, res.ok ? "" : res.errors.join("\n"));
   assert.equal(res.warnings.length, 2, res.warnings.join("\n"));
-  assert.match(res.warnings[0], /^warn\.yaml:6: respools\[0\]\.foo: unknown key, ignored \(known keys: /);
+  assert.match(
+    res.warnings[0],
+    /^warn\.yaml:6: respools\[0\]\.foo: unknown key, ignored \(known keys: name, .*, children, file\)$/,
+  );
   assert.match(res.warnings[1], /^warn\.yaml:10: events\[0\]\.updatePool\.bar: unknown key, ignored/);
   // The resource manager ignores the keys too: the pool is made and updated.
   const sim = await runScenario(res.scenario, { seed: 1, checkInvariants: true });
@@ -180,6 +201,70 @@ Deno.test("YAML syntax errors name the line", () => {
   assert.match(e[0], /^bad\.yaml:\d+: /);
 });
 
+Deno.test("aliases are bounded as in Peloton's files: a billion laughs or an alias with no anchor is one error", () => {
+  const levels = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
+  for (const [k, name] of [..."bcdefghi"].entries()) {
+    levels.push(`${name}: &${name} [${Array(10).fill(`*${"abcdefghi"[k]}`).join(", ")}]`);
+  }
+  assert.deepEqual(errors(`${BASE}${levels.join("\n")}\n`), [
+    "bad.yaml:12: aliases expand to more than 100000 values (nested aliases multiply)",
+  ]);
+  assert.deepEqual(errors(BASE.replace("respools:", "workloads: *w\nrespools:")), [
+    "bad.yaml:4: alias *w has no anchor &w before it",
+  ]);
+  // The yaml library's own bound would refuse this: one anchor used more than 100 times.
+  const many = Array.from({ length: 150 }, (_, i) => `  - {atSec: ${i + 1}, failHosts: *one}`);
+  accepted(`${TREE}events:\n  - {atSec: 0.5, failHosts: &one {class: std, count: 1}}\n${many.join("\n")}\n`);
+});
+
+Deno.test("a value quoted in an error is cut short: a file that is not a scenario is not echoed back", async () => {
+  const line = Array.from({ length: 2000 }, (_, i) => `${i},,user,0.25`).join(",");
+  const e = errors(`${line}\n${line}\n`);
+  assert.equal(e.length, 1, e.join("\n"));
+  assert.equal(
+    e[0],
+    'bad.yaml:1: (top level): got "0,,user,0.25,1,,user,0.25,2,,user,0.25,3,,user,0.25,4,,user,..." ' +
+      "(61,779 characters), expected a mapping",
+  );
+  const long = errors(
+    `${BASE}workloads:\n  - {name: w, respool: /pool, durationSec: 1, type: ${"x".repeat(500)}}\n`,
+  );
+  assert.ok(
+    long.some((x) => x.includes(`got "${"x".repeat(60)}..." (500 characters), expected one of`)),
+    long.join("\n"),
+  );
+  await assert.rejects(
+    () => loadScenarioFile(`${ROOT}/scenarios/traces/google-2011-sample.csv`),
+    (err: Error) => {
+      assert.ok(err instanceof ScenarioError);
+      assert.ok(err.message.length < 300, err.message);
+      assert.match(
+        err.message,
+        /google-2011-sample\.csv:1: \(top level\): got "600764178,.*\.\.\." \(.* characters\), expected a mapping$/,
+      );
+      return true;
+    },
+  );
+});
+
+Deno.test("rules across fields say what they expected, and a field the schema refuses is not judged again", () => {
+  const e = errors(`${TREE}workloads:
+  - {name: w, respool: spark, durationSec: 10}
+  - {name: w, respool: /org/a, trace: {file: t.csv, hostClass: ""}}
+events:
+  - {atSec: 10, updatePool: {path: org}}
+  - {atSec: 20, usage: {workload: nope, level: 2}}
+`);
+  assert.deepEqual(e, [
+    'bad.yaml:18: workloads[1].trace.hostClass: got "", expected text that is not empty',
+    'bad.yaml:17: workloads[0].respool: got "spark", expected one of the leaf pools (/org/a, /org/b); a pool path ' +
+    'starts with "/"',
+    'bad.yaml:18: workloads[1].name: got "w", expected a name no other workload has',
+    'bad.yaml:20: events[0].updatePool.path: got "org", expected one of the pools (/org, /org/a, /org/b)',
+    'bad.yaml:21: events[1].usage.workload: got "nope", expected one of the workloads (w, w)',
+  ]);
+});
+
 Deno.test("missing files named by a scenario are reported with their path", async () => {
   const dir = await Deno.makeTempDir();
   await Deno.writeTextFile(
@@ -224,7 +309,7 @@ Deno.test("a workload's respool must be a leaf pool of the scenario's tree", () 
 `);
   assert.ok(
     e.some((x) =>
-      /^bad\.yaml:17: workloads\[0\]\.respool: got "\/nope", one of the leaf pools \(\/org\/a, \/org\/b\)$/
+      /^bad\.yaml:17: workloads\[0\]\.respool: got "\/nope", expected one of the leaf pools \(\/org\/a, \/org\/b\)$/
         .test(x)
     ),
     e.join("\n"),
@@ -316,17 +401,19 @@ Deno.test("events name racks, zones, hosts and pools that exist, with pool value
 `);
   const has = (re: RegExp) => assert.ok(e.some((x) => re.test(x)), `${re}\n${e.join("\n")}`);
   has(
-    /^bad\.yaml:17: events\[0\]\.drain\.rack: got "std-rack-99", one of the racks \(std-rack-0 … std-rack-1\)$/,
+    /^bad\.yaml:17: events\[0\]\.drain\.rack: got "std-rack-99", expected one of the racks \(std-rack-0 … std-rack-1\)$/,
   );
   has(
-    /^bad\.yaml:18: events\[1\]\.loseRack: got "nope-rack-1", one of the racks \(std-rack-0 … std-rack-1\)$/,
-  );
-  has(/^bad\.yaml:19: events\[2\]\.failHosts\.zone: got "zone-9", one of the zones \(zone-0 … zone-1\)$/);
-  has(
-    /^bad\.yaml:20: events\[3\]\.failHosts\.hosts\[1\]: got "ghost-1", one of the hosts \(std-0 … std-3\)$/,
+    /^bad\.yaml:18: events\[1\]\.loseRack: got "nope-rack-1", expected one of the racks \(std-rack-0 … std-rack-1\)$/,
   );
   has(
-    /^bad\.yaml:21: events\[4\]\.updatePool\.path: got "\/nope", one of the pools \(\/org, \/org\/a, \/org\/b\)$/,
+    /^bad\.yaml:19: events\[2\]\.failHosts\.zone: got "zone-9", expected one of the zones \(zone-0 … zone-1\)$/,
+  );
+  has(
+    /^bad\.yaml:20: events\[3\]\.failHosts\.hosts\[1\]: got "ghost-1", expected one of the hosts \(std-0 … std-3\)$/,
+  );
+  has(
+    /^bad\.yaml:21: events\[4\]\.updatePool\.path: got "\/nope", expected one of the pools \(\/org, \/org\/a, \/org\/b\)$/,
   );
   has(
     /^bad\.yaml:26: events\[5\]\.updatePool\.resources\[0\]\.reservation: got -10, expected a reservation of 0/,
@@ -350,18 +437,91 @@ Deno.test("events may name the racks, zones and hosts of classes and hosts added
 `);
   assert.ok(
     e.some((x) =>
-      /events\[0\]\.removeHosts\.hosts\[0\]: got "big-0", one of the hosts \(std-0 … std-3\) at 5 s/.test(x)
+      /events\[0\]\.removeHosts\.hosts\[0\]: got "big-0", expected one of the hosts \(std-0 … std-3\) at 5 s/
+        .test(x)
     ),
     e.join("\n"),
   );
   assert.ok(e.some((x) => /events\[0\]\.removeHosts\.hosts\[1\]: got "std-4"/.test(x)), e.join("\n"));
   assert.ok(
     e.some((x) =>
-      /events\[2\]\.failHosts\.zone: got "zone-2", one of the zones \(zone-0 … zone-1\) at 20 s/.test(x)
+      /events\[2\]\.failHosts\.zone: got "zone-2", expected one of the zones \(zone-0 … zone-1\) at 20 s/
+        .test(x)
     ),
     e.join("\n"),
   );
   assert.equal(e.length, 3, e.join("\n"));
+});
+
+/** Two classes of two racks each, for host selectors. */
+const TWO_CLASSES = `name: t
+durationSec: 300
+hostClasses:
+  - {name: std, count: 20, cpu: 8, memoryMb: 16384, racks: 2}
+  - {name: big, count: 10, cpu: 32, memoryMb: 65536, racks: 2, zones: 2}
+respools:
+  - name: pool
+    resources:
+      - {kind: cpu, reservation: 32, limit: 32}
+`;
+
+Deno.test("a host selector that picks no host is refused, naming the event; so is a named host the rest leaves out", () => {
+  const e = errors(`${TWO_CLASSES}events:
+  - { atSec: 60, failHosts: { class: std, fraction: 0.01 } }
+  - { atSec: 70, drain: { hosts: [std-3], class: big }, durationSec: 30 }
+  - { atSec: 80, removeHosts: { rack: std-rack-0, class: big } }
+  - { atSec: 90, drain: { class: std, rack: big-rack-1 } }
+  - { atSec: 100, failHosts: { hosts: [std-0, big-3], class: std } }
+  - { atSec: 110, drain: { hosts: [big-2], zone: zone-1 } }
+`);
+  assert.deepEqual(e, [
+    "bad.yaml:11: events[0].failHosts.fraction: got 0.01, expected a fraction that picks at least one of the 20 " +
+    "hosts (20 × 0.01 rounds to 0)",
+    'bad.yaml:12: events[1].drain.hosts[0]: got "std-3", expected a host of class big: std-3 is of class std',
+    "bad.yaml:13: events[2].removeHosts: expected a selector that picks a host: no host is of class big and in " +
+    "rack std-rack-0",
+    "bad.yaml:14: events[3].drain: expected a selector that picks a host: no host is of class std and in rack " +
+    "big-rack-1",
+    'bad.yaml:15: events[4].failHosts.hosts[1]: got "big-3", expected a host of class std: big-3 is of class big',
+    'bad.yaml:16: events[5].drain.hosts[0]: got "big-2", expected a host in zone zone-1: big-2 is in zone zone-0',
+  ]);
+  // Those that pick hosts: a fraction of at least half a host, a class's rack, zone and named hosts.
+  accepted(`${TWO_CLASSES}events:
+  - { atSec: 60, failHosts: { class: std, fraction: 0.025 } }
+  - { atSec: 70, drain: { hosts: [big-3], class: big, rack: big-rack-1, zone: zone-1 }, durationSec: 30 }
+  - { atSec: 80, removeHosts: { rack: std-rack-0, count: 1 } }
+  - { atSec: 90, drain: { class: big, zone: zone-0 } }
+`);
+});
+
+Deno.test("a host selector is judged on the hosts there are when it runs: those events added before count", () => {
+  const big = "{name: gpu, count: 2, cpu: 8, memoryMb: 16384, racks: 2}";
+  // A class added later, and hosts added to it, are picked once they are there.
+  accepted(`${TWO_CLASSES}events:
+  - { atSec: 10, addHostClass: ${big} }
+  - { atSec: 20, addHosts: { class: gpu, count: 2 } }
+  - { atSec: 30, failHosts: { class: gpu, rack: gpu-rack-1, fraction: 0.25 } }
+  - { atSec: 40, drain: { hosts: [gpu-3], rack: gpu-rack-1 } }
+`);
+  // Before the hosts are added, the rack has one of them: a quarter of it rounds to none.
+  const e = errors(`${TWO_CLASSES}events:
+  - { atSec: 10, addHostClass: ${big} }
+  - { atSec: 30, addHosts: { class: gpu, count: 2 } }
+  - { atSec: 20, failHosts: { class: gpu, rack: gpu-rack-1, fraction: 0.25 } }
+`);
+  assert.deepEqual(e, [
+    "bad.yaml:13: events[2].failHosts.fraction: got 0.25, expected a fraction that picks the one host at 20 s " +
+    "(1 × 0.25 rounds to 0)",
+  ]);
+  // A class with no hosts yet has none to pick.
+  const none = errors(`${TWO_CLASSES.replace("count: 10", "count: 0")}events:
+  - { atSec: 10, drain: { class: big } }
+  - { atSec: 20, addHosts: { class: big, count: 1 } }
+  - { atSec: 30, drain: { class: big } }
+`);
+  assert.deepEqual(none, [
+    "bad.yaml:11: events[0].drain: expected a selector that picks a host: no host is of class big at 10 s",
+  ]);
 });
 
 Deno.test("addHostClass needs a new class name; a host selector cannot be empty", () => {
@@ -372,19 +532,24 @@ Deno.test("addHostClass needs a new class name; a host selector cannot be empty"
 `);
   assert.ok(
     e.some((x) =>
-      /^bad\.yaml:17: events\[0\]\.addHostClass\.name: got "std", a class name not in use yet \(std\)$/.test(
-        x,
-      )
+      /^bad\.yaml:17: events\[0\]\.addHostClass\.name: got "std", expected a class name not in use yet \(std\)$/
+        .test(
+          x,
+        )
     ),
     e.join("\n"),
   );
   assert.ok(
     e.some((x) =>
-      /^bad\.yaml:18: events\[1\]\.failHosts: a selector: one or more of class, rack, zone, hosts/.test(x)
+      /^bad\.yaml:18: events\[1\]\.failHosts: expected a selector: one or more of class, rack, zone, hosts/
+        .test(x)
     ),
     e.join("\n"),
   );
-  assert.ok(e.some((x) => /^bad\.yaml:19: events\[2\]\.removeHosts: a selector/.test(x)), e.join("\n"));
+  assert.ok(
+    e.some((x) => /^bad\.yaml:19: events\[2\]\.removeHosts: expected a selector/.test(x)),
+    e.join("\n"),
+  );
   accepted(`${TREE}events:\n  - {atSec: 20, failHosts: {fraction: 0.5}}\n`);
 });
 
@@ -396,7 +561,7 @@ Deno.test("events are checked in the order they run: by time, then list order", 
 `);
   assert.ok(
     e.some((x) =>
-      /^bad\.yaml:18: events\[1\]\.addHosts\.class: got "big", one of the host classes \(std\) at 10 s; big is added by an addHostClass event that runs after this one \(at 100 s\)$/
+      /^bad\.yaml:18: events\[1\]\.addHosts\.class: got "big", expected one of the host classes \(std\) at 10 s; big is added by an addHostClass event that runs after this one \(at 100 s\)$/
         .test(x)
     ),
     e.join("\n"),
@@ -420,7 +585,9 @@ Deno.test("events are checked in the order they run: by time, then list order", 
 Deno.test("the warm-up must be shorter than the run", () => {
   const e = errors(`${TREE}settings: {warmupSec: 600}\n`);
   assert.ok(
-    e.some((x) => /^bad\.yaml:16: settings\.warmupSec: got 600, less than durationSec \(600\)$/.test(x)),
+    e.some((x) =>
+      /^bad\.yaml:16: settings\.warmupSec: got 600, expected less than durationSec \(600\)$/.test(x)
+    ),
     e.join("\n"),
   );
   accepted(`${TREE}settings: {warmupSec: 599}\n`);
@@ -608,7 +775,7 @@ Deno.test("an elastic job's maxInstances is at least the instances it starts wit
   accepted(oneWorkload(`instances: {uniform: [5, 50]}, ${grow(50)}`));
 });
 
-Deno.test("arrivals, starts and events after the run's durationSec are refused: they would never happen", () => {
+Deno.test("arrivals and starts after the run's durationSec are refused, and events at or after it: they would never happen", () => {
   const e = errors(`${TREE}workloads:
   - {name: w, respool: /org/a, durationSec: 10, arrival: {at: [0, 700, 600]}}
   - {name: x, respool: /org/b, durationSec: 10, arrival: {ratePerSec: 1}, startSec: 601}
@@ -621,8 +788,11 @@ events:
     "bad.yaml:17: workloads[0].arrival.at[1]: got 700, expected at most durationSec (600): the run ends before",
     "bad.yaml:18: workloads[1].startSec: got 601, expected at most durationSec (600): the run ends before",
     "bad.yaml:19: workloads[2].arrival.bursts.firstAtSec: got 900, expected at most durationSec (600): the run ends before",
-    "bad.yaml:21: events[0].atSec: got 1000, expected at most durationSec (600): the run ends before",
+    // Checked in the order they run. An event at the end would start what the run never shows.
+    "bad.yaml:22: events[1].atSec: got 600, expected a time before durationSec (600), when the run ends",
+    "bad.yaml:21: events[0].atSec: got 1000, expected a time before durationSec (600), when the run ends",
   ]);
+  accepted(`${TREE}events:\n  - {atSec: 599.9, drain: {class: std}, durationSec: 60}\n`);
   // Without a durationSec the run lasts until the work is done: any time can happen.
   accepted(`${TREE.replace("durationSec: 600\n", "")}workloads:
   - {name: w, respool: /org/a, durationSec: 10, arrival: {at: [0, 700]}}
@@ -877,10 +1047,10 @@ events:
   const e = errors(`${scenario}settings: {rpcLatencyMs: "x"}\n`);
   assert.equal(e.length, 4, e.join("\n"));
   assert.match(e[0], /^bad\.yaml:14: settings\.rpcLatencyMs: got "x", /);
-  assert.equal(e[1], 'bad.yaml:10: workloads[0].respool: got "/nope", one of the leaf pools (/org)');
+  assert.equal(e[1], 'bad.yaml:10: workloads[0].respool: got "/nope", expected one of the leaf pools (/org)');
   assert.equal(
     e[2],
-    'bad.yaml:12: events[0].failHosts.hosts[0]: got "ghost-1", one of the hosts (std-0 … std-3)',
+    'bad.yaml:12: events[0].failHosts.hosts[0]: got "ghost-1", expected one of the hosts (std-0 … std-3)',
   );
   assert.match(e[3], /^bad\.yaml:13: events\[1\]\.updatePool\.resources\[0\]\.reservation: got -1, /);
   // With the host classes malformed, the hosts events name cannot be checked: no error is made up for
@@ -888,7 +1058,10 @@ events:
   const classes = errors(scenario.replace("cpu: 8", 'cpu: "x"'));
   assert.equal(classes.length, 3, classes.join("\n"));
   assert.match(classes[0], /^bad\.yaml:4: hostClasses\[0\]\.cpu: got "x", /);
-  assert.equal(classes[1], 'bad.yaml:10: workloads[0].respool: got "/nope", one of the leaf pools (/org)');
+  assert.equal(
+    classes[1],
+    'bad.yaml:10: workloads[0].respool: got "/nope", expected one of the leaf pools (/org)',
+  );
   assert.match(classes[2], /^bad\.yaml:13: events\[1\]\.updatePool\.resources\[0\]\.reservation: got -1, /);
 });
 

@@ -73,7 +73,8 @@ const jobType = z.preprocess(
 
 const workloadFields = z.object({
   name: z.string().min(1),
-  respool: z.string().startsWith("/"),
+  /** A leaf pool's path (`/org/team`), checked against the scenario's pools. */
+  respool: z.string(),
   /** STATELESS is Peloton's SERVICE; STATEFUL is a service whose tasks keep a persistent volume. */
   type: jobType.default("BATCH"),
   /** A Peloton job YAML file (relative to the scenario) used as the job template. */
@@ -270,6 +271,17 @@ export function misplacedFields(raw: unknown): { path: string[]; message: string
 
 export const workload = workloadFields.superRefine(checkWorkload);
 export type Workload = z.infer<typeof workload>;
+
+/**
+ * A workload's resource fields (a host class's have the same names), the pool resource kind each is counted
+ * in, and its unit.
+ */
+export const RESOURCE_FIELDS = [
+  ["cpu", "cpu", "cores"],
+  ["memoryMb", "memory", "MB"],
+  ["diskMb", "disk", "MB"],
+  ["gpu", "gpu", "GPUs"],
+] as const;
 
 /** The fewest and most instances a job can get from a valid instance count (draws: rounded, at least 1). */
 export function instanceRange(d: Distribution): { min: number; max: number; kind: string } {
