@@ -868,7 +868,8 @@ export class JobApi {
   }
 
   /**
-   * Peloton's GetActiveJobs: the ids of the jobs whose state is not terminal, oldest first. Read from the
+   * Peloton's GetActiveJobs: the ids of the active jobs (Peloton's `active_jobs`: not ended, or ended with
+   * work left, such as a stopped job started again; `isActiveJob`), oldest first. Read from the
    * store, as Peloton's is: with several job managers each holds only its shards' jobs, while the store is
    * shared, so whichever job manager is asked lists them all.
    */

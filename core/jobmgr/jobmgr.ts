@@ -44,7 +44,7 @@ import { readStoredJob } from "./job_load.ts";
 import { type JobEntry, newJobEntry, snapshot, taskConfigOf, taskKey, version } from "./job_entry.ts";
 import { type JobAction, jobActions } from "./job_rules.ts";
 import { defaultJobGoal, defaultTaskGoal, deriveJobState } from "./job_state.ts";
-import { TaskActions } from "./task_actions.ts";
+import { retriesLeft, TaskActions } from "./task_actions.ts";
 import { taskActions } from "./task_rules.ts";
 import { buildLaunchSpec, buildRmTask, killGraceMs } from "./task_build.ts";
 import { type UpdateAction, updateActions, Workflows } from "./workflow.ts";
@@ -706,6 +706,25 @@ export class JobManager implements Receiver {
     return restarted;
   }
 
+  /**
+   * Whether work is left for the task, stored with it so that recovery loads its job even once the job has
+   * ended: a run not ended, one asked for (a restart, an update), or an ended run its goal has run again
+   * (a service's, a preempted task's, a batch task's failure within its retries), as the task goal-state
+   * table does.
+   */
+  #hasWork(task: TaskRecord): boolean {
+    if (!isTerminalTaskState(task.state) || (task.desiredRunId ?? 0) > task.runId) return true;
+    const goal = task.goalState;
+    if (goal === "KILLED" || goal === "DELETED") return false;
+    if (task.desiredConfigVersion !== undefined && task.desiredConfigVersion !== task.configVersion) {
+      return true;
+    }
+    if (goal === "RUNNING" || goal === "PREEMPTING") return true;
+    if (goal !== "SUCCEEDED" || task.state === "SUCCEEDED") return false;
+    const job = this.jobs.get(task.jobId);
+    return job !== undefined && retriesLeft(job, task, this.config.maxSystemFailureAttempts);
+  }
+
   /** Marks a job's runtime for re-derivation (and storing) at the next flush. */
   markDirty(job: JobEntry, force = false): void {
     this.#dirty.add(job);
@@ -719,7 +738,9 @@ export class JobManager implements Receiver {
   flush(onDurable?: (err?: Error) => void): void {
     if (this.#drains.size) this.#recheckDrains();
     // One snapshot per changed task: the states it went through meanwhile all end in this batch.
-    for (const task of this.#dirtyTasks) this.#writes.push({ kind: "task.put", task: { ...task } });
+    for (const task of this.#dirtyTasks) {
+      this.#writes.push({ kind: "task.put", task: { ...task, hasWork: this.#hasWork(task) } });
+    }
     this.#dirtyTasks.clear();
     for (const job of this.#dirty) this.#refreshJobState(job, this.#forced.has(job));
     this.#dirty.clear();

@@ -88,11 +88,7 @@ export class TaskActions {
    * hosts, launch errors) get at least `maxSystemFailureAttempts` runs whatever the policy says.
    */
   #failRetry(job: JobEntry, task: TaskRecord): void {
-    const max = taskConfigOf(job, task).restartPolicy?.maxFailures ?? 0;
-    const system = task.terminationReason === "SYSTEM_FAILURE";
-    if (task.failureCount <= max || (system && task.failureCount < this.jm.config.maxSystemFailureAttempts)) {
-      this.jm.newRun(job, task);
-    }
+    if (retriesLeft(job, task, this.jm.config.maxSystemFailureAttempts)) this.jm.newRun(job, task);
   }
 
   /**
@@ -164,4 +160,14 @@ const THROTTLED = "Task throttled due to failure";
  */
 export function isThrottled(t: TaskRecord): boolean {
   return isTerminalTaskState(t.state) && t.goalState === "RUNNING" && t.message === THROTTLED;
+}
+
+/**
+ * Whether a batch task's failed (killed, lost) run is run again: within its restart policy's `maxFailures`,
+ * or a system failure within `maxSystemFailureAttempts`.
+ */
+export function retriesLeft(job: JobEntry, task: TaskRecord, maxSystemFailureAttempts: number): boolean {
+  const max = taskConfigOf(job, task).restartPolicy?.maxFailures ?? 0;
+  const system = task.terminationReason === "SYSTEM_FAILURE";
+  return task.failureCount <= max || (system && task.failureCount < maxSystemFailureAttempts);
 }

@@ -120,6 +120,12 @@ export interface TaskRecord {
   /** Previous runs, oldest first. */
   history?: TaskRun[];
   version: number;
+  /**
+   * In a stored copy: whether the job manager still has work for the task (a run to start, restart or
+   * retry; a run under way). Recovery loads an ended job that has such a task. Absent, stores judge it from
+   * the record (`storedHasWork`).
+   */
+  hasWork?: boolean;
 }
 
 /** A state change of one task run (Peloton's pod events). */

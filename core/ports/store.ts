@@ -3,7 +3,7 @@
  * pools, host maintenance, host pools and the job managers' lockdown.
  */
 import type { JobConfig } from "../model/config_types.ts";
-import { isTerminalJobState, JOB_STATES, type TaskState } from "../model/states.ts";
+import { isTerminalJobState, isTerminalTaskState, JOB_STATES } from "../model/states.ts";
 import type {
   AdminLockRecord,
   HostMaintenanceRecord,
@@ -353,31 +353,21 @@ function copiesByKey<T extends object>(records: Map<string, T>): T[] {
 }
 
 /**
- * A task's goal and the ended states it has yet to leave for it: a service's (goal RUNNING) ended run is
- * restarted, a batch task's killed or lost run is run again.
+ * Whether a stored task has work left: as the job manager said when it stored it (`hasWork`), else as its
+ * record tells: a run not ended, a service's or a preempted task's ended run (always run again), a run
+ * asked for (`desiredRunId`).
  */
-export const UNMET_TASK_GOALS: readonly (readonly [TaskState, readonly TaskState[]])[] = [
-  ["RUNNING", ["SUCCEEDED", "FAILED", "KILLED", "LOST"]],
-  ["SUCCEEDED", ["KILLED", "LOST"]],
-];
-
-/** Whether the task is in an ended state its goal has it leave (`UNMET_TASK_GOALS`). */
-export function taskHasWork(t: { state: TaskState; goalState: TaskState }): boolean {
-  return UNMET_TASK_GOALS.some(([goal, states]) => t.goalState === goal && states.includes(t.state));
+export function storedHasWork(t: TaskRecord): boolean {
+  if (t.hasWork !== undefined) return t.hasWork;
+  return !isTerminalTaskState(t.state) || t.goalState === "RUNNING" || t.goalState === "PREEMPTING" ||
+    (t.desiredRunId ?? 0) > t.runId;
 }
 
 /**
  * Whether recovery loads the job: one whose state has not ended, and one that ended with a task that still
- * has work (`anyTask(taskHasWork)`): a stopped job started again, or a service whose every instance crashed
- * and waits to be restarted, are stored in an ended state until their tasks move. A job that succeeded
- * whole, or was deleted, is done without asking its tasks.
+ * has work (`anyTask(storedHasWork)`): a stopped job started again, a batch job restarted or with a failed
+ * task to retry, a service whose every instance crashed are stored in an ended state until their tasks move.
  */
-export function isActiveJob(
-  job: JobRecord,
-  anyTask: (has: typeof taskHasWork) => boolean,
-): boolean {
-  const { state, goalState } = job.runtime;
-  if (!isTerminalJobState(state)) return true;
-  if (state === "DELETED" || (state === "SUCCEEDED" && goalState === "SUCCEEDED")) return false;
-  return anyTask(taskHasWork);
+export function isActiveJob(job: JobRecord, anyTask: (has: typeof storedHasWork) => boolean): boolean {
+  return !isTerminalJobState(job.runtime.state) || anyTask(storedHasWork);
 }

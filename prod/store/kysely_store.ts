@@ -10,6 +10,7 @@ import {
 } from "kysely";
 import {
   byCodePoint,
+  compareJobs,
   DEFAULT_JOB_ORDER,
   type JobOrder,
   type JobPage,
@@ -19,7 +20,6 @@ import {
   type StoredHostPools,
   StoreUnavailableError,
   type StoreWrite,
-  UNMET_TASK_GOALS,
   type WorkflowEventsQuery,
   workflowSteps,
 } from "../../core/ports/store.ts";
@@ -372,28 +372,29 @@ export class KyselyStore implements Store {
 
   async activeJobs(): Promise<JobRecord[]> {
     await this.flush();
-    // `isActiveJob` in SQL: a job that succeeded whole, or was deleted, is done; any other ended job is done
-    // unless one of its tasks still has a goal to reach, which only its tasks' rows say.
-    const rows = await this.#db.selectFrom("jobs as j").selectAll().where((eb) =>
-      eb.or([
-        eb("j.state", "not in", TERMINAL_JOB_STATES),
-        eb.and([
-          eb("j.state", "<>", "DELETED"),
-          eb.or([eb("j.state", "<>", "SUCCEEDED"), eb("j.goal_state", "<>", "SUCCEEDED")]),
-          eb.exists(
-            eb.selectFrom("tasks as t").select(sql`1`.as("one")).whereRef("t.job_id", "=", "j.job_id").where(
-              (t) =>
-                t.or(
-                  UNMET_TASK_GOALS.map(([goal, states]) =>
-                    t.and([t("t.goal_state", "=", goal), t("t.state", "in", states)])
-                  ),
-                ),
-            ),
-          ),
-        ]),
-      ])
-    ).orderBy("j.creation_time_ms", "asc").orderBy("j.job_id", "asc").execute();
-    return rows.map(jobFromRow);
+    // `isActiveJob`: the jobs not ended, and the ended ones with a task that has work left, found through
+    // the index of tasks by `has_work` (its entries of 1 alone, the tasks with work), not by reading tasks.
+    const running = await this.#db.selectFrom("jobs").selectAll().where(
+      "state",
+      "not in",
+      TERMINAL_JOB_STATES,
+    )
+      .execute();
+    const revived = await this.#db.selectFrom("jobs").select("job_id").where(
+      "state",
+      "in",
+      TERMINAL_JOB_STATES,
+    )
+      .where("job_id", "in", (eb) => eb.selectFrom("tasks").select("job_id").where("has_work", "=", 1))
+      .execute();
+    const more = [];
+    for (let i = 0; i < revived.length; i += ROWS_PER_STATEMENT) {
+      const ids = revived.slice(i, i + ROWS_PER_STATEMENT).map((r) => r.job_id);
+      more.push(...await this.#db.selectFrom("jobs").selectAll().where("job_id", "in", ids).execute());
+    }
+    return [...running, ...more].map(jobFromRow).sort(
+      compareJobs([{ property: "creation_time", desc: false }]),
+    );
   }
 
   async getTasks(jobId: string): Promise<TaskRecord[]> {

@@ -66,6 +66,7 @@ Deno.test("KyselyStore on MySQL: processes opening a new database at once migrat
         "0009_admin_locks",
         "0010_secret_info",
         "0011_event_write_keys",
+        "0012_task_has_work",
       ]);
     } finally {
       await db.destroy();

@@ -44,6 +44,7 @@ Deno.test("KyselyStore on SQLite: processes opening a new file at once migrate i
         "0009_admin_locks",
         "0010_secret_info",
         "0011_event_write_keys",
+        "0012_task_has_work",
       ]);
     } finally {
       await db.destroy();

@@ -23,7 +23,7 @@ import type {
   VolumeRecord,
   WorkflowEventRecord,
 } from "../../core/model/records.ts";
-import type { JobState, TaskState } from "../../core/model/states.ts";
+import type { JobState } from "../../core/model/states.ts";
 
 export interface StoreSuiteOptions {
   /** What was written before `close()` is there after the next `open()` (the real stores). */
@@ -94,6 +94,8 @@ export function storeSuite(
     steps["a database at migration 0010 gains event write keys, keeping its events"] = upgradeFrom0010(
       options.freshDatabase,
     );
+    steps["a database at migration 0011 marks the tasks with work left, so recovery finds their jobs"] =
+      upgradeFrom0011(options.freshDatabase);
   }
   Deno.test(`${name}: Store conformance`, async (t) => {
     const run = crypto.randomUUID().slice(0, 8);
@@ -841,6 +843,28 @@ function upgradeFrom0010(freshDatabase: FreshDatabase): Case {
 }
 
 /**
+ * A database made by the code before tasks said whether they had work left (migrations up to 0011): the
+ * new column is filled from the states there are, so an ended job with a service's ended run is recovered.
+ */
+function upgradeFrom0011(freshDatabase: FreshDatabase): Case {
+  return async (_store, ids) => {
+    const { jobRow, migrateToLatest, taskRow } = await import("./schema.ts");
+    const [revived, done] = [ids.job(1), ids.job(2)];
+    await checkUpgrade(freshDatabase, async (old) => {
+      equal((await migrateToLatest(old.db, old.kind, "0011_event_write_keys")).length, 11);
+      for (const [jobId, goalState] of [[revived, "RUNNING"], [done, "KILLED"]] as const) {
+        await old.db.insertInto("jobs").values(jobRow(makeJob(jobId, {}, { state: "KILLED" }))).execute();
+        const { has_work: _, ...row } = taskRow(makeTask(jobId, 0, { state: "KILLED", goalState }));
+        await old.db.insertInto("tasks").values(row).execute();
+      }
+    }, async (store) => {
+      const active = (await store.activeJobs()).map((j) => j.jobId);
+      equal([active.includes(revived), active.includes(done)], [true, false]);
+    });
+  };
+}
+
+/**
  * A batch that fails changes nothing: after `before` (and the step's job 1 and a respool at `/<prefix>/a`),
  * `change` is put with a write after it that is stale (that job again) or that the database refuses (a second
  * respool on that path), each alone and then in one group with `commit`, a batch that commits. `read` gives
@@ -927,25 +951,20 @@ async function mineOf(store: Store, ids: Ids): Promise<HostMaintenanceRecord[]> 
  */
 function upgrade(freshDatabase: FreshDatabase): Case {
   return async (_store, ids) => {
-    const { KyselyStore, openStore, openStoreDatabase } = await import("./kysely_store.ts");
-    const { eventRow, migrateToLatest, storeMigrations } = await import("./schema.ts");
+    const { openStore, openStoreDatabase } = await import("./kysely_store.ts");
+    const { eventRow, migrateToLatest, storeMigrations, taskRow } = await import("./schema.ts");
     const { url, drop } = freshDatabase();
     const jobId = ids.job(1);
     try {
       const old = await openStoreDatabase(url);
       equal(await migrateToLatest(old.db, old.kind, "0001_initial"), ["0001_initial"]);
       await insertOldJob(old.db, makeJob(jobId));
-      const oldStore = new KyselyStore(old.db, old.kind);
-      strictEqual(await put(oldStore, [{ kind: "task.put", task: makeTask(jobId, 0) }]), undefined);
-      await oldStore.close();
-      // The event as that code wrote it, with no write key (migration 0011's column).
-      const { write_key: _, ...running } = eventRow(event(jobId, 0, "RUNNING", 1), null);
-      const events = await openStoreDatabase(url);
-      try {
-        await events.db.insertInto("task_events").values(running).execute();
-      } finally {
-        await events.db.destroy();
-      }
+      // The task and its event as that code wrote them, without the columns of migrations 0011 and 0012.
+      const { has_work: _, ...task } = taskRow(makeTask(jobId, 0));
+      await old.db.insertInto("tasks").values(task).execute();
+      const { write_key: __, ...running } = eventRow(event(jobId, 0, "RUNNING", 1), null);
+      await old.db.insertInto("task_events").values(running).execute();
+      await old.db.destroy();
 
       const cut = await openStoreDatabase(url);
       try {
@@ -1593,25 +1612,34 @@ const cases: Record<string, Case> = {
     store,
     ids,
   ) => {
-    // [job state, job goal, task state, task goal, active]
-    const cases: [JobState, JobState, TaskState, TaskState, boolean][] = [
-      ["KILLED", "RUNNING", "KILLED", "RUNNING", true],
-      ["KILLED", "KILLED", "KILLED", "RUNNING", true],
-      ["FAILED", "RUNNING", "FAILED", "RUNNING", true],
-      ["KILLED", "SUCCEEDED", "LOST", "SUCCEEDED", true],
-      ["KILLED", "KILLED", "KILLED", "KILLED", false],
-      ["FAILED", "SUCCEEDED", "FAILED", "SUCCEEDED", false],
-      ["SUCCEEDED", "SUCCEEDED", "KILLED", "SUCCEEDED", false],
-      ["DELETED", "DELETED", "KILLED", "RUNNING", false],
+    // [job state, job goal, the second task, active]: the first task of each job SUCCEEDED, nothing left.
+    const cases: [JobState, JobState, Partial<TaskRecord>, boolean][] = [
+      // As the job manager says (`hasWork`), whatever the states.
+      ["FAILED", "SUCCEEDED", { state: "FAILED", goalState: "SUCCEEDED", hasWork: true }, true],
+      ["KILLED", "SUCCEEDED", { state: "LOST", goalState: "SUCCEEDED", hasWork: false }, false],
+      ["KILLED", "RUNNING", { state: "KILLED", goalState: "RUNNING", hasWork: false }, false],
+      // Without it, as the record tells: a service's or preempted task's ended run, a run asked for.
+      ["KILLED", "RUNNING", { state: "KILLED", goalState: "RUNNING" }, true],
+      ["KILLED", "KILLED", { state: "KILLED", goalState: "RUNNING" }, true],
+      ["KILLED", "SUCCEEDED", { state: "KILLED", goalState: "PREEMPTING" }, true],
+      [
+        "SUCCEEDED",
+        "SUCCEEDED",
+        { state: "SUCCEEDED", goalState: "SUCCEEDED", runId: 1, desiredRunId: 2 },
+        true,
+      ],
+      ["KILLED", "KILLED", { state: "KILLED", goalState: "KILLED" }, false],
+      ["FAILED", "SUCCEEDED", { state: "FAILED", goalState: "SUCCEEDED" }, false],
+      ["SUCCEEDED", "SUCCEEDED", { state: "SUCCEEDED", goalState: "SUCCEEDED" }, false],
     ];
-    const batch = cases.flatMap(([state, goalState, taskState, taskGoal], i): StoreWrite[] => [
+    const batch = cases.flatMap(([state, goalState, task], i): StoreWrite[] => [
       { kind: "job.put", job: makeJob(ids.job(i), {}, { state, goalState }) },
       { kind: "task.put", task: makeTask(ids.job(i), 0, { state: "SUCCEEDED", goalState: "SUCCEEDED" }) },
-      { kind: "task.put", task: makeTask(ids.job(i), 1, { state: taskState, goalState: taskGoal }) },
+      { kind: "task.put", task: makeTask(ids.job(i), 1, task) },
     ]);
     strictEqual(await put(store, batch), undefined);
     const active = new Set((await store.activeJobs()).map((j) => j.jobId));
-    equal(cases.map((_, i) => active.has(ids.job(i))), cases.map((c) => c[4]));
+    equal(cases.map((_, i) => active.has(ids.job(i))), cases.map((c) => c[3]));
   },
 
   "job.delete removes the job with its tasks and events": async (store, ids) => {
