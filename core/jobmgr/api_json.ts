@@ -270,9 +270,15 @@ export interface InstanceRange {
 }
 
 /**
+ * The least `to` that is read as "to the job's end": Peloton's CLI sends max int32 for an open range (`-r 3:`),
+ * its older versions max uint32; no job has that many instances (a job has at most 100,000).
+ */
+const OPEN_TO = 0x7fff_ffff;
+
+/**
  * One instance range `{from, to}` of a request, named `field`, as every call that takes ranges reads them
  * (Peloton's `-r FROM:TO`): whole numbers, `to` exclusive and above `from`; `from` absent is 0, `to` absent
- * or max uint32 (what Peloton's CLI sends for an open end) is to the job's end. Why it is refused otherwise.
+ * or at least max int32 (`OPEN_TO`) is to the job's end. Why it is refused otherwise.
  */
 export function instanceRangeOf(raw: unknown, field: string): InstanceRange | string {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
@@ -283,7 +289,7 @@ export function instanceRangeOf(raw: unknown, field: string): InstanceRange | st
   if (typeof from === "string") return from;
   const to = r.to === undefined || r.to === null ? MAX_UINT32 : uint32Of(r.to, `${field}.to`);
   if (typeof to === "string") return to;
-  if (to === MAX_UINT32) return { from };
+  if (to >= OPEN_TO) return { from };
   if (to <= from) {
     return `${field}: got ${JSON.stringify(raw)}, expected from below to (to is exclusive: ` +
       `{from: ${from}, to: ${from + 1}} is instance ${from} alone)`;

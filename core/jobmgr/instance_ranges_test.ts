@@ -71,13 +71,19 @@ Deno.test("malformed ranges are refused by every call that takes them, naming th
   assert.equal(rig.store.batches.length, writes, "nothing written");
 });
 
-Deno.test("ranges absent, null or empty are every instance; to absent or max uint32 is to the job's end", () => {
+Deno.test("ranges absent, null or empty are every instance; to absent, max int32 or max uint32 is to the job's end", () => {
   assert.deepEqual(instanceRangesOf(undefined), []);
   assert.deepEqual(instanceRangesOf(null), []);
   assert.deepEqual(instanceRangesOf([]), []);
   assert.deepEqual(
-    instanceRangesOf([{ from: 1 }, { to: 2 }, { from: "3", to: 0xffff_ffff }, { from: 1, to: "3" }]),
-    [{ from: 1 }, { from: 0, to: 2 }, { from: 3 }, { from: 1, to: 3 }],
+    instanceRangesOf([
+      { from: 1 },
+      { to: 2 },
+      { from: "3", to: 0xffff_ffff },
+      { from: 1, to: "3" },
+      { from: 2, to: 0x7fff_ffff },
+    ]),
+    [{ from: 1 }, { from: 0, to: 2 }, { from: 3 }, { from: 1, to: 3 }, { from: 2 }],
     "from absent is 0; whole numbers may come as text, as proto3 JSON allows",
   );
 
@@ -86,7 +92,9 @@ Deno.test("ranges absent, null or empty are every instance; to absent or max uin
     rig.call(TASK, "Stop", { jobId: { value: JOB_ID }, ranges });
     return (rig.replies()[0].body as Body).stoppedInstanceIds;
   };
-  assert.deepEqual(stop([{ from: 3, to: 0xffff_ffff }]), [3], "max uint32: to the end");
+  assert.deepEqual(stop([{ from: 3, to: 0xffff_ffff }]), [3], "max uint32 (Peloton's older CLI): to the end");
+  // Peloton's CLI sends max int32 for `-r 1:` (cmd/cli parseRangeFromString): not out of range.
+  assert.deepEqual(stop([{ from: 1, to: 0x7fff_ffff }]), [1, 2, 3], "max int32: to the end");
   assert.deepEqual(stop([{ from: 2 }]), [2, 3], "to absent: to the end");
   assert.deepEqual(stop([]), [0, 1, 2, 3], "empty: every instance");
 });
