@@ -39,8 +39,8 @@ export const MAX_BODY_BYTES = 64 * 2 ** 20;
 /** A call's deadline when its `Context-TTL-Ms` header gives none (YARPC's header, as Peloton's clients send). */
 export const DEFAULT_TTL_MS = 30_000;
 
-/** The longest deadline a call may ask for: an hour. */
-const MAX_TTL_MS = 3_600_000;
+/** The longest deadline a call waits for; one asking longer waits this long (a timer's limit is 24.8 days). */
+const MAX_TTL_MS = 86_400_000;
 
 /**
  * The request's body as text, or the error response for a body over `limit` bytes (HTTP 413), refused
@@ -74,20 +74,20 @@ export async function readBody(req: Request, limit = MAX_BODY_BYTES): Promise<st
 }
 
 /**
- * The call's deadline from its `Context-TTL-Ms` header (absent: `DEFAULT_TTL_MS`), or the error response
- * for a value that is not a whole number of milliseconds within bounds: a deadline already past would
- * answer "timed out" for a call that then goes on and acts.
+ * The call's deadline from its `Context-TTL-Ms` header (absent: `DEFAULT_TTL_MS`; past a day, a day), or the
+ * error response for a value that is not a whole number of milliseconds of at least 1: a deadline already
+ * past would answer "timed out" for a call that then goes on and acts.
  */
 export function ttlOf(req: Request): number | Response {
   const header = req.headers.get("context-ttl-ms");
   if (header === null || header.trim() === "") return DEFAULT_TTL_MS;
   const ttl = Number(header);
-  if (!Number.isInteger(ttl) || ttl < 1 || ttl > MAX_TTL_MS) {
+  if (!Number.isInteger(ttl) || ttl < 1) {
     const shown = header.length > 40 ? `${header.slice(0, 40)}...` : header;
     return rpcError(
       "invalid-argument",
-      `Context-TTL-Ms: got "${shown}", expected a whole number of milliseconds from 1 to ${MAX_TTL_MS}`,
+      `Context-TTL-Ms: got "${shown}", expected a whole number of milliseconds, at least 1`,
     );
   }
-  return ttl;
+  return Math.min(ttl, MAX_TTL_MS);
 }
