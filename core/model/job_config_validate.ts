@@ -204,6 +204,13 @@ function checkInstance(config: JobConfig, i: number, issues: IssueSet): void {
       const uses = [...from("ports", j, "envName"), ...from("ports", e, "envName")];
       add(error(at("ports", j, "envName"), why, p.envName, uses));
     }
+    // A host gives a static port once: a task asking for it twice fits no host, and would wait for good.
+    const v = ports.findIndex((q) => q.value === p.value);
+    if (p.value && v < j) {
+      const why = `a static port asked for once (ports[${v}] also asks for ${p.value})`;
+      const uses = [...from("ports", j, "value"), ...from("ports", v, "value")];
+      add(error(at("ports", j, "value"), why, p.value, uses));
+    }
   });
   if (task.command === undefined) {
     add(

@@ -108,6 +108,11 @@ Deno.test("a port name or envName used twice in one task is refused, naming the 
     ],
   );
   assert.ok(job([{ name: "a", envName: "P1" }, { name: "b", value: 80 }, { name: "c", value: 81 }]).ok);
+  // A static port asked for twice fits no host.
+  assert.deepEqual(messages(job([{ name: "a", value: 8080 }, { name: "b", value: 8080 }])), [
+    "request: defaultConfig.ports[1].value: got 8080, expected a static port asked for once " +
+    "(ports[0] also asks for 8080)",
+  ]);
   // An override's ports replace the default's whole: each list is checked as the instance gets it.
   const twice = [{ name: "a", envName: "P1" }, { name: "a", envName: "P2" }];
   assert.deepEqual(
