@@ -182,9 +182,14 @@ export class JobApi {
         if (typeof spec === "string") return r.error("invalid-argument", spec);
         const ranges = instanceRangesOf(body.ranges);
         if (typeof ranges === "string") return r.error("invalid-argument", ranges);
+        const field = body.resourceVersion !== undefined ? "resourceVersion" : "configurationVersion";
+        const raw = body.resourceVersion ?? body.configurationVersion;
+        const version = raw === undefined || raw === null ? undefined : wholeNumber(raw);
+        if (raw !== undefined && raw !== null && version === undefined) {
+          return r.error("invalid-argument", `${field}: got ${JSON.stringify(raw)}, expected a whole number`);
+        }
         return this.withServiceJob(r, idValue(body.id ?? body.jobId), type, (job) => {
-          const version = body.resourceVersion ?? body.configurationVersion;
-          if (version !== undefined && Number(version) !== job.configVersion) {
+          if (version !== undefined && version !== job.configVersion) {
             return r.error("aborted", `resourceVersion: got ${version}, expected ${job.configVersion}`);
           }
           return this.#startWorkflow(r, job, type, ranges, spec.batchSize);

@@ -568,12 +568,13 @@ export class StatelessApi {
     if (!jobId) return r.error("invalid-argument", "jobId: expected a job id");
     const eventsLimit = uint32Field(body, "instanceEventsLimit", "how many events to return per instance");
     if (typeof eventsLimit === "string") return r.error("invalid-argument", eventsLimit);
+    const limit = uint32Field(body, "updatesLimit", "how many of the newest workflows to return");
+    if (typeof limit === "string") return r.error("invalid-argument", limit);
     this.api.withJob(r, jobId, (j) => {
       this.api.jm.deps.store.listUpdates(jobId).then(async (stored) => {
         const byId = new Map(stored.map((u) => [u.updateId, u]));
         for (const u of this.api.jm.updates.values()) if (u.jobId === jobId) byId.set(u.updateId, u);
         const newest = [...byId.values()].sort((a, b) => b.creationTimeMs - a.creationTimeMs);
-        const limit = Number(body.updatesLimit ?? 0);
         const listed = limit > 0 ? newest.slice(0, limit) : newest;
         const instanceEvents = body.instanceEvents === true
           ? await Promise.all(listed.map((u) => instanceEventsOf(this.api, u, eventsLimit)))

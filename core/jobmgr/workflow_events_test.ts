@@ -353,6 +353,15 @@ Deno.test("ListJobWorkflows with instanceEvents lists each workflow's instances 
   });
   assert.equal(bad.error?.code, "invalid-argument");
   assert.match(bad.error!.message, /^instanceEventsLimit: got -2, expected/);
+  // A limit of the workflows listed that is not a number is refused, not read as no limit.
+  const badLimit = await read(rig, "ListJobWorkflows", { jobId: { value: JOB_ID }, updatesLimit: "abc" });
+  assert.equal(badLimit.error?.code, "invalid-argument");
+  assert.match(
+    badLimit.error!.message,
+    /^updatesLimit: got "abc", expected how many of the newest workflows/,
+  );
+  const one = await read(rig, "ListJobWorkflows", { jobId: { value: JOB_ID }, updatesLimit: "1" });
+  assert.equal((one.body as { workflowInfos: unknown[] }).workflowInfos.length, 1);
 });
 
 Deno.test("GetWorkflowEvents shows when a rollback took each instance back, one batch after another", async () => {

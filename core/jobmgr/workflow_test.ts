@@ -347,6 +347,13 @@ Deno.test("JobManager Restart|Start|Stop take Peloton's restartConfig|startConfi
     const [body, code, message] of [
       [{ resourceVersion: 7 }, "aborted", /resourceVersion: got 7, expected 1/],
       [{ resourceVersion: 7, restartConfig: { batchSize: 1 } }, "aborted", /resourceVersion: got 7/],
+      // Not a version at all: the caller's mistake, not a conflict to retry.
+      [
+        { resourceVersion: "abc" },
+        "invalid-argument",
+        /^resourceVersion: got "abc", expected a whole number$/,
+      ],
+      [{ configurationVersion: -1 }, "invalid-argument", /^configurationVersion: got -1, expected a whole/],
       [
         { restartConfig: { batchSize: -1 } },
         "invalid-argument",
