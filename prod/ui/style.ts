@@ -40,6 +40,10 @@ td.pool { background: #fcfcfd; min-width: 14rem; }
 td.depth-1 { padding-left: 1.75rem; } td.depth-2 { padding-left: 3rem; } td.depth-3 { padding-left: 4.25rem; }
 td.depth-4 { padding-left: 5.5rem; } td.depth-5 { padding-left: 6.75rem; } td.depth-6 { padding-left: 8rem; }
 table.hosts td:nth-child(-n+4), table.jobs td:nth-child(-n+4) { white-space: nowrap; }
+/* A name may be long and have no space (512 characters): it wraps anywhere rather than push the figures out. */
+td, h2 { overflow-wrap: anywhere; }
+table.jobs td:first-child { white-space: normal; min-width: 8rem; max-width: 24rem; }
+td.pool { max-width: 28rem; }
 button.queue-toggle { margin-top: 0.35rem; padding: 0.05rem 0.5rem; font-size: 0.8rem; }
 tr.pool-queue > td { background: #fafbfc; padding: 0.5rem 0.75rem 0.75rem 2rem; }
 .queue + .queue { margin-top: 0.75rem; }
