@@ -1,4 +1,5 @@
 /** `peloton jobmgr|resmgr|placement|hostmgr`: each daemon as its own process, finding the others through the store. */
+import { portProblem } from "../daemons/listen.ts";
 import { BasicAuth } from "../auth/basic_auth.ts";
 import { startHostmgr } from "../daemons/hostmgr_daemon.ts";
 import { type RunningDaemon, startJobmgr } from "../daemons/jobmgr_daemon.ts";
@@ -35,10 +36,9 @@ async function commonOptions(
   role: Role,
   opts: Record<string, unknown>,
 ): Promise<Omit<DaemonOptions, "role">> {
+  const badPort = portProblem(opts.port ?? PORTS[role]);
+  if (badPort) throw new UsageError(badPort);
   const port = Number(opts.port ?? PORTS[role]);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new UsageError(`--port: got "${opts.port}", expected 0-65535`);
-  }
   const dataDir = String(opts["data-dir"]);
   const ttl = positiveInt("lease-ttl-ms", opts["lease-ttl-ms"]);
   if (ttl < 300) throw new UsageError(`--lease-ttl-ms: got ${ttl}, expected at least 300`);

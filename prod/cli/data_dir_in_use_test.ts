@@ -172,7 +172,7 @@ Deno.test({
   },
 });
 
-Deno.test("peloton up and a daemon on a data dir that cannot be made, or an address that is none: one line, exit 1", async () => {
+Deno.test("peloton up and a daemon on a data dir that cannot be made or an address that is none: one line, exit 1; on a port fetch refuses, exit 2", async () => {
   const file = await Deno.makeTempFile({ prefix: "not_a_dir_" });
   try {
     for (const role of ["up", "jobmgr"]) {
@@ -185,6 +185,15 @@ Deno.test("peloton up and a daemon on a data dir that cannot be made, or an addr
     await Deno.remove(dir, { recursive: true });
     assert.equal(r.code, 1, r.err);
     assert.match(r.err, /^peloton up: cannot listen on 999\.1\.1\.1:0: /);
+    // A port fetch refuses to connect to: the CLI could not reach the server it would start.
+    for (const role of ["up", "jobmgr", "minicluster"]) {
+      const blocked = await cli(NOWHERE, role, "--port", "6000", "--data-dir", `${file}/x`);
+      assert.equal(blocked.code, 2, blocked.err);
+      assert.match(
+        blocked.err,
+        new RegExp(`^peloton ${role}: --port: got 6000, a port browsers and fetch refuse`),
+      );
+    }
   } finally {
     await Deno.remove(file);
   }

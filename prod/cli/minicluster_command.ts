@@ -1,4 +1,5 @@
 /** `peloton minicluster`: a local master that speaks the documented Mesos v1 HTTP API, with real-process agents. */
+import { portProblem } from "../daemons/listen.ts";
 import { MesosMaster } from "../mesos/master.ts";
 import { type DataDirOwnership, ownDataDir } from "../minicluster/data_dir_owner.ts";
 import type { Command } from "./command.ts";
@@ -31,6 +32,8 @@ export const miniclusterCommand: Command = {
     verbose: { type: "boolean", short: "v", default: false },
   },
   async run(ctx, _args, opts) {
+    const badPort = portProblem(opts.port);
+    if (badPort) throw new UsageError(badPort);
     const port = nonNegativeInt("port", opts.port, 65535);
     const agents = nonNegativeInt("agents", opts.agents, 1000);
     const cpus = Number(opts["agent-cpus"]);

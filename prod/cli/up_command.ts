@@ -6,7 +6,7 @@ import { type ArchiverConfig, DEFAULT_ARCHIVER_CONFIG } from "../../core/jobmgr/
 import { PELOTON_HOST_POOLS } from "../../core/placement/host_pool_policy.ts";
 import type { AgentOptions } from "../minicluster/agent.ts";
 import { BasicAuth } from "../auth/basic_auth.ts";
-import { ListenError } from "../daemons/listen.ts";
+import { ListenError, portProblem } from "../daemons/listen.ts";
 import { DataDirError, DataDirInUseError } from "../minicluster/data_dir_owner.ts";
 import { DEFAULT_PORT, startPeloton } from "../server.ts";
 import { StoreInUseError } from "../store/store_claim.ts";
@@ -127,10 +127,9 @@ export const upCommand: Command = {
     verbose: { type: "boolean", short: "v", default: false },
   },
   async run(ctx, _args, opts) {
+    const badPort = portProblem(opts.port);
+    if (badPort) throw new UsageError(badPort);
     const port = Number(opts.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) {
-      throw new UsageError(`--port: got "${opts.port}", expected 0-65535`);
-    }
     const { backend, mesosMaster, agents, agentOptions } = await backendFlags(opts);
     const backoff = opts["task-restart-backoff-ms"];
     if (backoff !== undefined && !(Number(backoff) >= 0)) {
