@@ -132,6 +132,13 @@ Deno.test({
       assert.match(table.out.split("\n")[1], new RegExp(`${name}-\\d+\\|\\s+POD_STATE_RUNNING\\|`));
       assert.match((await cli(up.url, "pod", "logs", name)).out, /updated/);
       assert.match((await cli(up.url, "pod", "logs", name, "--id", `${name}-1`)).out, /running 3/);
+      // With -j, JSON like every other command's.
+      const logs = JSON.parse((await cli(up.url, "-j", "pod", "logs", name)).out);
+      assert.deepEqual([logs.podName, logs.file], [name, "stdout"]);
+      assert.match(logs.data, /updated/);
+      const taskLogs = JSON.parse((await cli(up.url, "-j", "task", "logs", job, "0")).out);
+      assert.deepEqual([taskLogs.file, typeof taskLogs.taskId], ["stdout", "string"]);
+      assert.match(taskLogs.data, /updated/);
       assert.match((await cli(up.url, "pod", "events-v1alpha", name)).out, /POD_STATE_RUNNING/);
       // What replacing with the first spec again would do: update the 3 pods now on the second.
       const diff = await cli(

@@ -222,7 +222,7 @@ export const podCommands: Command[] = [
         throw new UsageError(`--filename: got "${file}", expected stdout or stderr`);
       }
       const text = await sandboxText(ctx, name, file, podId(name, opts.id)?.value);
-      ctx.out(text.replace(/\n$/, ""));
+      ctx.out(ctx.json ? JSON.stringify({ podName: name, file, data: text }) : text.replace(/\n$/, ""));
       return 0;
     },
   },

@@ -299,7 +299,10 @@ export const taskCommands: Command[] = [
         { jobId: { value: job }, instanceId: instance(inst), ...(taskId === undefined ? {} : { taskId }) },
       );
       const text = await ctx.client.sandboxFile(res.taskId.value, file, res.agentId?.value);
-      ctx.out(text.replace(/\n$/, ""));
+      // With -j, the file's whole text under the run it is of, as the other commands answer in JSON.
+      ctx.out(
+        ctx.json ? JSON.stringify({ taskId: res.taskId.value, file, data: text }) : text.replace(/\n$/, ""),
+      );
       return 0;
     }),
   },
