@@ -204,6 +204,8 @@ export class JobManager implements Receiver {
   /** Drains held back for the SLA, to tell the resource manager (which asks again later). */
   #heldDrains: string[] = [];
   #kills: { taskId: string; gracePeriodMs: number; hostname?: string }[] = [];
+  /** Launches of this turn: sent once the turn's writes (their tasks LAUNCHING) are stored. */
+  #launches: Extract<Message, { kind: "launch-tasks" }>[] = [];
   #running = false;
   /** Bumped when the placement poll starts over (a new resource manager); replies to older polls stop there. */
   #pollGen = 0;
@@ -760,22 +762,29 @@ export class JobManager implements Receiver {
       this.deps.transport.send(this.deps.hostmgr, { kind: "kill-tasks", tasks: this.#kills });
       this.#kills = [];
     }
+    // A task is launched only once it is stored LAUNCHING, as Peloton writes LAUNCHED first: a launch that
+    // ran while its write was lost would, after a restart, launch the same run id again (a duplicate).
+    const launches = this.#launches;
+    this.#launches = [];
     if (this.#writes.length) {
       const lost = this.deps.onLostWrite;
       this.deps.store.write(
         this.#writes,
-        onDurable || lost
+        onDurable || lost || launches.length
           ? (err) => {
             onDurable?.(err);
             if (err) lost?.(err);
+            else for (const m of launches) this.deps.transport.send(this.deps.hostmgr, m);
           }
           : undefined,
       );
       this.#writes = [];
-    } else if (onDurable) {
+    } else {
+      // Placements left with nothing to launch: their leases go back at once.
+      for (const m of launches) this.deps.transport.send(this.deps.hostmgr, m);
       // Nothing new to store, but what this answers may rest on writes still in flight (a second stop
       // while the first one's writes are out): an empty batch is done once every earlier one is.
-      this.deps.store.write([], onDurable);
+      if (onDurable) this.deps.store.write([], onDurable);
     }
   }
 
@@ -1063,7 +1072,7 @@ export class JobManager implements Receiver {
       if (tc.volume) this.#actions.volumePlaced(job, task, tc.volume, p.hostname);
       specs.push(buildLaunchSpec(job, task, tc, p, pt.ports, pt.taskId));
     }
-    this.deps.transport.send(this.deps.hostmgr, {
+    this.#launches.push({
       kind: "launch-tasks",
       leaseId: p.leaseId,
       hostname: p.hostname,

@@ -61,6 +61,10 @@ Deno.test("rm state changes move pre-launch tasks; a placement launches with the
     tasks: [{ taskId: id(0), ports: { http: 31002 } }],
   };
   rig.placements([placement]);
+  // Launched only once stored LAUNCHING: a launch whose write was lost would, after a restart, launch the
+  // same run again.
+  assert.deepEqual(rig.transport.take("launch-tasks", "hostmgr"), [], "not before the write is stored");
+  rig.store.settle();
   const launch = rig.transport.takeOne("launch-tasks", "hostmgr");
   assert.deepEqual([launch.leaseId, launch.hostname], ["h1#4", "h1"]);
   assert.deepEqual(launch.tasks.map((t) => [t.taskId, t.agentId, t.ports, t.env.PORT]), [
@@ -107,6 +111,7 @@ Deno.test("placements in a reply to a poll no one waits for (delivered twice, or
     changes: [{ taskId: id(0), state: "READY", timeMs: 1 }],
   });
   rig.tick();
+  rig.store.settle();
   const launch = rig.transport.takeOne("launch-tasks", "hostmgr");
   assert.deepEqual(launch.tasks.map((t) => t.taskId), [id(1)]);
   assert.deepEqual([rig.task(0).state, rig.task(1).state], ["READY", "LAUNCHING"]);

@@ -116,6 +116,7 @@ Deno.test("pod names and pod ids are read in any case; an empty pod id is the cu
     agentId: "agent-h1",
     tasks: [{ taskId: `${id}-0-1`, ports: {} }],
   }]);
+  rig.store.settle();
   rig.transport.takeOne("launch-tasks", "hostmgr");
   const upper = { value: `${id.toUpperCase()}-0` };
   assert.equal(

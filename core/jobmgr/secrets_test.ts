@@ -74,6 +74,7 @@ Deno.test("secrets: a Create's secrets are stored apart from the config, written
     preemptions: [],
   });
   rig.tick();
+  rig.store.settle();
   const launch = rig.transport.take("launch-tasks", "hostmgr").at(-1)!;
   assert.deepEqual(launch.tasks[0].secrets?.map((s) => s.data), [KEY, CERT], "after a restart too");
 });

@@ -201,6 +201,8 @@ export class JobmgrRig {
   launch(instances: number[], hostname = "h1") {
     const tasks = instances.map((i) => ({ taskId: this.taskId(i), ports: {} }));
     this.placements([{ leaseId: `${hostname}#1`, hostname, agentId: `agent-${hostname}`, tasks }]);
+    // A launch goes out once its tasks are stored LAUNCHING.
+    this.store.settle();
     return this.transport.takeOne("launch-tasks", "hostmgr");
   }
 
@@ -244,6 +246,7 @@ export class JobmgrRig {
   placeWithPorts(instanceId: number, ports: Record<string, number>, hostname = "h1") {
     const tasks = [{ taskId: this.taskId(instanceId), ports }];
     this.placements([{ leaseId: `${hostname}#1`, hostname, agentId: `agent-${hostname}`, tasks }]);
+    this.store.settle();
     return this.transport.takeOne("launch-tasks", "hostmgr");
   }
 }
