@@ -6,14 +6,14 @@
 import type { UpdateRecord, WorkflowEventRecord } from "../model/records.ts";
 import { type Body, idValue, type JobView, type Reply, UUID } from "./api_json.ts";
 import type { JobApi } from "./job_api.ts";
+import { wholeNumber } from "./query_spec.ts";
 import { workflowEventJson } from "./v1alpha_json.ts";
 
 /** A uint32 field of a request (a number, or a decimal string as proto3 JSON allows); absent is 0. */
 export function uint32Field(body: Body, field: string, what: string): number | string {
   const v = body[field];
-  if (v === undefined || v === null) return 0;
-  const n = typeof v === "string" && /^\d+$/.test(v) ? Number(v) : v;
-  if (typeof n !== "number" || !Number.isInteger(n) || n < 0 || n > 0xffff_ffff) {
+  const n = wholeNumber(v);
+  if (n === undefined || n > 0xffff_ffff) {
     return `${field}: got ${JSON.stringify(v)}, expected ${what} (a whole number from 0 to 4294967295)`;
   }
   return n;

@@ -34,7 +34,7 @@ export const miniclusterCommand: Command = {
   async run(ctx, _args, opts) {
     const badPort = portProblem(opts.port);
     if (badPort) throw new UsageError(badPort);
-    const port = nonNegativeInt("port", opts.port, 65535);
+    const port = Number(opts.port);
     const agents = nonNegativeInt("agents", opts.agents, 1000);
     const cpus = Number(opts["agent-cpus"]);
     if (!(cpus > 0)) {

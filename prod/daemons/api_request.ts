@@ -57,20 +57,14 @@ export async function readBody(req: Request, limit = MAX_BODY_BYTES): Promise<st
   const declared = Number(req.headers.get("content-length"));
   if (declared > limit) return tooLarge(`${declared} bytes`);
   if (!req.body) return "";
-  const chunks: Uint8Array[] = [];
+  const chunks: Uint8Array<ArrayBuffer>[] = [];
   let size = 0;
   for await (const chunk of req.body) {
     size += chunk.byteLength;
     if (size > limit) return tooLarge(`over ${size} bytes`);
-    chunks.push(chunk);
+    chunks.push(chunk as Uint8Array<ArrayBuffer>);
   }
-  const all = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    all.set(c, at);
-    at += c.byteLength;
-  }
-  return new TextDecoder().decode(all);
+  return await new Blob(chunks).text();
 }
 
 /**

@@ -374,23 +374,14 @@ export class KyselyStore implements Store {
     await this.flush();
     // `isActiveJob`: the jobs not ended, and the ended ones with a task that has work left, found through
     // the index of tasks by `has_work` (its entries of 1 alone, the tasks with work), not by reading tasks.
-    const running = await this.#db.selectFrom("jobs").selectAll().where(
-      "state",
-      "not in",
-      TERMINAL_JOB_STATES,
-    )
-      .execute();
-    const revived = await this.#db.selectFrom("jobs").select("job_id").where(
-      "state",
-      "in",
-      TERMINAL_JOB_STATES,
-    )
-      .where("job_id", "in", (eb) => eb.selectFrom("tasks").select("job_id").where("has_work", "=", 1))
-      .execute();
+    const jobs = this.#db.selectFrom("jobs");
+    const running = await jobs.selectAll().where("state", "not in", TERMINAL_JOB_STATES).execute();
+    const withWork = this.#db.selectFrom("tasks").select("job_id").where("has_work", "=", 1);
+    const revived = await jobs.select("job_id").where("state", "in", TERMINAL_JOB_STATES)
+      .where("job_id", "in", withWork).execute();
     const more = [];
-    for (let i = 0; i < revived.length; i += ROWS_PER_STATEMENT) {
-      const ids = revived.slice(i, i + ROWS_PER_STATEMENT).map((r) => r.job_id);
-      more.push(...await this.#db.selectFrom("jobs").selectAll().where("job_id", "in", ids).execute());
+    for (const ids of chunks(revived.map((r) => r.job_id))) {
+      more.push(...await jobs.selectAll().where("job_id", "in", ids).execute());
     }
     return [...running, ...more].map(jobFromRow).sort(
       compareJobs([{ property: "creation_time", desc: false }]),
