@@ -48,7 +48,7 @@ const MALFORMED: [unknown, string][] = [
 ];
 
 Deno.test("malformed ranges are refused by every call that takes them, naming the field, and nothing is done", () => {
-  const rig = runningService(4, {}, true);
+  const rig = runningService(4, { settled: true });
   const writes = rig.store.batches.length;
   const before = JSON.stringify([...rig.job().tasks.values()]);
   for (const [service, method, body] of RANGE_CALLS) {
@@ -87,7 +87,7 @@ Deno.test("ranges absent, null or empty are every instance; to absent, max int32
     "from absent is 0; whole numbers may come as text, as proto3 JSON allows",
   );
 
-  const rig = runningService(4, {}, true);
+  const rig = runningService(4, { settled: true });
   const stop = (ranges: unknown) => {
     rig.call(TASK, "Stop", { jobId: { value: JOB_ID }, ranges });
     return (rig.replies()[0].body as Body).stoppedInstanceIds;
@@ -100,7 +100,7 @@ Deno.test("ranges absent, null or empty are every instance; to absent, max int32
 });
 
 Deno.test("one instance range (task List and Refresh, ListPods) is read the same way; instanceId must be a whole number", async () => {
-  const rig = runningService(4, {}, true);
+  const rig = runningService(4, { settled: true });
   const calls: [string, string, Body][] = [
     [TASK, "List", { jobId: { value: JOB_ID } }],
     [TASK, "Refresh", { jobId: { value: JOB_ID } }],

@@ -1,7 +1,7 @@
 /** The v0 JobManager's debug calls: Refresh, GetCache and GetActiveJobs. */
 import assert from "node:assert/strict";
 import type { ApiReply } from "../messages.ts";
-import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
+import { JOB_ID, JobmgrRig, runningService } from "../testing/jobmgr_rig.ts";
 import type { Body } from "./api_json.ts";
 import { JOB_SERVICE } from "./job_api.ts";
 import { apiLockKind } from "./lockdown.ts";
@@ -23,15 +23,9 @@ function ok(reply: ApiReply): Body {
   return reply.body as Body;
 }
 
-/** A service of `count` instances, each RUNNING on h1. */
-function runningService(count: number): JobmgrRig {
-  const rig = new JobmgrRig();
-  rig.create({ type: "SERVICE", instanceCount: count, sla: { priority: 3, preemptible: false } as never });
-  const all = [...Array(count).keys()];
-  rig.launch(all);
-  for (const i of all) rig.status(rig.taskId(i), "TASK_RUNNING");
-  return rig;
-}
+/** A service of `n` instances with priority 3, not preemptible, each RUNNING on h1. */
+const service = (n: number) =>
+  runningService(n, { job: { sla: { priority: 3, preemptible: false } as never } });
 
 /** Each wrong `id` a call naming a job may get, and the message that names it. */
 const BAD_IDS: [unknown, RegExp][] = [
@@ -44,7 +38,7 @@ const BAD_IDS: [unknown, RegExp][] = [
 ];
 
 Deno.test("job GetCache: the runtime held in memory and the config fields Peloton's cache keeps; nothing is loaded", async () => {
-  const rig = runningService(2);
+  const rig = service(2);
   const cache = ok(await call(rig, "GetCache", { id: { value: JOB_ID } }));
   assert.deepEqual(cache.config, {
     changeLog: { version: 1 },
@@ -73,7 +67,7 @@ Deno.test("job GetCache: the runtime held in memory and the config fields Peloto
 });
 
 Deno.test("job Refresh runs the job's and its tasks' goal-state actions again; a job only the store holds is loaded", async () => {
-  const rig = runningService(3);
+  const rig = service(3);
   // A task whose goal changed behind the engines' backs: nothing acts on it...
   rig.task(1).goalState = "KILLED";
   rig.tick(60_000);
@@ -99,7 +93,7 @@ Deno.test("job Refresh runs the job's and its tasks' goal-state actions again; a
 });
 
 Deno.test("job Refresh and GetCache refuse a missing or malformed id, naming the field", async () => {
-  const rig = runningService(1);
+  const rig = service(1);
   for (const method of ["Refresh", "GetCache"]) {
     for (const [body, message] of BAD_IDS) {
       const reply = await call(rig, method, body);

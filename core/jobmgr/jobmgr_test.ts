@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { makeJobConfig } from "../testing/harness.ts";
-import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
+import { JOB_ID, JobmgrRig, runningService } from "../testing/jobmgr_rig.ts";
 import { jobConfigJson } from "./job_api.ts";
 import { DEFAULT_JOBMGR_CONFIG } from "./jobmgr.ts";
 
@@ -226,17 +226,8 @@ Deno.test("stop drops pre-launch tasks in resmgr and kills launched ones through
   assert.deepEqual(rig.transport.take("enqueue-gangs"), [], "a killed task is not restarted");
 });
 
-/** A service job of two instances, RUNNING on h1, everything durable. */
-function runningService(rig: JobmgrRig): void {
-  rig.create({ type: "SERVICE", instanceCount: 2 });
-  rig.launch([0, 1]);
-  for (const i of [0, 1]) rig.status(id(i), "TASK_RUNNING");
-  rig.store.settle();
-}
-
 Deno.test("Stop, Start and Restart answer only once their writes are durable, and the store has them then", () => {
-  const rig = new JobmgrRig();
-  runningService(rig);
+  const rig = runningService(2, { settled: true });
   rig.api("task", "Stop", { jobId: { value: JOB_ID }, ranges: [{ from: 1, to: 2 }] });
   assert.deepEqual(rig.repliesSoFar(), [], "no answer before the stop is durable");
   rig.store.settle();
@@ -281,8 +272,7 @@ Deno.test("Stop, Start and Restart answer only once their writes are durable, an
 
 Deno.test("a Stop whose write fails is answered with the error, claims nothing, and is a lost write", () => {
   const lost: Error[] = [];
-  const rig = new JobmgrRig({}, { onLostWrite: (err) => lost.push(err) });
-  runningService(rig);
+  const rig = runningService(2, { deps: { onLostWrite: (err) => lost.push(err) }, settled: true });
   const before = rig.store.jobs.get(JOB_ID)!.runtime.goalState;
   rig.store.failNextWrite(new Error("disk full"));
   rig.jm.receive({

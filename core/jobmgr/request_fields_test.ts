@@ -66,7 +66,7 @@ Deno.test("CreateJob's job id must be a UUID, as v0 Create's: another is refused
 });
 
 Deno.test("a restart, start or stop workflow's batch size of the wrong type is refused naming it, and nothing starts", async () => {
-  const rig = runningService(3, {}, true);
+  const rig = runningService(3, { settled: true });
   const writes = rig.store.batches.length;
   const id = { value: JOB_ID };
   const refused: [string, string, Body, string][] = [
@@ -158,7 +158,7 @@ Deno.test("a job query whose spec, pagination, labels or other fields are of the
 });
 
 Deno.test("a task or pod query whose spec or pagination is of the wrong type is refused naming them", async () => {
-  const rig = runningService(3, {}, true);
+  const rig = runningService(3, { settled: true });
   const refused: [string, string, Body, string][] = [
     [TASK, "Query", { spec: "x" }, 'spec: got "x", expected an object'],
     [TASK, "Query", { spec: { pagination: "x" } }, 'spec.pagination: got "x", expected an object'],

@@ -1,17 +1,11 @@
 import assert from "node:assert/strict";
-import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
+import { JOB_ID, JobmgrRig, runningService } from "../testing/jobmgr_rig.ts";
 import type { JobManager } from "./jobmgr.ts";
 
 const ALL = [0, 1, 2];
 
 /** A running 3-instance service whose tasks have a 20 s kill grace period. */
-function runningService(): JobmgrRig {
-  const rig = new JobmgrRig();
-  rig.create({ type: "SERVICE", instanceCount: ALL.length, task: { killGracePeriodSeconds: 20 } });
-  rig.launch(ALL);
-  for (const i of ALL) rig.status(rig.taskId(i), "TASK_RUNNING");
-  return rig;
-}
+const service = () => runningService(ALL.length, { job: { task: { killGracePeriodSeconds: 20 } } });
 
 /** The process dies with its kills in flight; a new job manager recovers from the store. */
 async function crashAndRecover(rig: JobmgrRig): Promise<JobManager> {
@@ -37,7 +31,7 @@ function status(rig: JobmgrRig, jm: JobManager, i: number, state: "TASK_RUNNING"
 }
 
 Deno.test("a task KILLING when the scheduler restarted is killed again, with the rest of its grace period", async () => {
-  const rig = runningService();
+  const rig = service();
   rig.api("task", "Stop", { jobId: { value: JOB_ID } });
   assert.equal(rig.transport.take("kill-tasks", "hostmgr").flatMap((k) => k.tasks).length, ALL.length);
   assert.deepEqual(ALL.map((i) => rig.task(i).state), ["KILLING", "KILLING", "KILLING"]);
@@ -62,7 +56,7 @@ Deno.test("a task KILLING when the scheduler restarted is killed again, with the
 });
 
 Deno.test("a task PREEMPTING when the scheduler restarted is killed again, at once past its grace period, then runs again", async () => {
-  const rig = runningService();
+  const rig = service();
   rig.placements([], [], [{ taskId: rig.taskId(1), reason: "PREEMPTION_REASON_REVOKE_RESOURCES" }]);
   assert.equal(rig.task(1).state, "PREEMPTING");
   rig.tick(60_000);

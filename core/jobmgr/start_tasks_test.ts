@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import type { JobConfig } from "../model/config_types.ts";
 import { jobConfigJson } from "./api_json.ts";
-import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
+import { JOB_ID, JobmgrRig, runningService } from "../testing/jobmgr_rig.ts";
 import { makeJobConfig } from "../testing/fixtures.ts";
 import { STATELESS_SERVICE } from "./stateless_api.ts";
 
@@ -16,7 +16,7 @@ const SETTLE_MS = 10_000;
 
 /** A service of `n` instances that ran on h1 and was stopped: the job and every instance KILLED. */
 function stoppedService(n: number): JobmgrRig {
-  const rig = runningService(n);
+  const rig = service(n);
   rig.api("task", "Stop", { jobId: { value: JOB_ID } });
   rig.store.settle();
   rig.tick();
@@ -26,13 +26,7 @@ function stoppedService(n: number): JobmgrRig {
   return rig;
 }
 
-function runningService(n: number): JobmgrRig {
-  const rig = new JobmgrRig({ initialTaskBackoffMs: 1_000 });
-  rig.create({ type: "SERVICE", instanceCount: n });
-  rig.launch([...Array(n).keys()]);
-  for (let i = 0; i < n; i++) rig.status(rig.taskId(i), "TASK_RUNNING");
-  return rig;
-}
+const service = (n: number) => runningService(n, { config: { initialTaskBackoffMs: 1_000 } });
 
 /** The Mesos task ids the host manager was asked to kill since last asked. */
 function killed(rig: JobmgrRig): string[] {
@@ -145,7 +139,7 @@ Deno.test("startPods through PatchJob (a ReplaceJob of the patched spec) starts 
 });
 
 Deno.test("startTasks while the job is being stopped is refused, naming the field, and changes nothing", () => {
-  const rig = runningService(2);
+  const rig = service(2);
   rig.api("task", "Stop", { jobId: { value: JOB_ID } });
   rig.store.settle();
   rig.tick();

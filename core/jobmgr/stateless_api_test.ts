@@ -1,22 +1,12 @@
 import assert from "node:assert/strict";
 import type { UpdateRecord } from "../model/records.ts";
 import { rfc3339 } from "../model/time_format.ts";
-import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
+import { JOB_ID, JobmgrRig, runningService } from "../testing/jobmgr_rig.ts";
 import { makeJobConfig, makeJobRecord } from "../testing/fixtures.ts";
 import { jobConfigJson } from "./api_json.ts";
 import { STATELESS_SERVICE } from "./stateless_api.ts";
 
 const UPDATE = "peloton.api.v0.update.svc.UpdateService";
-
-/** A service job of `n` instances, all RUNNING on host h1. */
-function runningService(n: number): JobmgrRig {
-  const rig = new JobmgrRig();
-  rig.create({ type: "SERVICE", instanceCount: n });
-  const all = [...Array(n).keys()];
-  rig.launch(all);
-  for (const i of all) rig.status(rig.taskId(i), "TASK_RUNNING");
-  return rig;
-}
 
 function stateless(rig: JobmgrRig, method: string, body: object = {}) {
   rig.call(STATELESS_SERVICE, method, { jobId: { value: JOB_ID }, ...body });

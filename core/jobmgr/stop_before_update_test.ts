@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import type { JobConfig } from "../model/config_types.ts";
 import { jobConfigJson } from "./api_json.ts";
-import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
+import { JOB_ID, JobmgrRig, runningService } from "../testing/jobmgr_rig.ts";
 import { makeJobConfig } from "../testing/fixtures.ts";
 import type { JobManager } from "./jobmgr.ts";
 
@@ -13,13 +13,7 @@ const UPDATE = "peloton.api.v0.update.svc.UpdateService";
 const SETTLE_MS = 10_000;
 const ALL = [0, 1, 2, 3];
 
-function runningService(): JobmgrRig {
-  const rig = new JobmgrRig({ initialTaskBackoffMs: 1_000 });
-  rig.create({ type: "SERVICE", instanceCount: ALL.length });
-  rig.launch(ALL);
-  for (const i of ALL) rig.status(rig.taskId(i), "TASK_RUNNING");
-  return rig;
-}
+const service = () => runningService(ALL.length, { config: { initialTaskBackoffMs: 1_000 } });
 
 function v2(): JobConfig {
   const command = { shell: true, value: "echo v2", arguments: [], environment: { variables: [] }, uris: [] };
@@ -57,7 +51,7 @@ async function updateState(rig: JobmgrRig, updateId: string): Promise<string> {
 }
 
 Deno.test("stopBeforeUpdate: every instance is stopped first; batches start on the new config only once all ended", async () => {
-  const rig = runningService();
+  const rig = service();
   const updateId = createUpdate(rig, { batchSize: 2, stopBeforeUpdate: true });
   assert.deepEqual(killed(rig).sort(), ALL, "all four are stopped at once, whatever the batch size");
   for (const i of [0, 1, 2]) rig.status(rig.taskId(i), "TASK_KILLED");
@@ -82,7 +76,7 @@ Deno.test("stopBeforeUpdate: every instance is stopped first; batches start on t
 });
 
 Deno.test("stopBeforeUpdate: aborted while stopping, the stopped instances run again on the config they had", async () => {
-  const rig = runningService();
+  const rig = service();
   const updateId = createUpdate(rig, { batchSize: 2, stopBeforeUpdate: true });
   killed(rig);
   for (const i of [0, 1]) rig.status(rig.taskId(i), "TASK_KILLED");
@@ -99,7 +93,7 @@ Deno.test("stopBeforeUpdate: aborted while stopping, the stopped instances run a
 });
 
 Deno.test("stopBeforeUpdate survives a job manager restart in the middle of its stop", async () => {
-  const rig = runningService();
+  const rig = service();
   const updateId = createUpdate(rig, { batchSize: 4, stopBeforeUpdate: true });
   killed(rig);
   rig.status(rig.taskId(0), "TASK_KILLED");
@@ -134,7 +128,7 @@ Deno.test("stopBeforeUpdate survives a job manager restart in the middle of its 
 });
 
 Deno.test("stopBeforeUpdate with rollbackOnFailure: a failed first batch rolls back, and the instances no batch took run again", () => {
-  const rig = runningService();
+  const rig = service();
   createUpdate(rig, {
     batchSize: 2,
     stopBeforeUpdate: true,

@@ -1,7 +1,7 @@
 /** The v1alpha JobService answers in v1alpha's enum names (api/v1alpha protos); v0 responses keep v0's. */
 import assert from "node:assert/strict";
 import type { Constraint } from "../model/config_types.ts";
-import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
+import { JOB_ID, JobmgrRig, runningService } from "../testing/jobmgr_rig.ts";
 import { JOB_SERVICE, TASK_SERVICE } from "./job_api.ts";
 import { STATELESS_SERVICE } from "./stateless_api.ts";
 import { UPDATE_SERVICE } from "./update_api.ts";
@@ -36,11 +36,8 @@ const HEALTH = {
 };
 
 /** A service of 2 instances with a constraint and an HTTP health check, both RUNNING. */
-function runningService(): JobmgrRig {
-  const rig = new JobmgrRig();
-  rig.create({ type: "SERVICE", instanceCount: 2, task: { constraint: CONSTRAINT, healthCheck: HEALTH } });
-  rig.launch([0, 1]);
-  for (const i of [0, 1]) rig.status(rig.taskId(i), "TASK_RUNNING");
+function service(): JobmgrRig {
+  const rig = runningService(2, { job: { task: { constraint: CONSTRAINT, healthCheck: HEALTH } } });
   rig.transport.drain();
   return rig;
 }
@@ -60,7 +57,7 @@ const counted = (stats: unknown) =>
   Object.fromEntries(Object.entries(stats as Json).filter(([, n]) => n !== 0));
 
 Deno.test("GetJob's status and spec carry v1alpha enum names", async () => {
-  const rig = runningService();
+  const rig = service();
   const { jobInfo } = await call(rig, STATELESS_SERVICE, "GetJob", { jobId }) as {
     jobInfo: { status: Json; spec: { defaultSpec: { constraint: Json; containers: Json[] } } };
   };
@@ -93,7 +90,7 @@ Deno.test("GetJob's status and spec carry v1alpha enum names", async () => {
 });
 
 Deno.test("ListJobs, QueryJobs and a workflow's status and info carry v1alpha enum names", async () => {
-  const rig = runningService();
+  const rig = service();
   const { jobs } = await call(rig, STATELESS_SERVICE, "ListJobs", {}) as { jobs: { status: Json }[] };
   assert.deepEqual([jobs[0].status.state, jobs[0].status.desiredState, counted(jobs[0].status.podStats)], [
     "JOB_STATE_RUNNING",
@@ -130,7 +127,7 @@ Deno.test("ListJobs, QueryJobs and a workflow's status and info carry v1alpha en
 });
 
 Deno.test("v0 responses keep v0's names: JobManager.Get, TaskManager.List, UpdateService.ListUpdates", async () => {
-  const rig = runningService();
+  const rig = service();
   await call(rig, STATELESS_SERVICE, "RestartJob", { jobId, restartSpec: { batchSize: 1 } });
   await call(rig, STATELESS_SERVICE, "PauseJobWorkflow", { jobId });
   const { jobInfo } = await call(rig, JOB_SERVICE, "Get", { id: jobId }) as {
@@ -155,7 +152,7 @@ Deno.test("v0 responses keep v0's names: JobManager.Get, TaskManager.List, Updat
 });
 
 Deno.test("a START workflow, which v1alpha's WorkflowType does not name, shows as Peloton's number, 3", async () => {
-  const rig = runningService();
+  const rig = service();
   await call(rig, TASK_SERVICE, "Stop", { jobId });
   await call(rig, JOB_SERVICE, "Start", { id: jobId, batchSize: 1 });
   const { jobInfo } = await call(rig, STATELESS_SERVICE, "GetJob", { jobId }) as {

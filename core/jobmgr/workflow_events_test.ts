@@ -184,7 +184,7 @@ Deno.test(`a job keeps the instance events of its newest ${MAX_WORKFLOWS_WITH_EV
 });
 
 Deno.test("with events turned off (the large simulations), workflows record none", () => {
-  const rig = runningService(2, { recordEvents: false });
+  const rig = runningService(2, { config: { recordEvents: false } });
   update(rig, 2, { batchSize: 1 });
   rig.tick();
   rig.rollBatch();

@@ -1,22 +1,16 @@
 import assert from "node:assert/strict";
 import { mesosTaskId } from "../model/records.ts";
 import { jobConfigJson } from "./api_json.ts";
-import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
+import { JOB_ID, JobmgrRig, runningService } from "../testing/jobmgr_rig.ts";
 import { makeJobConfig } from "../testing/fixtures.ts";
 
 const UPDATE = "peloton.api.v0.update.svc.UpdateService";
 /** The default `minRunningSeconds`, in ms: how long a run without a health check must stay RUNNING. */
 const SETTLE_MS = 10_000;
 
-/** A service job of `n` instances, all RUNNING on host h1. */
-function runningService(n: number, task = {}) {
-  const rig = new JobmgrRig({ initialTaskBackoffMs: 1_000 });
-  rig.create({ type: "SERVICE", instanceCount: n, task });
-  const all = [...Array(n).keys()];
-  rig.launch(all);
-  for (const i of all) rig.status(rig.taskId(i), "TASK_RUNNING");
-  return rig;
-}
+/** A service job of `n` instances running `task`, all RUNNING on host h1. */
+const service = (n: number, task = {}) =>
+  runningService(n, { config: { initialTaskBackoffMs: 1_000 }, job: { task } });
 
 function createUpdate(
   rig: JobmgrRig,
@@ -34,7 +28,7 @@ function createUpdate(
 }
 
 Deno.test("a rolling update moves 10 instances to the new config in batches of 3", async () => {
-  const rig = runningService(10);
+  const rig = service(10);
   const next = makeJobConfig({ type: "SERVICE", instanceCount: 10, task: { command: cmd("echo v2") } });
   const reply = createUpdate(rig, next, { batchSize: 3 });
   const updateId = (reply.body as { updateID: { value: string } }).updateID.value;
@@ -55,7 +49,7 @@ Deno.test("a rolling update moves 10 instances to the new config in batches of 3
 });
 
 Deno.test("an update that fails rolls back when asked to: failed instances go back to the old config", () => {
-  const rig = runningService(10);
+  const rig = service(10);
   const next = makeJobConfig({ type: "SERVICE", instanceCount: 10, task: { command: cmd("exit 1") } });
   createUpdate(rig, next, {
     batchSize: 3,
@@ -87,7 +81,7 @@ Deno.test("an update that fails rolls back when asked to: failed instances go ba
 });
 
 Deno.test("an update against a stale configuration version is refused and changes nothing", () => {
-  const rig = runningService(2);
+  const rig = service(2);
   const next = makeJobConfig({ type: "SERVICE", instanceCount: 2, task: { command: cmd("echo v2") } });
   const reply = createUpdate(rig, next, { batchSize: 1 }, 7);
   assert.equal(reply.error?.code, "aborted");
@@ -100,7 +94,7 @@ Deno.test("an update against a stale configuration version is refused and change
 });
 
 Deno.test("pause stops taking new batches, resume continues, abort stops starting new ones", async () => {
-  const rig = runningService(4);
+  const rig = service(4);
   const next = makeJobConfig({ type: "SERVICE", instanceCount: 4, task: { command: cmd("echo v2") } });
   const id =
     (createUpdate(rig, next, { batchSize: 1 }).body as { updateID: { value: string } }).updateID.value;
@@ -132,7 +126,7 @@ Deno.test("pause stops taking new batches, resume continues, abort stops startin
 });
 
 Deno.test("an update that adds and removes instances starts the new ones and deletes the extra ones", () => {
-  const rig = runningService(3);
+  const rig = service(3);
   createUpdate(rig, makeJobConfig({ type: "SERVICE", instanceCount: 5 }), { batchSize: 0 });
   rig.tick();
   assert.deepEqual([...rig.job().tasks.keys()], [0, 1, 2, 3, 4]);
@@ -153,7 +147,7 @@ Deno.test("an update that adds and removes instances starts the new ones and del
 });
 
 Deno.test("a rolling restart gives each instance a new run, batch by batch", () => {
-  const rig = runningService(3);
+  const rig = service(3);
   rig.api("job", "Restart", { id: { value: JOB_ID }, batchSize: 2 });
   rig.replies();
   rig.tick();
@@ -166,7 +160,7 @@ Deno.test("a rolling restart gives each instance a new run, batch by batch", () 
 });
 
 Deno.test("startPaused creates the update PAUSED; in-place updates ask for the same host", () => {
-  const rig = runningService(1);
+  const rig = service(1);
   const id =
     (createUpdate(rig, makeJobConfig({ type: "SERVICE", instanceCount: 1, task: { command: cmd("v2") } }), {
       startPaused: true,
@@ -217,7 +211,7 @@ const crashing = (n: number) =>
   makeJobConfig({ type: "SERVICE", instanceCount: n, task: { command: cmd("echo bad; exit 3") } });
 
 Deno.test("a crash-at-once update fails on instance 0 after its attempts and rolls back; 1–3 are never touched", () => {
-  const rig = runningService(4);
+  const rig = service(4);
   const id = (createUpdate(rig, crashing(4), {
     batchSize: 1,
     maxInstanceAttempts: 2,
@@ -254,7 +248,7 @@ Deno.test("a crash-at-once update fails on instance 0 after its attempts and rol
 });
 
 Deno.test("without rollbackOnFailure the update FAILS once an instance used up maxInstanceAttempts", async () => {
-  const rig = runningService(4);
+  const rig = service(4);
   const id = (createUpdate(rig, crashing(4), { batchSize: 2, maxInstanceAttempts: 3, maxFailureInstances: 1 })
     .body as { updateID: { value: string } }).updateID.value;
   rig.tick();
@@ -279,7 +273,7 @@ Deno.test("without rollbackOnFailure the update FAILS once an instance used up m
 });
 
 Deno.test("a run without a health check counts done only after minRunningSeconds RUNNING at the new config", async () => {
-  const rig = runningService(2);
+  const rig = service(2);
   const next = makeJobConfig({ type: "SERVICE", instanceCount: 2, task: { command: cmd("echo v2") } });
   const id = (createUpdate(rig, next, { batchSize: 1, maxInstanceAttempts: 2, maxFailureInstances: 1 })
     .body as { updateID: { value: string } }).updateID.value;
@@ -302,7 +296,7 @@ Deno.test("a run without a health check counts done only after minRunningSeconds
 });
 
 Deno.test("minRunningSeconds is an update option; with a health check, HEALTHY is done at once", () => {
-  const rig = runningService(2);
+  const rig = service(2);
   const quick = makeJobConfig({ type: "SERVICE", instanceCount: 2, task: { command: cmd("echo v2") } });
   createUpdate(rig, quick, { batchSize: 1, minRunningSeconds: 2 });
   rig.tick();
@@ -341,7 +335,7 @@ Deno.test("minRunningSeconds is an update option; with a health check, HEALTHY i
 });
 
 Deno.test("JobManager Restart|Start|Stop take Peloton's restartConfig|startConfig|stopConfig.batchSize; bad ones change nothing", () => {
-  const rig = runningService(3);
+  const rig = service(3);
   // A stale resourceVersion and a bad batch size are refused, whether or not a batch size is given.
   for (
     const [body, code, message] of [
@@ -392,7 +386,7 @@ Deno.test("JobManager Restart|Start|Stop take Peloton's restartConfig|startConfi
 });
 
 Deno.test("JobManager Restart without a batch size is a workflow too, of every instance at once, as Peloton's", () => {
-  const rig = runningService(3);
+  const rig = service(3);
   rig.api("job", "Restart", { id: { value: JOB_ID } });
   rig.store.settle();
   const [reply] = rig.replies();
@@ -407,7 +401,7 @@ Deno.test("JobManager Restart without a batch size is a workflow too, of every i
 });
 
 Deno.test("only an update replaces a workflow in progress: a restart over an update, or an update over a restart, is refused", () => {
-  const rig = runningService(3);
+  const rig = service(3);
   const next = makeJobConfig({ type: "SERVICE", instanceCount: 3, task: { command: cmd("echo v2") } });
   const first =
     (createUpdate(rig, next, { batchSize: 1 }).body as { updateID: { value: string } }).updateID.value;

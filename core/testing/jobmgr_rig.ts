@@ -251,14 +251,23 @@ export class JobmgrRig {
   }
 }
 
-/** A service job of `n` instances, all RUNNING on host h1; its writes stored and its replies taken if `settled`. */
-export function runningService(n: number, config = {}, settled = false): JobmgrRig {
-  const rig = new JobmgrRig(config);
-  rig.create({ type: "SERVICE", instanceCount: n });
+/** What `runningService` may change: the rig's config and ports, the job's config, and whether it settles. */
+export interface RunningServiceOptions {
+  config?: ConstructorParameters<typeof JobmgrRig>[0];
+  deps?: ConstructorParameters<typeof JobmgrRig>[1];
+  job?: Parameters<typeof makeJobConfig>[0];
+  /** Its writes stored and its replies taken. */
+  settled?: boolean;
+}
+
+/** A service job of `n` instances (with `job`'s overrides), all RUNNING on host h1. */
+export function runningService(n: number, o: RunningServiceOptions = {}): JobmgrRig {
+  const rig = new JobmgrRig(o.config, o.deps);
+  rig.create({ ...o.job, type: "SERVICE", instanceCount: n });
   const all = [...Array(n).keys()];
   rig.launch(all);
   for (const i of all) rig.status(rig.taskId(i), "TASK_RUNNING");
-  if (settled) {
+  if (o.settled) {
     rig.store.settle();
     rig.replies();
   }
