@@ -321,6 +321,8 @@ export interface UiAction {
   /** What the reply says, for the result line; `sent` is the body sent (with the operator's pick). */
   describe: (reply: Record<string, unknown>, sent: Record<string, unknown>) => string;
   disabled?: boolean;
+  /** Why the action is disabled, shown as its button's tooltip ("Job has ended (FAILED): there is nothing to stop"). */
+  disabledWhy?: string;
   /** Marks destructive actions (drawn in red). */
   danger?: boolean;
 }

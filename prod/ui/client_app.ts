@@ -55,6 +55,14 @@ export function parseRoute(hash: string): Route {
   return { view: "jobs", query: parseJobListQuery(search) };
 }
 
+/**
+ * Which view a route shows: the job list, the pools, the hosts, or one job's page. Other pages, filters and
+ * sorts of the same list or job are the same view.
+ */
+export function viewOf(route: Route): string {
+  return route.view === "job" ? `job ${route.id}` : route.view;
+}
+
 export class UiApp {
   readonly api = new UiApi();
   readonly refreshMs: number;
@@ -73,6 +81,11 @@ export class UiApp {
   #openInstances = new Set<number>();
   /** The job whose rows `#openInstances` holds ("" for none). */
   #openJob = "";
+  /**
+   * The view shown (`viewOf`). An action's result line belongs to the view it was run from: it stays through
+   * that view's refreshes and pages, and goes when the operator moves to another view.
+   */
+  #view = "";
   /** The pools view's pools (by id) whose queues the operator opened; kept across refreshes, not across views. */
   #openPools = new Set<string>();
   /** The tasks table's name and host filter: one form for the page's life, so a render keeps what is typed. */
@@ -112,6 +125,9 @@ export class UiApp {
     addEventListener("hashchange", () => {
       byId("filter").value = "";
       const route = parseRoute(location.hash);
+      const view = viewOf(route);
+      if (view !== this.#view) byId("result").hidden = true;
+      this.#view = view;
       const job = route.view === "job" ? route.id : "";
       if (job !== this.#openJob) this.#openInstances.clear();
       if (route.view !== "pools") this.#openPools.clear();
@@ -120,6 +136,7 @@ export class UiApp {
       this.render();
       this.refresh();
     });
+    this.#view = viewOf(parseRoute(location.hash));
     this.#syncForms();
     this.refresh();
   }
@@ -469,4 +486,4 @@ export class UiApp {
   }
 }
 
-export const APP_CODE = [parseRoute, UiApp];
+export const APP_CODE = [parseRoute, viewOf, UiApp];

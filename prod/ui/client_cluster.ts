@@ -89,10 +89,18 @@ export function summaryView(snap: Snapshot): UiElement {
     const label = of < all ? `Tasks of the newest ${of} of ${all} active jobs` : "Tasks of active jobs";
     cards.push(card(label, "tasks", statsLine(tasks)));
   }
-  cards.push(
-    card("Resource pools", "pools", pools ? String(pools.filter((p) => p.path.value !== "/").length) : "—"),
-  );
+  const poolsCard = card("Resource pools", "pools", pools ? String(poolsUnderRoot(pools)) : "—");
+  poolsCard.setAttribute("title", "Pools under the root pool (/); the root is not counted");
+  cards.push(poolsCard);
   return h("div", { class: "cards" }, ...cards);
+}
+
+/**
+ * How many pools there are besides the root (/), which every cluster has: the pools operators made. The
+ * summary's card and the pools view's heading both show it, so they agree.
+ */
+export function poolsUnderRoot(pools: RespoolInfoJson[]): number {
+  return pools.filter((p) => p.path.value !== "/").length;
 }
 
 /** Pools in tree order (each parent before its children, siblings by name) with their depth. */
@@ -197,7 +205,7 @@ export function poolsView(snap: Snapshot, queues: RowToggle<string>): UiElement 
   return h(
     "section",
     {},
-    h("h2", {}, `Resource pools (${snap.pools.length})`),
+    h("h2", {}, `Resource pools (${poolsUnderRoot(snap.pools)} under the root)`),
     h(
       "p",
       { class: "muted" },
@@ -439,6 +447,7 @@ export const CLUSTER_CODE = [
   sumHosts,
   countBy,
   summaryView,
+  poolsUnderRoot,
   poolTree,
   poolsView,
   maintenanceOf,

@@ -47,6 +47,7 @@ export function actionButton(a: UiAction, act: Act): UiElement {
   return h("button", {
     class: a.danger ? "action danger" : "action",
     disabled: a.disabled === true,
+    title: a.disabled ? a.disabledWhy : undefined,
     "data-action": a.label,
     "aria-label": a.name,
     onclick: () => act(a),
@@ -89,10 +90,33 @@ export function facts(pairs: [string, UiChild][]): UiElement {
   return h("dl", { class: "facts" }, ...pairs.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v ?? "—")]));
 }
 
+/** Why a job cannot be stopped, or undefined if it can. */
+export function whyNoStop(info: JobInfoJson): string | undefined {
+  const state = info.runtime.state;
+  if (isTerminalJob(state)) return `Job has ended (${state}): there is nothing to stop`;
+  if (info.runtime.goalState === "KILLED") return "Job is being stopped already (goal KILLED)";
+  return undefined;
+}
+
+/**
+ * Why Start would start none of a job's tasks, or undefined if it may start some. TaskManager's Start starts
+ * the tasks that were stopped (goal KILLED); a batch job that ended FAILED or SUCCEEDED without a stop has
+ * none, and the API answers "0 started" for it and leaves it as it is (a stopped one, goal KILLED, does run
+ * again).
+ */
+export function whyNoStart(info: JobInfoJson): string | undefined {
+  const { state, goalState } = info.runtime;
+  if (info.config.type !== "BATCH" || (state !== "FAILED" && state !== "SUCCEEDED")) return undefined;
+  if (goalState === "KILLED") return undefined;
+  return `Batch job has ended (${state}) and was not stopped: Start starts stopped tasks only, ` +
+    "so it would start none";
+}
+
 export function jobActions(info: JobInfoJson): UiAction[] {
   const id = info.id.value, name = info.config.name;
   const instances = (r: Record<string, unknown>, key: string) =>
     ((r[key] as number[] | undefined) ?? []).length;
+  const noStop = whyNoStop(info), noStart = whyNoStart(info);
   return [
     {
       label: "Stop job",
@@ -101,7 +125,8 @@ export function jobActions(info: JobInfoJson): UiAction[] {
       procedure: `${Rpc.TASK}::Stop`,
       body: { jobId: { value: id } },
       describe: (r) => `Job ${name}: stopping ${instances(r, "stoppedInstanceIds")} instances`,
-      disabled: isTerminalJob(info.runtime.state) || info.runtime.goalState === "KILLED",
+      disabled: noStop !== undefined,
+      disabledWhy: noStop,
       danger: true,
     },
     {
@@ -110,6 +135,8 @@ export function jobActions(info: JobInfoJson): UiAction[] {
       procedure: `${Rpc.TASK}::Start`,
       body: { jobId: { value: id } },
       describe: (r) => `Job ${name}: starting ${instances(r, "startedInstanceIds")} instances`,
+      disabled: noStart !== undefined,
+      disabledWhy: noStart,
     },
   ];
 }
@@ -310,6 +337,8 @@ export const VIEW_CODE = [
   poolPaths,
   matches,
   facts,
+  whyNoStop,
+  whyNoStart,
   jobActions,
   workflowActions,
   activeUpdate,

@@ -58,3 +58,66 @@ Deno.test("a job without secrets has no Secrets section", () => {
     assert.ok(v.select("h3").some((h3) => h3.textContent === "Configuration"), "the job is shown");
   }
 });
+
+/** The job page's action button labelled `label`, for a job in `state` with `goalState`. */
+function button(label: string, runtime: JobInfoJson["runtime"], type = "BATCH"): FakeElement {
+  const info: JobInfoJson = { ...JOB, config: { ...JOB.config, type }, runtime };
+  const snap: Snapshot = { job: { info, updates: [] } };
+  const v = fake(
+    jobView(
+      snap,
+      "j1",
+      () => {},
+      { open: new Set(), toggle: () => {} },
+      parseTaskListQuery(""),
+      new TaskFilter(() => {}).form,
+    ),
+  );
+  const found = v.select(`button[data-action=${label}]`);
+  assert.equal(found.length, 1, `one ${label} button`);
+  return found[0];
+}
+
+const shown = (b: FakeElement) => ({
+  disabled: b.attributes.has("disabled"),
+  title: b.getAttribute("title"),
+});
+
+Deno.test("Start is disabled, saying why, on a batch job that ended FAILED or SUCCEEDED without a stop", () => {
+  // The API answers Start on such a job with no instance started and leaves it as it is.
+  for (const state of ["FAILED", "SUCCEEDED"]) {
+    assert.deepEqual(shown(button("Start job", { state, goalState: "SUCCEEDED" })), {
+      disabled: true,
+      title: `Batch job has ended (${state}) and was not stopped: Start starts stopped tasks only, ` +
+        "so it would start none",
+    });
+  }
+  // Stopped ones (goal KILLED) run again on Start, whatever state their tasks ended in.
+  for (const state of ["KILLED", "FAILED", "SUCCEEDED"]) {
+    assert.deepEqual(shown(button("Start job", { state, goalState: "KILLED" })), {
+      disabled: false,
+      title: undefined,
+    });
+  }
+  // A job still running, and other types, keep it.
+  assert.equal(shown(button("Start job", { state: "RUNNING", goalState: "SUCCEEDED" })).disabled, false);
+  assert.equal(
+    shown(button("Start job", { state: "FAILED", goalState: "RUNNING" }, "SERVICE")).disabled,
+    false,
+  );
+});
+
+Deno.test("Stop is disabled, saying why, on a job that has ended or is being stopped", () => {
+  assert.deepEqual(shown(button("Stop job", { state: "FAILED", goalState: "SUCCEEDED" })), {
+    disabled: true,
+    title: "Job has ended (FAILED): there is nothing to stop",
+  });
+  assert.deepEqual(shown(button("Stop job", { state: "KILLING", goalState: "KILLED" })), {
+    disabled: true,
+    title: "Job is being stopped already (goal KILLED)",
+  });
+  assert.deepEqual(shown(button("Stop job", { state: "RUNNING", goalState: "SUCCEEDED" })), {
+    disabled: false,
+    title: undefined,
+  });
+});
