@@ -1,11 +1,21 @@
 /** Output helpers for the CLI: Peloton-style aligned tables and readable values. */
 
-/** Renders rows under headers, columns right-aligned and separated by `|`, as Peloton's CLI does. */
+import { displayWidth, escapeControls } from "./display_width.ts";
+
+/**
+ * Renders rows under headers, columns right-aligned and separated by `|`, as Peloton's CLI does. Columns are
+ * measured in terminal cells, not string length, so wide and combining characters keep them aligned; control
+ * characters in a cell are shown escaped, so a name cannot break a row or send the terminal an escape.
+ */
 export function table(headers: string[], rows: (string | number | undefined)[][]): string {
-  const cells = rows.map((r) => r.map((c) => (c === undefined || c === null ? "" : String(c))));
-  const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => (r[i] ?? "").length)));
-  const line = (r: string[]) => r.map((c, i) => c.padStart(widths[i])).join("|  ") + "|";
-  return [line(headers), ...cells.map(line)].join("\n");
+  const cells = [headers, ...rows].map((r) =>
+    r.map((c) => escapeControls(c === undefined || c === null ? "" : String(c)))
+  );
+  const columns = cells.map((r) => r.map(displayWidth));
+  const widths = headers.map((_, i) => Math.max(...columns.map((r) => r[i] ?? 0)));
+  const line = (r: string[], j: number) =>
+    r.map((c, i) => " ".repeat(Math.max(0, widths[i] - columns[j][i])) + c).join("|  ") + "|";
+  return cells.map(line).join("\n");
 }
 
 /** "2 MB" style sizes as Peloton prints them. */
