@@ -50,18 +50,37 @@ function numericText(v: unknown): unknown {
 
 /**
  * A number; YAML may give `2` for a double or `2.0` for an integer field. `expected` replaces the phrase
- * built from the rule when a semantic rule narrows the field further, so both say the same.
+ * built from the rule when a semantic rule narrows the field further, so both say the same; `aboveMax`, the
+ * phrase for a number over `rule.max` alone.
  */
-export function num(rule: NumberRule = {}, expected = describeNumber(rule)): z.ZodType<number> {
+export function num(
+  rule: NumberRule = {},
+  expected = describeNumber(rule),
+  aboveMax = expected,
+): z.ZodType<number> {
+  // One issue per value, the first check that fails: a number past max is not also called not whole
+  // (zod's int ends at 2^53), and gets the phrase that says why.
+  const abort = true;
   let n = z.number({ error: expected });
-  if (rule.int) n = n.int({ error: expected });
-  if (rule.min !== undefined) n = n.min(rule.min, { error: expected });
-  if (rule.max !== undefined) n = n.max(rule.max, { error: expected });
+  if (rule.max !== undefined) n = n.max(rule.max, { error: aboveMax, abort });
+  if (rule.int) n = n.int({ error: expected, abort });
+  if (rule.min !== undefined) n = n.min(rule.min, { error: expected, abort });
   return z.preprocess(numericText, n);
 }
 
-/** A proto uint32. */
-export const uint = (): z.ZodType<number> => num({ int: true, min: 0 });
+/** The largest value of a proto uint32 field. */
+export const MAX_UINT32 = 0xffff_ffff;
+
+/**
+ * A proto uint32: larger numbers are refused, not stored, since Peloton (and any proto client reading the
+ * config back) could not hold them.
+ */
+export const uint = (): z.ZodType<number> =>
+  num(
+    { int: true, min: 0, max: MAX_UINT32 },
+    describeNumber({ int: true, min: 0 }),
+    `a whole number from 0 to ${MAX_UINT32} (a uint32)`,
+  );
 
 /** A resource amount (cores, MB): any number of 0 or more. */
 export const amount = (): z.ZodType<number> => num({ min: 0 });
