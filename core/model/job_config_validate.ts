@@ -58,6 +58,34 @@ function describeInstances(ids: number[]): string {
 
 type Uses = readonly (readonly PathSeg[])[];
 
+/**
+ * Variables the executors set in every task's environment over the task's own (Peloton's `task_builder.go`
+ * the first three; here `prod/minicluster/agent.ts` and `prod/mesos/mesos_convert.ts` all of them): a port
+ * exported under one of these names would be overwritten, and the task would never learn its port.
+ */
+const EXECUTOR_ENV = new Set([
+  "PELOTON_JOB_ID",
+  "PELOTON_INSTANCE_ID",
+  "PELOTON_TASK_ID",
+  "PELOTON_VOLUME_PATH",
+  "PELOTON_MINICLUSTER_DATA_DIR",
+  "HOST",
+]);
+/** Mesos agents set `MESOS_SANDBOX`, `MESOS_TASK_ID` and more for every task. */
+const EXECUTOR_ENV_PREFIX = "MESOS_";
+/** A name a shell can read as a variable. */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * The variables every port is exported in besides its envName, as the agents here do: `PORT_<NAME>` (upper
+ * case, other characters as `_`), and the port's name itself when that is a variable name.
+ */
+function portVariables(name: string): string[] {
+  const vars = [`PORT_${name.toUpperCase().replace(/[^A-Z0-9_]/g, "_")}`];
+  if (ENV_NAME.test(name)) vars.push(name);
+  return vars;
+}
+
 /** Standard base64, padded (protobuf JSON's bytes). */
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
@@ -204,6 +232,7 @@ function checkInstance(config: JobConfig, i: number, issues: IssueSet): void {
       const uses = [...from("ports", j, "envName"), ...from("ports", e, "envName")];
       add(error(at("ports", j, "envName"), why, p.envName, uses));
     }
+    if (p.envName) checkEnvName(task, j, p.envName, at, from, add);
     // A host gives a static port once: a task asking for it twice fits no host, and would wait for good.
     const v = ports.findIndex((q) => q.value === p.value);
     if (p.value && v < j) {
@@ -312,6 +341,43 @@ function checkInstance(config: JobConfig, i: number, issues: IssueSet): void {
       severity: "warning",
       uses: from("restartPolicy", "maxFailures"),
     });
+  }
+}
+
+/**
+ * Ours: the variable a port's envName names is set over the task's own environment (`task_build.ts`), and the
+ * executor's variables over both, so an envName either already uses loses one value without a word: the
+ * task finds the executor's value where it looks for its port, or a port number where it set a variable.
+ */
+function checkEnvName(
+  task: TaskConfig,
+  j: number,
+  envName: string,
+  at: (field: keyof TaskConfig, ...rest: PathSeg[]) => PathSeg[],
+  from: (field: keyof TaskConfig, ...rest: PathSeg[]) => PathSeg[][],
+  add: (issue: RuleIssue) => void,
+): void {
+  const refuse = (why: string, ...uses: PathSeg[][]) =>
+    add(
+      error(at("ports", j, "envName"), `an envName ${why}`, envName, [
+        ...from("ports", j, "envName"),
+        ...uses,
+      ]),
+    );
+  if (EXECUTOR_ENV.has(envName) || envName.startsWith(EXECUTOR_ENV_PREFIX)) {
+    return refuse(`the executor does not set itself (it sets ${envName} in every task, over the port)`);
+  }
+  const ports = task.ports ?? [];
+  // The port's own PORT_<NAME> or name holds the same number: no clash.
+  const k = ports.findIndex((q, i) => i !== j && portVariables(q.name).includes(envName));
+  if (k >= 0) {
+    const why = `no other port is exported in (ports[${k}] "${ports[k].name}" is exported as ${envName} too)`;
+    return refuse(why, ...from("ports", k, "name"));
+  }
+  const v = (task.command?.environment.variables ?? []).findIndex((e) => e.name === envName);
+  if (v >= 0) {
+    const why = `the task's environment does not set (it sets ${envName} too, which the port would replace)`;
+    return refuse(why, ...from("command", "environment", "variables", v, "name"));
   }
 }
 

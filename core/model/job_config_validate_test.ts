@@ -142,3 +142,65 @@ Deno.test("a port name or envName used twice in one task is refused, naming the 
     '(ports[0] is also named "http")',
   ]);
 });
+
+Deno.test("an envName the executor, another port or the task's environment already sets is refused, naming it", () => {
+  const job = (ports: unknown[], variables: unknown[] = [], more: Record<string, unknown> = {}) =>
+    parseJobConfig({
+      type: "SERVICE",
+      instanceCount: 2,
+      defaultConfig: { command: { value: "x", environment: { variables } }, ports },
+      ...more,
+    });
+  const got = (j: number, name: string) =>
+    `request: defaultConfig.ports[${j}].envName: got "${name}", expected`;
+  for (const name of ["PELOTON_JOB_ID", "PELOTON_INSTANCE_ID", "PELOTON_TASK_ID", "MESOS_SANDBOX", "HOST"]) {
+    assert.deepEqual(messages(job([{ name: "http", envName: name }])), [
+      `${
+        got(0, name)
+      } an envName the executor does not set itself (it sets ${name} in every task, over the port)`,
+    ]);
+  }
+  // Every port is also exported as PORT_<NAME> and by its name: another port's number would win or lose.
+  assert.deepEqual(
+    messages(job([{ name: "http", envName: "HTTP" }, { name: "admin", envName: "PORT_HTTP" }, {
+      name: "grpc",
+      envName: "http",
+    }])),
+    [
+      `${got(1, "PORT_HTTP")} an envName no other port is exported in (ports[0] "http" is exported as ` +
+      "PORT_HTTP too)",
+      `${got(2, "http")} an envName no other port is exported in (ports[0] "http" is exported as http too)`,
+    ],
+  );
+  const env = [{ name: "LOG", value: "1" }, { name: "HTTP_PORT", value: "8080" }];
+  assert.deepEqual(messages(job([{ name: "http", envName: "HTTP_PORT" }], env)), [
+    `${got(0, "HTTP_PORT")} an envName the task's environment does not set (it sets HTTP_PORT too, which ` +
+    "the port would replace)",
+  ]);
+  // An instance whose own command sets the name is refused alone, named.
+  const override = { instanceConfig: { 1: { command: { value: "y", environment: { variables: env } } } } };
+  assert.deepEqual(messages(job([{ name: "http", envName: "HTTP_PORT" }], [], override)), [
+    `${got(0, "HTTP_PORT")} an envName the task's environment does not set (it sets HTTP_PORT too, which ` +
+    "the port would replace) (instance 1)",
+  ]);
+  // The same from a v1alpha spec, named where the spec says it.
+  const spec = {
+    instanceCount: 1,
+    defaultSpec: {
+      containers: [{
+        entrypoint: { value: "x" },
+        environment: [{ name: "P", value: "1" }],
+        ports: [{ name: "http", envName: "P" }],
+      }],
+    },
+  };
+  assert.deepEqual(messages(parseStatelessSpec(spec)), [
+    'request: defaultSpec.containers[0].ports[0].envName: got "P", expected an envName the task\'s ' +
+    "environment does not set (it sets P too, which the port would replace)",
+  ]);
+  // Its own PORT_<NAME> or name holds the same number; other names, and ordinary variables, are fine.
+  assert.ok(job([{ name: "http", envName: "PORT_HTTP" }, { name: "admin", envName: "admin" }], env).ok);
+  assert.ok(
+    job([{ name: "http", envName: "UBER_HTTP_PORT" }, { name: "x", envName: "PELOTON_PORT" }], env).ok,
+  );
+});
