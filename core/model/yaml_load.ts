@@ -1,6 +1,8 @@
 /** Parses YAML (or takes a plain JSON value) into a source tree that keeps each node's line and column. */
 import {
   type Alias,
+  Composer,
+  CST,
   type Document,
   isAlias,
   isMap,
@@ -9,8 +11,10 @@ import {
   isSeq,
   LineCounter,
   type Node,
-  parseDocument,
+  Parser,
   visit,
+  type YAMLError,
+  YAMLParseError,
 } from "yaml";
 
 /** Where a node starts in its file, 1-based; absent for values that did not come from text. */
@@ -44,8 +48,12 @@ export type YamlParseResult =
   | { ok: true; root: SourceNode; warnings: YamlProblem[] }
   | { ok: false; errors: YamlProblem[] };
 
-// Deeper than any config; guards against alias cycles such as `&a [*a]`.
-const MAX_DEPTH = 64;
+/**
+ * Lists and mappings one inside another: deeper than any config. Deeper text is refused before it is
+ * composed (the yaml library's composer recurses, and overflows the stack near 1,000 levels); alias cycles
+ * such as `&a [*a]` are cut at the same depth while converting.
+ */
+export const MAX_DEPTH = 64;
 /**
  * Values that aliases may repeat in one document. Nested aliases multiply ("billion laughs": nine levels of
  * ten aliases are 10^9 values); the yaml library's own limit (`maxAliasCount`) only guards its `toJS`.
@@ -59,26 +67,65 @@ export const MAX_ALIASED_VALUES = 100_000;
  */
 export function parseYamlSource(text: string): YamlParseResult {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, {
-    lineCounter,
-    uniqueKeys: false,
-    version: "1.1",
-    prettyErrors: true,
-    // YAML 1.1 would turn timestamps into Date objects; configs only hold them as text.
-    customTags: (tags) =>
-      tags.filter((t) => typeof t === "string" || t.tag !== "tag:yaml.org,2002:timestamp"),
-  });
-  const toProblem = (e: { message: string; linePos?: [{ line: number; col: number }, ...unknown[]] }) => ({
-    line: e.linePos?.[0].line ?? 1,
-    column: e.linePos?.[0].col ?? 1,
-    message: e.message.split("\n")[0].replace(/ at line \d+, column \d+:$/, ""),
-  });
+  // `parseDocument` in its two steps, so the tokens are checked for depth before they are composed.
+  const tokens = [...new Parser(lineCounter.addNewLine).parse(text)];
+  const tooDeep = tooDeepAt(tokens);
+  const at = (offset: number) => {
+    const { line, col } = offset < 0 ? { line: 1, col: 1 } : lineCounter.linePos(offset);
+    return { line, column: col };
+  };
+  if (tooDeep !== undefined) return { ok: false, errors: [{ ...at(tooDeep), message: TOO_DEEP }] };
+  const doc = composeOne(tokens, text.length);
+  const toProblem = (e: YAMLError) => ({ ...at(e.pos[0]), message: e.message.split("\n")[0] });
   if (doc.errors.length > 0) return { ok: false, errors: doc.errors.map(toProblem) };
   const converter = new Converter(doc, lineCounter);
   // An empty document has no node; its problems are reported on line 1.
   const root = { line: 1, column: 1, ...converter.node(doc.contents as Node | null, 0) };
   if (converter.problems.length > 0) return { ok: false, errors: converter.problems };
   return { ok: true, root, warnings: doc.warnings.map(toProblem) };
+}
+
+/** The first document of the tokens, with an error if there is another, as `parseDocument` makes it. */
+function composeOne(tokens: CST.Token[], length: number): Document.Parsed {
+  const composer = new Composer({
+    uniqueKeys: false,
+    version: "1.1",
+    // YAML 1.1 would turn timestamps into Date objects; configs only hold them as text.
+    customTags: (tags) =>
+      tags.filter((t) => typeof t === "string" || t.tag !== "tag:yaml.org,2002:timestamp"),
+  });
+  const [doc, second] = composer.compose(tokens, true, length);
+  if (second) {
+    const [start, end] = second.range;
+    const message = "Source contains multiple documents; please use YAML.parseAllDocuments()";
+    doc.errors.push(new YAMLParseError([start, end], "MULTIPLE_DOCS", message));
+  }
+  return doc;
+}
+
+/** The message for lists and mappings nested past MAX_DEPTH, from a file or through aliases. */
+const TOO_DEEP = `lists and mappings nested more than ${MAX_DEPTH} levels deep`;
+
+/**
+ * Where the first collection nested past MAX_DEPTH starts, found on the parser's tokens (the parser keeps
+ * its own stack, so any depth is safe there) and walked without recursion; undefined when none is.
+ */
+function tooDeepAt(tokens: readonly CST.Token[]): number | undefined {
+  // Depth-first in file order, so the first found is the first in the file.
+  const stack: [CST.Token, number][] = [];
+  for (const doc of [...tokens].reverse()) {
+    if (doc.type === "document" && doc.value) stack.push([doc.value, 1]);
+  }
+  for (let next = stack.pop(); next; next = stack.pop()) {
+    const [token, depth] = next;
+    if (!CST.isCollection(token)) continue;
+    if (depth > MAX_DEPTH) return token.offset;
+    for (const item of [...token.items].reverse()) {
+      if (item.value) stack.push([item.value, depth + 1]);
+      if (item.key) stack.push([item.key, depth + 1]);
+    }
+  }
+  return undefined;
 }
 
 /** Wraps a plain JSON-like value (an API body) as a source tree without positions. */
@@ -129,7 +176,7 @@ class Converter {
   node(node: Node | null, depth: number, aliased = false): SourceNode {
     const pos = this.pos(node);
     if (depth > MAX_DEPTH) {
-      this.problems.push({ line: pos.line ?? 1, column: pos.column ?? 1, message: "nesting too deep" });
+      this.problems.push({ line: pos.line ?? 1, column: pos.column ?? 1, message: TOO_DEEP });
       return { kind: "scalar", value: null, ...pos };
     }
     if (aliased && ++this.aliasedValues > MAX_ALIASED_VALUES) {

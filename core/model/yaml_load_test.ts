@@ -2,12 +2,13 @@
 import assert from "node:assert/strict";
 import {
   MAX_ALIASED_VALUES,
+  MAX_DEPTH,
   parseYamlSource,
   plainToSource,
   type SourceNode,
   sourceToPlain,
 } from "./yaml_load.ts";
-import { loadJobConfig, loadRespoolConfig } from "./load.ts";
+import { loadJobConfig, loadRespoolConfig, loadStatelessSpec, loadUpdateConfig } from "./load.ts";
 
 function root(text: string): SourceNode {
   const r = parseYamlSource(text);
@@ -108,4 +109,51 @@ Deno.test("an alias with no anchor before it is an error, not a null", () => {
   const r = parseYamlSource("a: &early [*late]\nb: *early\nc: &late 1\n");
   assert.ok(!r.ok);
   assert.deepEqual(r.errors, [{ line: 1, column: 12, message: "alias *late has no anchor &late before it" }]);
+});
+
+/**
+ * `levels` lists or mappings one inside another: in flow style (`[[...]]`, `{a: {a: ...}}`), or block lists
+ * in compact style (`- - - x`, each `- ` a list in a list), on a line of their own.
+ */
+function nested(levels: number, style: "lists" | "maps" | "block"): string {
+  if (style === "lists") return "[".repeat(levels) + "]".repeat(levels);
+  if (style === "maps") return "{a: ".repeat(levels) + "1" + "}".repeat(levels);
+  return "\n" + "- ".repeat(levels) + "x";
+}
+
+Deno.test("YAML nested past the depth limit is refused in one line, before the schema, however deep", () => {
+  const tooDeep = `lists and mappings nested more than ${MAX_DEPTH} levels deep`;
+  const loads = [
+    [loadJobConfig, "labels"],
+    [loadRespoolConfig, "parent"],
+    [loadUpdateConfig, "batchSize"],
+    [loadStatelessSpec, "labels"],
+  ] as const;
+  for (const levels of [MAX_DEPTH + 1, 1_000, 10_000]) {
+    for (const style of ["lists", "maps", "block"] as const) {
+      for (const [load, key] of loads) {
+        const text = `name: x\n${key}: ${nested(levels, style)}\n`;
+        const r = load(text, "deep.yaml");
+        assert.ok(!r.ok);
+        // The collection past the limit: the top mapping is level 1, the value's first collection level 2.
+        const line = style === "block" ? 3 : 2;
+        assert.deepEqual(
+          r.errors.map((e) => e.message),
+          [`deep.yaml:${line}: invalid YAML: ${tooDeep}`],
+          `${levels} ${style}`,
+        );
+      }
+    }
+  }
+  // At the limit the text is read; the schema has its say.
+  for (const style of ["lists", "maps", "block"] as const) {
+    const r = parseYamlSource(`a: ${nested(MAX_DEPTH - 1, style)}\n`);
+    assert.ok(r.ok, `${style}: ${JSON.stringify(!r.ok && r.errors)}`);
+  }
+  const fine = loadRespoolConfig(`name: x\nparent: ${nested(MAX_DEPTH - 1, "maps")}\n`, "p.yaml");
+  assert.ok(!fine.ok);
+  assert.deepEqual(fine.errors.map((e) => e.message), [
+    "p.yaml:1: resources: missing, expected a list of cpu, memory, disk and gpu entries",
+    "p.yaml:2: parent: got a mapping, expected an id, as text or as {value: <id>}",
+  ]);
 });
