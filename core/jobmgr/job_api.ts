@@ -53,7 +53,7 @@ import { JOBMGR_SERVICE, JobmgrServiceApi } from "./jobmgr_service_api.ts";
 import { POD_SERVICE, PodApi } from "./pod_api.ts";
 import { jobIdExpected, STATELESS_SERVICE, StatelessApi } from "./stateless_api.ts";
 import { gangSize, isPreemptible, isRevocable, TaskConfigs, taskResources } from "./task_build.ts";
-import { wholeNumber } from "./query_spec.ts";
+import { flagOf, wholeNumber } from "./query_spec.ts";
 import { parseTaskQuerySpec, runTaskQuery, type TaskQuerySpec } from "./task_query.ts";
 import { UPDATE_SERVICE, UpdateApi } from "./update_api.ts";
 import { VOLUME_SERVICE, VolumeApi } from "./volume_api.ts";
@@ -408,12 +408,14 @@ export class JobApi {
   #query(r: Reply, body: Body): void {
     const parsed = parseQuerySpec(body.spec);
     if (!parsed.ok) return r.error("invalid-argument", parsed.message);
+    const summaryOnly = flagOf(body.summaryOnly, "summaryOnly");
+    if (!summaryOnly.ok) return r.error("invalid-argument", summaryOnly.message);
     const spec = (body.spec ?? {}) as Body;
     const respoolId = idValue(spec.respool) ?? idValue(spec.respoolID) ?? idValue(body.respoolID);
     runJobQuery(this.jm.deps.store, parsed.value, respoolId, (id) => this.jm.jobs.get(id)).then(
       ({ jobs, pagination }) =>
         r.ok({
-          records: body.summaryOnly === true ? undefined : jobs.map(jobInfoJson),
+          records: summaryOnly.value ? undefined : jobs.map(jobInfoJson),
           results: jobs.map(jobSummaryJson),
           pagination,
           spec,

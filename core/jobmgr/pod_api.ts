@@ -17,7 +17,7 @@ import { type Body, idValue, type JobView, type Reply, time } from "./api_json.t
 import type { JobApi } from "./job_api.ts";
 import type { JobEntry } from "./job_entry.ts";
 import { availability, maintenanceLimit, unavailableCount } from "./sla_drain.ts";
-import { wholeNumber } from "./query_spec.ts";
+import { flagOf, wholeNumber } from "./query_spec.ts";
 import { POD_NAME, podSpecJson, podStateName } from "./v1alpha_json.ts";
 
 export const POD_SERVICE = "peloton.api.v1alpha.pod.svc.PodService";
@@ -75,7 +75,9 @@ export class PodApi {
             `limit: got ${JSON.stringify(body.limit)}, expected ${expected}`,
           );
         }
-        return read((job) => this.#get(r, job, instanceId, body.statusOnly === true, limit));
+        const statusOnly = flagOf(body.statusOnly, "statusOnly");
+        if (!statusOnly.ok) return r.error("invalid-argument", statusOnly.message);
+        return read((job) => this.#get(r, job, instanceId, statusOnly.value, limit));
       }
       case "GetPodCache": {
         // The job manager's memory, as Peloton's cache: a job it does not drive is not loaded for this.
@@ -90,7 +92,10 @@ export class PodApi {
         return read((job) => this.#sandbox(r, job, instanceId, podIdOf(body)));
       case "StartPod":
       case "StopPod":
-      case "RestartPod":
+      case "RestartPod": {
+        // RestartPod's alone: the other two have no such field.
+        const checkSla = flagOf(method === "RestartPod" ? body.checkSla : undefined, "checkSla");
+        if (!checkSla.ok) return r.error("invalid-argument", checkSla.message);
         return this.#live(r, jobId, instanceId, notFound, (job, task) => {
           const jm = this.api.jm;
           if (method === "StartPod") {
@@ -113,7 +118,7 @@ export class PodApi {
             // its SLA allows (Peloton's filterRuntimeDiffsBySLA); one that is down already may restart.
             const limit = maintenanceLimit(job);
             if (
-              body.checkSla === true && limit > 0 && availability(task) === "AVAILABLE" &&
+              checkSla.value && limit > 0 && availability(task) === "AVAILABLE" &&
               unavailableCount(job) >= limit
             ) {
               return r.error(
@@ -129,6 +134,7 @@ export class PodApi {
           // Asynchronous, as Peloton's: answered once the change is stored, not once the pod got there.
           this.api.whenDurable(r, `${method} of pod ${name}`, {});
         });
+      }
       case "RefreshPod":
         // Peloton reloads the pod from its store and runs its goal-state action again: the store and the job
         // manager's memory agree here, so the action is run again.

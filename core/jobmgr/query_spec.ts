@@ -79,3 +79,15 @@ export function listOf(raw: unknown, where: string): Parsed<unknown[]> {
   }
   return { ok: true, value: raw };
 }
+
+/**
+ * A request's bool field at `where` (`summaryOnly`, `statusOnly`): absent is false; anything but true or false is refused,
+ * naming it, rather than read as false (`"true"` would get whole jobs where a summary was asked for).
+ */
+export function flagOf(raw: unknown, where: string): Parsed<boolean> {
+  if (raw === undefined || raw === null) return { ok: true, value: false };
+  if (typeof raw !== "boolean") {
+    return { ok: false, message: `${where}: got ${JSON.stringify(raw)}, expected true or false` };
+  }
+  return { ok: true, value: raw };
+}

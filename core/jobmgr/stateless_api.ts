@@ -31,7 +31,7 @@ import { createdSecrets, secretsJson, updatedSecrets } from "./secrets.ts";
 import { PRE_LAUNCH_RANK } from "./jobmgr.ts";
 import { TaskConfigs } from "./task_build.ts";
 import { compareTasks, parseTaskOrder, type TaskOrder } from "./task_query.ts";
-import { listOf, messageOf } from "./query_spec.ts";
+import { flagOf, listOf, messageOf } from "./query_spec.ts";
 import { parseQuerySpec, runJobQuery } from "./job_query.ts";
 import { podSpecOf, podStatusJson } from "./pod_api.ts";
 import {
@@ -252,7 +252,9 @@ export class StatelessApi {
    */
   #getJob(body: Body, r: Reply): void {
     const jobId = idValue(body.jobId);
-    if (body.summaryOnly === true) {
+    const summaryOnly = flagOf(body.summaryOnly, "summaryOnly");
+    if (!summaryOnly.ok) return r.error("invalid-argument", summaryOnly.message);
+    if (summaryOnly.value) {
       return this.api.withJob(r, jobId, (j) => r.ok({ summary: this.summary(j) }));
     }
     if (body.version === undefined || body.version === null) {
@@ -570,13 +572,15 @@ export class StatelessApi {
     if (typeof eventsLimit === "string") return r.error("invalid-argument", eventsLimit);
     const limit = uint32Field(body, "updatesLimit", "how many of the newest workflows to return");
     if (typeof limit === "string") return r.error("invalid-argument", limit);
+    const withEvents = flagOf(body.instanceEvents, "instanceEvents");
+    if (!withEvents.ok) return r.error("invalid-argument", withEvents.message);
     this.api.withJob(r, jobId, (j) => {
       this.api.jm.deps.store.listUpdates(jobId).then(async (stored) => {
         const byId = new Map(stored.map((u) => [u.updateId, u]));
         for (const u of this.api.jm.updates.values()) if (u.jobId === jobId) byId.set(u.updateId, u);
         const newest = [...byId.values()].sort((a, b) => b.creationTimeMs - a.creationTimeMs);
         const listed = limit > 0 ? newest.slice(0, limit) : newest;
-        const instanceEvents = body.instanceEvents === true
+        const instanceEvents = withEvents.value
           ? await Promise.all(listed.map((u) => instanceEventsOf(this.api, u, eventsLimit)))
           : undefined;
         r.ok({
@@ -683,6 +687,8 @@ function parsePodQuery(body: Body): PodQuery | string {
   if (typeof limit === "string") return limit;
   const order = parseTaskOrder(page.value.orderBy, `${where}.orderBy`);
   if (!order.ok) return order.message;
+  const summaryOnly = flagOf(body.summaryOnly, "summaryOnly");
+  if (!summaryOnly.ok) return summaryOnly.message;
   return {
     states: new Set(stateNames.map(podStateName)),
     names: new Set(names as string[]),
@@ -690,6 +696,6 @@ function parsePodQuery(body: Body): PodQuery | string {
     offset,
     limit: limit || 100,
     order: order.value,
-    summaryOnly: body.summaryOnly === true,
+    summaryOnly: summaryOnly.value,
   };
 }
