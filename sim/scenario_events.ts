@@ -1,5 +1,6 @@
 /** Timed events of the scenario format: host failures, rack loss, maintenance, capacity changes, pool changes. */
 import { z } from "zod";
+import { type Found, type HostAction, HostStates, type Selection, whyNot } from "./scenario_host_states.ts";
 import { criteria, HostCatalog, type HostClass, hostClass } from "./scenario_hosts.ts";
 
 /** Which hosts an event acts on: a class, a rack, named hosts, and how many of them. */
@@ -112,28 +113,32 @@ type Report = (path: (string | number)[], message: string) => void;
 
 /**
  * Checks that every event names classes, hosts, racks, zones, pools and workloads that exist when it runs,
- * comes before the run's end, and has a host selector that picks hosts.
+ * comes before the run's end, and has a host selector that picks hosts it can act on then: hosts earlier
+ * events removed, took down (and did not bring back yet) or put into maintenance (for a drain) do not count.
  * Events run by (time in whole ms, list order), as the simulator's event queue orders them, so an
  * event may use a class an earlier-listed but later-timed event adds only if it runs after it.
  */
 export function checkEvents(events: ScenarioEvent[], scope: EventScope, report: Report): void {
   const hosts = scope.hostClasses && new HostCatalog(scope.hostClasses);
+  const states = scope.hostClasses && new HostStates(scope.hostClasses);
   const classAddedAt = new Map<string, number>();
   for (const e of events) if (e.addHostClass) classAddedAt.set(e.addHostClass.name, e.atSec);
   const grows = classAddedAt.size > 0 || events.some((e) => e.addHosts);
   const order = events.map((e, i) => ({ e, i, ms: Math.ceil(e.atSec * 1000) }))
     .sort((a, b) => a.ms - b.ms || a.i - b.i);
-  for (const { e, i } of order) {
+  for (const { e, i, ms } of order) {
     const path = (...rest: (string | number)[]) => ["events", i, ...rest];
     // At the end itself, an event would start what the run never shows (a drain of no length).
-    if (scope.durationSec !== undefined && e.atSec >= scope.durationSec) {
+    const late = scope.durationSec !== undefined && e.atSec >= scope.durationSec;
+    if (late) {
       report(path("atSec"), `expected a time before durationSec (${scope.durationSec}), when the run ends`);
     }
     if (e.updatePool) checkPoolUpdate(e.updatePool, scope, path("updatePool"), report);
     if (e.usage && scope.workloads && !scope.workloads.includes(e.usage.workload)) {
       report(path("usage", "workload"), `expected one of the workloads (${scope.workloads.join(", ")})`);
     }
-    if (!hosts) continue;
+    if (!hosts || !states) continue;
+    states.advance(ms);
     const when = grows ? ` at ${e.atSec} s` : "";
     const oneOf = (what: string, list: string[]) =>
       list.length
@@ -155,12 +160,32 @@ export function checkEvents(events: ScenarioEvent[], scope: EventScope, report: 
           path("addHostClass", "name"),
           `expected a class name not in use yet (${hosts.classNames().join(", ")})`,
         );
-      } else hosts.addClass(e.addHostClass);
+      } else {
+        hosts.addClass(e.addHostClass);
+        states.addClass(e.addHostClass);
+      }
     }
     if (e.addHosts) {
       checkClass(e.addHosts.class, path("addHosts", "class"));
       hosts.addHosts(e.addHosts.class, e.addHosts.count);
+      states.addHosts(e.addHosts.class, e.addHosts.count);
     }
+    // An event the run never reaches takes no host away, and is refused for its time alone.
+    const act = (action: HostAction, s: Selection): Found | undefined => {
+      if (late) return undefined;
+      const untilSec = action === "removeHosts"
+        ? undefined
+        : action === "drain"
+        ? e.durationSec
+        : e.recoverAfterSec;
+      return states.act(action, s, {
+        event: i,
+        atSec: e.atSec,
+        action,
+        untilSec: untilSec === undefined ? undefined : e.atSec + untilSec,
+        rack: e.loseRack,
+      });
+    };
     for (const key of ["failHosts", "drain", "removeHosts"] as const) {
       const s = e[key];
       if (!s) continue;
@@ -179,18 +204,30 @@ export function checkEvents(events: ScenarioEvent[], scope: EventScope, report: 
         report(path(key, "hosts", j), oneOf("hosts", hosts.describe("host")));
         exists = false;
       });
-      if (exists) checkPicks(s, hosts, path(key), when, report);
+      const picks = exists && checkPicks(s, hosts, path(key), when, report);
+      // The hosts are taken down even when the event is refused: what follows is judged as the run goes.
+      const found = act(key, s);
+      if (picks && found) checkFound(found, s, key, e.atSec, path(key), report);
     }
-    if (e.loseRack !== undefined && !hosts.hasRack(e.loseRack)) {
-      report(path("loseRack"), oneOf("racks", hosts.describe("rack")));
+    if (e.loseRack !== undefined) {
+      const known = hosts.hasRack(e.loseRack);
+      if (!known) report(path("loseRack"), oneOf("racks", hosts.describe("rack")));
+      const rack = { rack: e.loseRack };
+      const found = act("loseRack", rack);
+      if (known && found && found.atMost === 0) {
+        report(
+          path("loseRack"),
+          `expected a rack with a host that is up at ${e.atSec} s: ${whyNot(found, rack)}`,
+        );
+      }
     }
   }
 }
 
 /**
  * A selector picks at least one host of those there are when its event runs: one that picks none would run
- * as an event on no host (a drain of 0 s reads as an instant one). Hosts a failure or removal took down
- * before are counted: which ones a fraction took is the seed's to say.
+ * as an event on no host (a drain of 0 s reads as an instant one). Hosts earlier events took away are
+ * counted here; `checkFound` judges what is left of them. Returns whether the selector passed.
  */
 function checkPicks(
   s: HostSelector,
@@ -198,21 +235,60 @@ function checkPicks(
   at: (string | number)[],
   when: string,
   report: Report,
-): void {
+): boolean {
   const { count, excluded } = hosts.pick(s);
   const wanted = criteria(s).join(" and ");
   for (const x of excluded) {
     report([...at, "hosts", x.index], `expected a host ${wanted}: ${x.host} is ${x.is.join(" and ")}`);
   }
-  if (excluded.length) return;
+  if (excluded.length) return false;
   if (count === 0) {
     report(at, `expected a selector that picks a host: no host is ${wanted || "there"}${when}`);
   } else if (s.fraction !== undefined && Math.round(count * s.fraction) === 0) {
-    const hostsThere = count === 1 ? "the one host" : `at least one of the ${count} hosts`;
     report(
       [...at, "fraction"],
-      `expected a fraction that picks ${hostsThere}${when} (${count} × ${s.fraction} rounds to 0)`,
+      `expected a fraction that picks ${someOf(count)}${when} (${count} × ${s.fraction} rounds to 0)`,
     );
+  } else return true;
+  return false;
+}
+
+const someOf = (count: number) => count === 1 ? "the one host" : `at least one of the ${count} hosts`;
+
+/**
+ * A selector whose hosts are there picks one the event can act on when it runs: one whose agent is up
+ * (the simulator skips the others), and for a drain one not in maintenance already. A host it names must
+ * be such a host. Only what is sure is refused: a host a seeded fraction may have left counts.
+ */
+function checkFound(
+  found: Found,
+  s: HostSelector,
+  action: HostAction,
+  atSec: number,
+  at: (string | number)[],
+  report: Report,
+): void {
+  const state = `${action === "drain" ? "up and not in maintenance" : "up"} at ${atSec} s`;
+  let named = false;
+  s.hosts?.forEach((host, j) => {
+    const reason = found.unavailable.get(host);
+    if (reason === undefined) return;
+    report([...at, "hosts", j], `expected a host that is ${state}: ${host} is ${reason}`);
+    named = true;
+  });
+  if (named) return;
+  if (s.fraction !== undefined && found.up > 0 && Math.round(found.up * s.fraction) === 0) {
+    report(
+      [...at, "fraction"],
+      `expected a fraction that picks ${someOf(found.up)} up at ${atSec} s (${found.up} × ${s.fraction} ` +
+        `rounds to 0): ${whyNot(found, s)}`,
+    );
+  } else if (found.atMost === 0) {
+    // A drain's count takes the first hosts up, in maintenance or not, as the simulator picks them.
+    const first = action === "drain" && s.count !== undefined && found.unavailable.size < found.matched
+      ? `; count takes the first ${s.count} hosts up, in maintenance or not`
+      : "";
+    report(at, `expected a selector that picks a host that is ${state}: ${whyNot(found, s)}${first}`);
   }
 }
 

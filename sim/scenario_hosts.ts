@@ -78,7 +78,7 @@ export function criteria(s: HostCriteria): string[] {
 }
 
 /** What host `i` of class `c` is instead, for each of the criteria it does not meet. */
-function unlike(s: HostCriteria, c: HostClass, i: number): string[] {
+export function unlike(s: HostCriteria, c: HostClass, i: number): string[] {
   const { rack, zone } = placeOf(c, i);
   const is: string[] = [];
   if (s.class !== undefined && c.name !== s.class) is.push(`of class ${c.name}`);
