@@ -17,13 +17,7 @@ export interface PoolIssue {
 /** The pool's config as the respool API takes it (Peloton's shape; `children` and `file` removed). */
 export function poolConfig(pool: Record<string, unknown>): Record<string, unknown> {
   const { children: _c, file: _f, ...config } = pool;
-  const resources = Array.isArray(config.resources) ? config.resources : [];
-  return {
-    ...config,
-    resources: resources.map((r) =>
-      r && typeof r === "object" && !("share" in r) ? { ...(r as object), share: 1 } : r
-    ),
-  };
+  return { ...config, resources: Array.isArray(config.resources) ? config.resources : [] };
 }
 
 /** A pool config's errors and warnings by the resource manager's rules, and the config when it has no errors. */

@@ -199,7 +199,7 @@ Deno.test("default_respool.yaml and the CLI's respool fixture", () => {
   assert.equal(child.parent, "root");
   assert.equal(child.resources.find((r) => r.kind === "memory")?.share, 2);
   const { value: hello } = ok(loadRespoolConfig(fixture("example/helloworld_pool.yaml"), "h"));
-  assert.equal(hello.resources[0].share, 0, "a missing share reads as proto's 0");
+  assert.equal(hello.resources[0].share, 1, "a missing share reads as 1, as a kind the pool leaves out gets");
 });
 
 Deno.test("numbered enums with comments, wrapped ids and Mesos containers from the Go CLI examples", () => {

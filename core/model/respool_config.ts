@@ -10,7 +10,10 @@ export const RespoolResourceConfigSchema: z.ZodType<RespoolResourceConfig> = z.o
   kind: protoEnum<RespoolResourceKind>({ cpu: null, memory: null, disk: null, gpu: null }),
   reservation: num().default(0),
   limit: num().default(0),
-  share: num().default(0),
+  // Ours: a kind listed without a share gets 1, as Peloton gives the kinds a pool leaves out. Its proto
+  // default of 0 gives the pool none of the capacity others leave free (or all of it, as the only pool
+  // wanting more: 0/0 in the share loop), which no one writing a file without `share` means.
+  share: num().default(1),
   type: protoEnum({ ELASTIC: 1, STATIC: 2 }, { prefixes: ["RESERVATION_TYPE_"] }).default("ELASTIC"),
 });
 

@@ -274,6 +274,9 @@ function distributeByShare(
   anomalies: EntitlementAnomaly[],
 ): number {
   const first = t.firstChild[p], end = first + t.childCount[p];
+  // Ours: only pools of share 0 want more. Peloton's loop divides by a total share of 0 here, and NaN hands
+  // one of them everything free; a share of 0 is a claim on none of it.
+  if (totalShare <= 0) return free;
   let remaining = free;
   while (remaining > EPSILON && unmetExists(t, first, end, k)) {
     const atPassStart = free;

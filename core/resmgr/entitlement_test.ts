@@ -270,6 +270,23 @@ Deno.test("user guide: demands 50/80/80 give 33.33 each, the last pass capped by
   assert.equal(root.children[0].entitlement!.memory, 0);
 });
 
+Deno.test("ours: pools of share 0 that want more get none of the free capacity (Peloton's 0/0 gave one all)", () => {
+  // The only pool wanting more than its reservation has share 0: Peloton's share loop divides by a total
+  // share of 0, and NaN hands it all 70 free cpus. A share of 0 claims none of them.
+  const zero = makePool("/zero", { resources: { cpu: cfg(10, 100, 0) }, demand: { cpu: 60 } });
+  const idle = makePool("/idle", { resources: { cpu: cfg(20, 100) } });
+  const root = makePool("/", { children: [zero, idle] });
+  calculateEntitlement(root, scalar({ cpu: 100 }), scalar());
+  assert.equal(zero.entitlement!.cpu, 10, "its reservation only");
+  assert.equal(idle.entitlement!.cpu, 90, "what no demand claims, by share");
+  // Beside a pool of share 1 that wants more, the free cpus go to that one: its demand, then what no demand
+  // claims (phase 3, by share, up to its limit).
+  const one = makePool("/one", { resources: { cpu: cfg(10, 100) }, demand: { cpu: 60 } });
+  const zero2 = makePool("/zero", { resources: { cpu: cfg(10, 100, 0) }, demand: { cpu: 60 } });
+  calculateEntitlement(makePool("/", { children: [zero2, one] }), scalar({ cpu: 100 }), scalar());
+  assert.deepEqual([zero2.entitlement!.cpu, one.entitlement!.cpu], [10, 90]);
+});
+
 Deno.test("STATIC pool without demand keeps its reservation; ELASTIC lends it out", () => {
   const staticPool = makePool("/s", { resources: { cpu: cfg(30, 100, 1, "STATIC") } });
   const elastic = makePool("/e", { resources: { cpu: cfg(30, 100) } });
