@@ -159,9 +159,13 @@ export class RespoolApi {
     if (!path) return this.#reply(req, { error: { notFound: { message: "path is required" } } });
     const res = this.rm.tree.delete(path);
     if (!res.ok) {
+      // Peloton's answers: the root is not a leaf while it has pools, and cannot be deleted (NotDeleted) when
+      // it has none.
       const key = res.code === "not-found"
         ? "notFound"
-        : res.message.includes("leaf")
+        : res.code === "invalid-argument"
+        ? "notDeleted"
+        : res.message.endsWith("is not a leaf")
         ? "isNotLeaf"
         : "isBusy";
       return this.#reply(req, { error: { [key]: { message: res.message } } });

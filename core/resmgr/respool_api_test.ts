@@ -181,6 +181,21 @@ Deno.test("DeleteResourcePool removes an idle leaf after the write is durable; a
   assert.ok(((replies()[0].body as Body).error as Body).notFound);
 });
 
+Deno.test("DeleteResourcePool of the root answers as Peloton's: not a leaf while it has pools, else not deleted", () => {
+  const { rm, store, call, replies, create } = setup();
+  const a = create("a");
+  const error = () => (replies()[0].body as Body).error as Body;
+  call("DeleteResourcePool", { path: { value: "/" } });
+  assert.deepEqual(error(), { isNotLeaf: { message: "resource pool / is not a leaf" } });
+  call("DeleteResourcePool", { path: { value: "/a" } });
+  store.settle();
+  replies();
+  assert.equal(rm.tree.get(a), undefined);
+  call("DeleteResourcePool", { path: { value: "/" } });
+  assert.deepEqual(error(), { notDeleted: { message: "cannot delete root" } });
+  assert.equal(rm.tree.lookup("/"), rm.tree.root);
+});
+
 Deno.test("UpdateResourcePool changes limits after durability but refuses a rename", () => {
   const { rm, store, call, replies, reply, create } = setup();
   const a = create("a");

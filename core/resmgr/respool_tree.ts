@@ -161,8 +161,8 @@ export class RespoolTree {
   delete(path: string): TreeResult<RespoolNode> {
     const node = this.lookup(path);
     if (!node) return fail("not-found", `resource pool ${path} not found`);
-    if (node.isRoot) return fail("invalid-argument", "cannot delete root");
     if (!node.isLeaf) return fail("failed-precondition", `resource pool ${path} is not a leaf`);
+    if (node.isRoot) return fail("invalid-argument", "cannot delete root");
     if (node.busy()) return fail("failed-precondition", `resource pool ${path} is busy`);
     const siblings = node.parent!.children;
     siblings.splice(siblings.indexOf(node), 1);

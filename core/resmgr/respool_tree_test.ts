@@ -112,13 +112,14 @@ Deno.test("only leaf pools can be deleted", () => {
   const res = tree.delete("/a");
   assert.equal(code(res), "failed-precondition");
   assert.match(!res.ok ? res.message : "", /not a leaf/);
-  assert.equal(code(tree.delete("/")), "invalid-argument");
+  assert.equal(code(tree.delete("/")), "failed-precondition", "the root, while it has pools, is not a leaf");
   assert.equal(code(tree.delete("/nope")), "not-found");
   assert.ok(tree.delete("/a/b").ok);
   assert.equal(tree.lookup("/a/b"), undefined);
   assert.equal(tree.get("b"), undefined);
   assert.ok(tree.delete("/a").ok);
   assert.deepEqual(tree.root.children, []);
+  assert.equal(code(tree.delete("/")), "invalid-argument", "the root alone is never deleted");
 });
 
 Deno.test("a pool with queued or admitted tasks is busy and cannot be deleted", () => {
