@@ -5,7 +5,7 @@ import { parseYamlSource, sourceToPlain } from "../core/model/yaml_load.ts";
 import type { RunInputs } from "./runner.ts";
 import { parseScenario, type Scenario, type ScenarioIssue, type ScenarioPool } from "./scenario.ts";
 import { unplaceableWork } from "./scenario_hosts.ts";
-import { checkNesting, unadmittableWork } from "./scenario_pools.ts";
+import { checkNesting, overReservedCluster, unadmittableWork } from "./scenario_pools.ts";
 import { emptyWindow, parseTaskEvents, type TraceJob } from "./trace.ts";
 
 export interface LoadedScenario extends RunInputs {
@@ -103,7 +103,13 @@ export async function loadScenarioFile(file: string): Promise<LoadedScenario> {
     }
   }
   if (errors.length) throw new ScenarioError(errors, warnings);
-  for (const w of [...unplaceableWork(scenario), ...unadmittableWork(scenario.workloads, respools)]) {
+  for (
+    const w of [
+      ...unplaceableWork(scenario),
+      ...unadmittableWork(scenario.workloads, respools),
+      ...overReservedCluster(scenario, respools),
+    ]
+  ) {
     warnings.push(`${at(w.path)}: ${w.message}`);
   }
   return { scenario: { ...scenario, respools }, file, templates, traces, warnings };

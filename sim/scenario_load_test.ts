@@ -147,10 +147,10 @@ hostClasses:
 respools:
   - name: p
     resources:
-      - {kind: cpu, reservation: 256, limit: 256}
-      - {kind: memory, reservation: 2097152, limit: 2097152}
-      - {kind: disk, reservation: 10000, limit: 10000}
-      - {kind: gpu, reservation: 8, limit: 8}
+      - {kind: cpu, reservation: 0, limit: 256}
+      - {kind: memory, reservation: 0, limit: 2097152}
+      - {kind: disk, reservation: 0, limit: 10000}
+      - {kind: gpu, reservation: 0, limit: 8}
 workloads:
   - {name: reports, respool: /p, durationSec: 10, cpu: 100}
   - {name: drawn, respool: /p, durationSec: 10, cpu: {uniform: [40, 48]}, gpu: {choice: [[2, 1], [3, 1]]}}
@@ -203,6 +203,41 @@ respools:
     const loaded = await loadScenarioFile(`${dir}/s.yaml`);
     assert.equal(loaded.scenario.respools[0].description, "pool b");
     assert.equal((loaded.scenario.respools[0].notes as string[]).length, 150);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("top-level pools reserving more than the cluster ever has are warned of; hosts events add count", async () => {
+  const dir = await Deno.makeTempDir();
+  const scenario = (events: string) =>
+    `name: s
+durationSec: 60
+hostClasses:
+  - {name: std, count: 2, cpu: 8, memoryMb: 16384}
+respools:
+  - name: a
+    resources:
+      - {kind: cpu, reservation: 12, limit: 16}
+  - name: b
+    resources:
+      - {kind: cpu, reservation: 8, limit: 16}
+workloads:
+  - {name: w, respool: /a, durationSec: 10, cpu: 1, memoryMb: 0}
+${events}`;
+  try {
+    await Deno.writeTextFile(`${dir}/s.yaml`, scenario(""));
+    assert.deepEqual((await loadScenarioFile(`${dir}/s.yaml`)).warnings, [
+      `${dir}/s.yaml:6: respools: the top-level pools reserve 20 cores, more than the cluster ever has (16 ` +
+      "cores): entitlements add up to more than the cluster, so admitted tasks may wait for hosts (Peloton " +
+      "refuses such pools: its root pool's reservation is the cluster's capacity)",
+    ]);
+    // Hosts added later make room for the reservation.
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      scenario("events:\n  - {atSec: 30, addHosts: {class: std, count: 1}}"),
+    );
+    assert.deepEqual((await loadScenarioFile(`${dir}/s.yaml`)).warnings, []);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -241,3 +241,56 @@ export function unadmittableWork(
   });
   return issues;
 }
+
+/** A host class as the capacity check reads it. */
+interface ClassCapacity {
+  name: string;
+  count: number;
+  cpu: number;
+  memoryMb: number;
+  diskMb: number;
+  gpu: number;
+}
+
+/**
+ * The top-level pools reserving more of a resource than the cluster ever has (its hosts at the start and those
+ * events add). Peloton refuses such a pool (its root's reservation is the cluster's capacity); this scheduler
+ * takes it, as capacity comes and goes, and so does the simulator, but entitlements then add up to more than
+ * the cluster: tasks are admitted that no host can take, and a pool's entitlement says little of what it
+ * gets. A warning, not an error: the run shows what such a cluster does.
+ */
+export function overReservedCluster(
+  scenario: {
+    hostClasses: readonly ClassCapacity[];
+    events: readonly { addHostClass?: ClassCapacity; addHosts?: { class: string; count: number } }[];
+  },
+  respools: unknown,
+): PoolIssue[] {
+  if (!Array.isArray(respools)) return [];
+  const reserved = new Map<string, number>();
+  for (const pool of respools) {
+    if (!isMapping(pool)) continue;
+    const config = respoolIssues(poolConfig(pool)).config;
+    if (config) addReservations(reserved, config.resources);
+  }
+  const classes = [...scenario.hostClasses, ...scenario.events.flatMap((e) => e.addHostClass ?? [])];
+  const added = (name: string) =>
+    scenario.events.reduce((n, e) => n + (e.addHosts?.class === name ? e.addHosts.count : 0), 0);
+  const amount = (n: number, kind: string, unit: string) =>
+    unit === "MB" ? `${n} MB of ${kind}` : `${n} ${unit}`;
+  const over: string[] = [], has: string[] = [];
+  for (const [field, kind, unit] of RESOURCE_FIELDS) {
+    const most = classes.reduce((n, c) => n + (c.count + added(c.name)) * c[field], 0);
+    const wants = reserved.get(kind) ?? 0;
+    if (wants <= most) continue;
+    over.push(amount(wants, kind, unit));
+    has.push(amount(most, kind, unit));
+  }
+  if (!over.length) return [];
+  return [{
+    path: ["respools"],
+    message: `the top-level pools reserve ${over.join(", ")}, more than the cluster ever has ` +
+      `(${has.join(", ")}): entitlements add up to more than the cluster, so admitted tasks may wait for ` +
+      "hosts (Peloton refuses such pools: its root pool's reservation is the cluster's capacity)",
+  }];
+}
