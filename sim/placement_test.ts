@@ -118,3 +118,32 @@ Deno.test("placement in Deno workers gives the same run as the same partitions i
   assert.equal(await report(true), inProcess);
   assert.equal(await report(true), inProcess, "and again");
 });
+
+/** One batch job of 50 one-core tasks, at most one per host, on 200 idle 32-core hosts. */
+const ONE_PER_HOST = `
+name: one-per-host
+durationSec: 120
+hostClasses:
+  - {name: std, count: 200, cpu: 32, memoryMb: 131072, diskMb: 100000}
+respools:
+  - name: p
+    resources:
+      - {kind: cpu, reservation: 6400, limit: 6400}
+      - {kind: memory, reservation: 26214400, limit: 26214400}
+      - {kind: disk, reservation: 20000000, limit: 20000000}
+workloads:
+  - {name: spread, respool: /p, type: batch, arrival: {at: [1]}, instances: 50, durationSec: 100, cpu: 1, memoryMb: 1024, maxPerHost: 1}
+`;
+
+Deno.test("a batch job limited to one task per host is placed in one round: hosts are leased for the limit", async () => {
+  // The host manager leased hosts by the room their cpu gives (32 tasks each): two hosts for 50 tasks, of
+  // which the limit let two run, and the job took a minute and more to place.
+  const sim = await runScenario(inlineScenario(ONE_PER_HOST), { seed: 1, checkInvariants: true });
+  const r = buildReport(sim.scenario, sim, 1, { wallSeconds: 0, peakRssBytes: 0 });
+  assert.equal(r.tasks.launched, 50);
+  assert.ok(r.queueDelaySeconds.p99 < 3, `p99 queue delay ${r.queueDelaySeconds.p99} s`);
+  const hosts = new Set(
+    [...sim.jobmgr.jobs.values()].flatMap((j) => [...j.tasks.values()].map((t) => t.hostname)),
+  );
+  assert.equal(hosts.size, 50, "one per host");
+});

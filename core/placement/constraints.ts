@@ -115,6 +115,29 @@ export function hostLimitExceeded(
   return false;
 }
 
+/**
+ * The most tasks of a group one host can take under its constraint's host limit: a TASK label LESS_THAN n,
+ * at the top or under an AND, on a label the tasks carry themselves (each one placed counts). Undefined when
+ * the constraint sets none. The host manager leases hosts for the room the group needs: without this, a job
+ * limited to one task per host got hosts for its cpu alone (a 32-core host "room" for 32) and a few tasks a round.
+ */
+export function perHostLimit(c: Constraint | undefined, labels: readonly Label[]): number | undefined {
+  if (!c) return undefined;
+  if (c.type === "AND_CONSTRAINT") {
+    let least: number | undefined;
+    for (const s of c.andConstraint.constraints) {
+      const n = perHostLimit(s, labels);
+      if (n !== undefined && (least === undefined || n < least)) least = n;
+    }
+    return least;
+  }
+  if (c.type !== "LABEL_CONSTRAINT") return undefined;
+  const l = c.labelConstraint;
+  if (l.kind !== "TASK" || l.condition !== "LESS_THAN") return undefined;
+  const own = labels.some((x) => x.key === l.label.key && x.value === l.label.value);
+  return own ? Math.max(1, l.requirement) : undefined;
+}
+
 /** Every label of a kind a constraint mentions, once, as `key=value`, in first-seen order. */
 export function labelsOf(c: Constraint | undefined, kind: LabelKind, out: string[] = []): string[] {
   if (!c) return out;

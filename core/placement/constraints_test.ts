@@ -7,6 +7,7 @@ import {
   hostLimitExceeded,
   isNonExclusive,
   labelsOf,
+  perHostLimit,
   satisfies,
 } from "./constraints.ts";
 import { compile, Dictionary, MATCH, MISMATCH, NOT_APPLICABLE, run } from "./program.ts";
@@ -188,3 +189,31 @@ function emptyHosts(n: number): RoundHosts {
     labels: [],
   };
 }
+
+Deno.test("a host limit on the tasks' own label caps how many of them one host takes", () => {
+  const own = [{ key: "app", value: "web" }];
+  const limit = (n: number): Constraint => ({
+    type: "LABEL_CONSTRAINT",
+    labelConstraint: {
+      kind: "TASK",
+      condition: "LESS_THAN",
+      label: { key: "app", value: "web" },
+      requirement: n,
+    },
+  });
+  assert.equal(perHostLimit(limit(1), own), 1);
+  assert.equal(perHostLimit(limit(3), own), 3);
+  // Under an AND, the least; not for a label the tasks do not carry, nor other conditions or an OR.
+  const and: Constraint = {
+    type: "AND_CONSTRAINT",
+    andConstraint: { constraints: [hostLabel("rack", "a"), limit(2)] },
+  };
+  assert.equal(perHostLimit(and, own), 2);
+  assert.equal(perHostLimit(limit(1), [{ key: "app", value: "db" }]), undefined);
+  assert.equal(perHostLimit(taskLabel("app", "web", 1), own), undefined);
+  assert.equal(
+    perHostLimit({ type: "OR_CONSTRAINT", orConstraint: { constraints: [limit(1)] } }, own),
+    undefined,
+  );
+  assert.equal(perHostLimit(undefined, own), undefined);
+});

@@ -2,7 +2,7 @@
 import type { HostFilter, HostLease, RmTask } from "../messages.ts";
 import type { Label } from "../model/config_types.ts";
 import { compile, Dictionary, growing } from "./program.ts";
-import { constraintKey, EXCLUSIVE_KEY, isNonExclusive, labelsOf } from "./constraints.ts";
+import { constraintKey, EXCLUSIVE_KEY, isNonExclusive, labelsOf, perHostLimit } from "./constraints.ts";
 import type { TaskTypePolicy } from "./policy.ts";
 import {
   F_EXCLUSIVE,
@@ -118,6 +118,7 @@ export class RoundBuilder<U extends UnitOfWork> {
     return this.groups.map((g) => {
       const t = g.task, r = t.resources;
       const onePerHost = g.strategy !== PACK || (g.policy.spreadAttribute !== undefined);
+      const perHost = onePerHost ? 1 : perHostLimit(t.constraint, t.labels);
       return {
         minResources: r,
         numPorts: t.ports.length,
@@ -129,7 +130,7 @@ export class RoundBuilder<U extends UnitOfWork> {
         revocable: t.revocable || undefined,
         // Ask for some room to spare: other groups of the round may take part of it.
         tasks: Math.ceil(g.count * 1.1) + 1,
-        tasksPerHost: onePerHost ? 1 : undefined,
+        tasksPerHost: perHost,
         order: g.strategy === PACK ? "least-free" : "most-free",
         requiredHost: t.requiredHost,
         countLabels: this.taskLabels.length ? this.taskLabels : undefined,
