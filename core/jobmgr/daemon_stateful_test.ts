@@ -96,6 +96,27 @@ Deno.test("a stateful task gets a volume on its first host; later runs must go b
   assert.deepEqual(Object.values(vols).map((v) => [v.hostname, v.sizeMB]), [["h7", 64]]);
 });
 
+Deno.test("a batch job may have a volume, as Peloton's test_stateful_job.yaml: retries go back to its host", () => {
+  const rig = new JobmgrRig({ initialTaskBackoffMs: 1_000 });
+  rig.create({
+    instanceCount: 1,
+    task: { volume: { containerPath: "testvolumepath", sizeMB: 20 }, restartPolicy: { maxFailures: 2 } },
+  });
+  const launch = rig.launch([0], "h3");
+  assert.equal(launch.tasks[0].volume?.volumeId, `${JOB_ID}-0-volume`);
+  assert.equal(rig.task(0).requiredHost, "h3");
+  rig.status(rig.taskId(0), "TASK_RUNNING", { hostname: "h3" });
+  rig.status(rig.taskId(0), "TASK_FAILED", { hostname: "h3" });
+  rig.tick(1_000);
+  const retry = rig.transport.take("enqueue-gangs", "resmgr").at(-1)!.gangs[0].tasks[0];
+  assert.deepEqual([retry.requiredHost, retry.taskType], ["h3", "BATCH"]);
+  rig.launch([0], "h3");
+  rig.status(rig.taskId(0), "TASK_RUNNING", { hostname: "h3" });
+  rig.status(rig.taskId(0), "TASK_FINISHED", { hostname: "h3" });
+  rig.store.settle();
+  assert.equal(rig.job().runtime.state, "SUCCEEDED");
+});
+
 Deno.test("a volume in use cannot be deleted; once its task stopped, deleting it unpins the task", async () => {
   const rig = new JobmgrRig();
   rig.create({ type: "SERVICE", instanceCount: 1, task: { volume: { containerPath: "data", sizeMB: 8 } } });

@@ -242,7 +242,7 @@ Deno.test("a bad instance count is told what the rules accept: at least 1, 0 onl
   assert.ok(spec("2").ok);
 });
 
-Deno.test("task rules: ports, batch-only and service-only restrictions, volume on a batch job", () => {
+Deno.test("task rules: ports, batch-only and service-only restrictions; a batch job may have a volume", () => {
   const ports = [{ name: "http" }, { name: "", value: 80 }];
   assert.deepEqual(problems(makeJob({ defaultConfig: { command: { value: "x" }, ports } })), [
     'error defaultConfig.ports[0].envName: an envName for dynamic port "http" (value 0 is picked at launch)',
@@ -275,7 +275,6 @@ Deno.test("task rules: ports, batch-only and service-only restrictions, volume o
   assert.deepEqual(problems(batch), [
     "error defaultConfig.healthCheck: no healthCheck on a BATCH job",
     "error defaultConfig.executor: no executor on a BATCH job",
-    "error defaultConfig.volume: no volume: a persistent volume on a batch job is not supported",
   ]);
   const stateful = makeJob({
     type: 1,

@@ -262,10 +262,6 @@ function checkInstance(config: JobConfig, i: number, issues: IssueSet): void {
     if (task.executor) {
       add(error(at("executor"), "no executor on a BATCH job", task.executor, byType("executor")));
     }
-    if (task.volume) {
-      const why = "no volume: a persistent volume on a batch job is not supported";
-      add(error(at("volume"), why, task.volume, byType("volume")));
-    }
   } else {
     if (task.preemptionPolicy?.killOnPreempt) {
       const uses = byType("preemptionPolicy", "killOnPreempt");

@@ -51,9 +51,6 @@ const INVALID: Record<string, string> = {
   // Templates without an instance count (generate_instance_config.py / the Python tests add it).
   "example/performance/testjob_base.yaml": "instanceCount: missing, expected at least 1 instance",
   "tests/integration/test_configs/test_task.yaml": "instanceCount: missing, expected at least 1 instance",
-  // A persistent volume on a BATCH job (no `type`): our rule; Peloton accepted it.
-  "tests/integration/test_configs/test_stateful_job.yaml":
-    "a persistent volume on a batch job is not supported",
   // Revocable but not preemptible: errIncorrectRevocableSLA.
   "tests/integration/test_configs/test_stateless_job_spec_invalid.yaml":
     "test_stateless_job_spec_invalid.yaml:18: sla.preemptible: got false, expected true, since sla.revocable",
