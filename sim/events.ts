@@ -26,6 +26,11 @@ export interface EventRecord {
    */
   drainSeconds?: number | null;
   /**
+   * A drain: hosts it picked that an earlier drain still had in maintenance. They stay that drain's: this one
+   * neither starts nor completes their maintenance, and they are not in its `hosts` nor its `drainSeconds`.
+   */
+  alreadyInMaintenance?: number;
+  /**
    * A drain not over by the end of the run: its hosts that still have tasks, and what holds those tasks
    * there, by workload (most tasks first). An SLA that can never be met shows here as tasks held by their
    * job's SLA while its unavailable instances wait, PENDING, for room elsewhere.
@@ -65,7 +70,15 @@ export function scheduleEvents(scenario: Scenario, ctx: EventContext): void {
     }
   };
   walk(scenario.respools, "/");
-  const state: EventState = { classes, nextIndex, pools, poolUpdates: new Serial() };
+  const state: EventState = {
+    classes,
+    nextIndex,
+    pools,
+    poolUpdates: new Serial(),
+    removed: new Set(),
+    inMaintenance: new Set(),
+    drainSteps: new Serial(),
+  };
   for (const e of scenario.events) {
     ctx.queue.schedule(e.atSec * 1000, () => apply(e, ctx, state));
   }
@@ -77,7 +90,13 @@ interface EventState {
   nextIndex: Map<string, number>;
   /** Each pool's config as the resource manager holds it: the scenario's, then every update it accepted. */
   pools: Map<string, ScenarioPool>;
-  poolUpdates: Serial;
+  poolUpdates: Serial<string>;
+  /** Hosts removed: they never come back, whatever was to bring them back. */
+  removed: Set<string>;
+  /** Hosts a drain put into maintenance and has not completed yet: the host manager has them in maintenance. */
+  inMaintenance: Set<string>;
+  /** Each drain's steps, by its record: its end waits for the host manager's answer to its start. */
+  drainSteps: Serial<EventRecord>;
 }
 
 function apply(e: ScenarioEvent, ctx: EventContext, state: EventState): void {
@@ -90,38 +109,57 @@ function apply(e: ScenarioEvent, ctx: EventContext, state: EventState): void {
     return r;
   };
   const later = (sec: number, fn: () => void) => ctx.queue.schedule((at + sec) * 1000, fn);
+  const up = (name: string) => ctx.cluster.host(name)?.up === true;
   if (e.failHosts || e.loseRack) {
-    const names = e.loseRack ? select(ctx, { rack: e.loseRack }, true) : select(ctx, e.failHosts!, true);
+    const names = select(ctx, e.loseRack ? { rack: e.loseRack } : e.failHosts!, up);
     const what = e.loseRack ? `rack ${e.loseRack} lost` : `hosts failed (${describe(e.failHosts!)})`;
     record(e.loseRack ? "loseRack" : "failHosts", what, names.length);
     ctx.cluster.hostsDown(names, e.loseRack ? `rack ${e.loseRack} lost` : "agent failed");
     if (e.recoverAfterSec) {
       later(e.recoverAfterSec, () => {
-        ctx.cluster.hostsUp(names);
+        // A host removed while it was down stays gone.
+        const back = names.filter((n) => !state.removed.has(n));
+        ctx.cluster.hostsUp(back);
+        const gone = names.length - back.length;
         ctx.log.push({
           atSec: at + e.recoverAfterSec!,
           kind: "recover",
-          detail: `${what}: back`,
-          hosts: names.length,
+          detail: `${what}: back${gone ? ` (${gone} removed meanwhile stay gone)` : ""}`,
+          hosts: back.length,
         });
       });
     }
   } else if (e.drain) {
-    const names = select(ctx, e.drain, true);
+    const picked = select(ctx, e.drain, up);
+    // A host an earlier drain has in maintenance is left to it: the host manager refuses a whole
+    // StartMaintenance naming a DRAINED host, and this drain's end must not end that drain's maintenance.
+    let names = picked.filter((n) => !state.inMaintenance.has(n));
     const r = record("drain", `maintenance (${describe(e.drain)})`, names.length);
+    if (names.length < picked.length) r.alreadyInMaintenance = picked.length - names.length;
     ctx.drains.watch(r, names, ctx.queue.now);
-    maintenance(ctx, "StartMaintenance", names, r);
+    for (const n of names) state.inMaintenance.add(n);
+    state.drainSteps.run(r, (next) =>
+      maintenance(ctx, "StartMaintenance", names, r, (ok) => {
+        if (!ok) {
+          // Refused as a whole: none of its hosts is this drain's to complete.
+          for (const n of names) state.inMaintenance.delete(n);
+          names = [];
+        }
+        next();
+      }));
     if (e.durationSec) {
-      later(e.durationSec, () => {
-        const done: EventRecord = {
-          atSec: at + e.durationSec!,
-          kind: "maintenanceDone",
-          detail: "hosts up again",
-        };
-        done.hosts = names.length;
-        ctx.log.push(done);
-        completeWhenDrained(ctx, names, done);
-      });
+      later(e.durationSec, () =>
+        state.drainSteps.run(r, (next) => {
+          const done: EventRecord = {
+            atSec: at + e.durationSec!,
+            kind: "maintenanceDone",
+            detail: names.length ? "hosts up again" : "none of its own in maintenance to bring back",
+            hosts: names.length,
+          };
+          ctx.log.push(done);
+          completeWhenDrained(ctx, state, names, done);
+          next();
+        }));
     }
   } else if (e.addHosts || e.addHostClass) {
     const c = e.addHostClass ?? classes.get(e.addHosts!.class)!;
@@ -133,8 +171,13 @@ function apply(e: ScenarioEvent, ctx: EventContext, state: EventState): void {
     record(e.addHostClass ? "addHostClass" : "addHosts", `+${count} ${c.name} hosts`, hosts.length);
     ctx.cluster.addHosts(hosts, c.name);
   } else if (e.removeHosts) {
-    const names = select(ctx, e.removeHosts, true);
-    record("removeHosts", `hosts removed (${describe(e.removeHosts)})`, names.length);
+    // Machines leave the cluster whatever their state: one down now (a failure to recover from, a lost
+    // rack) is taken too, in host order, and stays gone. Only hosts removed already are not there to take.
+    const names = select(ctx, e.removeHosts, (n) => !state.removed.has(n));
+    for (const n of names) state.removed.add(n);
+    const down = names.filter((n) => !up(n)).length;
+    const r = record("removeHosts", `hosts removed (${describe(e.removeHosts)})`, names.length);
+    if (down) r.detail += `, ${down} of them down already`;
     ctx.cluster.hostsDown(names, "agent removed");
   } else if (e.updatePool) {
     const { path, force, ...change } = e.updatePool;
@@ -169,10 +212,10 @@ function apply(e: ScenarioEvent, ctx: EventContext, state: EventState): void {
 }
 
 /** Runs the steps given for one key one after another, each once the one before called `done`. */
-class Serial {
-  readonly #waiting = new Map<string, ((done: () => void) => void)[]>();
+class Serial<K> {
+  readonly #waiting = new Map<K, ((done: () => void) => void)[]>();
 
-  run(key: string, step: (done: () => void) => void): void {
+  run(key: K, step: (done: () => void) => void): void {
     const waiting = this.#waiting.get(key);
     if (waiting) {
       waiting.push(step);
@@ -189,10 +232,18 @@ class Serial {
   }
 }
 
-function maintenance(ctx: EventContext, method: string, names: string[], r: EventRecord): void {
-  if (!names.length) return;
+/** Starts or completes the maintenance of hosts; `onReply` is told whether the host manager did (no hosts: did). */
+function maintenance(
+  ctx: EventContext,
+  method: "StartMaintenance" | "CompleteMaintenance",
+  names: string[],
+  r: EventRecord,
+  onReply: (ok: boolean) => void = () => {},
+): void {
+  if (!names.length) return onReply(true);
   ctx.api(`${HOST_SERVICE}::${method}`, { hostnames: names }, (reply) => {
     if (reply.error) r.error = reply.error.message;
+    onReply(!reply.error);
   });
 }
 
@@ -203,7 +254,13 @@ const DRAIN_RECHECK_MS = 1000;
  * Ends a drain's maintenance as an operator does under Peloton's rule that only drained hosts complete:
  * the hosts no longer DRAINING now, the others once their tasks have moved off.
  */
-function completeWhenDrained(ctx: EventContext, names: string[], r: EventRecord, again = false): void {
+function completeWhenDrained(
+  ctx: EventContext,
+  state: EventState,
+  names: string[],
+  r: EventRecord,
+  again = false,
+): void {
   ctx.api(`${HOST_SERVICE}::QueryHosts`, { hostStates: ["HOST_STATE_DRAINING"] }, (reply) => {
     if (reply.error) {
       r.error = reply.error.message;
@@ -211,17 +268,31 @@ function completeWhenDrained(ctx: EventContext, names: string[], r: EventRecord,
     }
     const infos = (reply.body as { hostInfos: { hostname: string }[] }).hostInfos;
     const draining = new Set(infos.map((h) => h.hostname));
-    maintenance(ctx, "CompleteMaintenance", names.filter((n) => !draining.has(n)), r);
+    const drained = names.filter((n) => !draining.has(n));
+    maintenance(ctx, "CompleteMaintenance", drained, r, (ok) => {
+      // Refused, they stay in maintenance as far as a later drain can tell.
+      if (ok) drained.forEach((n) => state.inMaintenance.delete(n));
+    });
     const left = names.filter((n) => draining.has(n));
     if (!left.length) return;
     // Said once, with how many were still draining when the maintenance's time was up.
     if (!again) r.detail += ` (${left.length} still draining, completed once drained)`;
-    ctx.queue.schedule(ctx.queue.now + DRAIN_RECHECK_MS, () => completeWhenDrained(ctx, left, r, true));
+    ctx.queue.schedule(
+      ctx.queue.now + DRAIN_RECHECK_MS,
+      () => completeWhenDrained(ctx, state, left, r, true),
+    );
   });
 }
 
-/** Hosts matching a selector, in host order; `upOnly` skips agents that are down. */
-export function select(ctx: EventContext, s: HostSelector, upOnly: boolean): string[] {
+/**
+ * Hosts matching a selector, in host order, of those `candidate` takes (agents up, hosts not removed); then a
+ * seeded fraction of them, then the first `count`.
+ */
+export function select(
+  ctx: EventContext,
+  s: HostSelector,
+  candidate: (hostname: string) => boolean,
+): string[] {
   const wanted = s.hosts ? new Set(s.hosts) : undefined;
   const seen = new Set<string>();
   let names: string[] = [];
@@ -233,7 +304,7 @@ export function select(ctx: EventContext, s: HostSelector, upOnly: boolean): str
     if (s.rack !== undefined && a.rack !== s.rack) continue;
     if (s.zone !== undefined && a.zone !== s.zone) continue;
     if (wanted && !wanted.has(h.hostname)) continue;
-    if (upOnly && !ctx.cluster.host(h.hostname)?.up) continue;
+    if (!candidate(h.hostname)) continue;
     names.push(h.hostname);
   }
   if (s.fraction !== undefined) {

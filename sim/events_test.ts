@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { renderHtml } from "../reports/html.ts";
 import { buildReport, type Report } from "../reports/report.ts";
-import { runScenario, type Simulation } from "./runner.ts";
+import { createSimulation, runScenario, type Simulation } from "./runner.ts";
 import { inlineScenario, rackScenario } from "./testing.ts";
 
 /** `rackScenario`: 48 one-core services that never end, and `extra` workloads. */
@@ -85,7 +85,6 @@ Deno.test("a drain shorter than its tasks take to move completes each host once 
 });
 
 async function runUntil(yaml: string, ms: number): Promise<Simulation> {
-  const { createSimulation } = await import("./runner.ts");
   const sim = createSimulation(inlineScenario(yaml), { seed: 1, checkInvariants: true });
   await sim.advanceTo(ms);
   return sim;
@@ -95,7 +94,7 @@ Deno.test("failed hosts lose their tasks, which run again elsewhere; removed hos
   const { sim, report } = await run(scenario(`  - {atSec: 60, failHosts: {class: std, count: 2}}
   - {atSec: 90, removeHosts: {class: std, fraction: 0.25}}
   - {atSec: 120, addHosts: {class: std, count: 6}}`));
-  // A quarter of the 10 hosts still up, rounded: 3.
+  // A quarter of the 12 hosts, the 2 down ones among them, rounded: 3 (with seed 1 all 3 up).
   assert.deepEqual(report.events.map((e) => [e.kind, e.hosts]), [["failHosts", 2], ["removeHosts", 3], [
     "addHosts",
     6,
@@ -104,6 +103,116 @@ Deno.test("failed hosts lose their tasks, which run again elsewhere; removed hos
   assert.equal(report.series.hostsUp.at(-1), 13);
   assert.ok(sim.hostmgr.host("std-17"), "new hosts continue the class's numbering");
   assert.equal(running(sim).length, 48);
+});
+
+Deno.test("a removal takes hosts that are down too: removed before their recovery, they never come back", async () => {
+  // std-0 fails, rack std-rack-1 (std-1, std-4, std-7, std-10) is lost; both are removed while down.
+  const { sim, report } = await run(
+    scenario(`  - {atSec: 60, failHosts: {hosts: [std-0]}, recoverAfterSec: 60}
+  - {atSec: 60, loseRack: std-rack-1, recoverAfterSec: 60}
+  - {atSec: 90, removeHosts: {hosts: [std-0]}}
+  - {atSec: 90, removeHosts: {rack: std-rack-1}}`),
+  );
+  assert.deepEqual(report.events.map((e) => [e.atSec, e.kind, e.hosts]), [
+    [60, "failHosts", 1],
+    [60, "loseRack", 4],
+    [90, "removeHosts", 1],
+    [90, "removeHosts", 4],
+    [120, "recover", 0],
+    [120, "recover", 0],
+  ]);
+  assert.match(report.events[4].detail, /1 removed meanwhile stay gone/);
+  for (const name of ["std-0", "std-1", "std-4", "std-7", "std-10"]) {
+    assert.equal(sim.cluster.host(name)!.up, false, `${name} stays gone`);
+  }
+  assert.equal(report.series.hostsUp.at(-1), 7);
+
+  // count goes by host order over the hosts not removed, down or up: std-0 (down) and std-1.
+  const counted = await run(scenario(`  - {atSec: 60, failHosts: {hosts: [std-0]}, recoverAfterSec: 60}
+  - {atSec: 90, removeHosts: {class: std, count: 2}}`));
+  assert.deepEqual(counted.report.events.map((e) => [e.kind, e.hosts, e.detail]), [
+    ["failHosts", 1, "hosts failed (1 named)"],
+    ["removeHosts", 2, "hosts removed (class std, at most 2), 1 of them down already"],
+    ["recover", 0, "hosts failed (1 named): back (1 removed meanwhile stay gone)"],
+  ]);
+  assert.deepEqual(
+    ["std-0", "std-1", "std-2"].map((n) => counted.sim.cluster.host(n)!.up),
+    [false, false, true],
+  );
+  assert.equal(counted.report.series.hostsUp.at(-1), 10);
+});
+
+/** A host's maintenance state in the host manager. */
+const stateOf = (sim: Simulation, name: string) => sim.hostmgr.host(name)!.state;
+
+Deno.test("a drain overlapping an earlier one's hosts puts the others into maintenance and leaves those to it", async () => {
+  // std-rack-0 is std-0, std-3, std-6, std-9: DRAINED when the second drain, of std-0 … std-5, starts.
+  const yaml = scenario(`  - {atSec: 60, drain: {rack: std-rack-0}, durationSec: 200}
+  - {atSec: 100, drain: {class: std, count: 6}, durationSec: 100}`);
+  const { sim, report } = await run(yaml);
+  assert.deepEqual(
+    report.events.map((e) => [e.atSec, e.kind, e.hosts, e.alreadyInMaintenance, e.error]),
+    [
+      [60, "drain", 4, undefined, undefined],
+      [100, "drain", 4, 2, undefined],
+      [200, "maintenanceDone", 4, undefined, undefined],
+      [260, "maintenanceDone", 4, undefined, undefined],
+    ],
+  );
+  // Its own four hosts drained: timed on them alone.
+  const [, second] = drainSeconds(report);
+  assert.ok(typeof second === "number" && second > 0 && second < 1, `drained in ${second} s`);
+  for (const h of sim.hostmgr.hosts) assert.equal(h.state, "HOST_STATE_UP", h.info.hostname);
+  const mid = await runUntil(yaml, 150_000);
+  assert.deepEqual(
+    ["std-0", "std-1", "std-2", "std-3", "std-4", "std-5", "std-7"].map((n) => stateOf(mid, n)),
+    [...Array(6).fill("HOST_STATE_DRAINED"), "HOST_STATE_UP"],
+  );
+  await mid.close();
+});
+
+Deno.test("a drain's end completes only the hosts it put into maintenance, not another drain's", async () => {
+  // std-0 is the rack drain's (until 1,060 s); the second drain picks std-0 and std-1, and puts only std-1
+  // into maintenance.
+  const yaml = slaScenario(
+    `  - {atSec: 60, drain: {rack: std-rack-0}, durationSec: 1000}
+  - {atSec: 100, drain: {class: std, count: 2}, durationSec: 30}`,
+    24,
+    undefined,
+    1200,
+  );
+  const at = await runUntil(yaml, 200_000);
+  assert.equal(stateOf(at, "std-1"), "HOST_STATE_UP", "its own host is back");
+  assert.equal(stateOf(at, "std-0"), "HOST_STATE_DRAINED", "the rack drain's host stays in maintenance");
+  assert.deepEqual(at.events.map((e) => [e.atSec, e.kind, e.hosts, e.alreadyInMaintenance]), [
+    [60, "drain", 4, undefined],
+    [100, "drain", 1, 1],
+    [130, "maintenanceDone", 1, undefined],
+  ]);
+  await at.close();
+  const { report } = await run(yaml);
+  assert.equal(report.events.at(-1)!.atSec, 1060);
+  assert.equal(report.events.at(-1)!.hosts, 4);
+
+  // A drain the host manager refuses puts no host into maintenance: its end completes none, here not the
+  // host an operator put into maintenance before it.
+  const refusedYaml = scenario("  - {atSec: 60, drain: {hosts: [std-1]}, durationSec: 30}");
+  const refused = createSimulation(inlineScenario(refusedYaml), { seed: 1, checkInvariants: true });
+  await refused.advanceTo(30_000);
+  const started = refused.api("peloton.api.v0.host.svc.HostService::StartMaintenance", {
+    hostnames: ["std-1"],
+  });
+  await refused.advanceTo(59_000);
+  assert.equal((await started).error, undefined);
+  assert.equal(stateOf(refused, "std-1"), "HOST_STATE_DRAINED");
+  await refused.advanceTo(120_000);
+  assert.match(refused.events[0].error ?? "", /already in maintenance/);
+  assert.deepEqual(refused.events.map((e) => [e.kind, e.hosts, e.detail]), [
+    ["drain", 1, "maintenance (1 named)"],
+    ["maintenanceDone", 0, "none of its own in maintenance to bring back"],
+  ]);
+  assert.equal(stateOf(refused, "std-1"), "HOST_STATE_DRAINED", "still the operator's maintenance");
+  await refused.close();
 });
 
 Deno.test("a pool update changes the pool's entitlement at its time", async () => {

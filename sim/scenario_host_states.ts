@@ -1,8 +1,10 @@
 /**
- * Which of a scenario's hosts are up, down or in maintenance as its events run: what a later event can still
- * act on. It follows the simulator (`sim/events.ts`): failHosts, loseRack, removeHosts and drain act only on
- * hosts whose agent is up, in host order; a failure's hosts come back `recoverAfterSec` later, after the
- * events of that same millisecond; a drain's stay in maintenance at least `durationSec`.
+ * Which of a scenario's hosts are up, down, removed or in maintenance as its events run: what a later event
+ * can still act on. It follows the simulator (`sim/events.ts`): failHosts, loseRack and drain pick among the
+ * hosts whose agent is up, removeHosts among all hosts not removed yet (down ones too, which then never come
+ * back), each in host order; a failure's hosts come back `recoverAfterSec` later, after the events of that
+ * same millisecond; a drain leaves the hosts it picks that are in maintenance already to the drain that put
+ * them there, and its own stay in maintenance at least `durationSec`, then until drained.
  */
 import { criteria, type HostClass, type HostCriteria, unlike } from "./scenario_hosts.ts";
 
@@ -34,7 +36,10 @@ export interface Cause {
 interface Situation {
   /** Down since `cause` (a failure, a lost rack or a removal) until `backMs` (Infinity: for good). */
   down?: { cause: Cause; backMs: number };
-  /** In maintenance since `cause`, at least until `untilMs` (Infinity: for good). */
+  /**
+   * In maintenance since `cause`, at least until `untilMs` (Infinity: for good); after that, until drained,
+   * which may be at any time: the host is then kept both in maintenance and out of it.
+   */
   maintenance?: { cause: Cause; untilMs: number };
 }
 
@@ -47,7 +52,10 @@ interface State {
 export interface Found {
   /** Hosts there are that meet the criteria, whether the event can act on them or not. */
   matched: number;
-  /** How many of those may have their agent up: what the simulator picks from. */
+  /**
+   * How many of those the simulator may pick from: hosts whose agent may be up, or for removeHosts hosts that
+   * may not be removed yet.
+   */
   up: number;
   /** How many of those the event may pick and act on, at most. */
   atMost: number;
@@ -96,18 +104,20 @@ export class HostStates {
   }
 
   /**
-   * Moves to an event at `ms`: hosts due back before it are up, maintenances due to end before it are over.
-   * Those due at `ms` itself are not: the simulator schedules them after the scenario's events of that time.
-   * A drain's hosts may stay in maintenance after its end (until drained); they count as out of it.
+   * Moves to an event at `ms`: hosts due back before it are up, maintenances due to end before it may be
+   * over. Those due at `ms` itself are not: the simulator schedules them after the scenario's events of that
+   * time. A drain's hosts stay in maintenance after its end until drained and completed, a time no event
+   * knows: from then on each is both in maintenance and out of it.
    */
   advance(ms: number): void {
     const moved = new Map<State, State>();
     for (const st of this.#interned.values()) {
-      const next = this.#intern(st.situations.map((x) => {
+      const next = this.#intern(st.situations.flatMap((x) => {
         const y: Situation = {};
         if (x.down && x.down.backMs >= ms) y.down = x.down;
-        if (x.maintenance && x.maintenance.untilMs >= ms) y.maintenance = x.maintenance;
-        return y;
+        if (!x.maintenance) return [y];
+        if (x.maintenance.untilMs >= ms) return [{ ...y, maintenance: x.maintenance }];
+        return [{ ...y, maintenance: x.maintenance }, y];
       }));
       if (next !== st) moved.set(st, next);
     }
@@ -122,21 +132,19 @@ export class HostStates {
   act(action: HostAction, s: Selection, cause: Cause): Found {
     const positions = this.#matching(s);
     const states = positions.map((pos) => this.#stateOf[pos] ?? this.#up);
-    // The simulator's `select` looks only at whether a host's agent is up: a drain picks hosts in maintenance.
-    const upOf = new Map<State, Can>();
-    const up = states.map((st) => {
-      let c = upOf.get(st);
+    // The simulator's `select` looks only at whether a host's agent is up (a drain picks hosts in
+    // maintenance, and leaves them be), or for a removal whether it is removed already.
+    const pickable = (x: Situation) => action === "removeHosts" ? !removed(x) : !x.down;
+    const canOf = new Map<State, Can>();
+    const can = states.map((st) => {
+      let c = canOf.get(st);
       if (c === undefined) {
-        const n = st.situations.filter((x) => !x.down).length;
-        upOf.set(st, c = n === 0 ? "never" : n === st.situations.length ? "sure" : "maybe");
+        const n = st.situations.filter(pickable).length;
+        canOf.set(st, c = n === 0 ? "never" : n === st.situations.length ? "sure" : "maybe");
       }
       return c;
     });
-    const picks = picked(s, up);
-    // The host manager refuses a whole StartMaintenance when one of its hosts is drained already: a drain
-    // that may pick a host in maintenance may put none of its hosts into maintenance.
-    const mayFail = action === "drain" &&
-      states.some((st, k) => picks[k] !== "no" && st.situations.some((x) => !x.down && x.maintenance));
+    const picks = picked(s, can);
     const end = cause.untilSec === undefined ? Infinity : Math.ceil(cause.untilSec * 1000);
     // One new state per state and pick: the states are few, the hosts many.
     const after = { yes: new Map<State, State>(), maybe: new Map<State, State>() };
@@ -152,15 +160,16 @@ export class HostStates {
         }
         unavailable.set(this.#nameAt(positions[k]), reason);
       } else if (picks[k] !== "no") atMost++;
-      const pick = mayFail && picks[k] === "yes" ? "maybe" : picks[k];
+      const pick = picks[k];
       if (pick === "no") continue;
       let next = after[pick].get(st);
       if (!next) {
         next = this.#intern(st.situations.flatMap((x) => {
-          if (x.down) return [x];
+          if (!pickable(x)) return [x];
+          // A removal ends a failure's way back; a drain leaves a host in maintenance to its own drain.
           const taken = action !== "drain"
             ? { ...x, down: { cause, backMs: end } }
-            : x.maintenance && x.maintenance.untilMs <= end
+            : x.maintenance
             ? x
             : { ...x, maintenance: { cause, untilMs: end } };
           return pick === "yes" ? [taken] : [taken, x];
@@ -169,7 +178,7 @@ export class HostStates {
       }
       this.#stateOf[positions[k]] = next === this.#up ? undefined : next;
     }
-    return { matched: positions.length, up: up.filter((c) => c !== "never").length, atMost, unavailable };
+    return { matched: positions.length, up: can.filter((c) => c !== "never").length, atMost, unavailable };
   }
 
   /**
@@ -222,16 +231,24 @@ export class HostStates {
 }
 
 /**
- * Whether the event does something to a host it picks: one whose agent is down is never picked; one in
- * maintenance already is not drained again (a second drain's end completes it, if earlier).
+ * Whether the event does something to a host it picks: a removal to any host not removed yet; the others
+ * never pick one whose agent is down, and a drain leaves one in maintenance already to the drain that put it
+ * there.
  */
 function useful(action: HostAction, x: Situation): boolean {
+  if (action === "removeHosts") return !removed(x);
   return !x.down && (action !== "drain" || !x.maintenance);
 }
 
+/** Whether a removal took the host: it never comes back. */
+function removed(x: Situation): boolean {
+  return x.down?.cause.action === "removeHosts";
+}
+
 /**
- * Whether the simulator's `select` takes each host, given whether its agent is up: "yes" in every way it may
- * be up, "maybe" when that is the seed's to say (a fraction below all) or rests on the hosts before it, "no".
+ * Whether the simulator's `select` takes each host, given whether it is one it picks from (agent up; for a
+ * removal, not removed): "yes" in every way it may be one, "maybe" when that is the seed's to say (a fraction
+ * below all) or rests on the hosts before it, "no".
  */
 function picked(s: Selection, can: Can[]): Pick[] {
   let least = 0;

@@ -91,7 +91,7 @@ Deno.test("hosts events add after a removal are there for the events after them"
 Deno.test("a failed host is down until its recoverAfterSec is over, or for good; a lost rack's hosts likewise", () => {
   const e = errors(`  - {atSec: 50, failHosts: {hosts: [std-0]}, recoverAfterSec: 100}
   - {atSec: 120, drain: {hosts: [std-0]}, durationSec: 60}
-  - {atSec: 150, removeHosts: {hosts: [std-0]}}
+  - {atSec: 150, failHosts: {hosts: [std-0]}}
   - {atSec: 200, failHosts: {class: a}}
   - {atSec: 300, failHosts: {class: a, count: 1}}
   - {atSec: 400, loseRack: std-rack-1, recoverAfterSec: 600}
@@ -106,7 +106,7 @@ Deno.test("a failed host is down until its recoverAfterSec is over, or for good;
     // The simulator brings hosts back after the scenario's events of that time.
     `${
       at(2)
-    }.removeHosts.hosts[0]: got "std-0", expected a host that is up at 150 s: std-0 is down, failed by ` +
+    }.failHosts.hosts[0]: got "std-0", expected a host that is up at 150 s: std-0 is down, failed by ` +
     "event 0 at 50 s until 150 s (after this event)",
     `${
       at(4)
@@ -123,10 +123,44 @@ Deno.test("a failed host is down until its recoverAfterSec is over, or for good;
   ]);
   // Once back, they are there again.
   accepted(`  - {atSec: 50, failHosts: {hosts: [std-0]}, recoverAfterSec: 100}
-  - {atSec: 150.001, removeHosts: {hosts: [std-0]}}
+  - {atSec: 150.001, failHosts: {hosts: [std-0]}}
   - {atSec: 400, loseRack: std-rack-1, recoverAfterSec: 600}
   - {atSec: 1001, loseRack: std-rack-1}
 `);
+});
+
+Deno.test("a removal takes hosts that are down too, which then never come back; count goes by host order", () => {
+  const e = errors(`  - {atSec: 50, failHosts: {hosts: [std-0]}, recoverAfterSec: 100}
+  - {atSec: 100, removeHosts: {hosts: [std-0]}}
+  - {atSec: 400, loseRack: std-rack-1, recoverAfterSec: 600}
+  - {atSec: 500, removeHosts: {rack: std-rack-1}}
+  - {atSec: 2000, failHosts: {hosts: [std-0]}}
+  - {atSec: 2000, drain: {rack: std-rack-1}}
+`);
+  assert.deepEqual(e, [
+    `${
+      at(4)
+    }.failHosts.hosts[0]: got "std-0", expected a host that is up at 2000 s: std-0 is gone, removed ` +
+    "by event 1 at 100 s",
+    `${
+      at(5)
+    }.drain: expected a selector that picks a host that is up and not in maintenance at 2000 s: the 4 hosts ` +
+    "in rack std-rack-1 are gone, removed by event 3 at 500 s",
+  ]);
+  // count takes the first hosts not removed yet, down or up: a-0, down, and a-1 is still there.
+  assert.deepEqual(
+    errors(`  - {atSec: 10, failHosts: {hosts: [a-0]}, recoverAfterSec: 1000}
+  - {atSec: 20, removeHosts: {class: a, count: 1}}
+  - {atSec: 30, failHosts: {hosts: [a-1]}}
+  - {atSec: 2000, failHosts: {hosts: [a-0]}}
+`),
+    [
+      `${
+        at(3)
+      }.failHosts.hosts[0]: got "a-0", expected a host that is up at 2000 s: a-0 is gone, removed by ` +
+      "event 1 at 20 s",
+    ],
+  );
 });
 
 Deno.test("a drain of hosts in maintenance is refused; hosts in maintenance can still fail or be removed", () => {
@@ -162,7 +196,7 @@ Deno.test("a drain of hosts in maintenance is refused; hosts in maintenance can 
 `);
 });
 
-Deno.test("a drain's count takes the first hosts up, in maintenance or not; such a drain may put none in", () => {
+Deno.test("a drain's count takes the first hosts up, in maintenance or not: it leaves those to their drain", () => {
   // The simulator picks hosts in maintenance too: the same two again, and nothing to drain.
   assert.deepEqual(
     errors(`  - {atSec: 10, drain: {class: a, count: 2}}\n  - {atSec: 20, drain: {class: a, count: 2}}\n`),
@@ -174,12 +208,34 @@ Deno.test("a drain's count takes the first hosts up, in maintenance or not; such
       "hosts up, in maintenance or not",
     ],
   );
-  // The host manager refuses a StartMaintenance of a drained host as a whole, so a-2 may not be in
-  // maintenance; and the second drain's end completes the maintenance of all it picked.
-  accepted(`  - {atSec: 10, drain: {class: a, count: 2}, durationSec: 1000}
+  // The second drain puts only a-2 into maintenance, and its end completes a-2 alone: a-0 and a-1 stay in
+  // maintenance until the first one's end.
+  assert.deepEqual(
+    errors(`  - {atSec: 10, drain: {class: a, count: 2}, durationSec: 1000}
   - {atSec: 20, drain: {class: a, count: 3}, durationSec: 10}
   - {atSec: 25, drain: {hosts: [a-2]}}
   - {atSec: 31, drain: {hosts: [a-0]}}
+  - {atSec: 31, drain: {hosts: [a-2]}}
+`),
+    [
+      `${
+        at(2)
+      }.drain.hosts[0]: got "a-2", expected a host that is up and not in maintenance at 25 s: a-2 is ` +
+      "in maintenance, drained by event 1 at 20 s until at least 30 s",
+      `${
+        at(3)
+      }.drain.hosts[0]: got "a-0", expected a host that is up and not in maintenance at 31 s: a-0 is ` +
+      "in maintenance, drained by event 0 at 10 s until at least 1010 s",
+    ],
+  );
+});
+
+Deno.test("a host whose drain is over may still be draining: a drain then leaves it, and a later one may take it", () => {
+  // At 20.001 s a-0 may still be in the first drain's maintenance (the second leaves it) or out of it (the
+  // second takes it until 1020.001 s); at 500 s the first may have completed it in the meantime.
+  accepted(`  - {atSec: 10, drain: {hosts: [a-0]}, durationSec: 10}
+  - {atSec: 20.001, drain: {hosts: [a-0]}, durationSec: 1000}
+  - {atSec: 500, drain: {hosts: [a-0]}}
 `);
 });
 
@@ -210,8 +266,8 @@ Deno.test("count takes the first hosts up; a fraction's hosts are the seed's, so
     [
       `${
         at(2)
-      }.failHosts.hosts[0]: got "a-0", expected a host that is up at 30 s: a-0 is down for good, failed ` +
-      "by event 0 at 10 s with no recoverAfterSec or gone, removed by event 1 at 20 s",
+      }.failHosts.hosts[0]: got "a-0", expected a host that is up at 30 s: a-0 is gone, removed by event 1 ` +
+      "at 20 s",
     ],
   );
   // A fraction of the hosts left rounds to none; of all of them it would not.
