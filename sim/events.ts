@@ -79,8 +79,11 @@ export function scheduleEvents(scenario: Scenario, ctx: EventContext): void {
     inMaintenance: new Set(),
     drainSteps: new Serial(),
   };
-  for (const e of scenario.events) {
-    ctx.queue.schedule(e.atSec * 1000, () => apply(e, ctx, state));
+  // An event due before the run got there (pools are created first, over the modelled RPC latency) runs at
+  // once, as a workload's early arrival does; those run in their own time order.
+  const byTime = scenario.events.map((e, i) => ({ e, i })).sort((a, b) => a.e.atSec - b.e.atSec || a.i - b.i);
+  for (const { e } of byTime) {
+    ctx.queue.schedule(Math.max(e.atSec * 1000, ctx.queue.now), () => apply(e, ctx, state));
   }
 }
 

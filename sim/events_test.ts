@@ -438,3 +438,17 @@ function jobInstance(key: string): [string, number] {
   const at = key.lastIndexOf("-");
   return [key.slice(0, at), Number(key.slice(at + 1))];
 }
+
+Deno.test("events due before the pools are made (over the modelled RPC latency) run at once, in time order", async () => {
+  // Pools take two round trips each to create: at 300 ms a round trip, the run is past 1 s before the first
+  // event could run. It stopped with "event scheduled in the past".
+  const yaml = scenario(
+    "  - {atSec: 1, addHosts: {class: std, count: 2}}\n  - {atSec: 0, failHosts: {class: std, count: 1}}",
+  ).replace("settings: {sampleIntervalSec: 10}", "settings: {sampleIntervalSec: 10, rpcLatencyMs: 300}");
+  const { sim, report } = await run(yaml);
+  assert.deepEqual(report.events.map((e) => [e.kind, e.hosts, e.error]), [
+    ["failHosts", 1, undefined],
+    ["addHosts", 2, undefined],
+  ]);
+  assert.equal(sim.hostmgr.hosts.length, 14);
+});
