@@ -257,7 +257,8 @@ const someOf = (count: number) => count === 1 ? "the one host" : `at least one o
 
 /**
  * A selector whose hosts are there picks one the event can act on when it runs: one whose agent is up
- * (the simulator skips the others), and for a drain one not in maintenance already. A host it names must
+ * (the simulator skips the others), for a drain one not in maintenance already, for a removal one not
+ * removed already (down or not). A host it names must
  * be such a host. Only what is sure is refused: a host a seeded fraction may have left counts.
  */
 function checkFound(
@@ -268,7 +269,10 @@ function checkFound(
   at: (string | number)[],
   report: Report,
 ): void {
-  const state = `${action === "drain" ? "up and not in maintenance" : "up"} at ${atSec} s`;
+  // A removal takes hosts that are down too: only those removed already are gone for it.
+  const state = `${
+    action === "drain" ? "up and not in maintenance" : action === "removeHosts" ? "not removed yet" : "up"
+  } at ${atSec} s`;
   let named = false;
   s.hosts?.forEach((host, j) => {
     const reason = found.unavailable.get(host);

@@ -45,7 +45,7 @@ Deno.test("an event on hosts an earlier event removed is refused, naming the eve
     "gone, removed by event 0 at 100 s",
     `${
       at(3)
-    }.removeHosts: expected a selector that picks a host that is up at 400 s: the 4 hosts of class a ` +
+    }.removeHosts: expected a selector that picks a host that is not removed yet at 400 s: the 4 hosts of class a ` +
     "are gone, removed by event 0 at 100 s",
   ]);
   // Events run in time order, whatever their list order: before the removal, the hosts are there.
