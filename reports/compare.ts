@@ -47,6 +47,7 @@ export const COMPARED: [string, string][] = [
   ["utilization memory", "utilization.memory"],
   ["utilization gpu", "utilization.gpu"],
   ["fairness (Jain)", "fairness"],
+  ["fairness held on hosts (Jain)", "fairnessHeld"],
   // Reports from before hand-backs were counted apart counted only them, as the total.
   ["failed placement attempts", "placementFailures.total"],
   ["tasks handed back unplaced", "placementFailures.handedBack.total"],
@@ -66,6 +67,7 @@ const OVERLAID: [keyof Report["series"], string, string][] = [
   ["launchesPerSec", "launches per second", "tasks/s"],
   ["preemptedTasks", "tasks preempted (cumulative)", "tasks"],
   ["fairness", "fairness (Jain)", "index"],
+  ["fairnessHeld", "fairness (Jain) of cpu held on hosts", "index"],
 ];
 
 function valueAt(report: unknown, path: string): number | undefined {
@@ -121,7 +123,7 @@ export function compareReports(list: Named[]): Comparison {
   });
   const poolNames = [...new Set(list.flatMap(({ report }) => Object.keys(report.pools)))].sort();
   const pools = poolNames.flatMap((pool) =>
-    (["avgAllocationCpu", "avgEntitlementCpu", "preempted"] as const).map((metric) => ({
+    (["avgAllocationCpu", "avgHeldCpu", "avgEntitlementCpu", "preempted"] as const).map((metric) => ({
       pool,
       metric,
       values: list.map(({ report }) => report.pools[pool]?.[metric] ?? null),

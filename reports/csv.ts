@@ -1,5 +1,6 @@
 /** The report's time series as CSV files: one row per sample, one column per series. */
 import type { Report } from "./report.ts";
+import { POOL_SERIES_KEYS } from "../sim/stats.ts";
 
 /** `series.csv`: time, every cluster series, then failed placements per reason. */
 export function seriesCsv(report: Report): string {
@@ -19,21 +20,18 @@ export function seriesCsv(report: Report): string {
   return rows.join("\n") + "\n";
 }
 
-/** `pools.csv`: one row per sample and pool (long format, so any number of pools fits one file). */
+/**
+ * `pools.csv`: one row per sample and pool (long format, so any number of pools fits one file), a column
+ * per pool series (`POOL_SERIES_KEYS`: regular, held on hosts, then slack); a series a report from before
+ * it lacks is left empty.
+ */
 export function poolsCsv(report: Report): string {
-  const keys = [
-    "entitlementCpu",
-    "allocationCpu",
-    "demandCpu",
-    "entitlementMemMb",
-    "allocationMemMb",
-    "demandMemMb",
-  ] as const;
+  const keys = POOL_SERIES_KEYS;
   const rows = [["t", "pool", ...keys].join(",")];
   for (const [path, p] of Object.entries(report.poolSeries)) {
     for (let i = 0; i < report.series.t.length; i++) {
       rows.push(
-        [String(report.series.t[i]), field(path), ...keys.map((k) => String(p[k][i] ?? ""))].join(","),
+        [String(report.series.t[i]), field(path), ...keys.map((k) => String(p[k]?.[i] ?? ""))].join(","),
       );
     }
   }

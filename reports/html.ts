@@ -11,9 +11,16 @@ export const MAX_POOL_CHARTS = 12;
 /** The queue chart's line of admitted tasks waiting for a host. */
 export const PLACING = "admitted, waiting for placement";
 
-/** What a pool's allocation and demand hold, as Peloton counts them. */
-const POOL_TERMS =
-  " (allocation: admitted tasks, placed or still waiting for placement; demand: the pending queue)";
+/** A pool chart's line of what hosts hold of its allocation (tasks launched or running). */
+export const HELD = "held on hosts";
+
+/** What a pool's entitlement, allocation, held and demand are, as Peloton counts them. */
+const POOL_TERMS = " (regular tasks; entitlement: the non-slack one; allocation: admitted tasks, on hosts " +
+  `or still waiting for placement; ${HELD}: launched or running; demand: the pending queue)`;
+
+/** The same for a pool's revocable tasks, weighed against its slack entitlement. */
+const SLACK_TERMS = " (revocable tasks, against the slack entitlement; allocation: admitted; " +
+  `${HELD}: launched or running; demand: the pending queue)`;
 
 /** The charts of one report, in page order. */
 export function reportCharts(report: Report): Chart[] {
@@ -66,10 +73,13 @@ export function reportCharts(report: Report): Chart[] {
     failureChart(report),
     {
       id: "fairness",
-      title: "Fairness: Jain's index of each pool's cpu allocation over min(what it wants, its fair share)",
+      title:
+        "Fairness: Jain's index of each pool's cpu allocation over min(what it wants, its fair share), " +
+        "and of the cpu its tasks hold on hosts",
       y: "index",
       x,
-      lines: [line("Jain", s.fairness)],
+      // Reports from before the held series have only the allocation's.
+      lines: [line("Jain", s.fairness), ...(s.fairnessHeld ? [line(`Jain, ${HELD}`, s.fairnessHeld)] : [])],
     },
   ];
   if (s.slackCpu.some((v) => v > 0) || s.revocableCpu.some((v) => v > 0)) {
@@ -92,6 +102,8 @@ export function reportCharts(report: Report): Chart[] {
   }
   Object.keys(report.poolSeries).slice(0, MAX_POOL_CHARTS).forEach((path, i) => {
     const p = report.poolSeries[path];
+    // Reports from before the held and slack series have none of them.
+    const held = (values: number[] | undefined) => (values ? [line(HELD, values)] : []);
     charts.push({
       id: `pool-${i}-cpu`,
       title: `Pool ${path}: cpu entitlement, allocation and demand${POOL_TERMS}`,
@@ -100,6 +112,7 @@ export function reportCharts(report: Report): Chart[] {
       lines: [
         line("entitlement", p.entitlementCpu),
         line("allocation", p.allocationCpu),
+        ...held(p.heldCpu),
         line("demand", p.demandCpu),
       ],
     });
@@ -111,11 +124,34 @@ export function reportCharts(report: Report): Chart[] {
       lines: [
         line("entitlement", p.entitlementMemMb),
         line("allocation", p.allocationMemMb),
+        ...held(p.heldMemMb),
         line("demand", p.demandMemMb),
       ],
     });
+    if (runsRevocable(p)) {
+      charts.push({
+        id: `pool-${i}-slack-cpu`,
+        title: `Pool ${path}: slack cpu entitlement, allocation and demand${SLACK_TERMS}`,
+        y: "cores",
+        x,
+        lines: [
+          line("slack entitlement", p.slackEntitlementCpu),
+          line("slack allocation", p.slackAllocationCpu),
+          line(`slack ${HELD}`, p.slackHeldCpu),
+          line("slack demand", p.slackDemandCpu),
+        ],
+      });
+    }
   });
   return charts;
+}
+
+/**
+ * Whether a pool had revocable tasks admitted or queued at some sample: only then its slack chart is drawn
+ * (a pool may have a slack entitlement with no revocable work to use it).
+ */
+export function runsRevocable(p: Report["poolSeries"][string]): boolean {
+  return [p.slackAllocationCpu, p.slackDemandCpu].some((xs) => xs?.some((v) => v > 0));
 }
 
 /**
@@ -242,7 +278,10 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
       (r.waiting ? "; those still waiting count with their wait so far" : ""),
     ],
     ["Utilization cpu / memory / disk / gpu", `${u.cpu} / ${u.memory} / ${u.disk} / ${u.gpu}`],
-    ["Fairness (Jain)", String(report.fairness)],
+    [
+      "Fairness (Jain) of cpu allocation (admitted) / of cpu held on hosts",
+      `${report.fairness} / ${report.fairnessHeld ?? ""}`,
+    ],
     [
       "Preempted: running / waiting / slack / maintenance",
       `${p.running} / ${p.waiting} / ${p.slack} / ${p.maintenance}`,
@@ -252,28 +291,43 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
       `${report.placementFailures.total} / ${report.placementFailures.handedBack?.total ?? ""}`,
     ],
   ]);
+  // Slack columns only when some pool had revocable work.
+  const slack = Object.values(report.pools).some((s) =>
+    (s.slackAllocationCpu ?? 0) > 0 || (s.slackDemandCpu ?? 0) > 0 || (s.avgSlackAllocationCpu ?? 0) > 0 ||
+    (s.slackPreempted ?? 0) > 0
+  );
   const pools = table(
     [
       "pool",
       "entitlement cpu",
       "allocation cpu",
+      "held cpu",
       "demand cpu",
+      ...(slack
+        ? ["slack entitlement cpu", "slack allocation cpu", "slack held cpu", "slack demand cpu"]
+        : []),
       "avg alloc cpu",
+      "avg held cpu",
       "avg entitlement cpu",
+      ...(slack ? ["avg slack alloc cpu", "avg slack entitlement cpu"] : []),
       "p99 delay s",
       "p99 admission s",
-      "preempted",
+      slack ? "preempted (of them slack)" : "preempted",
     ],
     Object.entries(report.pools).map(([path, s]) => [
       path,
       s.entitlementCpu,
       s.allocationCpu,
+      s.heldCpu ?? "",
       s.demandCpu,
+      ...(slack ? [s.slackEntitlementCpu, s.slackAllocationCpu, s.slackHeldCpu, s.slackDemandCpu] : []),
       s.avgAllocationCpu ?? "",
+      s.avgHeldCpu ?? "",
       s.avgEntitlementCpu ?? "",
+      ...(slack ? [s.avgSlackAllocationCpu ?? "", s.avgSlackEntitlementCpu ?? ""] : []),
       s.queueDelaySeconds?.p99 ?? "",
       s.admissionDelaySeconds?.p99 ?? "",
-      s.preempted,
+      slack ? `${s.preempted} (${s.slackPreempted})` : s.preempted,
     ]),
   );
   const workloads = table(

@@ -10,9 +10,11 @@ import {
   percentile,
   type PoolSeries,
   poolTotals,
+  poolValues,
   round4,
   type Series,
   type TaskCounts,
+  waitingForPlacement,
 } from "../sim/stats.ts";
 
 export { percentile };
@@ -97,9 +99,16 @@ export interface Report {
    * cpu allocation over min(what it wants, its fair share), the fair share being the entitlement Peloton's
    * calculator gives it for the demand of the moment (revocable cpu against its slack entitlement, as
    * Peloton admits it). 1 is perfectly fair; a pool that wants cpu and holds none counts 0 (beside one pool
-   * holding its share, 0.5). Pools whose fair share is 0 are left out.
+   * holding its share, 0.5). Pools whose fair share is 0 are left out. Allocation is what the resource
+   * manager admitted (Peloton's view), so a pool whose admitted tasks still wait for hosts counts them.
    */
   fairness: number;
+  /**
+   * The same index over what each pool's tasks hold on hosts (launched or running; `PoolSummary.heldCpu`)
+   * rather than what was admitted: a pool admitted its share while its tasks wait for others' to be
+   * preempted counts only what runs. Time-average after the warm-up, as `fairness`.
+   */
+  fairnessHeld: number;
   /** Each pool at the end (non-leaf pools sum their leaves), with time-averages after the warm-up. */
   pools: Record<string, PoolSummary>;
   workloads: Record<string, WorkloadSummary>;
@@ -110,7 +119,10 @@ export interface Report {
    * added follow once work ran on them.
    */
   launchesByHostClass: Record<string, Record<string, number>>;
-  /** Running tasks killed for entitlement, waiting ones sent back, revocable ones whose slack went, drained ones. */
+  /**
+   * Running tasks killed for entitlement, waiting ones sent back, revocable ones whose slack went, drained
+   * ones. `tasks.preempted` is the first three; the leaf pools' `preempted` add up to it.
+   */
   preemptions: { total: number; running: number; waiting: number; slack: number; maintenance: number };
   /**
    * Failed placement attempts of tasks (a task may fail many times before it is placed), by reason, as
@@ -136,14 +148,21 @@ export interface Report {
   /** The first stuck jobs (`jobs.stuck` counts them all), each with why no host or pool takes it. */
   stuckJobs: StuckJob[];
   series: Series;
-  /** Entitlement, allocation and demand per pool over time, aligned with `series.t` (see `PoolSummary`). */
+  /**
+   * Entitlement, allocation, held and demand per pool over time, regular and slack, aligned with `series.t`
+   * (see `PoolSummary`).
+   */
   poolSeries: Record<string, PoolSeries>;
 }
 
 /**
- * As Peloton counts them: allocation holds the pool's admitted tasks, placed or still waiting for placement
- * (`series.placingTasks` counts those over the cluster); demand is what waits in its pending queue for
- * admission.
+ * A pool at the end of the run, split as Peloton's `createRespoolUsage` splits its usage. Regular
+ * (non-revocable) tasks: `allocationCpu` against `entitlementCpu`, the non-slack entitlement (what they are
+ * admitted against and preempted above). Revocable tasks: `slackAllocationCpu` against
+ * `slackEntitlementCpu`. As Peloton counts them, allocation holds the pool's admitted tasks, on hosts or
+ * still waiting for placement (`series.placingTasks` counts those over the cluster); `heldCpu` is the part
+ * hosts hold (tasks launched or running), so allocation less held is what waits for a host; demand is what
+ * waits in its pending queue for admission.
  */
 export interface PoolSummary {
   allocationCpu: number;
@@ -152,11 +171,31 @@ export interface PoolSummary {
   allocationMemMb: number;
   demandMemMb: number;
   entitlementMemMb: number;
+  heldCpu: number;
+  heldMemMb: number;
+  slackAllocationCpu: number;
+  slackHeldCpu: number;
+  slackDemandCpu: number;
+  slackEntitlementCpu: number;
+  slackAllocationMemMb: number;
+  slackHeldMemMb: number;
+  slackDemandMemMb: number;
+  slackEntitlementMemMb: number;
+  /**
+   * Tasks preempted from the pool (its leaves): running ones killed and waiting ones sent back for
+   * entitlement, and revocable ones killed as their host's slack shrank (`slackPreempted` of them, by the
+   * workload that submitted them). Drains for host maintenance are not counted here
+   * (`preemptions.maintenance`). The leaf pools add up to `tasks.preempted`.
+   */
   preempted: number;
+  slackPreempted: number;
   /** Time-averages after the warm-up (pools with a series). */
   avgAllocationCpu?: number;
   avgEntitlementCpu?: number;
   avgDemandCpu?: number;
+  avgHeldCpu?: number;
+  avgSlackAllocationCpu?: number;
+  avgSlackEntitlementCpu?: number;
   /** Queue delay of the workloads submitting to this pool (and its children). */
   queueDelaySeconds?: QueueDelays;
   /** Its part spent waiting for admission. */
@@ -260,27 +299,24 @@ export function buildReport(
     };
   }
   const pools: Report["pools"] = {};
+  const placing = waitingForPlacement(sim.resmgr.tasks);
   for (const p of sim.resmgr.tree.all()) {
     if (p.isRoot) continue;
-    const t = poolTotals(p);
-    let preempted = 0;
+    const v = poolValues(p, poolTotals(p, placing));
+    const mine = scenario.workloads.filter((w) => w.respool === p.path || w.respool.startsWith(`${p.path}/`));
+    let preempted = 0, slackPreempted = 0;
     for (const leaf of leavesOf(p)) preempted += leaf.preempted;
-    const summary: PoolSummary = {
-      allocationCpu: t.allocCpuMilli / 1000,
-      demandCpu: t.demandCpuMilli / 1000,
-      entitlementCpu: round4(p.entitlement.cpu),
-      allocationMemMb: t.allocMemMb,
-      demandMemMb: t.demandMemMb,
-      entitlementMemMb: round4(p.entitlement.memory),
-      preempted,
-    };
+    for (const w of mine) slackPreempted += stats.slackPreemptedByWorkload.get(w.name) ?? 0;
+    const summary: PoolSummary = { ...v, preempted: preempted + slackPreempted, slackPreempted };
     const ps = stats.pools[p.path];
     if (ps) {
       summary.avgAllocationCpu = meanFrom(s.t, ps.allocationCpu, warmup);
       summary.avgEntitlementCpu = meanFrom(s.t, ps.entitlementCpu, warmup);
       summary.avgDemandCpu = meanFrom(s.t, ps.demandCpu, warmup);
+      summary.avgHeldCpu = meanFrom(s.t, ps.heldCpu, warmup);
+      summary.avgSlackAllocationCpu = meanFrom(s.t, ps.slackAllocationCpu, warmup);
+      summary.avgSlackEntitlementCpu = meanFrom(s.t, ps.slackEntitlementCpu, warmup);
     }
-    const mine = scenario.workloads.filter((w) => w.respool === p.path || w.respool.startsWith(`${p.path}/`));
     if (mine.length) {
       summary.queueDelaySeconds = delaysOf(mine.map((w) => w.name));
       summary.admissionDelaySeconds = admissionsOf(mine.map((w) => w.name));
@@ -331,6 +367,7 @@ export function buildReport(
       gpu: meanFrom(s.t, s.gpuUtil, warmup),
     },
     fairness: meanFrom(s.t, s.fairness, warmup),
+    fairnessHeld: meanFrom(s.t, s.fairnessHeld, warmup),
     pools,
     workloads,
     launchesByHostClass: launchesByHostClass(scenario, sim),

@@ -9,7 +9,7 @@ import { launchChromium } from "../tools/chromium_testing.ts";
 import { PLAN_SCENARIO, ROOT } from "../sim/testing.ts";
 import type { PlanOutcome } from "../sim/plan.ts";
 import type { Report } from "./report.ts";
-import { HANDED_BACK, PLACING } from "./html.ts";
+import { HANDED_BACK, HELD, PLACING, runsRevocable } from "./html.ts";
 
 /** Series pixels a chart must have to count as drawn: a line across the plot is hundreds. */
 const MIN_LINE_PIXELS = 100;
@@ -153,16 +153,26 @@ function expectedReportCharts(report: Report): Expected[] {
       title: /^Failed placement attempts/,
       labels: [...Object.keys(s.placementFailures), HANDED_BACK],
     },
+    { what: "fairness", title: /^Fairness/, labels: ["Jain", `Jain, ${HELD}`] },
   ];
   for (const pool of Object.keys(report.poolSeries)) {
     for (const resource of ["cpu", "memory"]) {
       expected.push({
         what: `pool ${pool}'s ${resource}`,
         title: new RegExp(`^Pool ${escapeRe(pool)}: ${resource} entitlement, allocation and demand`),
-        labels: ["entitlement", "allocation", "demand"],
+        labels: ["entitlement", "allocation", HELD, "demand"],
+      });
+    }
+    if (runsRevocable(report.poolSeries[pool])) {
+      expected.push({
+        what: `pool ${pool}'s revocable cpu`,
+        title: new RegExp(`^Pool ${escapeRe(pool)}: slack cpu entitlement, allocation and demand`),
+        labels: ["slack entitlement", "slack allocation", `slack ${HELD}`, "slack demand"],
       });
     }
   }
+  const slackCharts = expected.filter((e) => e.what.endsWith("revocable cpu"));
+  assert.ok(slackCharts.length > 0, "the scenario has a pool running revocable work to chart");
   if (s.slackCpu.some((v) => v > 0) || s.revocableCpu.some((v) => v > 0)) {
     expected.push({ what: "slack", title: /^Slack/, labels: ["slack", "revocable"] });
   }
@@ -181,6 +191,7 @@ function expectedComparisonCharts(names: string[], reports: Report[]): Expected[
     ["queue delay p99", /^queue delay p99/],
     ["launches per second", /^launches per second/],
     ["preemptions", /preempted/],
+    ["fairness held on hosts", /^fairness \(Jain\) of cpu held on hosts/],
   ];
   const shared = Object.keys(reports[0].poolSeries).filter((p) => reports.every((r) => p in r.poolSeries));
   for (const pool of shared) {

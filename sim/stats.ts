@@ -7,6 +7,7 @@ import { entitlementNow } from "../core/resmgr/entitlement_cycle.ts";
 import type { RespoolNode } from "../core/resmgr/respool_node.ts";
 import type { RespoolTree } from "../core/resmgr/respool_tree.ts";
 import { PLACED, PLACING, READY, type TaskTable } from "../core/resmgr/task_table.ts";
+import { REVOCABLE } from "../core/resmgr/allocation.ts";
 import { type SimTaskStatus, SLACK_PREEMPTED_REASON } from "./cluster.ts";
 import type { Simulation } from "./runner.ts";
 
@@ -46,8 +47,16 @@ export interface Series {
   queueDelayP50: number[];
   queueDelayP90: number[];
   queueDelayP99: number[];
-  /** Jain's index of cpu allocation against each leaf pool's due, over pools that want cpu: see `jain`. */
+  /**
+   * Jain's index of cpu allocation against each leaf pool's due, over pools that want cpu: see `jain`.
+   * Allocation is what the resource manager admitted, so a pool counts its share before its tasks run.
+   */
   fairness: number[];
+  /**
+   * The same index over the cpu each pool's tasks hold on hosts (`PoolSeries.heldCpu`): a pool whose
+   * admitted tasks still wait for hosts others hold counts only what runs.
+   */
+  fairnessHeld: number[];
   /** Slack the hosts lend, and the part revocable tasks hold, in cores. */
   slackCpu: number[];
   revocableCpu: number[];
@@ -64,17 +73,57 @@ export interface Series {
 }
 
 /**
- * One pool over time, in Peloton's units (cores, MB); non-leaf pools sum their leaves. As in Peloton,
- * allocation holds admitted tasks, placed or still waiting for placement; demand is the pending queue.
+ * One pool over time, in Peloton's units (cores, MB); non-leaf pools sum their leaves. Split as Peloton's
+ * `createRespoolUsage` splits a pool's usage: the unprefixed series are regular (non-revocable) tasks,
+ * weighed against the non-slack entitlement; the `slack` ones are revocable tasks, weighed against the slack
+ * entitlement, as the resource manager weighs them when it admits and preempts.
  */
 export interface PoolSeries {
+  /** The non-slack entitlement: what regular tasks are admitted against and preempted above. */
   entitlementCpu: number[];
+  /** As in Peloton: regular tasks admitted, whether on hosts or still waiting for placement. */
   allocationCpu: number[];
+  /** Regular tasks in the pending queue, waiting for admission. */
   demandCpu: number[];
   entitlementMemMb: number[];
   allocationMemMb: number[];
   demandMemMb: number[];
+  /**
+   * Of the allocation, what hosts hold: tasks the job manager took to launch or that run, i.e. the
+   * allocation less the tasks still waiting for placement (READY, PLACING, PLACED; `placingTasks`).
+   */
+  heldCpu: number[];
+  heldMemMb: number[];
+  /** The slack entitlement: what revocable tasks are admitted against. */
+  slackEntitlementCpu: number[];
+  slackAllocationCpu: number[];
+  slackHeldCpu: number[];
+  slackDemandCpu: number[];
+  slackEntitlementMemMb: number[];
+  slackAllocationMemMb: number[];
+  slackHeldMemMb: number[];
+  slackDemandMemMb: number[];
 }
+
+/** The series of a pool, in the order of `pools.csv`'s columns (the first six as before the split). */
+export const POOL_SERIES_KEYS: readonly (keyof PoolSeries)[] = [
+  "entitlementCpu",
+  "allocationCpu",
+  "demandCpu",
+  "entitlementMemMb",
+  "allocationMemMb",
+  "demandMemMb",
+  "heldCpu",
+  "heldMemMb",
+  "slackEntitlementCpu",
+  "slackAllocationCpu",
+  "slackHeldCpu",
+  "slackDemandCpu",
+  "slackEntitlementMemMb",
+  "slackAllocationMemMb",
+  "slackHeldMemMb",
+  "slackDemandMemMb",
+];
 
 /** Pools beyond this many (in tree order) get no time series, so huge trees do not bloat reports. */
 export const MAX_POOL_SERIES = 100;
@@ -184,6 +233,8 @@ export class SimStats {
     hostsInMaintenance: [],
     placementFailures: {},
     placementHandedBack: [],
+    // Last, so the columns of series.csv before it keep their places.
+    fairnessHeld: [],
   };
   /** By pool path; a pool created after the first sample has zeros before it existed. */
   readonly pools: Record<string, PoolSeries> = {};
@@ -223,6 +274,11 @@ export class SimStats {
    * task's first failure and each change of why.
    */
   readonly placementFailures = new Map<string, number>();
+  /**
+   * Revocable tasks killed as their host's slack shrank (the agents' QoS controllers), by the workload
+   * that submitted their job, counted as their kill status comes (in `tasks.preempted` too).
+   */
+  readonly slackPreemptedByWorkload = new Map<string, number>();
   /** Tasks handed back unplaced at their placement deadline, by reason headline (also in `placementFailures`). */
   readonly placementHandedBack = new Map<string, number>();
   readonly #launchesByWorkload = new Map<string, WorkloadLaunches>();
@@ -329,7 +385,7 @@ export class SimStats {
           break;
         case "TASK_KILLED":
           this.tasks.killed++;
-          if (s.reason === SLACK_PREEMPTED_REASON) this.tasks.preempted++;
+          if (s.reason === SLACK_PREEMPTED_REASON) this.#slackPreempted(s.taskId);
           this.#ended(s.taskId, nowMs, false);
           break;
         case "TASK_LOST":
@@ -340,6 +396,14 @@ export class SimStats {
           this.#ended(s.taskId, nowMs, true);
           break;
       }
+    }
+  }
+
+  #slackPreempted(taskId: string): void {
+    this.tasks.preempted++;
+    const j = this.#instance(taskId) < 0 ? undefined : this.#lastJob;
+    if (j) {
+      this.slackPreemptedByWorkload.set(j.workload, (this.slackPreemptedByWorkload.get(j.workload) ?? 0) + 1);
     }
   }
 
@@ -604,7 +668,8 @@ export class SimStats {
     s.gpuUtil.push(ratio(gpu, gpuT));
     s.runningTasks.push(sim.cluster.runningTasks);
     s.queuedTasks.push(queued);
-    s.placingTasks.push(waitingForPlacement(sim.resmgr.tasks));
+    const placing = waitingForPlacement(sim.resmgr.tasks);
+    s.placingTasks.push(placing.tasks);
     const dt = (nowMs - this.#lastSampleMs) / 1000;
     s.launchesPerSec.push(dt > 0 ? round4((this.tasks.launched - this.#lastLaunched) / dt) : 0);
     const { running, waiting } = sim.resmgr.preempted;
@@ -614,7 +679,9 @@ export class SimStats {
     s.queueDelayP90.push(percentile(delays, 90) / 1000);
     s.queueDelayP99.push(percentile(delays, 99) / 1000);
     this.#intervalDelays = [];
-    s.fairness.push(jain(poolShares(sim.resmgr.tree, sim.resmgr.capacity)));
+    const shares = poolShares(sim.resmgr.tree, sim.resmgr.capacity, placing);
+    s.fairness.push(jain(shares));
+    s.fairnessHeld.push(jain(shares, "held"));
     s.slackCpu.push(slack / 1000);
     s.revocableCpu.push(revocable / 1000);
     s.hostsUp.push(up);
@@ -622,7 +689,7 @@ export class SimStats {
     this.#sampleFailures(n);
     this.#lastLaunched = this.tasks.launched;
     this.#lastSampleMs = nowMs;
-    this.#samplePools(sim.resmgr.tree.root, s.t.length);
+    this.#samplePools(sim.resmgr.tree.root, s.t.length, placing);
   }
 
   /** Appends this interval's failures per reason; a reason first seen now gets zeros before. */
@@ -641,49 +708,87 @@ export class SimStats {
     this.#intervalHandedBack = 0;
   }
 
-  /** Appends every tracked pool's entitlement, allocation and demand; returns the subtree's sums. */
-  #samplePools(node: RespoolNode, samples: number): PoolTotals {
+  /** Appends every tracked pool's entitlements, allocations, held and demand; returns the subtree's sums. */
+  #samplePools(node: RespoolNode, samples: number, waiting: WaitingForPlacement): PoolTotals {
     // Series are made parents first, so past the cap it is deep pools that go without.
     const p = node.isRoot ? undefined : this.pools[node.path] ?? this.#newPoolSeries(node.path, samples);
-    const sum = leafTotals(node);
-    for (const child of node.children) addTotals(sum, this.#samplePools(child, samples));
+    const sum = leafTotals(node, waiting);
+    for (const child of node.children) addTotals(sum, this.#samplePools(child, samples, waiting));
     if (!p) return sum;
-    p.entitlementCpu.push(round4(node.entitlement.cpu));
-    p.allocationCpu.push(sum.allocCpuMilli / 1000);
-    p.demandCpu.push(sum.demandCpuMilli / 1000);
-    p.entitlementMemMb.push(round4(node.entitlement.memory));
-    p.allocationMemMb.push(sum.allocMemMb);
-    p.demandMemMb.push(sum.demandMemMb);
+    const v = poolValues(node, sum);
+    for (const k of POOL_SERIES_KEYS) p[k].push(v[k]);
     return sum;
   }
 
   #newPoolSeries(path: string, samples: number): PoolSeries | undefined {
     if (this.#poolSeriesCount >= MAX_POOL_SERIES) return undefined;
     this.#poolSeriesCount++;
-    const zeros = () => new Array<number>(samples - 1).fill(0);
-    return this.pools[path] = {
-      entitlementCpu: zeros(),
-      allocationCpu: zeros(),
-      demandCpu: zeros(),
-      entitlementMemMb: zeros(),
-      allocationMemMb: zeros(),
-      demandMemMb: zeros(),
-    };
+    const p = {} as PoolSeries;
+    for (const k of POOL_SERIES_KEYS) p[k] = new Array<number>(samples - 1).fill(0);
+    return this.pools[path] = p;
   }
+}
+
+/** A pool's figures of the moment, in the report's units (cores, MB), from its subtree's sums. */
+export function poolValues(node: RespoolNode, t: PoolTotals): Record<keyof PoolSeries, number> {
+  return {
+    entitlementCpu: round4(node.nonSlackEntitlement.cpu),
+    allocationCpu: t.allocCpuMilli / 1000,
+    demandCpu: t.demandCpuMilli / 1000,
+    entitlementMemMb: round4(node.nonSlackEntitlement.memory),
+    allocationMemMb: t.allocMemMb,
+    demandMemMb: t.demandMemMb,
+    heldCpu: t.heldCpuMilli / 1000,
+    heldMemMb: t.heldMemMb,
+    slackEntitlementCpu: round4(node.slackEntitlement.cpu),
+    slackAllocationCpu: t.slackAllocCpuMilli / 1000,
+    slackHeldCpu: t.slackHeldCpuMilli / 1000,
+    slackDemandCpu: t.slackDemandCpuMilli / 1000,
+    slackEntitlementMemMb: round4(node.slackEntitlement.memory),
+    slackAllocationMemMb: t.slackAllocMemMb,
+    slackHeldMemMb: t.slackHeldMemMb,
+    slackDemandMemMb: t.slackDemandMemMb,
+  };
+}
+
+/** What a leaf pool's admitted tasks still waiting for a host hold of its allocation. */
+interface Waiting {
+  cpuMilli: number;
+  memMb: number;
+  slackCpuMilli: number;
+  slackMemMb: number;
+}
+
+/** Admitted tasks waiting for a host, over the cluster and by leaf pool (pools with none are not listed). */
+export interface WaitingForPlacement {
+  tasks: number;
+  byPool: Map<RespoolNode, Waiting>;
 }
 
 /**
  * Admitted tasks waiting for a host (READY, PLACING, PLACED), counted over the resource manager's rows: a
- * pass over a byte column per sample, with nothing to keep up per message. A freed row has no pool.
+ * pass over a byte column per sample, with nothing to keep up per message. A freed row has no pool. Such
+ * a task is in its pool's allocation (admitted, not yet terminal): what hosts hold of the allocation is
+ * the rest, so only the few waiting rows are summed, not every running one.
  */
-function waitingForPlacement(t: TaskTable): number {
-  const { state, pool } = t;
+export function waitingForPlacement(t: TaskTable): WaitingForPlacement {
+  const { state, pool, flags, resources } = t;
+  const byPool = new Map<RespoolNode, Waiting>();
   let n = 0;
   for (let row = 0; row < pool.length; row++) {
     const s = state[row];
-    if ((s === READY || s === PLACING || s === PLACED) && pool[row] !== null) n++;
+    const p = pool[row];
+    if ((s !== READY && s !== PLACING && s !== PLACED) || p === null) continue;
+    n++;
+    // Not in the allocation, it is not taken from it (admission and release keep the two together).
+    if (!p.active.has(t, row)) continue;
+    let w = byPool.get(p);
+    if (!w) byPool.set(p, w = { cpuMilli: 0, memMb: 0, slackCpuMilli: 0, slackMemMb: 0 });
+    const r = resources[row]!;
+    if (flags[row] & REVOCABLE) w.slackCpuMilli += r.cpuMilli, w.slackMemMb += r.memMb;
+    else w.cpuMilli += r.cpuMilli, w.memMb += r.memMb;
   }
-  return n;
+  return { tasks: n, byPool };
 }
 
 /**
@@ -756,6 +861,12 @@ export interface PoolShare {
   slackAllocCpu?: number;
   slackWantCpu?: number;
   slackFairShareCpu?: number;
+  /**
+   * Of `allocCpu` and `slackAllocCpu`, what hosts hold (tasks launched or running, not waiting for
+   * placement): what `jain(shares, "held")` weighs. The allocation when left out.
+   */
+  heldCpu?: number;
+  slackHeldCpu?: number;
 }
 
 /**
@@ -767,15 +878,19 @@ export interface PoolShare {
  * starved pool lowers the index (to 0.5 beside one pool that holds its share). A pool whose fair share
  * is 0 (entitled to nothing while others' reservations take the cluster, or wanting only revocable cpu
  * while there is no slack) is left out: holding nothing is its due. 1 when no pool counts or none holds
- * any.
+ * any. With `on` "held", x weighs what hosts hold (`heldCpu`, `slackHeldCpu`) rather than the allocation;
+ * what a pool wants and is due stay the same (its admitted tasks still want their cpu).
  */
-export function jain(pools: Iterable<PoolShare>): number {
+export function jain(pools: Iterable<PoolShare>, on: "allocation" | "held" = "allocation"): number {
   let sum = 0, squares = 0, n = 0;
   for (const p of pools) {
     const due = Math.min(p.wantCpu, p.fairShareCpu) +
       Math.min(p.slackWantCpu ?? 0, p.slackFairShareCpu ?? 0);
     if (due <= 0) continue;
-    const x = (p.allocCpu + (p.slackAllocCpu ?? 0)) / due;
+    const held = on === "held"
+      ? (p.heldCpu ?? p.allocCpu) + (p.slackHeldCpu ?? p.slackAllocCpu ?? 0)
+      : p.allocCpu + (p.slackAllocCpu ?? 0);
+    const x = held / due;
     sum += x, squares += x * x, n++;
   }
   // Every pool holding nothing is equal treatment (a cluster too small or still starting), not unfairness.
@@ -783,17 +898,23 @@ export function jain(pools: Iterable<PoolShare>): number {
 }
 
 /**
- * Each leaf pool's share for `jain`. The fair share is computed now rather than read from the pools: the
+ * Each leaf pool's share for `jain`, with what hosts hold of its allocation when `waiting` says what
+ * still waits for placement. The fair share is computed now rather than read from the pools: the
  * resource manager's entitlement is from its last cycle, and a pool whose demand came since still has
  * the 0 it got when it wanted nothing, which would hide that it is starved.
  */
-export function poolShares(tree: RespoolTree, capacity: ClusterCapacity): PoolShare[] {
+export function poolShares(
+  tree: RespoolTree,
+  capacity: ClusterCapacity,
+  waiting?: WaitingForPlacement,
+): PoolShare[] {
   const fair = entitlementNow(tree, capacity);
   const out: PoolShare[] = [];
   for (const p of tree.leaves()) {
     const allocCpu = p.allocation.nonSlack.cpuMilli / 1000;
     const slackAllocCpu = p.allocation.slack.cpuMilli / 1000;
     const share = fair.get(p);
+    const t = waiting && leafTotals(p, waiting);
     out.push({
       allocCpu,
       wantCpu: allocCpu + p.demand.cpuMilli / 1000,
@@ -801,6 +922,7 @@ export function poolShares(tree: RespoolTree, capacity: ClusterCapacity): PoolSh
       slackAllocCpu,
       slackWantCpu: slackAllocCpu + p.slackDemand.cpuMilli / 1000,
       slackFairShareCpu: share?.slack.cpu ?? 0,
+      ...(t ? { heldCpu: t.heldCpuMilli / 1000, slackHeldCpu: t.slackHeldCpuMilli / 1000 } : {}),
     });
   }
   return out;
@@ -812,35 +934,55 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[i];
 }
 
-/** A pool's allocation and queued demand (revocable included), summed over its leaves. */
-export interface PoolTotals {
-  allocCpuMilli: number;
-  allocMemMb: number;
-  demandCpuMilli: number;
-  demandMemMb: number;
-}
+const TOTALS = [
+  "allocCpuMilli",
+  "allocMemMb",
+  "heldCpuMilli",
+  "heldMemMb",
+  "demandCpuMilli",
+  "demandMemMb",
+  "slackAllocCpuMilli",
+  "slackAllocMemMb",
+  "slackHeldCpuMilli",
+  "slackHeldMemMb",
+  "slackDemandCpuMilli",
+  "slackDemandMemMb",
+] as const;
 
-export function poolTotals(node: RespoolNode): PoolTotals {
-  const sum = leafTotals(node);
-  for (const child of node.children) addTotals(sum, poolTotals(child));
+/**
+ * A pool's allocation, the part of it hosts hold, and its queued demand, summed over its leaves: regular
+ * (non-revocable) tasks, and revocable ones under `slack*`.
+ */
+export type PoolTotals = Record<typeof TOTALS[number], number>;
+
+export function poolTotals(node: RespoolNode, waiting: WaitingForPlacement): PoolTotals {
+  const sum = leafTotals(node, waiting);
+  for (const child of node.children) addTotals(sum, poolTotals(child, waiting));
   return sum;
 }
 
-function leafTotals(node: RespoolNode): PoolTotals {
-  if (!node.isLeaf) return { allocCpuMilli: 0, allocMemMb: 0, demandCpuMilli: 0, demandMemMb: 0 };
-  return {
-    allocCpuMilli: node.allocation.total.cpuMilli,
-    allocMemMb: node.allocation.total.memMb,
-    demandCpuMilli: node.demand.cpuMilli + node.slackDemand.cpuMilli,
-    demandMemMb: node.demand.memMb + node.slackDemand.memMb,
-  };
+function leafTotals(node: RespoolNode, waiting: WaitingForPlacement): PoolTotals {
+  const t = Object.fromEntries(TOTALS.map((k) => [k, 0])) as PoolTotals;
+  if (!node.isLeaf) return t;
+  const { nonSlack, slack } = node.allocation;
+  const w = waiting.byPool.get(node);
+  t.allocCpuMilli = nonSlack.cpuMilli;
+  t.allocMemMb = nonSlack.memMb;
+  t.heldCpuMilli = nonSlack.cpuMilli - (w?.cpuMilli ?? 0);
+  t.heldMemMb = nonSlack.memMb - (w?.memMb ?? 0);
+  t.demandCpuMilli = node.demand.cpuMilli;
+  t.demandMemMb = node.demand.memMb;
+  t.slackAllocCpuMilli = slack.cpuMilli;
+  t.slackAllocMemMb = slack.memMb;
+  t.slackHeldCpuMilli = slack.cpuMilli - (w?.slackCpuMilli ?? 0);
+  t.slackHeldMemMb = slack.memMb - (w?.slackMemMb ?? 0);
+  t.slackDemandCpuMilli = node.slackDemand.cpuMilli;
+  t.slackDemandMemMb = node.slackDemand.memMb;
+  return t;
 }
 
 function addTotals(into: PoolTotals, t: PoolTotals): void {
-  into.allocCpuMilli += t.allocCpuMilli;
-  into.allocMemMb += t.allocMemMb;
-  into.demandCpuMilli += t.demandCpuMilli;
-  into.demandMemMb += t.demandMemMb;
+  for (const k of TOTALS) into[k] += t[k];
 }
 
 export function round4(x: number): number {

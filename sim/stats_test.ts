@@ -9,7 +9,7 @@ import { SimCluster, type SimTaskStatus } from "./cluster.ts";
 import { EventQueue } from "./event_queue.ts";
 import { hostClass, hostsOf } from "./scenario_hosts.ts";
 import { headline, jain, SimStats } from "./stats.ts";
-import { inlineScenario, PLAN_SCENARIO } from "./testing.ts";
+import { inlineScenario, loadScenario, PLAN_SCENARIO, ROOT } from "./testing.ts";
 
 const TREE = `
 name: tree
@@ -45,6 +45,7 @@ Deno.test("pool series: parents first, aligned with time, a parent's allocation 
   for (const s of [org, a, b]) assert.equal(s.allocationCpu.length, n);
   for (let i = 0; i < n; i++) {
     assert.equal(org.allocationCpu[i], a.allocationCpu[i] + b.allocationCpu[i]);
+    assert.equal(org.heldCpu[i], a.heldCpu[i] + b.heldCpu[i]);
     assert.equal(org.demandMemMb[i], a.demandMemMb[i] + b.demandMemMb[i]);
   }
   const end = n - 1;
@@ -498,12 +499,13 @@ settings:
   assert.equal(jain([pool(64, 64, 64), pool(0, 0, 32, [0, 200, 0])]), 1);
 });
 
-Deno.test("tasks admitted but not yet placed show as placing, and count in their pool's allocation, not demand", async () => {
-  // 8 cores. /A runs 6 one-core tasks from 0 to 100 s. /B's 4 arrive at 20 s, entitled to 1 core until
-  // the 60 s entitlement cycle gives it 4: 1 runs at once, 3 wait for admission. At 60 s the 3 are
-  // admitted, 1 runs on the last free core and 2 wait for a host: one until /B's first ends at 70 s, the
-  // other until /A's end at 100 s.
-  const scenario = inlineScenario(`
+/**
+ * 8 cores. /A runs 6 one-core tasks from 0 to 100 s. /B's 4 arrive at 20 s, entitled to 1 core until
+ * the 60 s entitlement cycle gives it 4: 1 runs at once, 3 wait for admission. At 60 s the 3 are
+ * admitted, 1 runs on the last free core and 2 wait for a host: one until /B's first ends at 70 s, the
+ * other until /A's end at 100 s.
+ */
+const TINY = `
 name: tiny
 durationSec: 200
 hostClasses:
@@ -524,7 +526,10 @@ settings:
   sampleIntervalSec: 10
   taskStartupSec: 0
   rpcLatencyMs: 0
-`);
+`;
+
+Deno.test("tasks admitted but not yet placed show as placing, and count in their pool's allocation, not demand", async () => {
+  const scenario = inlineScenario(TINY);
   const sim = await runScenario(scenario, { seed: 1, checkInvariants: true });
   const r = buildReport(scenario, sim, 1, MACHINE);
   const s = r.series;
@@ -538,6 +543,140 @@ settings:
   assert.deepEqual(from30To110(b.allocationCpu), [1, 1, 1, 1, 4, 3, 3, 3, 3], "admitted, placed or not");
   const { max } = r.workloads.b.queueDelaySeconds;
   assert.ok(max > 80 && max < 80.2, `the last b task waits from 20 s to 100 s: ${max}`);
+});
+
+Deno.test("held on hosts: a pool's allocation less its tasks waiting for placement, and fairness over it", async () => {
+  const scenario = inlineScenario(TINY);
+  const sim = await runScenario(scenario, { seed: 1, checkInvariants: true });
+  const r = buildReport(scenario, sim, 1, MACHINE);
+  const s = r.series;
+  const from30To110 = (xs: number[]) => xs.slice(2, 11);
+  const b = r.poolSeries["/B"];
+  assert.deepEqual(from30To110(b.allocationCpu), [1, 1, 1, 1, 4, 3, 3, 3, 3], "admitted");
+  assert.deepEqual(
+    from30To110(b.heldCpu),
+    [1, 1, 1, 1, 2, 2, 2, 2, 3],
+    "on hosts: less the 2, then 1, waiting",
+  );
+  assert.deepEqual(from30To110(b.heldMemMb), [1024, 1024, 1024, 1024, 2048, 2048, 2048, 2048, 3072]);
+  // At 70 s /B wants 4 (its fair share) and holds 2 on hosts; /A, due 4, holds 6: (1.5 + 0.5)² / (2 · 2.5).
+  // From 80 s /B wants 3 and holds 2; /A is due the other 5: (1.2 + 2 / 3)² / (2 · (1.44 + 4 / 9)).
+  assert.deepEqual(from30To110(s.fairnessHeld).slice(4, 8), [0.8, 0.9245, 0.9245, 0.9245]);
+  // On allocation /B holds all it wants: (1.5 + 1)² / (2 · 3.25), then (1.2 + 1)² / (2 · 2.44).
+  assert.deepEqual(from30To110(s.fairness).slice(4, 8), [0.9615, 0.9918, 0.9918, 0.9918]);
+  // What hosts hold, summed over the pools, is what the hosts have allocated, at every sample.
+  for (let i = 0; i < s.t.length; i++) {
+    const held = Object.values(r.poolSeries).reduce((sum, p) => sum + p.heldCpu[i], 0);
+    assert.equal(held, s.cpuUtil[i] * 8, `at ${s.t[i]} s`);
+  }
+  assert.deepEqual([r.pools["/B"].heldCpu, r.pools["/B"].allocationCpu], [
+    b.heldCpu.at(-1),
+    b.allocationCpu.at(-1),
+  ]);
+  assert.equal(r.fairnessHeld, meanOf(s.fairnessHeld));
+});
+
+const meanOf = (xs: number[]) => Math.round((xs.reduce((a, b) => a + b, 0) / xs.length) * 10000) / 10000;
+
+Deno.test("elastic sharing: reporting's share is admitted at 670 s but held on hosts only once preemption frees them", async () => {
+  const { scenario } = await loadScenario(`${ROOT}/scenarios/elastic-sharing.yaml`);
+  const sim = await runScenario(scenario, { seed: 1 });
+  const r = buildReport(scenario, sim, 1, MACHINE);
+  const s = r.series, reporting = r.poolSeries["/reporting"];
+  const at = (sec: number) => s.t.indexOf(sec);
+  for (let sec = 670; sec <= 720; sec += 10) {
+    const i = at(sec);
+    assert.deepEqual(
+      [reporting.allocationCpu[i], reporting.heldCpu[i], s.placingTasks[i]],
+      [800, 0, 800],
+      `at ${sec} s its 800 admitted tasks wait for hosts`,
+    );
+    assert.deepEqual([s.fairness[i], s.fairnessHeld[i]], [0.9, 0.5], `at ${sec} s`);
+  }
+  const firstHeld = s.t.find((_, i) => reporting.heldCpu[i] >= 800);
+  assert.equal(firstHeld, 730, "reporting holds its 800 cores once analytics' preempted tasks are gone");
+  assert.equal(s.fairnessHeld[at(730)], 1);
+});
+
+/** Services on 4 hosts leave 48 cores of slack; revocable backfill runs on it until the services' use triples. */
+const SLACK = `
+name: slack-pools
+durationSec: 300
+hostClasses:
+  - {name: std, count: 4, cpu: 32, memoryMb: 131072, diskMb: 500000}
+respools:
+  - name: web
+    resources:
+      - {kind: cpu, reservation: 64, limit: 64}
+      - {kind: memory, reservation: 262144, limit: 262144}
+      - {kind: disk, reservation: 1000000, limit: 1000000}
+  - name: backfill
+    slacklimit: {maxpercent: 100}
+    resources:
+      - {kind: cpu, reservation: 0, limit: 64}
+      - {kind: memory, reservation: 131072, limit: 262144}
+      - {kind: disk, reservation: 500000, limit: 1000000}
+workloads:
+  - {name: frontend, respool: /web, type: stateless, arrival: {at: [0]}, instances: 8, cpu: 8, memoryMb: 8192,
+     preemptible: false, cpuUsage: {fixed: 0.25}}
+  - {name: backfill, respool: /backfill, arrival: {at: [30]}, instances: 100, durationSec: 1000, cpu: 2,
+     memoryMb: 1024, revocable: true}
+events:
+  - {atSec: 200, usage: {workload: frontend, level: 3}}
+settings:
+  sampleIntervalSec: 10
+  slackIntervalSec: 15
+`;
+
+Deno.test("a pool's revocable allocation is weighed against its slack entitlement, its regular one against the entitlement", async () => {
+  const scenario = inlineScenario(SLACK);
+  const sim = await runScenario(scenario, { seed: 1, checkInvariants: true });
+  const r = buildReport(scenario, sim, 1, MACHINE);
+  const backfill = sim.resmgr.tree.get(sim.poolIds.get("/backfill")!)!;
+  const i = r.series.t.indexOf(190);
+  const p = r.poolSeries["/backfill"];
+  // Before the spike: 24 revocable tasks of 2 cores on the 48 cores of slack, none regular.
+  assert.deepEqual(
+    [p.allocationCpu[i], p.heldCpu[i], p.demandCpu[i], p.slackAllocationCpu[i], p.slackHeldCpu[i]],
+    [0, 0, 0, 48, 48],
+  );
+  assert.equal(
+    p.slackHeldCpu[i],
+    r.series.revocableCpu[i],
+    "revocable tasks on hosts, as the hosts count them",
+  );
+  assert.ok(p.slackAllocationCpu[i] <= p.slackEntitlementCpu[i], "within its slack entitlement");
+  assert.ok(p.slackDemandCpu[i] > 0, "the rest of its 100 tasks queue for slack");
+  const end = r.pools["/backfill"];
+  assert.deepEqual(
+    [end.allocationCpu, end.demandCpu, end.heldCpu, end.slackAllocationCpu, end.slackDemandCpu],
+    [0, 0, 0, backfill.allocation.slack.cpuMilli / 1000, backfill.slackDemand.cpuMilli / 1000],
+  );
+  assert.deepEqual(
+    [end.entitlementCpu, end.slackEntitlementCpu, end.entitlementMemMb, end.slackEntitlementMemMb],
+    [
+      backfill.nonSlackEntitlement.cpu,
+      backfill.slackEntitlement.cpu,
+      backfill.nonSlackEntitlement.memory,
+      backfill.slackEntitlement.memory,
+    ],
+    "the entitlements admission weighs each kind against",
+  );
+  assert.equal(r.pools["/web"].allocationCpu, 64);
+  assert.equal(r.pools["/web"].slackAllocationCpu, 0);
+});
+
+Deno.test("slack preemptions count in their pool's preempted, so the pools add up to the tasks preempted", async () => {
+  const scenario = inlineScenario(SLACK);
+  const sim = await runScenario(scenario, { seed: 1, checkInvariants: true });
+  const r = buildReport(scenario, sim, 1, MACHINE);
+  // At 200 s the services use 24 of their 64 cores: 40 cores of slack go, and 16 of the 2-core revocable
+  // tasks are killed.
+  assert.deepEqual(r.preemptions, { total: 16, running: 0, waiting: 0, slack: 16, maintenance: 0 });
+  assert.deepEqual([r.pools["/backfill"].preempted, r.pools["/backfill"].slackPreempted], [16, 16]);
+  assert.deepEqual([r.pools["/web"].preempted, r.pools["/web"].slackPreempted], [0, 0]);
+  const leaves = ["/web", "/backfill"].reduce((n, p) => n + r.pools[p].preempted, 0);
+  assert.equal(leaves, r.tasks.preempted);
 });
 
 Deno.test("a launch counts once per task id: a repeated TASK_STAGING does not count again, a new run does", () => {

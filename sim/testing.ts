@@ -51,9 +51,9 @@ hostClasses:
 respools:
   - name: p
     resources:
-      - { kind: cpu, reservation: 1000, limit: 1000, share: 1 }
-      - { kind: memory, reservation: 10000000, limit: 10000000, share: 1 }
-      - { kind: disk, reservation: 100000000, limit: 100000000, share: 1 }
+      - { kind: cpu, reservation: 0, limit: 1000, share: 1 }
+      - { kind: memory, reservation: 0, limit: 10000000, share: 1 }
+      - { kind: disk, reservation: 0, limit: 100000000, share: 1 }
       - { kind: gpu, reservation: 0, limit: 0, share: 1 }
 workloads:
   - name: w

@@ -1,0 +1,122 @@
+/** What report.json, the CSV files and report.html's charts and tables say of each pool, regular and slack. */
+import assert from "node:assert/strict";
+import { runScenario } from "../sim/runner.ts";
+import { inlineScenario } from "../sim/testing.ts";
+import { poolsCsv, seriesCsv } from "./csv.ts";
+import { HELD, renderHtml, reportCharts } from "./html.ts";
+import { buildReport, type Report } from "./report.ts";
+
+/**
+ * Services on 4 hosts leave 48 cores of slack; revocable backfill runs 24 two-core tasks on it until, at
+ * 200 s, the services' use triples and 16 of them are killed.
+ */
+const SLACK = `
+name: slack-report
+durationSec: 300
+hostClasses:
+  - {name: std, count: 4, cpu: 32, memoryMb: 131072, diskMb: 500000}
+respools:
+  - name: web
+    resources:
+      - {kind: cpu, reservation: 64, limit: 64}
+      - {kind: memory, reservation: 262144, limit: 262144}
+      - {kind: disk, reservation: 1000000, limit: 1000000}
+  - name: backfill
+    slacklimit: {maxpercent: 100}
+    resources:
+      - {kind: cpu, reservation: 0, limit: 64}
+      - {kind: memory, reservation: 131072, limit: 262144}
+      - {kind: disk, reservation: 500000, limit: 1000000}
+workloads:
+  - {name: frontend, respool: /web, type: stateless, arrival: {at: [0]}, instances: 8, cpu: 8, memoryMb: 8192,
+     preemptible: false, cpuUsage: {fixed: 0.25}}
+  - {name: backfill, respool: /backfill, arrival: {at: [30]}, instances: 100, durationSec: 1000, cpu: 2,
+     memoryMb: 1024, revocable: true}
+events:
+  - {atSec: 200, usage: {workload: frontend, level: 3}}
+settings:
+  sampleIntervalSec: 10
+  slackIntervalSec: 15
+`;
+
+async function slackReport(): Promise<Report> {
+  const scenario = inlineScenario(SLACK);
+  const sim = await runScenario(scenario, { seed: 1 });
+  return buildReport(scenario, sim, 1, { wallSeconds: 0, peakRssBytes: 0 });
+}
+
+/** The CSV's rows as objects by header name. */
+function parseCsv(text: string): Record<string, string>[] {
+  const [header, ...rows] = text.trimEnd().split("\n").map((l) => l.split(","));
+  return rows.map((r) => Object.fromEntries(header.map((h, i) => [h, r[i]])));
+}
+
+Deno.test("pools.csv has each pool's held and slack series beside entitlement, allocation and demand", async () => {
+  const report = await slackReport();
+  const rows = parseCsv(poolsCsv(report));
+  const header = poolsCsv(report).split("\n")[0].split(",");
+  assert.deepEqual(header.slice(0, 8), [
+    "t",
+    "pool",
+    "entitlementCpu",
+    "allocationCpu",
+    "demandCpu",
+    "entitlementMemMb",
+    "allocationMemMb",
+    "demandMemMb",
+  ], "the columns of before keep their places");
+  const backfill = rows.find((r) => r.pool === "/backfill" && r.t === "190")!;
+  assert.deepEqual(
+    [backfill.allocationCpu, backfill.heldCpu, backfill.slackAllocationCpu, backfill.slackHeldCpu],
+    ["0", "0", "48", "48"],
+  );
+  const p = report.poolSeries["/backfill"], i = report.series.t.indexOf(190);
+  assert.deepEqual(
+    [backfill.slackEntitlementCpu, backfill.slackDemandCpu, backfill.slackAllocationMemMb],
+    [String(p.slackEntitlementCpu[i]), String(p.slackDemandCpu[i]), "24576"],
+  );
+  const series = parseCsv(seriesCsv(report));
+  assert.deepEqual(series.map((r) => Number(r.fairnessHeld)), report.series.fairnessHeld);
+});
+
+Deno.test("report.html charts what hosts hold per pool, a revocable pool's slack, and fairness over both", async () => {
+  const report = await slackReport();
+  const charts = reportCharts(report);
+  const byId = (id: string) => charts.find((c) => c.id === id);
+  const labels = (id: string) => byId(id)?.lines.map((l) => l.label);
+  assert.deepEqual(labels("fairness"), ["Jain", `Jain, ${HELD}`]);
+  const pools = Object.keys(report.poolSeries);
+  assert.deepEqual(pools, ["/web", "/backfill"]);
+  for (const i of [0, 1]) {
+    assert.deepEqual(labels(`pool-${i}-cpu`), ["entitlement", "allocation", HELD, "demand"]);
+    assert.deepEqual(labels(`pool-${i}-memory`), ["entitlement", "allocation", HELD, "demand"]);
+  }
+  assert.equal(byId("pool-0-slack-cpu"), undefined, "/web runs no revocable work");
+  assert.deepEqual(labels("pool-1-slack-cpu"), [
+    "slack entitlement",
+    "slack allocation",
+    `slack ${HELD}`,
+    "slack demand",
+  ]);
+  assert.deepEqual(
+    byId("pool-1-slack-cpu")!.lines[1].values,
+    report.poolSeries["/backfill"].slackAllocationCpu,
+  );
+
+  const html = renderHtml(report, { js: "", css: "" });
+  assert.match(html, /<th>held cpu<\/th>/);
+  assert.match(html, /<th>slack allocation cpu<\/th>/);
+  assert.match(html, /<th>preempted \(of them slack\)<\/th>/);
+  const b = report.pools["/backfill"];
+  assert.match(
+    html,
+    new RegExp(
+      `<td>/backfill</td><td class="n">${b.entitlementCpu.toLocaleString("en-US")}</td><td class="n">0</td>` +
+        `<td class="n">0</td><td class="n">0</td><td class="n">${
+          b.slackEntitlementCpu.toLocaleString("en-US")
+        }</td><td class="n">${b.slackAllocationCpu}</td>`,
+    ),
+  );
+  assert.match(html, /<td>16 \(16\)<\/td><\/tr>/, "/backfill's 16 slack preemptions");
+  assert.match(html, new RegExp(`<td>${report.fairness} / ${report.fairnessHeld}</td>`));
+});
