@@ -25,7 +25,7 @@ function convergedAt(report: Report, fromSec: number): number | undefined {
     if (t[i] < fromSec) continue;
     const ok = POOLS.every((p) => {
       const s = report.poolSeries[p];
-      return Math.abs(s.allocationCpu[i] - s.entitlementCpu[i]) <= 0.05 * s.entitlementCpu[i];
+      return Math.abs(s.heldCpu[i] - s.entitlementCpu[i]) <= 0.05 * s.entitlementCpu[i];
     });
     if (!ok) since = undefined;
     else if (since === undefined) since = t[i];

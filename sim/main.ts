@@ -10,7 +10,7 @@ import { compareReports, comparisonText, renderComparison } from "../reports/com
 import { renderHtml } from "../reports/html.ts";
 import { renderPlan } from "../reports/plan_html.ts";
 import { buildReport, type Report } from "../reports/report.ts";
-import { plan, type PlanOptions, preparePlan } from "./plan.ts";
+import { plan, type PlanOptions, PlanRunFailed, preparePlan } from "./plan.ts";
 import { Progress } from "./progress.ts";
 import { InvariantError } from "./invariants.ts";
 import { runScenario } from "./runner.ts";
@@ -295,6 +295,11 @@ async function planCommand(argv: string[]): Promise<void> {
   try {
     outcome = await plan(options, prepared);
   } catch (e) {
+    // A run that failed is not the operator's mistake (exit 2): the plan could not be answered (exit 1).
+    if (e instanceof PlanRunFailed) {
+      console.error(`plan: ${e.message}`);
+      Deno.exit(1);
+    }
     fail(`plan: ${(e as Error).message}`);
   }
   console.log(outcome.note);

@@ -6,12 +6,13 @@ import { misplacedFields } from "./scenario_workload.ts";
 
 /**
  * Sets one number in a scenario. `hosts.<class>.<field>` and `workloads.<name>.<field>` find the class
- * or workload by name (`workloads.etl.arrival.ratePerSec`); any other path walks the scenario's fields
+ * or workload by name (`workloads.etl.arrival.ratePerSec`, `hosts.m5.xlarge.count`: a name may hold dots,
+ * and the longest name that leaves a field after it is the one meant); any other path walks the scenario's fields
  * (`settings.rpcLatencyMs`, `durationSec`). The edited scenario is validated again, as a scenario file
  * is: an error lists every problem, one a line, each naming the edit, the field and what was expected.
  */
 export function applyOverride(scenario: Scenario, path: string, value: number): Scenario {
-  const copy = withNumber(scenario, path, value);
+  const { copy } = withNumber(scenario, path, value);
   const res = validateScenario(copy);
   if (!res.ok) {
     throw new Error(
@@ -28,31 +29,59 @@ export function applyOverride(scenario: Scenario, path: string, value: number): 
  * errors `applyOverride` gives every value alike.
  */
 export function checkOverridePath(scenario: Scenario, path: string): void {
-  const copy = withNumber(scenario, path, 0);
+  const { copy } = withNumber(scenario, path, 0);
   // A field the format does not have (a typo) is refused for every value alike: said once.
   const res = validateScenario(copy);
   const unknown = res.ok ? undefined : res.errors.find((i) => i.message.startsWith("unknown key"));
   if (unknown) throw new Error(`--vary ${path}: ${issueText(unknown, undefined)}`);
 }
 
-/** A copy of the scenario with the number at `path` set, not validated. */
-function withNumber(scenario: Scenario, path: string, value: number): Record<string, unknown> {
+/**
+ * Whether the field at `path` takes whole numbers only (a host count, instances, a priority), as the
+ * scenario format types it, not as a range is written: a value half-way between two whole numbers is
+ * validated, and the format's every whole-number check says "whole number" (`scenario_messages.ts`, and
+ * the refinements of instances and maxUnavailableInstances). An issue on the field or on a field holding it
+ * counts: a distribution's bound is checked by its union.
+ */
+export function isWholeNumberField(scenario: Scenario, path: string, near = 0): boolean {
+  const { copy, at } = withNumber(scenario, path, Math.floor(near) + 0.5);
+  const res = validateScenario(copy);
+  if (res.ok) return false;
+  return res.errors.some((i) =>
+    /\bwhole number\b/.test(i.message) && i.path.length <= at.length &&
+    i.path.every((k, n) => String(k) === String(at[n]))
+  );
+}
+
+/** The host class or workload list `hosts` and `workloads` paths name entries of. */
+const NAMED_LISTS = {
+  hosts: { field: "hostClasses", what: "host class" },
+  workloads: { field: "workloads", what: "workload" },
+} as const;
+
+/**
+ * A copy of the scenario with the number at `path` set, not validated, and the field's path in it as
+ * validation names it (`["hostClasses", 0, "count"]`).
+ */
+function withNumber(
+  scenario: Scenario,
+  path: string,
+  value: number,
+): { copy: Record<string, unknown>; at: (string | number)[] } {
   const copy = structuredClone(scenario) as unknown as Record<string, unknown>;
   const parts = path.split(".");
   let target: Record<string, unknown>;
   let rest: string[];
-  if (parts[0] === "hosts" || parts[0] === "workloads") {
-    const list = (parts[0] === "hosts" ? copy.hostClasses : copy.workloads) as Record<string, unknown>[];
-    const found = list.find((x) => x.name === parts[1]);
-    if (!found) {
-      const names = list.map((x) => x.name).join(", ");
-      throw new Error(
-        `--vary ${path}: no ${parts[0] === "hosts" ? "host class" : "workload"} "${parts[1]}" (${names})`,
-      );
-    }
+  let at: (string | number)[];
+  const named = parts[0] === "hosts" || parts[0] === "workloads" ? NAMED_LISTS[parts[0]] : undefined;
+  if (named) {
+    const list = copy[named.field] as Record<string, unknown>[];
+    const { index, fieldParts } = entryNamed(list, named.what, path, parts);
+    const found = list[index];
     target = found;
-    rest = parts.slice(2);
-    if (parts[0] === "workloads" && rest.length) {
+    rest = fieldParts;
+    at = [named.field, index];
+    if (parts[0] === "workloads") {
       // A field the workload's jobs are not built from (a job file's, a trace's, or one its type has no use
       // for): every value would give the same report, and the search a flat curve.
       const probe = { jobFile: found.jobFile, trace: found.trace, type: found.type, [rest[0]]: value };
@@ -62,21 +91,48 @@ function withNumber(scenario: Scenario, path: string, value: number): Record<str
   } else {
     target = copy;
     rest = parts;
-  }
-  if (!rest.length) {
-    throw new Error(`--vary ${path}: expected a field after "${parts.slice(0, 2).join(".")}"`);
+    at = [];
   }
   for (const key of rest.slice(0, -1)) {
     const next = target[key];
     if (!next || typeof next !== "object") throw new Error(`--vary ${path}: no field "${key}"`);
     target = next as Record<string, unknown>;
+    at.push(key);
   }
   const last = rest[rest.length - 1];
   if (typeof target[last] !== "number" && target[last] !== undefined) {
     throw new Error(`--vary ${path}: "${last}" is not a number (got ${JSON.stringify(target[last])})`);
   }
   target[last] = value;
-  return copy;
+  at.push(last);
+  return { copy, at };
+}
+
+/**
+ * The entry of `list` that `parts` (after `hosts.` or `workloads.`) name, and the field's parts after its
+ * name. Names may hold dots (`m5.xlarge`, `spark.etl`): the longest name that leaves a field after it wins.
+ */
+function entryNamed(
+  list: Record<string, unknown>[],
+  what: string,
+  path: string,
+  parts: string[],
+): { index: number; fieldParts: string[] } {
+  const names = list.map((x) => String(x.name));
+  // Longest first: of classes "a" and "a.b", hosts.a.b.count is a.b's count.
+  for (let end = parts.length - 1; end >= 2; end--) {
+    const index = names.indexOf(parts.slice(1, end).join("."));
+    if (index >= 0) return { index, fieldParts: parts.slice(end) };
+  }
+  const whole = parts.slice(1).join(".");
+  if (names.includes(whole)) throw new Error(`--vary ${path}: expected a field after "${parts[0]}.${whole}"`);
+  if (parts.length < 3) {
+    throw new Error(
+      `--vary ${path}: expected ${parts[0]}.<${what}>.<field>, the ${what} one of ${names.join(", ")}`,
+    );
+  }
+  const tried = Array.from({ length: parts.length - 2 }, (_, k) => `"${parts.slice(1, k + 2).join(".")}"`);
+  throw new Error(`--vary ${path}: no ${what} ${tried.join(" or ")} (${names.join(", ")})`);
 }
 
 /**

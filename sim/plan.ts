@@ -5,7 +5,14 @@
  */
 import { JOB_STATES } from "../core/model/states.ts";
 import type { PlanJob, PlanResult } from "./plan_worker.ts";
-import { checkOverridePath, meets, parseRange, type Target, variantScenario } from "./overrides.ts";
+import {
+  checkOverridePath,
+  isWholeNumberField,
+  meets,
+  parseRange,
+  type Target,
+  variantScenario,
+} from "./overrides.ts";
 import type { Scenario, ScenarioPool } from "./scenario.ts";
 import type { LoadedScenario } from "./scenario_load.ts";
 
@@ -46,6 +53,7 @@ export const TARGET_FIELDS: readonly string[] = [
   ...under("rescheduleDelaySeconds.afterLoss", QUEUE_DELAYS),
   ...under("utilization", ["cpu", "memory", "disk", "gpu"]),
   "fairness",
+  "fairnessHeld",
   ...under("pools.<pool>", [
     "allocationCpu",
     "demandCpu",
@@ -57,6 +65,20 @@ export const TARGET_FIELDS: readonly string[] = [
     "avgAllocationCpu",
     "avgEntitlementCpu",
     "avgDemandCpu",
+    "heldCpu",
+    "heldMemMb",
+    "slackAllocationCpu",
+    "slackHeldCpu",
+    "slackDemandCpu",
+    "slackEntitlementCpu",
+    "slackAllocationMemMb",
+    "slackHeldMemMb",
+    "slackDemandMemMb",
+    "slackEntitlementMemMb",
+    "slackPreempted",
+    "avgHeldCpu",
+    "avgSlackAllocationCpu",
+    "avgSlackEntitlementCpu",
   ]),
   ...under("pools.<pool>.queueDelaySeconds", QUEUE_DELAYS),
   ...under("pools.<pool>.admissionDelaySeconds", QUEUE_DELAYS),
@@ -209,10 +231,11 @@ function whyNoField(field: string, names: ReportNames): string {
 
 export interface PlanPoint {
   value: number;
-  /** The target's field in that run's report (undefined when the run failed). */
+  /** The target's field in that run's report. */
   metric?: number;
   met: boolean;
   wallSeconds?: number;
+  /** Never set by `plan`, which stops at a run that failed (kept for plan files written before it did). */
   error?: string;
 }
 
@@ -228,6 +251,11 @@ export interface PlanOutcome {
   /** Every run, by value: the curve of the target's field against the varied one. */
   points: PlanPoint[];
   rounds: number;
+  /**
+   * Values above `answer` found to miss the target: it is not monotone in the varied value there, and the
+   * answer is only the smallest value found meeting it (the search skips values above one that meets it).
+   */
+  missesAbove?: number[];
   note: string;
 }
 
@@ -285,22 +313,11 @@ const SHOWN_INVALID = 3;
 export function preparePlan(o: PlanOptions): PreparedPlan {
   const vary = parseVary(o.vary);
   const target = parsePlanTarget(o.target, reportNames(o.loaded.scenario));
-  // Whole numbers only when the grid's step is one too: a finer --resolution asks for the values between.
-  const integer = Number.isInteger(vary.lo) && Number.isInteger(vary.hi) &&
-    (o.resolution === undefined || Number.isInteger(o.resolution));
-  const resolution = o.resolution ??
-    (integer ? Math.max(1, Math.round((vary.hi - vary.lo) / 100)) : (vary.hi - vary.lo) / 100);
-  const steps = Math.ceil((vary.hi - vary.lo) / resolution - 1e-9);
-  if (!(steps + 1 <= MAX_PLAN_VALUES)) {
-    throw new Error(
-      `--resolution: ${resolution} makes ${
-        steps + 1
-      } values of ${vary.lo}..${vary.hi} to check; expected at ` +
-        `most ${MAX_PLAN_VALUES} (a resolution of at least ${(vary.hi - vary.lo) / (MAX_PLAN_VALUES - 1)})`,
-    );
-  }
   checkOverridePath(o.loaded.scenario, vary.path);
-  const values = gridOf(vary.lo, vary.hi, resolution, steps, integer);
+  // Whole numbers by the field's type (a host count, instances), not by how the range is written.
+  const integer = isWholeNumberField(o.loaded.scenario, vary.path, vary.lo);
+  if (integer) wholeNumbersOnly(vary, o);
+  const { resolution, values } = planGrid(vary.lo, vary.hi, o.resolution, integer);
   const invalid: { value: number; error: string }[] = [];
   for (const value of values) {
     try {
@@ -321,12 +338,67 @@ export function preparePlan(o: PlanOptions): PreparedPlan {
   return { vary, target, resolution, values };
 }
 
-/** `lo`, `lo + resolution`, … and `hi` (whole numbers for an integer range), without repeats. */
+/**
+ * Refuses, for a field of whole numbers, range ends or a `--resolution` that are not whole: the grid would
+ * hold values the field does not take.
+ */
+function wholeNumbersOnly(vary: { path: string; lo: number; hi: number }, o: PlanOptions): void {
+  const notWhole = [vary.lo, vary.hi].filter((x) => !Number.isInteger(x));
+  if (notWhole.length) {
+    throw new Error(
+      `--vary ${o.vary}: got ${shortList(notWhole)}, expected whole numbers: ${vary.path} takes whole ` +
+        `numbers only`,
+    );
+  }
+  if (o.resolution !== undefined && !Number.isInteger(o.resolution)) {
+    throw new Error(
+      `--resolution: got ${o.resolution}, expected a whole number: ${vary.path} takes whole numbers only`,
+    );
+  }
+}
+
+/**
+ * The finest resolution whose grid over `span` has at most MAX_PLAN_VALUES values: a whole number for a
+ * field of whole numbers, otherwise rounded up to 6 significant digits; either is taken if given back.
+ */
+function coarsest(span: number, integer: boolean): number {
+  const exact = span / (MAX_PLAN_VALUES - 1);
+  if (integer) return Math.ceil(exact);
+  const scale = 10 ** (Math.floor(Math.log10(exact)) - 5);
+  let r = Number((Math.ceil(exact / scale) * scale).toPrecision(6));
+  while (Math.ceil(span / r - 1e-9) + 1 > MAX_PLAN_VALUES) r = Number((r + scale).toPrecision(6));
+  return r;
+}
+
+/**
+ * The values a plan may run over `lo..hi`, `resolution` apart (by default a hundredth of the range, whole
+ * for a field of whole numbers), `lo` and `hi` included. A resolution making more than MAX_PLAN_VALUES
+ * values is refused, naming the finest one that does not.
+ */
+export function planGrid(
+  lo: number,
+  hi: number,
+  resolution: number | undefined,
+  integer: boolean,
+): { resolution: number; values: number[] } {
+  const span = hi - lo;
+  const step = resolution ?? (integer ? Math.max(1, Math.round(span / 100)) : span / 100);
+  const steps = Math.ceil(span / step - 1e-9);
+  if (!(steps + 1 <= MAX_PLAN_VALUES)) {
+    throw new Error(
+      `--resolution: ${step} makes ${steps + 1} values of ${lo}..${hi} to check; expected at most ` +
+        `${MAX_PLAN_VALUES} (a resolution of at least ${coarsest(span, integer)})`,
+    );
+  }
+  return { resolution: step, values: gridOf(lo, hi, step, steps, integer) };
+}
+
+/** `lo`, `lo + resolution`, … and `hi` (whole numbers for a field of whole numbers), without repeats. */
 function gridOf(lo: number, hi: number, resolution: number, steps: number, integer: boolean): number[] {
   const out: number[] = [];
   for (let k = 0; k < steps; k++) {
     const raw = lo + k * resolution;
-    // Whole numbers for an integer range; otherwise no float noise (0.30000000000000004).
+    // Whole numbers for a field of whole numbers; otherwise no float noise (0.30000000000000004).
     const v = integer ? Math.round(raw) : Number(raw.toPrecision(12));
     if (v < hi && v !== out.at(-1)) out.push(v);
   }
@@ -338,6 +410,29 @@ function gridOf(lo: number, hi: number, resolution: number, steps: number, integ
 function shortList(values: number[]): string {
   if (values.length > 10) return `${values.slice(0, 10).join(", ")} and ${values.length - 10} more`;
   return values.length > 1 ? `${values.slice(0, -1).join(", ")} and ${values.at(-1)}` : String(values[0]);
+}
+
+/**
+ * A run of the plan failed (threw, or its worker died): the plan stops, as that value neither meets the
+ * target nor misses it. The message names each value and its run's error.
+ */
+export class PlanRunFailed extends Error {
+  constructor(
+    readonly path: string,
+    readonly target: string,
+    readonly seed: number,
+    readonly failures: { value: number; error: string }[],
+  ) {
+    super(
+      [
+        ...failures.map((f) => `${path}=${f.value}: the run failed: ${f.error}`),
+        `the plan stopped: it cannot tell whether ${
+          failures.length > 1 ? "these values meet" : "this value meets"
+        } ${target} (seed ${seed})`,
+      ].join("\n"),
+    );
+    this.name = "PlanRunFailed";
+  }
 }
 
 /**
@@ -357,8 +452,17 @@ export async function plan(o: PlanOptions, prepared = preparePlan(o)): Promise<P
     const results = await run(
       fresh.map((value) => ({ file: o.loaded.file, path: vary.path, value, seed: o.seed })),
     );
-    for (const r of results) points.set(r.value, toPoint(r, target));
-    o.onRound?.(fresh.map((v) => points.get(v)!));
+    const failed: { value: number; error: string }[] = [];
+    for (const value of fresh) {
+      const r = results.find((x) => x.value === value);
+      if (!r) throw new Error(`no result came back for the run at ${vary.path}=${value}`);
+      if (!r.ok) failed.push({ value, error: r.error });
+      else points.set(value, toPoint(r, target));
+    }
+    o.onRound?.(fresh.flatMap((v) => points.get(v) ?? []));
+    // A failed run neither meets the target nor misses it: an answer built on it would be wrong. The same
+    // variant and seed fail again (runs are deterministic), so it is not retried.
+    if (failed.length) throw new PlanRunFailed(vary.path, target.text, o.seed, failed);
   };
   await evaluate([vary.lo, vary.hi]);
   // Indexes into `values`. Invariant: values[lo] misses the target, values[hi] meets it.
@@ -384,6 +488,12 @@ export async function plan(o: PlanOptions, prepared = preparePlan(o)): Promise<P
     answer = values[hi];
   }
   const sorted = [...points.values()].sort((a, b) => a.value - b.value);
+  // Values above the answer that miss the target: the search assumed none, and went below them.
+  const missesAbove = answer === undefined ? [] : sorted.filter((p) => !p.met && p.value > answer!);
+  const found = answer === undefined
+    ? `no value up to ${vary.hi} meets ${target.text}`
+    : `smallest ${vary.path} meeting ${target.text}: ${answer} (within ${resolution}; assumes the target gets ` +
+      `easier as ${vary.path} grows, as more capacity does)`;
   return {
     scenario: o.loaded.file,
     vary: vary.path,
@@ -394,15 +504,23 @@ export async function plan(o: PlanOptions, prepared = preparePlan(o)): Promise<P
     resolution,
     points: sorted,
     rounds,
-    note: answer === undefined
-      ? `no value up to ${vary.hi} meets ${target.text}`
-      : `smallest ${vary.path} meeting ${target.text}: ${answer} (within ${resolution}; assumes the target gets ` +
-        `easier as ${vary.path} grows, as more capacity does)`,
+    ...(missesAbove.length ? { missesAbove: missesAbove.map((p) => p.value) } : {}),
+    note: missesAbove.length
+      ? `${found}. ${notMonotone(target.text, vary.path, answer!, missesAbove)}`
+      : found,
   };
 }
 
-function toPoint(r: PlanResult, target: PlanTarget): PlanPoint {
-  if (!r.ok) return { value: r.value, met: false, error: r.error };
+/** The note that values above the answer miss the target, which the search assumed none would. */
+function notMonotone(target: string, path: string, answer: number, misses: PlanPoint[]): string {
+  const values = misses.map((p) => p.value);
+  return `Note: ${target} is not monotone in ${path} between ${answer} and ${
+    values.at(-1)
+  }: ${answer} meets ` +
+    `it but ${shortList(values)} ${values.length > 1 ? "miss" : "misses"} it`;
+}
+
+function toPoint(r: PlanResult & { ok: true }, target: PlanTarget): PlanPoint {
   const metric = named(`--target ${target.text}`, () => valueAt(r.report, target));
   return { value: r.value, metric, met: meets(target, metric), wallSeconds: r.report.wallSeconds };
 }

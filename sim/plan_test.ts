@@ -2,6 +2,8 @@
 import assert from "node:assert/strict";
 import {
   plan,
+  planGrid,
+  PlanRunFailed,
   type PlanTarget,
   preparePlan,
   reportNames,
@@ -9,7 +11,7 @@ import {
   targetField,
   valueAt,
 } from "./plan.ts";
-import { runVariant } from "./plan_worker.ts";
+import { type PlanJob, type PlanResult, runVariant } from "./plan_worker.ts";
 import { type LoadedScenario, loadScenarioFile } from "./scenario_load.ts";
 import { inlineScenario, PLAN_SCENARIO } from "./testing.ts";
 
@@ -299,4 +301,188 @@ Deno.test("plan searches a grid at --resolution, values between whole numbers in
   assert.deepEqual(values("workloads.w.cpu=1..4", 1), [1, 2, 3, 4]);
   // A whole-number range without --resolution stays on whole numbers.
   assert.deepEqual(values("hosts.std.count=1..5"), [1, 2, 3, 4, 5]);
+});
+
+/** A runner standing in for the simulator: `p99(value)` is the run's queueDelaySeconds.p99, or its failure. */
+function fakeRunner(p99: (value: number) => number | Error, ran: number[] = []) {
+  return (jobs: PlanJob[]): Promise<PlanResult[]> =>
+    Promise.resolve(jobs.map((j): PlanResult => {
+      ran.push(j.value);
+      const m = p99(j.value);
+      if (m instanceof Error) return { ok: false, value: j.value, error: m.message };
+      return { ok: true, value: j.value, report: { queueDelaySeconds: { p99: m }, wallSeconds: 0 } as never };
+    }));
+}
+
+const PLAN_LOADED = { scenario: inlineScenario(PLAN_SCENARIO), file: "never-read.yaml", warnings: [] };
+
+Deno.test("plan stops at a run that failed, naming the value and the run's error, instead of reading it as a miss", async () => {
+  const o = (p99: (v: number) => number | Error) => ({
+    loaded: PLAN_LOADED,
+    vary: "hosts.std.count=10..60",
+    target: "queueDelaySeconds.p99<=30",
+    seed: 3,
+    workers: 2,
+    run: fakeRunner(p99),
+  });
+  const failure = (message: string) => (e: unknown) => {
+    assert.ok(e instanceof PlanRunFailed);
+    assert.equal(e.message, message);
+    return true;
+  };
+  // The true answer is 34; the first round runs 27 and 43.
+  assert.equal((await plan(o((v) => 1000 / v))).answer, 34);
+  await assert.rejects(
+    plan(o((v) => (v === 43 ? new Error("worker ran out of memory") : 1000 / v))),
+    failure(
+      "hosts.std.count=43: the run failed: worker ran out of memory\n" +
+        "the plan stopped: it cannot tell whether this value meets queueDelaySeconds.p99<=30 (seed 3)",
+    ),
+  );
+  // Every run failing is no "no value meets".
+  await assert.rejects(
+    plan(o(() => new Error("boom"))),
+    failure(
+      "hosts.std.count=10: the run failed: boom\nhosts.std.count=60: the run failed: boom\n" +
+        "the plan stopped: it cannot tell whether these values meet queueDelaySeconds.p99<=30 (seed 3)",
+    ),
+  );
+});
+
+Deno.test("plan's default grid is whole numbers for a field of whole numbers only, however the range is written", () => {
+  const loaded = {
+    ...PLAN_LOADED,
+    scenario: inlineScenario(PLAN_SCENARIO.replace("arrival: { at: [0] }", "arrival: { ratePerSec: 0.05 }")),
+  };
+  const prepare = (vary: string, resolution?: number) =>
+    preparePlan({ loaded, vary, target: "tasks.unplaced<=0", seed: 1, workers: 2, resolution });
+  // A rate: a hundredth of the range, as the README says, whether the range is written 1..4 or 1.0..4.0.
+  for (const vary of ["workloads.w.arrival.ratePerSec=1..4", "workloads.w.arrival.ratePerSec=1.0..4.0"]) {
+    const p = prepare(vary);
+    assert.equal(p.resolution, 0.03, vary);
+    assert.equal(p.values.length, 101, vary);
+    assert.deepEqual(p.values.slice(0, 3), [1, 1.03, 1.06], vary);
+  }
+  const fraction = prepare("workloads.w.failureRate=0..1");
+  assert.deepEqual([fraction.values.length, fraction.values[1]], [101, 0.01]);
+  // A host count: whole numbers, however written.
+  assert.deepEqual(prepare("hosts.std.count=1.0..5.0").values, [1, 2, 3, 4, 5]);
+  assert.deepEqual(prepare("hosts.std.count=1..301").values.slice(0, 3), [1, 4, 7]);
+  // Ends or a resolution a field of whole numbers does not take are refused, by the argument.
+  assert.throws(
+    () => prepare("hosts.std.count=1.5..5"),
+    new Error(
+      "--vary hosts.std.count=1.5..5: got 1.5, expected whole numbers: hosts.std.count takes whole numbers only",
+    ),
+  );
+  assert.throws(
+    () => prepare("workloads.w.instances=10..40", 0.5),
+    new Error(
+      "--resolution: got 0.5, expected a whole number: workloads.w.instances takes whole numbers only",
+    ),
+  );
+});
+
+Deno.test("a --resolution making too many values is refused with one that is taken: whole for whole numbers", () => {
+  assert.throws(
+    () => planGrid(1, 500_000, 1, true),
+    new Error(
+      "--resolution: 1 makes 500000 values of 1..500000 to check; expected at most 100001 (a resolution of " +
+        "at least 5)",
+    ),
+  );
+  assert.equal(planGrid(1, 500_000, 5, true).values.length, 100_001);
+  const suggested = (lo: number, hi: number, resolution: number) => {
+    try {
+      planGrid(lo, hi, resolution, false);
+    } catch (e) {
+      return Number(/a resolution of at least ([^)]+)\)$/.exec((e as Error).message)![1]);
+    }
+    assert.fail(`${lo}..${hi} at ${resolution} was taken`);
+  };
+  for (const [lo, hi] of [[1, 500_000], [0, 0.7], [0.1, 0.4], [0, 1 / 3]]) {
+    const r = suggested(lo, hi, (hi - lo) / 1e6);
+    assert.ok(planGrid(lo, hi, r, false).values.length <= 100_001, `${lo}..${hi} at ${r}`);
+    assert.ok(String(r).replace(/^[0.]+/, "").replace(".", "").length <= 6, `${r} is short`);
+  }
+});
+
+Deno.test("--vary names host classes and workloads whose names hold dots", async () => {
+  const loaded = {
+    ...PLAN_LOADED,
+    scenario: inlineScenario(
+      PLAN_SCENARIO.replace("name: std", "name: m5.xlarge").replace("name: w,", "name: spark.etl,")
+        .replace("- name: w\n", "- name: spark.etl\n"),
+    ),
+  };
+  const ran: number[] = [];
+  const o = await plan({
+    loaded,
+    vary: "hosts.m5.xlarge.count=10..60",
+    target: "workloads.spark.etl.queueDelaySeconds.p99<=30",
+    seed: 1,
+    workers: 2,
+    run: (jobs) =>
+      Promise.resolve(jobs.map((j) => {
+        ran.push(j.value);
+        const report = {
+          workloads: { "spark.etl": { queueDelaySeconds: { p99: 1000 / j.value } } },
+          wallSeconds: 0,
+        };
+        return { ok: true as const, value: j.value, report: report as never };
+      })),
+  });
+  assert.equal(o.answer, 34);
+  assert.equal(
+    preparePlan({
+      loaded,
+      vary: "workloads.spark.etl.instances=1..40",
+      target: "tasks.unplaced<=0",
+      seed: 1,
+      workers: 2,
+    })
+      .values.length,
+    40,
+  );
+});
+
+Deno.test("plan notes a value above the answer that misses the target: not monotone there", async () => {
+  // Rounds of 2 between 10 and 60: 27 meets and 43 misses in the first.
+  const p99 = (v: number) => (v === 43 ? 100 : v >= 20 ? 10 : 100);
+  const o = await plan({
+    loaded: PLAN_LOADED,
+    vary: "hosts.std.count=10..60",
+    target: "queueDelaySeconds.p99<=30",
+    seed: 1,
+    workers: 2,
+    run: fakeRunner(p99),
+  });
+  assert.equal(o.answer, 20);
+  assert.deepEqual(o.missesAbove, [43]);
+  assert.match(
+    o.note,
+    /\. Note: queueDelaySeconds\.p99<=30 is not monotone in hosts\.std\.count between 20 and 43: 20 meets it but 43 misses it$/,
+  );
+  // The lowest value meeting it and the highest missing it: the same note.
+  const flipped = await plan({
+    loaded: PLAN_LOADED,
+    vary: "hosts.std.count=10..60",
+    target: "queueDelaySeconds.p99<=30",
+    seed: 1,
+    workers: 2,
+    run: fakeRunner((v) => (v === 10 ? 10 : 100)),
+  });
+  assert.equal(flipped.answer, 10);
+  assert.deepEqual(flipped.missesAbove, [60]);
+  // A monotone curve has no note.
+  const mono = await plan({
+    loaded: PLAN_LOADED,
+    vary: "hosts.std.count=10..60",
+    target: "queueDelaySeconds.p99<=30",
+    seed: 1,
+    workers: 2,
+    run: fakeRunner((v) => 1000 / v),
+  });
+  assert.equal(mono.missesAbove, undefined);
+  assert.doesNotMatch(mono.note, /monotone/);
 });

@@ -41,7 +41,8 @@ export function inlineScenario(yaml: string): Scenario {
 
 /**
  * 40 one-core tasks that outlive the run on 4-core hosts: `tasks.unplaced` is exactly max(0, 40 - 4 × hosts),
- * so the smallest host count that places every task is 10.
+ * so the smallest host count that places every task is 10. Its pool reserves more than the cluster has, so
+ * every task is admitted and those no host takes fail placement with reasons (a scenario warning says so).
  */
 export const PLAN_SCENARIO = `name: plan-small
 description: 40 one-core tasks on 4-core hosts; 10 hosts place them all.
@@ -51,9 +52,9 @@ hostClasses:
 respools:
   - name: p
     resources:
-      - { kind: cpu, reservation: 0, limit: 1000, share: 1 }
-      - { kind: memory, reservation: 0, limit: 10000000, share: 1 }
-      - { kind: disk, reservation: 0, limit: 100000000, share: 1 }
+      - { kind: cpu, reservation: 1000, limit: 1000, share: 1 }
+      - { kind: memory, reservation: 10000000, limit: 10000000, share: 1 }
+      - { kind: disk, reservation: 100000000, limit: 100000000, share: 1 }
       - { kind: gpu, reservation: 0, limit: 0, share: 1 }
 workloads:
   - name: w
