@@ -1,6 +1,14 @@
 /** Peloton's JSON shapes for the job manager's API: jobs, tasks, events, updates and volumes. */
 import type { ApiErrorCode, ApiRequest } from "../messages.ts";
-import type { JobConfig, Label, TaskConfig, UpdateConfig } from "../model/config_types.ts";
+import type {
+  Constraint,
+  JobConfig,
+  Label,
+  PlacementStrategy,
+  PreemptionPolicy,
+  TaskConfig,
+  UpdateConfig,
+} from "../model/config_types.ts";
 import { parseUpdateConfig } from "../model/load.ts";
 import {
   type JobRecord,
@@ -66,13 +74,84 @@ export interface JobView {
   tasks?: InstanceMap<TaskRecord>;
 }
 
+/**
+ * v0 `job.JobConfig`, its enums in job.proto's and task.proto's names (`PLACEMENT_STRATEGY_PACK_HOST`,
+ * `CONDITION_EQUAL`, `TYPE_NON_PREEMPTIBLE`), where the model keeps the short ones.
+ */
 export function jobConfigJson(c: JobConfig, version?: number): Body {
   const { respoolId, ...rest } = c;
   return {
     ...rest,
+    defaultConfig: taskConfigJson(c.defaultConfig),
+    instanceConfig: Object.fromEntries(
+      Object.entries(c.instanceConfig).map(([id, tc]) => [id, taskConfigJson(tc)]),
+    ),
+    placementStrategy: placementStrategyName(c.placementStrategy),
     respoolID: respoolId ? { value: respoolId } : undefined,
     changeLog: version === undefined ? undefined : { version },
   };
+}
+
+/*
+ * Where v0's enum names differ from the model's: a name a proto's enum does not have makes Go's jsonpb and
+ * Python's json_format refuse the whole response, so every output goes through these. Requests may use
+ * either spelling (the parsers strip the prefixes).
+ */
+
+/** v0 `job.PlacementStrategy`: `PLACEMENT_STRATEGY_PACK_HOST`, `PLACEMENT_STRATEGY_SPREAD_JOB`. */
+export function placementStrategyName(s: PlacementStrategy): string {
+  return s.startsWith("PLACEMENT_STRATEGY_") ? s : `PLACEMENT_STRATEGY_${s}`;
+}
+
+/** v0 `task.TaskConfig`: its constraint's conditions and its preemption policy's type in task.proto's names. */
+export function taskConfigJson(tc: TaskConfig): Body {
+  return {
+    ...tc,
+    ...(tc.constraint && { constraint: v0ConstraintJson(tc.constraint) }),
+    ...(tc.preemptionPolicy && { preemptionPolicy: preemptionPolicyJson(tc.preemptionPolicy) }),
+  };
+}
+
+/** v0 `task.Constraint`: `LabelConstraint.Condition` is `CONDITION_*` (its type and kind need no prefix). */
+function v0ConstraintJson(c: Constraint): Body {
+  switch (c.type) {
+    case "LABEL_CONSTRAINT": {
+      const l = c.labelConstraint;
+      return { ...c, labelConstraint: { ...l, condition: `CONDITION_${l.condition}` } };
+    }
+    case "AND_CONSTRAINT":
+      return { ...c, andConstraint: { constraints: c.andConstraint.constraints.map(v0ConstraintJson) } };
+    case "OR_CONSTRAINT":
+      return { ...c, orConstraint: { constraints: c.orConstraint.constraints.map(v0ConstraintJson) } };
+  }
+}
+
+/** v0 `task.PreemptionPolicy`: `type` is `TYPE_INVALID`, `TYPE_PREEMPTIBLE` or `TYPE_NON_PREEMPTIBLE`. */
+function preemptionPolicyJson(p: PreemptionPolicy): Body {
+  return { ...p, type: `TYPE_${p.type}` };
+}
+
+/** v0 `task.TerminationStatus.Reason` without its `TERMINATION_STATUS_REASON_` prefix. */
+const TERMINATION_REASONS: ReadonlySet<string> = new Set([
+  "KILLED_ON_REQUEST",
+  "FAILED",
+  "KILLED_HOST_MAINTENANCE",
+  "PREEMPTED_RESOURCES",
+  "DEADLINE_TIMEOUT_EXCEEDED",
+  "KILLED_FOR_UPDATE",
+  "KILLED_FOR_RESTART",
+  "KILLED_FOR_SLA_AWARE_RESTART",
+]);
+
+/**
+ * A task's termination reason as v0 `TerminationStatus.Reason` (`TERMINATION_STATUS_REASON_*`). Our
+ * SYSTEM_FAILURE (a run lost, or failed for the system's fault) is FAILED, as Peloton marks every failed
+ * run; a reason the enum does not have is INVALID rather than a name no client can read.
+ */
+export function terminationReasonName(reason: string): string {
+  const bare = reason.replace(/^TERMINATION_STATUS_REASON_/, "");
+  const name = bare === "SYSTEM_FAILURE" ? "FAILED" : TERMINATION_REASONS.has(bare) ? bare : "INVALID";
+  return `TERMINATION_STATUS_REASON_${name}`;
 }
 
 /** v1alpha entity version: `<configVersion>-<desiredStateVersion>-<workflowVersion>`. */
@@ -162,14 +241,21 @@ export function taskRuntimeJson(t: TaskRecord): Body {
     configVersion: t.configVersion,
     desiredConfigVersion: t.desiredConfigVersion ?? t.configVersion,
     healthy: t.healthy,
-    terminationStatus: t.terminationReason ? { reason: t.terminationReason } : undefined,
+    terminationStatus: t.terminationReason
+      ? { reason: terminationReasonName(t.terminationReason) }
+      : undefined,
     exitCode: t.exitCode,
     volumeID: t.volumeId ? { value: t.volumeId } : undefined,
   };
 }
 
 export function taskInfoJson(jobId: string, config: TaskConfig, t: TaskRecord): Body {
-  return { instanceId: t.instanceId, jobId: { value: jobId }, config, runtime: taskRuntimeJson(t) };
+  return {
+    instanceId: t.instanceId,
+    jobId: { value: jobId },
+    config: taskConfigJson(config),
+    runtime: taskRuntimeJson(t),
+  };
 }
 
 export function eventJson(e: TaskEventRecord): Body {

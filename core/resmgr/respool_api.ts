@@ -55,7 +55,8 @@ export function respoolInfo(node: RespoolNode): Body {
     config: respoolConfigJson(node.config),
     parent: node.parent ? { value: node.parent.id } : undefined,
     children: node.children.map((c) => ({ value: c.id })),
-    usages: RESOURCE_KINDS.map((kind) => ({
+    // `usage`, as v0 respool.proto's ResourcePoolInfo names it.
+    usage: RESOURCE_KINDS.map((kind) => ({
       kind,
       allocation: alloc[kind],
       slack: slack[kind],

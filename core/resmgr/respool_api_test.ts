@@ -128,7 +128,9 @@ Deno.test("GetResourcePool shows config, children, usage and path; missing ids a
   assert.deepEqual(info.parent, { value: ROOT_ID });
   assert.deepEqual(info.children, [{ value: b }]);
   assert.equal((info.config as Body).name, "a");
-  assert.deepEqual((info.usages as Body[]).map((u) => u.kind), ["cpu", "memory", "disk", "gpu"]);
+  // `usage`, as respool.proto's ResourcePoolInfo names it: a strict decoder refuses any other field.
+  assert.deepEqual((info.usage as Body[]).map((u) => u.kind), ["cpu", "memory", "disk", "gpu"]);
+  assert.equal(info.usages, undefined);
   assert.equal((body.childPools as Body[]).length, 1);
   call("GetResourcePool", {});
   assert.deepEqual(((reply().poolinfo as Body).id as Body).value, ROOT_ID, "no id means root");
@@ -151,7 +153,7 @@ Deno.test("usage is Peloton's: allocation of non-revocable tasks, slack of revoc
   leaf.entitlement.cpu = 6;
   for (const [id, entitlement] of [[a, 8], [b, 6]] as const) {
     call("GetResourcePool", { id: { value: id } });
-    const cpu = ((reply().poolinfo as Body).usages as Body[])[0];
+    const cpu = ((reply().poolinfo as Body).usage as Body[])[0];
     assert.deepEqual(cpu, { kind: "cpu", allocation: 2, slack: 0.5, entitlement, demand: 3.25 });
   }
 });
@@ -163,6 +165,10 @@ Deno.test("Query lists every pool, root first", () => {
   call("Query", {});
   const pools = reply().resourcePools as Body[];
   assert.deepEqual(pools.map((p) => (p.path as Body).value), ["/", "/a", "/a/b"]);
+  for (const p of pools) {
+    assert.deepEqual((p.usage as Body[]).map((u) => u.kind), ["cpu", "memory", "disk", "gpu"]);
+    assert.equal(p.usages, undefined);
+  }
 });
 
 Deno.test("DeleteResourcePool removes an idle leaf after the write is durable; a parent is refused", () => {

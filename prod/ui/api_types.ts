@@ -135,7 +135,8 @@ export interface RespoolInfoJson {
     resources: RespoolResource[];
     policy?: string;
   };
-  usages?: RespoolUsage[];
+  /** `usage`, as respool.proto's ResourcePoolInfo names it. */
+  usage?: RespoolUsage[];
 }
 
 export interface HostInfoJson {

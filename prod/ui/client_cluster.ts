@@ -158,7 +158,7 @@ export function poolsView(snap: Snapshot, queues: RowToggle<string>): UiElement 
     const kinds = ["cpu", "memory", "disk", "gpu"];
     const rows = kinds.map((kind, i) => {
       const cfg = pool.config.resources.find((r) => r.kind === kind);
-      const use: RespoolUsage = (pool.usages ?? []).find((u) => u.kind === kind) ?? { kind };
+      const use: RespoolUsage = (pool.usage ?? []).find((u) => u.kind === kind) ?? { kind };
       const cells: UiChild[] = [
         kind,
         cfg ? num(cfg.reservation) : "—",

@@ -15,7 +15,7 @@ export class PoolQueue {
 
 /** A leaf pool (not the root) whose usage counts queued demand: the pools whose queues may be opened. */
 export function hasQueuedDemand(p: RespoolInfoJson): boolean {
-  return isLeafPool(p) && (p.usages ?? []).some((u) => (u.demand ?? 0) > 0);
+  return isLeafPool(p) && (p.usage ?? []).some((u) => (u.demand ?? 0) > 0);
 }
 
 export function isLeafPool(p: RespoolInfoJson): boolean {

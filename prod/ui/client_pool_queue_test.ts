@@ -24,7 +24,7 @@ function pool(
     parent: parent ? { value: parent } : undefined,
     children: children.map((value) => ({ value })),
     config: { name: path.split("/").pop() || "root", resources: [] },
-    usages: [{ kind: "cpu", allocation: 8, entitlement: 8, demand: cpuDemand }],
+    usage: [{ kind: "cpu", allocation: 8, entitlement: 8, demand: cpuDemand }],
   };
 }
 
@@ -175,4 +175,12 @@ Deno.test("a gang's task ids split at the last dash: the job id keeps its own da
     { jobId: "job-x", instances: [] },
   ]);
   assert.deepEqual(gangJobs({}), []);
+});
+
+Deno.test("each resource row shows its allocation, entitlement and demand from the pool's `usage`", () => {
+  // respool.proto's ResourcePoolInfo names the list `usage`, as the API answers it.
+  const rows = view([]).select("tr[data-pool=/batch/wide]");
+  const row = rows.find((r) => r.getAttribute("data-kind") === "cpu")!;
+  // Allocation, slack, entitlement, demand: the last four cells.
+  assert.deepEqual(texts(row.select("td")).slice(-4), ["8", "—", "8", "8"]);
 });
