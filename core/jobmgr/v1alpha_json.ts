@@ -32,17 +32,15 @@ export function jobStateName(s: JobState): string {
 
 /**
  * v1alpha `pod.PodState` of a v0 task state name (`ConvertTaskStateToPodState`): the same states, UNKNOWN
- * becoming INVALID. v0's RESERVED has no pod state, and Peloton's converter falls back to POD_STATE_INVALID
- * for it, as for any name no v0 state has.
+ * becoming INVALID (and any name no v0 state has); RESERVED is POD_STATE_RESERVED (17), as in Peloton's
+ * newest pod.proto and converter.
  */
 export function podStateName(s: string): string {
   return POD_STATES.has(s) ? `POD_STATE_${s}` : "POD_STATE_INVALID";
 }
 
-/** v0 task states with a v1alpha pod state of the same name: all but UNKNOWN and RESERVED. */
-const POD_STATES: ReadonlySet<string> = new Set(
-  Object.keys(TASK_STATES).filter((s) => s !== "UNKNOWN" && s !== "RESERVED"),
-);
+/** v0 task states with a v1alpha pod state of the same name: all but UNKNOWN. */
+const POD_STATES: ReadonlySet<string> = new Set(Object.keys(TASK_STATES).filter((s) => s !== "UNKNOWN"));
 
 /** v1alpha `pod.PodState` names without their prefix, by enum number (KILLING and PREEMPTING are not v0's order). */
 /** `<jobId>-<instanceId>`: the job id is a UUID, so the last `-` starts the instance. */
@@ -66,6 +64,7 @@ export const POD_STATE_NUMBERS: readonly string[] = [
   "KILLED",
   "PREEMPTING",
   "DELETED",
+  "RESERVED",
 ];
 
 /** `pod_stats`: task counts by v1alpha pod state (`ConvertTaskStatsToPodStats`). */
@@ -186,9 +185,12 @@ function containerJson(c: PodSpec["containers"][number]): Body {
   return out;
 }
 
-/** v1alpha `pod.HealthCheckSpec`: `type` as HEALTH_CHECK_TYPE_*. */
+/**
+ * v1alpha `pod.HealthCheckSpec`: `type` as HEALTH_CHECK_TYPE_*. Its enum has no GRPC (v0's 3): Peloton passes
+ * the number across, and proto3 JSON writes a number its enum does not name as the number.
+ */
 function healthCheckJson(h: HealthCheckConfig): Body {
-  return { ...h, type: `HEALTH_CHECK_TYPE_${h.type}` };
+  return { ...h, type: h.type === "GRPC" ? 3 : `HEALTH_CHECK_TYPE_${h.type}` };
 }
 
 const CONSTRAINT_TYPE = { LABEL_CONSTRAINT: "LABEL", AND_CONSTRAINT: "AND", OR_CONSTRAINT: "OR" } as const;

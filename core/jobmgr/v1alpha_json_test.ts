@@ -5,7 +5,7 @@ import { JOB_ID, JobmgrRig, runningService } from "../testing/jobmgr_rig.ts";
 import { JOB_SERVICE, TASK_SERVICE } from "./job_api.ts";
 import { STATELESS_SERVICE } from "./stateless_api.ts";
 import { UPDATE_SERVICE } from "./update_api.ts";
-import { jobStateName, podSpecJson, podStatsJson } from "./v1alpha_json.ts";
+import { jobStateName, POD_STATE_NUMBERS, podSpecJson, podStatsJson } from "./v1alpha_json.ts";
 
 type Json = Record<string, unknown>;
 
@@ -162,13 +162,15 @@ Deno.test("a START workflow, which v1alpha's WorkflowType does not name, shows a
   assert.equal(jobInfo.status.workflowStatus.state, "WORKFLOW_STATE_ROLLING_FORWARD");
 });
 
-Deno.test("v0's UNKNOWN and RESERVED (no v1alpha pod state) are v1alpha's INVALID; a pod's volume has v1alpha's sizeMb", () => {
+Deno.test("v0's UNKNOWN is v1alpha's INVALID and RESERVED its POD_STATE_RESERVED; a pod's volume has v1alpha's sizeMb", () => {
   assert.equal(jobStateName("UNKNOWN"), "JOB_STATE_INVALID");
   assert.equal(jobStateName("KILLING"), "JOB_STATE_KILLING");
   assert.deepEqual(podStatsJson({ UNKNOWN: 1, RUNNING: 2, RESERVED: 1 }), {
-    POD_STATE_INVALID: 2,
+    POD_STATE_INVALID: 1,
     POD_STATE_RUNNING: 2,
+    POD_STATE_RESERVED: 1,
   });
+  assert.equal(POD_STATE_NUMBERS.indexOf("RESERVED"), 17, "pod.proto's POD_STATE_RESERVED = 17");
   assert.deepEqual(podSpecJson({ containers: [], volume: { containerPath: "data", sizeMB: 8 } }), {
     containers: [],
     volume: { containerPath: "data", sizeMb: 8 },
@@ -218,4 +220,11 @@ Deno.test("a v1alpha status carries the runtime's revision: its write count and 
   const { jobInfo } = await call(rig, JOB_SERVICE, "Get", { id: jobId }) as { jobInfo: { runtime: Json } };
   assert.equal(jobInfo.runtime.revision, undefined, "v0's runtime is unchanged");
   assert.equal(jobInfo.runtime.podStatsByConfigurationVersion, undefined);
+});
+
+Deno.test("a GRPC health check (v0's 3, none in v1alpha's enum) is written as the number, as proto3 JSON does", () => {
+  const check = (type: string) =>
+    podSpecJson({ containers: [{ livenessCheck: { ...HEALTH, type } }] } as never).containers as Json[];
+  assert.equal((check("GRPC")[0].livenessCheck as Json).type, 3);
+  assert.equal((check("HTTP")[0].livenessCheck as Json).type, "HEALTH_CHECK_TYPE_HTTP");
 });
