@@ -166,7 +166,7 @@ Deno.test("a drain overlapping an earlier one's hosts puts the others into maint
   const mid = await runUntil(yaml, 150_000);
   assert.deepEqual(
     ["std-0", "std-1", "std-2", "std-3", "std-4", "std-5", "std-7"].map((n) => stateOf(mid, n)),
-    [...Array(6).fill("HOST_STATE_DRAINED"), "HOST_STATE_UP"],
+    [...Array(6).fill("HOST_STATE_DOWN"), "HOST_STATE_UP"],
   );
   await mid.close();
 });
@@ -183,7 +183,7 @@ Deno.test("a drain's end completes only the hosts it put into maintenance, not a
   );
   const at = await runUntil(yaml, 200_000);
   assert.equal(stateOf(at, "std-1"), "HOST_STATE_UP", "its own host is back");
-  assert.equal(stateOf(at, "std-0"), "HOST_STATE_DRAINED", "the rack drain's host stays in maintenance");
+  assert.equal(stateOf(at, "std-0"), "HOST_STATE_DOWN", "the rack drain's host stays in maintenance");
   assert.deepEqual(at.events.map((e) => [e.atSec, e.kind, e.hosts, e.alreadyInMaintenance]), [
     [60, "drain", 4, undefined],
     [100, "drain", 1, 1],
@@ -204,14 +204,14 @@ Deno.test("a drain's end completes only the hosts it put into maintenance, not a
   });
   await refused.advanceTo(59_000);
   assert.equal((await started).error, undefined);
-  assert.equal(stateOf(refused, "std-1"), "HOST_STATE_DRAINED");
+  assert.equal(stateOf(refused, "std-1"), "HOST_STATE_DOWN");
   await refused.advanceTo(120_000);
   assert.match(refused.events[0].error ?? "", /already in maintenance/);
   assert.deepEqual(refused.events.map((e) => [e.kind, e.hosts, e.detail]), [
     ["drain", 1, "maintenance (1 named)"],
     ["maintenanceDone", 0, "none of its own in maintenance to bring back"],
   ]);
-  assert.equal(stateOf(refused, "std-1"), "HOST_STATE_DRAINED", "still the operator's maintenance");
+  assert.equal(stateOf(refused, "std-1"), "HOST_STATE_DOWN", "still the operator's maintenance");
   await refused.close();
 });
 

@@ -10,7 +10,7 @@ import type {
 } from "../messages.ts";
 import type { HostMaintenanceRecord } from "../model/records.ts";
 import { addInto, type Resources, zero } from "../model/resources.ts";
-import { isTerminalTaskState, MESOS_TO_TASK_STATE } from "../model/states.ts";
+import { type HostState, isTerminalTaskState, MESOS_TO_TASK_STATE } from "../model/states.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { BackendEvent, HostBackend, HostInfo, LaunchSpec, TaskStatus } from "../ports/host_backend.ts";
 import type { Metrics } from "../ports/metrics.ts";
@@ -33,14 +33,35 @@ export interface HostmgrConfig {
   /** Remember which engine holds each lease, so a dead engine's hosts come back at once (separate daemons). */
   trackLeases?: boolean;
   /**
-   * The cluster manager keeps maintenance of its own (Mesos): a completion stays stored until it has the
-   * machine up as well (`completionCarried`), so that a restart carries the completion there instead of
-   * adopting the machine back into maintenance from the cluster manager's status.
+   * The cluster manager keeps maintenance of its own (Mesos): a drained host is DOWN once its sync has the
+   * machine down (`machineWentDown`), and a completion stays stored until it has the machine up as well
+   * (`completionCarried`), so that a restart carries the completion there instead of adopting the machine
+   * back into maintenance from the cluster manager's status.
    */
   clusterMaintenance?: boolean;
 }
 
 export const DEFAULT_HOSTMGR_CONFIG: HostmgrConfig = { leaseTimeoutMs: 60_000, scarceGpu: true };
+
+/**
+ * A backend that takes machines down for maintenance itself (the minicluster; Mesos's `/machine/down` and
+ * `/machine/up` are carried by a sync instead, `clusterMaintenance`). A machine taken down loses its agent
+ * (host-lost), and gets it back (host-up) once brought up. Both calls are safe to repeat.
+ */
+export interface MachineBackend {
+  /** Takes the DRAINED host's machine down: its agent leaves and offers nothing until `machineUp`. */
+  machineDown(hostname: string): void;
+  /** Brings the machine of a completed maintenance up: its agent registers again. */
+  machineUp(hostname: string): void;
+}
+
+/** The backend's machine maintenance, when it has one (the `HostBackend` port leaves it optional). */
+function machinesOf(backend: HostBackend): MachineBackend | undefined {
+  const b = backend as HostBackend & Partial<MachineBackend>;
+  return typeof b.machineDown === "function" && typeof b.machineUp === "function"
+    ? b as HostBackend & MachineBackend
+    : undefined;
+}
 
 export interface HostmgrDeps {
   clock: Clock;
@@ -83,10 +104,17 @@ export class HostManager implements Receiver {
   readonly #completed = new Map<string, { record: HostMaintenanceRecord; stored: boolean }>();
   /** Which pool each host is in (its `host_pool` label), and the pools operators created. */
   readonly hostPools = new HostPools();
+  /**
+   * Who takes a drained host's machine down: the backend, when it can (the minicluster). With neither it nor
+   * a cluster manager keeping maintenance (the simulator) there is no machine to take down, and a drained
+   * host is DOWN at once.
+   */
+  readonly #machines?: MachineBackend;
 
   constructor(private readonly deps: HostmgrDeps, readonly config: HostmgrConfig = DEFAULT_HOSTMGR_CONFIG) {
     this.registry = new HostRegistry(config.scarceGpu, config.leaseTimeoutMs);
     this.reservations = new Reservations(this.registry);
+    if (!config.clusterMaintenance) this.#machines = machinesOf(deps.backend);
   }
 
   get hosts(): readonly HostEntry[] {
@@ -296,11 +324,15 @@ export class HostManager implements Receiver {
       if (!stored && h!.state === "HOST_STATE_UP") {
         return { code: "invalid-argument", message: `host ${hostname} is not in maintenance` };
       }
-      if (state !== "HOST_STATE_DRAINING") return undefined;
+      // Peloton completes only a DOWN host (`drainer.CompleteMaintenance`: "Host is not DOWN").
+      if (state === "HOST_STATE_DOWN") return undefined;
+      const why = state === "HOST_STATE_DRAINING"
+        ? `${h!.tasks.size} task(s) still to move off`
+        : "its machine is not down yet";
       return {
         code: "failed-precondition",
-        message: `cannot complete maintenance on host ${hostname}: it is ${state}, ${h!.tasks.size} ` +
-          `task(s) still to move off; complete it once it is HOST_STATE_DRAINED or HOST_STATE_DOWN`,
+        message: `cannot complete maintenance on host ${hostname}: it is ${state}, ${why}; ` +
+          "complete it once it is HOST_STATE_DOWN",
       };
     }
     if (state === "HOST_STATE_DRAINED" || state === "HOST_STATE_DOWN") {
@@ -324,8 +356,9 @@ export class HostManager implements Receiver {
 
   /**
    * Peloton's StartMaintenance: the host takes no new work; DRAINING until its tasks are gone, then
-   * DRAINED. A DRAINING host is left draining, as Peloton drains it again; a DRAINED or DOWN one is
-   * refused, as is one whose agent is lost (UNKNOWN): Peloton puts only registered agents into maintenance.
+   * DRAINED, and DOWN once its machine is down (`#drained`). A DRAINING host is left draining, as Peloton
+   * drains it again; a DRAINED or DOWN one is refused, as is one whose agent is lost (UNKNOWN): Peloton puts
+   * only registered agents into maintenance.
    * Returns why it was refused, or undefined: then the maintenance is being stored, and `done` is called
    * once it is (with the error if it could not be, the host then back as it was).
    */
@@ -352,6 +385,8 @@ export class HostManager implements Receiver {
     this.#store([{ kind: "maintenance.put", maintenance: record }], done, () => {
       if (this.#maintenance.get(hostname) !== record) return;
       this.#leaveMaintenance(hostname);
+      // An empty host's machine was being taken down already: it comes back up.
+      this.#machines?.machineUp(hostname);
       if (completed) this.#completed.set(hostname, completed);
     });
     return undefined;
@@ -381,9 +416,9 @@ export class HostManager implements Receiver {
 
   /**
    * Peloton's CompleteMaintenance: the host is UP again and takes work; one not registered leaves the
-   * DOWN list and takes work when it registers. Only a DRAINED or DOWN host is completed: one still
-   * DRAINING is refused, as Peloton completes only hosts whose drain is over. `done` as for
-   * `startMaintenance`.
+   * DOWN list and takes work when it registers. Only a DOWN host is completed, as in Peloton: one still
+   * DRAINING, or DRAINED with its machine not down yet, is refused. Once the completion is stored, a backend
+   * that took the machine down brings it up (its agent registers again). `done` as for `startMaintenance`.
    */
   completeMaintenance(hostname: string, done?: (err?: Error) => void): MaintenanceRefusal | undefined {
     const refused = this.maintenanceRefusal("CompleteMaintenance", hostname);
@@ -403,25 +438,65 @@ export class HostManager implements Receiver {
       : { kind: "maintenance.delete", hostname };
     this.#store([write], (err) => {
       if (!err && completion) completion.stored = true;
+      // Up only once stored: a completion the store refused leaves the machine down, as the record says.
+      if (!err && !this.#maintenance.has(hostname)) this.#machines?.machineUp(hostname);
       done?.(err);
     }, () => {
       if (completion && this.#completed.get(hostname) === completion) this.#completed.delete(hostname);
-      // Still stored: back into maintenance, unless it was started again meanwhile.
+      // Still stored: back into maintenance (it was DOWN), unless it was started again meanwhile.
       if (!stored || this.#maintenance.has(hostname)) return;
       this.#maintenance.set(hostname, stored);
       const again = this.host(hostname);
-      if (again?.state === "HOST_STATE_UP") this.#enterMaintenance(again);
+      if (again?.state === "HOST_STATE_UP") this.#enterMaintenance(again, true);
     });
     return undefined;
   }
 
-  /** The host takes no new work; the resource manager preempts what runs there, so it drains (Peloton's drainer). */
-  #enterMaintenance(h: HostEntry): void {
-    h.state = h.tasks.size ? "HOST_STATE_DRAINING" : "HOST_STATE_DRAINED";
+  /**
+   * The host takes no new work; the resource manager preempts what runs there, so it drains (Peloton's
+   * drainer). `wasDown`: it was DOWN until now (listed DOWN while not registered), so an empty one stays so.
+   */
+  #enterMaintenance(h: HostEntry, wasDown = false): void {
     if (h.tasks.size) {
+      h.state = "HOST_STATE_DRAINING";
       this.deps.transport.send(this.deps.resmgr, { kind: "drain-tasks", taskIds: [...h.tasks.keys()] });
-    }
+    } else this.#drained(h, wasDown);
     this.#endReservation(h, `host ${h.info.hostname} reserved for the task went into maintenance`);
+    this.registry.reindex(h);
+    this.#changed.add(h);
+  }
+
+  /**
+   * A host in maintenance has no task left: its machine goes down (Peloton: DRAINED, then DOWN once
+   * `/machine/down` went through). DOWN at once when its agent is gone already, or when there is no machine
+   * to take down; otherwise DRAINED until it is down: the backend is asked (the minicluster, whose agent then
+   * leaves: `#hostLost`), or the cluster manager's sync takes it down and says so (`machineWentDown`). One
+   * DOWN before (`wasDown`: its agent is back, or registered after a restart) stays DOWN while the backend
+   * takes it down again.
+   */
+  #drained(h: HostEntry, wasDown: boolean): void {
+    let down = h.lost || (!this.#machines && !this.config.clusterMaintenance);
+    if (!h.lost && this.#machines) {
+      this.#machines.machineDown(h.info.hostname);
+      down ||= wasDown;
+    }
+    this.#setState(h, down ? "HOST_STATE_DOWN" : "HOST_STATE_DRAINED");
+  }
+
+  /**
+   * The cluster manager has the host's machine down (the Mesos sync's `/machine/down` went through): a
+   * DRAINED host is DOWN. Safe to call again; any other state is left as it is.
+   */
+  machineWentDown(hostname: string): void {
+    const h = this.host(hostname);
+    if (h?.state !== "HOST_STATE_DRAINED") return;
+    this.#setState(h, "HOST_STATE_DOWN");
+    this.#pushInventory(false);
+  }
+
+  #setState(h: HostEntry, state: HostState): void {
+    if (h.state === state) return;
+    h.state = state;
     this.registry.reindex(h);
     this.#changed.add(h);
   }
@@ -600,10 +675,7 @@ export class HostManager implements Receiver {
     if (!t) return;
     h.tasks.delete(taskId);
     this.registry.table.give(h, t);
-    if (h.state === "HOST_STATE_DRAINING" && !h.tasks.size) {
-      h.state = "HOST_STATE_DRAINED";
-      this.#changed.add(h);
-    }
+    if (h.state === "HOST_STATE_DRAINING" && !h.tasks.size) this.#drained(h, false);
     if (h.reservedFor !== undefined) this.#completeReservation(h);
     this.registry.reindex(h);
   }
@@ -673,6 +745,8 @@ export class HostManager implements Receiver {
       known.lost = false;
       this.registry.reindex(known);
       this.#changed.add(known);
+      // Its agent is back though its machine was down: taken down again (with a sync: DRAINED until it is).
+      if (known.state === "HOST_STATE_DOWN") this.#drained(known, true);
       return;
     }
     const h = this.registry.add(info);
@@ -680,8 +754,9 @@ export class HostManager implements Receiver {
     this.#waitingForHost.delete(info.hostname);
     this.registry.reindex(h);
     this.#changed.add(h);
-    // Maintenance stored before a restart, or adopted from the cluster manager, applies from the start.
-    if (this.#maintenance.has(info.hostname)) this.#enterMaintenance(h);
+    // Maintenance stored before a restart, or adopted from the cluster manager, applies from the start; it
+    // was listed DOWN until now.
+    if (this.#maintenance.has(info.hostname)) this.#enterMaintenance(h, true);
   }
 
   #hostLost(hostname: string, reason: string, out: TaskStatus[]): void {
@@ -689,6 +764,8 @@ export class HostManager implements Receiver {
     if (!h) return;
     h.lost = true;
     h.leaseId = undefined;
+    // A drained host whose agent left is DOWN: its machine was taken down (or went down by itself).
+    if (h.state === "HOST_STATE_DRAINED") this.#drained(h, false);
     this.#endReservation(h, `host ${hostname} reserved for the task was lost: ${reason}`);
     this.registry.reindex(h);
     this.#changed.add(h);

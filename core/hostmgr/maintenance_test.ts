@@ -18,8 +18,8 @@ function hostStates(rig: ReturnType<typeof hostmgrRig>): Record<string, string> 
   return Object.fromEntries(body.hostInfos.map((h) => [h.hostname, h.state]));
 }
 
-Deno.test("StartMaintenance drains a host: no new leases, DRAINING until its tasks end, then DRAINED", () => {
-  const rig = hostmgrRig([["h1"], ["h2"]]);
+Deno.test("StartMaintenance drains a host: no new leases, DRAINING until its tasks end, then DOWN with no machine to take down", () => {
+  const rig = hostmgrRig([["h1"], ["h2"]], {}, { machines: false });
   rig.launch("a-0-1", "h1", 1);
   assert.deepEqual(api(rig, "StartMaintenance", { hostname: "h1" }).body, { hostname: "h1" });
   assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_DRAINING");
@@ -27,11 +27,11 @@ Deno.test("StartMaintenance drains a host: no new leases, DRAINING until its tas
   assert.deepEqual(r.leases.map((l) => l.hostname), ["h2"]);
   assert.deepEqual(r.rejections, { "host in maintenance": 1 });
   rig.backend.emit(finished("a-0-1", "h1"));
-  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_DRAINED");
-  const drained = api(rig, "QueryHosts", { hostStates: ["HOST_STATE_DRAINED"] }).body as {
+  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_DOWN");
+  const down = api(rig, "QueryHosts", { hostStates: ["HOST_STATE_DOWN"] }).body as {
     hostInfos: { hostname: string }[];
   };
-  assert.deepEqual(drained.hostInfos.map((h) => h.hostname), ["h1"]);
+  assert.deepEqual(down.hostInfos.map((h) => h.hostname), ["h1"]);
   assert.deepEqual(api(rig, "CompleteMaintenance", { hostname: "h1" }).body, { hostname: "h1" });
   assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_UP");
   rig.hm.receive({ kind: "release-hosts", leaseIds: r.leases.map((l) => l.leaseId) });
@@ -54,7 +54,7 @@ Deno.test("a lease taken before maintenance cannot launch on the host", () => {
 });
 
 Deno.test("maintenance requests name the host; unknown hosts are not found, the deprecated list is accepted", () => {
-  const rig = hostmgrRig([["h1"], ["h2"]]);
+  const rig = hostmgrRig([["h1"], ["h2"]], {}, { machines: false });
   assert.equal(api(rig, "StartMaintenance", { hostname: "nope" }).error?.code, "not-found");
   assert.equal(api(rig, "StartMaintenance", {}).error?.code, "invalid-argument");
   assert.equal(api(rig, "CompleteMaintenance", { hostname: "h1" }).error?.code, "invalid-argument");
@@ -64,7 +64,11 @@ Deno.test("maintenance requests name the host; unknown hosts are not found, the 
   const states = (api(rig, "QueryHosts", {}).body as { hostInfos: { state: string }[] }).hostInfos.map((h) =>
     h.state
   );
-  assert.deepEqual(states, ["HOST_STATE_DRAINED", "HOST_STATE_DRAINED"], "empty hosts drain at once");
+  assert.deepEqual(
+    states,
+    ["HOST_STATE_DOWN", "HOST_STATE_DOWN"],
+    "empty hosts drain, and are down, at once",
+  );
 });
 
 Deno.test("a host lost while in maintenance is DOWN; the job manager hears about host changes", () => {
@@ -120,12 +124,15 @@ Deno.test("StartMaintenance refuses a DRAINED or DOWN host, naming its state; a 
     hostnames: ["h3", "h3"],
   });
   assert.equal(rig.hm.host("h3")!.state, "HOST_STATE_DRAINED");
+  // Down (its agent left), completed, and back with its agent: UP, and can be put into maintenance again.
+  rig.backend.emit({ kind: "host-lost", hostname: "h1", agentId: "agent-h1", reason: "machine down" });
   assert.deepEqual(api(rig, "CompleteMaintenance", { hostname: "h1" }).body, { hostname: "h1" });
+  rig.backend.emit({ kind: "host-up", host: makeHost("h1") });
   assert.deepEqual(api(rig, "StartMaintenance", { hostname: "h1" }).body, { hostname: "h1" }, "UP again");
 });
 
 Deno.test("maintenance is answered only once stored; CompleteMaintenance deletes the record", () => {
-  const rig = hostmgrRig([["h1"], ["h2"]]);
+  const rig = hostmgrRig([["h1"], ["h2"]], {}, { machines: false });
   rig.clock.advance(1234);
   rig.hm.receive({
     kind: "api",
@@ -134,7 +141,7 @@ Deno.test("maintenance is answered only once stored; CompleteMaintenance deletes
     procedure: `${HOST}::StartMaintenance`,
     body: { hostname: "h1" },
   });
-  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_DRAINED", "no new work from the request on");
+  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_DOWN", "no new work from the request on");
   assert.deepEqual(rig.transport.take("api-reply"), [], "not answered before the record is durable");
   rig.store.settle();
   assert.deepEqual(rig.transport.takeOne("api-reply", "cli").body, { hostname: "h1" });
@@ -155,7 +162,7 @@ Deno.test("maintenance is answered only once stored; CompleteMaintenance deletes
 });
 
 Deno.test("a maintenance write the store refuses is answered internal and undone", () => {
-  const rig = hostmgrRig([["h1"]]);
+  const rig = hostmgrRig([["h1"]], {}, { machines: false });
   rig.store.failNextWrite(new Error("disk full"));
   const start = api(rig, "StartMaintenance", { hostname: "h1" });
   assert.deepEqual(start.error, {
@@ -165,11 +172,11 @@ Deno.test("a maintenance write the store refuses is answered internal and undone
   assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_UP", "memory is back as the store has it");
   assert.equal(rig.acquire().leases.length, 1, "and the host takes work");
 
-  const rig2 = hostmgrRig([["h1"]]);
+  const rig2 = hostmgrRig([["h1"]], {}, { machines: false });
   api(rig2, "StartMaintenance", { hostname: "h1" });
   rig2.store.failNextWrite(new Error("disk full"));
   assert.equal(api(rig2, "CompleteMaintenance", { hostname: "h1" }).error?.code, "internal");
-  assert.equal(rig2.hm.host("h1")!.state, "HOST_STATE_DRAINED", "still in maintenance, as stored");
+  assert.equal(rig2.hm.host("h1")!.state, "HOST_STATE_DOWN", "still in maintenance, as stored");
   assert.equal(rig2.store.maintenance.size, 1);
 });
 
@@ -191,7 +198,7 @@ Deno.test("a maintenance write that found the store out of reach is unavailable;
 });
 
 Deno.test("recovered maintenance: a host drains when it registers; one not registered is DOWN until completed", () => {
-  const rig = hostmgrRig([]);
+  const rig = hostmgrRig([], {}, { machines: false });
   rig.hm.recover([
     { hostname: "h1", state: "HOST_STATE_DRAINING", startTimeMs: 5 },
     { hostname: "h2", state: "HOST_STATE_DRAINING", startTimeMs: 6 },
@@ -211,14 +218,14 @@ Deno.test("recovered maintenance: a host drains when it registers; one not regis
   );
   assert.deepEqual(hostStates(rig), {
     h1: "HOST_STATE_DRAINING",
-    h2: "HOST_STATE_DRAINED",
+    h2: "HOST_STATE_DOWN",
     h3: "HOST_STATE_UP",
     gone: "HOST_STATE_DOWN",
   });
   assert.deepEqual(rig.transport.take("drain-tasks", "resmgr").map((m) => m.taskIds), [["a-0-1"]]);
   assert.deepEqual(rig.acquire({ maxHosts: 5 }).leases.map((l) => l.hostname), ["h3"], "no new work");
   rig.backend.emit(finished("a-0-1", "h1"));
-  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_DRAINED");
+  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_DOWN");
 
   // A host not registered: refused again, completed (its record deleted), then UP when it registers.
   assert.equal(api(rig, "StartMaintenance", { hostname: "gone" }).error?.code, "failed-precondition");
@@ -229,17 +236,17 @@ Deno.test("recovered maintenance: a host drains when it registers; one not regis
   assert.equal(rig.hm.host("gone")!.state, "HOST_STATE_UP");
 });
 
-Deno.test("a task reconciled onto a DRAINED host drains it again", () => {
-  const rig = hostmgrRig([["h1"]]);
+Deno.test("a task reconciled onto a DOWN host drains it again", () => {
+  const rig = hostmgrRig([["h1"]], {}, { machines: false });
   api(rig, "StartMaintenance", { hostname: "h1" });
-  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_DRAINED");
+  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_DOWN");
   rig.hm.receive({ kind: "reconcile-tasks", tasks: [spec("a-0-1", "h1", 1)] });
   assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_DRAINING");
   assert.deepEqual(rig.transport.take("drain-tasks", "resmgr").map((m) => m.taskIds), [["a-0-1"]]);
 });
 
 Deno.test("a host the cluster manager has in maintenance is adopted: stored, and DOWN while not registered", () => {
-  const rig = hostmgrRig([["h1"]]);
+  const rig = hostmgrRig([["h1"]], { clusterMaintenance: true });
   rig.hm.adoptMaintenance("h1", "HOST_STATE_DRAINING");
   rig.hm.adoptMaintenance("m9", "HOST_STATE_DOWN");
   rig.hm.adoptMaintenance("m9", "HOST_STATE_DRAINING");
@@ -252,7 +259,7 @@ Deno.test("a host the cluster manager has in maintenance is adopted: stored, and
 });
 
 Deno.test("a host the cluster manager has in maintenance is adopted though its agent is lost now", () => {
-  const rig = hostmgrRig([["h1"], ["h2"]]);
+  const rig = hostmgrRig([["h1"], ["h2"]], { clusterMaintenance: true });
   rig.backend.emit({ kind: "host-lost", hostname: "h1", agentId: "agent-h1", reason: "agent removed" });
   rig.backend.emit({ kind: "host-lost", hostname: "h2", agentId: "agent-h2", reason: "unreachable" });
   // StartMaintenance refuses a lost host, but the master has these machines in maintenance already: a host
@@ -265,14 +272,15 @@ Deno.test("a host the cluster manager has in maintenance is adopted though its a
     [...rig.store.maintenance.values()].map((m) => [m.hostname, m.state]),
     [["h1", "HOST_STATE_DOWN"], ["h2", "HOST_STATE_DRAINING"]],
   );
-  // Back with its agent, each is in maintenance still and takes no work.
+  // Back with its agent, each is in maintenance still and takes no work: DRAINED until the sync has the
+  // machine down.
   rig.backend.emit({ kind: "host-up", host: makeHost("h1") }, { kind: "host-up", host: makeHost("h2") });
   assert.deepEqual(hostStates(rig), { h1: "HOST_STATE_DRAINED", h2: "HOST_STATE_DRAINED" });
   assert.deepEqual(rig.acquire({ maxHosts: 5 }).leases, []);
 });
 
 Deno.test("CompleteMaintenance tells the resource manager room is free, though capacity is the same", () => {
-  const rig = hostmgrRig([["h1"]]);
+  const rig = hostmgrRig([["h1"]], {}, { machines: false });
   api(rig, "StartMaintenance", { hostname: "h1" });
   rig.transport.drain();
   api(rig, "CompleteMaintenance", { hostname: "h1" });
@@ -298,7 +306,7 @@ Deno.test("a drain request the resource manager missed is sent again when it nex
 });
 
 Deno.test("StartMaintenance refuses a host that is lost (no agent now), naming its state; nothing changes", () => {
-  const rig = hostmgrRig([["h1"], ["h2"]]);
+  const rig = hostmgrRig([["h1"], ["h2"]], {}, { machines: false });
   rig.backend.emit({ kind: "host-lost", hostname: "h1", agentId: "agent-h1", reason: "agent removed" });
   rig.transport.drain();
   const refused = api(rig, "StartMaintenance", { hostname: "h1" });
@@ -315,11 +323,11 @@ Deno.test("StartMaintenance refuses a host that is lost (no agent now), naming i
   // Back with an agent, it can be.
   rig.backend.emit({ kind: "host-up", host: makeHost("h1") });
   assert.deepEqual(api(rig, "StartMaintenance", { hostname: "h1" }).body, { hostname: "h1" });
-  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_DRAINED");
+  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_DOWN");
 });
 
 Deno.test("CompleteMaintenance refuses a DRAINING host, naming its state; nothing changes until it is drained", () => {
-  const rig = hostmgrRig([["h1"], ["h2"], ["h3"]]);
+  const rig = hostmgrRig([["h1"], ["h2"], ["h3"]], {}, { machines: false });
   rig.launch("a-0-1", "h1", 1);
   rig.launch("b-0-1", "h3", 1);
   api(rig, "StartMaintenance", { hostnames: ["h1", "h2", "h3"] });
@@ -328,7 +336,7 @@ Deno.test("CompleteMaintenance refuses a DRAINING host, naming its state; nothin
   assert.deepEqual(refused.error, {
     code: "failed-precondition",
     message: "cannot complete maintenance on host h1: it is HOST_STATE_DRAINING, 1 task(s) still to move " +
-      "off; complete it once it is HOST_STATE_DRAINED or HOST_STATE_DOWN",
+      "off; complete it once it is HOST_STATE_DOWN",
   });
   assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_DRAINING", "still draining");
   assert.ok(rig.store.maintenance.has("h1"), "its record kept");
@@ -341,12 +349,12 @@ Deno.test("CompleteMaintenance refuses a DRAINING host, naming its state; nothin
   assert.match(list.error!.message, /^cannot complete maintenance on host h1: it is HOST_STATE_DRAINING/);
   assert.deepEqual(hostStates(rig), {
     h1: "HOST_STATE_DRAINING",
-    h2: "HOST_STATE_DRAINED",
+    h2: "HOST_STATE_DOWN",
     h3: "HOST_STATE_DRAINING",
   });
   assert.deepEqual(api(rig, "CompleteMaintenance", { hostname: "h2" }).body, { hostname: "h2" });
 
-  // Drained, it completes; a draining host whose agent is lost is DOWN, and completes too.
+  // Drained (and down), it completes; a draining host whose agent is lost is DOWN, and completes too.
   rig.backend.emit(finished("a-0-1", "h1"));
   assert.deepEqual(api(rig, "CompleteMaintenance", { hostname: "h1" }).body, { hostname: "h1" });
   rig.backend.emit({ kind: "host-lost", hostname: "h3", agentId: "agent-h3", reason: "powered off" });
@@ -357,6 +365,8 @@ Deno.test("CompleteMaintenance refuses a DRAINING host, naming its state; nothin
 Deno.test("with a cluster manager that keeps maintenance, a completion is stored until carried, and wins over adoption", () => {
   const rig = hostmgrRig([["h1"], ["h2"]], { clusterMaintenance: true });
   api(rig, "StartMaintenance", { hostnames: ["h1", "h2"] });
+  rig.hm.machineWentDown("h1");
+  rig.hm.machineWentDown("h2");
   rig.clock.advance(50);
   assert.deepEqual(api(rig, "CompleteMaintenance", { hostname: "h1" }).body, { hostname: "h1" });
   assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_UP", "UP at once");
@@ -386,7 +396,9 @@ Deno.test("with a cluster manager that keeps maintenance, a completion is stored
   rig.store.settle();
   assert.equal(rig.store.maintenance.get("h2")!.state, "HOST_STATE_DRAINING", "not deleted");
 
-  // A completion the store refuses is undone: still in maintenance, nothing to carry.
+  // A completion the store refuses is undone: still in maintenance (DRAINED until the sync has the machine
+  // down again), nothing to carry.
+  rig.hm.machineWentDown("h2");
   rig.store.failNextWrite(new Error("disk full"));
   assert.equal(api(rig, "CompleteMaintenance", { hostname: "h2" }).error?.code, "internal");
   assert.equal(rig.hm.host("h2")!.state, "HOST_STATE_DRAINED");
@@ -430,5 +442,106 @@ Deno.test("a maintenance call without a host name or list says which it got and 
     code: "invalid-argument",
     message: "hostname: missing, expected a host name (or hostnames, a list)",
   });
+  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_UP");
+});
+
+Deno.test("a DRAINED host's machine is taken down, DOWN once its agent left; completing it brings it up", () => {
+  const rig = hostmgrRig([["h1"], ["h2"]]);
+  rig.launch("a-0-1", "h1", 1);
+  api(rig, "StartMaintenance", { hostname: "h1" });
+  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_DRAINING");
+  assert.deepEqual(rig.machineCalls, [], "not while tasks run there");
+  rig.backend.emit(finished("a-0-1", "h1"));
+  assert.deepEqual(hostStates(rig), { h1: "HOST_STATE_DRAINED", h2: "HOST_STATE_UP" });
+  assert.deepEqual(rig.machineCalls, ["down h1"]);
+
+  // Peloton completes only a DOWN host.
+  assert.deepEqual(api(rig, "CompleteMaintenance", { hostname: "h1" }).error, {
+    code: "failed-precondition",
+    message: "cannot complete maintenance on host h1: it is HOST_STATE_DRAINED, its machine is not down " +
+      "yet; complete it once it is HOST_STATE_DOWN",
+  });
+  assert.ok(rig.store.maintenance.has("h1"), "its record kept");
+
+  rig.transport.drain();
+  rig.backend.emit({ kind: "host-lost", hostname: "h1", agentId: "agent-h1", reason: "machine down" });
+  assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_DOWN");
+  assert.deepEqual(hostStates(rig), { h1: "HOST_STATE_DOWN", h2: "HOST_STATE_UP" });
+  assert.deepEqual(rig.machineCalls, ["down h1"], "asked once");
+
+  // The machine comes up only once the completion is stored; the host is UP once its agent is back.
+  rig.hm.receive({
+    kind: "api",
+    reqId: 1,
+    replyTo: "cli",
+    procedure: `${HOST}::CompleteMaintenance`,
+    body: { hostname: "h1" },
+  });
+  assert.deepEqual(rig.machineCalls, ["down h1"], "not before the completion is durable");
+  rig.store.settle();
+  assert.deepEqual(rig.transport.takeOne("api-reply", "cli").body, { hostname: "h1" });
+  assert.deepEqual(rig.machineCalls, ["down h1", "up h1"]);
+  assert.deepEqual(
+    hostStates(rig),
+    { h1: "HOST_STATE_UNKNOWN", h2: "HOST_STATE_UP" },
+    "its agent not back yet",
+  );
+  rig.backend.emit({ kind: "host-up", host: makeHost("h1") });
+  assert.deepEqual(hostStates(rig), { h1: "HOST_STATE_UP", h2: "HOST_STATE_UP" });
+  assert.deepEqual(rig.acquire({ maxHosts: 5 }).leases.map((l) => l.hostname).sort(), ["h1", "h2"]);
+});
+
+Deno.test("with a backend that takes machines down, a maintenance the store refuses leaves the machine as it was", () => {
+  // A start refused: the empty host's machine, being taken down already, comes back up.
+  const started = hostmgrRig([["h1"]]);
+  started.store.failNextWrite(new Error("disk full"));
+  assert.equal(api(started, "StartMaintenance", { hostname: "h1" }).error?.code, "internal");
+  assert.deepEqual(started.machineCalls, ["down h1", "up h1"]);
+  started.backend.emit({ kind: "host-lost", hostname: "h1", agentId: "agent-h1", reason: "machine down" });
+  started.backend.emit({ kind: "host-up", host: makeHost("h1") });
+  assert.deepEqual(hostStates(started), { h1: "HOST_STATE_UP" });
+
+  // A completion refused: the machine stays down.
+  const rig = hostmgrRig([["h1"]]);
+  api(rig, "StartMaintenance", { hostname: "h1" });
+  rig.backend.emit({ kind: "host-lost", hostname: "h1", agentId: "agent-h1", reason: "machine down" });
+  rig.store.failNextWrite(new Error("disk full"));
+  assert.equal(api(rig, "CompleteMaintenance", { hostname: "h1" }).error?.code, "internal");
+  assert.deepEqual(hostStates(rig), { h1: "HOST_STATE_DOWN" });
+  assert.deepEqual(rig.machineCalls, ["down h1"], "not brought up");
+});
+
+Deno.test("after a restart, a host in maintenance is DOWN when its agent registers again, and its machine is taken down again", () => {
+  const rig = hostmgrRig([]);
+  rig.hm.recover([{ hostname: "h1", state: "HOST_STATE_DRAINING", startTimeMs: 5 }]);
+  assert.deepEqual(hostStates(rig), { h1: "HOST_STATE_DOWN" }, "listed DOWN while not registered");
+  // The minicluster of a restarted host manager starts every agent, this one too.
+  rig.backend.emit({ kind: "host-up", host: makeHost("h1") });
+  assert.deepEqual(hostStates(rig), { h1: "HOST_STATE_DOWN" }, "never DRAINED");
+  assert.deepEqual(rig.machineCalls, ["down h1"]);
+  assert.deepEqual(rig.acquire().leases, [], "no work");
+  rig.backend.emit({ kind: "host-lost", hostname: "h1", agentId: "agent-h1", reason: "machine down" });
+  assert.deepEqual(hostStates(rig), { h1: "HOST_STATE_DOWN" });
+
+  // Its agent back while it is DOWN (not through a completion): its machine is taken down again.
+  rig.backend.emit({ kind: "host-up", host: makeHost("h1") });
+  assert.deepEqual(hostStates(rig), { h1: "HOST_STATE_DOWN" });
+  assert.deepEqual(rig.machineCalls, ["down h1", "down h1"]);
+});
+
+Deno.test("with a cluster manager keeping maintenance, a DRAINED host is DOWN once its sync has the machine down", () => {
+  const rig = hostmgrRig([["h1"], ["h2"]], { clusterMaintenance: true });
+  api(rig, "StartMaintenance", { hostname: "h1" });
+  assert.deepEqual(hostStates(rig), { h1: "HOST_STATE_DRAINED", h2: "HOST_STATE_UP" });
+  assert.equal(api(rig, "CompleteMaintenance", { hostname: "h1" }).error?.code, "failed-precondition");
+  rig.transport.drain();
+  rig.hm.machineWentDown("h1");
+  rig.hm.machineWentDown("h2");
+  assert.deepEqual(hostStates(rig), { h1: "HOST_STATE_DOWN", h2: "HOST_STATE_UP" }, "an UP host left alone");
+  assert.deepEqual(
+    rig.transport.take("host-inventory", "jobmgr").flatMap((m) => m.hosts.map((h) => [h.hostname, h.state])),
+    [["h1", "HOST_STATE_DOWN"]],
+  );
+  assert.deepEqual(api(rig, "CompleteMaintenance", { hostname: "h1" }).body, { hostname: "h1" });
   assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_UP");
 });

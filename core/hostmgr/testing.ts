@@ -3,7 +3,7 @@ import type { HostFilter } from "../messages.ts";
 import { resources } from "../model/resources.ts";
 import type { BackendEvent, HostBackend, LaunchSpec } from "../ports/host_backend.ts";
 import { type HostSpec, makeHost, makePorts } from "../testing/harness.ts";
-import { HostManager, type HostmgrConfig } from "./hostmgr.ts";
+import { HostManager, type HostmgrConfig, type MachineBackend } from "./hostmgr.ts";
 
 /** A backend that records what the host manager asks of it; tests push events through `emit`. */
 export class FakeBackend implements HostBackend {
@@ -36,9 +36,32 @@ export class FakeBackend implements HostBackend {
   }
 }
 
-export function hostmgrRig(hosts: [string, HostSpec?][], config?: Partial<HostmgrConfig>) {
+/** A backend that takes machines down itself, as the minicluster does: it records what it is asked. */
+export class MachineFakeBackend extends FakeBackend implements MachineBackend {
+  /** `down <host>` and `up <host>`, in order. */
+  readonly machineCalls: string[] = [];
+
+  machineDown(hostname: string): void {
+    this.machineCalls.push(`down ${hostname}`);
+  }
+  machineUp(hostname: string): void {
+    this.machineCalls.push(`up ${hostname}`);
+  }
+}
+
+/**
+ * A host manager over a fake backend with `hosts` registered. The backend takes machines down, as the
+ * minicluster does (a `MachineFakeBackend`: a drained host is DRAINED until the test has its agent leave);
+ * `machines: false`, and no `clusterMaintenance`, leaves no machine to take down (a drained host is DOWN at
+ * once, as in the simulator).
+ */
+export function hostmgrRig(
+  hosts: [string, HostSpec?][],
+  config?: Partial<HostmgrConfig>,
+  opts: { machines?: boolean } = {},
+) {
   const ports = makePorts();
-  const backend = new FakeBackend();
+  const backend = opts.machines === false ? new FakeBackend() : new MachineFakeBackend();
   const hm = new HostManager(
     { ...ports, backend, self: "hostmgr", jobmgr: "jobmgr", resmgr: "resmgr" },
     { leaseTimeoutMs: 60_000, scarceGpu: true, ...config },
@@ -71,7 +94,9 @@ export function hostmgrRig(hosts: [string, HostSpec?][], config?: Partial<Hostmg
       tasks: [spec(taskId, hostname, cpu, extra)],
     });
   };
-  return { ...ports, hm, backend, acquire, filter, launch };
+  /** What the backend was asked of its machines; always empty with `machines: false`. */
+  const machineCalls = backend instanceof MachineFakeBackend ? backend.machineCalls : [];
+  return { ...ports, hm, backend, machineCalls, acquire, filter, launch };
 }
 
 export function spec(taskId: string, hostname: string, cpu = 1, extra: Partial<LaunchSpec> = {}): LaunchSpec {

@@ -552,20 +552,20 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
       },
     );
 
-    await t.step("host maintenance start: a host already DRAINED is an error naming its state", async () => {
+    await t.step("host maintenance start: a host already DOWN is an error naming its state", async () => {
       const hosts = JSON.parse((await cli(up.url, "host", "query", "-j")).out).hostInfos;
       const host = hosts[0].hostname as string;
       const start = await cli(up.url, "host", "maintenance", "start", host);
       assert.equal(start.code, 0, start.err);
-      await waitFor("the host to drain", async () => {
-        const q = await cli(up.url, "host", "query", "-s", "HOST_STATE_DRAINED", "-j");
+      await waitFor("the host to drain and its machine to go down", async () => {
+        const q = await cli(up.url, "host", "query", "-s", "HOST_STATE_DOWN", "-j");
         return JSON.parse(q.out).hostInfos.length === 1 || undefined;
       });
       const again = await cli(up.url, "host", "maintenance", "start", host);
       assert.equal(again.code, 1, again.out);
       assert.match(
         again.err,
-        new RegExp(`failed-precondition: cannot start maintenance on host ${host}: it is HOST_STATE_DRAINED`),
+        new RegExp(`failed-precondition: cannot start maintenance on host ${host}: it is HOST_STATE_DOWN`),
       );
       const done = await cli(up.url, "host", "maintenance", "complete", host);
       assert.equal(done.code, 0, done.err);

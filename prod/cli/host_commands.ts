@@ -40,11 +40,15 @@ export const hostCommands: Command[] = [
       return 0;
     },
   },
-  maintenance("start", "StartMaintenance", "drain a host: it takes no new work (DRAINING, then DRAINED)"),
+  maintenance(
+    "start",
+    "StartMaintenance",
+    "drain a host: it takes no new work (DRAINING, DRAINED, then DOWN once its machine is down)",
+  ),
   maintenance(
     "complete",
     "CompleteMaintenance",
-    "end the maintenance of a DRAINED or DOWN host: it is UP and takes work again",
+    "end the maintenance of a DOWN host: its machine comes up, and it is UP and takes work again",
   ),
   {
     name: "host pool list",

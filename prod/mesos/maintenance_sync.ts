@@ -23,6 +23,8 @@ export interface MaintainedHosts {
   completedMaintenance(): string[];
   /** The master has the machine up: the stored completion can go. */
   completionCarried(hostname: string): void;
+  /** The master has the machine of a DRAINED host down: the host is DOWN. */
+  machineWentDown(hostname: string): void;
 }
 
 type Mode = "up" | "draining" | "down";
@@ -30,12 +32,14 @@ type Mode = "up" | "draining" | "down";
 /**
  * Peloton's drain flow (`pkg/hostmgr/host/drainer`, `goalstate`) against the maintenance primitives: a host
  * put into maintenance joins the master's schedule (the master then sends inverse offers and offers with
- * unavailability); once the host manager has it DRAINED it goes down (START_MAINTENANCE, the agent leaves);
- * completing maintenance brings the machine up (STOP_MAINTENANCE) and out of the schedule, also when its
- * host is not registered (a down machine's agent is gone). The schedule is replaced whole on every change,
- * so changes run one at a time. A new leader first adopts the machines the master has as draining or down,
- * except those whose completion the host manager stored and the master had not heard of before a restart:
- * those are brought up, so that an answered CompleteMaintenance is never undone by the master's status.
+ * unavailability); once the host manager has it DRAINED it goes down (START_MAINTENANCE, the agent leaves),
+ * and the host manager has it DOWN from then on (Peloton's HostDown action); completing maintenance, which
+ * Peloton accepts only for a DOWN host, brings the machine up (STOP_MAINTENANCE) and out of the schedule,
+ * also when its host is not registered (a down machine's agent is gone). The schedule is replaced whole on
+ * every change, so changes run one at a time. A new leader first adopts the machines the master has as
+ * draining or down, except those whose completion the host manager stored and the master had not heard of
+ * before a restart: those are brought up, so that an answered CompleteMaintenance is never undone by the
+ * master's status.
  */
 export class MesosMaintenance {
   readonly #modes = new Map<string, Mode>();
@@ -88,6 +92,10 @@ export class MesosMaintenance {
           ? "draining"
           : "down";
         await this.#carry(name, want);
+        // Down at the master (carried now, or already before a restart): DOWN in Peloton too.
+        if (h.state === "HOST_STATE_DRAINED" && this.#modes.get(name) === "down") {
+          this.hm.machineWentDown(name);
+        }
       }
       // A host not registered stays as the master has it while in maintenance; out of it, it comes up.
       const inMaintenance = new Set(this.hm.unregisteredInMaintenance());

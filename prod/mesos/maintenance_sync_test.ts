@@ -264,8 +264,18 @@ Deno.test("MesosMaintenance: a machine scheduled whose machine-down failed is ta
       () => m.master.failedOperatorCalls("START_MAINTENANCE") >= 1,
     );
     assert.deepEqual(status(m).draining_machines?.map((d) => d.id.hostname), ["agent-1"]);
+    // Its machine not down, the host is DRAINED, which Peloton does not complete.
+    assert.equal((await hm.states())["agent-1"], "HOST_STATE_DRAINED");
+    assert.match(
+      (await hm.api("CompleteMaintenance", { hostname: "agent-1" })).error?.message ?? "",
+      /it is HOST_STATE_DRAINED, its machine is not down yet; complete it once it is HOST_STATE_DOWN/,
+    );
 
-    // Completed before the step is retried: the machine leaves the master's schedule.
+    // Its agent lost meanwhile, it is DOWN; completed before the step is retried: the machine leaves the
+    // master's schedule.
+    const agentId = hm.hm.host("agent-1")!.info.agentId;
+    m.master.loseAgent(agentId, { partition: true });
+    await eventually("agent-1 DOWN", async () => (await hm.states())["agent-1"] === "HOST_STATE_DOWN");
     assert.deepEqual((await hm.api("CompleteMaintenance", { hostname: "agent-1" })).body, {
       hostname: "agent-1",
     });
@@ -277,6 +287,7 @@ Deno.test("MesosMaintenance: a machine scheduled whose machine-down failed is ta
     });
 
     // A new leader finds nothing to adopt: agent-1 stays up.
+    m.master.healAgent(agentId);
     await hm.stop();
     hm = await startHostmgr(m, store, ids);
     await eventually("two hosts again", () => hm.hm.hosts.length === 2);
@@ -314,6 +325,7 @@ Deno.test("MesosMaintenance: a stop lets the host being carried finish and carri
     adoptMaintenance: () => {},
     completedMaintenance: () => [],
     completionCarried: () => {},
+    machineWentDown: () => {},
   };
   const sync = new MesosMaintenance(backend, hm);
   const pass = sync.sync();
@@ -327,4 +339,44 @@ Deno.test("MesosMaintenance: a stop lets the host being carried finish and carri
     "GET_MAINTENANCE_SCHEDULE",
     "UPDATE_MAINTENANCE_SCHEDULE",
   ]);
+});
+
+Deno.test("MesosMaintenance: a DRAINED host is DOWN once the master has its machine down, not before", async () => {
+  const calls: string[] = [];
+  let failDown = true;
+  const backend = {
+    client: { frameworkId: "fw" },
+    machineOf: (hostname: string) => Promise.resolve({ hostname }),
+    inverseOffersOn: () => [],
+    operator: (call: { type: string }) => {
+      calls.push(call.type);
+      if (call.type === "START_MAINTENANCE" && failDown) return Promise.reject(new Error("503"));
+      return Promise.resolve({});
+    },
+  } as unknown as MesosBackend;
+  const wentDown: string[] = [];
+  const hm = {
+    hosts: [
+      { info: { hostname: "a" }, state: "HOST_STATE_DRAINED" },
+      { info: { hostname: "b" }, state: "HOST_STATE_DRAINING" },
+    ],
+    unregisteredInMaintenance: () => [],
+    adoptMaintenance: () => {},
+    completedMaintenance: () => [],
+    completionCarried: () => {},
+    machineWentDown: (hostname: string) => wentDown.push(hostname),
+  };
+  const sync = new MesosMaintenance(backend, hm);
+  await sync.sync();
+  assert.ok(calls.includes("START_MAINTENANCE"), calls.join());
+  assert.deepEqual(wentDown, [], "the machine-down call failed: still DRAINED");
+  failDown = false;
+  await sync.sync();
+  assert.deepEqual(wentDown, ["a"], "DOWN once the master took the machine down; b is still draining");
+  // The host manager has it DOWN now: nothing more to carry or say.
+  hm.hosts[0].state = "HOST_STATE_DOWN";
+  calls.length = 0;
+  await sync.sync();
+  assert.deepEqual(wentDown, ["a"]);
+  assert.ok(!calls.includes("START_MAINTENANCE"), calls.join());
 });

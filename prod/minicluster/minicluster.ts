@@ -78,6 +78,11 @@ export class Minicluster implements HostBackend {
   readonly #stopGracePeriodMs: number;
   readonly #maxCompletedTasks: number;
   readonly #agents = new Map<string, Agent>();
+  /**
+   * Agents whose machine is down for maintenance, by host name: out of the cluster until `machineUp`, with
+   * the shutdown of their tasks, which the way back up waits for.
+   */
+  readonly #down = new Map<string, { agent: Agent; shutDown: Promise<void> }>();
   /** Every agent ever added, so tasks of removed agents can still name their host. */
   readonly #hosts = new Map<string, HostInfo>();
   /** Latest status of every task the agents reported on. */
@@ -179,6 +184,7 @@ export class Minicluster implements HostBackend {
         message: "Minicluster stopped",
       };
       await Promise.all([...this.#agents.values()].map((a) => a.shutdown(ending, this.#stopGracePeriodMs)));
+      await Promise.all([...this.#down.values()].map((d) => d.shutDown));
       await this.#spawner?.close();
       clearTimeout(this.#flushTimer);
       this.#flush();
@@ -211,9 +217,47 @@ export class Minicluster implements HostBackend {
     return true;
   }
 
-  /** The registered agents. */
+  /**
+   * Takes a host's machine down for maintenance (Mesos's `/machine/down`): its agent leaves as a removed one
+   * does (tasks still there end TASK_LOST, REASON_AGENT_REMOVED; a drained host has none), then host-lost.
+   * It offers nothing and runs nothing until `machineUp`. A host with no registered agent is left as it is.
+   */
+  machineDown(hostname: string): void {
+    if (this.#stopping || this.#down.has(hostname)) return;
+    const agent = [...this.#agents.values()].find((a) => a.hostname === hostname);
+    if (!agent) return;
+    this.#agents.delete(agent.agentId);
+    const message = `Agent ${agent.agentId} removed: its machine is down for maintenance`;
+    const shutDown = agent.shutdown({ state: "TASK_LOST", reason: "REASON_AGENT_REMOVED", message }, 0)
+      .then(() => {
+        this.#push({
+          kind: "host-lost",
+          hostname,
+          agentId: agent.agentId,
+          reason: "machine down for maintenance",
+        });
+      });
+    this.#down.set(hostname, { agent, shutDown });
+  }
+
+  /** Brings a machine taken down by `machineDown` up (Mesos's `/machine/up`): its agent registers again. */
+  machineUp(hostname: string): void {
+    const down = this.#down.get(hostname);
+    if (!down) return;
+    this.#down.delete(hostname);
+    void down.shutDown.then(() => {
+      if (this.#stopping) return;
+      this.#agents.set(down.agent.agentId, down.agent);
+      this.#push({ kind: "host-up", host: down.agent.info() });
+    });
+  }
+
+  /**
+   * The agents: the registered ones, and those whose machine is down for maintenance (they come back, so
+   * their names and port ranges stay taken).
+   */
   hosts(): HostInfo[] {
-    return [...this.#agents.values()].map((a) => a.info());
+    return [...this.#agents.values(), ...[...this.#down.values()].map((d) => d.agent)].map((a) => a.info());
   }
 
   /** The agent a task was launched on, also after it ended or its agent was removed. */
@@ -276,7 +320,7 @@ export class Minicluster implements HostBackend {
       portRanges: partial.portRanges ?? [d.portRange],
       env: partial.env,
     };
-    for (const a of this.#agents.values()) {
+    for (const a of [...this.#agents.values(), ...[...this.#down.values()].map((d) => d.agent)]) {
       if (a.agentId === options.agentId || a.hostname === options.hostname) {
         throw new Error(
           `Cannot add agent ${options.hostname} (${options.agentId}): an agent with that hostname or id exists`,

@@ -370,6 +370,50 @@ clusterTest(
   },
 );
 
+Deno.test("machineDown takes an agent out until machineUp: host-lost, no launches, name kept; then host-up", () =>
+  withCluster(async (mc, rec) => {
+    const agent1 = { hostname: "agent-1", agentId: "minicluster-S1" };
+    const spec = makeSpec("sleep 30", agent1);
+    mc.launch([spec]);
+    await rec.waitState(spec.taskId, "TASK_RUNNING");
+    mc.machineDown("agent-1");
+    mc.machineDown("agent-1");
+    const lost = await rec.waitState(spec.taskId, "TASK_LOST");
+    assertEquals(lost.reason, "REASON_AGENT_REMOVED", "reason");
+    const hostLost = await rec.waitFor((e) => e.kind === "host-lost", "host-lost");
+    assertEquals(hostLost, {
+      kind: "host-lost",
+      hostname: "agent-1",
+      agentId: "minicluster-S1",
+      reason: "machine down for maintenance",
+    }, "host-lost");
+    assertEquals(rec.events.filter((e) => e.kind === "host-lost").length, 1, "taken down once");
+
+    // Down, it runs nothing; its name (and port range) stays taken, as it comes back.
+    const refused = makeSpec("true", agent1);
+    mc.launch([refused]);
+    assertEquals((await rec.waitState(refused.taskId, "TASK_LOST")).reason, "REASON_AGENT_REMOVED", "launch");
+    assertEquals(mc.hosts().map((h) => h.hostname), ["agent-0", "agent-1"], "hosts");
+    let added: unknown;
+    try {
+      mc.addAgent({ hostname: "agent-1" });
+    } catch (e) {
+      added = e;
+    }
+    assert(added instanceof Error && /exists/.test(added.message), `addAgent agent-1: ${added}`);
+
+    mc.machineUp("agent-1");
+    const up = await rec.waitFor((e) => e.kind === "host-up" && e.host.hostname === "agent-1", "host-up");
+    assertEquals((up as { host: { agentId: string } }).host.agentId, "minicluster-S1", "agent id");
+    const again = makeSpec("true", agent1);
+    mc.launch([again]);
+    await rec.waitState(again.taskId, "TASK_FINISHED");
+    mc.machineUp("agent-1");
+    mc.machineUp("agent-0");
+    await delay(50);
+    assertEquals(rec.events.filter((e) => e.kind === "host-up").length, 3, "host-up: start's two, then one");
+  }, { spawner: "in-process" }));
+
 clusterTest("stop leaves no live processes, and logs survive stop and restart", async (mc, rec, dataDir) => {
   const specs = [
     makeSpec("echo $$ > pids; sleep 30 & echo $! >> pids; echo started; wait"),

@@ -231,7 +231,7 @@ export function maintenanceOf(state: string): string {
     case "HOST_STATE_DRAINING":
       return "draining: tasks moving off";
     case "HOST_STATE_DRAINED":
-      return "drained: in maintenance";
+      return "drained: its machine going down";
     case "HOST_STATE_DOWN":
       return "down: in maintenance";
     default:
@@ -242,8 +242,9 @@ export function maintenanceOf(state: string): string {
 /** The host's actions; `pools` are the host pools it may be moved to (its own is left out). */
 export function hostActions(x: HostInfoJson, pools: string[] = []): UiAction[] {
   const up = x.state === "HOST_STATE_UP";
-  // Only a host whose drain is over completes: a DRAINING one is refused (its refusal is shown if it races).
-  const drained = x.state === "HOST_STATE_DRAINED" || x.state === "HOST_STATE_DOWN";
+  // Only a host whose machine is down completes, as in Peloton: a DRAINING or DRAINED one is refused (its
+  // refusal is shown if it races).
+  const down = x.state === "HOST_STATE_DOWN";
   const others = pools.filter((p) => p !== x.currentPool);
   return [
     {
@@ -265,7 +266,7 @@ export function hostActions(x: HostInfoJson, pools: string[] = []): UiAction[] {
       procedure: `${Rpc.HOST}::CompleteMaintenance`,
       body: { hostname: x.hostname },
       describe: () => `Host ${x.hostname}: maintenance completed`,
-      disabled: !drained,
+      disabled: !down,
     },
     {
       label: "Move to pool…",

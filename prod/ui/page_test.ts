@@ -203,16 +203,16 @@ Deno.test("actions call the CLI's procedures and are disabled where they cannot 
   const paused = workflowActions(update("u1", "PAUSED"));
   assert.deepEqual(paused.map((a) => a.disabled), [true, false, false]);
 
-  const [begin, complete] = hostActions({ hostname: "agent-1", state: "HOST_STATE_DRAINED" });
+  const [begin, complete] = hostActions({ hostname: "agent-1", state: "HOST_STATE_DOWN" });
   assert.equal(begin.procedure, "peloton.api.v0.host.svc.HostService::StartMaintenance");
   assert.deepEqual(complete.body, { hostname: "agent-1" });
   assert.deepEqual([begin.disabled, complete.disabled], [true, false]);
-  // Complete maintenance is offered only where it can succeed: not while the host still drains.
+  // Complete maintenance is offered only where it can succeed: once the host's machine is down.
   const completable = (state: string) => !hostActions({ hostname: "agent-1", state })[1].disabled;
   assert.deepEqual(
     ["HOST_STATE_UP", "HOST_STATE_DRAINING", "HOST_STATE_DRAINED", "HOST_STATE_DOWN", "HOST_STATE_UNKNOWN"]
       .map(completable),
-    [false, false, true, true, false],
+    [false, false, false, true, false],
   );
 });
 

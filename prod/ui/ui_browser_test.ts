@@ -513,9 +513,9 @@ Deno.test({
           );
           return r.hostInfos.find((x) => x.hostname === "agent-1")?.state;
         };
-        assert.match(await state() ?? "", /^HOST_STATE_(DRAINING|DRAINED)$/);
-        await row.locator('.badge[data-state="HOST_STATE_DRAINED"]').waitFor({ timeout: WAIT_MS });
-        assert.match(await row.innerText(), /drained: in maintenance/);
+        assert.match(await state() ?? "", /^HOST_STATE_(DRAINING|DRAINED|DOWN)$/);
+        await row.locator('.badge[data-state="HOST_STATE_DOWN"]').waitFor({ timeout: WAIT_MS });
+        assert.match(await row.innerText(), /down: in maintenance/);
         assert.equal(await act(page, row, "Complete maintenance"), "Host agent-1: maintenance completed");
         assert.equal(await state(), "HOST_STATE_UP");
         await row.locator('.badge[data-state="HOST_STATE_UP"]').waitFor({ timeout: WAIT_MS });
