@@ -9,7 +9,7 @@ import { batchJobYaml, DaemonCluster } from "./testing_cluster.ts";
 import { cli, createDefaultPool, ROOT, waitFor } from "./testing.ts";
 
 const AUTH = `${ROOT}/prod/auth/testdata/security_example.yaml`;
-const ROOT_USER = ["-u", "peloton", "-p", "password1"];
+const ROOT_USER = ["--username", "peloton", "--password", "password1"];
 
 async function health(url: string): Promise<Record<string, unknown>> {
   return await (await fetch(`${url}/health`)).json();
@@ -54,7 +54,7 @@ Deno.test({
       const anon = await cli(j1, "job", "create", "/DefaultResPool", job);
       assert.equal(anon.code, 1);
       assert.match(anon.err, /unauthenticated: calls without credentials may not call/);
-      const admin = await cli(j1, "job", "create", "/DefaultResPool", job, "-u", "admin", "-p", "password2");
+      const admin = await cli(j1, "job", "create", "/DefaultResPool", job, "--username", "admin", "--password", "password2");
       assert.match(admin.err, /permission-denied/);
 
       // A call to the follower resource manager is forwarded to the leader.

@@ -56,22 +56,21 @@ export interface SortFlags {
 /** `task query` and `pod query`: Peloton's task properties, ascending unless `-a` says otherwise. */
 export const TASK_SORT: SortFlags = { properties: TASK_ORDER_PROPERTIES, order: "ASC" };
 
-/** The flags of `task query` and `pod query`, Peloton's `task query` ones (its `-p/--sort` is `--sort`). */
+/** The flags of `task query` and `pod query`, Peloton's `task query` ones. */
 export const TASK_QUERY_OPTIONS: OptionSpec = {
   states: { type: "string", short: "s" },
   names: { type: "string" },
   hosts: { type: "string" },
   limit: { type: "string", short: "n", default: "100" },
   offset: { type: "string", short: "o", default: "0" },
-  // -p is the password here (as `pod get --id` stands for Peloton's -p).
-  sort: { type: "string" },
+  sort: { type: "string", short: "p" },
   sortorder: { type: "string", short: "a", default: "ASC" },
 };
 
 /** What `TASK_QUERY_OPTIONS` do, for a command's summary. */
 export const TASK_QUERY_SUMMARY =
   "-s states, --names NAME,..., --hosts HOST,...; -n limit (100), -o offset, " +
-  "--sort creation_time|host|instanceId|message|name|reason|state (comma-separated), -a ASC|DESC";
+  "-p/--sort creation_time|host|instanceId|message|name|reason|state (comma-separated), -a ASC|DESC";
 
 /**
  * `--sort state,host -a DESC` (Peloton's `-p state,host -a DESC`): a query's `orderBy`, each property in the

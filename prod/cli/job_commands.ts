@@ -1,7 +1,12 @@
 /** `peloton job ...`: create, get, status, stop, validate, and the debug calls refresh, cache and active-list. */
 import { stringify } from "yaml";
 import { loadJobConfig } from "../../core/model/load.ts";
-import { isTerminalJobState, type JobState } from "../../core/model/states.ts";
+import {
+  isTerminalJobState,
+  isTerminalTaskState,
+  type JobState,
+  type TaskState,
+} from "../../core/model/states.ts";
 import { ApiError } from "./client.ts";
 import type { Command, CommandContext } from "./command.ts";
 import { UsageError } from "./command.ts";
@@ -117,6 +122,59 @@ function partialStopWarning(stopped: number, matched: number, limit: number, tot
     .filter(Boolean);
   return `peloton job stop: stopped ${stopped} of ${matched} matching jobs (${binding.join(", ")}); ` +
     `run again, or pass ${pass.join(" ")}, to stop the rest`;
+}
+
+/** How often `job stop --progress` reads a stopping job, and for how long at most (Peloton's 10 minutes). */
+const PROGRESS_POLL_MS = 1000;
+const PROGRESS_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * How many of a job's tasks have ended, of its instance count, as Peloton's `job stop --progress` counts
+ * them: every one once the job has ended.
+ */
+async function tasksTerminated(
+  ctx: CommandContext,
+  job: string,
+): Promise<{ total: number; terminated: number }> {
+  const res = await ctx.client.call<{
+    jobInfo: {
+      config: { instanceCount: number };
+      runtime: { state: JobState; taskStats?: Record<string, number> };
+    };
+  }>(`${JOB}::Get`, { id: { value: job } });
+  const total = res.jobInfo.config.instanceCount;
+  if (isTerminalJobState(res.jobInfo.runtime.state)) return { total, terminated: total };
+  const terminated = Object.entries(res.jobInfo.runtime.taskStats ?? {})
+    .filter(([state]) => isTerminalTaskState(state as TaskState))
+    .reduce((sum, [, n]) => sum + n, 0);
+  return { total, terminated };
+}
+
+/**
+ * `job stop --progress`: waits until every task of `job` has ended, printing how many have as it changes
+ * and Peloton's "Job J stopped, total_tasks:N terminated_tasks:N"; false (said on stderr) when 10 minutes
+ * pass first.
+ */
+async function waitStopped(ctx: CommandContext, job: string): Promise<boolean> {
+  const deadline = Date.now() + PROGRESS_TIMEOUT_MS;
+  let shown = -1;
+  for (;;) {
+    const { total, terminated } = await tasksTerminated(ctx, job);
+    if (terminated >= total) {
+      if (!ctx.json) ctx.out(`Job ${job} stopped, total_tasks:${total} terminated_tasks:${terminated}`);
+      return true;
+    }
+    if (Date.now() >= deadline) {
+      ctx.err(
+        `peloton job stop: timed out waiting for job ${job} to stop: ${terminated} of ${total} tasks ` +
+          `terminated after ${PROGRESS_TIMEOUT_MS / 60_000} minutes`,
+      );
+      return false;
+    }
+    if (terminated !== shown && !ctx.json) ctx.out(`Job ${job} terminated/total: ${terminated}/${total}`);
+    shown = terminated;
+    await new Promise((r) => setTimeout(r, PROGRESS_POLL_MS));
+  }
 }
 
 /** Peloton's `--opaque-data TEXT`: the caller's own data, kept with the workflow the command makes or changes. */
@@ -257,8 +315,10 @@ export const jobCommands: Command[] = [
       "of every " +
       "active job matching --owner O [and -l/--labels k=v,...] (lists them and asks first; " +
       "-f/--force does not ask; at most -n/--limit 100 and -q/--total 100 jobs; when more match, says how " +
-      "many on stderr, exit 0; when none does: 'No matching job(s) found', exit 0)",
+      "many on stderr, exit 0; when none does: 'No matching job(s) found', exit 0); --progress then waits " +
+      "until every task of the jobs stopped has ended, showing how many have (exit 1 if 10 minutes pass first)",
     options: {
+      progress: { type: "boolean", default: false },
       owner: { type: "string" },
       labels: { type: "string", short: "l" },
       force: { type: "boolean", short: "f", default: false },
@@ -347,7 +407,13 @@ export const jobCommands: Command[] = [
       } else for (const s of stopped) ctx.out(`Job ${s.id} stopping: ${s.instances} instances`);
       // A stop cut short at --limit/--total did what was asked, so it exits 0; the warning says the rest.
       if (partial) ctx.err(partialStopWarning(stopped.length, matched, limit, total));
-      return failed.length ? 1 : 0;
+      let waited = true;
+      if (opts.progress === true) {
+        for (const s of stopped) {
+          waited = await waitStopped(ctx, s.id) && waited;
+        }
+      }
+      return failed.length || !waited ? 1 : 0;
     },
   },
   {

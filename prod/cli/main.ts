@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { adminCommands } from "./admin_commands.ts";
 import { ApiError, PelotonClient } from "./client.ts";
-import { type Command, type CommandContext, UsageError } from "./command.ts";
+import { type Command, type CommandContext, type OptionSpec, UsageError } from "./command.ts";
 import { daemonCommands } from "./daemon_commands.ts";
 import { hostCommands } from "./host_commands.ts";
 import { jobCommands } from "./job_commands.ts";
@@ -15,8 +15,10 @@ import { taskCommands } from "./task_commands.ts";
 import { miniclusterCommand } from "./minicluster_command.ts";
 import { statelessCommands } from "./stateless_commands.ts";
 import { upCommand } from "./up_command.ts";
-import { updateCommands } from "./update_commands.ts";
+import { updateCommands, withOverride } from "./update_commands.ts";
 import { watchCommands } from "./watch_commands.ts";
+
+const STATELESS = "peloton.api.v1alpha.job.stateless.svc.JobService";
 
 export const COMMANDS: Command[] = [
   upCommand,
@@ -30,22 +32,96 @@ export const COMMANDS: Command[] = [
   ...jobmgrCommands,
   ...adminCommands,
   ...updateCommands,
-  ...statelessCommands,
+  // Peloton's `replace -o/--override`: refused while another update runs (the check is the update commands').
+  ...statelessCommands.map((c) =>
+    c.name === "job stateless replace" ? withOverride(c, `${STATELESS}::ReplaceJob`) : c
+  ),
   ...watchCommands,
   miniclusterCommand,
 ];
 
-const GLOBAL_OPTIONS = {
+/**
+ * Peloton's global flags (`cmd/cli/main.go`), and this CLI's credentials. Their short forms are Peloton's:
+ * `-u` and `-v` are the host and resource managers' addresses, not a user; a command's own flag of the same
+ * letter wins (Peloton's `-p` is `--sort` or `--id` by command, `up -v` is verbose).
+ */
+const GLOBAL_OPTIONS: OptionSpec = {
   jobmgr: { type: "string", short: "m" },
   json: { type: "boolean", short: "j", default: false },
   help: { type: "boolean", short: "h", default: false },
-  username: { type: "string", short: "u" },
-  password: { type: "string", short: "p" },
+  timeout: { type: "string", short: "t" },
+  hostmgr: { type: "string", short: "u" },
+  resmgr: { type: "string", short: "v" },
+  username: { type: "string" },
+  password: { type: "string" },
   "basic-auth-config": { type: "string" },
-} as const;
+  basicAuthConfig: { type: "string" },
+  clusterName: { type: "string", short: "e" },
+  zkservers: { type: "string", short: "z", multiple: true },
+  zkroot: { type: "string" },
+};
 
 /** Global options that take a value: their values are not command words. */
-const VALUED = ["-m", "--jobmgr", "-u", "--username", "-p", "--password", "--basic-auth-config"];
+const VALUED = Object.entries(GLOBAL_OPTIONS).filter(([, o]) => o.type === "string").flatMap((
+  [name, o],
+) => [`--${name}`, ...(o.short ? [`-${o.short}`] : [])]);
+
+/** A command's options and the global ones, a global short flag left out where the command has its own. */
+function optionsOf(command: Command): OptionSpec {
+  const own = command.options ?? {};
+  const shorts = new Set(Object.values(own).map((o) => o.short).filter(Boolean));
+  const global = Object.entries(GLOBAL_OPTIONS).filter(([name]) => !(name in own)).map((
+    [name, { short, ...o }],
+  ) => [name, short && !shorts.has(short) ? { ...o, short } : o]);
+  return { ...Object.fromEntries(global), ...own };
+}
+
+/** Peloton's `-t/--timeout` as Go writes a duration (`20s`, `500ms`, `1m30s`), in milliseconds. */
+export function durationMs(name: string, v: string): number {
+  const unitMs: Record<string, number> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, ms: 1, s: 1e3, m: 6e4, h: 36e5 };
+  const parts = [...v.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/gy)];
+  const ms = parts.reduce((sum, [, n, unit]) => sum + Number(n) * unitMs[unit], 0);
+  if (!parts.length || parts.map((p) => p[0]).join("") !== v || !(ms >= 1)) {
+    throw new UsageError(
+      `${name}: got "${v}", expected a duration of 1ms or more such as 20s, 500ms or 1m30s`,
+    );
+  }
+  return Math.round(ms);
+}
+
+/**
+ * The call timeout (`-t`, else $TIMEOUT, else Peloton's 20 s); Peloton's ZooKeeper flags are refused, as
+ * this CLI finds no daemon through ZooKeeper.
+ */
+function timeoutOf(values: Record<string, unknown>, io: CliIo): number {
+  for (const flag of ["clusterName", "zkservers", "zkroot"]) {
+    if (values[flag] !== undefined) {
+      throw new UsageError(
+        `--${flag}: not supported: this CLI finds no daemon through ZooKeeper; give the address of any ` +
+          "daemon (each answers every call) with -m/--jobmgr URL or $JOBMGR_URL",
+      );
+    }
+  }
+  if (values.timeout !== undefined) return durationMs("--timeout", String(values.timeout));
+  const env = io.env("TIMEOUT");
+  return env === undefined ? 20_000 : durationMs("$TIMEOUT", env);
+}
+
+/**
+ * `-u/--hostmgr` and `-v/--resmgr` are accepted, as Peloton's, but every call goes to the one address
+ * `-m/--jobmgr` names, which passes it on to the daemon it is for: said on stderr, so nothing is silently
+ * dropped (and `-u` is not mistaken for the user it was in earlier versions of this CLI).
+ */
+function ignoredAddresses(values: Record<string, unknown>, url: string): string[] {
+  const flags = [
+    { name: "hostmgr", short: "u", daemon: "host", also: "; the user is --username" },
+    { name: "resmgr", short: "v", daemon: "resource", also: "" },
+  ];
+  return flags.filter((f) => values[f.name] !== undefined).map((f) =>
+    `peloton: -${f.short}/--${f.name} ${values[f.name]} ignored: every call goes to ${url} (-m/--jobmgr), ` +
+    `which passes ${f.daemon} manager calls on${f.also}`
+  );
+}
 
 function usageOf(c: Command): string {
   const opts = Object.entries(c.options ?? {}).map(([name, o]) =>
@@ -56,12 +132,19 @@ function usageOf(c: Command): string {
 
 export function helpText(): string {
   return [
-    "usage: peloton [-m/--jobmgr URL] [-j/--json] COMMAND ...",
-    "  -m/--jobmgr URL   server to talk to (default $JOBMGR_URL or http://127.0.0.1:5392)",
+    "usage: peloton [-m/--jobmgr URL] [-j/--json] [-t/--timeout 20s] COMMAND ...",
+    "  -m/--jobmgr URL   server to talk to (default $JOBMGR_URL or http://127.0.0.1:5392): any daemon, which",
+    "                    passes a call on to the daemon it is for",
     "  -j/--json         print full JSON responses",
-    "  -u/--username U, -p/--password P   basic-auth credentials (default $PELOTON_USERNAME, $PELOTON_PASSWORD)",
+    "  -t/--timeout D    how long a call may take, as Go writes a duration: 20s, 500ms, 1m30s (default",
+    "                    $TIMEOUT or 20s)",
+    "  -u/--hostmgr URL, -v/--resmgr URL  Peloton's; accepted and ignored (said on stderr): calls go to -m",
+    "  --username U, --password P         basic-auth credentials (default $PELOTON_USERNAME, $PELOTON_PASSWORD)",
     "  --basic-auth-config FILE           credentials from a YAML file with username and password",
-    "                                     (Peloton's --basicAuthConfig; default $BASIC_AUTH_CONFIG)",
+    "                                     (also --basicAuthConfig, Peloton's; default $BASIC_AUTH_CONFIG)",
+    "  -e/--clusterName, -z/--zkservers, --zkroot: Peloton's ZooKeeper discovery, refused: use -m",
+    "  A command's own short flag wins over a global one: -p is --sort (job|task|pod query) or --id",
+    "  (pod logs|events-v1alpha), -o is --override (update create, job stateless replace), up -v is verbose.",
     "",
     ...COMMANDS.flatMap((c) => [`  ${usageOf(c)}`, `      ${c.summary}`]),
   ].join("\n");
@@ -96,7 +179,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       io.out(helpText());
       return argv.length ? 0 : 2;
     }
-    io.err(`peloton: unknown command "${words.slice(0, 2).join(" ")}"\n\n${helpText()}`);
+    // `-p PASSWORD` before the command (this CLI's old form) makes the password read as the command.
+    const hint = argv.includes("-p") ? " (-p is not the password: give --password P)" : "";
+    io.err(`peloton: unknown command "${words.slice(0, 2).join(" ")}"${hint}\n\n${helpText()}`);
     return 2;
   }
   let parsed;
@@ -104,14 +189,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     // Drop the command's own words (their first occurrences) and parse the rest.
     const rest = [...argv];
     for (const w of words) rest.splice(rest.indexOf(w), 1);
-    parsed = parseArgs({
-      args: rest,
-      allowPositionals: true,
-      strict: true,
-      options: { ...GLOBAL_OPTIONS, ...command.options },
-    });
+    parsed = parseArgs({ args: rest, allowPositionals: true, strict: true, options: optionsOf(command) });
   } catch (e) {
-    io.err(`peloton ${command.name}: ${(e as Error).message}\nusage: ${usageOf(command)}`);
+    io.err(`peloton ${command.name}: ${parseProblem(e as Error)}\nusage: ${usageOf(command)}`);
     return 2;
   }
   const { values, positionals } = parsed;
@@ -131,15 +211,17 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return 2;
   }
   const url = String(values.jobmgr ?? io.env("JOBMGR_URL") ?? "http://127.0.0.1:5392");
-  let credentials;
+  let credentials, timeoutMs;
   try {
+    timeoutMs = timeoutOf(values, io);
     credentials = await credentialsFrom(values, io);
   } catch (e) {
     io.err(`peloton ${command.name}: ${(e as Error).message}`);
     return 2;
   }
+  if (!command.offline) ignoredAddresses(values, url).forEach((line) => io.err(line));
   const ctx: CommandContext = {
-    client: new PelotonClient({ url: url.includes("://") ? url : `http://${url}`, credentials }),
+    client: new PelotonClient({ url: url.includes("://") ? url : `http://${url}`, credentials, timeoutMs }),
     json: values.json === true,
     out: io.out,
     err: io.err,
@@ -161,6 +243,18 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
+/**
+ * parseArgs' complaint, said for people: `-p`, the password in earlier versions of this CLI, is no option
+ * of a command without one of its own.
+ */
+function parseProblem(e: Error): string {
+  if (/Unknown option '-p'/.test(e.message)) {
+    return "-p: not an option of this command (Peloton's -p is --sort or --id where a command has one); " +
+      "the password is --password P or $PELOTON_PASSWORD";
+  }
+  return e.message;
+}
+
 /** Flags first, then a `--basic-auth-config` file, then the environment. */
 async function credentialsFrom(
   values: Record<string, unknown>,
@@ -168,7 +262,8 @@ async function credentialsFrom(
 ): Promise<{ username: string; password: string } | undefined> {
   let username = values.username as string | undefined ?? io.env("PELOTON_USERNAME");
   let password = values.password as string | undefined ?? io.env("PELOTON_PASSWORD");
-  const file = values["basic-auth-config"] as string | undefined ?? io.env("BASIC_AUTH_CONFIG");
+  const file = (values["basic-auth-config"] ?? values.basicAuthConfig) as string | undefined ??
+    io.env("BASIC_AUTH_CONFIG");
   if (file && (username === undefined || password === undefined)) {
     let raw: { username?: unknown; password?: unknown };
     try {

@@ -144,13 +144,27 @@ export const podCommands: Command[] = [
     name: "pod get",
     args: ["NAME"],
     summary: "show a pod: its current run, then the runs before it (--statusonly leaves out its spec; " +
-      "--limit N shows N runs in all, the current one among them; 0, the default, all)",
-    options: { statusonly: { type: "boolean" }, limit: { type: "string", default: "0" } },
+      "--currentonly shows the current run alone; --limit N shows N runs in all, the current one among " +
+      "them; 0, the default, all)",
+    options: {
+      statusonly: { type: "boolean" },
+      currentonly: { type: "boolean" },
+      limit: { type: "string" },
+    },
     async run(ctx, [name], opts) {
+      const limit = opts.limit === undefined ? undefined : wholeFlag("limit", opts.limit, 0);
+      // Peloton's --currentonly is GetPod's limit of 1: the current run alone.
+      if (opts.currentonly === true && limit !== undefined && limit !== 1) {
+        throw new UsageError(
+          `--currentonly: shows the current run alone, but --limit ${opts.limit} asks for ${
+            limit || "all"
+          } runs: give one of them`,
+        );
+      }
       const body = {
         podName: podName(name),
         statusOnly: opts.statusonly === true,
-        limit: wholeFlag("limit", opts.limit, 0),
+        limit: opts.currentonly === true ? 1 : limit ?? 0,
       };
       const res = await ctx.client.call<
         { current: { status: PodStatus }; previous?: { status: PodStatus }[] }
@@ -184,9 +198,8 @@ export const podCommands: Command[] = [
   {
     name: "pod events-v1alpha",
     args: ["NAME"],
-    summary: "list a run's state changes, newest first: the current run, or --id NAME-RUN's",
-    // Peloton's `-p` is the password here (a global option): the run is --id alone.
-    options: { id: { type: "string" } },
+    summary: "list a run's state changes, newest first: the current run, or -p/--id NAME-RUN's",
+    options: { id: { type: "string", short: "p" } },
     async run(ctx, [name], opts) {
       const res = await ctx.client.call<{ events: Record<string, unknown>[] }>(`${POD}::GetPodEvents`, {
         podName: podName(name),
@@ -213,8 +226,11 @@ export const podCommands: Command[] = [
   {
     name: "pod logs",
     args: ["NAME"],
-    summary: "print a pod's stdout (or -f stderr) from its sandbox: the current run's, or --id NAME-RUN's",
-    options: { filename: { type: "string", short: "f", default: "stdout" }, id: { type: "string" } },
+    summary: "print a pod's stdout (or -f stderr) from its sandbox: the current run's, or -p/--id NAME-RUN's",
+    options: {
+      filename: { type: "string", short: "f", default: "stdout" },
+      id: { type: "string", short: "p" },
+    },
     async run(ctx, [name], opts) {
       podName(name);
       const file = String(opts.filename);

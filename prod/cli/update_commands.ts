@@ -1,8 +1,10 @@
 /** `peloton update ...`, `job rolling-*`, `job update|query|delete`, `task start|stop|restart`, `volume ...`. */
 import { formatIssues, loadJobConfig, loadUpdateConfig } from "../../core/model/load.ts";
+import { isTerminalUpdateState, type UpdateState } from "../../core/model/records.ts";
 import { JOB_STATES } from "../../core/model/states.ts";
 import { JOB_ORDER_PROPERTIES } from "../../core/ports/store.ts";
 import type { Command, CommandContext, SortFlags } from "./command.ts";
+import { ApiError } from "./client.ts";
 import { sortOrder, UsageError } from "./command.ts";
 import { loadConfigFile, readInput } from "./config_file.ts";
 import { table } from "./format.ts";
@@ -52,9 +54,8 @@ export const QUERY_OPTIONS: NonNullable<Command["options"]> = {
   // Peloton's --total (PaginationSpec.maxLimit) defaulted to 100, which made -o 100 and beyond answer
   // nothing; ours caps nothing unless given.
   total: { type: "string", short: "q", default: "0" },
-  // Peloton's -p/--sort: -p is the password here. Neither flag given leaves the order to the server, which
-  // is Peloton's CLI default (creation_time DESC).
-  sort: { type: "string" },
+  // Neither flag given leaves the order to the server, which is Peloton's CLI default (creation_time DESC).
+  sort: { type: "string", short: "p" },
   sortorder: { type: "string", short: "a" },
 };
 
@@ -79,6 +80,30 @@ export function queryPagination(
     offset: count("--offset", String(opts.offset)),
     maxLimit: count("--total", String(opts.total)) || undefined,
     ...(orderBy.length ? { orderBy } : {}),
+  };
+}
+
+/** `-k/--keywords k1,k2` (Peloton's): each must appear in a job's name, owner, description or labels. */
+export function parseKeywords(v: string): string[] {
+  return v.split(",").map((k) => k.trim()).filter(Boolean);
+}
+
+/**
+ * `-d/--timerange DAYS` (Peloton's): the jobs created within the last DAYS days, up to `nowMs`, as a
+ * query's `creationTimeRange`; 0 (its default) is no range.
+ */
+export function creationTimeRange(
+  v: unknown,
+  nowMs: number,
+): { creationTimeRange?: { min: string; max: string } } {
+  const days = count("--timerange", String(v));
+  if (days === 0) return {};
+  const min = nowMs - days * 86_400_000;
+  if (!Number.isFinite(min) || min < -8.64e15) {
+    throw new UsageError(`--timerange: got "${v}", expected a number of days`);
+  }
+  return {
+    creationTimeRange: { min: new Date(min).toISOString(), max: new Date(nowMs).toISOString() },
   };
 }
 
@@ -149,13 +174,97 @@ function updateRows(list: UpdateInfo[]) {
 }
 
 async function jobConfigVersion(ctx: CommandContext, job: string): Promise<number> {
-  const res = await ctx.client.call<{ jobInfo: { runtime: { configurationVersion: number } } }>(
-    `${JOB}::Get`,
-    {
-      id: { value: job },
+  return (await jobRuntime(ctx, job)).configurationVersion;
+}
+
+type JobRuntime = { configurationVersion: number; updateID?: { value: string } };
+
+async function jobRuntime(ctx: CommandContext, job: string): Promise<JobRuntime> {
+  const res = await ctx.client.call<{ jobInfo: { runtime: JobRuntime } }>(`${JOB}::Get`, {
+    id: { value: job },
+  });
+  return res.jobInfo.runtime;
+}
+
+/**
+ * The job's update in progress, which a new one would abort: its runtime's workflow, read as Peloton's CLI
+ * reads it, when that is an UPDATE that has not ended. Other workflows are left to the job manager: an update
+ * takes over a rolling create (starting what it had not), and it refuses to overwrite a rolling restart,
+ * start or stop, saying so.
+ */
+async function updateInProgress(ctx: CommandContext, runtime: JobRuntime): Promise<UpdateInfo | undefined> {
+  const id = runtime.updateID?.value;
+  if (!id) return undefined;
+  let info: UpdateInfo;
+  try {
+    info = (await ctx.client.call<{ updateInfo: UpdateInfo }>(`${UPDATE}::GetUpdate`, {
+      updateId: { value: id },
+    })).updateInfo;
+  } catch (e) {
+    // Ended and cleared between the two reads.
+    if (e instanceof ApiError && e.code === "not-found") return undefined;
+    throw e;
+  }
+  return info.type === "UPDATE" && !isTerminalUpdateState(info.status.state as UpdateState)
+    ? info
+    : undefined;
+}
+
+/** Peloton's `-o/--override`: start an update even though another one runs (the job manager aborts that). */
+const OVERRIDE_FLAG = { override: { type: "boolean", short: "o", default: false } } as const;
+
+/** Peloton's refusal of an update while another runs, with what the running one is and how to go on. */
+function runningRefusal(command: string, job: string, u: UpdateInfo): string {
+  const s = u.status;
+  return `peloton ${command}: cannot create a new update as another update is already running: update ` +
+    `${u.updateId.value} of job ${job} is ${s.state} (${s.numTasksDone} instances done, ` +
+    `${s.numTasksRemaining} remaining); give -o/--override to abort it and start this one, or abort it ` +
+    `with \`peloton update abort ${u.updateId.value}\``;
+}
+
+/** Thrown from the guarded client to end a command refused before its write. */
+class UpdateRunning extends Error {
+  override readonly name = "UpdateRunning";
+}
+
+/**
+ * `command` (`job stateless replace`) with Peloton's -o/--override: refused, changing nothing, while the
+ * job's update runs, unless -o/--override is given. The check is made just before the command's `write`
+ * call (its arguments, files and lookups checked first, so a bad one is still a usage error), on the job
+ * that call names.
+ */
+export function withOverride(command: Command, write: string): Command {
+  return {
+    ...command,
+    summary: `${command.summary}; refused while another update of the job runs, unless -o/--override`,
+    options: { ...command.options, ...OVERRIDE_FLAG },
+    async run(ctx, args, opts) {
+      if (opts.override === true) return await command.run(ctx, args, opts);
+      const real = ctx.client;
+      const call = async (procedure: string, body: { jobId?: { value?: string } } = {}) => {
+        const job = body.jobId?.value;
+        if (procedure === write && job !== undefined) {
+          const running = await updateInProgress(ctx, await jobRuntime(ctx, job));
+          if (running) throw new UpdateRunning(runningRefusal(command.name, job, running));
+        }
+        return await real.call(procedure, body);
+      };
+      const client = new Proxy(real, {
+        get: (target, key) => {
+          if (key === "call") return call;
+          const v = Reflect.get(target, key);
+          return typeof v === "function" ? v.bind(target) : v;
+        },
+      });
+      try {
+        return await command.run({ ...ctx, client }, args, opts);
+      } catch (e) {
+        if (!(e instanceof UpdateRunning)) throw e;
+        ctx.err(e.message);
+        return 1;
+      }
     },
-  );
-  return res.jobInfo.runtime.configurationVersion;
+  };
 }
 
 /** A rolling restart/start/stop: a workflow over instance ranges in batches. */
@@ -238,9 +347,10 @@ export const updateCommands: Command[] = [
     name: "update create",
     args: ["JOB", "CONFIG", "BATCH-SIZE", "RESPOOL?"],
     summary:
-      "roll a service job to a new config in batches (--maxattempts, --maxfailureInstances, --rollbackOnFailure, --start-paused, --in-place, --opaque-data; an instance without a health check counts as updated after --min-running-seconds RUNNING, default 10); RESPOOL, as in Peloton, must be the job's pool",
+      "roll a service job to a new config in batches (--maxattempts, --maxfailureInstances, --rollbackOnFailure, --start-paused, --in-place, --opaque-data; an instance without a health check counts as updated after --min-running-seconds RUNNING, default 10); RESPOOL, as in Peloton, must be the job's pool; refused while another update of the job runs, unless -o/--override",
     options: {
       "configuration-version": { type: "string", short: "c" },
+      ...OVERRIDE_FLAG,
       maxattempts: { type: "string", default: "0" },
       maxfailureInstances: { type: "string", default: "0" },
       rollbackOnFailure: { type: "boolean", default: false },
@@ -288,11 +398,18 @@ export const updateCommands: Command[] = [
       // one other than the job's, as a job cannot move to another pool in an update. Looked up once every
       // argument is checked, so that a bad one is a usage error whether or not the server answers.
       const respoolID = respool === undefined ? undefined : { value: await respoolId(ctx, respool) };
+      // As Peloton's CLI: the job's update in progress first, which only -o/--override may replace.
+      const runtime = await jobRuntime(ctx, job);
+      const running = opts.override === true ? undefined : await updateInProgress(ctx, runtime);
+      if (running) {
+        ctx.err(runningRefusal("update create", job, running));
+        return 1;
+      }
       const res = await ctx.client.call<{ updateID: { value: string } }>(`${UPDATE}::CreateUpdate`, {
         jobId: { value: job },
         jobConfig: {
           ...config,
-          changeLog: { version: version ?? await jobConfigVersion(ctx, job) },
+          changeLog: { version: version ?? runtime.configurationVersion },
           ...(respoolID ? { respoolID } : {}),
         },
         updateConfig,
@@ -365,12 +482,22 @@ export const updateCommands: Command[] = [
     name: "job query",
     args: [],
     summary:
-      "find jobs by -l labels k=v,..., -r respool, -s states, --owner (the owning team), --name (a part, any " +
-      "case); -n limit, -o offset, -q total; --sort creation_time|completion_time|name|owner|state " +
-      "(comma-separated), -a ASC|DESC (DESC; newest first without either)",
-    options: QUERY_OPTIONS,
+      "find jobs by -l labels k=v,..., -r respool, -k keywords k1,k2 (each in the name, owner, description " +
+      "or labels, any case), -s states, --owner (the owning team), --name (a part, any case), -d/--timerange " +
+      "DAYS (created within the last DAYS days; 0, the default, any time); -n limit, -o offset, -q total; " +
+      "-p/--sort creation_time|completion_time|name|owner|state (comma-separated), -a ASC|DESC (DESC; newest " +
+      "first without either)",
+    options: {
+      ...QUERY_OPTIONS,
+      keywords: { type: "string", short: "k" },
+      timerange: { type: "string", short: "d", default: "0" },
+    },
     async run(ctx, _args, opts) {
-      const spec: Record<string, unknown> = { pagination: queryPagination(opts) };
+      const spec: Record<string, unknown> = {
+        pagination: queryPagination(opts),
+        ...creationTimeRange(opts.timerange, Date.now()),
+      };
+      if (opts.keywords) spec.keywords = parseKeywords(String(opts.keywords));
       if (opts.labels) spec.labels = parseLabels(String(opts.labels));
       if (opts.respool) spec.respool = { value: await respoolId(ctx, String(opts.respool)) };
       if (opts.states) spec.jobStates = jobStates(String(opts.states));
