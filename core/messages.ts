@@ -156,6 +156,7 @@ export type ApiErrorCode =
   | "out-of-range"
   | "aborted"
   | "cancelled"
+  | "deadline-exceeded"
   | "unimplemented"
   | "internal"
   | "unavailable";

@@ -27,7 +27,8 @@ Deno.test({
         body: JSON.stringify({ id: { value: crypto.randomUUID() }, respoolId: { value: respoolId }, config }),
       });
       assert.equal(late.status, 400);
-      assert.match((await late.json()).message, /^Context-TTL-Ms: got "-5", expected a whole number/);
+      assert.equal(late.headers.get("rpc-error-code"), "invalid-argument");
+      assert.match(await late.text(), /^Context-TTL-Ms: got "-5", expected a whole number/);
 
       // A body declared far too large is refused before it is read.
       const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(new URL(up.url).port) });
@@ -40,12 +41,13 @@ Deno.test({
         // alone, not to the end of the stream.
         let answer = "";
         const buf = new Uint8Array(4096);
-        while (!/\r\n\r\n[\s\S]*\}/.test(answer)) {
+        while (!/\r\n\r\n[\s\S]*bytes\n/.test(answer)) {
           const n = await conn.read(buf);
           if (n === null) break;
           answer += new TextDecoder().decode(buf.subarray(0, n));
         }
         assert.match(answer, /^HTTP\/1\.1 413 /, answer);
+        assert.match(answer, /\r\nrpc-error-code: invalid-argument\r\n/i, answer);
         assert.match(answer, /the request body is 1000000000 bytes, more than the limit of 67108864 bytes/);
       } finally {
         try {

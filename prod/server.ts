@@ -271,10 +271,11 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
   const call = (daemon: string, procedure: string, body: unknown, ttlMs: number) =>
     new Promise<ApiReply>((resolve) => {
       const timer = setTimeout(() => {
+        // yarpc's answer to a call past its deadline; not `unavailable`, which clients retry.
         resolve({
           kind: "api-reply",
           reqId: 0,
-          error: { code: "unavailable", message: `${procedure} timed out after ${ttlMs} ms` },
+          error: { code: "deadline-exceeded", message: `${procedure} timed out after ${ttlMs} ms` },
         });
       }, ttlMs);
       const reqId = calls.register((r) => {
@@ -317,8 +318,12 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
     // Authentication first, whatever the call: a caller without credentials learns nothing of what is served.
     const denied = authorizeCall(opts.auth, req.headers, procedure, route?.procedure);
     if (denied) return denied;
-    if (!procedure) return rpcError("invalid-argument", "missing Rpc-Procedure header");
-    if (!route) return rpcError("unimplemented", `unknown procedure ${procedure}`);
+    if (!procedure) {
+      return rpcError("invalid-argument", "missing Rpc-Procedure header", { req, beforeHandler: true });
+    }
+    if (!route) {
+      return rpcError("unimplemented", `unknown procedure ${procedure}`, { req, beforeHandler: true });
+    }
     const read = await readApiCall(req);
     if (read instanceof Response) return read;
     const { body, ttlMs: ttl } = read;
@@ -336,7 +341,7 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
     }
     const reply = await call(route.daemon, route.procedure, body, ttl);
     observe(reply.error?.code ?? "ok");
-    if (reply.error) return rpcError(reply.error.code, reply.error.message);
+    if (reply.error) return rpcError(reply.error.code, reply.error.message, { req });
     return Response.json(reply.body ?? {}, { headers: { "rpc-status": "ok" } });
   };
 

@@ -145,8 +145,8 @@ Deno.test({
         body: "{}",
       });
       assert.equal(unknown.status, 501);
-      assert.equal(unknown.headers.get("rpc-status"), "unimplemented");
-      await unknown.body?.cancel();
+      assert.equal(unknown.headers.get("rpc-error-code"), "unimplemented");
+      assert.equal(await unknown.text(), "unknown procedure Nope::Nope\n");
       await Deno.remove(bad);
     });
   },

@@ -74,6 +74,13 @@ export const DEFAULT_EVENT_RUNS = 10;
 
 export { jobConfigJson, jobInfoJson };
 
+/**
+ * Peloton's answer (invalid-argument) to a change made against a configuration version that is no longer
+ * the job's (pkg/jobmgr/cached/job.go validateConfig): its Go CLI and Python client re-read the job and
+ * retry on exactly this code and message, so it is worded as Peloton words it.
+ */
+export const STALE_VERSION_MESSAGE = "invalid job configuration version";
+
 /** Peloton's in-body error shape: `{error: {<kind>: {message}}}`. */
 export const bodyError = (kind: string, message: string, extra: Body = {}): Body => ({
   error: { [kind]: { message, ...extra } },
@@ -189,8 +196,9 @@ export class JobApi {
           return r.error("invalid-argument", `${field}: got ${JSON.stringify(raw)}, expected a whole number`);
         }
         return this.withServiceJob(r, idValue(body.id ?? body.jobId), type, (job) => {
+          // Peloton's jobsvc makes the workflow with a config of this version, refused as stale.
           if (version !== undefined && version !== job.configVersion) {
-            return r.error("aborted", `resourceVersion: got ${version}, expected ${job.configVersion}`);
+            return r.error("invalid-argument", STALE_VERSION_MESSAGE);
           }
           return this.#startWorkflow(r, job, type, ranges, spec.batchSize);
         });
@@ -461,10 +469,7 @@ export class JobApi {
     const given = (raw.changeLog as Body | undefined)?.version ??
       (raw.changelog as Body | undefined)?.version;
     if (given !== undefined && Number(given) !== job.configVersion) {
-      return r.error(
-        "invalid-argument",
-        `config.changeLog.version: got ${given}, expected the current version ${job.configVersion}`,
-      );
+      return r.error("invalid-argument", STALE_VERSION_MESSAGE);
     }
     raw.respoolID ??= { value: job.config.respoolId };
     const parsed = this.parseConfig(raw);

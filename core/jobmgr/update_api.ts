@@ -2,7 +2,7 @@
 import { parseUpdateConfig } from "../model/load.ts";
 import type { UpdateRecord } from "../model/records.ts";
 import { type Body, idValue, opaqueDataOf, type Reply, updateInfoJson } from "./api_json.ts";
-import { bodyError, type JobApi } from "./job_api.ts";
+import { bodyError, type JobApi, STALE_VERSION_MESSAGE } from "./job_api.ts";
 import type { JobEntry } from "./job_entry.ts";
 import { DEFAULT_UPDATE_CONFIG, overwriteRefusal, startTasksRefusal } from "./workflow.ts";
 
@@ -48,15 +48,16 @@ export class UpdateApi {
       );
     }
     const raw = (body.jobConfig ?? {}) as Body;
-    const given = (raw.changeLog as Body | undefined)?.version ??
-      (raw.changelog as Body | undefined)?.version;
-    if (given === undefined || Number(given) !== job.configVersion) {
+    const changeLog = (raw.changeLog ?? raw.changelog) as Body | undefined | null;
+    if (changeLog === undefined || changeLog === null) {
       return r.error(
-        "aborted",
-        `jobConfig.changeLog.version: got ${
-          given ?? "nothing"
-        }, expected the current configuration version ${job.configVersion}`,
+        "invalid-argument",
+        `jobConfig.changeLog: missing, expected the current configuration version ${job.configVersion}`,
       );
+    }
+    // A version not given reads as 0, as protobuf has it, and is as stale as any other but the current one.
+    if (Number(changeLog.version ?? 0) !== job.configVersion) {
+      return r.error("invalid-argument", STALE_VERSION_MESSAGE);
     }
     const parsed = this.api.parseConfig({
       ...raw,

@@ -80,15 +80,32 @@ Deno.test("an update that fails rolls back when asked to: failed instances go ba
   for (let i = 3; i < 10; i++) assert.equal(rig.task(i).runId, 1, `instance ${i} was never touched`);
 });
 
-Deno.test("an update against a stale configuration version is refused and changes nothing", () => {
+Deno.test("an update against a stale configuration version is refused as Peloton refuses it, and changes nothing", () => {
   const rig = service(2);
   const next = makeJobConfig({ type: "SERVICE", instanceCount: 2, task: { command: cmd("echo v2") } });
+  // Peloton's clients re-read the job and retry on exactly this code and message.
   const reply = createUpdate(rig, next, { batchSize: 1 }, 7);
-  assert.equal(reply.error?.code, "aborted");
-  assert.match(
-    reply.error!.message,
-    /changeLog\.version: got 7, expected the current configuration version 1/,
-  );
+  assert.deepEqual(reply.error, { code: "invalid-argument", message: "invalid job configuration version" });
+  // A changeLog without its version is version 0, as protobuf reads it: stale too.
+  rig.call(UPDATE, "CreateUpdate", {
+    jobId: { value: JOB_ID },
+    jobConfig: { ...jobConfigJson(next), changeLog: {} },
+    updateConfig: { batchSize: 1 },
+  });
+  assert.deepEqual(rig.replies()[0].error, {
+    code: "invalid-argument",
+    message: "invalid job configuration version",
+  });
+  // No changeLog at all is a request to fix, not a race to retry.
+  rig.call(UPDATE, "CreateUpdate", {
+    jobId: { value: JOB_ID },
+    jobConfig: { ...jobConfigJson(next), changeLog: undefined },
+    updateConfig: { batchSize: 1 },
+  });
+  assert.deepEqual(rig.replies()[0].error, {
+    code: "invalid-argument",
+    message: "jobConfig.changeLog: missing, expected the current configuration version 1",
+  });
   assert.equal(rig.job().configVersion, 1);
   assert.equal(rig.jm.updates.size, 0);
 });
@@ -339,8 +356,13 @@ Deno.test("JobManager Restart|Start|Stop take Peloton's restartConfig|startConfi
   // A stale resourceVersion and a bad batch size are refused, whether or not a batch size is given.
   for (
     const [body, code, message] of [
-      [{ resourceVersion: 7 }, "aborted", /resourceVersion: got 7, expected 1/],
-      [{ resourceVersion: 7, restartConfig: { batchSize: 1 } }, "aborted", /resourceVersion: got 7/],
+      // Peloton's answer, which its CLI's retryUntilConcurrencyControlSucceeds retries on.
+      [{ resourceVersion: 7 }, "invalid-argument", /^invalid job configuration version$/],
+      [
+        { resourceVersion: 7, restartConfig: { batchSize: 1 } },
+        "invalid-argument",
+        /^invalid job configuration version$/,
+      ],
       // Not a version at all: the caller's mistake, not a conflict to retry.
       [
         { resourceVersion: "abc" },

@@ -1,6 +1,7 @@
 /** Auth over real HTTP against `peloton up --auth-config`: every call is checked before it is routed. */
 import assert from "node:assert/strict";
 import { ROOT, startUp } from "../testing.ts";
+import { replyError } from "../daemons/http_errors.ts";
 
 const AUTH = `${ROOT}/prod/auth/testdata/security_example.yaml`;
 const basic = (user: string, password: string) => `Basic ${btoa(`${user}:${password}`)}`;
@@ -17,7 +18,9 @@ Deno.test({
       if (procedure !== undefined) headers["rpc-procedure"] = procedure;
       if (authorization) headers.authorization = authorization;
       const res = await fetch(`${up.url}/api/v1`, { method: "POST", headers, body: "{}" });
-      return { status: res.status, body: await res.json() };
+      // Errors in yarpc's form (the code in Rpc-Error-Code, the message as text), read as the CLI reads them.
+      const body = res.ok ? await res.json() : replyError(res.status, res.headers, await res.text());
+      return { status: res.status, body };
     };
     try {
       // Peloton's v0 ResourcePoolService: the admin role accepts it, and no daemon here serves it.

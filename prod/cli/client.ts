@@ -1,4 +1,5 @@
 /** HTTP client for Peloton's YARPC-style JSON API, as the CLI and tests use it. */
+import { replyError } from "../daemons/http_errors.ts";
 
 export class ApiError extends Error {
   override readonly name = "ApiError";
@@ -136,26 +137,33 @@ export class PelotonClient {
         signal,
       });
     } catch (e) {
+      // Our own deadline passed (or the caller stopped listening): not `unavailable`, which says "retry".
+      if (signal.aborted) {
+        throw new ApiError(
+          procedure,
+          "deadline-exceeded",
+          `no answer from ${this.baseUrl} within ${timeoutMs} ms`,
+        );
+      }
       throw new ApiError(procedure, "unavailable", `cannot reach ${this.baseUrl}: ${(e as Error).message}`);
     }
   }
 
-  /** A whole JSON answer; an HTTP error status is thrown as the ApiError its body names. */
+  /** A whole JSON answer; an error reply is thrown as the ApiError its code and message say (yarpc's form). */
   async #json(procedure: string, res: Response): Promise<Record<string, unknown>> {
     const text = await res.text();
-    let json: Record<string, unknown> = {};
-    try {
-      json = text ? JSON.parse(text) : {};
-    } catch {
-      throw new ApiError(procedure, "internal", `HTTP ${res.status}: ${text.slice(0, 200)}`);
-    }
     if (!res.ok) {
+      const { code, message } = replyError(res.status, res.headers, text);
       const hint = res.status === 401
         ? " (give credentials with --username/--password or PELOTON_USERNAME/PELOTON_PASSWORD)"
         : "";
-      throw new ApiError(procedure, String(json.code ?? res.status), String(json.message ?? text) + hint);
+      throw new ApiError(procedure, code, message + hint);
     }
-    return json;
+    try {
+      return text ? JSON.parse(text) : {};
+    } catch {
+      throw new ApiError(procedure, "internal", `HTTP ${res.status}: ${text.slice(0, 200)}`);
+    }
   }
 
   #auth(): Record<string, string> {

@@ -24,7 +24,10 @@ export async function readApiCall(req: Request): Promise<ApiCall | Response> {
     try {
       body = withJsonNames(JSON.parse(text)) as Record<string, unknown>;
     } catch (e) {
-      return rpcError("invalid-argument", `request body is not JSON: ${(e as Error).message}`);
+      return rpcError("invalid-argument", `request body is not JSON: ${(e as Error).message}`, {
+        req,
+        beforeHandler: true,
+      });
     }
   }
   return { text, body, ttlMs };
@@ -49,10 +52,8 @@ const MAX_TTL_MS = 86_400_000;
 export async function readBody(req: Request, limit = MAX_BODY_BYTES): Promise<string | Response> {
   const tooLarge = (what: string) => {
     const message = `the request body is ${what}, more than the limit of ${limit} bytes`;
-    return Response.json({ code: "invalid-argument", message }, {
-      status: 413,
-      headers: { "rpc-status": "invalid-argument" },
-    });
+    // 413 rather than yarpc's 400 for the code: refused unread, as an HTTP server or proxy refuses it.
+    return rpcError("invalid-argument", message, { req, beforeHandler: true, status: 413 });
   };
   const declared = Number(req.headers.get("content-length"));
   if (declared > limit) return tooLarge(`${declared} bytes`);
@@ -81,6 +82,7 @@ export function ttlOf(req: Request): number | Response {
     return rpcError(
       "invalid-argument",
       `Context-TTL-Ms: got "${shown}", expected a whole number of milliseconds, at least 1`,
+      { req, beforeHandler: true },
     );
   }
   return Math.min(ttl, MAX_TTL_MS);

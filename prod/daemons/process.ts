@@ -271,7 +271,8 @@ export class DaemonProcess {
         resolve({
           kind: "api-reply",
           reqId: 0,
-          error: { code: "unavailable", message: `${procedure} timed out after ${ttlMs} ms` },
+          // yarpc's answer to a call past its deadline; not `unavailable`, which clients retry.
+          error: { code: "deadline-exceeded", message: `${procedure} timed out after ${ttlMs} ms` },
         });
       }, ttlMs);
       const reqId = this.#calls.register((r) => {
@@ -292,7 +293,7 @@ export class DaemonProcess {
   /** Sends an HTTP request on to another process unchanged (one hop at most). */
   async forward(req: Request, url: string, body?: string): Promise<Response> {
     if (Number(req.headers.get(HOP_HEADER) ?? 0) >= 2) {
-      return rpcError("unavailable", "the call was forwarded twice without reaching its daemon");
+      return rpcError("unavailable", "the call was forwarded twice without reaching its daemon", { req });
     }
     const target = new URL(req.url);
     const headers = new Headers(req.headers);
@@ -313,14 +314,14 @@ export class DaemonProcess {
         // answer that is not a stream goes back as it is (the call has been carried out).
         abort.abort();
         await res.body?.cancel().catch(() => {});
-        return stoppingError();
+        return stoppingError(req);
       }
       return new Response(streamed ? passOn(res.body!, abort, this.#forwarded) : res.body, {
         status: res.status,
         headers: res.headers,
       });
     } catch (e) {
-      return rpcError("unavailable", `cannot reach ${url}: ${(e as Error).message}`);
+      return rpcError("unavailable", `cannot reach ${url}: ${(e as Error).message}`, { req });
     }
   }
 
@@ -368,7 +369,9 @@ export class DaemonProcess {
       // Sandbox files and agents live with the host manager's backend.
       if (url.pathname.startsWith("/sandbox/") || url.pathname === "/admin/agents") {
         const leader = this.registry.holder("hostmgr")?.url;
-        if (!leader || leader === this.url) return rpcError("unavailable", "no host manager leads now");
+        if (!leader || leader === this.url) {
+          return rpcError("unavailable", "no host manager leads now", { req });
+        }
         return await this.forward(req, leader);
       }
       return new Response("not found\n", { status: 404 });
@@ -398,9 +401,11 @@ export class DaemonProcess {
     // Authentication first, whatever the call: a caller without credentials learns nothing of what is served.
     const denied = authorizeCall(this.o.auth, req.headers, sent, route?.procedure);
     if (denied) return denied;
-    if (!sent) return rpcError("invalid-argument", "missing Rpc-Procedure header");
-    if (!route) return rpcError("unimplemented", `unknown procedure ${sent}`);
-    if (this.#stopping) return stoppingError();
+    if (!sent) {
+      return rpcError("invalid-argument", "missing Rpc-Procedure header", { req, beforeHandler: true });
+    }
+    if (!route) return rpcError("unimplemented", `unknown procedure ${sent}`, { req, beforeHandler: true });
+    if (this.#stopping) return stoppingError(req);
     const read = await readApiCall(req);
     if (read instanceof Response) return read;
     const { text, body, ttlMs: ttl } = read;
@@ -416,7 +421,7 @@ export class DaemonProcess {
       target = await this.#target(route, body);
     }
     if ("forward" in target) return await this.forward(req, target.forward, text);
-    if ("error" in target) return rpcError(target.error, target.message);
+    if ("error" in target) return rpcError(target.error, target.message, { req });
     if (route.procedure === WATCH_PROCEDURE && this.#watches) {
       // Timed to the first response: the stream runs on after.
       const opened = await this.#watches.open(target.local, target.body ?? body, ttl);
@@ -427,7 +432,7 @@ export class DaemonProcess {
     this.#apiSeconds(route.procedure, reply.error?.code ?? "ok").observe(
       (performance.now() - started) / 1000,
     );
-    if (reply.error) return rpcError(reply.error.code, reply.error.message);
+    if (reply.error) return rpcError(reply.error.code, reply.error.message, { req });
     return Response.json(reply.body ?? {}, { headers: { "rpc-status": "ok" } });
   }
 
@@ -455,6 +460,6 @@ export { API_STATUS };
 /** How long a stop waits for the HTTP server's connections to finish. */
 const SHUTDOWN_GRACE_MS = 5_000;
 
-function stoppingError(): Response {
-  return rpcError("unavailable", "the daemon is stopping; call another process or again shortly");
+function stoppingError(req: Request): Response {
+  return rpcError("unavailable", "the daemon is stopping; call another process or again shortly", { req });
 }

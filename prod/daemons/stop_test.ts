@@ -9,6 +9,7 @@ import { startResmgr } from "./resmgr_daemon.ts";
 import { startJobmgr } from "./jobmgr_daemon.ts";
 import { StoreUnavailableError } from "../../core/ports/store.ts";
 import { DaemonProcess } from "./process.ts";
+import { replyError } from "./http_errors.ts";
 import { settlesWithin } from "../settle.ts";
 import { waitFor } from "../testing.ts";
 import { DatabaseSync } from "node:sqlite";
@@ -96,9 +97,8 @@ Deno.test({
         body: BODY,
       });
       assert.equal(refused.status, 503);
-      const why = await refused.json();
-      assert.equal(why.code, "unavailable");
-      assert.match(why.message, /^the daemon is stopping/);
+      assert.equal(refused.headers.get("rpc-error-code"), "unavailable");
+      assert.match(await refused.text(), /^the daemon is stopping/);
 
       assert.equal(graceFrom, undefined, "the store's grace began while a call was still in flight");
       await conn.write(new TextEncoder().encode(BODY.slice(5)));
@@ -262,7 +262,7 @@ Deno.test({
         body: JSON.stringify({ updateId: { value: "00000000-0000-4000-8000-000000000001" } }),
       });
       assert.equal(res.status, 503);
-      assert.deepEqual(await res.json(), {
+      assert.deepEqual(replyError(res.status, res.headers, await res.text()), {
         code: "unavailable",
         message: "finding the job the call is for: the store cannot be reached: connect ECONNREFUSED",
       });

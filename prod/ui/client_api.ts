@@ -3,6 +3,7 @@
  * procedures and bodies the CLI sends, with the operator's basic-auth credentials when they gave some.
  * Runs in the browser (see client_dom.ts for the rules).
  */
+import { replyError } from "../daemons/http_errors.ts";
 
 /** An API call that failed: the procedure, Peloton's error code and the server's message. */
 export class UiApiError extends Error {
@@ -81,19 +82,16 @@ export class UiApi {
       throw new UiApiError(procedure, "unavailable", `cannot reach the server: ${(e as Error).message}`, 0);
     }
     const text = await res.text();
+    if (!res.ok) {
+      // yarpc's form: the code in Rpc-Error-Code, the message as the body.
+      const { code, message } = replyError(res.status, res.headers, text);
+      throw new UiApiError(procedure, code, message, res.status);
+    }
     let json: Record<string, unknown>;
     try {
       json = text ? JSON.parse(text) : {};
     } catch {
       throw new UiApiError(procedure, "internal", `HTTP ${res.status}: ${text.slice(0, 200)}`, res.status);
-    }
-    if (!res.ok) {
-      throw new UiApiError(
-        procedure,
-        String(json.code ?? res.status),
-        String(json.message ?? text),
-        res.status,
-      );
     }
     const inBody = inBodyError(json);
     if (inBody) throw new UiApiError(procedure, inBody.kind, inBody.message, res.status);
@@ -111,4 +109,4 @@ export function needsSignIn(e: unknown): boolean {
   return e instanceof UiApiError && e.status === 401;
 }
 
-export const API_CODE = [UiApiError, inBodyError, UiApi, errorText, needsSignIn];
+export const API_CODE = [replyError, UiApiError, inBodyError, UiApi, errorText, needsSignIn];

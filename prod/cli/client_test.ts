@@ -1,0 +1,58 @@
+/** The CLI's API client against a fake server: yarpc's error replies, the older JSON ones, and its own deadline. */
+import assert from "node:assert/strict";
+import { rpcError } from "../daemons/http_errors.ts";
+import { ApiError, PelotonClient } from "./client.ts";
+
+/** Runs `fn` against a server answering every call with `handler`. */
+async function withServer(
+  handler: (req: Request) => Response | Promise<Response>,
+  fn: (url: string) => Promise<void>,
+) {
+  const ac = new AbortController();
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", signal: ac.signal, onListen() {} }, handler);
+  try {
+    await fn(`http://127.0.0.1:${server.addr.port}`);
+  } finally {
+    ac.abort();
+    await server.finished;
+  }
+}
+
+async function refusal(call: Promise<unknown>): Promise<ApiError> {
+  try {
+    await call;
+  } catch (e) {
+    assert.ok(e instanceof ApiError, String(e));
+    return e;
+  }
+  throw new Error("the call was not refused");
+}
+
+Deno.test("an error reply in yarpc's form gives its code and message; the older JSON body is read too", async () => {
+  const replies = [
+    () => rpcError("invalid-argument", "invalid job configuration version"),
+    () => Response.json({ code: "unauthenticated", message: "no credentials" }, { status: 401 }),
+  ];
+  let n = 0;
+  await withServer(() => replies[n++](), async (url) => {
+    const client = new PelotonClient({ url });
+    const stale = await refusal(client.call("peloton.api.v0.update.svc.UpdateService::CreateUpdate"));
+    assert.deepEqual([stale.code, stale.detail], ["invalid-argument", "invalid job configuration version"]);
+    const old = await refusal(client.call("peloton.api.job.JobManager::Get"));
+    assert.equal(old.code, "unauthenticated");
+    assert.match(old.detail, /^no credentials \(give credentials with --username/);
+  });
+});
+
+Deno.test("a call with no answer within its own deadline is deadline-exceeded, not unavailable (which says retry)", async () => {
+  const never = Promise.withResolvers<void>();
+  await withServer(async () => {
+    await never.promise;
+    return new Response("{}");
+  }, async (url) => {
+    const client = new PelotonClient({ url, timeoutMs: 50 });
+    const late = await refusal(client.call("peloton.api.job.JobManager::Get"));
+    never.resolve();
+    assert.equal(late.code, "deadline-exceeded", late.message);
+  });
+});
