@@ -67,7 +67,7 @@ export class WatchStreams {
 
   /**
    * Sends the Watch call to `jobmgr` and answers its stream, or the error that refused it as a plain RPC
-   * error. No reply within `ttlMs` is `unavailable`; a watch that the late reply opens is cancelled.
+   * error. No reply within `ttlMs` is `deadline-exceeded`; a watch that the late reply opens is cancelled.
    */
   open(jobmgr: Address, body: unknown, ttlMs: number): Promise<OpenedWatch> {
     const address = `${this.#o.base}/watch/${++this.#next}`;
@@ -115,7 +115,9 @@ class WatchStream implements Receiver {
       // A reply may still come: kept until then (or as long again) so that its watch is cancelled.
       this.#phase = "abandoned";
       this.#linger(ttlMs);
-      this.#opened.resolve(refused({ code: "unavailable", message: `Watch timed out after ${ttlMs} ms` }));
+      this.#opened.resolve(
+        refused({ code: "deadline-exceeded", message: `Watch timed out after ${ttlMs} ms` }),
+      );
     }, ttlMs);
     return this.#opened.promise;
   }

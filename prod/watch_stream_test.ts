@@ -194,13 +194,13 @@ Deno.test("a Cancel refused (a Read lockdown) is sent again; the address stays w
   assert.equal(core.receivers.size, 0);
 });
 
-Deno.test("no reply within the TTL is unavailable; a watch the late reply opens is cancelled", async () => {
+Deno.test("no reply within the TTL is deadline-exceeded; a watch the late reply opens is cancelled", async () => {
   const core = new FakeCore();
   core.reply = undefined;
   const streams = new WatchStreams({ transport: core, base: "api/http" });
   const opened = await streams.open("jobmgr", { podFilter: {} }, 20);
-  assert.equal(opened.code, "unavailable");
-  assert.equal(opened.response.status, 503);
+  assert.equal(opened.code, "deadline-exceeded");
+  assert.equal(opened.response.status, 504);
   core.deliver(core.stream, { kind: "api-reply", reqId: core.calls[0].reqId, body: { watchId: WATCH_ID } });
   await tick(20);
   assert.deepEqual(core.cancels(), [{ watchId: WATCH_ID }]);

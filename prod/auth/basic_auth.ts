@@ -2,6 +2,7 @@
 import { createHash } from "node:crypto";
 import { parse } from "yaml";
 import { z } from "zod";
+import { rpcError } from "../daemons/http_errors.ts";
 
 /** The file `--auth-config` takes (`example/auth/basic/security_example.yaml`'s format). */
 const configSchema = z.object({
@@ -246,11 +247,10 @@ export function authorizeCall(
   const decision = auth.check(creds, names);
   if (decision.ok) return undefined;
   const code = decision.status === 401 ? "unauthenticated" : "permission-denied";
-  return Response.json({ code, message: decision.message }, {
+  // In yarpc's wire format, as every other refusal (refused before any handler ran).
+  return rpcError(code, decision.message, {
+    beforeHandler: true,
     status: decision.status,
-    headers: {
-      "rpc-status": code,
-      ...(decision.status === 401 ? { "www-authenticate": 'Basic realm="peloton"' } : {}),
-    },
+    headers: decision.status === 401 ? { "www-authenticate": 'Basic realm="peloton"' } : {},
   });
 }
