@@ -213,6 +213,12 @@ export class JobManager implements Receiver {
   #pollTimer: TimerId | undefined;
   /** Jobs another job manager drives now: whatever is still collected for them is dropped. */
   readonly #released = new Set<string>();
+  /**
+   * Tasks recovered launched (`#resume`) whose state this process has not seen yet: undefined until
+   * reconciliation answers, then when it confirmed them RUNNING. Their stored `stateSinceMs` is the crashed
+   * process's word, which reconciliation may contradict (LOST): updates do not count it.
+   */
+  readonly #recovered = new WeakMap<TaskRecord, number | undefined>();
   /** Host maintenance drains held back by their jobs' SLA (`sla.maximumUnavailableInstances`). */
   readonly #drains = new SlaDrains();
   /** Running tasks killed to drain hosts in maintenance (not those the SLA still holds back). */
@@ -596,18 +602,22 @@ export class JobManager implements Receiver {
 
   /**
    * Adds (or brings back) instance `id` running config `configVersion` (an update adding instances,
-   * a rollback restoring removed ones).
+   * a rollback restoring removed ones). `stopped`: it is added KILLED, to stay so (a stopped job grows, as
+   * Peloton's `addInstancesInUpdate` adds to a job whose goal is KILLED); a later start runs it.
    */
-  addInstanceAt(job: JobEntry, id: number, configVersion: number): TaskRecord {
+  addInstanceAt(job: JobEntry, id: number, configVersion: number, stopped = false): TaskRecord {
+    const goal = stopped ? "KILLED" : defaultTaskGoal(job.config.type);
     const existing = job.tasks.get(id);
     if (existing) {
-      existing.goalState = defaultTaskGoal(job.config.type);
+      existing.goalState = goal;
       existing.desiredConfigVersion = configVersion;
+      existing.desiredHost = undefined;
       this.putTask(existing);
       this.taskEngine.enqueue(existing);
       return existing;
     }
-    const t = this.newTask(job.jobId, id, defaultTaskGoal(job.config.type), configVersion);
+    const t = this.newTask(job.jobId, id, goal, configVersion);
+    if (stopped) t.state = "KILLED";
     t.version = 0;
     const lastRun = job.runtime.removedRuns?.[id];
     if (lastRun !== undefined) {
@@ -618,7 +628,7 @@ export class JobManager implements Receiver {
     }
     job.tasks.set(id, t);
     job.runtime.nextInstanceId = Math.max(job.runtime.nextInstanceId ?? 0, id + 1);
-    job.runtime.taskStats.INITIALIZED = (job.runtime.taskStats.INITIALIZED ?? 0) + 1;
+    job.runtime.taskStats[t.state] = (job.runtime.taskStats[t.state] ?? 0) + 1;
     this.putTask(t);
     this.taskEngine.enqueue(t);
     this.markDirty(job, true);
@@ -651,8 +661,11 @@ export class JobManager implements Receiver {
     }
     for (const task of targets) {
       if (!task || task.goalState === "DELETED") continue;
-      if (task.goalState !== "KILLED") {
+      // A stop ends an in-place update's host hint (Peloton's stop clears DesiredHost): a later start or move
+      // of the task would otherwise wait for a host that may be gone.
+      if (task.goalState !== "KILLED" || task.desiredHost !== undefined) {
         task.goalState = "KILLED";
+        task.desiredHost = undefined;
         // Stored with the job's goal in the same batch: a stop answered as done survives a restart before
         // the kill, and a restart before the stop actions run still stops.
         this.putTask(task);
@@ -911,6 +924,7 @@ export class JobManager implements Receiver {
   }
 
   transition(job: JobEntry, task: TaskRecord, state: TaskState, timeMs: number, f: TransitionFields): void {
+    this.#recovered.delete(task);
     const stats = job.runtime.taskStats;
     stats[task.state] = Math.max(0, (stats[task.state] ?? 1) - 1);
     stats[state] = (stats[state] ?? 0) + 1;
@@ -946,6 +960,21 @@ export class JobManager implements Receiver {
       });
     }
     this.markDirty(job);
+    this.#taskChanged(job, task);
+  }
+
+  /**
+   * Since when this process knows the task has been in its state: `stateSinceMs`, except for a task recovered
+   * launched, which counts from when reconciliation confirmed it RUNNING (undefined until then).
+   */
+  knownSinceMs(task: TaskRecord): number | undefined {
+    return this.#recovered.has(task) ? this.#recovered.get(task) : task.stateSinceMs ?? 0;
+  }
+
+  /** A recovered task reconciliation reports RUNNING: its run counts from now; its workflow looks again. */
+  #confirmRecovered(job: JobEntry, task: TaskRecord, timeMs: number): void {
+    if (!this.#recovered.has(task) || this.#recovered.get(task) !== undefined) return;
+    this.#recovered.set(task, timeMs);
     this.#taskChanged(job, task);
   }
 
@@ -1159,6 +1188,7 @@ export class JobManager implements Receiver {
       }
       const { job, task } = found;
       if (isTerminalTaskState(task.state)) continue;
+      if (task.state === "RUNNING" && state === "RUNNING") this.#confirmRecovered(job, task, s.timeMs);
       if ((task.state === "KILLING" || task.state === "PREEMPTING") && !isTerminalTaskState(state)) continue;
       if (state === "LOST" && task.goalState === "KILLED") {
         // Being stopped when it was lost (its agent went away, or this scheduler restarted and reconciliation
@@ -1325,6 +1355,7 @@ export class JobManager implements Receiver {
         } else {
           reconcile.push(this.#launchedSpec(job, task));
           track.push({ task: buildRmTask(job, task, taskConfigOf(job, task)), state: task.state });
+          this.#recovered.set(task, undefined);
           // The kill may have died with the process that sent it, and no goal-state row re-sends one: sent
           // again (after the reconcile, at the flush) with what is left of the grace period it started with.
           if (task.state === "KILLING" || task.state === "PREEMPTING") this.#killAgain(job, task);

@@ -35,14 +35,17 @@ import type { JobManager } from "./jobmgr.ts";
 import { defaultTaskGoal } from "./job_state.ts";
 import type { TaskConfigs } from "./task_build.ts";
 
-export type UpdateAction = "start" | "run" | "clear";
+export type UpdateAction = "start" | "run" | "progress" | "clear";
 
-/** `UPDATE_TABLE[state]`: a paused workflow waits; a finished one is cleared from its job. */
+/**
+ * `UPDATE_TABLE[state]`: a paused workflow records the instances under way that finish but takes no new
+ * ones (Peloton's PAUSED → write_progress); a finished one is cleared from its job.
+ */
 export const UPDATE_TABLE: Record<UpdateState, readonly UpdateAction[]> = {
   INITIALIZED: ["start"],
   ROLLING_FORWARD: ["run"],
   ROLLING_BACKWARD: ["run"],
-  PAUSED: [],
+  PAUSED: ["progress"],
   SUCCEEDED: ["clear"],
   ABORTED: ["clear"],
   FAILED: ["clear"],
@@ -183,6 +186,10 @@ export class Workflows {
         this.#run(u, job);
       }),
       run: act((u, job) => this.#run(u, job)),
+      progress: act((u, job) => {
+        if (this.#account(u, job)) this.#put(u);
+        this.#recheck(u, job);
+      }),
       clear: act((u, job) => {
         if (job.runtime.updateId === u.updateId) {
           job.runtime.updateId = undefined;
@@ -361,15 +368,7 @@ export class Workflows {
     ) {
       if (!this.#stopFirst(u, job)) return;
     }
-    let changed = false;
-    for (const i of [...u.instancesCurrent]) {
-      const verdict = this.#instanceVerdict(u, job, i);
-      if (verdict === "pending" || typeof verdict === "object") continue;
-      u.instancesCurrent = u.instancesCurrent.filter((x) => x !== i);
-      (verdict === "done" ? u.instancesDone : u.instancesFailed).push(i);
-      this.#events(u, [i], verdict === "done" ? "SUCCEEDED" : "FAILED");
-      changed = true;
-    }
+    let changed = this.#account(u, job);
     const maxFail = u.config.maxFailureInstances;
     if (maxFail > 0 && u.instancesFailed.length >= maxFail) {
       if (u.config.rollbackOnFailure && u.type === "UPDATE" && u.state === "ROLLING_FORWARD") {
@@ -392,6 +391,20 @@ export class Workflows {
     }
     if (changed) this.#put(u);
     this.#recheck(u, job);
+  }
+
+  /** Moves the instances under way that finished to done or failed; true if any did. */
+  #account(u: UpdateRecord, job: JobEntry): boolean {
+    let changed = false;
+    for (const i of [...u.instancesCurrent]) {
+      const verdict = this.#instanceVerdict(u, job, i);
+      if (verdict === "pending" || typeof verdict === "object") continue;
+      u.instancesCurrent = u.instancesCurrent.filter((x) => x !== i);
+      (verdict === "done" ? u.instancesDone : u.instancesFailed).push(i);
+      this.#events(u, [i], verdict === "done" ? "SUCCEEDED" : "FAILED");
+      changed = true;
+    }
+    return changed;
   }
 
   /**
@@ -478,7 +491,8 @@ export class Workflows {
       return;
     }
     if (u.instancesAdded.includes(i) && (!task || task.goalState === "DELETED")) {
-      this.jm.addInstanceAt(job, i, u.jobConfigVersion);
+      // A stopped job's new instances are added stopped ("an update leaves stopped pods stopped").
+      this.jm.addInstanceAt(job, i, u.jobConfigVersion, job.runtime.goalState === "KILLED");
       return;
     }
     if (!task) return;
@@ -506,7 +520,9 @@ export class Workflows {
     }
     // Attempts count runs at the target only (Peloton: "failure count due to old version should be reset").
     task.failureCount = 0;
-    if (u.config.inPlace && task.hostname) task.desiredHost = task.hostname;
+    // In place: the task is to run again on its host. Otherwise any host does (Peloton clears DesiredHost
+    // unless InPlace): a hint an earlier in-place update left would hold the task's later moves.
+    task.desiredHost = u.config.inPlace && task.hostname ? task.hostname : undefined;
     this.jm.putTask(task);
     this.jm.taskEngine.enqueue(task);
   }
@@ -550,11 +566,14 @@ export class Workflows {
   #up(u: UpdateRecord, job: JobEntry, task: TaskRecord): Verdict {
     if (job.config.type === "BATCH" && task.state === "SUCCEEDED") return "done";
     if (task.state !== "RUNNING") return "pending";
+    // Recovered RUNNING and not yet confirmed by reconciliation: what the crashed process stored may be gone.
+    const sinceMs = this.jm.knownSinceMs(task);
+    if (sinceMs === undefined) return "pending";
     if (task.healthy !== undefined && task.healthy !== "DISABLED") {
       return task.healthy === "HEALTHY" ? "done" : "pending";
     }
     const settleMs = (u.config.minRunningSeconds ?? DEFAULT_MIN_RUNNING_SECONDS) * 1000;
-    const settlesAtMs = (task.stateSinceMs ?? 0) + settleMs;
+    const settlesAtMs = sinceMs + settleMs;
     return this.jm.now() >= settlesAtMs ? "done" : { settlesAtMs };
   }
 

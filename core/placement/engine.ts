@@ -11,6 +11,7 @@ import type {
   RmTask,
 } from "../messages.ts";
 import type { Resources } from "../model/resources.ts";
+import { rfc3339 } from "../model/time_format.ts";
 import type { TaskType } from "../model/states.ts";
 import type { Clock, TimerId } from "../ports/clock.ts";
 import type { Metrics } from "../ports/metrics.ts";
@@ -360,7 +361,7 @@ export class PlacementEngine implements Receiver {
       const desired = placed.some((p) => p.task.desiredHost !== undefined);
       if (!desired && placed.every((p) => placements.has(p.lease.leaseId))) {
         this.#assign(u, placed, placements);
-      } else if (desired) u.notBeforeMs = now;
+      } else if (desired) this.#awaitDesiredHost(u, placed, now, pending);
       else {
         u.held = [];
         for (const { lease } of placed) {
@@ -388,6 +389,25 @@ export class PlacementEngine implements Receiver {
         placed.every((p) => !p.task.desiredHost || p.lease.hostname === p.task.desiredHost);
     }
     return u.rounds >= u.policy.maxRounds;
+  }
+
+  /**
+   * A unit placed elsewhere than its desired host (busy, drained, not offered) before the desired-host
+   * deadline: its other hosts go back and it tries again after a backoff, never past that deadline (when
+   * any host will do), saying what it waits for. Retried at once, it would lease hosts round after round.
+   */
+  #awaitDesiredHost(
+    u: Pending,
+    placed: UnitOutcome["placed"],
+    now: number,
+    pending: PlacementPending[],
+  ): void {
+    const missed = placed.find((p) => p.task.desiredHost && p.lease.hostname !== p.task.desiredHost);
+    const host = missed?.task.desiredHost ?? placed[0].task.desiredHost;
+    u.notBeforeMs = Math.min(u.desiredDeadlineMs, now + backoffMs(u.policy, u.rounds));
+    const reason = `waiting for desired host ${host} until ${rfc3339(u.desiredDeadlineMs)}`;
+    u.reason = reason;
+    if (this.#report(u, reason, now)) pending.push({ reason, taskIds: u.tasks.map((t) => t.taskId) });
   }
 
   #assign(u: Pending, placed: UnitOutcome["placed"], placements: Map<string, HostPlacement>): void {
