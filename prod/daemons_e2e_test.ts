@@ -54,7 +54,17 @@ Deno.test({
       const anon = await cli(j1, "job", "create", "/DefaultResPool", job);
       assert.equal(anon.code, 1);
       assert.match(anon.err, /unauthenticated: calls without credentials may not call/);
-      const admin = await cli(j1, "job", "create", "/DefaultResPool", job, "--username", "admin", "--password", "password2");
+      const admin = await cli(
+        j1,
+        "job",
+        "create",
+        "/DefaultResPool",
+        job,
+        "--username",
+        "admin",
+        "--password",
+        "password2",
+      );
       assert.match(admin.err, /permission-denied/);
 
       // A call to the follower resource manager is forwarded to the leader.
