@@ -9,7 +9,7 @@ import { SimCluster, type SimTaskStatus } from "./cluster.ts";
 import { EventQueue } from "./event_queue.ts";
 import { hostClass, hostsOf } from "./scenario_hosts.ts";
 import { headline, jain, SimStats } from "./stats.ts";
-import { inlineScenario, loadScenario, PLAN_SCENARIO, ROOT } from "./testing.ts";
+import { inlineScenario, loadScenario, PLAN_SCENARIO, ROOT, SLACK_POOLS } from "./testing.ts";
 
 const TREE = `
 name: tree
@@ -598,38 +598,8 @@ Deno.test("elastic sharing: reporting's share is admitted at 670 s but held on h
   assert.equal(s.fairnessHeld[at(730)], 1);
 });
 
-/** Services on 4 hosts leave 48 cores of slack; revocable backfill runs on it until the services' use triples. */
-const SLACK = `
-name: slack-pools
-durationSec: 300
-hostClasses:
-  - {name: std, count: 4, cpu: 32, memoryMb: 131072, diskMb: 500000}
-respools:
-  - name: web
-    resources:
-      - {kind: cpu, reservation: 64, limit: 64}
-      - {kind: memory, reservation: 262144, limit: 262144}
-      - {kind: disk, reservation: 1000000, limit: 1000000}
-  - name: backfill
-    slacklimit: {maxpercent: 100}
-    resources:
-      - {kind: cpu, reservation: 0, limit: 64}
-      - {kind: memory, reservation: 131072, limit: 262144}
-      - {kind: disk, reservation: 500000, limit: 1000000}
-workloads:
-  - {name: frontend, respool: /web, type: stateless, arrival: {at: [0]}, instances: 8, cpu: 8, memoryMb: 8192,
-     preemptible: false, cpuUsage: {fixed: 0.25}}
-  - {name: backfill, respool: /backfill, arrival: {at: [30]}, instances: 100, durationSec: 1000, cpu: 2,
-     memoryMb: 1024, revocable: true}
-events:
-  - {atSec: 200, usage: {workload: frontend, level: 3}}
-settings:
-  sampleIntervalSec: 10
-  slackIntervalSec: 15
-`;
-
 Deno.test("a pool's revocable allocation is weighed against its slack entitlement, its regular one against the entitlement", async () => {
-  const scenario = inlineScenario(SLACK);
+  const scenario = inlineScenario(SLACK_POOLS);
   const sim = await runScenario(scenario, { seed: 1, checkInvariants: true });
   const r = buildReport(scenario, sim, 1, MACHINE);
   const backfill = sim.resmgr.tree.get(sim.poolIds.get("/backfill")!)!;
@@ -667,7 +637,7 @@ Deno.test("a pool's revocable allocation is weighed against its slack entitlemen
 });
 
 Deno.test("slack preemptions count in their pool's preempted, so the pools add up to the tasks preempted", async () => {
-  const scenario = inlineScenario(SLACK);
+  const scenario = inlineScenario(SLACK_POOLS);
   const sim = await runScenario(scenario, { seed: 1, checkInvariants: true });
   const r = buildReport(scenario, sim, 1, MACHINE);
   // At 200 s the services use 24 of their 64 cores: 40 cores of slack go, and 16 of the 2-core revocable

@@ -100,3 +100,36 @@ ${events}
 settings: {sampleIntervalSec: 10}
 `;
 }
+
+/**
+ * Services on 4 hosts leave 48 cores of slack; revocable backfill runs 24 two-core tasks on it until, at
+ * 200 s, the services' use triples and 16 of them are killed.
+ */
+export const SLACK_POOLS = `
+name: slack-pools
+durationSec: 300
+hostClasses:
+  - {name: std, count: 4, cpu: 32, memoryMb: 131072, diskMb: 500000}
+respools:
+  - name: web
+    resources:
+      - {kind: cpu, reservation: 64, limit: 64}
+      - {kind: memory, reservation: 262144, limit: 262144}
+      - {kind: disk, reservation: 1000000, limit: 1000000}
+  - name: backfill
+    slacklimit: {maxpercent: 100}
+    resources:
+      - {kind: cpu, reservation: 0, limit: 64}
+      - {kind: memory, reservation: 131072, limit: 262144}
+      - {kind: disk, reservation: 500000, limit: 1000000}
+workloads:
+  - {name: frontend, respool: /web, type: stateless, arrival: {at: [0]}, instances: 8, cpu: 8, memoryMb: 8192,
+     preemptible: false, cpuUsage: {fixed: 0.25}}
+  - {name: backfill, respool: /backfill, arrival: {at: [30]}, instances: 100, durationSec: 1000, cpu: 2,
+     memoryMb: 1024, revocable: true}
+events:
+  - {atSec: 200, usage: {workload: frontend, level: 3}}
+settings:
+  sampleIntervalSec: 10
+  slackIntervalSec: 15
+`;
