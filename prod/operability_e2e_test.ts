@@ -137,7 +137,9 @@ Deno.test({
       const create = "peloton.api.job.JobManager::Create";
       const anon = await api(jm(), create, {});
       assert.equal(anon.status, 401);
-      assert.match((await anon.json()).message, /without credentials/);
+      // In YARPC's error format: the code in its header, the message as the body.
+      assert.equal(anon.headers.get("rpc-error-code"), "unauthenticated");
+      assert.match(await anon.text(), /without credentials/);
       const wrong = await api(jm(), create, {}, basic("peloton", "nope"));
       assert.equal(wrong.status, 401);
       await wrong.body?.cancel();
