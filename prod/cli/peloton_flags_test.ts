@@ -157,6 +157,12 @@ Deno.test("-p is --sort for job|job stateless|task|pod query, as Peloton's; job 
       { pagination: { limit: 100, offset: 0 } },
       "0 days is any time",
     );
+    // `job stateless query` takes it too (its QuerySpec has the same creationTimeRange).
+    const stateless = await cli(s.url, "job", "stateless", "query", "-d", "1");
+    assert.equal(stateless.code, 0, stateless.err);
+    const range = (s.calls.pop()!.body.spec as { creationTimeRange: { min: string; max: string } })
+      .creationTimeRange;
+    assert.equal(Date.parse(range.max) - Date.parse(range.min), 86_400_000, "one day before now");
     const days = await cli(s.url, "job", "query", "-d", "a week");
     assert.equal(days.code, 2);
     assert.match(days.err, /--timerange: got "a week", expected a whole number/);

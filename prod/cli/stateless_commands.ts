@@ -4,7 +4,14 @@ import { loadStatelessSpec } from "../../core/model/load.ts";
 import type { Command, CommandContext } from "./command.ts";
 import { UsageError } from "./command.ts";
 import { table } from "./format.ts";
-import { jobStates, pageFooter, QUERY_OPTIONS, queryPagination, seconds } from "./update_commands.ts";
+import {
+  creationTimeRange,
+  jobStates,
+  pageFooter,
+  QUERY_OPTIONS,
+  queryPagination,
+  seconds,
+} from "./update_commands.ts";
 import { loadConfigFile, readInput } from "./config_file.ts";
 import {
   OPAQUE_FLAG,
@@ -175,10 +182,18 @@ export const statelessCommands: Command[] = [
     args: [],
     summary: "find jobs by -l labels k=v,..., -r respool path, -k keywords, -s states, --owner, --name " +
       "(a part, any case); -n limit, -o offset, -q total; --sort creation_time|completion_time|name|owner|" +
-      "state (comma-separated), -a ASC|DESC (DESC; newest first without either) (JobService::QueryJobs)",
-    options: { ...QUERY_OPTIONS, keywords: { type: "string", short: "k" } },
+      "state (comma-separated), -a ASC|DESC (DESC; newest first without either); -d/--timerange DAYS: created " +
+      "within the last DAYS days (JobService::QueryJobs)",
+    options: {
+      ...QUERY_OPTIONS,
+      keywords: { type: "string", short: "k" },
+      timerange: { type: "string", short: "d", default: "0" },
+    },
     async run(ctx, _args, opts) {
-      const spec: Record<string, unknown> = { pagination: queryPagination(opts, "v1alpha") };
+      const spec: Record<string, unknown> = {
+        pagination: queryPagination(opts, "v1alpha"),
+        ...creationTimeRange(opts.timerange, Date.now()),
+      };
       if (opts.labels) spec.labels = parseLabels(String(opts.labels));
       // v1alpha's QuerySpec names the pool by its path; the job manager looks it up.
       if (opts.respool) spec.respool = { value: String(opts.respool) };
