@@ -9,7 +9,7 @@ import { SimCluster, type SimTaskStatus } from "./cluster.ts";
 import { EventQueue } from "./event_queue.ts";
 import { hostClass, hostsOf } from "./scenario_hosts.ts";
 import { headline, jain, SimStats } from "./stats.ts";
-import { inlineScenario, loadScenario, PLAN_SCENARIO, ROOT, SLACK_POOLS } from "./testing.ts";
+import { inlineScenario, loadScenario, PLAN_SCENARIO, ROOT, SLACK_POOLS, slackPools } from "./testing.ts";
 
 const TREE = `
 name: tree
@@ -451,32 +451,7 @@ Deno.test("fairness weighs revocable cpu against the slack entitlement, not the 
   // /web's services hold all 64 cores they may. /backfill wants revocable cpu only: it runs on the 48
   // cores of slack the services leave unused, all there is, while its regular entitlement (the 32 cores
   // of the cluster nobody claims) is not what revocable work is admitted against. Both hold their due.
-  const scenario = inlineScenario(`
-name: revocable-fairness
-durationSec: 300
-hostClasses:
-  - {name: std, count: 4, cpu: 32, memoryMb: 131072, diskMb: 500000}
-respools:
-  - name: web
-    resources:
-      - {kind: cpu, reservation: 64, limit: 64}
-      - {kind: memory, reservation: 262144, limit: 262144}
-      - {kind: disk, reservation: 1000000, limit: 1000000}
-  - name: backfill
-    slacklimit: {maxpercent: 100}
-    resources:
-      - {kind: cpu, reservation: 0, limit: 64}
-      - {kind: memory, reservation: 131072, limit: 262144}
-      - {kind: disk, reservation: 500000, limit: 1000000}
-workloads:
-  - {name: frontend, respool: /web, type: stateless, arrival: {at: [0]}, instances: 8, cpu: 8, memoryMb: 8192,
-     preemptible: false, cpuUsage: {fixed: 0.25}}
-  - {name: backfill, respool: /backfill, arrival: {at: [30]}, instances: 100, durationSec: 1000, cpu: 2,
-     memoryMb: 1024, revocable: true}
-settings:
-  sampleIntervalSec: 10
-  slackIntervalSec: 15
-`);
+  const scenario = inlineScenario(slackPools(false));
   const sim = await runScenario(scenario, { seed: 1, checkInvariants: true });
   const r = buildReport(scenario, sim, 1, MACHINE);
   const end = r.series.t.length - 1;

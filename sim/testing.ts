@@ -102,10 +102,11 @@ settings: {sampleIntervalSec: 10}
 }
 
 /**
- * Services on 4 hosts leave 48 cores of slack; revocable backfill runs 24 two-core tasks on it until, at
- * 200 s, the services' use triples and 16 of them are killed.
+ * Services on 4 hosts, using a quarter of their cpu, leave 48 cores of slack; revocable backfill runs 24
+ * two-core tasks on it. `spike`: at 200 s the services' use triples and 16 of them are killed.
  */
-export const SLACK_POOLS = `
+export function slackPools(spike: boolean): string {
+  return `
 name: slack-pools
 durationSec: 300
 hostClasses:
@@ -127,9 +128,11 @@ workloads:
      preemptible: false, cpuUsage: {fixed: 0.25}}
   - {name: backfill, respool: /backfill, arrival: {at: [30]}, instances: 100, durationSec: 1000, cpu: 2,
      memoryMb: 1024, revocable: true}
-events:
-  - {atSec: 200, usage: {workload: frontend, level: 3}}
-settings:
+${spike ? "events:\n  - {atSec: 200, usage: {workload: frontend, level: 3}}\n" : ""}settings:
   sampleIntervalSec: 10
   slackIntervalSec: 15
 `;
+}
+
+/** `slackPools` with its spike. */
+export const SLACK_POOLS = slackPools(true);

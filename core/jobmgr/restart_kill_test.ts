@@ -14,22 +14,6 @@ async function crashAndRecover(rig: JobmgrRig): Promise<JobManager> {
   return await rig.restartJobManager();
 }
 
-/** Reports a backend status of instance `i`'s first run to `jm`. */
-function status(rig: JobmgrRig, jm: JobManager, i: number, state: "TASK_RUNNING" | "TASK_KILLED"): void {
-  jm.receive({
-    kind: "task-statuses",
-    statuses: [{
-      taskId: `${JOB_ID}-${i}-1`,
-      state,
-      pelotonState: state === "TASK_RUNNING" ? "RUNNING" : "KILLED",
-      hostname: "h1",
-      agentId: "agent-h1",
-      timeMs: rig.ports.clock.now(),
-    }],
-  });
-  rig.tick();
-}
-
 Deno.test("a task KILLING when the scheduler restarted is killed again, with the rest of its grace period", async () => {
   const rig = service();
   rig.api("task", "Stop", { jobId: { value: JOB_ID } });
@@ -47,10 +31,16 @@ Deno.test("a task KILLING when the scheduler restarted is killed again, with the
   );
 
   // Reconciliation finds them still running: they stay KILLING until the kill lands.
-  for (const i of ALL) status(rig, jm, i, "TASK_RUNNING");
+  for (const i of ALL) {
+    rig.report(jm, `${JOB_ID}-${i}-1`, "TASK_RUNNING");
+    rig.tick();
+  }
   const job = jm.jobs.get(JOB_ID)!;
   assert.deepEqual([...job.tasks.values()].map((t) => t.state), ["KILLING", "KILLING", "KILLING"]);
-  for (const i of ALL) status(rig, jm, i, "TASK_KILLED");
+  for (const i of ALL) {
+    rig.report(jm, `${JOB_ID}-${i}-1`, "TASK_KILLED");
+    rig.tick();
+  }
   assert.deepEqual([...job.tasks.values()].map((t) => t.state), ["KILLED", "KILLED", "KILLED"]);
   assert.equal(job.runtime.state, "KILLED");
 });
@@ -65,7 +55,8 @@ Deno.test("a task PREEMPTING when the scheduler restarted is killed again, at on
   const kills = rig.transport.take("kill-tasks", "hostmgr").flatMap((k) => k.tasks);
   assert.deepEqual(kills.map((k) => [k.taskId, k.gracePeriodMs]), [[`${JOB_ID}-1-1`, 0]]);
 
-  status(rig, jm, 1, "TASK_KILLED");
+  rig.report(jm, `${JOB_ID}-1-1`, "TASK_KILLED");
+  rig.tick();
   const task = jm.jobs.get(JOB_ID)!.tasks.get(1)!;
   assert.deepEqual([task.runId, task.state, task.goalState], [2, "PENDING", "RUNNING"]);
 });

@@ -1,6 +1,4 @@
 import assert from "node:assert/strict";
-import type { MesosTaskState } from "../model/states.ts";
-import { MESOS_TO_TASK_STATE } from "../model/states.ts";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
 import { makeJobConfig } from "../testing/fixtures.ts";
 import { jobConfigJson } from "./api_json.ts";
@@ -9,22 +7,6 @@ import { STATELESS_SERVICE } from "./stateless_api.ts";
 
 /** The default `minRunningSeconds`, in ms: how long a run without a health check must stay RUNNING. */
 const SETTLE_MS = 10_000;
-
-/** Reports a backend status of a task to `jm`. */
-function status(rig: JobmgrRig, jm: JobManager, taskId: string, state: MesosTaskState): void {
-  jm.receive({
-    kind: "task-statuses",
-    statuses: [{
-      taskId,
-      state,
-      pelotonState: MESOS_TO_TASK_STATE[state],
-      hostname: "h1",
-      agentId: "agent-h1",
-      timeMs: rig.ports.clock.now(),
-    }],
-  });
-  rig.tick();
-}
 
 /** Instance `i`'s events in the job's current or last workflow, newest first, as `jm` answers them. */
 async function events(rig: JobmgrRig, jm: JobManager, instanceId: number): Promise<string[][]> {
@@ -83,7 +65,7 @@ Deno.test("workflow events survive a job manager restart, and the recovered upda
 
   // The new job manager finishes instance 1 and records it, after what the old one recorded.
   rig.tick(5_000);
-  status(rig, jm, `${JOB_ID}-1-1`, "TASK_KILLED");
+  rig.report(jm, `${JOB_ID}-1-1`, "TASK_KILLED");
   const task1 = jm.jobs.get(JOB_ID)!.tasks.get(1)!;
   jm.receive({
     kind: "placements",
@@ -98,7 +80,7 @@ Deno.test("workflow events survive a job manager restart, and the recovered upda
     preemptions: [],
   });
   rig.tick();
-  status(rig, jm, `${JOB_ID}-1-${task1.runId}`, "TASK_RUNNING");
+  rig.report(jm, `${JOB_ID}-1-${task1.runId}`, "TASK_RUNNING");
   rig.tick(SETTLE_MS);
   assert.deepEqual(await events(rig, jm, 1), [
     ["SUCCEEDED", "00:00:25"],

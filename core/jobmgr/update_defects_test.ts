@@ -1,6 +1,4 @@
 import assert from "node:assert/strict";
-import type { MesosTaskState } from "../model/states.ts";
-import { MESOS_TO_TASK_STATE } from "../model/states.ts";
 import { JOB_ID, type JobmgrRig, runningService } from "../testing/jobmgr_rig.ts";
 import { makeJobConfig } from "../testing/fixtures.ts";
 import { jobConfigJson } from "./api_json.ts";
@@ -26,29 +24,6 @@ function update(rig: JobmgrRig, n: number, command: string, updateConfig: object
   assert.equal(reply.error, undefined, JSON.stringify(reply));
   rig.tick();
   return (reply.body as { updateID: { value: string } }).updateID.value;
-}
-
-/** Reports a backend status to `jm` (a recovered job manager), as the host manager forwards it. */
-function status(
-  rig: JobmgrRig,
-  jm: JobManager,
-  taskId: string,
-  state: MesosTaskState,
-  reason?: string,
-): void {
-  jm.receive({
-    kind: "task-statuses",
-    statuses: [{
-      taskId,
-      state,
-      pelotonState: MESOS_TO_TASK_STATE[state],
-      hostname: "h1",
-      agentId: "agent-h1",
-      timeMs: rig.ports.clock.now(),
-      reason,
-    }],
-  });
-  rig.tick();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -116,7 +91,7 @@ Deno.test("after a restart, an update waits for reconciliation before counting a
   rig.tick(SETTLE_MS);
   assert.deepEqual(jm.updates.get(id)?.instancesDone, [], "not judged before reconciliation answers");
   // Reconciliation: the task is gone. It runs again, and is not done until that run settles.
-  status(rig, jm, `${JOB_ID}-0-2`, "TASK_LOST", "REASON_RECONCILIATION");
+  rig.report(jm, `${JOB_ID}-0-2`, "TASK_LOST", { reason: "REASON_RECONCILIATION" });
   assert.deepEqual(jm.updates.get(id)?.instancesDone, []);
   assert.equal(jm.jobs.get(JOB_ID)!.tasks.get(0)!.runId, 3, "instance 0 runs again");
 });
@@ -124,7 +99,7 @@ Deno.test("after a restart, an update waits for reconciliation before counting a
 Deno.test("after a restart, a RUNNING instance reconciliation confirms settles from the confirmation", async () => {
   const { rig, jm, id } = await crashMidSettle();
   rig.tick(2_000);
-  status(rig, jm, `${JOB_ID}-0-2`, "TASK_RUNNING", "REASON_RECONCILIATION");
+  rig.report(jm, `${JOB_ID}-0-2`, "TASK_RUNNING", { reason: "REASON_RECONCILIATION" });
   rig.tick(SETTLE_MS - 1);
   assert.deepEqual(jm.updates.get(id)?.instancesDone, [], "its settle time counts from the confirmation");
   rig.tick(1);

@@ -212,8 +212,22 @@ export class JobmgrRig {
     state: MesosTaskState,
     extra: { reason?: string; hostname?: string; healthy?: boolean } = {},
   ): void {
+    this.report(this.jm, taskId, state, extra);
+    this.tick();
+  }
+
+  /**
+   * A backend status of a task to `jm` (this rig's, or one `restartJobManager` recovered), as the host
+   * manager forwards it; nothing due is run (`status` then ticks).
+   */
+  report(
+    jm: JobManager,
+    taskId: string,
+    state: MesosTaskState,
+    extra: { reason?: string; hostname?: string; healthy?: boolean } = {},
+  ): void {
     const hostname = extra.hostname ?? "h1";
-    this.jm.receive({
+    jm.receive({
       kind: "task-statuses",
       statuses: [{
         taskId,
@@ -226,7 +240,6 @@ export class JobmgrRig {
         healthy: extra.healthy,
       }],
     });
-    this.tick();
   }
 
   /**
