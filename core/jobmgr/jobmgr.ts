@@ -216,9 +216,10 @@ export class JobManager implements Receiver {
   /**
    * Tasks recovered launched (`#resume`) whose state this process has not seen yet: undefined until
    * reconciliation answers, then when it confirmed them RUNNING. Their stored `stateSinceMs` is the crashed
-   * process's word, which reconciliation may contradict (LOST): updates do not count it.
+   * process's word, which reconciliation may contradict (LOST): updates do not count it. Each leaves at its
+   * next transition, so the map is empty in a run that never recovered (a transition checks its size only).
    */
-  readonly #recovered = new WeakMap<TaskRecord, number | undefined>();
+  readonly #recovered = new Map<TaskRecord, number | undefined>();
   /** Host maintenance drains held back by their jobs' SLA (`sla.maximumUnavailableInstances`). */
   readonly #drains = new SlaDrains();
   /** Running tasks killed to drain hosts in maintenance (not those the SLA still holds back). */
@@ -924,7 +925,7 @@ export class JobManager implements Receiver {
   }
 
   transition(job: JobEntry, task: TaskRecord, state: TaskState, timeMs: number, f: TransitionFields): void {
-    this.#recovered.delete(task);
+    if (this.#recovered.size) this.#recovered.delete(task);
     const stats = job.runtime.taskStats;
     stats[task.state] = Math.max(0, (stats[task.state] ?? 1) - 1);
     stats[state] = (stats[state] ?? 0) + 1;

@@ -15,10 +15,8 @@ import { taskCommands } from "./task_commands.ts";
 import { miniclusterCommand } from "./minicluster_command.ts";
 import { statelessCommands } from "./stateless_commands.ts";
 import { upCommand } from "./up_command.ts";
-import { updateCommands, withOverride } from "./update_commands.ts";
+import { updateCommands } from "./update_commands.ts";
 import { watchCommands } from "./watch_commands.ts";
-
-const STATELESS = "peloton.api.v1alpha.job.stateless.svc.JobService";
 
 export const COMMANDS: Command[] = [
   upCommand,
@@ -32,10 +30,7 @@ export const COMMANDS: Command[] = [
   ...jobmgrCommands,
   ...adminCommands,
   ...updateCommands,
-  // Peloton's `replace -o/--override`: refused while another update runs (the check is the update commands').
-  ...statelessCommands.map((c) =>
-    c.name === "job stateless replace" ? withOverride(c, `${STATELESS}::ReplaceJob`) : c
-  ),
+  ...statelessCommands,
   ...watchCommands,
   miniclusterCommand,
 ];
@@ -77,7 +72,7 @@ function optionsOf(command: Command): OptionSpec {
 }
 
 /** Peloton's `-t/--timeout` as Go writes a duration (`20s`, `500ms`, `1m30s`), in milliseconds. */
-export function durationMs(name: string, v: string): number {
+export function goDurationMs(name: string, v: string): number {
   const unitMs: Record<string, number> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, ms: 1, s: 1e3, m: 6e4, h: 36e5 };
   const parts = [...v.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/gy)];
   const ms = parts.reduce((sum, [, n, unit]) => sum + Number(n) * unitMs[unit], 0);
@@ -102,9 +97,9 @@ function timeoutOf(values: Record<string, unknown>, io: CliIo): number {
       );
     }
   }
-  if (values.timeout !== undefined) return durationMs("--timeout", String(values.timeout));
+  if (values.timeout !== undefined) return goDurationMs("--timeout", String(values.timeout));
   const env = io.env("TIMEOUT");
-  return env === undefined ? 20_000 : durationMs("$TIMEOUT", env);
+  return env === undefined ? 20_000 : goDurationMs("$TIMEOUT", env);
 }
 
 /**

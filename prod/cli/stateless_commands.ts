@@ -7,10 +7,12 @@ import { table } from "./format.ts";
 import {
   creationTimeRange,
   jobStates,
+  OVERRIDE_FLAG,
   pageFooter,
   QUERY_OPTIONS,
   queryPagination,
   seconds,
+  updateRunningRefusal,
 } from "./update_commands.ts";
 import { loadConfigFile, readInput } from "./config_file.ts";
 import {
@@ -279,8 +281,8 @@ export const statelessCommands: Command[] = [
     name: "job stateless replace",
     args: ["JOB", "SPEC", "BATCH-SIZE", "RESPOOL?", "ENTITY-VERSION?"],
     summary:
-      "rolling update to a new spec (--maxInstanceRetries, --maxTolerableInstanceFailures, --rollbackOnFailure, --start-paused, --in-place, --start-pods: stopped pods start on the new spec, --min-running-seconds); RESPOOL (Peloton's form; it must be the job's pool) and ENTITY-VERSION may be left out, the job's current ones are used",
-    options: UPDATE_OPTIONS,
+      "rolling update to a new spec (--maxInstanceRetries, --maxTolerableInstanceFailures, --rollbackOnFailure, --start-paused, --in-place, --start-pods: stopped pods start on the new spec, --min-running-seconds); RESPOOL (Peloton's form; it must be the job's pool) and ENTITY-VERSION may be left out, the job's current ones are used; refused while another update of the job runs, unless -o/--override",
+    options: { ...UPDATE_OPTIONS, ...OVERRIDE_FLAG },
     async run(ctx, [job, file, batch, ...rest], opts) {
       const { respool, entityVersion } = respoolAndVersion(rest);
       // Checked before the server is asked anything: a bad argument is a usage error whether or not it answers.
@@ -289,9 +291,18 @@ export const statelessCommands: Command[] = [
       if (!s) return 1;
       // Peloton's CLI puts the pool's id in the spec; the server refuses one other than the job's.
       if (respool !== undefined) s.respoolId = { value: await respoolId(ctx, respool) };
+      const entity = await version(ctx, job, entityVersion);
+      // As Peloton's CLI: the job's update in progress first, which only -o/--override may replace.
+      const refused = opts.override === true
+        ? undefined
+        : await updateRunningRefusal(ctx, "job stateless replace", job);
+      if (refused) {
+        ctx.err(refused);
+        return 1;
+      }
       const res = await ctx.client.call<{ version: { value: string } }>(`${SVC}::ReplaceJob`, {
         jobId: { value: job },
-        version: { value: await version(ctx, job, entityVersion) },
+        version: { value: entity },
         spec: s,
         updateSpec,
         ...opaqueFlag(opts),

@@ -211,7 +211,7 @@ async function updateInProgress(ctx: CommandContext, runtime: JobRuntime): Promi
 }
 
 /** Peloton's `-o/--override`: start an update even though another one runs (the job manager aborts that). */
-const OVERRIDE_FLAG = { override: { type: "boolean", short: "o", default: false } } as const;
+export const OVERRIDE_FLAG = { override: { type: "boolean", short: "o", default: false } } as const;
 
 /** Peloton's refusal of an update while another runs, with what the running one is and how to go on. */
 function runningRefusal(command: string, job: string, u: UpdateInfo): string {
@@ -222,51 +222,18 @@ function runningRefusal(command: string, job: string, u: UpdateInfo): string {
     `with \`peloton update abort ${u.updateId.value}\``;
 }
 
-/** Thrown from the guarded client to end a command refused before its write. */
-class UpdateRunning extends Error {
-  override readonly name = "UpdateRunning";
-}
-
 /**
- * `command` (`job stateless replace`) with Peloton's -o/--override: refused, changing nothing, while the
- * job's update runs, unless -o/--override is given. The check is made just before the command's `write`
- * call (its arguments, files and lookups checked first, so a bad one is still a usage error), on the job
- * that call names.
+ * Peloton's refusal (its CLI's) of `command` writing an update while the job's own update runs, or undefined
+ * when none runs: only `-o/--override` may replace it (the job manager then aborts the running one).
  */
-export function withOverride(command: Command, write: string): Command {
-  return {
-    ...command,
-    summary: `${command.summary}; refused while another update of the job runs, unless -o/--override`,
-    options: { ...command.options, ...OVERRIDE_FLAG },
-    async run(ctx, args, opts) {
-      if (opts.override === true) return await command.run(ctx, args, opts);
-      const real = ctx.client;
-      const call = async (procedure: string, body: { jobId?: { value?: string } } = {}) => {
-        const job = body.jobId?.value;
-        if (procedure === write && job !== undefined) {
-          const running = await updateInProgress(ctx, await jobRuntime(ctx, job));
-          if (running) throw new UpdateRunning(runningRefusal(command.name, job, running));
-        }
-        return await real.call(procedure, body);
-      };
-      const client = new Proxy(real, {
-        get: (target, key) => {
-          if (key === "call") return call;
-          const v = Reflect.get(target, key);
-          return typeof v === "function" ? v.bind(target) : v;
-        },
-      });
-      try {
-        return await command.run({ ...ctx, client }, args, opts);
-      } catch (e) {
-        if (!(e instanceof UpdateRunning)) throw e;
-        ctx.err(e.message);
-        return 1;
-      }
-    },
-  };
+export async function updateRunningRefusal(
+  ctx: CommandContext,
+  command: string,
+  job: string,
+): Promise<string | undefined> {
+  const running = await updateInProgress(ctx, await jobRuntime(ctx, job));
+  return running ? runningRefusal(command, job, running) : undefined;
 }
-
 /** A rolling restart/start/stop: a workflow over instance ranges in batches. */
 function rolling(kind: "restart" | "start" | "stop"): Command {
   return {
