@@ -12,7 +12,14 @@ import type { HostMaintenanceRecord } from "../model/records.ts";
 import { addInto, type Resources, zero } from "../model/resources.ts";
 import { type HostState, isTerminalTaskState, MESOS_TO_TASK_STATE } from "../model/states.ts";
 import type { Clock } from "../ports/clock.ts";
-import type { BackendEvent, HostBackend, HostInfo, LaunchSpec, TaskStatus } from "../ports/host_backend.ts";
+import type {
+  BackendEvent,
+  HostBackend,
+  HostInfo,
+  LaunchSpec,
+  MachineBackend,
+  TaskStatus,
+} from "../ports/host_backend.ts";
 import type { Metrics } from "../ports/metrics.ts";
 import type { Store, StoredHostPools, StoreWrite } from "../ports/store.ts";
 import type { Address, Receiver, Transport } from "../ports/transport.ts";
@@ -43,23 +50,11 @@ export interface HostmgrConfig {
 
 export const DEFAULT_HOSTMGR_CONFIG: HostmgrConfig = { leaseTimeoutMs: 60_000, scarceGpu: true };
 
-/**
- * A backend that takes machines down for maintenance itself (the minicluster; Mesos's `/machine/down` and
- * `/machine/up` are carried by a sync instead, `clusterMaintenance`). A machine taken down loses its agent
- * (host-lost), and gets it back (host-up) once brought up. Both calls are safe to repeat.
- */
-export interface MachineBackend {
-  /** Takes the DRAINED host's machine down: its agent leaves and offers nothing until `machineUp`. */
-  machineDown(hostname: string): void;
-  /** Brings the machine of a completed maintenance up: its agent registers again. */
-  machineUp(hostname: string): void;
-}
-
-/** The backend's machine maintenance, when it has one (the `HostBackend` port leaves it optional). */
+/** The backend's machine maintenance, when it has both calls. */
 function machinesOf(backend: HostBackend): MachineBackend | undefined {
-  const b = backend as HostBackend & Partial<MachineBackend>;
-  return typeof b.machineDown === "function" && typeof b.machineUp === "function"
-    ? b as HostBackend & MachineBackend
+  const { machineDown, machineUp } = backend;
+  return machineDown && machineUp
+    ? { machineDown: (h) => machineDown.call(backend, h), machineUp: (h) => machineUp.call(backend, h) }
     : undefined;
 }
 

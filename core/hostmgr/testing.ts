@@ -1,9 +1,9 @@
 /** A host manager on test ports with a fake backend, for the host manager's tests. */
 import type { HostFilter } from "../messages.ts";
 import { resources } from "../model/resources.ts";
-import type { BackendEvent, HostBackend, LaunchSpec } from "../ports/host_backend.ts";
+import type { BackendEvent, HostBackend, LaunchSpec, MachineBackend } from "../ports/host_backend.ts";
 import { type HostSpec, makeHost, makePorts } from "../testing/harness.ts";
-import { HostManager, type HostmgrConfig, type MachineBackend } from "./hostmgr.ts";
+import { HostManager, type HostmgrConfig } from "./hostmgr.ts";
 
 /** A backend that records what the host manager asks of it; tests push events through `emit`. */
 export class FakeBackend implements HostBackend {

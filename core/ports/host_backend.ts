@@ -152,5 +152,16 @@ export interface HostBackend {
   reconcile(taskIds?: string[]): void;
   /** Acknowledges processed updates that carried a `uuid` (backends without acknowledgements omit it). */
   acknowledge?(acks: { taskId: string; agentId: string; uuid: string }[]): void;
+  /**
+   * A backend that takes machines down for maintenance itself (the minicluster; Mesos's `/machine/down` and
+   * `/machine/up` are carried by a sync instead) has both: `machineDown` takes a DRAINED host's machine down
+   * (its agent leaves, host-lost, and offers nothing), `machineUp` brings it up once its maintenance is
+   * completed (its agent registers again, host-up). Both are safe to call again.
+   */
+  machineDown?(hostname: string): void;
+  machineUp?(hostname: string): void;
   stop(): Promise<void>;
 }
+
+/** A backend's machine maintenance, both calls present. */
+export type MachineBackend = Required<Pick<HostBackend, "machineDown" | "machineUp">>;
