@@ -375,17 +375,33 @@ const TABLE_HEADER = [
   "SLACK GPU",
 ];
 
+/**
+ * How a table's cells show on the output: `show` makes a cell printable, `width` counts the columns it then
+ * takes. The default counts UTF-16 units and shows cells as they are; a terminal passes its own (wide CJK
+ * characters, combining marks, control characters).
+ */
+export interface CellText {
+  show(cell: string): string;
+  width(cell: string): number;
+}
+
+const PLAIN_TEXT: CellText = { show: (cell) => cell, width: (cell) => cell.length };
+
 /** One row per pool: path, entitlement, then slack entitlement; numbers to two decimals, right-aligned. */
-export function formatWhatIfTable(result: WhatIfResult): string {
+export function formatWhatIfTable(result: WhatIfResult, text: CellText = PLAIN_TEXT): string {
   const rows = Object.entries(result.pools).map(([path, p]) => [
-    path,
+    text.show(path),
     ...RESOURCE_KINDS.map((k) => p.entitlement[k].toFixed(2)),
     ...RESOURCE_KINDS.map((k) => p.slackEntitlement[k].toFixed(2)),
   ]);
   const all = [TABLE_HEADER, ...rows];
-  const widths = TABLE_HEADER.map((_, c) => Math.max(...all.map((row) => row[c].length)));
-  const line = (row: string[]) =>
-    row.map((cell, c) => c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c])).join("  ").trimEnd();
+  const cellWidths = all.map((row) => row.map((cell) => text.width(cell)));
+  const widths = TABLE_HEADER.map((_, c) => Math.max(...cellWidths.map((row) => row[c])));
+  const line = (row: string[], r: number) =>
+    row.map((cell, c) => {
+      const pad = " ".repeat(widths[c] - cellWidths[r][c]);
+      return c === 0 ? cell + pad : pad + cell;
+    }).join("  ").trimEnd();
   return all.map(line).join("\n") + "\n";
 }
 

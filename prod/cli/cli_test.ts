@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { cli, ROOT } from "../testing.ts";
+import { displayWidth } from "./display_width.ts";
 
 const PELOTON = `${ROOT}/core/model/testdata/peloton`;
 const NOWHERE = "http://127.0.0.1:9"; // offline commands must not need a server
@@ -118,6 +119,30 @@ Deno.test("respool entitlement: the user guide's numbers as a table and as JSON"
   assert.deepEqual(Object.keys(pools), ["/", "/rp1", "/rp2", "/rp3"]);
   assert.equal(pools["/rp1"].entitlement.cpu, 10);
   assert.deepEqual(Object.keys(pools["/rp1"]), ["entitlement", "nonSlackEntitlement", "slackEntitlement"]);
+});
+
+Deno.test("respool entitlement: a table of wide or control-character pool names stays aligned", async () => {
+  const file = await Deno.makeTempFile({ suffix: ".yaml" });
+  try {
+    await Deno.writeTextFile(
+      file,
+      (await Deno.readTextFile(`${ROOT}/core/resmgr/testdata/whatif_guide.yaml`))
+        .replace("name: rp1", "name: 批处理").replace("name: rp2", 'name: "r\\tp"'),
+    );
+    const table = await cli(NOWHERE, "respool", "entitlement", file);
+    assert.equal(table.code, 0, table.err);
+    const lines = table.out.split("\n");
+    assert.equal(lines[2].split(/\s+/)[0], "/批处理");
+    assert.equal(lines[3].split(/\s+/)[0], "/r\\tp", "a tab in a name is shown escaped");
+    // Every row's CPU column ends in the same terminal column: "/批处理" takes 7 columns, not 4.
+    const cpuEnd = (line: string) => displayWidth(line.slice(0, line.indexOf(".00") + 3));
+    assert.deepEqual(
+      new Set(lines.slice(1, 5).map(cpuEnd)),
+      new Set([cpuEnd(lines[0].replace("CPU", ".00"))]),
+    );
+  } finally {
+    await Deno.remove(file);
+  }
 });
 
 Deno.test("usage errors exit 2 and say what was wrong", async () => {

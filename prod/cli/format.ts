@@ -18,6 +18,12 @@ export function table(headers: string[], rows: (string | number | undefined)[][]
   return cells.map(line).join("\n");
 }
 
+/** Cells as a terminal shows them: control characters escaped, measured in terminal columns. */
+export const TERMINAL_TEXT = {
+  show: escapeControls,
+  width: displayWidth,
+};
+
 /** "2 MB" style sizes as Peloton prints them. */
 export function mb(v: unknown): string {
   return v === undefined ? "" : `${v} MB`;

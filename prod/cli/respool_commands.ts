@@ -11,6 +11,7 @@ import {
 import type { Command } from "./command.ts";
 import { UsageError } from "./command.ts";
 import { loadConfigFile, readInput } from "./config_file.ts";
+import { TERMINAL_TEXT } from "./format.ts";
 import { respoolId } from "./job_commands.ts";
 
 const RESPOOL = "peloton.api.respool.ResourceManager";
@@ -126,7 +127,7 @@ export const respoolCommands: Command[] = [
       for (const w of parsed.warnings) ctx.err(formatIssue(w));
       const result = runWhatIf(parsed.value);
       for (const w of result.warnings) ctx.err(formatIssue(w));
-      ctx.out((ctx.json ? formatWhatIfJson(result) : formatWhatIfTable(result)).trimEnd());
+      ctx.out((ctx.json ? formatWhatIfJson(result) : formatWhatIfTable(result, TERMINAL_TEXT)).trimEnd());
       return 0;
     },
   },
