@@ -1,7 +1,7 @@
 /** The scenario format capacity planners write: hosts, resource pools, workloads, timed events and run settings. */
 import { z } from "zod";
-import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
-import { parseYamlSource } from "../core/model/yaml_load.ts";
+import { isMap, isScalar, isSeq, LineCounter, type Node } from "yaml";
+import { parseDocumentBounded, parseYamlSource } from "../core/model/yaml_load.ts";
 import { checkEvents, type ScenarioEvent, scenarioEvent } from "./scenario_events.ts";
 import { type HostClass, hostClass } from "./scenario_hosts.ts";
 import { quote, scenarioMessage } from "./scenario_messages.ts";
@@ -266,7 +266,7 @@ export function issueText(issue: ScenarioIssue, value: unknown): string {
  */
 export function parseScenario(text: string, file: string): ScenarioResult {
   const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
+  const doc = parseDocumentBounded(text, { lineCounter: lines });
   if (doc.errors.length) {
     return {
       ok: false,

@@ -1,7 +1,7 @@
 /** Reads a scenario file and everything it names (job files, respool files, traces), so runs do no I/O. */
-import { isNode, LineCounter, parseDocument } from "yaml";
+import { type Document, isNode, LineCounter } from "yaml";
 import { loadJobConfig, loadRespoolConfig } from "../core/model/load.ts";
-import { parseYamlSource, sourceToPlain } from "../core/model/yaml_load.ts";
+import { parseDocumentBounded, parseYamlSource, sourceToPlain } from "../core/model/yaml_load.ts";
 import type { RunInputs } from "./runner.ts";
 import { parseScenario, type Scenario, type ScenarioIssue, type ScenarioPool } from "./scenario.ts";
 import { unplaceableWork } from "./scenario_hosts.ts";
@@ -241,11 +241,11 @@ function readError(e: unknown): string {
  * The scenario parsed already; its document is parsed again for line numbers only when a message needs one.
  */
 function fieldAt(text: string, file: string): (path: (string | number)[]) => string {
-  let located: { doc: ReturnType<typeof parseDocument>; lines: LineCounter } | undefined;
+  let located: { doc: Document.Parsed; lines: LineCounter } | undefined;
   return (path) => {
     if (!located) {
       const lines = new LineCounter();
-      located = { doc: parseDocument(text, { lineCounter: lines }), lines };
+      located = { doc: parseDocumentBounded(text, { lineCounter: lines }), lines };
     }
     // A field the file leaves to its default is placed at the nearest field around it that is written.
     let node: unknown;

@@ -1169,3 +1169,9 @@ Deno.test("fields a workload's jobs are not built from are refused, each naming 
   accepted(oneWorkload("type: stateful, volumeMb: 10, instances: 2"));
   accepted(oneWorkload("type: batch, instances: 4, gang: 2, revocable: true, preemptible: true"));
 });
+
+Deno.test("a scenario nested past the YAML depth limit is refused in one line naming it", () => {
+  const res = parseScenario(`name: deep\nhosts: ${"[".repeat(5_000)}${"]".repeat(5_000)}\n`, "deep.yaml");
+  assert.equal(res.ok, false);
+  assert.deepEqual(res.errors, ["deep.yaml:2: lists and mappings nested more than 64 levels deep"]);
+});

@@ -4,6 +4,7 @@ import {
   Composer,
   CST,
   type Document,
+  type DocumentOptions,
   isAlias,
   isMap,
   isPair,
@@ -11,7 +12,9 @@ import {
   isSeq,
   LineCounter,
   type Node,
+  type ParseOptions,
   Parser,
+  type SchemaOptions,
   visit,
   type YAMLError,
   YAMLParseError,
@@ -86,14 +89,18 @@ export function parseYamlSource(text: string): YamlParseResult {
 }
 
 /** The first document of the tokens, with an error if there is another, as `parseDocument` makes it. */
-function composeOne(tokens: CST.Token[], length: number): Document.Parsed {
-  const composer = new Composer({
+function composeOne(
+  tokens: CST.Token[],
+  length: number,
+  options: ParseOptions & DocumentOptions & SchemaOptions = {
     uniqueKeys: false,
     version: "1.1",
     // YAML 1.1 would turn timestamps into Date objects; configs only hold them as text.
     customTags: (tags) =>
       tags.filter((t) => typeof t === "string" || t.tag !== "tag:yaml.org,2002:timestamp"),
-  });
+  },
+): Document.Parsed {
+  const composer = new Composer(options);
   const [doc, second] = composer.compose(tokens, true, length);
   if (second) {
     const [start, end] = second.range;
@@ -101,6 +108,38 @@ function composeOne(tokens: CST.Token[], length: number): Document.Parsed {
     doc.errors.push(new YAMLParseError([start, end], "MULTIPLE_DOCS", message));
   }
   return doc;
+}
+
+/**
+ * The yaml library's `parseDocument` for the readers that walk its document themselves (scenarios, what-if
+ * files), with the depth limit of `parseYamlSource`: text nested past MAX_DEPTH is not composed, and comes
+ * back as an empty document with that one error where the collection too deep starts.
+ */
+export function parseDocumentBounded(
+  text: string,
+  options: ParseOptions & DocumentOptions & SchemaOptions = {},
+): Document.Parsed {
+  const { lineCounter, ...rest } = options;
+  const tokens = [...new Parser(lineCounter?.addNewLine).parse(text)];
+  const tooDeep = tooDeepAt(tokens);
+  if (tooDeep === undefined) return composeOne(tokens, text.length, rest);
+  const empty = composeOne([], text.length, rest);
+  empty.errors.push(new YAMLParseError([tooDeep, tooDeep + 1], "BAD_INDENT", TOO_DEEP));
+  return empty;
+}
+
+/**
+ * The plain value of a small YAML file (an auth file, an agents list, a patch), as the yaml library's `parse`
+ * gives it; throws the first error, a file nested past MAX_DEPTH included, with its line.
+ */
+export function parseYamlValue(text: string): unknown {
+  const lineCounter = new LineCounter();
+  const doc = parseDocumentBounded(text, { lineCounter });
+  const [first] = doc.errors;
+  if (first) {
+    throw new Error(`line ${lineCounter.linePos(first.pos[0]).line}: ${first.message.split("\n")[0]}`);
+  }
+  return doc.toJS();
 }
 
 /** The message for lists and mappings nested past MAX_DEPTH, from a file or through aliases. */

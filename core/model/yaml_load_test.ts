@@ -3,7 +3,9 @@ import assert from "node:assert/strict";
 import {
   MAX_ALIASED_VALUES,
   MAX_DEPTH,
+  parseDocumentBounded,
   parseYamlSource,
+  parseYamlValue,
   plainToSource,
   type SourceNode,
   sourceToPlain,
@@ -156,4 +158,23 @@ Deno.test("YAML nested past the depth limit is refused in one line, before the s
     "p.yaml:1: resources: missing, expected a list of cpu, memory, disk and gpu entries",
     "p.yaml:2: parent: got a mapping, expected an id, as text or as {value: <id>}",
   ]);
+});
+
+Deno.test("parseYamlValue and parseDocumentBounded: the depth limit for readers outside the config loader", () => {
+  const tooDeep = `lists and mappings nested more than ${MAX_DEPTH} levels deep`;
+  for (const style of ["lists", "maps", "block"] as const) {
+    const text = `a: 1\nb: ${nested(10_000, style)}\n`;
+    assert.throws(() => parseYamlValue(text), { message: `line ${style === "block" ? 3 : 2}: ${tooDeep}` });
+    const doc = parseDocumentBounded(text);
+    assert.deepEqual(doc.errors.map((e) => e.message), [tooDeep]);
+    assert.equal(doc.contents, null);
+  }
+  assert.deepEqual(parseYamlValue(`a: ${nested(MAX_DEPTH - 1, "lists")}\nb: [1, "2"]\n`), {
+    a: JSON.parse(nested(MAX_DEPTH - 1, "lists")),
+    b: [1, "2"],
+  });
+  assert.throws(() => parseYamlValue("a: 1\nb: [1\n"), /^Error: line 3: Flow sequence/);
+  assert.throws(() => parseYamlValue("a: 1\n---\nb: 2\n"), {
+    message: /^line 2: Source contains multiple documents/,
+  });
 });

@@ -1,7 +1,8 @@
 /** Offline what-if for capacity planners: a YAML pool tree in, Peloton's entitlements for every pool out. */
 
 import { z } from "zod";
-import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
+import { isMap, isScalar, isSeq, LineCounter, type Node } from "yaml";
+import { parseDocumentBounded } from "../model/yaml_load.ts";
 import {
   calculateEntitlement,
   type EntitlementPool,
@@ -138,7 +139,7 @@ function canonicalKey(key: string): string {
 /** Parses and validates a what-if file; `file` names it in messages. */
 export function parseWhatIf(text: string, file: string): WhatIfParse {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
+  const doc = parseDocumentBounded(text, { lineCounter });
   const at = (path: PropertyKey[]) => positionOf(doc.contents as Node | null, lineCounter, path);
   const error = (path: PropertyKey[], message: string): WhatIfError => ({
     file,

@@ -314,3 +314,9 @@ Deno.test("a file whose aliases expand too far is an error naming the file, not 
   assert.equal(parsed.errors[0].file, "bomb.yaml");
   assert.match(parsed.errors[0].message, /^invalid YAML: .*alias/i);
 });
+
+Deno.test("a what-if file nested past the YAML depth limit is refused in one line naming it", () => {
+  assert.deepEqual(parseErrors(`capacity: {cpu: 1}\npools: ${"[".repeat(5_000)}${"]".repeat(5_000)}\n`), [
+    "bad.yaml:2:71: invalid YAML: lists and mappings nested more than 64 levels deep",
+  ]);
+});

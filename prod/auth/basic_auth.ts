@@ -1,8 +1,8 @@
 /** Peloton's basic authentication: users, roles and the procedures each role accepts or rejects. */
 import { createHash } from "node:crypto";
-import { parse } from "yaml";
 import { z } from "zod";
 import { rpcError } from "../daemons/http_errors.ts";
+import { parseYamlValue } from "../../core/model/yaml_load.ts";
 
 /** The file `--auth-config` takes (`example/auth/basic/security_example.yaml`'s format). */
 const configSchema = z.object({
@@ -94,7 +94,7 @@ export class BasicAuth {
   static async load(path: string): Promise<BasicAuth> {
     let raw: unknown;
     try {
-      raw = parse(await Deno.readTextFile(path));
+      raw = parseYamlValue(await Deno.readTextFile(path));
     } catch (e) {
       throw new Error(`Cannot read auth config ${path}: ${(e as Error).message}`);
     }

@@ -1,6 +1,5 @@
 /** The `peloton` CLI: Peloton's command shapes over the HTTP API, plus `up` and offline tools. */
 import { parseArgs } from "node:util";
-import { parse as parseYaml } from "yaml";
 import { adminCommands } from "./admin_commands.ts";
 import { ApiError, PelotonClient } from "./client.ts";
 import { type Command, type CommandContext, type OptionSpec, UsageError } from "./command.ts";
@@ -17,6 +16,7 @@ import { statelessCommands } from "./stateless_commands.ts";
 import { upCommand } from "./up_command.ts";
 import { updateCommands } from "./update_commands.ts";
 import { watchCommands } from "./watch_commands.ts";
+import { parseYamlValue } from "../../core/model/yaml_load.ts";
 
 export const COMMANDS: Command[] = [
   upCommand,
@@ -262,7 +262,7 @@ async function credentialsFrom(
   if (file && (username === undefined || password === undefined)) {
     let raw: { username?: unknown; password?: unknown };
     try {
-      raw = parseYaml(await Deno.readTextFile(file)) as typeof raw;
+      raw = parseYamlValue(await Deno.readTextFile(file)) as typeof raw;
     } catch (e) {
       throw new Error(`--basic-auth-config: cannot read ${file}: ${(e as Error).message}`);
     }

@@ -1,5 +1,5 @@
 /** `peloton job stateless ...`: Peloton's v1alpha stateless job commands. */
-import { parse as parseYaml, stringify } from "yaml";
+import { stringify } from "yaml";
 import { loadStatelessSpec } from "../../core/model/load.ts";
 import type { Command, CommandContext } from "./command.ts";
 import { UsageError } from "./command.ts";
@@ -24,6 +24,7 @@ import {
   secretsFlag,
 } from "./job_commands.ts";
 import { parseRange } from "./task_commands.ts";
+import { parseYamlValue } from "../../core/model/yaml_load.ts";
 
 const SVC = "peloton.api.v1alpha.job.stateless.svc.JobService";
 
@@ -323,7 +324,7 @@ export const statelessCommands: Command[] = [
       const updateSpec = updateSpecFrom(batch, opts);
       let patch: unknown;
       try {
-        patch = parseYaml(await readInput(file));
+        patch = parseYamlValue(await readInput(file));
       } catch (e) {
         ctx.err(`peloton job stateless patch: ${file}: ${(e as Error).message}`);
         return 1;

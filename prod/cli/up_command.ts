@@ -1,5 +1,4 @@
 /** `peloton up`: the four daemons, the store and the minicluster in one process. */
-import { parse } from "yaml";
 import { z } from "zod";
 import type { PlacementConfig } from "../../core/placement/engine.ts";
 import { type ArchiverConfig, DEFAULT_ARCHIVER_CONFIG } from "../../core/jobmgr/archiver.ts";
@@ -14,6 +13,7 @@ import type { Command } from "./command.ts";
 import { UsageError } from "./command.ts";
 import { finishStop } from "./graceful_stop.ts";
 import { checkStoreFlag } from "./store_flag.ts";
+import { parseYamlValue } from "../../core/model/yaml_load.ts";
 
 /** One agent in `--agents-file`: resources in Peloton's units, attributes and a port range. */
 const agentSchema = z.object({
@@ -30,7 +30,7 @@ const agentSchema = z.object({
 async function readAgentsFile(path: string): Promise<Partial<AgentOptions>[]> {
   let raw: unknown;
   try {
-    raw = parse(await Deno.readTextFile(path));
+    raw = parseYamlValue(await Deno.readTextFile(path));
   } catch (e) {
     throw new UsageError(`--agents-file: cannot read ${path}: ${(e as Error).message}`);
   }
