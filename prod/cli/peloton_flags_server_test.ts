@@ -67,7 +67,7 @@ Deno.test({
       );
 
       await t.step(
-        "job stateless replace: the same refusal and -o/--override; a rolling create is no update to refuse over",
+        "job stateless replace and patch: the same refusal and -o/--override; a rolling create is no update to refuse over",
         async () => {
           const { job } = await createStatelessJob(up.url, undefined, "1");
           const version = async () =>
@@ -110,6 +110,26 @@ Deno.test({
           const override = await replace("--override");
           assert.equal(override.code, 0, override.err);
           assert.equal(await workflows(), count + 1);
+          // A patch is an update too: refused the same way over the one now paused, unless overridden.
+          const patchFile = await Deno.makeTempFile({ suffix: ".yaml" });
+          await Deno.writeTextFile(patchFile, "description: patched\n");
+          const patch = (...flags: string[]) =>
+            cli(up.url, "job", "stateless", "patch", job, patchFile, "1", "--start-paused", ...flags);
+          const [at2, count2] = [await version(), await workflows()];
+          const refusedPatch = await patch();
+          assert.equal(refusedPatch.code, 1, refusedPatch.out);
+          assert.match(
+            refusedPatch.err,
+            new RegExp(
+              `^peloton job stateless patch: cannot create a new update as another update is already ` +
+                `running: update \\S+ of job ${job} is PAUSED .*; give -o/--override to abort it`,
+            ),
+          );
+          assert.deepEqual([await version(), await workflows()], [at2, count2], "nothing changed");
+          const overridePatch = await patch("-o");
+          assert.equal(overridePatch.code, 0, overridePatch.err);
+          assert.equal(await workflows(), count2 + 1);
+          await Deno.remove(patchFile);
         },
       );
 

@@ -318,8 +318,9 @@ export const statelessCommands: Command[] = [
     summary:
       "rolling update to the job's spec with the fields of PATCH (YAML or JSON) changed: PatchJob, an " +
       "RFC 7386 merge patch (objects merge, lists such as containers and values replace, null removes); the " +
-      "flags of replace; ENTITY-VERSION may be left out, the job's current one is used",
-    options: UPDATE_OPTIONS,
+      "flags of replace; ENTITY-VERSION may be left out, the job's current one is used; refused while " +
+      "another update of the job runs, unless -o/--override",
+    options: { ...UPDATE_OPTIONS, ...OVERRIDE_FLAG },
     async run(ctx, [job, file, batch, given], opts) {
       const updateSpec = updateSpecFrom(batch, opts);
       let patch: unknown;
@@ -331,6 +332,14 @@ export const statelessCommands: Command[] = [
       }
       if (typeof patch !== "object" || patch === null || Array.isArray(patch)) {
         ctx.err(`peloton job stateless patch: ${file}: expected the spec fields to change, as a mapping`);
+        return 1;
+      }
+      // As replace: a running update is aborted by the patch's own only with -o/--override.
+      const refused = opts.override === true
+        ? undefined
+        : await updateRunningRefusal(ctx, "job stateless patch", job);
+      if (refused) {
+        ctx.err(refused);
         return 1;
       }
       const res = await ctx.client.call<{ version: { value: string } }>(`${SVC}::PatchJob`, {
