@@ -24,8 +24,10 @@ type Body = Record<string, unknown>;
 export interface HostApiTarget {
   readonly hosts: readonly HostEntry[];
   host(hostname: string): HostEntry | undefined;
-  /** Hosts in maintenance that are not registered, listed DOWN. */
+  /** Hosts in maintenance that are not registered, listed in their `unregisteredState`. */
   unregisteredInMaintenance(): string[];
+  /** DOWN, or the state stored before a restart while the host's agent may still come back. */
+  unregisteredState(hostname: string): HostState;
   /**
    * Returns why the request is refused, or undefined when accepted: `done` is then called once the
    * change is stored (with the error that stopped it, if one did).
@@ -55,13 +57,13 @@ export function apiState(h: HostEntry): HostState {
   return h.state === "HOST_STATE_UP" ? "HOST_STATE_UNKNOWN" : "HOST_STATE_DOWN";
 }
 
-/** A host in maintenance without an agent: DOWN, with nothing known of its resources. */
-export function downHostJson(hostname: string): Body {
+/** A host in maintenance without an agent, with nothing known of its resources. */
+export function unregisteredHostJson(hostname: string, state: HostState): Body {
   const none = toLimits(zero());
   return {
     hostname,
     agentId: "",
-    state: "HOST_STATE_DOWN",
+    state,
     labels: [],
     resources: { total: none, free: none, slack: none },
     tasks: 0,
@@ -236,8 +238,9 @@ function queryHosts(target: HostApiTarget, body: Body): { body: Body } | { error
     wanted.add(name as HostState);
   }
   const infos = target.hosts.filter((h) => !wanted.size || wanted.has(apiState(h))).map(hostInfoJson);
-  if (!wanted.size || wanted.has("HOST_STATE_DOWN")) {
-    for (const name of target.unregisteredInMaintenance()) infos.push(downHostJson(name));
+  for (const name of target.unregisteredInMaintenance()) {
+    const state = target.unregisteredState(name);
+    if (!wanted.size || wanted.has(state)) infos.push(unregisteredHostJson(name, state));
   }
   return { body: { hostInfos: infos } };
 }

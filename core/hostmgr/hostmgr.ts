@@ -46,7 +46,16 @@ export interface HostmgrConfig {
    * back into maintenance from the cluster manager's status.
    */
   clusterMaintenance?: boolean;
+  /**
+   * After a restart, how long a host stored DRAINING keeps that state while its agent has not
+   * registered again (its tasks may still run there), before it is taken for DOWN and can be completed.
+   * Mesos gives agents 10 minutes to re-register after a failover (`--agent_reregister_timeout`).
+   */
+  reregisterGraceMs?: number;
 }
+
+/** Mesos's `--agent_reregister_timeout` default. */
+export const REREGISTER_GRACE_MS = 600_000;
 
 export const DEFAULT_HOSTMGR_CONFIG: HostmgrConfig = { leaseTimeoutMs: 60_000, scarceGpu: true };
 
@@ -97,6 +106,10 @@ export class HostManager implements Receiver {
    * record kept until `completionCarried`. `stored` once the completion's record is durable.
    */
   readonly #completed = new Map<string, { record: HostMaintenanceRecord; stored: boolean }>();
+  /** When `recover` put back the maintenance stored before a restart. */
+  #recoveredAtMs?: number;
+  /** Set while a request puts a host into maintenance: it stores the record, with the state reached. */
+  #entering = false;
   /** Which pool each host is in (its `host_pool` label), and the pools operators created. */
   readonly hostPools = new HostPools();
   /**
@@ -121,6 +134,7 @@ export class HostManager implements Receiver {
    * cluster manager are kept to be carried; without one that keeps maintenance, they are forgotten.
    */
   recover(maintenance: HostMaintenanceRecord[]): void {
+    this.#recoveredAtMs = this.deps.clock.now();
     for (const m of maintenance) {
       if (m.state === "HOST_STATE_UP") {
         if (this.config.clusterMaintenance) this.#completed.set(m.hostname, { record: m, stored: true });
@@ -161,9 +175,21 @@ export class HostManager implements Receiver {
     }
   }
 
-  /** Hosts in maintenance that are not registered: the API lists them DOWN. */
+  /** Hosts in maintenance that are not registered: the API lists them with `unregisteredState`. */
   unregisteredInMaintenance(): string[] {
     return [...this.#maintenance.keys()].filter((name) => !this.host(name));
+  }
+
+  /**
+   * The state of a host in maintenance that is not registered: DOWN (its agent is gone), except one stored
+   * DRAINING before a restart, whose agent has not come back yet: it may still run tasks, so it stays
+   * DRAINING until it registers (and drains), or until `reregisterGraceMs` after the restart.
+   */
+  unregisteredState(hostname: string): HostState {
+    const stored = this.#maintenance.get(hostname);
+    const grace = this.config.reregisterGraceMs ?? REREGISTER_GRACE_MS;
+    const waiting = this.#recoveredAtMs !== undefined && this.deps.clock.now() < this.#recoveredAtMs + grace;
+    return stored?.state === "HOST_STATE_DRAINING" && waiting ? "HOST_STATE_DRAINING" : "HOST_STATE_DOWN";
   }
 
   /** Hosts whose maintenance was completed and stored, but may not be carried to the cluster manager yet. */
@@ -314,15 +340,20 @@ export class HostManager implements Receiver {
     const h = this.host(hostname);
     const stored = this.#maintenance.get(hostname);
     if (!h && !stored) return { code: "not-found", message: `host ${hostname} is not registered` };
-    const state = h ? apiState(h) : "HOST_STATE_DOWN";
+    const state = h ? apiState(h) : this.unregisteredState(hostname);
     if (method === "CompleteMaintenance") {
       if (!stored && h!.state === "HOST_STATE_UP") {
         return { code: "invalid-argument", message: `host ${hostname} is not in maintenance` };
       }
       // Peloton completes only a DOWN host (`drainer.CompleteMaintenance`: "Host is not DOWN").
       if (state === "HOST_STATE_DOWN") return undefined;
-      const why = state === "HOST_STATE_DRAINING"
-        ? `${h!.tasks.size} task(s) still to move off`
+      const grace = this.config.reregisterGraceMs ?? REREGISTER_GRACE_MS;
+      const why = !h
+        ? `as stored before the host manager restarted, and its agent has not registered since (its tasks ` +
+          `may still run); it drains when it registers, and is taken for DOWN if it has not by ` +
+          `${new Date(this.#recoveredAtMs! + grace).toISOString()}`
+        : state === "HOST_STATE_DRAINING"
+        ? `${h.tasks.size} task(s) still to move off`
         : "its machine is not down yet";
       return {
         code: "failed-precondition",
@@ -376,8 +407,7 @@ export class HostManager implements Receiver {
     const completed = this.#completed.get(hostname);
     this.#completed.delete(hostname);
     this.#maintenance.set(hostname, record);
-    this.#enterMaintenance(h!);
-    this.#store([{ kind: "maintenance.put", maintenance: record }], done, () => {
+    this.#store([{ kind: "maintenance.put", maintenance: this.#entered(h!, record) }], done, () => {
       if (this.#maintenance.get(hostname) !== record) return;
       this.#leaveMaintenance(hostname);
       // An empty host's machine was being taken down already: it comes back up.
@@ -403,10 +433,15 @@ export class HostManager implements Receiver {
     }
     const record: HostMaintenanceRecord = { hostname, state, startTimeMs: this.deps.clock.now() };
     this.#maintenance.set(hostname, record);
-    if (h) this.#enterMaintenance(h);
-    this.#store([{ kind: "maintenance.put", maintenance: record }], undefined, () => {
-      if (this.#maintenance.get(hostname) === record) this.#leaveMaintenance(hostname);
-    });
+    // Stored as the cluster manager has it: a lost host is DOWN here, and the sync says when it is back.
+    if (h) this.#entered(h, record);
+    this.#store(
+      [{ kind: "maintenance.put", maintenance: record }],
+      undefined,
+      () => {
+        if (this.#maintenance.get(hostname) === record) this.#leaveMaintenance(hostname);
+      },
+    );
   }
 
   /**
@@ -445,6 +480,17 @@ export class HostManager implements Receiver {
       if (again?.state === "HOST_STATE_UP") this.#enterMaintenance(again, true);
     });
     return undefined;
+  }
+
+  /** Puts the host into maintenance for a request; its record to store says whether it is DOWN already. */
+  #entered(h: HostEntry, record: HostMaintenanceRecord): HostMaintenanceRecord {
+    this.#entering = true;
+    try {
+      this.#enterMaintenance(h);
+    } finally {
+      this.#entering = false;
+    }
+    return h.state === "HOST_STATE_DOWN" ? { ...record, state: "HOST_STATE_DOWN" } : record;
   }
 
   /**
@@ -491,9 +537,20 @@ export class HostManager implements Receiver {
 
   #setState(h: HostEntry, state: HostState): void {
     if (h.state === state) return;
+    const was = h.state;
     h.state = state;
     this.registry.reindex(h);
     this.#changed.add(h);
+    // Whether the host went DOWN is stored too, so a restart that does not see its agent again knows it
+    // is down rather than still draining (`unregisteredState`). The record in memory stays the one started.
+    // A request that puts the host into maintenance writes the state it reached itself (`#entered`).
+    const m = this.#maintenance.get(h.info.hostname);
+    if (
+      m && !this.#entering &&
+      (state === "HOST_STATE_DOWN" || was === "HOST_STATE_DOWN" && state === "HOST_STATE_DRAINING")
+    ) {
+      this.#store([{ kind: "maintenance.put", maintenance: { ...m, state } }]);
+    }
   }
 
   /** Asks for the tasks still on DRAINING hosts to be drained; the resource manager skips those it already is. */

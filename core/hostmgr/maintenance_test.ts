@@ -3,6 +3,7 @@ import { StoreUnavailableError } from "../ports/store.ts";
 import type { ApiReply } from "../messages.ts";
 import { makeHost } from "../testing/harness.ts";
 import { finished, hostmgrRig, spec } from "./testing.ts";
+import { REREGISTER_GRACE_MS } from "./hostmgr.ts";
 
 const HOST = "peloton.api.v0.host.svc.HostService";
 
@@ -145,8 +146,9 @@ Deno.test("maintenance is answered only once stored; CompleteMaintenance deletes
   assert.deepEqual(rig.transport.take("api-reply"), [], "not answered before the record is durable");
   rig.store.settle();
   assert.deepEqual(rig.transport.takeOne("api-reply", "cli").body, { hostname: "h1" });
+  // Empty, with no machine to take down, it is DOWN at once, and stored so: a restart lists it DOWN.
   assert.deepEqual([...rig.store.maintenance.values()], [
-    { hostname: "h1", state: "HOST_STATE_DRAINING", startTimeMs: 1234 },
+    { hostname: "h1", state: "HOST_STATE_DOWN", startTimeMs: 1234 },
   ]);
   // Again on a DRAINING host: the record stays as it was.
   rig.launch("a-0-1", "h2", 1);
@@ -197,20 +199,40 @@ Deno.test("a maintenance write that found the store out of reach is unavailable;
   assert.equal(rig.hm.host("h2")!.state, "HOST_STATE_UP");
 });
 
-Deno.test("recovered maintenance: a host drains when it registers; one not registered is DOWN until completed", () => {
+Deno.test("recovered maintenance: a host drains when it registers; one not registered keeps its stored state, then is DOWN until completed", () => {
   const rig = hostmgrRig([], {}, { machines: false });
+  rig.clock.set(1_000);
   rig.hm.recover([
     { hostname: "h1", state: "HOST_STATE_DRAINING", startTimeMs: 5 },
     { hostname: "h2", state: "HOST_STATE_DRAINING", startTimeMs: 6 },
     { hostname: "gone", state: "HOST_STATE_DOWN", startTimeMs: 7 },
+    { hostname: "late", state: "HOST_STATE_DRAINING", startTimeMs: 8 },
   ]);
   // h1 had a task running before the restart: the job manager hands it back before h1 registers.
   rig.hm.receive({ kind: "reconcile-tasks", tasks: [spec("a-0-1", "h1", 1)] });
+  // Not registered yet, the draining hosts may still run tasks: as stored, and not to be completed.
   assert.deepEqual(hostStates(rig), {
-    h1: "HOST_STATE_DOWN",
-    h2: "HOST_STATE_DOWN",
+    h1: "HOST_STATE_DRAINING",
+    h2: "HOST_STATE_DRAINING",
     gone: "HOST_STATE_DOWN",
+    late: "HOST_STATE_DRAINING",
   });
+  const early = api(rig, "CompleteMaintenance", { hostname: "h2" }).error;
+  assert.equal(early?.code, "failed-precondition");
+  assert.equal(
+    early?.message,
+    "cannot complete maintenance on host h2: it is HOST_STATE_DRAINING, as stored before the host manager " +
+      "restarted, and its agent has not registered since (its tasks may still run); it drains when it " +
+      "registers, and is taken for DOWN if it has not by 1970-01-01T00:10:01.000Z; complete it once it is " +
+      "HOST_STATE_DOWN",
+  );
+  assert.deepEqual(
+    (api(rig, "QueryHosts", { hostStates: ["HOST_STATE_DRAINING"] }).body as {
+      hostInfos: { hostname: string }[];
+    })
+      .hostInfos.map((h) => h.hostname),
+    ["h1", "h2", "late"],
+  );
   rig.backend.emit(
     { kind: "host-up", host: makeHost("h1") },
     { kind: "host-up", host: makeHost("h2") },
@@ -221,7 +243,14 @@ Deno.test("recovered maintenance: a host drains when it registers; one not regis
     h2: "HOST_STATE_DOWN",
     h3: "HOST_STATE_UP",
     gone: "HOST_STATE_DOWN",
+    late: "HOST_STATE_DRAINING",
   });
+  // Mesos's agent re-registration timeout after the restart, one still not back is taken for DOWN.
+  rig.clock.set(1_000 + REREGISTER_GRACE_MS - 1);
+  assert.equal(api(rig, "CompleteMaintenance", { hostname: "late" }).error?.code, "failed-precondition");
+  rig.clock.set(1_000 + REREGISTER_GRACE_MS);
+  assert.equal(hostStates(rig).late, "HOST_STATE_DOWN");
+  assert.deepEqual(api(rig, "CompleteMaintenance", { hostname: "late" }).body, { hostname: "late" });
   assert.deepEqual(rig.transport.take("drain-tasks", "resmgr").map((m) => m.taskIds), [["a-0-1"]]);
   assert.deepEqual(rig.acquire({ maxHosts: 5 }).leases.map((l) => l.hostname), ["h3"], "no new work");
   rig.backend.emit(finished("a-0-1", "h1"));
@@ -231,7 +260,11 @@ Deno.test("recovered maintenance: a host drains when it registers; one not regis
   assert.equal(api(rig, "StartMaintenance", { hostname: "gone" }).error?.code, "failed-precondition");
   assert.deepEqual(api(rig, "CompleteMaintenance", { hostname: "gone" }).body, { hostname: "gone" });
   assert.equal(api(rig, "CompleteMaintenance", { hostname: "gone" }).error?.code, "not-found");
-  assert.deepEqual([...rig.store.maintenance.keys()], []);
+  // The hosts that went DOWN since the restart are stored so.
+  assert.deepEqual(
+    [...rig.store.maintenance.values()].map((m) => [m.hostname, m.state]),
+    [["h2", "HOST_STATE_DOWN"], ["h1", "HOST_STATE_DOWN"]],
+  );
   rig.backend.emit({ kind: "host-up", host: makeHost("gone") });
   assert.equal(rig.hm.host("gone")!.state, "HOST_STATE_UP");
 });
@@ -514,7 +547,7 @@ Deno.test("with a backend that takes machines down, a maintenance the store refu
 Deno.test("after a restart, a host in maintenance is DOWN when its agent registers again, and its machine is taken down again", () => {
   const rig = hostmgrRig([]);
   rig.hm.recover([{ hostname: "h1", state: "HOST_STATE_DRAINING", startTimeMs: 5 }]);
-  assert.deepEqual(hostStates(rig), { h1: "HOST_STATE_DOWN" }, "listed DOWN while not registered");
+  assert.deepEqual(hostStates(rig), { h1: "HOST_STATE_DRAINING" }, "as stored while not registered");
   // The minicluster of a restarted host manager starts every agent, this one too.
   rig.backend.emit({ kind: "host-up", host: makeHost("h1") });
   assert.deepEqual(hostStates(rig), { h1: "HOST_STATE_DOWN" }, "never DRAINED");

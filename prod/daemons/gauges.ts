@@ -58,9 +58,11 @@ export function daemonGauges(m: PromMetrics, d: Daemons | (() => Daemons)): void
         const s = !h.lost ? h.state : apiState(h) === "HOST_STATE_DOWN" ? "HOST_STATE_DOWN" : "LOST";
         byState.set(s, (byState.get(s) ?? 0) + 1);
       }
-      // Hosts in maintenance without an agent are listed DOWN, though not registered.
-      const down = hostmgr.unregisteredInMaintenance().length;
-      byState.set("HOST_STATE_DOWN", byState.get("HOST_STATE_DOWN")! + down);
+      // Hosts in maintenance without an agent count as QueryHosts lists them, though not registered.
+      for (const name of hostmgr.unregisteredInMaintenance()) {
+        const s = hostmgr.unregisteredState(name);
+        byState.set(s, (byState.get(s) ?? 0) + 1);
+      }
       for (const [state, n] of byState) m.gauge("peloton_hostmgr_hosts", { state }).set(n);
       const cap = hostmgr.capacity();
       m.gauge("peloton_hostmgr_capacity_cpus").set(cap.cpuMilli / 1000);
