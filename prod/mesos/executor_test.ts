@@ -49,11 +49,12 @@ Deno.test("a CUSTOM executor goes to Mesos as Peloton sends it: its id, the comm
     healthCheck: { type: "COMMAND", command: "true", ...timing },
     labels: [{ key: "peloton.job_id", value: "job-4" }],
   });
-  const task = toTaskInfo(launch, "peloton");
+  const resources = bagToMesos(specBag(launch), { allocationRole: "peloton" });
+  const task = toTaskInfo(launch, resources);
   assert.equal(task.command, undefined, "no CommandInfo of its own");
   assert.equal(task.container, undefined, "nor ContainerInfo");
   assert.equal(task.data, DATA, "thermos reads its data from the TaskInfo");
-  assert.deepEqual(task.resources, bagToMesos(specBag(launch), { role: "*", allocationRole: "peloton" }));
+  assert.deepEqual(task.resources, resources);
   const env = task.executor!.command!.environment!.variables;
   assert.deepEqual(task.executor, {
     type: "CUSTOM",

@@ -52,6 +52,8 @@ export class MesosMaintenance {
   #stopped = false;
   /** Hosts DRAINED here whose machines still run our tasks at the master, with how many (logged on change). */
   readonly #held = new Map<string, number>();
+  /** Hosts whose maintenance waits for their agent's IP address (logged once). */
+  readonly #noAddress = new Set<string>();
 
   constructor(
     readonly backend: MesosBackend,
@@ -116,7 +118,20 @@ export class MesosMaintenance {
     // A stop waits for the pass: the host being carried finishes, the others wait for the next leader.
     if (want === have || this.#stopped) return;
     if (want === "down" && !(await this.#empty(name))) return;
-    await this.#move(name, have, want);
+    const machine = this.#machines.get(name) ?? await this.backend.machineOf(name);
+    if (!machine) {
+      // Mesos matches a machine by host name and IP: one named by its host name alone is no agent's.
+      if (!this.#noAddress.has(name)) {
+        this.log("maintenance waits for the agent's IP address from the master's GET_AGENTS; retrying", {
+          host: name,
+        });
+      }
+      this.#noAddress.add(name);
+      return;
+    }
+    this.#noAddress.delete(name);
+    this.#machines.set(name, machine);
+    await this.#move(name, machine, have, want);
     this.log("maintenance carried to the Mesos master", { host: name, from: have, to: want });
   }
 
@@ -126,9 +141,7 @@ export class MesosMaintenance {
    * manager wants by then (a machine scheduled whose machine-down failed is draining, and leaves the
    * schedule if its host is completed before the retry).
    */
-  async #move(name: string, from: Mode, to: Mode): Promise<void> {
-    const machine = this.#machines.get(name) ?? await this.backend.machineOf(name);
-    this.#machines.set(name, machine);
+  async #move(name: string, machine: MachineID, from: Mode, to: Mode): Promise<void> {
     if (from === "up") {
       await this.#schedule(machine, true);
       this.#record(name, "draining");

@@ -19,7 +19,12 @@ import { MesosBackend } from "./mesos_backend.ts";
 const HOST = "peloton.api.v0.host.svc.HostService";
 
 /** A host manager with the Mesos backend and the maintenance sync, started as a new leader does. */
-async function startHostmgr(m: TestMaster, store: Store, ids: MemoryFrameworkIdStore) {
+async function startHostmgr(
+  m: TestMaster,
+  store: Store,
+  ids: MemoryFrameworkIdStore,
+  log?: (msg: string, fields?: Record<string, unknown>) => void,
+) {
   const backend = new MesosBackend({
     masterUrl: m.url,
     idStore: ids,
@@ -50,7 +55,7 @@ async function startHostmgr(m: TestMaster, store: Store, ids: MemoryFrameworkIdS
   }, { ...DEFAULT_HOSTMGR_CONFIG, clusterMaintenance: true });
   hm.recover(await store.hostMaintenance());
   hm.start();
-  const sync = new MesosMaintenance(backend, hm);
+  const sync = new MesosMaintenance(backend, hm, log);
   sync.start(20);
   let reqId = 0;
   const api = async (method: string, body: unknown): Promise<ApiReply> => {
@@ -115,9 +120,12 @@ Deno.test("MesosMaintenance: after a host manager restart a down machine is list
   try {
     await eventually("two hosts", () => hm.hm.hosts.length === 2);
     await takeDown(hm, m, "agent-1");
-    assert.deepEqual(
-      (await store.hostMaintenance()).map((r) => [r.hostname, r.state]),
-      [["agent-1", "HOST_STATE_DRAINING"]],
+    // Stored DOWN once its machine is: a restart that never sees its agent again knows it is down.
+    await eventually(
+      "DOWN stored",
+      async () =>
+        (await store.hostMaintenance()).map((r) => `${r.hostname} ${r.state}`).join() ===
+          "agent-1 HOST_STATE_DOWN",
     );
 
     // A new leader: agent-1 has no agent, so it never registers; the stored maintenance lists it.
@@ -379,4 +387,62 @@ Deno.test("MesosMaintenance: a DRAINED host is DOWN once the master has its mach
   await sync.sync();
   assert.deepEqual(wentDown, ["a"]);
   assert.ok(!calls.includes("START_MAINTENANCE"), calls.join());
+});
+
+Deno.test("MesosMaintenance: a machine is scheduled only once its agent's IP is known (Mesos matches both)", async () => {
+  const m = await startTestMaster({ agents: 2 });
+  // No GET_AGENTS answer from the start: hosts come from offers, and no agent's IP is known.
+  m.master.failOperatorCalls("GET_AGENTS", Infinity);
+  const logged: string[] = [];
+  const hm = await startHostmgr(
+    m,
+    new MemoryStore(queueMicrotask),
+    new MemoryFrameworkIdStore(),
+    (msg, fields) => logged.push(`${msg} ${JSON.stringify(fields)}`),
+  );
+  try {
+    await eventually("two hosts", () => hm.hm.hosts.length === 2);
+    // A task keeps agent-1 DRAINING, so that its machine is to be scheduled, not yet taken down.
+    const host = hm.hm.host("agent-1")!.info;
+    const spec = makeSpec(host, "sleep 30");
+    const [lease] = hm.hm.acquire([{
+      minResources: spec.resources,
+      numPorts: 0,
+      maxHosts: 1,
+      gpu: false,
+      requiredHost: "agent-1",
+    }]).leases;
+    hm.hm.receive({ kind: "launch-tasks", leaseId: lease.leaseId, hostname: "agent-1", tasks: [spec] });
+    await eventually(
+      "the task running",
+      () => m.master.core.tasksOn(host.agentId).some((t) => t.state === "TASK_RUNNING"),
+    );
+    assert.deepEqual((await hm.api("StartMaintenance", { hostname: "agent-1" })).body, {
+      hostname: "agent-1",
+    });
+    await eventually(
+      "the sync waiting for the IP",
+      () => logged.find((l) => /waits for the agent's IP/.test(l)),
+    );
+    // A machine named by its host name alone would be no agent's: nothing is scheduled yet.
+    assert.deepEqual(m.master.core.maintenance.schedule().windows, []);
+
+    m.master.failOperatorCalls("GET_AGENTS", 0);
+    await eventually("agent-1 scheduled", () => status(m).draining_machines?.length ? true : undefined);
+    assert.deepEqual(status(m).draining_machines?.map((d) => d.id), [{
+      hostname: "agent-1",
+      ip: "127.0.0.1",
+    }]);
+    hm.hm.receive({
+      kind: "kill-tasks",
+      tasks: [{ taskId: spec.taskId, gracePeriodMs: 0, hostname: "agent-1" }],
+    });
+    await eventually("agent-1 DOWN", async () => (await hm.states())["agent-1"] === "HOST_STATE_DOWN");
+    // The machine id named the agent: it is gone from the master.
+    assert.deepEqual(m.master.agentIds().length, 1);
+    assert.equal(logged.filter((l) => /waits for the agent's IP/.test(l)).length, 1, "said once");
+  } finally {
+    await hm.stop();
+    await m.stop();
+  }
 });

@@ -3,7 +3,16 @@ import { MasterCore } from "./master_core.ts";
 import { type HttpState, SchedulerEndpoint, text } from "./master_http.ts";
 import { OperatorEndpoint } from "./master_operator.ts";
 import { type Event, OPERATOR_PATH, SCHEDULER_PATH } from "./protocol.ts";
-import { type Bag, recordToAttributes, REVOCABLE, toMillis } from "./resources.ts";
+import {
+  addBags,
+  type Bag,
+  emptyBag,
+  kindOf,
+  parseResourceText,
+  recordToAttributes,
+  REVOCABLE,
+  toMillis,
+} from "./resources.ts";
 
 /** One agent; unset fields take the defaults (Peloton's dev-cluster attributes, a port range per agent). */
 export interface AgentSpec {
@@ -16,6 +25,13 @@ export interface AgentSpec {
   /** Revocable (oversubscribed) cpus, offered to frameworks with REVOCABLE_RESOURCES. */
   revocableCpus?: number;
   ports?: [number, number][];
+  /**
+   * The agent's `--resources`, as Mesos reads them: a role in parentheses reserves a resource statically
+   * for it, e.g. Peloton's minicluster agents'
+   * `cpus(peloton):0.5;cpus(*):3.5;mem(peloton):1024;mem(*):1024;disk(*):20000;ports(peloton):[31000-32000]`.
+   * Of cpus, mem, disk, gpus and ports, those it does not name come from the fields above.
+   */
+  resources?: string;
   attributes?: Record<string, string>;
 }
 
@@ -55,17 +71,22 @@ export interface RestartOptions {
 }
 
 function agentConfig(spec: AgentSpec, i: number) {
-  const resources: Bag = {
+  const given = spec.resources === undefined ? emptyBag() : parseResourceText(spec.resources);
+  const named = new Set(
+    [...Object.keys(given.scalars), ...Object.keys(given.ranges)].map((k) => kindOf(given, k).name),
+  );
+  const defaults: Bag = {
     scalars: {
-      cpus: toMillis(spec.cpus ?? 4),
-      mem: toMillis(spec.memMb ?? 8192),
-      disk: toMillis(spec.diskMb ?? 20480),
-      ...(spec.gpus ? { gpus: toMillis(spec.gpus) } : {}),
+      ...(named.has("cpus") ? {} : { cpus: toMillis(spec.cpus ?? 4) }),
+      ...(named.has("mem") ? {} : { mem: toMillis(spec.memMb ?? 8192) }),
+      ...(named.has("disk") ? {} : { disk: toMillis(spec.diskMb ?? 20480) }),
+      ...(spec.gpus && !named.has("gpus") ? { gpus: toMillis(spec.gpus) } : {}),
       ...(spec.revocableCpus ? { ["cpus" + REVOCABLE]: toMillis(spec.revocableCpus) } : {}),
     },
     // Agents share this machine, so their port ranges must not overlap.
-    ranges: { ports: spec.ports ?? [[31000 + i * 1000, 31999 + i * 1000]] },
+    ranges: named.has("ports") ? {} : { ports: spec.ports ?? [[31000 + i * 1000, 31999 + i * 1000]] },
   };
+  const resources = addBags(given, defaults);
   const attributes = recordToAttributes({
     datacenter: "tdc1",
     rack: `tdc1-t000${(i % 2) + 1}`,
@@ -183,12 +204,15 @@ export class MesosMaster {
 
   // ---- fault hooks ----
 
-  /** Ends every subscription stream from the master's side; frameworks become disconnected. */
+  /**
+   * Ends every subscription stream from the master's side; frameworks become disconnected. After
+   * `partition`, the schedulers do not see the end: their connections stay half-open, their calls 403.
+   */
   dropStreams(): void {
     this.#scheduler.dropStreams();
   }
 
-  /** Current streams stay open but silent (no events, no heartbeats), like a network partition. */
+  /** Current streams stay open but silent (no events, no heartbeats, no end), like a network partition. */
   partition(): void {
     this.#scheduler.partition();
   }

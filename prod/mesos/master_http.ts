@@ -118,7 +118,7 @@ export class SchedulerEndpoint {
     if (req.headers.has(STREAM_ID_HEADER)) {
       return text(400, "Subscribe calls should not include the 'Mesos-Stream-Id' header");
     }
-    for (const s of this.streams) if (s.closed) this.streams.delete(s);
+    for (const s of this.streams) if (s.ended) this.streams.delete(s);
     const stream = new EventStream(this.#state.faults, (s) => this.#cancelled(s), this.#state.onEvent);
     this.streams.add(stream);
     const result = this.#core.subscribe(call, stream);
@@ -142,21 +142,25 @@ export class SchedulerEndpoint {
     if (stream.frameworkId) this.#core.disconnected(stream.frameworkId, stream);
   }
 
-  /** Fault: the master ends every subscription stream (clean EOF); frameworks become disconnected. */
+  /**
+   * Fault: the master ends every subscription stream (clean EOF; lost on a partitioned one, whose scheduler
+   * keeps a half-open connection); frameworks become disconnected.
+   */
   dropStreams(): void {
     for (const s of [...this.streams]) {
       s.close();
-      this.#cancelled(s);
+      if (s.frameworkId) this.#core.disconnected(s.frameworkId, s);
     }
   }
 
-  /** Fault: current streams stay open but carry nothing more, heartbeats included. */
+  /** Fault: current streams stay open but carry nothing more, heartbeats and their end included. */
   partition(): void {
     for (const s of this.streams) s.partitioned = true;
   }
 
+  /** The master process stops or restarts: every connection ends, partitioned ones too. */
   closeAll(): void {
-    for (const s of this.streams) s.close();
+    for (const s of this.streams) s.end();
     this.streams.clear();
   }
 }

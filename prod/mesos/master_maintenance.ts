@@ -28,19 +28,22 @@ type Mode = "DRAINING" | "DOWN";
 type Response = "ACCEPT" | "DECLINE";
 const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
 
+/** Mesos compares machine ids by both parts, the host name case-insensitively. */
 function key(m: MachineID): string {
-  return `${m.hostname ?? ""}/${m.ip ?? ""}`;
+  return `${m.hostname?.toLowerCase() ?? ""}/${m.ip ?? ""}`;
 }
 
 function describe(m: MachineID): string {
   return m.hostname && m.ip ? `${m.hostname} (${m.ip})` : m.hostname || m.ip || "";
 }
 
-/** A machine id names an agent when every part it gives matches what the agent announced. */
+/**
+ * A machine id names an agent when it equals the agent's machine (its host name and IP, as the agent
+ * announced them): Mesos keys machines by both, so an id giving the host name alone names no agent.
+ */
 function matches(m: MachineID, rec: AgentRec): boolean {
   const c = rec.agent.config;
-  return (m.hostname !== undefined || m.ip !== undefined) &&
-    (m.hostname === undefined || m.hostname === c.hostname) && (m.ip === undefined || m.ip === c.ip);
+  return key(m) === key({ hostname: c.hostname, ip: c.ip });
 }
 
 export class Maintenance {

@@ -15,18 +15,30 @@ import {
   bagFromMesos,
   bagToMesos,
   cloneBag,
+  describeBag,
   emptyBag,
+  filterBag,
   isEmptyBag,
-  REVOCABLE,
+  reservedFor,
+  scalarOf,
   subtractBags,
 } from "./resources.ts";
 
 /** Frameworks without REVOCABLE_RESOURCES are never offered revocable resources. */
 export function withoutRevocable(bag: Bag): Bag {
-  const out = cloneBag(bag);
-  for (const k of Object.keys(out.scalars)) if (k.endsWith(REVOCABLE)) delete out.scalars[k];
-  for (const k of Object.keys(out.ranges)) if (k.endsWith(REVOCABLE)) delete out.ranges[k];
-  return out;
+  return filterBag(bag, (kind) => kind.revocable === undefined);
+}
+
+/**
+ * What a framework may be offered of an agent's free resources: unreserved ones and those reserved for its
+ * role (never another role's), revocable ones only with REVOCABLE_RESOURCES.
+ */
+function offerable(bag: Bag, fw: Framework): Bag {
+  const revocable = fw.capabilities.has("REVOCABLE_RESOURCES");
+  return filterBag(bag, (kind) => {
+    const owner = reservedFor(kind);
+    return (owner === undefined || owner === fw.role) && (revocable || kind.revocable === undefined);
+  });
 }
 
 function invalidResource(resources: Resource[]): Resource | undefined {
@@ -130,15 +142,14 @@ export class Allocator {
     for (const fw of this.#host.frameworks()) {
       if (!fw.sub || fw.suppressed.has(fw.role)) continue;
       const made: Offer[] = [];
-      const revocable = fw.capabilities.has("REVOCABLE_RESOURCES");
       for (const rec of this.#host.agents()) {
         if (rec.state !== "active") continue;
-        const bag = revocable ? this.available(rec) : withoutRevocable(this.available(rec));
-        if (!fw.capabilities.has("GPU_RESOURCES") && (rec.agent.config.resources.scalars.gpus ?? 0) > 0) {
+        const bag = offerable(this.available(rec), fw);
+        if (!fw.capabilities.has("GPU_RESOURCES") && scalarOf(rec.agent.config.resources, "gpus") > 0) {
           continue;
         }
         if ((fw.filters.get(rec.agent.id) ?? 0) > now) continue;
-        if ((bag.scalars.cpus ?? 0) < MIN_CPUS_MILLI && (bag.scalars.mem ?? 0) < MIN_MEM_MILLI) continue;
+        if (scalarOf(bag, "cpus") < MIN_CPUS_MILLI && scalarOf(bag, "mem") < MIN_MEM_MILLI) continue;
         made.push(this.#offer(fw, rec, bag));
       }
       if (made.length) this.#host.send(fw, { type: "OFFERS", offers: { offers: made } });
@@ -156,7 +167,11 @@ export class Allocator {
       hostname: rec.agent.config.hostname,
       // Frameworks without MULTI_ROLE get offers without allocation_info (MESOS-8237).
       ...(multiRole ? { allocation_info: { role: fw.role } } : {}),
-      resources: bagToMesos(bag, { role: "*", allocationRole: multiRole ? fw.role : undefined }),
+      // Reservations in the pre-refinement format (`role`) unless the framework has RESERVATION_REFINEMENT.
+      resources: bagToMesos(bag, {
+        refinement: fw.capabilities.has("RESERVATION_REFINEMENT"),
+        allocationRole: multiRole ? fw.role : undefined,
+      }),
       attributes: rec.agent.config.attributes,
     };
     const unavailability = this.#host.unavailability(rec.agent.id);
@@ -238,6 +253,7 @@ export class Allocator {
     }
     const offers = offerIds.map((id) => this.#remove(id)!);
     const agentId = offers[0].agentId;
+    const role = offers[0].role;
     const rec = [...this.#host.agents()].find((a) => a.agent.id === agentId)!;
     let pool = offers.reduce((b, o) => addBags(b, o.bag), emptyBag());
     for (const op of accept.operations ?? []) {
@@ -258,9 +274,12 @@ export class Allocator {
       }
       for (const given of infos) {
         const info = withFrameworkId(given, fw.id);
-        // What the task holds while it runs: its resources and its executor's.
-        const bag = bagFromMesos([...info.resources ?? [], ...info.executor?.resources ?? []]);
-        const problem = this.#validateTask(fw, info, agentId, bag, pool);
+        // What the task holds while it runs: its resources and its executor's, allocated to the offers'
+        // role where they do not say (the master's `injectAllocationInfo`).
+        const resources = [...info.resources ?? [], ...info.executor?.resources ?? []]
+          .map((r) => r.allocation_info ? r : { ...r, allocation_info: { role } });
+        const bag = bagFromMesos(resources);
+        const problem = this.#validateTask(fw, info, agentId, bag, pool, role);
         if (problem) {
           const message = `Task ${info.task_id?.value} is invalid: ${problem}`;
           this.#host.masterUpdate(
@@ -306,7 +325,14 @@ export class Allocator {
     return undefined;
   }
 
-  #validateTask(fw: Framework, info: TaskInfo, agentId: string, bag: Bag, pool: Bag): string | undefined {
+  #validateTask(
+    fw: Framework,
+    info: TaskInfo,
+    agentId: string,
+    bag: Bag,
+    pool: Bag,
+    role: string,
+  ): string | undefined {
     const id = info.task_id?.value ?? "";
     if (!isSafeId(id)) return `TaskID '${id}' contains invalid characters`;
     if (fw.tasks.has(id)) return `Task has duplicate ID: ${id}`;
@@ -333,8 +359,16 @@ export class Allocator {
     if (grace !== undefined && !(Number(grace) >= 0)) {
       return "Task's kill policy must have a non-negative grace period";
     }
-    if (!subtractBags(pool, bag)) {
-      const [wanted, offered] = [JSON.stringify(bag), JSON.stringify(pool)];
+    const roles = [...new Set(Object.values(bag.kinds ?? {}).map((k) => k.allocation_info?.role))];
+    if (roles.length > 1) {
+      return `Invalid task resources: The resources have multiple allocation roles ('${roles[1]}' and '${
+        roles[0]
+      }') but only one allocation role is allowed`;
+    }
+    // Offered resources contain the task's only piece by piece: the same reservation (whichever format
+    // it is written in) and the same allocation role, not just the same name.
+    if (!subtractBags(pool, bag) || roles.some((r) => r !== role)) {
+      const [wanted, offered] = [describeBag(bag), describeBag(pool)];
       return info.executor
         ? `Total resources ${wanted} required by task and its executor is more than available ${offered}`
         : `Task uses more resources ${wanted} than available ${offered}`;

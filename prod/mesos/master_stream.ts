@@ -14,12 +14,16 @@ export class EventStream implements Subscription {
   readonly streamId = crypto.randomUUID();
   readonly body: ReadableStream<Uint8Array>;
   frameworkId?: string;
-  /** Events are silently lost while the connection stays open (a network partition). */
+  /**
+   * Events are silently lost while the connection stays open (a network partition); so is the end of the
+   * stream, which leaves the scheduler's side open (a half-open connection).
+   */
   partitioned = false;
   readonly #faults: StreamFaults;
   readonly #record?: (event: Event, streamId: string) => void;
   #controller!: ReadableStreamDefaultController<Uint8Array>;
   #closed = false;
+  #ended = false;
   #heartbeat?: ReturnType<typeof setInterval>;
   #pending: Uint8Array[] = [];
   #flushTimer?: ReturnType<typeof setTimeout>;
@@ -37,6 +41,7 @@ export class EventStream implements Subscription {
       },
       // The scheduler closed the connection (or it broke): the master marks the framework disconnected.
       cancel: () => {
+        this.#ended = true;
         if (this.#closed) return;
         this.#shut();
         onCancel(this);
@@ -46,6 +51,11 @@ export class EventStream implements Subscription {
 
   get closed(): boolean {
     return this.#closed;
+  }
+
+  /** The response is over on both sides (ended, or cancelled by the scheduler). */
+  get ended(): boolean {
+    return this.#ended;
   }
 
   send(event: Event): void {
@@ -70,11 +80,22 @@ export class EventStream implements Subscription {
     this.#heartbeat = setInterval(beat, intervalMs);
   }
 
-  /** Ends the response; the scheduler sees the stream end, as when the master's process goes away. */
+  /**
+   * The master is done with the stream: the scheduler sees it end, unless partitioned, when the end is
+   * lost like the events and its side stays open and silent.
+   */
   close(): void {
     if (this.#closed) return;
     this.#flush();
     this.#shut();
+    if (!this.partitioned) this.end();
+  }
+
+  /** Ends the response whatever the faults, as when the master's process goes away (connections reset). */
+  end(): void {
+    this.close();
+    if (this.#ended) return;
+    this.#ended = true;
     try {
       this.#controller.close();
     } catch {

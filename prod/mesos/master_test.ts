@@ -256,3 +256,138 @@ conformance(
   },
   { emulatorOnly: true },
 );
+
+/** Peloton's minicluster agents (`tools/minicluster`): part of each resource reserved for the role. */
+const MINICLUSTER_AGENT =
+  "cpus(peloton):0.5;cpus(*):3.5;mem(peloton):1024;mem(*):1024;disk(*):20000;ports(peloton):[31000-32000]";
+
+type Piece = Record<string, unknown>;
+const cpus = (value: number, extra: Piece = {}) => ({
+  name: "cpus",
+  type: "SCALAR",
+  scalar: { value },
+  ...extra,
+});
+const mem = (value: number, extra: Piece = {}) => ({
+  name: "mem",
+  type: "SCALAR",
+  scalar: { value },
+  ...extra,
+});
+const port = (p: number, extra: Piece = {}) => ({
+  name: "ports",
+  type: "RANGES",
+  ranges: { range: [{ begin: p, end: p }] },
+  ...extra,
+});
+
+conformance(
+  "ACCEPT: reserved resources are offered to their role only, and a task must use them reserved and allocated",
+  async (t) => {
+    // A framework of another role, first: it is offered the unreserved resources only.
+    const other = await RawFramework.subscribe(t, frameworkInfo({ roles: ["other"] }));
+    const theirs = (await other.offers())[0];
+    assert.deepEqual(
+      theirs.resources.map((r) => [r.name, r.role, r.scalar?.value, r.allocation_info?.role]),
+      [
+        ["cpus", "*", 3.5, "other"],
+        ["mem", "*", 1024, "other"],
+        ["disk", "*", 20000, "other"],
+      ],
+    );
+    // Ours gets what is reserved for its role, in the pre-refinement format (no RESERVATION_REFINEMENT).
+    const fw = await RawFramework.subscribe(t);
+    const offer = (await fw.offers())[0];
+    const allocation_info = { role: "peloton" };
+    const reserved = { role: "peloton", allocation_info };
+    assert.deepEqual(offer.resources, [
+      cpus(0.5, reserved),
+      mem(1024, reserved),
+      { name: "ports", type: "RANGES", ranges: { range: [{ begin: 31000, end: 32000 }] }, ...reserved },
+    ]);
+    const task = (id: string, resources: Piece[]) => ({
+      name: id,
+      task_id: { value: id },
+      agent_id: offer.agent_id,
+      resources,
+      command: { shell: true, value: "sleep 30" },
+    });
+    const tasks = [
+      // Written unreserved: the offer has no such resources, whatever their names.
+      task("unreserved", [cpus(0.1, { role: "*" }), mem(32, reserved)]),
+      task("unreserved-port", [cpus(0.1, reserved), port(31000, { role: "*" })]),
+      // Reserved, but allocated to a role the offer is not.
+      task("other-allocation", [cpus(0.1, { role: "peloton", allocation_info: { role: "other" } })]),
+      task("two-allocations", [
+        cpus(0.1, reserved),
+        mem(32, { role: "peloton", allocation_info: { role: "other" } }),
+      ]),
+      // As offered; the master fills in the allocation where it is left out.
+      task("as-offered", [cpus(0.5, reserved), mem(32, { role: "peloton" }), port(31000, reserved)]),
+    ];
+    const r = await fw.call({
+      type: "ACCEPT",
+      accept: { offer_ids: [offer.id], operations: [{ type: "LAUNCH", launch: { task_infos: tasks } }] },
+    });
+    assert.equal(r.status, 202, r.body);
+    for (const id of ["unreserved", "unreserved-port", "other-allocation"]) {
+      const s = await fw.update(id);
+      assert.equal(s.state, "TASK_ERROR", id);
+      assert.match(s.message ?? "", /Task uses more resources .* than available/, id);
+    }
+    const two = await fw.update("two-allocations");
+    assert.equal(two.state, "TASK_ERROR");
+    assert.match(two.message ?? "", /multiple allocation roles \('other' and 'peloton'\)/);
+    await fw.ackUntil("as-offered", "TASK_RUNNING");
+    const running = t.emu!.master.core.framework(fw.frameworkId)!.tasks.get("as-offered")!;
+    assert.deepEqual(running.info.resources, tasks[4].resources, "the call as sent");
+  },
+  { emulatorOnly: true, master: { agents: [{ resources: MINICLUSTER_AGENT }] } },
+);
+
+conformance(
+  "ACCEPT: a RESERVATION_REFINEMENT framework is offered `reservations`; either format names the same resources",
+  async (t) => {
+    const info = frameworkInfo({
+      capabilities: [{ type: "MULTI_ROLE" }, { type: "PARTITION_AWARE" }, { type: "RESERVATION_REFINEMENT" }],
+    });
+    const fw = await RawFramework.subscribe(t, info);
+    const offer = (await fw.offers())[0];
+    const allocation_info = { role: "peloton" };
+    const reservations = [{ type: "STATIC", role: "peloton" }];
+    assert.deepEqual(offer.resources.filter((r) => r.name === "cpus"), [
+      cpus(3.5, { allocation_info }),
+      cpus(0.5, { allocation_info, reservations }),
+    ]);
+    const task = (id: string, resources: Piece[]) => ({
+      name: id,
+      task_id: { value: id },
+      agent_id: offer.agent_id,
+      resources,
+      command: { shell: true, value: "sleep 30" },
+    });
+    const r = await fw.call({
+      type: "ACCEPT",
+      accept: {
+        offer_ids: [offer.id],
+        operations: [{
+          type: "LAUNCH",
+          launch: {
+            task_infos: [
+              // More reserved cpus than there are, the unreserved ones written as such.
+              task("too-much", [cpus(0.6, { allocation_info, reservations }), mem(32, { allocation_info })]),
+              task("refined", [cpus(0.5, { allocation_info, reservations }), cpus(1, { allocation_info })]),
+              // The pre-refinement `role` names the same static reservation (the master upgrades it).
+              task("legacy", [port(31001, { role: "peloton" }), mem(32, { role: "*" })]),
+            ],
+          },
+        }],
+      },
+    });
+    assert.equal(r.status, 202, r.body);
+    assert.equal((await fw.update("too-much")).state, "TASK_ERROR");
+    await fw.ackUntil("refined", "TASK_RUNNING");
+    await fw.ackUntil("legacy", "TASK_RUNNING");
+  },
+  { emulatorOnly: true, master: { agents: [{ resources: MINICLUSTER_AGENT }] } },
+);

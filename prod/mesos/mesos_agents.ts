@@ -2,7 +2,7 @@
 import type { LaunchSpec } from "../../core/ports/host_backend.ts";
 import { agentAddress, operatorTotal, specBag } from "./mesos_convert.ts";
 import { CONTENT_TYPE_JSON, type Offer, OPERATOR_PATH, type OperatorAgent } from "./protocol.ts";
-import { addBags, type Bag, bagFromMesos, emptyBag, subtractBags } from "./resources.ts";
+import { addBags, type Bag, bagFromMesos, emptyBag, takeResources } from "./resources.ts";
 
 /** Offers held until used, rescinded, or declined once held past the hold time. */
 export class OfferPool {
@@ -168,23 +168,33 @@ export class AgentDirectory {
   }
 }
 
+/** A launch taken from the queue, with the offered pieces it uses. */
+export interface FittingLaunch {
+  spec: LaunchSpec;
+  deadlineMs: number;
+  used: Bag;
+}
+
 /** Launches waiting, per agent, for held offers that cover them; each is dropped at its deadline. */
 export class LaunchQueue {
   readonly #byAgent = new Map<
     string,
-    { spec: LaunchSpec; deadlineMs: number; timer: ReturnType<typeof setTimeout> }[]
+    { spec: LaunchSpec; deadlineMs: number; alone: boolean; timer: ReturnType<typeof setTimeout> }[]
   >();
 
   constructor(readonly timeoutMs: number, readonly expired: (spec: LaunchSpec) => void) {}
 
-  /** Queues a launch; a retried one keeps its original deadline. */
-  add(spec: LaunchSpec, deadlineMs = Date.now() + this.timeoutMs): void {
+  /**
+   * Queues a launch; a retried one keeps its original deadline. One `alone` goes in an ACCEPT of its own
+   * (its last ACCEPT was refused as invalid, with others: which task was at fault is not said).
+   */
+  add(spec: LaunchSpec, deadlineMs = Date.now() + this.timeoutMs, alone = false): void {
     const timer = setTimeout(
       () => this.take(spec.taskId) && this.expired(spec),
       Math.max(0, deadlineMs - Date.now()),
     );
     const list = this.#byAgent.get(spec.agentId) ?? [];
-    list.push({ spec, deadlineMs, timer });
+    list.push({ spec, deadlineMs, alone, timer });
     this.#byAgent.set(spec.agentId, list);
   }
 
@@ -213,19 +223,26 @@ export class LaunchQueue {
     return undefined;
   }
 
-  /** Takes, in queue order, the agent's launches that fit together in `avail`; the others keep waiting. */
-  takeFitting(agentId: string, avail: Bag): { spec: LaunchSpec; deadlineMs: number }[] {
-    const chosen: { spec: LaunchSpec; deadlineMs: number }[] = [];
+  /**
+   * Takes, in queue order, the agent's launches that fit together in `avail` (a launch `alone` only by
+   * itself), each with the offered pieces it uses; the others keep waiting.
+   */
+  takeFitting(agentId: string, avail: Bag): FittingLaunch[] {
+    const chosen: FittingLaunch[] = [];
     const rest = [];
+    let alone = false;
     for (const p of this.#byAgent.get(agentId) ?? []) {
-      const left = subtractBags(avail, specBag(p.spec));
-      if (!left) {
+      const taken = (alone || (p.alone && chosen.length > 0))
+        ? undefined
+        : takeResources(avail, specBag(p.spec));
+      if (!taken) {
         rest.push(p);
         continue;
       }
-      avail = left;
+      avail = taken.left;
+      alone = p.alone;
       clearTimeout(p.timer);
-      chosen.push({ spec: p.spec, deadlineMs: p.deadlineMs });
+      chosen.push({ spec: p.spec, deadlineMs: p.deadlineMs, used: taken.used });
     }
     if (rest.length) this.#byAgent.set(agentId, rest);
     else this.#byAgent.delete(agentId);

@@ -6,14 +6,13 @@ import type {
   LaunchSpec,
   TaskStatus as CoreStatus,
 } from "../../core/ports/host_backend.ts";
-import { AgentDirectory, LaunchQueue, OfferPool } from "./mesos_agents.ts";
+import { AgentDirectory, type FittingLaunch, LaunchQueue, OfferPool } from "./mesos_agents.ts";
 import {
   agentAddress,
   customExecutorId,
   executorProblem,
   type MaintenanceEvent,
   secretsProblem,
-  specBag,
   toCoreStatus,
   toMaintenanceEvent,
   toTaskInfo,
@@ -29,9 +28,19 @@ import {
   OPERATOR_PATH,
   type TaskStatus,
 } from "./protocol.ts";
-import { addBags, attributesToRecord, type Bag, bagToCore, emptyBag, slackToCore } from "./resources.ts";
+import {
+  addBags,
+  attributesToRecord,
+  type Bag,
+  bagToCore,
+  bagToMesos,
+  emptyBag,
+  rangesOf,
+  slackToCore,
+} from "./resources.ts";
 import {
   type FrameworkIdStore,
+  isSubscriptionRefusal,
   MesosCallError,
   NotSubscribedError,
   SchedulerClient,
@@ -147,8 +156,10 @@ export class MesosBackend implements HostBackend {
       },
       onDisconnected: (reason) => {
         extra.onDisconnected?.(reason);
-        // The master discards outstanding offers on re-subscription, without RESCIND events.
+        // The master discards outstanding offers and inverse offers on re-subscription, without RESCIND
+        // events: answering an old inverse offer would answer nothing.
         this.#offers.clear();
+        this.#inverse.clear();
         for (const agentId of this.#agents.keys()) this.#reportSlack(agentId);
       },
       onFatal: (message) => {
@@ -316,10 +327,11 @@ export class MesosBackend implements HostBackend {
   }
 
   /**
-   * The machine a host is, as maintenance calls name it: its host name and, when the operator API told it,
-   * the IP its agent announced (Mesos matches both).
+   * The machine a host is, as maintenance calls name it: its host name and the IP its agent announced, from
+   * the operator API. Undefined while that IP is not known: Mesos matches both, so a machine named by its
+   * host name alone is no agent's, and scheduling it would drain nothing.
    */
-  async machineOf(hostname: string): Promise<MachineID> {
+  async machineOf(hostname: string): Promise<MachineID | undefined> {
     let agent = this.#directory.byHostname(hostname);
     if (!agent) {
       await this.#directory.refresh();
@@ -327,7 +339,7 @@ export class MesosBackend implements HostBackend {
     }
     const address = agent && agentAddress(agent);
     const ip = address?.split(":")[0];
-    return ip && /^[0-9.]+$/.test(ip) ? { hostname, ip } : { hostname };
+    return ip && /^[0-9.]+$/.test(ip) ? { hostname, ip } : undefined;
   }
 
   /** Offers held per agent, for diagnostics and tests. */
@@ -399,6 +411,7 @@ export class MesosBackend implements HostBackend {
 
   #onSubscribed(): void {
     this.#offers.clear();
+    this.#inverse.clear();
     if (this.#o.useOperatorApi !== false) void this.#directory.refresh();
     const kills = this.#kills;
     this.#kills = [];
@@ -476,7 +489,7 @@ export class MesosBackend implements HostBackend {
         agentId,
         resources: bagToCore(total),
         attributes: attributesToRecord(attributes),
-        portRanges: total.ranges.ports ?? [],
+        portRanges: rangesOf(total, "ports"),
       },
     });
     this.#reportSlack(agentId);
@@ -491,28 +504,39 @@ export class MesosBackend implements HostBackend {
     const chosen = this.#pending.takeFitting(agentId, this.#offers.total(agentId));
     if (chosen.length === 0) return;
     for (const o of offers) this.#offers.remove(o.offer.id.value);
-    for (const { spec } of chosen) {
-      this.#tasks.set(spec.taskId, { agentId, hostname: spec.hostname, bag: specBag(spec) });
+    for (const { spec, used } of chosen) {
+      this.#tasks.set(spec.taskId, { agentId, hostname: spec.hostname, bag: used });
       this.#remember(spec.taskId, agentId);
       // Reported as the ACCEPT goes out, not after its 202: the agent's TASK_STARTING can overtake the
       // 202 on a busy machine, and STAGING must not follow STARTING (nor be skipped because of it).
       this.#status(spec, "TASK_STAGING", undefined, "Launched with offers");
     }
-    const role = offers[0].offer.allocation_info?.role;
-    const launch = { task_infos: chosen.map((c) => toTaskInfo(c.spec, role)) };
+    // Each piece as offered: reserved for our role or not, with the offer's allocation_info.
+    const launch = { task_infos: chosen.map((c) => toTaskInfo(c.spec, bagToMesos(c.used))) };
     const filters = { refuse_seconds: this.#o.acceptRefuseSeconds ?? 0 };
-    this.client.accept(offers.map((o) => o.offer.id.value), [{ type: "LAUNCH", launch }], filters)
-      .catch((e) => this.#acceptFailed(chosen, e));
+    const offerIds = offers.map((o) => o.offer.id.value);
+    this.client.accept(offerIds, [{ type: "LAUNCH", launch }], filters)
+      .catch((e) => this.#acceptFailed(offerIds, chosen, e));
   }
 
-  #acceptFailed(chosen: { spec: LaunchSpec; deadlineMs: number }[], e: unknown): void {
+  #acceptFailed(offerIds: string[], chosen: FittingLaunch[], e: unknown): void {
     this.#warn("ACCEPT", e);
     if (this.#stopped) return;
     if (e instanceof MesosCallError || e instanceof NotSubscribedError) {
-      // Refused before processing: the tasks wait for fresh offers until their original deadline.
+      // Refused before processing: the offers are still ours at the master, so they go back at once, as
+      // Peloton declines them when the call fails (those of a lost subscription went with it).
+      if (this.client.subscribed) {
+        this.client.decline(offerIds, { refuse_seconds: 0 }).catch((err) => this.#warn("DECLINE", err));
+      }
+      for (const { spec } of chosen) this.#tasks.delete(spec.taskId);
+      // A call the master finds invalid would be refused again: a task refused alone fails, and the tasks
+      // of a refused batch are retried one per ACCEPT to find which.
+      const invalid = e instanceof MesosCallError && e.status === 400 &&
+        !isSubscriptionRefusal(e.status, e.body);
       for (const { spec, deadlineMs } of chosen) {
-        this.#tasks.delete(spec.taskId);
-        this.#pending.add(spec, deadlineMs);
+        if (invalid && chosen.length === 1) {
+          this.#status(spec, "TASK_ERROR", "REASON_TASK_INVALID", `Mesos refused the launch: ${e.message}`);
+        } else this.#pending.add(spec, deadlineMs, invalid);
       }
       return;
     }

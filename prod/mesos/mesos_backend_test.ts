@@ -1,6 +1,6 @@
 /** MesosBackend end to end on the emulator (verified against an emulator of the documented protocol). */
 import assert from "node:assert/strict";
-import type { HostInfo } from "../../core/ports/host_backend.ts";
+import type { HostInfo, LaunchSpec } from "../../core/ports/host_backend.ts";
 import { eventually, makeSpec, newBackend, Recorder, startTestMaster, withBackend } from "./_testing.ts";
 import type { TaskInfo } from "./protocol.ts";
 import { MemoryFrameworkIdStore } from "./scheduler_client.ts";
@@ -184,7 +184,7 @@ Deno.test("MesosBackend: agent loss is host-lost; maintenance inverse offers rea
     await rec.waitState(spec.taskId, "TASK_RUNNING");
     const schedule = {
       windows: [{
-        machine_ids: [{ hostname: hosts[0].hostname }],
+        machine_ids: [{ hostname: hosts[0].hostname, ip: "127.0.0.1" }],
         unavailability: { start: { nanoseconds: 1.9e18 } },
       }],
     };
@@ -397,3 +397,117 @@ Deno.test("an operator call to a master that stopped answering fails after httpT
     await master.shutdown();
   }
 });
+
+/** Peloton's minicluster agents (`tools/minicluster`): part of each resource reserved for the role. */
+const MINICLUSTER_AGENT =
+  "cpus(peloton):0.5;cpus(*):3.5;mem(peloton):1024;mem(*):1024;disk(*):20000;ports(peloton):[31000-32000]";
+
+Deno.test("MesosBackend: reserved resources are capacity, and a task takes them as offered (role, allocation)", () =>
+  withBackend(async ({ m, backend, rec, hosts }) => {
+    const h = hosts.find((x) => x.hostname === "agent-0")!;
+    assert.deepEqual(h.resources, { cpuMilli: 4000, memMb: 2048, diskMb: 20000, gpuMilli: 0 });
+    assert.deepEqual(h.portRanges, [[31000, 32000]]);
+    // More cpus and memory than are unreserved, and a port only the reservation holds.
+    const spec = makeSpec(h, "echo reserved", {
+      resources: { cpuMilli: 3800, memMb: 1500, diskMb: 10, gpuMilli: 0 },
+      ports: { http: 31005 },
+    });
+    backend.launch([spec]);
+    await rec.waitState(spec.taskId, "TASK_FINISHED");
+    const accept = m.calls.find((c) => JSON.stringify(c).includes(spec.taskId)) as {
+      accept: { operations: { launch: { task_infos: TaskInfo[] } }[] };
+    };
+    const allocation_info = { role: "peloton" };
+    assert.deepEqual(accept.accept.operations[0].launch.task_infos[0].resources, [
+      { name: "cpus", type: "SCALAR", scalar: { value: 3.3 }, role: "*", allocation_info },
+      { name: "cpus", type: "SCALAR", scalar: { value: 0.5 }, role: "peloton", allocation_info },
+      { name: "mem", type: "SCALAR", scalar: { value: 476 }, role: "*", allocation_info },
+      { name: "mem", type: "SCALAR", scalar: { value: 1024 }, role: "peloton", allocation_info },
+      { name: "disk", type: "SCALAR", scalar: { value: 10 }, role: "*", allocation_info },
+      {
+        name: "ports",
+        type: "RANGES",
+        ranges: { range: [{ begin: 31005, end: 31005 }] },
+        role: "peloton",
+        allocation_info,
+      },
+    ]);
+  }, {
+    master: {
+      agents: [
+        { resources: MINICLUSTER_AGENT },
+        { resources: MINICLUSTER_AGENT.replace("[31000-32000]", "[32001-33000]") },
+      ],
+    },
+  }));
+
+Deno.test("MesosBackend: an ACCEPT the master refuses gives its offers back; a task refused alone fails", () =>
+  withBackend(async ({ m, backend, rec, hosts }) => {
+    const h = hosts[0];
+    // Secret data that is not base64 in a volume of the task's own container (Peloton passes a Mesos
+    // ContainerInfo through as given): the master cannot convert the call and refuses it whole (400).
+    const bad = makeSpec(h, "true", {
+      container: {
+        type: "MESOS",
+        volumes: [{
+          containerPath: "/etc/key",
+          mode: "RO",
+          source: { type: "SECRET", secret: { type: "VALUE", value: { data: "not base64!" } } },
+        }],
+      } as unknown as LaunchSpec["container"],
+    });
+    const good = makeSpec(h, "echo good");
+    backend.launch([bad, good]);
+    const failed = await rec.waitState(bad.taskId, "TASK_ERROR");
+    assert.equal(failed.reason, "REASON_TASK_INVALID");
+    assert.match(failed.message ?? "", /HTTP 400 .*is not valid base64/);
+    await rec.waitState(good.taskId, "TASK_FINISHED");
+    const accepts = m.calls.filter((c) => (c as { type: string }).type === "ACCEPT") as {
+      accept: { offer_ids: { value: string }[]; operations: { launch: { task_infos: TaskInfo[] } }[] };
+    }[];
+    const tasks = (a: (typeof accepts)[number]) =>
+      a.accept.operations[0].launch.task_infos.map((t) => t.task_id.value);
+    // Both in one refused ACCEPT, then each in its own.
+    assert.deepEqual(accepts.map(tasks), [[bad.taskId, good.taskId], [bad.taskId], [good.taskId]]);
+    // The refused calls' offers were declined at once (not held until the re-subscription).
+    const declined = m.calls.filter((c) => (c as { type: string }).type === "DECLINE") as {
+      decline: { offer_ids: { value: string }[]; filters?: { refuse_seconds?: number } };
+    }[];
+    for (const refused of accepts.slice(0, 2)) {
+      assert.ok(
+        declined.some((d) =>
+          JSON.stringify(d.decline.offer_ids) === JSON.stringify(refused.accept.offer_ids) &&
+          d.decline.filters?.refuse_seconds === 0
+        ),
+        `offers of a refused ACCEPT declined: ${JSON.stringify(refused.accept.offer_ids)}`,
+      );
+    }
+  }));
+
+Deno.test("MesosBackend: inverse offers are forgotten when the subscription ends", () =>
+  withBackend(async ({ m, backend, rec, hosts }) => {
+    const spec = makeSpec(hosts[0], "sleep 30");
+    backend.launch([spec]);
+    await rec.waitState(spec.taskId, "TASK_RUNNING");
+    const schedule = {
+      windows: [{
+        machine_ids: [{ hostname: hosts[0].hostname, ip: "127.0.0.1" }],
+        unavailability: { start: { nanoseconds: 1.9e18 } },
+      }],
+    };
+    assert.equal(m.master.core.maintenance.updateSchedule(schedule), undefined);
+    const first = await eventually("an inverse offer", () => backend.inverseOffers()[0]?.id.value);
+    const subscribes = () => m.calls.filter((c) => (c as { type: string }).type === "SUBSCRIBE").length;
+    const before = subscribes();
+    m.master.dropStreams();
+    await eventually("a re-subscription", () => subscribes() > before || undefined);
+    // The master discarded it: only the one it sends to the new subscription is outstanding.
+    const again = await eventually(
+      "a new inverse offer",
+      () => backend.inverseOffers().find((io) => io.id.value !== first),
+    );
+    assert.deepEqual(backend.inverseOffers().map((io) => io.id.value), [again.id.value]);
+    assert.deepEqual(backend.inverseOffersOn(hosts[0].hostname), [again.id.value]);
+    backend.kill([{ taskId: spec.taskId, agentId: hosts[0].agentId, gracePeriodMs: 0 }]);
+    await rec.waitState(spec.taskId, "TASK_KILLED");
+  }));

@@ -24,7 +24,7 @@ import {
   type TaskStatus,
   type Volume,
 } from "./protocol.ts";
-import { type Bag, bagFromCore, bagFromMesos, bagToMesos } from "./resources.ts";
+import { type Bag, bagFromCore, bagFromMesos, bagToMesos, reservedFor } from "./resources.ts";
 
 type Secret = NonNullable<LaunchSpec["secrets"]>[number];
 
@@ -90,12 +90,13 @@ export function customExecutorId(taskId: string): string {
 export const DEFAULT_EXECUTOR_NAME = "AuroraExecutor";
 
 /**
- * A task's TaskInfo. `allocationRole` is the role of the offers it uses (MULTI_ROLE frameworks see it in
- * `allocation_info`). A LaunchSpec's `arguments` follow the minicluster's convention (the arguments after
+ * A task's TaskInfo. `resources` are the pieces it takes from its offers (`takeResources`), each as
+ * offered: reserved for the role or not, with the offer's `allocation_info`; without them, what the spec
+ * asks for, unreserved. A LaunchSpec's `arguments` follow the minicluster's convention (the arguments after
  * argv[0]); Mesos wants the full argv, so argv[0] is the executable. A task with a custom executor has no
  * CommandInfo of its own: its command and container go under the executor (`toExecutorInfo`).
  */
-export function toTaskInfo(spec: LaunchSpec, allocationRole?: string): TaskInfo {
+export function toTaskInfo(spec: LaunchSpec, resources: Resource[] = bagToMesos(specBag(spec))): TaskInfo {
   const env: Record<string, string> = {
     ...spec.env,
     ...portEnv(spec.ports),
@@ -114,7 +115,7 @@ export function toTaskInfo(spec: LaunchSpec, allocationRole?: string): TaskInfo 
     name: `${spec.jobId}-${spec.instanceId}`,
     task_id: { value: spec.taskId },
     agent_id: { value: spec.agentId },
-    resources: bagToMesos(specBag(spec), { role: "*", allocationRole }),
+    resources,
     kill_policy: { grace_period: msToDuration(spec.killGracePeriodMs) },
   };
   let container = spec.container && toContainerInfo(spec.container);
@@ -337,8 +338,8 @@ export function toCoreStatus(
 export function usableBy(resources: Resource[], role: string): Resource[] {
   return resources.filter((r) => {
     if (r.revocable) return false;
-    const reservedFor = r.reservations?.length ? r.reservations[r.reservations.length - 1].role : r.role;
-    return reservedFor === undefined || reservedFor === "*" || reservedFor === role;
+    const owner = reservedFor(r);
+    return owner === undefined || owner === role;
   });
 }
 

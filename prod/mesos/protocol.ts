@@ -171,11 +171,24 @@ export interface Resource {
   scalar?: Scalar;
   ranges?: Ranges;
   set?: { item: string[] };
-  /** Deprecated pre-refinement format: `*` or the reserved role. */
+  /** Deprecated pre-refinement format: `*` or the reserved role (`reservation` set when it is dynamic). */
   role?: string;
+  reservation?: { principal?: string; labels?: { labels: Label[] } };
   allocation_info?: { role: string };
-  reservations?: { type?: "STATIC" | "DYNAMIC"; role?: string; principal?: string }[];
+  /** Post-refinement format (RESERVATION_REFINEMENT frameworks): the reservations, the most refined last. */
+  reservations?: ReservationInfo[];
+  /** A persistent volume or a disk with a source (MOUNT, PATH, ...): never scratch space. */
+  disk?: { persistence?: { id: string; principal?: string }; volume?: unknown; source?: unknown };
+  /** A shared resource (SHARED_RESOURCES frameworks), usable by several tasks at once. */
+  shared?: Record<string, never>;
   revocable?: Record<string, never>;
+}
+
+export interface ReservationInfo {
+  type?: "UNKNOWN" | "STATIC" | "DYNAMIC";
+  role?: string;
+  principal?: string;
+  labels?: { labels: Label[] };
 }
 
 export interface Attribute {

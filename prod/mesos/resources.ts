@@ -1,21 +1,109 @@
 /** Mesos resource arithmetic: scalars in fixed-point thousandths (as Mesos does), port-style ranges. */
 import type { Resources } from "../../core/model/resources.ts";
-import type { Attribute, Range, Resource } from "./protocol.ts";
+import type { Attribute, Range, ReservationInfo, Resource } from "./protocol.ts";
 
 /**
- * Scalars by name in thousandths (0.5 cpus = 500), ranges by name as sorted, merged [begin, end] pairs.
- * Revocable resources are kept under their own name (`cpus@revocable`), so arithmetic never mixes the two.
+ * Scalars by key in thousandths (0.5 cpus = 500), ranges by key as sorted, merged [begin, end] pairs. A key
+ * is a resource's name with what Mesos never adds across (`pieceKey`): `cpus` is unreserved, `cpus(peloton)`
+ * reserved for the role, `cpus@revocable` revocable, so arithmetic never mixes them, as Mesos does not.
  */
 export interface Bag {
   scalars: Record<string, number>;
   ranges: Record<string, [number, number][]>;
+  /**
+   * The fields but the value (role, reservations, allocation_info, disk, ...) of pieces read from Mesos, by
+   * key, so a piece taken from an offer goes back as it was offered. A piece without one is plain and
+   * unreserved (made here, or keyed by its name alone).
+   */
+  kinds?: Record<string, ResourceKind>;
 }
 
-/** Suffix of a revocable resource's name inside a bag. */
+/** A resource but its value: what a piece of a bag is besides its amount. */
+export type ResourceKind = Omit<Resource, "type" | "scalar" | "ranges" | "set">;
+
+/** Suffix of a revocable resource's key inside a bag. */
 export const REVOCABLE = "@revocable";
 
 export function emptyBag(): Bag {
   return { scalars: {}, ranges: {} };
+}
+
+/**
+ * A resource's reservations in the post-refinement form, whichever form it came in (as the master upgrades
+ * it): the deprecated `role` other than `*` is one reservation, dynamic when `reservation` is set.
+ */
+export function reservationsOf(r: ResourceKind): ReservationInfo[] {
+  if (r.reservations?.length) return r.reservations;
+  if (r.role === undefined || r.role === "*") return [];
+  return [
+    r.reservation ? { type: "DYNAMIC", role: r.role, ...r.reservation } : { type: "STATIC", role: r.role },
+  ];
+}
+
+/** The role a resource is reserved for (the most refined reservation's), or undefined when unreserved. */
+export function reservedFor(r: ResourceKind): string | undefined {
+  return reservationsOf(r).at(-1)?.role;
+}
+
+function describeReservation(v: ReservationInfo): string {
+  if (v.type !== "DYNAMIC") return v.role ?? "";
+  const labels = v.labels ? `,${JSON.stringify(v.labels)}` : "";
+  return `${v.role ?? ""},dynamic,${v.principal ?? ""}${labels}`;
+}
+
+/**
+ * A piece's key in a bag: its name, then its reservations (`cpus(peloton)`, refined ones `a/a-b`), a disk's
+ * source or persistent volume, `<shared>`, and `@revocable` last. Two resources Mesos would add together
+ * have one key, whichever reservation format they came in.
+ */
+export function pieceKey(r: ResourceKind): string {
+  let key = r.name;
+  const reservations = reservationsOf(r);
+  if (reservations.length) key += `(${reservations.map(describeReservation).join("/")})`;
+  if (r.disk) key += `[${JSON.stringify(r.disk)}]`;
+  if (r.shared) key += "<shared>";
+  return r.revocable ? key + REVOCABLE : key;
+}
+
+/** What a piece of a bag is: as read from Mesos, or, made here, plain and unreserved (by its key). */
+export function kindOf(bag: Bag, key: string): ResourceKind {
+  const kind = bag.kinds?.[key];
+  if (kind) return kind;
+  return key.endsWith(REVOCABLE) ? { name: key.slice(0, -REVOCABLE.length), revocable: {} } : { name: key };
+}
+
+/**
+ * Whether a piece counts as the host's plain capacity of its name: not a persistent volume, not a disk with
+ * a source (MOUNT, PATH), not shared. A task takes such pieces only by asking for exactly them.
+ */
+function isPlain(kind: ResourceKind): boolean {
+  return kind.disk === undefined && kind.shared === undefined;
+}
+
+/** The plain pieces of a name in a bag (reserved or not), revocable ones or the others. */
+function keysOf(bag: Bag, name: string, revocable: boolean): string[] {
+  return [...Object.keys(bag.scalars), ...Object.keys(bag.ranges)].filter((key) => {
+    const kind = kindOf(bag, key);
+    return kind.name === name && isPlain(kind) && (kind.revocable !== undefined) === revocable;
+  });
+}
+
+/** A scalar's plain amount in a bag, reserved and unreserved pieces together, in thousandths. */
+export function scalarOf(bag: Bag, name: string, revocable = false): number {
+  return keysOf(bag, name, revocable).reduce((sum, key) => sum + (bag.scalars[key] ?? 0), 0);
+}
+
+/** A range resource's plain ranges in a bag (`ports`), reserved and unreserved pieces merged. */
+export function rangesOf(bag: Bag, name: string): [number, number][] {
+  return mergeRanges(keysOf(bag, name, false).flatMap((key) => bag.ranges[key] ?? []));
+}
+
+/** The pieces of a bag whose kind `keep` accepts. */
+export function filterBag(bag: Bag, keep: (kind: ResourceKind) => boolean): Bag {
+  const out = cloneBag(bag);
+  for (const k of Object.keys(out.scalars)) if (!keep(kindOf(bag, k))) delete out.scalars[k];
+  for (const k of Object.keys(out.ranges)) if (!keep(kindOf(bag, k))) delete out.ranges[k];
+  return out;
 }
 
 /** Mesos keeps three decimal digits of a scalar (`Value::Scalar` fixed point). */
@@ -61,6 +149,7 @@ export function addBags(a: Bag, b: Bag): Bag {
   for (const [k, v] of Object.entries(b.ranges)) {
     out.ranges[k] = mergeRanges([...(out.ranges[k] ?? []), ...v]);
   }
+  if (b.kinds) out.kinds = { ...b.kinds, ...out.kinds };
   return out;
 }
 
@@ -82,6 +171,17 @@ export function subtractBags(a: Bag, b: Bag): Bag | undefined {
   return out;
 }
 
+/**
+ * A bag as Mesos writes resources in messages (`cpus(peloton):0.5; mem:32; ports:[31000-31005]`), each piece
+ * by its key, allocation roles aside.
+ */
+export function describeBag(bag: Bag): string {
+  const scalars = Object.entries(bag.scalars).filter(([, v]) => v > 0).map(([k, v]) => `${k}:${v / 1000}`);
+  const ranges = Object.entries(bag.ranges).filter(([, v]) => v.length > 0)
+    .map(([k, v]) => `${k}:[${v.map(([b, e]) => `${b}-${e}`).join(",")}]`);
+  return [...scalars, ...ranges].join("; ");
+}
+
 export function containsBag(a: Bag, b: Bag): boolean {
   return subtractBags(a, b) !== undefined;
 }
@@ -89,7 +189,9 @@ export function containsBag(a: Bag, b: Bag): boolean {
 export function cloneBag(b: Bag): Bag {
   const ranges: Bag["ranges"] = {};
   for (const [k, v] of Object.entries(b.ranges)) ranges[k] = v.map(([x, y]) => [x, y]);
-  return { scalars: { ...b.scalars }, ranges };
+  return b.kinds
+    ? { scalars: { ...b.scalars }, ranges, kinds: { ...b.kinds } }
+    : { scalars: { ...b.scalars }, ranges };
 }
 
 export function isEmptyBag(b: Bag): boolean {
@@ -97,73 +199,207 @@ export function isEmptyBag(b: Bag): boolean {
     Object.values(b.ranges).every((r) => r.length === 0);
 }
 
-/** Reads Mesos resources (SET resources are ignored: nothing here uses them). */
+/**
+ * Reads Mesos resources, each piece under its `pieceKey` with its kind (SET resources are ignored: nothing
+ * here uses them).
+ */
 export function bagFromMesos(resources: Resource[]): Bag {
-  const bag = emptyBag();
+  const bag: Bag = { scalars: {}, ranges: {}, kinds: {} };
   for (const r of resources) {
-    const name = r.revocable ? r.name + REVOCABLE : r.name;
+    const key = pieceKey(r);
     if (r.type === "SCALAR" && r.scalar) {
-      bag.scalars[name] = (bag.scalars[name] ?? 0) + toMillis(Number(r.scalar.value));
+      bag.scalars[key] = (bag.scalars[key] ?? 0) + toMillis(Number(r.scalar.value));
     } else if (r.type === "RANGES" && r.ranges) {
       const add = r.ranges.range.map((x: Range) => [Number(x.begin), Number(x.end)] as [number, number]);
-      bag.ranges[name] = mergeRanges([...(bag.ranges[name] ?? []), ...add]);
-    }
+      bag.ranges[key] = mergeRanges([...(bag.ranges[key] ?? []), ...add]);
+    } else continue;
+    const { type: _type, scalar: _scalar, ranges: _ranges, set: _set, ...kind } = r;
+    bag.kinds![key] ??= structuredClone(kind);
   }
   return bag;
 }
 
+/** How the master writes resources for a framework (the emulator's offers). */
 export interface MesosResourceFormat {
-  /** The deprecated `role` field: `*` for unreserved resources. */
-  role?: string;
+  /**
+   * RESERVATION_REFINEMENT frameworks get reservations as `reservations`; the others the deprecated `role`
+   * (`*` when unreserved), with `reservation` for a dynamic one.
+   */
+  refinement?: boolean;
   /** Set for MULTI_ROLE frameworks: the role the resources are allocated to. */
   allocationRole?: string;
 }
 
-/** Writes a bag as Mesos resources in a fixed order (cpus, mem, disk, gpus, then the rest). */
-export function bagToMesos(bag: Bag, format: MesosResourceFormat = { role: "*" }): Resource[] {
+/** A piece's fields in the master's format for a framework. */
+function formatted(kind: ResourceKind, format: MesosResourceFormat): ResourceKind {
+  const out: ResourceKind = { name: kind.name };
+  const reservations = reservationsOf(kind);
+  if (format.refinement) {
+    if (reservations.length) out.reservations = structuredClone(reservations);
+  } else {
+    const last = reservations.at(-1);
+    out.role = last?.role ?? "*";
+    if (last?.type === "DYNAMIC") {
+      out.reservation = {};
+      if (last.principal !== undefined) out.reservation.principal = last.principal;
+      if (last.labels !== undefined) out.reservation.labels = structuredClone(last.labels);
+    }
+  }
+  if (format.allocationRole !== undefined) out.allocation_info = { role: format.allocationRole };
+  if (kind.disk) out.disk = structuredClone(kind.disk);
+  if (kind.shared) out.shared = {};
+  if (kind.revocable) out.revocable = {};
+  return out;
+}
+
+/**
+ * Writes a bag as Mesos resources in a fixed order (cpus, mem, disk, gpus, then the rest). With a format,
+ * as the master writes them for a framework; without one, each piece as it was read (an offered piece with
+ * the offer's own role, reservations and allocation_info), and a piece made here unreserved (`role: "*"`).
+ */
+export function bagToMesos(bag: Bag, format?: MesosResourceFormat): Resource[] {
   const order = (name: string) => {
     const i = ["cpus", "mem", "disk", "gpus", "ports"].indexOf(name);
     return i < 0 ? 99 : i;
   };
-  const decorate = (r: Resource): Resource => {
-    if (format.role !== undefined) r.role = format.role;
-    if (format.allocationRole !== undefined) r.allocation_info = { role: format.allocationRole };
-    if (r.name.endsWith(REVOCABLE)) {
-      r.name = r.name.slice(0, -REVOCABLE.length);
-      r.revocable = {};
-    }
-    return r;
+  const fields = (key: string): ResourceKind => {
+    const kind = kindOf(bag, key);
+    if (format) return formatted(kind, format);
+    return bag.kinds?.[key] ? structuredClone(kind) : { ...kind, role: "*" };
   };
+  const sorted = (keys: string[]) =>
+    keys.sort((a, b) =>
+      order(kindOf(bag, a).name) - order(kindOf(bag, b).name) ||
+      kindOf(bag, a).name.localeCompare(kindOf(bag, b).name) ||
+      a.localeCompare(b)
+    );
   const out: Resource[] = [];
-  const scalarNames = Object.keys(bag.scalars).filter((k) => bag.scalars[k] > 0);
-  for (const name of scalarNames.sort((a, b) => order(a) - order(b) || a.localeCompare(b))) {
-    out.push(decorate({ name, type: "SCALAR", scalar: { value: bag.scalars[name] / 1000 } }));
+  for (const key of sorted(Object.keys(bag.scalars).filter((k) => bag.scalars[k] > 0))) {
+    const { name, ...rest } = fields(key);
+    out.push({ name, type: "SCALAR", scalar: { value: bag.scalars[key] / 1000 }, ...rest });
   }
-  const rangeNames = Object.keys(bag.ranges).filter((k) => bag.ranges[k].length > 0);
-  for (const name of rangeNames.sort((a, b) => order(a) - order(b) || a.localeCompare(b))) {
-    const range = bag.ranges[name].map(([begin, end]) => ({ begin, end }));
-    out.push(decorate({ name, type: "RANGES", ranges: { range } }));
+  for (const key of sorted(Object.keys(bag.ranges).filter((k) => bag.ranges[k].length > 0))) {
+    const range = bag.ranges[key].map(([begin, end]) => ({ begin, end }));
+    const { name, ...rest } = fields(key);
+    out.push({ name, type: "RANGES", ranges: { range }, ...rest });
   }
   return out;
 }
 
-/** The core's integer resources (milli-cores, MiB, milli-GPUs) from a bag. */
+/**
+ * Takes what a task asks for (`want`: plain pieces by name, as `bagFromCore` makes them) from offered
+ * pieces, as Peloton's `Builder.extractScalarResources` takes it from each role's leftover in turn: a
+ * scalar from the pieces reserved for the framework's role first, then from unreserved ones (Peloton's map
+ * order left this open; reserved first keeps the unreserved ones, which other roles could use, for later);
+ * each port from the piece that holds it. The pieces used keep their offered kinds. Undefined when the
+ * offered pieces do not cover the task.
+ */
+export function takeResources(offered: Bag, want: Bag): { used: Bag; left: Bag } | undefined {
+  const left = cloneBag(offered);
+  const used: Bag = { scalars: {}, ranges: {}, kinds: {} };
+  const candidates = (key: string) => {
+    const kind = kindOf(want, key);
+    const reserved = (k: string) => reservedFor(kindOf(left, k)) !== undefined ? 0 : 1;
+    return keysOf(left, kind.name, kind.revocable !== undefined).sort((a, b) =>
+      reserved(a) - reserved(b) || a.localeCompare(b)
+    );
+  };
+  const note = (key: string) => {
+    const kind = left.kinds?.[key];
+    if (kind) used.kinds![key] = kind;
+  };
+  for (const [key, amount] of Object.entries(want.scalars)) {
+    let need = amount;
+    for (const piece of candidates(key)) {
+      if (need <= 0) break;
+      const take = Math.min(need, left.scalars[piece] ?? 0);
+      if (take <= 0) continue;
+      left.scalars[piece] -= take;
+      used.scalars[piece] = (used.scalars[piece] ?? 0) + take;
+      note(piece);
+      need -= take;
+    }
+    if (need > 0) return undefined;
+  }
+  for (const [key, ranges] of Object.entries(want.ranges)) {
+    let need = mergeRanges(ranges);
+    for (const piece of candidates(key)) {
+      if (need.length === 0) break;
+      const got = intersectRanges(need, left.ranges[piece] ?? []);
+      if (got.length === 0) continue;
+      left.ranges[piece] = subtractRanges(left.ranges[piece], got)!;
+      used.ranges[piece] = mergeRanges([...(used.ranges[piece] ?? []), ...got]);
+      note(piece);
+      need = subtractRanges(need, got)!;
+    }
+    if (need.length > 0) return undefined;
+  }
+  return { used, left };
+}
+
+function intersectRanges(a: [number, number][], b: [number, number][]): [number, number][] {
+  const out: [number, number][] = [];
+  for (const [b0, e0] of a) {
+    for (const [b1, e1] of b) {
+      if (Math.max(b0, b1) <= Math.min(e0, e1)) out.push([Math.max(b0, b1), Math.min(e0, e1)]);
+    }
+  }
+  return mergeRanges(out);
+}
+
+/**
+ * An agent's `--resources` text as Mesos reads it, e.g.
+ * `cpus(peloton):0.5;cpus(*):3.5;ports(peloton):[31000-32000]`: a role in parentheses reserves the resource
+ * statically for it (`*`, or none, leaves it unreserved); a value in brackets is ranges, any other a scalar.
+ * Throws on a part it cannot read, naming it.
+ */
+export function parseResourceText(text: string): Bag {
+  const resources: Resource[] = [];
+  for (const part of text.split(";").map((p) => p.trim()).filter((p) => p !== "")) {
+    const m = /^([A-Za-z_][\w.-]*)\s*(?:\(\s*([^()\s]+)\s*\))?\s*:\s*(.+)$/.exec(part);
+    if (!m) throw new Error(`Cannot read the resource "${part}": expected name(role):value`);
+    const [, name, role = "*", value] = m;
+    const ranges = /^\[(.*)\]$/.exec(value.trim());
+    if (ranges) {
+      const range = ranges[1].split(",").map((r) => r.trim()).filter((r) => r !== "").map((r) => {
+        const bounds = /^(\d+)\s*-\s*(\d+)$/.exec(r);
+        if (!bounds || Number(bounds[1]) > Number(bounds[2])) {
+          throw new Error(`Cannot read the resource "${part}": "${r}" is not a range begin-end`);
+        }
+        return { begin: Number(bounds[1]), end: Number(bounds[2]) };
+      });
+      resources.push({ name, type: "RANGES", ranges: { range }, role });
+    } else {
+      const amount = Number(value.trim());
+      if (!(amount >= 0) || value.trim() === "") {
+        throw new Error(`Cannot read the resource "${part}": "${value.trim()}" is not a non-negative number`);
+      }
+      resources.push({ name, type: "SCALAR", scalar: { value: amount }, role });
+    }
+  }
+  return bagFromMesos(resources);
+}
+
+/**
+ * The core's integer resources (milli-cores, MiB, milli-GPUs) from a bag: reserved and unreserved pieces
+ * together; disk is scratch disk only (no persistent volumes, MOUNT or PATH disks, shared disk).
+ */
 export function bagToCore(bag: Bag): Resources {
   return {
-    cpuMilli: bag.scalars.cpus ?? 0,
-    memMb: Math.floor((bag.scalars.mem ?? 0) / 1000),
-    diskMb: Math.floor((bag.scalars.disk ?? 0) / 1000),
-    gpuMilli: bag.scalars.gpus ?? 0,
+    cpuMilli: scalarOf(bag, "cpus"),
+    memMb: Math.floor(scalarOf(bag, "mem") / 1000),
+    diskMb: Math.floor(scalarOf(bag, "disk") / 1000),
+    gpuMilli: scalarOf(bag, "gpus"),
   };
 }
 
 /** The revocable (slack) part of a bag in the core's units. */
 export function slackToCore(bag: Bag): Resources {
   return {
-    cpuMilli: bag.scalars["cpus" + REVOCABLE] ?? 0,
-    memMb: Math.floor((bag.scalars["mem" + REVOCABLE] ?? 0) / 1000),
-    diskMb: Math.floor((bag.scalars["disk" + REVOCABLE] ?? 0) / 1000),
-    gpuMilli: bag.scalars["gpus" + REVOCABLE] ?? 0,
+    cpuMilli: scalarOf(bag, "cpus", true),
+    memMb: Math.floor(scalarOf(bag, "mem", true) / 1000),
+    diskMb: Math.floor(scalarOf(bag, "disk", true) / 1000),
+    gpuMilli: scalarOf(bag, "gpus", true),
   };
 }
 

@@ -23,6 +23,17 @@ export class MesosCallError extends Error {
   }
 }
 
+/**
+ * Whether a refusal says our subscription is gone or stale, so that only a new SUBSCRIBE helps: 307 (this
+ * master no longer leads), 403 "Framework is not subscribed" (it saw our connection end), 400 for a stream
+ * id it does not know or lacks (another subscription took over), or "Framework cannot be found" (it lost
+ * its state, and re-subscribing with our id recovers the framework).
+ */
+export function isSubscriptionRefusal(status: number, body: string): boolean {
+  if (status === 307 || status === 403) return true;
+  return status === 400 && /stream id|Mesos-Stream-Id|Framework cannot be found/i.test(body);
+}
+
 export class NotSubscribedError extends Error {
   override readonly name = "NotSubscribedError";
 }
@@ -46,7 +57,11 @@ export const PELOTON_FRAMEWORK: FrameworkInfo = {
 };
 
 export interface SchedulerClientOptions {
-  /** `http://host:5050`; replaced by the leader a 307 names. */
+  /**
+   * `http://host:5050`, or several masters separated by commas (HA masters, as Peloton can be given). The
+   * leader a 307 names is used until a subscription there fails; then the configured masters are tried in
+   * turn.
+   */
   masterUrl: string;
   /** Overrides on top of `PELOTON_FRAMEWORK`. */
   framework?: Partial<FrameworkInfo>;
@@ -78,6 +93,10 @@ type Outcome = { kind: "redirect" } | { kind: "ended"; reason: string; subscribe
 export class SchedulerClient {
   readonly #o: SchedulerClientOptions;
   readonly #framework: FrameworkInfo;
+  /** The configured masters, in order; `#current` is the one tried last. */
+  readonly #masters: string[];
+  #current = 0;
+  /** Where calls go: the current configured master, or the leader it redirected to (a cache). */
   #base: string;
   #frameworkId?: string;
   #streamId?: string;
@@ -95,7 +114,13 @@ export class SchedulerClient {
   constructor(options: SchedulerClientOptions) {
     this.#o = options;
     this.#framework = { ...PELOTON_FRAMEWORK, ...options.framework };
-    this.#base = origin(options.masterUrl);
+    this.#masters = options.masterUrl.split(",").map((u) => u.trim()).filter((u) => u !== "").map(origin);
+    if (this.#masters.length === 0) {
+      throw new Error(
+        `Cannot use the Mesos master URL ${JSON.stringify(options.masterUrl)}: it names no master`,
+      );
+    }
+    this.#base = this.#masters[0];
   }
 
   get frameworkId(): string | undefined {
@@ -153,11 +178,27 @@ export class SchedulerClient {
       redirects = 0;
       if (outcome.kind === "ended") {
         if (outcome.subscribed) backoff = min;
+        else this.#nextMaster();
         this.#o.onDisconnected?.(outcome.reason);
         this.#o.log?.(`mesos: ${outcome.reason}; re-subscribing in ~${backoff} ms`);
       }
       await this.#sleep(backoff * (0.5 + (this.#o.random ?? Math.random)() / 2));
       backoff = Math.min(max, backoff * 2);
+    }
+  }
+
+  /**
+   * After an attempt that did not subscribe (no connection, 503, a refusal): a leader learned from a 307
+   * may be the master that died (an HA failover), so the configured master is asked again, which names the
+   * new leader; without such a leader the next configured master is tried.
+   */
+  #nextMaster(): void {
+    if (this.#base === this.#masters[this.#current]) {
+      this.#current = (this.#current + 1) % this.#masters.length;
+    }
+    if (this.#base !== this.#masters[this.#current]) {
+      this.#base = this.#masters[this.#current];
+      this.#o.log?.(`mesos: trying the master ${this.#base}`);
     }
   }
 
@@ -279,21 +320,45 @@ export class SchedulerClient {
     }
     const full = { framework_id: { value: this.#frameworkId }, ...call } as Call;
     this.#o.onCall?.(full);
+    const streamId = this.#streamId;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.#o.callTimeoutMs ?? 75_000);
     try {
       const res = await fetch(this.#base + SCHEDULER_PATH, {
         method: "POST",
-        headers: this.#headers({ [STREAM_ID_HEADER]: this.#streamId }),
+        headers: this.#headers({ [STREAM_ID_HEADER]: streamId }),
         body: JSON.stringify(full),
         signal: controller.signal,
         redirect: "manual",
       });
       const text = await res.text();
-      if (res.status !== 202 && res.status !== 200) throw new MesosCallError(call.type, res.status, text);
+      if (res.status !== 202 && res.status !== 200) {
+        const error = new MesosCallError(call.type, res.status, text);
+        if (isSubscriptionRefusal(res.status, text)) {
+          this.#resubscribe(streamId, res.headers.get("location"), error);
+        }
+        throw error;
+      }
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * The master refused a call on the stream `streamId` as one it no longer serves: the stream, even if
+   * still open, is dropped and the client subscribes again (at the leader a 307 names). Calls in flight on
+   * that stream may all be refused; the first one starts the new subscription.
+   */
+  #resubscribe(streamId: string, location: string | null, error: MesosCallError): void {
+    if (!this.#subscribed || this.#streamId !== streamId || this.#stopped) return;
+    if (location) {
+      this.#base = origin(new URL(location, this.#base).href);
+      this.#o.log?.(`mesos: ${error.callType} redirected to the leading master ${this.#base}`);
+    }
+    this.#subscribed = false;
+    this.reconnect(
+      `the master refused ${error.callType} (HTTP ${error.status} ${error.body.trim()}); re-subscribing`,
+    );
   }
 
   accept(offerIds: string[], operations: Operation[], filters?: Filters): Promise<void> {

@@ -1,7 +1,14 @@
 /** SchedulerClient against the emulator: framework info, id persistence, loss detection, backoff, redirects. */
 import assert from "node:assert/strict";
 import { seededPrng } from "../../core/ports/prng.ts";
-import { eventually, shapeProblems, startTestMaster, type TestMaster } from "./_testing.ts";
+import {
+  eventually,
+  frameworkInfo,
+  RawSubscription,
+  shapeProblems,
+  startTestMaster,
+  type TestMaster,
+} from "./_testing.ts";
 import type { Call, Event } from "./protocol.ts";
 import {
   FileFrameworkIdStore,
@@ -239,3 +246,123 @@ Deno.test("client: FileFrameworkIdStore keeps the id across restarts", async () 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** A URL nothing listens on: a server started and shut down. */
+async function deadUrl(): Promise<string> {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => new Response());
+  await server.shutdown();
+  return `http://127.0.0.1:${server.addr.port}`;
+}
+
+Deno.test("client: after the leader a 307 named dies, it asks the configured master again (HA failover)", async () => {
+  const leader = await startTestMaster();
+  const follower = await startTestMaster();
+  try {
+    follower.master.setLeader(`127.0.0.1:${leader.master.port}`);
+    const r = run(follower.url);
+    try {
+      await r.subscribed(1);
+      assert.equal(r.client.masterUrl, leader.url);
+      // The leader goes away; the master first configured is elected.
+      await leader.stop();
+      follower.master.setLeader(undefined);
+      await r.subscribed(2);
+      assert.equal(r.client.masterUrl, follower.url);
+      await r.client.revive();
+    } finally {
+      await r.client.stop();
+    }
+  } finally {
+    await follower.stop();
+    await leader.stop();
+  }
+});
+
+Deno.test("client: a comma-separated list of masters is tried in turn", () =>
+  withMaster(async (m) => {
+    const r = run(`${await deadUrl()}, ${m.url}`);
+    try {
+      await r.subscribed(1);
+      assert.equal(r.client.masterUrl, m.url);
+      assert.match(r.disconnects[0], /event stream failed/);
+    } finally {
+      await r.client.stop();
+    }
+  }));
+
+Deno.test("client: a call answered 307 moves it to the leader the master names", async () => {
+  const first = await startTestMaster();
+  const second = await startTestMaster();
+  try {
+    const r = run(first.url);
+    try {
+      await r.subscribed(1);
+      // The first master stops leading; its stream, still open, keeps beating.
+      first.master.setLeader(`127.0.0.1:${second.master.port}`);
+      const err = await r.client.revive().catch((e) => e);
+      assert.ok(err instanceof MesosCallError && err.status === 307, String(err));
+      await r.subscribed(2);
+      assert.equal(r.client.masterUrl, second.url);
+      assert.ok(second.master.core.framework(r.client.frameworkId)?.sub, "subscribed at the leader");
+    } finally {
+      await r.client.stop();
+    }
+  } finally {
+    await second.stop();
+    await first.stop();
+  }
+});
+
+Deno.test("client: a call refused 403 on a half-open stream makes it subscribe again", () =>
+  withMaster(async (m) => {
+    // Heartbeat loss alone would take 100 s here: the refusal is what must bring the new subscription.
+    const r = run(m.url, { heartbeatMisses: 1000 });
+    try {
+      await r.subscribed(1);
+      // The master sees the connection end; the end never reaches the client.
+      m.master.partition();
+      m.master.dropStreams();
+      const err = await r.client.revive().catch((e) => e);
+      assert.ok(err instanceof MesosCallError && err.status === 403, String(err));
+      await r.subscribed(2);
+      assert.match(r.disconnects[0], /refused REVIVE \(HTTP 403 Framework is not subscribed\)/);
+      await r.client.revive();
+    } finally {
+      await r.client.stop();
+    }
+  }));
+
+Deno.test("client: a call refused for a stale stream id makes it subscribe again", () =>
+  withMaster(async (m) => {
+    const r = run(m.url, { heartbeatMisses: 1000 });
+    try {
+      await r.subscribed(1);
+      const id = r.client.frameworkId!;
+      // Another subscription with our id takes over; the "failed over" ERROR is lost in a partition.
+      m.master.partition();
+      const other = await RawSubscription.open(m.url, {
+        framework_id: { value: id },
+        type: "SUBSCRIBE",
+        subscribe: { framework_info: { ...frameworkInfo(), id: { value: id } } },
+      });
+      try {
+        await other.nextOf("SUBSCRIBED");
+        // Two calls in flight on the stale stream: both refused, one new subscription.
+        const errors = await Promise.all(
+          [r.client.suppress(), r.client.revive()].map((p) => p.catch((e) => e)),
+        );
+        for (const err of errors) {
+          assert.ok(err instanceof MesosCallError && err.status === 400, String(err));
+          assert.match(err.message, /stream ID/);
+        }
+        await r.subscribed(2);
+        assert.equal((await other.nextOf("ERROR")).error.message, "Framework failed over");
+        assert.equal(r.calls.filter((c) => c.type === "SUBSCRIBE").length, 2);
+        assert.equal(r.client.fatal, undefined);
+      } finally {
+        await other.close();
+      }
+    } finally {
+      await r.client.stop();
+    }
+  }));

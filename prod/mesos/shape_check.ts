@@ -80,6 +80,7 @@ const ENUMS: Record<string, readonly string[]> = {
   "Call.type": CALL_TYPES,
   "Event.type": EVENT_TYPES,
   "Resource.type": ["SCALAR", "RANGES", "SET"],
+  "Resource.reservations[].type": ["UNKNOWN", "STATIC", "DYNAMIC"],
   "Attribute.type": VALUE_TYPES,
   "Operation.type": OPERATION_TYPES,
   "Capability.type": FRAMEWORK_CAPABILITIES,
