@@ -5,6 +5,7 @@ import { Minicluster } from "./minicluster/minicluster.ts";
 import type { FrameworkIdStore } from "./mesos/framework_id_store.ts";
 import { MesosBackend } from "./mesos/mesos_backend.ts";
 import { readBody } from "./daemons/api_request.ts";
+import { rpcError, type RpcErrorCode } from "./daemons/http_errors.ts";
 
 /**
  * A backend that can also show a task's sandbox files (`task logs`); `agentId` says where the run was, for a
@@ -56,10 +57,10 @@ const HOSTNAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}$/;
 
 /** `POST /admin/agents`: adds a minicluster agent at runtime (operators growing a dev cluster; tests). */
 export async function addAgent(minicluster: Minicluster | undefined, req: Request): Promise<Response> {
-  const fail = (code: string, message: string, status: number) =>
-    Response.json({ code, message }, { status, headers: { "rpc-status": code } });
+  // Refusals in yarpc's wire format, as the API's: the code in Rpc-Error-Code, the message as the body.
+  const fail = (code: RpcErrorCode, message: string) => rpcError(code, message, { req });
   if (!minicluster) {
-    return fail("failed-precondition", "agents can be added only to the built-in minicluster", 400);
+    return fail("failed-precondition", "agents can be added only to the built-in minicluster");
   }
   const text = await readBody(req, 1 << 20);
   if (text instanceof Response) return text;
@@ -67,31 +68,31 @@ export async function addAgent(minicluster: Minicluster | undefined, req: Reques
   try {
     parsed = text.trim() ? JSON.parse(text) : {};
   } catch (e) {
-    return fail("invalid-argument", `request body is not JSON: ${(e as Error).message}`, 400);
+    return fail("invalid-argument", `request body is not JSON: ${(e as Error).message}`);
   }
   if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) {
-    return fail("invalid-argument", "request body: expected a JSON object", 400);
+    return fail("invalid-argument", "request body: expected a JSON object");
   }
   const body = parsed as Record<string, unknown>;
   const bad = ["cpu", "memoryMb", "diskMb"].find((k) => {
     const v = body[k];
     return v !== undefined && !(typeof v === "number" && v > 0);
   });
-  if (bad) return fail("invalid-argument", `${bad}: expected a positive number`, 400);
+  if (bad) return fail("invalid-argument", `${bad}: expected a positive number`);
   const { hostname, attributes } = body;
   if (hostname !== undefined && (typeof hostname !== "string" || !HOSTNAME.test(hostname))) {
     const expected = "a host name of letters, digits, dots, dashes and underscores";
-    return fail("invalid-argument", `hostname: got ${JSON.stringify(hostname)}, expected ${expected}`, 400);
+    return fail("invalid-argument", `hostname: got ${JSON.stringify(hostname)}, expected ${expected}`);
   }
   if (hostname !== undefined && minicluster.hosts().some((h) => h.hostname === hostname)) {
-    return fail("already-exists", `hostname: an agent named ${hostname} is already registered`, 409);
+    return fail("already-exists", `hostname: an agent named ${hostname} is already registered`);
   }
   if (
     attributes !== undefined &&
     (!attributes || typeof attributes !== "object" || Array.isArray(attributes) ||
       Object.values(attributes).some((v) => typeof v !== "string"))
   ) {
-    return fail("invalid-argument", "attributes: expected an object of string values", 400);
+    return fail("invalid-argument", "attributes: expected an object of string values");
   }
   const n = minicluster.hosts().length;
   const host = minicluster.addAgent({

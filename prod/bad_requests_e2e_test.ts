@@ -3,6 +3,7 @@
  * what was wrong, and changes nothing.
  */
 import assert from "node:assert/strict";
+import { parse } from "yaml";
 import { cli, ROOT, withUp } from "./testing.ts";
 
 Deno.test({
@@ -70,10 +71,85 @@ Deno.test({
       ) {
         const res = await fetch(`${up.url}/admin/agents`, { method: "POST", body });
         assert.equal(res.status, status, body);
-        assert.match((await res.json()).message, new RegExp(`^${message.replace(/[.()]/g, "\\$&")}`), body);
+        assert.equal(
+          res.headers.get("rpc-error-code"),
+          status === 409 ? "already-exists" : "invalid-argument",
+        );
+        assert.match(await res.text(), new RegExp(`^${message.replace(/[.()]/g, "\\$&")}`), body);
       }
       assert.equal(await agents(), hosts, "no agent added");
       assert.equal(await jobs(), before, "no job created");
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "a request body that is not UTF-8 is refused, naming the byte offset where it stops being so, and changes nothing",
+  sanitizeResources: false,
+  async fn() {
+    await withUp("peloton-not-utf8-", async (up) => {
+      const jobs = async () => (await cli(up.url, "-j", "job", "query")).out;
+      const before = await jobs();
+      const call = (procedure: string, body: BodyInit) =>
+        fetch(`${up.url}/api/v1`, { method: "POST", headers: { "rpc-procedure": procedure }, body });
+      const bytes = (text: string) => new TextEncoder().encode(text);
+      /** `json` with its `@BAD@` replaced by `bad`, and the offset where `bad` starts. */
+      const spliced = (json: string, bad: number[]) => {
+        const [head, tail] = json.split("@BAD@").map(bytes);
+        return { body: new Uint8Array([...head, ...bad, ...tail]), offset: head.length };
+      };
+      const lookup = await call(
+        "peloton.api.respool.ResourceManager::LookupResourcePoolID",
+        JSON.stringify({ path: { value: "/DefaultResPool" } }),
+      );
+      const respoolId = (await lookup.json()).id.value;
+      const config = parse(await Deno.readTextFile(`${ROOT}/scenarios/jobs/testjob.yaml`));
+      const create = JSON.stringify({
+        id: { value: crypto.randomUUID() },
+        respoolId: { value: respoolId },
+        config: { ...config, name: "t@BAD@", respoolID: { value: respoolId } },
+      });
+      for (
+        const [procedure, { body, offset }] of [
+          // Read leniently, these were a job named "t\u{fffd}\u{fffd}" and "job \u{fffd} not found".
+          ["peloton.api.v0.job.JobManager::Create", spliced(create, [0xff, 0xfe])],
+          ["peloton.api.v0.job.JobManager::Get", spliced('{"id":{"value":"@BAD@"}}', [0xff])],
+          // A character cut short (by the body's end, or by a byte that cannot follow), overlong or a surrogate.
+          ["peloton.api.v0.job.JobManager::Get", spliced('{"id":{"value":"x"}}@BAD@', [0xe2, 0x82])],
+          ["peloton.api.v0.job.JobManager::Get", spliced('{"id":{"value":"@BAD@"}}', [0xc3, 0x41])],
+          ["peloton.api.v0.job.JobManager::Get", spliced('{"id":{"value":"@BAD@"}}', [0xc0, 0xaf])],
+          ["peloton.api.v0.job.JobManager::Get", spliced('{"id":{"value":"@BAD@"}}', [0xed, 0xa0, 0x80])],
+        ] as const
+      ) {
+        const res = await call(procedure, body);
+        assert.deepEqual(
+          [res.status, res.headers.get("rpc-error-code"), res.headers.get("rpc-status"), await res.text()],
+          [
+            400,
+            "invalid-argument",
+            "success",
+            `the request body is not valid UTF-8 at byte offset ${offset}\n`,
+          ],
+          `${procedure} ${[...body.subarray(offset, offset + 3)]}`,
+        );
+      }
+      assert.equal(await jobs(), before, "no job created");
+
+      // UTF-8 split between the pieces a body comes in is read whole (and the answer names the id as sent).
+      const id = "café-☃-😀";
+      const whole = bytes(JSON.stringify({ id: { value: id } }));
+      const split = whole.indexOf(0xf0) + 2;
+      const pieces = new ReadableStream<Uint8Array>({
+        start(c) {
+          c.enqueue(whole.subarray(0, split));
+          c.enqueue(whole.subarray(split));
+          c.close();
+        },
+      });
+      const found = await call("peloton.api.v0.job.JobManager::Get", pieces);
+      const text = await found.text();
+      assert.ok(text.includes(JSON.stringify({ value: id })), text);
     });
   },
 });

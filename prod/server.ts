@@ -24,7 +24,7 @@ import { StoreFrameworkIdStore } from "./mesos/framework_id_store.ts";
 import { MesosMaintenance } from "./mesos/maintenance_sync.ts";
 import { PromMetrics } from "./metrics.ts";
 import { daemonGauges } from "./daemons/gauges.ts";
-import { rpcError } from "./daemons/http_errors.ts";
+import { RPC_STATUS_SUCCESS, rpcError } from "./daemons/http_errors.ts";
 import { openStore } from "./store/kysely_store.ts";
 import { claimStore } from "./store/store_claim.ts";
 import { LocalTransport } from "./transport.ts";
@@ -342,7 +342,7 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
     const reply = await call(route.daemon, route.procedure, body, ttl);
     observe(reply.error?.code ?? "ok");
     if (reply.error) return rpcError(reply.error.code, reply.error.message, { req });
-    return Response.json(reply.body ?? {}, { headers: { "rpc-status": "ok" } });
+    return Response.json(reply.body ?? {}, { headers: { "rpc-status": RPC_STATUS_SUCCESS } });
   };
 
   return {

@@ -7,7 +7,7 @@
 import { WATCH_SERVICE } from "../core/jobmgr/watch.ts";
 import type { ApiErrorCode, ApiReply, Message } from "../core/messages.ts";
 import type { Address, Receiver, Transport } from "../core/ports/transport.ts";
-import { rpcError } from "./daemons/http_errors.ts";
+import { RPC_STATUS_SUCCESS, rpcError } from "./daemons/http_errors.ts";
 
 export const WATCH_PROCEDURE = `${WATCH_SERVICE}::Watch`;
 export const CANCEL_PROCEDURE = `${WATCH_SERVICE}::Cancel`;
@@ -187,7 +187,7 @@ class WatchStream implements Receiver {
     this.#opened.resolve({
       code: "ok",
       response: new Response(body, {
-        headers: { "content-type": NDJSON, "rpc-status": "ok", "cache-control": "no-store" },
+        headers: { "content-type": NDJSON, "rpc-status": RPC_STATUS_SUCCESS, "cache-control": "no-store" },
       }),
     });
   }

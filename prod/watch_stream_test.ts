@@ -112,7 +112,7 @@ Deno.test("a watch streams its id, then one line per event, then the end's error
   const res = opened.response;
   assert.equal(res.status, 200);
   assert.equal(res.headers.get("content-type"), "application/x-ndjson");
-  assert.equal(res.headers.get("rpc-status"), "ok");
+  assert.equal(res.headers.get("rpc-status"), "success", "yarpc's, for a reply that is not an error");
   assert.deepEqual(core.calls[0].body, body);
   assert.match(core.calls[0].replyTo, /^api\/http\/watch\/\d+$/);
 

@@ -52,6 +52,12 @@ Deno.test({
           body: `update ${unknown} not found\n`,
         },
       );
+      // A reply that is not an error: yarpc-go's ApplicationSuccessStatus, its only other value being error.
+      const found = await post(up.url, "peloton.api.respool.ResourceManager::LookupResourcePoolID", {
+        path: { value: "/DefaultResPool" },
+      });
+      assert.deepEqual([found.status, found.headers.get("rpc-status")], [200, "success"]);
+      assert.ok((await found.json()).id.value);
       // A yarpc-go outbound asks for the message in a header, and gets it there.
       const both = await post(up.url, `${UPDATE}::GetUpdate`, { updateId: { value: unknown } }, {
         "rpc-accepts-both-response-error": "true",
@@ -105,10 +111,26 @@ Deno.test({
         [restart.status, restart.headers.get("rpc-error-code"), await restart.text()],
         [400, "invalid-argument", "invalid job configuration version\n"],
       );
-      // The CLI reads the code and the message from the new form.
+      // The CLI reads the code and the message from the new form, and says which flag gave the version and
+      // what the job's current one is.
       const update = await cli(up.url, "update", "create", id, `${JOBS}/service_v2.yaml`, "1", "-c", "7");
       assert.equal(update.code, 1, update.out);
-      assert.match(update.err, /invalid-argument: invalid job configuration version$/);
+      assert.deepEqual(update.err.split("\n"), [
+        "peloton update create: peloton.api.v0.update.svc.UpdateService::CreateUpdate: invalid-argument: " +
+        "invalid job configuration version",
+        `peloton update create: -c/--configuration-version: got 7, expected job ${id}'s current ` +
+        "configuration version, 1 (or leave -c out: the job's current one is used)",
+      ]);
+      const rolling = await cli(up.url, "job", "rolling-restart", id, "1", "--resourceVersion", "7");
+      assert.equal(rolling.code, 1, rolling.out);
+      assert.match(
+        rolling.err,
+        new RegExp(
+          "invalid-argument: invalid job configuration version\npeloton job rolling-restart: " +
+            `--resourceVersion: got 7, expected job ${id}'s current configuration version, 1 \\(or leave`,
+        ),
+      );
+      assert.equal(JSON.parse((await cli(up.url, "update", "list", id, "-j")).out).updateInfo.length, 0);
       const missing = await cli(up.url, "update", "get", unknown);
       assert.equal(missing.code, 1, missing.out);
       assert.match(missing.err, new RegExp(`not-found: update ${unknown} not found$`));

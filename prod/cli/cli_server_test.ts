@@ -264,6 +264,48 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
       assert.deepEqual([after.status.state, after.opaqueData], ["PAUSED", { data: "held by bridge" }]);
     });
 
+    await t.step(
+      "update create --update-config: its warnings are printed; where it and the command line both set a " +
+        "field they must agree, else nothing is sent; flags set the fields it leaves out",
+      async () => {
+        const svc = await cli(up.url, "job", "create", "/DefaultResPool", `${JOBS}/service.yaml`);
+        assert.equal(svc.code, 0, svc.err);
+        const id = /Job (\S+) created/.exec(svc.out)![1];
+        const uc = await Deno.makeTempFile({ suffix: ".yaml" });
+        await Deno.writeTextFile(uc, "batchSize: 2\nmaxInstanceRetries: 3\nbogus: 1\n");
+        const update = (...argv: string[]) =>
+          cli(up.url, "update", "create", id, `${JOBS}/service_v2.yaml`, ...argv, "--update-config", uc);
+        const updates = async () =>
+          JSON.parse((await cli(up.url, "update", "list", id, "-j")).out).updateInfo;
+        try {
+          const warning = new RegExp(`^warning: ${uc}:3: bogus: unknown key, ignored \\(known keys: `, "m");
+          const clash = await update("3", "--maxattempts", "4", "--start-paused");
+          assert.equal(clash.code, 1, clash.out);
+          assert.match(clash.err, warning);
+          const clashes = clash.err.split("\n").filter((l) => !l.startsWith("warning: "));
+          assert.deepEqual(clashes, [
+            `peloton update create: batchSize: BATCH-SIZE gives 3, ${uc} gives 2; where the command line and ` +
+            "--update-config both set a field they must agree",
+            `peloton update create: maxInstanceAttempts: --maxattempts gives 4, ${uc} gives 3; where the ` +
+            "command line and --update-config both set a field they must agree",
+          ]);
+          assert.deepEqual(await updates(), [], "nothing sent");
+
+          const agreed = await update("2", "--maxattempts", "3", "--start-paused");
+          assert.equal(agreed.code, 0, agreed.err);
+          assert.match(agreed.err, warning);
+          const [created] = await updates();
+          assert.deepEqual(
+            [created.config.batchSize, created.config.maxInstanceAttempts, created.config.startPaused],
+            [2, 3, true],
+          );
+          assert.equal(created.status.state, "PAUSED", "the flag the file leaves out applies");
+        } finally {
+          await Deno.remove(uc);
+        }
+      },
+    );
+
     await t.step("job rolling-restart: a RESTART workflow of BATCH-SIZE instances at a time", async () => {
       const svc = await cli(up.url, "job", "create", "/DefaultResPool", `${JOBS}/service.yaml`);
       assert.equal(svc.code, 0, svc.err);

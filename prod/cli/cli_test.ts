@@ -304,3 +304,105 @@ Deno.test("job stateless workflow events|list-updates: a bad instance or limit i
   assert.equal(ok.code, 1, ok.err);
   assert.match(ok.err, /cannot reach/);
 });
+
+Deno.test("a file that is not UTF-8 is refused, naming it, the byte offset and line of its first bad byte; nothing is sent", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const file = `${dir}/bad.yaml`;
+    const spec = `${PELOTON}/tests/integration/test_configs/test_update_stateless_job_spec.yaml`;
+    // "t\xff\xfe" as a job's name, on the second line: read leniently it was the name "t\u{fffd}\u{fffd}".
+    const job = await Deno.readTextFile(`${ROOT}/scenarios/jobs/testjob.yaml`);
+    const bytes = (text: string) => new TextEncoder().encode(text);
+    const before = bytes("# é\nname: t");
+    await Deno.writeFile(file, new Uint8Array([...before, 0xff, 0xfe, ...bytes(`\n${job}`)]));
+    const at = `not valid UTF-8 at byte offset ${before.length} (line 2, byte 0xff); expected UTF-8 text`;
+    for (
+      const argv of [
+        ["job", "validate", file],
+        ["job", "create", "/DefaultResPool", file],
+        ["respool", "validate", file],
+        ["job", "stateless", "create", "/DefaultResPool", file, "0"],
+        ["update", "create", "x", file, "1"],
+        ["update", "create", "x", `${ROOT}/scenarios/jobs/service_v2.yaml`, "1", "--update-config", file],
+        ["job", "stateless", "replace", "x", file, "1", "1-1-1"],
+        ["--basic-auth-config", file, "job", "get", "x"],
+        ["job", "validate", spec, "--basic-auth-config", file],
+      ]
+    ) {
+      const r = await cli(NOWHERE, ...argv);
+      assert.equal(r.code, 2, `${argv.join(" ")}: ${r.err}`);
+      assert.match(r.err, new RegExp(`cannot read ${file}: ${at.replace(/[()]/g, "\\$&")}`), argv.join(" "));
+    }
+    const patch = await cli(NOWHERE, "job", "stateless", "patch", "x", file, "0");
+    assert.equal(patch.code, 1, patch.err);
+    assert.ok(patch.err.endsWith(at), patch.err);
+    // A character cut short at the end is refused at its first byte; well-formed UTF-8 is read as it is.
+    await Deno.writeFile(file, new Uint8Array([...bytes(`${job}\ndescription: caf`), 0xc3]));
+    const cut = await cli(NOWHERE, "job", "validate", file);
+    assert.equal(cut.code, 2, cut.err);
+    const offset = bytes(`${job}\ndescription: caf`).length, line = job.split("\n").length + 1;
+    assert.match(cut.err, new RegExp(`at byte offset ${offset} \\(line ${line}, byte 0xc3\\)`));
+    await Deno.writeTextFile(file, `${job}\ndescription: café\n`);
+    const ok = await cli(NOWHERE, "job", "validate", file);
+    assert.equal(ok.code, 0, ok.err);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a count, limit, offset, batch size or instance id past the API's uint32 is a usage error stating the bound", async () => {
+  const BIG = "99999999999999999999";
+  const v2 = `${ROOT}/scenarios/jobs/service_v2.yaml`;
+  const spec = `${PELOTON}/tests/integration/test_configs/test_update_stateless_job_spec.yaml`;
+  const pod = "00000000-0000-4000-8000-000000000000";
+  const cases: [string[], string][] = [
+    [["task", "query", "x", `--limit=${BIG}`], "--limit"],
+    [["task", "query", "x", "-o", "4294967296"], "--offset"],
+    [["pod", "get", `${pod}-0`, `--limit=${BIG}000`], "--limit"],
+    [["pod", "query", "x", "-n", BIG], "--limit"],
+    [["pod", "events", "x", "0", "--limit", BIG], "--limit"],
+    [["resmgr", "tasks", "pending", "/p", "-n", BIG], "--limit"],
+    [["resmgr", "tasks", "active", "-n", BIG], "--limit"],
+    [["job", "query", "-n", BIG], "--limit"],
+    [["job", "query", "-q", BIG], "--total"],
+    [["job", "stateless", "query", "-o", BIG], "--offset"],
+    [["job", "stop", "--owner", "o", "--limit", BIG], "--limit"],
+    [["update", "create", "x", v2, BIG], "BATCH-SIZE"],
+    [["update", "create", "x", v2, "1", "--maxattempts", BIG], "--maxattempts"],
+    [["update", "create", "x", v2, "1", "--maxfailureInstances", BIG], "--maxfailureInstances"],
+    [["job", "rolling-restart", "x", BIG], "BATCH-SIZE"],
+    [["job", "stateless", "replace", "x", spec, BIG, "1-1-1"], "BATCH-SIZE"],
+    [["job", "stateless", "restart", "x", "--batch-size", BIG], "--batch-size"],
+    [["job", "stateless", "workflow", "events", "x", BIG], "INSTANCE"],
+    [["job", "stateless", "list-updates", "x", "--limit", BIG], "--limit"],
+    [["task", "get", "x", BIG], "INSTANCE"],
+    [["task", "list", "x", "-r", `0:${BIG}`], "--range"],
+    [["pod", "get", `${pod}-${BIG}`], "NAME"],
+    [["jobmgr", "instance-availability", "x", "-i", `0,${BIG}`], "--instances"],
+    [["host", "pool", "move", "a", "b", BIG], "COUNT"],
+  ];
+  for (const [argv, name] of cases) {
+    const r = await cli(NOWHERE, ...argv);
+    assert.equal(r.code, 2, `${argv.join(" ")}: ${r.err}`);
+    assert.match(r.err, new RegExp(`${name}: got "[^"]+", expected .*4294967295`), argv.join(" "));
+  }
+  // Versions are uint64s, exact in JSON up to 2^53.
+  for (
+    const argv of [["update", "create", "x", v2, "1", "-c", BIG], [
+      "job",
+      "rolling-start",
+      "x",
+      "1",
+      "--resourceVersion",
+      BIG,
+    ]]
+  ) {
+    const r = await cli(NOWHERE, ...argv);
+    assert.equal(r.code, 2, `${argv.join(" ")}: ${r.err}`);
+    assert.match(r.err, /: got "99999999999999999999", expected a whole number from 0 to 9007199254740991$/);
+  }
+  // At the bound, each gets past the arguments: it fails only on reaching for the server.
+  const ok = await cli(NOWHERE, "task", "query", "x", "--limit", "4294967295");
+  assert.equal(ok.code, 1, ok.err);
+  assert.match(ok.err, /cannot reach/);
+});

@@ -35,12 +35,37 @@ export class UsageError extends Error {
   override readonly name = "UsageError";
 }
 
-/** A whole-number flag (`-n 100`), at least `min`; anything else is a UsageError naming the flag. */
-export function wholeFlag(flag: string, v: unknown, min: number): number {
+/**
+ * The largest value of a proto `uint32`, the type of the API's limits, offsets, counts, batch sizes and
+ * instance ids: a larger one sent as JSON would be refused (or, past 2^53, not even be the number given).
+ */
+export const MAX_UINT32 = 4294967295;
+
+/** What a value over `max` is told it should have been. */
+const upTo = (min: number, max: number) =>
+  `from ${min} to ${max}${max === MAX_UINT32 ? " (the API's uint32)" : ""}`;
+
+/**
+ * A whole-number flag (`-n 100`), at least `min` and at most `max` (the uint32 the API takes); anything else
+ * is a UsageError naming the flag.
+ */
+export function wholeFlag(flag: string, v: unknown, min: number, max = MAX_UINT32): number {
   const n = Number(v);
   if (!/^\d+$/.test(String(v)) || n < min) {
     throw new UsageError(`--${flag}: got "${v}", expected an integer >= ${min}`);
   }
+  if (n > max) throw new UsageError(`--${flag}: got "${v}", expected an integer ${upTo(min, max)}`);
+  return n;
+}
+
+/**
+ * A whole-number argument or flag value named `name` (`BATCH-SIZE`, `--maxattempts`), at most `max` (the
+ * uint32 the API takes); anything else is a UsageError naming it.
+ */
+export function wholeNumber(name: string, v: string, max = MAX_UINT32): number {
+  if (!/^\d+$/.test(v)) throw new UsageError(`${name}: got "${v}", expected a whole number`);
+  const n = Number(v);
+  if (n > max) throw new UsageError(`${name}: got "${v}", expected a whole number ${upTo(0, max)}`);
   return n;
 }
 

@@ -1,30 +1,60 @@
 /** Reading the files a command is given, and checking config files with the model's loaders. */
 import { formatIssues, type LoadResult } from "../../core/model/load.ts";
+import { decodeUtf8 } from "../utf8.ts";
 import { type CommandContext, UsageError } from "./command.ts";
 
-/** A file the command was given, as text; one it cannot read is a usage error naming it. */
+/**
+ * A file's text, which must be UTF-8: a file that is not is refused (thrown), naming the byte offset and
+ * line of its first byte that is not, rather than read with U+FFFD in its place (which would then be a job's
+ * name no one wrote).
+ */
+export async function readUtf8File(path: string): Promise<string> {
+  const bytes = await Deno.readFile(path);
+  const text = decodeUtf8(bytes);
+  if (typeof text === "string") return text;
+  const at = text.invalidAt;
+  let line = 1;
+  for (let i = 0; i < at; i++) if (bytes[i] === 0x0a) line++;
+  const byte = bytes[at].toString(16).padStart(2, "0");
+  throw new Error(`not valid UTF-8 at byte offset ${at} (line ${line}, byte 0x${byte}); expected UTF-8 text`);
+}
+
+/**
+ * A file the command was given (`/dev/stdin` for standard input), as UTF-8 text; one it cannot read, or
+ * that is not UTF-8, is a usage error naming it.
+ */
 export async function readInput(path: string): Promise<string> {
   try {
-    return await Deno.readTextFile(path);
+    return await readUtf8File(path);
   } catch (e) {
     throw new UsageError(`cannot read ${path}: ${(e as Error).message}`);
   }
 }
 
 /**
- * Reads a config file and checks it with `load`: its warnings go to stderr; when it is invalid the errors
- * do too, and the result is undefined (the command exits 1 and sends nothing).
+ * Checks a config file's text with `load`: its warnings go to stderr; when it is invalid the errors do too,
+ * and the result is undefined (the command exits 1 and sends nothing).
  */
-export async function loadConfigFile<T>(
+export function checkConfig<T>(
   ctx: CommandContext,
+  text: string,
   file: string,
   load: (text: string, file: string) => LoadResult<T>,
-): Promise<T | undefined> {
-  const loaded = load(await readInput(file), file);
+): T | undefined {
+  const loaded = load(text, file);
   for (const w of loaded.warnings) ctx.err(`warning: ${w.message}`);
   if (!loaded.ok) {
     ctx.err(formatIssues(loaded.errors));
     return undefined;
   }
   return loaded.value;
+}
+
+/** Reads a config file and checks it with `load`, as `checkConfig` does. */
+export async function loadConfigFile<T>(
+  ctx: CommandContext,
+  file: string,
+  load: (text: string, file: string) => LoadResult<T>,
+): Promise<T | undefined> {
+  return checkConfig(ctx, await readInput(file), file, load);
 }

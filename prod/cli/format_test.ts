@@ -65,7 +65,7 @@ Deno.test("jobmgr query-job-cache escapes and aligns names in its table, and -j 
   ];
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen() {} },
-    () => Response.json({ result }, { headers: { "rpc-status": "ok" } }),
+    () => Response.json({ result }, { headers: { "rpc-status": "success" } }),
   );
   try {
     const url = `http://127.0.0.1:${server.addr.port}`;

@@ -1,5 +1,5 @@
 /** `peloton host ...`: query hosts and their state; start and complete maintenance; host pools. */
-import { type Command, UsageError } from "./command.ts";
+import { type Command, MAX_UINT32, UsageError } from "./command.ts";
 import { table } from "./format.ts";
 
 const HOST = "peloton.api.v0.host.svc.HostService";
@@ -100,6 +100,11 @@ export const hostCommands: Command[] = [
     async run(ctx, [sourcePool, destinationPool, countArg]) {
       if (!/^\d+$/.test(countArg) || Number(countArg) < 1) {
         throw new UsageError(`COUNT: got "${countArg}", expected a whole number of hosts, at least 1`);
+      }
+      if (Number(countArg) > MAX_UINT32) {
+        throw new UsageError(
+          `COUNT: got "${countArg}", expected a whole number of hosts from 1 to ${MAX_UINT32} (the API's uint32)`,
+        );
       }
       const count = Number(countArg);
       // MoveHosts takes the number of hosts each pool is to have (Peloton's request); the host manager

@@ -6,7 +6,7 @@ Deno.test("host maintenance start|complete call Peloton's HostService with the h
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
     const body = await req.json();
     calls.push([req.headers.get("rpc-procedure"), body]);
-    return Response.json({ hostname: body.hostname }, { headers: { "rpc-status": "ok" } });
+    return Response.json({ hostname: body.hostname }, { headers: { "rpc-status": "success" } });
   });
   try {
     const url = `http://127.0.0.1:${server.addr.port}`;
@@ -36,7 +36,7 @@ Deno.test("host pool move asks MoveHosts for the pools' sizes after the move, an
     const reply = procedure?.endsWith("::ListHostPools")
       ? { pools: [{ name: "shared", hosts: ["a", "b", "c"] }, { name: "stateless", hosts: ["d"] }] }
       : { hosts: ["c", "a"] };
-    return Response.json(reply, { headers: { "rpc-status": "ok" } });
+    return Response.json(reply, { headers: { "rpc-status": "success" } });
   });
   try {
     const url = `http://127.0.0.1:${server.addr.port}`;

@@ -9,7 +9,7 @@ import {
 } from "../../core/model/states.ts";
 import { ApiError } from "./client.ts";
 import type { Command, CommandContext } from "./command.ts";
-import { UsageError } from "./command.ts";
+import { UsageError, wholeNumber } from "./command.ts";
 import { loadConfigFile } from "./config_file.ts";
 import { table } from "./format.ts";
 
@@ -37,11 +37,6 @@ export function parseLabels(v: string): Label[] {
     if (i <= 0) throw new UsageError(`--labels: got "${kv}", expected KEY=VALUE`);
     return { key: kv.slice(0, i), value: kv.slice(i + 1) };
   });
-}
-
-function count(name: string, v: string): number {
-  if (!/^\d+$/.test(v)) throw new UsageError(`${name}: got "${v}", expected a whole number`);
-  return Number(v);
 }
 
 /** States of a job that can still be stopped, as Peloton's `job stop --owner` queries them. */
@@ -336,8 +331,8 @@ export const jobCommands: Command[] = [
             "or --owner O [-l k=v,...] to stop every active job of that owner",
         );
       }
-      const limit = count("--limit", String(opts.limit)) || STOP_DEFAULT_CAP;
-      const total = count("--total", String(opts.total)) || STOP_DEFAULT_CAP;
+      const limit = wholeNumber("--limit", String(opts.limit)) || STOP_DEFAULT_CAP;
+      const total = wholeNumber("--total", String(opts.total)) || STOP_DEFAULT_CAP;
       const { jobs, query, matched, terminal, noMatch } = await jobsToStop(
         ctx,
         job,

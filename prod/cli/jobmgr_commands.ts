@@ -3,7 +3,7 @@
  * private JobManagerService, which answers from the job manager's cache (`peloton jobmgr` alone runs one).
  */
 import { JOBMGR_SERVICE } from "../../core/jobmgr/jobmgr_service_api.ts";
-import { type Command, UsageError } from "./command.ts";
+import { type Command, MAX_UINT32, UsageError } from "./command.ts";
 import { table } from "./format.ts";
 import { parseLabels } from "./job_commands.ts";
 
@@ -13,8 +13,10 @@ export function parseInstances(v: unknown): number[] {
   if (!text) return [];
   return text.split(",").map((part) => {
     const id = part.trim();
-    if (!/^\d+$/.test(id) || !Number.isSafeInteger(Number(id))) {
-      throw new UsageError(`--instances: got "${text}", expected instance ids, comma-separated (0,2)`);
+    if (!/^\d+$/.test(id) || Number(id) > MAX_UINT32) {
+      throw new UsageError(
+        `--instances: got "${text}", expected instance ids from 0 to ${MAX_UINT32}, comma-separated (0,2)`,
+      );
     }
     return Number(id);
   });

@@ -17,6 +17,7 @@ import { upCommand } from "./up_command.ts";
 import { updateCommands } from "./update_commands.ts";
 import { watchCommands } from "./watch_commands.ts";
 import { parseYamlValue } from "../../core/model/yaml_load.ts";
+import { readUtf8File } from "./config_file.ts";
 
 export const COMMANDS: Command[] = [
   upCommand,
@@ -262,7 +263,7 @@ async function credentialsFrom(
   if (file && (username === undefined || password === undefined)) {
     let raw: { username?: unknown; password?: unknown };
     try {
-      raw = parseYamlValue(await Deno.readTextFile(file)) as typeof raw;
+      raw = parseYamlValue(await readUtf8File(file)) as typeof raw;
     } catch (e) {
       throw new Error(`--basic-auth-config: cannot read ${file}: ${(e as Error).message}`);
     }

@@ -5,6 +5,7 @@
 import { POD_NAME, POD_STATE_NUMBERS } from "../../core/jobmgr/v1alpha_json.ts";
 import type { Command, CommandContext } from "./command.ts";
 import {
+  MAX_UINT32,
   sortOrder,
   TASK_QUERY_OPTIONS,
   TASK_QUERY_SUMMARY,
@@ -20,7 +21,13 @@ const TASK = "peloton.api.task.TaskManager";
 
 /** NAME checked here, so a typo is a usage error naming the form, not a round trip. */
 function podName(s: string): { value: string } {
-  if (!POD_NAME.test(s)) throw new UsageError(`NAME: got "${s}", expected a pod name <jobId>-<instanceId>`);
+  const m = POD_NAME.exec(s);
+  if (!m) throw new UsageError(`NAME: got "${s}", expected a pod name <jobId>-<instanceId>`);
+  if (Number(m[2]) > MAX_UINT32) {
+    throw new UsageError(
+      `NAME: got "${s}", expected a pod name <jobId>-<instanceId>, the instance id at most ${MAX_UINT32}`,
+    );
+  }
   return { value: s };
 }
 

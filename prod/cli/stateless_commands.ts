@@ -1,8 +1,8 @@
 /** `peloton job stateless ...`: Peloton's v1alpha stateless job commands. */
 import { stringify } from "yaml";
-import { loadStatelessSpec } from "../../core/model/load.ts";
+import { formatIssues, loadStatelessSpec, normalizeConfigObject } from "../../core/model/load.ts";
 import type { Command, CommandContext } from "./command.ts";
-import { UsageError } from "./command.ts";
+import { UsageError, wholeNumber } from "./command.ts";
 import { table } from "./format.ts";
 import {
   creationTimeRange,
@@ -42,9 +42,9 @@ function updateSpecFrom(batch: string, opts: Record<string, unknown>): Record<st
     ? undefined
     : seconds("--min-running-seconds", String(opts["min-running-seconds"]));
   return {
-    batchSize: count("BATCH-SIZE", batch),
-    maxInstanceRetries: count("--maxInstanceRetries", String(opts.maxInstanceRetries)),
-    maxTolerableInstanceFailures: count(
+    batchSize: wholeNumber("BATCH-SIZE", batch),
+    maxInstanceRetries: wholeNumber("--maxInstanceRetries", String(opts.maxInstanceRetries)),
+    maxTolerableInstanceFailures: wholeNumber(
       "--maxTolerableInstanceFailures",
       String(opts.maxTolerableInstanceFailures),
     ),
@@ -54,6 +54,86 @@ function updateSpecFrom(batch: string, opts: Record<string, unknown>): Record<st
     ...(opts["start-pods"] === undefined ? {} : { startPods: opts["start-pods"] === true }),
     ...(minRunning === undefined ? {} : { minRunningSeconds: minRunning }),
   };
+}
+
+const isMapping = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * `job stateless patch`'s PATCH, its keys checked against the stateless job spec's as a job file's are: one a
+ * typo away from a known key is refused, another unknown key is warned of with its line. A patch that would
+ * change no field of the spec (its keys all unknown, its mappings empty) is refused too: sent, it would make
+ * a new version of the job identical to the last. Undefined, once it has said why, when refused.
+ */
+async function readPatch(ctx: CommandContext, file: string): Promise<Record<string, unknown> | undefined> {
+  const refuse = (why: string) => {
+    ctx.err(`peloton job stateless patch: ${file}: ${why}`);
+    return undefined;
+  };
+  let text: string, patch: unknown;
+  try {
+    text = await readInput(file);
+    patch = parseYamlValue(text);
+  } catch (e) {
+    return refuse((e as Error).message);
+  }
+  if (!isMapping(patch)) return refuse("expected the spec fields to change, as a mapping");
+  // A patch is a part of a spec: the loader's keys are what counts, not its verdict on a whole spec. Without
+  // its rules every unknown key is a warning; with them, a misspelt one is an error at the same path.
+  const loose = loadStatelessSpec(text, file, { validate: false });
+  const unknown = new Set(loose.warnings.filter((w) => w.value !== undefined).map((w) => w.path));
+  const strict = loadStatelessSpec(text, file);
+  const typos = strict.ok ? [] : strict.errors.filter((e) => unknown.has(e.path));
+  const refused = new Set(typos.map((t) => t.path));
+  for (const w of loose.warnings) if (!refused.has(w.path)) ctx.err(`warning: ${w.message}`);
+  if (typos.length) {
+    ctx.err(formatIssues(typos));
+    return undefined;
+  }
+  // The loader passes over a `key: null` (a merge patch's removal) without looking at the key: with each
+  // null read as an empty mapping, an unknown key given one is found too.
+  const nullsAsEmpty = (v: unknown): unknown =>
+    v === null
+      ? {}
+      : Array.isArray(v)
+      ? v.map(nullsAsEmpty)
+      : isMapping(v)
+      ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, nullsAsEmpty(x)]))
+      : v;
+  const unread = new Set(
+    normalizeConfigObject("stateless-spec", nullsAsEmpty(patch), file).warnings
+      .filter((w) => w.value !== undefined).map((w) => w.path),
+  );
+  if (!changesAField(patch, "", unread)) {
+    const ignored = [...keyPaths(patch, "")].filter((p) => unread.has(p));
+    const which = ignored.length ? ` (unknown keys, ignored: ${ignored.join(", ")})` : "";
+    return refuse(
+      `changes no field of a stateless job spec${which}; expected at least one of its fields ` +
+        "(instanceCount, defaultSpec, ...) to set or remove",
+    );
+  }
+  return patch;
+}
+
+/** The paths of a patch's keys, as the loader spells them (`defaultSpec.labels`), in the file's order. */
+function* keyPaths(patch: Record<string, unknown>, at: string): Generator<string> {
+  for (const [key, v] of Object.entries(patch)) {
+    const path = at === "" ? key : `${at}.${key}`;
+    yield path;
+    if (isMapping(v)) yield* keyPaths(v, path);
+  }
+}
+
+/**
+ * Whether a merge patch sets or removes a field of the spec: a value, a list or a null at a path not
+ * `ignored`; an empty mapping merges nothing.
+ */
+function changesAField(patch: Record<string, unknown>, at: string, ignored: Set<string>): boolean {
+  return Object.entries(patch).some(([key, v]) => {
+    const path = at === "" ? key : `${at}.${key}`;
+    if (ignored.has(path)) return false;
+    return isMapping(v) ? changesAField(v, path, ignored) : true;
+  });
 }
 
 /** The options of a rolling update to a new spec (`replace` and `patch`). */
@@ -67,11 +147,6 @@ const UPDATE_OPTIONS = {
   "min-running-seconds": { type: "string" },
   ...OPAQUE_FLAG,
 } as const;
-
-function count(name: string, v: string): number {
-  if (!/^\d+$/.test(v)) throw new UsageError(`${name}: got "${v}", expected a whole number`);
-  return Number(v);
-}
 
 /**
  * `--jobversion`, checked as the server's GetJob reads it (`<configVersion>-<desiredStateVersion>-<workflowVersion>`,
@@ -231,9 +306,9 @@ export const statelessCommands: Command[] = [
       const secrets = secretsFlag(opts);
       // Peloton's CreateSpec; checked before anything is read or asked.
       const createSpec = {
-        batchSize: count("BATCH-SIZE", batch),
-        maxInstanceRetries: count("--maxInstanceRetries", String(opts.maxInstanceRetries)),
-        maxTolerableInstanceFailures: count(
+        batchSize: wholeNumber("BATCH-SIZE", batch),
+        maxInstanceRetries: wholeNumber("--maxInstanceRetries", String(opts.maxInstanceRetries)),
+        maxTolerableInstanceFailures: wholeNumber(
           "--maxTolerableInstanceFailures",
           String(opts.maxTolerableInstanceFailures),
         ),
@@ -323,17 +398,8 @@ export const statelessCommands: Command[] = [
     options: { ...UPDATE_OPTIONS, ...OVERRIDE_FLAG },
     async run(ctx, [job, file, batch, given], opts) {
       const updateSpec = updateSpecFrom(batch, opts);
-      let patch: unknown;
-      try {
-        patch = parseYamlValue(await readInput(file));
-      } catch (e) {
-        ctx.err(`peloton job stateless patch: ${file}: ${(e as Error).message}`);
-        return 1;
-      }
-      if (typeof patch !== "object" || patch === null || Array.isArray(patch)) {
-        ctx.err(`peloton job stateless patch: ${file}: expected the spec fields to change, as a mapping`);
-        return 1;
-      }
+      const patch = await readPatch(ctx, file);
+      if (!patch) return 1;
       // As replace: a running update is aborted by the patch's own only with -o/--override.
       const refused = opts.override === true
         ? undefined
@@ -423,15 +489,16 @@ export const statelessCommands: Command[] = [
       ...OPAQUE_FLAG,
     },
     async run(ctx, [job, v], opts) {
-      const ranges = opts.range ? (opts.range as string[]).map(parseRange) : undefined;
+      // Every argument checked before the version is asked for.
+      const restartSpec = {
+        batchSize: wholeNumber("--batch-size", String(opts["batch-size"])),
+        ranges: opts.range ? (opts.range as string[]).map(parseRange) : undefined,
+        inPlace: opts["in-place"] === true,
+      };
       const res = await ctx.client.call<{ version: { value: string } }>(`${SVC}::RestartJob`, {
         jobId: { value: job },
         version: { value: await version(ctx, job, v) },
-        restartSpec: {
-          batchSize: count("--batch-size", String(opts["batch-size"])),
-          ranges,
-          inPlace: opts["in-place"] === true,
-        },
+        restartSpec,
         ...opaqueFlag(opts),
       });
       ctx.out(ctx.json ? JSON.stringify(res) : `Job ${job} restarting, new version ${res.version.value}`);
@@ -511,8 +578,8 @@ export const statelessCommands: Command[] = [
         `${SVC}::GetWorkflowEvents`,
         {
           jobId: { value: job },
-          instanceId: count("INSTANCE", inst),
-          limit: count("--limit", String(opts.limit)),
+          instanceId: wholeNumber("INSTANCE", inst),
+          limit: wholeNumber("--limit", String(opts.limit)),
         },
       );
       if (ctx.json) ctx.out(JSON.stringify(res, null, 2));
@@ -539,11 +606,14 @@ export const statelessCommands: Command[] = [
     async run(ctx, [job], opts) {
       const body: Record<string, unknown> = {
         jobId: { value: job },
-        updatesLimit: count("--limit", String(opts.limit)),
+        updatesLimit: wholeNumber("--limit", String(opts.limit)),
       };
       if (opts["instance-events"] === true) {
         body.instanceEvents = true;
-        body.instanceEventsLimit = count("--instance-events-limit", String(opts["instance-events-limit"]));
+        body.instanceEventsLimit = wholeNumber(
+          "--instance-events-limit",
+          String(opts["instance-events-limit"]),
+        );
       }
       const res = await ctx.client.call<{ workflowInfos: unknown[] }>(`${SVC}::ListJobWorkflows`, body);
       if (ctx.json) ctx.out(JSON.stringify(res, null, 2));

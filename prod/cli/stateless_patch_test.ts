@@ -21,6 +21,27 @@ Deno.test({
         ["instanceCount: 4\n", ["two"], 2, /BATCH-SIZE: got "two", expected a whole number/],
         ["instanceCount: -1\n", ["0"], 1, /spec: instanceCount: got -1, expected a whole number, at least 1/],
         ["instanceCount: 4\n", ["0", "9-1-0"], 1, /9-1-0/],
+        // Unknown keys alone would make a new version identical to the last.
+        [
+          "bogusTop: 1\n",
+          ["0"],
+          1,
+          /^warning: \S+patch\.yaml:1: bogusTop: unknown key, ignored \(known keys: name, [^\n]*\npeloton job stateless patch: \S+patch\.yaml: changes no field of a stateless job spec \(unknown keys, ignored: bogusTop\); expected at least one of its fields/,
+        ],
+        [
+          "defaultSpec:\n  bogus: 1\nelse: null\n",
+          ["0"],
+          1,
+          /:2: defaultSpec\.bogus: unknown key, ignored [^\n]*\n.*changes no field of a stateless job spec \(unknown keys, ignored: defaultSpec\.bogus, else\)/,
+        ],
+        ["defaultSpec: {}\n", ["0"], 1, /patch\.yaml: changes no field of a stateless job spec; expected/],
+        // One a typo away from a known key is refused, as in a job file.
+        [
+          "instanceCont: 4\n",
+          ["0"],
+          1,
+          /patch\.yaml:1: instanceCont: unknown key; did you mean instanceCount\?/,
+        ],
       ];
       for (const [body, argv, code, message] of refusals) {
         const r = await patch(body, ...argv);
@@ -30,13 +51,14 @@ Deno.test({
       assert.equal((await get()).jobInfo.status.version.value, first, "nothing changed");
 
       const grown = await patch(
-        `instanceCount: ${before.instanceCount + 1}\n`,
+        `instanceCount: ${before.instanceCount + 1}\nbogus: 1\n`,
         "0",
         "--min-running-seconds",
         "0",
       );
       assert.equal(grown.code, 0, grown.err);
       assert.match(grown.out, new RegExp(`^Job ${job} patched, new version 2-`));
+      assert.match(grown.err, /^warning: \S+patch\.yaml:2: bogus: unknown key, ignored \(known keys: /);
       const after = await waitFor("the added pod to run", async () => {
         const j = await get();
         return j.jobInfo.status.workflowId === undefined &&

@@ -3,6 +3,7 @@ import { parseMesosTaskId } from "../../core/model/records.ts";
 import { TASK_STATES } from "../../core/model/states.ts";
 import type { Command, CommandContext, OptionSpec } from "./command.ts";
 import {
+  MAX_UINT32,
   sortOrder,
   TASK_QUERY_OPTIONS,
   TASK_QUERY_SUMMARY,
@@ -27,7 +28,15 @@ type TaskInfo = {
 export function parseRange(s: string): { from: number; to?: number } {
   const m = /^(\d*):(\d*)$/.exec(s);
   if (!m) throw new UsageError(`--range: got "${s}", expected FROM:TO such as 0:10, :5 or 3:`);
-  const from = m[1] ? Number(m[1]) : 0, to = m[2] ? Number(m[2]) : undefined;
+  const end = (v: string) => {
+    if (Number(v) > MAX_UINT32) {
+      throw new UsageError(
+        `--range: got "${s}", expected instance ids from 0 to ${MAX_UINT32} (the API's uint32)`,
+      );
+    }
+    return Number(v);
+  };
+  const from = m[1] ? end(m[1]) : 0, to = m[2] ? end(m[2]) : undefined;
   if (to !== undefined && to <= from) {
     const one = `${from}:${from + 1}`;
     throw new UsageError(
@@ -57,7 +66,9 @@ export function jobRangeBody(job: string, opts: Record<string, unknown>): Record
 }
 
 function instance(s: string): number {
-  if (!/^\d+$/.test(s)) throw new UsageError(`INSTANCE: got "${s}", expected an instance number`);
+  if (!/^\d+$/.test(s) || Number(s) > MAX_UINT32) {
+    throw new UsageError(`INSTANCE: got "${s}", expected an instance number from 0 to ${MAX_UINT32}`);
+  }
   return Number(s);
 }
 

@@ -14,6 +14,7 @@ import { UsageError } from "./command.ts";
 import { finishStop } from "./graceful_stop.ts";
 import { checkStoreFlag } from "./store_flag.ts";
 import { parseYamlValue } from "../../core/model/yaml_load.ts";
+import { readUtf8File } from "./config_file.ts";
 
 /** One agent in `--agents-file`: resources in Peloton's units, attributes and a port range. */
 const agentSchema = z.object({
@@ -30,7 +31,7 @@ const agentSchema = z.object({
 async function readAgentsFile(path: string): Promise<Partial<AgentOptions>[]> {
   let raw: unknown;
   try {
-    raw = parseYamlValue(await Deno.readTextFile(path));
+    raw = parseYamlValue(await readUtf8File(path));
   } catch (e) {
     throw new UsageError(`--agents-file: cannot read ${path}: ${(e as Error).message}`);
   }

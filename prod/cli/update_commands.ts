@@ -1,12 +1,19 @@
 /** `peloton update ...`, `job rolling-*`, `job update|query|delete`, `task start|stop|restart`, `volume ...`. */
-import { formatIssues, loadJobConfig, loadUpdateConfig } from "../../core/model/load.ts";
+import {
+  formatIssues,
+  loadJobConfig,
+  loadUpdateConfig,
+  normalizeConfigObject,
+} from "../../core/model/load.ts";
+import { parseYamlValue } from "../../core/model/yaml_load.ts";
+import { STALE_VERSION_MESSAGE } from "../../core/jobmgr/job_api.ts";
 import { isTerminalUpdateState, type UpdateState } from "../../core/model/records.ts";
 import { JOB_STATES } from "../../core/model/states.ts";
 import { JOB_ORDER_PROPERTIES } from "../../core/ports/store.ts";
 import type { Command, CommandContext, SortFlags } from "./command.ts";
 import { ApiError } from "./client.ts";
-import { sortOrder, UsageError } from "./command.ts";
-import { loadConfigFile, readInput } from "./config_file.ts";
+import { sortOrder, UsageError, wholeNumber } from "./command.ts";
+import { checkConfig, loadConfigFile, readInput } from "./config_file.ts";
 import { table } from "./format.ts";
 import {
   OPAQUE_FLAG,
@@ -76,9 +83,9 @@ export function queryPagination(
 ): Record<string, unknown> {
   const orderBy = sortOrder(opts.sort, opts.sortorder, JOB_SORT, api);
   return {
-    limit: count("--limit", String(opts.limit)),
-    offset: count("--offset", String(opts.offset)),
-    maxLimit: count("--total", String(opts.total)) || undefined,
+    limit: wholeNumber("--limit", String(opts.limit)),
+    offset: wholeNumber("--offset", String(opts.offset)),
+    maxLimit: wholeNumber("--total", String(opts.total)) || undefined,
     ...(orderBy.length ? { orderBy } : {}),
   };
 }
@@ -96,7 +103,7 @@ export function creationTimeRange(
   v: unknown,
   nowMs: number,
 ): { creationTimeRange?: { min: string; max: string } } {
-  const days = count("--timerange", String(v));
+  const days = wholeNumber("--timerange", String(v), Infinity);
   if (days === 0) return {};
   const min = nowMs - days * 86_400_000;
   if (!Number.isFinite(min) || min < -8.64e15) {
@@ -134,11 +141,6 @@ export function seconds(name: string, v: string): number {
     throw new UsageError(`${name}: got "${v}", expected a number of seconds (0 or more)`);
   }
   return n;
-}
-
-function count(name: string, v: string): number {
-  if (!/^\d+$/.test(v)) throw new UsageError(`${name}: got "${v}", expected a whole number`);
-  return Number(v);
 }
 
 /** `-r FROM:TO` given any number of times → `[{from, to}]`. */
@@ -247,14 +249,30 @@ function rolling(kind: "restart" | "start" | "stop"): Command {
       // passed as given, as Peloton's CLI does: 0 is every instance at once, as the API has it.
       const body: Record<string, unknown> = {
         id: { value: job },
-        [`${kind}Config`]: { batchSize: count("BATCH-SIZE", batch) },
+        [`${kind}Config`]: { batchSize: wholeNumber("BATCH-SIZE", batch) },
         ranges: ranges(opts.range),
       };
       if (opts.resourceVersion !== undefined) {
-        body.resourceVersion = count("--resourceVersion", String(opts.resourceVersion));
+        body.resourceVersion = wholeNumber(
+          "--resourceVersion",
+          String(opts.resourceVersion),
+          Number.MAX_SAFE_INTEGER,
+        );
       }
       const method = kind === "restart" ? "Restart" : kind === "start" ? "Start" : "Stop";
-      const res = await ctx.client.call<{ updateID: { value: string } }>(`${JOB}::${method}`, body);
+      const guard = body.resourceVersion === undefined ? undefined : {
+        flag: "--resourceVersion",
+        version: body.resourceVersion as number,
+        without: "or leave it out: no version is checked",
+      };
+      const res = await withVersionHint(
+        ctx,
+        `job rolling-${kind}`,
+        job,
+        guard,
+        () => ctx.client.call<{ updateID: { value: string } }>(`${JOB}::${method}`, body),
+      );
+      if (!res) return 1;
       ctx.out(
         ctx.json ? JSON.stringify(res) : `Rolling ${kind} ${res.updateID.value} started for job ${job}`,
       );
@@ -309,20 +327,117 @@ function updateControl(kind: "pause" | "resume" | "abort" | "rollback"): Command
   };
 }
 
+/** What `update create` sends for a flag the user left out (without --update-config). */
+const UPDATE_FLAG_DEFAULTS = {
+  maxInstanceAttempts: 0,
+  maxFailureInstances: 0,
+  rollbackOnFailure: false,
+  startPaused: false,
+  inPlace: false,
+} as const;
+
+/** `update create`'s flags: each with the UpdateConfig field it sets and how its value is read. */
+const UPDATE_FLAGS: [flag: string, field: string, read: (name: string, v: string) => number | boolean][] = [
+  ["maxattempts", "maxInstanceAttempts", (name, v) => wholeNumber(name, v)],
+  ["maxfailureInstances", "maxFailureInstances", (name, v) => wholeNumber(name, v)],
+  ["rollbackOnFailure", "rollbackOnFailure", () => true],
+  ["start-paused", "startPaused", () => true],
+  ["in-place", "inPlace", () => true],
+  ["batch-percentage", "batchPercentage", percentage],
+  ["min-running-seconds", "minRunningSeconds", seconds],
+];
+
+/** An UpdateConfig field the command line sets: its value, and the argument or flag that gave it. */
+type GivenFields = Record<string, { value: number | boolean; by: string }>;
+
+/** The UpdateConfig fields BATCH-SIZE and the flags the user gave set; a bad value is a usage error. */
+function updateFlags(batch: string, opts: Record<string, unknown>): GivenFields {
+  const given: GivenFields = { batchSize: { value: wholeNumber("BATCH-SIZE", batch), by: "BATCH-SIZE" } };
+  for (const [flag, field, read] of UPDATE_FLAGS) {
+    if (opts[flag] !== undefined) {
+      given[field] = { value: read(`--${flag}`, String(opts[flag])), by: `--${flag}` };
+    }
+  }
+  return given;
+}
+
+/**
+ * `update create --update-config FILE`: Peloton's UpdateConfig, its warnings printed as a job file's are.
+ * Undefined, once it has said why, when the file is invalid or sets a field to other than what BATCH-SIZE or
+ * a flag sets it to: neither silently wins.
+ */
+async function updateConfigFile(
+  ctx: CommandContext,
+  file: string,
+  given: GivenFields,
+): Promise<Record<string, unknown> | undefined> {
+  const text = await readInput(file);
+  const loaded = checkConfig(ctx, text, file, loadUpdateConfig) as Record<string, unknown> | undefined;
+  if (!loaded) return undefined;
+  // The fields the file itself sets, by their canonical names: the loader gives the others their defaults.
+  const inFile = normalizeConfigObject("update", parseYamlValue(text), file).value as Record<string, unknown>;
+  const clashes = Object.entries(given).filter(([field, g]) => field in inFile && loaded[field] !== g.value);
+  for (const [field, g] of clashes) {
+    const both = `${g.by} gives ${g.value}, ${file} gives ${loaded[field]}`;
+    ctx.err(
+      `peloton update create: ${field}: ${both}; where the command line and --update-config both set a ` +
+        "field they must agree",
+    );
+  }
+  return clashes.length ? undefined : loaded;
+}
+
+/** A configuration version the user gave, the flag it came by, and what leaving the flag out does. */
+interface GivenVersion {
+  flag: string;
+  version: number;
+  without: string;
+}
+
+/**
+ * Runs `call`. When the server refuses the version the user gave as not the job's current one (Peloton's
+ * exact message, which its clients match on, is printed as it came), the flag and the job's current
+ * configuration version are said too, and the result is undefined.
+ */
+async function withVersionHint<T>(
+  ctx: CommandContext,
+  command: string,
+  job: string,
+  given: GivenVersion | undefined,
+  call: () => Promise<T>,
+): Promise<T | undefined> {
+  try {
+    return await call();
+  } catch (e) {
+    const stale = e instanceof ApiError && e.code === "invalid-argument" &&
+      e.detail === STALE_VERSION_MESSAGE;
+    if (!given || !stale) throw e;
+    ctx.err(`peloton ${command}: ${e.message}`);
+    const current = await jobConfigVersion(ctx, job).catch(() => undefined);
+    const which = current === undefined ? "" : `, ${current}`;
+    ctx.err(
+      `peloton ${command}: ${given.flag}: got ${given.version}, expected job ${job}'s current configuration ` +
+        `version${which} (${given.without})`,
+    );
+    return undefined;
+  }
+}
+
 export const updateCommands: Command[] = [
   {
     name: "update create",
     args: ["JOB", "CONFIG", "BATCH-SIZE", "RESPOOL?"],
     summary:
-      "roll a service job to a new config in batches (--maxattempts, --maxfailureInstances, --rollbackOnFailure, --start-paused, --in-place, --opaque-data; an instance without a health check counts as updated after --min-running-seconds RUNNING, default 10); RESPOOL, as in Peloton, must be the job's pool; refused while another update of the job runs, unless -o/--override",
+      "roll a service job to a new config in batches (--maxattempts, --maxfailureInstances, --rollbackOnFailure, --start-paused, --in-place, --opaque-data; an instance without a health check counts as updated after --min-running-seconds RUNNING, default 10); RESPOOL, as in Peloton, must be the job's pool; refused while another update of the job runs, unless -o/--override; --update-config FILE: Peloton's whole UpdateConfig (YAML or JSON), BATCH-SIZE and the flags given setting their fields too: where both set one they must agree, or nothing is sent; -c/--configuration-version: the job's config version the update is to replace (default: its current one)",
     options: {
       "configuration-version": { type: "string", short: "c" },
       ...OVERRIDE_FLAG,
-      maxattempts: { type: "string", default: "0" },
-      maxfailureInstances: { type: "string", default: "0" },
-      rollbackOnFailure: { type: "boolean", default: false },
-      "start-paused": { type: "boolean", default: false },
-      "in-place": { type: "boolean", default: false },
+      // No defaults: a flag the user gave is told from one left out, which --update-config may then set.
+      maxattempts: { type: "string" },
+      maxfailureInstances: { type: "string" },
+      rollbackOnFailure: { type: "boolean" },
+      "start-paused": { type: "boolean" },
+      "in-place": { type: "boolean" },
       "batch-percentage": { type: "string" },
       "min-running-seconds": { type: "string" },
       "update-config": { type: "string" },
@@ -331,36 +446,19 @@ export const updateCommands: Command[] = [
     async run(ctx, [job, file, batch, respool], opts) {
       const config = await loadConfigFile(ctx, file, loadJobConfig);
       if (!config) return 1;
-      let updateConfig: Record<string, unknown> = {
-        batchSize: count("BATCH-SIZE", batch),
-        maxInstanceAttempts: count("--maxattempts", String(opts.maxattempts)),
-        maxFailureInstances: count("--maxfailureInstances", String(opts.maxfailureInstances)),
-        rollbackOnFailure: opts.rollbackOnFailure === true,
-        startPaused: opts["start-paused"] === true,
-        inPlace: opts["in-place"] === true,
-      };
-      if (opts["batch-percentage"] !== undefined) {
-        updateConfig.batchPercentage = percentage("--batch-percentage", String(opts["batch-percentage"]));
+      const given = updateFlags(batch, opts);
+      let updateConfig: Record<string, unknown> = { ...UPDATE_FLAG_DEFAULTS };
+      if (opts["update-config"] !== undefined) {
+        const fromFile = await updateConfigFile(ctx, String(opts["update-config"]), given);
+        if (!fromFile) return 1;
+        updateConfig = fromFile;
       }
-      if (opts["min-running-seconds"] !== undefined) {
-        updateConfig.minRunningSeconds = seconds(
-          "--min-running-seconds",
-          String(opts["min-running-seconds"]),
-        );
-      }
-      if (opts["update-config"]) {
-        const uc = loadUpdateConfig(
-          await readInput(String(opts["update-config"])),
-          String(opts["update-config"]),
-        );
-        if (!uc.ok) {
-          ctx.err(formatIssues(uc.errors));
-          return 1;
-        }
-        updateConfig = { ...uc.value };
-      }
-      const given = opts["configuration-version"];
-      const version = given !== undefined ? count("--configuration-version", String(given)) : undefined;
+      for (const [field, { value }] of Object.entries(given)) updateConfig[field] = value;
+      const asked = opts["configuration-version"];
+      // A uint64 in Peloton's ChangeLog; JSON numbers are exact up to 2^53.
+      const version = asked === undefined
+        ? undefined
+        : wholeNumber("--configuration-version", String(asked), Number.MAX_SAFE_INTEGER);
       // Peloton's form names the pool, and its CLI sends the pool's id in the config: the server refuses
       // one other than the job's, as a job cannot move to another pool in an update. Looked up once every
       // argument is checked, so that a bad one is a usage error whether or not the server answers.
@@ -372,16 +470,28 @@ export const updateCommands: Command[] = [
         ctx.err(runningRefusal("update create", job, running));
         return 1;
       }
-      const res = await ctx.client.call<{ updateID: { value: string } }>(`${UPDATE}::CreateUpdate`, {
-        jobId: { value: job },
-        jobConfig: {
-          ...config,
-          changeLog: { version: version ?? runtime.configurationVersion },
-          ...(respoolID ? { respoolID } : {}),
+      const res = await withVersionHint(
+        ctx,
+        "update create",
+        job,
+        version === undefined ? undefined : {
+          flag: "-c/--configuration-version",
+          version,
+          without: "or leave -c out: the job's current one is used",
         },
-        updateConfig,
-        ...opaqueFlag(opts),
-      });
+        () =>
+          ctx.client.call<{ updateID: { value: string } }>(`${UPDATE}::CreateUpdate`, {
+            jobId: { value: job },
+            jobConfig: {
+              ...config,
+              changeLog: { version: version ?? runtime.configurationVersion },
+              ...(respoolID ? { respoolID } : {}),
+            },
+            updateConfig,
+            ...opaqueFlag(opts),
+          }),
+      );
+      if (!res) return 1;
       ctx.out(ctx.json ? JSON.stringify(res) : `Update ${res.updateID.value} created`);
       return 0;
     },

@@ -1,5 +1,6 @@
 /** What an API call's HTTP request carries besides its procedure: its JSON body and its deadline. */
 import { withJsonNames } from "../proto_json.ts";
+import { decodeUtf8 } from "../utf8.ts";
 import { rpcError } from "./http_errors.ts";
 
 /** An API call as read from its request: the body as sent, parsed, and the deadline. */
@@ -65,7 +66,10 @@ export async function readBody(req: Request, limit = MAX_BODY_BYTES): Promise<st
     if (size > limit) return tooLarge(`over ${size} bytes`);
     chunks.push(chunk as Uint8Array<ArrayBuffer>);
   }
-  return await new Blob(chunks).text();
+  const text = decodeUtf8(new Uint8Array(await new Blob(chunks).arrayBuffer()));
+  if (typeof text === "string") return text;
+  const message = `the request body is not valid UTF-8 at byte offset ${text.invalidAt}`;
+  return rpcError("invalid-argument", message, { req, beforeHandler: true });
 }
 
 /**

@@ -54,13 +54,19 @@ export interface RpcErrorOptions {
 }
 
 /**
+ * `Rpc-Status` of a reply that is not an error (yarpc-go's `ApplicationSuccessStatus`): yarpc knows only
+ * `success` and `error`, and a client checking the header would read anything else as neither.
+ */
+export const RPC_STATUS_SUCCESS = "success";
+
+/**
  * An error reply: the code in `Rpc-Error-Code` (yarpc sets no `Rpc-Error-Name` for Peloton's errors, which
  * are plain `yarpcerrors`), its HTTP status, and the message as the text body with a newline after it, or in
  * `Rpc-Error-Message` for a client that accepts both.
  */
 export function rpcError(code: RpcErrorCode, message: string, opts: RpcErrorOptions = {}): Response {
   const headers = new Headers(opts.headers);
-  headers.set("Rpc-Status", opts.beforeHandler ? "success" : "error");
+  headers.set("Rpc-Status", opts.beforeHandler ? RPC_STATUS_SUCCESS : "error");
   headers.set("Rpc-Error-Code", code);
   let body: string | null = null;
   if (opts.req?.headers.get("rpc-accepts-both-response-error") === "true") {

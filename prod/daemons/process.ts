@@ -22,7 +22,7 @@ import type { Logger } from "../log.ts";
 import { PromMetrics } from "../metrics.ts";
 import { type KyselyStore, openStore } from "../store/kysely_store.ts";
 import { claimStore, type StoreClaim } from "../store/store_claim.ts";
-import { API_STATUS, rpcError } from "./http_errors.ts";
+import { API_STATUS, RPC_STATUS_SUCCESS, rpcError } from "./http_errors.ts";
 import { listen } from "./listen.ts";
 import { serveUi } from "../ui/page.ts";
 import { type DataDirOwnership, shareDataDir } from "../minicluster/data_dir_owner.ts";
@@ -433,7 +433,7 @@ export class DaemonProcess {
       (performance.now() - started) / 1000,
     );
     if (reply.error) return rpcError(reply.error.code, reply.error.message, { req });
-    return Response.json(reply.body ?? {}, { headers: { "rpc-status": "ok" } });
+    return Response.json(reply.body ?? {}, { headers: { "rpc-status": RPC_STATUS_SUCCESS } });
   }
 
   async #target(route: Route, body: Record<string, unknown>): Promise<ApiTarget> {

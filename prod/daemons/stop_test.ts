@@ -184,7 +184,7 @@ Deno.test({
     const owner = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async () => {
       carried++;
       await new Promise((r) => setTimeout(r, 200));
-      return Response.json({ jobId: { value: "job-1" } }, { headers: { "rpc-status": "ok" } });
+      return Response.json({ jobId: { value: "job-1" } }, { headers: { "rpc-status": "success" } });
     });
     const p = unopenedJobmgr();
     try {
