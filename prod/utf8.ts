@@ -67,3 +67,19 @@ export function decodeUtf8(bytes: Uint8Array): string | { invalidAt: number } {
     return { invalidAt: invalidUtf8At(bytes) };
   }
 }
+
+/**
+ * A file's text, which must be UTF-8: a file that is not is refused (thrown), naming the byte offset and
+ * line of its first byte that is not, rather than read with U+FFFD in its place (which would then be a job's
+ * name no one wrote).
+ */
+export async function readUtf8File(path: string): Promise<string> {
+  const bytes = await Deno.readFile(path);
+  const text = decodeUtf8(bytes);
+  if (typeof text === "string") return text;
+  const at = text.invalidAt;
+  let line = 1;
+  for (let i = 0; i < at; i++) if (bytes[i] === 0x0a) line++;
+  const byte = bytes[at].toString(16).padStart(2, "0");
+  throw new Error(`not valid UTF-8 at byte offset ${at} (line ${line}, byte 0x${byte}); expected UTF-8 text`);
+}

@@ -1,7 +1,8 @@
 /** Finding where bytes stop being UTF-8. */
 import assert from "node:assert/strict";
 import { seededPrng } from "../core/ports/prng.ts";
-import { invalidUtf8At, Utf8Check } from "./utf8.ts";
+import { invalidUtf8At, readUtf8File, Utf8Check } from "./utf8.ts";
+import { BasicAuth } from "./auth/basic_auth.ts";
 
 Deno.test("Utf8Check finds the first byte that is not UTF-8, whole or in pieces, as a fatal TextDecoder judges", () => {
   const fatal = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
@@ -41,5 +42,23 @@ Deno.test("Utf8Check finds the first byte that is not UTF-8, whole or in pieces,
     const first = check.push(bytes.subarray(0, cut));
     const second = first >= 0 ? first : check.push(bytes.subarray(cut));
     assert.equal(second >= 0 ? second : check.end(), at, `${bytes} cut at ${cut}`);
+  }
+});
+
+Deno.test("a file that is not UTF-8 is refused with its byte offset and line, auth configs too", async () => {
+  const file = await Deno.makeTempFile({ suffix: ".yaml" });
+  try {
+    await Deno.writeFile(file, new Uint8Array([0x61, 0x0a, 0x62, 0xff, 0x0a]));
+    await assert.rejects(readUtf8File(file), {
+      message: "not valid UTF-8 at byte offset 3 (line 2, byte 0xff); expected UTF-8 text",
+    });
+    await assert.rejects(BasicAuth.load(file), {
+      message: `Cannot read auth config ${file}: not valid UTF-8 at byte offset 3 (line 2, byte 0xff); ` +
+        "expected UTF-8 text",
+    });
+    await Deno.writeTextFile(file, "naïve: ☃\n");
+    assert.equal(await readUtf8File(file), "naïve: ☃\n");
+  } finally {
+    await Deno.remove(file);
   }
 });

@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import { rpcError } from "../daemons/http_errors.ts";
 import { parseYamlValue } from "../../core/model/yaml_load.ts";
+import { readUtf8File } from "../utf8.ts";
 
 /** The file `--auth-config` takes (`example/auth/basic/security_example.yaml`'s format). */
 const configSchema = z.object({
@@ -94,7 +95,7 @@ export class BasicAuth {
   static async load(path: string): Promise<BasicAuth> {
     let raw: unknown;
     try {
-      raw = parseYamlValue(await Deno.readTextFile(path));
+      raw = parseYamlValue(await readUtf8File(path));
     } catch (e) {
       throw new Error(`Cannot read auth config ${path}: ${(e as Error).message}`);
     }

@@ -17,7 +17,7 @@ import { upCommand } from "./up_command.ts";
 import { updateCommands } from "./update_commands.ts";
 import { watchCommands } from "./watch_commands.ts";
 import { parseYamlValue } from "../../core/model/yaml_load.ts";
-import { readUtf8File } from "./config_file.ts";
+import { readUtf8File } from "../utf8.ts";
 
 export const COMMANDS: Command[] = [
   upCommand,

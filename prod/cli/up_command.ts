@@ -14,7 +14,7 @@ import { UsageError } from "./command.ts";
 import { finishStop } from "./graceful_stop.ts";
 import { checkStoreFlag } from "./store_flag.ts";
 import { parseYamlValue } from "../../core/model/yaml_load.ts";
-import { readUtf8File } from "./config_file.ts";
+import { readUtf8File } from "../utf8.ts";
 
 /** One agent in `--agents-file`: resources in Peloton's units, attributes and a port range. */
 const agentSchema = z.object({
