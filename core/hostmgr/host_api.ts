@@ -57,33 +57,65 @@ export function apiState(h: HostEntry): HostState {
   return h.state === "HOST_STATE_UP" ? "HOST_STATE_UNKNOWN" : "HOST_STATE_DOWN";
 }
 
+/**
+ * Peloton's goal state of a host (`host_info.goal_state`): DOWN once maintenance is asked for (DRAINING,
+ * DRAINED, DOWN), UP otherwise, as its StartMaintenance and CompleteMaintenance set it. A completion
+ * brings the host out of maintenance at once here, so no host is DOWN with goal UP for long enough to list.
+ */
+export function goalState(state: HostState): HostState {
+  return state === "HOST_STATE_DRAINING" || state === "HOST_STATE_DRAINED" || state === "HOST_STATE_DOWN"
+    ? "HOST_STATE_DOWN"
+    : "HOST_STATE_UP";
+}
+
+const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+const IPV6 = /^[0-9a-f]*:[0-9a-f:.]*$/i;
+
+/**
+ * A host's IP address (HostInfo `ip`) as far as it is known: Peloton took it from the agent's PID
+ * (`slave(1)@10.0.0.1:5051`); the host backend port (`core/ports/host_backend.ts` HostInfo) carries no
+ * address, so it is known only when the host is named by one, as agents registered by address are. Else
+ * empty, proto's "not set".
+ */
+export function ipOf(hostname: string): string {
+  return IPV4.test(hostname) || IPV6.test(hostname) ? hostname : "";
+}
+
 /** A host in maintenance without an agent, with nothing known of its resources. */
 export function unregisteredHostJson(hostname: string, state: HostState): Body {
   const none = toLimits(zero());
   return {
     hostname,
-    agentId: "",
+    ip: ipOf(hostname),
     state,
+    goalState: goalState(state),
     labels: [],
+    agentId: "",
     resources: { total: none, free: none, slack: none },
     tasks: 0,
   };
 }
 
-/** A host as Peloton's `host.HostInfo` shows it, plus its resources (total, free, slack) and tasks. */
+/**
+ * A host as Peloton's `host.HostInfo` shows it (hostname, ip, state, goalState, labels, currentPool,
+ * desiredPool), and ours besides, which the CLI's `host query` and the UI's hosts view show: its agent id,
+ * resources (total, free, slack) and number of tasks.
+ */
 export function hostInfoJson(h: HostEntry): Body {
   const slack = h.slack, pool = h.info.attributes[HOST_POOL_ATTRIBUTE] ?? DEFAULT_HOST_POOL;
+  const state = apiState(h);
   return {
     hostname: h.info.hostname,
-    agentId: h.info.agentId,
-    state: apiState(h),
+    ip: ipOf(h.info.hostname),
+    state,
+    goalState: goalState(state),
     labels: Object.entries(h.info.attributes).map(([key, value]) => ({ key, value })),
-    resources: { total: toLimits(h.info.resources), free: toLimits(h.free), slack: toLimits(slack) },
-    tasks: h.tasks.size,
     // Moves take effect at once: the pool a host should be in is the one it is in.
     currentPool: pool,
     desiredPool: pool,
-    ...(h.reservedFor ? { reservedFor: h.reservedFor } : {}),
+    agentId: h.info.agentId,
+    resources: { total: toLimits(h.info.resources), free: toLimits(h.free), slack: toLimits(slack) },
+    tasks: h.tasks.size,
   };
 }
 

@@ -578,3 +578,37 @@ Deno.test("with a cluster manager keeping maintenance, a DRAINED host is DOWN on
   assert.deepEqual(api(rig, "CompleteMaintenance", { hostname: "h1" }).body, { hostname: "h1" });
   assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_UP");
 });
+
+Deno.test("QueryHosts answers Peloton's HostInfo: ip when the host is named by its address, goalState DOWN once in maintenance", () => {
+  const rig = hostmgrRig([["10.0.0.7"], ["h2"], ["h3"]], {}, { machines: false });
+  rig.launch("a-0-1", "h2", 1);
+  api(rig, "StartMaintenance", { hostname: "h2" });
+  api(rig, "StartMaintenance", { hostname: "h3" });
+  rig.hm.recover([{ hostname: "10.0.0.9", state: "HOST_STATE_DOWN", startTimeMs: 1 }]);
+  type Info = { hostname: string; ip: string; state: string; goalState: string; reservedFor?: string };
+  const infos = (api(rig, "QueryHosts", {}).body as { hostInfos: Info[] }).hostInfos;
+  assert.deepEqual(infos.map((h) => [h.hostname, h.ip, h.state, h.goalState]), [
+    ["10.0.0.7", "10.0.0.7", "HOST_STATE_UP", "HOST_STATE_UP"],
+    ["h2", "", "HOST_STATE_DRAINING", "HOST_STATE_DOWN"],
+    ["h3", "", "HOST_STATE_DOWN", "HOST_STATE_DOWN"],
+    ["10.0.0.9", "10.0.0.9", "HOST_STATE_DOWN", "HOST_STATE_DOWN"],
+  ]);
+  // HostInfo's fields, then ours the CLI and the UI show (agent, resources, tasks); nothing else.
+  assert.deepEqual(Object.keys(infos[0]), [
+    "hostname",
+    "ip",
+    "state",
+    "goalState",
+    "labels",
+    "currentPool",
+    "desiredPool",
+    "agentId",
+    "resources",
+    "tasks",
+  ]);
+  api(rig, "CompleteMaintenance", { hostname: "h3" });
+  const h3 = (api(rig, "QueryHosts", {}).body as { hostInfos: Info[] }).hostInfos.find((h) =>
+    h.hostname === "h3"
+  );
+  assert.deepEqual([h3?.state, h3?.goalState], ["HOST_STATE_UP", "HOST_STATE_UP"]);
+});

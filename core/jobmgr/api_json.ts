@@ -50,12 +50,58 @@ export function opaqueDataOf(body: Body): string | undefined | Error {
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * The id a create asks for its job (v0 Create's `id`, v1alpha CreateJob's `jobId`, `{value}` or a string):
+ * The text of one of Peloton's `{value}` messages (JobID, PodName, ResourcePoolPath, ...) at `field` of a
+ * request: undefined when absent; `{}` is its empty value, as protobuf reads it. Anything else is an Error
+ * naming the field, `what` saying what was expected: a bare string too, which protobuf's JSON decoding
+ * (Peloton's YARPC servers used jsonpb) refuses where a message is expected, so a client written against
+ * this API is not one Peloton would refuse.
+ */
+export function valueMessage(raw: unknown, field: string, what: string): string | undefined | Error {
+  if (raw === undefined || raw === null) return undefined;
+  if (typeof raw === "string") {
+    const s = JSON.stringify(raw);
+    return new Error(`${field}: got ${s}, expected ${what} as a message, {"value": ${s}}`);
+  }
+  if (typeof raw !== "object" || Array.isArray(raw)) {
+    return new Error(`${field}: got ${JSON.stringify(raw)}, expected ${what} as {"value": ...}`);
+  }
+  const value = (raw as Body).value;
+  if (value === undefined || value === null) return "";
+  if (typeof value !== "string") {
+    return new Error(`${field}.value: got ${JSON.stringify(value)}, expected ${what}`);
+  }
+  return value;
+}
+
+/**
+ * The job id a request names at `field` (`{value: "<uuid>"}`, in lower case, as Peloton makes them), or an
+ * Error naming the field when it is missing or malformed. A well-formed id of no job is the caller's to
+ * answer (not found): a malformed one is a mistake in the request, not a job that is not there.
+ */
+export function jobIdOf(raw: unknown, field: string): string | Error {
+  const id = valueMessage(raw, field, "a job id");
+  if (id instanceof Error) return id;
+  if (id === undefined) return new Error(`${field}: missing, expected a job id`);
+  if (!UUID.test(id)) return new Error(`${field}: got ${JSON.stringify(raw)}, expected a job id`);
+  return id.toLowerCase();
+}
+
+/** `jobIdOf` the request's `field`, or its `alias` when only that is given (some calls take either name). */
+export function jobIdAt(body: Body, field: string, alias: string): string | Error {
+  const given = (v: unknown) => v !== undefined && v !== null;
+  return !given(body[field]) && given(body[alias])
+    ? jobIdOf(body[alias], alias)
+    : jobIdOf(body[field], field);
+}
+
+/**
+ * The id a create asks for its job (v0 Create's `id`, v1alpha CreateJob's `jobId`, `{value}`):
  * undefined when absent or empty, for which one is made, as Peloton's handlers make one; else it must be a
  * UUID, as theirs require (pods are named `<jobId>-<instanceId>`, and a SQL store's id columns are 128
  * characters wide). An Error naming `field` when it is not.
  */
 export function requestedJobId(raw: unknown, field: string): string | undefined | Error {
+  if (typeof raw === "string") return valueMessage(raw, field, "a job id");
   const value = raw !== null && typeof raw === "object" && !Array.isArray(raw) ? (raw as Body).value : raw;
   if (value === undefined || value === null || value === "") return undefined;
   // In lower case, as Peloton makes them: a pod name's job id is read in lower case.

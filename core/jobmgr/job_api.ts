@@ -24,6 +24,8 @@ import {
   instancesOf,
   instancesText,
   jobConfigJson,
+  jobIdAt,
+  jobIdOf,
   jobInfoJson,
   jobRuntimeJson,
   jobSummaryJson,
@@ -35,7 +37,6 @@ import {
   taskInfoJson,
   taskRuntimeJson,
   uint32Of,
-  UUID,
   workflowSpecOf,
 } from "./api_json.ts";
 import { InstanceMap, type JobEntry } from "./job_entry.ts";
@@ -51,7 +52,7 @@ import { parseQuerySpec, runJobQuery } from "./job_query.ts";
 import type { JobManager } from "./jobmgr.ts";
 import { JOBMGR_SERVICE, JobmgrServiceApi } from "./jobmgr_service_api.ts";
 import { POD_SERVICE, PodApi } from "./pod_api.ts";
-import { jobIdExpected, STATELESS_SERVICE, StatelessApi } from "./stateless_api.ts";
+import { STATELESS_SERVICE, StatelessApi } from "./stateless_api.ts";
 import { gangSize, isPreemptible, isRevocable, TaskConfigs, taskResources } from "./task_build.ts";
 import { flagOf, wholeNumber } from "./query_spec.ts";
 import { parseTaskQuerySpec, runTaskQuery, type TaskQuerySpec } from "./task_query.ts";
@@ -86,11 +87,11 @@ export const bodyError = (kind: string, message: string, extra: Body = {}): Body
   error: { [kind]: { message, ...extra } },
 });
 
-/** The job id a request names (`{value}` or a string), if it is one. */
-function jobIdOf(raw: unknown): string | undefined {
-  const id = idValue(raw);
-  return id && UUID.test(id) ? id : undefined;
-}
+/**
+ * A job id as a request gave it: the id, or why it is refused (`jobIdOf`), which the `with...Job` helpers
+ * answer as an InvalidArgument before anything is looked up.
+ */
+export type JobIdArg = string | Error;
 
 /** Answers an unknown job with Peloton's `notFound` {id, message} as a field of the response itself. */
 const notFoundIn = (r: Reply) => (jobId: string) =>
@@ -150,7 +151,7 @@ export class JobApi {
         // Peloton answers an unknown job in the body (`GetResponse.Error.notFound`), not as an RPC error.
         return this.withJob(
           r,
-          idValue(body.id),
+          jobIdOf(body.id, "id"),
           (j) =>
             this.withSecrets(
               r,
@@ -195,13 +196,18 @@ export class JobApi {
         if (raw !== undefined && raw !== null && version === undefined) {
           return r.error("invalid-argument", `${field}: got ${JSON.stringify(raw)}, expected a whole number`);
         }
-        return this.withServiceJob(r, idValue(body.id ?? body.jobId), type, (job) => {
-          // Peloton's jobsvc makes the workflow with a config of this version, refused as stale.
-          if (version !== undefined && version !== job.configVersion) {
-            return r.error("invalid-argument", STALE_VERSION_MESSAGE);
-          }
-          return this.#startWorkflow(r, job, type, ranges, spec.batchSize);
-        });
+        return this.withServiceJob(
+          r,
+          jobIdAt(body, "id", "jobId"),
+          type,
+          (job) => {
+            // Peloton's jobsvc makes the workflow with a config of this version, refused as stale.
+            if (version !== undefined && version !== job.configVersion) {
+              return r.error("invalid-argument", STALE_VERSION_MESSAGE);
+            }
+            return this.#startWorkflow(r, job, type, ranges, spec.batchSize);
+          },
+        );
       }
       // Peloton answers an unknown job in the body: Stop's and Start's `error.notFound`, Restart's own
       // `notFound` (JobManager's Stop|Start|Restart, above, answer it as an error).
@@ -215,14 +221,20 @@ export class JobApi {
       case "task.List": {
         const range = rangeOf(body);
         if (typeof range === "string") return r.error("invalid-argument", range);
-        return this.withJob(r, idValue(body.jobId), (j) => this.#list(r, j, range), true, notFoundIn(r));
+        return this.withJob(
+          r,
+          jobIdOf(body.jobId, "jobId"),
+          (j) => this.#list(r, j, range),
+          true,
+          notFoundIn(r),
+        );
       }
       case "task.Get": {
         const instanceId = uint32Of(body.instanceId, "instanceId");
         if (typeof instanceId === "string") return r.error("invalid-argument", instanceId);
         return this.withJob(
           r,
-          idValue(body.jobId),
+          jobIdOf(body.jobId, "jobId"),
           (j) => this.#getTask(r, j, instanceId),
           true,
           notFoundIn(r),
@@ -236,20 +248,15 @@ export class JobApi {
         if (!spec.ok) return r.error("invalid-argument", spec.message);
         return this.withJob(
           r,
-          idValue(body.jobId),
+          jobIdOf(body.jobId, "jobId"),
           (j) => this.#queryTasks(r, j, spec.value),
           true,
           notFoundInError(r),
         );
       }
       case "task.GetCache": {
-        const instanceId = wholeNumber(body.instanceId);
-        if (instanceId === undefined) {
-          return r.error(
-            "invalid-argument",
-            `instanceId: got ${JSON.stringify(body.instanceId)}, expected a whole number`,
-          );
-        }
+        const instanceId = uint32Of(body.instanceId, "instanceId");
+        if (typeof instanceId === "string") return r.error("invalid-argument", instanceId);
         return this.withCachedJob(r, "jobId", body.jobId, (job) => {
           const task = job.tasks.get(instanceId);
           if (!task) return r.error("not-found", `task ${job.jobId}-${instanceId} not found in cache`);
@@ -266,7 +273,7 @@ export class JobApi {
         if (typeof instanceId === "string") return r.error("invalid-argument", instanceId);
         return this.withJob(
           r,
-          idValue(body.jobId),
+          jobIdOf(body.jobId, "jobId"),
           (j) => this.#sandbox(r, j, instanceId, idValue(body.taskId)),
           true,
           notFoundInError(r),
@@ -411,7 +418,7 @@ export class JobApi {
 
   /**
    * Peloton's Query: job summaries in `results`, and the whole JobInfos in `records` too unless the request
-   * says `summaryOnly`, with the request's spec echoed; paged by `spec.pagination` (see `runJobQuery`).
+   * says `summaryOnly`, with the spec it read echoed; paged by `spec.pagination` (see `runJobQuery`).
    */
   #query(r: Reply, body: Body): void {
     const parsed = parseQuerySpec(body.spec);
@@ -426,7 +433,8 @@ export class JobApi {
           records: summaryOnly.value ? undefined : jobs.map(jobInfoJson),
           results: jobs.map(jobSummaryJson),
           pagination,
-          spec,
+          // Peloton echoes the QuerySpec it decoded: the fields it knows, not whatever else was sent.
+          spec: parsed.value.echo,
         }),
       (err) => r.storeError(err),
     );
@@ -434,8 +442,7 @@ export class JobApi {
 
   /** Only finished jobs can be deleted (Peloton: "Job is not in a terminal state"). */
   #delete(r: Reply, body: Body): void {
-    const jobId = idValue(body.id);
-    this.withJob(r, jobId, (j) => {
+    this.withJob(r, jobIdOf(body.id, "id"), (j) => {
       if (!isTerminalJobState(j.runtime.state)) {
         return r.error("failed-precondition", "Job is not in a terminal state");
       }
@@ -451,7 +458,7 @@ export class JobApi {
    * admission like any other. Everything else in the config must stay as it is.
    */
   #update(r: Reply, body: Body): void {
-    this.withLiveJob(r, idValue(body.id), (job) => this.#resize(r, job, body));
+    this.withLiveJob(r, jobIdOf(body.id, "id"), (job) => this.#resize(r, job, body));
   }
 
   #resize(r: Reply, job: JobEntry, body: Body): void {
@@ -539,8 +546,12 @@ export class JobApi {
   #tasks(r: Reply, method: string, body: Body, missing?: (jobId: string) => void): void {
     const ranges = instanceRangesOf(body.ranges);
     if (typeof ranges === "string") return r.error("invalid-argument", ranges);
-    const jobId = idValue(body.jobId ?? body.id);
-    this.withLiveJob(r, jobId, (job) => this.#taskAction(r, job, method, ranges), missing);
+    this.withLiveJob(
+      r,
+      jobIdAt(body, "jobId", "id"),
+      (job) => this.#taskAction(r, job, method, ranges),
+      missing,
+    );
   }
 
   #taskAction(r: Reply, job: JobEntry, method: string, ranges: InstanceRange[]): void {
@@ -617,7 +628,7 @@ export class JobApi {
   #refresh(r: Reply, body: Body): void {
     const range = rangeOf(body);
     if (typeof range === "string") return r.error("invalid-argument", range);
-    this.withLiveJob(r, idValue(body.jobId), (job) => {
+    this.withLiveJob(r, jobIdOf(body.jobId, "jobId"), (job) => {
       const tasks = [...job.tasks.values()].filter((t) => inRange(range, t.instanceId));
       if (!tasks.length) {
         const which = range.to === undefined ? `from ${range.from}` : `in [${range.from}, ${range.to})`;
@@ -631,23 +642,35 @@ export class JobApi {
 
   /**
    * Peloton's DeletePodEvents: the events of an instance's runs up to `runId` (to bound their growth),
-   * answered once the delete is stored.
+   * answered once the delete is stored. An instance the job never had, or a run after the instance's
+   * current one, is refused and nothing is deleted: Peloton deleted every run up to the one named, so a run
+   * that never was took the current run's events with it.
    */
   #deleteEvents(r: Reply, body: Body): void {
-    const instanceId = wholeNumber(body.instanceId), runId = wholeNumber(body.runId);
-    if (instanceId === undefined) {
-      return r.error(
-        "invalid-argument",
-        `instanceId: got ${JSON.stringify(body.instanceId)}, expected a whole number`,
-      );
-    }
+    const instanceId = uint32Of(body.instanceId, "instanceId"), runId = wholeNumber(body.runId);
+    if (typeof instanceId === "string") return r.error("invalid-argument", instanceId);
     if (runId === undefined || runId < 1) {
       return r.error(
         "invalid-argument",
         `runId: got ${JSON.stringify(body.runId ?? null)}, expected a run number (1 or more)`,
       );
     }
-    this.withLiveJob(r, idValue(body.jobId), (job) => {
+    this.withLiveJob(r, jobIdOf(body.jobId, "jobId"), (job) => {
+      const bound = job.runtime.nextInstanceId ?? job.config.instanceCount;
+      if (instanceId >= bound) {
+        return r.error(
+          "invalid-argument",
+          `instanceId: got ${instanceId}, expected an instance of job ${job.jobId} (below ${bound})`,
+        );
+      }
+      const current = job.tasks.get(instanceId)?.runId;
+      if (current !== undefined && runId > current) {
+        return r.error(
+          "invalid-argument",
+          `runId: got ${runId}, expected a run of task ${job.jobId}-${instanceId} up to its current run, ` +
+            `${current}`,
+        );
+      }
       this.jm.write({ kind: "task.events.delete", jobId: job.jobId, instanceId, runId });
       this.whenDurable(r, `DeletePodEvents of task ${job.jobId}-${instanceId}`, {});
     });
@@ -774,20 +797,17 @@ export class JobApi {
    * (DeletePodEvents removed them), where Peloton's chain of previous task ids ends.
    */
   #events(r: Reply, body: Body): void {
-    const jobId = idValue(body.jobId);
-    if (!jobId) return r.error("invalid-argument", "jobId: expected a job id");
-    const instanceId = wholeNumber(body.instanceId);
-    if (instanceId === undefined) {
-      return r.error(
-        "invalid-argument",
-        `instanceId: got ${JSON.stringify(body.instanceId)}, expected a whole number`,
-      );
-    }
+    const jobId = jobIdOf(body.jobId, "jobId");
+    if (jobId instanceof Error) return r.error("invalid-argument", jobId.message);
+    const instanceId = uint32Of(body.instanceId, "instanceId");
+    if (typeof instanceId === "string") return r.error("invalid-argument", instanceId);
+    // A uint64 in Peloton: any whole number this API can hold exactly.
     const limit = wholeNumber(body.limit);
     if (limit === undefined) {
       return r.error(
         "invalid-argument",
-        `limit: got ${JSON.stringify(body.limit)}, expected a whole number of runs (0 for the default, 10)`,
+        `limit: got ${JSON.stringify(body.limit)}, expected a whole number of runs from 0 to ` +
+          `${Number.MAX_SAFE_INTEGER} (0 for the default, 10)`,
       );
     }
     // Empty names no run, as in Peloton. A run of another task is refused: Peloton would read its number
@@ -855,8 +875,8 @@ export class JobApi {
    * (Peloton's GetCache calls): a job it does not drive is answered not-found, never loaded for this.
    */
   withCachedJob(r: Reply, field: string, raw: unknown, fn: (job: JobEntry) => void): void {
-    const jobId = jobIdOf(raw);
-    if (!jobId) return r.error("invalid-argument", jobIdExpected(raw, field));
+    const jobId = jobIdOf(raw, field);
+    if (jobId instanceof Error) return r.error("invalid-argument", jobId.message);
     const job = this.jm.jobs.get(jobId);
     if (!job) return r.error("not-found", `job ${jobId} not found in cache`);
     fn(job);
@@ -870,9 +890,7 @@ export class JobApi {
    * the store is never ahead of it.
    */
   refreshJob(r: Reply, field: string, raw: unknown): void {
-    const jobId = jobIdOf(raw);
-    if (!jobId) return r.error("invalid-argument", jobIdExpected(raw, field));
-    this.withLiveJob(r, jobId, (job) => {
+    this.withLiveJob(r, jobIdOf(raw, field), (job) => {
       this.jm.jobEngine.enqueue(job);
       for (const t of job.tasks.values()) this.jm.taskEngine.enqueue(t);
       r.ok({});
@@ -899,11 +917,11 @@ export class JobApi {
    */
   withLiveJob(
     r: Reply,
-    jobId: string | undefined,
+    jobId: JobIdArg,
     fn: (job: JobEntry) => void,
     missing = (id: string) => r.error("not-found", `job ${id} not found`),
   ): void {
-    if (!jobId) return r.error("invalid-argument", "id: expected a job id");
+    if (jobId instanceof Error) return r.error("invalid-argument", jobId.message);
     const inMemory = this.jm.jobs.get(jobId);
     if (inMemory) return fn(inMemory);
     this.jm.loadJob(jobId, (job, err) => {
@@ -919,7 +937,7 @@ export class JobApi {
    */
   withLiveJobUnless(
     r: Reply,
-    jobId: string | undefined,
+    jobId: JobIdArg,
     refusal: (j: JobView) => string | undefined,
     fn: (job: JobEntry) => void,
   ): void {
@@ -933,7 +951,7 @@ export class JobApi {
   /** Runs `fn` with the live job if it is not a batch job (see `batchRefusal`). */
   withServiceJob(
     r: Reply,
-    jobId: string | undefined,
+    jobId: JobIdArg,
     type: "RESTART" | "START" | "STOP",
     fn: (job: JobEntry) => void,
   ): void {
@@ -946,12 +964,12 @@ export class JobApi {
    */
   withJob(
     r: Reply,
-    jobId: string | undefined,
+    jobId: JobIdArg,
     fn: (j: JobView) => void,
     withTasks = false,
     missing = (id: string) => r.error("not-found", `job ${id} not found`),
   ): void {
-    if (!jobId) return r.error("invalid-argument", "id: expected a job id");
+    if (jobId instanceof Error) return r.error("invalid-argument", jobId.message);
     const inMemory = this.jm.jobs.get(jobId);
     if (inMemory) return fn(inMemory);
     const store = this.jm.deps.store;

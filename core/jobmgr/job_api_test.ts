@@ -3,6 +3,7 @@ import type { JobState } from "../model/states.ts";
 import { makeJobConfig, makeJobRecord } from "../testing/harness.ts";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
 import { jobConfigJson } from "./job_api.ts";
+import { STATELESS_SERVICE } from "./stateless_api.ts";
 
 type Body = Record<string, unknown>;
 
@@ -182,7 +183,10 @@ Deno.test("job Query pages in Peloton's shape: spec.pagination {offset, limit, m
     const [r] = rig.replies();
     const [[k, v]] = Object.entries(bad);
     assert.equal(r.error?.code, "invalid-argument");
-    assert.equal(r.error?.message, `spec.pagination.${k}: got ${JSON.stringify(v)}, expected a whole number`);
+    assert.equal(
+      r.error?.message,
+      `spec.pagination.${k}: got ${JSON.stringify(v)}, expected a whole number from 0 to 4294967295`,
+    );
   }
 });
 
@@ -275,6 +279,34 @@ Deno.test("job Query orders by spec.pagination.orderBy: Peloton's properties, AS
     await reads();
     assert.deepEqual(rig.replies()[0].error, { code: "invalid-argument", message });
   }
+});
+
+Deno.test("job Query and QueryJobs echo the QuerySpec they read: its proto fields as read, nothing else", async () => {
+  // Peloton echoes the QuerySpec it decoded; a field it does not know was never in it.
+  const rig = new JobmgrRig();
+  rig.create();
+  const sent = {
+    owner: "team",
+    name: "",
+    frobnicate: true,
+    jobStates: [3, "SUCCEEDED"],
+    labels: [{ key: "k" }],
+    pagination: { offset: "0", limit: "5", orderBy: [{ order: 2, property: { value: "name" } }], extra: 1 },
+    creationTimeRange: { min: "1970-01-01T00:00:00Z", other: "x" },
+  };
+  rig.api("job", "Query", { spec: sent, respoolID: { value: "pool-a" } });
+  await reads();
+  assert.deepEqual(body(rig).spec, {
+    owner: "team",
+    name: "",
+    jobStates: ["RUNNING", "SUCCEEDED"],
+    labels: [{ key: "k", value: "" }],
+    pagination: { offset: 0, limit: 5, orderBy: [{ order: "DESC", property: { value: "name" } }] },
+    creationTimeRange: { min: "1970-01-01T00:00:00Z" },
+  });
+  rig.call(STATELESS_SERVICE, "QueryJobs", { spec: { keywords: ["web"], jobStates: ["RUNNING"], bogus: 1 } });
+  await reads();
+  assert.deepEqual(body(rig).spec, { keywords: ["web"], jobStates: ["JOB_STATE_RUNNING"] });
 });
 
 Deno.test("job Query answers job summaries in results, and omits the full configs with summaryOnly", async () => {
@@ -513,10 +545,11 @@ Deno.test("task GetPodEvents refuses a bad limit, runId or instanceId, naming th
   const rig = failedRuns(1);
   rig.store.settle();
   const writes = rig.store.batches.length;
+  const RUNS = "a whole number of runs from 0 to 9007199254740991 (0 for the default, 10)";
   const refused: [Body, string][] = [
-    [{ limit: -1 }, "limit: got -1, expected a whole number of runs (0 for the default, 10)"],
-    [{ limit: 1.5 }, "limit: got 1.5, expected a whole number of runs (0 for the default, 10)"],
-    [{ limit: "ten" }, `limit: got "ten", expected a whole number of runs (0 for the default, 10)`],
+    [{ limit: -1 }, `limit: got -1, expected ${RUNS}`],
+    [{ limit: 1.5 }, `limit: got 1.5, expected ${RUNS}`],
+    [{ limit: "ten" }, `limit: got "ten", expected ${RUNS}`],
     ...[
       "2",
       `${JOB_ID}-0`,
@@ -528,8 +561,8 @@ Deno.test("task GetPodEvents refuses a bad limit, runId or instanceId, naming th
       `runId: got "${runId}", expected a run of ${JOB_ID}-0: ${JOB_ID}-0-RUN`,
     ]),
     [{ runId: 2 }, `runId: got 2, expected a run of ${JOB_ID}-0: ${JOB_ID}-0-RUN`],
-    [{ instanceId: "zero" }, `instanceId: got "zero", expected a whole number`],
-    [{ instanceId: -1 }, `instanceId: got -1, expected a whole number`],
+    [{ instanceId: "zero" }, `instanceId: got "zero", expected a whole number from 0 to 4294967295`],
+    [{ instanceId: -1 }, `instanceId: got -1, expected a whole number from 0 to 4294967295`],
   ];
   for (const [extra, message] of refused) {
     rig.api("task", "GetPodEvents", { jobId: { value: JOB_ID }, instanceId: 0, ...extra });

@@ -29,12 +29,16 @@ const service = (n: number) =>
 
 /** Each wrong `id` a call naming a job may get, and the message that names it. */
 const BAD_IDS: [unknown, RegExp][] = [
-  [{}, /^id: got null, expected a job id$/],
-  [{ id: 7 }, /^id: got 7, expected a job id$/],
+  [{}, /^id: missing, expected a job id$/],
+  [{ id: 7 }, /^id: got 7, expected a job id as \{"value": \.\.\.\}$/],
+  [
+    { id: JOB_ID },
+    new RegExp(`^id: got "${JOB_ID}", expected a job id as a message, \\{"value": "${JOB_ID}"\\}$`),
+  ],
   [{ id: { value: "" } }, /^id: got \{"value":""\}, expected a job id$/],
   [{ id: { value: "web" } }, /^id: got \{"value":"web"\}, expected a job id$/],
   // Peloton's RefreshRequest and GetCacheRequest name the job `id`, not `jobId`.
-  [{ jobId: { value: JOB_ID } }, /^id: got null, expected a job id$/],
+  [{ jobId: { value: JOB_ID } }, /^id: missing, expected a job id$/],
 ];
 
 Deno.test("job GetCache: the runtime held in memory and the config fields Peloton's cache keeps; nothing is loaded", async () => {

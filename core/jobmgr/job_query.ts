@@ -2,8 +2,8 @@
 import { JOB_STATES, type JobState } from "../model/states.ts";
 import { parseRfc3339 } from "../model/time_format.ts";
 import { JOB_ORDER_PROPERTIES, type JobQuery, type Store } from "../ports/store.ts";
-import { idValue, type JobView, labelList } from "./api_json.ts";
-import { listOf, messageOf, type Parsed, parseOrderBy, wholeNumber } from "./query_spec.ts";
+import { type Body, idValue, type JobView, labelList, uint32Of } from "./api_json.ts";
+import { listOf, messageOf, type Parsed, parseOrderBy } from "./query_spec.ts";
 
 /** Jobs a query returns when its `pagination.limit` is 0 or absent. */
 export const DEFAULT_QUERY_LIMIT = 100;
@@ -20,6 +20,11 @@ export interface JobQuerySpec {
   creation?: TimeRange;
   completion?: TimeRange;
   page: { offset: number; limit: number; maxLimit: number };
+  /**
+   * The spec as Peloton's handler echoes it in the response: the QuerySpec it decoded, so the proto fields
+   * the request gave, each as read (numbers given as text are numbers, enums by name), and no other field.
+   */
+  echo: Body;
 }
 
 /**
@@ -28,7 +33,11 @@ export interface JobQuerySpec {
  * `state`, as Peloton's job index names them); a bad field, of the wrong type too, is named with the value
  * and what was expected.
  */
-export function parseQuerySpec(raw: unknown, where = "spec"): Parsed<JobQuerySpec> {
+export function parseQuerySpec(
+  raw: unknown,
+  where = "spec",
+  api: "v0" | "v1alpha" = "v0",
+): Parsed<JobQuerySpec> {
   const fail = (field: string, got: unknown, expected: string): Parsed<JobQuerySpec> => ({
     ok: false,
     message: `${where}.${field}: got ${JSON.stringify(got)}, expected ${expected}`,
@@ -39,9 +48,10 @@ export function parseQuerySpec(raw: unknown, where = "spec"): Parsed<JobQuerySpe
   const pagination = messageOf(spec.pagination, `${where}.pagination`);
   if (!pagination.ok) return pagination;
   const page = { offset: 0, limit: 0, maxLimit: 0 };
+  // uint32s in Peloton's PaginationSpec: a larger number is refused saying so, not read as some other page.
   for (const k of ["offset", "limit", "maxLimit"] as const) {
-    const n = wholeNumber(pagination.value[k]);
-    if (n === undefined) return fail(`pagination.${k}`, pagination.value[k], "a whole number");
+    const n = uint32Of(pagination.value[k], `${where}.pagination.${k}`);
+    if (typeof n === "string") return { ok: false, message: n };
     page[k] = n;
   }
   const order = parseOrderBy(pagination.value.orderBy, `${where}.pagination.orderBy`, JOB_ORDER_PROPERTIES);
@@ -86,9 +96,36 @@ export function parseQuerySpec(raw: unknown, where = "spec"): Parsed<JobQuerySpe
       return fail(f, spec[f], "{value}");
     }
   }
+  const given = (v: unknown) => v !== undefined && v !== null;
+  const echo: Body = {};
+  if (given(spec.pagination)) {
+    const p: Body = {};
+    for (const k of ["offset", "limit"] as const) if (given(pagination.value[k])) p[k] = page[k];
+    if (given(pagination.value.orderBy)) {
+      const name = (desc: boolean) => `${api === "v1alpha" ? "ORDER_BY_" : ""}${desc ? "DESC" : "ASC"}`;
+      p.orderBy = order.value.map((o) => ({ order: name(o.desc), property: { value: o.property } }));
+    }
+    if (given(pagination.value.maxLimit)) p.maxLimit = page.maxLimit;
+    echo.pagination = p;
+  }
+  if (given(spec.labels)) echo.labels = labels;
+  if (given(spec.keywords)) echo.keywords = keywords.value;
+  if (given(spec.jobStates)) {
+    echo.jobStates = api === "v1alpha" ? states.map((s) => `JOB_STATE_${s}`) : states;
+  }
+  if (given(spec.respool)) echo.respool = { value: idValue(spec.respool) };
+  for (const f of ["owner", "name"] as const) if (given(spec[f])) echo[f] = spec[f];
+  for (const which of ["creation", "completion"] as const) {
+    const range = spec[`${which}TimeRange`] as Body | undefined | null;
+    if (!given(range)) continue;
+    const times: Body = {};
+    for (const end of ["min", "max"] as const) if (given(range![end])) times[end] = range![end];
+    echo[`${which}TimeRange`] = times;
+  }
   return {
     ok: true,
     value: {
+      echo,
       store: {
         states: states.length ? states : undefined,
         owner: (spec.owner as string) || undefined,

@@ -81,8 +81,8 @@ Deno.test("RefreshJob and GetJobCache answer as the JobService's; bad or unknown
   assert.equal(apiLockKind(`${JOBMGR_SERVICE}::RefreshJob`), "Write");
 
   for (const method of ["GetJobCache", "RefreshJob"]) {
-    invalid(call(rig, method, {}), /^jobId: got null, expected a job id$/);
-    invalid(call(rig, method, { jobId: 7 }), /^jobId: got 7, expected a job id$/);
+    invalid(call(rig, method, {}), /^jobId: missing, expected a job id$/);
+    invalid(call(rig, method, { jobId: 7 }), /^jobId: got 7, expected a job id as \{"value": \.\.\.\}$/);
   }
   assert.deepEqual(call(rig, "GetJobCache", { jobId: { value: OTHER } }).error, {
     code: "not-found",
@@ -139,7 +139,7 @@ Deno.test("GetInstanceAvailabilityInfoForJob: each instance's availability as SL
   invalid(get(body([1, 9])), new RegExp(`^instances: job ${JOB_ID} has no instance 9; it has 4 instances$`));
   invalid(get(body([0, -1])), /^instances\[1\]: got -1, expected an instance id/);
   invalid(get(body("0,1")), /^instances: got "0,1", expected a list of instance ids$/);
-  invalid(get({}), /^jobId: got null, expected a job id$/);
+  invalid(get({}), /^jobId: missing, expected a job id$/);
   invalid(get({ jobId: { value: "web" } }), /^jobId: got \{"value":"web"\}, expected a job id$/);
   assert.deepEqual(get({ jobId: { value: OTHER } }).error, {
     code: "not-found",

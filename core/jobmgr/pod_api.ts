@@ -11,6 +11,7 @@ import {
   type TaskRecord,
 } from "../model/records.ts";
 import { isTerminalJobState } from "../model/states.ts";
+import { MAX_UINT32 } from "../model/_schema_kit.ts";
 import { taskConfigToPodSpec } from "../model/stateless_spec.ts";
 import { rfc3339 } from "../model/time_format.ts";
 import { type Body, idValue, type JobView, type Reply, time } from "./api_json.ts";
@@ -18,7 +19,7 @@ import type { JobApi } from "./job_api.ts";
 import type { JobEntry } from "./job_entry.ts";
 import { availability, maintenanceLimit, unavailableCount } from "./sla_drain.ts";
 import { flagOf, wholeNumber } from "./query_spec.ts";
-import { POD_NAME, podSpecJson, podStateName } from "./v1alpha_json.ts";
+import { podNameOf, podSpecJson, podStateName } from "./v1alpha_json.ts";
 
 export const POD_SERVICE = "peloton.api.v1alpha.pod.svc.PodService";
 
@@ -54,22 +55,18 @@ export class PodApi {
     if (!METHODS.has(method)) {
       return r.error("unimplemented", `procedure ${POD_SERVICE}::${method} is not implemented`);
     }
-    const name = idValue(body.podName);
-    const pod = name === undefined ? null : POD_NAME.exec(name);
-    if (!pod) {
-      return r.error(
-        "invalid-argument",
-        `podName: got ${JSON.stringify(name ?? null)}, expected <jobId>-<instanceId>`,
-      );
-    }
-    const jobId = pod[1].toLowerCase(), instanceId = Number(pod[2]);
+    const pod = podNameOf(body.podName, "podName");
+    if (pod instanceof Error) return r.error("invalid-argument", pod.message);
+    const { jobId, instanceId, name } = pod;
     const notFound = () => r.error("not-found", `pod ${name} not found`);
     const read = (fn: (job: JobView) => void) => this.api.withJob(r, jobId, fn, true, notFound);
     switch (method) {
       case "GetPod": {
+        // A uint32, as GetPodRequest's limit.
         const limit = wholeNumber(body.limit);
-        if (limit === undefined) {
-          const expected = "a whole number of runs (1 for the current run alone, 0 for all)";
+        if (limit === undefined || limit > MAX_UINT32) {
+          const expected =
+            `a whole number of runs from 0 to ${MAX_UINT32} (1 for the current run alone, 0 for all)`;
           return r.error(
             "invalid-argument",
             `limit: got ${JSON.stringify(body.limit)}, expected ${expected}`,
@@ -144,14 +141,21 @@ export class PodApi {
         });
       default:
         // DeletePodEvents: the events of the pod's runs up to the one `podId` names (Peloton's, to bound their
-        // growth); the current run's among them if it is named.
-        return this.#live(r, jobId, instanceId, notFound, (job) => {
+        // growth); the current run's among them if it is named. A run after the current one never was:
+        // Peloton deleted up to it, the current run's events with the rest; here it is refused.
+        return this.#live(r, jobId, instanceId, notFound, (job, task) => {
           const podId = podIdOf(body);
           const id = podId === undefined ? undefined : parseMesosTaskId(podId);
           if (!id || id.jobId !== jobId || id.instanceId !== instanceId) {
             return r.error(
               "invalid-argument",
               `podId: got ${JSON.stringify(podId ?? null)}, expected a run of ${name}: ${name}-RUN`,
+            );
+          }
+          if (id.runId > task.runId) {
+            return r.error(
+              "invalid-argument",
+              `podId: got "${podId}", expected a run of ${name} up to its current run, ${name}-${task.runId}`,
             );
           }
           this.api.jm.write({ kind: "task.events.delete", jobId: job.jobId, instanceId, runId: id.runId });

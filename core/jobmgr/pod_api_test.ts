@@ -76,7 +76,8 @@ Deno.test("GetPod limit counts the current run, as Peloton's: 1 is it alone, N a
 
   rig.store.settle();
   const writes = rig.store.batches.length;
-  const expected = "expected a whole number of runs (1 for the current run alone, 0 for all)";
+  const expected =
+    "expected a whole number of runs from 0 to 4294967295 (1 for the current run alone, 0 for all)";
   for (const limit of [-1, 2.5, "all"]) {
     assert.deepEqual((await call(rig, "GetPod", { podName: pod(0), limit })).error, {
       code: "invalid-argument",
@@ -270,6 +271,24 @@ Deno.test("GetPodEvents: one run's events, newest first; BrowsePodSandbox: where
   assert.deepEqual(gone, []);
   const kept = ok(await call(rig, "GetPodEvents", { podName: pod(0) })).events as Body[];
   assert.equal(kept.length, 4, "the current run's events stay");
+});
+
+Deno.test("DeletePodEvents of a run the pod never had (after its current one) is refused and deletes nothing", async () => {
+  const rig = new JobmgrRig();
+  rig.create();
+  rig.launch([0], "h1");
+  rig.status(run(0, 1), "TASK_RUNNING");
+  rig.store.settle();
+  const writes = rig.store.batches.length;
+  const r = await call(rig, "DeletePodEvents", { podName: pod(0), podId: { value: run(0, 99) } });
+  assert.deepEqual(r.error, {
+    code: "invalid-argument",
+    message: `podId: got "${run(0, 99)}", expected a run of ${JOB_ID}-0 up to its current run, ${run(0, 1)}`,
+  });
+  rig.store.settle();
+  assert.equal(rig.store.batches.length, writes, "nothing deleted");
+  const events = ok(await call(rig, "GetPodEvents", { podName: pod(0) })).events as Body[];
+  assert.ok(events.length > 0, "the current run keeps its events");
 });
 
 Deno.test("JobService ListPods and QueryPods: a job's pods in instance order, filtered and paged", async () => {

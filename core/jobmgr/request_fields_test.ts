@@ -13,6 +13,7 @@ type Body = Record<string, unknown>;
 
 const JOB = "peloton.api.job.JobManager";
 const TASK = "peloton.api.task.TaskManager";
+const POD = "peloton.api.v1alpha.pod.svc.PodService";
 
 /** Calls the job manager and answers the one reply, once store reads have settled. */
 async function call(rig: JobmgrRig, service: string, method: string, body: Body) {
@@ -31,7 +32,6 @@ Deno.test("CreateJob's job id must be a UUID, as v0 Create's: another is refused
     [{ value: "a".repeat(300) }, JSON.stringify("a".repeat(300))],
     [{ value: `${JOB_ID}-0` }, `"${JOB_ID}-0"`],
     [{ value: 5 }, "5"],
-    ["bad-id", '"bad-id"'],
     // Pods name their job in lower case: a job made in upper case could not be reached by its pods.
     [{ value: "ABCDEF12-2222-4333-8444-555555555555" }, '"ABCDEF12-2222-4333-8444-555555555555"'],
   ];
@@ -49,6 +49,15 @@ Deno.test("CreateJob's job id must be a UUID, as v0 Create's: another is refused
       JSON.stringify(jobId),
     );
   }
+  // A job id is a message (peloton.JobID): a bare string, which protobuf's JSON decoding refuses, is too.
+  const bare = `jobId: got "${JOB_ID}", expected a job id as a message, {"value": "${JOB_ID}"}`;
+  const reply = await call(rig, STATELESS_SERVICE, "CreateJob", {
+    jobId: JOB_ID,
+    spec: makeStatelessSpec(2),
+  });
+  assert.deepEqual(reply.error, { code: "invalid-argument", message: bare });
+  const v0 = await call(rig, JOB, "Create", { id: JOB_ID, config: jobConfigJson(makeJobConfig()) });
+  assert.deepEqual(v0.body, { error: { invalidJobId: { message: bare.replace(/^jobId/, "id") } } });
   assert.deepEqual(rig.transport.take("api", "resmgr"), [], "the pool is not even asked for");
   assert.equal(rig.jm.jobs.size, 0);
   rig.store.settle();
@@ -155,6 +164,71 @@ Deno.test("a job query whose spec, pagination, labels or other fields are of the
   assert.deepEqual(rig.transport.take("api", "resmgr"), [], "no pool was looked up");
   const all = await call(rig, JOB, "Query", { spec: { labels: [], pagination: {} } });
   assert.equal((all.body as { results: unknown[] }).results.length, 1, "empty ones are no filter");
+});
+
+Deno.test("a page bound past a uint32 is refused saying the bound, in every query and limit", async () => {
+  // Peloton's PaginationSpec fields are uint32s: "expected a whole number" alone did not say why 1e20 is not.
+  const rig = runningService(1, { settled: true });
+  const UINT32 = "expected a whole number from 0 to 4294967295";
+  const BIG = 1e20, BIG_TEXT = "100000000000000000000";
+  const refused: [string, string, Body, string][] = [];
+  for (const k of ["offset", "limit", "maxLimit"]) {
+    refused.push([
+      JOB,
+      "Query",
+      { spec: { pagination: { [k]: BIG } } },
+      `spec.pagination.${k}: got ${BIG_TEXT}, ${UINT32}`,
+    ]);
+    refused.push([
+      STATELESS_SERVICE,
+      "QueryJobs",
+      { spec: { pagination: { [k]: 2 ** 32 } } },
+      `spec.pagination.${k}: got 4294967296, ${UINT32}`,
+    ]);
+  }
+  for (const k of ["offset", "limit"]) {
+    refused.push([
+      TASK,
+      "Query",
+      { jobId: { value: JOB_ID }, spec: { pagination: { [k]: BIG } } },
+      `spec.pagination.${k}: got ${BIG_TEXT}, ${UINT32}`,
+    ]);
+    refused.push([
+      STATELESS_SERVICE,
+      "QueryPods",
+      { jobId: { value: JOB_ID }, pagination: { [k]: BIG } },
+      `pagination.${k}: got ${BIG_TEXT}, ${UINT32}`,
+    ]);
+  }
+  refused.push(
+    [
+      POD,
+      "GetPod",
+      { podName: { value: `${JOB_ID}-0` }, limit: BIG },
+      `limit: got ${BIG_TEXT}, expected a whole number of runs from 0 to 4294967295 (1 for the current run alone, 0 for all)`,
+    ],
+    [
+      TASK,
+      "GetPodEvents",
+      { jobId: { value: JOB_ID }, instanceId: 0, limit: BIG },
+      `limit: got ${BIG_TEXT}, expected a whole number of runs from 0 to 9007199254740991 (0 for the default, 10)`,
+    ],
+    [
+      TASK,
+      "GetCache",
+      { jobId: { value: JOB_ID }, instanceId: BIG },
+      `instanceId: got ${BIG_TEXT}, ${UINT32}`,
+    ],
+  );
+  for (const [service, method, body, message] of refused) {
+    const reply = await call(rig, service, method, body);
+    assert.deepEqual(reply.error, { code: "invalid-argument", message }, `${method} ${JSON.stringify(body)}`);
+  }
+  // The largest uint32 is a page bound like any other.
+  const top = await call(rig, JOB, "Query", {
+    spec: { pagination: { offset: 2 ** 32 - 1, limit: 2 ** 32 - 1 } },
+  });
+  assert.equal(top.error, undefined);
 });
 
 Deno.test("a task or pod query whose spec or pagination is of the wrong type is refused naming them", async () => {

@@ -15,6 +15,7 @@ import {
   type InstanceRange,
   instanceRangesOf,
   instancesOf,
+  jobIdOf,
   type JobView,
   opaqueDataOf,
   outOfRangeOf,
@@ -52,10 +53,6 @@ import { DEFAULT_UPDATE_CONFIG, overwriteRefusal, planReplace, startTasksRefusal
 import { getWorkflowEvents, instanceEventsOf, lastWorkflow, uint32Field } from "./workflow_events_api.ts";
 
 export const STATELESS_SERVICE = "peloton.api.v1alpha.job.stateless.svc.JobService";
-
-/** Why a request's job id (its `field`, `jobId` unless said) is refused: absent, empty or not an id. */
-export const jobIdExpected = (raw: unknown, field = "jobId"): string =>
-  `${field}: got ${JSON.stringify(raw ?? null)}, expected a job id`;
 
 export class StatelessApi {
   constructor(private readonly api: JobApi) {}
@@ -134,16 +131,31 @@ export class StatelessApi {
         return this.#jobIdsByName(body, r);
       case "GetReplaceJobDiff":
         // A read: the job is looked at where it is (memory or store), never loaded to be driven here.
-        return this.api.withJob(r, idValue(body.jobId), (job) => this.#replaceDiff(job, body, r), true);
+        return this.api.withJob(
+          r,
+          jobIdOf(body.jobId, "jobId"),
+          (job) => this.#replaceDiff(job, body, r),
+          true,
+        );
       case "ListPods": {
         const range = rangeOf(body);
         if (typeof range === "string") return r.error("invalid-argument", range);
-        return this.api.withJob(r, idValue(body.jobId), (job) => this.#listPods(r, job, range), true);
+        return this.api.withJob(
+          r,
+          jobIdOf(body.jobId, "jobId"),
+          (job) => this.#listPods(r, job, range),
+          true,
+        );
       }
       case "QueryPods": {
         const query = parsePodQuery(body);
         if (typeof query === "string") return r.error("invalid-argument", query);
-        return this.api.withJob(r, idValue(body.jobId), (job) => this.#queryPods(r, job, query), true);
+        return this.api.withJob(
+          r,
+          jobIdOf(body.jobId, "jobId"),
+          (job) => this.#queryPods(r, job, query),
+          true,
+        );
       }
       default:
         return r.error("unimplemented", `procedure ${STATELESS_SERVICE}::${method} is not implemented`);
@@ -251,7 +263,7 @@ export class StatelessApi {
    * A malformed version is refused before the job is looked up, and nothing is loaded or changed.
    */
   #getJob(body: Body, r: Reply): void {
-    const jobId = idValue(body.jobId);
+    const jobId = jobIdOf(body.jobId, "jobId");
     const summaryOnly = flagOf(body.summaryOnly, "summaryOnly");
     if (!summaryOnly.ok) return r.error("invalid-argument", summaryOnly.message);
     if (summaryOnly.value) {
@@ -452,7 +464,7 @@ export class StatelessApi {
   #respec(body: Body, r: Reply, fn: (job: JobEntry) => void): void {
     this.api.withLiveJobUnless(
       r,
-      idValue(body.jobId),
+      jobIdOf(body.jobId, "jobId"),
       (j) =>
         j.config.type === "SERVICE"
           ? undefined
@@ -524,12 +536,14 @@ export class StatelessApi {
    * Peloton does; answers summaries in `records`, the page and the spec.
    */
   #queryJobs(body: Body, r: Reply): void {
-    const parsed = parseQuerySpec(body.spec);
+    const parsed = parseQuerySpec(body.spec, "spec", "v1alpha");
     if (!parsed.ok) return r.error("invalid-argument", parsed.message);
     const spec = (body.spec ?? {}) as Body;
+    // The spec echoed is the one read (`JobQuerySpec.echo`), as Peloton echoes the QuerySpec it decoded.
+    const echo = parsed.value.echo;
     const run = (respoolId: string | undefined) =>
       runJobQuery(this.api.jm.deps.store, parsed.value, respoolId, (id) => this.api.jm.jobs.get(id)).then(
-        ({ jobs, pagination }) => r.ok({ records: jobs.map((j) => this.summary(j)), pagination, spec }),
+        ({ jobs, pagination }) => r.ok({ records: jobs.map((j) => this.summary(j)), pagination, spec: echo }),
         (err) => r.storeError(err),
       );
     const path = idValue(spec.respool);
@@ -566,8 +580,8 @@ export class StatelessApi {
    * `instanceEvents`, each has its instances' events, the newest `instanceEventsLimit` of each (0: all).
    */
   #workflows(body: Body, r: Reply): void {
-    const jobId = idValue(body.jobId);
-    if (!jobId) return r.error("invalid-argument", "jobId: expected a job id");
+    const jobId = jobIdOf(body.jobId, "jobId");
+    if (jobId instanceof Error) return r.error("invalid-argument", jobId.message);
     const eventsLimit = uint32Field(body, "instanceEventsLimit", "how many events to return per instance");
     if (typeof eventsLimit === "string") return r.error("invalid-argument", eventsLimit);
     const limit = uint32Field(body, "updatesLimit", "how many of the newest workflows to return");
@@ -596,7 +610,7 @@ export class StatelessApi {
 
   /** An active job at the entity version the caller gives (v1alpha's optimistic concurrency). */
   #active(body: Body, r: Reply, fn: (job: JobEntry) => void): void {
-    this.api.withLiveJob(r, idValue(body.jobId), (job) => this.#atVersion(body, r, job, fn));
+    this.api.withLiveJob(r, jobIdOf(body.jobId, "jobId"), (job) => this.#atVersion(body, r, job, fn));
   }
 
   /**
@@ -606,7 +620,12 @@ export class StatelessApi {
    * is loaded or changed; a batch job is stopped and started with TaskManager's Stop and Start.
    */
   #service(body: Body, r: Reply, type: "RESTART" | "START" | "STOP", fn: (job: JobEntry) => void): void {
-    this.api.withServiceJob(r, idValue(body.jobId), type, (job) => this.#atVersion(body, r, job, fn));
+    this.api.withServiceJob(
+      r,
+      jobIdOf(body.jobId, "jobId"),
+      type,
+      (job) => this.#atVersion(body, r, job, fn),
+    );
   }
 
   #atVersion(body: Body, r: Reply, job: JobEntry, fn: (job: JobEntry) => void): void {

@@ -6,7 +6,8 @@
 import type { TaskConfig } from "../model/config_types.ts";
 import type { TaskRecord } from "../model/records.ts";
 import { TASK_STATES, type TaskState } from "../model/states.ts";
-import { messageOf, type OrderBy, type Parsed, parseOrderBy, wholeNumber } from "./query_spec.ts";
+import { messageOf, type OrderBy, type Parsed, parseOrderBy } from "./query_spec.ts";
+import { uint32Of } from "./api_json.ts";
 
 /** The properties Peloton sorts tasks by. */
 export const TASK_ORDER_PROPERTIES = [
@@ -78,9 +79,11 @@ export function parseTaskQuerySpec(raw: unknown, where = "spec"): Parsed<TaskQue
   const paged = messageOf(spec.pagination, `${where}.pagination`);
   if (!paged.ok) return paged;
   const page = paged.value;
-  const offset = wholeNumber(page.offset), limit = wholeNumber(page.limit);
-  if (offset === undefined) return fail("pagination.offset", page.offset, "a whole number");
-  if (limit === undefined) return fail("pagination.limit", page.limit, "a whole number");
+  // uint32s in Peloton's PaginationSpec: a larger number is refused saying so.
+  const offset = uint32Of(page.offset, `${where}.pagination.offset`);
+  if (typeof offset === "string") return { ok: false, message: offset };
+  const limit = uint32Of(page.limit, `${where}.pagination.limit`);
+  if (typeof limit === "string") return { ok: false, message: limit };
   const order = parseTaskOrder(page.orderBy, `${where}.pagination.orderBy`);
   if (!order.ok) return order;
   return {

@@ -235,3 +235,40 @@ Deno.test("task DeletePodEvents deletes an instance's events of the runs up to r
   assert.deepEqual(ok(rig), {});
   assert.deepEqual(await runs(), [run(0, 2)]);
 });
+
+Deno.test("task DeletePodEvents refuses an instance the job never had and a run after the current one, deleting nothing", async () => {
+  // Peloton deletes every run up to the one named: run 99 of a task at run 2 took the current run's events.
+  const rig = new JobmgrRig();
+  rig.create({ instanceCount: 2, task: { restartPolicy: { maxFailures: 1 } } });
+  rig.launch([0], "h1");
+  rig.status(run(0, 1), "TASK_FAILED");
+  rig.launch([0], "h2");
+  rig.store.settle();
+  const writes = rig.store.batches.length;
+  const refused: [Body, string][] = [
+    [
+      { instanceId: 0, runId: 99 },
+      `runId: got 99, expected a run of task ${JOB_ID}-0 up to its current run, 2`,
+    ],
+    [{ instanceId: 2, runId: 1 }, `instanceId: got 2, expected an instance of job ${JOB_ID} (below 2)`],
+    [
+      { instanceId: 2 ** 32, runId: 1 },
+      "instanceId: got 4294967296, expected a whole number from 0 to 4294967295",
+    ],
+  ];
+  for (const [fields, message] of refused) {
+    rig.api("task", "DeletePodEvents", { jobId: { value: JOB_ID }, ...fields });
+    await rig.reads();
+    assert.deepEqual(rig.replies()[0].error, { code: "invalid-argument", message }, JSON.stringify(fields));
+  }
+  rig.store.settle();
+  assert.equal(rig.store.batches.length, writes, "nothing deleted");
+  rig.api("task", "GetPodEvents", { jobId: { value: JOB_ID }, instanceId: 0 });
+  await rig.reads();
+  const runsLeft = new Set((ok(rig).result as Body[]).map((e) => (e.taskId as Body).value));
+  assert.deepEqual([...runsLeft], [run(0, 2), run(0, 1)]);
+  // The current run itself may be named.
+  rig.api("task", "DeletePodEvents", { jobId: { value: JOB_ID }, instanceId: 0, runId: 2 });
+  rig.store.settle();
+  assert.deepEqual(ok(rig), {});
+});

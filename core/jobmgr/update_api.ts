@@ -1,7 +1,15 @@
 /** Peloton's v0 update API (`peloton.api.v0.update.svc.UpdateService`): rolling updates of service jobs. */
 import { parseUpdateConfig } from "../model/load.ts";
 import type { UpdateRecord } from "../model/records.ts";
-import { type Body, idValue, opaqueDataOf, type Reply, updateInfoJson } from "./api_json.ts";
+import {
+  type Body,
+  idValue,
+  jobIdAt,
+  jobIdOf,
+  opaqueDataOf,
+  type Reply,
+  updateInfoJson,
+} from "./api_json.ts";
 import { bodyError, type JobApi, STALE_VERSION_MESSAGE } from "./job_api.ts";
 import type { JobEntry } from "./job_entry.ts";
 import { DEFAULT_UPDATE_CONFIG, overwriteRefusal, startTasksRefusal } from "./workflow.ts";
@@ -34,9 +42,7 @@ export class UpdateApi {
    * made against: a stale version is refused, so two operators cannot overwrite each other.
    */
   #create(body: Body, r: Reply): void {
-    const jobId = idValue(body.jobId);
-    if (!jobId) return r.error("invalid-argument", "jobId: expected a job id");
-    this.api.withLiveJob(r, jobId, (job) => this.#createFor(job, body, r));
+    this.api.withLiveJob(r, jobIdOf(body.jobId, "jobId"), (job) => this.#createFor(job, body, r));
   }
 
   #createFor(job: JobEntry, body: Body, r: Reply): void {
@@ -94,8 +100,8 @@ export class UpdateApi {
   }
 
   #list(body: Body, r: Reply): void {
-    const jobId = idValue(body.jobID ?? body.jobId);
-    if (!jobId) return r.error("invalid-argument", "jobID: expected a job id");
+    const jobId = jobIdAt(body, "jobID", "jobId");
+    if (jobId instanceof Error) return r.error("invalid-argument", jobId.message);
     this.api.jm.deps.store.listUpdates(jobId).then((stored) => {
       const live = [...this.api.jm.updates.values()].filter((u) => u.jobId === jobId);
       const byId = new Map(stored.map((u) => [u.updateId, u]));

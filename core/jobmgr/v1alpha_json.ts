@@ -20,7 +20,8 @@ import type {
 } from "../model/records.ts";
 import { jobConfigToStatelessSpec } from "../model/stateless_spec.ts";
 import { type JobState, TASK_STATES } from "../model/states.ts";
-import { type Body, entityVersion, instanceIdRanges, type JobView, time } from "./api_json.ts";
+import { MAX_UINT32 } from "../model/_schema_kit.ts";
+import { type Body, entityVersion, instanceIdRanges, type JobView, time, valueMessage } from "./api_json.ts";
 
 /**
  * v1alpha `stateless.JobState`. Peloton casts v0's number across (`stateless.JobState(runtime.GetState())`,
@@ -45,6 +46,31 @@ const POD_STATES: ReadonlySet<string> = new Set(Object.keys(TASK_STATES).filter(
 /** v1alpha `pod.PodState` names without their prefix, by enum number (KILLING and PREEMPTING are not v0's order). */
 /** `<jobId>-<instanceId>`: the job id is a UUID, so the last `-` starts the instance. */
 export const POD_NAME = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-(\d+)$/i;
+
+/** A pod a request names: its job (in lower case) and instance, and its name as Peloton writes it. */
+export interface PodRef {
+  jobId: string;
+  instanceId: number;
+  name: string;
+}
+
+/**
+ * The pod a request names at `field` (`{value: "<jobId>-<instanceId>"}`, v1alpha's PodName), or an Error
+ * naming the field when it is missing or malformed; the instance is a uint32, as in Peloton.
+ */
+export function podNameOf(raw: unknown, field: string): PodRef | Error {
+  const expected = "<jobId>-<instanceId>";
+  const text = valueMessage(raw, field, `a pod name ${expected}`);
+  if (text instanceof Error) return text;
+  if (text === undefined) return new Error(`${field}: missing, expected ${expected}`);
+  const pod = POD_NAME.exec(text);
+  const instanceId = pod ? Number(pod[2]) : NaN;
+  if (!pod || !(instanceId <= MAX_UINT32)) {
+    return new Error(`${field}: got ${JSON.stringify(text)}, expected ${expected}`);
+  }
+  const jobId = pod[1].toLowerCase();
+  return { jobId, instanceId, name: `${jobId}-${instanceId}` };
+}
 
 export const POD_STATE_NUMBERS: readonly string[] = [
   "INVALID",

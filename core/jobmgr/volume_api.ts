@@ -1,7 +1,7 @@
 /** Peloton's v0 volume API (`peloton.api.v0.volume.svc.VolumeService`): persistent volumes of stateful jobs. */
 import type { VolumeRecord } from "../model/records.ts";
 import { isTerminalTaskState } from "../model/states.ts";
-import { type Body, idValue, type Reply, volumeJson } from "./api_json.ts";
+import { type Body, idValue, jobIdOf, type Reply, volumeJson } from "./api_json.ts";
 import type { JobApi } from "./job_api.ts";
 import type { JobEntry } from "./job_entry.ts";
 
@@ -14,8 +14,8 @@ export class VolumeApi {
     const store = this.api.jm.deps.store;
     switch (method) {
       case "ListVolumes": {
-        const jobId = idValue(body.jobId);
-        if (!jobId) return r.error("invalid-argument", "jobId: expected a job id");
+        const jobId = jobIdOf(body.jobId, "jobId");
+        if (jobId instanceof Error) return r.error("invalid-argument", jobId.message);
         return void store.listVolumes(jobId).then(
           (vs) => r.ok({ volumes: Object.fromEntries(vs.map((v) => [v.volumeId, volumeJson(v)])) }),
           (err) => r.storeError(err),

@@ -12,7 +12,8 @@ import type { ApiRequest } from "../messages.ts";
 import type { Label } from "../model/config_types.ts";
 import type { TaskRecord } from "../model/records.ts";
 import type { Address, Transport } from "../ports/transport.ts";
-import { type Body, hasLabels, idValue, labelList, type Reply } from "./api_json.ts";
+import { type Body, hasLabels, jobIdOf, labelList, type Reply } from "./api_json.ts";
+import { podNameOf } from "./v1alpha_json.ts";
 import { type JobEntry, taskConfigOf } from "./job_entry.ts";
 import { podStatusJson } from "./pod_api.ts";
 
@@ -77,20 +78,20 @@ export class Watches {
     const labels = labelList(filter.labels, `${field}.labels`);
     if (typeof labels === "string") return r.error("invalid-argument", labels);
     const id = `${pod ? "pod" : "job"}-${++this.#seq}@${this.self}`;
+    // Ids are read as every other call reads them: a malformed one would be a watch that never reports.
     if (pod) {
-      const names = idsOf(filter.podNames, `${field}.podNames`, "pod names");
-      if (typeof names === "string") return r.error("invalid-argument", names);
-      const jobId = filter.jobId === undefined ? undefined : idValue(filter.jobId);
-      if (filter.jobId !== undefined && !jobId) {
-        return r.error(
-          "invalid-argument",
-          `${field}.jobId: got ${JSON.stringify(filter.jobId)}, expected a job id`,
-        );
-      }
+      const names = idsOf(filter.podNames, `${field}.podNames`, "pod names", (v, at) => {
+        const p = podNameOf(v, at);
+        return p instanceof Error ? p : p.name;
+      });
+      if (names instanceof Error) return r.error("invalid-argument", names.message);
+      const given = filter.jobId !== undefined && filter.jobId !== null;
+      const jobId = given ? jobIdOf(filter.jobId, `${field}.jobId`) : undefined;
+      if (jobId instanceof Error) return r.error("invalid-argument", jobId.message);
       this.#pods.set(id, { sink, jobId, podNames: names, labels });
     } else {
-      const ids = idsOf(filter.jobIds, `${field}.jobIds`, "job ids");
-      if (typeof ids === "string") return r.error("invalid-argument", ids);
+      const ids = idsOf(filter.jobIds, `${field}.jobIds`, "job ids", jobIdOf);
+      if (ids instanceof Error) return r.error("invalid-argument", ids.message);
       this.#jobs.set(id, { sink, jobIds: ids, labels });
     }
     r.ok({ watchId: id });
@@ -98,6 +99,9 @@ export class Watches {
 
   #cancel(body: Body, r: Reply): void {
     const id = body.watchId;
+    if (id === undefined || id === null) {
+      return r.error("invalid-argument", "watchId: missing, expected a watch id");
+    }
     if (typeof id !== "string" || !id) {
       return r.error("invalid-argument", `watchId: got ${JSON.stringify(id)}, expected a watch id`);
     }
@@ -167,14 +171,24 @@ export class Watches {
   }
 }
 
-/** A list of `{value}` ids (or plain strings); undefined when absent or empty (no narrowing). */
-function idsOf(raw: unknown, field: string, what: string): Set<string> | undefined | string {
+/**
+ * A list of ids, each read by `read` (given where it is, `field[i]`); undefined when absent or empty (no
+ * narrowing); the first malformed one's Error.
+ */
+function idsOf(
+  raw: unknown,
+  field: string,
+  what: string,
+  read: (v: unknown, at: string) => string | Error,
+): Set<string> | undefined | Error {
   if (raw === undefined || raw === null) return undefined;
-  if (!Array.isArray(raw)) return `${field}: got ${JSON.stringify(raw)}, expected a list of ${what}`;
+  if (!Array.isArray(raw)) {
+    return new Error(`${field}: got ${JSON.stringify(raw)}, expected a list of ${what}`);
+  }
   const out = new Set<string>();
   for (const [i, v] of raw.entries()) {
-    const id = idValue(v);
-    if (!id) return `${field}[${i}]: got ${JSON.stringify(v)}, expected one of the ${what}`;
+    const id = read(v, `${field}[${i}]`);
+    if (id instanceof Error) return id;
     out.add(id);
   }
   return out.size ? out : undefined;

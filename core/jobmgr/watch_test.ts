@@ -47,6 +47,14 @@ Deno.test("a pod watch is sent every change of the pods it matches, from the wat
   assert.deepEqual(events[0].response.watchId, events[0].watchId);
 });
 
+Deno.test("a pod name is read as every call reads it: its job id in any case, its instance a number", () => {
+  const rig = new JobmgrRig();
+  rig.create({ type: "SERVICE", instanceCount: 2 });
+  const id = watchId(rig, { podFilter: { podNames: [{ value: `${JOB_ID.toUpperCase()}-01` }] } });
+  rig.launch([0, 1]);
+  assert.deepEqual(podEvents(rig, id), ["1 POD_STATE_LAUNCHING"]);
+});
+
 Deno.test("a stateless job watch is sent the job's summary when its state changes", () => {
   const rig = new JobmgrRig();
   const id = watchId(rig, { statelessJobFilter: { jobIds: [{ value: JOB_ID }] } });
@@ -98,6 +106,38 @@ Deno.test("bad watch requests are refused naming the field; Lockdown Read refuse
     /^statelessJobFilter\.jobIds: got "j"/,
   );
   assert.match(refused({ podFilter: { jobId: 7 } })!.message, /^podFilter\.jobId: got 7, expected a job id/);
+
+  // Ids are read as every other call reads them: a malformed one would be a watch that never reports.
+  const refusals: [unknown, string][] = [
+    [{ podFilter: { jobId: { value: "nope" } } }, 'podFilter.jobId: got {"value":"nope"}, expected a job id'],
+    [
+      { podFilter: { jobId: JOB_ID } },
+      `podFilter.jobId: got "${JOB_ID}", expected a job id as a message, {"value": "${JOB_ID}"}`,
+    ],
+    [
+      { podFilter: { podNames: [{ value: `${JOB_ID}-0` }, { value: "garbage" }] } },
+      'podFilter.podNames[1]: got "garbage", expected <jobId>-<instanceId>',
+    ],
+    [
+      { podFilter: { podNames: [{ value: `${JOB_ID}-4294967296` }] } },
+      `podFilter.podNames[0]: got "${JOB_ID}-4294967296", expected <jobId>-<instanceId>`,
+    ],
+    [
+      { statelessJobFilter: { jobIds: [{ value: JOB_ID }, { value: "nope" }] } },
+      'statelessJobFilter.jobIds[1]: got {"value":"nope"}, expected a job id',
+    ],
+  ];
+  for (const [body, message] of refusals) {
+    assert.deepEqual(refused(body), { code: "invalid-argument", message }, JSON.stringify(body));
+  }
+  rig.call(WATCH_SERVICE, "Cancel", {});
+  assert.deepEqual(rig.replies()[0].error, {
+    code: "invalid-argument",
+    message: "watchId: missing, expected a watch id",
+  });
+  rig.create({ instanceCount: 1 });
+  rig.launch([0]);
+  assert.deepEqual(rig.transport.take("watch-event", "api/1"), [], "no watch was opened");
   rig.call(WATCH_SERVICE, "Rewind", {});
   assert.equal(rig.replies()[0].error?.code, "unimplemented");
 

@@ -4,7 +4,7 @@
  * Peloton's store reads them (`pod_workflow_events`, clustered by descending create time).
  */
 import type { UpdateRecord, WorkflowEventRecord } from "../model/records.ts";
-import { type Body, idValue, type JobView, type Reply, UUID } from "./api_json.ts";
+import { type Body, jobIdOf, type JobView, type Reply } from "./api_json.ts";
 import type { JobApi } from "./job_api.ts";
 import { wholeNumber } from "./query_spec.ts";
 import { workflowEventJson } from "./v1alpha_json.ts";
@@ -47,11 +47,8 @@ function newestFirst(steps: WorkflowEventRecord[]): Body[] {
  * workflow will not appear by waiting). An instance the workflow never took has no events.
  */
 export function getWorkflowEvents(api: JobApi, body: Body, r: Reply): void {
-  const jobId = idValue(body.jobId);
-  if (jobId === undefined || !UUID.test(jobId)) {
-    const got = JSON.stringify(jobId ?? body.jobId ?? null);
-    return r.error("invalid-argument", `jobId: got ${got}, expected a UUID`);
-  }
+  const jobId = jobIdOf(body.jobId, "jobId");
+  if (jobId instanceof Error) return r.error("invalid-argument", jobId.message);
   const instanceId = uint32Field(body, "instanceId", "an instance id");
   if (typeof instanceId === "string") return r.error("invalid-argument", instanceId);
   const limit = uint32Field(body, "limit", "how many events to return, 0 for all");

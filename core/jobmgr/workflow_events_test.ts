@@ -295,9 +295,9 @@ Deno.test("GetWorkflowEvents refuses a bad job id, instance id or limit, naming 
   };
   assert.deepEqual(await refused({ jobId: { value: "nope" } }), [
     "invalid-argument",
-    'jobId: got "nope", expected a UUID',
+    'jobId: got {"value":"nope"}, expected a job id',
   ]);
-  assert.deepEqual(await refused({}), ["invalid-argument", "jobId: got null, expected a UUID"]);
+  assert.deepEqual(await refused({}), ["invalid-argument", "jobId: missing, expected a job id"]);
   for (const bad of [-1, 1.5, "x", true]) {
     const [code, message] = await refused({ jobId: { value: JOB_ID }, instanceId: bad });
     assert.equal(code, "invalid-argument");

@@ -117,24 +117,28 @@ class Walker {
     if (core?.type === "object") return this.object(node.entries, core, meta, path, orig);
     const valueSchema = core?.type === "record" ? core.valueType : undefined;
     const out: Record<string, unknown> = {};
-    for (const e of node.entries) {
-      if (isNull(e.value)) continue;
-      out[e.key] = this.walk(e.value, valueSchema, [...path, e.key], joinKey(orig, e.key), e);
+    for (const [key, e] of this.chosen(node.entries, (e) => e.key, orig)) {
+      out[key] = this.walk(e.value, valueSchema, [...path, key], joinKey(orig, e.key), e);
     }
     return out;
   }
 
-  private object(entries: SourceEntry[], def: Def, meta: KeyMeta, path: PathSeg[], orig: string) {
-    const table = keyTable(def, meta);
+  /**
+   * The entry each name keeps, by `nameOf` (undefined: not kept). A name given twice is noted (YAML `1:`
+   * and `"1":` are the same instance of `instanceConfig`, and only one can be kept), and the later one
+   * wins, except that a key written in the map overrides one brought in by `<<: *base`, never the other way
+   * round.
+   */
+  private chosen(
+    entries: SourceEntry[],
+    nameOf: (e: SourceEntry) => string | undefined,
+    orig: string,
+  ): Map<string, SourceEntry> {
     const chosen = new Map<string, SourceEntry>();
     for (const e of entries) {
       if (isNull(e.value)) continue;
-      const canon = canonKey(e.key);
-      const name = table.byCanon.get(canon) ?? (table.loose ? e.key : undefined);
-      if (name === undefined) {
-        if (!table.ignored.has(canon)) this.unknownKey(e, def, joinKey(orig, e.key));
-        continue;
-      }
+      const name = nameOf(e);
+      if (name === undefined) continue;
       const prev = chosen.get(name);
       if (prev && !prev.merged && !e.merged) {
         this.notes.push({
@@ -145,9 +149,19 @@ class Walker {
           firstLine: prev.line,
         });
       }
-      // A key written in the map overrides one brought in by `<<: *base`, never the other way round.
       if (!prev || !e.merged || prev.merged) chosen.set(name, e);
     }
+    return chosen;
+  }
+
+  private object(entries: SourceEntry[], def: Def, meta: KeyMeta, path: PathSeg[], orig: string) {
+    const table = keyTable(def, meta);
+    const chosen = this.chosen(entries, (e) => {
+      const canon = canonKey(e.key);
+      const name = table.byCanon.get(canon) ?? (table.loose ? e.key : undefined);
+      if (name === undefined && !table.ignored.has(canon)) this.unknownKey(e, def, joinKey(orig, e.key));
+      return name;
+    }, orig);
     const out: Record<string, unknown> = {};
     for (const [name, e] of chosen) {
       out[name] = this.walk(e.value, def.shape?.[name], [...path, name], joinKey(orig, e.key), e);

@@ -82,8 +82,27 @@ export const uint = (): z.ZodType<number> =>
     `a whole number from 0 to ${MAX_UINT32} (a uint32)`,
   );
 
-/** A resource amount (cores, MB): any number of 0 or more. */
-export const amount = (): z.ZodType<number> => num({ min: 0 });
+/**
+ * The largest resource amount a config may give, in its API unit (cores, GPUs, MB): 10^12. The model keeps
+ * cpu and gpu in thousandths (`resources.ts`), and 10^12 × 1000 = 10^15 is below 2^53, so every amount is
+ * held as a safe integer and sums of them stay finite. Larger numbers (a `cpuLimit` of 1e308 is Infinity
+ * milli-cores) are refused, not stored: they would turn a pool's demand into Infinity, then NaN.
+ */
+export const MAX_AMOUNT = 1e12;
+
+/** What a number over `MAX_AMOUNT` is told. */
+export const AMOUNT_BOUND = `a number from 0 to ${MAX_AMOUNT} (1e12)`;
+
+/** A resource amount (cores, GPUs, MB): a number from 0 to `MAX_AMOUNT`. */
+export const amount = (): z.ZodType<number> =>
+  num({ min: 0, max: MAX_AMOUNT }, describeNumber({ min: 0 }), AMOUNT_BOUND);
+
+/**
+ * A resource pool's amount (reservation, limit, share): at most `MAX_AMOUNT`; a negative one is left to the
+ * pool's rules, which say what it is for (`a reservation of 0 or more`).
+ */
+export const poolAmount = (): z.ZodType<number> =>
+  num({ max: MAX_AMOUNT }, describeNumber({}), `a number of at most ${MAX_AMOUNT} (1e12)`);
 
 export const bool = (): z.ZodType<boolean> => z.boolean({ error: EXPECT.bool });
 

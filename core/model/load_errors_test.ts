@@ -6,6 +6,7 @@ import {
   formatIssues,
   loadJobConfig,
   loadRespoolConfig,
+  loadStatelessSpec,
   loadUpdateConfig,
   normalizeConfigObject,
   parseJobConfig,
@@ -223,6 +224,32 @@ Deno.test("duplicate keys warn; explicit nulls are absent values", () => {
   assert.deepEqual(r.warnings.map((w) => w.message), [
     "d.yaml:2: instancecount: duplicate key; this value replaces the one on line 1",
   ]);
+});
+
+Deno.test("an instance given twice in instanceConfig or instanceSpec warns as a duplicate key, naming both lines", () => {
+  // YAML's `1:` and `"1":` are the same instance: one of the two configs is dropped, so it is said which.
+  const text = "instanceCount: 3\ndefaultConfig:\n  command: {value: x}\ninstanceConfig:\n" +
+    '  1: {name: x}\n  "1": {name: y}\n  2: {name: z}\n';
+  const r = loadJobConfig(text, "d.yaml");
+  assert.ok(r.ok);
+  assert.equal(r.value.instanceConfig[1].name, "y");
+  assert.deepEqual(r.warnings.map((w) => w.message), [
+    "d.yaml:6: instanceConfig.1: duplicate key; this value replaces the one on line 5",
+  ]);
+  const spec = "instanceCount: 2\ndefaultSpec:\n  containers: [{entrypoint: {value: x}}]\ninstanceSpec:\n" +
+    '  "0": {revocable: true}\n  0: {revocable: false}\n';
+  const s = loadStatelessSpec(spec, "s.yaml");
+  assert.ok(s.ok, JSON.stringify(!s.ok && s.errors));
+  assert.deepEqual(s.warnings.map((w) => w.message), [
+    "s.yaml:6: instanceSpec.0: duplicate key; this value replaces the one on line 5",
+  ]);
+  // A key merged in by `<<:` is overridden silently by one written in the map, as for other keys.
+  const merged = "base: &b {1: {name: m}}\ninstanceCount: 2\ndefaultConfig:\n  command: {value: x}\n" +
+    "instanceConfig:\n  <<: *b\n  1: {name: own}\n";
+  const m = loadJobConfig(merged, "m.yaml", { validate: false });
+  assert.ok(m.ok, JSON.stringify(!m.ok && m.errors));
+  assert.equal(m.value.instanceConfig[1].name, "own");
+  assert.deepEqual(m.warnings.filter((w) => /duplicate/.test(w.message)), []);
 });
 
 Deno.test("API bodies: snake_case, proto-JSON numbers as strings, enum names, string instance keys", () => {

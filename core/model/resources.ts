@@ -113,6 +113,16 @@ export function fromLimits(l: ResourceLimits): Resources {
   };
 }
 
+/**
+ * The first dimension of `r` that is not a safe whole number of 0 or more (Infinity, NaN, negative,
+ * fractional, past 2^53), or undefined: such an amount would poison every sum it joins (Infinity -
+ * Infinity is NaN), so the daemons refuse a task carrying one rather than account for it.
+ */
+export function badUnits(r: Resources): ResourceKey | undefined {
+  for (const k of RESOURCE_KEYS) if (!(Number.isSafeInteger(r[k]) && r[k] >= 0)) return k;
+  return undefined;
+}
+
 /** Converts back to API units. */
 export function toLimits(r: Resources): Required<ResourceLimits> {
   return {

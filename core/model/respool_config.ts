@@ -2,18 +2,18 @@
 import { z } from "zod";
 import type { RespoolConfig, RespoolResourceConfig, RespoolResourceKind } from "./config_types.ts";
 import { formatPath, type Gaps, judged, NO_GAPS, type PathSeg, type RuleIssue } from "./config_issues.ts";
-import { keyMeta, num, protoEnum, text, textList, wrappedId } from "./_schema_kit.ts";
+import { keyMeta, num, poolAmount, protoEnum, text, textList, wrappedId } from "./_schema_kit.ts";
 
 export const RESPOOL_RESOURCE_KINDS: readonly RespoolResourceKind[] = ["cpu", "memory", "disk", "gpu"];
 
 export const RespoolResourceConfigSchema: z.ZodType<RespoolResourceConfig> = z.object({
   kind: protoEnum<RespoolResourceKind>({ cpu: null, memory: null, disk: null, gpu: null }),
-  reservation: num().default(0),
-  limit: num().default(0),
+  reservation: poolAmount().default(0),
+  limit: poolAmount().default(0),
   // Ours: a kind listed without a share gets 1, as Peloton gives the kinds a pool leaves out. Its proto
   // default of 0 gives the pool none of the capacity others leave free (or all of it, as the only pool
   // wanting more: 0/0 in the share loop), which no one writing a file without `share` means.
-  share: num().default(1),
+  share: poolAmount().default(1),
   type: protoEnum({ ELASTIC: 1, STATIC: 2 }, { prefixes: ["RESERVATION_TYPE_"] }).default("ELASTIC"),
 });
 

@@ -209,7 +209,11 @@ Deno.test("GetAdmissionWaits over the resource pool API: a leaf's waits; the roo
   assert.deepEqual(ask("c"), {
     waits: { path: "/p/c", limit: { cpu: 5, memory: 500, disk: 0, gpu: 0 }, preemption: true, queues: {} },
   });
-  assert.deepEqual(ask("p"), { error: { isNotLeaf: { message: "resource pool /p is not a leaf pool" } } });
-  assert.deepEqual(ask("root"), { error: { isNotLeaf: { message: "resource pool / is not a leaf pool" } } });
-  assert.deepEqual(ask("x"), { error: { notFound: { message: "resource pool x not found" } } });
+  // Peloton's ResourcePoolIsNotLeaf and ResourcePoolNotFound name the pool by id.
+  const error = (kind: string, id: string, message: string) => ({
+    error: { [kind]: { id: { value: id }, message } },
+  });
+  assert.deepEqual(ask("p"), error("isNotLeaf", "p", "resource pool /p is not a leaf pool"));
+  assert.deepEqual(ask("root"), error("isNotLeaf", "root", "resource pool / is not a leaf pool"));
+  assert.deepEqual(ask("x"), error("notFound", "x", "resource pool x not found"));
 });

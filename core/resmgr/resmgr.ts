@@ -1,7 +1,7 @@
 /** The resource manager daemon: pool queues, admission, preemption, ready queue and placement hand-off. */
 import type { ClusterCapacity, Gang, Message, RmTask, TaskUpdate } from "../messages.ts";
 import type { RespoolRecord } from "../model/records.ts";
-import { fits, zero } from "../model/resources.ts";
+import { badUnits, fits, zero } from "../model/resources.ts";
 import { isTerminalTaskState, TASK_STATES, type TaskState } from "../model/states.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { Counter, Metrics } from "../ports/metrics.ts";
@@ -232,6 +232,17 @@ export class ResourceManager implements Receiver {
         for (const t of gang.tasks) this.#handoff.change(t.taskId, "KILLED", now, reason, owner);
         continue;
       }
+      // Defence in depth: the config's schema bounds amounts, but a task from elsewhere (an older job
+      // manager, a hand-made message) whose resources are not whole units would make the pool's demand NaN
+      // and stop its admission. The whole gang is refused, as gangs are all or nothing.
+      const bad = gang.tasks.find((t) => badUnits(t.resources) !== undefined);
+      if (bad) {
+        const key = badUnits(bad.resources)!;
+        const reason = `task ${bad.taskId}: resources.${key}: got ${bad.resources[key]}, expected a whole ` +
+          `number of units from 0 to ${Number.MAX_SAFE_INTEGER}`;
+        for (const t of gang.tasks) this.#handoff.change(t.taskId, "KILLED", now, reason, owner);
+        continue;
+      }
       const rows: number[] = [];
       for (const task of gang.tasks) {
         // Sent again (a job manager recovering): the new copy replaces the old; twice in a gang is once.
@@ -296,7 +307,9 @@ export class ResourceManager implements Receiver {
       const known = t.rowOf(task.taskId);
       // Another job manager took the task's job over: what the task's changes are for goes to it now.
       if (known !== NONE && owner !== undefined) t.setOwner(known, owner);
+      // A task whose resources are not whole units is not accounted (see `#enqueue`).
       if (!pool || known !== NONE || this.#endedUnknown.has(task.taskId)) continue;
+      if (badUnits(task.resources) !== undefined) continue;
       const code = TASK_STATES[state];
       const row = t.add(task, pool, code, owner);
       if (code === RUNNING || code === PREEMPTING) t.startedMs[row] = now;

@@ -111,6 +111,48 @@ Deno.test("gangs for a pool that is not a leaf are KILLED with a reason", () => 
   assert.match(reply.changes[0].reason!, /not a leaf pool/);
 });
 
+Deno.test("a gang with resources that are not whole units is KILLED and never reaches the pool's demand", () => {
+  // Infinity milli-cores (a cpuLimit of 1e308) would make the demand Infinity, then NaN once taken back,
+  // and the pool would admit nothing more.
+  const { rm, pool, capacity, enqueue, state, transport, getPlacements } = setup();
+  const a = pool("a", { cpu: 10 });
+  capacity(100);
+  const huge = resources(Infinity, 1);
+  enqueue(
+    gang("bad", 2, { resources: huge }),
+    gang("frac", 1, { resources: resources(1.5, 1) }),
+    gang("j", 1),
+  );
+  assert.deepEqual([state("bad-0-1"), state("bad-1-1"), state("frac-0-1")], [
+    undefined,
+    undefined,
+    undefined,
+  ]);
+  assert.equal(a.demand.cpuMilli, 1000, "only the good gang's");
+  getPlacements();
+  const [reply] = transport.take("placements", "jobmgr");
+  assert.deepEqual(reply.changes.map((c) => [c.taskId, c.state]), [
+    ["bad-0-1", "KILLED"],
+    ["bad-1-1", "KILLED"],
+    ["frac-0-1", "KILLED"],
+  ]);
+  assert.equal(
+    reply.changes[0].reason,
+    "task bad-0-1: resources.cpuMilli: got Infinity, expected a whole number of units from 0 to 9007199254740991",
+  );
+  assert.match(reply.changes[2].reason!, /resources\.cpuMilli: got 1\.5,/);
+  rm.schedule();
+  assert.equal(state("j-0-1"), "READY", "the pool still admits");
+  // A job manager recovering reports its running tasks: one such is not accounted either.
+  rm.receive({
+    kind: "track-tasks",
+    tasks: [{ task: makeRmTask({ jobId: "old", respoolId: "a", resources: huge }), state: "RUNNING" }],
+  });
+  assert.equal(state("old-0-1"), undefined);
+  assert.equal(a.allocation.total.cpuMilli, 1000);
+  assert.ok(Number.isFinite(a.entitlement.cpu));
+});
+
 Deno.test("dequeue-gangs answers at once when READY gangs exist and marks their tasks PLACING", () => {
   const { rm, pool, capacity, enqueue, state, dequeue, gangsReplies } = setup();
   pool("a", { cpu: 10 });

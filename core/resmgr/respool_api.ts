@@ -13,17 +13,47 @@ export const RESPOOL_SERVICE = "peloton.api.respool.ResourceManager";
 
 type Body = Record<string, unknown>;
 
-/** `{value: "x"}` or `"x"` → "x". */
-export function idValue(v: unknown): string | undefined {
-  if (typeof v === "string") return v;
-  if (v && typeof v === "object" && typeof (v as Body).value === "string") return (v as Body).value as string;
-  return undefined;
-}
-
 /** A value as a message shows it: JSON, cut short. */
 function shown(v: unknown): string {
   const text = JSON.stringify(v) ?? String(v);
   return text.length > 60 ? `${text.slice(0, 60)}...` : text;
+}
+
+const POOL_ID = "a resource pool id";
+const POOL_PATH = "a pool path such as /a/b";
+
+/**
+ * The text of a request's `{value}` message at `field` (ResourcePoolID, ResourcePoolPath): undefined when
+ * absent, else the text or an Error naming the field. A bare string is refused, as protobuf's JSON decoding
+ * (jsonpb, behind Peloton's YARPC server) refuses one where a message is expected: Peloton would not
+ * have read it, so a client relying on it would not work there.
+ */
+function valueOf(raw: unknown, field: string, what: string): string | undefined | Error {
+  if (raw === undefined || raw === null) return undefined;
+  if (typeof raw === "string") {
+    const s = shown(raw);
+    return new Error(`${field}: got ${s}, expected ${what} as a message, {"value": ${s}}`);
+  }
+  if (typeof raw !== "object" || Array.isArray(raw)) {
+    return new Error(`${field}: got ${shown(raw)}, expected ${what} as {"value": ...}`);
+  }
+  const value = (raw as Body).value;
+  if (value === undefined || value === null) return "";
+  if (typeof value !== "string") return new Error(`${field}.value: got ${shown(value)}, expected ${what}`);
+  return value;
+}
+
+/**
+ * Why a pool path is malformed, or undefined: it must start with `/` and have no empty part between two
+ * slashes (`//a`, `/a//b`), as the CLI requires of the paths it is given; trailing slashes are dropped, as
+ * there. The root is `/`. Peloton's lookup split such a path into parts too, and found no pool with an
+ * empty name, where ours ignored empty parts and found `/a` for `//a`.
+ */
+function pathProblem(path: string): string | undefined {
+  if (!path.startsWith("/")) return `${POOL_PATH}, starting with /`;
+  if (path === "/") return undefined;
+  if (path.replace(/\/+$/, "").slice(1).split("/").includes("")) return `${POOL_PATH}, with no empty parts`;
+  return undefined;
 }
 
 /** The Peloton JSON shape of a pool config. */
@@ -107,75 +137,87 @@ export class RespoolApi {
     }
   }
 
+  /**
+   * Peloton's errors carry the id the pool would have had (it makes one before validating), in
+   * `invalidResourcePoolConfig` and `alreadyExists` alike.
+   */
   #create(req: ApiRequest, body: Body): void {
+    // Ours: Peloton's CreateRequest has no id, and makes one; here a given one is taken.
+    const given = valueOf(body.id, "id", POOL_ID);
+    if (given instanceof Error) return this.#error(req, "invalid-argument", given.message);
+    const id = given || randomUuid(this.deps.prng);
+    const refuse = (kind: string, message: string) =>
+      this.#reply(req, { error: { [kind]: { id: { value: id }, message } } });
     const parsed = parseRespoolConfig(body.config, "config");
-    if (!parsed.ok) {
-      return this.#reply(req, { error: { invalidResourcePoolConfig: { message: issues(parsed.errors) } } });
-    }
+    if (!parsed.ok) return refuse("invalidResourcePoolConfig", issues(parsed.errors));
     const config = parsed.value;
     const parentId = config.parent ?? ROOT_ID;
-    if (body.id !== undefined && body.id !== null && idValue(body.id) === undefined) {
-      return this.#error(req, "invalid-argument", `id: got ${shown(body.id)}, expected a pool id string`);
-    }
-    const id = idValue(body.id) ?? randomUuid(this.deps.prng);
     if (id.length > MAX_POOL_ID_CHARS) {
-      const message = `id: got ${id.length} characters, expected at most ${MAX_POOL_ID_CHARS}`;
-      return this.#reply(req, { error: { invalidResourcePoolConfig: { message } } });
+      return refuse(
+        "invalidResourcePoolConfig",
+        `id: got ${id.length} characters, expected at most ${MAX_POOL_ID_CHARS}`,
+      );
     }
     const res = this.rm.tree.create(id, parentId, config);
     if (!res.ok) {
-      const key = res.code === "already-exists" ? "alreadyExists" : "invalidResourcePoolConfig";
-      return this.#reply(req, { error: { [key]: { message: res.message } } });
+      return refuse(
+        res.code === "already-exists" ? "alreadyExists" : "invalidResourcePoolConfig",
+        res.message,
+      );
     }
     const node = res.value;
     if (node.path.length > MAX_POOL_PATH_CHARS) {
       // The store keeps the path in a column of that width: refused here, before anything is written.
       this.rm.tree.delete(node.path);
-      const message =
+      return refuse(
+        "invalidResourcePoolConfig",
         `config.name: the pool's path ${node.path.slice(0, 60)}... would be ${node.path.length} ` +
-        `characters, expected at most ${MAX_POOL_PATH_CHARS}`;
-      return this.#reply(req, { error: { invalidResourcePoolConfig: { message } } });
+          `characters, expected at most ${MAX_POOL_PATH_CHARS}`,
+      );
     }
     this.#persist(req, node, () => ({ result: { value: node.id } }), () => this.rm.tree.delete(node.path));
   }
 
   #update(req: ApiRequest, body: Body): void {
-    const id = idValue(body.id);
-    if (!id) return this.#reply(req, { error: { notFound: { message: "id is required" } } });
+    const id = valueOf(body.id, "id", POOL_ID);
+    if (id instanceof Error) return this.#error(req, "invalid-argument", id.message);
+    if (!id) return this.#error(req, "invalid-argument", `id: missing, expected ${POOL_ID}`);
+    // Peloton's ResourcePoolNotFound and InvalidResourcePoolConfig both name the pool by id.
+    const refuse = (kind: string, message: string) =>
+      this.#reply(req, { error: { [kind]: { id: { value: id }, message } } });
     const parsed = parseRespoolConfig(body.config, "config");
-    if (!parsed.ok) {
-      return this.#reply(req, { error: { invalidResourcePoolConfig: { message: issues(parsed.errors) } } });
-    }
+    if (!parsed.ok) return refuse("invalidResourcePoolConfig", issues(parsed.errors));
     const before = this.rm.tree.get(id)?.config;
     const res = this.rm.tree.update(id, parsed.value, body.Force === true || body.force === true);
     if (!res.ok) {
-      const key = res.code === "not-found" ? "notFound" : "invalidResourcePoolConfig";
-      return this.#reply(req, { error: { [key]: { message: res.message } } });
+      return refuse(res.code === "not-found" ? "notFound" : "invalidResourcePoolConfig", res.message);
     }
     this.#persist(req, res.value, () => ({}), () => this.rm.tree.update(id, before!, true));
   }
 
   #delete(req: ApiRequest, body: Body): void {
-    const path = idValue(body.path);
-    if (!path) return this.#reply(req, { error: { notFound: { message: "path is required" } } });
+    const path = this.#path(req, body, "notFound");
+    if (path === undefined) return;
+    const node = this.rm.tree.lookup(path);
     const res = this.rm.tree.delete(path);
     if (!res.ok) {
       // Peloton's answers: the root is not a leaf while it has pools, and cannot be deleted (NotDeleted) when
-      // it has none.
-      const key = res.code === "not-found"
-        ? "notFound"
-        : res.code === "invalid-argument"
+      // it has none. A pool not found is named by its path (ResourcePoolPathNotFound), one found by its id.
+      if (res.code === "not-found" || !node) {
+        return this.#reply(req, { error: { notFound: { path: { value: path }, message: res.message } } });
+      }
+      const key = res.code === "invalid-argument"
         ? "notDeleted"
         : res.message.endsWith("is not a leaf")
         ? "isNotLeaf"
         : "isBusy";
-      return this.#reply(req, { error: { [key]: { message: res.message } } });
+      return this.#reply(req, { error: { [key]: { id: { value: node.id }, message: res.message } } });
     }
-    const node = res.value;
-    this.deps.store.write([{ kind: "respool.delete", id: node.id }], (err) => {
+    const gone = res.value;
+    this.deps.store.write([{ kind: "respool.delete", id: gone.id }], (err) => {
       if (err) {
         // The pool is still stored: put it back so memory and store agree.
-        this.rm.tree.load([{ id: node.id, path: node.path, parentId: node.parent!.id, config: node.config }]);
+        this.rm.tree.load([{ id: gone.id, path: gone.path, parentId: gone.parent!.id, config: gone.config }]);
         return this.#storeError(req, err, `deleting ${path}`);
       }
       this.#reply(req, {});
@@ -187,13 +229,18 @@ export class RespoolApi {
    * job manager's source for the message of a PENDING task.
    */
   #waits(req: ApiRequest, body: Body): void {
-    const id = idValue(body.id);
-    if (!id) return this.#reply(req, { error: { notFound: { message: "id: expected a resource pool id" } } });
+    const id = valueOf(body.id, "id", POOL_ID);
+    if (id instanceof Error) return this.#error(req, "invalid-argument", id.message);
+    if (!id) return this.#error(req, "invalid-argument", `id: missing, expected ${POOL_ID}`);
     const node = this.rm.tree.get(id);
-    if (!node) return this.#reply(req, { error: { notFound: { message: `resource pool ${id} not found` } } });
+    if (!node) {
+      return this.#reply(req, {
+        error: { notFound: { id: { value: id }, message: `resource pool ${id} not found` } },
+      });
+    }
     if (!node.isLeaf || node.isRoot) {
       return this.#reply(req, {
-        error: { isNotLeaf: { message: `resource pool ${node.path} is not a leaf pool` } },
+        error: { isNotLeaf: { id: { value: id }, message: `resource pool ${node.path} is not a leaf pool` } },
       });
     }
     const capacityKnown = this.rm.capacity.physical.cpuMilli > 0 || this.rm.capacity.physical.memMb > 0;
@@ -201,29 +248,51 @@ export class RespoolApi {
   }
 
   #get(req: ApiRequest, body: Body): void {
-    // No id is the root, as in Peloton; an id that is not a string is a mistake, not the root.
-    if (body.id !== undefined && body.id !== null && idValue(body.id) === undefined) {
-      return this.#error(req, "invalid-argument", `id: got ${shown(body.id)}, expected a pool id string`);
-    }
-    const id = idValue(body.id) ?? ROOT_ID;
+    // No id is the root, as in Peloton; an id that is not a `{value}` message is a mistake, not the root.
+    const given = valueOf(body.id, "id", POOL_ID);
+    if (given instanceof Error) return this.#error(req, "invalid-argument", given.message);
+    const id = given ?? ROOT_ID;
     const node = this.rm.tree.get(id);
-    if (!node) return this.#reply(req, { error: { notFound: { message: `resource pool ${id} not found` } } });
+    if (!node) {
+      return this.#reply(req, {
+        error: { notFound: { id: { value: id }, message: `resource pool ${id} not found` } },
+      });
+    }
     const out: Body = { poolinfo: respoolInfo(node) };
     if (body.includeChildPools) out.childPools = node.children.map(respoolInfo);
     this.#reply(req, out);
   }
 
   #lookup(req: ApiRequest, body: Body): void {
-    const path = idValue(body.path);
-    if (!path || !path.startsWith("/")) {
-      const message = `path must start with /, got ${path === undefined ? shown(body.path) : path}`;
-      return this.#reply(req, { error: { invalidPath: { message } } });
-    }
+    const path = this.#path(req, body, "invalidPath");
+    if (path === undefined) return;
     const node = this.rm.tree.lookup(path);
     if (!node) {
-      return this.#reply(req, { error: { notFound: { message: `resource pool ${path} not found` } } });
+      return this.#reply(req, {
+        error: { notFound: { path: { value: path }, message: `resource pool ${path} not found` } },
+      });
     }
     this.#reply(req, { id: { value: node.id } });
+  }
+
+  /**
+   * The pool path a request names (`path`), or undefined once the request is answered: one that is not a
+   * `{value}` message is refused as protobuf's decoding would (InvalidArgument); a missing or malformed
+   * one in the response's error of `kind` with the path, as Peloton answers it: Lookup's
+   * InvalidResourcePoolPath (`ValidateResourcePoolPath`), Delete's ResourcePoolPathNotFound (its lookup
+   * failed; DeleteResponse has no other error for a path).
+   */
+  #path(req: ApiRequest, body: Body, kind: "invalidPath" | "notFound"): string | undefined {
+    const path = valueOf(body.path, "path", POOL_PATH);
+    if (path instanceof Error) return void this.#error(req, "invalid-argument", path.message);
+    const invalid = (message: string, value?: string) =>
+      void this.#reply(req, {
+        error: { [kind]: { ...(value === undefined ? {} : { path: { value } }), message } },
+      });
+    if (!path) return invalid(`path: missing, expected ${POOL_PATH}`, path);
+    const problem = pathProblem(path);
+    if (problem) return invalid(`path.value: got ${shown(path)}, expected ${problem}`, path);
+    return path;
   }
 
   /** Replies once the pool is durable; a failed write undoes the change in the tree. */

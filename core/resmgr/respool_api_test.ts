@@ -192,13 +192,15 @@ Deno.test("DeleteResourcePool of the root answers as Peloton's: not a leaf while
   const a = create("a");
   const error = () => (replies()[0].body as Body).error as Body;
   call("DeleteResourcePool", { path: { value: "/" } });
-  assert.deepEqual(error(), { isNotLeaf: { message: "resource pool / is not a leaf" } });
+  assert.deepEqual(error(), {
+    isNotLeaf: { id: { value: ROOT_ID }, message: "resource pool / is not a leaf" },
+  });
   call("DeleteResourcePool", { path: { value: "/a" } });
   store.settle();
   replies();
   assert.equal(rm.tree.get(a), undefined);
   call("DeleteResourcePool", { path: { value: "/" } });
-  assert.deepEqual(error(), { notDeleted: { message: "cannot delete root" } });
+  assert.deepEqual(error(), { notDeleted: { id: { value: ROOT_ID }, message: "cannot delete root" } });
   assert.equal(rm.tree.lookup("/"), rm.tree.root);
 });
 
@@ -234,11 +236,12 @@ Deno.test("a failed store write undoes the delete: the pool is back in the tree"
 Deno.test("a pool named empty or with a slash is refused: it would take its parent's path or fake a child's", () => {
   const { rm, call, replies, store } = setup();
   for (const name of ["", "a/b"]) {
-    call("CreateResourcePool", { config: makeRespoolConfig(name) });
+    call("CreateResourcePool", { id: { value: "p1" }, config: makeRespoolConfig(name) });
     const [r] = replies();
     assert.deepEqual(r.body, {
       error: {
         invalidResourcePoolConfig: {
+          id: { value: "p1" },
           message: `name: got ${JSON.stringify(name)}, expected a name without "/"`,
         },
       },
@@ -249,26 +252,134 @@ Deno.test("a pool named empty or with a slash is refused: it would take its pare
   assert.equal(rm.tree.lookup("/a/b"), undefined);
 });
 
-Deno.test("an id or path that is not a string is refused, not read as the root or as no path", () => {
+Deno.test("an id or path that is not a {value} message is refused naming the field, not read as the root or as no path", () => {
   const { call, replies } = setup();
-  call("GetResourcePool", { id: { value: 12 } });
-  assert.deepEqual(replies()[0].error, {
-    code: "invalid-argument",
-    message: 'id: got {"value":12}, expected a pool id string',
-  });
-  call("CreateResourcePool", { id: 7, config: makeRespoolConfig("x") });
-  assert.deepEqual(replies()[0].error, {
-    code: "invalid-argument",
-    message: "id: got 7, expected a pool id string",
-  });
-  call("LookupResourcePoolID", { path: { value: 5 } });
-  assert.deepEqual(replies()[0].body, {
-    error: { invalidPath: { message: 'path must start with /, got {"value":5}' } },
-  });
+  const refused = (method: string, body: Body, message: string) => {
+    call(method, body);
+    assert.deepEqual(
+      replies()[0].error,
+      { code: "invalid-argument", message },
+      `${method} ${JSON.stringify(body)}`,
+    );
+  };
+  refused("GetResourcePool", { id: { value: 12 } }, "id.value: got 12, expected a resource pool id");
+  refused(
+    "CreateResourcePool",
+    { id: 7, config: makeRespoolConfig("x") },
+    'id: got 7, expected a resource pool id as {"value": ...}',
+  );
+  refused(
+    "LookupResourcePoolID",
+    { path: { value: 5 } },
+    "path.value: got 5, expected a pool path such as /a/b",
+  );
+  // A bare string where Peloton's API has a message: protobuf's JSON decoding (Peloton's servers used
+  // jsonpb) refuses it, so this API does too.
+  refused(
+    "LookupResourcePoolID",
+    { path: "/DefaultResPool" },
+    'path: got "/DefaultResPool", expected a pool path such as /a/b as a message, {"value": "/DefaultResPool"}',
+  );
+  refused(
+    "DeleteResourcePool",
+    { path: "/a" },
+    'path: got "/a", expected a pool path such as /a/b as a message, {"value": "/a"}',
+  );
+  refused(
+    "GetResourcePool",
+    { id: ROOT_ID },
+    `id: got "${ROOT_ID}", expected a resource pool id as a message, {"value": "${ROOT_ID}"}`,
+  );
+  refused(
+    "UpdateResourcePool",
+    { config: makeRespoolConfig("a") },
+    "id: missing, expected a resource pool id",
+  );
+  refused("GetAdmissionWaits", {}, "id: missing, expected a resource pool id");
   call("GetResourcePool", {});
   assert.equal(
     ((replies()[0].body as Body).poolinfo as Body & { id: Body }).id.value,
     ROOT_ID,
     "no id: the root",
   );
+});
+
+Deno.test("LookupResourcePoolID names a missing or malformed path; one with empty parts is refused, as the CLI does", () => {
+  const { call, replies, create } = setup();
+  const a = create("a");
+  const b = create("b", a);
+  const lookup = (body: Body) => {
+    call("LookupResourcePoolID", body);
+    return replies()[0].body as Body;
+  };
+  assert.deepEqual(lookup({}), {
+    error: { invalidPath: { message: "path: missing, expected a pool path such as /a/b" } },
+  });
+  const invalid = (path: string, expected: string) => ({
+    error: {
+      invalidPath: { path: { value: path }, message: `path.value: got "${path}", expected ${expected}` },
+    },
+  });
+  const noEmpty = "a pool path such as /a/b, with no empty parts";
+  // `//a` read as `/a` gave a pool for a path that names none (Peloton's lookup finds no pool named "").
+  assert.deepEqual(lookup({ path: { value: "//a" } }), invalid("//a", noEmpty));
+  assert.deepEqual(lookup({ path: { value: "/a//b" } }), invalid("/a//b", noEmpty));
+  assert.deepEqual(lookup({ path: { value: "//" } }), invalid("//", noEmpty));
+  assert.deepEqual(
+    lookup({ path: { value: "a/b" } }),
+    invalid("a/b", "a pool path such as /a/b, starting with /"),
+  );
+  assert.deepEqual(lookup({ path: { value: "" } }), {
+    error: {
+      invalidPath: { path: { value: "" }, message: "path: missing, expected a pool path such as /a/b" },
+    },
+  });
+  // A trailing slash is dropped, as the CLI drops it; the root is `/`.
+  assert.deepEqual(lookup({ path: { value: "/a/b/" } }), { id: { value: b } });
+  assert.deepEqual(lookup({ path: { value: "/" } }), { id: { value: ROOT_ID } });
+});
+
+Deno.test("respool errors carry the path or id Peloton's do: ResourcePoolPathNotFound, ResourcePoolNotFound, ...", () => {
+  const { store, call, replies, create } = setup();
+  const a = create("a");
+  create("b", a);
+  const error = (method: string, body: Body) => {
+    call(method, body);
+    return (replies()[0].body as Body).error as Body;
+  };
+  assert.deepEqual(error("LookupResourcePoolID", { path: { value: "/a/zzz" } }), {
+    notFound: { path: { value: "/a/zzz" }, message: "resource pool /a/zzz not found" },
+  });
+  assert.deepEqual(error("DeleteResourcePool", { path: { value: "/nope" } }), {
+    notFound: { path: { value: "/nope" }, message: "resource pool /nope not found" },
+  });
+  // DeleteResponse has no invalidPath: a malformed path is a path not found, named.
+  assert.deepEqual(error("DeleteResourcePool", { path: { value: "//a" } }), {
+    notFound: {
+      path: { value: "//a" },
+      message: 'path.value: got "//a", expected a pool path such as /a/b, with no empty parts',
+    },
+  });
+  assert.deepEqual(error("DeleteResourcePool", { path: { value: "/a" } }), {
+    isNotLeaf: { id: { value: a }, message: "resource pool /a is not a leaf" },
+  });
+  assert.deepEqual(error("GetResourcePool", { id: { value: "nope" } }), {
+    notFound: { id: { value: "nope" }, message: "resource pool nope not found" },
+  });
+  assert.deepEqual(
+    error("UpdateResourcePool", { id: { value: "nope" }, config: makeRespoolConfig("nope") }),
+    {
+      notFound: { id: { value: "nope" }, message: "resource pool nope not found" },
+    },
+  );
+  assert.deepEqual(error("UpdateResourcePool", { id: { value: a }, config: makeRespoolConfig("z") }), {
+    invalidResourcePoolConfig: { id: { value: a }, message: "cannot rename /a to z" },
+  });
+  const dup = error("CreateResourcePool", { config: makeRespoolConfig("a") });
+  assert.match(((dup.alreadyExists as Body).id as Body).value as string, /^[0-9a-f-]{36}$/);
+  const bad = error("CreateResourcePool", {
+    config: { name: "x", resources: [{ kind: "cpu", limit: 1e308 }] },
+  });
+  assert.match(((bad.invalidResourcePoolConfig as Body).id as Body).value as string, /^[0-9a-f-]{36}$/);
+  assert.equal(store.unsettled, 0, "nothing written");
 });

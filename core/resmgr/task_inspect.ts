@@ -9,6 +9,7 @@ import type { ApiRequest } from "../messages.ts";
 import { parseMesosTaskId } from "../model/records.ts";
 import { toLimits } from "../model/resources.ts";
 import { TASK_STATES, type TaskState } from "../model/states.ts";
+import { MAX_UINT32 } from "../model/_schema_kit.ts";
 import type { ResourceManager } from "./resmgr.ts";
 import type { QueueKind, RespoolNode } from "./respool_node.ts";
 import { stateName } from "./task_table.ts";
@@ -38,6 +39,16 @@ export function inspectTasks(rm: ResourceManager, req: ApiRequest): Result {
   if (method === "GetPendingTasks") return pendingTasks(rm, body);
   if (method === "GetOrphanTasks") return orphanTasks(rm, body);
   return { error: { code: "unimplemented", message: `procedure ${req.procedure} is not implemented` } };
+}
+
+/**
+ * A request's uint32 `limit` (a number, or a decimal string as proto3 JSON writes numbers), absent as 0; a
+ * larger or other value is undefined.
+ */
+function uint32Limit(v: unknown): number | undefined {
+  if (v === undefined || v === null) return 0;
+  const n = typeof v === "number" ? v : typeof v === "string" && /^\d+$/.test(v) ? Number(v) : NaN;
+  return Number.isInteger(n) && n >= 0 && n <= MAX_UINT32 ? n : undefined;
 }
 
 /** A pool named by its id or its path (`/DefaultResPool`), as `respoolID` or `respoolID.value`. */
@@ -78,9 +89,11 @@ function activeTasks(rm: ResourceManager, body: Body): Result {
       states.add(TASK_STATES[s as TaskState]);
     }
   }
-  const limit = body.limit ?? 0;
-  if (!Number.isInteger(limit) || (limit as number) < 0) {
-    return invalid(`limit: got ${JSON.stringify(limit)}, expected a whole number (0 for all)`);
+  const limit = uint32Limit(body.limit);
+  if (limit === undefined) {
+    return invalid(
+      `limit: got ${JSON.stringify(body.limit)}, expected a whole number from 0 to ${MAX_UINT32} (0 for all)`,
+    );
   }
   const t = rm.tasks, prefix = jobId ? `${jobId}-` : "";
   const byState: Record<string, { taskEntry: Body[] }> = {};
@@ -93,7 +106,7 @@ function activeTasks(rm: ResourceManager, body: Body): Result {
     const taskId = t.taskId[row];
     if (prefix && !(taskId.startsWith(prefix) && isInstanceOf(taskId, prefix.length))) continue;
     total++;
-    if (limit && listed >= (limit as number)) continue;
+    if (limit && listed >= limit) continue;
     listed++;
     const state = stateName(t.state[row]);
     const entry: Body = {
@@ -118,11 +131,13 @@ function pendingTasks(rm: ResourceManager, body: Body): Result {
   const pool = poolOf(rm, body.respoolID);
   if (typeof pool === "string") return pool.endsWith("not found") ? notFound(pool) : invalid(pool);
   if (!pool.isLeaf) return invalid(`respoolID: resource pool ${pool.path} is not a leaf pool`);
-  const limit = body.limit ?? 0;
-  if (!Number.isInteger(limit) || (limit as number) < 0) {
-    return invalid(`limit: got ${JSON.stringify(limit)}, expected a whole number of gangs`);
+  const limit = uint32Limit(body.limit);
+  if (limit === undefined) {
+    return invalid(
+      `limit: got ${JSON.stringify(body.limit)}, expected a whole number of gangs from 0 to ${MAX_UINT32}`,
+    );
   }
-  const most = (limit as number) || DEFAULT_PENDING_LIMIT;
+  const most = limit || DEFAULT_PENDING_LIMIT;
   const byQueue: Record<string, { pendingGangs: { taskIDs: string[] }[] }> = {};
   for (const [kind, name] of QUEUE_NAMES) {
     const gangs: { taskIDs: string[] }[] = [];

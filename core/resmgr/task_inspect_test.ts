@@ -106,6 +106,21 @@ Deno.test("bad task inspection requests name the field; other methods of the ser
   assert.equal(call("EnqueueGangs", {}).error?.code, "unimplemented");
 });
 
+Deno.test("a task inspection limit past a uint32 is refused saying the bound; one written as text is read", () => {
+  const { call } = setup();
+  assert.deepEqual(call("GetActiveTasks", { limit: 1e20 }).error, {
+    code: "invalid-argument",
+    message: "limit: got 100000000000000000000, expected a whole number from 0 to 4294967295 (0 for all)",
+  });
+  assert.deepEqual(call("GetPendingTasks", { respoolID: "a", limit: 2 ** 32 }).error, {
+    code: "invalid-argument",
+    message: "limit: got 4294967296, expected a whole number of gangs from 0 to 4294967295",
+  });
+  const one = call("GetActiveTasks", { limit: "1" }).body as Active;
+  assert.equal(Object.values(one.tasksByState).flatMap((s) => s.taskEntry).length, 1);
+  assert.equal(call("GetPendingTasks", { respoolID: "a", limit: 2 ** 32 - 1 }).error, undefined);
+});
+
 type Orphan = {
   id: { value: string };
   taskId: { value: string };

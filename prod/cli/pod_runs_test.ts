@@ -100,7 +100,7 @@ Deno.test({
             [
               "peloton.api.task.TaskManager::GetPodEvents",
               { jobId: { value: job }, instanceId: 0, limit: -1 },
-              "invalid-argument: limit: got -1, expected a whole number of runs (0 for the default, 10)",
+              "invalid-argument: limit: got -1, expected a whole number of runs from 0 to 9007199254740991 (0 for the default, 10)",
             ],
             [
               "peloton.api.task.TaskManager::GetPodEvents",
@@ -110,7 +110,7 @@ Deno.test({
             [
               "peloton.api.v1alpha.pod.svc.PodService::GetPod",
               { podName: { value: `${job}-0` }, limit: -1 },
-              "invalid-argument: limit: got -1, expected a whole number of runs (1 for the current run alone, 0 for all)",
+              "invalid-argument: limit: got -1, expected a whole number of runs from 0 to 4294967295 (1 for the current run alone, 0 for all)",
             ],
           ];
           for (const [procedure, body, message] of refused) {

@@ -69,9 +69,13 @@ Deno.test({
         assert.equal(r.code, code, `${argv.join(" ")}: ${r.out}`);
         assert.match(r.err, message, argv.join(" "));
       }
-      const unknown = await cli(up.url, "job", "stateless", "rollback", "nope", "1", "1-1-1");
+      const malformed = await cli(up.url, "job", "stateless", "rollback", "nope", "1", "1-1-1");
+      assert.equal(malformed.code, 1);
+      assert.match(malformed.err, /invalid-argument: jobId: got \{"value":"nope"\}, expected a job id/);
+      const unknownId = "00000000-0000-4000-8000-000000000000";
+      const unknown = await cli(up.url, "job", "stateless", "rollback", unknownId, "1", "1-1-1");
       assert.equal(unknown.code, 1);
-      assert.match(unknown.err, /not-found: job nope not found/);
+      assert.match(unknown.err, new RegExp(`not-found: job ${unknownId} not found`));
       assert.equal(await version(), second, "no refusal changed the job");
       assert.match(JSON.stringify((await get()).jobInfo.spec.defaultSpec), /echo updated/);
 

@@ -141,12 +141,15 @@ export interface RespoolInfoJson {
 
 export interface HostInfoJson {
   hostname: string;
+  /** host.proto's `ip`, when the host manager knows it. */
+  ip?: string;
   agentId?: string;
   state: string;
+  /** host.proto's `goal_state`: DOWN once the host is in maintenance, else UP. */
+  goalState?: string;
   labels?: { key: string; value: string }[];
   resources?: { total?: ResourceLimits; free?: ResourceLimits; slack?: ResourceLimits };
   tasks?: number;
-  reservedFor?: string;
   /** The host pool it is in; absent for a host in maintenance whose agent is gone. */
   currentPool?: string;
   /** The pool it should be in (Peloton's host mover moves it there); ours moves at once, so it is the same. */
