@@ -16,8 +16,10 @@ export interface Chart {
   stepped?: boolean;
   /** The x axis' label (default: simulated seconds). */
   xLabel?: string;
-  /** Draw points (a curve of few runs). */
+  /** Draw points (a curve of few runs, values between gaps). */
   points?: boolean;
+  /** Leave a gap at a null value rather than draw the line across it. */
+  gaps?: boolean;
 }
 
 export const esc = (s: string) =>
@@ -60,7 +62,7 @@ for (const c of charts) {
   const opts = {title: c.title, width: 960, height: 260, scales: {x: {time: false}},
     axes: [{label: c.xLabel ?? "simulated seconds"}, {label: c.y, size: 70}],
     series: [{}, ...c.lines.map((l, i) => ({label: l.label, stroke: colors[i % colors.length], width: 1.5,
-      spanGaps: true, points: {show: c.points === true, size: 7},
+      spanGaps: c.gaps !== true, points: {show: c.points === true, size: 7},
       ...(c.stepped ? {paths: uPlot.paths.stepped({align: 1})} : {})}))]};
   new uPlot(opts, [c.x, ...c.lines.map((l) => l.values)], document.getElementById(c.id));
 }

@@ -46,6 +46,8 @@ export const COMPARED: [string, string][] = [
   ["utilization cpu", "utilization.cpu"],
   ["utilization memory", "utilization.memory"],
   ["utilization gpu", "utilization.gpu"],
+  // Of utilization cpu, the part revocable tasks hold (reports from before it have none).
+  ["utilization cpu, revocable", "utilization.revocableCpu"],
   ["fairness (Jain)", "fairness"],
   ["fairness held on hosts (Jain)", "fairnessHeld"],
   // Reports from before hand-backs were counted apart counted only them, as the total.

@@ -15,7 +15,8 @@ export function seriesCsv(report: Report): string {
       ...scalar.map((k) => (s[k] as number[])[i]),
       ...reasons.map((r) => s.placementFailures[r][i]),
     ];
-    rows.push(row.map((v) => (v === undefined ? "" : String(v))).join(","));
+    // No value (a queue delay of an interval in which no task started): an empty cell.
+    rows.push(row.map((v) => (v === undefined || v === null ? "" : String(v))).join(","));
   }
   return rows.join("\n") + "\n";
 }

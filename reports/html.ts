@@ -16,21 +16,23 @@ export const HELD = "held on hosts";
 
 /** What a pool's entitlement, allocation, held and demand are, as Peloton counts them. */
 const POOL_TERMS = " (regular tasks; entitlement: the non-slack one; allocation: admitted tasks, on hosts " +
-  `or still waiting for placement; ${HELD}: launched or running; demand: the pending queue)`;
+  `or still waiting for placement; ${HELD}: launched or running, averaged over each interval; demand: the ` +
+  "pending queue; the others at each sample)";
 
 /** The same for a pool's revocable tasks, weighed against its slack entitlement. */
 const SLACK_TERMS = " (revocable tasks, against the slack entitlement; allocation: admitted; " +
-  `${HELD}: launched or running; demand: the pending queue)`;
+  `${HELD}: launched or running, averaged over each interval; demand: the pending queue)`;
 
 /** The charts of one report, in page order. */
 export function reportCharts(report: Report): Chart[] {
   const s = report.series;
   const x = s.t;
-  const line = (label: string, values: number[]) => ({ label, values });
+  const line = (label: string, values: (number | null)[]) => ({ label, values });
   const charts: Chart[] = [
     {
       id: "util",
-      title: "Utilization by resource (allocated fraction)",
+      title: "Utilization by resource (the fraction of the hosts up that tasks hold, averaged over each " +
+        "interval; cpu counts revocable tasks' too)",
       y: "fraction",
       x,
       lines: [
@@ -51,9 +53,12 @@ export function reportCharts(report: Report): Chart[] {
     { id: "running", title: "Running tasks", y: "tasks", x, lines: [line("running", s.runningTasks)] },
     {
       id: "delay",
-      title: "Queue delay of tasks that started running in each interval (from being asked for to running)",
+      title: "Queue delay of tasks that started running in each interval (from being asked for to running; " +
+        "a gap: no task started in the interval)",
       y: "seconds",
       x,
+      gaps: true,
+      points: true,
       lines: [line("p50", s.queueDelayP50), line("p90", s.queueDelayP90), line("p99", s.queueDelayP99)],
     },
     {
@@ -85,7 +90,9 @@ export function reportCharts(report: Report): Chart[] {
   if (s.slackCpu.some((v) => v > 0) || s.revocableCpu.some((v) => v > 0)) {
     charts.push({
       id: "slack",
-      title: "Slack: cpu allocated but unused, and the part revocable tasks hold",
+      title:
+        "Slack: cpu allocated but unused (at each sample), and the part revocable tasks hold (averaged " +
+        "over each interval)",
       y: "cores",
       x,
       lines: [line("slack", s.slackCpu), line("revocable", s.revocableCpu)],
@@ -209,18 +216,23 @@ export function partialBanner(report: Report, run: RunInfo = {}): string {
 }
 
 /**
- * Why an open-ended run stopped with work left: jobs nothing can ever start, each with the reason; "" when
- * the run had none (reports from before stuck jobs were reported have no list).
+ * Jobs nothing could ever start, each with the reason: why an open-ended run stopped with work left, or what
+ * a run with a durationSec (`run.durationSeconds`) ended with that its pools could never admit; "" when the
+ * run had none (reports from before stuck jobs were reported have no list).
  */
-export function stuckBanner(report: Report): string {
+export function stuckBanner(report: Report, run: RunInfo = {}): string {
   const stuck = report.stuckJobs ?? [];
   if (!stuck.length) return "";
   const n = report.jobs.stuck;
   const more = n > stuck.length ? ` The first ${stuck.length} are listed; report.json counts all ${n}.` : "";
   const at = report.simulatedSeconds.toLocaleString("en-US");
+  const what = run.durationSeconds === undefined
+    ? `<b>Stopped with work left:</b> at ${at} simulated seconds nothing was running or still to come, and ` +
+      `${n} ${jobsText(n)} can never start.`
+    : `<b>Work that could never start:</b> the run ended at ${at} simulated seconds with ${n} ` +
+      `${jobsText(n)} that no pool could ever admit, or queued behind such work.`;
   return `<p class="stuck" style="background:#fde2e1;border:1px solid #d93025;padding:8px 12px">` +
-    `<b>Stopped with work left:</b> at ${at} simulated seconds ` +
-    `nothing was running or still to come, and ${n} ${jobsText(n)} can never start.${more}</p>` +
+    `${what}${more}</p>` +
     table(
       ["job", "workload", "tasks waiting", "why"],
       stuck.map((j) => [j.jobId, j.workload, j.waitingTasks, j.reason]),
@@ -245,6 +257,9 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
   const q = report.queueDelaySeconds, t = report.tasks, u = report.utilization, p = report.preemptions;
   const a = report.admissionDelaySeconds;
   const r = report.rescheduleDelaySeconds;
+  // Counts cover the whole run, rates and delays the time after the warm-up: said when the two differ.
+  const whole = report.warmupSeconds > 0 ? " (whole run)" : "";
+  const after = report.warmupSeconds > 0 ? ` (after the ${report.warmupSeconds} s warm-up)` : "";
   const summary = table(["", ""], [
     ["Scenario", report.scenario],
     ["Seed", String(report.seed)],
@@ -254,13 +269,15 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
       `${report.simulatedSeconds.toLocaleString("en-US")} s (warm-up ${report.warmupSeconds} s)` +
       (report.endedEarly ? ", interrupted: partial report" : "") +
       (report.jobs.stuck
-        ? `, stopped: ${report.jobs.stuck} ${jobsText(report.jobs.stuck)} can never start`
+        ? run.durationSeconds === undefined
+          ? `, stopped: ${report.jobs.stuck} ${jobsText(report.jobs.stuck)} can never start`
+          : `, ${report.jobs.stuck} ${jobsText(report.jobs.stuck)} could never start`
         : ""),
     ],
     ["Wall time", `${report.wallSeconds} s, peak RSS ${(report.peakRssBytes / 2 ** 30).toFixed(2)} GiB`],
-    ["Tasks submitted / launched / unplaced", `${t.submitted} / ${t.launched} / ${t.unplaced}`],
-    ["Succeeded / failed / killed / lost", `${t.succeeded} / ${t.failed} / ${t.killed} / ${t.lost}`],
-    ["Launches per second", String(report.launchesPerSec)],
+    [`Tasks submitted / launched / unplaced${whole}`, `${t.submitted} / ${t.launched} / ${t.unplaced}`],
+    [`Succeeded / failed / killed / lost${whole}`, `${t.succeeded} / ${t.failed} / ${t.killed} / ${t.lost}`],
+    [`Launches per second${after}`, String(report.launchesPerSec)],
     [
       "Queue delay p50 / p90 / p99 / max",
       `${q.p50} / ${q.p90} / ${q.p99} / ${q.max} s` +
@@ -277,7 +294,10 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
       `${r.afterLoss.count} (${r.afterLoss.waiting}), ${r.afterLoss.p50} / ${r.afterLoss.p99} s` +
       (r.waiting ? "; those still waiting count with their wait so far" : ""),
     ],
-    ["Utilization cpu / memory / disk / gpu", `${u.cpu} / ${u.memory} / ${u.disk} / ${u.gpu}`],
+    [
+      `Utilization cpu (of it revocable) / memory / disk / gpu${after}`,
+      `${u.cpu} (${u.revocableCpu ?? ""}) / ${u.memory} / ${u.disk} / ${u.gpu}`,
+    ],
     [
       "Fairness (Jain) of cpu allocation (admitted) / of cpu held on hosts",
       `${report.fairness} / ${report.fairnessHeld ?? ""}`,
@@ -380,7 +400,7 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
     `${report.scenario} — simulation report`,
     [
       partialBanner(report, run),
-      stuckBanner(report),
+      stuckBanner(report, run),
       `<p>${esc(report.description)}</p>`,
       summary,
       `<h2>Resource pools at the end</h2>${pools}`,

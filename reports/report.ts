@@ -6,7 +6,9 @@ import type { EventRecord } from "../sim/events.ts";
 import type { StuckJob } from "../sim/stall.ts";
 import type { RespoolNode } from "../core/resmgr/respool_node.ts";
 import { isTerminalJobState, isTerminalTaskState } from "../core/model/states.ts";
+import { CPU, DISK, GPU, MEM, REVOCABLE_CPU, type UsageAverages } from "../sim/usage_meter.ts";
 import {
+  heldValues,
   percentile,
   type PoolSeries,
   poolTotals,
@@ -55,10 +57,12 @@ export interface Report {
   wallSeconds: number;
   peakRssBytes: number;
   endedEarly: boolean;
+  /** Over the whole run, warm-up included (`launchesPerSec` and the delays leave it out). */
   tasks: TaskCounts;
   /**
    * Jobs: `unanswered` were submitted so close to the end that their create had no answer yet; `stuck` were
-   * accepted but can never start (an open-ended run stops once only such jobs are left: see `stuckJobs`).
+   * accepted but can never start (an open-ended run stops once only such jobs are left; a run with a
+   * durationSec counts those its pools could never admit: see `stuckJobs`).
    */
   jobs: {
     submitted: number;
@@ -92,8 +96,13 @@ export interface Report {
    * many); instances that are not to run again (stopped by the user, of a job that ended) do not count.
    */
   rescheduleDelaySeconds: RescheduleDelays;
-  /** Time-average allocated fraction of each resource over the hosts that are up. */
-  utilization: { cpu: number; memory: number; disk: number; gpu: number };
+  /**
+   * The fraction of each resource of the hosts up that tasks hold (from launch until they end), averaged
+   * exactly over time after the warm-up: a task shorter than the sample interval counts for the time it
+   * ran. `cpu` counts every task's cpu, revocable ones' included, so it may pass 1 when revocable tasks
+   * run on slack (cpu allocated to other tasks but unused); `revocableCpu` is their part of it.
+   */
+  utilization: { cpu: number; memory: number; disk: number; gpu: number; revocableCpu: number };
   /**
    * Time-average of Jain's fairness index over leaf pools that want cpu (allocated or queued): each pool's
    * cpu allocation over min(what it wants, its fair share), the fair share being the entitlement Peloton's
@@ -145,7 +154,11 @@ export interface Report {
    */
   events: EventRecord[];
   rejectedJobs: { jobId: string; error: string }[];
-  /** The first stuck jobs (`jobs.stuck` counts them all), each with why no host or pool takes it. */
+  /**
+   * The first stuck jobs (`jobs.stuck` counts them all), each with why no host or pool takes it: those an
+   * open-ended run stopped waiting for, or those a run with a durationSec ended with that their pool could
+   * never admit (a gang over its limit or the cluster) or that queued behind such work.
+   */
   stuckJobs: StuckJob[];
   series: Series;
   /**
@@ -189,11 +202,16 @@ export interface PoolSummary {
    */
   preempted: number;
   slackPreempted: number;
-  /** Time-averages after the warm-up (pools with a series). */
+  /**
+   * Time-averages after the warm-up (pools with a series). `avgHeldCpu` and `avgSlackHeldCpu` are exact,
+   * integrated over every launch and end; the others weigh each sample by the part of the interval it
+   * ends that lies after the warm-up.
+   */
   avgAllocationCpu?: number;
   avgEntitlementCpu?: number;
   avgDemandCpu?: number;
   avgHeldCpu?: number;
+  avgSlackHeldCpu?: number;
   avgSlackAllocationCpu?: number;
   avgSlackEntitlementCpu?: number;
   /** Queue delay of the workloads submitting to this pool (and its children). */
@@ -233,15 +251,17 @@ function percentileOf(sorted: Float64Array, p: number): number {
 }
 
 /**
- * Time-average of the samples at or after `fromSec`, each weighted by the interval it ends (from the
- * sample before, or from 0): a run's last interval, shorter when it ends between sample times, counts
- * for its length. With every interval the same length this is the plain mean.
+ * Time-average after `fromSec` of samples each standing for the interval it ends (from the sample before,
+ * or from 0), weighted by the part of that interval after `fromSec`: a sample at `fromSec` or before counts
+ * nothing, the first one after it only for its interval's time past `fromSec`, and a run's last interval,
+ * shorter when it ends between sample times, for its length. With every interval the same length and the
+ * warm-up on a sample time this is the plain mean of the samples after it.
  */
 export function meanFrom(t: number[], xs: number[], fromSec: number): number {
   let sum = 0, weight = 0;
   for (let i = 0; i < xs.length; i++) {
-    if (t[i] < fromSec) continue;
-    const dt = t[i] - (i ? t[i - 1] : 0);
+    const dt = t[i] - Math.max(i ? t[i - 1] : 0, fromSec);
+    if (dt <= 0) continue;
     sum += xs[i] * dt;
     weight += dt;
   }
@@ -269,6 +289,7 @@ export function buildReport(
   }
   const accepted = new Set(sim.submissions.filter((x) => x.accepted).map((x) => x.jobId));
   const rejected = sim.submissions.filter((x) => x.accepted === false);
+  const rejectedIds = new Set(rejected.map((x) => x.jobId));
   const waitingMs = stats.waitingMs((id) => accepted.has(id), sim.queue.now);
   const rerunWaitingMs = stats.rescheduleWaitingMs(stillToRun(sim), sim.queue.now);
   const delaysOf = (names: string[]): QueueDelays =>
@@ -300,6 +321,7 @@ export function buildReport(
   }
   const pools: Report["pools"] = {};
   const placing = waitingForPlacement(sim.resmgr.tasks);
+  const usage = stats.usageAfterWarmup(sim.cluster.usage, sim.queue.now);
   for (const p of sim.resmgr.tree.all()) {
     if (p.isRoot) continue;
     const v = poolValues(p, poolTotals(p, placing));
@@ -313,7 +335,9 @@ export function buildReport(
       summary.avgAllocationCpu = meanFrom(s.t, ps.allocationCpu, warmup);
       summary.avgEntitlementCpu = meanFrom(s.t, ps.entitlementCpu, warmup);
       summary.avgDemandCpu = meanFrom(s.t, ps.demandCpu, warmup);
-      summary.avgHeldCpu = meanFrom(s.t, ps.heldCpu, warmup);
+      const held = heldValues(heldUnder(p, usage, sim));
+      summary.avgHeldCpu = held.heldCpu;
+      summary.avgSlackHeldCpu = held.slackHeldCpu;
       summary.avgSlackAllocationCpu = meanFrom(s.t, ps.slackAllocationCpu, warmup);
       summary.avgSlackEntitlementCpu = meanFrom(s.t, ps.slackEntitlementCpu, warmup);
     }
@@ -342,7 +366,9 @@ export function buildReport(
     tasks: {
       ...stats.tasks,
       preempted: running + waiting + slack,
-      unplaced: stats.unplaced((id) => accepted.has(id)),
+      // A job submitted just before the end may have no answer yet: its instances are unplaced too.
+      unplaced: stats.unplaced((id) => !rejectedIds.has(id)),
+      rejected: rejected.reduce((n, r) => n + stats.instancesOf(r.jobId), 0),
     },
     jobs: {
       submitted: sim.submissions.length,
@@ -361,10 +387,11 @@ export function buildReport(
       afterLoss: withWaiting([stats.rescheduleDelaysByEndMs.lost], [rerunWaitingMs.lost]),
     },
     utilization: {
-      cpu: meanFrom(s.t, s.cpuUtil, warmup),
-      memory: meanFrom(s.t, s.memUtil, warmup),
-      disk: meanFrom(s.t, s.diskUtil, warmup),
-      gpu: meanFrom(s.t, s.gpuUtil, warmup),
+      cpu: round4(usage.ratio[CPU]),
+      memory: round4(usage.ratio[MEM]),
+      disk: round4(usage.ratio[DISK]),
+      gpu: round4(usage.ratio[GPU]),
+      revocableCpu: round4(usage.ratio[REVOCABLE_CPU]),
     },
     fairness: meanFrom(s.t, s.fairness, warmup),
     fairnessHeld: meanFrom(s.t, s.fairnessHeld, warmup),
@@ -432,6 +459,16 @@ function stillToRun(sim: Simulation): (jobId: string, instance: number) => boole
 }
 
 const isStopGoal = (goal: string) => goal === "KILLED" || goal === "DELETED";
+
+/** What a pool's tasks and its children's held on average (`usage`), by the meter's pool quantities. */
+function heldUnder(node: RespoolNode, usage: UsageAverages, sim: Simulation): number[] {
+  const held = [...(usage.pools[sim.cluster.usage.poolOf(node.path)] ?? [0, 0, 0, 0])];
+  for (const c of node.children) {
+    const sub = heldUnder(c, usage, sim);
+    for (let k = 0; k < held.length; k++) held[k] += sub[k];
+  }
+  return held;
+}
 
 function* leavesOf(node: RespoolNode): IterableIterator<RespoolNode> {
   if (node.isLeaf) yield node;

@@ -87,3 +87,19 @@ Deno.test("report.html charts what hosts hold per pool, a revocable pool's slack
   assert.match(html, /<td>16 \(16\)<\/td><\/tr>/, "/backfill's 16 slack preemptions");
   assert.match(html, new RegExp(`<td>${report.fairness} / ${report.fairnessHeld}</td>`));
 });
+
+Deno.test("an interval in which no task started has no queue delay: null in the JSON, an empty CSV cell, a gap in the chart", async () => {
+  const report = await slackReport();
+  const s = report.series;
+  const none = s.t.findIndex((_, i) => s.queueDelayP99[i] === null);
+  const some = s.t.findIndex((_, i) => s.queueDelayP99[i] !== null);
+  assert.ok(none >= 0 && some >= 0, JSON.stringify(s.queueDelayP99));
+  assert.deepEqual([s.queueDelayP50[none], s.queueDelayP90[none]], [null, null]);
+  const rows = parseCsv(seriesCsv(report));
+  assert.deepEqual([rows[none].queueDelayP50, rows[none].queueDelayP99], ["", ""]);
+  assert.equal(Number(rows[some].queueDelayP99), s.queueDelayP99[some]);
+  const delay = reportCharts(report).find((c) => c.id === "delay")!;
+  assert.equal(delay.gaps, true, "a null is a gap, not a line drawn across it");
+  assert.equal(delay.lines[2].values[none], null);
+  assert.match(renderHtml(report, { js: "", css: "" }), /spanGaps: c\.gaps !== true/);
+});

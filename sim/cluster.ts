@@ -14,6 +14,7 @@ import type { EventQueue } from "./event_queue.ts";
 import { planHealth } from "./health.ts";
 import { SLACK_PREEMPTED_REASON } from "../core/jobmgr/jobmgr.ts";
 import { type StatusExtra, StatusHeap } from "./status_heap.ts";
+import { UsageMeter } from "./usage_meter.ts";
 import { grownColumn as grow } from "../core/model/columns.ts";
 import {
   ANY_HOST,
@@ -123,6 +124,9 @@ function failed(exitCode: number): StatusExtra {
   return e;
 }
 
+/** `TaskSlots.accounted` of a task also counted in the usage meter. */
+const METERED = 2;
+
 export class SimCluster implements HostBackend {
   readonly hosts: HostInfo[] = [];
   /** Every host the cluster knows, by index (tasks name their host by it). */
@@ -153,6 +157,10 @@ export class SimCluster implements HostBackend {
   readonly #slackChanged = new Set<SimHost>();
   /** Revocable tasks killed because their host's slack shrank. */
   slackKills = 0;
+  /** What tasks hold on the hosts that are up, and the hosts' capacity, integrated over time. */
+  readonly usage = new UsageMeter();
+  /** The meter's pool index of each job whose tasks are metered by pool (`setPool`). */
+  readonly #jobPools = new Map<string, number>();
 
   constructor(
     private readonly queue: EventQueue,
@@ -163,13 +171,17 @@ export class SimCluster implements HostBackend {
   /** Registers hosts of one class (a scenario's host class, or one an event adds). */
   addHosts(hosts: HostInfo[], hostClass: string): void {
     const c = this.#classOf(hostClass);
+    const now = this.queue.now;
     for (const h of hosts) {
       this.hosts.push(h);
       const known = this.#hostByName.get(h.hostname);
       if (known) {
+        // Registered again: its capacity is the new one.
+        if (known.up) this.usage.hostCapacity(now, known.info.resources, -1);
         this.#setInfo(known, h, c);
         known.up = true;
       } else this.#newHost(h, c);
+      this.usage.hostCapacity(now, h.resources, 1);
     }
     this.#send(hosts.map((host) => ({ kind: "host-up", host })));
   }
@@ -214,6 +226,14 @@ export class SimCluster implements HostBackend {
 
   host(hostname: string): SimHost | undefined {
     return this.#hostByName.get(hostname);
+  }
+
+  /**
+   * Meters what the job's tasks hold on hosts under the pool at `path` (`usage`); tasks of other jobs count
+   * in the cluster's utilization only.
+   */
+  setPool(jobId: string, path: string): void {
+    this.#jobPools.set(jobId, this.usage.pool(path));
   }
 
   /** Registers how tasks of a job behave; jobs without a model follow their command. */
@@ -293,7 +313,7 @@ export class SimCluster implements HostBackend {
     const tasks = this.#tasks;
     // A launch is mostly one host's tasks of one job: look each up once.
     let host: SimHost | undefined, hostname: string | undefined;
-    let model: OutcomeModel | undefined, jobId: string | undefined;
+    let model: OutcomeModel | undefined, jobId: string | undefined, pool = -1;
     for (const spec of specs) {
       if (!host || spec.hostname !== hostname) {
         host = this.#hostFor(spec);
@@ -320,6 +340,7 @@ export class SimCluster implements HostBackend {
       }
       if (spec.jobId !== jobId) {
         model = this.#models.get(spec.jobId);
+        pool = this.#jobPools.get(spec.jobId) ?? -1;
         jobId = spec.jobId;
       }
       const runAt = now + this.options.startupMs;
@@ -332,6 +353,7 @@ export class SimCluster implements HostBackend {
         spec.revocable === true,
         outcome.cpuUsage ?? 1,
         outcome.usageGroup,
+        pool,
       );
       const gen = tasks.generation[slot];
       this.#taskCount++;
@@ -430,12 +452,13 @@ export class SimCluster implements HostBackend {
     for (const name of hostnames) {
       const h = this.#hostByName.get(name);
       if (!h || !h.up) continue;
-      h.up = false;
       for (const slot of this.#tasksOn(h)) {
         this.#release(slot);
         this.#tasks.remove(slot);
         this.#taskCount--;
       }
+      h.up = false;
+      this.usage.hostCapacity(this.queue.now, h.info.resources, -1);
       events.push({ kind: "host-lost", hostname: name, agentId: h.info.agentId, reason });
     }
     this.#send(events);
@@ -448,6 +471,7 @@ export class SimCluster implements HostBackend {
       const h = this.#hostByName.get(name);
       if (!h || h.up) continue;
       h.up = true;
+      this.usage.hostCapacity(this.queue.now, h.info.resources, 1);
       hosts.push(h.info);
     }
     this.#send(hosts.map((host) => ({ kind: "host-up", host })));
@@ -504,8 +528,10 @@ export class SimCluster implements HostBackend {
 
   #account(h: SimHost, t: number): void {
     const tasks = this.#tasks;
-    const cpu = tasks.resources[t]!.cpuMilli;
-    tasks.accounted[t] = 1;
+    const r = tasks.resources[t]!, cpu = r.cpuMilli;
+    // METERED: on a host that is up, so in the utilization (a made-up host of a unit test is not).
+    tasks.accounted[t] = h.up ? METERED : 1;
+    if (h.up) this.usage.hold(this.queue.now, r, tasks.revocable[t] === 1, tasks.pool[t], 1);
     if (tasks.revocable[t]) this.#revocableCpu[h.index] += cpu;
     else {
       const used = tasks.usedCpu[t] = this.#modelledCpu(t);
@@ -519,9 +545,12 @@ export class SimCluster implements HostBackend {
   #release(t: number): void {
     const tasks = this.#tasks;
     if (!tasks.accounted[t]) return;
+    const r = tasks.resources[t]!, cpu = r.cpuMilli;
+    if (tasks.accounted[t] === METERED) {
+      this.usage.hold(this.queue.now, r, tasks.revocable[t] === 1, tasks.pool[t], -1);
+    }
     tasks.accounted[t] = 0;
     const h = tasks.host[t];
-    const cpu = tasks.resources[t]!.cpuMilli;
     if (tasks.revocable[t]) this.#revocableCpu[h] -= cpu;
     else {
       this.#allocCpu[h] -= cpu;

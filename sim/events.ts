@@ -184,10 +184,12 @@ function apply(e: ScenarioEvent, ctx: EventContext, state: EventState): void {
     ctx.cluster.hostsDown(names, "agent removed");
   } else if (e.updatePool) {
     const { path, force, ...change } = e.updatePool;
-    const r = record("updatePool", `pool ${path} updated`);
+    // Said once the resource manager answers: an update it refused changed nothing.
+    const r = record("updatePool", `pool ${path}: update not answered by the end of the run`);
     const id = ctx.poolIds.get(path);
     if (!pools.has(path) || !id) {
       r.error = `no pool ${path}`;
+      r.detail = `pool ${path} not updated`;
       return;
     }
     const parentPath = path.slice(0, path.lastIndexOf("/")) || "/";
@@ -204,6 +206,7 @@ function apply(e: ScenarioEvent, ctx: EventContext, state: EventState): void {
         const err = reply.error?.message ?? errorText(reply.body);
         if (err) r.error = err;
         else pools.set(path, updated);
+        r.detail = err ? `pool ${path} not updated: the respool API refused it` : `pool ${path} updated`;
         done();
       });
     });

@@ -278,11 +278,21 @@ const cpuOf = (sim: Simulation, path: string) =>
   sim.resmgr.tree.lookup(path)!.config.resources.find((r) => r.kind === "cpu")!.reservation;
 
 Deno.test("a rejected pool update stays rejected: a later update of the same pool does not carry it in", async () => {
-  const { sim, report } = await run(poolUpdates(`  - {atSec: 10, updatePool: {path: /org/b, resources: $B6}}
+  const yaml = poolUpdates(`  - {atSec: 10, updatePool: {path: /org/b, resources: $B6, force: true}}
   - {atSec: 20, updatePool: {path: /org/a, resources: $A2}}
-  - {atSec: 30, updatePool: {path: /org/b, owningteam: newteam}}`));
-  // 4 + 6 reserved under a parent of 8: refused.
+  - {atSec: 30, updatePool: {path: /org/b, owningteam: newteam}}`);
+  // The scenario's checks refuse an update the respool API would refuse: unforce it past them.
+  const s = inlineScenario(yaml);
+  delete s.events[0].updatePool!.force;
+  const sim = await runScenario(s, { seed: 1, checkInvariants: true });
+  const report = buildReport(s, sim, 1, { wallSeconds: 0, peakRssBytes: 0 });
+  // 4 + 6 reserved under a parent of 8: refused, and the event says so.
   assert.match(report.events[0].error ?? "", /reservation/);
+  assert.deepEqual(report.events.map((e) => e.detail), [
+    "pool /org/b not updated: the respool API refused it",
+    "pool /org/a updated",
+    "pool /org/b updated",
+  ]);
   assert.deepEqual(report.events.slice(1).map((e) => e.error), [undefined, undefined]);
   assert.equal(cpuOf(sim, "/org/b"), 4, "the rejected reservation never reached the pool");
   assert.equal(sim.resmgr.tree.lookup("/org/b")!.config.owningTeam, "newteam");

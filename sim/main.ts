@@ -166,19 +166,8 @@ export async function main(argv: string[]): Promise<void> {
     `${out}/report.html`,
     renderHtml(report, await uplotAssets(), { durationSeconds: scenario.durationSec }),
   );
-  const t = report.tasks, q = report.queueDelaySeconds, stuck = report.jobs.stuck;
-  const ending = report.endedEarly
-    ? " (interrupted: partial report)"
-    : stuck
-    ? ` (stopped: ${stuck} ${stuck === 1 ? "job" : "jobs"} can never start)`
-    : "";
-  console.log(
-    `${report.scenario}: ${report.hosts} hosts, ${report.simulatedSeconds}s simulated in ${report.wallSeconds}s` +
-      `${ending}; tasks submitted ${t.submitted},` +
-      ` launched ${t.launched}, succeeded ${t.succeeded}, failed ${t.failed}, preempted ${t.preempted},` +
-      ` unplaced ${t.unplaced}; ${report.launchesPerSec} launches/s; queue delay p50 ${q.p50}s p99 ${q.p99}s;` +
-      ` peak RSS ${(report.peakRssBytes / 2 ** 30).toFixed(2)} GiB. Report: ${out}/report.html`,
-  );
+  console.log(summaryLine(report, out, scenario.durationSec));
+  const stuck = report.jobs.stuck;
   for (const j of report.stuckJobs.slice(0, 5)) {
     const tasks = `${j.waitingTasks} ${j.waitingTasks === 1 ? "task" : "tasks"} waiting`;
     console.log(`  never starts: job ${j.jobId} (${j.workload}, ${tasks}): ${j.reason}`);
@@ -198,6 +187,35 @@ export async function main(argv: string[]): Promise<void> {
   }
   // Stopped by Ctrl-C: the report is partial, and a script running the simulator should be able to tell.
   if (interrupted) Deno.exit(130);
+}
+
+/**
+ * The line a run ends with. Task counts cover the whole run; the launch rate and queue delays leave out
+ * the warm-up (instances asked for after it), and the line says so when there is one.
+ */
+export function summaryLine(report: Report, out: string, durationSec?: number): string {
+  const t = report.tasks, q = report.queueDelaySeconds, stuck = report.jobs.stuck;
+  const jobs = `${stuck} ${stuck === 1 ? "job" : "jobs"}`;
+  const ending = report.endedEarly
+    ? " (interrupted: partial report)"
+    : !stuck
+    ? ""
+    : durationSec === undefined
+    ? ` (stopped: ${jobs} can never start)`
+    : ` (${jobs} could never start)`;
+  const warmup = report.warmupSeconds;
+  const measured = Math.max(0, report.simulatedSeconds - warmup);
+  const counts = `tasks submitted ${t.submitted}, launched ${t.launched}, succeeded ${t.succeeded}, ` +
+    `failed ${t.failed}, preempted ${t.preempted}, unplaced ${t.unplaced}`;
+  const rates = `${report.launchesPerSec} launches/s; queue delay p50 ${q.p50}s p99 ${q.p99}s`;
+  const figures = warmup > 0
+    ? `whole run (${report.simulatedSeconds}s): ${counts}; after the ${warmup}s warm-up (${measured}s): ${rates}`
+    : `${counts}; ${rates}`;
+  return `${report.scenario}: ${report.hosts} hosts, ${report.simulatedSeconds}s simulated in ` +
+    `${report.wallSeconds}s${ending}; ${figures}; peak RSS ${
+      (report.peakRssBytes / 2 ** 30).toFixed(2)
+    } GiB. ` +
+    `Report: ${out}/report.html`;
 }
 
 async function compare(argv: string[]): Promise<void> {

@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
-import { ROOT } from "./testing.ts";
+import { buildReport } from "../reports/report.ts";
+import { summaryLine } from "./main.ts";
+import { runScenario } from "./runner.ts";
+import { inlineScenario, ROOT } from "./testing.ts";
 
 async function sim(...args: string[]) {
   const out = await new Deno.Command(Deno.execPath(), {
@@ -173,7 +176,7 @@ respools:
   await Deno.remove(dir, { recursive: true });
 });
 
-Deno.test("a timed event the cluster refuses is printed after the summary, and the run goes on", async () => {
+Deno.test("a pool update the respool API would refuse is refused with the scenario, naming its line and field", async () => {
   const dir = await Deno.makeTempDir();
   try {
     const file = `${dir}/refused.yaml`;
@@ -199,15 +202,14 @@ events:
       stdout: "piped",
       stderr: "piped",
     }).output();
-    const stdout = new TextDecoder().decode(out.stdout);
-    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-    assert.match(stdout, /^refused: 2 hosts, 60s simulated/);
-    assert.match(
-      stdout,
-      /^ {2}event failed at 20 s: updatePool: resource cpu: limit 32 exceeds the parent's limit 16/m,
+    // It would fail at its time and leave the run answering for a scenario without it: refused up front.
+    assert.equal(out.code, 2, new TextDecoder().decode(out.stdout));
+    assert.equal(
+      new TextDecoder().decode(out.stderr),
+      `${file}:13: events[0].updatePool.resources[0].limit: got 32, expected at most 16, the limit of /org at ` +
+        "20 s\n",
     );
-    const report = JSON.parse(await Deno.readTextFile(`${dir}/report.json`));
-    assert.equal(report.tasks.succeeded, 2);
+    await assert.rejects(Deno.stat(`${dir}/report.json`), Deno.errors.NotFound);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -227,4 +229,33 @@ Deno.test("an --out holding an earlier run's report loses it before the run: a r
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("the summary line says which window each figure covers: counts the whole run, rates after the warm-up", async () => {
+  // 40 tasks at 0 s and 40 at 100 s over 600 s, 50 s of them warm-up: 80 launched in all, 40 after it.
+  const yaml = (warmup: number) =>
+    `name: w
+durationSec: 600
+hostClasses:
+  - {name: std, count: 10, cpu: 8, memoryMb: 32768}
+respools:
+  - {name: a, resources: [{kind: cpu, reservation: 80, limit: 80}, {kind: memory, reservation: 327680, limit: 327680}]}
+workloads:
+  - {name: w, respool: /a, arrival: {at: [0, 100]}, instances: 40, durationSec: 60, cpu: 2, memoryMb: 1024}
+settings: {sampleIntervalSec: 10, warmupSec: ${warmup}}
+`;
+  const line = async (warmup: number) => {
+    const scenario = inlineScenario(yaml(warmup));
+    const report = buildReport(scenario, await runScenario(scenario, { seed: 1 }), 1, {
+      wallSeconds: 1,
+      peakRssBytes: 0,
+    });
+    return summaryLine(report, "out/w", scenario.durationSec);
+  };
+  assert.match(
+    await line(50),
+    /; whole run \(600s\): tasks submitted 80, launched 80, .*; after the 50s warm-up \(550s\): 0\.0727 launches\/s; queue delay p50 [\d.]+s p99 [\d.]+s; peak RSS/,
+  );
+  // Without a warm-up the two windows are one: nothing to tell apart.
+  assert.match(await line(0), /; tasks submitted 80, launched 80, .*; 0\.1333 launches\/s; queue delay/);
 });

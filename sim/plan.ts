@@ -43,6 +43,7 @@ export const TARGET_FIELDS: readonly string[] = [
     "lost",
     "preempted",
     "unplaced",
+    "rejected",
   ]),
   ...under("jobs", ["submitted", "accepted", "rejected", "unanswered", "stuck", "byState.<state>"]),
   "launchesPerSec",
@@ -51,7 +52,7 @@ export const TARGET_FIELDS: readonly string[] = [
   ...under("rescheduleDelaySeconds", QUEUE_DELAYS),
   ...under("rescheduleDelaySeconds.afterKill", QUEUE_DELAYS),
   ...under("rescheduleDelaySeconds.afterLoss", QUEUE_DELAYS),
-  ...under("utilization", ["cpu", "memory", "disk", "gpu"]),
+  ...under("utilization", ["cpu", "memory", "disk", "gpu", "revocableCpu"]),
   "fairness",
   "fairnessHeld",
   ...under("pools.<pool>", [
@@ -77,6 +78,7 @@ export const TARGET_FIELDS: readonly string[] = [
     "slackEntitlementMemMb",
     "slackPreempted",
     "avgHeldCpu",
+    "avgSlackHeldCpu",
     "avgSlackAllocationCpu",
     "avgSlackEntitlementCpu",
   ]),
@@ -245,8 +247,19 @@ export interface PlanOutcome {
   range: { lo: number; hi: number };
   target: string;
   seed: number;
-  /** The smallest value found to meet the target, within `resolution`; undefined when even `hi` misses it. */
+  /**
+   * The smallest value found to meet the target, within `resolution`; undefined when even `hi` misses it,
+   * and when `lo` meets it but `hi` does not: the target then gets harder as the value grows, and the
+   * range's low end is no answer (see `largestMeeting`).
+   */
   answer?: number;
+  /**
+   * When `lo` meets the target and `hi` misses it (a field where more makes the target harder, such as a
+   * workload's instances): the largest value found to meet it, within `resolution`.
+   */
+  largestMeeting?: number;
+  /** Values above `largestMeeting` found to meet the target: it is not monotone there either. */
+  meetsAbove?: number[];
   resolution: number;
   /** Every run, by value: the curve of the target's field against the varied one. */
   points: PlanPoint[];
@@ -464,12 +477,12 @@ export async function plan(o: PlanOptions, prepared = preparePlan(o)): Promise<P
     // variant and seed fail again (runs are deterministic), so it is not retried.
     if (failed.length) throw new PlanRunFailed(vary.path, target.text, o.seed, failed);
   };
-  await evaluate([vary.lo, vary.hi]);
-  // Indexes into `values`. Invariant: values[lo] misses the target, values[hi] meets it.
-  let lo = 0, hi = values.length - 1;
-  let answer: number | undefined;
-  if (points.get(vary.lo)!.met) answer = vary.lo;
-  else if (points.get(vary.hi)!.met) {
+  /**
+   * Where between the range's ends the target flips: indexes into `values` with values[lo] on the side of
+   * the low end and values[hi] on the high end's (`flipped`: the low end meets it and the high end does not).
+   */
+  const boundary = async (flipped: boolean) => {
+    let lo = 0, hi = values.length - 1;
     while (hi - lo > 1) {
       const k = Math.max(1, o.workers);
       const picks = [
@@ -478,22 +491,45 @@ export async function plan(o: PlanOptions, prepared = preparePlan(o)): Promise<P
         .filter((i) => i > lo && i < hi);
       await evaluate(picks.map((i) => values[i]));
       for (const i of picks) {
-        if (points.get(values[i])!.met) {
+        if (points.get(values[i])!.met !== flipped) {
           hi = i;
           break;
         }
         lo = i;
       }
     }
-    answer = values[hi];
-  }
+    return { lo, hi };
+  };
+  await evaluate([vary.lo, vary.hi]);
+  const loMeets = points.get(vary.lo)!.met, hiMeets = points.get(vary.hi)!.met;
+  let answer: number | undefined, largestMeeting: number | undefined;
+  if (loMeets && hiMeets) answer = vary.lo;
+  else if (hiMeets) answer = values[(await boundary(false)).hi];
+  // Met at the low end and missed at the high end: more makes it harder, and the low end is no answer.
+  else if (loMeets) largestMeeting = values[(await boundary(true)).lo];
   const sorted = [...points.values()].sort((a, b) => a.value - b.value);
   // Values above the answer that miss the target: the search assumed none, and went below them.
   const missesAbove = answer === undefined ? [] : sorted.filter((p) => !p.met && p.value > answer!);
-  const found = answer === undefined
+  const meetsAbove = largestMeeting === undefined
+    ? []
+    : sorted.filter((p) => p.met && p.value > largestMeeting!);
+  const within = `within ${resolution}`;
+  const found = largestMeeting !== undefined
+    ? `${target.text} is met at the low end of the range (${vary.path}=${vary.lo}) but not at its high end ` +
+      `(${vary.hi}): it gets harder as ${vary.path} grows, so this is not a search for capacity and the low ` +
+      `end is no answer. Largest ${vary.path} found meeting it: ${largestMeeting} (${within})`
+    : answer === undefined
     ? `no value up to ${vary.hi} meets ${target.text}`
-    : `smallest ${vary.path} meeting ${target.text}: ${answer} (within ${resolution}; assumes the target gets ` +
+    : answer === vary.lo
+    ? `${target.text} is met across the range, at its low end (${vary.path}=${vary.lo}) already: the smallest ` +
+      `${vary.path} meeting it is ${vary.lo} or below (lower the range's low end to search further)`
+    : `smallest ${vary.path} meeting ${target.text}: ${answer} (${within}; assumes the target gets ` +
       `easier as ${vary.path} grows, as more capacity does)`;
+  const note = missesAbove.length
+    ? `${found}. ${notMonotone(target.text, vary.path, answer!, missesAbove, "misses")}`
+    : meetsAbove.length
+    ? `${found}. ${notMonotone(target.text, vary.path, largestMeeting!, meetsAbove, "meets")}`
+    : found;
   return {
     scenario: o.loaded.file,
     vary: vary.path,
@@ -501,23 +537,34 @@ export async function plan(o: PlanOptions, prepared = preparePlan(o)): Promise<P
     target: target.text,
     seed: o.seed,
     answer,
+    ...(largestMeeting !== undefined ? { largestMeeting } : {}),
     resolution,
     points: sorted,
     rounds,
     ...(missesAbove.length ? { missesAbove: missesAbove.map((p) => p.value) } : {}),
-    note: missesAbove.length
-      ? `${found}. ${notMonotone(target.text, vary.path, answer!, missesAbove)}`
-      : found,
+    ...(meetsAbove.length ? { meetsAbove: meetsAbove.map((p) => p.value) } : {}),
+    note,
   };
 }
 
-/** The note that values above the answer miss the target, which the search assumed none would. */
-function notMonotone(target: string, path: string, answer: number, misses: PlanPoint[]): string {
-  const values = misses.map((p) => p.value);
-  return `Note: ${target} is not monotone in ${path} between ${answer} and ${
-    values.at(-1)
-  }: ${answer} meets ` +
-    `it but ${shortList(values)} ${values.length > 1 ? "miss" : "misses"} it`;
+/**
+ * The note that values above the answer miss the target (or, for a target harder as the value grows,
+ * above the largest value meeting it meet it), which the search assumed none would.
+ */
+function notMonotone(
+  target: string,
+  path: string,
+  found: number,
+  above: PlanPoint[],
+  they: "misses" | "meets",
+): string {
+  const values = above.map((p) => p.value), many = values.length > 1;
+  if (they === "meets") {
+    return `Note: ${target} is not monotone in ${path} above ${found}: ${found} is the largest value found ` +
+      `meeting it before one that misses it, but ${shortList(values)} ${many ? "meet" : "meets"} it again`;
+  }
+  return `Note: ${target} is not monotone in ${path} between ${found} and ${values.at(-1)}: ${found} meets ` +
+    `it but ${shortList(values)} ${many ? "miss" : "misses"} it`;
 }
 
 function toPoint(r: PlanResult & { ok: true }, target: PlanTarget): PlanPoint {

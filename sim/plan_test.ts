@@ -260,7 +260,8 @@ Deno.test("plan refuses a range whose ends are valid but a value between them is
   const dir = await Deno.makeTempDir();
   try {
     // One job at trace second 0 and one at 100; a 10-second run replays one of them only from a
-    // trace.startSec of 0, or of 90 to 100: from 1 to 89, the window holds none.
+    // trace.startSec of 0, or of 91 to 100 (a job at the run's end itself does not arrive): from 1 to 90,
+    // the window holds none.
     const row = (s: number, job: number) => `${s * 1e6},,${job},0,,0,u,1,2,0.1,0.1,0,0`;
     await Deno.writeTextFile(`${dir}/t.csv`, `${row(0, 1)}\n${row(100, 2)}\n`);
     await Deno.writeTextFile(
@@ -275,8 +276,8 @@ Deno.test("plan refuses a range whose ends are valid but a value between them is
     assert.equal(lines.length, 4, lines.join("\n"));
     assert.equal(
       lines[3],
-      "--vary workloads.w.trace.startSec=0..100: 89 of the 101 values the plan may run make the scenario " +
-        "invalid (these first 3, and 4, 5, 6, 7, 8, 9, 10, 11, 12, 13 and 76 more)",
+      "--vary workloads.w.trace.startSec=0..100: 90 of the 101 values the plan may run make the scenario " +
+        "invalid (these first 3, and 4, 5, 6, 7, 8, 9, 10, 11, 12, 13 and 77 more)",
     );
     assert.match(
       lines[0],
@@ -463,7 +464,7 @@ Deno.test("plan notes a value above the answer that misses the target: not monot
     o.note,
     /\. Note: queueDelaySeconds\.p99<=30 is not monotone in hosts\.std\.count between 20 and 43: 20 meets it but 43 misses it$/,
   );
-  // The lowest value meeting it and the highest missing it: the same note.
+  // Met at the low end only: no smallest value to give (see the test of targets harder as the value grows).
   const flipped = await plan({
     loaded: PLAN_LOADED,
     vary: "hosts.std.count=10..60",
@@ -472,8 +473,7 @@ Deno.test("plan notes a value above the answer that misses the target: not monot
     workers: 2,
     run: fakeRunner((v) => (v === 10 ? 10 : 100)),
   });
-  assert.equal(flipped.answer, 10);
-  assert.deepEqual(flipped.missesAbove, [60]);
+  assert.deepEqual([flipped.answer, flipped.largestMeeting, flipped.missesAbove], [undefined, 10, undefined]);
   // A monotone curve has no note.
   const mono = await plan({
     loaded: PLAN_LOADED,
@@ -485,4 +485,53 @@ Deno.test("plan notes a value above the answer that misses the target: not monot
   });
   assert.equal(mono.missesAbove, undefined);
   assert.doesNotMatch(mono.note, /monotone/);
+});
+
+Deno.test("a target met at the low end and missed at the high end is no capacity search: the largest value meeting it", async () => {
+  // More instances make the queue delay longer: up to 46 of them keep its p99 within 60 s.
+  const ran: number[] = [];
+  const o = await plan({
+    loaded: PLAN_LOADED,
+    vary: "workloads.w.instances=10..100",
+    target: "queueDelaySeconds.p99<=60",
+    seed: 1,
+    workers: 2,
+    run: fakeRunner((v) => (v <= 46 ? 30 : 90), ran),
+  });
+  assert.equal(o.answer, undefined, "the range's low end is no answer");
+  assert.equal(o.largestMeeting, 46);
+  assert.equal(
+    o.note,
+    "queueDelaySeconds.p99<=60 is met at the low end of the range (workloads.w.instances=10) but not at its " +
+      "high end (100): it gets harder as workloads.w.instances grows, so this is not a search for capacity " +
+      "and the low end is no answer. Largest workloads.w.instances found meeting it: 46 (within 1)",
+  );
+  assert.doesNotMatch(o.note, /smallest/);
+  // Met across the range: the low end meets it, and it may be met below.
+  const across = await plan({
+    loaded: PLAN_LOADED,
+    vary: "workloads.w.instances=10..100",
+    target: "queueDelaySeconds.p99<=60",
+    seed: 1,
+    workers: 2,
+    run: fakeRunner(() => 30),
+  });
+  assert.deepEqual([across.answer, across.largestMeeting], [10, undefined]);
+  assert.match(across.note, /is met across the range, at its low end \(workloads\.w\.instances=10\) already/);
+  // Not monotone above the largest value meeting it: said as for a smallest one.
+  const bumpy = await plan({
+    loaded: PLAN_LOADED,
+    vary: "workloads.w.instances=10..100",
+    target: "queueDelaySeconds.p99<=60",
+    seed: 1,
+    workers: 2,
+    // The first round runs 40 and 70: 40 misses it, 70 meets it again.
+    run: fakeRunner((v) => (v <= 20 || v === 70 ? 30 : 90)),
+  });
+  assert.equal(bumpy.largestMeeting, 20);
+  assert.deepEqual(bumpy.meetsAbove, [70]);
+  assert.match(
+    bumpy.note,
+    /Note: .* is not monotone in workloads\.w\.instances above 20: .* but 70 meets it again$/,
+  );
 });

@@ -20,7 +20,7 @@ import { MemoryStore } from "./memory_store.ts";
 import { SimMetrics } from "./metrics.ts";
 import { poolConfig, type Scenario, type ScenarioPool, type Workload } from "./scenario.ts";
 import { hostsOf } from "./scenario_hosts.ts";
-import { StallWatch, type StuckJob } from "./stall.ts";
+import { neverStartingJobs, StallWatch, type StuckJob } from "./stall.ts";
 import { SimStats } from "./stats.ts";
 import type { TraceJob } from "./trace.ts";
 import { SimTransport } from "./transport.ts";
@@ -74,7 +74,10 @@ export interface Simulation {
   /** Job arrivals scheduled and not yet come (0 once every workload has submitted its last job). */
   pendingArrivals: number;
   endedEarly: boolean;
-  /** Jobs an open-ended run stopped waiting for because nothing could ever start them (`stall.ts`). */
+  /**
+   * Jobs nothing could ever start (`stall.ts`): those an open-ended run stopped waiting for, or those a run
+   * with a durationSec ended with that its pools could never admit (or that queued behind such work).
+   */
   stuck: StuckJob[];
   /** Pool ids by path, once the scenario's pools exist. */
   poolIds: Map<string, string>;
@@ -134,6 +137,8 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     }
   }
   sim.sampleEnd();
+  // A run to its durationSec says which of the jobs it ended with nothing in it could have started.
+  if (horizonMs !== Infinity && !sim.endedEarly) sim.stuck = neverStartingJobs(sim);
   if (options.checkInvariants) checkInvariants(sim, options.seed);
   await sim.close();
   return sim;
@@ -223,6 +228,8 @@ export function createSimulation(scenario: Scenario, options: RunOptions): Simul
   const sampleMs = s.sampleIntervalSec * 1000;
   const horizonMs = scenario.durationSec !== undefined ? scenario.durationSec * 1000 : Infinity;
   const stats = new SimStats(cluster, { warmupMs: s.warmupSec * 1000, sampleMs });
+  // Averages after the warm-up start from what hosts had held by its end, to the millisecond.
+  if (s.warmupSec > 0) queue.schedule(s.warmupSec * 1000, () => stats.markWarmup(cluster.usage, queue.now));
   const drains = new DrainWatch();
   const maintenanceSla = options.checkInvariants ? new MaintenanceSlaCheck(jobmgr.jobs) : undefined;
   // Drains are timed only in runs that have some, the SLA checked only with invariant checks: other runs
@@ -340,6 +347,7 @@ type Call = (procedure: string, body: unknown, onReply: (r: ApiReply) => void) =
 function submit(sim: Simulation, w: Workload, sub: Submission, call: Call): void {
   const entry: Simulation["submissions"][number] = { ...sub };
   sim.submissions.push(entry);
+  sim.cluster.setPool(sub.jobId, w.respool);
   sim.stats.submitted(sub.jobId, w.name, sub.instances, sim.queue.now, sub.config.type === "DAEMON");
   const respoolID = { value: sim.poolIds.get(w.respool) ?? w.respool };
   const config = { ...sub.config, respoolID };

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { renderHtml } from "../reports/html.ts";
 import { buildReport, withoutMachineFields } from "../reports/report.ts";
 import { runScenario } from "./runner.ts";
 import { inlineScenario, ROOT, simulate } from "./testing.ts";
@@ -28,6 +29,7 @@ Deno.test("Peloton's example batch job runs to SUCCEEDED in the simulator; a fai
     lost: 0,
     preempted: 0,
     unplaced: 0,
+    rejected: 0,
   });
 });
 
@@ -141,11 +143,18 @@ Deno.test("an open-ended run whose jobs can never be placed stops, naming each j
   );
 });
 
-Deno.test("jobs that can never be placed leave runs with a durationSec, and interrupted runs, as they were", async () => {
+Deno.test("a run with a durationSec runs to it and lists the jobs no pool could ever admit; an interrupted one none", async () => {
   const timed = inlineScenario(`durationSec: 1500\n${NEVER_PLACED}`);
   const full = await runScenario(timed, { seed: 1, checkInvariants: true });
   assert.equal(full.queue.now, 1_500_000, "a run with a durationSec runs to it");
-  assert.deepEqual(full.stuck, []);
+  // The gang its pool could never admit, as the open-ended run finds it; the tasks that fail placement
+  // show in the placement failures (they are tried on, as hosts may free up).
+  assert.deepEqual(full.stuck.map((j) => [j.workload, j.waitingTasks, j.reason]), [
+    ["wide-gang", 3, "pool /p can never admit its gang of 3 tasks: needs cpu 9, its limit is 8"],
+  ]);
+  const timedReport = buildReport(timed, full, 1, { wallSeconds: 0, peakRssBytes: 0 });
+  assert.equal(timedReport.jobs.stuck, 1);
+  assert.deepEqual(timedReport.stuckJobs, full.stuck);
   const open = inlineScenario(NEVER_PLACED);
   const cut = await runScenario(open, { seed: 1, onSample: (ms) => ms >= 100_000 });
   assert.equal(cut.endedEarly, true);
@@ -195,10 +204,49 @@ settings:
   const sim = await runScenario(scenario, { seed: 1, checkInvariants: true });
   const r = buildReport(scenario, sim, 1, { wallSeconds: 0, peakRssBytes: 0 });
   assert.deepEqual(r.series.t, [60, 100]);
-  assert.deepEqual(r.series.cpuUtil, [0, 1]);
+  // The tasks launch at 61 s and a few milliseconds (the messages' modelled latency): the second interval
+  // is full for all but those 39 s and a bit of its 40.
+  const [first, last] = r.series.cpuUtil;
+  assert.equal(first, 0);
+  assert.ok(last > 0.97 && last < 0.975, `last interval ${last}`);
   assert.deepEqual(r.series.runningTasks, [0, 8]);
-  // 0 for the first 60 s, 1 for the last 40 s: 40 / 100, not the plain mean of the two samples.
-  assert.equal(r.utilization.cpu, 0.4);
+  // 0 for the first 60 s, the same for the last 40 s: weighed by time, not the plain mean of the two.
+  assert.ok(Math.abs(r.utilization.cpu - (last * 40) / 100) < 0.0001, `${r.utilization.cpu}`);
   assert.equal(r.pools["/A"].avgAllocationCpu, 3.2);
   assert.equal(r.series.launchesPerSec[1], 8 / 40, "launches over the 40 s the interval lasted");
+});
+
+Deno.test("a run with a durationSec reports a gang its pool can never admit, and the work queued behind it", async () => {
+  // 6 eight-GPU tasks in one gang: 48 GPUs, of a pool limited to 32 (all the cluster has). The gangs of 2
+  // behind it would fit, but the pending queue admits in order.
+  const scenario = inlineScenario(`
+name: big-gang
+durationSec: 900
+hostClasses:
+  - {name: gpu, count: 4, cpu: 64, memoryMb: 524288, diskMb: 100000, gpu: 8}
+respools:
+  - name: ml
+    resources:
+      - {kind: cpu, reservation: 256, limit: 256}
+      - {kind: memory, reservation: 2097152, limit: 2097152}
+      - {kind: gpu, reservation: 32, limit: 32}
+workloads:
+  - {name: big, respool: /ml, arrival: {at: [0]}, instances: 6, gang: true, durationSec: 300, cpu: 8,
+     memoryMb: 8192, gpu: 8}
+  - {name: small, respool: /ml, arrival: {at: [10, 20]}, instances: 2, gang: true, durationSec: 300, cpu: 8,
+     memoryMb: 8192, gpu: 8}
+settings: {sampleIntervalSec: 10}
+`);
+  const sim = await runScenario(scenario, { seed: 1, checkInvariants: true });
+  const r = buildReport(scenario, sim, 1, { wallSeconds: 0, peakRssBytes: 0 });
+  assert.equal(r.simulatedSeconds, 900);
+  assert.equal(r.placementFailures.total, 0, "never admitted, so never tried");
+  assert.equal(r.jobs.stuck, 3);
+  assert.deepEqual(r.stuckJobs.map((j) => [j.workload, j.waitingTasks, j.reason]), [
+    ["big", 6, "pool /ml can never admit its gang of 6 tasks: needs gpu 48, its limit is 32"],
+    ["small", 2, "waits in pool /ml's queue behind work the pool can never admit"],
+    ["small", 2, "waits in pool /ml's queue behind work the pool can never admit"],
+  ]);
+  const html = renderHtml(r, { js: "", css: "" }, { durationSeconds: 900 });
+  assert.match(html, /Work that could never start:<\/b> the run ended at 900 simulated seconds with 3 jobs/);
 });

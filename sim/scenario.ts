@@ -6,6 +6,7 @@ import { checkEvents, type ScenarioEvent, scenarioEvent } from "./scenario_event
 import { type HostClass, hostClass } from "./scenario_hosts.ts";
 import { quote, scenarioMessage } from "./scenario_messages.ts";
 import { checkPools, poolConfig, respoolIssues } from "./scenario_pools.ts";
+import { poolUpdateIssues } from "./scenario_pool_updates.ts";
 import { type Distribution, misplacedFields, type Workload, workload } from "./scenario_workload.ts";
 
 export type { Distribution, HostClass, ScenarioEvent, Workload };
@@ -136,6 +137,8 @@ function checkScenario({ fields: s, parsed: known }: Known, report: Report): voi
     pools: pools && [...pools.keys()],
     poolIssues: (config) => respoolIssues(poolConfig(config as ScenarioPool)).errors,
   }, report);
+  // Pool updates nest as the respool API requires, in the tree as the updates before them leave it.
+  if (s.respools) { for (const x of poolUpdateIssues(s.respools, s.events)) report(x.path, x.message); }
 }
 
 const ALL_PARSED = () => true;
@@ -367,20 +370,24 @@ function checkWorkloads(
       for (const field of startsAfter(w, duration.sec)) {
         report(
           ["workloads", i, ...field],
-          `expected at most durationSec (${duration.sec}): the run ends before`,
+          `expected a time before durationSec (${duration.sec}), when the run ends: a job arriving then ` +
+            "would never be run",
         );
       }
     }
   });
 }
 
-/** Where a workload's start or arrival times lie past the run's end: jobs that would silently never come. */
+/**
+ * Where a workload's start or arrival times lie at or past the run's end: jobs that would silently never come
+ * (no arrival happens at the end itself, as no event does).
+ */
 function startsAfter(w: Workload, durationSec: number): (string | number)[][] {
   const late: (string | number)[][] = [];
-  if (w.startSec > durationSec) late.push(["startSec"]);
+  if (w.startSec >= durationSec) late.push(["startSec"]);
   const a = w.arrival;
-  if ("at" in a) a.at.forEach((t, j) => t > durationSec && late.push(["arrival", "at", j]));
-  if ("bursts" in a && a.bursts.firstAtSec > durationSec) late.push(["arrival", "bursts", "firstAtSec"]);
+  if ("at" in a) a.at.forEach((t, j) => t >= durationSec && late.push(["arrival", "at", j]));
+  if ("bursts" in a && a.bursts.firstAtSec >= durationSec) late.push(["arrival", "bursts", "firstAtSec"]);
   return late;
 }
 

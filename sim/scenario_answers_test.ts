@@ -10,11 +10,12 @@ async function report(name: string, checkInvariants = false): Promise<Report> {
   return buildReport(scenario, sim, 1, { wallSeconds: 0, peakRssBytes: 0 });
 }
 
-/** The largest value of a series over samples in [fromSec, toSec). */
-function maxBetween(r: Report, series: number[], fromSec: number, toSec: number): number {
+/** The largest value of a series over samples in [fromSec, toSec) (a null, no value, left out). */
+function maxBetween(r: Report, series: (number | null)[], fromSec: number, toSec: number): number {
   let max = -Infinity;
   r.series.t.forEach((t, i) => {
-    if (t >= fromSec && t < toSec) max = Math.max(max, series[i]);
+    const v = series[i];
+    if (t >= fromSec && t < toSec && v !== null) max = Math.max(max, v);
   });
   return max;
 }

@@ -5,7 +5,8 @@ import { parseDocumentBounded, parseYamlSource, sourceToPlain } from "../core/mo
 import type { RunInputs } from "./runner.ts";
 import { parseScenario, type Scenario, type ScenarioIssue, type ScenarioPool } from "./scenario.ts";
 import { unplaceableWork } from "./scenario_hosts.ts";
-import { checkNesting, overReservedCluster, unadmittableWork } from "./scenario_pools.ts";
+import { checkNesting, overReservedCluster, oversizedGangs, unadmittableWork } from "./scenario_pools.ts";
+import { overReservedByUpdates, poolUpdateIssues } from "./scenario_pool_updates.ts";
 import { emptyWindow, parseTaskEvents, type TraceJob } from "./trace.ts";
 
 export interface LoadedScenario extends RunInputs {
@@ -101,13 +102,17 @@ export async function loadScenarioFile(file: string): Promise<LoadedScenario> {
         : `${at([...pool, "file"])}: ${source}: ${formatFields(rest)}`;
       errors.push(`${field}: ${e.message}`);
     }
+    // Pool updates were judged without the pools from files: now with them.
+    for (const e of poolUpdateIssues(respools, scenario.events)) errors.push(`${at(e.path)}: ${e.message}`);
   }
   if (errors.length) throw new ScenarioError(errors, warnings);
   for (
     const w of [
       ...unplaceableWork(scenario),
       ...unadmittableWork(scenario.workloads, respools),
+      ...oversizedGangs(scenario, respools),
       ...overReservedCluster(scenario, respools),
+      ...overReservedByUpdates(scenario, respools),
     ]
   ) {
     warnings.push(`${at(w.path)}: ${w.message}`);

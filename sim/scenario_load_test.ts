@@ -242,3 +242,79 @@ ${events}`;
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a pool update making the top-level pools reserve more than the cluster ever has is warned of", async () => {
+  const dir = await Deno.makeTempDir();
+  const scenario = (reservation: number) =>
+    `name: s
+durationSec: 60
+hostClasses:
+  - {name: std, count: 2, cpu: 8, memoryMb: 16384}
+respools:
+  - name: a
+    resources:
+      - {kind: cpu, reservation: 8, limit: 16}
+  - name: b
+    resources:
+      - {kind: cpu, reservation: 8, limit: 16}
+workloads:
+  - {name: w, respool: /a, durationSec: 10, cpu: 1, memoryMb: 0}
+events:
+  - {atSec: 30, updatePool: {path: /b, resources: [{kind: cpu, reservation: ${reservation}, limit: 16}]}}
+`;
+  try {
+    await Deno.writeTextFile(`${dir}/s.yaml`, scenario(12));
+    assert.deepEqual((await loadScenarioFile(`${dir}/s.yaml`)).warnings, [
+      `${dir}/s.yaml:15: events[0].updatePool.resources: after this update at 30 s the top-level pools reserve ` +
+      "20 cores, more than the cluster ever has (16 cores): entitlements add up to more than the cluster, so " +
+      "admitted tasks may wait for hosts (Peloton refuses such pools: its root pool's reservation is the " +
+      "cluster's capacity)",
+    ]);
+    await Deno.writeTextFile(`${dir}/s.yaml`, scenario(8));
+    assert.deepEqual((await loadScenarioFile(`${dir}/s.yaml`)).warnings, []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a gang bigger than its pool's limit or than the cluster is warned of, with its line", async () => {
+  const dir = await Deno.makeTempDir();
+  const scenario = (workloads: string) =>
+    `name: s
+durationSec: 60
+hostClasses:
+  - {name: gpu, count: 4, cpu: 64, memoryMb: 65536, gpu: 8}
+respools:
+  - name: ml
+    resources:
+      - {kind: cpu, reservation: 256, limit: 1000}
+      - {kind: memory, reservation: 262144, limit: 262144}
+      - {kind: gpu, reservation: 32, limit: 32}
+workloads:
+${workloads}`;
+  const gang = (name: string, instances: string, gang: string, cpu: number, gpu: number) =>
+    `  - {name: ${name}, respool: /ml, durationSec: 10, instances: ${instances}, gang: ${gang}, cpu: ${cpu}, ` +
+    `memoryMb: 1024, gpu: ${gpu}}\n`;
+  try {
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      scenario(
+        gang("big", "6", "true", 8, 8) + gang("wide", "{uniform: [40, 60]}", "40", 8, 0) +
+          // Gangs that fit, one only at its fewest tasks: not warned of.
+          gang("fits", "4", "true", 8, 8) + gang("some", "{uniform: [2, 6]}", "true", 8, 8),
+      ),
+    );
+    const { warnings } = await loadScenarioFile(`${dir}/s.yaml`);
+    const still =
+      "a gang is admitted whole or not at all, so the resource manager will admit none of them, and " +
+      "they will wait for the whole run (and work queued behind them in /ml with them)";
+    assert.deepEqual(warnings, [
+      `${dir}/s.yaml:12: workloads[0].gang: every gang of big has at least 6 tasks, which ask for at least 48 ` +
+      `GPUs, more than /ml can ever hold (its gpu limit is 32): ${still}`,
+      `${dir}/s.yaml:13: workloads[1].gang: every gang of wide has at least 40 tasks, which ask for at least ` +
+      `320 cores, more than the cluster ever has (256 cores): ${still}`,
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

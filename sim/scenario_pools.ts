@@ -6,7 +6,7 @@ import { plainToSource } from "../core/model/yaml_load.ts";
 import type { RespoolConfig, RespoolResourceConfig } from "../core/model/config_types.ts";
 import { isMapping, leastOf } from "./scenario_distribution.ts";
 import { quote } from "./scenario_messages.ts";
-import { RESOURCE_FIELDS } from "./scenario_workload.ts";
+import { type Distribution, instanceRange, RESOURCE_FIELDS } from "./scenario_workload.ts";
 
 /** A problem of one pool field; `path` is from the scenario's top (`respools[0].children[1].name`). */
 export interface PoolIssue {
@@ -207,18 +207,7 @@ export function unadmittableWork(
   }[],
   respools: unknown,
 ): PoolIssue[] {
-  const limits = new Map<string, Map<string, number>>();
-  const collect = (list: unknown, parent: string) => {
-    if (!Array.isArray(list)) return;
-    for (const pool of list) {
-      if (!isMapping(pool) || typeof pool.name !== "string") continue;
-      const path = `${parent}/${pool.name}`;
-      const config = respoolIssues(poolConfig(pool)).config;
-      if (config) limits.set(path, new Map(config.resources.map((r) => [r.kind, r.limit])));
-      collect(pool.children, path);
-    }
-  };
-  collect(respools, "");
+  const limits = poolLimits(respools);
   const issues: PoolIssue[] = [];
   workloads.forEach((w, i) => {
     const pool = limits.get(w.respool);
@@ -242,8 +231,85 @@ export function unadmittableWork(
   return issues;
 }
 
+/**
+ * Gangs bigger than their pool may ever hold or than the cluster ever has: a gang is admitted whole or not
+ * at all (Peloton's `minimumRunningInstances`), against an entitlement its pool's limit and the cluster's
+ * capacity cap, so a workload whose every gang asks for more never has one admitted, and its jobs wait for
+ * the whole run with no placement attempt (a queue behind them in the pool waits too). A gang's least ask
+ * is judged (its fewest tasks times a task's least draw). Workloads whose tasks alone are too big are
+ * `unadmittableWork`'s; only workloads whose resources the scenario gives are judged. A warning, as
+ * `unadmittableWork`'s.
+ */
+export function oversizedGangs(
+  scenario: Parameters<typeof clusterMost>[0] & {
+    workloads: readonly {
+      name: string;
+      respool: string;
+      instances: Distribution;
+      gang?: boolean | number;
+      jobFile?: string;
+      trace?: unknown;
+      revocable?: boolean;
+    }[];
+  },
+  respools: unknown,
+): PoolIssue[] {
+  const limits = poolLimits(respools);
+  const most = clusterMost(scenario);
+  const issues: PoolIssue[] = [];
+  scenario.workloads.forEach((w, i) => {
+    if (w.gang === undefined || w.gang === false || w.jobFile !== undefined || w.trace !== undefined) return;
+    const fewest = instanceRange(w.instances).min;
+    const size = w.gang === true ? fewest : Math.min(w.gang, fewest);
+    if (size < 2) return;
+    const pool = limits.get(w.respool);
+    const over: string[] = [];
+    for (const [field, kind, unit] of RESOURCE_FIELDS) {
+      // Revocable cpu comes from slack, which no limit caps.
+      if (kind === "cpu" && w.revocable) continue;
+      const least = leastOf((w as Record<string, unknown>)[field]);
+      const limit = pool ? pool.get(kind) ?? 0 : Infinity;
+      // A task alone over the limit is warned of already.
+      if (least <= 0 || least > limit) continue;
+      const total = Math.round(size * least * 1000) / 1000;
+      const cap = Math.min(limit, most.get(kind)!);
+      if (total <= cap) continue;
+      const which = limit <= most.get(kind)!
+        ? `more than ${w.respool} can ever hold (its ${kind} limit is ${limit})`
+        : `more than the cluster ever has (${most.get(kind)} ${unit})`;
+      over.push(`${total} ${unit}, ${which}`);
+    }
+    if (!over.length) return;
+    issues.push({
+      path: ["workloads", i, "gang"],
+      message:
+        `every gang of ${w.name} has at least ${size} tasks, which ask for at least ${over.join("; ")}: ` +
+        "a gang is admitted whole or not at all, so the resource manager will admit none of them, and they " +
+        `will wait for the whole run (and work queued behind them in ${w.respool} with them)`,
+    });
+  });
+  return issues;
+}
+
+/** Each inline pool's limits by kind, by path (pools with errors of their own are left out). */
+function poolLimits(respools: unknown): Map<string, Map<string, number>> {
+  const limits = new Map<string, Map<string, number>>();
+  const collect = (list: unknown, parent: string) => {
+    if (!Array.isArray(list)) return;
+    for (const pool of list) {
+      if (!isMapping(pool) || typeof pool.name !== "string") continue;
+      const path = `${parent}/${pool.name}`;
+      const config = respoolIssues(poolConfig(pool)).config;
+      if (config) limits.set(path, new Map(config.resources.map((r) => [r.kind, r.limit])));
+      collect(pool.children, path);
+    }
+  };
+  collect(respools, "");
+  return limits;
+}
+
 /** A host class as the capacity check reads it. */
-interface ClassCapacity {
+export interface ClassCapacity {
   name: string;
   count: number;
   cpu: number;
@@ -251,6 +317,35 @@ interface ClassCapacity {
   diskMb: number;
   gpu: number;
 }
+
+/** What a scenario's cluster ever has, by kind: its hosts at the start and those events add. */
+export function clusterMost(scenario: {
+  hostClasses: readonly ClassCapacity[];
+  events: readonly { addHostClass?: ClassCapacity; addHosts?: { class: string; count: number } }[];
+}): Map<string, number> {
+  const classes = [...scenario.hostClasses, ...scenario.events.flatMap((e) => e.addHostClass ?? [])];
+  const added = (name: string) =>
+    scenario.events.reduce((n, e) => n + (e.addHosts?.class === name ? e.addHosts.count : 0), 0);
+  return new Map(
+    RESOURCE_FIELDS.map(([field, kind]) => [
+      kind,
+      classes.reduce((n, c) => n + (c.count + added(c.name)) * c[field], 0),
+    ]),
+  );
+}
+
+/** "12 cores, 4096 MB of memory". */
+export function amountsText(byKind: Map<string, number>): string {
+  return RESOURCE_FIELDS.filter(([, kind]) => byKind.has(kind)).map(([, kind, unit]) => {
+    const n = byKind.get(kind)!;
+    return unit === "MB" ? `${n} MB of ${kind}` : `${n} ${unit}`;
+  }).join(", ");
+}
+
+/** Why a cluster whose top-level pools reserve more than it has behaves unlike Peloton's. */
+export const OVER_RESERVED_WHY =
+  "entitlements add up to more than the cluster, so admitted tasks may wait for " +
+  "hosts (Peloton refuses such pools: its root pool's reservation is the cluster's capacity)";
 
 /**
  * The top-level pools reserving more of a resource than the cluster ever has (its hosts at the start and those
@@ -273,24 +368,18 @@ export function overReservedCluster(
     const config = respoolIssues(poolConfig(pool)).config;
     if (config) addReservations(reserved, config.resources);
   }
-  const classes = [...scenario.hostClasses, ...scenario.events.flatMap((e) => e.addHostClass ?? [])];
-  const added = (name: string) =>
-    scenario.events.reduce((n, e) => n + (e.addHosts?.class === name ? e.addHosts.count : 0), 0);
-  const amount = (n: number, kind: string, unit: string) =>
-    unit === "MB" ? `${n} MB of ${kind}` : `${n} ${unit}`;
-  const over: string[] = [], has: string[] = [];
-  for (const [field, kind, unit] of RESOURCE_FIELDS) {
-    const most = classes.reduce((n, c) => n + (c.count + added(c.name)) * c[field], 0);
+  const most = clusterMost(scenario);
+  const over = new Map<string, number>(), has = new Map<string, number>();
+  for (const [, kind] of RESOURCE_FIELDS) {
     const wants = reserved.get(kind) ?? 0;
-    if (wants <= most) continue;
-    over.push(amount(wants, kind, unit));
-    has.push(amount(most, kind, unit));
+    if (wants <= most.get(kind)!) continue;
+    over.set(kind, wants);
+    has.set(kind, most.get(kind)!);
   }
-  if (!over.length) return [];
+  if (!over.size) return [];
   return [{
     path: ["respools"],
-    message: `the top-level pools reserve ${over.join(", ")}, more than the cluster ever has ` +
-      `(${has.join(", ")}): entitlements add up to more than the cluster, so admitted tasks may wait for ` +
-      "hosts (Peloton refuses such pools: its root pool's reservation is the cluster's capacity)",
+    message: `the top-level pools reserve ${amountsText(over)}, more than the cluster ever has ` +
+      `(${amountsText(has)}): ${OVER_RESERVED_WHY}`,
   }];
 }

@@ -779,19 +779,22 @@ Deno.test("an elastic job's maxInstances is at least the instances it starts wit
   accepted(oneWorkload(`instances: {uniform: [5, 50]}, ${grow(50)}`));
 });
 
-Deno.test("arrivals and starts after the run's durationSec are refused, and events at or after it: they would never happen", () => {
+Deno.test("arrivals and starts at or after the run's durationSec are refused, as events are: they would never happen", () => {
   const e = errors(`${TREE}workloads:
-  - {name: w, respool: /org/a, durationSec: 10, arrival: {at: [0, 700, 600]}}
-  - {name: x, respool: /org/b, durationSec: 10, arrival: {ratePerSec: 1}, startSec: 601}
+  - {name: w, respool: /org/a, durationSec: 10, arrival: {at: [0, 700, 600, 599.5]}}
+  - {name: x, respool: /org/b, durationSec: 10, arrival: {ratePerSec: 1}, startSec: 600}
   - {name: y, respool: /org/b, durationSec: 10, arrival: {bursts: {everySec: 60, jobs: 2, firstAtSec: 900}}}
 events:
   - {atSec: 1000, failHosts: {class: std}}
   - {atSec: 600, failHosts: {class: std}}
 `);
+  const late =
+    "expected a time before durationSec (600), when the run ends: a job arriving then would never be run";
   assert.deepEqual(e, [
-    "bad.yaml:17: workloads[0].arrival.at[1]: got 700, expected at most durationSec (600): the run ends before",
-    "bad.yaml:18: workloads[1].startSec: got 601, expected at most durationSec (600): the run ends before",
-    "bad.yaml:19: workloads[2].arrival.bursts.firstAtSec: got 900, expected at most durationSec (600): the run ends before",
+    `bad.yaml:17: workloads[0].arrival.at[1]: got 700, ${late}`,
+    `bad.yaml:17: workloads[0].arrival.at[2]: got 600, ${late}`,
+    `bad.yaml:18: workloads[1].startSec: got 600, ${late}`,
+    `bad.yaml:19: workloads[2].arrival.bursts.firstAtSec: got 900, ${late}`,
     // Checked in the order they run. An event at the end would start what the run never shows.
     "bad.yaml:22: events[1].atSec: got 600, expected a time before durationSec (600), when the run ends",
     "bad.yaml:21: events[0].atSec: got 1000, expected a time before durationSec (600), when the run ends",
@@ -1174,4 +1177,60 @@ Deno.test("a scenario nested past the YAML depth limit is refused in one line na
   const res = parseScenario(`name: deep\nhosts: ${"[".repeat(5_000)}${"]".repeat(5_000)}\n`, "deep.yaml");
   assert.equal(res.ok, false);
   assert.deepEqual(res.errors, ["deep.yaml:2: lists and mappings nested more than 64 levels deep"]);
+});
+
+Deno.test("a pool update that breaks the nesting rules is refused, judged against the tree as earlier updates left it", () => {
+  const update = (at: number, path: string, resources: string, extra = "") =>
+    `  - {atSec: ${at}, updatePool: {path: ${path}, resources: [${resources}]${extra}}}\n`;
+  const e = errors(`${TREE}events:
+${update(100, "/org/b", "{kind: cpu, reservation: 20, limit: 40}")}${
+    update(200, "/org", "{kind: cpu, reservation: 24, limit: 24}")
+  }`);
+  assert.deepEqual(e, [
+    "bad.yaml:17: events[0].updatePool.resources[0].limit: got 40, expected at most 32, the limit of /org at 100 s",
+    "bad.yaml:17: events[0].updatePool.resources[0].reservation: got 20, expected at most 16: the reservation " +
+    "of /org is 32 at 100 s, and its other children reserve 16",
+    "bad.yaml:18: events[1].updatePool.resources[0].limit: got 24, expected at least 32, the cpu limit of its " +
+    "child /org/a at 200 s",
+    "bad.yaml:18: events[1].updatePool.resources[0].limit: got 24, expected at least 32, the cpu limit of its " +
+    "child /org/b at 200 s",
+    "bad.yaml:18: events[1].updatePool.resources[0].reservation: got 24, expected at least 32, what its " +
+    "children reserve of cpu at 200 s",
+  ]);
+  // Raising the parent first makes room for the child: the tree at each update's time, not the scenario's.
+  const raise = update(50, "/org", "{kind: cpu, reservation: 40, limit: 40}");
+  const child = update(100, "/org/b", "{kind: cpu, reservation: 20, limit: 40}");
+  accepted(`${TREE}events:\n${raise}${child}`);
+  // The same updates the other way round in time: the child's comes before the parent has room.
+  const later = errors(`${TREE}events:\n${raise.replace("atSec: 50", "atSec: 150")}${child}`);
+  assert.equal(later.length, 2, later.join("\n"));
+  assert.match(
+    later[0],
+    /^bad\.yaml:18: events\[1\]\.updatePool\.resources\[0\]\.limit: got 40, expected at most 32/,
+  );
+  // A forced update is taken as the respool API takes it, unchecked; so is one that gives no resources.
+  accepted(
+    `${TREE}events:\n${update(100, "/org/b", "{kind: cpu, reservation: 20, limit: 40}", ", force: true")}`,
+  );
+  accepted(`${TREE}events:\n  - {atSec: 100, updatePool: {path: /org, owningteam: x}}\n`);
+});
+
+Deno.test("a pool update leaving out a kind its children have is refused: Peloton fills it with 0", () => {
+  const e = errors(`${
+    TREE.replace(
+      "      - {kind: cpu, reservation: 32, limit: 32}\n",
+      "      - {kind: cpu, reservation: 32, limit: 32}\n      - {kind: memory, reservation: 100, limit: 100}\n",
+    ).replace(
+      "          - {kind: cpu, reservation: 16, limit: 32}\n      - name: b",
+      "          - {kind: cpu, reservation: 16, limit: 32}\n          - {kind: memory, reservation: 50, limit: 100}\n      - name: b",
+    )
+  }events:
+  - {atSec: 10, updatePool: {path: /org, resources: [{kind: cpu, reservation: 32, limit: 32}]}}
+`);
+  assert.deepEqual(e, [
+    "bad.yaml:19: events[0].updatePool.resources: lists no memory resource, so its memory limit is 0: expected " +
+    "at least 100, the memory limit of its child /org/a at 10 s",
+    "bad.yaml:19: events[0].updatePool.resources: lists no memory resource, so its memory reservation is 0: " +
+    "expected at least 50, what its children reserve of memory at 10 s",
+  ]);
 });

@@ -13,6 +13,7 @@ import { mesosTaskId, type TaskRecord } from "../core/model/records.ts";
 import type { Resources } from "../core/model/resources.ts";
 import { isTerminalJobState, isTerminalTaskState, type TaskState } from "../core/model/states.ts";
 import { controllerAdmits, entitlementAdmits, reservationAdmits } from "../core/resmgr/admission.ts";
+import type { QueuedGang } from "../core/resmgr/queued_gang.ts";
 import { RESOURCE_EPSILON, type Scalar } from "../core/resmgr/scalar.ts";
 import type { Scenario } from "./scenario.ts";
 import type { Simulation } from "./runner.ts";
@@ -154,6 +155,75 @@ export class StallWatch {
     if (view?.state === "PENDING" && quietMs >= this.#admissionMs) return admissionReason(this.sim, id);
     return undefined;
   }
+}
+
+/**
+ * Jobs a run with a durationSec ended with that nothing in it could have started: waiting for a pool that
+ * never admits their gang, as it asks for more than the pool's limit or the cluster's capacity allow its
+ * entitlement to be (a gang is admitted whole or not at all), or queued in the pool behind such a gang (the
+ * pending queue admits in order, and stops at a gang its entitlement cannot take). Work that merely waited
+ * when the run ended is not listed. An open-ended run finds its stuck jobs as it goes (`StallWatch`).
+ */
+export function neverStartingJobs(sim: Simulation): StuckJob[] {
+  const why = new Map<QueuedGang, string>();
+  for (const pool of sim.resmgr.tree.leaves()) {
+    let blocked: string | undefined;
+    for (const gang of pool.pending) {
+      if (blocked) {
+        why.set(gang, blocked);
+        continue;
+      }
+      const over = gang.revocable ? undefined : overCaps(gang, pool.limit(), sim.resmgr.capacity.physical);
+      if (over === undefined) continue;
+      const what = gang.rows.length > 1 ? `its gang of ${gang.rows.length} tasks` : "it";
+      why.set(gang, `pool ${pool.path} can never admit ${what}: ${over}`);
+      blocked = `waits in pool ${pool.path}'s queue behind work the pool can never admit`;
+    }
+  }
+  if (!why.size) return [];
+  const workloads = new Map(sim.submissions.map((s) => [s.jobId, s.workload]));
+  const table = sim.resmgr.tasks;
+  const stuck: StuckJob[] = [];
+  for (const job of sim.jobmgr.jobs.values()) {
+    if (isTerminalJobState(job.runtime.state)) continue;
+    let waitingTasks = 0, reason: string | undefined, startable = false;
+    for (const task of job.tasks.values()) {
+      if (isTerminalTaskState(task.state)) continue;
+      const row = table.rowOf(mesosTaskId(job.jobId, task.instanceId, task.runId));
+      const gang = row < 0 ? null : table.gang[row];
+      const never = gang ? why.get(gang) : undefined;
+      if (never === undefined) {
+        startable = true;
+        break;
+      }
+      waitingTasks++;
+      reason ??= never;
+    }
+    if (!startable && reason !== undefined) {
+      stuck.push({ jobId: job.jobId, workload: workloads.get(job.jobId) ?? "", waitingTasks, reason });
+    }
+  }
+  return stuck;
+}
+
+/**
+ * How a gang asks for more than a pool's entitlement can ever be (its limit, in the pool's units, and the
+ * cluster's capacity), e.g. "needs gpu 48, its limit is 32"; undefined when it does not.
+ */
+function overCaps(gang: QueuedGang, limit: Scalar, capacity: Resources): string | undefined {
+  const need = gang.resources;
+  const kinds: [string, number, number, number][] = [
+    ["cpu", need.cpuMilli / 1000, limit.cpu, capacity.cpuMilli / 1000],
+    ["memory MB", need.memMb, limit.memory, capacity.memMb],
+    ["disk MB", need.diskMb, limit.disk, capacity.diskMb],
+    ["gpu", need.gpuMilli / 1000, limit.gpu, capacity.gpuMilli / 1000],
+  ];
+  const parts = kinds.flatMap(([k, n, l, c]) => {
+    if (n - Math.min(l, c) < RESOURCE_EPSILON) return [];
+    const cap = l <= c ? `its limit is ${round(l)}` : `the cluster has ${round(c)}`;
+    return [`needs ${k} ${round(n)}, ${cap}`];
+  });
+  return parts.length ? parts.join("; ") : undefined;
 }
 
 /** When the scenario's last timed event (a recovery or maintenance end included) happens. */

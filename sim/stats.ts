@@ -10,6 +10,21 @@ import { PLACED, PLACING, READY, type TaskTable } from "../core/resmgr/task_tabl
 import { REVOCABLE } from "../core/resmgr/allocation.ts";
 import { type SimTaskStatus, SLACK_PREEMPTED_REASON } from "./cluster.ts";
 import type { Simulation } from "./runner.ts";
+import {
+  averagesBetween,
+  CPU,
+  DISK,
+  emptyAreas,
+  GPU,
+  HELD_CPU,
+  HELD_MEM,
+  MEM,
+  SLACK_HELD_CPU,
+  SLACK_HELD_MEM,
+  type UsageAreas,
+  type UsageAverages,
+  type UsageMeter,
+} from "./usage_meter.ts";
 
 export interface TaskCounts {
   /** Instances of submitted jobs (grown elastic jobs and daemon instances included). */
@@ -22,12 +37,30 @@ export interface TaskCounts {
   lost: number;
   /** Preempted: running tasks evicted for a pool's entitlement, waiting ones sent back, revocable ones whose slack went. */
   preempted: number;
-  /** Instances of accepted jobs never launched by the end. */
+  /**
+   * Instances never launched by the end, of jobs accepted or not answered yet (submitted so close to the
+   * end that their create had no answer).
+   */
   unplaced: number;
+  /**
+   * Instances of jobs the API refused. Every submitted instance is launched (at least once), unplaced or
+   * rejected.
+   */
+  rejected: number;
 }
 
+/**
+ * The run's time series, a point per sample time `t`. What a point is depends on the series: utilization
+ * (`cpuUtil` …) and `revocableCpu` are exact averages over the interval the point ends (from the sample
+ * before, or from 0), integrated over every change in between; counts per interval (`launchesPerSec`,
+ * `placementFailures`, `queueDelayP*`) cover that interval too; the rest are what held at the sample time.
+ */
 export interface Series {
   t: number[];
+  /**
+   * Fraction of the cpu of the hosts up that tasks hold (launched until they end, revocable tasks
+   * included: it may pass 1 when they run on slack), averaged over the interval.
+   */
   cpuUtil: number[];
   memUtil: number[];
   diskUtil: number[];
@@ -43,10 +76,13 @@ export interface Series {
   launchesPerSec: number[];
   /** Tasks preempted so far (cumulative). */
   preemptedTasks: number[];
-  /** Submit-to-running delays of the tasks that started running in each interval, seconds. */
-  queueDelayP50: number[];
-  queueDelayP90: number[];
-  queueDelayP99: number[];
+  /**
+   * Submit-to-running delays of the tasks that started running in each interval, seconds; null for an
+   * interval in which no task started (tasks may still have been waiting).
+   */
+  queueDelayP50: (number | null)[];
+  queueDelayP90: (number | null)[];
+  queueDelayP99: (number | null)[];
   /**
    * Jain's index of cpu allocation against each leaf pool's due, over pools that want cpu: see `jain`.
    * Allocation is what the resource manager admitted, so a pool counts its share before its tasks run.
@@ -57,7 +93,10 @@ export interface Series {
    * admitted tasks still wait for hosts others hold counts only what runs.
    */
   fairnessHeld: number[];
-  /** Slack the hosts lend, and the part revocable tasks hold, in cores. */
+  /**
+   * Slack the hosts lend, at the sample time, and the cpu revocable tasks hold, averaged over the interval,
+   * in cores.
+   */
   slackCpu: number[];
   revocableCpu: number[];
   hostsUp: number[];
@@ -89,8 +128,9 @@ export interface PoolSeries {
   allocationMemMb: number[];
   demandMemMb: number[];
   /**
-   * Of the allocation, what hosts hold: tasks the job manager took to launch or that run, i.e. the
-   * allocation less the tasks still waiting for placement (READY, PLACING, PLACED; `placingTasks`).
+   * What the pool's tasks hold on hosts, from their launch until they end, averaged over the interval each
+   * point ends (exactly, over every launch and end in it). The other series are the values at the sample
+   * time.
    */
   heldCpu: number[];
   heldMemMb: number[];
@@ -211,6 +251,7 @@ export class SimStats {
     lost: 0,
     preempted: 0,
     unplaced: 0,
+    rejected: 0,
   };
   readonly series: Series = {
     t: [],
@@ -296,6 +337,9 @@ export class SimStats {
   #lastLaunched = 0;
   #poolSeriesCount = 0;
   #lastSampleMs = 0;
+  /** The usage meter's areas at the last sample, and at the end of the warm-up once it came. */
+  #lastAreas: UsageAreas = emptyAreas();
+  #warmupAreas: UsageAreas | undefined;
 
   /** When the last sample was taken (0 before the first). */
   get lastSampleMs(): number {
@@ -632,40 +676,58 @@ export class SimStats {
     return out;
   }
 
-  /** Instances of accepted jobs that never launched. */
-  unplaced(accepted: (jobId: string) => boolean): number {
+  /** Instances of the jobs `counted` takes that never launched. */
+  unplaced(counted: (jobId: string) => boolean): number {
     let n = 0;
     for (const [jobId, j] of this.#jobs) {
-      if (!accepted(jobId)) continue;
+      if (!counted(jobId)) continue;
       for (let i = 0; i < j.expected; i++) if (!(j.flags[i] & LAUNCHED)) n++;
     }
     return n;
   }
 
+  /** Instances of a submitted job (0 for a job no workload submitted). */
+  instancesOf(jobId: string): number {
+    return this.#jobs.get(jobId)?.expected ?? 0;
+  }
+
+  /** The warm-up ended: averages after it start from the meter's areas now. */
+  markWarmup(usage: UsageMeter, nowMs: number): void {
+    this.#warmupAreas = usage.areas(nowMs);
+  }
+
+  /**
+   * Exact time-averages of what hosts hold from the end of the warm-up to `nowMs` (all zero when the run
+   * did not get past it).
+   */
+  usageAfterWarmup(usage: UsageMeter, nowMs: number): UsageAverages {
+    const from = this.options.warmupMs > 0 ? this.#warmupAreas : emptyAreas();
+    if (!from || nowMs <= from.atMs) return averagesBetween(emptyAreas(nowMs), emptyAreas(nowMs));
+    return averagesBetween(from, usage.areas(nowMs));
+  }
+
   sample(nowMs: number, sim: Simulation): void {
     const table = sim.hostmgr.registry.table;
-    let cpu = 0, mem = 0, disk = 0, gpu = 0, cpuT = 0, memT = 0, diskT = 0, gpuT = 0, up = 0;
-    let slack = 0, revocable = 0, maintenance = 0;
+    let up = 0, slack = 0, maintenance = 0;
     for (const h of table.entries) {
       if (h.lost) continue;
-      const i = h.index, t = h.info.resources;
       up++;
       if (h.state !== "HOST_STATE_UP") maintenance++;
-      cpuT += t.cpuMilli, memT += t.memMb, diskT += t.diskMb, gpuT += t.gpuMilli;
-      cpu += t.cpuMilli - table.freeCpu[i], mem += t.memMb - table.freeMem[i];
-      disk += t.diskMb - table.freeDisk[i], gpu += t.gpuMilli - table.freeGpu[i];
-      slack += table.slackCpu[i], revocable += table.slackUsedCpu[i];
+      slack += table.slackCpu[h.index];
     }
-    const ratio = (u: number, t: number) => (t > 0 ? round4(u / t) : 0);
+    // What hosts held over the interval, exactly: short tasks between samples count for their time.
+    const areas = sim.cluster.usage.areas(nowMs);
+    const held = averagesBetween(this.#lastAreas, areas);
+    this.#lastAreas = areas;
     let queued = 0;
     for (const pool of sim.resmgr.tree.leaves()) queued += pool.queuedTasks;
     const s = this.series;
     const n = s.t.length;
     s.t.push(nowMs / 1000);
-    s.cpuUtil.push(ratio(cpu, cpuT));
-    s.memUtil.push(ratio(mem, memT));
-    s.diskUtil.push(ratio(disk, diskT));
-    s.gpuUtil.push(ratio(gpu, gpuT));
+    s.cpuUtil.push(round4(held.ratio[CPU]));
+    s.memUtil.push(round4(held.ratio[MEM]));
+    s.diskUtil.push(round4(held.ratio[DISK]));
+    s.gpuUtil.push(round4(held.ratio[GPU]));
     s.runningTasks.push(sim.cluster.runningTasks);
     s.queuedTasks.push(queued);
     const placing = waitingForPlacement(sim.resmgr.tasks);
@@ -675,21 +737,24 @@ export class SimStats {
     const { running, waiting } = sim.resmgr.preempted;
     s.preemptedTasks.push(running + waiting + this.tasks.preempted);
     const delays = this.#intervalDelays.sort((a, b) => a - b);
-    s.queueDelayP50.push(percentile(delays, 50) / 1000);
-    s.queueDelayP90.push(percentile(delays, 90) / 1000);
-    s.queueDelayP99.push(percentile(delays, 99) / 1000);
+    // No task started: no delay to show (a gap), not a delay of 0 while tasks may wait.
+    const delay = (p: number) => (delays.length ? percentile(delays, p) / 1000 : null);
+    s.queueDelayP50.push(delay(50));
+    s.queueDelayP90.push(delay(90));
+    s.queueDelayP99.push(delay(99));
     this.#intervalDelays = [];
     const shares = poolShares(sim.resmgr.tree, sim.resmgr.capacity, placing);
     s.fairness.push(jain(shares));
     s.fairnessHeld.push(jain(shares, "held"));
     s.slackCpu.push(slack / 1000);
-    s.revocableCpu.push(revocable / 1000);
+    s.revocableCpu.push(round4(held.revocableCpu / 1000));
     s.hostsUp.push(up);
     s.hostsInMaintenance.push(maintenance);
     this.#sampleFailures(n);
     this.#lastLaunched = this.tasks.launched;
     this.#lastSampleMs = nowMs;
-    this.#samplePools(sim.resmgr.tree.root, s.t.length, placing);
+    const usage = sim.cluster.usage;
+    this.#samplePools(sim.resmgr.tree.root, s.t.length, placing, (path) => held.pools[usage.poolOf(path)]);
   }
 
   /** Appends this interval's failures per reason; a reason first seen now gets zeros before. */
@@ -708,16 +773,29 @@ export class SimStats {
     this.#intervalHandedBack = 0;
   }
 
-  /** Appends every tracked pool's entitlements, allocations, held and demand; returns the subtree's sums. */
-  #samplePools(node: RespoolNode, samples: number, waiting: WaitingForPlacement): PoolTotals {
+  /**
+   * Appends every tracked pool's entitlements, allocations and demand at the sample time, and what its
+   * tasks held over the interval (`heldOf` a pool's own, by path); returns the subtree's sums of both.
+   */
+  #samplePools(
+    node: RespoolNode,
+    samples: number,
+    waiting: WaitingForPlacement,
+    heldOf: (path: string) => number[] | undefined,
+  ): { sum: PoolTotals; held: number[] } {
     // Series are made parents first, so past the cap it is deep pools that go without.
     const p = node.isRoot ? undefined : this.pools[node.path] ?? this.#newPoolSeries(node.path, samples);
     const sum = leafTotals(node, waiting);
-    for (const child of node.children) addTotals(sum, this.#samplePools(child, samples, waiting));
-    if (!p) return sum;
-    const v = poolValues(node, sum);
+    const held = [...(heldOf(node.path) ?? [0, 0, 0, 0])];
+    for (const child of node.children) {
+      const c = this.#samplePools(child, samples, waiting, heldOf);
+      addTotals(sum, c.sum);
+      for (let k = 0; k < held.length; k++) held[k] += c.held[k];
+    }
+    if (!p) return { sum, held };
+    const v = { ...poolValues(node, sum), ...heldValues(held) };
     for (const k of POOL_SERIES_KEYS) p[k].push(v[k]);
-    return sum;
+    return { sum, held };
   }
 
   #newPoolSeries(path: string, samples: number): PoolSeries | undefined {
@@ -748,6 +826,21 @@ export function poolValues(node: RespoolNode, t: PoolTotals): Record<keyof PoolS
     slackAllocationMemMb: t.slackAllocMemMb,
     slackHeldMemMb: t.slackHeldMemMb,
     slackDemandMemMb: t.slackDemandMemMb,
+  };
+}
+
+/**
+ * What a pool's tasks held on hosts (the usage meter's pool quantities, in milli-cores and MB), in the
+ * report's units.
+ */
+export function heldValues(
+  held: ArrayLike<number>,
+): { heldCpu: number; heldMemMb: number; slackHeldCpu: number; slackHeldMemMb: number } {
+  return {
+    heldCpu: round4(held[HELD_CPU] / 1000),
+    heldMemMb: round4(held[HELD_MEM]),
+    slackHeldCpu: round4(held[SLACK_HELD_CPU] / 1000),
+    slackHeldMemMb: round4(held[SLACK_HELD_MEM]),
   };
 }
 

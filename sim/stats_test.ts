@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { buildReport } from "../reports/report.ts";
+import { buildReport, meanFrom } from "../reports/report.ts";
 import { createSimulation, runScenario } from "./runner.ts";
 import type { ApiReply } from "../core/messages.ts";
 import type { MappedTaskStatus } from "../core/messages.ts";
@@ -385,8 +385,8 @@ Deno.test("a daemon instance for a host that came later waits from the host's ar
   assert.deepEqual([agent.count, agent.waiting], [3, 1], JSON.stringify(agent));
   assert.ok(agent.max > 94.9 && agent.max <= 95, `max ${agent.max}`);
   // Both agents that ran started within seconds of being asked for: the late host's at about 50 s.
-  const started = r.series.queueDelayP99.filter((x) => x > 0);
-  assert.ok(started.every((x) => x < 5), `per-interval delays ${started}`);
+  const started = r.series.queueDelayP99.filter((x) => x !== null);
+  assert.ok(started.every((x) => x! < 5), `per-interval delays ${started}`);
 });
 
 Deno.test("failed placement attempts count as the engine reports them, hand-backs at the deadline apart", async () => {
@@ -528,26 +528,32 @@ Deno.test("held on hosts: a pool's allocation less its tasks waiting for placeme
   const from30To110 = (xs: number[]) => xs.slice(2, 11);
   const b = r.poolSeries["/B"];
   assert.deepEqual(from30To110(b.allocationCpu), [1, 1, 1, 1, 4, 3, 3, 3, 3], "admitted");
+  // Averages over each interval ending at a sample: a task launched a few milliseconds into one (after the
+  // messages' modelled latency) counts for the rest of it.
+  const whole = (xs: number[]) => xs.map((x) => Math.round(x));
   assert.deepEqual(
-    from30To110(b.heldCpu),
+    whole(from30To110(b.heldCpu)),
     [1, 1, 1, 1, 2, 2, 2, 2, 3],
     "on hosts: less the 2, then 1, waiting",
   );
-  assert.deepEqual(from30To110(b.heldMemMb), [1024, 1024, 1024, 1024, 2048, 2048, 2048, 2048, 3072]);
+  assert.ok(from30To110(b.heldCpu).every((x, i) => Math.abs(x - whole(from30To110(b.heldCpu))[i]) < 0.02));
+  assert.deepEqual(
+    from30To110(b.heldMemMb).map((x) => Math.round(x / 1024) * 1024),
+    [1024, 1024, 1024, 1024, 2048, 2048, 2048, 2048, 3072],
+  );
   // At 70 s /B wants 4 (its fair share) and holds 2 on hosts; /A, due 4, holds 6: (1.5 + 0.5)² / (2 · 2.5).
   // From 80 s /B wants 3 and holds 2; /A is due the other 5: (1.2 + 2 / 3)² / (2 · (1.44 + 4 / 9)).
   assert.deepEqual(from30To110(s.fairnessHeld).slice(4, 8), [0.8, 0.9245, 0.9245, 0.9245]);
   // On allocation /B holds all it wants: (1.5 + 1)² / (2 · 3.25), then (1.2 + 1)² / (2 · 2.44).
   assert.deepEqual(from30To110(s.fairness).slice(4, 8), [0.9615, 0.9918, 0.9918, 0.9918]);
-  // What hosts hold, summed over the pools, is what the hosts have allocated, at every sample.
+  // What hosts hold, summed over the pools, is what the hosts have allocated, over every interval.
   for (let i = 0; i < s.t.length; i++) {
     const held = Object.values(r.poolSeries).reduce((sum, p) => sum + p.heldCpu[i], 0);
-    assert.equal(held, s.cpuUtil[i] * 8, `at ${s.t[i]} s`);
+    assert.ok(Math.abs(held - s.cpuUtil[i] * 8) < 0.001, `at ${s.t[i]} s: ${held} ${s.cpuUtil[i] * 8}`);
   }
-  assert.deepEqual([r.pools["/B"].heldCpu, r.pools["/B"].allocationCpu], [
-    b.heldCpu.at(-1),
-    b.allocationCpu.at(-1),
-  ]);
+  // At the end, nothing of /B runs any more.
+  assert.deepEqual([r.pools["/B"].heldCpu, r.pools["/B"].allocationCpu], [0, 0]);
+  assert.deepEqual([b.heldCpu.at(-1), b.allocationCpu.at(-1)], [0, 0]);
   assert.equal(r.fairnessHeld, meanOf(s.fairnessHeld));
 });
 
@@ -568,8 +574,10 @@ Deno.test("elastic sharing: reporting's share is admitted at 670 s but held on h
     );
     assert.deepEqual([s.fairness[i], s.fairnessHeld[i]], [0.9, 0.5], `at ${sec} s`);
   }
-  const firstHeld = s.t.find((_, i) => reporting.heldCpu[i] >= 800);
-  assert.equal(firstHeld, 730, "reporting holds its 800 cores once analytics' preempted tasks are gone");
+  // Held is averaged over each interval: reporting's tasks launch within the one ending at 730 s.
+  const firstHeld = s.t.find((_, i) => reporting.heldCpu[i] > 0);
+  assert.equal(firstHeld, 730, "reporting holds cores once analytics' preempted tasks are gone");
+  assert.equal(reporting.heldCpu[at(740)], 800, "and all its 800 over the next interval");
   assert.equal(s.fairnessHeld[at(730)], 1);
 });
 
@@ -723,4 +731,100 @@ Deno.test("admission delay: the part of the queue delay a pool's entitlement hol
   assert.equal(cut.waiting, 4);
   // Asked for a few milliseconds in (the submission's API round trip), still waiting at 90 s.
   assert.ok(cut.max > 89.9 && cut.max <= 90, `max ${cut.max}`);
+});
+
+/**
+ * 10 hosts of 8 cores; every 60 s from 0 to 540 s a job of 40 two-core tasks of 8 s: they hold 80 cores for
+ * 8 s of each minute, between the 10 s samples.
+ */
+const BURSTS = `
+name: bursts
+durationSec: 600
+hostClasses:
+  - {name: std, count: 10, cpu: 8, memoryMb: 32768, diskMb: 100000}
+respools:
+  - name: a
+    resources:
+      - {kind: cpu, reservation: 80, limit: 80}
+      - {kind: memory, reservation: 327680, limit: 327680}
+      - {kind: disk, reservation: 1000000, limit: 1000000}
+workloads:
+  - {name: cron, respool: /a, arrival: {bursts: {everySec: 60, jobs: 1}}, instances: 40, durationSec: 8,
+     cpu: 2, memoryMb: 1024}
+settings:
+  sampleIntervalSec: 10
+  taskStartupSec: 0
+`;
+
+Deno.test("utilization and what pools hold are exact time-averages: tasks shorter than a sample interval count", async () => {
+  const scenario = inlineScenario(BURSTS);
+  const sim = await runScenario(scenario, { seed: 1, checkInvariants: true });
+  const r = buildReport(scenario, sim, 1, MACHINE);
+  assert.equal(r.tasks.launched, 400);
+  // 10 bursts × 40 tasks × 2 cores × 8 s over 80 cores × 600 s: 6400 / 48000.
+  assert.equal(r.utilization.cpu, 0.1333);
+  assert.equal(r.pools["/a"].avgHeldCpu, 10.6667, "the same 6400 core-seconds over 600 s");
+  // Each burst holds 80 cores for 8 s of the interval that starts with it: 0.8 of the cpu, 64 cores.
+  const s = r.series, a = r.poolSeries["/a"];
+  for (let i = 0; i < s.t.length; i++) {
+    const burst = s.t[i] % 60 === 10;
+    assert.equal(s.cpuUtil[i], burst ? 0.8 : 0, `cpu at ${s.t[i]} s`);
+    assert.equal(a.heldCpu[i], burst ? 64 : 0, `held at ${s.t[i]} s`);
+    assert.equal(s.memUtil[i], burst ? 0.1 : 0, `memory at ${s.t[i]} s: 40 GB of 320 for 8 s of 10`);
+  }
+  // No task starts in the intervals between the bursts: their queue delay is no value, not 0.
+  assert.deepEqual(s.queueDelayP99.slice(0, 6).map((x) => x === null), [false, true, true, true, true, true]);
+});
+
+Deno.test("averages after the warm-up count only the time after it, to the millisecond", async () => {
+  // The first burst holds its 80 cores from about 0 s to 8 s: 3 s of it fall after a 5 s warm-up.
+  const scenario = inlineScenario(BURSTS.replace("taskStartupSec: 0", "taskStartupSec: 0\n  warmupSec: 5"));
+  const sim = await runScenario(scenario, { seed: 1 });
+  const r = buildReport(scenario, sim, 1, MACHINE);
+  const expected = (40 * 2 * 3 + 9 * 40 * 2 * 8) / (80 * 595);
+  assert.ok(Math.abs(r.utilization.cpu - expected) < 0.0002, `${r.utilization.cpu}, expected ${expected}`);
+  // Sampled series: the sample at the warm-up's end stands for the interval before it, all inside it.
+  assert.equal(meanFrom([10, 20, 30], [5, 7, 9], 20), 9);
+  assert.equal(meanFrom([10, 20, 30], [5, 7, 9], 15), round((7 * 5 + 9 * 10) / 15));
+  assert.equal(meanFrom([10, 20, 30], [5, 7, 9], 0), 7);
+});
+
+const round = (x: number) => Math.round(x * 10000) / 10000;
+
+Deno.test("cpu utilization counts revocable tasks' cpu too, with their part given apart", async () => {
+  // 64 cores of services (using a quarter of them) and 48 cores of revocable backfill on the slack, of 128.
+  const scenario = inlineScenario(slackPools(false));
+  const sim = await runScenario(scenario, { seed: 1, checkInvariants: true });
+  const r = buildReport(scenario, sim, 1, MACHINE);
+  const s = r.series, end = s.t.length - 1;
+  assert.equal(s.revocableCpu[end], 48);
+  assert.equal(s.cpuUtil[end], (64 + 48) / 128, "regular and revocable cpu alike");
+  const u = r.utilization;
+  // Backfill runs from its first slack estimate on, about 60 s into the 300 s run.
+  assert.ok(u.revocableCpu > 0.25 && u.revocableCpu < 0.375, `revocable part ${u.revocableCpu}`);
+  assert.ok(u.cpu - u.revocableCpu > 0.49 && u.cpu - u.revocableCpu <= 0.5, `regular part ${u.cpu}`);
+});
+
+Deno.test("no job arrives at the run's end, and every submitted task is launched, unplaced or rejected", async () => {
+  // Bursts every 60 s over a 600 s run: at 0, 60, … 540, not at 600, when the run ends.
+  const scenario = inlineScenario(BURSTS);
+  const sim = await runScenario(scenario, { seed: 1 });
+  const r = buildReport(scenario, sim, 1, MACHINE);
+  assert.deepEqual([r.jobs.submitted, r.jobs.accepted, r.jobs.unanswered], [10, 10, 0]);
+  assert.deepEqual([r.tasks.submitted, r.tasks.launched, r.tasks.unplaced, r.tasks.rejected], [
+    400,
+    400,
+    0,
+    0,
+  ]);
+
+  // A job half a millisecond before the end has no answer to its create by then (the modelled RPC latency
+  // is 1 ms): its tasks never launched, and count as unplaced.
+  const late = inlineScenario(
+    BURSTS.replace("arrival: {bursts: {everySec: 60, jobs: 1}}", "arrival: {at: [0, 599.9995]}"),
+  );
+  const cut = buildReport(late, await runScenario(late, { seed: 1 }), 1, MACHINE);
+  assert.deepEqual([cut.jobs.submitted, cut.jobs.accepted, cut.jobs.unanswered], [2, 1, 1]);
+  const t = cut.tasks;
+  assert.deepEqual([t.submitted, t.launched, t.unplaced, t.rejected], [80, 40, 40, 0]);
 });

@@ -51,12 +51,17 @@ export class TaskSlots {
   state = new Uint8Array(1024);
   /** Latest health-check result (1 healthy, 0 not, HEALTH_UNKNOWN), repeated by reconciliation. */
   healthy = new Int8Array(1024);
-  /** Counted in its host's cpu accounting (until it ends, is killed or its host is lost). */
+  /**
+   * Counted in its host's cpu accounting (until it ends, is killed or its host is lost): 0 no, else the
+   * cluster's mark (whether the usage meter counts it too).
+   */
   accounted = new Uint8Array(1024);
   revocable = new Uint8Array(1024);
   /** Modelled cpu use (milli-cores) and the fraction of its limit it comes from. */
   usedCpu = new Float64Array(1024);
   usageFraction = new Float64Array(1024);
+  /** The usage meter's index of the pool the task's job runs in, or -1 (`SimCluster.setPool`). */
+  pool = new Int32Array(1024);
   resources: (Resources | null)[] = [];
   usageGroup: (UsageGroup | null)[] = [];
   /** The next task on the same host, in launch order. */
@@ -102,6 +107,7 @@ export class TaskSlots {
     revocable: boolean,
     usageFraction: number,
     usageGroup: UsageGroup | undefined,
+    pool = -1,
   ): number {
     const slot = this.#free.length ? this.#free.pop()! : this.#newRow();
     this.taskId[slot] = taskId;
@@ -112,6 +118,7 @@ export class TaskSlots {
     this.revocable[slot] = revocable ? 1 : 0;
     this.usedCpu[slot] = 0;
     this.usageFraction[slot] = usageFraction;
+    this.pool[slot] = pool;
     this.resources[slot] = resources;
     this.usageGroup[slot] = usageGroup ?? null;
     this.#link(slot, host);
@@ -202,6 +209,7 @@ export class TaskSlots {
       this.revocable = grow(this.revocable);
       this.usedCpu = grow(this.usedCpu);
       this.usageFraction = grow(this.usageFraction);
+      this.pool = grow(this.pool);
       this.next = grow(this.next);
       this.#prev = grow(this.#prev);
       this.#pos = grow(this.#pos);

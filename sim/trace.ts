@@ -290,20 +290,21 @@ export interface ReplayedJob {
 /**
  * The jobs a replay submits, in order: those of the replayed window, at most `maxJobs` of them. Trace time
  * `trace.startSec` is simulated time 0, and `speedup` trace seconds pass per simulated second; the window
- * holds the jobs that then arrive from the workload's `startSec` to `endMs` (the run's or the workload's
- * end), both included. Jobs outside it, before it in particular, are not replayed and do not count
- * against `maxJobs`.
+ * holds the jobs that then arrive from the workload's `startSec` to its `stopSec`, both included, and
+ * before the run's end at `horizonMs` (an arrival at the end itself does not happen, as in `arrives`).
+ * Jobs outside it, before it in particular, are not replayed and do not count against `maxJobs`.
  */
-export function replayedJobs(jobs: TraceJob[], w: Workload, endMs: number): ReplayedJob[] {
+export function replayedJobs(jobs: TraceJob[], w: Workload, horizonMs: number): ReplayedJob[] {
   const spec = w.trace!;
   const startMs = w.startSec * 1000;
   const max = w.maxJobs ?? Infinity;
+  const stopMs = w.stopSec !== undefined ? w.stopSec * 1000 : Infinity;
   const out: ReplayedJob[] = [];
   for (const job of jobs) {
     if (out.length >= max) break;
     const atMs = ((job.submitSec - spec.startSec) / spec.speedup) * 1000;
     // Jobs come in submission order: past the window's end, none of the rest is in it.
-    if (atMs > endMs) break;
+    if (atMs > stopMs || atMs >= horizonMs) break;
     if (atMs >= startMs) out.push({ job, atMs });
   }
   return out;
@@ -327,7 +328,7 @@ export function emptyWindow(
   const spec = w.trace!;
   const horizonMs = durationSec !== undefined ? durationSec * 1000 : Infinity;
   const endMs = replayEndMs(w, horizonMs);
-  if (replayedJobs(jobs, w, endMs).length) return undefined;
+  if (replayedJobs(jobs, w, horizonMs).length) return undefined;
   const from = spec.startSec + w.startSec * spec.speedup;
   const start = w.startSec > 0
     ? `trace.startSec ${spec.startSec}, the workload's startSec ${w.startSec}`

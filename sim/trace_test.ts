@@ -292,8 +292,17 @@ ${workload}
   );
   // maxJobs counts the window's jobs, not the trace's first ones (job 100, before the window).
   assert.equal((await load("durationSec: 100", "startSec: 10", "    maxJobs: 1")).traces?.g.length, 2);
-  // A window that ends on the second job's time holds it, and loads.
-  const loaded = await load("durationSec: 9", "startSec: 2, speedup: 2");
+  // The second job comes at 9 s: a run that ends then leaves it out, as no job arrives at the run's end
+  // itself; a workload that stops then takes it (stopSec is its last time to submit).
+  await assert.rejects(
+    load("durationSec: 9", "startSec: 2, speedup: 2"),
+    refused(
+      `${where}: the replayed window, trace seconds 2 to 20 (trace.startSec 2, then the run's durationSec 9 ` +
+        `at trace.speedup 2), holds none of the trace's jobs: its 2 jobs are submitted from trace second 0 ` +
+        `to 20; ${fix}`,
+    ),
+  );
+  const loaded = await load("durationSec: 10", "startSec: 2, speedup: 2", "    stopSec: 9");
   assert.equal(loaded.traces?.g.length, 2);
   await Deno.remove(dir, { recursive: true });
 });

@@ -5,7 +5,7 @@ import type { OutcomeModel, SimCluster, UsageGroup } from "./cluster.ts";
 import { outcomeFromCommand } from "./cluster.ts";
 import type { Distribution, HostClass, Workload } from "./scenario.ts";
 import type { TraceJob } from "./trace.ts";
-import { replayedJobs, replayEndMs, traceConfig, traceModel } from "./trace.ts";
+import { replayedJobs, traceConfig, traceModel } from "./trace.ts";
 
 /** Draws from a distribution. */
 export function sample(d: Distribution, prng: Prng): number {
@@ -219,18 +219,18 @@ export function scheduleWorkload(w: Workload, ctx: WorkloadContext): void {
     return { workload: w.name, jobId, config, instances: daemon ? 0 : instances, model };
   };
   const max = w.maxJobs ?? Infinity;
-  const endMs = Math.min(ctx.horizonMs, w.stopSec !== undefined ? w.stopSec * 1000 : Infinity);
+  const comes = arrives(w, ctx.horizonMs);
   const plan = arrivals(w, prng);
   if ("first" in plan) {
     for (const t of plan.first.slice(0, Number.isFinite(max) ? max : undefined)) {
-      if (t <= endMs) ctx.schedule(t, () => ctx.submit(make()));
+      if (comes(t)) ctx.schedule(t, () => ctx.submit(make()));
     }
     return;
   }
   let scheduled = 0;
   const step = (prevMs: number) => {
     const at = plan.next(prevMs);
-    if (at > endMs || scheduled >= max) return;
+    if (!comes(at) || scheduled >= max) return;
     scheduled++;
     ctx.schedule(at, () => {
       ctx.submit(make());
@@ -240,11 +240,20 @@ export function scheduleWorkload(w: Workload, ctx: WorkloadContext): void {
   step(0);
 }
 
+/**
+ * Whether an arrival at `atMs` happens: up to the workload's `stopSec` (included) and before the run's end
+ * (not at it: the run would end before the job's tasks could be asked for, as no event runs then either).
+ */
+export function arrives(w: Workload, horizonMs: number): (atMs: number) => boolean {
+  const stopMs = w.stopSec !== undefined ? w.stopSec * 1000 : Infinity;
+  return (atMs) => atMs <= stopMs && atMs < horizonMs;
+}
+
 /** Replays a trace: each trace job is submitted at its (scaled) submit time. */
 function scheduleTrace(w: Workload, ctx: WorkloadContext): void {
   const spec = w.trace!;
   let n = 0;
-  for (const { job, atMs } of replayedJobs(ctx.trace ?? [], w, replayEndMs(w, ctx.horizonMs))) {
+  for (const { job, atMs } of replayedJobs(ctx.trace ?? [], w, ctx.horizonMs)) {
     ctx.schedule(atMs, () => {
       n++;
       const jobId = randomUuid(ctx.prng);
