@@ -202,22 +202,83 @@ export function secretsFlag(
   return [{ path: String(path), value: { data: btoa(text) } }];
 }
 
+/**
+ * Codes after which a call's outcome is unknown: no answer in time, a lost connection, a server that could
+ * not say. The server may have carried it out, or still be carrying it out (a write it accepted is retried
+ * until stored), so a create sent again may make a second job.
+ */
+const OUTCOME_UNKNOWN: ReadonlySet<string> = new Set([
+  "deadline-exceeded",
+  "unavailable",
+  "unknown",
+  "internal",
+]);
+
+/**
+ * The id a create sends: `-i/--jobID` as given, else a new random UUID (v4, lower case, as the API takes one).
+ * Picked here rather than by the server, so a create whose answer was lost can be sent again with the same id,
+ * which the server refuses as already existing instead of creating a second job.
+ */
+export function jobIdToCreate(opts: Record<string, unknown>): string {
+  return opts.jobID ? String(opts.jobID) : crypto.randomUUID();
+}
+
+/**
+ * Sends `create` (a job create with the id `jobId`); its answer, or undefined (exit 1) once an error was
+ * said. After one that leaves the outcome unknown, it says which job may still be created and how to check
+ * or retry without making a second one. `get` is the command that shows the job.
+ */
+export async function createOnce<T>(
+  ctx: CommandContext,
+  command: string,
+  jobId: string,
+  get: string,
+  create: () => Promise<T>,
+): Promise<T | undefined> {
+  try {
+    return await create();
+  } catch (e) {
+    // An ApiError with a definite answer (invalid config, already exists) means nothing was created.
+    if (e instanceof ApiError && !OUTCOME_UNKNOWN.has(e.code)) throw e;
+    // Anything else (an answer cut off while read) also leaves the outcome unknown.
+    ctx.err(`peloton ${command}: ${(e as Error).message}`);
+    ctx.err(
+      `peloton ${command}: job ${jobId} may still be created: check with \`peloton ${get} ${jobId}\`, ` +
+        `or run the same command with -i ${jobId} (a retry of a job that was created is refused as already ` +
+        "existing)",
+    );
+    return undefined;
+  }
+}
+
 export const jobCommands: Command[] = [
   {
     name: "job create",
     args: ["RESPOOL", "FILE"],
     summary: "create a job from a YAML config in a leaf resource pool; prints the new job id " +
-      "(--secret-path P --secret-data D: a secret written at P in each of its tasks)",
+      "(-i ID: the job's id, a new random UUID without it; a create left unanswered is sent again with -i " +
+      "ID, which cannot make a second job; --secret-path P --secret-data D: a secret written at P in each " +
+      "of its tasks)",
     options: { jobID: { type: "string", short: "i" }, ...SECRET_FLAGS },
     async run(ctx, [respool, file], opts) {
       const secrets = secretsFlag(opts);
       const config = await loadConfigFile(ctx, file, loadJobConfig);
       if (!config) return 1;
       const id = await respoolId(ctx, respool);
-      const body: Record<string, unknown> = { config: { ...config, respoolID: { value: id } } };
-      if (opts.jobID) body.id = { value: opts.jobID };
+      const jobId = jobIdToCreate(opts);
+      const body: Record<string, unknown> = {
+        id: { value: jobId },
+        config: { ...config, respoolID: { value: id } },
+      };
       if (secrets) body.secrets = secrets;
-      const res = await ctx.client.call<{ jobId: { value: string } }>(`${JOB}::Create`, body);
+      const res = await createOnce(
+        ctx,
+        "job create",
+        jobId,
+        "job get",
+        () => ctx.client.call<{ jobId: { value: string } }>(`${JOB}::Create`, body),
+      );
+      if (!res) return 1;
       ctx.out(ctx.json ? JSON.stringify(res) : `Job ${res.jobId.value} created`);
       return 0;
     },

@@ -1,7 +1,6 @@
 /** `peloton minicluster`: a local master that speaks the documented Mesos v1 HTTP API, with real-process agents. */
 import { portProblem } from "../daemons/listen.ts";
 import { MesosMaster } from "../mesos/master.ts";
-import { type DataDirOwnership, ownDataDir } from "../minicluster/data_dir_owner.ts";
 import type { Command } from "./command.ts";
 import { UsageError } from "./command.ts";
 import { startProblem } from "./up_command.ts";
@@ -53,13 +52,13 @@ export const miniclusterCommand: Command = {
     const maxCompleted = nonNegativeInt("max-completed-tasks", opts["max-completed-tasks"] ?? 1000);
     const dataDir = String(opts["data-dir"]);
     const host = String(opts.host);
-    let owner: DataDirOwnership | undefined;
     let master: MesosMaster;
     try {
-      // The agents' sandboxes and task records are this process's alone while it runs.
-      owner = ownDataDir(dataDir, "peloton minicluster");
+      // The master holds the data dir while it runs; taking it over after a crash (kill -9), it ends the
+      // task processes the crashed one left running before its agents come up.
       master = await MesosMaster.start({
         dataDir,
+        dataDirOwner: "peloton minicluster",
         hostname: host,
         port,
         agents: Array.from({ length: agents }, () => ({ cpus, memMb })),
@@ -71,7 +70,6 @@ export const miniclusterCommand: Command = {
         log: opts.verbose ? (line) => ctx.err(line) : undefined,
       });
     } catch (e) {
-      owner?.release();
       const problem = startProblem(e, host, port);
       if (!problem) throw e;
       ctx.err(`peloton minicluster: ${problem}`);
@@ -93,7 +91,6 @@ export const miniclusterCommand: Command = {
     Deno.removeSignalListener("SIGTERM", stop);
     ctx.err("peloton minicluster: stopping");
     await master.stop();
-    owner.release();
     return 0;
   },
 };

@@ -16,6 +16,8 @@ import {
 } from "./update_commands.ts";
 import { loadConfigFile, readInput } from "./config_file.ts";
 import {
+  createOnce,
+  jobIdToCreate,
   OPAQUE_FLAG,
   opaqueFlag,
   parseLabels,
@@ -293,7 +295,9 @@ export const statelessCommands: Command[] = [
     summary: "create a stateless job from a v1alpha spec; its pods start BATCH-SIZE at a time (0: all); " +
       "--start-paused: none until `workflow resume`; --maxInstanceRetries, --maxTolerableInstanceFailures: " +
       "the rolling start fails after so many; --opaque-data: kept with the start's workflow; " +
-      "--secret-path P --secret-data D: a secret written at P in each pod",
+      "--secret-path P --secret-data D: a secret written at P in each pod; -i ID: the job's id (a new " +
+      "random UUID without it; a create left unanswered is sent again with -i ID, which cannot make a " +
+      "second job)",
     options: {
       jobID: { type: "string", short: "i" },
       "start-paused": { type: "boolean", default: false },
@@ -317,17 +321,26 @@ export const statelessCommands: Command[] = [
       const s = await spec(ctx, file);
       if (!s) return 1;
       const id = await respoolId(ctx, respool);
+      const jobId = jobIdToCreate(opts);
       const body: Record<string, unknown> = {
+        jobId: { value: jobId },
         spec: { ...s, respoolId: { value: id } },
         createSpec,
       };
       Object.assign(body, opaqueFlag(opts));
-      if (opts.jobID) body.jobId = { value: opts.jobID };
       if (secrets) body.secrets = secrets;
-      const res = await ctx.client.call<{ jobId: { value: string }; version: { value: string } }>(
-        `${SVC}::CreateJob`,
-        body,
+      const res = await createOnce(
+        ctx,
+        "job stateless create",
+        jobId,
+        "job stateless get",
+        () =>
+          ctx.client.call<{ jobId: { value: string }; version: { value: string } }>(
+            `${SVC}::CreateJob`,
+            body,
+          ),
       );
+      if (!res) return 1;
       ctx.out(
         ctx.json ? JSON.stringify(res) : `Job ${res.jobId.value} created, version ${res.version.value}`,
       );

@@ -1,4 +1,5 @@
 /** A local master that speaks the documented Mesos v1 HTTP API, with agents that run real processes. */
+import { type DataDirOwnership, takeOverDataDir } from "../minicluster/data_dir_owner.ts";
 import { MasterCore } from "./master_core.ts";
 import { type HttpState, SchedulerEndpoint, text } from "./master_http.ts";
 import { OperatorEndpoint } from "./master_operator.ts";
@@ -36,8 +37,14 @@ export interface AgentSpec {
 }
 
 export interface MesosMasterOptions {
-  /** Agent work directories: `<dataDir>/agents/<agentId>/tasks/<taskId>/{stdout,stderr}`. */
+  /**
+   * Agent work directories: `<dataDir>/agents/<agentId>/tasks/<taskId>/{stdout,stderr}`. The master holds
+   * it until stopped (`start` throws `DataDirInUseError` while another live process holds it) and, taking
+   * it over, ends the task processes a master that crashed left running, before its agents come up.
+   */
   dataDir: string;
+  /** What holds the data dir, as its owner file names it (default `mesos master emulator`). */
+  dataDirOwner?: string;
   hostname?: string;
   /** 0 picks a free port. */
   port?: number;
@@ -106,6 +113,7 @@ export class MesosMaster {
   readonly #scheduler: SchedulerEndpoint;
   readonly #operator: OperatorEndpoint;
   readonly #options: MesosMasterOptions;
+  readonly #owner: DataDirOwnership;
   #agentCount: number;
   #stopping?: Promise<void>;
 
@@ -113,8 +121,10 @@ export class MesosMaster {
     options: MesosMasterOptions,
     server: Deno.HttpServer<Deno.NetAddr>,
     bind: (h: (r: Request) => Promise<Response>) => void,
+    owner: DataDirOwnership,
   ) {
     this.#options = options;
+    this.#owner = owner;
     this.#server = server;
     this.port = server.addr.port;
     const hostname = options.hostname ?? "127.0.0.1";
@@ -152,15 +162,26 @@ export class MesosMaster {
     bind((req) => this.#route(req));
   }
 
-  /** Listens, then registers the agents. */
+  /**
+   * Takes the data dir (ending the task processes a crashed master left running), listens, then registers
+   * the agents under the ids they had on this dir: the crashed run's tasks reconcile as gone from agents a
+   * scheduler knows, and it launches each once more there.
+   */
   static async start(options: MesosMasterOptions): Promise<MesosMaster> {
-    await Deno.mkdir(options.dataDir, { recursive: true });
+    const owner = takeOverDataDir(options.dataDir, options.dataDirOwner ?? "mesos master emulator");
     let handler: (req: Request) => Promise<Response> = () => Promise.resolve(text(503, "starting"));
-    const server = Deno.serve(
-      { hostname: options.hostname ?? "127.0.0.1", port: options.port ?? 0, onListen() {} },
-      (req) => handler(req),
-    );
-    return new MesosMaster(options, server, (h) => (handler = h));
+    let server: Deno.HttpServer<Deno.NetAddr> | undefined;
+    try {
+      server = Deno.serve(
+        { hostname: options.hostname ?? "127.0.0.1", port: options.port ?? 0, onListen() {} },
+        (req) => handler(req),
+      );
+      return new MesosMaster(options, server, (h) => (handler = h), owner);
+    } catch (e) {
+      await server?.shutdown();
+      owner.release();
+      throw e;
+    }
   }
 
   async #route(req: Request): Promise<Response> {
@@ -267,12 +288,13 @@ export class MesosMaster {
     this.core.restart(options.keepState, options.reregisterDelayMs ?? 0);
   }
 
-  /** Closes every stream, stops every task process and the HTTP server. */
+  /** Closes every stream, stops every task process and the HTTP server, then gives the data dir up. */
   stop(): Promise<void> {
     this.#stopping ??= (async () => {
       this.#scheduler.closeAll();
       await this.core.stop();
       await this.#server.shutdown();
+      this.#owner.release();
     })();
     return this.#stopping;
   }

@@ -1,5 +1,6 @@
 /** The emulated master's rules: subscription and failover, task launch, updates, kills, reconciliation, agent loss. */
 import { type AgentContext, EmuAgent, type EmuAgentConfig } from "./master_agent.ts";
+import { AgentIds } from "./master_agent_ids.ts";
 import { AgentLifecycle } from "./master_agents.ts";
 import { Maintenance } from "./master_maintenance.ts";
 import { reconcile } from "./master_reconcile.ts";
@@ -61,6 +62,7 @@ export class MasterCore {
   readonly #spawner?: Spawner;
   readonly #pending = new Set<Promise<void>>();
   readonly #shutdownExecutors = new Set<string>();
+  readonly #agentIds: AgentIds;
   #masterId = crypto.randomUUID();
   #frameworkSeq = 0;
   #agentSeq = 0;
@@ -68,6 +70,7 @@ export class MasterCore {
 
   constructor(options: MasterCoreOptions) {
     this.#o = options;
+    this.#agentIds = new AgentIds(options.dataDir);
     this.#spawner = options.spawnInWorker ? createSpawner("auto") : undefined;
     this.#agentCtx = {
       spawner: this.#spawner,
@@ -113,7 +116,8 @@ export class MasterCore {
       addAgent: (config) => this.#addAgent(config),
       track: (p) => this.#track(p),
     });
-    for (const a of options.agents) this.#addAgent(a);
+    // The agents it starts with are those of its last run on this data dir: each registers under its id.
+    for (const a of options.agents) this.#addAgent(a, this.#agentIds.saved(a.hostname));
   }
 
   get masterId(): string {
@@ -435,8 +439,12 @@ export class MasterCore {
     this.allocator.schedule();
   }
 
-  #addAgent(config: Omit<EmuAgentConfig, "id" | "port">): AgentRec {
-    const id = `${this.#masterId}-S${this.#agentSeq++}`;
+  /** Registers an agent under `savedId` when no agent has it yet, else under a new id. */
+  #addAgent(config: Omit<EmuAgentConfig, "id" | "port">, savedId?: string): AgentRec {
+    const id = savedId !== undefined && !this.#agents.has(savedId)
+      ? savedId
+      : `${this.#masterId}-S${this.#agentSeq++}`;
+    this.#agentIds.record(config.hostname, id);
     const agent = new EmuAgent({ ...config, id, port: this.#o.port }, this.#agentCtx);
     const rec: AgentRec = { agent, state: "active", registeredMs: Date.now() };
     this.#agents.set(id, rec);

@@ -5,7 +5,7 @@
  * own, `<dir>/<role>.<instance>.owner`, and none starts while a process holds the dir alone, nor that process
  * while any of them lives.
  */
-import { startTicks } from "./_task_records.ts";
+import { endRecordedProcesses, startTicks } from "./_task_records.ts";
 
 /**
  * The locks are the kernel's (`flock`), so they end with their process however that ends, kill -9 included:
@@ -123,6 +123,24 @@ export function ownDataDir(dir: string, by: string): DataDirOwnership {
     throw e;
   } finally {
     for (const [, other] of stale) other.close();
+  }
+  return owned;
+}
+
+/**
+ * `ownDataDir` for a process whose agents run tasks under `dir` (a minicluster, the Mesos master emulator),
+ * called before any of its agents comes up: once the dir is held, the task processes a holder that died left
+ * running are ended (`endRecordedProcesses`). Not adopted: an agent cannot wait on a process it did not start
+ * (a Mesos agent restarting without its checkpoints kills its executors too), so each would run on unseen
+ * beside the one the scheduler launches once reconciliation finds the task unknown.
+ */
+export function takeOverDataDir(dir: string, by: string): DataDirOwnership {
+  const owned = ownDataDir(dir, by);
+  try {
+    endRecordedProcesses(dir);
+  } catch (e) {
+    owned.release();
+    throw e;
   }
   return owned;
 }

@@ -11,9 +11,8 @@ import type { MesosTaskState } from "../../core/model/states.ts";
 import { healthCheckProblem } from "../../core/ports/health_check.ts";
 import { Agent, type AgentOptions, type Ending, isSafeId, sandboxPath } from "./agent.ts";
 import { createSpawner, type Spawner, type SpawnerKind } from "./spawner.ts";
-import { endRecordedProcesses } from "./_task_records.ts";
 import { secretsProblem } from "./secrets.ts";
-import { type DataDirOwnership, ownDataDir } from "./data_dir_owner.ts";
+import { type DataDirOwnership, takeOverDataDir } from "./data_dir_owner.ts";
 
 export type { AgentOptions } from "./agent.ts";
 
@@ -100,7 +99,9 @@ export class Minicluster implements HostBackend {
 
   constructor(options: MiniclusterOptions) {
     // First of all: while another live process drives this dir, the tasks its records name are that one's.
-    this.#owner = ownDataDir(options.dataDir, "minicluster");
+    // Held, the tasks a crashed minicluster left running are ended before any agent comes up: they would
+    // otherwise run twice.
+    this.#owner = takeOverDataDir(options.dataDir, "minicluster");
     this.dataDir = options.dataDir;
     this.#defaults = { ...DEFAULTS, ...options.defaults };
     this.#now = options.now ?? Date.now;
@@ -108,8 +109,6 @@ export class Minicluster implements HostBackend {
     this.#maxCompletedTasks = options.maxCompletedTasks ?? 10_000;
     try {
       this.#spawner = createSpawner(options.spawner ?? (options.spawnInWorker ? "auto" : "in-process"));
-      // Before any agent comes up: tasks a crashed minicluster left running would otherwise run twice.
-      endRecordedProcesses(this.dataDir);
       const agents = typeof options.agents === "number"
         ? Array.from({ length: options.agents }, () => ({}))
         : options.agents;
