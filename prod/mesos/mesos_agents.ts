@@ -210,6 +210,14 @@ export class LaunchQueue {
     return undefined;
   }
 
+  /** Removes every launch waiting for the agent (it was replaced by another), in queue order. */
+  takeAgent(agentId: string): LaunchSpec[] {
+    const list = this.#byAgent.get(agentId) ?? [];
+    this.#byAgent.delete(agentId);
+    for (const p of list) clearTimeout(p.timer);
+    return list.map((p) => p.spec);
+  }
+
   /** Removes a waiting launch (killed, or expired). */
   take(taskId: string): LaunchSpec | undefined {
     for (const [agentId, list] of this.#byAgent) {

@@ -481,6 +481,17 @@ export class MesosBackend implements HostBackend {
       for (const t of this.#tasks.values()) if (t.agentId === agentId && t.bag) total = addBags(total, t.bag);
     }
     const attributes = this.#directory.get(agentId)?.agent_info.attributes ?? first.attributes;
+    // The host's agent under a new id (a machine rebooted, or back from maintenance): launches still waiting
+    // for the old agent's offers would wait out their deadline for an agent that is gone. They fail now, and
+    // the job manager places them again.
+    for (const [old, view] of this.#agents) {
+      if (old === agentId || view.hostname !== first.hostname) continue;
+      for (const spec of this.#pending.takeAgent(old)) {
+        const message = `Agent ${old} of ${first.hostname} registered again as ${agentId}: the launch was ` +
+          "for the old agent";
+        this.#status(spec, "TASK_DROPPED", "REASON_INVALID_OFFERS", message);
+      }
+    }
     this.#agents.set(agentId, { hostname: first.hostname, lost: false, slack: NO_SLACK });
     this.#push({
       kind: "host-up",

@@ -176,6 +176,23 @@ Deno.test("MesosBackend: a launch no offer covers waits, then is TASK_DROPPED; a
     assert.ok(Date.now() - started >= 250);
   }, { backend: { launchTimeoutMs: 300 } }));
 
+Deno.test("MesosBackend: a launch waiting for an agent the host replaced under a new id is dropped at once", () =>
+  withBackend(async ({ m, backend, rec, hosts }) => {
+    // More than the agent offers: it waits for offers of the agent its spec names.
+    const waiting = makeSpec(hosts[0], "true", {
+      resources: { cpuMilli: 64_000, memMb: 32, diskMb: 0, gpuMilli: 0 },
+    });
+    backend.launch([waiting]);
+    // A rebooted machine's agent registers under a new id before the master has removed the old one (its
+    // health checks take a while): no FAILURE has dropped the launch.
+    const newId = m.master.addAgent({ hostname: hosts[0].hostname });
+    assert.notEqual(newId, hosts[0].agentId);
+    // Not after the 60 s launch timeout: as soon as the host is up under its new agent.
+    const dropped = await rec.waitState(waiting.taskId, "TASK_DROPPED");
+    assert.equal(dropped.reason, "REASON_INVALID_OFFERS");
+    assert.match(dropped.message ?? "", new RegExp(`registered again as ${newId}`));
+  }, { backend: { launchTimeoutMs: 60_000 } }));
+
 Deno.test("MesosBackend: agent loss is host-lost; maintenance inverse offers reach the callback", async () => {
   const seen: unknown[] = [];
   await withBackend(async ({ m, backend, rec, hosts }) => {
