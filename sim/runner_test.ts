@@ -217,9 +217,9 @@ settings:
 });
 
 Deno.test("a run with a durationSec reports a gang its pool can never admit, and the work queued behind it", async () => {
-  // 6 eight-GPU tasks in one gang: 48 GPUs, of a pool limited to 32 (all the cluster has). The gangs of 2
-  // behind it would fit, but the pending queue admits in order.
-  const scenario = inlineScenario(`
+  // 6 eight-GPU tasks in one gang: 48 GPUs, on a cluster of 32. Gangs of 2 follow, which would fit.
+  const scenario = (gpuLimit: number) =>
+    inlineScenario(`
 name: big-gang
 durationSec: 900
 hostClasses:
@@ -229,7 +229,7 @@ respools:
     resources:
       - {kind: cpu, reservation: 256, limit: 256}
       - {kind: memory, reservation: 2097152, limit: 2097152}
-      - {kind: gpu, reservation: 32, limit: 32}
+      - {kind: gpu, reservation: 32, limit: ${gpuLimit}}
 workloads:
   - {name: big, respool: /ml, arrival: {at: [0]}, instances: 6, gang: true, durationSec: 300, cpu: 8,
      memoryMb: 8192, gpu: 8}
@@ -237,16 +237,28 @@ workloads:
      memoryMb: 8192, gpu: 8}
 settings: {sampleIntervalSec: 10}
 `);
-  const sim = await runScenario(scenario, { seed: 1, checkInvariants: true });
-  const r = buildReport(scenario, sim, 1, { wallSeconds: 0, peakRssBytes: 0 });
-  assert.equal(r.simulatedSeconds, 900);
-  assert.equal(r.placementFailures.total, 0, "never admitted, so never tried");
-  assert.equal(r.jobs.stuck, 3);
-  assert.deepEqual(r.stuckJobs.map((j) => [j.workload, j.waitingTasks, j.reason]), [
+  const run = async (gpuLimit: number) => {
+    const s = scenario(gpuLimit);
+    const sim = await runScenario(s, { seed: 1, checkInvariants: true });
+    return buildReport(s, sim, 1, { wallSeconds: 0, peakRssBytes: 0 });
+  };
+  // Over the pool's limit (32): passed over at admission, so the small gangs behind it run.
+  const overLimit = await run(32);
+  assert.equal(overLimit.simulatedSeconds, 900);
+  assert.equal(overLimit.placementFailures.total, 0, "never admitted, so never tried");
+  assert.deepEqual(overLimit.stuckJobs.map((j) => [j.workload, j.waitingTasks, j.reason]), [
     ["big", 6, "pool /ml can never admit its gang of 6 tasks: needs gpu 48, its limit is 32"],
+  ]);
+  assert.equal(overLimit.tasks.succeeded, 4, "both small gangs ran");
+  // Within a limit of 64 but more than the cluster has: it holds the pool's queue (more hosts would let
+  // it in), and the pending queue admits in order.
+  const overCluster = await run(64);
+  assert.equal(overCluster.jobs.stuck, 3);
+  assert.deepEqual(overCluster.stuckJobs.map((j) => [j.workload, j.waitingTasks, j.reason]), [
+    ["big", 6, "pool /ml can never admit its gang of 6 tasks: needs gpu 48, the cluster has 32"],
     ["small", 2, "waits in pool /ml's queue behind work the pool can never admit"],
     ["small", 2, "waits in pool /ml's queue behind work the pool can never admit"],
   ]);
-  const html = renderHtml(r, { js: "", css: "" }, { durationSeconds: 900 });
+  const html = renderHtml(overCluster, { js: "", css: "" }, { durationSeconds: 900 });
   assert.match(html, /Work that could never start:<\/b> the run ended at 900 simulated seconds with 3 jobs/);
 });

@@ -264,6 +264,7 @@ export function oversizedGangs(
     if (size < 2) return;
     const pool = limits.get(w.respool);
     const over: string[] = [];
+    let overLimit = false;
     for (const [field, kind, unit] of RESOURCE_FIELDS) {
       // Revocable cpu comes from slack, which no limit caps.
       if (kind === "cpu" && w.revocable) continue;
@@ -274,18 +275,22 @@ export function oversizedGangs(
       const total = Math.round(size * least * 1000) / 1000;
       const cap = Math.min(limit, most.get(kind)!);
       if (total <= cap) continue;
+      overLimit ||= total > limit;
       const which = limit <= most.get(kind)!
         ? `more than ${w.respool} can ever hold (its ${kind} limit is ${limit})`
         : `more than the cluster ever has (${most.get(kind)} ${unit})`;
       over.push(`${total} ${unit}, ${which}`);
     }
     if (!over.length) return;
+    // A gang over its pool's limit is passed over at admission; one too big for the cluster holds the
+    // pool's queue, as more hosts would let it in.
+    const behind = overLimit ? "" : ` (and work queued behind them in ${w.respool} with them)`;
     issues.push({
       path: ["workloads", i, "gang"],
       message:
         `every gang of ${w.name} has at least ${size} tasks, which ask for at least ${over.join("; ")}: ` +
         "a gang is admitted whole or not at all, so the resource manager will admit none of them, and they " +
-        `will wait for the whole run (and work queued behind them in ${w.respool} with them)`,
+        `will wait for the whole run${behind}`,
     });
   });
   return issues;

@@ -12,7 +12,12 @@ import type { Message } from "../core/messages.ts";
 import { mesosTaskId, type TaskRecord } from "../core/model/records.ts";
 import type { Resources } from "../core/model/resources.ts";
 import { isTerminalJobState, isTerminalTaskState, type TaskState } from "../core/model/states.ts";
-import { controllerAdmits, entitlementAdmits, reservationAdmits } from "../core/resmgr/admission.ts";
+import {
+  controllerAdmits,
+  entitlementAdmits,
+  neverAdmits,
+  reservationAdmits,
+} from "../core/resmgr/admission.ts";
 import type { QueuedGang } from "../core/resmgr/queued_gang.ts";
 import { RESOURCE_EPSILON, type Scalar } from "../core/resmgr/scalar.ts";
 import type { Scenario } from "./scenario.ts";
@@ -160,8 +165,9 @@ export class StallWatch {
 /**
  * Jobs a run with a durationSec ended with that nothing in it could have started: waiting for a pool that
  * never admits their gang, as it asks for more than the pool's limit or the cluster's capacity allow its
- * entitlement to be (a gang is admitted whole or not at all), or queued in the pool behind such a gang (the
- * pending queue admits in order, and stops at a gang its entitlement cannot take). Work that merely waited
+ * entitlement to be (a gang is admitted whole or not at all), or queued in the pool behind a gang too big
+ * for the cluster (the pending queue admits in order, and stops at a gang its entitlement cannot take; one
+ * over the pool's limit is passed over, `neverAdmits`, so it holds no one up). Work that merely waited
  * when the run ended is not listed. An open-ended run finds its stuck jobs as it goes (`StallWatch`).
  */
 export function neverStartingJobs(sim: Simulation): StuckJob[] {
@@ -177,7 +183,9 @@ export function neverStartingJobs(sim: Simulation): StuckJob[] {
       if (over === undefined) continue;
       const what = gang.rows.length > 1 ? `its gang of ${gang.rows.length} tasks` : "it";
       why.set(gang, `pool ${pool.path} can never admit ${what}: ${over}`);
-      blocked = `waits in pool ${pool.path}'s queue behind work the pool can never admit`;
+      if (!neverAdmits(pool, gang)) {
+        blocked = `waits in pool ${pool.path}'s queue behind work the pool can never admit`;
+      }
     }
   }
   if (!why.size) return [];

@@ -47,6 +47,18 @@ export function canAdmit(pool: RespoolNode, gang: QueuedGang, preemptionEnabled:
 }
 
 /**
+ * The gang asks for more than the pool's limit in some resource: its entitlement never reaches that (the
+ * limit caps it), so no admission pass will take it unless the pool's config changes. Revocable gangs are
+ * held to slack, not the limit, and wait in their own queue.
+ */
+export function neverAdmits(pool: RespoolNode, gang: QueuedGang): boolean {
+  if (gang.revocable) return false;
+  const cap = pool.limit();
+  const zero: Resources = { cpuMilli: 0, memMb: 0, diskMb: 0, gpuMilli: 0 };
+  return !fits(zero, gang.resources, cap);
+}
+
+/**
  * Where a gang the pending queue could not admit waits instead, so it does not block the gangs behind
  * it; undefined means the pool is full and the pending queue stops here.
  */
@@ -62,6 +74,10 @@ export function sideQueueFor(gang: QueuedGang, preemptionEnabled: boolean): Queu
  * pending queues in that order, each FIFO by priority until a gang does not fit. Admitted gangs are
  * taken out of demand and into allocation, and appended to `out`. Moves to a side queue count against
  * `limit`, as they do in Peloton. Returns the number of gangs admitted.
+ *
+ * Unlike Peloton, a gang the pool can never admit (`neverAdmits`: more than its limit) does not hold up
+ * the pending queue behind it for good: it keeps its place at the head, and the gangs behind it are
+ * admitted as if it were not there (in Peloton one such task stopped its pool's whole queue).
  */
 export function dequeueGangs(
   pool: RespoolNode,
@@ -72,6 +88,7 @@ export function dequeueGangs(
   let steps = 0, admitted = 0;
   for (const kind of ADMISSION_ORDER) {
     const queue = pool.queue(kind);
+    const passed: QueuedGang[] = [];
     while (steps < limit) {
       const gang = queue.peek();
       if (gang === undefined) break;
@@ -89,10 +106,16 @@ export function dequeueGangs(
         continue;
       }
       const side = kind === "pending" ? sideQueueFor(gang, preemptionEnabled) : undefined;
-      if (side === undefined) break;
+      if (side === undefined) {
+        if (kind !== "pending" || !neverAdmits(pool, gang)) break;
+        passed.push(queue.shift()!);
+        continue;
+      }
       queue.shift();
       pool.queue(side).push(gang);
     }
+    // Back at the head, in their order.
+    for (let i = passed.length - 1; i >= 0; i--) queue.unshift(passed[i]);
   }
   return admitted;
 }

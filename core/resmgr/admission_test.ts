@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import type { RmTask } from "../messages.ts";
 import type { RespoolConfig } from "../model/config_types.ts";
 import { makeQueuedGang, makeRespoolConfig } from "../testing/harness.ts";
-import { canAdmit, dequeueGangs, fits } from "./admission.ts";
+import { canAdmit, dequeueGangs, fits, neverAdmits } from "./admission.ts";
+import { admissionWaits } from "./admission_waits.ts";
 import { RespoolNode } from "./respool_node.ts";
 import type { QueuedGang } from "./queued_gang.ts";
 import { TaskTable } from "./task_table.ts";
@@ -175,4 +176,24 @@ Deno.test("a gang whose tasks were all dropped is discarded; a partly dropped ga
   assert.equal(a.queuedTasks, 3);
   assert.deepEqual(run(a), [big], "the shrunk gang is still ahead of the one behind it, and now fits");
   assert.equal(a.pending.size, 1);
+});
+
+Deno.test("a gang over the pool's limit keeps its place at the head without holding up the gangs behind it", () => {
+  const a = pool();
+  // 11 cores: more than the limit of 10, so never admitted; 1 GPU of a pool that lists none (limit 0).
+  const tooBig = gang(11),
+    gpu = gang(1, { resources: { cpuMilli: 1000, memMb: 128, diskMb: 0, gpuMilli: 1000 } });
+  const small = gang(2), over = gang(7), after = gang(1);
+  for (const g of [tooBig, gpu, small, over, after]) a.enqueue(g);
+  assert.ok(neverAdmits(a, tooBig) && neverAdmits(a, gpu) && !neverAdmits(a, over));
+  // `over` fits the limit but not the entitlement left (8 - 2): Peloton's FIFO, it holds up `after`.
+  assert.deepEqual(run(a), [small]);
+  assert.deepEqual([...a.pending], [tooBig, gpu, over, after], "the passed-over gangs are still first");
+  assert.equal(a.queuedTasks, 11 + 1 + 7 + 1);
+  // Admission waits name what holds the queue up, not the gang that never will be admitted.
+  const waits = admissionWaits(a, true, true);
+  assert.match(
+    waits.queues.pending!,
+    /has no room in its entitlement for the first gang in line \(7 tasks\)/,
+  );
 });

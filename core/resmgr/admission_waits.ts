@@ -5,7 +5,13 @@
  */
 import type { AdmissionWaits } from "../messages.ts";
 import type { Resources } from "../model/resources.ts";
-import { controllerAdmits, entitlementAdmits, reservationAdmits, sideQueueFor } from "./admission.ts";
+import {
+  controllerAdmits,
+  entitlementAdmits,
+  neverAdmits,
+  reservationAdmits,
+  sideQueueFor,
+} from "./admission.ts";
 import { DEFAULT_SLACK_LIMIT_PERCENT } from "./entitlement.ts";
 import type { QueuedGang } from "./queued_gang.ts";
 import { ADMISSION_ORDER, type QueueKind, type RespoolNode, toScalar } from "./respool_node.ts";
@@ -48,6 +54,9 @@ export function admissionWaits(
     const reason = why(gang);
     if (!reason) break;
     const side = sideQueueFor(gang, preemptionEnabled);
+    // Passed over at admission: the tasks behind it wait for their own reasons (its own tasks are told
+    // they ask for more than the pool's limit).
+    if (side === undefined && neverAdmits(pool, gang)) continue;
     if (side === undefined) {
       out.queues.pending = reason;
       break;

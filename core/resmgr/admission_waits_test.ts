@@ -54,16 +54,19 @@ Deno.test("a pool whose first gangs can be admitted has no waits; a full one say
   });
 });
 
-Deno.test("a first gang asking for more than the pool's limit can never be admitted, and holds its queue", () => {
+Deno.test("a first gang asking for more than the pool's limit is passed over: the queue waits for no reason of it", () => {
   const a = pool();
   enqueue(a, 1, 12);
   enqueue(a, 1, 1);
+  // Its own tasks are told they ask for more than the limit (the job manager's `waitFor`).
+  assert.deepEqual(queues(a), {});
+  // Peloton's pending queue stopped at it for good; here the one behind is admitted.
+  assert.equal(admitAll(a), 1);
+  enqueue(a, 1, 9);
   assert.deepEqual(queues(a), {
-    pending: "resource pool /a can never admit the first task in line: it asks for cpu 12, more than its " +
-      "limit of 10",
+    pending: "resource pool /a has no room in its entitlement for the first task in line: cpu 1 of 8 in " +
+      "use; it asks for cpu 9, memory 128 MB",
   });
-  // Peloton's pending queue stops at its first gang that does not fit: the one behind waits too.
-  assert.equal(admitAll(a), 0);
 });
 
 Deno.test("each queue says why its own first gang waits: a side queue's does not speak for the pending queue", () => {
@@ -95,14 +98,10 @@ Deno.test("a refused gang the pending queue moves aside speaks for its side queu
   assert.deepEqual(queues(a), { nonPreemptible: never }, "before the pass: the plain task is not held");
   assert.equal(admitAll(a), 1, "the plain task is admitted");
   assert.deepEqual(queues(a), { nonPreemptible: never }, "after it: the same");
-  // A gang refused with no side queue to go to holds the pending queue; the one behind it too.
+  // A gang over the limit with no side queue to go to is passed over: the one behind it is not held.
   enqueue(a, 1, 12);
   enqueue(a, 1);
-  assert.deepEqual(queues(a), {
-    nonPreemptible: never,
-    pending: "resource pool /a can never admit the first task in line: it asks for cpu 12, more than its " +
-      "limit of 10",
-  });
+  assert.deepEqual(queues(a), { nonPreemptible: never });
 });
 
 Deno.test("a kind over the cap is named even when the first gang asks for none of it", () => {

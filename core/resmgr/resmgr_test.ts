@@ -73,9 +73,10 @@ Deno.test("a gang is admitted whole; demand moves to allocation", () => {
 
 Deno.test("a preemptible gang above the entitlement stays PENDING and blocks later gangs of its pool only", () => {
   const { rm, pool, capacity, enqueue, state } = setup();
-  pool("a", { cpu: 2 });
+  // Within a's limit (4), above its entitlement (the 4 cores split 2 and 2 by reservation).
+  pool("a", { cpu: { reservation: 2, limit: 4 } });
   pool("b", { cpu: 2 });
-  capacity(100);
+  capacity(4);
   const p = { preemptible: true };
   enqueue(gang("big", 3, p), gang("small", 1, p), {
     tasks: [makeRmTask({ jobId: "other", respoolId: "b", ...p })],
@@ -89,6 +90,16 @@ Deno.test("a preemptible gang above the entitlement stays PENDING and blocks lat
   rm.schedule();
   assert.deepEqual(["big-0-1", "big-1-1"].map(state), ["READY", "READY"]);
   assert.equal(state("small-0-1"), "PENDING");
+});
+
+Deno.test("a gang over its pool's limit stays PENDING without holding up the gangs behind it", () => {
+  const { rm, pool, capacity, enqueue, state } = setup();
+  pool("a", { cpu: 2 });
+  capacity(100);
+  enqueue(gang("big", 3), gang("small", 1));
+  rm.schedule();
+  assert.deepEqual(["big-0-1", "big-1-1", "big-2-1"].map(state), ["PENDING", "PENDING", "PENDING"]);
+  assert.equal(state("small-0-1"), "READY", "3 cores can never fit a limit of 2: the small gang goes first");
 });
 
 Deno.test("higher priority gangs are admitted first", () => {
