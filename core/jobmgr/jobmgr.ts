@@ -358,6 +358,7 @@ export class JobManager implements Receiver {
       }
       case "host-inventory":
         this.daemonHosts.update(msg);
+        if (this.#drains.size) this.#drains.hostsChanged(new Set(msg.hosts.map((h) => h.hostname)));
         for (const job of this.jobs.values()) if (job.config.type === "DAEMON") this.jobEngine.enqueue(job);
         break;
       case "peer-changed":
@@ -1168,13 +1169,21 @@ export class JobManager implements Receiver {
     if (task.message !== message) this.#explain(task, message, this.now());
   }
 
-  /** Drains the SLA held back that it allows now; drops those whose run ended or whose host is back UP. */
+  /**
+   * Drains the SLA held back that it allows now; drops those whose run ended or whose host is back UP (a
+   * task still running there no longer says it waits to be drained).
+   */
   #recheckDrains(): void {
     this.#drains.recheck(
-      (_job, task, w) =>
-        !task || task.state !== "RUNNING" || task.goalState !== "RUNNING" ||
-        mesosTaskId(task.jobId, task.instanceId, task.runId) !== w.taskId ||
-        this.daemonHosts.stateOf(w.hostname) === "HOST_STATE_UP",
+      (_job, task, w) => {
+        if (
+          !task || task.state !== "RUNNING" || task.goalState !== "RUNNING" ||
+          mesosTaskId(task.jobId, task.instanceId, task.runId) !== w.taskId
+        ) return true;
+        if (this.daemonHosts.stateOf(w.hostname) !== "HOST_STATE_UP") return false;
+        if (task.message?.includes(SLA_HOLD_TEXT)) this.#explain(task, "", this.now());
+        return true;
+      },
       (job, task) => this.#evict(job, task, "PREEMPTION_REASON_HOST_MAINTENANCE"),
     );
   }

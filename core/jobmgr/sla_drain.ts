@@ -70,6 +70,17 @@ export class SlaDrains {
     if (this.#waiting.has(job)) this.#recheck.add(job);
   }
 
+  /** Hosts changed state (maintenance completed, say): the jobs holding drains on them look again. */
+  hostsChanged(hostnames: ReadonlySet<string>): void {
+    for (const [job, byInstance] of this.#waiting) {
+      for (const w of byInstance.values()) {
+        if (!hostnames.has(w.hostname)) continue;
+        this.#recheck.add(job);
+        break;
+      }
+    }
+  }
+
   /** The job is no longer this job manager's (released, deleted or done). */
   forget(job: JobEntry): void {
     this.#waiting.delete(job);

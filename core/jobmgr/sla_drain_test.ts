@@ -90,8 +90,10 @@ Deno.test("an instance that is down already is drained at once; one that is up w
   assert.deepEqual(killed(rig), [0, 3], "0 takes the job to 2 down; 3 was down already");
   assert.equal(rig.task(1).state, "RUNNING");
 
-  // Maintenance is completed before the job recovers: instance 1 stays where it is.
+  // Maintenance is completed before the job recovers: instance 1 stays where it is, no longer waiting.
+  assert.match(rig.task(1).message ?? "", /draining waits for the job's SLA/);
   hostState(rig, "HOST_STATE_UP");
+  assert.equal(rig.task(1).message, "", "the wait for the drain is over");
   backElsewhere(rig, 0);
   assert.deepEqual(killed(rig), []);
   assert.equal(rig.task(1).hostname, "h1");
