@@ -21,6 +21,11 @@ export interface Envelope {
 export interface Resolver {
   resolve(address: Address): string | undefined;
   isDurable(address: Address): boolean;
+  /**
+   * Whether the process an instance address names is still alive (a member of the cluster): its process may
+   * refuse the address while it is starting, which is not gone. Without it, a refusal means gone.
+   */
+  isLive?(address: Address): boolean;
   /** The address's owner refused or could not be reached: look it up again soon. */
   invalidate?(address: Address): void;
 }
@@ -53,7 +58,15 @@ interface Outbox {
   address: Address;
   items: { msg: Message; atMs: number }[];
   busy: boolean;
+  /** Since when (`performance.now()`) its live process has refused the address: not yet registered there. */
+  refusedSinceMs?: number;
 }
+
+/**
+ * How long messages wait for a live process to take an address it refuses (one starting registers its
+ * addresses only once it is up) before they are taken for undeliverable.
+ */
+const STARTING_GRACE_MS = 5_000;
 
 /** Replies answer requests; a request to a durable address waits here for its reply. */
 const REPLY_KINDS = new Set(["gangs", "placements", "hosts-acquired", "host-reserved", "api-reply"]);
@@ -184,11 +197,24 @@ export class HttpTransport implements Transport {
         const status = await this.#post(url, box.address, batch.map((i) => i.msg));
         if (status === 200) {
           box.items.splice(0, batch.length);
+          box.refusedSinceMs = undefined;
           continue;
         }
         if (status === 410) {
-          this.#drop(box, box.items.length, "its process is gone");
-          break;
+          // Gone only when the cluster says its process is; a live one may be starting, its address not yet
+          // registered: wait for it a while.
+          const now = performance.now();
+          box.refusedSinceMs ??= now;
+          if (!this.#o.resolver.isLive?.(box.address)) {
+            this.#drop(box, box.items.length, "its process is gone");
+            break;
+          }
+          if (now - box.refusedSinceMs >= STARTING_GRACE_MS) {
+            this.#drop(box, box.items.length, `its process did not take it within ${STARTING_GRACE_MS} ms`);
+            break;
+          }
+          await sleep(this.#o.retryMs);
+          continue;
         }
         this.#o.resolver.invalidate?.(box.address);
         await sleep(this.#o.retryMs);

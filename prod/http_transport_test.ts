@@ -93,3 +93,32 @@ Deno.test("messages to a process that is gone are dropped, not retried", async (
     for (const n of [a, b]) n.t.close(), await n.server.shutdown();
   }
 });
+
+Deno.test("a live process that has not registered an address yet (starting) gets its messages once it has", async () => {
+  const where = new Map<string, string>();
+  const a = node("a", where), b = node("b", where);
+  try {
+    // b's process is a live member, but its job manager is not registered yet: b refuses the address.
+    const live = new Set(["jobmgr@b"]);
+    const t = new HttpTransport({
+      instance: "a2",
+      url: a.url,
+      resolver: { resolve: (x) => where.get(x), isDurable: () => false, isLive: (x) => live.has(x) },
+      retryMs: 20,
+    });
+    where.set("jobmgr@b", b.url);
+    t.send("jobmgr@b", { kind: "drop-tasks", taskIds: ["x"] });
+    await wait("the refusal", () => b.posts >= 1);
+    b.t.register("jobmgr@b", receiver(b));
+    await wait("the message", () => b.got.length === 1);
+    assert.equal(t.dropped, 0);
+    // Once the cluster no longer lists its process, a refusal means gone.
+    live.clear();
+    b.t.unregister("jobmgr@b");
+    t.send("jobmgr@b", { kind: "drop-tasks", taskIds: ["y"] });
+    await wait("the drop", () => t.dropped === 1);
+    t.close();
+  } finally {
+    for (const n of [a, b]) n.t.close(), await n.server.shutdown();
+  }
+});

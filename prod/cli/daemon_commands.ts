@@ -9,7 +9,7 @@ import { startResmgr } from "../daemons/resmgr_daemon.ts";
 import { jsonLogger } from "../log.ts";
 import { type Command, type CommandContext, type OptionSpec, UsageError } from "./command.ts";
 import { finishStop } from "./graceful_stop.ts";
-import { checkStoreFlag } from "./store_flag.ts";
+import { parseStoreFlag } from "./store_flag.ts";
 import {
   ARCHIVE_FLAGS,
   archiveFlags,
@@ -101,11 +101,9 @@ function daemonCommand(
     options: { ...COMMON, port: { type: "string", default: String(PORTS[role]) }, ...options },
     async run(ctx, _args, opts) {
       const common = await commonOptions(role, opts);
-      const unreachable = await checkStoreFlag(common.store);
-      if (unreachable) {
-        ctx.err(`peloton ${role}: ${unreachable}`);
-        return 1;
-      }
+      // The value's shape only: a daemon whose store does not answer yet waits for it (its /health says
+      // so), where `up` checks that the server answers before it starts.
+      if (common.store !== undefined) parseStoreFlag(common.store);
       let daemon: RunningDaemon;
       try {
         daemon = await start(common, opts);

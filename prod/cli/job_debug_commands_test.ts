@@ -3,6 +3,7 @@
  * two job managers as separate daemons sharing the jobs by shard.
  */
 import assert from "node:assert/strict";
+import { shardOf } from "../cluster/registry.ts";
 import { batchJobYaml, DaemonCluster } from "../testing_cluster.ts";
 import { cli, createDefaultPool, spawnCli, waitFor, waitForJobState, withUp } from "../testing.ts";
 
@@ -19,8 +20,8 @@ defaultConfig:
   command: { shell: true, value: 'while true; do sleep 1; done' }
 `;
 
-async function create(url: string, file: string): Promise<string> {
-  const r = await cli(url, "job", "create", "/DefaultResPool", file);
+async function create(url: string, file: string, ...flags: string[]): Promise<string> {
+  const r = await cli(url, "job", "create", "/DefaultResPool", file, ...flags);
   assert.equal(r.code, 0, r.err);
   return /^Job (\S+) created$/.exec(r.out)![1];
 }
@@ -124,9 +125,16 @@ Deno.test({
       });
       await createDefaultPool(j1);
       await Deno.writeTextFile(`${dir}/job.yaml`, batchJobYaml("debug-pending", 1, "echo hi"));
-      // Each job manager creates a job into a shard of its own.
-      const first = await create(j1, `${dir}/job.yaml`);
-      const second = await create(j2, `${dir}/job.yaml`);
+      // A job in a shard of each job manager's (the CLI names the id).
+      const [s1, s2] = [await shardsOf(j1), await shardsOf(j2)];
+      const idIn = (shards: number[]) => {
+        for (;;) {
+          const id = crypto.randomUUID();
+          if (shards.includes(shardOf(id))) return id;
+        }
+      };
+      const first = await create(j1, `${dir}/job.yaml`, "-i", idIn(s1));
+      const second = await create(j2, `${dir}/job.yaml`, "-i", idIn(s2));
 
       // Its own memory holds only its job; the private service's cache query shows it.
       const cached = async (url: string) =>

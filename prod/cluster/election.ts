@@ -14,9 +14,16 @@ export interface LeaseKeeperOptions {
   onAcquired(lease: Lease): void | Promise<void>;
   /**
    * Called when the lease is lost or cannot be renewed in time. A leader that cannot prove it still leads
-   * must stop acting: the daemons exit, and their supervisor (or test) starts them again as followers.
+   * must stop acting: the daemons step down (their role's state thrown away, its last writes stored or
+   * fenced off) and campaign again with a new keeper.
    */
   onLost(reason: string): void;
+  /**
+   * The token of this holder's last term: a lease it still holds with that token (it campaigns again before
+   * the lease ran out) is given up and taken anew, so that the new term has a token of its own, which tells
+   * the other daemons that the leader's memory is new.
+   */
+  after?: number;
 }
 
 /** Keeps one lease: tries until it gets it, then renews it; a hot standby until then. */
@@ -77,6 +84,8 @@ export class LeaseKeeper {
           return this.#lose(`lease ${this.o.name} passed to ${l.holder || "no one"} (token ${l.token})`);
         }
         this.#validUntilMs = started + this.o.ttlMs;
+      } else if (mine && this.o.after !== undefined && l.token <= this.o.after) {
+        await this.o.cluster.release(l.name, l.holder, l.token);
       } else if (mine) {
         this.#lease = l;
         this.#validUntilMs = started + this.o.ttlMs;

@@ -127,3 +127,36 @@ Deno.test("LeaseKeeper: a wall clock set back does not keep a leader whose store
     }
   });
 });
+
+Deno.test("LeaseKeeper: a leader campaigning again before its lease ran out takes a new term's token", async () => {
+  await withCluster(async (cluster) => {
+    const terms: number[] = [];
+    const took = (n: number) => {
+      const taken = Promise.withResolvers<void>();
+      const keeper = new LeaseKeeper({
+        cluster,
+        name: "resmgr",
+        holder: "a",
+        url: "http://a",
+        ttlMs: 3_000,
+        after: terms.at(-1),
+        onAcquired: (l) => void (terms.push(l.token), terms.length === n && taken.resolve()),
+        onLost: () => {},
+      });
+      keeper.start();
+      return { keeper, taken: taken.promise };
+    };
+    const first = took(1);
+    await first.taken;
+    // It stepped down (say, a start that failed) with the lease still live in the store.
+    await first.keeper.stop(false);
+    const second = took(2);
+    try {
+      await second.taken;
+      assert.equal(terms.length, 2);
+      assert.ok(terms[1] > terms[0], `token ${terms[1]} after ${terms[0]}: the others see a new leader`);
+    } finally {
+      await second.keeper.stop(true);
+    }
+  });
+});

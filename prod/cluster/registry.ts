@@ -49,9 +49,9 @@ export class Registry implements Resolver {
     return this.#view;
   }
 
-  /** Refreshes now and then every `refreshMs`. */
+  /** Refreshes now and then every `refreshMs` (a store out of reach at first is waited out by the ticks). */
   async start(): Promise<void> {
-    await this.refresh();
+    await this.refresh().catch(() => {});
     const tick = () => {
       if (this.#stopped) return;
       this.refresh().catch(() => {}).finally(() => {
@@ -106,6 +106,15 @@ export class Registry implements Resolver {
     if (at < 0) return undefined;
     const instance = address.slice(at + 1).split("/")[0];
     return this.#view.members.find((m) => m.instanceId === instance)?.url;
+  }
+
+  /** Whether the process an instance address names is a live member (it may still be starting). */
+  isLive(address: Address): boolean {
+    const at = address.indexOf("@");
+    if (at < 0) return false;
+    const instance = address.slice(at + 1).split("/")[0];
+    const now = this.cluster.now();
+    return this.#view.members.some((m) => m.instanceId === instance && m.expiresMs > now);
   }
 
   isDurable(address: Address): boolean {

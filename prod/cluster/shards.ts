@@ -76,6 +76,14 @@ export class ShardOwner {
     }, Math.max(20, Math.min(200, this.o.ttlMs / 10)));
   }
 
+  /**
+   * Resolves once no balancing step is under way: after `stop`, nothing this owner began (a take, a
+   * hand-back) touches a lease any more, so a new owner in the same process may take the same shards.
+   */
+  async idle(): Promise<void> {
+    while (this.#balancing) await this.#balancing;
+  }
+
   /** Stops; with `release`, hands every shard back (after the caller stopped driving them). */
   async stop(release: boolean): Promise<void> {
     this.#stopped = true;

@@ -1,5 +1,6 @@
 /** `peloton hostmgr`: a host manager process, leader-elected through the store; the leader drives the cluster. */
 import { DEFAULT_HOSTMGR_CONFIG, HostManager, type HostmgrConfig } from "../../core/hostmgr/hostmgr.ts";
+import type { Lease } from "../cluster/cluster_store.ts";
 import {
   addAgent,
   type BackendOptions,
@@ -9,14 +10,16 @@ import {
 } from "../backends.ts";
 import { LeaseKeeper } from "../cluster/election.ts";
 import { MesosMaintenance } from "../mesos/maintenance_sync.ts";
+import type { MesosBackend } from "../mesos/mesos_backend.ts";
 import { StoreFrameworkIdStore } from "../mesos/framework_id_store.ts";
-import type { Minicluster } from "../minicluster/minicluster.ts";
 import { DataDirInUseError } from "../minicluster/data_dir_owner.ts";
 import type { RunningDaemon } from "./jobmgr_daemon.ts";
 import { JobmgrRouter } from "./jobmgr_router.ts";
 import { watchDepartures, watchLeaders } from "./leaders.ts";
 import { daemonGauges } from "./gauges.ts";
+import { HostsGate, KeptMinicluster, watchHosts } from "./hostmgr_backend.ts";
 import { type DaemonOptions, DaemonProcess } from "./process.ts";
+import { Term } from "./term.ts";
 
 export interface HostmgrDaemonOptions
   extends Omit<DaemonOptions, "role">, Omit<BackendOptions, "dataDir" | "log"> {
@@ -24,9 +27,24 @@ export interface HostmgrDaemonOptions
 }
 
 /**
+ * A new leader whose backend is connected but has reported no host this long serves its (empty) host list:
+ * a cluster without agents is answered too.
+ */
+const INVENTORY_WAIT_MS = 5_000;
+
+/** What a call to a leader whose hosts are still registering is answered (`unavailable`). */
+const REGISTERING = "the host manager is taking over; its hosts are registering; try again shortly";
+
+/**
  * The leader subscribes to Mesos with the framework id kept in the store (so its tasks survive a change of
  * leader), puts back the maintenance kept in the store, rebuilds hosts from offers, and gets tasks back
  * from the job managers, which send theirs when they see the new leader; the backend then reconciles them.
+ * Until the backend has reported its hosts, the host API answers unavailable and requests for hosts wait.
+ *
+ * A leader that loses its lease steps down: its host manager is thrown away and the process campaigns again.
+ * A Mesos subscription is closed (Mesos keeps the tasks; the next leader subscribes with the same framework
+ * id), while the minicluster, whose agents live in this process, runs on: it is taken up again by the next
+ * term here, or stopped (its tasks ending as a dead leader's do) as soon as another process leads.
  */
 export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaemon> {
   const p = new DaemonProcess({ ...o, role: "hostmgr" });
@@ -37,21 +55,29 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
   await p.open(router);
   let hm: HostManager | undefined;
   let backend: SandboxBackend | undefined;
-  let minicluster: Minicluster | undefined;
+  let mesos: MesosBackend | undefined;
+  let kept: KeptMinicluster | undefined;
   let maintenance: MesosMaintenance | undefined;
+  let gate: HostsGate | undefined;
+  let term: Term | undefined;
+  let terms = 0;
+  let lastToken: number | undefined;
+  let steppedDown: string | undefined;
+  let stopping = false;
+  let keeper!: LeaseKeeper;
   let lost!: (why: string) => void;
   const lostPromise = new Promise<string>((r) => (lost = r));
-  const keeper = new LeaseKeeper({
-    cluster: p.cluster,
-    name: "hostmgr",
-    holder: p.instance,
-    url: p.url,
-    ttlMs: o.leaseTtlMs,
-    onAcquired: async (lease) => {
-      p.fences = () => [{ name: lease.name, holder: lease.holder, token: lease.token }];
-      let made: ReturnType<typeof createBackend>;
+
+  const lead = async (lease: Lease) => {
+    const t = term = new Term(p, "hostmgr", terms++);
+    lastToken = lease.token;
+    p.fences = () => [{ name: lease.name, holder: lease.holder, token: lease.token }];
+    let made: { backend: SandboxBackend; mesos?: MesosBackend };
+    if (kept) made = { backend: kept.view() };
+    else {
+      let fresh: ReturnType<typeof createBackend>;
       try {
-        made = await backendOnceFree(o, p, lease.token);
+        fresh = await backendOnceFree(o, p, lease.token);
       } catch (e) {
         if (!(e instanceof DataDirInUseError)) throw e;
         // Another live process drives the minicluster: leading without it would fight it for its tasks.
@@ -60,40 +86,103 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
         lost(e.message);
         return;
       }
-      backend = made.backend;
-      minicluster = made.minicluster;
-      hm = new HostManager({
-        clock: p.clock,
-        transport: p.transport,
-        backend,
-        metrics: p.metrics,
-        store: p.store,
-        self: "hostmgr",
-        jobmgr: "jobmgr",
-        resmgr: "resmgr",
-      }, {
-        ...DEFAULT_HOSTMGR_CONFIG,
-        trackLeases: true,
-        clusterMaintenance: made.mesos !== undefined,
-        ...o.hostmgr,
-      });
-      // Read under the lease: every write of the leader before is committed or fenced off by now.
-      hm.recover(await p.store.hostMaintenance());
-      hm.recoverHostPools(await p.store.hostPools());
-      p.transport.register("hostmgr", hm);
-      hm.start();
-      if (made.mesos) {
-        maintenance = new MesosMaintenance(made.mesos, hm, (msg, f) => p.log(msg, f));
-        maintenance.start();
+      if (fresh.minicluster) kept = new KeptMinicluster(fresh.minicluster);
+      made = kept ? { backend: kept.view() } : { backend: fresh.backend, mesos: fresh.mesos };
+    }
+    if (t.ended) return void await made.mesos?.stop();
+    mesos = made.mesos;
+    let hostsSeen = false;
+    const watched = watchHosts(made.backend, () => hostsSeen = true);
+    const h = new HostManager({
+      clock: t.clock,
+      transport: t.transport,
+      backend: watched,
+      metrics: p.metrics,
+      store: t.store,
+      self: "hostmgr",
+      jobmgr: "jobmgr",
+      resmgr: "resmgr",
+    }, {
+      ...DEFAULT_HOSTMGR_CONFIG,
+      trackLeases: true,
+      clusterMaintenance: made.mesos !== undefined,
+      ...o.hostmgr,
+    });
+    // Read under the lease: every write of the leader before is committed or fenced off by now.
+    const [stored, pools] = await Promise.all([p.store.hostMaintenance(), p.store.hostPools()]);
+    if (t.ended) return;
+    h.recover(stored);
+    h.recoverHostPools(pools);
+    const g = gate = new HostsGate(h);
+    hm = h;
+    backend = watched;
+    p.transport.register("hostmgr", g);
+    h.start();
+    if (made.mesos) {
+      maintenance = new MesosMaintenance(made.mesos, h, (msg, f) => p.log(msg, f));
+      maintenance.start();
+    }
+    steppedDown = undefined;
+    // Host requests and the host API wait for the backend's hosts: Mesos's first offers once subscribed, the
+    // minicluster's agents at once; a backend connected without a host for a while has none to report.
+    const connected = made.mesos ? () => made.mesos!.client.subscribed : () => true;
+    const since = performance.now();
+    let connectedSince: number | undefined;
+    const check = () => {
+      if (t.ended || g.open) return;
+      const now = performance.now();
+      if (connectedSince === undefined && connected()) connectedSince = now;
+      if (hostsSeen || (connectedSince !== undefined && now - connectedSince >= INVENTORY_WAIT_MS)) {
+        g.openNow();
+        p.log("hosts registered", { hosts: h.hosts.length, waitedMs: Math.round(now - since) });
+        return;
       }
-      await p.registry.refresh();
-      p.log("leading", { role: "hostmgr", token: lease.token, backend: o.backend ?? "minicluster" });
-    },
-    onLost: (why) => {
-      p.log.error("lost the hostmgr lease; exiting", { reason: why });
-      lost(why);
-    },
-  });
+      t.clock.setTimer(100, check);
+    };
+    check();
+    await p.registry.refresh();
+    p.log("leading", { role: "hostmgr", token: lease.token, backend: o.backend ?? "minicluster" });
+  };
+
+  const campaign = () => {
+    keeper = new LeaseKeeper({
+      cluster: p.cluster,
+      name: "hostmgr",
+      holder: p.instance,
+      url: p.url,
+      ttlMs: o.leaseTtlMs,
+      after: lastToken,
+      onAcquired: lead,
+      onLost: (why) => void stepDown(why),
+    });
+    keeper.start();
+  };
+
+  /** Stops acting as the leader, waits until its writes are stored or refused, then campaigns again. */
+  const stepDown = async (why: string) => {
+    // A stop under way ends the term itself.
+    if (stopping) return;
+    p.log.error("lost the hostmgr lease; stepping down", { reason: why });
+    steppedDown = why;
+    term?.end();
+    term = undefined;
+    if (gate) p.transport.unregister("hostmgr");
+    gate = undefined;
+    hm = undefined;
+    backend = undefined;
+    const m = maintenance, mb = mesos;
+    maintenance = mesos = undefined;
+    kept?.detach();
+    await m?.stop();
+    await mb?.stop();
+    // The fence stays the lost lease's until the next term sets its own.
+    await p.store.flush();
+    p.failCalls("hostmgr", "the host manager stepped down before it answered (it lost its lease); try again");
+    if (stopping) return;
+    p.log("campaigning for the hostmgr lease again", { after: lastToken });
+    campaign();
+  };
+
   // New job managers need the host inventory; a new resource manager the cluster capacity.
   const jobmgrs = new Set<string>();
   p.registry.onChange(() => {
@@ -102,19 +191,39 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
     jobmgrs.clear();
     for (const id of now) jobmgrs.add(id);
     if (fresh && hm) hm.receive({ kind: "peer-changed", role: "jobmgr" });
+    // Another process leads now: the minicluster kept since this one stepped down is its to take over.
+    const leader = p.registry.holder("hostmgr");
+    if (kept && !term && !stopping && leader && leader.holder !== p.instance) {
+      const k = kept;
+      kept = undefined;
+      p.log("another host manager leads; stopping the minicluster for it", { leader: leader.holder });
+      void k.stop();
+    }
   });
   watchDepartures(p, ["placement"], (role, gone) => hm?.receive({ kind: "peer-changed", role, gone }));
   watchLeaders(p, (role) => {
     if (role === "resmgr" && hm) hm.receive({ kind: "peer-changed", role: "resmgr" });
   });
   p.hooks = {
-    health: () => ({ leader: keeper.held, hosts: hm?.hosts.length ?? 0 }),
+    health: () => ({
+      leader: keeper.held,
+      hosts: hm?.hosts.length ?? 0,
+      ...(gate && !gate.open ? { hostsRegistering: true } : {}),
+      ...(steppedDown ? { steppedDown } : {}),
+    }),
+    unready: (role) => role === "hostmgr" && gate && !gate.open ? REGISTERING : undefined,
+    notServing: () =>
+      steppedDown
+        ? `this host manager stepped down (${steppedDown}) and is campaigning again; try again`
+        : REGISTERING,
     routes: async (req, url) => {
       if (!hm || !backend) return undefined;
       if (req.method === "GET" && url.pathname.startsWith("/sandbox/")) {
         return await sandboxFile(backend, url);
       }
-      if (req.method === "POST" && url.pathname === "/admin/agents") return await addAgent(minicluster, req);
+      if (req.method === "POST" && url.pathname === "/admin/agents") {
+        return await addAgent(kept?.minicluster, req);
+      }
       return undefined;
     },
   };
@@ -123,14 +232,16 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
     p.metrics.gauge("peloton_hostmgr_status_batches_awaiting_jobmgr").set(router.waiting);
   });
   daemonGauges(p.metrics, () => ({ hostmgr: hm }));
-  keeper.start();
+  campaign();
   return {
     process: p,
     lost: lostPromise,
     stop: () =>
       p.close(async () => {
+        stopping = true;
         await maintenance?.stop();
-        await backend?.stop();
+        await mesos?.stop();
+        await kept?.stop();
         await keeper.stop(true);
       }),
   };

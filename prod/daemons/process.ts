@@ -22,6 +22,7 @@ import type { Logger } from "../log.ts";
 import { PromMetrics } from "../metrics.ts";
 import { type KyselyStore, openStore } from "../store/kysely_store.ts";
 import { claimStore, type StoreClaim } from "../store/store_claim.ts";
+import { isTransient } from "../store/transient.ts";
 import { API_STATUS, RPC_STATUS_SUCCESS, rpcError } from "./http_errors.ts";
 import { listen } from "./listen.ts";
 import { serveUi } from "../ui/page.ts";
@@ -45,21 +46,44 @@ export interface DaemonOptions {
   log: Logger;
 }
 
-/** Where an API call goes: handled here, sent on to another process, or refused. */
+/**
+ * Where an API call goes: handled here (`stale`: answered from what the store holds rather than by the
+ * job's owner, which the reply's `Peloton-Stale-Read` header says), sent on to another process, or refused.
+ * A call sent on to a process that cannot be reached is answered `unavailable` with `unreachable` (what that
+ * process is and that it does not answer), or goes to `fallback` instead (a read the store can answer).
+ */
 export type ApiTarget =
-  | { local: Address; body?: unknown }
-  | { forward: string }
-  | { error: ApiErrorCode; message: string };
+  | LocalTarget
+  | { forward: string; unreachable?: string; fallback?: LocalTarget | RefusedTarget }
+  | RefusedTarget;
+
+type LocalTarget = { local: Address; body?: unknown; stale?: string };
+type RefusedTarget = { error: ApiErrorCode; message: string };
 
 export interface DaemonHooks {
   health(): Record<string, unknown>;
   /** Job manager calls, in a job manager process; elsewhere they go to a job manager. */
   jobmgrTarget?(route: Route, body: Record<string, unknown>): Promise<ApiTarget>;
+  /**
+   * Why the role this process serves cannot answer API calls yet (a host manager whose hosts are still
+   * registering), or undefined once it can.
+   */
+  unready?(role: string): string | undefined;
+  /**
+   * Why this process holds the role's lease but does not serve it (taking the lead up, or stepped down and
+   * not yet out of the registry's view), for the answer to a call that finds it so.
+   */
+  notServing?(role: string): string | undefined;
   /** Extra HTTP routes (the host manager's sandbox files). */
   routes?(req: Request, url: URL): Promise<Response | undefined>;
 }
 
 const HOP_HEADER = "x-peloton-hop";
+/** Set on a reply answered from the store rather than by the job's owner, saying why. */
+export const STALE_READ_HEADER = "peloton-stale-read";
+/** A daemon waiting for its store at start tries again after this long at first, doubling up to the cap. */
+const STORE_RETRY_FIRST_MS = 200;
+const STORE_RETRY_MAX_MS = 5_000;
 
 export class DaemonProcess {
   readonly instance = crypto.randomUUID().slice(0, 8);
@@ -92,6 +116,10 @@ export class DaemonProcess {
   #closing?: Promise<void>;
   #inflight = 0;
   #ready = false;
+  /** Why the daemon has not started yet (its store cannot be reached), for /health and API calls meanwhile. */
+  #waitingFor = "starting";
+  /** The address each API call in `#calls` went to, so calls a daemon that stepped down will not answer fail. */
+  readonly #callTargets = new Map<number, Address>();
   readonly #apiSeconds;
   readonly #writeLost = Promise.withResolvers<string>();
 
@@ -124,8 +152,7 @@ export class DaemonProcess {
       server = listen(
         this.o.host,
         this.o.port,
-        (req) =>
-          this.#ready ? this.#handle(req) : Promise.resolve(new Response("starting\n", { status: 503 })),
+        (req) => this.#ready ? this.#handle(req) : Promise.resolve(this.#starting(req)),
       );
     } catch (e) {
       dataDir.release();
@@ -157,16 +184,33 @@ export class DaemonProcess {
     this.#writeLost.resolve(`a store write failed: ${err.name}: ${err.message}`);
   }
 
+  /** What a daemon still starting answers: /health says why (503), an API call is unavailable. */
+  #starting(req: Request): Response {
+    const url = new URL(req.url);
+    if (url.pathname === "/health") {
+      return Response.json({
+        status: "starting",
+        role: this.o.role,
+        instance: this.instance,
+        reason: this.#waitingFor,
+      }, { status: 503 });
+    }
+    if (url.pathname === "/api/v1") {
+      return rpcError(
+        "unavailable",
+        `the ${this.o.role} daemon is starting (${this.#waitingFor}); try again`,
+        {
+          req,
+        },
+      );
+    }
+    return new Response(`starting: ${this.#waitingFor}\n`, { status: 503 });
+  }
+
   async #open(port: number, router?: Router): Promise<void> {
     const host = this.o.host === "0.0.0.0" ? "127.0.0.1" : this.o.host;
     this.url = `http://${host}:${port}`;
-    await this.#claimStore();
-    this.store = await openStore(this.o.store, {
-      fences: () => this.fences(),
-      claim: this.claim,
-      onLostWrite: (err) => this.lostWrite(err),
-    });
-    this.cluster = await ClusterStore.open(this.o.store);
+    await this.#openStore();
     this.registry = new Registry(this.cluster, Math.min(500, this.o.leaseTtlMs / 4));
     const internal = this.o.auth?.internal;
     const posts = this.metrics;
@@ -202,9 +246,35 @@ export class DaemonProcess {
     this.log("daemon started", { url: this.url, store: redactStore(this.o.store) });
   }
 
-  /** Claims the store (`StoreInUseError` while a `peloton up` holds it) before anything reads or writes it. */
-  async #claimStore(): Promise<void> {
-    this.claim = await claimStore(this.o.store, "shared", `peloton ${this.o.role} at ${this.url}`);
+  /**
+   * Claims the store (`StoreInUseError` while a `peloton up` holds it) before anything reads or writes it,
+   * then opens it and the cluster tables. A store that cannot be reached is waited for, each attempt logged,
+   * with a backoff growing to `STORE_RETRY_MAX_MS`: a daemon started during a database outage (or by a
+   * supervisor restarting it through one) comes up when the database does. Any other error ends the start.
+   */
+  async #openStore(): Promise<void> {
+    const store = redactStore(this.o.store);
+    for (let attempt = 1, delayMs = STORE_RETRY_FIRST_MS;; attempt++) {
+      try {
+        this.claim ??= await claimStore(this.o.store, "shared", `peloton ${this.o.role} at ${this.url}`);
+        this.store ??= await openStore(this.o.store, {
+          fences: () => this.fences(),
+          claim: this.claim,
+          onLostWrite: (err) => this.lostWrite(err),
+        });
+        this.cluster ??= await ClusterStore.open(this.o.store);
+        if (attempt > 1) this.log("store reached", { store, attempts: attempt });
+        this.#waitingFor = "starting";
+        return;
+      } catch (e) {
+        if (!unreachable(e)) throw e;
+        const error = describeError(e);
+        this.#waitingFor = `waiting for its store ${store}, which cannot be reached: ${error}`;
+        this.log.warn("waiting for the store", { store, attempt, error, retryInMs: delayMs });
+        await new Promise((r) => setTimeout(r, delayMs));
+        delayMs = Math.min(STORE_RETRY_MAX_MS, delayMs * 2);
+      }
+    }
   }
 
   /**
@@ -267,7 +337,10 @@ export class DaemonProcess {
   /** Sends an API request to a daemon in this process and waits for its reply. */
   call(to: Address, procedure: string, body: unknown, ttlMs: number): Promise<ApiReply> {
     return new Promise<ApiReply>((resolve) => {
+      let reqId = 0;
       const timer = setTimeout(() => {
+        this.#calls.cancel(reqId);
+        this.#callTargets.delete(reqId);
         resolve({
           kind: "api-reply",
           reqId: 0,
@@ -275,12 +348,25 @@ export class DaemonProcess {
           error: { code: "deadline-exceeded", message: `${procedure} timed out after ${ttlMs} ms` },
         });
       }, ttlMs);
-      const reqId = this.#calls.register((r) => {
+      reqId = this.#calls.register((r) => {
         clearTimeout(timer);
+        this.#callTargets.delete(reqId);
         resolve(r);
       });
+      this.#callTargets.set(reqId, to);
       this.transport.send(to, { kind: "api", reqId, replyTo: this.apiAddress, procedure, body });
     });
+  }
+
+  /**
+   * Answers `unavailable` every API call still waiting on the daemon at `to`: it stepped down, and its
+   * writes are all stored or refused by now, so no answer will come from it.
+   */
+  failCalls(to: Address, message: string): void {
+    for (const [reqId, target] of [...this.#callTargets]) {
+      if (target !== to) continue;
+      this.#calls.resolve({ kind: "api-reply", reqId, error: { code: "unavailable", message } });
+    }
   }
 
   /** The URL of a live process of `role` (the leader for elected roles). */
@@ -290,8 +376,18 @@ export class DaemonProcess {
     return members.length ? members[Math.floor(Math.random() * members.length)].url : undefined;
   }
 
-  /** Sends an HTTP request on to another process unchanged (one hop at most). */
-  async forward(req: Request, url: string, body?: string): Promise<Response> {
+  /**
+   * Sends an HTTP request on to another process unchanged (one hop at most). A process that cannot be
+   * reached is answered `unavailable`, with `unreachable` as the message if given.
+   */
+  async forward(req: Request, url: string, body?: string, unreachable?: string): Promise<Response> {
+    const sent = await this.#forwardOnce(req, url, body);
+    if (sent instanceof Response) return sent;
+    return rpcError("unavailable", unreachable ?? `cannot reach ${url}: ${sent.message}`, { req });
+  }
+
+  /** The forwarded call's answer, or the error that kept it from reaching `url`. */
+  async #forwardOnce(req: Request, url: string, body?: string): Promise<Response | ForwardFailure> {
     if (Number(req.headers.get(HOP_HEADER) ?? 0) >= 2) {
       return rpcError("unavailable", "the call was forwarded twice without reaching its daemon", { req });
     }
@@ -321,7 +417,7 @@ export class DaemonProcess {
         headers: res.headers,
       });
     } catch (e) {
-      return rpcError("unavailable", `cannot reach ${url}: ${(e as Error).message}`, { req });
+      return { message: (e as Error).message, unsent: connectFailed(e) };
     }
   }
 
@@ -368,11 +464,11 @@ export class DaemonProcess {
       if (extra) return extra;
       // Sandbox files and agents live with the host manager's backend.
       if (url.pathname.startsWith("/sandbox/") || url.pathname === "/admin/agents") {
-        const leader = this.registry.holder("hostmgr")?.url;
-        if (!leader || leader === this.url) {
+        const leader = this.registry.holder("hostmgr");
+        if (!leader || leader.url === this.url) {
           return rpcError("unavailable", "no host manager leads now", { req });
         }
-        return await this.forward(req, leader);
+        return await this.forward(req, leader.url, undefined, failingOver("hostmgr", leader));
       }
       return new Response("not found\n", { status: 404 });
     } finally {
@@ -411,17 +507,38 @@ export class DaemonProcess {
     const { text, body, ttlMs: ttl } = read;
     const started = performance.now();
     let target = await this.#target(route, body);
-    // During a change of leader or shard owner, wait a little for the new one rather than fail at once.
+    // During a change of leader or shard owner, wait a little for the new one rather than fail at once:
+    // while no one serves the call, and while the one the store names does not take the connection (it died
+    // or stopped, and its lease has not run out yet), which is safe to try again as nothing was sent.
     const waitUntil = performance.now() + Math.min(5_000, this.o.leaseTtlMs * 2);
-    while (
-      "error" in target && target.error === "unavailable" && performance.now() < waitUntil && !this.#stopping
-    ) {
+    const wait = async () => {
+      if (performance.now() >= waitUntil || this.#stopping) return false;
       await new Promise((r) => setTimeout(r, 100));
       await this.registry.refresh().catch(() => {});
       target = await this.#target(route, body);
+      return true;
+    };
+    for (;;) {
+      if ("error" in target && target.error === "unavailable" && (await wait())) continue;
+      if (!("forward" in target)) break;
+      const res = await this.#forwardOnce(req, target.forward, text);
+      if (res instanceof Response) return res;
+      if (target.fallback) {
+        this.log.warn("the owner of a read cannot be reached; answering from the store", {
+          procedure: route.procedure,
+          owner: target.forward,
+          error: res.message,
+        });
+        target = target.fallback;
+        break;
+      }
+      if (res.unsent && (await wait())) continue;
+      return rpcError("unavailable", target.unreachable ?? `cannot reach ${target.forward}: ${res.message}`, {
+        req,
+      });
     }
-    if ("forward" in target) return await this.forward(req, target.forward, text);
     if ("error" in target) return rpcError(target.error, target.message, { req });
+    const stale = target.stale ? { [STALE_READ_HEADER]: target.stale } : undefined;
     if (route.procedure === WATCH_PROCEDURE && this.#watches) {
       // Timed to the first response: the stream runs on after.
       const opened = await this.#watches.open(target.local, target.body ?? body, ttl);
@@ -432,8 +549,8 @@ export class DaemonProcess {
     this.#apiSeconds(route.procedure, reply.error?.code ?? "ok").observe(
       (performance.now() - started) / 1000,
     );
-    if (reply.error) return rpcError(reply.error.code, reply.error.message, { req });
-    return Response.json(reply.body ?? {}, { headers: { "rpc-status": RPC_STATUS_SUCCESS } });
+    if (reply.error) return rpcError(reply.error.code, reply.error.message, { req, headers: stale });
+    return Response.json(reply.body ?? {}, { headers: { "rpc-status": RPC_STATUS_SUCCESS, ...stale } });
   }
 
   async #target(route: Route, body: Record<string, unknown>): Promise<ApiTarget> {
@@ -444,11 +561,49 @@ export class DaemonProcess {
       const url = (holder && this.registry.resolve(holder)) || this.urlOf("jobmgr");
       return url ? { forward: url } : { error: "unavailable", message: "no job manager is running" };
     }
-    if (this.transport.serves(route.daemon)) return { local: route.daemon };
-    const leader = this.registry.holder(route.daemon)?.url;
-    if (leader && leader !== this.url) return { forward: leader };
-    return { error: "unavailable", message: `no ${route.daemon} leads now; try again` };
+    if (this.transport.serves(route.daemon)) {
+      const unready = this.hooks.unready?.(route.daemon);
+      return unready ? { error: "unavailable", message: unready } : { local: route.daemon };
+    }
+    const leader = this.registry.holder(route.daemon);
+    if (leader && leader.url !== this.url) {
+      return { forward: leader.url, unreachable: failingOver(route.daemon, leader) };
+    }
+    const mine = leader ? this.hooks.notServing?.(route.daemon) : undefined;
+    return { error: "unavailable", message: mine ?? `no ${route.daemon} leads now; try again` };
   }
+}
+
+/** Why a forwarded call did not reach its process; `unsent` when no connection was made (nothing was sent). */
+interface ForwardFailure {
+  message: string;
+  unsent: boolean;
+}
+
+/** Whether a fetch failed to connect at all (refused, unreachable), so that the request was never sent. */
+function connectFailed(e: unknown): boolean {
+  for (let err: unknown = e; err; err = (err as { cause?: unknown }).cause) {
+    const text = `${(err as Error).message ?? ""} ${(err as { code?: string }).code ?? ""}`;
+    if (/\(Connect\)|tcp connect error|Connection refused|ECONNREFUSED|EHOSTUNREACH/i.test(text)) return true;
+  }
+  return false;
+}
+
+/** The answer to a call whose leader does not take it: the lease names a process that died or stopped. */
+function failingOver(role: string, lease: { holder: string; url: string }): string {
+  return `the ${role} leader is failing over: its lease is held by ${lease.holder} at ${lease.url}, which ` +
+    `does not answer (it stopped or died; a new leader takes over once the lease runs out); try again`;
+}
+
+/** Whether a start failed because the store (or the network to it) is down, which is worth waiting out. */
+function unreachable(e: unknown): boolean {
+  for (let err: unknown = e; err; err = (err as { cause?: unknown }).cause) if (isTransient(err)) return true;
+  return false;
+}
+
+function describeError(e: unknown): string {
+  const err = e as { message?: string; code?: string };
+  return err?.message || err?.code || String(e);
 }
 
 function redactStore(url: string): string {

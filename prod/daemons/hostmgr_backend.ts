@@ -1,0 +1,137 @@
+/**
+ * The host manager's backend across its terms in one process: the minicluster kept running while the process
+ * does not lead (its agents and their tasks live in this process), and when a new term knows its hosts.
+ */
+import type { Message } from "../../core/messages.ts";
+import type { Resources } from "../../core/model/resources.ts";
+import type { BackendEvent, HostInfo } from "../../core/ports/host_backend.ts";
+import type { Receiver } from "../../core/ports/transport.ts";
+import type { SandboxBackend } from "../backends.ts";
+import type { Minicluster } from "../minicluster/minicluster.ts";
+
+/**
+ * The minicluster, started once and kept while the process steps down and leads again: stopping it would end
+ * every task it runs. Each term's host manager gets a `view` whose `start` attaches it (the hosts up are told
+ * to it again, in a batch of their own); events while no term is attached are dropped, as they would be for a
+ * host manager that died: the next term learns the tasks' states from the reconciliation the job managers ask
+ * for when they see a new leader.
+ */
+export class KeptMinicluster {
+  #sink?: (events: BackendEvent[]) => void;
+  readonly #up = new Map<string, HostInfo>();
+  readonly #slack = new Map<string, Resources>();
+  #started = false;
+
+  constructor(readonly minicluster: Minicluster) {}
+
+  /** The backend a term's host manager drives; it stops being attached at `detach`. */
+  view(): SandboxBackend {
+    const mc = this.minicluster;
+    const view: SandboxBackend = {
+      start: (sink) => this.#attach(sink),
+      launch: (tasks) => mc.launch(tasks),
+      kill: (tasks) => mc.kill(tasks),
+      reconcile: (ids) => mc.reconcile(ids),
+      machineDown: (hostname) => mc.machineDown(hostname),
+      machineUp: (hostname) => mc.machineUp(hostname),
+      logs: (taskId, file, agentId) => mc.logs(taskId, file, agentId),
+      // The daemon stops the minicluster itself: a term ending leaves it running.
+      stop: () => Promise.resolve(),
+    };
+    return view;
+  }
+
+  detach(): void {
+    this.#sink = undefined;
+  }
+
+  stop(): Promise<void> {
+    this.#sink = undefined;
+    return this.minicluster.stop();
+  }
+
+  #attach(sink: (events: BackendEvent[]) => void): void {
+    this.#sink = sink;
+    if (!this.#started) {
+      this.#started = true;
+      this.minicluster.start((events) => this.#events(events));
+      return;
+    }
+    const again: BackendEvent[] = [...this.#up.values()].map((host) => ({ kind: "host-up", host }));
+    for (const [hostname, slack] of this.#slack) again.push({ kind: "host-slack", hostname, slack });
+    // Never from inside start, as a backend's events come.
+    if (again.length) setTimeout(() => this.#sink === sink && sink(again), 0);
+  }
+
+  #events(events: BackendEvent[]): void {
+    for (const e of events) {
+      if (e.kind === "host-up") this.#up.set(e.host.hostname, e.host);
+      else if (e.kind === "host-lost") {
+        this.#up.delete(e.hostname);
+        this.#slack.delete(e.hostname);
+      } else if (e.kind === "host-slack") this.#slack.set(e.hostname, e.slack);
+    }
+    this.#sink?.(events);
+  }
+}
+
+/**
+ * A backend whose first host event is told (`onHosts`): a new host manager knows its hosts once its backend
+ * has reported them (the minicluster's agents, Mesos's first offers).
+ */
+export function watchHosts(backend: SandboxBackend, onHosts: () => void): SandboxBackend {
+  let seen = false;
+  // Delegated method by method: a backend's methods use its private fields, so they must run on it.
+  const watched: SandboxBackend = {
+    start: (sink) =>
+      backend.start((events) => {
+        sink(events);
+        // Told once the host manager has taken them in.
+        if (!seen && events.some((e) => e.kind === "host-up" || e.kind === "host-lost")) {
+          seen = true;
+          onHosts();
+        }
+      }),
+    launch: (tasks) => backend.launch(tasks),
+    kill: (tasks) => backend.kill(tasks),
+    reconcile: (ids) => backend.reconcile(ids),
+    logs: (taskId, file, agentId) => backend.logs(taskId, file, agentId),
+    stop: () => backend.stop(),
+  };
+  if (backend.acknowledge) watched.acknowledge = (acks) => backend.acknowledge!(acks);
+  if (backend.machineDown && backend.machineUp) {
+    watched.machineDown = (hostname) => backend.machineDown!(hostname);
+    watched.machineUp = (hostname) => backend.machineUp!(hostname);
+  }
+  return watched;
+}
+
+/**
+ * The host manager as the other daemons reach it while a new term's hosts register: requests for hosts
+ * (a placement engine's AcquireHosts, a reservation) wait here, so no round is answered "no hosts
+ * registered" by a leader that has not heard of its hosts yet; everything else goes through at once.
+ */
+export class HostsGate implements Receiver {
+  #held: Message[] | undefined = [];
+
+  constructor(readonly hm: Receiver) {}
+
+  get open(): boolean {
+    return this.#held === undefined;
+  }
+
+  receive(msg: Message): void {
+    if (this.#held && (msg.kind === "acquire-hosts" || msg.kind === "reserve-host")) {
+      this.#held.push(msg);
+      return;
+    }
+    this.hm.receive(msg);
+  }
+
+  /** The hosts are in: the requests held go to the host manager, in order. */
+  openNow(): void {
+    const held = this.#held ?? [];
+    this.#held = undefined;
+    for (const m of held) this.hm.receive(m);
+  }
+}
