@@ -23,8 +23,20 @@ export interface JobConfigJson {
   respoolID?: IdValue;
   labels?: { key: string; value: string }[];
   sla?: { priority?: number; preemptible?: boolean; revocable?: boolean; maxRunningTime?: number };
-  defaultConfig?: { resource?: ResourceLimits; command?: { value?: string } };
+  defaultConfig?: TaskConfigJson;
+  /** Per-instance overrides by instance id, each merged over `defaultConfig` top-level field by field. */
+  instanceConfig?: Record<string, TaskConfigJson>;
   changeLog?: { version: number };
+}
+
+/** v0 `task.TaskConfig`, the fields the UI names; an instance override may hold any of its fields. */
+export interface TaskConfigJson {
+  name?: string;
+  resource?: ResourceLimits;
+  command?: { value?: string };
+  killGracePeriodSeconds?: number;
+  labels?: { key: string; value: string }[];
+  [field: string]: unknown;
 }
 
 export interface JobInfoJson {
@@ -180,7 +192,10 @@ export interface JobPageJson {
 
 /** The jobs view's query, from the URL (`#/jobs?name=&owner=&state=&page=&size=`). */
 export interface JobListQuery {
-  /** A part of a job name, matched in any case as the API does (Peloton's QuerySpec.name); "" for any. */
+  /**
+   * A part of a job name (Peloton's QuerySpec.name); "" for any. The API ignores the case of A–Z; of other
+   * letters only on some stores (SQLite's lower() is ASCII-only).
+   */
   name: string;
   /** An owner, matched exactly; "" for any. */
   owner: string;
@@ -268,6 +283,8 @@ export interface Snapshot {
   hostPools?: HostPoolJson[];
   /** Only on a job's page. */
   job?: {
+    /** The tasks the operator opened to their events and sandbox logs, by instance id. */
+    taskDetails?: Record<number, TaskDetails>;
     info?: JobInfoJson;
     /** The job's secrets by id and path, from the same Get as `info` (absent when it has none). */
     secrets?: SecretJson[];
@@ -284,6 +301,36 @@ export interface Snapshot {
   };
 }
 
+/** v0 `task.PodEvent` as TaskManager's `GetPodEvents` answers it: one state a run of a task went through. */
+export interface PodEventJson {
+  /** The run, a Mesos task id `<jobId>-<instanceId>-<runId>`. */
+  taskId?: IdValue;
+  actualState?: string;
+  timestamp?: string;
+  hostname?: string;
+  message?: string;
+  reason?: string;
+}
+
+/** One sandbox file of a task's run as loaded: its text, or why it could not be. */
+export interface SandboxFileLoad {
+  text?: string;
+  error?: string;
+}
+
+/**
+ * A task opened in the tasks table: its events (`GetPodEvents`, newest first, the latest runs), and its
+ * current run's sandbox (`BrowseSandbox`, then its stdout and stderr), each with the error that kept it.
+ */
+export interface TaskDetails {
+  events?: PodEventJson[];
+  eventsError?: string;
+  sandbox?: { taskId: string; agentId?: string; hostname?: string };
+  sandboxError?: string;
+  stdout?: SandboxFileLoad;
+  stderr?: SandboxFileLoad;
+}
+
 /**
  * Which rows a view shows opened (the job view's instances by id, the pools view's pools by pool id), and how
  * to open or close one.
@@ -292,6 +339,9 @@ export interface RowToggle<K = number> {
   open: ReadonlySet<K>;
   toggle: (key: K) => void;
 }
+
+/** An API call: resolves to the reply, or rejects with an error saying what failed. */
+export type ApiCall = <T = Record<string, unknown>>(procedure: string, body: unknown) => Promise<T>;
 
 /** What the operator picked in an action's confirm step: its choice's option, its amount. */
 export interface ActionPicks {
@@ -316,12 +366,18 @@ export interface UiAction {
    */
   choice?: { label: string; field: string; options: string[] };
   /**
-   * A whole number the operator types in the confirm step (how many), at least 1; whether it is too many is
-   * the server's to say. An action with one sends `bodyOf`'s body.
+   * A whole number the operator types in the confirm step (how many), from 1 to `max` when it has one (what
+   * the page last saw); the action's `prepare` checks it again against what the server has when it is sent.
    */
-  amount?: { label: string };
-  /** The body to send from the operator's picks, for an action whose body is worked out from them. */
-  bodyOf?: (picks: ActionPicks) => Record<string, unknown>;
+  amount?: { label: string; max?: number };
+  /**
+   * Works out the body to send from the operator's picks when they press Confirm, reading what it needs from
+   * the API then (`call`), not from what the page showed when they asked. It throws an Error worded for the
+   * operator when the picks no longer fit.
+   */
+  prepare?: (picks: ActionPicks, call: ApiCall) => Promise<Record<string, unknown>>;
+  /** The operator's words for a refusal of the call (its error's text), when the API's are not. */
+  explain?: (error: string, sent: Record<string, unknown>) => string;
   /** What the reply says, for the result line; `sent` is the body sent (with the operator's pick). */
   describe: (reply: Record<string, unknown>, sent: Record<string, unknown>) => string;
   disabled?: boolean;

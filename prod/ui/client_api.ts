@@ -97,6 +97,40 @@ export class UiApi {
     if (inBody) throw new UiApiError(procedure, inBody.kind, inBody.message, res.status);
     return json as T;
   }
+
+  /**
+   * A run's stdout or stderr, whole, from the server's sandbox endpoint (where BrowseSandbox points, as the
+   * CLI's `task logs` reads it), with the operator's credentials; rejects with a UiApiError ("sandbox").
+   */
+  async sandboxFile(taskId: string, file: string, agentId?: string): Promise<string> {
+    const auth = this.authorization();
+    let res: Response;
+    try {
+      res = await fetch(new URL(sandboxPath(taskId, file, agentId), location.href), {
+        headers: auth ? { authorization: auth } : {},
+        credentials: "omit",
+        signal: AbortSignal.timeout(UiApi.TTL_MS + 2000),
+      });
+    } catch (e) {
+      throw new UiApiError("sandbox", "unavailable", `cannot reach the server: ${(e as Error).message}`, 0);
+    }
+    const text = await res.text();
+    if (!res.ok) {
+      const code = res.status === 404
+        ? "not-found"
+        : res.status === 401
+        ? "unauthenticated"
+        : `HTTP ${res.status}`;
+      throw new UiApiError("sandbox", code, text.trim(), res.status);
+    }
+    return text;
+  }
+}
+
+/** A run's sandbox file on the server, relative to the page (/ui/): `../sandbox/<taskId>/<file>?agentId=`. */
+export function sandboxPath(taskId: string, file: string, agentId?: string): string {
+  const query = agentId ? `?agentId=${encodeURIComponent(agentId)}` : "";
+  return `../sandbox/${encodeURIComponent(taskId)}/${encodeURIComponent(file)}${query}`;
 }
 
 /** The text to show for any error a call or render threw. */
@@ -109,4 +143,18 @@ export function needsSignIn(e: unknown): boolean {
   return e instanceof UiApiError && e.status === 401;
 }
 
-export const API_CODE = [replyError, UiApiError, inBodyError, UiApi, errorText, needsSignIn];
+/** Whether an error means the server could not be reached at all (no HTTP answer). */
+export function unreachable(e: unknown): boolean {
+  return e instanceof UiApiError && e.status === 0;
+}
+
+export const API_CODE = [
+  replyError,
+  UiApiError,
+  inBodyError,
+  UiApi,
+  sandboxPath,
+  errorText,
+  needsSignIn,
+  unreachable,
+];

@@ -1,7 +1,8 @@
 /**
  * Browser code of the web UI, part 5: the app. It routes on the URL hash (#/jobs?QUERY, #/jobs/ID?QUERY,
- * #/pools, #/hosts), loads what the view needs on every refresh (every few seconds unless paused), shows
- * every API error it gets, asks for credentials on a 401, and runs operator actions after a confirm step.
+ * #/pools, #/hosts?filter=TEXT), loads what the view needs on every refresh (every few seconds unless paused),
+ * shows every API error it gets, keeps the last data (marked stale) while the server does not answer, asks for
+ * credentials on a 401, and runs operator actions after a confirm step.
  * Runs in the browser (see client_dom.ts for the rules).
  */
 import type {
@@ -16,6 +17,7 @@ import type {
   RespoolInfoJson,
   SecretJson,
   Snapshot,
+  TaskDetails,
   TaskListQuery,
   TaskPageJson,
   UiAction,
@@ -23,8 +25,8 @@ import type {
   UpdateInfoJson,
   WorkflowInfoJson,
 } from "./api_types.ts";
-import { errorText, needsSignIn, UiApi } from "./client_api.ts";
-import { byId, h, keepingFocus, when } from "./client_dom.ts";
+import { errorText, needsSignIn, UiApi, unreachable } from "./client_api.ts";
+import { byId, h, keepingFocus, uiDocument, type UiElement, type UiEvent, when } from "./client_dom.ts";
 import { hostsView, poolsView, summaryView } from "./client_cluster.ts";
 import { hasQueuedDemand, pendingTasksRequest, queuesToLoad } from "./client_pool_queue.ts";
 import {
@@ -36,23 +38,55 @@ import {
   readJobListQuery,
   showJobListQuery,
 } from "./client_job_list.ts";
+import { loadTaskDetails } from "./client_task_details.ts";
 import { parseTaskListQuery, TaskFilter, taskListHash, taskListRequest } from "./client_tasks.ts";
-import { actionBody, actionVerb, jobView, Rpc, wholeAmount } from "./client_views.ts";
+import { actionBody, actionId, actionVerb, jobView, Rpc, wholeAmount } from "./client_views.ts";
 import { instanceProgressRequest } from "./client_workflow.ts";
 
 export type Route =
   | { view: "jobs"; query: JobListQuery }
-  | { view: "pools" | "hosts" }
-  | { view: "job"; id: string; tasks: TaskListQuery };
+  | { view: "pools" }
+  | { view: "hosts"; filter: string }
+  | { view: "job"; id: string; tasks: TaskListQuery }
+  /** A hash no page has: `path` is what it asked for. */
+  | { view: "unknown"; path: string };
 
 export function parseRoute(hash: string): Route {
   const [path, search = ""] = hash.replace(/^#\/?/, "").split("?", 2);
-  const parts = path.split("/").filter((p) => p).map(decodeURIComponent);
+  let parts: string[];
+  try {
+    parts = path.split("/").filter((p) => p).map(decodeURIComponent);
+  } catch {
+    return { view: "unknown", path };
+  }
   if (parts[0] === "jobs" && parts[1]) {
     return { view: "job", id: parts[1], tasks: parseTaskListQuery(search) };
   }
-  if (parts[0] === "pools" || parts[0] === "hosts") return { view: parts[0] };
-  return { view: "jobs", query: parseJobListQuery(search) };
+  if (parts[0] === "pools") return { view: "pools" };
+  if (parts[0] === "hosts") return { view: "hosts", filter: new URLSearchParams(search).get("filter") ?? "" };
+  if (!parts.length || parts[0] === "jobs") return { view: "jobs", query: parseJobListQuery(search) };
+  return { view: "unknown", path };
+}
+
+/** The hash of the hosts view filtered by `filter` (as typed); the plain view is `#/hosts`. */
+export function hostsHash(filter: string): string {
+  return filter ? `#/hosts?${new URLSearchParams({ filter })}` : "#/hosts";
+}
+
+/** The page for a hash no page has: says so, and links to the jobs list. */
+export function notFoundView(path: string): UiElement {
+  return h(
+    "section",
+    { id: "not-found" },
+    h("h2", {}, "No such page"),
+    h(
+      "p",
+      {},
+      `There is no page at #/${path}. `,
+      h("a", { href: "#/jobs" }, "Go to the jobs list"),
+      ", or pick a page above.",
+    ),
+  );
 }
 
 /**
@@ -68,7 +102,10 @@ export class UiApp {
   readonly refreshMs: number;
   #snapshot: Snapshot = {};
   #errors: unknown[] = [];
+  /** When the data shown was loaded: the last refresh that got any answer. */
   #refreshedAt?: Date;
+  /** Why the last refresh got no answer at all, its data kept from before; undefined after one that did. */
+  #stale?: string;
   #timer?: ReturnType<typeof setTimeout>;
   #paused = false;
   #busy = false;
@@ -79,7 +116,9 @@ export class UiApp {
    * table's pages, not across views or jobs.
    */
   #openInstances = new Set<number>();
-  /** The job whose rows `#openInstances` holds ("" for none). */
+  /** The tasks table's tasks the operator opened to their events and logs, by instance id; as `#openInstances`. */
+  #openTasks = new Set<number>();
+  /** The job whose rows `#openInstances` and `#openTasks` hold ("" for none). */
   #openJob = "";
   /**
    * The view shown (`viewOf`). An action's result line belongs to the view it was run from: it stays through
@@ -111,10 +150,19 @@ export class UiApp {
     byId("confirm-yes").addEventListener("click", () => this.#confirmed());
     byId("confirm-no").addEventListener("click", () => this.#closeConfirm());
     byId("confirm-number").addEventListener("input", () => this.#checkPicks());
+    addEventListener("keydown", (e) => this.#confirmKey(e as unknown as UiEvent));
     byId("result-close").addEventListener("click", () => {
       byId("result").hidden = true;
     });
-    byId("filter").addEventListener("input", () => this.render());
+    byId("filter").addEventListener("input", () => {
+      // The filter lives in the URL, as the other views' do; typing replaces the history entry, and the
+      // view filters what it has, so no hashchange (a reload of the data) comes of it.
+      const history =
+        (globalThis as unknown as { history: { replaceState(d: null, t: string, u: string): void } })
+          .history;
+      history.replaceState(null, "", hostsHash(byId("filter").value));
+      this.render();
+    });
     byId("job-query").addEventListener("submit", (e) => {
       e.preventDefault();
       this.#go(jobListHash(readJobListQuery()));
@@ -123,13 +171,15 @@ export class UiApp {
       byId(id).addEventListener("change", () => this.#go(jobListHash(readJobListQuery())));
     }
     addEventListener("hashchange", () => {
-      byId("filter").value = "";
       const route = parseRoute(location.hash);
       const view = viewOf(route);
       if (view !== this.#view) byId("result").hidden = true;
       this.#view = view;
       const job = route.view === "job" ? route.id : "";
-      if (job !== this.#openJob) this.#openInstances.clear();
+      if (job !== this.#openJob) {
+        this.#openInstances.clear();
+        this.#openTasks.clear();
+      }
       if (route.view !== "pools") this.#openPools.clear();
       this.#openJob = job;
       this.#syncForms();
@@ -158,6 +208,7 @@ export class UiApp {
     const route = parseRoute(location.hash);
     if (route.view === "jobs") showJobListQuery(route.query);
     if (route.view === "job") this.#taskFilter.show(route.tasks);
+    if (route.view === "hosts") byId("filter").value = route.filter;
   }
 
   setPaused(paused: boolean): void {
@@ -181,8 +232,12 @@ export class UiApp {
     try {
       const route = parseRoute(location.hash);
       const errors: unknown[] = [];
+      let answered = 0;
       const load = <T>(p: Promise<T>): Promise<T | undefined> =>
-        p.catch((e) => {
+        p.then((v) => {
+          answered++;
+          return v;
+        }, (e) => {
           errors.push(e);
           return undefined;
         });
@@ -205,20 +260,30 @@ export class UiApp {
           this.#loadQueues(pools.resourcePools, load),
         ])
         : [{}, {}];
-      this.#snapshot = {
-        jobPage,
-        jobPageFor: route.view === "jobs" ? jobListHash(route.query) : undefined,
-        jobCounts,
-        activeJobs,
-        pools: pools?.resourcePools,
-        poolWaits,
-        poolQueues,
-        hosts: hosts?.hostInfos,
-        hostPools: hostPools?.pools,
-        job,
-      };
       this.#errors = errors;
-      this.#refreshedAt = new Date();
+      if (answered === 0 && errors.length && !errors.some(needsSignIn)) {
+        // Nothing answered: the data from before stays, marked stale, rather than a page of blanks that
+        // says it was just updated. (A 401 is an answer of its own: the sign-in form asks for credentials.)
+        const first = errorText(errors[0]);
+        this.#stale = errors.every(unreachable)
+          ? `the server is not answering: ${first}`
+          : `every call failed: ${first}`;
+      } else {
+        this.#snapshot = {
+          jobPage,
+          jobPageFor: route.view === "jobs" ? jobListHash(route.query) : undefined,
+          jobCounts,
+          activeJobs,
+          pools: pools?.resourcePools,
+          poolWaits,
+          poolQueues,
+          hosts: hosts?.hostInfos,
+          hostPools: hostPools?.pools,
+          job,
+        };
+        this.#stale = undefined;
+        this.#refreshedAt = new Date();
+      }
       this.render();
     } catch (e) {
       this.#errors = [e];
@@ -286,7 +351,8 @@ export class UiApp {
   /**
    * The job, the page of its tasks the table shows (`q`) and its workflows; then, only if it has workflows,
    * its current or last one with each instance's steps (after the job's Get, whose instance count bounds how
-   * many steps to ask for).
+   * many steps to ask for); and the events and logs of the tasks opened on that page (their errors are shown
+   * in their place, not above).
    */
   #loadJob(
     id: string,
@@ -311,19 +377,37 @@ export class UiApp {
         )
         : undefined
     );
-    return Promise.all([info, tasks, updates, workflows]).then(([i, t, u, w]) => ({
+    const opened = [...this.#openTasks];
+    const details = opened.length
+      ? tasks.then(async (t): Promise<Record<number, TaskDetails>> => {
+        const onPage = new Set((t?.records ?? []).map((r) => r.instanceId));
+        const ids = opened.filter((i) => onPage.has(i));
+        const loaded = await Promise.all(ids.map((i) => loadTaskDetails(this.api, id, i)));
+        return Object.fromEntries(ids.map((i, k) => [i, loaded[k]]));
+      })
+      : undefined;
+    return Promise.all([info, tasks, updates, workflows, details]).then(([i, t, u, w, d]) => ({
       info: i?.jobInfo,
       secrets: i?.secrets,
       tasks: t,
       tasksFor: taskListHash(id, q),
       updates: u?.updateInfo,
       workflows: w && (w.workflowInfos ?? []),
+      taskDetails: d,
     }));
   }
 
   #toggleInstance(instanceId: number): void {
     if (!this.#openInstances.delete(instanceId)) this.#openInstances.add(instanceId);
     this.render();
+  }
+
+  /** Opens or closes a task's events and logs; one opened is loaded now rather than at the next refresh. */
+  #toggleTask(instanceId: number): void {
+    const opened = !this.#openTasks.delete(instanceId);
+    if (opened) this.#openTasks.add(instanceId);
+    this.render();
+    if (opened) this.refresh();
   }
 
   /** Opens or closes a pool's queue; one opened is loaded now rather than at the next refresh. */
@@ -338,8 +422,8 @@ export class UiApp {
     const route = parseRoute(location.hash);
     const active = route.view === "job" ? "jobs" : route.view;
     for (const v of ["jobs", "pools", "hosts"]) byId(`nav-${v}`).classList.toggle("active", v === active);
-    const filter = byId("filter");
-    filter.hidden = route.view !== "hosts";
+    byId("filter").hidden = route.view !== "hosts";
+    for (const id of ["summary", "view"]) byId(id).classList.toggle("stale", this.#stale !== undefined);
     byId("job-query").hidden = route.view !== "jobs";
     const snap = this.#snapshot, act = (a: UiAction) => this.#ask(a);
     try {
@@ -357,12 +441,15 @@ export class UiApp {
             },
             route.tasks,
             this.#taskFilter.form,
+            { open: this.#openTasks, toggle: (i) => this.#toggleTask(i) },
           )
           : route.view === "jobs"
           ? jobsView(snap, route.query)
           : route.view === "pools"
           ? poolsView(snap, { open: this.#openPools, toggle: (id) => this.#togglePool(id) })
-          : hostsView(snap, filter.value, act);
+          : route.view === "hosts"
+          ? hostsView(snap, route.filter, act)
+          : notFoundView(route.path);
         byId("view").replaceChildren(view);
       });
     } catch (e) {
@@ -397,7 +484,12 @@ export class UiApp {
   }
 
   #renderStatus(): void {
-    const at = this.#refreshedAt ? ` · updated ${when(this.#refreshedAt.toISOString()).slice(11)}` : "";
+    const time = this.#refreshedAt && when(this.#refreshedAt.toISOString()).slice(11);
+    const at = this.#stale
+      ? ` · ${time ? `last updated ${time}` : "nothing loaded yet"}; ${this.#stale}`
+      : time
+      ? ` · updated ${time}`
+      : "";
     byId("status").textContent = this.#paused
       ? `Auto-refresh paused${at}`
       : this.#signInNeeded()
@@ -415,6 +507,9 @@ export class UiApp {
   /**
    * The confirm step: the action runs only when the operator presses Confirm. An action with a choice or an
    * amount asks for them here, outside the view, so the refreshes while the operator picks leave them alone.
+   * It is modal: the rest of the page is inert and Tab stays within it; Escape cancels. A destructive action
+   * starts on Cancel, so that Enter alone does not carry it out; when it closes, the focus goes back to the
+   * button that opened it.
    */
   #ask(a: UiAction): void {
     if (a.disabled) return;
@@ -426,13 +521,47 @@ export class UiApp {
     select.replaceChildren(...(a.choice?.options ?? []).map((o) => h("option", { value: o }, o)));
     byId("confirm-amount").hidden = !a.amount;
     byId("confirm-amount-label").textContent = a.amount?.label ?? "";
-    byId("confirm-number").value = "1";
+    const number = byId("confirm-number");
+    number.value = "1";
+    if (a.amount?.max !== undefined) number.setAttribute("max", String(a.amount.max));
+    else number.removeAttribute("max");
     const yes = byId("confirm-yes");
     yes.textContent = actionVerb(a);
     yes.className = a.danger ? "danger" : "primary";
     this.#checkPicks();
     byId("confirm").hidden = false;
-    (a.choice ? select : a.amount ? byId("confirm-number") : yes).focus();
+    this.#inertPage(true);
+    (a.danger ? byId("confirm-no") : a.choice ? select : a.amount ? number : yes).focus();
+  }
+
+  /** The parts of the page besides the confirm step, inert while it is open. */
+  #inertPage(inert: boolean): void {
+    for (const id of ["page-header", "errors", "login", "result", "toolbar", "view"]) {
+      if (inert) byId(id).setAttribute("inert", "");
+      else byId(id).removeAttribute("inert");
+    }
+  }
+
+  /** The confirm step's keys: Escape cancels; Tab and Shift+Tab go round its controls, never out of it. */
+  #confirmKey(e: UiEvent): void {
+    const a = this.#pending;
+    if (!a) return;
+    if (e.key === "Escape") {
+      e.preventDefault();
+      this.#closeConfirm();
+      return;
+    }
+    if (e.key !== "Tab") return;
+    const stops = [
+      a.choice ? byId("confirm-select") : undefined,
+      a.amount ? byId("confirm-number") : undefined,
+      byId("confirm-yes"),
+      byId("confirm-no"),
+    ].filter((el): el is UiElement => el !== undefined && !el.disabled);
+    const at = stops.findIndex((el) => el === uiDocument().activeElement);
+    const next = e.shiftKey ? (at <= 0 ? stops.length - 1 : at - 1) : (at + 1) % stops.length;
+    e.preventDefault();
+    stops[next].focus();
   }
 
   /** What the operator picked in the confirm step; undefined while they cannot confirm (no option, no amount). */
@@ -445,20 +574,35 @@ export class UiApp {
     };
     if (a.choice && !a.choice.options.length) return undefined;
     if (a.amount && picks.amount === undefined) return undefined;
+    if (a.amount?.max !== undefined && (picks.amount ?? 0) > a.amount.max) return undefined;
     return picks;
   }
 
-  /** Confirm waits for what the action needs picked; an amount that is not a whole number from 1 is marked. */
+  /**
+   * Confirm waits for what the action needs picked; an amount that is not a whole number from 1 (to its max)
+   * is marked, and Confirm's tooltip says what it waits for.
+   */
   #checkPicks(): void {
-    byId("confirm-yes").disabled = !this.#picks();
+    const a = this.#pending, yes = byId("confirm-yes");
+    const ok = this.#picks() !== undefined;
+    yes.disabled = !ok;
     const number = byId("confirm-number");
-    const bad = this.#pending?.amount !== undefined && wholeAmount(number.value) === undefined;
+    const n = wholeAmount(number.value), max = a?.amount?.max;
+    const bad = a?.amount !== undefined && (n === undefined || (max !== undefined && n > max));
     number.setAttribute("aria-invalid", String(bad));
+    yes.title = ok || !a
+      ? ""
+      : bad
+      ? `${a.amount?.label}: a whole number from 1${max === undefined ? "" : ` to ${max}`}`
+      : `No ${a.choice?.label.toLowerCase() ?? "option"} to pick`;
   }
 
   #closeConfirm(): void {
+    const a = this.#pending;
     this.#pending = undefined;
     byId("confirm").hidden = true;
+    this.#inertPage(false);
+    if (a) uiDocument().getElementById(actionId(a))?.focus();
   }
 
   async #confirmed(): Promise<void> {
@@ -466,14 +610,18 @@ export class UiApp {
     if (a && !picks) return;
     this.#closeConfirm();
     if (!a || !picks) return;
-    const body = actionBody(a, picks);
-    this.#showResult(`${actionVerb(a)}: sending…`, "info");
+    const verb = actionVerb(a);
+    this.#showResult(`${verb}: sending…`, "info");
+    let body: Record<string, unknown> | undefined;
     try {
+      // What the action reads when it is sent (prepare) is read now, not when the operator asked.
+      body = a.prepare ? await a.prepare(picks, this.api.call.bind(this.api)) : actionBody(a, picks);
       const reply = await this.api.call<Record<string, unknown>>(a.procedure, body);
       this.#showResult(a.describe(reply, body), "ok");
     } catch (e) {
       // The refresh below finds a 401 too and asks for credentials.
-      this.#showResult(`${actionVerb(a)} failed: ${errorText(e)}`, "error");
+      const text = errorText(e);
+      this.#showResult(`${verb} failed: ${body && a.explain ? a.explain(text, body) : text}`, "error");
     }
     await this.refresh();
   }
@@ -486,4 +634,4 @@ export class UiApp {
   }
 }
 
-export const APP_CODE = [parseRoute, viewOf, UiApp];
+export const APP_CODE = [parseRoute, hostsHash, notFoundView, viewOf, UiApp];

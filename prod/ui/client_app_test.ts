@@ -1,6 +1,7 @@
 /**
  * The app on a fake page and a fake API: the result line an action leaves stays through the refreshes of its
- * view and the view's own pages, and goes when the operator moves to another view.
+ * view and the view's own pages, and goes when the operator moves to another view; data stays, marked stale,
+ * while the server does not answer; the hosts filter follows the URL; a hash no page has says so.
  */
 import assert from "node:assert/strict";
 import type { JobInfoJson, UiConfig } from "./api_types.ts";
@@ -32,6 +33,17 @@ const doc: UiDocument = {
 /** The URL; the test fires `hashchange` itself, as the browser does when the hash changes. */
 const url = { hash: "", search: "", href: "http://127.0.0.1:5392/ui/" };
 Object.defineProperty(globalThis, "location", { value: url, configurable: true, writable: true });
+/** The history's replaceState, which changes the hash without a hashchange, as the browser's does. */
+const replaced: string[] = [];
+Object.defineProperty(globalThis, "history", {
+  value: {
+    replaceState(_data: unknown, _title: string, hash: string) {
+      replaced.push(hash);
+      url.hash = hash;
+    },
+  },
+  configurable: true,
+});
 
 function job(id: string): JobInfoJson {
   return {
@@ -41,8 +53,12 @@ function job(id: string): JobInfoJson {
   };
 }
 
+/** While true, the server cannot be reached: every call fails as fetch does then. */
+let down = false;
+
 /** The API: a job's Get and TaskManager's Start answer; every other call fails, which the page shows as errors. */
 globalThis.fetch = (_input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+  if (down) return Promise.reject(new TypeError("Failed to fetch"));
   const procedure = new Headers(init?.headers).get("rpc-procedure");
   const body = JSON.parse(String(init?.body ?? "{}"));
   const reply = (status: number, json: unknown) => Promise.resolve(Response.json(json, { status }));
@@ -77,6 +93,19 @@ async function start(id: string): Promise<void> {
 
 const result = () => ({ hidden: byId("result").hidden, text: byId("result-text").textContent });
 
+/** The one app of the page (its listeners are the window's: a second would answer the same events). */
+let app: UiApp | undefined;
+function theApp(): UiApp {
+  if (!app) {
+    app = new UiApp(CONFIG);
+    // No timed refreshes: the test refreshes when it means to.
+    app.setPaused(true);
+    byId("result").hidden = true;
+    app.start();
+  }
+  return app;
+}
+
 Deno.test({
   name: "the result line stays through refreshes and pages of its view, and clears on going to another view",
   // The API client's per-call timeout signals outlive the fake calls they bound.
@@ -84,11 +113,7 @@ Deno.test({
   sanitizeResources: false,
   async fn() {
     url.hash = "#/jobs/j1";
-    const app = new UiApp(CONFIG);
-    // No timed refreshes: the test refreshes when it means to.
-    app.setPaused(true);
-    byId("result").hidden = true;
-    app.start();
+    const app = theApp();
 
     await start("j1");
     assert.deepEqual(result(), { hidden: false, text: "Job job-j1: starting 2 instances" });
@@ -111,5 +136,79 @@ Deno.test({
     go("#/jobs");
     assert.equal(result().hidden, true, "the job list does not show it");
     await app.refresh();
+  },
+});
+
+Deno.test({
+  name:
+    "when the server stops answering, the page keeps its data, marked stale, and says when it last updated",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const app = theApp();
+    go("#/jobs/j3");
+    const shown = () => byId("view").select("section[data-job-id=j3]").length === 1;
+    await until("job j3's view", shown);
+    await app.refresh();
+    const status = () => byId("status").textContent;
+    const updated = /^Auto-refresh paused · updated (\d\d:\d\d:\d\d UTC)$/.exec(status());
+    assert.ok(updated, status());
+    assert.equal(byId("view").hasClass("stale"), false);
+
+    down = true;
+    try {
+      await app.refresh();
+      assert.ok(shown(), "the job's view stays");
+      assert.equal(byId("view").select("h2")[0].textContent, "job-j3 KILLED goal KILLED");
+      assert.match(byId("summary").textContent, /Resource pools/);
+      assert.equal(
+        status(),
+        `Auto-refresh paused · last updated ${updated[1]}; the server is not answering: ` +
+          "peloton.api.job.JobManager::Query: unavailable: cannot reach the server: Failed to fetch",
+      );
+      assert.ok(byId("view").hasClass("stale") && byId("summary").hasClass("stale"), "marked stale");
+      assert.equal(byId("errors").hidden, false, "the errors are shown");
+    } finally {
+      down = false;
+    }
+    await app.refresh();
+    assert.match(status(), /^Auto-refresh paused · updated \d\d:\d\d:\d\d UTC$/);
+    assert.equal(byId("view").hasClass("stale"), false);
+  },
+});
+
+Deno.test({
+  name: "the hosts filter is the URL's: typing replaces the hash, a hash change shows its filter",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn() {
+    theApp();
+    go("#/hosts?filter=agent-1");
+    assert.equal(byId("filter").value, "agent-1");
+    assert.equal(byId("filter").hidden, false);
+    byId("filter").value = "rack=r2";
+    byId("filter").fire("input");
+    assert.deepEqual(replaced.slice(-1), ["#/hosts?filter=rack%3Dr2"]);
+    // Another view and back: the link's filter, not what was typed last.
+    go("#/pools");
+    assert.equal(byId("filter").hidden, true);
+    go("#/hosts");
+    assert.equal(byId("filter").value, "");
+  },
+});
+
+Deno.test({
+  name: "a hash no page has shows that there is no such page, with a link to the jobs list",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn() {
+    theApp();
+    go("#/nonsense");
+    const page = byId("view").select("section[id=not-found]")[0];
+    assert.ok(page, "the not-found page");
+    assert.equal(page.select("h2")[0].textContent, "No such page");
+    assert.match(page.textContent, /There is no page at #\/nonsense\./);
+    assert.equal(page.select("a")[0].getAttribute("href"), "#/jobs");
+    assert.equal(byId("view").select("table").length, 0, "not the job list");
   },
 });

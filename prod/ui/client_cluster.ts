@@ -14,7 +14,18 @@ import type {
   Snapshot,
   UiAction,
 } from "./api_types.ts";
-import { badge, h, num, resourceUnit, statsLine, table, type UiChild, type UiElement } from "./client_dom.ts";
+import {
+  badge,
+  count,
+  h,
+  num,
+  resourceUnit,
+  scrolling,
+  statsLine,
+  table,
+  type UiChild,
+  type UiElement,
+} from "./client_dom.ts";
 import { hasQueuedDemand, isLeafPool, poolQueueRow, queueToggle } from "./client_pool_queue.ts";
 import { type Act, actionButton, isTerminalJob, matches, Rpc } from "./client_views.ts";
 
@@ -53,27 +64,32 @@ export function summaryView(snap: Snapshot): UiElement {
         statsLine(countBy(hosts.map((x) => x.state.replace(/^HOST_STATE_/, "")))),
       ),
     );
-    const total = (k: keyof ResourceLimits) => sumHosts(hosts, (x) => x.resources?.total, k);
-    const free = (k: keyof ResourceLimits) => sumHosts(hosts, (x) => x.resources?.free, k);
-    cards.push(
-      card(
-        "CPU used",
-        "cpu",
-        `${num(total("cpuLimit") - free("cpuLimit"))} / ${num(total("cpuLimit"))} cores`,
-      ),
-    );
-    cards.push(
-      card(
-        "Memory used",
-        "memory",
-        `${num(total("memLimitMb") - free("memLimitMb"))} / ${num(total("memLimitMb"))} MB`,
-      ),
-    );
-    if (total("gpuLimit") > 0) {
-      cards.push(
-        card("GPU used", "gpu", `${num(total("gpuLimit") - free("gpuLimit"))} / ${num(total("gpuLimit"))}`),
-      );
-    }
+    // Capacity is what takes work: UP hosts. The others' resources are shown apart, not as room.
+    const up = hosts.filter((x) => x.state === "HOST_STATE_UP");
+    const out = hosts.filter((x) => x.state !== "HOST_STATE_UP");
+    const total = (k: keyof ResourceLimits, of = up) => sumHosts(of, (x) => x.resources?.total, k);
+    const free = (k: keyof ResourceLimits) => sumHosts(up, (x) => x.resources?.free, k);
+    const aside = (k: keyof ResourceLimits, unit: string) => {
+      const maintenance = out.filter((x) => /DRAIN|DOWN/.test(x.state));
+      const other = out.filter((x) => !/DRAIN|DOWN/.test(x.state));
+      return [
+        maintenance.length ? `${num(total(k, maintenance))}${unit} in maintenance` : "",
+        other.length ? `${num(total(k, other))}${unit} on hosts not answering` : "",
+      ].filter((t) => t).map((t) => h("span", { class: "aside" }, t));
+    };
+    const used = (
+      k: keyof ResourceLimits,
+      unit: string,
+    ) => [`${num(total(k) - free(k))} / ${num(total(k))}${unit}`, ...aside(k, unit)];
+    const upNote = out.length ? `Hosts UP (${up.length} of ${hosts.length}): the hosts that take work` : "";
+    const resource = (label: string, id: string, k: keyof ResourceLimits, unit: string) => {
+      const c = card(label, id, ...used(k, unit));
+      if (upNote) c.setAttribute("title", upNote);
+      return c;
+    };
+    cards.push(resource("CPU used", "cpu", "cpuLimit", " cores"));
+    cards.push(resource("Memory used", "memory", "memLimitMb", " MB"));
+    if (total("gpuLimit", hosts) > 0) cards.push(resource("GPU used", "gpu", "gpuLimit", " GPUs"));
   } else cards.push(card("Hosts", "hosts", "—"));
   if (counts) {
     const total = Object.values(counts).reduce((a, b) => a + b, 0);
@@ -173,12 +189,12 @@ export function poolsView(snap: Snapshot, queues: RowToggle<string>): UiElement 
         ? [h(
           "td",
           { rowspan: kinds.length, class: `pool depth-${Math.min(depth, 6)}` },
-          h("strong", {}, pool.path.value),
+          h("strong", { class: "long" }, pool.path.value),
           h(
             "div",
             { class: "muted" },
-            pool.children.length ? `${pool.children.length} child pools` : "leaf",
-            active ? ` · ${jobsIn.get(pool.id.value) ?? 0} active jobs` : "",
+            pool.children.length ? plural(pool.children.length, "child pool") : "leaf",
+            active ? ` · ${plural(jobsIn.get(pool.id.value) ?? 0, "active job")}` : "",
           ),
           h("div", { class: "muted" }, pool.config.policy ?? ""),
           ...Object.entries(snap.poolWaits?.[pool.id.value]?.queues ?? {}).flatMap(([queue, why]) =>
@@ -214,13 +230,18 @@ export function poolsView(snap: Snapshot, queues: RowToggle<string>): UiElement 
         ? ` Active jobs counted: the newest ${active.records.length} of ${active.pagination.total}.`
         : "",
     ),
-    h(
+    scrolling(h(
       "table",
       { class: "pools" },
       h("thead", {}, h("tr", {}, ...headers.map((t) => h("th", {}, t)))),
       ...groups,
-    ),
+    )),
   );
+}
+
+/** "1 active job", "2 active jobs". */
+export function plural(n: number, noun: string): string {
+  return `${count(n)} ${noun}${n === 1 ? "" : "s"}`;
 }
 
 /** What maintenance means for a host in a state. */
@@ -246,6 +267,24 @@ export function hostActions(x: HostInfoJson, pools: string[] = []): UiAction[] {
   // refusal is shown if it races).
   const down = x.state === "HOST_STATE_DOWN";
   const others = pools.filter((p) => p !== x.currentPool);
+  const state = x.state.replace(/^HOST_STATE_/, "");
+  const noStart = up
+    ? undefined
+    : /DRAIN|DOWN/.test(x.state)
+    ? `Host is in maintenance already (${state})`
+    : `Host is ${state}: only an UP host starts maintenance`;
+  const noComplete = down
+    ? undefined
+    : up
+    ? "Host is UP: it is not in maintenance"
+    : /DRAIN/.test(x.state)
+    ? `Host is ${state}: maintenance completes once its machine is down (DOWN)`
+    : `Host is ${state}: only a host in maintenance whose machine is down (DOWN) completes it`;
+  const noMove = !x.currentPool
+    ? "Host is in no host pool (in maintenance with its agent gone)"
+    : !others.length
+    ? `There is no host pool but ${x.currentPool} to move it to`
+    : undefined;
   return [
     {
       label: "Start maintenance",
@@ -257,6 +296,7 @@ export function hostActions(x: HostInfoJson, pools: string[] = []): UiAction[] {
       body: { hostname: x.hostname },
       describe: () => `Host ${x.hostname}: maintenance started`,
       disabled: !up,
+      disabledWhy: noStart,
       danger: true,
     },
     {
@@ -267,6 +307,7 @@ export function hostActions(x: HostInfoJson, pools: string[] = []): UiAction[] {
       body: { hostname: x.hostname },
       describe: () => `Host ${x.hostname}: maintenance completed`,
       disabled: !down,
+      disabledWhy: noComplete,
     },
     {
       label: "Move to pool…",
@@ -280,7 +321,8 @@ export function hostActions(x: HostInfoJson, pools: string[] = []): UiAction[] {
       choice: { label: "To host pool", field: "destinationPool", options: others },
       describe: (_, sent) => `Host ${x.hostname} moved to host pool ${sent.destinationPool}`,
       // A host in maintenance whose agent is gone is in no pool the server knows of.
-      disabled: !x.currentPool || !others.length,
+      disabled: noMove !== undefined,
+      disabledWhy: noMove,
     },
   ];
 }
@@ -312,16 +354,26 @@ export function hostPoolCounts(
 
 /**
  * A host pool's "Move hosts…" (MoveHosts): the operator picks the destination and how many in the confirm step,
- * and the host manager picks which hosts. `pools` are ListHostPools' (undefined when it did not load): as the
- * CLI's `host pool move` does, the request gives the number of hosts each pool is to have after the move, from
- * their sizes there. They are the sizes the operator saw when asking: if another move changed either pool
- * meanwhile, the host manager refuses the request, or, when that move was this very one, moves nothing more.
+ * and the host manager picks which hosts. `pools` are ListHostPools' as the page last loaded them (undefined
+ * when they did not load): they bound how many the operator may ask for. As the CLI's `host pool move` does,
+ * the request gives the number of hosts each pool is to have after the move, from their sizes read again
+ * (ListHostPools) when the operator presses Confirm, so a move made meanwhile elsewhere changes nothing of
+ * what this one does; one made between that read and the move is refused by the host manager.
  */
 export function moveHostsAction(source: string, pools: HostPoolJson[] | undefined): UiAction {
   const sizes = new Map((pools ?? []).map((p) => [p.name, p.hosts.length]));
   const has = sizes.get(source) ?? 0;
   const others = [...sizes.keys()].filter((n) => n !== source).sort();
   const hosts = (n: unknown) => `${n} host${n === 1 ? "" : "s"}`;
+  const why = !pools
+    ? "The host pools could not be loaded (see the error above)"
+    : !sizes.has(source)
+    ? `Host pool ${source} is not listed by ListHostPools`
+    : has === 0
+    ? `Host pool ${source} has no hosts to move`
+    : !others.length
+    ? `There is no host pool but ${source} to move hosts to`
+    : undefined;
   return {
     label: "Move hosts…",
     name: `Move hosts out of host pool ${source}…`,
@@ -331,24 +383,39 @@ export function moveHostsAction(source: string, pools: HostPoolJson[] | undefine
     procedure: `${Rpc.HOST}::MoveHosts`,
     body: { sourcePool: source },
     choice: { label: "To host pool", field: "destinationPool", options: others },
-    amount: { label: "Hosts to move" },
-    // A count over what the source has goes to the host manager as it is: its refusal says how many it has.
-    bodyOf: ({ choice = "", amount = 0 }) => ({
-      sourcePool: source,
-      srcPoolDesiredHosts: Math.max(0, has - amount),
-      destinationPool: choice,
-      destPoolDesiredHosts: (sizes.get(choice) ?? 0) + amount,
-    }),
+    amount: { label: `Hosts to move (1 to ${has})`, max: has },
+    prepare: async ({ choice = "", amount = 0 }, call) => {
+      const now = await call<{ pools?: HostPoolJson[] }>(`${Rpc.HOST}::ListHostPools`, {});
+      const size = new Map((now.pools ?? []).map((p) => [p.name, p.hosts.length]));
+      const src = size.get(source), dest = size.get(choice);
+      if (src === undefined) throw new Error(`host pool ${source} no longer exists`);
+      if (dest === undefined) throw new Error(`host pool ${choice} no longer exists`);
+      if (amount > src) {
+        throw new Error(`cannot move ${hosts(amount)} out of host pool ${source}: it has ${hosts(src)} now`);
+      }
+      return {
+        sourcePool: source,
+        srcPoolDesiredHosts: src - amount,
+        destinationPool: choice,
+        destPoolDesiredHosts: dest + amount,
+      };
+    },
+    explain: (error, sent) =>
+      /PoolDesiredHosts/.test(error)
+        ? `host pool ${source} or ${sent.destinationPool} changed between reading their sizes and the move; ` +
+          `no host moved, try again (the host manager said: ${error})`
+        : error,
     describe: (r, sent) => {
       const moved = Array.isArray(r.hosts) ? r.hosts.map(String) : [];
       return moved.length
         ? `Moved ${hosts(moved.length)} from host pool ${source} to ${sent.destinationPool}: ${
           moved.join(", ")
         }`
-        : `No host moved: host pools ${source} and ${sent.destinationPool} already have ` +
-          `${hosts(sent.srcPoolDesiredHosts)} and ${hosts(sent.destPoolDesiredHosts)}`;
+        : `No host moved: host pools ${source} and ${sent.destinationPool} had the sizes asked already ` +
+          `(${hosts(sent.srcPoolDesiredHosts)} and ${hosts(sent.destPoolDesiredHosts)})`;
     },
-    disabled: has === 0 || !others.length,
+    disabled: why !== undefined,
+    disabledWhy: why,
   };
 }
 
@@ -425,10 +492,10 @@ export function hostsView(snap: Snapshot, filter: string, act: Act): UiElement {
         "Actions",
       ],
       shown.map((x) => [
-        h("strong", {}, x.hostname),
-        h("code", {}, x.agentId ?? ""),
+        h("strong", { class: "long" }, x.hostname),
+        h("code", { class: "long" }, x.agentId ?? ""),
         badge(x.state),
-        poolOfHost(x),
+        h("span", { class: "path" }, poolOfHost(x)),
         maintenanceOf(x.state),
         pair(x, "cpuLimit"),
         pair(x, "memLimitMb"),
@@ -451,6 +518,7 @@ export const CLUSTER_CODE = [
   poolsUnderRoot,
   poolTree,
   poolsView,
+  plural,
   maintenanceOf,
   hostActions,
   hostPoolCounts,

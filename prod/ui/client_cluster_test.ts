@@ -1,9 +1,10 @@
 /**
  * The hosts view's host pools: the Pool column, the pools above the table, the filter, a host's "Move to pool…"
- * and a pool's "Move hosts…".
+ * and a pool's "Move hosts…" (bounded by the pool's size, its request worked out from the sizes read when
+ * Confirm is pressed); every disabled host action's reason.
  */
 import assert from "node:assert/strict";
-import type { HostInfoJson, HostPoolJson, Snapshot, UiAction } from "./api_types.ts";
+import type { ApiCall, HostInfoJson, HostPoolJson, Snapshot, UiAction } from "./api_types.ts";
 import { hostActions, hostPoolCounts, hostsView, moveHostsAction } from "./client_cluster.ts";
 import { actionBody, actionVerb, wholeAmount } from "./client_views.ts";
 import { fake, type FakeElement, useFakeDocument } from "./dom_testing.ts";
@@ -75,9 +76,13 @@ Deno.test("above the table, every host pool with its hosts and how many are UP, 
   );
   assert.ok(line.select("span.host-pool[data-pool=default]")[0].hasClass("empty"));
   assert.match(line.textContent, /^Host pools \(3\):/);
-  // The line comes before the table.
+  // The line comes before the table (in its scrolling box).
   const section = v.children.filter((c): c is FakeElement => typeof c !== "string");
-  assert.deepEqual(section.map((c) => c.tag), ["h2", "div", "table"]);
+  assert.deepEqual(section.map((c) => [c.tag, c.className]), [["h2", ""], ["div", "host-pools"], [
+    "div",
+    "table-scroll",
+  ]]);
+  assert.equal(section[2].select("table.hosts").length, 1);
 
   // A host counts where QueryHosts puts it, even if ListHostPools (loaded alongside) was a move behind; a pool
   // only hosts name is listed too, as when ListHostPools did not load.
@@ -166,46 +171,71 @@ Deno.test("each host pool has Move hosts…: the destination and how many are as
     field: "destinationPool",
     options: ["batch", "default"],
   });
-  assert.deepEqual(move.amount, { label: "Hosts to move" });
+  // At most the hosts the pool has, as the page last saw them.
+  assert.deepEqual(move.amount, { label: "Hosts to move (1 to 2)", max: 2 });
   assert.equal(actionVerb(move), "Move hosts");
 });
 
-Deno.test("Move hosts… asks MoveHosts for each pool's size after the move, as the CLI does", () => {
+/** A ListHostPools that answers `pools`, counting its calls. */
+function listing(pools: HostPoolJson[]) {
+  const calls: string[] = [];
+  const call: ApiCall = <T>(procedure: string) => {
+    calls.push(procedure);
+    return Promise.resolve({ pools } as T);
+  };
+  return { call, calls };
+}
+
+Deno.test("Move hosts… asks MoveHosts for each pool's size after the move, read when Confirm is pressed", async () => {
+  // The page saw shared with 2 hosts and batch with 1.
   const move = moveHostsAction("shared", POOLS);
-  // shared has 2, batch 1: one host out of shared leaves it 1 and makes batch 2.
-  const sent = actionBody(move, { choice: "batch", amount: 1 });
+  const same = listing(POOLS);
+  const sent = await move.prepare!({ choice: "batch", amount: 1 }, same.call);
+  assert.deepEqual(same.calls, ["peloton.api.v0.host.svc.HostService::ListHostPools"]);
   assert.deepEqual(sent, {
     sourcePool: "shared",
     srcPoolDesiredHosts: 1,
     destinationPool: "batch",
     destPoolDesiredHosts: 2,
   });
-  assert.deepEqual(actionBody(move, { choice: "default", amount: 2 }), {
+  // Since then, another move took one of shared's hosts to batch: one more host is still one more.
+  const since = listing([
+    { name: "batch", hosts: ["agent-1", "agent-2"] },
+    { name: "default", hosts: [] },
+    { name: "shared", hosts: ["agent-0"] },
+  ]);
+  assert.deepEqual(await move.prepare!({ choice: "batch", amount: 1 }, since.call), {
     sourcePool: "shared",
     srcPoolDesiredHosts: 0,
-    destinationPool: "default",
-    destPoolDesiredHosts: 2,
+    destinationPool: "batch",
+    destPoolDesiredHosts: 3,
   });
-  // More than the pool has goes as it is (the source at 0): the host manager's refusal says how many it has.
-  assert.deepEqual(actionBody(move, { choice: "default", amount: 5 }), {
-    sourcePool: "shared",
-    srcPoolDesiredHosts: 0,
-    destinationPool: "default",
-    destPoolDesiredHosts: 5,
-  });
+  // More than it has now is refused before anything is sent, in the operator's terms.
+  await assert.rejects(
+    () => move.prepare!({ choice: "batch", amount: 2 }, since.call),
+    { message: "cannot move 2 hosts out of host pool shared: it has 1 host now" },
+  );
+  await assert.rejects(
+    () => move.prepare!({ choice: "default", amount: 1 }, listing([{ name: "shared", hosts: ["a"] }]).call),
+    { message: "host pool default no longer exists" },
+  );
   assert.equal(
     move.describe({ hosts: ["agent-0"] }, sent),
     "Moved 1 host from host pool shared to batch: agent-0",
   );
   assert.equal(
-    move.describe({ hosts: ["agent-0", "agent-2"] }, actionBody(move, { choice: "default", amount: 2 })),
-    "Moved 2 hosts from host pool shared to default: agent-0, agent-2",
-  );
-  // The same request again (a retry, or the same move made meanwhile) moves nothing.
-  assert.equal(
     move.describe({ hosts: [] }, sent),
-    "No host moved: host pools shared and batch already have 1 host and 2 hosts",
+    "No host moved: host pools shared and batch had the sizes asked already (1 host and 2 hosts)",
   );
+  // A refusal because the pools changed between that read and the move says so; others are left as they are.
+  const refusal = "peloton.api.v0.host.svc.HostService::MoveHosts: invalid-argument: destPoolDesiredHosts: " +
+    "got 3, which moves 2 hosts into host pool batch (it has 1), but host pool shared has only 1 host";
+  assert.equal(
+    move.explain!(refusal, sent),
+    "host pool shared or batch changed between reading their sizes and the move; no host moved, try again " +
+      `(the host manager said: ${refusal})`,
+  );
+  assert.equal(move.explain!("unavailable: no leader", sent), "unavailable: no leader");
 });
 
 Deno.test("Move hosts… is disabled without ListHostPools' sizes, for an empty pool, and with no other pool", () => {
@@ -214,10 +244,59 @@ Deno.test("Move hosts… is disabled without ListHostPools' sizes, for an empty 
   assert.equal(moveHostsAction("default", POOLS).disabled, true, "no hosts to move");
   assert.equal(moveHostsAction("shared", [{ name: "shared", hosts: ["agent-0"] }]).disabled, true);
   assert.equal(moveHostsAction("gone", POOLS).disabled, true, "a pool ListHostPools does not list");
+  // Each says why.
+  assert.deepEqual(
+    [
+      moveHostsAction("shared", POOLS),
+      moveHostsAction("shared", undefined),
+      moveHostsAction("default", POOLS),
+      moveHostsAction("shared", [{ name: "shared", hosts: ["agent-0"] }]),
+      moveHostsAction("gone", POOLS),
+    ].map((a) => a.disabledWhy),
+    [
+      undefined,
+      "The host pools could not be loaded (see the error above)",
+      "Host pool default has no hosts to move",
+      "There is no host pool but shared to move hosts to",
+      "Host pool gone is not listed by ListHostPools",
+    ],
+  );
   // Without ListHostPools, the pools line still shows the pools hosts are in, their moves disabled.
   const v = fake(hostsView({ hosts: HOSTS }, "", () => {}));
   const buttons = v.select("button[data-action=Move hosts…]");
   assert.deepEqual(buttons.map(disabled), [true, true]);
+  assert.deepEqual(buttons.map((b) => b.getAttribute("title")), [
+    "The host pools could not be loaded (see the error above)",
+    "The host pools could not be loaded (see the error above)",
+  ]);
+});
+
+Deno.test("every disabled host action says why in its tooltip", () => {
+  const why = (state: string, pool: string | null = "shared", pools = ["batch", "shared"]) =>
+    hostActions(host("agent-0", pool ?? undefined, state), pools).map((a) =>
+      a.disabled ? a.disabledWhy : "enabled"
+    );
+  assert.deepEqual(why("HOST_STATE_UP"), ["enabled", "Host is UP: it is not in maintenance", "enabled"]);
+  assert.deepEqual(why("HOST_STATE_DRAINING"), [
+    "Host is in maintenance already (DRAINING)",
+    "Host is DRAINING: maintenance completes once its machine is down (DOWN)",
+    "enabled",
+  ]);
+  assert.deepEqual(why("HOST_STATE_DOWN", null), [
+    "Host is in maintenance already (DOWN)",
+    "enabled",
+    "Host is in no host pool (in maintenance with its agent gone)",
+  ]);
+  assert.deepEqual(why("HOST_STATE_UNKNOWN", "shared", ["shared"]), [
+    "Host is UNKNOWN: only an UP host starts maintenance",
+    "Host is UNKNOWN: only a host in maintenance whose machine is down (DOWN) completes it",
+    "There is no host pool but shared to move it to",
+  ]);
+  // The tooltip is on the button, as the job actions have theirs.
+  const row = view().v.select("tbody")[0].select("tr").find((tr) => tr.textContent.startsWith("agent-0"))!;
+  const complete = row.select("button[data-action=Complete maintenance]")[0];
+  assert.ok(disabled(complete));
+  assert.equal(complete.getAttribute("title"), "Host is UP: it is not in maintenance");
 });
 
 Deno.test("the confirm step's amount is a whole number from 1", () => {

@@ -19,12 +19,16 @@ export interface UiElement {
   append(...nodes: (UiElement | string)[]): void;
   replaceChildren(...nodes: (UiElement | string)[]): void;
   setAttribute(name: string, value: string): void;
+  removeAttribute(name: string): void;
   addEventListener(type: string, listener: (event: UiEvent) => void): void;
-  focus(): void;
+  focus(options?: { preventScroll?: boolean }): void;
 }
 
 export interface UiEvent {
   preventDefault(): void;
+  /** A keyboard event's key ("Escape", "Tab") and whether Shift was down; absent on other events. */
+  readonly key?: string;
+  readonly shiftKey?: boolean;
 }
 
 /** What the UI reads of the focused element to give it back its focus and caret. */
@@ -35,7 +39,6 @@ export interface UiFocused extends UiElement {
   readonly selectionEnd?: number | null;
   readonly selectionDirection?: "forward" | "backward" | "none" | null;
   setSelectionRange?(start: number, end: number, direction?: "forward" | "backward" | "none"): void;
-  focus(options?: { preventScroll?: boolean }): void;
 }
 
 export interface UiDocument {
@@ -81,11 +84,14 @@ export function h(tag: string, attrs: UiAttrs = {}, ...children: UiChild[]): UiE
  * Runs `change` (a render), then gives the focus and the caret back to the element that had them if it is
  * still in the page: a render that places a node it keeps (the form the app builds once) moves it, which blurs
  * it, and the move happens as soon as the new view takes the node, before that view replaces the old one.
+ * A focused element the render replaced (a button of the view, rebuilt on every refresh) hands the focus to
+ * its successor, the element with its id.
  */
 export function keepingFocus(change: () => void): void {
   const doc = uiDocument(), focused = doc.activeElement;
   const start = focused?.selectionStart, end = focused?.selectionEnd;
   const direction = focused?.selectionDirection ?? undefined;
+  const id = focused?.id;
   try {
     change();
   } finally {
@@ -96,21 +102,31 @@ export function keepingFocus(change: () => void): void {
       if (typeof start === "number" && typeof end === "number") {
         focused.setSelectionRange?.(start, end, direction);
       }
+    } else if (focused && id && !focused.isConnected) {
+      doc.getElementById(id)?.focus({ preventScroll: true });
     }
   }
 }
 
-/** A table with a header row; `rows` of cells. An empty table says so in one row. */
+/** A table in a box that scrolls sideways when the table is wider than the page, so the page never does. */
+export function scrolling(table: UiElement): UiElement {
+  return h("div", { class: "table-scroll" }, table);
+}
+
+/**
+ * A table with a header row; `rows` of cells. An empty table says so in one row. It comes in its scrolling
+ * box (see `scrolling`).
+ */
 export function table(headers: string[], rows: UiChild[][], empty = "Nothing to show", cls = ""): UiElement {
   const body = rows.length
     ? rows.map((r) => h("tr", {}, ...r.map((c) => h("td", {}, c))))
     : [h("tr", {}, h("td", { colspan: headers.length, class: "empty" }, empty))];
-  return h(
+  return scrolling(h(
     "table",
     { class: cls },
     h("thead", {}, h("tr", {}, ...headers.map((t) => h("th", {}, t)))),
     h("tbody", {}, ...body),
-  );
+  ));
 }
 
 /** One page of a longer list the API pages: which page, its size, how many in all, and a link to any page. */
@@ -188,14 +204,28 @@ export function num(v: number | undefined): string {
   return String(Math.round(v * 100) / 100);
 }
 
-/** An RFC 3339 time as local "YYYY-MM-DD HH:MM:SS"; absent as a dash. */
+/**
+ * An RFC 3339 time in UTC, as the CLI prints times, with its zone: "YYYY-MM-DD HH:MM:SS UTC"; absent as a
+ * dash, one that is not a time as it is.
+ */
 export function when(t: string | undefined): string {
   if (!t) return "—";
   const d = new Date(t);
   if (Number.isNaN(d.getTime())) return t;
-  const p = (n: number) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ` +
-    `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+  return `${d.toISOString().slice(0, 19).replace("T", " ")} UTC`;
+}
+
+/**
+ * A time as `when` writes it, in a <time> whose tooltip has it in ISO 8601 and in the browser's own zone
+ * ("2026-11-28T05:02:03.000Z · your time 11/27/2026, 9:02:03 PM PST").
+ */
+export function timeView(t: string | undefined): UiElement | string {
+  const text = when(t);
+  const d = new Date(t ?? "");
+  if (!t || Number.isNaN(d.getTime())) return text;
+  const iso = d.toISOString();
+  const local = d.toLocaleString(undefined, { timeZoneName: "short" });
+  return h("time", { datetime: iso, title: `${iso} · your time ${local}` }, text);
 }
 
 /** A count with thousands separated by commas, whatever the browser's locale: 10000 as "10,000". */
@@ -213,6 +243,7 @@ export const DOM_CODE = [
   byId,
   h,
   keepingFocus,
+  scrolling,
   table,
   pagerView,
   wholeParam,
@@ -221,6 +252,7 @@ export const DOM_CODE = [
   statsLine,
   num,
   when,
+  timeView,
   count,
   resourceUnit,
 ];

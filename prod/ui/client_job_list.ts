@@ -14,8 +14,8 @@ import {
   type Paging,
   statsLine,
   table,
+  timeView,
   type UiElement,
-  when,
   wholeParam,
 } from "./client_dom.ts";
 import { poolPaths } from "./client_views.ts";
@@ -85,15 +85,19 @@ export function jobsView(snap: Snapshot, q: JobListQuery): UiElement {
     table(
       ["Name", "ID", "Type", "State", "Goal", "Resource pool", "Instances", "Tasks by state", "Created"],
       page.records.map((j) => [
-        h("a", { href: `#/jobs/${j.id.value}`, class: "job-link" }, j.config.name),
-        h("code", {}, j.id.value),
+        h("a", { href: `#/jobs/${j.id.value}`, class: "job-link long" }, j.config.name),
+        h("code", { class: "long" }, j.id.value),
         j.config.type,
         badge(j.runtime.state),
         j.runtime.goalState,
-        paths.get(j.config.respoolID?.value ?? "") ?? j.config.respoolID?.value ?? "—",
+        h(
+          "span",
+          { class: "path" },
+          paths.get(j.config.respoolID?.value ?? "") ?? j.config.respoolID?.value ?? "—",
+        ),
         j.config.instanceCount,
         statsLine(j.runtime.taskStats),
-        when(j.runtime.creationTime),
+        timeView(j.runtime.creationTime),
       ]),
       total === 0 ? (filtered ? "No job matches the filter" : "No jobs yet") : "No jobs on this page",
       "jobs",

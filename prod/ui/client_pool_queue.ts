@@ -27,9 +27,12 @@ export function queuesToLoad(pools: RespoolInfoJson[], open: ReadonlySet<string>
   return pools.filter((p) => open.has(p.id.value) && isLeafPool(p));
 }
 
-/** The `GetPendingTasks` body for a pool: the first MAX_GANGS gangs of each of its queues. */
+/**
+ * The `GetPendingTasks` body for a pool: the first MAX_GANGS gangs of each of its queues, and one more, which
+ * tells whether more wait than are shown (the API does not count a queue).
+ */
 export function pendingTasksRequest(poolId: string): Record<string, unknown> {
-  return { respoolID: { value: poolId }, limit: PoolQueue.MAX_GANGS };
+  return { respoolID: { value: poolId }, limit: PoolQueue.MAX_GANGS + 1 };
 }
 
 /** A gang's tasks by job: jobs in the order their first task comes, each job's instances ascending. */
@@ -71,10 +74,14 @@ export function gangJobView(g: { jobId: string; instances: number[] }, name: str
   );
 }
 
-/** One queue's gangs, numbered from the one admitted next. */
-export function queueView(queue: string, gangs: PendingGangJson[], names: Map<string, string>): UiElement {
+/**
+ * One queue's gangs, numbered from the one admitted next: the first MAX_GANGS of them; `gangs` holding more
+ * says more wait (the API gives no count of a queue).
+ */
+export function queueView(queue: string, loaded: PendingGangJson[], names: Map<string, string>): UiElement {
   const { MAX_GANGS } = PoolQueue;
-  const n = gangs.length;
+  const more = loaded.length > MAX_GANGS;
+  const gangs = loaded.slice(0, MAX_GANGS), n = gangs.length;
   return h(
     "div",
     { class: "queue", "data-queue": queue },
@@ -82,8 +89,10 @@ export function queueView(queue: string, gangs: PendingGangJson[], names: Map<st
       "div",
       { class: "queue-name" },
       h("strong", {}, `${queue} queue`),
-      ` · ${count(n)} ${n === 1 ? "gang" : "gangs"} in line`,
-      n >= MAX_GANGS ? h("span", { class: "muted" }, ` (the first ${MAX_GANGS}; more may wait)`) : null,
+      more
+        ? ` · more than ${count(MAX_GANGS)} gangs in line`
+        : ` · ${count(n)} ${n === 1 ? "gang" : "gangs"} in line`,
+      more ? h("span", { class: "muted" }, ` (the first ${MAX_GANGS} shown)`) : null,
     ),
     h(
       "table",

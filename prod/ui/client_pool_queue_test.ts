@@ -72,9 +72,10 @@ function view(open: string[], poolQueues: Snapshot["poolQueues"] = {}, t = toggl
 
 const texts = (els: FakeElement[]) => els.map((el) => el.textContent);
 
-Deno.test("the page asks GetPendingTasks for the first 20 gangs a queue, of the opened leaf pools only", () => {
+Deno.test("the page asks GetPendingTasks for the first 20 gangs a queue and one more, of the opened leaf pools only", () => {
   assert.equal(PoolQueue.MAX_GANGS, 20);
-  assert.deepEqual(pendingTasksRequest("wide"), { respoolID: { value: "wide" }, limit: 20 });
+  // The 21st says whether more wait than are shown: the API does not count a queue.
+  assert.deepEqual(pendingTasksRequest("wide"), { respoolID: { value: "wide" }, limit: 21 });
   // The root and a parent pool are refused by the API (not leaves); a pool gone since it was opened is skipped.
   const open = new Set(["root", "batch", "wide", "idle", "gone"]);
   assert.deepEqual(queuesToLoad(POOLS, open).map((p) => p.path.value), ["/batch/wide", "/batch/idle"]);
@@ -150,15 +151,20 @@ Deno.test("an opened queue says it is loading, failed to load, is empty, or show
   assert.equal(message({ wide: null }), "The queue could not be loaded (see the error above).");
   assert.equal(message({ wide: {} }), "Nothing is queued in /batch/wide.");
   assert.equal(message({ wide: { pendingGangsByQueue: {} } }), "Nothing is queued in /batch/wide.");
-  const full: PendingTasksJson = {
+  const queued = (n: number): PendingTasksJson => ({
     pendingGangsByQueue: {
-      pending: { pendingGangs: Array.from({ length: 20 }, (_, i) => ({ taskIDs: [`${JOB_A}-${i}`] })) },
+      pending: { pendingGangs: Array.from({ length: n }, (_, i) => ({ taskIDs: [`${JOB_A}-${i}`] })) },
     },
-  };
-  const v = view(["wide"], { wide: full });
+  });
+  // Twenty in line and no more: all of them, counted.
+  const all = view(["wide"], { wide: queued(20) });
+  assert.equal(all.select("div.queue-name")[0].textContent, "pending queue · 20 gangs in line");
+  assert.equal(all.select("tr.gang").length, 20);
+  // More than twenty (the 21st asked for came): the first twenty, saying so.
+  const v = view(["wide"], { wide: queued(21) });
   assert.equal(
     v.select("div.queue-name")[0].textContent,
-    "pending queue · 20 gangs in line (the first 20; more may wait)",
+    "pending queue · more than 20 gangs in line (the first 20 shown)",
   );
   assert.equal(v.select("tr.gang").length, 20);
   // The root is never a leaf: an id of it in the opened set shows nothing.

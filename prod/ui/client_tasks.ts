@@ -6,21 +6,24 @@
  * (`#/jobs/ID?state=PENDING,RUNNING&host=agent-1&sort=host&order=desc&page=2`), so a link reproduces the
  * view. Pages, states and sorts are links, which a refresh keeps (the view is rebuilt every few seconds);
  * the name and host filter is the one form, which the app builds once so a refresh keeps what is typed in it.
+ * Each row opens to its task's events and sandbox logs (client_task_details.ts).
  * Runs in the browser (see client_dom.ts for the rules).
  */
-import type { JobInfoJson, Snapshot, TaskInfoJson, TaskListQuery } from "./api_types.ts";
+import type { JobInfoJson, RowToggle, Snapshot, TaskInfoJson, TaskListQuery } from "./api_types.ts";
 import {
   badge,
   count,
   h,
   pagerView,
   type Paging,
+  scrolling,
   stateTone,
+  timeView,
   type UiChild,
   type UiElement,
-  when,
   wholeParam,
 } from "./client_dom.ts";
+import { taskDetailsRow } from "./client_task_details.ts";
 
 /** The table's page sizes and sortable columns. */
 export class TaskList {
@@ -41,6 +44,7 @@ export class TaskList {
     ["Failures"],
     ["Message", "message"],
     ["Reason", "reason"],
+    ["Events & logs"],
   ];
   static readonly DEFAULT_SORT = "instanceId";
 }
@@ -241,27 +245,48 @@ export function taskHeader(jobId: string, q: TaskListQuery, label: string, prope
   );
 }
 
-function taskRow(t: TaskInfoJson): UiElement {
+/** A task's row, and below it its events and logs when the operator opened it (`details`). */
+function taskRows(t: TaskInfoJson, snap: Snapshot, details: RowToggle): UiElement[] {
+  const i = t.instanceId, open = details.open.has(i);
+  const toggle = h("button", {
+    type: "button",
+    class: "details-toggle",
+    id: `task-details-${i}`,
+    "aria-expanded": String(open),
+    "aria-label": `Events & logs of instance ${i}`,
+    "data-instance": i,
+    onclick: () => details.toggle(i),
+  }, `${open ? "▾" : "▸"} Events & logs`);
   const cells: UiChild[] = [
-    t.instanceId,
-    t.config.name ?? "",
+    i,
+    h("span", { class: "long" }, t.config.name ?? ""),
     badge(t.runtime.state),
     t.runtime.goalState,
     t.runtime.host ?? "—",
-    when(t.runtime.startTime),
-    when(t.runtime.completionTime),
+    timeView(t.runtime.startTime),
+    timeView(t.runtime.completionTime),
     t.runtime.failureCount ?? 0,
     t.runtime.message ?? "",
     t.runtime.reason ?? "",
+    toggle,
   ];
-  return h("tr", { "data-instance": t.instanceId }, ...cells.map((c) => h("td", {}, c)));
+  const row = h("tr", { "data-instance": i }, ...cells.map((c) => h("td", {}, c)));
+  if (!open) return [row];
+  return [row, taskDetailsRow(i, snap.job?.taskDetails?.[i], TaskList.COLUMNS.length)];
 }
 
 /**
  * The job's tasks table for `q`: its filters (`filter` is the name and host form the app keeps, see
- * TaskFilter), its pages, and one page of rows as the API sorted them.
+ * TaskFilter), its pages, and one page of rows as the API sorted them; `details` says which tasks show their
+ * events and logs.
  */
-export function tasksView(snap: Snapshot, info: JobInfoJson, q: TaskListQuery, filter: UiElement): UiElement {
+export function tasksView(
+  snap: Snapshot,
+  info: JobInfoJson,
+  q: TaskListQuery,
+  filter: UiElement,
+  details: RowToggle = { open: new Set(), toggle: () => {} },
+): UiElement {
   const jobId = info.id.value;
   const stats = info.runtime.taskStats ?? {};
   const all = Object.values(stats).reduce((a, n) => a + n, 0) || info.config.instanceCount;
@@ -273,14 +298,14 @@ export function tasksView(snap: Snapshot, info: JobInfoJson, q: TaskListQuery, f
     parts.push(h("p", { class: "muted" }, "Tasks could not be loaded (see the error above)."));
   } else {
     const page = snap.job.tasks, total = page.pagination.total;
-    const rows = page.records.map(taskRow);
+    const rows = page.records.flatMap((t) => taskRows(t, snap, details));
     const filtered = q.states.length > 0 || q.names.length > 0 || q.hosts.length > 0;
     const empty = total === 0
       ? (filtered ? "No task matches the filter" : "No tasks")
       : "No tasks on this page";
     parts.push(
       pagerView(taskPaging(jobId, q, total), "top"),
-      h(
+      scrolling(h(
         "table",
         { class: "tasks" },
         h("thead", {}, h("tr", {}, ...TaskList.COLUMNS.map(([l, p]) => taskHeader(jobId, q, l, p)))),
@@ -291,8 +316,8 @@ export function tasksView(snap: Snapshot, info: JobInfoJson, q: TaskListQuery, f
             ? rows
             : [h("tr", {}, h("td", { colspan: TaskList.COLUMNS.length, class: "empty" }, empty))]),
         ),
-      ),
-      rows.length > 20 ? pagerView(taskPaging(jobId, q, total), "bottom") : null,
+      )),
+      page.records.length > 20 ? pagerView(taskPaging(jobId, q, total), "bottom") : null,
     );
   }
   return h(
@@ -317,6 +342,6 @@ export const TASK_CODE = [
   TaskFilter,
   taskSizeChooser,
   taskHeader,
-  taskRow,
+  taskRows,
   tasksView,
 ];

@@ -177,6 +177,7 @@ Deno.test("a page of a big job: its rows in the API's order, where it is among t
     "Failures",
     "Message",
     "Reason",
+    "Events & logs",
   ]);
   const last = view(snapshot({ ...q, page: 100 }, [task(9_999)], 10_000), { ...q, page: 100 });
   assert.equal(last.select("a[data-page=next]").length, 0, "no next page after the last");
@@ -292,7 +293,19 @@ Deno.test("pending tasks show why they wait; the page size is a link that starts
   const q = { ...DEFAULT, states: ["PENDING"], page: 2 };
   const v = view(snapshot(q, [task(140, "PENDING", why)], 101), q);
   const cells = rows(v)[0].select("td").map((td) => td.textContent);
-  assert.deepEqual(cells, ["140", "big", "PENDING", "SUCCEEDED", "—", "—", "—", "0", why, ""]);
+  assert.deepEqual(cells, [
+    "140",
+    "big",
+    "PENDING",
+    "SUCCEEDED",
+    "—",
+    "—",
+    "—",
+    "0",
+    why,
+    "",
+    "▸ Events & logs",
+  ]);
   assert.deepEqual(v.select("a.size").map(hrefOf), [
     "#/jobs/j1?state=PENDING&size=50",
     "#/jobs/j1?state=PENDING&size=200",

@@ -8,7 +8,6 @@
 import type {
   ActionPicks,
   JobInfoJson,
-  ResourceLimits,
   RespoolInfoJson,
   RowToggle,
   SecretJson,
@@ -17,7 +16,8 @@ import type {
   UiAction,
   UpdateInfoJson,
 } from "./api_types.ts";
-import { badge, h, num, statsLine, table, type UiChild, type UiElement, when } from "./client_dom.ts";
+import { badge, count, h, table, timeView, type UiChild, type UiElement } from "./client_dom.ts";
+import { configView } from "./client_job_config.ts";
 import { tasksView } from "./client_tasks.ts";
 import { instanceProgressView } from "./client_workflow.ts";
 
@@ -43,8 +43,18 @@ export function isTerminalUpdate(state: string): boolean {
   return state === "SUCCEEDED" || state === "ABORTED" || state === "FAILED" || state === "ROLLED_BACK";
 }
 
+/**
+ * An action button's id, from its accessible name: the same button in the view a refresh rebuilds has the
+ * same id, so the focus and the confirm step's return find it again.
+ */
+export function actionId(a: UiAction): string {
+  return `action:${encodeURIComponent(a.name ?? a.label)}`;
+}
+
 export function actionButton(a: UiAction, act: Act): UiElement {
   return h("button", {
+    type: "button",
+    id: actionId(a),
     class: a.danger ? "action danger" : "action",
     disabled: a.disabled === true,
     title: a.disabled ? a.disabledWhy : undefined,
@@ -60,11 +70,9 @@ export function actionVerb(a: UiAction): string {
 }
 
 /**
- * The body an action sends: the one it works out from the operator's picks in the confirm step if it does,
- * else its own, with the pick of its choice as that choice's field.
+ * The body an action sends without a `prepare`: its own, with the pick of its choice as that choice's field.
  */
 export function actionBody(a: UiAction, picks: ActionPicks = {}): Record<string, unknown> {
-  if (a.bodyOf) return a.bodyOf(picks);
   return a.choice ? { ...a.body, [a.choice.field]: picks.choice } : a.body;
 }
 
@@ -106,13 +114,34 @@ export function whyNoStop(info: JobInfoJson): string | undefined {
  */
 export function whyNoStart(info: JobInfoJson): string | undefined {
   const { state, goalState } = info.runtime;
-  if (info.config.type !== "BATCH" || (state !== "FAILED" && state !== "SUCCEEDED")) return undefined;
   if (goalState === "KILLED") return undefined;
-  return `Batch job has ended (${state}) and was not stopped: Start starts stopped tasks only, ` +
-    "so it would start none";
+  if (info.config.type === "BATCH" && (state === "FAILED" || state === "SUCCEEDED")) {
+    return `Batch job has ended (${state}) and was not stopped: Start starts stopped tasks only, ` +
+      "so it would start none";
+  }
+  // Tasks on their way to running or running: Start has nothing to start (it answers "0 started").
+  const going = ["PENDING", "READY", "PLACING", "PLACED", "LAUNCHING", "LAUNCHED", "STARTING", "RUNNING"];
+  const stats = Object.entries(info.runtime.taskStats ?? {}).filter(([, n]) => n > 0);
+  const all = stats.reduce((s, [, n]) => s + n, 0);
+  if (all > 0 && all >= info.config.instanceCount && stats.every(([s]) => going.includes(s))) {
+    const which = stats.map(([s, n]) => `${s} ${count(n)}`).join(", ");
+    return `Every task is running or starting already (${which}): Start starts stopped tasks only, so it ` +
+      "would start none";
+  }
+  return undefined;
 }
 
-export function jobActions(info: JobInfoJson): UiAction[] {
+/** A workflow that Stop would abort: one that has not ended (rolling forward or back, paused, initialized). */
+export function workflowStopAborts(info: JobInfoJson, updates: UpdateInfoJson[] | undefined): string {
+  const u = updates && activeUpdate(info, updates);
+  if (!u) return "";
+  const s = u.status, total = s.numTasksDone + s.numTasksFailed + s.numTasksRemaining;
+  return ` Its ${u.type} workflow ${u.updateId.value} (${s.state}, ${s.numTasksDone} of ${total} instances ` +
+    "done) will be aborted.";
+}
+
+/** The job's Stop and Start; `updates` are its workflows, the one in progress named in Stop's question. */
+export function jobActions(info: JobInfoJson, updates?: UpdateInfoJson[]): UiAction[] {
   const id = info.id.value, name = info.config.name;
   const instances = (r: Record<string, unknown>, key: string) =>
     ((r[key] as number[] | undefined) ?? []).length;
@@ -121,7 +150,8 @@ export function jobActions(info: JobInfoJson): UiAction[] {
     {
       label: "Stop job",
       question:
-        `Stop every task of job ${name} (${id})? Running tasks get SIGTERM, then SIGKILL after their grace period.`,
+        `Stop every task of job ${name} (${id})? Running tasks get SIGTERM, then SIGKILL after their ` +
+        `grace period.${workflowStopAborts(info, updates)}`,
       procedure: `${Rpc.TASK}::Stop`,
       body: { jobId: { value: id } },
       describe: (r) => `Job ${name}: stopping ${instances(r, "stoppedInstanceIds")} instances`,
@@ -143,20 +173,27 @@ export function jobActions(info: JobInfoJson): UiAction[] {
 
 export function workflowActions(u: UpdateInfoJson): UiAction[] {
   const id = u.updateId.value, state = u.status.state;
-  const control = (verb: string, method: string, disabled: boolean, danger = false): UiAction => ({
+  /** `why` is the reason it is disabled, undefined when it is not. */
+  const control = (verb: string, method: string, why: string | undefined, danger = false): UiAction => ({
     label: `${verb[0].toUpperCase()}${verb.slice(1)} workflow`,
     question: `${verb[0].toUpperCase()}${verb.slice(1)} ${u.type} workflow ${id} (now ${state})?`,
     procedure: `${Rpc.UPDATE}::${method}`,
     body: { updateId: { value: id } },
     describe: () => `Workflow ${id}: ${verb} requested`,
-    disabled,
+    disabled: why !== undefined,
+    disabledWhy: why,
     danger,
   });
-  const terminal = isTerminalUpdate(state);
+  const ended = isTerminalUpdate(state) ? `Workflow has ended (${state})` : undefined;
   return [
-    control("pause", "PauseUpdate", terminal || state === "PAUSED"),
-    control("resume", "ResumeUpdate", state !== "PAUSED"),
-    control("abort", "AbortUpdate", terminal, true),
+    control("pause", "PauseUpdate", ended ?? (state === "PAUSED" ? "Workflow is paused already" : undefined)),
+    control(
+      "resume",
+      "ResumeUpdate",
+      ended ??
+        (state !== "PAUSED" ? `Workflow is not paused (${state}): there is nothing to resume` : undefined),
+    ),
+    control("abort", "AbortUpdate", ended, true),
   ];
 }
 
@@ -199,8 +236,8 @@ export function workflowView(info: JobInfoJson, updates: UpdateInfoJson[] | unde
               ? active.configVersion
               : `${active.prevConfigVersion} → ${active.configVersion}`,
           ],
-          ["Created", when(active.creationTime)],
-          ["Updated", when(active.updateTime)],
+          ["Created", timeView(active.creationTime)],
+          ["Updated", timeView(active.updateTime)],
         ]),
         h("div", { class: "actions" }, ...workflowActions(active).map((a) => actionButton(a, act))),
       ),
@@ -216,8 +253,8 @@ export function workflowView(info: JobInfoJson, updates: UpdateInfoJson[] | unde
         u.status.numTasksDone,
         u.status.numTasksFailed,
         u.status.numTasksRemaining,
-        when(u.creationTime),
-        when(u.completionTime),
+        timeView(u.creationTime),
+        timeView(u.completionTime),
       ]),
       "",
       "workflows",
@@ -255,20 +292,10 @@ export function secretsView(secrets: SecretJson[] | undefined): UiElement | null
   );
 }
 
-function limits(r: ResourceLimits | undefined): string {
-  if (!r) return "—";
-  const parts = [
-    `${num(r.cpuLimit)} cores`,
-    `${num(r.memLimitMb)} MB memory`,
-    `${num(r.diskLimitMb)} MB disk`,
-  ];
-  if (r.gpuLimit) parts.push(`${num(r.gpuLimit)} GPUs`);
-  return parts.join(", ");
-}
-
 /**
  * A job's page; `rows` says which instance rows of its workflow show their steps, `tasks` which tasks its
- * tasks table shows, `taskFilter` is that table's name and host form (the one the app keeps).
+ * tasks table shows, `taskFilter` is that table's name and host form (the one the app keeps), `taskDetails`
+ * which tasks show their events and logs.
  */
 export function jobView(
   snap: Snapshot,
@@ -277,6 +304,7 @@ export function jobView(
   rows: RowToggle,
   tasks: TaskListQuery,
   taskFilter: UiElement,
+  taskDetails?: RowToggle,
 ): UiElement {
   const info = snap.job?.info;
   if (!info || info.id.value !== jobId) {
@@ -298,31 +326,17 @@ export function jobView(
     { id: "job", "data-job-id": jobId },
     h("p", { class: "back" }, h("a", { href: "#/jobs" }, "← All jobs")),
     h("h2", {}, c.name, " ", badge(rt.state), h("span", { class: "muted goal" }, ` goal ${rt.goalState}`)),
-    h("div", { class: "actions" }, ...jobActions(info).map((a) => actionButton(a, act))),
+    h(
+      "div",
+      { class: "actions" },
+      ...jobActions(info, snap.job?.updates).map((a) => actionButton(a, act)),
+    ),
     h("h3", {}, "Configuration"),
-    facts([
-      ["Job ID", h("code", {}, info.id.value)],
-      ["Type", c.type],
-      ["Resource pool", paths.get(c.respoolID?.value ?? "") ?? c.respoolID?.value],
-      ["Instances", c.instanceCount],
-      ["Tasks by state", statsLine(rt.taskStats)],
-      ["Owning team", c.owningTeam || "—"],
-      ["Owner", c.owner || "—"],
-      ["Priority", c.sla?.priority],
-      ["Preemptible", c.sla?.preemptible === undefined ? "—" : c.sla.preemptible ? "yes" : "no"],
-      ["Revocable", c.sla?.revocable ? "yes" : "no"],
-      ["Per instance", limits(c.defaultConfig?.resource)],
-      ["Command", c.defaultConfig?.command?.value ? h("code", {}, c.defaultConfig.command.value) : "—"],
-      ["Labels", (c.labels ?? []).map((l) => `${l.key}=${l.value}`).join(", ") || "—"],
-      ["Config version", rt.configurationVersion],
-      ["Created", when(rt.creationTime)],
-      ["Started", when(rt.startTime)],
-      ["Completed", when(rt.completionTime)],
-    ]),
+    configView(info, paths.get(c.respoolID?.value ?? "")),
     secretsView(snap.job?.secrets),
     workflowView(info, snap.job?.updates, act),
     instanceProgressView(info, snap.job?.updates, snap.job?.workflows, rows),
-    tasksView(snap, info, tasks, taskFilter),
+    tasksView(snap, info, tasks, taskFilter, taskDetails),
   );
 }
 
@@ -330,6 +344,7 @@ export const VIEW_CODE = [
   Rpc,
   isTerminalJob,
   isTerminalUpdate,
+  actionId,
   actionButton,
   actionVerb,
   actionBody,
@@ -339,11 +354,11 @@ export const VIEW_CODE = [
   facts,
   whyNoStop,
   whyNoStart,
+  workflowStopAborts,
   jobActions,
   workflowActions,
   activeUpdate,
   workflowView,
   secretsView,
-  limits,
   jobView,
 ];

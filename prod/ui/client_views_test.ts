@@ -1,8 +1,13 @@
-/** A job's view: its secrets by path and id (v0 Get's or v1alpha GetJob's shape), and only when it has any. */
+/**
+ * A job's view: its secrets by path and id (v0 Get's or v1alpha GetJob's shape), and only when it has any; its
+ * configuration's description and instance overrides; its actions, each disabled one saying why, and what Stop
+ * does to a workflow in progress.
+ */
 import assert from "node:assert/strict";
-import type { JobInfoJson, SecretJson, Snapshot } from "./api_types.ts";
+import type { JobInfoJson, SecretJson, Snapshot, UiAction, UpdateInfoJson } from "./api_types.ts";
+import { instanceRanges } from "./client_job_config.ts";
 import { parseTaskListQuery, TaskFilter } from "./client_tasks.ts";
-import { jobView, secretsView } from "./client_views.ts";
+import { jobView, secretsView, workflowActions } from "./client_views.ts";
 import { fake, type FakeElement, useFakeDocument } from "./dom_testing.ts";
 
 useFakeDocument();
@@ -120,4 +125,134 @@ Deno.test("Stop is disabled, saying why, on a job that has ended or is being sto
     disabled: false,
     title: undefined,
   });
+});
+
+Deno.test("Start is disabled, saying why, when every task is already running or on its way", () => {
+  const service = (taskStats: Record<string, number>, goalState = "RUNNING") =>
+    shown(button("Start job", { state: "RUNNING", goalState, taskStats }, "SERVICE"));
+  assert.deepEqual(service({ RUNNING: 2 }), {
+    disabled: true,
+    title: "Every task is running or starting already (RUNNING 2): Start starts stopped tasks only, so it " +
+      "would start none",
+  });
+  assert.equal(service({ RUNNING: 1, LAUNCHED: 1 }).disabled, true);
+  // A task stopped, ended or not yet counted leaves Start something to start.
+  assert.equal(service({ RUNNING: 1, KILLED: 1 }).disabled, false);
+  assert.equal(service({ RUNNING: 1, FAILED: 1 }).disabled, false);
+  assert.equal(service({ RUNNING: 1 }).disabled, false, "one of the two instances has no task counted");
+  assert.equal(service({ RUNNING: 2 }, "KILLED").disabled, false, "a stop asked for: Start undoes it");
+});
+
+/** The job page's actions for `info`, with `updates`, as the buttons ask for them. */
+function asked(info: JobInfoJson, updates: UpdateInfoJson[]): UiAction[] {
+  const out: UiAction[] = [];
+  const v = fake(
+    jobView(
+      { job: { info, updates } },
+      "j1",
+      (a) => out.push(a),
+      { open: new Set(), toggle: () => {} },
+      parseTaskListQuery(""),
+      new TaskFilter(() => {}).form,
+    ),
+  );
+  for (const b of v.select("button.action")) if (!b.attributes.has("disabled")) b.click();
+  return out;
+}
+
+const workflow = (state: string): UpdateInfoJson => ({
+  updateId: { value: "u-7" },
+  jobId: { value: "j1" },
+  type: "UPDATE",
+  status: { state, numTasksDone: 1, numTasksFailed: 0, numTasksRemaining: 2 },
+});
+
+Deno.test("Stop job's question names a workflow in progress and says Stop aborts it", () => {
+  for (const state of ["ROLLING_FORWARD", "ROLLING_BACKWARD", "PAUSED", "INITIALIZED"]) {
+    const stop = asked(JOB, [workflow(state)]).find((a) => a.label === "Stop job")!;
+    assert.equal(
+      stop.question,
+      "Stop every task of job web (j1)? Running tasks get SIGTERM, then SIGKILL after their grace period. " +
+        `Its UPDATE workflow u-7 (${state}, 1 of 3 instances done) will be aborted.`,
+    );
+  }
+  // One that has ended is not mentioned.
+  const stop = asked(JOB, [workflow("SUCCEEDED")]).find((a) => a.label === "Stop job")!;
+  assert.equal(
+    stop.question,
+    "Stop every task of job web (j1)? Running tasks get SIGTERM, then SIGKILL after their grace period.",
+  );
+});
+
+Deno.test("every disabled workflow button says why", () => {
+  const why = (state: string) =>
+    workflowActions(workflow(state)).map((a) => a.disabled ? a.disabledWhy : "ok");
+  assert.deepEqual(why("ROLLING_FORWARD"), [
+    "ok",
+    "Workflow is not paused (ROLLING_FORWARD): there is nothing to resume",
+    "ok",
+  ]);
+  assert.deepEqual(why("PAUSED"), ["Workflow is paused already", "ok", "ok"]);
+  assert.deepEqual(why("SUCCEEDED"), [
+    "Workflow has ended (SUCCEEDED)",
+    "Workflow has ended (SUCCEEDED)",
+    "Workflow has ended (SUCCEEDED)",
+  ]);
+});
+
+Deno.test("the configuration shows the job's description and which instances override the default, in what", () => {
+  const info: JobInfoJson = {
+    ...JOB,
+    config: {
+      ...JOB.config,
+      instanceCount: 10,
+      description: "Serves the web tier.\nPaged on failure.",
+      defaultConfig: { command: { value: "serve" }, killGracePeriodSeconds: 10 },
+      instanceConfig: {
+        "7": { command: { value: "serve --canary" } },
+        "0": { command: { value: "serve --canary" } },
+        "1": { command: { value: "serve --canary" } },
+        "2": { command: { value: "serve --canary" } },
+        "5": { name: "web-five", killGracePeriodSeconds: 60 },
+        "9": {},
+      },
+    },
+  };
+  const v = fake(
+    jobView(
+      { job: { info, updates: [] } },
+      "j1",
+      () => {},
+      { open: new Set(), toggle: () => {} },
+      parseTaskListQuery(""),
+      new TaskFilter(() => {}).form,
+    ),
+  );
+  const facts = v.select("dl")[0];
+  const value = (label: string) => {
+    const dts = facts.select("dt");
+    const i = dts.findIndex((dt) => dt.textContent === label);
+    assert.ok(i >= 0, `the configuration has ${label}`);
+    return facts.select("dd")[i].textContent;
+  };
+  assert.equal(value("Description"), "Serves the web tier.\nPaged on failure.");
+  assert.equal(value("Kill grace period"), "10 s");
+  const overrides = v.select("section[id=instance-overrides]")[0];
+  assert.ok(overrides, "a section of instance overrides");
+  assert.equal(overrides.select("h4")[0].textContent, "Instance overrides (5 of 10 instances)");
+  assert.deepEqual(rowsOf(overrides), [
+    ["0–2, 7", "command: serve --canary"],
+    ["5", "kill grace period: 60 sname: web-five"],
+  ]);
+  assert.deepEqual(overrides.select("li").map((li) => li.textContent), [
+    "command: serve --canary",
+    "kill grace period: 60 s",
+    "name: web-five",
+  ]);
+  // A job without overrides says every instance runs the default.
+  assert.match(
+    page(undefined).select("p[id=instance-overrides]")[0].textContent,
+    /^Every instance runs the default/,
+  );
+  assert.equal(instanceRanges([4, 0, 1, 2, 3, 9, 11, 12]), "0–4, 9, 11, 12");
 });

@@ -5,7 +5,7 @@
  * to its steps. Runs in the browser (see client_dom.ts for the rules).
  */
 import type { JobInfoJson, RowToggle, UpdateInfoJson, WorkflowInfoJson } from "./api_types.ts";
-import { badge, h, statsLine, type UiElement, when } from "./client_dom.ts";
+import { badge, h, scrolling, statsLine, timeView, type UiElement } from "./client_dom.ts";
 
 /** How much of a workflow's instance progress the page asks for and draws. */
 export class InstanceProgress {
@@ -113,7 +113,7 @@ export function instanceRows(r: InstanceRow, toggle: RowToggle, stepsLimit: numb
     { class: r.state === "FAILED" ? "instance failed" : "instance", "data-instance": r.instanceId },
     h("td", {}, r.instanceId),
     h("td", {}, r.state ? badge(r.state) : h("span", { class: "muted" }, "no steps recorded")),
-    h("td", {}, when(r.at)),
+    h("td", {}, timeView(r.at)),
     h(
       "td",
       {},
@@ -137,7 +137,8 @@ export function instanceRows(r: InstanceRow, toggle: RowToggle, stepsLimit: numb
         "li",
         { "data-state": s.state },
         badge(s.state),
-        ` ${when(s.at)}`,
+        " ",
+        timeView(s.at),
         h("span", { class: "muted" }, ` ${s.type}`),
       )
     ),
@@ -158,7 +159,7 @@ export function workflowHistory(w: WorkflowInfoJson): UiElement | null {
   const steps = events.flatMap((e, i) =>
     [
       i ? h("span", { class: "muted" }, " → ") : null,
-      h("span", { class: "history-step" }, badge(workflowStateLabel(e.state)), ` ${when(e.timestamp)}`),
+      h("span", { class: "history-step" }, badge(workflowStateLabel(e.state)), " ", timeView(e.timestamp)),
     ].filter((x): x is UiElement => x !== null)
   );
   return h("p", { class: "workflow-history", id: "workflow-history" }, "History: ", ...steps);
@@ -221,7 +222,7 @@ export function instanceProgressView(
     workflowHistory(w),
     failedNote,
     capNote,
-    h(
+    scrolling(h(
       "table",
       { class: "instances" },
       h(
@@ -230,7 +231,7 @@ export function instanceProgressView(
         h("tr", {}, ...["Instance", "Workflow state", "Since", "Steps"].map((c) => h("th", {}, c))),
       ),
       h("tbody", {}, ...body),
-    ),
+    )),
   );
 }
 

@@ -151,12 +151,15 @@ Deno.test("the view: a row per instance with its state badge and time, failed ro
     "FAILED",
     "ROLLING_FORWARD",
   ]);
-  assert.deepEqual(cells(rows[0]).map((c, i) => i === 2 ? /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/.test(c) : c), [
-    "0",
-    "SUCCEEDED",
-    true,
-    "▸ 3 steps",
-  ]);
+  assert.deepEqual(
+    cells(rows[0]).map((c, i) => i === 2 ? /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/.test(c) : c),
+    [
+      "0",
+      "SUCCEEDED",
+      true,
+      "▸ 3 steps",
+    ],
+  );
   assert.deepEqual(rows.map((r) => r.hasClass("failed")), [false, true, false]);
   assert.equal(view.select("p[id=failed-instances]")[0].textContent, "1 instance failed: 1");
   assert.equal(view.select("p[id=instances-capped]").length, 0, "all rows fit");
@@ -174,7 +177,7 @@ Deno.test("a row opens to its steps, newest first; the button asks the app to to
     "ROLLING_FORWARD",
     "INITIALIZED",
   ]);
-  assert.match(steps[0].select("li")[0].textContent, /^FAILED \d{4}-.* UPDATE$/);
+  assert.match(steps[0].select("li")[0].textContent, /^FAILED \d{4}-.* UTC UPDATE$/);
   assert.doesNotMatch(steps[0].textContent, /older ones are not loaded/);
   const buttons = view.select("button.steps-toggle");
   assert.deepEqual(buttons.map((b) => b.getAttribute("aria-expanded")), ["false", "true", "false"]);
@@ -228,7 +231,7 @@ Deno.test("the workflow's own states show as its history, oldest first, each wit
     "PAUSED",
     "ROLLING_FORWARD",
   ]);
-  assert.match(history.textContent, /^History: INITIALIZED \S+ \S+ → ROLLING_FORWARD /);
+  assert.match(history.textContent, /^History: INITIALIZED \S+ \S+ UTC → ROLLING_FORWARD /);
   const none = fake(instanceProgressView(job(), [update], [ROLLING], toggles()));
   assert.equal(none.select("p[id=workflow-history]").length, 0, "a record stored before states were kept");
 });

@@ -50,6 +50,11 @@ export class FakeElement implements UiElement {
     if (name === "id") this.id = value;
   }
 
+  removeAttribute(name: string): void {
+    this.attributes.delete(name);
+    if (name === "id") this.id = "";
+  }
+
   getAttribute(name: string): string | undefined {
     return this.attributes.get(name);
   }

@@ -9,8 +9,10 @@ import { API_CODE } from "./client_api.ts";
 import { APP_CODE } from "./client_app.ts";
 import { CLUSTER_CODE } from "./client_cluster.ts";
 import { DOM_CODE } from "./client_dom.ts";
+import { JOB_CONFIG_CODE } from "./client_job_config.ts";
 import { JOB_LIST_CODE, JobList } from "./client_job_list.ts";
 import { POOL_QUEUE_CODE } from "./client_pool_queue.ts";
+import { TASK_DETAILS_CODE } from "./client_task_details.ts";
 import { TASK_CODE } from "./client_tasks.ts";
 import { VIEW_CODE } from "./client_views.ts";
 import { WORKFLOW_CODE } from "./client_workflow.ts";
@@ -27,7 +29,9 @@ export const CLIENT_CODE: readonly ClientCode[] = [
   ...DOM_CODE,
   ...API_CODE,
   ...VIEW_CODE,
+  ...JOB_CONFIG_CODE,
   ...TASK_CODE,
+  ...TASK_DETAILS_CODE,
   ...WORKFLOW_CODE,
   ...JOB_LIST_CODE,
   ...POOL_QUEUE_CODE,
@@ -65,7 +69,8 @@ function jobQueryForm(): string {
   ];
   const sizes = JobList.SIZES.map((n) => option(n, `${n} a page`, n === JobList.DEFAULT_SIZE));
   return `<form id="job-query" hidden>
-    <input id="job-name" type="search" placeholder="Name (part, any case)" aria-label="Job name">
+    <input id="job-name" type="search" placeholder="Name (part; A–Z in any case)" aria-label="Job name"
+      title="A part of the job name. Letters A–Z match in either case; other letters (é, ж) match in either case only on some stores, so type them as the name has them.">
     <input id="job-owner" type="search" placeholder="Owning team (exact)" aria-label="Owning team">
     <select id="job-state" aria-label="Job state">${states.join("")}</select>
     <select id="job-size" aria-label="Jobs a page">${sizes.join("")}</select>
@@ -84,7 +89,7 @@ function skeleton(css: string, script: string): string {
 <style>${css}</style>
 </head>
 <body>
-<header>
+<header id="page-header">
   <div class="bar">
     <h1>Peloton</h1>
     <nav>
@@ -110,7 +115,7 @@ function skeleton(css: string, script: string): string {
     <input id="password" name="password" type="password" autocomplete="current-password" placeholder="password">
     <button type="submit" class="primary">Sign in</button>
   </form>
-  <div id="confirm" role="dialog" aria-labelledby="confirm-text" hidden>
+  <div id="confirm" role="dialog" aria-modal="true" aria-labelledby="confirm-text" hidden>
     <span id="confirm-text"></span>
     <label id="confirm-choice" hidden><span id="confirm-choice-label"></span>
       <select id="confirm-select"></select></label>
@@ -123,8 +128,9 @@ function skeleton(css: string, script: string): string {
     <span id="result-text"></span>
     <button id="result-close" type="button" aria-label="Dismiss">Dismiss</button>
   </div>
-  <div class="toolbar">
-    <input id="filter" type="search" placeholder="Filter by host, agent, state, pool, label…" hidden>
+  <div class="toolbar" id="toolbar">
+    <input id="filter" type="search" placeholder="Filter by host, agent, state, pool, label…"
+      aria-label="Filter hosts" autocomplete="off" hidden>
     ${jobQueryForm()}
   </div>
   <div id="view"></div>

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import type { JobInfoJson, RespoolInfoJson, UpdateInfoJson } from "./api_types.ts";
 import { CLIENT_CODE, clientScript, serveUi, UI_CONFIG, uiPage } from "./page.ts";
-import { parseRoute } from "./client_app.ts";
+import { hostsHash, parseRoute } from "./client_app.ts";
 import { activeUpdate, jobActions, matches, workflowActions } from "./client_views.ts";
 import { JobList, jobListHash, jobListRequest, parseJobListQuery } from "./client_job_list.ts";
 import { hostActions, poolTree } from "./client_cluster.ts";
@@ -13,7 +13,9 @@ const CLIENT_FILES = [
   "client_dom.ts",
   "client_api.ts",
   "client_views.ts",
+  "client_job_config.ts",
   "client_tasks.ts",
+  "client_task_details.ts",
   "client_workflow.ts",
   "client_job_list.ts",
   "client_pool_queue.ts",
@@ -109,8 +111,23 @@ Deno.test("routes come from the hash", () => {
     },
   });
   assert.deepEqual(parseRoute("#/pools"), { view: "pools" });
-  assert.deepEqual(parseRoute("#/hosts/"), { view: "hosts" });
-  assert.deepEqual(parseRoute("#/nonsense"), { view: "jobs", query: all });
+  assert.deepEqual(parseRoute("#/hosts/"), { view: "hosts", filter: "" });
+  assert.deepEqual(parseRoute("#/"), { view: "jobs", query: all });
+});
+
+Deno.test("the hosts filter is in the URL: #/hosts?filter=TEXT, as typed", () => {
+  assert.deepEqual(parseRoute("#/hosts?filter=agent-1"), { view: "hosts", filter: "agent-1" });
+  for (const typed of ["", "agent-1", "rack=r1 & b", "ui hosts ", "пул"]) {
+    assert.deepEqual(parseRoute(hostsHash(typed)), { view: "hosts", filter: typed }, typed);
+  }
+  assert.equal(hostsHash(""), "#/hosts");
+  assert.equal(hostsHash("rack=r1"), "#/hosts?filter=rack%3Dr1");
+});
+
+Deno.test("a hash no page has is its own route, not the job list", () => {
+  assert.deepEqual(parseRoute("#/nonsense"), { view: "unknown", path: "nonsense" });
+  assert.deepEqual(parseRoute("#/nonsense/deeper?x=1"), { view: "unknown", path: "nonsense/deeper" });
+  assert.deepEqual(parseRoute("#/%E0%A4%A"), { view: "unknown", path: "%E0%A4%A" }, "not even decodable");
 });
 
 Deno.test("the job list's query: out-of-range values fall back, the hash round-trips, the API pages it", () => {
@@ -250,4 +267,18 @@ Deno.test("counts are written with their thousands separated, whatever the local
     "10,000",
     "1,234,567",
   ]);
+});
+
+Deno.test("the page's inputs promise only what the server does and have names: the job name, the hosts filter", () => {
+  const html = uiPage().html;
+  const input = (id: string) => new RegExp(`<input id="${id}"[^>]*>`).exec(html)?.[0] ?? "";
+  // SQLite's lower() folds A–Z only: ТЕСТ does not find тест there, so "any case" would promise too much.
+  assert.doesNotMatch(input("job-name"), /placeholder="Name \(part, any case\)"/);
+  assert.match(input("job-name"), /placeholder="Name \(part; A–Z in any case\)"/);
+  assert.match(input("job-name"), /title="A part of the job name\. Letters A–Z match in either case; other/);
+  assert.match(input("filter"), /aria-label="Filter hosts"/);
+  assert.match(
+    html,
+    /<div id="confirm" role="dialog" aria-modal="true" aria-labelledby="confirm-text" hidden>/,
+  );
 });

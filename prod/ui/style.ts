@@ -22,6 +22,7 @@ button { font: inherit; font-size: 0.85rem; padding: 0.25rem 0.7rem; border-radi
   border: 1px solid #c4cad6; background: #fff; color: var(--fg); }
 button:hover:not(:disabled) { border-color: var(--accent); }
 button:disabled { opacity: 0.45; cursor: not-allowed; }
+button.action, button.details-toggle, button.queue-toggle, button.steps-toggle { white-space: nowrap; }
 button.danger { border-color: #e6a7a0; color: var(--bad); }
 button.primary { border-color: var(--accent); color: var(--accent); }
 header button { background: #252d44; color: #eef1f6; border-color: #3b4666; }
@@ -39,10 +40,22 @@ tbody.pool-group { border-top: 2px solid var(--line); }
 td.pool { background: #fcfcfd; min-width: 14rem; }
 td.depth-1 { padding-left: 1.75rem; } td.depth-2 { padding-left: 3rem; } td.depth-3 { padding-left: 4.25rem; }
 td.depth-4 { padding-left: 5.5rem; } td.depth-5 { padding-left: 6.75rem; } td.depth-6 { padding-left: 8rem; }
-table.hosts td:nth-child(-n+4), table.jobs td:nth-child(-n+4) { white-space: nowrap; }
-/* A name may be long and have no space (512 characters): it wraps anywhere rather than push the figures out. */
-td, h2 { overflow-wrap: anywhere; }
-table.jobs td:first-child { white-space: normal; min-width: 8rem; max-width: 24rem; }
+/*
+ * Cells wrap only between words: a state, a goal, a figure or a pool path is never cut. A wide table scrolls in
+ * its own box rather than widen the page. Only a name or an id (.long) may be cut anywhere, for it may be long
+ * and have no space (a job name of 512 characters); it keeps a width of its own, so one that fits is not cut.
+ */
+.table-scroll { overflow-x: auto; max-width: 100%; }
+.table-scroll > table { min-width: 100%; }
+h2, .long { overflow-wrap: anywhere; }
+td:has(> .long) { min-width: 10rem; }
+.path { overflow-wrap: normal; }
+table.jobs td:first-child { min-width: 10rem; max-width: 24rem; }
+table.hosts td, table.jobs td, table.tasks td, table.pools td, table.workflows td { white-space: nowrap; }
+/* Free text wraps between words; so do a task's times (date, then time), so its table fits a desktop. */
+table.hosts td:has(> .long), table.jobs td:has(> .long), table.tasks td:has(> .long), td.pool,
+  table.tasks td:nth-child(n+6):nth-child(-n+10), table.hosts td:nth-child(11) { white-space: normal; }
+table.tasks td:nth-child(9), table.tasks td:nth-child(10) { min-width: 10rem; }
 td.pool { max-width: 28rem; }
 button.queue-toggle { margin-top: 0.35rem; padding: 0.05rem 0.5rem; font-size: 0.8rem; }
 tr.pool-queue > td { background: #fafbfc; padding: 0.5rem 0.75rem 0.75rem 2rem; }
@@ -105,6 +118,7 @@ tr.steps td { background: #fafbfc; padding-left: 2rem; }
 #job-query { display: flex; gap: 0.4rem; flex-wrap: wrap; align-items: center; }
 #job-query input, #job-query select { font: inherit; padding: 0.2rem 0.4rem; }
 #job-query input { width: 12rem; }
+#job-query #job-name { width: 16rem; }
 .pager { display: flex; gap: 0.6rem; align-items: center; flex-wrap: wrap; margin: 0.4rem 0; font-size: 0.85rem; }
 .page-link.inactive { color: var(--muted); opacity: 0.6; }
 .page-of { color: var(--muted); }
@@ -122,6 +136,27 @@ a.state-chip[aria-current] { border-color: currentColor; box-shadow: 0 0 0 1px c
 th a.sort-link { color: inherit; text-decoration: none; }
 th a.sort-link:hover { color: var(--accent); text-decoration: underline; }
 th[aria-sort] { color: var(--fg); }
-table.tasks td:nth-child(-n+6) { white-space: nowrap; }
+tr.task-details > td { background: #fafbfc; padding: 0.5rem 0.75rem 0.75rem 2rem; white-space: normal; }
+/* The details stay in view, as wide as the window at most, when the tasks table scrolls sideways. */
+tr.task-details > td > div { position: sticky; left: 2rem; max-width: calc(100vw - 5rem); }
+.task-events, .task-sandbox { margin-bottom: 0.75rem; }
+h4 { font-size: 0.9rem; margin: 0.25rem 0 0.35rem; }
+table.events { width: auto; min-width: 40rem; }
+table.events td { white-space: normal; }
+table.events td:nth-child(-n+4) { white-space: nowrap; }
+.log + .log { margin-top: 0.5rem; }
+.log-head { font-size: 0.85rem; margin-bottom: 0.2rem; }
+pre.log-text { margin: 0; padding: 0.4rem 0.6rem; background: #11151f; color: #e6e9ef; border-radius: 6px;
+  max-height: 24rem; overflow: auto; white-space: pre-wrap; overflow-wrap: anywhere;
+  font: 0.8rem/1.35 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+.error-note { color: var(--bad); font-size: 0.85rem; margin: 0.2rem 0; }
+button.details-toggle { padding: 0.05rem 0.5rem; font-size: 0.8rem; }
+.card .v .aside { font-size: 0.75rem; color: #aeb7cc; flex-basis: 100%; }
+.stale { opacity: 0.55; }
+.description { white-space: pre-wrap; }
+ul.overrides { margin: 0; padding-left: 1rem; }
+table.overrides { width: auto; min-width: 28rem; }
+table.overrides td { white-space: normal; }
+table.overrides td:first-child { white-space: nowrap; }
 [hidden] { display: none !important; }
 `;

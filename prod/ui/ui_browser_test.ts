@@ -419,6 +419,35 @@ Deno.test({
           assert.equal(await job.locator("#instance-progress").count(), 0, "a job without workflows");
           assert.equal(await job.locator("#secrets").count(), 0, "a job without secrets");
 
+          // The confirm step is a modal dialog: a destructive action starts on Cancel, so Enter, Enter stops
+          // nothing; Tab stays in it; Escape cancels; the focus goes back to the button that opened it.
+          const stop = job.locator('button[data-action="Stop job"]');
+          const confirm = page.locator("#confirm");
+          const focused = () =>
+            page.evaluate(
+              "[document.activeElement.id, !!document.activeElement.closest('#confirm')]",
+            ) as Promise<[string, boolean]>;
+          assert.equal(await confirm.getAttribute("aria-modal"), "true");
+          await stop.focus();
+          await page.keyboard.press("Enter");
+          await confirm.waitFor({ state: "visible" });
+          assert.deepEqual(await focused(), ["confirm-no", true], "Cancel has the focus");
+          for (const key of ["Tab", "Tab", "Tab", "Shift+Tab", "Shift+Tab", "Shift+Tab"]) {
+            await page.keyboard.press(key);
+            assert.equal((await focused())[1], true, `the focus stays in the dialog after ${key}`);
+          }
+          assert.equal(await page.locator("#view").getAttribute("inert"), "", "the page behind is inert");
+          await page.keyboard.press("Escape");
+          await confirm.waitFor({ state: "hidden" });
+          assert.deepEqual(await focused(), ["action:Stop%20job", false], "back on Stop job");
+          assert.equal(await page.locator("#view").getAttribute("inert"), null);
+          await page.keyboard.press("Enter");
+          await confirm.waitFor({ state: "visible" });
+          await page.keyboard.press("Enter");
+          await confirm.waitFor({ state: "hidden" });
+          assert.deepEqual(await focused(), ["action:Stop%20job", false]);
+          assert.equal(await page.locator("#result").isVisible(), false, "nothing was sent");
+
           assert.equal(await act(page, job, "Stop job"), "Job ui-job: stopping 2 instances");
           await waitFor("the job to be KILLED", async () => {
             const r = await client.call<{ jobInfo: { runtime: { state: string } } }>(`${JOB}::Get`, {
@@ -431,6 +460,60 @@ Deno.test({
             await job.locator('button[data-action="Stop job"]').isDisabled(),
             "a killed job cannot be stopped",
           );
+        },
+      );
+
+      await t.step(
+        "a failed task opens to its events and sandbox logs, as `task events` and `task logs` show them",
+        async () => {
+          const failing = await createJob(
+            batchJobYaml("ui-fails", 1, "echo ui-out; echo ui-err >&2; exit 3"),
+          );
+          await waitFor("the task to fail", async () => {
+            const r = await client.call<{ jobInfo: { runtime: { taskStats?: Record<string, number> } } }>(
+              `${JOB}::Get`,
+              { id: { value: failing } },
+            );
+            return r.jobInfo.runtime.taskStats?.FAILED === 1 || undefined;
+          }, WAIT_MS);
+          await page.goto(`${up.url}/ui/?refresh=0.5#/jobs/${failing}`);
+          const row = page.locator('#tasks tr[data-instance="0"]');
+          await row.locator('.badge[data-state="FAILED"]').waitFor({ timeout: WAIT_MS });
+          const open = row.locator("button.details-toggle");
+          assert.equal(await open.getAttribute("aria-expanded"), "false");
+          await open.click();
+          const details = page.locator('#tasks tr.task-details[data-details-of="0"]');
+          const stdout = details.locator('.log[data-file="stdout"] pre');
+          await stdout.waitFor({ timeout: WAIT_MS });
+          assert.equal(await stdout.innerText(), "ui-out");
+          assert.equal(await details.locator('.log[data-file="stderr"] pre').innerText(), "ui-err");
+          // The events, newest first, as the CLI's `task events` lists them.
+          const events = await client.call<{ result: { actualState: string; hostname: string }[] }>(
+            `${TASK}::GetPodEvents`,
+            { jobId: { value: failing }, instanceId: 0 },
+          );
+          const states = await details.locator("table.events .badge").allInnerTexts();
+          assert.deepEqual(states, events.result.map((e) => e.actualState));
+          assert.equal(states[0], "FAILED");
+          const failed = await details.locator("table.events tbody tr").first().locator("td").allInnerTexts();
+          assert.match(failed[0], /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
+          assert.equal(failed[1], "1", "the run");
+          assert.equal(failed[3], events.result[0].hostname);
+          assert.match(failed[4], /exited with status 3/);
+          // The link to the whole file: the sandbox endpoint BrowseSandbox points to, read with credentials.
+          const href = await details.locator('.log[data-file="stdout"] a.whole-file').getAttribute("href");
+          assert.match(href ?? "", new RegExp(`^\\.\\./sandbox/${failing}-0-1/stdout\\?agentId=`));
+          const whole = await fetch(new URL(href!, `${up.url}/ui/`), {
+            headers: { authorization: `Basic ${btoa(`${ROOT_USER.username}:${ROOT_USER.password}`)}` },
+          });
+          assert.equal(await whole.text(), "ui-out\n");
+          // Open across a refresh, closed on the button.
+          const updated = await page.locator("#status").innerText();
+          await page.locator("#status", { hasNotText: updated }).waitFor({ timeout: WAIT_MS });
+          assert.equal(await stdout.innerText(), "ui-out");
+          await open.click();
+          await details.waitFor({ state: "detached", timeout: WAIT_MS });
+          watch.expectOnly("a task's events and logs");
         },
       );
 
@@ -516,6 +599,11 @@ Deno.test({
         assert.match(await state() ?? "", /^HOST_STATE_(DRAINING|DRAINED|DOWN)$/);
         await row.locator('.badge[data-state="HOST_STATE_DOWN"]').waitFor({ timeout: WAIT_MS });
         assert.match(await row.innerText(), /down: in maintenance/);
+        // Its capacity is no room for work: the summary counts it apart.
+        await page.locator("#summary-cpu", { hasText: "4 cores in maintenance" }).waitFor({
+          timeout: WAIT_MS,
+        });
+        assert.match(await page.locator("#summary-cpu").innerText(), /^cpu used\s+[\d.]+ \/ 4 cores/i);
         assert.equal(await act(page, row, "Complete maintenance"), "Host agent-1: maintenance completed");
         assert.equal(await state(), "HOST_STATE_UP");
         await row.locator('.badge[data-state="HOST_STATE_UP"]').waitFor({ timeout: WAIT_MS });
@@ -557,6 +645,13 @@ Deno.test({
           await page.locator("#confirm-yes").click();
           const moved = page.locator("#result-text", { hasText: "Host agent-1 moved to host pool ui-hosts" });
           await moved.waitFor({ timeout: WAIT_MS });
+          // The focus is back on the button that asked, and stays on it across the refreshes that rebuild it.
+          const name = "Move agent-1 to another host pool…";
+          const focusedName = () => page.evaluate("document.activeElement.getAttribute('aria-label')");
+          assert.equal(await focusedName(), name);
+          const later = await page.locator("#status").innerText();
+          await page.locator("#status", { hasNotText: later }).waitFor({ timeout: WAIT_MS });
+          assert.equal(await focusedName(), name, "after a refresh");
 
           const apiPools = async () => {
             const r = await client.call<{ hostInfos: { hostname: string; currentPool?: string }[] }>(
@@ -572,18 +667,26 @@ Deno.test({
           const shown = (await poolColumn()).map((p, i) => [hosts[i], p]);
           assert.deepEqual(shown, await apiPools(), "the hosts view and QueryHosts agree");
 
-          // The filter finds the host by its pool.
-          await page.locator("#filter").fill("ui-hosts");
+          // The filter finds the host by its pool; it is in the URL, so a reload keeps it.
+          const filter = page.getByRole("searchbox", { name: "Filter hosts" });
+          await filter.fill("ui-hosts");
           await page.locator("table.hosts tbody tr").first().waitFor();
           assert.deepEqual(await cellTexts(page, "table.hosts tbody td:first-child"), ["agent-1"]);
-          await page.locator("#filter").fill("");
+          assert.ok(page.url().endsWith("#/hosts?filter=ui-hosts"), page.url());
+          await page.reload();
+          await page.locator("table.hosts tbody tr", { hasText: "agent-1" }).waitFor({ timeout: WAIT_MS });
+          assert.equal(await filter.inputValue(), "ui-hosts");
+          assert.deepEqual(await cellTexts(page, "table.hosts tbody td:first-child"), ["agent-1"]);
+          await filter.fill("");
+          assert.ok(page.url().endsWith("#/hosts"), page.url());
+          await page.locator("table.hosts tbody tr", { hasText: "agent-0" }).waitFor({ timeout: WAIT_MS });
           watch.expectOnly("host pools");
         },
       );
 
       await t.step(
-        "a host pool's Move hosts… moves as many hosts as asked, which the host manager picks; too many shows " +
-          "its refusal",
+        "a host pool's Move hosts… moves as many hosts as asked, which the host manager picks, from the pools' " +
+          "sizes when Confirm is pressed; no more than the pool has",
         async () => {
           // From the step before: agent-0 in shared, agent-1 in ui-hosts, default empty.
           const pools = page.locator("#host-pools");
@@ -620,47 +723,55 @@ Deno.test({
           };
           const result = () => page.locator("#result-text", { hasNotText: /sending/ }).innerText();
 
-          // ui-hosts has one host: two is too many, and the host manager says so.
+          /** Moves `host` from one host pool to another through the API, as another operator might. */
+          const changePool = (hostname: string, sourcePool: string, destinationPool: string) =>
+            client.call(`${HOST}::ChangeHostPool`, { hostname, sourcePool, destinationPool });
+
+          // ui-hosts has one host: Confirm takes from 1 to 1.
           await ask("ui-hosts", "shared", "2");
           assert.match(
             await page.locator("#confirm-text").innerText(),
             /^Move hosts out of host pool ui-hosts \(1 host\)\? The host manager picks which: idle, usable ones first/,
           );
           assert.ok(await page.locator("#confirm-amount").isVisible());
-          assert.equal(await page.locator("#confirm-amount-label").innerText(), "Hosts to move");
+          assert.equal(await page.locator("#confirm-amount-label").innerText(), "Hosts to move (1 to 1)");
+          assert.equal(await count.getAttribute("max"), "1");
           assert.deepEqual(await page.locator("#confirm-select option").allInnerTexts(), [
             "default",
             "shared",
           ]);
-          // Not a whole number of at least 1: Confirm waits for one.
-          for (const bad of ["0", "1.5", ""]) {
+          // Not a whole number from 1 to what the pool has: Confirm waits for one, and says so.
+          for (const bad of ["2", "0", "1.5", ""]) {
             await count.fill(bad);
             assert.ok(await yes.isDisabled(), `Confirm with "${bad}" hosts`);
+            assert.equal(await count.getAttribute("aria-invalid"), "true");
           }
-          await count.fill("2");
+          assert.equal(await yes.getAttribute("title"), "Hosts to move (1 to 1): a whole number from 1 to 1");
+          await count.fill("1");
           assert.ok(await yes.isEnabled());
           // The refreshes leave the pick and the count alone.
           const updated = await page.locator("#status").innerText();
           await page.locator("#status", { hasNotText: updated }).waitFor({ timeout: WAIT_MS });
           assert.equal(await page.locator("#confirm-select").inputValue(), "shared");
-          assert.equal(await count.inputValue(), "2", "a refresh keeps the count");
+          assert.equal(await count.inputValue(), "1", "a refresh keeps the count");
           assert.equal(await yes.innerText(), "Move hosts");
+          // Meanwhile its host went elsewhere: Confirm reads the pools again and says why nothing can move.
+          await changePool("agent-1", "ui-hosts", "default");
           await yes.click();
           await page.locator("#result-text", { hasText: "Move hosts failed" }).waitFor({ timeout: WAIT_MS });
-          assert.match(
+          assert.equal(
             await result(),
-            new RegExp(
-              "^Move hosts failed: peloton\\.api\\.v0\\.host\\.svc\\.HostService::MoveHosts: invalid-argument: " +
-                "destPoolDesiredHosts: got 3, .*host pool ui-hosts has only 1 host$",
-            ),
+            "Move hosts failed: cannot move 1 host out of host pool ui-hosts: it has 0 hosts now",
           );
           assert.ok(await page.locator("#result.error").isVisible(), "shown as an error");
           assert.deepEqual(
             await apiPools(),
-            [["agent-0", "shared"], ["agent-1", "ui-hosts"]],
+            [["agent-0", "shared"], ["agent-1", "default"]],
             "nothing moved",
           );
-          watch.expectOnly("a MoveHosts refused", 400);
+          await changePool("agent-1", "default", "ui-hosts");
+          await pool("ui-hosts").filter({ hasText: "ui-hosts 1 host · 1 UP" }).waitFor({ timeout: WAIT_MS });
+          watch.expectOnly("a move of more hosts than the pool has");
 
           // One host: agent-1, the only one.
           await ask("ui-hosts", "shared", "1");
@@ -674,21 +785,25 @@ Deno.test({
           assert.equal(await pool("ui-hosts").innerText(), "ui-hosts 0 hosts · 0 UP");
           assert.ok(await moveButton("ui-hosts").isDisabled(), "ui-hosts has no host left to move");
 
-          // One of shared's two: the host manager picks it, the result names it, and the API agrees.
+          // One of shared's two, asked while it had two; another operator then moves agent-0 to ui-hosts, so
+          // the sizes the page saw when asking (shared 1, ui-hosts 1 after the move) are already the case. The
+          // move reads them when Confirm is pressed: it still moves one host, the one left in shared.
           await ask("shared", "ui-hosts", "1");
           assert.match(await page.locator("#confirm-text").innerText(), /host pool shared \(2 hosts\)/);
+          await changePool("agent-0", "shared", "ui-hosts");
           await yes.click();
           const moved = page.locator("#result-text", {
             hasText: /^Moved 1 host from host pool shared to ui-hosts: /,
           });
           await moved.waitFor({ timeout: WAIT_MS });
-          const picked = (await moved.innerText()).split(": ")[1];
-          assert.match(picked, /^agent-[01]$/);
-          const other = picked === "agent-0" ? "agent-1" : "agent-0";
-          assert.deepEqual(await apiPools(), [[picked, "ui-hosts"], [other, "shared"]].sort());
+          assert.equal(await moved.innerText(), "Moved 1 host from host pool shared to ui-hosts: agent-1");
+          assert.deepEqual(await apiPools(), [["agent-0", "ui-hosts"], ["agent-1", "ui-hosts"]]);
+          // shared, named by the agents, went with its last host: made again, it takes agent-0 back.
+          await client.call(`${HOST}::CreateHostPool`, { name: "shared" });
+          await changePool("agent-0", "ui-hosts", "shared");
           await pool("ui-hosts").filter({ hasText: "ui-hosts 1 host · 1 UP" }).waitFor({ timeout: WAIT_MS });
-          assert.equal(await pool("shared").innerText(), "shared 1 host · 1 UP");
-          const row = page.locator("table.hosts tbody tr", { hasText: picked });
+          await pool("shared").filter({ hasText: "shared 1 host · 1 UP" }).waitFor({ timeout: WAIT_MS });
+          const row = page.locator("table.hosts tbody tr", { hasText: "agent-1" });
           assert.match(await row.innerText(), /\bui-hosts\b/, "the hosts table shows it in its new pool");
           watch.expectOnly("moving hosts");
         },
@@ -754,7 +869,7 @@ Deno.test({
           }, 60_000);
           assert.deepEqual(await instances.locator("td:first-child").allInnerTexts(), ["0", "1", "2"]);
           for (const since of await instances.locator("td:nth-child(3)").allInnerTexts()) {
-            assert.match(since, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+            assert.match(since, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
           }
           assert.match(
             await progress.locator(".workflow-line").innerText(),

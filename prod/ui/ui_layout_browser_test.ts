@@ -1,6 +1,8 @@
 /**
  * The web UI's layout with names as long as Peloton allows and without a space (a job's name is up to 512
- * characters): they wrap, so a page stays as wide as the window and the figures beside them stay in view.
+ * characters): they wrap, so a page stays as wide as the window and the figures beside them stay in view; a
+ * table wider than the window scrolls in its own box. Nothing else is cut: states, goals, pool paths and
+ * buttons keep each word on one line, at a desktop's width as at 800 px.
  */
 import assert from "node:assert/strict";
 import { launchChromium } from "../../tools/chromium_testing.ts";
@@ -38,16 +40,44 @@ Deno.test({
         await page.locator(ready).first().waitFor({ timeout: 10_000 });
         return await page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]") as number[];
       };
+      /** The texts of what `selector` finds that take more than one line: a word cut, a label wrapped. */
+      const wrapped = (selector: string) =>
+        page.evaluate(`[...document.querySelectorAll(${JSON.stringify(selector)})].filter((el) => {
+          const lines = new Set();
+          const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+          for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+            const range = document.createRange();
+            range.selectNodeContents(n);
+            for (const r of range.getClientRects()) if (r.width > 0) lines.add(Math.round(r.top));
+          }
+          return lines.size > 1;
+        }).map((el) => el.textContent)`) as Promise<string[]>;
+      const whole = {
+        jobs: "table.jobs td:nth-child(3), table.jobs .badge, table.jobs td:nth-child(5), table.jobs .path",
+        [`jobs/${jobId}`]: "button.action, table.tasks .badge, table.tasks td:nth-child(4), " +
+          "table.tasks td:nth-child(5), button.details-toggle",
+        pools: "table.pools td:not(.pool)",
+        hosts: "button.action, table.hosts .badge, table.hosts .path, table.hosts td:nth-child(6)",
+      } as Record<string, string>;
       for (
-        const [view, ready] of [
-          ["jobs", `table.jobs tbody tr:has-text("ngEnd")`],
-          [`jobs/${jobId}`, `h2:has-text("ngEnd")`],
-          ["pools", `td.pool:has-text("${pool.slice(-20)}")`],
-        ]
+        const [view, ready, width] of [
+          ["jobs", `table.jobs tbody tr:has-text("ngEnd")`, 1000],
+          [`jobs/${jobId}`, `table.tasks tbody tr .badge`, 1000],
+          ["pools", `td.pool:has-text("${pool.slice(-20)}")`, 1000],
+          ["jobs", `table.jobs tbody tr:has-text("ngEnd")`, 800],
+          ["hosts", "table.hosts button.action", 800],
+        ] as const
       ) {
+        await page.setViewportSize({ width, height: 800 });
         const [scroll, inner] = await widths(view, ready);
         assert.ok(scroll <= inner, `#/${view} is ${scroll} px wide in a ${inner} px window`);
+        assert.deepEqual(await wrapped(whole[view]), [], `#/${view} at ${width} px: cut or wrapped`);
       }
+      // The hosts table is wider than 800 px: it scrolls in its own box, the page does not.
+      const box = await page.locator(".table-scroll:has(table.hosts)").evaluate((
+        b,
+      ) => [b.scrollWidth, b.clientWidth]);
+      assert.ok(box[0] > box[1], `the hosts table's box: ${box}`);
     } finally {
       await browser.close();
       await up.stop();
