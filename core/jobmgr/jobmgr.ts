@@ -1323,7 +1323,11 @@ export class JobManager implements Receiver {
     if (staleCompletion) rt.completionTimeMs = undefined;
     if (next === rt.state && !force && !staleCompletion) return;
     const now = this.now();
-    if (next === "RUNNING" && rt.startTimeMs === undefined) rt.startTimeMs = now;
+    if (rt.startTimeMs === undefined && (next === "RUNNING" || isTerminalJobState(next))) {
+      // Peloton's job start time is when its first task started running: a job whose tasks ran and ended
+      // within one batch of statuses goes from PENDING to its end without ever being RUNNING here.
+      rt.startTimeMs = next === "RUNNING" ? now : firstStart(job);
+    }
     if (isTerminalJobState(next) && !isTerminalJobState(rt.state)) rt.completionTimeMs = now;
     rt.state = next;
     rt.version++;
@@ -1495,4 +1499,13 @@ function writeJobId(w: StoreWrite): string | undefined {
     default:
       return undefined;
   }
+}
+
+/** When the job's first task started running (its current runs), or undefined if none did. */
+function firstStart(job: JobEntry): number | undefined {
+  let first: number | undefined;
+  for (const t of job.tasks.values()) {
+    if (t.startTimeMs !== undefined && (first === undefined || t.startTimeMs < first)) first = t.startTimeMs;
+  }
+  return first;
 }

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { MESOS_TO_TASK_STATE } from "../model/states.ts";
 import { makeJobConfig } from "../testing/harness.ts";
 import { JOB_ID, JobmgrRig, runningService } from "../testing/jobmgr_rig.ts";
 import { jobConfigJson } from "./job_api.ts";
@@ -154,6 +155,36 @@ Deno.test("statuses move tasks LAUNCHED → RUNNING → SUCCEEDED and the job st
   assert.equal(rig.job().runtime.state, "SUCCEEDED");
   assert.equal(rig.store.jobs.get(JOB_ID)!.runtime.state, "SUCCEEDED");
   assert.deepEqual(rig.transport.take("enqueue-gangs"), [], "no retry of a success");
+});
+
+Deno.test("a job whose task ran and ended within one batch of statuses has its start time all the same", () => {
+  const rig = new JobmgrRig();
+  rig.create({ instanceCount: 1 });
+  rig.launch([0]);
+  rig.ports.clock.set(2_500);
+  // Both statuses in one batch (the host manager's): the job never shows RUNNING.
+  const status = (state: "TASK_RUNNING" | "TASK_FINISHED", timeMs: number) => ({
+    taskId: id(0),
+    state,
+    pelotonState: MESOS_TO_TASK_STATE[state],
+    hostname: "h1",
+    agentId: "agent-h1",
+    timeMs,
+  });
+  rig.jm.receive({
+    kind: "task-statuses",
+    statuses: [status("TASK_RUNNING", 2_000), status("TASK_FINISHED", 2_500)],
+  });
+  rig.tick();
+  assert.equal(rig.job().runtime.state, "SUCCEEDED");
+  assert.equal(rig.job().runtime.startTimeMs, 2_000, "when its first task started running");
+  assert.equal(rig.job().runtime.completionTimeMs, 2_500);
+  // A job killed before any task ran has none.
+  const never = new JobmgrRig();
+  never.create({ instanceCount: 1 });
+  never.placements([], [{ taskId: id(0), state: "KILLED", timeMs: 0, reason: "pool is not a leaf pool" }]);
+  assert.equal(never.job().runtime.state, "KILLED");
+  assert.equal(never.job().runtime.startTimeMs, undefined);
 });
 
 Deno.test("a FAILED task is retried under a new run id up to restartPolicy.maxFailures, history kept", () => {
