@@ -42,6 +42,9 @@ export function openSqliteDatabase(path: string, options: SqliteOptions = {}): N
     // No busy handler: it would wait inside a synchronous call, blocking the event loop (see
     // `WaitingSqliteConnection`); a busy statement fails at once and is tried again after a pause.
     db.exec("PRAGMA busy_timeout = 0");
+    // SQLite's lower() folds only A-Z; the job name filter (`lower(name) like lower(part)`) is to match any
+    // case, as MySQL's does. An application function of the same name replaces it on this connection.
+    db.function("lower", { deterministic: true }, (v) => typeof v === "string" ? v.toLowerCase() : v);
     useWal(db, busyTimeoutMs);
     db.exec(`PRAGMA synchronous = ${options.synchronous ?? "FULL"}`);
   } catch (err) {

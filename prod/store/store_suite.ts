@@ -1452,7 +1452,7 @@ const cases: Record<string, Case> = {
     ids,
   ) => {
     const owner = `${ids.prefix}-owner`;
-    const names = ["Nightly-ETL", "nightly_etl", "etl 100%", "Spark", "nightlyXetl"];
+    const names = ["Nightly-ETL", "nightly_etl", "etl 100%", "Spark", "nightlyXetl", "ТЕСТ-Über-ジョブ"];
     const jobs = names.map((name, i) =>
       makeJob(ids.job(i), { owningTeam: owner, name }, { creationTimeMs: 10 * (i + 1) })
     );
@@ -1466,7 +1466,10 @@ const cases: Record<string, Case> = {
     equal(await q("%"), [2]);
     equal(await q("spark"), [3]);
     equal(await q("sparks"), []);
-    equal(await q(""), [4, 3, 2, 1, 0], "an empty part matches every name");
+    equal(await q(""), [5, 4, 3, 2, 1, 0], "an empty part matches every name");
+    // Any case beyond A-Z too (SQLite's own lower() folds only ASCII).
+    equal(await q("тест-über"), [5]);
+    equal(await q("ÜBER-ジョブ"), [5]);
   },
 
   "queryJobs pages newest first: offset and limit pick the page, total counts every match": async (

@@ -193,8 +193,8 @@ export interface JobPageJson {
 /** The jobs view's query, from the URL (`#/jobs?name=&owner=&state=&page=&size=`). */
 export interface JobListQuery {
   /**
-   * A part of a job name (Peloton's QuerySpec.name); "" for any. The API ignores the case of A–Z; of other
-   * letters only on some stores (SQLite's lower() is ASCII-only).
+   * A part of a job name (Peloton's QuerySpec.name); "" for any. The API ignores its case, of any letter, on
+   * either store.
    */
   name: string;
   /** An owner, matched exactly; "" for any. */

@@ -69,8 +69,8 @@ function jobQueryForm(): string {
   ];
   const sizes = JobList.SIZES.map((n) => option(n, `${n} a page`, n === JobList.DEFAULT_SIZE));
   return `<form id="job-query" hidden>
-    <input id="job-name" type="search" placeholder="Name (part; A–Z in any case)" aria-label="Job name"
-      title="A part of the job name. Letters A–Z match in either case; other letters (é, ж) match in either case only on some stores, so type them as the name has them.">
+    <input id="job-name" type="search" placeholder="Name (part, any case)" aria-label="Job name"
+      title="A part of the job name, in any case (é, ж included).">
     <input id="job-owner" type="search" placeholder="Owning team (exact)" aria-label="Owning team">
     <select id="job-state" aria-label="Job state">${states.join("")}</select>
     <select id="job-size" aria-label="Jobs a page">${sizes.join("")}</select>
