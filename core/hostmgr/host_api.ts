@@ -72,12 +72,12 @@ const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]
 const IPV6 = /^[0-9a-f]*:[0-9a-f:.]*$/i;
 
 /**
- * A host's IP address (HostInfo `ip`) as far as it is known: Peloton took it from the agent's PID
- * (`slave(1)@10.0.0.1:5051`); the host backend port (`core/ports/host_backend.ts` HostInfo) carries no
- * address, so it is known only when the host is named by one, as agents registered by address are. Else
- * empty, proto's "not set".
+ * A host's IP address (HostInfo `ip`) as far as it is known: the one its backend reported (Peloton took it
+ * from the agent's PID, `slave(1)@10.0.0.1:5051`), else its name when that is an address (agents registered
+ * by address). Else empty, proto's "not set".
  */
-export function ipOf(hostname: string): string {
+export function ipOf(hostname: string, reported?: string): string {
+  if (reported) return reported;
   return IPV4.test(hostname) || IPV6.test(hostname) ? hostname : "";
 }
 
@@ -106,7 +106,7 @@ export function hostInfoJson(h: HostEntry): Body {
   const state = apiState(h);
   return {
     hostname: h.info.hostname,
-    ip: ipOf(h.info.hostname),
+    ip: ipOf(h.info.hostname, h.info.ip),
     state,
     goalState: goalState(state),
     labels: Object.entries(h.info.attributes).map(([key, value]) => ({ key, value })),

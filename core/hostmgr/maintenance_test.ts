@@ -579,8 +579,8 @@ Deno.test("with a cluster manager keeping maintenance, a DRAINED host is DOWN on
   assert.equal(rig.hm.host("h1")!.state, "HOST_STATE_UP");
 });
 
-Deno.test("QueryHosts answers Peloton's HostInfo: ip when the host is named by its address, goalState DOWN once in maintenance", () => {
-  const rig = hostmgrRig([["10.0.0.7"], ["h2"], ["h3"]], {}, { machines: false });
+Deno.test("QueryHosts answers Peloton's HostInfo: ip as the backend reports it or the host is named, goalState DOWN once in maintenance", () => {
+  const rig = hostmgrRig([["10.0.0.7"], ["h2", { ip: "10.0.0.2" }], ["h3"]], {}, { machines: false });
   rig.launch("a-0-1", "h2", 1);
   api(rig, "StartMaintenance", { hostname: "h2" });
   api(rig, "StartMaintenance", { hostname: "h3" });
@@ -589,7 +589,7 @@ Deno.test("QueryHosts answers Peloton's HostInfo: ip when the host is named by i
   const infos = (api(rig, "QueryHosts", {}).body as { hostInfos: Info[] }).hostInfos;
   assert.deepEqual(infos.map((h) => [h.hostname, h.ip, h.state, h.goalState]), [
     ["10.0.0.7", "10.0.0.7", "HOST_STATE_UP", "HOST_STATE_UP"],
-    ["h2", "", "HOST_STATE_DRAINING", "HOST_STATE_DOWN"],
+    ["h2", "10.0.0.2", "HOST_STATE_DRAINING", "HOST_STATE_DOWN"],
     ["h3", "", "HOST_STATE_DOWN", "HOST_STATE_DOWN"],
     ["10.0.0.9", "10.0.0.9", "HOST_STATE_DOWN", "HOST_STATE_DOWN"],
   ]);

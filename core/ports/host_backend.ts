@@ -12,6 +12,8 @@ export interface HostInfo {
   attributes: Record<string, string>;
   /** Inclusive port ranges the host offers. */
   portRanges: [number, number][];
+  /** The agent's IP address, when the backend knows it (Peloton's HostInfo `ip`, from the agent's PID). */
+  ip?: string;
 }
 
 export interface CommandSpec {

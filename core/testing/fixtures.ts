@@ -26,6 +26,8 @@ export interface HostSpec {
   attributes?: Record<string, string>;
   /** Inclusive port ranges. */
   ports?: [number, number][];
+  /** The IP address the backend reports. */
+  ip?: string;
 }
 
 /** A host of 4 cores, 8 GiB, 100 GiB disk, no GPU and ports 31000-31009 unless told otherwise. */
@@ -41,6 +43,7 @@ export function makeHost(name: string, spec: HostSpec = {}): HostInfo {
     },
     attributes: spec.attributes ?? {},
     portRanges: spec.ports ?? [[31000, 31009]],
+    ...(spec.ip ? { ip: spec.ip } : {}),
   };
 }
 

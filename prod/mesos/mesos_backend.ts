@@ -493,6 +493,8 @@ export class MesosBackend implements HostBackend {
       }
     }
     this.#agents.set(agentId, { hostname: first.hostname, lost: false, slack: NO_SLACK });
+    const agent = this.#directory.get(agentId);
+    const ip = agent && agentAddress(agent)?.split(":")[0];
     this.#push({
       kind: "host-up",
       host: {
@@ -501,6 +503,7 @@ export class MesosBackend implements HostBackend {
         resources: bagToCore(total),
         attributes: attributesToRecord(attributes),
         portRanges: rangesOf(total, "ports"),
+        ...(ip && /^[0-9.]+$/.test(ip) ? { ip } : {}),
       },
     });
     this.#reportSlack(agentId);

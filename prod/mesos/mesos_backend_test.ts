@@ -13,6 +13,7 @@ Deno.test("MesosBackend: hosts from GET_AGENTS; an echo task goes STAGING→STAR
     assert.deepEqual(h.resources, { cpuMilli: 4000, memMb: 8192, diskMb: 20480, gpuMilli: 0 });
     assert.deepEqual(h.portRanges, [[31000, 31999]]);
     assert.equal(h.attributes.rack, "tdc1-t0001");
+    assert.equal(h.ip, "127.0.0.1", "from the agent's PID");
     const spec = makeSpec(h, "echo hello $PELOTON_JOB_ID", { ports: { http: 31005 } });
     backend.launch([spec]);
     const done = await rec.waitState(spec.taskId, "TASK_FINISHED");

@@ -97,6 +97,8 @@ export class Agent {
       resources: { ...o.resources },
       attributes: { ...o.attributes },
       portRanges: o.portRanges.map(([lo, hi]) => [lo, hi]),
+      // Its tasks run on this machine, and its sandbox files are served from this process.
+      ip: "127.0.0.1",
     };
   }
 

@@ -93,6 +93,7 @@ Deno.test("start announces every agent asynchronously, with the default resource
     resources: { cpuMilli: 4000, memMb: 8192, diskMb: 20480, gpuMilli: 0 },
     attributes: { rack: "rack-1", host_pool: "shared" },
     portRanges: [[31000, 32000]],
+    ip: "127.0.0.1",
   }, "agent-1");
   assertEquals(rec.batches.length, 1, "host-ups come in one batch");
   await mc.stop();
