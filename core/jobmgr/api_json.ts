@@ -18,6 +18,7 @@ import {
   type UpdateRecord,
   type VolumeRecord,
 } from "../model/records.ts";
+import { MAX_UINT32 } from "../model/_schema_kit.ts";
 import { rfc3339 } from "../model/time_format.ts";
 import { storeFailure } from "../ports/store.ts";
 import type { Transport } from "../ports/transport.ts";
@@ -383,9 +384,6 @@ export function volumeJson(v: VolumeRecord): Body {
     createTime: time(v.createdMs),
   };
 }
-
-/** Max uint32: the largest number a uint32 field holds, and the `to` Peloton's CLI sends for an open range. */
-const MAX_UINT32 = 0xffff_ffff;
 
 /** A request's uint32 field named `field` (a number or a string of digits; absent is 0), or why it is refused. */
 export function uint32Of(raw: unknown, field: string): number | string {

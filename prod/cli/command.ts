@@ -1,5 +1,6 @@
 /** The shape of a CLI command and the context it runs in. */
 import { TASK_ORDER_PROPERTIES } from "../../core/jobmgr/task_query.ts";
+import { MAX_UINT32 } from "../../core/model/_schema_kit.ts";
 import type { PelotonClient } from "./client.ts";
 
 export interface CommandContext {
@@ -39,7 +40,7 @@ export class UsageError extends Error {
  * The largest value of a proto `uint32`, the type of the API's limits, offsets, counts, batch sizes and
  * instance ids: a larger one sent as JSON would be refused (or, past 2^53, not even be the number given).
  */
-export const MAX_UINT32 = 4294967295;
+export { MAX_UINT32 };
 
 /** What a value over `max` is told it should have been. */
 const upTo = (min: number, max: number) =>
