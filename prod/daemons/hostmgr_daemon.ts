@@ -8,7 +8,6 @@ import {
   type SandboxBackend,
   sandboxFile,
 } from "../backends.ts";
-import { LeaseKeeper } from "../cluster/election.ts";
 import { MesosMaintenance } from "../mesos/maintenance_sync.ts";
 import type { MesosBackend } from "../mesos/mesos_backend.ts";
 import { StoreFrameworkIdStore } from "../mesos/framework_id_store.ts";
@@ -19,7 +18,8 @@ import { watchDepartures, watchLeaders } from "./leaders.ts";
 import { daemonGauges } from "./gauges.ts";
 import { HostsGate, KeptMinicluster, watchHosts } from "./hostmgr_backend.ts";
 import { type DaemonOptions, DaemonProcess } from "./process.ts";
-import { Term } from "./term.ts";
+import { LeaderRole } from "./leader_role.ts";
+import type { Term } from "./term.ts";
 
 export interface HostmgrDaemonOptions
   extends Omit<DaemonOptions, "role">, Omit<BackendOptions, "dataDir" | "log"> {
@@ -59,19 +59,10 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
   let kept: KeptMinicluster | undefined;
   let maintenance: MesosMaintenance | undefined;
   let gate: HostsGate | undefined;
-  let term: Term | undefined;
-  let terms = 0;
-  let lastToken: number | undefined;
-  let steppedDown: string | undefined;
-  let stopping = false;
-  let keeper!: LeaseKeeper;
   let lost!: (why: string) => void;
   const lostPromise = new Promise<string>((r) => (lost = r));
 
-  const lead = async (lease: Lease) => {
-    const t = term = new Term(p, "hostmgr", terms++);
-    lastToken = lease.token;
-    p.fences = () => [{ name: lease.name, holder: lease.holder, token: lease.token }];
+  const lead = async (t: Term, lease: Lease, leading: () => void) => {
     let made: { backend: SandboxBackend; mesos?: MesosBackend };
     if (kept) made = { backend: kept.view() };
     else {
@@ -82,7 +73,7 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
         if (!(e instanceof DataDirInUseError)) throw e;
         // Another live process drives the minicluster: leading without it would fight it for its tasks.
         p.log.error("cannot lead: the minicluster's data dir is in use", { reason: e.message });
-        await keeper.stop(true);
+        await role.keeper.stop(true);
         lost(e.message);
         return;
       }
@@ -122,7 +113,7 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
       maintenance = new MesosMaintenance(made.mesos, h, (msg, f) => p.log(msg, f));
       maintenance.start();
     }
-    steppedDown = undefined;
+    leading();
     // Host requests and the host API wait for the backend's hosts: Mesos's first offers once subscribed, the
     // minicluster's agents at once; a backend connected without a host for a while has none to report.
     const connected = made.mesos ? () => made.mesos!.client.subscribed : () => true;
@@ -144,44 +135,21 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
     p.log("leading", { role: "hostmgr", token: lease.token, backend: o.backend ?? "minicluster" });
   };
 
-  const campaign = () => {
-    keeper = new LeaseKeeper({
-      cluster: p.cluster,
-      name: "hostmgr",
-      holder: p.instance,
-      url: p.url,
-      ttlMs: o.leaseTtlMs,
-      after: lastToken,
-      onAcquired: lead,
-      onLost: (why) => void stepDown(why),
-    });
-    keeper.start();
-  };
-
-  /** Stops acting as the leader, waits until its writes are stored or refused, then campaigns again. */
-  const stepDown = async (why: string) => {
-    // A stop under way ends the term itself.
-    if (stopping) return;
-    p.log.error("lost the hostmgr lease; stepping down", { reason: why });
-    steppedDown = why;
-    term?.end();
-    term = undefined;
-    if (gate) p.transport.unregister("hostmgr");
-    gate = undefined;
-    hm = undefined;
-    backend = undefined;
-    const m = maintenance, mb = mesos;
-    maintenance = mesos = undefined;
-    kept?.detach();
-    await m?.stop();
-    await mb?.stop();
-    // The fence stays the lost lease's until the next term sets its own.
-    await p.store.flush();
-    p.failCalls("hostmgr", "the host manager stepped down before it answered (it lost its lease); try again");
-    if (stopping) return;
-    p.log("campaigning for the hostmgr lease again", { after: lastToken });
-    campaign();
-  };
+  const role = new LeaderRole(p, "hostmgr", o.leaseTtlMs, {
+    lead,
+    drop: async () => {
+      if (gate) p.transport.unregister("hostmgr");
+      gate = undefined;
+      hm = undefined;
+      backend = undefined;
+      const m = maintenance, mb = mesos;
+      maintenance = mesos = undefined;
+      kept?.detach();
+      await m?.stop();
+      await mb?.stop();
+    },
+    steppedDownAnswer: "the host manager stepped down before it answered (it lost its lease); try again",
+  });
 
   // New job managers need the host inventory; a new resource manager the cluster capacity.
   const jobmgrs = new Set<string>();
@@ -193,7 +161,7 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
     if (fresh && hm) hm.receive({ kind: "peer-changed", role: "jobmgr" });
     // Another process leads now: the minicluster kept since this one stepped down is its to take over.
     const leader = p.registry.holder("hostmgr");
-    if (kept && !term && !stopping && leader && leader.holder !== p.instance) {
+    if (kept && !role.term && !role.stopping && leader && leader.holder !== p.instance) {
       const k = kept;
       kept = undefined;
       p.log("another host manager leads; stopping the minicluster for it", { leader: leader.holder });
@@ -206,15 +174,15 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
   });
   p.hooks = {
     health: () => ({
-      leader: keeper.held,
+      leader: role.keeper.held,
       hosts: hm?.hosts.length ?? 0,
       ...(gate && !gate.open ? { hostsRegistering: true } : {}),
-      ...(steppedDown ? { steppedDown } : {}),
+      ...(role.steppedDown ? { steppedDown: role.steppedDown } : {}),
     }),
     unready: (role) => role === "hostmgr" && gate && !gate.open ? REGISTERING : undefined,
     notServing: () =>
-      steppedDown
-        ? `this host manager stepped down (${steppedDown}) and is campaigning again; try again`
+      role.steppedDown
+        ? `this host manager stepped down (${role.steppedDown}) and is campaigning again; try again`
         : REGISTERING,
     routes: async (req, url) => {
       if (!hm || !backend) return undefined;
@@ -228,21 +196,21 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
     },
   };
   p.metrics.collect(() => {
-    p.metrics.gauge("peloton_leader").set(keeper.held ? 1 : 0);
+    p.metrics.gauge("peloton_leader").set(role.keeper.held ? 1 : 0);
     p.metrics.gauge("peloton_hostmgr_status_batches_awaiting_jobmgr").set(router.waiting);
   });
   daemonGauges(p.metrics, () => ({ hostmgr: hm }));
-  campaign();
+  role.campaign();
   return {
     process: p,
     lost: lostPromise,
     stop: () =>
       p.close(async () => {
-        stopping = true;
+        role.stopping = true;
         await maintenance?.stop();
         await mesos?.stop();
         await kept?.stop();
-        await keeper.stop(true);
+        await role.keeper.stop(true);
       }),
   };
 }
