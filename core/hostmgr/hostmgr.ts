@@ -106,8 +106,11 @@ export class HostManager implements Receiver {
    * record kept until `completionCarried`. `stored` once the completion's record is durable.
    */
   readonly #completed = new Map<string, { record: HostMaintenanceRecord; stored: boolean }>();
-  /** When `recover` put back the maintenance stored before a restart. */
-  #recoveredAtMs?: number;
+  /**
+   * Until when, after `recover` put back the maintenance stored before a restart, a host stored DRAINING is
+   * waited for (`reregisterGraceMs`).
+   */
+  #reregisterBy?: number;
   /** Set while a request puts a host into maintenance: it stores the record, with the state reached. */
   #entering = false;
   /** Which pool each host is in (its `host_pool` label), and the pools operators created. */
@@ -134,7 +137,7 @@ export class HostManager implements Receiver {
    * cluster manager are kept to be carried; without one that keeps maintenance, they are forgotten.
    */
   recover(maintenance: HostMaintenanceRecord[]): void {
-    this.#recoveredAtMs = this.deps.clock.now();
+    this.#reregisterBy = this.deps.clock.now() + (this.config.reregisterGraceMs ?? REREGISTER_GRACE_MS);
     for (const m of maintenance) {
       if (m.state === "HOST_STATE_UP") {
         if (this.config.clusterMaintenance) this.#completed.set(m.hostname, { record: m, stored: true });
@@ -187,8 +190,7 @@ export class HostManager implements Receiver {
    */
   unregisteredState(hostname: string): HostState {
     const stored = this.#maintenance.get(hostname);
-    const grace = this.config.reregisterGraceMs ?? REREGISTER_GRACE_MS;
-    const waiting = this.#recoveredAtMs !== undefined && this.deps.clock.now() < this.#recoveredAtMs + grace;
+    const waiting = this.#reregisterBy !== undefined && this.deps.clock.now() < this.#reregisterBy;
     return stored?.state === "HOST_STATE_DRAINING" && waiting ? "HOST_STATE_DRAINING" : "HOST_STATE_DOWN";
   }
 
@@ -347,11 +349,10 @@ export class HostManager implements Receiver {
       }
       // Peloton completes only a DOWN host (`drainer.CompleteMaintenance`: "Host is not DOWN").
       if (state === "HOST_STATE_DOWN") return undefined;
-      const grace = this.config.reregisterGraceMs ?? REREGISTER_GRACE_MS;
       const why = !h
         ? `as stored before the host manager restarted, and its agent has not registered since (its tasks ` +
           `may still run); it drains when it registers, and is taken for DOWN if it has not by ` +
-          `${new Date(this.#recoveredAtMs! + grace).toISOString()}`
+          `${new Date(this.#reregisterBy!).toISOString()}`
         : state === "HOST_STATE_DRAINING"
         ? `${h.tasks.size} task(s) still to move off`
         : "its machine is not down yet";
