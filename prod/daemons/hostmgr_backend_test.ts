@@ -1,0 +1,39 @@
+/** The hosts gate: a new host manager term holds requests for hosts until its hosts have registered. */
+import assert from "node:assert/strict";
+import type { Message } from "../../core/messages.ts";
+import { HostsGate } from "./hostmgr_backend.ts";
+
+const filter = { resources: { cpuMilli: 1000, memMb: 0, diskMb: 0, gpuMilli: 0 }, count: 1 } as never;
+
+Deno.test("the hosts gate holds requests for hosts until the hosts are in, then passes them on in order", () => {
+  const seen: Message[] = [];
+  const gate = new HostsGate({ receive: (m) => void seen.push(m) });
+  const acquire1: Message = { kind: "acquire-hosts", reqId: 1, replyTo: "placement", filters: [filter] };
+  const reserve: Message = {
+    kind: "reserve-host",
+    reqId: 2,
+    replyTo: "placement",
+    taskId: "t-1",
+    reservationId: "r-1",
+    filter,
+  };
+  const release: Message = { kind: "release-hosts", leaseIds: ["l-1"] };
+  const capacity: Message = { kind: "get-cluster-capacity", reqId: 3, replyTo: "resmgr" };
+  const acquire2: Message = { kind: "acquire-hosts", reqId: 4, replyTo: "placement", filters: [filter] };
+
+  assert.deepEqual(gate.open, false);
+  for (const m of [acquire1, reserve, release, capacity, acquire2]) gate.receive(m);
+  // Everything but a request for hosts goes through at once: a release or a capacity read needs no hosts.
+  assert.deepEqual(seen, [release, capacity]);
+
+  gate.openNow();
+  assert.deepEqual(gate.open, true);
+  assert.deepEqual(seen, [release, capacity, acquire1, reserve, acquire2]);
+
+  // Open, it holds nothing back.
+  const acquire3: Message = { kind: "acquire-hosts", reqId: 5, replyTo: "placement", filters: [filter] };
+  gate.receive(acquire3);
+  assert.deepEqual(seen.at(-1), acquire3);
+  gate.openNow();
+  assert.deepEqual(seen.length, 6);
+});
