@@ -90,7 +90,8 @@ Deno.test({
       const infos: Info[] = JSON.parse(
         (await cli(up.url, "job", "stateless", "list-updates", job, "--instance-events", "-j")).out,
       ).workflowInfos;
-      assert.deepEqual(infos.map((w) => w.status.type), ["WORKFLOW_TYPE_UPDATE", 3]);
+      // The create's rolling start is Peloton's RollingCreate, an UPDATE too.
+      assert.deepEqual(infos.map((w) => w.status.type), ["WORKFLOW_TYPE_UPDATE", "WORKFLOW_TYPE_UPDATE"]);
       assert.deepEqual(
         infos[0].instanceEvents.map((i) => [i.instanceId, i.events[0].state]),
         [0, 1, 2].map((i) => [i, "WORKFLOW_STATE_SUCCEEDED"]),

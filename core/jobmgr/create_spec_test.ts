@@ -118,3 +118,78 @@ Deno.test("an update may take over from a rolling create, and starts the pods th
   assert.deepEqual(rig.transport.take("kill-tasks", "hostmgr"), [], "the running one is left alone");
   assert.deepEqual([...rig.jm.updates.values()][0].instancesUpdated, [1, 2]);
 });
+
+/** A JobService read of the rig's job, answered once the store's reads have settled. */
+async function read(rig: JobmgrRig, method: string, extra: Body = {}): Promise<Body> {
+  rig.call(STATELESS_SERVICE, method, { jobId: { value: JOB_ID }, ...extra });
+  await rig.reads();
+  const [reply] = rig.replies();
+  assert.equal(reply.error, undefined, JSON.stringify(reply.error));
+  return reply.body as Body;
+}
+
+Deno.test("a rolling create is reported as Peloton's RollingCreate: an UPDATE with the CreateSpec as updateSpec", async () => {
+  const rig = new JobmgrRig();
+  createJob(rig, { createSpec: { batchSize: 2, maxInstanceRetries: 3 }, opaqueData: { data: "rollout-1" } });
+  assert.deepEqual(started(rig), [0, 1]);
+  const { workflowInfos: [info] } = await read(rig, "ListJobWorkflows", { instanceEvents: true }) as {
+    workflowInfos: Body[];
+  };
+  const status = info.status as Body;
+  assert.deepEqual([status.type, status.state], ["WORKFLOW_TYPE_UPDATE", "WORKFLOW_STATE_ROLLING_FORWARD"]);
+  assert.deepEqual(info.updateSpec, {
+    batchSize: 2,
+    rollbackOnFailure: false,
+    maxInstanceRetries: 3,
+    maxTolerableInstanceFailures: 0,
+    startPaused: false,
+    inPlace: false,
+    startPods: false,
+  });
+  // Peloton's create is an update from its empty placeholder config (version 0) adding every instance.
+  assert.deepEqual(
+    [info.instancesAdded, info.instancesUpdated, info.instancesRemoved],
+    [[{ from: 0, to: 2 }], [], []],
+  );
+  assert.deepEqual([status.prevVersion, status.version], [{ value: "0-1-1" }, { value: "1-1-1" }]);
+  assert.deepEqual(info.opaqueData, { data: "rollout-1" });
+  assert.deepEqual(new Set((info.events as Body[]).map((e) => e.type)), new Set(["WORKFLOW_TYPE_UPDATE"]));
+  const instanceEvents = info.instanceEvents as { events: Body[] }[];
+  assert.equal(instanceEvents.length, 3);
+  assert.deepEqual(
+    new Set(instanceEvents.flatMap((i) => i.events.map((e) => e.type))),
+    new Set(["WORKFLOW_TYPE_UPDATE"]),
+  );
+  assert.equal("restartSpec" in info, false);
+
+  const got = await read(rig, "GetJob");
+  const jobStatus = (got.jobInfo as { status: { workflowStatus: Body } }).status;
+  assert.deepEqual(jobStatus.workflowStatus, status);
+  const { instanceEvents: _, workflowId: __, ...withoutIds } = info;
+  assert.deepEqual(got.workflowInfo, withoutIds);
+});
+
+Deno.test("a CreateJob without a createSpec, or with batch size 0, starts every pod at once in an UPDATE workflow, as Peloton's", async () => {
+  for (const extra of [{}, { createSpec: { batchSize: 0 } }]) {
+    const rig = new JobmgrRig();
+    const reply = createJob(rig, { ...extra, opaqueData: { data: "v1" } });
+    assert.deepEqual(
+      (reply.body as Body).version,
+      { value: "1-1-1" },
+      "Peloton's RollingCreate starts at workflow version 1",
+    );
+    assert.deepEqual(started(rig), [0, 1, 2], JSON.stringify(extra));
+    const { workflowInfos } = await read(rig, "ListJobWorkflows") as { workflowInfos: Body[] };
+    assert.equal(workflowInfos.length, 1);
+    const [info] = workflowInfos;
+    assert.equal((info.status as Body).type, "WORKFLOW_TYPE_UPDATE");
+    assert.equal((info.updateSpec as Body).batchSize, 0);
+    assert.deepEqual(info.opaqueData, { data: "v1" }, "kept with the workflow, as with any batch size");
+    rig.launch([0, 1, 2]);
+    for (const i of [0, 1, 2]) rig.status(rig.taskId(i), "TASK_RUNNING");
+    rig.tick(60_000);
+    assert.equal(rig.job().runtime.updateId, undefined, "the create's workflow ended");
+    const [stored] = [...rig.store.updates.values()];
+    assert.deepEqual([stored.state, stored.create], ["SUCCEEDED", true]);
+  }
+});

@@ -3,7 +3,11 @@ import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
 import { makeStatelessSpec } from "../testing/fixtures.ts";
 import type { JobManager } from "./jobmgr.ts";
 import { STATELESS_SERVICE } from "./stateless_api.ts";
+import { entityVersion } from "./api_json.ts";
 import { StoreUnavailableError } from "../ports/store.ts";
+
+/** The job's entity version, which a JobService write must name. */
+const versionOf = (rig: JobmgrRig) => ({ value: entityVersion(rig.job()) });
 
 const SPEC = makeStatelessSpec(4);
 
@@ -110,7 +114,11 @@ Deno.test("a DeleteJob with force that fails leaves the job stopped: in memory, 
   for (const i of [0, 1]) rig.status(rig.taskId(i), "TASK_RUNNING");
 
   failNextDelete(rig);
-  rig.call(STATELESS_SERVICE, "DeleteJob", { jobId: { value: JOB_ID }, force: true });
+  rig.call(STATELESS_SERVICE, "DeleteJob", {
+    jobId: { value: JOB_ID },
+    version: versionOf(rig),
+    force: true,
+  });
   const [failed] = rig.replies();
   assert.equal(failed.error?.code, "internal");
   const job = rig.jm.jobs.get(JOB_ID);
@@ -126,7 +134,11 @@ Deno.test("a DeleteJob with force of a running service kills its tasks: the job 
   rig.create({ type: "SERVICE", instanceCount: 3 });
   rig.launch([0, 1]);
   for (const i of [0, 1]) rig.status(rig.taskId(i), "TASK_RUNNING");
-  rig.call(STATELESS_SERVICE, "DeleteJob", { jobId: { value: JOB_ID }, force: true });
+  rig.call(STATELESS_SERVICE, "DeleteJob", {
+    jobId: { value: JOB_ID },
+    version: versionOf(rig),
+    force: true,
+  });
   rig.tick();
   assert.deepEqual(rig.replies().map((r) => [r.error, r.body]), [[undefined, {}]]);
   assert.equal(rig.jm.jobs.get(JOB_ID), undefined);

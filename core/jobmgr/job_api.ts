@@ -1,5 +1,5 @@
 /** Peloton's v0 job and task APIs (`peloton.api.job.JobManager`, `peloton.api.task.TaskManager`), and the router to the others. */
-import type { AdmissionWaits, ApiReply, ApiRequest } from "../messages.ts";
+import type { AdmissionWaits, ApiErrorCode, ApiReply, ApiRequest } from "../messages.ts";
 import type { JobConfig, TaskConfig, UpdateConfig } from "../model/config_types.ts";
 import { parseJobConfig } from "../model/load.ts";
 import type { Resources } from "../model/resources.ts";
@@ -48,7 +48,7 @@ import {
   secretsJson,
   updatedSecrets,
 } from "./secrets.ts";
-import { parseQuerySpec, runJobQuery } from "./job_query.ts";
+import { type JobPage, noJobs, parseQuerySpec, runJobQuery } from "./job_query.ts";
 import type { JobManager } from "./jobmgr.ts";
 import { JOBMGR_SERVICE, JobmgrServiceApi } from "./jobmgr_service_api.ts";
 import { POD_SERVICE, PodApi } from "./pod_api.ts";
@@ -321,16 +321,22 @@ export class JobApi {
     });
   }
 
-  /** Resolves a pool path to its id at the resource manager; `done` gets the id, or the error's message. */
-  lookupPool(path: string, done: (id: string | undefined, error?: string) => void): void {
+  /**
+   * Resolves a pool path to its id at the resource manager; `done` gets the id, or the error's message and
+   * what it is: `notFound` or `invalidPath` (the lookup's answer), or the call's own error code (the
+   * resource manager did not answer).
+   */
+  lookupPool(path: string, done: (id: string | undefined, error?: string, kind?: string) => void): void {
     this.#resmgrApi(RESPOOL_LOOKUP, { path: { value: path } }, (reply) => {
       const b = (reply.body ?? {}) as Body;
       const id = idValue(b.id);
       if (id) return done(id);
-      const err = Object.values((b.error ?? {}) as Record<string, Body>)[0]?.message;
+      if (reply.error) return done(undefined, reply.error.message, reply.error.code);
+      const [kind, err] = Object.entries((b.error ?? {}) as Record<string, Body>)[0] ?? [];
       done(
         undefined,
-        reply.error?.message ?? (err as string | undefined) ?? `resource pool ${path} not found`,
+        (err?.message as string | undefined) ?? `resource pool ${path} not found`,
+        kind ?? "notFound",
       );
     });
   }
@@ -426,18 +432,31 @@ export class JobApi {
     const summaryOnly = flagOf(body.summaryOnly, "summaryOnly");
     if (!summaryOnly.ok) return r.error("invalid-argument", summaryOnly.message);
     const spec = (body.spec ?? {}) as Body;
-    const respoolId = idValue(spec.respool) ?? idValue(spec.respoolID) ?? idValue(body.respoolID);
-    runJobQuery(this.jm.deps.store, parsed.value, respoolId, (id) => this.jm.jobs.get(id)).then(
-      ({ jobs, pagination }) =>
-        r.ok({
-          records: summaryOnly.value ? undefined : jobs.map(jobInfoJson),
-          results: jobs.map(jobSummaryJson),
-          pagination,
-          // Peloton echoes the QuerySpec it decoded: the fields it knows, not whatever else was sent.
-          spec: parsed.value.echo,
-        }),
-      (err) => r.storeError(err),
-    );
+    const answer = ({ jobs, pagination }: JobPage) =>
+      r.ok({
+        records: summaryOnly.value ? undefined : jobs.map(jobInfoJson),
+        results: jobs.map(jobSummaryJson),
+        pagination,
+        // Peloton echoes the QuerySpec it decoded: the fields it knows, not whatever else was sent.
+        spec: parsed.value.echo,
+      });
+    const run = (respoolId: string | undefined) =>
+      runJobQuery(this.jm.deps.store, parsed.value, respoolId, (id) => this.jm.jobs.get(id)).then(
+        answer,
+        (err) => r.storeError(err),
+      );
+    const ids = idValue(spec.respoolID) ?? idValue(body.respoolID);
+    const path = idValue(spec.respool);
+    // `spec.respool` is a ResourcePoolPath: the pool at that path. A value that is no path (a path starts
+    // with "/") is taken as a pool id, as this project's CLI sent one there.
+    if (!path || !path.startsWith("/")) return void run(path || ids);
+    this.lookupPool(path, (id, error, kind) => {
+      if (id) return void run(id);
+      // No pool there: no job is in it, as an unknown pool id matches none.
+      if (kind === "notFound") return answer(noJobs(parsed.value));
+      if (kind === "invalidPath") return r.error("invalid-argument", `spec.respool: ${error}`);
+      r.error(kind as ApiErrorCode, `spec.respool: cannot look up resource pool ${path}: ${error}`);
+    });
   }
 
   /** Only finished jobs can be deleted (Peloton: "Job is not in a terminal state"). */

@@ -630,3 +630,58 @@ Deno.test("an unknown procedure is unimplemented", () => {
   rig.api("job", "Frobnicate", {});
   assert.equal(rig.replies()[0].error?.code, "unimplemented");
 });
+
+Deno.test("job Query's spec.respool is a pool path: the jobs of the pool there; respoolID stays an id", async () => {
+  const rig = new JobmgrRig();
+  const other = "33333333-2222-4333-8444-555555555555";
+  rig.create({ name: "hello" });
+  rig.create({ name: "elsewhere", respoolId: "pool-b" }, other);
+  /** Runs a Query, answering the pool lookup it makes (with `pools`, path → id) if it makes one. */
+  const query = async (request: Body, pools: Record<string, string> = {}) => {
+    rig.api("job", "Query", { summaryOnly: true, ...request });
+    const [lookup] = rig.transport.take("api", "resmgr");
+    if (lookup) {
+      const path = ((lookup.body as Body).path as Body).value as string;
+      assert.equal(lookup.procedure, "peloton.api.respool.ResourceManager::LookupResourcePoolID");
+      const reply = pools[path]
+        ? { id: { value: pools[path] } }
+        : path.includes("//")
+        ? { error: { invalidPath: { message: `path.value: got "${path}", expected a pool path` } } }
+        : { error: { notFound: { path: { value: path }, message: `resource pool ${path} not found` } } };
+      rig.jm.receive({ kind: "api-reply", reqId: lookup.reqId, body: reply });
+    }
+    await reads();
+    const [r] = rig.replies();
+    if (r.error) return r.error;
+    const b = r.body as { results: { name: string }[]; pagination: { total: number } };
+    return { names: b.results.map((j) => j.name), total: b.pagination.total, looked: lookup !== undefined };
+  };
+  const pools = { "/HelloWorldPool": "pool-a" };
+  assert.deepEqual(await query({ spec: { respool: { value: "/HelloWorldPool" } } }, pools), {
+    names: ["hello"],
+    total: 1,
+    looked: true,
+  });
+  assert.deepEqual(
+    await query({ spec: { respool: { value: "/NoSuchPool" } } }),
+    { names: [], total: 0, looked: true },
+    "an unknown path matches no job, as an unknown pool id does",
+  );
+  assert.deepEqual(await query({ respoolID: { value: "no-such-id" } }), {
+    names: [],
+    total: 0,
+    looked: false,
+  });
+  assert.deepEqual(await query({ respoolID: { value: "pool-b" } }), {
+    names: ["elsewhere"],
+    total: 1,
+    looked: false,
+  });
+  assert.deepEqual(
+    await query({ spec: { respool: { value: "pool-b" } } }),
+    { names: ["elsewhere"], total: 1, looked: false },
+    "a value that is no path is a pool id, as this project's CLI sends it",
+  );
+  const bad = await query({ spec: { respool: { value: "/a//b" } } }) as { code: string; message: string };
+  assert.deepEqual([bad.code, bad.message.startsWith("spec.respool: ")], ["invalid-argument", true]);
+});

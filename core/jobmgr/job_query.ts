@@ -140,6 +140,20 @@ export function parseQuerySpec(
   };
 }
 
+/** A page of jobs and where it is among all the matches. */
+export interface JobPage {
+  jobs: JobView[];
+  pagination: { offset: number; limit: number; total: number };
+}
+
+/** The page of a query no job can match (its pool does not exist): empty, where `runJobQuery` would put it. */
+export function noJobs(spec: JobQuerySpec): JobPage {
+  return {
+    jobs: [],
+    pagination: { offset: spec.page.offset, limit: spec.page.limit || DEFAULT_QUERY_LIMIT, total: 0 },
+  };
+}
+
 /**
  * One page of the jobs matching `spec`, in its order (newest first by default; see `compareJobs`), each as
  * the job manager holds it when it does (sorted by what the store holds, which a live job may be ahead of).
@@ -154,7 +168,7 @@ export async function runJobQuery(
   spec: JobQuerySpec,
   respoolId: string | undefined,
   live: (jobId: string) => JobView | undefined,
-): Promise<{ jobs: JobView[]; pagination: { offset: number; limit: number; total: number } }> {
+): Promise<JobPage> {
   const { offset } = spec.page,
     limit = spec.page.limit || DEFAULT_QUERY_LIMIT,
     considered = spec.page.maxLimit || Infinity;

@@ -67,7 +67,7 @@ Deno.test("ReplaceJob, RestartJob and Pause|Resume|AbortJobWorkflow keep and rep
   const info = ok(rig.replies()[0]).workflowInfo as Body;
   assert.deepEqual(info.opaqueData, { data: "paused-by-bridge" }, "GetJob's WorkflowInfo gives it");
   ok(call(rig, "AbortJobWorkflow", { version: version(rig), opaqueData: { data: "aborted" } }));
-  const stored = [...rig.store.updates.values()].find((u) => u.state === "ABORTED")!;
+  const stored = [...rig.store.updates.values()].find((u) => u.state === "ABORTED" && !u.create)!;
   assert.equal(stored.opaqueData, "aborted");
 
   ok(

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import type { ApiReply } from "../messages.ts";
 import { DEFAULT_SLA } from "../testing/fixtures.ts";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
+import { entityVersion } from "./api_json.ts";
 import { POD_SERVICE } from "./pod_api.ts";
 import { STATELESS_SERVICE as STATELESS } from "./stateless_api.ts";
 
@@ -406,8 +407,16 @@ Deno.test("JobService GetReplaceJobDiff: the instances a replace would add, remo
   rig.call(STATELESS, "GetReplaceJobDiff", { jobId: { value: JOB_ID }, version: { value: "9-9-9" }, spec });
   await rig.reads();
   assert.equal(rig.replies()[0].error?.code, "aborted", "a stale version is refused");
+  rig.call(STATELESS, "GetReplaceJobDiff", { jobId: { value: JOB_ID }, spec });
+  await rig.reads();
+  assert.deepEqual(rig.replies()[0].error, {
+    code: "aborted",
+    message: "unexpected entity version: version: missing, expected the job's entity version, the job is " +
+      `at ${entityVersion(rig.job())}`,
+  }, "a missing version is refused as Peloton's ValidateEntityVersion refuses it");
   rig.call(STATELESS, "GetReplaceJobDiff", {
     jobId: { value: JOB_ID },
+    version,
     spec: { ...spec, respoolId: { value: "b" } },
   });
   await rig.reads();

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { makeStatelessSpec } from "../testing/fixtures.ts";
 import { JOB_ID, JobmgrRig, runningService } from "../testing/jobmgr_rig.ts";
-import { jobConfigJson } from "./api_json.ts";
+import { entityVersion, jobConfigJson } from "./api_json.ts";
 import { STATELESS_SERVICE } from "./stateless_api.ts";
 import { makeJobConfig } from "../testing/harness.ts";
 
@@ -129,7 +129,11 @@ Deno.test("a restart, start or stop workflow's batch size of the wrong type is r
   assert.equal(rig.store.batches.length, writes, "nothing written");
 
   // As text, as proto3 JSON may write it, a batch size is taken.
-  const ok = await call(rig, STATELESS_SERVICE, "RestartJob", { jobId: id, restartSpec: { batchSize: "2" } });
+  const ok = await call(rig, STATELESS_SERVICE, "RestartJob", {
+    jobId: id,
+    version: { value: entityVersion(rig.job()) },
+    restartSpec: { batchSize: "2" },
+  });
   assert.equal(ok.error, undefined, JSON.stringify(ok.error));
   assert.equal([...rig.jm.updates.values()][0].config.batchSize, 2);
 });

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
 import type { JobManager } from "./jobmgr.ts";
 import { STATELESS_SERVICE } from "./stateless_api.ts";
+import { entityVersion } from "./api_json.ts";
 
 const OTHER_ID = "99999999-2222-4333-8444-555555555555";
 
@@ -55,7 +56,9 @@ Deno.test("after a restart, stopped jobs can be started and deleted as before it
   const gangs = rig.transport.take("enqueue-gangs", "resmgr").flatMap((m) => m.gangs);
   assert.deepEqual(gangs.map((g) => g.tasks[0].taskId), [`${JOB_ID}-0-2`, `${JOB_ID}-1-2`]);
 
-  call(rig, jm, `${STATELESS_SERVICE}::DeleteJob`, { jobId: { value: OTHER_ID } });
+  // A stopped job is not in memory: its entity version is the stored one's.
+  const version = { value: entityVersion(rig.store.jobs.get(OTHER_ID)!) };
+  call(rig, jm, `${STATELESS_SERVICE}::DeleteJob`, { jobId: { value: OTHER_ID }, version });
   await settle(rig);
   rig.store.settle();
   rig.tick();

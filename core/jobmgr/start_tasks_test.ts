@@ -125,7 +125,7 @@ Deno.test("startPods through PatchJob (a ReplaceJob of the patched spec) starts 
   assert.equal(created.error, undefined);
   rig.launch([0, 1]);
   for (const i of [0, 1]) rig.status(rig.taskId(i), "TASK_RUNNING");
-  const { version } = call("StopJob", {});
+  const { version } = call("StopJob", { version: (created.body as { version: unknown }).version });
   for (const id of killed(rig)) rig.status(id, "TASK_KILLED");
   assert.deepEqual(states(rig, 2), ["KILLED/KILLED", "KILLED/KILLED"]);
   call("PatchJob", {

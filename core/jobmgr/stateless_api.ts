@@ -42,6 +42,7 @@ import {
   specJson,
   statusJson,
   workflowInfoJson,
+  workflowTypeJson,
 } from "./v1alpha_json.ts";
 
 /** A pod state as a query names it, `POD_STATE_RUNNING`, `RUNNING` or its number, as v0's task state name. */
@@ -323,28 +324,23 @@ export class StatelessApi {
     const secrets = this.api.parseJobSecrets(r, body.secrets, config);
     if (!secrets) return;
     const jobId = given ?? randomUuid(this.api.jm.deps.prng);
-    // CreateSpec (batchSize, maxInstanceRetries, maxTolerableInstanceFailures, startPaused) is the rolling
-    // start's config, as Peloton's ConvertCreateSpecToUpdateConfig makes it; without one, every pod starts now.
-    let start: { config: UpdateConfig; opaqueData?: string } | undefined;
+    // Peloton's CreateJob always starts the job through `RollingCreate`, an UPDATE workflow whose config is
+    // the CreateSpec's (batchSize, maxInstanceRetries, maxTolerableInstanceFailures, startPaused), as
+    // ConvertCreateSpecToUpdateConfig makes it: without one, or with batch size 0, it takes every pod at once.
     const opaque = opaqueDataOf(body);
     if (opaque instanceof Error) return r.error("invalid-argument", opaque.message);
-    if (body.createSpec !== undefined) {
+    let createSpec: Partial<UpdateConfig> = {};
+    if (body.createSpec !== undefined && body.createSpec !== null) {
       const uc = parseUpdateConfig(body.createSpec, "createSpec");
       if (!uc.ok) return r.error("invalid-argument", uc.errors.map((e) => e.message).join("; "));
-      const { batchSize, maxInstanceAttempts, maxFailureInstances, startPaused } = uc.value;
-      if (batchSize > 0 || maxInstanceAttempts > 0 || maxFailureInstances > 0 || startPaused) {
-        start = {
-          config: {
-            ...DEFAULT_UPDATE_CONFIG,
-            batchSize,
-            maxInstanceAttempts,
-            maxFailureInstances,
-            startPaused,
-          },
-          opaqueData: opaque,
-        };
-      }
+      createSpec = uc.value;
     }
+    const { batchSize = 0, maxInstanceAttempts = 0, maxFailureInstances = 0, startPaused = false } =
+      createSpec;
+    const start = {
+      config: { ...DEFAULT_UPDATE_CONFIG, batchSize, maxInstanceAttempts, maxFailureInstances, startPaused },
+      opaqueData: opaque,
+    };
     const records = createdSecrets(
       jobId,
       secrets,
@@ -381,13 +377,8 @@ export class StatelessApi {
           "SERVICE job",
       );
     }
-    const given = idValue(body.version);
-    if (given !== undefined && given !== entityVersion(job)) {
-      return r.error(
-        "aborted",
-        `unexpected entity version: got ${given}, the job is at ${entityVersion(job)}`,
-      );
-    }
+    const stale = versionRefusal(body, job);
+    if (stale) return r.error("aborted", stale);
     const next = this.#nextConfig(job, body, r);
     if (!next) return;
     const tasks = [...job.tasks?.values() ?? []];
@@ -595,7 +586,9 @@ export class StatelessApi {
         const newest = [...byId.values()].sort((a, b) => b.creationTimeMs - a.creationTimeMs);
         const listed = limit > 0 ? newest.slice(0, limit) : newest;
         const instanceEvents = withEvents.value
-          ? await Promise.all(listed.map((u) => instanceEventsOf(this.api, u, eventsLimit)))
+          ? await Promise.all(
+            listed.map(async (u) => ofWorkflowType(u, await instanceEventsOf(this.api, u, eventsLimit))),
+          )
           : undefined;
         r.ok({
           workflowInfos: listed.map((u, i) => ({
@@ -629,13 +622,8 @@ export class StatelessApi {
   }
 
   #atVersion(body: Body, r: Reply, job: JobEntry, fn: (job: JobEntry) => void): void {
-    const given = idValue(body.version);
-    if (given !== undefined && given !== entityVersion(job)) {
-      return r.error(
-        "aborted",
-        `unexpected entity version: got ${given}, the job is at ${entityVersion(job)}`,
-      );
-    }
+    const stale = versionRefusal(body, job);
+    if (stale) return r.error("aborted", stale);
     fn(job);
   }
 
@@ -646,6 +634,31 @@ export class StatelessApi {
       ...(workflowId ? { workflowId: { value: workflowId } } : {}),
     });
   }
+}
+
+/**
+ * Why a write at the request's `version` is refused, if it is: Peloton compares the job's entity version with
+ * `req.GetVersion().GetValue()`, so a request without one (an empty value) never matches and is refused as a
+ * stale one is (Aborted, "unexpected entity version"). Both name the job's current version, to retry at.
+ */
+export function versionRefusal(body: Body, job: JobView): string | undefined {
+  const given = idValue(body.version);
+  const current = entityVersion(job);
+  if (given === current) return undefined;
+  if (given === undefined || given === "") {
+    return `unexpected entity version: version: missing, expected the job's entity version, the job is at ${current}`;
+  }
+  return `unexpected entity version: got ${given}, the job is at ${current}`;
+}
+
+/**
+ * A workflow's instance events, each of the workflow's v1alpha type: a rolling create's are stored with its
+ * kind (START) alone, and it is reported as an UPDATE (`workflowTypeJson`).
+ */
+function ofWorkflowType(u: UpdateRecord, instances: Body[]): Body[] {
+  if (!u.create) return instances;
+  const type = workflowTypeJson(u);
+  return instances.map((i) => ({ ...i, events: (i.events as Body[]).map((e) => ({ ...e, type })) }));
 }
 
 /** RFC 7386 JSON merge patch: `patch`'s object fields merged into `target`'s, null removing one. */

@@ -2,16 +2,19 @@ import assert from "node:assert/strict";
 import type { UpdateRecord } from "../model/records.ts";
 import { rfc3339 } from "../model/time_format.ts";
 import { JOB_ID, JobmgrRig, runningService } from "../testing/jobmgr_rig.ts";
-import { makeJobConfig, makeJobRecord } from "../testing/fixtures.ts";
-import { jobConfigJson } from "./api_json.ts";
+import { makeJobConfig, makeJobRecord, makeStatelessSpec } from "../testing/fixtures.ts";
+import { entityVersion, jobConfigJson } from "./api_json.ts";
 import { STATELESS_SERVICE } from "./stateless_api.ts";
 
 const UPDATE = "peloton.api.v0.update.svc.UpdateService";
 
+/** A JobService write at the job's current entity version, unless `body` gives one. */
 function stateless(rig: JobmgrRig, method: string, body: object = {}) {
-  rig.call(STATELESS_SERVICE, method, { jobId: { value: JOB_ID }, ...body });
+  rig.call(STATELESS_SERVICE, method, { jobId: { value: JOB_ID }, version: currentVersion(rig), ...body });
   return rig.replies();
 }
+
+const currentVersion = (rig: JobmgrRig) => ({ value: entityVersion(rig.job()) });
 
 /** The GetJob reply (answered from the store when no workflow is in progress). */
 async function getJob(rig: JobmgrRig) {
@@ -359,4 +362,62 @@ Deno.test("rolling restart|start|stop with instances past the job's end are refu
   assert.equal(open.error, undefined, JSON.stringify(open.error));
   const updateId = (open.body as { updateID: { value: string } }).updateID.value;
   assert.deepEqual(rig.jm.updates.get(updateId)?.instancesUpdated, [3]);
+});
+
+Deno.test("a JobService write without an entity version is refused as a stale one, naming the field and the job's version", async () => {
+  const rig = runningService(3);
+  stateless(rig, "RestartJob", { restartSpec: { batchSize: 1 } });
+  rig.tick();
+  assert.deepEqual(killAsked(rig), [0], "the restart is under way");
+  rig.store.settle();
+  rig.transport.drain();
+  const [u] = rig.jm.updates.values();
+  const at = entityVersion(rig.job());
+  const writes = rig.store.batches.length;
+  const { respoolId: _, ...spec } = makeStatelessSpec(4);
+  // Peloton compares `req.GetVersion().GetValue()`, "" when absent, with the job's: every call it guards.
+  const calls: [string, Record<string, unknown>][] = [
+    ["ReplaceJob", { spec }],
+    ["PatchJob", { spec: { instanceCount: 4 } }],
+    ["GetReplaceJobDiff", { spec }],
+    ["RestartJob", { restartSpec: { batchSize: 1 } }],
+    ["PauseJobWorkflow", {}],
+    ["ResumeJobWorkflow", {}],
+    ["AbortJobWorkflow", {}],
+    ["StartJob", {}],
+    ["StopJob", {}],
+    ["DeleteJob", { force: true }],
+  ];
+  const message =
+    "unexpected entity version: version: missing, expected the job's entity version, the job is " +
+    `at ${at}`;
+  for (const missing of [{}, { version: {} }, { version: { value: "" } }]) {
+    for (const [method, body] of calls) {
+      rig.call(STATELESS_SERVICE, method, { jobId: { value: JOB_ID }, ...missing, ...body });
+      await rig.reads();
+      const errors = rig.replies().map((r) => r.error);
+      assert.deepEqual(errors, [{ code: "aborted", message }], `${method} with ${JSON.stringify(missing)}`);
+    }
+  }
+  rig.store.settle();
+  assert.equal(rig.store.batches.length, writes, "nothing written");
+  assert.equal(entityVersion(rig.job()), at);
+  assert.deepEqual([rig.jm.updates.size, u.state, rig.job().config.instanceCount], [1, "ROLLING_FORWARD", 3]);
+  assert.deepEqual(rig.transport.take("kill-tasks", "hostmgr"), [], "no pod touched");
+
+  // The tester's case: a stopped job is deleted only at its version.
+  const [stopped] = stateless(rig, "StopJob");
+  assert.equal(stopped.error, undefined, JSON.stringify(stopped.error));
+  killAsked(rig);
+  rig.tick(60_000);
+  assert.equal(rig.job().runtime.state, "KILLED");
+  const stoppedAt = (stopped.body as { version: { value: string } }).version.value;
+  assert.equal(entityVersion(rig.job()), stoppedAt, "StopJob answers the version it made");
+  rig.call(STATELESS_SERVICE, "DeleteJob", { jobId: { value: JOB_ID } });
+  assert.equal(rig.replies()[0].error?.code, "aborted");
+  assert.ok(rig.jm.jobs.has(JOB_ID), "not deleted");
+  rig.call(STATELESS_SERVICE, "DeleteJob", { jobId: { value: JOB_ID }, version: currentVersion(rig) });
+  rig.store.settle();
+  assert.deepEqual(rig.replies().map((r) => [r.error, r.body]), [[undefined, {}]]);
+  assert.equal(rig.store.jobs.get(JOB_ID), undefined, "deleted");
 });

@@ -20,9 +20,16 @@ function replacedJob(): JobmgrRig {
   const rig = new JobmgrRig();
   rig.call(STATELESS_SERVICE, "CreateJob", { jobId: { value: JOB_ID }, spec: SPEC });
   rig.answerPool();
+  rig.store.settle();
   assert.equal(rig.replies()[0].error, undefined);
+  // The create's rolling start ends once its pods have stayed up a while; the replace then leaves them be.
+  rig.launch([0, 1, 2]);
+  for (const i of [0, 1, 2]) rig.status(rig.taskId(i), "TASK_RUNNING");
+  rig.tick(60_000);
+  assert.equal(rig.job().runtime.updateId, undefined, "the create's workflow ended");
   const next = { ...SPEC, instanceCount: 5, labels: [{ key: "app", value: "web2" }] };
-  rig.call(STATELESS_SERVICE, "ReplaceJob", { jobId: { value: JOB_ID }, spec: next });
+  const version = { value: entityVersion(rig.job()) };
+  rig.call(STATELESS_SERVICE, "ReplaceJob", { jobId: { value: JOB_ID }, version, spec: next });
   assert.equal(rig.replies()[0].error, undefined);
   assert.equal(rig.job().configVersion, 2);
   return rig;
@@ -151,7 +158,7 @@ Deno.test("GetJob's status counts the pods on each config version, keyed by pod 
   const reply = await getJob(rig, {});
   const status = (reply.body as Body).jobInfo.status as { podStatsByConfigurationVersion: unknown };
   assert.deepEqual(status.podStatsByConfigurationVersion, {
-    "1-0-0": { stateStats: { POD_STATE_PENDING: 3 } },
+    "1-0-0": { stateStats: { POD_STATE_RUNNING: 3 } },
     "2-0-0": { stateStats: { POD_STATE_PENDING: 2 } },
   });
 });

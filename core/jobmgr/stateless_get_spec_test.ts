@@ -1,10 +1,12 @@
 /** GetJob's spec is made from the job's stored config: it survives a restart, and v0 jobs have one too. */
 import assert from "node:assert/strict";
 import { parseStatelessSpec } from "../model/load.ts";
+import { parseYamlValue } from "../model/yaml_load.ts";
 import { statelessSpecToJobConfig } from "../model/stateless_spec.ts";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
 import type { JobManager } from "./jobmgr.ts";
 import { STATELESS_SERVICE } from "./stateless_api.ts";
+import { entityVersion } from "./api_json.ts";
 
 /** A spec with a constraint, ports, a health check, labels, a restart policy, an SLA and an instance spec. */
 const SPEC = {
@@ -172,6 +174,8 @@ Deno.test("GetJob of a job created with v0 job.JobManager::Create gives its spec
         name: "main",
         resource: { cpuLimit: 1, memLimitMb: 128, diskLimitMb: 0, fdLimit: 0, gpuLimit: 0 },
         command: { ...command, value: "echo hello" },
+        // Said again in the spec's own fields, as Peloton's ConvertTaskConfigToPodSpec does.
+        entrypoint: { value: "echo hello", arguments: [] },
         ports: [{ name: "http", value: 8080 }],
         livenessCheck: {
           enabled: true,
@@ -183,9 +187,18 @@ Deno.test("GetJob of a job created with v0 job.JobManager::Create gives its spec
           commandCheck: { command: "true" },
         },
       }],
+      mesosSpec: { shell: true },
       restartPolicy: { maxFailures: 2 },
     },
-    instanceSpec: { 1: { containers: [{ command: { ...command, value: "serve --other" } }] } },
+    instanceSpec: {
+      1: {
+        containers: [{
+          command: { ...command, value: "serve --other" },
+          entrypoint: { value: "serve --other", arguments: [] },
+        }],
+        mesosSpec: { shell: true },
+      },
+    },
     respoolId: { value: "pool-a" },
   });
   assert.equal(configOf(spec).instanceConfig[1].command?.value, "serve --other", "a spec the API takes");
@@ -208,7 +221,8 @@ Deno.test("after a ReplaceJob, GetJob shows the new spec, in its pool, during th
     },
     instanceSpec: {},
   };
-  rig.call(STATELESS_SERVICE, "ReplaceJob", { jobId: { value: JOB_ID }, spec: next });
+  const version = { value: entityVersion(rig.job()) };
+  rig.call(STATELESS_SERVICE, "ReplaceJob", { jobId: { value: JOB_ID }, version, spec: next });
   const [replaced] = rig.replies();
   assert.equal(replaced.error, undefined, JSON.stringify(replaced.error));
   assert.equal(rig.jm.updates.size, 1, "the update is in progress");
@@ -250,4 +264,35 @@ Deno.test("CreateJob refuses a bad pool or a taken job id with v1alpha errors, n
   create();
   rig.answerPool();
   assert.deepEqual(error(), { code: "already-exists", message: `jobId: job ${JOB_ID} already exists` });
+});
+
+Deno.test("GetJob of a job made from Peloton's spec files gives back the entrypoint, mesosSpec and image they gave", async () => {
+  const dir = new URL("../model/testdata/peloton/tests/integration/test_configs/", import.meta.url);
+  const pod = async (file: string) => {
+    const rig = new JobmgrRig();
+    const spec = parseYamlValue(Deno.readTextFileSync(new URL(file, dir))) as Record<string, unknown>;
+    const created = rig.createStateless({ spec: { ...spec, respoolId: { value: "pool-a" } } });
+    assert.equal(created.error, undefined, JSON.stringify(created.error));
+    return (await getSpec(rig)).defaultSpec as {
+      containers: Record<string, unknown>[];
+      mesosSpec?: Record<string, unknown>;
+    };
+  };
+  const shell = await pod("test_stateless_job_spec.yaml");
+  assert.deepEqual(shell.containers[0].entrypoint, {
+    value: "while :; do echo running 3; sleep 10; done",
+    arguments: [],
+  });
+  assert.deepEqual(shell.containers[0].resource, {
+    cpuLimit: 0.1,
+    memLimitMb: 2,
+    diskLimitMb: 10,
+    fdLimit: 0,
+    gpuLimit: 0,
+  });
+  assert.deepEqual(shell.mesosSpec, { shell: true });
+  const k8s = await pod("test_stateless_job_spec_k8s.yaml");
+  assert.equal(k8s.containers[0].image, "busybox");
+  assert.deepEqual(k8s.containers[0].entrypoint, { value: "/bin/top", arguments: [] });
+  assert.deepEqual(k8s.mesosSpec, { type: "CONTAINER_TYPE_DOCKER", shell: true });
 });

@@ -103,13 +103,21 @@ export function podStatsJson(taskStats: Record<string, number>): Record<string, 
   return out;
 }
 
+/** What a workflow is, as its v1alpha type tells it: its kind, and whether it is the job's rolling create. */
+export interface WorkflowKind {
+  type: WorkflowType;
+  create?: boolean;
+}
+
 /**
- * v1alpha `stateless.WorkflowType`: UPDATE and RESTART by name. START and STOP (JobManager's Start|Stop
- * workflows) have no v1alpha name; Peloton casts its internal `models.WorkflowType` across, and proto3 JSON
- * writes a value its enum does not name as the number, 3 and 4.
+ * v1alpha `stateless.WorkflowType`: UPDATE and RESTART by name. A rolling create (CreateJob) is UPDATE, as
+ * Peloton's `RollingCreate` makes an UPDATE workflow from an empty config to the job's. START and STOP
+ * (JobManager's Start|Stop workflows) have no v1alpha name; Peloton casts its internal `models.WorkflowType`
+ * across, and proto3 JSON writes a value its enum does not name as the number, 3 and 4.
  */
-export function workflowTypeJson(t: WorkflowType): string | number {
-  return t === "START" ? 3 : t === "STOP" ? 4 : `WORKFLOW_TYPE_${t}`;
+export function workflowTypeJson(w: WorkflowKind): string | number {
+  if (w.create) return "WORKFLOW_TYPE_UPDATE";
+  return w.type === "START" ? 3 : w.type === "STOP" ? 4 : `WORKFLOW_TYPE_${w.type}`;
 }
 
 /** v1alpha `stateless.WorkflowState`: v0's update states, in the same order, prefixed. */
@@ -117,9 +125,14 @@ export function workflowStateName(s: UpdateState): string {
   return `WORKFLOW_STATE_${s}`;
 }
 
-/** v1alpha `stateless.WorkflowEvent`: the workflow's type, the step's state and when it was recorded. */
-export function workflowEventJson(e: Pick<WorkflowEventRecord, "type" | "state" | "timeMs">): Body {
-  return { type: workflowTypeJson(e.type), timestamp: time(e.timeMs), state: workflowStateName(e.state) };
+/**
+ * v1alpha `stateless.WorkflowEvent`: the workflow's type, the step's state and when it was recorded. An event
+ * record holds its workflow's kind but not whether that is a rolling create: `create` says so.
+ */
+export function workflowEventJson(
+  e: Pick<WorkflowEventRecord, "type" | "state" | "timeMs"> & { create?: boolean },
+): Body {
+  return { type: workflowTypeJson(e), timestamp: time(e.timeMs), state: workflowStateName(e.state) };
 }
 
 /**
@@ -259,7 +272,7 @@ export function workflowStatusJson(j: JobView, u: UpdateRecord): Body {
   });
   const total = u.instancesAdded.length + u.instancesUpdated.length + u.instancesRemoved.length;
   return {
-    type: workflowTypeJson(u.type),
+    type: workflowTypeJson(u),
     state: workflowStateName(u.state),
     prevState: u.prevState ? workflowStateName(u.prevState) : undefined,
     numInstancesCompleted: u.instancesDone.length,
@@ -267,17 +280,22 @@ export function workflowStatusJson(j: JobView, u: UpdateRecord): Body {
     numInstancesFailed: u.instancesFailed.length,
     instancesCurrent: u.instancesCurrent,
     version: version(u.jobConfigVersion),
-    prevVersion: version(u.prevJobConfigVersion),
+    // A rolling create goes from Peloton's placeholder config, version 0 (`DummyConfigVersion`).
+    prevVersion: version(u.create ? 0 : u.prevJobConfigVersion),
     creationTime: time(u.creationTimeMs),
     updateTime: time(u.updateTimeMs),
     completionTime: time(u.completionTimeMs),
   };
 }
 
-/** v1alpha `stateless.WorkflowInfo` (`ConvertUpdateModelToWorkflowInfo`): status, spec and instances. */
+/**
+ * v1alpha `stateless.WorkflowInfo` (`ConvertUpdateModelToWorkflowInfo`): status, spec and instances. A rolling
+ * create is Peloton's UPDATE from an empty config: its `updateSpec` is the CreateSpec's, and every instance it
+ * starts is one it adds.
+ */
 export function workflowInfoJson(j: JobView, u: UpdateRecord): Body {
   const c = u.config;
-  const spec: Body = u.type === "UPDATE"
+  const spec: Body = u.type === "UPDATE" || u.create
     ? {
       updateSpec: {
         batchSize: c.batchSize,
@@ -288,9 +306,11 @@ export function workflowInfoJson(j: JobView, u: UpdateRecord): Body {
         inPlace: c.inPlace,
         startPods: c.startTasks,
       },
-      instancesAdded: instanceIdRanges(u.instancesAdded),
+      instancesAdded: instanceIdRanges(
+        u.create ? [...u.instancesAdded, ...u.instancesUpdated].sort((a, b) => a - b) : u.instancesAdded,
+      ),
       instancesRemoved: instanceIdRanges(u.instancesRemoved),
-      instancesUpdated: instanceIdRanges(u.instancesUpdated),
+      instancesUpdated: instanceIdRanges(u.create ? [] : u.instancesUpdated),
     }
     : u.type === "RESTART"
     ? {
@@ -306,6 +326,7 @@ export function workflowInfoJson(j: JobView, u: UpdateRecord): Body {
     ...spec,
     opaqueData: u.opaqueData ? { data: u.opaqueData } : undefined,
     // The workflow's own states, newest first, as Peloton reads its job update events.
-    events: (u.states ?? []).map((e) => workflowEventJson({ ...e, type: u.type })).reverse(),
+    events: (u.states ?? []).map((e) => workflowEventJson({ ...e, type: u.type, create: u.create }))
+      .reverse(),
   };
 }

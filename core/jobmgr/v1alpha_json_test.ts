@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import type { Constraint } from "../model/config_types.ts";
 import { JOB_ID, JobmgrRig, runningService } from "../testing/jobmgr_rig.ts";
+import { entityVersion } from "./api_json.ts";
 import { JOB_SERVICE, TASK_SERVICE } from "./job_api.ts";
 import { STATELESS_SERVICE } from "./stateless_api.ts";
 import { UPDATE_SERVICE } from "./update_api.ts";
@@ -51,6 +52,9 @@ async function call(rig: JobmgrRig, service: string, method: string, body: Json)
 }
 
 const jobId = { value: JOB_ID };
+
+/** The job's entity version, which a JobService write must name. */
+const version = (rig: JobmgrRig) => ({ value: entityVersion(rig.job()) });
 
 /** A stats map without its zero counts (the runtime keeps a state's count once it had one). */
 const counted = (stats: unknown) =>
@@ -102,8 +106,12 @@ Deno.test("ListJobs, QueryJobs and a workflow's status and info carry v1alpha en
   });
   assert.deepEqual((query.records as { status: Json }[]).map((j) => j.status.state), ["JOB_STATE_RUNNING"]);
 
-  await call(rig, STATELESS_SERVICE, "RestartJob", { jobId, restartSpec: { batchSize: 1 } });
-  await call(rig, STATELESS_SERVICE, "PauseJobWorkflow", { jobId });
+  await call(rig, STATELESS_SERVICE, "RestartJob", {
+    jobId,
+    version: version(rig),
+    restartSpec: { batchSize: 1 },
+  });
+  await call(rig, STATELESS_SERVICE, "PauseJobWorkflow", { jobId, version: version(rig) });
   const { jobInfo, workflowInfo } = await call(rig, STATELESS_SERVICE, "GetJob", { jobId }) as {
     jobInfo: { status: { workflowStatus: Json } };
     workflowInfo: { status: Json };
@@ -128,8 +136,12 @@ Deno.test("ListJobs, QueryJobs and a workflow's status and info carry v1alpha en
 
 Deno.test("v0 responses keep v0's names: JobManager.Get, TaskManager.List, UpdateService.ListUpdates", async () => {
   const rig = service();
-  await call(rig, STATELESS_SERVICE, "RestartJob", { jobId, restartSpec: { batchSize: 1 } });
-  await call(rig, STATELESS_SERVICE, "PauseJobWorkflow", { jobId });
+  await call(rig, STATELESS_SERVICE, "RestartJob", {
+    jobId,
+    version: version(rig),
+    restartSpec: { batchSize: 1 },
+  });
+  await call(rig, STATELESS_SERVICE, "PauseJobWorkflow", { jobId, version: version(rig) });
   const { jobInfo } = await call(rig, JOB_SERVICE, "Get", { id: jobId }) as {
     jobInfo: {
       runtime: Json;

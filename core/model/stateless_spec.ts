@@ -240,11 +240,64 @@ export function statelessSpecToJobConfig(spec: StatelessJobSpec): JobConfig {
 }
 
 /**
+ * The task's Mesos container as the spec says it (`ConvertMesosContainerToPodSpec`): the containerizer in
+ * `mesosSpec.type`, a Docker image's parameters in `mesosSpec.dockerParameters`, the image in `image`, and
+ * each host-path volume as a pod volume named by its host path (the name it had is not kept) mounted by the
+ * container.
+ */
+function fromContainer(c: ContainerInfo, pod: PodSpec, main: ContainerSpec, mesos: Record<string, unknown>) {
+  mesos.type = c.type === "DOCKER" ? "CONTAINER_TYPE_DOCKER" : "CONTAINER_TYPE_MESOS";
+  const mounted = (c.volumes ?? []).filter((v) => typeof v.hostPath === "string" && v.hostPath !== "");
+  if (mounted.length) {
+    const paths = [...new Set(mounted.map((v) => v.hostPath!))];
+    pod.volumes = paths.map((path) => ({ name: path, type: "VOLUME_TYPE_HOST_PATH", hostPath: { path } }));
+    main.volumeMounts = mounted.map((v) => ({
+      name: v.hostPath!,
+      readOnly: v.mode === "RO",
+      mountPath: v.containerPath,
+    }));
+  }
+  if (c.type === "DOCKER") {
+    const parameters = c.docker?.parameters ?? [];
+    if (parameters.length) mesos.dockerParameters = parameters.map(({ key, value }) => ({ key, value }));
+    if (c.docker?.image) main.image = c.docker.image;
+    return;
+  }
+  const name = pick(pick(pick(c.mesos, "image"), "docker"), "name");
+  if (typeof name === "string" && name) main.image = name;
+}
+
+/**
+ * The task's Mesos command as the spec says it (`ConvertMesosCommandToPodSpec`): `entrypoint` (its value and
+ * arguments), `environment`, and `mesosSpec.shell` and `mesosSpec.uris`.
+ */
+function fromCommand(cmd: CommandInfo, main: ContainerSpec, mesos: Record<string, unknown>) {
+  if (cmd.uris.length) mesos.uris = cmd.uris.map((u) => ({ ...u }));
+  if (cmd.environment.variables.length) {
+    main.environment = cmd.environment.variables.map(({ name, value }) => ({ name, value }));
+  }
+  mesos.shell = cmd.shell;
+  main.entrypoint = { value: cmd.value ?? "", arguments: cmd.arguments };
+}
+
+/** The task's executor as `mesosSpec.executorSpec` (`ConvertMesosExecutorInfoToPodSpec`). */
+function fromExecutor(executor: Record<string, unknown>, mesos: Record<string, unknown>) {
+  const t = executor.type;
+  const type = enumIs(t, "CUSTOM", 2) ? "CUSTOM" : enumIs(t, "DEFAULT", 1) ? "DEFAULT" : "INVALID";
+  const spec: Record<string, unknown> = { type: `EXECUTOR_TYPE_${type}` };
+  const id = pick(executor.executorId, "value");
+  if (typeof id === "string" && id !== "") spec.executorId = id;
+  if (typeof executor.data === "string" && executor.data !== "") spec.data = executor.data;
+  mesos.executorSpec = spec;
+}
+
+/**
  * v0 `TaskConfig` → v1alpha `PodSpec` (`ConvertTaskConfigToPodSpec`), the reverse of `podSpecToTaskConfig`.
- * The task's container, command and executor go into the pod's one container as they are (its `container`,
- * `command` and `executor`), which `podSpecToTaskConfig` takes over unchanged; the spec's other ways of
- * saying them (`image`, `entrypoint`, `environment`, `volumeMounts`, `mesosSpec`) were already turned into
- * those when the config was made. A task with none of the container's fields gives a pod without containers.
+ * As Peloton's, the task's container, command and executor go into the pod's one container as they are (its
+ * `container`, `command` and `executor`), which `podSpecToTaskConfig` takes over unchanged, and are said
+ * again in the spec's own fields (`image`, `entrypoint`, `environment`, `volumeMounts`, the pod's `volumes`
+ * and `mesosSpec`), so a client reads back the fields it wrote. A task with none of the container's fields
+ * gives a pod without containers.
  *
  * A TaskConfig carries two things a PodSpec cannot say: `preemptionPolicy.type` (a spec's pod has only
  * `killOnPreempt`, from which the type is derived again), and the pod's name, which the spec never gives
@@ -252,18 +305,30 @@ export function statelessSpecToJobConfig(spec: StatelessJobSpec): JobConfig {
  */
 export function taskConfigToPodSpec(task: TaskConfig): PodSpec {
   const main: ContainerSpec = {};
+  const pod: PodSpec = { containers: [] };
+  const mesos: Record<string, unknown> = {};
   if (task.name !== undefined) main.name = task.name;
   if (task.resource) main.resource = task.resource;
-  if (task.container) main.container = task.container;
-  if (task.command) main.command = task.command;
-  if (task.executor) main.executor = task.executor;
+  if (task.container) {
+    main.container = task.container;
+    fromContainer(task.container, pod, main, mesos);
+  }
+  if (task.command) {
+    main.command = task.command;
+    fromCommand(task.command, main, mesos);
+  }
+  if (task.executor) {
+    main.executor = task.executor;
+    fromExecutor(task.executor, mesos);
+  }
   if (task.healthCheck) main.livenessCheck = task.healthCheck;
   if (task.ports) {
     main.ports = task.ports.map(({ name, value, envName }) =>
       envName !== undefined ? { name, value, envName } : { name, value }
     );
   }
-  const pod: PodSpec = { containers: Object.keys(main).length > 0 ? [main] : [] };
+  if (Object.keys(main).length > 0) pod.containers = [main];
+  if (Object.keys(mesos).length > 0) pod.mesosSpec = mesos;
   if (task.labels) pod.labels = task.labels;
   if (task.constraint) pod.constraint = task.constraint;
   if (task.restartPolicy) pod.restartPolicy = task.restartPolicy;

@@ -463,7 +463,9 @@ Deno.test("a v0 JobConfig shows as a spec: what a spec cannot say is left out", 
         name: "task",
         resource: { cpuLimit: 1, memLimitMb: 64, diskLimitMb: 0, fdLimit: 0, gpuLimit: 0 },
         command: { shell: true, value: "echo", arguments: [], environment: { variables: [] }, uris: [] },
+        entrypoint: { value: "echo", arguments: [] },
       }],
+      mesosSpec: { shell: true },
       preemptionPolicy: { killOnPreempt: false },
       revocable: true,
     },
@@ -530,4 +532,75 @@ Deno.test("a pod's mesosSpec URIs carry every field, as Peloton's ConvertPodSpec
     { value: "http://a/run.sh", executable: true, cache: false },
     { value: "http://a/data.tgz", extract: true, outputFile: "data.tgz" },
   ]);
+});
+
+Deno.test("a task's container, command and executor are said again in the spec's own fields, as Peloton's converter does", () => {
+  const pod = taskConfigToPodSpec({
+    container: {
+      type: "DOCKER",
+      docker: { image: "busybox", network: "HOST", parameters: [{ key: "cpus", value: "1" }] },
+      volumes: [{ containerPath: "/data", hostPath: "/srv/data", mode: "RO" }],
+    },
+    command: {
+      shell: false,
+      value: "/bin/top",
+      arguments: ["-b"],
+      environment: { variables: [{ name: "MODE", value: "prod" }] },
+      uris: [{ value: "http://x/app.tgz", extract: true }],
+    },
+    executor: { type: "CUSTOM", executorId: { value: "thermos" }, data: "e30=" },
+  });
+  const [main] = pod.containers;
+  assert.deepEqual(
+    [main.image, main.entrypoint, main.environment, main.volumeMounts],
+    [
+      "busybox",
+      { value: "/bin/top", arguments: ["-b"] },
+      [{ name: "MODE", value: "prod" }],
+      [{ name: "/srv/data", readOnly: true, mountPath: "/data" }],
+    ],
+  );
+  assert.deepEqual(pod.volumes, [{
+    name: "/srv/data",
+    type: "VOLUME_TYPE_HOST_PATH",
+    hostPath: { path: "/srv/data" },
+  }]);
+  assert.deepEqual(pod.mesosSpec, {
+    type: "CONTAINER_TYPE_DOCKER",
+    dockerParameters: [{ key: "cpus", value: "1" }],
+    uris: [{ value: "http://x/app.tgz", extract: true }],
+    shell: false,
+    executorSpec: { type: "EXECUTOR_TYPE_CUSTOM", executorId: "thermos", data: "e30=" },
+  });
+  // The Mesos messages stay as they are, so the spec read back makes the same task again.
+  assert.deepEqual(main.command?.value, "/bin/top");
+  const mesosImage = taskConfigToPodSpec({
+    container: {
+      type: "MESOS",
+      mesos: { image: { type: "DOCKER", docker: { name: "alpine" }, cached: true } },
+    },
+  });
+  assert.deepEqual([mesosImage.containers[0].image, mesosImage.mesosSpec], ["alpine", {
+    type: "CONTAINER_TYPE_MESOS",
+  }]);
+});
+
+Deno.test("Peloton's stateless spec files read back with the entrypoint, mesosSpec and image they gave", () => {
+  const back = (rel: string) => {
+    const r = loadStatelessSpec(fixture(`tests/integration/test_configs/${rel}`), rel);
+    assert.ok(r.ok, rel);
+    return assertRoundTrip(r.value, rel).defaultSpec;
+  };
+  const shell = back("test_stateless_job_spec.yaml");
+  assert.deepEqual(shell.containers[0].entrypoint, {
+    value: "while :; do echo running 3; sleep 10; done",
+    arguments: [],
+  });
+  assert.deepEqual(shell.mesosSpec, { shell: true });
+  const k8s = back("test_stateless_job_spec_k8s.yaml");
+  assert.deepEqual(
+    [k8s.containers[0].image, k8s.containers[0].entrypoint, k8s.mesosSpec],
+    // Without a mesosSpec the command runs in a shell, Mesos's default, and reads back so.
+    ["busybox", { value: "/bin/top", arguments: [] }, { type: "CONTAINER_TYPE_DOCKER", shell: true }],
+  );
 });
