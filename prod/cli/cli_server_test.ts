@@ -137,6 +137,9 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
       assert.match(past.out, new RegExp(`^no jobs at offset ${all}; ${all} match$`, "m"));
       const none = await cli(up.url, "job", "query", "--name", "no-such-job");
       assert.match(none.out, /^no jobs match$/m);
+      // -r POOL: the jobs of that pool (its id goes in `respoolID`, as Peloton's CLI sends it).
+      const inPool = JSON.parse((await cli(up.url, "job", "query", "-r", "/DefaultResPool", "-j")).out);
+      assert.ok(inPool.results.some((j: { id: { value: string } }) => j.id.value === job));
     });
 
     await t.step("job query and job stateless query --sort PROPS -a ASC|DESC: Peloton's order", async () => {

@@ -576,7 +576,6 @@ export const updateCommands: Command[] = [
       };
       if (opts.keywords) spec.keywords = parseKeywords(String(opts.keywords));
       if (opts.labels) spec.labels = parseLabels(String(opts.labels));
-      if (opts.respool) spec.respool = { value: await respoolId(ctx, String(opts.respool)) };
       if (opts.states) spec.jobStates = jobStates(String(opts.states));
       if (opts.owner) spec.owner = String(opts.owner);
       if (opts.name) spec.name = String(opts.name);
@@ -593,7 +592,12 @@ export const updateCommands: Command[] = [
         { results: Summary[]; pagination?: { offset: number; total: number } }
       >(
         `${JOB}::Query`,
-        { spec, summaryOnly: true },
+        // As Peloton's CLI: the pool's id goes in `respoolID` (v0's `spec.respool` is a path).
+        {
+          spec,
+          summaryOnly: true,
+          ...(opts.respool ? { respoolID: { value: await respoolId(ctx, String(opts.respool)) } } : {}),
+        },
       );
       if (ctx.json) ctx.out(JSON.stringify(res, null, 2));
       else {
