@@ -161,6 +161,10 @@ Deno.test("a rolling create is reported as Peloton's RollingCreate: an UPDATE wi
     new Set(["WORKFLOW_TYPE_UPDATE"]),
   );
   assert.equal("restartSpec" in info, false);
+  // GetWorkflowEvents reads the same steps: an UPDATE's.
+  const { events } = await read(rig, "GetWorkflowEvents", { instanceId: 0 }) as { events: Body[] };
+  assert.ok(events.length > 0);
+  assert.deepEqual(new Set(events.map((e) => e.type)), new Set(["WORKFLOW_TYPE_UPDATE"]));
 
   const got = await read(rig, "GetJob");
   const jobStatus = (got.jobInfo as { status: { workflowStatus: Body } }).status;
@@ -192,4 +196,23 @@ Deno.test("a CreateJob without a createSpec, or with batch size 0, starts every 
     const [stored] = [...rig.store.updates.values()];
     assert.deepEqual([stored.state, stored.create], ["SUCCEEDED", true]);
   }
+});
+
+Deno.test("a restart during a rolling create is refused, naming the create as the UPDATE it is", () => {
+  const rig = new JobmgrRig();
+  createJob(rig, { createSpec: { batchSize: 1 } });
+  rig.tick();
+  const job = rig.jm.jobs.get(JOB_ID)!;
+  const version = `${job.configVersion}-${job.runtime.desiredStateVersion ?? 1}-${
+    job.runtime.workflowVersion ?? 0
+  }`;
+  rig.replies();
+  rig.call(STATELESS_SERVICE, "RestartJob", {
+    jobId: { value: JOB_ID },
+    version: { value: version },
+    restartSpec: { batchSize: 1 },
+  });
+  rig.tick();
+  const [reply] = rig.replies();
+  assert.match(reply.error?.message ?? "", /^workflow RESTART cannot overwrite workflow UPDATE \(/);
 });

@@ -42,7 +42,6 @@ import {
   specJson,
   statusJson,
   workflowInfoJson,
-  workflowTypeJson,
 } from "./v1alpha_json.ts";
 
 /** A pod state as a query names it, `POD_STATE_RUNNING`, `RUNNING` or its number, as v0's task state name. */
@@ -587,7 +586,7 @@ export class StatelessApi {
         const listed = limit > 0 ? newest.slice(0, limit) : newest;
         const instanceEvents = withEvents.value
           ? await Promise.all(
-            listed.map(async (u) => ofWorkflowType(u, await instanceEventsOf(this.api, u, eventsLimit))),
+            listed.map((u) => instanceEventsOf(this.api, u, eventsLimit)),
           )
           : undefined;
         r.ok({
@@ -649,16 +648,6 @@ export function versionRefusal(body: Body, job: JobView): string | undefined {
     return `unexpected entity version: version: missing, expected the job's entity version, the job is at ${current}`;
   }
   return `unexpected entity version: got ${given}, the job is at ${current}`;
-}
-
-/**
- * A workflow's instance events, each of the workflow's v1alpha type: a rolling create's are stored with its
- * kind (START) alone, and it is reported as an UPDATE (`workflowTypeJson`).
- */
-function ofWorkflowType(u: UpdateRecord, instances: Body[]): Body[] {
-  if (!u.create) return instances;
-  const type = workflowTypeJson(u);
-  return instances.map((i) => ({ ...i, events: (i.events as Body[]).map((e) => ({ ...e, type })) }));
 }
 
 /** RFC 7386 JSON merge patch: `patch`'s object fields merged into `target`'s, null removing one. */

@@ -156,7 +156,9 @@ export function planReplace(
 export function overwriteRefusal(wf: Workflows, job: JobEntry, type: WorkflowType): string | undefined {
   const active = wf.active(job);
   if (!active || ((active.type === "UPDATE" || active.create) && type === "UPDATE")) return undefined;
-  return `workflow ${type} cannot overwrite workflow ${active.type} (${active.updateId}, ${active.state}) of ` +
+  // A rolling create is an UPDATE to its callers (v1alpha's WorkflowType), as Peloton's RollingCreate is.
+  const kind = active.create ? "UPDATE" : active.type;
+  return `workflow ${type} cannot overwrite workflow ${kind} (${active.updateId}, ${active.state}) of ` +
     `job ${job.jobId}: abort it first`;
 }
 

@@ -35,8 +35,9 @@ export async function lastWorkflow(api: JobApi, j: JobView): Promise<UpdateRecor
  * newest event (Peloton's `convertToWorkflowEvents`) and the newest `limit` of each instance, so that a
  * large workflow's events are not all read for a few of each.
  */
-function newestFirst(steps: WorkflowEventRecord[]): Body[] {
-  return steps.reverse().map(workflowEventJson);
+function newestFirst(steps: WorkflowEventRecord[], u: UpdateRecord): Body[] {
+  // A rolling create's events are stored with its kind (START) and reported as an UPDATE's.
+  return steps.reverse().map((e) => workflowEventJson({ ...e, create: u.create }));
 }
 
 /**
@@ -57,7 +58,7 @@ export function getWorkflowEvents(api: JobApi, body: Body, r: Reply): void {
     lastWorkflow(api, j).then(async (u) => {
       if (!u) return r.error("not-found", `job ${jobId} has no workflow`);
       const steps = await api.jm.deps.store.getWorkflowEvents(jobId, u.updateId, { instanceId, limit });
-      r.ok({ events: newestFirst(steps) });
+      r.ok({ events: newestFirst(steps, u) });
     }).catch((err) => r.storeError(err, `reading the workflow events of job ${jobId}`));
   });
 }
@@ -78,6 +79,6 @@ export async function instanceEventsOf(api: JobApi, u: UpdateRecord, limit: numb
   }
   return [...byInstance.keys()].sort((a, b) => a - b).map((instanceId) => ({
     instanceId,
-    events: newestFirst(byInstance.get(instanceId)!),
+    events: newestFirst(byInstance.get(instanceId)!, u),
   }));
 }
