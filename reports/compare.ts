@@ -72,6 +72,11 @@ const OVERLAID: [keyof Report["series"], string, string][] = [
   ["fairnessHeld", "fairness (Jain) of cpu held on hosts", "index"],
 ];
 
+/**
+ * A headline number of a report; undefined for a field the report lacks (one from an older version) or did
+ * not measure (null: a percentile of no delays), which the tables show as an empty cell ("-" in the
+ * terminal), not as 0.
+ */
 function valueAt(report: unknown, path: string): number | undefined {
   let cur: unknown = report;
   for (const k of path.split(".")) {

@@ -176,3 +176,19 @@ Deno.test("compare matches a run's nth drain of a target at a time; one a run la
     ["drain rack r1 at 90 s", [2, null], ["drained", "not timed"]],
   ]);
 });
+
+Deno.test("compare shows a delay nothing measured (null) as an empty cell and '-', not as 0", async () => {
+  // No run is killed or lost: the reschedule delays have no samples, their percentiles null.
+  const quiet = await report(MOVES.replace(/^events:\n( {2}- .*\n)+/m, ""));
+  assert.equal(quiet.rescheduleDelaySeconds.count, 0);
+  const list = [{ name: "a", report: quiet }, { name: "b", report: quiet }];
+  const c = compareReports(list);
+  const row = c.rows.find((r) => r.path === "rescheduleDelaySeconds.p99")!;
+  assert.deepEqual([row.values, row.change], [[null, null], [null, null]]);
+  const line = comparisonText(c).split("\n").find((l) => l.startsWith(`${row.metric} `))!;
+  assert.deepEqual(line.slice(row.metric.length).trim().split(/\s+/), ["-", "-"]);
+  const html = renderComparison(list, { js: "", css: "" });
+  assert.ok(html.includes(`<tr><td>${row.metric}</td><td></td><td></td><td></td></tr>`), "empty cells");
+  // A count is a number still: 0 runs ran again.
+  assert.deepEqual(c.rows.find((r) => r.path === "rescheduleDelaySeconds.count")!.values, [0, 0]);
+});

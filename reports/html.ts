@@ -31,8 +31,8 @@ export function reportCharts(report: Report): Chart[] {
   const charts: Chart[] = [
     {
       id: "util",
-      title: "Utilization by resource (the fraction of the hosts up that tasks hold, averaged over each " +
-        "interval; cpu counts revocable tasks' too)",
+      title: "Utilization by resource (the fraction of the hosts up that tasks hold over each interval: " +
+        "resource-seconds held over resource-seconds up; cpu counts revocable tasks' too)",
       y: "fraction",
       x,
       lines: [
@@ -253,6 +253,18 @@ function drained(e: Report["events"][number]): string | number {
     : "not drained by the end";
 }
 
+/** A figure as a table shows it: "n/a" for one nothing measured (a percentile of no delays is null). */
+const na = (v: number | null): number | string => v ?? "n/a";
+
+/**
+ * Percentiles of delays in seconds as the summary shows them ("1.2 / 3.4 s"); "n/a" for those of no delays,
+ * saying what was measured from (`after`: the warm-up), as a 0 would read as no delay at all.
+ */
+function delays(values: (number | null)[], after: string): string {
+  if (values.every((v) => v === null)) return `n/a: no delays measured${after}`;
+  return `${values.map((v) => v ?? "n/a").join(" / ")} s`;
+}
+
 export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {}): string {
   const q = report.queueDelaySeconds, t = report.tasks, u = report.utilization, p = report.preemptions;
   const a = report.admissionDelaySeconds;
@@ -280,19 +292,18 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
     [`Launches per second${after}`, String(report.launchesPerSec)],
     [
       "Queue delay p50 / p90 / p99 / max",
-      `${q.p50} / ${q.p90} / ${q.p99} / ${q.max} s` +
+      delays([q.p50, q.p90, q.p99, q.max], after) +
       (q.waiting ? ` (${q.waiting} instances still waiting at the end count with their wait so far)` : ""),
     ],
     [
       "Of which waiting for admission (the pool's entitlement) p50 / p90 / p99 / max",
-      `${a.p50} / ${a.p90} / ${a.p99} / ${a.max} s` +
+      delays([a.p50, a.p90, a.p99, a.max], after) +
       (a.waiting ? ` (${a.waiting} instances not admitted at the end count with their wait so far)` : ""),
     ],
     [
       "Runs again after a kill / a loss: count (still waiting at the end), p50 / p99",
-      `${r.afterKill.count} (${r.afterKill.waiting}), ${r.afterKill.p50} / ${r.afterKill.p99} s; ` +
-      `${r.afterLoss.count} (${r.afterLoss.waiting}), ${r.afterLoss.p50} / ${r.afterLoss.p99} s` +
-      (r.waiting ? "; those still waiting count with their wait so far" : ""),
+      [r.afterKill, r.afterLoss].map((d) => `${d.count} (${d.waiting}), ${delays([d.p50, d.p99], after)}`)
+        .join("; ") + (r.waiting ? "; those still waiting count with their wait so far" : ""),
     ],
     [
       `Utilization cpu (of it revocable) / memory / disk / gpu${after}`,
@@ -345,8 +356,9 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
       s.avgHeldCpu ?? "",
       s.avgEntitlementCpu ?? "",
       ...(slack ? [s.avgSlackAllocationCpu ?? "", s.avgSlackEntitlementCpu ?? ""] : []),
-      s.queueDelaySeconds?.p99 ?? "",
-      s.admissionDelaySeconds?.p99 ?? "",
+      // Only pools a workload submits to have delays: "" for the others, "n/a" for none measured.
+      s.queueDelaySeconds ? na(s.queueDelaySeconds.p99) : "",
+      s.admissionDelaySeconds ? na(s.admissionDelaySeconds.p99) : "",
       slack ? `${s.preempted} (${s.slackPreempted})` : s.preempted,
     ]),
   );
@@ -368,11 +380,11 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
       w.type,
       w.respool,
       w.jobs,
-      w.queueDelaySeconds.p50,
-      w.queueDelaySeconds.p99,
-      w.admissionDelaySeconds.p99,
+      na(w.queueDelaySeconds.p50),
+      na(w.queueDelaySeconds.p99),
+      na(w.admissionDelaySeconds.p99),
       w.queueDelaySeconds.waiting,
-      w.rescheduleDelaySeconds.count ? w.rescheduleDelaySeconds.p99 : "",
+      na(w.rescheduleDelaySeconds.p99),
       w.rescheduleDelaySeconds.waiting,
     ]),
   );

@@ -21,12 +21,16 @@ import {
 
 export { percentile };
 
-/** Percentiles of delays in seconds, and how many delays there were (all 0 when there were none). */
+/**
+ * Percentiles of delays in seconds, and how many delays there were. With none (`count` 0: no instance asked
+ * for after the warm-up, no run ended after it) each percentile is null, not 0: nothing was measured, and a
+ * 0 would read as the best delay there is (a target such as `p99<=10` met).
+ */
 export interface Percentiles {
-  p50: number;
-  p90: number;
-  p99: number;
-  max: number;
+  p50: number | null;
+  p90: number | null;
+  p99: number | null;
+  max: number | null;
   count: number;
 }
 
@@ -97,10 +101,14 @@ export interface Report {
    */
   rescheduleDelaySeconds: RescheduleDelays;
   /**
-   * The fraction of each resource of the hosts up that tasks hold (from launch until they end), averaged
-   * exactly over time after the warm-up: a task shorter than the sample interval counts for the time it
-   * ran. `cpu` counts every task's cpu, revocable ones' included, so it may pass 1 when revocable tasks
-   * run on slack (cpu allocated to other tasks but unused); `revocableCpu` is their part of it.
+   * The fraction of each resource of the hosts up that tasks held after the warm-up: resource-seconds held
+   * (from each task's launch until it ends) over resource-seconds of the hosts up, each integrated exactly
+   * over time, so a task shorter than the sample interval counts for the time it ran, and while hosts come
+   * and go an hour of a larger cluster weighs more than an hour of a smaller one (it is not the mean of the
+   * moment's fractions). With the pools' `avgHeldCpu` (what they held, averaged over the same time) it
+   * agrees: their sum over the average cpu of the hosts up. `cpu` counts every task's cpu, revocable ones'
+   * included, so it may pass 1 when revocable tasks run on slack (cpu allocated to other tasks but unused);
+   * `revocableCpu` is their part of it.
    */
   utilization: { cpu: number; memory: number; disk: number; gpu: number; revocableCpu: number };
   /**
@@ -235,19 +243,11 @@ export const MACHINE_FIELDS = ["wallSeconds", "peakRssBytes"] as const;
 /** Percentiles of delays in ms, reported in seconds. */
 function percentiles(ms: ArrayLike<number>): Percentiles {
   const sorted = Float64Array.from(ms).sort();
-  const at = (p: number) => round4(percentileOf(sorted, p) / 1000);
-  return {
-    p50: at(50),
-    p90: at(90),
-    p99: at(99),
-    max: sorted.length ? round4(sorted[sorted.length - 1] / 1000) : 0,
-    count: sorted.length,
+  const at = (p: number) => {
+    const v = percentile(sorted, p);
+    return v === null ? null : round4(v / 1000);
   };
-}
-
-function percentileOf(sorted: Float64Array, p: number): number {
-  if (!sorted.length) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+  return { p50: at(50), p90: at(90), p99: at(99), max: at(100), count: sorted.length };
 }
 
 /**

@@ -103,3 +103,48 @@ Deno.test("an interval in which no task started has no queue delay: null in the 
   assert.equal(delay.lines[2].values[none], null);
   assert.match(renderHtml(report, { js: "", css: "" }), /spanGaps: c\.gaps !== true/);
 });
+
+/** `early`'s tasks are all asked for at 0 s, inside the 60 s warm-up; `late`'s at 100 s, after it. */
+const WARMED = `
+name: warmed
+durationSec: 200
+hostClasses:
+  - {name: std, count: 2, cpu: 8, memoryMb: 32768, diskMb: 100000}
+respools:
+  - name: p
+    resources:
+      - {kind: cpu, reservation: 16, limit: 16}
+      - {kind: memory, reservation: 65536, limit: 65536}
+      - {kind: disk, reservation: 200000, limit: 200000}
+workloads:
+  - {name: early, respool: /p, arrival: {at: [0]}, instances: 4, durationSec: 30, cpu: 1, memoryMb: 1024}
+  - {name: late, respool: /p, arrival: {at: [100]}, instances: 4, durationSec: 30, cpu: 1, memoryMb: 1024}
+settings:
+  sampleIntervalSec: 10
+  warmupSec: 60
+`;
+
+Deno.test("a delay percentile of no samples is null in the JSON and n/a on the page, not 0", async () => {
+  const scenario = inlineScenario(WARMED);
+  const sim = await runScenario(scenario, { seed: 1 });
+  const report = buildReport(scenario, sim, 1, { wallSeconds: 0, peakRssBytes: 0 });
+  const none = { p50: null, p90: null, p99: null, max: null, count: 0, waiting: 0 };
+  const { early, late } = report.workloads;
+  assert.deepEqual(early.queueDelaySeconds, none);
+  assert.deepEqual(early.admissionDelaySeconds, none);
+  assert.deepEqual(report.rescheduleDelaySeconds.afterKill, none, "no run was killed");
+  // What was measured after the warm-up keeps its numbers.
+  assert.equal(late.queueDelaySeconds.count, 4);
+  assert.equal(typeof late.queueDelaySeconds.p99, "number");
+  assert.deepEqual(report.queueDelaySeconds, { ...late.queueDelaySeconds });
+  const html = renderHtml(report, { js: "", css: "" });
+  const cells = (name: string) =>
+    [...html.matchAll(new RegExp(`<tr><td>${name}</td>(.*?)</tr>`, "g"))][0][1].match(
+      /<td[^>]*>[^<]*<\/td>/g,
+    )!
+      .map((c) => c.replace(/<[^>]+>/g, ""));
+  // p50, p99, admission p99, waiting at end, run-again p99, waiting to run again.
+  assert.deepEqual(cells("early").slice(3), ["n/a", "n/a", "n/a", "0", "n/a", "0"]);
+  assert.notEqual(cells("late")[4], "n/a");
+  assert.match(html, /<td>0 \(0\), n\/a: no delays measured \(after the 60 s warm-up\); 0 \(0\), n\/a: /);
+});

@@ -207,7 +207,9 @@ export function summaryLine(report: Report, out: string, durationSec?: number): 
   const measured = Math.max(0, report.simulatedSeconds - warmup);
   const counts = `tasks submitted ${t.submitted}, launched ${t.launched}, succeeded ${t.succeeded}, ` +
     `failed ${t.failed}, preempted ${t.preempted}, unplaced ${t.unplaced}`;
-  const rates = `${report.launchesPerSec} launches/s; queue delay p50 ${q.p50}s p99 ${q.p99}s`;
+  // A percentile of no delays (none asked for after the warm-up) is null: "n/a", not "0s".
+  const s = (v: number | null) => (v === null ? "n/a" : `${v}s`);
+  const rates = `${report.launchesPerSec} launches/s; queue delay p50 ${s(q.p50)} p99 ${s(q.p99)}`;
   const figures = warmup > 0
     ? `whole run (${report.simulatedSeconds}s): ${counts}; after the ${warmup}s warm-up (${measured}s): ${rates}`
     : `${counts}; ${rates}`;

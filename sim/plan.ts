@@ -145,8 +145,10 @@ export interface PlanTarget extends Target {
 
 /** Parses `FIELD<=VALUE` and finds FIELD among the report's numbers; errors name `--target`. */
 export function parsePlanTarget(text: string, names: ReportNames): PlanTarget {
-  // Any text up to the operator: workload names may hold '-', pool paths '/', failure reasons spaces.
-  const m = /^\s*([A-Za-z_][^<>=]*?)\s*(<=|>=|==|<|>)\s*(-?\d+(?:\.\d+)?)\s*$/.exec(text);
+  // Any text up to the last operator: workload names may hold '-', pool paths '/', failure reasons spaces,
+  // ':' and operators of their own ("no host fits: constraint host_pool=batch failed<=0"). It does not end
+  // in one, so a doubled operator (`<<0`) is refused, not read as a field "…<".
+  const m = /^\s*([A-Za-z_](?:.*?[^<>=\s])?)\s*(<=|>=|==|<|>)\s*(-?\d+(?:\.\d+)?)\s*$/.exec(text);
   if (!m) throw new Error(`--target: expected a target like 'queueDelaySeconds.p99<=60', got "${text}"`);
   const target: Target = {
     path: m[1],
@@ -435,16 +437,30 @@ export class PlanRunFailed extends Error {
     readonly target: string,
     readonly seed: number,
     readonly failures: { value: number; error: string }[],
+    /** What happened to each run, before its error. */
+    what = "the run failed",
   ) {
     super(
       [
-        ...failures.map((f) => `${path}=${f.value}: the run failed: ${f.error}`),
+        ...failures.map((f) => `${path}=${f.value}: ${what}: ${f.error}`),
         `the plan stopped: it cannot tell whether ${
           failures.length > 1 ? "these values meet" : "this value meets"
         } ${target} (seed ${seed})`,
       ].join("\n"),
     );
     this.name = "PlanRunFailed";
+  }
+}
+
+/**
+ * A run measured nothing for the target's field (null in its report: a percentile of no delays), so it
+ * neither meets the target nor misses it; the plan stops as at a run that failed. The message names each
+ * value, the field and why it has no value.
+ */
+export class PlanTargetUnmeasured extends PlanRunFailed {
+  constructor(path: string, target: string, seed: number, failures: { value: number; error: string }[]) {
+    super(path, target, seed, failures, "the run measured nothing for the target");
+    this.name = "PlanTargetUnmeasured";
   }
 }
 
@@ -466,16 +482,25 @@ export async function plan(o: PlanOptions, prepared = preparePlan(o)): Promise<P
       fresh.map((value) => ({ file: o.loaded.file, path: vary.path, value, seed: o.seed })),
     );
     const failed: { value: number; error: string }[] = [];
+    const unmeasured: { value: number; error: string }[] = [];
     for (const value of fresh) {
       const r = results.find((x) => x.value === value);
       if (!r) throw new Error(`no result came back for the run at ${vary.path}=${value}`);
-      if (!r.ok) failed.push({ value, error: r.error });
-      else points.set(value, toPoint(r, target));
+      if (!r.ok) {
+        failed.push({ value, error: r.error });
+        continue;
+      }
+      const point = toPoint(r, target);
+      if (point) points.set(value, point);
+      else unmeasured.push({ value, error: whyUnmeasured(r.report, target) });
     }
     o.onRound?.(fresh.flatMap((v) => points.get(v) ?? []));
     // A failed run neither meets the target nor misses it: an answer built on it would be wrong. The same
     // variant and seed fail again (runs are deterministic), so it is not retried.
     if (failed.length) throw new PlanRunFailed(vary.path, target.text, o.seed, failed);
+    // Nor does a run that measured nothing for the target (a percentile of no delays): read as 0, it met
+    // `p99<=10` with no task measured.
+    if (unmeasured.length) throw new PlanTargetUnmeasured(vary.path, target.text, o.seed, unmeasured);
   };
   /**
    * Where between the range's ends the target flips: indexes into `values` with values[lo] on the side of
@@ -567,20 +592,53 @@ function notMonotone(
     `it but ${shortList(values)} ${many ? "miss" : "misses"} it`;
 }
 
-function toPoint(r: PlanResult & { ok: true }, target: PlanTarget): PlanPoint {
+/** The run's point on the curve, or undefined when its report measured nothing for the target. */
+function toPoint(r: PlanResult & { ok: true }, target: PlanTarget): PlanPoint | undefined {
   const metric = named(`--target ${target.text}`, () => valueAt(r.report, target));
+  if (metric === null) return undefined;
   return { value: r.value, metric, met: meets(target, metric), wallSeconds: r.report.wallSeconds };
 }
 
-/** The target's number in a report; an optional field a run did not produce (a pool without series) throws. */
-export function valueAt(report: unknown, target: PlanTarget): number {
+/**
+ * The target's number in a report, or null where the report measured nothing (a percentile of no delays);
+ * an optional field a run did not produce (a pool without series) throws.
+ */
+export function valueAt(report: unknown, target: PlanTarget): number | null {
   let cur: unknown = report;
   for (const key of target.keys) {
     cur = cur && typeof cur === "object" ? (cur as Record<string, unknown>)[key] : undefined;
   }
   if (cur === undefined && target.zeroIfMissing) return 0;
+  if (cur === null) return null;
   if (typeof cur !== "number") throw new Error(`this run's report has no number at ${target.path}`);
   return cur;
+}
+
+/** What the delays a field of `QueueDelays` is a percentile of count, by the report field they are under. */
+const DELAYS_OF: Record<string, string> = {
+  queueDelaySeconds: "no instance was asked for",
+  admissionDelaySeconds: "no instance was asked for",
+  rescheduleDelaySeconds: "no run killed or lost was to run again",
+  afterKill: "no run killed was to run again",
+  afterLoss: "no run lost was to run again",
+};
+
+/** Why a report's field the target names is null: the delays it is a percentile of, and what counted them. */
+function whyUnmeasured(report: unknown, target: PlanTarget): string {
+  const parentKeys = target.keys.slice(0, -1);
+  let parent: unknown = report;
+  for (const key of parentKeys) {
+    parent = parent && typeof parent === "object" ? (parent as Record<string, unknown>)[key] : undefined;
+  }
+  const field = target.path.slice(0, target.path.length - target.keys.at(-1)!.length - 1);
+  const count = (parent as { count?: unknown } | undefined)?.count;
+  const warmup = (report as { warmupSeconds?: unknown }).warmupSeconds;
+  const after = typeof warmup === "number" && warmup > 0 ? ` after the ${warmup} s warm-up` : "";
+  const none = DELAYS_OF[parentKeys.at(-1) ?? ""];
+  const samples = count === 0
+    ? `${field} has no samples: ${none ?? "none were counted"}${after} (count 0)`
+    : `${field} has no value there`;
+  return `${target.path} is null in its report: ${samples}, so the run neither meets nor misses ${target.text}`;
 }
 
 /** Runs variants in up to `workers` Deno workers at a time, a fresh worker per variant (memory comes back). */

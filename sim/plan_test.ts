@@ -1,10 +1,12 @@
 /** Tests of plan targets: the report fields a target may name, checked against a real run's report. */
 import assert from "node:assert/strict";
 import {
+  parsePlanTarget,
   plan,
   planGrid,
   PlanRunFailed,
   type PlanTarget,
+  PlanTargetUnmeasured,
   preparePlan,
   reportNames,
   TARGET_FIELDS,
@@ -15,9 +17,10 @@ import { type PlanJob, type PlanResult, runVariant } from "./plan_worker.ts";
 import { type LoadedScenario, loadScenarioFile } from "./scenario_load.ts";
 import { inlineScenario, PLAN_SCENARIO } from "./testing.ts";
 
-/** Every number in `x` by path, a map's keys replaced by the placeholder TARGET_FIELDS uses. */
+/** Every number (or null) in `x` by path, a map's keys replaced by the placeholder TARGET_FIELDS uses. */
 function numberPaths(x: unknown, path: string[] = []): string[] {
-  if (typeof x === "number") return [path.join(".")];
+  // A null is a number the run did not measure (a percentile of no delays): a target may still name it.
+  if (typeof x === "number" || x === null) return [path.join(".")];
   if (!x || typeof x !== "object" || Array.isArray(x)) return [];
   const at = path.join(".");
   const placeholder = {
@@ -112,6 +115,19 @@ Deno.test("targetField finds names with dashes, dots and slashes, and refuses un
     zeroIfMissing: true,
   });
   assert.deepEqual(targetField("jobs.byState.SUCCEEDED", names).zeroIfMissing, true);
+  // A reason that names its stage holds ':' and the constraint's own '=' or '<'.
+  for (
+    const reason of [
+      "no host fits: constraint host_pool=gpu failed",
+      "no host fits: constraint tasks with a=b < 1 failed",
+    ]
+  ) {
+    const t = parsePlanTarget(`placementFailures.byReason.${reason}<=0`, names);
+    assert.deepEqual([t.keys, t.op, t.value], [["placementFailures", "byReason", reason], "<=", 0]);
+  }
+  for (const bad of ["tasks.unplaced<<0", "tasks.unplaced=<0", "tasks.unplaced<=>0"]) {
+    assert.throws(() => parsePlanTarget(bad, names), /^Error: --target: expected a target like /, bad);
+  }
   const refused: [string, RegExp][] = [
     [
       "queueDelaySeconds.p999",
@@ -534,4 +550,47 @@ Deno.test("a target met at the low end and missed at the high end is no capacity
     bumpy.note,
     /Note: .* is not monotone in workloads\.w\.instances above 20: .* but 70 meets it again$/,
   );
+});
+
+Deno.test("plan stops at a run whose report measured nothing for the target, rather than reading it as met", async () => {
+  // Every task is asked for at 0 s, inside a 60 s warm-up: no queue delay is measured after it, at any host
+  // count, and p99 is null (not 0, which met p99<=10 with nothing measured).
+  const file = await Deno.makeTempFile({ suffix: ".yaml" });
+  await Deno.writeTextFile(
+    file,
+    PLAN_SCENARIO.replace("sampleIntervalSec: 10", "sampleIntervalSec: 10\n  warmupSec: 60"),
+  );
+  try {
+    const loaded = await loadScenarioFile(file);
+    const rounds: number[][] = [];
+    const target = "workloads.w.queueDelaySeconds.p99<=10";
+    await assert.rejects(
+      plan({
+        loaded,
+        vary: "hosts.std.count=2..20",
+        target,
+        seed: 1,
+        workers: 2,
+        run: (jobs) => Promise.all(jobs.map(runVariant)),
+        onRound: (points) => rounds.push(points.map((p) => p.value)),
+      }),
+      (e: unknown) => {
+        assert.ok(e instanceof PlanTargetUnmeasured && e instanceof PlanRunFailed, String(e));
+        const why =
+          `${target.replace("<=10", "")} is null in its report: workloads.w.queueDelaySeconds has no ` +
+          "samples: no instance was asked for after the 60 s warm-up (count 0), so the run neither meets nor " +
+          `misses ${target}`;
+        assert.equal(
+          e.message,
+          `hosts.std.count=2: the run measured nothing for the target: ${why}\n` +
+            `hosts.std.count=20: the run measured nothing for the target: ${why}\n` +
+            `the plan stopped: it cannot tell whether these values meet ${target} (seed 1)`,
+        );
+        return true;
+      },
+    );
+    assert.deepEqual(rounds, [[]], "no value is a point on the curve, met or missed");
+  } finally {
+    await Deno.remove(file);
+  }
 });

@@ -83,8 +83,11 @@ export interface Simulation {
   poolIds: Map<string, string>;
   /** A public API call from a client; the answer arrives as virtual time advances. */
   api(procedure: string, body: unknown): Promise<ApiReply>;
-  /** Runs virtual time up to `ms`, sampling statistics (and checking invariants) every interval. */
-  advanceTo(ms: number): Promise<void>;
+  /**
+   * Runs virtual time up to `ms`, sampling statistics (and checking invariants) every interval; stops
+   * right after the event that makes `done` true, if one does (time then stands there, between samples).
+   */
+  advanceTo(ms: number, done?: () => boolean): Promise<void>;
   /**
    * Samples the statistics now unless the last sample is now: a run that ends between two sample times
    * (its horizon off the sample grid) still has its last, shorter interval in the series and averages.
@@ -103,33 +106,29 @@ export const ADDRESSES = {
 };
 
 /**
- * Runs a scenario to its horizon (or until every job ended, or no job left can ever start). It yields
- * to the host event loop between samples so a progress bar can draw and Ctrl-C can stop it; the
- * simulation itself never awaits, so the same seed gives the same result.
+ * Runs a scenario to its horizon, or, without a durationSec, until its last job ends (or no job left can
+ * ever start). It yields to the host event loop between samples so a progress bar can draw and Ctrl-C can
+ * stop it; the simulation itself never awaits, so the same seed gives the same result.
  */
 export async function runScenario(scenario: Scenario, options: RunOptions): Promise<Simulation> {
   const sim = createSimulation(scenario, options);
   const horizonMs = scenario.durationSec !== undefined ? scenario.durationSec * 1000 : Infinity;
   const sampleMs = scenario.settings.sampleIntervalSec * 1000;
-  const allDone = () =>
-    sim.submissions.length > 0 && sim.submissions.every((sub) => {
-      if (sub.accepted !== true) return sub.accepted === false;
-      // A job no longer in the job manager's memory ended (it forgets finished jobs when asked to).
-      const job = sim.jobmgr.jobs.get(sub.jobId);
-      return job === undefined || isTerminalJobState(job.runtime.state);
-    }) && sim.pendingArrivals === 0;
+  // An open-ended run ends with the event that ends its last job, not at the next sample time: its
+  // length, rates and averages are the work's, whatever the sample interval.
+  const done = horizonMs === Infinity ? allJobsDone(sim) : undefined;
   const stall = horizonMs === Infinity ? new StallWatch(sim) : undefined;
   let t = 0;
   for (;;) {
     t = Math.min(t + sampleMs, horizonMs);
-    await sim.advanceTo(t);
+    await sim.advanceTo(t, done);
+    if (done?.()) break;
     if (options.yieldBetweenSamples) await new Promise((r) => setTimeout(r, 0));
     if (options.onSample?.(t, sim.queue.processed)) {
       sim.endedEarly = true;
       break;
     }
     if (t >= horizonMs) break;
-    if (horizonMs === Infinity && allDone()) break;
     const stuck = stall?.check(t);
     if (stuck) {
       sim.stuck = stuck;
@@ -142,6 +141,30 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
   if (options.checkInvariants) checkInvariants(sim, options.seed);
   await sim.close();
   return sim;
+}
+
+/**
+ * Whether every job submitted has ended (or was refused) and none is still to come: checked after every
+ * event of an open-ended run, so it costs a step per call. Jobs end for good (a terminal job is not run
+ * again, and one the job manager forgot ended), so the submissions found done are not looked at again.
+ */
+function allJobsDone(sim: Simulation): () => boolean {
+  let doneUpTo = 0;
+  return () => {
+    const subs = sim.submissions;
+    if (sim.pendingArrivals !== 0 || subs.length === 0) return false;
+    for (; doneUpTo < subs.length; doneUpTo++) {
+      const sub = subs[doneUpTo];
+      if (sub.accepted !== true) {
+        if (sub.accepted === false) continue;
+        return false;
+      }
+      // A job no longer in the job manager's memory ended (it forgets finished jobs when asked to).
+      const job = sim.jobmgr.jobs.get(sub.jobId);
+      if (job !== undefined && !isTerminalJobState(job.runtime.state)) return false;
+    }
+    return true;
+  };
 }
 
 /** Whether tasks of the scenario leave cpu unused or run on slack: only then do agents estimate slack. */
@@ -275,12 +298,13 @@ export function createSimulation(scenario: Scenario, options: RunOptions): Simul
     stuck: [],
     poolIds: new Map<string, string>([["/", "root"]]),
     api: (procedure, body) => new Promise((resolve) => call(procedure, body, resolve)),
-    advanceTo: async (ms) => {
+    advanceTo: async (ms, done) => {
       let t = queue.now;
       while (t < ms) {
         t = Math.min(ms, (Math.floor(t / sampleMs) + 1) * sampleMs);
         // Virtual time stops only where a placement result is due and still out in workers.
-        await runWithPlacement(queue, executor, t);
+        await runWithPlacement(queue, executor, t, done);
+        if (done?.()) return;
         if (t % sampleMs === 0) stats.sample(t, sim);
         if (options.checkInvariants) checkInvariants(sim, options.seed);
       }

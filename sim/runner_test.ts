@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { renderHtml } from "../reports/html.ts";
 import { buildReport, withoutMachineFields } from "../reports/report.ts";
 import { runScenario } from "./runner.ts";
-import { inlineScenario, ROOT, simulate } from "./testing.ts";
+import { inlineScenario, loadScenario, ROOT, simulate } from "./testing.ts";
 import { parseTaskEvents } from "./trace.ts";
 
 Deno.test("Peloton's example batch job runs to SUCCEEDED in the simulator; a failing one ends FAILED", async () => {
@@ -261,4 +261,28 @@ settings: {sampleIntervalSec: 10}
   ]);
   const html = renderHtml(overCluster, { js: "", css: "" }, { durationSeconds: 900 });
   assert.match(html, /Work that could never start:<\/b> the run ended at 900 simulated seconds with 3 jobs/);
+});
+
+Deno.test("an open-ended run ends when its last job ends, whatever the sample interval", async () => {
+  const { scenario, templates } = await loadScenario(`${ROOT}/scenarios/testjob.yaml`);
+  const run = async (sampleIntervalSec: number) => {
+    const s = { ...scenario, settings: { ...scenario.settings, sampleIntervalSec } };
+    const sim = await runScenario(s, { seed: 1, templates, checkInvariants: true });
+    const jobs = [...sim.jobmgr.jobs.values()];
+    const lastEndMs = Math.max(...jobs.map((j) => j.runtime.completionTimeMs ?? Infinity));
+    return { r: buildReport(s, sim, 1, { wallSeconds: 0, peakRssBytes: 0 }), lastEndMs };
+  };
+  const [one, ten] = [await run(1), await run(10)];
+  // The work takes about 3 s: the run stops at the last job's end, not at the next sample time (4 s, 10 s).
+  assert.ok(one.lastEndMs > 2000 && one.lastEndMs < 4000, `the last job ended at ${one.lastEndMs} ms`);
+  assert.equal(one.r.simulatedSeconds * 1000, one.lastEndMs);
+  assert.equal(ten.r.simulatedSeconds, one.r.simulatedSeconds);
+  // The figures are the work's: the same with samples every second or every ten.
+  assert.deepEqual(
+    [ten.r.utilization, ten.r.launchesPerSec, ten.r.tasks],
+    [one.r.utilization, one.r.launchesPerSec, one.r.tasks],
+  );
+  // A last sample is taken at the end, between sample times.
+  assert.deepEqual(ten.r.series.t, [one.r.simulatedSeconds]);
+  assert.equal(one.r.series.t.at(-1), one.r.simulatedSeconds);
 });

@@ -34,7 +34,7 @@ Deno.test("add-capacity: doubled Spark load queues work on 400 hosts, and 400 mo
   assert.ok(maxBetween(r, waiting, 2200, 2400) > 1500);
   assert.equal(maxBetween(r, waiting, 2420, 2600), 0, "and none once the hosts are added");
   // The scenario's comment: a small part of the p99 queue delay is waiting for admission.
-  const q = r.queueDelaySeconds.p99, a = r.admissionDelaySeconds.p99;
+  const q = r.queueDelaySeconds.p99!, a = r.admissionDelaySeconds.p99!;
   assert.ok(q > 250 && q < 350 && a > 10 && a < 30, `admission p99 ${a} s of a queue delay p99 of ${q} s`);
 });
 
@@ -58,7 +58,7 @@ Deno.test("rack-maintenance: how long an SLA-aware drain takes, how many tasks m
   assert.equal(afterKill.count, r.preemptions.maintenance, "every drained task ran again");
   assert.equal(afterLoss.count, r.tasks.lost, "every lost task ran again");
   assert.deepEqual([afterKill.waiting, afterLoss.waiting], [0, 0], "none still waiting at the end");
-  assert.ok(afterKill.p99 < afterLoss.p99, "a drain moves work faster than a loss without warning");
+  assert.ok(afterKill.p99! < afterLoss.p99!, "a drain moves work faster than a loss without warning");
   assert.equal(maxBetween(r, r.series.hostsInMaintenance, 610, 1500), 80, "two racks in maintenance");
   assert.equal(maxBetween(r, r.series.hostsInMaintenance, 1510, 3000), 0);
 });

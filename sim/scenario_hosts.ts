@@ -1,5 +1,9 @@
 /** Host classes of the scenario format, and their expansion into the agents a simulated cluster registers. */
 import { z } from "zod";
+import { DEFAULT_HOST_POOL, HOST_POOL_ATTRIBUTE } from "../core/hostmgr/host_pools.ts";
+import type { Constraint } from "../core/model/config_types.ts";
+import { ConstraintSchema } from "../core/model/task_config.ts";
+import { describeConstraint, evaluate, HOST_KIND, labelsOf } from "../core/placement/constraints.ts";
 import type { HostInfo } from "../core/ports/host_backend.ts";
 import { leastOf } from "./scenario_distribution.ts";
 import { RESOURCE_FIELDS } from "./scenario_workload.ts";
@@ -256,4 +260,104 @@ export function unplaceableWork(scenario: {
     });
   });
   return issues;
+}
+
+/**
+ * Workloads whose every task needs a host no host class has: their `hostAttributes`, or those ANDed with
+ * their `constraint`, fail on every host the classes build (events' classes and hosts included), as the
+ * placement engine would find round after round ("constraint host_pool=nope failed"). Hosts are judged as
+ * placement sees them: their class's attributes, rack and zone, and the host pool its `host_pool` attribute
+ * names, else the default pool. A `constraint` is judged only as the API would read it (a shape the API
+ * would refuse is left to it); TASK label constraints (per-host limits) are not judged. Daemon workloads
+ * are not warned of: a daemon job runs on the hosts that match, none here. A warning, as `unplaceableWork`.
+ */
+export function unmatchedConstraints(scenario: {
+  hostClasses: HostClass[];
+  events: readonly { addHostClass?: HostClass; addHosts?: { class: string; count: number } }[];
+  workloads: readonly {
+    name: string;
+    type?: string;
+    jobFile?: string;
+    trace?: unknown;
+    hostAttributes?: Record<string, string>;
+    constraint?: Record<string, unknown>;
+  }[];
+}): { path: (string | number)[]; message: string }[] {
+  const { events } = scenario;
+  const classes = [...scenario.hostClasses, ...events.flatMap((e) => e.addHostClass ?? [])].map((c) => ({
+    c,
+    count: c.count + events.reduce((n, e) => n + (e.addHosts?.class === c.name ? e.addHosts.count : 0), 0),
+  })).filter((x) => x.count > 0);
+  const issues: { path: (string | number)[]; message: string }[] = [];
+  scenario.workloads.forEach((w, i) => {
+    if (!classes.length || w.jobFile !== undefined || w.trace !== undefined || w.type === "DAEMON") return;
+    const attributes = Object.entries(w.hostAttributes ?? {}).map(([key, value]): Constraint => ({
+      type: "LABEL_CONSTRAINT",
+      labelConstraint: { kind: "HOST", condition: "EQUAL", label: { key, value }, requirement: 1 },
+    }));
+    const parsed = w.constraint === undefined ? undefined : ConstraintSchema.safeParse(w.constraint);
+    if (parsed && !parsed.success) return;
+    const own = parsed?.data;
+    // Which field to name: the attributes alone when they rule out every host, else the constraint.
+    const candidates: ["hostAttributes" | "constraint", Constraint[]][] = [
+      ["hostAttributes", attributes],
+      ["constraint", own ? [...attributes, own] : []],
+    ];
+    for (const [field, parts] of candidates) {
+      if (!parts.length) continue;
+      const c: Constraint = parts.length === 1
+        ? parts[0]
+        : { type: "AND_CONSTRAINT", andConstraint: { constraints: parts } };
+      if (classes.some((x) => someHostMeets(x.c, x.count, c))) continue;
+      const keys = [...new Set(labelsOf(c, "HOST").map((kv) => kv.slice(0, kv.indexOf("="))))];
+      issues.push({
+        path: ["workloads", i, field],
+        message: `every task of ${w.name} needs a host where ${describeConstraint(c)}, which no host class ` +
+          `has (${classes.map((x) => `${x.c.name}: ${attributesText(x.c, x.count, keys)}`).join("; ")}): ` +
+          "none of them will ever be placed",
+      });
+      return;
+    }
+  });
+  return issues;
+}
+
+/** Host `i` of a class as a constraint sees it: its attributes, with its host pool, and its name. */
+function hostAsPlaced(c: HostClass, i: number): { hostname: string; attributes: Record<string, string> } {
+  const { hostname, attributes } = hostsOf(c, i, 1)[0];
+  return {
+    hostname,
+    attributes: {
+      ...attributes,
+      [HOST_POOL_ATTRIBUTE]: attributes[HOST_POOL_ATTRIBUTE] ?? DEFAULT_HOST_POOL,
+    },
+  };
+}
+
+/**
+ * Whether a HOST constraint passes on some of a class's `count` hosts. Hosts a rack (or zone) period apart
+ * have the same attributes, so one period of them is judged, unless the constraint names hosts.
+ */
+function someHostMeets(c: HostClass, count: number, constraint: Constraint): boolean {
+  const byName = labelsOf(constraint, "HOST").some((kv) => kv.startsWith("hostname="));
+  const n = byName ? count : Math.min(count, c.racks ?? c.zones ?? 1);
+  for (let i = 0; i < n; i++) {
+    if (evaluate(constraint, { ...hostAsPlaced(c, i), taskLabels: [] }, HOST_KIND) !== "mismatch") {
+      return true;
+    }
+  }
+  return false;
+}
+
+/** The values a class's hosts have for the keys (`host_pool=default`), the first three of each. */
+function attributesText(c: HostClass, count: number, keys: string[]): string {
+  const n = Math.min(count, c.racks ?? c.zones ?? 1);
+  return keys.map((key) => {
+    if (key === "hostname") return `hosts ${range(`${c.name}-`, count)}`;
+    const values = [
+      ...new Set(Array.from({ length: n }, (_, i) => hostAsPlaced(c, i).attributes[key] ?? "")),
+    ];
+    const shown = values.slice(0, 3).map((v) => (v === "" ? `no ${key}` : `${key}=${v}`));
+    return values.length > 3 ? `${shown.join(", ")}, …` : shown.join(", ");
+  }).join(", ");
 }

@@ -4,7 +4,7 @@ import { loadJobConfig, loadRespoolConfig } from "../core/model/load.ts";
 import { parseDocumentBounded, parseYamlSource, sourceToPlain } from "../core/model/yaml_load.ts";
 import type { RunInputs } from "./runner.ts";
 import { parseScenario, type Scenario, type ScenarioIssue, type ScenarioPool } from "./scenario.ts";
-import { unplaceableWork } from "./scenario_hosts.ts";
+import { unmatchedConstraints, unplaceableWork } from "./scenario_hosts.ts";
 import { checkNesting, overReservedCluster, oversizedGangs, unadmittableWork } from "./scenario_pools.ts";
 import { overReservedByUpdates, poolUpdateIssues } from "./scenario_pool_updates.ts";
 import { emptyWindow, parseTaskEvents, type TraceJob } from "./trace.ts";
@@ -109,6 +109,7 @@ export async function loadScenarioFile(file: string): Promise<LoadedScenario> {
   for (
     const w of [
       ...unplaceableWork(scenario),
+      ...unmatchedConstraints(scenario),
       ...unadmittableWork(scenario.workloads, respools),
       ...oversizedGangs(scenario, respools),
       ...overReservedCluster(scenario, respools),

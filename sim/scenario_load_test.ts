@@ -181,6 +181,62 @@ events:
   }
 });
 
+Deno.test("a workload whose host attributes or constraint no host class meets is warned of, with its line", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      `name: s
+durationSec: 60
+hostClasses:
+  - {name: std, count: 4, cpu: 32, memoryMb: 65536, diskMb: 1000, racks: 2}
+  - {name: gpu, count: 1, cpu: 32, memoryMb: 65536, diskMb: 1000, gpu: 8, hostPool: gpu}
+  - {name: spare, count: 0, cpu: 32, memoryMb: 65536, diskMb: 1000, hostPool: spare}
+respools:
+  - name: p
+    resources:
+      - {kind: cpu, reservation: 0, limit: 256}
+      - {kind: memory, reservation: 0, limit: 2097152}
+      - {kind: disk, reservation: 0, limit: 10000}
+      - {kind: gpu, reservation: 0, limit: 8}
+workloads:
+  - {name: dashboards, respool: /p, durationSec: 10, cpu: 1, hostAttributes: {host_pool: nope}}
+  - {name: pinned, respool: /p, durationSec: 10, cpu: 1, hostAttributes: {host_pool: gpu},
+     constraint: {type: LABEL_CONSTRAINT, labelConstraint: {kind: HOST, condition: EQUAL,
+       label: {key: rack, value: std-rack-0}, requirement: 1}}}
+  - {name: byname, respool: /p, durationSec: 10, cpu: 1,
+     constraint: {type: LABEL_CONSTRAINT, labelConstraint: {kind: HOST, condition: EQUAL,
+       label: {key: hostname, value: std-9}, requirement: 1}}}
+  - {name: default, respool: /p, durationSec: 10, cpu: 1, hostAttributes: {host_pool: default}}
+  - {name: rack, respool: /p, durationSec: 10, cpu: 1, hostAttributes: {rack: std-rack-1}}
+  - {name: grown, respool: /p, durationSec: 10, cpu: 1, hostAttributes: {host_pool: spare}}
+  - {name: later, respool: /p, durationSec: 10, cpu: 1,
+     constraint: {type: LABEL_CONSTRAINT, labelConstraint: {kind: HOST, condition: EQUAL,
+       label: {key: hostname, value: std-4}, requirement: 1}}}
+events:
+  - {atSec: 20, addHosts: {class: spare, count: 1}}
+  - {atSec: 20, addHosts: {class: std, count: 1}}
+`,
+    );
+    const loaded = await loadScenarioFile(`${dir}/s.yaml`);
+    const never = ": none of them will ever be placed";
+    // The default pool, a rack, a class events give hosts, a host an event adds: each is some host's.
+    assert.deepEqual(loaded.warnings, [
+      `${dir}/s.yaml:15: workloads[0].hostAttributes: every task of dashboards needs a host where ` +
+      "host_pool=nope, which no host class has (std: host_pool=default; gpu: host_pool=gpu; spare: " +
+      `host_pool=spare)${never}`,
+      `${dir}/s.yaml:17: workloads[1].constraint: every task of pinned needs a host where (host_pool=gpu and ` +
+      "rack=std-rack-0), which no host class has (std: host_pool=default, rack=std-rack-0, rack=std-rack-1; " +
+      `gpu: host_pool=gpu, no rack; spare: host_pool=spare, no rack)${never}`,
+      `${dir}/s.yaml:20: workloads[2].constraint: every task of byname needs a host where hostname=std-9, ` +
+      "which no host class has (std: hosts std-0 … std-4; gpu: hosts gpu-0; spare: hosts spare-0)" +
+      never,
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("a pool read from a respool file may use one anchor many times", async () => {
   const dir = await Deno.makeTempDir();
   try {

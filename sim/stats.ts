@@ -59,7 +59,8 @@ export interface Series {
   t: number[];
   /**
    * Fraction of the cpu of the hosts up that tasks hold (launched until they end, revocable tasks
-   * included: it may pass 1 when they run on slack), averaged over the interval.
+   * included: it may pass 1 when they run on slack) over the interval: core-seconds held over core-seconds
+   * of the hosts up in it, so a change of capacity within it weighs by time.
    */
   cpuUtil: number[];
   memUtil: number[];
@@ -738,7 +739,10 @@ export class SimStats {
     s.preemptedTasks.push(running + waiting + this.tasks.preempted);
     const delays = this.#intervalDelays.sort((a, b) => a - b);
     // No task started: no delay to show (a gap), not a delay of 0 while tasks may wait.
-    const delay = (p: number) => (delays.length ? percentile(delays, p) / 1000 : null);
+    const delay = (p: number) => {
+      const ms = percentile(delays, p);
+      return ms === null ? null : ms / 1000;
+    };
     s.queueDelayP50.push(delay(50));
     s.queueDelayP90.push(delay(90));
     s.queueDelayP99.push(delay(99));
@@ -919,11 +923,19 @@ function runIdOf(taskId: string): number {
 /** A host a reason names at its start or after a "; " ("host h-1 was reserved for the task but …"). */
 const NAMED_HOST = /(^|; )host \S+ /g;
 
+/** The headline of the placement engine's failures for which no stage is a shortage of room. */
+const NO_HOST_FITS = "no host fits";
+/** What follows "no host fits: ": the stage that rejected the most hosts, then " on N hosts" (or no hosts). */
+const TOP_STAGE = /^(.*?) on [\d,]+ hosts(?=, |; |$)/;
+
 /**
  * "no host with 4 free GPUs: insufficient gpu on ..." → "no host with 4 free GPUs". Reasons are counted by
  * their headline, so a host a reason names is left out of it ("host <host> was reserved for the task but
  * did not free up in time; …"): one count per kind of failure rather than per host. The task's own reason
- * keeps the name.
+ * keeps the name. A reason that is no shortage of room says only "no host fits", and then which stage
+ * rejected the most hosts: that stage is kept, its count of hosts left out ("no host fits: GPU host kept for
+ * GPU work on 48 hosts, …" → "no host fits: GPU host kept for GPU work", "no host fits: constraint
+ * host_pool=batch failed"), so a planner reads what kept the work out and the counts still group.
  */
 export function headline(reason: string): string {
   if (reason.startsWith("required host")) return "required host unavailable";
@@ -931,7 +943,13 @@ export function headline(reason: string): string {
   const gang = /^gang of \d+ could not be placed whole: /.exec(reason);
   if (gang) return `gang not placed whole: ${headline(reason.slice(gang[0].length))}`;
   const at = reason.indexOf(":");
-  const head = at < 0 ? reason : reason.slice(0, at);
+  let head = at < 0 ? reason : reason.slice(0, at);
+  if (at >= 0 && head.endsWith(NO_HOST_FITS)) {
+    const rest = reason.slice(at + 2);
+    // Only a count of hosts is cut off: a constraint's own text may hold ", " or "; ".
+    const stage = TOP_STAGE.exec(rest)?.[1] ?? rest.split("; ")[0];
+    if (stage) head += `: ${stage}`;
+  }
   return head.startsWith("host ") || head.includes("; host ")
     ? head.replace(NAMED_HOST, "$1host <host> ")
     : head;
@@ -1021,8 +1039,12 @@ export function poolShares(
   return out;
 }
 
-export function percentile(sorted: number[], p: number): number {
-  if (!sorted.length) return 0;
+/**
+ * The `p`th percentile (nearest rank) of ascending values; null for no values: nothing was measured, which
+ * a 0 would report as the best possible delay.
+ */
+export function percentile(sorted: ArrayLike<number>, p: number): number | null {
+  if (!sorted.length) return null;
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[i];
 }

@@ -65,7 +65,7 @@ Deno.test("queue delay counts instances still waiting at the end with their wait
   assert.equal(r.queueDelaySeconds.waiting, 32);
   // Submitted a few milliseconds in (the API call's modelled latency), waiting until the end at 120 s.
   assert.ok(
-    r.queueDelaySeconds.p50 > 119.9 && r.queueDelaySeconds.p50 <= 120,
+    r.queueDelaySeconds.p50! > 119.9 && r.queueDelaySeconds.p50! <= 120,
     `p50 ${r.queueDelaySeconds.p50}`,
   );
   assert.equal(r.queueDelaySeconds.max, r.queueDelaySeconds.p50);
@@ -102,7 +102,7 @@ workloads:
   assert.equal(r.queueDelaySeconds.waiting, 0);
   // On an idle cluster every executor starts within a couple of seconds of being asked for; measured from
   // the job's submission, the last step's would have waited 50 s.
-  assert.ok(r.queueDelaySeconds.max < 5, `max queue delay ${r.queueDelaySeconds.max} s`);
+  assert.ok(r.queueDelaySeconds.max! < 5, `max queue delay ${r.queueDelaySeconds.max} s`);
 });
 
 Deno.test("a gang's failure headline keeps why its tasks could not be placed", () => {
@@ -112,6 +112,75 @@ Deno.test("a gang's failure headline keeps why its tasks could not be placed", (
   );
   assert.equal(headline("no host with 4 free cpus: insufficient cpu on 3 hosts"), "no host with 4 free cpus");
   assert.equal(headline("required host h1 is down"), "required host unavailable");
+});
+
+Deno.test("a 'no host fits' headline keeps the stage that rejected the most hosts, without its count", () => {
+  assert.equal(
+    headline("no host fits: GPU host kept for GPU work on 2 hosts, exclusive host on 1 hosts"),
+    "no host fits: GPU host kept for GPU work",
+  );
+  // The same stage on other counts of hosts is the same headline: the counts group.
+  assert.equal(
+    headline("no host fits: GPU host kept for GPU work on 48,100 hosts"),
+    "no host fits: GPU host kept for GPU work",
+  );
+  assert.equal(
+    headline("no host fits: constraint host_pool=nope failed on 40 hosts"),
+    "no host fits: constraint host_pool=nope failed",
+  );
+  // A constraint's own text may hold the separators; only the count is cut.
+  assert.equal(
+    headline(
+      "no host fits: constraint (rack=a, b and zone=z; y) failed on 3 hosts, host in maintenance on 1 hosts",
+    ),
+    "no host fits: constraint (rack=a, b and zone=z; y) failed",
+  );
+  assert.equal(headline("no host fits: no hosts registered"), "no host fits: no hosts registered");
+  assert.equal(headline("no host fits"), "no host fits");
+  assert.equal(
+    headline("gang of 4 could not be placed whole: no host fits: host in maintenance on 12 hosts"),
+    "gang not placed whole: no host fits: host in maintenance",
+  );
+  assert.equal(
+    headline(
+      "host gpu-3 was reserved for the task but did not free up in time; no host fits: constraint " +
+        "host_pool=gpu failed on 7 hosts; no host could be reserved for the task: no host is big enough",
+    ),
+    "host <host> was reserved for the task but did not free up in time; no host fits: constraint " +
+      "host_pool=gpu failed",
+  );
+  assert.equal(
+    headline("no host fits: insufficient cpu on 3 hosts; no host could be reserved for the task: none"),
+    "no host fits: insufficient cpu",
+  );
+});
+
+Deno.test("placement failures by reason name the stage: a constraint no host meets, GPU hosts kept", async () => {
+  const scenario = inlineScenario(`
+name: kept-out
+durationSec: 60
+hostClasses:
+  - {name: gpu, count: 2, cpu: 8, memoryMb: 32768, diskMb: 100000, gpu: 4}
+respools:
+  - name: p
+    resources:
+      - {kind: cpu, reservation: 16, limit: 16}
+      - {kind: memory, reservation: 65536, limit: 65536}
+      - {kind: disk, reservation: 200000, limit: 200000}
+      - {kind: gpu, reservation: 8, limit: 8}
+workloads:
+  - {name: cpuonly, respool: /p, arrival: {at: [0]}, instances: 2, durationSec: 30, cpu: 1, memoryMb: 1024}
+  - {name: pinned, respool: /p, arrival: {at: [0]}, instances: 2, durationSec: 30, cpu: 1, memoryMb: 1024,
+     gpu: 1, hostAttributes: {host_pool: nope}}
+settings:
+  sampleIntervalSec: 10
+`);
+  const sim = await runScenario(scenario, { seed: 1 });
+  const r = buildReport(scenario, sim, 1, MACHINE);
+  assert.deepEqual(Object.keys(r.placementFailures.byReason).sort(), [
+    "no host fits: GPU host kept for GPU work",
+    "no host fits: constraint host_pool=nope failed",
+  ], JSON.stringify(r.placementFailures.byReason));
 });
 
 Deno.test("a failure headline leaves out the host a reason names, so each host is not a reason of its own", () => {
@@ -166,7 +235,7 @@ settings:
   assert.ok(afterKill.count > 0 && afterLoss.count > 0, JSON.stringify(r.rescheduleDelaySeconds));
   assert.equal(r.rescheduleDelaySeconds.count, afterKill.count + afterLoss.count);
   assert.deepEqual(r.workloads.svc.rescheduleDelaySeconds.count, r.rescheduleDelaySeconds.count);
-  assert.ok(afterKill.max > 0 && afterKill.p50 <= afterKill.max);
+  assert.ok(afterKill.max! > 0 && afterKill.p50! <= afterKill.max!);
   // The drained rack's ten hosts are in maintenance from 60 s to 120 s, and up all along.
   const s = r.series;
   const at = (t: number) => s.t.findIndex((x) => x >= t);
@@ -209,8 +278,8 @@ Deno.test("reschedule delays count lost work still waiting to run again at the e
   assert.equal(afterLoss.count, 8, "every lost run counts, run again or not");
   assert.equal(afterLoss.waiting, 4, "the 4 that found no room");
   // Lost at 100 s, still waiting at the end at 400 s.
-  assert.ok(afterLoss.max > 299 && afterLoss.max <= 300, `max ${afterLoss.max}`);
-  assert.ok(afterLoss.p50 < 299, `p50 ${afterLoss.p50}: the 4 that ran again did so before the end`);
+  assert.ok(afterLoss.max! > 299 && afterLoss.max! <= 300, `max ${afterLoss.max}`);
+  assert.ok(afterLoss.p50! < 299, `p50 ${afterLoss.p50}: the 4 that ran again did so before the end`);
   assert.deepEqual([afterKill.count, afterKill.waiting], [0, 0]);
   const { afterKill: _k, afterLoss: _l, ...overall } = r.rescheduleDelaySeconds;
   assert.deepEqual(overall, afterLoss);
@@ -232,11 +301,12 @@ Deno.test("reschedule delays leave out killed or lost work the user stopped: it 
   await sim.close();
   const r = buildReport(scenario, sim, 1, MACHINE);
   assert.equal(r.tasks.lost, 8);
+  // None to measure: no delay at all, not delays of 0.
   assert.deepEqual(r.rescheduleDelaySeconds.afterLoss, {
-    p50: 0,
-    p90: 0,
-    p99: 0,
-    max: 0,
+    p50: null,
+    p90: null,
+    p99: null,
+    max: null,
     count: 0,
     waiting: 0,
   });
@@ -271,7 +341,7 @@ settings:
   const { afterKill } = r.rescheduleDelaySeconds;
   assert.equal(r.preemptions.running, 4);
   assert.deepEqual([afterKill.count, afterKill.waiting], [4, 4], JSON.stringify(afterKill));
-  assert.ok(afterKill.p50 > 300 && afterKill.max < 500, JSON.stringify(afterKill));
+  assert.ok(afterKill.p50! > 300 && afterKill.max! < 500, JSON.stringify(afterKill));
   assert.deepEqual(r.workloads.wa.rescheduleDelaySeconds, { ...afterKill });
   assert.equal(r.workloads.wb.rescheduleDelaySeconds.count, 0);
 });
@@ -346,8 +416,8 @@ Deno.test("daemon instances count as the job manager creates them, so one that n
   const agent = r.workloads.agent.queueDelaySeconds;
   assert.deepEqual([agent.count, agent.waiting], [2, 1], JSON.stringify(agent));
   // The stuck agent waits from its job's submission at 5 s to the end; the other starts at once.
-  assert.ok(agent.max > 94.9 && agent.max <= 95, `max ${agent.max}`);
-  assert.ok(agent.p50 < 5, `p50 ${agent.p50}`);
+  assert.ok(agent.max! > 94.9 && agent.max! <= 95, `max ${agent.max}`);
+  assert.ok(agent.p50! < 5, `p50 ${agent.p50}`);
 });
 
 Deno.test("every instance a daemon job is created with waits from the job's submission, not its enqueue", async () => {
@@ -383,7 +453,7 @@ Deno.test("a daemon instance for a host that came later waits from the host's ar
   assert.deepEqual([r.tasks.submitted, r.tasks.launched, r.tasks.unplaced], [4, 3, 1]);
   const agent = r.workloads.agent.queueDelaySeconds;
   assert.deepEqual([agent.count, agent.waiting], [3, 1], JSON.stringify(agent));
-  assert.ok(agent.max > 94.9 && agent.max <= 95, `max ${agent.max}`);
+  assert.ok(agent.max! > 94.9 && agent.max! <= 95, `max ${agent.max}`);
   // Both agents that ran started within seconds of being asked for: the late host's at about 50 s.
   const started = r.series.queueDelayP99.filter((x) => x !== null);
   assert.ok(started.every((x) => x! < 5), `per-interval delays ${started}`);
@@ -517,7 +587,7 @@ Deno.test("tasks admitted but not yet placed show as placing, and count in their
   assert.deepEqual(from30To110(b.demandCpu), [3, 3, 3, 3, 0, 0, 0, 0, 0], "demand: the pending queue");
   assert.deepEqual(from30To110(b.allocationCpu), [1, 1, 1, 1, 4, 3, 3, 3, 3], "admitted, placed or not");
   const { max } = r.workloads.b.queueDelaySeconds;
-  assert.ok(max > 80 && max < 80.2, `the last b task waits from 20 s to 100 s: ${max}`);
+  assert.ok(max! > 80 && max! < 80.2, `the last b task waits from 20 s to 100 s: ${max}`);
 });
 
 Deno.test("held on hosts: a pool's allocation less its tasks waiting for placement, and fairness over it", async () => {
@@ -708,14 +778,14 @@ Deno.test("admission delay: the part of the queue delay a pool's entitlement hol
   const r = buildReport(scenario, sim, 1, MACHINE);
   const { quota, hosts } = r.workloads;
   // Three waves of 4 tasks each: the last wave waits two runs of 60 s, for admission in /q, for a host in /h.
-  assert.ok(quota.queueDelaySeconds.p99 > 119, `quota: queue p99 ${quota.queueDelaySeconds.p99}`);
-  assert.ok(hosts.queueDelaySeconds.p99 > 59, `hosts: queue p99 ${hosts.queueDelaySeconds.p99}`);
+  assert.ok(quota.queueDelaySeconds.p99! > 119, `quota: queue p99 ${quota.queueDelaySeconds.p99}`);
+  assert.ok(hosts.queueDelaySeconds.p99! > 59, `hosts: queue p99 ${hosts.queueDelaySeconds.p99}`);
   assert.ok(
-    quota.queueDelaySeconds.p99 - quota.admissionDelaySeconds.p99 < 5,
+    quota.queueDelaySeconds.p99! - quota.admissionDelaySeconds.p99! < 5,
     `quota: nearly all of it admission (${quota.admissionDelaySeconds.p99} of ${quota.queueDelaySeconds.p99} s)`,
   );
   assert.ok(
-    hosts.admissionDelaySeconds.p99 < 1,
+    hosts.admissionDelaySeconds.p99! < 1,
     `hosts: admitted at once (${hosts.admissionDelaySeconds.p99} s)`,
   );
   assert.equal(quota.admissionDelaySeconds.count, 12);
@@ -730,7 +800,7 @@ Deno.test("admission delay: the part of the queue delay a pool's entitlement hol
   const cut = buildReport(scenario, early, 1, MACHINE).workloads.quota.admissionDelaySeconds;
   assert.equal(cut.waiting, 4);
   // Asked for a few milliseconds in (the submission's API round trip), still waiting at 90 s.
-  assert.ok(cut.max > 89.9 && cut.max <= 90, `max ${cut.max}`);
+  assert.ok(cut.max! > 89.9 && cut.max! <= 90, `max ${cut.max}`);
 });
 
 /**

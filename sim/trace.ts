@@ -48,24 +48,40 @@ export interface TraceTask {
   endedPendingSec?: number;
 }
 
+/**
+ * Tasks of a trace job that arrive together, submitted to the simulator as one Peloton batch job. A job of
+ * the 2011 trace often gets tasks after its first ones (SUBMIT events of new task indexes minutes later):
+ * each such lot arrives as its own job at its own SUBMIT time (`part` 1, 2, …), rather than every task at
+ * the job's first SUBMIT. Tasks submitted within `ARRIVAL_WINDOW_SEC` of a lot's first SUBMIT join it, so a
+ * job's first tasks, whose SUBMITs the trace spreads over a second or two, stay one job; they arrive with
+ * the lot, at most that much before their own SUBMIT.
+ */
 export interface TraceJob {
+  /** The trace's job ID, shared by the lots of one job. */
   jobId: string;
+  /** 0 for the lot submitted with the job; 1, 2, … for tasks added to it later, in time order. */
+  part: number;
+  /** The lot's first SUBMIT (trace seconds). */
   submitSec: number;
+  /** The lot's tasks, by task index: instance i of the submitted job replays `tasks[i]`. */
   tasks: TraceTask[];
-  /** The largest request among the job's tasks, as fractions of the largest machine. */
+  /** The largest request among the trace job's tasks (all its lots), as fractions of the largest machine. */
   cpu: number;
   memory: number;
   disk: number;
   priority: number;
-  /** Tasks must run on different machines. */
+  /** Tasks must run on different machines (from every task of the trace job, in any lot). */
   differentMachines: boolean;
 }
+
+/** How long after a lot's first SUBMIT a task's SUBMIT may come and the task still join the lot. */
+export const ARRIVAL_WINDOW_SEC = 5;
 
 export class TraceError extends Error {
   override readonly name = "TraceError";
 }
 
-/** One task's events so far, in the file's order (the trace's rows are in time order). */
+/** One task's events so far, in time order. */
 interface TaskAcc {
   index: number;
   submitUs?: number;
@@ -80,7 +96,9 @@ interface TaskAcc {
 }
 
 interface JobAcc {
-  submitUs: number;
+  jobId: string;
+  /** Its place among the jobs, in the order the file first names them. */
+  at: number;
   tasks: Map<number, TaskAcc>;
   cpu: number;
   memory: number;
@@ -113,12 +131,17 @@ const SCHEDULING_CLASS = `an integer from 0 to ${MAX_SCHEDULING_CLASS}`;
 const PRIORITY = `an integer from 0 to ${MAX_PRIORITY}`;
 
 /**
- * Parses `task_events` CSV text into jobs ordered by submission. Events with time 0 happened before
- * the trace window and count as time 0. Every field is checked: a bad row fails with its line, column
- * and what was expected. Timestamp, job ID, task index and event type are mandatory; the real data
- * leaves the other columns empty at times, and an empty one is read as missing. A task's events are taken
- * in the file's order, the trace's time order: its last SCHEDULE and last FINISH, FAIL or KILL are the
- * ones lowest in the file (see `TraceTask`).
+ * Parses `task_events` CSV text into jobs ordered by submission (a job with tasks added later makes one
+ * `TraceJob` per lot of them). Events with time 0 happened before the trace window and count as time 0.
+ * Every field is checked, in the file's order: a bad row fails with its line, column and what was expected.
+ * Timestamp, job ID, task index and event type are mandatory; the real data leaves the other columns empty
+ * at times, and an empty one is read as missing.
+ *
+ * A task's events are taken in time order, ties in the file's order: part files concatenated out of order,
+ * or a row written late, read as they happened (a FINISH before its SCHEDULE in the file ends the run that
+ * SCHEDULE started). Its last SCHEDULE and last FINISH, FAIL or KILL are the latest ones (see `TraceTask`).
+ * The rows are not held twice for it: a first pass checks them and keeps each one's time, job, task and
+ * event type in typed arrays, a few bytes beside the text's line, and the second takes those in time order.
  *
  * Only tasks with a SUBMIT event are replayed: one of the trace's part files holds the later events of
  * tasks submitted in an earlier part, and those are left out. A file in which no task at all is submitted
@@ -126,7 +149,12 @@ const PRIORITY = `an integer from 0 to ${MAX_PRIORITY}`;
  */
 export function parseTaskEvents(text: string, file = "task_events.csv"): TraceJob[] {
   const jobs = new Map<string, JobAcc>();
-  let lineNo = 0, rows = 0;
+  const jobList: JobAcc[] = [];
+  const lines = text.split("\n");
+  // Per row, in the file's order: what the events need once the rows are in time order.
+  const timesUs = new Float64Array(lines.length), jobOf = new Uint32Array(lines.length);
+  const taskOf = new Float64Array(lines.length), typeOf = new Uint8Array(lines.length);
+  let lineNo = 0, rows = 0, inOrder = true;
   // Called only on a bad row, so the checks below stay a few comparisons per field.
   const bad = (col: number, expected: string, got: string): never => {
     const value = got === "" ? "an empty field" : `"${got}"`;
@@ -148,11 +176,10 @@ export function parseTaskEvents(text: string, file = "task_events.csv"): TraceJo
     const v = decimal(s);
     return v >= 0 && v <= 1 ? v : bad(col, "a number from 0 to 1", s);
   };
-  for (const raw of text.split("\n")) {
+  for (const raw of lines) {
     lineNo++;
     const line = raw.trim();
     if (!line) continue;
-    rows++;
     const f = line.split(",");
     if (f.length !== 13) {
       throw new TraceError(
@@ -176,7 +203,8 @@ export function parseTaskEvents(text: string, file = "task_events.csv"): TraceJo
     let job = jobs.get(jobId);
     if (!job) {
       job = {
-        submitUs: Infinity,
+        jobId,
+        at: jobList.length,
         tasks: new Map(),
         cpu: 0,
         memory: 0,
@@ -185,20 +213,31 @@ export function parseTaskEvents(text: string, file = "task_events.csv"): TraceJo
         differentMachines: false,
       };
       jobs.set(jobId, job);
+      jobList.push(job);
     }
-    let task = job.tasks.get(index);
-    if (!task) job.tasks.set(index, task = { index });
     // Empty fields are -1, so they leave the job's largest value as it is.
     job.priority = Math.max(job.priority, priority);
     job.cpu = Math.max(job.cpu, cpu);
     job.memory = Math.max(job.memory, memory);
     job.disk = Math.max(job.disk, disk);
     if (spread === "1") job.differentMachines = true;
+    if (rows > 0 && timeUs < timesUs[rows - 1]) inOrder = false;
+    timesUs[rows] = timeUs, jobOf[rows] = job.at, taskOf[rows] = index, typeOf[rows] = type;
+    rows++;
+  }
+  if (!rows) throw new TraceError(`${file}: no task events (the file has no rows)`);
+  const order = Uint32Array.from({ length: rows }, (_, i) => i);
+  // Stable: rows at the same time keep the file's order (a SUBMIT and a SCHEDULE in the same µs).
+  if (!inOrder) order.sort((a, b) => timesUs[a] - timesUs[b] || a - b);
+  for (const row of order) {
+    const job = jobList[jobOf[row]];
+    const index = taskOf[row], timeUs = timesUs[row], type = typeOf[row];
+    let task = job.tasks.get(index);
+    if (!task) job.tasks.set(index, task = { index });
     switch (type) {
       case TRACE_EVENTS.SUBMIT:
         // Resubmissions after an eviction or failure are the scheduler's business here, not the trace's.
         if (task.submitUs === undefined) task.submitUs = timeUs;
-        job.submitUs = Math.min(job.submitUs, timeUs);
         break;
       case TRACE_EVENTS.SCHEDULE:
         task.startUs = timeUs;
@@ -218,30 +257,54 @@ export function parseTaskEvents(text: string, file = "task_events.csv"): TraceJo
         break;
     }
   }
-  if (!rows) throw new TraceError(`${file}: no task events (the file has no rows)`);
   const out: TraceJob[] = [];
-  for (const [jobId, j] of jobs) {
-    const submitted = [...j.tasks.values()].filter((t) => t.submitUs !== undefined);
-    if (!submitted.length) continue;
-    submitted.sort((a, b) => a.index - b.index);
-    out.push({
-      jobId,
-      submitSec: j.submitUs / 1e6,
-      tasks: submitted.map(replayed),
-      cpu: j.cpu,
-      memory: j.memory,
-      disk: j.disk,
-      priority: j.priority,
-      differentMachines: j.differentMachines,
-    });
-  }
+  for (const j of jobList) out.push(...lots(j));
   if (!out.length) {
     throw new TraceError(
       `${file}: no task was ever submitted: none of its ${rows} ${rows === 1 ? "row is" : "rows are"} a ` +
         `SUBMIT event (event type ${TRACE_EVENTS.SUBMIT}), so there is no job to replay`,
     );
   }
-  return out.sort((a, b) => a.submitSec - b.submitSec || (a.jobId < b.jobId ? -1 : 1));
+  return out.sort((a, b) =>
+    a.submitSec - b.submitSec || (a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : a.part - b.part)
+  );
+}
+
+/**
+ * A job's submitted tasks as lots that arrive together (`TraceJob`): in order of their first SUBMIT, a
+ * task more than `ARRIVAL_WINDOW_SEC` after its lot's first starts the next lot.
+ */
+function lots(j: JobAcc): TraceJob[] {
+  const submitted = [...j.tasks.values()].filter((t) => t.submitUs !== undefined);
+  submitted.sort((a, b) => a.submitUs! - b.submitUs! || a.index - b.index);
+  const out: TraceJob[] = [];
+  let lot: TaskAcc[] = [];
+  let firstUs = -Infinity;
+  const close = () => {
+    if (!lot.length) return;
+    lot.sort((a, b) => a.index - b.index);
+    out.push({
+      jobId: j.jobId,
+      part: out.length,
+      submitSec: firstUs / 1e6,
+      tasks: lot.map(replayed),
+      cpu: j.cpu,
+      memory: j.memory,
+      disk: j.disk,
+      priority: j.priority,
+      differentMachines: j.differentMachines,
+    });
+  };
+  for (const t of submitted) {
+    if (t.submitUs! > firstUs + ARRIVAL_WINDOW_SEC * 1e6) {
+      close();
+      lot = [];
+      firstUs = t.submitUs!;
+    }
+    lot.push(t);
+  }
+  close();
+  return out;
 }
 
 /** How the replay runs a task: its last run, ended the way the trace last ended the task. */
@@ -292,7 +355,9 @@ export interface ReplayedJob {
  * `trace.startSec` is simulated time 0, and `speedup` trace seconds pass per simulated second; the window
  * holds the jobs that then arrive from the workload's `startSec` to its `stopSec`, both included, and
  * before the run's end at `horizonMs` (an arrival at the end itself does not happen, as in `arrives`).
- * Jobs outside it, before it in particular, are not replayed and do not count against `maxJobs`.
+ * Jobs outside it, before it in particular, are not replayed and do not count against `maxJobs`. Tasks
+ * added to a job later (a lot of `part` 1 or more) arrive in the window or not by their own time; `maxJobs`
+ * counts trace jobs, so the lots of a job it took come in too.
  */
 export function replayedJobs(jobs: TraceJob[], w: Workload, horizonMs: number): ReplayedJob[] {
   const spec = w.trace!;
@@ -300,12 +365,14 @@ export function replayedJobs(jobs: TraceJob[], w: Workload, horizonMs: number): 
   const max = w.maxJobs ?? Infinity;
   const stopMs = w.stopSec !== undefined ? w.stopSec * 1000 : Infinity;
   const out: ReplayedJob[] = [];
+  const taken = new Set<string>();
   for (const job of jobs) {
-    if (out.length >= max) break;
     const atMs = ((job.submitSec - spec.startSec) / spec.speedup) * 1000;
     // Jobs come in submission order: past the window's end, none of the rest is in it.
     if (atMs > stopMs || atMs >= horizonMs) break;
-    if (atMs >= startMs) out.push({ job, atMs });
+    if (atMs < startMs || (taken.size >= max && !taken.has(job.jobId))) continue;
+    taken.add(job.jobId);
+    out.push({ job, atMs });
   }
   return out;
 }
@@ -346,7 +413,9 @@ export function emptyWindow(
       `(${start}, then ${end} at trace.speedup ${spec.speedup})`;
   }
   const first = jobs[0].submitSec, last = jobs[jobs.length - 1].submitSec;
-  const which = jobs.length === 1 ? "its one job is" : `its ${jobs.length} jobs are`;
+  // A job with tasks added later has a lot for each: the jobs are counted once.
+  const count = new Set(jobs.map((j) => j.jobId)).size;
+  const which = count === 1 ? "its one job is" : `its ${count} jobs are`;
   const when = first === last
     ? `at trace second ${secs(first)}`
     : `from trace second ${secs(first)} to ${secs(last)}`;
@@ -360,7 +429,11 @@ function secs(x: number): string {
   return String(Math.round(x * 1e6) / 1e6);
 }
 
-/** A trace job as a Peloton batch job: requests scaled to the host class, Google's priority kept. */
+/**
+ * A trace job (one lot of its tasks) as a Peloton batch job: requests scaled to the host class, Google's
+ * priority kept. The different-machine restriction is on a label the trace job's every lot carries, so
+ * tasks added later keep off the machines of its earlier ones too, as the trace's restriction means.
+ */
 export function traceConfig(job: TraceJob, w: Workload, c: HostClass, n: number): Record<string, unknown> {
   const task: Record<string, unknown> = {
     resource: {
@@ -372,7 +445,7 @@ export function traceConfig(job: TraceJob, w: Workload, c: HostClass, n: number)
     command: { shell: true, value: `trace job ${job.jobId}` },
   };
   if (job.differentMachines) {
-    const value = `${w.name}-${n}`;
+    const value = `${w.name}-trace-job-${job.jobId}`;
     task.labels = [{ key: "sim.job", value }];
     task.constraint = {
       type: "LABEL_CONSTRAINT",

@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { buildReport } from "../reports/report.ts";
 import { runScenario } from "./runner.ts";
 import { loadScenarioFile, readText } from "./scenario_load.ts";
-import { parseTaskEvents, TRACE_EVENTS as E } from "./trace.ts";
+import type { Workload } from "./scenario.ts";
+import { parseTaskEvents, replayedJobs, TRACE_EVENTS as E } from "./trace.ts";
 
 /** One task_events row: time µs, missing, job, task index, machine, type, user, class, priority, cpu, mem, disk, restriction. */
 function row(
@@ -384,8 +385,10 @@ Deno.test("a task's last run is replayed, ended the way the trace last ended the
     { index: 0, durationSec: 100, exitCode: 0 },
     { index: 1, durationSec: undefined, exitCode: undefined },
     { index: 2, durationSec: 25, exitCode: 143 },
-    { index: 3, durationSec: 0, exitCode: 143, endedPendingSec: 80 },
   ]);
+  // Task 3 was added to the job 20 s in: it arrives then, as a lot of its own.
+  assert.deepEqual([jobs[1].jobId, jobs[1].part, jobs[1].submitSec], ["1", 1, 20]);
+  assert.deepEqual(jobs[1].tasks, [{ index: 3, durationSec: 0, exitCode: 143, endedPendingSec: 80 }]);
 });
 
 Deno.test("replay: a task that failed and ran again succeeds; one killed while pending runs at most until its kill", async () => {
@@ -503,4 +506,120 @@ Deno.test("a trace workload's own startSec and stopSec bound its arrivals in sim
   assert.deepEqual(seconds(await replayTimes("startSec: 100", ", startSec: 20, stopSec: 40")), [30]);
   // maxJobs counts from the workload's start, too.
   assert.deepEqual(seconds(await replayTimes("startSec: 100", ", startSec: 20, maxJobs: 1")), [30]);
+});
+
+Deno.test("rows out of time order are read in time order, ties in the file's order", () => {
+  // Job 4's FINISH is written before its SCHEDULE; job 6's part file comes before job 3's earlier one.
+  const jobs = parseTaskEvents(
+    [
+      row(45e6, "4", 0, E.SUBMIT),
+      row(80e6, "4", 0, E.FINISH),
+      row(50e6, "4", 0, E.SCHEDULE),
+      row(90e6, "6", 0, E.SUBMIT),
+      row(90e6, "6", 0, E.SCHEDULE),
+      row(95e6, "6", 0, E.FINISH),
+      row(10e6, "3", 0, E.SUBMIT),
+      row(10e6, "3", 0, E.SCHEDULE),
+      row(12e6, "3", 0, E.EVICT),
+      row(13e6, "3", 0, E.SCHEDULE),
+      row(20e6, "3", 0, E.FAIL),
+    ].join("\n"),
+    "o.csv",
+  );
+  assert.deepEqual(jobs.map((j) => [j.jobId, j.submitSec, j.tasks]), [
+    ["3", 10, [{ index: 0, durationSec: 7, exitCode: 1 }]],
+    // Scheduled at 50 s and finished at 80 s: not a run restarted after its end, with none in the trace.
+    ["4", 45, [{ index: 0, durationSec: 30, exitCode: 0 }]],
+    ["6", 90, [{ index: 0, durationSec: 5, exitCode: 0 }]],
+  ]);
+  // A bad row is still named by its line in the file.
+  assert.throws(
+    () => parseTaskEvents(`${row(9e6, "1", 0, 0)}\n${row(1e6, "1", 0, 0, { cpu: "x" })}`, "o.csv"),
+    {
+      message: 'o.csv line 2, column 10 (CPU request): expected a number from 0 to 1, got "x"',
+    },
+  );
+});
+
+Deno.test("tasks added to a job later arrive at their own SUBMIT time, as a lot of their own", () => {
+  const jobs = parseTaskEvents(
+    [
+      row(5e6, "5", 0, E.SUBMIT),
+      row(6e6, "5", 0, E.SCHEDULE),
+      // Within the arrival window of the job's first SUBMIT: it comes with task 0.
+      row(9e6, "5", 2, E.SUBMIT),
+      row(16e6, "5", 0, E.FINISH),
+      row(500e6, "5", 1, E.SUBMIT),
+      row(501e6, "5", 1, E.SCHEDULE),
+      row(502e6, "5", 3, E.SUBMIT, { spread: "1" }),
+      row(511e6, "5", 1, E.FINISH),
+      row(200e6, "7", 0, E.SUBMIT),
+    ].join("\n"),
+    "a.csv",
+  );
+  assert.deepEqual(jobs.map((j) => [j.jobId, j.part, j.submitSec, j.tasks.map((t) => t.index)]), [
+    ["5", 0, 5, [0, 2]],
+    ["7", 0, 200, [0]],
+    ["5", 1, 500, [1, 3]],
+  ]);
+  assert.deepEqual(jobs[2].tasks[0], { index: 1, durationSec: 10, exitCode: 0 });
+  // The job's largest request and restriction hold for each of its lots.
+  assert.deepEqual(jobs.filter((j) => j.jobId === "5").map((j) => j.differentMachines), [true, true]);
+  // maxJobs counts trace jobs: the one job it takes comes with the tasks added to it later.
+  const w = { startSec: 0, maxJobs: 1, trace: { startSec: 0, speedup: 1 } } as unknown as Workload;
+  assert.deepEqual(replayedJobs(jobs, w, Infinity).map(({ job, atMs }) => [job.jobId, job.part, atMs]), [
+    ["5", 0, 5000],
+    ["5", 1, 500_000],
+  ]);
+});
+
+Deno.test("replay: a task added later runs at its SUBMIT time; a FINISH written before its SCHEDULE ends the run", async () => {
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(
+    `${dir}/late.csv`,
+    [
+      row(5e6, "5", 0, E.SUBMIT),
+      row(6e6, "5", 0, E.SCHEDULE),
+      row(16e6, "5", 0, E.FINISH),
+      row(500e6, "5", 1, E.SUBMIT),
+      row(501e6, "5", 1, E.SCHEDULE),
+      row(511e6, "5", 1, E.FINISH),
+      row(45e6, "4", 0, E.SUBMIT),
+      row(80e6, "4", 0, E.FINISH),
+      row(50e6, "4", 0, E.SCHEDULE),
+    ].join("\n"),
+  );
+  await Deno.writeTextFile(
+    `${dir}/late.yaml`,
+    `name: late
+durationSec: 600
+hostClasses:
+  - {name: std, count: 2, cpu: 16, memoryMb: 65536, diskMb: 100000}
+respools:
+  - name: trace
+    resources:
+      - {kind: cpu, reservation: 32, limit: 32}
+      - {kind: memory, reservation: 131072, limit: 131072}
+      - {kind: disk, reservation: 200000, limit: 200000}
+workloads:
+  - {name: g, respool: /trace, trace: {file: late.csv, hostClass: std}}
+settings: {sampleIntervalSec: 1, taskStartupSec: 0}
+`,
+  );
+  try {
+    const loaded = await loadScenarioFile(`${dir}/late.yaml`);
+    const sim = await runScenario(loaded.scenario, { seed: 1, traces: loaded.traces, checkInvariants: true });
+    const tasks = sim.submissions.map((s) => sim.jobmgr.jobs.get(s.jobId)!.tasks.get(0)!);
+    const seconds = (ms: number | undefined) => Math.floor(ms! / 1000);
+    assert.deepEqual(tasks.map((t) => [seconds(t.startTimeMs), seconds(t.completionTimeMs), t.state]), [
+      [5, 15, "SUCCEEDED"], // job 5's first task: 10 s from its submission at 5 s
+      [45, 75, "SUCCEEDED"], // job 4: 30 s, not the hour of a run the trace never ended
+      [500, 510, "SUCCEEDED"], // job 5's task 1, added at 500 s
+    ]);
+    const r = buildReport(loaded.scenario, sim, 1, { wallSeconds: 0, peakRssBytes: 0 });
+    const running = (t: number) => r.series.runningTasks[r.series.t.indexOf(t)];
+    assert.deepEqual([running(10), running(20), running(505), running(520)], [1, 0, 1, 0]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

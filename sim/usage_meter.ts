@@ -5,8 +5,10 @@
  * Each quantity keeps a level (what is held now) and an area (the level's integral over time): at every
  * change the area grows by level × (now − last change) and the level moves by the change. An average over
  * any interval is then the difference of two areas over the interval's length, whatever happened between.
- * The simulated cluster reports every change (a task's launch and end, a host's arrival and loss): a few
- * additions per task.
+ * The capacity of the hosts up is integrated the same way, so utilization over an interval is what tasks
+ * held over what the hosts had, both integrated over it (resource-seconds over resource-seconds), as the
+ * pools' averages add up to. The simulated cluster reports every change (a task's launch and end, a host's
+ * arrival and loss): a few additions per task.
  */
 import type { Resources } from "../core/model/resources.ts";
 
@@ -17,10 +19,10 @@ export const HELD_CPU = 0, HELD_MEM = 1, SLACK_HELD_CPU = 2, SLACK_HELD_MEM = 3;
 
 /** The areas of a meter at one time (cumulative since the run began), to take averages between two. */
 export interface UsageAreas {
-  /** ∫ held / capacity dt per cluster quantity (revocable cpu over the cpu capacity), in ms. */
-  ratio: Float64Array;
-  /** ∫ revocable cpu dt, milli-core·ms. */
-  revocableCpu: number;
+  /** ∫ held dt per cluster quantity (`CPU` … `REVOCABLE_CPU`), in milli-cores, MB and milli-GPUs · ms. */
+  held: Float64Array;
+  /** ∫ capacity dt of the hosts up, per resource (`CPU` … `GPU`), in the same units. */
+  capacity: Float64Array;
   /** ∫ held dt per pool (by pool index) and pool quantity, in the cluster's units · ms. */
   pools: Float64Array[];
   atMs: number;
@@ -44,12 +46,10 @@ class PoolLevel {
 export class UsageMeter {
   /** Held now, in milli-cores, MB and milli-GPUs, by cluster quantity (`CPU` … `REVOCABLE_CPU`). */
   readonly held = new Float64Array(5);
-  /** The hosts up now: the denominators of utilization (cpu, memory, disk, gpu). */
+  /** The hosts up now: what utilization holds against (cpu, memory, disk, gpu). */
   readonly capacity = new Float64Array(4);
-  /** ∫ held dt since the capacity last changed (or was last read): divided by it once, not per change. */
   readonly #heldArea = new Float64Array(5);
-  readonly #ratioArea = new Float64Array(5);
-  #revocableArea = 0;
+  readonly #capacityArea = new Float64Array(4);
   #lastMs = 0;
   readonly #pools: PoolLevel[] = [];
   readonly #poolIndex = new Map<string, number>();
@@ -85,7 +85,7 @@ export class UsageMeter {
 
   /** A host comes up (`sign` 1) or goes away (-1): the cluster's capacity changes. */
   hostCapacity(nowMs: number, r: Resources, sign: 1 | -1): void {
-    this.#flush(nowMs);
+    this.#advance(nowMs);
     const c = this.capacity;
     c[CPU] += sign * r.cpuMilli, c[MEM] += sign * r.memMb, c[DISK] += sign * r.diskMb;
     c[GPU] += sign * r.gpuMilli;
@@ -93,14 +93,14 @@ export class UsageMeter {
 
   /** The areas up to `nowMs` (not before the last change). */
   areas(nowMs: number): UsageAreas {
-    this.#flush(nowMs);
+    this.#advance(nowMs);
     const pools = this.#pools.map((p) => {
       p.advance(nowMs);
       return Float64Array.from(p.area);
     });
     return {
-      ratio: Float64Array.from(this.#ratioArea),
-      revocableCpu: this.#revocableArea,
+      held: Float64Array.from(this.#heldArea),
+      capacity: Float64Array.from(this.#capacityArea),
       pools,
       atMs: nowMs,
     };
@@ -109,25 +109,21 @@ export class UsageMeter {
   #advance(nowMs: number): void {
     const dt = nowMs - this.#lastMs;
     if (dt <= 0) return;
-    const h = this.held, a = this.#heldArea;
+    const h = this.held, a = this.#heldArea, c = this.capacity, ca = this.#capacityArea;
     a[0] += h[0] * dt, a[1] += h[1] * dt, a[2] += h[2] * dt, a[3] += h[3] * dt, a[4] += h[4] * dt;
+    ca[0] += c[0] * dt, ca[1] += c[1] * dt, ca[2] += c[2] * dt, ca[3] += c[3] * dt;
     this.#lastMs = nowMs;
-  }
-
-  /** Moves the held areas into the ratio areas, over the capacity they were held against. */
-  #flush(nowMs: number): void {
-    this.#advance(nowMs);
-    const a = this.#heldArea, c = this.capacity, r = this.#ratioArea;
-    for (let k = 0; k < 4; k++) if (c[k] > 0) r[k] += a[k] / c[k];
-    if (c[CPU] > 0) r[REVOCABLE_CPU] += a[REVOCABLE_CPU] / c[CPU];
-    this.#revocableArea += a[REVOCABLE_CPU];
-    a.fill(0);
   }
 }
 
 /** Averages of a meter's quantities between two of its readings. */
 export interface UsageAverages {
-  /** Utilization per cluster quantity (held over capacity; revocable cpu over the cpu capacity). */
+  /**
+   * Utilization per cluster quantity: what tasks held over what the hosts up had, each integrated over the
+   * interval (resource-seconds held over resource-seconds available), revocable cpu over the cpu. When the
+   * capacity changes in the interval this is not the mean of the moment's ratios: an hour at half of 100
+   * cores and an hour at all of 300 is 350 of 400 core-hours, 0.875, not 0.75.
+   */
   ratio: number[];
   /** Revocable cpu held, milli-cores. */
   revocableCpu: number;
@@ -136,20 +132,25 @@ export interface UsageAverages {
 }
 
 /**
- * The time-averages between two readings (`from` earlier), or, for an empty interval, 0. A pool the
- * earlier reading did not have yet held nothing before it.
+ * The averages between two readings (`from` earlier), or, for an empty interval (or no capacity in it), 0.
+ * A pool the earlier reading did not have yet held nothing before it.
  */
 export function averagesBetween(from: UsageAreas, to: UsageAreas): UsageAverages {
   const dt = to.atMs - from.atMs;
   const avg = (a: number, b: number) => (dt > 0 ? (b - a) / dt : 0);
+  const held = (k: number) => to.held[k] - from.held[k];
+  const ratio = (k: number, of: number) => {
+    const available = to.capacity[of] - from.capacity[of];
+    return dt > 0 && available > 0 ? held(k) / available : 0;
+  };
   return {
-    ratio: Array.from(to.ratio, (x, k) => avg(from.ratio[k], x)),
-    revocableCpu: avg(from.revocableCpu, to.revocableCpu),
+    ratio: [ratio(CPU, CPU), ratio(MEM, MEM), ratio(DISK, DISK), ratio(GPU, GPU), ratio(REVOCABLE_CPU, CPU)],
+    revocableCpu: dt > 0 ? held(REVOCABLE_CPU) / dt : 0,
     pools: to.pools.map((p, i) => Array.from(p, (x, k) => avg(from.pools[i]?.[k] ?? 0, x))),
   };
 }
 
 /** A reading of a meter nothing happened on yet, at `atMs`. */
 export function emptyAreas(atMs = 0): UsageAreas {
-  return { ratio: new Float64Array(5), revocableCpu: 0, pools: [], atMs };
+  return { held: new Float64Array(5), capacity: new Float64Array(4), pools: [], atMs };
 }
