@@ -13,13 +13,17 @@ import { mesosTaskId, type TaskRecord } from "../core/model/records.ts";
 import type { Resources } from "../core/model/resources.ts";
 import { isTerminalJobState, isTerminalTaskState, type TaskState } from "../core/model/states.ts";
 import {
+  admissionBounds,
   controllerAdmits,
   entitlementAdmits,
+  kindsOver,
   neverAdmits,
   reservationAdmits,
+  sideQueueFor,
 } from "../core/resmgr/admission.ts";
 import type { QueuedGang } from "../core/resmgr/queued_gang.ts";
-import { RESOURCE_EPSILON, type Scalar } from "../core/resmgr/scalar.ts";
+import { ADMISSION_ORDER, type QueueKind, type RespoolNode } from "../core/resmgr/respool_node.ts";
+import { RESOURCE_EPSILON, type ResourceKind, type Scalar } from "../core/resmgr/scalar.ts";
 import type { Scenario } from "./scenario.ts";
 import type { Simulation } from "./runner.ts";
 
@@ -163,28 +167,37 @@ export class StallWatch {
 }
 
 /**
- * Jobs a run with a durationSec ended with that nothing in it could have started: waiting for a pool that
- * never admits their gang, as it asks for more than the pool's limit or the cluster's capacity allow its
- * entitlement to be (a gang is admitted whole or not at all), or queued in the pool behind a gang too big
- * for the cluster (the pending queue admits in order, and stops at a gang its entitlement cannot take; one
- * over the pool's limit is passed over, `neverAdmits`, so it holds no one up). Work that merely waited
- * when the run ended is not listed. An open-ended run finds its stuck jobs as it goes (`StallWatch`).
+ * Jobs a run with a durationSec ended with that nothing in it could have started: waiting in any of their
+ * pool's queues for a gang the pool never admits, as it asks for more than an admitter's bound allows
+ * whatever frees up (`admissionBounds`, as the resource manager's admission waits say: its limit, slack
+ * limit, controller limit, or reservation for non-preemptible work) or more than the cluster's capacity
+ * lets its entitlement be (a gang is admitted whole or not at all); or queued behind such a gang where it
+ * stops its queue: a side queue (non-preemptible, controller, revocable) stops at any, the pending queue at
+ * one too big for the cluster (one over the pool's limit is passed over, `neverAdmits`, and one with a side
+ * queue moves there, so they hold no one up). Work that merely waited when the run ended is not listed. An
+ * open-ended run finds its stuck jobs as it goes (`StallWatch`).
  */
 export function neverStartingJobs(sim: Simulation): StuckJob[] {
   const why = new Map<QueuedGang, string>();
+  const preemption = sim.scenario.settings.preemption.enabled;
   for (const pool of sim.resmgr.tree.leaves()) {
-    let blocked: string | undefined;
-    for (const gang of pool.pending) {
-      if (blocked) {
-        why.set(gang, blocked);
-        continue;
-      }
-      const over = gang.revocable ? undefined : overCaps(gang, pool.limit(), sim.resmgr.capacity.physical);
-      if (over === undefined) continue;
-      const what = gang.rows.length > 1 ? `its gang of ${gang.rows.length} tasks` : "it";
-      why.set(gang, `pool ${pool.path} can never admit ${what}: ${over}`);
-      if (!neverAdmits(pool, gang)) {
-        blocked = `waits in pool ${pool.path}'s queue behind work the pool can never admit`;
+    for (const kind of ADMISSION_ORDER) {
+      let blocked: string | undefined;
+      for (const gang of pool.queue(kind)) {
+        if (!gang.rows.length) continue;
+        if (blocked) {
+          why.set(gang, blocked);
+          continue;
+        }
+        const over = neverOver(pool, gang, preemption, sim.resmgr.capacity.physical);
+        if (over === undefined) continue;
+        const what = gang.rows.length > 1 ? `its gang of ${gang.rows.length} tasks` : "it";
+        why.set(gang, `pool ${pool.path} can never admit ${what}: ${over}`);
+        const passed = kind === "pending" &&
+          (neverAdmits(pool, gang) || sideQueueFor(gang, preemption) !== undefined);
+        if (!passed) {
+          blocked = `waits in pool ${pool.path}'s ${QUEUE_NAMES[kind]} behind work the pool can never admit`;
+        }
       }
     }
   }
@@ -214,12 +227,60 @@ export function neverStartingJobs(sim: Simulation): StuckJob[] {
   return stuck;
 }
 
+/** How stuck jobs name a pool's queues ("waits in pool /a's queue behind ..."). */
+const QUEUE_NAMES: Record<QueueKind, string> = {
+  pending: "queue",
+  nonPreemptible: "non-preemptible queue",
+  controller: "controller queue",
+  revocable: "revocable queue",
+};
+
 /**
- * How a gang asks for more than a pool's entitlement can ever be (its limit, in the pool's units, and the
- * cluster's capacity), e.g. "needs gpu 48, its limit is 32"; undefined when it does not.
+ * How a gang asks for more than its pool can ever admit, e.g. "needs gpu 48, its limit is 32": the first of
+ * its admitters' bounds it exceeds (`admissionBounds`), the limit together with the cluster's capacity for
+ * non-revocable work (the smaller caps its entitlement); undefined when it exceeds none.
  */
-function overCaps(gang: QueuedGang, limit: Scalar, capacity: Resources): string | undefined {
+function neverOver(
+  pool: RespoolNode,
+  gang: QueuedGang,
+  preemptionEnabled: boolean,
+  capacity: Resources,
+): string | undefined {
   const need = gang.resources;
+  for (const { name, bound } of admissionBounds(pool, gang, preemptionEnabled)) {
+    if (name === "limit") {
+      const over = overCaps(need, bound, capacity);
+      if (over !== undefined) return over;
+      continue;
+    }
+    const kinds = kindsOver(need, bound);
+    if (kinds.length) {
+      return kinds.map((k) =>
+        `needs ${UNITS[k]} ${round(amountOf(need, k))}, its ${name} is ${round(bound[k])}`
+      )
+        .join("; ");
+    }
+  }
+  return undefined;
+}
+
+const UNITS: Record<ResourceKind, string> = { cpu: "cpu", memory: "memory MB", disk: "disk MB", gpu: "gpu" };
+
+function amountOf(r: Resources, kind: ResourceKind): number {
+  return kind === "cpu"
+    ? r.cpuMilli / 1000
+    : kind === "memory"
+    ? r.memMb
+    : kind === "disk"
+    ? r.diskMb
+    : r.gpuMilli / 1000;
+}
+
+/**
+ * How resources ask for more than a pool's entitlement can ever be (its limit, in the pool's units, and
+ * the cluster's capacity), e.g. "needs gpu 48, its limit is 32"; undefined when they do not.
+ */
+function overCaps(need: Resources, limit: Scalar, capacity: Resources): string | undefined {
   const kinds: [string, number, number, number][] = [
     ["cpu", need.cpuMilli / 1000, limit.cpu, capacity.cpuMilli / 1000],
     ["memory MB", need.memMb, limit.memory, capacity.memMb],

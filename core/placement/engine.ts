@@ -29,6 +29,7 @@ import {
   type TaskTypePolicy,
 } from "./policy.ts";
 import { failureReason, rejectionCounts, roomIsMissing } from "./reasons.ts";
+import { gangFailure } from "./gang_reason.ts";
 import { RoundBuilder, type UnitOutcome } from "./round_build.ts";
 import { HeldUnits, type Pending } from "./held_units.ts";
 import { HostPoolConstraints, type HostPoolPolicy } from "./host_pool_policy.ts";
@@ -309,7 +310,7 @@ export class PlacementEngine implements Receiver {
     const failed: PlacementFailure[] = [];
     const pending: PlacementPending[] = [];
     const notYet: [Pending, UnitOutcome["placed"]][] = [];
-    const reasons = new Map<number, { text: string; room: boolean }>();
+    const reasons = new Map<number, { text: string; room: boolean; gang?: string }>();
     for (const u of due) {
       const o = outcomes.get(u);
       if (u.reservation?.state === "ready") {
@@ -327,17 +328,19 @@ export class PlacementEngine implements Receiver {
       let why = reasons.get(o.roundUnit);
       if (!why) {
         const task = o.unplaced[0];
-        const counts = rejectionCounts(task, result.failures[o.roundUnit], reply.rejections[o.group]);
+        const stages = result.failures[o.roundUnit];
+        const counts = rejectionCounts(task, stages, reply.rejections[o.group]);
         // A round the executor could not run (a placement worker died) says nothing about room.
         why = result.error === undefined
           ? { text: failureReason(task, counts), room: roomIsMissing(counts) }
           : { text: result.error, room: false };
+        if (u.gang) {
+          const counted = result.error === undefined ? stages : null;
+          why.gang = gangFailure(u.tasks, why.text, counts, counted, builder.leases.length);
+        }
         reasons.set(o.roundUnit, why);
       }
-      const reason = withRefusal(
-        u,
-        u.gang ? `gang of ${u.tasks.length} could not be placed whole: ${why.text}` : why.text,
-      );
+      const reason = withRefusal(u, why.gang ?? why.text);
       u.reason = reason;
       u.failedRounds++;
       u.failedAtMs = now;

@@ -119,20 +119,26 @@ export class PartitionPlacer implements HostJudge {
     items.forEach((it, i) => {
       const slot0 = slot;
       if (it.atomic) this.#undo = [];
-      let ok = true;
+      let ok = true, failedGroup = -1;
       for (const p of it.parts) {
         if (ok || !it.atomic) {
           const placed = this.#fill(p.group, p.count, out, slot, port);
           if (placed < p.count) {
             ok = false;
-            this.#diagnose(p.group, out.failures, i * REASONS);
+            failedGroup = p.group;
+            if (!it.atomic) this.#diagnose(p.group, out.failures, i * REASONS);
           }
         }
         slot += p.count;
         port += p.count * this.groups[p.group].dynamicPorts;
       }
       if (it.atomic) {
-        if (!ok) this.#rollback(out.hosts, slot0, slot);
+        if (!ok) {
+          this.#rollback(out.hosts, slot0, slot);
+          // Counted on the hosts as the gang found them: a host its own earlier tasks filled had room
+          // for one of them, and the reason must not say no host had.
+          this.#diagnose(failedGroup, out.failures, i * REASONS);
+        }
         this.#undo = null;
       }
       if (!ok) out.failed[i] = 1;

@@ -93,7 +93,12 @@ Deno.test("a gang is placed whole, across hosts, or not at all, and a failed gan
   assert.ok(
     Object.keys(short.where).filter((t) => t.startsWith("tf-")).every((t) => short.where[t] === undefined),
   );
-  assert.match(short.reasons["tf-0-1"], /^no host with 8 free GPUs: insufficient gpu on 7 hosts$/);
+  // Every host had room for one worker, counted before the gang's own workers filled them: none lacks it.
+  assert.equal(
+    short.reasons["tf-0-1"],
+    "gang of 8 could not be placed whole: too few hosts with room for its tasks (8 cpus, 1024 MB memory, " +
+      "8 GPUs each): room for one on 7 hosts, not for all 8",
+  );
   assert.equal(Object.keys(short.perHost).length, 7, "the solo tasks got the hosts the gang gave back");
 });
 

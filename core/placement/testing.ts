@@ -9,6 +9,7 @@ import { DEFAULT_PLACEMENT_CONFIG, type PlacementConfig, PlacementEngine } from 
 import { placeRound } from "./plan.ts";
 import { PELOTON_POLICIES, type TaskTypePolicy } from "./policy.ts";
 import { failureReason, rejectionCounts } from "./reasons.ts";
+import { gangFailure } from "./gang_reason.ts";
 import { RoundBuilder, type UnitOfWork } from "./round_build.ts";
 import type { PlacementResult, PlacementRound } from "./round.ts";
 
@@ -97,7 +98,7 @@ export function place(
   const round = b.build(leases(rows), opts.scoreLimit ?? 16);
   const result = placeRound(round, opts.partitions ?? 1);
   const out: Placed = { round, result, where: {}, ports: {}, reasons: {}, perHost: {} };
-  for (const o of b.outcomes(result, round.groups).values()) {
+  for (const [u, o] of b.outcomes(result, round.groups)) {
     for (const { task, lease, ports } of o.placed) {
       out.where[task.taskId] = lease.hostname;
       out.ports[task.taskId] = ports;
@@ -105,7 +106,13 @@ export function place(
     }
     for (const task of o.unplaced) {
       out.where[task.taskId] = undefined;
-      out.reasons[task.taskId] = failureReason(task, rejectionCounts(task, result.failures[o.roundUnit], {}));
+      const stages = result.failures[o.roundUnit];
+      const counts = rejectionCounts(task, stages, {});
+      const text = failureReason(task, counts);
+      // As the engine words it.
+      out.reasons[task.taskId] = u.gang
+        ? gangFailure(u.tasks, text, counts, stages, round.hosts.count)
+        : text;
     }
   }
   return out;

@@ -1,9 +1,10 @@
 /** Admission control (Peloton's `respool/admission.go`): which queued gangs a leaf pool admits, whole. */
 import type { Resources } from "../model/resources.ts";
 import { allocateTask } from "./allocation.ts";
-import { ADMISSION_ORDER, type QueueKind, type RespoolNode } from "./respool_node.ts";
+import { DEFAULT_SLACK_LIMIT_PERCENT } from "./entitlement.ts";
+import { ADMISSION_ORDER, type QueueKind, type RespoolNode, toScalar } from "./respool_node.ts";
 import type { QueuedGang } from "./queued_gang.ts";
-import { RESOURCE_EPSILON as EPSILON, type Scalar } from "./scalar.ts";
+import { RESOURCE_EPSILON as EPSILON, RESOURCE_KINDS, type ResourceKind, type Scalar } from "./scalar.ts";
 
 /**
  * `(used + need) ≤ cap` in every dimension, in Peloton's units and with `LessThanOrEqual`'s epsilon
@@ -49,13 +50,70 @@ export function canAdmit(pool: RespoolNode, gang: QueuedGang, preemptionEnabled:
 /**
  * The gang asks for more than the pool's limit in some resource: its entitlement never reaches that (the
  * limit caps it), so no admission pass will take it unless the pool's config changes. Revocable gangs are
- * held to slack, not the limit, and wait in their own queue.
+ * held to slack, not the limit, and wait in their own queue. Such work is not the pool's demand for
+ * entitlement either (`RespoolNode.neverDemand`).
  */
 export function neverAdmits(pool: RespoolNode, gang: QueuedGang): boolean {
-  if (gang.revocable) return false;
-  const cap = pool.limit();
-  const zero: Resources = { cpuMilli: 0, memMb: 0, diskMb: 0, gpuMilli: 0 };
-  return !fits(zero, gang.resources, cap);
+  return pool.neverAdmits(gang);
+}
+
+/** A cap an admitter holds a gang to that nothing freeing up can lift: only a change of the pool's config. */
+export interface AdmissionBound {
+  /** As a message names it after "its": "limit", "reservation", "slack limit (20% of its reservation)". */
+  name: string;
+  bound: Scalar;
+}
+
+/**
+ * The bounds of the admitters that apply to the gang, in Peloton's admitter order: the entitlement never
+ * exceeds the pool's limit (the calculator caps it there) and, for revocable work, its memory, disk and gpu
+ * never the slack limit (revocable cpu comes from the hosts' slack); the controller limit; the reservation
+ * for non-preemptible work with preemption on. A gang over one (`boundsExceeded`) is never admitted.
+ */
+export function admissionBounds(
+  pool: RespoolNode,
+  gang: QueuedGang,
+  preemptionEnabled: boolean,
+): AdmissionBound[] {
+  const out: AdmissionBound[] = [];
+  if (gang.revocable) {
+    const percent = pool.config.slackLimit?.maxPercent ?? DEFAULT_SLACK_LIMIT_PERCENT;
+    const r = pool.reservation(), m = percent / 100;
+    out.push({
+      name: `slack limit (${percent}% of its reservation)`,
+      bound: { cpu: Infinity, memory: r.memory * m, disk: r.disk * m, gpu: r.gpu * m },
+    });
+    return out;
+  }
+  out.push({ name: "limit", bound: pool.limit() });
+  const controller = gang.controller ? pool.controllerLimit() : undefined;
+  if (controller) {
+    out.push({
+      name: `controller limit (${pool.config.controllerLimit?.maxPercent}% of its reservation)`,
+      bound: controller,
+    });
+  }
+  if (preemptionEnabled && !gang.preemptible) out.push({ name: "reservation", bound: pool.reservation() });
+  return out;
+}
+
+/** The kinds the gang asks for more of than `bound`, by the epsilon or more (admission's own test). */
+export function kindsOver(need: Resources, bound: Scalar): ResourceKind[] {
+  const n = toScalar(need);
+  return RESOURCE_KINDS.filter((k) => n[k] - bound[k] >= EPSILON);
+}
+
+/** The first of the gang's `admissionBounds` it asks for more than, with the kinds; undefined if none. */
+export function boundsExceeded(
+  pool: RespoolNode,
+  gang: QueuedGang,
+  preemptionEnabled: boolean,
+): { bound: AdmissionBound; kinds: ResourceKind[] } | undefined {
+  for (const bound of admissionBounds(pool, gang, preemptionEnabled)) {
+    const kinds = kindsOver(gang.resources, bound.bound);
+    if (kinds.length) return { bound, kinds };
+  }
+  return undefined;
 }
 
 /**
@@ -121,13 +179,7 @@ export function dequeueGangs(
 }
 
 function admit(pool: RespoolNode, gang: QueuedGang): void {
-  const demand = gang.revocable ? pool.slackDemand : pool.demand;
-  const r = gang.resources;
-  demand.cpuMilli -= r.cpuMilli;
-  demand.memMb -= r.memMb;
-  demand.diskMb -= r.diskMb;
-  demand.gpuMilli -= r.gpuMilli;
+  pool.admitted(gang);
   const t = gang.table;
   for (const row of gang.rows) allocateTask(pool.allocation, t.resources[row]!, t.flags[row]);
-  pool.queuedTasks -= gang.rows.length;
 }

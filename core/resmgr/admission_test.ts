@@ -190,10 +190,12 @@ Deno.test("a gang over the pool's limit keeps its place at the head without hold
   assert.deepEqual(run(a), [small]);
   assert.deepEqual([...a.pending], [tooBig, gpu, over, after], "the passed-over gangs are still first");
   assert.equal(a.queuedTasks, 11 + 1 + 7 + 1);
-  // Admission waits name what holds the queue up, not the gang that never will be admitted.
+  // They are no demand for entitlement: nothing would be preempted elsewhere for them.
+  assert.deepEqual([a.neverDemand.cpuMilli, a.admissibleDemand().cpuMilli], [12_000, 8_000]);
+  // Admission waits name the first gang that never will be admitted, then what holds the queue up.
   const waits = admissionWaits(a, true, true);
   assert.match(
     waits.queues.pending!,
-    /has no room in its entitlement for the first gang in line \(7 tasks\)/,
+    /^resource pool \/a can never admit the first gang in line \(11 tasks\): it asks for cpu 11, more than its limit of 10; resource pool \/a has no room in its entitlement for the next gang in line \(7 tasks\)/,
   );
 });

@@ -6,13 +6,14 @@
 import type { AdmissionWaits } from "../messages.ts";
 import type { Resources } from "../model/resources.ts";
 import {
+  boundsExceeded,
+  canAdmit,
   controllerAdmits,
   entitlementAdmits,
   neverAdmits,
   reservationAdmits,
   sideQueueFor,
 } from "./admission.ts";
-import { DEFAULT_SLACK_LIMIT_PERCENT } from "./entitlement.ts";
 import type { QueuedGang } from "./queued_gang.ts";
 import { ADMISSION_ORDER, type QueueKind, type RespoolNode, toScalar } from "./respool_node.ts";
 import { RESOURCE_EPSILON, RESOURCE_KINDS, type ResourceKind, type Scalar } from "./scalar.ts";
@@ -21,9 +22,11 @@ import { RESOURCE_EPSILON, RESOURCE_KINDS, type ResourceKind, type Scalar } from
  * A leaf pool's waits, as `dequeueGangs` would meet them. The side queues (non-preemptible, controller,
  * revocable) each stop at their first gang that does not fit. The pending queue moves a refused gang that
  * has a side queue aside and goes on: its reason is that of its first refused gang with no side queue; one
- * it moves aside speaks for its side queue when that has no gang yet. A queue that is empty, or whose
- * first gang fits (admitted at the next pass), says nothing. `capacityKnown`: the cluster has capacity as
- * the host manager last reported it; without any, every entitlement is 0, and the message says why.
+ * it moves aside speaks for its side queue when that has no gang yet. A gang over the pool's limit with no
+ * side queue is passed over, holding no one up: the pending queue says the pool can never admit the first
+ * such gang, then what holds the gangs behind it, if anything does. A queue that is empty, or whose first
+ * gang fits (admitted at the next pass), says nothing. `capacityKnown`: the cluster has capacity as the
+ * host manager last reported it; without any, every entitlement is 0, and the message says why.
  */
 export function admissionWaits(
   pool: RespoolNode,
@@ -36,7 +39,8 @@ export function admissionWaits(
     preemption: preemptionEnabled,
     queues: {},
   };
-  const why = (gang: QueuedGang) => refusal(pool, gang, preemptionEnabled, capacityKnown);
+  const why = (gang: QueuedGang, place: Place = "first") =>
+    refusal(pool, gang, preemptionEnabled, capacityKnown, place);
   const sides = ADMISSION_ORDER.filter((k) => k !== "pending");
   const headed = new Set<QueueKind>();
   for (const kind of sides) {
@@ -46,19 +50,23 @@ export function admissionWaits(
     const reason = why(gang);
     if (reason) out.queues[kind] = reason;
   }
+  // The first gang passed over (over the pool's limit): what the pending queue says first.
+  let passed: string | undefined;
   let looked = 0;
   for (const gang of pool.pending) {
     // As far as one admission pass would go.
     if (++looked > PENDING_LOOK_LIMIT) break;
     if (!gang.rows.length) continue;
-    const reason = why(gang);
+    const reason = why(gang, passed === undefined ? "first" : "next");
     if (!reason) break;
     const side = sideQueueFor(gang, preemptionEnabled);
-    // Passed over at admission: the tasks behind it wait for their own reasons (its own tasks are told
-    // they ask for more than the pool's limit).
-    if (side === undefined && neverAdmits(pool, gang)) continue;
+    if (side === undefined && neverAdmits(pool, gang)) {
+      // Passed over at admission: the tasks behind it wait for their own reasons, if any.
+      passed ??= reason;
+      continue;
+    }
     if (side === undefined) {
-      out.queues.pending = reason;
+      out.queues.pending = passed === undefined ? reason : `${passed}; ${reason}`;
       break;
     }
     // Moved aside at the next pass, to the back of its side queue: it speaks for that queue if it will
@@ -68,8 +76,12 @@ export function admissionWaits(
       out.queues[side] = reason;
     }
   }
+  if (passed !== undefined) out.queues.pending ??= passed;
   return out;
 }
+
+/** Where the gang a reason is about stands in its queue: first, or next after gangs passed over. */
+type Place = "first" | "next";
 
 /** Gangs of the pending queue looked at, at most: Peloton's `dequeueGangLimit`, one pass's worth. */
 const PENDING_LOOK_LIMIT = 1000;
@@ -80,50 +92,48 @@ function firstGang(queue: Iterable<QueuedGang>): QueuedGang | undefined {
   return undefined;
 }
 
-/** What the first admitter that refuses the gang says, in Peloton's order; undefined when none does. */
+/**
+ * Why the gang is not admitted: that the pool never can (it asks for more than a bound of an admitter that
+ * applies to it, `boundsExceeded`: its limit, slack limit, controller limit or reservation), else what the
+ * first admitter that refuses it says, in Peloton's order; undefined when none does.
+ */
 function refusal(
   pool: RespoolNode,
   gang: QueuedGang,
   preemptionEnabled: boolean,
   capacityKnown: boolean,
+  place: Place,
 ): string | undefined {
+  if (canAdmit(pool, gang, preemptionEnabled)) return undefined;
+  const first = gang.rows.length === 1
+    ? `the ${place} task in line`
+    : `the ${place} gang in line (${gang.rows.length} tasks)`;
+  const never = boundsExceeded(pool, gang, preemptionEnabled);
+  if (never) {
+    const need = toScalar(gang.resources), bound = never.bound.bound;
+    const asks = never.kinds.map((kind) =>
+      `${kind} ${amount(kind, need[kind])}, more than its ${never.bound.name} of ${amount(kind, bound[kind])}`
+    );
+    return `resource pool ${pool.path} can never admit ${first}: it asks for ${asks.join(" and ")}`;
+  }
   const a = pool.allocation;
   if (!entitlementAdmits(pool, gang)) {
     if (!capacityKnown) {
       return `resource pool ${pool.path} has no entitlement: the cluster has reported no capacity (no host is ` +
         "up)";
     }
-    if (gang.revocable) {
-      // Peloton caps revocable memory, disk and gpu at the pool's slack limit; revocable cpu comes from slack.
-      const percent = pool.config.slackLimit?.maxPercent ?? DEFAULT_SLACK_LIMIT_PERCENT;
-      const r = pool.reservation(), m = percent / 100;
-      return short(pool, "slack entitlement (for revocable tasks)", a.slack, gang, pool.slackEntitlement, {
-        name: `slack limit (${percent}% of its reservation)`,
-        bound: { cpu: Infinity, memory: r.memory * m, disk: r.disk * m, gpu: r.gpu * m },
-      });
-    }
-    return short(pool, "entitlement", a.nonSlack, gang, pool.nonSlackEntitlement, {
-      name: "limit",
-      bound: pool.limit(),
-    });
+    return gang.revocable
+      ? short(pool, "slack entitlement (for revocable tasks)", a.slack, gang, pool.slackEntitlement, first)
+      : short(pool, "entitlement", a.nonSlack, gang, pool.nonSlackEntitlement, first);
   }
   if (!controllerAdmits(pool, gang)) {
     const percent = pool.config.controllerLimit?.maxPercent;
-    const limit = pool.controllerLimit()!;
-    return short(pool, `controller limit (${percent}% of its reservation)`, a.controller, gang, limit, {
-      name: `controller limit (${percent}% of its reservation)`,
-      bound: limit,
-    });
+    const what = `controller limit (${percent}% of its reservation)`;
+    return short(pool, what, a.controller, gang, pool.controllerLimit()!, first);
   }
   if (!reservationAdmits(pool, gang, preemptionEnabled)) {
-    return short(
-      pool,
-      "reservation (which non-preemptible tasks may not exceed)",
-      a.nonPreemptible,
-      gang,
-      pool.reservation(),
-      { name: "reservation", bound: pool.reservation() },
-    );
+    const what = "reservation (which non-preemptible tasks may not exceed)";
+    return short(pool, what, a.nonPreemptible, gang, pool.reservation(), first);
   }
   return undefined;
 }
@@ -131,8 +141,7 @@ function refusal(
 /**
  * "resource pool /a has no room in its entitlement for the first task in line: cpu 12 of 12 in use; it asks
  * for cpu 1, memory 128 MB". Every kind over the cap is named, asked for or not (an entitlement may shrink
- * below what is in use). When the gang asks for more than `never.bound` (what the cap can never exceed:
- * the pool's limit, its slack or controller limit, or its reservation), waiting cannot help: said so.
+ * below what is in use).
  */
 function short(
   pool: RespoolNode,
@@ -140,28 +149,11 @@ function short(
   used: Resources,
   gang: QueuedGang,
   cap: Scalar,
-  never: { name: string; bound: Scalar },
+  first: string,
 ): string {
   const u = toScalar(used), need = toScalar(gang.resources);
-  const parts: string[] = [], impossible: string[] = [];
-  for (const kind of RESOURCE_KINDS) {
-    if (need[kind] > 0 && need[kind] - never.bound[kind] >= RESOURCE_EPSILON) {
-      impossible.push(
-        `${kind} ${amount(kind, need[kind])}, more than its ${never.name} of ${
-          amount(kind, never.bound[kind])
-        }`,
-      );
-    }
-    if (u[kind] + need[kind] - cap[kind] >= RESOURCE_EPSILON) {
-      parts.push(`${kind} ${amount(kind, u[kind])} of ${amount(kind, cap[kind])} in use`);
-    }
-  }
-  const first = gang.rows.length === 1
-    ? "the first task in line"
-    : `the first gang in line (${gang.rows.length} tasks)`;
-  if (impossible.length) {
-    return `resource pool ${pool.path} can never admit ${first}: it asks for ${impossible.join(" and ")}`;
-  }
+  const parts = RESOURCE_KINDS.filter((kind) => u[kind] + need[kind] - cap[kind] >= RESOURCE_EPSILON)
+    .map((kind) => `${kind} ${amount(kind, u[kind])} of ${amount(kind, cap[kind])} in use`);
   const asks = RESOURCE_KINDS.filter((k) => need[k] > 0).map((k) => `${k} ${amount(k, need[k])}`).join(", ");
   return `resource pool ${pool.path} has no room in its ${what} for ${first}: ${parts.join(", ")}; ` +
     `it asks for ${asks}`;

@@ -54,18 +54,47 @@ Deno.test("a pool whose first gangs can be admitted has no waits; a full one say
   });
 });
 
-Deno.test("a first gang asking for more than the pool's limit is passed over: the queue waits for no reason of it", () => {
+Deno.test("a first gang over the pool's limit is passed over: the queue says it never admits it, then what holds the rest", () => {
   const a = pool();
   enqueue(a, 1, 12);
   enqueue(a, 1, 1);
-  // Its own tasks are told they ask for more than the limit (the job manager's `waitFor`).
-  assert.deepEqual(queues(a), {});
+  const never =
+    "resource pool /a can never admit the first task in line: it asks for cpu 12, more than its " +
+    "limit of 10";
+  assert.deepEqual(queues(a), { pending: never }, "the task behind it fits: admitted at the next pass");
   // Peloton's pending queue stopped at it for good; here the one behind is admitted.
   assert.equal(admitAll(a), 1);
   enqueue(a, 1, 9);
   assert.deepEqual(queues(a), {
-    pending: "resource pool /a has no room in its entitlement for the first task in line: cpu 1 of 8 in " +
-      "use; it asks for cpu 9, memory 128 MB",
+    pending: `${never}; resource pool /a has no room in its entitlement for the next task in line: cpu 1 ` +
+      "of 8 in use; it asks for cpu 9, memory 128 MB",
+  });
+});
+
+Deno.test("a gang of tasks each within the limit but over it together is said never to be admitted", () => {
+  const a = pool();
+  // Three tasks of one GPU each; the pool's gpu limit is 2.
+  enqueue(a, 3, 1, { resources: { cpuMilli: 1000, memMb: 128, diskMb: 0, gpuMilli: 1000 } });
+  assert.deepEqual(queues(a), {
+    pending: "resource pool /a can never admit the first gang in line (3 tasks): it asks for gpu 3, more " +
+      "than its limit of 2",
+  });
+  assert.equal(admitAll(a), 0);
+});
+
+Deno.test("a gang over a bound of its admitters is said never to be admitted, whichever admitter refuses it first", () => {
+  const a = pool();
+  // Non-preemptible, 9 cores: within the limit of 10, over the entitlement of 8 and the reservation of 4.
+  enqueue(a, 1, 9, { preemptible: false });
+  assert.deepEqual(queues(a), {
+    nonPreemptible: "resource pool /a can never admit the first task in line: it asks for cpu 9, more than " +
+      "its reservation of 4",
+  });
+  // Without preemption the reservation holds nothing: only the entitlement does, which may grow.
+  assert.deepEqual(queues(a, false), {
+    pending:
+      "resource pool /a has no room in its entitlement for the first task in line: cpu 0 of 8 in use; " +
+      "it asks for cpu 9, memory 128 MB",
   });
 });
 
@@ -101,7 +130,11 @@ Deno.test("a refused gang the pending queue moves aside speaks for its side queu
   // A gang over the limit with no side queue to go to is passed over: the one behind it is not held.
   enqueue(a, 1, 12);
   enqueue(a, 1);
-  assert.deepEqual(queues(a), { nonPreemptible: never });
+  assert.deepEqual(queues(a), {
+    nonPreemptible: never,
+    pending: "resource pool /a can never admit the first task in line: it asks for cpu 12, more than its " +
+      "limit of 10",
+  });
 });
 
 Deno.test("a kind over the cap is named even when the first gang asks for none of it", () => {
@@ -215,4 +248,47 @@ Deno.test("GetAdmissionWaits over the resource pool API: a leaf's waits; the roo
   assert.deepEqual(ask("p"), error("isNotLeaf", "p", "resource pool /p is not a leaf pool"));
   assert.deepEqual(ask("root"), error("isNotLeaf", "root", "resource pool / is not a leaf pool"));
   assert.deepEqual(ask("x"), error("notFound", "x", "resource pool x not found"));
+});
+
+Deno.test("GetAdmissionWaits names a gang bigger than its pool's limit whose every task is within it", async () => {
+  const { ResourceManager } = await import("./resmgr.ts");
+  const { makePorts, makeRmTask } = await import("../testing/harness.ts");
+  const ports = makePorts();
+  const rm = new ResourceManager({ ...ports, self: "resmgr", hostmgr: "hostmgr" });
+  rm.recover([{
+    id: "g",
+    path: "/G",
+    parentId: "root",
+    config: makeRespoolConfig("G", {
+      cpu: 12,
+      memory: 24_576,
+      disk: { reservation: 1000, limit: 61_440 },
+      gpu: 4,
+    }),
+  }]);
+  // minimumRunningInstances 5: one gang of 5 tasks of one core and one GPU each, 5 GPUs in all. Preemptible:
+  // it has no side queue to go to, and is passed over in the pending queue.
+  const tasks = Array.from({ length: 5 }, (_, i) =>
+    makeRmTask({
+      jobId: "j",
+      instanceId: i,
+      respoolId: "g",
+      minInstances: 5,
+      preemptible: true,
+      resources: { cpuMilli: 1000, memMb: 128, diskMb: 0, gpuMilli: 1000 },
+    }));
+  rm.receive({ kind: "enqueue-gangs", gangs: [{ tasks }] });
+  rm.schedule();
+  rm.receive({
+    kind: "api",
+    reqId: 1,
+    replyTo: "api/1",
+    procedure: "peloton.api.respool.ResourceManager::GetAdmissionWaits",
+    body: { id: { value: "g" } },
+  });
+  const [reply] = ports.transport.take("api-reply", "api/1") as Extract<Message, { kind: "api-reply" }>[];
+  assert.deepEqual((reply.body as { waits: { queues: unknown } }).waits.queues, {
+    pending: "resource pool /G can never admit the first gang in line (5 tasks): it asks for gpu 5, more " +
+      "than its limit of 4",
+  });
 });

@@ -14,7 +14,8 @@ function toPool(node: RespoolNode): EntitlementPool {
     children: node.children.map(toPool),
     resources,
     slackLimitPercent: node.config.slackLimit?.maxPercent,
-    demand: toScalar(node.demand),
+    // Work the pool can never admit (over its limit) is no claim on the cluster: left out.
+    demand: toScalar(node.admissibleDemand()),
     slackDemand: toScalar(node.slackDemand),
     allocation: { nonSlack: toScalar(node.allocation.nonSlack), slack: toScalar(node.allocation.slack) },
   };

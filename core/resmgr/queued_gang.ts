@@ -19,6 +19,8 @@ export class QueuedGang {
   controller: boolean;
   /** Set when an earlier attempt failed, so placement retries are paced. */
   notBeforeMs: number;
+  /** Queued and counted in its pool's `neverDemand`: the pool can never admit it as its limit stands. */
+  neverAdmitted: boolean;
 
   /** `rows` is taken over, not copied; each row's gang is set to this one. */
   constructor(table: TaskTable, rows: number[]) {
@@ -38,6 +40,7 @@ export class QueuedGang {
     this.preemptible = (flags & PREEMPTIBLE) !== 0;
     this.controller = rows.length === 1 && (flags & CONTROLLER) !== 0;
     this.notBeforeMs = 0;
+    this.neverAdmitted = false;
   }
 
   /** After a drop: a gang of exactly one controller task is a controller gang. */

@@ -228,7 +228,11 @@ export class ResourceManager implements Receiver {
       if (!gang.tasks.length) continue;
       const pool = this.tree.get(gang.tasks[0].respoolId);
       if (!pool || !pool.isLeaf || pool.isRoot) {
-        const reason = `resource pool ${gang.tasks[0].respoolId} is not a leaf pool`;
+        const id = gang.tasks[0].respoolId;
+        // A job keeps the id of a pool deleted since: say it is gone, not that it has children.
+        const reason = pool
+          ? `resource pool ${id} is not a leaf pool`
+          : `resource pool ${id} does not exist (deleted?)`;
         for (const t of gang.tasks) this.#handoff.change(t.taskId, "KILLED", now, reason, owner);
         continue;
       }

@@ -112,14 +112,24 @@ Deno.test("higher priority gangs are admitted first", () => {
   assert.equal(state("low-0-1"), "PENDING");
 });
 
-Deno.test("gangs for a pool that is not a leaf are KILLED with a reason", () => {
-  const { rm, enqueue, transport, getPlacements } = setup();
-  enqueue({ tasks: [makeRmTask({ respoolId: "nope" })] });
+Deno.test("gangs for a pool that is not a leaf, or no longer exists, are KILLED saying which", () => {
+  const { rm, pool, enqueue, transport, getPlacements } = setup();
+  pool("gone", { cpu: 1 });
+  assert.ok(rm.tree.delete("/gone").ok);
+  pool("parent", { cpu: 2 });
+  assert.ok(rm.tree.create("child", "parent", makeRespoolConfig("child", { cpu: 1, memory: 100 })).ok);
+  for (const respoolId of ["nope", "gone", "parent", ROOT_ID]) {
+    enqueue({ tasks: [makeRmTask({ jobId: respoolId, respoolId })] });
+  }
   assert.equal(rm.tasks.size, 0);
   getPlacements();
   const [reply] = transport.take("placements", "jobmgr");
-  assert.equal(reply.changes[0].state, "KILLED");
-  assert.match(reply.changes[0].reason!, /not a leaf pool/);
+  assert.deepEqual(reply.changes.map((c) => [c.state, c.reason]), [
+    ["KILLED", "resource pool nope does not exist (deleted?)"],
+    ["KILLED", "resource pool gone does not exist (deleted?)"],
+    ["KILLED", "resource pool parent is not a leaf pool"],
+    ["KILLED", "resource pool root is not a leaf pool"],
+  ]);
 });
 
 Deno.test("a gang with resources that are not whole units is KILLED and never reaches the pool's demand", () => {

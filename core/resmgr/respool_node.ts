@@ -5,7 +5,7 @@ import { ActiveList } from "./active_list.ts";
 import { type Allocation, isZeroAllocation, zeroAllocation } from "./allocation.ts";
 import { PriorityFifo } from "./queue.ts";
 import type { QueuedGang } from "./queued_gang.ts";
-import { type Scalar, zeroScalar } from "./scalar.ts";
+import { RESOURCE_EPSILON, type Scalar, zeroScalar } from "./scalar.ts";
 
 export const ROOT_ID = "root";
 
@@ -28,6 +28,12 @@ export class RespoolNode {
   /** Queued non-revocable demand and revocable (slack) demand, summed over all four queues. */
   demand: Resources = zero();
   slackDemand: Resources = zero();
+  /**
+   * The part of `demand` in gangs the pool can never admit (`neverAdmits`: over its limit). It is left out
+   * of the demand entitlement is calculated for: an entitlement such work could never use would be taken
+   * from other pools, preempting their tasks for nothing.
+   */
+  neverDemand: Resources = zero();
   allocation: Allocation = zeroAllocation();
   entitlement: Scalar = zeroScalar();
   nonSlackEntitlement: Scalar = zeroScalar();
@@ -46,6 +52,7 @@ export class RespoolNode {
   preempted = 0;
   #config!: RespoolConfig;
   #reservation: Scalar = zeroScalar();
+  #limit: Scalar = zeroScalar();
   #controllerLimit: Scalar | undefined;
 
   constructor(public readonly id: string, public path: string, config: RespoolConfig) {
@@ -56,11 +63,18 @@ export class RespoolNode {
     return this.#config;
   }
 
-  /** Setting the config also sets the reservation and controller limit admission checks against. */
+  /**
+   * Setting the config also sets the reservation, limit and controller limit admission checks against, and
+   * sorts the queued gangs again into those the pool can admit some day and those it never can.
+   */
   set config(config: RespoolConfig) {
     this.#config = config;
     this.#reservation = zeroScalar();
-    for (const r of config.resources) this.#reservation[r.kind] = r.reservation;
+    this.#limit = zeroScalar();
+    for (const r of config.resources) {
+      this.#reservation[r.kind] = r.reservation;
+      this.#limit[r.kind] = r.limit;
+    }
     const percent = config.controllerLimit?.maxPercent;
     if (percent === undefined) {
       this.#controllerLimit = undefined;
@@ -69,6 +83,9 @@ export class RespoolNode {
       const multiplier = percent / 100;
       this.#controllerLimit = zeroScalar();
       for (const r of config.resources) this.#controllerLimit[r.kind] = r.reservation * multiplier;
+    }
+    for (const kind of ADMISSION_ORDER) {
+      for (const gang of this.queue(kind)) this.#recount(gang);
     }
   }
 
@@ -94,10 +111,27 @@ export class RespoolNode {
     return this.#controllerLimit;
   }
 
+  /** The limit in scalar units (a copy: the caller may keep or change it). */
   limit(): Scalar {
-    const s = zeroScalar();
-    for (const r of this.config.resources) s[r.kind] = r.limit;
-    return s;
+    return { ...this.#limit };
+  }
+
+  /**
+   * `admission.ts`'s `neverAdmits` (a non-revocable gang over the limit in some kind: its `fits` with nothing
+   * in use), here so the pool can keep `neverDemand` as its limit and its gangs change.
+   */
+  neverAdmits(gang: QueuedGang): boolean {
+    if (gang.revocable) return false;
+    const r = gang.resources, l = this.#limit;
+    return r.cpuMilli / 1000 - l.cpu >= RESOURCE_EPSILON || r.memMb - l.memory >= RESOURCE_EPSILON ||
+      r.diskMb - l.disk >= RESOURCE_EPSILON || r.gpuMilli / 1000 - l.gpu >= RESOURCE_EPSILON;
+  }
+
+  /** What the pool's queued non-revocable work asks of its entitlement: `demand` less `neverDemand`. */
+  admissibleDemand(): Resources {
+    const d = copy(this.demand);
+    subtractInto(d, this.neverDemand);
+    return d;
   }
 
   queue(kind: QueueKind): PriorityFifo<QueuedGang> {
@@ -108,7 +142,16 @@ export class RespoolNode {
   enqueue(gang: QueuedGang): void {
     this.pending.push(gang);
     addInto(gang.revocable ? this.slackDemand : this.demand, gang.resources);
+    gang.neverAdmitted = false;
+    this.#recount(gang);
     this.queuedTasks += gang.rows.length;
+  }
+
+  /** Admission took the gang out of its queue: its resources leave demand (they go into allocation). */
+  admitted(gang: QueuedGang): void {
+    subtractInto(gang.revocable ? this.slackDemand : this.demand, gang.resources);
+    this.#uncount(gang);
+    this.queuedTasks -= gang.rows.length;
   }
 
   /**
@@ -120,13 +163,31 @@ export class RespoolNode {
     if (i < 0) return;
     gang.rows.splice(i, 1);
     const r = gang.table.resources[row]!;
+    this.#uncount(gang);
     // A new sum: a one-task gang's resources are its task's own.
     const left = copy(gang.resources);
     subtractInto(left, r);
     gang.resources = left;
     subtractInto(gang.revocable ? this.slackDemand : this.demand, r);
     gang.updateController();
+    // A smaller gang may fit the limit now.
+    this.#recount(gang);
     this.queuedTasks--;
+  }
+
+  /** Counts a queued gang in `neverDemand` when the pool can never admit it, and only then. */
+  #recount(gang: QueuedGang): void {
+    const never = this.neverAdmits(gang);
+    if (never === gang.neverAdmitted) return;
+    if (never) addInto(this.neverDemand, gang.resources);
+    else subtractInto(this.neverDemand, gang.resources);
+    gang.neverAdmitted = never;
+  }
+
+  #uncount(gang: QueuedGang): void {
+    if (!gang.neverAdmitted) return;
+    subtractInto(this.neverDemand, gang.resources);
+    gang.neverAdmitted = false;
   }
 
   /** Tasks the pool holds, queued or admitted, in any resource dimension. */

@@ -1,0 +1,24 @@
+import assert from "node:assert/strict";
+import { runScenario } from "./runner.ts";
+import { inlineScenario } from "./testing.ts";
+
+Deno.test("a gang its pool can never admit takes no entitlement: the other pool's tasks run on, unpreempted", async () => {
+  const scenario = inlineScenario(`
+name: never-admitted
+durationSec: 900
+hostClasses: [{ name: std, count: 10, cpu: 10, memoryMb: 100000, diskMb: 100000, racks: 2 }]
+respools:
+  - { name: A, resources: [{kind: cpu, reservation: 50, limit: 100}, {kind: memory, reservation: 500000, limit: 1000000}] }
+  - { name: B, resources: [{kind: cpu, reservation: 50, limit: 100}, {kind: memory, reservation: 500000, limit: 1000000}] }
+workloads:
+  - { name: wb, respool: /B, arrival: {at: [0]}, instances: 100, durationSec: 5000, cpu: 1, memoryMb: 100 }
+  - { name: huge, respool: /A, arrival: {at: [300]}, instances: 101, gang: true, durationSec: 100, cpu: 1, memoryMb: 100 }
+settings: { preemption: { periodSec: 15, sustainedOverAllocationCount: 4 } }
+`);
+  const sim = await runScenario(scenario, { seed: 1, checkInvariants: true });
+  const [a, b] = ["/A", "/B"].map((p) => sim.resmgr.tree.lookup(p)!);
+  assert.deepEqual([a.entitlement.cpu, b.entitlement.cpu], [0, 100]);
+  assert.deepEqual([a.preempted, b.preempted], [0, 0]);
+  assert.equal(a.demand.cpuMilli, 101_000, "still queued, and still its demand where queued work is listed");
+  assert.deepEqual(sim.stuck.map((j) => j.workload), ["huge"]);
+});

@@ -1,0 +1,80 @@
+import assert from "node:assert/strict";
+import { admissionWaits } from "../core/resmgr/admission_waits.ts";
+import { runScenario } from "./runner.ts";
+import { inlineScenario } from "./testing.ts";
+
+/** A 300 s run on ten 10-core hosts with one pool /A of the given resources, and the given workloads. */
+async function run(resources: string, workloads: string) {
+  const scenario = inlineScenario(`
+name: stall
+durationSec: 300
+hostClasses: [{ name: std, count: 10, cpu: 10, memoryMb: 100000, diskMb: 100000, racks: 1 }]
+respools: [{ name: A, resources: [${resources}] }]
+workloads:
+${workloads}
+`);
+  const sim = await runScenario(scenario, { seed: 1, checkInvariants: true });
+  const pool = sim.resmgr.tree.lookup("/A")!;
+  const said = admissionWaits(pool, scenario.settings.preemption.enabled, true).queues;
+  return { stuck: sim.stuck.map((j) => [j.workload, j.waitingTasks, j.reason]), said };
+}
+
+const CPU_MEM =
+  "{kind: cpu, reservation: 20, limit: LIMIT}, {kind: memory, reservation: 100000, limit: 200000}";
+
+Deno.test("a non-preemptible gang over its pool's limit waits in the non-preemptible queue: never starts", async () => {
+  const { stuck, said } = await run(
+    CPU_MEM.replace("LIMIT", "20"),
+    `  - { name: bignp2, respool: /A, arrival: {at: [1]}, instances: 3, gang: true, durationSec: 100, cpu: 8,
+      memoryMb: 100, preemptible: false }`,
+  );
+  assert.deepEqual(stuck, [[
+    "bignp2",
+    3,
+    "pool /A can never admit its gang of 3 tasks: needs cpu 24, its limit is 20",
+  ]]);
+  assert.match(said.nonPreemptible!, /^resource pool \/A can never admit the first gang in line \(3 tasks\)/);
+});
+
+Deno.test("a non-preemptible gang over the reservation never starts, nor what waits behind it in its queue", async () => {
+  const { stuck, said } = await run(
+    CPU_MEM.replace("LIMIT", "100"),
+    `  - { name: np, respool: /A, arrival: {at: [0]}, instances: 2, durationSec: 1000, cpu: 8, memoryMb: 100,
+      preemptible: false }
+  - { name: bignp2, respool: /A, arrival: {at: [1]}, instances: 3, gang: true, durationSec: 100, cpu: 8,
+      memoryMb: 100, preemptible: false }
+  - { name: late, respool: /A, arrival: {at: [2]}, instances: 1, durationSec: 100, cpu: 8, memoryMb: 100,
+      preemptible: false }`,
+  );
+  // 16 of the 20 reserved cores are held by np: late's 8 are refused and it moves to the non-preemptible
+  // queue, behind a gang that queue never admits.
+  assert.deepEqual(stuck, [
+    ["bignp2", 3, "pool /A can never admit its gang of 3 tasks: needs cpu 24, its reservation is 20"],
+    ["late", 1, "waits in pool /A's non-preemptible queue behind work the pool can never admit"],
+  ]);
+  assert.equal(
+    said.nonPreemptible,
+    "resource pool /A can never admit the first gang in line (3 tasks): it asks for cpu 24, more than its " +
+      "reservation of 20",
+  );
+});
+
+Deno.test("revocable tasks over their pool's slack limit never start", async () => {
+  const { stuck, said } = await run(
+    "{kind: cpu, reservation: 20, limit: 100}, {kind: memory, reservation: 0, limit: 200000}",
+    `  - { name: rev, respool: /A, arrival: {at: [1]}, instances: 60, durationSec: 100, cpu: 1, memoryMb: 1000,
+      revocable: true, preemptible: true }`,
+  );
+  assert.deepEqual(stuck, [
+    [
+      "rev",
+      60,
+      "pool /A can never admit it: needs memory MB 1000, its slack limit (20% of its reservation) is 0",
+    ],
+  ]);
+  assert.equal(
+    said.revocable,
+    "resource pool /A can never admit the first task in line: it asks for memory 1000 MB, more than its slack " +
+      "limit (20% of its reservation) of 0 MB",
+  );
+});
