@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { buildReport } from "../reports/report.ts";
 import { runScenario } from "./runner.ts";
 import { inlineScenario } from "./testing.ts";
 
@@ -21,4 +22,26 @@ settings: { preemption: { periodSec: 15, sustainedOverAllocationCount: 4 } }
   assert.deepEqual([a.preempted, b.preempted], [0, 0]);
   assert.equal(a.demand.cpuMilli, 101_000, "still queued, and still its demand where queued work is listed");
   assert.deepEqual(sim.stuck.map((j) => j.workload), ["huge"]);
+});
+
+Deno.test("a pool whose only work it can never admit is not counted as starved in the fairness index", async () => {
+  // B may use at most 60 of the 100 cores: Peloton's calculator hands the 40 left over to A, whose only work
+  // is a gang over A's limit. A wants nothing it could ever get, so it is not a starved pool.
+  const scenario = inlineScenario(`
+name: never-admitted-fairness
+durationSec: 600
+hostClasses: [{ name: std, count: 10, cpu: 10, memoryMb: 100000, diskMb: 100000, racks: 2 }]
+respools:
+  - { name: A, resources: [{kind: cpu, reservation: 20, limit: 50}, {kind: memory, reservation: 500000, limit: 1000000}] }
+  - { name: B, resources: [{kind: cpu, reservation: 20, limit: 60}, {kind: memory, reservation: 500000, limit: 1000000}] }
+workloads:
+  - { name: wb, respool: /B, arrival: {at: [0]}, instances: 60, durationSec: 5000, cpu: 1, memoryMb: 100 }
+  - { name: huge, respool: /A, arrival: {at: [100]}, instances: 51, gang: true, durationSec: 100, cpu: 1, memoryMb: 100 }
+settings: { sampleIntervalSec: 10 }
+`);
+  const sim = await runScenario(scenario, { seed: 1 });
+  const a = sim.resmgr.tree.lookup("/A")!;
+  assert.ok(a.entitlement.cpu > 0, `A is handed leftover capacity (${a.entitlement.cpu} cores)`);
+  const r = buildReport(sim.scenario, sim, 1, { wallSeconds: 0, peakRssBytes: 0 });
+  assert.equal(r.fairness, 1, "B holds all it wants; A wants nothing it could hold");
 });

@@ -1028,7 +1028,9 @@ export function poolShares(
     const t = waiting && leafTotals(p, waiting);
     out.push({
       allocCpu,
-      wantCpu: allocCpu + p.demand.cpuMilli / 1000,
+      // Work the pool can never admit (a gang over its limit) is no want it could be fair to: as for its
+      // entitlement, only what it may admit counts.
+      wantCpu: allocCpu + p.admissibleDemand().cpuMilli / 1000,
       fairShareCpu: share?.nonSlack.cpu ?? 0,
       slackAllocCpu,
       slackWantCpu: slackAllocCpu + p.slackDemand.cpuMilli / 1000,
