@@ -243,6 +243,8 @@ export type HostmgrMessage =
   | { kind: "kill-tasks"; tasks: { taskId: string; gracePeriodMs: number; hostname?: string }[] }
   /** Launched tasks known from the store after a restart: account them and reconcile with the backend. */
   | { kind: "reconcile-tasks"; tasks: LaunchSpec[] }
+  /** Deleted persistent volumes: the backend destroys their data on the host each was made on. */
+  | { kind: "destroy-volumes"; volumes: { volumeId: string; hostname: string }[] }
   | { kind: "get-cluster-capacity"; reqId: number; replyTo: Address }
   /**
    * Reserves a host for a large task that keeps failing: its freed resources go to no one else until

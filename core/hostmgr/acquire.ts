@@ -115,7 +115,10 @@ export class FilterSearch {
     if (f.requiredHost !== undefined) {
       const h = reg.byName.get(f.requiredHost);
       if (!h) this.#reject(`required host ${f.requiredHost} unknown`);
-      else this.#visit(h);
+      // The one host the task may use: which maintenance state it is in says how long the task waits.
+      else if (reg.category(h) === MAINTENANCE) {
+        this.#passOver(h, MAINTENANCE, `${REJECT.maintenance} (${h.state})`);
+      } else this.#visit(h);
       return { leases: this.leases, exhausted: true };
     }
     for (const name of f.hints ?? []) {
@@ -208,18 +211,21 @@ export class FilterSearch {
     this.#lease(h);
   }
 
-  /** A host that is not ready: a host of the round is none of this filter's business; the rest by state. */
-  #passOver(h: HostEntry, cat: number): void {
+  /**
+   * A host that is not ready: a host of the round is none of this filter's business; the rest by state, in
+   * the category's words unless `why` says more.
+   */
+  #passOver(h: HostEntry, cat: number, why = CATEGORY_REASON[cat]): void {
     if (cat === LEASED && this.requestLeased.has(h.index)) return;
     this.#byStatus[cat]++;
     if (cat === RESERVED && h === this.own) {
       // Reserved for this very task: it waits for room there, so what the host lacks is the reason.
       this.#ownSeen = true;
-      const why = this.mismatch(h);
-      if (why) this.#reject(why);
+      const lacks = this.mismatch(h);
+      if (lacks) this.#reject(lacks);
       return;
     }
-    this.#reject(CATEGORY_REASON[cat]);
+    this.#reject(why);
   }
 
   #rejectReady(h: HostEntry, why: string): void {

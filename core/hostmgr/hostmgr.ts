@@ -258,6 +258,8 @@ export class HostManager implements Receiver {
         return this.#kill(msg.tasks);
       case "reconcile-tasks":
         return this.#reconcile(msg.tasks);
+      case "destroy-volumes":
+        return this.#destroyVolumes(msg.volumes);
       case "get-cluster-capacity":
         this.deps.transport.send(msg.replyTo, {
           kind: "cluster-capacity",
@@ -740,6 +742,18 @@ export class HostManager implements Receiver {
       kills.push({ taskId: t.taskId, agentId: h?.info.agentId ?? "", gracePeriodMs: t.gracePeriodMs });
     }
     if (kills.length) this.deps.backend.kill(kills);
+  }
+
+  /**
+   * Deleted volumes go to the backend with their host's agent (a lost host's last one; none for a host not
+   * registered since a restart: the backend finds it by name).
+   */
+  #destroyVolumes(volumes: { volumeId: string; hostname: string }[]): void {
+    const backend = this.deps.backend;
+    if (!backend.destroyVolumes || !volumes.length) return;
+    backend.destroyVolumes(
+      volumes.map((v) => ({ ...v, agentId: this.host(v.hostname)?.info.agentId ?? "" })),
+    );
   }
 
   #reconcile(tasks: LaunchSpec[]): void {

@@ -79,11 +79,14 @@ export class HostRegistry {
     this.table.recount(h);
   }
 
-  /** Puts a host in its category and, when ready, in the index cell of its free resources. */
+  /**
+   * Puts a host in its category and, when ready, in the index cell of its free resources. A host in
+   * maintenance is that, its agent gone or not: a DOWN host's agent has left with its machine.
+   */
   reindex(h: HostEntry): void {
     let cat = READY;
-    if (h.lost) cat = LOST;
-    else if (h.state !== "HOST_STATE_UP") cat = MAINTENANCE;
+    if (h.state !== "HOST_STATE_UP") cat = MAINTENANCE;
+    else if (h.lost) cat = LOST;
     else if (h.leaseId !== undefined) cat = LEASED;
     else if (h.reservedFor !== undefined) cat = RESERVED;
     const old = this.#category[h.index];

@@ -1,7 +1,13 @@
 /** A host manager on test ports with a fake backend, for the host manager's tests. */
 import type { HostFilter } from "../messages.ts";
 import { resources } from "../model/resources.ts";
-import type { BackendEvent, HostBackend, LaunchSpec, MachineBackend } from "../ports/host_backend.ts";
+import type {
+  BackendEvent,
+  HostBackend,
+  LaunchSpec,
+  MachineBackend,
+  VolumeRef,
+} from "../ports/host_backend.ts";
 import { type HostSpec, makeHost, makePorts } from "../testing/harness.ts";
 import { HostManager, type HostmgrConfig } from "./hostmgr.ts";
 
@@ -12,6 +18,7 @@ export class FakeBackend implements HostBackend {
   readonly killed: { taskId: string; agentId: string; gracePeriodMs: number }[][] = [];
   readonly reconciled: (string[] | undefined)[] = [];
   readonly acked: { taskId: string; agentId: string; uuid: string }[][] = [];
+  readonly destroyed: VolumeRef[][] = [];
 
   start(sink: (events: BackendEvent[]) => void): void {
     this.sink = sink;
@@ -27,6 +34,9 @@ export class FakeBackend implements HostBackend {
   }
   acknowledge(acks: { taskId: string; agentId: string; uuid: string }[]): void {
     this.acked.push(acks);
+  }
+  destroyVolumes(volumes: VolumeRef[]): void {
+    this.destroyed.push(volumes);
   }
   stop(): Promise<void> {
     return Promise.resolve();

@@ -460,35 +460,56 @@ export function instancesOf(ranges: readonly InstanceRange[], count: number): nu
 }
 
 /**
- * Peloton's InstanceIdOutOfRange {jobId, instanceCount} for the parts of `ranges` at or past the first id no
- * instance of the job ever had, with a message naming them ("instances 20-29 are out of range: job J has 10
- * instances"); undefined when all are in it.
+ * Peloton's InstanceIdOutOfRange {jobId, instanceCount} for ranges reaching past the first id no instance of
+ * the job ever had, with a message naming, from the first, every instance of them the job does not have:
+ * those past its end and those it had and removed (a shrink, a daemon's host leaving), which alone are no
+ * refusal ("instances 5-6 are out of range: job J has 2 instances"); undefined when none is past the end.
  */
 export function outOfRangeOf(job: JobView, ranges: readonly InstanceRange[]): Body | undefined {
-  const beyond = rangesFrom(ranges, job.runtime.nextInstanceId ?? job.config.instanceCount);
-  if (!beyond.length) return undefined;
-  const are = beyond.length > 1 || beyond[0].startsWith("instances") ? "are" : "is";
+  const bound = job.runtime.nextInstanceId ?? job.config.instanceCount;
+  if (!ranges.some((r) => pastEnd(r, bound))) return undefined;
+  const missing = missingParts(job, ranges, bound);
+  const are = missing.length > 1 || missing[0].startsWith("instances") ? "are" : "is";
   return {
     jobId: { value: job.jobId },
     instanceCount: job.config.instanceCount,
-    message: `${beyond.join(", ")} ${are} out of range: job ${job.jobId} has ${
+    message: `${missing.join(", ")} ${are} out of range: job ${job.jobId} has ${
       instancesText([...(job.tasks?.keys() ?? [])])
     }`,
   };
 }
 
-/** The parts of `ranges` at or past `bound`, as text ("instances 20-29", "instance 12", "instances from 20"). */
-function rangesFrom(ranges: readonly InstanceRange[], bound: number): string[] {
-  const out: string[] = [];
+/** Whether a range reaches `bound` (an open one ends at the job's end, so only one starting there does). */
+const pastEnd = (r: InstanceRange, bound: number): boolean =>
+  r.to === undefined ? r.from >= bound : r.to > bound;
+
+/**
+ * The instances of `ranges` the job does not have, merged and in order, as text ("instances 5-6",
+ * "instance 12", "instances from 20"): ids below `bound` it removed, and the parts at or past `bound` (an
+ * open range only when it starts there: it ends at the job's end).
+ */
+function missingParts(job: JobView, ranges: readonly InstanceRange[], bound: number): string[] {
+  const parts: [lo: number, hi: number][] = [];
   for (const { from, to } of ranges) {
-    if (to === undefined) {
-      if (from >= bound) out.push(`instances from ${from}`);
-      continue;
+    if (job.tasks) {
+      for (let id = from; id < Math.min(to ?? bound, bound); id++) {
+        if (!job.tasks.has(id)) parts.push([id, id]);
+      }
     }
-    const lo = Math.max(from, bound);
-    if (lo < to) out.push(lo === to - 1 ? `instance ${lo}` : `instances ${lo}-${to - 1}`);
+    if (pastEnd({ from, to }, bound)) {
+      parts.push([Math.max(from, bound), to === undefined ? Infinity : to - 1]);
+    }
   }
-  return out;
+  parts.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const merged: [number, number][] = [];
+  for (const [lo, hi] of parts) {
+    const last = merged.at(-1);
+    if (last && lo <= last[1] + 1) last[1] = Math.max(last[1], hi);
+    else merged.push([lo, hi]);
+  }
+  return merged.map(([lo, hi]) =>
+    hi === Infinity ? `instances from ${lo}` : lo === hi ? `instance ${lo}` : `instances ${lo}-${hi}`
+  );
 }
 
 /**

@@ -57,6 +57,11 @@ export class VolumeApi {
     }, (err) => r.storeError(err));
   }
 
+  /**
+   * Once the delete is stored, the host manager has the volume destroyed on its host (Peloton's hostmgr
+   * DESTROYs a deleted volume), so that its data is gone: the task's next run, whatever host it gets, starts
+   * with an empty volume. A delete that could not be stored destroys nothing.
+   */
   #deleteOf(v: VolumeRecord, job: JobEntry | undefined, r: Reply): void {
     const jm = this.api.jm;
     const id = v.volumeId;
@@ -73,6 +78,13 @@ export class VolumeApi {
       jm.putTask(task);
     }
     jm.write({ kind: "volume.delete", volumeId: id });
-    this.api.whenDurable(r, `the delete of volume ${id}`, {});
+    jm.flush((err) => {
+      if (err) return r.storeError(err, `storing the delete of volume ${id}`);
+      jm.deps.transport.send(jm.deps.hostmgr, {
+        kind: "destroy-volumes",
+        volumes: [{ volumeId: id, hostname: v.hostname }],
+      });
+      r.ok({});
+    });
   }
 }

@@ -162,7 +162,21 @@ export interface HostBackend {
    */
   machineDown?(hostname: string): void;
   machineUp?(hostname: string): void;
+  /**
+   * Destroys persistent volumes that were deleted (Peloton's DeleteVolume; Mesos's DESTROY): their data is
+   * gone from their host, so a volume made later, under the same id or on the same host, starts empty. One a
+   * live task still mounts is left as it is. `agentId` is empty when the host manager does not know the
+   * host. A backend that keeps no volumes (the simulator; the Mesos backend, which refuses them) has none.
+   */
+  destroyVolumes?(volumes: VolumeRef[]): void;
   stop(): Promise<void>;
+}
+
+/** A persistent volume on a host, as `destroyVolumes` names it. */
+export interface VolumeRef {
+  volumeId: string;
+  hostname: string;
+  agentId: string;
 }
 
 /** A backend's machine maintenance, both calls present. */

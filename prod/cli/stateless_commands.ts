@@ -278,7 +278,7 @@ export const statelessCommands: Command[] = [
       // v1alpha's QuerySpec names the pool by its path; the job manager looks it up.
       if (opts.respool) spec.respool = { value: String(opts.respool) };
       if (opts.keywords) spec.keywords = String(opts.keywords).split(",").map((k) => k.trim());
-      if (opts.states) spec.jobStates = jobStates(String(opts.states)).map((s) => `JOB_STATE_${s}`);
+      if (opts.states) spec.jobStates = jobStates(String(opts.states), true).map((s) => `JOB_STATE_${s}`);
       if (opts.owner) spec.owner = String(opts.owner);
       if (opts.name) spec.name = String(opts.name);
       const res = await ctx.client.call<

@@ -39,13 +39,24 @@ function percentage(name: string, v: string): number {
   return n;
 }
 
-/** `-s` job states, checked here because the server filters by them silently. */
-export function jobStates(v: string): string[] {
+/**
+ * `-s` job states, checked here because the server filters by them silently, in any case. `v1alpha` takes
+ * the stateless JobState names too (`JOB_STATE_KILLED`, `JOB_STATE_INVALID` being v0's UNKNOWN), as
+ * Peloton's CLI reads them; the names come back in v0's form.
+ */
+export function jobStates(v: string, v1alpha = false): string[] {
   return v.split(",").map((s) => s.trim().toUpperCase()).map((s) => {
-    if (!(s in JOB_STATES)) {
-      throw new UsageError(`--states: got "${s}", expected one of ${Object.keys(JOB_STATES).join(", ")}`);
+    const prefixed = v1alpha && s.startsWith("JOB_STATE_");
+    const name = prefixed ? s.slice("JOB_STATE_".length) : s;
+    const state = prefixed && name === "INVALID" ? "UNKNOWN" : name;
+    if (!(state in JOB_STATES) || (prefixed && name === "UNKNOWN")) {
+      const names = Object.keys(JOB_STATES).join(", ");
+      throw new UsageError(
+        `--states: got "${s}", expected one of ${names}` +
+          (v1alpha ? ` or a JOB_STATE_ name (JOB_STATE_RUNNING; JOB_STATE_INVALID for UNKNOWN)` : ""),
+      );
     }
-    return s;
+    return state;
   });
 }
 

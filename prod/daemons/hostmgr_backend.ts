@@ -34,6 +34,7 @@ export class KeptMinicluster {
       reconcile: (ids) => mc.reconcile(ids),
       machineDown: (hostname) => mc.machineDown(hostname),
       machineUp: (hostname) => mc.machineUp(hostname),
+      destroyVolumes: (volumes) => void mc.destroyVolumes(volumes),
       logs: (taskId, file, agentId) => mc.logs(taskId, file, agentId),
       // The daemon stops the minicluster itself: a term ending leaves it running.
       stop: () => Promise.resolve(),
@@ -103,6 +104,7 @@ export function watchHosts(backend: SandboxBackend, onHosts: () => void): Sandbo
     watched.machineDown = (hostname) => backend.machineDown!(hostname);
     watched.machineUp = (hostname) => backend.machineUp!(hostname);
   }
+  if (backend.destroyVolumes) watched.destroyVolumes = (volumes) => backend.destroyVolumes!(volumes);
   return watched;
 }
 

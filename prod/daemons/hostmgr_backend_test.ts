@@ -1,7 +1,10 @@
 /** The hosts gate: a new host manager term holds requests for hosts until its hosts have registered. */
 import assert from "node:assert/strict";
 import type { Message } from "../../core/messages.ts";
-import { HostsGate } from "./hostmgr_backend.ts";
+import type { VolumeRef } from "../../core/ports/host_backend.ts";
+import type { SandboxBackend } from "../backends.ts";
+import type { Minicluster } from "../minicluster/minicluster.ts";
+import { HostsGate, KeptMinicluster, watchHosts } from "./hostmgr_backend.ts";
 
 const filter = { resources: { cpuMilli: 1000, memMb: 0, diskMb: 0, gpuMilli: 0 }, count: 1 } as never;
 
@@ -36,4 +39,25 @@ Deno.test("the hosts gate holds requests for hosts until the hosts are in, then 
   assert.deepEqual(seen.at(-1), acquire3);
   gate.openNow();
   assert.deepEqual(seen.length, 6);
+});
+
+Deno.test("deleted volumes reach the minicluster through a term's view and the host watch; a backend without volumes has none", () => {
+  const destroyed: VolumeRef[][] = [];
+  const minicluster = {
+    destroyVolumes: (volumes: VolumeRef[]) => (destroyed.push(volumes), Promise.resolve()),
+  } as unknown as Minicluster;
+  const view = watchHosts(new KeptMinicluster(minicluster).view(), () => {});
+  const volumes = [{ volumeId: "j-0-volume", hostname: "agent-1", agentId: "minicluster-S1" }];
+  view.destroyVolumes!(volumes);
+  assert.deepEqual(destroyed, [volumes]);
+
+  const plain: SandboxBackend = {
+    start() {},
+    launch() {},
+    kill() {},
+    reconcile() {},
+    logs: () => Promise.resolve(undefined),
+    stop: () => Promise.resolve(),
+  };
+  assert.equal(watchHosts(plain, () => {}).destroyVolumes, undefined);
 });

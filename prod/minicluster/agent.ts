@@ -2,7 +2,7 @@
 import type { HostInfo, LaunchSpec, TaskStatus } from "../../core/ports/host_backend.ts";
 import type { ContainerInfo } from "../../core/model/config_types.ts";
 import type { Resources } from "../../core/model/resources.ts";
-import type { MesosTaskState } from "../../core/model/states.ts";
+import { isTerminalTaskState, MESOS_TO_TASK_STATE, type MesosTaskState } from "../../core/model/states.ts";
 import { HEALTH_CHECK_REASON } from "../../core/ports/health_check.ts";
 import { fetchUris } from "./fetcher.ts";
 import { writeSecrets } from "./secrets.ts";
@@ -51,6 +51,8 @@ interface TaskRun {
   killAtMs?: number;
   /** The process was reaped; only its output is still draining. */
   exited?: boolean;
+  /** Its terminal status was sent: nothing of it runs, though its bookkeeping may not be done. */
+  ended?: boolean;
   health?: HealthChecker;
   /** Aborts the fetch of the task's URIs when it is killed first. */
   fetching?: AbortController;
@@ -70,12 +72,28 @@ export function sandboxPath(dataDir: string, agentId: string, taskId: string): s
   return `${dataDir}/agents/${agentId}/tasks/${taskId}`;
 }
 
+/** `<dataDir>/agents/<agentId>/volumes/<volumeId>`: a persistent volume, outside every sandbox. */
+export function volumePath(dataDir: string, agentId: string, volumeId: string): string {
+  return `${dataDir}/agents/${agentId}/volumes/${volumeId}`;
+}
+
+/** Removes a volume's directory with all it holds; one already gone is fine. */
+export async function removeVolumeDir(dir: string): Promise<void> {
+  try {
+    await Deno.remove(dir, { recursive: true });
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+}
+
 export class Agent {
   readonly hostname: string;
   readonly agentId: string;
   readonly #options: AgentOptions;
   readonly #ctx: AgentContext;
   readonly #runs = new Map<string, TaskRun>();
+  /** Volumes being destroyed, by id: a run mounting one waits until its old data is gone. */
+  readonly #destroying = new Map<string, Promise<void>>();
 
   constructor(options: AgentOptions, ctx: AgentContext) {
     if (!isSafeId(options.agentId)) {
@@ -156,6 +174,31 @@ export class Agent {
     else {
       run.killTimer = setTimeout(() => signalGroup(run.child!.pid, "SIGKILL", !run.exited), gracePeriodMs);
     }
+  }
+
+  /**
+   * Destroys a persistent volume (Mesos's DESTROY): its directory goes with all it holds, so a volume
+   * mounted later under its id starts empty. Refused, with nothing removed, while a live task of this
+   * agent mounts it: ids repeat, so that may be the volume made again, not the one deleted.
+   */
+  destroyVolume(volumeId: string): Promise<void> {
+    if (!isSafeId(volumeId)) {
+      return Promise.reject(new Error(`Cannot destroy volume ${JSON.stringify(volumeId)}: not a volume id`));
+    }
+    const user = [...this.#runs.values()].find((r) => !r.ended && r.spec.volume?.volumeId === volumeId);
+    if (user) {
+      return Promise.reject(
+        new Error(`Cannot destroy volume ${volumeId}: task ${user.spec.taskId} on ${this.hostname} uses it`),
+      );
+    }
+    const before = this.#destroying.get(volumeId) ?? Promise.resolve();
+    const done = before.then(() => removeVolumeDir(volumePath(this.#ctx.dataDir, this.agentId, volumeId)));
+    const settled = done.catch(() => {});
+    this.#destroying.set(volumeId, settled);
+    void settled.then(() => {
+      if (this.#destroying.get(volumeId) === settled) this.#destroying.delete(volumeId);
+    });
+    return done;
   }
 
   /** Ends every live task with `ending` and waits until all their processes were reaped. */
@@ -332,7 +375,9 @@ export class Agent {
         `volume ${v.volumeId}: containerPath "${v.containerPath}" must be a relative path inside the sandbox`,
       );
     }
-    const dir = `${this.#ctx.dataDir}/agents/${this.agentId}/volumes/${v.volumeId}`;
+    // A volume destroyed just before is gone before this run makes it again.
+    await this.#destroying.get(v.volumeId);
+    const dir = volumePath(this.#ctx.dataDir, this.agentId, v.volumeId);
     await Deno.mkdir(dir, { recursive: true });
     const link = `${run.sandbox}/${v.containerPath}`;
     await Deno.mkdir(link.slice(0, link.lastIndexOf("/")), { recursive: true });
@@ -384,6 +429,7 @@ export class Agent {
     if (extra.reason !== undefined) status.reason = extra.reason;
     if (extra.exitCode !== undefined) status.exitCode = extra.exitCode;
     if (extra.healthy !== undefined) status.healthy = extra.healthy;
+    if (isTerminalTaskState(MESOS_TO_TASK_STATE[state])) run.ended = true;
     this.#ctx.onStatus(status);
   }
 }

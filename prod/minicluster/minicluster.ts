@@ -5,11 +5,20 @@ import type {
   HostInfo,
   LaunchSpec,
   TaskStatus,
+  VolumeRef,
 } from "../../core/ports/host_backend.ts";
 import type { Resources } from "../../core/model/resources.ts";
 import type { MesosTaskState } from "../../core/model/states.ts";
 import { healthCheckProblem } from "../../core/ports/health_check.ts";
-import { Agent, type AgentOptions, type Ending, isSafeId, sandboxPath } from "./agent.ts";
+import {
+  Agent,
+  type AgentOptions,
+  type Ending,
+  isSafeId,
+  removeVolumeDir,
+  sandboxPath,
+  volumePath,
+} from "./agent.ts";
 import { createSpawner, type Spawner, type SpawnerKind } from "./spawner.ts";
 import { secretsProblem } from "./secrets.ts";
 import { type DataDirOwnership, takeOverDataDir } from "./data_dir_owner.ts";
@@ -172,6 +181,38 @@ export class Minicluster implements HostBackend {
       if (latest) this.#reconciled(latest);
       else this.#reply(taskId, "TASK_LOST", "REASON_RECONCILIATION", "Reconciliation: Task is unknown");
     }
+  }
+
+  /**
+   * Destroys deleted volumes: each agent removes the volume's directory, unless a live task of its mounts it
+   * (then it is said on stderr and kept). An agent that is gone (removed) runs nothing, so its volume's
+   * directory is removed at once: an agent registering again under its id must not find the data. Resolves
+   * once every removal ended.
+   */
+  async destroyVolumes(volumes: VolumeRef[]): Promise<void> {
+    await Promise.all(volumes.map(async (v) => {
+      try {
+        await this.#destroyVolume(v);
+      } catch (e) {
+        console.error(`minicluster: ${e instanceof Error ? e.message : e}`);
+      }
+    }));
+  }
+
+  #destroyVolume(v: VolumeRef): Promise<void> {
+    const agents = [...this.#agents.values(), ...[...this.#down.values()].map((d) => d.agent)];
+    const agent = agents.find((a) => a.agentId === v.agentId) ??
+      agents.find((a) => a.hostname === v.hostname);
+    if (agent) return agent.destroyVolume(v.volumeId);
+    const known = this.#hosts.get(v.agentId) ??
+      [...this.#hosts.values()].find((h) => h.hostname === v.hostname);
+    const why = !isSafeId(v.volumeId)
+      ? "not a volume id"
+      : !known
+      ? `no agent ${v.agentId ? v.agentId : `on host ${v.hostname}`} was ever in this minicluster`
+      : undefined;
+    if (why) return Promise.reject(new Error(`Cannot destroy volume ${JSON.stringify(v.volumeId)}: ${why}`));
+    return removeVolumeDir(volumePath(this.dataDir, known!.agentId, v.volumeId));
   }
 
   /** Ends every live task (SIGTERM, SIGKILL after a short grace) as TASK_LOST and waits until all exited. */
