@@ -51,7 +51,8 @@ Deno.test({
       );
       assert.equal(created.code, 0, created.err);
       const job = /^Job (\S+) created$/.exec(created.out)![1];
-      const volumeId = `${job}-0-volume`;
+      // The volume is the first run's: one id per volume made.
+      const volumeId = `${job}-0-volume-1`;
       const first = await inState(up.url, job, "RUNNING");
       const host = first.runtime.host!;
       assert.equal(await runsLine(up.url, job), `runs: 1 on ${host}`);
@@ -79,6 +80,9 @@ Deno.test({
       assert.equal((await cli(up.url, "task", "start", job)).code, 0);
       const again = await inState(up.url, job, "RUNNING", 3);
       assert.equal(await runsLine(up.url, job), `runs: 1 on ${again.runtime.host}`, "a fresh volume");
+      const list = await cli(up.url, "volume", "list", job);
+      assert.match(list.out, new RegExp(`${job}-0-volume-3`), "a new volume, under a new id");
+      assert.doesNotMatch(list.out, new RegExp(`${job}-0-volume-1\\b`));
     });
   },
 });

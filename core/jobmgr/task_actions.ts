@@ -134,7 +134,9 @@ export class TaskActions {
   /** First placement of a stateful task: its volume is created on that host, and later runs pinned there. */
   volumePlaced(job: JobEntry, task: TaskRecord, v: PersistentVolumeConfig, hostname: string): void {
     if (task.volumeId) return;
-    task.volumeId = `${job.jobId}-${task.instanceId}-volume`;
+    // One id per volume made (the run that made it): a volume made after one was deleted is a new one even
+    // if the delete's destroy never reached the host, so a later run can never mount the old data.
+    task.volumeId = `${job.jobId}-${task.instanceId}-volume-${task.runId}`;
     task.requiredHost = hostname;
     this.jm.write({
       kind: "volume.put",

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
 import { VOLUME_SERVICE } from "./volume_api.ts";
 
-const VOLUME_ID = `${JOB_ID}-0-volume`;
+const VOLUME_ID = `${JOB_ID}-0-volume-1`;
 
 /** A stateful service of one instance, its volume made on `hostname`, its task RUNNING there. */
 function statefulService(hostname = "h4"): JobmgrRig {
@@ -85,4 +85,22 @@ Deno.test("a volume that outlived its job is destroyed too", async () => {
   assert.deepEqual(rig.transport.take("destroy-volumes", "hostmgr"), [
     { kind: "destroy-volumes", volumes: [{ volumeId, hostname: "h2" }] },
   ]);
+});
+
+Deno.test("the volume made after a delete has a new id: a destroy that never reached the host cannot bring old data back", async () => {
+  const rig = statefulService();
+  stop(rig);
+  rig.call(VOLUME_SERVICE, "DeleteVolume", { id: { value: VOLUME_ID } });
+  await rig.reads();
+  rig.store.settle();
+  rig.replies();
+  // The destroy is lost on its way (a host manager failing over): the old directory stays on h4.
+  rig.transport.take("destroy-volumes", "hostmgr");
+  rig.api("task", "Start", { jobId: { value: JOB_ID } });
+  rig.replies();
+  const launch = rig.launch([0], "h4");
+  const made = launch.tasks[0].volume?.volumeId;
+  assert.ok(made && made !== VOLUME_ID, `a new volume id, not the deleted ${VOLUME_ID}: got ${made}`);
+  rig.store.settle();
+  assert.deepEqual([...rig.store.volumes.keys()], [made]);
 });
