@@ -111,7 +111,9 @@ export function parseQuerySpec(
   if (given(spec.labels)) echo.labels = labels;
   if (given(spec.keywords)) echo.keywords = keywords.value;
   if (given(spec.jobStates)) {
-    echo.jobStates = api === "v1alpha" ? states.map((s) => `JOB_STATE_${s}`) : states;
+    echo.jobStates = api === "v1alpha"
+      ? states.map((s) => (s === "UNKNOWN" ? "JOB_STATE_INVALID" : `JOB_STATE_${s}`))
+      : states;
   }
   if (given(spec.respool)) echo.respool = { value: idValue(spec.respool) };
   for (const f of ["owner", "name"] as const) if (given(spec[f])) echo[f] = spec[f];
@@ -203,10 +205,11 @@ function within(ms: number | undefined, range: TimeRange | undefined): boolean {
   return (range.minMs === undefined || ms >= range.minMs) && (range.maxMs === undefined || ms <= range.maxMs);
 }
 
-/** `RUNNING`, `JOB_STATE_RUNNING` or 3 → RUNNING. */
+/** `RUNNING`, `JOB_STATE_RUNNING` or 3 → RUNNING; v1alpha's `JOB_STATE_INVALID` (0) is v0's UNKNOWN. */
 function jobState(v: unknown): JobState | undefined {
   if (typeof v === "number") return (Object.keys(JOB_STATES) as JobState[]).find((s) => JOB_STATES[s] === v);
   if (typeof v !== "string") return undefined;
+  if (v === "JOB_STATE_INVALID") return "UNKNOWN";
   const name = v.startsWith("JOB_STATE_") ? v.slice("JOB_STATE_".length) : v;
   return name in JOB_STATES ? name as JobState : undefined;
 }

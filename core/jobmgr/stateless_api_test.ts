@@ -252,6 +252,8 @@ Deno.test("QueryJobs filters by Peloton's v1alpha QuerySpec and pages; the pool 
   assert.deepEqual((await query({ jobStates: ["JOB_STATE_PENDING"], owner: "team" })).ids, [2, 0]);
   assert.deepEqual((await query({ owner: "tester" })).ids, [], "config.owner is not the owning team");
   assert.deepEqual((await query({ jobStates: ["JOB_STATE_RUNNING"] })).ids, []);
+  // v1alpha's JOB_STATE_INVALID (0) is v0's UNKNOWN, and is echoed by its own name.
+  assert.deepEqual((await query({ jobStates: ["JOB_STATE_INVALID"] })).ids, []);
   assert.deepEqual((await query({ keywords: ["web"] })).ids, [2, 1, 0], "name or description, any case");
   assert.deepEqual((await query({ keywords: ["web", "front"] })).ids, [0], "every keyword must match");
   const created = { creationTimeRange: { min: "1970-01-01T00:00:00.500Z", max: "1970-01-01T00:00:01.500Z" } };
