@@ -79,11 +79,18 @@ async function jobsToStop(
   if (job !== undefined) {
     // Peloton's JobStopAction gets the job first, whatever the flags, to leave a job that has ended alone.
     const res = await ctx.client.call<{
-      jobInfo: { config: { owningTeam?: string; labels?: Label[] }; runtime: { state: JobState } };
+      jobInfo: {
+        config: { owningTeam?: string; labels?: Label[] };
+        runtime: { state: JobState; goalState?: JobState };
+      };
     }>(`${JOB}::Get`, { id: { value: job } });
     if (!matchesStopFilter(res.jobInfo.config, owner, labels)) return { jobs: [], noMatch: true };
-    const state = res.jobInfo.runtime.state;
-    if (isTerminalJobState(state)) return { jobs: [], terminal: state };
+    const { state, goalState } = res.jobInfo.runtime;
+    // A job has ended when its goal has too: a service whose instances all failed reads FAILED while its
+    // goal, RUNNING, restarts them (a crash loop), and stopping it is what ends it.
+    if (isTerminalJobState(state) && (goalState === undefined || isTerminalJobState(goalState))) {
+      return { jobs: [], terminal: state };
+    }
     return { jobs: [job] };
   }
   // Peloton's CLI sends {limit, maxLimit} and its store counts no further than maxLimit, so a stop capped
