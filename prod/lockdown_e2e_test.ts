@@ -27,6 +27,7 @@ Deno.test({
       const refused = await create(up.url, file);
       assert.equal(refused.code, 1);
       assert.match(refused.err, /All write APIs are locked down/);
+      assert.doesNotMatch(refused.err, /may still be created/, "a lockdown is a definite refusal");
       assert.equal((await cli(up.url, "job", "query")).code, 0, "reads still answer");
 
       up.child.kill("SIGKILL");

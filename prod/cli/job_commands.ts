@@ -235,6 +235,9 @@ export function jobIdToCreate(opts: Record<string, unknown>): string {
  * said. After one that leaves the outcome unknown, it says which job may still be created and how to check
  * or retry without making a second one. `get` is the command that shows the job.
  */
+/** The job manager's refusal while an operator has its API locked down (AdminService Lockdown). */
+const LOCKED_DOWN = /^All (read|write) APIs are locked down$/;
+
 export async function createOnce<T>(
   ctx: CommandContext,
   command: string,
@@ -247,6 +250,8 @@ export async function createOnce<T>(
   } catch (e) {
     // An ApiError with a definite answer (invalid config, already exists) means nothing was created.
     if (e instanceof ApiError && !OUTCOME_UNKNOWN.has(e.code)) throw e;
+    // A lockdown refuses before anything is done, under Peloton's `internal` code: a definite answer too.
+    if (e instanceof ApiError && e.code === "internal" && LOCKED_DOWN.test(e.detail)) throw e;
     // Anything else (an answer cut off while read) also leaves the outcome unknown.
     ctx.err(`peloton ${command}: ${(e as Error).message}`);
     ctx.err(
