@@ -435,3 +435,27 @@ Deno.test("without a terminal on stderr the CLI draws no progress line", async (
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a refused scenario leaves no earlier run's report in --out", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const out = `${dir}/out`;
+    await Deno.mkdir(out);
+    for (const f of ["report.json", "report.html", "series.csv", "pools.csv"]) {
+      await Deno.writeTextFile(`${out}/${f}`, "an earlier run's");
+    }
+    const bad = `${dir}/bad.yaml`;
+    await Deno.writeTextFile(
+      bad,
+      "name: bad\ndurationSec: 60\nhostClasses:\n  - {name: std, count: 0, cpu: 8}\n",
+    );
+    const r = await sim(bad, "--out", out);
+    assert.equal(r.code, 2, r.err);
+    assert.match(r.err, /hostClasses\[0\]\./, "refused, naming the field");
+    const left = [];
+    for await (const e of Deno.readDir(out)) left.push(e.name);
+    assert.deepEqual(left, [], "the refused run left no older answer behind");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -124,9 +124,10 @@ export async function main(argv: string[]): Promise<void> {
   const seed = seedOf(values.seed);
   const out = (values.out as string | undefined) ??
     `out/${file.replace(/^.*\//, "").replace(/\.ya?ml$/, "")}-${seed}`;
+  // The earlier run's reports go first: a scenario refused now must not leave them looking like its answer.
+  await prepareOut(out, REPORT_FILES);
   const loaded = await load(file);
   const scenario = loaded.scenario;
-  await prepareOut(out, REPORT_FILES);
 
   const progress = new Progress(scenario.durationSec);
   let interrupted = false;
