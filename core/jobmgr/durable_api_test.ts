@@ -160,8 +160,10 @@ Deno.test("a call with no writes of its own answers once the writes before it ar
   const start = { jobId: { value: JOB_ID }, ranges: [{ from: 1, to: 2 }] };
   const before = rig.store.batches.length;
   rig.api("task", "Start", start);
+  const afterFirst = rig.store.batches.length;
   rig.api("task", "Start", start);
-  assert.equal(rig.store.batches.slice(before).flat().length, 1, "only the first start writes");
+  assert.ok(rig.store.batches.slice(before, afterFirst).flat().length > 0, "the first start writes");
+  assert.equal(rig.store.batches.slice(afterFirst).flat().length, 0, "the second writes nothing");
   assert.deepEqual(rig.repliesSoFar(), [], "neither answers before the first start is stored");
   rig.store.settle();
   const replies = rig.repliesSoFar();

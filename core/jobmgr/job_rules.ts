@@ -1,11 +1,12 @@
 /** The job goal-state table (Peloton's `pkg/jobmgr/goalstate/job.go`), one table per job type. */
 import type { ActionTable } from "../goalstate/engine.ts";
-import type { JobState, JobType } from "../model/states.ts";
+import { JOB_STATES, type JobState, type JobType } from "../model/states.ts";
 import type { JobEntry } from "./job_entry.ts";
 
 export type JobAction = "evaluate_sla" | "reconcile_daemon" | "kill_tasks";
 
 const ACTIVE: JobState[] = ["INITIALIZED", "PENDING", "RUNNING"];
+const EVERY_STATE = Object.keys(JOB_STATES) as JobState[];
 const rows = <A extends JobAction>(states: JobState[], actions: readonly A[]) =>
   Object.fromEntries(states.map((s) => [s, actions])) as Partial<Record<JobState, readonly A[]>>;
 
@@ -19,9 +20,10 @@ export const JOB_TABLES: Record<JobType, ActionTable<JobState, JobState, JobActi
   SERVICE: {
     KILLED: rows([...ACTIVE, "KILLING"], ["kill_tasks"]),
   },
-  // Daemons: one instance on every host that matches the job's constraints.
+  // Daemons: one instance on every host that matches the job's constraints, whatever the job's state: one
+  // whose instances all ended or went with their hosts still follows its hosts as they come back.
   DAEMON: {
-    RUNNING: rows(ACTIVE, ["reconcile_daemon"]),
+    RUNNING: rows(EVERY_STATE, ["reconcile_daemon"]),
     KILLED: rows([...ACTIVE, "KILLING"], ["kill_tasks"]),
   },
 };

@@ -32,7 +32,11 @@ export function deriveJobState(input: JobStateInput): JobState {
   if (instanceCount === 0 && total === 0) {
     // A daemon job before its hosts are known, or a service scaled to zero, is not finished.
     if (input.goal === "KILLED") return "KILLED";
-    return input.type === "BATCH" ? "SUCCEEDED" : input.current === "INITIALIZED" ? "PENDING" : input.current;
+    if (input.type === "BATCH") return "SUCCEEDED";
+    // A daemon left with no host to run on waits for one, as at its create, whatever its instances ended
+    // as: a terminal state would stop it from following its hosts when they come back.
+    if (input.type === "DAEMON") return "PENDING";
+    return input.current === "INITIALIZED" ? "PENDING" : input.current;
   }
   if (total > instanceCount && (input.type === "BATCH" || !isTerminalJobState(input.goal))) {
     // Instances are being removed: not settled yet.

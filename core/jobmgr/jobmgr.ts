@@ -45,9 +45,9 @@ import { type JobEntry, newJobEntry, snapshot, taskConfigOf, taskKey, version } 
 import { type JobAction, jobActions } from "./job_rules.ts";
 import { defaultJobGoal, defaultTaskGoal, deriveJobState } from "./job_state.ts";
 import { retriesLeft, TaskActions } from "./task_actions.ts";
-import { taskActions } from "./task_rules.ts";
+import { awaitsWorkflow, taskActions } from "./task_rules.ts";
 import { buildLaunchSpec, buildRmTask, killGraceMs } from "./task_build.ts";
-import { type UpdateAction, updateActions, Workflows } from "./workflow.ts";
+import { notStartedMessage, type UpdateAction, updateActions, Workflows } from "./workflow.ts";
 
 export interface JobmgrConfig {
   /** Long-poll timeout of GetPlacements (Peloton's `get_placements_timeout_ms`). */
@@ -511,6 +511,11 @@ export class JobManager implements Receiver {
     const rolling = start
       ? this.workflows.prepare(job, { type: "START", create: true, ...start })
       : undefined;
+    // Until the rolling start takes them, its instances say so, and wait for it whatever evaluates them.
+    if (rolling) {
+      const waiting = notStartedMessage(rolling);
+      for (const t of tasks) t.message = waiting;
+    }
     const batch: StoreWrite[] = [
       { kind: "job.put", job: snapshot(job) },
       { kind: "job.config", jobId, version: 1, config: job.config },
@@ -679,26 +684,42 @@ export class JobManager implements Receiver {
     return acted;
   }
 
-  /** The job's goal back to its type's default (a stopped job started again); written at the next flush. */
+  /**
+   * The job's goal back to its type's default (a stopped job started again); written at the next flush. A job
+   * still being stopped is no longer KILLING (Peloton's Start sets it PENDING): its state is derived anew as
+   * its tasks run again. Its own goal-state actions run again: a daemon covers the hosts that came or went
+   * while it was stopped.
+   */
   restoreJobGoal(job: JobEntry): void {
     job.runtime.goalState = defaultJobGoal(job.config.type);
     job.runtime.desiredStateVersion = (job.runtime.desiredStateVersion ?? 1) + 1;
+    if (job.runtime.state === "KILLING") job.runtime.state = "PENDING";
     this.markDirty(job, true);
+    this.jobEngine.enqueue(job);
   }
 
-  /** Starts stopped tasks again (all, or the given instances); written at the caller's flush. */
+  /**
+   * Starts stopped tasks again (all, or the given instances); written at the caller's flush. A stopped job's
+   * goal comes back with any of its tasks, as Peloton's TaskManager.Start sets it: left KILLED, the job's own
+   * goal-state actions would stop them again (and a daemon would not follow its hosts).
+   */
   startTasks(job: JobEntry, instances?: number[]): number[] {
     const acted: number[] = [];
     const goal = defaultTaskGoal(job.config.type);
-    if (!instances) this.restoreJobGoal(job);
+    if (!instances || job.runtime.goalState === "KILLED") this.restoreJobGoal(job);
     for (const i of instances ?? [...job.tasks.keys()]) {
       const task = job.tasks.get(i);
       if (!task || task.goalState === "DELETED") continue;
       if (task.goalState === goal && task.state !== "INITIALIZED") continue;
       task.goalState = goal;
       task.failureCount = 0;
-      // A stopped task comes back as a new run.
-      if (isTerminalTaskState(task.state)) task.desiredRunId = task.runId + 1;
+      // A stopped task comes back as a new run; so does one still being killed (Peloton's Start regenerates
+      // the task's run): the kill's end then starts the new run rather than count as the task's failure.
+      if (isTerminalTaskState(task.state) || task.state === "KILLING" || task.state === "PREEMPTING") {
+        task.desiredRunId = task.runId + 1;
+      }
+      // An instance a rolling create or update left unstarted is started now.
+      if (awaitsWorkflow(task)) task.message = undefined;
       acted.push(i);
       this.putTask(task);
       this.taskEngine.enqueue(task);
@@ -1333,8 +1354,11 @@ export class JobManager implements Receiver {
     rt.version++;
     this.#writes.push({ kind: "job.put", job: snapshot(job) });
     if (this.#api.watches.size) this.#api.watches.jobChanged(job);
+    // Not a job whose goal is still to run (a service or daemon whose instances all ended for now): it follows
+    // its goal again (restarts, hosts coming back) and would be lost to memory.
     if (
-      this.config.untrackTerminalJobs && isTerminalJobState(next) && !rt.updateId && allEnded(rt.taskStats)
+      this.config.untrackTerminalJobs && isTerminalJobState(next) && isTerminalJobState(rt.goalState) &&
+      !rt.updateId && allEnded(rt.taskStats)
     ) {
       this.jobs.delete(job.jobId);
       this.#drains.forget(job);

@@ -75,6 +75,21 @@ export const TASK_TABLE: ActionTable<TaskState, TaskState, TaskAction> = {
 };
 
 /**
+ * What the message of an instance a rolling create or update has not started begins with. Peloton creates
+ * such an instance only when its workflow reaches it; here it is there, INITIALIZED, and waits: for its
+ * workflow, or, once that ended before reaching it (aborted, failed, rolled back), for a start or another
+ * update. The message is the mark, stored with the task, so a refresh or a recovery leaves it waiting too.
+ */
+export const NOT_STARTED = "not started: ";
+
+/** Whether the task is an instance a rolling create or update holds back (see `NOT_STARTED`). */
+export function awaitsWorkflow(task: TaskRecord): boolean {
+  return task.state === "INITIALIZED" && task.message !== undefined && task.message.startsWith(NOT_STARTED);
+}
+
+const NOTHING: readonly TaskAction[] = [];
+
+/**
  * The actions for a task now. First Peloton's version check: a task whose config version or run
  * differs from the desired one is stopped if it runs, and started anew once it ended.
  */
@@ -90,5 +105,6 @@ export function taskActions(task: TaskRecord): readonly TaskAction[] {
     if (isTerminalTaskState(task.state) || task.state === "INITIALIZED") return ["initialize"];
     return ["stop"];
   }
+  if (task.state === "INITIALIZED" && !terminalGoal && awaitsWorkflow(task)) return NOTHING;
   return TASK_TABLE[goal]?.[task.state] ?? [];
 }

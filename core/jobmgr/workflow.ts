@@ -7,7 +7,9 @@
  * any RUNNING, so a command that crashes on start passed for updated). It is *failed* once runs at the
  * target used up `maxInstanceAttempts` (its failure count starts from 0 when the workflow takes it).
  * `maxFailureInstances` failed instances end the workflow before another batch starts: FAILED, or rolled
- * back with `rollbackOnFailure`.
+ * back with `rollbackOnFailure`. Each batch takes the instances left in Peloton's order: additions, then
+ * changes with the instances down first (`byAvailability`), then removals. Instances a rolling create (or
+ * an update that took over from it) has not reached are not started by anything else (`NOT_STARTED`).
  *
  * Each step on an instance is recorded as a workflow event, as Peloton's cached update writes them
  * (`pkg/jobmgr/cached/update.go`): INITIALIZED (PAUSED when it starts paused) for every instance when the
@@ -33,7 +35,9 @@ import type { StoreWrite } from "../ports/store.ts";
 import { jobConfigOf, type JobEntry } from "./job_entry.ts";
 import type { JobManager } from "./jobmgr.ts";
 import { defaultTaskGoal } from "./job_state.ts";
+import { type Availability, availability } from "./sla_drain.ts";
 import type { TaskConfigs } from "./task_build.ts";
+import { awaitsWorkflow, NOT_STARTED } from "./task_rules.ts";
 
 export type UpdateAction = "start" | "run" | "progress" | "clear";
 
@@ -140,12 +144,76 @@ export function planReplace(
   for (const t of live) {
     const i = t.instanceId;
     if (i >= next.instanceCount) removed.push(i);
-    else if (
-      (t.desiredConfigVersion !== undefined && t.desiredConfigVersion !== t.configVersion) ||
-      differs(configsOf(t.configVersion)?.get(i), after.get(i))
-    ) updated.push(i);
+    else if (changedBy(t, after, configsOf)) updated.push(i);
   }
   return { added, removed, updated };
+}
+
+/**
+ * What an update to a new config does to a daemon's instances: a daemon has one instance per matching host,
+ * not a count, and its instance ids are not 0 to the count (each host that came got the next id). Each
+ * instance whose config differs is updated; none is added or removed by count. Hosts the new config no
+ * longer matches lose their instances, and hosts it newly matches get one, by the daemon's own following of
+ * its hosts (`DaemonHosts.reconcile`), which the caller runs first.
+ */
+export function planDaemonReplace(
+  tasks: Iterable<TaskRecord>,
+  after: TaskConfigs,
+  configsOf: (version: number) => TaskConfigs | undefined,
+): number[] {
+  const updated: number[] = [];
+  for (const t of tasks) {
+    if (t.goalState !== "DELETED" && changedBy(t, after, configsOf)) updated.push(t.instanceId);
+  }
+  return updated.sort((a, b) => a - b);
+}
+
+/** Whether the new task configs change the instance: its own config differs, or it is still to move. */
+function changedBy(
+  t: TaskRecord,
+  after: TaskConfigs,
+  configsOf: (version: number) => TaskConfigs | undefined,
+): boolean {
+  return (t.desiredConfigVersion !== undefined && t.desiredConfigVersion !== t.configVersion) ||
+    differs(configsOf(t.configVersion)?.get(t.instanceId), after.get(t.instanceId));
+}
+
+/**
+ * The message of an instance a workflow holds back (see `NOT_STARTED`): while the workflow may still reach
+ * it, or, once the workflow `ended` (aborted, failed, rolled back) without reaching it, what starts it.
+ */
+export function notStartedMessage(u: UpdateRecord, ended?: UpdateState): string {
+  const which = `the job's ${u.create ? "create" : u.type.toLowerCase()} workflow ${u.updateId}`;
+  if (ended === undefined) return `${NOT_STARTED}${which} has not reached it yet`;
+  const how = ended === "FAILED"
+    ? "failed"
+    : ended === "ROLLED_BACK" || ended === "ROLLING_BACKWARD"
+    ? "was rolled back"
+    : "was aborted";
+  return `${NOT_STARTED}${which} ${how}; start or update the job to run it`;
+}
+
+/** Where each availability goes in `byAvailability`'s order; an instance with no task goes with DELETED. */
+const AVAILABILITY_RANK: Record<Availability, number> = {
+  UNAVAILABLE: 0,
+  KILLED: 1,
+  DELETED: 2,
+  AVAILABLE: 3,
+};
+
+/**
+ * Peloton's `sortInstancesByAvailability` order of the instances a workflow changes: unavailable ones first
+ * (down already: changing them costs nothing more), then stopped ones, then those gone (no task, or being
+ * deleted: Peloton's invalid ones), and those up last, so that a batch takes as few running instances down as
+ * it can. Ties go by instance id.
+ */
+export function byAvailability(job: JobEntry, instances: readonly number[]): number[] {
+  const buckets: number[][] = [[], [], [], []];
+  for (const i of [...instances].sort((a, b) => a - b)) {
+    const task = job.tasks.get(i);
+    buckets[task ? AVAILABILITY_RANK[availability(task)] : AVAILABILITY_RANK.DELETED].push(i);
+  }
+  return buckets.flat();
 }
 
 /**
@@ -221,9 +289,10 @@ export class Workflows {
    * durable.
    */
   prepare(job: JobEntry, req: WorkflowRequest): UpdateRecord {
-    // A rolling create an update takes over from: the instances it had not started yet start with the update.
+    // A rolling create an update takes over from: the instances it had not started yet start with the update
+    // (they say so; those of a create stored before they did are found from the create).
     const create = this.active(job);
-    const unstarted = create?.create ? this.#remaining(create) : [];
+    const unstarted = new Set(create?.create ? this.#remaining(create, job) : []);
     this.abortActive(job);
     const now = this.jm.now();
     const prevVersion = job.configVersion;
@@ -232,17 +301,29 @@ export class Workflows {
     let updated: number[] = [];
     let target = prevVersion;
     if (req.type === "UPDATE") {
-      const next = req.jobConfig!;
+      const daemon = job.config.type === "DAEMON";
+      // A daemon's instance count is its hosts', whatever the new config says (a file without one is not
+      // "no instances").
+      const next = daemon ? { ...req.jobConfig!, instanceCount: job.tasks.size } : req.jobConfig!;
       target = this.jm.addConfigVersion(job, next);
       const after = job.versions.get(target)!;
-      const plan = planReplace([...job.tasks.values()], next, after.tasks, (v) => job.versions.get(v)?.tasks);
-      added.push(...plan.added);
-      removed.push(...plan.removed);
-      updated = plan.updated;
+      const configsOf = (v: number) => job.versions.get(v)?.tasks;
+      if (daemon) {
+        this.#followHosts(job);
+        updated = planDaemonReplace(job.tasks.values(), after.tasks, configsOf);
+      } else {
+        const plan = planReplace([...job.tasks.values()], next, after.tasks, configsOf);
+        added.push(...plan.added);
+        removed.push(...plan.removed);
+        updated = plan.updated;
+      }
+      // Instances a rolling create (or an earlier workflow) left unstarted start with this update, in its turn.
       const planned = new Set([...added, ...removed, ...updated]);
-      const left = unstarted.filter((i) =>
-        !planned.has(i) && job.tasks.get(i)?.goalState === defaultTaskGoal(job.config.type)
-      );
+      const goal = defaultTaskGoal(job.config.type);
+      const left = [...job.tasks.values()].filter((t) =>
+        (awaitsWorkflow(t) || unstarted.has(t.instanceId)) && t.goalState === goal &&
+        !planned.has(t.instanceId)
+      ).map((t) => t.instanceId);
       if (left.length) updated = [...updated, ...left].sort((a, b) => a - b);
     } else {
       updated = (req.instances ?? liveIds).filter((i) => job.tasks.has(i));
@@ -278,7 +359,33 @@ export class Workflows {
     job.runtime.updateId = u.updateId;
     job.runtime.workflowVersion = (job.runtime.workflowVersion ?? 0) + 1;
     if (this.jm.config.recordEvents) this.#keepEventsOf(job, u.updateId);
+    // The instances held back that this workflow takes wait for it now (a create's are new: its job's create
+    // stores them).
+    if (!u.create) this.#holdUnstarted(u, job, this.#remaining(u, job));
     return u;
+  }
+
+  /**
+   * Says, in the message of each of `instances` still held back (see `NOT_STARTED`), what it waits for now:
+   * the workflow, or, once it `ended` without reaching it, a start or another update.
+   */
+  #holdUnstarted(u: UpdateRecord, job: JobEntry, instances: readonly number[], ended?: UpdateState): void {
+    const message = notStartedMessage(u, ended);
+    for (const i of instances) {
+      const task = job.tasks.get(i);
+      if (!task || !awaitsWorkflow(task) || task.message === message) continue;
+      task.message = message;
+      this.jm.putTask(task);
+    }
+  }
+
+  /**
+   * A daemon whose config changed follows its hosts at once, as the new config has them (its constraint may
+   * match other hosts): instances on hosts it no longer matches are removed, hosts it newly matches get one.
+   * Not a stopped daemon, which follows them again once started.
+   */
+  #followHosts(job: JobEntry): void {
+    if (job.runtime.goalState === "RUNNING") this.jm.daemonHosts.reconcile(this.jm, job);
   }
 
   /** The INITIALIZED (or PAUSED) event of each of a new workflow's instances, to store with it. */
@@ -345,21 +452,34 @@ export class Workflows {
     }
     // What `stopBeforeUpdate` stopped and no batch took is still on the old config: it runs again as it was.
     this.#restartStoppedFirst(u, job);
+    // Instances held back that it did not reach stay so: the rollback does not start them.
+    this.#holdUnstarted(u, job, this.#remaining(u, job), "ROLLING_BACKWARD");
     const touched = [...new Set([...u.instancesDone, ...u.instancesCurrent, ...u.instancesFailed])];
-    const previous = jobConfigOf(job, u.prevJobConfigVersion);
+    const daemon = job.config.type === "DAEMON";
+    const before = jobConfigOf(job, u.prevJobConfigVersion);
+    const previous = daemon ? { ...before, instanceCount: job.tasks.size } : before;
     const target = this.jm.addConfigVersion(job, previous);
     const wasAdded = new Set(u.instancesAdded), wasRemoved = new Set(u.instancesRemoved);
-    // What the update added goes away, what it removed comes back, what it changed changes back.
-    u.instancesRemoved = touched.filter((i) => wasAdded.has(i));
-    u.instancesAdded = touched.filter((i) => wasRemoved.has(i));
-    u.instancesUpdated = touched.filter((i) => !wasAdded.has(i) && !wasRemoved.has(i));
+    if (daemon) {
+      // Every instance not on the old config goes back to it: those the update changed, and those that
+      // hosts it newly matched got meanwhile; its hosts are the old config's again.
+      this.#followHosts(job);
+      const after = job.versions.get(target)!.tasks;
+      u.instancesUpdated = planDaemonReplace(job.tasks.values(), after, (v) => job.versions.get(v)?.tasks);
+      u.instancesAdded = u.instancesRemoved = [];
+    } else {
+      // What the update added goes away, what it removed comes back, what it changed changes back.
+      u.instancesRemoved = touched.filter((i) => wasAdded.has(i));
+      u.instancesAdded = touched.filter((i) => wasRemoved.has(i));
+      u.instancesUpdated = touched.filter((i) => !wasAdded.has(i) && !wasRemoved.has(i));
+    }
     u.instancesDone = [];
     u.instancesFailed = [];
     u.instancesCurrent = [];
     u.jobConfigVersion = target;
     this.#set(u, "ROLLING_BACKWARD");
     // Every instance to roll back, before it is taken (Peloton's Rollback writes them all at once).
-    this.#events(u, touched, "ROLLING_BACKWARD");
+    this.#events(u, daemon ? u.instancesUpdated : touched, "ROLLING_BACKWARD");
     this.jm.updateEngine.enqueue(u);
   }
 
@@ -378,7 +498,7 @@ export class Workflows {
       }
       return this.#complete(u, job, "FAILED");
     }
-    const remaining = this.#remaining(u);
+    const remaining = this.#remaining(u, job);
     if (!remaining.length && !u.instancesCurrent.length) {
       return this.#complete(u, job, u.state === "ROLLING_BACKWARD" ? "ROLLED_BACK" : "SUCCEEDED");
     }
@@ -473,10 +593,18 @@ export class Workflows {
     if (atMs < Infinity) this.jm.updateEngine.enqueue(u, atMs);
   }
 
-  /** Instances not yet started, in Peloton's order: additions, updates, removals. */
-  #remaining(u: UpdateRecord): number[] {
+  /**
+   * Instances not yet taken, in Peloton's order (`getInstancesForUpdateRun`): additions, updates (the
+   * unavailable ones first: `byAvailability`, as they are now), removals.
+   */
+  #remaining(u: UpdateRecord, job: JobEntry): number[] {
     const seen = new Set([...u.instancesDone, ...u.instancesFailed, ...u.instancesCurrent]);
-    return [...u.instancesAdded, ...u.instancesUpdated, ...u.instancesRemoved].filter((i) => !seen.has(i));
+    const left = (list: number[]) => list.filter((i) => !seen.has(i));
+    return [
+      ...left(u.instancesAdded),
+      ...byAvailability(job, left(u.instancesUpdated)),
+      ...left(u.instancesRemoved),
+    ];
   }
 
   #begin(u: UpdateRecord, job: JobEntry, i: number): void {
@@ -581,6 +709,9 @@ export class Workflows {
 
   #complete(u: UpdateRecord, job: JobEntry | undefined, state: UpdateState): void {
     this.#restartStoppedFirst(u, job);
+    // Instances held back for it that it never reached stay so (an ended rolling create's are not started
+    // by a refresh or a restart either), and say why.
+    if (job) this.#holdUnstarted(u, job, this.#remaining(u, job), state);
     u.completionTimeMs = this.jm.now();
     this.#set(u, state);
     // Instances in flight when it ends (aborted, failed) end with it.
