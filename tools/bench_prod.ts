@@ -232,9 +232,11 @@ if (import.meta.main) {
     const dir = values["work-dir"];
     let isDirectory = false;
     try {
+      // Made if missing, as `peloton up --data-dir` makes its dir; a file there is a mistake.
+      Deno.mkdirSync(dir, { recursive: true });
       isDirectory = Deno.statSync(dir).isDirectory;
-    } catch { /* missing: said below */ }
-    if (!isDirectory) fail(`--work-dir: "${dir}" is not a directory`);
+    } catch { /* a file, or no right to make it: said below */ }
+    if (!isDirectory) fail(`--work-dir: "${dir}" is not a directory and cannot be made one`);
   }
   const result = await benchProd({
     tasks: int("tasks"),

@@ -30,11 +30,13 @@ Deno.test("bench-prod: a small job of real processes runs to SUCCEEDED, sandboxe
 });
 
 Deno.test("bench-prod: bad arguments name the flag and what was expected, and start nothing", async () => {
+  // A file where the work dir should be cannot be made a directory (a missing dir is made).
+  const notDir = await Deno.makeTempFile({ prefix: "bench_prod_test_" });
   const cases: [string[], RegExp][] = [
     [["--tasks", "ten"], /--tasks: got "ten", expected an integer >= 1/],
     [["--cpu=0"], /--cpu: got "0", expected a positive number/],
     [["--backend", "k8s"], /--backend: got "k8s", expected minicluster or mesos/],
-    [["--work-dir", "/no/such/dir"], /--work-dir: "\/no\/such\/dir" is not a directory/],
+    [["--work-dir", notDir], /--work-dir: ".*" is not a directory and cannot be made one/],
     [["--bogus"], /Unknown option '--bogus'/],
   ];
   for (const [args, message] of cases) {
@@ -48,4 +50,5 @@ Deno.test("bench-prod: bad arguments name the flag and what was expected, and st
     ok(message.test(err), `${args.join(" ")}: ${err}`);
     ok(err.includes("usage: deno task bench-prod"), err);
   }
+  await Deno.remove(notDir);
 });
