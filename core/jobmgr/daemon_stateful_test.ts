@@ -304,7 +304,8 @@ Deno.test("task Get of a daemon instance whose host left says it was removed; id
   assert.deepEqual((await get(a)).outOfRange, {
     jobId: { value: JOB_ID },
     instanceCount: 2,
-    message: `instance 0 of job ${JOB_ID} was removed when its host a left the daemon job's hosts; ` +
+    message:
+      `instance 0 of job ${JOB_ID} was removed when its host a left the daemon job's hosts (down, in maintenance, or no longer matching its constraint); ` +
       `its last run, ${JOB_ID}-0-1, ended KILLED`,
   });
   assert.equal(

@@ -777,7 +777,8 @@ export class JobApi {
       if (!last) return never();
       const host = events.findLast((e) => e.hostname)?.hostname;
       const why = job.config.type === "DAEMON"
-        ? `when its host${host ? ` ${host}` : ""} left the daemon job's hosts`
+        ? `when its host${host ? ` ${host}` : ""} left the daemon job's hosts (down, in maintenance, or no ` +
+          "longer matching its constraint)"
         : `when the job shrank to ${instancesText(ids)}`;
       const run = mesosTaskId(job.jobId, instanceId, last.runId);
       answer(
