@@ -549,7 +549,14 @@ export class JobManager implements Receiver {
     const job = this.jobs.get(jobId);
     this.jobs.delete(jobId);
     if (job) this.#drains.forget(job);
+    // Its volumes go with it: their records with the job's, their data on their hosts once that is stored.
+    const volumes = [...job?.tasks.values() ?? []].flatMap((t) =>
+      t.volumeId && t.requiredHost ? [{ volumeId: t.volumeId, hostname: t.requiredHost }] : []
+    );
     this.deps.store.write([{ kind: "job.delete", jobId }], (err) => {
+      if (!err && volumes.length) {
+        this.deps.transport.send(this.deps.hostmgr, { kind: "destroy-volumes", volumes });
+      }
       if (err && job && !this.jobs.has(jobId)) {
         this.jobs.set(jobId, job);
         for (const t of job.tasks.values()) this.taskEngine.enqueue(t);

@@ -104,3 +104,19 @@ Deno.test("the volume made after a delete has a new id: a destroy that never rea
   rig.store.settle();
   assert.deepEqual([...rig.store.volumes.keys()], [made]);
 });
+
+Deno.test("deleting a job destroys its volumes' data once the delete is stored", () => {
+  const rig = statefulService();
+  stop(rig);
+  rig.api("job", "Delete", { id: { value: JOB_ID } });
+  assert.deepEqual(
+    rig.transport.take("destroy-volumes", "hostmgr"),
+    [],
+    "nothing destroyed before it is stored",
+  );
+  rig.store.settle();
+  assert.deepEqual(rig.replies().map((r) => r.error), [undefined]);
+  assert.deepEqual(rig.transport.take("destroy-volumes", "hostmgr"), [
+    { kind: "destroy-volumes", volumes: [{ volumeId: VOLUME_ID, hostname: "h4" }] },
+  ]);
+});
