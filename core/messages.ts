@@ -100,6 +100,11 @@ export interface HostFilter {
   /** Minimum free resources a host must have. */
   minResources: Resources;
   numPorts: number;
+  /**
+   * Static port values the work asks for (a subset of `numPorts`): a host is leased only with every one in
+   * its ranges and free. Left out when there are none.
+   */
+  staticPorts?: number[];
   maxHosts: number;
   /** Whether the work needs GPUs: GPU hosts are kept for GPU work. */
   gpu: boolean;

@@ -34,6 +34,11 @@ export function constraintFailed(c: Constraint): string {
   return `constraint ${describeConstraint(c)} failed`;
 }
 
+/** A host without a static port the work asks for: outside its ranges, or used by a task there. */
+export function staticPortTaken(port: number): string {
+  return `static port ${port} taken or not offered`;
+}
+
 const CATEGORY_REASON = [
   "",
   REJECT.leased,
@@ -170,6 +175,10 @@ export class FilterSearch {
     if (t.freeDisk[i] < r.diskMb) return REJECT.disk;
     if (t.freeGpu[i] < r.gpuMilli) return REJECT.gpu;
     if (f.numPorts > 0 && t.freePorts[i] < f.numPorts) return REJECT.ports;
+    // Only work with static ports pays for this: the rest never looks at a host's ranges.
+    if (f.staticPorts !== undefined) {
+      for (const p of f.staticPorts) if (!h.portFree(p)) return staticPortTaken(p);
+    }
     return this.constraintMismatch(h);
   }
 
@@ -199,6 +208,8 @@ export class FilterSearch {
     if (r.diskMb > 0) k = Math.min(k, Math.floor(t.freeDisk[i] / r.diskMb));
     if (r.gpuMilli > 0) k = Math.min(k, Math.floor(t.freeGpu[i] / r.gpuMilli));
     if (f.numPorts > 0) k = Math.min(k, Math.floor(t.freePorts[i] / f.numPorts));
+    // Two tasks cannot share a static port on one host.
+    if (f.staticPorts?.length) k = Math.min(k, 1);
     return Number.isFinite(k) ? Math.max(1, k) : 1_000_000;
   }
 

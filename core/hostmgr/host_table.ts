@@ -80,6 +80,11 @@ export class HostEntry {
     return this.table.slack(this.index);
   }
 
+  /** The port is in the host's ranges and no task on the host uses it. */
+  portFree(port: number): boolean {
+    return inRanges(this.#info.portRanges, port) && !this.usedPorts.has(port);
+  }
+
   leased(now: number): boolean {
     return this.leaseId !== undefined && this.leaseExpiresMs > now;
   }

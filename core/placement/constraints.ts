@@ -10,7 +10,11 @@ export interface ConstraintTarget {
   labelCount?: (key: string, value: string) => number;
 }
 
-export type Verdict = "match" | "mismatch" | "not-applicable";
+/**
+ * "unknown": the constraint turns on labels of a kind not evaluated (the host manager's TASK labels, which
+ * the round's own placements may change), so only the caller that evaluates every kind can tell.
+ */
+export type Verdict = "match" | "mismatch" | "not-applicable" | "unknown";
 export type LabelKind = "HOST" | "TASK";
 
 /** The attribute key that marks exclusive hosts (Peloton's `common.PelotonExclusiveAttributeName`). */
@@ -40,8 +44,10 @@ export function compare(condition: LabelConstraint["condition"], n: number, requ
 }
 
 /**
- * Evaluates a constraint. AND: any mismatch fails; OR: any match passes. `kinds` limits which
- * label kinds apply, as Peloton's host manager evaluates only HOST constraints.
+ * Evaluates a constraint. AND: any mismatch fails; OR: any match passes. `kinds` limits which label kinds
+ * are evaluated, as Peloton's host manager evaluates only HOST constraints: a label of another kind is
+ * unknown, so an AND of it with HOST labels that match is unknown, and an OR of it with HOST labels that
+ * mismatch is unknown too (its TASK branch may match), never a mismatch.
  */
 export function evaluate(
   c: Constraint,
@@ -50,27 +56,29 @@ export function evaluate(
 ): Verdict {
   switch (c.type) {
     case "LABEL_CONSTRAINT":
-      if (!kinds.has(c.labelConstraint.kind)) return "not-applicable";
+      if (!kinds.has(c.labelConstraint.kind)) return "unknown";
       return compare(c.labelConstraint.condition, count(c.labelConstraint, t), c.labelConstraint.requirement)
         ? "match"
         : "mismatch";
     case "AND_CONSTRAINT": {
-      let applicable = false;
+      let applicable = false, unknown = false;
       for (const sub of c.andConstraint.constraints) {
         const v = evaluate(sub, t, kinds);
         if (v === "mismatch") return "mismatch";
         if (v === "match") applicable = true;
+        else if (v === "unknown") unknown = true;
       }
-      return applicable ? "match" : "not-applicable";
+      return unknown ? "unknown" : applicable ? "match" : "not-applicable";
     }
     case "OR_CONSTRAINT": {
-      let applicable = false;
+      let applicable = false, unknown = false;
       for (const sub of c.orConstraint.constraints) {
         const v = evaluate(sub, t, kinds);
         if (v === "match") return "match";
         if (v === "mismatch") applicable = true;
+        else if (v === "unknown") unknown = true;
       }
-      return applicable ? "mismatch" : "not-applicable";
+      return unknown ? "unknown" : applicable ? "mismatch" : "not-applicable";
     }
   }
 }

@@ -58,14 +58,26 @@ Deno.test("AND fails on any mismatch; OR passes on any match", () => {
   assert.ok(satisfies(undefined, host));
 });
 
-Deno.test("sub-constraints of a kind not evaluated are not applicable", () => {
+Deno.test("sub-constraints of a kind not evaluated are unknown: never a mismatch through them", () => {
   const only = new Set<"HOST" | "TASK">(["HOST"]);
-  assert.equal(evaluate(taskLabel("app", "web", 0), host, only), "not-applicable");
-  const and: Constraint = {
+  assert.equal(evaluate(taskLabel("app", "web", 0), host, only), "unknown");
+  const and = (...constraints: Constraint[]): Constraint => ({
     type: "AND_CONSTRAINT",
-    andConstraint: { constraints: [taskLabel("app", "web", 0), hostLabel("rack", "a")] },
-  };
-  assert.equal(evaluate(and, host, only), "match");
+    andConstraint: { constraints },
+  });
+  const or = (...constraints: Constraint[]): Constraint => ({
+    type: "OR_CONSTRAINT",
+    orConstraint: { constraints },
+  });
+  assert.equal(evaluate(and(taskLabel("app", "web", 0), hostLabel("rack", "a")), host, only), "unknown");
+  assert.equal(evaluate(and(taskLabel("app", "web", 0), hostLabel("rack", "b")), host, only), "mismatch");
+  // An OR whose HOST branch fails may still match through its TASK branch: only the engine can tell.
+  assert.equal(evaluate(or(hostLabel("rack", "b"), taskLabel("app", "web", 1)), host, only), "unknown");
+  assert.equal(evaluate(or(hostLabel("rack", "a"), taskLabel("app", "web", 0)), host, only), "match");
+  assert.equal(evaluate(or(hostLabel("rack", "b"), hostLabel("zone", "z2")), host, only), "mismatch");
+  // Every kind evaluated, the TASK branch decides.
+  assert.equal(evaluate(or(hostLabel("rack", "b"), taskLabel("app", "web", 1)), host), "match");
+  assert.equal(evaluate(or(hostLabel("rack", "b"), taskLabel("app", "web", 0)), host), "mismatch");
 });
 
 Deno.test("exclusive hosts: a constraint is non-exclusive unless a HOST label names peloton/exclusive", () => {
@@ -163,7 +175,10 @@ Deno.test("compiled programs evaluate exactly like the constraint tree (random t
       ),
     };
     hosts.forEach((h, i) => {
-      const want = { match: MATCH, mismatch: MISMATCH, "not-applicable": NOT_APPLICABLE }[evaluate(c, h)];
+      // Every kind is evaluated, so never "unknown" (-1 would fail the comparison).
+      const want = { match: MATCH, mismatch: MISMATCH, "not-applicable": NOT_APPLICABLE, unknown: -1 }[
+        evaluate(c, h)
+      ];
       assert.equal(run(program, cols, i), want, `${JSON.stringify(c)} on ${h.hostname}`);
     });
   }

@@ -1,5 +1,5 @@
 /** Why a task found no host, in words reports can count: the engine's stage counts plus the host manager's. */
-import { constraintFailed, REJECT } from "../hostmgr/acquire.ts";
+import { constraintFailed, REJECT, staticPortTaken } from "../hostmgr/acquire.ts";
 import type { RmTask } from "../messages.ts";
 import {
   R_CONSTRAINT,
@@ -41,12 +41,27 @@ export function rejectionCounts(
     for (let k = 0; k < REASONS; k++) {
       if (k === R_REQUIRED && task.requiredHost === undefined) continue;
       add(
-        k === R_CONSTRAINT && task.constraint ? constraintFailed(task.constraint) : STAGE_TEXT[k],
+        k === R_CONSTRAINT && task.constraint
+          ? constraintFailed(task.constraint)
+          : k === R_PORTS && stages[k] > 0
+          ? portsText(task)
+          : STAGE_TEXT[k],
         stages[k],
       );
     }
   }
   return out;
+}
+
+/**
+ * A leased host had the task's static ports free (the host manager checks them): one the round took since is
+ * the likely cause, so it is named as the host manager would.
+ */
+function portsText(task: RmTask): string {
+  let statics: number[] | undefined;
+  for (const p of task.ports) if (p.value !== 0) (statics ??= []).push(p.value);
+  if (!statics) return REJECT.ports;
+  return statics.length === 1 ? staticPortTaken(statics[0]) : `static ports ${statics.join(", ")}: one taken`;
 }
 
 /**
@@ -82,8 +97,18 @@ function headline(task: RmTask, top: string | undefined): string {
     case REJECT.ports:
       return `no host with ${task.ports.length} free ports`;
     default:
+      if (top?.startsWith(STATIC_PORT)) return `no host with ${staticPorts(task)} free`;
       return "no host fits";
   }
+}
+
+/** How both the host manager's and the engine's static port reasons start. */
+const STATIC_PORT = "static port";
+
+/** "port 31003", "ports 31003, 31004". */
+function staticPorts(task: RmTask): string {
+  const values = task.ports.filter((p) => p.value !== 0).map((p) => p.value);
+  return `${values.length === 1 ? "port" : "ports"} ${values.join(", ")}`;
 }
 
 /** True when room, not a constraint or a host's state, kept the task out: reserving a host can help. */

@@ -122,6 +122,7 @@ export class RoundBuilder<U extends UnitOfWork> {
       return {
         minResources: r,
         numPorts: t.ports.length,
+        staticPorts: staticPorts(t),
         maxHosts: Math.min(g.count, maxHostsPerFilter),
         gpu: r.gpuMilli > 0,
         hints: t.desiredHost ? [t.desiredHost] : undefined,
@@ -333,6 +334,13 @@ function portsKey(t: RmTask): string {
   let k = PORT_KEYS.get(t.ports);
   if (k === undefined) PORT_KEYS.set(t.ports, k = t.ports.map((p) => `${p.name}:${p.value}`).join(","));
   return k;
+}
+
+/** The task's static port values, for the host filter; undefined when it asks for none. */
+function staticPorts(t: RmTask): number[] | undefined {
+  if (!t.ports.length) return undefined;
+  const out = t.ports.filter((p) => p.value !== 0).map((p) => p.value);
+  return out.length ? out : undefined;
 }
 
 const LABEL_KEYS = new WeakMap<object, string>();
