@@ -234,9 +234,14 @@ export class PlacementEngine implements Receiver {
 
   /** One round: lease hosts for every group, place in the executor, classify, hand back. */
   #round(due: Pending[]): void {
+    const now = this.deps.clock.now();
+    due = this.#desiredFirst(due, now);
+    // Work waiting for its desired host is placed as bound to it: any other host would only be leased, found
+    // not good enough and given back, round after round, while another task may want it.
+    const views = due.map((u) => waitsForDesiredHost(u, now) ? boundToDesiredHost(u) : u);
     // A task with a host reserved is a group of its own, so the host manager counts that host by what it
     // lacks rather than as reserved against the task.
-    const builder = new RoundBuilder(due, (u) => {
+    const builder = new RoundBuilder(views, (u) => {
       const r = u.reservation;
       return r?.state === "asked" || r?.state === "waiting" ? u.tasks[0].taskId : undefined;
     });
@@ -286,7 +291,7 @@ export class PlacementEngine implements Receiver {
         let back = false;
         this.#executor.place(round, (result) => {
           back = true;
-          this.#finish(due, builder, round, result, reply, filters);
+          this.#finish(due, views, builder, round, result, reply, filters);
         });
         // While workers place this round, lease and build the next one.
         if (!back) this.#dequeue();
@@ -294,8 +299,28 @@ export class PlacementEngine implements Receiver {
     );
   }
 
+  /**
+   * The round's units, those waiting for their desired host first, so their filters lease (and their tasks
+   * take) those hosts before other work does. A unit whose wait is over falls back to any host: units still
+   * waiting join its round, so it does not lease a host one of them waits for.
+   */
+  #desiredFirst(due: Pending[], now: number): Pending[] {
+    const desired = (u: Pending) => u.tasks.some((t) => t.desiredHost !== undefined);
+    if (!due.some(desired)) return due;
+    const first = due.filter((u) => waitsForDesiredHost(u, now));
+    if (due.some((u) => desired(u) && !waitsForDesiredHost(u, now))) {
+      const inDue = new Set(due);
+      for (const u of this.#held.all()) {
+        if (!u.inRound && !inDue.has(u) && waitsForDesiredHost(u, now)) first.push(u);
+      }
+    }
+    const waiting = new Set(first);
+    return first.length ? first.concat(due.filter((u) => !waiting.has(u))) : due;
+  }
+
   #finish(
     due: Pending[],
+    views: Pending[],
     builder: RoundBuilder<Pending>,
     round: PlacementRound,
     result: PlacementResult,
@@ -311,8 +336,8 @@ export class PlacementEngine implements Receiver {
     const pending: PlacementPending[] = [];
     const notYet: [Pending, UnitOutcome["placed"]][] = [];
     const reasons = new Map<number, { text: string; room: boolean; gang?: string }>();
-    for (const u of due) {
-      const o = outcomes.get(u);
+    for (const [i, u] of due.entries()) {
+      const o = views[i] === u ? outcomes.get(u) : withOwnTasks(outcomes.get(views[i]), u);
       if (u.reservation?.state === "ready") {
         this.#reservedOrHere(u, o?.placed ?? [], now, placements);
         continue;
@@ -324,6 +349,13 @@ export class PlacementEngine implements Receiver {
         else notYet.push([u, o.placed]);
       }
       if (!o.unplaced.length) continue;
+      if (views[i] !== u) {
+        // Bound to its desired host, which had no room: it waits for it (never handed back for it).
+        u.failedRounds++;
+        u.failedAtMs = now;
+        this.#awaitDesiredHost(u, o.unplaced[0].desiredHost!, now, pending);
+        continue;
+      }
       // Tasks of one round unit share their counts: word them once.
       let why = reasons.get(o.roundUnit);
       if (!why) {
@@ -364,8 +396,10 @@ export class PlacementEngine implements Receiver {
       const desired = placed.some((p) => p.task.desiredHost !== undefined);
       if (!desired && placed.every((p) => placements.has(p.lease.leaseId))) {
         this.#assign(u, placed, placements);
-      } else if (desired) this.#awaitDesiredHost(u, placed, now, pending);
-      else {
+      } else if (desired) {
+        const missed = placed.find((p) => p.task.desiredHost && p.lease.hostname !== p.task.desiredHost);
+        this.#awaitDesiredHost(u, (missed ?? placed[0]).task.desiredHost!, now, pending);
+      } else {
         u.held = [];
         for (const { lease } of placed) {
           if (claimed.has(lease.leaseId)) continue;
@@ -395,20 +429,14 @@ export class PlacementEngine implements Receiver {
   }
 
   /**
-   * A unit placed elsewhere than its desired host (busy, drained, not offered) before the desired-host
-   * deadline: its other hosts go back and it tries again after a backoff, never past that deadline (when
-   * any host will do), saying what it waits for. Retried at once, it would lease hosts round after round.
+   * A unit whose desired host had no room (busy, drained, not offered) before its wait ends: it tries again
+   * after a backoff, never past the end of its wait (when any host will do), saying what it waits for and
+   * until when (the earlier of the desired-host deadline and its own, past which `#goodEnough` takes any).
    */
-  #awaitDesiredHost(
-    u: Pending,
-    placed: UnitOutcome["placed"],
-    now: number,
-    pending: PlacementPending[],
-  ): void {
-    const missed = placed.find((p) => p.task.desiredHost && p.lease.hostname !== p.task.desiredHost);
-    const host = missed?.task.desiredHost ?? placed[0].task.desiredHost;
-    u.notBeforeMs = Math.min(u.desiredDeadlineMs, now + backoffMs(u.policy, u.rounds));
-    const reason = `waiting for desired host ${host} until ${rfc3339(u.desiredDeadlineMs)}`;
+  #awaitDesiredHost(u: Pending, host: string, now: number, pending: PlacementPending[]): void {
+    const untilMs = desiredWaitEndMs(u);
+    u.notBeforeMs = Math.min(untilMs, now + backoffMs(u.policy, u.rounds + u.failedRounds));
+    const reason = `waiting for desired host ${host} until ${rfc3339(untilMs)}`;
     u.reason = reason;
     if (this.#report(u, reason, now)) pending.push({ reason, taskIds: u.tasks.map((t) => t.taskId) });
   }
@@ -651,6 +679,36 @@ export class PlacementEngine implements Receiver {
   #cancelReservation(taskId: string, reservationId: string): void {
     this.deps.transport.send(this.deps.hostmgr, { kind: "cancel-reservation", taskId, reservationId });
   }
+}
+
+/** When a unit stops waiting for its desired host and takes any: the earlier of its two deadlines. */
+function desiredWaitEndMs(u: Pending): number {
+  return Math.min(u.desiredDeadlineMs, u.deadlineMs);
+}
+
+/** Whether a unit with a desired host still waits for it (is placed on it or nowhere). */
+function waitsForDesiredHost(u: Pending, now: number): boolean {
+  return now < desiredWaitEndMs(u) && u.tasks.some((t) => t.desiredHost !== undefined);
+}
+
+/** The unit as a round places it while it waits: its tasks bound to their desired hosts. */
+function boundToDesiredHost(u: Pending): Pending {
+  const tasks = u.tasks.map((t) =>
+    t.desiredHost !== undefined && t.requiredHost === undefined ? { ...t, requiredHost: t.desiredHost } : t
+  );
+  return { ...u, tasks };
+}
+
+/** A round's outcome for a unit's view (`boundToDesiredHost`) in the unit's own tasks. */
+function withOwnTasks(o: UnitOutcome | undefined, u: Pending): UnitOutcome | undefined {
+  if (!o) return o;
+  const own = new Map(u.tasks.map((t) => [t.taskId, t]));
+  const back = (t: RmTask) => own.get(t.taskId) ?? t;
+  return {
+    ...o,
+    placed: o.placed.map((p) => ({ ...p, task: back(p.task) })),
+    unplaced: o.unplaced.map(back),
+  };
 }
 
 function refusalNote(why: string): string {

@@ -1,11 +1,14 @@
 /**
- * A round over partitions: gangs first over all hosts, then the rest split over disjoint partitions
- * (host row mod N), leftovers rotated to the next partition; merged in a fixed order, so the result
- * depends only on the round and the partition count. With one partition nothing is split or copied:
- * one placer takes the gangs, then the rest. Placing consumes the round's host columns.
+ * A round over partitions: gangs, and work that spreads over a failure domain or takes the most free host,
+ * first over all hosts (a partition sees only its hosts, so it would spread and rank by them alone); then
+ * the rest split over disjoint partitions (host row mod N), leftovers rotated to the next partition; merged
+ * in a fixed order, so the result depends only on the round and the partition count. With one partition
+ * nothing is split or copied: one placer takes the gangs, then the rest. Placing consumes the round's host
+ * columns.
  */
 import { type ItemResults, PartitionPlacer } from "./partition.ts";
 import {
+  MOST_FREE,
   type PlacementResult,
   type PlacementRound,
   portOffsets,
@@ -40,18 +43,31 @@ export class RoundPlan {
     this.#left = Array.from({ length: partitions }, () => []);
   }
 
-  /** Places the gangs over all hosts (here, on this thread), then splits the hosts into partitions. */
+  /**
+   * Places the gangs, then the work that must see every host (`#global`), over all hosts (here, on this
+   * thread), then splits the hosts into partitions.
+   */
   partitionHosts(): RoundHosts[] {
     if (this.#hosts) return this.#hosts;
     const r = this.round;
     // One partition: its placer takes the gangs first (`firstItems`), on the round's own columns.
     if (this.partitions === 1) return this.#hosts = [r.hosts];
-    const gangs = this.#gangItems();
+    const items = this.#gangItems();
+    r.units.forEach((u, i) => {
+      if (u.atomic || !this.#global(i)) return;
+      for (const p of u.parts) {
+        items.push({
+          unit: i,
+          atomic: false,
+          parts: [{ ...p, slot: this.slots[i] + this.#partStart(i, p) }],
+        });
+      }
+    });
     let hosts = r.hosts;
-    if (gangs.length) {
+    if (items.length) {
       const placer = new PartitionPlacer(r.hosts, r.groups, r.norms, r.scoreLimit);
-      const res = placer.placeItems(gangs);
-      this.absorb(this.partitions, gangs, res);
+      const res = placer.placeItems(items);
+      this.absorb(this.partitions, items, res);
       hosts = placer.state();
     }
     const rows: number[][] = Array.from({ length: this.partitions }, () => []);
@@ -64,7 +80,7 @@ export class RoundPlan {
     const n = this.partitions, out: WorkItem[][] = Array.from({ length: n }, () => []);
     if (n === 1) out[0] = this.#gangItems();
     this.round.units.forEach((u, i) => {
-      if (u.atomic) return;
+      if (u.atomic || (n > 1 && this.#global(i))) return;
       for (const p of u.parts) {
         const g = this.round.groups[p.group];
         const slot0 = this.slots[i] + this.#partStart(i, p);
@@ -90,6 +106,17 @@ export class RoundPlan {
       }
     });
     return out;
+  }
+
+  /**
+   * Work placed over all hosts before the split: spreading over a failure domain counts the tasks per domain,
+   * and most free first compares hosts, over every host of the round, as with one partition.
+   */
+  #global(unit: number): boolean {
+    const groups = this.round.groups;
+    return this.round.units[unit].parts.some((p) =>
+      groups[p.group].domain >= 0 || groups[p.group].strategy === MOST_FREE
+    );
   }
 
   #gangItems(): WorkItem[] {
@@ -153,10 +180,11 @@ export class RoundPlan {
       const d = this.#diag.get(i);
       if (whole || !d) return;
       const sum = new Int32Array(REASONS);
-      // A gang was tried over every host at once; other work partition by partition.
-      const gang = this.round.units[i].atomic && this.partitions > 1;
-      const from = gang ? this.partitions : 0;
-      const to = gang ? this.partitions + 1 : this.partitions;
+      // Gangs and work that must see every host were tried over every host at once; the rest partition by
+      // partition.
+      const allHosts = this.partitions > 1 && (this.round.units[i].atomic || this.#global(i));
+      const from = allHosts ? this.partitions : 0;
+      const to = allHosts ? this.partitions + 1 : this.partitions;
       for (let w = from; w < to; w++) for (let k = 0; k < REASONS; k++) sum[k] += d[w * REASONS + k];
       out.failures[i] = sum;
     });
