@@ -305,14 +305,27 @@ export function taskInfoJson(jobId: string, config: TaskConfig, t: TaskRecord): 
   };
 }
 
+/**
+ * v0 `task.PodEvent`: `agentID` is a plain string there, and `desriedTaskId` is Peloton's spelling. Fields
+ * an event stored before they were kept lacks are left out.
+ */
 export function eventJson(e: TaskEventRecord): Body {
+  const id = (run: number | undefined) =>
+    run === undefined ? undefined : { value: mesosTaskId(e.jobId, e.instanceId, run) };
   return {
-    taskId: { value: mesosTaskId(e.jobId, e.instanceId, e.runId) },
+    taskId: id(e.runId),
     actualState: e.state,
+    goalState: e.goalState,
     timestamp: rfc3339(e.timeMs),
+    configVersion: e.configVersion,
+    desiredConfigVersion: e.desiredConfigVersion,
+    agentID: e.agentId,
     hostname: e.hostname,
     message: e.message,
     reason: e.reason,
+    prevTaskId: id(e.prevRunId),
+    healthy: e.healthy,
+    desriedTaskId: id(e.desiredRunId),
   };
 }
 

@@ -27,6 +27,7 @@ import {
   mesosTaskId,
   parseMesosTaskId,
   type SecretRecord,
+  taskEventOf,
   type TaskRecord,
   type UpdateRecord,
 } from "../model/records.ts";
@@ -975,19 +976,7 @@ export class JobManager implements Receiver {
     }
     this.putTask(task);
     if (this.config.recordEvents) {
-      this.#writes.push({
-        kind: "task.event",
-        event: {
-          jobId: task.jobId,
-          instanceId: task.instanceId,
-          runId: task.runId,
-          state,
-          timeMs,
-          hostname: task.hostname,
-          message: f.message,
-          reason: f.reason,
-        },
-      });
+      this.#writes.push({ kind: "task.event", event: taskEventOf(task, timeMs) });
     }
     this.markDirty(job);
     this.#taskChanged(job, task);
@@ -1106,11 +1095,7 @@ export class JobManager implements Receiver {
     task.message = message;
     this.putTask(task);
     if (!this.config.recordEvents) return;
-    const { jobId, instanceId, runId, state, hostname, reason } = task;
-    this.#writes.push({
-      kind: "task.event",
-      event: { jobId, instanceId, runId, state, timeMs, hostname, message, reason },
-    });
+    this.#writes.push({ kind: "task.event", event: taskEventOf(task, timeMs) });
   }
 
   /** Launches the tasks of one placement; a placement with nothing left to launch returns its lease. */

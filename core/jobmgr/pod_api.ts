@@ -293,17 +293,26 @@ export function podStatusJson(t: TaskRecord): Body {
 }
 
 /**
- * v1alpha `pod.PodEvent` of a stored task event. Events keep the state, not the goal or versions of the
- * moment: those fields are left out rather than filled with today's.
+ * v1alpha `pod.PodEvent` of a stored task event, as Peloton's `ConvertTaskEventsToPodEvents` makes it. An
+ * event stored before goals, versions, agents and health were kept lacks them: they are left out rather
+ * than filled with today's (its previous run is still known from its own).
  */
 function podEventJson(e: TaskEventRecord): Body {
+  const id = (run: number | undefined) =>
+    run === undefined ? undefined : { value: mesosTaskId(e.jobId, e.instanceId, run) };
   return {
-    podId: { value: mesosTaskId(e.jobId, e.instanceId, e.runId) },
+    podId: id(e.runId),
     actualState: podStateName(e.state),
+    desiredState: e.goalState && podStateName(e.goalState),
     timestamp: rfc3339(e.timeMs),
+    version: podVersion(e.configVersion),
+    desiredVersion: podVersion(e.desiredConfigVersion),
+    agentId: e.agentId,
     hostname: e.hostname,
     message: e.message,
     reason: e.reason,
-    prevPodId: e.runId > 1 ? { value: mesosTaskId(e.jobId, e.instanceId, e.runId - 1) } : undefined,
+    prevPodId: id(e.prevRunId ?? (e.runId > 1 ? e.runId - 1 : undefined)),
+    healthy: e.healthy && (HEALTH_STATE[e.healthy] ?? "HEALTH_STATE_INVALID"),
+    desiredPodId: id(e.desiredRunId),
   };
 }

@@ -128,7 +128,10 @@ export interface TaskRecord {
   hasWork?: boolean;
 }
 
-/** A state change of one task run (Peloton's pod events). */
+/**
+ * A state change of one task run (Peloton's pod events), with the task's goal, versions, agent and health
+ * as they were at that moment. Events stored before those were kept (store migration 0013) lack them.
+ */
 export interface TaskEventRecord {
   jobId: string;
   instanceId: number;
@@ -138,6 +141,40 @@ export interface TaskEventRecord {
   hostname?: string;
   message?: string;
   reason?: string;
+  goalState?: TaskState;
+  configVersion?: number;
+  desiredConfigVersion?: number;
+  agentId?: string;
+  healthy?: TaskRecord["healthy"];
+  /** The run before this one; absent for a first run. */
+  prevRunId?: number;
+  /** The run the task should be in: later than `runId` once a restart or an update asked for a new one. */
+  desiredRunId?: number;
+}
+
+/**
+ * The event of a task's state, message and reason as they now are. One object of one shape for every
+ * event (fields the task lacks are undefined, which stores leave out): cheap when events number millions.
+ */
+export function taskEventOf(task: TaskRecord, timeMs: number): TaskEventRecord {
+  const { jobId, instanceId, runId } = task;
+  return {
+    jobId,
+    instanceId,
+    runId,
+    state: task.state,
+    timeMs,
+    hostname: task.hostname,
+    message: task.message,
+    reason: task.reason,
+    goalState: task.goalState,
+    configVersion: task.configVersion,
+    desiredConfigVersion: task.desiredConfigVersion ?? task.configVersion,
+    agentId: task.agentId,
+    healthy: task.healthy,
+    prevRunId: runId > 1 ? runId - 1 : undefined,
+    desiredRunId: task.desiredRunId ?? runId,
+  };
 }
 
 export interface RespoolRecord {

@@ -67,6 +67,7 @@ Deno.test("KyselyStore on MySQL: processes opening a new database at once migrat
         "0010_secret_info",
         "0011_event_write_keys",
         "0012_task_has_work",
+        "0013_task_event_details",
       ]);
     } finally {
       await db.destroy();

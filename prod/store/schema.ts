@@ -88,6 +88,17 @@ export interface TaskEventsTable {
    * inserts nothing. Null in rows written before migration 0011.
    */
   write_key: string | null;
+  /**
+   * The task's goal state, config versions, agent, health and neighbouring runs at the event (migration
+   * 0013; null in rows written before, and where the task had none).
+   */
+  goal_state: string | null;
+  config_version: Int | null;
+  desired_config_version: Int | null;
+  agent_id: string | null;
+  healthy: string | null;
+  prev_run_id: Int | null;
+  desired_run_id: Int | null;
 }
 
 export interface RespoolsTable {
@@ -322,6 +333,13 @@ export function eventRow(
     message: e.message ?? null,
     reason: e.reason ?? null,
     write_key: writeKey,
+    goal_state: e.goalState ?? null,
+    config_version: e.configVersion ?? null,
+    desired_config_version: e.desiredConfigVersion ?? null,
+    agent_id: e.agentId ?? null,
+    healthy: e.healthy ?? null,
+    prev_run_id: e.prevRunId ?? null,
+    desired_run_id: e.desiredRunId ?? null,
   };
 }
 
@@ -337,6 +355,14 @@ export function eventFromRow(r: Selectable<TaskEventsTable>): TaskEventRecord {
   if (r.hostname !== null) e.hostname = r.hostname;
   if (r.message !== null) e.message = r.message;
   if (r.reason !== null) e.reason = r.reason;
+  // Null in rows written before migration 0013.
+  if (r.goal_state !== null) e.goalState = r.goal_state as TaskState;
+  if (r.config_version !== null) e.configVersion = r.config_version;
+  if (r.desired_config_version !== null) e.desiredConfigVersion = r.desired_config_version;
+  if (r.agent_id !== null) e.agentId = r.agent_id;
+  if (r.healthy !== null) e.healthy = r.healthy as TaskEventRecord["healthy"];
+  if (r.prev_run_id !== null) e.prevRunId = r.prev_run_id;
+  if (r.desired_run_id !== null) e.desiredRunId = r.desired_run_id;
   return e;
 }
 
@@ -477,7 +503,34 @@ export function storeMigrations(kind: DialectKind): Record<string, Migration> {
     "0010_secret_info": { up: (db) => secretInfo(db, kind) },
     "0011_event_write_keys": { up: (db) => eventWriteKeys(db, kind) },
     "0012_task_has_work": { up: (db) => taskHasWork(db, kind) },
+    "0013_task_event_details": { up: (db) => taskEventDetails(db, kind) },
   };
+}
+
+/** The columns migration 0013 adds to `task_events`, all nullable: rows before it have none of them. */
+const TASK_EVENT_DETAILS = [
+  ["goal_state", "varchar(32)"],
+  ["config_version", "bigint"],
+  ["desired_config_version", "bigint"],
+  ["agent_id", "varchar(255)"],
+  ["healthy", "varchar(32)"],
+  ["prev_run_id", "integer"],
+  ["desired_run_id", "integer"],
+] as const;
+
+/**
+ * The task's goal, config versions, agent, health and previous and desired runs with each event, as
+ * Peloton's pod events keep them. Events written before are left without them (null: no rewrite of what
+ * may be millions of rows). Safe to run again after a cut.
+ */
+async function taskEventDetails(db: AnyDb, kind: DialectKind): Promise<void> {
+  for (const [name, type] of TASK_EVENT_DETAILS) {
+    try {
+      await db.schema.alterTable("task_events").addColumn(name, type).execute();
+    } catch (err) {
+      if (!isDuplicateColumn(err, kind)) throw err;
+    }
+  }
 }
 
 /**

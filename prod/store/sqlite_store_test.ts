@@ -45,6 +45,7 @@ Deno.test("KyselyStore on SQLite: processes opening a new file at once migrate i
         "0010_secret_info",
         "0011_event_write_keys",
         "0012_task_has_work",
+        "0013_task_event_details",
       ]);
     } finally {
       await db.destroy();

@@ -96,6 +96,8 @@ export function storeSuite(
     );
     steps["a database at migration 0011 marks the tasks with work left, so recovery finds their jobs"] =
       upgradeFrom0011(options.freshDatabase);
+    steps["a database at migration 0012 keeps its events, which read back without the task's details"] =
+      upgradeFrom0012(options.freshDatabase);
   }
   Deno.test(`${name}: Store conformance`, async (t) => {
     const run = crypto.randomUUID().slice(0, 8);
@@ -450,6 +452,45 @@ function event(
   timeMs: number,
 ): TaskEventRecord {
   return { jobId, instanceId, runId: 1, state, timeMs, hostname: "h", message: `to ${state}`, reason: "R" };
+}
+
+/** An event with every field: run 2 of instance 0 being killed for run 3 and config version 5. */
+function detailedEvent(jobId: string): TaskEventRecord {
+  return {
+    ...event(jobId, 0, "KILLING", 1_700_000_000_000),
+    runId: 2,
+    goalState: "RUNNING",
+    configVersion: 4,
+    desiredConfigVersion: 5,
+    agentId: "agent-1",
+    healthy: "HEALTHY",
+    prevRunId: 1,
+    desiredRunId: 3,
+  };
+}
+
+type DetailColumn =
+  | "goal_state"
+  | "config_version"
+  | "desired_config_version"
+  | "agent_id"
+  | "healthy"
+  | "prev_run_id"
+  | "desired_run_id";
+
+/** An event row as code before migration 0013 wrote it: without the task's details. */
+function rowBefore0013<R extends Record<string, unknown>>(row: R): Omit<R, DetailColumn> {
+  const {
+    goal_state: _,
+    config_version: __,
+    desired_config_version: ___,
+    agent_id: ____,
+    healthy: _____,
+    prev_run_id: ______,
+    desired_run_id: _______,
+    ...old
+  } = row;
+  return old;
 }
 
 export function workflowEvent(
@@ -823,7 +864,7 @@ function upgradeFrom0010(freshDatabase: FreshDatabase): Case {
     await checkUpgrade(freshDatabase, async (old) => {
       equal((await migrateToLatest(old.db, old.kind, "0010_secret_info")).length, 10);
       await old.db.insertInto("jobs").values(jobRow(makeJob(jobId))).execute();
-      const { write_key: _, ...row } = eventRow(pending, null);
+      const { write_key: _, ...row } = rowBefore0013(eventRow(pending, null));
       await old.db.insertInto("task_events").values(row).execute();
       const { write_key: __, ...step } = workflowEventRow(forward, null);
       await old.db.insertInto("workflow_events").values(step).execute();
@@ -860,6 +901,28 @@ function upgradeFrom0011(freshDatabase: FreshDatabase): Case {
     }, async (store) => {
       const active = (await store.activeJobs()).map((j) => j.jobId);
       equal([active.includes(revived), active.includes(done)], [true, false]);
+    });
+  };
+}
+
+/**
+ * A database made by the code before events kept the task's goal, versions, agent, health and runs
+ * (migrations up to 0012), with an event in it: that event reads back without them, later ones with them.
+ */
+function upgradeFrom0012(freshDatabase: FreshDatabase): Case {
+  return async (_store, ids) => {
+    const { eventRow, jobRow, migrateToLatest } = await import("./schema.ts");
+    const jobId = ids.job(1);
+    const before = event(jobId, 0, "RUNNING", 1);
+    await checkUpgrade(freshDatabase, async (old) => {
+      equal((await migrateToLatest(old.db, old.kind, "0012_task_has_work")).length, 12);
+      await old.db.insertInto("jobs").values(jobRow(makeJob(jobId))).execute();
+      await old.db.insertInto("task_events").values(rowBefore0013(eventRow(before, "writer-1"))).execute();
+    }, async (store) => {
+      equal(await store.getTaskEvents(jobId, 0), [before]);
+      const after = detailedEvent(jobId);
+      strictEqual(await put(store, [{ kind: "task.event", event: after }]), undefined);
+      equal(await store.getTaskEvents(jobId, 0), [before, after]);
     });
   };
 }
@@ -962,7 +1025,7 @@ function upgrade(freshDatabase: FreshDatabase): Case {
       // The task and its event as that code wrote them, without the columns of migrations 0011 and 0012.
       const { has_work: _, ...task } = taskRow(makeTask(jobId, 0));
       await old.db.insertInto("tasks").values(task).execute();
-      const { write_key: __, ...running } = eventRow(event(jobId, 0, "RUNNING", 1), null);
+      const { write_key: __, ...running } = rowBefore0013(eventRow(event(jobId, 0, "RUNNING", 1), null));
       await old.db.insertInto("task_events").values(running).execute();
       await old.db.destroy();
 
@@ -1038,6 +1101,24 @@ const cases: Record<string, Case> = {
     const bare: TaskEventRecord = { jobId, instanceId: 2, runId: 3, state: "LOST", timeMs: 7 };
     strictEqual(await put(store, [{ kind: "task.event", event: bare }]), undefined);
     equal(await store.getTaskEvents(jobId, 2), [bare]);
+  },
+
+  "a task event keeps the task's goal, versions, agent, health and runs of its moment": async (
+    store,
+    ids,
+  ) => {
+    const jobId = ids.job(1);
+    const killing = detailedEvent(jobId);
+    // A first run, not placed: no previous run, agent or health.
+    const { agentId: _, healthy: __, prevRunId: ___, ...pending } = {
+      ...detailedEvent(jobId),
+      runId: 1,
+      state: "PENDING" as const,
+      desiredRunId: 1,
+    };
+    strictEqual(await put(store, [{ kind: "task.event", event: pending }]), undefined);
+    strictEqual(await put(store, [{ kind: "task.event", event: killing }]), undefined);
+    equal(await store.getTaskEvents(jobId, 0), [pending, killing]);
   },
 
   "an instance's events of runs up to one are deleted; later runs' and other instances' stay": async (
