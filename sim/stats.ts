@@ -938,7 +938,15 @@ const TOP_STAGE = /^(.*?) on [\d,]+ hosts(?=, |; |$)/;
  * host_pool=batch failed"), so a planner reads what kept the work out and the counts still group.
  */
 export function headline(reason: string): string {
-  if (reason.startsWith("required host")) return "required host unavailable";
+  // A task pinned to one host (a daemon's instance, a volume's host) says why that host would not take it,
+  // the host's name left out so the counts group: "required host <host>: host in maintenance (…)".
+  const pinned = /^required host \S+?(:|\s)/.exec(reason);
+  if (pinned) {
+    const rest = reason.slice(pinned[0].length).trim();
+    if (pinned[1] !== ":") return `required host <host> ${rest}`;
+    // Its own reason ("host in maintenance (…)", "insufficient cpu") as it is; a search's, by its headline.
+    return `required host <host>: ${rest.startsWith("no host") ? headline(rest) : rest}`;
+  }
   // A gang's failure wraps the reason its tasks could not be placed: that reason is the headline's point.
   const gang = /^gang of \d+ could not be placed whole: /.exec(reason);
   if (gang) return `gang not placed whole: ${headline(reason.slice(gang[0].length))}`;

@@ -111,7 +111,16 @@ Deno.test("a gang's failure headline keeps why its tasks could not be placed", (
     "gang not placed whole: no host with 8 free GPUs",
   );
   assert.equal(headline("no host with 4 free cpus: insufficient cpu on 3 hosts"), "no host with 4 free cpus");
-  assert.equal(headline("required host h1 is down"), "required host unavailable");
+  // A pinned task's reason keeps why its host would not take it, without the host's name.
+  assert.equal(headline("required host h1 is down"), "required host <host> is down");
+  assert.equal(
+    headline("required host gpu-3: host in maintenance (HOST_STATE_DOWN)"),
+    "required host <host>: host in maintenance (HOST_STATE_DOWN)",
+  );
+  assert.equal(
+    headline("required host g1: no host with 4 free cpus: insufficient cpu on 1 hosts"),
+    "required host <host>: no host with 4 free cpus",
+  );
 });
 
 Deno.test("a 'no host fits' headline keeps the stage that rejected the most hosts, without its count", () => {

@@ -167,7 +167,11 @@ export class FilterSearch {
     const f = this.f, t = this.reg.table, i = h.index, r = f.minResources;
     if (h.isExclusive) {
       if (this.#nonExclusive) return REJECT.exclusive;
-    } else if (this.reg.scarceGpu && h.isGpu && r.gpuMilli <= 0) return REJECT.gpuKept;
+    } else if (this.reg.scarceGpu && h.isGpu && r.gpuMilli <= 0 && f.requiredHost === undefined) {
+      // Keeping GPU hosts steers work that picks its host; a task pinned to one (a daemon's instance, a
+      // volume's host) was given it by what it is, and has nowhere else to go.
+      return REJECT.gpuKept;
+    }
     if (f.revocable) {
       if (t.slackCpu[i] - t.slackUsedCpu[i] < r.cpuMilli) return REJECT.slack;
     } else if (t.freeCpu[i] < r.cpuMilli) return REJECT.cpu;

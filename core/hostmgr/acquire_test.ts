@@ -97,6 +97,10 @@ Deno.test("GPU hosts are kept for GPU work only when scarce_resource_types has G
   assert.deepEqual(kept.acquire().rejections, { "GPU host kept for GPU work": 1 });
   const gpuLease = kept.acquire({ minResources: resources(1000, 128, 0, 1000) }).leases[0];
   assert.equal(gpuLease.keptForGpu, true);
+  kept.hm.receive({ kind: "release-hosts", leaseIds: [gpuLease.leaseId] });
+  // A task pinned to the host (a daemon's instance) was given it, not choosing it: the host stays kept for others.
+  const pinned = kept.acquire({ requiredHost: "gpu" }).leases[0];
+  assert.deepEqual([pinned?.hostname, pinned?.keptForGpu], ["gpu", true]);
   const shared = hostmgrRig([["gpu", { gpu: 2 }]], { scarceGpu: false });
   assert.deepEqual(shared.acquire().leases.map((l) => l.hostname), ["gpu"]);
 });

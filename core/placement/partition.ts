@@ -161,7 +161,7 @@ export class PartitionPlacer implements HostJudge {
     const f = h.flags[r];
     if (f & F_EXCLUSIVE) {
       if (!g.exclusiveOk) return R_EXCLUSIVE;
-    } else if (f & F_KEPT_GPU && g.gpu <= 0) return R_GPU_KEPT;
+    } else if (f & F_KEPT_GPU && g.gpu <= 0 && g.requireHost === -1) return R_GPU_KEPT; // pinned: see acquire.ts
     if (g.revocable) {
       if (h.slack[r] < g.cpu) return R_SLACK;
     } else if (h.cpu[r] < g.cpu) return R_CPU;

@@ -43,7 +43,9 @@ Deno.test("property: no host is over-committed, ports never collide, gangs are w
         );
         assert.notEqual(ok, "mismatch", `seed ${seed}: ${t.taskId} on ${host} breaks its HOST constraint`);
       }
-      if (l.keptForGpu) assert.ok(t.resources.gpuMilli > 0, `seed ${seed}: non-GPU task on kept GPU host`);
+      if (l.keptForGpu && t.requiredHost === undefined) {
+        assert.ok(t.resources.gpuMilli > 0, `seed ${seed}: non-GPU task on kept GPU host`);
+      }
       if ("peloton/exclusive" in l.attributes) assert.fail(`seed ${seed}: ${t.taskId} on an exclusive host`);
     }
     for (const [host, u] of used) {
