@@ -5,7 +5,7 @@ import type { SimCluster, UsageGroup } from "./cluster.ts";
 import type { DrainWatch } from "./drain_watch.ts";
 import type { EventQueue } from "./event_queue.ts";
 import { poolConfig, type Scenario, type ScenarioEvent, type ScenarioPool } from "./scenario.ts";
-import type { HostSelector } from "./scenario_events.ts";
+import { type HostSelector, runOrder } from "./scenario_events.ts";
 import { type HostClass, hostsOf } from "./scenario_hosts.ts";
 
 const HOST_SERVICE = "peloton.api.v0.host.svc.HostService";
@@ -76,13 +76,13 @@ export function scheduleEvents(scenario: Scenario, ctx: EventContext): void {
     pools,
     poolUpdates: new Serial(),
     removed: new Set(),
+    holds: new Map(),
     inMaintenance: new Set(),
     drainSteps: new Serial(),
   };
   // An event due before the run got there (pools are created first, over the modelled RPC latency) runs at
   // once, as a workload's early arrival does; those run in their own time order.
-  const byTime = scenario.events.map((e, i) => ({ e, i })).sort((a, b) => a.e.atSec - b.e.atSec || a.i - b.i);
-  for (const { e } of byTime) {
+  for (const { e } of runOrder(scenario.events)) {
     ctx.queue.schedule(Math.max(e.atSec * 1000, ctx.queue.now), () => apply(e, ctx, state));
   }
 }
@@ -96,6 +96,8 @@ interface EventState {
   poolUpdates: Serial<string>;
   /** Hosts removed: they never come back, whatever was to bring them back. */
   removed: Set<string>;
+  /** Hosts down, by how many failures and lost racks hold them (one without a recovery for good). */
+  holds: Map<string, number>;
   /** Hosts a drain put into maintenance and has not completed yet: the host manager has them in maintenance. */
   inMaintenance: Set<string>;
   /** Each drain's steps, by its record: its end waits for the host manager's answer to its start. */
@@ -115,22 +117,18 @@ function apply(e: ScenarioEvent, ctx: EventContext, state: EventState): void {
   const up = (name: string) => ctx.cluster.host(name)?.up === true;
   if (e.failHosts || e.loseRack) {
     const names = select(ctx, e.loseRack ? { rack: e.loseRack } : e.failHosts!, up);
+    // A lost rack holds its hosts an earlier failure has down too: they come back with the last of the two.
+    const downAlready = e.loseRack
+      ? select(ctx, { rack: e.loseRack }, (n) => !up(n) && !state.removed.has(n))
+      : [];
     const what = e.loseRack ? `rack ${e.loseRack} lost` : `hosts failed (${describe(e.failHosts!)})`;
-    record(e.loseRack ? "loseRack" : "failHosts", what, names.length);
+    const r = record(e.loseRack ? "loseRack" : "failHosts", what, names.length);
+    if (downAlready.length) r.detail += `, ${downAlready.length} of its hosts down already`;
+    const held = [...names, ...downAlready];
+    for (const n of held) state.holds.set(n, (state.holds.get(n) ?? 0) + 1);
     ctx.cluster.hostsDown(names, e.loseRack ? `rack ${e.loseRack} lost` : "agent failed");
     if (e.recoverAfterSec) {
-      later(e.recoverAfterSec, () => {
-        // A host removed while it was down stays gone.
-        const back = names.filter((n) => !state.removed.has(n));
-        ctx.cluster.hostsUp(back);
-        const gone = names.length - back.length;
-        ctx.log.push({
-          atSec: at + e.recoverAfterSec!,
-          kind: "recover",
-          detail: `${what}: back${gone ? ` (${gone} removed meanwhile stay gone)` : ""}`,
-          hosts: back.length,
-        });
-      });
+      later(e.recoverAfterSec, () => recover(ctx, state, held, what, at + e.recoverAfterSec!));
     }
   } else if (e.drain) {
     const picked = select(ctx, e.drain, up);
@@ -153,14 +151,20 @@ function apply(e: ScenarioEvent, ctx: EventContext, state: EventState): void {
     if (e.durationSec) {
       later(e.durationSec, () =>
         state.drainSteps.run(r, (next) => {
+          // A host removed during the maintenance stays gone: there is no agent to complete it for.
+          const back = names.filter((n) => !state.removed.has(n));
+          const gone = names.length - back.length;
+          for (const n of names) if (state.removed.has(n)) state.inMaintenance.delete(n);
           const done: EventRecord = {
             atSec: at + e.durationSec!,
             kind: "maintenanceDone",
-            detail: names.length ? "hosts up again" : "none of its own in maintenance to bring back",
-            hosts: names.length,
+            detail: `${back.length ? "hosts up again" : "none of its own in maintenance to bring back"}${
+              gone ? ` (${gone} removed meanwhile stay gone)` : ""
+            }`,
+            hosts: back.length,
           };
           ctx.log.push(done);
-          completeWhenDrained(ctx, state, names, done);
+          completeWhenDrained(ctx, state, back, done);
           next();
         }));
     }
@@ -215,6 +219,34 @@ function apply(e: ScenarioEvent, ctx: EventContext, state: EventState): void {
     record("usage", `${e.usage.workload} tasks use ×${e.usage.level} of their modelled cpu`);
     ctx.cluster.setUsageLevel(group, e.usage.level);
   }
+}
+
+/**
+ * A failure's or lost rack's end: its hosts come back, but for those removed meanwhile, which stay gone, and
+ * those another failure or lost rack still holds down, which come back with the last of them.
+ */
+function recover(ctx: EventContext, state: EventState, held: string[], what: string, atSec: number): void {
+  const back: string[] = [];
+  let gone = 0, still = 0;
+  for (const n of held) {
+    const left = state.holds.get(n)! - 1;
+    if (left) state.holds.set(n, left);
+    else state.holds.delete(n);
+    if (state.removed.has(n)) gone++;
+    else if (left) still++;
+    else back.push(n);
+  }
+  ctx.cluster.hostsUp(back);
+  const notes = [
+    ...(gone ? [`${gone} removed meanwhile stay gone`] : []),
+    ...(still ? [`${still} still down for another failure`] : []),
+  ];
+  ctx.log.push({
+    atSec,
+    kind: "recover",
+    detail: `${what}: back${notes.length ? ` (${notes.join(", ")})` : ""}`,
+    hosts: back.length,
+  });
 }
 
 /** Runs the steps given for one key one after another, each once the one before called `done`. */

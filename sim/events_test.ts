@@ -142,8 +142,52 @@ Deno.test("a removal takes hosts that are down too: removed before their recover
   assert.equal(counted.report.series.hostsUp.at(-1), 10);
 });
 
+Deno.test("a host held down by a failure and a lost rack comes back only when the last of them recovers", async () => {
+  // std-0 fails until 120 s; its rack std-rack-0 (std-0, std-3, std-6, std-9) is lost from 90 s to 210 s.
+  const yaml = scenario(`  - {atSec: 60, failHosts: {hosts: [std-0]}, recoverAfterSec: 60}
+  - {atSec: 90, loseRack: std-rack-0, recoverAfterSec: 120}`);
+  const { sim, report } = await run(yaml);
+  assert.deepEqual(report.events.map((e) => [e.atSec, e.kind, e.hosts, e.detail]), [
+    [60, "failHosts", 1, "hosts failed (1 named)"],
+    [90, "loseRack", 3, "rack std-rack-0 lost, 1 of its hosts down already"],
+    [120, "recover", 0, "hosts failed (1 named): back (1 still down for another failure)"],
+    [210, "recover", 4, "rack std-rack-0 lost: back"],
+  ]);
+  const up = (t: number) => report.series.hostsUp[report.series.t.indexOf(t)];
+  assert.deepEqual([up(70), up(100), up(130), up(200), up(220)], [11, 8, 8, 8, 12]);
+  assert.equal(sim.cluster.host("std-0")!.up, true);
+  const mid = await runUntil(yaml, 150_000);
+  assert.equal(mid.cluster.host("std-0")!.up, false, "std-0 stays down while its rack is lost");
+  assert.equal(perRack(mid)["std-rack-0"] ?? 0, 0, "the lost rack takes no work");
+  await mid.close();
+});
+
 /** A host's maintenance state in the host manager. */
 const stateOf = (sim: Simulation, name: string) => sim.hostmgr.host(name)!.state;
+
+Deno.test("a drain's end brings back only its hosts not removed meanwhile: those stay gone", async () => {
+  const { sim, report } = await run(
+    scenario(`  - {atSec: 60, drain: {hosts: [std-0, std-1]}, durationSec: 100}
+  - {atSec: 90, removeHosts: {hosts: [std-0]}}`),
+  );
+  assert.deepEqual(report.events.map((e) => [e.atSec, e.kind, e.hosts, e.detail]), [
+    [60, "drain", 2, "maintenance (2 named)"],
+    [90, "removeHosts", 1, "hosts removed (1 named)"],
+    [160, "maintenanceDone", 1, "hosts up again (1 removed meanwhile stay gone)"],
+  ]);
+  assert.equal(stateOf(sim, "std-1"), "HOST_STATE_UP");
+  assert.equal(sim.cluster.host("std-0")!.up, false);
+  assert.equal(report.series.hostsUp.at(-1), 11);
+
+  const alone = await run(scenario(`  - {atSec: 60, drain: {hosts: [std-0]}, durationSec: 100}
+  - {atSec: 90, removeHosts: {hosts: [std-0]}}`));
+  assert.deepEqual(alone.report.events.at(-1), {
+    atSec: 160,
+    kind: "maintenanceDone",
+    detail: "none of its own in maintenance to bring back (1 removed meanwhile stay gone)",
+    hosts: 0,
+  });
+});
 
 Deno.test("a drain overlapping an earlier one's hosts puts the others into maintenance and leaves those to it", async () => {
   // std-rack-0 is std-0, std-3, std-6, std-9: DRAINED when the second drain, of std-0 … std-5, starts.

@@ -115,8 +115,8 @@ type Report = (path: (string | number)[], message: string) => void;
  * Checks that every event names classes, hosts, racks, zones, pools and workloads that exist when it runs,
  * comes before the run's end, and has a host selector that picks hosts it can act on then: hosts earlier
  * events removed, took down (and did not bring back yet) or put into maintenance (for a drain) do not count.
- * Events run by (time in whole ms, list order), as the simulator's event queue orders them, so an
- * event may use a class an earlier-listed but later-timed event adds only if it runs after it.
+ * Events are checked in the order they run (`runOrder`), so an event may use a class an earlier-listed but
+ * later-timed event adds only if it runs after it.
  */
 export function checkEvents(events: ScenarioEvent[], scope: EventScope, report: Report): void {
   const hosts = scope.hostClasses && new HostCatalog(scope.hostClasses);
@@ -124,9 +124,8 @@ export function checkEvents(events: ScenarioEvent[], scope: EventScope, report: 
   const classAddedAt = new Map<string, number>();
   for (const e of events) if (e.addHostClass) classAddedAt.set(e.addHostClass.name, e.atSec);
   const grows = classAddedAt.size > 0 || events.some((e) => e.addHosts);
-  const order = events.map((e, i) => ({ e, i, ms: Math.ceil(e.atSec * 1000) }))
-    .sort((a, b) => a.ms - b.ms || a.i - b.i);
-  for (const { e, i, ms } of order) {
+  for (const { e, i } of runOrder(events)) {
+    const ms = Math.ceil(e.atSec * 1000);
     const path = (...rest: (string | number)[]) => ["events", i, ...rest];
     // At the end itself, an event would start what the run never shows (a drain of no length).
     const late = scope.durationSec !== undefined && e.atSec >= scope.durationSec;
@@ -222,6 +221,16 @@ export function checkEvents(events: ScenarioEvent[], scope: EventScope, report: 
       }
     }
   }
+}
+
+/**
+ * The events in the order the run applies them: by `atSec` (unrounded: two events less than a millisecond
+ * apart run in time order, though virtual time moves in whole ms), then list order. The simulator schedules
+ * them in this order, and its queue keeps it within a millisecond (first in, first out); the checker judges
+ * each event against what the ones before it in this order did.
+ */
+export function runOrder(events: ScenarioEvent[]): { e: ScenarioEvent; i: number }[] {
+  return events.map((e, i) => ({ e, i })).sort((a, b) => a.e.atSec - b.e.atSec || a.i - b.i);
 }
 
 /**

@@ -586,6 +586,22 @@ Deno.test("events are checked in the order they run: by time, then list order", 
 `);
 });
 
+Deno.test("events less than a millisecond apart are checked in the order they run: by their exact time", () => {
+  // Virtual time moves in whole ms, yet the run applies them by atSec: the removal, then the drain.
+  const e = errors(`${TWO_CLASSES}events:
+  - { atSec: 100.0002, drain: { hosts: [std-0] }, durationSec: 50 }
+  - { atSec: 100.0001, removeHosts: { hosts: [std-0] } }
+`);
+  assert.deepEqual(e, [
+    'bad.yaml:11: events[0].drain.hosts[0]: got "std-0", expected a host that is up and not in maintenance at ' +
+    "100.0002 s: std-0 is gone, removed by event 1 at 100.0001 s",
+  ]);
+  accepted(`${TWO_CLASSES}events:
+  - { atSec: 100.0002, removeHosts: { hosts: [std-0] } }
+  - { atSec: 100.0001, drain: { hosts: [std-0] }, durationSec: 50 }
+`);
+});
+
 Deno.test("the warm-up must be shorter than the run", () => {
   const e = errors(`${TREE}settings: {warmupSec: 600}\n`);
   assert.ok(

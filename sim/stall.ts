@@ -12,8 +12,10 @@ import type { Message } from "../core/messages.ts";
 import { mesosTaskId, type TaskRecord } from "../core/model/records.ts";
 import type { Resources } from "../core/model/resources.ts";
 import { isTerminalJobState, isTerminalTaskState, type TaskState } from "../core/model/states.ts";
+import { gangSize } from "../core/jobmgr/task_build.ts";
 import {
   admissionBounds,
+  canAdmit,
   controllerAdmits,
   entitlementAdmits,
   kindsOver,
@@ -201,9 +203,22 @@ export function neverStartingJobs(sim: Simulation): StuckJob[] {
       }
     }
   }
-  if (!why.size) return [];
-  const workloads = new Map(sim.submissions.map((s) => [s.jobId, s.workload]));
   const table = sim.resmgr.tasks;
+  const unplaceable = unplaceableRows(sim);
+  // What waits in those pools' queues, not admitted while their allocation stays, waits behind them.
+  for (const pool of new Set([...unplaceable.keys()].map((row) => table.pool[row]!))) {
+    for (const kind of ADMISSION_ORDER) {
+      for (const gang of pool.queue(kind)) {
+        if (!gang.rows.length || why.has(gang) || canAdmit(pool, gang, preemption)) continue;
+        why.set(
+          gang,
+          `waits in pool ${pool.path}'s ${QUEUE_NAMES[kind]} behind admitted work that can never be placed`,
+        );
+      }
+    }
+  }
+  if (!why.size && !unplaceable.size) return [];
+  const workloads = new Map(sim.submissions.map((s) => [s.jobId, s.workload]));
   const stuck: StuckJob[] = [];
   for (const job of sim.jobmgr.jobs.values()) {
     if (isTerminalJobState(job.runtime.state)) continue;
@@ -212,7 +227,7 @@ export function neverStartingJobs(sim: Simulation): StuckJob[] {
       if (isTerminalTaskState(task.state)) continue;
       const row = table.rowOf(mesosTaskId(job.jobId, task.instanceId, task.runId));
       const gang = row < 0 ? null : table.gang[row];
-      const never = gang ? why.get(gang) : undefined;
+      const never = unplaceable.get(row) ?? (gang ? why.get(gang) : undefined);
       if (never === undefined) {
         startable = true;
         break;
@@ -226,6 +241,49 @@ export function neverStartingJobs(sim: Simulation): StuckJob[] {
   }
   return stuck;
 }
+
+/**
+ * Admitted tasks (READY or PLACING) no placement can ever take: alone or with the rest of their gang (the
+ * instances below the job's `minimumRunningInstances`) they ask for more than the cluster has at the end,
+ * the capacity the queued gangs are measured by. By row, with why ("placement: its gang of 4 tasks needs
+ * gpu 16, the cluster has 12").
+ */
+function unplaceableRows(sim: Simulation): Map<number, string> {
+  const table = sim.resmgr.tasks;
+  const capacity = sim.resmgr.capacity.physical;
+  const out = new Map<number, string>();
+  for (const job of sim.jobmgr.jobs.values()) {
+    if (isTerminalJobState(job.runtime.state)) continue;
+    const groups = new Map<number, number[]>();
+    for (const task of job.tasks.values()) {
+      if (isTerminalTaskState(task.state)) continue;
+      const id = mesosTaskId(job.jobId, task.instanceId, task.runId);
+      const state = table.get(id)?.state;
+      if (state !== "READY" && state !== "PLACING") continue;
+      const size = gangSize(job.config, task.instanceId, false);
+      // A gang's members share the key of its first instance; other tasks are one each.
+      const key = size > 1 ? -1 : task.instanceId;
+      groups.set(key, [...groups.get(key) ?? [], table.rowOf(id)]);
+    }
+    for (const rows of groups.values()) {
+      const need = { cpuMilli: 0, memMb: 0, diskMb: 0, gpuMilli: 0 };
+      for (const row of rows) {
+        const r = table.resources[row]!;
+        need.cpuMilli += r.cpuMilli;
+        need.memMb += r.memMb;
+        need.diskMb += r.diskMb;
+        need.gpuMilli += r.gpuMilli;
+      }
+      const over = overCaps(need, NO_LIMIT, capacity);
+      if (over === undefined) continue;
+      const what = rows.length > 1 ? `its gang of ${rows.length} tasks` : "it";
+      for (const row of rows) out.set(row, `admitted, but no placement can take ${what}: ${over}`);
+    }
+  }
+  return out;
+}
+
+const NO_LIMIT: Scalar = { cpu: Infinity, memory: Infinity, disk: Infinity, gpu: Infinity };
 
 /** How stuck jobs name a pool's queues ("waits in pool /a's queue behind ..."). */
 const QUEUE_NAMES: Record<QueueKind, string> = {

@@ -78,3 +78,50 @@ Deno.test("revocable tasks over their pool's slack limit never start", async () 
       "limit (20% of its reservation) of 0 MB",
   );
 });
+
+Deno.test("an admitted gang the cluster shrank below never starts, nor what waits behind its allocation", async () => {
+  // 4 hosts of 4 GPUs, one removed at 60 s; a gang of 4 × 4 GPUs at 100 s fits the pool's reservation.
+  const scenario = inlineScenario(`
+name: shrunk
+durationSec: 600
+hostClasses:
+  - { name: gpu, count: 4, cpu: 8, memoryMb: 65536, diskMb: 100000, gpu: 4, racks: 2 }
+respools:
+  - name: ml
+    resources:
+      - { kind: cpu, reservation: 32, limit: 32 }
+      - { kind: memory, reservation: 262144, limit: 262144 }
+      - { kind: disk, reservation: 0, limit: 1000000 }
+      - { kind: gpu, reservation: 16, limit: 16 }
+workloads:
+  - name: train
+    respool: /ml
+    type: batch
+    arrival: { at: [100] }
+    instances: 4
+    gang: true
+    durationSec: 200
+    cpu: 2
+    memoryMb: 8192
+    gpu: 4
+  - name: small
+    respool: /ml
+    type: batch
+    arrival: { at: [150] }
+    instances: 1
+    durationSec: 100
+    cpu: 1
+    memoryMb: 1024
+    gpu: 1
+events:
+  - { atSec: 60, removeHosts: { hosts: [gpu-1] } }
+settings:
+  sampleIntervalSec: 10
+  warmupSec: 0
+`);
+  const sim = await runScenario(scenario, { seed: 1, checkInvariants: true });
+  assert.deepEqual(sim.stuck.map((j) => [j.workload, j.waitingTasks, j.reason]), [
+    ["train", 4, "admitted, but no placement can take its gang of 4 tasks: needs gpu 16, the cluster has 12"],
+    ["small", 1, "waits in pool /ml's queue behind admitted work that can never be placed"],
+  ]);
+});
