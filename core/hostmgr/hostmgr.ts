@@ -52,6 +52,12 @@ export interface HostmgrConfig {
    * Mesos gives agents 10 minutes to re-register after a failover (`--agent_reregister_timeout`).
    */
   reregisterGraceMs?: number;
+  /**
+   * A new leader's hosts register after it starts (separate daemons): its full inventory is held until
+   * `releaseInventory`, once they have, so the job manager never takes an empty list for every host gone (it
+   * would remove every daemon instance, then add them back). What changes meanwhile still goes out.
+   */
+  holdInventory?: boolean;
 }
 
 /** Mesos's `--agent_reregister_timeout` default. */
@@ -92,6 +98,9 @@ export class HostManager implements Receiver {
     { acks: { taskId: string; agentId: string; uuid: string }[]; waiting: number }
   >();
   #ackSeq = 0;
+  /** A full inventory waits for `releaseInventory` (`holdInventory`); owed: one was asked for meanwhile. */
+  #inventoryHeld = false;
+  #fullInventoryOwed = false;
   /** Leases split between job managers: launches still to come before the lease is used up. */
   readonly #partsLeft = new Map<string, number>();
   /** The engine each outstanding lease went to, kept only when engines can go away (`trackLeases`). */
@@ -123,6 +132,7 @@ export class HostManager implements Receiver {
   readonly #machines?: MachineBackend;
 
   constructor(private readonly deps: HostmgrDeps, readonly config: HostmgrConfig = DEFAULT_HOSTMGR_CONFIG) {
+    this.#inventoryHeld = config.holdInventory === true;
     this.registry = new HostRegistry(config.scarceGpu, config.leaseTimeoutMs);
     this.reservations = new Reservations(this.registry);
     if (!config.clusterMaintenance) this.#machines = machinesOf(deps.backend);
@@ -217,6 +227,13 @@ export class HostManager implements Receiver {
   start(): void {
     this.deps.backend.start((events) => this.onBackendEvents(events));
     this.#pushInventory(true);
+  }
+
+  /** The hosts have registered (`holdInventory`): the full inventory held back goes out now. */
+  releaseInventory(): void {
+    if (!this.#inventoryHeld) return;
+    this.#inventoryHeld = false;
+    if (this.#fullInventoryOwed) this.#pushInventory(true);
   }
 
   host(hostname: string): HostEntry | undefined {
@@ -907,6 +924,11 @@ export class HostManager implements Receiver {
 
   /** Tells the job manager (daemon jobs) which hosts exist and their state. */
   #pushInventory(full: boolean): void {
+    if (full && this.#inventoryHeld) {
+      this.#fullInventoryOwed = true;
+      return;
+    }
+    if (full) this.#fullInventoryOwed = false;
     if (!full && !this.#changed.size) return;
     const hosts: HostInventory["hosts"] = [];
     for (const h of full ? this.hosts : this.#changed) {

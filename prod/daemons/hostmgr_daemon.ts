@@ -96,6 +96,8 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
     }, {
       ...DEFAULT_HOSTMGR_CONFIG,
       trackLeases: true,
+      // Its hosts register after it starts: the job manager hears the full list once they have.
+      holdInventory: true,
       clusterMaintenance: made.mesos !== undefined,
       ...o.hostmgr,
     });
@@ -125,6 +127,7 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
       if (connectedSince === undefined && connected()) connectedSince = now;
       if (hostsSeen || (connectedSince !== undefined && now - connectedSince >= INVENTORY_WAIT_MS)) {
         g.openNow();
+        h.releaseInventory();
         p.log("hosts registered", { hosts: h.hosts.length, waitedMs: Math.round(now - since) });
         return;
       }
