@@ -445,28 +445,6 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
       },
     );
 
-    await t.step("job stop ends a service in a crash loop: FAILED, its goal still RUNNING", async () => {
-      const file = await Deno.makeTempFile({ suffix: ".yaml" });
-      await Deno.writeTextFile(
-        file,
-        "name: crash-loop\ntype: SERVICE\ninstanceCount: 1\n" +
-          "defaultConfig:\n  resource: {cpuLimit: 0.1, memLimitMb: 16, diskLimitMb: 10}\n" +
-          "  command: {shell: true, value: 'exit 3'}\n",
-      );
-      const created = await cli(up.url, "job", "create", "/DefaultResPool", file);
-      assert.equal(created.code, 0, created.err);
-      const id = /^Job (\S+) created$/.exec(created.out)![1];
-      const status = async () => JSON.parse((await cli(up.url, "job", "status", id, "-j")).out);
-      await waitFor("the service to read FAILED while it restarts", async () => {
-        const s = await status();
-        return (s.state === "FAILED" && s.goalState === "RUNNING") || undefined;
-      });
-      const stop = await cli(up.url, "job", "stop", id);
-      assert.equal(stop.code, 0, stop.err);
-      assert.doesNotMatch(stop.out, /terminal state/);
-      assert.equal((await status()).goalState, "KILLED");
-    });
-
     await t.step(
       "job stateless get --summaryonly|--jobversion: Peloton's GetJob options reach the server",
       async () => {

@@ -723,8 +723,20 @@ Deno.test({
           const yes = page.locator("#confirm-yes"), count = page.locator("#confirm-number");
           /** Opens `source`'s Move hosts…, picks `destination` and types `n`; Confirm is left to the caller. */
           const ask = async (source: string, destination: string, n: string) => {
-            await moveButton(source, ":not([disabled])").click({ timeout: WAIT_MS });
-            await page.locator("#confirm").waitFor({ state: "visible" });
+            // The 0.5 s refresh may redraw the pools list between Playwright finding the button and its
+            // click (more often on a loaded machine): a click on the replaced button opens nothing, so it is
+            // clicked again until the dialog shows.
+            const confirm = page.locator("#confirm");
+            const deadline = Date.now() + WAIT_MS;
+            for (;;) {
+              await moveButton(source, ":not([disabled])").click({ timeout: WAIT_MS });
+              const shown = await confirm.waitFor({ state: "visible", timeout: 2_000 }).then(
+                () => true,
+                () => false,
+              );
+              if (shown) break;
+              if (Date.now() > deadline) throw new Error(`Move hosts… of ${source} opened no dialog`);
+            }
             await page.locator("#confirm-select").selectOption(destination);
             await count.fill(n);
           };
