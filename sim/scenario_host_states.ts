@@ -3,7 +3,7 @@
  * can still act on. It follows the simulator (`sim/events.ts`): failHosts, loseRack and drain pick among the
  * hosts whose agent is up, removeHosts among all hosts not removed yet (down ones too, which then never come
  * back), each in host order; a failure's hosts come back `recoverAfterSec` later, after the events of that
- * same millisecond; a drain leaves the hosts it picks that are in maintenance already to the drain that put
+ * same millisecond, unless a lost rack holds them longer (a host comes back with the last loss holding it); a drain leaves the hosts it picks that are in maintenance already to the drain that put
  * them there, and its own stay in maintenance at least `durationSec`, then until drained.
  */
 import { criteria, type HostClass, type HostCriteria, unlike } from "./scenario_hosts.ts";
@@ -177,6 +177,25 @@ export class HostStates {
         after[pick].set(st, next);
       }
       this.#stateOf[positions[k]] = next === this.#up ? undefined : next;
+    }
+    // A lost rack also holds its hosts already down for a failure, until the later of the two ends, as the
+    // simulator keeps a host down until the last loss holding it recovers. (A loss refused for finding no
+    // host up changes nothing: the scenario is refused.)
+    if (action === "loseRack" && atMost > 0) {
+      const held = new Map<State, State>();
+      for (const pos of positions) {
+        const st = this.#stateOf[pos] ?? this.#up;
+        let next = held.get(st);
+        if (!next) {
+          next = this.#intern(
+            st.situations.map((x) =>
+              x.down && !removed(x) && x.down.backMs < end ? { ...x, down: { cause, backMs: end } } : x
+            ),
+          );
+          held.set(st, next);
+        }
+        this.#stateOf[pos] = next === this.#up ? undefined : next;
+      }
     }
     return { matched: positions.length, up: can.filter((c) => c !== "never").length, atMost, unavailable };
   }

@@ -292,3 +292,21 @@ Deno.test("an event at or after the run's end takes no host away", () => {
     `${at(0)}.atSec: got 3000, expected a time before durationSec (3000), when the run ends`,
   ]);
 });
+
+Deno.test("a lost rack holds its hosts already down for a failure until the rack recovers", () => {
+  // std-0 fails at 100 s for 100 s; its rack is lost at 150 s for 200 s: it is down until 350 s, not 200 s.
+  const e = errors(`  - {atSec: 100, failHosts: {hosts: [std-0]}, recoverAfterSec: 100}
+  - {atSec: 150, loseRack: std-rack-0, recoverAfterSec: 200}
+  - {atSec: 250, drain: {hosts: [std-0]}, durationSec: 60}
+`);
+  assert.equal(e.length, 1, e.join("\n"));
+  assert.match(
+    e[0],
+    /^bad\.yaml:13: events\[2\]\.drain\.hosts\[0\]: got "std-0", expected a host that is up/,
+  );
+  assert.match(e[0], /lost with rack std-rack-0 by event 1 at 150 s until 350 s/);
+  accepted(`  - {atSec: 100, failHosts: {hosts: [std-0]}, recoverAfterSec: 100}
+  - {atSec: 150, loseRack: std-rack-0, recoverAfterSec: 200}
+  - {atSec: 400, drain: {hosts: [std-0]}, durationSec: 60}
+`);
+});
