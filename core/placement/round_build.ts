@@ -242,7 +242,7 @@ export class RoundBuilder<U extends UnitOfWork> {
       disk: r.diskMb,
       gpu: r.gpuMilli,
       revocable: t.revocable,
-      staticPorts: t.ports.filter((p) => p.value !== 0).map((p) => p.value),
+      staticPorts: staticPorts(t) ?? [],
       dynamicPorts: t.ports.filter((p) => p.value === 0).length,
       constraint,
       growing: constraint ? growing(constraint) : false,
