@@ -98,9 +98,8 @@ export class HostManager implements Receiver {
     { acks: { taskId: string; agentId: string; uuid: string }[]; waiting: number }
   >();
   #ackSeq = 0;
-  /** A full inventory waits for `releaseInventory` (`holdInventory`); owed: one was asked for meanwhile. */
+  /** A full inventory waits for `releaseInventory` (`holdInventory`), which sends one. */
   #inventoryHeld = false;
-  #fullInventoryOwed = false;
   /** Leases split between job managers: launches still to come before the lease is used up. */
   readonly #partsLeft = new Map<string, number>();
   /** The engine each outstanding lease went to, kept only when engines can go away (`trackLeases`). */
@@ -233,7 +232,8 @@ export class HostManager implements Receiver {
   releaseInventory(): void {
     if (!this.#inventoryHeld) return;
     this.#inventoryHeld = false;
-    if (this.#fullInventoryOwed) this.#pushInventory(true);
+    // `start` asked for one, and so may a job manager that came meanwhile: one full list answers them all.
+    this.#pushInventory(true);
   }
 
   host(hostname: string): HostEntry | undefined {
@@ -924,11 +924,7 @@ export class HostManager implements Receiver {
 
   /** Tells the job manager (daemon jobs) which hosts exist and their state. */
   #pushInventory(full: boolean): void {
-    if (full && this.#inventoryHeld) {
-      this.#fullInventoryOwed = true;
-      return;
-    }
-    if (full) this.#fullInventoryOwed = false;
+    if (full && this.#inventoryHeld) return;
     if (!full && !this.#changed.size) return;
     const hosts: HostInventory["hosts"] = [];
     for (const h of full ? this.hosts : this.#changed) {
