@@ -42,7 +42,12 @@ export function parseLabels(v: string): Label[] {
 /** States of a job that can still be stopped, as Peloton's `job stop --owner` queries them. */
 const ACTIVE_STATES = ["INITIALIZED", "PENDING", "RUNNING"];
 
-type Summary = { id: { value: string }; name: string; owningTeam?: string; runtime: { state: string } };
+type Summary = {
+  id: { value: string };
+  name: string;
+  owningTeam?: string;
+  runtime: { state: string; goalState?: string };
+};
 
 /** What `-n/--limit` or `-q/--total` of 0 stands for: 100, each flag's default (a server reads 0 as its own). */
 const STOP_DEFAULT_CAP = 100;
@@ -96,19 +101,49 @@ async function jobsToStop(
   // Peloton's CLI sends {limit, maxLimit} and its store counts no further than maxLimit, so a stop capped
   // at --total cannot tell that more matched. The same page is asked for without maxLimit, so that
   // `pagination.total` counts every match.
-  const spec: Record<string, unknown> = { jobStates: ACTIVE_STATES, pagination: { limit: cap } };
-  if (owner !== undefined) spec.owner = owner;
-  if (labels !== undefined) spec.labels = labels;
-  const res = await ctx.client.call<{ results: Summary[]; pagination?: { total?: number } }>(
-    `${JOB}::Query`,
-    { spec, summaryOnly: true },
-  );
-  const results = res.results.slice(0, cap);
+  const query = (jobStates: string[], pagination: { limit: number; offset?: number }) => {
+    const spec: Record<string, unknown> = { jobStates, pagination };
+    if (owner !== undefined) spec.owner = owner;
+    if (labels !== undefined) spec.labels = labels;
+    return ctx.client.call<{ results: Summary[]; pagination?: { total?: number } }>(
+      `${JOB}::Query`,
+      { spec, summaryOnly: true },
+    );
+  };
+  const res = await query(ACTIVE_STATES, { limit: cap });
+  const crashLooping = await crashLoopingJobs(query);
+  const results = [...res.results.slice(0, cap), ...crashLooping].slice(0, cap);
   return {
     jobs: results.map((r) => r.id.value),
     query: results,
-    matched: Math.max(res.pagination?.total ?? 0, results.length),
+    matched: Math.max(res.pagination?.total ?? 0, Math.min(res.results.length, cap)) + crashLooping.length,
   };
+}
+
+/** How many FAILED jobs `crashLoopingJobs` reads a page. */
+const FAILED_PAGE = 500;
+
+/**
+ * The FAILED jobs whose goal is still to run (services in a crash loop, restarting their failed instances):
+ * they have not ended, so `job stop --owner` stops them too, as `job stop JOB` does. Peloton's CLI asked for
+ * the active states alone and so left them running; every FAILED job is read, a page at a time, since a
+ * query cannot ask for a goal state.
+ */
+async function crashLoopingJobs(
+  query: (
+    jobStates: string[],
+    pagination: { limit: number; offset: number },
+  ) => Promise<{ results: Summary[]; pagination?: { total?: number } }>,
+): Promise<Summary[]> {
+  const found: Summary[] = [];
+  for (let offset = 0;; offset += FAILED_PAGE) {
+    const page = await query(["FAILED"], { limit: FAILED_PAGE, offset });
+    for (const j of page.results) {
+      const goal = j.runtime.goalState;
+      if (goal !== undefined && !isTerminalJobState(goal as JobState)) found.push(j);
+    }
+    if (page.results.length < FAILED_PAGE) return found;
+  }
 }
 
 /**
