@@ -416,7 +416,8 @@ export const jobCommands: Command[] = [
       "ended is left alone: 'Job is in terminal state: KILLED', exit 0; with --owner/-l, one that is not " +
       "that owning team's or has none of the labels: 'No matching job found', exit 0); or, Peloton's form, " +
       "of every " +
-      "active job matching --owner O [and -l/--labels k=v,...] (lists them and asks first; " +
+      "active job, and service in a crash loop, matching --owner O [and -l/--labels k=v,...] (lists them " +
+      "and asks first; " +
       "-f/--force does not ask; at most -n/--limit 100 and -q/--total 100 jobs; when more match, says how " +
       "many on stderr, exit 0; when none does: 'No matching job(s) found', exit 0); --progress then waits " +
       "until every task of the jobs stopped has ended, showing how many have (exit 1 if 10 minutes pass first)",
