@@ -153,10 +153,15 @@ export function poolsView(snap: Snapshot, queues: RowToggle<string>): UiElement 
   const jobsIn = new Map<string, number>();
   const active = snap.activeJobs;
   const jobNames = new Map((active?.records ?? []).map((j) => [j.id.value, j.config.name]));
+  // A pool counts the active jobs of its whole subtree, as its allocation adds up its leaves'.
+  const parentOf = new Map(snap.pools.map((p) => [p.id.value, p.parent?.value]));
   for (const j of active?.records ?? []) {
     if (isTerminalJob(j.runtime.state)) continue;
-    const id = j.config.respoolID?.value ?? "";
-    jobsIn.set(id, (jobsIn.get(id) ?? 0) + 1);
+    const seen = new Set<string>();
+    for (let id = j.config.respoolID?.value; id !== undefined && !seen.has(id); id = parentOf.get(id)) {
+      seen.add(id);
+      jobsIn.set(id, (jobsIn.get(id) ?? 0) + 1);
+    }
   }
   const headers = [
     "Pool",

@@ -98,10 +98,15 @@ Deno.test("pool counts are singular for one: 1 child pool, 1 active job", () => 
       open: new Set(),
       toggle: () => {},
     })).select("td.pool").map((td) => td.select("div.muted")[0].textContent);
+  // A parent counts its subtree's jobs, as its allocation adds up its leaves'.
   assert.deepEqual(notes([job("a", "wide")]), [
-    "1 child pool · 0 active jobs",
-    "1 child pool · 0 active jobs",
+    "1 child pool · 1 active job",
+    "1 child pool · 1 active job",
     "leaf · 1 active job",
   ]);
-  assert.deepEqual(notes([job("a", "wide"), job("b", "wide")])[2], "leaf · 2 active jobs");
+  assert.deepEqual(notes([job("a", "wide"), job("b", "wide")]), [
+    "1 child pool · 2 active jobs",
+    "1 child pool · 2 active jobs",
+    "leaf · 2 active jobs",
+  ]);
 });

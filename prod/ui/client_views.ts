@@ -143,8 +143,10 @@ export function workflowStopAborts(info: JobInfoJson, updates: UpdateInfoJson[] 
 /** The job's Stop and Start; `updates` are its workflows, the one in progress named in Stop's question. */
 export function jobActions(info: JobInfoJson, updates?: UpdateInfoJson[]): UiAction[] {
   const id = info.id.value, name = info.config.name;
-  const instances = (r: Record<string, unknown>, key: string) =>
-    ((r[key] as number[] | undefined) ?? []).length;
+  const instances = (r: Record<string, unknown>, key: string) => {
+    const n = ((r[key] as number[] | undefined) ?? []).length;
+    return `${count(n)} instance${n === 1 ? "" : "s"}`;
+  };
   const noStop = whyNoStop(info), noStart = whyNoStart(info);
   return [
     {
@@ -154,7 +156,7 @@ export function jobActions(info: JobInfoJson, updates?: UpdateInfoJson[]): UiAct
         `grace period.${workflowStopAborts(info, updates)}`,
       procedure: `${Rpc.TASK}::Stop`,
       body: { jobId: { value: id } },
-      describe: (r) => `Job ${name}: stopping ${instances(r, "stoppedInstanceIds")} instances`,
+      describe: (r) => `Job ${name}: stopping ${instances(r, "stoppedInstanceIds")}`,
       disabled: noStop !== undefined,
       disabledWhy: noStop,
       danger: true,
@@ -164,7 +166,7 @@ export function jobActions(info: JobInfoJson, updates?: UpdateInfoJson[]): UiAct
       question: `Start the stopped tasks of job ${name} (${id})?`,
       procedure: `${Rpc.TASK}::Start`,
       body: { jobId: { value: id } },
-      describe: (r) => `Job ${name}: starting ${instances(r, "startedInstanceIds")} instances`,
+      describe: (r) => `Job ${name}: starting ${instances(r, "startedInstanceIds")}`,
       disabled: noStart !== undefined,
       disabledWhy: noStart,
     },

@@ -209,6 +209,8 @@ Deno.test("actions call the CLI's procedures and are disabled where they cannot 
   assert.equal(stop.procedure, "peloton.api.task.TaskManager::Stop");
   assert.deepEqual(stop.body, { jobId: { value: "j1" } });
   assert.equal(stop.describe({ stoppedInstanceIds: [0, 1, 2] }, stop.body), "Job web: stopping 3 instances");
+  assert.equal(stop.describe({ stoppedInstanceIds: [0] }, stop.body), "Job web: stopping 1 instance");
+  assert.equal(start.describe({ startedInstanceIds: [0] }, start.body), "Job web: starting 1 instance");
   assert.equal(stop.disabled, false);
   assert.equal(jobActions(job("KILLED"))[0].disabled, true);
   assert.equal(start.procedure, "peloton.api.task.TaskManager::Start");
