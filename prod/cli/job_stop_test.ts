@@ -35,7 +35,9 @@ function stubJobManager(matching: number, known: Record<string, StubJob> = {}) {
     if (procedure === "peloton.api.job.JobManager::Query") {
       queries.push(body.spec);
       const { offset = 0, limit = 100, maxLimit } = body.spec.pagination;
-      const considered = Math.min(matching, maxLimit || Infinity);
+      // The active jobs match; no FAILED job is in a crash loop.
+      const failed = body.spec.jobStates.length === 1 && body.spec.jobStates[0] === "FAILED";
+      const considered = failed ? 0 : Math.min(matching, maxLimit || Infinity);
       const ids = Array.from(
         { length: Math.max(0, Math.min(limit, considered - offset)) },
         (_, i) => i + offset,
@@ -78,8 +80,10 @@ Deno.test("job stop --owner: more matches than -n/-q stops that many and says ho
         "--limit 250 --total 250, to stop the rest",
     );
     // The page Peloton's CLI asks for (min of --limit and --total), counted without a cap.
+    // Then every FAILED job, a page at a time, for services in a crash loop (none here).
     assert.deepEqual(jm.queries, [
       { jobStates: ["INITIALIZED", "PENDING", "RUNNING"], pagination: { limit: 100 }, owner: "o" },
+      { jobStates: ["FAILED"], pagination: { limit: 500, offset: 0 }, owner: "o" },
     ]);
 
     const json = await cli(
