@@ -72,6 +72,12 @@ function optionsOf(command: Command): OptionSpec {
   return { ...Object.fromEntries(global), ...own };
 }
 
+/**
+ * The longest `-t/--timeout`: the server waits a day at most for any call, and a longer wait would not fit
+ * the client's own timer (2^31-1 ms, which fires at once when exceeded).
+ */
+const MAX_TIMEOUT_MS = 86_400_000;
+
 /** Peloton's `-t/--timeout` as Go writes a duration (`20s`, `500ms`, `1m30s`), in milliseconds. */
 export function goDurationMs(name: string, v: string): number {
   const unitMs: Record<string, number> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, ms: 1, s: 1e3, m: 6e4, h: 36e5 };
@@ -80,6 +86,11 @@ export function goDurationMs(name: string, v: string): number {
   if (!parts.length || parts.map((p) => p[0]).join("") !== v || !(ms >= 1)) {
     throw new UsageError(
       `${name}: got "${v}", expected a duration of 1ms or more such as 20s, 500ms or 1m30s`,
+    );
+  }
+  if (ms > MAX_TIMEOUT_MS) {
+    throw new UsageError(
+      `${name}: got "${v}", expected at most 24h (the server waits a day at most for a call)`,
     );
   }
   return Math.round(ms);
@@ -98,10 +109,45 @@ function timeoutOf(values: Record<string, unknown>, io: CliIo): number {
       );
     }
   }
-  if (values.timeout !== undefined) return goDurationMs("--timeout", String(values.timeout));
+  if (values.timeout !== undefined) return goDurationMs("-t/--timeout", String(values.timeout));
   const env = io.env("TIMEOUT");
   return env === undefined ? 20_000 : goDurationMs("$TIMEOUT", env);
 }
+
+/**
+ * The daemon to call (`-m/--jobmgr`, else $JOBMGR_URL, else the default) as `http(s)://host:port`: Peloton's
+ * `host:port` is taken as http. Anything the client would not reach as given is refused naming where it came
+ * from: an empty value, another scheme, credentials, or a path, query or fragment (the client adds `/api/v1`
+ * itself, so a URL ending in it would call `/api/v1/api/v1` and be answered "not found").
+ */
+export function jobmgrUrl(values: Record<string, unknown>, io: CliIo): string {
+  const given = values.jobmgr as string | undefined;
+  const env = io.env("JOBMGR_URL");
+  if (given === undefined && env === undefined) return DEFAULT_JOBMGR_URL;
+  const source = given !== undefined ? "-m/--jobmgr" : "$JOBMGR_URL";
+  const raw = (given ?? env)!.trim();
+  const refuse = (why: string) =>
+    new UsageError(
+      `${source}: got "${given ?? env}", expected a daemon's address as http://host:port or host:port${why}`,
+    );
+  if (raw === "") throw refuse("");
+  let url: URL;
+  try {
+    url = new URL(raw.includes("://") ? raw : `http://${raw}`);
+  } catch {
+    throw refuse("");
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw refuse(` (http or https, not ${url.protocol})`);
+  }
+  if (url.username || url.password) throw refuse(" (credentials go in --username and --password)");
+  if (url.pathname !== "/" || url.search || url.hash || /[?#]/.test(raw)) {
+    throw refuse(" with no path (the CLI adds /api/v1 itself)");
+  }
+  return url.origin;
+}
+
+const DEFAULT_JOBMGR_URL = "http://127.0.0.1:5392";
 
 /**
  * `-u/--hostmgr` and `-v/--resmgr` are accepted, as Peloton's, but every call goes to the one address
@@ -129,11 +175,11 @@ function usageOf(c: Command): string {
 export function helpText(): string {
   return [
     "usage: peloton [-m/--jobmgr URL] [-j/--json] [-t/--timeout 20s] COMMAND ...",
-    "  -m/--jobmgr URL   server to talk to (default $JOBMGR_URL or http://127.0.0.1:5392): any daemon, which",
-    "                    passes a call on to the daemon it is for",
+    "  -m/--jobmgr URL   server to talk to, http://host:port or host:port (default $JOBMGR_URL or",
+    "                    http://127.0.0.1:5392): any daemon, which passes a call on to the daemon it is for",
     "  -j/--json         print full JSON responses",
-    "  -t/--timeout D    how long a call may take, as Go writes a duration: 20s, 500ms, 1m30s (default",
-    "                    $TIMEOUT or 20s)",
+    "  -t/--timeout D    how long a call may take, as Go writes a duration: 20s, 500ms, 1m30s; at most 24h",
+    "                    (default $TIMEOUT or 20s)",
     "  -u/--hostmgr URL, -v/--resmgr URL  Peloton's; accepted and ignored (said on stderr): calls go to -m",
     "  --username U, --password P         basic-auth credentials (default $PELOTON_USERNAME, $PELOTON_PASSWORD)",
     "  --basic-auth-config FILE           credentials from a YAML file with username and password",
@@ -141,20 +187,74 @@ export function helpText(): string {
     "  -e/--clusterName, -z/--zkservers, --zkroot: Peloton's ZooKeeper discovery, refused: use -m",
     "  A command's own short flag wins over a global one: -p is --sort (job|task|pod query) or --id",
     "  (pod logs|events-v1alpha), -o is --override (update create, job stateless replace), up -v is verbose.",
+    "  A flag is given once; -r (task start|stop|restart, job rolling-*, job stateless restart) and -l",
+    "  (watch pod|job) may be given again, as in Peloton's CLI.",
     "",
     ...COMMANDS.flatMap((c) => [`  ${usageOf(c)}`, `      ${c.summary}`]),
   ].join("\n");
 }
 
-/** Finds the command named by the leading words of argv (flags may come anywhere). */
-function findCommand(argv: string[]): { command?: Command; words: string[] } {
+/** Every group of commands (`job`, `job stateless workflow`, `resmgr tasks`): the leading words of a longer name. */
+const GROUPS = new Set(COMMANDS.flatMap((c) => {
+  const words = c.name.split(" ");
+  return words.slice(1).map((_, i) => words.slice(0, i + 1).join(" "));
+}));
+
+/** The words that may follow a group: its commands' and subgroups' next words, in the order of COMMANDS. */
+function subcommandsOf(group: string): string[] {
+  const within = COMMANDS.filter((c) => c.name.startsWith(`${group} `));
+  return [...new Set(within.map((c) => c.name.slice(group.length + 1).split(" ")[0]))];
+}
+
+/**
+ * Finds the command named by the leading words of argv (flags may come anywhere); `group` when the words go
+ * further into a group than any command they name (`resmgr tasks`, `resmgr tasks bogus`: not the daemon
+ * `resmgr` with an argument), `next` the word after it that names none of its commands.
+ */
+function findCommand(
+  argv: string[],
+): { command?: Command; words: string[]; group?: string; next?: string } {
   const words = argv.filter((a, i) => !a.startsWith("-") && !(i > 0 && VALUED.includes(argv[i - 1])));
-  for (const n of [4, 3, 2, 1]) {
-    const name = words.slice(0, n).join(" ");
-    const command = COMMANDS.find((c) => c.name === name);
-    if (command) return { command, words: words.slice(0, n) };
+  const deepest = (named: (name: string) => boolean) =>
+    [4, 3, 2, 1].find((n) => n <= words.length && named(words.slice(0, n).join(" "))) ?? 0;
+  const n = deepest((name) => COMMANDS.some((c) => c.name === name));
+  const g = deepest((name) => GROUPS.has(name));
+  if (g > n) return { words, group: words.slice(0, g).join(" "), next: words[g] };
+  if (!n) return { words };
+  const name = words.slice(0, n).join(" ");
+  return { command: COMMANDS.find((c) => c.name === name), words: words.slice(0, n) };
+}
+
+/**
+ * What is wrong with `peloton GROUP [WORD]`: no command, or one the group does not have; `alone` says what
+ * the group's words do by themselves when they are a command too (`peloton jobmgr`, the daemon).
+ */
+function groupProblem(group: string, next: string | undefined, alone = ""): string {
+  const expected = `expected one of ${subcommandsOf(group).join(", ")}${alone}`;
+  const what = next === undefined ? expected : `unknown command "${group} ${next}", ${expected}`;
+  return `peloton ${group}: ${what}\n(peloton ${group} -h lists their usage)`;
+}
+
+/** `peloton GROUP -h`: the usage of each of the group's commands. */
+function groupHelp(group: string): string {
+  const within = COMMANDS.filter((c) => c.name.startsWith(`${group} `));
+  return within.flatMap((c) => [`  ${usageOf(c)}`, `      ${c.summary}`]).join("\n");
+}
+
+/**
+ * Peloton's CLI (kingpin) refuses a flag given twice unless it takes several values (`-r` on `task stop`),
+ * and so does this one, rather than keep the last value and drop the others unsaid.
+ */
+function refuseRepeats(tokens: { kind: string; name?: string }[], options: OptionSpec): void {
+  const times = new Map<string, number>();
+  for (const t of tokens) if (t.kind === "option" && t.name) times.set(t.name, (times.get(t.name) ?? 0) + 1);
+  for (const [name, n] of times) {
+    const o = options[name];
+    if (n < 2 || !o || o.multiple) continue;
+    const flag = `${o.short ? `-${o.short}/` : ""}--${name}`;
+    const why = o.type === "string" ? "it takes one value" : "give it once";
+    throw new UsageError(`${flag}: given ${n === 2 ? "twice" : `${n} times`}; ${why}`);
   }
-  return { words };
 }
 
 export interface CliIo {
@@ -169,7 +269,15 @@ export interface CliIo {
 
 /** Runs the CLI; returns the exit code (0 ok, 1 failed, 2 bad usage). */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
-  const { command, words } = findCommand(argv);
+  const { command, words, group, next } = findCommand(argv);
+  if (group !== undefined) {
+    if (argv.includes("-h") || argv.includes("--help")) {
+      io.out(`peloton ${group} commands:\n${groupHelp(group)}`);
+      return 0;
+    }
+    io.err(groupProblem(group, next));
+    return 2;
+  }
   if (!command) {
     if (argv.length === 0 || argv.includes("-h") || argv.includes("--help")) {
       io.out(helpText());
@@ -185,7 +293,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     // Drop the command's own words (their first occurrences) and parse the rest.
     const rest = [...argv];
     for (const w of words) rest.splice(rest.indexOf(w), 1);
-    parsed = parseArgs({ args: rest, allowPositionals: true, strict: true, options: optionsOf(command) });
+    const options = optionsOf(command);
+    parsed = parseArgs({ args: rest, allowPositionals: true, strict: true, options, tokens: true });
+    refuseRepeats(parsed.tokens, options);
   } catch (e) {
     io.err(`peloton ${command.name}: ${parseProblem(e as Error)}\nusage: ${usageOf(command)}`);
     return 2;
@@ -193,11 +303,24 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parsed;
   if (values.help) {
     io.out(`usage: ${usageOf(command)}\n  ${command.summary}`);
+    // `peloton jobmgr -h`: the daemon, and the commands of the group it names too.
+    if (GROUPS.has(command.name)) io.out(`peloton ${command.name} commands:\n${groupHelp(command.name)}`);
     return 0;
   }
   const required = command.args.filter((a) => !a.endsWith("?")).length;
   // A last argument `NAME...` takes one or more.
   const most = command.args.at(-1)?.endsWith("...") ? Infinity : command.args.length;
+  if (positionals.length > most && GROUPS.has(command.name)) {
+    // `peloton jobmgr throttled-pod`: a mistyped command of the group, not an argument of the daemon.
+    io.err(
+      groupProblem(
+        command.name,
+        positionals[command.args.length],
+        `, or none to run peloton ${command.name}`,
+      ),
+    );
+    return 2;
+  }
   if (positionals.length < required || positionals.length > most) {
     const missing = command.args.slice(positionals.length).join(" ");
     const why = positionals.length < required
@@ -206,9 +329,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     io.err(`peloton ${command.name}: ${why}\nusage: ${usageOf(command)}`);
     return 2;
   }
-  const url = String(values.jobmgr ?? io.env("JOBMGR_URL") ?? "http://127.0.0.1:5392");
-  let credentials, timeoutMs;
+  let url = DEFAULT_JOBMGR_URL, credentials, timeoutMs;
   try {
+    // An offline command calls nothing, so the address it is not going to use is not checked.
+    if (!command.offline) url = jobmgrUrl(values, io);
     timeoutMs = timeoutOf(values, io);
     credentials = await credentialsFrom(values, io);
   } catch (e) {
@@ -217,7 +341,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   }
   if (!command.offline) ignoredAddresses(values, url).forEach((line) => io.err(line));
   const ctx: CommandContext = {
-    client: new PelotonClient({ url: url.includes("://") ? url : `http://${url}`, credentials, timeoutMs }),
+    client: new PelotonClient({ url, credentials, timeoutMs }),
     json: values.json === true,
     out: io.out,
     err: io.err,

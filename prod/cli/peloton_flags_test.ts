@@ -48,7 +48,7 @@ Deno.test("-t/--timeout (or $TIMEOUT) is each call's deadline, as Go writes a du
       assert.equal(r.code, 2, `-t ${bad}: ${r.out}`);
       assert.equal(
         r.err,
-        `peloton job get: --timeout: got "${bad}", expected a duration of 1ms or more such as 20s, 500ms or 1m30s`,
+        `peloton job get: -t/--timeout: got "${bad}", expected a duration of 1ms or more such as 20s, 500ms or 1m30s`,
       );
     }
     assert.deepEqual(s.calls, [], "a bad --timeout calls nothing");

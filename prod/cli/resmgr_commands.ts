@@ -1,6 +1,7 @@
 /** `peloton resmgr tasks active|pending|orphan`: what the resource manager holds (Peloton's `resmgr tasks` commands). */
+import { UUID } from "../../core/jobmgr/api_json.ts";
 import { RESMGR_SERVICE } from "../../core/resmgr/task_inspect.ts";
-import { type Command, wholeFlag } from "./command.ts";
+import { type Command, UsageError, wholeFlag } from "./command.ts";
 import { table } from "./format.ts";
 
 type Entry = { taskID: string; taskState: string; respool: string; reason: string };
@@ -14,6 +15,16 @@ export type Orphan = {
   hostname?: string;
   reason: string;
 };
+
+/**
+ * `--job JOB`, a job id as every other command takes it (the resource manager matches it against its tasks'
+ * ids, so a malformed one would match nothing and show an empty table, not a mistake); "" for every job.
+ */
+function jobFlag(v: unknown): string {
+  if (v === undefined) return "";
+  if (!UUID.test(String(v))) throw new UsageError(`--job: got "${v}", expected a job id`);
+  return String(v).toLowerCase();
+}
 
 export const resmgrCommands: Command[] = [
   {
@@ -34,7 +45,7 @@ export const resmgrCommands: Command[] = [
       >(
         `${RESMGR_SERVICE}::GetActiveTasks`,
         {
-          jobID: opts.job ?? "",
+          jobID: jobFlag(opts.job),
           respoolID: opts.respool ?? "",
           states,
           limit: wholeFlag("limit", opts.limit, 1),

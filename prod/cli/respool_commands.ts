@@ -16,14 +16,18 @@ import { respoolId } from "./job_commands.ts";
 
 const RESPOOL = "peloton.api.respool.ResourceManager";
 
-/** Splits "/a/b" into its parent path "/a" and name "b", as Peloton's CLI does. */
-function splitPoolPath(path: string): { parent: string; name: string } {
-  const trimmed = path.replace(/\/+$/, "");
-  if (!path.startsWith("/") || trimmed === "" || trimmed.slice(1).split("/").includes("")) {
-    throw new UsageError(`PATH: got "${path}", expected a pool path such as /a/b (not /, no empty parts)`);
+/**
+ * Splits "/a/b" into its parent path "/a" and name "b", as Peloton's CLI does, and gives the pool's `path`
+ * as the server names it: one trailing slash is dropped, as Peloton's CLI drops it ("/a/b/" is "/a/b"), and
+ * is not repeated back as part of the pool's path.
+ */
+function splitPoolPath(given: string): { path: string; parent: string; name: string } {
+  const path = given.endsWith("/") ? given.slice(0, -1) : given;
+  if (!given.startsWith("/") || path === "" || path.slice(1).split("/").includes("")) {
+    throw new UsageError(`PATH: got "${given}", expected a pool path such as /a/b (not /, no empty parts)`);
   }
-  const i = trimmed.lastIndexOf("/");
-  return { parent: i === 0 ? "/" : trimmed.slice(0, i), name: trimmed.slice(i + 1) };
+  const i = path.lastIndexOf("/");
+  return { path, parent: i === 0 ? "/" : path.slice(0, i), name: path.slice(i + 1) };
 }
 
 export const respoolCommands: Command[] = [
@@ -31,8 +35,8 @@ export const respoolCommands: Command[] = [
     name: "respool create",
     args: ["PATH", "FILE"],
     summary: "create a resource pool at PATH from a YAML config (its name must be PATH's last part)",
-    async run(ctx, [path, file]) {
-      const { parent, name } = splitPoolPath(path);
+    async run(ctx, [given, file]) {
+      const { path, parent, name } = splitPoolPath(given);
       const config = await loadConfigFile(ctx, file, loadRespoolConfig);
       if (!config) return 1;
       if (config.parent) {
@@ -56,11 +60,11 @@ export const respoolCommands: Command[] = [
     args: ["PATH", "FILE"],
     summary: "replace a resource pool's config (--force skips the tree checks)",
     options: { force: { type: "boolean", short: "f", default: false } },
-    async run(ctx, [path, file], opts) {
+    async run(ctx, [given, file], opts) {
+      const { path, parent } = splitPoolPath(given);
       const config = await loadConfigFile(ctx, file, loadRespoolConfig);
       if (!config) return 1;
       const id = await respoolId(ctx, path);
-      const { parent } = splitPoolPath(path);
       const parentId = await respoolId(ctx, parent);
       await ctx.client.call(`${RESPOOL}::UpdateResourcePool`, {
         id: { value: id },
@@ -75,7 +79,8 @@ export const respoolCommands: Command[] = [
     name: "respool delete",
     args: ["PATH"],
     summary: "delete an idle leaf resource pool",
-    async run(ctx, [path]) {
+    async run(ctx, [given]) {
+      const { path } = splitPoolPath(given);
       await ctx.client.call(`${RESPOOL}::DeleteResourcePool`, { path: { value: path } });
       ctx.out(ctx.json ? "{}" : `Resource Pool ${path} deleted`);
       return 0;

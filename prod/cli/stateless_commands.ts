@@ -25,7 +25,7 @@ import {
   SECRET_FLAGS,
   secretsFlag,
 } from "./job_commands.ts";
-import { parseRange } from "./task_commands.ts";
+import { missingInstance, parseRange } from "./task_commands.ts";
 import { parseYamlValue } from "../../core/model/yaml_load.ts";
 
 const SVC = "peloton.api.v1alpha.job.stateless.svc.JobService";
@@ -585,16 +585,20 @@ export const statelessCommands: Command[] = [
       "N (JobService::GetWorkflowEvents)",
     options: { limit: { type: "string", default: "0" } },
     async run(ctx, [job, inst], opts) {
+      const instanceId = wholeNumber("INSTANCE", inst);
       const res = await ctx.client.call<
         { events: { state: string; type: string | number; timestamp: string }[] }
       >(
         `${SVC}::GetWorkflowEvents`,
-        {
-          jobId: { value: job },
-          instanceId: wholeNumber("INSTANCE", inst),
-          limit: wholeNumber("--limit", String(opts.limit)),
-        },
+        { jobId: { value: job }, instanceId, limit: wholeNumber("--limit", String(opts.limit)) },
       );
+      // The server answers an instance the job does not have with no events, as one the workflow left alone:
+      // asked which, as `task events` is told.
+      const missing = res.events.length ? undefined : await missingInstance(ctx, job, instanceId);
+      if (missing) {
+        ctx.err(`peloton job stateless workflow events: ${missing}`);
+        return 1;
+      }
       if (ctx.json) ctx.out(JSON.stringify(res, null, 2));
       // Peloton's columns and enum names.
       else {
@@ -621,12 +625,11 @@ export const statelessCommands: Command[] = [
         jobId: { value: job },
         updatesLimit: wholeNumber("--limit", String(opts.limit)),
       };
+      // Checked even without --instance-events, which it goes with: a bad value is a mistake either way.
+      const eventsLimit = wholeNumber("--instance-events-limit", String(opts["instance-events-limit"]));
       if (opts["instance-events"] === true) {
         body.instanceEvents = true;
-        body.instanceEventsLimit = wholeNumber(
-          "--instance-events-limit",
-          String(opts["instance-events-limit"]),
-        );
+        body.instanceEventsLimit = eventsLimit;
       }
       const res = await ctx.client.call<{ workflowInfos: unknown[] }>(`${SVC}::ListJobWorkflows`, body);
       if (ctx.json) ctx.out(JSON.stringify(res, null, 2));

@@ -103,6 +103,24 @@ async function getTask(ctx: CommandContext, job: string, inst: number): Promise<
   return res;
 }
 
+/**
+ * Why the job has no instance `inst`, as `task get` says it ("instance 7 is out of range: job J has 3
+ * instances"), or undefined when it has it: for commands whose own call answers such an instance with nothing.
+ */
+export async function missingInstance(
+  ctx: CommandContext,
+  job: string,
+  inst: number,
+): Promise<string | undefined> {
+  try {
+    await getTask(ctx, job, inst);
+    return undefined;
+  } catch (e) {
+    if (e instanceof OutOfRange) return e.message;
+    throw e;
+  }
+}
+
 /** Runs a task command, turning OutOfRange into a one-line error and exit 1. */
 function reportingRange(
   name: string,

@@ -63,15 +63,21 @@ async function follow(ctx: CommandContext, body: Record<string, unknown>): Promi
   }
 }
 
+/** `-l k=v,...`, which may be given more than once (Peloton's watch `--labels` is repeatable): every label. */
+function watchLabels(given: unknown): ReturnType<typeof parseLabels> {
+  return ((given ?? []) as string[]).filter(Boolean).flatMap(parseLabels);
+}
+
 export const watchCommands: Command[] = [
   {
     name: "watch pod",
     args: ["JOB"],
-    summary: "print each change to the pods of JOB (--pod-names NAME,... and -l k=v,... narrow it): time, " +
-      "pod, state, host; until `watch cancel` or Ctrl-C (-j: the stream's JSON lines)",
+    summary:
+      "print each change to the pods of JOB (--pod-names NAME,... and -l k=v,..., repeatable, narrow it): " +
+      "time, pod, state, host; until `watch cancel` or Ctrl-C (-j: the stream's JSON lines)",
     options: {
       "pod-names": { type: "string" },
-      labels: { type: "string", short: "l" },
+      labels: { type: "string", short: "l", multiple: true },
     },
     run(ctx, [job], opts) {
       const podNames = ids(
@@ -82,24 +88,27 @@ export const watchCommands: Command[] = [
       );
       const podFilter: Record<string, unknown> = { jobId: { value: job } };
       if (podNames.length) podFilter.podNames = podNames;
-      if (opts.labels) podFilter.labels = parseLabels(String(opts.labels));
+      const labels = watchLabels(opts.labels);
+      if (labels.length) podFilter.labels = labels;
       return follow(ctx, { podFilter });
     },
   },
   {
     name: "watch job",
     args: [],
-    summary: "print each change to stateless jobs (--job-ids ID,... and -l k=v,... narrow it): time, job, " +
-      "state; until `watch cancel` or Ctrl-C (-j: the stream's JSON lines)",
+    summary:
+      "print each change to stateless jobs (--job-ids ID,... and -l k=v,..., repeatable, narrow it): " +
+      "time, job, state; until `watch cancel` or Ctrl-C (-j: the stream's JSON lines)",
     options: {
       "job-ids": { type: "string" },
-      labels: { type: "string", short: "l" },
+      labels: { type: "string", short: "l", multiple: true },
     },
     run(ctx, _args, opts) {
       const jobIds = ids("job-ids", opts["job-ids"], (s) => s.length > 0, "job ids");
       const statelessJobFilter: Record<string, unknown> = {};
       if (jobIds.length) statelessJobFilter.jobIds = jobIds;
-      if (opts.labels) statelessJobFilter.labels = parseLabels(String(opts.labels));
+      const labels = watchLabels(opts.labels);
+      if (labels.length) statelessJobFilter.labels = labels;
       return follow(ctx, { statelessJobFilter });
     },
   },
