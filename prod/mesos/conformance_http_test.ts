@@ -166,6 +166,16 @@ conformance("SchedulerHttpApiTest.MalformedUUID", async (t) => {
 
 // ---- the rest of the status-code ladder in the notes (§1.1), in the master's order ----
 
+conformance("master ladder: a call of type UNKNOWN is valid, then 501 Not Implemented", async (t) => {
+  const { frameworkId, streamId } = await t.session.subscribe();
+  const r = await t.session.call(frameworkId, streamId, { type: "UNKNOWN" }, true);
+  assert.equal(r.status, 501, r.body);
+  // Like every other call, it needs a framework id first (a 400 from validation, not a 501).
+  const noFw = await t.session.raw({ type: "UNKNOWN" }, { "content-type": CONTENT_TYPE_JSON });
+  assert.equal(noFw.status, 400, noFw.body);
+  assert.match(noFw.body, /framework_id/);
+});
+
 conformance(
   "master ladder: non-SUBSCRIBE calls need a known, connected framework and its stream id",
   async (t) => {

@@ -4,6 +4,8 @@
 export interface FrameworkIdStore {
   load(): Promise<string | undefined>;
   save(id: string): Promise<void>;
+  /** Forgets the id: the master removed the framework, and that id can never subscribe again. */
+  clear?(): Promise<void>;
 }
 
 export class MemoryFrameworkIdStore implements FrameworkIdStore {
@@ -13,6 +15,10 @@ export class MemoryFrameworkIdStore implements FrameworkIdStore {
   }
   save(id: string): Promise<void> {
     this.id = id;
+    return Promise.resolve();
+  }
+  clear(): Promise<void> {
+    this.id = undefined;
     return Promise.resolve();
   }
 }
@@ -34,6 +40,11 @@ export class FileFrameworkIdStore implements FrameworkIdStore {
     await Deno.writeTextFile(tmp, JSON.stringify({ frameworkId: id }) + "\n");
     await Deno.rename(tmp, this.path);
   }
+  async clear(): Promise<void> {
+    await Deno.remove(this.path).catch((e) => {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+    });
+  }
 }
 
 /** The slice of the cluster tables the framework id needs (Peloton's `frameworks` table). */
@@ -48,10 +59,14 @@ export interface FrameworkTable {
  */
 export class StoreFrameworkIdStore implements FrameworkIdStore {
   constructor(readonly table: FrameworkTable, readonly name = "Peloton", readonly host = Deno.hostname()) {}
-  load(): Promise<string | undefined> {
-    return this.table.frameworkId(this.name);
+  async load(): Promise<string | undefined> {
+    return (await this.table.frameworkId(this.name)) || undefined;
   }
   save(id: string): Promise<void> {
     return this.table.saveFrameworkId(this.name, id, this.host);
+  }
+  /** An empty id, which `frameworkId` reads back as none (the table has no delete). */
+  clear(): Promise<void> {
+    return this.table.saveFrameworkId(this.name, "", this.host);
   }
 }

@@ -54,6 +54,8 @@ export class MesosMaintenance {
   readonly #held = new Map<string, number>();
   /** Hosts whose maintenance waits for their agent's IP address (logged once). */
   readonly #noAddress = new Set<string>();
+  /** Hosts whose last attempt failed, with the error (logged when it changes). */
+  readonly #failing = new Map<string, string>();
 
   constructor(
     readonly backend: MesosBackend,
@@ -81,39 +83,62 @@ export class MesosMaintenance {
     return this.#pass;
   }
 
+  /**
+   * Each host is carried on its own: one whose calls fail (refused, or the master not answering) is retried
+   * at the next pass and holds up no other. Only the recovery comes first, without which no host is carried.
+   */
   async #run(): Promise<void> {
-    try {
-      if (!this.#recovered) await this.#recover();
-      const registered = new Set<string>();
-      for (const h of this.hm.hosts) {
-        const name = h.info.hostname;
-        registered.add(name);
-        const want: Mode = h.state === "HOST_STATE_UP"
-          ? "up"
-          : h.state === "HOST_STATE_DRAINING"
-          ? "draining"
-          : "down";
-        await this.#carry(name, want);
-        // Down at the master (carried now, or already before a restart): DOWN in Peloton too.
-        if (h.state === "HOST_STATE_DRAINED" && this.#modes.get(name) === "down") {
-          this.hm.machineWentDown(name);
-        }
+    if (!this.#recovered) {
+      try {
+        await this.#recover();
+      } catch (err) {
+        this.log("maintenance sync cannot read the master's maintenance status; retrying", {
+          error: (err as Error).message,
+        });
+        return;
       }
-      // A host not registered stays as the master has it while in maintenance; out of it, it comes up.
-      const inMaintenance = new Set(this.hm.unregisteredInMaintenance());
-      for (const name of [...this.#modes.keys()]) {
-        if (!registered.has(name) && !inMaintenance.has(name)) await this.#carry(name, "up");
+    }
+    const registered = new Set<string>();
+    for (const h of this.hm.hosts) {
+      const name = h.info.hostname;
+      registered.add(name);
+      const want: Mode = h.state === "HOST_STATE_UP"
+        ? "up"
+        : h.state === "HOST_STATE_DRAINING"
+        ? "draining"
+        : "down";
+      await this.#carry(name, want);
+      // Down at the master (carried now, or already before a restart): DOWN in Peloton too.
+      if (h.state === "HOST_STATE_DRAINED" && this.#modes.get(name) === "down") {
+        this.hm.machineWentDown(name);
       }
-      // Completions the master has up now (carried above, or it never had the machine down) are done.
-      for (const name of this.hm.completedMaintenance()) {
-        if (!this.#modes.has(name)) this.hm.completionCarried(name);
-      }
-    } catch (err) {
-      this.log("maintenance sync failed; retrying", { error: (err as Error).message });
+    }
+    // A host not registered stays as the master has it while in maintenance; out of it, it comes up.
+    const inMaintenance = new Set(this.hm.unregisteredInMaintenance());
+    for (const name of [...this.#modes.keys()]) {
+      if (!registered.has(name) && !inMaintenance.has(name)) await this.#carry(name, "up");
+    }
+    // Completions the master has up now (carried above, or it never had the machine down) are done.
+    for (const name of this.hm.completedMaintenance()) {
+      if (!this.#modes.has(name)) this.hm.completionCarried(name);
     }
   }
 
+  /** Carries one host; a failure is logged (once while it stays the same) and retried at the next pass. */
   async #carry(name: string, want: Mode): Promise<void> {
+    try {
+      await this.#carryHost(name, want);
+      this.#failing.delete(name);
+    } catch (err) {
+      const error = (err as Error).message;
+      if (this.#failing.get(name) !== error) {
+        this.log("maintenance sync failed for the host; retrying", { host: name, want, error });
+      }
+      this.#failing.set(name, error);
+    }
+  }
+
+  async #carryHost(name: string, want: Mode): Promise<void> {
     const have = this.#modes.get(name) ?? "up";
     // A stop waits for the pass: the host being carried finishes, the others wait for the next leader.
     if (want === have || this.#stopped) return;
@@ -131,8 +156,38 @@ export class MesosMaintenance {
     }
     this.#noAddress.delete(name);
     this.#machines.set(name, machine);
-    await this.#move(name, machine, have, want);
+    try {
+      await this.#move(name, machine, have, want);
+    } catch (err) {
+      // Refused (or failed): the master's status says where the machine is; a goal it already meets is met.
+      const actual = await this.#masterMode(machine).catch(() => undefined);
+      if (actual === undefined) throw err;
+      this.#record(name, actual);
+      if (actual !== want) throw err;
+      this.log("maintenance already as wanted at the Mesos master", {
+        host: name,
+        mode: want,
+        refused: (err as Error).message,
+      });
+      return;
+    }
     this.log("maintenance carried to the Mesos master", { host: name, from: have, to: want });
+  }
+
+  /** The mode the master has the machine in now (GET_MAINTENANCE_STATUS). */
+  async #masterMode(machine: MachineID): Promise<Mode> {
+    const status = await this.#status();
+    const same = (id: MachineID) => sameMachine(id, machine);
+    if (status.down_machines?.some(same)) return "down";
+    if (status.draining_machines?.some((d) => same(d.id))) return "draining";
+    return "up";
+  }
+
+  async #status(): Promise<MaintenanceStatus> {
+    const got = await this.backend.operator<{ get_maintenance_status?: { status?: MaintenanceStatus } }>(
+      { type: "GET_MAINTENANCE_STATUS" },
+    );
+    return got?.get_maintenance_status?.status ?? {};
   }
 
   /**
@@ -200,14 +255,16 @@ export class MesosMaintenance {
     return running === 0;
   }
 
-  /** Adds the machine to the schedule (a window starting now) or takes it out. */
+  /** Adds the machine to the schedule (a window starting now) or takes it out; either may be so already. */
   async #schedule(machine: MachineID, add: boolean): Promise<void> {
     const got = await this.backend.operator<
       { get_maintenance_schedule?: { schedule?: MaintenanceSchedule } }
     >(
       { type: "GET_MAINTENANCE_SCHEDULE" },
     );
-    const windows = (got?.get_maintenance_schedule?.schedule?.windows ?? [])
+    const current = got?.get_maintenance_schedule?.schedule?.windows ?? [];
+    if (add && current.some((w) => w.machine_ids.some((m) => sameMachine(m, machine)))) return;
+    const windows = current
       .map((w) => ({ ...w, machine_ids: w.machine_ids.filter((m) => m.hostname !== machine.hostname) }))
       .filter((w) => w.machine_ids.length > 0);
     if (add) {
@@ -215,7 +272,7 @@ export class MesosMaintenance {
         machine_ids: [machine],
         unavailability: { start: { nanoseconds: Date.now() * 1e6 } },
       });
-    } else if (windows.length === (got?.get_maintenance_schedule?.schedule?.windows ?? []).length) return;
+    } else if (windows.length === current.length) return;
     await this.backend.operator({
       type: "UPDATE_MAINTENANCE_SCHEDULE",
       update_maintenance_schedule: { schedule: { windows } },
@@ -227,10 +284,7 @@ export class MesosMaintenance {
    * manager that stored none, or lost a race with a change), down ones listed DOWN until they come up.
    */
   async #recover(): Promise<void> {
-    const got = await this.backend.operator<{ get_maintenance_status?: { status?: MaintenanceStatus } }>(
-      { type: "GET_MAINTENANCE_STATUS" },
-    );
-    const status = got?.get_maintenance_status?.status ?? {};
+    const status = await this.#status();
     const adopt = (id: MachineID, mode: Mode) => {
       if (!id.hostname) return;
       this.#modes.set(id.hostname, mode);
@@ -241,4 +295,10 @@ export class MesosMaintenance {
     for (const m of status.down_machines ?? []) adopt(m, "down");
     this.#recovered = true;
   }
+}
+
+/** Mesos compares machine ids by host name (case-insensitively) and IP. */
+function sameMachine(a: MachineID, b: MachineID): boolean {
+  return (a.hostname ?? "").toLowerCase() === (b.hostname ?? "").toLowerCase() &&
+    (a.ip ?? "") === (b.ip ?? "");
 }

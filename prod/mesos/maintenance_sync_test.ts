@@ -307,6 +307,127 @@ Deno.test("MesosMaintenance: a machine scheduled whose machine-down failed is ta
   }
 });
 
+Deno.test("MesosMaintenance: a machine the master already brought up is done, and holds up no later host", async () => {
+  const m = await startTestMaster({ agents: 3 });
+  const store = new MemoryStore(queueMicrotask);
+  const hm = await startHostmgr(m, store, new MemoryFrameworkIdStore());
+  try {
+    await eventually("three hosts", () => hm.hm.hosts.length === 3);
+    await takeDown(hm, m, "agent-1");
+    // An operator brings the machine up at the master directly, behind the host manager's back.
+    assert.equal(
+      m.master.core.maintenance.stopMaintenance([{ hostname: "agent-1", ip: "127.0.0.1" }]),
+      undefined,
+    );
+    assert.deepEqual((await hm.api("CompleteMaintenance", { hostname: "agent-1" })).body, {
+      hostname: "agent-1",
+    });
+    assert.deepEqual((await hm.api("StartMaintenance", { hostname: "agent-2" })).body, {
+      hostname: "agent-2",
+    });
+    // The refused STOP_MAINTENANCE (already up) counts as done, and agent-2 goes down meanwhile.
+    await eventually("agent-2 down at the master", () => isDown(m, "agent-2"));
+    await eventually("agent-2 DOWN", async () => (await hm.states())["agent-2"] === "HOST_STATE_DOWN");
+    await eventually("agent-1 registered UP", async () => (await hm.states())["agent-1"] === "HOST_STATE_UP");
+    await eventually(
+      "agent-1's completion carried",
+      async () => (await store.hostMaintenance()).every((r) => r.hostname !== "agent-1"),
+    );
+    const stops = m.calls.length;
+    await new Promise((r) => setTimeout(r, 200)); // many sync periods
+    assert.ok(
+      !m.calls.slice(stops).some((c) => (c as { type?: string }).type === "STOP_MAINTENANCE"),
+      "no STOP_MAINTENANCE retried for agent-1",
+    );
+  } finally {
+    await hm.stop();
+    await m.stop();
+  }
+});
+
+Deno.test("MesosMaintenance: each host is carried on its own: one refused does not hold up the next", async () => {
+  const downs: string[] = [];
+  const backend = {
+    client: { frameworkId: "fw" },
+    machineOf: (hostname: string) => Promise.resolve({ hostname, ip: "10.0.0.1" }),
+    inverseOffersOn: () => [],
+    operator: (call: { type: string; start_maintenance?: { machines: { hostname: string }[] } }) => {
+      const host = call.start_maintenance?.machines[0].hostname;
+      if (host === "a") return Promise.reject(new Error("START_MAINTENANCE: HTTP 503"));
+      if (host) downs.push(host);
+      return Promise.resolve({});
+    },
+  } as unknown as MesosBackend;
+  const wentDown: string[] = [];
+  const logged: string[] = [];
+  const hm = {
+    hosts: [
+      { info: { hostname: "a" }, state: "HOST_STATE_DRAINED" },
+      { info: { hostname: "b" }, state: "HOST_STATE_DRAINED" },
+    ],
+    unregisteredInMaintenance: () => [],
+    adoptMaintenance: () => {},
+    completedMaintenance: () => [],
+    completionCarried: () => {},
+    machineWentDown: (hostname: string) => wentDown.push(hostname),
+  };
+  const sync = new MesosMaintenance(backend, hm, (msg, f) => logged.push(`${msg} ${JSON.stringify(f)}`));
+  await sync.sync();
+  assert.deepEqual(downs, ["b"]);
+  assert.deepEqual(wentDown, ["b"], "b is DOWN although a's machine-down failed before it");
+  await sync.sync();
+  assert.equal(logged.filter((l) => /failed for the host/.test(l)).length, 1, "a's failure said once");
+});
+
+Deno.test("MesosMaintenance: a machine already scheduled and already down at the master is done", async () => {
+  const calls: string[] = [];
+  const a = { hostname: "a", ip: "10.0.0.1" };
+  let statuses = 0;
+  const backend = {
+    client: { frameworkId: "fw" },
+    machineOf: () => Promise.resolve(a),
+    inverseOffersOn: () => [],
+    operator: (call: { type: string }) => {
+      calls.push(call.type);
+      switch (call.type) {
+        case "GET_MAINTENANCE_STATUS":
+          // Nothing at the first look (the recovery); down by the time the sync asks again.
+          return Promise.resolve({
+            get_maintenance_status: { status: statuses++ ? { down_machines: [a] } : {} },
+          });
+        case "GET_MAINTENANCE_SCHEDULE":
+          return Promise.resolve({
+            get_maintenance_schedule: {
+              schedule: { windows: [{ machine_ids: [a], unavailability: { start: { nanoseconds: 1 } } }] },
+            },
+          });
+        case "START_MAINTENANCE":
+          return Promise.reject(
+            new Error("START_MAINTENANCE: HTTP 400 Machine 'a (10.0.0.1)' is not in DRAINING mode"),
+          );
+        default:
+          return Promise.resolve({});
+      }
+    },
+  } as unknown as MesosBackend;
+  const wentDown: string[] = [];
+  const hm = {
+    hosts: [{ info: { hostname: "a" }, state: "HOST_STATE_DRAINED" }],
+    unregisteredInMaintenance: () => [],
+    adoptMaintenance: () => {},
+    completedMaintenance: () => [],
+    completionCarried: () => {},
+    machineWentDown: (hostname: string) => wentDown.push(hostname),
+  };
+  const sync = new MesosMaintenance(backend, hm);
+  await sync.sync();
+  assert.ok(!calls.includes("UPDATE_MAINTENANCE_SCHEDULE"), `already scheduled: ${calls.join()}`);
+  assert.deepEqual(wentDown, ["a"], "already down at the master: DOWN");
+  calls.length = 0;
+  await sync.sync();
+  assert.ok(!calls.includes("START_MAINTENANCE"), `not tried again: ${calls.join()}`);
+});
+
 Deno.test("MesosMaintenance: a stop lets the host being carried finish and carries no other", async () => {
   const calls: string[] = [];
   const gate = Promise.withResolvers<void>();

@@ -3,6 +3,7 @@ import { type AgentContext, EmuAgent, type EmuAgentConfig } from "./master_agent
 import { AgentIds } from "./master_agent_ids.ts";
 import { AgentLifecycle } from "./master_agents.ts";
 import { Maintenance } from "./master_maintenance.ts";
+import { MaintenanceFile } from "./master_maintenance_file.ts";
 import { reconcile } from "./master_reconcile.ts";
 import { subscribeProblem } from "./master_validation.ts";
 import { Allocator } from "./master_offers.ts";
@@ -105,7 +106,7 @@ export class MasterCore {
       rescindAgentOffers: (agentId) => this.allocator.rescindAgent(agentId),
       removeAgent: (rec) => this.agentLifecycle.remove(rec, "gone"),
       restoreAgent: (rec) => this.agentLifecycle.restore(rec),
-    });
+    }, new MaintenanceFile(options.dataDir));
     this.agentLifecycle = new AgentLifecycle({
       agents: this.#agents,
       frameworks: this.#frameworks,
@@ -116,8 +117,15 @@ export class MasterCore {
       addAgent: (config) => this.#addAgent(config),
       track: (p) => this.#track(p),
     });
-    // The agents it starts with are those of its last run on this data dir: each registers under its id.
-    for (const a of options.agents) this.#addAgent(a, this.#agentIds.saved(a.hostname));
+    // The agents it starts with are those of its last run on this data dir: each registers under its id,
+    // except on a machine the stored maintenance has DOWN, whose agent cannot register until it is brought up.
+    for (const a of options.agents) {
+      const down = this.maintenance.machineIsDown(a.hostname, a.ip);
+      if (down) {
+        options.log?.(`emulator: machine ${a.hostname} (${a.ip}) is DOWN for maintenance; its agent waits`);
+      }
+      this.#addAgent(a, this.#agentIds.saved(a.hostname), down ? "gone" : "active");
+    }
   }
 
   get masterId(): string {
@@ -439,14 +447,21 @@ export class MasterCore {
     this.allocator.schedule();
   }
 
-  /** Registers an agent under `savedId` when no agent has it yet, else under a new id. */
-  #addAgent(config: Omit<EmuAgentConfig, "id" | "port">, savedId?: string): AgentRec {
+  /**
+   * Registers an agent under `savedId` when no agent has it yet, else under a new id; one `gone` (its machine
+   * DOWN) is only known, so that bringing its machine up registers it.
+   */
+  #addAgent(
+    config: Omit<EmuAgentConfig, "id" | "port">,
+    savedId?: string,
+    state: "active" | "gone" = "active",
+  ): AgentRec {
     const id = savedId !== undefined && !this.#agents.has(savedId)
       ? savedId
       : `${this.#masterId}-S${this.#agentSeq++}`;
     this.#agentIds.record(config.hostname, id);
     const agent = new EmuAgent({ ...config, id, port: this.#o.port }, this.#agentCtx);
-    const rec: AgentRec = { agent, state: "active", registeredMs: Date.now() };
+    const rec: AgentRec = { agent, state, registeredMs: Date.now() };
     this.#agents.set(id, rec);
     this.allocator.schedule();
     return rec;

@@ -2,7 +2,8 @@
 import assert from "node:assert/strict";
 import { seededPrng } from "../../core/ports/prng.ts";
 import { conformance, operator, RawFramework, type Target } from "./_conformance.ts";
-import { eventually, frameworkInfo, referenceSchema } from "./_testing.ts";
+import { eventually, frameworkInfo, RawSubscription, referenceSchema, startTestMaster } from "./_testing.ts";
+import { MesosMaster } from "./master.ts";
 
 async function runningOn(fw: RawFramework, command = "sleep 30") {
   const offer = (await fw.offers())[0];
@@ -220,3 +221,81 @@ conformance(
   },
   { emulatorOnly: true },
 );
+
+Deno.test("maintenance: the schedule and DOWN machines survive a restart of the emulator on its data dir", async () => {
+  const m = await startTestMaster({ agents: 2 });
+  // What a crash (kill -9) leaves: the data dir as it was the moment the calls were answered.
+  const crashed = await Deno.makeTempDir({ prefix: "mesos-emu-crashed-" });
+  const machine = (hostname: string) => ({ hostname, ip: "127.0.0.1" });
+  const schedule = {
+    windows: [
+      { machine_ids: [machine("agent-0")], unavailability: { start: { nanoseconds: 1.9e18 } } },
+      { machine_ids: [machine("agent-1")], unavailability: { start: { nanoseconds: 1.8e18 } } },
+    ],
+  };
+  const ok = async (url: string, call: Record<string, unknown>) => {
+    const r = await operator(url, call);
+    assert.ok(r.status === 200 || r.status === 202, `${call.type}: ${r.status} ${r.body}`);
+    return r.body ? JSON.parse(r.body) : undefined;
+  };
+  try {
+    await ok(m.url, {
+      type: "UPDATE_MAINTENANCE_SCHEDULE",
+      update_maintenance_schedule: { schedule },
+    });
+    await ok(m.url, { type: "START_MAINTENANCE", start_maintenance: { machines: [machine("agent-1")] } });
+    for await (const e of Deno.readDir(m.dataDir)) {
+      if (e.isFile && e.name.endsWith(".json")) {
+        await Deno.copyFile(`${m.dataDir}/${e.name}`, `${crashed}/${e.name}`);
+      }
+    }
+    await m.master.stop();
+
+    for (const dataDir of [m.dataDir, crashed]) {
+      const again = await MesosMaster.start({
+        dataDir,
+        agents: 2,
+        heartbeatIntervalMs: 100,
+        allocationIntervalMs: 10,
+      });
+      try {
+        assert.deepEqual(
+          (await ok(again.url, { type: "GET_MAINTENANCE_SCHEDULE" })).get_maintenance_schedule,
+          {
+            schedule,
+          },
+        );
+        const status =
+          (await ok(again.url, { type: "GET_MAINTENANCE_STATUS" })).get_maintenance_status.status;
+        assert.deepEqual(status.down_machines, [machine("agent-1")], dataDir);
+        assert.deepEqual(status.draining_machines.map((d: { id: unknown }) => d.id), [machine("agent-0")]);
+        // A DOWN machine's agent cannot register: only agent-0's is there, and offered.
+        const agents = (await ok(again.url, { type: "GET_AGENTS" })).get_agents.agents;
+        assert.deepEqual(agents.map((a: { agent_info: { hostname: string } }) => a.agent_info.hostname), [
+          "agent-0",
+        ]);
+        const fw = await RawSubscription.open(again.url, {
+          type: "SUBSCRIBE",
+          subscribe: { framework_info: frameworkInfo() },
+        });
+        try {
+          const offers = (await fw.nextOf("OFFERS")).offers.offers;
+          assert.deepEqual(offers.map((o) => o.hostname), ["agent-0"]);
+        } finally {
+          await fw.close();
+        }
+        // Brought up, the machine's agent registers.
+        await ok(again.url, {
+          type: "STOP_MAINTENANCE",
+          stop_maintenance: { machines: [machine("agent-1")] },
+        });
+        await eventually("agent-1 registered", () => again.agentIds().length === 2);
+      } finally {
+        await again.stop();
+      }
+    }
+  } finally {
+    await m.stop();
+    await Deno.remove(crashed, { recursive: true }).catch(() => {});
+  }
+});

@@ -103,6 +103,8 @@ export class SchedulerEndpoint {
         `The stream ID '${streamId}' included in this request didn't match the stream ID currently associated with framework ID ${fw.id}`,
       );
     }
+    // The master's own answer to the enum's UNKNOWN, once the framework and its stream are checked.
+    if ((call.type as string) === "UNKNOWN") return text(501, "Received 'UNKNOWN' call");
     if (UNSUPPORTED.has(call.type)) return text(501, `${call.type} is not implemented by this emulator`);
     this.#core.handle(fw, call);
     return new Response(null, { status: 202 });

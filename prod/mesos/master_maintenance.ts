@@ -1,4 +1,5 @@
 /** Maintenance primitives of the emulator: the schedule, machine modes UP → DRAINING → DOWN, inverse offers. */
+import type { MachineMode, MaintenanceFile, MaintenanceState } from "./master_maintenance_file.ts";
 import type { AgentRec, Framework, MasterTask } from "./master_types.ts";
 import type {
   Event,
@@ -24,7 +25,8 @@ export interface MaintenanceHost {
   restoreAgent(rec: AgentRec): void;
 }
 
-type Mode = "DRAINING" | "DOWN";
+type Mode = MachineMode;
+type Modes = Map<string, { id: MachineID; mode: Mode }>;
 type Response = "ACCEPT" | "DECLINE";
 const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
 
@@ -48,14 +50,24 @@ function matches(m: MachineID, rec: AgentRec): boolean {
 
 export class Maintenance {
   readonly #host: MaintenanceHost;
+  readonly #file?: MaintenanceFile;
   #windows: MaintenanceWindow[] = [];
-  readonly #modes = new Map<string, { id: MachineID; mode: Mode }>();
+  readonly #modes: Modes = new Map();
   readonly #responses = new Map<string, Map<string, { status: Response; timeMs: number }>>();
   readonly #inverse = new Map<string, { frameworkId: string; agentId: string }>();
   #seq = 0;
 
-  constructor(host: MaintenanceHost) {
+  /**
+   * With `file`, the schedule and the machines' modes are those it last stored (a master restarted on its
+   * data dir), and every change is stored there before it is made.
+   */
+  constructor(host: MaintenanceHost, file?: MaintenanceFile) {
     this.#host = host;
+    this.#file = file;
+    const saved = file?.load();
+    if (!saved) return;
+    this.#windows = saved.windows;
+    for (const m of saved.machines) this.#modes.set(key(m.id), { id: m.id, mode: m.mode });
   }
 
   schedule(): MaintenanceSchedule {
@@ -108,6 +120,11 @@ export class Maintenance {
         return `Machine '${describe(m.id)}' is deactivated and cannot be removed from the schedule`;
       }
     }
+    const next: Modes = new Map([...this.#modes].filter(([k]) => seen.has(k)));
+    for (const w of windows) {
+      for (const m of w.machine_ids) if (!next.has(key(m))) next.set(key(m), { id: m, mode: "DRAINING" });
+    }
+    this.#store(windows, next);
     this.#windows = structuredClone(windows);
     for (const [k, m] of [...this.#modes]) if (!seen.has(k)) this.#up(k, m.id);
     for (const w of windows) {
@@ -130,6 +147,9 @@ export class Maintenance {
         return `Machine '${describe(m)}' is not in DRAINING mode and cannot be brought down`;
       }
     }
+    const next: Modes = new Map(this.#modes);
+    for (const m of machines) next.set(key(m), { id: m, mode: "DOWN" });
+    this.#store(this.#windows, next);
     for (const m of machines) {
       this.#modes.set(key(m), { id: m, mode: "DOWN" });
       this.#responses.delete(key(m));
@@ -149,8 +169,13 @@ export class Maintenance {
       }
     }
     const ups = new Set(machines.map(key));
-    for (const w of this.#windows) w.machine_ids = w.machine_ids.filter((m) => !ups.has(key(m)));
-    this.#windows = this.#windows.filter((w) => w.machine_ids.length > 0);
+    const windows = this.#windows.map((w) => ({
+      ...w,
+      machine_ids: w.machine_ids.filter((m) => !ups.has(key(m))),
+    }))
+      .filter((w) => w.machine_ids.length > 0);
+    this.#store(windows, new Map([...this.#modes].filter(([k]) => !ups.has(k))));
+    this.#windows = windows;
     for (const m of machines) this.#up(key(m), m);
     return undefined;
   }
@@ -220,6 +245,17 @@ export class Maintenance {
   isDown(rec: AgentRec): boolean {
     const m = this.#machineOf(rec);
     return m !== undefined && this.#modes.get(m)?.mode === "DOWN";
+  }
+
+  /** Whether the machine an agent announces (its host name and IP) is DOWN: its agent may not register. */
+  machineIsDown(hostname: string, ip: string): boolean {
+    return this.#modes.get(key({ hostname, ip }))?.mode === "DOWN";
+  }
+
+  /** Stores the state a change leads to before it is made: a change that cannot be stored is not made. */
+  #store(windows: MaintenanceWindow[], modes: Modes): void {
+    const state: MaintenanceState = { windows, machines: [...modes.values()] };
+    this.#file?.save(state);
   }
 
   #machineOf(rec: AgentRec): string | undefined {

@@ -63,7 +63,8 @@ function check(value: unknown): string | undefined {
   if (!isObj(value)) throw new ParseError("Expecting a JSON object");
   const type = value.type;
   // An unknown name of an optional enum is dropped by the JSON parser, so it reads as a missing type.
-  if (typeof type !== "string" || !(CALL_TYPES as readonly string[]).includes(type)) {
+  // `UNKNOWN` is a name of the enum (0): valid here, refused later as not implemented (501).
+  if (typeof type !== "string" || !(type === "UNKNOWN" || (CALL_TYPES as readonly string[]).includes(type))) {
     return "Expecting 'type' to be present";
   }
   const missing: string[] = [];

@@ -263,6 +263,11 @@ export class LaunchQueue {
     this.#byAgent.delete(agentId);
   }
 
+  /** Removes every waiting launch, in queue order per agent. */
+  takeAll(): LaunchSpec[] {
+    return [...this.#byAgent.keys()].flatMap((agentId) => this.takeAgent(agentId));
+  }
+
   clear(): void {
     for (const agentId of [...this.#byAgent.keys()]) this.dropAgent(agentId);
   }

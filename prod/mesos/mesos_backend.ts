@@ -164,7 +164,11 @@ export class MesosBackend implements HostBackend {
       },
       onFatal: (message) => {
         extra.onFatal?.(message);
-        options.log?.(`mesos: scheduler stopped by the master: ${message}`);
+        this.#stoppedByMaster(message);
+      },
+      onFrameworkRemoved: (message, frameworkId) => {
+        extra.onFrameworkRemoved?.(message, frameworkId);
+        this.#frameworkRemoved(message, frameworkId);
       },
     });
     const f = this.client.framework;
@@ -191,6 +195,13 @@ export class MesosBackend implements HostBackend {
 
   launch(specs: LaunchSpec[]): void {
     if (this.#stopped) throw new Error("Cannot launch tasks: the Mesos backend is stopped");
+    const fatal = this.fatalError();
+    if (fatal) {
+      // No offer can ever come: the client has stopped for good.
+      const message = `Cannot launch: the Mesos master stopped this scheduler: ${fatal}`;
+      for (const spec of specs) this.#status(spec, "TASK_DROPPED", "REASON_INVALID_OFFERS", message);
+      return;
+    }
     for (const spec of specs) {
       if (spec.volume) {
         // A Mesos persistent volume needs RESERVE and CREATE operations on reserved disk first.
@@ -286,6 +297,15 @@ export class MesosBackend implements HostBackend {
     await this.client.stop();
     clearTimeout(this.#flushTimer);
     this.#flush();
+  }
+
+  /**
+   * The ERROR that stopped the scheduler for good (another instance took the framework over, or the master
+   * refused its FrameworkInfo), if one did: it has no host then, and launches nothing, until it is restarted.
+   * A removed framework is not such an error: the backend subscribes anew as a new framework.
+   */
+  fatalError(): string | undefined {
+    return this.client.fatal;
   }
 
   /** Outstanding inverse offers (machines scheduled for maintenance that run our tasks). */
@@ -619,6 +639,53 @@ export class MesosBackend implements HostBackend {
     if (!view || view.lost) return;
     view.lost = true;
     this.#push({ kind: "host-lost", hostname: view.hostname, agentId, reason });
+  }
+
+  /**
+   * The master removed the framework (TEARDOWN, or its failover timeout passed): Mesos killed its every task
+   * and the id can never subscribe again. Each task known here is reported gone, so that the job manager
+   * runs it again; the client then subscribes as a new framework, whose offers the hosts take up again.
+   * Launches still waiting for offers were never sent, and go with the new framework.
+   */
+  #frameworkRemoved(message: string, frameworkId: string | undefined): void {
+    const tasks = [...this.#tasks];
+    this.#o.log?.(
+      `mesos: ERROR: the master removed framework ${frameworkId} (${message}), killing its tasks: ` +
+        `${tasks.length} known here are reported TASK_GONE and run again; subscribing as a new framework`,
+    );
+    this.#tasks.clear();
+    this.#kills = [];
+    this.#acks = [];
+    this.#acksFrom = 0;
+    const now = Date.now();
+    for (const [taskId, t] of tasks) {
+      const agentId = t.agentId ?? "";
+      this.#push({
+        kind: "task-status",
+        status: {
+          taskId,
+          state: "TASK_GONE",
+          hostname: t.hostname || this.#agents.get(agentId)?.hostname || "",
+          agentId,
+          timeMs: now,
+          reason: "REASON_FRAMEWORK_REMOVED",
+          message: `The Mesos master removed framework ${frameworkId} (${message}) and killed its tasks`,
+        },
+      });
+    }
+  }
+
+  /**
+   * Any other ERROR stopped the client for good: no offer will come, so every host is lost (nothing is
+   * placed on them, and their tasks say why), and launches fail at once, until the scheduler is restarted.
+   */
+  #stoppedByMaster(message: string): void {
+    const reason = `the Mesos master stopped this scheduler (${message}); restart it`;
+    this.#o.log?.(`mesos: ERROR: ${reason}: every host is unavailable until then`);
+    for (const agentId of [...this.#agents.keys()]) this.#agentLost(agentId, reason);
+    for (const spec of this.#pending.takeAll()) {
+      this.#status(spec, "TASK_DROPPED", "REASON_INVALID_OFFERS", `Cannot launch: ${reason}`);
+    }
   }
 
   /** A status the backend generates itself (no uuid: nothing to acknowledge). */

@@ -1,7 +1,16 @@
 /** MesosBackend end to end on the emulator (verified against an emulator of the documented protocol). */
 import assert from "node:assert/strict";
 import type { HostInfo, LaunchSpec } from "../../core/ports/host_backend.ts";
-import { eventually, makeSpec, newBackend, Recorder, startTestMaster, withBackend } from "./_testing.ts";
+import {
+  eventually,
+  frameworkInfo,
+  makeSpec,
+  newBackend,
+  RawSubscription,
+  Recorder,
+  startTestMaster,
+  withBackend,
+} from "./_testing.ts";
 import type { TaskInfo } from "./protocol.ts";
 import { MemoryFrameworkIdStore } from "./scheduler_client.ts";
 import { MesosBackend } from "./mesos_backend.ts";
@@ -528,4 +537,77 @@ Deno.test("MesosBackend: inverse offers are forgotten when the subscription ends
     assert.deepEqual(backend.inverseOffersOn(hosts[0].hostname), [again.id.value]);
     backend.kill([{ taskId: spec.taskId, agentId: hosts[0].agentId, gracePeriodMs: 0 }]);
     await rec.waitState(spec.taskId, "TASK_KILLED");
+  }));
+
+Deno.test("MesosBackend: a framework the master removed (TEARDOWN) reports its tasks gone and subscribes anew", () =>
+  withBackend(async ({ m, backend, rec, hosts, store }) => {
+    const spec = makeSpec(hosts[0], "sleep 30");
+    backend.launch([spec]);
+    await rec.waitState(spec.taskId, "TASK_RUNNING");
+    const old = store.id!;
+    await backend.client.teardown();
+    const gone = await rec.waitState(spec.taskId, "TASK_GONE");
+    assert.equal(gone.reason, "REASON_FRAMEWORK_REMOVED");
+    assert.match(gone.message ?? "", new RegExp(`removed framework ${old}`));
+    assert.equal(gone.hostname, hosts[0].hostname);
+    assert.equal(gone.uuid, undefined);
+    await eventually(
+      "a new framework",
+      () => backend.client.subscribed && backend.client.frameworkId !== old,
+    );
+    assert.equal(store.id, backend.client.frameworkId, "the removed id forgotten, the new one stored");
+    assert.equal(m.master.core.framework(old), undefined, "the old framework is gone at the master");
+    assert.equal(backend.fatalError(), undefined);
+    // The hosts stay, and take work again under the new framework.
+    assert.ok(!rec.events.some((e) => e.kind === "host-lost"));
+    const next = makeSpec(hosts[0], "echo again");
+    backend.launch([next]);
+    await rec.waitState(next.taskId, "TASK_FINISHED");
+  }));
+
+Deno.test("MesosBackend: a framework removed by its failover timeout while away heals the same way", () =>
+  withBackend(async ({ m, backend, rec, hosts }) => {
+    const spec = makeSpec(hosts[0], "sleep 30");
+    backend.launch([spec]);
+    await rec.waitState(spec.taskId, "TASK_RUNNING");
+    const old = backend.client.frameworkId;
+    // The master restarts and recovers for longer than the framework's failover timeout.
+    m.master.restart({ keepState: true, recoveryMs: 600 });
+    const gone = await rec.waitState(spec.taskId, "TASK_GONE");
+    assert.equal(gone.reason, "REASON_FRAMEWORK_REMOVED");
+    await eventually(
+      "a new framework",
+      () => backend.client.subscribed && backend.client.frameworkId !== old,
+    );
+    const next = makeSpec(hosts[1], "echo again");
+    backend.launch([next]);
+    await rec.waitState(next.taskId, "TASK_FINISHED");
+  }, { backend: { framework: { failover_timeout: 0.1 } } }));
+
+Deno.test("MesosBackend: any other ERROR stops it for good: every host lost, launches refused, fatalError says why", () =>
+  withBackend(async ({ m, backend, rec, hosts }) => {
+    const id = backend.client.frameworkId!;
+    // Another scheduler takes the framework over: this one's stream gets ERROR "Framework failed over".
+    const other = await RawSubscription.open(m.url, {
+      type: "SUBSCRIBE",
+      framework_id: { value: id },
+      subscribe: { framework_info: { ...frameworkInfo(), id: { value: id } } },
+    });
+    try {
+      await other.nextOf("SUBSCRIBED");
+      const lost = await eventually("every host lost", () => {
+        const l = rec.events.flatMap((e) => e.kind === "host-lost" ? [e] : []);
+        return l.length === hosts.length ? l : undefined;
+      });
+      for (const e of lost) {
+        assert.match(e.reason, /the Mesos master stopped this scheduler \(Framework failed over\)/);
+      }
+      assert.equal(backend.fatalError(), "Framework failed over");
+      const spec = makeSpec(hosts[0], "true");
+      backend.launch([spec]);
+      const dropped = await rec.waitState(spec.taskId, "TASK_DROPPED");
+      assert.match(dropped.message ?? "", /Framework failed over/);
+    } finally {
+      await other.close();
+    }
   }));

@@ -311,7 +311,25 @@ const camelKeys = (v: unknown) => mapKeys(v, camel);
 
 const EXIT = /^Command exited with status (\d+)/;
 
-/** A Mesos update as the host manager sees it; `uuid` only when the update must be acknowledged. */
+/**
+ * The states the master answers reconciliation with for a task it does not know (or knows only as
+ * unreachable): the answer's message says why, and is the task's. For any other state the answer echoes the
+ * task's latest state ("Reconciliation: Latest task state"), saying nothing about the task.
+ */
+const RECONCILED_UNKNOWN = new Set([
+  "TASK_LOST",
+  "TASK_GONE",
+  "TASK_GONE_BY_OPERATOR",
+  "TASK_UNREACHABLE",
+  "TASK_UNKNOWN",
+]);
+
+/**
+ * A Mesos update as the host manager sees it; `uuid` only when the update must be acknowledged. A
+ * reconciliation answer's timestamp is when the master answered (Mesos stamps it `Clock::now()`), not when
+ * the task reached its state: nothing in it tells when the task started, so a task first seen RUNNING in
+ * one starts, as far as anyone here can know, at that time.
+ */
 export function toCoreStatus(
   s: TaskStatus,
   hostname: string,
@@ -325,7 +343,8 @@ export function toCoreStatus(
     agentId: s.agent_id?.value ?? fallbackAgentId,
     timeMs: s.timestamp !== undefined ? Math.round(Number(s.timestamp) * 1000) : nowMs,
   };
-  if (s.message !== undefined) status.message = s.message;
+  const echo = s.reason === "REASON_RECONCILIATION" && !RECONCILED_UNKNOWN.has(s.state);
+  if (s.message !== undefined && !echo) status.message = s.message;
   if (s.reason !== undefined) status.reason = s.reason;
   const exit = s.message ? EXIT.exec(s.message) : null;
   if (exit) status.exitCode = Number(exit[1]);

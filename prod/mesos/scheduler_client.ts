@@ -34,6 +34,14 @@ export function isSubscriptionRefusal(status: number, body: string): boolean {
   return status === 400 && /stream id|Mesos-Stream-Id|Framework cannot be found/i.test(body);
 }
 
+/**
+ * Whether an ERROR says the master removed the framework (TEARDOWN, or its failover timeout passed): Mesos
+ * refuses a SUBSCRIBE with a removed framework's id with this message, and has removed its every task.
+ */
+export function isFrameworkRemoved(message: string): boolean {
+  return /Framework has been removed/i.test(message);
+}
+
 export class NotSubscribedError extends Error {
   override readonly name = "NotSubscribedError";
 }
@@ -81,14 +89,26 @@ export interface SchedulerClientOptions {
   onEvent: (event: Event) => void;
   /** The stream ended; the client re-subscribes after a backoff. */
   onDisconnected?: (reason: string) => void;
-  /** An ERROR event (failed over to another instance, framework removed, invalid info): the client stops. */
+  /**
+   * An ERROR event (failed over to another instance, framework removed, invalid info): the client stops;
+   * with `onFrameworkRemoved`, not for a removed framework.
+   */
   onFatal?: (message: string) => void;
+  /**
+   * Given, an ERROR saying the framework was removed (`isFrameworkRemoved`) does not stop the client: that
+   * id can never subscribe again, so the client forgets it (the stored one too, `FrameworkIdStore.clear`),
+   * calls this with the ERROR's message and the removed id, then subscribes anew as a new framework.
+   */
+  onFrameworkRemoved?: (message: string, frameworkId: string | undefined) => void;
   /** Every call as sent, for tracing and conformance tests. */
   onCall?: (call: Call) => void;
   log?: (line: string) => void;
 }
 
-type Outcome = { kind: "redirect" } | { kind: "ended"; reason: string; subscribed: boolean };
+type Outcome =
+  | { kind: "redirect" }
+  | { kind: "ended"; reason: string; subscribed: boolean }
+  | { kind: "removed"; message: string };
 
 export class SchedulerClient {
   readonly #o: SchedulerClientOptions;
@@ -173,6 +193,11 @@ export class SchedulerClient {
     while (!this.#stopped && !this.#fatal) {
       const outcome = await this.#subscribeOnce();
       if (this.#stopped || this.#fatal) break;
+      if (outcome.kind === "removed") {
+        await this.#forget(outcome.message);
+        backoff = min;
+        continue;
+      }
       // A leader change is followed at once, but a redirect loop backs off like any failure.
       if (outcome.kind === "redirect" && ++redirects <= 3) continue;
       redirects = 0;
@@ -185,6 +210,19 @@ export class SchedulerClient {
       await this.#sleep(backoff * (0.5 + (this.#o.random ?? Math.random)() / 2));
       backoff = Math.min(max, backoff * 2);
     }
+  }
+
+  /** The framework was removed: its id is forgotten, here and in the store, before subscribing anew. */
+  async #forget(message: string): Promise<void> {
+    const removed = this.#frameworkId;
+    this.#frameworkId = undefined;
+    try {
+      await this.#o.idStore?.clear?.();
+    } catch (e) {
+      // The next SUBSCRIBED stores the new id over it anyway.
+      this.#o.log?.(`mesos: cannot forget the removed framework id ${removed}: ${(e as Error).message}`);
+    }
+    this.#o.onFrameworkRemoved?.(message, removed);
   }
 
   /**
@@ -238,7 +276,12 @@ export class SchedulerClient {
           await this.#onSubscribed(event, streamId);
           subscribed = true;
         } else if (event.type === "ERROR") {
-          this.#fatal = event.error?.message ?? "ERROR event without a message";
+          const message = event.error?.message ?? "ERROR event without a message";
+          if (this.#o.onFrameworkRemoved && isFrameworkRemoved(message)) {
+            this.#dispatch(event);
+            return { kind: "removed", message };
+          }
+          this.#fatal = message;
         }
         this.#dispatch(event);
         if (this.#fatal) {

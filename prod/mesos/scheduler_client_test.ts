@@ -217,6 +217,36 @@ Deno.test("client: an ERROR event stops it for good (framework removed)", () =>
     }
   }));
 
+Deno.test("client: with onFrameworkRemoved, a removed framework's id is forgotten and it subscribes anew", () =>
+  withMaster(async (m) => {
+    const first = run(m.url, { framework: { failover_timeout: 0 } });
+    await first.subscribed(1);
+    const id = first.client.frameworkId!;
+    await first.client.stop();
+    await eventually("the framework to be removed", () => !m.master.core.framework(id));
+    const removed: [string, string | undefined][] = [];
+    let fatal: string | undefined;
+    const again = run(m.url, {
+      onFatal: (msg) => (fatal = msg),
+      onFrameworkRemoved: (msg, was) => removed.push([msg, was]),
+    }, id);
+    try {
+      await again.subscribed(1);
+      assert.deepEqual(removed, [["Framework has been removed", id]]);
+      assert.equal(fatal, undefined);
+      assert.equal(again.client.fatal, undefined);
+      const fresh = again.client.frameworkId!;
+      assert.notEqual(fresh, id);
+      assert.equal(again.store.id, fresh, "the new id stored in place of the removed one");
+      // The new SUBSCRIBE names no framework: a new one.
+      const subscribes = again.calls.filter((c) => c.type === "SUBSCRIBE");
+      assert.equal(subscribes.at(-1)!.framework_id, undefined);
+      assert.ok(m.master.core.framework(fresh)?.sub);
+    } finally {
+      await again.client.stop();
+    }
+  }));
+
 Deno.test("client: HTTP basic authentication", () =>
   withMaster(async (m) => {
     const denied = run(m.url);
@@ -237,6 +267,10 @@ Deno.test("client: FileFrameworkIdStore keeps the id across restarts", async () 
     assert.equal(await store.load(), undefined);
     await store.save("abc-0000");
     assert.equal(await new FileFrameworkIdStore(`${dir}/framework.json`).load(), "abc-0000");
+    // A removed framework's id is forgotten for good.
+    await store.clear();
+    await store.clear();
+    assert.equal(await new FileFrameworkIdStore(`${dir}/framework.json`).load(), undefined);
     await Deno.writeTextFile(`${dir}/bad.json`, "{");
     await assert.rejects(
       new FileFrameworkIdStore(`${dir}/bad.json`).load(),
