@@ -81,15 +81,20 @@ export function ipOf(hostname: string, reported?: string): string {
   return IPV4.test(hostname) || IPV6.test(hostname) ? hostname : "";
 }
 
-/** A host in maintenance without an agent, with nothing known of its resources. */
-export function unregisteredHostJson(hostname: string, state: HostState): Body {
+/**
+ * A host in maintenance whose agent has not registered since a restart: in its pool (stored when it went
+ * into maintenance), which is its one label known. Its resources are what its agent reported, which is not
+ * stored: none are known, and its machine, down, offers none, so they are 0 (as for the agent id, empty).
+ */
+export function unregisteredHostJson(hostname: string, state: HostState, pool?: string): Body {
   const none = toLimits(zero());
   return {
     hostname,
     ip: ipOf(hostname),
     state,
     goalState: goalState(state),
-    labels: [],
+    labels: pool === undefined ? [] : [{ key: HOST_POOL_ATTRIBUTE, value: pool }],
+    ...(pool === undefined ? {} : { currentPool: pool, desiredPool: pool }),
     agentId: "",
     resources: { total: none, free: none, slack: none },
     tasks: 0,
@@ -272,7 +277,9 @@ function queryHosts(target: HostApiTarget, body: Body): { body: Body } | { error
   const infos = target.hosts.filter((h) => !wanted.size || wanted.has(apiState(h))).map(hostInfoJson);
   for (const name of target.unregisteredInMaintenance()) {
     const state = target.unregisteredState(name);
-    if (!wanted.size || wanted.has(state)) infos.push(unregisteredHostJson(name, state));
+    if (!wanted.size || wanted.has(state)) {
+      infos.push(unregisteredHostJson(name, state, target.hostPools.poolOf(name)));
+    }
   }
   return { body: { hostInfos: infos } };
 }

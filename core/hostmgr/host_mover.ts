@@ -10,6 +10,7 @@
  * destination with more hosts than asked is refused rather than ignored, the hosts move at once (as
  * ChangeHostPool moves them here; their running tasks are left alone), and the reply names the moved hosts.
  */
+import { type Resources, zero } from "../model/resources.ts";
 import type { HostEntry } from "./host_table.ts";
 import { badName, type HostPoolChange, type HostPoolRefusal, type HostPools } from "./host_pools.ts";
 
@@ -28,16 +29,26 @@ const MAX_HOSTS = 2 ** 31 - 1;
  * 2. fewest tasks first (the fewest of the source pool's tasks end up running in the destination);
  * 3. most free cpu, then most free memory (the destination gets the most room now);
  * 4. host name, so that the same cluster gives the same choice.
+ *
+ * `agentless` are hosts of the pool in maintenance whose agent has not registered since a restart (their
+ * machine is down): in maintenance, with no task and nothing known to be free.
  */
-export function moveOrder(hosts: readonly HostEntry[], nowMs: number): HostEntry[] {
+export function moveOrder(
+  hosts: readonly HostEntry[],
+  nowMs: number,
+  agentless: readonly string[] = [],
+): string[] {
   const tier = (h: HostEntry) =>
     h.state !== "HOST_STATE_UP" ? 3 : h.lost ? 2 : h.leased(nowMs) || h.reservedFor !== undefined ? 1 : 0;
-  const keyed = hosts.map((h) => ({ h, tier: tier(h), free: h.free, tasks: h.tasks.size }));
+  const keyed: { hostname: string; tier: number; free: Resources; tasks: number }[] = [
+    ...hosts.map((h) => ({ hostname: h.info.hostname, tier: tier(h), free: h.free, tasks: h.tasks.size })),
+    ...agentless.map((hostname) => ({ hostname, tier: 3, free: zero(), tasks: 0 })),
+  ];
   keyed.sort((a, b) =>
     a.tier - b.tier || a.tasks - b.tasks || b.free.cpuMilli - a.free.cpuMilli ||
-    b.free.memMb - a.free.memMb || (a.h.info.hostname < b.h.info.hostname ? -1 : 1)
+    b.free.memMb - a.free.memMb || (a.hostname < b.hostname ? -1 : 1)
   );
-  return keyed.map((k) => k.h);
+  return keyed.map((k) => k.hostname);
 }
 
 /** MoveHosts accepted: the change to apply and store, and the hosts it moves in the order chosen. */
@@ -93,12 +104,14 @@ export function moveHosts(
         "by the same number",
     );
   }
-  const entries = srcHosts.map((name) => {
+  // A pool's host not registered is one in maintenance whose agent has not come back since a restart.
+  const entries: HostEntry[] = [], agentless: string[] = [];
+  for (const name of srcHosts) {
     const h = hostOf(name);
-    if (!h) throw new Error(`host ${name} is in host pool ${src} but not registered`);
-    return h;
-  });
-  const chosen = moveOrder(entries, nowMs).slice(0, count).map((h) => h.info.hostname);
+    if (h) entries.push(h);
+    else agentless.push(name);
+  }
+  const chosen = moveOrder(entries, nowMs, agentless).slice(0, count);
   return { change: pools.moveAll(chosen, dest, nowMs), hosts: chosen };
 }
 

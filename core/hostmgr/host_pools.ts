@@ -5,6 +5,9 @@
  *
  * A host's pool is, in order: the pool an operator put it in (stored); the pool its agent's `host_pool`
  * attribute names (the minicluster's agents and the simulator's host classes set one); the default pool.
+ * A host put into maintenance has its pool stored too (`keep`), as if an operator had put it there: its
+ * agent may be gone for good, and after a restart such a host is listed in its stored pool (`placeAgentless`),
+ * where ChangeHostPool, DeleteHostPool and MoveHosts find it as they find a registered one.
  * The default pool always exists; a pool an agent names exists while it has hosts; a pool an operator
  * created exists until deleted. Moves take effect at once and leave the host's running tasks alone, as
  * Peloton's ChangeHostPool does; `desiredPool` is the current pool (no host goal-state engine moves hosts
@@ -41,7 +44,10 @@ export class HostPools {
   readonly #created = new Map<string, HostPoolRecord>();
   /** Hosts an operator put in a pool, by host name. */
   readonly #assigned = new Map<string, string>();
-  /** The pool of each host the host manager knows, and each pool's hosts. */
+  /**
+   * The pool of each host the host manager knows (registered, or in maintenance without its agent since a
+   * restart), and each pool's hosts.
+   */
   readonly #poolOf = new Map<string, string>();
   readonly #members = new Map<string, Set<string>>();
 
@@ -56,7 +62,7 @@ export class HostPools {
     return this.#assigned.get(hostname) ?? attributes[HOST_POOL_ATTRIBUTE] ?? DEFAULT_HOST_POOL;
   }
 
-  /** The pool a known host is in, or undefined for a host never registered. */
+  /** The pool a known host is in (registered, or listed in maintenance), else undefined. */
   poolOf(hostname: string): string | undefined {
     return this.#poolOf.get(hostname);
   }
@@ -74,6 +80,42 @@ export class HostPools {
     let hosts = this.#members.get(pool);
     if (!hosts) this.#members.set(pool, hosts = new Set());
     hosts.add(hostname);
+  }
+
+  /**
+   * Lists a host whose agent has not registered (one in maintenance, after a restart) in the pool stored for
+   * it; one whose pool was never stored (its agent named it) is in the default pool until its agent registers.
+   */
+  placeAgentless(hostname: string): void {
+    this.place(hostname, this.#assigned.get(hostname) ?? DEFAULT_HOST_POOL);
+  }
+
+  /** The host is no longer listed (its agent has not registered, and it left maintenance); its stored pool stays. */
+  remove(hostname: string): void {
+    const old = this.#poolOf.get(hostname);
+    if (old === undefined) return;
+    this.#poolOf.delete(hostname);
+    const hosts = this.#members.get(old)!;
+    hosts.delete(hostname);
+    if (!hosts.size) this.#members.delete(old);
+  }
+
+  /**
+   * Stores the pool a known host is in, unless it is stored already: a host going into maintenance keeps
+   * it across a restart that does not see its agent again. Its undo forgets it, unless changed since.
+   */
+  keep(hostname: string, nowMs: number): HostPoolChange {
+    const change = this.#change(), pool = this.#poolOf.get(hostname);
+    const assigned = this.#assigned.get(hostname);
+    if (pool === undefined || assigned === pool) return change;
+    this.#assigned.set(hostname, pool);
+    change.writes.push({ kind: "hostpool.assign", assignment: { hostname, pool, changedMs: nowMs } });
+    change.undos.push(() => {
+      if (this.#assigned.get(hostname) !== pool) return;
+      if (assigned === undefined) this.#assigned.delete(hostname);
+      else this.#assigned.set(hostname, assigned);
+    });
+    return change;
   }
 
   /** The hosts a pool has, by name. */

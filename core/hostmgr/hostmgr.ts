@@ -157,11 +157,21 @@ export class HostManager implements Receiver {
       const h = this.host(m.hostname);
       if (h?.state === "HOST_STATE_UP") this.#enterMaintenance(h);
     }
+    this.#placeAgentless();
   }
 
   /** Puts back the host pools and the hosts' places in them stored before a restart (before `start`). */
   recoverHostPools(stored: StoredHostPools): void {
     this.hostPools.recover(stored);
+    this.#placeAgentless();
+  }
+
+  /**
+   * Lists each host in maintenance whose agent has not registered in its stored pool: its agent may never
+   * come back (its machine is down), and it is in a pool all the same. Either recovery may come first.
+   */
+  #placeAgentless(): void {
+    for (const name of this.unregisteredInMaintenance()) this.hostPools.placeAgentless(name);
   }
 
   now(): number {
@@ -427,7 +437,11 @@ export class HostManager implements Receiver {
     const completed = this.#completed.get(hostname);
     this.#completed.delete(hostname);
     this.#maintenance.set(hostname, record);
-    this.#store([{ kind: "maintenance.put", maintenance: this.#entered(h!, record) }], done, () => {
+    // Its pool is stored with it: a restart that does not see its agent again lists it there.
+    const pool = this.hostPools.keep(hostname, record.startTimeMs);
+    const put: StoreWrite = { kind: "maintenance.put", maintenance: this.#entered(h!, record) };
+    this.#store([put, ...pool.writes], done, () => {
+      pool.undo();
       if (this.#maintenance.get(hostname) !== record) return;
       this.#leaveMaintenance(hostname);
       // An empty host's machine was being taken down already: it comes back up.
@@ -455,11 +469,17 @@ export class HostManager implements Receiver {
     this.#maintenance.set(hostname, record);
     // Stored as the cluster manager has it: a lost host is DOWN here, and the sync says when it is back.
     if (h) this.#entered(h, record);
+    else this.hostPools.placeAgentless(hostname);
+    // The pool of a host whose agent never registered here is not known: none is stored for it.
+    const pool = h ? this.hostPools.keep(hostname, record.startTimeMs) : undefined;
     this.#store(
-      [{ kind: "maintenance.put", maintenance: record }],
+      [{ kind: "maintenance.put", maintenance: record }, ...pool?.writes ?? []],
       undefined,
       () => {
-        if (this.#maintenance.get(hostname) === record) this.#leaveMaintenance(hostname);
+        pool?.undo();
+        if (this.#maintenance.get(hostname) !== record) return;
+        this.#leaveMaintenance(hostname);
+        if (!this.host(hostname)) this.hostPools.remove(hostname);
       },
     );
   }
@@ -475,6 +495,8 @@ export class HostManager implements Receiver {
     if (refused) return refused;
     const stored = this.#maintenance.get(hostname);
     this.#leaveMaintenance(hostname);
+    // One whose agent has not registered is no longer listed, nor in a pool, until it registers.
+    if (!this.host(hostname)) this.hostPools.remove(hostname);
     // With a cluster manager that keeps maintenance, the completion is stored until it is carried there.
     const completion = this.config.clusterMaintenance
       ? {
@@ -497,7 +519,8 @@ export class HostManager implements Receiver {
       if (!stored || this.#maintenance.has(hostname)) return;
       this.#maintenance.set(hostname, stored);
       const again = this.host(hostname);
-      if (again?.state === "HOST_STATE_UP") this.#enterMaintenance(again, true);
+      if (!again) this.hostPools.placeAgentless(hostname);
+      else if (again.state === "HOST_STATE_UP") this.#enterMaintenance(again, true);
     });
     return undefined;
   }
