@@ -297,6 +297,9 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
   const handle = async (req: Request): Promise<Response> => {
     const url = new URL(req.url);
     if (req.method === "GET" && url.pathname === "/health") {
+      // The Mesos master stopped the scheduler for good: no host until a restart, which a supervisor does.
+      const problem = mesos?.fatalError();
+      if (problem) return Response.json({ status: "unhealthy", role: "all", problem }, { status: 503 });
       return Response.json({ status: "ok", role: "all" });
     }
     if (req.method === "GET" && url.pathname === "/metrics") {

@@ -182,6 +182,7 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
       ...(gate && !gate.open ? { hostsRegistering: true } : {}),
       ...(role.steppedDown ? { steppedDown: role.steppedDown } : {}),
     }),
+    unhealthy: () => mesos?.fatalError(),
     unready: (role) => role === "hostmgr" && gate && !gate.open ? REGISTERING : undefined,
     notServing: () =>
       role.steppedDown

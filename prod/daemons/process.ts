@@ -62,6 +62,11 @@ type RefusedTarget = { error: ApiErrorCode; message: string };
 
 export interface DaemonHooks {
   health(): Record<string, unknown>;
+  /**
+   * Why this process cannot do its work until it is restarted (the Mesos master stopped its scheduler for
+   * good), or undefined: /health then answers 503 "unhealthy" with the reason, so a supervisor restarts it.
+   */
+  unhealthy?(): string | undefined;
   /** Job manager calls, in a job manager process; elsewhere they go to a job manager. */
   jobmgrTarget?(route: Route, body: Record<string, unknown>): Promise<ApiTarget>;
   /**
@@ -439,13 +444,15 @@ export class DaemonProcess {
       if (url.pathname === MESSAGES_PATH && req.method === "POST") return await this.#internal(req);
       if (req.method === "GET" && url.pathname === "/health") {
         // A stopping daemon is not ready for calls: a load balancer or probe takes it out at once.
+        const unhealthy = this.hooks.unhealthy?.();
         return Response.json({
-          status: this.#stopping ? "stopping" : "ok",
+          status: this.#stopping ? "stopping" : unhealthy ? "unhealthy" : "ok",
           role: this.o.role,
           instance: this.instance,
           url: this.url,
           ...this.hooks.health(),
-        }, { status: this.#stopping ? 503 : 200 });
+          ...(unhealthy ? { problem: unhealthy } : {}),
+        }, { status: this.#stopping || unhealthy ? 503 : 200 });
       }
       if (req.method === "GET" && url.pathname === "/metrics") {
         return new Response(this.metrics.render(), {
