@@ -70,10 +70,20 @@ for (const c of charts) {
 `;
 }
 
+/**
+ * A number as the tables show it: grouped ("12,345.678"), with every digit the JSON and the terminal have,
+ * so two different values never look equal (toLocaleString alone keeps 3 fraction digits: 0.9996 as 1).
+ */
+export function formatNumber(v: number): string {
+  const grouped = v.toLocaleString("en-US", { maximumFractionDigits: 20 });
+  // Intl gives the shortest digits that read back as `v`; where it could not, the plain form does.
+  return Number(grouped.replace(/,/g, "")) === v ? grouped : String(v);
+}
+
 /** An HTML table: header cells, then rows; numbers are right-aligned and grouped. */
 export function table(header: string[], rows: (string | number)[][]): string {
   const cell = (v: string | number) =>
-    typeof v === "number" ? `<td class="n">${v.toLocaleString("en-US")}</td>` : `<td>${esc(v)}</td>`;
+    typeof v === "number" ? `<td class="n">${formatNumber(v)}</td>` : `<td>${esc(v)}</td>`;
   return `<table><tr>${header.map((h) => `<th>${esc(h)}</th>`).join("")}</tr>${
     rows.map((r) => `<tr>${r.map(cell).join("")}</tr>`).join("")
   }</table>`;

@@ -85,6 +85,94 @@ function valueAt(report: unknown, path: string): number | undefined {
   return typeof cur === "number" ? cur : undefined;
 }
 
+/** What a value is, as a problem names it: "a string", "null", "an array". */
+function kindOf(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "an array";
+  return typeof v === "object" ? "an object" : `a ${typeof v}`;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  !!v && typeof v === "object" && !Array.isArray(v);
+
+/** The pool fields the pools table reads. */
+const POOL_COMPARED = ["avgAllocationCpu", "avgHeldCpu", "avgEntitlementCpu", "preempted"] as const;
+
+/**
+ * Why `x` is no report compare can read, one line per field it reads that is missing or of another type
+ * (empty: it is one). Fields a report from an older version may lack are checked only when present; a
+ * headline number that is not a number (nor null, a delay nothing measured) is refused, not shown as blank.
+ */
+export function reportProblems(x: unknown): string[] {
+  if (!isRecord(x)) return [`it is ${kindOf(x)}, expected an object`];
+  const missing: string[] = [], wrong: string[] = [], checked = new Set<string>();
+  const check = (path: string, v: unknown, ok: boolean, expected: string, optional = false) => {
+    if (checked.has(path)) return;
+    checked.add(path);
+    if (v === undefined && !optional) missing.push(`"${path}"`);
+    else if (v !== undefined && !ok) wrong.push(`"${path}" is ${kindOf(v)}, expected ${expected}`);
+  };
+  const numbers = (v: unknown) => Array.isArray(v) && v.every((n) => n === null || typeof n === "number");
+  for (const k of ["scenario", "description"]) check(k, x[k], typeof x[k] === "string", "a string");
+  for (const k of ["seed", "simulatedSeconds"]) check(k, x[k], typeof x[k] === "number", "a number");
+  for (const k of ["tasks", "pools", "series", "poolSeries"]) check(k, x[k], isRecord(x[k]), "an object");
+  check("endedEarly", x.endedEarly, typeof x.endedEarly === "boolean", "true or false", true);
+  check("jobs", x.jobs, isRecord(x.jobs), "an object", true);
+  const stuck = isRecord(x.jobs) ? x.jobs.stuck : undefined;
+  check("jobs.stuck", stuck, typeof stuck === "number", "a number", true);
+  for (const [, path] of COMPARED) {
+    const v = path.split(".").reduce<unknown>((cur, k) => (isRecord(cur) ? cur[k] : undefined), x);
+    check(path, v, v === null || typeof v === "number", "a number", true);
+  }
+  const series = isRecord(x.series) ? x.series : {};
+  check("series.t", series.t, numbers(series.t), "an array of numbers", !isRecord(x.series));
+  for (const [key] of OVERLAID) {
+    check(`series.${key}`, series[key], numbers(series[key]), "an array of numbers", true);
+  }
+  for (const [name, pool] of Object.entries(isRecord(x.pools) ? x.pools : {})) {
+    const p = isRecord(pool) ? pool : {};
+    check(`pools.${name}`, pool, isRecord(pool), "an object");
+    for (const k of POOL_COMPARED) {
+      check(`pools.${name}.${k}`, p[k], p[k] === null || typeof p[k] === "number", "a number", true);
+    }
+  }
+  for (const [name, pool] of Object.entries(isRecord(x.poolSeries) ? x.poolSeries : {})) {
+    const a = isRecord(pool) ? pool.allocationCpu : undefined;
+    check(`poolSeries.${name}`, pool, isRecord(pool), "an object");
+    check(`poolSeries.${name}.allocationCpu`, a, numbers(a), "an array of numbers", true);
+  }
+  check("events", x.events, Array.isArray(x.events), "an array", true);
+  if (Array.isArray(x.events)) wrong.push(...eventProblems(x.events));
+  return [...(missing.length ? [`no ${missing.join(", ")}`] : []), ...wrong];
+}
+
+/** The drain events' fields compare reads, each event named by its place in `events`. */
+function eventProblems(events: unknown[]): string[] {
+  return events.flatMap((e, i) => {
+    if (!isRecord(e)) return [`"events[${i}]" is ${kindOf(e)}, expected an object`];
+    if (e.kind !== "drain") return [];
+    const problems: [string, boolean, string][] = [
+      ["atSec", typeof e.atSec === "number", "a number"],
+      ["detail", typeof e.detail === "string", "a string"],
+      [
+        "drainSeconds",
+        e.drainSeconds === undefined || e.drainSeconds === null ||
+        typeof e.drainSeconds === "number",
+        "a number or null",
+      ],
+      [
+        "drainPending",
+        e.drainPending === undefined || e.drainPending === null ||
+        (isRecord(e.drainPending) && typeof e.drainPending.tasks === "number"),
+        "an object with tasks",
+      ],
+    ];
+    return problems.filter(([, ok]) => !ok).map(([k, , expected]) =>
+      `"events[${i}].${k}" is ${kindOf(e[k])}, expected ${expected}`
+    );
+  });
+}
+
 export interface Comparison {
   names: string[];
   /** Per report: its run was interrupted, so its numbers cover only `simulatedSeconds` of it. */
@@ -130,7 +218,7 @@ export function compareReports(list: Named[]): Comparison {
   });
   const poolNames = [...new Set(list.flatMap(({ report }) => Object.keys(report.pools)))].sort();
   const pools = poolNames.flatMap((pool) =>
-    (["avgAllocationCpu", "avgHeldCpu", "avgEntitlementCpu", "preempted"] as const).map((metric) => ({
+    POOL_COMPARED.map((metric) => ({
       pool,
       metric,
       values: list.map(({ report }) => report.pools[pool]?.[metric] ?? null),

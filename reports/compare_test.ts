@@ -1,7 +1,14 @@
 /** The comparison table: the numbers a scenario's question needs are rows of it, in every form it takes. */
 import assert from "node:assert/strict";
 import { buildReport, type Report } from "./report.ts";
-import { compareDrains, compareReports, comparisonText, renderComparison } from "./compare.ts";
+import {
+  compareDrains,
+  compareReports,
+  comparisonText,
+  renderComparison,
+  reportProblems,
+} from "./compare.ts";
+import { formatNumber } from "./charts.ts";
 import { runScenario } from "../sim/runner.ts";
 import { inlineScenario, rackScenario } from "../sim/testing.ts";
 
@@ -119,7 +126,7 @@ Deno.test("compare lists each drain event with every run's drain time, — where
   const cells = (label: string) =>
     text.find((l) => l.startsWith(`${label} `))?.slice(label.length).trim().split(/\s{2,}/);
   assert.deepEqual(cells("drain: s until no task left"), ["held", "free", "stuck", "other"]);
-  const fmt = (x: number) => x.toLocaleString("en-US");
+  const fmt = formatNumber;
   assert.deepEqual(cells("drain rack std-rack-0 at 60 s"), [
     fmt(slow),
     fmt(fast),
@@ -191,4 +198,55 @@ Deno.test("compare shows a delay nothing measured (null) as an empty cell and '-
   assert.ok(html.includes(`<tr><td>${row.metric}</td><td></td><td></td><td></td></tr>`), "empty cells");
   // A count is a number still: 0 runs ran again.
   assert.deepEqual(c.rows.find((r) => r.path === "rescheduleDelaySeconds.count")!.values, [0, 0]);
+});
+
+Deno.test("compare.html shows every digit the terminal does: values 3 decimals would make equal stay apart", async () => {
+  const a = await report(MOVES);
+  const b: Report = { ...a, utilization: { ...a.utilization, cpu: 0.9996 } };
+  const c: Report = { ...a, utilization: { ...a.utilization, cpu: 1.0004 }, launchesPerSec: 12345.6789 };
+  const list = [{ name: "b", report: b }, { name: "c", report: c }];
+  const html = renderComparison(list, { js: "", css: "" });
+  const cmp = compareReports(list);
+  const text = comparisonText(cmp).split("\n");
+  const terminal = (label: string) => text.find((l) => l.startsWith(`${label} `))!.slice(label.length).trim();
+  // 0.9996 read "1" beside a change of +0.1% (and 1.0004 read "1" too).
+  assert.ok(
+    html.includes(
+      `<tr><td>utilization cpu</td><td class="n">0.9996</td><td class="n">1.0004</td><td>+0.1%</td></tr>`,
+    ),
+    "compare.html: utilization cpu as the terminal has it",
+  );
+  assert.deepEqual(terminal("utilization cpu").split(/\s+/), ["0.9996", "1.0004"]);
+  assert.ok(html.includes(`<td class="n">12,345.6789</td>`), "grouped, with all its fraction digits");
+});
+
+Deno.test("a report compare cannot read is named by each field it lacks or that has another type", async () => {
+  const good = await report(MOVES);
+  assert.deepEqual(reportProblems(good), []);
+  assert.deepEqual(reportProblems(JSON.parse(JSON.stringify(good))), [], "as read back from report.json");
+  // An older report lacks fields compare shows as blanks: it is still one.
+  const { jobs: _j, events: _e, endedEarly: _x, fairnessHeld: _f, ...older } = good;
+  assert.deepEqual(reportProblems(older), []);
+  // The shape the CLI used to check alone: it passed, then renderComparison threw on simulatedSeconds.
+  assert.deepEqual(reportProblems({ tasks: {}, pools: {}, series: {}, poolSeries: {} }), [
+    'no "scenario", "description", "seed", "simulatedSeconds", "series.t"',
+  ]);
+  assert.deepEqual(reportProblems([]), ["it is an array, expected an object"]);
+  const bad = {
+    ...good,
+    simulatedSeconds: "300",
+    tasks: { ...good.tasks, launched: "8" },
+    jobs: { ...good.jobs, stuck: null },
+    pools: { ...good.pools, "/p": 3 },
+    series: { ...good.series, t: "0,10" },
+    events: [{ atSec: 60, kind: "drain", detail: 5 }],
+  };
+  assert.deepEqual(reportProblems(bad), [
+    '"simulatedSeconds" is a string, expected a number',
+    '"jobs.stuck" is null, expected a number',
+    '"tasks.launched" is a string, expected a number',
+    '"series.t" is a string, expected an array of numbers',
+    '"pools./p" is a number, expected an object',
+    '"events[0].detail" is a number, expected a string',
+  ]);
 });

@@ -1,5 +1,6 @@
 /** End-to-end tests of the simulator CLI as a real process: `compare`, `plan`, Ctrl-C and the progress line. */
 import assert from "node:assert/strict";
+import { formatNumber } from "../reports/charts.ts";
 import type { Comparison } from "../reports/compare.ts";
 import type { Report } from "../reports/report.ts";
 import type { PlanOutcome } from "./plan.ts";
@@ -85,7 +86,7 @@ Deno.test("sim compare puts both reports' numbers side by side, in the terminal,
       const cells = line.slice(label.length).trim().split(/\s{2,}/).map((s) => Number(s.replace(/,/g, "")));
       assert.deepEqual(cells, [x, y], `terminal row "${label}"`);
       // The page's table: the label's row holds both numbers as the page formats them.
-      const cell = (v: number) => `<td class="n">${v.toLocaleString("en-US")}</td>`;
+      const cell = (v: number) => `<td class="n">${formatNumber(v)}</td>`;
       assert.ok(
         html.includes(`<tr><td>${label}</td>${cell(x)}${cell(y)}`),
         `compare.html has no row "${label}" with ${x} and ${y}`,
@@ -98,6 +99,18 @@ Deno.test("sim compare puts both reports' numbers side by side, in the terminal,
     }
     const only = c.pools.find((p) => p.pool === "/DefaultResPool" && p.metric === "avgAllocationCpu");
     assert.deepEqual(only?.values, [a.pools["/DefaultResPool"].avgAllocationCpu, null]);
+    // Runs named by their directories however they are given: a report.json path, ".", "../shared".
+    const byFile = await sim("compare", `${dir}/small/report.json`, `${dir}/shared/report.json`);
+    assert.equal(byFile.code, 0, byFile.err);
+    assert.match(byFile.out.split("\n")[0], /^metric\s+small\s+shared$/);
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", `${ROOT}/sim/main.ts`, "compare", ".", "../shared"],
+      cwd: `${dir}/small`,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 0, dec.decode(out.stderr));
+    assert.match(dec.decode(out.stdout).split("\n")[0], /^metric\s+small\s+shared$/);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -110,6 +123,10 @@ Deno.test("sim compare refuses bad arguments with a clear error, a non-zero exit
     assert.equal(run.code, 0, run.err);
     await Deno.writeTextFile(`${dir}/plan.json`, JSON.stringify({ scenario: "x", points: [] }));
     await Deno.writeTextFile(`${dir}/broken.json`, "{ not json");
+    // It has the four objects compare once checked alone, and crashed rendering compare.html.
+    await Deno.writeTextFile(`${dir}/w.json`, '{"tasks":{},"pools":{},"series":{},"poolSeries":{}}');
+    const real = await readJson<Report>(`${dir}/run/report.json`);
+    await Deno.writeTextFile(`${dir}/typed.json`, JSON.stringify({ ...real, simulatedSeconds: "120" }));
     const cases: [string[], RegExp][] = [
       [[`${dir}/run`], /compare: expected at least two report directories, got 1/],
       [[], /compare: expected at least two report directories, got 0/],
@@ -118,6 +135,22 @@ Deno.test("sim compare refuses bad arguments with a clear error, a non-zero exit
       [
         [`${dir}/run`, `${dir}/plan.json`],
         new RegExp(`compare: ${dir}/plan\\.json is not a simulation report`),
+      ],
+      [
+        [`${dir}/run`, `${dir}/w.json`],
+        new RegExp(
+          `^compare: ${dir}/w\\.json is not a simulation report \\(no "scenario", "description", "seed", ` +
+            `"simulatedSeconds", "series\\.t"\\)$`,
+          "m",
+        ),
+      ],
+      [
+        [`${dir}/run`, `${dir}/typed.json`],
+        new RegExp(
+          `^compare: ${dir}/typed\\.json is not a simulation report \\("simulatedSeconds" is a string, ` +
+            `expected a number\\)$`,
+          "m",
+        ),
       ],
       [[`${dir}/run`, `${dir}/run`, "--bogus"], /Unknown option '--bogus'/],
     ];
@@ -289,7 +322,7 @@ Deno.test("sim plan refuses a bad --vary or --target with an error naming the ar
       [
         "hosts.std.count=1..5",
         "endedEarly<=0",
-        /^plan: --target endedEarly<=0: the report has no field endedEarly; expected a number under one of seed, /m,
+        /^plan: --target endedEarly<=0: the report has no field endedEarly; expected a number under one of hosts, /m,
       ],
       [
         "hosts.std.count=1..5",
@@ -335,6 +368,69 @@ Deno.test("sim plan refuses a bad --vary or --target with an error naming the ar
     );
     assert.equal(r.out, "");
   } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("Ctrl-C stops a plan and writes the runs done so far as a partial plan, exit 130", async () => {
+  const dir = await Deno.makeTempDir();
+  // One worker runs the first round's ends in turn: 1 host, quick, then 100,000 hosts for an hour, which
+  // the signal stops long before it ends.
+  const file = `${dir}/plan.yaml`;
+  await Deno.writeTextFile(file, PLAN_SCENARIO.replace("durationSec: 120", "durationSec: 3600"));
+  const out = `${dir}/out`;
+  await Deno.mkdir(out);
+  await Deno.writeTextFile(`${out}/plan.json`, "an earlier plan's");
+  const target = "tasks.unplaced<=0";
+  const child = simCommand([
+    "plan",
+    file,
+    "--vary",
+    "hosts.std.count=1..100000",
+    "--target",
+    target,
+    "--workers",
+    "1",
+    "--out",
+    out,
+  ]).spawn();
+  try {
+    const stdout = new Response(child.stdout).text();
+    let err = "", interrupted = false;
+    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) {
+      err += chunk;
+      // The first run is done (its line shows as soon as it is): interrupt the second.
+      if (!interrupted && /^ {2}hosts\.std\.count=1: /m.test(err)) {
+        child.kill("SIGINT");
+        interrupted = true;
+      }
+    }
+    const { code } = await child.status;
+    assert.equal(code, 130, err);
+    assert.match(
+      err,
+      new RegExp(
+        `^plan: interrupted: partial plan, no answer: the runs done are in ${out}/plan\\.json, marked partial$`,
+        "m",
+      ),
+    );
+    const note =
+      `partial plan: interrupted (Ctrl-C) after 1 run in 1 round, so there is no answer; every value ` +
+      `run so far (1) misses ${target}`;
+    const text = await stdout;
+    assert.ok(text.startsWith(`${note}\nvalue\tmetric\tmeets\n1\t36\tfalse\n`), text);
+    const o = await readJson<PlanOutcome>(`${out}/plan.json`);
+    assert.equal(o.partial, true);
+    assert.equal(o.answer, undefined);
+    assert.equal(o.note, note);
+    assert.deepEqual(o.points.map((p) => [p.value, p.metric, p.met]), [[1, unplacedWith(1), false]]);
+    const html = await Deno.readTextFile(`${out}/plan.html`);
+    assert.ok(html.includes("partial plan: interrupted (Ctrl-C)"), "plan.html says it is partial");
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already exited */ }
+    await child.status;
     await Deno.remove(dir, { recursive: true });
   }
 });

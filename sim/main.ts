@@ -5,8 +5,15 @@
  */
 import { parseArgs } from "node:util";
 import { createRequire } from "node:module";
+import { resolve } from "node:path";
 import { writeCsvFiles } from "../reports/csv.ts";
-import { compareReports, comparisonText, renderComparison } from "../reports/compare.ts";
+import {
+  compareReports,
+  comparisonText,
+  type Named,
+  renderComparison,
+  reportProblems,
+} from "../reports/compare.ts";
 import { renderHtml } from "../reports/html.ts";
 import { renderPlan } from "../reports/plan_html.ts";
 import { buildReport, type Report } from "../reports/report.ts";
@@ -227,39 +234,59 @@ async function compare(argv: string[]): Promise<void> {
   if (positionals.length < 2) {
     fail(`compare: expected at least two report directories, got ${positionals.length}`);
   }
-  const list: { name: string; report: Report }[] = [];
-  for (const dir of positionals) {
-    const path = dir.endsWith(".json") ? dir : `${dir.replace(/\/$/, "")}/report.json`;
+  const paths = positionals.map((dir) =>
+    dir.endsWith(".json") ? dir : `${dir.replace(/\/$/, "")}/report.json`
+  );
+  const names = runNames(paths);
+  const list: Named[] = [];
+  for (const [i, path] of paths.entries()) {
     let report: unknown;
     try {
       report = JSON.parse(await Deno.readTextFile(path));
     } catch (e) {
       fail(`compare: cannot read ${path}: ${(e as Error).message}`);
     }
-    const missing = ["tasks", "pools", "series", "poolSeries"].filter((k) => !isObject(report, k));
-    if (missing.length) {
-      fail(`compare: ${path} is not a simulation report (no ${missing.map((k) => `"${k}"`).join(", ")})`);
+    const problems = reportProblems(report);
+    if (problems.length) {
+      const shown = problems.length > 6 ? [...problems.slice(0, 5), `${problems.length - 5} more`] : problems;
+      fail(`compare: ${path} is not a simulation report (${shown.join("; ")})`);
     }
-    list.push({ name: dir.replace(/\/$/, "").replace(/^.*\//, ""), report: report as Report });
+    list.push({ name: names[i], report: report as Report });
   }
-  const names = list.map((x) => x.name);
-  list.forEach((x, i) => {
-    if (names.indexOf(x.name) !== i) x.name = `${x.name} (${i + 1})`;
-  });
   const out = values.out as string | undefined;
   if (out) await prepareOut(out, ["compare.json", "compare.html"]);
   const comparison = compareReports(list);
   console.log(comparisonText(comparison));
   if (out) {
-    await Deno.writeTextFile(`${out}/compare.json`, JSON.stringify(comparison, null, 2) + "\n");
-    await Deno.writeTextFile(`${out}/compare.html`, renderComparison(list, await uplotAssets()));
+    // Both rendered before either is written: a report the page cannot show leaves no compare.json alone.
+    const json = JSON.stringify(comparison, null, 2) + "\n";
+    const html = renderComparison(list, await uplotAssets());
+    await Deno.writeTextFile(`${out}/compare.json`, json);
+    await Deno.writeTextFile(`${out}/compare.html`, html);
     console.log(`Comparison: ${out}/compare.html`);
   }
 }
 
-function isObject(x: unknown, key: string): boolean {
-  const v = x && typeof x === "object" ? (x as Record<string, unknown>)[key] : undefined;
-  return !!v && typeof v === "object";
+/**
+ * The names compared runs go by, told apart: a report.json by its directory, another file by its name, a
+ * directory such as "." or "../b" by its real name. Names alike take their parent directories until they
+ * differ ("x/a", "y/a"); the same report given twice is numbered ("a", "a (2)").
+ */
+export function runNames(reportPaths: string[], cwd = Deno.cwd()): string[] {
+  const parts = reportPaths.map((p) => {
+    const segments = resolve(cwd, p).split("/").filter((x) => x !== "");
+    return segments.at(-1) === "report.json" ? segments.slice(0, -1) : segments;
+  });
+  const full = parts.map((p) => p.join("/"));
+  const tail = (p: string[], depth: number) => p.slice(-depth).join("/");
+  const names = parts.map((p, i) => {
+    for (let depth = 1; depth <= p.length; depth++) {
+      const name = tail(p, depth);
+      if (parts.every((q, j) => full[j] === full[i] || tail(q, depth) !== name)) return name;
+    }
+    return `/${full[i]}`;
+  });
+  return names.map((n, i) => (names.indexOf(n) !== i ? `${n} (${i + 1})` : n));
 }
 
 async function planCommand(argv: string[]): Promise<void> {
@@ -292,14 +319,13 @@ async function planCommand(argv: string[]): Promise<void> {
     seed,
     workers,
     resolution,
-    onRound: (points) => {
-      for (const p of points) {
-        console.error(
-          `  ${values.vary!.toString().split("=")[0]}=${p.value}: ${
-            p.error ?? `${p.metric} (${p.met ? "meets" : "misses"} target)`
-          }`,
-        );
-      }
+    // Each run's line as it finishes: a long plan shows its progress, and Ctrl-C keeps what it shows.
+    onRun: (p) => {
+      console.error(
+        `  ${values.vary!.toString().split("=")[0]}=${p.value}: ${
+          p.error ?? `${p.metric} (${p.met ? "meets" : "misses"} target)`
+        }`,
+      );
     },
   };
   // Refuses a bad range, path or target, and a range some of whose values make the scenario invalid,
@@ -312,9 +338,14 @@ async function planCommand(argv: string[]): Promise<void> {
   }
   const out = values.out as string | undefined;
   if (out) await prepareOut(out, ["plan.json", "plan.html"]);
+  // Ctrl-C stops the runs under way and keeps those done: a partial plan, as a sim run's partial report.
+  // A second one, should writing it hang, ends the process at once.
+  const interrupt = new AbortController();
+  const onSigint = () => interrupt.signal.aborted ? Deno.exit(130) : interrupt.abort();
+  Deno.addSignalListener("SIGINT", onSigint);
   let outcome;
   try {
-    outcome = await plan(options, prepared);
+    outcome = await plan({ ...options, signal: interrupt.signal }, prepared);
   } catch (e) {
     // A run that failed is not the operator's mistake (exit 2): the plan could not be answered (exit 1).
     if (e instanceof PlanRunFailed) {
@@ -326,10 +357,18 @@ async function planCommand(argv: string[]): Promise<void> {
   console.log(outcome.note);
   console.log("value\tmetric\tmeets");
   for (const p of outcome.points) console.log(`${p.value}\t${p.metric ?? p.error}\t${p.met}`);
+  if (outcome.warning) console.error(`warning: ${outcome.warning}`);
   if (out) {
     await Deno.writeTextFile(`${out}/plan.json`, JSON.stringify(outcome, null, 2) + "\n");
     await Deno.writeTextFile(`${out}/plan.html`, renderPlan(outcome, await uplotAssets()));
     console.log(`Plan: ${out}/plan.html`);
+  }
+  Deno.removeSignalListener("SIGINT", onSigint);
+  // Stopped by Ctrl-C: a script running the plan should be able to tell the plan is partial.
+  if (outcome.partial) {
+    const written = out ? `: the runs done are in ${out}/plan.json, marked partial` : "";
+    console.error(`plan: interrupted: partial plan, no answer${written}`);
+    Deno.exit(130);
   }
 }
 

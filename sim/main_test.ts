@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { buildReport } from "../reports/report.ts";
-import { summaryLine } from "./main.ts";
+import { runNames, summaryLine } from "./main.ts";
 import { runScenario } from "./runner.ts";
 import { inlineScenario, ROOT } from "./testing.ts";
 
@@ -258,4 +258,20 @@ settings: {sampleIntervalSec: 10, warmupSec: ${warmup}}
   );
   // Without a warm-up the two windows are one: nothing to tell apart.
   assert.match(await line(0), /; tasks submitted 80, launched 80, .*; 0\.1333 launches\/s; queue delay/);
+});
+
+Deno.test("compare names each run so that runs tell apart: a report.json by its directory, '.' by its real name", () => {
+  const cwd = "/work/out/a";
+  const names = (...paths: string[]) => runNames(paths, cwd);
+  // Were "report.json" and "report.json (2)", and ".".
+  assert.deepEqual(names("/tmp/x/a/report.json", "/tmp/x/b/report.json"), ["a", "b"]);
+  // `compare . ../b` reads these.
+  assert.deepEqual(names("./report.json", "../b/report.json"), ["a", "b"]);
+  assert.deepEqual(names("/tmp/x/w.json", "/tmp/x/a/report.json"), ["w.json", "a"]);
+  // Names alike take their parent directories until they differ.
+  assert.deepEqual(names("/tmp/x/run/report.json", "/tmp/y/run/report.json"), ["x/run", "y/run"]);
+  assert.deepEqual(names("/r/report.json", "/x/r/report.json"), ["/r", "x/r"]);
+  // The same report twice: numbered, as before.
+  assert.deepEqual(names("./report.json", "/work/out/a/report.json"), ["a", "a (2)"]);
+  assert.deepEqual(names("/report.json", "/tmp/report.json"), ["/", "tmp"]);
 });

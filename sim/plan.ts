@@ -159,8 +159,24 @@ export function parsePlanTarget(text: string, names: ReportNames): PlanTarget {
   return { ...target, ...named(`--target ${target.text}`, () => targetField(target.path, names)) };
 }
 
+/**
+ * Numbers of a report that are no result of the simulation, so no target: the same scenario and seed give
+ * any value of them. Each with why.
+ */
+export const NOT_TARGETS: Readonly<Record<string, string>> = {
+  seed: "seed is an input of the runs, not a result: every run of a plan has the plan's --seed",
+  wallSeconds: "wallSeconds measures the machine, not the simulation: the wall-clock seconds a run took " +
+    "vary with the machine's load and the plan's --workers, not only with the varied value",
+  peakRssBytes:
+    "peakRssBytes measures the machine, not the simulation: a plan's runs share one process, so " +
+    "it is the whole process's memory, the other runs' included",
+};
+
 /** Finds `field` among TARGET_FIELDS, map keys checked against the scenario's names. */
 export function targetField(field: string, names: ReportNames): { keys: string[]; zeroIfMissing: boolean } {
+  if (Object.hasOwn(NOT_TARGETS, field)) {
+    throw new Error(`${NOT_TARGETS[field]}; expected a number the simulation produced`);
+  }
   for (const pattern of TARGET_FIELDS) {
     const keys = match(pattern.split("."), field, names);
     if (keys) return { keys, zeroIfMissing: COUNT_MAPS.has(pattern) };
@@ -226,10 +242,11 @@ function whyNoField(field: string, names: ReportNames): string {
       return `the report has no field ${field}: no workload submits to pool ${name} or its children`;
     }
   }
-  const near = TARGET_FIELDS.filter((f) => f.split(".")[0] === top);
+  const targets = TARGET_FIELDS.filter((f) => !Object.hasOwn(NOT_TARGETS, f));
+  const near = targets.filter((f) => f.split(".")[0] === top);
   const expected = near.length
     ? `one of ${near.join(", ")}`
-    : `a number under one of ${[...new Set(TARGET_FIELDS.map((f) => f.split(".")[0]))].join(", ")}`;
+    : `a number under one of ${[...new Set(targets.map((f) => f.split(".")[0]))].join(", ")}`;
   return `the report has no field ${field}; expected ${expected}`;
 }
 
@@ -272,6 +289,20 @@ export interface PlanOutcome {
    */
   missesAbove?: number[];
   note: string;
+  /** The plan was interrupted (Ctrl-C): `points` are the runs that finished by then, and there is no answer. */
+  partial?: true;
+  /**
+   * The target names a key of a map of counts that no run counted (a placement failure's reason is any
+   * text): it read 0 in every run, as a misspelt key would. Names the key and the keys the runs counted.
+   */
+  warning?: string;
+}
+
+/** What a runner of variants may be given besides the jobs: a signal to stop, and each result as it comes. */
+export interface RunHooks {
+  /** Aborted: runs under way are dropped, and the results of those done are returned. */
+  signal?: AbortSignal;
+  onResult?: (result: PlanResult) => void;
 }
 
 export interface PlanOptions {
@@ -283,8 +314,12 @@ export interface PlanOptions {
   workers: number;
   resolution?: number;
   /** Runs one batch of variants (workers by default; tests may run them in process). */
-  run?: (jobs: PlanJob[]) => Promise<PlanResult[]>;
+  run?: (jobs: PlanJob[], hooks: RunHooks) => Promise<PlanResult[]>;
   onRound?: (points: PlanPoint[]) => void;
+  /** Each run's point, as soon as its run is done. */
+  onRun?: (point: PlanPoint) => void;
+  /** Stops the plan (Ctrl-C): the outcome is then partial, with the runs done by then. */
+  signal?: AbortSignal;
 }
 
 /** Parses `path=LO..HI`; errors name `--vary`. */
@@ -387,8 +422,10 @@ function coarsest(span: number, integer: boolean): number {
 
 /**
  * The values a plan may run over `lo..hi`, `resolution` apart (by default a hundredth of the range, whole
- * for a field of whole numbers), `lo` and `hi` included. A resolution making more than MAX_PLAN_VALUES
- * values is refused, naming the finest one that does not.
+ * for a field of whole numbers), `lo` and `hi` included. A resolution wider than the range is the range (the
+ * grid is its ends either way, and the answer is no further off); the default carries no float noise
+ * (0.0009, not 0.0009000000000000001). A resolution making more than MAX_PLAN_VALUES values is refused,
+ * naming the finest one that does not.
  */
 export function planGrid(
   lo: number,
@@ -397,7 +434,11 @@ export function planGrid(
   integer: boolean,
 ): { resolution: number; values: number[] } {
   const span = hi - lo;
-  const step = resolution ?? (integer ? Math.max(1, Math.round(span / 100)) : span / 100);
+  const clean = (x: number) => Number(x.toPrecision(12));
+  const step = Math.min(
+    clean(span),
+    resolution ?? (integer ? Math.max(1, Math.round(span / 100)) : clean(span / 100)),
+  );
   const steps = Math.ceil(span / step - 1e-9);
   if (!(steps + 1 <= MAX_PLAN_VALUES)) {
     throw new Error(
@@ -464,43 +505,26 @@ export class PlanTargetUnmeasured extends PlanRunFailed {
   }
 }
 
+/** Thrown inside `plan` once its signal is aborted: the runs done so far make a partial outcome. */
+class Interrupted extends Error {}
+
 /**
  * Finds the smallest value meeting the target, among `prepared.values` (by default, `preparePlan(o)`):
  * each round runs `workers` values evenly spread between the largest one found missing the target and the
- * smallest one found meeting it, until they are neighbours.
+ * smallest one found meeting it, until they are neighbours. Stopped by `o.signal`, it gives the runs done
+ * so far, marked partial.
  */
 export async function plan(o: PlanOptions, prepared = preparePlan(o)): Promise<PlanOutcome> {
-  const { vary, target, resolution, values } = prepared;
-  const run = o.run ?? ((jobs) => runInWorkers(jobs, o.workers));
+  const { vary, target, values } = prepared;
   const points = new Map<number, PlanPoint>();
+  const counted = new Set<string>();
   let rounds = 0;
   const evaluate = async (batch: number[]) => {
+    if (o.signal?.aborted) throw new Interrupted();
     const fresh = [...new Set(batch)].filter((v) => !points.has(v));
     if (!fresh.length) return;
     rounds++;
-    const results = await run(
-      fresh.map((value) => ({ file: o.loaded.file, path: vary.path, value, seed: o.seed })),
-    );
-    const failed: { value: number; error: string }[] = [];
-    const unmeasured: { value: number; error: string }[] = [];
-    for (const value of fresh) {
-      const r = results.find((x) => x.value === value);
-      if (!r) throw new Error(`no result came back for the run at ${vary.path}=${value}`);
-      if (!r.ok) {
-        failed.push({ value, error: r.error });
-        continue;
-      }
-      const point = toPoint(r, target);
-      if (point) points.set(value, point);
-      else unmeasured.push({ value, error: whyUnmeasured(r.report, target) });
-    }
-    o.onRound?.(fresh.flatMap((v) => points.get(v) ?? []));
-    // A failed run neither meets the target nor misses it: an answer built on it would be wrong. The same
-    // variant and seed fail again (runs are deterministic), so it is not retried.
-    if (failed.length) throw new PlanRunFailed(vary.path, target.text, o.seed, failed);
-    // Nor does a run that measured nothing for the target (a percentile of no delays): read as 0, it met
-    // `p99<=10` with no task measured.
-    if (unmeasured.length) throw new PlanTargetUnmeasured(vary.path, target.text, o.seed, unmeasured);
+    await runRound(o, prepared, fresh, points, counted);
   };
   /**
    * Where between the range's ends the target flips: indexes into `values` with values[lo] on the side of
@@ -525,14 +549,119 @@ export async function plan(o: PlanOptions, prepared = preparePlan(o)): Promise<P
     }
     return { lo, hi };
   };
-  await evaluate([vary.lo, vary.hi]);
-  const loMeets = points.get(vary.lo)!.met, hiMeets = points.get(vary.hi)!.met;
-  let answer: number | undefined, largestMeeting: number | undefined;
-  if (loMeets && hiMeets) answer = vary.lo;
-  else if (hiMeets) answer = values[(await boundary(false)).hi];
-  // Met at the low end and missed at the high end: more makes it harder, and the low end is no answer.
-  else if (loMeets) largestMeeting = values[(await boundary(true)).lo];
-  const sorted = [...points.values()].sort((a, b) => a.value - b.value);
+  const sorted = () => [...points.values()].sort((a, b) => a.value - b.value);
+  const base = () => ({
+    scenario: o.loaded.file,
+    vary: vary.path,
+    range: { lo: vary.lo, hi: vary.hi },
+    target: target.text,
+    seed: o.seed,
+  });
+  const warned = (note: string) => {
+    const warning = uncountedKey(target, counted, points.size);
+    return warning === undefined ? { note } : { note: `${note}. Warning: ${warning}`, warning };
+  };
+  try {
+    await evaluate([vary.lo, vary.hi]);
+    const loMeets = points.get(vary.lo)!.met, hiMeets = points.get(vary.hi)!.met;
+    let answer: number | undefined, largestMeeting: number | undefined;
+    if (loMeets && hiMeets) answer = vary.lo;
+    else if (hiMeets) answer = values[(await boundary(false)).hi];
+    // Met at the low end and missed at the high end: more makes it harder, and the low end is no answer.
+    else if (loMeets) largestMeeting = values[(await boundary(true)).lo];
+    const found = answerNote(prepared, sorted(), answer, largestMeeting);
+    return {
+      ...base(),
+      answer,
+      ...(largestMeeting !== undefined ? { largestMeeting } : {}),
+      resolution: prepared.resolution,
+      points: sorted(),
+      rounds,
+      ...found.above,
+      ...warned(found.note),
+    };
+  } catch (e) {
+    if (!(e instanceof Interrupted)) throw e;
+    const note = interruptedNote(target.text, vary.path, sorted(), rounds);
+    return {
+      ...base(),
+      resolution: prepared.resolution,
+      points: sorted(),
+      rounds,
+      partial: true,
+      ...warned(note),
+    };
+  }
+}
+
+/**
+ * Runs one round's values and records their points (and, for a target in a map of counts, the keys each
+ * report's map counted). A run that failed or measured nothing for the target stops the plan; an aborted
+ * signal does too, once the runs it left done are recorded.
+ */
+async function runRound(
+  o: PlanOptions,
+  { vary, target }: PreparedPlan,
+  fresh: number[],
+  points: Map<number, PlanPoint>,
+  counted: Set<string>,
+): Promise<void> {
+  const run = o.run ?? ((jobs, hooks) => runInWorkers(jobs, o.workers, hooks));
+  const told = new Set<number>();
+  // Each run's line as soon as it is done; a result that cannot be read is left to the checks below.
+  const onResult = (r: PlanResult) => {
+    const point = r.ok ? tryOr(() => toPoint(r, target), undefined) : undefined;
+    if (!point || told.has(r.value)) return;
+    told.add(r.value);
+    o.onRun?.(point);
+  };
+  const results = await run(
+    fresh.map((value) => ({ file: o.loaded.file, path: vary.path, value, seed: o.seed })),
+    { signal: o.signal, onResult },
+  );
+  const interrupted = o.signal?.aborted === true;
+  const failed: { value: number; error: string }[] = [];
+  const unmeasured: { value: number; error: string }[] = [];
+  for (const value of fresh) {
+    const r = results.find((x) => x.value === value);
+    // Interrupted, a run under way has no result: it is left out of the plan.
+    if (!r && interrupted) continue;
+    if (!r) throw new Error(`no result came back for the run at ${vary.path}=${value}`);
+    if (!r.ok) {
+      failed.push({ value, error: r.error });
+      continue;
+    }
+    if (target.zeroIfMissing) { for (const k of mapKeys(r.report, target)) counted.add(k); }
+    const point = toPoint(r, target);
+    if (point) points.set(value, point);
+    else unmeasured.push({ value, error: whyUnmeasured(r.report, target) });
+  }
+  for (const v of fresh) if (points.has(v) && !told.has(v)) o.onRun?.(points.get(v)!);
+  o.onRound?.(fresh.flatMap((v) => points.get(v) ?? []));
+  // A failed run neither meets the target nor misses it: an answer built on it would be wrong. The same
+  // variant and seed fail again (runs are deterministic), so it is not retried.
+  if (failed.length) throw new PlanRunFailed(vary.path, target.text, o.seed, failed);
+  // Nor does a run that measured nothing for the target (a percentile of no delays): read as 0, it met
+  // `p99<=10` with no task measured.
+  if (unmeasured.length) throw new PlanTargetUnmeasured(vary.path, target.text, o.seed, unmeasured);
+  if (interrupted) throw new Interrupted();
+}
+
+function tryOr<T, U>(f: () => T, otherwise: U): T | U {
+  try {
+    return f();
+  } catch {
+    return otherwise;
+  }
+}
+
+/** The answer line, and the values the search found out of line with it (not monotone). */
+function answerNote(
+  { vary, target, resolution }: PreparedPlan,
+  sorted: PlanPoint[],
+  answer: number | undefined,
+  largestMeeting: number | undefined,
+): { note: string; above: { missesAbove?: number[]; meetsAbove?: number[] } } {
   // Values above the answer that miss the target: the search assumed none, and went below them.
   const missesAbove = answer === undefined ? [] : sorted.filter((p) => !p.met && p.value > answer!);
   const meetsAbove = largestMeeting === undefined
@@ -556,20 +685,79 @@ export async function plan(o: PlanOptions, prepared = preparePlan(o)): Promise<P
     ? `${found}. ${notMonotone(target.text, vary.path, largestMeeting!, meetsAbove, "meets")}`
     : found;
   return {
-    scenario: o.loaded.file,
-    vary: vary.path,
-    range: { lo: vary.lo, hi: vary.hi },
-    target: target.text,
-    seed: o.seed,
-    answer,
-    ...(largestMeeting !== undefined ? { largestMeeting } : {}),
-    resolution,
-    points: sorted,
-    rounds,
-    ...(missesAbove.length ? { missesAbove: missesAbove.map((p) => p.value) } : {}),
-    ...(meetsAbove.length ? { meetsAbove: meetsAbove.map((p) => p.value) } : {}),
     note,
+    above: {
+      ...(missesAbove.length ? { missesAbove: missesAbove.map((p) => p.value) } : {}),
+      ...(meetsAbove.length ? { meetsAbove: meetsAbove.map((p) => p.value) } : {}),
+    },
   };
+}
+
+/** The answer line of an interrupted plan: no answer, and where the runs done so far put it. */
+function interruptedNote(target: string, path: string, sorted: PlanPoint[], rounds: number): string {
+  const n = (k: number, what: string) => `${k} ${what}${k === 1 ? "" : "s"}`;
+  const head =
+    `partial plan: interrupted (Ctrl-C) after ${n(sorted.length, "run")} in ${n(rounds, "round")}, ` +
+    `so there is no answer`;
+  if (!sorted.length) return head;
+  const said = (p: PlanPoint) => `${p.value} (${p.met ? "meets" : "misses"} it)`;
+  // The first neighbours of the runs done on either side of the target: what the search would narrow.
+  const flip = sorted.findIndex((p, i) => i > 0 && p.met !== sorted[i - 1].met);
+  if (flip > 0) {
+    return `${head}; so far ${target} flips between ${path}=${said(sorted[flip - 1])} and ${
+      said(sorted[flip])
+    }`;
+  }
+  const all = sorted[0].met ? "meets" : "misses";
+  return `${head}; every value run so far (${shortList(sorted.map((p) => p.value))}) ${all} ${target}`;
+}
+
+/** The keys of the map of counts a target's last key is looked up in, in one run's report. */
+function mapKeys(report: unknown, target: PlanTarget): string[] {
+  let map: unknown = report;
+  for (const key of target.keys.slice(0, -1)) {
+    map = map && typeof map === "object" ? (map as Record<string, unknown>)[key] : undefined;
+  }
+  return map && typeof map === "object" ? Object.keys(map) : [];
+}
+
+/**
+ * For a target in a map of counts whose key no run counted (it read 0 in every run, as a misspelt key
+ * does): the warning naming it and the keys the runs counted, the closest first if one is close.
+ */
+function uncountedKey(target: PlanTarget, counted: Set<string>, runs: number): string | undefined {
+  const key = target.keys.at(-1)!;
+  if (!target.zeroIfMissing || !runs || counted.has(key)) return undefined;
+  const map = target.path.slice(0, target.path.length - key.length - 1);
+  const near = closest(key, [...counted]);
+  const keys = [...(near === undefined ? [] : [near]), ...[...counted].filter((k) => k !== near).sort()];
+  const shown = keys.slice(0, 10).map((k) => (k === near ? `"${k}" (the closest)` : `"${k}"`));
+  const more = keys.length > 10 ? ` and ${keys.length - 10} more` : "";
+  const those = keys.length ? `the runs counted ${shown.join(", ")}${more}` : `the runs counted no key there`;
+  return `no run counted "${key}" in ${map}, so it read 0 in every run, as a misspelt key would; ${those}. ` +
+    `If "${key}" is the key meant, the answer holds`;
+}
+
+/** The name one typo or so away from `name` (a quarter of its length, at least 2 edits), if any. */
+function closest(name: string, names: string[]): string | undefined {
+  let best: string | undefined, bestDistance = Math.max(2, Math.floor(name.length / 4)) + 1;
+  for (const n of names) {
+    const d = editDistance(name.toLowerCase(), n.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [n, d];
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = cur;
+  }
+  return prev[b.length];
 }
 
 /**
@@ -641,26 +829,41 @@ function whyUnmeasured(report: unknown, target: PlanTarget): string {
   return `${target.path} is null in its report: ${samples}, so the run neither meets nor misses ${target.text}`;
 }
 
-/** Runs variants in up to `workers` Deno workers at a time, a fresh worker per variant (memory comes back). */
-export async function runInWorkers(jobs: PlanJob[], workers: number): Promise<PlanResult[]> {
-  const results: PlanResult[] = new Array(jobs.length);
+/**
+ * Runs variants in up to `workers` Deno workers at a time, a fresh worker per variant (memory comes back).
+ * Once `hooks.signal` is aborted the workers are ended and no more start: only the results of the runs done
+ * come back.
+ */
+export async function runInWorkers(
+  jobs: PlanJob[],
+  workers: number,
+  hooks: RunHooks = {},
+): Promise<PlanResult[]> {
+  const { signal, onResult } = hooks;
+  const results: PlanResult[] = [];
   let next = 0;
   const lane = async () => {
-    while (next < jobs.length) {
+    while (next < jobs.length && !signal?.aborted) {
       const i = next++;
       const w = new Worker(new URL("./plan_worker.ts", import.meta.url), { type: "module" });
+      let stop = () => {};
       try {
-        results[i] = await new Promise<PlanResult>((resolve, reject) => {
+        const result = await new Promise<PlanResult | undefined>((resolve, reject) => {
           w.onmessage = (e: MessageEvent<PlanResult>) => resolve(e.data);
           w.onerror = (e) => {
             e.preventDefault();
             reject(new Error(e.message));
           };
+          stop = () => resolve(undefined);
+          signal?.addEventListener("abort", stop);
           w.postMessage(jobs[i]);
-        });
-      } catch (e) {
-        results[i] = { ok: false, value: jobs[i].value, error: (e as Error).message };
+        }).catch((e): PlanResult => ({ ok: false, value: jobs[i].value, error: (e as Error).message }));
+        if (result) {
+          results.push(result);
+          onResult?.(result);
+        }
       } finally {
+        signal?.removeEventListener("abort", stop);
         w.terminate();
       }
     }

@@ -148,7 +148,10 @@ Deno.test("targetField finds names with dashes, dots and slashes, and refuses un
     ],
     ["jobs.byState.DONE", /: the report has no field jobs\.byState\.DONE/],
     ["tasks", /: the report has no field tasks; expected one of tasks\.submitted, /],
-    ["series.t", /: the report has no field series\.t; expected a number under one of seed, hosts, /],
+    [
+      "series.t",
+      /: the report has no field series\.t; expected a number under one of hosts, simulatedSeconds, /,
+    ],
   ];
   for (const [field, message] of refused) assert.throws(() => targetField(field, names), message, field);
 });
@@ -593,4 +596,160 @@ Deno.test("plan stops at a run whose report measured nothing for the target, rat
   } finally {
     await Deno.remove(file);
   }
+});
+
+/** A runner whose reports count placement failures by reason: `reasons(value)` is a run's `byReason`. */
+function reasonRunner(reasons: (value: number) => Record<string, number>) {
+  return (jobs: PlanJob[]): Promise<PlanResult[]> =>
+    Promise.resolve(jobs.map((j): PlanResult => {
+      const byReason = reasons(j.value);
+      const total = Object.values(byReason).reduce((a, b) => a + b, 0);
+      const report = { placementFailures: { total, byReason, handedBack: { total: 0, byReason: {} } } };
+      return { ok: true, value: j.value, report: { ...report, wallSeconds: 0 } as never };
+    }));
+}
+
+Deno.test("a count-map key no run counted is answered with a warning naming it and the keys the runs counted", async () => {
+  const o = (target: string, reasons: (v: number) => Record<string, number>) =>
+    plan({
+      loaded: PLAN_LOADED,
+      vary: "hosts.std.count=10..60",
+      target,
+      seed: 1,
+      workers: 2,
+      run: reasonRunner(reasons),
+    });
+  const counted = (v: number) => ({
+    "no host with 2 free cpus": 6000 / v,
+    "no host with 4096 MB of free memory": 10,
+    "no host fits: constraint host_pool=gpu failed": 1,
+  });
+  // "cpu" for "cpus": it read 0 everywhere and was met across the range, silently.
+  const typo = await o("placementFailures.byReason.no host with 2 free cpu<=100", counted);
+  assert.equal(typo.answer, 10);
+  assert.equal(
+    typo.warning,
+    'no run counted "no host with 2 free cpu" in placementFailures.byReason, so it read 0 in every run, as ' +
+      'a misspelt key would; the runs counted "no host with 2 free cpus" (the closest), "no host fits: ' +
+      'constraint host_pool=gpu failed", "no host with 4096 MB of free memory". If "no host with 2 free cpu" ' +
+      "is the key meant, the answer holds",
+  );
+  assert.ok(typo.note.startsWith("placementFailures.byReason.no host with 2 free cpu<=100 is met across"));
+  assert.ok(typo.note.endsWith(`. Warning: ${typo.warning}`), typo.note);
+  // The key as the runs count it: answered, no warning.
+  const right = await o("placementFailures.byReason.no host with 2 free cpus<=100", counted);
+  assert.deepEqual([right.answer, right.warning], [60, undefined]);
+  assert.doesNotMatch(right.note, /Warning/);
+  // Counted by one run only (here the high end's): no warning either.
+  const once = await o(
+    "placementFailures.byReason.no host with 8 free GPUs<=0",
+    (v): Record<string, number> => (v === 10 ? { "no host with 8 free GPUs": 3 } : {}),
+  );
+  assert.deepEqual([once.answer, once.warning], [11, undefined]);
+  // Legitimately zero everywhere, nothing close: still answered, with the warning and no "closest".
+  const none = await o("placementFailures.handedBack.byReason.no host with 8 free GPUs<=0", counted);
+  assert.equal(none.answer, 10);
+  assert.equal(
+    none.warning,
+    'no run counted "no host with 8 free GPUs" in placementFailures.handedBack.byReason, so it read 0 in ' +
+      'every run, as a misspelt key would; the runs counted no key there. If "no host with 8 free GPUs" is ' +
+      "the key meant, the answer holds",
+  );
+  // A field not in a map of counts has no such warning, even at 0.
+  const plain = await o("placementFailures.total<=1000", () => ({}));
+  assert.equal(plain.warning, undefined);
+});
+
+Deno.test("plan's resolution has no float noise and is no wider than the range", async () => {
+  // A hundredth of 0.01..0.1 was 0.0009000000000000001.
+  const rate = planGrid(0.01, 0.1, undefined, false);
+  assert.equal(rate.resolution, 0.0009);
+  assert.deepEqual([rate.values.length, rate.values[1], rate.values.at(-2)], [101, 0.0109, 0.0991]);
+  assert.equal(planGrid(0, 1, undefined, false).resolution, 0.01);
+  // Wider than the range: the range itself, whose grid is its two ends.
+  assert.deepEqual(planGrid(0, 60, 1_000_000, true), { resolution: 60, values: [0, 60] });
+  assert.deepEqual(planGrid(0.1, 0.2, 5, false), { resolution: 0.1, values: [0.1, 0.2] });
+  const o = await plan({
+    loaded: PLAN_LOADED,
+    vary: "hosts.std.count=10..60",
+    target: "queueDelaySeconds.p99<=30",
+    seed: 1,
+    workers: 2,
+    resolution: 1_000_000,
+    run: fakeRunner((v) => 1000 / v),
+  });
+  assert.deepEqual([o.answer, o.resolution], [60, 50]);
+  assert.match(o.note, /: 60 \(within 50;/);
+});
+
+Deno.test("plan refuses targets that measure the machine or are an input, saying why", () => {
+  const names = { workloads: ["w"], pools: ["/p"], poolsWithWorkloads: ["/p"], hostClasses: ["std"] };
+  const refused: [string, RegExp][] = [
+    [
+      "wallSeconds<=10",
+      /^Error: --target wallSeconds<=10: wallSeconds measures the machine, not the simulation: the wall-clock seconds /,
+    ],
+    [
+      "peakRssBytes<=1000000",
+      /^Error: --target peakRssBytes<=1000000: peakRssBytes measures the machine, not the simulation: a plan's runs share one process, so it is the whole process's memory/,
+    ],
+    ["seed>=1", /^Error: --target seed>=1: seed is an input of the runs, not a result: /],
+  ];
+  for (const [target, message] of refused) assert.throws(() => parsePlanTarget(target, names), message);
+  // Nor are they suggested where a field is not found.
+  assert.throws(
+    () => targetField("series.t", names),
+    (e: Error) => /expected a number under one of hosts, simulatedSeconds, /.test(e.message),
+  );
+});
+
+Deno.test("an interrupted plan gives the runs done so far, marked partial, with no answer", async () => {
+  const stop = new AbortController();
+  const rounds: number[][] = [];
+  // Round 1 runs 10 and 60; round 2 runs 27 and 43, and is interrupted with 27 done and 43 under way.
+  const o = await plan({
+    loaded: PLAN_LOADED,
+    vary: "hosts.std.count=10..60",
+    target: "queueDelaySeconds.p99<=30",
+    seed: 1,
+    workers: 2,
+    signal: stop.signal,
+    onRound: (points) => rounds.push(points.map((p) => p.value)),
+    run: async (jobs, hooks) => {
+      const results = await fakeRunner((v) => 1000 / v)(jobs);
+      if (jobs.length === 2 && jobs[0].value !== 10) {
+        stop.abort();
+        return results.slice(0, 1);
+      }
+      for (const r of results) hooks.onResult?.(r);
+      return results;
+    },
+  });
+  assert.equal(o.partial, true);
+  assert.equal(o.answer, undefined);
+  assert.deepEqual(o.points.map((p) => [p.value, p.met]), [[10, false], [27, false], [60, true]]);
+  assert.deepEqual(rounds, [[10, 60], [27]]);
+  assert.equal(o.rounds, 2);
+  assert.equal(
+    o.note,
+    "partial plan: interrupted (Ctrl-C) after 3 runs in 2 rounds, so there is no answer; so far " +
+      "queueDelaySeconds.p99<=30 flips between hosts.std.count=27 (misses it) and 60 (meets it)",
+  );
+  // Interrupted before any run was done: no points, still partial.
+  const early = new AbortController();
+  early.abort();
+  const none = await plan({
+    loaded: PLAN_LOADED,
+    vary: "hosts.std.count=10..60",
+    target: "queueDelaySeconds.p99<=30",
+    seed: 1,
+    workers: 2,
+    signal: early.signal,
+    run: fakeRunner(() => 0),
+  });
+  assert.deepEqual([none.partial, none.points, none.rounds], [true, [], 0]);
+  assert.equal(
+    none.note,
+    "partial plan: interrupted (Ctrl-C) after 0 runs in 0 rounds, so there is no answer",
+  );
 });

@@ -28,6 +28,8 @@ export async function runVariant(job: PlanJob): Promise<PlanResult> {
     });
     const { series: _s, poolSeries: _p, ...report } = buildReport(scenario, sim, job.seed, {
       wallSeconds: (performance.now() - started) / 1000,
+      // The whole process's, which every worker shares: no measure of this run, so plan refuses it as a
+      // target (see NOT_TARGETS in plan.ts).
       peakRssBytes: Deno.memoryUsage().rss,
     });
     return { ok: true, value: job.value, report };
