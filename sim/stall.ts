@@ -174,9 +174,8 @@ export class StallWatch {
  * whatever frees up (`admissionBounds`, as the resource manager's admission waits say: its limit, slack
  * limit, controller limit, or reservation for non-preemptible work) or more than the cluster's capacity
  * lets its entitlement be (a gang is admitted whole or not at all); or queued behind such a gang where it
- * stops its queue: a side queue (non-preemptible, controller, revocable) stops at any, the pending queue at
- * one too big for the cluster (one over the pool's limit is passed over, `neverAdmits`, and one with a side
- * queue moves there, so they hold no one up). Work that merely waited when the run ended is not listed. An
+ * stops its queue: one too big for the cluster stops any queue, while one over a bound is passed over in any
+ * queue (`neverAdmits`), and one in the pending queue with a side queue moves there: they hold no one up. Work that merely waited when the run ended is not listed. An
  * open-ended run finds its stuck jobs as it goes (`StallWatch`).
  */
 export function neverStartingJobs(sim: Simulation): StuckJob[] {
@@ -195,8 +194,8 @@ export function neverStartingJobs(sim: Simulation): StuckJob[] {
         if (over === undefined) continue;
         const what = gang.rows.length > 1 ? `its gang of ${gang.rows.length} tasks` : "it";
         why.set(gang, `pool ${pool.path} can never admit ${what}: ${over}`);
-        const passed = kind === "pending" &&
-          (neverAdmits(pool, gang) || sideQueueFor(gang, preemption) !== undefined);
+        const passed = neverAdmits(pool, gang) ||
+          (kind === "pending" && sideQueueFor(gang, preemption) !== undefined);
         if (!passed) {
           blocked = `waits in pool ${pool.path}'s ${QUEUE_NAMES[kind]} behind work the pool can never admit`;
         }

@@ -22,7 +22,7 @@ ${workloads}
 const CPU_MEM =
   "{kind: cpu, reservation: 20, limit: LIMIT}, {kind: memory, reservation: 100000, limit: 200000}";
 
-Deno.test("a non-preemptible gang over its pool's limit waits in the non-preemptible queue: never starts", async () => {
+Deno.test("a non-preemptible gang over its pool's limit waits in the pending queue: never starts", async () => {
   const { stuck, said } = await run(
     CPU_MEM.replace("LIMIT", "20"),
     `  - { name: bignp2, respool: /A, arrival: {at: [1]}, instances: 3, gang: true, durationSec: 100, cpu: 8,
@@ -33,10 +33,10 @@ Deno.test("a non-preemptible gang over its pool's limit waits in the non-preempt
     3,
     "pool /A can never admit its gang of 3 tasks: needs cpu 24, its limit is 20",
   ]]);
-  assert.match(said.nonPreemptible!, /^resource pool \/A can never admit the first gang in line \(3 tasks\)/);
+  assert.match(said.pending!, /^resource pool \/A can never admit the first gang in line \(3 tasks\)/);
 });
 
-Deno.test("a non-preemptible gang over the reservation never starts, nor what waits behind it in its queue", async () => {
+Deno.test("a non-preemptible gang over the reservation never starts; what waits behind it is not held up", async () => {
   const { stuck, said } = await run(
     CPU_MEM.replace("LIMIT", "100"),
     `  - { name: np, respool: /A, arrival: {at: [0]}, instances: 2, durationSec: 1000, cpu: 8, memoryMb: 100,
@@ -47,15 +47,19 @@ Deno.test("a non-preemptible gang over the reservation never starts, nor what wa
       preemptible: false }`,
   );
   // 16 of the 20 reserved cores are held by np: late's 8 are refused and it moves to the non-preemptible
-  // queue, behind a gang that queue never admits.
+  // queue. The gang the pool never admits stays passed over in the pending queue, so late waits only for
+  // np's cores (until np ends, after the run), not for ever behind the gang.
   assert.deepEqual(stuck, [
     ["bignp2", 3, "pool /A can never admit its gang of 3 tasks: needs cpu 24, its reservation is 20"],
-    ["late", 1, "waits in pool /A's non-preemptible queue behind work the pool can never admit"],
   ]);
   assert.equal(
-    said.nonPreemptible,
+    said.pending,
     "resource pool /A can never admit the first gang in line (3 tasks): it asks for cpu 24, more than its " +
       "reservation of 20",
+  );
+  assert.match(
+    said.nonPreemptible!,
+    /^resource pool \/A has no room in its reservation .*: cpu 16 of 20 in use;/,
   );
 });
 
@@ -73,7 +77,7 @@ Deno.test("revocable tasks over their pool's slack limit never start", async () 
     ],
   ]);
   assert.equal(
-    said.revocable,
+    said.pending,
     "resource pool /A can never admit the first task in line: it asks for memory 1000 MB, more than its slack " +
       "limit (20% of its reservation) of 0 MB",
   );

@@ -47,7 +47,7 @@ import { type JobAction, jobActions } from "./job_rules.ts";
 import { defaultJobGoal, defaultTaskGoal, deriveJobState } from "./job_state.ts";
 import { retriesLeft, TaskActions } from "./task_actions.ts";
 import { awaitsWorkflow, taskActions } from "./task_rules.ts";
-import { buildLaunchSpec, buildRmTask, killGraceMs } from "./task_build.ts";
+import { buildLaunchSpec, buildRmTask, gangAwaits, killGraceMs } from "./task_build.ts";
 import { notStartedMessage, type UpdateAction, updateActions, Workflows } from "./workflow.ts";
 
 export interface JobmgrConfig {
@@ -144,6 +144,9 @@ export const PRE_LAUNCH_RANK: Partial<Record<TaskState, number>> = {
   PLACED: 4,
 };
 
+/** What the message of a gang member held back for the rest of its gang begins with. */
+const GANG_WAIT_TEXT = "waiting for the rest of its gang";
+
 /** What a transition may set besides the state. */
 export type TransitionFields = Partial<
   Pick<TaskRecord, "hostname" | "agentId" | "ports" | "message" | "reason" | "exitCode" | "healthy">
@@ -201,6 +204,11 @@ export class JobManager implements Receiver {
   /** Jobs whose runtime must be stored even if their derived state did not change (goal, counts). */
   #forced = new Set<JobEntry>();
   #gangs: RmTask[] = [];
+  /**
+   * Gang members held back until the rest of their gang is ready to go with them (`#gangReady`), by job
+   * and instance: a gang is sent whole, never in parts (a preempted gang's members come back one by one).
+   */
+  readonly #heldGangs = new Map<string, Map<number, RmTask>>();
   #drops: string[] = [];
   /** Drains held back for the SLA, to tell the resource manager (which asks again later). */
   #heldDrains: string[] = [];
@@ -783,6 +791,8 @@ export class JobManager implements Receiver {
    */
   flush(onDurable?: (err?: Error) => void): void {
     if (this.#drains.size) this.#recheckDrains();
+    // First, so the messages of gang members held back are stored with this batch.
+    if (this.#gangs.length || this.#heldGangs.size) this.#sendGangs();
     // One snapshot per changed task: the states it went through meanwhile all end in this batch.
     for (const task of this.#dirtyTasks) {
       this.#writes.push({ kind: "task.put", task: { ...task, hasWork: this.#hasWork(task) } });
@@ -792,7 +802,6 @@ export class JobManager implements Receiver {
     this.#dirty.clear();
     this.#forced.clear();
     if (this.#released.size) this.#dropReleased();
-    if (this.#gangs.length) this.#sendGangs();
     if (this.#drops.length) {
       this.deps.transport.send(this.deps.resmgr, { kind: "drop-tasks", taskIds: this.#drops });
       this.#drops = [];
@@ -840,6 +849,7 @@ export class JobManager implements Receiver {
       return id === undefined || kept(id);
     });
     this.#gangs = this.#gangs.filter((t) => kept(t.jobId));
+    for (const jobId of this.#heldGangs.keys()) if (!kept(jobId)) this.#heldGangs.delete(jobId);
     this.#kills = this.#kills.filter((k) => kept(parseMesosTaskId(k.taskId)?.jobId ?? ""));
     this.#drops = this.#drops.filter((id) => kept(parseMesosTaskId(id)?.jobId ?? ""));
   }
@@ -1289,23 +1299,101 @@ export class JobManager implements Receiver {
     this.taskEngine.enqueue(task);
   }
 
+  /**
+   * Sends the tasks enqueued since the last flush: each alone, but the members of a job's gang (its
+   * instances below `minimumRunningInstances`, `gangSize`) as one gang, and only once every other member
+   * still to run is among them. Members that come back one by one (a preempted gang's, killed together
+   * and ending apart; a failed member retried while the others run) are held back until then, whatever
+   * flush they came in, so the resource manager never admits a gang in parts. A gang with fewer members
+   * left to run than its size (the others succeeded, were stopped or removed, or ran out of retries) goes
+   * as the members it has. Held members are looked at again when their job changed (a member ended, was
+   * stopped); one no longer PENDING on its run is let go.
+   */
   #sendGangs(): void {
-    const gangs: Gang[] = [];
-    const byJob = new Map<string, Gang>();
+    const singles: Gang[] = [];
+    const touched = new Set<string>();
     for (const rm of this.#gangs) {
+      if (this.#released.has(rm.jobId)) continue;
       if (rm.minInstances > 1) {
-        let g = byJob.get(rm.jobId);
-        if (!g) byJob.set(rm.jobId, g = { tasks: [] }), gangs.push(g);
-        g.tasks.push(rm);
-      } else gangs.push({ tasks: [rm] });
+        let held = this.#heldGangs.get(rm.jobId);
+        if (!held) this.#heldGangs.set(rm.jobId, held = new Map());
+        held.set(rm.instanceId, rm);
+        touched.add(rm.jobId);
+      } else singles.push({ tasks: [rm] });
     }
     this.#gangs = [];
+    if (this.#heldGangs.size > touched.size) {
+      for (const job of this.#dirty) if (this.#heldGangs.has(job.jobId)) touched.add(job.jobId);
+    }
+    // Multi-task gangs first, as Peloton's ConvertToResMgrGangs orders them.
+    const gangs: Gang[] = [];
+    for (const jobId of touched) {
+      const gang = this.#gangReady(jobId);
+      if (gang) gangs.push(gang);
+    }
+    if (singles.length) gangs.push(...singles);
+    if (!gangs.length) return;
     this.deps.transport.send(
       this.deps.resmgr,
       this.deps.tagOwner
         ? { kind: "enqueue-gangs", gangs, owner: this.deps.self }
         : { kind: "enqueue-gangs", gangs },
     );
+  }
+
+  /**
+   * The job's held gang members as one gang if none of its other members is still awaited (`gangAwaits`),
+   * and no longer held; else undefined, each held member saying what it waits for.
+   */
+  #gangReady(jobId: string): Gang | undefined {
+    const held = this.#heldGangs.get(jobId)!;
+    const job = this.jobs.get(jobId);
+    if (job) {
+      for (const [instanceId, rm] of held) {
+        const task = job.tasks.get(instanceId);
+        // Stopped, deleted or run again since it was held: that run is not to be sent.
+        if (task?.state !== "PENDING" || mesosTaskId(jobId, instanceId, task.runId) !== rm.taskId) {
+          held.delete(instanceId);
+        }
+      }
+    }
+    if (!job || !held.size) {
+      this.#heldGangs.delete(jobId);
+      return undefined;
+    }
+    const awaited: number[] = [];
+    const min = job.config.sla.minimumRunningInstances;
+    for (let i = 0; i < min; i++) {
+      const task = held.has(i) ? undefined : job.tasks.get(i);
+      const retries = () => retriesLeft(job, task!, this.config.maxSystemFailureAttempts);
+      if (task && gangAwaits(task, taskActions(task), retries)) awaited.push(i);
+    }
+    if (awaited.length) {
+      const what = awaited.length === 1
+        ? `instance ${awaited[0]} is still to run again`
+        : `instances ${awaited.join(", ")} are still to run again`;
+      // "waiting for the rest of its gang (minimumRunningInstances 3), admitted whole: instance 2 still ..."
+      const message = `${GANG_WAIT_TEXT} (minimumRunningInstances ${min}), admitted whole: ${what}`;
+      for (const instanceId of held.keys()) {
+        const task = job.tasks.get(instanceId)!;
+        if (task.message !== message) {
+          task.message = message;
+          this.putTask(task);
+        }
+      }
+      return undefined;
+    }
+    this.#heldGangs.delete(jobId);
+    const tasks = [...held.values()].sort((a, b) => a.instanceId - b.instanceId);
+    for (const rm of tasks) {
+      const task = job.tasks.get(rm.instanceId)!;
+      // Its wait is the resource manager's to explain now.
+      if (task.message?.startsWith(GANG_WAIT_TEXT)) {
+        task.message = undefined;
+        this.putTask(task);
+      }
+    }
+    return { tasks };
   }
 
   /** Starts INITIALIZED tasks up to `maximumRunningInstances` (Peloton's `evaluate_sla`). */

@@ -4,7 +4,7 @@ import type { JobConfig, Label, TaskConfig } from "../model/config_types.ts";
 import { mergeTaskConfig } from "../model/job_config.ts";
 import { mesosTaskId, type SecretRecord, type TaskRecord } from "../model/records.ts";
 import { fromLimits, type Resources } from "../model/resources.ts";
-import type { TaskType } from "../model/states.ts";
+import { isTerminalTaskState, type TaskType } from "../model/states.ts";
 import type { ExecutorSpec, HealthCheckSpec, LaunchSpec } from "../ports/host_backend.ts";
 
 /** Peloton's default kill grace period (`task_builder.go`). */
@@ -70,6 +70,31 @@ export function gangSize(config: JobConfig, instanceId: number, revocable: boole
   const min = config.sla.minimumRunningInstances;
   if (min > 1 && instanceId < min && config.type === "BATCH" && !revocable) return min;
   return 1;
+}
+
+/**
+ * Whether the members of a gang waiting to be sent to the resource manager wait for this other member of
+ * it (`actions`: its goal-state actions now): it is on its way back to the queue (being killed to run
+ * again, ended with a retry due, INITIALIZED and to be started), as the members of a gang preempted whole
+ * are, ending one by one. A member that runs is not waited for: the gang is running, and a member rejoining
+ * it (failed and retried, its host drained) goes alone, as the gang's other members may wait for it. Nor is
+ * one that will not run again (done, stopped, out of retries, removed), that already waits at the resource
+ * manager, or that nothing starts (a rolling create has not reached it).
+ */
+export function gangAwaits(
+  task: TaskRecord,
+  actions: readonly string[],
+  retriesLeft: () => boolean,
+): boolean {
+  const s = task.state;
+  if (s === "INITIALIZED") return actions.includes("start") || actions.includes("initialize");
+  if (s === "KILLING" || s === "PREEMPTING") {
+    return task.goalState !== "KILLED" && task.goalState !== "DELETED";
+  }
+  if (!isTerminalTaskState(s)) return false;
+  if (actions.includes("fail_retry")) return retriesLeft();
+  return actions.includes("initialize") || actions.includes("preempt_retry") ||
+    actions.includes("terminated_retry");
 }
 
 /**

@@ -1,10 +1,18 @@
 /** Admission control (Peloton's `respool/admission.go`): which queued gangs a leaf pool admits, whole. */
 import type { Resources } from "../model/resources.ts";
+import { neverAdmits } from "./admission_bounds.ts";
 import { allocateTask } from "./allocation.ts";
-import { DEFAULT_SLACK_LIMIT_PERCENT } from "./entitlement.ts";
-import { ADMISSION_ORDER, type QueueKind, type RespoolNode, toScalar } from "./respool_node.ts";
+import { ADMISSION_ORDER, type QueueKind, type RespoolNode } from "./respool_node.ts";
 import type { QueuedGang } from "./queued_gang.ts";
-import { RESOURCE_EPSILON as EPSILON, RESOURCE_KINDS, type ResourceKind, type Scalar } from "./scalar.ts";
+import { RESOURCE_EPSILON as EPSILON, type Scalar } from "./scalar.ts";
+
+export {
+  type AdmissionBound,
+  admissionBounds,
+  boundsExceeded,
+  kindsOver,
+  neverAdmits,
+} from "./admission_bounds.ts";
 
 /**
  * `(used + need) ≤ cap` in every dimension, in Peloton's units and with `LessThanOrEqual`'s epsilon
@@ -48,75 +56,6 @@ export function canAdmit(pool: RespoolNode, gang: QueuedGang, preemptionEnabled:
 }
 
 /**
- * The gang asks for more than the pool's limit in some resource: its entitlement never reaches that (the
- * limit caps it), so no admission pass will take it unless the pool's config changes. Revocable gangs are
- * held to slack, not the limit, and wait in their own queue. Such work is not the pool's demand for
- * entitlement either (`RespoolNode.neverDemand`).
- */
-export function neverAdmits(pool: RespoolNode, gang: QueuedGang): boolean {
-  return pool.neverAdmits(gang);
-}
-
-/** A cap an admitter holds a gang to that nothing freeing up can lift: only a change of the pool's config. */
-export interface AdmissionBound {
-  /** As a message names it after "its": "limit", "reservation", "slack limit (20% of its reservation)". */
-  name: string;
-  bound: Scalar;
-}
-
-/**
- * The bounds of the admitters that apply to the gang, in Peloton's admitter order: the entitlement never
- * exceeds the pool's limit (the calculator caps it there) and, for revocable work, its memory, disk and gpu
- * never the slack limit (revocable cpu comes from the hosts' slack); the controller limit; the reservation
- * for non-preemptible work with preemption on. A gang over one (`boundsExceeded`) is never admitted.
- */
-export function admissionBounds(
-  pool: RespoolNode,
-  gang: QueuedGang,
-  preemptionEnabled: boolean,
-): AdmissionBound[] {
-  const out: AdmissionBound[] = [];
-  if (gang.revocable) {
-    const percent = pool.config.slackLimit?.maxPercent ?? DEFAULT_SLACK_LIMIT_PERCENT;
-    const r = pool.reservation(), m = percent / 100;
-    out.push({
-      name: `slack limit (${percent}% of its reservation)`,
-      bound: { cpu: Infinity, memory: r.memory * m, disk: r.disk * m, gpu: r.gpu * m },
-    });
-    return out;
-  }
-  out.push({ name: "limit", bound: pool.limit() });
-  const controller = gang.controller ? pool.controllerLimit() : undefined;
-  if (controller) {
-    out.push({
-      name: `controller limit (${pool.config.controllerLimit?.maxPercent}% of its reservation)`,
-      bound: controller,
-    });
-  }
-  if (preemptionEnabled && !gang.preemptible) out.push({ name: "reservation", bound: pool.reservation() });
-  return out;
-}
-
-/** The kinds the gang asks for more of than `bound`, by the epsilon or more (admission's own test). */
-export function kindsOver(need: Resources, bound: Scalar): ResourceKind[] {
-  const n = toScalar(need);
-  return RESOURCE_KINDS.filter((k) => n[k] - bound[k] >= EPSILON);
-}
-
-/** The first of the gang's `admissionBounds` it asks for more than, with the kinds; undefined if none. */
-export function boundsExceeded(
-  pool: RespoolNode,
-  gang: QueuedGang,
-  preemptionEnabled: boolean,
-): { bound: AdmissionBound; kinds: ResourceKind[] } | undefined {
-  for (const bound of admissionBounds(pool, gang, preemptionEnabled)) {
-    const kinds = kindsOver(gang.resources, bound.bound);
-    if (kinds.length) return { bound, kinds };
-  }
-  return undefined;
-}
-
-/**
  * Where a gang the pending queue could not admit waits instead, so it does not block the gangs behind
  * it; undefined means the pool is full and the pending queue stops here.
  */
@@ -133,9 +72,12 @@ export function sideQueueFor(gang: QueuedGang, preemptionEnabled: boolean): Queu
  * taken out of demand and into allocation, and appended to `out`. Moves to a side queue count against
  * `limit`, as they do in Peloton. Returns the number of gangs admitted.
  *
- * Unlike Peloton, a gang the pool can never admit (`neverAdmits`: more than its limit) does not hold up
- * the pending queue behind it for good: it keeps its place at the head, and the gangs behind it are
- * admitted as if it were not there (in Peloton one such task stopped its pool's whole queue).
+ * Unlike Peloton, a gang the pool can never admit (`neverAdmits`) does not hold up the pending queue behind
+ * it for good: it keeps its place at the head, and the gangs behind it are admitted as if it were not there
+ * (in Peloton one such task stopped its pool's whole queue). Only a gang with no side queue can stop the
+ * pending queue, and for it the one bound is the limit: work over another bound (a controller task over the
+ * controller limit, non-preemptible work over the reservation, revocable work over the slack limit) has a
+ * side queue to move to, where it waits at the head as in Peloton.
  */
 export function dequeueGangs(
   pool: RespoolNode,
@@ -163,12 +105,14 @@ export function dequeueGangs(
         admitted++;
         continue;
       }
-      const side = kind === "pending" ? sideQueueFor(gang, preemptionEnabled) : undefined;
-      if (side === undefined) {
-        if (kind !== "pending" || !neverAdmits(pool, gang)) break;
+      // A gang the pool can never admit holds no one up, in any queue: passed over, it keeps its place
+      // (and is not moved to a side queue, whose head it would block for good).
+      if (neverAdmits(pool, gang, preemptionEnabled)) {
         passed.push(queue.shift()!);
         continue;
       }
+      const side = kind === "pending" ? sideQueueFor(gang, preemptionEnabled) : undefined;
+      if (side === undefined) break;
       queue.shift();
       pool.queue(side).push(gang);
     }

@@ -199,3 +199,36 @@ Deno.test("a gang over the pool's limit keeps its place at the head without hold
     /^resource pool \/a can never admit the first gang in line \(11 tasks\): it asks for cpu 11, more than its limit of 10; resource pool \/a has no room in its entitlement for the next gang in line \(7 tasks\)/,
   );
 });
+
+Deno.test("a non-preemptible gang the pool can never admit stays in the pending queue, blocking no side queue", () => {
+  const a = pool();
+  a.nonSlackEntitlement = scalar({ cpu: 3, memory: 100_000 });
+  // 11 non-preemptible cores: over the limit of 10, never admitted.
+  const never = gang(11, { preemptible: false });
+  // Non-preemptible and within the reservation, but not within the entitlement left: moved aside.
+  const filler = gang(3), np = gang(1, { preemptible: false });
+  for (const g of [never, filler, np]) a.enqueue(g);
+  assert.deepEqual(run(a), [filler]);
+  assert.deepEqual([...a.pending], [never], "passed over, not moved to the non-preemptible queue");
+  assert.deepEqual([...a.nonPreemptible], [np]);
+  // Room again: the non-preemptible task is admitted from its side queue, with the never-admissible gang
+  // still waiting (before, it headed that queue and held it up for good).
+  a.nonSlackEntitlement = scalar({ cpu: 8, memory: 100_000 });
+  assert.deepEqual(run(a), [np]);
+  assert.deepEqual([...a.pending], [never]);
+});
+
+Deno.test("a never-admissible gang already at a side queue's head is passed over there too", () => {
+  const a = pool();
+  const never = gang(11, { preemptible: false }), np = gang(1, { preemptible: false });
+  // As a queue restored, or a limit lowered, may leave it: first in the non-preemptible queue.
+  a.nonPreemptible.push(never);
+  a.nonPreemptible.push(np);
+  assert.deepEqual(run(a), [np]);
+  assert.deepEqual([...a.nonPreemptible], [never]);
+  const waits = admissionWaits(a, true, true);
+  assert.match(
+    waits.queues.nonPreemptible!,
+    /^resource pool \/a can never admit the first gang in line \(11 tasks\): it asks for cpu 11, more than its limit of 10$/,
+  );
+});

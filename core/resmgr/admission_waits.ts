@@ -22,9 +22,9 @@ import { RESOURCE_EPSILON, RESOURCE_KINDS, type ResourceKind, type Scalar } from
  * A leaf pool's waits, as `dequeueGangs` would meet them. The side queues (non-preemptible, controller,
  * revocable) each stop at their first gang that does not fit. The pending queue moves a refused gang that
  * has a side queue aside and goes on: its reason is that of its first refused gang with no side queue; one
- * it moves aside speaks for its side queue when that has no gang yet. A gang over the pool's limit with no
- * side queue is passed over, holding no one up: the pending queue says the pool can never admit the first
- * such gang, then what holds the gangs behind it, if anything does. A queue that is empty, or whose first
+ * it moves aside speaks for its side queue when that has no gang yet. A gang the pool can never admit
+ * (`neverAdmits`) is passed over in any queue, holding no one up: the queue says the pool can never admit
+ * the first such gang, then what holds the gangs behind it, if anything does. A queue that is empty, or whose first
  * gang fits (admitted at the next pass), says nothing. `capacityKnown`: the cluster has capacity as the
  * host manager last reported it; without any, every entitlement is 0, and the message says why.
  */
@@ -44,11 +44,21 @@ export function admissionWaits(
   const sides = ADMISSION_ORDER.filter((k) => k !== "pending");
   const headed = new Set<QueueKind>();
   for (const kind of sides) {
-    const gang = firstGang(pool.queue(kind));
-    if (!gang) continue;
-    headed.add(kind);
-    const reason = why(gang);
-    if (reason) out.queues[kind] = reason;
+    let passedHere: string | undefined, looked = 0;
+    for (const gang of pool.queue(kind)) {
+      if (++looked > PENDING_LOOK_LIMIT) break;
+      if (!gang.rows.length) continue;
+      headed.add(kind);
+      const reason = why(gang, passedHere === undefined ? "first" : "next");
+      if (reason && neverAdmits(pool, gang, preemptionEnabled)) {
+        // Passed over at admission, as in the pending queue.
+        passedHere ??= reason;
+        continue;
+      }
+      if (reason) out.queues[kind] = passedHere === undefined ? reason : `${passedHere}; ${reason}`;
+      break;
+    }
+    if (passedHere !== undefined) out.queues[kind] ??= passedHere;
   }
   // The first gang passed over (over the pool's limit): what the pending queue says first.
   let passed: string | undefined;
@@ -60,7 +70,7 @@ export function admissionWaits(
     const reason = why(gang, passed === undefined ? "first" : "next");
     if (!reason) break;
     const side = sideQueueFor(gang, preemptionEnabled);
-    if (side === undefined && neverAdmits(pool, gang)) {
+    if (neverAdmits(pool, gang, preemptionEnabled)) {
       // Passed over at admission: the tasks behind it wait for their own reasons, if any.
       passed ??= reason;
       continue;
@@ -86,16 +96,11 @@ type Place = "first" | "next";
 /** Gangs of the pending queue looked at, at most: Peloton's `dequeueGangLimit`, one pass's worth. */
 const PENDING_LOOK_LIMIT = 1000;
 
-/** A queue's first gang with tasks (gangs emptied by drops wait to be skipped at the next pass). */
-function firstGang(queue: Iterable<QueuedGang>): QueuedGang | undefined {
-  for (const g of queue) if (g.rows.length) return g;
-  return undefined;
-}
-
 /**
  * Why the gang is not admitted: that the pool never can (it asks for more than a bound of an admitter that
- * applies to it, `boundsExceeded`: its limit, slack limit, controller limit or reservation), else what the
- * first admitter that refuses it says, in Peloton's order; undefined when none does.
+ * applies to it, `boundsExceeded`: its limit, slack limit, controller limit or reservation; the rule by which
+ * the pool also leaves it out of its demand for entitlement), else what the first admitter that refuses it
+ * says, in Peloton's order; undefined when none does.
  */
 function refusal(
   pool: RespoolNode,

@@ -86,8 +86,9 @@ Deno.test("a gang over a bound of its admitters is said never to be admitted, wh
   const a = pool();
   // Non-preemptible, 9 cores: within the limit of 10, over the entitlement of 8 and the reservation of 4.
   enqueue(a, 1, 9, { preemptible: false });
+  // Passed over where it is, in the pending queue: moved aside, it would hold up its side queue for good.
   assert.deepEqual(queues(a), {
-    nonPreemptible: "resource pool /a can never admit the first task in line: it asks for cpu 9, more than " +
+    pending: "resource pool /a can never admit the first task in line: it asks for cpu 9, more than " +
       "its reservation of 4",
   });
   // Without preemption the reservation holds nothing: only the entitlement does, which may grow.
@@ -98,9 +99,9 @@ Deno.test("a gang over a bound of its admitters is said never to be admitted, wh
   });
 });
 
-Deno.test("each queue says why its own first gang waits: a side queue's does not speak for the pending queue", () => {
+Deno.test("a never-admissible gang stays first in the pending queue, which then says what holds the next one", () => {
   const a = pool();
-  // Non-preemptible, 3 GPUs (the limit is 2): refused at the head of the pending queue, it moves to its own.
+  // Non-preemptible, 3 GPUs (the limit is 2): passed over at the head of the pending queue, it stays there.
   enqueue(a, 1, 1, {
     preemptible: false,
     resources: { cpuMilli: 1000, memMb: 128, diskMb: 0, gpuMilli: 3000 },
@@ -109,31 +110,32 @@ Deno.test("each queue says why its own first gang waits: a side queue's does not
   admitAll(a);
   enqueue(a, 1);
   assert.deepEqual(queues(a), {
-    nonPreemptible: "resource pool /a can never admit the first task in line: it asks for gpu 3, more than " +
-      "its limit of 2",
-    pending:
-      "resource pool /a has no room in its entitlement for the first task in line: cpu 8 of 8 in use; " +
-      "it asks for cpu 1, memory 128 MB",
+    pending: "resource pool /a can never admit the first task in line: it asks for gpu 3, more than " +
+      "its limit of 2; resource pool /a has no room in its entitlement for the next task in line: cpu 8 of 8 " +
+      "in use; it asks for cpu 1, memory 128 MB",
   });
 });
 
 Deno.test("a refused gang the pending queue moves aside speaks for its side queue, not for the pending queue", () => {
   const a = pool();
-  // Non-preemptible, 6 cores against a 4-core reservation: refused, and moved aside at the next pass.
+  // Non-preemptible, 6 cores against a 4-core reservation: never admitted, passed over where it is.
   enqueue(a, 1, 6, { preemptible: false });
   enqueue(a, 1);
   const never = "resource pool /a can never admit the first task in line: it asks for cpu 6, more than its " +
     "reservation of 4";
-  assert.deepEqual(queues(a), { nonPreemptible: never }, "before the pass: the plain task is not held");
+  assert.deepEqual(queues(a), { pending: never }, "before the pass: the plain task is not held");
   assert.equal(admitAll(a), 1, "the plain task is admitted");
-  assert.deepEqual(queues(a), { nonPreemptible: never }, "after it: the same");
-  // A gang over the limit with no side queue to go to is passed over: the one behind it is not held.
-  enqueue(a, 1, 12);
-  enqueue(a, 1);
+  assert.deepEqual(queues(a), { pending: never }, "after it: the same");
+  // A non-preemptible gang that fits the reservation but not the entitlement left moves aside, and speaks
+  // for its side queue.
+  a.nonSlackEntitlement = scalar({ cpu: 3, memory: 100_000 });
+  enqueue(a, 1, 3, { preemptible: false });
+  assert.equal(admitAll(a), 0);
   assert.deepEqual(queues(a), {
-    nonPreemptible: never,
-    pending: "resource pool /a can never admit the first task in line: it asks for cpu 12, more than its " +
-      "limit of 10",
+    pending: never,
+    nonPreemptible:
+      "resource pool /a has no room in its entitlement for the first task in line: cpu 1 of 3 " +
+      "in use; it asks for cpu 3, memory 128 MB",
   });
 });
 
@@ -208,14 +210,13 @@ Deno.test("controller, reservation and slack waits come from the first gang of t
   enqueue(b, 1, 3, { controller: true });
   enqueue(b, 1, 1, { revocable: true, resources: { cpuMilli: 1000, memMb: 60_000, diskMb: 0, gpuMilli: 0 } });
   admitAll(b);
+  // All three are passed over in the pending queue, which names the first.
+  assert.equal(admitAll(b), 0);
   assert.deepEqual(queues(b), {
-    nonPreemptible: "resource pool /a can never admit the first task in line: it asks for cpu 5, more than " +
+    pending: "resource pool /a can never admit the first task in line: it asks for cpu 5, more than " +
       "its reservation of 4",
-    controller: "resource pool /a can never admit the first task in line: it asks for cpu 3, more than its " +
-      "controller limit (50% of its reservation) of 2",
-    revocable: "resource pool /a can never admit the first task in line: it asks for memory 60000 MB, more " +
-      "than its slack limit (50% of its reservation) of 50000 MB",
   });
+  assert.deepEqual([...b.pending].map((g) => g.rows.length), [1, 1, 1]);
 });
 
 Deno.test("GetAdmissionWaits over the resource pool API: a leaf's waits; the root, non-leaf and unknown pools are errors", async () => {

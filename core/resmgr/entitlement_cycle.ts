@@ -14,9 +14,9 @@ function toPool(node: RespoolNode): EntitlementPool {
     children: node.children.map(toPool),
     resources,
     slackLimitPercent: node.config.slackLimit?.maxPercent,
-    // Work the pool can never admit (over its limit) is no claim on the cluster: left out.
+    // Work the pool can never admit (`admission_bounds.ts`) is no claim on the cluster: left out.
     demand: toScalar(node.admissibleDemand()),
-    slackDemand: toScalar(node.slackDemand),
+    slackDemand: toScalar(node.admissibleSlackDemand()),
     allocation: { nonSlack: toScalar(node.allocation.nonSlack), slack: toScalar(node.allocation.slack) },
   };
 }

@@ -83,6 +83,12 @@ export class PlacementHandoff {
    * moved on since no longer matches, and is pruned when more are added.
    */
   readonly #abandoned = new Map<number, { generation: number; hostname: string; sent: number }>();
+  /**
+   * Preemptions of PLACED tasks (a preempted gang's), by task id: each goes out with the task's placement,
+   * in the same reply, since the job manager launches a reply's placements before it preempts and skips
+   * the preemption of a task it has not launched.
+   */
+  readonly #withPlacement = new Map<string, Preemption>();
   /** Tasks without an owner. */
   readonly #shared = newOutbox();
   /** Per owning job manager, created on first use. */
@@ -130,9 +136,13 @@ export class PlacementHandoff {
     this.#ready.push(gang);
   }
 
-  /** A running task the job manager is to kill and, for a batch task, run again. */
-  preempt(p: Preemption, owner?: Address): void {
-    this.#outbox(owner).preemptions.push(p);
+  /**
+   * A running task the job manager is to kill and, for a batch task, run again. `placed`: the task is
+   * PLACED, its placement not yet handed over: the preemption goes with it.
+   */
+  preempt(p: Preemption, owner?: Address, placed = false): void {
+    if (placed) this.#withPlacement.set(p.taskId, p);
+    else this.#outbox(owner).preemptions.push(p);
   }
 
   /** Before admission in each scheduling pass: placing timeouts, and retries whose backoff is over. */
@@ -319,7 +329,11 @@ export class PlacementHandoff {
     if (!box) return [];
     this.#owned.delete(owner);
     const leases: string[] = [];
-    while (box.placed.size) leases.push(box.placed.shift()!.leaseId);
+    while (box.placed.size) {
+      const p = box.placed.shift()!;
+      leases.push(p.leaseId);
+      for (const task of p.tasks) this.#withPlacement.delete(task.taskId);
+    }
     return leases;
   }
 
@@ -400,11 +414,19 @@ export class PlacementHandoff {
     const own = this.#owned.get(w.replyTo);
     const now = this.deps.clock.now();
     let n = 0;
+    const withPlacements: Preemption[] = [];
     for (const box of own ? [own, this.#shared] : [this.#shared]) {
       while (box.placed.size && n < w.limit) {
         const p = box.placed.shift()!;
         const rows: number[] = [], generations: number[] = [];
         for (const task of p.tasks) {
+          if (this.#withPlacement.size) {
+            const preemption = this.#withPlacement.get(task.taskId);
+            if (preemption) {
+              this.#withPlacement.delete(task.taskId);
+              withPlacements.push(preemption);
+            }
+          }
           const row = t.rowOf(task.taskId);
           // The job manager records LAUNCHING itself when it launches; no change to report.
           if (row === NONE || (t.state[row] !== PLACED && t.state[row] !== LAUNCHING)) continue;
@@ -437,6 +459,7 @@ export class PlacementHandoff {
       own.changes = [];
       own.preemptions = [];
     }
+    if (withPlacements.length) preemptions = preemptions.concat(withPlacements);
     this.deps.transport.send(
       w.replyTo,
       preemptions.length

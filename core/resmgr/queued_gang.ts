@@ -19,7 +19,10 @@ export class QueuedGang {
   controller: boolean;
   /** Set when an earlier attempt failed, so placement retries are paced. */
   notBeforeMs: number;
-  /** Queued and counted in its pool's `neverDemand`: the pool can never admit it as its limit stands. */
+  /**
+   * Queued and counted in its pool's `neverDemand` (or `neverSlackDemand`): the pool can never admit it as
+   * its config stands (`admission_bounds.ts`).
+   */
   neverAdmitted: boolean;
 
   /** `rows` is taken over, not copied; each row's gang is set to this one. */

@@ -16,9 +16,19 @@ import { chooseVictims, DEFAULT_PREEMPTION_CONFIG, poolsDue, type PreemptionConf
 import { Fifo } from "./queue.ts";
 import { RespoolApi } from "./respool_api.ts";
 import { inspectTasks, RESMGR_SERVICE } from "./task_inspect.ts";
-import { RespoolTree } from "./respool_tree.ts";
+import { type RespoolNode, RespoolTree } from "./respool_tree.ts";
 import { QueuedGang } from "./queued_gang.ts";
-import { NONE, PENDING, PLACING, PREEMPTING, READY, RUNNING, stateName, TaskTable } from "./task_table.ts";
+import {
+  NONE,
+  PENDING,
+  PLACED,
+  PLACING,
+  PREEMPTING,
+  READY,
+  RUNNING,
+  stateName,
+  TaskTable,
+} from "./task_table.ts";
 
 export interface ResmgrConfig extends HandoffConfig {
   /** How often queued gangs are admitted (Peloton's `task_scheduling_period`). */
@@ -77,6 +87,7 @@ export class ResourceManager implements Receiver {
   readonly #endedUnknown = new Set<string>();
 
   constructor(private readonly deps: ResmgrDeps, readonly config: ResmgrConfig = DEFAULT_RESMGR_CONFIG) {
+    this.tree.preemptionEnabled = config.preemption.enabled;
     this.#api = new RespoolApi(this, deps);
     this.#handoff = new PlacementHandoff(deps, config, this.tasks);
     this.#preemptedCounter = deps.metrics.counter("resmgr_preempted_tasks");
@@ -191,30 +202,43 @@ export class ResourceManager implements Receiver {
 
   /**
    * One preemption period: pools over their entitlement for long enough give back what they hold above
-   * it. Running victims go to the job manager to be killed; waiting ones go back to their queue.
+   * it. Running victims go to the job manager to be killed; waiting ones go back to their queue. A gang's
+   * members are victims together (`ranker.ts`): those launched or placed are killed with the running ones
+   * (a placed one once its placement is handed over), and those waiting go back to the queue as one gang.
    */
   preempt(): void {
     const now = this.deps.clock.now();
     const t = this.tasks;
     const { sustainedOverAllocationCount } = this.config.preemption;
     for (const pool of poolsDue(this.tree.leaves(), sustainedOverAllocationCount)) {
+      /** Waiting victims by their pool and gang (a task alone by its row), queued again together. */
+      const waiting = new Map<RespoolNode, Map<unknown, number[]>>();
       for (const row of chooseVictims(pool, t)) {
-        pool.preempted++;
+        const own = t.pool[row]!, state = t.state[row];
+        own.preempted++;
         this.#preemptedCounter.inc();
-        if (t.state[row] === RUNNING) {
+        if (state === READY || state === PLACING) {
+          this.preempted.waiting++;
+          if (state === PLACING) t.staleAttempt[row] = t.attempts[row];
+          releaseTask(own.allocation, t.resources[row]!, t.flags[row]);
+          own.active.delete(t, row);
+          let byGang = waiting.get(own);
+          if (!byGang) waiting.set(own, byGang = new Map());
+          const key = t.gangOf(row) ?? row;
+          const rows = byGang.get(key);
+          if (rows) rows.push(row);
+          else byGang.set(key, [row]);
+          this.#handoff.setState(row, PENDING, now, REVOKE);
+        } else {
           this.preempted.running++;
           // Not reported as a change: the job manager moves the task to PREEMPTING itself when it kills it.
           t.state[row] = PREEMPTING;
           this.#expectExit(row, now);
-          this.#handoff.preempt({ taskId: t.taskId[row], reason: REVOKE }, t.owner(row));
-        } else {
-          this.preempted.waiting++;
-          if (t.state[row] === PLACING) t.staleAttempt[row] = t.attempts[row];
-          releaseTask(pool.allocation, t.resources[row]!, t.flags[row]);
-          pool.active.delete(t, row);
-          pool.enqueue(new QueuedGang(t, [row]));
-          this.#handoff.setState(row, PENDING, now, REVOKE);
+          this.#handoff.preempt({ taskId: t.taskId[row], reason: REVOKE }, t.owner(row), state === PLACED);
         }
+      }
+      for (const [own, byGang] of waiting) {
+        for (const rows of byGang.values()) own.enqueue(new QueuedGang(t, rows));
       }
     }
     this.#handoff.flush();

@@ -2,10 +2,11 @@
 import type { RespoolConfig, RespoolResourceConfig, RespoolResourceKind } from "../model/config_types.ts";
 import { addInto, copy, type Resources, subtractInto, zero } from "../model/resources.ts";
 import { ActiveList } from "./active_list.ts";
+import { neverAdmits } from "./admission_bounds.ts";
 import { type Allocation, isZeroAllocation, zeroAllocation } from "./allocation.ts";
 import { PriorityFifo } from "./queue.ts";
 import type { QueuedGang } from "./queued_gang.ts";
-import { RESOURCE_EPSILON, type Scalar, zeroScalar } from "./scalar.ts";
+import { type Scalar, zeroScalar } from "./scalar.ts";
 
 export const ROOT_ID = "root";
 
@@ -29,11 +30,13 @@ export class RespoolNode {
   demand: Resources = zero();
   slackDemand: Resources = zero();
   /**
-   * The part of `demand` in gangs the pool can never admit (`neverAdmits`: over its limit). It is left out
-   * of the demand entitlement is calculated for: an entitlement such work could never use would be taken
-   * from other pools, preempting their tasks for nothing.
+   * The parts of `demand` and `slackDemand` in gangs the pool can never admit (`admission_bounds.ts`'s
+   * `neverAdmits`: over its limit, controller limit, reservation or slack limit, whichever applies). They
+   * are left out of the demand entitlement is calculated for: an entitlement such work could never use
+   * would be taken from other pools, preempting their tasks for nothing.
    */
   neverDemand: Resources = zero();
+  neverSlackDemand: Resources = zero();
   allocation: Allocation = zeroAllocation();
   entitlement: Scalar = zeroScalar();
   nonSlackEntitlement: Scalar = zeroScalar();
@@ -54,6 +57,7 @@ export class RespoolNode {
   #reservation: Scalar = zeroScalar();
   #limit: Scalar = zeroScalar();
   #controllerLimit: Scalar | undefined;
+  #preemptionEnabled = true;
 
   constructor(public readonly id: string, public path: string, config: RespoolConfig) {
     this.config = config;
@@ -84,9 +88,7 @@ export class RespoolNode {
       this.#controllerLimit = zeroScalar();
       for (const r of config.resources) this.#controllerLimit[r.kind] = r.reservation * multiplier;
     }
-    for (const kind of ADMISSION_ORDER) {
-      for (const gang of this.queue(kind)) this.#recount(gang);
-    }
+    this.#recountAll();
   }
 
   get isLeaf(): boolean {
@@ -117,20 +119,31 @@ export class RespoolNode {
   }
 
   /**
-   * `admission.ts`'s `neverAdmits` (a non-revocable gang over the limit in some kind: its `fits` with nothing
-   * in use), here so the pool can keep `neverDemand` as its limit and its gangs change.
+   * Whether the resource manager preempts (Peloton's `preemption.enabled`, on by default): with it on,
+   * non-preemptible work is held to the reservation, so work over the reservation is never admitted.
    */
-  neverAdmits(gang: QueuedGang): boolean {
-    if (gang.revocable) return false;
-    const r = gang.resources, l = this.#limit;
-    return r.cpuMilli / 1000 - l.cpu >= RESOURCE_EPSILON || r.memMb - l.memory >= RESOURCE_EPSILON ||
-      r.diskMb - l.disk >= RESOURCE_EPSILON || r.gpuMilli / 1000 - l.gpu >= RESOURCE_EPSILON;
+  get preemptionEnabled(): boolean {
+    return this.#preemptionEnabled;
+  }
+
+  /** Sorts the queued gangs again, as a config change does: the reservation bound comes and goes with it. */
+  set preemptionEnabled(on: boolean) {
+    if (on === this.#preemptionEnabled) return;
+    this.#preemptionEnabled = on;
+    this.#recountAll();
   }
 
   /** What the pool's queued non-revocable work asks of its entitlement: `demand` less `neverDemand`. */
   admissibleDemand(): Resources {
     const d = copy(this.demand);
     subtractInto(d, this.neverDemand);
+    return d;
+  }
+
+  /** What the pool's queued revocable work asks of its slack entitlement: `slackDemand` less the never part. */
+  admissibleSlackDemand(): Resources {
+    const d = copy(this.slackDemand);
+    subtractInto(d, this.neverSlackDemand);
     return d;
   }
 
@@ -175,18 +188,28 @@ export class RespoolNode {
     this.queuedTasks--;
   }
 
-  /** Counts a queued gang in `neverDemand` when the pool can never admit it, and only then. */
+  #recountAll(): void {
+    for (const kind of ADMISSION_ORDER) {
+      for (const gang of this.queue(kind)) this.#recount(gang);
+    }
+  }
+
+  /**
+   * Counts a queued gang in `neverDemand` (`neverSlackDemand` if revocable) when the pool can never admit
+   * it, and only then.
+   */
   #recount(gang: QueuedGang): void {
-    const never = this.neverAdmits(gang);
+    const never = neverAdmits(this, gang, this.#preemptionEnabled);
     if (never === gang.neverAdmitted) return;
-    if (never) addInto(this.neverDemand, gang.resources);
-    else subtractInto(this.neverDemand, gang.resources);
+    const sum = gang.revocable ? this.neverSlackDemand : this.neverDemand;
+    if (never) addInto(sum, gang.resources);
+    else subtractInto(sum, gang.resources);
     gang.neverAdmitted = never;
   }
 
   #uncount(gang: QueuedGang): void {
     if (!gang.neverAdmitted) return;
-    subtractInto(this.neverDemand, gang.resources);
+    subtractInto(gang.revocable ? this.neverSlackDemand : this.neverDemand, gang.resources);
     gang.neverAdmitted = false;
   }
 

@@ -44,6 +44,7 @@ export class RespoolTree {
   readonly #byPath = new Map<string, RespoolNode>();
   /** Bumped on every change, so the resource manager knows to recalculate entitlement. */
   generation = 0;
+  #preemptionEnabled = true;
 
   constructor() {
     this.root = new RespoolNode(ROOT_ID, "/", {
@@ -55,6 +56,19 @@ export class RespoolTree {
       policy: "PriorityFIFO",
     });
     this.#index(this.root);
+  }
+
+  /**
+   * Whether the resource manager preempts (its `preemption.enabled`): every pool, and every pool made
+   * later, sorts its queued work into what it can and can never admit by it.
+   */
+  get preemptionEnabled(): boolean {
+    return this.#preemptionEnabled;
+  }
+
+  set preemptionEnabled(on: boolean) {
+    this.#preemptionEnabled = on;
+    for (const node of this.all()) node.preemptionEnabled = on;
   }
 
   get(id: string): RespoolNode | undefined {
@@ -173,6 +187,7 @@ export class RespoolTree {
   }
 
   #index(node: RespoolNode): void {
+    node.preemptionEnabled = this.#preemptionEnabled;
     this.#byId.set(node.id, node);
     this.#byPath.set(node.path, node);
   }

@@ -36,6 +36,12 @@ export class TaskTable {
   /** Sparse: only production runs several job managers, and few tasks fail placement. */
   readonly #owner = new Map<number, Address>();
   readonly #lastFailure = new Map<number, string>();
+  /**
+   * Gang members (tasks sent with `minInstances > 1`, never revocable) by job, and each member's set: a gang
+   * is one victim to the preemptor, from admission until its tasks end. Sparse: most tasks are in no gang.
+   */
+  readonly #gangsByJob = new Map<string, GangRows>();
+  readonly #gangOf = new Map<number, GangRows>();
 
   readonly taskId: string[] = [];
   /** The task as the job manager sent it, until it is placed; retries and preemptions requeue it. */
@@ -92,6 +98,7 @@ export class TaskTable {
     this.prev[row] = NONE;
     this.next[row] = NONE;
     if (owner !== undefined) this.#owner.set(row, owner);
+    if (task.minInstances > 1 && !task.revocable) this.#joinGang(row, task.jobId);
     this.#rowOf.set(task.taskId, row);
     return row;
   }
@@ -107,7 +114,32 @@ export class TaskTable {
     this.generation[row]++;
     if (this.#owner.size) this.#owner.delete(row);
     if (this.#lastFailure.size) this.#lastFailure.delete(row);
+    if (this.#gangOf.size) this.#leaveGang(row);
     this.#free.push(row);
+  }
+
+  /**
+   * The rows of the gang the task in `row` belongs to, itself included: every task of its job the table
+   * holds that was sent as a gang member (a job has one gang: its instances below `minimumRunningInstances`),
+   * whatever its run and state. Undefined for a task in no gang. Read-only to the caller.
+   */
+  gangOf(row: number): ReadonlySet<number> | undefined {
+    return this.#gangOf.size ? this.#gangOf.get(row) : undefined;
+  }
+
+  #joinGang(row: number, jobId: string): void {
+    let members = this.#gangsByJob.get(jobId);
+    if (!members) this.#gangsByJob.set(jobId, members = new GangRows(jobId));
+    members.add(row);
+    this.#gangOf.set(row, members);
+  }
+
+  #leaveGang(row: number): void {
+    const members = this.#gangOf.get(row);
+    if (!members) return;
+    this.#gangOf.delete(row);
+    members.delete(row);
+    if (!members.size) this.#gangsByJob.delete(members.jobId);
   }
 
   /** Whether `row` still holds the task it held at `generation`. */
@@ -169,6 +201,13 @@ export class TaskTable {
     this.prev = grownColumn(this.prev, rows);
     this.next = grownColumn(this.next, rows);
     this.generation = grownColumn(this.generation, rows);
+  }
+}
+
+/** The rows of one job's gang members. */
+class GangRows extends Set<number> {
+  constructor(readonly jobId: string) {
+    super();
   }
 }
 
