@@ -68,10 +68,14 @@ export class WatchStreams {
   /**
    * Sends the Watch call to `jobmgr` and answers its stream, or the error that refused it as a plain RPC
    * error. No reply within `ttlMs` is `deadline-exceeded`; a watch that the late reply opens is cancelled.
+   * With `deadline` (the caller gave its Context-TTL-Ms), `ttlMs` bounds the whole stream, as a gRPC deadline
+   * bounds Peloton's: when it passes, the stream ends with a last line `deadline-exceeded` and its watch is
+   * cancelled. Without, the stream runs until it is cancelled or ends.
    */
-  open(jobmgr: Address, body: unknown, ttlMs: number): Promise<OpenedWatch> {
+  open(jobmgr: Address, body: unknown, ttlMs: number, deadline = false): Promise<OpenedWatch> {
     const address = `${this.#o.base}/watch/${++this.#next}`;
     const stream = new WatchStream(this.#o, jobmgr, address, () => this.#streams.delete(address));
+    if (deadline) stream.endAt(ttlMs);
     this.#streams.set(address, stream);
     this.#o.transport.register(address, stream);
     this.#o.transport.send(jobmgr, {
@@ -101,6 +105,8 @@ class WatchStream implements Receiver {
   #cancelling = false;
   /** The job manager ended the watch itself: a refused Cancel need not be sent again. */
   #coreEnded = false;
+  /** The stream's deadline, when its caller set one (see `endAt`). */
+  #deadline?: ReturnType<typeof setTimeout>;
 
   constructor(
     readonly o: Required<WatchStreamsOptions>,
@@ -120,6 +126,21 @@ class WatchStream implements Receiver {
       );
     }, ttlMs);
     return this.#opened.promise;
+  }
+
+  /**
+   * Ends the stream `ms` from now, as a gRPC deadline ends a server stream: a last line `deadline-exceeded`,
+   * and the watch cancelled in the job manager. A stream not open by then is refused by `opened`'s timer.
+   */
+  endAt(ms: number): void {
+    this.#deadline = setTimeout(() => {
+      if (this.#phase !== "open") return;
+      this.#end({
+        code: "deadline-exceeded",
+        message: `deadline exceeded: ${this.#watchId} ran for its ${ms} ms (Context-TTL-Ms)`,
+      });
+      this.#cancel();
+    }, ms);
   }
 
   receive(m: Message): void {
@@ -205,6 +226,7 @@ class WatchStream implements Receiver {
   /** The last line, then the end of the body. */
   #end(error: WatchError): void {
     this.#phase = "ended";
+    clearTimeout(this.#deadline);
     try {
       this.#controller?.enqueue(line({ error }));
       this.#controller?.close();
@@ -231,6 +253,7 @@ class WatchStream implements Receiver {
 
   #release(): void {
     clearTimeout(this.#timer);
+    clearTimeout(this.#deadline);
     if (this.#phase === "calling" || this.#phase === "abandoned") this.#phase = "ended";
     this.o.transport.unregister(this.address);
     this.forget();

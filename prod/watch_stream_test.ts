@@ -207,6 +207,39 @@ Deno.test("no reply within the TTL is deadline-exceeded; a watch the late reply 
   assert.equal(core.receivers.size, 0);
 });
 
+Deno.test("a caller's deadline bounds the whole stream: its last line is deadline-exceeded, its watch cancelled", async () => {
+  const core = new FakeCore();
+  const streams = new WatchStreams({ transport: core, base: "api/http" });
+  // The reply comes on a 0 ms timer, so before the deadline's, however busy the machine.
+  const opened = await streams.open("jobmgr", { podFilter: {} }, 20, true);
+  assert.equal(opened.code, "ok");
+  // As a gRPC stream past its deadline ends DEADLINE_EXCEEDED, in the framing of the stream's other ends.
+  assert.deepEqual(await allLines(opened.response.body!), [
+    { watchId: WATCH_ID },
+    {
+      error: {
+        code: "deadline-exceeded",
+        message: `deadline exceeded: ${WATCH_ID} ran for its 20 ms (Context-TTL-Ms)`,
+      },
+    },
+  ]);
+  await tick(20);
+  assert.deepEqual(core.cancels(), [{ watchId: WATCH_ID }]);
+  assert.equal(core.receivers.size, 0, "let go once the Cancel was answered");
+
+  // Without one (no Context-TTL-Ms given), the TTL bounds the first answer only: the stream runs on.
+  const open = await streams.open("jobmgr", { podFilter: {} }, 20);
+  const lines = lineReader(open.response.body!);
+  assert.deepEqual(await nextLine(lines), { watchId: WATCH_ID });
+  await tick(40);
+  core.event(core.stream, 1);
+  assert.deepEqual(await nextLine(lines), { watchId: WATCH_ID, pods: [{ podName: { value: "job-1" } }] });
+  streams.endAll("unavailable", "the server is stopping; watch again");
+  assert.deepEqual(await nextLine(lines), {
+    error: { code: "unavailable", message: "the server is stopping; watch again" },
+  });
+});
+
 Deno.test("a stopping front ends every stream unavailable and cancels its watch", async () => {
   const core = new FakeCore();
   const streams = new WatchStreams({ transport: core, base: "api/http" });

@@ -27,6 +27,14 @@ import { messageOf, wholeNumber } from "./query_spec.ts";
 
 export type Body = Record<string, unknown>;
 
+/**
+ * What a request gave at a field, for a refusal's message: `got <JSON>`, or `missing` when it gave nothing
+ * (absent or null, as protobuf reads both), never JavaScript's `got undefined`.
+ */
+export function gotText(raw: unknown): string {
+  return raw === undefined || raw === null ? "missing" : `got ${JSON.stringify(raw)}`;
+}
+
 /** `{value: "x"}` or `"x"` → "x". */
 export function idValue(v: unknown): string | undefined {
   if (typeof v === "string") return v;

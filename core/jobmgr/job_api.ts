@@ -854,11 +854,21 @@ export class JobApi {
 
   /**
    * Where a run's sandbox is: the current run's, or with `taskId` (Peloton's BrowseSandboxRequest.taskId,
-   * a Mesos task id `JOB-INSTANCE-RUN`) an earlier run's, from the task's history.
+   * a Mesos task id `JOB-INSTANCE-RUN`) an earlier run's, from the task's history. As Peloton's
+   * (`getSandboxPathInfo`), a run that cannot be found (an instance the job does not have, a run the task
+   * never had) is answered in the body's `error.outOfRange` {jobId, instanceCount}, and a run never placed
+   * on a host in its `error.notRunning`; each with a message saying which. A `taskId` of another task is a
+   * malformed request.
    */
   #sandbox(r: Reply, job: JobView, instanceId: number, taskId?: string): void {
     const task = job.tasks?.get(instanceId);
     const name = `${job.jobId}-${instanceId}`;
+    const outOfRange = (message: string) =>
+      r.ok({
+        error: {
+          outOfRange: { jobId: { value: job.jobId }, instanceCount: job.config.instanceCount, message },
+        },
+      });
     let run: { runId: number; hostname?: string; agentId?: string } | undefined = task;
     if (taskId !== undefined) {
       const id = parseMesosTaskId(taskId);
@@ -868,18 +878,16 @@ export class JobApi {
       run = task?.runId === id.runId ? task : task?.history?.find((h) => h.runId === id.runId);
       if (!run) {
         const runs = [...(task?.history ?? []), ...(task ? [task] : [])].map((h) => h.runId);
-        return r.error(
-          "not-found",
-          `task ${name} has no run ${id.runId}; its runs: ${runs.join(", ") || "none"}`,
-        );
+        return outOfRange(`task ${name} has no run ${id.runId}; its runs: ${runs.join(", ") || "none"}`);
       }
     }
     if (!task && taskId === undefined) {
-      return r.error("not-found", `job ${job.jobId} has no instance ${instanceId}`);
+      const ids = [...(job.tasks?.keys() ?? [])];
+      return outOfRange(`instance ${instanceId} is out of range: job ${job.jobId} has ${instancesText(ids)}`);
     }
     if (!run?.hostname) {
       const which = taskId ?? name;
-      return r.error("not-found", `task ${which} has not been launched on any host`);
+      return r.ok({ error: { notRunning: { message: `task ${which} has not been launched on any host` } } });
     }
     r.ok({
       hostname: run.hostname,

@@ -450,9 +450,15 @@ Deno.test("task BrowseSandbox finds an earlier run's sandbox by its task id, fro
     taskId: { value: id(0, 1) },
     paths: ["stdout", "stderr"],
   });
-  assert.deepEqual(sandbox(id(0, 7)).error, {
-    code: "not-found",
-    message: `task ${JOB_ID}-0 has no run 7; its runs: 1, 2`,
+  // A run the task never had is Peloton's in-body outOfRange, not an RPC error.
+  assert.deepEqual(sandbox(id(0, 7)).body, {
+    error: {
+      outOfRange: {
+        jobId: { value: JOB_ID },
+        instanceCount: 1,
+        message: `task ${JOB_ID}-0 has no run 7; its runs: 1, 2`,
+      },
+    },
   });
   assert.deepEqual(sandbox(id(1, 1)).error, {
     code: "invalid-argument",
@@ -461,6 +467,45 @@ Deno.test("task BrowseSandbox finds an earlier run's sandbox by its task id, fro
   rig.api("task", "Get", { jobId: { value: JOB_ID }, instanceId: 0 });
   const runs = body(rig).results as Body[];
   assert.deepEqual(runs.map((r) => ((r.runtime as Body).agentID as Body).value), ["agent-h2", "agent-h1"]);
+});
+
+Deno.test("task BrowseSandbox answers an instance or run it cannot find, and a task never launched, in the body", () => {
+  const rig = new JobmgrRig();
+  rig.create({ instanceCount: 2 });
+  rig.launch([0], "h1");
+  const sandbox = (instanceId: number, taskId?: string) => {
+    rig.api("task", "BrowseSandbox", { jobId: { value: JOB_ID }, instanceId, taskId });
+    const [reply] = rig.replies();
+    assert.equal(reply.error, undefined, "answered 200, as Peloton's getSandboxPathInfo does");
+    return reply.body;
+  };
+  // Peloton's BrowseSandboxResponse.error.outOfRange {jobId, instanceCount}, with a message saying which.
+  assert.deepEqual(sandbox(5), {
+    error: {
+      outOfRange: {
+        jobId: { value: JOB_ID },
+        instanceCount: 2,
+        message: `instance 5 is out of range: job ${JOB_ID} has 2 instances`,
+      },
+    },
+  });
+  assert.deepEqual(sandbox(0, id(0, 3)), {
+    error: {
+      outOfRange: {
+        jobId: { value: JOB_ID },
+        instanceCount: 2,
+        message: `task ${JOB_ID}-0 has no run 3; its runs: 1`,
+      },
+    },
+  });
+  // Never placed on a host: its error.notRunning.
+  assert.deepEqual(sandbox(1), {
+    error: { notRunning: { message: `task ${JOB_ID}-1 has not been launched on any host` } },
+  });
+  assert.deepEqual(sandbox(1, id(1, 1)), {
+    error: { notRunning: { message: `task ${id(1, 1)} has not been launched on any host` } },
+  });
+  assert.equal((sandbox(0) as { hostname: string }).hostname, "h1");
 });
 
 Deno.test("task events list every state change of an instance, newest first", async () => {

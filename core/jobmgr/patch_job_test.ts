@@ -82,6 +82,13 @@ Deno.test("PatchJob: a bad patch, a stale version or a patch that makes a bad sp
     code: "invalid-argument",
     message: "spec: got [1], expected the JobSpec fields to change",
   });
+  // No spec is missing, never JavaScript's "got undefined".
+  for (const missing of [{}, { spec: null }]) {
+    assert.deepEqual(call(rig, "PatchJob", { version: { value: version }, ...missing }).error, {
+      code: "invalid-argument",
+      message: "spec: missing, expected the JobSpec fields to change",
+    });
+  }
   const stale = call(rig, "PatchJob", { version: { value: "9-1-0" }, spec: { instanceCount: 3 } });
   assert.equal(stale.error?.code, "aborted");
   const bad = call(rig, "PatchJob", { version: { value: version }, spec: { instanceCount: -1 } });

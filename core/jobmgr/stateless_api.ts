@@ -9,6 +9,7 @@ import { randomUuid } from "../ports/prng.ts";
 import {
   type Body,
   entityVersion,
+  gotText,
   idValue,
   inRange,
   instanceIdRanges,
@@ -42,6 +43,7 @@ import {
   specJson,
   statusJson,
   workflowInfoJson,
+  workflowStatusJson,
 } from "./v1alpha_json.ts";
 
 /** A pod state as a query names it, `POD_STATE_RUNNING`, `RUNNING` or its number, as v0's task state name. */
@@ -267,7 +269,9 @@ export class StatelessApi {
     const summaryOnly = flagOf(body.summaryOnly, "summaryOnly");
     if (!summaryOnly.ok) return r.error("invalid-argument", summaryOnly.message);
     if (summaryOnly.value) {
-      return this.api.withJob(r, jobId, (j) => r.ok({ summary: this.summary(j) }));
+      return this.api.withJob(r, jobId, (j) => {
+        this.summaries([j]).then(([summary]) => r.ok({ summary }), (err) => r.storeError(err));
+      });
     }
     if (body.version === undefined || body.version === null) {
       return this.api.withJob(r, jobId, (j) => this.#get(j, r));
@@ -474,7 +478,7 @@ export class StatelessApi {
     if (typeof patch !== "object" || patch === null || Array.isArray(patch)) {
       return r.error(
         "invalid-argument",
-        `spec: got ${JSON.stringify(patch)}, expected the JobSpec fields to change`,
+        `spec: ${gotText(patch)}, expected the JobSpec fields to change`,
       );
     }
     const { revision: _, ...current } = specJson(job);
@@ -515,9 +519,8 @@ export class StatelessApi {
    */
   #listJobs(r: Reply): void {
     this.api.jm.deps.store.queryJobs({}).then(
-      ({ jobs }) => r.ok({ jobs: jobs.map((j) => this.summary(this.api.jm.jobs.get(j.jobId) ?? j)) }),
-      (err) => r.storeError(err),
-    );
+      ({ jobs }) => this.summaries(jobs.map((j) => this.api.jm.jobs.get(j.jobId) ?? j)),
+    ).then((jobs) => r.ok({ jobs }), (err) => r.storeError(err));
   }
 
   /**
@@ -533,9 +536,8 @@ export class StatelessApi {
     const echo = parsed.value.echo;
     const run = (respoolId: string | undefined) =>
       runJobQuery(this.api.jm.deps.store, parsed.value, respoolId, (id) => this.api.jm.jobs.get(id)).then(
-        ({ jobs, pagination }) => r.ok({ records: jobs.map((j) => this.summary(j)), pagination, spec: echo }),
-        (err) => r.storeError(err),
-      );
+        async ({ jobs, pagination }) => ({ records: await this.summaries(jobs), pagination, spec: echo }),
+      ).then((reply) => r.ok(reply), (err) => r.storeError(err));
     const path = idValue(spec.respool);
     if (!path) return void run(undefined);
     this.api.lookupPool(path, (id, error) => {
@@ -545,23 +547,46 @@ export class StatelessApi {
   }
 
   /**
-   * v1alpha `stateless.JobSummary` (`ConvertJobSummary`), with the workflow in progress in its status and
-   * the job's SLA as a v1alpha SlaSpec.
+   * The jobs' v1alpha summaries (API reads: GetJob with `summaryOnly`, ListJobs, QueryJobs), each with its
+   * job's workflow in progress or else its last one, as GetJob shows it: Peloton keeps the last workflow's
+   * id in the job's runtime after it ends and loads it for summaries. An ended one is read from the store.
    */
-  summary(j: JobView): Body {
-    const c = j.config;
-    const workflow = j.runtime.updateId ? this.api.jm.updates.get(j.runtime.updateId) : undefined;
-    return {
-      jobId: { value: j.jobId },
-      name: c.name,
-      owner: c.owner,
-      owningTeam: c.owningTeam,
-      labels: c.labels,
-      instanceCount: c.instanceCount,
-      respoolId: c.respoolId ? { value: c.respoolId } : undefined,
-      status: statusJson(j, workflow),
-      sla: slaSpecJson(c.sla),
-    };
+  summaries(jobs: JobView[]): Promise<Body[]> {
+    return Promise.all(jobs.map(async (j) => summaryJson(j, await this.#workflowOf(j))));
+  }
+
+  /**
+   * One job's summary as of now, for a watch: at once when the job has a workflow in progress or never had
+   * one; else a promise of it with its last workflow, read once every write made so far is stored (the
+   * change being sent may be that workflow's end, whose write is still on its way). A failed read leaves the
+   * workflow out rather than the change.
+   */
+  summary(j: JobView): Body | Promise<Body> {
+    const live = this.#liveWorkflow(j);
+    const summary = summaryJson(j, live);
+    if (live || !j.runtime.workflowVersion) return summary;
+    // The summary is the job as it is now, which changes on while its workflow is read.
+    const now: JobView = { ...j, runtime: { ...j.runtime } };
+    const store = this.api.jm.deps.store;
+    // Started after the current turn, so after the writes this turn hands to the store.
+    return Promise.resolve()
+      .then(() => new Promise<void>((resolve) => store.write([], () => resolve())))
+      .then(() => lastWorkflow(this.api, now))
+      .then((u) => {
+        if (u) (summary.status as Body).workflowStatus = workflowStatusJson(now, u);
+        return summary;
+      }, () => summary);
+  }
+
+  /** The job's workflow in progress, as this job manager holds it. */
+  #liveWorkflow(j: JobView): UpdateRecord | undefined {
+    return j.runtime.updateId ? this.api.jm.updates.get(j.runtime.updateId) : undefined;
+  }
+
+  /** The job's workflow in progress, else its last one (none read for a job that never had one). */
+  #workflowOf(j: JobView): Promise<UpdateRecord | undefined> | UpdateRecord | undefined {
+    const live = this.#liveWorkflow(j);
+    return live || !j.runtime.workflowVersion ? live : lastWorkflow(this.api, j);
   }
 
   /**
@@ -718,5 +743,24 @@ function parsePodQuery(body: Body): PodQuery | string {
     limit: limit || 100,
     order: order.value,
     summaryOnly: summaryOnly.value,
+  };
+}
+
+/**
+ * v1alpha `stateless.JobSummary` (`ConvertJobSummary`), with `workflow` (the job's current or last) in its
+ * status and the job's SLA as a v1alpha SlaSpec.
+ */
+function summaryJson(j: JobView, workflow: UpdateRecord | undefined): Body {
+  const c = j.config;
+  return {
+    jobId: { value: j.jobId },
+    name: c.name,
+    owner: c.owner,
+    owningTeam: c.owningTeam,
+    labels: c.labels,
+    instanceCount: c.instanceCount,
+    respoolId: c.respoolId ? { value: c.respoolId } : undefined,
+    status: statusJson(j, workflow),
+    sla: slaSpecJson(c.sla),
   };
 }

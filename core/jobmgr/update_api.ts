@@ -11,6 +11,7 @@ import {
   updateInfoJson,
 } from "./api_json.ts";
 import { bodyError, type JobApi, STALE_VERSION_MESSAGE } from "./job_api.ts";
+import { flagOf } from "./query_spec.ts";
 import type { JobEntry } from "./job_entry.ts";
 import { DEFAULT_UPDATE_CONFIG, overwriteRefusal, startTasksRefusal } from "./workflow.ts";
 
@@ -24,7 +25,9 @@ export class UpdateApi {
       case "CreateUpdate":
         return this.#create(body, r);
       case "GetUpdate":
-        return this.#withUpdate(body, r, (u) => r.ok({ updateInfo: updateInfoJson(u) }));
+        return this.#get(body, r);
+      case "GetUpdateCache":
+        return this.#cache(body, r);
       case "ListUpdates":
         return this.#list(body, r);
       case "PauseUpdate":
@@ -97,6 +100,45 @@ export class UpdateApi {
       opaqueData: opaque,
     });
     this.api.whenDurable(r, `update ${u.updateId} of job ${job.jobId}`, { updateID: { value: u.updateId } });
+  }
+
+  /**
+   * GetUpdate: the update's UpdateInfo; with `statusOnly`, as Peloton's handler answers it from the update's
+   * progress alone, only its id and status (`numTasksDone`, `numTasksRemaining`, `numTasksFailed`, `state`).
+   */
+  #get(body: Body, r: Reply): void {
+    const statusOnly = flagOf(body.statusOnly, "statusOnly");
+    if (!statusOnly.ok) return r.error("invalid-argument", statusOnly.message);
+    this.#withUpdate(body, r, (u) => {
+      const info = updateInfoJson(u);
+      if (!statusOnly.value) return r.ok({ updateInfo: info });
+      const { instancesCurrent: _, ...status } = info.status as Body;
+      r.ok({ updateInfo: { updateId: info.updateId, status } });
+    });
+  }
+
+  /**
+   * GetUpdateCache (Peloton's debug call): the update as this job manager holds it in memory, its cache, in
+   * Peloton's GetUpdateCacheResponse: the job, the state, and the instances it takes (`instancesTotal`),
+   * has done, is at, adds, updates and failed. An update not held (one that ended, of a job another job
+   * manager drives) is not-found, as Peloton's "update not found" for a workflow not in its cache.
+   */
+  #cache(body: Body, r: Reply): void {
+    const id = idValue(body.updateId);
+    if (!id) return r.error("invalid-argument", "updateId: missing, expected an update id");
+    const u = this.api.jm.updates.get(id);
+    if (!u) return r.error("not-found", `update ${id} not found in cache`);
+    const total = [...u.instancesAdded, ...u.instancesUpdated, ...u.instancesRemoved];
+    r.ok({
+      jobId: { value: u.jobId },
+      state: u.state,
+      instancesTotal: total.sort((a, b) => a - b),
+      instancesDone: u.instancesDone,
+      instancesCurrent: u.instancesCurrent,
+      instancesAdded: u.instancesAdded,
+      instancesUpdated: u.instancesUpdated,
+      instancesFailed: u.instancesFailed,
+    });
   }
 
   #list(body: Body, r: Reply): void {

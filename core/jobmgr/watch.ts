@@ -4,9 +4,11 @@
  * manager makes to them, as it makes it, until it cancels. The stream's protocol is `WatchEvent` and
  * `WatchEnd` in core/messages.ts; the HTTP front turns it into a stream of JSON lines.
  *
- * As Peloton's, a watch starts from now (`startRevision` is not replayed) and sees only what this job
- * manager drives: with several job managers, a pod watch naming a job is served by the job's owner. When a
- * watched job moves to another job manager, or this one stops, the stream ends `unavailable`: watch again.
+ * As Peloton's, a watch starts from now (`startRevision` is not replayed), sees only service jobs and their
+ * pods (Peloton's listener: "for now watch api only supports stateless"; batch and daemon jobs are not
+ * sent), and sees only what this job manager drives: with several job managers, a pod watch naming a job
+ * is served by the job's owner. When a watched job moves to another job manager, or this one stops, the
+ * stream ends `unavailable`: watch again.
  */
 import type { ApiRequest } from "../messages.ts";
 import type { Label } from "../model/config_types.ts";
@@ -39,13 +41,22 @@ export class Watches {
   readonly #pods = new Map<string, PodWatch>();
   readonly #jobs = new Map<string, JobWatch>();
   #seq = 0;
+  /**
+   * Job changes whose summary is being read (the job's last workflow, from the store), with those after
+   * them: each watch is sent its summaries in the order the changes were made.
+   */
+  #jobQueue?: Promise<void>;
+  #queued = 0;
 
   constructor(
     private readonly transport: Transport,
     /** This job manager's address: part of each watch id, so a front with several knows where a watch lives. */
     private readonly self: Address,
-    /** A job as a v1alpha `JobSummary`. */
-    private readonly summary: (job: JobEntry) => Body,
+    /**
+     * A job as a v1alpha `JobSummary` as of now; a promise of it when part of it must be read (the job's
+     * last workflow, which has ended).
+     */
+    private readonly summary: (job: JobEntry) => Body | Promise<Body>,
   ) {}
 
   /** Whether any watch is open: the job manager's hot paths skip the rest when none is. */
@@ -113,7 +124,8 @@ export class Watches {
 
   /** A task of `job` changed: its pod goes to the watches it matches. */
   podChanged(job: JobEntry, task: TaskRecord): void {
-    if (!this.#pods.size) return;
+    // Peloton's `TaskRuntimeChanged`: the watch API is for stateless (SERVICE) jobs only.
+    if (!this.#pods.size || job.config.type !== "SERVICE") return;
     const name = `${job.jobId}-${task.instanceId}`;
     let pod: Body | undefined;
     for (const [id, w] of this.#pods) {
@@ -127,14 +139,27 @@ export class Watches {
 
   /** A job's runtime changed: its summary goes to the job watches it matches. */
   jobChanged(job: JobEntry): void {
-    if (!this.#jobs.size) return;
-    let summary: Body | undefined;
-    for (const [id, w] of this.#jobs) {
-      if (w.jobIds && !w.jobIds.has(job.jobId)) continue;
-      if (w.labels.length && !hasLabels(job.config.labels, w.labels)) continue;
-      summary ??= this.summary(job);
-      this.#send(id, w.sink, { watchId: id, statelessJobs: [summary] });
-    }
+    // Peloton's `JobSummaryChanged`: "for now watch api only supports stateless" (SERVICE) jobs.
+    if (!this.#jobs.size || job.config.type !== "SERVICE") return;
+    const to = [...this.#jobs].filter(([, w]) =>
+      (!w.jobIds || w.jobIds.has(job.jobId)) && (!w.labels.length || hasLabels(job.config.labels, w.labels))
+    );
+    if (!to.length) return;
+    const summary = this.summary(job);
+    const send = (s: Body) => {
+      // A watch that ended meanwhile (cancelled, its job manager stopping) has sent its last line.
+      for (const [id, w] of to) {
+        if (this.#jobs.get(id) === w) this.#send(id, w.sink, { watchId: id, statelessJobs: [s] });
+      }
+    };
+    if (!(summary instanceof Promise) && !this.#queued) return send(summary);
+    this.#queued++;
+    this.#jobQueue = (this.#jobQueue ?? Promise.resolve()).then(() => summary).then(send)
+      // A summary falls back to what memory holds when its read fails; this keeps the queue going regardless.
+      .catch(() => {})
+      .finally(() => {
+        if (--this.#queued === 0) this.#jobQueue = undefined;
+      });
   }
 
   /** The job moved to another job manager: its watches end, to be made again where it is now. */

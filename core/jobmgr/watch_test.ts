@@ -69,6 +69,37 @@ Deno.test("a stateless job watch is sent the job's summary when its state change
   assert.deepEqual(states.at(-1), "true JOB_STATE_RUNNING");
 });
 
+Deno.test("batch jobs and their pods are not watched, as in Peloton: only service jobs are", () => {
+  const rig = new JobmgrRig();
+  const batch = "22222222-2222-4333-8444-555555555555";
+  const pods = watchId(rig, { podFilter: {} });
+  const named = watchId(rig, { podFilter: { jobId: { value: batch } } });
+  const jobs = watchId(rig, { statelessJobFilter: {} });
+  rig.create({ type: "BATCH", instanceCount: 1 }, batch);
+  const tasks = [{ taskId: rig.taskId(0, batch), ports: {} }];
+  rig.placements([{ leaseId: "h1#1", hostname: "h1", agentId: "agent-h1", tasks }]);
+  rig.store.settle();
+  rig.transport.take("launch-tasks", "hostmgr");
+  rig.status(rig.taskId(0, batch), "TASK_RUNNING");
+  rig.status(rig.taskId(0, batch), "TASK_FINISHED");
+  assert.equal(rig.job(batch).runtime.state, "SUCCEEDED", "the batch job ran and ended");
+  assert.deepEqual(rig.transport.take("watch-event", "api/1"), [], "nothing of the batch job is sent");
+
+  rig.create({ type: "SERVICE", instanceCount: 1 });
+  rig.launch([0]);
+  rig.status(rig.taskId(0), "TASK_RUNNING");
+  const events = rig.transport.take("watch-event", "api/1");
+  assert.deepEqual(podsOf(events, pods), [
+    "0 POD_STATE_PENDING",
+    "0 POD_STATE_LAUNCHING",
+    "0 POD_STATE_RUNNING",
+  ]);
+  assert.deepEqual(podsOf(events, named), []);
+  const summaries = events.filter((e) => e.watchId === jobs)
+    .flatMap((e) => (e.response.statelessJobs ?? []) as { jobId: { value: string } }[]);
+  assert.ok(summaries.length > 0 && summaries.every((j) => j.jobId.value === JOB_ID), "the service's alone");
+});
+
 Deno.test("Cancel ends the stream cancelled; a stopped job manager ends every stream unavailable", () => {
   const rig = new JobmgrRig();
   rig.create({ instanceCount: 1 });

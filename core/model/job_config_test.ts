@@ -232,7 +232,10 @@ Deno.test("a bad instance count is told what the rules accept: at least 1, 0 onl
   assert.ok(load("0", "DAEMON").ok);
   assert.ok(load("1").ok);
   const spec = (count: string) =>
-    loadStatelessSpec(`instanceCount: ${count}\ndefaultSpec: {containers: [{name: c}]}\n`, "s.yaml");
+    loadStatelessSpec(
+      `instanceCount: ${count}\ndefaultSpec: {containers: [{name: c, entrypoint: {value: x}}]}\n`,
+      "s.yaml",
+    );
   const bad = spec("-1");
   assert.ok(!bad.ok);
   assert.deepEqual(bad.errors.map((e) => e.expected), ["a whole number, at least 1"]);

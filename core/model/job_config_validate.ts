@@ -250,6 +250,17 @@ function checkInstance(config: JobConfig, i: number, issues: IssueSet): void {
         from("command"),
       ),
     );
+  } else if (!task.command.value) {
+    // A command with nothing to run (`command: {}`) fails every launch of the task, for ever: refused as a
+    // missing one is.
+    add(
+      error(
+        at("command", "value"),
+        "the command to run: every instance needs one once instanceConfig is merged over defaultConfig",
+        task.command.value,
+        from("command", "value"),
+      ),
+    );
   }
   if (task.controller && i !== 0) {
     add(error(at("controller"), "false: only instance 0 may be a controller", true, from("controller")));

@@ -204,3 +204,57 @@ Deno.test("an envName the executor, another port or the task's environment alrea
     job([{ name: "http", envName: "UBER_HTTP_PORT" }, { name: "x", envName: "PELOTON_PORT" }], env).ok,
   );
 });
+
+Deno.test("a command with nothing to run is refused as a missing one is, naming its value", () => {
+  const expected = "expected the command to run: every instance needs one once instanceConfig is merged " +
+    "over defaultConfig";
+  assert.deepEqual(messages(parseJobConfig({ instanceCount: 1, defaultConfig: { command: {} } })), [
+    `request: defaultConfig.command.value: missing, ${expected}`,
+  ]);
+  assert.deepEqual(
+    messages(parseJobConfig({ instanceCount: 1, defaultConfig: { command: { value: "" } } })),
+    [
+      `request: defaultConfig.command.value: got "", ${expected}`,
+    ],
+  );
+  // An instance's own command is blamed where it is; one that says nothing leaves it to the default's.
+  const r = parseJobConfig({
+    instanceCount: 2,
+    defaultConfig: COMMAND,
+    instanceConfig: { 1: { command: { shell: false } } },
+  });
+  assert.deepEqual(messages(r), [`request: instanceConfig.1.command.value: missing, ${expected}`]);
+
+  // The v1alpha spec's container `command` (which replaces its entrypoint, as in Peloton), and an entrypoint
+  // without a value (which is no command at all).
+  const spec = (container: object, instance?: object) => ({
+    instanceCount: 2,
+    defaultSpec: { containers: [container] },
+    ...(instance ? { instanceSpec: { 1: { containers: [instance] } } } : {}),
+  });
+  assert.deepEqual(messages(parseStatelessSpec(spec({ command: {} }))), [
+    `request: defaultSpec.containers[0].command.value: missing, ${expected}`,
+  ]);
+  assert.deepEqual(
+    messages(parseStatelessSpec(spec({ command: { value: "" }, entrypoint: { value: "x" } }))),
+    [
+      `request: defaultSpec.containers[0].command.value: got "", ${expected}`,
+    ],
+  );
+  const missing = "request: defaultSpec.containers[0].entrypoint: missing, expected a command: every " +
+    "instance needs one once instanceConfig is merged over defaultConfig";
+  assert.deepEqual(messages(parseStatelessSpec(spec({ entrypoint: { value: "" } }))), [missing]);
+  assert.deepEqual(messages(parseStatelessSpec(spec({ entrypoint: {} }))), [missing]);
+  const x = { entrypoint: { value: "x" } };
+  assert.deepEqual(messages(parseStatelessSpec(spec(x, { command: {} }))), [
+    `request: instanceSpec.1.containers[0].command.value: missing, ${expected}`,
+  ]);
+  assert.deepEqual(messages(parseStatelessSpec(spec(x, { environment: [{ name: "A", value: "b" }] }))), [
+    "request: instanceSpec.1.containers[0].entrypoint.value: missing, expected the command to run: an " +
+    "instance's container that sets its environment, entrypoint or URIs runs a command of its own instead " +
+    "of the default spec's",
+  ]);
+  // An instance's container that says nothing of a command runs the default spec's.
+  const ok = parseStatelessSpec(spec(x, { resource: { cpuLimit: 2 } }));
+  assert.ok(ok.ok, JSON.stringify(ok));
+});

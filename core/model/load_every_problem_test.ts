@@ -194,6 +194,7 @@ sla: {revocable: true, preemptible: maybe}
 defaultSpec:
   containers:
   - name: c
+    entrypoint: {value: x}
     resource: {cpuLimit: x}
     ports:
     - name: http
@@ -204,8 +205,8 @@ defaultSpec:
     's.yaml:3: sla.preemptible: got "maybe", expected true or false',
     "s.yaml:5: defaultSpec.containers: got a list, expected at most one container: several containers " +
     "per pod are not supported",
-    's.yaml:7: defaultSpec.containers[0].resource.cpuLimit: got "x", expected a number (0 or more)',
-    "s.yaml:9: defaultSpec.containers[0].ports[0].envName: missing, expected an envName for dynamic port " +
+    's.yaml:8: defaultSpec.containers[0].resource.cpuLimit: got "x", expected a number (0 or more)',
+    "s.yaml:10: defaultSpec.containers[0].ports[0].envName: missing, expected an envName for dynamic port " +
     '"http" (value 0 is picked at launch)',
   ]);
 });

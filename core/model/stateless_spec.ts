@@ -132,8 +132,15 @@ function toContainer(pod: PodSpec, main: ContainerSpec): ContainerInfo | undefin
   return { type: "MESOS", mesos: { image }, ...withVolumes };
 }
 
-function toCommand(pod: PodSpec, main: ContainerSpec): CommandInfo {
+/**
+ * The container's command (`ConvertPodSpecToMesosCommand`): its `command` whole when it gives one, else one
+ * made from its entrypoint. Without an entrypoint value there is none: a default spec is then refused as
+ * one without a command, and an instance spec keeps the default's (`validateStatelessSpec` refuses one that
+ * sets other parts of a command of its own). A `command` without a value is refused by the job's rules.
+ */
+function toCommand(pod: PodSpec, main: ContainerSpec): CommandInfo | undefined {
   if (main.command) return main.command;
+  if (!main.entrypoint?.value) return undefined;
   const uris = pick(pod.mesosSpec, "uris");
   const command: CommandInfo = {
     // With a mesosSpec its `shell` decides (unset is false); without one, Mesos's default (true) applies.
@@ -143,7 +150,7 @@ function toCommand(pod: PodSpec, main: ContainerSpec): CommandInfo {
     // Peloton's `ConvertPodSpecToMesosCommand` copies each URI whole.
     uris: Array.isArray(uris) ? uris.map(toUri) : [],
   };
-  if (main.entrypoint?.value) command.value = main.entrypoint.value;
+  command.value = main.entrypoint.value;
   return command;
 }
 
@@ -182,7 +189,8 @@ export function podSpecToTaskConfig(pod: PodSpec): TaskConfig {
   if (main) {
     const container = toContainer(pod, main);
     if (container) task.container = container;
-    task.command = toCommand(pod, main);
+    const command = toCommand(pod, main);
+    if (command) task.command = command;
     const executor = toExecutor(pod, main);
     if (executor) task.executor = executor;
     if (main.livenessCheck) task.healthCheck = main.livenessCheck;
@@ -418,6 +426,21 @@ export function validateStatelessSpec(spec: StatelessJobSpec): RuleIssue[] {
         severity: "warning",
       });
     });
+    const main = pod.containers[0];
+    // An instance's container with parts of a command but no entrypoint value would have them dropped (its
+    // instance runs the default spec's command): refused, as Peloton's would run a command with nothing in it.
+    const parts = main && !main.command && !main.entrypoint?.value &&
+      (main.entrypoint !== undefined || (main.environment?.length ?? 0) > 0 ||
+        (pick(pod.mesosSpec, "uris") as unknown[] | undefined)?.length);
+    if (at[0] === "instanceSpec" && parts) {
+      issues.push({
+        path: [...at, "containers", 0, "entrypoint", "value"],
+        ...(main.entrypoint?.value === undefined ? {} : { value: main.entrypoint.value }),
+        expected: "the command to run: an instance's container that sets its environment, entrypoint or " +
+          "URIs runs a command of its own instead of the default spec's",
+        severity: "error",
+      });
+    }
     if (pod.initContainers?.length) {
       issues.push({
         path: [...at, "initContainers"],
@@ -453,6 +476,9 @@ export function specPathOf(jobPath: readonly PathSeg[]): PathSeg[] {
   if (field.length === 0) return pod;
   const [name, ...tail] = field;
   const container = CONTAINER_FIELD[String(name)];
+  // A command without a value can only be a container's own `command` (one made from the entrypoint has its
+  // value): its value is named there.
+  if (name === "command" && tail[0] === "value") return [...pod, "containers", 0, "command", "value"];
   if (container) return [...pod, ...container, ...(name === "command" ? [] : tail)];
   if (name === "preemptionPolicy") return [...pod, "preemptionPolicy", "killOnPreempt"];
   return [...pod, ...field];

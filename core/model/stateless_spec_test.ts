@@ -191,7 +191,8 @@ instanceSpec:
 
 Deno.test("a restart policy above 100 failures is capped in the loaded spec, with a warning", () => {
   const text =
-    "instanceCount: 1\ndefaultSpec:\n  restartPolicy: {maxFailures: 300}\n  containers:\n  - name: c\n";
+    "instanceCount: 1\ndefaultSpec:\n  restartPolicy: {maxFailures: 300}\n  containers:\n  - name: c\n" +
+    "    entrypoint: {value: x}\n";
   const r = loadStatelessSpec(text, "r.yaml");
   assert.ok(r.ok);
   assert.equal(r.value.defaultSpec.restartPolicy?.maxFailures, 100);
