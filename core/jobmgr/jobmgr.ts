@@ -175,6 +175,8 @@ export const RESTART_LOSS_REASONS = new Set([
   "REASON_AGENT_REREGISTERED",
   "REASON_AGENT_DISCONNECTED",
   "REASON_MASTER_DISCONNECTED",
+  // The master removed the framework and killed its tasks; the backend subscribed anew as a new framework.
+  "REASON_FRAMEWORK_REMOVED",
 ]);
 
 export interface RecoveredJob {
@@ -1232,6 +1234,15 @@ export class JobManager implements Receiver {
       const healthy = s.healthy === undefined ? undefined : s.healthy ? "HEALTHY" : "UNHEALTHY";
       if (state === task.state) {
         // Same state: only a health change (or a reconciliation echo) to record.
+        if (
+          state === "RUNNING" && s.reason !== "REASON_RECONCILIATION" && task.startTimeMs !== undefined &&
+          s.timeMs < task.startTimeMs
+        ) {
+          // A task adopted after a restart counts from when reconciliation confirmed it, until its agent's
+          // own RUNNING (sent again, as it was never acknowledged) tells when it really started.
+          task.startTimeMs = s.timeMs;
+          this.putTask(task);
+        }
         if (healthy && healthy !== task.healthy) {
           task.healthy = healthy;
           this.putTask(task);

@@ -210,7 +210,7 @@ export class JobmgrRig {
   status(
     taskId: string,
     state: MesosTaskState,
-    extra: { reason?: string; hostname?: string; healthy?: boolean } = {},
+    extra: { reason?: string; hostname?: string; healthy?: boolean; timeMs?: number } = {},
   ): void {
     this.report(this.jm, taskId, state, extra);
     this.tick();
@@ -224,7 +224,7 @@ export class JobmgrRig {
     jm: JobManager,
     taskId: string,
     state: MesosTaskState,
-    extra: { reason?: string; hostname?: string; healthy?: boolean } = {},
+    extra: { reason?: string; hostname?: string; healthy?: boolean; timeMs?: number } = {},
   ): void {
     const hostname = extra.hostname ?? "h1";
     jm.receive({
@@ -235,7 +235,7 @@ export class JobmgrRig {
         pelotonState: MESOS_TO_TASK_STATE[state],
         hostname,
         agentId: `agent-${hostname}`,
-        timeMs: this.ports.clock.now(),
+        timeMs: extra.timeMs ?? this.ports.clock.now(),
         reason: extra.reason,
         healthy: extra.healthy,
       }],
