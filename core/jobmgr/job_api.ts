@@ -729,17 +729,21 @@ export class JobApi {
       this.jm.deps.clock.cancelTimer(timer);
       try {
         // A body of another shape (a resource manager of another version) is no reason, not a failed call.
-        if (!waits?.limit || !waits.queues || typeof waits.preemption !== "boolean") return;
+        const known = waits?.limit && waits.queues && typeof waits.preemption === "boolean";
+        // No queue holds it: with launches locked down it may be placed already, its launch held back.
+        const locked = this.jm.locks.has("Launch") ? LAUNCH_LOCKED : undefined;
         for (const [info, tc] of pending) {
           const revocable = isRevocable(job.config, tc);
-          const message = waitFor(waits, {
-            resources: taskResources(tc),
-            revocable,
-            // The resource manager's controller gang is one controller task alone.
-            controller: tc.controller === true &&
-              gangSize(job.config, info.instanceId as number, revocable) === 1,
-            preemptible: isPreemptible(job.config, tc),
-          });
+          const message = (known
+            ? waitFor(waits!, {
+              resources: taskResources(tc),
+              revocable,
+              // The resource manager's controller gang is one controller task alone.
+              controller: tc.controller === true &&
+                gangSize(job.config, info.instanceId as number, revocable) === 1,
+              preemptible: isPreemptible(job.config, tc),
+            })
+            : undefined) ?? locked;
           if (message) (info.runtime as Body).message = message;
         }
       } finally {
@@ -1086,6 +1090,13 @@ export function elasticChange(before: JobConfig, after: JobConfig): string | und
   if (after.instanceCount < 1) return `config.instanceCount: got ${after.instanceCount}, expected at least 1`;
   return undefined;
 }
+
+/**
+ * What a PENDING task no pool queue holds says while launches are locked down: the resource manager may
+ * have placed it already, and the job manager takes no placement until the lockdown is lifted.
+ */
+const LAUNCH_LOCKED = "launches are locked down (AdminService Lockdown: Launch): the task may be placed " +
+  "already, and is launched once 'peloton admin unlock Launch' lifts it";
 
 /**
  * Why a PENDING task waits, from its pool's waits: more than the pool's limit (a non-revocable task never

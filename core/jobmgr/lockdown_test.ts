@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
 import { DEFAULT_JOBMGR_CONFIG, JobManager } from "./jobmgr.ts";
 import { ADMIN_SERVICE, apiLockKind, storedLocks } from "./lockdown.ts";
+import { WAITS_TIMEOUT_MS } from "./job_api.ts";
 
 const ALL = [0, 1, 2];
 
@@ -139,4 +140,26 @@ Deno.test("a lockdown is stored, outlives a restart, and a refused write undoes 
   }
   rig.call(ADMIN_SERVICE, "Unlock", {});
   assert.equal(rig.replies()[0].error?.code, "unimplemented");
+});
+
+Deno.test("with Launch locked down, a PENDING task no pool queue holds says its launch is held back", () => {
+  const rig = new JobmgrRig();
+  rig.create({ instanceCount: 1 });
+  lock(rig, "Lockdown", ["Launch"]);
+  rig.api("task", "List", { jobId: { value: JOB_ID } });
+  // No pool's wait from the resource manager (it does not answer here): the lockdown is the reason shown.
+  rig.tick(WAITS_TIMEOUT_MS);
+  const [reply] = rig.replies();
+  const task =
+    (reply.body as { result: { value: Record<string, { runtime: { state: string; message?: string } }> } })
+      .result.value[0];
+  assert.equal(task.runtime.state, "PENDING");
+  assert.match(task.runtime.message ?? "", /^launches are locked down \(AdminService Lockdown: Launch\)/);
+  lock(rig, "RemoveLockdown", ["Launch"]);
+  rig.api("task", "List", { jobId: { value: JOB_ID } });
+  rig.tick(WAITS_TIMEOUT_MS);
+  const [after] = rig.replies();
+  const again = (after.body as { result: { value: Record<string, { runtime: { message?: string } }> } })
+    .result.value[0];
+  assert.equal(again.runtime.message, undefined);
 });
