@@ -3,6 +3,7 @@
  * run meets a target on the report (`--target 'queueDelaySeconds.p99<=60'`). Variants run in parallel
  * Deno workers; each round splits the bracket between the largest failing and the smallest meeting value.
  */
+import { editDistance } from "../core/model/_key_normalize.ts";
 import { JOB_STATES } from "../core/model/states.ts";
 import type { PlanJob, PlanResult } from "./plan_worker.ts";
 import {
@@ -746,18 +747,6 @@ function closest(name: string, names: string[]): string | undefined {
     if (d < bestDistance) [best, bestDistance] = [n, d];
   }
   return best;
-}
-
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = cur;
-  }
-  return prev[b.length];
 }
 
 /**

@@ -182,7 +182,8 @@ class Walker {
   }
 }
 
-function editDistance(a: string, b: string): number {
+/** Levenshtein distance: the fewest single-character edits that turn `a` into `b`. */
+export function editDistance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];
