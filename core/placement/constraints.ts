@@ -124,8 +124,8 @@ export function hostLimitExceeded(
 }
 
 /**
- * The most tasks of a group one host can take under its constraint's host limit: a TASK label LESS_THAN n,
- * at the top or under an AND, on a label the tasks carry themselves (each one placed counts). Undefined when
+ * The most tasks of a group one host can take under its constraint's host limit: a TASK label LESS_THAN n
+ * (or EQUAL 0: one), at the top or under an AND, on a label the tasks carry themselves (each one placed counts). Undefined when
  * the constraint sets none. The host manager leases hosts for the room the group needs: without this, a job
  * limited to one task per host got hosts for its cpu alone (a 32-core host "room" for 32) and a few tasks a round.
  */
@@ -141,9 +141,17 @@ export function perHostLimit(c: Constraint | undefined, labels: readonly Label[]
   }
   if (c.type !== "LABEL_CONSTRAINT") return undefined;
   const l = c.labelConstraint;
-  if (l.kind !== "TASK" || l.condition !== "LESS_THAN") return undefined;
+  if (l.kind !== "TASK") return undefined;
+  // Fewer than n such tasks on the host; or none (EQUAL 0, Peloton's own host-limit example writes it so):
+  // once the group's first task is there, one is the most a host takes.
+  const limit = l.condition === "LESS_THAN"
+    ? Math.max(1, l.requirement)
+    : l.condition === "EQUAL" && l.requirement === 0
+    ? 1
+    : undefined;
+  if (limit === undefined) return undefined;
   const own = labels.some((x) => x.key === l.label.key && x.value === l.label.value);
-  return own ? Math.max(1, l.requirement) : undefined;
+  return own ? limit : undefined;
 }
 
 /** Every label of a kind a constraint mentions, once, as `key=value`, in first-seen order. */
