@@ -41,6 +41,22 @@ async function readAgentsFile(path: string): Promise<Partial<AgentOptions>[]> {
     const i = parsed.error.issues[0];
     throw new UsageError(`--agents-file ${path}: agents.${i.path.join(".")}: ${i.message}`);
   }
+  // Hostnames name hosts everywhere (constraints, maintenance, volumes): each agent's its own. One left out
+  // is agent-N, N its place in the list, as the minicluster names it.
+  const first = new Map<string, number>();
+  parsed.data.forEach((a, i) => {
+    const hostname = a.hostname || `agent-${i}`;
+    const j = first.get(hostname);
+    if (j !== undefined) {
+      throw new UsageError(
+        `--agents-file ${path}: agents.${i}.hostname: got "${hostname}"${
+          a.hostname ? "" : " (its default)"
+        }, ` +
+          `expected a hostname no other agent has (agents.${j} has it)`,
+      );
+    }
+    first.set(hostname, i);
+  });
   return parsed.data.map((a) => ({
     ...(a.hostname ? { hostname: a.hostname } : {}),
     resources: {

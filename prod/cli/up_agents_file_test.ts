@@ -1,0 +1,38 @@
+/** `peloton up --agents-file`: two agents of one hostname are refused before anything starts. */
+import assert from "node:assert/strict";
+import { UsageError } from "./command.ts";
+import { backendFlags } from "./up_command.ts";
+
+Deno.test("--agents-file refuses a hostname two agents have, a default one included", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "peloton-agents-file-" });
+  try {
+    const flags = (path: string) => ({
+      backend: "minicluster",
+      "agents-file": path,
+      "agent-cpus": "4",
+      "agent-mem-mb": "8192",
+      "agent-disk-mb": "20480",
+    });
+    const file = async (text: string) => {
+      const path = `${dir}/agents-${crypto.randomUUID()}.yaml`;
+      await Deno.writeTextFile(path, text);
+      return path;
+    };
+    await assert.rejects(
+      backendFlags(flags(await file("- {hostname: a}\n- {hostname: a}\n"))),
+      (e) =>
+        e instanceof UsageError &&
+        /agents\.1\.hostname: got "a", expected a hostname no other agent has \(agents\.0 has it\)/.test(
+          e.message,
+        ),
+    );
+    await assert.rejects(
+      backendFlags(flags(await file("- {}\n- {hostname: agent-0}\n"))),
+      (e) => e instanceof UsageError && /agents\.1\.hostname: got "agent-0"/.test(e.message),
+    );
+    const ok = await backendFlags(flags(await file("- {hostname: a}\n- {hostname: b}\n- {}\n")));
+    assert.deepEqual(ok.agentOptions.map((a) => a.hostname), ["a", "b", undefined]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
