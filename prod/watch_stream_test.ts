@@ -4,6 +4,7 @@ import { routeProcedure } from "../core/api/procedures.ts";
 import type { ApiErrorCode, ApiRequest, Message } from "../core/messages.ts";
 import type { Address, Receiver } from "../core/ports/transport.ts";
 import { ApiError, PelotonClient } from "./cli/client.ts";
+import { givesDeadline, ttlOf } from "./daemons/api_request.ts";
 import { waitFor } from "./testing.ts";
 import { CANCEL_PROCEDURE, type StreamTransport, WATCH_PROCEDURE, WatchStreams } from "./watch_stream.ts";
 
@@ -295,6 +296,40 @@ Deno.test("over HTTP: the client reads the lines as they come, and leaving cance
       ended,
       (e: ApiError) => e.code === "cancelled" && e.detail === `watch cancelled: ${WATCH_ID}`,
     );
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("a CLI watch sends no Context-TTL-Ms, so a front that ends streams at one lets it run past its timeout", async () => {
+  const core = new FakeCore();
+  const streams = new WatchStreams({ transport: core, base: "api/http" });
+  const sent: (string | null)[] = [];
+  // As the HTTP fronts open a watch: the caller's deadline, if it gave one, bounds the stream.
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (req) => {
+    sent.push(req.headers.get("context-ttl-ms"));
+    const ttl = ttlOf(req);
+    if (ttl instanceof Response) return ttl;
+    return (await streams.open("jobmgr", { podFilter: {} }, ttl, givesDeadline(req))).response;
+  });
+  try {
+    const client = new PelotonClient({ url: `http://127.0.0.1:${server.addr.port}`, timeoutMs: 1000 });
+    const stop = new AbortController();
+    const seen: unknown[] = [];
+    for await (const res of client.stream(WATCH_PROCEDURE, { podFilter: {} }, stop.signal)) {
+      seen.push(res);
+      if (seen.length > 1) stop.abort();
+      else {
+        // Well past the client's timeout, which covers the first answer only.
+        await tick(1300);
+        core.event(core.stream, 0);
+      }
+    }
+    assert.deepEqual(sent, [null]);
+    assert.deepEqual(seen, [
+      { watchId: WATCH_ID },
+      { watchId: WATCH_ID, pods: [{ podName: { value: "job-0" } }] },
+    ]);
   } finally {
     await server.shutdown();
   }

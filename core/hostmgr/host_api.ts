@@ -3,6 +3,7 @@
  * maintenance and host pools.
  */
 import type { ApiRequest } from "../messages.ts";
+import { gotText } from "../model/got_text.ts";
 import { HOST_STATES, type HostState } from "../model/states.ts";
 import { toLimits, zero } from "../model/resources.ts";
 import { storeFailure } from "../ports/store.ts";
@@ -245,11 +246,12 @@ function hostnamesOf(body: Body): string[] | string {
   ) {
     return body.hostnames as string[];
   }
-  if (body.hostname === undefined && body.hostnames !== undefined) {
-    return `hostnames: got ${JSON.stringify(body.hostnames)}, expected a non-empty list of host names`;
+  // An absent field is undefined, or null (protobuf's JSON reads null as the field left out).
+  if (body.hostname == null && body.hostnames != null) {
+    return `hostnames: ${gotText(body.hostnames)}, expected a non-empty list of host names`;
   }
-  if (body.hostname === undefined) return "hostname: missing, expected a host name (or hostnames, a list)";
-  return `hostname: got ${JSON.stringify(body.hostname)}, expected a host name`;
+  if (body.hostname == null) return "hostname: missing, expected a host name (or hostnames, a list)";
+  return `hostname: ${gotText(body.hostname)}, expected a host name`;
 }
 
 function queryHosts(target: HostApiTarget, body: Body): { body: Body } | { error: ApiError } {

@@ -10,6 +10,7 @@
  * destination with more hosts than asked is refused rather than ignored, the hosts move at once (as
  * ChangeHostPool moves them here; their running tasks are left alone), and the reply names the moved hosts.
  */
+import { gotText } from "../model/got_text.ts";
 import { type Resources, zero } from "../model/resources.ts";
 import type { HostEntry } from "./host_table.ts";
 import { badName, type HostPoolChange, type HostPoolRefusal, type HostPools } from "./host_pools.ts";
@@ -123,7 +124,7 @@ function hostCount(v: unknown): number | undefined {
 }
 
 function badCount(field: string, v: unknown): HostPoolRefusal {
-  return invalid(`${field}: got ${JSON.stringify(v)}, expected a whole number of hosts (0 to ${MAX_HOSTS})`);
+  return invalid(`${field}: ${gotText(v)}, expected a whole number of hosts (0 to ${MAX_HOSTS})`);
 }
 
 function invalid(message: string): HostPoolRefusal {

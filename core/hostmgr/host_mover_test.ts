@@ -109,9 +109,10 @@ Deno.test("bad MoveHosts requests are refused naming the field, and change nothi
   };
   assert.equal(refused(move("nope", "stateless", 6, 1)), "sourcePool: host pool nope does not exist");
   assert.equal(refused(move("shared", "nope", 6, 1)), "destinationPool: host pool nope does not exist");
+  assert.match(refused({ destinationPool: "stateless" }), /^sourcePool: missing, expected a host pool name/);
   assert.match(
-    refused({ destinationPool: "stateless" }),
-    /^sourcePool: got undefined, expected a host pool name/,
+    refused({ sourcePool: "shared", destinationPool: null }),
+    /^destinationPool: missing, expected a host pool name/,
   );
   assert.match(
     refused(move("shared", "a b", 6, 1)),

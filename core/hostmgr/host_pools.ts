@@ -13,6 +13,7 @@
  * Peloton's ChangeHostPool does; `desiredPool` is the current pool (no host goal-state engine moves hosts
  * later, as Peloton's does after MoveHosts).
  */
+import { gotText } from "../model/got_text.ts";
 import type { HostPoolAssignmentRecord, HostPoolRecord } from "../model/records.ts";
 import type { StoredHostPools, StoreWrite } from "../ports/store.ts";
 
@@ -195,7 +196,7 @@ export class HostPools {
     if (typeof hostname !== "string" || !hostname) {
       return {
         code: "invalid-argument",
-        message: `hostname: got ${JSON.stringify(hostname)}, expected a host name`,
+        message: `hostname: ${gotText(hostname)}, expected a host name`,
       };
     }
     const current = this.#poolOf.get(hostname);
@@ -257,7 +258,7 @@ export function badName(name: unknown, field = "name"): HostPoolRefusal | undefi
   if (typeof name === "string" && POOL_NAME.test(name)) return undefined;
   return {
     code: "invalid-argument",
-    message: `${field}: got ${JSON.stringify(name)}, expected a host pool name ` +
+    message: `${field}: ${gotText(name)}, expected a host pool name ` +
       "(1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit)",
   };
 }

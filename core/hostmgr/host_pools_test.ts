@@ -145,8 +145,24 @@ Deno.test("bad host pool requests are refused naming the field, and change nothi
     code: "invalid-argument",
     message: "destinationPool: host pool nope does not exist (create it first)",
   });
-  assert.match(refused("ChangeHostPool", { hostname: "h1" })!.message, /^destinationPool: got undefined/);
-  assert.match(refused("ChangeHostPool", { destinationPool: "batch" })!.message, /^hostname: got undefined/);
+  // A field left out (or null, as protobuf's JSON reads it) is missing, never JavaScript's "got undefined".
+  const poolName = "expected a host pool name (1 to 128 letters, digits, '.', '_' or '-', starting with a " +
+    "letter or digit)";
+  for (const absent of [undefined, null]) {
+    assert.deepEqual(refused("ChangeHostPool", { hostname: "h1", destinationPool: absent }), {
+      code: "invalid-argument",
+      message: `destinationPool: missing, ${poolName}`,
+    });
+    assert.deepEqual(refused("ChangeHostPool", { hostname: absent, destinationPool: "batch" }), {
+      code: "invalid-argument",
+      message: "hostname: missing, expected a host name",
+    });
+    assert.equal(refused("CreateHostPool", { name: absent })!.message, `name: missing, ${poolName}`);
+  }
+  assert.equal(
+    refused("ChangeHostPool", { hostname: 5, destinationPool: "batch" })!.message,
+    "hostname: got 5, expected a host name",
+  );
   assert.equal(rig.store.batches.length, before, "nothing stored");
   assert.deepEqual(pools(rig), [{ name: "batch", hosts: ["h1", "h2"] }, { name: "default", hosts: ["h3"] }]);
 });

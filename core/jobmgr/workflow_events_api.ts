@@ -3,8 +3,8 @@
  * last workflow) and the instance events ListJobWorkflows adds to each workflow, both newest first as
  * Peloton's store reads them (`pod_workflow_events`, clustered by descending create time).
  */
-import type { UpdateRecord, WorkflowEventRecord } from "../model/records.ts";
-import { type Body, jobIdOf, type JobView, type Reply } from "./api_json.ts";
+import { mesosTaskId, type UpdateRecord, type WorkflowEventRecord } from "../model/records.ts";
+import { type Body, instancesText, jobIdOf, type JobView, type Reply } from "./api_json.ts";
 import type { JobApi } from "./job_api.ts";
 import { wholeNumber } from "./query_spec.ts";
 import { workflowEventJson } from "./v1alpha_json.ts";
@@ -45,7 +45,9 @@ function newestFirst(steps: WorkflowEventRecord[], u: UpdateRecord): Body[] {
  * last one, newest first, the newest `limit` of them (0: all). A job id that is not a UUID, or a malformed
  * instance id or limit, is refused (InvalidArgument, naming the field), an unknown job or one that never
  * had a workflow is NotFound (Peloton answers the latter Unavailable, which here means "try again": a
- * workflow will not appear by waiting). An instance the workflow never took has no events.
+ * workflow will not appear by waiting). An instance the workflow never took has no events; one the job does
+ * not have (never had, or removed) and the workflow recorded nothing of is OutOfRange, saying which, as
+ * `task events` is answered (a shrink's removed instances keep the events of the workflow that removed them).
  */
 export function getWorkflowEvents(api: JobApi, body: Body, r: Reply): void {
   const jobId = jobIdOf(body.jobId, "jobId");
@@ -58,9 +60,36 @@ export function getWorkflowEvents(api: JobApi, body: Body, r: Reply): void {
     lastWorkflow(api, j).then(async (u) => {
       if (!u) return r.error("not-found", `job ${jobId} has no workflow`);
       const steps = await api.jm.deps.store.getWorkflowEvents(jobId, u.updateId, { instanceId, limit });
+      if (!steps.length) {
+        const missing = await missingInstance(api, j, instanceId);
+        if (missing) return r.error("out-of-range", missing);
+      }
       r.ok({ events: newestFirst(steps, u) });
     }).catch((err) => r.storeError(err, `reading the workflow events of job ${jobId}`));
   });
+}
+
+/**
+ * Why the job has no instance `instanceId`, in the words of JobApi's `#missingInstance` (TaskManager::Get,
+ * which `task events` asks when it finds no events): an id it never had, or one it had and removed. Undefined
+ * when the job has it. The job's tasks are read from the store only for a job not in memory.
+ */
+async function missingInstance(api: JobApi, j: JobView, instanceId: number): Promise<string | undefined> {
+  const store = api.jm.deps.store;
+  if (j.tasks ? j.tasks.has(instanceId) : await store.getTask(j.jobId, instanceId)) return undefined;
+  const ids = j.tasks ? [...j.tasks.keys()] : (await store.getTasks(j.jobId)).map((t) => t.instanceId);
+  const never = `instance ${instanceId} is out of range: job ${j.jobId} has ${instancesText(ids)}`;
+  if (instanceId >= (j.runtime.nextInstanceId ?? j.config.instanceCount)) return never;
+  const events = await store.getTaskEvents(j.jobId, instanceId);
+  const last = events.at(-1);
+  if (!last) return never;
+  const host = events.findLast((e) => e.hostname)?.hostname;
+  const why = j.config.type === "DAEMON"
+    ? `when its host${host ? ` ${host}` : ""} left the daemon job's hosts (down, in maintenance, or no ` +
+      "longer matching its constraint)"
+    : `when the job shrank to ${instancesText(ids)}`;
+  const run = mesosTaskId(j.jobId, instanceId, last.runId);
+  return `instance ${instanceId} of job ${j.jobId} was removed ${why}; its last run, ${run}, ended ${last.state}`;
 }
 
 /**

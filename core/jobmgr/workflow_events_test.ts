@@ -237,6 +237,12 @@ async function workflowEvents(rig: JobmgrRig, body: object) {
   return (reply.body as { events: { type: string; timestamp: string; state: string }[] }).events;
 }
 
+/** GetWorkflowEvents refused: its error's code and message. */
+async function refusedEvents(rig: JobmgrRig, body: object) {
+  const reply = await read(rig, "GetWorkflowEvents", { jobId: { value: JOB_ID }, ...body });
+  return [reply.error?.code, reply.error?.message];
+}
+
 Deno.test("GetWorkflowEvents: an instance's events in the job's last workflow, newest first, `limit` newest", async () => {
   const rig = runningService(2);
   const first = update(rig, 2, { batchSize: 1 });
@@ -285,7 +291,11 @@ Deno.test("GetWorkflowEvents: an instance's events in the job's last workflow, n
       state: "WORKFLOW_STATE_INITIALIZED",
     },
   ]);
-  assert.deepEqual(await workflowEvents(rig, { instanceId: 7 }), [], "an instance the workflow never took");
+  // An instance the job does not have is out of range, as `task events` says, not an empty list.
+  assert.deepEqual(await refusedEvents(rig, { instanceId: 7 }), [
+    "out-of-range",
+    `instance 7 is out of range: job ${JOB_ID} has 2 instances`,
+  ]);
   assert.ok(rig.store.workflowEvents.some((e) => e.workflowId === first), "the update's events stay");
 });
 
@@ -462,4 +472,56 @@ Deno.test("a paused update of a stopped service outlives a restart: it can be re
     (got.body as { updateInfo: { status: { state: string } } }).updateInfo.status.state,
     "SUCCEEDED",
   );
+});
+
+Deno.test("GetWorkflowEvents: an instance the workflow never took has none; one the job never had or removed is out of range", async () => {
+  const rig = runningService(3);
+  stateless(rig, "RestartJob", { restartSpec: { batchSize: 1, ranges: [{ from: 1, to: 3 }] } });
+  rig.tick();
+  assert.deepEqual(
+    await workflowEvents(rig, { instanceId: 0 }),
+    [],
+    "instance 0 is the job's, not restarted",
+  );
+  assert.ok((await workflowEvents(rig, { instanceId: 1 })).length, "instance 1 is restarted");
+  assert.deepEqual(await refusedEvents(rig, { instanceId: 3 }), [
+    "out-of-range",
+    `instance 3 is out of range: job ${JOB_ID} has 3 instances`,
+  ]);
+});
+
+/** TaskManager::Get's `outOfRange` message for an instance (what `task events` shows when it finds none). */
+async function taskGetOutOfRange(rig: JobmgrRig, instanceId: number): Promise<unknown> {
+  rig.api("task", "Get", { jobId: { value: JOB_ID }, instanceId });
+  await rig.reads();
+  const [reply] = rig.replies();
+  return (reply.body as { outOfRange?: { message: string } }).outOfRange?.message;
+}
+
+Deno.test("GetWorkflowEvents: a shrink's removed instance keeps its events until a later workflow, then is out of range", async () => {
+  const rig = runningService(3);
+  update(rig, 2, { batchSize: 3 });
+  rig.tick();
+  const kills = rig.transport.take("kill-tasks", "hostmgr").flatMap((k) => k.tasks.map((t) => t.taskId));
+  for (const id of kills) rig.status(id, "TASK_KILLED");
+  rig.launch([0, 1]);
+  for (const i of [0, 1]) rig.status(rig.taskId(i), "TASK_RUNNING");
+  rig.tick(SETTLE_MS);
+  assert.equal(rig.job().runtime.updateId, undefined, "the update ended");
+  assert.deepEqual(
+    (await workflowEvents(rig, { instanceId: 2 })).map((e) => e.state),
+    ["WORKFLOW_STATE_SUCCEEDED", "WORKFLOW_STATE_ROLLING_FORWARD", "WORKFLOW_STATE_INITIALIZED"],
+    "the workflow that removed it recorded it",
+  );
+  stateless(rig, "RestartJob", { restartSpec: { batchSize: 1 } });
+  rig.tick();
+  const removed =
+    `instance 2 of job ${JOB_ID} was removed when the job shrank to 2 instances; its last run, ` +
+    `${JOB_ID}-2-1, ended KILLED`;
+  assert.deepEqual(await refusedEvents(rig, { instanceId: 2 }), ["out-of-range", removed]);
+  const never = `instance 4 is out of range: job ${JOB_ID} has 2 instances`;
+  assert.deepEqual(await refusedEvents(rig, { instanceId: 4 }), ["out-of-range", never]);
+  // Word for word as `task events` (TaskManager::Get) says it.
+  assert.equal(await taskGetOutOfRange(rig, 2), removed);
+  assert.equal(await taskGetOutOfRange(rig, 4), never);
 });

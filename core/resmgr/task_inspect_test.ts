@@ -7,7 +7,10 @@ import type { TaskState } from "../model/states.ts";
 import { ROOT_ID } from "./respool_tree.ts";
 import { RESMGR_SERVICE } from "./task_inspect.ts";
 
-/** Pools /a (3 cores) and /b, a cluster of 100 cores; job `run` admitted, `wait` and `np` queued in /a. */
+/** A job whose id is a UUID, as a job manager's are (the others' short names keep the ids readable). */
+const JOB = "4b0e3c1a-7c2d-4e5f-8a9b-0c1d2e3f4a5b";
+
+/** Pools /a (3 cores) and /b, a cluster of 100 cores; job `run` admitted, `wait`, JOB and `np` queued in /a. */
 function setup() {
   const ports = makePorts();
   const rm = new ResourceManager({ ...ports, self: "resmgr", hostmgr: "hostmgr" }, DEFAULT_RESMGR_CONFIG);
@@ -32,7 +35,7 @@ function setup() {
     kind: "enqueue-gangs",
     gangs: [
       gang("wait", 2),
-      gang("wait2", 1),
+      gang(JOB, 1),
       gang("np", 1, { preemptible: false }),
       gang("other", 1, { respoolId: "b" }),
     ],
@@ -63,7 +66,16 @@ Deno.test("GetActiveTasks lists the resource manager's tasks by state, filtered 
     respool: "/a",
     reason: "",
   });
-  assert.deepEqual(ids(call("GetActiveTasks", { jobID: "wait" }), "PENDING"), ["wait-0-1", "wait-1-1"]);
+  assert.deepEqual(ids(call("GetActiveTasks", { jobID: JOB }), "PENDING"), [`${JOB}-0-1`]);
+  assert.equal((call("GetActiveTasks", { jobID: JOB.toUpperCase() }).body as Active).total, 0);
+  assert.equal((call("GetActiveTasks", { jobID: "" }).body as Active).total, 8, "empty: every job");
+  // Not a job id: refused, where it would list nothing as a job without tasks does.
+  for (const bad of ["wait", `${JOB}-0`, "not-a-job"]) {
+    assert.deepEqual(call("GetActiveTasks", { jobID: bad }).error, {
+      code: "invalid-argument",
+      message: `jobID: got ${JSON.stringify(bad)}, expected a job id`,
+    }, bad);
+  }
   assert.deepEqual(ids(call("GetActiveTasks", { respoolID: "/b" }), "PENDING"), ["other-0-1"]);
   assert.deepEqual(ids(call("GetActiveTasks", { respoolID: "b" }), "PENDING"), ["other-0-1"]);
   const pending = call("GetActiveTasks", { states: ["PENDING"], limit: 2 }).body as Active;
@@ -78,7 +90,7 @@ Deno.test("GetPendingTasks lists a leaf pool's queued gangs per queue, in admiss
   assert.deepEqual(call("GetPendingTasks", { respoolID: { value: "/a" } }).body, {
     pendingGangsByQueue: {
       pending: {
-        pendingGangs: [{ taskIDs: ["wait-0", "wait-1"] }, { taskIDs: ["wait2-0"] }, { taskIDs: ["np-0"] }],
+        pendingGangs: [{ taskIDs: ["wait-0", "wait-1"] }, { taskIDs: [`${JOB}-0`] }, { taskIDs: ["np-0"] }],
       },
     },
   });

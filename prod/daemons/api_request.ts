@@ -12,26 +12,32 @@ export interface ApiCall {
 
 /**
  * Reads an API call's request, or gives the error response for a bad one: a deadline out of bounds, a
- * body too large or not JSON. Proto field names (`host_states`) read as their JSON names, as protobuf's
- * JSON parser reads them.
+ * body too large, not JSON or not a JSON object (every request message is one; an array or a number would
+ * otherwise read as an empty request). An empty body is the empty request. Proto field names
+ * (`host_states`) read as their JSON names, as protobuf's JSON parser reads them.
  */
 export async function readApiCall(req: Request): Promise<ApiCall | Response> {
   const ttlMs = ttlOf(req);
   if (ttlMs instanceof Response) return ttlMs;
   const text = await readBody(req);
   if (text instanceof Response) return text;
-  let body: Record<string, unknown> = {};
-  if (text.trim()) {
-    try {
-      body = withJsonNames(JSON.parse(text)) as Record<string, unknown>;
-    } catch (e) {
-      return rpcError("invalid-argument", `request body is not JSON: ${(e as Error).message}`, {
-        req,
-        beforeHandler: true,
-      });
-    }
+  if (!text.trim()) return { text, body: {}, ttlMs };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    return rpcError("invalid-argument", `request body is not JSON: ${(e as Error).message}`, {
+      req,
+      beforeHandler: true,
+    });
   }
-  return { text, body, ttlMs };
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    return rpcError("invalid-argument", "the request body must be a JSON object", {
+      req,
+      beforeHandler: true,
+    });
+  }
+  return { text, body: withJsonNames(parsed) as Record<string, unknown>, ttlMs };
 }
 
 /**
@@ -70,6 +76,14 @@ export async function readBody(req: Request, limit = MAX_BODY_BYTES): Promise<st
   if (typeof text === "string") return text;
   const message = `the request body is not valid UTF-8 at byte offset ${text.invalidAt}`;
   return rpcError("invalid-argument", message, { req, beforeHandler: true });
+}
+
+/**
+ * Whether the caller set a deadline (a `Context-TTL-Ms` header not blank): a stream (WatchService::Watch) then
+ * ends at it, as a gRPC deadline ends a server stream; without one it runs until it is cancelled.
+ */
+export function givesDeadline(req: Request): boolean {
+  return (req.headers.get("context-ttl-ms") ?? "").trim() !== "";
 }
 
 /**

@@ -1,6 +1,6 @@
 /** An API call's request: its body bounded in size, its deadline in bounds. */
 import assert from "node:assert/strict";
-import { DEFAULT_TTL_MS, readApiCall, readBody, ttlOf } from "./api_request.ts";
+import { DEFAULT_TTL_MS, givesDeadline, readApiCall, readBody, ttlOf } from "./api_request.ts";
 
 const post = (body: BodyInit | null, headers: Record<string, string> = {}) =>
   new Request("http://x/api/v1", { method: "POST", body, headers });
@@ -32,6 +32,10 @@ Deno.test("Context-TTL-Ms: absent is the default, past a day a day; anything but
   // A YARPC client's long deadline (`--timeout 2h`, a week) is taken, waited for at most a day.
   assert.equal(ttlOf(post(null, { "context-ttl-ms": "7200000" })), 7_200_000);
   assert.equal(ttlOf(post(null, { "context-ttl-ms": "604800000" })), 86_400_000);
+  // Only a deadline the caller gave bounds a stream; a blank header gives none, as it gives the default TTL.
+  assert.equal(givesDeadline(post(null)), false);
+  assert.equal(givesDeadline(post(null, { "context-ttl-ms": " " })), false);
+  assert.equal(givesDeadline(post(null, { "context-ttl-ms": "1500" })), true);
   for (const bad of ["-5", "0", "1.5", "abc"]) {
     const r = ttlOf(post(null, { "context-ttl-ms": bad }));
     assert.ok(r instanceof Response, bad);
@@ -53,4 +57,21 @@ Deno.test("readApiCall: proto names read as JSON names; a body that is not JSON 
   assert.ok(bad instanceof Response);
   assert.equal(bad.headers.get("rpc-error-code"), "invalid-argument");
   assert.match(await bad.text(), /^request body is not JSON: /);
+});
+
+Deno.test("readApiCall: a body that is JSON but not an object is refused before any handler; empty is {}", async () => {
+  for (const text of ["[1,2]", '"abc"', "3", "null", "true", " [] "]) {
+    const bad = await readApiCall(post(text));
+    assert.ok(bad instanceof Response, text);
+    assert.equal(bad.status, 400, text);
+    assert.equal(bad.headers.get("rpc-error-code"), "invalid-argument", text);
+    // Refused before a handler ran, as yarpc refuses a request it cannot decode.
+    assert.equal(bad.headers.get("rpc-status"), "success", text);
+    assert.equal(await bad.text(), "the request body must be a JSON object\n", text);
+  }
+  for (const text of [null, "", "  ", "{}"]) {
+    const call = await readApiCall(post(text));
+    assert.ok(!(call instanceof Response), String(text));
+    assert.deepEqual(call.body, {});
+  }
 });
