@@ -77,11 +77,9 @@ Deno.test("a stateful task gets a volume on its first host; later runs must go b
   const rig = new JobmgrRig({ initialTaskBackoffMs: 1_000 });
   rig.create({ type: "SERVICE", instanceCount: 1, task: { volume: { containerPath: "data", sizeMB: 64 } } });
   const launch = rig.launch([0], "h7");
-  assert.deepEqual(launch.tasks[0].volume, {
-    volumeId: `${JOB_ID}-0-volume-1`,
-    containerPath: "data",
-    sizeMb: 64,
-  });
+  const volumeId = rig.task(0).volumeId!;
+  assert.match(volumeId, new RegExp(`^${JOB_ID}-0-volume-[0-9a-f-]{36}$`), "its job, instance and a UUID");
+  assert.deepEqual(launch.tasks[0].volume, { volumeId, containerPath: "data", sizeMb: 64 });
   assert.equal(launch.tasks[0].resources.diskMb, 64, "the volume's size is reserved as disk");
   assert.equal(rig.task(0).requiredHost, "h7");
   rig.status(rig.taskId(0), "TASK_RUNNING", { hostname: "h7" });
@@ -103,7 +101,8 @@ Deno.test("a batch job may have a volume, as Peloton's test_stateful_job.yaml: r
     task: { volume: { containerPath: "testvolumepath", sizeMB: 20 }, restartPolicy: { maxFailures: 2 } },
   });
   const launch = rig.launch([0], "h3");
-  assert.equal(launch.tasks[0].volume?.volumeId, `${JOB_ID}-0-volume-1`);
+  assert.equal(launch.tasks[0].volume?.volumeId, rig.task(0).volumeId);
+  assert.match(rig.task(0).volumeId!, new RegExp(`^${JOB_ID}-0-volume-`));
   assert.equal(rig.task(0).requiredHost, "h3");
   rig.status(rig.taskId(0), "TASK_RUNNING", { hostname: "h3" });
   rig.status(rig.taskId(0), "TASK_FAILED", { hostname: "h3" });
@@ -123,13 +122,14 @@ Deno.test("a volume in use cannot be deleted; once its task stopped, deleting it
   rig.launch([0], "h1");
   rig.status(rig.taskId(0), "TASK_RUNNING");
   const VOL = "peloton.api.v0.volume.svc.VolumeService";
-  rig.call(VOL, "DeleteVolume", { id: { value: `${JOB_ID}-0-volume-1` } });
+  const volumeId = rig.task(0).volumeId!;
+  rig.call(VOL, "DeleteVolume", { id: { value: volumeId } });
   await rig.reads();
   assert.equal(rig.replies()[0].error?.code, "failed-precondition");
   rig.api("task", "Stop", { jobId: { value: JOB_ID } });
   rig.replies();
   rig.status(rig.taskId(0), "TASK_KILLED");
-  rig.call(VOL, "DeleteVolume", { id: { value: `${JOB_ID}-0-volume-1` } });
+  rig.call(VOL, "DeleteVolume", { id: { value: volumeId } });
   await rig.reads();
   assert.deepEqual(rig.replies()[0].body, {});
   assert.equal(rig.task(0).requiredHost, undefined);

@@ -890,8 +890,7 @@ export class JobApi {
       return outOfRange(`instance ${instanceId} is out of range: job ${job.jobId} has ${instancesText(ids)}`);
     }
     if (!run?.hostname) {
-      const which = taskId ?? name;
-      return r.ok({ error: { notRunning: { message: `task ${which} has not been launched on any host` } } });
+      return r.ok({ error: { notRunning: { message: notLaunchedMessage(name, task, taskId) } } });
     }
     r.ok({
       hostname: run.hostname,
@@ -1055,6 +1054,20 @@ function jobCacheJson(j: JobEntry): Body {
     },
     runtime: jobRuntimeJson(j),
   };
+}
+
+/**
+ * Why a run has no sandbox to browse: it was never launched. For the current run of a task whose earlier
+ * runs were (its host in maintenance, say), the latest of those is named, so that it can be asked for.
+ */
+function notLaunchedMessage(name: string, task: TaskRecord | undefined, taskId?: string): string {
+  const launched = taskId === undefined ? task?.history?.findLast((h) => h.hostname) : undefined;
+  if (!task || !launched) return `task ${taskId ?? name} has not been launched on any host`;
+  const { jobId, instanceId } = task;
+  const current = mesosTaskId(jobId, instanceId, task.runId);
+  const latest = mesosTaskId(jobId, instanceId, launched.runId);
+  return `task ${name}: its current run ${current} has not been launched yet; its latest launched run is ` +
+    `${latest}, on ${launched.hostname} (taskId ${latest} browses its sandbox)`;
 }
 
 /**

@@ -508,6 +508,33 @@ Deno.test("task BrowseSandbox answers an instance or run it cannot find, and a t
   assert.equal((sandbox(0) as { hostname: string }).hostname, "h1");
 });
 
+Deno.test("task BrowseSandbox of a task whose current run is not launched yet names its latest launched run", () => {
+  const rig = new JobmgrRig();
+  rig.create({ type: "SERVICE", instanceCount: 1 });
+  rig.launch([0], "agent-2");
+  rig.status(id(0, 1), "TASK_RUNNING", { hostname: "agent-2" });
+  // Run 1 is lost (its host went into maintenance, say); run 2 waits for a host.
+  rig.status(id(0, 1), "TASK_LOST", { hostname: "agent-2", reason: "REASON_RECONCILIATION" });
+  assert.equal(rig.task(0).runId, 2);
+  const sandbox = (taskId?: string) => {
+    rig.api("task", "BrowseSandbox", { jobId: { value: JOB_ID }, instanceId: 0, taskId });
+    return rig.replies()[0].body;
+  };
+  assert.deepEqual(sandbox(), {
+    error: {
+      notRunning: {
+        message: `task ${JOB_ID}-0: its current run ${id(0, 2)} has not been launched yet; its latest ` +
+          `launched run is ${id(0, 1)}, on agent-2 (taskId ${id(0, 1)} browses its sandbox)`,
+      },
+    },
+  });
+  // Asked for, that run's sandbox is there; the current run's, named, is not.
+  assert.equal((sandbox(id(0, 1)) as { hostname: string }).hostname, "agent-2");
+  assert.deepEqual(sandbox(id(0, 2)), {
+    error: { notRunning: { message: `task ${id(0, 2)} has not been launched on any host` } },
+  });
+});
+
 Deno.test("task events list every state change of an instance, newest first", async () => {
   const rig = new JobmgrRig();
   rig.create();

@@ -179,6 +179,27 @@ export const RESTART_LOSS_REASONS = new Set([
   "REASON_FRAMEWORK_REMOVED",
 ]);
 
+/**
+ * Reasons a task is LOST because its host's machine went down for maintenance: Mesos's for an agent the
+ * operator removed (`/machine/down` removes the machine's agents; the minicluster gives it too). Not the
+ * task's failure: run again at once, never counted. An agent lost without maintenance is
+ * REASON_AGENT_REMOVED, a system failure that counts.
+ */
+export const MAINTENANCE_LOSS_REASONS = new Set(["REASON_AGENT_REMOVED_BY_OPERATOR"]);
+
+/**
+ * The host manager's own LOST for a task still on a host whose agent left (REASON_AGENT_REMOVED, whatever
+ * the cause) says the backend's reason: this one when the backend took the machine down for maintenance.
+ */
+const MACHINE_DOWN_LOSS = / lost: machine down for maintenance$/;
+
+/** Whether a LOST status is its host's maintenance, not the task's failure (see `MAINTENANCE_LOSS_REASONS`). */
+export function isMaintenanceLoss(s: { reason?: string; message?: string }): boolean {
+  if (s.reason === undefined) return false;
+  return MAINTENANCE_LOSS_REASONS.has(s.reason) ||
+    (s.reason === "REASON_AGENT_REMOVED" && MACHINE_DOWN_LOSS.test(s.message ?? ""));
+}
+
 export interface RecoveredJob {
   job: JobRecord;
   tasks: TaskRecord[];
@@ -686,6 +707,11 @@ export class JobManager implements Receiver {
     }
     for (const task of targets) {
       if (!task || task.goalState === "DELETED") continue;
+      // A task stop leaves alone a task that has ended with nothing left to run (succeeded, out of retries):
+      // its goal made KILLED, a later start would run it again. One that ended and would run again (a retry
+      // due, a service's restart) is stopped, and said to be.
+      const ended = isTerminalTaskState(task.state);
+      if (instances && ended && !this.#hasWork(task)) continue;
       // A stop ends an in-place update's host hint (Peloton's stop clears DesiredHost): a later start or move
       // of the task would otherwise wait for a host that may be gone.
       if (task.goalState !== "KILLED" || task.desiredHost !== undefined) {
@@ -695,7 +721,10 @@ export class JobManager implements Receiver {
         // the kill, and a restart before the stop actions run still stops.
         this.putTask(task);
       }
-      if (isTerminalTaskState(task.state)) continue;
+      if (ended) {
+        if (instances) acted.push(task.instanceId);
+        continue;
+      }
       acted.push(task.instanceId);
       this.taskEngine.enqueue(task);
     }
@@ -1292,9 +1321,13 @@ export class JobManager implements Receiver {
       task.goalState === "PREEMPTING" ||
       (task.desiredConfigVersion !== undefined && task.desiredConfigVersion !== task.configVersion) ||
       (task.desiredRunId !== undefined && task.desiredRunId !== task.runId);
-    if (!expected && task.state === "LOST" && s.reason !== undefined && RESTART_LOSS_REASONS.has(s.reason)) {
+    if (
+      !expected && task.state === "LOST" &&
+      ((s.reason !== undefined && RESTART_LOSS_REASONS.has(s.reason)) || isMaintenanceLoss(s))
+    ) {
       // Not the task's failure: a new run now, before the job's state is derived, so the job never looks
-      // FAILED and the restart throttling never sees it. The lost run stays in the task's history.
+      // FAILED and the restart throttling never sees it. The lost run stays in the task's history. (A task
+      // pinned to the host, by its volume, waits for the host to be back.)
       this.newRun(job, task);
       return;
     }
@@ -1440,7 +1473,11 @@ export class JobManager implements Receiver {
       // within one batch of statuses goes from PENDING to its end without ever being RUNNING here.
       rt.startTimeMs = next === "RUNNING" ? now : firstStart(job);
     }
-    if (isTerminalJobState(next) && !isTerminalJobState(rt.state)) rt.completionTimeMs = now;
+    if (isTerminalJobState(next) && !isTerminalJobState(rt.state)) {
+      // When its last task ended: a job briefly not terminal (shrunk after it ended, its removed instances
+      // being deleted) ends again when it ended, not when it was shrunk (the archiver's clock, query order).
+      rt.completionTimeMs = lastCompletion(job) ?? now;
+    }
     rt.state = next;
     rt.version++;
     this.#writes.push({ kind: "job.put", job: snapshot(job) });
@@ -1617,6 +1654,17 @@ function writeJobId(w: StoreWrite): string | undefined {
 }
 
 /** When the job's first task started running (its current runs), or undefined if none did. */
+/** When the job's last task ended, if one did. */
+function lastCompletion(job: JobEntry): number | undefined {
+  let last: number | undefined;
+  for (const t of job.tasks.values()) {
+    if (t.completionTimeMs !== undefined && (last === undefined || t.completionTimeMs > last)) {
+      last = t.completionTimeMs;
+    }
+  }
+  return last;
+}
+
 function firstStart(job: JobEntry): number | undefined {
   let first: number | undefined;
   for (const t of job.tasks.values()) {

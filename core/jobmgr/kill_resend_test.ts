@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
 import { ADMIN_SERVICE } from "./lockdown.ts";
+import { type Metrics, noMetrics } from "../ports/metrics.ts";
 
 const GRACE_MS = 5_000, RESEND_MS = 60_000;
 
@@ -58,4 +59,25 @@ Deno.test("while kills are locked down nothing is sent again; once lifted, the h
   rig.replies();
   rig.tick(RESEND_MS);
   assert.deepEqual(kills(rig), [[rig.taskId(0), 0]], "one kill, not one per period missed");
+});
+
+Deno.test("the kill resend counter exists from the start, at 0, so /metrics shows it before any resend", () => {
+  const counts = new Map<string, number>();
+  const metrics: Metrics = {
+    ...noMetrics,
+    counter(name) {
+      counts.set(name, counts.get(name) ?? 0);
+      return { inc: (by = 1) => void counts.set(name, counts.get(name)! + by) };
+    },
+  };
+  const rig = new JobmgrRig({ killResendMs: RESEND_MS }, { metrics });
+  assert.equal(counts.get("peloton_jobmgr_kill_resends_total"), 0, "made at start");
+  rig.create({ instanceCount: 1, task: { killGracePeriodSeconds: GRACE_MS / 1000 } });
+  rig.launch([0]);
+  rig.status(rig.taskId(0), "TASK_RUNNING");
+  rig.api("task", "Stop", { jobId: { value: JOB_ID } });
+  rig.replies();
+  rig.tick(GRACE_MS + RESEND_MS);
+  assert.deepEqual(kills(rig).at(-1), [rig.taskId(0), 0]);
+  assert.equal(counts.get("peloton_jobmgr_kill_resends_total"), 1, "and counts each resend");
 });

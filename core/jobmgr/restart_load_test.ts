@@ -99,7 +99,7 @@ Deno.test("after a restart, deleting the volume of a stopped job unpins its task
   const jm = await restart(rig);
   assert.equal(jm.jobs.size, 0, "the stopped job is not recovered");
 
-  const volumeId = `${JOB_ID}-0-volume-1`;
+  const volumeId = rig.store.task(JOB_ID, 0)!.volumeId!;
   call(rig, jm, "peloton.api.v0.volume.svc.VolumeService::DeleteVolume", { id: { value: volumeId } });
   await settle(rig);
   rig.store.settle();

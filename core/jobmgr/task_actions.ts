@@ -3,13 +3,20 @@ import type { Action } from "../goalstate/engine.ts";
 import type { PersistentVolumeConfig } from "../model/config_types.ts";
 import type { TaskRecord } from "../model/records.ts";
 import { isTerminalTaskState } from "../model/states.ts";
+import { randomUuid } from "../ports/prng.ts";
 import { activeCount, type JobEntry, taskConfigOf } from "./job_entry.ts";
 import type { JobManager } from "./jobmgr.ts";
 import { PRE_LAUNCH_RANK } from "./jobmgr.ts";
 import type { TaskAction } from "./task_rules.ts";
+import type { Counter } from "../ports/metrics.ts";
 
 export class TaskActions {
-  constructor(private readonly jm: JobManager) {}
+  /** Made at start, so that /metrics shows it at 0 before the first resend. */
+  readonly #killResends: Counter;
+
+  constructor(private readonly jm: JobManager) {
+    this.#killResends = jm.deps.metrics.counter("peloton_jobmgr_kill_resends_total");
+  }
 
   table(): Record<TaskAction, Action<TaskRecord>> {
     const act = (fn: (job: JobEntry, task: TaskRecord) => void): Action<TaskRecord> => (task, done) => {
@@ -120,7 +127,7 @@ export class TaskActions {
   #killResend(job: JobEntry, task: TaskRecord): void {
     if (this.jm.now() >= this.jm.killLateAt(job, task) && !this.jm.locks.has("Kill")) {
       this.jm.killTask(job, task, 0);
-      this.jm.deps.metrics.counter("peloton_jobmgr_kill_resends_total").inc();
+      this.#killResends.inc();
     }
     this.jm.taskEngine.enqueue(task, this.jm.killDeadline(job, task));
   }
@@ -134,9 +141,11 @@ export class TaskActions {
   /** First placement of a stateful task: its volume is created on that host, and later runs pinned there. */
   volumePlaced(job: JobEntry, task: TaskRecord, v: PersistentVolumeConfig, hostname: string): void {
     if (task.volumeId) return;
-    // One id per volume made (the run that made it): a volume made after one was deleted is a new one even
-    // if the delete's destroy never reached the host, so a later run can never mount the old data.
-    task.volumeId = `${job.jobId}-${task.instanceId}-volume-${task.runId}`;
+    // One id per volume made, never made again (Peloton gives each a UUID): a volume made after one was
+    // deleted is a new one even if the delete's destroy never reached the host, and so is one of a job
+    // created again under a deleted one's id, so a later run can never mount the old data. The job and
+    // instance lead it so that a volume's directory on its host says whose it was.
+    task.volumeId = `${job.jobId}-${task.instanceId}-volume-${randomUuid(this.jm.deps.prng)}`;
     task.requiredHost = hostname;
     this.jm.write({
       kind: "volume.put",

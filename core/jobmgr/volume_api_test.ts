@@ -3,17 +3,26 @@ import assert from "node:assert/strict";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
 import { VOLUME_SERVICE } from "./volume_api.ts";
 
-const VOLUME_ID = `${JOB_ID}-0-volume-1`;
+/** A volume's id: its job and instance, then a UUID of its own. */
+const VOLUME_ID = new RegExp(
+  `^${JOB_ID}-0-volume-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`,
+);
 
 /** A stateful service of one instance, its volume made on `hostname`, its task RUNNING there. */
-function statefulService(hostname = "h4"): JobmgrRig {
-  const rig = new JobmgrRig();
+function statefulService(hostname = "h4", rig = new JobmgrRig()): JobmgrRig {
   rig.create({ type: "SERVICE", instanceCount: 1, task: { volume: { containerPath: "data", sizeMB: 8 } } });
   rig.launch([0], hostname);
   rig.status(rig.taskId(0), "TASK_RUNNING", { hostname });
   rig.store.settle();
   rig.replies();
   return rig;
+}
+
+/** The id of the volume instance 0 of the job mounts. */
+function volumeOf(rig: JobmgrRig): string {
+  const id = rig.task(0).volumeId!;
+  assert.match(id, VOLUME_ID);
+  return id;
 }
 
 function stop(rig: JobmgrRig, hostname = "h4"): void {
@@ -26,26 +35,28 @@ function stop(rig: JobmgrRig, hostname = "h4"): void {
 
 Deno.test("a deleted volume is destroyed on its host once the delete is stored, and the reply comes then", async () => {
   const rig = statefulService();
+  const volumeId = volumeOf(rig);
   stop(rig);
-  rig.call(VOLUME_SERVICE, "DeleteVolume", { id: { value: VOLUME_ID } });
+  rig.call(VOLUME_SERVICE, "DeleteVolume", { id: { value: volumeId } });
   await rig.reads();
   assert.deepEqual(rig.repliesSoFar(), [], "no answer before the delete is stored");
   assert.deepEqual(rig.transport.take("destroy-volumes", "hostmgr"), [], "nothing destroyed before then");
   rig.store.settle();
   assert.deepEqual(rig.repliesSoFar().map((r) => [r.body, r.error]), [[{}, undefined]]);
   assert.deepEqual(rig.transport.take("destroy-volumes", "hostmgr"), [
-    { kind: "destroy-volumes", volumes: [{ volumeId: VOLUME_ID, hostname: "h4" }] },
+    { kind: "destroy-volumes", volumes: [{ volumeId, hostname: "h4" }] },
   ]);
   assert.equal(rig.store.volumes.size, 0);
 });
 
 Deno.test("a volume in use is neither deleted nor destroyed", async () => {
   const rig = statefulService();
-  rig.call(VOLUME_SERVICE, "DeleteVolume", { id: { value: VOLUME_ID } });
+  const volumeId = volumeOf(rig);
+  rig.call(VOLUME_SERVICE, "DeleteVolume", { id: { value: volumeId } });
   await rig.reads();
   assert.deepEqual(rig.replies()[0].error, {
     code: "failed-precondition",
-    message: `volume ${VOLUME_ID} is in use by task ${JOB_ID}-0 (RUNNING); stop it first`,
+    message: `volume ${volumeId} is in use by task ${JOB_ID}-0 (RUNNING); stop it first`,
   });
   assert.deepEqual(rig.transport.take("destroy-volumes", "hostmgr"), []);
   assert.equal(rig.store.volumes.size, 1);
@@ -56,7 +67,7 @@ Deno.test("a delete that could not be stored destroys nothing", async () => {
   const rig = statefulService();
   stop(rig);
   rig.store.failNextWrite(new Error("disk full"));
-  rig.call(VOLUME_SERVICE, "DeleteVolume", { id: { value: VOLUME_ID } });
+  rig.call(VOLUME_SERVICE, "DeleteVolume", { id: { value: volumeOf(rig) } });
   await rig.reads();
   const [reply] = rig.replies();
   assert.equal(reply.error?.code, "internal");
@@ -89,8 +100,9 @@ Deno.test("a volume that outlived its job is destroyed too", async () => {
 
 Deno.test("the volume made after a delete has a new id: a destroy that never reached the host cannot bring old data back", async () => {
   const rig = statefulService();
+  const deleted = volumeOf(rig);
   stop(rig);
-  rig.call(VOLUME_SERVICE, "DeleteVolume", { id: { value: VOLUME_ID } });
+  rig.call(VOLUME_SERVICE, "DeleteVolume", { id: { value: deleted } });
   await rig.reads();
   rig.store.settle();
   rig.replies();
@@ -100,13 +112,14 @@ Deno.test("the volume made after a delete has a new id: a destroy that never rea
   rig.replies();
   const launch = rig.launch([0], "h4");
   const made = launch.tasks[0].volume?.volumeId;
-  assert.ok(made && made !== VOLUME_ID, `a new volume id, not the deleted ${VOLUME_ID}: got ${made}`);
+  assert.ok(made && made !== deleted, `a new volume id, not the deleted ${deleted}: got ${made}`);
   rig.store.settle();
   assert.deepEqual([...rig.store.volumes.keys()], [made]);
 });
 
 Deno.test("deleting a job destroys its volumes' data once the delete is stored", () => {
   const rig = statefulService();
+  const volumeId = volumeOf(rig);
   stop(rig);
   rig.api("job", "Delete", { id: { value: JOB_ID } });
   assert.deepEqual(
@@ -117,6 +130,22 @@ Deno.test("deleting a job destroys its volumes' data once the delete is stored",
   rig.store.settle();
   assert.deepEqual(rig.replies().map((r) => r.error), [undefined]);
   assert.deepEqual(rig.transport.take("destroy-volumes", "hostmgr"), [
-    { kind: "destroy-volumes", volumes: [{ volumeId: VOLUME_ID, hostname: "h4" }] },
+    { kind: "destroy-volumes", volumes: [{ volumeId, hostname: "h4" }] },
   ]);
+});
+
+Deno.test("a job created again under a deleted job's id gets new volumes: the old one's data, if a destroy never reached its host, is never mounted", () => {
+  const rig = statefulService("agent-8");
+  const old = rig.task(0).volumeId;
+  stop(rig, "agent-8");
+  rig.api("job", "Delete", { id: { value: JOB_ID } });
+  rig.store.settle();
+  rig.replies();
+  // The destroy finds no agent on the host (it left): the old directory stays there.
+  rig.transport.take("destroy-volumes", "hostmgr");
+  statefulService("agent-8", rig);
+  const made = rig.task(0).volumeId!;
+  assert.equal(rig.task(0).runId, 1, "the same run id as the deleted job's first run");
+  assert.notEqual(made, old, "a new volume, not the deleted job's");
+  assert.equal(rig.store.volumes.get(made)?.hostname, "agent-8", "stored under its own id");
 });

@@ -86,10 +86,10 @@ export const DEFAULT_UPDATE_CONFIG: UpdateConfig = {
 };
 
 /**
- * Where one instance of the current batch stands: finished either way, still on its way, or up and
- * to count as done at `settlesAtMs` if it stays up until then.
+ * Where one instance of the current batch stands: finished either way, removed from the job before it got
+ * there, still on its way, or up and to count as done at `settlesAtMs` if it stays up until then.
  */
-type Verdict = "done" | "failed" | "pending" | { settlesAtMs: number };
+type Verdict = "done" | "failed" | "removed" | "pending" | { settlesAtMs: number };
 
 export interface WorkflowRequest {
   type: WorkflowType;
@@ -459,7 +459,11 @@ export class Workflows {
     const before = jobConfigOf(job, u.prevJobConfigVersion);
     const previous = daemon ? { ...before, instanceCount: job.tasks.size } : before;
     const target = this.jm.addConfigVersion(job, previous);
-    const wasAdded = new Set(u.instancesAdded), wasRemoved = new Set(u.instancesRemoved);
+    // What the update removed: the instances past its config's count. Others it lists removed were removed
+    // from the job meanwhile (`#removedMeanwhile`), not by the update, and do not come back.
+    const count = jobConfigOf(job, u.jobConfigVersion).instanceCount;
+    const wasAdded = new Set(u.instancesAdded);
+    const wasRemoved = new Set(u.instancesRemoved.filter((i) => i >= count));
     if (daemon) {
       // Every instance not on the old config goes back to it: those the update changed, and those that
       // hosts it newly matched got meanwhile; its hosts are the old config's again.
@@ -471,7 +475,7 @@ export class Workflows {
       // What the update added goes away, what it removed comes back, what it changed changes back.
       u.instancesRemoved = touched.filter((i) => wasAdded.has(i));
       u.instancesAdded = touched.filter((i) => wasRemoved.has(i));
-      u.instancesUpdated = touched.filter((i) => !wasAdded.has(i) && !wasRemoved.has(i));
+      u.instancesUpdated = touched.filter((i) => !wasAdded.has(i) && !wasRemoved.has(i) && job.tasks.has(i));
     }
     u.instancesDone = [];
     u.instancesFailed = [];
@@ -491,6 +495,7 @@ export class Workflows {
       if (!this.#stopFirst(u, job)) return;
     }
     let changed = this.#account(u, job);
+    changed = this.#dropRemoved(u, job) || changed;
     const maxFail = u.config.maxFailureInstances;
     if (maxFail > 0 && u.instancesFailed.length >= maxFail) {
       if (u.config.rollbackOnFailure && u.type === "UPDATE" && u.state === "ROLLING_FORWARD") {
@@ -522,11 +527,38 @@ export class Workflows {
       const verdict = this.#instanceVerdict(u, job, i);
       if (verdict === "pending" || typeof verdict === "object") continue;
       u.instancesCurrent = u.instancesCurrent.filter((x) => x !== i);
-      (verdict === "done" ? u.instancesDone : u.instancesFailed).push(i);
-      this.#events(u, [i], verdict === "done" ? "SUCCEEDED" : "FAILED");
+      if (verdict === "removed") this.#removedMeanwhile(u, i);
+      else (verdict === "done" ? u.instancesDone : u.instancesFailed).push(i);
+      this.#events(u, [i], verdict === "failed" ? "FAILED" : "SUCCEEDED");
       changed = true;
     }
     return changed;
+  }
+
+  /** The instances not yet taken that were removed from the job meanwhile (`#removedMeanwhile`); true if any. */
+  #dropRemoved(u: UpdateRecord, job: JobEntry): boolean {
+    const seen = new Set([...u.instancesDone, ...u.instancesFailed, ...u.instancesCurrent]);
+    // Added instances are made when taken; updated ones are the job's from the start.
+    const gone = u.instancesUpdated.filter((i) => !seen.has(i) && !job.tasks.has(i));
+    for (const i of gone) this.#removedMeanwhile(u, i);
+    this.#events(u, gone, "SUCCEEDED");
+    return gone.length > 0;
+  }
+
+  /**
+   * An instance removed from the job while the workflow had it to do (a daemon's host drained or left, a
+   * batch job shrank), before the workflow brought it up as it wants: it was not updated, restarted or
+   * started, so it is listed removed instead, its removal done, as an update's own removals are once their
+   * instance is gone. The instances listed added or updated stay the job's, and done, failed and
+   * remaining still add up to the instances listed.
+   */
+  #removedMeanwhile(u: UpdateRecord, i: number): void {
+    u.instancesUpdated = u.instancesUpdated.filter((x) => x !== i);
+    u.instancesAdded = u.instancesAdded.filter((x) => x !== i);
+    if (!u.instancesRemoved.includes(i)) {
+      u.instancesRemoved = [...u.instancesRemoved, i].sort((a, b) => a - b);
+    }
+    u.instancesDone.push(i);
   }
 
   /**
@@ -662,8 +694,9 @@ export class Workflows {
     const task = job.tasks.get(i);
     if (u.instancesRemoved.includes(i)) return !task ? "done" : "pending";
     // Removed since the workflow took it (a batch job shrank, a daemon's host left): nothing is left to
-    // restart, start, stop or update, and nothing brings it back, so waiting for it would never end.
-    if (!task) return "done";
+    // restart, start, stop or update, and nothing brings it back, so waiting for it would never end; and it
+    // was not brought up as the workflow wants, so it is not done as an instance the workflow changed.
+    if (!task) return "removed";
     const attempts = u.config.maxInstanceAttempts;
     if (attempts > 0 && task.failureCount >= attempts) return "failed";
     switch (u.type) {

@@ -179,7 +179,8 @@ export class Agent {
   /**
    * Destroys a persistent volume (Mesos's DESTROY): its directory goes with all it holds, so a volume
    * mounted later under its id starts empty. Refused, with nothing removed, while a live task of this
-   * agent mounts it: ids repeat, so that may be the volume made again, not the one deleted.
+   * agent mounts it: a volume is deleted only once its task stopped, so that is a run the job manager no
+   * longer counts on, and ids made before they had a UUID (`<job>-<instance>-volume-<run>`) may repeat.
    */
   destroyVolume(volumeId: string): Promise<void> {
     if (!isSafeId(volumeId)) {

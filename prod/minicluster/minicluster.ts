@@ -22,6 +22,7 @@ import {
 import { createSpawner, type Spawner, type SpawnerKind } from "./spawner.ts";
 import { secretsProblem } from "./secrets.ts";
 import { type DataDirOwnership, takeOverDataDir } from "./data_dir_owner.ts";
+import { AgentIdMap } from "./agent_ids.ts";
 
 export type { AgentOptions } from "./agent.ts";
 
@@ -34,8 +35,10 @@ export interface AgentDefaults {
 
 export interface MiniclusterOptions {
   /**
-   * Root of the agents' sandboxes: `<dataDir>/agents/<agentId>/tasks/<taskId>/`. The minicluster holds it
-   * until stopped; the constructor throws `DataDirInUseError` while another live process holds it.
+   * Root of the agents' sandboxes: `<dataDir>/agents/<agentId>/tasks/<taskId>/`, and of their volumes. The
+   * minicluster holds it until stopped; the constructor throws `DataDirInUseError` while another live
+   * process holds it. Each host's agent id is kept there (`agent_ids.json`), so a host gets its own
+   * directory back after a restart, whatever order its agent is added in.
    */
   dataDir: string;
   /** A number of default agents, or one (partial) option set per agent. */
@@ -98,6 +101,9 @@ export class Minicluster implements HostBackend {
   /** Terminal task ids in the order they ended, for forgetting the oldest. */
   readonly #completed = new Set<string>();
   #nextIndex = 0;
+  readonly #ids: AgentIdMap;
+  /** Set while the constructor adds the agents it starts with. */
+  #starting = true;
   #sink?: (events: BackendEvent[]) => void;
   #pending: BackendEvent[] = [];
   #flushTimer?: ReturnType<typeof setTimeout>;
@@ -117,11 +123,13 @@ export class Minicluster implements HostBackend {
     this.#stopGracePeriodMs = options.stopGracePeriodMs ?? 1000;
     this.#maxCompletedTasks = options.maxCompletedTasks ?? 10_000;
     try {
+      this.#ids = new AgentIdMap(options.dataDir);
       this.#spawner = createSpawner(options.spawner ?? (options.spawnInWorker ? "auto" : "in-process"));
       const agents = typeof options.agents === "number"
         ? Array.from({ length: options.agents }, () => ({}))
         : options.agents;
       for (const agent of agents) this.#add(agent);
+      this.#starting = false;
     } catch (e) {
       void this.#spawner?.close();
       this.#owner.release();
@@ -185,9 +193,11 @@ export class Minicluster implements HostBackend {
 
   /**
    * Destroys deleted volumes: each agent removes the volume's directory, unless a live task of its mounts it
-   * (then it is said on stderr and kept). An agent that is gone (removed) runs nothing, so its volume's
-   * directory is removed at once: an agent registering again under its id must not find the data. Resolves
-   * once every removal ended.
+   * (then it is said on stderr and kept). A host with no agent here now (removed, or not added again since
+   * a restart) runs nothing, so its volume's directory, under the agent id the data dir keeps for the host,
+   * is removed at once: there is nothing to wait for, and the data is gone even if the host never comes
+   * back. A host that never had an agent on this data dir has no directory here, so nothing of it to
+   * destroy (said on stderr). Resolves once every removal ended.
    */
   async destroyVolumes(volumes: VolumeRef[]): Promise<void> {
     await Promise.all(volumes.map(async (v) => {
@@ -200,19 +210,19 @@ export class Minicluster implements HostBackend {
   }
 
   #destroyVolume(v: VolumeRef): Promise<void> {
+    // By host name first: the volume's record names its host, and the host keeps its agent id.
     const agents = [...this.#agents.values(), ...[...this.#down.values()].map((d) => d.agent)];
-    const agent = agents.find((a) => a.agentId === v.agentId) ??
-      agents.find((a) => a.hostname === v.hostname);
+    const agent = agents.find((a) => a.hostname === v.hostname) ??
+      agents.find((a) => v.agentId !== "" && a.agentId === v.agentId);
     if (agent) return agent.destroyVolume(v.volumeId);
-    const known = this.#hosts.get(v.agentId) ??
-      [...this.#hosts.values()].find((h) => h.hostname === v.hostname);
+    const agentId = this.#ids.saved(v.hostname) ?? this.#hosts.get(v.agentId)?.agentId;
     const why = !isSafeId(v.volumeId)
       ? "not a volume id"
-      : !known
-      ? `no agent ${v.agentId ? v.agentId : `on host ${v.hostname}`} was ever in this minicluster`
+      : !agentId
+      ? `no agent on host ${v.hostname} ever ran on this data dir, so none of its volumes is here`
       : undefined;
     if (why) return Promise.reject(new Error(`Cannot destroy volume ${JSON.stringify(v.volumeId)}: ${why}`));
-    return removeVolumeDir(volumePath(this.dataDir, known!.agentId, v.volumeId));
+    return removeVolumeDir(volumePath(this.dataDir, agentId!, v.volumeId));
   }
 
   /** Ends every live task (SIGTERM, SIGKILL after a short grace) as TASK_LOST and waits until all exited. */
@@ -234,7 +244,10 @@ export class Minicluster implements HostBackend {
     return this.#stopping;
   }
 
-  /** Adds an agent (default names `agent-<i>` / `minicluster-S<i>`); announced with host-up once started. */
+  /**
+   * Adds an agent (default name `agent-<i>`) under the id its host had on this data dir, else a new one
+   * (`minicluster-S<n>`); announced with host-up once started. Throws if the id cannot be recorded.
+   */
   addAgent(options: Partial<AgentOptions> = {}): HostInfo {
     if (this.#stopping) throw new Error("Cannot add agent: the minicluster is stopped");
     const host = this.#add(options).info();
@@ -258,8 +271,9 @@ export class Minicluster implements HostBackend {
   }
 
   /**
-   * Takes a host's machine down for maintenance (Mesos's `/machine/down`): its agent leaves as a removed one
-   * does (tasks still there end TASK_LOST, REASON_AGENT_REMOVED; a drained host has none), then host-lost.
+   * Takes a host's machine down for maintenance (Mesos's `/machine/down`): its agent leaves (tasks still
+   * there end TASK_LOST, with Mesos's reason for an agent the operator removed,
+   * REASON_AGENT_REMOVED_BY_OPERATOR, not a failure of theirs; a drained host has none), then host-lost.
    * It offers nothing and runs nothing until `machineUp`. A host with no registered agent is left as it is.
    */
   machineDown(hostname: string): void {
@@ -268,7 +282,8 @@ export class Minicluster implements HostBackend {
     if (!agent) return;
     this.#agents.delete(agent.agentId);
     const message = `Agent ${agent.agentId} removed: its machine is down for maintenance`;
-    const shutDown = agent.shutdown({ state: "TASK_LOST", reason: "REASON_AGENT_REMOVED", message }, 0)
+    const reason = "REASON_AGENT_REMOVED_BY_OPERATOR";
+    const shutDown = agent.shutdown({ state: "TASK_LOST", reason, message }, 0)
       .then(() => {
         this.#push({
           kind: "host-lost",
@@ -352,9 +367,10 @@ export class Minicluster implements HostBackend {
   #add(partial: Partial<AgentOptions>): Agent {
     const i = this.#nextIndex++;
     const d = this.#defaults;
+    const hostname = partial.hostname ?? `agent-${i}`;
     const options: AgentOptions = {
-      hostname: partial.hostname ?? `agent-${i}`,
-      agentId: partial.agentId ?? `minicluster-S${i}`,
+      hostname,
+      agentId: partial.agentId ?? this.#ids.saved(hostname) ?? this.#newAgentId(i),
       resources: { ...(partial.resources ?? d.resources) },
       attributes: { rack: `rack-${i % 2}`, ...d.attributes, ...partial.attributes },
       portRanges: partial.portRanges ?? [d.portRange],
@@ -373,9 +389,28 @@ export class Minicluster implements HostBackend {
       onStatus: (s) => this.#record(s),
       spawner: this.#spawner,
     });
+    // Before the agent runs anything: its sandboxes and volumes go under this id from now on.
+    this.#ids.record(options.hostname, options.agentId);
     this.#agents.set(agent.agentId, agent);
     this.#hosts.set(agent.agentId, agent.info());
     return agent;
+  }
+
+  /**
+   * An id no host has: `minicluster-S<i>` by the order agents are added, or the next free one after it.
+   * One whose directory is there is not free: it holds an agent's data from before ids were kept. Except
+   * for the agents a data dir from then starts with, which had these ids by their order and find their
+   * own directories again.
+   */
+  #newAgentId(i: number): string {
+    const fromBefore = this.#starting && !this.#ids.existed;
+    const inUse = new Set(this.hosts().map((h) => h.agentId));
+    for (let n = i;; n++) {
+      const id = `minicluster-S${n}`;
+      if (this.#ids.taken(id) || inUse.has(id)) continue;
+      if (!fromBefore && exists(`${this.dataDir}/agents/${id}`)) continue;
+      return id;
+    }
   }
 
   #invalid(spec: LaunchSpec): string | undefined {
@@ -460,5 +495,15 @@ export class Minicluster implements HostBackend {
     const batch = this.#pending;
     this.#pending = [];
     this.#sink(batch);
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return false;
+    throw e;
   }
 }
