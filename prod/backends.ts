@@ -111,7 +111,13 @@ export async function addAgent(minicluster: Minicluster | undefined, req: Reques
 
 /** `GET /sandbox/<taskId>/<stdout|stderr>[?agentId=ID]`. */
 export async function sandboxFile(backend: SandboxBackend, url: URL): Promise<Response> {
-  const [taskId, file] = url.pathname.split("/").slice(2).map(decodeURIComponent);
+  let taskId: string, file: string;
+  try {
+    [taskId, file] = url.pathname.split("/").slice(2).map(decodeURIComponent);
+  } catch {
+    // `%E0%A4%A`: an escape that is not UTF-8 names no task.
+    return new Response("the sandbox path is not valid percent-encoded UTF-8\n", { status: 400 });
+  }
   if (file !== "stdout" && file !== "stderr") {
     return new Response("file must be stdout or stderr\n", { status: 400 });
   }

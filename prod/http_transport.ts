@@ -14,6 +14,39 @@ export interface Envelope {
 }
 
 /**
+ * A POSTed body as an envelope, or what is wrong with it (naming the field): `to` an address, `from` the
+ * sender's instance and URL if given, `messages` a list of messages, each with its `kind`. The messages'
+ * own fields are the sending daemon's (an authenticated one, when auth is on), not checked here.
+ */
+export function parseEnvelope(raw: unknown): Envelope | string {
+  if (!isObject(raw)) return `envelope: got ${what(raw)}, expected {to, from, messages}`;
+  if (typeof raw.to !== "string" || raw.to === "") return `to: got ${what(raw.to)}, expected an address`;
+  if (raw.from !== undefined) {
+    const from = raw.from;
+    if (!isObject(from) || typeof from.instance !== "string" || typeof from.url !== "string") {
+      return `from: got ${what(from)}, expected {instance, url}`;
+    }
+  }
+  if (!Array.isArray(raw.messages)) return `messages: got ${what(raw.messages)}, expected a list of messages`;
+  for (const [i, m] of raw.messages.entries()) {
+    if (!isObject(m)) return `messages[${i}]: got ${what(m)}, expected a message`;
+    if (typeof m.kind !== "string") {
+      return `messages[${i}].kind: got ${what(m.kind)}, expected a message kind`;
+    }
+  }
+  return raw as unknown as Envelope;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function what(v: unknown): string {
+  if (v === undefined) return "nothing";
+  return v === null ? "null" : Array.isArray(v) ? "a list" : typeof v;
+}
+
+/**
  * Where addresses live. Durable addresses (a role's leader, a job shard) move between processes and
  * messages to them wait and are retried until someone serves them; instance addresses die with their
  * process.

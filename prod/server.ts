@@ -1,5 +1,5 @@
 /** Production mode's all-in-one wiring: the four daemons in one process, the store, the backend and HTTP. */
-import { readApiCall } from "./daemons/api_request.ts";
+import { givesDeadline, readApiCall } from "./daemons/api_request.ts";
 import { routeProcedure } from "../core/api/procedures.ts";
 import { DEFAULT_HOSTMGR_CONFIG, HostManager } from "../core/hostmgr/hostmgr.ts";
 import { DEFAULT_JOBMGR_CONFIG, JobManager, type JobmgrConfig } from "../core/jobmgr/jobmgr.ts";
@@ -337,8 +337,8 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
       opts.log?.(`${route.procedure} ${code} ${(seconds * 1000).toFixed(1)}ms`);
     };
     if (route.procedure === WATCH_PROCEDURE) {
-      // Timed to the first response: the stream runs on after.
-      const opened = await watches.open(route.daemon, body, ttl);
+      // Timed to the first response; the stream runs on after, to the caller's deadline if it gave one.
+      const opened = await watches.open(route.daemon, body, ttl, givesDeadline(req));
       observe(opened.code);
       return opened.response;
     }

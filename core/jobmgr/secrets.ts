@@ -34,7 +34,8 @@ export function parseSecrets(
     return { ok: false, message: `secrets: got ${kind(raw)}, expected a list of secrets` };
   }
   const out: SecretInput[] = [];
-  const paths = new Set<string>();
+  /** Each secret's file as the sandbox's components joined (`/etc/a`, `./etc/a` and `etc/a` are one). */
+  const files = new Map<string, { index: number; path: string }>();
   for (let i = 0; i < raw.length; i++) {
     const s = raw[i] as Body;
     const at = `secrets[${i}]`;
@@ -62,15 +63,9 @@ export function parseSecrets(
         message: `${at}.path: ${s.path.length} characters, expected at most ${MAX_SECRET_PATH}`,
       };
     }
-    if (s.path.split("/").includes("..")) {
-      return { ok: false, message: `${at}.path: got "${s.path}", expected a path without ".." parts` };
-    }
-    // A relative path is under the task's sandbox, where these are its logs: the secret would be printed.
-    if (s.path === "stdout" || s.path === "stderr" || /^(\.\/)+std(out|err)$/.test(s.path)) {
-      return { ok: false, message: `${at}.path: got "${s.path}", the task's own log file in its sandbox` };
-    }
-    if (paths.has(s.path)) return { ok: false, message: `${at}.path: "${s.path}" is given twice` };
-    paths.add(s.path);
+    const problem = secretPathProblem(s.path, files);
+    if (problem) return { ok: false, message: `${at}.path: ${problem}` };
+    files.set(sandboxFile(s.path), { index: i, path: s.path });
     const data = (s.value as Body | undefined)?.data;
     if (typeof data !== "string" || !BASE64.test(data)) {
       // Never the data itself in the message: it is the secret.
@@ -82,7 +77,59 @@ export function parseSecrets(
     }
     out.push({ secretId: id || undefined, path: s.path, data });
   }
+  const nested = nestedProblem(files);
+  if (nested) return { ok: false, message: nested };
   return { ok: true, value: out };
+}
+
+/**
+ * Where a secret lands below the task's sandbox, as the minicluster writes it (prod/minicluster/secrets.ts):
+ * an absolute path too (`/etc/app/key` at `<sandbox>/etc/app/key`), empty and `.` components dropped.
+ */
+function sandboxFile(path: string): string {
+  return path.split("/").filter((p) => p !== "" && p !== ".").join("/");
+}
+
+/**
+ * Why a secret's path cannot be written at every launch, given the files of the secrets before it (by their
+ * index), or undefined. Refused here, at create or update, rather than at each launch.
+ */
+function secretPathProblem(
+  path: string,
+  files: ReadonlyMap<string, { index: number; path: string }>,
+): string | undefined {
+  if (path.includes("\0")) return `got ${JSON.stringify(path)}, expected a path without NUL characters`;
+  if (path.split("/").includes("..")) return `got "${path}", expected a path without ".." parts`;
+  const file = sandboxFile(path);
+  if (file === "") return `got "${path}", expected a path naming a file`;
+  // `sec/` would be written as a file named `sec`.
+  if (/\/\.?$/.test(path)) return `got "${path}", expected a file's path, not a directory's (it ends in /)`;
+  // Below the task's sandbox (an absolute path too, in the minicluster) these are its logs: the secret would
+  // be printed.
+  if (file === "stdout" || file === "stderr") return `got "${path}", the task's own log file in its sandbox`;
+  const same = files.get(file);
+  if (same?.path === path) return `"${path}" is given twice`;
+  if (same) return `"${path}" is given twice: secrets[${same.index}].path "${same.path}" is the same file`;
+  return undefined;
+}
+
+/**
+ * A secret whose file would be the directory of another's (`sec/a` and `sec/a/b`), as the message naming the
+ * later of the two, or undefined. Sorted by components, a file's first successor is below it if any is.
+ */
+function nestedProblem(files: ReadonlyMap<string, { index: number; path: string }>): string | undefined {
+  const sorted = [...files].map(([file, s]) => ({ file, key: file.replaceAll("/", "\0"), ...s }))
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  for (let k = 1; k < sorted.length; k++) {
+    const dir = sorted[k - 1], below = sorted[k];
+    if (!below.file.startsWith(`${dir.file}/`)) continue;
+    return below.index > dir.index
+      ? `secrets[${below.index}].path: "${below.path}" is below secrets[${dir.index}].path "${dir.path}", ` +
+        "a file, not a directory"
+      : `secrets[${dir.index}].path: "${dir.path}" is a directory holding secrets[${below.index}].path ` +
+        `"${below.path}", not a file`;
+  }
+  return undefined;
 }
 
 /**

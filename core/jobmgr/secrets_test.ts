@@ -226,3 +226,60 @@ Deno.test("secrets: the v1alpha JobService takes them on CreateJob and ReplaceJo
   await rig.reads();
   assert.doesNotMatch(JSON.stringify(rig.replies()), new RegExp(`${KEY}|${CERT}`));
 });
+
+Deno.test("secrets: a path the sandbox cannot hold as a file is refused at create and update, naming the field", () => {
+  const one = (...paths: string[]) => paths.map((path) => ({ path, value: { data: KEY } }));
+  const cases: [unknown, RegExp][] = [
+    // An absolute path lands below the sandbox: these are the task's own logs.
+    [one("/stdout"), /^secrets\[0\]\.path: got "\/stdout", the task's own log file in its sandbox$/],
+    [one("//stderr"), /^secrets\[0\]\.path: got "\/\/stderr", the task's own log file/],
+    [one("/./stdout"), /^secrets\[0\]\.path: got "\/\.\/stdout", the task's own log file/],
+    [one(".//stderr"), /^secrets\[0\]\.path: got "\.\/\/stderr", the task's own log file/],
+    // A directory's path would be written as a file of that name.
+    [one("sec/"), /^secrets\[0\]\.path: got "sec\/", expected a file's path, not a directory's/],
+    [one("/etc/app/."), /^secrets\[0\]\.path: got "\/etc\/app\/\.", expected a file's path/],
+    [one("/"), /^secrets\[0\]\.path: got "\/", expected a path naming a file$/],
+    [one("./"), /^secrets\[0\]\.path: got "\.\/", expected a path naming a file$/],
+    [one("a\0b"), /^secrets\[0\]\.path: got "a\\u0000b", expected a path without NUL characters$/],
+    // One file at two spellings, and a file that another secret needs as its directory.
+    [
+      one("sec/a", "/sec/a"),
+      /^secrets\[1\]\.path: "\/sec\/a" is given twice: secrets\[0\]\.path "sec\/a" is the same file$/,
+    ],
+    [
+      one("sec/a", "sec/a-x", "sec/a/b"),
+      /^secrets\[2\]\.path: "sec\/a\/b" is below secrets\[0\]\.path "sec\/a", a file, not a directory$/,
+    ],
+    [
+      one("/sec/a/b", "sec/a"),
+      /^secrets\[1\]\.path: "sec\/a" is a directory holding secrets\[0\]\.path "\/sec\/a\/b", not a file$/,
+    ],
+  ];
+  for (const [secrets, message] of cases) {
+    const parsed = parseSecrets(secrets);
+    assert.ok(
+      !parsed.ok && message.test(parsed.message),
+      `${JSON.stringify(secrets)}: ${JSON.stringify(parsed)}`,
+    );
+    const rig = new JobmgrRig();
+    const reply = create(rig, secrets);
+    assert.equal(reply.error?.code, "invalid-argument", JSON.stringify(secrets));
+    assert.match(reply.error!.message, message);
+    assert.equal(rig.store.jobs.size, 0, "no job");
+  }
+  // Neighbours that are not each other's directories are fine.
+  assert.ok(parseSecrets(one("sec/a", "sec/ab", "sec/a-b", "sec/b/a", "/etc/stdout", "stdout.txt")).ok);
+
+  // An update that would add a file below one of the job's secrets is refused, and changes nothing.
+  const rig = new JobmgrRig();
+  create(rig, one("key"), { instanceCount: 1 });
+  rig.api("job", "Update", {
+    id: { value: JOB_ID },
+    config: jobConfigJson(makeJobConfig({ instanceCount: 2 })),
+    secrets: one("key", "key/nested"),
+  });
+  const [reply] = rig.replies();
+  assert.equal(reply.error?.code, "invalid-argument");
+  assert.match(reply.error!.message, /^secrets\[1\]\.path: "key\/nested" is below secrets\[0\]\.path "key"/);
+  assert.equal(rig.job().config.instanceCount, 1);
+});

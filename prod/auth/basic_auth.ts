@@ -2,15 +2,19 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { rpcError } from "../daemons/http_errors.ts";
-import { parseYamlValue } from "../../core/model/yaml_load.ts";
+import { routeProcedure } from "../../core/api/procedures.ts";
 import { readUtf8File } from "../utf8.ts";
+import { parseYamlText } from "./yaml_text.ts";
 
-/** The file `--auth-config` takes (`example/auth/basic/security_example.yaml`'s format). */
+/**
+ * The file `--auth-config` takes (`example/auth/basic/security_example.yaml`'s format). Every value is text,
+ * as in Peloton's Go struct: `load` reads a scalar as written (`password: 0123` is "0123").
+ */
 const configSchema = z.object({
   users: z.array(
     z.object({
       username: z.string().optional(),
-      password: z.union([z.string(), z.number()]).optional(),
+      password: z.string().optional(),
       role: z.string(),
     }).strict(),
   ),
@@ -46,12 +50,15 @@ const MATCH_ALL = "*";
 /**
  * Peloton's `SecurityManager` (`pkg/auth/impl/basic`): a user without name and password is the default
  * user of calls that bring no credentials; a procedure is permitted when the role accepts it and does not
- * reject it; rules are `service:Method`, `service:Prefix*`, `service:*` or `*`.
+ * reject it; rules are `service:Method`, `service:Prefix*`, `service:*` or `*`. As Peloton's
+ * `validateConfig`, a file must name its `internal_user`, a user whose role accepts `*` and rejects nothing:
+ * the daemons of a cluster send each other their messages with its credentials, and take no others.
  */
 export class BasicAuth {
   readonly #users = new Map<string, { digest: string; role: Role }>();
   readonly #defaultRole?: Role;
-  readonly internal?: Credentials;
+  readonly internal: Credentials;
+  readonly #internalDigest: string;
 
   constructor(config: AuthConfig) {
     const roles = new Map<string, Role>();
@@ -68,7 +75,7 @@ export class BasicAuth {
     for (const u of config.users) {
       const role = roles.get(u.role);
       if (!role) throw new Error(`user ${u.username ?? "(default)"} has undefined role ${u.role}`);
-      const password = u.password === undefined ? "" : String(u.password);
+      const password = u.password ?? "";
       if (!u.username && !password) {
         if (defaultRole) throw new Error("more than one default user (no username and password) is defined");
         defaultRole = role;
@@ -80,22 +87,28 @@ export class BasicAuth {
       this.#users.set(u.username, { digest: digest(password), role });
     }
     this.#defaultRole = defaultRole;
-    if (config.internal_user !== undefined) {
-      const u = config.users.find((x) => x.username === config.internal_user);
-      if (!u) throw new Error(`internal_user ${config.internal_user} is not defined under users`);
-      const role = config.roles.find((r) => r.role === u.role)!;
-      if (!(role.accept.length === 1 && role.accept[0] === MATCH_ALL && role.reject.length === 0)) {
-        throw new Error(`internal_user ${u.username}: its role must accept * and reject nothing`);
-      }
-      this.internal = { username: u.username!, password: String(u.password) };
+    // Without it the daemons could not tell each other's messages from anyone's, nor send theirs.
+    if (!config.internal_user) {
+      throw new Error(
+        "internal_user: missing; name the user the daemons authenticate to each other as, one with a " +
+          "username, a password and a role that accepts * and rejects nothing",
+      );
     }
+    const u = config.users.find((x) => x.username === config.internal_user);
+    if (!u) throw new Error(`internal_user ${config.internal_user} is not defined under users`);
+    const role = config.roles.find((r) => r.role === u.role)!;
+    if (!(role.accept.length === 1 && role.accept[0] === MATCH_ALL && role.reject.length === 0)) {
+      throw new Error(`internal_user ${u.username}: its role must accept * and reject nothing`);
+    }
+    this.internal = { username: u.username!, password: u.password! };
+    this.#internalDigest = digest(u.password!);
   }
 
   /** Reads and checks an auth file; errors name the file and the field. */
   static async load(path: string): Promise<BasicAuth> {
     let raw: unknown;
     try {
-      raw = parseYamlValue(await readUtf8File(path));
+      raw = parseYamlText(await readUtf8File(path));
     } catch (e) {
       throw new Error(`Cannot read auth config ${path}: ${(e as Error).message}`);
     }
@@ -112,9 +125,10 @@ export class BasicAuth {
   }
 
   /**
-   * Decides a call to `procedures` (the names the call goes by: as sent, canonical, v0-versioned). No
-   * credentials: the default user, or 401. Wrong ones: 401. A role that does not permit it: 403, or 401
-   * for a caller who brought no credentials (so that it knows to log in).
+   * Decides a call to `procedures`, every name the call goes by (as sent, canonical, v0-versioned, short):
+   * permitted when the role accepts one of them and rejects none, so that no alias gets around a reject
+   * rule. No credentials: the default user, or 401. Wrong ones: 401. A role that does not permit it: 403, or
+   * 401 for a caller who brought no credentials (so that it knows to log in).
    */
   check(creds: Credentials | undefined, procedures: string[]): AuthDecision {
     let role: Role | undefined, user = "";
@@ -130,7 +144,7 @@ export class BasicAuth {
       user = creds.username;
     }
     // No procedure named (no Rpc-Procedure header): the caller is only authenticated.
-    if (!procedures.length || procedures.some((p) => permitted(role!, p))) return { ok: true, user };
+    if (!procedures.length || permitted(role, procedures)) return { ok: true, user };
     const who = user ? `user ${user}` : "calls without credentials";
     return {
       ok: false,
@@ -139,36 +153,67 @@ export class BasicAuth {
     };
   }
 
-  /** Whether `creds` are the internal user's (daemon-to-daemon messages). */
+  /** Whether `creds` are the internal user's (daemon-to-daemon messages); none never are. */
   isInternal(creds: Credentials | undefined): boolean {
-    if (!this.internal) return true;
-    return creds?.username === this.internal.username && creds.password === this.internal.password;
+    if (!creds?.username || !creds.password) return false;
+    return creds.username === this.internal.username && digest(creds.password) === this.#internalDigest;
   }
 }
 
-/** Credentials from `Authorization: Basic`, or Peloton's `username`/`password` headers. */
+/**
+ * Credentials from `Authorization: Basic` (RFC 7617 with charset UTF-8, as browsers, curl and the CLI send
+ * them; bytes that are not UTF-8 are read as Latin-1, as older clients sent them), or Peloton's
+ * `username`/`password` headers (their bytes read the same way, as Peloton's Go server compares them).
+ */
 export function credentialsOf(headers: Headers): Credentials | undefined {
   const auth = headers.get("authorization");
   if (auth?.toLowerCase().startsWith("basic ")) {
-    try {
-      const text = atob(auth.slice(6).trim());
-      const colon = text.indexOf(":");
-      if (colon >= 0) return { username: text.slice(0, colon), password: text.slice(colon + 1) };
-    } catch { /* not base64: treated as no credentials */ }
+    const text = basicText(auth.slice(6).trim());
+    const colon = text?.indexOf(":") ?? -1;
+    if (text !== undefined && colon >= 0) {
+      return { username: text.slice(0, colon), password: text.slice(colon + 1) };
+    }
   }
-  const username = headers.get("username") ?? "", password = headers.get("password") ?? "";
+  const username = utf8Text(headers.get("username") ?? ""),
+    password = utf8Text(headers.get("password") ?? "");
   return username || password ? { username, password } : undefined;
 }
 
+/** `user:password` as UTF-8 in base64 (RFC 7617's charset UTF-8), for an `Authorization` header. */
 export function basicHeader(c: Credentials): string {
-  return `Basic ${btoa(`${c.username}:${c.password}`)}`;
+  const bytes = new TextEncoder().encode(`${c.username}:${c.password}`);
+  return `Basic ${btoa(Array.from(bytes, (b) => String.fromCharCode(b)).join(""))}`;
 }
 
-function permitted(role: Role, procedure: string): boolean {
-  const sep = procedure.indexOf("::");
-  if (sep < 0) return false;
-  const service = procedure.slice(0, sep), method = procedure.slice(sep + 2);
-  return (role.all || matches(role.accepts, service, method)) && !matches(role.rejects, service, method);
+/** The text of a basic token; undefined when it is not base64 (treated as no credentials). */
+function basicText(token: string): string | undefined {
+  try {
+    return utf8Text(atob(token));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Bytes held one a character (as `atob` and HTTP header values give them) read as UTF-8, else as they are. */
+function utf8Text(binary: string): string {
+  // deno-lint-ignore no-control-regex
+  if (/^[\x00-\x7f]*$/.test(binary) || /[^\x00-\xff]/.test(binary)) return binary;
+  try {
+    const bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0));
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    return binary;
+  }
+}
+
+/** Accepted under one of the call's names and rejected under none of them. */
+function permitted(role: Role, procedures: string[]): boolean {
+  const split = procedures.map((p) => {
+    const sep = p.indexOf("::");
+    return sep < 0 ? undefined : [p.slice(0, sep), p.slice(sep + 2)] as const;
+  });
+  if (split.some((sm) => sm && matches(role.rejects, sm[0], sm[1]))) return false;
+  return split.some((sm) => sm && (role.all || matches(role.accepts, sm[0], sm[1])));
 }
 
 function matches(rules: Map<string, string[]>, service: string, method: string): boolean {
@@ -208,6 +253,8 @@ function digest(password: string): string {
 }
 
 const HOP_HEADER = "x-peloton-hop";
+/** The challenge of a 401: RFC 7617's charset tells a browser to send the credentials as UTF-8. */
+export const WWW_AUTHENTICATE = 'Basic realm="peloton", charset="UTF-8"';
 
 /**
  * The procedure an HTTP endpoint beside the API is checked as: sandbox files are what BrowseSandbox points
@@ -220,9 +267,21 @@ export function endpointProcedure(path: string): string | undefined {
   return undefined;
 }
 
-/** `peloton.api.job.JobManager` → `peloton.api.v0.job.JobManager`, the names auth files use for v0. */
-function versioned(procedure: string): string {
-  return procedure.replace(/^peloton\.api\.(job|task|respool)\./, "peloton.api.v0.$1.");
+/**
+ * Every name a routed procedure is served under, the canonical first: its v0-versioned name
+ * (`peloton.api.v0.job.JobManager::Get`, the names auth files use for v0) and its short one
+ * (`JobManager::Get`), each kept only if it routes to the same procedure.
+ */
+export function procedureAliases(canonical: string): string[] {
+  const sep = canonical.indexOf("::");
+  if (sep < 0) return [canonical];
+  const service = canonical.slice(0, sep), method = canonical.slice(sep + 2);
+  const candidates = [
+    service.replace(/^peloton\.api\.(job|task|respool)\./, "peloton.api.v0.$1."),
+    service.slice(service.lastIndexOf(".") + 1),
+  ].map((s) => `${s}::${method}`);
+  const same = candidates.filter((p) => routeProcedure(p)?.procedure === canonical);
+  return [...new Set([canonical, ...same])];
 }
 
 /**
@@ -240,11 +299,12 @@ export function authorizeCall(
 ): Response | undefined {
   if (!auth) return undefined;
   const creds = credentialsOf(headers);
-  if (headers.has(HOP_HEADER) && auth.internal && auth.isInternal(creds)) return undefined;
+  if (headers.has(HOP_HEADER) && auth.isInternal(creds)) return undefined;
   const asSent = sent.includes("::") || !sent.includes(".") ? sent : sent.replace(/\.(?=[^.]*$)/, "::");
+  // As sent first, so that a refusal names the call as its caller knows it.
   const names = canonical === undefined
     ? (sent ? [asSent] : [])
-    : [...new Set([sent, canonical, versioned(canonical)])];
+    : [...new Set([asSent, ...procedureAliases(canonical)])];
   const decision = auth.check(creds, names);
   if (decision.ok) return undefined;
   const code = decision.status === 401 ? "unauthenticated" : "permission-denied";
@@ -252,6 +312,6 @@ export function authorizeCall(
   return rpcError(code, decision.message, {
     beforeHandler: true,
     status: decision.status,
-    headers: decision.status === 401 ? { "www-authenticate": 'Basic realm="peloton"' } : {},
+    headers: decision.status === 401 ? { "www-authenticate": WWW_AUTHENTICATE } : {},
   });
 }

@@ -1,6 +1,14 @@
 /** Peloton's basic-auth files, as they are: users, default user, roles, accept and reject rules. */
 import assert from "node:assert/strict";
-import { authorizeCall, BasicAuth, credentialsOf } from "./basic_auth.ts";
+import {
+  authorizeCall,
+  BasicAuth,
+  basicHeader,
+  credentialsOf,
+  endpointProcedure,
+  procedureAliases,
+} from "./basic_auth.ts";
+import { routeProcedure } from "../../core/api/procedures.ts";
 
 const DIR = new URL("./testdata/", import.meta.url).pathname;
 const STATELESS = "peloton.api.v1alpha.job.stateless.svc.JobService";
@@ -54,7 +62,7 @@ Deno.test("test_basic_auth_config.yaml: the internal user, and credentials by he
     "peloton.api.job.JobManager::Create",
   );
   assert.equal(none?.status, 401);
-  assert.equal(none?.headers.get("www-authenticate"), 'Basic realm="peloton"');
+  assert.equal(none?.headers.get("www-authenticate"), 'Basic realm="peloton", charset="UTF-8"');
 });
 
 Deno.test("a bad auth file names the problem", async () => {
@@ -84,4 +92,153 @@ Deno.test("a procedure no daemon serves is still authenticated and authorized, u
   // No procedure at all: only who the caller is is checked.
   assert.equal(authorizeCall(auth, as(), "", undefined), undefined, "the default user");
   assert.equal(authorizeCall(auth, as("peloton", "nope"), "", undefined)?.status, 401);
+});
+
+/** An auth file written for one test; removed after it. */
+async function withAuthFile(text: string, f: (auth: BasicAuth, file: string) => Promise<void> | void) {
+  const file = await Deno.makeTempFile({ suffix: ".yaml" });
+  try {
+    await Deno.writeTextFile(file, text);
+    await f(await BasicAuth.load(file), file);
+  } finally {
+    await Deno.remove(file);
+  }
+}
+
+const ROOT_USER = "  - username: root\n    password: rootpw\n    role: root\n";
+const ROOT_ROLE = "  - role: root\n    accept: ['*']\n";
+
+Deno.test("an auth file must name its internal_user: without one the daemons' messages would need no credentials", async () => {
+  const file = await Deno.makeTempFile({ suffix: ".yaml" });
+  try {
+    await Deno.writeTextFile(file, `users:\n${ROOT_USER}roles:\n${ROOT_ROLE}`);
+    await assert.rejects(
+      BasicAuth.load(file),
+      new RegExp(`^Error: Cannot load auth config ${file}: internal_user: missing; name the user`),
+    );
+    await Deno.writeTextFile(file, `users:\n${ROOT_USER}roles:\n${ROOT_ROLE}internal_user: ""\n`);
+    await assert.rejects(BasicAuth.load(file), /internal_user: missing/);
+  } finally {
+    await Deno.remove(file);
+  }
+  await withAuthFile(`users:\n${ROOT_USER}roles:\n${ROOT_ROLE}internal_user: root\n`, (auth) => {
+    assert.equal(auth.isInternal(undefined), false, "no credentials");
+    assert.equal(auth.isInternal({ username: "", password: "" }), false);
+    assert.equal(auth.isInternal({ username: "root", password: "nope" }), false);
+    assert.equal(auth.isInternal({ username: "root", password: "rootpw" }), true);
+  });
+});
+
+const OPS_FILE = `users:
+${ROOT_USER}  - username: ops
+    password: opspw
+    role: ops
+  - username: reader
+    password: readerpw
+    role: reader
+roles:
+${ROOT_ROLE}  - role: ops
+    accept: ['*']
+    reject:
+      - peloton.api.v0.job.JobManager:Delete
+      - peloton.api.v0.task.TaskManager:BrowseSandbox
+      - peloton.api.v0.host.svc.HostService:StartMaintenance
+  - role: reader
+    accept:
+      - peloton.api.v0.job.JobManager:Get
+internal_user: root
+`;
+
+Deno.test("a reject rule holds under every name a procedure goes by; an accept rule under any of them", async () => {
+  await withAuthFile(OPS_FILE, (auth) => {
+    const as = (user: string, password: string) =>
+      new Headers({ authorization: `Basic ${btoa(`${user}:${password}`)}` });
+    const ops = as("ops", "opspw"), reader = as("reader", "readerpw");
+    // As process.ts and server.ts check a call: the name sent, and the procedure it routes to.
+    const call = (headers: Headers, sent: string) =>
+      authorizeCall(auth, headers, sent, routeProcedure(sent)?.procedure)?.status;
+    const names = (service: string, short: string, method: string, v0?: string) =>
+      [service, short, ...(v0 ? [v0] : [])].flatMap((s) => [`${s}::${method}`, `${s}.${method}`]);
+    const rejected = [
+      ...names("peloton.api.job.JobManager", "JobManager", "Delete", "peloton.api.v0.job.JobManager"),
+      ...names(
+        "peloton.api.task.TaskManager",
+        "TaskManager",
+        "BrowseSandbox",
+        "peloton.api.v0.task.TaskManager",
+      ),
+      ...names("peloton.api.v0.host.svc.HostService", "HostService", "StartMaintenance"),
+    ];
+    assert.deepEqual(rejected.filter((p) => call(ops, p) !== 403), [], "refused under every name");
+    assert.equal(call(as("root", "rootpw"), "JobManager::Delete"), undefined, "root may");
+    // The role's other calls go on, under any name; a rule naming v0 accepts the call however it is sent.
+    const others = names("peloton.api.job.JobManager", "JobManager", "Get", "peloton.api.v0.job.JobManager");
+    assert.deepEqual(others.filter((p) => call(ops, p) !== undefined), []);
+    assert.deepEqual(others.filter((p) => call(reader, p) !== undefined), []);
+    assert.equal(call(reader, "JobManager::Delete"), 403);
+    assert.deepEqual(procedureAliases("peloton.api.job.JobManager::Get"), [
+      "peloton.api.job.JobManager::Get",
+      "peloton.api.v0.job.JobManager::Get",
+      "JobManager::Get",
+    ]);
+    // A sandbox file counts as BrowseSandbox, whose reject rule names its v0 name.
+    const sandbox = endpointProcedure("/sandbox/task-0-1/stdout")!;
+    assert.equal(authorizeCall(auth, ops, sandbox, sandbox)?.status, 403);
+    assert.equal(authorizeCall(auth, as("root", "rootpw"), sandbox, sandbox), undefined);
+    const refused = authorizeCall(auth, ops, "JobManager.Delete", "peloton.api.job.JobManager::Delete");
+    assert.equal(refused?.status, 403);
+  });
+});
+
+Deno.test("credentials are UTF-8 both ways (RFC 7617), as browsers, curl and the CLI send them", async () => {
+  const users = [["anna", "pässwörd"], ["李", "密码"], ["emoji", "🔑:key"]];
+  const text = `users:\n${ROOT_USER}${
+    users.map(([u, p]) => `  - username: ${u}\n    password: "${p}"\n    role: root\n`).join("")
+  }roles:\n${ROOT_ROLE}internal_user: root\n`;
+  await withAuthFile(text, (auth) => {
+    const utf8 = (s: string) => btoa(String.fromCharCode(...new TextEncoder().encode(s)));
+    for (const [username, password] of users) {
+      const header = basicHeader({ username, password });
+      assert.equal(header, `Basic ${utf8(`${username}:${password}`)}`, "as curl -u sends it");
+      const creds = credentialsOf(new Headers({ authorization: header }));
+      assert.deepEqual(creds, { username, password });
+      assert.deepEqual(auth.check(creds, ["x::Y"]), { ok: true, user: username });
+    }
+    // Peloton's own headers carry the same bytes, which arrive one a character.
+    const bytes = (t: string) => String.fromCharCode(...new TextEncoder().encode(t));
+    const peloton = credentialsOf(new Headers({ username: bytes("李"), password: bytes("密码") }));
+    assert.deepEqual(peloton, { username: "李", password: "密码" });
+    // A Latin-1 client (bytes that are not UTF-8) is still understood.
+    const latin1 = credentialsOf(new Headers({ authorization: `Basic ${btoa("anna:pässwörd")}` }));
+    assert.deepEqual(latin1, { username: "anna", password: "pässwörd" });
+    const challenge = authorizeCall(auth, new Headers(), "x::Y", undefined)?.headers.get("www-authenticate");
+    assert.equal(challenge, 'Basic realm="peloton", charset="UTF-8"');
+  });
+});
+
+Deno.test("a password that looks like a number is the text written in the file", async () => {
+  const passwords = ["0123", "1e3", "0x1F", "12345678901234567890", "yes", "1_000", "0o17", "1:20", ".inf"];
+  const text = `users:\n${ROOT_USER}${
+    passwords.map((p, i) => `  - username: u${i}\n    password: ${p}\n    role: root\n`).join("")
+  }  - username: 42\n    password: 007\n    role: root\nroles:\n${ROOT_ROLE}internal_user: root\n`;
+  await withAuthFile(text, (auth) => {
+    for (const [i, password] of passwords.entries()) {
+      assert.equal(auth.check({ username: `u${i}`, password }, ["x::Y"]).ok, true, password);
+    }
+    assert.equal(auth.check({ username: "u0", password: "123" }, ["x::Y"]).ok, false, "not the number");
+    assert.equal(auth.check({ username: "u1", password: "1000" }, ["x::Y"]).ok, false);
+    assert.equal(auth.check({ username: "u2", password: "31" }, ["x::Y"]).ok, false);
+    assert.equal(
+      auth.check({ username: "42", password: "007" }, ["x::Y"]).ok,
+      true,
+      "a number as a username",
+    );
+  });
+  const file = await Deno.makeTempFile({ suffix: ".yaml" });
+  try {
+    await Deno.writeTextFile(file, `users:\n${ROOT_USER}    password: other\nroles:\n${ROOT_ROLE}`);
+    await assert.rejects(BasicAuth.load(file), /line 5: key "password" is given twice/);
+  } finally {
+    await Deno.remove(file);
+  }
 });

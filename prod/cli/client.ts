@@ -1,4 +1,5 @@
 /** HTTP client for Peloton's YARPC-style JSON API, as the CLI and tests use it. */
+import { basicHeader } from "../auth/basic_auth.ts";
 import { replyError } from "../daemons/http_errors.ts";
 
 export class ApiError extends Error {
@@ -56,7 +57,8 @@ export class PelotonClient {
    * Calls a server-streaming procedure (WatchService::Watch) and yields each response, a JSON line, as it
    * comes. The stream's last line, `{"error": {code, message}}`, is thrown as an ApiError (`cancelled` when
    * the watch was cancelled); a stream cut without one is `unavailable`. `signal` stops listening, which
-   * ends the stream quietly (the server cancels the watch). The timeout covers the first answer only.
+   * ends the stream quietly (the server cancels the watch). The timeout covers the first answer only: no
+   * `Context-TTL-Ms` is sent, which the server would take as the whole stream's deadline.
    */
   async *stream<T = Record<string, unknown>>(
     procedure: string,
@@ -72,10 +74,29 @@ export class PelotonClient {
     const aborted = signal ? AbortSignal.any([signal, firstAnswer.signal]) : firstAnswer.signal;
     let res: Response;
     try {
-      res = await this.#post(procedure, body, timeout, aborted);
+      // Not `#post`, which sends Context-TTL-Ms: a watch runs until it is cancelled, not to a deadline.
+      res = await fetch(`${this.baseUrl}/api/v1`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "rpc-procedure": procedure,
+          "rpc-caller": "peloton-cli",
+          "rpc-encoding": "json",
+          ...this.#auth(),
+        },
+        body: JSON.stringify(body),
+        signal: aborted,
+      });
     } catch (e) {
       if (signal?.aborted) return;
-      throw e;
+      if (firstAnswer.signal.aborted) {
+        throw new ApiError(
+          procedure,
+          "deadline-exceeded",
+          `no answer from ${this.baseUrl} within ${timeout} ms`,
+        );
+      }
+      throw new ApiError(procedure, "unavailable", `cannot reach ${this.baseUrl}: ${(e as Error).message}`);
     } finally {
       clearTimeout(timer);
     }
@@ -168,7 +189,8 @@ export class PelotonClient {
 
   #auth(): Record<string, string> {
     const c = this.options.credentials;
-    return c ? { authorization: `Basic ${btoa(`${c.username}:${c.password}`)}` } : {};
+    // As UTF-8 (RFC 7617): btoa alone takes Latin-1 only, and throws on "密码".
+    return c ? { authorization: basicHeader(c) } : {};
   }
 
   /** Reads a task's stdout or stderr from the server's sandbox endpoint; `agentId` says where the run was. */

@@ -2,6 +2,8 @@
 import assert from "node:assert/strict";
 import { rpcError } from "../daemons/http_errors.ts";
 import { ApiError, PelotonClient } from "./client.ts";
+import { credentialsOf } from "../auth/basic_auth.ts";
+import { runCli } from "./main.ts";
 
 /** Runs `fn` against a server answering every call with `handler`. */
 async function withServer(
@@ -54,5 +56,47 @@ Deno.test("a call with no answer within its own deadline is deadline-exceeded, n
     const late = await refusal(client.call("peloton.api.job.JobManager::Get"));
     never.resolve();
     assert.equal(late.code, "deadline-exceeded", late.message);
+  });
+});
+
+Deno.test("credentials go as UTF-8 (RFC 7617): a password of any script, from flags, the environment or a file", async () => {
+  const seen: (string | null)[] = [];
+  await withServer((req) => {
+    seen.push(req.headers.get("authorization"));
+    return rpcError("not-found", "no such job");
+  }, async (url) => {
+    const run = async (argv: string[], env: Record<string, string> = {}) => {
+      const err: string[] = [];
+      const code = await runCli([...argv, "job", "get", "x", "-m", url], {
+        out: () => {},
+        err: (l) => err.push(l),
+        env: (n) => env[n],
+      });
+      assert.equal(code, 1, err.join("\n"));
+      assert.doesNotMatch(err.join("\n"), /unavailable|cannot reach/);
+      const header = seen.at(-1);
+      assert.ok(header);
+      return credentialsOf(new Headers({ authorization: header }));
+    };
+    assert.deepEqual(await run([], { PELOTON_USERNAME: "李", PELOTON_PASSWORD: "密码" }), {
+      username: "李",
+      password: "密码",
+    });
+    assert.deepEqual(await run(["--username", "anna", "--password", "pässwörd"]), {
+      username: "anna",
+      password: "pässwörd",
+    });
+    const utf8 = new TextEncoder().encode("anna:pässwörd");
+    assert.equal(seen.at(-1), `Basic ${btoa(String.fromCharCode(...utf8))}`, "as curl -u sends it");
+    // A file's values are the text written, as Peloton's Go client reads them: 0123 is not 123.
+    const file = await Deno.makeTempFile({ suffix: ".yaml" });
+    try {
+      for (const password of ["0123", "1e3", "0x1F", "12345678901234567890", "yes"]) {
+        await Deno.writeTextFile(file, `username: 42\npassword: ${password}\n`);
+        assert.deepEqual(await run(["--basic-auth-config", file]), { username: "42", password });
+      }
+    } finally {
+      await Deno.remove(file);
+    }
   });
 });

@@ -16,7 +16,7 @@ import { statelessCommands } from "./stateless_commands.ts";
 import { upCommand } from "./up_command.ts";
 import { updateCommands } from "./update_commands.ts";
 import { watchCommands } from "./watch_commands.ts";
-import { parseYamlValue } from "../../core/model/yaml_load.ts";
+import { parseYamlText } from "../auth/yaml_text.ts";
 import { readUtf8File } from "../utf8.ts";
 
 export const COMMANDS: Command[] = [
@@ -387,7 +387,8 @@ async function credentialsFrom(
   if (file && (username === undefined || password === undefined)) {
     let raw: { username?: unknown; password?: unknown };
     try {
-      raw = parseYamlValue(await readUtf8File(file)) as typeof raw;
+      // Each value as written (`password: 0123` is "0123"), as Peloton's Go client reads it into a string.
+      raw = parseYamlText(await readUtf8File(file)) as typeof raw;
     } catch (e) {
       throw new Error(`--basic-auth-config: cannot read ${file}: ${(e as Error).message}`);
     }

@@ -1,7 +1,7 @@
 /** What every daemon process shares: store, leases, registry, HTTP transport, API front, health and metrics. */
 import { passOn } from "./pass_on.ts";
 import { settlesWithin } from "../settle.ts";
-import { readApiCall } from "./api_request.ts";
+import { givesDeadline, readApiCall } from "./api_request.ts";
 import type { ApiErrorCode, ApiReply, Message } from "../../core/messages.ts";
 import { type Route, routeProcedure } from "../../core/api/procedures.ts";
 import type { Address } from "../../core/ports/transport.ts";
@@ -17,7 +17,7 @@ import { ClusterStore } from "../cluster/cluster_store.ts";
 import { Registry } from "../cluster/registry.ts";
 import type { Fence } from "../store/fence.ts";
 import { SystemClock } from "../clock.ts";
-import { type Envelope, HttpTransport, MESSAGES_PATH, type Router } from "../http_transport.ts";
+import { HttpTransport, MESSAGES_PATH, parseEnvelope, type Router } from "../http_transport.ts";
 import type { Logger } from "../log.ts";
 import { PromMetrics } from "../metrics.ts";
 import { type KyselyStore, openStore } from "../store/kysely_store.ts";
@@ -483,16 +483,19 @@ export class DaemonProcess {
     }
   }
 
+  /** Messages from the other daemons: with auth on, only under the internal user's credentials. */
   async #internal(req: Request): Promise<Response> {
     if (this.o.auth && !this.o.auth.isInternal(credentialsOf(req.headers))) {
       return new Response("internal calls need the internal user's credentials\n", { status: 401 });
     }
-    let env: Envelope;
+    let raw: unknown;
     try {
-      env = await req.json();
+      raw = await req.json();
     } catch (e) {
       return new Response(`body is not JSON: ${(e as Error).message}\n`, { status: 400 });
     }
+    const env = parseEnvelope(raw);
+    if (typeof env === "string") return new Response(`${env}\n`, { status: 400 });
     const status = this.transport.deliver(env);
     return new Response(null, { status });
   }
@@ -547,8 +550,9 @@ export class DaemonProcess {
     if ("error" in target) return rpcError(target.error, target.message, { req });
     const stale = target.stale ? { [STALE_READ_HEADER]: target.stale } : undefined;
     if (route.procedure === WATCH_PROCEDURE && this.#watches) {
-      // Timed to the first response: the stream runs on after.
-      const opened = await this.#watches.open(target.local, target.body ?? body, ttl);
+      // Timed to the first response; the stream runs on after, to the caller's deadline if it gave one.
+      const deadline = givesDeadline(req);
+      const opened = await this.#watches.open(target.local, target.body ?? body, ttl, deadline);
       this.#apiSeconds(route.procedure, opened.code).observe((performance.now() - started) / 1000);
       return opened.response;
     }

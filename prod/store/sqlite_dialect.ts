@@ -5,6 +5,7 @@
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { Worker as NodeWorker } from "node:worker_threads";
 import { unavailableOnTransient } from "./transient.ts";
+import { guardSqliteFiles } from "./sqlite_files.ts";
 import {
   CompiledQuery,
   type DatabaseConnection,
@@ -34,8 +35,10 @@ export interface SqliteOptions {
 /** Prepared statements kept per connection; Kysely re-sends the same SQL text for the same query shape. */
 const STATEMENT_CACHE_SIZE = 256;
 
-/** Opens a SQLite file (or `:memory:`) configured for one writer and concurrent readers. */
+/** Opens a SQLite file (or `:memory:`) configured for one writer and concurrent readers; files are 0600. */
 export function openSqliteDatabase(path: string, options: SqliteOptions = {}): NodeSqliteDatabase {
+  // Owner-only before SQLite makes the file: the store holds jobs' secrets.
+  guardSqliteFiles(path);
   const db = new DatabaseSync(path);
   const busyTimeoutMs = Math.trunc(options.busyTimeoutMs ?? 10_000);
   try {

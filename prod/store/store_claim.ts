@@ -4,6 +4,7 @@ import { sql } from "kysely";
 import { createConnection } from "mysql2/promise";
 import { ensureMysqlDatabase, type MysqlTarget, parseMysqlUrl, redact } from "./mysql_dialect.ts";
 import { liveOwner } from "../minicluster/data_dir_owner.ts";
+import { guardSqliteFiles } from "./sqlite_files.ts";
 import { startTicks } from "../minicluster/_task_records.ts";
 
 /**
@@ -93,7 +94,9 @@ function claimSqlite(path: string, store: string, mode: ClaimMode, holder: Claim
   const lockPath = `${path}.claim`;
   let file: Deno.FsFile;
   try {
-    file = Deno.openSync(lockPath, { read: true, write: true, create: true });
+    // The data dir 0700 and the store's files 0600 from the first one made (this one): it holds secrets.
+    guardSqliteFiles(path);
+    file = Deno.openSync(lockPath, { read: true, write: true, create: true, mode: 0o600 });
   } catch (e) {
     throw new Error(`Cannot claim SQLite store ${path}: ${(e as Error).message}`, { cause: e });
   }
