@@ -227,6 +227,8 @@ export class JobManager implements Receiver {
   /** Jobs whose runtime must be stored even if their derived state did not change (goal, counts). */
   #forced = new Set<JobEntry>();
   #gangs: RmTask[] = [];
+  /** When jobs that had ended, and are not terminal for now, ended (`#refreshJobState`). */
+  readonly #endedBefore = new WeakMap<JobEntry, number>();
   /**
    * Gang members held back until the rest of their gang is ready to go with them (`#gangReady`), by job
    * and instance: a gang is sent whole, never in parts (a preempted gang's members come back one by one).
@@ -1465,7 +1467,10 @@ export class JobManager implements Receiver {
     });
     // A job that is not terminal has not completed, whatever it looked like before (a recovered job).
     const staleCompletion = !isTerminalJobState(next) && rt.completionTimeMs !== undefined;
-    if (staleCompletion) rt.completionTimeMs = undefined;
+    if (staleCompletion) {
+      this.#endedBefore.set(job, rt.completionTimeMs!);
+      rt.completionTimeMs = undefined;
+    }
     if (next === rt.state && !force && !staleCompletion) return;
     const now = this.now();
     if (rt.startTimeMs === undefined && (next === "RUNNING" || isTerminalJobState(next))) {
@@ -1474,9 +1479,12 @@ export class JobManager implements Receiver {
       rt.startTimeMs = next === "RUNNING" ? now : firstStart(job);
     }
     if (isTerminalJobState(next) && !isTerminalJobState(rt.state)) {
-      // When its last task ended: a job briefly not terminal (shrunk after it ended, its removed instances
-      // being deleted) ends again when it ended, not when it was shrunk (the archiver's clock, query order).
-      rt.completionTimeMs = lastCompletion(job) ?? now;
+      // A job briefly not terminal (shrunk after it ended, its removed instances being deleted) ends again
+      // when it ended, not when it was shrunk (the archiver's clock, query order), unless a task ended since.
+      const before = this.#endedBefore.get(job);
+      this.#endedBefore.delete(job);
+      const last = before === undefined ? undefined : lastCompletion(job);
+      rt.completionTimeMs = before !== undefined && (last === undefined || last <= before) ? before : now;
     }
     rt.state = next;
     rt.version++;
