@@ -602,10 +602,21 @@ Deno.test("CLI against a real server: bad arguments are errors, not crashes or e
       const host = hosts[0].hostname as string;
       const start = await cli(up.url, "host", "maintenance", "start", host);
       assert.equal(start.code, 0, start.err);
-      await waitFor("the host to drain and its machine to go down", async () => {
-        const q = await cli(up.url, "host", "query", "-s", "HOST_STATE_DOWN", "-j");
-        return JSON.parse(q.out).hostInfos.length === 1 || undefined;
-      });
+      try {
+        await waitFor("the host to drain and its machine to go down", async () => {
+          const q = await cli(up.url, "host", "query", "-s", "HOST_STATE_DOWN", "-j");
+          return JSON.parse(q.out).hostInfos.length === 1 || undefined;
+        }, 60_000);
+      } catch (e) {
+        // What still holds the host, for whoever reads the failure (once seen under a loaded CI machine).
+        const hostsNow = (await cli(up.url, "host", "query")).out;
+        const active = (await cli(up.url, "resmgr", "tasks", "active")).out;
+        throw new Error(`${(e as Error).message}
+hosts:
+${hostsNow}
+active tasks:
+${active}`);
+      }
       const again = await cli(up.url, "host", "maintenance", "start", host);
       assert.equal(again.code, 1, again.out);
       assert.match(
