@@ -27,13 +27,8 @@ import { messageOf, wholeNumber } from "./query_spec.ts";
 
 export type Body = Record<string, unknown>;
 
-/**
- * What a request gave at a field, for a refusal's message: `got <JSON>`, or `missing` when it gave nothing
- * (absent or null, as protobuf reads both), never JavaScript's `got undefined`.
- */
-export function gotText(raw: unknown): string {
-  return raw === undefined || raw === null ? "missing" : `got ${JSON.stringify(raw)}`;
-}
+import { UUID } from "../model/got_text.ts";
+export { gotText, UUID } from "../model/got_text.ts";
 
 /** `{value: "x"}` or `"x"` → "x". */
 export function idValue(v: unknown): string | undefined {
@@ -54,9 +49,6 @@ export function opaqueDataOf(body: Body): string | undefined | Error {
   if (typeof o === "object" && data === undefined) return "";
   return new Error(`opaqueData.data: got ${JSON.stringify(data ?? o)}, expected text`);
 }
-
-/** A job id as Peloton makes and checks them. */
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * The text of one of Peloton's `{value}` messages (JobID, PodName, ResourcePoolPath, ...) at `field` of a

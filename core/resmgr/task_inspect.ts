@@ -13,6 +13,7 @@ import { MAX_UINT32 } from "../model/_schema_kit.ts";
 import type { ResourceManager } from "./resmgr.ts";
 import type { QueueKind, RespoolNode } from "./respool_node.ts";
 import { stateName } from "./task_table.ts";
+import { UUID } from "../model/got_text.ts";
 
 export const RESMGR_SERVICE = "peloton.private.resmgr.ResourceManagerService";
 
@@ -69,7 +70,7 @@ function poolOf(rm: ResourceManager, v: unknown): RespoolNode | string {
 function activeTasks(rm: ResourceManager, body: Body): Result {
   const jobId = body.jobID ?? "";
   // Empty is every job; anything else that is no job's id would list nothing, as if the job had no tasks.
-  if (typeof jobId !== "string" || (jobId !== "" && !JOB_ID.test(jobId))) {
+  if (typeof jobId !== "string" || (jobId !== "" && !UUID.test(jobId))) {
     return invalid(`jobID: got ${JSON.stringify(jobId)}, expected a job id`);
   }
   let pool: RespoolNode | undefined;
@@ -246,12 +247,6 @@ function compareIds(a: unknown, b: unknown): number {
   const [ja, ia, ra] = cut(x), [jb, ib, rb] = cut(y);
   return ja < jb ? -1 : ja > jb ? 1 : ia - ib || ra - rb;
 }
-
-/**
- * A job id: a UUID, as the job manager makes and takes them (its `UUID` in core/jobmgr/api_json.ts, copied
- * here as one daemon does not import another's code).
- */
-const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const invalid = (message: string): Result => ({ error: { code: "invalid-argument", message } });
 const notFound = (message: string): Result => ({ error: { code: "not-found", message } });
