@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { dropMysqlDatabase, parseMysqlUrl } from "./store/mysql_dialect.ts";
-import { testDatabaseUrl } from "./testing_cluster.ts";
+import { poolsOf, registered, testDatabaseUrl } from "./testing_cluster.ts";
 import { cli, startPeloton, type UpProcess, waitFor } from "./testing.ts";
 
 type Host = { hostname: string; agentId: string; state: string; currentPool?: string };
@@ -18,22 +18,6 @@ async function hosts(url: string): Promise<Host[]> {
   const r = await cli(url, "host", "query", "-j");
   assert.equal(r.code, 0, r.err);
   return JSON.parse(r.out).hostInfos;
-}
-
-async function poolsOf(url: string): Promise<Record<string, string[]>> {
-  const r = await cli(url, "host", "pool", "list", "-j");
-  assert.equal(r.code, 0, r.err);
-  const pools = JSON.parse(r.out).pools as { name: string; hosts: string[] }[];
-  return Object.fromEntries(pools.map((p) => [p.name, p.hosts]));
-}
-
-/** `count` agents registered; a restarted host manager answers once the lease of the one killed ran out. */
-function registered(url: string, count: number): Promise<Host[]> {
-  return waitFor(`${count} agents registered`, async () => {
-    const r = await cli(url, "host", "query", "-j");
-    const list: Host[] = r.code === 0 ? JSON.parse(r.out).hostInfos : [];
-    return list.filter((h) => h.agentId).length === count ? list : undefined;
-  });
 }
 
 function isDown(url: string, host: string): Promise<true> {
@@ -64,7 +48,7 @@ Deno.test({
     let hostmgr: UpProcess | undefined = await startPeloton(hostmgrArgs, /serving at (http:\/\/\S+)/);
     try {
       let hm = hostmgr.url;
-      await registered(hm, 3);
+      await registered<Host>(hm, 3);
       assert.equal((await cli(hm, "host", "pool", "create", "xcpool")).code, 0);
       const change = await cli(hm, "host", "pool", "change", "agent-0", "xcpool");
       assert.equal(change.code, 0, change.err);
@@ -84,7 +68,7 @@ Deno.test({
       hostmgr = undefined;
       hostmgr = await startPeloton(hostmgrArgs, /serving at (http:\/\/\S+)/);
       hm = hostmgr.url;
-      const after = await registered(hm, 1);
+      const after = await registered<Host>(hm, 1);
       assert.deepEqual(after.map((h) => [h.hostname, h.state, h.currentPool]), [
         ["agent-2", "HOST_STATE_UP", "shared"],
         ["agent-0", "HOST_STATE_DOWN", "xcpool"],

@@ -4,26 +4,11 @@
  * only there.
  */
 import assert from "node:assert/strict";
-import { batchJobYaml } from "./testing_cluster.ts";
+import { batchJobYaml, poolsOf, registered } from "./testing_cluster.ts";
 import { cli, createDefaultPool, startUp, type UpProcess, waitFor, waitForJobState } from "./testing.ts";
 
 type Host = { hostname: string; agentId: string; currentPool: string };
 type Task = { runtime: { host?: string; message?: string } };
-
-async function poolsOf(url: string): Promise<Record<string, string[]>> {
-  const r = await cli(url, "host", "pool", "list", "-j");
-  assert.equal(r.code, 0, r.err);
-  const pools = JSON.parse(r.out).pools as { name: string; hosts: string[] }[];
-  return Object.fromEntries(pools.map((p) => [p.name, p.hosts]));
-}
-
-function registered(url: string, count: number): Promise<Host[]> {
-  return waitFor(`${count} agents registered`, async () => {
-    const r = await cli(url, "host", "query", "-j");
-    const list: Host[] = r.code === 0 ? JSON.parse(r.out).hostInfos : [];
-    return list.filter((h) => h.agentId).length === count ? list : undefined;
-  });
-}
 
 Deno.test({
   name:
@@ -34,7 +19,7 @@ Deno.test({
     const args = ["--agents", "3", "--use-host-pool"];
     let up: UpProcess | undefined = await startUp(`${dir}/peloton`, args);
     try {
-      await registered(up.url, 3);
+      await registered<Host>(up.url, 3);
       assert.deepEqual(await poolsOf(up.url), { default: [], shared: ["agent-0", "agent-1", "agent-2"] });
       await createDefaultPool(up.url);
 
@@ -78,7 +63,7 @@ Deno.test({
       await up.stop();
       up = undefined;
       up = await startUp(`${dir}/peloton`, args);
-      const hosts = await registered(up.url, 3);
+      const hosts = await registered<Host>(up.url, 3);
       assert.deepEqual(hosts.map((h) => [h.hostname, h.currentPool]), [
         ["agent-0", "stateless"],
         ["agent-1", "stateless"],

@@ -1,5 +1,6 @@
 /** Test harness for separate daemon processes: start, SIGKILL and restart them; a private MariaDB to restart. */
-import { startPeloton, type UpProcess } from "./testing.ts";
+import assert from "node:assert/strict";
+import { cli, startPeloton, type UpProcess, waitFor } from "./testing.ts";
 
 export type Role = "jobmgr" | "resmgr" | "hostmgr" | "placement";
 
@@ -205,4 +206,21 @@ export function testDatabaseUrl(label: string): string {
   const base = decodeURIComponent(u.pathname.replace(/^\//, "")) || "peloton_test";
   u.pathname = `/${base}_${label}_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
   return u.href;
+}
+
+/** `host pool list`: each host pool's hosts, by pool name. */
+export async function poolsOf(url: string): Promise<Record<string, string[]>> {
+  const r = await cli(url, "host", "pool", "list", "-j");
+  assert.equal(r.code, 0, r.err);
+  const pools = JSON.parse(r.out).pools as { name: string; hosts: string[] }[];
+  return Object.fromEntries(pools.map((p) => [p.name, p.hosts]));
+}
+
+/** `host query` once `count` agents have registered (a restarted host manager answers once its lease is taken). */
+export function registered<H extends { agentId: string }>(url: string, count: number): Promise<H[]> {
+  return waitFor(`${count} agents registered`, async () => {
+    const r = await cli(url, "host", "query", "-j");
+    const list: H[] = r.code === 0 ? JSON.parse(r.out).hostInfos : [];
+    return list.filter((h) => h.agentId).length === count ? list : undefined;
+  });
 }
