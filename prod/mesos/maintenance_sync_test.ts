@@ -112,6 +112,18 @@ async function bringUp(hm: Awaited<ReturnType<typeof startHostmgr>>, m: TestMast
   await eventually(`${host} registered UP`, async () => (await hm.states())[host] === "HOST_STATE_UP");
 }
 
+/** A host manager of `hosts` (hostname and state) with no maintenance stored, recording machines gone down. */
+function fakeHostmgr(hosts: { info: { hostname: string }; state: string }[], wentDown: string[] = []) {
+  return {
+    hosts,
+    unregisteredInMaintenance: () => [],
+    adoptMaintenance: () => {},
+    completedMaintenance: () => [],
+    completionCarried: () => {},
+    machineWentDown: (hostname: string) => wentDown.push(hostname),
+  };
+}
+
 Deno.test("MesosMaintenance: after a host manager restart a down machine is listed DOWN and completing brings it up", async () => {
   const m = await startTestMaster({ agents: 2 });
   const store = new MemoryStore(queueMicrotask);
@@ -360,17 +372,10 @@ Deno.test("MesosMaintenance: each host is carried on its own: one refused does n
   } as unknown as MesosBackend;
   const wentDown: string[] = [];
   const logged: string[] = [];
-  const hm = {
-    hosts: [
-      { info: { hostname: "a" }, state: "HOST_STATE_DRAINED" },
-      { info: { hostname: "b" }, state: "HOST_STATE_DRAINED" },
-    ],
-    unregisteredInMaintenance: () => [],
-    adoptMaintenance: () => {},
-    completedMaintenance: () => [],
-    completionCarried: () => {},
-    machineWentDown: (hostname: string) => wentDown.push(hostname),
-  };
+  const hm = fakeHostmgr([
+    { info: { hostname: "a" }, state: "HOST_STATE_DRAINED" },
+    { info: { hostname: "b" }, state: "HOST_STATE_DRAINED" },
+  ], wentDown);
   const sync = new MesosMaintenance(backend, hm, (msg, f) => logged.push(`${msg} ${JSON.stringify(f)}`));
   await sync.sync();
   assert.deepEqual(downs, ["b"]);
@@ -411,14 +416,7 @@ Deno.test("MesosMaintenance: a machine already scheduled and already down at the
     },
   } as unknown as MesosBackend;
   const wentDown: string[] = [];
-  const hm = {
-    hosts: [{ info: { hostname: "a" }, state: "HOST_STATE_DRAINED" }],
-    unregisteredInMaintenance: () => [],
-    adoptMaintenance: () => {},
-    completedMaintenance: () => [],
-    completionCarried: () => {},
-    machineWentDown: (hostname: string) => wentDown.push(hostname),
-  };
+  const hm = fakeHostmgr([{ info: { hostname: "a" }, state: "HOST_STATE_DRAINED" }], wentDown);
   const sync = new MesosMaintenance(backend, hm);
   await sync.sync();
   assert.ok(!calls.includes("UPDATE_MAINTENANCE_SCHEDULE"), `already scheduled: ${calls.join()}`);
@@ -445,17 +443,10 @@ Deno.test("MesosMaintenance: a stop lets the host being carried finish and carri
       return {};
     },
   } as unknown as MesosBackend;
-  const hm = {
-    hosts: [
-      { info: { hostname: "a" }, state: "HOST_STATE_DRAINING" },
-      { info: { hostname: "b" }, state: "HOST_STATE_DRAINING" },
-    ],
-    unregisteredInMaintenance: () => [],
-    adoptMaintenance: () => {},
-    completedMaintenance: () => [],
-    completionCarried: () => {},
-    machineWentDown: () => {},
-  };
+  const hm = fakeHostmgr([
+    { info: { hostname: "a" }, state: "HOST_STATE_DRAINING" },
+    { info: { hostname: "b" }, state: "HOST_STATE_DRAINING" },
+  ]);
   const sync = new MesosMaintenance(backend, hm);
   const pass = sync.sync();
   await scheduling.promise;
@@ -484,17 +475,10 @@ Deno.test("MesosMaintenance: a DRAINED host is DOWN once the master has its mach
     },
   } as unknown as MesosBackend;
   const wentDown: string[] = [];
-  const hm = {
-    hosts: [
-      { info: { hostname: "a" }, state: "HOST_STATE_DRAINED" },
-      { info: { hostname: "b" }, state: "HOST_STATE_DRAINING" },
-    ],
-    unregisteredInMaintenance: () => [],
-    adoptMaintenance: () => {},
-    completedMaintenance: () => [],
-    completionCarried: () => {},
-    machineWentDown: (hostname: string) => wentDown.push(hostname),
-  };
+  const hm = fakeHostmgr([
+    { info: { hostname: "a" }, state: "HOST_STATE_DRAINED" },
+    { info: { hostname: "b" }, state: "HOST_STATE_DRAINING" },
+  ], wentDown);
   const sync = new MesosMaintenance(backend, hm);
   await sync.sync();
   assert.ok(calls.includes("START_MAINTENANCE"), calls.join());
