@@ -1,6 +1,14 @@
 /** The job manager daemon: job and task lifecycle, driven by goal-state engines over Peloton's tables. */
 import { GoalStateEngine } from "../goalstate/engine.ts";
-import { availability, maintenanceLimit, SLA_HOLD_TEXT, SlaDrains, unavailableCount } from "./sla_drain.ts";
+import {
+  availability,
+  holdMessage,
+  holdReason,
+  maintenanceLimit,
+  SLA_HOLD_TEXT,
+  SlaDrains,
+  unavailableCount,
+} from "./sla_drain.ts";
 import {
   ADMIN_SERVICE,
   apiLockKind,
@@ -1194,7 +1202,7 @@ export class JobManager implements Receiver {
         unavailable ??= new Map();
         const down = unavailable.get(job) ?? unavailableCount(job);
         if (down >= limit) {
-          this.#holdDrain(job, task, p.taskId, down, limit);
+          this.#holdDrain(job, task, p.taskId);
           continue;
         }
         unavailable.set(job, down + 1);
@@ -1215,14 +1223,25 @@ export class JobManager implements Receiver {
     this.killTask(job, task);
   }
 
-  /** A drain the job's SLA holds back: the task runs on, saying why, until one of its job's instances is back. */
-  #holdDrain(job: JobEntry, task: TaskRecord, taskId: string, down: number, limit: number): void {
-    const hostname = task.hostname ?? "";
-    this.#drains.hold(job, task, { taskId, hostname });
+  /**
+   * A drain the job's SLA holds back: the task runs on until one of its job's instances is back, saying
+   * why from this flush's recheck on (`#sayHeld`).
+   */
+  #holdDrain(job: JobEntry, task: TaskRecord, taskId: string): void {
+    this.#drains.hold(job, task, { taskId, hostname: task.hostname ?? "" });
     this.#heldDrains.push(taskId);
-    const message = `host ${hostname} is in maintenance: ${SLA_HOLD_TEXT}, ${down} of at most ` +
-      `${limit} instances unavailable`;
-    if (task.message !== message) this.#explain(task, message, this.now());
+  }
+
+  /**
+   * Says why a job's held drains wait: which instances are down and, for one pinned to a host in
+   * maintenance, that it comes back only with that host (else a drain that never ends shows no cause).
+   */
+  #sayHeld(job: JobEntry, still: { task: TaskRecord; w: { hostname: string } }[], limit: number): void {
+    const reason = holdReason(job, limit, (h) => this.daemonHosts.stateOf(h));
+    for (const { task, w } of still) {
+      const message = holdMessage(w.hostname, reason);
+      if (task.message !== message) this.#explain(task, message, this.now());
+    }
   }
 
   /**
@@ -1241,6 +1260,7 @@ export class JobManager implements Receiver {
         return true;
       },
       (job, task) => this.#evict(job, task, "PREEMPTION_REASON_HOST_MAINTENANCE"),
+      (job, still, limit) => this.#sayHeld(job, still, limit),
     );
   }
 

@@ -43,6 +43,43 @@ export function maintenanceLimit(job: JobEntry): number {
   return job.config.type === "SERVICE" ? job.config.sla.maximumUnavailableInstances : 0;
 }
 
+/** Host states of maintenance: an instance pinned to such a host cannot run until it leaves maintenance. */
+const IN_MAINTENANCE = new Set(["HOST_STATE_DRAINING", "HOST_STATE_DRAINED", "HOST_STATE_DOWN"]);
+
+/** Instances named one by one in a held drain's message; more are counted. */
+const NAMED_MAX = 3;
+
+/**
+ * Why a job's held drains wait: how many instances are down, which (with their state, which says why they
+ * are not back), and for one pinned to a host in maintenance (by its volume), that it can only come back
+ * when that host leaves maintenance: the drain then waits until an operator completes that maintenance.
+ */
+export function holdReason(
+  job: JobEntry,
+  limit: number,
+  hostStateOf: (hostname: string) => string | undefined,
+): string {
+  const down = [...job.tasks.values()].filter((t) => availability(t) === "UNAVAILABLE")
+    .sort((a, b) => a.instanceId - b.instanceId);
+  const named = down.slice(0, NAMED_MAX).map((t) => {
+    const text = `instance ${t.instanceId} (${t.state})`;
+    const pin = t.requiredHost;
+    const state = pin === undefined ? undefined : hostStateOf(pin);
+    if (pin === undefined || state === undefined || !IN_MAINTENANCE.has(state)) return text;
+    return `${text}, pinned ${t.volumeId ? "by its volume " : ""}to host ${pin}, which is in maintenance ` +
+      `(${state}): it runs again only when ${pin} leaves maintenance`;
+  });
+  if (down.length > NAMED_MAX) named.push(`${down.length - NAMED_MAX} more`);
+  return `${down.length} of at most ${limit} instances unavailable${
+    named.length ? `: ${named.join("; ")}` : ""
+  }`;
+}
+
+/** The message of a task whose drain off `hostname` the SLA holds back, for the `holdReason` of its job. */
+export function holdMessage(hostname: string, reason: string): string {
+  return `host ${hostname} is in maintenance: ${SLA_HOLD_TEXT}, ${reason}`;
+}
+
 /** A drain the SLA holds back: the run to drain and the host in maintenance it runs on. */
 interface Waiting {
   taskId: string;
@@ -59,10 +96,12 @@ export class SlaDrains {
     return this.#waiting.size;
   }
 
+  /** Holds the task's drain; the next flush's `recheck` says why (once for all the job's held drains). */
   hold(job: JobEntry, task: TaskRecord, w: Waiting): void {
     let byInstance = this.#waiting.get(job);
     if (!byInstance) this.#waiting.set(job, byInstance = new Map());
     byInstance.set(task.instanceId, w);
+    this.#recheck.add(job);
   }
 
   /** An instance of `job` changed: its held drains are looked at again. */
@@ -97,11 +136,13 @@ export class SlaDrains {
 
   /**
    * The held drains of the jobs that changed, each either still held, dropped (`stale`: the run is gone,
-   * or its host left maintenance) or handed to `drain` once the SLA allows.
+   * or its host left maintenance) or handed to `drain` once the SLA allows; those still held go to `held`,
+   * once per job, to say why anew (the instances down may have changed).
    */
   recheck(
     stale: (job: JobEntry, task: TaskRecord | undefined, w: Waiting) => boolean,
     drain: (job: JobEntry, task: TaskRecord) => void,
+    held: (job: JobEntry, still: { task: TaskRecord; w: Waiting }[], limit: number) => void = () => {},
   ): void {
     if (!this.#recheck.size) return;
     const jobs = [...this.#recheck];
@@ -111,6 +152,7 @@ export class SlaDrains {
       if (!byInstance) continue;
       let unavailable = unavailableCount(job);
       const limit = maintenanceLimit(job);
+      const still: { task: TaskRecord; w: Waiting }[] = [];
       for (const [instanceId, w] of byInstance) {
         const task = job.tasks.get(instanceId);
         if (stale(job, task, w)) {
@@ -119,12 +161,17 @@ export class SlaDrains {
         }
         // Draining an instance that is down already takes nothing more away.
         const available = availability(task!) === "AVAILABLE";
-        if (available && limit > 0 && unavailable >= limit) continue;
+        if (available && limit > 0 && unavailable >= limit) {
+          still.push({ task: task!, w });
+          continue;
+        }
         byInstance.delete(instanceId);
         drain(job, task!);
         if (available) unavailable++;
       }
       if (!byInstance.size) this.#waiting.delete(job);
+      // After the loop: drains in it change the states the reason names.
+      if (still.length) held(job, still, limit);
     }
   }
 }

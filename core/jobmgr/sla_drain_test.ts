@@ -59,7 +59,8 @@ Deno.test("a service drains from a host in maintenance no more than maximumUnava
   assert.deepEqual([1, 2].map((i) => rig.task(i).state), ["RUNNING", "RUNNING"]);
   assert.equal(
     rig.task(1).message,
-    "host h1 is in maintenance: draining waits for the job's SLA, 1 of at most 1 instances unavailable",
+    "host h1 is in maintenance: draining waits for the job's SLA, 1 of at most 1 instances unavailable: " +
+      "instance 0 (PREEMPTING)",
   );
 
   rig.status(rig.taskId(0), "TASK_KILLED");
@@ -98,4 +99,59 @@ Deno.test("an instance that is down already is drained at once; one that is up w
   assert.deepEqual(killed(rig), []);
   assert.equal(rig.task(1).hostname, "h1");
   assert.equal(rig.job(JOB_ID).tasks.size, 4);
+});
+
+Deno.test("a drain the SLA holds says which instance is down, and that it is pinned to a host in maintenance", async () => {
+  // Two instances of a stateful service on h1, each pinned there by its volume; one may be down at a time.
+  const rig = new JobmgrRig();
+  rig.create({
+    type: "SERVICE",
+    instanceCount: 2,
+    sla: { ...DEFAULT_SLA, maximumUnavailableInstances: 1 },
+    task: { volume: { containerPath: "data", sizeMB: 64 } },
+  });
+  rig.launch([0, 1]);
+  for (const i of [0, 1]) rig.status(rig.taskId(i), "TASK_RUNNING");
+  assert.deepEqual([0, 1].map((i) => rig.task(i).requiredHost), ["h1", "h1"]);
+  hostState(rig, "HOST_STATE_DRAINING");
+  drain(rig, [0, 1]);
+  assert.deepEqual(killed(rig), [0], "one at a time");
+  const why = "host h1 is in maintenance: draining waits for the job's SLA, 1 of at most 1 instances " +
+    "unavailable: instance 0 (PREEMPTING), pinned by its volume to host h1, which is in maintenance " +
+    "(HOST_STATE_DRAINING): it runs again only when h1 leaves maintenance";
+  assert.equal(rig.task(1).message, why);
+
+  // Instance 0 ends and waits to run again on h1, which is draining: the drain of 1 waits for ever, and
+  // its message keeps saying why, as task Get and List show it.
+  rig.status(rig.taskId(0), "TASK_KILLED");
+  assert.deepEqual(killed(rig), [], "the SLA still holds instance 1");
+  assert.equal(rig.task(0).requiredHost, "h1");
+  assert.equal(rig.task(1).state, "RUNNING");
+  assert.equal(rig.task(1).message, why.replace("(PREEMPTING)", `(${rig.task(0).state})`));
+  assert.match(rig.task(1).message!, /instance 0 \((INITIALIZED|PENDING)\), pinned by its volume to host h1/);
+  rig.replies();
+  rig.api("task", "List", { jobId: { value: JOB_ID } });
+  await rig.reads();
+  if (rig.task(0).state === "PENDING") rig.answerWaits();
+  const listed =
+    (rig.replies()[0].body as { result: { value: Record<string, { runtime: { message: string } }> } })
+      .result.value;
+  assert.equal(listed["1"].runtime.message, rig.task(1).message);
+
+  // Maintenance is completed: instance 0 runs again on h1, and instance 1 no longer waits.
+  hostState(rig, "HOST_STATE_UP");
+  assert.equal(rig.task(1).message, "");
+  assert.deepEqual(killed(rig), []);
+});
+
+Deno.test("a drain the SLA holds names the instances down when none is pinned to a host in maintenance", () => {
+  const rig = service(1);
+  drain(rig, [0, 1]);
+  assert.deepEqual(killed(rig), [0]);
+  rig.status(rig.taskId(0), "TASK_KILLED");
+  assert.equal(
+    rig.task(1).message,
+    `host h1 is in maintenance: draining waits for the job's SLA, 1 of at most 1 instances unavailable: ` +
+      `instance 0 (${rig.task(0).state})`,
+  );
 });
