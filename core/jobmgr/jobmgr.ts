@@ -248,6 +248,8 @@ export class JobManager implements Receiver {
   #kills: { taskId: string; gracePeriodMs: number; hostname?: string }[] = [];
   /** Launches of this turn: sent once the turn's writes (their tasks LAUNCHING) are stored. */
   #launches: Extract<Message, { kind: "launch-tasks" }>[] = [];
+  /** Volumes of instances removed this turn: destroyed on their hosts once the turn's writes are stored. */
+  #destroys: { jobId: string; volumeId: string; hostname: string }[] = [];
   #running = false;
   /** Bumped when the placement poll starts over (a new resource manager); replies to older polls stop there. */
   #pollGen = 0;
@@ -587,14 +589,29 @@ export class JobManager implements Receiver {
    * fails it comes back (the store still holds it) and its engines take it up again.
    */
   deleteJob(jobId: string, done: (err?: Error) => void): void {
+    if (this.jobs.has(jobId)) return this.#deleteJob(jobId, [], done);
+    // Memory does not hold it (it ended before a restart): the store knows its volumes, and nothing
+    // here makes new ones for it meanwhile.
+    this.deps.store.listVolumes(jobId).then(
+      (vs) => this.#deleteJob(jobId, vs.map((v) => ({ volumeId: v.volumeId, hostname: v.hostname })), done),
+      (err) => done(err instanceof Error ? err : new Error(String(err))),
+    );
+  }
+
+  #deleteJob(
+    jobId: string,
+    stored: { volumeId: string; hostname: string }[],
+    done: (err?: Error) => void,
+  ): void {
     this.flush();
     const job = this.jobs.get(jobId);
     this.jobs.delete(jobId);
     if (job) this.#drains.forget(job);
     // Its volumes go with it: their records with the job's, their data on their hosts once that is stored.
-    const volumes = [...job?.tasks.values() ?? []].flatMap((t) =>
+    const held = [...job?.tasks.values() ?? []].flatMap((t) =>
       t.volumeId && t.requiredHost ? [{ volumeId: t.volumeId, hostname: t.requiredHost }] : []
     );
+    const volumes = [...held, ...stored.filter((v) => !held.some((h) => h.volumeId === v.volumeId))];
     this.deps.store.write([{ kind: "job.delete", jobId }], (err) => {
       if (!err && volumes.length) {
         this.deps.transport.send(this.deps.hostmgr, { kind: "destroy-volumes", volumes });
@@ -860,15 +877,21 @@ export class JobManager implements Receiver {
     // ran while its write was lost would, after a restart, launch the same run id again (a duplicate).
     const launches = this.#launches;
     this.#launches = [];
+    // Their deletes are among this turn's writes, so a destroy never goes out for a volume still listed.
+    const destroys = this.#destroys.map(({ volumeId, hostname }) => ({ volumeId, hostname }));
+    this.#destroys = [];
     if (this.#writes.length) {
       const lost = this.deps.onLostWrite;
       this.deps.store.write(
         this.#writes,
-        onDurable || lost || launches.length
+        onDurable || lost || launches.length || destroys.length
           ? (err) => {
             onDurable?.(err);
-            if (err) lost?.(err);
-            else for (const m of launches) this.deps.transport.send(this.deps.hostmgr, m);
+            if (err) return lost?.(err);
+            for (const m of launches) this.deps.transport.send(this.deps.hostmgr, m);
+            if (destroys.length) {
+              this.deps.transport.send(this.deps.hostmgr, { kind: "destroy-volumes", volumes: destroys });
+            }
           }
           : undefined,
       );
@@ -885,7 +908,11 @@ export class JobManager implements Receiver {
   /** Actions that were running when their job was released may still collect work for it. */
   #dropReleased(): void {
     const kept = (jobId: string) => !this.#released.has(jobId);
+    // A volume delete names no job: it goes with its destroy, which does.
+    const dropped = new Set(this.#destroys.filter((d) => !kept(d.jobId)).map((d) => d.volumeId));
+    this.#destroys = this.#destroys.filter((d) => kept(d.jobId));
     this.#writes = this.#writes.filter((w) => {
+      if (w.kind === "volume.delete") return !dropped.has(w.volumeId);
       const id = writeJobId(w);
       return id === undefined || kept(id);
     });
@@ -991,8 +1018,22 @@ export class JobManager implements Receiver {
     }
     this.#dirtyTasks.delete(task);
     this.#writes.push({ kind: "task.delete", jobId: job.jobId, instanceId: task.instanceId });
+    this.#releaseVolume(job, task);
     this.markDirty(job, true);
     this.#taskChanged(job, task);
+  }
+
+  /**
+   * A removed instance's volume goes with it, as a deleted job's do: its record now, its data on its host
+   * once that is stored. An instance added back later is a new one and gets a new volume (a new id, so
+   * that a destroy lost on its way can never bring the old data back).
+   */
+  #releaseVolume(job: JobEntry, task: TaskRecord): void {
+    if (!task.volumeId) return;
+    this.#writes.push({ kind: "volume.delete", volumeId: task.volumeId });
+    if (task.requiredHost) {
+      this.#destroys.push({ jobId: job.jobId, volumeId: task.volumeId, hostname: task.requiredHost });
+    }
   }
 
   /** Bumps the task's version; its snapshot is written at the next flush. */

@@ -1,9 +1,12 @@
 /** Peloton's v0 volume API (`peloton.api.v0.volume.svc.VolumeService`): persistent volumes of stateful jobs. */
+import type { PersistentVolumeConfig } from "../model/config_types.ts";
 import type { VolumeRecord } from "../model/records.ts";
 import { isTerminalTaskState } from "../model/states.ts";
+import { mergeTaskConfig } from "../model/task_merge.ts";
+import type { Store } from "../ports/store.ts";
 import { type Body, idValue, jobIdOf, type Reply, volumeJson } from "./api_json.ts";
 import type { JobApi } from "./job_api.ts";
-import type { JobEntry } from "./job_entry.ts";
+import { type JobEntry, taskConfigOf } from "./job_entry.ts";
 
 export const VOLUME_SERVICE = "peloton.api.v0.volume.svc.VolumeService";
 
@@ -16,7 +19,7 @@ export class VolumeApi {
       case "ListVolumes": {
         const jobId = jobIdOf(body.jobId, "jobId");
         if (jobId instanceof Error) return r.error("invalid-argument", jobId.message);
-        return void store.listVolumes(jobId).then(
+        return void store.listVolumes(jobId).then((vs) => this.#asMounted(jobId, vs)).then(
           (vs) => r.ok({ volumes: Object.fromEntries(vs.map((v) => [v.volumeId, volumeJson(v)])) }),
           (err) => r.storeError(err),
         );
@@ -24,7 +27,7 @@ export class VolumeApi {
       case "GetVolume": {
         const id = idValue(body.id);
         if (!id) return r.error("invalid-argument", "id: expected a volume id");
-        return void store.getVolume(id).then(
+        return void store.getVolume(id).then((v) => v && this.#asMounted(v.jobId, [v]).then(([m]) => m)).then(
           (v) => (v ? r.ok({ result: volumeJson(v) }) : r.error("not-found", `volume ${id} not found`)),
           (err) => r.storeError(err),
         );
@@ -34,6 +37,20 @@ export class VolumeApi {
       default:
         return r.error("unimplemented", `procedure ${VOLUME_SERVICE}::${method} is not implemented`);
     }
+  }
+
+  /**
+   * A job's volumes as their instances mount them now. A volume's record is written once, when it is
+   * made; an update may since have changed its container path or size, and each run mounts the volume as
+   * the config of that run says (`buildLaunchSpec`), so that config, not the record, says what is in use.
+   */
+  async #asMounted(jobId: string, vs: VolumeRecord[]): Promise<VolumeRecord[]> {
+    if (!vs.length) return vs;
+    const mounted = await mountedVolumes(this.api.jm.jobs.get(jobId), jobId, this.api.jm.deps.store);
+    return vs.map((v) => {
+      const now = mounted.get(v.volumeId);
+      return now ? { ...v, containerPath: now.containerPath, sizeMb: now.sizeMB } : v;
+    });
   }
 
   /**
@@ -87,4 +104,34 @@ export class VolumeApi {
       r.ok({});
     });
   }
+}
+
+/**
+ * The volume config each of a job's volumes is mounted with, by volume id: that of its instance's current
+ * run. A job memory does not hold (it ended before a restart) is read from the store.
+ */
+async function mountedVolumes(
+  job: JobEntry | undefined,
+  jobId: string,
+  store: Pick<Store, "getTasks" | "getJobConfig">,
+): Promise<Map<string, PersistentVolumeConfig>> {
+  const mounted = new Map<string, PersistentVolumeConfig>();
+  if (job) {
+    for (const t of job.tasks.values()) {
+      const volume = t.volumeId ? taskConfigOf(job, t).volume : undefined;
+      if (volume) mounted.set(t.volumeId!, volume);
+    }
+    return mounted;
+  }
+  const tasks = (await store.getTasks(jobId)).filter((t) => t.volumeId);
+  const versions = [...new Set(tasks.map((t) => t.configVersion))];
+  const configs = new Map(
+    await Promise.all(versions.map(async (v) => [v, await store.getJobConfig(jobId, v)] as const)),
+  );
+  for (const t of tasks) {
+    const config = configs.get(t.configVersion);
+    const volume = config && mergeTaskConfig(config, t.instanceId).volume;
+    if (volume) mounted.set(t.volumeId!, volume);
+  }
+  return mounted;
 }

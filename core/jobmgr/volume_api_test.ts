@@ -1,6 +1,10 @@
 /** DeleteVolume: a deleted volume is destroyed on its host once the delete is stored, never while in use. */
 import assert from "node:assert/strict";
+import type { PersistentVolumeConfig } from "../model/config_types.ts";
+import { makeJobConfig } from "../testing/fixtures.ts";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
+import { jobConfigJson } from "./api_json.ts";
+import { UPDATE_SERVICE } from "./update_api.ts";
 import { VOLUME_SERVICE } from "./volume_api.ts";
 
 /** A volume's id: its job and instance, then a UUID of its own. */
@@ -148,4 +152,149 @@ Deno.test("a job created again under a deleted job's id gets new volumes: the ol
   assert.equal(rig.task(0).runId, 1, "the same run id as the deleted job's first run");
   assert.notEqual(made, old, "a new volume, not the deleted job's");
   assert.equal(rig.store.volumes.get(made)?.hostname, "agent-8", "stored under its own id");
+});
+
+/** Updates the stateful service to `instanceCount` instances mounting `volume`, one instance at a time. */
+function updateTo(rig: JobmgrRig, instanceCount: number, volume: PersistentVolumeConfig): void {
+  const next = makeJobConfig({ type: "SERVICE", instanceCount, task: { volume } });
+  rig.call(UPDATE_SERVICE, "CreateUpdate", {
+    jobId: { value: JOB_ID },
+    jobConfig: { ...jobConfigJson(next), changeLog: { version: rig.job().configVersion } },
+    updateConfig: { batchSize: 1 },
+  });
+  const [reply] = rig.replies();
+  assert.equal(reply.error, undefined, JSON.stringify(reply));
+  rig.tick();
+}
+
+/** The job's volumes as ListVolumes answers them: id, instance, host and container path. */
+async function listed(rig: JobmgrRig) {
+  rig.call(VOLUME_SERVICE, "ListVolumes", { jobId: { value: JOB_ID } });
+  await rig.reads();
+  const [reply] = rig.replies();
+  assert.equal(reply.error, undefined, JSON.stringify(reply));
+  const volumes = (reply.body as { volumes: Record<string, Record<string, unknown>> }).volumes;
+  return Object.entries(volumes).map(([id, v]) => ({
+    id,
+    instanceId: v.instanceId,
+    hostname: v.hostname,
+    containerPath: v.containerPath,
+    sizeMB: v.sizeMB,
+  }));
+}
+
+Deno.test("an instance removed by a shrink has its volume released: its record deleted and its data destroyed once stored", async () => {
+  const volume = { containerPath: "data", sizeMB: 8 };
+  const rig = new JobmgrRig();
+  rig.create({ type: "SERVICE", instanceCount: 2, task: { volume } });
+  rig.launch([0], "h4");
+  rig.launch([1], "h5");
+  rig.status(rig.taskId(0), "TASK_RUNNING", { hostname: "h4" });
+  rig.status(rig.taskId(1), "TASK_RUNNING", { hostname: "h5" });
+  rig.store.settle();
+  const [kept, removed] = [rig.task(0).volumeId!, rig.task(1).volumeId!];
+
+  updateTo(rig, 1, volume);
+  const kills = rig.transport.take("kill-tasks", "hostmgr").flatMap((k) => k.tasks.map((t) => t.taskId));
+  assert.deepEqual(kills, [rig.taskId(1)], "only the instance past the new count is stopped");
+  rig.status(rig.taskId(1), "TASK_KILLED", { hostname: "h5" });
+  assert.equal(rig.job().tasks.has(1), false, "instance 1 is removed");
+  assert.deepEqual(
+    rig.transport.take("destroy-volumes", "hostmgr"),
+    [],
+    "nothing destroyed before it is stored",
+  );
+  rig.store.settle();
+  assert.deepEqual(rig.transport.take("destroy-volumes", "hostmgr"), [
+    { kind: "destroy-volumes", volumes: [{ volumeId: removed, hostname: "h5" }] },
+  ]);
+  assert.deepEqual(
+    (await listed(rig)).map((v) => v.id),
+    [kept],
+    "the removed instance's volume is not listed",
+  );
+
+  // Grown again, the instance is a new one: a new volume, wherever it is placed.
+  rig.tick(10_000);
+  updateTo(rig, 2, volume);
+  const [gang] = rig.transport.take("enqueue-gangs", "resmgr").flatMap((m) => m.gangs);
+  assert.equal(gang.tasks[0].requiredHost, undefined, "not pinned to the released volume's host");
+  const made = rig.launch([1], "h6").tasks[0].volume?.volumeId;
+  assert.ok(made && made !== removed, `a new volume id, not the released ${removed}: got ${made}`);
+  rig.store.settle();
+  assert.deepEqual((await listed(rig)).map((v) => [v.id, v.instanceId, v.hostname]), [
+    [kept, 0, "h4"],
+    [made, 1, "h6"],
+  ]);
+});
+
+Deno.test("ListVolumes shows the container path and size the instance mounts now, after an update changed them", async () => {
+  const rig = statefulService();
+  const volumeId = volumeOf(rig);
+  updateTo(rig, 1, { containerPath: "data2", sizeMB: 16 });
+  rig.transport.take("kill-tasks", "hostmgr");
+  rig.status(rig.taskId(0), "TASK_KILLED", { hostname: "h4" });
+  const launch = rig.launch([0], "h4");
+  assert.deepEqual(
+    launch.tasks[0].volume,
+    { volumeId, containerPath: "data2", sizeMb: 16 },
+    "the same volume",
+  );
+  rig.status(rig.taskId(0), "TASK_RUNNING", { hostname: "h4" });
+  rig.store.settle();
+  const now = [{ id: volumeId, instanceId: 0, hostname: "h4", containerPath: "data2", sizeMB: 16 }];
+  assert.deepEqual(await listed(rig), now);
+  rig.call(VOLUME_SERVICE, "GetVolume", { id: { value: volumeId } });
+  await rig.reads();
+  const got = rig.replies()[0].body as { result: Record<string, unknown> };
+  assert.deepEqual([got.result.containerPath, got.result.sizeMB], ["data2", 16]);
+
+  // Stopped and no longer in memory after a restart: the store's copy is listed the same way.
+  stop(rig);
+  rig.store.settle();
+  rig.transport.drain();
+  const jm = await rig.restartJobManager();
+  assert.equal(jm.jobs.has(JOB_ID), false, "an ended job is not recovered");
+  jm.receive({
+    kind: "api",
+    reqId: 77,
+    replyTo: "api/1",
+    procedure: `${VOLUME_SERVICE}::ListVolumes`,
+    body: { jobId: { value: JOB_ID } },
+  });
+  await rig.reads();
+  await rig.reads();
+  const [reply] = rig.replies();
+  const volumes = (reply.body as { volumes: Record<string, Record<string, unknown>> }).volumes;
+  assert.deepEqual([volumes[volumeId]?.containerPath, volumes[volumeId]?.sizeMB], ["data2", 16]);
+});
+
+Deno.test("deleting a job memory no longer holds (it ended before a restart) destroys its volumes' data too", async () => {
+  const rig = statefulService();
+  const volumeId = volumeOf(rig);
+  stop(rig);
+  rig.transport.drain();
+  const jm = await rig.restartJobManager();
+  assert.equal(jm.jobs.has(JOB_ID), false, "an ended job is not recovered");
+  jm.receive({
+    kind: "api",
+    reqId: 78,
+    replyTo: "api/1",
+    procedure: "peloton.api.job.JobManager::Delete",
+    body: { id: { value: JOB_ID } },
+  });
+  await rig.reads();
+  await rig.reads();
+  assert.deepEqual(
+    rig.transport.take("destroy-volumes", "hostmgr"),
+    [],
+    "nothing destroyed before it is stored",
+  );
+  rig.store.settle();
+  await rig.reads();
+  assert.deepEqual(rig.replies().map((r) => r.error), [undefined]);
+  assert.deepEqual(rig.transport.take("destroy-volumes", "hostmgr"), [
+    { kind: "destroy-volumes", volumes: [{ volumeId, hostname: "h4" }] },
+  ]);
+  assert.equal(rig.store.volumes.size, 0);
 });

@@ -336,6 +336,7 @@ export class TestStore implements Store {
       case "job.delete":
         this.jobs.delete(w.jobId);
         for (const [k, t] of this.tasks) if (t.jobId === w.jobId) this.tasks.delete(k);
+        for (const [id, v] of this.volumes) if (v.jobId === w.jobId) this.volumes.delete(id);
         this.#dropWorkflowEvents((e) => e.jobId === w.jobId);
         this.secretRows.apply(w);
         return;
