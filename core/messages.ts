@@ -346,13 +346,20 @@ export type ReplyMessage =
  * the reserve request's: an update of a reservation the engine has since cancelled is told from one of
  * the task's next reservation by it, whatever order messages arrive in.
  */
-export type PlacementMessage = {
-  kind: "reservation-update";
-  taskId: string;
-  reservationId: string;
-  lease?: HostLease;
-  reason?: string;
-};
+export type PlacementMessage =
+  | {
+    kind: "reservation-update";
+    taskId: string;
+    reservationId: string;
+    lease?: HostLease;
+    reason?: string;
+  }
+  /**
+   * The resource manager dropped these tasks (stopped, killed) while this engine held them (PLACING): the
+   * engine stops placing them at once, and hands the rest of a gang that lost a member back (`failed`).
+   * Ids the engine does not hold are ignored (it may have handed them back meanwhile).
+   */
+  | { kind: "tasks-dropped"; taskIds: string[] };
 
 export type Message =
   | ResmgrMessage
@@ -378,4 +385,17 @@ export interface AdmissionWaits {
   /** Preemption is on: non-preemptible work is held to the pool's reservation, in its own queue. */
   preemption: boolean;
   queues: { pending?: string; nonPreemptible?: string; controller?: string; revocable?: string };
+  /**
+   * Per queue with a wait, the gang that holds it: its job and size (a task behind another job's gang is
+   * told it is behind that gang, not told of it as if it were its own). `passedOver`: the queue holds no
+   * one; its reason is only that the pool can never admit this gang, which the gangs behind pass. Left
+   * out when no queue waits (and by resource managers older than it).
+   */
+  heads?: Partial<Record<keyof AdmissionWaits["queues"], AdmissionHead>>;
+}
+
+export interface AdmissionHead {
+  jobId: string;
+  tasks: number;
+  passedOver?: boolean;
 }

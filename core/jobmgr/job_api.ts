@@ -736,6 +736,7 @@ export class JobApi {
           const revocable = isRevocable(job.config, tc);
           const message = (known
             ? waitFor(waits!, {
+              jobId: job.jobId,
               resources: taskResources(tc),
               revocable,
               // The resource manager's controller gang is one controller task alone.
@@ -1119,7 +1120,13 @@ const LAUNCH_LOCKED = "launches are locked down (AdminService Lockdown: Launch):
  */
 function waitFor(
   waits: AdmissionWaits,
-  task: { resources: Resources; revocable: boolean; controller: boolean; preemptible: boolean },
+  task: {
+    jobId: string;
+    resources: Resources;
+    revocable: boolean;
+    controller: boolean;
+    preemptible: boolean;
+  },
 ): string | undefined {
   if (!task.revocable) {
     const r = task.resources, l = waits.limit;
@@ -1140,9 +1147,31 @@ function waitFor(
     : task.revocable
     ? "revocable"
     : undefined;
-  const q = waits.queues;
-  const lines = [q.pending, side && q[side]].filter((w): w is string => !!w);
+  const lines = (["pending", side] as const).map((kind) => kind && queueWait(waits, kind, task.jobId))
+    .filter((w): w is string => !!w);
   return lines.length ? [...new Set(lines)].join("; ") : undefined;
+}
+
+const QUEUE_NAMES = {
+  pending: "pending",
+  nonPreemptible: "non-preemptible",
+  controller: "controller",
+  revocable: "revocable",
+} as const;
+
+/**
+ * What a queue's wait means to a task of job `jobId`: the reason as is when it is about the task's own job
+ * (or the resource manager did not say whose gang it is about); said to be another job's gang that the task
+ * is behind, when it is; nothing when that gang is only passed over (it holds no one up).
+ */
+function queueWait(waits: AdmissionWaits, kind: keyof typeof QUEUE_NAMES, jobId: string): string | undefined {
+  const reason = waits.queues[kind];
+  const head = waits.heads?.[kind];
+  if (!reason || !head || head.jobId === jobId) return reason;
+  if (head.passedOver) return undefined;
+  const whose = head.tasks > 1 ? `gang of ${head.tasks} tasks` : "task";
+  const queue = `resource pool ${waits.path}'s ${QUEUE_NAMES[kind]} queue`;
+  return `behind job ${head.jobId}'s ${whose} at the head of ${queue}, which waits: ${reason}`;
 }
 
 /** Cores and GPUs to three decimals, MB as integers with the unit. */

@@ -165,7 +165,53 @@ export class PlacementEngine implements Receiver {
       this.#calls.resolve(msg);
     } else if (msg.kind === "reservation-update") {
       this.#reservationUpdate(msg.taskId, msg.reservationId, msg.lease, msg.reason);
+    } else if (msg.kind === "tasks-dropped") {
+      this.#tasksDropped(msg.taskIds);
     }
+  }
+
+  /**
+   * Tasks the resource manager dropped (stopped) while held here: taken out at once, or when their round
+   * ends (its outcome for them is not used). A gang is placed whole, so the rest of one that lost a member
+   * is handed back at once rather than tried with the dead member until its deadline; the resource manager
+   * offers it again as a gang of the members left.
+   */
+  #tasksDropped(taskIds: string[]): void {
+    const byUnit = new Map<Pending, string[]>();
+    for (const id of taskIds) {
+      const u = this.#held.get(id);
+      if (!u) continue;
+      const ids = byUnit.get(u);
+      if (ids) ids.push(id);
+      else byUnit.set(u, [id]);
+    }
+    const failed: PlacementFailure[] = [];
+    for (const [u, ids] of byUnit) {
+      if (u.inRound) (u.stopped ??= []).push(...ids);
+      else this.#dropStopped(u, ids, failed);
+    }
+    this.#handBack([], failed);
+  }
+
+  /**
+   * Takes stopped tasks out of their unit; a gang's other members are handed back (`failed`). Returns
+   * whether the unit is still held (the other tasks of a job's unit of single tasks go on).
+   */
+  #dropStopped(u: Pending, ids: string[], failed: PlacementFailure[]): boolean {
+    const gone = new Set(ids);
+    const stopped = u.tasks.filter((t) => gone.has(t.taskId));
+    if (!u.gang) {
+      if (stopped.length) this.#remove(u, stopped);
+      return u.tasks.length > 0 && this.#held.get(u.tasks[0].taskId) === u;
+    }
+    const names = stopped.map((t) => t.taskId).join(", ");
+    const reason =
+      (stopped.length === 1 ? `task ${names} of the gang was` : `tasks ${names} of the gang were`) +
+      " stopped while it was being placed; the other members go back to the resource manager to be placed " +
+      "as a gang without " + (stopped.length === 1 ? "it" : "them");
+    for (const t of u.tasks) if (!gone.has(t.taskId)) failed.push({ taskId: t.taskId, reason });
+    this.#forget(u);
+    return false;
   }
 
   /** Takes dequeued gangs into the work held, in their host pools when the engine places by pool. */
@@ -259,7 +305,14 @@ export class PlacementEngine implements Receiver {
       if (answered) return;
       given = true;
       this.#roundsOut--;
-      for (const u of due) u.inRound = false;
+      const failed: PlacementFailure[] = [];
+      for (const u of due) {
+        u.inRound = false;
+        const stopped = u.stopped;
+        u.stopped = undefined;
+        if (stopped) this.#dropStopped(u, stopped, failed);
+      }
+      this.#handBack([], failed);
       // Leases kept from an earlier round go back; those of the lost answer end at their lease timeout.
       if (held.length) this.#release(held.map((l) => l.leaseId));
       this.#dequeue();
@@ -337,7 +390,14 @@ export class PlacementEngine implements Receiver {
     const notYet: [Pending, UnitOutcome["placed"]][] = [];
     const reasons = new Map<number, { text: string; room: boolean; gang?: string }>();
     for (const [i, u] of due.entries()) {
-      const o = views[i] === u ? outcomes.get(u) : withOwnTasks(outcomes.get(views[i]), u);
+      let o = views[i] === u ? outcomes.get(u) : withOwnTasks(outcomes.get(views[i]), u);
+      if (u.stopped) {
+        // Stopped while the round was out: what the round found for those tasks (a gang's: all) is not used.
+        const ids = u.stopped;
+        u.stopped = undefined;
+        if (!this.#dropStopped(u, ids, failed)) continue;
+        o = o && withoutTasks(o, ids);
+      }
       if (u.reservation?.state === "ready") {
         this.#reservedOrHere(u, o?.placed ?? [], now, placements);
         continue;
@@ -708,6 +768,16 @@ function withOwnTasks(o: UnitOutcome | undefined, u: Pending): UnitOutcome | und
     ...o,
     placed: o.placed.map((p) => ({ ...p, task: back(p.task) })),
     unplaced: o.unplaced.map(back),
+  };
+}
+
+/** A round's outcome for a unit without the tasks stopped while the round was out. */
+function withoutTasks(o: UnitOutcome, taskIds: string[]): UnitOutcome {
+  const gone = new Set(taskIds);
+  return {
+    ...o,
+    placed: o.placed.filter((p) => !gone.has(p.task.taskId)),
+    unplaced: o.unplaced.filter((t) => !gone.has(t.taskId)),
   };
 }
 

@@ -18,6 +18,8 @@ export interface Pending extends UnitOfWork {
   notBeforeMs: number;
   /** Part of a round that is out (its tasks are in no other round meanwhile). */
   inRound?: boolean;
+  /** Tasks the resource manager dropped while the unit's round was out: taken out when the round ends. */
+  stopped?: string[];
   reason?: string;
   /**
    * Why the host manager last refused to reserve a host for the unit's task (no ready host could ever hold

@@ -3,7 +3,7 @@
  * that refuses it (`admission.ts`), in words a user can act on. Asked for when someone looks (the job
  * manager, for PENDING tasks in `task list` and `task get`), so it costs nothing while nobody does.
  */
-import type { AdmissionWaits } from "../messages.ts";
+import type { AdmissionHead, AdmissionWaits } from "../messages.ts";
 import type { Resources } from "../model/resources.ts";
 import {
   boundsExceeded,
@@ -41,10 +41,11 @@ export function admissionWaits(
   };
   const why = (gang: QueuedGang, place: Place = "first") =>
     refusal(pool, gang, preemptionEnabled, capacityKnown, place);
+  const heads: NonNullable<AdmissionWaits["heads"]> = {};
   const sides = ADMISSION_ORDER.filter((k) => k !== "pending");
   const headed = new Set<QueueKind>();
   for (const kind of sides) {
-    let passedHere: string | undefined, looked = 0;
+    let passedHere: string | undefined, passedGang: QueuedGang | undefined, looked = 0;
     for (const gang of pool.queue(kind)) {
       if (++looked > PENDING_LOOK_LIMIT) break;
       if (!gang.rows.length) continue;
@@ -53,15 +54,22 @@ export function admissionWaits(
       if (reason && neverAdmits(pool, gang, preemptionEnabled)) {
         // Passed over at admission, as in the pending queue.
         passedHere ??= reason;
+        passedGang ??= gang;
         continue;
       }
-      if (reason) out.queues[kind] = passedHere === undefined ? reason : `${passedHere}; ${reason}`;
+      if (reason) {
+        out.queues[kind] = passedHere === undefined ? reason : `${passedHere}; ${reason}`;
+        heads[kind] = headOf(gang);
+      }
       break;
     }
-    if (passedHere !== undefined) out.queues[kind] ??= passedHere;
+    if (passedGang && !heads[kind]) {
+      out.queues[kind] ??= passedHere;
+      heads[kind] = headOf(passedGang, true);
+    }
   }
   // The first gang passed over (over the pool's limit): what the pending queue says first.
-  let passed: string | undefined;
+  let passed: string | undefined, passedGang: QueuedGang | undefined;
   let looked = 0;
   for (const gang of pool.pending) {
     // As far as one admission pass would go.
@@ -73,10 +81,12 @@ export function admissionWaits(
     if (neverAdmits(pool, gang, preemptionEnabled)) {
       // Passed over at admission: the tasks behind it wait for their own reasons, if any.
       passed ??= reason;
+      passedGang ??= gang;
       continue;
     }
     if (side === undefined) {
       out.queues.pending = passed === undefined ? reason : `${passed}; ${reason}`;
+      heads.pending = headOf(gang);
       break;
     }
     // Moved aside at the next pass, to the back of its side queue: it speaks for that queue if it will
@@ -84,10 +94,24 @@ export function admissionWaits(
     if (!headed.has(side)) {
       headed.add(side);
       out.queues[side] = reason;
+      heads[side] = headOf(gang);
     }
   }
-  if (passed !== undefined) out.queues.pending ??= passed;
+  if (passedGang && !heads.pending) {
+    out.queues.pending ??= passed;
+    heads.pending = headOf(passedGang, true);
+  }
+  if (Object.keys(heads).length) out.heads = heads;
   return out;
+}
+
+/** Whose gang a queue's reason is about (its tasks are queued, so the table still has them). */
+function headOf(gang: QueuedGang, passedOver = false): AdmissionHead {
+  const row = gang.rows[0];
+  const jobId = gang.table.task[row]?.jobId ?? gang.table.taskId[row];
+  const head: AdmissionHead = { jobId, tasks: gang.rows.length };
+  if (passedOver) head.passedOver = true;
+  return head;
 }
 
 /** Where the gang a reason is about stands in its queue: first, or next after gangs passed over. */

@@ -69,6 +69,15 @@ interface PlacingBatch {
   engine: Address;
 }
 
+/**
+ * Tasks being forgotten that a placement engine may still hold, by row, as they were: the attempt out with
+ * an engine (NONE when not PLACING) and the attempt left out when the task was preempted back (or NONE).
+ */
+export type HeldByEngines = Map<
+  number,
+  { taskId: string; generation: number; attempt: number; staleAttempt: number }
+>;
+
 export class PlacementHandoff {
   readonly #ready = new Fifo<QueuedGang>();
   /** Gangs whose placement failed, waiting out their backoff before going back to `#ready`. */
@@ -309,6 +318,29 @@ export class PlacementHandoff {
       g.notBeforeMs = now + this.config.placementRetryBackoffMs;
       for (const row of list) this.setState(row, READY, now, t.lastFailure(row));
       this.#retry.push(g);
+    }
+  }
+
+  /**
+   * Tasks dropped while placement engines held them: each engine holding one is told (`tasks-dropped`), so
+   * it stops placing them at once and hands a gang's other members back. Rare (a task stopped while being
+   * placed), so the dequeues still within their placing timeout are searched rather than each dequeued task
+   * remembering its engine.
+   */
+  takeBack(held: HeldByEngines): void {
+    const byEngine = new Map<Address, string[]>();
+    for (const b of this.#placing) {
+      for (let i = 0; i < b.rows.length; i++) {
+        const h = held.get(b.rows[i]);
+        if (!h || h.generation !== b.generations[i]) continue;
+        if (b.attempts[i] !== h.attempt && b.attempts[i] !== h.staleAttempt) continue;
+        const ids = byEngine.get(b.engine);
+        if (ids) ids.push(h.taskId);
+        else byEngine.set(b.engine, [h.taskId]);
+      }
+    }
+    for (const [engine, taskIds] of byEngine) {
+      this.deps.transport.send(engine, { kind: "tasks-dropped", taskIds });
     }
   }
 

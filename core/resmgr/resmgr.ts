@@ -11,7 +11,7 @@ import type { Address, Receiver, Transport } from "../ports/transport.ts";
 import { dequeueGangs } from "./admission.ts";
 import { allocateTask, releaseTask } from "./allocation.ts";
 import { recalculateEntitlement } from "./entitlement_cycle.ts";
-import { type HandoffConfig, PlacementHandoff } from "./handoff.ts";
+import { type HandoffConfig, type HeldByEngines, PlacementHandoff } from "./handoff.ts";
 import { chooseVictims, DEFAULT_PREEMPTION_CONFIG, poolsDue, type PreemptionConfig } from "./preemptor.ts";
 import { Fifo } from "./queue.ts";
 import { RespoolApi } from "./respool_api.ts";
@@ -248,6 +248,7 @@ export class ResourceManager implements Receiver {
 
   #enqueue(gangs: Gang[], owner: Address | undefined): void {
     const now = this.deps.clock.now();
+    let held: HeldByEngines | undefined;
     for (const gang of gangs) {
       if (!gang.tasks.length) continue;
       const pool = this.tree.get(gang.tasks[0].respoolId);
@@ -277,12 +278,14 @@ export class ResourceManager implements Receiver {
         const old = this.tasks.rowOf(task.taskId);
         if (old !== NONE) {
           if (rows.includes(old)) continue;
+          held = this.#noteHeld(old, held);
           this.#forget(old);
         }
         rows.push(this.tasks.add(task, pool, PENDING, owner));
       }
       pool.enqueue(new QueuedGang(this.tasks, rows));
     }
+    if (held) this.#handoff.takeBack(held);
   }
 
   #expectExit(row: number, now: number): void {
@@ -358,10 +361,33 @@ export class ResourceManager implements Receiver {
   }
 
   #drop(taskIds: string[]): void {
+    let held: HeldByEngines | undefined;
     for (const id of taskIds) {
       const row = this.tasks.rowOf(id);
-      if (row !== NONE) this.#forget(row);
+      if (row === NONE) continue;
+      held = this.#noteHeld(row, held);
+      this.#forget(row);
     }
+    if (held) this.#handoff.takeBack(held);
+  }
+
+  /**
+   * Notes a task about to be forgotten that a placement engine may hold (PLACING, or an attempt left out
+   * when it was preempted back), so the engine can be told to stop placing it: a gang's other members
+   * would otherwise wait for it until the engine's deadline.
+   */
+  #noteHeld(row: number, held: HeldByEngines | undefined): HeldByEngines | undefined {
+    const t = this.tasks;
+    const placing = t.state[row] === PLACING;
+    if (!placing && t.staleAttempt[row] === NONE) return held;
+    held ??= new Map();
+    held.set(row, {
+      taskId: t.taskId[row],
+      generation: t.generation[row],
+      attempt: placing ? t.attempts[row] : NONE,
+      staleAttempt: t.staleAttempt[row],
+    });
+    return held;
   }
 
   /**
