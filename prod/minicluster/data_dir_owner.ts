@@ -79,10 +79,13 @@ export class DataDirOwnership {
   }
 }
 
-/** Creates the data dir if missing; `DataDirError` when it cannot be. */
+/**
+ * Creates the data dir if missing, owner-only (0700: it holds task sandboxes, volumes and secrets, whatever
+ * the store; a dir that exists is left as the operator made it); `DataDirError` when it cannot be.
+ */
 function makeDataDir(dir: string): void {
   try {
-    Deno.mkdirSync(dir, { recursive: true });
+    Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch (e) {
     throw new DataDirError(dir, e as Error);
   }

@@ -53,6 +53,24 @@ Deno.test("a held dir is refused with its holder named; released, it is free and
   }
 });
 
+Deno.test("a data dir made by its first owner or sharer is owner-only; one that exists keeps its mode", () => {
+  const root = Deno.makeTempDirSync({ prefix: "data_dir_owner_test_" });
+  try {
+    ownDataDir(`${root}/own/data`, "test").release();
+    shareDataDir(`${root}/shared`, "jobmgr.0", "test").release();
+    for (const dir of [`${root}/own`, `${root}/own/data`, `${root}/shared`]) {
+      const mode = Deno.statSync(dir).mode! & 0o777;
+      assert(mode === 0o700, `${dir} is ${mode.toString(8)}, expected 700`);
+    }
+    Deno.mkdirSync(`${root}/open`, { mode: 0o755 });
+    ownDataDir(`${root}/open`, "test").release();
+    const mode = Deno.statSync(`${root}/open`).mode! & 0o777;
+    assert(mode === 0o755, `an existing dir was changed to ${mode.toString(8)}`);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
 const listing = (dir: string) => [...Deno.readDirSync(dir)].map((e) => e.name).sort();
 
 Deno.test("daemons share a dir, two of a role too; while one lives nobody takes it alone, and the other way round", async () => {
