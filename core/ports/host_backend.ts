@@ -166,7 +166,8 @@ export interface HostBackend {
    * Destroys persistent volumes that were deleted (Peloton's DeleteVolume; Mesos's DESTROY): their data is
    * gone from their host, so a volume made later, under the same id or on the same host, starts empty. One a
    * live task still mounts is left as it is. `agentId` is empty when the host manager does not know the
-   * host. A backend that keeps no volumes (the simulator; the Mesos backend, which refuses them) has none.
+   * host. A backend that keeps no volumes (the simulator) has none; the Mesos backend's destroys wait for an offer
+   * carrying the volume (DESTROY + UNRESERVE), since Mesos offers no volume a task still uses.
    */
   destroyVolumes?(volumes: VolumeRef[]): void;
   stop(): Promise<void>;

@@ -15,6 +15,7 @@ import {
 import { fromContainerInfo, fromHealthCheck, fromMesosUri } from "./mesos_convert.ts";
 import { executorIdOf } from "./master_types.ts";
 import { type Bag, bagFromMesos, bagToCore } from "./resources.ts";
+import { checkpointed, type CheckpointFile, convertTotal, restoreTotal } from "./master_volumes.ts";
 import type { Spawner } from "../minicluster/spawner.ts";
 
 export interface EmuAgentConfig {
@@ -40,6 +41,9 @@ export interface AgentContext {
   executorExited?(agent: EmuAgent, frameworkId: string, executorId: string, status: number | undefined): void;
   /** Starts task processes (default: in this thread). */
   spawner?: Spawner;
+  /** Where agents keep their dynamic reservations and persistent volumes across emulator restarts. */
+  checkpoints?: CheckpointFile;
+  log?: (line: string) => void;
 }
 
 /** A task as the agent knows it: live, or terminal with its last update not acknowledged yet. */
@@ -60,6 +64,11 @@ export type AckResult = "acked" | "acked-terminal" | "unexpected";
 
 export class EmuAgent {
   readonly config: EmuAgentConfig;
+  /**
+   * The agent's total: its `--resources` (`config.resources`) with the dynamic reservations and persistent
+   * volumes made on it, checkpointed, as Mesos's `totalResources`.
+   */
+  #total: Bag;
   readonly #ctx: AgentContext;
   readonly #runner: Agent;
   readonly #tasks = new Map<string, AgentTask>();
@@ -70,6 +79,7 @@ export class EmuAgent {
   constructor(config: EmuAgentConfig, ctx: AgentContext) {
     this.config = config;
     this.#ctx = ctx;
+    this.#total = restoreTotal(config.resources, ctx.checkpoints?.load(config.id) ?? [], ctx.log);
     const core = bagToCore(config.resources);
     this.#runner = new Agent(
       { hostname: config.hostname, agentId: config.id, resources: core, attributes: {}, portRanges: [] },
@@ -84,6 +94,21 @@ export class EmuAgent {
 
   get id(): string {
     return this.config.id;
+  }
+
+  get total(): Bag {
+    return this.#total;
+  }
+
+  /** An applied RESERVE, UNRESERVE, CREATE or DESTROY: the total trades `consumed` for `converted`, checkpointed. */
+  convert(consumed: Bag, converted: Bag): void {
+    this.#total = convertTotal(this.#total, consumed, converted);
+    this.#ctx.checkpoints?.save(this.id, checkpointed(this.#total));
+  }
+
+  /** DESTROY's other half: the volume's directory goes, with all it holds. */
+  destroyVolume(volumeId: string): Promise<void> {
+    return this.#runner.destroyVolume(volumeId);
   }
 
   tasks(): AgentTask[] {
@@ -282,6 +307,20 @@ function toLaunchSpec(agent: EmuAgentConfig, info: TaskInfo, defaultGraceMs: num
     // The runner's checker stands in for the command executor's (Mesos's grace period is not modelled).
     healthCheck: info.health_check && fromHealthCheck(info.health_check),
     ...containerAndSecrets(info.executor?.container ?? info.container),
+    ...persistentVolume(info),
+  };
+}
+
+/**
+ * The task's persistent volume (a disk resource with `disk.persistence`), which the runner keeps under the
+ * agent, outside every sandbox, and links at its `container_path` in the sandbox, as Mesos mounts it there.
+ */
+function persistentVolume(info: TaskInfo): Pick<LaunchSpec, "volume"> {
+  const r = [...info.resources ?? [], ...info.executor?.resources ?? []].find((x) => x.disk?.persistence);
+  if (!r) return {};
+  const containerPath = r.disk!.volume?.container_path ?? "";
+  return {
+    volume: { volumeId: r.disk!.persistence!.id, containerPath, sizeMb: Number(r.scalar?.value ?? 0) },
   };
 }
 

@@ -7,6 +7,7 @@ import { MaintenanceFile } from "./master_maintenance_file.ts";
 import { reconcile } from "./master_reconcile.ts";
 import { subscribeProblem } from "./master_validation.ts";
 import { Allocator } from "./master_offers.ts";
+import { CheckpointFile } from "./master_volumes.ts";
 import {
   type AgentRec,
   executorIdOf,
@@ -76,6 +77,8 @@ export class MasterCore {
     this.#agentCtx = {
       spawner: this.#spawner,
       dataDir: options.dataDir,
+      checkpoints: new CheckpointFile(options.dataDir, options.log),
+      log: options.log,
       retryMinMs: options.statusRetryMinMs,
       retryMaxMs: options.statusRetryMaxMs,
       forward: (agent, fwId, status, latest) => this.#forward(agent, fwId, status, latest),
@@ -96,6 +99,7 @@ export class MasterCore {
       masterUpdate: (fw, taskId, agentId, state, reason, message) =>
         this.masterUpdate(fw, taskId, agentId, state, reason as TaskStatusReason, message),
       afterAllocation: () => this.maintenance.sendInverseOffers(),
+      log: options.log,
     }, {
       allocationIntervalMs: options.allocationIntervalMs,
       offerTimeoutMs: options.offerTimeoutMs,

@@ -1,6 +1,16 @@
 /** The emulator's allocator and ACCEPT handling: offers, decline filters, suppression, offer and task validation. */
 import { isSafeId } from "../minicluster/agent.ts";
-import type { Call, Filters, Offer, Resource, TaskInfo, TaskState, Unavailability } from "./protocol.ts";
+import type {
+  Call,
+  Filters,
+  Offer,
+  Operation,
+  Resource,
+  TaskInfo,
+  TaskState,
+  Unavailability,
+} from "./protocol.ts";
+import { applyOperation, isVolumeOperation, type OperationType, volumeIds } from "./master_volumes.ts";
 import { containerProblem, executorInfoProblem } from "./master_validation.ts";
 import {
   type AgentRec,
@@ -74,6 +84,7 @@ export interface AllocatorHost {
   ): void;
   /** Hook after each allocation round (inverse offers for draining agents). */
   afterAllocation(): void;
+  log?: (line: string) => void;
 }
 
 export interface AllocatorOptions {
@@ -98,6 +109,8 @@ export class Allocator {
   #stopped = false;
   /** Fault hook: rescind an offer of the next ACCEPT just before it is processed. */
   rescindOnNextAccept = false;
+  /** The latest operations dropped as invalid (the master only logs them), newest last, for tests. */
+  readonly dropped: { type: string; message: string }[] = [];
 
   constructor(host: AllocatorHost, options: AllocatorOptions) {
     this.#host = host;
@@ -123,7 +136,7 @@ export class Allocator {
 
   /** Free resources of an agent: total − tasks holding resources − outstanding offers. */
   available(rec: AgentRec): Bag {
-    let bag = cloneBag(rec.agent.config.resources);
+    let bag = cloneBag(rec.agent.total);
     const used = [
       ...this.#host.tasksOn(rec.agent.id).map((t) => t.bag),
       ...this.offersOn(rec.agent.id).map((o) => o.bag),
@@ -257,6 +270,10 @@ export class Allocator {
     const rec = [...this.#host.agents()].find((a) => a.agent.id === agentId)!;
     let pool = offers.reduce((b, o) => addBags(b, o.bag), emptyBag());
     for (const op of accept.operations ?? []) {
+      if (isVolumeOperation(op)) {
+        pool = this.#applyOperation(fw, rec, op, pool, role);
+        continue;
+      }
       const infos = op.type === "LAUNCH" ? op.launch?.task_infos ?? [] : [];
       if (op.type === "LAUNCH_GROUP") {
         for (
@@ -299,6 +316,44 @@ export class Allocator {
     // What the operations did not use is declined with the call's filter (5 s by default).
     if (!isEmptyBag(pool)) this.#filter(fw, agentId, accept.filters);
     this.schedule();
+  }
+
+  /**
+   * RESERVE, UNRESERVE, CREATE or DESTROY: applied to the pool and the agent's checkpointed total, or dropped
+   * with the master's message. CREATE makes the volume's directory on the agent, DESTROY removes it.
+   */
+  #applyOperation(
+    fw: Framework,
+    rec: AgentRec,
+    op: Operation & { type: OperationType },
+    pool: Bag,
+    role: string,
+  ) {
+    const result = applyOperation(op, {
+      role: fw.role,
+      principal: fw.info.principal,
+      allocationRole: role,
+      pool,
+      total: rec.agent.total,
+      used: this.#host.tasksOn(rec.agent.id).map((t) => t.bag),
+    });
+    if ("error" in result) {
+      this.#host.log?.(
+        `emulator: Dropping ${op.type} offer operation from framework ${fw.id}: ${result.error}`,
+      );
+      this.dropped.push({ type: op.type, message: result.error });
+      if (this.dropped.length > 100) this.dropped.shift();
+      return pool;
+    }
+    rec.agent.convert(result.consumed, result.converted);
+    if (op.type === "DESTROY") {
+      for (const id of volumeIds(result.consumed)) {
+        rec.agent.destroyVolume(id).catch((e) =>
+          this.#host.log?.(`emulator: cannot remove volume ${id} on ${rec.agent.id}: ${(e as Error).message}`)
+        );
+      }
+    }
+    return result.pool;
   }
 
   #validateOffers(fw: Framework, offerIds: string[]): string | undefined {

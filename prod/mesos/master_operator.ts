@@ -102,7 +102,7 @@ export class OperatorEndpoint {
         version: VERSION,
         registered_time: { nanoseconds: rec.registeredMs * 1e6 },
         // Revocable resources are an estimate offered on top, not part of the agent's total.
-        total_resources: bagToMesos(withoutRevocable(c.resources)),
+        total_resources: bagToMesos(withoutRevocable(rec.agent.total)),
         allocated_resources: bagToMesos(addBags(used, offered)),
         offered_resources: bagToMesos(offered),
       });

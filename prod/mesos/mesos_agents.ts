@@ -1,7 +1,13 @@
 /** The Mesos backend's per-agent state: held offers, the operator API's agent list, launches awaiting offers. */
 import type { LaunchSpec } from "../../core/ports/host_backend.ts";
 import { agentAddress, operatorTotal, specBag } from "./mesos_convert.ts";
-import { CONTENT_TYPE_JSON, type Offer, OPERATOR_PATH, type OperatorAgent } from "./protocol.ts";
+import {
+  CONTENT_TYPE_JSON,
+  type Offer,
+  type Operation,
+  OPERATOR_PATH,
+  type OperatorAgent,
+} from "./protocol.ts";
 import { addBags, type Bag, bagFromMesos, emptyBag, takeResources } from "./resources.ts";
 
 /** Offers held until used, rescinded, or declined once held past the hold time. */
@@ -168,12 +174,22 @@ export class AgentDirectory {
   }
 }
 
-/** A launch taken from the queue, with the offered pieces it uses. */
+/** A launch taken from the queue, with the offered pieces it uses and the operations that go before it. */
 export interface FittingLaunch {
   spec: LaunchSpec;
   deadlineMs: number;
   used: Bag;
+  operations?: Operation[];
 }
+
+/** How a launch fits in offered pieces: what it uses, what is left, operations to send before its LAUNCH. */
+export type Fit = (
+  avail: Bag,
+  spec: LaunchSpec,
+) => { used: Bag; left: Bag; operations?: Operation[] } | undefined;
+
+/** A launch without volume: its resources taken from the offered pieces. */
+export const plainFit: Fit = (avail, spec) => takeResources(avail, specBag(spec));
 
 /** Launches waiting, per agent, for held offers that cover them; each is dropped at its deadline. */
 export class LaunchQueue {
@@ -235,14 +251,12 @@ export class LaunchQueue {
    * Takes, in queue order, the agent's launches that fit together in `avail` (a launch `alone` only by
    * itself), each with the offered pieces it uses; the others keep waiting.
    */
-  takeFitting(agentId: string, avail: Bag): FittingLaunch[] {
+  takeFitting(agentId: string, avail: Bag, fit: Fit = plainFit): FittingLaunch[] {
     const chosen: FittingLaunch[] = [];
     const rest = [];
     let alone = false;
     for (const p of this.#byAgent.get(agentId) ?? []) {
-      const taken = (alone || (p.alone && chosen.length > 0))
-        ? undefined
-        : takeResources(avail, specBag(p.spec));
+      const taken = (alone || (p.alone && chosen.length > 0)) ? undefined : fit(avail, p.spec);
       if (!taken) {
         rest.push(p);
         continue;
@@ -250,7 +264,9 @@ export class LaunchQueue {
       avail = taken.left;
       alone = p.alone;
       clearTimeout(p.timer);
-      chosen.push({ spec: p.spec, deadlineMs: p.deadlineMs, used: taken.used });
+      const chose: FittingLaunch = { spec: p.spec, deadlineMs: p.deadlineMs, used: taken.used };
+      if (taken.operations?.length) chose.operations = taken.operations;
+      chosen.push(chose);
     }
     if (rest.length) this.#byAgent.set(agentId, rest);
     else this.#byAgent.delete(agentId);

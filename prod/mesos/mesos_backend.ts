@@ -5,8 +5,9 @@ import type {
   HostBackend,
   LaunchSpec,
   TaskStatus as CoreStatus,
+  VolumeRef,
 } from "../../core/ports/host_backend.ts";
-import { AgentDirectory, type FittingLaunch, LaunchQueue, OfferPool } from "./mesos_agents.ts";
+import { AgentDirectory, type Fit, type FittingLaunch, LaunchQueue, OfferPool } from "./mesos_agents.ts";
 import {
   agentAddress,
   customExecutorId,
@@ -25,6 +26,7 @@ import {
   isTerminalState,
   type MachineID,
   type Offer,
+  type Operation,
   OPERATOR_PATH,
   type TaskStatus,
 } from "./protocol.ts";
@@ -36,8 +38,11 @@ import {
   bagToMesos,
   emptyBag,
   rangesOf,
+  reservedFor,
   slackToCore,
 } from "./resources.ts";
+import { planDestroy, planVolumeLaunch, type Reserver, takeForTask } from "./volume_plan.ts";
+import { capacityToCore, persistenceId } from "./volumes.ts";
 import {
   type FrameworkIdStore,
   isSubscriptionRefusal,
@@ -128,6 +133,13 @@ export class MesosBackend implements HostBackend {
   readonly #pending: LaunchQueue;
   readonly #inverse = new Map<string, InverseOffer>();
   #kills: { taskId: string; agentId: string; gracePeriodMs: number }[] = [];
+  readonly #reserver: Reserver;
+  /** Persistent volumes known to be on an agent (made here, or seen offered): volume id → agent id. */
+  readonly #volumes = new Map<string, string>();
+  /** Deleted volumes waiting for an offer that carries them, kept across re-subscriptions. */
+  readonly #destroys = new Map<string, VolumeRef>();
+  /** Volumes this backend destroyed: the operator API's agent totals may still list them for a while. */
+  readonly #destroyed = new Set<string>();
   /** Acknowledgements not sent yet, from `#acksFrom` on. */
   #acks: Ack[] = [];
   #acksFrom = 0;
@@ -173,6 +185,11 @@ export class MesosBackend implements HostBackend {
     });
     const f = this.client.framework;
     this.#role = f.roles?.[0] ?? f.role ?? "*";
+    // Mesos holds a reservation's principal to the framework's authenticated one; Peloton's was `peloton`.
+    this.#reserver = {
+      role: this.#role,
+      principal: options.credentials?.principal ?? f.principal ?? "peloton",
+    };
     this.#pending = new LaunchQueue(options.launchTimeoutMs ?? 60_000, (spec) => this.#expired(spec));
     this.#directory = new AgentDirectory(
       () => this.client.masterUrl,
@@ -203,12 +220,6 @@ export class MesosBackend implements HostBackend {
       return;
     }
     for (const spec of specs) {
-      if (spec.volume) {
-        // A Mesos persistent volume needs RESERVE and CREATE operations on reserved disk first.
-        const message = "Persistent volumes are not supported by the Mesos backend yet (no RESERVE/CREATE)";
-        this.#status(spec, "TASK_ERROR", "REASON_TASK_INVALID", message);
-        continue;
-      }
       const secret = secretsProblem(spec.secrets);
       const executor = executorProblem(spec.executor);
       if (secret) {
@@ -233,6 +244,16 @@ export class MesosBackend implements HostBackend {
         );
       } else this.#sendKill(t);
     }
+  }
+
+  /**
+   * DESTROY then UNRESERVE of each deleted volume, once an offer from its agent carries it (a volume in use is
+   * not offered): they wait until then, across re-subscriptions. Its data is gone from the agent after.
+   */
+  destroyVolumes(volumes: VolumeRef[]): void {
+    if (this.#stopped) return;
+    for (const v of volumes) this.#destroys.set(v.volumeId, v);
+    for (const agentId of this.#offers.byAgent().keys()) this.#tryDestroy(agentId);
   }
 
   reconcile(taskIds?: string[]): void {
@@ -464,12 +485,17 @@ export class MesosBackend implements HostBackend {
     for (const offer of offers) {
       this.#offers.add(offer);
       agents.add(offer.agent_id.value);
+      for (const r of offer.resources) {
+        const id = persistenceId(r);
+        if (id !== undefined && reservedFor(r) === this.#role) this.#volumes.set(id, offer.agent_id.value);
+      }
     }
     for (const agentId of agents) {
       const view = this.#agents.get(agentId);
       if (!view || view.lost) this.#announce(agentId);
       else {
         this.#reportSlack(agentId);
+        this.#tryDestroy(agentId);
         this.#tryLaunch(agentId);
       }
     }
@@ -520,13 +546,14 @@ export class MesosBackend implements HostBackend {
       host: {
         hostname: first.hostname,
         agentId,
-        resources: bagToCore(total),
+        resources: capacityToCore(total, this.#role),
         attributes: attributesToRecord(attributes),
         portRanges: rangesOf(total, "ports"),
         ...(ip && /^[0-9.]+$/.test(ip) ? { ip } : {}),
       },
     });
     this.#reportSlack(agentId);
+    this.#tryDestroy(agentId);
     this.#tryLaunch(agentId);
   }
 
@@ -535,10 +562,11 @@ export class MesosBackend implements HostBackend {
     if (!this.#pending.has(agentId) || !this.client.subscribed || !this.#agents.has(agentId)) return;
     const offers = this.#offers.of(agentId);
     if (offers.length === 0) return;
-    const chosen = this.#pending.takeFitting(agentId, this.#offers.total(agentId));
+    const chosen = this.#pending.takeFitting(agentId, this.#offers.total(agentId), this.#fit);
     if (chosen.length === 0) return;
     for (const o of offers) this.#offers.remove(o.offer.id.value);
     for (const { spec, used } of chosen) {
+      if (spec.volume) this.#volumes.set(spec.volume.volumeId, agentId);
       this.#tasks.set(spec.taskId, { agentId, hostname: spec.hostname, bag: used });
       this.#remember(spec.taskId, agentId);
       // Reported as the ACCEPT goes out, not after its 202: the agent's TASK_STARTING can overtake the
@@ -549,8 +577,71 @@ export class MesosBackend implements HostBackend {
     const launch = { task_infos: chosen.map((c) => toTaskInfo(c.spec, bagToMesos(c.used))) };
     const filters = { refuse_seconds: this.#o.acceptRefuseSeconds ?? 0 };
     const offerIds = offers.map((o) => o.offer.id.value);
-    this.client.accept(offerIds, [{ type: "LAUNCH", launch }], filters)
+    // A stateful task's first run: its RESERVE and CREATE go first, in the same ACCEPT (as Peloton's).
+    const operations: Operation[] = [...chosen.flatMap((c) => c.operations ?? []), {
+      type: "LAUNCH",
+      launch,
+    }];
+    this.client.accept(offerIds, operations, filters)
       .catch((e) => this.#acceptFailed(offerIds, chosen, e));
+  }
+
+  /** How a launch fits in an agent's offers: on its persistent volume, made first when it is not there yet. */
+  readonly #fit: Fit = (avail, spec) => {
+    if (!spec.volume) return takeForTask(avail, spec);
+    return planVolumeLaunch(
+      avail,
+      spec,
+      this.#reserver,
+      this.#volumeExists(spec.agentId, spec.volume.volumeId),
+    );
+  };
+
+  /** Whether the volume is on the agent, offered or not (its last run may still hold it). */
+  #volumeExists(agentId: string, volumeId: string): boolean {
+    if (this.#volumes.has(volumeId)) return this.#volumes.get(volumeId) === agentId;
+    if (this.#destroyed.has(volumeId)) return false;
+    const total = this.#directory.get(agentId)?.total_resources ?? [];
+    return total.some((r) => persistenceId(r) === volumeId && reservedFor(r) === this.#role);
+  }
+
+  /** DESTROY + UNRESERVE of the deleted volumes an agent's held offers carry, in one ACCEPT of them all. */
+  #tryDestroy(agentId: string): void {
+    if (this.#destroys.size === 0 || !this.client.subscribed) return;
+    const offers = this.#offers.of(agentId);
+    if (offers.length === 0) return;
+    const hostname = this.#agents.get(agentId)?.hostname;
+    const avail = this.#offers.total(agentId);
+    const operations: Operation[] = [];
+    const done: string[] = [];
+    for (const v of this.#destroys.values()) {
+      if (v.agentId !== agentId && v.hostname !== hostname) continue;
+      const ops = planDestroy(avail, v.volumeId, this.#role);
+      if (!ops) continue;
+      operations.push(...ops);
+      done.push(v.volumeId);
+    }
+    if (operations.length === 0) return;
+    for (const o of offers) this.#offers.remove(o.offer.id.value);
+    const offerIds = offers.map((o) => o.offer.id.value);
+    for (const id of done) {
+      this.#destroys.delete(id);
+      this.#volumes.delete(id);
+      this.#destroyed.add(id);
+    }
+    this.#o.log?.(`mesos: destroying volume(s) ${done.join(", ")} on agent ${agentId} (DESTROY + UNRESERVE)`);
+    this.client.accept(offerIds, operations, { refuse_seconds: 0 }).catch((e) => {
+      this.#warn("ACCEPT (DESTROY)", e);
+      // Not processed: the destroys wait for the next offer carrying their volumes.
+      for (const id of done) {
+        const v = { volumeId: id, agentId, hostname: hostname ?? "" };
+        this.#destroys.set(id, v);
+        this.#destroyed.delete(id);
+      }
+      if (e instanceof MesosCallError && this.client.subscribed) {
+        this.client.decline(offerIds, { refuse_seconds: 0 }).catch((err) => this.#warn("DECLINE", err));
+      }
+    });
   }
 
   #acceptFailed(offerIds: string[], chosen: FittingLaunch[], e: unknown): void {
@@ -563,6 +654,10 @@ export class MesosBackend implements HostBackend {
         this.client.decline(offerIds, { refuse_seconds: 0 }).catch((err) => this.#warn("DECLINE", err));
       }
       for (const { spec } of chosen) this.#tasks.delete(spec.taskId);
+      // A CREATE refused with its call made no volume.
+      for (const { spec, operations } of chosen) {
+        if (operations && spec.volume) this.#volumes.delete(spec.volume.volumeId);
+      }
       // A call the master finds invalid would be refused again: a task refused alone fails, and the tasks
       // of a refused batch are retried one per ACCEPT to find which.
       const invalid = e instanceof MesosCallError && e.status === 400 &&
@@ -581,6 +676,11 @@ export class MesosBackend implements HostBackend {
   }
 
   #expired(spec: LaunchSpec): void {
+    if (spec.volume && this.#volumes.get(spec.volume.volumeId) === spec.agentId) {
+      // Never offered: its CREATE may have been dropped. The next launch asks the master's agent list again.
+      this.#volumes.delete(spec.volume.volumeId);
+      if (this.#o.useOperatorApi !== false) void this.#directory.refresh();
+    }
     const waited = this.#pending.timeoutMs;
     const message = `No offer from agent ${spec.agentId} covered the task within ${waited} ms`;
     this.#status(spec, "TASK_DROPPED", "REASON_INVALID_OFFERS", message);

@@ -376,11 +376,6 @@ Deno.test("MesosBackend: revocable cpus are reported as host-slack and revocable
     };
     const cpus = accept.accept.operations[0].launch.task_infos[0].resources.find((r) => r.name === "cpus");
     assert.deepEqual(cpus?.revocable, {});
-    // A volume needs reserved disk (RESERVE/CREATE), which this backend does not do yet: refused clearly.
-    const stateful = makeSpec(h, "true", { volume: { volumeId: "v1", containerPath: "data", sizeMb: 10 } });
-    backend.launch([stateful]);
-    const refused = await rec.waitState(stateful.taskId, "TASK_ERROR");
-    assert.match(refused.message ?? "", /Persistent volumes are not supported/);
   }, { master: { agents: [{ revocableCpus: 2 }, {}] } }));
 
 Deno.test("MesosBackend: held offers are DECLINEd with a filter after the hold time; implicit RECONCILE repeats", () =>

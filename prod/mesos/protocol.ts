@@ -178,7 +178,11 @@ export interface Resource {
   /** Post-refinement format (RESERVATION_REFINEMENT frameworks): the reservations, the most refined last. */
   reservations?: ReservationInfo[];
   /** A persistent volume or a disk with a source (MOUNT, PATH, ...): never scratch space. */
-  disk?: { persistence?: { id: string; principal?: string }; volume?: unknown; source?: unknown };
+  disk?: {
+    persistence?: { id: string; principal?: string };
+    volume?: { container_path?: string; mode?: "RW" | "RO"; host_path?: string };
+    source?: unknown;
+  };
   /** A shared resource (SHARED_RESOURCES frameworks), usable by several tasks at once. */
   shared?: Record<string, never>;
   revocable?: Record<string, never>;
@@ -356,6 +360,12 @@ export interface Operation {
   type: typeof OPERATION_TYPES[number];
   launch?: { task_infos: TaskInfo[] };
   launch_group?: unknown;
+  /** Dynamically reserves resources for the framework's role (`Offer.Operation.Reserve`). */
+  reserve?: { resources: Resource[] };
+  unreserve?: { resources: Resource[] };
+  /** Makes persistent volumes of reserved disk (`Offer.Operation.Create`). */
+  create?: { volumes: Resource[] };
+  destroy?: { volumes: Resource[] };
 }
 
 export interface Filters {

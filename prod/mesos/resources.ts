@@ -45,9 +45,17 @@ export function reservedFor(r: ResourceKind): string | undefined {
   return reservationsOf(r).at(-1)?.role;
 }
 
+/** JSON with object keys sorted, so one message gives one key whichever field order it was written in. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
+  if (v === null || typeof v !== "object") return JSON.stringify(v);
+  const o = v as Record<string, unknown>;
+  return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`).join(",")}}`;
+}
+
 function describeReservation(v: ReservationInfo): string {
   if (v.type !== "DYNAMIC") return v.role ?? "";
-  const labels = v.labels ? `,${JSON.stringify(v.labels)}` : "";
+  const labels = v.labels ? `,${canonical(v.labels)}` : "";
   return `${v.role ?? ""},dynamic,${v.principal ?? ""}${labels}`;
 }
 
@@ -60,7 +68,7 @@ export function pieceKey(r: ResourceKind): string {
   let key = r.name;
   const reservations = reservationsOf(r);
   if (reservations.length) key += `(${reservations.map(describeReservation).join("/")})`;
-  if (r.disk) key += `[${JSON.stringify(r.disk)}]`;
+  if (r.disk) key += `[${canonical(r.disk)}]`;
   if (r.shared) key += "<shared>";
   return r.revocable ? key + REVOCABLE : key;
 }
@@ -294,15 +302,19 @@ export function bagToMesos(bag: Bag, format?: MesosResourceFormat): Resource[] {
  * each port from the piece that holds it. The pieces used keep their offered kinds. Undefined when the
  * offered pieces do not cover the task.
  */
-export function takeResources(offered: Bag, want: Bag): { used: Bag; left: Bag } | undefined {
+export function takeResources(
+  offered: Bag,
+  want: Bag,
+  rank: PieceRank = defaultRank,
+): { used: Bag; left: Bag } | undefined {
   const left = cloneBag(offered);
   const used: Bag = { scalars: {}, ranges: {}, kinds: {} };
   const candidates = (key: string) => {
     const kind = kindOf(want, key);
-    const reserved = (k: string) => reservedFor(kindOf(left, k)) !== undefined ? 0 : 1;
-    return keysOf(left, kind.name, kind.revocable !== undefined).sort((a, b) =>
-      reserved(a) - reserved(b) || a.localeCompare(b)
-    );
+    const ranked = keysOf(left, kind.name, kind.revocable !== undefined)
+      .map((k) => ({ k, r: rank(kindOf(left, k)) }))
+      .filter((x): x is { k: string; r: number } => x.r !== undefined);
+    return ranked.sort((a, b) => a.r - b.r || a.k.localeCompare(b.k)).map((x) => x.k);
   };
   const note = (key: string) => {
     const kind = left.kinds?.[key];
@@ -335,6 +347,16 @@ export function takeResources(offered: Bag, want: Bag): { used: Bag; left: Bag }
     if (need.length > 0) return undefined;
   }
   return { used, left };
+}
+
+/**
+ * The order `takeResources` takes plain pieces in, lowest first; undefined leaves a piece alone. By
+ * default reserved pieces before unreserved ones.
+ */
+export type PieceRank = (kind: ResourceKind) => number | undefined;
+
+function defaultRank(kind: ResourceKind): number {
+  return reservedFor(kind) !== undefined ? 0 : 1;
 }
 
 function intersectRanges(a: [number, number][], b: [number, number][]): [number, number][] {
