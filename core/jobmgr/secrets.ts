@@ -83,6 +83,25 @@ export function parseSecrets(
 }
 
 /**
+ * Why a task's secrets cannot all be written at these paths (the first problem, naming its `secrets[i].path`),
+ * or undefined: the rule `parseSecrets` holds a job's secrets to at create and update, for a backend to hold a
+ * launch to as well (the minicluster writes them into the sandbox).
+ */
+export function secretPathsProblem(paths: readonly string[]): string | undefined {
+  const files = new Map<string, { index: number; path: string }>();
+  for (let i = 0; i < paths.length; i++) {
+    const path = paths[i];
+    if (typeof path !== "string" || path.trim() === "") {
+      return `secrets[${i}].path: got ${JSON.stringify(path)}, expected the path to write it at`;
+    }
+    const problem = secretPathProblem(path, files);
+    if (problem) return `secrets[${i}].path: ${problem}`;
+    files.set(sandboxFile(path), { index: i, path });
+  }
+  return nestedProblem(files);
+}
+
+/**
  * Where a secret lands below the task's sandbox, as the minicluster writes it (prod/minicluster/secrets.ts):
  * an absolute path too (`/etc/app/key` at `<sandbox>/etc/app/key`), empty and `.` components dropped.
  */

@@ -5,6 +5,7 @@
  * `<sandbox>/conf/key`; the task's environment is not changed (`$MESOS_SANDBOX` already names the sandbox).
  * Messages name a secret by its path, never by its data.
  */
+import { secretPathsProblem } from "../../core/jobmgr/secrets.ts";
 import type { LaunchSpec } from "../../core/ports/host_backend.ts";
 
 export type Secret = NonNullable<LaunchSpec["secrets"]>[number];
@@ -33,19 +34,19 @@ export function secretBytes(data: string): Uint8Array | undefined {
   }
 }
 
-/** Why `secrets` cannot be written into a sandbox (the first problem, naming its path), or undefined. */
+/**
+ * Why `secrets` cannot be written into a sandbox (the first problem, naming its path), or undefined: their
+ * paths by the rule a job's secrets were held to when it was created (`secretPathsProblem`), and data that
+ * is base64.
+ */
 export function secretsProblem(secrets: readonly Secret[] | undefined): string | undefined {
-  const seen = new Set<string>();
-  for (const s of secrets ?? []) {
-    if (typeof s.path !== "string") return "secret: path must be a string";
-    const where = `secret ${JSON.stringify(s.path)}`;
-    const parts = secretPathParts(s.path);
-    if (typeof parts === "string") return `${where}: ${parts}`;
-    const key = parts.join("/");
-    if (seen.has(key)) return `${where}: another secret of the task has the same path`;
-    seen.add(key);
+  if (!secrets?.length) return undefined;
+  const paths = secrets.map((s) => s.path);
+  const pathProblem = secretPathsProblem(paths);
+  if (pathProblem) return pathProblem;
+  for (const [i, s] of secrets.entries()) {
     if (typeof s.data !== "string" || secretBytes(s.data) === undefined) {
-      return `${where}: data is not valid base64`;
+      return `secrets[${i}] ${JSON.stringify(s.path)}: data is not valid base64`;
     }
   }
   return undefined;

@@ -48,11 +48,21 @@ Deno.test("secret paths: absolute ones go below the sandbox, relative ones into 
   assert.deepEqual(secretPathParts("logs/stderr"), ["logs", "stderr"]);
   assert.equal(
     secretsProblem([{ path: "/k", data: TEXT_B64 }, { path: "k", data: TEXT_B64 }]),
-    'secret "k": another secret of the task has the same path',
+    'secrets[1].path: "k" is given twice: secrets[0].path "/k" is the same file',
+  );
+  // The rule a job's secrets were held to when it was created: no file where another's directory is, no
+  // path naming a directory.
+  assert.equal(
+    secretsProblem([{ path: "sec/a", data: TEXT_B64 }, { path: "sec/a/b", data: TEXT_B64 }]),
+    'secrets[1].path: "sec/a/b" is below secrets[0].path "sec/a", a file, not a directory',
+  );
+  assert.equal(
+    secretsProblem([{ path: "sec/", data: TEXT_B64 }]),
+    `secrets[0].path: got "sec/", expected a file's path, not a directory's (it ends in /)`,
   );
   // Unpadded base64 is read as Mesos reads bytes; anything else is refused without being quoted.
   assert.equal(secretsProblem([{ path: "k", data: TEXT_B64.replace(/=+$/, "") }]), undefined);
-  assert.equal(secretsProblem([{ path: "k", data: `${TEXT}!` }]), 'secret "k": data is not valid base64');
+  assert.equal(secretsProblem([{ path: "k", data: `${TEXT}!` }]), 'secrets[0] "k": data is not valid base64');
 });
 
 Deno.test("a task's secrets are files in its sandbox, 0400 in 0700 directories, before its command starts; the data shows nowhere else", async () => {
@@ -96,12 +106,18 @@ Deno.test("a task's secrets are files in its sandbox, 0400 in 0700 directories, 
 Deno.test("secrets with a .. path, an empty path, the task's output file or data that is not base64 are refused, naming the path only", async () => {
   await withCluster(async (mc, rec) => {
     const cases: [LaunchSpec["secrets"], string][] = [
-      [[{ path: "../escape", data: TEXT_B64 }], 'secret "../escape": path must not have ".." components'],
-      [[{ path: "", data: TEXT_B64 }], 'secret "": path is empty'],
-      [[{ path: "stdout", data: TEXT_B64 }], `secret "stdout": path is the task's stdout file`],
+      [
+        [{ path: "../escape", data: TEXT_B64 }],
+        'secrets[0].path: got "../escape", expected a path without ".." parts',
+      ],
+      [[{ path: "", data: TEXT_B64 }], 'secrets[0].path: got "", expected the path to write it at'],
+      [
+        [{ path: "stdout", data: TEXT_B64 }],
+        `secrets[0].path: got "stdout", the task's own log file in its sandbox`,
+      ],
       [
         [{ path: "/ok", data: TEXT_B64 }, { path: "/etc/key", data: `${TEXT}!` }],
-        'secret "/etc/key": data is not valid base64',
+        'secrets[1] "/etc/key": data is not valid base64',
       ],
     ];
     const specs = cases.map(([secrets], i) => makeSpec("touch ran", { secrets, taskId: `bad-${i}-1` }));
