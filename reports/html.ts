@@ -75,6 +75,18 @@ export function reportCharts(report: Report): Chart[] {
       x,
       lines: [line("preempted", s.preemptedTasks)],
     },
+    // Reports from before these series have only the run's totals.
+    ...(s.lostTasks
+      ? [{
+        id: "ended",
+        title:
+          "Tasks lost, killed and failed (cumulative; lost: with their host; killed: by preemption, a drain " +
+          "or a stop; failed: a non-zero exit)",
+        y: "tasks",
+        x,
+        lines: [line("lost", s.lostTasks), line("killed", s.killedTasks), line("failed", s.failedTasks)],
+      }]
+      : []),
     failureChart(report),
     {
       id: "fairness",

@@ -148,6 +148,7 @@ function expectedReportCharts(report: Report): Expected[] {
     { what: "queue-delay percentiles", title: /^Queue delay/, labels: ["p50", "p90", "p99"] },
     { what: "launches per second", title: /^Launches per second/, labels: ["launches/s"] },
     { what: "preemptions", title: /preempted/, labels: ["preempted"] },
+    { what: "ended tasks", title: /^Tasks lost, killed and failed/, labels: ["lost", "killed", "failed"] },
     {
       what: "placement failures by reason",
       title: /^Failed placement attempts/,

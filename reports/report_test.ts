@@ -148,3 +148,28 @@ Deno.test("a delay percentile of no samples is null in the JSON and n/a on the p
   assert.notEqual(cells("late")[4], "n/a");
   assert.match(html, /<td>0 \(0\), n\/a: no delays measured \(after the 60 s warm-up\); 0 \(0\), n\/a: /);
 });
+
+Deno.test("series.csv and report.html show tasks lost, killed and failed so far, after the columns of before", async () => {
+  const report = await slackReport();
+  const s = report.series;
+  const header = seriesCsv(report).split("\n")[0].split(",");
+  // After the series of before, the placement failure reasons (as many as the run had) last.
+  const at = header.indexOf("fairnessHeld");
+  assert.deepEqual(header.slice(at, at + 4), ["fairnessHeld", "lostTasks", "killedTasks", "failedTasks"]);
+  assert.ok(header.slice(at + 4).every((h) => h.startsWith("placementFailures: ")), header.join(","));
+  const rows = parseCsv(seriesCsv(report));
+  assert.deepEqual(rows.map((r) => Number(r.killedTasks)), s.killedTasks);
+  assert.equal(s.killedTasks.at(-1), report.tasks.killed);
+  const chart = reportCharts(report).find((c) => c.id === "ended");
+  assert.ok(chart, "a chart of ended tasks");
+  assert.match(chart.title, /^Tasks lost, killed and failed/);
+  assert.deepEqual(chart.lines, [
+    { label: "lost", values: s.lostTasks },
+    { label: "killed", values: s.killedTasks },
+    { label: "failed", values: s.failedTasks },
+  ]);
+  // A report from before these series has no such chart, and the page still renders.
+  const { lostTasks: _l, killedTasks: _k, failedTasks: _f, ...older } = s;
+  const old = { ...report, series: older } as unknown as typeof report;
+  assert.equal(reportCharts(old).find((c) => c.id === "ended"), undefined);
+});

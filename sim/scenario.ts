@@ -4,6 +4,7 @@ import { isMap, isScalar, isSeq, LineCounter, type Node } from "yaml";
 import { parseDocumentBounded, parseYamlSource } from "../core/model/yaml_load.ts";
 import { checkEvents, type ScenarioEvent, scenarioEvent } from "./scenario_events.ts";
 import { type HostClass, hostClass } from "./scenario_hosts.ts";
+import { volumeIssues } from "./scenario_arrivals.ts";
 import { quote, scenarioMessage } from "./scenario_messages.ts";
 import { checkPools, poolConfig, respoolIssues } from "./scenario_pools.ts";
 import { poolUpdateIssues } from "./scenario_pool_updates.ts";
@@ -115,12 +116,15 @@ function checkScenario({ fields: s, parsed: known }: Known, report: Report): voi
       report(["hostClasses", i, "name"], "expected a name no other class has");
     }
   });
-  if (s.hostClasses && s.events) checkSomeHosts(s.hostClasses, s.events, report);
+  // A class whose name is taken is reported above; the rules below read the first class of each name, so
+  // the racks or hosts of the duplicate raise no second error.
+  const classes = s.hostClasses?.filter((c, i) => s.hostClasses!.findIndex((o) => o.name === c.name) === i);
+  if (classes && s.events) checkSomeHosts(classes, s.events, report);
   const pools = s.respools ? poolPaths(s.respools) : undefined;
   // A malformed durationSec is reported already; undefined here, it would read as a run with none.
   const duration = known("durationSec") ? { sec: s.durationSec } : undefined;
   if (s.workloads) {
-    checkWorkloads(s.workloads, { pools, classes: s.hostClasses?.map((c) => c.name), duration }, report);
+    checkWorkloads(s.workloads, { pools, classes: classes?.map((c) => c.name), duration }, report);
   }
   if (
     s.durationSec !== undefined && s.durationSec > 0 && s.settings && s.settings.warmupSec >= s.durationSec
@@ -132,7 +136,7 @@ function checkScenario({ fields: s, parsed: known }: Known, report: Report): voi
   checkEvents(s.events, {
     // A malformed durationSec is reported already: every event would be after it.
     durationSec: s.durationSec !== undefined && s.durationSec > 0 ? s.durationSec : undefined,
-    hostClasses: s.hostClasses,
+    hostClasses: classes,
     workloads: s.workloads?.map((w) => w.name),
     pools: pools && [...pools.keys()],
     poolIssues: (config) => respoolIssues(poolConfig(config as ScenarioPool)).errors,
@@ -332,7 +336,7 @@ function parsedFields(input: unknown): Known {
 
 /**
  * Workloads name distinct leaf pools and trace host classes that exist; work that never ends on its own
- * needs a `durationSec`, or the run would never stop. What the scenario's other fields hold is undefined
+ * needs a `durationSec`, or the run would never stop; no workload brings more work than a run can hold. What the scenario's other fields hold is undefined
  * when they are malformed: the rules reading them wait.
  */
 function checkWorkloads(
@@ -375,6 +379,8 @@ function checkWorkloads(
         );
       }
     }
+    // Arrivals past what a run can hold would exhaust its memory, not answer: refused before it starts.
+    for (const x of volumeIssues(w, duration.sec)) report(["workloads", i, ...x.path], x.message);
   });
 }
 

@@ -38,7 +38,12 @@ export function unionError(expected: string, forms: Record<string, string> = {})
 function neitherError(expected: string, input: unknown, forms: Record<string, string> = {}): string {
   if (!isMapping(input)) return `expected ${expected}`;
   const keys = Object.keys(input);
-  if (keys.length === 1 && Object.hasOwn(forms, keys[0])) return `expected ${forms[keys[0]]}`;
+  if (keys.length === 1 && Object.hasOwn(forms, keys[0])) {
+    // The mapping's one value is what is wrong; a number, it is said (a .inf reads as the file has it).
+    const value = input[keys[0]];
+    const got = typeof value === "number" ? `; got {${keys[0]}: ${quote(value)}}` : "";
+    return `expected ${forms[keys[0]]}${got}`;
+  }
   const got = keys.length ? `a mapping with ${keys.map(quote).join(", ")}` : "{}";
   return `expected ${expected}; got ${got}`;
 }

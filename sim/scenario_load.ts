@@ -3,6 +3,7 @@ import { type Document, isNode, LineCounter } from "yaml";
 import { loadJobConfig, loadRespoolConfig } from "../core/model/load.ts";
 import { parseDocumentBounded, parseYamlSource, sourceToPlain } from "../core/model/yaml_load.ts";
 import type { RunInputs } from "./runner.ts";
+import { volumeIssues } from "./scenario_arrivals.ts";
 import { parseScenario, type Scenario, type ScenarioIssue, type ScenarioPool } from "./scenario.ts";
 import { unmatchedConstraints, unplaceableWork } from "./scenario_hosts.ts";
 import { checkNesting, overReservedCluster, oversizedGangs, unadmittableWork } from "./scenario_pools.ts";
@@ -138,7 +139,8 @@ function formatFields(path: (string | number)[]): string {
 
 /**
  * What is wrong with a scenario given the files it names (`inputs`, read already): a service or daemon job
- * file with no durationSec to end the run, a trace workload whose window holds none of the trace's jobs.
+ * file with no durationSec to end the run, a job file whose instances bring more tasks than a run can hold,
+ * a trace workload whose window holds none of the trace's jobs.
  * Messages name files as `resolve` makes their paths. A plan checks each variant with it too, since an
  * edited field (a shorter run, a later start) can cause either.
  */
@@ -156,6 +158,16 @@ export function inputIssues(
         path: ["workloads", i, "jobFile"],
         message: `${resolve(w.jobFile!)} is a ${type} job, which never ends: set the run's durationSec`,
       });
+    }
+    const template = w.jobFile ? inputs.templates?.[w.name] : undefined;
+    if (template && type !== "DAEMON") {
+      // The job file's instance count was unknown when the scenario's own fields were judged.
+      const instances = Number(template.instanceCount ?? template.instancecount ?? 1);
+      for (
+        const x of volumeIssues(w, scenario.durationSec, instances).filter((x) => x.path[0] === "jobFile")
+      ) {
+        issues.push({ path: ["workloads", i, ...x.path], message: `${resolve(w.jobFile!)}: ${x.message}` });
+      }
     }
     const jobs = w.trace ? inputs.traces?.[w.name] : undefined;
     // A window that leaves out every job would run an empty cluster and report it as an answer.

@@ -58,9 +58,13 @@ const QUOTED_CHARS = 60;
 
 /**
  * A value as an error quotes it (JSON), a long text cut short after QUOTED_CHARS characters: a file that
- * is one long value (a CSV trace named as the scenario) is not echoed back whole.
+ * is one long value (a CSV trace named as the scenario) is not echoed back whole. A number JSON has no
+ * word for (JSON would say null) reads as YAML writes it: `.inf`, `-.inf`, `.nan`.
  */
 export function quote(value: unknown): string {
+  if (typeof value === "number" && !Number.isFinite(value)) {
+    return Number.isNaN(value) ? ".nan" : value > 0 ? ".inf" : "-.inf";
+  }
   if (typeof value !== "string" || value.length <= QUOTED_CHARS) return JSON.stringify(value);
   const start = JSON.stringify(value.slice(0, QUOTED_CHARS)).slice(0, -1);
   return `${start}..." (${value.length.toLocaleString("en-US")} characters)`;

@@ -1250,3 +1250,29 @@ Deno.test("a pool update leaving out a kind its children have is refused: Peloto
     "expected at least 50, what its children reserve of memory at 10 s",
   ]);
 });
+
+Deno.test("a non-finite number is quoted as the file writes it (.inf, -.inf, .nan), not as null", () => {
+  const e = errors(`${BASE.replace("cpu: 8,", "cpu: .nan,")}durationSec: .inf
+settings: {warmupSec: -.inf}
+`);
+  assert.ok(e.includes("bad.yaml:3: hostClasses[0].cpu: got .nan, expected a number"), e.join("\n"));
+  assert.ok(e.includes("bad.yaml:8: durationSec: got .inf, expected a number"), e.join("\n"));
+  assert.ok(e.some((x) => x.startsWith("bad.yaml:9: settings.warmupSec: got -.inf, ")), e.join("\n"));
+});
+
+Deno.test("a class name used twice is the one error: later rules read the first class of that name", () => {
+  const e = errors(`name: t
+durationSec: 600
+hostClasses:
+  - {name: std, count: 4, cpu: 8, memoryMb: 16384, racks: 4}
+  - {name: std, count: 2, cpu: 8, memoryMb: 16384, racks: 2}
+respools:
+  - name: pool
+    resources:
+      - {kind: cpu, reservation: 32, limit: 32}
+events:
+  - {atSec: 100, drain: {rack: std-rack-3}, durationSec: 60}
+  - {atSec: 200, failHosts: {class: std, count: 4}}
+`);
+  assert.deepEqual(e, ['bad.yaml:5: hostClasses[1].name: got "std", expected a name no other class has']);
+});

@@ -30,7 +30,7 @@ export const arrival = z.union([
     "one of {ratePerSec: n}, {at: [seconds, ...]}, {diurnal: {meanPerSec, amplitude, peakAtSec, periodSec}} " +
       "or {bursts: {everySec, jobs, firstAtSec}}",
     {
-      ratePerSec: "{ratePerSec: n}, n above 0 (Poisson arrivals)",
+      ratePerSec: "{ratePerSec: n}, n a number above 0 (Poisson arrivals)",
       at: "{at: [seconds, ...]}: at least one time, each at least 0",
       diurnal: "{diurnal: {meanPerSec, amplitude, peakAtSec, periodSec}} (peakAtSec and periodSec optional)",
       bursts: "{bursts: {everySec, jobs, firstAtSec}} (firstAtSec optional)",

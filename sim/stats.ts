@@ -110,6 +110,13 @@ export interface Series {
   placementFailures: Record<string, number[]>;
   /** Tasks the placement engine handed back unplaced per interval, their placement deadline passed. */
   placementHandedBack: number[];
+  /**
+   * Task runs ended so far (cumulative, as `tasks` counts them): lost with their host (lost, dropped, gone,
+   * unreachable), killed (preemptions, drains, stops), failed (a non-zero exit or an error).
+   */
+  lostTasks: number[];
+  killedTasks: number[];
+  failedTasks: number[];
 }
 
 /**
@@ -275,8 +282,11 @@ export class SimStats {
     hostsInMaintenance: [],
     placementFailures: {},
     placementHandedBack: [],
-    // Last, so the columns of series.csv before it keep their places.
+    // Last, so the columns of series.csv before them keep their places.
     fairnessHeld: [],
+    lostTasks: [],
+    killedTasks: [],
+    failedTasks: [],
   };
   /** By pool path; a pool created after the first sample has zeros before it existed. */
   readonly pools: Record<string, PoolSeries> = {};
@@ -737,6 +747,10 @@ export class SimStats {
     s.launchesPerSec.push(dt > 0 ? round4((this.tasks.launched - this.#lastLaunched) / dt) : 0);
     const { running, waiting } = sim.resmgr.preempted;
     s.preemptedTasks.push(running + waiting + this.tasks.preempted);
+    // The counts the statuses kept, read at the sample: no work per task.
+    s.lostTasks.push(this.tasks.lost);
+    s.killedTasks.push(this.tasks.killed);
+    s.failedTasks.push(this.tasks.failed);
     const delays = this.#intervalDelays.sort((a, b) => a - b);
     // No task started: no delay to show (a gap), not a delay of 0 while tasks may wait.
     const delay = (p: number) => {

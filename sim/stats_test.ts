@@ -907,3 +907,48 @@ Deno.test("no job arrives at the run's end, and every submitted task is launched
   const t = cut.tasks;
   assert.deepEqual([t.submitted, t.launched, t.unplaced, t.rejected], [80, 40, 40, 0]);
 });
+
+Deno.test("series count tasks lost, killed and failed so far: each steps up at the sample after it happens", async () => {
+  const scenario = inlineScenario(`
+name: ends
+durationSec: 400
+hostClasses:
+  - {name: h, count: 4, cpu: 4, memoryMb: 8192, diskMb: 1000}
+respools:
+  - name: p
+    resources:
+      - {kind: cpu, reservation: 16, limit: 16}
+      - {kind: memory, reservation: 32768, limit: 32768}
+      - {kind: disk, reservation: 4000, limit: 4000}
+workloads:
+  - {name: long, respool: /p, arrival: {at: [0]}, instances: 12, durationSec: 5000, cpu: 1, memoryMb: 512}
+  - {name: bad, respool: /p, arrival: {at: [0]}, instances: 2, durationSec: 20, failureRate: 1, cpu: 1, memoryMb: 512}
+  - {name: svc, respool: /p, type: stateless, arrival: {at: [0]}, instances: 2, cpu: 1, memoryMb: 512}
+events:
+  - {atSec: 100, failHosts: {hosts: [h-0, h-1]}}
+  - {atSec: 250, drain: {hosts: [h-2, h-3]}, durationSec: 60}
+settings:
+  sampleIntervalSec: 10
+`);
+  const sim = await runScenario(scenario, { seed: 1 });
+  const r = buildReport(scenario, sim, 1, MACHINE);
+  const s = r.series;
+  const at = (t: number) => s.t.findIndex((x) => x >= t);
+  assert.ok(r.tasks.lost > 0 && r.tasks.failed >= 2 && r.tasks.killed > 0, JSON.stringify(r.tasks));
+  assert.equal(s.lostTasks[at(90)], 0, "nothing lost before the hosts fail");
+  assert.equal(s.lostTasks[at(100)], r.tasks.lost, "all lost as the hosts fail at 100 s");
+  assert.equal(s.failedTasks[at(10)], 0);
+  assert.equal(s.failedTasks[at(30)], 2, "the two failing tasks end at about 21 s");
+  assert.equal(s.killedTasks[at(240)], 0, "nothing killed before the drain");
+  assert.ok(s.killedTasks[at(320)] > 0, "the drain kills its hosts' tasks");
+  for (
+    const [key, total] of [["lostTasks", "lost"], ["killedTasks", "killed"], [
+      "failedTasks",
+      "failed",
+    ]] as const
+  ) {
+    assert.equal(s[key].length, s.t.length, key);
+    assert.equal(s[key].at(-1), r.tasks[total], `${key} ends at the run's total`);
+    assert.ok(s[key].every((v, i) => i === 0 || v >= s[key][i - 1]), `${key} never goes down`);
+  }
+});
