@@ -237,8 +237,19 @@ export class PodApi {
       run = task.runId === id.runId ? task : task.history?.find((h) => h.runId === id.runId);
       if (!run) return r.error("not-found", `pod ${name} has no run ${id.runId}`);
     }
-    // Peloton answers ABORTED for a pod that has not run.
-    if (!run.hostname) return r.error("aborted", `pod ${name} has not been launched on any host`);
+    // Peloton answers ABORTED for a pod that has not run; for a current run not launched yet whose earlier
+    // runs were (its host in maintenance, say), the latest of those is named, so that it can be asked for.
+    if (!run.hostname) {
+      const launched = podId === undefined ? task.history?.findLast((h) => h.hostname) : undefined;
+      if (!launched) return r.error("aborted", `pod ${name} has not been launched on any host`);
+      const latest = mesosTaskId(job.jobId, instanceId, launched.runId);
+      return r.error(
+        "aborted",
+        `pod ${name}: its current run ${mesosTaskId(job.jobId, instanceId, task.runId)} has not been ` +
+          `launched yet; its latest launched run is ${latest}, on ${launched.hostname} (podId ${latest} ` +
+          "browses its sandbox)",
+      );
+    }
     // The files are read through this API's sandbox endpoint (the CLI's `task logs`), not from a Mesos agent
     // port: the port and the master's address are left empty.
     r.ok({

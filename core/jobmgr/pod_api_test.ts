@@ -231,6 +231,28 @@ Deno.test("RestartPod checkSla: an available pod is not restarted while its job 
   assert.equal(rig.task(2).desiredRunId, 2);
 });
 
+Deno.test("BrowsePodSandbox of a pod whose current run is not launched yet names its latest launched run", async () => {
+  const rig = new JobmgrRig();
+  rig.create({ type: "SERVICE", instanceCount: 1 });
+  rig.launch([0], "agent-2");
+  rig.status(run(0, 1), "TASK_RUNNING", { hostname: "agent-2" });
+  // Run 1 is lost (its host went into maintenance, say); run 2 waits for a host.
+  rig.status(run(0, 1), "TASK_LOST", { hostname: "agent-2", reason: "REASON_RECONCILIATION" });
+  assert.equal(rig.task(0).runId, 2);
+  const current = await call(rig, "BrowsePodSandbox", { podName: pod(0) });
+  assert.equal(current.error?.code, "aborted");
+  assert.equal(
+    current.error?.message,
+    `pod ${JOB_ID}-0: its current run ${run(0, 2)} has not been launched yet; its latest launched run is ` +
+      `${run(0, 1)}, on agent-2 (podId ${run(0, 1)} browses its sandbox)`,
+  );
+  // Asked for, that run's sandbox is there; the current run's, named, is not.
+  const earlier = ok(await call(rig, "BrowsePodSandbox", { podName: pod(0), podId: { value: run(0, 1) } }));
+  assert.equal(earlier.hostname, "agent-2");
+  const named = await call(rig, "BrowsePodSandbox", { podName: pod(0), podId: { value: run(0, 2) } });
+  assert.equal(named.error?.message, `pod ${JOB_ID}-0 has not been launched on any host`);
+});
+
 Deno.test("GetPodEvents: one run's events, newest first; BrowsePodSandbox: where a run ran", async () => {
   const rig = new JobmgrRig();
   rig.create({ task: { restartPolicy: { maxFailures: 1 } } });
