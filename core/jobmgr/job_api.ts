@@ -58,7 +58,7 @@ import { flagOf, wholeNumber } from "./query_spec.ts";
 import { parseTaskQuerySpec, runTaskQuery, type TaskQuerySpec } from "./task_query.ts";
 import { UPDATE_SERVICE, UpdateApi } from "./update_api.ts";
 import { VOLUME_SERVICE, VolumeApi } from "./volume_api.ts";
-import { DEFAULT_UPDATE_CONFIG, differs, overwriteRefusal } from "./workflow.ts";
+import { DEFAULT_UPDATE_CONFIG, differs, overwriteRefusal, stopRefusal } from "./workflow.ts";
 import { WATCH_SERVICE, Watches } from "./watch.ts";
 
 export const JOB_SERVICE = "peloton.api.job.JobManager";
@@ -583,7 +583,12 @@ export class JobApi {
     const invalid = (instances ?? []).filter((i) => !job.tasks.has(i));
     const what = `the ${method.toLowerCase()} of job ${job.jobId}`;
     if (method === "Stop") {
-      if (!instances) this.jm.workflows.abortActive(job);
+      if (!instances) {
+        // Stopping every instance is stopping the job: refused as StopJob is, while an update starts its pods.
+        const refusal = stopRefusal(this.jm.workflows, job);
+        if (refusal) return r.error("aborted", refusal);
+        this.jm.workflows.abortActive(job);
+      }
       const stopped = this.jm.stopTasks(job, instances);
       return this.whenDurable(r, what, { stoppedInstanceIds: stopped, invalidInstanceIds: invalid });
     }

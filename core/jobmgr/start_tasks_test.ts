@@ -160,6 +160,37 @@ Deno.test("startTasks while the job is being stopped is refused, naming the fiel
   assert.equal(createUpdate(rig, { batchSize: 1 }).error, undefined);
 });
 
+Deno.test("v0 Stop of the whole job is refused while an update starts its pods, as StopJob is", () => {
+  const rig = stoppedService(3);
+  const reply = createUpdate(rig, { batchSize: 2, startTasks: true });
+  const u = rig.jm.updates.get((reply.body as { updateID: { value: string } }).updateID.value)!;
+  assert.equal(u.state, "ROLLING_FORWARD");
+  const stop = () => {
+    rig.api("task", "Stop", { jobId: { value: JOB_ID } });
+    rig.store.settle();
+    rig.tick();
+    return rig.replies()[0];
+  };
+  const refused = stop();
+  assert.equal(refused.error?.code, "aborted");
+  assert.match(
+    refused.error!.message,
+    new RegExp(
+      `^job ${JOB_ID} has active update with start_pods set, cannot stop the job now: update ${u.updateId} ` +
+        `\\(ROLLING_FORWARD\\) is starting its pods; pause or abort it first$`,
+    ),
+  );
+  assert.deepEqual([u.state, rig.job().runtime.goalState], ["ROLLING_FORWARD", "RUNNING"], "nothing changed");
+  assert.deepEqual(states(rig, 3), ["PENDING/RUNNING", "PENDING/RUNNING", "KILLED/KILLED"]);
+  assert.deepEqual(killed(rig), []);
+
+  rig.call(UPDATE, "PauseUpdate", { updateId: { value: u.updateId } });
+  assert.equal(rig.replies()[0].error, undefined);
+  const stopped = stop();
+  assert.equal(stopped.error, undefined, "a paused update does not hold the stop back");
+  assert.deepEqual([u.state, rig.job().runtime.goalState], ["ABORTED", "KILLED"]);
+});
+
 Deno.test("a restart of a stopped service runs every instance again, and the job with them", () => {
   const rig = stoppedService(2);
   rig.api("job", "Restart", { id: { value: JOB_ID }, restartConfig: { batchSize: 1 } });

@@ -51,7 +51,13 @@ function podStateOf(s: unknown): string {
   if (typeof s === "number") return POD_STATE_NUMBERS[s] ?? "INVALID";
   return String(s).toUpperCase().replace(/^POD_STATE_/, "");
 }
-import { DEFAULT_UPDATE_CONFIG, overwriteRefusal, planReplace, startTasksRefusal } from "./workflow.ts";
+import {
+  DEFAULT_UPDATE_CONFIG,
+  overwriteRefusal,
+  planReplace,
+  startTasksRefusal,
+  stopRefusal,
+} from "./workflow.ts";
 import { getWorkflowEvents, instanceEventsOf, lastWorkflow, uint32Field } from "./workflow_events_api.ts";
 
 export const STATELESS_SERVICE = "peloton.api.v1alpha.job.stateless.svc.JobService";
@@ -101,16 +107,8 @@ export class StatelessApi {
       case "StopJob":
         return this.#service(body, r, "STOP", (job) => {
           // An update starting the job's pods is under way: Peloton refuses to stop the job against it.
-          const active = this.api.jm.workflows.active(job);
-          if (
-            active?.config.startTasks &&
-            (active.state === "ROLLING_FORWARD" || active.state === "ROLLING_BACKWARD")
-          ) {
-            return r.error(
-              "aborted",
-              `job ${job.jobId} has active update with start_pods set, cannot stop the job now`,
-            );
-          }
+          const refusal = stopRefusal(this.api.jm.workflows, job);
+          if (refusal) return r.error("aborted", refusal);
           this.api.jm.workflows.abortActive(job);
           this.api.jm.stopTasks(job);
           this.#done(r, job, method);

@@ -231,6 +231,21 @@ export function overwriteRefusal(wf: Workflows, job: JobEntry, type: WorkflowTyp
 }
 
 /**
+ * Why the whole job cannot be stopped now, if it cannot: an update that starts its pods (`startTasks`) is
+ * rolling (Peloton's StopJob refuses it: "job has active update with start_pods set, cannot stop the job
+ * now"). The v0 stop of every instance is held to the same, so that no stop silently aborts such an update;
+ * a paused one does not hold the stop back. Undefined when it can.
+ */
+export function stopRefusal(wf: Workflows, job: JobEntry): string | undefined {
+  const u = wf.active(job);
+  if (!u?.config.startTasks || (u.state !== "ROLLING_FORWARD" && u.state !== "ROLLING_BACKWARD")) {
+    return undefined;
+  }
+  return `job ${job.jobId} has active update with start_pods set, cannot stop the job now: update ` +
+    `${u.updateId} (${u.state}) is starting its pods; pause or abort it first`;
+}
+
+/**
  * Why a workflow that starts stopped instances (`startTasks`) cannot begin now: the job is being stopped
  * (its goal ended, its state not yet), as Peloton refuses it ("job is being terminated, cannot update with
  * start_pods set now"). Undefined when it can.
@@ -480,6 +495,9 @@ export class Workflows {
     u.instancesDone = [];
     u.instancesFailed = [];
     u.instancesCurrent = [];
+    // It now goes from the version it abandons to the copy of the old one, as Peloton's RollbackWorkflow
+    // stores it (PrevJobConfigVersion: the version being rolled back); nothing reads the old one after this.
+    u.prevJobConfigVersion = u.jobConfigVersion;
     u.jobConfigVersion = target;
     this.#set(u, "ROLLING_BACKWARD");
     // Every instance to roll back, before it is taken (Peloton's Rollback writes them all at once).

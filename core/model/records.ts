@@ -261,7 +261,10 @@ export interface UpdateRecord {
   state: UpdateState;
   /** The state before a pause, to resume into. */
   prevState?: UpdateState;
-  /** Job config version the workflow moves to, and the one it came from (for rollback). */
+  /**
+   * Job config version the workflow moves to, and the one it came from; once rolled back, the one it
+   * abandoned and the copy of the old config it goes back to (as Peloton's RollbackWorkflow stores them).
+   */
   jobConfigVersion: number;
   prevJobConfigVersion: number;
   instancesAdded: number[];
