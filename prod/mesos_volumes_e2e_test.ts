@@ -6,45 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { cli, createDefaultPool, ROOT, startPeloton, startUp, waitFor } from "./testing.ts";
-
-type Task = { runtime: { state: string; host?: string; mesosTaskId: { value: string } } };
-
-async function task0(url: string, job: string): Promise<Task> {
-  const r = await cli(url, "task", "list", job, "-j");
-  assert.equal(r.code, 0, r.err);
-  return JSON.parse(r.out).result.value["0"];
-}
-
-function inState(url: string, job: string, state: string, run?: number): Promise<Task> {
-  return waitFor(`${job}-0 ${state}${run ? ` in run ${run}` : ""}`, async () => {
-    const t = await task0(url, job);
-    const at = Number(t.runtime.mesosTaskId.value.split("-").at(-1));
-    return t.runtime.state === state && (run === undefined || at === run) ? t : undefined;
-  }, 60_000);
-}
-
-function runsLine(url: string, job: string): Promise<string> {
-  return waitFor(`the stdout of ${job}-0`, async () => {
-    const out = (await cli(url, "task", "logs", job, "0")).out;
-    return /^runs: \d+ on /.test(out) ? out : undefined;
-  });
-}
-
-async function volumeIds(url: string, job: string): Promise<string[]> {
-  const r = await cli(url, "volume", "list", job, "-j");
-  assert.equal(r.code, 0, r.err);
-  return Object.keys(JSON.parse(r.out).volumes);
-}
-
-/** The volume's directory on each of the emulator's agents that has one. */
-async function volumeDirs(masterDir: string, volumeId: string): Promise<string[]> {
-  const out: string[] = [];
-  for await (const agent of Deno.readDir(`${masterDir}/agents`)) {
-    const dir = `${masterDir}/agents/${agent.name}/volumes/${volumeId}`;
-    if (await Deno.stat(dir).then(() => true, () => false)) out.push(dir);
-  }
-  return out;
-}
+import { inState, runsLine, volumeDirs, volumeIds } from "./volumes_testing.ts";
 
 Deno.test({
   name:
@@ -70,27 +32,31 @@ Deno.test({
       );
       assert.equal(created.code, 0, created.err);
       const job = /^Job (\S+) created$/.exec(created.out)![1];
-      const first = await inState(up.url, job, "RUNNING");
+      const first = await inState(up.url, job, "RUNNING", undefined, 60_000);
       const host = first.runtime.host!;
       const [volumeId] = await volumeIds(up.url, job);
       assert.equal(await runsLine(up.url, job), `runs: 1 on ${host}`);
-      assert.equal((await volumeDirs(masterDir, volumeId)).length, 1, "the volume made on the agent");
+      assert.equal(
+        (await volumeDirs(`${masterDir}/agents`, volumeId)).length,
+        1,
+        "the volume made on the agent",
+      );
 
       assert.equal((await cli(up.url, "task", "restart", job)).code, 0);
-      await inState(up.url, job, "RUNNING", 2);
+      await inState(up.url, job, "RUNNING", 2, 60_000);
       assert.equal(await runsLine(up.url, job), `runs: 2 on ${host}`, "the volume kept the first run's line");
 
       assert.equal((await cli(up.url, "task", "stop", job)).code, 0);
-      await inState(up.url, job, "KILLED");
+      await inState(up.url, job, "KILLED", undefined, 60_000);
       const deleted = await cli(up.url, "volume", "delete", volumeId);
       assert.equal(deleted.code, 0, deleted.err);
       await waitFor(
         "the volume destroyed on its agent",
-        async () => (await volumeDirs(masterDir, volumeId)).length === 0 || undefined,
+        async () => (await volumeDirs(`${masterDir}/agents`, volumeId)).length === 0 || undefined,
       );
 
       assert.equal((await cli(up.url, "task", "start", job)).code, 0);
-      const again = await inState(up.url, job, "RUNNING", 3);
+      const again = await inState(up.url, job, "RUNNING", 3, 60_000);
       assert.equal(await runsLine(up.url, job), `runs: 1 on ${again.runtime.host}`, "a fresh volume");
     } catch (err) {
       console.error(up.output());
