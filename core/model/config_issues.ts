@@ -11,6 +11,11 @@ export interface RuleIssue {
   expected: string;
   severity: "error" | "warning";
   /**
+   * For a field that is read but has no effect: why, said in place of "got ..., expected ..." (as an unknown
+   * key is "unknown key, ignored"), for a warning.
+   */
+  ignored?: string;
+  /**
    * The other fields the rule read, each as precisely as it can be named (`ports[0].value`, not `ports`):
    * when one of them, or the issue's own field, was malformed in the input, the rule is not judged.
    */
@@ -35,6 +40,9 @@ export const NO_GAPS: Gaps = { malformed: () => false, original: (path) => [...p
 export const judged = (issue: RuleIssue, gaps: Gaps): boolean =>
   !gaps.malformed(issue.path) && !(issue.uses ?? []).some((p) => gaps.malformed(p));
 
+/** The kinds of config file there are; "unknown" when a file is none of them. */
+export type ConfigKind = "job" | "respool" | "stateless-spec" | "update" | "unknown";
+
 /** A problem in the user's input; its path is spelled as in the file (`defaultconfig.resource.cpulimit`). */
 export interface ConfigIssue {
   file: string;
@@ -45,6 +53,8 @@ export interface ConfigIssue {
   expected: string;
   /** One line: `<file>:<line>: <path>: got <value>, expected <expected>`. */
   message: string;
+  /** Set when the whole file was refused for being a config of another kind: the kind it is. */
+  fileKind?: ConfigKind;
 }
 
 export type LoadResult<T> =

@@ -22,6 +22,7 @@ export { mergeTaskConfig, mergeTaskConfigs, overridesField } from "./task_merge.
 export {
   capRestartPolicies,
   DEFAULT_MAX_TASKS_PER_JOB,
+  ignoredByType,
   MAX_TASK_RETRIES,
   validateJobConfig,
   type ValidateJobOptions,

@@ -96,6 +96,23 @@ function error(path: PathSeg[], expected: string, value?: unknown, uses?: Uses):
   return issue;
 }
 
+/**
+ * Fields a job's type makes of no effect, each a warning so the user learns the file does not do what it
+ * says: a DAEMON's instanceCount, since it runs one instance on each UP host its constraint matches.
+ */
+export function ignoredByType(config: JobConfig): RuleIssue[] {
+  if (config.type !== "DAEMON" || config.instanceCount === 0) return [];
+  return [{
+    path: ["instanceCount"],
+    value: config.instanceCount,
+    expected: "no instanceCount on a DAEMON job: its instances follow its hosts",
+    ignored:
+      "ignored for a DAEMON job (its instances follow its hosts: one on each UP host its constraint matches)",
+    severity: "warning",
+    uses: [["type"]],
+  }];
+}
+
 /** All rule violations of a parsed JobConfig; an empty list means Peloton would accept it. */
 export function validateJobConfig(config: JobConfig, opts: ValidateJobOptions = {}): RuleIssue[] {
   const gaps = opts.gaps ?? NO_GAPS;

@@ -3,6 +3,7 @@ import type { z } from "zod";
 import type { JobConfig, RespoolConfig, StatelessJobSpec, UpdateConfig } from "./config_types.ts";
 import {
   type ConfigIssue,
+  type ConfigKind,
   type Gaps,
   judged,
   type LoadResult,
@@ -11,7 +12,7 @@ import {
   type PathSeg,
   type RuleIssue,
 } from "./config_issues.ts";
-import { capRestartPolicies, JobConfigSchema, validateJobConfig } from "./job_config.ts";
+import { capRestartPolicies, ignoredByType, JobConfigSchema, validateJobConfig } from "./job_config.ts";
 import { RespoolConfigSchema, validateRespoolConfig } from "./respool_config.ts";
 import {
   capSpecRestartPolicies,
@@ -25,10 +26,9 @@ import { parseYamlSource, plainToSource, type SourceNode, type YamlProblem } fro
 import { type KeyNote, type Normalized, normalizeKeys, valueAt } from "./_key_normalize.ts";
 import { canonKey } from "./_schema_kit.ts";
 import { salvage } from "./_salvage.ts";
+import { otherKindIssue } from "./_file_shape.ts";
 
-export { type ConfigIssue, formatIssues, type LoadResult } from "./config_issues.ts";
-
-export type ConfigKind = "job" | "respool" | "stateless-spec" | "update" | "unknown";
+export { type ConfigIssue, type ConfigKind, formatIssues, type LoadResult } from "./config_issues.ts";
 
 export interface LoadOptions {
   /** Run the semantic rules after the schema (default true); false only checks shape and types. */
@@ -38,6 +38,7 @@ export interface LoadOptions {
 }
 
 interface KindSpec<T> {
+  name: ConfigKind;
   schema: z.ZodType<T>;
   /** `gaps` names the fields that were malformed, when the config was salvaged from a failed parse. */
   rules(value: T, opts: LoadOptions, gaps: Gaps): RuleIssue[];
@@ -45,17 +46,20 @@ interface KindSpec<T> {
 }
 
 const JOB: KindSpec<JobConfig> = {
+  name: "job",
   schema: JobConfigSchema,
-  rules: (config, opts, gaps) => validateJobConfig(config, { ...opts, gaps }),
+  rules: (config, opts, gaps) => [...validateJobConfig(config, { ...opts, gaps }), ...ignoredByType(config)],
   finish: capRestartPolicies,
 };
 const RESPOOL: KindSpec<RespoolConfig> = {
+  name: "respool",
   schema: RespoolConfigSchema,
   rules: (config, _opts, gaps) => validateRespoolConfig(config, gaps),
 };
-const UPDATE: KindSpec<UpdateConfig> = { schema: UpdateConfigSchema, rules: () => [] };
+const UPDATE: KindSpec<UpdateConfig> = { name: "update", schema: UpdateConfigSchema, rules: () => [] };
 // A spec is checked as the JobConfig Peloton turns it into; paths are mapped back into the spec.
 const SPEC: KindSpec<StatelessJobSpec> = {
+  name: "stateless-spec",
   schema: StatelessJobSpecSchema,
   rules: (spec, opts, gaps) => {
     const jobGaps: Gaps = { malformed: (path) => gaps.malformed(specPathOf(path)), original: gaps.original };
@@ -155,6 +159,10 @@ function detectKindOf(root: SourceNode): ConfigKind {
 function loadText<T>(kind: KindSpec<T>, text: string, file: string, opts: LoadOptions = {}): LoadResult<T> {
   const parsed = parseYamlSource(text);
   if (!parsed.ok) return { ok: false, errors: parsed.errors.map((p) => yamlIssue(file, p)), warnings: [] };
+  // A file plainly of another kind is named for what it is. Not when read without the rules: that is a
+  // stored config, or a patch, whose keys are what counts rather than the whole.
+  const other = opts.validate === false ? undefined : otherKindIssue(kind.name, parsed.root, file);
+  if (other) return { ok: false, errors: [other], warnings: parsed.warnings.map((p) => yamlIssue(file, p)) };
   return run(kind, parsed.root, file, opts, parsed.warnings.map((p) => yamlIssue(file, p)));
 }
 
@@ -210,7 +218,13 @@ function reportRules(
     // A value the user never wrote (a default such as instanceCount 0) reads as missing.
     const written = "value" in rule && valueAt(norm.value, path).present;
     const value = written ? { present: true, value: rule.value } : { present: false };
-    (rule.severity === "error" ? errors : warnings).push(makeIssue({ file, ...loc }, rule.expected, value));
+    const issue = makeIssue({ file, ...loc }, rule.expected, value);
+    if (rule.ignored) {
+      issue.message = `${
+        loc.line === undefined ? file : `${file}:${loc.line}`
+      }: ${loc.path}: ${rule.ignored}`;
+    }
+    (rule.severity === "error" ? errors : warnings).push(issue);
   }
 }
 

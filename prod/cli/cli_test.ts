@@ -408,3 +408,94 @@ Deno.test("a count, limit, offset, batch size or instance id past the API's uint
   assert.equal(ok.code, 1, ok.err);
   assert.match(ok.err, /cannot reach/);
 });
+
+Deno.test("a file of another kind is refused naming what it is and the command that takes it; nothing is sent", async () => {
+  const configs = `${PELOTON}/tests/integration/test_configs`;
+  const spec = `${configs}/test_update_stateless_job_spec.yaml`;
+  const specSaid = `${spec}:16: defaultSpec: expected a v0 job config (defaultConfig, instanceCount, ...); ` +
+    "this file is a v1alpha JobSpec (it has defaultSpec): create it with `job stateless create`, or update a " +
+    "job to it with `job stateless replace`";
+  for (
+    const argv of [
+      ["job", "create", "/Pool", spec],
+      ["job", "validate", spec],
+      ["update", "create", "x", spec, "1"],
+    ]
+  ) {
+    const r = await cli(NOWHERE, ...argv);
+    assert.deepEqual([r.code, r.out, r.err], [1, "", specSaid], argv.join(" "));
+  }
+  const specs = [
+    ...[...Deno.readDirSync(configs)].map((e) => `${configs}/${e.name}`).filter((f) =>
+      f.endsWith("_spec.yaml")
+    ),
+    `${PELOTON}/example/stateless/testspec.yaml`,
+  ];
+  for (const file of specs) {
+    const r = await cli(NOWHERE, "job", "validate", file);
+    assert.equal(r.code, 1, file);
+    assert.match(
+      r.err,
+      /^[^\n]*; this file is a v1alpha JobSpec \(it has defaultSpec\): create it with [^\n]*$/,
+      file,
+    );
+  }
+
+  const job = `${PELOTON}/example/testjob_stateless_service.yaml`;
+  const stateless = await cli(NOWHERE, "job", "stateless", "create", "/Pool", job, "1");
+  assert.equal(stateless.code, 1);
+  assert.match(
+    stateless.err,
+    /^[^\n]*testjob_stateless_service\.yaml:\d+: \w+: expected a v1alpha JobSpec \(defaultSpec, instanceCount, \.\.\.\); this file is a v0 job config \(it has (defaultConfig|type: SERVICE)\): create it with `job create`, or update a job to it with `update create`$/,
+  );
+
+  const pool = `${PELOTON}/example/default_respool.yaml`;
+  const r = await cli(NOWHERE, "job", "validate", pool);
+  assert.deepEqual([r.code, r.out], [1, ""]);
+  assert.equal(
+    r.err,
+    `${pool}:9: resources: expected a v0 job config (defaultConfig, instanceCount, ...); this file is a resource ` +
+      "pool config (it has resources of kind, reservation, limit and share): create it with " +
+      "`respool create PATH FILE`",
+  );
+});
+
+Deno.test("respool validate refuses a parent in the file, as respool create does, with the same message", async () => {
+  const configs = `${PELOTON}/tests/integration/test_configs`;
+  const pools = [...Deno.readDirSync(configs)].map((e) => e.name).filter((n) =>
+    /^test_.*pool.*\.yaml$/.test(n)
+  );
+  assert.ok(pools.length >= 6, pools.join(", "));
+  for (const name of pools) {
+    const file = `${configs}/${name}`;
+    const said = `${file}: parent: the parent comes from PATH; remove it from the file`;
+    const create = await cli(NOWHERE, "respool", "create", "/X", file);
+    assert.equal(create.err, `peloton respool create: ${said}`, name);
+    const validate = await cli(NOWHERE, "respool", "validate", file);
+    assert.deepEqual([validate.code, validate.out, validate.err], [1, "", said], name);
+  }
+});
+
+Deno.test("job validate of a DAEMON job: its instanceCount is said to be ignored; the count comes from its hosts", async () => {
+  const file = await Deno.makeTempFile({ suffix: ".yaml" });
+  try {
+    await Deno.writeTextFile(
+      file,
+      "name: d\ntype: DAEMON\ninstanceCount: 5\ndefaultConfig:\n  command: {value: x}\n",
+    );
+    const warning = `warning: ${file}:3: instanceCount: ignored for a DAEMON job (its instances follow its ` +
+      "hosts: one on each UP host its constraint matches)";
+    const r = await cli(NOWHERE, "job", "validate", file);
+    assert.deepEqual([r.code, r.err], [0, warning]);
+    assert.equal(
+      r.out,
+      `${file}: valid DAEMON job "d" with one instance on each UP host its constraint matches`,
+    );
+    for (const argv of [["job", "create", "/Pool", file], ["update", "create", "x", file, "1"]]) {
+      const sent = await cli(NOWHERE, ...argv);
+      assert.equal(sent.err.split("\n")[0], warning, argv.join(" "));
+    }
+  } finally {
+    await Deno.remove(file);
+  }
+});

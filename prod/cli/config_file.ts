@@ -1,5 +1,5 @@
 /** Reading the files a command is given, and checking config files with the model's loaders. */
-import { formatIssues, type LoadResult } from "../../core/model/load.ts";
+import { type ConfigIssue, type ConfigKind, formatIssues, type LoadResult } from "../../core/model/load.ts";
 import { readUtf8File } from "../utf8.ts";
 import { type CommandContext, UsageError } from "./command.ts";
 
@@ -15,9 +15,23 @@ export async function readInput(path: string): Promise<string> {
   }
 }
 
+/** The commands that take a file of each kind, said when a file of one is given to a command for another. */
+const TAKEN_BY: Partial<Record<ConfigKind, string>> = {
+  job: "create it with `job create`, or update a job to it with `update create`",
+  "stateless-spec":
+    "create it with `job stateless create`, or update a job to it with `job stateless replace`",
+  respool: "create it with `respool create PATH FILE`",
+};
+
+const withCommand = (e: ConfigIssue): ConfigIssue => {
+  const taken = e.fileKind && TAKEN_BY[e.fileKind];
+  return taken ? { ...e, message: `${e.message}: ${taken}` } : e;
+};
+
 /**
  * Checks a config file's text with `load`: its warnings go to stderr; when it is invalid the errors do too,
- * and the result is undefined (the command exits 1 and sends nothing).
+ * and the result is undefined (the command exits 1 and sends nothing). A file of another kind is refused
+ * naming the command that takes it.
  */
 export function checkConfig<T>(
   ctx: CommandContext,
@@ -28,7 +42,7 @@ export function checkConfig<T>(
   const loaded = load(text, file);
   for (const w of loaded.warnings) ctx.err(`warning: ${w.message}`);
   if (!loaded.ok) {
-    ctx.err(formatIssues(loaded.errors));
+    ctx.err(formatIssues(loaded.errors.map(withCommand)));
     return undefined;
   }
   return loaded.value;

@@ -528,10 +528,14 @@ export const jobCommands: Command[] = [
     async run(ctx, [file]) {
       const config = await loadConfigFile(ctx, file, loadJobConfig);
       if (!config) return 1;
+      // A daemon's instance count comes from its hosts; the file's, if any, was said to be ignored.
+      const instances = config.type === "DAEMON"
+        ? "one instance on each UP host its constraint matches"
+        : `${config.instanceCount} instances`;
       ctx.out(
         ctx.json
           ? JSON.stringify(config, null, 2)
-          : `${file}: valid ${config.type} job "${config.name}" with ${config.instanceCount} instances`,
+          : `${file}: valid ${config.type} job "${config.name}" with ${instances}`,
       );
       return 0;
     },

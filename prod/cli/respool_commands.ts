@@ -1,6 +1,7 @@
 /** `peloton respool ...`: create, update, delete, dump, validate, and the offline what-if calculator. */
 import { stringify } from "yaml";
 import { loadRespoolConfig } from "../../core/model/load.ts";
+import type { RespoolConfig } from "../../core/model/config_types.ts";
 import {
   formatIssue,
   formatWhatIfJson,
@@ -30,6 +31,14 @@ function splitPoolPath(given: string): { path: string; parent: string; name: str
   return { path, parent: i === 0 ? "/" : path.slice(0, i), name: path.slice(i + 1) };
 }
 
+/**
+ * A pool's parent is the pool PATH names, as Peloton's CLI has it: a file naming one is refused, by `create`
+ * and by `validate` alike, rather than one of the two being silently overridden.
+ */
+function parentInFile(file: string, config: RespoolConfig): string | undefined {
+  return config.parent ? `${file}: parent: the parent comes from PATH; remove it from the file` : undefined;
+}
+
 export const respoolCommands: Command[] = [
   {
     name: "respool create",
@@ -39,9 +48,8 @@ export const respoolCommands: Command[] = [
       const { path, parent, name } = splitPoolPath(given);
       const config = await loadConfigFile(ctx, file, loadRespoolConfig);
       if (!config) return 1;
-      if (config.parent) {
-        throw new UsageError(`${file}: parent: the parent comes from PATH; remove it from the file`);
-      }
+      const parentGiven = parentInFile(file, config);
+      if (parentGiven) throw new UsageError(parentGiven);
       if (config.name !== name) {
         throw new UsageError(
           `${file}: name: got "${config.name}", expected "${name}" (the last part of ${path})`,
@@ -112,6 +120,11 @@ export const respoolCommands: Command[] = [
     async run(ctx, [file]) {
       const config = await loadConfigFile(ctx, file, loadRespoolConfig);
       if (!config) return 1;
+      const parentGiven = parentInFile(file, config);
+      if (parentGiven) {
+        ctx.err(parentGiven);
+        return 1;
+      }
       ctx.out(
         ctx.json ? JSON.stringify(config, null, 2) : `${file}: valid resource pool "${config.name}"`,
       );

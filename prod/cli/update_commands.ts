@@ -186,6 +186,31 @@ function updateRows(list: UpdateInfo[]) {
   );
 }
 
+/** Peloton's GetUpdateCacheResponse. */
+interface UpdateCache {
+  jobId?: { value: string };
+  state?: string;
+  instancesTotal?: number[];
+  instancesDone?: number[];
+  instancesCurrent?: number[];
+  instancesAdded?: number[];
+  instancesUpdated?: number[];
+  instancesFailed?: number[];
+}
+
+/** Instance ids as ranges, in order: `0-3, 7`. */
+function instanceList(ids: number[] = []): string {
+  const sorted = [...ids].sort((a, b) => a - b);
+  const ranges: string[] = [];
+  for (let i = 0; i < sorted.length; i++) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) j++;
+    ranges.push(i === j ? `${sorted[i]}` : `${sorted[i]}-${sorted[j]}`);
+    i = j;
+  }
+  return ranges.join(", ");
+}
+
 async function jobConfigVersion(ctx: CommandContext, job: string): Promise<number> {
   return (await jobRuntime(ctx, job)).configurationVersion;
 }
@@ -516,6 +541,34 @@ export const updateCommands: Command[] = [
         updateId: { value: id },
       });
       ctx.out(ctx.json ? JSON.stringify(res, null, 2) : updateRows([res.updateInfo]));
+      return 0;
+    },
+  },
+  {
+    name: "update cache",
+    args: ["UPDATE-ID"],
+    summary: "show an update as the job manager holds it in memory: its job, state and the instances it " +
+      "takes, has done, is at, adds, updates and failed; an update that has ended is not-found " +
+      "(UpdateService::GetUpdateCache; debug)",
+    async run(ctx, [id]) {
+      const res = await ctx.client.call<UpdateCache>(`${UPDATE}::GetUpdateCache`, {
+        updateId: { value: id },
+      });
+      if (ctx.json) ctx.out(JSON.stringify(res, null, 2));
+      else {
+        const lists = [
+          res.instancesTotal,
+          res.instancesDone,
+          res.instancesCurrent,
+          res.instancesAdded,
+          res.instancesUpdated,
+          res.instancesFailed,
+        ];
+        ctx.out(table(
+          ["Job", "State", "Instances", "Done", "Current", "Added", "Updated", "Failed"],
+          [[res.jobId?.value, res.state, ...lists.map(instanceList)]],
+        ));
+      }
       return 0;
     },
   },
