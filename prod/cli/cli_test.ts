@@ -352,6 +352,21 @@ Deno.test("a file that is not UTF-8 is refused, naming it, the byte offset and l
   }
 });
 
+Deno.test("every query refuses -n 0 alike: a query for no rows is a usage error, never the server's default", async () => {
+  for (
+    const argv of [
+      ["job", "query", "-n", "0"],
+      ["job", "stateless", "query", "-n", "0"],
+      ["task", "query", "x", "-n", "0"],
+      ["pod", "query", "x", "-n", "0"],
+    ]
+  ) {
+    const r = await cli(NOWHERE, ...argv);
+    assert.equal(r.code, 2, argv.join(" "));
+    assert.match(r.err, /--limit: got "0", expected an integer >= 1/, argv.join(" "));
+  }
+});
+
 Deno.test("a count, limit, offset, batch size or instance id past the API's uint32 is a usage error stating the bound", async () => {
   const BIG = "99999999999999999999";
   const v2 = `${ROOT}/scenarios/jobs/service_v2.yaml`;

@@ -12,7 +12,7 @@ import { JOB_STATES } from "../../core/model/states.ts";
 import { JOB_ORDER_PROPERTIES } from "../../core/ports/store.ts";
 import type { Command, CommandContext, SortFlags } from "./command.ts";
 import { ApiError } from "./client.ts";
-import { sortOrder, UsageError, wholeNumber } from "./command.ts";
+import { sortOrder, UsageError, wholeFlag, wholeNumber } from "./command.ts";
 import { checkConfig, loadConfigFile, readInput } from "./config_file.ts";
 import { table } from "./format.ts";
 import {
@@ -94,7 +94,8 @@ export function queryPagination(
 ): Record<string, unknown> {
   const orderBy = sortOrder(opts.sort, opts.sortorder, JOB_SORT, api);
   return {
-    limit: wholeNumber("--limit", String(opts.limit)),
+    // At least 1, as task and pod queries take it: -n 0 asked for nothing, and got the server's default.
+    limit: wholeFlag("limit", opts.limit, 1),
     offset: wholeNumber("--offset", String(opts.offset)),
     maxLimit: wholeNumber("--total", String(opts.total)) || undefined,
     ...(orderBy.length ? { orderBy } : {}),
