@@ -298,7 +298,8 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
     const url = new URL(req.url);
     if (req.method === "GET" && url.pathname === "/health") {
       // The Mesos master stopped the scheduler for good: no host until a restart, which a supervisor does.
-      const problem = mesos?.fatalError();
+      // The store out of reach: writes wait for it, calls answer unavailable meanwhile.
+      const problem = mesos?.fatalError() ?? store.unreachable();
       if (problem) return Response.json({ status: "unhealthy", role: "all", problem }, { status: 503 });
       return Response.json({ status: "ok", role: "all" });
     }

@@ -194,7 +194,7 @@ function maintenance(
       : "invalid-argument";
     return reply({ error: { code, message: refusals.map((r) => r.message).join("; ") } });
   }
-  const failures: { code: "unavailable" | "internal"; message: string }[] = [];
+  const failures: ReturnType<typeof storeFailure>[] = [];
   let waiting = 1;
   const settle = () => {
     if (--waiting > 0) return;

@@ -37,6 +37,9 @@ export function idValue(v: unknown): string | undefined {
   return undefined;
 }
 
+/** The most a workflow's `opaqueData` holds (a caller's own bookkeeping, as Aurora bridge's update metadata). */
+export const MAX_OPAQUE_DATA_BYTES = 1 << 20;
+
 /**
  * A request's `opaqueData.data` (Peloton's OpaqueData, the caller's own data kept with a workflow): undefined
  * when absent, an Error naming the field when it is not text.
@@ -45,7 +48,15 @@ export function opaqueDataOf(body: Body): string | undefined | Error {
   const o = body.opaqueData;
   if (o === undefined || o === null) return undefined;
   const data = typeof o === "object" ? (o as Body).data : undefined;
-  if (typeof data === "string") return data;
+  if (typeof data === "string") {
+    // Stored with the workflow by calls that change it after they acted (pause, resume, abort): checked
+    // here, so no store refuses it for its size once the change is made.
+    const bytes = data.length * 3 <= MAX_OPAQUE_DATA_BYTES ? 0 : new TextEncoder().encode(data).length;
+    if (bytes > MAX_OPAQUE_DATA_BYTES) {
+      return new Error(`opaqueData.data: ${bytes} bytes, expected at most ${MAX_OPAQUE_DATA_BYTES}`);
+    }
+    return data;
+  }
   if (typeof o === "object" && data === undefined) return "";
   return new Error(`opaqueData.data: got ${JSON.stringify(data ?? o)}, expected text`);
 }

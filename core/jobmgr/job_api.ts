@@ -508,6 +508,11 @@ export class JobApi {
     const newId = () => randomUuid(this.jm.deps.prng);
     const secrets = updatedSecrets(job.jobId, job.secrets, wanted, this.jm.now(), newId);
     if (!secrets.ok) return r.error("invalid-argument", secrets.message);
+    const tooLarge = this.jm.tooLargeToStore(job, {
+      config: next,
+      writes: secrets.changed.map((secret) => ({ kind: "secret.put", secret })),
+    });
+    if (tooLarge) return r.storeError(tooLarge, `updating job ${job.jobId}`);
     // New and changed secrets are stored with the resize, and every launch from now on writes them.
     for (const secret of secrets.changed) this.jm.write({ kind: "secret.put", secret });
     job.secrets = secrets.all;

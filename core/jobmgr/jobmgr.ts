@@ -708,6 +708,27 @@ export class JobManager implements Receiver {
     return t;
   }
 
+  /**
+   * Why the store would refuse a change to a job for its size (its next config version and job row, a
+   * workflow's opaque data, other writes), or undefined: checked before the change is applied, since a
+   * write this job manager cannot take back that then fails ends the process.
+   */
+  tooLargeToStore(
+    job: JobEntry,
+    change: { config?: JobConfig; opaqueData?: string; writes?: StoreWrite[] },
+  ): Error | undefined {
+    const { config = job.config, opaqueData, writes = [] } = change;
+    const batch: StoreWrite[] = [{ kind: "job.put", job: { ...snapshot(job), config } }, ...writes];
+    if (change.config) {
+      batch.push({ kind: "job.config", jobId: job.jobId, version: job.configVersion + 1, config });
+    }
+    if (opaqueData !== undefined) {
+      const update = { updateId: "", jobId: job.jobId, opaqueData } as UpdateRecord;
+      batch.push({ kind: "update.put", update });
+    }
+    return this.deps.store.tooLarge?.(batch);
+  }
+
   /** Sets a new job config version (elastic resize, updates); returns the version number. */
   addConfigVersion(job: JobEntry, config: JobConfig): number {
     const v = job.configVersion + 1;

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import type { ApiReply } from "../messages.ts";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
+import { MAX_OPAQUE_DATA_BYTES } from "./api_json.ts";
 import { STATELESS_SERVICE } from "./stateless_api.ts";
 
 type Body = Record<string, unknown>;
@@ -105,6 +106,15 @@ Deno.test("v0 Pause|Resume|AbortUpdate replace opaqueData; bad opaqueData is ref
   assert.deepEqual([u.state, u.opaqueData], ["PAUSED", "d2"], "nothing changed");
   const badPause = call(rig, "PauseJobWorkflow", { version: version(rig), opaqueData: "x" });
   assert.equal(badPause.error?.code, "invalid-argument");
+  // Kept with the workflow after the change is made: too large for a store, it is refused first, whole.
+  const huge = "é".repeat(MAX_OPAQUE_DATA_BYTES / 2 + 1);
+  const tooLarge = call(rig, "ResumeUpdate", { updateId, opaqueData: { data: huge } }, UPDATE);
+  assert.equal(tooLarge.error?.code, "invalid-argument");
+  assert.equal(
+    tooLarge.error!.message,
+    `opaqueData.data: ${MAX_OPAQUE_DATA_BYTES + 2} bytes, expected at most ${MAX_OPAQUE_DATA_BYTES}`,
+  );
+  assert.deepEqual([u.state, u.opaqueData], ["PAUSED", "d2"], "nothing changed");
 
   ok(call(rig, "ResumeUpdate", { updateId, opaqueData: { data: "d3" } }, UPDATE));
   assert.deepEqual([u.state, u.opaqueData], ["ROLLING_FORWARD", "d3"]);

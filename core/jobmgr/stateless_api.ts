@@ -436,6 +436,12 @@ export class StatelessApi {
     const newId = () => randomUuid(this.api.jm.deps.prng);
     const secrets = updatedSecrets(job.jobId, job.secrets, wanted, this.api.jm.now(), newId);
     if (!secrets.ok) return r.error("invalid-argument", secrets.message);
+    const tooLarge = this.api.jm.tooLargeToStore(job, {
+      config: next,
+      opaqueData: opaque,
+      writes: secrets.changed.map((secret) => ({ kind: "secret.put", secret })),
+    });
+    if (tooLarge) return r.storeError(tooLarge, `replacing job ${job.jobId}'s spec`);
     // Stored with the workflow; the instances it replaces, and any launch after, write the new data.
     for (const secret of secrets.changed) this.api.jm.write({ kind: "secret.put", secret });
     job.secrets = secrets.all;

@@ -93,6 +93,8 @@ export class UpdateApi {
     if (overwrite) return r.error("invalid-argument", overwrite);
     const opaque = opaqueDataOf(body);
     if (opaque instanceof Error) return r.error("invalid-argument", opaque.message);
+    const tooLarge = jm.tooLargeToStore(job, { config: next, opaqueData: opaque });
+    if (tooLarge) return r.storeError(tooLarge, `updating job ${job.jobId}`);
     const u = jm.workflows.create(job, {
       type: "UPDATE",
       config: uc.value,

@@ -223,14 +223,42 @@ export class StoreUnavailableError extends Error {
 }
 
 /**
+ * A batch the store refuses whole, before anything of it is applied: one of its rows is larger than the
+ * database takes in one statement (MySQL's `max_allowed_packet`). The same batch can only fail the same way,
+ * so the API answers it as `invalid-argument`.
+ */
+export class StoreWriteTooLargeError extends Error {
+  override readonly name = "StoreWriteTooLargeError";
+
+  constructor(
+    /** What the row holds, as "the config of job X". */
+    readonly what: string,
+    readonly bytes: number,
+    readonly limitBytes: number,
+    /** Where the limit comes from, as "MySQL's max_allowed_packet of 16777216 bytes". */
+    readonly limitSource: string,
+  ) {
+    super(
+      `Cannot store ${what}: it takes ${bytes} bytes in the store, over its limit of ${limitBytes} bytes ` +
+        `for one row (${limitSource})`,
+    );
+  }
+}
+
+/**
  * The API error for a store read or write that failed: `unavailable` when the store could not be reached (the
- * client may call again), `internal` otherwise. `doing` says what the call was doing, as "storing job X".
+ * client may call again), `invalid-argument` when the writes are too large for it (they never fit),
+ * `internal` otherwise. `doing` says what the call was doing, as "storing job X".
  */
 export function storeFailure(
   err: unknown,
   doing?: string,
-): { code: "unavailable" | "internal"; message: string } {
-  const code = err instanceof StoreUnavailableError ? "unavailable" : "internal";
+): { code: "unavailable" | "invalid-argument" | "internal"; message: string } {
+  const code = err instanceof StoreUnavailableError
+    ? "unavailable"
+    : err instanceof StoreWriteTooLargeError
+    ? "invalid-argument"
+    : "internal";
   if (doing === undefined) {
     return { code, message: code === "unavailable" ? (err as Error).message : String(err) };
   }
@@ -250,6 +278,12 @@ export function storeFailure(
  */
 export interface Store {
   write(batch: StoreWrite[], done?: (err?: Error) => void): void;
+  /**
+   * Why the store would refuse these writes whole for their size (`write` refuses such a batch, applying
+   * none of it, with this error), or undefined when they fit. A caller checks a change it cannot take back
+   * before it acts on it. Stores without a limit (the in-memory ones) leave it out.
+   */
+  tooLarge?(batch: readonly StoreWrite[]): StoreWriteTooLargeError | undefined;
 
   getJob(jobId: string): Promise<JobRecord | undefined>;
   /** Jobs matching every filter, in the query's order (`compareJobs`), one page of them. */

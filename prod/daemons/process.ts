@@ -444,7 +444,8 @@ export class DaemonProcess {
       if (url.pathname === MESSAGES_PATH && req.method === "POST") return await this.#internal(req);
       if (req.method === "GET" && url.pathname === "/health") {
         // A stopping daemon is not ready for calls: a load balancer or probe takes it out at once.
-        const unhealthy = this.hooks.unhealthy?.();
+        // The store out of reach: writes wait for it, calls needing it answer unavailable meanwhile.
+        const unhealthy = this.hooks.unhealthy?.() ?? this.store?.unreachable();
         return Response.json({
           status: this.#stopping ? "stopping" : unhealthy ? "unhealthy" : "ok",
           role: this.o.role,

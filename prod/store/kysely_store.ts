@@ -20,6 +20,7 @@ import {
   type StoredHostPools,
   StoreUnavailableError,
   type StoreWrite,
+  StoreWriteTooLargeError,
   type WorkflowEventsQuery,
   workflowSteps,
 } from "../../core/ports/store.ts";
@@ -76,7 +77,8 @@ import {
 import { createSqliteKysely, type SqliteOptions } from "./sqlite_dialect.ts";
 import { createMysqlKysely, type MysqlOptions } from "./mysql_dialect.ts";
 import { checkFences, type Fence, FencedError } from "./fence.ts";
-import { asUnavailable, isTransient } from "./transient.ts";
+import { asUnavailable, isTransient, isUnreachable } from "./transient.ts";
+import { mysqlRowLimit, type RowLimit, SQLITE_ROW_LIMIT, writeRowBytes } from "./row_size.ts";
 import { type StoreClaim, StoreClaimLostError } from "./store_claim.ts";
 
 export interface StoreOptions {
@@ -105,6 +107,11 @@ export interface StoreOptions {
    * outside the writer loop, where it ends the process too.
    */
   onLostWrite?: (err: Error) => void;
+  /**
+   * The most bytes one row may hold; a batch with a larger row is refused whole (`tooLarge`). `openStore`
+   * reads a MySQL server's `max_allowed_packet`; SQLite's is its SQLITE_MAX_LENGTH.
+   */
+  rowLimit?: RowLimit;
 }
 
 type Db = Kysely<StoreDatabase>;
@@ -160,7 +167,16 @@ export async function openStore(url: string, options: StoreOptions = {}): Promis
     } finally {
       await db.destroy();
     }
-    return new KyselyStore((await openStoreDatabase(url, options)).db, "mysql", options);
+    const opened = (await openStoreDatabase(url, options)).db;
+    try {
+      // Read once: the server's limit is set at its start (a SET GLOBAL applies to new sessions, and is rare).
+      const packet = await sql<{ p: number | string }>`select @@max_allowed_packet as p`.execute(opened);
+      const rowLimit = options.rowLimit ?? mysqlRowLimit(Number(packet.rows[0].p));
+      return new KyselyStore(opened, "mysql", { ...options, rowLimit });
+    } catch (err) {
+      await opened.destroy();
+      throw err;
+    }
   }
   const { db, kind } = await openStoreDatabase(url, options);
   try {
@@ -196,6 +212,15 @@ export class KyselyStore implements Store {
   readonly #retryForMs: number;
   readonly #claim?: StoreClaim;
   readonly #onLostWrite: (err: Error) => void;
+  readonly #rowLimit: RowLimit;
+  /**
+   * Set while the database is known to be out of reach: the writer's last attempt failed to reach it. Reads
+   * then answer unavailable at once instead of waiting behind the stalled writes.
+   */
+  #unreachable: StoreUnavailableError | undefined;
+  /** Resolved when the database is found out of reach, waking reads that wait for writes. */
+  #outage = Promise.withResolvers<void>();
+  #probing = false;
   #closed = false;
   /** When the stop began (`stopping` or `close`); writes then wait for a lost database only so long. */
   #stopStartedMs: number | undefined;
@@ -225,6 +250,8 @@ export class KyselyStore implements Store {
     this.#retryForMs = options.retryForMs ?? 300_000;
     this.#stopGraceMs = options.stopGraceMs ?? 10_000;
     this.#claim = options.claim;
+    this.#rowLimit = options.rowLimit ??
+      (kind === "mysql" ? mysqlRowLimit(16 * 1024 * 1024) : SQLITE_ROW_LIMIT);
     this.#onLostWrite = options.onLostWrite ?? ((err) => {
       throw new Error(`Store write failed with no done callback: ${err.message}`, { cause: err });
     });
@@ -241,6 +268,12 @@ export class KyselyStore implements Store {
       queueMicrotask(() => report(done, err, this.#onLostWrite));
       return;
     }
+    // Refused whole before it is queued: a part of it would fail in the database, and always would.
+    const tooLarge = this.tooLarge(batch);
+    if (tooLarge) {
+      queueMicrotask(() => report(done, tooLarge, this.#onLostWrite));
+      return;
+    }
     for (const w of batch) {
       // A write handed in again (a caller retrying it) keeps its key: it is the same event.
       if ((w.kind === "task.event" || w.kind === "workflow.event") && !this.#writeKeys.has(w)) {
@@ -254,6 +287,30 @@ export class KyselyStore implements Store {
       // Starting on a microtask lets every batch written in the same turn join the first group.
       queueMicrotask(() => this.#drain());
     }
+  }
+
+  tooLarge(batch: readonly StoreWrite[]): StoreWriteTooLargeError | undefined {
+    for (const w of batch) {
+      const row = writeRowBytes(w, this.#kind);
+      if (row && row.bytes > this.#rowLimit.bytes) {
+        return new StoreWriteTooLargeError(row.what, row.bytes, this.#rowLimit.bytes, this.#rowLimit.source);
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * Why the store is known to be out of reach (its writes are stalled, retrying), for a daemon's /health; or
+   * undefined.
+   */
+  unreachable(): string | undefined {
+    // No write left to find out that it is back: a probe does, for the next call.
+    if (this.#unreachable && this.#completed >= this.#issued && !this.#probing && !this.#closing) {
+      this.#probing = true;
+      sql`select 1`.execute(this.#db).then(() => this.#markReachable(), () => {})
+        .finally(() => this.#probing = false);
+    }
+    return this.#unreachable?.message;
   }
 
   /** Resolves once every batch written so far is committed (or failed) and its `done` was called. */
@@ -281,14 +338,36 @@ export class KyselyStore implements Store {
 
   // Reads first wait for the writes issued before them, so a caller reads its own writes.
 
+  /**
+   * Waits for the writes issued so far, as a read must to see them; but while the database is known to be
+   * out of reach (a pending write's last attempt could not reach it) it fails at once as unavailable, which a
+   * client may retry, rather than waiting behind writes that are stalled until the database is back.
+   */
+  async #readable(): Promise<void> {
+    for (;;) {
+      if (this.#completed >= this.#issued) return;
+      if (this.#unreachable) {
+        throw new StoreUnavailableError(this.#unreachable.message, { cause: this.#unreachable.cause });
+      }
+      const outage = this.#outage.promise;
+      if (await Promise.race([this.flush().then(() => true), outage.then(() => false)])) return;
+    }
+  }
+
+  #markReachable(): void {
+    if (!this.#unreachable) return;
+    this.#unreachable = undefined;
+    this.#outage = Promise.withResolvers<void>();
+  }
+
   async getJob(jobId: string): Promise<JobRecord | undefined> {
-    await this.flush();
+    await this.#readable();
     const row = await this.#db.selectFrom("jobs").selectAll().where("job_id", "=", jobId).executeTakeFirst();
     return row && jobFromRow(row);
   }
 
   async queryJobs(query: JobQuery): Promise<JobPage> {
-    await this.flush();
+    await this.#readable();
     const clipped =
       (query.labels ?? []).some((l) =>
         clip(l.key, LABEL_KEY_CHARS) !== l.key || clip(l.value, LABEL_VALUE_CHARS) !== l.value
@@ -371,7 +450,7 @@ export class KyselyStore implements Store {
   }
 
   async activeJobs(): Promise<JobRecord[]> {
-    await this.flush();
+    await this.#readable();
     // `isActiveJob`: the jobs not ended, and the ended ones with a task that has work left, found through
     // the index of tasks by `has_work` (its entries of 1 alone, the tasks with work), not by reading tasks.
     const jobs = this.#db.selectFrom("jobs");
@@ -389,41 +468,41 @@ export class KyselyStore implements Store {
   }
 
   async getTasks(jobId: string): Promise<TaskRecord[]> {
-    await this.flush();
+    await this.#readable();
     const rows = await this.#db.selectFrom("tasks").select("record").where("job_id", "=", jobId)
       .orderBy("instance_id").execute();
     return rows.map((r) => JSON.parse(r.record));
   }
 
   async getTask(jobId: string, instanceId: number): Promise<TaskRecord | undefined> {
-    await this.flush();
+    await this.#readable();
     const row = await this.#db.selectFrom("tasks").select("record").where("job_id", "=", jobId)
       .where("instance_id", "=", instanceId).executeTakeFirst();
     return row && JSON.parse(row.record);
   }
 
   async getTaskEvents(jobId: string, instanceId: number): Promise<TaskEventRecord[]> {
-    await this.flush();
+    await this.#readable();
     const rows = await this.#db.selectFrom("task_events").selectAll().where("job_id", "=", jobId)
       .where("instance_id", "=", instanceId).orderBy("id").execute();
     return rows.map(eventFromRow);
   }
 
   async respools(): Promise<RespoolRecord[]> {
-    await this.flush();
+    await this.#readable();
     const rows = await this.#db.selectFrom("respools").selectAll().orderBy("path").execute();
     return rows.map(respoolFromRow);
   }
 
   async getJobConfig(jobId: string, version: number): Promise<JobConfig | undefined> {
-    await this.flush();
+    await this.#readable();
     const row = await this.#db.selectFrom("job_configs").select("config").where("job_id", "=", jobId)
       .where("version", "=", version).executeTakeFirst();
     return row && JSON.parse(row.config);
   }
 
   async getUpdate(updateId: string): Promise<UpdateRecord | undefined> {
-    await this.flush();
+    await this.#readable();
     const row = await this.#db.selectFrom("updates").select("record").where("update_id", "=", updateId)
       .executeTakeFirst();
     return row && JSON.parse(row.record);
@@ -431,7 +510,7 @@ export class KyselyStore implements Store {
 
   /** Newest first, ties by update id descending (as the memory store). */
   async listUpdates(jobId: string): Promise<UpdateRecord[]> {
-    await this.flush();
+    await this.#readable();
     const rows = await this.#db.selectFrom("updates").select("record").where("job_id", "=", jobId)
       .orderBy("creation_time_ms", "desc").orderBy("update_id", "desc").execute();
     return rows.map((r) => JSON.parse(r.record));
@@ -439,7 +518,7 @@ export class KyselyStore implements Store {
 
   /** Oldest first, ties by update id. */
   async activeUpdates(): Promise<UpdateRecord[]> {
-    await this.flush();
+    await this.#readable();
     const rows = await this.#db.selectFrom("updates").select("record")
       .where("state", "not in", TERMINAL_UPDATE_STATES)
       .orderBy("creation_time_ms", "asc").orderBy("update_id", "asc").execute();
@@ -464,7 +543,7 @@ export class KyselyStore implements Store {
     workflowId: string,
     { instanceId, limit = 0 }: WorkflowEventsQuery = {},
   ): Promise<WorkflowEventRecord[]> {
-    await this.flush();
+    await this.#readable();
     const db = this.#db;
     const ofWorkflow = db.selectFrom("workflow_events").where("job_id", "=", jobId)
       .where("workflow_id", "=", workflowId)
@@ -490,7 +569,7 @@ export class KyselyStore implements Store {
 
   /** By instance, ties by volume id. */
   async listVolumes(jobId: string): Promise<VolumeRecord[]> {
-    await this.flush();
+    await this.#readable();
     const rows = await this.#db.selectFrom("volumes").select("record").where("job_id", "=", jobId)
       .orderBy("instance_id").orderBy("volume_id").execute();
     return rows.map((r) => JSON.parse(r.record));
@@ -502,7 +581,7 @@ export class KyselyStore implements Store {
    * ties "a" with "a ". A job has few secrets.
    */
   async getSecrets(jobId: string): Promise<SecretRecord[]> {
-    await this.flush();
+    await this.#readable();
     const rows = await this.#db.selectFrom("secret_info").selectAll().where("job_id", "=", jobId).execute();
     return rows.map(secretFromRow).sort((a, b) =>
       byCodePoint(a.path, b.path) || byCodePoint(a.secretId, b.secretId)
@@ -510,21 +589,21 @@ export class KyselyStore implements Store {
   }
 
   async getVolume(volumeId: string): Promise<VolumeRecord | undefined> {
-    await this.flush();
+    await this.#readable();
     const row = await this.#db.selectFrom("volumes").select("record").where("volume_id", "=", volumeId)
       .executeTakeFirst();
     return row && JSON.parse(row.record);
   }
 
   async hostMaintenance(): Promise<HostMaintenanceRecord[]> {
-    await this.flush();
+    await this.#readable();
     const rows = await this.#db.selectFrom("host_maintenance").selectAll().orderBy("hostname").execute();
     return rows.map(maintenanceFromRow);
   }
 
   /** Both lists from one snapshot, so that a pool deleted with its hosts moved is never half read. */
   async hostPools(): Promise<StoredHostPools> {
-    await this.flush();
+    await this.#readable();
     return await this.#readSnapshot(async (db) => ({
       pools: (await db.selectFrom("host_pools").selectAll().orderBy("name").execute()).map(hostPoolFromRow),
       assignments: (await db.selectFrom("host_pool_assignments").selectAll().orderBy("hostname").execute())
@@ -533,7 +612,7 @@ export class KyselyStore implements Store {
   }
 
   async adminLocks(): Promise<AdminLockRecord[]> {
-    await this.flush();
+    await this.#readable();
     const rows = await this.#db.selectFrom("admin_locks").selectAll().orderBy("component").execute();
     return rows.map(adminLockFromRow);
   }
@@ -576,8 +655,14 @@ export class KyselyStore implements Store {
     let delay = 50, ambiguous = false;
     for (;;) {
       try {
-        return await this.#commitGroup(batches, ambiguous);
+        const results = await this.#commitGroup(batches, ambiguous);
+        this.#markReachable();
+        return results;
       } catch (err) {
+        if (isUnreachable(err) && !this.#unreachable) {
+          this.#unreachable = asUnavailable(err) as StoreUnavailableError;
+          this.#outage.resolve();
+        }
         // A stop waits a little for the database, not the whole retry time.
         const until = this.#stopStartedMs === undefined
           ? deadline

@@ -26,6 +26,24 @@ export function isTransient(err: unknown): boolean {
   return /database is locked|Connection lost|connect ECONNREFUSED|Pool is closed/.test(e?.message ?? "");
 }
 
+/** Connection errors alone: the database cannot be reached (not merely busy, nor a claim being retaken). */
+const UNREACHABLE_CODES =
+  /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|PROTOCOL_CONNECTION_LOST|ER_SERVER_SHUTDOWN|PELOTON_STATEMENT_TIMEOUT)/;
+
+/**
+ * Whether an error says the database cannot be reached: a connection refused, lost or unanswered. While it
+ * is so, reads answer unavailable at once rather than wait behind the writer's retries.
+ */
+export function isUnreachable(err: unknown): boolean {
+  const e = err as { code?: string; message?: string; errors?: unknown[]; cause?: unknown };
+  if (err instanceof StoreUnavailableError && e.code === undefined && e.cause !== undefined) {
+    return isUnreachable(e.cause);
+  }
+  if (UNREACHABLE_CODES.test(e?.code ?? "")) return true;
+  if (Array.isArray(e?.errors) && e.errors.some(isUnreachable)) return true;
+  return /Connection lost|connect ECONNREFUSED/.test(e?.message ?? "");
+}
+
 /** A transient error as a `StoreUnavailableError` keeping its code and fatality; any other as it is. */
 export function asUnavailable(err: unknown): unknown {
   if (err instanceof StoreUnavailableError || !isTransient(err)) return err;
