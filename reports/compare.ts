@@ -69,7 +69,7 @@ const OVERLAID: [keyof Report["series"], string, string][] = [
   ["launchesPerSec", "launches per second", "tasks/s"],
   ["preemptedTasks", "tasks preempted (cumulative)", "tasks"],
   ["fairness", "fairness (Jain)", "index"],
-  ["fairnessHeld", "fairness (Jain) of cpu held on hosts", "index"],
+  ["fairnessHeld", "fairness (Jain) of cpu and gpu held on hosts", "index"],
 ];
 
 /**

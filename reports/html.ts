@@ -19,6 +19,11 @@ const POOL_TERMS = " (regular tasks; entitlement: the non-slack one; allocation:
   `or still waiting for placement; ${HELD}: launched or running, averaged over each interval; demand: the ` +
   "pending queue; the others at each sample)";
 
+/** The same for a pool's GPUs, which the pools' held series do not split out. */
+const GPU_TERMS =
+  " (regular tasks; entitlement: the non-slack one; allocation: admitted tasks, on hosts or " +
+  "still waiting for placement; demand: the pending queue; at each sample)";
+
 /** The same for a pool's revocable tasks, weighed against its slack entitlement. */
 const SLACK_TERMS = " (revocable tasks, against the slack entitlement; allocation: admitted; " +
   `${HELD}: launched or running, averaged over each interval; demand: the pending queue)`;
@@ -92,7 +97,8 @@ export function reportCharts(report: Report): Chart[] {
       id: "fairness",
       title:
         "Fairness: Jain's index of each pool's cpu allocation over min(what it wants, its fair share), " +
-        "and of the cpu its tasks hold on hosts",
+        "and of the cpu its tasks hold on hosts (GPUs counted alike, as pairs of their own, where pools want " +
+        "them)",
       y: "index",
       x,
       // Reports from before the held series have only the allocation's.
@@ -147,6 +153,19 @@ export function reportCharts(report: Report): Chart[] {
         line("demand", p.demandMemMb),
       ],
     });
+    if (usesGpu(p)) {
+      charts.push({
+        id: `pool-${i}-gpu`,
+        title: `Pool ${path}: gpu entitlement, allocation and demand${GPU_TERMS}`,
+        y: "GPUs",
+        x,
+        lines: [
+          line("entitlement", p.entitlementGpu),
+          line("allocation", p.allocationGpu),
+          line("demand", p.demandGpu),
+        ],
+      });
+    }
     if (runsRevocable(p)) {
       charts.push({
         id: `pool-${i}-slack-cpu`,
@@ -163,6 +182,15 @@ export function reportCharts(report: Report): Chart[] {
     }
   });
   return charts;
+}
+
+/**
+ * Whether a pool had a GPU entitlement, GPUs allocated or GPU work queued at some sample: only then its gpu
+ * chart is drawn, so pools (and clusters) without GPUs chart as before. Reports from before the gpu series
+ * have none.
+ */
+export function usesGpu(p: Report["poolSeries"][string]): boolean {
+  return [p.entitlementGpu, p.allocationGpu, p.demandGpu].some((xs) => xs?.some((v) => v > 0));
 }
 
 /**
@@ -322,7 +350,7 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
       `${u.cpu} (${u.revocableCpu ?? ""}) / ${u.memory} / ${u.disk} / ${u.gpu}`,
     ],
     [
-      "Fairness (Jain) of cpu allocation (admitted) / of cpu held on hosts",
+      "Fairness (Jain) of cpu and gpu allocation (admitted) / held on hosts",
       `${report.fairness} / ${report.fairnessHeld ?? ""}`,
     ],
     [

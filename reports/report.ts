@@ -202,6 +202,10 @@ export interface PoolSummary {
   slackHeldMemMb: number;
   slackDemandMemMb: number;
   slackEntitlementMemMb: number;
+  /** Regular tasks' GPUs, as their cpu. */
+  entitlementGpu: number;
+  allocationGpu: number;
+  demandGpu: number;
   /**
    * Tasks preempted from the pool (its leaves): running ones killed and waiting ones sent back for
    * entitlement, and revocable ones killed as their host's slack shrank (`slackPreempted` of them, by the

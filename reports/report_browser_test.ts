@@ -192,7 +192,7 @@ function expectedComparisonCharts(names: string[], reports: Report[]): Expected[
     ["queue delay p99", /^queue delay p99/],
     ["launches per second", /^launches per second/],
     ["preemptions", /preempted/],
-    ["fairness held on hosts", /^fairness \(Jain\) of cpu held on hosts/],
+    ["fairness held on hosts", /^fairness \(Jain\) of cpu and gpu held on hosts/],
   ];
   const shared = Object.keys(reports[0].poolSeries).filter((p) => reports.every((r) => p in r.poolSeries));
   for (const pool of shared) {

@@ -173,3 +173,41 @@ Deno.test("series.csv and report.html show tasks lost, killed and failed so far,
   const old = { ...report, series: older } as unknown as typeof report;
   assert.equal(reportCharts(old).find((c) => c.id === "ended"), undefined);
 });
+
+Deno.test("pools.csv and report.html give each pool's gpu entitlement, allocation and demand, after the columns of before", async () => {
+  const scenario = inlineScenario(`
+name: gpu-pools
+durationSec: 120
+hostClasses:
+  - { name: std, count: 2, cpu: 10, memoryMb: 10000 }
+  - { name: gpu, count: 1, cpu: 10, memoryMb: 10000, gpu: 4 }
+respools:
+  - { name: ml, resources: [{kind: cpu, reservation: 10, limit: 30}, {kind: memory, reservation: 10000, limit: 30000}, {kind: gpu, reservation: 4, limit: 4}] }
+  - { name: web, resources: [{kind: cpu, reservation: 10, limit: 30}, {kind: memory, reservation: 10000, limit: 30000}] }
+workloads:
+  - { name: train, respool: /ml, arrival: {at: [0]}, instances: 6, durationSec: 1000, cpu: 1, memoryMb: 10, gpu: 1 }
+  - { name: serve, respool: /web, arrival: {at: [0]}, instances: 2, durationSec: 1000, cpu: 1, memoryMb: 10 }
+settings: { sampleIntervalSec: 30 }
+`);
+  const sim = await runScenario(scenario, { seed: 1 });
+  const report = buildReport(scenario, sim, 1, { wallSeconds: 0, peakRssBytes: 0 });
+  const csv = poolsCsv(report);
+  const header = csv.split("\n")[0].split(",");
+  assert.deepEqual(
+    header.slice(-3),
+    ["entitlementGpu", "allocationGpu", "demandGpu"],
+    "new columns come last",
+  );
+  assert.deepEqual(header.slice(2, 5), ["entitlementCpu", "allocationCpu", "demandCpu"]);
+  const ml = parseCsv(csv).find((r) => r.pool === "/ml" && r.t === "120")!;
+  assert.deepEqual([ml.entitlementGpu, ml.allocationGpu, ml.demandGpu], ["4", "4", "2"]);
+  assert.deepEqual(report.pools["/ml"].allocationGpu, 4);
+  const charts = reportCharts(report);
+  const gpu = charts.find((c) => c.id === "pool-0-gpu");
+  assert.deepEqual(gpu?.lines.map((l) => [l.label, l.values.at(-1)]), [
+    ["entitlement", 4],
+    ["allocation", 4],
+    ["demand", 2],
+  ]);
+  assert.equal(charts.find((c) => c.id === "pool-1-gpu"), undefined, "/web has no GPU work: no GPU chart");
+});

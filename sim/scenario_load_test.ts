@@ -113,7 +113,7 @@ workloads:
     memoryMb: {choice: [[512, 0.5], [2048, 0.5]]}
   - {name: fits, respool: /b, durationSec: 10, cpu: 4, memoryMb: 4096}
   - {name: maybe, respool: /b, durationSec: 10, cpu: {lognormal: {median: 2, sigma: 1}}, memoryMb: 1024}
-  - {name: onslack, respool: /b, durationSec: 10, cpu: 6, memoryMb: 1024, revocable: true}
+  - {name: onslack, respool: /b, durationSec: 10, cpu: 6, memoryMb: 200, revocable: true}
 `,
     );
     const loaded = await loadScenarioFile(`${dir}/s.yaml`);
@@ -125,7 +125,8 @@ workloads:
       "hold (its cpu limit is 4): the resource manager will admit none of them, and they will wait for the " +
       "whole run",
     ]);
-    // Revocable cpu comes from slack, admitted against the slack entitlement, which the limit does not cap.
+    // Revocable cpu comes from slack, admitted against the slack entitlement, which the limit does not cap
+    // (its 200 MB are within its slack limit, 20% of the 1024 MB reservation).
     assert.ok(!loaded.warnings.some((w) => w.includes("onslack")), loaded.warnings.join("\n"));
   } finally {
     await Deno.remove(dir, { recursive: true });
@@ -372,6 +373,51 @@ ${workloads}`;
       }`,
       `${dir}/s.yaml:13: workloads[1].gang: every gang of wide has at least 40 tasks, which ask for at least ` +
       `320 cores, more than the cluster ever has (256 cores): ${still}`,
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("revocable work over its pool's slack limit is warned of, as work over its limit is", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      `name: s
+durationSec: 60
+hostClasses:
+  - {name: std, count: 10, cpu: 10, memoryMb: 10000}
+respools:
+  - name: R
+    slackLimit: {maxPercent: 10}
+    resources:
+      - {kind: cpu, reservation: 0, limit: 100}
+      - {kind: memory, reservation: 1000, limit: 100000}
+  - name: D
+    resources:
+      - {kind: cpu, reservation: 0, limit: 100}
+      - {kind: memory, reservation: 1000, limit: 100000}
+workloads:
+  - {name: over, respool: /R, durationSec: 10, cpu: 1, memoryMb: 200, revocable: true}
+  - {name: fits, respool: /R, durationSec: 10, cpu: 1, memoryMb: 50, revocable: true}
+  - {name: regular, respool: /R, durationSec: 10, cpu: 1, memoryMb: 200}
+  - {name: gang, respool: /R, durationSec: 10, instances: 4, gang: true, cpu: 1, memoryMb: 50, revocable: true}
+  - {name: default, respool: /D, durationSec: 10, cpu: 1, memoryMb: 300, revocable: true}
+`,
+    );
+    const { warnings } = await loadScenarioFile(`${dir}/s.yaml`);
+    assert.deepEqual(warnings, [
+      `${dir}/s.yaml:16: workloads[0].memoryMb: every task of over asks for at least 200 MB, more than /R ` +
+      "can ever hold of revocable work (its memory slack limit is 100: 10% of its reservation of 1000): the " +
+      "resource manager will admit none of them, and they will wait for the whole run",
+      `${dir}/s.yaml:20: workloads[4].memoryMb: every task of default asks for at least 300 MB, more than /D ` +
+      "can ever hold of revocable work (its memory slack limit is 200: 20% of its reservation of 1000): the " +
+      "resource manager will admit none of them, and they will wait for the whole run",
+      `${dir}/s.yaml:19: workloads[3].gang: every gang of gang has at least 4 tasks, which ask for at least ` +
+      "200 MB, more than /R can ever hold of revocable work (its memory slack limit is 100: 10% of its " +
+      "reservation of 1000): a gang is admitted whole or not at all, so the resource manager will admit " +
+      "none of them, and they will wait for the whole run",
     ]);
   } finally {
     await Deno.remove(dir, { recursive: true });

@@ -4,6 +4,8 @@ import { parseRespoolConfig } from "../core/model/load.ts";
 import { normalizeKeys } from "../core/model/_key_normalize.ts";
 import { plainToSource } from "../core/model/yaml_load.ts";
 import type { RespoolConfig, RespoolResourceConfig } from "../core/model/config_types.ts";
+import { slackLimit } from "../core/resmgr/admission_bounds.ts";
+import { RespoolNode } from "../core/resmgr/respool_node.ts";
 import { isMapping, leastOf } from "./scenario_distribution.ts";
 import { quote } from "./scenario_messages.ts";
 import { type Distribution, instanceRange, RESOURCE_FIELDS } from "./scenario_workload.ts";
@@ -194,8 +196,9 @@ function addReservations(into: Map<string, number>, resources: RespoolResourceCo
  * failure reason. A pool that lists no resource of a kind has a limit of 0 for it, as in Peloton. Only
  * workloads whose resources the scenario gives are judged (not a job file's or a trace's), and only pools
  * whose configs are valid. A revocable workload's cpu is not: it comes from slack, admitted against the
- * pool's slack entitlement, which no limit caps. A warning, not an error: the run shows what such a
- * cluster does.
+ * pool's slack entitlement, which no limit caps; its memory, disk and gpu are held to the pool's slack limit
+ * too (`admission_bounds.ts`'s `slackLimit`, the bound admission holds it to). A warning, not an error: the
+ * run shows what such a cluster does.
  */
 export function unadmittableWork(
   workloads: readonly {
@@ -215,16 +218,21 @@ export function unadmittableWork(
     for (const [field, kind, unit] of RESOURCE_FIELDS) {
       if (kind === "cpu" && w.revocable) continue;
       const least = leastOf((w as Record<string, unknown>)[field]);
-      const limit = pool.get(kind) ?? 0;
-      if (least <= limit) continue;
-      const why = pool.has(kind)
-        ? `its ${kind} limit is ${limit}`
-        : `it lists no ${kind} resource, so its ${kind} limit is 0`;
+      const limit = pool.limits.get(kind) ?? 0;
+      let over: string;
+      if (least > limit) {
+        const why = pool.limits.has(kind)
+          ? `its ${kind} limit is ${limit}`
+          : `it lists no ${kind} resource, so its ${kind} limit is 0`;
+        over = `more than ${w.respool} can ever hold (${why})`;
+      } else if (w.revocable && least > pool.slack(kind)) {
+        over = `more than ${w.respool} can ever hold of revocable work (${pool.slackWhy(kind)})`;
+      } else continue;
       issues.push({
         path: ["workloads", i, field],
-        message: `every task of ${w.name} asks for at least ${least} ${unit}, more than ${w.respool} can ` +
-          `ever hold (${why}): the resource manager will admit none of them, and they will wait for the ` +
-          "whole run",
+        message:
+          `every task of ${w.name} asks for at least ${least} ${unit}, ${over}: the resource manager ` +
+          "will admit none of them, and they will wait for the whole run",
       });
     }
   });
@@ -269,16 +277,20 @@ export function oversizedGangs(
       // Revocable cpu comes from slack, which no limit caps.
       if (kind === "cpu" && w.revocable) continue;
       const least = leastOf((w as Record<string, unknown>)[field]);
-      const limit = pool ? pool.get(kind) ?? 0 : Infinity;
+      // Revocable work is held to the slack limit (within the limit while it is at most 100%).
+      const slack = pool && w.revocable ? pool.slack(kind) : Infinity;
+      const limit = Math.min(pool ? pool.limits.get(kind) ?? 0 : Infinity, slack);
       // A task alone over the limit is warned of already.
       if (least <= 0 || least > limit) continue;
       const total = Math.round(size * least * 1000) / 1000;
       const cap = Math.min(limit, most.get(kind)!);
       if (total <= cap) continue;
       overLimit ||= total > limit;
-      const which = limit <= most.get(kind)!
-        ? `more than ${w.respool} can ever hold (its ${kind} limit is ${limit})`
-        : `more than the cluster ever has (${most.get(kind)} ${unit})`;
+      const which = limit > most.get(kind)!
+        ? `more than the cluster ever has (${most.get(kind)} ${unit})`
+        : limit === slack
+        ? `more than ${w.respool} can ever hold of revocable work (${pool!.slackWhy(kind)})`
+        : `more than ${w.respool} can ever hold (its ${kind} limit is ${limit})`;
       over.push(`${total} ${unit}, ${which}`);
     }
     if (!over.length) return;
@@ -296,21 +308,48 @@ export function oversizedGangs(
   return issues;
 }
 
-/** Each inline pool's limits by kind, by path (pools with errors of their own are left out). */
-function poolLimits(respools: unknown): Map<string, Map<string, number>> {
-  const limits = new Map<string, Map<string, number>>();
+/** A pool's bounds as the warnings judge work by: its limits by kind, and its slack limit. */
+interface PoolBounds {
+  limits: Map<string, number>;
+  /** What its revocable work may hold of a kind (cpu: no bound). */
+  slack(kind: string): number;
+  /** The slack limit of a kind, said: "its memory slack limit is 100: 10% of its reservation of 1000". */
+  slackWhy(kind: string): string;
+}
+
+/** Each inline pool's bounds, by path (pools with errors of their own are left out). */
+function poolLimits(respools: unknown): Map<string, PoolBounds> {
+  const limits = new Map<string, PoolBounds>();
   const collect = (list: unknown, parent: string) => {
     if (!Array.isArray(list)) return;
     for (const pool of list) {
       if (!isMapping(pool) || typeof pool.name !== "string") continue;
       const path = `${parent}/${pool.name}`;
       const config = respoolIssues(poolConfig(pool)).config;
-      if (config) limits.set(path, new Map(config.resources.map((r) => [r.kind, r.limit])));
+      if (config) limits.set(path, poolBounds(path, config));
       collect(pool.children, path);
     }
   };
   collect(respools, "");
   return limits;
+}
+
+function poolBounds(path: string, config: RespoolConfig): PoolBounds {
+  // The resource manager's own bound, from a pool made of the config (as the resource manager makes it).
+  const node = new RespoolNode(path, path, config);
+  const { bound, percent } = slackLimit(node);
+  const of = (kind: string) => bound[kind as keyof typeof bound] ?? Infinity;
+  return {
+    limits: new Map(config.resources.map((r) => [r.kind, r.limit])),
+    slack: of,
+    slackWhy: (kind) =>
+      `its ${kind} slack limit is ${round3(of(kind))}: ${percent}% of its reservation of ` +
+      `${node.reservation()[kind as keyof typeof bound] ?? 0}`,
+  };
+}
+
+function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
 }
 
 /** A host class as the capacity check reads it. */

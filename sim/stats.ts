@@ -151,9 +151,16 @@ export interface PoolSeries {
   slackAllocationMemMb: number[];
   slackHeldMemMb: number[];
   slackDemandMemMb: number[];
+  /** Regular tasks' GPUs, as their cpu: the non-slack entitlement, the allocation, the pending queue. */
+  entitlementGpu: number[];
+  allocationGpu: number[];
+  demandGpu: number[];
 }
 
-/** The series of a pool, in the order of `pools.csv`'s columns (the first six as before the split). */
+/**
+ * The series of a pool, in the order of `pools.csv`'s columns (the first six as before the split, the GPUs'
+ * after every column of before).
+ */
 export const POOL_SERIES_KEYS: readonly (keyof PoolSeries)[] = [
   "entitlementCpu",
   "allocationCpu",
@@ -171,6 +178,9 @@ export const POOL_SERIES_KEYS: readonly (keyof PoolSeries)[] = [
   "slackAllocationMemMb",
   "slackHeldMemMb",
   "slackDemandMemMb",
+  "entitlementGpu",
+  "allocationGpu",
+  "demandGpu",
 ];
 
 /** Pools beyond this many (in tree order) get no time series, so huge trees do not bloat reports. */
@@ -844,6 +854,9 @@ export function poolValues(node: RespoolNode, t: PoolTotals): Record<keyof PoolS
     slackAllocationMemMb: t.slackAllocMemMb,
     slackHeldMemMb: t.slackHeldMemMb,
     slackDemandMemMb: t.slackDemandMemMb,
+    entitlementGpu: round4(node.nonSlackEntitlement.gpu),
+    allocationGpu: t.allocGpuMilli / 1000,
+    demandGpu: t.demandGpuMilli / 1000,
   };
 }
 
@@ -866,8 +879,10 @@ export function heldValues(
 interface Waiting {
   cpuMilli: number;
   memMb: number;
+  gpuMilli: number;
   slackCpuMilli: number;
   slackMemMb: number;
+  slackGpuMilli: number;
 }
 
 /** Admitted tasks waiting for a host, over the cluster and by leaf pool (pools with none are not listed). */
@@ -894,10 +909,16 @@ export function waitingForPlacement(t: TaskTable): WaitingForPlacement {
     // Not in the allocation, it is not taken from it (admission and release keep the two together).
     if (!p.active.has(t, row)) continue;
     let w = byPool.get(p);
-    if (!w) byPool.set(p, w = { cpuMilli: 0, memMb: 0, slackCpuMilli: 0, slackMemMb: 0 });
+    if (!w) {
+      byPool.set(
+        p,
+        w = { cpuMilli: 0, memMb: 0, gpuMilli: 0, slackCpuMilli: 0, slackMemMb: 0, slackGpuMilli: 0 },
+      );
+    }
     const r = resources[row]!;
-    if (flags[row] & REVOCABLE) w.slackCpuMilli += r.cpuMilli, w.slackMemMb += r.memMb;
-    else w.cpuMilli += r.cpuMilli, w.memMb += r.memMb;
+    if (flags[row] & REVOCABLE) {
+      w.slackCpuMilli += r.cpuMilli, w.slackMemMb += r.memMb, w.slackGpuMilli += r.gpuMilli;
+    } else w.cpuMilli += r.cpuMilli, w.memMb += r.memMb, w.gpuMilli += r.gpuMilli;
   }
   return { tasks: n, byPool };
 }
@@ -978,10 +999,10 @@ export function headline(reason: string): string {
 }
 
 /**
- * A leaf pool's cpu, in cores, as fairness weighs it. Revocable cpu runs on slack and has an entitlement
- * of its own (Peloton's slack entitlement, what revocable work is admitted against), so it is weighed
- * against that one: a pool running revocable work on all the slack there is holds its due, whatever its
- * regular entitlement.
+ * A leaf pool's cpu, in cores, and GPUs, as fairness weighs them. Revocable cpu runs on slack and has an
+ * entitlement of its own (Peloton's slack entitlement, what revocable work is admitted against), so it is
+ * weighed against that one: a pool running revocable work on all the slack there is holds its due, whatever
+ * its regular entitlement. GPUs alike, in the `*Gpu` fields (all 0 when left out: a pool that wants none).
  */
 export interface PoolShare {
   /** Allocated to regular (non-revocable) tasks; with no `slack*` fields, all it holds. */
@@ -1000,31 +1021,50 @@ export interface PoolShare {
    */
   heldCpu?: number;
   slackHeldCpu?: number;
+  allocGpu?: number;
+  wantGpu?: number;
+  fairShareGpu?: number;
+  slackAllocGpu?: number;
+  slackWantGpu?: number;
+  slackFairShareGpu?: number;
+  heldGpu?: number;
+  slackHeldGpu?: number;
 }
 
 /**
- * Jain's fairness index (sum x)² / (n · sum x²) of x = allocation / min(want, fair share) over leaf pools
- * that want cpu and have a fair share of it: 1 when every such pool holds the same fraction of what it
- * should hold (all of what it wants, up to its fair share), 1/n when one holds everything. Regular and
- * revocable cpu each have their own fair share: a pool's due is the sum of min(want, fair share) of the
- * two, and its allocation the sum of both. A pool that wants cpu and holds none counts with x = 0, so a
- * starved pool lowers the index (to 0.5 beside one pool that holds its share). A pool whose fair share
- * is 0 (entitled to nothing while others' reservations take the cluster, or wanting only revocable cpu
- * while there is no slack) is left out: holding nothing is its due. 1 when no pool counts or none holds
- * any. With `on` "held", x weighs what hosts hold (`heldCpu`, `slackHeldCpu`) rather than the allocation;
- * what a pool wants and is due stay the same (its admitted tasks still want their cpu).
+ * Jain's fairness index (sum x)² / (n · sum x²) over (leaf pool, resource kind) pairs, cpu and gpu, of x =
+ * allocation / min(want, fair share), for each pool and kind it wants and has a fair share of: 1 when every
+ * pool holds the same fraction of what it should hold of each kind (all of what it wants, up to its fair
+ * share), 1/n when one holds everything. A pool that wants no GPUs has no gpu pair, so where no pool wants
+ * any the index is the cpu one alone. Regular and revocable work each have their own fair share: a pair's
+ * due is the sum of min(want, fair share) of the two, and its allocation the sum of both. A pair that wants
+ * and holds none counts with x = 0, so a starved pool lowers the index (to 0.5 beside one pool that holds
+ * its share); a pool holding twice its fair share of GPUs counts x = 2 for them. A pair whose fair share is
+ * 0 (entitled to nothing while others' reservations take the cluster, or wanting only revocable cpu while
+ * there is no slack) is left out: holding nothing is its due. 1 when no pair counts or none holds any. With
+ * `on` "held", x weighs what hosts hold (`heldCpu`, `slackHeldCpu`, `heldGpu`, `slackHeldGpu`) rather than
+ * the allocation; what a pool wants and is due stay the same (its admitted tasks still want them).
  */
 export function jain(pools: Iterable<PoolShare>, on: "allocation" | "held" = "allocation"): number {
   let sum = 0, squares = 0, n = 0;
   for (const p of pools) {
     const due = Math.min(p.wantCpu, p.fairShareCpu) +
       Math.min(p.slackWantCpu ?? 0, p.slackFairShareCpu ?? 0);
-    if (due <= 0) continue;
-    const held = on === "held"
-      ? (p.heldCpu ?? p.allocCpu) + (p.slackHeldCpu ?? p.slackAllocCpu ?? 0)
-      : p.allocCpu + (p.slackAllocCpu ?? 0);
-    const x = held / due;
-    sum += x, squares += x * x, n++;
+    if (due > 0) {
+      const held = on === "held"
+        ? (p.heldCpu ?? p.allocCpu) + (p.slackHeldCpu ?? p.slackAllocCpu ?? 0)
+        : p.allocCpu + (p.slackAllocCpu ?? 0);
+      const x = held / due;
+      sum += x, squares += x * x, n++;
+    }
+    const dueGpu = Math.min(p.wantGpu ?? 0, p.fairShareGpu ?? 0) +
+      Math.min(p.slackWantGpu ?? 0, p.slackFairShareGpu ?? 0);
+    if (dueGpu > 0) {
+      const alloc = p.allocGpu ?? 0, slackAlloc = p.slackAllocGpu ?? 0;
+      const held = on === "held" ? (p.heldGpu ?? alloc) + (p.slackHeldGpu ?? slackAlloc) : alloc + slackAlloc;
+      const x = held / dueGpu;
+      sum += x, squares += x * x, n++;
+    }
   }
   // Every pool holding nothing is equal treatment (a cluster too small or still starting), not unfairness.
   return n === 0 || squares === 0 ? 1 : round4((sum * sum) / (n * squares));
@@ -1044,20 +1084,35 @@ export function poolShares(
   const fair = entitlementNow(tree, capacity);
   const out: PoolShare[] = [];
   for (const p of tree.leaves()) {
-    const allocCpu = p.allocation.nonSlack.cpuMilli / 1000;
-    const slackAllocCpu = p.allocation.slack.cpuMilli / 1000;
+    const { nonSlack, slack } = p.allocation;
+    const allocCpu = nonSlack.cpuMilli / 1000, slackAllocCpu = slack.cpuMilli / 1000;
+    const allocGpu = nonSlack.gpuMilli / 1000, slackAllocGpu = slack.gpuMilli / 1000;
+    // Work the pool can never admit (a gang over its limit, revocable work over its slack limit) is no want
+    // it could be fair to: as for its entitlement, only what it may admit counts (`admission_bounds.ts`).
+    const demand = p.admissibleDemand(), slackDemand = p.admissibleSlackDemand();
     const share = fair.get(p);
     const t = waiting && leafTotals(p, waiting);
     out.push({
       allocCpu,
-      // Work the pool can never admit (a gang over its limit) is no want it could be fair to: as for its
-      // entitlement, only what it may admit counts.
-      wantCpu: allocCpu + p.admissibleDemand().cpuMilli / 1000,
+      wantCpu: allocCpu + demand.cpuMilli / 1000,
       fairShareCpu: share?.nonSlack.cpu ?? 0,
       slackAllocCpu,
-      slackWantCpu: slackAllocCpu + p.slackDemand.cpuMilli / 1000,
+      slackWantCpu: slackAllocCpu + slackDemand.cpuMilli / 1000,
       slackFairShareCpu: share?.slack.cpu ?? 0,
-      ...(t ? { heldCpu: t.heldCpuMilli / 1000, slackHeldCpu: t.slackHeldCpuMilli / 1000 } : {}),
+      allocGpu,
+      wantGpu: allocGpu + demand.gpuMilli / 1000,
+      fairShareGpu: share?.nonSlack.gpu ?? 0,
+      slackAllocGpu,
+      slackWantGpu: slackAllocGpu + slackDemand.gpuMilli / 1000,
+      slackFairShareGpu: share?.slack.gpu ?? 0,
+      ...(t
+        ? {
+          heldCpu: t.heldCpuMilli / 1000,
+          slackHeldCpu: t.slackHeldCpuMilli / 1000,
+          heldGpu: t.heldGpuMilli / 1000,
+          slackHeldGpu: t.slackHeldGpuMilli / 1000,
+        }
+        : {}),
     });
   }
   return out;
@@ -1086,11 +1141,16 @@ const TOTALS = [
   "slackHeldMemMb",
   "slackDemandCpuMilli",
   "slackDemandMemMb",
+  "allocGpuMilli",
+  "heldGpuMilli",
+  "demandGpuMilli",
+  "slackAllocGpuMilli",
+  "slackHeldGpuMilli",
 ] as const;
 
 /**
  * A pool's allocation, the part of it hosts hold, and its queued demand, summed over its leaves: regular
- * (non-revocable) tasks, and revocable ones under `slack*`.
+ * (non-revocable) tasks, and revocable ones under `slack*`; GPUs in milli-GPUs.
  */
 export type PoolTotals = Record<typeof TOTALS[number], number>;
 
@@ -1117,6 +1177,11 @@ function leafTotals(node: RespoolNode, waiting: WaitingForPlacement): PoolTotals
   t.slackHeldMemMb = slack.memMb - (w?.slackMemMb ?? 0);
   t.slackDemandCpuMilli = node.slackDemand.cpuMilli;
   t.slackDemandMemMb = node.slackDemand.memMb;
+  t.allocGpuMilli = nonSlack.gpuMilli;
+  t.heldGpuMilli = nonSlack.gpuMilli - (w?.gpuMilli ?? 0);
+  t.demandGpuMilli = node.demand.gpuMilli;
+  t.slackAllocGpuMilli = slack.gpuMilli;
+  t.slackHeldGpuMilli = slack.gpuMilli - (w?.slackGpuMilli ?? 0);
   return t;
 }
 

@@ -952,3 +952,71 @@ settings:
     assert.ok(s[key].every((v, i) => i === 0 || v >= s[key][i - 1]), `${key} never goes down`);
   }
 });
+
+Deno.test("fairness counts each pool's gpu as a pair of its own beside its cpu, where it wants gpu", () => {
+  const pool = (cpu: number[], gpu?: number[]) => ({
+    allocCpu: cpu[0],
+    wantCpu: cpu[1],
+    fairShareCpu: cpu[2],
+    ...(gpu ? { allocGpu: gpu[0], wantGpu: gpu[1], fairShareGpu: gpu[2] } : {}),
+  });
+  // Cpu only, or gpu wanted by none: the cpu index as before.
+  assert.equal(jain([pool([100, 100, 800]), pool([700, 1000, 800])]), 0.9956);
+  assert.equal(jain([pool([100, 100, 800], [0, 0, 4]), pool([700, 1000, 800], [0, 0, 4])]), 0.9956);
+  // Both hold their cpu; one holds 8 GPUs of a fair 4, the other none of the 4 it is due:
+  // x = 1, 1, 2, 0 over (pool, kind) pairs: 16 / (4 · 6).
+  assert.equal(jain([pool([18, 18, 50], [8, 8, 4]), pool([4, 4, 50], [0, 4, 4])]), 0.6667);
+  // Held on hosts: gpu held as it is given, else the allocation.
+  const held = { ...pool([18, 18, 50], [8, 8, 4]), heldGpu: 4 };
+  assert.equal(jain([held, pool([4, 4, 50], [4, 4, 4])], "held"), 1);
+  assert.equal(jain([held, pool([4, 4, 50], [4, 4, 4])]), 0.8929);
+});
+
+Deno.test("gpu: pools' gpu entitlement, allocation and demand are series, and fairness sees a pool holding another's GPUs", async () => {
+  // 2 hosts of 4 GPUs. /G1 and /G2 reserve 4 each (limit 8). /G1 takes all 8 while /G2 wants none; /G2's 4
+  // come at 300 s and are admitted at the next entitlement cycle, then wait for hosts until preemption
+  // takes 4 back from /G1 (four checks 15 s apart).
+  const scenario = inlineScenario(`
+name: gpu-fairness
+durationSec: 600
+hostClasses:
+  - { name: std, count: 8, cpu: 10, memoryMb: 10000, diskMb: 1000, racks: 2 }
+  - { name: gpu, count: 2, cpu: 10, memoryMb: 10000, diskMb: 1000, gpu: 4, racks: 1 }
+respools:
+  - name: G1
+    resources: [{kind: cpu, reservation: 50, limit: 100}, {kind: memory, reservation: 50000, limit: 100000}, {kind: gpu, reservation: 4, limit: 8}]
+  - name: G2
+    resources: [{kind: cpu, reservation: 50, limit: 100}, {kind: memory, reservation: 50000, limit: 100000}, {kind: gpu, reservation: 4, limit: 8}]
+workloads:
+  - { name: g1gpu, respool: /G1, arrival: {at: [0]}, instances: 8, durationSec: 100000, cpu: 1, memoryMb: 10, gpu: 1, priority: 5 }
+  - { name: g1cpu, respool: /G1, arrival: {at: [60]}, instances: 10, durationSec: 100000, cpu: 1, memoryMb: 10, priority: 0 }
+  - { name: g2gpu, respool: /G2, arrival: {at: [300]}, instances: 4, durationSec: 100000, cpu: 1, memoryMb: 10, gpu: 1 }
+settings:
+  sampleIntervalSec: 30
+  entitlementPeriodSec: 60
+  preemption: { periodSec: 15, sustainedOverAllocationCount: 4 }
+`);
+  const sim = await runScenario(scenario, { seed: 1, checkInvariants: true });
+  const r = buildReport(scenario, sim, 1, MACHINE);
+  const at = (t: number) => r.series.t.indexOf(t);
+  const [g1, g2] = ["/G1", "/G2"].map((p) => r.poolSeries[p]);
+  const gpu = (
+    p: typeof g1,
+    t: number,
+  ) => [p.entitlementGpu[at(t)], p.allocationGpu[at(t)], p.demandGpu[at(t)]];
+  assert.deepEqual(gpu(g1, 270), [8, 8, 0], "/G1 holds all 8, entitled to them while /G2 wants none");
+  assert.deepEqual(gpu(g2, 330), [0, 0, 4], "/G2's 4 wait for admission (and the next entitlement cycle)");
+  // Fairness weighs the fair share of the moment: /G2's 4 GPUs, of which it holds none, /G1 twice its 4.
+  assert.equal(r.series.fairness[at(330)], 0.45, "(1 + 0 + 2 + 0)² / (4 · 5)");
+  assert.deepEqual(gpu(g1, 390), [4, 8, 0], "/G1 holds 8, entitled to 4");
+  assert.deepEqual(gpu(g2, 390), [4, 4, 0], "/G2's 4 admitted, waiting for hosts");
+  assert.equal(r.pools["/G1"].allocationGpu, 4, "preemption took 4 back");
+  for (const t of [30, 90, 270]) assert.equal(r.series.fairness[at(t)], 1, `both hold their due at ${t} s`);
+  // Pairs (pool, kind) at 390 s: cpu 1 and 1; gpu 8 of a fair 4 (x = 2) and 4 of 4. Held on hosts: /G2's cpu
+  // and gpu wait, x = 0: (1 + 0 + 2 + 0)² / (4 · 5).
+  assert.equal(r.series.fairness[at(390)], 0.8929, "/G1 holds twice its share of GPUs");
+  assert.equal(r.series.fairnessHeld[at(390)], 0.45);
+  // Once preemption is done each holds its 4 GPUs (x = 1, 1); /G1's 4 preempted tasks wait again, so it holds
+  // 14 of the 18 cores it wants (x = 7 / 9) and /G2 its 4: (3 + 7 / 9)² / (4 · (3 + 49 / 81)).
+  assert.equal(r.series.fairness.at(-1), 0.9897);
+});

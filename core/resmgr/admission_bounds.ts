@@ -27,16 +27,11 @@ export function admissionBounds(
   gang: QueuedGang,
   preemptionEnabled: boolean,
 ): AdmissionBound[] {
-  const out: AdmissionBound[] = [];
   if (gang.revocable) {
-    const percent = pool.config.slackLimit?.maxPercent ?? DEFAULT_SLACK_LIMIT_PERCENT;
-    const r = pool.reservation(), m = percent / 100;
-    out.push({
-      name: `slack limit (${percent}% of its reservation)`,
-      bound: { cpu: Infinity, memory: r.memory * m, disk: r.disk * m, gpu: r.gpu * m },
-    });
-    return out;
+    const { name, bound } = slackLimit(pool);
+    return [{ name, bound }];
   }
+  const out: AdmissionBound[] = [];
   out.push({ name: "limit", bound: pool.limit() });
   const controller = gang.controller ? pool.controllerLimit() : undefined;
   if (controller) {
@@ -47,6 +42,22 @@ export function admissionBounds(
   }
   if (preemptionEnabled && !gang.preemptible) out.push({ name: "reservation", bound: pool.reservation() });
   return out;
+}
+
+/**
+ * The bound revocable work is held to: its memory, disk and gpu never over the pool's slack limit, a
+ * percentage of its reservation; its cpu, from the hosts' slack, unbounded. `percent` is that percentage.
+ */
+export function slackLimit(
+  pool: Pick<RespoolNode, "config" | "reservation">,
+): AdmissionBound & { percent: number } {
+  const percent = pool.config.slackLimit?.maxPercent ?? DEFAULT_SLACK_LIMIT_PERCENT;
+  const r = pool.reservation(), m = percent / 100;
+  return {
+    name: `slack limit (${percent}% of its reservation)`,
+    bound: { cpu: Infinity, memory: r.memory * m, disk: r.disk * m, gpu: r.gpu * m },
+    percent,
+  };
 }
 
 /** The kinds the gang asks for more of than `bound`, by the epsilon or more (admission's own test). */
