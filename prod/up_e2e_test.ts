@@ -61,7 +61,10 @@ Deno.test({
         const task = await cli(up.url, "task", "get", failedId, "0", "-j");
         const runtime = JSON.parse(task.out).result.runtime;
         assert.equal(runtime.state, "FAILED");
-        assert.equal(runtime.exitCode, 3);
+        assert.deepEqual(runtime.terminationStatus, {
+          reason: "TERMINATION_STATUS_REASON_FAILED",
+          exitCode: 3,
+        });
         assert.equal(runtime.message, "Command exited with status 3");
       });
 

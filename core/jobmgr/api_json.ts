@@ -266,6 +266,18 @@ export function jobInfoJson(j: JobView): Body {
   };
 }
 
+/**
+ * v0 `job.JobInfo` as Query's `records` give it: its config without `instanceConfig`, which job.proto's
+ * QueryResponse leaves out (it can be huge; Get gives it).
+ */
+export function queriedJobInfoJson(j: JobView): Body {
+  const { instanceConfig: _, ...config } = jobConfigJson(
+    { ...j.config, instanceConfig: {} },
+    j.configVersion,
+  );
+  return { id: { value: j.jobId }, config, runtime: jobRuntimeJson(j) };
+}
+
 /** v0 `job.JobSummary`: a job as a query lists it, without its task configs. */
 export function jobSummaryJson(j: JobView): Body {
   const c = j.config;
@@ -283,11 +295,50 @@ export function jobSummaryJson(j: JobView): Body {
   };
 }
 
+/**
+ * Why a task's run ended or is being ended, as Peloton's `TerminationStatus.Reason` without its prefix, or
+ * undefined for a run that goes on or succeeded. A reason the job manager recorded (preemption, maintenance,
+ * deadline, system failure) stands; else it is read from what was asked of the run, as Peloton's handlers
+ * set it when they ask: a stop (goal KILLED, TaskManager.Stop, StopPod, a job's stop), an update (a new
+ * config version, or the instance removed), a restart (a new run); else a run that failed ended FAILED.
+ */
+export function terminationReasonOf(t: TaskRecord): string | undefined {
+  if (t.state === "SUCCEEDED") return undefined;
+  if (t.terminationReason) return t.terminationReason;
+  if (t.goalState === "KILLED") return "KILLED_ON_REQUEST";
+  if (t.goalState === "DELETED") return "KILLED_FOR_UPDATE";
+  if (t.desiredConfigVersion !== undefined && t.desiredConfigVersion !== t.configVersion) {
+    return "KILLED_FOR_UPDATE";
+  }
+  if (t.desiredRunId !== undefined && t.desiredRunId > t.runId) return "KILLED_FOR_RESTART";
+  if (t.state === "FAILED" || t.state === "LOST") return "FAILED";
+  return undefined;
+}
+
+/**
+ * v0 `task.TerminationStatus` (v1alpha `pod.TerminationStatus` has the same fields and names): its reason,
+ * and the run's exit code when not zero (proto3 leaves a zero out). We keep no signal apart from the run's
+ * message. Undefined for a run that goes on or succeeded, as task.proto sets it only for one that did not.
+ */
+export function terminationStatusJson(t: TaskRecord): Body | undefined {
+  const reason = terminationReasonOf(t);
+  if (reason === undefined) return undefined;
+  return { reason: terminationReasonName(reason), ...(t.exitCode ? { exitCode: t.exitCode } : {}) };
+}
+
+/** The run before a task's current one (none for its first), as GetPod's `prevPodId` names it. */
+export function prevRunId(t: TaskRecord): number | undefined {
+  return t.runId > 1 ? t.runId - 1 : undefined;
+}
+
+/** v0 `task.RuntimeInfo`. */
 export function taskRuntimeJson(t: TaskRecord): Body {
+  const id = (run: number | undefined) =>
+    run === undefined ? undefined : { value: mesosTaskId(t.jobId, t.instanceId, run) };
   return {
     state: t.state,
     goalState: t.goalState,
-    mesosTaskId: { value: mesosTaskId(t.jobId, t.instanceId, t.runId) },
+    mesosTaskId: id(t.runId),
     startTime: time(t.startTimeMs),
     completionTime: time(t.completionTimeMs),
     host: t.hostname,
@@ -299,10 +350,9 @@ export function taskRuntimeJson(t: TaskRecord): Body {
     configVersion: t.configVersion,
     desiredConfigVersion: t.desiredConfigVersion ?? t.configVersion,
     healthy: t.healthy,
-    terminationStatus: t.terminationReason
-      ? { reason: terminationReasonName(t.terminationReason) }
-      : undefined,
-    exitCode: t.exitCode,
+    prevMesosTaskId: id(prevRunId(t)),
+    desiredMesosTaskId: id(t.desiredRunId ?? t.runId),
+    terminationStatus: terminationStatusJson(t),
     volumeID: t.volumeId ? { value: t.volumeId } : undefined,
   };
 }

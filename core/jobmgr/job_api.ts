@@ -31,6 +31,7 @@ import {
   jobSummaryJson,
   type JobView,
   outOfRangeOf,
+  queriedJobInfoJson,
   rangeOf,
   Reply,
   requestedJobId,
@@ -297,10 +298,18 @@ export class JobApi {
   }
 
   /** Checks the pool is a leaf at the resource manager, then runs `then`. */
-  checkPool(r: Reply, respoolId: string | undefined, then: () => void, api: ApiShape = "v0"): void {
-    // v0 answers a bad config in the body (`invalidConfig`); v1alpha with an error (InvalidArgument).
+  checkPool(
+    r: Reply,
+    respoolId: string | undefined,
+    then: () => void,
+    api: ApiShape = "v0",
+    jobId?: string,
+  ): void {
+    // v0 answers a bad config in the body (`invalidConfig`, naming the job); v1alpha with an error
+    // (InvalidArgument).
+    const id = jobId === undefined ? {} : { id: { value: jobId } };
     const refuse = api === "v0"
-      ? (what: string) => r.ok(bodyError("invalidConfig", `config.respoolID: ${what}`))
+      ? (what: string) => r.ok(bodyError("invalidConfig", `config.respoolID: ${what}`, id))
       : (what: string) => r.error("invalid-argument", `spec.respoolId: ${what}`);
     if (!respoolId) return refuse("expected a resource pool id");
     this.#resmgrApi(RESPOOL_GET, { id: { value: respoolId } }, (reply) => {
@@ -351,21 +360,31 @@ export class JobApi {
     );
   }
 
+  /**
+   * v0 Create, checked in Peloton's order: the id asked for, then the config. A refused config names the
+   * job's id (job.proto's InvalidJobConfig), the one asked for or the one made for it, as Peloton's does.
+   */
   #create(r: Reply, body: Body): void {
-    const parsed = this.parseConfig(body.config);
-    if (!parsed.ok) return r.ok(bodyError("invalidConfig", parsed.errors.map((e) => e.message).join("; ")));
     const given = requestedJobId(body.id, "id");
     if (given instanceof Error) return r.ok(bodyError("invalidJobId", given.message));
+    const parsed = this.parseConfig(body.config);
+    const newJobId = () => given ?? randomUuid(this.jm.deps.prng);
+    if (!parsed.ok) {
+      const message = parsed.errors.map((e) => e.message).join("; ");
+      return r.ok(bodyError("invalidConfig", message, { id: { value: newJobId() } }));
+    }
     const config = parsed.value;
     const secrets = this.parseJobSecrets(r, body.secrets, config);
     if (!secrets) return;
-    const jobId = given ?? randomUuid(this.jm.deps.prng);
+    const jobId = newJobId();
     const warnings = parsed.warnings.map((w) => w.message);
     const records = createdSecrets(jobId, secrets, this.jm.now(), () => randomUuid(this.jm.deps.prng));
     this.checkPool(
       r,
       config.respoolId,
       () => this.createChecked(r, jobId, config, warnings, undefined, undefined, "v0", records),
+      "v0",
+      jobId,
     );
   }
 
@@ -434,7 +453,7 @@ export class JobApi {
     const spec = (body.spec ?? {}) as Body;
     const answer = ({ jobs, pagination }: JobPage) =>
       r.ok({
-        records: summaryOnly.value ? undefined : jobs.map(jobInfoJson),
+        records: summaryOnly.value ? undefined : jobs.map(queriedJobInfoJson),
         results: jobs.map(jobSummaryJson),
         pagination,
         // Peloton echoes the QuerySpec it decoded: the fields it knows, not whatever else was sent.
@@ -499,7 +518,11 @@ export class JobApi {
     }
     raw.respoolID ??= { value: job.config.respoolId };
     const parsed = this.parseConfig(raw);
-    if (!parsed.ok) return r.ok(bodyError("invalidConfig", parsed.errors.map((e) => e.message).join("; ")));
+    if (!parsed.ok) {
+      // job.proto's UpdateResponse names the job in its InvalidJobConfig too.
+      const message = parsed.errors.map((e) => e.message).join("; ");
+      return r.ok(bodyError("invalidConfig", message, { id: { value: job.jobId } }));
+    }
     const next = parsed.value;
     const problem = elasticChange(job.config, next);
     if (problem) return r.error("invalid-argument", problem);

@@ -757,3 +757,45 @@ Deno.test("job Query's spec.respool is a pool path: the jobs of the pool there; 
   const bad = await query({ spec: { respool: { value: "/a//b" } } }) as { code: string; message: string };
   assert.deepEqual([bad.code, bad.message.startsWith("spec.respool: ")], ["invalid-argument", true]);
 });
+
+Deno.test("Create's invalidConfig names the job id, as job.proto's InvalidJobConfig {id, message}: asked for or made", () => {
+  const rig = new JobmgrRig();
+  const bad = jobConfigJson(makeJobConfig({ instanceCount: 0 }));
+  rig.api("job", "Create", { id: { value: JOB_ID }, config: bad });
+  const asked = (body(rig).error as Body).invalidConfig as Body;
+  assert.deepEqual(asked.id, { value: JOB_ID });
+  assert.match(asked.message as string, /instanceCount/);
+  rig.api("job", "Create", { config: bad });
+  const made = (body(rig).error as Body).invalidConfig as Body;
+  assert.match(
+    (made.id as Body).value as string,
+    /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
+  );
+  // A pool refused after asking the resource manager is an invalid config too, of the same id.
+  rig.api("job", "Create", { id: { value: JOB_ID }, config: jobConfigJson(makeJobConfig()) });
+  rig.answerPoolMissing();
+  assert.deepEqual(((body(rig).error as Body).invalidConfig as Body).id, { value: JOB_ID });
+  // Peloton reads the id before the config: a malformed id is invalidJobId whatever the config.
+  rig.api("job", "Create", { id: { value: "not-a-uuid" }, config: bad });
+  assert.ok((body(rig).error as Body).invalidJobId);
+  assertNothingCreated(rig);
+});
+
+Deno.test("Query's records leave instanceConfig out of their config, as job.proto's QueryResponse says; Get keeps it", async () => {
+  const rig = new JobmgrRig();
+  const config = makeJobConfig({ instanceCount: 2 });
+  config.instanceConfig = { 1: { ...config.defaultConfig, name: "special" } };
+  rig.api("job", "Create", { id: { value: JOB_ID }, config: jobConfigJson(config) });
+  rig.answerPool();
+  rig.store.settle();
+  rig.tick();
+  assert.equal(body(rig).error as Body | undefined, undefined);
+  rig.api("job", "Get", { id: { value: JOB_ID } });
+  const got = (body(rig).jobInfo as Body).config as Body;
+  assert.equal(((got.instanceConfig as Body)["1"] as Body).name, "special");
+  rig.api("job", "Query", { spec: {} });
+  await rig.reads();
+  const [record] = body(rig).records as Body[];
+  assert.equal((record.config as Body).instanceCount, 2);
+  assert.equal("instanceConfig" in (record.config as Body), false, JSON.stringify(record.config));
+});

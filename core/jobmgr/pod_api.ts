@@ -14,7 +14,15 @@ import { isTerminalJobState } from "../model/states.ts";
 import { MAX_UINT32 } from "../model/_schema_kit.ts";
 import { taskConfigToPodSpec } from "../model/stateless_spec.ts";
 import { rfc3339 } from "../model/time_format.ts";
-import { type Body, idValue, type JobView, type Reply, time } from "./api_json.ts";
+import {
+  type Body,
+  idValue,
+  type JobView,
+  prevRunId,
+  type Reply,
+  terminationStatusJson,
+  time,
+} from "./api_json.ts";
 import type { JobApi } from "./job_api.ts";
 import type { JobEntry } from "./job_entry.ts";
 import { availability, maintenanceLimit, unavailableCount } from "./sla_drain.ts";
@@ -272,7 +280,8 @@ const podVersion = (v: number | undefined) => (v === undefined ? undefined : { v
 
 /** v1alpha `pod.PodStatus` of a run, as `ConvertTaskRuntimeToPodStatus` makes it. */
 export function podStatusJson(t: TaskRecord): Body {
-  const id = (run: number) => ({ value: mesosTaskId(t.jobId, t.instanceId, run) });
+  const id = (run: number | undefined) =>
+    run === undefined ? undefined : { value: mesosTaskId(t.jobId, t.instanceId, run) };
   const start = time(t.startTimeMs), end = time(t.completionTimeMs);
   return {
     state: podStateName(t.state),
@@ -289,6 +298,7 @@ export function podStatusJson(t: TaskRecord): Body {
       completionTime: end,
       message: t.message,
       reason: t.reason,
+      terminationStatus: terminationStatusJson(t),
     }],
     desiredState: podStateName(t.goalState),
     message: t.message,
@@ -298,7 +308,7 @@ export function podStatusJson(t: TaskRecord): Body {
     version: podVersion(t.configVersion),
     desiredVersion: podVersion(t.desiredConfigVersion ?? t.configVersion),
     agentId: t.agentId ? { value: t.agentId } : undefined,
-    prevPodId: t.runId > 1 ? id(t.runId - 1) : undefined,
+    prevPodId: id(prevRunId(t)),
     desiredPodId: id(t.desiredRunId ?? t.runId),
   };
 }

@@ -75,6 +75,7 @@ export function pastRun(task: TaskRecord, run: TaskRun): TaskRecord {
     reason: undefined,
     desiredRunId: undefined,
     desiredConfigVersion: undefined,
+    terminationReason: undefined,
     ...run,
     configVersion: run.configVersion as number,
     goalState: run.goalState ?? task.goalState,

@@ -66,7 +66,7 @@ export interface TaskInfoJson {
     message?: string;
     reason?: string;
     failureCount?: number;
-    exitCode?: number;
+    terminationStatus?: { reason: string; exitCode?: number; signal?: string };
     healthy?: string;
     mesosTaskId?: IdValue;
   };
