@@ -1,10 +1,16 @@
 /** HTTP client for Peloton's YARPC-style JSON API, as the CLI and tests use it. */
 import { basicHeader } from "../auth/basic_auth.ts";
-import { replyError } from "../daemons/http_errors.ts";
+import { NOT_HANDLED_HEADER, replyError } from "../daemons/http_errors.ts";
 
 export class ApiError extends Error {
   override readonly name = "ApiError";
-  constructor(readonly procedure: string, readonly code: string, readonly detail: string) {
+  constructor(
+    readonly procedure: string,
+    readonly code: string,
+    readonly detail: string,
+    /** The server said no handler got the call (`Peloton-Not-Handled`): nothing was done, whatever the code. */
+    readonly notHandled = false,
+  ) {
     super(`${procedure}: ${code}: ${detail}`);
   }
 }
@@ -178,7 +184,7 @@ export class PelotonClient {
       const hint = res.status === 401
         ? " (give credentials with --username/--password or PELOTON_USERNAME/PELOTON_PASSWORD)"
         : "";
-      throw new ApiError(procedure, code, message + hint);
+      throw new ApiError(procedure, code, message + hint, res.headers.get(NOT_HANDLED_HEADER) === "true");
     }
     try {
       return text ? JSON.parse(text) : {};

@@ -285,6 +285,8 @@ export async function createOnce<T>(
   } catch (e) {
     // An ApiError with a definite answer (invalid config, already exists) means nothing was created.
     if (e instanceof ApiError && !OUTCOME_UNKNOWN.has(e.code)) throw e;
+    // Refused before any job manager got it (none runs, a daemon stopping): nothing was done either.
+    if (e instanceof ApiError && e.notHandled) throw e;
     // A lockdown refuses before anything is done, under Peloton's `internal` code: a definite answer too.
     if (e instanceof ApiError && e.code === "internal" && LOCKED_DOWN.test(e.detail)) throw e;
     // Anything else (an answer cut off while read) also leaves the outcome unknown.

@@ -4,7 +4,9 @@
  * answers the create.
  */
 import assert from "node:assert/strict";
-import { cli, type CliResult, STATELESS_SPECS, withUp } from "../testing.ts";
+import { startResmgr } from "../daemons/resmgr_daemon.ts";
+import { jsonLogger } from "../log.ts";
+import { cli, type CliResult, createDefaultPool, STATELESS_SPECS, withUp } from "../testing.ts";
 
 /** A UUID v4 in lower case, as the CLI picks one. */
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -134,5 +136,37 @@ Deno.test({
         await Deno.remove(file);
       }
     });
+  },
+});
+
+Deno.test({
+  name: "job create: unavailable before any job manager got the call (none runs) is a definite failure, " +
+    "said without the retry advice",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "peloton-create-no-jobmgr-" });
+    const d = await startResmgr({
+      host: "127.0.0.1",
+      port: 0,
+      store: `sqlite:${dir}/peloton.sqlite`,
+      dataDir: dir,
+      leaseTtlMs: 500,
+      log: jsonLogger({ daemon: "resmgr" }, () => {}),
+    });
+    try {
+      await createDefaultPool(d.process.url);
+      const file = `${dir}/job.yaml`;
+      await Deno.writeTextFile(file, JOB);
+      const r = await cli(d.process.url, "job", "create", "/DefaultResPool", file);
+      assert.equal(r.code, 1, r.out);
+      assert.equal(
+        r.err,
+        "peloton job create: peloton.api.job.JobManager::Create: unavailable: no job manager is running",
+      );
+    } finally {
+      await d.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
   },
 });

@@ -177,10 +177,9 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
   });
   p.hooks = {
     health: () => ({
-      leader: role.keeper.held,
+      ...role.health(),
       hosts: hm?.hosts.length ?? 0,
       ...(gate && !gate.open ? { hostsRegistering: true } : {}),
-      ...(role.steppedDown ? { steppedDown: role.steppedDown } : {}),
     }),
     unhealthy: () => mesos?.fatalError(),
     unready: (role) => role === "hostmgr" && gate && !gate.open ? REGISTERING : undefined,

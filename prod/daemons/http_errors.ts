@@ -48,6 +48,12 @@ export interface RpcErrorOptions {
    * then leaves `Rpc-Status` at the `success` it starts every reply with; a handler's error sets `error`.
    */
   beforeHandler?: boolean;
+  /**
+   * The call reached no handler, here or in a process it was sent on to, so nothing was done: the reply says
+   * so in `NOT_HANDLED_HEADER`, which lets a client tell a definite failure from an unknown outcome (a
+   * create's `unavailable`). Implied by `beforeHandler`.
+   */
+  notHandled?: boolean;
   /** An HTTP status other than yarpc's for the code (a body refused unread: 413). */
   status?: number;
   headers?: Record<string, string>;
@@ -60,6 +66,12 @@ export interface RpcErrorOptions {
 export const RPC_STATUS_SUCCESS = "success";
 
 /**
+ * Set (`true`) on an error reply to a call that reached no handler (refused while routed: no job manager
+ * running, no leader, a daemon stopping, a deadline passed before its handler started): nothing was done.
+ */
+export const NOT_HANDLED_HEADER = "Peloton-Not-Handled";
+
+/**
  * An error reply: the code in `Rpc-Error-Code` (yarpc sets no `Rpc-Error-Name` for Peloton's errors, which
  * are plain `yarpcerrors`), its HTTP status, and the message as the text body with a newline after it, or in
  * `Rpc-Error-Message` for a client that accepts both.
@@ -68,6 +80,7 @@ export function rpcError(code: RpcErrorCode, message: string, opts: RpcErrorOpti
   const headers = new Headers(opts.headers);
   headers.set("Rpc-Status", opts.beforeHandler ? RPC_STATUS_SUCCESS : "error");
   headers.set("Rpc-Error-Code", code);
+  if (opts.beforeHandler || opts.notHandled) headers.set(NOT_HANDLED_HEADER, "true");
   let body: string | null = null;
   if (opts.req?.headers.get("rpc-accepts-both-response-error") === "true") {
     headers.set("Rpc-Both-Response-Error", "true");

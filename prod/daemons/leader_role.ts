@@ -25,6 +25,10 @@ export class LeaderRole {
   term?: Term;
   /** Why the role last stepped down, until a new term serves. */
   steppedDown?: string;
+  /** The last step-down, kept once it is over, with when it began. */
+  #lastStepDown?: { reason: string; atMs: number };
+  /** The step-down is over: the role's memory is dropped and the process campaigns again. */
+  #campaigningAgain = false;
   /** Set once the process stops: nothing campaigns again. */
   stopping = false;
   keeper!: LeaseKeeper;
@@ -64,6 +68,8 @@ export class LeaderRole {
     if (this.stopping) return;
     this.p.log.error(`lost the ${this.role} lease; stepping down`, { reason: why });
     this.steppedDown = why;
+    this.#lastStepDown = { reason: why, atMs: Date.now() };
+    this.#campaigningAgain = false;
     this.term?.end();
     this.term = undefined;
     await this.hooks.drop();
@@ -73,6 +79,29 @@ export class LeaderRole {
     this.p.failCalls(this.role, this.hooks.steppedDownAnswer);
     if (this.stopping) return;
     this.p.log(`campaigning for the ${this.role} lease again`, { after: this.#lastToken });
+    this.#campaigningAgain = true;
     this.campaign();
+  }
+
+  /**
+   * What /health says of the role: whether this process leads, which process does if another (as the store
+   * names it), and its step-down: `steppedDown` while it lasts, `lastSteppedDown` (with when) once this
+   * process is a healthy standby again (the step-down done, another process leading, the store reachable)
+   * or leads again.
+   */
+  health(): Record<string, unknown> {
+    const lease = this.p.registry.holder(this.role);
+    const other = lease && lease.holder !== this.p.instance ? lease : undefined;
+    const last = this.#lastStepDown;
+    const over = !this.steppedDown ||
+      (this.#campaigningAgain && other !== undefined && !this.p.store.unreachable());
+    return {
+      leader: this.keeper.held,
+      ...(other ? { leaderInstance: other.holder, leaderUrl: other.url } : {}),
+      ...(last && !over ? { steppedDown: last.reason } : {}),
+      ...(last && over
+        ? { lastSteppedDown: { reason: last.reason, at: new Date(last.atMs).toISOString() } }
+        : {}),
+    };
   }
 }

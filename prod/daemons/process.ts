@@ -1,7 +1,7 @@
 /** What every daemon process shares: store, leases, registry, HTTP transport, API front, health and metrics. */
 import { passOn } from "./pass_on.ts";
 import { settlesWithin } from "../settle.ts";
-import { givesDeadline, readApiCall } from "./api_request.ts";
+import { DEFAULT_TTL_MS, givesDeadline, readApiCall } from "./api_request.ts";
 import type { ApiErrorCode, ApiReply, Message } from "../../core/messages.ts";
 import { type Route, routeProcedure } from "../../core/api/procedures.ts";
 import type { Address } from "../../core/ports/transport.ts";
@@ -54,8 +54,19 @@ export interface DaemonOptions {
  */
 export type ApiTarget =
   | LocalTarget
-  | { forward: string; unreachable?: string; fallback?: LocalTarget | RefusedTarget }
+  | ForwardTarget
   | RefusedTarget;
+
+/**
+ * A call sent on to the process at `forward`. `relay`: that process may send it on once more (any job
+ * manager, which passes a call to its job's owner), so it is waited for through two hops.
+ */
+type ForwardTarget = {
+  forward: string;
+  unreachable?: string;
+  fallback?: LocalTarget | RefusedTarget;
+  relay?: boolean;
+};
 
 type LocalTarget = { local: Address; body?: unknown; stale?: string };
 type RefusedTarget = { error: ApiErrorCode; message: string };
@@ -84,6 +95,12 @@ export interface DaemonHooks {
 }
 
 const HOP_HEADER = "x-peloton-hop";
+/**
+ * The call's deadline as the wall-clock time (ms since the epoch) of the process that sent it on: a process
+ * that was frozen with the request queued sees on resuming that it expired, which `Context-TTL-Ms`, measured
+ * from when the request is read, cannot tell. It assumes the processes' clocks agree (one machine, or NTP).
+ */
+const DEADLINE_HEADER = "x-peloton-deadline-ms";
 /** Set on a reply answered from the store rather than by the job's owner, saying why. */
 export const STALE_READ_HEADER = "peloton-stale-read";
 /** A daemon waiting for its store at start tries again after this long at first, doubling up to the cap. */
@@ -204,9 +221,7 @@ export class DaemonProcess {
       return rpcError(
         "unavailable",
         `the ${this.o.role} daemon is starting (${this.#waitingFor}); try again`,
-        {
-          req,
-        },
+        { req, notHandled: true },
       );
     }
     return new Response(`starting: ${this.#waitingFor}\n`, { status: 503 });
@@ -386,29 +401,74 @@ export class DaemonProcess {
    * reached is answered `unavailable`, with `unreachable` as the message if given.
    */
   async forward(req: Request, url: string, body?: string, unreachable?: string): Promise<Response> {
-    const sent = await this.#forwardOnce(req, url, body);
+    const sent = await this.#forwardOnce(req, { forward: url }, body, {
+      deadlineMs: performance.now() + DEFAULT_TTL_MS,
+      stream: true,
+    });
     if (sent instanceof Response) return sent;
     return rpcError("unavailable", unreachable ?? `cannot reach ${url}: ${sent.message}`, { req });
   }
 
-  /** The forwarded call's answer, or the error that kept it from reaching `url`. */
-  async #forwardOnce(req: Request, url: string, body?: string): Promise<Response | ForwardFailure> {
+  /**
+   * How long a forwarded call is waited for at most, whatever its deadline: a little over a lease's TTL, by
+   * when a process that froze with it (SIGSTOP, a stalled VM) has lost its leases to another.
+   */
+  get forwardBoundMs(): number {
+    return Math.max(1_000, this.o.leaseTtlMs * 1.5);
+  }
+
+  /**
+   * The forwarded call's answer, or the error that kept it from reaching `to` or from being answered in time.
+   * It is waited for until `deadlineMs` (a `performance.now()` time) less a margin to answer the caller with,
+   * and no longer than `forwardBoundMs` (twice that for a relay). The receiver is given that time as its
+   * deadline (`Context-TTL-Ms` shrunk to it, and `DEADLINE_HEADER`), so a call given up on here is not carried
+   * out there later; a stream (`stream`) gets the whole of the caller's deadline, the bound applying to its
+   * first response only, and no deadline if the caller gave none.
+   */
+  async #forwardOnce(
+    req: Request,
+    to: ForwardTarget,
+    body: string | undefined,
+    o: { deadlineMs: number; stream?: boolean },
+  ): Promise<Response | ForwardFailure> {
     if (Number(req.headers.get(HOP_HEADER) ?? 0) >= 2) {
-      return rpcError("unavailable", "the call was forwarded twice without reaching its daemon", { req });
+      return rpcError("unavailable", "the call was forwarded twice without reaching its daemon", {
+        req,
+        notHandled: true,
+      });
+    }
+    const remainingMs = o.deadlineMs - performance.now();
+    const boundMs = Math.floor(
+      Math.min(this.forwardBoundMs * (to.relay ? 2 : 1), remainingMs - Math.min(1_000, remainingMs / 4)),
+    );
+    if (boundMs < 1) {
+      return { message: "the call's deadline passed before it could be sent on", unsent: true };
     }
     const target = new URL(req.url);
     const headers = new Headers(req.headers);
     headers.set(HOP_HEADER, String(Number(req.headers.get(HOP_HEADER) ?? 0) + 1));
     headers.delete("host");
     headers.delete("content-length");
+    headers.delete(DEADLINE_HEADER);
+    if (!o.stream || givesDeadline(req)) {
+      const ttlMs = o.stream ? Math.floor(remainingMs) : boundMs;
+      headers.set("context-ttl-ms", String(ttlMs));
+      headers.set(DEADLINE_HEADER, String(Date.now() + ttlMs));
+    }
     const abort = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      abort.abort();
+    }, boundMs);
     try {
-      const res = await fetch(url + target.pathname + target.search, {
+      const res = await fetch(to.forward + target.pathname + target.search, {
         method: req.method,
         headers,
         body: req.method === "GET" || req.method === "HEAD" ? undefined : body ?? await req.text(),
         signal: abort.signal,
       });
+      clearTimeout(timer);
       const streamed = res.body && res.headers.get("content-type") === NDJSON;
       if (streamed && this.#streamsCut) {
         // A stream answered after the stop cut those passed on would not be cut: it is ended here. An
@@ -422,6 +482,8 @@ export class DaemonProcess {
         headers: res.headers,
       });
     } catch (e) {
+      clearTimeout(timer);
+      if (timedOut) return { message: `no answer within ${boundMs} ms`, unsent: false, timedOutMs: boundMs };
       return { message: (e as Error).message, unsent: connectFailed(e) };
     }
   }
@@ -438,6 +500,8 @@ export class DaemonProcess {
   }
 
   async #handle(req: Request): Promise<Response> {
+    // The call's deadline counts from here, before its body is read or its target looked up.
+    const receivedMs = performance.now();
     this.#inflight++;
     try {
       const url = new URL(req.url);
@@ -460,7 +524,7 @@ export class DaemonProcess {
           headers: { "content-type": "text/plain; version=0.0.4" },
         });
       }
-      if (url.pathname === "/api/v1") return await this.#api(req);
+      if (url.pathname === "/api/v1") return await this.#api(req, receivedMs);
       // Any daemon serves the web UI: its calls go to /api/v1 here, which reaches the right daemon.
       const ui = serveUi(req, url);
       if (ui) return ui;
@@ -501,7 +565,7 @@ export class DaemonProcess {
     return new Response(null, { status });
   }
 
-  async #api(req: Request): Promise<Response> {
+  async #api(req: Request, receivedMs: number): Promise<Response> {
     if (req.method !== "POST") return new Response("POST only\n", { status: 405 });
     const sent = req.headers.get("rpc-procedure") ?? "";
     const route = sent ? routeProcedure(sent) : undefined;
@@ -515,25 +579,54 @@ export class DaemonProcess {
     if (this.#stopping) return stoppingError(req);
     const read = await readApiCall(req);
     if (read instanceof Response) return read;
-    const { text, body, ttlMs: ttl } = read;
+    const { text, body } = read;
+    const deadlineMs = deadlineOf(req, receivedMs, read.ttlMs);
+    const remainingMs = () => deadlineMs - performance.now();
+    const expired = (where: string) =>
+      rpcError(
+        "deadline-exceeded",
+        `${route.procedure}: the call's deadline passed ${where}; nothing was done`,
+        {
+          req,
+          notHandled: true,
+        },
+      );
+    if (remainingMs() <= 0) return expired("before it was received");
     const started = performance.now();
     let target = await this.#target(route, body);
     // During a change of leader or shard owner, wait a little for the new one rather than fail at once:
     // while no one serves the call, and while the one the store names does not take the connection (it died
     // or stopped, and its lease has not run out yet), which is safe to try again as nothing was sent.
-    const waitUntil = performance.now() + Math.min(5_000, this.o.leaseTtlMs * 2);
+    let waitUntil = performance.now() + Math.min(5_000, this.o.leaseTtlMs * 2);
     const wait = async () => {
-      if (performance.now() >= waitUntil || this.#stopping) return false;
+      if (performance.now() >= Math.min(waitUntil, deadlineMs - 100) || this.#stopping) return false;
       await new Promise((r) => setTimeout(r, 100));
       await this.registry.refresh().catch(() => {});
       target = await this.#target(route, body);
       return true;
     };
+    const stream = route.procedure === WATCH_PROCEDURE;
     for (;;) {
       if ("error" in target && target.error === "unavailable" && (await wait())) continue;
       if (!("forward" in target)) break;
-      const res = await this.#forwardOnce(req, target.forward, text);
+      const res = await this.#forwardOnce(req, target, text, { deadlineMs, stream });
       if (res instanceof Response) return res;
+      if (res.timedOutMs !== undefined) {
+        // Taken and not answered: the process froze or is overloaded. Its lease may have gone to another
+        // by now, which the store says.
+        this.log.warn("a call sent on was not answered in time; looking its target up again", {
+          procedure: route.procedure,
+          to: target.forward,
+          afterMs: res.timedOutMs,
+        });
+        await this.registry.refresh().catch(() => {});
+        const again = await this.#target(route, body);
+        if ("local" in again || ("forward" in again && again.forward !== target.forward)) {
+          target = again;
+          waitUntil = performance.now() + Math.min(5_000, this.o.leaseTtlMs * 2);
+          continue;
+        }
+      }
       if (target.fallback) {
         this.log.warn("the owner of a read cannot be reached; answering from the store", {
           procedure: route.procedure,
@@ -544,13 +637,25 @@ export class DaemonProcess {
         break;
       }
       if (res.unsent && (await wait())) continue;
-      return rpcError("unavailable", target.unreachable ?? `cannot reach ${target.forward}: ${res.message}`, {
-        req,
-      });
+      if (remainingMs() <= 0) return expired(`while ${target.forward} did not answer`);
+      const why = res.timedOutMs !== undefined
+        ? `${
+          target.unreachable ?? `${target.forward} does not answer`
+        } (it took the call and gave no answer ` +
+          `within ${res.timedOutMs} ms: it may be frozen or overloaded; it will not carry the call out past ` +
+          `that deadline)`
+        : target.unreachable ?? `cannot reach ${target.forward}: ${res.message}`;
+      // Not sent at all (the connection refused): nothing was done; one taken and not answered is unknown.
+      return rpcError("unavailable", why, { req, notHandled: res.unsent });
     }
-    if ("error" in target) return rpcError(target.error, target.message, { req });
+    // Refused while routed: no handler ran.
+    if ("error" in target) return rpcError(target.error, target.message, { req, notHandled: true });
     const stale = target.stale ? { [STALE_READ_HEADER]: target.stale } : undefined;
-    if (route.procedure === WATCH_PROCEDURE && this.#watches) {
+    // Checked last thing before the handler: a call that waited past its deadline (in a process that was
+    // frozen, or for its target) is not carried out, as its caller was told or is about to be told it failed.
+    if (remainingMs() <= 0) return expired("before its handler started");
+    const ttl = Math.max(1, Math.floor(remainingMs()));
+    if (stream && this.#watches) {
       // Timed to the first response; the stream runs on after, to the caller's deadline if it gave one.
       const deadline = givesDeadline(req);
       const opened = await this.#watches.open(target.local, target.body ?? body, ttl, deadline);
@@ -571,7 +676,9 @@ export class DaemonProcess {
       // Straight to the job manager holding the watch (any other would send it on there).
       const holder = route.procedure === CANCEL_PROCEDURE ? watchHolder(body) : undefined;
       const url = (holder && this.registry.resolve(holder)) || this.urlOf("jobmgr");
-      return url ? { forward: url } : { error: "unavailable", message: "no job manager is running" };
+      return url
+        ? { forward: url, relay: true }
+        : { error: "unavailable", message: "no job manager is running" };
     }
     if (this.transport.serves(route.daemon)) {
       const unready = this.hooks.unready?.(route.daemon);
@@ -586,10 +693,26 @@ export class DaemonProcess {
   }
 }
 
-/** Why a forwarded call did not reach its process; `unsent` when no connection was made (nothing was sent). */
+/**
+ * Why a forwarded call did not reach its process or was not answered; `unsent` when no connection was made
+ * (nothing was sent), `timedOutMs` when it was sent and not answered within that long.
+ */
 interface ForwardFailure {
   message: string;
   unsent: boolean;
+  timedOutMs?: number;
+}
+
+/**
+ * When a call must be answered by, as a `performance.now()` time: its TTL from when this process received it,
+ * or the caller's `DEADLINE_HEADER` if that comes first (a request read only after this process resumed from
+ * a freeze; the header's clock is assumed to agree with this one).
+ */
+function deadlineOf(req: Request, receivedMs: number, ttlMs: number): number {
+  const byTtl = receivedMs + ttlMs;
+  const stamped = Number(req.headers.get(DEADLINE_HEADER) ?? NaN);
+  if (!Number.isFinite(stamped)) return byTtl;
+  return Math.min(byTtl, performance.now() + (stamped - Date.now()));
 }
 
 /** Whether a fetch failed to connect at all (refused, unreachable), so that the request was never sent. */
@@ -628,5 +751,8 @@ export { API_STATUS };
 const SHUTDOWN_GRACE_MS = 5_000;
 
 function stoppingError(req: Request): Response {
-  return rpcError("unavailable", "the daemon is stopping; call another process or again shortly", { req });
+  return rpcError("unavailable", "the daemon is stopping; call another process or again shortly", {
+    req,
+    notHandled: true,
+  });
 }

@@ -64,9 +64,8 @@ export async function startResmgr(o: ResmgrDaemonOptions): Promise<RunningDaemon
   );
   p.hooks = {
     health: () => ({
-      leader: role.keeper.held,
+      ...role.health(),
       tasks: rm?.tasks.size ?? 0,
-      ...(role.steppedDown ? { steppedDown: role.steppedDown } : {}),
     }),
     notServing: () =>
       role.steppedDown
