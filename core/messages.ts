@@ -250,6 +250,8 @@ export type HostmgrMessage =
   | { kind: "reconcile-tasks"; tasks: LaunchSpec[] }
   /** Deleted persistent volumes: the backend destroys their data on the host each was made on. */
   | { kind: "destroy-volumes"; volumes: { volumeId: string; hostname: string }[] }
+  /** Deleted jobs: the backend removes their ended runs' sandboxes now, not after its retention period. */
+  | { kind: "remove-sandboxes"; jobIds: string[] }
   | { kind: "get-cluster-capacity"; reqId: number; replyTo: Address }
   /**
    * Reserves a host for a large task that keeps failing: its freed resources go to no one else until

@@ -25,13 +25,79 @@ export interface BackendOptions {
   log?: (line: string) => void;
 }
 
-/** Per-agent port ranges: agents share localhost, so their ranges must not overlap. */
+type PortRange = [number, number];
+
+/** Where the ranges picked for agents given none start, and their size: 31000-31999, 32000-32999, ... */
+const FIRST_PORT = 31000;
+const RANGE_SIZE = 1000;
+const MAX_PORT = 65535;
+
+const showRange = ([lo, hi]: PortRange) => (lo === hi ? String(lo) : `${lo}-${hi}`);
+
+/**
+ * Why the agents' port ranges cannot be used together, or undefined: agents share localhost, so two whose
+ * ranges overlap would hand two tasks one port (the second fails "Address already in use").
+ */
+export function portRangeOverlap(
+  agents: { hostname: string; portRanges: PortRange[] }[],
+): string | undefined {
+  for (let i = 0; i < agents.length; i++) {
+    for (let j = i + 1; j < agents.length; j++) {
+      for (const r of agents[i].portRanges) {
+        for (const q of agents[j].portRanges) {
+          const shared: PortRange = [Math.max(r[0], q[0]), Math.min(r[1], q[1])];
+          if (shared[0] > shared[1]) continue;
+          const [a, b] = [agents[i], agents[j]];
+          return `agents ${a.hostname} and ${b.hostname} both offer ports ${showRange(shared)} ` +
+            `(${a.hostname}: ${a.portRanges.map(showRange).join(", ")}, ` +
+            `${b.hostname}: ${b.portRanges.map(showRange).join(", ")}); ` +
+            "agents share localhost, so their port ranges must not overlap";
+        }
+      }
+    }
+  }
+  return undefined;
+}
+
+/** The first range of RANGE_SIZE ports from FIRST_PORT on that overlaps none of `used`. */
+export function freePortRange(used: PortRange[]): PortRange {
+  for (let lo = FIRST_PORT; lo + RANGE_SIZE - 1 <= MAX_PORT; lo += RANGE_SIZE) {
+    const hi = lo + RANGE_SIZE - 1;
+    if (used.every(([a, b]) => b < lo || a > hi)) return [lo, hi];
+  }
+  throw new Error(
+    `Cannot pick a port range for an agent: no ${RANGE_SIZE} ports from ${FIRST_PORT} are free`,
+  );
+}
+
+/** A port range's problem (`ports: [lo, hi]`, 1 <= lo <= hi <= 65535), or undefined. */
+export function portRangeProblem(range: unknown): string | undefined {
+  const ok = Array.isArray(range) && range.length === 2 &&
+    range.every((p) => Number.isInteger(p) && p >= 1 && p <= MAX_PORT) && range[0] <= range[1];
+  return ok
+    ? undefined
+    : `got ${JSON.stringify(range)}, expected [low, high] ports, 1 <= low <= high <= 65535`;
+}
+
+/**
+ * Per-agent port ranges: agents share localhost, so their ranges must not overlap. An agent given none gets
+ * the first free 1000 ports from 31000 on; given ones that overlap are refused (throws, naming both agents).
+ */
 export function agentDefaults(n: number, given: Partial<AgentOptions>[] = []): Partial<AgentOptions>[] {
+  const used = given.slice(0, n).flatMap((g) => g.portRanges ?? []);
   const out: Partial<AgentOptions>[] = [];
   for (let i = 0; i < n; i++) {
-    const base = 31000 + i * 1000;
-    out.push({ portRanges: [[base, base + 999]], ...given[i] });
+    let portRanges = given[i]?.portRanges;
+    if (!portRanges) {
+      portRanges = [freePortRange(used)];
+      used.push(portRanges[0]);
+    }
+    out.push({ ...given[i], portRanges });
   }
+  const overlap = portRangeOverlap(
+    out.map((a, i) => ({ hostname: a.hostname ?? `agent-${i}`, portRanges: a.portRanges! })),
+  );
+  if (overlap) throw new Error(`Cannot start the minicluster: ${overlap}`);
   return out;
 }
 
@@ -55,7 +121,10 @@ export function createBackend(
 /** A minicluster agent's name: as a DNS name, with underscores (it names the host in the API and its sandbox). */
 const HOSTNAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}$/;
 
-/** `POST /admin/agents`: adds a minicluster agent at runtime (operators growing a dev cluster; tests). */
+/**
+ * `POST /admin/agents`: adds a minicluster agent at runtime (operators growing a dev cluster; tests). Its
+ * `ports: [low, high]` must overlap no other agent's; without them it gets the first free 1000 ports.
+ */
 export async function addAgent(minicluster: Minicluster | undefined, req: Request): Promise<Response> {
   // Refusals in yarpc's wire format, as the API's: the code in Rpc-Error-Code, the message as the body.
   const fail = (code: RpcErrorCode, message: string) => rpcError(code, message, { req });
@@ -94,7 +163,24 @@ export async function addAgent(minicluster: Minicluster | undefined, req: Reques
   ) {
     return fail("invalid-argument", "attributes: expected an object of string values");
   }
-  const n = minicluster.hosts().length;
+  let portRanges: PortRange[];
+  if (body.ports !== undefined) {
+    const problem = portRangeProblem(body.ports);
+    if (problem) return fail("invalid-argument", `ports: ${problem}`);
+    portRanges = [body.ports as PortRange];
+    // Named as the minicluster would name it, so the message says which agent asked.
+    const name = (hostname as string | undefined) ?? `agent-${minicluster.hosts().length}`;
+    const overlap = minicluster.hosts().map((h) => portRangeOverlap([{ hostname: name, portRanges }, h]))
+      .find((o) => o !== undefined);
+    if (overlap) return fail("failed-precondition", `ports: ${overlap}`);
+  } else {
+    // Not from the host count: an agent given its range (`--agents-file`) may hold the next block.
+    try {
+      portRanges = [freePortRange(minicluster.hosts().flatMap((h) => h.portRanges))];
+    } catch (e) {
+      return fail("resource-exhausted", (e as Error).message);
+    }
+  }
   const host = minicluster.addAgent({
     ...(hostname ? { hostname: hostname as string } : {}),
     resources: {
@@ -104,7 +190,7 @@ export async function addAgent(minicluster: Minicluster | undefined, req: Reques
       gpuMilli: 0,
     },
     attributes: (attributes as Record<string, string> | undefined) ?? {},
-    portRanges: [[31000 + n * 1000, 31999 + n * 1000]],
+    portRanges,
   });
   return Response.json({ hostname: host.hostname, agentId: host.agentId });
 }

@@ -1,6 +1,7 @@
-/** The sandbox file endpoint's answers to paths it cannot use: 400, not an exception. */
+/** The backends' HTTP helpers and agent wiring: sandbox file paths, agents' port ranges. */
 import assert from "node:assert/strict";
-import { type SandboxBackend, sandboxFile } from "./backends.ts";
+import { addAgent, agentDefaults, portRangeOverlap, type SandboxBackend, sandboxFile } from "./backends.ts";
+import { Minicluster } from "./minicluster/minicluster.ts";
 
 /** A backend with one task's stdout; only `logs` is used by the endpoint. */
 const backend = {
@@ -26,4 +27,51 @@ Deno.test("sandbox files: a path that is not percent-encoded UTF-8 is 400, namin
   assert.deepEqual(await get("/sandbox/t%2D0%2D1/stdout"), [200, "hello\n"], "escapes are decoded");
   assert.deepEqual(await get("/sandbox/t-0-2/stdout"), [404, "no sandbox for task t-0-2\n"]);
   assert.deepEqual(await get("/sandbox/t-0-1/other"), [400, "file must be stdout or stderr\n"]);
+});
+
+Deno.test("agent port ranges: two agents given overlapping ranges are refused, naming both and the overlap", () => {
+  const given = [
+    { hostname: "a", portRanges: [[33000, 33004]] as [number, number][] },
+    { hostname: "b", portRanges: [[33002, 33010]] as [number, number][] },
+  ];
+  assert.throws(
+    () => agentDefaults(2, given),
+    /agents a and b both offer ports 33002-33004 \(a: 33000-33004, b: 33002-33010\)/,
+  );
+  assert.match(portRangeOverlap([...given, { hostname: "c", portRanges: [] }]) ?? "", /agents a and b/);
+  assert.equal(portRangeOverlap([given[0], { hostname: "b", portRanges: [[33005, 33010]] }]), undefined);
+});
+
+Deno.test("agent port ranges: an agent with no range gets one no given range overlaps", () => {
+  const out = agentDefaults(3, [{}, { hostname: "b", portRanges: [[31000, 31999]] }, {}]);
+  assert.deepEqual(out.map((a) => a.portRanges), [[[32000, 32999]], [[31000, 31999]], [[33000, 33999]]]);
+  assert.deepEqual(agentDefaults(2).map((a) => a.portRanges), [[[31000, 31999]], [[32000, 32999]]]);
+});
+
+Deno.test("POST /admin/agents: an added agent gets a free port range; a given one that overlaps is refused", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "peloton-add-agent-" });
+  const mc = new Minicluster({
+    dataDir,
+    agents: agentDefaults(2, [{ hostname: "a", portRanges: [[33000, 33999]] }, { hostname: "b" }]),
+  });
+  try {
+    const post = (body: unknown) =>
+      addAgent(mc, new Request("http://x/admin/agents", { method: "POST", body: JSON.stringify(body) }));
+    const res = await post({ hostname: "c" });
+    assert.equal(res.status, 200, await res.clone().text());
+    const ranges = Object.fromEntries(mc.hosts().map((h) => [h.hostname, h.portRanges]));
+    assert.deepEqual(ranges, { a: [[33000, 33999]], b: [[31000, 31999]], c: [[32000, 32999]] });
+    const refused = await post({ hostname: "d", ports: [32500, 34000] });
+    assert.equal(refused.headers.get("Rpc-Error-Code"), "failed-precondition");
+    assert.match(await refused.text(), /ports: agents d and a both offer ports 33000-33999/);
+    const bad = await post({ hostname: "e", ports: [35000, 34000] });
+    assert.equal(bad.headers.get("Rpc-Error-Code"), "invalid-argument");
+    assert.match(await bad.text(), /ports: got \[35000,34000\], expected/);
+    const own = await post({ hostname: "f", ports: [35000, 35009] });
+    assert.equal(own.status, 200);
+    assert.deepEqual(mc.hosts().find((h) => h.hostname === "f")?.portRanges, [[35000, 35009]]);
+  } finally {
+    await mc.stop();
+    await Deno.remove(dataDir, { recursive: true });
+  }
 });

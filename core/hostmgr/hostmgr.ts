@@ -287,6 +287,8 @@ export class HostManager implements Receiver {
         return this.#reconcile(msg.tasks);
       case "destroy-volumes":
         return this.#destroyVolumes(msg.volumes);
+      case "remove-sandboxes":
+        return this.deps.backend.removeSandboxes?.(msg.jobIds);
       case "get-cluster-capacity":
         this.deps.transport.send(msg.replyTo, {
           kind: "cluster-capacity",

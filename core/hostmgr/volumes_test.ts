@@ -19,3 +19,12 @@ Deno.test("destroy-volumes goes to the backend with each host's agent; a lost ho
     { volumeId: "j-2-volume", hostname: "h9", agentId: "" },
   ]]);
 });
+
+Deno.test("remove-sandboxes goes to a backend that removes sandboxes; one that does not is left alone", () => {
+  const { hm, backend } = hostmgrRig([["h1"]]);
+  hm.receive({ kind: "remove-sandboxes", jobIds: ["j"] });
+  const removed: string[][] = [];
+  Object.assign(backend, { removeSandboxes: (jobIds: string[]) => removed.push(jobIds) });
+  hm.receive({ kind: "remove-sandboxes", jobIds: ["j1", "j2"] });
+  assert.deepEqual(removed, [["j1", "j2"]]);
+});

@@ -616,6 +616,7 @@ export class JobManager implements Receiver {
       if (!err && volumes.length) {
         this.deps.transport.send(this.deps.hostmgr, { kind: "destroy-volumes", volumes });
       }
+      if (!err) this.deps.transport.send(this.deps.hostmgr, { kind: "remove-sandboxes", jobIds: [jobId] });
       if (err && job && !this.jobs.has(jobId)) {
         this.jobs.set(jobId, job);
         for (const t of job.tasks.values()) this.taskEngine.enqueue(t);

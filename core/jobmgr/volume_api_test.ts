@@ -131,10 +131,15 @@ Deno.test("deleting a job destroys its volumes' data once the delete is stored",
     [],
     "nothing destroyed before it is stored",
   );
+  assert.deepEqual(rig.transport.take("remove-sandboxes", "hostmgr"), [], "no sandbox removed before then");
   rig.store.settle();
   assert.deepEqual(rig.replies().map((r) => r.error), [undefined]);
   assert.deepEqual(rig.transport.take("destroy-volumes", "hostmgr"), [
     { kind: "destroy-volumes", volumes: [{ volumeId, hostname: "h4" }] },
+  ]);
+  // Its runs' sandboxes go too, at once rather than after the retention period.
+  assert.deepEqual(rig.transport.take("remove-sandboxes", "hostmgr"), [
+    { kind: "remove-sandboxes", jobIds: [JOB_ID] },
   ]);
 });
 

@@ -7,6 +7,7 @@
 import type { JobConfig, TaskConfig } from "./config_types.ts";
 import { type Gaps, judged, NO_GAPS, type PathSeg, type RuleIssue } from "./config_issues.ts";
 import { mergeTaskConfigs, overridesField } from "./task_merge.ts";
+import { ENV_NAME, executorSets, portVariables, PROCESS_ENV } from "./task_env.ts";
 
 /** `max_tasks_per_job` in Peloton's `config/jobmgr/base.yaml`. */
 export const DEFAULT_MAX_TASKS_PER_JOB = 100_000;
@@ -57,34 +58,6 @@ function describeInstances(ids: number[]): string {
 }
 
 type Uses = readonly (readonly PathSeg[])[];
-
-/**
- * Variables the executors set in every task's environment over the task's own (Peloton's `task_builder.go`
- * the first three; here `prod/minicluster/agent.ts` and `prod/mesos/mesos_convert.ts` all of them): a port
- * exported under one of these names would be overwritten, and the task would never learn its port.
- */
-const EXECUTOR_ENV = new Set([
-  "PELOTON_JOB_ID",
-  "PELOTON_INSTANCE_ID",
-  "PELOTON_TASK_ID",
-  "PELOTON_VOLUME_PATH",
-  "PELOTON_MINICLUSTER_DATA_DIR",
-  "HOST",
-]);
-/** Mesos agents set `MESOS_SANDBOX`, `MESOS_TASK_ID` and more for every task. */
-const EXECUTOR_ENV_PREFIX = "MESOS_";
-/** A name a shell can read as a variable. */
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-/**
- * The variables every port is exported in besides its envName, as the agents here do: `PORT_<NAME>` (upper
- * case, other characters as `_`), and the port's name itself when that is a variable name.
- */
-function portVariables(name: string): string[] {
-  const vars = [`PORT_${name.toUpperCase().replace(/[^A-Z0-9_]/g, "_")}`];
-  if (ENV_NAME.test(name)) vars.push(name);
-  return vars;
-}
 
 /** Standard base64, padded (protobuf JSON's bytes). */
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -250,6 +223,13 @@ function checkInstance(config: JobConfig, i: number, issues: IssueSet): void {
       add(error(at("ports", j, "envName"), why, p.envName, uses));
     }
     if (p.envName) checkEnvName(task, j, p.envName, at, from, add);
+    if (ENV_NAME.test(p.name) && !portVariables(p.name).includes(p.name)) {
+      // Peloton exports only envName; the agents here also export the name, but never over such a variable.
+      const as = [...(p.envName ? [p.envName] : []), ...portVariables(p.name)].join(" and ");
+      const why = "a port name the task's environment does not use; " +
+        `exported as ${as} only, not as ${p.name}, which the task relies on`;
+      add({ ...error(at("ports", j, "name"), why, p.name, from("ports", j, "name")), severity: "warning" });
+    }
     // A host gives a static port once: a task asking for it twice fits no host, and would wait for good.
     const v = ports.findIndex((q) => q.value === p.value);
     if (p.value && v < j) {
@@ -257,6 +237,19 @@ function checkInstance(config: JobConfig, i: number, issues: IssueSet): void {
       const uses = [...from("ports", j, "value"), ...from("ports", v, "value")];
       add(error(at("ports", j, "value"), why, p.value, uses));
     }
+  });
+  // The executor's variables go over the task's own (`agent.ts`, `mesos_convert.ts`): the value is lost.
+  task.command?.environment.variables.forEach((v, k) => {
+    if (!executorSets(v.name)) return;
+    const path = at("command", "environment", "variables", k, "name");
+    add({
+      path,
+      value: v.name,
+      expected: "a variable the executor does not set itself",
+      ignored: `replaced: the executor sets ${v.name} in every task, over the task's own`,
+      severity: "warning",
+      uses: from("command", "environment", "variables", k, "name"),
+    });
   });
   if (task.command === undefined) {
     add(
@@ -388,8 +381,13 @@ function checkEnvName(
         ...uses,
       ]),
     );
-  if (EXECUTOR_ENV.has(envName) || envName.startsWith(EXECUTOR_ENV_PREFIX)) {
+  if (executorSets(envName)) {
     return refuse(`the executor does not set itself (it sets ${envName} in every task, over the port)`);
+  }
+  if (PROCESS_ENV.has(envName)) {
+    const why = `the task's processes do not rely on (${envName} is the process environment's own, which ` +
+      "the port would replace)";
+    return refuse(why);
   }
   const ports = task.ports ?? [];
   // The port's own PORT_<NAME> or name holds the same number: no clash.

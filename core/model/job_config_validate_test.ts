@@ -258,3 +258,39 @@ Deno.test("a command with nothing to run is refused as a missing one is, naming 
   const ok = parseStatelessSpec(spec(x, { resource: { cpuLimit: 2 } }));
   assert.ok(ok.ok, JSON.stringify(ok));
 });
+
+Deno.test("a port's envName or name that would replace PATH, HOME or an executor variable is refused or warned", () => {
+  const job = (ports: unknown[], variables: unknown[] = []) =>
+    parseJobConfig({
+      type: "SERVICE",
+      instanceCount: 1,
+      defaultConfig: { command: { value: "x", environment: { variables } }, ports },
+    });
+  for (const name of ["PATH", "HOME", "PWD", "SHELL", "USER"]) {
+    assert.deepEqual(messages(job([{ name: "http", envName: name }])), [
+      `request: defaultConfig.ports[0].envName: got "${name}", expected an envName the task's processes do ` +
+      `not rely on (${name} is the process environment's own, which the port would replace)`,
+    ]);
+  }
+  // The agents export a port by its name too, but never over such a variable: the name is kept, with a word.
+  for (const name of ["PATH", "HOST", "MESOS_SANDBOX", "PELOTON_TASK_ID"]) {
+    const r = job([{ name, value: 0, envName: "MY_PORT" }]);
+    assert.ok(r.ok, `${name}: ${JSON.stringify(r)}`);
+    assert.deepEqual(r.warnings.map((w) => w.message), [
+      `request: defaultConfig.ports[0].name: got "${name}", expected a port name the task's environment ` +
+      `does not use; exported as MY_PORT and PORT_${name} only, not as ${name}, which the task relies on`,
+    ]);
+  }
+  // The executor's own variables win over the task's, as over a port's.
+  const r = job([], [{ name: "HOST", value: "myhost" }, { name: "MESOS_SANDBOX", value: "/x" }, {
+    name: "PATH",
+    value: "/opt/bin:/bin",
+  }]);
+  assert.ok(r.ok);
+  assert.deepEqual(r.warnings.map((w) => w.message), [
+    "request: defaultConfig.command.environment.variables[0].name: replaced: the executor sets HOST in every " +
+    "task, over the task's own",
+    "request: defaultConfig.command.environment.variables[1].name: replaced: the executor sets " +
+    "MESOS_SANDBOX in every task, over the task's own",
+  ]);
+});

@@ -170,6 +170,8 @@ export interface HostBackend {
    * carrying the volume (DESTROY + UNRESERVE), since Mesos offers no volume a task still uses.
    */
   destroyVolumes?(volumes: VolumeRef[]): void;
+  /** Removes the sandboxes of deleted jobs' ended runs at once (optional: Mesos collects them itself). */
+  removeSandboxes?(jobIds: string[]): void;
   stop(): Promise<void>;
 }
 

@@ -210,6 +210,20 @@ export class PelotonClient {
     if (!res.ok) throw new ApiError("sandbox", String(res.status), text.trim());
     return text;
   }
+
+  /**
+   * A task's stdout or stderr as the server streams it: its raw bytes, however large, never held whole
+   * here. Throws as `sandboxFile` does when the server refuses.
+   */
+  async sandboxStream(taskId: string, file: string, agentId?: string): Promise<ReadableStream<Uint8Array>> {
+    const query = agentId ? `?agentId=${encodeURIComponent(agentId)}` : "";
+    const res = await fetch(
+      `${this.baseUrl}/sandbox/${encodeURIComponent(taskId)}/${encodeURIComponent(file)}${query}`,
+      { headers: this.#auth() },
+    );
+    if (!res.ok) throw new ApiError("sandbox", String(res.status), (await res.text()).trim());
+    return res.body ?? new Response("").body!;
+  }
 }
 
 function parseLine(procedure: string, text: string): Record<string, unknown> {

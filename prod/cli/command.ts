@@ -8,6 +8,8 @@ export interface CommandContext {
   json: boolean;
   out: (line: string) => void;
   err: (line: string) => void;
+  /** Raw bytes to stdout, unchanged (`task logs`); absent, commands print lines through `out`. */
+  write?: (bytes: Uint8Array) => Promise<void>;
   /** Asks the user a yes/no question; absent (or not a terminal) counts as no. */
   confirm?: (question: string) => Promise<boolean>;
   /** Runs `handler` on Ctrl-C (SIGINT) instead of exiting, until the function it returns is called. */

@@ -260,6 +260,8 @@ function refuseRepeats(tokens: { kind: string; name?: string }[], options: Optio
 export interface CliIo {
   out: (line: string) => void;
   err: (line: string) => void;
+  /** Raw bytes to stdout, unchanged (`task logs` of a file that need not be text). */
+  write?: (bytes: Uint8Array) => Promise<void>;
   env: (name: string) => string | undefined;
   /** Yes/no questions (`job stop --owner` before stopping what matched); none means no. */
   confirm?: (question: string) => Promise<boolean>;
@@ -345,6 +347,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     json: values.json === true,
     out: io.out,
     err: io.err,
+    write: io.write,
     confirm: io.confirm,
     onInterrupt: io.onInterrupt,
   };
@@ -403,6 +406,9 @@ if (import.meta.main) {
   const code = await runCli(Deno.args, {
     out: console.log,
     err: console.error,
+    write: async (bytes) => {
+      for (let at = 0; at < bytes.length;) at += await Deno.stdout.write(bytes.subarray(at));
+    },
     env: (n) => Deno.env.get(n),
     // Deno's confirm() reads y/N from a terminal; with no terminal to ask, the answer is no.
     confirm: (q) => Promise.resolve(Deno.stdin.isTerminal() && confirm(q)),

@@ -327,6 +327,12 @@ export const taskCommands: Command[] = [
         `${TASK}::BrowseSandbox`,
         { jobId: { value: job }, instanceId: instance(inst), ...(taskId === undefined ? {} : { taskId }) },
       );
+      if (ctx.write && !ctx.json) {
+        // The file's bytes as they are, streamed: any size, any encoding.
+        const stream = await ctx.client.sandboxStream(res.taskId.value, file, res.agentId?.value);
+        for await (const chunk of stream) await ctx.write(chunk);
+        return 0;
+      }
       const text = await ctx.client.sandboxFile(res.taskId.value, file, res.agentId?.value);
       // With -j, the file's whole text under the run it is of, as the other commands answer in JSON.
       ctx.out(

@@ -36,3 +36,42 @@ Deno.test("--agents-file refuses a hostname two agents have, a default one inclu
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("--agents-file refuses agents whose port ranges overlap, naming both and the shared ports", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "peloton-agents-file-" });
+  try {
+    const path = `${dir}/agents.yaml`;
+    const flags = {
+      backend: "minicluster",
+      "agents-file": path,
+      "agent-cpus": "4",
+      "agent-mem-mb": "8192",
+      "agent-disk-mb": "20480",
+    };
+    await Deno.writeTextFile(
+      path,
+      "agents:\n- {hostname: a, ports: [33000, 33004]}\n- {hostname: b, ports: [33000, 33004]}\n",
+    );
+    await assert.rejects(
+      backendFlags(flags),
+      (e) =>
+        e instanceof UsageError &&
+        e.message.includes("agents a and b both offer ports 33000-33004 (a: 33000-33004, b: 33000-33004)"),
+    );
+    await Deno.writeTextFile(path, "- {hostname: a, ports: [33004, 33000]}\n");
+    await assert.rejects(
+      backendFlags(flags),
+      (e) =>
+        e instanceof UsageError &&
+        /agents\.0\.ports: got \[33004,33000\], expected \[low, high\]/.test(e.message),
+    );
+    await Deno.writeTextFile(
+      path,
+      "- {hostname: a, ports: [33000, 33004]}\n- {hostname: b, ports: [33005, 33009]}\n",
+    );
+    const ok = await backendFlags(flags);
+    assert.deepEqual(ok.agentOptions.map((a) => a.portRanges), [[[33000, 33004]], [[33005, 33009]]]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

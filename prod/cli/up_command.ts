@@ -15,6 +15,7 @@ import { finishStop } from "./graceful_stop.ts";
 import { checkStoreFlag } from "./store_flag.ts";
 import { parseYamlValue } from "../../core/model/yaml_load.ts";
 import { readUtf8File } from "../utf8.ts";
+import { portRangeOverlap, portRangeProblem } from "../backends.ts";
 
 /** One agent in `--agents-file`: resources in Peloton's units, attributes and a port range. */
 const agentSchema = z.object({
@@ -57,6 +58,18 @@ async function readAgentsFile(path: string): Promise<Partial<AgentOptions>[]> {
     }
     first.set(hostname, i);
   });
+  parsed.data.forEach((a, i) => {
+    const problem = a.ports && portRangeProblem(a.ports);
+    if (problem) throw new UsageError(`--agents-file ${path}: agents.${i}.ports: ${problem}`);
+  });
+  // Agents share localhost: two offering one port would hand it to two tasks.
+  const overlap = portRangeOverlap(
+    parsed.data.map((a, i) => ({
+      hostname: a.hostname || `agent-${i}`,
+      portRanges: a.ports ? [a.ports] : [],
+    })),
+  );
+  if (overlap) throw new UsageError(`--agents-file ${path}: ${overlap}`);
   return parsed.data.map((a) => ({
     ...(a.hostname ? { hostname: a.hostname } : {}),
     resources: {

@@ -35,6 +35,7 @@ export class KeptMinicluster {
       machineDown: (hostname) => mc.machineDown(hostname),
       machineUp: (hostname) => mc.machineUp(hostname),
       destroyVolumes: (volumes) => void mc.destroyVolumes(volumes),
+      removeSandboxes: (jobIds) => void mc.removeSandboxes(jobIds),
       logs: (taskId, file, agentId) => mc.logs(taskId, file, agentId),
       // The daemon stops the minicluster itself: a term ending leaves it running.
       stop: () => Promise.resolve(),
@@ -105,6 +106,7 @@ export function watchHosts(backend: SandboxBackend, onHosts: () => void): Sandbo
     watched.machineUp = (hostname) => backend.machineUp!(hostname);
   }
   if (backend.destroyVolumes) watched.destroyVolumes = (volumes) => backend.destroyVolumes!(volumes);
+  if (backend.removeSandboxes) watched.removeSandboxes = (jobIds) => backend.removeSandboxes!(jobIds);
   return watched;
 }
 

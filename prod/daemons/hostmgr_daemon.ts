@@ -12,6 +12,7 @@ import { MesosMaintenance } from "../mesos/maintenance_sync.ts";
 import type { MesosBackend } from "../mesos/mesos_backend.ts";
 import { StoreFrameworkIdStore } from "../mesos/framework_id_store.ts";
 import { DataDirInUseError } from "../minicluster/data_dir_owner.ts";
+import { serveSandboxFile } from "../minicluster/sandbox_http.ts";
 import type { RunningDaemon } from "./jobmgr_daemon.ts";
 import { JobmgrRouter } from "./jobmgr_router.ts";
 import { watchDepartures, watchLeaders } from "./leaders.ts";
@@ -190,7 +191,8 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
     routes: async (req, url) => {
       if (!hm || !backend) return undefined;
       if (req.method === "GET" && url.pathname.startsWith("/sandbox/")) {
-        return await sandboxFile(backend, url);
+        // The minicluster's files are streamed as they are on disk; Mesos's come through its agents.
+        return kept ? await serveSandboxFile(kept.minicluster, url) : await sandboxFile(backend, url);
       }
       if (req.method === "POST" && url.pathname === "/admin/agents") {
         return await addAgent(kept?.minicluster, req);

@@ -1,6 +1,7 @@
 /** Pure conversions between the HostBackend port's shapes and Mesos messages. */
 import type { ContainerInfo as CoreContainer } from "../../core/model/config_types.ts";
 import type { MesosTaskState } from "../../core/model/states.ts";
+import { portEnv } from "../../core/model/task_env.ts";
 import type {
   ExecutorSpec,
   FetchUri,
@@ -69,16 +70,6 @@ export function fromHealthCheck(c: HealthCheck): HealthCheckSpec | undefined {
     timeoutSecs: c.timeout_seconds ?? 20,
     maxConsecutiveFailures: c.consecutive_failures ?? 3,
   };
-}
-
-/** `PORT_<NAME>` and `<name>` variables, as the minicluster exports them, so tasks run alike on both. */
-function portEnv(ports: Record<string, number>): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [name, port] of Object.entries(ports)) {
-    env[`PORT_${name.toUpperCase().replace(/[^A-Z0-9_]/g, "_")}`] = String(port);
-    if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) env[name] = String(port);
-  }
-  return env;
 }
 
 /** Peloton's id for a task's custom executor (`task_builder.go`): `thermos-` and the Mesos task id. */

@@ -4,12 +4,29 @@ import type { ContainerInfo } from "../../core/model/config_types.ts";
 import type { Resources } from "../../core/model/resources.ts";
 import { isTerminalTaskState, MESOS_TO_TASK_STATE, type MesosTaskState } from "../../core/model/states.ts";
 import { HEALTH_CHECK_REASON } from "../../core/ports/health_check.ts";
+import { portEnv } from "../../core/model/task_env.ts";
 import { fetchUris } from "./fetcher.ts";
 import { writeSecrets } from "./secrets.ts";
 import { HealthChecker } from "./health.ts";
 import { resolveProgram, signalGroup } from "./_session.ts";
 import { inProcessSpawner, type Spawner, type SpawnRequest, type TaskProcess } from "./spawner.ts";
-import { DATA_DIR_ENV, dataDirMark, forgetProcess, recordProcess, recordsDir } from "./_task_records.ts";
+import {
+  DATA_DIR_ENV,
+  dataDirMark,
+  forgetProcess,
+  recordProcess,
+  recordsDir,
+  startTicks,
+} from "./_task_records.ts";
+import {
+  membersOf,
+  type ProcessTree,
+  ProcScanner,
+  RUN_ENV,
+  runMark,
+  signalEach,
+  taskSessions,
+} from "./_process_tree.ts";
 
 export interface AgentOptions {
   hostname: string;
@@ -44,6 +61,8 @@ interface TaskRun {
   spec: LaunchSpec;
   sandbox: string;
   child?: TaskProcess;
+  /** The processes the task started, as far as they were found (`_process_tree.ts`). */
+  tree?: ProcessTree;
   ending?: Ending;
   /** A kill that came while the process was being started, applied once it has a pid. */
   pendingGraceMs?: number;
@@ -59,9 +78,17 @@ interface TaskRun {
   done: Promise<void>;
 }
 
+/** One look at `/proc` per turn, shared by every agent of this process. */
+const SCANNER = new ProcScanner();
+
+/**
+ * How long a task's ended run waits for the processes it left to die of SIGKILL before its status is sent
+ * anyway (a process stuck in the kernel, uninterruptible, cannot be waited for forever).
+ */
+const TREE_KILL_TIMEOUT_MS = 5000;
+
 // Ids become path segments of the sandbox, so they must not escape it.
 const SAFE_ID = /^[A-Za-z0-9_.:-]+$/;
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export function isSafeId(id: string): boolean {
   return SAFE_ID.test(id) && id !== "." && id !== "..";
@@ -139,12 +166,18 @@ export class Agent {
     const run: TaskRun = { spec, sandbox: this.sandbox(spec.taskId), done: Promise.resolve() };
     this.#runs.set(spec.taskId, run);
     this.#emit(run, "TASK_STAGING");
-    run.done = this.#run(run).finally(() => {
+    run.done = this.#run(run).finally(async () => {
+      // When the run ended, as its sandbox's modification time: the sandbox GC counts its retention from it.
+      const at = new Date(this.#ctx.now());
+      await Deno.utime(run.sandbox, at, at).catch(() => {});
       if (this.#runs.get(spec.taskId) === run) this.#runs.delete(spec.taskId);
     });
   }
 
-  /** SIGTERM to the task's process group, SIGKILL after the grace period. False if the task is not live. */
+  /**
+   * SIGTERM to every process of the task (`_process_tree.ts`), SIGKILL after the grace period. False if the
+   * task is not live.
+   */
   kill(taskId: string, gracePeriodMs: number, ending?: Ending): boolean {
     const run = this.#runs.get(taskId);
     if (!run) return false;
@@ -167,12 +200,46 @@ export class Agent {
     const killAtMs = this.#ctx.now() + Math.max(0, gracePeriodMs);
     // A repeated kill may shorten the grace period, never extend it.
     if (run.killAtMs !== undefined && run.killAtMs <= killAtMs) return;
-    if (run.killAtMs === undefined) signalGroup(run.child.pid, "SIGTERM", true);
+    if (run.killAtMs === undefined) this.#signalTree(run, "SIGTERM");
     clearTimeout(run.killTimer);
     run.killAtMs = killAtMs;
-    if (gracePeriodMs <= 0) signalGroup(run.child.pid, "SIGKILL", true);
-    else {
-      run.killTimer = setTimeout(() => signalGroup(run.child!.pid, "SIGKILL", !run.exited), gracePeriodMs);
+    if (gracePeriodMs <= 0) this.#signalTree(run, "SIGKILL");
+    else run.killTimer = setTimeout(() => this.#signalTree(run, "SIGKILL"), gracePeriodMs);
+  }
+
+  /**
+   * Signals the task's process group at once (all there is to do without `/proc`), then every other process
+   * of the task at the next look at `/proc`. Once the task's process exited, `#endTree` takes over.
+   */
+  #signalTree(run: TaskRun, signal: Deno.Signal): void {
+    if (!run.child || run.exited) return;
+    signalGroup(run.child.pid, signal, true);
+    void SCANNER.snapshot().then((snap) => {
+      if (snap && run.tree && !run.exited) signalEach(membersOf(run.tree, snap), signal);
+    });
+  }
+
+  /**
+   * SIGKILLs whatever the task's process left running, in any process group or session, and waits until
+   * it is gone: a run is reported ended only once nothing of it runs, so its next run never overlaps it
+   * (as a Mesos container is destroyed when its task ends).
+   */
+  async #endTree(run: TaskRun): Promise<void> {
+    const tree = run.tree;
+    if (!tree) return;
+    // Its session's processes are looked for as this task's from now on, not as another's.
+    taskSessions.delete(tree.leader);
+    const deadline = this.#ctx.now() + TREE_KILL_TIMEOUT_MS;
+    for (let round = 0;; round++) {
+      const snap = await SCANNER.snapshot();
+      const members = snap ? membersOf(tree, snap) : [];
+      if (members.length === 0) return;
+      if (this.#ctx.now() >= deadline) {
+        console.error(`minicluster: task ${run.spec.taskId}: processes ${members} outlived SIGKILL`);
+        return;
+      }
+      signalEach(members, "SIGKILL");
+      await new Promise((resolve) => setTimeout(resolve, Math.min(50, 5 * (round + 1))));
     }
   }
 
@@ -202,9 +269,17 @@ export class Agent {
     return done;
   }
 
-  /** Ends every live task with `ending` and waits until all their processes were reaped. */
-  async shutdown(ending: Ending, gracePeriodMs: number): Promise<void> {
-    for (const taskId of this.#runs.keys()) this.kill(taskId, gracePeriodMs, ending);
+  /**
+   * Ends every live task with `ending` and waits until all their processes were reaped: SIGKILL follows
+   * SIGTERM after `gracePeriodMs`, or `{ max }`: after the task's own kill grace period, at most `max` ms.
+   */
+  async shutdown(ending: Ending, gracePeriodMs: number | { max: number }): Promise<void> {
+    for (const [taskId, run] of this.#runs) {
+      const grace = typeof gracePeriodMs === "number"
+        ? gracePeriodMs
+        : Math.min(run.spec.killGracePeriodMs, gracePeriodMs.max);
+      this.kill(taskId, grace, ending);
+    }
     await this.idle();
   }
 
@@ -281,6 +356,14 @@ export class Agent {
     // Should this daemon die, the next minicluster on this data dir ends the process (`_task_records.ts`).
     const records = recordsDir(this.#ctx.dataDir, this.agentId);
     const recorded = recordProcess(records, run.spec.taskId, run.child.pid);
+    const leaderStart = startTicks(run.child.pid);
+    taskSessions.add(run.child.pid);
+    run.tree = {
+      leader: run.child.pid,
+      leaderStart: leaderStart === undefined ? undefined : Number(leaderStart),
+      mark: `${RUN_ENV}=${this.#runMark(run)}`,
+      known: new Map(),
+    };
     this.#emit(run, "TASK_RUNNING");
     if (run.pendingGraceMs !== undefined) this.#signal(run, run.pendingGraceMs);
     else if (run.spec.healthCheck) run.health = this.#checkHealth(run);
@@ -293,7 +376,8 @@ export class Agent {
     run.exited = true;
     clearTimeout(run.killTimer);
     await run.health?.stop();
-    // The spawner already ended what was left of the task's process group, as a Mesos container would.
+    // The spawner already ended what was left of the task's process group; the rest of its processes now.
+    await this.#endTree(run);
     this.#finish(run, status);
     await recorded;
     // A process this agent lost track of may still run: its record stays for the next start to end it.
@@ -359,8 +443,14 @@ export class Agent {
     const args = command.shell
       ? ["-c", redirect + (command.value ?? "")]
       : ["-c", `${redirect}exec "$0" "$@"`, program, ...command.arguments ?? []];
-    // The spawner makes the task a session and process-group leader, so kills reach its children too.
-    return { program: "/bin/sh", args, cwd: run.sandbox, env: this.#env(run) };
+    // The spawner makes the task a session and process-group leader; the mark finds what leaves them.
+    const env = { ...this.#env(run), [RUN_ENV]: this.#runMark(run) };
+    return { program: "/bin/sh", args, cwd: run.sandbox, env };
+  }
+
+  /** Not in `#env`: a health check's processes, which see the task's environment, are not the task's. */
+  #runMark(run: TaskRun): string {
+    return runMark(dataDirMark(this.#ctx.dataDir), this.agentId, run.spec.taskId);
   }
 
   /**
@@ -393,6 +483,8 @@ export class Agent {
       ...spec.env,
       // A container's env parameters, as it would see them there; the agent's own variables win.
       ...dockerEnv(spec.container),
+      // Never over PATH, HOME or the agent's own variables: a port named PATH is PORT_PATH only.
+      ...portEnv(spec.ports),
       ...this.#agentVars(run),
       MESOS_TASK_ID: spec.taskId,
       PELOTON_JOB_ID: spec.jobId,
@@ -402,10 +494,6 @@ export class Agent {
       [DATA_DIR_ENV]: dataDirMark(this.#ctx.dataDir),
     };
     if (spec.volume) env.PELOTON_VOLUME_PATH = `${run.sandbox}/${spec.volume.containerPath}`;
-    for (const [name, port] of Object.entries(spec.ports)) {
-      env[`PORT_${name.toUpperCase().replace(/[^A-Z0-9_]/g, "_")}`] = String(port);
-      if (ENV_NAME.test(name)) env[name] = String(port);
-    }
     return env;
   }
 

@@ -44,7 +44,10 @@ export interface MiniclusterOptions {
   /** A number of default agents, or one (partial) option set per agent. */
   agents: number | Partial<AgentOptions>[];
   defaults?: Partial<AgentDefaults>;
-  /** SIGTERM-to-SIGKILL grace when `stop()` ends live tasks. */
+  /**
+   * The longest SIGTERM-to-SIGKILL grace `stop()` gives a live task: each gets its own kill grace period up
+   * to this (default `MAX_STOP_GRACE_MS`), so a stop ends in bounded time.
+   */
   stopGracePeriodMs?: number;
   /** Terminal tasks remembered for reconciliation, oldest forgotten first (Mesos keeps 1000 per framework). */
   maxCompletedTasks?: number;
@@ -56,9 +59,20 @@ export interface MiniclusterOptions {
   spawnInWorker?: boolean;
   /** A particular spawner (tests); overrides `spawnInWorker`. */
   spawner?: SpawnerKind;
+  /**
+   * How long the sandbox of a run that ended is kept before it is removed (Mesos's agent `--gc_delay`);
+   * default `DEFAULT_SANDBOX_GC_DELAY_MS`. A deleted job's go at once (`removeSandboxes`).
+   */
+  sandboxGcDelayMs?: number;
 }
 
+/** A week, Mesos's default `--gc_delay`. */
+export const DEFAULT_SANDBOX_GC_DELAY_MS = 7 * 24 * 3600 * 1000;
+
 export type LogFile = "stdout" | "stderr";
+
+/** The default cap on a task's kill grace period when the minicluster stops (README: **Run the scheduler**). */
+export const MAX_STOP_GRACE_MS = 30_000;
 
 const DEFAULTS: AgentDefaults = {
   resources: { cpuMilli: 4000, memMb: 8192, diskMb: 20480, gpuMilli: 0 },
@@ -111,6 +125,10 @@ export class Minicluster implements HostBackend {
   #stopped = false;
   readonly #spawner?: Spawner;
   readonly #owner: DataDirOwnership;
+  readonly #gcDelayMs: number;
+  readonly #gcTimer: ReturnType<typeof setInterval>;
+  /** The sandbox removal under way (one at a time). */
+  #collecting: Promise<void> = Promise.resolve();
 
   constructor(options: MiniclusterOptions) {
     // First of all: while another live process drives this dir, the tasks its records name are that one's.
@@ -120,8 +138,12 @@ export class Minicluster implements HostBackend {
     this.dataDir = options.dataDir;
     this.#defaults = { ...DEFAULTS, ...options.defaults };
     this.#now = options.now ?? Date.now;
-    this.#stopGracePeriodMs = options.stopGracePeriodMs ?? 1000;
+    this.#stopGracePeriodMs = options.stopGracePeriodMs ?? MAX_STOP_GRACE_MS;
     this.#maxCompletedTasks = options.maxCompletedTasks ?? 10_000;
+    this.#gcDelayMs = options.sandboxGcDelayMs ?? DEFAULT_SANDBOX_GC_DELAY_MS;
+    // Looked at a few times per retention period (at most hourly); the timer does not keep the process up.
+    this.#gcTimer = setInterval(() => void this.collectSandboxes(), Math.min(this.#gcDelayMs / 4, 3600_000));
+    Deno.unrefTimer(this.#gcTimer);
     try {
       this.#ids = new AgentIdMap(options.dataDir);
       this.#spawner = createSpawner(options.spawner ?? (options.spawnInWorker ? "auto" : "in-process"));
@@ -131,6 +153,7 @@ export class Minicluster implements HostBackend {
       for (const agent of agents) this.#add(agent);
       this.#starting = false;
     } catch (e) {
+      clearInterval(this.#gcTimer);
       void this.#spawner?.close();
       this.#owner.release();
       throw e;
@@ -225,7 +248,62 @@ export class Minicluster implements HostBackend {
     return removeVolumeDir(volumePath(this.dataDir, agentId!, v.volumeId));
   }
 
-  /** Ends every live task (SIGTERM, SIGKILL after a short grace) as TASK_LOST and waits until all exited. */
+  /**
+   * Removes the sandboxes of ended runs (on every agent's directory, also of agents gone) whose run ended
+   * `sandboxGcDelayMs` ago or more, as Mesos's agent GC does. A run's end is its sandbox directory's
+   * modification time, set when it ended, so it holds across restarts. Live runs' sandboxes and volumes
+   * (outside every sandbox; a sandbox's link to its volume is removed, not followed) are never touched.
+   */
+  collectSandboxes(): Promise<void> {
+    const cutoffMs = this.#now() - this.#gcDelayMs;
+    return this.#removeSandboxes((_taskId, mtimeMs) => mtimeMs !== undefined && mtimeMs <= cutoffMs);
+  }
+
+  /**
+   * Removes at once the sandboxes of every ended run of these jobs (task ids `<jobId>-<instance>-<run>`):
+   * their job was deleted, so no one asks for them again. Their volumes are destroyed apart.
+   */
+  removeSandboxes(jobIds: string[]): Promise<void> {
+    const ids = new Set(jobIds.filter(isSafeId));
+    if (ids.size === 0) return Promise.resolve();
+    return this.#removeSandboxes((taskId) => ids.has(taskId.replace(/-\d+-\d+$/, "")), false);
+  }
+
+  #removeSandboxes(
+    doomed: (taskId: string, mtimeMs: number | undefined) => boolean,
+    needsTime = true,
+  ): Promise<void> {
+    const run = this.#collecting.then(async () => {
+      for (const agentId of await this.#agentDirs()) {
+        const tasks = `${this.dataDir}/agents/${agentId}/tasks`;
+        for (const taskId of await dirEntries(tasks)) {
+          const dir = `${tasks}/${taskId}`;
+          const mtimeMs = needsTime ? (await Deno.lstat(dir).catch(() => undefined))?.mtime?.getTime() : 0;
+          // Live runs as of now, after the await: one may have started since the listing.
+          if (!doomed(taskId, mtimeMs) || this.#liveTaskIds().has(taskId)) continue;
+          await Deno.remove(dir, { recursive: true }).catch((e) => {
+            if (!(e instanceof Deno.errors.NotFound)) {
+              console.error(
+                `minicluster: cannot remove sandbox ${dir}: ${e instanceof Error ? e.message : e}`,
+              );
+            }
+          });
+        }
+      }
+    });
+    this.#collecting = run.catch(() => {});
+    return run;
+  }
+
+  #liveTaskIds(): Set<string> {
+    const agents = [...this.#agents.values(), ...[...this.#down.values()].map((d) => d.agent)];
+    return new Set(agents.flatMap((a) => a.liveTaskIds()));
+  }
+
+  /**
+   * Ends every live task as TASK_LOST (SIGTERM, SIGKILL after its kill grace period, at most
+   * `stopGracePeriodMs`) and waits until all exited.
+   */
   stop(): Promise<void> {
     this.#stopping ??= (async () => {
       const ending: Ending = {
@@ -233,9 +311,13 @@ export class Minicluster implements HostBackend {
         reason: "REASON_EXECUTOR_TERMINATED",
         message: "Minicluster stopped",
       };
-      await Promise.all([...this.#agents.values()].map((a) => a.shutdown(ending, this.#stopGracePeriodMs)));
+      await Promise.all(
+        [...this.#agents.values()].map((a) => a.shutdown(ending, { max: this.#stopGracePeriodMs })),
+      );
       await Promise.all([...this.#down.values()].map((d) => d.shutDown));
       await this.#spawner?.close();
+      clearInterval(this.#gcTimer);
+      await this.#collecting;
       clearTimeout(this.#flushTimer);
       this.#flush();
       this.#stopped = true;
@@ -338,13 +420,23 @@ export class Minicluster implements HostBackend {
    * no longer knows is looked for on `agentId` first, then on every agent.
    */
   async logs(taskId: string, file: LogFile, agentId?: string): Promise<string | undefined> {
+    const opened = await this.openLog(taskId, file, agentId);
+    if (!opened) return undefined;
+    return await new Response(opened.readable).text();
+  }
+
+  /**
+   * A task's sandbox output file, opened for streaming its raw bytes (the caller reads `readable` to its end
+   * or cancels it, which closes the file), found as `logs` finds it. Undefined when there is none.
+   */
+  async openLog(taskId: string, file: LogFile, agentId?: string): Promise<Deno.FsFile | undefined> {
     if (!isSafeId(taskId) || (file !== "stdout" && file !== "stderr")) return undefined;
     const latest = this.#tasks.get(taskId);
     const hinted = agentId !== undefined && isSafeId(agentId) ? [agentId] : [];
     const agentIds = latest ? [latest.agentId] : [...new Set([...hinted, ...await this.#agentDirs()])];
     for (const agentId of agentIds) {
       try {
-        return await Deno.readTextFile(`${sandboxPath(this.dataDir, agentId, taskId)}/${file}`);
+        return await Deno.open(`${sandboxPath(this.dataDir, agentId, taskId)}/${file}`, { read: true });
       } catch (e) {
         if (!(e instanceof Deno.errors.NotFound)) throw e;
       }
@@ -496,6 +588,16 @@ export class Minicluster implements HostBackend {
     this.#pending = [];
     this.#sink(batch);
   }
+}
+
+async function dirEntries(dir: string): Promise<string[]> {
+  const names: string[] = [];
+  try {
+    for await (const e of Deno.readDir(dir)) if (e.isDirectory) names.push(e.name);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  return names;
 }
 
 function exists(path: string): boolean {

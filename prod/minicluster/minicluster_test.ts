@@ -127,6 +127,52 @@ clusterTest(
   },
 );
 
+Deno.test("a port named PATH, HOST or MESOS_SANDBOX is PORT_<NAME> only: the agent's variables stand", () =>
+  withCluster(async (mc, rec) => {
+    const spec = makeSpec(
+      'ls -d . >/dev/null && echo "path=$PORT_PATH host=$HOST sandbox=$PORT_MESOS_SANDBOX ' +
+        'own=$([ "$MESOS_SANDBOX" = "$PWD" ] && echo yes)"',
+      { ports: { PATH: 31002, HOST: 31003, MESOS_SANDBOX: 31004 } },
+    );
+    mc.launch([spec]);
+    const done = await rec.waitState(spec.taskId, "TASK_FINISHED");
+    assertEquals(done.exitCode, 0, `exit code (stderr: ${await mc.logs(spec.taskId, "stderr")})`);
+    assertEquals(
+      await mc.logs(spec.taskId, "stdout"),
+      "path=31002 host=agent-0 sandbox=31004 own=yes\n",
+      "stdout",
+    );
+  }));
+
+Deno.test("stop gives each task its own kill grace period, up to stopGracePeriodMs", () =>
+  withCluster(async (mc, rec, dataDir) => {
+    // One cleans up in 0.6 s of its 2 s grace; one ignores SIGTERM and has 0.2 s; one ignores it and has 60 s.
+    const loop = "echo up; while :; do sleep 0.05; done";
+    const specs = [
+      makeSpec(`trap 'sleep 0.6; echo cleaned; exit 0' TERM; ${loop}`, { killGracePeriodMs: 2000 }),
+      makeSpec(`trap '' TERM; ${loop}`, { instanceId: 1, killGracePeriodMs: 200 }),
+      makeSpec(`trap '' TERM; ${loop}`, { instanceId: 2, killGracePeriodMs: 60_000 }),
+    ];
+    mc.launch(specs);
+    for (const s of specs) await outputContains(mc, s.taskId, "up");
+    const started = Date.now();
+    const stopped = mc.stop();
+    const ended = await Promise.all(
+      specs.map((s) => rec.waitState(s.taskId, "TASK_LOST").then(() => Date.now())),
+    );
+    await stopped;
+    const stdout = await Deno.readTextFile(
+      `${dataDir}/agents/minicluster-S0/tasks/${specs[0].taskId}/stdout`,
+    );
+    assertEquals(stdout, "up\ncleaned\n", "the first task's stdout");
+    const [, short, long] = ended.map((t) => t - started);
+    assert(short < 1000, `the task with a 0.2 s grace period was SIGKILLed after ${short} ms`);
+    assert(
+      long >= 1400 && long < 2500,
+      `the task with a 60 s grace period was SIGKILLed after ${long} ms (cap 1.5 s)`,
+    );
+  }, { stopGracePeriodMs: 1500 }));
+
 clusterTest("an argv task runs without a shell", async (mc, rec) => {
   const spec = makeSpec(["echo", "hello world", "$HOME"], {
     agentId: "minicluster-S1",
