@@ -56,6 +56,8 @@ interface Launching {
   generations: number[];
   /** Times handed over so far. */
   sent: number;
+  /** The job manager it was last handed to. */
+  to: Address;
 }
 
 /** One dequeue to placement: the tasks and the attempt each was on, so a timeout hits only that attempt. */
@@ -353,19 +355,33 @@ export class PlacementHandoff {
   }
 
   /**
-   * A job manager is gone: its undelivered placements are dropped and their leases returned (its tasks
-   * come back with whichever job manager takes its jobs over). Returns the lease ids.
+   * A job manager is gone. Its undelivered placements are dropped and their leases returned (its tasks
+   * come back with whichever job manager takes its jobs over). Those handed to it whose tasks are still
+   * LAUNCHING are handed over again now, with the same lease, rather than at their launching timeout with
+   * the hosts leased all the while: to the job manager that took a task over, else to whichever asks first
+   * (the job's new owner launches them; another skips them, which returns the lease). One whose tasks all
+   * moved on (sent again by the new owner, or ended) returns its lease. Returns the lease ids to release.
    */
   ownerGone(owner: Address): string[] {
-    const box = this.#owned.get(owner);
-    if (!box) return [];
-    this.#owned.delete(owner);
     const leases: string[] = [];
-    while (box.placed.size) {
-      const p = box.placed.shift()!;
-      leases.push(p.leaseId);
-      for (const task of p.tasks) this.#withPlacement.delete(task.taskId);
+    const box = this.#owned.get(owner);
+    if (box) {
+      this.#owned.delete(owner);
+      while (box.placed.size) {
+        const p = box.placed.shift()!;
+        leases.push(p.leaseId);
+        for (const task of p.tasks) this.#withPlacement.delete(task.taskId);
+      }
     }
+    // Rare: the whole list is walked once, keeping the others in order.
+    let again = false;
+    for (let n = this.#launching.size; n > 0; n--) {
+      const l = this.#launching.shift()!;
+      if (l.to !== owner) this.#launching.push(l);
+      else if (this.#handOver(l, owner)) again = true;
+      else leases.push(l.placement.leaseId);
+    }
+    if (again) this.#placementPolls.wake(this.#hasNews);
     return leases;
   }
 
@@ -375,32 +391,40 @@ export class PlacementHandoff {
    * manager runs the task again, as after any failed launch).
    */
   #expireLaunching(now: number): void {
-    const t = this.tasks;
     let again = false;
     while (this.#launching.size && this.#launching.peek()!.deadlineMs <= now) {
-      const { placement, rows, generations, sent } = this.#launching.shift()!;
-      const stuck = new Set<string>();
-      let owner: Address | undefined;
-      for (let i = 0; i < rows.length; i++) {
-        if (!t.holds(rows[i], generations[i]) || t.state[rows[i]] !== LAUNCHING) continue;
-        if (!stuck.size) owner = t.owner(rows[i]);
-        stuck.add(t.taskId[rows[i]]);
-      }
-      if (!stuck.size) continue;
-      if (sent > this.config.launchingResends) {
-        this.#abandon(rows, generations, placement.hostname, sent);
-        continue;
-      }
-      const p = { ...placement, tasks: placement.tasks.filter((task) => stuck.has(task.taskId)) };
-      this.#resent.set(p, sent);
-      this.#outbox(owner).placed.push(p);
-      again = true;
+      const l = this.#launching.shift()!;
+      if (l.sent > this.config.launchingResends) {
+        this.#abandon(l.rows, l.generations, l.placement.hostname, l.sent);
+      } else if (this.#handOver(l)) again = true;
     }
     if (again) this.#placementPolls.wake(this.#hasNews);
   }
 
+  /**
+   * Queues a placement again with those of its tasks still LAUNCHING, for their job manager; false if none
+   * is. Tasks whose job manager is `gone` lose it, so the placement waits for any job manager.
+   */
+  #handOver({ placement, rows, generations, sent }: Launching, gone?: Address): boolean {
+    const t = this.tasks;
+    const stuck = new Set<string>();
+    let owner: Address | undefined;
+    for (let i = 0; i < rows.length; i++) {
+      if (!t.holds(rows[i], generations[i]) || t.state[rows[i]] !== LAUNCHING) continue;
+      if (gone !== undefined && t.owner(rows[i]) === gone) t.clearOwner(rows[i]);
+      if (!stuck.size) owner = t.owner(rows[i]);
+      stuck.add(t.taskId[rows[i]]);
+    }
+    if (!stuck.size) return false;
+    const p = { ...placement, tasks: placement.tasks.filter((task) => stuck.has(task.taskId)) };
+    this.#resent.set(p, sent);
+    this.#outbox(owner).placed.push(p);
+    return true;
+  }
+
   #abandon(rows: number[], generations: number[], hostname: string, sent: number): void {
     const t = this.tasks;
+    if (!rows.some((row, i) => t.holds(row, generations[i]) && t.state[row] === LAUNCHING)) return;
     for (const [row, a] of this.#abandoned) {
       if (!t.holds(row, a.generation) || t.state[row] !== LAUNCHING) this.#abandoned.delete(row);
     }
@@ -475,6 +499,7 @@ export class PlacementHandoff {
             rows,
             generations,
             sent,
+            to: w.replyTo,
           });
         }
         placements.push(p);

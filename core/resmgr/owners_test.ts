@@ -81,3 +81,52 @@ Deno.test("tasks a gone placement engine held are offered for placement again at
   rm.schedule();
   assert.equal(place("placement@2", "lease-2").tasks.length, 1);
 });
+
+Deno.test("placements a gone job manager was handed but had not launched go to the next one at once", () => {
+  const { rm, transport, gang, place, poll } = setup();
+  rm.receive({ kind: "enqueue-gangs", gangs: [gang("j1")], owner: "jobmgr@a" });
+  rm.schedule();
+  rm.receive({ kind: "set-placements", placements: [place("placement@1", "lease-1")], failed: [] });
+  assert.deepEqual(poll("jobmgr@a").placements.map((p) => p.leaseId), ["lease-1"]);
+  // jobmgr@a dies between the hand-over and the launch: the job's next owner gets the placement and its
+  // lease now, not after the launching timeout with the hosts leased all the while.
+  rm.receive({ kind: "peer-changed", role: "jobmgr", gone: "jobmgr@a" });
+  assert.deepEqual(transport.take("release-hosts", "hostmgr"), []);
+  const b = poll("jobmgr@b");
+  assert.deepEqual(b.placements.map((p) => [p.leaseId, p.tasks.map((t) => t.taskId)]), [["lease-1", [
+    "j1-0-1",
+  ]]]);
+  // The task's changes go to whichever job manager asks until one takes its job over.
+  assert.equal(rm.tasks.get("j1-0-1")?.owner, undefined);
+  assert.deepEqual(poll("jobmgr@b").placements, []);
+});
+
+Deno.test("a gone job manager's placement goes to the job manager that already took its task over", () => {
+  const { rm, transport, gang, place, poll } = setup();
+  rm.receive({ kind: "enqueue-gangs", gangs: [gang("j1")], owner: "jobmgr@a" });
+  rm.schedule();
+  rm.receive({ kind: "set-placements", placements: [place("placement@1", "lease-1")], failed: [] });
+  poll("jobmgr@a");
+  rm.receive({
+    kind: "track-tasks",
+    tasks: [{ task: makeRmTask({ jobId: "j1", instanceId: 0, respoolId: "a" }), state: "LAUNCHING" }],
+    owner: "jobmgr@b",
+  });
+  rm.receive({ kind: "peer-changed", role: "jobmgr", gone: "jobmgr@a" });
+  assert.deepEqual(transport.take("release-hosts", "hostmgr"), []);
+  assert.deepEqual(poll("jobmgr@c").placements, []);
+  assert.deepEqual(poll("jobmgr@b").placements.map((p) => p.leaseId), ["lease-1"]);
+});
+
+Deno.test("a gone job manager's placement whose tasks were sent again meanwhile returns its lease", () => {
+  const { rm, transport, gang, place, poll } = setup();
+  rm.receive({ kind: "enqueue-gangs", gangs: [gang("j1")], owner: "jobmgr@a" });
+  rm.schedule();
+  rm.receive({ kind: "set-placements", placements: [place("placement@1", "lease-1")], failed: [] });
+  poll("jobmgr@a");
+  // jobmgr@b took the job over first and queued the unlaunched task again: no one will launch on lease-1.
+  rm.receive({ kind: "enqueue-gangs", gangs: [gang("j1")], owner: "jobmgr@b" });
+  rm.receive({ kind: "peer-changed", role: "jobmgr", gone: "jobmgr@a" });
+  assert.deepEqual(transport.takeOne("release-hosts", "hostmgr").leaseIds, ["lease-1"]);
+  assert.deepEqual(poll("jobmgr@b").placements, []);
+});

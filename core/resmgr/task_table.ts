@@ -156,6 +156,11 @@ export class TaskTable {
     this.#owner.set(row, owner);
   }
 
+  /** The task's job manager is gone: any job manager may hear of it until one takes its job over. */
+  clearOwner(row: number): void {
+    if (this.#owner.size) this.#owner.delete(row);
+  }
+
   /** Why the last placement attempt failed, shown by `task list`. */
   lastFailure(row: number): string | undefined {
     return this.#lastFailure.size ? this.#lastFailure.get(row) : undefined;
