@@ -30,6 +30,7 @@ import { claimStore } from "./store/store_claim.ts";
 import { LocalTransport } from "./transport.ts";
 import { listen } from "./daemons/listen.ts";
 import { ownDataDir } from "./minicluster/data_dir_owner.ts";
+import { serveSandboxFile } from "./minicluster/sandbox_http.ts";
 import { loadRecovery } from "./recovery.ts";
 import { serveUi } from "./ui/page.ts";
 import { WATCH_PROCEDURE, WatchStreams } from "./watch_stream.ts";
@@ -310,7 +311,8 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
     const refused = endpoint && authorizeCall(opts.auth, req.headers, endpoint, endpoint);
     if (refused) return refused;
     if (req.method === "GET" && url.pathname.startsWith("/sandbox/")) {
-      return await sandboxFile(backend, url);
+      // The minicluster's files are streamed as they are on disk (as the host manager daemon serves them).
+      return minicluster ? await serveSandboxFile(minicluster, url) : await sandboxFile(backend, url);
     }
     if (req.method === "POST" && url.pathname === "/admin/agents") return await addAgent(minicluster, req);
     const ui = serveUi(req, url);

@@ -1,6 +1,7 @@
 /** HTTP client for Peloton's YARPC-style JSON API, as the CLI and tests use it. */
 import { basicHeader } from "../auth/basic_auth.ts";
 import { NOT_HANDLED_HEADER, replyError } from "../daemons/http_errors.ts";
+import { FILE_OFFSET_HEADER } from "../minicluster/sandbox_http.ts";
 
 export class ApiError extends Error {
   override readonly name = "ApiError";
@@ -199,30 +200,56 @@ export class PelotonClient {
     return c ? { authorization: basicHeader(c) } : {};
   }
 
-  /** Reads a task's stdout or stderr from the server's sandbox endpoint; `agentId` says where the run was. */
-  async sandboxFile(taskId: string, file: string, agentId?: string): Promise<string> {
-    const query = agentId ? `?agentId=${encodeURIComponent(agentId)}` : "";
-    const res = await fetch(
-      `${this.baseUrl}/sandbox/${encodeURIComponent(taskId)}/${encodeURIComponent(file)}${query}`,
-      { headers: this.#auth() },
-    );
-    const text = await res.text();
-    if (!res.ok) throw new ApiError("sandbox", String(res.status), text.trim());
-    return text;
+  /**
+   * A task's stdout or stderr as the server streams it: its raw bytes, however large, never held whole
+   * here; `agentId` says where the run was. Throws an ApiError ("sandbox") when the server refuses.
+   */
+  async sandboxStream(taskId: string, file: string, agentId?: string): Promise<ReadableStream<Uint8Array>> {
+    const res = await this.#sandbox(taskId, file, agentId);
+    return res.body ?? new Response("").body!;
   }
 
   /**
-   * A task's stdout or stderr as the server streams it: its raw bytes, however large, never held whole
-   * here. Throws as `sandboxFile` does when the server refuses.
+   * The last `maxBytes` of a task's stdout or stderr, for output that must be text: asked of the server as
+   * a tail read, and kept bounded here as it streams in case the server sends more (one that predates
+   * `tailBytes`, or Mesos's agents). `sizeBytes` is the file's size, `offsetBytes` where `bytes` start in it.
    */
-  async sandboxStream(taskId: string, file: string, agentId?: string): Promise<ReadableStream<Uint8Array>> {
-    const query = agentId ? `?agentId=${encodeURIComponent(agentId)}` : "";
+  async sandboxTail(
+    taskId: string,
+    file: string,
+    agentId: string | undefined,
+    maxBytes: number,
+  ): Promise<{ bytes: Uint8Array; sizeBytes: number; offsetBytes: number }> {
+    const res = await this.#sandbox(taskId, file, agentId, maxBytes);
+    const chunks: Uint8Array[] = [];
+    let keptBytes = 0, readBytes = 0;
+    for await (const chunk of res.body ?? []) {
+      chunks.push(chunk);
+      keptBytes += chunk.length;
+      readBytes += chunk.length;
+      while (chunks.length > 1 && keptBytes - chunks[0].length >= maxBytes) {
+        keptBytes -= chunks.shift()!.length;
+      }
+    }
+    const all = new Uint8Array(keptBytes);
+    chunks.reduce((at, c) => (all.set(c, at), at + c.length), 0);
+    const bytes = all.subarray(Math.max(0, keptBytes - maxBytes));
+    const served = Number(res.headers.get(FILE_OFFSET_HEADER) ?? 0);
+    const offsetBytes = served + readBytes - bytes.length;
+    return { bytes, sizeBytes: offsetBytes + bytes.length, offsetBytes };
+  }
+
+  async #sandbox(taskId: string, file: string, agentId?: string, tailBytes?: number): Promise<Response> {
+    const query = new URLSearchParams();
+    if (agentId) query.set("agentId", agentId);
+    if (tailBytes !== undefined) query.set("tailBytes", String(tailBytes));
+    const q = query.size ? `?${query}` : "";
     const res = await fetch(
-      `${this.baseUrl}/sandbox/${encodeURIComponent(taskId)}/${encodeURIComponent(file)}${query}`,
+      `${this.baseUrl}/sandbox/${encodeURIComponent(taskId)}/${encodeURIComponent(file)}${q}`,
       { headers: this.#auth() },
     );
     if (!res.ok) throw new ApiError("sandbox", String(res.status), (await res.text()).trim());
-    return res.body ?? new Response("").body!;
+    return res;
   }
 }
 

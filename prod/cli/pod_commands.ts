@@ -14,6 +14,7 @@ import {
   wholeFlag,
 } from "./command.ts";
 import { pageLine, table } from "./format.ts";
+import { printSandboxFile } from "./sandbox_output.ts";
 import { jobRangeBody, podEventsCommand } from "./task_commands.ts";
 
 const POD = "peloton.api.v1alpha.pod.svc.PodService";
@@ -73,13 +74,16 @@ function action(method: "StartPod" | "StopPod" | "RestartPod" | "RefreshPod", ve
   };
 }
 
-async function sandboxText(ctx: CommandContext, name: string, file: string, id?: string): Promise<string> {
+/** Prints a pod's sandbox file: the current run's, or run `id`'s (NAME-RUN). */
+async function printPodLog(ctx: CommandContext, name: string, file: string, id?: string): Promise<void> {
   const [, job, inst] = POD_NAME.exec(name)!;
   const res = await ctx.client.call<{ taskId: { value: string }; agentId?: { value: string } }>(
     `${TASK}::BrowseSandbox`,
     { jobId: { value: job }, instanceId: Number(inst), ...(id === undefined ? {} : { taskId: id }) },
   );
-  return await ctx.client.sandboxFile(res.taskId.value, file, res.agentId?.value);
+  await printSandboxFile(ctx, { taskId: res.taskId.value, agentId: res.agentId?.value }, file, {
+    podName: name,
+  });
 }
 
 const SVC = "peloton.api.v1alpha.job.stateless.svc.JobService";
@@ -244,8 +248,7 @@ export const podCommands: Command[] = [
       if (file !== "stdout" && file !== "stderr") {
         throw new UsageError(`--filename: got "${file}", expected stdout or stderr`);
       }
-      const text = await sandboxText(ctx, name, file, podId(name, opts.id)?.value);
-      ctx.out(ctx.json ? JSON.stringify({ podName: name, file, data: text }) : text.replace(/\n$/, ""));
+      await printPodLog(ctx, name, file, podId(name, opts.id)?.value);
       return 0;
     },
   },

@@ -12,6 +12,7 @@ import {
   wholeFlag,
 } from "./command.ts";
 import { mb, pageLine, table } from "./format.ts";
+import { printSandboxFile } from "./sandbox_output.ts";
 
 const TASK = "peloton.api.task.TaskManager";
 
@@ -327,17 +328,9 @@ export const taskCommands: Command[] = [
         `${TASK}::BrowseSandbox`,
         { jobId: { value: job }, instanceId: instance(inst), ...(taskId === undefined ? {} : { taskId }) },
       );
-      if (ctx.write && !ctx.json) {
-        // The file's bytes as they are, streamed: any size, any encoding.
-        const stream = await ctx.client.sandboxStream(res.taskId.value, file, res.agentId?.value);
-        for await (const chunk of stream) await ctx.write(chunk);
-        return 0;
-      }
-      const text = await ctx.client.sandboxFile(res.taskId.value, file, res.agentId?.value);
-      // With -j, the file's whole text under the run it is of, as the other commands answer in JSON.
-      ctx.out(
-        ctx.json ? JSON.stringify({ taskId: res.taskId.value, file, data: text }) : text.replace(/\n$/, ""),
-      );
+      // With -j, the file's end as text under the run it is of, as the other commands answer in JSON.
+      const run = { taskId: res.taskId.value, agentId: res.agentId?.value };
+      await printSandboxFile(ctx, run, file, { taskId: run.taskId });
       return 0;
     }),
   },

@@ -47,3 +47,55 @@ Deno.test("a task's stdout is served as its raw bytes, streamed, however large",
     await Deno.remove(dataDir, { recursive: true });
   }
 });
+
+Deno.test("?tailBytes=N serves only the file's last N bytes, saying where they start in how large a file", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "sandbox_http_test_" });
+  const mc = new Minicluster({ dataDir, agents: 1 });
+  const rec = new Recorder();
+  mc.start(rec.sink);
+  try {
+    const spec = makeSpec(AGENT_0, "printf 'start '");
+    mc.launch([spec]);
+    await rec.waitState(spec.taskId, "TASK_FINISHED");
+    const file = `${sandboxPath(dataDir, AGENT_0.agentId, spec.taskId)}/stdout`;
+    await Deno.writeFile(file, new Uint8Array(3 << 20).fill(0x78), { append: true });
+    await Deno.writeFile(file, new Uint8Array([0xc3, 0xa9, 0xff, 0x0a]), { append: true });
+    const sizeBytes = (await Deno.stat(file)).size;
+    const tail = async (query: string) => {
+      const res = await serveSandboxFile(mc, new URL(`http://x/sandbox/${spec.taskId}/stdout?${query}`));
+      const body = new Uint8Array(await res.arrayBuffer());
+      return {
+        status: res.status,
+        size: res.headers.get("x-file-size-bytes"),
+        offset: res.headers.get("x-file-offset-bytes"),
+        body,
+      };
+    };
+    const end = await tail("tailBytes=5&agentId=minicluster-S0");
+    assert(end.status === 200, `status ${end.status}`);
+    assert(
+      end.size === String(sizeBytes) && end.offset === String(sizeBytes - 5),
+      `${end.size} ${end.offset}`,
+    );
+    assert([...end.body].join() === [0x78, 0xc3, 0xa9, 0xff, 0x0a].join(), `body ${end.body}`);
+    const whole = await tail("tailBytes=999999999");
+    assert(
+      whole.offset === "0" && whole.body.length === sizeBytes,
+      `whole: ${whole.offset} ${whole.body.length}`,
+    );
+    assert(new TextDecoder().decode(whole.body.subarray(0, 6)) === "start ", "the file's start");
+    const none = await tail("tailBytes=0");
+    assert(none.body.length === 0 && none.offset === String(sizeBytes), "tailBytes=0: nothing");
+    for (const bad of ["-1", "1e3", "x", ""]) {
+      const r = await tail(`tailBytes=${bad}`);
+      assert(r.status === 400, `tailBytes=${bad}: status ${r.status}`);
+      assert(
+        new TextDecoder().decode(r.body).includes(`tailBytes: got "${bad}"`),
+        "the error names the value",
+      );
+    }
+  } finally {
+    await mc.stop();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});

@@ -312,9 +312,13 @@ export interface PodEventJson {
   reason?: string;
 }
 
-/** One sandbox file of a task's run as loaded: its text, or why it could not be. */
+/**
+ * One sandbox file of a task's run as loaded: its text (its end), or why it could not be; `sizeBytes` when
+ * the file was longer than what was read of it.
+ */
 export interface SandboxFileLoad {
   text?: string;
+  sizeBytes?: number;
   error?: string;
 }
 

@@ -99,14 +99,25 @@ export class UiApi {
   }
 
   /**
-   * A run's stdout or stderr, whole, from the server's sandbox endpoint (where BrowseSandbox points, as the
-   * CLI's `task logs` reads it), with the operator's credentials; rejects with a UiApiError ("sandbox").
+   * The end of a run's stdout or stderr, at most `maxBytes` of it, from the server's sandbox endpoint (where
+   * BrowseSandbox points, as the CLI's `task logs` reads it) with the operator's credentials; rejects with a
+   * UiApiError ("sandbox"). Only the end is asked for (`tailBytes`), and kept as it streams should a server
+   * send more, so a file of any size costs the page `maxBytes`. A character the cut split is dropped whole;
+   * other bytes that are not UTF-8 show as U+FFFD. `sizeBytes` is the file's size, `offsetBytes` where the
+   * text starts in it (above 0: the file was cut).
    */
-  async sandboxFile(taskId: string, file: string, agentId?: string): Promise<string> {
+  async sandboxTail(
+    taskId: string,
+    file: string,
+    agentId: string | undefined,
+    maxBytes: number,
+  ): Promise<{ text: string; sizeBytes: number; offsetBytes: number }> {
     const auth = this.authorization();
+    const url = new URL(sandboxPath(taskId, file, agentId), location.href);
+    url.searchParams.set("tailBytes", String(maxBytes));
     let res: Response;
     try {
-      res = await fetch(new URL(sandboxPath(taskId, file, agentId), location.href), {
+      res = await fetch(url, {
         headers: auth ? { authorization: auth } : {},
         credentials: "omit",
         signal: AbortSignal.timeout(UiApi.TTL_MS + 2000),
@@ -114,16 +125,36 @@ export class UiApi {
     } catch (e) {
       throw new UiApiError("sandbox", "unavailable", `cannot reach the server: ${(e as Error).message}`, 0);
     }
-    const text = await res.text();
     if (!res.ok) {
       const code = res.status === 404
         ? "not-found"
         : res.status === 401
         ? "unauthenticated"
         : `HTTP ${res.status}`;
-      throw new UiApiError("sandbox", code, text.trim(), res.status);
+      throw new UiApiError("sandbox", code, (await res.text()).trim(), res.status);
     }
-    return text;
+    const chunks: Uint8Array[] = [];
+    let keptBytes = 0, readBytes = 0;
+    const reader = res.body!.getReader();
+    for (let next = await reader.read(); !next.done; next = await reader.read()) {
+      chunks.push(next.value);
+      keptBytes += next.value.length;
+      readBytes += next.value.length;
+      while (chunks.length > 1 && keptBytes - chunks[0].length >= maxBytes) {
+        keptBytes -= chunks.shift()!.length;
+      }
+    }
+    const all = new Uint8Array(keptBytes);
+    chunks.reduce((at, c) => (all.set(c, at), at + c.length), 0);
+    let bytes = all.subarray(Math.max(0, keptBytes - maxBytes));
+    let offsetBytes = Number(res.headers.get("x-file-offset-bytes") ?? 0) + readBytes - bytes.length;
+    const sizeBytes = offsetBytes + bytes.length;
+    // Continuation bytes first: the cut fell inside a character (at most 3 of them).
+    for (let i = 0; offsetBytes > 0 && i < 3 && bytes.length && (bytes[0] & 0xc0) === 0x80; i++) {
+      bytes = bytes.subarray(1);
+      offsetBytes++;
+    }
+    return { text: new TextDecoder().decode(bytes), sizeBytes, offsetBytes };
   }
 }
 

@@ -47,3 +47,48 @@ Deno.test({
     assert.deepEqual([json.code, json.detail, json.status], ["unauthenticated", "sign in", 401]);
   },
 });
+
+Deno.test({
+  name: "a sandbox file's end: asked for as a tail read, kept to its bound should the server send it whole",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const real = globalThis.fetch;
+    const asked: string[] = [];
+    // "é" is c3 a9: the file's last 5 bytes start inside one.
+    const file = new Uint8Array([0x61, 0xc3, 0xa9, 0xc3, 0xa9, 0xff, 0x0a]);
+    let reply = (_: URL) => new Response(file);
+    globalThis.fetch = (input: string | URL | Request) => {
+      asked.push(String(input));
+      return Promise.resolve(reply(new URL(String(input))));
+    };
+    try {
+      // A server that ignores tailBytes sends every byte, in pieces: only the end is kept.
+      reply = () => new Response(ReadableStream.from([file.subarray(0, 3), file.subarray(3)]));
+      const whole = await new UiApi().sandboxTail("j-0-1", "stdout", "a-1", 5);
+      assert.deepEqual(whole, { text: "é\uFFFD\n", sizeBytes: 7, offsetBytes: 3 });
+      assert.equal(asked[0], "http://127.0.0.1:5392/sandbox/j-0-1/stdout?agentId=a-1&tailBytes=5");
+      // One that honours it sends the end and where it starts.
+      reply = () =>
+        new Response(file.subarray(2), { headers: { "x-file-offset-bytes": "2", "x-file-size-bytes": "7" } });
+      assert.deepEqual(await new UiApi().sandboxTail("j-0-1", "stdout", undefined, 5), {
+        text: "é\uFFFD\n",
+        sizeBytes: 7,
+        offsetBytes: 3,
+      });
+      reply = () => new Response(file);
+      assert.deepEqual(await new UiApi().sandboxTail("j-0-1", "stdout", undefined, 100), {
+        text: "aéé\uFFFD\n",
+        sizeBytes: 7,
+        offsetBytes: 0,
+      });
+      reply = () => new Response("no sandbox for task j-0-1\n", { status: 404 });
+      await assert.rejects(
+        new UiApi().sandboxTail("j-0-1", "stdout", undefined, 5),
+        (e) => e instanceof UiApiError && e.code === "not-found" && e.detail === "no sandbox for task j-0-1",
+      );
+    } finally {
+      globalThis.fetch = real;
+    }
+  },
+});

@@ -10,17 +10,26 @@ import { errorText, sandboxPath } from "./client_api.ts";
 import { badge, count, h, table, timeView, type UiChild, type UiElement } from "./client_dom.ts";
 import { Rpc } from "./client_views.ts";
 
-/** How much of a sandbox file the page shows: its last lines, at most so many characters of them. */
+/**
+ * How much of a sandbox file the page shows: its last lines, at most so many characters of them, out of the
+ * file's last TAIL_BYTES, all that is read of it (a file of any size costs the page that much).
+ */
 export class TaskLog {
   static readonly TAIL_LINES = 100;
   static readonly TAIL_CHARS = 16_000;
+  static readonly TAIL_BYTES = 64 << 10;
   static readonly FILES: readonly ("stdout" | "stderr")[] = ["stdout", "stderr"];
 }
 
 /** What loading a task's details needs of the API client (UiApi has both). */
 export interface TaskDetailsApi {
   call: ApiCall;
-  sandboxFile(taskId: string, file: string, agentId?: string): Promise<string>;
+  sandboxTail(
+    taskId: string,
+    file: string,
+    agentId: string | undefined,
+    maxBytes: number,
+  ): Promise<{ text: string; sizeBytes: number; offsetBytes: number }>;
 }
 
 /**
@@ -43,7 +52,10 @@ export async function loadTaskDetails(
     },
   );
   const read = (taskId: string, file: string, agentId?: string): Promise<SandboxFileLoad> =>
-    api.sandboxFile(taskId, file, agentId).then((text) => ({ text }), (e) => ({ error: errorText(e) }));
+    api.sandboxTail(taskId, file, agentId, TaskLog.TAIL_BYTES).then(
+      (t) => ({ text: t.text, ...(t.offsetBytes > 0 ? { sizeBytes: t.sizeBytes } : {}) }),
+      (e) => ({ error: errorText(e) }),
+    );
   const sandbox = api.call<{ taskId: IdValue; agentId?: IdValue; hostname?: string }>(
     `${Rpc.TASK}::BrowseSandbox`,
     task,
@@ -78,6 +90,17 @@ export function logTail(
   // One line longer than the bound on its own: its end.
   if (shown.length > maxChars) shown = `…${shown.slice(-maxChars)}`;
   return { text: shown, lines: all.length, shown: lines.length };
+}
+
+/** A size as the page shows it: `812 B`, `64.0 KiB`, `9.5 MiB`, `1.2 GiB`. */
+export function bytesText(n: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) {
+    n /= 1024;
+    i++;
+  }
+  return i === 0 ? `${n} B` : `${n.toFixed(1)} ${units[i]}`;
 }
 
 /** A run's number from its Mesos task id `<jobId>-<instanceId>-<runId>`. */
@@ -138,11 +161,15 @@ function fileView(
     );
   }
   const tail = logTail(load.text ?? "");
-  const note = tail.lines === 0
+  const lines = (n: number) => `${count(n)} line${n === 1 ? "" : "s"}`;
+  // Only the file's end was read: its size says how much more the whole file has.
+  const note = load.sizeBytes !== undefined
+    ? `the last ${lines(tail.shown)} of ${bytesText(load.sizeBytes)} (only its end is read)`
+    : tail.lines === 0
     ? "empty"
     : tail.shown < tail.lines
     ? `the last ${count(tail.shown)} of ${count(tail.lines)} lines`
-    : `${count(tail.lines)} line${tail.lines === 1 ? "" : "s"}`;
+    : lines(tail.lines);
   return h(
     "div",
     { class: "log", "data-file": file },
@@ -190,6 +217,7 @@ export const TASK_DETAILS_CODE = [
   TaskLog,
   loadTaskDetails,
   logTail,
+  bytesText,
   runOf,
   eventsView,
   fileView,

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import type { ApiCall, JobInfoJson, Snapshot, TaskDetails, TaskListQuery } from "./api_types.ts";
-import { loadTaskDetails, logTail, taskDetailsRow, TaskLog } from "./client_task_details.ts";
+import { bytesText, loadTaskDetails, logTail, taskDetailsRow, TaskLog } from "./client_task_details.ts";
 import { parseTaskListQuery, TaskFilter, taskListHash, tasksView } from "./client_tasks.ts";
 import { fake, type FakeElement, useFakeDocument } from "./dom_testing.ts";
 
@@ -44,12 +44,19 @@ function api(files: Record<string, string | Error>, sandbox: unknown | Error = {
     if (sandbox instanceof Error) return Promise.reject(sandbox);
     return Promise.resolve(sandbox as T);
   };
-  const sandboxFile = (taskId: string, file: string, agentId?: string) => {
-    calls.push([`sandbox ${file}`, { taskId, agentId }]);
+  const sandboxTail = (taskId: string, file: string, agentId: string | undefined, maxBytes: number) => {
+    calls.push([`sandbox ${file}`, { taskId, agentId, maxBytes }]);
     const f = files[file];
-    return f instanceof Error ? Promise.reject(f) : Promise.resolve(f ?? "");
+    if (f instanceof Error) return Promise.reject(f);
+    // The file's last maxBytes, as the server's tail read gives them (ASCII here: one byte a character).
+    const text = f ?? "";
+    return Promise.resolve({
+      text: text.slice(-maxBytes),
+      sizeBytes: text.length,
+      offsetBytes: Math.max(0, text.length - maxBytes),
+    });
   };
-  return { calls, api: { call, sandboxFile } };
+  return { calls, api: { call, sandboxTail } };
 }
 
 Deno.test("a task's details come from GetPodEvents, BrowseSandbox and its run's stdout and stderr", async () => {
@@ -58,8 +65,8 @@ Deno.test("a task's details come from GetPodEvents, BrowseSandbox and its run's 
   assert.deepEqual(calls, [
     ["peloton.api.task.TaskManager::GetPodEvents", { jobId: { value: JOB }, instanceId: 3 }],
     ["peloton.api.task.TaskManager::BrowseSandbox", { jobId: { value: JOB }, instanceId: 3 }],
-    ["sandbox stdout", { taskId: `${JOB}-3-2`, agentId: "agent-id-1" }],
-    ["sandbox stderr", { taskId: `${JOB}-3-2`, agentId: "agent-id-1" }],
+    ["sandbox stdout", { taskId: `${JOB}-3-2`, agentId: "agent-id-1", maxBytes: TaskLog.TAIL_BYTES }],
+    ["sandbox stderr", { taskId: `${JOB}-3-2`, agentId: "agent-id-1", maxBytes: TaskLog.TAIL_BYTES }],
   ]);
   assert.deepEqual(d, {
     events: EVENTS,
@@ -83,6 +90,29 @@ Deno.test("a task's details come from GetPodEvents, BrowseSandbox and its run's 
     3,
   );
   assert.deepEqual([unreadable.stdout, unreadable.stderr], [{ text: "ok" }, { error: "sandbox: 404" }]);
+});
+
+Deno.test("a file longer than the page reads: only its end is loaded, and the note gives its whole size", async () => {
+  const lines = Array.from({ length: 20_000 }, (_, i) => `out ${i}`);
+  const big = lines.join("\n") + "\n";
+  assert.ok(big.length > TaskLog.TAIL_BYTES);
+  const d = await loadTaskDetails(api({ stdout: big, stderr: "boom\n" }).api, JOB, 3);
+  assert.equal(d.stdout?.text, big.slice(-TaskLog.TAIL_BYTES));
+  assert.equal(d.stdout?.sizeBytes, big.length);
+  assert.deepEqual(d.stderr, { text: "boom\n" }, "a file read whole has no size to say");
+  const [stdout, stderr] = fake(taskDetailsRow(3, d, 11)).select("div.log");
+  assert.equal(
+    stdout.select("div.log-head")[0].textContent,
+    `stdout · the last 100 lines of ${bytesText(big.length)} (only its end is read) · whole file`,
+  );
+  assert.match(bytesText(big.length), /^1\d\d\.\d KiB$/);
+  const pre = stdout.select("pre")[0].textContent;
+  assert.ok(pre.startsWith("out 19900\n") && pre.endsWith("out 19999"), pre.slice(0, 40));
+  assert.match(stderr.textContent, /· 1 line ·/);
+  assert.deepEqual(
+    [0, 812, 64 << 10, 9.5 * 2 ** 20, 3 * 2 ** 30].map(bytesText),
+    ["0 B", "812 B", "64.0 KiB", "9.5 MiB", "3.0 GiB"],
+  );
 });
 
 Deno.test("a file's end: its last lines, bounded in characters", () => {

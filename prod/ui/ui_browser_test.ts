@@ -526,6 +526,35 @@ Deno.test({
       );
 
       await t.step(
+        "a task's log larger than the page reads shows its end, with a note giving the whole file's size",
+        async () => {
+          // 40,000 numbered lines, 428,894 bytes: far past TaskLog.TAIL_BYTES, which is all the page reads.
+          const big = await createJob(batchJobYaml("ui-big-log", 1, "seq 1 40000 | sed s/^/line-/"));
+          await waitFor("the task to succeed", async () => {
+            const r = await client.call<{ jobInfo: { runtime: { taskStats?: Record<string, number> } } }>(
+              `${JOB}::Get`,
+              { id: { value: big } },
+            );
+            return r.jobInfo.runtime.taskStats?.SUCCEEDED === 1 || undefined;
+          }, WAIT_MS);
+          await page.goto(`${up.url}/ui/?refresh=0.5#/jobs/${big}`);
+          const row = page.locator('#tasks tr[data-instance="0"]');
+          await row.locator('.badge[data-state="SUCCEEDED"]').waitFor({ timeout: WAIT_MS });
+          await row.locator("button.details-toggle").click();
+          const log = page.locator('#tasks tr.task-details[data-details-of="0"] .log[data-file="stdout"]');
+          await log.locator("pre").waitFor({ timeout: WAIT_MS });
+          const lines = (await log.locator("pre").innerText()).split("\n");
+          assert.equal(lines.length, 100);
+          assert.deepEqual([lines[0], lines[99]], ["line-39901", "line-40000"]);
+          assert.equal(
+            await log.locator(".log-head").innerText(),
+            "stdout · the last 100 lines of 418.8 KiB (only its end is read) · whole file",
+          );
+          watch.expectOnly("a large task log");
+        },
+      );
+
+      await t.step(
         "a job created with secrets shows each one's path and id, never its data, in the page or in what the " +
           "page loads",
         async () => {
