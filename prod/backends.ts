@@ -2,6 +2,7 @@
 import type { HostBackend } from "../core/ports/host_backend.ts";
 import type { AgentOptions } from "./minicluster/agent.ts";
 import { Minicluster } from "./minicluster/minicluster.ts";
+import { sandboxPath } from "./minicluster/sandbox_http.ts";
 import type { FrameworkIdStore } from "./mesos/framework_id_store.ts";
 import { MesosBackend } from "./mesos/mesos_backend.ts";
 import { readBody } from "./daemons/api_request.ts";
@@ -197,16 +198,9 @@ export async function addAgent(minicluster: Minicluster | undefined, req: Reques
 
 /** `GET /sandbox/<taskId>/<stdout|stderr>[?agentId=ID]`. */
 export async function sandboxFile(backend: SandboxBackend, url: URL): Promise<Response> {
-  let taskId: string, file: string;
-  try {
-    [taskId, file] = url.pathname.split("/").slice(2).map(decodeURIComponent);
-  } catch {
-    // `%E0%A4%A`: an escape that is not UTF-8 names no task.
-    return new Response("the sandbox path is not valid percent-encoded UTF-8\n", { status: 400 });
-  }
-  if (file !== "stdout" && file !== "stderr") {
-    return new Response("file must be stdout or stderr\n", { status: 400 });
-  }
+  const path = sandboxPath(url);
+  if (path instanceof Response) return path;
+  const { taskId, file } = path;
   const text = await backend.logs(taskId, file, url.searchParams.get("agentId") ?? undefined);
   return text === undefined
     ? new Response(`no sandbox for task ${taskId}\n`, { status: 404 })

@@ -13,16 +13,9 @@ export const FILE_OFFSET_HEADER = "x-file-offset-bytes";
  * must bound it; the size and offset headers say what was left out.
  */
 export async function serveSandboxFile(mc: Minicluster, url: URL): Promise<Response> {
-  let taskId: string, file: string;
-  try {
-    [taskId, file] = url.pathname.split("/").slice(2).map(decodeURIComponent);
-  } catch {
-    // `%E0%A4%A`: an escape that is not UTF-8 names no task.
-    return new Response("the sandbox path is not valid percent-encoded UTF-8\n", { status: 400 });
-  }
-  if (file !== "stdout" && file !== "stderr") {
-    return new Response("file must be stdout or stderr\n", { status: 400 });
-  }
+  const path = sandboxPath(url);
+  if (path instanceof Response) return path;
+  const { taskId, file } = path;
   const tail = url.searchParams.get("tailBytes");
   if (tail !== null && !/^\d{1,15}$/.test(tail)) {
     return new Response(`tailBytes: got "${tail}", expected a whole number of bytes\n`, { status: 400 });
@@ -64,4 +57,22 @@ function firstBytes(source: ReadableStream<Uint8Array>, lengthBytes: number): Re
     },
     cancel: (why) => reader.cancel(why),
   });
+}
+
+/**
+ * The task id and file a `/sandbox/<taskId>/<stdout|stderr>` URL names, or the 400 response saying what is
+ * wrong with it.
+ */
+export function sandboxPath(url: URL): { taskId: string; file: "stdout" | "stderr" } | Response {
+  let taskId: string, file: string;
+  try {
+    [taskId, file] = url.pathname.split("/").slice(2).map(decodeURIComponent);
+  } catch {
+    // `%E0%A4%A`: an escape that is not UTF-8 names no task.
+    return new Response("the sandbox path is not valid percent-encoded UTF-8\n", { status: 400 });
+  }
+  if (file !== "stdout" && file !== "stderr") {
+    return new Response("file must be stdout or stderr\n", { status: 400 });
+  }
+  return { taskId, file };
 }
