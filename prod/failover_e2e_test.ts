@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { shardOf } from "./cluster/registry.ts";
 import { dropMysqlDatabase, parseMysqlUrl } from "./store/mysql_dialect.ts";
 import { STALE_READ_HEADER } from "./daemons/process.ts";
-import { batchJobYaml, DaemonCluster, testDatabaseUrl } from "./testing_cluster.ts";
+import { batchJobYaml, DaemonCluster, health, testDatabaseUrl, twoJobManagers } from "./testing_cluster.ts";
 import { cli, createDefaultPool, ROOT, startPeloton, waitFor } from "./testing.ts";
 import type { UpProcess } from "./testing.ts";
 
@@ -121,10 +121,6 @@ function freePort(): number {
   const port = l.addr.port;
   l.close();
   return port;
-}
-
-async function health(url: string): Promise<Record<string, unknown>> {
-  return await (await fetch(`${url}/health`)).json();
 }
 
 /** A call of the API over HTTP: its status, yarpc error code, body text and headers. */
@@ -373,19 +369,8 @@ Deno.test({
       hostmgr: ["--agents", "2"],
     });
     try {
-      await cluster.start("resmgr");
-      await cluster.start("hostmgr");
-      await Promise.all(["placement", "jobmgr-1"].map((n) => cluster.start(n)));
-      await cluster.start("jobmgr-2");
-      const [j1, j2] = [cluster.url("jobmgr-1"), cluster.url("jobmgr-2")];
-      const mine = await waitFor("both job managers to hold shards", async () => {
-        const [a, b] = [await health(j1), await health(j2)];
-        const [sa, sb] = [a.shards as number[], b.shards as number[]];
-        return sa.length === 8 && sb.length === 8 ? sa : undefined;
-      }, 30_000);
+      const { j1, j2, jobOfJ1: job } = await twoJobManagers(cluster, 30_000);
       await createDefaultPool(j1);
-      let job = crypto.randomUUID();
-      while (!mine.includes(shardOf(job))) job = crypto.randomUUID();
       const file = `${dir}/job.yaml`;
       await Deno.writeTextFile(file, batchJobYaml("reads", 2, "sleep 600"));
       const created = await cli(j1, "job", "create", "/DefaultResPool", file, "-i", job);

@@ -1,5 +1,6 @@
 /** Test harness for separate daemon processes: start, SIGKILL and restart them; a private MariaDB to restart. */
 import assert from "node:assert/strict";
+import { shardOf } from "./cluster/registry.ts";
 import { cli, startPeloton, type UpProcess, waitFor } from "./testing.ts";
 
 export type Role = "jobmgr" | "resmgr" | "hostmgr" | "placement";
@@ -223,4 +224,33 @@ export function registered<H extends { agentId: string }>(url: string, count: nu
     const list: H[] = r.code === 0 ? JSON.parse(r.out).hostInfos : [];
     return list.filter((h) => h.agentId).length === count ? list : undefined;
   });
+}
+
+/** A daemon's `/health` answer. */
+export async function health(url: string): Promise<Record<string, unknown>> {
+  return await (await fetch(`${url}/health`)).json();
+}
+
+/**
+ * Starts a resource manager, a host manager of two agents, a placement engine and two job managers, and waits
+ * (up to `timeoutMs`) until each job manager holds 8 of the 16 shards. Returns the job managers' URLs and a
+ * new job id whose shard the first one owns.
+ */
+export async function twoJobManagers(
+  cluster: DaemonCluster,
+  timeoutMs: number,
+): Promise<{ j1: string; j2: string; jobOfJ1: string }> {
+  await cluster.start("resmgr");
+  await cluster.start("hostmgr");
+  await Promise.all(["placement", "jobmgr-1"].map((n) => cluster.start(n)));
+  await cluster.start("jobmgr-2");
+  const [j1, j2] = [cluster.url("jobmgr-1"), cluster.url("jobmgr-2")];
+  const mine = await waitFor("both job managers to hold shards", async () => {
+    const [a, b] = [await health(j1), await health(j2)];
+    const [sa, sb] = [a.shards as number[], b.shards as number[]];
+    return sa.length === 8 && sb.length === 8 ? sa : undefined;
+  }, timeoutMs);
+  let jobOfJ1 = crypto.randomUUID();
+  while (!mine.includes(shardOf(jobOfJ1))) jobOfJ1 = crypto.randomUUID();
+  return { j1, j2, jobOfJ1 };
 }
