@@ -54,22 +54,28 @@ export async function resolveProgram(
   cwd: string,
   path: string | undefined,
 ): Promise<string> {
+  let seen: { file: string; st: Deno.FileInfo } | undefined;
   for (const file of candidates(program, cwd, path)) {
     try {
-      if (isExecutable(await Deno.stat(file))) return file;
+      const st = await Deno.stat(file);
+      if (isExecutable(st)) return file;
+      seen ??= { file, st };
     } catch { /* not here */ }
   }
-  throw notFound(program);
+  throw notFound(program, seen);
 }
 
 /** `resolveProgram` without awaiting, for the spawner's worker thread. */
 export function resolveProgramSync(program: string, cwd: string, path: string | undefined): string {
+  let seen: { file: string; st: Deno.FileInfo } | undefined;
   for (const file of candidates(program, cwd, path)) {
     try {
-      if (isExecutable(Deno.statSync(file))) return file;
+      const st = Deno.statSync(file);
+      if (isExecutable(st)) return file;
+      seen ??= { file, st };
     } catch { /* not here */ }
   }
-  throw notFound(program);
+  throw notFound(program, seen);
 }
 
 function candidates(program: string, cwd: string, path: string | undefined): string[] {
@@ -83,6 +89,16 @@ function isExecutable(st: Deno.FileInfo): boolean {
   return st.isFile && ((st.mode ?? 0o111) & 0o111) !== 0;
 }
 
-function notFound(program: string): Error {
+/** No executable file for `program`; `seen` is the first file found by its name that cannot be run. */
+function notFound(program: string, seen?: { file: string; st: Deno.FileInfo }): Error {
+  if (seen) {
+    const what = seen.st.isDirectory
+      ? "a directory"
+      : seen.st.isFile
+      ? "not executable"
+      : "not a regular file";
+    const where = seen.file === program ? "" : ` (${seen.file})`;
+    return new Error(`program "${program}"${where} is ${what}`);
+  }
   return new Error(`program "${program}" was not found${program.includes("/") ? "" : " on PATH"}`);
 }
