@@ -289,9 +289,16 @@ export class HttpTransport implements Transport {
   }
 
   #drop(box: Outbox, n: number, why: string): void {
-    box.items.splice(0, n);
+    const gone = box.items.splice(0, n);
     this.dropped += n;
-    this.#o.log?.(`dropped ${n} messages to ${box.address}: ${why}`, { to: box.address, dropped: n });
+    // Which kinds, so that an operator can tell what was lost.
+    const kinds: Record<string, number> = {};
+    for (const { msg } of gone) kinds[msg.kind] = (kinds[msg.kind] ?? 0) + 1;
+    const list = Object.entries(kinds).map(([k, c]) => (c > 1 ? `${k} ×${c}` : k)).join(", ");
+    this.#o.log?.(
+      `dropped ${n} message${n === 1 ? "" : "s"} to ${box.address} (${list}): ${why}`,
+      { to: box.address, dropped: n, kinds },
+    );
   }
 }
 

@@ -85,9 +85,24 @@ Deno.test("messages to a process that is gone are dropped, not retried", async (
   const a = node("a", where), b = node("b", where);
   try {
     where.set("placement@old", b.url); // b serves other addresses: the old instance is gone
-    a.t.send("placement@old", { kind: "drop-tasks", taskIds: ["x"] });
-    await wait("the drop", () => a.t.dropped === 1);
-    assert.equal(b.posts, 1);
+    const logged: [string, Record<string, unknown> | undefined][] = [];
+    const t = new HttpTransport({
+      instance: "a3",
+      url: a.url,
+      resolver: { resolve: (x) => where.get(x), isDurable: () => false, isLive: () => false },
+      retryMs: 20,
+      log: (line, fields) => logged.push([line, fields]),
+    });
+    t.send("placement@old", { kind: "drop-tasks", taskIds: ["x"] });
+    t.send("placement@old", { kind: "drop-tasks", taskIds: ["y"] });
+    await wait("the drop", () => t.dropped === 2);
+    assert.equal(b.posts, 1, "sent once, in one post, and not retried");
+    t.close();
+    // The log says which kinds of messages were lost.
+    assert.deepEqual(logged.map(([line]) => line.replace(/: .*$/, "")), [
+      "dropped 2 messages to placement@old (drop-tasks ×2)",
+    ]);
+    assert.deepEqual(logged[0][1]?.kinds, { "drop-tasks": 2 });
     assert.equal(MESSAGES_PATH, "/internal/v1/messages");
   } finally {
     for (const n of [a, b]) n.t.close(), await n.server.shutdown();
