@@ -23,6 +23,8 @@ export interface BackendOptions {
   dataDir: string;
   agents?: number;
   agentOptions?: Partial<AgentOptions>[];
+  /** How long an ended run's sandbox is kept (`--sandbox-gc-delay-ms`; Mesos's `gc_delay`, a week by default). */
+  sandboxGcDelayMs?: number;
   log?: (line: string) => void;
 }
 
@@ -115,6 +117,7 @@ export function createBackend(
     dataDir: `${o.dataDir}/minicluster`,
     agents: agentDefaults(o.agents ?? 3, o.agentOptions),
     spawnInWorker: true,
+    sandboxGcDelayMs: o.sandboxGcDelayMs,
   });
   return { backend: minicluster, minicluster };
 }

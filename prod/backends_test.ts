@@ -1,6 +1,15 @@
 /** The backends' HTTP helpers and agent wiring: sandbox file paths, agents' port ranges. */
 import assert from "node:assert/strict";
-import { addAgent, agentDefaults, portRangeOverlap, type SandboxBackend, sandboxFile } from "./backends.ts";
+import {
+  addAgent,
+  agentDefaults,
+  createBackend,
+  portRangeOverlap,
+  type SandboxBackend,
+  sandboxFile,
+} from "./backends.ts";
+import { MemoryFrameworkIdStore } from "./mesos/framework_id_store.ts";
+import { DEFAULT_SANDBOX_GC_DELAY_MS } from "./minicluster/minicluster.ts";
 import { Minicluster } from "./minicluster/minicluster.ts";
 
 /** A backend with one task's stdout; only `logs` is used by the endpoint. */
@@ -73,5 +82,21 @@ Deno.test("POST /admin/agents: an added agent gets a free port range; a given on
   } finally {
     await mc.stop();
     await Deno.remove(dataDir, { recursive: true });
+  }
+});
+
+Deno.test("the minicluster keeps ended runs' sandboxes as long as --sandbox-gc-delay-ms says, a week by default", async () => {
+  for (const [given, kept] of [[undefined, DEFAULT_SANDBOX_GC_DELAY_MS], [60_000, 60_000], [0, 0]]) {
+    const dataDir = await Deno.makeTempDir({ prefix: "peloton-backends-gc-" });
+    const { minicluster } = createBackend(
+      { dataDir, agents: 1, ...(given === undefined ? {} : { sandboxGcDelayMs: given }) },
+      new MemoryFrameworkIdStore(),
+    );
+    try {
+      assert.equal(minicluster!.sandboxGcDelayMs, kept);
+    } finally {
+      await minicluster!.stop();
+      await Deno.remove(dataDir, { recursive: true });
+    }
   }
 });

@@ -56,6 +56,8 @@ export interface PelotonOptions {
   /** Local agents of the built-in minicluster. */
   agents?: number;
   agentOptions?: Partial<AgentOptions>[];
+  /** How long the minicluster keeps an ended run's sandbox (a week by default). */
+  sandboxGcDelayMs?: number;
   /** Print one line per request to stderr. */
   log?: (line: string) => void;
   /** Job manager settings to override (e.g. the service restart backoff). */

@@ -172,6 +172,7 @@ export const daemonCommands: Command[] = [
       "agent-mem-mb": { type: "string", default: "8192" },
       "agent-disk-mb": { type: "string", default: "20480" },
       "agents-file": { type: "string" },
+      "sandbox-gc-delay-ms": { type: "string" },
     },
     async (common, opts) => startHostmgr({ ...common, ...(await backendFlags(opts)) }),
   ),

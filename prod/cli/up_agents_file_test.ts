@@ -75,3 +75,26 @@ Deno.test("--agents-file refuses agents whose port ranges overlap, naming both a
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("--sandbox-gc-delay-ms takes a whole number of milliseconds, and is left out when not given", async () => {
+  const flags = (gc?: string) => ({
+    backend: "minicluster",
+    agents: "1",
+    "agent-cpus": "4",
+    "agent-mem-mb": "8192",
+    "agent-disk-mb": "20480",
+    ...(gc === undefined ? {} : { "sandbox-gc-delay-ms": gc }),
+  });
+  assert.equal((await backendFlags(flags())).sandboxGcDelayMs, undefined);
+  assert.equal((await backendFlags(flags("86400000"))).sandboxGcDelayMs, 86_400_000);
+  assert.equal((await backendFlags(flags("0"))).sandboxGcDelayMs, 0);
+  for (const bad of ["-1", "1.5", "a week", ""]) {
+    await assert.rejects(
+      backendFlags(flags(bad)),
+      (e) =>
+        e instanceof UsageError &&
+        e.message.startsWith(`--sandbox-gc-delay-ms: got "${bad}", expected a whole`),
+      bad,
+    );
+  }
+});

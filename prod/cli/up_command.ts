@@ -147,6 +147,7 @@ export const upCommand: Command = {
     "agent-mem-mb": { type: "string", default: "8192" },
     "agent-disk-mb": { type: "string", default: "20480" },
     "agents-file": { type: "string" },
+    "sandbox-gc-delay-ms": { type: "string" },
     backend: { type: "string", default: "minicluster" },
     "task-restart-backoff-ms": { type: "string" },
     "mesos-master": { type: "string" },
@@ -160,7 +161,7 @@ export const upCommand: Command = {
     const badPort = portProblem(opts.port);
     if (badPort) throw new UsageError(badPort);
     const port = Number(opts.port);
-    const { backend, mesosMaster, agents, agentOptions } = await backendFlags(opts);
+    const { backend, mesosMaster, agents, agentOptions, sandboxGcDelayMs } = await backendFlags(opts);
     const backoff = opts["task-restart-backoff-ms"];
     if (backoff !== undefined && !(Number(backoff) >= 0)) {
       throw new UsageError(`--task-restart-backoff-ms: got "${backoff}", expected a number of milliseconds`);
@@ -194,6 +195,7 @@ export const upCommand: Command = {
         store,
         agents,
         agentOptions,
+        sandboxGcDelayMs,
         log: opts.verbose ? (line) => ctx.err(line) : undefined,
         placementWorkers: workers,
         placement: hostPoolFlag(opts),
@@ -266,6 +268,7 @@ export async function backendFlags(opts: Record<string, unknown>): Promise<{
   mesosMaster: string | undefined;
   agents: number;
   agentOptions: Partial<AgentOptions>[];
+  sandboxGcDelayMs?: number;
 }> {
   const backend = String(opts.backend);
   if (backend !== "minicluster" && backend !== "mesos") {
@@ -288,10 +291,18 @@ export async function backendFlags(opts: Record<string, unknown>): Promise<{
     diskMb: positiveInt("agent-disk-mb", opts["agent-disk-mb"]),
     gpuMilli: 0,
   };
+  const gc = opts["sandbox-gc-delay-ms"];
+  if (gc !== undefined && !/^\d{1,15}$/.test(String(gc))) {
+    throw new UsageError(
+      `--sandbox-gc-delay-ms: got "${gc}", expected a whole number of milliseconds (how long an ended run's ` +
+        "sandbox is kept; a week by default)",
+    );
+  }
   return {
     backend,
     mesosMaster: opts["mesos-master"] ? String(opts["mesos-master"]) : undefined,
     agents,
     agentOptions: fromFile ?? Array.from({ length: agents }, () => ({ resources })),
+    ...(gc === undefined ? {} : { sandboxGcDelayMs: Number(gc) }),
   };
 }

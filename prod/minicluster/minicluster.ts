@@ -142,7 +142,10 @@ export class Minicluster implements HostBackend {
     this.#maxCompletedTasks = options.maxCompletedTasks ?? 10_000;
     this.#gcDelayMs = options.sandboxGcDelayMs ?? DEFAULT_SANDBOX_GC_DELAY_MS;
     // Looked at a few times per retention period (at most hourly); the timer does not keep the process up.
-    this.#gcTimer = setInterval(() => void this.collectSandboxes(), Math.min(this.#gcDelayMs / 4, 3600_000));
+    // A few sweeps per retention period, at most hourly, and at most every second (a retention of 0 keeps
+    // no ended run's sandbox, without sweeping at every turn).
+    const sweepMs = Math.max(1_000, Math.min(this.#gcDelayMs / 4, 3600_000));
+    this.#gcTimer = setInterval(() => void this.collectSandboxes(), sweepMs);
     Deno.unrefTimer(this.#gcTimer);
     try {
       this.#ids = new AgentIdMap(options.dataDir);
@@ -254,6 +257,11 @@ export class Minicluster implements HostBackend {
    * modification time, set when it ended, so it holds across restarts. Live runs' sandboxes and volumes
    * (outside every sandbox; a sandbox's link to its volume is removed, not followed) are never touched.
    */
+  /** How long an ended run's sandbox is kept. */
+  get sandboxGcDelayMs(): number {
+    return this.#gcDelayMs;
+  }
+
   collectSandboxes(): Promise<void> {
     const cutoffMs = this.#now() - this.#gcDelayMs;
     return this.#removeSandboxes((_taskId, mtimeMs) => mtimeMs !== undefined && mtimeMs <= cutoffMs);
