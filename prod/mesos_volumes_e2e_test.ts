@@ -5,7 +5,7 @@
  * destroyed on its agent (DESTROY + UNRESERVE).
  */
 import assert from "node:assert/strict";
-import { cli, createDefaultPool, ROOT, startPeloton, startUp, waitFor } from "./testing.ts";
+import { cli, createDefaultPool, createJob, ROOT, startPeloton, startUp, waitFor } from "./testing.ts";
 import { inState, runsLine, volumeDirs, volumeIds } from "./volumes_testing.ts";
 
 Deno.test({
@@ -23,15 +23,7 @@ Deno.test({
     const up = await startUp(`${dataDir}/peloton`, ["--backend", "mesos", "--mesos-master", master.url]);
     try {
       await createDefaultPool(up.url);
-      const created = await cli(
-        up.url,
-        "job",
-        "create",
-        "/DefaultResPool",
-        `${ROOT}/scenarios/jobs/stateful.yaml`,
-      );
-      assert.equal(created.code, 0, created.err);
-      const job = /^Job (\S+) created$/.exec(created.out)![1];
+      const job = await createJob(up.url, `${ROOT}/scenarios/jobs/stateful.yaml`);
       const first = await inState(up.url, job, "RUNNING", undefined, 60_000);
       const host = first.runtime.host!;
       const [volumeId] = await volumeIds(up.url, job);

@@ -8,7 +8,7 @@ import { createConnection } from "mysql2/promise";
 import { dropMysqlDatabase, parseMysqlUrl } from "./store/mysql_dialect.ts";
 import { batchJobYaml } from "./testing_cluster.ts";
 import { Outage } from "./store/outage_testing.ts";
-import { cli, createDefaultPool, ROOT, startUp, waitFor, waitForJobState } from "./testing.ts";
+import { cli, createDefaultPool, createJob, ROOT, startUp, waitFor, waitForJobState } from "./testing.ts";
 
 async function maxAllowedPacket(url: string): Promise<number> {
   const conn = await createConnection({ ...parseMysqlUrl(url), database: undefined });
@@ -45,9 +45,7 @@ Deno.test({
         `over its limit of \\d+ bytes for one row \\(MySQL's max_allowed_packet of ${packet}`,
       );
 
-      const created = await cli(up.url, "job", "create", "/DefaultResPool", batch);
-      assert.equal(created.code, 0, created.err);
-      const jobId = /^Job (\S+) created$/.exec(created.out)![1];
+      const jobId = await createJob(up.url, batch);
 
       // JobManager.Update (a batch job's resize) with a config too large to store.
       const update = await cli(up.url, "job", "update", jobId, bigBatch);
@@ -57,15 +55,7 @@ Deno.test({
       assert.equal(await waitForJobState(up.url, jobId, ["RUNNING"]), "RUNNING");
 
       // A rolling update of a service to such a config.
-      const svc = await cli(
-        up.url,
-        "job",
-        "create",
-        "/DefaultResPool",
-        `${ROOT}/scenarios/jobs/service.yaml`,
-      );
-      assert.equal(svc.code, 0, svc.err);
-      const serviceId = /^Job (\S+) created$/.exec(svc.out)![1];
+      const serviceId = await createJob(up.url, `${ROOT}/scenarios/jobs/service.yaml`);
       const rolling = await cli(up.url, "update", "create", serviceId, bigService, "1");
       assert.notEqual(rolling.code, 0, rolling.out);
       assert.match(rolling.err, tooLarge);

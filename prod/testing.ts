@@ -115,6 +115,15 @@ export async function createDefaultPool(url: string, ...extra: string[]): Promis
   assert.equal(pool.code, 0, pool.err);
 }
 
+/** Creates a job from `file` in `pool` (`job create`), which must succeed; its id. */
+export async function createJob(url: string, file: string, pool = "/DefaultResPool"): Promise<string> {
+  const r = await cli(url, "job", "create", pool, file);
+  if (r.code !== 0) throw new Error(`job create ${file} exited ${r.code}: ${r.err}`);
+  const id = /^Job (\S+) created$/m.exec(r.out);
+  if (!id) throw new Error(`job create ${file} said no job id: ${r.out}`);
+  return id[1];
+}
+
 /**
  * Runs `fn` against a `peloton up` (with `extra` arguments) on a fresh data dir, with /DefaultResPool created:
  * the server's output is printed if `fn` fails, and the server is stopped and the dir removed either way.

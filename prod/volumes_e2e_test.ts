@@ -1,6 +1,6 @@
 /** `peloton volume delete` through `peloton up`: the volume's data is destroyed, the next run starts empty. */
 import assert from "node:assert/strict";
-import { cli, ROOT, waitFor, withUp } from "./testing.ts";
+import { cli, createJob, ROOT, waitFor, withUp } from "./testing.ts";
 import { inState, runsLine, volumeDirs, volumeIds } from "./volumes_testing.ts";
 
 Deno.test({
@@ -8,15 +8,7 @@ Deno.test({
   sanitizeResources: false,
   async fn() {
     await withUp("peloton-volumes-", async (up, dataDir) => {
-      const created = await cli(
-        up.url,
-        "job",
-        "create",
-        "/DefaultResPool",
-        `${ROOT}/scenarios/jobs/stateful.yaml`,
-      );
-      assert.equal(created.code, 0, created.err);
-      const job = /^Job (\S+) created$/.exec(created.out)![1];
+      const job = await createJob(up.url, `${ROOT}/scenarios/jobs/stateful.yaml`);
       const first = await inState(up.url, job, "RUNNING");
       // The first run's volume: one id per volume made, never made again.
       const [volumeId] = await volumeIds(up.url, job);

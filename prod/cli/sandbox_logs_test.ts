@@ -3,7 +3,7 @@
  * end of a file larger than LOG_TAIL_BYTES, decoded with nothing split, and said to be cut.
  */
 import assert from "node:assert/strict";
-import { cli, waitFor, withUp } from "../testing.ts";
+import { cli, createJob, waitFor, withUp } from "../testing.ts";
 import { batchJobYaml } from "../testing_cluster.ts";
 import { runCli } from "./main.ts";
 import { LOG_TAIL_BYTES, tailText } from "./sandbox_output.ts";
@@ -28,9 +28,7 @@ async function rawCli(
 /** Creates a one-task batch job running `command` and waits for it to succeed; its id. */
 async function finishedJob(url: string, dir: string, name: string, command: string): Promise<string> {
   await Deno.writeTextFile(`${dir}/${name}.yaml`, batchJobYaml(name, 1, command));
-  const created = await cli(url, "job", "create", "/DefaultResPool", `${dir}/${name}.yaml`);
-  assert.equal(created.code, 0, created.err);
-  const job = /Job (\S+) created/.exec(created.out)![1];
+  const job = await createJob(url, `${dir}/${name}.yaml`);
   await waitFor(`job ${name} to succeed`, async () => {
     const r = await cli(url, "task", "get", job, "0", "-j");
     return r.code === 0 && JSON.parse(r.out).result.runtime.state === "SUCCEEDED" || undefined;

@@ -1,6 +1,6 @@
 /** `peloton update cache UPDATE-ID` (UpdateService::GetUpdateCache, Peloton's debug call) against `peloton up`. */
 import assert from "node:assert/strict";
-import { cli, ROOT, withUp } from "../testing.ts";
+import { cli, createJob, ROOT, withUp } from "../testing.ts";
 
 const JOBS = `${ROOT}/scenarios/jobs`;
 
@@ -10,9 +10,7 @@ Deno.test({
   sanitizeResources: false,
   async fn() {
     await withUp("peloton-update-cache-", async (up) => {
-      const svc = await cli(up.url, "job", "create", "/DefaultResPool", `${JOBS}/service.yaml`);
-      assert.equal(svc.code, 0, svc.err);
-      const job = /^Job (\S+) created$/.exec(svc.out)![1];
+      const job = await createJob(up.url, `${JOBS}/service.yaml`);
       // Paused, it stays in the job manager's cache, as it is, while the test reads it.
       const made = await cli(
         up.url,
