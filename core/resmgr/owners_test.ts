@@ -1,34 +1,18 @@
 /** Several job managers on one resource manager: each gets its own tasks' placements and changes back. */
 import assert from "node:assert/strict";
 import type { Gang, HostPlacement } from "../messages.ts";
-import { resources, zero } from "../model/resources.ts";
-import { makePorts, makeRespoolConfig, makeRmTask } from "../testing/harness.ts";
-import { DEFAULT_RESMGR_CONFIG, ResourceManager } from "./resmgr.ts";
-import { ROOT_ID } from "./respool_tree.ts";
+import { makeRmTask } from "../testing/harness.ts";
+import { resmgrWithPool } from "../testing/resmgr_pool.ts";
+import { DEFAULT_RESMGR_CONFIG } from "./resmgr.ts";
 
 function setup() {
-  const ports = makePorts();
-  const rm = new ResourceManager({ ...ports, self: "resmgr", hostmgr: "hostmgr" }, DEFAULT_RESMGR_CONFIG);
-  assert.ok(rm.tree.create("a", ROOT_ID, makeRespoolConfig("a", { cpu: 100, memory: 100_000 })).ok);
-  rm.receive({
-    kind: "cluster-capacity",
-    reqId: 0,
-    capacity: { physical: resources(100_000, 1_000_000), slack: zero() },
-  });
-  let reqId = 0;
+  const base = resmgrWithPool();
   const gang = (jobId: string): Gang => ({ tasks: [makeRmTask({ jobId, instanceId: 0, respoolId: "a" })] });
-  const place = (engine: string, lease: string) => {
-    rm.receive({ kind: "dequeue-gangs", reqId: ++reqId, replyTo: engine, limit: 100, timeoutMs: 0 });
-    const gangs = ports.transport.take("gangs", engine).flatMap((m) => m.gangs);
-    const tasks = gangs.flatMap((g) => g.tasks).map((t) => ({ taskId: t.taskId, ports: {} }));
-    const p: HostPlacement = { leaseId: lease, hostname: "h1", agentId: "a1", tasks };
-    return p;
+  const place = (engine: string, lease: string): HostPlacement => {
+    const tasks = base.dequeue(engine).flatMap((g) => g.tasks).map((t) => ({ taskId: t.taskId, ports: {} }));
+    return { leaseId: lease, hostname: "h1", agentId: "a1", tasks };
   };
-  const poll = (owner: string) => {
-    rm.receive({ kind: "get-placements", reqId: ++reqId, replyTo: owner, limit: 100, timeoutMs: 0 });
-    return ports.transport.takeOne("placements", owner);
-  };
-  return { ...ports, rm, gang, place, poll };
+  return { ...base, gang, place };
 }
 
 Deno.test("placements and changes go to the job manager that enqueued the tasks", () => {

@@ -1,27 +1,10 @@
 /** A task stopped while out with a placement engine: the engine that holds it is told, and only that one. */
 import assert from "node:assert/strict";
 import type { Gang } from "../messages.ts";
-import { resources, zero } from "../model/resources.ts";
-import { makePorts, makeRespoolConfig, makeRmTask } from "../testing/harness.ts";
-import { DEFAULT_RESMGR_CONFIG, ResourceManager } from "./resmgr.ts";
-import { ROOT_ID } from "./respool_tree.ts";
+import { makeRmTask } from "../testing/harness.ts";
+import { resmgrWithPool } from "../testing/resmgr_pool.ts";
 
-function setup() {
-  const ports = makePorts();
-  const rm = new ResourceManager({ ...ports, self: "resmgr", hostmgr: "hostmgr" }, DEFAULT_RESMGR_CONFIG);
-  assert.ok(rm.tree.create("a", ROOT_ID, makeRespoolConfig("a", { cpu: 100, memory: 100_000 })).ok);
-  rm.receive({
-    kind: "cluster-capacity",
-    reqId: 0,
-    capacity: { physical: resources(100_000, 1_000_000), slack: zero() },
-  });
-  let reqId = 0;
-  const dequeue = (engine: string) => {
-    rm.receive({ kind: "dequeue-gangs", reqId: ++reqId, replyTo: engine, limit: 100, timeoutMs: 0 });
-    return ports.transport.take("gangs", engine).flatMap((m) => m.gangs);
-  };
-  return { ...ports, rm, dequeue };
-}
+const setup = resmgrWithPool;
 
 const gang = (jobId: string, n: number): Gang => ({
   tasks: Array.from(
