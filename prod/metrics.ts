@@ -18,6 +18,8 @@ interface Family {
   kind: Kind;
   help: string;
   series: Map<string, Series>;
+  /** A histogram's upper bounds, set by its first registration. */
+  buckets?: readonly number[];
 }
 
 export class PromMetrics implements Metrics {
@@ -36,16 +38,17 @@ export class PromMetrics implements Metrics {
     return { set: (v) => void (s.value = v) };
   }
 
-  histogram(name: string, labels: MetricLabels = {}): Histogram {
+  histogram(name: string, labels: MetricLabels = {}, buckets: readonly number[] = BUCKETS): Histogram {
     const s = this.#series(name, "histogram", labels);
-    s.buckets ??= BUCKETS.map(() => 0);
+    const bounds = (this.#families.get(name)!.buckets ??= buckets);
+    s.buckets ??= bounds.map(() => 0);
     s.sum ??= 0;
     s.count ??= 0;
     return {
       observe: (v) => {
         s.sum! += v;
         s.count!++;
-        for (let i = 0; i < BUCKETS.length; i++) if (v <= BUCKETS[i]) s.buckets![i]++;
+        for (let i = 0; i < bounds.length; i++) if (v <= bounds[i]) s.buckets![i]++;
       },
     };
   }
@@ -77,8 +80,9 @@ export class PromMetrics implements Metrics {
           out.push(`${name}${fmtLabels(labels)} ${fmtNumber(s.value)}`);
           continue;
         }
-        for (let i = 0; i < BUCKETS.length; i++) {
-          out.push(`${name}_bucket${fmtLabels({ ...labels, le: String(BUCKETS[i]) })} ${s.buckets![i]}`);
+        const bounds = f.buckets!;
+        for (let i = 0; i < bounds.length; i++) {
+          out.push(`${name}_bucket${fmtLabels({ ...labels, le: String(bounds[i]) })} ${s.buckets![i]}`);
         }
         out.push(`${name}_bucket${fmtLabels({ ...labels, le: "+Inf" })} ${s.count}`);
         out.push(`${name}_sum${fmtLabels(labels)} ${fmtNumber(s.sum!)}`);

@@ -198,6 +198,15 @@ Deno.test({
         "entitlement",
       );
       assert.ok(sample(rm, "peloton_resmgr_queued_tasks", { pool: "/DefaultResPool" }) !== undefined);
+      // What platform teams chart: queue delays (each of the six ran once), demand, fairness, throughput.
+      const delays = "peloton_resmgr_queue_delay_seconds_count";
+      assert.equal(sample(rm, delays, { pool: "/DefaultResPool" }), 6, "a queue delay per task run");
+      assert.equal(
+        sample(rm, "peloton_resmgr_demand_cpus", { pool: "/DefaultResPool" }),
+        0,
+        "nothing queued",
+      );
+      assert.equal(sample(rm, "peloton_resmgr_fairness"), 1, "one pool holding nothing it is not due");
       assert.equal(sample(rm, "peloton_leader"), 1);
       assert.equal(sample(await metrics(cluster.url("resmgr-2")), "peloton_leader"), 0);
       const pl = await metrics(cluster.url("placement"));
@@ -205,9 +214,13 @@ Deno.test({
       assert.ok(sample(pl, "placement_rounds_total")! >= 1);
       const hm = await metrics(cluster.url("hostmgr-1"));
       assert.equal(sample(hm, "peloton_hostmgr_hosts", { state: "HOST_STATE_UP" }), 2);
+      assert.equal(sample(hm, "peloton_hostmgr_allocated_cpus"), 0, "every task ended");
       assert.ok(sample(hm, "peloton_internal_post_seconds_count")! > 0, "internal RPC latency");
       const jt = await metrics(jm());
       assert.ok(sample(jt, "peloton_jobmgr_task_queue_depth") !== undefined);
+      const transitions = "peloton_jobmgr_task_transitions_total";
+      assert.equal(sample(jt, transitions, { state: "SUCCEEDED" }), 6, "tasks ended, counted by state");
+      assert.equal(sample(jt, transitions, { state: "FAILED" }), undefined, "none failed");
       assert.ok(sample(jt, "peloton_api_request_seconds_count", { procedure: create, code: "ok" })! >= 1);
       assert.ok(sample(jt, "peloton_api_request_seconds_bucket", { le: "0.1" }) !== undefined, "a histogram");
 

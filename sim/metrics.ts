@@ -1,4 +1,8 @@
-/** In-memory metrics for the simulator: counters and gauges the report reads at the end. */
+/**
+ * In-memory metrics for the simulator: counters, gauges and histograms (count and sum) kept by name and
+ * labels. An update is a field write on a handle the daemons look up once, so that metrics the core reports
+ * per task cost the simulator next to nothing.
+ */
 import type { Counter, Gauge, Histogram, MetricLabels, Metrics } from "../core/ports/metrics.ts";
 
 function key(name: string, labels?: MetricLabels): string {
@@ -7,25 +11,39 @@ function key(name: string, labels?: MetricLabels): string {
   return `${name}{${parts.join(",")}}`;
 }
 
+export interface SimSeries {
+  value: number;
+  /** Observations of a histogram (`value` is their sum). */
+  count: number;
+}
+
 export class SimMetrics implements Metrics {
-  readonly values = new Map<string, number>();
-  readonly samples = new Map<string, number[]>();
+  readonly series = new Map<string, SimSeries>();
 
   counter(name: string, labels?: MetricLabels): Counter {
-    const k = key(name, labels);
-    if (!this.values.has(k)) this.values.set(k, 0);
-    return { inc: (by = 1) => this.values.set(k, this.values.get(k)! + by) };
+    const s = this.#series(name, labels);
+    return { inc: (by = 1) => void (s.value += by) };
   }
 
   gauge(name: string, labels?: MetricLabels): Gauge {
-    const k = key(name, labels);
-    return { set: (v) => this.values.set(k, v) };
+    const s = this.#series(name, labels);
+    return { set: (v) => void (s.value = v) };
   }
 
   histogram(name: string, labels?: MetricLabels): Histogram {
+    const s = this.#series(name, labels);
+    return {
+      observe: (v) => {
+        s.value += v;
+        s.count++;
+      },
+    };
+  }
+
+  #series(name: string, labels?: MetricLabels): SimSeries {
     const k = key(name, labels);
-    const list = this.samples.get(k) ?? [];
-    this.samples.set(k, list);
-    return { observe: (v) => list.push(v) };
+    let s = this.series.get(k);
+    if (!s) this.series.set(k, s = { value: 0, count: 0 });
+    return s;
   }
 }

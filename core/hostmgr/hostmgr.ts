@@ -329,6 +329,25 @@ export class HostManager implements Receiver {
     return total;
   }
 
+  /**
+   * What tasks hold on hosts that are not lost: the cpu of regular tasks and the memory, disk and GPUs of all
+   * (capacity less what is free), and apart the cpu revocable tasks use of the hosts' slack.
+   */
+  allocated(): { regular: Resources; revocableCpuMilli: number } {
+    const regular = zero(), t = this.registry.table;
+    let revocableCpuMilli = 0;
+    for (const h of this.hosts) {
+      if (h.lost) continue;
+      const r = h.info.resources, i = h.index;
+      regular.cpuMilli += r.cpuMilli - t.freeCpu[i];
+      regular.memMb += r.memMb - t.freeMem[i];
+      regular.diskMb += r.diskMb - t.freeDisk[i];
+      regular.gpuMilli += r.gpuMilli - t.freeGpu[i];
+      revocableCpuMilli += t.slackUsedCpu[i];
+    }
+    return { regular, revocableCpuMilli };
+  }
+
   clusterCapacity(): ClusterCapacity {
     return { physical: this.capacity(), slack: this.registry.table.totalSlack() };
   }

@@ -42,7 +42,7 @@ import {
 import { isTerminalJobState, isTerminalTaskState, type TaskState } from "../model/states.ts";
 import type { Clock, TimerId } from "../ports/clock.ts";
 import type { LaunchSpec } from "../ports/host_backend.ts";
-import type { Metrics } from "../ports/metrics.ts";
+import type { Counter, Metrics } from "../ports/metrics.ts";
 import type { Prng } from "../ports/prng.ts";
 import { type Store, storeFailure, type StoreWrite } from "../ports/store.ts";
 import type { Address, Receiver, Transport } from "../ports/transport.ts";
@@ -277,6 +277,8 @@ export class JobManager implements Receiver {
   lockCalls = 0;
   lockWritesInFlight = 0;
   #heldPlacements: Extract<ReplyMessage, { kind: "placements" }>[] = [];
+  /** `peloton_jobmgr_task_transitions_total` by the state entered, looked up once per state. */
+  readonly #transitions = new Map<TaskState, Counter>();
 
   constructor(readonly deps: JobmgrDeps, readonly config: JobmgrConfig = DEFAULT_JOBMGR_CONFIG) {
     const engine = (workers: number) => ({
@@ -1068,6 +1070,15 @@ export class JobManager implements Receiver {
     this.#writes.push(w);
   }
 
+  #transitionCounter(state: TaskState): Counter {
+    let c = this.#transitions.get(state);
+    if (!c) {
+      c = this.deps.metrics.counter("peloton_jobmgr_task_transitions_total", { state });
+      this.#transitions.set(state, c);
+    }
+    return c;
+  }
+
   transition(job: JobEntry, task: TaskRecord, state: TaskState, timeMs: number, f: TransitionFields): void {
     if (this.#recovered.size) this.#recovered.delete(task);
     const stats = job.runtime.taskStats;
@@ -1075,6 +1086,7 @@ export class JobManager implements Receiver {
     stats[state] = (stats[state] ?? 0) + 1;
     task.state = state;
     task.stateSinceMs = timeMs;
+    this.#transitionCounter(state).inc();
     if (f.hostname !== undefined) task.hostname = f.hostname;
     if (f.agentId !== undefined) task.agentId = f.agentId;
     if (f.ports !== undefined) task.ports = f.ports;

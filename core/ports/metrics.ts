@@ -16,7 +16,8 @@ export interface Histogram {
 export interface Metrics {
   counter(name: string, labels?: MetricLabels): Counter;
   gauge(name: string, labels?: MetricLabels): Gauge;
-  histogram(name: string, labels?: MetricLabels): Histogram;
+  /** `buckets`: the upper bounds, ascending (the implementation's defaults when left out). */
+  histogram(name: string, labels?: MetricLabels, buckets?: readonly number[]): Histogram;
 }
 
 const noop = { inc() {}, set() {}, observe() {} };

@@ -4,7 +4,7 @@ import type { RespoolRecord } from "../model/records.ts";
 import { badUnits, fits, zero } from "../model/resources.ts";
 import { isTerminalTaskState, TASK_STATES, type TaskState } from "../model/states.ts";
 import type { Clock } from "../ports/clock.ts";
-import type { Counter, Metrics } from "../ports/metrics.ts";
+import type { Counter, Histogram, Metrics } from "../ports/metrics.ts";
 import type { Prng } from "../ports/prng.ts";
 import type { Store } from "../ports/store.ts";
 import type { Address, Receiver, Transport } from "../ports/transport.ts";
@@ -62,6 +62,9 @@ export interface ResmgrDeps {
 }
 
 const REVOKE = "PREEMPTION_REASON_REVOKE_RESOURCES";
+const QUEUE_DELAY = "peloton_resmgr_queue_delay_seconds";
+/** Seconds, from a placement round's time to the hours a task may wait for its pool's entitlement. */
+const QUEUE_DELAY_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
 
 export class ResourceManager implements Receiver {
   readonly tree = new RespoolTree();
@@ -78,6 +81,8 @@ export class ResourceManager implements Receiver {
   readonly #admitted: QueuedGang[] = [];
   readonly #api: RespoolApi;
   readonly #preemptedCounter: Counter;
+  /** `peloton_resmgr_queue_delay_seconds` by leaf pool, looked up once per pool. */
+  readonly #queueDelays = new Map<RespoolNode, { path: string; histogram: Histogram }>();
   #entitlementGeneration = -1;
   #timers: number[] = [];
   /**
@@ -91,6 +96,24 @@ export class ResourceManager implements Receiver {
     this.#api = new RespoolApi(this, deps);
     this.#handoff = new PlacementHandoff(deps, config, this.tasks);
     this.#preemptedCounter = deps.metrics.counter("resmgr_preempted_tasks");
+  }
+
+  /**
+   * The histogram of a pool's queue delays: from a task's enqueue to its first RUNNING, as the simulator's
+   * `queueDelaySeconds` measures from submit to running (a task run again is enqueued again).
+   */
+  #queueDelay(pool: RespoolNode): Histogram {
+    let h = this.#queueDelays.get(pool);
+    // A pool moved or renamed since is labelled by its path now.
+    if (h?.path !== pool.path) {
+      const labels = { pool: pool.path };
+      h = {
+        path: pool.path,
+        histogram: this.deps.metrics.histogram(QUEUE_DELAY, labels, QUEUE_DELAY_BUCKETS),
+      };
+      this.#queueDelays.set(pool, h);
+    }
+    return h.histogram;
   }
 
   /** Rebuilds the pool tree from the store's records (before `start`). */
@@ -281,7 +304,9 @@ export class ResourceManager implements Receiver {
           held = this.#noteHeld(old, held);
           this.#forget(old);
         }
-        rows.push(this.tasks.add(task, pool, PENDING, owner));
+        const row = this.tasks.add(task, pool, PENDING, owner);
+        this.tasks.enqueuedMs[row] = now;
+        rows.push(row);
       }
       pool.enqueue(new QueuedGang(this.tasks, rows));
     }
@@ -324,7 +349,13 @@ export class ResourceManager implements Receiver {
       if (t.state[row] === PREEMPTING) continue;
       const state = TASK_STATES[u.state];
       t.state[row] = state;
-      if (state === RUNNING && Number.isNaN(t.startedMs[row])) t.startedMs[row] = u.timeMs;
+      if (state === RUNNING && Number.isNaN(t.startedMs[row])) {
+        t.startedMs[row] = u.timeMs;
+        const enqueued = t.enqueuedMs[row];
+        if (!Number.isNaN(enqueued)) {
+          this.#queueDelay(t.pool[row]!).observe(Math.max(0, u.timeMs - enqueued) / 1000);
+        }
+      }
     }
     // Ended tasks left room on their hosts: placement retries what it holds back.
     if (ended) this.#handoff.roomFreed();

@@ -60,6 +60,8 @@ export class TaskTable {
   priority = new Float64Array(INITIAL_ROWS);
   /** When the task first reported RUNNING (NaN before): the ranker takes the most recently started first. */
   startedMs = new Float64Array(INITIAL_ROWS);
+  /** When the task was enqueued (NaN for one tracked as it was, after a restart): its queue delay's start. */
+  enqueuedMs = new Float64Array(INITIAL_ROWS);
   /** Dequeues to placement so far; a PLACING timeout or answer belongs to one attempt. */
   attempts = new Int32Array(INITIAL_ROWS);
   /**
@@ -93,6 +95,7 @@ export class TaskTable {
     this.flags[row] = taskFlags(task);
     this.priority[row] = task.priority;
     this.startedMs[row] = NaN;
+    this.enqueuedMs[row] = NaN;
     this.attempts[row] = 0;
     this.staleAttempt[row] = NONE;
     this.prev[row] = NONE;
@@ -201,6 +204,7 @@ export class TaskTable {
     this.flags = grownColumn(this.flags, rows);
     this.priority = grownColumn(this.priority, rows);
     this.startedMs = grownColumn(this.startedMs, rows);
+    this.enqueuedMs = grownColumn(this.enqueuedMs, rows);
     this.attempts = grownColumn(this.attempts, rows);
     this.staleAttempt = grownColumn(this.staleAttempt, rows);
     this.prev = grownColumn(this.prev, rows);

@@ -4,6 +4,7 @@ import type { HostManager } from "../../core/hostmgr/hostmgr.ts";
 import type { JobManager } from "../../core/jobmgr/jobmgr.ts";
 import type { PlacementEngine } from "../../core/placement/engine.ts";
 import { TASK_STATES, type TaskState } from "../../core/model/states.ts";
+import { jain, poolShares } from "../../core/resmgr/fairness.ts";
 import type { ResourceManager } from "../../core/resmgr/resmgr.ts";
 import type { PromMetrics } from "../metrics.ts";
 
@@ -43,12 +44,26 @@ export function daemonGauges(m: PromMetrics, d: Daemons | (() => Daemons)): void
       for (const pool of resmgr.tree.all()) {
         if (!pool.isLeaf) continue;
         const labels = { pool: pool.path };
+        const { nonSlack, slack } = pool.allocation;
         m.gauge("peloton_resmgr_queued_tasks", labels).set(pool.queuedTasks);
         m.gauge("peloton_resmgr_entitlement_cpus", labels).set(pool.entitlement.cpu);
         m.gauge("peloton_resmgr_entitlement_mem_mb", labels).set(pool.entitlement.memory);
-        m.gauge("peloton_resmgr_allocation_cpus", labels).set(pool.allocation.nonSlack.cpuMilli / 1000);
-        m.gauge("peloton_resmgr_allocation_mem_mb", labels).set(pool.allocation.nonSlack.memMb);
+        m.gauge("peloton_resmgr_entitlement_gpus", labels).set(pool.entitlement.gpu);
+        m.gauge("peloton_resmgr_allocation_cpus", labels).set(nonSlack.cpuMilli / 1000);
+        m.gauge("peloton_resmgr_allocation_mem_mb", labels).set(nonSlack.memMb);
+        m.gauge("peloton_resmgr_allocation_gpus", labels).set(nonSlack.gpuMilli / 1000);
+        m.gauge("peloton_resmgr_revocable_allocation_cpus", labels).set(slack.cpuMilli / 1000);
+        // Queued work the pool does not hold yet (regular and revocable), as entitlement weighs it.
+        m.gauge("peloton_resmgr_demand_cpus", labels).set(
+          (pool.demand.cpuMilli + pool.slackDemand.cpuMilli) / 1000,
+        );
+        m.gauge("peloton_resmgr_demand_mem_mb", labels).set(pool.demand.memMb + pool.slackDemand.memMb);
+        m.gauge("peloton_resmgr_demand_gpus", labels).set(
+          (pool.demand.gpuMilli + pool.slackDemand.gpuMilli) / 1000,
+        );
       }
+      // The simulator's `fairness`: Jain's index over (leaf pool, kind) of allocation against the fair share.
+      m.gauge("peloton_resmgr_fairness").set(jain(poolShares(resmgr.tree, resmgr.capacity)));
     }
     if (hostmgr) {
       // Every state is set, so one its last host left reads 0 rather than its old count.
@@ -67,6 +82,13 @@ export function daemonGauges(m: PromMetrics, d: Daemons | (() => Daemons)): void
       const cap = hostmgr.capacity();
       m.gauge("peloton_hostmgr_capacity_cpus").set(cap.cpuMilli / 1000);
       m.gauge("peloton_hostmgr_capacity_mem_mb").set(cap.memMb);
+      m.gauge("peloton_hostmgr_capacity_gpus").set(cap.gpuMilli / 1000);
+      // Held by tasks on hosts that are not lost (utilization is this over capacity); revocable cpu apart.
+      const used = hostmgr.allocated();
+      m.gauge("peloton_hostmgr_allocated_cpus").set(used.regular.cpuMilli / 1000);
+      m.gauge("peloton_hostmgr_allocated_mem_mb").set(used.regular.memMb);
+      m.gauge("peloton_hostmgr_allocated_gpus").set(used.regular.gpuMilli / 1000);
+      m.gauge("peloton_hostmgr_revocable_allocated_cpus").set(used.revocableCpuMilli / 1000);
     }
   });
 }

@@ -71,3 +71,67 @@ Deno.test("peloton_resmgr_tasks_by_state reads 0 for a state whose last task lef
   assert.equal(rm.tasks.size, 0);
   assert.equal(running(), 0);
 });
+
+/** A sample of a scrape, by name and exact labels (none for a series without labels). */
+function sample(m: PromMetrics, series: string): number | undefined {
+  for (const line of m.render().split("\n")) {
+    const i = line.lastIndexOf(" ");
+    if (line.slice(0, i) === series) return Number(line.slice(i + 1));
+  }
+  return undefined;
+}
+
+Deno.test("the resource manager's gauges give each pool's demand and GPUs, and fairness as the simulator's", () => {
+  const rm = new ResourceManager(
+    { ...makePorts(), self: "resmgr", hostmgr: "hostmgr" },
+    DEFAULT_RESMGR_CONFIG,
+  );
+  const elastic = { reservation: 0, limit: 10, share: 1 };
+  for (const name of ["a", "b"]) {
+    assert.ok(rm.tree.create(name, ROOT_ID, makeRespoolConfig(name, { cpu: elastic, memory: 100_000 })).ok);
+  }
+  const capacity = { cpuMilli: 10_000, memMb: 100_000, diskMb: 0, gpuMilli: 0 };
+  rm.receive({
+    kind: "cluster-capacity",
+    reqId: 0,
+    capacity: { physical: capacity, slack: { ...capacity, cpuMilli: 0 } },
+  });
+  // a runs 8 cores and wants no more; b holds nothing and has 5 one-core tasks queued (not admitted here: no
+  // entitlement cycle runs). Preemptible, as work over a pool's reservation of 0 must be to be admitted.
+  const running = [...Array(8).keys()].map((i) => ({
+    task: makeRmTask({ jobId: "ja", instanceId: i, respoolId: "a", preemptible: true }),
+    state: "RUNNING" as const,
+  }));
+  rm.receive({ kind: "track-tasks", tasks: running });
+  const queued = [...Array(5).keys()].map((i) =>
+    makeRmTask({ jobId: "jb", instanceId: i, respoolId: "b", preemptible: true })
+  );
+  rm.receive({ kind: "enqueue-gangs", gangs: queued.map((t) => ({ tasks: [t] })) });
+  const m = new PromMetrics();
+  daemonGauges(m, { resmgr: rm });
+  assert.equal(sample(m, 'peloton_resmgr_allocation_cpus{pool="/a"}'), 8);
+  assert.equal(sample(m, 'peloton_resmgr_demand_cpus{pool="/a"}'), 0);
+  assert.equal(sample(m, 'peloton_resmgr_allocation_cpus{pool="/b"}'), 0);
+  assert.equal(sample(m, 'peloton_resmgr_demand_cpus{pool="/b"}'), 5);
+  assert.equal(sample(m, 'peloton_resmgr_demand_mem_mb{pool="/b"}'), 5 * 128);
+  assert.equal(sample(m, 'peloton_resmgr_allocation_gpus{pool="/a"}'), 0);
+  // By hand: both want at least 5 of the 10 cores, so each is due 5; a holds 8 (x = 1.6), b none (x = 0):
+  // Jain's index (1.6 + 0)² / (2 · (1.6² + 0²)) = 0.5.
+  assert.equal(sample(m, "peloton_resmgr_fairness"), 0.5);
+});
+
+Deno.test("the host manager's gauges give what tasks hold of the hosts, GPUs and revocable cpu apart", () => {
+  const rig = hostmgrRig([["h1"], ["h2"]]);
+  rig.launch("a-0-1", "h1", 1);
+  rig.launch("a-1-1", "h2", 2);
+  rig.store.settle();
+  const m = new PromMetrics();
+  daemonGauges(m, { hostmgr: rig.hm });
+  assert.equal(sample(m, "peloton_hostmgr_allocated_cpus"), 3);
+  assert.equal(sample(m, "peloton_hostmgr_revocable_allocated_cpus"), 0);
+  assert.equal(sample(m, "peloton_hostmgr_capacity_gpus"), 0);
+  // A lost host's tasks hold nothing the cluster has.
+  rig.backend.emit({ kind: "host-lost", hostname: "h2", agentId: "agent-h2", reason: "agent removed" });
+  rig.store.settle();
+  assert.equal(sample(m, "peloton_hostmgr_allocated_cpus"), 1);
+});
