@@ -4,6 +4,7 @@
  * are stored apart from the job's config (the store's `secret_info`) and written at their path in every
  * task of the job as it launches. Reads answer a job's secrets by id and path, never their data.
  */
+import { canonicalBase64 } from "../model/base64.ts";
 import type { JobConfig } from "../model/config_types.ts";
 import type { SecretRecord } from "../model/records.ts";
 
@@ -22,8 +23,6 @@ export const MAX_SECRET_ID = 255;
 export const MAX_SECRET_PATH = 4096;
 
 type Body = Record<string, unknown>;
-
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** A request's `secrets`, checked; each problem names its field. */
 export function parseSecrets(
@@ -66,8 +65,9 @@ export function parseSecrets(
     const problem = secretPathProblem(s.path, files);
     if (problem) return { ok: false, message: `${at}.path: ${problem}` };
     files.set(sandboxFile(s.path), { index: i, path: s.path });
-    const data = (s.value as Body | undefined)?.data;
-    if (typeof data !== "string" || !BASE64.test(data)) {
+    const given = (s.value as Body | undefined)?.data;
+    const data = typeof given === "string" ? canonicalBase64(given) : undefined;
+    if (data === undefined) {
       // Never the data itself in the message: it is the secret.
       return { ok: false, message: `${at}.value.data: expected the secret's bytes in base64` };
     }

@@ -283,3 +283,14 @@ Deno.test("secrets: a path the sandbox cannot hold as a file is refused at creat
   assert.match(reply.error!.message, /^secrets\[1\]\.path: "key\/nested" is below secrets\[0\]\.path "key"/);
   assert.equal(rig.job().config.instanceCount, 1);
 });
+
+Deno.test("secrets: data in URL-safe or unpadded base64, as the proto3 JSON mapping allows, is stored standard and padded", () => {
+  const rig = new JobmgrRig();
+  // "??>" is "Pz8+" in standard base64: "Pz8-" URL-safe; "hello" is "aGVsbG8=", "aGVsbG8" unpadded.
+  const reply = create(rig, [
+    { path: "a", value: { data: "Pz8-" } },
+    { path: "b", value: { data: "aGVsbG8" } },
+  ]);
+  assert.equal(reply.error, undefined, JSON.stringify(reply));
+  assert.deepEqual(rig.store.secretRows.read(JOB_ID).map((s) => s.data), ["Pz8+", "aGVsbG8="]);
+});

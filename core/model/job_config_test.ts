@@ -328,3 +328,26 @@ Deno.test("restartPolicy.maxFailures above 100 warns and is capped in the loaded
     "r.yaml:4: defaultConfig.restartPolicy.maxFailures: got 500, expected at most 100; capped at 100",
   ]);
 });
+
+Deno.test("an environment variable may say its Mesos type VALUE, by name or number; SECRET is refused", () => {
+  const job = (type: unknown) => ({
+    instanceCount: 1,
+    defaultConfig: {
+      resource: { cpuLimit: 1, memLimitMb: 10 },
+      command: { value: "env", environment: { variables: [{ name: "A", value: "1", type }] } },
+    },
+  });
+  for (const type of ["VALUE", "value", 1, "1", 0, "UNKNOWN"]) {
+    const r = parseJobConfig(job(type));
+    assert.ok(r.ok, JSON.stringify(r));
+    assert.deepEqual(r.warnings, [], `no warning for type ${type}`);
+    // Kept as the variable it is: a name and a value.
+    assert.deepEqual(r.value.defaultConfig.command?.environment.variables, [{ name: "A", value: "1" }]);
+  }
+  const secret = parseJobConfig(job("SECRET"));
+  assert.ok(!secret.ok);
+  assert.match(
+    secret.errors[0].message,
+    /variables\[0\]\.type: got "SECRET", expected VALUE \(1\): .*`secrets`/,
+  );
+});

@@ -4,6 +4,7 @@
 // rejected) follow the SERVICE rules, and a BATCH job may not ask for a persistent volume. Each issue
 // names the fields it read (`uses`), so a config checked with malformed fields taken out (`gaps`) is only
 // judged by the rules whose fields parsed.
+import { canonicalBase64 } from "./base64.ts";
 import type { JobConfig, TaskConfig } from "./config_types.ts";
 import { type Gaps, judged, NO_GAPS, type PathSeg, type RuleIssue } from "./config_issues.ts";
 import { mergeTaskConfigs, overridesField } from "./task_merge.ts";
@@ -58,9 +59,6 @@ function describeInstances(ids: number[]): string {
 }
 
 type Uses = readonly (readonly PathSeg[])[];
-
-/** Standard base64, padded (protobuf JSON's bytes). */
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 function error(path: PathSeg[], expected: string, value?: unknown, uses?: Uses): RuleIssue {
   const issue: RuleIssue = { path, expected, severity: "error" };
@@ -295,7 +293,8 @@ function checkInstance(config: JobConfig, i: number, issues: IssueSet): void {
     if (task.executor && !task.executor.data) {
       add(error(at("executor", "data"), "executor data", task.executor.data, byType("executor", "data")));
     } else if (
-      task.executor && !(typeof task.executor.data === "string" && BASE64.test(task.executor.data))
+      task.executor &&
+      !(typeof task.executor.data === "string" && canonicalBase64(task.executor.data) !== undefined)
     ) {
       // Bytes, as Peloton's proto has them: Mesos would refuse the launch (TASK_ERROR) on every host.
       const why = "the executor's data in base64 (bytes, as Peloton's ExecutorInfo.data)";

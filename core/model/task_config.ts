@@ -28,10 +28,19 @@ export const ResourceConfigSchema: z.ZodType<ResourceConfig> = z.object({
   gpuLimit: amount().default(0),
 });
 
+/**
+ * `mesos.v1.Environment.Variable`. Its `type` is VALUE (or UNKNOWN, Mesos's default reading as VALUE), said
+ * or not: a variable's value is the text given. A SECRET one (from `secret`) is refused: a job's secrets
+ * (`secrets`) are files in the sandbox.
+ */
 export const EnvironmentVariableSchema: z.ZodType<EnvironmentVariable> = z.object({
   name: text(),
   value: text().default(""),
-});
+  type: protoEnum({ UNKNOWN: 0, VALUE: 1, SECRET: 2 }).optional().refine((t) => t !== "SECRET", {
+    message: "VALUE (1): variables from secrets are not supported; give the secret in the job's `secrets`, " +
+      "which are written as files into the sandbox",
+  }),
+}).transform(({ name, value }) => ({ name, value }));
 
 const UriSchema = z.object({
   value: text(),

@@ -1,4 +1,5 @@
 /** Pure conversions between the HostBackend port's shapes and Mesos messages. */
+import { canonicalBase64 } from "../../core/model/base64.ts";
 import type { ContainerInfo as CoreContainer } from "../../core/model/config_types.ts";
 import type { MesosTaskState } from "../../core/model/states.ts";
 import { portEnv } from "../../core/model/task_env.ts";
@@ -145,6 +146,8 @@ function toExecutorInfo(
   info.executor_id = { value: customExecutorId(taskId) };
   info.name ??= DEFAULT_EXECUTOR_NAME;
   delete info.resources;
+  // Standard and padded, as Mesos decodes `bytes`, whichever form the proto3 JSON mapping allowed the job.
+  if (info.data !== undefined) info.data = canonicalBase64(info.data) ?? info.data;
   info.command = command;
   if (container) info.container = container;
   else if (e.container) info.container = toContainerInfo(e.container as CoreContainer);
@@ -156,7 +159,7 @@ function toExecutorInfo(
  * refuse the whole ACCEPT, every task in it, as JSON it cannot convert). The data itself is not quoted.
  */
 export function executorProblem(executor: ExecutorSpec | undefined): string | undefined {
-  if (executor?.data !== undefined && decodeBase64(executor.data) === undefined) {
+  if (executor?.data !== undefined && canonicalBase64(executor.data) === undefined) {
     return "executor.data is not valid base64";
   }
   return undefined;
