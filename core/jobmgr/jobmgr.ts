@@ -100,6 +100,9 @@ export interface JobmgrConfig {
   untrackTerminalJobs?: boolean;
 }
 
+/** Runs of an instance whose events are kept (Peloton's `_defaultPodEventsToConstraint`). */
+export const KEPT_EVENT_RUNS = 100;
+
 export const DEFAULT_JOBMGR_CONFIG: JobmgrConfig = {
   placementPollTimeoutMs: 100,
   placementPollLimit: 1000,
@@ -1015,6 +1018,17 @@ export class JobManager implements Receiver {
     }
     if (task.desiredRunId !== undefined && task.desiredRunId > task.runId) task.runId = task.desiredRunId;
     task.desiredRunId = undefined;
+    if (this.config.recordEvents && task.runId > KEPT_EVENT_RUNS) {
+      // The events of an instance's newest runs are kept, as Peloton's archiver (`deletePodEvents`) keeps
+      // 100: a service in a crash loop, or updated for years, would otherwise add to them for ever.
+      const { jobId, instanceId } = task;
+      this.#writes.push({
+        kind: "task.events.delete",
+        jobId,
+        instanceId,
+        runId: task.runId - KEPT_EVENT_RUNS,
+      });
+    }
     if (task.desiredConfigVersion !== undefined) task.configVersion = task.desiredConfigVersion;
     task.desiredConfigVersion = undefined;
     task.startTimeMs = task.completionTimeMs = task.exitCode = undefined;
