@@ -39,7 +39,7 @@ import {
   type TaskRecord,
   type UpdateRecord,
 } from "../model/records.ts";
-import { isTerminalJobState, isTerminalTaskState, type TaskState } from "../model/states.ts";
+import { isTerminalJobState, isTerminalTaskState, TASK_STATES, type TaskState } from "../model/states.ts";
 import type { Clock, TimerId } from "../ports/clock.ts";
 import type { LaunchSpec } from "../ports/host_backend.ts";
 import type { Counter, Metrics } from "../ports/metrics.ts";
@@ -280,8 +280,8 @@ export class JobManager implements Receiver {
   lockCalls = 0;
   lockWritesInFlight = 0;
   #heldPlacements: Extract<ReplyMessage, { kind: "placements" }>[] = [];
-  /** `peloton_jobmgr_task_transitions_total` by the state entered, looked up once per state. */
-  readonly #transitions = new Map<TaskState, Counter>();
+  /** `peloton_jobmgr_task_transitions_total` by the state entered (its number), looked up once per state. */
+  readonly #transitions: (Counter | undefined)[] = [];
 
   constructor(readonly deps: JobmgrDeps, readonly config: JobmgrConfig = DEFAULT_JOBMGR_CONFIG) {
     const engine = (workers: number) => ({
@@ -1085,12 +1085,10 @@ export class JobManager implements Receiver {
   }
 
   #transitionCounter(state: TaskState): Counter {
-    let c = this.#transitions.get(state);
-    if (!c) {
-      c = this.deps.metrics.counter("peloton_jobmgr_task_transitions_total", { state });
-      this.#transitions.set(state, c);
-    }
-    return c;
+    const n = TASK_STATES[state];
+    return this.#transitions[n] ??= this.deps.metrics.counter("peloton_jobmgr_task_transitions_total", {
+      state,
+    });
   }
 
   transition(job: JobEntry, task: TaskRecord, state: TaskState, timeMs: number, f: TransitionFields): void {
