@@ -24,7 +24,8 @@ import { StoreFrameworkIdStore } from "./mesos/framework_id_store.ts";
 import { MesosMaintenance } from "./mesos/maintenance_sync.ts";
 import { PromMetrics } from "./metrics.ts";
 import { daemonGauges } from "./daemons/gauges.ts";
-import { RPC_STATUS_SUCCESS, rpcError } from "./daemons/http_errors.ts";
+import { rpcError } from "./daemons/http_errors.ts";
+import { apiReply, replyShaper } from "./proto_extensions.ts";
 import { openStore } from "./store/kysely_store.ts";
 import { claimStore } from "./store/store_claim.ts";
 import { LocalTransport } from "./transport.ts";
@@ -343,14 +344,15 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
     };
     if (route.procedure === WATCH_PROCEDURE) {
       // Timed to the first response; the stream runs on after, to the caller's deadline if it gave one.
-      const opened = await watches.open(route.daemon, body, ttl, givesDeadline(req));
+      const shape = replyShaper(route, req.headers);
+      const opened = await watches.open(route.daemon, body, ttl, givesDeadline(req), shape);
       observe(opened.code);
       return opened.response;
     }
     const reply = await call(route.daemon, route.procedure, body, ttl);
     observe(reply.error?.code ?? "ok");
     if (reply.error) return rpcError(reply.error.code, reply.error.message, { req });
-    return Response.json(reply.body ?? {}, { headers: { "rpc-status": RPC_STATUS_SUCCESS } });
+    return apiReply(route, req, reply.body);
   };
 
   return {

@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { runCli } from "./cli/main.ts";
 import { settlesWithin as settled } from "./settle.ts";
+import { EXTENSIONS_HEADER } from "./proto_extensions.ts";
 
 export const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -100,6 +101,38 @@ export async function cli(url: string, ...argv: string[]): Promise<CliResult> {
     env: () => undefined,
   });
   return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
+/**
+ * Headers of an API call as this project's CLI and web UI send them: with `Peloton-Extensions: true`, so the
+ * reply keeps the fields Peloton's protos do not define (prod/proto_extensions.ts). `extra` may override.
+ */
+export function apiHeaders(procedure: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    "content-type": "application/json",
+    "rpc-procedure": procedure,
+    [EXTENSIONS_HEADER]: "true",
+    ...extra,
+  };
+}
+
+/**
+ * `POST url/api/v1` of `procedure` with `body` (JSON-encoded unless text): with the extension fields unless
+ * `extensions` is false, when the reply is what a plain Peloton client gets.
+ */
+export function apiCall(
+  url: string,
+  procedure: string,
+  body: unknown,
+  opts: { extensions?: boolean; headers?: Record<string, string> } = {},
+): Promise<Response> {
+  const headers = apiHeaders(procedure, opts.headers);
+  if (opts.extensions === false) delete headers[EXTENSIONS_HEADER];
+  return fetch(`${url}/api/v1`, {
+    method: "POST",
+    headers,
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
 }
 
 /** Creates Peloton's default pool, /DefaultResPool, through the CLI against `url`; fails if it cannot. */

@@ -70,11 +70,18 @@ export class WatchStreams {
    * error. No reply within `ttlMs` is `deadline-exceeded`; a watch that the late reply opens is cancelled.
    * With `deadline` (the caller gave its Context-TTL-Ms), `ttlMs` bounds the whole stream, as a gRPC deadline
    * bounds Peloton's: when it passes, the stream ends with a last line `deadline-exceeded` and its watch is
-   * cancelled. Without, the stream runs until it is cancelled or ends.
+   * cancelled. Without, the stream runs until it is cancelled or ends. Each response goes through `shape`
+   * (`replyShaper`: the extension fields only for a caller that asked for them).
    */
-  open(jobmgr: Address, body: unknown, ttlMs: number, deadline = false): Promise<OpenedWatch> {
+  open(
+    jobmgr: Address,
+    body: unknown,
+    ttlMs: number,
+    deadline = false,
+    shape: (response: unknown) => unknown = (r) => r,
+  ): Promise<OpenedWatch> {
     const address = `${this.#o.base}/watch/${++this.#next}`;
-    const stream = new WatchStream(this.#o, jobmgr, address, () => this.#streams.delete(address));
+    const stream = new WatchStream(this.#o, jobmgr, address, () => this.#streams.delete(address), shape);
     if (deadline) stream.endAt(ttlMs);
     this.#streams.set(address, stream);
     this.#o.transport.register(address, stream);
@@ -113,6 +120,7 @@ class WatchStream implements Receiver {
     readonly jobmgr: Address,
     readonly address: Address,
     readonly forget: () => void,
+    readonly shape: (response: unknown) => unknown,
   ) {}
 
   opened(ttlMs: number): Promise<OpenedWatch> {
@@ -196,7 +204,7 @@ class WatchStream implements Receiver {
     const body = new ReadableStream<Uint8Array>({
       start: (c) => {
         this.#controller = c;
-        c.enqueue(line(m.body));
+        c.enqueue(line(this.shape(m.body)));
       },
       cancel: () => {
         // The client went away.
@@ -216,7 +224,7 @@ class WatchStream implements Receiver {
   #push(response: unknown): void {
     if (this.#phase !== "open") return;
     const c = this.#controller!;
-    c.enqueue(line(response));
+    c.enqueue(line(this.shape(response)));
     if ((c.desiredSize ?? 0) < 0) {
       this.#end({ code: "aborted", message: `event overflow: ${this.#watchId}` });
       this.#cancel();

@@ -2,6 +2,8 @@
 import { basicHeader } from "../auth/basic_auth.ts";
 import { NOT_HANDLED_HEADER, replyError } from "../daemons/http_errors.ts";
 import { FILE_OFFSET_HEADER } from "../minicluster/sandbox_http.ts";
+// The CLI reads fields Peloton's protos do not define (entity versions, workflow ids, host resources, ...).
+import { EXTENSIONS_HEADER } from "../proto_extensions.ts";
 
 export class ApiError extends Error {
   override readonly name = "ApiError";
@@ -89,6 +91,7 @@ export class PelotonClient {
           "rpc-procedure": procedure,
           "rpc-caller": "peloton-cli",
           "rpc-encoding": "json",
+          [EXTENSIONS_HEADER]: "true",
           ...this.#auth(),
         },
         body: JSON.stringify(body),
@@ -158,6 +161,7 @@ export class PelotonClient {
           "rpc-procedure": procedure,
           "rpc-caller": "peloton-cli",
           "rpc-encoding": "json",
+          [EXTENSIONS_HEADER]: "true",
           "context-ttl-ms": String(timeoutMs),
           ...this.#auth(),
         },

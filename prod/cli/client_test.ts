@@ -100,3 +100,16 @@ Deno.test("credentials go as UTF-8 (RFC 7617): a password of any script, from fl
     }
   });
 });
+
+Deno.test("every call and stream asks for the extension fields (Peloton-Extensions: true), which the CLI reads", async () => {
+  const seen: (string | null)[] = [];
+  await withServer((req) => {
+    seen.push(req.headers.get("peloton-extensions"));
+    return Response.json({});
+  }, async (url) => {
+    const client = new PelotonClient({ url });
+    await client.call("peloton.api.job.JobManager::Get", {});
+    for await (const _ of client.stream("peloton.api.v1alpha.watch.svc.WatchService::Watch", {})) break;
+  });
+  assert.deepEqual(seen, ["true", "true"]);
+});

@@ -23,11 +23,12 @@ import { PromMetrics } from "../metrics.ts";
 import { type KyselyStore, openStore } from "../store/kysely_store.ts";
 import { claimStore, type StoreClaim } from "../store/store_claim.ts";
 import { isTransient } from "../store/transient.ts";
-import { API_STATUS, RPC_STATUS_SUCCESS, rpcError } from "./http_errors.ts";
+import { API_STATUS, rpcError } from "./http_errors.ts";
 import { listen } from "./listen.ts";
 import { serveUi } from "../ui/page.ts";
 import { type DataDirOwnership, shareDataDir } from "../minicluster/data_dir_owner.ts";
 import { CANCEL_PROCEDURE, NDJSON, WATCH_PROCEDURE, WatchStreams } from "../watch_stream.ts";
+import { apiReply, replyShaper } from "../proto_extensions.ts";
 import { watchHolder } from "./api_jobs.ts";
 
 export type DaemonRole = "jobmgr" | "resmgr" | "hostmgr" | "placement";
@@ -658,7 +659,8 @@ export class DaemonProcess {
     if (stream && this.#watches) {
       // Timed to the first response; the stream runs on after, to the caller's deadline if it gave one.
       const deadline = givesDeadline(req);
-      const opened = await this.#watches.open(target.local, target.body ?? body, ttl, deadline);
+      const shape = replyShaper(route, req.headers);
+      const opened = await this.#watches.open(target.local, target.body ?? body, ttl, deadline, shape);
       this.#apiSeconds(route.procedure, opened.code).observe((performance.now() - started) / 1000);
       return opened.response;
     }
@@ -667,7 +669,7 @@ export class DaemonProcess {
       (performance.now() - started) / 1000,
     );
     if (reply.error) return rpcError(reply.error.code, reply.error.message, { req, headers: stale });
-    return Response.json(reply.body ?? {}, { headers: { "rpc-status": RPC_STATUS_SUCCESS, ...stale } });
+    return apiReply(route, req, reply.body, stale);
   }
 
   async #target(route: Route, body: Record<string, unknown>): Promise<ApiTarget> {

@@ -62,6 +62,9 @@ export class UiApi {
       "rpc-procedure": procedure,
       "rpc-caller": "peloton-ui",
       "rpc-encoding": "json",
+      // The page reads fields Peloton's protos do not define (prod/proto_extensions.ts); spelled out here, as
+      // this code runs in the browser without its imports.
+      "peloton-extensions": "true",
       "context-ttl-ms": String(UiApi.TTL_MS),
     };
     const auth = this.authorization();

@@ -92,3 +92,22 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "every call asks for the extension fields (Peloton-Extensions: true), which the page reads",
+  sanitizeOps: false,
+  async fn() {
+    const real = globalThis.fetch;
+    let sent: Headers | undefined;
+    globalThis.fetch = (_input: string | URL | Request, init?: RequestInit) => {
+      sent = new Headers(init?.headers);
+      return Promise.resolve(Response.json({}));
+    };
+    try {
+      await new UiApi().call("peloton.api.job.JobManager::Get", {});
+    } finally {
+      globalThis.fetch = real;
+    }
+    assert.equal(sent?.get("peloton-extensions"), "true");
+  },
+});
