@@ -295,6 +295,8 @@ function drained(e: Report["events"][number]): string | number {
 
 /** A figure as a table shows it: "n/a" for one nothing measured (a percentile of no delays is null). */
 const na = (v: number | null): number | string => v ?? "n/a";
+/** A pool's average: "" when the pool has no series (absent), "n/a" when nothing was measured (null). */
+const avg = (v: number | null | undefined): number | string => v === undefined ? "" : na(v);
 
 /**
  * Percentiles of delays in seconds as the summary shows them ("1.2 / 3.4 s"); "n/a" for those of no delays,
@@ -329,14 +331,14 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
     ["Wall time", `${report.wallSeconds} s, peak RSS ${(report.peakRssBytes / 2 ** 30).toFixed(2)} GiB`],
     [`Tasks submitted / launched / unplaced${whole}`, `${t.submitted} / ${t.launched} / ${t.unplaced}`],
     [`Succeeded / failed / killed / lost${whole}`, `${t.succeeded} / ${t.failed} / ${t.killed} / ${t.lost}`],
-    [`Launches per second${after}`, String(report.launchesPerSec)],
+    [`Launches per second${after}`, String(na(report.launchesPerSec))],
     [
       "Queue delay p50 / p90 / p99 / max",
       delays([q.p50, q.p90, q.p99, q.max], after) +
       (q.waiting ? ` (${q.waiting} instances still waiting at the end count with their wait so far)` : ""),
     ],
     [
-      "Of which waiting for admission (the pool's entitlement) p50 / p90 / p99 / max",
+      "Of which waiting for admission (the pool's entitlement: its limit, or a full cluster) p50 / p90 / p99 / max",
       delays([a.p50, a.p90, a.p99, a.max], after) +
       (a.waiting ? ` (${a.waiting} instances not admitted at the end count with their wait so far)` : ""),
     ],
@@ -347,11 +349,12 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
     ],
     [
       `Utilization cpu (of it revocable) / memory / disk / gpu${after}`,
-      `${u.cpu} (${u.revocableCpu ?? ""}) / ${u.memory} / ${u.disk} / ${u.gpu}`,
+      `${na(u.cpu)} (${u.revocableCpu === undefined ? "" : na(u.revocableCpu)}) / ${na(u.memory)} / ` +
+      `${na(u.disk)} / ${na(u.gpu)}`,
     ],
     [
       "Fairness (Jain) of cpu and gpu allocation (admitted) / held on hosts",
-      `${report.fairness} / ${report.fairnessHeld ?? ""}`,
+      `${na(report.fairness)} / ${report.fairnessHeld === undefined ? "" : na(report.fairnessHeld)}`,
     ],
     [
       "Preempted: running / waiting / slack / maintenance",
@@ -392,10 +395,11 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
       s.heldCpu ?? "",
       s.demandCpu,
       ...(slack ? [s.slackEntitlementCpu, s.slackAllocationCpu, s.slackHeldCpu, s.slackDemandCpu] : []),
-      s.avgAllocationCpu ?? "",
-      s.avgHeldCpu ?? "",
-      s.avgEntitlementCpu ?? "",
-      ...(slack ? [s.avgSlackAllocationCpu ?? "", s.avgSlackEntitlementCpu ?? ""] : []),
+      // "" for a pool without series, "n/a" for a run that measured nothing.
+      avg(s.avgAllocationCpu),
+      avg(s.avgHeldCpu),
+      avg(s.avgEntitlementCpu),
+      ...(slack ? [avg(s.avgSlackAllocationCpu), avg(s.avgSlackEntitlementCpu)] : []),
       // Only pools a workload submits to have delays: "" for the others, "n/a" for none measured.
       s.queueDelaySeconds ? na(s.queueDelaySeconds.p99) : "",
       s.admissionDelaySeconds ? na(s.admissionDelaySeconds.p99) : "",

@@ -17,7 +17,13 @@ export function renderPlan(o: PlanOutcome, assets: UplotAssets): string {
     ]),
     table(
       [o.vary, field, "meets target", "wall s"],
-      o.points.map((p) => [p.value, p.metric ?? p.error ?? "", p.met ? "yes" : "no", p.wallSeconds ?? ""]),
+      o.points.map((p) => [
+        p.value,
+        // A drain not over by the end took longer than the time it had: "over 250 (not over by the end)".
+        p.atLeast ? `over ${p.metric} (not over by the end)` : p.metric ?? p.error ?? "",
+        p.met ? "yes" : "no",
+        p.wallSeconds ?? "",
+      ]),
     ),
   ], [{
     id: "curve",

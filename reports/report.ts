@@ -52,7 +52,11 @@ export interface Report {
   scenario: string;
   description: string;
   seed: number;
-  /** Hosts registered by the end (added ones included). */
+  /**
+   * The cluster's size at the end: the scenario's hosts and those events added, less those removed for good
+   * (`removeHosts`). A host down for a failure, a lost rack or maintenance still counts, as it is still the
+   * cluster's; `series.hostsUp` says how many were up.
+   */
   hosts: number;
   simulatedSeconds: number;
   /** Statistics below leave out the run's first `warmupSeconds` (series and task counts do not). */
@@ -76,8 +80,11 @@ export interface Report {
     stuck: number;
     byState: Record<string, number>;
   };
-  /** Task launches per simulated second after the warm-up. */
-  launchesPerSec: number;
+  /**
+   * Task launches per simulated second after the warm-up; null when the run measured nothing (it ended
+   * before its warm-up did): as `utilization`, `fairness`, `fairnessHeld` and the pools' averages then.
+   */
+  launchesPerSec: number | null;
   /**
    * From asking for each instance (its job's submission, or the elastic growth or new host that added it)
    * to its first RUNNING, for instances asked for after the warm-up. Instances still waiting at the end
@@ -89,8 +96,11 @@ export interface Report {
    * first admitting it (READY), for instances asked for after the warm-up; those not admitted by the end
    * count with their wait so far. As the queue delay counts an instance's first run, this counts its first
    * admission: a task preempted while waiting and admitted again has only its first wait counted here.
-   * Close to `queueDelaySeconds`, the pools' entitlements hold the work back; far below it, the work waits
-   * for hosts (placement) or to start.
+   * A pool's entitlement is capped by its limit and by its share of what the cluster has, so this is a wait
+   * for the pool's limit or for a full cluster alike: close to `queueDelaySeconds`, the work waits to be
+   * admitted; far below it, admitted work waits for placement or to start. The pool's allocation against its
+   * limit tells the two apart: at the limit, the limit holds it back; below it, with `cpuUtil` near 1, the
+   * cluster does.
    */
   admissionDelaySeconds: QueueDelays;
   /**
@@ -108,9 +118,18 @@ export interface Report {
    * moment's fractions). With the pools' `avgHeldCpu` (what they held, averaged over the same time) it
    * agrees: their sum over the average cpu of the hosts up. `cpu` counts every task's cpu, revocable ones'
    * included, so it may pass 1 when revocable tasks run on slack (cpu allocated to other tasks but unused);
-   * `revocableCpu` is their part of it.
+   * `revocableCpu` is their part of it. The hosts up are those whose agents are registered and that are not
+   * DOWN for maintenance (`series.hostsUp`): a host still draining runs tasks and counts, one drained (its
+   * machine down) does not until its maintenance completes. Each is null when the run measured nothing (it
+   * ended before its warm-up did), not 0.
    */
-  utilization: { cpu: number; memory: number; disk: number; gpu: number; revocableCpu: number };
+  utilization: {
+    cpu: number | null;
+    memory: number | null;
+    disk: number | null;
+    gpu: number | null;
+    revocableCpu: number | null;
+  };
   /**
    * Time-average of Jain's fairness index over leaf pools that want cpu (allocated or queued): each pool's
    * cpu allocation over min(what it wants, its fair share), the fair share being the entitlement Peloton's
@@ -118,14 +137,15 @@ export interface Report {
    * Peloton admits it). 1 is perfectly fair; a pool that wants cpu and holds none counts 0 (beside one pool
    * holding its share, 0.5). Pools whose fair share is 0 are left out. Allocation is what the resource
    * manager admitted (Peloton's view), so a pool whose admitted tasks still wait for hosts counts them.
+   * Null when the run measured nothing (it ended before its warm-up did).
    */
-  fairness: number;
+  fairness: number | null;
   /**
    * The same index over what each pool's tasks hold on hosts (launched or running; `PoolSummary.heldCpu`)
    * rather than what was admitted: a pool admitted its share while its tasks wait for others' to be
-   * preempted counts only what runs. Time-average after the warm-up, as `fairness`.
+   * preempted counts only what runs. Time-average after the warm-up, as `fairness` (null as it is).
    */
-  fairnessHeld: number;
+  fairnessHeld: number | null;
   /** Each pool at the end (non-leaf pools sum their leaves), with time-averages after the warm-up. */
   pools: Record<string, PoolSummary>;
   workloads: Record<string, WorkloadSummary>;
@@ -217,15 +237,15 @@ export interface PoolSummary {
   /**
    * Time-averages after the warm-up (pools with a series). `avgHeldCpu` and `avgSlackHeldCpu` are exact,
    * integrated over every launch and end; the others weigh each sample by the part of the interval it
-   * ends that lies after the warm-up.
+   * ends that lies after the warm-up. Null when the run measured nothing (it ended before its warm-up did).
    */
-  avgAllocationCpu?: number;
-  avgEntitlementCpu?: number;
-  avgDemandCpu?: number;
-  avgHeldCpu?: number;
-  avgSlackHeldCpu?: number;
-  avgSlackAllocationCpu?: number;
-  avgSlackEntitlementCpu?: number;
+  avgAllocationCpu?: number | null;
+  avgEntitlementCpu?: number | null;
+  avgDemandCpu?: number | null;
+  avgHeldCpu?: number | null;
+  avgSlackHeldCpu?: number | null;
+  avgSlackAllocationCpu?: number | null;
+  avgSlackEntitlementCpu?: number | null;
   /** Queue delay of the workloads submitting to this pool (and its children). */
   queueDelaySeconds?: QueueDelays;
   /** Its part spent waiting for admission. */
@@ -259,9 +279,10 @@ function percentiles(ms: ArrayLike<number>): Percentiles {
  * or from 0), weighted by the part of that interval after `fromSec`: a sample at `fromSec` or before counts
  * nothing, the first one after it only for its interval's time past `fromSec`, and a run's last interval,
  * shorter when it ends between sample times, for its length. With every interval the same length and the
- * warm-up on a sample time this is the plain mean of the samples after it.
+ * warm-up on a sample time this is the plain mean of the samples after it. Null when no time lies after
+ * `fromSec` (the run ended before its warm-up did): nothing was measured, which a 0 would report as a value.
  */
-export function meanFrom(t: number[], xs: number[], fromSec: number): number {
+export function meanFrom(t: number[], xs: number[], fromSec: number): number | null {
   let sum = 0, weight = 0;
   for (let i = 0; i < xs.length; i++) {
     const dt = t[i] - Math.max(i ? t[i - 1] : 0, fromSec);
@@ -269,7 +290,7 @@ export function meanFrom(t: number[], xs: number[], fromSec: number): number {
     sum += xs[i] * dt;
     weight += dt;
   }
-  return weight > 0 ? round4(sum / weight) : 0;
+  return weight > 0 ? round4(sum / weight) : null;
 }
 
 export function buildReport(
@@ -326,6 +347,8 @@ export function buildReport(
   const pools: Report["pools"] = {};
   const placing = waitingForPlacement(sim.resmgr.tasks);
   const usage = stats.usageAfterWarmup(sim.cluster.usage, sim.queue.now);
+  // Time after the warm-up: without any, nothing was measured, and the figures over it are null.
+  const measured = sim.queue.now > warmup * 1000;
   for (const p of sim.resmgr.tree.all()) {
     if (p.isRoot) continue;
     const v = poolValues(p, poolTotals(p, placing));
@@ -340,8 +363,8 @@ export function buildReport(
       summary.avgEntitlementCpu = meanFrom(s.t, ps.entitlementCpu, warmup);
       summary.avgDemandCpu = meanFrom(s.t, ps.demandCpu, warmup);
       const held = heldValues(heldUnder(p, usage, sim));
-      summary.avgHeldCpu = held.heldCpu;
-      summary.avgSlackHeldCpu = held.slackHeldCpu;
+      summary.avgHeldCpu = measured ? held.heldCpu : null;
+      summary.avgSlackHeldCpu = measured ? held.slackHeldCpu : null;
       summary.avgSlackAllocationCpu = meanFrom(s.t, ps.slackAllocationCpu, warmup);
       summary.avgSlackEntitlementCpu = meanFrom(s.t, ps.slackEntitlementCpu, warmup);
     }
@@ -357,11 +380,12 @@ export function buildReport(
   const maintenance = sim.jobmgr.maintenanceEvictions;
   const simulatedSeconds = sim.queue.now / 1000;
   const measuredSeconds = Math.max(0, simulatedSeconds - warmup);
+  const ratio = (k: number) => (measured ? round4(usage.ratio[k]) : null);
   return {
     scenario: scenario.name,
     description: scenario.description,
     seed,
-    hosts: sim.hostmgr.hosts.length,
+    hosts: sim.cluster.hostCount,
     simulatedSeconds,
     warmupSeconds: warmup,
     wallSeconds: round4(machine.wallSeconds),
@@ -382,7 +406,7 @@ export function buildReport(
       stuck: sim.stuck.length,
       byState,
     },
-    launchesPerSec: measuredSeconds > 0 ? round4(stats.launchedAfterWarmup / measuredSeconds) : 0,
+    launchesPerSec: measured ? round4(stats.launchedAfterWarmup / measuredSeconds) : null,
     queueDelaySeconds: delaysOf(scenario.workloads.map((w) => w.name)),
     admissionDelaySeconds: admissionsOf(scenario.workloads.map((w) => w.name)),
     rescheduleDelaySeconds: {
@@ -391,11 +415,11 @@ export function buildReport(
       afterLoss: withWaiting([stats.rescheduleDelaysByEndMs.lost], [rerunWaitingMs.lost]),
     },
     utilization: {
-      cpu: round4(usage.ratio[CPU]),
-      memory: round4(usage.ratio[MEM]),
-      disk: round4(usage.ratio[DISK]),
-      gpu: round4(usage.ratio[GPU]),
-      revocableCpu: round4(usage.ratio[REVOCABLE_CPU]),
+      cpu: ratio(CPU),
+      memory: ratio(MEM),
+      disk: ratio(DISK),
+      gpu: ratio(GPU),
+      revocableCpu: ratio(REVOCABLE_CPU),
     },
     fairness: meanFrom(s.t, s.fairness, warmup),
     fairnessHeld: meanFrom(s.t, s.fairnessHeld, warmup),

@@ -5,6 +5,7 @@ import { inlineScenario, SLACK_POOLS } from "../sim/testing.ts";
 import { poolsCsv, seriesCsv } from "./csv.ts";
 import { HELD, renderHtml, reportCharts } from "./html.ts";
 import { buildReport, type Report } from "./report.ts";
+import { compareReports, comparisonText, renderComparison } from "./compare.ts";
 
 async function slackReport(): Promise<Report> {
   const scenario = inlineScenario(SLACK_POOLS);
@@ -210,4 +211,67 @@ settings: { sampleIntervalSec: 30 }
     ["demand", 2],
   ]);
   assert.equal(charts.find((c) => c.id === "pool-1-gpu"), undefined, "/web has no GPU work: no GPU chart");
+});
+
+/** An open-ended run that ends at about 130 s, inside its 200 s warm-up: no time of it is measured. */
+const WARM_PAST_END = `
+name: warm-past-end
+hostClasses:
+  - {name: h, count: 1, cpu: 4, memoryMb: 4096}
+respools:
+  - name: p
+    resources:
+      - {kind: cpu, reservation: 4, limit: 100}
+      - {kind: memory, reservation: 4096, limit: 409600}
+workloads:
+  - {name: a, respool: /p, arrival: {at: [0]}, instances: 2, durationSec: 100, cpu: 2, memoryMb: 1024}
+  - {name: b, respool: /p, arrival: {at: [50]}, instances: 1, durationSec: 30, cpu: 4, memoryMb: 1024}
+settings:
+  rpcLatencyMs: 0
+  taskStartupSec: 0
+  sampleIntervalSec: 10
+  warmupSec: 200
+`;
+
+Deno.test("a run that ends inside its warm-up measured nothing: its rates, utilization, fairness and averages are null, n/a", async () => {
+  const scenario = inlineScenario(WARM_PAST_END);
+  const sim = await runScenario(scenario, { seed: 1 });
+  const report = buildReport(scenario, sim, 1, { wallSeconds: 0, peakRssBytes: 0 });
+  assert.ok(report.simulatedSeconds > 120 && report.simulatedSeconds < 200, `${report.simulatedSeconds}`);
+  assert.equal(report.launchesPerSec, null);
+  assert.deepEqual(report.utilization, {
+    cpu: null,
+    memory: null,
+    disk: null,
+    gpu: null,
+    revocableCpu: null,
+  });
+  assert.deepEqual([report.fairness, report.fairnessHeld], [null, null]);
+  const p = report.pools["/p"];
+  assert.deepEqual(
+    [p.avgAllocationCpu, p.avgEntitlementCpu, p.avgDemandCpu, p.avgHeldCpu, p.avgSlackHeldCpu],
+    [null, null, null, null, null],
+  );
+  // Counts of the whole run are still counted.
+  assert.equal(report.tasks.launched, 3);
+  const html = renderHtml(report, { js: "", css: "" });
+  assert.match(html, /<td>Launches per second \(after the 200 s warm-up\)<\/td><td>n\/a<\/td>/);
+  assert.match(html, /<td>n\/a \(n\/a\) \/ n\/a \/ n\/a \/ n\/a<\/td>/, "utilization");
+  assert.match(html, /<td>n\/a \/ n\/a<\/td>/, "fairness");
+  // Compare shows what was not measured as it shows a percentile of no delays: an empty cell, "-".
+  const list = [{ name: "x", report }, { name: "y", report }];
+  const c = compareReports(list);
+  for (const path of ["launchesPerSec", "utilization.cpu", "fairness", "fairnessHeld"]) {
+    const row = c.rows.find((r) => r.path === path)!;
+    assert.deepEqual(row.values, [null, null], path);
+    const line = comparisonText(c).split("\n").find((l) => l.startsWith(`${row.metric} `))!;
+    assert.deepEqual(line.slice(row.metric.length).trim().split(/\s+/), ["-", "-"], path);
+    assert.ok(
+      renderComparison(list, { js: "", css: "" }).includes(
+        `<tr><td>${row.metric}</td><td></td><td></td><td></td>`,
+      ),
+      path,
+    );
+  }
+  assert.deepEqual(c.pools.find((x) => x.metric === "avgHeldCpu")!.values, [null, null]);
 });

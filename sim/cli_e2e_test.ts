@@ -70,9 +70,9 @@ Deno.test("sim compare puts both reports' numbers side by side, in the terminal,
       ["tasks succeeded", "tasks.succeeded", a.tasks.succeeded, b.tasks.succeeded],
       ["tasks preempted", "tasks.preempted", a.tasks.preempted, b.tasks.preempted],
       ["tasks unplaced", "tasks.unplaced", a.tasks.unplaced, b.tasks.unplaced],
-      ["launches/s", "launchesPerSec", a.launchesPerSec, b.launchesPerSec],
+      ["launches/s", "launchesPerSec", a.launchesPerSec!, b.launchesPerSec!],
       ["queue delay p99 s", "queueDelaySeconds.p99", a.queueDelaySeconds.p99!, b.queueDelaySeconds.p99!],
-      ["utilization cpu", "utilization.cpu", a.utilization.cpu, b.utilization.cpu],
+      ["utilization cpu", "utilization.cpu", a.utilization.cpu!, b.utilization.cpu!],
     ];
     for (const [label, path, x, y] of checked) {
       const row = c.rows.find((row) => row.path === path);

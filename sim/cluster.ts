@@ -60,12 +60,23 @@ export interface SimTaskStatus extends TaskStatus {
   hostRow: number;
 }
 
+/** Whether a host's capacity counts as the cluster's: its agent is up and its machine not down for maintenance. */
+const counts = (h: SimHost) => h.up && !h.maintenanceDown;
+
 /** The class of hosts a launch named but the cluster never registered (unit tests make them up). */
 export const UNREGISTERED_CLASS = "(unregistered)";
 
 /** A simulated agent; its tasks and cpu accounting are in the cluster's columns, by `index`. */
 export class SimHost {
+  /** Its agent is registered: not failed, lost with its rack, or removed. */
   up = true;
+  /**
+   * Its machine is down for maintenance (the host manager has it DOWN: drained): its agent may be up, but
+   * it counts in no capacity, as a failed host does not (`setMaintenanceDown`).
+   */
+  maintenanceDown = false;
+  /** Removed from the cluster for good (`removeHosts`): it is no longer the cluster's. */
+  removed = false;
   /** Slack (milli-cores) last reported to the host manager. */
   reportedSlackCpu = 0;
   constructor(public info: HostInfo, readonly index: number) {}
@@ -177,11 +188,14 @@ export class SimCluster implements HostBackend {
       const known = this.#hostByName.get(h.hostname);
       if (known) {
         // Registered again: its capacity is the new one.
-        if (known.up) this.usage.hostCapacity(now, known.info.resources, -1);
+        if (counts(known)) this.usage.hostCapacity(now, known.info.resources, -1);
         this.#setInfo(known, h, c);
         known.up = true;
-      } else this.#newHost(h, c);
-      this.usage.hostCapacity(now, h.resources, 1);
+        if (counts(known)) this.usage.hostCapacity(now, h.resources, 1);
+      } else {
+        this.#newHost(h, c);
+        this.usage.hostCapacity(now, h.resources, 1);
+      }
     }
     this.#send(hosts.map((host) => ({ kind: "host-up", host })));
   }
@@ -457,8 +471,8 @@ export class SimCluster implements HostBackend {
         this.#tasks.remove(slot);
         this.#taskCount--;
       }
+      if (counts(h)) this.usage.hostCapacity(this.queue.now, h.info.resources, -1);
       h.up = false;
-      this.usage.hostCapacity(this.queue.now, h.info.resources, -1);
       events.push({ kind: "host-lost", hostname: name, agentId: h.info.agentId, reason });
     }
     this.#send(events);
@@ -471,10 +485,39 @@ export class SimCluster implements HostBackend {
       const h = this.#hostByName.get(name);
       if (!h || h.up) continue;
       h.up = true;
-      this.usage.hostCapacity(this.queue.now, h.info.resources, 1);
+      if (counts(h)) this.usage.hostCapacity(this.queue.now, h.info.resources, 1);
       hosts.push(h.info);
     }
     this.#send(hosts.map((host) => ({ kind: "host-up", host })));
+  }
+
+  /** Machines leave the cluster for good: their agents go away as in `hostsDown`, and they are no longer its. */
+  removeHosts(hostnames: string[], reason: string): void {
+    for (const name of hostnames) {
+      const h = this.#hostByName.get(name);
+      if (h) h.removed = true;
+    }
+    this.hostsDown(hostnames, reason);
+  }
+
+  /** Hosts that are the cluster's: every one registered (whatever its state now) but those removed for good. */
+  get hostCount(): number {
+    let n = 0;
+    for (const h of this.#hostList) if (!h.removed) n++;
+    return n;
+  }
+
+  /**
+   * The host manager has a host DOWN for maintenance (`down`: drained, its machine down) or no longer
+   * (completed, or draining again): a host down counts in no capacity, as utilization is over the hosts up.
+   * A host still DRAINING runs tasks and counts. Safe to call again.
+   */
+  setMaintenanceDown(hostname: string, down: boolean): void {
+    const h = this.#hostByName.get(hostname);
+    if (!h || h.maintenanceDown === down) return;
+    const counted = counts(h);
+    h.maintenanceDown = down;
+    if (counted !== counts(h)) this.usage.hostCapacity(this.queue.now, h.info.resources, down ? -1 : 1);
   }
 
   /** Tasks of a usage group change how much cpu they use (a traffic spike or a quiet night). */

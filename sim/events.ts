@@ -185,7 +185,7 @@ function apply(e: ScenarioEvent, ctx: EventContext, state: EventState): void {
     const down = names.filter((n) => !up(n)).length;
     const r = record("removeHosts", `hosts removed (${describe(e.removeHosts)})`, names.length);
     if (down) r.detail += `, ${down} of them down already`;
-    ctx.cluster.hostsDown(names, "agent removed");
+    ctx.cluster.removeHosts(names, "agent removed");
   } else if (e.updatePool) {
     const { path, force, ...change } = e.updatePool;
     // Said once the resource manager answers: an update it refused changed nothing.

@@ -99,7 +99,7 @@ Deno.test("failed hosts lose their tasks, which run again elsewhere; removed hos
     "addHosts",
     6,
   ]]);
-  assert.equal(report.hosts, 18, "12 registered, 6 added");
+  assert.equal(report.hosts, 15, "12 registered, 6 added, 3 removed for good");
   assert.equal(report.series.hostsUp.at(-1), 13);
   assert.ok(sim.hostmgr.host("std-17"), "new hosts continue the class's numbering");
   assert.equal(running(sim).length, 48);
@@ -505,4 +505,14 @@ Deno.test("events due before the pools are made (over the modelled RPC latency) 
     ["addHosts", 2, undefined],
   ]);
   assert.equal(sim.hostmgr.hosts.length, 14);
+});
+
+Deno.test("the report's hosts is the cluster's size at the end: added hosts count, removed ones do not, down ones do", async () => {
+  // 12 hosts; std-0 removed for good, std-1 failed and std-2 drained (neither back by the end), 2 added.
+  const { report } = await run(scenario(`  - {atSec: 30, removeHosts: {hosts: [std-0]}}
+  - {atSec: 40, failHosts: {hosts: [std-1]}}
+  - {atSec: 50, drain: {hosts: [std-2]}}
+  - {atSec: 60, addHosts: {class: std, count: 2}}`));
+  assert.equal(report.hosts, 13);
+  assert.equal(report.series.hostsUp.at(-1), 11, "the failed host and the drained one are not up");
 });

@@ -217,7 +217,8 @@ export function summaryLine(report: Report, out: string, durationSec?: number): 
     `failed ${t.failed}, preempted ${t.preempted}, unplaced ${t.unplaced}`;
   // A percentile of no delays (none asked for after the warm-up) is null: "n/a", not "0s".
   const s = (v: number | null) => (v === null ? "n/a" : `${v}s`);
-  const rates = `${report.launchesPerSec} launches/s; queue delay p50 ${s(q.p50)} p99 ${s(q.p99)}`;
+  const launches = report.launchesPerSec === null ? "n/a" : report.launchesPerSec;
+  const rates = `${launches} launches/s; queue delay p50 ${s(q.p50)} p99 ${s(q.p99)}`;
   const figures = warmup > 0
     ? `whole run (${report.simulatedSeconds}s): ${counts}; after the ${warmup}s warm-up (${measured}s): ${rates}`
     : `${counts}; ${rates}`;
@@ -323,7 +324,10 @@ async function planCommand(argv: string[]): Promise<void> {
     onRun: (p) => {
       console.error(
         `  ${values.vary!.toString().split("=")[0]}=${p.value}: ${
-          p.error ?? `${p.metric} (${p.met ? "meets" : "misses"} target)`
+          p.error ??
+            `${p.atLeast ? "over " : ""}${p.metric} (${p.met ? "meets" : "misses"} target${
+              p.atLeast ? ": the drain was not over by the end" : ""
+            })`
         }`,
       );
     },
@@ -356,7 +360,9 @@ async function planCommand(argv: string[]): Promise<void> {
   }
   console.log(outcome.note);
   console.log("value\tmetric\tmeets");
-  for (const p of outcome.points) console.log(`${p.value}\t${p.metric ?? p.error}\t${p.met}`);
+  for (const p of outcome.points) {
+    console.log(`${p.value}\t${p.atLeast ? ">" : ""}${p.metric ?? p.error}\t${p.met}`);
+  }
   if (outcome.warning) console.error(`warning: ${outcome.warning}`);
   if (out) {
     await Deno.writeTextFile(`${out}/plan.json`, JSON.stringify(outcome, null, 2) + "\n");

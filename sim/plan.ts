@@ -23,9 +23,10 @@ const under = (prefix: string, keys: string[]) => keys.map((k) => `${prefix}.${k
 
 /**
  * Every number in a run's report that a target can name (`series` and `poolSeries` are not sent back by
- * the workers, and lists are not targets). A key in angle brackets stands for a key of that map:
- * `<workload>` a workload's name, `<pool>` a pool's path, `<state>` a job state, `<reason>` a placement
- * failure's headline, `<class>` a host class. Kept beside the parser so a bad target is refused before any
+ * the workers). A key in angle brackets stands for a key of that map: `<workload>` a workload's name,
+ * `<pool>` a pool's path, `<state>` a job state, `<reason>` a placement failure's headline, `<class>` a host
+ * class; `<index>` an element's place in a list (`events.0.drainSeconds`, also written `events[0]...`),
+ * checked against the list's length in each run's report. Kept beside the parser so a bad target is refused before any
  * run; plan_test.ts checks it against a real report, so it cannot drift from reports/report.ts.
  */
 export const TARGET_FIELDS: readonly string[] = [
@@ -98,7 +99,25 @@ export const TARGET_FIELDS: readonly string[] = [
   "placementFailures.handedBack.total",
   "placementFailures.handedBack.byReason.<reason>",
   "launchesByHostClass.<workload>.<class>",
+  ...under("events.<index>", [
+    "atSec",
+    "hosts",
+    "drainSeconds",
+    "alreadyInMaintenance",
+    "drainPending.hosts",
+    "drainPending.tasks",
+  ]),
+  "stuckJobs.<index>.waitingTasks",
 ];
+
+/** The report's lists a target may index into: their elements are `<index>` in TARGET_FIELDS. */
+const LISTS = ["events", "stuckJobs"];
+
+/** `events[0].drainSeconds` as `events.0.drainSeconds`: a list's index in either spelling. */
+export function dottedIndexes(field: string): string {
+  const m = /^([A-Za-z]+)\[(\d+)\]/.exec(field);
+  return m && LISTS.includes(m[1]) ? `${m[1]}.${m[2]}${field.slice(m[0].length)}` : field;
+}
 
 /** Maps of counts whose missing keys count 0 (no job ended in that state, no attempt failed for that reason). */
 const COUNT_MAPS = new Set([
@@ -181,6 +200,7 @@ export function targetField(field: string, names: ReportNames): { keys: string[]
   if (Object.hasOwn(NOT_TARGETS, field)) {
     throw new Error(`${NOT_TARGETS[field]}; expected a number the simulation produced`);
   }
+  field = dottedIndexes(field);
   for (const pattern of TARGET_FIELDS) {
     const keys = match(pattern.split("."), field, names);
     if (keys) return { keys, zeroIfMissing: COUNT_MAPS.has(pattern) };
@@ -200,6 +220,11 @@ function keysFor(placeholder: string, rest: string, last: boolean, names: Report
       return Object.keys(JOB_STATES);
     case "<reason>":
       return last && rest ? [rest] : [];
+    case "<index>": {
+      // A whole number, without leading zeros: the run's report says whether the list is that long.
+      const index = /^(0|[1-9]\d*)(?=\.|$)/.exec(rest);
+      return index ? [index[1]] : [];
+    }
     default:
       return [placeholder];
   }
@@ -258,6 +283,13 @@ export interface PlanPoint {
   value: number;
   /** The target's field in that run's report. */
   metric?: number;
+  /**
+   * `metric` is a lower bound: the target names a drain's `drainSeconds` and the drain was not over by the
+   * end of the run (null in the report), so it took longer than the `metric` seconds from its start to the
+   * end. Read so only when that decides the target (`drainSeconds<=2` missed); otherwise the run measured
+   * nothing for it.
+   */
+  atLeast?: true;
   met: boolean;
   wallSeconds?: number;
   /** Never set by `plan`, which stops at a run that failed (kept for plan files written before it did). */
@@ -775,9 +807,36 @@ function notMonotone(
 /** The run's point on the curve, or undefined when its report measured nothing for the target. */
 function toPoint(r: PlanResult & { ok: true }, target: PlanTarget): PlanPoint | undefined {
   const metric = named(`--target ${target.text}`, () => valueAt(r.report, target));
-  if (metric === null) return undefined;
+  if (metric === null) {
+    const bound = drainLowerBound(r.report, target);
+    return bound === undefined
+      ? undefined
+      : { value: r.value, metric: bound.seconds, atLeast: true, met: bound.met };
+  }
   return { value: r.value, metric, met: meets(target, metric), wallSeconds: r.report.wallSeconds };
 }
+
+/**
+ * A drain not over by the end (`events.N.drainSeconds` null) took longer than the time from its start to the
+ * end: whether that decides the target, and the seconds. Undefined for another field, or where it does not
+ * decide it (`drainSeconds>=400` with 250 s left: it may yet have drained in time).
+ */
+function drainLowerBound(
+  report: { simulatedSeconds?: number; events?: unknown },
+  target: PlanTarget,
+): { seconds: number; met: boolean } | undefined {
+  const [list, index, field] = target.keys;
+  if (list !== "events" || field !== "drainSeconds" || !Array.isArray(report.events)) return undefined;
+  const atSec = (report.events[Number(index)] as { atSec?: unknown } | undefined)?.atSec;
+  if (typeof atSec !== "number" || typeof report.simulatedSeconds !== "number") return undefined;
+  const seconds = round6(report.simulatedSeconds - atSec);
+  // It took more than `seconds`, so more than the target's value when that is no more: a bound short of
+  // the value decides nothing.
+  if (seconds < target.value) return undefined;
+  return { seconds, met: target.op === ">=" || target.op === ">" };
+}
+
+const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
 /**
  * The target's number in a report, or null where the report measured nothing (a percentile of no delays);
@@ -785,7 +844,23 @@ function toPoint(r: PlanResult & { ok: true }, target: PlanTarget): PlanPoint | 
  */
 export function valueAt(report: unknown, target: PlanTarget): number | null {
   let cur: unknown = report;
-  for (const key of target.keys) {
+  for (const [i, key] of target.keys.entries()) {
+    if (Array.isArray(cur)) {
+      const list = target.keys.slice(0, i).join(".");
+      if (Number(key) >= cur.length) {
+        const has = cur.length
+          ? `${cur.length} ${list} (${list}.0 to ${list}.${cur.length - 1})`
+          : `no ${list}`;
+        throw new Error(`${list}.${key} is out of range: this run's report has ${has}`);
+      }
+      const element = cur[Number(key)] as Record<string, unknown> | undefined;
+      const field = target.keys.slice(i + 1).join(".");
+      if (typeof element?.kind === "string" && !(target.keys[i + 1] in element)) {
+        throw new Error(`${list}.${key} is a ${element.kind} event, which has no ${field}`);
+      }
+      cur = element;
+      continue;
+    }
     cur = cur && typeof cur === "object" ? (cur as Record<string, unknown>)[key] : undefined;
   }
   if (cur === undefined && target.zeroIfMissing) return 0;
@@ -815,6 +890,18 @@ function whyUnmeasured(report: unknown, target: PlanTarget): string {
   const warmup = (report as { warmupSeconds?: unknown }).warmupSeconds;
   const after = typeof warmup === "number" && warmup > 0 ? ` after the ${warmup} s warm-up` : "";
   const none = DELAYS_OF[parentKeys.at(-1) ?? ""];
+  const simulated = (report as { simulatedSeconds?: unknown }).simulatedSeconds;
+  if (!none && typeof warmup === "number" && typeof simulated === "number" && simulated <= warmup) {
+    // Figures over the time after the warm-up (utilization, fairness, launches/s, pools' averages).
+    return `${target.path} is null in its report: the run measured nothing, as it ended at ${simulated} s, ` +
+      `before its ${warmup} s warm-up was over, so the run neither meets nor misses ${target.text}`;
+  }
+  if (target.keys[0] === "events" && target.keys.at(-1) === "drainSeconds") {
+    const tasks = (parent as { drainPending?: { tasks?: unknown } } | undefined)?.drainPending?.tasks;
+    const left = typeof tasks === "number" ? ` (${tasks} tasks left on its hosts)` : "";
+    return `${target.path} is null in its report: the drain was not over by the end of the run${left}, so ` +
+      `the run neither meets nor misses ${target.text}`;
+  }
   const samples = count === 0
     ? `${field} has no samples: ${none ?? "none were counted"}${after} (count 0)`
     : `${field} has no value there`;

@@ -122,7 +122,11 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
   for (;;) {
     t = Math.min(t + sampleMs, horizonMs);
     await sim.advanceTo(t, done);
-    if (done?.()) break;
+    if (done?.()) {
+      // The job manager saw its last job end; the other daemons hear of it a message later.
+      await settle(sim);
+      break;
+    }
     if (options.yieldBetweenSamples) await new Promise((r) => setTimeout(r, 0));
     if (options.onSample?.(t, sim.queue.processed)) {
       sim.endedEarly = true;
@@ -141,6 +145,21 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
   if (options.checkInvariants) checkInvariants(sim, options.seed);
   await sim.close();
   return sim;
+}
+
+/** How long, at most, an open-ended run waits at its end for the messages then in flight to arrive. */
+const SETTLE_LIMIT_MS = 10_000;
+
+/**
+ * Runs on until no message is in flight: the statuses that ended the last job reach the resource manager
+ * (which releases their allocation) as they reached the job manager, so the last sample and the pools at
+ * the end show what the daemons know once the work is over, not one latency before. A few milliseconds of
+ * latency at most; bounded all the same, should the daemons keep talking. Only an open-ended run's end.
+ */
+async function settle(sim: Simulation): Promise<void> {
+  const idle = () => sim.transport.inFlight === 0;
+  if (idle()) return;
+  await sim.advanceTo(sim.queue.now + SETTLE_LIMIT_MS, idle);
 }
 
 /**
@@ -165,6 +184,19 @@ function allJobsDone(sim: Simulation): () => boolean {
     }
     return true;
   };
+}
+
+/**
+ * Tells the cluster which hosts the host manager has DOWN for maintenance, as it says when hosts change
+ * (`host-inventory`, sent at the change): their machines are down, so they leave the capacity utilization
+ * is over, as failed hosts do. A host listed LOST keeps what it had: its agent is gone, and it counts in no
+ * capacity either way until it is back.
+ */
+function machinesDown(cluster: SimCluster, msg: Message): void {
+  if (msg.kind !== "host-inventory") return;
+  for (const h of msg.hosts) {
+    if (h.state !== "LOST") cluster.setMaintenanceDown(h.hostname, h.state === "HOST_STATE_DOWN");
+  }
 }
 
 /** Whether tasks of the scenario leave cpu unused or run on slack: only then do agents estimate slack. */
@@ -261,10 +293,14 @@ export function createSimulation(scenario: Scenario, options: RunOptions): Simul
   transport.tap = drained || maintenanceSla
     ? (to, msg) => {
       stats.observe(to, msg, queue.now);
+      machinesDown(cluster, msg);
       drained?.observe(msg, queue.now);
       maintenanceSla?.observe(msg, queue.now);
     }
-    : (to, msg) => stats.observe(to, msg, queue.now);
+    : (to, msg) => {
+      stats.observe(to, msg, queue.now);
+      machinesDown(cluster, msg);
+    };
   const calls = new PendingCalls<ApiReply>();
   transport.register(a.client, { receive: (m: Message) => m.kind === "api-reply" && calls.resolve(m) });
   const call = (procedure: string, body: unknown, onReply: (r: ApiReply) => void) => {

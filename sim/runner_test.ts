@@ -211,7 +211,7 @@ settings:
   assert.ok(last > 0.97 && last < 0.975, `last interval ${last}`);
   assert.deepEqual(r.series.runningTasks, [0, 8]);
   // 0 for the first 60 s, the same for the last 40 s: weighed by time, not the plain mean of the two.
-  assert.ok(Math.abs(r.utilization.cpu - (last * 40) / 100) < 0.0001, `${r.utilization.cpu}`);
+  assert.ok(Math.abs(r.utilization.cpu! - (last * 40) / 100) < 0.0001, `${r.utilization.cpu}`);
   assert.equal(r.pools["/A"].avgAllocationCpu, 3.2);
   assert.equal(r.series.launchesPerSec[1], 8 / 40, "launches over the 40 s the interval lasted");
 });
@@ -285,4 +285,41 @@ Deno.test("an open-ended run ends when its last job ends, whatever the sample in
   // A last sample is taken at the end, between sample times.
   assert.deepEqual(ten.r.series.t, [one.r.simulatedSeconds]);
   assert.equal(one.r.series.t.at(-1), one.r.simulatedSeconds);
+});
+
+Deno.test("an open-ended run ends once the daemons have the last statuses: nothing is allocated or held at the end", async () => {
+  // One 4-core host: a's two 2-core tasks run 100 s, then b's 4-core task 30 s; the run ends at about 130 s.
+  const base = `
+name: open-ended
+hostClasses:
+  - {name: h, count: 1, cpu: 4, memoryMb: 4096}
+respools:
+  - name: p
+    resources:
+      - {kind: cpu, reservation: 4, limit: 100}
+      - {kind: memory, reservation: 4096, limit: 409600}
+workloads:
+  - {name: a, respool: /p, arrival: {at: [0]}, instances: 2, durationSec: 100, cpu: 2, memoryMb: 1024}
+  - {name: b, respool: /p, arrival: {at: [50]}, instances: 1, durationSec: 30, cpu: 4, memoryMb: 1024}
+settings:
+  taskStartupSec: 0
+  sampleIntervalSec: 10
+`;
+  for (const latency of ["rpcLatencyMs: 0", "rpcLatencyMs: 1", "rpcLatencyMs: 50"]) {
+    const scenario = inlineScenario(base.replace("taskStartupSec: 0", `taskStartupSec: 0\n  ${latency}`));
+    const sim = await runScenario(scenario, { seed: 1, checkInvariants: true });
+    const r = buildReport(scenario, sim, 1, { wallSeconds: 0, peakRssBytes: 0 });
+    assert.ok(r.simulatedSeconds > 130 && r.simulatedSeconds < 132, `${latency}: ${r.simulatedSeconds}`);
+    const p = r.pools["/p"];
+    assert.deepEqual(
+      [p.allocationCpu, p.heldCpu, p.allocationMemMb, p.demandCpu],
+      [0, 0, 0, 0],
+      `${latency}: the pool at the end`,
+    );
+    const s = r.poolSeries["/p"];
+    assert.deepEqual([s.allocationCpu.at(-1), r.series.runningTasks.at(-1)], [0, 0], latency);
+    assert.equal(r.series.t.at(-1), r.simulatedSeconds, "the last sample is at the end");
+    // What was measured is the work's: b held the host's 4 cores for its 30 s.
+    assert.equal(r.tasks.succeeded, 3);
+  }
 });

@@ -33,9 +33,13 @@ Deno.test("add-capacity: doubled Spark load queues work on 400 hosts, and 400 mo
   assert.ok(maxBetween(r, s.placingTasks, 2200, 2400) > 1000, "admitted work waits for hosts");
   assert.ok(maxBetween(r, waiting, 2200, 2400) > 1500);
   assert.equal(maxBetween(r, waiting, 2420, 2600), 0, "and none once the hosts are added");
-  // The scenario's comment: a small part of the p99 queue delay is waiting for admission.
+  // The scenario's comment: a small part of the p99 queue delay is waiting for admission (for the entitlement
+  // a full cluster caps: /spark's stays far below its limit).
   const q = r.queueDelaySeconds.p99!, a = r.admissionDelaySeconds.p99!;
   assert.ok(q > 250 && q < 350 && a > 10 && a < 30, `admission p99 ${a} s of a queue delay p99 of ${q} s`);
+  const spark = r.poolSeries["/spark"];
+  assert.ok(maxBetween(r, spark.entitlementCpu, 1700, 2400) <= 12_800, "within the cluster's 12,800 cores");
+  assert.ok(maxBetween(r, spark.allocationCpu, 1700, 2400) < 60_000 / 4, "far below /spark's limit");
 });
 
 Deno.test("rack-maintenance: how long an SLA-aware drain takes, how many tasks move, how long they wait", async () => {

@@ -102,8 +102,16 @@ export interface Series {
    */
   slackCpu: number[];
   revocableCpu: number[];
+  /**
+   * Hosts whose capacity counts: agents registered (not failed, lost or removed) and not DOWN for
+   * maintenance. A host DRAINING still runs tasks and is up; once drained its machine is down and it is not,
+   * until its maintenance completes.
+   */
   hostsUp: number[];
-  /** Hosts up but in maintenance (draining, drained or down): they take no new work. */
+  /**
+   * Hosts in maintenance whose agents are registered (draining, drained or down): they take no new work.
+   * Those DOWN are not in `hostsUp`; those draining are.
+   */
   hostsInMaintenance: number[];
   /**
    * Failed placement attempts per interval, by reason (the reason's headline), as the placement engine
@@ -313,8 +321,9 @@ export class SimStats {
   readonly queueDelaysMs = new Map<string, number[]>();
   /**
    * The part of the queue delay spent waiting for admission: from asking for an instance to its first
-   * READY (its pool's admission), by workload, for instances asked for after the warm-up. A queue delay
-   * that is mostly admission delay means the pools' entitlements hold the work back, not the hosts.
+   * READY (its pool's admission), by workload, for instances asked for after the warm-up: a wait for the
+   * pool's entitlement, which its limit and its share of the cluster cap, so a full cluster shows here as
+   * well as a pool at its limit (the pool's allocation against its limit tells which).
    * Instances not admitted by the end are not here: `admissionWaitingMs` gives their waits so far.
    */
   readonly admissionDelaysMs = new Map<string, number[]>();
@@ -734,8 +743,10 @@ export class SimStats {
     let up = 0, slack = 0, maintenance = 0;
     for (const h of table.entries) {
       if (h.lost) continue;
-      up++;
       if (h.state !== "HOST_STATE_UP") maintenance++;
+      // DOWN for maintenance, its machine is down: no capacity, as the usage meter counts it.
+      if (h.state === "HOST_STATE_DOWN") continue;
+      up++;
       slack += table.slackCpu[h.index];
     }
     // What hosts held over the interval, exactly: short tasks between samples count for their time.

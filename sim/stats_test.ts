@@ -245,12 +245,13 @@ settings:
   assert.equal(r.rescheduleDelaySeconds.count, afterKill.count + afterLoss.count);
   assert.deepEqual(r.workloads.svc.rescheduleDelaySeconds.count, r.rescheduleDelaySeconds.count);
   assert.ok(afterKill.max! > 0 && afterKill.p50! <= afterKill.max!);
-  // The drained rack's ten hosts are in maintenance from 60 s to 120 s, and up all along.
+  // The drained rack's ten hosts are in maintenance from 60 s to 120 s, DOWN (not up) once drained.
   const s = r.series;
   const at = (t: number) => s.t.findIndex((x) => x >= t);
   assert.equal(s.hostsInMaintenance[at(90)], 10);
-  assert.equal(s.hostsUp[at(90)], 40);
+  assert.equal(s.hostsUp[at(90)], 30);
   assert.equal(s.hostsInMaintenance[at(150)], 0);
+  assert.equal(s.hostsUp[at(150)], 40);
   assert.equal(s.hostsUp[at(250)], 30, "the lost rack is down");
 });
 
@@ -861,7 +862,7 @@ Deno.test("averages after the warm-up count only the time after it, to the milli
   const sim = await runScenario(scenario, { seed: 1 });
   const r = buildReport(scenario, sim, 1, MACHINE);
   const expected = (40 * 2 * 3 + 9 * 40 * 2 * 8) / (80 * 595);
-  assert.ok(Math.abs(r.utilization.cpu - expected) < 0.0002, `${r.utilization.cpu}, expected ${expected}`);
+  assert.ok(Math.abs(r.utilization.cpu! - expected) < 0.0002, `${r.utilization.cpu}, expected ${expected}`);
   // Sampled series: the sample at the warm-up's end stands for the interval before it, all inside it.
   assert.equal(meanFrom([10, 20, 30], [5, 7, 9], 20), 9);
   assert.equal(meanFrom([10, 20, 30], [5, 7, 9], 15), round((7 * 5 + 9 * 10) / 15));
@@ -878,7 +879,7 @@ Deno.test("cpu utilization counts revocable tasks' cpu too, with their part give
   const s = r.series, end = s.t.length - 1;
   assert.equal(s.revocableCpu[end], 48);
   assert.equal(s.cpuUtil[end], (64 + 48) / 128, "regular and revocable cpu alike");
-  const u = r.utilization;
+  const u = r.utilization as Record<keyof typeof r.utilization, number>;
   // Backfill runs from its first slack estimate on, about 60 s into the 300 s run.
   assert.ok(u.revocableCpu > 0.25 && u.revocableCpu < 0.375, `revocable part ${u.revocableCpu}`);
   assert.ok(u.cpu - u.revocableCpu > 0.49 && u.cpu - u.revocableCpu <= 0.5, `regular part ${u.cpu}`);

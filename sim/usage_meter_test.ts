@@ -68,14 +68,62 @@ Deno.test("a run whose capacity grows reports utilization that agrees with what 
     const held = r.pools["/a"].avgHeldCpu!;
     assert.ok(held > 3.99 && held <= 4, `the 4 tasks held 4 cores: ${held}`);
     assert.ok(
-      Math.abs(r.utilization.cpu - held / up) < 0.0002,
+      Math.abs(r.utilization.cpu! - held / up) < 0.0002,
       `warm-up ${warmupSec} s: utilization ${r.utilization.cpu}, held ${held} of ${up} cores up`,
     );
     // The mean of the moment's fractions would read higher: half of 8 cores, then an eighth of 32.
     const meanOfFractions = (0.5 * (45 - warmupSec) + 0.125 * 55) / measured;
-    assert.ok(r.utilization.cpu < meanOfFractions - 0.05, `${r.utilization.cpu} vs ${meanOfFractions}`);
+    assert.ok(r.utilization.cpu! < meanOfFractions - 0.05, `${r.utilization.cpu} vs ${meanOfFractions}`);
     // The interval the hosts came in: 4 cores held of 8 for about 5 s and of 32 for about 5.
     const at50 = s.cpuUtil[s.t.indexOf(50)];
     assert.ok(Math.abs(at50 - 40 / 200) < 0.01, `40 to 50 s: ${at50}`);
   }
+});
+
+/**
+ * 3 hosts of 2 cores; a 2-instance service (one down for maintenance at a time) and a 20 s batch task; h-0
+ * and h-1 go into open-ended maintenance at 50 s and are empty, DOWN, about 0.1 s later.
+ */
+const DRAINED = `
+name: drained
+durationSec: 300
+hostClasses:
+  - {name: h, count: 3, cpu: 2, memoryMb: 2048}
+respools:
+  - name: p
+    resources:
+      - {kind: cpu, reservation: 4, limit: 100}
+      - {kind: memory, reservation: 4096, limit: 409600}
+workloads:
+  - {name: svc, respool: /p, type: stateless, arrival: {at: [0]}, instances: 2, cpu: 2, memoryMb: 1024,
+     maxUnavailableInstances: 1, preemptible: false}
+  - {name: blk, respool: /p, arrival: {at: [1]}, instances: 1, durationSec: 20, cpu: 2, memoryMb: 1024}
+events:
+  - {atSec: 50, drain: {hosts: [h-0, h-1]}}
+settings:
+  rpcLatencyMs: 0
+  taskStartupSec: 0
+  sampleIntervalSec: 10
+`;
+
+Deno.test("hosts DOWN for maintenance leave the capacity utilization is over, as failed hosts do", async () => {
+  const scenario = inlineScenario(DRAINED);
+  const sim = await runScenario(scenario, { seed: 1, checkInvariants: true });
+  const r = buildReport(scenario, sim, 1, { wallSeconds: 0, peakRssBytes: 0 });
+  const s = r.series;
+  const at = (t: number) => s.t.indexOf(t);
+  // Both drained hosts are DOWN from about 50.1 s: one host of 2 cores is up, the other two in maintenance.
+  assert.deepEqual([s.hostsUp[at(40)], s.hostsUp[at(60)], s.hostsUp.at(-1)], [3, 1, 1]);
+  assert.deepEqual([s.hostsInMaintenance[at(40)], s.hostsInMaintenance[at(60)]], [0, 2]);
+  // By hand: 6 cores up until about 50.1 s and 2 after (800.4 core-seconds), about 739.4 held.
+  assert.ok(Math.abs(r.utilization.cpu! - 739.4 / 800.4) < 0.001, `utilization ${r.utilization.cpu}`);
+  // From 60 s on, the one host up is full: each interval is 1, not a third.
+  assert.equal(s.cpuUtil[at(100)], 1);
+  // And it agrees with what the pool held over the average cpu up.
+  const upCores = (6 * 50.1 + 2 * (300 - 50.1)) / 300;
+  const held = r.pools["/p"].avgHeldCpu!;
+  assert.ok(
+    Math.abs(r.utilization.cpu! - held / upCores) < 0.001,
+    `${r.utilization.cpu} vs ${held / upCores}`,
+  );
 });
