@@ -59,6 +59,14 @@ export class PromMetrics implements Metrics {
     if (f) f.help = text;
   }
 
+  /**
+   * Forgets every series of the families `names` (a collector setting gauges afresh from state: a pool
+   * deleted, a leader stepped down, must leave none of its old ones behind).
+   */
+  clear(names: readonly string[]): void {
+    for (const name of names) this.#families.get(name)?.series.clear();
+  }
+
   /** `fn` runs before each scrape to set gauges from the daemons' state (queue depths, entitlement). */
   collect(fn: () => void): void {
     this.#collectors.push(fn);

@@ -24,10 +24,44 @@ export interface Daemons {
   placement?: PlacementEngine;
 }
 
+/** Every gauge the collector sets. */
+const GAUGES = [
+  "peloton_hostmgr_allocated_cpus",
+  "peloton_hostmgr_allocated_gpus",
+  "peloton_hostmgr_allocated_mem_mb",
+  "peloton_hostmgr_capacity_cpus",
+  "peloton_hostmgr_capacity_gpus",
+  "peloton_hostmgr_capacity_mem_mb",
+  "peloton_hostmgr_hosts",
+  "peloton_hostmgr_revocable_allocated_cpus",
+  "peloton_jobmgr_job_queue_depth",
+  "peloton_jobmgr_jobs",
+  "peloton_jobmgr_task_queue_depth",
+  "peloton_placement_tasks_held",
+  "peloton_resmgr_allocation_cpus",
+  "peloton_resmgr_allocation_gpus",
+  "peloton_resmgr_allocation_mem_mb",
+  "peloton_resmgr_demand_cpus",
+  "peloton_resmgr_demand_gpus",
+  "peloton_resmgr_demand_mem_mb",
+  "peloton_resmgr_entitlement_cpus",
+  "peloton_resmgr_entitlement_gpus",
+  "peloton_resmgr_entitlement_mem_mb",
+  "peloton_resmgr_fairness",
+  "peloton_resmgr_queued_tasks",
+  "peloton_resmgr_revocable_allocation_cpus",
+  "peloton_resmgr_revocable_entitlement_cpus",
+  "peloton_resmgr_tasks",
+  "peloton_resmgr_tasks_by_state",
+] as const;
+
 /** Registers a collector; `get` is read at every scrape, so daemons that come and go (leaders) are fine. */
 export function daemonGauges(m: PromMetrics, d: Daemons | (() => Daemons)): void {
   const get = typeof d === "function" ? d : () => d;
   m.collect(() => {
+    // Set afresh at every scrape: a pool deleted or no longer a leaf, a role this process no longer leads
+    // (a standby's memory of it is thrown away), leave no series behind.
+    m.clear(GAUGES);
     const { jobmgr, resmgr, hostmgr, placement } = get();
     if (jobmgr) {
       m.gauge("peloton_jobmgr_jobs").set(jobmgr.jobs.size);
@@ -46,9 +80,12 @@ export function daemonGauges(m: PromMetrics, d: Daemons | (() => Daemons)): void
         const labels = { pool: pool.path };
         const { nonSlack, slack } = pool.allocation;
         m.gauge("peloton_resmgr_queued_tasks", labels).set(pool.queuedTasks);
-        m.gauge("peloton_resmgr_entitlement_cpus", labels).set(pool.entitlement.cpu);
-        m.gauge("peloton_resmgr_entitlement_mem_mb", labels).set(pool.entitlement.memory);
-        m.gauge("peloton_resmgr_entitlement_gpus", labels).set(pool.entitlement.gpu);
+        // What regular work is admitted against (the simulator's entitlement); revocable work has its own.
+        const e = pool.nonSlackEntitlement;
+        m.gauge("peloton_resmgr_entitlement_cpus", labels).set(e.cpu);
+        m.gauge("peloton_resmgr_entitlement_mem_mb", labels).set(e.memory);
+        m.gauge("peloton_resmgr_entitlement_gpus", labels).set(e.gpu);
+        m.gauge("peloton_resmgr_revocable_entitlement_cpus", labels).set(pool.slackEntitlement.cpu);
         m.gauge("peloton_resmgr_allocation_cpus", labels).set(nonSlack.cpuMilli / 1000);
         m.gauge("peloton_resmgr_allocation_mem_mb", labels).set(nonSlack.memMb);
         m.gauge("peloton_resmgr_allocation_gpus", labels).set(nonSlack.gpuMilli / 1000);

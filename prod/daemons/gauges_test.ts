@@ -135,3 +135,52 @@ Deno.test("the host manager's gauges give what tasks hold of the hosts, GPUs and
   rig.store.settle();
   assert.equal(sample(m, "peloton_hostmgr_allocated_cpus"), 1);
 });
+
+Deno.test("a pool deleted, a pool no longer a leaf, a role no longer led: their series go at the next scrape", () => {
+  const rm = new ResourceManager(
+    { ...makePorts(), self: "resmgr", hostmgr: "hostmgr" },
+    DEFAULT_RESMGR_CONFIG,
+  );
+  let leading = true;
+  const m = new PromMetrics();
+  daemonGauges(m, () => leading ? { resmgr: rm } : {});
+  // Scraped while the root is the only pool, it is a leaf.
+  assert.equal(sample(m, 'peloton_resmgr_queued_tasks{pool="/"}'), 0);
+  assert.ok(rm.tree.create("a", ROOT_ID, makeRespoolConfig("a")).ok);
+  assert.ok(rm.tree.create("d", ROOT_ID, makeRespoolConfig("d")).ok);
+  assert.equal(sample(m, 'peloton_resmgr_queued_tasks{pool="/"}'), undefined, "the root has children now");
+  assert.equal(sample(m, 'peloton_resmgr_queued_tasks{pool="/d"}'), 0);
+  assert.ok(rm.tree.delete("/d").ok);
+  assert.equal(sample(m, 'peloton_resmgr_queued_tasks{pool="/d"}'), undefined, "a deleted pool");
+  assert.equal(sample(m, 'peloton_resmgr_queued_tasks{pool="/a"}'), 0);
+  // Stepped down: a standby shows none of the role's gauges, as one that never led.
+  leading = false;
+  const text = m.render();
+  assert.doesNotMatch(text, /^peloton_resmgr_\w+(\{[^}]*\})? /m);
+});
+
+Deno.test("a pool's entitlement gauge is what regular work is admitted against; revocable work's is apart", () => {
+  const rm = new ResourceManager(
+    { ...makePorts(), self: "resmgr", hostmgr: "hostmgr" },
+    DEFAULT_RESMGR_CONFIG,
+  );
+  const memory = { reservation: 4096, limit: 8192 };
+  assert.ok(rm.tree.create("a", ROOT_ID, makeRespoolConfig("a", { cpu: 8, memory })).ok);
+  const physical = { cpuMilli: 8_000, memMb: 8192, diskMb: 0, gpuMilli: 0 };
+  const slack = { cpuMilli: 2_000, memMb: 0, diskMb: 0, gpuMilli: 0 };
+  rm.receive({ kind: "cluster-capacity", reqId: 0, capacity: { physical, slack } });
+  const revocable = [...Array(2).keys()].map((i) =>
+    makeRmTask({ jobId: "jr", instanceId: i, respoolId: "a", revocable: true, preemptible: true })
+  );
+  rm.receive({ kind: "enqueue-gangs", gangs: revocable.map((t) => ({ tasks: [t] })) });
+  rm.recalculate();
+  const m = new PromMetrics();
+  daemonGauges(m, { resmgr: rm });
+  const pool = rm.tree.get("a")!;
+  assert.ok(pool.slackEntitlement.cpu > 0, "revocable demand gets a slack entitlement");
+  assert.equal(sample(m, 'peloton_resmgr_entitlement_cpus{pool="/a"}'), pool.nonSlackEntitlement.cpu);
+  assert.equal(sample(m, 'peloton_resmgr_revocable_entitlement_cpus{pool="/a"}'), pool.slackEntitlement.cpu);
+  // The revocable tasks' memory is set aside from the pool's entitlement: regular work may not count on it.
+  assert.equal(pool.entitlement.memory - pool.nonSlackEntitlement.memory, 2 * 128);
+  assert.equal(sample(m, 'peloton_resmgr_entitlement_mem_mb{pool="/a"}'), pool.nonSlackEntitlement.memory);
+});
