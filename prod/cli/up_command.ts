@@ -1,4 +1,5 @@
 /** `peloton up`: the four daemons, the store and the minicluster in one process. */
+import { StoreTooNewError } from "../store/schema.ts";
 import { z } from "zod";
 import type { PlacementConfig } from "../../core/placement/engine.ts";
 import { type ArchiverConfig, DEFAULT_ARCHIVER_CONFIG } from "../../core/jobmgr/archiver.ts";
@@ -235,7 +236,10 @@ export const upCommand: Command = {
  * store is held by another live process, the port is taken), or undefined for anything else.
  */
 export function startProblem(e: unknown, host: string, port: number): string | undefined {
-  if (e instanceof DataDirInUseError || e instanceof DataDirError || e instanceof StoreInUseError) {
+  if (
+    e instanceof DataDirInUseError || e instanceof DataDirError || e instanceof StoreInUseError ||
+    e instanceof StoreTooNewError
+  ) {
     return e.message;
   }
   const bind = e instanceof Deno.errors.AddrInUse || e instanceof Deno.errors.AddrNotAvailable

@@ -646,8 +646,36 @@ async function jobsOwningTeam(db: AnyDb, kind: DialectKind): Promise<void> {
  * serializes migrators with GET_LOCK, and our SQLite dialect runs them in a BEGIN IMMEDIATE transaction,
  * so a second migrator waits and then finds nothing to do.
  */
+/**
+ * A store a newer release migrated: this release does not know its schema, so it is refused before anything
+ * reads or writes it (a downgrade is not supported; the newer release's migrations stay).
+ */
+export class StoreTooNewError extends Error {
+  override readonly name = "StoreTooNewError";
+  constructor(readonly newest: string, readonly known: string) {
+    super(
+      `the store was migrated by a newer release (its schema is at migration ${newest}, this release knows ` +
+        `up to ${known}): a downgrade is not supported; run the newer release on it`,
+    );
+  }
+}
+
+/** The migrations a database has run (none before its first, when the table is not there yet). */
+async function executedMigrations(db: AnyDb): Promise<string[]> {
+  try {
+    const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(db);
+    return rows.map((r) => r.name);
+  } catch {
+    // No table yet (a new store), or a store that cannot be reached: the migrator says which.
+    return [];
+  }
+}
+
 export async function migrateToLatest(db: AnyDb, kind: DialectKind, last?: string): Promise<string[]> {
-  const provider: MigrationProvider = { getMigrations: () => Promise.resolve(storeMigrations(kind)) };
+  const migrations = storeMigrations(kind);
+  const unknown = (await executedMigrations(db)).filter((name) => !(name in migrations)).sort();
+  if (unknown.length) throw new StoreTooNewError(unknown.at(-1)!, Object.keys(migrations).sort().at(-1)!);
+  const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };
   const migrator = new Migrator({ db, provider });
   const { error, results } =
     await (last === undefined ? migrator.migrateToLatest() : migrator.migrateTo(last));

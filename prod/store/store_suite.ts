@@ -1,5 +1,5 @@
 /** The Store conformance suite: every Store implementation registers it and must pass it unchanged. */
-import { deepStrictEqual as equal, ok, strictEqual } from "node:assert/strict";
+import { deepStrictEqual as equal, ok, rejects, strictEqual } from "node:assert/strict";
 import type {
   JobOrder,
   JobOrderProperty,
@@ -70,6 +70,8 @@ export function storeSuite(
   }
   if (options.freshDatabase) {
     steps["a database at migration 0001 upgrades, keeping its rows"] = upgrade(options.freshDatabase);
+    steps["a store a newer release migrated is refused, naming its migration, and left as it was"] =
+      newerRelease(options.freshDatabase);
     steps["a database at migration 0003 gains host maintenance, keeping its rows"] = upgradeFrom0003(
       options.freshDatabase,
     );
@@ -638,6 +640,48 @@ async function checkUpgrade(
   } finally {
     await drop();
   }
+}
+
+/** A store a later release migrated further (a downgrade): refused before anything is read or written. */
+function newerRelease(freshDatabase: FreshDatabase): Case {
+  return async (_store, ids) => {
+    const { openStore, openStoreDatabase } = await import("./kysely_store.ts");
+    const { migrateToLatest, StoreTooNewError } = await import("./schema.ts");
+    const { url, drop } = freshDatabase();
+    try {
+      const current = await openStoreDatabase(url);
+      const applied = await migrateToLatest(current.db, current.kind);
+      await insertOldJob(current.db, makeJob(ids.job(1)));
+      const { sql } = await import("kysely");
+      const at = new Date().toISOString();
+      await sql`insert into kysely_migration (name, timestamp) values (${"9999_from_the_future"}, ${at})`
+        .execute(current.db);
+      await current.db.destroy();
+
+      await rejects(openStore(url), (e: Error) => {
+        ok(e instanceof StoreTooNewError, String(e));
+        equal(
+          e.message,
+          "the store was migrated by a newer release (its schema is at migration 9999_from_the_future, this " +
+            `release knows up to ${
+              applied.at(-1)
+            }): a downgrade is not supported; run the newer release on it`,
+        );
+        return true;
+      });
+      const after = await openStoreDatabase(url);
+      try {
+        const { sql } = await import("kysely");
+        const names = await sql<{ name: string }>`select name from kysely_migration`.execute(after.db);
+        equal(names.rows.length, applied.length + 1, "no migration was run or undone");
+        equal((await after.db.selectFrom("jobs").select("job_id").execute()).length, 1);
+      } finally {
+        await after.db.destroy();
+      }
+    } finally {
+      await drop();
+    }
+  };
 }
 
 /**
