@@ -122,6 +122,12 @@ export interface HostFilter {
   order?: "least-free" | "most-free";
   /** The only host that may be leased (a daemon instance, a stateful task's volume). */
   requiredHost?: string;
+  /**
+   * `<jobId>-<instanceId>` of the filter's tasks pinned to `requiredHost` (placement sets it): each may
+   * have a persistent volume there, named after it (`<jobId>-<instanceId>-volume-<uuid>`), whose idle
+   * reservation the host manager keeps from other work and gives to that task.
+   */
+  volumeOwners?: string[];
   /** Task labels (`key=value`) to count on each leased host. */
   countLabels?: string[];
   /**

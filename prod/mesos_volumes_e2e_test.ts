@@ -34,6 +34,19 @@ Deno.test({
         "the volume made on the agent",
       );
 
+      // Mesos keeps the volume as made: an update moving it to another path is refused, and nothing changes.
+      const moved = `${dataDir}/moved.yaml`;
+      await Deno.writeTextFile(
+        moved,
+        (await Deno.readTextFile(`${ROOT}/scenarios/jobs/stateful.yaml`)).replace(
+          "containerPath: data,",
+          "containerPath: data2,",
+        ),
+      );
+      const refused = await cli(up.url, "update", "create", job, moved, "1");
+      assert.notEqual(refused.code, 0, refused.out);
+      assert.match(refused.err + refused.out, /volume\.containerPath: cannot change "data" to "data2"/);
+
       assert.equal((await cli(up.url, "task", "restart", job)).code, 0);
       await inState(up.url, job, "RUNNING", 2, 60_000);
       assert.equal(await runsLine(up.url, job), `runs: 2 on ${host}`, "the volume kept the first run's line");

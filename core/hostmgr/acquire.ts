@@ -12,6 +12,8 @@ import {
 import { cellCpuLevel, cellMemLevel, cellOf, CELLS, CPU_LADDER, level, MEM_LADDER } from "./free_index.ts";
 import { type HostEntry, POOL_EXCLUSIVE, POOL_GPU, POOL_NORMAL } from "./host_table.ts";
 import { type HostRegistry, LEASED, LOST, MAINTENANCE, READY, RESERVED } from "./registry.ts";
+import type { Resources } from "../model/resources.ts";
+import { ownedBy } from "./volume_holds.ts";
 
 /** Rejection reasons, shared with the placement engine so reports count one vocabulary. */
 export const REJECT = {
@@ -29,6 +31,8 @@ export const REJECT = {
   lost: "host lost",
   notRequired: "not the required host",
 } as const;
+
+const NOTHING: Resources = Object.freeze({ cpuMilli: 0, memMb: 0, diskMb: 0, gpuMilli: 0 });
 
 export function constraintFailed(c: Constraint): string {
   return `constraint ${describeConstraint(c)} failed`;
@@ -90,6 +94,8 @@ export class FilterSearch {
   readonly #ct: ConstraintTarget = { hostname: "", attributes: {}, taskLabels: [] };
   #host?: HostEntry;
   readonly #wanted?: ReadonlySet<string>;
+  /** The required host's hold for the filter's own idle volumes, free to this filter only. */
+  #own?: Resources;
 
   /**
    * `requestLeased` holds the hosts of the engine's round: those the request's filters lease (a filter adds
@@ -119,6 +125,10 @@ export class FilterSearch {
     const f = this.f, reg = this.reg;
     if (f.requiredHost !== undefined) {
       const h = reg.byName.get(f.requiredHost);
+      const owners = f.volumeOwners;
+      if (h && owners?.length && h.volumes?.size) {
+        this.#own = reg.table.ownHold(h, (volumeId) => ownedBy(volumeId, owners));
+      }
       if (!h) this.#reject(`required host ${f.requiredHost} unknown`);
       // The one host the task may use: which maintenance state it is in says how long the task waits.
       else if (reg.category(h) === MAINTENANCE) {
@@ -164,7 +174,7 @@ export class FilterSearch {
 
   /** Why a host does not fit the filter, or "" when it does (its state is checked by the caller). */
   mismatch(h: HostEntry): string {
-    const f = this.f, t = this.reg.table, i = h.index, r = f.minResources;
+    const f = this.f, t = this.reg.table, i = h.index, r = f.minResources, o = this.#ownOn(h);
     if (h.isExclusive) {
       if (this.#nonExclusive) return REJECT.exclusive;
     } else if (this.reg.scarceGpu && h.isGpu && r.gpuMilli <= 0 && f.requiredHost === undefined) {
@@ -174,16 +184,21 @@ export class FilterSearch {
     }
     if (f.revocable) {
       if (t.slackCpu[i] - t.slackUsedCpu[i] < r.cpuMilli) return REJECT.slack;
-    } else if (t.freeCpu[i] < r.cpuMilli) return REJECT.cpu;
-    if (t.freeMem[i] < r.memMb) return REJECT.mem;
-    if (t.freeDisk[i] < r.diskMb) return REJECT.disk;
-    if (t.freeGpu[i] < r.gpuMilli) return REJECT.gpu;
+    } else if (t.freeCpu[i] + o.cpuMilli < r.cpuMilli) return REJECT.cpu;
+    if (t.freeMem[i] + o.memMb < r.memMb) return REJECT.mem;
+    if (t.freeDisk[i] + o.diskMb < r.diskMb) return REJECT.disk;
+    if (t.freeGpu[i] + o.gpuMilli < r.gpuMilli) return REJECT.gpu;
     if (f.numPorts > 0 && t.freePorts[i] < f.numPorts) return REJECT.ports;
     // Only work with static ports pays for this: the rest never looks at a host's ranges.
     if (f.staticPorts !== undefined) {
       for (const p of f.staticPorts) if (!h.portFree(p)) return staticPortTaken(p);
     }
     return this.constraintMismatch(h);
+  }
+
+  /** What the filter may have of the host beyond its free columns: its own idle volumes' hold. */
+  #ownOn(h: HostEntry): Resources {
+    return this.#own !== undefined && h.info.hostname === this.f.requiredHost ? this.#own : NOTHING;
   }
 
   /** The filter's constraint (HOST labels and the host limit) against a host, or "" when it passes. */
@@ -204,13 +219,13 @@ export class FilterSearch {
 
   /** How many of the filter's tasks fit on the host. */
   room(h: HostEntry): number {
-    const f = this.f, t = this.reg.table, i = h.index, r = f.minResources;
+    const f = this.f, t = this.reg.table, i = h.index, r = f.minResources, o = this.#ownOn(h);
     let k = this.#perHost;
-    const cpu = f.revocable ? t.slackCpu[i] - t.slackUsedCpu[i] : t.freeCpu[i];
+    const cpu = f.revocable ? t.slackCpu[i] - t.slackUsedCpu[i] : t.freeCpu[i] + o.cpuMilli;
     if (r.cpuMilli > 0) k = Math.min(k, Math.floor(cpu / r.cpuMilli));
-    if (r.memMb > 0) k = Math.min(k, Math.floor(t.freeMem[i] / r.memMb));
-    if (r.diskMb > 0) k = Math.min(k, Math.floor(t.freeDisk[i] / r.diskMb));
-    if (r.gpuMilli > 0) k = Math.min(k, Math.floor(t.freeGpu[i] / r.gpuMilli));
+    if (r.memMb > 0) k = Math.min(k, Math.floor((t.freeMem[i] + o.memMb) / r.memMb));
+    if (r.diskMb > 0) k = Math.min(k, Math.floor((t.freeDisk[i] + o.diskMb) / r.diskMb));
+    if (r.gpuMilli > 0) k = Math.min(k, Math.floor((t.freeGpu[i] + o.gpuMilli) / r.gpuMilli));
     if (f.numPorts > 0) k = Math.min(k, Math.floor(t.freePorts[i] / f.numPorts));
     // Two tasks cannot share a static port on one host.
     if (f.staticPorts?.length) k = Math.min(k, 1);
@@ -252,7 +267,9 @@ export class FilterSearch {
   #lease(h: HostEntry): void {
     this.#tasks += this.room(h);
     this.requestLeased.add(h.index);
-    this.leases.push(this.reg.lease(h, this.now, this.#wanted && labelCounts(h, this.#wanted)));
+    const own = this.#ownOn(h);
+    const extra = own === NOTHING ? undefined : own;
+    this.leases.push(this.reg.lease(h, this.now, this.#wanted && labelCounts(h, this.#wanted), extra));
   }
 
   #reject(why: string, n = 1): void {

@@ -4,6 +4,7 @@ import type { Label } from "../model/config_types.ts";
 import { type Resources, zero } from "../model/resources.ts";
 import type { HostState } from "../model/states.ts";
 import type { HostInfo } from "../ports/host_backend.ts";
+import { heldOf, idleHold } from "./volume_holds.ts";
 
 /** What the host manager keeps of a launched task. */
 export interface HostTask {
@@ -12,6 +13,8 @@ export interface HostTask {
   labels: Label[];
   /** Its cpu comes from the host's slack, not its regular free cpu. */
   revocable: boolean;
+  /** The persistent volume it mounts: while it runs, the volume's reservation is its own, not held. */
+  volumeId?: string;
 }
 
 /** Index pools: GPU hosts and exclusive hosts are searched only by work that may use them. */
@@ -31,6 +34,11 @@ export class HostEntry {
   leaseExpiresMs = 0;
   /** Task the host is reserved for (a large task waiting for room); no one else gets it meanwhile. */
   reservedFor?: string;
+  /**
+   * The backend's reservations of the host's persistent volumes (Mesos), by volume id: an idle one's is held
+   * out of the free columns (`HostTable.rehold`), for the volume's own task.
+   */
+  volumes?: ReadonlyMap<string, Resources>;
   readonly tasks = new Map<string, HostTask>();
   /** Ports tasks on the host use (allocated with the first one: most hosts run tasks without ports). */
   #usedPorts?: Set<number>;
@@ -105,6 +113,11 @@ export class HostTable {
   slackUsedCpu = new Int32Array(0);
   /** Ports in the host's ranges not used by a task. */
   freePorts = new Int32Array(0);
+  /** What the free columns leave out for idle volumes' reservations (not allocated, not free to others). */
+  heldCpu = new Int32Array(0);
+  heldMem = new Int32Array(0);
+  heldDisk = new Int32Array(0);
+  heldGpu = new Int32Array(0);
 
   get size(): number {
     return this.entries.length;
@@ -125,6 +138,61 @@ export class HostTable {
       memMb: this.freeMem[i],
       diskMb: this.freeDisk[i],
       gpuMilli: this.freeGpu[i],
+    };
+  }
+
+  held(i: number): Resources {
+    return {
+      cpuMilli: this.heldCpu[i],
+      memMb: this.heldMem[i],
+      diskMb: this.heldDisk[i],
+      gpuMilli: this.heldGpu[i],
+    };
+  }
+
+  /**
+   * Holds the reservations of the host's idle volumes out of its free columns, again after its tasks or its
+   * volumes changed. Hosts without volumes (every host but a Mesos one with stateful tasks) skip it.
+   */
+  rehold(h: HostEntry): void {
+    const i = h.index;
+    if (!h.volumes?.size && !this.heldCpu[i] && !this.heldMem[i] && !this.heldDisk[i] && !this.heldGpu[i]) {
+      return;
+    }
+    this.freeCpu[i] += this.heldCpu[i];
+    this.freeMem[i] += this.heldMem[i];
+    this.freeDisk[i] += this.heldDisk[i];
+    this.freeGpu[i] += this.heldGpu[i];
+    const held = h.volumes?.size ? heldOf(idleHold(h.volumes, volumesInUse(h)), this.free(i)) : zero();
+    this.heldCpu[i] = held.cpuMilli;
+    this.heldMem[i] = held.memMb;
+    this.heldDisk[i] = held.diskMb;
+    this.heldGpu[i] = held.gpuMilli;
+    this.freeCpu[i] -= held.cpuMilli;
+    this.freeMem[i] -= held.memMb;
+    this.freeDisk[i] -= held.diskMb;
+    this.freeGpu[i] -= held.gpuMilli;
+  }
+
+  /**
+   * What the host holds for the volumes `owned` accepts, that their own task may have on top of the free
+   * columns: the hold less what would be held without them.
+   */
+  ownHold(h: HostEntry, owned: (volumeId: string) => boolean): Resources {
+    const i = h.index;
+    if (!h.volumes?.size) return zero();
+    const held = this.held(i);
+    const unheld = this.free(i);
+    unheld.cpuMilli += held.cpuMilli;
+    unheld.memMb += held.memMb;
+    unheld.diskMb += held.diskMb;
+    unheld.gpuMilli += held.gpuMilli;
+    const rest = heldOf(idleHold(h.volumes, volumesInUse(h), owned), unheld);
+    return {
+      cpuMilli: held.cpuMilli - rest.cpuMilli,
+      memMb: held.memMb - rest.memMb,
+      diskMb: held.diskMb - rest.diskMb,
+      gpuMilli: held.gpuMilli - rest.gpuMilli,
     };
   }
 
@@ -171,6 +239,7 @@ export class HostTable {
         if (inRanges(h.info.portRanges, p)) this.freePorts[i]--;
       }
     }
+    this.rehold(h);
   }
 
   /** Gives a task's resources back. */
@@ -189,6 +258,7 @@ export class HostTable {
     for (const p of t.ports) {
       if (h.portsInUse().delete(p) && inRanges(h.info.portRanges, p)) this.freePorts[i]++;
     }
+    this.rehold(h);
   }
 
   /** Recomputes a host's free resources from its total and its tasks. */
@@ -198,6 +268,11 @@ export class HostTable {
     this.freeMem[i] = t.memMb;
     this.freeDisk[i] = t.diskMb;
     this.freeGpu[i] = t.gpuMilli;
+    this.heldCpu[i] =
+      this.heldMem[i] =
+      this.heldDisk[i] =
+      this.heldGpu[i] =
+        0;
     this.slackUsedCpu[i] = 0;
     let ports = 0;
     for (const [lo, hi] of h.info.portRanges) ports += hi - lo + 1;
@@ -205,6 +280,7 @@ export class HostTable {
     if (h.usedPorts.size) h.portsInUse().clear();
     h.labelCounts = undefined;
     for (const task of h.tasks.values()) this.take(h, task);
+    this.rehold(h);
   }
 
   /** Sum of slack over hosts that are not lost. */
@@ -231,7 +307,18 @@ export class HostTable {
     this.slackGpu = grownColumn(this.slackGpu, cap);
     this.slackUsedCpu = grownColumn(this.slackUsedCpu, cap);
     this.freePorts = grownColumn(this.freePorts, cap);
+    this.heldCpu = grownColumn(this.heldCpu, cap);
+    this.heldMem = grownColumn(this.heldMem, cap);
+    this.heldDisk = grownColumn(this.heldDisk, cap);
+    this.heldGpu = grownColumn(this.heldGpu, cap);
   }
+}
+
+/** The volumes the host's running tasks mount. */
+function volumesInUse(h: HostEntry): Set<string> {
+  const out = new Set<string>();
+  for (const t of h.tasks.values()) if (t.volumeId !== undefined) out.add(t.volumeId);
+  return out;
 }
 
 export function inRanges(ranges: [number, number][], p: number): boolean {

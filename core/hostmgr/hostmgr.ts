@@ -19,6 +19,7 @@ import type {
   LaunchSpec,
   MachineBackend,
   TaskStatus,
+  VolumeReservation,
 } from "../ports/host_backend.ts";
 import type { Metrics } from "../ports/metrics.ts";
 import type { Store, StoredHostPools, StoreWrite } from "../ports/store.ts";
@@ -339,10 +340,11 @@ export class HostManager implements Receiver {
     for (const h of this.hosts) {
       if (h.lost) continue;
       const r = h.info.resources, i = h.index;
-      regular.cpuMilli += r.cpuMilli - t.freeCpu[i];
-      regular.memMb += r.memMb - t.freeMem[i];
-      regular.diskMb += r.diskMb - t.freeDisk[i];
-      regular.gpuMilli += r.gpuMilli - t.freeGpu[i];
+      // An idle volume's hold is neither free nor allocated.
+      regular.cpuMilli += r.cpuMilli - t.freeCpu[i] - t.heldCpu[i];
+      regular.memMb += r.memMb - t.freeMem[i] - t.heldMem[i];
+      regular.diskMb += r.diskMb - t.freeDisk[i] - t.heldDisk[i];
+      regular.gpuMilli += r.gpuMilli - t.freeGpu[i] - t.heldGpu[i];
       revocableCpuMilli += t.slackUsedCpu[i];
     }
     return { regular, revocableCpuMilli };
@@ -704,15 +706,23 @@ export class HostManager implements Receiver {
     const ok: LaunchSpec[] = [];
     const failed: TaskStatus[] = [];
     const t = this.registry.table;
-    for (const spec of tasks) {
+    // A volume's own task first: its volume's hold is its to take, and what it leaves is the others'.
+    const ordered = h?.volumes?.size
+      ? [...tasks].sort((a, b) => (b.volume ? 1 : 0) - (a.volume ? 1 : 0))
+      : tasks;
+    for (const spec of ordered) {
       if (why) {
         failed.push(this.#synthetic(spec, why));
         continue;
       }
-      const i = h!.index, r = spec.resources;
-      const cpu = spec.revocable ? t.slackCpu[i] - t.slackUsedCpu[i] : t.freeCpu[i];
-      const room = r.cpuMilli <= cpu && r.memMb <= t.freeMem[i] && r.diskMb <= t.freeDisk[i] &&
-        r.gpuMilli <= t.freeGpu[i];
+      const i = h!.index, r = spec.resources, volumeId = spec.volume?.volumeId;
+      const o = volumeId !== undefined && h!.volumes?.has(volumeId)
+        ? t.ownHold(h!, (id) => id === volumeId)
+        : NO_HOLD;
+      const cpu = spec.revocable ? t.slackCpu[i] - t.slackUsedCpu[i] : t.freeCpu[i] + o.cpuMilli;
+      const room = r.cpuMilli <= cpu && r.memMb <= t.freeMem[i] + o.memMb &&
+        r.diskMb <= t.freeDisk[i] + o.diskMb &&
+        r.gpuMilli <= t.freeGpu[i] + o.gpuMilli;
       if (!room || portsOf(spec).some((p) => h!.usedPorts.has(p))) {
         failed.push(this.#synthetic(spec, `host ${hostname} no longer fits the task`));
       } else {
@@ -762,6 +772,7 @@ export class HostManager implements Receiver {
       ports: portsOf(spec),
       labels: spec.labels,
       revocable: spec.revocable === true,
+      ...(spec.volume ? { volumeId: spec.volume.volumeId } : {}),
     };
     h.tasks.set(spec.taskId, task);
     this.registry.table.take(h, task);
@@ -849,7 +860,9 @@ export class HostManager implements Receiver {
         capacityChanged = true;
         if (e.kind === "host-up") this.#hostUp(e.host);
         else if (e.kind === "host-lost") this.#hostLost(e.hostname, e.reason, statuses);
-        else this.#hostSlack(e.hostname, e.slack);
+        else if (e.kind === "host-slack") this.#hostSlack(e.hostname, e.slack);
+        else if (e.kind === "volume-reservations") this.#volumeReservations(e.hostname, e.volumes);
+        else this.#volumesFound(e.hostname, e.agentId, e.volumeIds);
       }
     }
     if (statuses.length) this.#forward(statuses);
@@ -909,6 +922,35 @@ export class HostManager implements Receiver {
         message: `host ${hostname} lost: ${reason}`,
       });
     }
+  }
+
+  /**
+   * Volumes the backend found on a host that it did not make (a destroy a restart kept from being sent): each
+   * the store does not have (deleted, or its job deleted) is destroyed. The store decides, not what is in
+   * memory, so a volume whose job is still being recovered is kept; one whose lookup fails is kept too.
+   */
+  #volumesFound(hostname: string, agentId: string, volumeIds: string[]): void {
+    const backend = this.deps.backend;
+    if (!backend.destroyVolumes) return;
+    for (const volumeId of volumeIds) {
+      this.deps.store.getVolume(volumeId).then((v) => {
+        if (v && v.state === "CREATED") return;
+        backend.destroyVolumes!([{ volumeId, hostname, agentId }]);
+      }, () => {/* kept: found again after the next restart */});
+    }
+  }
+
+  /**
+   * The host's volumes' reservations (Mesos): an idle volume's (its task not running here) is held from other
+   * work, which could not use it (RESERVE takes unreserved resources only) or would keep the volume's task
+   * from coming back, and given to the volume's own task (`HostFilter.volumeOwners`, a launch mounting it).
+   */
+  #volumeReservations(hostname: string, volumes: VolumeReservation[]): void {
+    const h = this.host(hostname);
+    if (!h) return;
+    h.volumes = volumes.length ? new Map(volumes.map((v) => [v.volumeId, v.resources])) : undefined;
+    this.registry.table.rehold(h);
+    this.registry.reindex(h);
   }
 
   #hostSlack(hostname: string, slack: Resources): void {
@@ -996,6 +1038,7 @@ export class HostManager implements Receiver {
 }
 
 const NO_PORTS: number[] = [];
+const NO_HOLD: Resources = Object.freeze(zero());
 function portsOf(spec: LaunchSpec): number[] {
   for (const _ in spec.ports) return Object.values(spec.ports);
   return NO_PORTS;

@@ -1,5 +1,6 @@
 /** The host manager's hosts: the table, the free-resource index over hosts ready for work, attribute postings, leases. */
 import type { HostLease } from "../messages.ts";
+import { add, type Resources } from "../model/resources.ts";
 import type { HostInfo } from "../ports/host_backend.ts";
 import { cellOrder, FreeIndex } from "./free_index.ts";
 import { type HostEntry, HostTable, POOL_EXCLUSIVE, POOL_GPU, POOL_NORMAL, POOLS } from "./host_table.ts";
@@ -101,8 +102,11 @@ export class HostRegistry {
     } else this.index.remove(h.index);
   }
 
-  /** Leases a host (out of the index until launch, release or expiry). */
-  lease(h: HostEntry, now: number, labelCounts?: Record<string, number>): HostLease {
+  /**
+   * Leases a host (out of the index until launch, release or expiry). `own`: what the host holds for the
+   * filter's tasks' own volumes, free to them (`HostTable.ownHold`).
+   */
+  lease(h: HostEntry, now: number, labelCounts?: Record<string, number>, own?: Resources): HostLease {
     h.leaseId = `${h.info.hostname}#${++this.#leaseSeq}`;
     h.leaseExpiresMs = now + this.leaseTimeoutMs;
     this.#leaseHosts.push(h);
@@ -115,7 +119,7 @@ export class HostRegistry {
       leaseId: h.leaseId,
       hostname: h.info.hostname,
       agentId: h.info.agentId,
-      free: t.free(i),
+      free: own ? add(t.free(i), own) : t.free(i),
       total: h.info.resources,
       freeSlack: t.slackCpu[i] || t.slackMem[i] ? t.freeSlack(i) : NO_SLACK,
       attributes: h.info.attributes,

@@ -98,6 +98,12 @@ export interface JobmgrConfig {
    * the API reads it. Off by default; the simulator turns it on for hour-long runs of millions of tasks.
    */
   untrackTerminalJobs?: boolean;
+  /**
+   * The backend keeps persistent volumes as they were created (Mesos matches a volume whole, at its container
+   * path and size): an update, replace or patch changing an existing volume's `containerPath` or `sizeMB` is
+   * refused. Set by the production wiring for `--backend mesos`; off for the minicluster, which can change them.
+   */
+  fixedVolumes?: boolean;
 }
 
 /** Runs of an instance whose events are kept (Peloton's `_defaultPodEventsToConstraint`). */
@@ -253,6 +259,13 @@ export class JobManager implements Receiver {
   #launches: Extract<Message, { kind: "launch-tasks" }>[] = [];
   /** Volumes of instances removed this turn: destroyed on their hosts once the turn's writes are stored. */
   #destroys: { jobId: string; volumeId: string; hostname: string }[] = [];
+  /**
+   * First runs of stateful tasks not yet heard of from the backend (Mesos task id → the volume placed for
+   * it): their volume is made with the launch, so one dropped before the backend launched it made none.
+   */
+  readonly #volumeFirstRuns = new Map<string, string>();
+  /** Runs whose launch failed before the backend launched them, their volume never made: no failure. */
+  readonly #neverLaunched = new Set<string>();
   #running = false;
   /** Bumped when the placement poll starts over (a new resource manager); replies to older polls stop there. */
   #pollGen = 0;
@@ -1251,7 +1264,9 @@ export class JobManager implements Receiver {
         agentId: p.agentId,
         ports: pt.ports,
       });
-      if (tc.volume) this.#actions.volumePlaced(job, task, tc.volume, p.hostname);
+      if (tc.volume && this.#actions.volumePlaced(job, task, tc.volume, p.hostname)) {
+        this.#volumeFirstRuns.set(pt.taskId, task.volumeId!);
+      }
       specs.push(buildLaunchSpec(job, task, tc, p, pt.ports, pt.taskId));
     }
     this.#launches.push({
@@ -1360,7 +1375,14 @@ export class JobManager implements Receiver {
         continue;
       }
       const { job, task } = found;
-      if (isTerminalTaskState(task.state)) continue;
+      if (this.#volumeFirstRuns.size) this.#volumeNotMade(task, s);
+      if (isTerminalTaskState(task.state)) {
+        // A run recorded ended that is alive (a stop's kill overtook its launch and was answered "unknown",
+        // or it was written off lost and came back): an orphan, killed as Peloton's task event handler does.
+        // One kill per such status; an ended run's end told again (a reconciliation echo) is left alone.
+        if (!isTerminalTaskState(state)) this.killOrphan(s.taskId, s.hostname);
+        continue;
+      }
       if (task.state === "RUNNING" && state === "RUNNING") this.#confirmRecovered(job, task, s.timeMs);
       if ((task.state === "KILLING" || task.state === "PREEMPTING") && !isTerminalTaskState(state)) continue;
       if (state === "LOST" && task.goalState === "KILLED") {
@@ -1416,8 +1438,32 @@ export class JobManager implements Receiver {
     }
   }
 
+  /**
+   * A stateful task's first run dropped before the backend launched it (LOST, REASON_INVALID_OFFERS, while
+   * LAUNCHING: no offer of the host could make its volume, say only other volumes' reservations were free):
+   * the volume was never made, so its record goes (no destroy: there is nothing to destroy) and the task is
+   * pinned to that host no longer. The next run is placed afresh, and the lost run is not the task's failure.
+   */
+  #volumeNotMade(task: TaskRecord, s: MappedTaskStatus): void {
+    const volumeId = this.#volumeFirstRuns.get(s.taskId);
+    if (volumeId === undefined) return;
+    this.#volumeFirstRuns.delete(s.taskId);
+    if (
+      s.pelotonState !== "LOST" || s.reason !== "REASON_INVALID_OFFERS" || task.state !== "LAUNCHING" ||
+      task.volumeId !== volumeId || mesosTaskId(task.jobId, task.instanceId, task.runId) !== s.taskId
+    ) return;
+    this.write({ kind: "volume.delete", volumeId });
+    task.volumeId = undefined;
+    task.requiredHost = undefined;
+    this.#neverLaunched.add(s.taskId);
+  }
+
   /** Counts failures (the task's own, and system ones separately) and lets the table decide. */
   #onEnded(job: JobEntry, task: TaskRecord, s: MappedTaskStatus): void {
+    if (this.#neverLaunched.delete(s.taskId) && task.state === "LOST") {
+      this.newRun(job, task);
+      return;
+    }
     const goal = task.goalState;
     if (
       s.reason === SLACK_PREEMPTED_REASON && goal !== "KILLED" && goal !== "DELETED" && goal !== "PREEMPTING"

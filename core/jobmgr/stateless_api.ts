@@ -32,6 +32,7 @@ import type { JobEntry } from "./job_entry.ts";
 import { createdSecrets, secretsJson, updatedSecrets } from "./secrets.ts";
 import { PRE_LAUNCH_RANK } from "./jobmgr.ts";
 import { TaskConfigs } from "./task_build.ts";
+import { volumeChangeRefusal } from "./volume_api.ts";
 import { compareTasks, parseTaskOrder, type TaskOrder } from "./task_query.ts";
 import { flagOf, listOf, messageOf } from "./query_spec.ts";
 import { parseQuerySpec, runJobQuery } from "./job_query.ts";
@@ -415,6 +416,8 @@ export class StatelessApi {
   #replace(job: JobEntry, body: Body, r: Reply): void {
     const next = this.#nextConfig(job, body, r);
     if (!next) return;
+    const volume = this.api.jm.config.fixedVolumes ? volumeChangeRefusal(job, next, "spec") : undefined;
+    if (volume) return r.error("invalid-argument", volume);
     let config: UpdateConfig = DEFAULT_UPDATE_CONFIG;
     if (body.updateSpec !== undefined) {
       const uc = parseUpdateConfig(body.updateSpec, "updateSpec");

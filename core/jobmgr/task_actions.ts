@@ -138,9 +138,12 @@ export class TaskActions {
     this.jm.newRun(job, task);
   }
 
-  /** First placement of a stateful task: its volume is created on that host, and later runs pinned there. */
-  volumePlaced(job: JobEntry, task: TaskRecord, v: PersistentVolumeConfig, hostname: string): void {
-    if (task.volumeId) return;
+  /**
+   * First placement of a stateful task: its volume is created on that host, and later runs pinned there.
+   * True when this run makes the volume.
+   */
+  volumePlaced(job: JobEntry, task: TaskRecord, v: PersistentVolumeConfig, hostname: string): boolean {
+    if (task.volumeId) return false;
     // One id per volume made, never made again (Peloton gives each a UUID): a volume made after one was
     // deleted is a new one even if the delete's destroy never reached the host, and so is one of a job
     // created again under a deleted one's id, so a later run can never mount the old data. The job and
@@ -160,6 +163,7 @@ export class TaskActions {
         createdMs: this.jm.now(),
       },
     });
+    return true;
   }
 }
 

@@ -13,6 +13,7 @@ import {
 import { bodyError, type JobApi, STALE_VERSION_MESSAGE } from "./job_api.ts";
 import { flagOf } from "./query_spec.ts";
 import type { JobEntry } from "./job_entry.ts";
+import { volumeChangeRefusal } from "./volume_api.ts";
 import { DEFAULT_UPDATE_CONFIG, overwriteRefusal, startTasksRefusal } from "./workflow.ts";
 
 export const UPDATE_SERVICE = "peloton.api.v0.update.svc.UpdateService";
@@ -83,6 +84,8 @@ export class UpdateApi {
         "jobConfig.respoolID: cannot move a job to another pool in an update",
       );
     }
+    const volume = jm.config.fixedVolumes ? volumeChangeRefusal(job, next, "jobConfig") : undefined;
+    if (volume) return r.error("invalid-argument", volume);
     const uc = body.updateConfig === undefined
       ? { ok: true as const, value: DEFAULT_UPDATE_CONFIG }
       : parseUpdateConfig(body.updateConfig, "updateConfig");

@@ -1,5 +1,5 @@
 /** Peloton's v0 volume API (`peloton.api.v0.volume.svc.VolumeService`): persistent volumes of stateful jobs. */
-import type { PersistentVolumeConfig } from "../model/config_types.ts";
+import type { JobConfig, PersistentVolumeConfig } from "../model/config_types.ts";
 import type { VolumeRecord } from "../model/records.ts";
 import { isTerminalTaskState } from "../model/states.ts";
 import { mergeTaskConfig } from "../model/task_merge.ts";
@@ -7,6 +7,7 @@ import type { Store } from "../ports/store.ts";
 import { type Body, idValue, jobIdOf, type Reply, volumeJson } from "./api_json.ts";
 import type { JobApi } from "./job_api.ts";
 import { type JobEntry, taskConfigOf } from "./job_entry.ts";
+import { TaskConfigs } from "./task_build.ts";
 
 export const VOLUME_SERVICE = "peloton.api.v0.volume.svc.VolumeService";
 
@@ -134,4 +135,31 @@ async function mountedVolumes(
     if (volume) mounted.set(t.volumeId!, volume);
   }
   return mounted;
+}
+
+/**
+ * Why a new config may not replace the job's on a backend that keeps volumes as created (Mesos: a volume is
+ * matched whole, at the container path and size it was made with; the minicluster can change both): a
+ * change of `volume.containerPath` or `volume.sizeMB` for an instance whose volume exists. `prefix` names the
+ * request's field (`jobConfig`, `spec`).
+ */
+export function volumeChangeRefusal(job: JobEntry, next: JobConfig, prefix: string): string | undefined {
+  const configs = new TaskConfigs(next);
+  for (const task of job.tasks.values()) {
+    if (!task.volumeId || task.instanceId >= next.instanceCount) continue;
+    const was = taskConfigOf(job, task).volume;
+    const now = configs.get(task.instanceId).volume;
+    if (!was) continue;
+    const field = now?.containerPath !== was.containerPath
+      ? { name: "containerPath", was: was.containerPath, now: now?.containerPath }
+      : now.sizeMB !== was.sizeMB
+      ? { name: "sizeMB", was: was.sizeMB, now: now.sizeMB }
+      : undefined;
+    if (!field) continue;
+    return `${prefix}.defaultConfig.volume.${field.name}: cannot change ${JSON.stringify(field.was)} to ` +
+      `${JSON.stringify(field.now ?? null)} while instance ${task.instanceId} has persistent volume ` +
+      `${task.volumeId}: Mesos keeps a volume as it was created (its container path and size), so the task ` +
+      "would not find it; delete the volume first (volume delete) to have a new one made";
+  }
+  return undefined;
 }

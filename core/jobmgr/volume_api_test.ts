@@ -6,6 +6,7 @@ import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
 import { jobConfigJson } from "./api_json.ts";
 import { UPDATE_SERVICE } from "./update_api.ts";
 import { VOLUME_SERVICE } from "./volume_api.ts";
+import { STATELESS_SERVICE } from "./stateless_api.ts";
 
 /** A volume's id: its job and instance, then a UUID of its own. */
 const VOLUME_ID = new RegExp(
@@ -302,4 +303,90 @@ Deno.test("deleting a job memory no longer holds (it ended before a restart) des
     { kind: "destroy-volumes", volumes: [{ volumeId, hostname: "h4" }] },
   ]);
   assert.equal(rig.store.volumes.size, 0);
+});
+
+Deno.test("with fixedVolumes (Mesos), an update changing a volume's containerPath or sizeMB is refused, naming it", () => {
+  const rig = statefulService("h4", new JobmgrRig({ fixedVolumes: true }));
+  const volumeId = volumeOf(rig);
+  for (
+    const [volume, field] of [
+      [{ containerPath: "data2", sizeMB: 8 }, "containerPath"],
+      [{ containerPath: "data", sizeMB: 16 }, "sizeMB"],
+    ] as const
+  ) {
+    const next = makeJobConfig({ type: "SERVICE", instanceCount: 1, task: { volume } });
+    rig.call(UPDATE_SERVICE, "CreateUpdate", {
+      jobId: { value: JOB_ID },
+      jobConfig: { ...jobConfigJson(next), changeLog: { version: rig.job().configVersion } },
+    });
+    const [reply] = rig.replies();
+    assert.equal(reply.error?.code, "invalid-argument", JSON.stringify(reply));
+    assert.match(
+      reply.error!.message,
+      new RegExp(`^jobConfig\\.defaultConfig\\.volume\\.${field}: cannot change`),
+    );
+    assert.match(
+      reply.error!.message,
+      new RegExp(`instance 0 has persistent volume ${volumeId}: Mesos keeps`),
+    );
+  }
+  assert.equal(rig.jm.updates.size, 0, "nothing changed");
+  assert.equal(rig.job().configVersion, 1);
+  // Another change of a stateful job is still an update.
+  updateTo(rig, 2, { containerPath: "data", sizeMB: 8 });
+});
+
+Deno.test("with fixedVolumes, a PatchJob changing a volume's containerPath is refused; without, it is an update", async () => {
+  for (const fixedVolumes of [true, false]) {
+    const rig = statefulService("h4", new JobmgrRig({ fixedVolumes }));
+    const job = rig.job();
+    const version = `${job.configVersion}-${job.runtime.desiredStateVersion ?? 1}-${
+      job.runtime.workflowVersion ?? 0
+    }`;
+    rig.call(STATELESS_SERVICE, "PatchJob", {
+      jobId: { value: JOB_ID },
+      version: { value: version },
+      spec: { defaultSpec: { volume: { containerPath: "data2", sizeMB: 8 } } },
+    });
+    await rig.reads();
+    rig.store.settle();
+    const [reply] = rig.replies();
+    if (fixedVolumes) {
+      assert.equal(reply.error?.code, "invalid-argument", JSON.stringify(reply));
+      assert.match(
+        reply.error!.message,
+        /^spec\.defaultConfig\.volume\.containerPath: cannot change "data" to "data2"/,
+      );
+      assert.equal(rig.jm.updates.size, 0);
+    } else {
+      assert.equal(reply.error, undefined, JSON.stringify(reply));
+      assert.equal(rig.jm.updates.size, 1);
+    }
+  }
+});
+
+Deno.test("a first run dropped before its launch (no offer could make its volume) leaves no volume, no pin, no failure", async () => {
+  const rig = new JobmgrRig();
+  rig.create({ type: "SERVICE", instanceCount: 1, task: { volume: { containerPath: "data", sizeMB: 8 } } });
+  rig.transport.take("enqueue-gangs", "resmgr");
+  const placed = rig.launch([0], "h4").tasks[0].volume!.volumeId;
+  rig.status(rig.taskId(0), "TASK_DROPPED", { hostname: "h4", reason: "REASON_INVALID_OFFERS" });
+  rig.store.settle();
+  const task = rig.task(0);
+  assert.equal(task.volumeId, undefined, "the volume was never made");
+  assert.equal(task.requiredHost, undefined, "not pinned to h4");
+  assert.equal(task.failureCount, 0, "not the task's failure");
+  assert.equal(rig.store.volumes.has(placed), false, "not recorded CREATED");
+  assert.deepEqual(await listed(rig), []);
+  assert.deepEqual(rig.transport.take("destroy-volumes", "hostmgr"), [], "nothing to destroy");
+  const [gang] = rig.transport.take("enqueue-gangs", "resmgr").flatMap((m) => m.gangs);
+  assert.ok(gang, "run again at once");
+  assert.equal(gang.tasks[0].requiredHost, undefined);
+  const made = rig.launch([0], "h5").tasks[0].volume?.volumeId;
+  assert.ok(made && made !== placed, "a volume of its own where it is placed now");
+
+  // A later run's launch dropped the same way keeps the volume it has: that one exists.
+  rig.status(rig.taskId(0), "TASK_RUNNING", { hostname: "h5" });
+  rig.store.settle();
+  assert.equal(rig.task(0).volumeId, made);
 });

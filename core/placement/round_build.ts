@@ -34,6 +34,8 @@ interface Group {
   count: number;
   /** The group's one task has a host reserved: it has a group (and host filter) of its own. */
   reservedFor?: string;
+  /** `<jobId>-<instanceId>` of its tasks, when they are pinned to a host (their volumes' owners). */
+  owners?: string[];
 }
 
 /** What a round did for one unit of work: tasks placed (with lease and ports) and tasks left over. */
@@ -85,6 +87,7 @@ export class RoundBuilder<U extends UnitOfWork> {
       for (const t of u.tasks) {
         if (own === undefined && prev && part && run && sameNeeds(prev, t, u.policy, u.policy)) {
           this.groups[part.group].count++;
+          this.#pinned(part.group, t);
           part.tasks.push(t);
           run.count++;
           prev = t;
@@ -134,6 +137,7 @@ export class RoundBuilder<U extends UnitOfWork> {
         tasksPerHost: perHost,
         order: g.strategy === PACK ? "least-free" : "most-free",
         requiredHost: t.requiredHost,
+        ...(g.owners ? { volumeOwners: g.owners } : {}),
         countLabels: this.taskLabels.length ? this.taskLabels : undefined,
       };
     });
@@ -201,6 +205,7 @@ export class RoundBuilder<U extends UnitOfWork> {
     const last = reservedFor === undefined ? this.#lastOfJob.get(t.jobId) : undefined;
     if (last !== undefined && sameNeeds(this.groups[last].task, t, this.groups[last].policy, policy)) {
       this.groups[last].count++;
+      this.#pinned(last, t);
       return last;
     }
     const strategy = t.placementStrategy === "SPREAD_JOB"
@@ -223,8 +228,18 @@ export class RoundBuilder<U extends UnitOfWork> {
       this.#byKey.set(key, g);
     }
     this.groups[g].count++;
+    this.#pinned(g, t);
     if (reservedFor === undefined) this.#lastOfJob.set(t.jobId, g);
     return g;
+  }
+
+  /**
+   * A task pinned to a host may have its persistent volume there: the host manager gives an idle volume's
+   * reservation only to its own task, known by job and instance (the volume is named after them).
+   */
+  #pinned(g: number, t: RmTask): void {
+    if (t.requiredHost === undefined) return;
+    (this.groups[g].owners ??= []).push(`${t.jobId}-${t.instanceId}`);
   }
 
   #roundGroup(g: Group, dict: Dictionary): RoundGroup {

@@ -139,7 +139,26 @@ export type BackendEvent =
   | { kind: "host-lost"; hostname: string; agentId: string; reason: string }
   /** The revocable resources a host can lend now (Mesos revocable offers); replaces the last report. */
   | { kind: "host-slack"; hostname: string; slack: Resources }
-  | { kind: "task-status"; status: TaskStatus };
+  | { kind: "task-status"; status: TaskStatus }
+  /**
+   * Persistent volumes (or reservations labelled for one) the backend found on a host that this run of it did
+   * not make: ones a restart kept it from destroying, say. The host manager destroys (`destroyVolumes`) those
+   * the store does not know, and keeps every one it does.
+   */
+  | { kind: "volumes-found"; hostname: string; agentId: string; volumeIds: string[] }
+  /**
+   * What a host holds reserved for each of its persistent volumes (Mesos: the volume's disk and the pieces
+   * dynamically reserved with it), replacing the last report; a backend without reservations (the
+   * minicluster, the simulator) sends none. The host manager keeps an idle volume's reservation (its task is
+   * not running there) from other work, for the volume's own task.
+   */
+  | { kind: "volume-reservations"; hostname: string; volumes: VolumeReservation[] };
+
+/** A persistent volume's reservation on its host, in the core's units (its disk counts the volume's size). */
+export interface VolumeReservation {
+  volumeId: string;
+  resources: Resources;
+}
 
 /**
  * The backend pushes events through the sink it was started with, in batches; it never calls the

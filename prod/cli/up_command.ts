@@ -187,7 +187,11 @@ export const upCommand: Command = {
     try {
       server = await startPeloton({
         auth,
-        jobmgr: backoff === undefined ? undefined : { initialTaskBackoffMs: Number(backoff) },
+        jobmgr: {
+          ...(backoff === undefined ? {} : { initialTaskBackoffMs: Number(backoff) }),
+          // Mesos keeps a persistent volume as it was created: updates may not change its path or size.
+          ...(backend === "mesos" ? { fixedVolumes: true } : {}),
+        },
         backend,
         mesosMaster,
         host: String(opts.host),

@@ -79,7 +79,11 @@ export class EmuAgent {
   constructor(config: EmuAgentConfig, ctx: AgentContext) {
     this.config = config;
     this.#ctx = ctx;
-    this.#total = restoreTotal(config.resources, ctx.checkpoints?.load(config.id) ?? [], ctx.log);
+    this.#total = restoreTotal(
+      config.resources,
+      ctx.checkpoints?.load(config.hostname, config.id) ?? [],
+      ctx.log,
+    );
     const core = bagToCore(config.resources);
     this.#runner = new Agent(
       { hostname: config.hostname, agentId: config.id, resources: core, attributes: {}, portRanges: [] },
@@ -103,7 +107,7 @@ export class EmuAgent {
   /** An applied RESERVE, UNRESERVE, CREATE or DESTROY: the total trades `consumed` for `converted`, checkpointed. */
   convert(consumed: Bag, converted: Bag): void {
     this.#total = convertTotal(this.#total, consumed, converted);
-    this.#ctx.checkpoints?.save(this.id, checkpointed(this.#total));
+    this.#ctx.checkpoints?.save(this.config.hostname, checkpointed(this.#total), this.id);
   }
 
   /** DESTROY's other half: the volume's directory goes, with all it holds. */

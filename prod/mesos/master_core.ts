@@ -463,12 +463,38 @@ export class MasterCore {
     const id = savedId !== undefined && !this.#agents.has(savedId)
       ? savedId
       : `${this.#masterId}-S${this.#agentSeq++}`;
+    const previous = this.#agentIds.saved(config.hostname);
+    if (previous !== undefined && previous !== id && this.#agents.get(previous)?.state !== "active") {
+      this.#adoptVolumes(previous, id);
+    }
     this.#agentIds.record(config.hostname, id);
     const agent = new EmuAgent({ ...config, id, port: this.#o.port }, this.#agentCtx);
     const rec: AgentRec = { agent, state, registeredMs: Date.now() };
     this.#agents.set(id, rec);
     this.allocator.schedule();
     return rec;
+  }
+
+  /**
+   * The machine's persistent volumes go to its agent's new id: a Mesos agent keeps them in its work dir
+   * (`volumes/roles/<role>/<id>`), whatever id it registers under, and recovers them with its checkpointed
+   * resources. The emulator keeps them under the agent id (`<dir>/agents/<id>/volumes`), so they move.
+   */
+  #adoptVolumes(from: string, to: string): void {
+    const dir = (id: string) => `${this.#o.dataDir}/agents/${id}/volumes`;
+    try {
+      Deno.statSync(dir(to));
+      return; // the new id has volumes of its own already: nothing is merged
+    } catch { /* none yet */ }
+    try {
+      Deno.mkdirSync(`${this.#o.dataDir}/agents/${to}`, { recursive: true });
+      Deno.renameSync(dir(from), dir(to));
+      this.#o.log?.(`emulator: agent ${to} recovered the persistent volumes of ${from} (same machine)`);
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) {
+        this.#o.log?.(`emulator: cannot move the volumes of agent ${from} to ${to}: ${(e as Error).message}`);
+      }
+    }
   }
 
   /** Adds an agent at runtime (tests). */

@@ -272,9 +272,11 @@ export function restoreTotal(resources: Bag, saved: Resource[], log?: (line: str
 }
 
 /**
- * `<dataDir>/agent_resources.json`: `{agentId: Resource[]}`, each agent's checkpointed resources, as a Mesos
- * agent keeps them in its work dir (`meta/resources/resources.info`) so they outlive its restarts. Written
- * whole and renamed into place; a write that fails is logged (the change holds until the emulator stops).
+ * `<dataDir>/agent_resources.json`: `{hostname: Resource[]}`, each machine's checkpointed resources, as a Mesos
+ * agent keeps them in its work dir (`meta/resources/resources.info`): they outlive its restarts and are
+ * recovered by the agent that registers next on the machine, under a new agent id too (back from maintenance,
+ * rebooted), so its reservations and persistent volumes survive. Written whole and renamed into place; a write
+ * that fails is logged (the change holds until the emulator stops).
  */
 export class CheckpointFile {
   readonly path: string;
@@ -285,13 +287,19 @@ export class CheckpointFile {
     this.#saved = read(this.path);
   }
 
-  load(agentId: string): Resource[] {
-    return Object.hasOwn(this.#saved, agentId) ? this.#saved[agentId] : [];
+  /** The machine's checkpointed resources (a file written before they were kept by host name has agent ids). */
+  load(hostname: string, legacyAgentId?: string): Resource[] {
+    if (Object.hasOwn(this.#saved, hostname)) return this.#saved[hostname];
+    if (legacyAgentId !== undefined && Object.hasOwn(this.#saved, legacyAgentId)) {
+      return this.#saved[legacyAgentId];
+    }
+    return [];
   }
 
-  save(agentId: string, resources: Resource[]): void {
-    if (resources.length) this.#saved[agentId] = resources;
-    else delete this.#saved[agentId];
+  save(hostname: string, resources: Resource[], legacyAgentId?: string): void {
+    if (resources.length) this.#saved[hostname] = resources;
+    else delete this.#saved[hostname];
+    if (legacyAgentId !== undefined && legacyAgentId !== hostname) delete this.#saved[legacyAgentId];
     const tmp = `${this.path}.tmp`;
     try {
       Deno.writeTextFileSync(tmp, JSON.stringify(this.#saved) + "\n");

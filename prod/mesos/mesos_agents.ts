@@ -8,7 +8,8 @@ import {
   OPERATOR_PATH,
   type OperatorAgent,
 } from "./protocol.ts";
-import { addBags, type Bag, bagFromMesos, emptyBag, takeResources } from "./resources.ts";
+import { addBags, type Bag, bagFromMesos, emptyBag, reservedFor, takeResources } from "./resources.ts";
+import { persistenceId } from "./volumes.ts";
 
 /** Offers held until used, rescinded, or declined once held past the hold time. */
 export class OfferPool {
@@ -88,10 +89,24 @@ export class AgentDirectory {
     return this.#agents.get(agentId);
   }
 
+  /** The agents of the last answer. */
+  agents(): OperatorAgent[] {
+    return [...this.#agents.values()];
+  }
+
   /** The agent's total usable by our role, when the operator API reported it. */
   total(agentId: string): Bag | undefined {
     const a = this.#agents.get(agentId);
     return a && operatorTotal(a, this.role);
+  }
+
+  /** Whether an agent's total carries the role's persistent volume `volumeId`. */
+  hasVolume(volumeId: string): boolean {
+    for (const a of this.#agents.values()) {
+      const total = a.total_resources ?? [];
+      if (total.some((r) => persistenceId(r) === volumeId && reservedFor(r) === this.role)) return true;
+    }
+    return false;
   }
 
   /** The agent of a host name. */

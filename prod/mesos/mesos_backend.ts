@@ -1,4 +1,5 @@
 /** HostBackend over a Mesos master: offers become hosts, launches become ACCEPTs, updates become statuses. */
+import { max, type Resources } from "../../core/model/resources.ts";
 import type { MesosTaskState } from "../../core/model/states.ts";
 import type {
   BackendEvent,
@@ -34,6 +35,7 @@ import {
   addBags,
   attributesToRecord,
   type Bag,
+  bagFromMesos,
   bagToCore,
   bagToMesos,
   emptyBag,
@@ -41,8 +43,15 @@ import {
   reservedFor,
   slackToCore,
 } from "./resources.ts";
-import { planDestroy, planVolumeLaunch, type Reserver, takeForTask } from "./volume_plan.ts";
-import { capacityToCore, persistenceId } from "./volumes.ts";
+import {
+  planDestroy,
+  planUnreserve,
+  planVolumeLaunch,
+  type Reserver,
+  takeForTask,
+  volumeIdsOffered,
+} from "./volume_plan.ts";
+import { capacityToCore, persistenceId, volumeReservations } from "./volumes.ts";
 import {
   type FrameworkIdStore,
   isSubscriptionRefusal,
@@ -111,6 +120,9 @@ interface KnownTask {
 
 const RECENT_TASKS = 10_000;
 
+/** States only a registered agent reports (not the master's TASK_UNREACHABLE, TASK_LOST, ...). */
+const ALIVE = new Set(["TASK_STARTING", "TASK_RUNNING", "TASK_KILLING"]);
+
 /** What an ACKNOWLEDGE echoes. */
 interface Ack {
   taskId: string;
@@ -125,6 +137,8 @@ export class MesosBackend implements HostBackend {
   readonly #httpTimeoutMs: number;
   readonly #agents = new Map<string, AgentView>();
   readonly #announcing = new Set<string>();
+  /** Agents the master's list was read again for (`#seek`), since the last subscription. */
+  readonly #sought = new Set<string>();
   readonly #offers = new OfferPool();
   readonly #directory: AgentDirectory;
   readonly #tasks = new Map<string, KnownTask>();
@@ -134,12 +148,27 @@ export class MesosBackend implements HostBackend {
   readonly #inverse = new Map<string, InverseOffer>();
   #kills: { taskId: string; agentId: string; gracePeriodMs: number }[] = [];
   readonly #reserver: Reserver;
-  /** Persistent volumes known to be on an agent (made here, or seen offered): volume id → agent id. */
+  /**
+   * Persistent volumes known to be on a host (made here, or seen offered): volume id → host name. By host, not
+   * agent: an agent registering under a new id (back from maintenance, rebooted) recovers its machine's volumes.
+   */
   readonly #volumes = new Map<string, string>();
   /** Deleted volumes waiting for an offer that carries them, kept across re-subscriptions. */
   readonly #destroys = new Map<string, VolumeRef>();
   /** Volumes this backend destroyed: the operator API's agent totals may still list them for a while. */
   readonly #destroyed = new Set<string>();
+  /** Volumes this run of the backend made (RESERVE + CREATE): the store may not have their records yet. */
+  readonly #made = new Set<string>();
+  /** Volumes reported `volumes-found` (once each): the host manager asks the store whether they are deleted. */
+  readonly #found = new Set<string>();
+  /**
+   * What each host holds reserved for each of its volumes (the volume and the pieces reserved with its label),
+   * by host name then volume id, from RESERVEs sent, offers and GET_AGENTS; reported (`volume-reservations`)
+   * so that the host manager keeps an idle volume's reservation for its own task.
+   */
+  readonly #reservations = new Map<string, Map<string, Resources>>();
+  /** The last `volume-reservations` of each host, so only changes go out. */
+  readonly #reservationsSent = new Map<string, string>();
   /** Acknowledgements not sent yet, from `#acksFrom` on. */
   #acks: Ack[] = [];
   #acksFrom = 0;
@@ -453,7 +482,12 @@ export class MesosBackend implements HostBackend {
   #onSubscribed(): void {
     this.#offers.clear();
     this.#inverse.clear();
-    if (this.#o.useOperatorApi !== false) void this.#directory.refresh();
+    this.#sought.clear();
+    // Offers name only agents with something free: a full agent (every resource used by our tasks) would
+    // never be announced to a new leader. The master's agent list names every registered one.
+    if (this.#o.useOperatorApi !== false) {
+      void this.#directory.refresh().then(() => this.#announceRegistered());
+    }
     const kills = this.#kills;
     this.#kills = [];
     for (const k of kills) this.#sendKill(k);
@@ -487,13 +521,21 @@ export class MesosBackend implements HostBackend {
       agents.add(offer.agent_id.value);
       for (const r of offer.resources) {
         const id = persistenceId(r);
-        if (id !== undefined && reservedFor(r) === this.#role) this.#volumes.set(id, offer.agent_id.value);
+        if (id !== undefined && reservedFor(r) === this.#role) this.#volumes.set(id, offer.hostname);
       }
+    }
+    for (const agentId of agents) {
+      this.#reportFound(
+        agentId,
+        offers.find((o) => o.agent_id.value === agentId)!,
+      );
     }
     for (const agentId of agents) {
       const view = this.#agents.get(agentId);
       if (!view || view.lost) this.#announce(agentId);
       else {
+        this.#seeReservations(view.hostname, this.#offers.total(agentId));
+        this.#reportReservations(view.hostname);
         this.#reportSlack(agentId);
         this.#tryDestroy(agentId);
         this.#tryLaunch(agentId);
@@ -501,11 +543,12 @@ export class MesosBackend implements HostBackend {
     }
   }
 
-  /** host-up for an agent seen for the first time (or back after being lost). */
-  #announce(agentId: string): void {
+  /** host-up for an agent seen for the first time (or back after being lost); `fresh` reads GET_AGENTS first. */
+  #announce(agentId: string, fresh = false): void {
     if (this.#announcing.has(agentId)) return;
     if (
-      this.#o.useOperatorApi === false || this.#directory.available === false || this.#directory.get(agentId)
+      this.#o.useOperatorApi === false || this.#directory.available === false ||
+      (!fresh && this.#directory.get(agentId))
     ) {
       return this.#hostUp(agentId);
     }
@@ -516,45 +559,123 @@ export class MesosBackend implements HostBackend {
     });
   }
 
+  /**
+   * host-up for every active agent of the master's list not announced yet, offered or not (its resources may
+   * all be used by our tasks), as a new leader must know every host its tasks run on.
+   */
+  #announceRegistered(): void {
+    if (this.#stopped || !this.client.subscribed) return;
+    for (const agent of this.#directory.agents()) {
+      const id = agent.agent_info.id!.value;
+      const view = this.#agents.get(id);
+      if ((!view || view.lost) && !this.#announcing.has(id)) this.#hostUp(id);
+      else if (view && !view.lost) {
+        // Announced from its offers before the list came: its volumes in use are in the list only.
+        this.#seeReservations(view.hostname, this.#directory.total(id)!);
+        this.#reportReservations(view.hostname);
+      }
+    }
+  }
+
+  /**
+   * A task of ours runs on an agent not announced (a full one back from a partition, say): the master's list
+   * is read again for it, once per agent and subscription, so a host that never shows costs one call.
+   */
+  #seek(agentId: string): void {
+    if (this.#o.useOperatorApi === false || this.#sought.has(agentId)) return;
+    const view = this.#agents.get(agentId);
+    if (view && !view.lost) return;
+    this.#sought.add(agentId);
+    this.#announce(agentId, true);
+  }
+
   #hostUp(agentId: string): void {
+    if (this.#stopped) return;
+    const view = this.#agents.get(agentId);
+    if (view && !view.lost) return; // announced already (by its offers, or by the master's list)
     const offers = this.#offers.of(agentId);
-    if (this.#stopped || offers.length === 0) return;
-    const first = offers[0].offer;
+    const agent = this.#directory.get(agentId);
+    // Known from its offers, or from the master's list when it is active there (offered or not).
+    const listed = agent !== undefined && agent.active !== false;
+    if (offers.length === 0 && !listed) return;
+    const hostname = listed ? agent.agent_info.hostname : offers[0].offer.hostname;
     let total = this.#directory.total(agentId);
     if (!total) {
       // Without the operator API: what is offered plus what our own tasks there hold.
       total = this.#offers.total(agentId);
       for (const t of this.#tasks.values()) if (t.agentId === agentId && t.bag) total = addBags(total, t.bag);
     }
-    const attributes = this.#directory.get(agentId)?.agent_info.attributes ?? first.attributes;
+    // An agent of other roles' resources only, offered nothing, is no host of ours (as it never was).
+    const core = capacityToCore(total, this.#role);
+    if (offers.length === 0 && core.cpuMilli <= 0 && core.memMb <= 0) return;
+    const attributes = agent?.agent_info.attributes ?? offers[0].offer.attributes;
     // The host's agent under a new id (a machine rebooted, or back from maintenance): launches still waiting
     // for the old agent's offers would wait out their deadline for an agent that is gone. They fail now, and
     // the job manager places them again.
     for (const [old, view] of this.#agents) {
-      if (old === agentId || view.hostname !== first.hostname) continue;
+      if (old === agentId || view.hostname !== hostname) continue;
       for (const spec of this.#pending.takeAgent(old)) {
-        const message = `Agent ${old} of ${first.hostname} registered again as ${agentId}: the launch was ` +
+        const message = `Agent ${old} of ${hostname} registered again as ${agentId}: the launch was ` +
           "for the old agent";
         this.#status(spec, "TASK_DROPPED", "REASON_INVALID_OFFERS", message);
       }
     }
-    this.#agents.set(agentId, { hostname: first.hostname, lost: false, slack: NO_SLACK });
-    const agent = this.#directory.get(agentId);
+    this.#agents.set(agentId, { hostname, lost: false, slack: NO_SLACK });
     const ip = agent && agentAddress(agent)?.split(":")[0];
     this.#push({
       kind: "host-up",
       host: {
-        hostname: first.hostname,
+        hostname,
         agentId,
-        resources: capacityToCore(total, this.#role),
+        resources: core,
         attributes: attributesToRecord(attributes),
         portRanges: rangesOf(total, "ports"),
         ...(ip && /^[0-9.]+$/.test(ip) ? { ip } : {}),
       },
     });
     this.#reportSlack(agentId);
+    this.#seeReservations(hostname, total);
+    this.#reservationsSent.delete(hostname); // a host the host manager may know nothing of yet
+    this.#reportReservations(hostname);
     this.#tryDestroy(agentId);
     this.#tryLaunch(agentId);
+  }
+
+  /**
+   * Takes in the volumes' reservations a bag of the host shows (an agent's total, or its offers, which carry
+   * those of idle volumes). A reservation never grows once made, so the largest seen is its size; one this
+   * backend destroyed is gone, whatever a stale agent list says.
+   */
+  #seeReservations(hostname: string, bag: Bag): void {
+    const seen = volumeReservations(bag, this.#role);
+    if (!seen.size) return;
+    let known = this.#reservations.get(hostname);
+    if (!known) this.#reservations.set(hostname, known = new Map());
+    for (const [volumeId, r] of seen) {
+      if (this.#destroyed.has(volumeId)) continue;
+      const was = known.get(volumeId);
+      known.set(volumeId, was ? max(was, r) : r);
+    }
+  }
+
+  #forgetReservation(hostname: string, volumeId: string): void {
+    const known = this.#reservations.get(hostname);
+    if (!known?.delete(volumeId)) return;
+    if (!known.size) this.#reservations.delete(hostname);
+    this.#reportReservations(hostname);
+  }
+
+  /** `volume-reservations` for a host the host manager knows, when they changed since the last report. */
+  #reportReservations(hostname: string): void {
+    if (![...this.#agents.values()].some((v) => v.hostname === hostname && !v.lost)) return;
+    const volumes = [...this.#reservations.get(hostname) ?? []]
+      .sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)
+      .map(([volumeId, resources]) => ({ volumeId, resources }));
+    const key = JSON.stringify(volumes);
+    if (this.#reservationsSent.get(hostname) === key) return;
+    if (!volumes.length && !this.#reservationsSent.has(hostname)) return;
+    this.#reservationsSent.set(hostname, key);
+    this.#push({ kind: "volume-reservations", hostname, volumes });
   }
 
   /** Launches the pending tasks of an agent that its held offers cover, all in one ACCEPT (as Peloton did). */
@@ -565,8 +686,13 @@ export class MesosBackend implements HostBackend {
     const chosen = this.#pending.takeFitting(agentId, this.#offers.total(agentId), this.#fit);
     if (chosen.length === 0) return;
     for (const o of offers) this.#offers.remove(o.offer.id.value);
-    for (const { spec, used } of chosen) {
-      if (spec.volume) this.#volumes.set(spec.volume.volumeId, agentId);
+    for (const { spec, used, operations } of chosen) {
+      if (spec.volume) this.#volumes.set(spec.volume.volumeId, spec.hostname);
+      if (spec.volume && operations?.some((o) => o.type === "CREATE")) this.#made.add(spec.volume.volumeId);
+      for (const o of operations ?? []) {
+        if (o.type === "RESERVE") this.#seeReservations(spec.hostname, bagFromMesos(o.reserve!.resources));
+      }
+      if (operations?.length) this.#reportReservations(spec.hostname);
       this.#tasks.set(spec.taskId, { agentId, hostname: spec.hostname, bag: used });
       this.#remember(spec.taskId, agentId);
       // Reported as the ACCEPT goes out, not after its 202: the agent's TASK_STARTING can overtake the
@@ -589,20 +715,18 @@ export class MesosBackend implements HostBackend {
   /** How a launch fits in an agent's offers: on its persistent volume, made first when it is not there yet. */
   readonly #fit: Fit = (avail, spec) => {
     if (!spec.volume) return takeForTask(avail, spec);
-    return planVolumeLaunch(
-      avail,
-      spec,
-      this.#reserver,
-      this.#volumeExists(spec.agentId, spec.volume.volumeId),
-    );
+    return planVolumeLaunch(avail, spec, this.#reserver, this.#volumeExists(spec.volume.volumeId));
   };
 
-  /** Whether the volume is on the agent, offered or not (its last run may still hold it). */
-  #volumeExists(agentId: string, volumeId: string): boolean {
-    if (this.#volumes.has(volumeId)) return this.#volumes.get(volumeId) === agentId;
+  /**
+   * Whether the volume exists, offered or not (its last run may still hold it), on any host: a persistence id
+   * known to exist is never CREATEd again, so one id never names two volumes (a launch on another host than
+   * the volume's waits, and is dropped at its deadline).
+   */
+  #volumeExists(volumeId: string): boolean {
+    if (this.#volumes.has(volumeId)) return true;
     if (this.#destroyed.has(volumeId)) return false;
-    const total = this.#directory.get(agentId)?.total_resources ?? [];
-    return total.some((r) => persistenceId(r) === volumeId && reservedFor(r) === this.#role);
+    return this.#directory.hasVolume(volumeId);
   }
 
   /** DESTROY + UNRESERVE of the deleted volumes an agent's held offers carry, in one ACCEPT of them all. */
@@ -613,13 +737,22 @@ export class MesosBackend implements HostBackend {
     const hostname = this.#agents.get(agentId)?.hostname;
     const avail = this.#offers.total(agentId);
     const operations: Operation[] = [];
-    const done: string[] = [];
+    const done: string[] = [], released: string[] = [];
     for (const v of this.#destroys.values()) {
       if (v.agentId !== agentId && v.hostname !== hostname) continue;
       const ops = planDestroy(avail, v.volumeId, this.#role);
-      if (!ops) continue;
-      operations.push(...ops);
-      done.push(v.volumeId);
+      if (ops) {
+        operations.push(...ops);
+        done.push(v.volumeId);
+      } else if (!this.#volumes.has(v.volumeId) && !this.#directory.hasVolume(v.volumeId)) {
+        // Reservations labelled for a volume that was never made (its CREATE dropped): released. The destroy
+        // stays pending, in case the volume shows after all.
+        const unreserve = planUnreserve(avail, v.volumeId, this.#role);
+        if (unreserve) {
+          operations.push(...unreserve);
+          released.push(v.volumeId);
+        }
+      }
     }
     if (operations.length === 0) return;
     for (const o of offers) this.#offers.remove(o.offer.id.value);
@@ -629,6 +762,7 @@ export class MesosBackend implements HostBackend {
       this.#volumes.delete(id);
       this.#destroyed.add(id);
     }
+    for (const id of [...done, ...released]) if (hostname) this.#forgetReservation(hostname, id);
     this.#o.log?.(`mesos: destroying volume(s) ${done.join(", ")} on agent ${agentId} (DESTROY + UNRESERVE)`);
     this.client.accept(offerIds, operations, { refuse_seconds: 0 }).catch((e) => {
       this.#warn("ACCEPT (DESTROY)", e);
@@ -644,6 +778,20 @@ export class MesosBackend implements HostBackend {
     });
   }
 
+  /**
+   * Reports the role's volumes (and volume-labelled reservations) an agent's offers carry that this run did not
+   * make nor was asked to destroy: pending destroys live in memory, so after a restart only the store can say
+   * whether a volume was deleted. The host manager asks it, and destroys those it does not know.
+   */
+  #reportFound(agentId: string, offer: Offer): void {
+    const ids = volumeIdsOffered(this.#offers.total(agentId), this.#role).filter((id) =>
+      !this.#made.has(id) && !this.#found.has(id) && !this.#destroys.has(id) && !this.#destroyed.has(id)
+    );
+    if (!ids.length) return;
+    for (const id of ids) this.#found.add(id);
+    this.#push({ kind: "volumes-found", hostname: offer.hostname, agentId, volumeIds: ids });
+  }
+
   #acceptFailed(offerIds: string[], chosen: FittingLaunch[], e: unknown): void {
     this.#warn("ACCEPT", e);
     if (this.#stopped) return;
@@ -656,7 +804,10 @@ export class MesosBackend implements HostBackend {
       for (const { spec } of chosen) this.#tasks.delete(spec.taskId);
       // A CREATE refused with its call made no volume.
       for (const { spec, operations } of chosen) {
-        if (operations && spec.volume) this.#volumes.delete(spec.volume.volumeId);
+        if (operations && spec.volume) {
+          this.#volumes.delete(spec.volume.volumeId);
+          this.#forgetReservation(spec.hostname, spec.volume.volumeId);
+        }
       }
       // A call the master finds invalid would be refused again: a task refused alone fails, and the tasks
       // of a refused batch are retried one per ACCEPT to find which.
@@ -676,7 +827,7 @@ export class MesosBackend implements HostBackend {
   }
 
   #expired(spec: LaunchSpec): void {
-    if (spec.volume && this.#volumes.get(spec.volume.volumeId) === spec.agentId) {
+    if (spec.volume && this.#volumes.get(spec.volume.volumeId) === spec.hostname) {
       // Never offered: its CREATE may have been dropped. The next launch asks the master's agent list again.
       this.#volumes.delete(spec.volume.volumeId);
       if (this.#o.useOperatorApi !== false) void this.#directory.refresh();
@@ -702,7 +853,8 @@ export class MesosBackend implements HostBackend {
     const id = s.task_id.value;
     const known = this.#tasks.get(id);
     const agentId = s.agent_id?.value ?? known?.agentId ?? "";
-    const hostname = this.#agents.get(agentId)?.hostname ?? known?.hostname ?? "";
+    const hostname = this.#agents.get(agentId)?.hostname || known?.hostname ||
+      this.#directory.get(agentId)?.agent_info.hostname || "";
     if (isTerminalState(s.state)) {
       this.#tasks.delete(id);
       if (known?.bag && slackToCore(known.bag).cpuMilli > 0) this.#reportSlack(agentId);
@@ -711,6 +863,8 @@ export class MesosBackend implements HostBackend {
     else this.#tasks.set(id, { agentId: agentId || undefined, hostname });
     if (agentId) this.#remember(id, agentId);
     this.#push({ kind: "task-status", status: toCoreStatus(s, hostname, agentId, Date.now()) });
+    // A task that runs says its agent is registered, whether or not the agent has anything to offer.
+    if (agentId && ALIVE.has(s.state)) this.#seek(agentId);
   }
 
   /** host-slack: the revocable resources offered on an agent plus those our revocable tasks hold there. */

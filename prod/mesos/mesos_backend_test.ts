@@ -606,3 +606,50 @@ Deno.test("MesosBackend: any other ERROR stops it for good: every host lost, lau
       await other.close();
     }
   }));
+
+Deno.test("MesosBackend: a new backend announces every registered agent, a full one (no offers) included", async () => {
+  // agent-0 is filled by one task: the master offers nothing of it, so only the operator API names it.
+  const m = await startTestMaster({ agents: [{ cpus: 1, memMb: 64 }, {}] });
+  const store = new MemoryFrameworkIdStore();
+  const rec1 = new Recorder(), rec2 = new Recorder();
+  const first = newBackend(m, store), second = newBackend(m, store);
+  rec1.onStatus = (s) =>
+    s.uuid && first.acknowledge([{ taskId: s.taskId, agentId: s.agentId, uuid: s.uuid }]);
+  rec2.onStatus = (s) =>
+    s.uuid && second.acknowledge([{ taskId: s.taskId, agentId: s.agentId, uuid: s.uuid }]);
+  try {
+    first.start(rec1.sink);
+    const up = (await rec1.waitFor(
+      (e) => e.kind === "host-up" && e.host.hostname === "agent-0",
+      "agent-0 up",
+    )) as { host: HostInfo };
+    const spec = makeSpec(up.host, "sleep 30", {
+      resources: { cpuMilli: 1000, memMb: 64, diskMb: 0, gpuMilli: 0 },
+    });
+    first.launch([spec]);
+    await rec1.waitState(spec.taskId, "TASK_RUNNING");
+    // The leader goes; its successor subscribes with the framework's id.
+    await first.stop();
+    second.start(rec2.sink);
+    second.reconcile([spec.taskId]);
+    const again = (await rec2.waitFor(
+      (e) => e.kind === "host-up" && e.host.hostname === "agent-0",
+      "the full agent announced to the new backend",
+      5000,
+    )) as { host: HostInfo };
+    assert.equal(again.host.agentId, up.host.agentId);
+    assert.deepEqual(again.host.resources, up.host.resources, "its whole total, the task's share included");
+    assert.deepEqual(again.host.portRanges, up.host.portRanges);
+    assert.equal(again.host.attributes.rack, up.host.attributes.rack);
+    await rec2.waitStatus(
+      (s) => s.taskId === spec.taskId && s.state === "TASK_RUNNING" && s.hostname === "agent-0",
+      "the task reconciled on it",
+    );
+    second.kill([{ taskId: spec.taskId, agentId: up.host.agentId, gracePeriodMs: 0 }]);
+    await rec2.waitState(spec.taskId, "TASK_KILLED");
+  } finally {
+    await first.stop();
+    await second.stop();
+    await m.stop();
+  }
+});

@@ -161,13 +161,41 @@ export function planDestroy(avail: Bag, volumeId: string, role: string): Operati
     kinds: { [key]: kindOf(avail, key) },
   };
   const destroyed = mapKinds(volume, strippedKind);
-  const labelled = filterBag(
-    subtractBags(avail, volume)!,
-    (k) => isDynamicallyReserved(k) && persistenceId(k) === undefined && reservedForVolume(k) === volumeId,
-  );
-  const unreserve = addBags(labelled, destroyed);
+  const unreserve = addBags(labelledFor(subtractBags(avail, volume)!, volumeId, role), destroyed);
   return [
     { type: "DESTROY", destroy: { volumes: bagToMesos(volume) } },
     { type: "UNRESERVE", unreserve: { resources: bagToMesos(unreserve) } },
   ];
+}
+
+/** The offered pieces dynamically reserved for `role` with the volume's label, not the volume itself. */
+function labelledFor(avail: Bag, volumeId: string, role: string): Bag {
+  return filterBag(
+    avail,
+    (k) =>
+      isDynamicallyReserved(k) && reservedFor(k) === role && persistenceId(k) === undefined &&
+      reservedForVolume(k) === volumeId,
+  );
+}
+
+/**
+ * UNRESERVE of the offered pieces reserved with a volume's label when there is no volume to destroy (its
+ * CREATE was dropped). Undefined when the offers carry none.
+ */
+export function planUnreserve(avail: Bag, volumeId: string, role: string): Operation[] | undefined {
+  const labelled = labelledFor(avail, volumeId, role);
+  if (Object.values(labelled.scalars).every((v) => v <= 0)) return undefined;
+  return [{ type: "UNRESERVE", unreserve: { resources: bagToMesos(labelled) } }];
+}
+
+/** The role's volumes, and volume-labelled reservations, that offered pieces carry: their volume ids. */
+export function volumeIdsOffered(avail: Bag, role: string): string[] {
+  const ids = new Set<string>();
+  for (const [key, v] of Object.entries(avail.scalars)) {
+    const kind = kindOf(avail, key);
+    if (v <= 0 || reservedFor(kind) !== role) continue;
+    const id = persistenceId(kind) ?? (isDynamicallyReserved(kind) ? reservedForVolume(kind) : undefined);
+    if (id !== undefined) ids.add(id);
+  }
+  return [...ids];
 }

@@ -124,3 +124,23 @@ export function volumeDiskOf(bag: Bag, role: string): number {
 export function capacityToCore(bag: Bag, role: string): Resources {
   return { ...bagToCore(bag), diskMb: Math.floor((scalarOf(bag, "disk") + volumeDiskOf(bag, role)) / 1000) };
 }
+
+/**
+ * The role's persistent volumes and the pieces dynamically reserved with each (its label) in a bag, by volume
+ * id, in the core's units: a volume's disk and its labelled disk count as disk, as the core counts a volume in
+ * its task's disk.
+ */
+export function volumeReservations(bag: Bag, role: string): Map<string, Resources> {
+  const byVolume = new Map<string, Bag>();
+  for (const [key, v] of Object.entries(bag.scalars)) {
+    const kind = kindOf(bag, key);
+    if (v <= 0 || kind.revocable !== undefined || reservedFor(kind) !== role) continue;
+    const id = persistenceId(kind) ?? (isDynamicallyReserved(kind) ? reservedForVolume(kind) : undefined);
+    if (id === undefined) continue;
+    let pieces = byVolume.get(id);
+    if (!pieces) byVolume.set(id, pieces = { scalars: {}, ranges: {}, kinds: {} });
+    pieces.scalars[key] = v;
+    pieces.kinds![key] = kind;
+  }
+  return new Map([...byVolume].map(([id, pieces]) => [id, capacityToCore(pieces, role)]));
+}

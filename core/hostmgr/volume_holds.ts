@@ -1,0 +1,36 @@
+/** Idle persistent volumes' reservations, held from other work on their host and given to the volume's own task. */
+import { addInto, type Resources, zero } from "../model/resources.ts";
+
+/**
+ * Whether the volume is one of the instances' (`<jobId>-<instanceId>`): the job manager names each volume
+ * `<jobId>-<instanceId>-volume-<uuid>`, so its owner is known from the id alone, also after a restart.
+ */
+export function ownedBy(volumeId: string, owners: readonly string[]): boolean {
+  const at = volumeId.lastIndexOf("-volume-");
+  return at > 0 && owners.includes(volumeId.slice(0, at));
+}
+
+/** What a host holds for its idle volumes: the reservations no running task of the host mounts. */
+export function idleHold(
+  reservations: ReadonlyMap<string, Resources>,
+  inUse: ReadonlySet<string>,
+  skip?: (volumeId: string) => boolean,
+): Resources {
+  const out = zero();
+  for (const [volumeId, r] of reservations) if (!inUse.has(volumeId) && !skip?.(volumeId)) addInto(out, r);
+  return out;
+}
+
+/**
+ * The part of `wanted` that can be held out of `free` (free before any hold): never more than is free, as
+ * tasks that took reserved pieces (before the reservation was known) hold them already.
+ */
+export function heldOf(wanted: Resources, free: Resources): Resources {
+  const clamp = (w: number, f: number) => Math.max(0, Math.min(w, f));
+  return {
+    cpuMilli: clamp(wanted.cpuMilli, free.cpuMilli),
+    memMb: clamp(wanted.memMb, free.memMb),
+    diskMb: clamp(wanted.diskMb, free.diskMb),
+    gpuMilli: clamp(wanted.gpuMilli, free.gpuMilli),
+  };
+}
