@@ -149,6 +149,13 @@ export interface ApiRequest {
   replyTo: Address;
   procedure: string;
   body: unknown;
+  /**
+   * A job manager's GetResourcePool for a create: the resource manager claims the pool, if a leaf, under
+   * `key` (the job's id, when the job is named already) and refuses to delete it (busy, naming the job)
+   * until the job's tasks are enqueued, the claim is released (`release-pool-claim`), or it expires. Never
+   * set from outside the daemons.
+   */
+  poolClaim?: { key: string; jobId?: string };
 }
 
 /** `error.code` follows YARPC/gRPC names: invalid-argument, not-found, already-exists, ... */
@@ -211,6 +218,13 @@ export type ResmgrMessage =
   | { kind: "task-updates"; updates: TaskUpdate[]; ackToken?: number }
   /** Forget tasks (killed before they ran): out of their queue, allocation released. */
   | { kind: "drop-tasks"; taskIds: string[] }
+  /**
+   * Claims made by a job manager's pool lookup for a create (`ApiRequest.poolClaim`): `name-pool-claim`
+   * makes one made before the job was named the job's (kept under its id from then on), so it ends when
+   * the job's tasks are enqueued; `release-pool-claim` ends one whose create failed. Both safe to repeat.
+   */
+  | { kind: "name-pool-claim"; key: string; jobId: string }
+  | { kind: "release-pool-claim"; key: string }
   /** Tasks on hosts going into maintenance: the job manager is to move them (Peloton's host drainer). */
   | { kind: "drain-tasks"; taskIds: string[] }
   /**

@@ -251,7 +251,10 @@ Deno.test("JobManager.Update refuses changes other than the instance count, and 
     config: { ...config, instanceCount: 3, changeLog: { version: 9 } },
   });
   const [r2] = rig.replies();
-  assert.deepEqual(r2.error, { code: "invalid-argument", message: "invalid job configuration version" });
+  assert.deepEqual(r2.error, {
+    code: "invalid-argument",
+    message: "invalid job configuration version: got 9, the job is at 1",
+  });
   assert.equal(rig.job().tasks.size, 2);
   assert.equal(rig.job().configVersion, 1);
 });

@@ -83,6 +83,15 @@ export { jobConfigJson, jobInfoJson };
  */
 export const STALE_VERSION_MESSAGE = "invalid job configuration version";
 
+/**
+ * `STALE_VERSION_MESSAGE` with the version given and the job's current one, to retry at (as v1alpha's
+ * "unexpected entity version" names it): the code and leading text stay Peloton's.
+ */
+export function staleVersionMessage(given: unknown, current: number): string {
+  const shown = typeof given === "object" ? JSON.stringify(given) : String(given);
+  return `${STALE_VERSION_MESSAGE}: got ${shown}, the job is at ${current}`;
+}
+
 /** Peloton's in-body error shape: `{error: {<kind>: {message}}}`. */
 export const bodyError = (kind: string, message: string, extra: Body = {}): Body => ({
   error: { [kind]: { message, ...extra } },
@@ -123,6 +132,11 @@ export class JobApi {
   readonly watches: Watches;
   readonly #pods: PodApi;
   readonly #private: JobmgrServiceApi;
+  /**
+   * The key of the pool claim made by the lookup whose `then` is running (`checkPool`), for the create it
+   * goes on to (`createChecked`).
+   */
+  #claimInHand: string | undefined;
 
   constructor(readonly jm: JobManager) {
     this.#updates = new UpdateApi(this);
@@ -297,7 +311,12 @@ export class JobApi {
     return parseJobConfig(raw, "config");
   }
 
-  /** Checks the pool is a leaf at the resource manager, then runs `then`. */
+  /**
+   * Checks the pool is a leaf at the resource manager, then runs `then` (a create: `createChecked`). The
+   * lookup claims the pool (`ApiRequest.poolClaim`), for the job if it is named (else the create names it):
+   * the resource manager refuses to delete the pool until the job's tasks are in it, so a create answered
+   * cannot end in a pool deleted meanwhile, and a delete answered makes the create fail pool-not-found.
+   */
   checkPool(
     r: Reply,
     respoolId: string | undefined,
@@ -312,6 +331,11 @@ export class JobApi {
       ? (what: string) => r.ok(bodyError("invalidConfig", `config.respoolID: ${what}`, id))
       : (what: string) => r.error("invalid-argument", `spec.respoolId: ${what}`);
     if (!respoolId) return refuse("expected a resource pool id");
+    let key: string | undefined;
+    const claim = (reqId: number) => {
+      key = jobId ?? `${this.jm.deps.self} request ${reqId}`;
+      return jobId === undefined ? { key } : { key, jobId };
+    };
     this.#resmgrApi(RESPOOL_GET, { id: { value: respoolId } }, (reply) => {
       // The resource manager did not answer (a timeout, a leader change): its error, not a bad config.
       if (reply.error) {
@@ -326,8 +350,14 @@ export class JobApi {
       if ((info.children as unknown[]).length > 0) {
         return refuse(`resource pool ${respoolId} is not a leaf pool`);
       }
-      then();
-    });
+      this.#claimInHand = key;
+      try {
+        then();
+      } finally {
+        // A `then` that made no create (or none that took the claim) leaves it to expire.
+        this.#claimInHand = undefined;
+      }
+    }, claim);
   }
 
   /**
@@ -350,12 +380,20 @@ export class JobApi {
     });
   }
 
-  /** Calls one of the resource manager's pool procedures. */
-  #resmgrApi(procedure: string, body: Body, onReply: (reply: ApiReply) => void): number {
+  /** Calls one of the resource manager's pool procedures (a lookup for a create claims the pool). */
+  #resmgrApi(
+    procedure: string,
+    body: Body,
+    onReply: (reply: ApiReply) => void,
+    poolClaim?: (reqId: number) => ApiRequest["poolClaim"],
+  ): number {
     const { self, resmgr } = this.jm.deps;
     return this.jm.call<ApiReply>(
       resmgr,
-      (reqId) => ({ kind: "api", reqId, replyTo: self, procedure, body }),
+      (reqId) =>
+        poolClaim === undefined
+          ? { kind: "api", reqId, replyTo: self, procedure, body }
+          : { kind: "api", reqId, replyTo: self, procedure, body, poolClaim: poolClaim(reqId) },
       onReply,
     );
   }
@@ -426,11 +464,26 @@ export class JobApi {
       api === "v0"
         ? r.ok(bodyError("alreadyExists", `job ${jobId} already exists`, { id: { value: jobId } }))
         : r.error("already-exists", `jobId: job ${jobId} already exists`);
-    if (this.jm.jobs.has(jobId)) return exists();
+    // The pool lookup's claim, made for this job (v0) or for a job it did not know yet (v1alpha's CreateJob
+    // looks its pool up before naming the job here): the job's from now on, ended by its tasks' enqueue, or
+    // released if the create fails.
+    const claim = this.#claimInHand;
+    this.#claimInHand = undefined;
+    const { transport, resmgr } = this.jm.deps;
+    const release = () =>
+      claim !== undefined && transport.send(resmgr, { kind: "release-pool-claim", key: jobId });
+    if (claim !== undefined && claim !== jobId) {
+      transport.send(resmgr, { kind: "name-pool-claim", key: claim, jobId });
+    }
+    if (this.jm.jobs.has(jobId)) {
+      release();
+      return exists();
+    }
     this.jm.createJob(
       jobId,
       config,
       (err) => {
+        if (err) release();
         if (err?.name === "StaleWriteError") return exists();
         if (err) return r.storeError(err, `storing job ${jobId}`);
         if (ok) return ok();
@@ -514,7 +567,7 @@ export class JobApi {
     const given = (raw.changeLog as Body | undefined)?.version ??
       (raw.changelog as Body | undefined)?.version;
     if (given !== undefined && Number(given) !== job.configVersion) {
-      return r.error("invalid-argument", STALE_VERSION_MESSAGE);
+      return r.error("invalid-argument", staleVersionMessage(given, job.configVersion));
     }
     raw.respoolID ??= { value: job.config.respoolId };
     const parsed = this.parseConfig(raw);

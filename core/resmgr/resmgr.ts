@@ -15,6 +15,7 @@ import { type HandoffConfig, type HeldByEngines, PlacementHandoff } from "./hand
 import { chooseVictims, DEFAULT_PREEMPTION_CONFIG, poolsDue, type PreemptionConfig } from "./preemptor.ts";
 import { Fifo } from "./queue.ts";
 import { RespoolApi } from "./respool_api.ts";
+import { DEFAULT_POOL_CLAIM_MS, PoolClaims } from "./pool_claims.ts";
 import { inspectTasks, RESMGR_SERVICE } from "./task_inspect.ts";
 import { type RespoolNode, RespoolTree } from "./respool_tree.ts";
 import { QueuedGang } from "./queued_gang.ts";
@@ -37,6 +38,11 @@ export interface ResmgrConfig extends HandoffConfig {
   /** Gangs admitted per pool per scheduling pass (`dequeueGangLimit`). */
   dequeueGangLimit: number;
   preemption: PreemptionConfig;
+  /**
+   * How long a job manager's pool lookup for a create keeps the pool from deletion when neither the job's
+   * tasks nor a release come (`pool_claims.ts`); default `DEFAULT_POOL_CLAIM_MS`.
+   */
+  poolClaimMs?: number;
 }
 
 export const DEFAULT_RESMGR_CONFIG: ResmgrConfig = {
@@ -69,6 +75,8 @@ const QUEUE_DELAY_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 60
 export class ResourceManager implements Receiver {
   readonly tree = new RespoolTree();
   readonly tasks = new TaskTable();
+  /** Leaf pools claimed by jobs being created: busy for DeleteResourcePool until the jobs' tasks come. */
+  readonly claims: PoolClaims;
   capacity: ClusterCapacity = { physical: zero(), slack: zero() };
   /** Tasks preempted so far: running ones handed to the job manager to kill, waiting ones sent back. */
   readonly preempted = { running: 0, waiting: 0 };
@@ -93,6 +101,7 @@ export class ResourceManager implements Receiver {
 
   constructor(private readonly deps: ResmgrDeps, readonly config: ResmgrConfig = DEFAULT_RESMGR_CONFIG) {
     this.tree.preemptionEnabled = config.preemption.enabled;
+    this.claims = new PoolClaims(config.poolClaimMs ?? DEFAULT_POOL_CLAIM_MS);
     this.#api = new RespoolApi(this, deps);
     this.#handoff = new PlacementHandoff(deps, config, this.tasks);
     this.#preemptedCounter = deps.metrics.counter("resmgr_preempted_tasks");
@@ -152,6 +161,10 @@ export class ResourceManager implements Receiver {
         return;
       case "drop-tasks":
         return this.#drop(msg.taskIds);
+      case "name-pool-claim":
+        return this.claims.name(msg.key, msg.jobId, this.deps.clock.now());
+      case "release-pool-claim":
+        return this.claims.release(msg.key);
       case "drain-tasks":
         return this.#drain(msg.taskIds);
       case "drains-held":
@@ -274,6 +287,8 @@ export class ResourceManager implements Receiver {
     let held: HeldByEngines | undefined;
     for (const gang of gangs) {
       if (!gang.tasks.length) continue;
+      // The job's tasks keep its pool busy from now on (or are refused): its create's claim is done.
+      if (this.claims.size) this.claims.release(gang.tasks[0].jobId);
       const pool = this.tree.get(gang.tasks[0].respoolId);
       if (!pool || !pool.isLeaf || pool.isRoot) {
         const id = gang.tasks[0].respoolId;

@@ -6,6 +6,7 @@ import { addInto, type Resources, zero } from "../model/resources.ts";
 import { randomUuid } from "../ports/prng.ts";
 import { storeFailure } from "../ports/store.ts";
 import { admissionWaits } from "./admission_waits.ts";
+import { claimedBy } from "./pool_claims.ts";
 import type { ResmgrDeps, ResourceManager } from "./resmgr.ts";
 import { RESOURCE_KINDS, type RespoolNode, ROOT_ID, toScalar } from "./respool_tree.ts";
 
@@ -114,6 +115,12 @@ export const MAX_POOL_PATH_CHARS = 700;
 export class RespoolApi {
   constructor(private readonly rm: ResourceManager, private readonly deps: ResmgrDeps) {}
 
+  /** Why a pool is busy with a job being created in it, if one is. */
+  readonly #claimedBy = (poolId: string): string | undefined => {
+    const claim = this.rm.claims.holder(poolId, this.deps.clock.now());
+    return claim && claimedBy(claim);
+  };
+
   handle(req: ApiRequest): void {
     const method = req.procedure.slice(req.procedure.lastIndexOf(":") + 1);
     const body = (req.body ?? {}) as Body;
@@ -158,7 +165,7 @@ export class RespoolApi {
         `id: got ${id.length} characters, expected at most ${MAX_POOL_ID_CHARS}`,
       );
     }
-    const res = this.rm.tree.create(id, parentId, config);
+    const res = this.rm.tree.create(id, parentId, config, this.#claimedBy);
     if (!res.ok) {
       return refuse(
         res.code === "already-exists" ? "alreadyExists" : "invalidResourcePoolConfig",
@@ -199,7 +206,7 @@ export class RespoolApi {
     const path = this.#path(req, body, "notFound");
     if (path === undefined) return;
     const node = this.rm.tree.lookup(path);
-    const res = this.rm.tree.delete(path);
+    const res = this.rm.tree.delete(path, this.#claimedBy);
     if (!res.ok) {
       // Peloton's answers: the root is not a leaf while it has pools, and cannot be deleted (NotDeleted) when
       // it has none. A pool not found is named by its path (ResourcePoolPathNotFound), one found by its id.
@@ -257,6 +264,11 @@ export class RespoolApi {
       return this.#reply(req, {
         error: { notFound: { id: { value: id }, message: `resource pool ${id} not found` } },
       });
+    }
+    // A job manager creating a job in it: the pool stays until the job's tasks are in it.
+    const claim = req.poolClaim;
+    if (claim && node.isLeaf && !node.isRoot) {
+      this.rm.claims.claim(node.id, claim.key, this.deps.clock.now(), claim.jobId);
     }
     const out: Body = { poolinfo: respoolInfo(node) };
     if (body.includeChildPools) out.childPools = node.children.map(respoolInfo);

@@ -116,8 +116,16 @@ export class RespoolTree {
     this.generation++;
   }
 
-  /** Peloton's create validation; on success the pool is in the tree. */
-  create(id: string, parentId: string, config: RespoolConfig): TreeResult<RespoolNode> {
+  /**
+   * Peloton's create validation; on success the pool is in the tree. A parent that holds tasks, or that a
+   * job being created claimed (`creating` says which), takes no child: it would stop being a leaf under them.
+   */
+  create(
+    id: string,
+    parentId: string,
+    config: RespoolConfig,
+    creating?: (poolId: string) => string | undefined,
+  ): TreeResult<RespoolNode> {
     if (config.name === "root" && parentId === ROOT_ID) {
       return fail("invalid-argument", "cannot override root");
     }
@@ -139,6 +147,10 @@ export class RespoolTree {
     if (check) return fail("invalid-argument", check);
     if (parent.busy()) {
       return fail("failed-precondition", `parent resource pool ${parent.path} is busy: it holds tasks`);
+    }
+    const claim = creating?.(parent.id);
+    if (claim !== undefined) {
+      return fail("failed-precondition", `parent resource pool ${parent.path} is busy: ${claim}`);
     }
     const path = parent.isRoot ? `/${config.name}` : `${parent.path}/${config.name}`;
     const node = new RespoolNode(id, path, full);
@@ -171,13 +183,18 @@ export class RespoolTree {
     return { ok: true, value: node };
   }
 
-  /** Only idle leaf pools can be deleted. */
-  delete(path: string): TreeResult<RespoolNode> {
+  /**
+   * Only idle leaf pools can be deleted: with no tasks, and no job being created in it (`creating` says
+   * which, if a create claimed the pool).
+   */
+  delete(path: string, creating?: (poolId: string) => string | undefined): TreeResult<RespoolNode> {
     const node = this.lookup(path);
     if (!node) return fail("not-found", `resource pool ${path} not found`);
     if (!node.isLeaf) return fail("failed-precondition", `resource pool ${path} is not a leaf`);
     if (node.isRoot) return fail("invalid-argument", "cannot delete root");
     if (node.busy()) return fail("failed-precondition", `resource pool ${path} is busy`);
+    const claim = creating?.(node.id);
+    if (claim !== undefined) return fail("failed-precondition", `resource pool ${path} is busy: ${claim}`);
     const siblings = node.parent!.children;
     siblings.splice(siblings.indexOf(node), 1);
     this.#byId.delete(node.id);

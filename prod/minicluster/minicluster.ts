@@ -114,6 +114,12 @@ export class Minicluster implements HostBackend {
   readonly #tasks = new Map<string, TaskStatus>();
   /** Terminal task ids in the order they ended, for forgetting the oldest. */
   readonly #completed = new Set<string>();
+  /**
+   * Tasks whose kill came before their launch (the host manager sends a launch once the job manager stored
+   * it, and a stop's kill may overtake it), answered "unknown": their launch, should it come, ends killed
+   * and runs nothing (each time it comes). Oldest forgotten first, as many as `maxCompletedTasks`.
+   */
+  readonly #killedUnknown = new Set<string>();
   #nextIndex = 0;
   readonly #ids: AgentIdMap;
   /** Set while the constructor adds the agents it starts with. */
@@ -178,6 +184,17 @@ export class Minicluster implements HostBackend {
       const agent = this.#agents.get(spec.agentId);
       if (problem) {
         this.#reply(spec.taskId, "TASK_ERROR", "REASON_TASK_INVALID", problem, spec);
+      } else if (this.#killedUnknown.has(spec.taskId)) {
+        // As Mesos answers a kill of a task the master has not started yet: the launch ends killed.
+        this.#record({
+          taskId: spec.taskId,
+          state: "TASK_KILLED",
+          hostname: spec.hostname,
+          agentId: spec.agentId,
+          timeMs: this.#now(),
+          reason: "REASON_TASK_KILLED_DURING_LAUNCH",
+          message: "Task killed before it was launched",
+        });
       } else if (!agent) {
         const message = `Agent ${spec.agentId} is not registered`;
         this.#reply(spec.taskId, "TASK_LOST", "REASON_AGENT_REMOVED", message, spec);
@@ -192,8 +209,14 @@ export class Minicluster implements HostBackend {
     for (const { taskId, agentId, gracePeriodMs } of tasks) {
       const latest = this.#tasks.get(taskId);
       if (!latest) {
-        // Mesos answers a kill of an unknown task with an explicit reconciliation.
+        // Mesos answers a kill of an unknown task with an explicit reconciliation. Its launch may still be
+        // on the way: remembered, so that it never runs after this answer.
         this.#reply(taskId, "TASK_LOST", "REASON_RECONCILIATION", "Reconciliation: Task is unknown");
+        this.#killedUnknown.add(taskId);
+        for (const old of this.#killedUnknown) {
+          if (this.#killedUnknown.size <= this.#maxCompletedTasks) break;
+          this.#killedUnknown.delete(old);
+        }
         continue;
       }
       // Mesos silently ignores a kill whose agent does not match the task's; mirror it so such bugs show here.

@@ -298,6 +298,37 @@ clusterTest(
   },
 );
 
+clusterTest(
+  "a kill that overtakes its task's launch ends the launch as killed: nothing runs after the kill was answered",
+  async (mc, rec) => {
+    const spec = makeSpec("echo should-not-run; sleep 30");
+    // The host manager sends the kill first (the launch waits for the job manager's LAUNCHING write).
+    mc.kill([{ taskId: spec.taskId, agentId: "", gracePeriodMs: 1000 }]);
+    const lost = await rec.waitState(spec.taskId, "TASK_LOST");
+    assertEquals(lost.message, "Reconciliation: Task is unknown", "the kill's answer");
+    mc.launch([spec]);
+    const killed = await rec.waitState(spec.taskId, "TASK_KILLED");
+    assertEquals(killed.reason, "REASON_TASK_KILLED_DURING_LAUNCH", "reason");
+    assertEquals([killed.hostname, killed.agentId], [spec.hostname, spec.agentId], "where it was to run");
+    await delay(200);
+    assertEquals(rec.states(spec.taskId), ["TASK_LOST", "TASK_KILLED"], "statuses");
+    assertEquals(mc.pid(spec.taskId), undefined, "no process");
+    mc.reconcile([spec.taskId]);
+    const echo = await rec.waitStatus(
+      (s) => s.taskId === spec.taskId && s.reason === "REASON_RECONCILIATION" && s.state !== "TASK_LOST",
+      "reconciliation",
+    );
+    assertEquals(echo.state, "TASK_KILLED", "reconciled as killed");
+  },
+);
+
+clusterTest("a kill answered unknown does not hold back the launches of other tasks", async (mc, rec) => {
+  const spec = makeSpec("sleep 30");
+  mc.kill([{ taskId: "some-other-task", agentId: "", gracePeriodMs: 1000 }]);
+  mc.launch([spec]);
+  await rec.waitState(spec.taskId, "TASK_RUNNING");
+});
+
 clusterTest("events are never delivered synchronously from launch, kill or reconcile", async (mc, rec) => {
   await rec.waitFor((e) => e.kind === "host-up", "host-up");
   const spec = makeSpec("sleep 30");
