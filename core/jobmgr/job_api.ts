@@ -333,7 +333,9 @@ export class JobApi {
     if (!respoolId) return refuse("expected a resource pool id");
     let key: string | undefined;
     const claim = (reqId: number) => {
-      key = jobId ?? `${this.jm.deps.self} request ${reqId}`;
+      // Each lookup's claim is its own: a second create of one job id (refused as a duplicate) releases its
+      // claim alone, never the one of the create that goes on.
+      key = `${this.jm.deps.self} request ${reqId}`;
       return jobId === undefined ? { key } : { key, jobId };
     };
     this.#resmgrApi(RESPOOL_GET, { id: { value: respoolId } }, (reply) => {
@@ -471,10 +473,8 @@ export class JobApi {
     this.#claimInHand = undefined;
     const { transport, resmgr } = this.jm.deps;
     const release = () =>
-      claim !== undefined && transport.send(resmgr, { kind: "release-pool-claim", key: jobId });
-    if (claim !== undefined && claim !== jobId) {
-      transport.send(resmgr, { kind: "name-pool-claim", key: claim, jobId });
-    }
+      claim !== undefined && transport.send(resmgr, { kind: "release-pool-claim", key: claim });
+    if (claim !== undefined) transport.send(resmgr, { kind: "name-pool-claim", key: claim, jobId });
     if (this.jm.jobs.has(jobId)) {
       release();
       return exists();

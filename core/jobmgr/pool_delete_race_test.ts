@@ -160,3 +160,21 @@ Deno.test("a child pool made under a pool a job is being created in is refused: 
   settle();
   assert.deepEqual([...rig.job().tasks.values()].map((t) => t.state), ["PENDING", "PENDING"]);
 });
+
+Deno.test("a second create of the same job, refused as a duplicate, releases only its own claim", () => {
+  const { rig, deletePool, toResmgr, toJobmgr, settle, createV0 } = setup();
+  // Both lookups are answered before either create goes on.
+  createV0();
+  createV0();
+  toResmgr();
+  toJobmgr();
+  // The second is refused alreadyExists, its release delivered: the first's claim still holds the pool
+  // while its job is stored.
+  toResmgr();
+  assert.equal(busyMessage(deletePool()), BUSY, "the first create still holds the pool");
+  settle();
+  const replies = rig.replies().map((r) => r.body as Body);
+  assert.ok(replies.some((b) => (b.error as Body | undefined)?.alreadyExists), JSON.stringify(replies));
+  assert.ok(replies.some((b) => (b.jobId as Body | undefined)?.value === JOB_ID), JSON.stringify(replies));
+  assert.deepEqual([...rig.job().tasks.values()].map((t) => t.state), ["PENDING", "PENDING"]);
+});

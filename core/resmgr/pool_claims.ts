@@ -41,17 +41,20 @@ export class PoolClaims {
     );
   }
 
-  /** The claim under `key` is the job's: kept under the job's id from now on, renewed. */
+  /** The claim under `key` is the job's (it ends with the job's tasks' enqueue), renewed. */
   name(key: string, jobId: string, nowMs: number): void {
     const c = this.#byKey.get(key);
-    if (!c) return;
-    this.#byKey.delete(key);
-    this.claim(c.poolId, jobId, nowMs, jobId);
+    if (c) this.claim(c.poolId, key, nowMs, jobId);
   }
 
-  /** The claim ends (its job's tasks are enqueued, or its create failed); safe to call twice. */
+  /** The claim under `key` ends (its create failed); safe to call twice. */
   release(key: string): void {
     this.#byKey.delete(key);
+  }
+
+  /** The job's claims end: its tasks are enqueued, and keep its pool busy themselves. */
+  releaseJob(jobId: string): void {
+    for (const [key, c] of this.#byKey) if (c.jobId === jobId) this.#byKey.delete(key);
   }
 
   /** A live claim on the pool, or undefined. */

@@ -288,7 +288,7 @@ export class ResourceManager implements Receiver {
     for (const gang of gangs) {
       if (!gang.tasks.length) continue;
       // The job's tasks keep its pool busy from now on (or are refused): its create's claim is done.
-      if (this.claims.size) this.claims.release(gang.tasks[0].jobId);
+      if (this.claims.size) this.claims.releaseJob(gang.tasks[0].jobId);
       const pool = this.tree.get(gang.tasks[0].respoolId);
       if (!pool || !pool.isLeaf || pool.isRoot) {
         const id = gang.tasks[0].respoolId;
