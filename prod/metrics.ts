@@ -25,6 +25,9 @@ interface Family {
 export class PromMetrics implements Metrics {
   readonly #families = new Map<string, Family>();
   readonly #collectors: (() => void)[] = [];
+  /** Gauge families the collectors set at the last scrape: set afresh at the next. */
+  readonly #collected = new Set<Family>();
+  #collecting = false;
 
   constructor(readonly constLabels: MetricLabels = {}) {}
 
@@ -35,6 +38,7 @@ export class PromMetrics implements Metrics {
 
   gauge(name: string, labels: MetricLabels = {}): Gauge {
     const s = this.#series(name, "gauge", labels);
+    if (this.#collecting) this.#collected.add(this.#families.get(name)!);
     return { set: (v) => void (s.value = v) };
   }
 
@@ -60,24 +64,25 @@ export class PromMetrics implements Metrics {
   }
 
   /**
-   * Forgets every series of the families `names` (a collector setting gauges afresh from state: a pool
-   * deleted, a leader stepped down, must leave none of its old ones behind).
+   * `fn` runs before each scrape to set gauges from the daemons' state (queue depths, entitlement). Those
+   * gauges are the state of the moment: a family a collector set is emptied before the next scrape's
+   * collectors run, so a series they no longer set (a pool deleted, a role the process stepped down from)
+   * is gone rather than left at its last value. Gauges set outside collectors keep their values.
    */
-  clear(names: readonly string[]): void {
-    for (const name of names) this.#families.get(name)?.series.clear();
-  }
-
-  /** `fn` runs before each scrape to set gauges from the daemons' state (queue depths, entitlement). */
   collect(fn: () => void): void {
     this.#collectors.push(fn);
   }
 
   render(): string {
+    for (const f of this.#collected) f.series.clear();
+    this.#collected.clear();
+    this.#collecting = true;
     for (const fn of this.#collectors) {
       try {
         fn();
       } catch { /* a collector must not break the scrape */ }
     }
+    this.#collecting = false;
     const out: string[] = [];
     for (const [name, f] of this.#families) {
       if (f.help) out.push(`# HELP ${name} ${f.help}`);

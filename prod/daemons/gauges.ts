@@ -24,44 +24,10 @@ export interface Daemons {
   placement?: PlacementEngine;
 }
 
-/** Every gauge the collector sets. */
-const GAUGES = [
-  "peloton_hostmgr_allocated_cpus",
-  "peloton_hostmgr_allocated_gpus",
-  "peloton_hostmgr_allocated_mem_mb",
-  "peloton_hostmgr_capacity_cpus",
-  "peloton_hostmgr_capacity_gpus",
-  "peloton_hostmgr_capacity_mem_mb",
-  "peloton_hostmgr_hosts",
-  "peloton_hostmgr_revocable_allocated_cpus",
-  "peloton_jobmgr_job_queue_depth",
-  "peloton_jobmgr_jobs",
-  "peloton_jobmgr_task_queue_depth",
-  "peloton_placement_tasks_held",
-  "peloton_resmgr_allocation_cpus",
-  "peloton_resmgr_allocation_gpus",
-  "peloton_resmgr_allocation_mem_mb",
-  "peloton_resmgr_demand_cpus",
-  "peloton_resmgr_demand_gpus",
-  "peloton_resmgr_demand_mem_mb",
-  "peloton_resmgr_entitlement_cpus",
-  "peloton_resmgr_entitlement_gpus",
-  "peloton_resmgr_entitlement_mem_mb",
-  "peloton_resmgr_fairness",
-  "peloton_resmgr_queued_tasks",
-  "peloton_resmgr_revocable_allocation_cpus",
-  "peloton_resmgr_revocable_entitlement_cpus",
-  "peloton_resmgr_tasks",
-  "peloton_resmgr_tasks_by_state",
-] as const;
-
 /** Registers a collector; `get` is read at every scrape, so daemons that come and go (leaders) are fine. */
 export function daemonGauges(m: PromMetrics, d: Daemons | (() => Daemons)): void {
   const get = typeof d === "function" ? d : () => d;
   m.collect(() => {
-    // Set afresh at every scrape: a pool deleted or no longer a leaf, a role this process no longer leads
-    // (a standby's memory of it is thrown away), leave no series behind.
-    m.clear(GAUGES);
     const { jobmgr, resmgr, hostmgr, placement } = get();
     if (jobmgr) {
       m.gauge("peloton_jobmgr_jobs").set(jobmgr.jobs.size);
