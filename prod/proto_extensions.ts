@@ -5,6 +5,14 @@
  * `Peloton-Extensions: true` (the CLI and the web UI send it) gets them.
  */
 import type { Route } from "../core/api/procedures.ts";
+import { HOST_SERVICE } from "../core/hostmgr/host_api.ts";
+import { JOB_SERVICE, TASK_SERVICE } from "../core/jobmgr/job_api.ts";
+import { JOBMGR_SERVICE } from "../core/jobmgr/jobmgr_service_api.ts";
+import { STATELESS_SERVICE } from "../core/jobmgr/stateless_api.ts";
+import { UPDATE_SERVICE } from "../core/jobmgr/update_api.ts";
+import { WATCH_SERVICE } from "../core/jobmgr/watch.ts";
+import { RESPOOL_SERVICE } from "../core/resmgr/respool_api.ts";
+import { RESMGR_SERVICE } from "../core/resmgr/task_inspect.ts";
 import { RPC_STATUS_SUCCESS } from "./daemons/http_errors.ts";
 
 /** The request header that asks for the extension fields. */
@@ -12,15 +20,9 @@ export const EXTENSIONS_HEADER = "peloton-extensions";
 /** Warnings a v0 Create produced, as a JSON list of text, whatever the request asked for. */
 export const WARNINGS_HEADER = "peloton-warnings";
 
-const JOB = "peloton.api.job.JobManager";
-const TASK = "peloton.api.task.TaskManager";
-const UPDATE = "peloton.api.v0.update.svc.UpdateService";
-const STATELESS = "peloton.api.v1alpha.job.stateless.svc.JobService";
-const JOBMGR_PRIVATE = "peloton.private.jobmgr.JobManagerService";
-const WATCH = "peloton.api.v1alpha.watch.svc.WatchService";
-const RESPOOL = "peloton.api.respool.ResourceManager";
-const RESMGR_PRIVATE = "peloton.private.resmgr.ResourceManagerService";
-const HOST = "peloton.api.v0.host.svc.HostService";
+const JOB = JOB_SERVICE, TASK = TASK_SERVICE, UPDATE = UPDATE_SERVICE, STATELESS = STATELESS_SERVICE;
+const JOBMGR_PRIVATE = JOBMGR_SERVICE, WATCH = WATCH_SERVICE, RESPOOL = RESPOOL_SERVICE;
+const RESMGR_PRIVATE = RESMGR_SERVICE, HOST = HOST_SERVICE;
 
 /** v0 `update.UpdateInfo`'s extras: the workflow's kind, its instance lists and times, our update setting. */
 const UPDATE_INFO = [

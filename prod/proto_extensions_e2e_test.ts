@@ -5,17 +5,19 @@
  */
 import assert from "node:assert/strict";
 import { routeProcedure } from "../core/api/procedures.ts";
+import { HOST_SERVICE } from "../core/hostmgr/host_api.ts";
+import { JOB_SERVICE, TASK_SERVICE } from "../core/jobmgr/job_api.ts";
+import { STATELESS_SERVICE } from "../core/jobmgr/stateless_api.ts";
+import { UPDATE_SERVICE } from "../core/jobmgr/update_api.ts";
+import { WATCH_SERVICE } from "../core/jobmgr/watch.ts";
+import { RESPOOL_SERVICE } from "../core/resmgr/respool_api.ts";
+import { RESMGR_SERVICE } from "../core/resmgr/task_inspect.ts";
 import { EXTENSIONS, shapeReply, WARNINGS_HEADER } from "./proto_extensions.ts";
 import { apiCall, createStatelessJob, waitFor, withUp } from "./testing.ts";
 
-const JOB = "peloton.api.job.JobManager";
-const TASK = "peloton.api.task.TaskManager";
-const UPDATE = "peloton.api.v0.update.svc.UpdateService";
-const STATELESS = "peloton.api.v1alpha.job.stateless.svc.JobService";
-const RESPOOL = "peloton.api.respool.ResourceManager";
-const RESMGR_PRIVATE = "peloton.private.resmgr.ResourceManagerService";
-const HOST = "peloton.api.v0.host.svc.HostService";
-const WATCH = "peloton.api.v1alpha.watch.svc.WatchService::Watch";
+const JOB = JOB_SERVICE, TASK = TASK_SERVICE, UPDATE = UPDATE_SERVICE, STATELESS = STATELESS_SERVICE;
+const RESPOOL = RESPOOL_SERVICE, RESMGR_PRIVATE = RESMGR_SERVICE, HOST = HOST_SERVICE;
+const WATCH = `${WATCH_SERVICE}::Watch`;
 
 type Body = Record<string, unknown>;
 
