@@ -2,6 +2,7 @@
  * v1alpha CreateJob's `createSpec` (Peloton's ConvertCreateSpecToUpdateConfig): the rolling start's batch
  * size, retry and failure limits and `startPaused`, and the request's `opaqueData`.
  */
+import { entityVersion } from "./api_json.ts";
 import assert from "node:assert/strict";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
 import { makeStatelessSpec } from "../testing/fixtures.ts";
@@ -42,9 +43,7 @@ Deno.test("createSpec.startPaused: no pod starts until the create workflow is re
   ]);
 
   // The rig's calls go to its own job manager; the restarted one takes them directly.
-  const version = `${job.configVersion}-${job.runtime.desiredStateVersion ?? 1}-${
-    job.runtime.workflowVersion ?? 0
-  }`;
+  const version = entityVersion(job);
   jm.receive({
     kind: "api",
     reqId: 99,
@@ -96,9 +95,7 @@ Deno.test("an update may take over from a rolling create, and starts the pods th
   rig.status(rig.taskId(0), "TASK_RUNNING");
   const [create] = rig.jm.updates.values();
   const job = rig.job();
-  const version = `${job.configVersion}-${job.runtime.desiredStateVersion ?? 1}-${
-    job.runtime.workflowVersion ?? 0
-  }`;
+  const version = entityVersion(job);
   // One more pod and nothing else: pods 1 and 2 are left as they were, never started.
   rig.call(STATELESS_SERVICE, "PatchJob", {
     jobId: { value: JOB_ID },
@@ -203,9 +200,7 @@ Deno.test("a restart during a rolling create is refused, naming the create as th
   createJob(rig, { createSpec: { batchSize: 1 } });
   rig.tick();
   const job = rig.jm.jobs.get(JOB_ID)!;
-  const version = `${job.configVersion}-${job.runtime.desiredStateVersion ?? 1}-${
-    job.runtime.workflowVersion ?? 0
-  }`;
+  const version = entityVersion(job);
   rig.replies();
   rig.call(STATELESS_SERVICE, "RestartJob", {
     jobId: { value: JOB_ID },

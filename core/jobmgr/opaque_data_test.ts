@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import type { ApiReply } from "../messages.ts";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
-import { MAX_OPAQUE_DATA_BYTES } from "./api_json.ts";
+import { entityVersion, MAX_OPAQUE_DATA_BYTES } from "./api_json.ts";
 import { STATELESS_SERVICE } from "./stateless_api.ts";
 
 type Body = Record<string, unknown>;
@@ -43,7 +43,7 @@ function service(rig: JobmgrRig): string {
 const version = (rig: JobmgrRig) => {
   const j = rig.job();
   return {
-    value: `${j.configVersion}-${j.runtime.desiredStateVersion ?? 1}-${j.runtime.workflowVersion ?? 0}`,
+    value: entityVersion(j),
   };
 };
 

@@ -3,6 +3,7 @@
  * workflow reaches them: a refresh or a recovery does not start them, and once the workflow ended without
  * reaching them (aborted, failed) they wait for a start or an update, their message saying so.
  */
+import { entityVersion } from "./api_json.ts";
 import assert from "node:assert/strict";
 import type { ApiReply } from "../messages.ts";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
@@ -16,9 +17,6 @@ type Body = Record<string, unknown>;
 const started = (rig: JobmgrRig) =>
   rig.transport.take("enqueue-gangs", "resmgr").flatMap((m) => m.gangs)
     .flatMap((g) => g.tasks.map((t) => Number(t.taskId.split("-").at(-2))));
-
-const entityVersion = (job: JobEntry) =>
-  `${job.configVersion}-${job.runtime.desiredStateVersion ?? 1}-${job.runtime.workflowVersion ?? 0}`;
 
 let reqId = 1000;
 

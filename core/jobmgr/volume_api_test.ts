@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import type { PersistentVolumeConfig } from "../model/config_types.ts";
 import { makeJobConfig } from "../testing/fixtures.ts";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
-import { jobConfigJson } from "./api_json.ts";
+import { entityVersion, jobConfigJson } from "./api_json.ts";
 import { UPDATE_SERVICE } from "./update_api.ts";
 import { VOLUME_SERVICE } from "./volume_api.ts";
 import { STATELESS_SERVICE } from "./stateless_api.ts";
@@ -340,9 +340,7 @@ Deno.test("with fixedVolumes, a PatchJob changing a volume's containerPath is re
   for (const fixedVolumes of [true, false]) {
     const rig = statefulService("h4", new JobmgrRig({ fixedVolumes }));
     const job = rig.job();
-    const version = `${job.configVersion}-${job.runtime.desiredStateVersion ?? 1}-${
-      job.runtime.workflowVersion ?? 0
-    }`;
+    const version = entityVersion(job);
     rig.call(STATELESS_SERVICE, "PatchJob", {
       jobId: { value: JOB_ID },
       version: { value: version },
