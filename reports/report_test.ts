@@ -1,7 +1,7 @@
 /** What report.json, the CSV files and report.html's charts and tables say of each pool, regular and slack. */
 import assert from "node:assert/strict";
 import { runScenario } from "../sim/runner.ts";
-import { inlineScenario, SLACK_POOLS } from "../sim/testing.ts";
+import { inlineScenario, openEndedScenario, SLACK_POOLS } from "../sim/testing.ts";
 import { poolsCsv, seriesCsv } from "./csv.ts";
 import { HELD, renderHtml, reportCharts } from "./html.ts";
 import { buildReport, type Report } from "./report.ts";
@@ -213,28 +213,9 @@ settings: { sampleIntervalSec: 30 }
   assert.equal(charts.find((c) => c.id === "pool-1-gpu"), undefined, "/web has no GPU work: no GPU chart");
 });
 
-/** An open-ended run that ends at about 130 s, inside its 200 s warm-up: no time of it is measured. */
-const WARM_PAST_END = `
-name: warm-past-end
-hostClasses:
-  - {name: h, count: 1, cpu: 4, memoryMb: 4096}
-respools:
-  - name: p
-    resources:
-      - {kind: cpu, reservation: 4, limit: 100}
-      - {kind: memory, reservation: 4096, limit: 409600}
-workloads:
-  - {name: a, respool: /p, arrival: {at: [0]}, instances: 2, durationSec: 100, cpu: 2, memoryMb: 1024}
-  - {name: b, respool: /p, arrival: {at: [50]}, instances: 1, durationSec: 30, cpu: 4, memoryMb: 1024}
-settings:
-  rpcLatencyMs: 0
-  taskStartupSec: 0
-  sampleIntervalSec: 10
-  warmupSec: 200
-`;
-
 Deno.test("a run that ends inside its warm-up measured nothing: its rates, utilization, fairness and averages are null, n/a", async () => {
-  const scenario = inlineScenario(WARM_PAST_END);
+  // It ends at about 130 s, inside its 200 s warm-up: no time of it is measured.
+  const scenario = openEndedScenario("rpcLatencyMs: 0", "warmupSec: 200");
   const sim = await runScenario(scenario, { seed: 1 });
   const report = buildReport(scenario, sim, 1, { wallSeconds: 0, peakRssBytes: 0 });
   assert.ok(report.simulatedSeconds > 120 && report.simulatedSeconds < 200, `${report.simulatedSeconds}`);

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { renderHtml } from "../reports/html.ts";
 import { buildReport, withoutMachineFields } from "../reports/report.ts";
 import { runScenario } from "./runner.ts";
-import { inlineScenario, loadScenario, ROOT, simulate } from "./testing.ts";
+import { inlineScenario, loadScenario, openEndedScenario, ROOT, simulate } from "./testing.ts";
 import { parseTaskEvents } from "./trace.ts";
 
 Deno.test("Peloton's example batch job runs to SUCCEEDED in the simulator; a failing one ends FAILED", async () => {
@@ -288,25 +288,8 @@ Deno.test("an open-ended run ends when its last job ends, whatever the sample in
 });
 
 Deno.test("an open-ended run ends once the daemons have the last statuses: nothing is allocated or held at the end", async () => {
-  // One 4-core host: a's two 2-core tasks run 100 s, then b's 4-core task 30 s; the run ends at about 130 s.
-  const base = `
-name: open-ended
-hostClasses:
-  - {name: h, count: 1, cpu: 4, memoryMb: 4096}
-respools:
-  - name: p
-    resources:
-      - {kind: cpu, reservation: 4, limit: 100}
-      - {kind: memory, reservation: 4096, limit: 409600}
-workloads:
-  - {name: a, respool: /p, arrival: {at: [0]}, instances: 2, durationSec: 100, cpu: 2, memoryMb: 1024}
-  - {name: b, respool: /p, arrival: {at: [50]}, instances: 1, durationSec: 30, cpu: 4, memoryMb: 1024}
-settings:
-  taskStartupSec: 0
-  sampleIntervalSec: 10
-`;
   for (const latency of ["rpcLatencyMs: 0", "rpcLatencyMs: 1", "rpcLatencyMs: 50"]) {
-    const scenario = inlineScenario(base.replace("taskStartupSec: 0", `taskStartupSec: 0\n  ${latency}`));
+    const scenario = openEndedScenario(latency);
     const sim = await runScenario(scenario, { seed: 1, checkInvariants: true });
     const r = buildReport(scenario, sim, 1, { wallSeconds: 0, peakRssBytes: 0 });
     assert.ok(r.simulatedSeconds > 130 && r.simulatedSeconds < 132, `${latency}: ${r.simulatedSeconds}`);

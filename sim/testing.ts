@@ -40,6 +40,30 @@ export function inlineScenario(yaml: string): Scenario {
 }
 
 /**
+ * An open-ended run (no `durationSec`) on one 4-core host: a's two 2-core tasks run 100 s, then b's 4-core
+ * task 30 s; the run ends at about 130 s. `settings` lines (indented two spaces) are added to its settings.
+ */
+export function openEndedScenario(...settings: string[]): Scenario {
+  return inlineScenario(`
+name: open-ended
+hostClasses:
+  - {name: h, count: 1, cpu: 4, memoryMb: 4096}
+respools:
+  - name: p
+    resources:
+      - {kind: cpu, reservation: 4, limit: 100}
+      - {kind: memory, reservation: 4096, limit: 409600}
+workloads:
+  - {name: a, respool: /p, arrival: {at: [0]}, instances: 2, durationSec: 100, cpu: 2, memoryMb: 1024}
+  - {name: b, respool: /p, arrival: {at: [50]}, instances: 1, durationSec: 30, cpu: 4, memoryMb: 1024}
+settings:
+  taskStartupSec: 0
+  sampleIntervalSec: 10
+${settings.map((line) => `  ${line}`).join("\n")}
+`);
+}
+
+/**
  * 40 one-core tasks that outlive the run on 4-core hosts: `tasks.unplaced` is exactly max(0, 40 - 4 × hosts),
  * so the smallest host count that places every task is 10. Its pool reserves more than the cluster has, so
  * every task is admitted and those no host takes fail placement with reasons (a scenario warning says so).
