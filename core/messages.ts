@@ -321,6 +321,8 @@ export interface HostInventory {
   kind: "host-inventory";
   /** A full inventory replaces what the job manager knew; otherwise these hosts changed. */
   full: boolean;
+  /** On a full inventory: the host manager's backend keeps volumes as created (`HostBackend.fixedVolumes`). */
+  fixedVolumes?: boolean;
   hosts: { hostname: string; attributes: Record<string, string>; state: HostState | "LOST" }[];
 }
 

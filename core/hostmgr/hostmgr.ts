@@ -1021,7 +1021,13 @@ export class HostManager implements Receiver {
       });
     }
     this.#changed.clear();
-    this.deps.transport.send(this.deps.jobmgr, { kind: "host-inventory", full, hosts });
+    const fixed = full && this.deps.backend.fixedVolumes === true;
+    this.deps.transport.send(
+      this.deps.jobmgr,
+      fixed
+        ? { kind: "host-inventory", full, hosts, fixedVolumes: true }
+        : { kind: "host-inventory", full, hosts },
+    );
   }
 
   #synthetic(spec: LaunchSpec, message: string): TaskStatus {

@@ -22,6 +22,26 @@ function leader(holdInventory: boolean) {
   return { hm, backend, inventories };
 }
 
+Deno.test("a backend that keeps volumes as created says so in full inventories, not in changes", () => {
+  const ports = makePorts();
+  const backend = Object.assign(new FakeBackend(), { fixedVolumes: true });
+  const hm = new HostManager(
+    { ...ports, backend, self: "hostmgr", jobmgr: "jobmgr", resmgr: "resmgr" },
+    { leaseTimeoutMs: 60_000, scarceGpu: true },
+  );
+  hm.start();
+  backend.emit({ kind: "host-up", host: makeHost("h1") });
+  hm.receive({ kind: "peer-changed", role: "jobmgr" });
+  assert.deepEqual(
+    ports.transport.take("host-inventory", "jobmgr").map((m) => [m.full, m.fixedVolumes]),
+    [[true, true], [false, undefined], [true, true]],
+  );
+  const plain = leader(false);
+  plain.hm.start();
+  plain.hm.receive({ kind: "peer-changed", role: "jobmgr" });
+  assert.ok(plain.inventories().length > 0);
+});
+
 Deno.test("a leader holding its inventory sends the full list once its hosts registered, never an empty one first", () => {
   const { hm, backend, inventories } = leader(true);
   hm.start();

@@ -230,6 +230,16 @@ export class JobManager implements Receiver {
   /** Active workflows by id. */
   readonly updates = new Map<string, UpdateRecord>();
   readonly daemonHosts = new DaemonHosts();
+  /** The host manager's last full inventory said its backend keeps volumes as created. */
+  #backendFixedVolumes = false;
+
+  /**
+   * An existing volume's path and size may not change: the wiring says so (`config.fixedVolumes`), or the
+   * host manager did (its backend, in its full host inventory), so a job manager started on its own knows too.
+   */
+  get fixedVolumes(): boolean {
+    return this.config.fixedVolumes === true || this.#backendFixedVolumes;
+  }
   readonly taskEngine: GoalStateEngine<TaskRecord, import("./task_rules.ts").TaskAction, TaskRecord>;
   readonly jobEngine: GoalStateEngine<JobEntry, JobAction>;
   readonly updateEngine: GoalStateEngine<UpdateRecord, UpdateAction>;
@@ -419,6 +429,7 @@ export class JobManager implements Receiver {
         });
       }
       case "host-inventory":
+        if (msg.full) this.#backendFixedVolumes = msg.fixedVolumes === true;
         this.daemonHosts.update(msg);
         if (this.#drains.size) this.#drains.hostsChanged(new Set(msg.hosts.map((h) => h.hostname)));
         for (const job of this.jobs.values()) if (job.config.type === "DAEMON") this.jobEngine.enqueue(job);

@@ -416,7 +416,7 @@ export class StatelessApi {
   #replace(job: JobEntry, body: Body, r: Reply): void {
     const next = this.#nextConfig(job, body, r);
     if (!next) return;
-    const volume = this.api.jm.config.fixedVolumes ? volumeChangeRefusal(job, next, "spec") : undefined;
+    const volume = this.api.jm.fixedVolumes ? volumeChangeRefusal(job, next, "spec") : undefined;
     if (volume) return r.error("invalid-argument", volume);
     let config: UpdateConfig = DEFAULT_UPDATE_CONFIG;
     if (body.updateSpec !== undefined) {

@@ -84,7 +84,7 @@ export class UpdateApi {
         "jobConfig.respoolID: cannot move a job to another pool in an update",
       );
     }
-    const volume = jm.config.fixedVolumes ? volumeChangeRefusal(job, next, "jobConfig") : undefined;
+    const volume = jm.fixedVolumes ? volumeChangeRefusal(job, next, "jobConfig") : undefined;
     if (volume) return r.error("invalid-argument", volume);
     const uc = body.updateConfig === undefined
       ? { ok: true as const, value: DEFAULT_UPDATE_CONFIG }

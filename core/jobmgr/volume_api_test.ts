@@ -336,6 +336,40 @@ Deno.test("with fixedVolumes (Mesos), an update changing a volume's containerPat
   updateTo(rig, 2, { containerPath: "data", sizeMB: 8 });
 });
 
+Deno.test("a job manager started on its own learns fixed volumes from the host manager's full inventory", () => {
+  const rig = statefulService("h4", new JobmgrRig());
+  const change = () => {
+    const next = makeJobConfig({
+      type: "SERVICE",
+      instanceCount: 1,
+      task: { volume: { containerPath: "data2", sizeMB: 8 } },
+    });
+    rig.call(UPDATE_SERVICE, "CreateUpdate", {
+      jobId: { value: JOB_ID },
+      jobConfig: { ...jobConfigJson(next), changeLog: { version: rig.job().configVersion } },
+    });
+    return rig.replies()[0];
+  };
+  const inventory = (fixedVolumes?: true) =>
+    rig.jm.receive({
+      kind: "host-inventory",
+      full: true,
+      hosts: [{ hostname: "h4", attributes: {}, state: "HOST_STATE_UP" }],
+      ...(fixedVolumes ? { fixedVolumes } : {}),
+    });
+  inventory(true);
+  // A partial inventory says nothing of the backend.
+  rig.jm.receive({ kind: "host-inventory", full: false, hosts: [] });
+  const refused = change();
+  assert.equal(refused.error?.code, "invalid-argument", JSON.stringify(refused));
+  assert.match(refused.error!.message, /^jobConfig\.defaultConfig\.volume\.containerPath: cannot change/);
+  assert.equal(rig.jm.updates.size, 0, "nothing changed");
+  // A new host manager leader on a backend that can change volumes (the minicluster) lets it through.
+  inventory();
+  assert.equal(change().error, undefined);
+  assert.equal(rig.jm.updates.size, 1);
+});
+
 Deno.test("with fixedVolumes, a PatchJob changing a volume's containerPath is refused; without, it is an update", async () => {
   for (const fixedVolumes of [true, false]) {
     const rig = statefulService("h4", new JobmgrRig({ fixedVolumes }));

@@ -191,6 +191,12 @@ export interface HostBackend {
   destroyVolumes?(volumes: VolumeRef[]): void;
   /** Removes the sandboxes of deleted jobs' ended runs at once (optional: Mesos collects them itself). */
   removeSandboxes?(jobIds: string[]): void;
+  /**
+   * The backend keeps a persistent volume as it was created (Mesos matches a volume whole, at its container
+   * path and size), so a job's volume may not change its path or size. The host manager tells the job
+   * managers in its full host inventory.
+   */
+  readonly fixedVolumes?: boolean;
   stop(): Promise<void>;
 }
 

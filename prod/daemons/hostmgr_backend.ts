@@ -107,7 +107,7 @@ export function watchHosts(backend: SandboxBackend, onHosts: () => void): Sandbo
   }
   if (backend.destroyVolumes) watched.destroyVolumes = (volumes) => backend.destroyVolumes!(volumes);
   if (backend.removeSandboxes) watched.removeSandboxes = (jobIds) => backend.removeSandboxes!(jobIds);
-  return watched;
+  return backend.fixedVolumes ? { ...watched, fixedVolumes: true } : watched;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Message } from "../../core/messages.ts";
 import type { VolumeRef } from "../../core/ports/host_backend.ts";
 import type { SandboxBackend } from "../backends.ts";
 import type { Minicluster } from "../minicluster/minicluster.ts";
+import { MesosBackend } from "../mesos/mesos_backend.ts";
 import { HostsGate, KeptMinicluster, watchHosts } from "./hostmgr_backend.ts";
 
 const filter = { resources: { cpuMilli: 1000, memMb: 0, diskMb: 0, gpuMilli: 0 }, count: 1 } as never;
@@ -60,4 +61,22 @@ Deno.test("deleted volumes reach the minicluster through a term's view and the h
     stop: () => Promise.resolve(),
   };
   assert.equal(watchHosts(plain, () => {}).destroyVolumes, undefined);
+});
+
+Deno.test("the host watch keeps a backend's fixed volumes (Mesos), and the Mesos backend has them", () => {
+  const plain: SandboxBackend = {
+    start() {},
+    launch() {},
+    kill() {},
+    reconcile() {},
+    logs: () => Promise.resolve(undefined),
+    stop: () => Promise.resolve(),
+  };
+  assert.equal(watchHosts(plain, () => {}).fixedVolumes, undefined);
+  assert.equal(watchHosts({ ...plain, fixedVolumes: true }, () => {}).fixedVolumes, true);
+  const mesos = new MesosBackend({
+    masterUrl: "http://127.0.0.1:1",
+    idStore: { load: () => Promise.resolve(undefined), save: () => Promise.resolve() },
+  });
+  assert.equal(mesos.fixedVolumes, true);
 });

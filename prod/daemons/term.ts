@@ -103,11 +103,18 @@ export class TermFront implements Receiver {
   /** The host manager's inventory as pushed to this address, for the next term's daemon. */
   readonly #hosts = new Map<string, Extract<Message, { kind: "host-inventory" }>["hosts"][number]>();
   #known = false;
+  #fixedVolumes = false;
 
   /** Routes to `daemon` from now on, giving it the host inventory pushed so far. */
   attach(term: Term, daemon: Receiver): void {
     this.#current = { term, daemon };
-    if (this.#known) daemon.receive({ kind: "host-inventory", full: true, hosts: [...this.#hosts.values()] });
+    if (!this.#known) return;
+    const hosts = [...this.#hosts.values()];
+    daemon.receive(
+      this.#fixedVolumes
+        ? { kind: "host-inventory", full: true, hosts, fixedVolumes: true }
+        : { kind: "host-inventory", full: true, hosts },
+    );
   }
 
   detach(): void {
@@ -118,7 +125,10 @@ export class TermFront implements Receiver {
     if (msg.kind === "host-inventory") {
       if (msg.full) this.#hosts.clear();
       for (const h of msg.hosts) this.#hosts.set(h.hostname, h);
-      if (msg.full) this.#known = true;
+      if (msg.full) {
+        this.#known = true;
+        this.#fixedVolumes = msg.fixedVolumes === true;
+      }
     }
     const c = this.#current;
     if (!c || c.term.ended) return;

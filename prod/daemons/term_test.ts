@@ -76,6 +76,17 @@ Deno.test("a reply to an earlier term's call does not answer a later term's; a p
   ]);
 });
 
+Deno.test("the next term's job manager hears that the backend keeps volumes as created", () => {
+  const { p } = fakeProcess();
+  const front = new TermFront();
+  const hosts = [{ hostname: "h1", attributes: {}, state: "HOST_STATE_UP" as const }];
+  front.receive({ kind: "host-inventory", full: true, hosts, fixedVolumes: true });
+  front.receive({ kind: "host-inventory", full: false, hosts: [] });
+  const got: Message[] = [];
+  front.attach(new Term(p, "jobmgr", 1, "jobmgr@a"), { receive: (m) => void got.push(m) });
+  assert.deepEqual(got, [{ kind: "host-inventory", full: true, hosts, fixedVolumes: true }]);
+});
+
 Deno.test("the next term's job manager gets the host inventory pushed before it started", () => {
   const { p } = fakeProcess();
   const front = new TermFront();

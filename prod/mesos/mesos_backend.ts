@@ -132,6 +132,8 @@ interface Ack {
 
 export class MesosBackend implements HostBackend {
   readonly client: SchedulerClient;
+  /** A Mesos persistent volume is matched whole, at its container path and size. */
+  readonly fixedVolumes = true;
   readonly #o: MesosBackendOptions;
   readonly #role: string;
   readonly #httpTimeoutMs: number;
