@@ -34,7 +34,21 @@ function setup() {
     return (r.body ?? {}) as Body;
   };
   admin("CreateResourcePool", { id: { value: "pool-a" }, config: makeRespoolConfig("a") });
-  const deletePool = () => admin("DeleteResourcePool", { path: { value: "/a" } });
+  /** A delete of an idle leaf first reads the store for jobs still in it: answered after that read. */
+  const deletePool = async (): Promise<Body> => {
+    rm.receive({
+      kind: "api",
+      reqId: ++reqId,
+      replyTo: "admin",
+      procedure: `${RESPOOL_SERVICE}::DeleteResourcePool`,
+      body: { path: { value: "/a" } },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    rig.store.settle();
+    const [r] = rig.transport.take("api-reply", "admin");
+    assert.ok(r, "a reply to DeleteResourcePool");
+    return (r.body ?? {}) as Body;
+  };
   /** The job manager's messages to the resource manager, delivered; and the replies back. */
   const toResmgr = () => rig.transport.deliverTo("resmgr", rm);
   const toJobmgr = () => {
@@ -59,26 +73,26 @@ function busyMessage(reply: Body): unknown {
   return ((reply.error as Body | undefined)?.isBusy as Body | undefined)?.message;
 }
 
-Deno.test("a pool deleted while a v0 Create's lookup is answered is refused busy, naming the job; the job runs", () => {
+Deno.test("a pool deleted while a v0 Create's lookup is answered is refused busy, naming the job; the job runs", async () => {
   const { rig, rm, deletePool, toResmgr, toJobmgr, settle, createV0 } = setup();
   createV0();
   toResmgr();
-  assert.equal(busyMessage(deletePool()), BUSY, "before the job manager has the answer");
+  assert.equal(busyMessage(await deletePool()), BUSY, "before the job manager has the answer");
   toJobmgr();
-  assert.equal(busyMessage(deletePool()), BUSY, "while the job is being stored");
+  assert.equal(busyMessage(await deletePool()), BUSY, "while the job is being stored");
   settle();
   const [reply] = rig.replies();
   assert.deepEqual((reply.body as Body).jobId, { value: JOB_ID }, "the create is answered");
-  assert.equal(busyMessage(deletePool()), "resource pool /a is busy", "its tasks keep the pool");
+  assert.equal(busyMessage(await deletePool()), "resource pool /a is busy", "its tasks keep the pool");
   assert.equal(rm.claims.size, 0, "the claim ended with the enqueue");
   assert.deepEqual([...rig.job().tasks.values()].map((t) => t.state), ["PENDING", "PENDING"]);
   assert.ok(rm.tree.lookup("/a"));
 });
 
-Deno.test("a pool deleted before the create's lookup: the create fails pool-not-found, nothing is stored", () => {
+Deno.test("a pool deleted before the create's lookup: the create fails pool-not-found, nothing is stored", async () => {
   const { rig, deletePool, toResmgr, toJobmgr, createV0 } = setup();
   createV0();
-  assert.deepEqual(deletePool(), {}, "the delete comes first");
+  assert.deepEqual(await deletePool(), {}, "the delete comes first");
   toResmgr();
   toJobmgr();
   const [reply] = rig.replies();
@@ -88,7 +102,7 @@ Deno.test("a pool deleted before the create's lookup: the create fails pool-not-
   assert.equal(rig.store.jobs.has(JOB_ID), false);
 });
 
-Deno.test("a create that fails to be stored releases its claim: the pool can be deleted", () => {
+Deno.test("a create that fails to be stored releases its claim: the pool can be deleted", async () => {
   const { rig, rm, deletePool, toResmgr, toJobmgr, createV0 } = setup();
   createV0();
   toResmgr();
@@ -99,24 +113,24 @@ Deno.test("a create that fails to be stored releases its claim: the pool can be 
   assert.equal(rig.replies()[0].error?.code, "internal");
   toResmgr();
   assert.equal(rm.claims.size, 0, "released");
-  assert.deepEqual(deletePool(), {});
+  assert.deepEqual(await deletePool(), {});
 });
 
-Deno.test("a v1alpha CreateJob claims its pool too: refused busy while it is looked up, naming the job once named", () => {
+Deno.test("a v1alpha CreateJob claims its pool too: refused busy while it is looked up, naming the job once named", async () => {
   const { rig, rm, deletePool, toResmgr, toJobmgr, settle } = setup();
   rig.call(STATELESS_SERVICE, "CreateJob", { jobId: { value: JOB_ID }, spec: makeStatelessSpec(1) });
   toResmgr();
-  assert.equal(busyMessage(deletePool()), "resource pool /a is busy: a job is being created in it");
+  assert.equal(busyMessage(await deletePool()), "resource pool /a is busy: a job is being created in it");
   toJobmgr();
   toResmgr();
-  assert.equal(busyMessage(deletePool()), BUSY);
+  assert.equal(busyMessage(await deletePool()), BUSY);
   settle();
   assert.equal(rig.replies()[0].error, undefined);
   assert.equal(rm.claims.size, 0);
   assert.equal(rig.task(0).state, "PENDING");
 });
 
-Deno.test("a create of a job that exists already releases the claim its lookup made", () => {
+Deno.test("a create of a job that exists already releases the claim its lookup made", async () => {
   const { rig, rm, toResmgr, toJobmgr, settle, createV0, deletePool } = setup();
   createV0();
   toResmgr();
@@ -131,13 +145,13 @@ Deno.test("a create of a job that exists already releases the claim its lookup m
   toResmgr();
   assert.equal(rm.claims.size, 0);
   assert.equal(
-    busyMessage(deletePool()),
+    busyMessage(await deletePool()),
     "resource pool /a is busy",
     "busy with the first job's tasks alone",
   );
 });
 
-Deno.test("a child pool made under a pool a job is being created in is refused: the pool stays a leaf", () => {
+Deno.test("a child pool made under a pool a job is being created in is refused: the pool stays a leaf", async () => {
   const { rig, rm, toResmgr, toJobmgr, settle, createV0 } = setup();
   createV0();
   toResmgr();
@@ -161,7 +175,7 @@ Deno.test("a child pool made under a pool a job is being created in is refused: 
   assert.deepEqual([...rig.job().tasks.values()].map((t) => t.state), ["PENDING", "PENDING"]);
 });
 
-Deno.test("a second create of the same job, refused as a duplicate, releases only its own claim", () => {
+Deno.test("a second create of the same job, refused as a duplicate, releases only its own claim", async () => {
   const { rig, deletePool, toResmgr, toJobmgr, settle, createV0 } = setup();
   // Both lookups are answered before either create goes on.
   createV0();
@@ -171,7 +185,7 @@ Deno.test("a second create of the same job, refused as a duplicate, releases onl
   // The second is refused alreadyExists, its release delivered: the first's claim still holds the pool
   // while its job is stored.
   toResmgr();
-  assert.equal(busyMessage(deletePool()), BUSY, "the first create still holds the pool");
+  assert.equal(busyMessage(await deletePool()), BUSY, "the first create still holds the pool");
   settle();
   const replies = rig.replies().map((r) => r.body as Body);
   assert.ok(replies.some((b) => (b.error as Body | undefined)?.alreadyExists), JSON.stringify(replies));

@@ -3,6 +3,7 @@ import type { ApiRequest } from "../messages.ts";
 import type { RespoolConfig } from "../model/config_types.ts";
 import { parseRespoolConfig } from "../model/load.ts";
 import { addInto, type Resources, zero } from "../model/resources.ts";
+import { isTerminalJobState, JOB_STATES, type JobState } from "../model/states.ts";
 import { randomUuid } from "../ports/prng.ts";
 import { storeFailure } from "../ports/store.ts";
 import { admissionWaits } from "./admission_waits.ts";
@@ -112,6 +113,9 @@ function sumLeaves(node: RespoolNode, nonSlack: Resources, slack: Resources, dem
 export const MAX_POOL_ID_CHARS = 128;
 export const MAX_POOL_PATH_CHARS = 700;
 
+/** Job states of jobs not ended, which keep their pool from deletion. */
+const LIVE_JOB_STATES = (Object.keys(JOB_STATES) as JobState[]).filter((s) => !isTerminalJobState(s));
+
 export class RespoolApi {
   constructor(private readonly rm: ResourceManager, private readonly deps: ResmgrDeps) {}
 
@@ -205,6 +209,25 @@ export class RespoolApi {
   #delete(req: ApiRequest, body: Body): void {
     const path = this.#path(req, body, "notFound");
     if (path === undefined) return;
+    const node = this.rm.tree.lookup(path);
+    if (!node || !node.isLeaf || node.isRoot || node.busy() || this.#claimedBy(node.id)) {
+      return this.#deleteNow(req, path);
+    }
+    // A job not ended keeps its pool, though none of its tasks is here yet: one acknowledged by a create
+    // whose claim was made at a leader before a failover (claims live in memory), or whose tasks the job
+    // manager has not sent again since.
+    this.deps.store.queryJobs({ respoolId: node.id, states: LIVE_JOB_STATES, limit: 1 }).then(
+      (page) => {
+        const job = page.jobs[0];
+        if (!job) return this.#deleteNow(req, path);
+        const message = `resource pool ${path} is busy: job ${job.jobId} (${job.runtime.state}) is in it`;
+        this.#reply(req, { error: { isBusy: { id: { value: node.id }, message } } });
+      },
+      (err) => this.#storeError(req, err, `deleting ${path}`),
+    );
+  }
+
+  #deleteNow(req: ApiRequest, path: string): void {
     const node = this.rm.tree.lookup(path);
     const res = this.rm.tree.delete(path, this.#claimedBy);
     if (!res.ok) {
