@@ -77,7 +77,7 @@ import {
 import { createSqliteKysely, type SqliteOptions } from "./sqlite_dialect.ts";
 import { createMysqlKysely, type MysqlOptions } from "./mysql_dialect.ts";
 import { checkFences, type Fence, FencedError } from "./fence.ts";
-import { asUnavailable, isTransient, isUnreachable } from "./transient.ts";
+import { asUnavailable, isDiskFull, isTransient, isUnreachable } from "./transient.ts";
 import { mysqlRowLimit, type RowLimit, SQLITE_ROW_LIMIT, writeRowBytes } from "./row_size.ts";
 import { type StoreClaim, StoreClaimLostError } from "./store_claim.ts";
 
@@ -214,8 +214,9 @@ export class KyselyStore implements Store {
   readonly #onLostWrite: (err: Error) => void;
   readonly #rowLimit: RowLimit;
   /**
-   * Set while the database is known to be out of reach: the writer's last attempt failed to reach it. Reads
-   * then answer unavailable at once instead of waiting behind the stalled writes.
+   * Set while the database is known to be out of reach, or its disk full: the writer's last attempt failed
+   * so, and its writes are stalled until that ends. Reads then answer unavailable at once instead of waiting
+   * behind the stalled writes.
    */
   #unreachable: StoreUnavailableError | undefined;
   /** Resolved when the database is found out of reach, waking reads that wait for writes. */
@@ -300,8 +301,8 @@ export class KyselyStore implements Store {
   }
 
   /**
-   * Why the store is known to be out of reach (its writes are stalled, retrying), for a daemon's /health; or
-   * undefined.
+   * Why the store is known to be out of reach or its disk full (its writes are stalled, retrying), for a
+   * daemon's /health; or undefined.
    */
   unreachable(): string | undefined {
     // No write left to find out that it is back: a probe does, for the next call.
@@ -646,9 +647,10 @@ export class KyselyStore implements Store {
   }
 
   /**
-   * Commits a group, waiting out a lost database (a restart, a dropped connection): the pipeline stalls
-   * and keeps its order instead of failing writes the daemons have already acted on. A retry after a
-   * connection lost mid-commit may find the group already applied; those writes are not stale.
+   * Commits a group, waiting out a lost database (a restart, a dropped connection) or a full disk (until the
+   * operator frees space): the pipeline stalls and keeps its order instead of failing writes the daemons have
+   * already acted on. A retry after a connection lost mid-commit may find the group already applied; those
+   * writes are not stale.
    */
   async #commitRetrying(batches: StoreWrite[][]): Promise<(Error | undefined)[]> {
     const deadline = performance.now() + this.#retryForMs;
@@ -659,9 +661,11 @@ export class KyselyStore implements Store {
         this.#markReachable();
         return results;
       } catch (err) {
-        if (isUnreachable(err) && !this.#unreachable) {
+        if (isUnreachable(err) || isDiskFull(err)) {
+          // The latest reason: a database back up may have come back with its disk full.
+          const first = !this.#unreachable;
           this.#unreachable = asUnavailable(err) as StoreUnavailableError;
-          this.#outage.resolve();
+          if (first) this.#outage.resolve();
         }
         // A stop waits a little for the database, not the whole retry time.
         const until = this.#stopStartedMs === undefined
@@ -671,7 +675,13 @@ export class KyselyStore implements Store {
         if (this.#closed || performance.now() + delay > until) {
           return batches.map(() => asError(asUnavailable(err)));
         }
-        if (!ambiguous) console.error(`Store unreachable, retrying writes: ${describeCause(err)}`);
+        if (!ambiguous) {
+          console.error(
+            isDiskFull(err)
+              ? `Store writes stalled, retrying them: ${asError(asUnavailable(err)).message}`
+              : `Store unreachable, retrying writes: ${describeCause(err)}`,
+          );
+        }
         ambiguous = true;
         await new Promise((r) => setTimeout(r, delay));
         delay = Math.min(2_000, delay * 2);

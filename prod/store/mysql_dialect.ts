@@ -131,7 +131,10 @@ export async function createMysqlKysely<DB>(url: string, options: MysqlOptions =
   });
   const timeoutMs = options.untimed ? undefined : options.statementTimeoutMs ?? 30_000;
   return new Kysely<DB>({
-    dialect: unavailableOnTransient(new MysqlDialect({ pool: timedPool(pool, timeoutMs) })),
+    dialect: unavailableOnTransient(
+      new MysqlDialect({ pool: timedPool(pool, timeoutMs) }),
+      `MySQL database ${target.database} on ${target.host}:${target.port}`,
+    ),
   });
 }
 

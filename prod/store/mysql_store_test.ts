@@ -4,10 +4,12 @@
  * fails (never skips) when the server cannot be reached.
  */
 import { deepStrictEqual as equal } from "node:assert/strict";
+import { createConnection } from "mysql2/promise";
 import { type KyselyStore, openStore } from "./kysely_store.ts";
 import { openCountingStore } from "./counting_store.ts";
 import { openConcurrently, storeSuite } from "./store_suite.ts";
 import { createMysqlKysely, dropMysqlDatabase, parseMysqlUrl } from "./mysql_dialect.ts";
+import { fullDiskSuite } from "./full_disk_suite.ts";
 
 /** The server's URL with a database name unique to this run (the given name, if any, as its prefix). */
 function uniqueDatabaseUrl(label: string): string {
@@ -19,8 +21,8 @@ function uniqueDatabaseUrl(label: string): string {
 
 const url = uniqueDatabaseUrl("suite");
 
-const openWithHint = (url: string) =>
-  openStore(url).catch((err) => {
+const openWithHint = (url: string, options?: Parameters<typeof openStore>[1]) =>
+  openStore(url, options).catch((err) => {
     throw new Error(
       `${err.message} (these tests need a MySQL server: start one or set PELOTON_TEST_MYSQL_URL)`,
       {
@@ -75,4 +77,44 @@ Deno.test("KyselyStore on MySQL: processes opening a new database at once migrat
   } finally {
     await dropMysqlDatabase(parseMysqlUrl(fresh));
   }
+});
+
+// The server's own "The table ... is full" (ER_RECORD_FILE_FULL, 1114), as InnoDB answers when its disk is
+// full: a trigger on the jobs table inserts into a MEMORY table kept at its smallest size, which `fill` fills
+// and `free` empties. Making the server's disk full is not for a test to do.
+fullDiskSuite("KyselyStore on MySQL (a full table)", async (options) => {
+  const fresh = uniqueDatabaseUrl("full");
+  const target = parseMysqlUrl(fresh);
+  const store = await openWithHint(fresh, options);
+  const conn = await createConnection(target);
+  try {
+    await conn.query("SET SESSION max_heap_table_size = 16384");
+    await conn.query("CREATE TABLE disk (b BINARY(255)) ENGINE=MEMORY");
+    await conn.query(
+      "CREATE TRIGGER disk_full BEFORE INSERT ON jobs FOR EACH ROW INSERT INTO disk VALUES ('')",
+    );
+  } catch (err) {
+    await conn.end();
+    await store.close();
+    await dropMysqlDatabase(target);
+    throw err;
+  }
+  return {
+    store,
+    unreachable: () => store.unreachable(),
+    where: `MySQL database ${target.database} on ${target.host}:${target.port}`,
+    async fill() {
+      try {
+        for (;;) await conn.query("INSERT INTO disk VALUES ('')");
+      } catch (err) {
+        if ((err as { code?: string }).code !== "ER_RECORD_FILE_FULL") throw err;
+      }
+    },
+    free: async () => void await conn.query("DELETE FROM disk"),
+    async close() {
+      await conn.end();
+      await store.close();
+      await dropMysqlDatabase(target);
+    },
+  };
 });

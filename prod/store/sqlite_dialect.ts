@@ -89,7 +89,9 @@ function useWal(db: DatabaseSync, busyTimeoutMs: number): void {
  */
 export async function createSqliteKysely<DB>(path: string, options: SqliteOptions = {}): Promise<Kysely<DB>> {
   const database = await SqliteThread.shared().open(path, options);
-  return new Kysely<DB>({ dialect: unavailableOnTransient(new NodeSqliteDialect({ database })) });
+  return new Kysely<DB>({
+    dialect: unavailableOnTransient(new NodeSqliteDialect({ database }), `SQLite file ${path}`),
+  });
 }
 
 /** The slice of better-sqlite3's `Database` that Kysely's SQLite driver calls. */

@@ -1,7 +1,10 @@
 /** Runs the Store conformance suite on the SQLite store, plus concurrent opening by several processes. */
 import { deepStrictEqual as equal } from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import { type KyselyStore, openStore } from "./kysely_store.ts";
+import { sql } from "kysely";
+import { KyselyStore, openStore, openStoreDatabase } from "./kysely_store.ts";
+import { migrateToLatest } from "./schema.ts";
+import { fullDiskSuite, type OpenFullDisk } from "./full_disk_suite.ts";
 import { openCountingStore } from "./counting_store.ts";
 import { makeJob, openConcurrently, storeSuite } from "./store_suite.ts";
 import { createSqliteKysely } from "./sqlite_dialect.ts";
@@ -95,3 +98,96 @@ Deno.test("KyselyStore: once a stop has begun, a write waits for a database out 
     await Deno.remove(tmp, { recursive: true });
   }
 });
+
+/** A store on a file of its own in a directory of its own, which `close` removes; `fill` and `free` to add. */
+async function storeInDir(
+  dir: string,
+  options: Parameters<OpenFullDisk>[0],
+): Promise<{ store: KyselyStore; file: string; db: Awaited<ReturnType<typeof openStoreDatabase>>["db"] }> {
+  const file = `${dir}/store.sqlite`;
+  const { db, kind } = await openStoreDatabase(`sqlite:${file}`);
+  try {
+    await migrateToLatest(db, kind);
+  } catch (err) {
+    await db.destroy();
+    throw err;
+  }
+  return { store: new KyselyStore(db, kind, options), file, db };
+}
+
+// SQLite refuses to grow the file past its connection's max_page_count as it does a full disk: SQLITE_FULL,
+// "database or disk is full". The store's own (single) connection is given the limit, so its writes meet it.
+fullDiskSuite("KyselyStore on SQLite (max_page_count)", async (options) => {
+  const dir = await Deno.makeTempDir({ prefix: "peloton-store-full-" });
+  const { store, file, db } = await storeInDir(dir, options);
+  const pragma = async (p: string) =>
+    (await sql.raw(`pragma ${p}`).execute(db)).rows[0] as Record<string, number> | undefined;
+  const max = (await pragma("max_page_count"))!.max_page_count;
+  return {
+    store,
+    unreachable: () => store.unreachable(),
+    where: `SQLite file ${file}`,
+    fill: async () => void await pragma(`max_page_count = ${(await pragma("page_count"))!.page_count}`),
+    free: async () => void await pragma(`max_page_count = ${max}`),
+    close: async () => {
+      await store.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+});
+
+/** Writes `path` until the file system has no room left (ENOSPC). */
+async function fillFileSystem(path: string): Promise<void> {
+  const file = await Deno.open(path, { write: true, create: true });
+  try {
+    for (let chunk = 1 << 20; chunk >= 1; chunk >>= 4) {
+      const bytes = new Uint8Array(chunk);
+      try {
+        for (;;) await file.write(bytes);
+      } catch (err) {
+        if ((err as { code?: string }).code !== "ENOSPC") throw err;
+      }
+    }
+  } finally {
+    file.close();
+  }
+}
+
+// A real full file system: a tmpfs of 64 MiB that a file fills. Mounting needs root.
+fullDiskSuite("KyselyStore on SQLite (a full tmpfs)", async (options) => {
+  const dir = await Deno.makeTempDir({ prefix: "peloton-store-tmpfs-" });
+  const mount = async (...args: string[]) => {
+    const out = await new Deno.Command(args[0], { args: args.slice(1), stderr: "piped" }).output();
+    if (!out.success) throw new Error(`${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  };
+  await mount("mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", dir);
+  const filler = `${dir}/filler`;
+  try {
+    const { store, file } = await storeInDir(dir, options);
+    return {
+      store,
+      unreachable: () => store.unreachable(),
+      where: `SQLite file ${file}`,
+      fill: () => fillFileSystem(filler),
+      free: async () => {
+        try {
+          await Deno.remove(filler);
+        } catch (err) {
+          if (!(err instanceof Deno.errors.NotFound)) throw err;
+        }
+      },
+      close: async () => {
+        try {
+          await store.close();
+        } finally {
+          await mount("umount", dir);
+          await Deno.remove(dir);
+        }
+      },
+    };
+  } catch (err) {
+    await mount("umount", dir);
+    await Deno.remove(dir);
+    throw err;
+  }
+}, { ignore: Deno.uid() !== 0 });
