@@ -8,6 +8,7 @@ import { portEnv } from "../../core/model/task_env.ts";
 import { fetchUris } from "./fetcher.ts";
 import { writeSecrets } from "./secrets.ts";
 import { HealthChecker } from "./health.ts";
+import { DEFAULT_CONTAINER_DISK_WATCH_INTERVAL_MS, DiskQuotaWatch } from "./disk_quota.ts";
 import { resolveProgram, signalGroup } from "./_session.ts";
 import { inProcessSpawner, type Spawner, type SpawnRequest, type TaskProcess } from "./spawner.ts";
 import {
@@ -37,6 +38,11 @@ export interface AgentOptions {
   portRanges: [number, number][];
   /** Extra environment for every task, on top of the daemon's own environment. */
   env?: Record<string, string>;
+  /**
+   * How often a running task's sandbox is measured against its disk (Mesos's
+   * `--container_disk_watch_interval`); default `DEFAULT_CONTAINER_DISK_WATCH_INTERVAL_MS`.
+   */
+  containerDiskWatchIntervalMs?: number;
 }
 
 /** What the agent needs from its owner: where sandboxes live, the time, and where statuses go. */
@@ -44,6 +50,8 @@ export interface AgentContext {
   dataDir: string;
   now: () => number;
   onStatus: (status: TaskStatus) => void;
+  /** A run's sandbox became its ended run's, at `endMs` (its modification time), for the sandbox GC. */
+  onSandboxEnded?: (endMs: number) => void;
   /** Starts the processes (default: in this thread). */
   spawner?: Spawner;
 }
@@ -121,6 +129,8 @@ export class Agent {
   readonly #runs = new Map<string, TaskRun>();
   /** Volumes being destroyed, by id: a run mounting one waits until its old data is gone. */
   readonly #destroying = new Map<string, Promise<void>>();
+  /** Sandboxes of running tasks with a disk quota, measured with `du` (Mesos's `disk/du` isolator). */
+  readonly #disk: DiskQuotaWatch;
 
   constructor(options: AgentOptions, ctx: AgentContext) {
     if (!isSafeId(options.agentId)) {
@@ -132,6 +142,14 @@ export class Agent {
     this.agentId = options.agentId;
     this.#options = options;
     this.#ctx = ctx;
+    const watchMs = options.containerDiskWatchIntervalMs ?? DEFAULT_CONTAINER_DISK_WATCH_INTERVAL_MS;
+    if (!(watchMs > 0)) {
+      throw new Error(
+        `Cannot create agent ${options.hostname}: containerDiskWatchIntervalMs is ${watchMs}, expected a ` +
+          "positive number of ms",
+      );
+    }
+    this.#disk = new DiskQuotaWatch(watchMs, (taskId, message) => this.#overQuota(taskId, message));
   }
 
   info(): HostInfo {
@@ -171,7 +189,17 @@ export class Agent {
       const at = new Date(this.#ctx.now());
       await Deno.utime(run.sandbox, at, at).catch(() => {});
       if (this.#runs.get(spec.taskId) === run) this.#runs.delete(spec.taskId);
+      this.#ctx.onSandboxEnded?.(at.getTime());
     });
+  }
+
+  /**
+   * As Mesos's `disk/du` isolator with `--enforce_container_disk_quota`: a sandbox over the task's disk
+   * resource ends the task at once (its container destroyed, no grace period), TASK_FAILED.
+   */
+  #overQuota(taskId: string, message: string): void {
+    const ending: Ending = { state: "TASK_FAILED", reason: "REASON_CONTAINER_LIMITATION_DISK", message };
+    this.kill(taskId, 0, ending);
   }
 
   /**
@@ -365,8 +393,13 @@ export class Agent {
       known: new Map(),
     };
     this.#emit(run, "TASK_RUNNING");
+    const quotaBytes = Math.round(run.spec.resources.diskMb * 1024 * 1024);
     if (run.pendingGraceMs !== undefined) this.#signal(run, run.pendingGraceMs);
-    else if (run.spec.healthCheck) run.health = this.#checkHealth(run);
+    else {
+      if (run.spec.healthCheck) run.health = this.#checkHealth(run);
+      // A task without disk has no quota, as in Mesos.
+      if (quotaBytes > 0) this.#disk.watch(run.spec.taskId, run.sandbox, quotaBytes);
+    }
     let status: Deno.CommandStatus | undefined;
     try {
       status = await run.child.status;
@@ -375,7 +408,7 @@ export class Agent {
     }
     run.exited = true;
     clearTimeout(run.killTimer);
-    await run.health?.stop();
+    await Promise.all([run.health?.stop(), this.#disk.unwatch(run.spec.taskId)]);
     // The spawner already ended what was left of the task's process group; the rest of its processes now.
     await this.#endTree(run);
     this.#finish(run, status);

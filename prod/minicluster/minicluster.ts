@@ -23,6 +23,8 @@ import { createSpawner, type Spawner, type SpawnerKind } from "./spawner.ts";
 import { secretsProblem } from "./secrets.ts";
 import { type DataDirOwnership, takeOverDataDir } from "./data_dir_owner.ts";
 import { AgentIdMap } from "./agent_ids.ts";
+import { DEFAULT_CONTAINER_DISK_WATCH_INTERVAL_MS } from "./disk_quota.ts";
+import { DEFAULT_GC_DISK_HEADROOM, filesystemUsage, gcMaxAgeMs } from "./disk_usage.ts";
 
 export type { AgentOptions } from "./agent.ts";
 
@@ -31,6 +33,8 @@ export interface AgentDefaults {
   resources: Resources;
   attributes: Record<string, string>;
   portRange: [number, number];
+  /** How often a running task's sandbox is measured against its disk (`AgentOptions`). */
+  containerDiskWatchIntervalMs: number;
 }
 
 export interface MiniclusterOptions {
@@ -61,13 +65,29 @@ export interface MiniclusterOptions {
   spawner?: SpawnerKind;
   /**
    * How long the sandbox of a run that ended is kept before it is removed (Mesos's agent `--gc_delay`);
-   * default `DEFAULT_SANDBOX_GC_DELAY_MS`. A deleted job's go at once (`removeSandboxes`).
+   * default `DEFAULT_SANDBOX_GC_DELAY_MS`. A deleted job's go at once (`removeSandboxes`). It is the most
+   * a sandbox is kept: the fuller the disk, the sooner (`gcDiskHeadroom`).
    */
   sandboxGcDelayMs?: number;
+  /**
+   * Mesos's `--gc_disk_headroom` (0 to 1, default `DEFAULT_GC_DISK_HEADROOM`): an ended run's sandbox is
+   * kept `sandboxGcDelayMs × max(0, 1 - headroom - disk usage)`, so on a disk fuller than `1 - headroom`
+   * it goes at the next look.
+   */
+  gcDiskHeadroom?: number;
+  /**
+   * How often the file system holding `dataDir` is looked at (`df`), and ended runs' sandboxes removed as
+   * its usage says (Mesos's `--disk_watch_interval`, a minute there); default
+   * `DEFAULT_DISK_WATCH_INTERVAL_MS`.
+   */
+  diskWatchIntervalMs?: number;
 }
 
 /** A week, Mesos's default `--gc_delay`. */
 export const DEFAULT_SANDBOX_GC_DELAY_MS = 7 * 24 * 3600 * 1000;
+
+/** How often the minicluster looks how full its disk is (Mesos's `--disk_watch_interval` is a minute). */
+export const DEFAULT_DISK_WATCH_INTERVAL_MS = 5_000;
 
 export type LogFile = "stdout" | "stderr";
 
@@ -78,6 +98,7 @@ const DEFAULTS: AgentDefaults = {
   resources: { cpuMilli: 4000, memMb: 8192, diskMb: 20480, gpuMilli: 0 },
   attributes: { host_pool: "shared" },
   portRange: [31000, 32000],
+  containerDiskWatchIntervalMs: DEFAULT_CONTAINER_DISK_WATCH_INTERVAL_MS,
 };
 
 const TERMINAL: ReadonlySet<MesosTaskState> = new Set<MesosTaskState>([
@@ -132,11 +153,22 @@ export class Minicluster implements HostBackend {
   readonly #spawner?: Spawner;
   readonly #owner: DataDirOwnership;
   readonly #gcDelayMs: number;
+  readonly #gcDiskHeadroom: number;
+  /** Sandboxes are looked at this often, whatever the disk: a few times per retention period. */
+  readonly #sweepMs: number;
+  #lastSweepMs = -Infinity;
+  /**
+   * No ended run's sandbox still there ended before this, as far as known (too low is safe: a sweep that
+   * finds nothing due). A look whose cutoff is before it has nothing to remove, so it walks nothing.
+   */
+  #oldestEndMs = -Infinity;
   readonly #gcTimer: ReturnType<typeof setInterval>;
   /** The sandbox removal under way (one at a time). */
   #collecting: Promise<void> = Promise.resolve();
 
   constructor(options: MiniclusterOptions) {
+    const problem = diskOptionsProblem(options);
+    if (problem) throw new Error(`Cannot start minicluster: ${problem}`);
     // First of all: while another live process drives this dir, the tasks its records name are that one's.
     // Held, the tasks a crashed minicluster left running are ended before any agent comes up: they would
     // otherwise run twice.
@@ -147,11 +179,17 @@ export class Minicluster implements HostBackend {
     this.#stopGracePeriodMs = options.stopGracePeriodMs ?? MAX_STOP_GRACE_MS;
     this.#maxCompletedTasks = options.maxCompletedTasks ?? 10_000;
     this.#gcDelayMs = options.sandboxGcDelayMs ?? DEFAULT_SANDBOX_GC_DELAY_MS;
-    // Looked at a few times per retention period (at most hourly); the timer does not keep the process up.
+    this.#gcDiskHeadroom = options.gcDiskHeadroom ?? DEFAULT_GC_DISK_HEADROOM;
+    const diskWatchMs = options.diskWatchIntervalMs ?? DEFAULT_DISK_WATCH_INTERVAL_MS;
     // A few sweeps per retention period, at most hourly, and at most every second (a retention of 0 keeps
-    // no ended run's sandbox, without sweeping at every turn).
-    const sweepMs = Math.max(1_000, Math.min(this.#gcDelayMs / 4, 3600_000));
-    this.#gcTimer = setInterval(() => void this.collectSandboxes(), sweepMs);
+    // no ended run's sandbox, without sweeping at every turn). In between, the disk's usage is looked at
+    // more often, and sandboxes it makes due are removed. The timer does not keep the process up.
+    this.#sweepMs = Math.max(1_000, Math.min(this.#gcDelayMs / 4, 3600_000));
+    this.#gcTimer = setInterval(() => {
+      this.#collect(false).catch((e) => {
+        console.error(`minicluster: sandbox GC failed: ${e instanceof Error ? e.message : e}`);
+      });
+    }, Math.min(this.#sweepMs, diskWatchMs));
     Deno.unrefTimer(this.#gcTimer);
     try {
       this.#ids = new AgentIdMap(options.dataDir);
@@ -274,20 +312,45 @@ export class Minicluster implements HostBackend {
     return removeVolumeDir(volumePath(this.dataDir, agentId!, v.volumeId));
   }
 
-  /**
-   * Removes the sandboxes of ended runs (on every agent's directory, also of agents gone) whose run ended
-   * `sandboxGcDelayMs` ago or more, as Mesos's agent GC does. A run's end is its sandbox directory's
-   * modification time, set when it ended, so it holds across restarts. Live runs' sandboxes and volumes
-   * (outside every sandbox; a sandbox's link to its volume is removed, not followed) are never touched.
-   */
-  /** How long an ended run's sandbox is kept. */
+  /** How long an ended run's sandbox is kept at most: the fuller the disk, the less (`gcDiskHeadroom`). */
   get sandboxGcDelayMs(): number {
     return this.#gcDelayMs;
   }
 
+  /**
+   * Removes the sandboxes of ended runs (on every agent's directory, also of agents gone) whose run ended
+   * long enough ago, as Mesos's agent GC does: `sandboxGcDelayMs` scaled down by how full the data dir's
+   * file system is now (`gcDiskHeadroom`; unscaled when `df` cannot tell). A run's end is its sandbox
+   * directory's modification time, set when it ended, so it holds across restarts. Live runs' sandboxes
+   * and volumes (outside every sandbox; a sandbox's link to its volume is removed, not followed) are never
+   * touched.
+   */
   collectSandboxes(): Promise<void> {
-    const cutoffMs = this.#now() - this.#gcDelayMs;
-    return this.#removeSandboxes((_taskId, mtimeMs) => mtimeMs !== undefined && mtimeMs <= cutoffMs);
+    return this.#collect(true);
+  }
+
+  /** A look at the disk, then a sweep when one is `forced`, the sweep period passed, or a sandbox is due. */
+  #collect(forced: boolean): Promise<void> {
+    return this.#exclusive(async () => {
+      const usage = await filesystemUsage(this.dataDir);
+      const maxAgeMs = usage === undefined
+        ? this.#gcDelayMs
+        : gcMaxAgeMs(this.#gcDelayMs, this.#gcDiskHeadroom, usage);
+      const now = this.#now();
+      const cutoffMs = now - maxAgeMs;
+      if (!forced && now - this.#lastSweepMs < this.#sweepMs && cutoffMs < this.#oldestEndMs) return;
+      this.#lastSweepMs = now;
+      // Runs that end during the sweep lower it again (`onSandboxEnded`).
+      this.#oldestEndMs = Infinity;
+      const due = (_taskId: string, mtimeMs: number | undefined) =>
+        mtimeMs !== undefined && mtimeMs <= cutoffMs;
+      try {
+        await this.#sweep(due, true, (mtimeMs) => this.#oldestEndMs = Math.min(this.#oldestEndMs, mtimeMs));
+      } catch (e) {
+        this.#oldestEndMs = -Infinity; // not all was seen: the next look sweeps again
+        throw e;
+      }
+    });
   }
 
   /**
@@ -297,33 +360,41 @@ export class Minicluster implements HostBackend {
   removeSandboxes(jobIds: string[]): Promise<void> {
     const ids = new Set(jobIds.filter(isSafeId));
     if (ids.size === 0) return Promise.resolve();
-    return this.#removeSandboxes((taskId) => ids.has(taskId.replace(/-\d+-\d+$/, "")), false);
+    return this.#exclusive(() => this.#sweep((taskId) => ids.has(taskId.replace(/-\d+-\d+$/, "")), false));
   }
 
-  #removeSandboxes(
-    doomed: (taskId: string, mtimeMs: number | undefined) => boolean,
-    needsTime = true,
-  ): Promise<void> {
-    const run = this.#collecting.then(async () => {
-      for (const agentId of await this.#agentDirs()) {
-        const tasks = `${this.dataDir}/agents/${agentId}/tasks`;
-        for (const taskId of await dirEntries(tasks)) {
-          const dir = `${tasks}/${taskId}`;
-          const mtimeMs = needsTime ? (await Deno.lstat(dir).catch(() => undefined))?.mtime?.getTime() : 0;
-          // Live runs as of now, after the await: one may have started since the listing.
-          if (!doomed(taskId, mtimeMs) || this.#liveTaskIds().has(taskId)) continue;
-          await Deno.remove(dir, { recursive: true }).catch((e) => {
-            if (!(e instanceof Deno.errors.NotFound)) {
-              console.error(
-                `minicluster: cannot remove sandbox ${dir}: ${e instanceof Error ? e.message : e}`,
-              );
-            }
-          });
-        }
-      }
-    });
+  /** Runs `work` after the sandbox removal under way (one at a time; `stop` waits for the last). */
+  #exclusive(work: () => Promise<void>): Promise<void> {
+    const run = this.#collecting.then(work);
     this.#collecting = run.catch(() => {});
     return run;
+  }
+
+  /** Removes the ended runs' sandboxes `doomed` picks; `kept` hears the end of each ended one left. */
+  async #sweep(
+    doomed: (taskId: string, mtimeMs: number | undefined) => boolean,
+    needsTime: boolean,
+    kept?: (mtimeMs: number) => void,
+  ): Promise<void> {
+    for (const agentId of await this.#agentDirs()) {
+      const tasks = `${this.dataDir}/agents/${agentId}/tasks`;
+      for (const taskId of await dirEntries(tasks)) {
+        const dir = `${tasks}/${taskId}`;
+        const mtimeMs = needsTime ? (await Deno.lstat(dir).catch(() => undefined))?.mtime?.getTime() : 0;
+        // Live runs as of now, after the await: one may have started since the listing. A live run's
+        // end is heard when it ends.
+        if (this.#liveTaskIds().has(taskId)) continue;
+        if (!doomed(taskId, mtimeMs)) {
+          if (mtimeMs !== undefined) kept?.(mtimeMs);
+          continue;
+        }
+        await Deno.remove(dir, { recursive: true }).catch((e) => {
+          if (e instanceof Deno.errors.NotFound) return;
+          if (mtimeMs !== undefined) kept?.(mtimeMs);
+          console.error(`minicluster: cannot remove sandbox ${dir}: ${e instanceof Error ? e.message : e}`);
+        });
+      }
+    }
   }
 
   #liveTaskIds(): Set<string> {
@@ -498,6 +569,7 @@ export class Minicluster implements HostBackend {
       attributes: { rack: `rack-${i % 2}`, ...d.attributes, ...partial.attributes },
       portRanges: partial.portRanges ?? [d.portRange],
       env: partial.env,
+      containerDiskWatchIntervalMs: partial.containerDiskWatchIntervalMs ?? d.containerDiskWatchIntervalMs,
     };
     for (const a of [...this.#agents.values(), ...[...this.#down.values()].map((d) => d.agent)]) {
       if (a.agentId === options.agentId || a.hostname === options.hostname) {
@@ -510,6 +582,7 @@ export class Minicluster implements HostBackend {
       dataDir: this.dataDir,
       now: this.#now,
       onStatus: (s) => this.#record(s),
+      onSandboxEnded: (endMs) => this.#oldestEndMs = Math.min(this.#oldestEndMs, endMs),
       spawner: this.#spawner,
     });
     // Before the agent runs anything: its sandboxes and volumes go under this id from now on.
@@ -619,6 +692,17 @@ export class Minicluster implements HostBackend {
     this.#pending = [];
     this.#sink(batch);
   }
+}
+
+/** What is wrong with the disk options (naming the field, its value and what it takes), or undefined. */
+function diskOptionsProblem(o: MiniclusterOptions): string | undefined {
+  const h = o.gcDiskHeadroom;
+  if (h !== undefined && !(h >= 0 && h <= 1)) {
+    return `gcDiskHeadroom is ${h}, expected a fraction from 0 to 1`;
+  }
+  const ms = o.diskWatchIntervalMs;
+  if (ms !== undefined && !(ms > 0)) return `diskWatchIntervalMs is ${ms}, expected a positive number of ms`;
+  return undefined;
 }
 
 async function dirEntries(dir: string): Promise<string[]> {

@@ -3,6 +3,7 @@ import type { LaunchSpec } from "../../core/ports/host_backend.ts";
 import { Minicluster, type MiniclusterOptions } from "./minicluster.ts";
 import { makeSpec as specFor, Recorder } from "../backend_testing.ts";
 import { sandboxPath, volumePath } from "./agent.ts";
+import { filesystemUsage } from "./disk_usage.ts";
 
 function assert(cond: unknown, message = "assertion failed"): asserts cond {
   if (!cond) throw new Error(message);
@@ -79,3 +80,105 @@ Deno.test("a deleted job's sandboxes are removed at once; other jobs' and volume
     const vol = volumePath(dataDir, AGENT_0.agentId, volume.volumeId);
     assert((await Deno.readTextFile(`${vol}/file`)) === "kept\n", "the volume went with the job's sandboxes");
   }));
+
+const WEEK_MS = 7 * 24 * 3600_000;
+
+async function gone(path: string, what: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (await exists(path)) {
+    assert(Date.now() < deadline, `${what} was never removed`);
+    await delay(20);
+  }
+}
+
+Deno.test("on a disk fuller than 1 - headroom an ended run's sandbox goes at the next look, whatever the delay", () =>
+  // A headroom of 1 makes any disk full enough.
+  withCluster({ gcDiskHeadroom: 1, diskWatchIntervalMs: 50 }, async (mc, rec, dataDir) => {
+    const volume = { volumeId: "vol-3", containerPath: "data", sizeMb: 1 };
+    const ended = makeSpec("echo kept >data/file; echo done", { volume });
+    const live = makeSpec("sleep 30");
+    mc.launch([ended, live]);
+    await rec.waitState(ended.taskId, "TASK_FINISHED");
+    await rec.waitState(live.taskId, "TASK_RUNNING");
+    assert(mc.sandboxGcDelayMs === WEEK_MS);
+    await gone(sandboxPath(dataDir, AGENT_0.agentId, ended.taskId), "the ended run's sandbox");
+    await delay(150);
+    assert(await exists(sandboxPath(dataDir, AGENT_0.agentId, live.taskId)), "a live run's sandbox went");
+    const vol = volumePath(dataDir, AGENT_0.agentId, volume.volumeId);
+    assert((await Deno.readTextFile(`${vol}/file`)) === "kept\n", "the volume's data went with the sandbox");
+  }));
+
+Deno.test("the delay is scaled by the disk's usage, and a sandbox that comes due goes at the next look", async () => {
+  // The headroom leaves a tenth of the delay on this disk: 6 of 60 minutes, well before the next sweep (15).
+  const probe = await Deno.makeTempDir({ prefix: "sandbox_gc_test_" });
+  const usage = await filesystemUsage(probe);
+  await Deno.remove(probe);
+  assert(usage !== undefined && usage < 0.85, `the test needs a disk less than 85% full, not ${usage}`);
+  let skewMs = 0;
+  const now = () => Date.now() + skewMs;
+  const options = { sandboxGcDelayMs: 3600_000, gcDiskHeadroom: 0.9 - usage, diskWatchIntervalMs: 50, now };
+  await withCluster(options, async (mc, rec, dataDir) => {
+    // The first look has swept, with nothing ended: from now on only the run's end makes it due.
+    await delay(200);
+    const spec = makeSpec("echo done");
+    mc.launch([spec]);
+    await rec.waitState(spec.taskId, "TASK_FINISHED");
+    const dir = sandboxPath(dataDir, AGENT_0.agentId, spec.taskId);
+    await delay(200);
+    skewMs = 3 * 60_000;
+    await delay(200);
+    assert(await exists(dir), "the sandbox went 3 minutes after its run ended");
+    skewMs = 9 * 60_000;
+    await gone(dir, "the sandbox due 6 minutes after its run ended", 2000);
+  });
+});
+
+/** A small tmpfs to fill: root can mount one (a test machine's disk is not to be filled). */
+function mountTmpfs(dir: string, sizeMb: number): boolean {
+  if (Deno.uid() !== 0) return false;
+  const args = ["-t", "tmpfs", "-o", `size=${sizeMb}m`, "tmpfs", dir];
+  return new Deno.Command("mount", { args, stdout: "null", stderr: "null" }).outputSync().success;
+}
+
+const CAN_MOUNT = (() => {
+  const dir = Deno.makeTempDirSync({ prefix: "sandbox_gc_mount_" });
+  const ok = mountTmpfs(dir, 1);
+  if (ok) new Deno.Command("umount", { args: [dir] }).outputSync();
+  Deno.removeSync(dir);
+  return ok;
+})();
+
+Deno.test({
+  name: "a task that fills the disk has its sandbox removed at the next look, not a week later (root: tmpfs)",
+  ignore: !CAN_MOUNT,
+  async fn() {
+    const mnt = await Deno.makeTempDir({ prefix: "sandbox_gc_full_" });
+    assert(mountTmpfs(mnt, 16), "cannot mount a tmpfs");
+    const dataDir = `${mnt}/data`;
+    // Mesos's defaults otherwise: a week's delay, a headroom of 0.1.
+    const mc = new Minicluster({ dataDir, agents: 1, stopGracePeriodMs: 100, diskWatchIntervalMs: 50 });
+    const rec = new Recorder();
+    mc.start(rec.sink);
+    try {
+      const small = makeSpec("echo small");
+      mc.launch([small]);
+      await rec.waitState(small.taskId, "TASK_FINISHED");
+      await delay(300);
+      assert(
+        await exists(sandboxPath(dataDir, AGENT_0.agentId, small.taskId)),
+        "a sandbox went from an empty disk",
+      );
+      // The tester's task, sized to this disk: its output fills it past 90%.
+      const big = makeSpec("head -c 15500000 /dev/zero");
+      mc.launch([big]);
+      await rec.waitState(big.taskId, "TASK_FINISHED");
+      await gone(sandboxPath(dataDir, AGENT_0.agentId, big.taskId), "the sandbox filling the disk");
+      await gone(sandboxPath(dataDir, AGENT_0.agentId, small.taskId), "the earlier sandbox on a full disk");
+      assert((await filesystemUsage(dataDir))! < 0.1, "the disk is still full");
+    } finally {
+      await mc.stop();
+      await new Deno.Command("umount", { args: [mnt] }).output();
+      await Deno.remove(mnt, { recursive: true });
+    }
+  },
+});
