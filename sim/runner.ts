@@ -365,6 +365,10 @@ export function createSimulation(scenario: Scenario, options: RunOptions): Simul
     queue.schedule(every, tick);
   }
   createPools(scenario.respools, "/", call, sim.poolIds, () => {
+    // The cluster is set up before its work comes, as a production cluster is: the new pools' entitlements
+    // are computed now, with no demand, not in the first scheduling period along with the work of time 0
+    // (which would then be entitled at once, where production waits for the next entitlement period).
+    resmgr.recalculate();
     for (const w of scenario.workloads) {
       scheduleWorkload(w, {
         // Each workload draws from a stream of its own: what it submits does not depend on how the cluster

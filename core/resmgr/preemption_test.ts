@@ -9,10 +9,14 @@ import { ROOT_ID } from "./respool_tree.ts";
 
 const PERIOD = 1_000;
 
-function setup(preemption: Partial<typeof DEFAULT_RESMGR_CONFIG.preemption> = {}) {
+function setup(
+  preemption: Partial<typeof DEFAULT_RESMGR_CONFIG.preemption> = {},
+  extra: Partial<typeof DEFAULT_RESMGR_CONFIG> = {},
+) {
   const ports = makePorts();
   const config = {
     ...DEFAULT_RESMGR_CONFIG,
+    ...extra,
     placementRetryBackoffMs: 0,
     preemption: {
       ...DEFAULT_RESMGR_CONFIG.preemption,
@@ -64,8 +68,8 @@ function setup(preemption: Partial<typeof DEFAULT_RESMGR_CONFIG.preemption> = {}
 }
 
 /** Pools a and b (cpu reservation 2, limit 4) on 4 cores; a runs 4 tasks started at 1..4 s, then b wants 2. */
-function contended(preemption = {}) {
-  const s = setup(preemption);
+function contended(preemption = {}, extra: Partial<typeof DEFAULT_RESMGR_CONFIG> = {}) {
+  const s = setup(preemption, extra);
   const a = s.pool("a", { cpu: { reservation: 2, limit: 4 } });
   const b = s.pool("b", { cpu: { reservation: 2, limit: 4 } });
   const aIds = s.enqueue("a", 4);
@@ -126,26 +130,83 @@ Deno.test("the over-allocation count resets when a check finds the pool within i
   assert.equal(rm.preempted.running, 1);
 });
 
+/** Advances `ms` a period at a time, the host manager answering each capacity request at once (4 cores). */
+function advanceAnswering(s: ReturnType<typeof setup>, ms: number): void {
+  for (let t = 0; t < ms; t += PERIOD) {
+    s.clock.advance(Math.min(PERIOD, ms - t));
+    if (s.transport.take("get-cluster-capacity", "hostmgr").length) s.capacity(4);
+  }
+}
+
 Deno.test("the preemption timer runs every period when enabled, and not at all when disabled", () => {
   for (const enabled of [true, false]) {
-    const { rm, clock } = contended({ enabled });
-    rm.start();
-    clock.advance(3 * PERIOD);
-    assert.equal(rm.preempted.running, enabled ? 2 : 0);
-    rm.stop();
+    const s = contended({ enabled });
+    s.rm.start();
+    advanceAnswering(s, 3 * PERIOD);
+    assert.equal(s.rm.preempted.running, enabled ? 2 : 0);
+    s.rm.stop();
   }
 });
 
+Deno.test("a check at the entitlement period's moment waits for its capacity: it counts against that entitlement", () => {
+  // a holds 4 cores with only its own demand; b's demand comes after the last entitlement cycle.
+  const s = setup({}, { entitlementPeriodMs: PERIOD });
+  s.pool("a", { cpu: { reservation: 2, limit: 4 } });
+  s.pool("b", { cpu: { reservation: 2, limit: 4 } });
+  const aIds = s.enqueue("a", 4);
+  s.capacity(4);
+  s.rm.schedule();
+  aIds.forEach((id, i) => s.update(id, "RUNNING", (i + 1) * 1000));
+  s.enqueue("b", 2);
+  s.rm.start();
+  s.transport.take("get-cluster-capacity", "hostmgr");
+  s.clock.advance(PERIOD);
+  assert.equal(
+    s.transport.take("get-cluster-capacity", "hostmgr").length,
+    1,
+    "the entitlement cycle's request",
+  );
+  assert.equal(s.rm.preempted.running, 0, "no check before the answer");
+  // The answer brings an entitlement with b's demand: this period's check counts a as over it.
+  s.capacity(4);
+  advanceAnswering(s, 2 * PERIOD);
+  assert.equal(s.rm.preempted.running, 2, "three checks, each on its moment's entitlement");
+  s.rm.stop();
+});
+
+Deno.test("a check whose capacity never comes is made at the next period; one off the entitlement's moment at once", () => {
+  const s = contended({}, { entitlementPeriodMs: PERIOD });
+  s.rm.start();
+  s.clock.advance(3 * PERIOD);
+  assert.equal(
+    s.rm.preempted.running,
+    0,
+    "the first two periods' checks, each a period late; the third waits",
+  );
+  s.clock.advance(PERIOD);
+  assert.equal(s.rm.preempted.running, 2);
+  s.rm.stop();
+  // With the entitlement every 2 periods, a check between its moments runs at once.
+  const t = contended({}, { entitlementPeriodMs: 2 * PERIOD });
+  t.rm.start();
+  t.clock.advance(PERIOD);
+  t.clock.advance(PERIOD); // waits for the answer
+  t.clock.advance(PERIOD); // the one before, late; then this one, at once
+  assert.equal(t.rm.preempted.running, 2);
+  t.rm.stop();
+});
+
 Deno.test("a PREEMPTING task that does not exit is RUNNING again after the timeout and can be chosen again", () => {
-  const { rm, clock, aIds, state, placements } = contended({ preemptingTimeoutMs: 5_000 });
+  const s = contended({ preemptingTimeoutMs: 5_000 });
+  const { rm, aIds, state, placements } = s;
   rm.start();
-  clock.advance(3 * PERIOD);
+  advanceAnswering(s, 3 * PERIOD);
   assert.equal(state(aIds[3]), "PREEMPTING");
   placements();
-  clock.advance(5_000);
+  advanceAnswering(s, 5_000);
   assert.equal(state(aIds[3]), "RUNNING");
   assert.equal(rm.preempted.running, 2, "meanwhile the victims in flight count as freed");
-  clock.advance(3 * PERIOD);
+  advanceAnswering(s, 3 * PERIOD);
   assert.equal(rm.preempted.running, 4, "chosen again");
   rm.stop();
 });

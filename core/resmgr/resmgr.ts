@@ -93,6 +93,11 @@ export class ResourceManager implements Receiver {
   readonly #queueDelays = new Map<RespoolNode, { path: string; histogram: Histogram }>();
   #entitlementGeneration = -1;
   #timers: number[] = [];
+  /** A capacity request is out, asked at `#capacityAskedAtMs`. */
+  #capacityOut = false;
+  #capacityAskedAtMs = -1;
+  /** A preemption period's check waits for the capacity asked for at its moment (`#preemptTick`). */
+  #preemptDue = false;
   /**
    * Tasks that ended while unknown here (a new leader hears the end of a task before the job manager's
    * `track-tasks` for it arrives): a late track must not allocate them again. Oldest forgotten first.
@@ -134,7 +139,22 @@ export class ResourceManager implements Receiver {
     this.#requestCapacity();
     this.#every(this.config.schedulingPeriodMs, () => this.schedule());
     this.#every(this.config.entitlementPeriodMs, () => this.#requestCapacity());
-    if (this.config.preemption.enabled) this.#every(this.config.preemption.periodMs, () => this.preempt());
+    if (this.config.preemption.enabled) {
+      this.#every(this.config.preemption.periodMs, () => this.#preemptTick());
+    }
+  }
+
+  /**
+   * A preemption period. When the entitlement period falls at the same moment, its capacity request is out:
+   * the check waits for the answer and runs on the entitlement of this moment, not the period before's, over
+   * any transport (in process, the answer comes before the next timer; over HTTP, or in the simulator with
+   * its modelled latency, after it). A check whose answer never came (the host manager away) is made at the
+   * next period, on what the pools have.
+   */
+  #preemptTick(): void {
+    if (this.#preemptDue) this.preempt();
+    this.#preemptDue = this.#capacityOut && this.#capacityAskedAtMs === this.deps.clock.now();
+    if (!this.#preemptDue) this.preempt();
   }
 
   stop(): void {
@@ -175,7 +195,12 @@ export class ResourceManager implements Receiver {
         // Replies to our periodic request and pushes from the host manager when hosts change.
         if (msg.roomFreed || !fits(msg.capacity.physical, this.capacity.physical)) this.#handoff.roomFreed();
         this.capacity = msg.capacity;
+        this.#capacityOut = false;
         this.recalculate();
+        if (this.#preemptDue) {
+          this.#preemptDue = false;
+          this.preempt();
+        }
         return;
       case "api":
         if (msg.procedure.startsWith(`${RESMGR_SERVICE}::`)) {
@@ -475,6 +500,8 @@ export class ResourceManager implements Receiver {
   }
 
   #requestCapacity(): void {
+    this.#capacityOut = true;
+    this.#capacityAskedAtMs = this.deps.clock.now();
     this.deps.transport.send(this.deps.hostmgr, {
       kind: "get-cluster-capacity",
       reqId: 0,
