@@ -50,3 +50,51 @@ for (const [condition, requirement] of [["EQUAL", 0], ["LESS_THAN", 1]] as const
     );
   });
 }
+
+/**
+ * The reason a gang of `n` tasks of 1 cpu and 1024 MB, limited to `limit` a host, hears after a round on
+ * `hosts` idle hosts of `cpu` cpus.
+ */
+function limitedGangReason(hosts: number, n: number, limit: number, cpu = 8): string | undefined {
+  const hm = hostmgrRig(Array.from({ length: hosts }, (_, i) => [`h${i}`, { cpu, mem: 65_536 }]));
+  const pe = engineRig();
+  const tasks = Array.from({ length: n }, (_, instanceId) =>
+    makeRmTask({
+      jobId: "ganghl",
+      instanceId,
+      resources: resources(1000, 1024),
+      labels: [label],
+      constraint: hostLimit("LESS_THAN", limit),
+      minInstances: n,
+    }));
+  pe.gangs({ tasks });
+  while (
+    pe.transport.deliverTo("hostmgr", hm.hm).length + hm.transport.deliverTo("placement", pe.pe).length
+  );
+  const sets = pe.transport.take("set-placements", "resmgr");
+  assert.deepEqual(sets.flatMap((s) => s.placements), []);
+  return sets.flatMap((s) => s.pending ?? []).find((p) => p.taskIds.includes(tasks[0].taskId))?.reason;
+}
+
+Deno.test("a gang its host limit keeps off enough hosts is told of the limit, not of room", () => {
+  // Every host has room for 8 of its tasks; one a host makes 10 hosts too few for 11.
+  assert.equal(
+    limitedGangReason(10, 11, 1),
+    "gang of 11 could not be placed whole: at most 1 of its tasks per host (maxPerHost/host limit): " +
+      "10 hosts with room, not for all 11",
+  );
+  assert.equal(
+    limitedGangReason(3, 7, 2),
+    "gang of 7 could not be placed whole: at most 2 of its tasks per host (maxPerHost/host limit): " +
+      "3 hosts with room, not for all 7",
+  );
+});
+
+Deno.test("a gang with a host limit its hosts' room keeps it under is told of room, as without one", () => {
+  // Up to 4 a host would take 12 on 3 hosts, but each has room for 2: the hosts' cpu is what is short.
+  assert.equal(
+    limitedGangReason(3, 7, 4, 2),
+    "gang of 7 could not be placed whole: too few hosts with room for its tasks (1 cpu, 1024 MB memory " +
+      "each): room for one on 3 hosts, not for all 7",
+  );
+});
