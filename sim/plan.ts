@@ -170,16 +170,29 @@ export interface PlanTarget extends Target {
 export function parsePlanTarget(text: string, names: ReportNames): PlanTarget {
   // Any text up to the last operator: workload names may hold '-', pool paths '/', failure reasons spaces,
   // ':' and operators of their own ("no host fits: constraint host_pool=batch failed<=0"). It does not end
-  // in one, so a doubled operator (`<<0`) is refused, not read as a field "…<".
-  const m = /^\s*([A-Za-z_](?:.*?[^<>=\s])?)\s*(<=|>=|==|<|>)\s*(-?\d+(?:\.\d+)?)\s*$/.exec(text);
+  // in one, so a doubled operator (`<<0`) is refused, not read as a field "…<". The value is all that
+  // follows the operator, without operators of its own, so a value that is no number is named as such.
+  const m = /^\s*([A-Za-z_](?:.*?[^<>=\s])?)\s*(<=|>=|==|<|>)\s*([^<>=\s](?:[^<>=]*[^<>=\s])?)\s*$/.exec(
+    text,
+  );
   if (!m) throw new Error(`--target: expected a target like 'queueDelaySeconds.p99<=60', got "${text}"`);
   const target: Target = {
     path: m[1],
     op: m[2] as Target["op"],
-    value: Number(m[3]),
+    value: targetValue(m[3]),
     text: `${m[1]}${m[2]}${m[3]}`,
   };
   return { ...target, ...named(`--target ${target.text}`, () => targetField(target.path, names)) };
+}
+
+/** The number a target's value text is, as JavaScript reads one (`60`, `-1.5`, `.5`, `1e1`, `0x10`). */
+function targetValue(text: string): number {
+  const value = Number(text);
+  if (Number.isNaN(value)) {
+    throw new Error(`--target: the value "${text}" is not a number; expected one like 60, 0.5, .5 or 1e3`);
+  }
+  if (!Number.isFinite(value)) throw new Error(`--target: the value "${text}" is not a finite number`);
+  return value;
 }
 
 /**
