@@ -12,6 +12,7 @@ import { HEALTH_CHECK_REASON, healthCheckProblem } from "../core/ports/health_ch
 import type { Prng } from "../core/ports/prng.ts";
 import type { EventQueue } from "./event_queue.ts";
 import { planHealth } from "./health.ts";
+import { commandEnv, readCommand } from "./shell_reading.ts";
 import { SLACK_PREEMPTED_REASON } from "../core/jobmgr/jobmgr.ts";
 import { type StatusExtra, StatusHeap } from "./status_heap.ts";
 import { UsageMeter } from "./usage_meter.ts";
@@ -99,16 +100,11 @@ export const DEFAULT_SIM_CLUSTER_OPTIONS: SimClusterOptions = { startupMs: 1000,
 /** Mesos's reason when the QoS controller kills a revocable task whose slack went away. */
 export { SLACK_PREEMPTED_REASON };
 
-/**
- * Parses the small shell subset a job's command can use in the simulator: `sleep N` adds N
- * seconds, `exit K` sets the exit code. This lets Peloton's own job files run unchanged.
- */
-export function outcomeFromCommand(spec: Pick<LaunchSpec, "command">): TaskOutcome {
-  const text = [spec.command.value ?? "", ...spec.command.arguments].join(" ");
-  let durationMs = 0, exitCode = 0;
-  for (const m of text.matchAll(/\bsleep\s+(\d+(?:\.\d+)?)/g)) durationMs += Number(m[1]) * 1000;
-  const exit = /\bexit\s+(\d+)/.exec(text);
-  if (exit) exitCode = Number(exit[1]);
+/** A task's run time and exit code from its command (`readCommand`), in its environment (`commandEnv`). */
+export function outcomeFromCommand(
+  spec: Pick<LaunchSpec, "command"> & Partial<Pick<LaunchSpec, "env" | "container">>,
+): TaskOutcome {
+  const { durationMs, exitCode } = readCommand(spec.command, commandEnv(spec.env, spec.container));
   return { durationMs, exitCode };
 }
 
@@ -391,6 +387,8 @@ export class SimCluster implements HostBackend {
   #checkHealth(slot: number, gen: number, check: HealthCheckSpec, runningAtMs: number): void {
     const plan = planHealth(check, runningAtMs);
     for (const r of plan.reports) {
+      // A check that never ends (`sleep infinity` with no timeout) never reports, nor kills.
+      if (!Number.isFinite(r.atMs)) continue;
       this.#push(r.atMs, slot, RUNNING, gen, {
         reason: HEALTH_CHECK_REASON,
         message: r.message,
@@ -398,7 +396,7 @@ export class SimCluster implements HostBackend {
       });
     }
     const kill = plan.kill;
-    if (!kill) return;
+    if (!kill || !Number.isFinite(kill.atMs)) return;
     this.queue.schedule(kill.atMs, () => {
       // Statuses due at this instant (the run starting, the check's report) come before the verdict.
       if (this.#pending.peekTime() <= this.queue.now) this.#flush();

@@ -2,6 +2,8 @@
 import { type Document, isNode, LineCounter } from "yaml";
 import { loadJobConfig, loadRespoolConfig } from "../core/model/load.ts";
 import { parseDocumentBounded, parseYamlSource, sourceToPlain } from "../core/model/yaml_load.ts";
+import type { CommandInfo, JobConfig, TaskConfig } from "../core/model/config_types.ts";
+import { commandEnv, readCommand } from "./shell_reading.ts";
 import type { RunInputs } from "./runner.ts";
 import { volumeIssues } from "./scenario_arrivals.ts";
 import { parseScenario, type Scenario, type ScenarioIssue, type ScenarioPool } from "./scenario.ts";
@@ -115,6 +117,7 @@ export async function loadScenarioFile(file: string): Promise<LoadedScenario> {
       ...oversizedGangs(scenario, respools),
       ...overReservedCluster(scenario, respools),
       ...overReservedByUpdates(scenario, respools),
+      ...untimedCommands(scenario, templates, resolve),
     ]
   ) {
     warnings.push(`${at(w.path)}: ${w.message}`);
@@ -180,6 +183,75 @@ export function inputIssues(
     }
   }
   return issues;
+}
+
+/**
+ * Job-file commands the simulator cannot time, of workloads without their own `durationSec`: their tasks
+ * would run for the sleeps it reads only (a program, `./run.sh` or `python ...`, takes no time), so each
+ * distinct command (the job file's defaultConfig's, its instanceConfig's) that runs what it cannot read is
+ * named, with what it would be taken as. Peloton's own job files (echo, sleep, `while :` loops) read whole.
+ */
+export function untimedCommands(
+  scenario: Scenario,
+  templates: Record<string, Record<string, unknown>>,
+  resolve: (path: string) => string = (p) => p,
+): ScenarioIssue[] {
+  const issues: ScenarioIssue[] = [];
+  for (const [i, w] of scenario.workloads.entries()) {
+    const job = w.jobFile && w.durationSec === undefined
+      ? templates[w.name] as unknown as Partial<JobConfig> | undefined
+      : undefined;
+    if (!job) continue;
+    const commands = new Map<
+      string,
+      { command: CommandInfo; env: Record<string, string>; where: string[] }
+    >();
+    const add = (tc: TaskConfig | undefined, where: string) => {
+      const command = tc?.command;
+      if (!command) return;
+      // An instance's own command runs in the default container unless it names its own.
+      const vars = Object.fromEntries((command.environment?.variables ?? []).map((v) => [v.name, v.value]));
+      const env = commandEnv(vars, tc.container ?? job.defaultConfig?.container);
+      const key = JSON.stringify([command.shell, command.value, command.arguments, env]);
+      const seen = commands.get(key);
+      if (seen) seen.where.push(where);
+      else commands.set(key, { command, env, where: [where] });
+    };
+    const own = Object.entries(job.instanceConfig ?? {}).filter(([, tc]) => tc.command);
+    // The default command runs on every instance without one of its own (each of a daemon's).
+    const instances = job.instanceCount ?? 1;
+    const covered = own.filter(([id]) => Number(id) < instances).length;
+    if (job.type === "DAEMON" || covered < instances) add(job.defaultConfig, "defaultConfig.command");
+    for (const [id, tc] of own) add(tc, `instanceConfig.${id}.command`);
+    for (const { command, env, where } of commands.values()) {
+      const reading = readCommand(
+        { shell: command.shell ?? true, value: command.value, arguments: command.arguments ?? [] },
+        env,
+      );
+      if (!reading.unread.length) continue;
+      const text = command.shell === false
+        ? [command.value ?? "", ...(command.arguments ?? [])].join(" ")
+        : command.value ?? "";
+      const runs = reading.durationMs === Infinity
+        ? "until killed"
+        : `for ${+(reading.durationMs / 1000).toFixed(3)} s, the time of its readable sleeps only, and ` +
+          `exit ${reading.exitCode}`;
+      issues.push({
+        path: ["workloads", i, "jobFile"],
+        message:
+          `${resolve(w.jobFile!)}: ${where.join(", ")} ${quoteCommand(text)} runs what the simulator ` +
+          `cannot time: ${reading.unread.join(", ")}. Its tasks would be taken to run ${runs}: set the ` +
+          "workload's durationSec (and failureRate) to model them",
+      });
+    }
+  }
+  return issues;
+}
+
+/** A command as a message quotes it: on one line, its first 80 characters. */
+function quoteCommand(text: string): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return JSON.stringify(line.length > 80 ? `${line.slice(0, 77)}...` : line);
 }
 
 /**
