@@ -81,7 +81,7 @@ class Harness {
   }
 
   /** Launches one small command task on the first offer that fits it. */
-  async launch(command: string): Promise<{ taskId: string; agentId: string; offer: Offer }> {
+  async launch(command: string, diskMb?: number): Promise<{ taskId: string; agentId: string; offer: Offer }> {
     const fits = (o: Offer) =>
       o.resources.some((r) => r.name === "cpus" && (r.scalar?.value ?? 0) >= 0.1) &&
       o.resources.some((r) => r.name === "mem" && (r.scalar?.value ?? 0) >= 32);
@@ -91,6 +91,7 @@ class Harness {
     const resources = [
       { name: "cpus", type: "SCALAR" as const, scalar: { value: 0.1 }, role: "*" },
       { name: "mem", type: "SCALAR" as const, scalar: { value: 32 }, role: "*" },
+      ...(diskMb ? [{ name: "disk", type: "SCALAR" as const, scalar: { value: diskMb }, role: "*" }] : []),
     ];
     await this.client.accept([offer.id.value], [{
       type: "LAUNCH",
@@ -178,6 +179,24 @@ conformance("SchedulerTest.TaskRunning", (t) =>
     assert.ok(starting.update.status.uuid, "executor updates carry a uuid to acknowledge");
     await h.status(taskId, "TASK_RUNNING");
   }));
+
+// The emulator's agents hold a sandbox to the task's disk, as `disk/du` with `--enforce_container_disk_quota`
+// (off by default in a real Mesos agent, so emulator only): the agent, not the executor, reports the end.
+conformance(
+  "a task over its disk quota ends TASK_FAILED from the agent, with the container limitation",
+  (t) =>
+    withHarness(t, async (h) => {
+      await h.start();
+      const { taskId } = await h.launch("head -c 3000000 /dev/zero > junk; sleep 30", 1);
+      const failed = await h.next("UPDATE", (e) =>
+        e.update.status.task_id.value === taskId &&
+        e.update.status.state === "TASK_FAILED", 20_000);
+      assert.equal(failed.update.status.reason, "REASON_CONTAINER_LIMITATION_DISK");
+      assert.equal(failed.update.status.source, "SOURCE_AGENT");
+      assert.match(failed.update.status.message ?? "", /^Disk usage \(\d+KB\) exceeds quota \(1MB\)/);
+    }),
+  { emulatorOnly: true },
+);
 
 conformance("SchedulerTest.ReconcileTask", (t) =>
   withHarness(t, async (h) => {

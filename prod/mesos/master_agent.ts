@@ -208,7 +208,11 @@ export class EmuAgent {
     const task = this.#tasks.get(s.taskId);
     // The master already reports TASK_STAGING; executors never send it.
     if (!task || s.state === "TASK_STAGING" || this.#silenced.has(s.taskId)) return;
-    const source = s.reason === "REASON_EXECUTOR_TERMINATED" ? "SOURCE_AGENT" : "SOURCE_EXECUTOR";
+    // The agent speaks for an executor that died and for a container its isolator destroyed (a disk quota).
+    const source =
+      s.reason === "REASON_EXECUTOR_TERMINATED" || s.reason?.startsWith("REASON_CONTAINER_LIMITATION")
+        ? "SOURCE_AGENT"
+        : "SOURCE_EXECUTOR";
     this.#enqueue(
       task,
       this.#status(task, s.state, source, { message: s.message, reason: s.reason, healthy: s.healthy }),
