@@ -80,6 +80,7 @@ import { checkFences, type Fence, FencedError } from "./fence.ts";
 import { asUnavailable, isDiskFull, isTransient, isUnreachable } from "./transient.ts";
 import { mysqlRowLimit, type RowLimit, SQLITE_ROW_LIMIT, writeRowBytes } from "./row_size.ts";
 import { type StoreClaim, StoreClaimLostError } from "./store_claim.ts";
+import { ofJob, type ReadKey, writeKeys } from "./read_keys.ts";
 
 export interface StoreOptions {
   /** Most writes one group commit takes from the queue; bounds a transaction's size and lock time. */
@@ -179,13 +180,19 @@ export async function openStore(url: string, options: StoreOptions = {}): Promis
     }
   }
   const { db, kind } = await openStoreDatabase(url, options);
+  let reads: Db | undefined;
   try {
     await migrateToLatest(db, kind);
+    // Reads on a connection of their own, which WAL lets read while the writer's transaction is open: on the
+    // writer's one connection every read would wait for the group being written. An in-memory database is
+    // its connection's own, so its reads share it.
+    const path = sqlitePath(url);
+    if (path !== ":memory:") reads = await createSqliteKysely<StoreDatabase>(path, options.sqlite);
   } catch (err) {
     await db.destroy();
     throw err;
   }
-  return new KyselyStore(db, kind, options);
+  return new KyselyStore(db, kind, options, reads);
 }
 
 /** Opens (creating, for MySQL) the database behind a store URL without migrating it. */
@@ -206,6 +213,8 @@ export function sqlitePath(url: string): string {
 
 export class KyselyStore implements Store {
   readonly #db: Db;
+  /** Where reads go: a SQLite file's second connection, else the writer's (a MySQL pool's are many). */
+  readonly #reads: Db;
   readonly #kind: DialectKind;
   readonly #maxGroupWrites: number;
   readonly #fences: () => Fence[];
@@ -236,6 +245,11 @@ export class KyselyStore implements Store {
   #issued = 0;
   #completed = 0;
   #flushWaiters: { target: number; resolve: () => void }[] = [];
+  /**
+   * For each key written by a batch not yet completed, the number (in `#issued`) of the last such batch: a
+   * read of the key waits for that one (batches complete in order), not for the whole queue.
+   */
+  readonly #pendingKeys = new Map<ReadKey, number>();
   #closing?: Promise<void>;
   /**
    * Test seam: runs inside `queryJobs`' read snapshot, between its count and its page, so that a test can
@@ -243,8 +257,10 @@ export class KyselyStore implements Store {
    */
   betweenQueryReads?: () => Promise<void>;
 
-  constructor(db: Db, kind: DialectKind, options: StoreOptions = {}) {
+  /** `reads`: a connection to the same database for reads (see `#reads`); by default the writer's. */
+  constructor(db: Db, kind: DialectKind, options: StoreOptions = {}, reads: Db = db) {
     this.#db = db;
+    this.#reads = reads;
     this.#kind = kind;
     this.#maxGroupWrites = options.maxGroupWrites ?? 20_000;
     this.#fences = options.fences ?? (() => []);
@@ -283,6 +299,7 @@ export class KyselyStore implements Store {
     }
     this.#queue.push({ batch, done });
     this.#issued++;
+    for (const key of writeKeys(batch)) this.#pendingKeys.set(key, this.#issued);
     if (!this.#draining) {
       this.#draining = true;
       // Starting on a microtask lets every batch written in the same turn join the first group.
@@ -316,8 +333,13 @@ export class KyselyStore implements Store {
 
   /** Resolves once every batch written so far is committed (or failed) and its `done` was called. */
   flush(): Promise<void> {
-    if (this.#completed >= this.#issued) return Promise.resolve();
-    return new Promise((resolve) => this.#flushWaiters.push({ target: this.#issued, resolve }));
+    return this.#written(this.#issued);
+  }
+
+  /** Resolves once the first `target` batches written are committed (or failed) and their `done` called. */
+  #written(target: number): Promise<void> {
+    if (this.#completed >= target) return Promise.resolve();
+    return new Promise((resolve) => this.#flushWaiters.push({ target, resolve }));
   }
 
   /**
@@ -330,28 +352,37 @@ export class KyselyStore implements Store {
 
   close(): Promise<void> {
     this.stopping();
-    this.#closing ??= this.flush().then(() => {
+    this.#closing ??= this.flush().then(async () => {
       this.#closed = true;
-      return this.#db.destroy();
+      try {
+        await this.#db.destroy();
+      } finally {
+        if (this.#reads !== this.#db) await this.#reads.destroy();
+      }
     });
     return this.#closing;
   }
 
-  // Reads first wait for the writes issued before them, so a caller reads its own writes.
+  // Reads first wait for the writes issued before them of what they read, so a caller reads its own writes;
+  // not for the others, so a read of one job is not held behind a large job's task writes.
 
   /**
-   * Waits for the writes issued so far, as a read must to see them; but while the database is known to be
-   * out of reach (a pending write's last attempt could not reach it) it fails at once as unavailable, which a
-   * client may retry, rather than waiting behind writes that are stalled until the database is back.
+   * Waits for the writes issued so far to any of `keys` (the rows the read may see), as a read must to see
+   * them. But while the database is known to be out of reach or its disk full (a pending write's last attempt
+   * failed so) it fails at once as unavailable, which a client may retry, rather than waiting behind writes
+   * that are stalled until the database is back, or reading from one that cannot answer.
    */
-  async #readable(): Promise<void> {
+  async #readable(...keys: ReadKey[]): Promise<void> {
     for (;;) {
+      let last = 0;
+      for (const key of keys) last = Math.max(last, this.#pendingKeys.get(key) ?? 0);
       if (this.#completed >= this.#issued) return;
       if (this.#unreachable) {
         throw new StoreUnavailableError(this.#unreachable.message, { cause: this.#unreachable.cause });
       }
+      if (this.#completed >= last) return;
       const outage = this.#outage.promise;
-      if (await Promise.race([this.flush().then(() => true), outage.then(() => false)])) return;
+      if (await Promise.race([this.#written(last).then(() => true), outage.then(() => false)])) return;
     }
   }
 
@@ -362,13 +393,14 @@ export class KyselyStore implements Store {
   }
 
   async getJob(jobId: string): Promise<JobRecord | undefined> {
-    await this.#readable();
-    const row = await this.#db.selectFrom("jobs").selectAll().where("job_id", "=", jobId).executeTakeFirst();
+    await this.#readable(ofJob("job", jobId));
+    const row = await this.#reads.selectFrom("jobs").selectAll().where("job_id", "=", jobId)
+      .executeTakeFirst();
     return row && jobFromRow(row);
   }
 
   async queryJobs(query: JobQuery): Promise<JobPage> {
-    await this.#readable();
+    await this.#readable("jobs");
     const clipped =
       (query.labels ?? []).some((l) =>
         clip(l.key, LABEL_KEY_CHARS) !== l.key || clip(l.value, LABEL_VALUE_CHARS) !== l.value
@@ -377,7 +409,7 @@ export class KyselyStore implements Store {
       // Labels longer than the index keeps matched by prefix in SQL, and an owning team that may have been
       // clipped is not matched there; the config has them whole, so the exact matches (and the page of them)
       // are found here, from one read.
-      let q = this.#matchingJobs(this.#db, query).selectAll();
+      let q = this.#matchingJobs(this.#reads, query).selectAll();
       for (const [term, dir] of jobOrderTerms(query.order ?? [], this.#kind)) q = q.orderBy(term, dir);
       const rows = await q.execute();
       const exact = { labels: query.labels, owner: query.owner };
@@ -434,7 +466,7 @@ export class KyselyStore implements Store {
    * snapshot (WAL) is taken at its first read and kept to its end.
    */
   #readSnapshot<T>(fn: (db: Db) => Promise<T>): Promise<T> {
-    return this.#db.connection().execute(async (db) => {
+    return this.#reads.connection().execute(async (db) => {
       if (this.#kind === "mysql") {
         await sql`set transaction isolation level repeatable read`.execute(db);
         await sql`start transaction with consistent snapshot, read only`.execute(db);
@@ -451,12 +483,12 @@ export class KyselyStore implements Store {
   }
 
   async activeJobs(): Promise<JobRecord[]> {
-    await this.#readable();
+    await this.#readable("jobs", "tasks");
     // `isActiveJob`: the jobs not ended, and the ended ones with a task that has work left, found through
     // the index of tasks by `has_work` (its entries of 1 alone, the tasks with work), not by reading tasks.
-    const jobs = this.#db.selectFrom("jobs");
+    const jobs = this.#reads.selectFrom("jobs");
     const running = await jobs.selectAll().where("state", "not in", TERMINAL_JOB_STATES).execute();
-    const withWork = this.#db.selectFrom("tasks").select("job_id").where("has_work", "=", 1);
+    const withWork = this.#reads.selectFrom("tasks").select("job_id").where("has_work", "=", 1);
     const revived = await jobs.select("job_id").where("state", "in", TERMINAL_JOB_STATES)
       .where("job_id", "in", withWork).execute();
     const more = [];
@@ -469,58 +501,58 @@ export class KyselyStore implements Store {
   }
 
   async getTasks(jobId: string): Promise<TaskRecord[]> {
-    await this.#readable();
-    const rows = await this.#db.selectFrom("tasks").select("record").where("job_id", "=", jobId)
+    await this.#readable(ofJob("tasks", jobId));
+    const rows = await this.#reads.selectFrom("tasks").select("record").where("job_id", "=", jobId)
       .orderBy("instance_id").execute();
     return rows.map((r) => JSON.parse(r.record));
   }
 
   async getTask(jobId: string, instanceId: number): Promise<TaskRecord | undefined> {
-    await this.#readable();
-    const row = await this.#db.selectFrom("tasks").select("record").where("job_id", "=", jobId)
+    await this.#readable(ofJob("tasks", jobId));
+    const row = await this.#reads.selectFrom("tasks").select("record").where("job_id", "=", jobId)
       .where("instance_id", "=", instanceId).executeTakeFirst();
     return row && JSON.parse(row.record);
   }
 
   async getTaskEvents(jobId: string, instanceId: number): Promise<TaskEventRecord[]> {
-    await this.#readable();
-    const rows = await this.#db.selectFrom("task_events").selectAll().where("job_id", "=", jobId)
+    await this.#readable(ofJob("taskEvents", jobId));
+    const rows = await this.#reads.selectFrom("task_events").selectAll().where("job_id", "=", jobId)
       .where("instance_id", "=", instanceId).orderBy("id").execute();
     return rows.map(eventFromRow);
   }
 
   async respools(): Promise<RespoolRecord[]> {
-    await this.#readable();
-    const rows = await this.#db.selectFrom("respools").selectAll().orderBy("path").execute();
+    await this.#readable("respools");
+    const rows = await this.#reads.selectFrom("respools").selectAll().orderBy("path").execute();
     return rows.map(respoolFromRow);
   }
 
   async getJobConfig(jobId: string, version: number): Promise<JobConfig | undefined> {
-    await this.#readable();
-    const row = await this.#db.selectFrom("job_configs").select("config").where("job_id", "=", jobId)
+    await this.#readable(ofJob("configs", jobId));
+    const row = await this.#reads.selectFrom("job_configs").select("config").where("job_id", "=", jobId)
       .where("version", "=", version).executeTakeFirst();
     return row && JSON.parse(row.config);
   }
 
   async getUpdate(updateId: string): Promise<UpdateRecord | undefined> {
-    await this.#readable();
-    const row = await this.#db.selectFrom("updates").select("record").where("update_id", "=", updateId)
+    await this.#readable("updates");
+    const row = await this.#reads.selectFrom("updates").select("record").where("update_id", "=", updateId)
       .executeTakeFirst();
     return row && JSON.parse(row.record);
   }
 
   /** Newest first, ties by update id descending (as the memory store). */
   async listUpdates(jobId: string): Promise<UpdateRecord[]> {
-    await this.#readable();
-    const rows = await this.#db.selectFrom("updates").select("record").where("job_id", "=", jobId)
+    await this.#readable(ofJob("updates", jobId));
+    const rows = await this.#reads.selectFrom("updates").select("record").where("job_id", "=", jobId)
       .orderBy("creation_time_ms", "desc").orderBy("update_id", "desc").execute();
     return rows.map((r) => JSON.parse(r.record));
   }
 
   /** Oldest first, ties by update id. */
   async activeUpdates(): Promise<UpdateRecord[]> {
-    await this.#readable();
-    const rows = await this.#db.selectFrom("updates").select("record")
+    await this.#readable("updates");
+    const rows = await this.#reads.selectFrom("updates").select("record")
       .where("state", "not in", TERMINAL_UPDATE_STATES)
       .orderBy("creation_time_ms", "asc").orderBy("update_id", "asc").execute();
     return rows.map((r) => JSON.parse(r.record));
@@ -544,8 +576,8 @@ export class KyselyStore implements Store {
     workflowId: string,
     { instanceId, limit = 0 }: WorkflowEventsQuery = {},
   ): Promise<WorkflowEventRecord[]> {
-    await this.#readable();
-    const db = this.#db;
+    await this.#readable(ofJob("workflowEvents", jobId));
+    const db = this.#reads;
     const ofWorkflow = db.selectFrom("workflow_events").where("job_id", "=", jobId)
       .where("workflow_id", "=", workflowId)
       .$if(instanceId !== undefined, (q) => q.where("instance_id", "=", instanceId!));
@@ -570,8 +602,8 @@ export class KyselyStore implements Store {
 
   /** By instance, ties by volume id. */
   async listVolumes(jobId: string): Promise<VolumeRecord[]> {
-    await this.#readable();
-    const rows = await this.#db.selectFrom("volumes").select("record").where("job_id", "=", jobId)
+    await this.#readable("volumes");
+    const rows = await this.#reads.selectFrom("volumes").select("record").where("job_id", "=", jobId)
       .orderBy("instance_id").orderBy("volume_id").execute();
     return rows.map((r) => JSON.parse(r.record));
   }
@@ -582,29 +614,30 @@ export class KyselyStore implements Store {
    * ties "a" with "a ". A job has few secrets.
    */
   async getSecrets(jobId: string): Promise<SecretRecord[]> {
-    await this.#readable();
-    const rows = await this.#db.selectFrom("secret_info").selectAll().where("job_id", "=", jobId).execute();
+    await this.#readable(ofJob("secrets", jobId));
+    const rows = await this.#reads.selectFrom("secret_info").selectAll().where("job_id", "=", jobId)
+      .execute();
     return rows.map(secretFromRow).sort((a, b) =>
       byCodePoint(a.path, b.path) || byCodePoint(a.secretId, b.secretId)
     );
   }
 
   async getVolume(volumeId: string): Promise<VolumeRecord | undefined> {
-    await this.#readable();
-    const row = await this.#db.selectFrom("volumes").select("record").where("volume_id", "=", volumeId)
+    await this.#readable("volumes");
+    const row = await this.#reads.selectFrom("volumes").select("record").where("volume_id", "=", volumeId)
       .executeTakeFirst();
     return row && JSON.parse(row.record);
   }
 
   async hostMaintenance(): Promise<HostMaintenanceRecord[]> {
-    await this.#readable();
-    const rows = await this.#db.selectFrom("host_maintenance").selectAll().orderBy("hostname").execute();
+    await this.#readable("maintenance");
+    const rows = await this.#reads.selectFrom("host_maintenance").selectAll().orderBy("hostname").execute();
     return rows.map(maintenanceFromRow);
   }
 
   /** Both lists from one snapshot, so that a pool deleted with its hosts moved is never half read. */
   async hostPools(): Promise<StoredHostPools> {
-    await this.#readable();
+    await this.#readable("hostPools");
     return await this.#readSnapshot(async (db) => ({
       pools: (await db.selectFrom("host_pools").selectAll().orderBy("name").execute()).map(hostPoolFromRow),
       assignments: (await db.selectFrom("host_pool_assignments").selectAll().orderBy("hostname").execute())
@@ -613,8 +646,8 @@ export class KyselyStore implements Store {
   }
 
   async adminLocks(): Promise<AdminLockRecord[]> {
-    await this.#readable();
-    const rows = await this.#db.selectFrom("admin_locks").selectAll().orderBy("component").execute();
+    await this.#readable("adminLocks");
+    const rows = await this.#reads.selectFrom("admin_locks").selectAll().orderBy("component").execute();
     return rows.map(adminLockFromRow);
   }
 
@@ -627,6 +660,9 @@ export class KyselyStore implements Store {
           ? group.map(() => undefined)
           : await this.#commitRetrying(group.map((p) => p.batch));
         this.#completed += group.length;
+        for (const [key, last] of this.#pendingKeys) {
+          if (last <= this.#completed) this.#pendingKeys.delete(key);
+        }
         group.forEach((p, i) => report(p.done, results[i], this.#onLostWrite));
         this.#wakeFlushWaiters();
       }

@@ -10,6 +10,7 @@ import { openCountingStore } from "./counting_store.ts";
 import { openConcurrently, storeSuite } from "./store_suite.ts";
 import { createMysqlKysely, dropMysqlDatabase, parseMysqlUrl } from "./mysql_dialect.ts";
 import { fullDiskSuite } from "./full_disk_suite.ts";
+import { readWaitSuite } from "./read_wait_suite.ts";
 
 /** The server's URL with a database name unique to this run (the given name, if any, as its prefix). */
 function uniqueDatabaseUrl(label: string): string {
@@ -115,6 +116,18 @@ fullDiskSuite("KyselyStore on MySQL (a full table)", async (options) => {
       await conn.end();
       await store.close();
       await dropMysqlDatabase(target);
+    },
+  };
+});
+
+readWaitSuite("KyselyStore on MySQL", async (claim) => {
+  const fresh = uniqueDatabaseUrl("reads");
+  const store = await openWithHint(fresh, { claim });
+  return {
+    store,
+    close: async () => {
+      await store.close();
+      await dropMysqlDatabase(parseMysqlUrl(fresh));
     },
   };
 });

@@ -5,6 +5,7 @@ import { sql } from "kysely";
 import { KyselyStore, openStore, openStoreDatabase } from "./kysely_store.ts";
 import { migrateToLatest } from "./schema.ts";
 import { fullDiskSuite, type OpenFullDisk } from "./full_disk_suite.ts";
+import { readWaitSuite } from "./read_wait_suite.ts";
 import { openCountingStore } from "./counting_store.ts";
 import { makeJob, openConcurrently, storeSuite } from "./store_suite.ts";
 import { createSqliteKysely } from "./sqlite_dialect.ts";
@@ -191,3 +192,15 @@ fullDiskSuite("KyselyStore on SQLite (a full tmpfs)", async (options) => {
     throw err;
   }
 }, { ignore: Deno.uid() !== 0 });
+
+readWaitSuite("KyselyStore on SQLite", async (claim) => {
+  const dir = await Deno.makeTempDir({ prefix: "peloton-store-reads-" });
+  const store = await openStore(`sqlite:${dir}/store.sqlite`, { claim });
+  return {
+    store,
+    close: async () => {
+      await store.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+});

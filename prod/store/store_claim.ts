@@ -36,6 +36,16 @@ export interface StoreClaim {
   release(): Promise<void>;
 }
 
+/** How a claim is kept (MySQL). */
+export interface ClaimOptions {
+  /**
+   * How long the claim's connection may leave its keep-alive unanswered, from its last answer, before the
+   * claim is taken as dropped and taken back (30 s). A slow answer is not a lost claim: writes check the lock
+   * in their own transactions meanwhile.
+   */
+  silentLimitMs?: number;
+}
+
 /** Thrown when another live process holds the store; nothing in it was touched. */
 export class StoreInUseError extends Error {
   override readonly name = "StoreInUseError";
@@ -69,14 +79,22 @@ export class StoreClaimInterruptedError extends Error {
  * locks (`GET_LOCK`) on a connection kept open for the claim's life, so the server frees them the moment
  * the process dies, kill -9 included. SQLite: `flock` on `<file>.claim`. `sqlite::memory:` needs none.
  */
-export async function claimStore(url: string, mode: ClaimMode, by: string): Promise<StoreClaim> {
+export async function claimStore(
+  url: string,
+  mode: ClaimMode,
+  by: string,
+  options: ClaimOptions = {},
+): Promise<StoreClaim> {
   const holder: ClaimHolder = {
     by,
     pid: Deno.pid,
     host: Deno.hostname(),
     startedAt: new Date().toISOString(),
   };
-  if (url.startsWith("mysql://")) return await MysqlClaim.take(parseMysqlUrl(url), redact(url), mode, holder);
+  if (url.startsWith("mysql://")) {
+    const silentLimitMs = options.silentLimitMs ?? SILENT_LIMIT_MS;
+    return await MysqlClaim.take(parseMysqlUrl(url), redact(url), mode, holder, silentLimitMs);
+  }
   const path = url.startsWith("sqlite:") ? url.slice("sqlite:".length).replace(/^\/\//, "") : url;
   return path === ":memory:" ? NO_CLAIM : claimSqlite(path, url, mode, holder);
 }
@@ -156,6 +174,12 @@ const TABLE = "peloton_store_claims";
 const GATE_WAIT_S = 5;
 /** How often the claim's connection is asked whether it still holds its lock. */
 const PING_MS = 1_000;
+/**
+ * How long the claim's connection may leave that question unanswered before it is taken as lost: long,
+ * since a busy server, machine or event loop answers late, and a dropped claim stops every write while it
+ * is taken back. Writes do not depend on it: each checks the lock in its own transaction.
+ */
+const SILENT_LIMIT_MS = 30_000;
 
 type Conn = Awaited<ReturnType<typeof createConnection>>;
 
@@ -187,7 +211,10 @@ class MysqlClaim implements StoreClaim {
   #conn?: Conn;
   #connectionId = 0;
   #ping?: ReturnType<typeof setInterval>;
-  #pinging = false;
+  /** The keep-alive awaiting its answer, and how many ticks found it past the limit. */
+  #asking?: { late: number };
+  /** When the claim's connection last answered (or was made). */
+  #answeredMs = 0;
   /** This claim's row. */
   #seq = 0;
 
@@ -198,14 +225,21 @@ class MysqlClaim implements StoreClaim {
     readonly holder: ClaimHolder,
     readonly gate: string,
     readonly own: string,
+    readonly silentLimitMs: number,
   ) {
     this.lost = new Promise((resolve) => (this.#lose = resolve));
   }
 
-  static async take(target: MysqlTarget, store: string, mode: ClaimMode, holder: ClaimHolder) {
+  static async take(
+    target: MysqlTarget,
+    store: string,
+    mode: ClaimMode,
+    holder: ClaimHolder,
+    silentLimitMs: number,
+  ) {
     const gate = lockBase(target.database);
     const own = mode === "exclusive" ? gate : `${gate}:${crypto.randomUUID().slice(0, 8)}`;
-    const claim = new MysqlClaim(target, store, mode, holder, gate, own);
+    const claim = new MysqlClaim(target, store, mode, holder, gate, own, silentLimitMs);
     // The claim comes before openStore, which creates a missing database: so must the claim.
     await ensureMysqlDatabase(target);
     const conn = await connect(target);
@@ -310,23 +344,49 @@ class MysqlClaim implements StoreClaim {
   #watch(conn: Conn): void {
     this.#conn = conn;
     this.#connectionId = conn.threadId;
-    conn.on("error", (e: Error) => this.#dropped(e.message));
-    conn.on("end", () => this.#dropped("its connection ended"));
-    this.#ping = setInterval(() => void this.#pingOnce(conn), PING_MS);
+    this.#answeredMs = performance.now();
+    this.#asking = undefined;
+    // Only this connection's: one dropped before, ending late, says nothing of the claim taken back since.
+    conn.on("error", (e: Error) => this.#conn === conn && this.#dropped(e.message));
+    conn.on("end", () => this.#conn === conn && this.#dropped("its connection ended"));
+    this.#ping = setInterval(() => this.#tick(conn), PING_MS);
     Deno.unrefTimer(this.#ping);
   }
 
-  async #pingOnce(conn: Conn): Promise<void> {
-    if (this.#pinging || this.#conn !== conn) return;
-    this.#pinging = true;
+  /**
+   * Asks the claim's connection whether it still holds its lock, unless it has yet to answer the last time:
+   * then the claim is taken as dropped only once it has been silent past the limit, on two ticks in a row (a
+   * loop too busy for that long gets to read an answer that came meanwhile).
+   */
+  #tick(conn: Conn): void {
+    if (this.#conn !== conn) return;
+    if (!this.#asking) {
+      void this.#ask(conn);
+      return;
+    }
+    const silentMs = performance.now() - this.#answeredMs;
+    if (silentMs > this.silentLimitMs && this.#asking.late++ > 0) {
+      this.#dropped(`its connection did not answer for ${Math.round(silentMs / 1000)} s`);
+    }
+  }
+
+  /**
+   * No client-side timeout: a late answer is waited for (`#tick` bounds the wait), since a connection that
+   * timed out would be dropped, and its lock with it. An error is the connection's: the lock may be gone.
+   */
+  async #ask(conn: Conn): Promise<void> {
+    const asking = { late: 0 };
+    this.#asking = asking;
     try {
-      const [rows] = await conn.query({ sql: "SELECT IS_USED_LOCK(?) AS id", timeout: 5_000 }, [this.own]);
+      const [rows] = await conn.query("SELECT IS_USED_LOCK(?) AS id", [this.own]);
+      if (this.#conn !== conn) return;
+      this.#answeredMs = performance.now();
       const id = (rows as { id: number | null }[])[0]?.id;
       if (Number(id) !== this.#connectionId) this.#dropped("its lock is no longer held by its connection");
     } catch (e) {
-      this.#dropped((e as Error).message);
+      if (this.#conn === conn) this.#dropped((e as Error).message);
     } finally {
-      this.#pinging = false;
+      if (this.#asking === asking) this.#asking = undefined;
     }
   }
 

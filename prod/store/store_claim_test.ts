@@ -13,6 +13,7 @@ import {
 import { makeJob, put as write } from "./store_suite.ts";
 import { testDatabaseUrl } from "../testing_cluster.ts";
 import { ROOT } from "../testing.ts";
+import { orWithin } from "../settle.ts";
 
 async function refused(take: () => Promise<StoreClaim>): Promise<StoreInUseError> {
   let claim: StoreClaim;
@@ -229,6 +230,166 @@ Deno.test({
       await again.release();
     } finally {
       clearTimeout(timer);
+      await claim.release();
+      await link.close();
+      await conn.end();
+      await dropMysqlDatabase(target);
+    }
+  },
+});
+
+/**
+ * A TCP relay to the MySQL server that can hold the server's answers back (`delay`), as a server or a machine
+ * too busy to answer at once does, the connection staying up; `Infinity` holds them until the delay is cut.
+ */
+function slowLink(target: { host: string; port: number }) {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const conns = new Set<Deno.Conn>();
+  let delayMs = 0;
+  const close = (c: Deno.Conn) => {
+    conns.delete(c);
+    try {
+      c.close();
+    } catch { /* closed already */ }
+  };
+  const pump = async (from: Deno.Conn, to: Deno.Conn, delayed: boolean) => {
+    const buf = new Uint8Array(64 * 1024);
+    try {
+      for (;;) {
+        const n = await from.read(buf);
+        if (n === null) break;
+        const chunk = buf.slice(0, n);
+        const at = performance.now();
+        while (delayed && performance.now() < at + delayMs) await new Promise((r) => setTimeout(r, 20));
+        for (let off = 0; off < n;) off += await to.write(chunk.subarray(off));
+      }
+    } catch { /* closed */ }
+    close(from);
+    close(to);
+  };
+  const accepting = (async () => {
+    for await (const client of listener) {
+      const server = await Deno.connect({ hostname: target.host, port: target.port });
+      conns.add(client).add(server);
+      void pump(client, server, false);
+      void pump(server, client, true);
+    }
+  })().catch(() => {});
+  return {
+    port: (listener.addr as Deno.NetAddr).port,
+    /** From now on the server's bytes reach the client `ms` after they came (those held too). */
+    delay(ms: number) {
+      delayMs = ms;
+    },
+    async close() {
+      delayMs = 0;
+      for (const c of [...conns]) close(c);
+      listener.close();
+      await accepting;
+    },
+  };
+}
+
+/** What `console.error` is given until `restore`, instead of printing it. */
+function capturedErrors() {
+  const lines: string[] = [];
+  const original = console.error;
+  console.error = (...args: unknown[]) => void lines.push(args.map(String).join(" "));
+  return { lines, restore: () => void (console.error = original) };
+}
+
+const PENDING = Symbol("pending");
+
+Deno.test({
+  name: "MySQL claims: a keep-alive answered late is not a lost claim: writes go on, the lock stays",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const url = testDatabaseUrl("claimslow");
+    const target = parseMysqlUrl(url);
+    await ensureMysqlDatabase(target);
+    const gate = lockBase(target.database);
+    const link = slowLink(target);
+    const viaLink = new URL(url);
+    viaLink.port = String(link.port);
+    const conn = await admin(url);
+    const holderOf = async () => {
+      const [rows] = await conn.query("SELECT IS_USED_LOCK(?) AS id", [gate]);
+      return (rows as { id: number | null }[])[0].id;
+    };
+    const errors = capturedErrors();
+    const claim = await claimStore(viaLink.href, "exclusive", "peloton up");
+    const store = await openStore(url, { claim, retryForMs: 20_000 });
+    const put = (version: number) =>
+      write(store, [{ kind: "job.put", job: makeJob("job-1", {}, { version }) }]);
+    try {
+      assert.equal(await put(1), undefined);
+      const holder = await holderOf();
+      // The claim's keep-alive is answered 8 s late, far past the 5 s it was once given.
+      link.delay(8_000);
+      await new Promise((r) => setTimeout(r, 6_500));
+      assert.equal(await orWithin(put(2), 2_000, PENDING), undefined, "a write while the answer is late");
+      assert.equal(await holderOf(), holder, "the claim's connection holds the lock throughout");
+      link.delay(0);
+      await new Promise((r) => setTimeout(r, 1_500));
+      assert.equal(await holderOf(), holder);
+      assert.equal(await orWithin(claim.lost, 0, PENDING), PENDING);
+      assert.deepEqual(errors.lines.filter((l) => /Store claim/.test(l)), [], "the claim was never dropped");
+      assert.equal(await put(3), undefined);
+    } finally {
+      errors.restore();
+      await store.close();
+      await claim.release();
+      await link.close();
+      await conn.end();
+      await dropMysqlDatabase(target);
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "MySQL claims: a claim whose connection stays silent past the bound is taken back; writes wait meanwhile",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const url = testDatabaseUrl("claimsilent");
+    const target = parseMysqlUrl(url);
+    await ensureMysqlDatabase(target);
+    const gate = lockBase(target.database);
+    const link = slowLink(target);
+    const viaLink = new URL(url);
+    viaLink.port = String(link.port);
+    const conn = await admin(url);
+    const holderOf = async () => {
+      const [rows] = await conn.query("SELECT IS_USED_LOCK(?) AS id", [gate]);
+      return (rows as { id: number | null }[])[0].id;
+    };
+    const errors = capturedErrors();
+    const claim = await claimStore(viaLink.href, "exclusive", "peloton up", { silentLimitMs: 1_000 });
+    const store = await openStore(url, { claim, retryForMs: 20_000 });
+    const put = (version: number) =>
+      write(store, [{ kind: "job.put", job: makeJob("job-1", {}, { version }) }]);
+    try {
+      assert.equal(await put(1), undefined);
+      const holder = await holderOf();
+      // No answer comes back at all, as from a machine cut off with no reset to notice.
+      link.delay(Infinity);
+      await waitUntil("the claim to be dropped", () => errors.lines.some((l) => /interrupted/.test(l)));
+      assert.match(
+        errors.lines[0],
+        /^Store claim on .* interrupted \(its connection did not answer for \d+ s\)/,
+      );
+      // Its connection gone, another process could take the lock: nothing is written until it is taken back.
+      const waiting = put(2);
+      assert.equal(await orWithin(waiting, 500, PENDING), PENDING, "a write while the claim is retaken");
+      link.delay(0);
+      assert.equal(await orWithin(waiting, 15_000, PENDING), undefined);
+      assert.notEqual(await holderOf(), holder, "taken back on a new connection");
+      assert.equal(await orWithin(claim.lost, 0, PENDING), PENDING);
+    } finally {
+      errors.restore();
+      await store.close();
       await claim.release();
       await link.close();
       await conn.end();
