@@ -185,17 +185,25 @@ export async function addAgent(minicluster: Minicluster | undefined, req: Reques
       return fail("resource-exhausted", (e as Error).message);
     }
   }
-  const host = minicluster.addAgent({
-    ...(hostname ? { hostname: hostname as string } : {}),
-    resources: {
-      cpuMilli: Math.round(((body.cpu as number | undefined) ?? 4) * 1000),
-      memMb: (body.memoryMb as number | undefined) ?? 8192,
-      diskMb: (body.diskMb as number | undefined) ?? 20480,
-      gpuMilli: 0,
-    },
-    attributes: (attributes as Record<string, string> | undefined) ?? {},
-    portRanges,
-  });
+  let host;
+  try {
+    host = minicluster.addAgent({
+      ...(hostname ? { hostname: hostname as string } : {}),
+      resources: {
+        cpuMilli: Math.round(((body.cpu as number | undefined) ?? 4) * 1000),
+        memMb: (body.memoryMb as number | undefined) ?? 8192,
+        diskMb: (body.diskMb as number | undefined) ?? 20480,
+        gpuMilli: 0,
+      },
+      attributes: (attributes as Record<string, string> | undefined) ?? {},
+      portRanges,
+    });
+  } catch (e) {
+    // The agent's id could not be recorded (a full disk), or the minicluster is stopping: nothing was added.
+    const message = (e as Error).message;
+    const full = /\(os error (28|122)\)|No space left|quota exceeded/i.test(message);
+    return fail(full ? "resource-exhausted" : "internal", `cannot add the agent: ${message}`);
+  }
   return Response.json({ hostname: host.hostname, agentId: host.agentId });
 }
 

@@ -29,7 +29,12 @@ import { apiReply, replyShaper } from "./proto_extensions.ts";
 import { openStore } from "./store/kysely_store.ts";
 import { claimStore } from "./store/store_claim.ts";
 import { LocalTransport } from "./transport.ts";
-import { listen } from "./daemons/listen.ts";
+import { type HttpListener, listen } from "./daemons/listen.ts";
+import { jsonLogger, lineLogger, type Logger } from "./log.ts";
+import { MAX_STOP_GRACE_MS } from "./minicluster/minicluster.ts";
+import { mergeTaskConfig } from "../core/model/job_config.ts";
+import { killGraceMs } from "../core/jobmgr/task_build.ts";
+import type { TaskState } from "../core/model/states.ts";
 import { ownDataDir } from "./minicluster/data_dir_owner.ts";
 import { serveSandboxFile } from "./minicluster/sandbox_http.ts";
 import { loadRecovery } from "./recovery.ts";
@@ -59,8 +64,11 @@ export interface PelotonOptions {
   agentOptions?: Partial<AgentOptions>[];
   /** How long the minicluster keeps an ended run's sandbox (a week by default). */
   sandboxGcDelayMs?: number;
-  /** Print one line per request to stderr. */
-  log?: (line: string) => void;
+  /**
+   * Where the daemons log, as JSON lines naming the daemon (default: warnings and errors on stderr). Each
+   * API call is logged at info, so a logger that takes info lines (`up -v`) has one line per call.
+   */
+  log?: Logger;
   /** Job manager settings to override (e.g. the service restart backoff). */
   jobmgr?: Partial<JobmgrConfig>;
   /** The cluster: the built-in minicluster (default) or a Mesos master. */
@@ -91,7 +99,10 @@ export interface PelotonServer {
    * take back failed (its memory is then ahead of the store).
    */
   lost: Promise<string>;
-  stop(): Promise<void>;
+  /** Stops gracefully; `say` gets a line when a step waits long (the tasks' kill grace periods). */
+  stop(say?: (line: string) => void): Promise<void>;
+  /** What a stop under way is doing (waiting for), or undefined. */
+  stopStep(): string | undefined;
 }
 
 /**
@@ -104,11 +115,12 @@ export async function startPeloton(opts: PelotonOptions): Promise<PelotonServer>
   // minicluster's cleanup after a crash) and fight it over the store.
   const owner = ownDataDir(opts.dataDir, "peloton up");
   const host = opts.host ?? "127.0.0.1";
+  const log = opts.log ?? jsonLogger({ daemon: "all" }, undefined, "warn");
   let serve = (_req: Request) => Promise.resolve(new Response("starting\n", { status: 503 }));
-  let httpServer: Deno.HttpServer<Deno.NetAddr>;
+  let httpServer: HttpListener;
   try {
     // Bound before the store and the cluster start, so that a taken port has started nothing.
-    httpServer = listen(host, opts.port ?? DEFAULT_PORT, (req) => serve(req));
+    httpServer = listen(host, opts.port ?? DEFAULT_PORT, (req) => serve(req), log.with({ daemon: "api" }));
   } catch (e) {
     owner.release();
     throw e;
@@ -116,7 +128,11 @@ export async function startPeloton(opts: PelotonOptions): Promise<PelotonServer>
   const taken: (() => unknown)[] = [() => owner.release(), () => httpServer.shutdown()];
   let started: Started;
   try {
-    started = await startDaemons(opts, `peloton up at http://${host}:${httpServer.addr.port}`, taken);
+    started = await startDaemons(
+      { ...opts, log },
+      `peloton up at http://${host}:${httpServer.addr.port}`,
+      taken,
+    );
   } catch (e) {
     for (const giveBack of taken.reverse()) {
       try {
@@ -128,14 +144,16 @@ export async function startPeloton(opts: PelotonOptions): Promise<PelotonServer>
   serve = started.handler;
   const port = httpServer.addr.port;
   let stopping: Promise<void> | undefined;
+  let step: string | undefined;
   return {
     ...started.server,
     url: `http://${host}:${port}`,
     port,
-    stop() {
+    stop(say = () => {}) {
       // Graceful: requests in flight get their answers and every write they made is stored.
       stopping ??= (async () => {
         const shutdown = httpServer.shutdown();
+        step = "waiting for the calls in flight";
         const deadline = performance.now() + 10_000;
         while (started.inflight() > 0 && performance.now() < deadline) {
           await new Promise((r) => setTimeout(r, 20));
@@ -143,33 +161,41 @@ export async function startPeloton(opts: PelotonOptions): Promise<PelotonServer>
         // Open watch streams would hold the server's shutdown forever; a client that stopped reading holds
         // it until it is left behind.
         started.endStreams();
+        step = "shutting the HTTP server down";
         await settlesWithin(shutdown, SHUTDOWN_GRACE_MS);
         try {
-          await started.stop();
+          await started.stop(say, (now) => (step = now));
         } finally {
           owner.release();
+          step = undefined;
         }
       })();
       return stopping;
     },
+    stopStep: () => step,
   };
 }
 
 /** What `startDaemons` hands back: the running parts, the HTTP handler and how to stop them. */
 interface Started {
-  server: Omit<PelotonServer, "url" | "port" | "stop">;
+  server: Omit<PelotonServer, "url" | "port" | "stop" | "stopStep">;
   handler: (req: Request) => Promise<Response>;
   inflight: () => number;
   /** Ends the open watch streams (their clients are told to watch again). */
   endStreams(): void;
-  stop(): Promise<void>;
+  /** Stops the daemons, the backend and the store; `step` is told each step, `say` what a long one waits for. */
+  stop(say: (line: string) => void, step: (now: string) => void): Promise<void>;
 }
 
 /**
  * The store, the backend and the four daemons; pushes onto `taken` how to give back what it started. `by`
  * names this process in the claim on the store.
  */
-async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unknown)[]): Promise<Started> {
+async function startDaemons(
+  opts: PelotonOptions & { log: Logger },
+  by: string,
+  taken: (() => unknown)[],
+): Promise<Started> {
   const storeUrl = opts.store ?? `sqlite:${opts.dataDir}/peloton.sqlite`;
   // Before the store is migrated or read: the daemons here write without leases, so they must be its only
   // writers (a second `up` on it would reconcile, write newer versions and make this one's writes fail).
@@ -190,8 +216,9 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
   const transport = new LocalTransport();
   taken.push(() => transport.close());
   const metrics = new PromMetrics({ daemon: "all" });
+  const hostmgrLog = opts.log.with({ daemon: "hostmgr" });
   const { backend, minicluster, mesos } = createBackend(
-    { ...opts, log: opts.log },
+    { ...opts, log: lineLogger(hostmgrLog) },
     new StoreFrameworkIdStore(cluster),
   );
   taken.push(() => backend.stop());
@@ -263,12 +290,11 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
   resmgr.start();
   placement.start();
   jobmgr.start();
-  const maintenance = mesos &&
-    new MesosMaintenance(mesos, hostmgr, (msg, f) => opts.log?.(`${msg} ${JSON.stringify(f)}`));
+  const maintenance = mesos && new MesosMaintenance(mesos, hostmgr, (msg, f) => hostmgrLog(msg, f));
   maintenance?.start();
   const archiver = new JobArchiver(jobmgr, { ...DEFAULT_ARCHIVER_CONFIG, ...opts.archiver }, {
     sink: new NdjsonArchive(opts.archiveDir ?? `${opts.dataDir}/archive`),
-    log: (msg, f) => opts.log?.(`${msg} ${JSON.stringify(f ?? {})}`),
+    log: opts.log.with({ daemon: "jobmgr" }),
   });
   archiver.start();
 
@@ -289,6 +315,7 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
       transport.send(daemon, { kind: "api", reqId, replyTo: a.api, procedure, body });
     });
 
+  const apiLog = opts.log.with({ daemon: "api" });
   let inflight = 0;
   const handler = async (req: Request): Promise<Response> => {
     inflight++;
@@ -340,7 +367,7 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
     const observe = (code: string) => {
       const seconds = (performance.now() - started) / 1000;
       metrics.histogram("peloton_api_request_seconds", { procedure: route.procedure, code }).observe(seconds);
-      opts.log?.(`${route.procedure} ${code} ${(seconds * 1000).toFixed(1)}ms`);
+      apiLog("api call", { procedure: route.procedure, code, ms: Number((seconds * 1000).toFixed(1)) });
     };
     if (route.procedure === WATCH_PROCEDURE) {
       // Timed to the first response; the stream runs on after, to the caller's deadline if it gave one.
@@ -369,16 +396,20 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
     handler,
     inflight: () => inflight,
     endStreams: () => watches.endAll("unavailable", "the server is stopping; watch again"),
-    async stop() {
+    async stop(say, step) {
       store.stopping();
       watches.endAll("unavailable", "the server is stopping; watch again");
+      step("stopping the daemons");
       await maintenance?.stop();
       await archiver.stop();
+      // The tasks the minicluster's agents will end, read before the job manager stops.
+      const live = minicluster && liveTasks(jobmgr);
       jobmgr.stop();
       placement.stop();
       await workers?.close();
       resmgr.stop();
       clock.cancelAll();
+      step("flushing the store");
       await store.flush();
       // Replies that waited for those writes go out on the next turn; the rest will never come.
       await new Promise((r) => setTimeout(r, 0));
@@ -388,10 +419,48 @@ async function startDaemons(opts: PelotonOptions, by: string, taken: (() => unkn
         error: { code: "unavailable", message: "the server stopped before it answered" },
       }));
       transport.close();
+      if (live?.count) {
+        const tasks = `${live.count} task${live.count === 1 ? "" : "s"}`;
+        const [longest, most] = [live.longestGraceMs / 1000, MAX_STOP_GRACE_MS / 1000];
+        const waiting = `ending ${tasks}: SIGTERM now, SIGKILL to any still running after its kill grace ` +
+          `period (the longest ${longest} s, bounded by ${most} s), so for up to ${
+            Math.min(longest, most)
+          } s`;
+        say(waiting);
+        step(waiting);
+      } else {
+        step("stopping the cluster backend");
+      }
       await backend.stop();
+      step("closing the store");
       await store.close();
       await cluster.close();
       await claim.release();
     },
   };
+}
+
+/** Task states in which a task's process may be running on an agent. */
+const ON_AGENT: ReadonlySet<TaskState> = new Set<TaskState>([
+  "LAUNCHING",
+  "LAUNCHED",
+  "STARTING",
+  "RUNNING",
+  "PREEMPTING",
+  "KILLING",
+]);
+
+/** How many tasks the job manager knows to be on an agent, and the longest kill grace period among them. */
+function liveTasks(jobmgr: JobManager): { count: number; longestGraceMs: number } {
+  let count = 0, longestGraceMs = 0;
+  for (const entry of jobmgr.jobs.values()) {
+    for (const task of entry.tasks.values()) {
+      if (!ON_AGENT.has(task.state)) continue;
+      count++;
+      const tc = entry.versions.get(task.configVersion)?.tasks.get(task.instanceId) ??
+        mergeTaskConfig(entry.config, task.instanceId);
+      longestGraceMs = Math.max(longestGraceMs, killGraceMs(tc));
+    }
+  }
+  return { count, longestGraceMs };
 }

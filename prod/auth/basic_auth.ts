@@ -5,6 +5,8 @@ import { rpcError } from "../daemons/http_errors.ts";
 import { routeProcedure } from "../../core/api/procedures.ts";
 import { readUtf8File } from "../utf8.ts";
 import { parseYamlText } from "./yaml_text.ts";
+import { describeValue } from "../../core/model/config_issues.ts";
+import { editDistance } from "../../core/model/_key_normalize.ts";
 
 /**
  * The file `--auth-config` takes (`example/auth/basic/security_example.yaml`'s format). Every value is text,
@@ -112,13 +114,13 @@ export class BasicAuth {
     } catch (e) {
       throw new Error(`Cannot read auth config ${path}: ${(e as Error).message}`);
     }
-    const parsed = configSchema.safeParse(raw);
-    if (!parsed.success) {
-      const i = parsed.error.issues[0];
-      throw new Error(`Cannot load auth config ${path}: ${i.path.join(".")}: ${i.message}`);
-    }
+    const problems = raw === null || raw === undefined
+      ? ["the file is empty; expected users:, roles: and internal_user:"]
+      : fieldProblems(configSchema, raw);
+    if (problems.length) throw new Error(`Cannot load auth config ${path}: ${listProblems(problems)}`);
+    const parsed = configSchema.parse(raw);
     try {
-      return new BasicAuth(parsed.data);
+      return new BasicAuth(parsed);
     } catch (e) {
       throw new Error(`Cannot load auth config ${path}: ${(e as Error).message}`);
     }
@@ -314,4 +316,102 @@ export function authorizeCall(
     status: decision.status,
     headers: decision.status === 401 ? { "www-authenticate": WWW_AUTHENTICATE } : {},
   });
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  object: "a mapping",
+  record: "a mapping",
+  array: "a list",
+  tuple: "a list",
+  string: "text",
+  number: "a number",
+  int: "a whole number",
+  boolean: "true or false",
+};
+
+/**
+ * Every problem of a small config file's `value` (an auth file, `--agents-file`) against its zod `schema`,
+ * one line each naming its field path (`users.1.role`), the value given and what was expected; an unknown
+ * key named with the keys known there and, one a typo away from a known key, a did-you-mean. `top` prefixes
+ * each path (`agents` for a file that is a bare list of agents).
+ */
+export function fieldProblems(schema: z.ZodType, value: unknown, top?: string): string[] {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return [];
+  const name = (path: readonly PropertyKey[]) =>
+    [...(top ? [top] : []), ...path.map(String)].join(".") || "(top level)";
+  return parsed.error.issues.flatMap((i) => {
+    if (i.code === "unrecognized_keys") {
+      const known = keysAt(schema, i.path);
+      return i.keys.map((key) => {
+        const meant = closest(key, known);
+        return `${name([...i.path, key])}: unknown key${meant ? `; did you mean ${meant}?` : ""} ` +
+          `(known keys: ${known.join(", ")})`;
+      });
+    }
+    const at = valueAt(value, i.path);
+    const got = at === undefined ? "missing" : `got ${describeValue(at)}`;
+    return [`${name(i.path)}: ${got}, expected ${expectedOf(i)}`];
+  });
+}
+
+/** Problems as one line (one problem) or a line each, indented under the line that leads them. */
+export function listProblems(problems: string[]): string {
+  return problems.length === 1 ? problems[0] : `${problems.length} problems:\n  ${problems.join("\n  ")}`;
+}
+
+function expectedOf(i: z.core.$ZodIssue): string {
+  switch (i.code) {
+    case "invalid_type":
+      return TYPE_NAMES[i.expected] ?? i.expected;
+    case "too_small":
+      if (i.origin === "array") return `at least ${i.minimum} item${Number(i.minimum) === 1 ? "" : "s"}`;
+      if (i.origin === "string") {
+        return `at least ${i.minimum} character${Number(i.minimum) === 1 ? "" : "s"}`;
+      }
+      return `${i.inclusive ? "at least" : "more than"} ${i.minimum}`;
+    case "too_big":
+      if (i.origin === "array") return `at most ${i.maximum} items`;
+      return `${i.inclusive ? "at most" : "less than"} ${i.maximum}`;
+    default:
+      return i.message.replace(/^Invalid input: expected /, "");
+  }
+}
+
+function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  let at = value;
+  for (const seg of path) {
+    if (at === null || typeof at !== "object") return undefined;
+    at = (at as Record<PropertyKey, unknown>)[seg];
+  }
+  return at;
+}
+
+/** The keys the object schema at `path` knows (through lists, optional and default values). */
+function keysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
+  // Optional, default and nullable wrappers hold the schema they wrap as `innerType`.
+  const unwrap = (t: z.core.$ZodType | undefined): z.core.$ZodType | undefined => {
+    while (t && "innerType" in t._zod.def) t = t._zod.def.innerType as z.core.$ZodType;
+    return t;
+  };
+  let at = unwrap(schema);
+  for (const seg of path) {
+    const def: z.core.$ZodTypeDef | undefined = at?._zod.def;
+    if (def?.type === "object") at = unwrap((def as z.core.$ZodObjectDef).shape[String(seg)]);
+    else if (def?.type === "array") at = unwrap((def as z.core.$ZodArrayDef).element);
+    else return [];
+  }
+  const def: z.core.$ZodTypeDef | undefined = at?._zod.def;
+  return def?.type === "object" ? Object.keys((def as z.core.$ZodObjectDef).shape) : [];
+}
+
+/** The known key `key` is a typo of (a few edits away, case and `_` aside), or undefined. */
+function closest(key: string, known: string[]): string | undefined {
+  const canon = (k: string) => k.toLowerCase().replaceAll("_", "");
+  let best = Math.max(2, Math.floor(key.length / 4)) + 1, meant: string | undefined;
+  for (const k of known) {
+    const d = editDistance(canon(key), canon(k));
+    if (d < best) [best, meant] = [d, k];
+  }
+  return meant;
 }

@@ -1,5 +1,5 @@
 /** `peloton jobmgr|resmgr|placement|hostmgr`: each daemon as its own process, finding the others through the store. */
-import { portProblem } from "../daemons/listen.ts";
+import { portProblem, raiseOpenFilesLimit } from "../daemons/listen.ts";
 import { BasicAuth } from "../auth/basic_auth.ts";
 import { startHostmgr } from "../daemons/hostmgr_daemon.ts";
 import { type RunningDaemon, startJobmgr } from "../daemons/jobmgr_daemon.ts";
@@ -8,7 +8,7 @@ import { startPlacement } from "../daemons/placement_daemon.ts";
 import { startResmgr } from "../daemons/resmgr_daemon.ts";
 import { jsonLogger } from "../log.ts";
 import { type Command, type CommandContext, type OptionSpec, UsageError } from "./command.ts";
-import { finishStop } from "./graceful_stop.ts";
+import { alreadyStopping, finishStop, stopSignals } from "./graceful_stop.ts";
 import { parseStoreFlag } from "./store_flag.ts";
 import {
   ARCHIVE_FLAGS,
@@ -62,29 +62,34 @@ async function commonOptions(
 }
 
 /**
- * Runs until SIGINT/SIGTERM (graceful stop, exit 0) or a lost lease, claim on the store or store write (exit
- * 1, a supervisor restarts it).
+ * Runs until SIGINT, SIGTERM or SIGHUP (graceful stop, exit 0; a signal during the stop says it is under
+ * way) or a lost lease, claim on the store or store write (exit 1, a supervisor restarts it).
  */
 async function serve(ctx: CommandContext, role: Role, daemon: RunningDaemon): Promise<number> {
-  ctx.out(`peloton ${role}: serving at ${daemon.process.url} (instance ${daemon.process.instance})`);
-  let signal = () => {};
-  const stopped = new Promise<"signal">((resolve) => (signal = () => resolve("signal")));
-  Deno.addSignalListener("SIGINT", signal);
-  Deno.addSignalListener("SIGTERM", signal);
-  const why = await Promise.race([stopped, daemon.lost, daemon.process.lost]);
-  Deno.removeSignalListener("SIGINT", signal);
-  Deno.removeSignalListener("SIGTERM", signal);
-  if (why !== "signal") {
-    ctx.err(`peloton ${role}: ${why}; exiting`);
-    return 1;
+  const name = `peloton ${role}`;
+  ctx.out(`${name}: serving at ${daemon.process.url} (instance ${daemon.process.instance})`);
+  const signals = stopSignals((signal) => ctx.err(alreadyStopping(name, signal, daemon.process.stopStep)));
+  try {
+    const why = await Promise.race([
+      signals.stopped.then((signal) => ({ signal })),
+      daemon.lost,
+      daemon.process.lost,
+    ]);
+    if (typeof why === "string") {
+      ctx.err(`${name}: ${why}; exiting`);
+      return 1;
+    }
+    daemon.process.log("stopping", { signal: why.signal });
+    return await finishStop(
+      ctx.err,
+      name,
+      () => daemon.stop(),
+      daemon.process.lost,
+      () => daemon.process.stopStep ?? "done",
+    );
+  } finally {
+    signals.dispose();
   }
-  return await finishStop(
-    ctx.err,
-    `peloton ${role}`,
-    () => daemon.stop(),
-    daemon.process.lost,
-    () => daemon.process.stopStep ?? "done",
-  );
 }
 
 function daemonCommand(
@@ -104,6 +109,7 @@ function daemonCommand(
       // The value's shape only: a daemon whose store does not answer yet waits for it (its /health says
       // so), where `up` checks that the server answers before it starts.
       if (common.store !== undefined) parseStoreFlag(common.store);
+      await raiseOpenFilesLimit(common.log);
       let daemon: RunningDaemon;
       try {
         daemon = await start(common, opts);

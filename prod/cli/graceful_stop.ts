@@ -35,3 +35,42 @@ export async function finishStop(
   }
   return 0;
 }
+
+/**
+ * The signals that stop a process gracefully: SIGINT (Ctrl-C), SIGTERM (a supervisor) and SIGHUP (its
+ * terminal or SSH session closed, which would otherwise end it at once and leave its tasks running).
+ */
+export const STOP_SIGNALS: readonly Deno.Signal[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+
+/**
+ * Listens for the stop signals: `stopped` resolves with the first; each one after it goes to `again`, which
+ * says the stop is under way (it is not forced: see `alreadyStopping`). `dispose` removes the listeners.
+ */
+export function stopSignals(
+  again: (signal: Deno.Signal) => void,
+): { stopped: Promise<Deno.Signal>; dispose(): void } {
+  const first = Promise.withResolvers<Deno.Signal>();
+  let got = false;
+  const listeners = STOP_SIGNALS.map((signal) => {
+    const listener = () => {
+      if (got) return again(signal);
+      got = true;
+      first.resolve(signal);
+    };
+    Deno.addSignalListener(signal, listener);
+    return () => Deno.removeSignalListener(signal, listener);
+  });
+  return { stopped: first.promise, dispose: () => listeners.forEach((remove) => remove()) };
+}
+
+/**
+ * The line for a stop signal that comes while a stop is under way. A second signal does not force the exit:
+ * the stop is what ends the tasks and stores the last writes, and it is bounded (`STOP_DEADLINE_MS`); SIGKILL
+ * ends the process at once, without it.
+ */
+export function alreadyStopping(name: string, signal: Deno.Signal, step: string | undefined): string {
+  const at = step ? ` (${step})` : "";
+  const withinS = STOP_DEADLINE_MS / 1000;
+  return `${name}: ${signal}: already stopping${at}; not forced: the stop ends within ${withinS} s of its ` +
+    "start (SIGKILL ends the process at once, skipping it)";
+}

@@ -5,14 +5,15 @@ import type { PlacementConfig } from "../../core/placement/engine.ts";
 import { type ArchiverConfig, DEFAULT_ARCHIVER_CONFIG } from "../../core/jobmgr/archiver.ts";
 import { PELOTON_HOST_POOLS } from "../../core/placement/host_pool_policy.ts";
 import type { AgentOptions } from "../minicluster/agent.ts";
-import { BasicAuth } from "../auth/basic_auth.ts";
-import { ListenError, portProblem } from "../daemons/listen.ts";
+import { BasicAuth, fieldProblems, listProblems } from "../auth/basic_auth.ts";
+import { ListenError, portProblem, raiseOpenFilesLimit } from "../daemons/listen.ts";
+import { jsonLogger } from "../log.ts";
 import { DataDirError, DataDirInUseError } from "../minicluster/data_dir_owner.ts";
 import { DEFAULT_PORT, startPeloton } from "../server.ts";
 import { StoreInUseError } from "../store/store_claim.ts";
 import type { Command } from "./command.ts";
 import { UsageError } from "./command.ts";
-import { finishStop } from "./graceful_stop.ts";
+import { alreadyStopping, finishStop, stopSignals } from "./graceful_stop.ts";
 import { checkStoreFlag } from "./store_flag.ts";
 import { parseYamlValue } from "../../core/model/yaml_load.ts";
 import { readUtf8File } from "../utf8.ts";
@@ -29,7 +30,13 @@ const agentSchema = z.object({
   ports: z.tuple([z.number().int().positive(), z.number().int().positive()]).optional(),
 }).strict();
 
-/** Reads `--agents-file`: a YAML list of agents, or `{agents: [...]}`. */
+/** `--agents-file` as a mapping: its agents under `agents:`. */
+const agentsFileSchema = z.object({ agents: z.array(agentSchema).min(1) }).strict();
+
+/**
+ * Reads `--agents-file`: a YAML list of agents, or `{agents: [...]}`. Every problem is listed, each naming
+ * its field (`agents.1.cpu`), as the job and respool files' are.
+ */
 async function readAgentsFile(path: string): Promise<Partial<AgentOptions>[]> {
   let raw: unknown;
   try {
@@ -37,41 +44,46 @@ async function readAgentsFile(path: string): Promise<Partial<AgentOptions>[]> {
   } catch (e) {
     throw new UsageError(`--agents-file: cannot read ${path}: ${(e as Error).message}`);
   }
-  const list = Array.isArray(raw) ? raw : (raw as { agents?: unknown })?.agents;
-  const parsed = z.array(agentSchema).min(1).safeParse(list);
-  if (!parsed.success) {
-    const i = parsed.error.issues[0];
-    throw new UsageError(`--agents-file ${path}: agents.${i.path.join(".")}: ${i.message}`);
+  const refuse = (problems: string[]) => new UsageError(`--agents-file ${path}: ${listProblems(problems)}`);
+  let problems: string[];
+  if (raw === null || raw === undefined) {
+    problems = ["the file is empty; expected a list of agents, or agents: holding one"];
+  } else if (Array.isArray(raw)) {
+    problems = fieldProblems(z.array(agentSchema).min(1), raw, "agents");
+  } else if (typeof raw === "object") {
+    problems = fieldProblems(agentsFileSchema, raw);
+  } else {
+    problems = [`(top level): got ${JSON.stringify(raw)}, expected a list of agents, or agents: holding one`];
   }
+  if (problems.length) throw refuse(problems);
+  const list = z.array(agentSchema).parse(Array.isArray(raw) ? raw : (raw as { agents: unknown }).agents);
   // Hostnames name hosts everywhere (constraints, maintenance, volumes): each agent's its own. One left out
   // is agent-N, N its place in the list, as the minicluster names it.
   const first = new Map<string, number>();
-  parsed.data.forEach((a, i) => {
+  list.forEach((a, i) => {
     const hostname = a.hostname || `agent-${i}`;
     const j = first.get(hostname);
     if (j !== undefined) {
-      throw new UsageError(
-        `--agents-file ${path}: agents.${i}.hostname: got "${hostname}"${
-          a.hostname ? "" : " (its default)"
-        }, ` +
+      problems.push(
+        `agents.${i}.hostname: got "${hostname}"${a.hostname ? "" : " (its default)"}, ` +
           `expected a hostname no other agent has (agents.${j} has it)`,
       );
-    }
-    first.set(hostname, i);
+    } else first.set(hostname, i);
   });
-  parsed.data.forEach((a, i) => {
+  list.forEach((a, i) => {
     const problem = a.ports && portRangeProblem(a.ports);
-    if (problem) throw new UsageError(`--agents-file ${path}: agents.${i}.ports: ${problem}`);
+    if (problem) problems.push(`agents.${i}.ports: ${problem}`);
   });
+  if (problems.length) throw refuse(problems);
   // Agents share localhost: two offering one port would hand it to two tasks.
   const overlap = portRangeOverlap(
-    parsed.data.map((a, i) => ({
+    list.map((a, i) => ({
       hostname: a.hostname || `agent-${i}`,
       portRanges: a.ports ? [a.ports] : [],
     })),
   );
-  if (overlap) throw new UsageError(`--agents-file ${path}: ${overlap}`);
-  return parsed.data.map((a) => ({
+  if (overlap) throw refuse([overlap]);
+  return list.map((a) => ({
     ...(a.hostname ? { hostname: a.hostname } : {}),
     resources: {
       cpuMilli: Math.round(a.cpu * 1000),
@@ -183,6 +195,9 @@ export const upCommand: Command = {
     }
     const workers = placementWorkers(opts["placement-workers"]);
     const archive = archiveFlags(opts);
+    // Warnings and errors always; -v adds the info lines, one per API call among them.
+    const log = jsonLogger({ daemon: "all" }, (line) => ctx.err(line), opts.verbose ? "info" : "warn");
+    await raiseOpenFilesLimit(log);
     let server;
     try {
       server = await startPeloton({
@@ -201,7 +216,7 @@ export const upCommand: Command = {
         agents,
         agentOptions,
         sandboxGcDelayMs,
-        log: opts.verbose ? (line) => ctx.err(line) : undefined,
+        log,
         placementWorkers: workers,
         placement: hostPoolFlag(opts),
         ...archive,
@@ -218,26 +233,35 @@ export const upCommand: Command = {
         opts["data-dir"]
       }`,
     );
-    const stopped = new Promise<"signal">((resolve) => {
-      const stop = () => resolve("signal");
-      Deno.addSignalListener("SIGINT", stop);
-      Deno.addSignalListener("SIGTERM", stop);
-    });
-    const why = await Promise.race([stopped, server.lost]);
-    if (why !== "signal") {
+    const signals = stopSignals((signal) =>
+      ctx.err(alreadyStopping("peloton up", signal, server.stopStep()))
+    );
+    const why = await Promise.race([signals.stopped.then((signal) => ({ signal })), server.lost]);
+    if (typeof why === "string") {
       // As a daemon that lost its lease: no graceful stop, whose writes could not be stored; a supervisor
       // restarts it, and the next start recovers from the store and ends the tasks this one left running.
       ctx.err(`peloton up: ${why}; exiting`);
       return 1;
     }
-    ctx.err("peloton up: stopping");
-    return await finishStop(ctx.err, "peloton up", () => server.stop(), server.lost);
+    ctx.err(`peloton up: stopping (${why.signal})`);
+    try {
+      return await finishStop(
+        ctx.err,
+        "peloton up",
+        () => server.stop((line) => ctx.err(`peloton up: ${line}`)),
+        server.lost,
+        () => server.stopStep(),
+      );
+    } finally {
+      signals.dispose();
+    }
   },
 };
 
 /**
  * The one line to print for a start that failed for a reason the operator can act on (the data dir or the
- * store is held by another live process, the port is taken), or undefined for anything else.
+ * store is held by another live process, the port is taken, a file it could not make or write: a full disk,
+ * no permission, a path through a file), or undefined for anything else.
  */
 export function startProblem(e: unknown, host: string, port: number): string | undefined {
   if (
@@ -249,8 +273,30 @@ export function startProblem(e: unknown, host: string, port: number): string | u
   const bind = e instanceof Deno.errors.AddrInUse || e instanceof Deno.errors.AddrNotAvailable
     ? new ListenError(host, port, e)
     : e;
-  if (!(bind instanceof ListenError)) return undefined;
-  return bind.inUse ? `${bind.message}; pick another with --port` : bind.message;
+  if (bind instanceof ListenError) {
+    return bind.inUse ? `${bind.message}; pick another with --port` : bind.message;
+  }
+  return fileProblem(e) ? (e as Error).message : undefined;
+}
+
+/** The system's file errors the operator fixes (and Deno's own error classes for some of them). */
+const FILE_ERRORS = [
+  Deno.errors.PermissionDenied,
+  Deno.errors.NotFound,
+  Deno.errors.NotADirectory,
+  Deno.errors.IsADirectory,
+  Deno.errors.FilesystemLoop,
+];
+/** ENOSPC, EROFS, EDQUOT, EIO and EMFILE, and SQLite's words for a full disk, a read-only or unopenable file. */
+const FILE_ERROR_TEXT =
+  /\(os error (28|30|122|5|24)\)|database or disk is full|SQLITE_FULL|disk I\/O error|attempt to write a readonly database|unable to open database file/;
+
+/** Whether `e`, or an error it was caused by, is a file the start could not make, open or write. */
+function fileProblem(e: unknown): boolean {
+  for (let err = e, depth = 0; err instanceof Error && depth < 8; err = err.cause, depth++) {
+    if (FILE_ERRORS.some((kind) => err instanceof kind) || FILE_ERROR_TEXT.test(err.message)) return true;
+  }
+  return false;
 }
 
 /** `--use-host-pool`: Peloton's `use_host_pool`, each kind of work placed in its host pool. */

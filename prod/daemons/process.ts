@@ -24,7 +24,7 @@ import { type KyselyStore, openStore } from "../store/kysely_store.ts";
 import { claimStore, type StoreClaim } from "../store/store_claim.ts";
 import { isTransient } from "../store/transient.ts";
 import { API_STATUS, rpcError } from "./http_errors.ts";
-import { listen } from "./listen.ts";
+import { type HttpListener, listen } from "./listen.ts";
 import { serveUi } from "../ui/page.ts";
 import { type DataDirOwnership, shareDataDir } from "../minicluster/data_dir_owner.ts";
 import { CANCEL_PROCEDURE, NDJSON, WATCH_PROCEDURE, WatchStreams } from "../watch_stream.ts";
@@ -127,9 +127,14 @@ export class DaemonProcess {
   #watches?: WatchStreams;
   /** Answers forwarded from other processes still being passed on (a watch stream lasts): each one's cut. */
   readonly #forwarded = new Set<() => void>();
-  #server?: Deno.HttpServer<Deno.NetAddr>;
+  #server?: HttpListener;
   #dataDir?: DataDirOwnership;
   #heartbeat?: ReturnType<typeof setInterval>;
+  /**
+   * The heartbeat has failed since `sinceMs` (a `performance.now()` time), its last error `error`: the
+   * store fails this process's own writes, which its leases need too, so /health says it is unhealthy.
+   */
+  #beatFailing?: { sinceMs: number; error: string };
   /** A graceful stop has begun: API calls are refused, so that clients go to another process. */
   #stopping = false;
   /** The stop has cut the streams passed on: one answered later would not be cut. */
@@ -169,13 +174,14 @@ export class DaemonProcess {
     // First (`DataDirInUseError` while `peloton up` holds the dir): its store is not one a cluster of
     // daemons may share, as nothing there leases or fences its writes.
     const dataDir = shareDataDir(this.o.dataDir, `${this.o.role}.${this.instance}`, `peloton ${this.o.role}`);
-    let server: Deno.HttpServer<Deno.NetAddr>;
+    let server: HttpListener;
     try {
       // Bound next (`ListenError` when it cannot be), so that a taken port has opened nothing.
       server = listen(
         this.o.host,
         this.o.port,
         (req) => this.#ready ? this.#handle(req) : Promise.resolve(this.#starting(req)),
+        this.log,
       );
     } catch (e) {
       dataDir.release();
@@ -489,15 +495,48 @@ export class DaemonProcess {
     }
   }
 
+  /**
+   * Renews this process's membership. A failure is logged, at error level once the heartbeat has failed for
+   * longer than a lease (the store fails this process's leases too by then), and makes /health unhealthy
+   * until a heartbeat is stored again.
+   */
   async #beat(): Promise<void> {
+    const startedMs = performance.now();
     try {
       await this.cluster.heartbeat(
         { instanceId: this.instance, role: this.o.role, url: this.url, startedMs: this.startedMs },
         this.o.leaseTtlMs,
       );
+      // A beat that began before the failure being told of says nothing of it.
+      if (this.#beatFailing && startedMs >= this.#beatFailing.sinceMs) {
+        const failedForMs = Math.round(performance.now() - this.#beatFailing.sinceMs);
+        this.#beatFailing = undefined;
+        this.log("heartbeat stored again", { failedForMs });
+      }
     } catch (e) {
-      this.log.warn("heartbeat failed", { error: (e as Error).message });
+      const error = describeError(e);
+      const failing = this.#beatFailing ??= { sinceMs: startedMs, error };
+      failing.error = error;
+      const failingForMs = Math.round(performance.now() - failing.sinceMs);
+      const fields = { error, store: redactStore(this.o.store), failingForMs };
+      if (failingForMs > this.o.leaseTtlMs) {
+        this.log.error(
+          "heartbeat failed for longer than a lease: the store fails this process's writes",
+          fields,
+        );
+      } else {
+        this.log.warn("heartbeat failed", fields);
+      }
     }
+  }
+
+  /** Why /health says the store fails this process, or undefined while its heartbeats are stored. */
+  #heartbeatProblem(): string | undefined {
+    const failing = this.#beatFailing;
+    if (!failing) return undefined;
+    const forS = ((performance.now() - failing.sinceMs) / 1000).toFixed(1);
+    return `store ${redactStore(this.o.store)} fails: this process's heartbeat has failed for ${forS} s ` +
+      `(its leases cannot be renewed either): ${failing.error}`;
   }
 
   async #handle(req: Request): Promise<Response> {
@@ -510,7 +549,8 @@ export class DaemonProcess {
       if (req.method === "GET" && url.pathname === "/health") {
         // A stopping daemon is not ready for calls: a load balancer or probe takes it out at once.
         // The store out of reach: writes wait for it, calls needing it answer unavailable meanwhile.
-        const unhealthy = this.hooks.unhealthy?.() ?? this.store?.unreachable();
+        // Its own heartbeat failing: the store refuses this process's writes (a dropped table, a full disk).
+        const unhealthy = this.hooks.unhealthy?.() ?? this.store?.unreachable() ?? this.#heartbeatProblem();
         return Response.json({
           status: this.#stopping ? "stopping" : unhealthy ? "unhealthy" : "ok",
           role: this.o.role,

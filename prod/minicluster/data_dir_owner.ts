@@ -27,7 +27,6 @@ export interface DirOwner {
   by: string;
 }
 
-/** Thrown when another live process holds the dir, or shares it; nothing in the dir was touched. */
 /** A data dir that cannot be made or used (a path through a file, no permission), with the system's reason. */
 export class DataDirError extends Error {
   override readonly name = "DataDirError";
@@ -37,6 +36,7 @@ export class DataDirError extends Error {
   }
 }
 
+/** Thrown when another live process holds the dir, or shares it; nothing in the dir was touched. */
 export class DataDirInUseError extends Error {
   override readonly name = "DataDirInUseError";
 
@@ -103,13 +103,16 @@ export function ownerPath(dir: string): string {
 export function ownDataDir(dir: string, by: string): DataDirOwnership {
   makeDataDir(dir);
   const path = ownerPath(dir);
-  const file = lockFile(path, () => new DataDirInUseError(dir, liveOwner(path) ?? liveSharer(dir)));
+  const file = inDataDir(
+    dir,
+    () => lockFile(path, () => new DataDirInUseError(dir, liveOwner(path) ?? liveSharer(dir))),
+  );
   const owned = new DataDirOwnership(dir, file);
   // Held, the dir's owner lock keeps new daemons out (they check it once their own file is locked); the
   // ones that came before hold their files' locks.
   const stale: [string, Deno.FsFile][] = [];
   try {
-    for (const sharer of sharerPaths(dir)) {
+    for (const sharer of inDataDir(dir, () => sharerPaths(dir))) {
       const other = openIfThere(sharer);
       if (!other) continue;
       if (other.tryLockSync(true)) {
@@ -120,7 +123,7 @@ export function ownDataDir(dir: string, by: string): DataDirOwnership {
       throw new DataDirInUseError(dir, liveOwner(sharer));
     }
     for (const [sharer] of stale) removeIfThere(sharer);
-    writeOwner(file, by);
+    writeOwner(dir, file, path, by);
   } catch (e) {
     owned.release();
     throw e;
@@ -156,15 +159,16 @@ export function takeOverDataDir(dir: string, by: string): DataDirOwnership {
 export function shareDataDir(dir: string, name: string, by: string): DataDirOwnership {
   makeDataDir(dir);
   const path = `${dir}/${name}${SHARER_SUFFIX}`;
-  const file = lockFile(
-    path,
-    () => new Error(`Cannot share data dir ${dir}: ${path} is held by another process`),
-  );
+  const file = inDataDir(dir, () =>
+    lockFile(
+      path,
+      () => new Error(`Cannot share data dir ${dir}: ${path} is held by another process`),
+    ));
   const shared = new DataDirOwnership(dir, file, path);
   try {
     // Written before the check, so that an owner starting now can name this process.
-    writeOwner(file, by);
-    const alone = openIfThere(ownerPath(dir));
+    writeOwner(dir, file, path, by);
+    const alone = inDataDir(dir, () => openIfThere(ownerPath(dir)));
     if (alone) {
       // A shared lock: daemons checking at once do not stand in each other's way.
       const free = alone.tryLockSync(false);
@@ -207,15 +211,33 @@ function lockFile(path: string, busy: () => Error): Deno.FsFile {
   }
 }
 
-function writeOwner(file: Deno.FsFile, by: string): void {
+/** Writes what the owner file `path` says; `DataDirError` naming it when it cannot (a full disk). */
+function writeOwner(dir: string, file: Deno.FsFile, path: string, by: string): void {
   const me: DirOwner = {
     pid: Deno.pid,
     startTicks: startTicks(Deno.pid),
     startedAt: new Date().toISOString(),
     by,
   };
-  file.truncateSync(0);
-  writeAll(file, new TextEncoder().encode(JSON.stringify(me) + "\n"));
+  try {
+    file.truncateSync(0);
+    writeAll(file, new TextEncoder().encode(JSON.stringify(me) + "\n"));
+  } catch (e) {
+    throw new DataDirError(dir, new Error(`cannot write ${path}: ${(e as Error).message}`, { cause: e }));
+  }
+}
+
+/**
+ * `fn`'s result; a file system error in it (no permission, a full disk) as `DataDirError`, so that a start
+ * says in one line which dir it could not use and why.
+ */
+function inDataDir<T>(dir: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof DataDirInUseError || e instanceof DataDirError || !(e instanceof Error)) throw e;
+    throw new DataDirError(dir, e);
+  }
 }
 
 /** The owner files of the daemons that share `dir` (live or not). */
