@@ -61,7 +61,10 @@ export interface Report {
   simulatedSeconds: number;
   /** Statistics below leave out the run's first `warmupSeconds` (series and task counts do not). */
   warmupSeconds: number;
-  /** Measures the machine: excluded from determinism comparisons, like `peakRssBytes`. */
+  /**
+   * The wall-clock seconds the run took, loading the scenario and the files it names (a trace's parse)
+   * included. Measures the machine: excluded from determinism comparisons, like `peakRssBytes`.
+   */
   wallSeconds: number;
   peakRssBytes: number;
   endedEarly: boolean;

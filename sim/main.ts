@@ -133,6 +133,8 @@ export async function main(argv: string[]): Promise<void> {
     `out/${file.replace(/^.*\//, "").replace(/\.ya?ml$/, "")}-${seed}`;
   // The earlier run's reports go first: a scenario refused now must not leave them looking like its answer.
   await prepareOut(out, REPORT_FILES);
+  // wallSeconds measures the whole run: reading the scenario's files (parsing a large trace) may take most.
+  const started = performance.now();
   const loaded = await load(file);
   const scenario = loaded.scenario;
 
@@ -140,7 +142,6 @@ export async function main(argv: string[]): Promise<void> {
   let interrupted = false;
   const onSigint = () => (interrupted = true);
   Deno.addSignalListener("SIGINT", onSigint);
-  const started = performance.now();
   let peakRss = Deno.memoryUsage().rss;
   let sim;
   try {

@@ -568,12 +568,15 @@ export async function plan(o: PlanOptions, prepared = preparePlan(o)): Promise<P
   const points = new Map<number, PlanPoint>();
   const counted = new Set<string>();
   let rounds = 0;
+  // The same workers for every round: each parses the scenario's traces once, not once a round.
+  const workers = o.run ? undefined : new PlanWorkers(o.workers);
+  const run = o.run ?? workers!.run;
   const evaluate = async (batch: number[]) => {
     if (o.signal?.aborted) throw new Interrupted();
     const fresh = [...new Set(batch)].filter((v) => !points.has(v));
     if (!fresh.length) return;
     rounds++;
-    await runRound(o, prepared, fresh, points, counted);
+    await runRound({ ...o, run }, prepared, fresh, points, counted);
   };
   /**
    * Where between the range's ends the target flips: indexes into `values` with values[lo] on the side of
@@ -640,6 +643,8 @@ export async function plan(o: PlanOptions, prepared = preparePlan(o)): Promise<P
       partial: true,
       ...warned(note),
     };
+  } finally {
+    workers?.close();
   }
 }
 
@@ -922,44 +927,108 @@ function whyUnmeasured(report: unknown, target: PlanTarget): string {
 }
 
 /**
- * Runs variants in up to `workers` Deno workers at a time, a fresh worker per variant (memory comes back).
- * Once `hooks.signal` is aborted the workers are ended and no more start: only the results of the runs done
- * come back.
+ * Deno workers that run variants, up to `size` at a time. They are kept from one round of a plan to the
+ * next, each running one variant after another, so that each parses the scenario's traces once (see
+ * plan_worker.ts); one that fails is replaced by a fresh one. `close` ends them.
  */
+export class PlanWorkers {
+  readonly #idle: Worker[] = [];
+  readonly #all = new Set<Worker>();
+
+  constructor(readonly size: number) {}
+
+  /**
+   * Runs a batch of variants. Once `hooks.signal` is aborted the workers under way are ended and no more
+   * runs start: only the results of the runs done come back.
+   */
+  readonly run = async (jobs: PlanJob[], hooks: RunHooks = {}): Promise<PlanResult[]> => {
+    const { signal, onResult } = hooks;
+    const results: PlanResult[] = [];
+    let next = 0;
+    const lane = async () => {
+      let worker: Worker | undefined;
+      try {
+        while (next < jobs.length && !signal?.aborted) {
+          const job = jobs[next++];
+          worker ??= this.#take();
+          const result = await this.#runOne(worker, job, signal);
+          if (result && !result.kept) worker = this.#end(worker);
+          if (result) {
+            results.push(result.result);
+            onResult?.(result.result);
+          }
+        }
+      } finally {
+        // A run under way when the plan stopped is ended with its worker; an idle worker waits for the next.
+        if (worker && signal?.aborted) this.#end(worker);
+        else if (worker) this.#idle.push(worker);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(this.size, jobs.length)) }, lane));
+    return results;
+  };
+
+  /** Ends every worker. */
+  close(): void {
+    for (const w of this.#all) w.terminate();
+    this.#all.clear();
+    this.#idle.length = 0;
+  }
+
+  #take(): Worker {
+    const idle = this.#idle.pop();
+    if (idle) return idle;
+    const w = new Worker(new URL("./plan_worker.ts", import.meta.url), { type: "module" });
+    this.#all.add(w);
+    return w;
+  }
+
+  #end(w: Worker): undefined {
+    w.terminate();
+    this.#all.delete(w);
+    return undefined;
+  }
+
+  /**
+   * One variant's result, and whether its worker may run the next (not after an uncaught error, which
+   * leaves it in a state unknown); undefined when the signal stopped it first.
+   */
+  async #runOne(
+    w: Worker,
+    job: PlanJob,
+    signal: AbortSignal | undefined,
+  ): Promise<{ result: PlanResult; kept: boolean } | undefined> {
+    let stop = () => {};
+    try {
+      return await new Promise<{ result: PlanResult; kept: boolean } | undefined>((resolve, reject) => {
+        w.onmessage = (e: MessageEvent<PlanResult>) => resolve({ result: e.data, kept: true });
+        w.onerror = (e) => {
+          e.preventDefault();
+          reject(new Error(e.message));
+        };
+        stop = () => resolve(undefined);
+        signal?.addEventListener("abort", stop);
+        w.postMessage(job);
+      }).catch((e) => ({
+        result: { ok: false, value: job.value, error: (e as Error).message },
+        kept: false,
+      }));
+    } finally {
+      signal?.removeEventListener("abort", stop);
+    }
+  }
+}
+
+/** Runs variants in up to `workers` Deno workers at a time (a `PlanWorkers` for this one batch). */
 export async function runInWorkers(
   jobs: PlanJob[],
   workers: number,
   hooks: RunHooks = {},
 ): Promise<PlanResult[]> {
-  const { signal, onResult } = hooks;
-  const results: PlanResult[] = [];
-  let next = 0;
-  const lane = async () => {
-    while (next < jobs.length && !signal?.aborted) {
-      const i = next++;
-      const w = new Worker(new URL("./plan_worker.ts", import.meta.url), { type: "module" });
-      let stop = () => {};
-      try {
-        const result = await new Promise<PlanResult | undefined>((resolve, reject) => {
-          w.onmessage = (e: MessageEvent<PlanResult>) => resolve(e.data);
-          w.onerror = (e) => {
-            e.preventDefault();
-            reject(new Error(e.message));
-          };
-          stop = () => resolve(undefined);
-          signal?.addEventListener("abort", stop);
-          w.postMessage(jobs[i]);
-        }).catch((e): PlanResult => ({ ok: false, value: jobs[i].value, error: (e as Error).message }));
-        if (result) {
-          results.push(result);
-          onResult?.(result);
-        }
-      } finally {
-        signal?.removeEventListener("abort", stop);
-        w.terminate();
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(workers, jobs.length)) }, lane));
-  return results;
+  const pool = new PlanWorkers(workers);
+  try {
+    return await pool.run(jobs, hooks);
+  } finally {
+    pool.close();
+  }
 }

@@ -279,11 +279,11 @@ Deno.test("plan refuses a range some of whose values make the scenario invalid b
 Deno.test("plan refuses a range whose ends are valid but a value between them is not", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    // One job at trace second 0 and one at 100; a 10-second run replays one of them only from a
+    // One job at trace second 0.5 and one at 100; a 10-second run replays one of them only from a
     // trace.startSec of 0, or of 91 to 100 (a job at the run's end itself does not arrive): from 1 to 90,
     // the window holds none.
     const row = (s: number, job: number) => `${s * 1e6},,${job},0,,0,u,1,2,0.1,0.1,0,0`;
-    await Deno.writeTextFile(`${dir}/t.csv`, `${row(0, 1)}\n${row(100, 2)}\n`);
+    await Deno.writeTextFile(`${dir}/t.csv`, `${row(0.5, 1)}\n${row(100, 2)}\n`);
     await Deno.writeTextFile(
       `${dir}/s.yaml`,
       PLAN_SCENARIO.replace("durationSec: 120", "durationSec: 10").replace(

@@ -1,8 +1,12 @@
-/** A plan worker: runs one variant of a scenario (one value of the varied field) and posts its report back. */
+/**
+ * A plan worker: runs variants of a scenario (one value of the varied field each) and posts each report back.
+ * A worker runs one variant after another, and parses each trace file once for them all.
+ */
 import { buildReport, type Report } from "../reports/report.ts";
 import { variantScenario } from "./overrides.ts";
 import { runScenario } from "./runner.ts";
 import { loadScenarioFile } from "./scenario_load.ts";
+import { TraceCache } from "./trace_file.ts";
 
 export interface PlanJob {
   file: string;
@@ -15,12 +19,19 @@ export type PlanResult =
   | { ok: true; value: number; report: Omit<Report, "series" | "poolSeries"> }
   | { ok: false; value: number; error: string };
 
+/**
+ * Traces parsed by this thread's variants: every variant reads the same files, and parsing a large trace
+ * takes most of a run's time (and a copy of it most of its memory).
+ */
+const traces = new TraceCache();
+
 /** Runs one variant in this thread (the worker's body; also used without workers). */
 export async function runVariant(job: PlanJob): Promise<PlanResult> {
   try {
-    const loaded = await loadScenarioFile(job.file);
-    const scenario = variantScenario(loaded, job.path, job.value);
+    // The run's wall time covers loading its inputs, as a `sim` run's does.
     const started = performance.now();
+    const loaded = await loadScenarioFile(job.file, traces.get);
+    const scenario = variantScenario(loaded, job.path, job.value);
     const sim = await runScenario(scenario, {
       seed: job.seed,
       templates: loaded.templates,

@@ -147,13 +147,15 @@ Deno.test("a run with a durationSec runs to it and lists the jobs no pool could 
   const timed = inlineScenario(`durationSec: 1500\n${NEVER_PLACED}`);
   const full = await runScenario(timed, { seed: 1, checkInvariants: true });
   assert.equal(full.queue.now, 1_500_000, "a run with a durationSec runs to it");
-  // The gang its pool could never admit, as the open-ended run finds it; the tasks that fail placement
-  // show in the placement failures (they are tried on, as hosts may free up).
+  // The gang its pool could never admit, as the open-ended run finds it, and the tasks no host of the
+  // cluster at the end could ever take.
   assert.deepEqual(full.stuck.map((j) => [j.workload, j.waitingTasks, j.reason]), [
+    ["huge", 1, "admitted, but no placement can take it: needs cpu 6, no host has more than 4"],
+    ["gpu-only", 1, "admitted, but no placement can take it: no host meets its constraint host_pool=gpu"],
     ["wide-gang", 3, "pool /p can never admit its gang of 3 tasks: needs cpu 9, its limit is 8"],
   ]);
   const timedReport = buildReport(timed, full, 1, { wallSeconds: 0, peakRssBytes: 0 });
-  assert.equal(timedReport.jobs.stuck, 1);
+  assert.equal(timedReport.jobs.stuck, 3);
   assert.deepEqual(timedReport.stuckJobs, full.stuck);
   const open = inlineScenario(NEVER_PLACED);
   const cut = await runScenario(open, { seed: 1, onSample: (ms) => ms >= 100_000 });

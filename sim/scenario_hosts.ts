@@ -1,8 +1,10 @@
-/** Host classes of the scenario format, and their expansion into the agents a simulated cluster registers. */
+/** Host classes of the scenario format, the agents they expand to, and the warnings of work none can take. */
 import { z } from "zod";
 import { DEFAULT_HOST_POOL, HOST_POOL_ATTRIBUTE } from "../core/hostmgr/host_pools.ts";
-import type { Constraint } from "../core/model/config_types.ts";
+import { isRevocable } from "../core/jobmgr/task_build.ts";
+import type { Constraint, JobConfig, TaskConfig } from "../core/model/config_types.ts";
 import { ConstraintSchema } from "../core/model/task_config.ts";
+import { mergeTaskConfig, overridesField } from "../core/model/task_merge.ts";
 import { describeConstraint, evaluate, HOST_KIND, labelsOf } from "../core/placement/constraints.ts";
 import type { HostInfo } from "../core/ports/host_backend.ts";
 import { leastOf } from "./scenario_distribution.ts";
@@ -218,48 +220,68 @@ function range(prefix: string, n: number): string {
  * fits some class but none has them all at once, the workload is. Host classes count once they have or get
  * hosts (events' included). A task's least ask is judged (a distribution's smallest draw; exponential,
  * normal and lognormal draws can be small, so those never are): a workload only some of whose tasks are too
- * big is not warned of. Only workloads whose resources the scenario gives are (not a job file's or a
- * trace's). A warning, not an error: the run shows what such a cluster does.
+ * big is not warned of. A job file's tasks are judged by their configs (`files`): its defaultConfig and each
+ * instanceConfig, each warned of at the job file's field that sets what is too big. A trace's are not. A
+ * warning, not an error: the run shows what such a cluster does.
  */
-export function unplaceableWork(scenario: {
-  hostClasses: HostClass[];
-  events: readonly { addHostClass?: HostClass; addHosts?: { class: string } }[];
-  workloads: readonly { name: string; jobFile?: string; trace?: unknown }[];
-}): { path: (string | number)[]; message: string }[] {
+export function unplaceableWork(
+  scenario: {
+    hostClasses: HostClass[];
+    events: readonly { addHostClass?: HostClass; addHosts?: { class: string } }[];
+    workloads: readonly { name: string; jobFile?: string; trace?: unknown }[];
+  },
+  files?: JobFiles,
+): { path: (string | number)[]; message: string }[] {
   const { events } = scenario;
   const hosts = [...scenario.hostClasses, ...events.flatMap((e) => e.addHostClass ?? [])]
     .filter((c) => c.count > 0 || events.some((e) => e.addHosts?.class === c.name))
     .map((c) => ({ name: c.name, has: RESOURCE_FIELDS.map(([field]) => c[field]) }));
   const issues: { path: (string | number)[]; message: string }[] = [];
+  const never = ": none of them will ever be placed";
   scenario.workloads.forEach((w, i) => {
-    if (!hosts.length || w.jobFile !== undefined || w.trace !== undefined) return;
+    if (!hosts.length || w.trace !== undefined) return;
+    if (w.jobFile !== undefined) {
+      const judge = (t: JobFileTask) =>
+        tooBig(hosts, jobAmounts(t.config)).map(({ k, text }) => ({
+          field: `${t.from("resource")}.resource${k === undefined ? "" : `.${JOB_RESOURCE_FIELDS[k]}`}`,
+          what: `asks for ${text}`,
+        }));
+      issues.push(...jobFileIssues(w, i, files, judge, never));
+      return;
+    }
     const least = RESOURCE_FIELDS.map(([field]) => leastOf((w as Record<string, unknown>)[field]));
-    if (hosts.some((c) => c.has.every((n, k) => least[k] <= n))) return;
-    const never = ": none of them will ever be placed";
-    let named = false;
-    RESOURCE_FIELDS.forEach(([field, , unit], k) => {
-      const most = Math.max(...hosts.map((c) => c.has[k]));
-      if (least[k] <= most) return;
-      named = true;
+    for (const { k, text } of tooBig(hosts, least)) {
       issues.push({
-        path: ["workloads", i, field],
-        message: `every task of ${w.name} asks for at least ${least[k]} ${unit}, more than any host class ` +
-          `has (${most} at most)${never}`,
+        path: k === undefined ? ["workloads", i] : ["workloads", i, RESOURCE_FIELDS[k][0]],
+        message: `every task of ${w.name} asks for at least ${text}${never}`,
       });
-    });
-    if (named) return;
-    // Each resource fits some class, but no class has them all.
-    const amounts = (of: number[]) =>
-      RESOURCE_FIELDS.flatMap(([, kind, unit], k) =>
-        least[k] > 0 ? [`${kind} ${of[k]}${unit === "MB" ? " MB" : ""}`] : []
-      ).join(", ");
-    issues.push({
-      path: ["workloads", i],
-      message: `every task of ${w.name} asks for at least ${amounts(least)}, which no host class has at ` +
-        `once (${hosts.map((c) => `${c.name}: ${amounts(c.has)}`).join("; ")})${never}`,
-    });
+    }
   });
   return issues;
+}
+
+/**
+ * How a task asking for `need` (by `RESOURCE_FIELDS`) is bigger than any host class: each resource no class
+ * has enough of (`k`, its index), or, when each fits some class, all of them at once; none when it fits one.
+ */
+function tooBig(hosts: { name: string; has: number[] }[], need: number[]): { k?: number; text: string }[] {
+  if (hosts.some((c) => c.has.every((n, k) => need[k] <= n))) return [];
+  const over = RESOURCE_FIELDS.flatMap(([, , unit], k) => {
+    const most = Math.max(...hosts.map((c) => c.has[k]));
+    return need[k] <= most
+      ? []
+      : [{ k, text: `${need[k]} ${unit}, more than any host class has (${most} at most)` }];
+  });
+  if (over.length) return over;
+  // Each resource fits some class, but no class has them all.
+  const amounts = (of: number[]) =>
+    RESOURCE_FIELDS.flatMap(([, kind, unit], k) =>
+      need[k] > 0 ? [`${kind} ${of[k]}${unit === "MB" ? " MB" : ""}`] : []
+    ).join(", ");
+  return [{
+    text: `${amounts(need)}, which no host class has at once ` +
+      `(${hosts.map((c) => `${c.name}: ${amounts(c.has)}`).join("; ")})`,
+  }];
 }
 
 /**
@@ -267,30 +289,49 @@ export function unplaceableWork(scenario: {
  * their `constraint`, fail on every host the classes build (events' classes and hosts included), as the
  * placement engine would find round after round ("constraint host_pool=nope failed"). Hosts are judged as
  * placement sees them: their class's attributes, rack and zone, and the host pool its `host_pool` attribute
- * names, else the default pool. A `constraint` is judged only as the API would read it (a shape the API
- * would refuse is left to it); TASK label constraints (per-host limits) are not judged. Daemon workloads
- * are not warned of: a daemon job runs on the hosts that match, none here. A warning, as `unplaceableWork`.
+ * names, else the default pool, and their names, `<class>-<i>`. A `constraint` is judged only as the API
+ * would read it (a shape the API would refuse is left to it); TASK label constraints (per-host limits) are
+ * not judged. A job file's tasks are judged by their configs' constraints (`files`), as `unplaceableWork`
+ * judges their resources; one naming hosts says how the simulator names them, as a job file written for a
+ * production cluster names its hosts otherwise (the minicluster's `agent-0`). Daemon workloads are not
+ * warned of: a daemon job runs on the hosts that match, none here. A warning, as `unplaceableWork`.
  */
-export function unmatchedConstraints(scenario: {
-  hostClasses: HostClass[];
-  events: readonly { addHostClass?: HostClass; addHosts?: { class: string; count: number } }[];
-  workloads: readonly {
-    name: string;
-    type?: string;
-    jobFile?: string;
-    trace?: unknown;
-    hostAttributes?: Record<string, string>;
-    constraint?: Record<string, unknown>;
-  }[];
-}): { path: (string | number)[]; message: string }[] {
+export function unmatchedConstraints(
+  scenario: {
+    hostClasses: HostClass[];
+    events: readonly { addHostClass?: HostClass; addHosts?: { class: string; count: number } }[];
+    workloads: readonly {
+      name: string;
+      type?: string;
+      jobFile?: string;
+      trace?: unknown;
+      hostAttributes?: Record<string, string>;
+      constraint?: Record<string, unknown>;
+    }[];
+  },
+  files?: JobFiles,
+): { path: (string | number)[]; message: string }[] {
   const { events } = scenario;
   const classes = [...scenario.hostClasses, ...events.flatMap((e) => e.addHostClass ?? [])].map((c) => ({
     c,
     count: c.count + events.reduce((n, e) => n + (e.addHosts?.class === c.name ? e.addHosts.count : 0), 0),
   })).filter((x) => x.count > 0);
   const issues: { path: (string | number)[]; message: string }[] = [];
+  const never = ": none of them will ever be placed";
   scenario.workloads.forEach((w, i) => {
-    if (!classes.length || w.jobFile !== undefined || w.trace !== undefined || w.type === "DAEMON") return;
+    if (!classes.length || w.trace !== undefined || w.type === "DAEMON") return;
+    if (w.jobFile !== undefined) {
+      const judge = (t: JobFileTask, job: JobConfig) => {
+        const c = job.type === "DAEMON" ? undefined : t.config.constraint;
+        // A job file names the hosts of the cluster it was written for (the minicluster's agent-0, ...).
+        const unmet = c &&
+          unmetBy(classes, c, "; the simulator names a class's hosts <class>-0, <class>-1, …");
+        if (!unmet) return [];
+        return [{ field: `${t.from("constraint")}.constraint`, what: `needs ${unmet}` }];
+      };
+      issues.push(...jobFileIssues(w, i, files, judge, never));
+      return;
+    }
     const attributes = Object.entries(w.hostAttributes ?? {}).map(([key, value]): Constraint => ({
       type: "LABEL_CONSTRAINT",
       labelConstraint: { kind: "HOST", condition: "EQUAL", label: { key, value }, requirement: 1 },
@@ -308,18 +349,33 @@ export function unmatchedConstraints(scenario: {
       const c: Constraint = parts.length === 1
         ? parts[0]
         : { type: "AND_CONSTRAINT", andConstraint: { constraints: parts } };
-      if (classes.some((x) => someHostMeets(x.c, x.count, c))) continue;
-      const keys = [...new Set(labelsOf(c, "HOST").map((kv) => kv.slice(0, kv.indexOf("="))))];
+      const unmet = unmetBy(classes, c);
+      if (!unmet) continue;
       issues.push({
         path: ["workloads", i, field],
-        message: `every task of ${w.name} needs a host where ${describeConstraint(c)}, which no host class ` +
-          `has (${classes.map((x) => `${x.c.name}: ${attributesText(x.c, x.count, keys)}`).join("; ")}): ` +
-          "none of them will ever be placed",
+        message: `every task of ${w.name} needs ${unmet}${never}`,
       });
       return;
     }
   });
   return issues;
+}
+
+/**
+ * "a host where hostname=std-9, which no host class has (std: hosts std-0 … std-4)" when no host of the
+ * classes (each with its count of hosts) meets a HOST constraint; undefined when one does.
+ */
+function unmetBy(
+  classes: { c: HostClass; count: number }[],
+  c: Constraint,
+  /** Said after the hosts' names when the constraint names hosts. */
+  namesNote = "",
+): string | undefined {
+  if (classes.some((x) => someHostMeets(x.c, x.count, c))) return undefined;
+  const keys = [...new Set(labelsOf(c, "HOST").map((kv) => kv.slice(0, kv.indexOf("="))))];
+  const has = classes.map((x) => `${x.c.name}: ${attributesText(x.c, x.count, keys)}`).join("; ");
+  return `a host where ${describeConstraint(c)}, which no host class has ` +
+    `(${has}${keys.includes("hostname") ? namesNote : ""})`;
 }
 
 /** Host `i` of a class as a constraint sees it: its attributes, with its host pool, and its name. */
@@ -360,4 +416,102 @@ function attributesText(c: HostClass, count: number, keys: string[]): string {
     const shown = values.slice(0, 3).map((v) => (v === "" ? `no ${key}` : `${key}=${v}`));
     return values.length > 3 ? `${shown.join(", ")}, …` : shown.join(", ");
   }).join(", ");
+}
+
+/** The job files a scenario's workloads name, read (by workload name), and how a message names a file. */
+export interface JobFiles {
+  templates: Readonly<Record<string, Record<string, unknown>>>;
+  resolve?: (path: string) => string;
+}
+
+/** Instances a warning names one by one; of more, it says how many. */
+const FEW_INSTANCES = 10;
+
+/** A job file's resource fields, in `RESOURCE_FIELDS`' order. */
+export const JOB_RESOURCE_FIELDS = ["cpuLimit", "memLimitMb", "diskLimitMb", "gpuLimit"] as const;
+
+/** What a task config asks for, in `RESOURCE_FIELDS`' order and units. */
+export function jobAmounts(tc: TaskConfig): number[] {
+  return JOB_RESOURCE_FIELDS.map((f) => tc.resource?.[f] ?? 0);
+}
+
+/** Instances of a job file that run one task config (an instanceConfig merged over the default). */
+export interface JobFileTask {
+  /** The instances' ids, when there are a few (an instanceConfig's one); undefined when there are more. */
+  ids?: number[];
+  /** How many of a job's instances run it. */
+  count: number;
+  config: TaskConfig;
+  revocable: boolean;
+  /** Where the job file sets a field: `instanceConfig.3` when that one does, else `defaultConfig`. */
+  from(field: keyof TaskConfig): string;
+}
+
+/**
+ * A job file's tasks: each instanceConfig within the instance count, then the instances without one; `total`
+ * is a job's instances (a daemon's, one per host, all running the default config, count as one).
+ */
+export function jobFileTasks(job: JobConfig): { tasks: JobFileTask[]; total: number } {
+  const daemon = job.type === "DAEMON";
+  const total = daemon ? 1 : job.instanceCount;
+  const own = daemon ? [] : Object.keys(job.instanceConfig ?? {}).map(Number).filter((id) => id < total);
+  const tasks: JobFileTask[] = own.sort((a, b) => a - b).map((id) => {
+    const config = mergeTaskConfig(job, id);
+    const from = (field: keyof TaskConfig) =>
+      overridesField(job.instanceConfig[id], field) ? `instanceConfig.${id}` : "defaultConfig";
+    return { ids: [id], count: 1, config, revocable: isRevocable(job, config), from };
+  });
+  const count = total - own.length;
+  if (count > 0) {
+    const config = job.defaultConfig;
+    // Named when they are few: the ids below the instance count without a config of their own.
+    const taken = new Set(own);
+    const ids = count > FEW_INSTANCES || daemon
+      ? undefined
+      : Array.from({ length: own.length + count }, (_, id) => id).filter((id) => !taken.has(id));
+    tasks.push({ ids, count, config, revocable: isRevocable(job, config), from: () => "defaultConfig" });
+  }
+  return { tasks, total };
+}
+
+/**
+ * The warnings of a job file workload's tasks, at its `jobFile`: `judge` says, of the instances running one
+ * config, the job file's field at fault and what is wrong with it ("asks for 8 cores, more than ..."). The
+ * instances judged alike make one warning, which names the file and field and says which tasks it is of
+ * ("every task of big", "instance 3 of each big job"); `outcome` ends it.
+ */
+export function jobFileIssues(
+  w: { name: string; jobFile?: string },
+  i: number,
+  files: JobFiles | undefined,
+  judge: (t: JobFileTask, job: JobConfig) => { field: string; what: string }[],
+  outcome: string,
+): { path: (string | number)[]; message: string }[] {
+  const job = files?.templates[w.name] as unknown as JobConfig | undefined;
+  if (w.jobFile === undefined || !job) return [];
+  const { tasks, total } = jobFileTasks(job);
+  const found = new Map<string, { field: string; what: string; count: number; ids?: number[] }>();
+  for (const t of tasks) {
+    for (const { field, what } of judge(t, job)) {
+      const key = JSON.stringify([field, what]);
+      let f = found.get(key);
+      if (!f) found.set(key, f = { field, what, count: 0, ids: [] });
+      f.count += t.count;
+      f.ids = f.ids && t.ids && [...f.ids, ...t.ids];
+    }
+  }
+  const file = files!.resolve ? files!.resolve(w.jobFile) : w.jobFile;
+  return [...found.values()].map(({ field, what, count, ids }) => {
+    // "asks for" of one task, "ask for" of several.
+    const plural = what.replace(/^(\w+)s\b/, "$1");
+    const of = `of each ${w.name} job`;
+    const who = count === total
+      ? `every task of ${w.name} ${what}`
+      : ids?.length === 1
+      ? `instance ${ids[0]} ${of} ${what}`
+      : ids && ids.length <= FEW_INSTANCES
+      ? `instances ${ids.sort((a, b) => a - b).join(", ")} ${of} ${plural}`
+      : `${count} of the ${total} tasks ${of} ${plural}`;
+    return { path: ["workloads", i, "jobFile"], message: `${file}: ${field}: ${who}${outcome}` };
+  });
 }

@@ -8,9 +8,16 @@ import type { RunInputs } from "./runner.ts";
 import { volumeIssues } from "./scenario_arrivals.ts";
 import { parseScenario, type Scenario, type ScenarioIssue, type ScenarioPool } from "./scenario.ts";
 import { unmatchedConstraints, unplaceableWork } from "./scenario_hosts.ts";
-import { checkNesting, overReservedCluster, oversizedGangs, unadmittableWork } from "./scenario_pools.ts";
+import {
+  checkNesting,
+  overReservedCluster,
+  oversizedGangs,
+  parentInFile,
+  unadmittableWork,
+} from "./scenario_pools.ts";
 import { overReservedByUpdates, poolUpdateIssues } from "./scenario_pool_updates.ts";
-import { emptyWindow, parseTaskEvents, type TraceJob } from "./trace.ts";
+import { emptyWindow, leftOutBefore, type TraceJob } from "./trace.ts";
+import { readTaskEvents } from "./trace_file.ts";
 
 export interface LoadedScenario extends RunInputs {
   scenario: Scenario;
@@ -27,20 +34,14 @@ export class ScenarioError extends Error {
   }
 }
 
-/** Reads a text file, gunzipping `.gz` files. */
-export async function readText(path: string): Promise<string> {
-  if (!path.endsWith(".gz")) return await Deno.readTextFile(path);
-  const file = await Deno.open(path);
-  const stream = file.readable.pipeThrough(new DecompressionStream("gzip")).pipeThrough(
-    new TextDecoderStream(),
-  );
-  let text = "";
-  for await (const chunk of stream) text += chunk;
-  return text;
-}
-
-/** Loads a scenario; throws a ScenarioError listing every problem with its file and line. */
-export async function loadScenarioFile(file: string): Promise<LoadedScenario> {
+/**
+ * Loads a scenario; throws a ScenarioError listing every problem with its file and line. `readTrace` parses
+ * a trace file (streamed, gunzipped; a plan worker passes a TraceCache's, to parse each trace once).
+ */
+export async function loadScenarioFile(
+  file: string,
+  readTrace: (path: string) => Promise<TraceJob[]> = readTaskEvents,
+): Promise<LoadedScenario> {
   let text: string;
   try {
     text = await Deno.readTextFile(file);
@@ -69,7 +70,7 @@ export async function loadScenarioFile(file: string): Promise<LoadedScenario> {
       const path = resolve(w.trace.file);
       let jobs: TraceJob[];
       try {
-        jobs = parseTaskEvents(await readText(path), path);
+        jobs = await readTrace(path);
       } catch (e) {
         errors.push(
           e instanceof Error && e.name === "TraceError"
@@ -79,6 +80,9 @@ export async function loadScenarioFile(file: string): Promise<LoadedScenario> {
         continue;
       }
       traces[w.name] = jobs;
+      // Work the trace had running or queued before the replayed window is missing from the run's cluster.
+      const left = leftOutBefore(jobs, w);
+      if (left) warnings.push(`${at(["workloads", i, "trace"])}: ${path}: ${left}`);
     }
   }
   for (const issue of inputIssues(scenario, { templates, traces }, resolve)) {
@@ -111,10 +115,10 @@ export async function loadScenarioFile(file: string): Promise<LoadedScenario> {
   if (errors.length) throw new ScenarioError(errors, warnings);
   for (
     const w of [
-      ...unplaceableWork(scenario),
-      ...unmatchedConstraints(scenario),
-      ...unadmittableWork(scenario.workloads, respools),
-      ...oversizedGangs(scenario, respools),
+      ...unplaceableWork(scenario, { templates, resolve }),
+      ...unmatchedConstraints(scenario, { templates, resolve }),
+      ...unadmittableWork(scenario.workloads, respools, { templates, resolve }),
+      ...oversizedGangs(scenario, respools, { templates, resolve }),
       ...overReservedCluster(scenario, respools),
       ...overReservedByUpdates(scenario, respools),
       ...untimedCommands(scenario, templates, resolve),
@@ -289,6 +293,12 @@ async function resolvePools(
     warnings.push(...checked.warnings.map((w) => w.message));
     if (!checked.ok) {
       errors.push(...checked.errors.map((e) => e.message));
+      continue;
+    }
+    // Refused as `peloton respool validate` refuses it: the parent is where the scenario nests the pool.
+    const parent = parentInFile(text, path, checked.value);
+    if (parent) {
+      errors.push(`${at([...where, i, "file"])}: ${parent}`);
       continue;
     }
     // Read as the check above read it: its aliases bounded, not by the yaml library's limit, which throws.

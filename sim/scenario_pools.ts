@@ -1,12 +1,22 @@
 /** The rules a scenario's resource pools follow: each pool's config by the resource manager's rules, and how pools nest. */
 import { z } from "zod";
-import { parseRespoolConfig } from "../core/model/load.ts";
+import { normalizeConfigObject, parseRespoolConfig } from "../core/model/load.ts";
+import { canonKey } from "../core/model/_schema_kit.ts";
 import { normalizeKeys } from "../core/model/_key_normalize.ts";
-import { plainToSource } from "../core/model/yaml_load.ts";
-import type { RespoolConfig, RespoolResourceConfig } from "../core/model/config_types.ts";
+import { parseYamlSource, plainToSource } from "../core/model/yaml_load.ts";
+import type { JobConfig, RespoolConfig, RespoolResourceConfig } from "../core/model/config_types.ts";
+import { gangSize, isRevocable } from "../core/jobmgr/task_build.ts";
+import { mergeTaskConfig } from "../core/model/task_merge.ts";
 import { slackLimit } from "../core/resmgr/admission_bounds.ts";
 import { RespoolNode } from "../core/resmgr/respool_node.ts";
 import { isMapping, leastOf } from "./scenario_distribution.ts";
+import {
+  JOB_RESOURCE_FIELDS,
+  jobAmounts,
+  jobFileIssues,
+  type JobFiles,
+  type JobFileTask,
+} from "./scenario_hosts.ts";
 import { quote } from "./scenario_messages.ts";
 import { type Distribution, instanceRange, RESOURCE_FIELDS } from "./scenario_workload.ts";
 
@@ -64,6 +74,40 @@ function ownIssues(pool: Record<string, unknown>): ReturnType<typeof respoolIssu
   return { ...own, errors, warnings };
 }
 
+/**
+ * Why a pool may not name its parent, as Peloton's `respool create PATH FILE` and `respool validate` refuse a
+ * file that does: the parent is where the pool is nested (PATH there, the scenario's nesting here), and a
+ * second one would be silently overridden.
+ */
+const PARENT_GIVEN = "expected no parent: a pool's parent is where the scenario nests it (the pool whose " +
+  "children list it, or the root for a pool in respools)";
+
+/** The parent a pool's config names (in any key style), as the respool API reads it; undefined when none. */
+function parentOf(pool: Record<string, unknown>): unknown {
+  const config = normalizeConfigObject("respool", poolConfig(pool)).value;
+  const v = isMapping(config) ? config.parent : undefined;
+  // `{value: id}` or the id itself; an empty one is no parent, as Peloton's CLI reads it.
+  const id = isMapping(v) && Object.keys(v).length === 1 && canonKey(Object.keys(v)[0]) === "value"
+    ? Object.values(v)[0]
+    : v;
+  return id === undefined || id === null || id === "" ? undefined : v;
+}
+
+/**
+ * Why a pool read from a respool file (`file`, holding `text`, whose config is `config`) is refused for
+ * naming its parent: `<file>:<line>: parent: got "root", expected no parent: ...`; undefined when it names
+ * none.
+ */
+export function parentInFile(text: string, file: string, config: RespoolConfig): string | undefined {
+  if (!config.parent) return undefined;
+  const source = parseYamlSource(text);
+  const entry = source.ok && source.root.kind === "map"
+    ? source.root.entries.find((e) => canonKey(e.key) === "parent")
+    : undefined;
+  const line = entry?.line === undefined ? "" : `:${entry.line}`;
+  return `${file}${line}: parent: got ${quote(config.parent)}, ${PARENT_GIVEN}; remove it from the file`;
+}
+
 /** The scenario key a pool's key is a typo of (`childern`) or spelt otherwise (`Children`), if any. */
 function scenarioKeyNear(key: string): string | undefined {
   const norm = normalizeKeys(plainToSource({ [key]: 0 }), SCENARIO_KEYS);
@@ -73,13 +117,13 @@ function scenarioKeyNear(key: string): string | undefined {
 /**
  * Checks a scenario's pools as written (`respools`, whether or not the rest of the scenario is valid):
  * each inline pool's config by the resource manager's own rules (errors and warnings; a key one typo away
- * from a known one is an error), then each pool against its parent and siblings as the respool API checks
- * it when a run creates it: a top-level pool is not named root, siblings have different names, a pool's
- * limits are within its parent's, and the reservations of a parent's children add up to at most its own
- * (counted in list order, without the pools refused before). Entries that are not pools (not a mapping, or
- * children that are not a list) are the schema's to report and are skipped, as are rules that need a pool
- * whose config is unknown: one from a `file:` not read yet (`loadScenarioFile` checks those once it is),
- * or one with errors of its own.
+ * from a known one is an error), no pool naming its `parent` (`PARENT_GIVEN`), then each pool against its
+ * parent and siblings as the respool API checks it when a run creates it: a top-level pool is not named
+ * root, siblings have different names, a pool's limits are within its parent's, and the reservations of a
+ * parent's children add up to at most its own (counted in list order, without the pools refused before).
+ * Entries that are not pools (not a mapping, or children that are not a list) are the schema's to report and
+ * are skipped, as are rules that need a pool whose config is unknown: one from a `file:` not read yet
+ * (`loadScenarioFile` checks those once it is), or one with errors of its own.
  */
 export function checkPools(respools: unknown): { errors: PoolIssue[]; warnings: PoolIssue[] } {
   const errors: PoolIssue[] = [], warnings: PoolIssue[] = [];
@@ -112,6 +156,10 @@ function walk(
     if (!isMapping(pool)) return;
     const here = [...at, i];
     let config: RespoolConfig | undefined;
+    // Beside a `file:` too, whose pool replaces the rest of the entry.
+    if (ownRules && parentOf(pool) !== undefined) {
+      errors.push({ path: [...here, "parent"], message: `${PARENT_GIVEN}; remove it` });
+    }
     if (!pool.file || !ownRules) {
       const own = ownIssues(pool);
       if (ownRules) {
@@ -193,12 +241,12 @@ function addReservations(into: Map<string, number>, resources: RespoolResourceCo
 /**
  * Workloads whose every task asks for more of some resource than its pool's limit: the resource manager
  * never admits such a task, so the workload's jobs wait for the whole run without a placement attempt or a
- * failure reason. A pool that lists no resource of a kind has a limit of 0 for it, as in Peloton. Only
- * workloads whose resources the scenario gives are judged (not a job file's or a trace's), and only pools
- * whose configs are valid. A revocable workload's cpu is not: it comes from slack, admitted against the
- * pool's slack entitlement, which no limit caps; its memory, disk and gpu are held to the pool's slack limit
- * too (`admission_bounds.ts`'s `slackLimit`, the bound admission holds it to). A warning, not an error: the
- * run shows what such a cluster does.
+ * failure reason. A pool that lists no resource of a kind has a limit of 0 for it, as in Peloton. A job
+ * file's tasks are judged by their configs (`files`: its defaultConfig and each instanceConfig, warned of at
+ * the job file's field), a trace's are not; only pools whose configs are valid are. A revocable task's cpu
+ * is not: it comes from slack, admitted against the pool's slack entitlement, which no limit caps; its
+ * memory, disk and gpu are held to the pool's slack limit too (`admission_bounds.ts`'s `slackLimit`, the
+ * bound admission holds it to). A warning, not an error: the run shows what such a cluster does.
  */
 export function unadmittableWork(
   workloads: readonly {
@@ -209,34 +257,61 @@ export function unadmittableWork(
     revocable?: boolean;
   }[],
   respools: unknown,
+  files?: JobFiles,
 ): PoolIssue[] {
   const limits = poolLimits(respools);
   const issues: PoolIssue[] = [];
+  const waits = ": the resource manager will admit none of them, and they will wait for the whole run";
   workloads.forEach((w, i) => {
     const pool = limits.get(w.respool);
-    if (!pool || w.jobFile !== undefined || w.trace !== undefined) return;
+    if (!pool || w.trace !== undefined) return;
+    if (w.jobFile !== undefined) {
+      const judge = (t: JobFileTask) => {
+        const asks = jobAmounts(t.config);
+        return RESOURCE_FIELDS.flatMap(([, kind, unit], k) => {
+          const over = overPool(w.respool, pool, kind, asks[k], t.revocable);
+          return over === undefined ? [] : [{
+            field: `${t.from("resource")}.resource.${JOB_RESOURCE_FIELDS[k]}`,
+            what: `asks for ${asks[k]} ${unit}, ${over}`,
+          }];
+        });
+      };
+      issues.push(...jobFileIssues(w, i, files, judge, waits));
+      return;
+    }
     for (const [field, kind, unit] of RESOURCE_FIELDS) {
-      if (kind === "cpu" && w.revocable) continue;
       const least = leastOf((w as Record<string, unknown>)[field]);
-      const limit = pool.limits.get(kind) ?? 0;
-      let over: string;
-      if (least > limit) {
-        const why = pool.limits.has(kind)
-          ? `its ${kind} limit is ${limit}`
-          : `it lists no ${kind} resource, so its ${kind} limit is 0`;
-        over = `more than ${w.respool} can ever hold (${why})`;
-      } else if (w.revocable && least > pool.slack(kind)) {
-        over = `more than ${w.respool} can ever hold of revocable work (${pool.slackWhy(kind)})`;
-      } else continue;
+      const over = overPool(w.respool, pool, kind, least, w.revocable === true);
+      if (over === undefined) continue;
       issues.push({
         path: ["workloads", i, field],
-        message:
-          `every task of ${w.name} asks for at least ${least} ${unit}, ${over}: the resource manager ` +
-          "will admit none of them, and they will wait for the whole run",
+        message: `every task of ${w.name} asks for at least ${least} ${unit}, ${over}${waits}`,
       });
     }
   });
   return issues;
+}
+
+/** How a task asking for `amount` of a kind is more than its pool (at `path`) ever admits, if it is. */
+function overPool(
+  path: string,
+  pool: PoolBounds,
+  kind: string,
+  amount: number,
+  revocable: boolean,
+): string | undefined {
+  if (kind === "cpu" && revocable) return undefined;
+  const limit = pool.limits.get(kind) ?? 0;
+  if (amount > limit) {
+    const why = pool.limits.has(kind)
+      ? `its ${kind} limit is ${limit}`
+      : `it lists no ${kind} resource, so its ${kind} limit is 0`;
+    return `more than ${path} can ever hold (${why})`;
+  }
+  if (revocable && amount > pool.slack(kind)) {
+    return `more than ${path} can ever hold of revocable work (${pool.slackWhy(kind)})`;
+  }
+  return undefined;
 }
 
 /**
@@ -244,8 +319,9 @@ export function unadmittableWork(
  * at all (Peloton's `minimumRunningInstances`), against an entitlement its pool's limit and the cluster's
  * capacity cap, so a workload whose every gang asks for more never has one admitted, and its jobs wait for
  * the whole run with no placement attempt (a queue behind them in the pool waits too). A gang's least ask
- * is judged (its fewest tasks times a task's least draw). Workloads whose tasks alone are too big are
- * `unadmittableWork`'s; only workloads whose resources the scenario gives are judged. A warning, as
+ * is judged (its fewest tasks times a task's least draw); a job file's gang is its instances below
+ * `sla.minimumRunningInstances` (a batch job's, not revocable), each with its own config. Workloads whose
+ * tasks alone are too big are `unadmittableWork`'s; a trace's are not judged. A warning, as
  * `unadmittableWork`'s.
  */
 export function oversizedGangs(
@@ -261,30 +337,37 @@ export function oversizedGangs(
     }[];
   },
   respools: unknown,
+  files?: JobFiles,
 ): PoolIssue[] {
   const limits = poolLimits(respools);
   const most = clusterMost(scenario);
   const issues: PoolIssue[] = [];
   scenario.workloads.forEach((w, i) => {
-    if (w.gang === undefined || w.gang === false || w.jobFile !== undefined || w.trace !== undefined) return;
-    const fewest = instanceRange(w.instances).min;
-    const size = w.gang === true ? fewest : Math.min(w.gang, fewest);
-    if (size < 2) return;
+    if (w.trace !== undefined) return;
     const pool = limits.get(w.respool);
+    let gang: { size: number; members: number[][]; revocable: boolean } | undefined;
+    if (w.jobFile !== undefined) gang = jobFileGang(files?.templates[w.name]);
+    else if (w.gang !== undefined && w.gang !== false) {
+      const fewest = instanceRange(w.instances).min;
+      const size = w.gang === true ? fewest : Math.min(w.gang, fewest);
+      const least = RESOURCE_FIELDS.map(([field]) => leastOf((w as Record<string, unknown>)[field]));
+      gang = { size, members: Array(size).fill(least), revocable: w.revocable === true };
+    }
+    if (!gang || gang.size < 2) return;
     const over: string[] = [];
     let overLimit = false;
-    for (const [field, kind, unit] of RESOURCE_FIELDS) {
+    RESOURCE_FIELDS.forEach(([, kind, unit], k) => {
       // Revocable cpu comes from slack, which no limit caps.
-      if (kind === "cpu" && w.revocable) continue;
-      const least = leastOf((w as Record<string, unknown>)[field]);
+      if (kind === "cpu" && gang.revocable) return;
       // Revocable work is held to the slack limit (within the limit while it is at most 100%).
-      const slack = pool && w.revocable ? pool.slack(kind) : Infinity;
+      const slack = pool && gang.revocable ? pool.slack(kind) : Infinity;
       const limit = Math.min(pool ? pool.limits.get(kind) ?? 0 : Infinity, slack);
+      const asks = gang.members.map((m) => m[k]);
       // A task alone over the limit is warned of already.
-      if (least <= 0 || least > limit) continue;
-      const total = Math.round(size * least * 1000) / 1000;
+      if (asks.every((n) => n <= 0) || asks.some((n) => n > limit)) return;
+      const total = Math.round(asks.reduce((a, b) => a + b, 0) * 1000) / 1000;
       const cap = Math.min(limit, most.get(kind)!);
-      if (total <= cap) continue;
+      if (total <= cap) return;
       overLimit ||= total > limit;
       const which = limit > most.get(kind)!
         ? `more than the cluster ever has (${most.get(kind)} ${unit})`
@@ -292,20 +375,45 @@ export function oversizedGangs(
         ? `more than ${w.respool} can ever hold of revocable work (${pool!.slackWhy(kind)})`
         : `more than ${w.respool} can ever hold (its ${kind} limit is ${limit})`;
       over.push(`${total} ${unit}, ${which}`);
-    }
+    });
     if (!over.length) return;
     // A gang over its pool's limit is passed over at admission; one too big for the cluster holds the
     // pool's queue, as more hosts would let it in.
     const behind = overLimit ? "" : ` (and work queued behind them in ${w.respool} with them)`;
-    issues.push({
-      path: ["workloads", i, "gang"],
-      message:
-        `every gang of ${w.name} has at least ${size} tasks, which ask for at least ${over.join("; ")}: ` +
-        "a gang is admitted whole or not at all, so the resource manager will admit none of them, and they " +
-        `will wait for the whole run${behind}`,
-    });
+    const admitted = "a gang is admitted whole or not at all, so the resource manager will admit none of " +
+      `them, and they will wait for the whole run${behind}`;
+    issues.push(
+      w.jobFile === undefined
+        ? {
+          path: ["workloads", i, "gang"],
+          message: `every gang of ${w.name} has at least ${gang.size} tasks, which ask for at least ` +
+            `${over.join("; ")}: ${admitted}`,
+        }
+        : {
+          path: ["workloads", i, "jobFile"],
+          message: `${files?.resolve ? files.resolve(w.jobFile) : w.jobFile}: sla.minimumRunningInstances: ` +
+            `every gang of ${w.name} has ${gang.size} tasks, which ask for ${over.join("; ")}: ${admitted}`,
+        },
+    );
   });
   return issues;
+}
+
+/**
+ * A job file's gang: a batch job's instances below `sla.minimumRunningInstances` that are not revocable
+ * (`gangSize`), each asking for its config's resources; undefined when it has none.
+ */
+function jobFileGang(
+  template: Record<string, unknown> | undefined,
+): { size: number; members: number[][]; revocable: boolean } | undefined {
+  const job = template as unknown as JobConfig | undefined;
+  if (!job || job.type !== "BATCH") return undefined;
+  const members: number[][] = [];
+  for (let id = 0; id < Math.min(job.sla.minimumRunningInstances, job.instanceCount); id++) {
+    const config = mergeTaskConfig(job, id);
+    if (gangSize(job, id, isRevocable(job, config)) > 1) members.push(jobAmounts(config));
+  }
+  return { size: members.length, members, revocable: false };
 }
 
 /** A pool's bounds as the warnings judge work by: its limits by kind, and its slack limit. */

@@ -8,9 +8,18 @@
  * period. Nothing can change after that: the cluster, the pools and the demand stay as they are.
  */
 import type { JobEntry } from "../core/jobmgr/jobmgr.ts";
-import type { Message } from "../core/messages.ts";
+import type { Message, RmTask } from "../core/messages.ts";
 import { mesosTaskId, type TaskRecord } from "../core/model/records.ts";
 import type { Resources } from "../core/model/resources.ts";
+import type { Constraint } from "../core/model/config_types.ts";
+import {
+  constraintKey,
+  describeConstraint,
+  evaluate,
+  HOST_KIND,
+  isNonExclusive,
+} from "../core/placement/constraints.ts";
+import { type HostEntry, POOL_EXCLUSIVE, POOL_GPU, POOL_NORMAL } from "../core/hostmgr/host_table.ts";
 import { isTerminalJobState, isTerminalTaskState, type TaskState } from "../core/model/states.ts";
 import { gangSize } from "../core/jobmgr/task_build.ts";
 import {
@@ -175,11 +184,15 @@ export class StallWatch {
  * limit, controller limit, or reservation for non-preemptible work) or more than the cluster's capacity
  * lets its entitlement be (a gang is admitted whole or not at all); or queued behind such a gang where it
  * stops its queue: one too big for the cluster stops any queue, while one over a bound is passed over in any
- * queue (`neverAdmits`), and one in the pending queue with a side queue moves there: they hold no one up. Work that merely waited when the run ended is not listed. An
- * open-ended run finds its stuck jobs as it goes (`StallWatch`).
+ * queue (`neverAdmits`), and one in the pending queue with a side queue moves there: they hold no one up.
+ * And work no placement can ever take (`unplaceableRows`), admitted or not, with what its pool, its
+ * allocation held by such admitted work, admits no more of. Work that merely waited when the run ended is not
+ * listed. An open-ended run finds its stuck jobs as it goes (`StallWatch`).
  */
 export function neverStartingJobs(sim: Simulation): StuckJob[] {
   const why = new Map<QueuedGang, string>();
+  /** Gangs that wait only behind other work: what keeps them from starting is not their own. */
+  const behind = new Set<QueuedGang>();
   const preemption = sim.scenario.settings.preemption.enabled;
   for (const pool of sim.resmgr.tree.leaves()) {
     for (const kind of ADMISSION_ORDER) {
@@ -188,6 +201,7 @@ export function neverStartingJobs(sim: Simulation): StuckJob[] {
         if (!gang.rows.length) continue;
         if (blocked) {
           why.set(gang, blocked);
+          behind.add(gang);
           continue;
         }
         const over = neverOver(pool, gang, preemption, sim.resmgr.capacity.physical);
@@ -205,7 +219,8 @@ export function neverStartingJobs(sim: Simulation): StuckJob[] {
   const table = sim.resmgr.tasks;
   const unplaceable = unplaceableRows(sim);
   // What waits in those pools' queues, not admitted while their allocation stays, waits behind them.
-  for (const pool of new Set([...unplaceable.keys()].map((row) => table.pool[row]!))) {
+  const holding = [...unplaceable].filter(([, u]) => u.admitted).map(([row]) => table.pool[row]!);
+  for (const pool of new Set(holding)) {
     for (const kind of ADMISSION_ORDER) {
       for (const gang of pool.queue(kind)) {
         if (!gang.rows.length || why.has(gang) || canAdmit(pool, gang, preemption)) continue;
@@ -213,6 +228,7 @@ export function neverStartingJobs(sim: Simulation): StuckJob[] {
           gang,
           `waits in pool ${pool.path}'s ${QUEUE_NAMES[kind]} behind admitted work that can never be placed`,
         );
+        behind.add(gang);
       }
     }
   }
@@ -226,7 +242,11 @@ export function neverStartingJobs(sim: Simulation): StuckJob[] {
       if (isTerminalTaskState(task.state)) continue;
       const row = table.rowOf(mesosTaskId(job.jobId, task.instanceId, task.runId));
       const gang = row < 0 ? null : table.gang[row];
-      const never = unplaceable.get(row) ?? (gang ? why.get(gang) : undefined);
+      // Why it can never start itself comes first: admitted and unplaceable, then never admitted by its
+      // pool, then unplaceable once admitted; waiting behind other work last.
+      const u = unplaceable.get(row), pooled = gang ? why.get(gang) : undefined;
+      const never = (u?.admitted ? u.why : undefined) ?? (gang && !behind.has(gang) ? pooled : undefined) ??
+        u?.why ?? pooled;
       if (never === undefined) {
         startable = true;
         break;
@@ -242,23 +262,27 @@ export function neverStartingJobs(sim: Simulation): StuckJob[] {
 }
 
 /**
- * Admitted tasks (READY or PLACING) no placement can ever take: alone or with the rest of their gang (the
- * instances below the job's `minimumRunningInstances`) they ask for more than the cluster has at the end,
- * the capacity the queued gangs are measured by. By row, with why ("placement: its gang of 4 tasks needs
- * gpu 16, the cluster has 12").
+ * Tasks waiting in the resource manager (admitted, READY or PLACING, or PENDING in a pool's queue) that no
+ * placement can ever take: alone or with the rest of their gang (the instances below the job's
+ * `minimumRunningInstances`) they ask for more than the cluster has at the end, the capacity the queued
+ * gangs are measured by; or one of them alone fits no host of the cluster at the end (`EndHosts`). By row,
+ * with why ("admitted, but no placement can take its gang of 4 tasks: needs gpu 16, the cluster has 12")
+ * and whether it was admitted (holding its pool's allocation).
  */
-function unplaceableRows(sim: Simulation): Map<number, string> {
+function unplaceableRows(sim: Simulation): Map<number, { why: string; admitted: boolean }> {
   const table = sim.resmgr.tasks;
   const capacity = sim.resmgr.capacity.physical;
-  const out = new Map<number, string>();
+  const hosts = new EndHosts(sim);
+  const out = new Map<number, { why: string; admitted: boolean }>();
   for (const job of sim.jobmgr.jobs.values()) {
     if (isTerminalJobState(job.runtime.state)) continue;
-    const groups = new Map<number, number[]>();
+    const groups = new Map<number, number[]>(), pending = new Set<number>();
     for (const task of job.tasks.values()) {
       if (isTerminalTaskState(task.state)) continue;
       const id = mesosTaskId(job.jobId, task.instanceId, task.runId);
       const state = table.get(id)?.state;
-      if (state !== "READY" && state !== "PLACING") continue;
+      if (state !== "READY" && state !== "PLACING" && state !== "PENDING") continue;
+      if (state === "PENDING") pending.add(table.rowOf(id));
       const size = gangSize(job.config, task.instanceId, false);
       // A gang's members share the key of its first instance; other tasks are one each.
       const key = size > 1 ? -1 : task.instanceId;
@@ -273,14 +297,162 @@ function unplaceableRows(sim: Simulation): Map<number, string> {
         need.diskMb += r.diskMb;
         need.gpuMilli += r.gpuMilli;
       }
-      const over = overCaps(need, NO_LIMIT, capacity);
+      const gang = rows.length > 1;
+      let over = overCaps(need, NO_LIMIT, capacity);
+      // A gang is placed whole: a member no host takes holds the others back.
+      for (let k = 0; k < rows.length && over === undefined; k++) {
+        const task = table.task[rows[k]];
+        const alone = task ? hosts.why(task) : undefined;
+        if (alone !== undefined) over = gang ? `instance ${task!.instanceId}: ${alone}` : alone;
+      }
       if (over === undefined) continue;
-      const what = rows.length > 1 ? `its gang of ${rows.length} tasks` : "it";
-      for (const row of rows) out.set(row, `admitted, but no placement can take ${what}: ${over}`);
+      const what = gang ? `its gang of ${rows.length} tasks` : "it";
+      for (const row of rows) {
+        const admitted = !pending.has(row);
+        const when = admitted ? "admitted" : "waits for admission";
+        out.set(row, { why: `${when}, but no placement can take ${what}: ${over}`, admitted });
+      }
     }
   }
   return out;
 }
+
+/**
+ * The hosts of the cluster at the end as placement looks at a task: those not lost (whose capacity the
+ * resource manager counts), in the index pools it searches (GPU hosts kept for GPU work, exclusive hosts for
+ * work whose constraint names them: `acquire.ts`), meeting its HOST constraint, with their whole resources
+ * free. What no such host could ever take never starts. A task bound to one host (a daemon's instance, a
+ * stateful task's volume) is not judged here.
+ */
+class EndHosts {
+  readonly #hosts: HostEntry[];
+  readonly #registry: Simulation["hostmgr"]["registry"];
+  /** Per constraint and index pools: the distinct resources of the hosts that may take its tasks. */
+  readonly #candidates = new Map<string, { shapes: Resources[]; usable: number; meeting: number }>();
+  /** Per constraint and resources asked for: why no host takes such a task (undefined: some host does). */
+  readonly #why = new Map<string, string | undefined>();
+
+  /** How many of the hosts are in each index pool. */
+  readonly #inPool = [0, 0, 0];
+
+  constructor(sim: Simulation) {
+    this.#hosts = sim.hostmgr.hosts.filter((h) => !h.lost);
+    this.#registry = sim.hostmgr.registry;
+    for (const h of this.#hosts) this.#inPool[this.#registry.poolOf(h)]++;
+  }
+
+  /** Why no host of the cluster can ever take the task alone; undefined when one can. */
+  why(task: RmTask): string | undefined {
+    if (task.requiredHost !== undefined) return undefined;
+    const r = task.resources, c = hostPart(task.constraint);
+    const pools = searchedPools(r, task.constraint, this.#registry.scarceGpu);
+    const key = `${r.cpuMilli},${r.memMb},${r.diskMb},${r.gpuMilli}|${pools.join()}|${constraintKey(c)}`;
+    if (!this.#why.has(key)) this.#why.set(key, this.#judge(r, c, pools));
+    return this.#why.get(key);
+  }
+
+  #judge(need: Resources, c: Constraint | undefined, pools: number[]): string | undefined {
+    if (!this.#hosts.length) return "no host is up";
+    const kept = [
+      [POOL_GPU, "GPU hosts are kept for GPU work"] as const,
+      [POOL_EXCLUSIVE, "exclusive hosts take only work whose constraint names them"] as const,
+    ].flatMap(([pool, why]) => !pools.includes(pool) && this.#inPool[pool] > 0 ? [why] : []);
+    const { shapes, usable, meeting } = this.#candidatesFor(c, pools);
+    if (!usable) return `no host it may use: ${kept.join("; ")}`;
+    const end = kept.length ? ` (${kept.join("; ")})` : "";
+    const mayUse = kept.length ? " it may use" : "";
+    if (!meeting) return `no host${mayUse} meets its constraint ${describeConstraint(c!)}${end}`;
+    if (shapes.some((h) => fits(need, h))) return undefined;
+    const scope = `no host${mayUse}${meeting < usable ? ` where ${describeConstraint(c!)}` : ""}`;
+    const most = (k: ResourceKind) => Math.max(...shapes.map((h) => amountOf(h, k)));
+    const over = RESOURCE_KINDS.filter((k) => amountOf(need, k) > most(k));
+    if (over.length) {
+      return over.map((k) =>
+        `needs ${UNITS[k]} ${round(amountOf(need, k))}, ${scope} has more than ${round(most(k))}`
+      )
+        .join("; ") + end;
+    }
+    // Each resource fits some host, but none has them all.
+    const asks = RESOURCE_KINDS.filter((k) => amountOf(need, k) > 0)
+      .map((k) => `${UNITS[k]} ${round(amountOf(need, k))}`).join(", ");
+    return `needs ${asks}, which ${scope} has at once${end}`;
+  }
+
+  /** The hosts in the index pools that meet the constraint: their distinct resources, and how many. */
+  #candidatesFor(
+    c: Constraint | undefined,
+    pools: number[],
+  ): { shapes: Resources[]; usable: number; meeting: number } {
+    const key = `${pools.join()}|${constraintKey(c)}`;
+    let found = this.#candidates.get(key);
+    if (found) return found;
+    const shapes = new Map<string, Resources>();
+    let usable = 0, meeting = 0;
+    const target = { hostname: "", attributes: {} as Record<string, string>, taskLabels: [] };
+    for (const h of this.#hosts) {
+      if (!pools.includes(this.#registry.poolOf(h))) continue;
+      usable++;
+      target.hostname = h.info.hostname;
+      target.attributes = h.info.attributes;
+      if (c && evaluate(c, target, HOST_KIND) === "mismatch") continue;
+      meeting++;
+      const r = h.info.resources;
+      shapes.set(`${r.cpuMilli},${r.memMb},${r.diskMb},${r.gpuMilli}`, r);
+    }
+    this.#candidates.set(key, found = { shapes: [...shapes.values()], usable, meeting });
+    return found;
+  }
+}
+
+/** Each constraint's `hostPart` (null: none), once per constraint object (a job's tasks share one). */
+const HOST_PARTS = new WeakMap<Constraint, Constraint | null>();
+
+/**
+ * The part of a constraint a host's own labels decide, undefined when none: its TASK labels (how many tasks
+ * of a kind a host runs, which placements change) left out, as the host manager leaves them out; an OR with
+ * one may always pass, so it goes whole. It fails on a host where the whole constraint does, and the tasks of
+ * jobs whose constraints differ only in their TASK labels (`maxPerHost`'s, a job's own) are judged once.
+ */
+function hostPart(c: Constraint | undefined): Constraint | undefined {
+  if (!c) return undefined;
+  let part = HOST_PARTS.get(c);
+  if (part === undefined) HOST_PARTS.set(c, part = hostPartOf(c) ?? null);
+  return part ?? undefined;
+}
+
+function hostPartOf(c: Constraint): Constraint | undefined {
+  switch (c.type) {
+    case "LABEL_CONSTRAINT":
+      return c.labelConstraint.kind === "HOST" ? c : undefined;
+    case "AND_CONSTRAINT": {
+      const parts = c.andConstraint.constraints.flatMap((p) => hostPartOf(p) ?? []);
+      return parts.length > 1 ? { type: "AND_CONSTRAINT", andConstraint: { constraints: parts } } : parts[0];
+    }
+    case "OR_CONSTRAINT": {
+      const parts = c.orConstraint.constraints.map(hostPartOf);
+      return parts.every((p) => p !== undefined)
+        ? { type: "OR_CONSTRAINT", orConstraint: { constraints: parts as Constraint[] } }
+        : undefined;
+    }
+  }
+}
+
+/**
+ * The index pools placement may take a task's host from (`acquire.ts`'s `pools`): GPU work searches only the
+ * GPU hosts kept for it, but the others, having no GPU, could not take it anyway, so they count too.
+ */
+function searchedPools(need: Resources, c: Constraint | undefined, scarceGpu: boolean): number[] {
+  const pools = need.gpuMilli > 0 || !scarceGpu ? [POOL_NORMAL, POOL_GPU] : [POOL_NORMAL];
+  if (!isNonExclusive(c)) pools.push(POOL_EXCLUSIVE);
+  return pools;
+}
+
+function fits(need: Resources, has: Resources): boolean {
+  return need.cpuMilli <= has.cpuMilli && need.memMb <= has.memMb && need.diskMb <= has.diskMb &&
+    need.gpuMilli <= has.gpuMilli;
+}
+
+const RESOURCE_KINDS: ResourceKind[] = ["cpu", "memory", "disk", "gpu"];
 
 const NO_LIMIT: Scalar = { cpu: Infinity, memory: Infinity, disk: Infinity, gpu: Infinity };
 

@@ -46,6 +46,12 @@ export interface TraceTask {
    * before it, the task runs until then and ends as the trace says; placed after it, it ends at once.
    */
   endedPendingSec?: number;
+  /**
+   * Set for a task already running when the trace window opens (its last SCHEDULE at time 0, before the
+   * window): its start is unknown, so the replay ends its run at the trace time it ended (`durationSec`
+   * from time 0), not that long after the replay starts it.
+   */
+  runningBeforeWindow?: true;
 }
 
 /**
@@ -131,80 +137,85 @@ const SCHEDULING_CLASS = `an integer from 0 to ${MAX_SCHEDULING_CLASS}`;
 const PRIORITY = `an integer from 0 to ${MAX_PRIORITY}`;
 
 /**
- * Parses `task_events` CSV text into jobs ordered by submission (a job with tasks added later makes one
- * `TraceJob` per lot of them). Events with time 0 happened before the trace window and count as time 0.
- * Every field is checked, in the file's order: a bad row fails with its line, column and what was expected.
- * Timestamp, job ID, task index and event type are mandatory; the real data leaves the other columns empty
- * at times, and an empty one is read as missing.
+ * Times at or past this (the trace's 2^63 − 1) mean "after the trace window": the event did not happen
+ * within the trace, so it is left out (a task whose FINISH has this time never ends in the replay).
+ */
+export const AFTER_WINDOW_US = 2 ** 63 - 1;
+
+/** The trace window opens 600 s in; time 0 is "before the window", where the cluster's earlier work sits. */
+export const WINDOW_START_SEC = 600;
+
+/** Rows a parser makes room for at first; it doubles them as a file goes on. */
+const FIRST_ROWS = 1024;
+
+/**
+ * Parses `task_events` CSV into jobs ordered by submission (a job with tasks added later makes one
+ * `TraceJob` per lot of them), a line at a time: a file of any size streams through it, never held whole
+ * (`parseTaskEvents` for text in hand). Events with time 0 happened before the trace window and count as
+ * time 0; those at 2^63 − 1 happened after it and are left out (see `AFTER_WINDOW_US`). Every field is
+ * checked, in the file's order: a bad row fails with its line, column and what was expected. Timestamp, job
+ * ID, task index and event type are mandatory; the real data leaves the other columns empty at times, and an
+ * empty one is read as missing.
  *
  * A task's events are taken in time order, ties in the file's order: part files concatenated out of order,
  * or a row written late, read as they happened (a FINISH before its SCHEDULE in the file ends the run that
  * SCHEDULE started). Its last SCHEDULE and last FINISH, FAIL or KILL are the latest ones (see `TraceTask`).
- * The rows are not held twice for it: a first pass checks them and keeps each one's time, job, task and
- * event type in typed arrays, a few bytes beside the text's line, and the second takes those in time order.
+ * The rows are not kept as text: each one's time, job, task and event type go into typed arrays, 21 bytes a
+ * row, and `finish` takes those in time order.
  *
  * Only tasks with a SUBMIT event are replayed: one of the trace's part files holds the later events of
  * tasks submitted in an earlier part, and those are left out. A file in which no task at all is submitted
  * would replay nothing, so it is refused.
  */
-export function parseTaskEvents(text: string, file = "task_events.csv"): TraceJob[] {
-  const jobs = new Map<string, JobAcc>();
-  const jobList: JobAcc[] = [];
-  const lines = text.split("\n");
+export class TaskEventsParser {
+  readonly #jobs = new Map<string, JobAcc>();
+  readonly #jobList: JobAcc[] = [];
   // Per row, in the file's order: what the events need once the rows are in time order.
-  const timesUs = new Float64Array(lines.length), jobOf = new Uint32Array(lines.length);
-  const taskOf = new Float64Array(lines.length), typeOf = new Uint8Array(lines.length);
-  let lineNo = 0, rows = 0, inOrder = true;
-  // Called only on a bad row, so the checks below stay a few comparisons per field.
-  const bad = (col: number, expected: string, got: string): never => {
-    const value = got === "" ? "an empty field" : `"${got}"`;
-    throw new TraceError(
-      `${file} line ${lineNo}, column ${col + 1} (${COLUMNS[col]}): expected ${expected}, got ${value}`,
-    );
-  };
-  /** A non-negative integer, or -1 for an empty optional field. */
-  const int = (f: string[], col: number, max: number, expected: string, mandatory = false): number => {
-    const s = f[col];
-    if (s === "" && !mandatory) return -1;
-    const v = digits(s);
-    return v >= 0 && v <= max ? v : bad(col, expected, s);
-  };
-  /** A request as a fraction of the largest machine, or -1 for an empty field. */
-  const fraction = (f: string[], col: number): number => {
-    const s = f[col];
-    if (s === "") return -1;
-    const v = decimal(s);
-    return v >= 0 && v <= 1 ? v : bad(col, "a number from 0 to 1", s);
-  };
-  for (const raw of lines) {
-    lineNo++;
+  #timesUs = new Float64Array(FIRST_ROWS);
+  #jobOf = new Uint32Array(FIRST_ROWS);
+  #taskOf = new Float64Array(FIRST_ROWS);
+  #typeOf = new Uint8Array(FIRST_ROWS);
+  #lineNo = 0;
+  #rows = 0;
+  #inOrder = true;
+
+  constructor(readonly file = "task_events.csv") {}
+
+  /** Lines read so far, empty ones included: the number of the last one. */
+  get lines(): number {
+    return this.#lineNo;
+  }
+
+  /** Takes the file's next line (without its "\n"); a bad row throws a TraceError naming it. */
+  line(raw: string): void {
+    this.#lineNo++;
     const line = raw.trim();
-    if (!line) continue;
+    if (!line) return;
     const f = line.split(",");
     if (f.length !== 13) {
       throw new TraceError(
-        `${file} line ${lineNo}: expected 13 columns (task_events of 2011), got ${f.length}`,
+        `${this.file} line ${this.#lineNo}: expected 13 columns (task_events of 2011), got ${f.length}`,
       );
     }
     // Not only integers: the bundled sample (tools/make_trace_sample.ts) has half-µs times.
     const timeUs = decimal(f[0]);
-    if (!(timeUs >= 0)) bad(0, "a time in µs (a number ≥ 0)", f[0]);
-    int(f, 1, Infinity, INTEGER);
+    if (!(timeUs >= 0)) this.#bad(0, "a time in µs (a number ≥ 0)", f[0]);
+    this.#int(f, 1, Infinity, INTEGER);
     const jobId = f[2];
-    int(f, 2, Infinity, INTEGER, true);
-    const index = int(f, 3, Infinity, "an integer ≥ 0", true);
-    int(f, 4, Infinity, INTEGER);
-    const type = int(f, 5, MAX_EVENT_TYPE, EVENT_TYPE, true);
-    int(f, 7, MAX_SCHEDULING_CLASS, SCHEDULING_CLASS);
-    const priority = int(f, 8, MAX_PRIORITY, PRIORITY);
-    const cpu = fraction(f, 9), memory = fraction(f, 10), disk = fraction(f, 11);
+    this.#int(f, 2, Infinity, INTEGER, true);
+    const index = this.#int(f, 3, Infinity, "an integer ≥ 0", true);
+    this.#int(f, 4, Infinity, INTEGER);
+    const type = this.#int(f, 5, MAX_EVENT_TYPE, EVENT_TYPE, true);
+    this.#int(f, 7, MAX_SCHEDULING_CLASS, SCHEDULING_CLASS);
+    const priority = this.#int(f, 8, MAX_PRIORITY, PRIORITY);
+    const cpu = this.#fraction(f, 9), memory = this.#fraction(f, 10), disk = this.#fraction(f, 11);
     const spread = f[12];
-    if (spread !== "" && spread !== "0" && spread !== "1") bad(12, "0 or 1", spread);
-    let job = jobs.get(jobId);
+    if (spread !== "" && spread !== "0" && spread !== "1") this.#bad(12, "0 or 1", spread);
+    let job = this.#jobs.get(jobId);
     if (!job) {
       job = {
         jobId,
-        at: jobList.length,
+        at: this.#jobList.length,
         tasks: new Map(),
         cpu: 0,
         memory: 0,
@@ -212,8 +223,8 @@ export function parseTaskEvents(text: string, file = "task_events.csv"): TraceJo
         priority: 0,
         differentMachines: false,
       };
-      jobs.set(jobId, job);
-      jobList.push(job);
+      this.#jobs.set(jobId, job);
+      this.#jobList.push(job);
     }
     // Empty fields are -1, so they leave the job's largest value as it is.
     job.priority = Math.max(job.priority, priority);
@@ -221,53 +232,116 @@ export function parseTaskEvents(text: string, file = "task_events.csv"): TraceJo
     job.memory = Math.max(job.memory, memory);
     job.disk = Math.max(job.disk, disk);
     if (spread === "1") job.differentMachines = true;
-    if (rows > 0 && timeUs < timesUs[rows - 1]) inOrder = false;
-    timesUs[rows] = timeUs, jobOf[rows] = job.at, taskOf[rows] = index, typeOf[rows] = type;
-    rows++;
+    const rows = this.#rows;
+    if (rows === this.#timesUs.length) this.#grow();
+    if (rows > 0 && timeUs < this.#timesUs[rows - 1]) this.#inOrder = false;
+    this.#timesUs[rows] = timeUs, this.#jobOf[rows] = job.at, this.#taskOf[rows] = index;
+    this.#typeOf[rows] = type;
+    this.#rows++;
   }
-  if (!rows) throw new TraceError(`${file}: no task events (the file has no rows)`);
-  const order = Uint32Array.from({ length: rows }, (_, i) => i);
-  // Stable: rows at the same time keep the file's order (a SUBMIT and a SCHEDULE in the same µs).
-  if (!inOrder) order.sort((a, b) => timesUs[a] - timesUs[b] || a - b);
-  for (const row of order) {
-    const job = jobList[jobOf[row]];
-    const index = taskOf[row], timeUs = timesUs[row], type = typeOf[row];
-    let task = job.tasks.get(index);
-    if (!task) job.tasks.set(index, task = { index });
-    switch (type) {
-      case TRACE_EVENTS.SUBMIT:
-        // Resubmissions after an eviction or failure are the scheduler's business here, not the trace's.
-        if (task.submitUs === undefined) task.submitUs = timeUs;
-        break;
-      case TRACE_EVENTS.SCHEDULE:
-        task.startUs = timeUs;
-        task.runEndUs = undefined;
-        task.restarted = task.endUs !== undefined;
-        break;
-      case TRACE_EVENTS.FINISH:
-      case TRACE_EVENTS.FAIL:
-      case TRACE_EVENTS.KILL:
-        task.endUs = timeUs;
-        task.exitCode = type === TRACE_EVENTS.FINISH ? 0 : type === TRACE_EVENTS.FAIL ? 1 : 143;
-        task.restarted = false;
-        // falls through: the end of the task is the end of its run, if it was running
-      case TRACE_EVENTS.EVICT:
-      case TRACE_EVENTS.LOST:
-        if (task.startUs !== undefined && task.runEndUs === undefined) task.runEndUs = timeUs;
-        break;
+
+  /** The jobs of the lines taken, in submission order; throws a TraceError when there is none. */
+  finish(): TraceJob[] {
+    const rows = this.#rows, file = this.file;
+    if (!rows) throw new TraceError(`${file}: no task events (the file has no rows)`);
+    const timesUs = this.#timesUs, jobOf = this.#jobOf, taskOf = this.#taskOf, typeOf = this.#typeOf;
+    const order = Uint32Array.from({ length: rows }, (_, i) => i);
+    // Stable: rows at the same time keep the file's order (a SUBMIT and a SCHEDULE in the same µs).
+    if (!this.#inOrder) order.sort((a, b) => timesUs[a] - timesUs[b] || a - b);
+    for (const row of order) {
+      const timeUs = timesUs[row];
+      // After the trace window: it did not happen within the trace (nor do the rows after it in time).
+      if (timeUs >= AFTER_WINDOW_US) break;
+      const job = this.#jobList[jobOf[row]];
+      const index = taskOf[row], type = typeOf[row];
+      let task = job.tasks.get(index);
+      if (!task) job.tasks.set(index, task = { index });
+      take(task, type, timeUs);
     }
-  }
-  const out: TraceJob[] = [];
-  for (const j of jobList) out.push(...lots(j));
-  if (!out.length) {
-    throw new TraceError(
-      `${file}: no task was ever submitted: none of its ${rows} ${rows === 1 ? "row is" : "rows are"} a ` +
-        `SUBMIT event (event type ${TRACE_EVENTS.SUBMIT}), so there is no job to replay`,
+    const out: TraceJob[] = [];
+    for (const j of this.#jobList) out.push(...lots(j));
+    if (!out.length) {
+      throw new TraceError(
+        `${file}: no task was ever submitted: none of its ${rows} ${rows === 1 ? "row is" : "rows are"} a ` +
+          `SUBMIT event (event type ${TRACE_EVENTS.SUBMIT}), so there is no job to replay`,
+      );
+    }
+    return out.sort((a, b) =>
+      a.submitSec - b.submitSec || (a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : a.part - b.part)
     );
   }
-  return out.sort((a, b) =>
-    a.submitSec - b.submitSec || (a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : a.part - b.part)
-  );
+
+  #grow(): void {
+    const n = this.#timesUs.length * 2;
+    const grown = <T extends Float64Array | Uint32Array | Uint8Array>(a: T, b: T): T => (b.set(a), b);
+    this.#timesUs = grown(this.#timesUs, new Float64Array(n));
+    this.#jobOf = grown(this.#jobOf, new Uint32Array(n));
+    this.#taskOf = grown(this.#taskOf, new Float64Array(n));
+    this.#typeOf = grown(this.#typeOf, new Uint8Array(n));
+  }
+
+  // Called only on a bad row, so the checks below stay a few comparisons per field.
+  #bad(col: number, expected: string, got: string): never {
+    const value = got === "" ? "an empty field" : `"${got}"`;
+    throw new TraceError(
+      `${this.file} line ${this.#lineNo}, column ${col + 1} (${
+        COLUMNS[col]
+      }): expected ${expected}, got ${value}`,
+    );
+  }
+
+  /** A non-negative integer, or -1 for an empty optional field. */
+  #int(f: string[], col: number, max: number, expected: string, mandatory = false): number {
+    const s = f[col];
+    if (s === "" && !mandatory) return -1;
+    const v = digits(s);
+    return v >= 0 && v <= max ? v : this.#bad(col, expected, s);
+  }
+
+  /** A request as a fraction of the largest machine, or -1 for an empty field. */
+  #fraction(f: string[], col: number): number {
+    const s = f[col];
+    if (s === "") return -1;
+    const v = decimal(s);
+    return v >= 0 && v <= 1 ? v : this.#bad(col, "a number from 0 to 1", s);
+  }
+}
+
+/** Parses `task_events` CSV text held whole (a file streams through `TaskEventsParser` instead). */
+export function parseTaskEvents(text: string, file = "task_events.csv"): TraceJob[] {
+  const parser = new TaskEventsParser(file);
+  let from = 0;
+  for (let nl = text.indexOf("\n"); nl >= 0; from = nl + 1, nl = text.indexOf("\n", from)) {
+    parser.line(text.slice(from, nl));
+  }
+  parser.line(text.slice(from));
+  return parser.finish();
+}
+
+/** One event of a task, taken in time order. */
+function take(task: TaskAcc, type: number, timeUs: number): void {
+  switch (type) {
+    case TRACE_EVENTS.SUBMIT:
+      // Resubmissions after an eviction or failure are the scheduler's business here, not the trace's.
+      if (task.submitUs === undefined) task.submitUs = timeUs;
+      break;
+    case TRACE_EVENTS.SCHEDULE:
+      task.startUs = timeUs;
+      task.runEndUs = undefined;
+      task.restarted = task.endUs !== undefined;
+      break;
+    case TRACE_EVENTS.FINISH:
+    case TRACE_EVENTS.FAIL:
+    case TRACE_EVENTS.KILL:
+      task.endUs = timeUs;
+      task.exitCode = type === TRACE_EVENTS.FINISH ? 0 : type === TRACE_EVENTS.FAIL ? 1 : 143;
+      task.restarted = false;
+      // falls through: the end of the task is the end of its run, if it was running
+    case TRACE_EVENTS.EVICT:
+    case TRACE_EVENTS.LOST:
+      if (task.startUs !== undefined && task.runEndUs === undefined) task.runEndUs = timeUs;
+      break;
+  }
 }
 
 /**
@@ -315,7 +389,10 @@ function replayed(t: TaskAcc): TraceTask {
   if (t.startUs === undefined) {
     return { index: t.index, durationSec: 0, exitCode: t.exitCode, endedPendingSec: t.endUs / 1e6 };
   }
-  return { index: t.index, durationSec: Math.max(0, t.runEndUs! - t.startUs) / 1e6, exitCode: t.exitCode };
+  const durationSec = Math.max(0, t.runEndUs! - t.startUs) / 1e6;
+  return t.startUs === 0
+    ? { index: t.index, durationSec, exitCode: t.exitCode, runningBeforeWindow: true }
+    : { index: t.index, durationSec, exitCode: t.exitCode };
 }
 
 /**
@@ -355,19 +432,20 @@ export interface ReplayedJob {
  * `trace.startSec` is simulated time 0, and `speedup` trace seconds pass per simulated second; the window
  * holds the jobs that then arrive from the workload's `startSec` to its `stopSec`, both included, and
  * before the run's end at `horizonMs` (an arrival at the end itself does not happen, as in `arrives`).
- * Jobs outside it, before it in particular, are not replayed and do not count against `maxJobs`. Tasks
- * added to a job later (a lot of `part` 1 or more) arrive in the window or not by their own time; `maxJobs`
- * counts trace jobs, so the lots of a job it took come in too.
+ * Jobs submitted at time 0, before the trace window, arrive when the replay starts if it starts by the
+ * window's start (see `arrivalMs`). Jobs outside the window, before it in particular, are not replayed
+ * (`leftOutBefore` says how many) and do not count against `maxJobs`. Tasks added to a job later (a lot of
+ * `part` 1 or more) arrive in the window or not by their own time; `maxJobs` counts trace jobs, so the lots
+ * of a job it took come in too.
  */
 export function replayedJobs(jobs: TraceJob[], w: Workload, horizonMs: number): ReplayedJob[] {
-  const spec = w.trace!;
   const startMs = w.startSec * 1000;
   const max = w.maxJobs ?? Infinity;
   const stopMs = w.stopSec !== undefined ? w.stopSec * 1000 : Infinity;
   const out: ReplayedJob[] = [];
   const taken = new Set<string>();
   for (const job of jobs) {
-    const atMs = ((job.submitSec - spec.startSec) / spec.speedup) * 1000;
+    const atMs = arrivalMs(job, w);
     // Jobs come in submission order: past the window's end, none of the rest is in it.
     if (atMs > stopMs || atMs >= horizonMs) break;
     if (atMs < startMs || (taken.size >= max && !taken.has(job.jobId))) continue;
@@ -375,6 +453,59 @@ export function replayedJobs(jobs: TraceJob[], w: Workload, horizonMs: number): 
     out.push({ job, atMs });
   }
   return out;
+}
+
+/** The trace second a workload's replay starts at: `trace.startSec`, moved on by the workload's `startSec`. */
+function replayStartSec(w: Workload): number {
+  return w.trace!.startSec + w.startSec * w.trace!.speedup;
+}
+
+/**
+ * When a trace job arrives (simulated ms; before the workload's `startSec` for one before its window). A job
+ * submitted at time 0 was on the cluster before the trace window opened, at a time the trace does not give:
+ * a replay that starts by the window's start (trace second 600) submits it as it starts, so it starts from
+ * the cluster as the trace found it, long-running production tasks included.
+ */
+function arrivalMs(job: TraceJob, w: Workload): number {
+  if (job.submitSec === 0 && replayStartSec(w) <= WINDOW_START_SEC) return w.startSec * 1000;
+  return ((job.submitSec - w.trace!.startSec) / w.trace!.speedup) * 1000;
+}
+
+/**
+ * What a workload leaves out of the trace for coming before its replayed window, as a warning, or undefined
+ * when it leaves out nothing: those tasks' load is missing from the cluster the run starts with. Tasks of
+ * time 0 (before the trace window) are named apart, with the start that would replay them.
+ */
+export function leftOutBefore(jobs: TraceJob[], w: Workload): string | undefined {
+  const startMs = w.startSec * 1000;
+  const ids = new Set<string>();
+  let tasks = 0, early = 0;
+  for (const job of jobs) {
+    const atMs = arrivalMs(job, w);
+    if (atMs >= startMs) {
+      // In submission order: past the time-0 jobs, the rest of the window comes after these.
+      if (job.submitSec !== 0) break;
+      continue;
+    }
+    ids.add(job.jobId);
+    tasks += job.tasks.length;
+    if (job.submitSec === 0) early += job.tasks.length;
+  }
+  if (!tasks) return undefined;
+  const start = w.startSec > 0
+    ? `trace.startSec ${w.trace!.startSec}, the workload's startSec ${w.startSec} at trace.speedup ${
+      w.trace!.speedup
+    }`
+    : `trace.startSec ${w.trace!.startSec}`;
+  const of = `${tasks} ${tasks === 1 ? "task" : "tasks"} of ${ids.size} trace ${
+    ids.size === 1 ? "job" : "jobs"
+  }`;
+  const before = early
+    ? `; ${early} of them ${early === 1 ? "was" : "were"} on the cluster before the trace window (time 0), ` +
+      `which a replay starting by trace second ${WINDOW_START_SEC} submits as it starts`
+    : "";
+  return `left out ${of} submitted before the replayed window, which starts at trace second ` +
+    `${secs(replayStartSec(w))} (${start})${before}`;
 }
 
 /** When a trace workload stops submitting (ms): the run's end or the workload's `stopSec`, the earlier one. */
@@ -472,13 +603,18 @@ export function traceConfig(job: TraceJob, w: Workload, c: HostClass, n: number)
 /**
  * Each instance runs as long as its trace task's last run (faster with `speedup`) and ends the same way.
  * A task the trace ended while still pending runs, if placed before that time, until then (the simulated
- * time `startSec` and `speedup` make of it), and otherwise ends as soon as it starts.
+ * time `startSec` and `speedup` make of it), and otherwise ends as soon as it starts; so does one already
+ * running before the trace window, until the time its run ended.
  */
 export function traceModel(job: TraceJob, spec: TraceSpec, group: UsageGroup): OutcomeModel {
   return (launch, _prng, runsAtMs) => {
     const t = job.tasks[launch.instanceId];
+    const untilMs = (sec: number) =>
+      Math.max(0, Math.round(((sec - spec.startSec) / spec.speedup) * 1000) - runsAtMs);
     const durationMs = t?.endedPendingSec !== undefined
-      ? Math.max(0, Math.round(((t.endedPendingSec - spec.startSec) / spec.speedup) * 1000) - runsAtMs)
+      ? untilMs(t.endedPendingSec)
+      : t?.runningBeforeWindow && t.durationSec !== undefined
+      ? untilMs(t.durationSec)
       : Math.round(((t?.durationSec ?? spec.openEndedSec) / spec.speedup) * 1000);
     return { durationMs, exitCode: t?.exitCode ?? 0, usageGroup: group };
   };

@@ -2,7 +2,8 @@
 import assert from "node:assert/strict";
 import { buildReport } from "../reports/report.ts";
 import { runScenario } from "./runner.ts";
-import { loadScenarioFile, readText } from "./scenario_load.ts";
+import { loadScenarioFile } from "./scenario_load.ts";
+import { readTaskEvents } from "./trace_file.ts";
 import type { Workload } from "./scenario.ts";
 import { parseTaskEvents, replayedJobs, TRACE_EVENTS as E } from "./trace.ts";
 
@@ -175,7 +176,8 @@ Deno.test("real-data conventions are accepted: empty optional fields, CRLF, 0 an
   const text = [
     "0,,5,0,,0,,,,,,,", // only the mandatory fields
     "0,1,5,1,,0,u,3,11,1,0,1e-5,1",
-    `9223372036854775807,,5,1,42,${E.FINISH},u,0,0,0.5,0.5,0,0`, // after the trace window
+    // After the trace window: its request counts, but the task does not end within the trace.
+    `9223372036854775807,,5,1,42,${E.FINISH},u,0,0,0.5,0.5,0,0`,
   ].join("\r\n");
   const [job] = parseTaskEvents(text, "r.csv");
   assert.deepEqual([job.cpu, job.memory, job.disk, job.priority, job.differentMachines], [
@@ -185,7 +187,8 @@ Deno.test("real-data conventions are accepted: empty optional fields, CRLF, 0 an
     11,
     true,
   ]);
-  assert.deepEqual(job.tasks.map((t) => [t.index, t.exitCode]), [[0, undefined], [1, 0]]);
+  const ends = job.tasks.map((t) => [t.index, t.durationSec, t.exitCode]);
+  assert.deepEqual(ends, [[0, undefined, undefined], [1, undefined, undefined]]);
 });
 
 Deno.test("a scenario whose trace has a bad row, no rows or no SUBMIT fails to load, naming the file and line", async () => {
@@ -228,8 +231,9 @@ workloads:
 
 Deno.test("a trace window that holds none of the trace's jobs is refused, naming the file, window and jobs' times", async () => {
   const dir = await Deno.makeTempDir();
-  // Jobs 100 (submitted at 0 s, before the trace window) and 200 (20 s); see TRACE.
-  await Deno.writeTextFile(`${dir}/trace.csv`, TRACE);
+  // Jobs 100 (submitted at 0.5 s) and 200 (20 s); see TRACE, whose time-0 rows (before the trace window,
+  // replayed at the start of a replay that starts by then) are put just after it here.
+  await Deno.writeTextFile(`${dir}/trace.csv`, TRACE.replaceAll(/^0,/gm, "500000,"));
   const load = async (run: string, trace: string, workload = "") => {
     await Deno.writeTextFile(
       `${dir}/s.yaml`,
@@ -261,7 +265,7 @@ ${workload}
     refused(
       `${where}: the replayed window, trace seconds 1000 to 1010 (trace.startSec 1000, then the run's ` +
         "durationSec 10 at trace.speedup 1), holds none of the trace's jobs: its 2 jobs are submitted " +
-        `from trace second 0 to 20; ${fix}`,
+        `from trace second 0.5 to 20; ${fix}`,
     ),
   );
   // No durationSec: the window is open at its end, and still starts after every job.
@@ -269,7 +273,7 @@ ${workload}
     load("", "startSec: 21"),
     refused(
       `${where}: the replayed window, trace seconds 21 on (trace.startSec), holds none of the trace's jobs: ` +
-        `its 2 jobs are submitted from trace second 0 to 20; ${fix}`,
+        `its 2 jobs are submitted from trace second 0.5 to 20; ${fix}`,
     ),
   );
   // The workload stops before the second job comes, even twice as fast; the first is before the start.
@@ -277,7 +281,7 @@ ${workload}
     load("durationSec: 100", "startSec: 1, speedup: 2", "    stopSec: 9"),
     refused(
       `${where}: the replayed window, trace seconds 1 to 19 (trace.startSec 1, then the workload's stopSec 9 ` +
-        `at trace.speedup 2), holds none of the trace's jobs: its 2 jobs are submitted from trace second 0 ` +
+        `at trace.speedup 2), holds none of the trace's jobs: its 2 jobs are submitted from trace second 0.5 ` +
         `to 20; ${fix}`,
     ),
   );
@@ -288,7 +292,7 @@ ${workload}
     refused(
       `${where}: the replayed window, trace seconds 40 to 210 (trace.startSec 10, the workload's startSec ` +
         `15, then the run's durationSec 100 at trace.speedup 2), holds none of the trace's jobs: its 2 jobs ` +
-        `are submitted from trace second 0 to 20; ${fix}`,
+        `are submitted from trace second 0.5 to 20; ${fix}`,
     ),
   );
   // maxJobs counts the window's jobs, not the trace's first ones (job 100, before the window).
@@ -299,7 +303,7 @@ ${workload}
     load("durationSec: 9", "startSec: 2, speedup: 2"),
     refused(
       `${where}: the replayed window, trace seconds 2 to 20 (trace.startSec 2, then the run's durationSec 9 ` +
-        `at trace.speedup 2), holds none of the trace's jobs: its 2 jobs are submitted from trace second 0 ` +
+        `at trace.speedup 2), holds none of the trace's jobs: its 2 jobs are submitted from trace second 0.5 ` +
         `to 20; ${fix}`,
     ),
   );
@@ -312,7 +316,10 @@ Deno.test("a trace workload replays the jobs at their times, scaled to a host cl
   const dir = await Deno.makeTempDir();
   const gz = new Blob([TRACE]).stream().pipeThrough(new CompressionStream("gzip"));
   await Deno.writeFile(`${dir}/events.csv.gz`, gz);
-  assert.equal(await readText(`${dir}/events.csv.gz`), TRACE);
+  assert.deepEqual(
+    await readTaskEvents(`${dir}/events.csv.gz`),
+    parseTaskEvents(TRACE, `${dir}/events.csv.gz`),
+  );
   await Deno.writeTextFile(
     `${dir}/replay.yaml`,
     `name: replay
