@@ -3,7 +3,7 @@ import { givesDeadline, readApiCall } from "./daemons/api_request.ts";
 import { routeProcedure } from "../core/api/procedures.ts";
 import { DEFAULT_HOSTMGR_CONFIG, HostManager } from "../core/hostmgr/hostmgr.ts";
 import { DEFAULT_JOBMGR_CONFIG, JobManager, type JobmgrConfig } from "../core/jobmgr/jobmgr.ts";
-import type { ApiReply, Message } from "../core/messages.ts";
+import type { ApiReply, MappedTaskStatus, Message } from "../core/messages.ts";
 import { DEFAULT_PLACEMENT_CONFIG, type PlacementConfig, PlacementEngine } from "../core/placement/engine.ts";
 import { storedLocks } from "../core/jobmgr/lockdown.ts";
 import { type ArchiverConfig, DEFAULT_ARCHIVER_CONFIG, JobArchiver } from "../core/jobmgr/archiver.ts";
@@ -152,6 +152,8 @@ export async function startPeloton(opts: PelotonOptions): Promise<PelotonServer>
     stop(say = () => {}) {
       // Graceful: requests in flight get their answers and every write they made is stored.
       stopping ??= (async () => {
+        // First of all, before any step that waits: what is not running yet stays for the next start.
+        started.stopLaunching();
         const shutdown = httpServer.shutdown();
         step = "waiting for the calls in flight";
         const deadline = performance.now() + 10_000;
@@ -183,6 +185,8 @@ interface Started {
   inflight: () => number;
   /** Ends the open watch streams (their clients are told to watch again). */
   endStreams(): void;
+  /** Places, leases and launches nothing more (a stop began); statuses are still taken and stored. */
+  stopLaunching(): void;
   /** Stops the daemons, the backend and the store; `step` is told each step, `say` what a long one waits for. */
   stop(say: (line: string) => void, step: (now: string) => void): Promise<void>;
 }
@@ -272,10 +276,21 @@ async function startDaemons(
     hostmgr: a.hostmgr,
     onLostWrite,
   }, { ...DEFAULT_JOBMGR_CONFIG, ...opts.jobmgr });
-  transport.register(a.hostmgr, hostmgr);
+  // Set when a stop begins: a placement round or a launch still under way gets no host from then on.
+  let launching = true;
+  transport.register(a.hostmgr, {
+    receive(m: Message) {
+      if (!launching && (m.kind === "acquire-hosts" || m.kind === "launch-tasks")) return;
+      hostmgr.receive(m);
+    },
+  });
   transport.register(a.resmgr, resmgr);
   transport.register(a.placement, placement);
-  transport.register(a.jobmgr, jobmgr);
+  // Set while the stop ends the minicluster's tasks: the job manager records what they do by themselves.
+  let endingTasks = false;
+  transport.register(a.jobmgr, {
+    receive: (m: Message) => jobmgr.receive(endingTasks && m.kind === "task-statuses" ? asStopped(m) : m),
+  });
   const calls = new PendingCalls<ApiReply>();
   transport.register(a.api, { receive: (m: Message) => m.kind === "api-reply" && calls.resolve(m) });
   const watches = new WatchStreams({ transport, base: a.api });
@@ -396,29 +411,26 @@ async function startDaemons(
     handler,
     inflight: () => inflight,
     endStreams: () => watches.endAll("unavailable", "the server is stopping; watch again"),
+    stopLaunching() {
+      launching = false;
+      placement.stop();
+      jobmgr.stopLaunching();
+    },
     async stop(say, step) {
       store.stopping();
       watches.endAll("unavailable", "the server is stopping; watch again");
       step("stopping the daemons");
       await maintenance?.stop();
       await archiver.stop();
-      // The tasks the minicluster's agents will end, read before the job manager stops.
-      const live = minicluster && liveTasks(jobmgr);
+      // The job manager acts no more, but takes statuses until the backend stopped: tasks that end by
+      // themselves meanwhile (the stop's earlier steps take time, its kill a grace period) are recorded.
       jobmgr.stop();
       placement.stop();
       await workers?.close();
       resmgr.stop();
       clock.cancelAll();
-      step("flushing the store");
-      await store.flush();
-      // Replies that waited for those writes go out on the next turn; the rest will never come.
-      await new Promise((r) => setTimeout(r, 0));
-      calls.failAll((reqId) => ({
-        kind: "api-reply",
-        reqId,
-        error: { code: "unavailable", message: "the server stopped before it answered" },
-      }));
-      transport.close();
+      // The tasks the minicluster's agents will end: the job manager's word for them, read as the kill starts.
+      const live = minicluster && liveTasks(jobmgr);
       if (live?.count) {
         const tasks = `${live.count} task${live.count === 1 ? "" : "s"}`;
         const [longest, most] = [live.longestGraceMs / 1000, MAX_STOP_GRACE_MS / 1000];
@@ -431,13 +443,67 @@ async function startDaemons(
       } else {
         step("stopping the cluster backend");
       }
+      endingTasks = minicluster !== undefined;
       await backend.stop();
+      // Its last statuses reach the job manager, which issues their writes, before the store is flushed.
+      await delivered(transport);
+      clock.cancelAll();
+      step("flushing the store");
+      await store.flush();
+      // Replies that waited for those writes go out on the next turn; the rest will never come.
+      await new Promise((r) => setTimeout(r, 0));
+      calls.failAll((reqId) => ({
+        kind: "api-reply",
+        reqId,
+        error: { code: "unavailable", message: "the server stopped before it answered" },
+      }));
+      transport.close();
       step("closing the store");
       await store.close();
       await cluster.close();
       await claim.release();
     },
   };
+}
+
+/** Why the minicluster's stop ended a task (`Minicluster.stop`): TASK_LOST with this reason. */
+const STOP_ENDING_REASON = "REASON_EXECUTOR_TERMINATED";
+
+/**
+ * The statuses of the minicluster's tasks as its stop ends them, as the job manager is to record them. The
+ * stop's own ending of a task is left out: the next start finds the task lost and runs it again (README:
+ * **Stopping `peloton up`**). But a task whose process exited 0 did its work, whether it ended just before
+ * the stop's SIGTERM reached it or went on through it: its success is recorded, not run again.
+ */
+function asStopped(
+  m: Extract<Message, { kind: "task-statuses" }>,
+): Extract<Message, { kind: "task-statuses" }> {
+  const statuses: MappedTaskStatus[] = [];
+  for (const s of m.statuses) {
+    if (s.state !== "TASK_LOST" || s.reason !== STOP_ENDING_REASON) statuses.push(s);
+    else if (s.exitCode === 0) {
+      const { reason: _, ...rest } = s;
+      statuses.push({ ...rest, state: "TASK_FINISHED", pelotonState: "SUCCEEDED" });
+    }
+  }
+  return { ...m, statuses };
+}
+
+/**
+ * Resolves once every message sent on `transport` before the call was delivered: a LocalTransport delivers
+ * all its messages in the order they were sent, so a last one of its own comes after them.
+ */
+function delivered(transport: LocalTransport): Promise<void> {
+  const address = "server/delivered";
+  const { promise, resolve } = Promise.withResolvers<void>();
+  transport.register(address, {
+    receive() {
+      transport.unregister(address);
+      resolve();
+    },
+  });
+  transport.send(address, { kind: "api-reply", reqId: 0 });
+  return promise;
 }
 
 /** Task states in which a task's process may be running on an agent. */

@@ -277,6 +277,8 @@ export class JobManager implements Receiver {
   /** Runs whose launch failed before the backend launched them, their volume never made: no failure. */
   readonly #neverLaunched = new Set<string>();
   #running = false;
+  /** A graceful stop began: nothing more is launched (`stopLaunching`). */
+  #launchesStopped = false;
   /** Bumped when the placement poll starts over (a new resource manager); replies to older polls stop there. */
   #pollGen = 0;
   /** The current poll's retry timer. */
@@ -402,6 +404,19 @@ export class JobManager implements Receiver {
       this.#dirty.delete(job);
       this.#forced.delete(job);
     }
+  }
+
+  /**
+   * A graceful stop begins: nothing more is launched, before any slow step of the stop. The placement poll
+   * ends; placements that still come are left to the next start, which queues their tasks again; launches
+   * waiting for their LAUNCHING writes are not sent (the next start finds those runs unknown, so lost, and
+   * runs them anew). Statuses are still taken and stored: tasks running go on ending meanwhile.
+   */
+  stopLaunching(): void {
+    this.#launchesStopped = true;
+    this.#pollGen++;
+    if (this.#pollTimer !== undefined) this.deps.clock.cancelTimer(this.#pollTimer);
+    this.#pollTimer = undefined;
   }
 
   stop(): void {
@@ -939,7 +954,7 @@ export class JobManager implements Receiver {
           ? (err) => {
             onDurable?.(err);
             if (err) return lost?.(err);
-            for (const m of launches) this.deps.transport.send(this.deps.hostmgr, m);
+            this.#sendLaunches(launches);
             if (destroys.length) {
               this.deps.transport.send(this.deps.hostmgr, { kind: "destroy-volumes", volumes: destroys });
             }
@@ -949,11 +964,17 @@ export class JobManager implements Receiver {
       this.#writes = [];
     } else {
       // Placements left with nothing to launch: their leases go back at once.
-      for (const m of launches) this.deps.transport.send(this.deps.hostmgr, m);
+      this.#sendLaunches(launches);
       // Nothing new to store, but what this answers may rest on writes still in flight (a second stop
       // while the first one's writes are out): an empty batch is done once every earlier one is.
       if (onDurable) this.deps.store.write([], onDurable);
     }
+  }
+
+  #sendLaunches(launches: Extract<Message, { kind: "launch-tasks" }>[]): void {
+    // Their writes may be stored after a stop began, which launches nothing more (`stopLaunching`).
+    if (this.#launchesStopped) return;
+    for (const m of launches) this.deps.transport.send(this.deps.hostmgr, m);
   }
 
   /** Actions that were running when their job was released may still collect work for it. */
@@ -1190,7 +1211,7 @@ export class JobManager implements Receiver {
   // Inputs from the resource manager and the host manager
 
   #pollPlacements(): void {
-    if (!this.#running || this.locks.has("Launch")) return;
+    if (!this.#running || this.#launchesStopped || this.locks.has("Launch")) return;
     const gen = this.#pollGen;
     if (this.#pollTimer !== undefined) this.deps.clock.cancelTimer(this.#pollTimer);
     this.#pollTimer = this.deps.clock.setTimer(this.config.placementPollRetryMs, () => {
@@ -1221,6 +1242,11 @@ export class JobManager implements Receiver {
    * answering a poll sent again to a new leader) is still carried out; only the next poll hangs on the call.
    */
   #onPlacements(reply: Extract<ReplyMessage, { kind: "placements" }>): void {
+    if (this.#launchesStopped) {
+      // A stop began: what was placed waits for the next start, which queues it again.
+      this.#onRmChanges(reply.changes);
+      return;
+    }
     // A poll answered after Launch was locked down: launched once it is lifted.
     if (this.locks.has("Launch") && reply.placements.length) {
       this.#heldPlacements.push({ ...reply, changes: [], preemptions: [] });
