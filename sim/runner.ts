@@ -22,7 +22,7 @@ import { poolConfig, type Scenario, type ScenarioPool, type Workload } from "./s
 import { hostsOf } from "./scenario_hosts.ts";
 import { neverStartingJobs, StallWatch, type StuckJob } from "./stall.ts";
 import { SimStats } from "./stats.ts";
-import type { TraceJob } from "./trace.ts";
+import type { TraceJob, TraceStop } from "./trace.ts";
 import { SimTransport } from "./transport.ts";
 import { scheduleWorkload, type Submission } from "./workload.ts";
 
@@ -419,7 +419,22 @@ function submit(sim: Simulation, w: Workload, sub: Submission, call: Call): void
     const err = reply.error?.message ?? errorText(reply.body);
     entry.accepted = !err;
     if (err) entry.error = err;
-    else if (w.elastic) grow(sim, w, sub.jobId, config, sub.instances, call);
+    else {
+      if (w.elastic) grow(sim, w, sub.jobId, config, sub.instances, call);
+      for (const stop of sub.stops ?? []) stopAt(sim, sub.jobId, stop, call);
+    }
+  });
+}
+
+/**
+ * Stops instances of a job at a time, as a user's `task stop` would (a trace's KILL): one still pending
+ * leaves the queue and never runs, one running is killed. A stop due before the job was accepted comes then.
+ */
+function stopAt(sim: Simulation, jobId: string, stop: TraceStop, call: Call): void {
+  const ranges = stop.instances.map((i) => ({ from: i, to: i + 1 }));
+  sim.queue.schedule(Math.max(stop.atMs, sim.queue.now), () => {
+    // Nothing to do with the answer: a job that ended already (and may be forgotten) has nothing to stop.
+    call("peloton.api.task.TaskManager::Stop", { jobId: { value: jobId }, ranges }, () => {});
   });
 }
 

@@ -35,18 +35,19 @@ export interface TaskCounts {
   launched: number;
   succeeded: number;
   failed: number;
+  /** Task runs killed, and instances stopped before they launched (dropped from the queue, never run). */
   killed: number;
   lost: number;
   /** Preempted: running tasks evicted for a pool's entitlement, waiting ones sent back, revocable ones whose slack went. */
   preempted: number;
   /**
    * Instances never launched by the end, of jobs accepted or not answered yet (submitted so close to the
-   * end that their create had no answer).
+   * end that their create had no answer), and not stopped before they launched (those are `killed`).
    */
   unplaced: number;
   /**
-   * Instances of jobs the API refused. Every submitted instance is launched (at least once), unplaced or
-   * rejected.
+   * Instances of jobs the API refused. Every submitted instance is launched (at least once), killed before
+   * it launched, unplaced or rejected.
    */
   rejected: number;
 }
@@ -211,7 +212,7 @@ interface JobTrack {
   daemon: boolean;
   /** Instances known (submitted, grown, or a daemon's created). */
   expected: number;
-  /** Per instance: `LAUNCHED`, `RAN` and `ADMITTED` bits. */
+  /** Per instance: `LAUNCHED`, `RAN`, `ADMITTED` and `STOPPED` bits. */
   flags: Uint8Array;
   /**
    * Per instance: the latest run id a launch was counted for, plus 1 (0: none). Backends repeat statuses
@@ -226,8 +227,11 @@ interface JobTrack {
   grownAtMs?: number[];
 }
 
-/** An instance's flags (`JobTrack.flags`): first launched, first ran, first admitted (READY). */
-const LAUNCHED = 1, RAN = 2, ADMITTED = 4;
+/**
+ * An instance's flags (`JobTrack.flags`): first launched, first ran, first admitted (READY), stopped before
+ * it ever launched (dropped from the queue: it is not waiting, and never runs).
+ */
+const LAUNCHED = 1, RAN = 2, ADMITTED = 4, STOPPED = 8;
 
 /** When instance `i` of the job was asked for: its queue delay runs from then. */
 function requestedMs(j: JobTrack, i: number): number {
@@ -434,6 +438,11 @@ export class SimStats {
       }
       return;
     }
+    if (msg.kind === "drop-tasks") {
+      // The job manager drops only runs stopped before they launched: they end killed, with no status.
+      for (const id of msg.taskIds) this.#dropped(id, nowMs);
+      return;
+    }
     if (msg.kind === "placements") {
       // The resource manager's changes to the job manager: READY is an instance's admission.
       for (const c of msg.changes) if (c.state === "READY") this.#mark(c.taskId, ADMITTED, nowMs);
@@ -626,6 +635,14 @@ export class SimStats {
     return out;
   }
 
+  /** A run stopped before it launched: killed; an instance that never launched is no longer waiting. */
+  #dropped(taskId: string, nowMs: number): void {
+    this.tasks.killed++;
+    const i = this.#instance(taskId), j = this.#lastJob;
+    if (i < 0 || !j || (i < j.flags.length && j.flags[i] & LAUNCHED)) return;
+    this.#markInstance(j, i, STOPPED, nowMs);
+  }
+
   /** Records an instance's first launch, first run (its queue delay) or first admission (its admission delay). */
   #mark(taskId: string, bit: number, nowMs: number): void {
     const i = this.#instance(taskId), j = this.#lastJob;
@@ -647,7 +664,7 @@ export class SimStats {
     }
     if (j.flags[i] & bit) return;
     j.flags[i] |= bit;
-    if (bit === LAUNCHED) return;
+    if (bit === LAUNCHED || bit === STOPPED) return;
     const asked = requestedMs(j, i);
     const delay = nowMs - asked;
     if (bit === ADMITTED) {
@@ -662,13 +679,14 @@ export class SimStats {
    * Instances of accepted jobs that had not run by `endMs`, by workload: how long each had waited by
    * then, for instances asked for after the warm-up. A queue delay of at least that much, which the
    * report counts in its percentiles, so a cluster too small to start the work does not look fast.
+   * Instances stopped before they launched are not waiting: they are to run no more.
    */
   waitingMs(accepted: (jobId: string) => boolean, endMs: number, bit = RAN): Map<string, number[]> {
     const out = new Map<string, number[]>();
     for (const [jobId, j] of this.#jobs) {
       if (!accepted(jobId)) continue;
       for (let i = 0; i < j.expected; i++) {
-        if (i < j.flags.length && j.flags[i] & bit) continue;
+        if (i < j.flags.length && j.flags[i] & (bit | STOPPED)) continue;
         const asked = requestedMs(j, i);
         if (asked < this.options.warmupMs) continue;
         let list = out.get(j.workload);
@@ -708,12 +726,12 @@ export class SimStats {
     return out;
   }
 
-  /** Instances of the jobs `counted` takes that never launched. */
+  /** Instances of the jobs `counted` takes that never launched, nor were stopped before they could. */
   unplaced(counted: (jobId: string) => boolean): number {
     let n = 0;
     for (const [jobId, j] of this.#jobs) {
       if (!counted(jobId)) continue;
-      for (let i = 0; i < j.expected; i++) if (!(j.flags[i] & LAUNCHED)) n++;
+      for (let i = 0; i < j.expected; i++) if (!(j.flags[i] & (LAUNCHED | STOPPED))) n++;
     }
     return n;
   }

@@ -41,11 +41,18 @@ export interface TraceTask {
    */
   exitCode: number | undefined;
   /**
-   * Set for a task the trace killed (or failed) while it was still pending, never scheduled: the trace
-   * time (seconds) it ended. It never ran in the trace, so the replay never runs it past that time: placed
-   * before it, the task runs until then and ends as the trace says; placed after it, it ends at once.
+   * Set for a task the trace failed while it was still pending, never scheduled: the trace time (seconds)
+   * it failed. It never ran in the trace, so the replay never runs it past that time: placed before it, the
+   * task runs until then and fails; placed after it, it fails at once.
    */
   endedPendingSec?: number;
+  /**
+   * Set for a task the trace last ended with a KILL (pending or running): the trace time (seconds) of the
+   * kill. The replay stops the task then through the job manager's API, as a user's kill: one still pending
+   * leaves the queue and never runs, one running ends KILLED. Until then it runs (`exitCode` is 143 but
+   * unused: the stop ends it, not an exit).
+   */
+  killedSec?: number;
   /**
    * Set for a task already running when the trace window opens (its last SCHEDULE at time 0, before the
    * window): its start is unknown, so the replay ends its run at the trace time it ended (`durationSec`
@@ -386,13 +393,15 @@ function replayed(t: TaskAcc): TraceTask {
   if (t.endUs === undefined || t.restarted) {
     return { index: t.index, durationSec: undefined, exitCode: undefined };
   }
+  const killed = t.exitCode === 143 ? { killedSec: t.endUs / 1e6 } : {};
   if (t.startUs === undefined) {
+    if (t.exitCode === 143) return { index: t.index, durationSec: 0, exitCode: t.exitCode, ...killed };
     return { index: t.index, durationSec: 0, exitCode: t.exitCode, endedPendingSec: t.endUs / 1e6 };
   }
   const durationSec = Math.max(0, t.runEndUs! - t.startUs) / 1e6;
   return t.startUs === 0
-    ? { index: t.index, durationSec, exitCode: t.exitCode, runningBeforeWindow: true }
-    : { index: t.index, durationSec, exitCode: t.exitCode };
+    ? { index: t.index, durationSec, exitCode: t.exitCode, runningBeforeWindow: true, ...killed }
+    : { index: t.index, durationSec, exitCode: t.exitCode, ...killed };
 }
 
 /**
@@ -602,20 +611,46 @@ export function traceConfig(job: TraceJob, w: Workload, c: HostClass, n: number)
 
 /**
  * Each instance runs as long as its trace task's last run (faster with `speedup`) and ends the same way.
- * A task the trace ended while still pending runs, if placed before that time, until then (the simulated
- * time `startSec` and `speedup` make of it), and otherwise ends as soon as it starts; so does one already
- * running before the trace window, until the time its run ended.
+ * A task the trace failed while still pending runs, if placed before that time, until then (the simulated
+ * time `startSec` and `speedup` make of it), and otherwise fails as soon as it starts; so does one already
+ * running before the trace window, until the time its run ended. A task the trace killed (`killedSec`)
+ * runs until the replay stops it at the kill's time (`traceStops`), not for a time of its own.
  */
 export function traceModel(job: TraceJob, spec: TraceSpec, group: UsageGroup): OutcomeModel {
   return (launch, _prng, runsAtMs) => {
     const t = job.tasks[launch.instanceId];
     const untilMs = (sec: number) =>
       Math.max(0, Math.round(((sec - spec.startSec) / spec.speedup) * 1000) - runsAtMs);
-    const durationMs = t?.endedPendingSec !== undefined
+    const durationMs = t?.killedSec !== undefined
+      ? Infinity
+      : t?.endedPendingSec !== undefined
       ? untilMs(t.endedPendingSec)
       : t?.runningBeforeWindow && t.durationSec !== undefined
       ? untilMs(t.durationSec)
       : Math.round(((t?.durationSec ?? spec.openEndedSec) / spec.speedup) * 1000);
     return { durationMs, exitCode: t?.exitCode ?? 0, usageGroup: group };
   };
+}
+
+/** Instances of a lot stopped at one time (simulated ms), as the trace killed them. */
+export interface TraceStop {
+  atMs: number;
+  instances: number[];
+}
+
+/**
+ * When the replay stops a lot's instances the trace killed (`killedSec`), in time order, those killed at
+ * the same time together: the simulated time `startSec` and `speedup` make of the kill, or, for a kill
+ * before the replay's start (a task of time 0 killed then), as soon as the job is in.
+ */
+export function traceStops(job: TraceJob, spec: TraceSpec): TraceStop[] {
+  const byMs = new Map<number, number[]>();
+  job.tasks.forEach((t, i) => {
+    if (t.killedSec === undefined) return;
+    const atMs = Math.max(0, Math.round(((t.killedSec - spec.startSec) / spec.speedup) * 1000));
+    const list = byMs.get(atMs);
+    if (list) list.push(i);
+    else byMs.set(atMs, [i]);
+  });
+  return [...byMs].sort(([a], [b]) => a - b).map(([atMs, instances]) => ({ atMs, instances }));
 }

@@ -58,10 +58,10 @@ Deno.test("task_events rows become jobs: submit time, per-task run time and endi
     { index: 0, durationSec: 60, exitCode: 0 },
     { index: 1, durationSec: 60, exitCode: 1 },
   ]);
-  // Killed tasks end with SIGTERM's status; one never ends in the trace.
+  // A killed task keeps its kill's time, when the replay stops it; one never ends in the trace.
   assert.deepEqual(b.tasks, [
     { index: 0, durationSec: undefined, exitCode: undefined },
-    { index: 1, durationSec: 28, exitCode: 143 },
+    { index: 1, durationSec: 28, exitCode: 143, killedSec: 50 },
   ]);
   assert.deepEqual([b.cpu, b.priority, b.differentMachines], [0.25, 10, true]);
   assert.deepEqual([a.cpu, a.memory, a.disk, a.differentMachines], [0.0625, 0.03, 0.0001, false]);
@@ -352,8 +352,8 @@ settings: {sampleIntervalSec: 5}
   assert.equal(jobs[1].config.sla.preemptible, false, "Google's production band");
   assert.ok(jobs[0].runtime.creationTimeMs < 100, "at once (after the pools exist)");
   assert.ok(jobs[1].runtime.creationTimeMs! >= 20_000 && jobs[1].runtime.creationTimeMs! < 21_000);
-  // Job 100: one task finished, one failed; job 200: one killed (exit 143), one still running.
-  assert.deepEqual([report.tasks.succeeded, report.tasks.failed], [1, 2]);
+  // Job 100: one task finished, one failed; job 200: one stopped at its kill time, one still running.
+  assert.deepEqual([report.tasks.succeeded, report.tasks.failed, report.tasks.killed], [1, 1, 1]);
   assert.equal(jobs[0].tasks.get(0)!.completionTimeMs! - jobs[0].tasks.get(0)!.startTimeMs!, 60_000);
   assert.equal(jobs[1].tasks.get(0)!.state, "RUNNING");
   const hosts = [...jobs[1].tasks.values()].map((t) => t.hostname);
@@ -391,18 +391,18 @@ Deno.test("a task's last run is replayed, ended the way the trace last ended the
   assert.deepEqual(jobs[0].tasks, [
     { index: 0, durationSec: 100, exitCode: 0 },
     { index: 1, durationSec: undefined, exitCode: undefined },
-    { index: 2, durationSec: 25, exitCode: 143 },
+    { index: 2, durationSec: 25, exitCode: 143, killedSec: 60 },
   ]);
   // Task 3 was added to the job 20 s in: it arrives then, as a lot of its own.
   assert.deepEqual([jobs[1].jobId, jobs[1].part, jobs[1].submitSec], ["1", 1, 20]);
-  assert.deepEqual(jobs[1].tasks, [{ index: 3, durationSec: 0, exitCode: 143, endedPendingSec: 80 }]);
+  assert.deepEqual(jobs[1].tasks, [{ index: 3, durationSec: 0, exitCode: 143, killedSec: 80 }]);
 });
 
-Deno.test("replay: a task that failed and ran again succeeds; one killed while pending runs at most until its kill", async () => {
+Deno.test("replay: a task that failed and ran again succeeds; one the trace kills is stopped then, pending or running", async () => {
   const dir = await Deno.makeTempDir();
   // One 16-core host. Job 100: task 0 fails at 11 s, runs again 13 s → 113 s and finishes; task 1 runs
   // 5 s → 55 s. Job 200 (8 cores) is killed at 80 s, pending all along. Job 300 (8 cores) is killed at
-  // 40 s, pending; here it finds no room until job 200 ends at 80 s, after its kill.
+  // 40 s, pending; here it finds no room before its kill, so it never runs.
   const trace = [
     row(0, "100", 0, E.SUBMIT, { cpu: "0.125" }),
     row(0, "100", 1, E.SUBMIT, { cpu: "0.125" }),
@@ -440,18 +440,21 @@ settings: {sampleIntervalSec: 5}
     const loaded = await loadScenarioFile(`${dir}/tr.yaml`);
     const sim = await runScenario(loaded.scenario, { seed: 1, traces: loaded.traces, checkInvariants: true });
     const report = buildReport(loaded.scenario, sim, 1, { wallSeconds: 0, peakRssBytes: 0 });
-    assert.deepEqual([report.tasks.succeeded, report.tasks.failed], [2, 2]);
+    assert.deepEqual([report.tasks.succeeded, report.tasks.failed, report.tasks.killed], [2, 0, 2]);
+    assert.equal(report.tasks.unplaced, 0, "the one stopped before it ran is killed, not unplaced");
     const [a, b, c] = sim.submissions.map((s) => sim.jobmgr.jobs.get(s.jobId)!.tasks.get(0)!);
     assert.equal(a.state, "SUCCEEDED");
     assert.equal(a.completionTimeMs! - a.startTimeMs!, 100_000, "the last run's 100 s, not the first's 10 s");
-    // Submitted at 20 s and placed at once, it runs until the trace kills it at 80 s: not 60 s from its start.
-    assert.deepEqual([b.state, b.exitCode], ["FAILED", 143]);
+    // Submitted at 20 s and placed at once, it runs until the replay stops it at the trace's kill, 80 s.
+    assert.equal(b.state, "KILLED");
     assert.ok(b.startTimeMs! < 22_000, `started at ${b.startTimeMs}`);
-    assert.equal(b.completionTimeMs, 80_000);
-    // Placed only after its kill at 40 s: it ends as soon as it launches.
-    assert.deepEqual([c.state, c.exitCode], ["FAILED", 143]);
-    assert.ok(c.startTimeMs! >= 80_000, `started at ${c.startTimeMs}`);
-    assert.ok(c.completionTimeMs! - c.startTimeMs! < 100, `ran ${c.completionTimeMs! - c.startTimeMs!} ms`);
+    assert.ok(
+      b.completionTimeMs! >= 80_000 && b.completionTimeMs! < 81_000,
+      `ended at ${b.completionTimeMs}`,
+    );
+    // Still waiting for room at its kill at 40 s: stopped there, it never runs.
+    assert.equal(c.state, "KILLED");
+    assert.equal(c.startTimeMs, undefined, "never started");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -4,8 +4,8 @@ import { randomUuid } from "../core/ports/prng.ts";
 import type { OutcomeModel, SimCluster, UsageGroup } from "./cluster.ts";
 import { outcomeFromCommand } from "./cluster.ts";
 import type { Distribution, HostClass, Workload } from "./scenario.ts";
-import type { TraceJob } from "./trace.ts";
-import { replayedJobs, traceConfig, traceModel } from "./trace.ts";
+import type { TraceJob, TraceStop } from "./trace.ts";
+import { replayedJobs, traceConfig, traceModel, traceStops } from "./trace.ts";
 
 /** Draws from a distribution. */
 export function sample(d: Distribution, prng: Prng): number {
@@ -33,6 +33,8 @@ export interface Submission {
   config: Record<string, unknown>;
   instances: number;
   model?: OutcomeModel;
+  /** Instances to stop through the API once the job is accepted (a trace's KILLs), at their times. */
+  stops?: TraceStop[];
 }
 
 /** What scheduling a workload needs from the simulation. */
@@ -265,6 +267,7 @@ function scheduleTrace(w: Workload, ctx: WorkloadContext): void {
         config: traceConfig(job, w, ctx.traceHostClass!, n),
         instances: job.tasks.length,
         model,
+        stops: traceStops(job, spec),
       });
     });
   }
