@@ -286,6 +286,9 @@ class MysqlClaim implements StoreClaim {
     const conn = this.#conn;
     this.#conn = undefined;
     if (!conn) return;
+    // A keep-alive still unanswered (the server out of reach) would hold up whatever is asked after it on
+    // the connection, which has no timeout of its own till it runs: the connection is dropped at once.
+    if (this.#asking) return conn.destroy();
     try {
       // Tidiness only: a dead claim's row is ignored, and the lock goes with the connection anyway.
       if (wasHeld) {
