@@ -1,5 +1,6 @@
 /** One agent's disk quota enforcement: Mesos's `disk/du` isolator with `--enforce_container_disk_quota`. */
 import { directoryUsage, diskQuotaMessage } from "./disk_usage.ts";
+import { sleep } from "./sleep.ts";
 
 /**
  * How often a running task's sandbox is measured (Mesos's `--container_disk_watch_interval`, 15 s there):
@@ -79,18 +80,4 @@ export class DiskQuotaWatch {
       }
     }
   }
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts (its timer cleared). */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done);
-  });
 }

@@ -7,6 +7,7 @@ import {
   nextHealth,
   UNKNOWN_HEALTH,
 } from "../../core/ports/health_check.ts";
+import { sleep } from "./sleep.ts";
 
 /** Where a COMMAND check runs: the task's sandbox and environment. */
 export interface CheckTarget {
@@ -169,20 +170,6 @@ async function httpCheck(
     clearTimeout(timer);
     signal.removeEventListener("abort", onAbort);
   }
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts (its timer cleared). */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done);
-  });
 }
 
 function errorMessage(e: unknown): string {
