@@ -660,8 +660,16 @@ export class DaemonProcess {
           to: target.forward,
           afterMs: res.timedOutMs,
         });
-        await this.registry.refresh().catch(() => {});
-        const again = await this.#target(route, body);
+        // The frozen owner does not carry the call out past the bound it was given, so the call may go to
+        // whoever holds the lease next: it is waited for (the lease runs out) while the deadline allows.
+        let again: ApiTarget = target;
+        for (;;) {
+          await this.registry.refresh().catch(() => {});
+          again = await this.#target(route, body);
+          const moved = "local" in again || ("forward" in again && again.forward !== target.forward);
+          if (moved || this.#stopping || remainingMs() <= 1_000) break;
+          await new Promise((r) => setTimeout(r, 200));
+        }
         if ("local" in again || ("forward" in again && again.forward !== target.forward)) {
           target = again;
           waitUntil = performance.now() + Math.min(5_000, this.o.leaseTtlMs * 2);
