@@ -151,7 +151,7 @@ Deno.test("a create of a job that exists already releases the claim its lookup m
   );
 });
 
-Deno.test("a child pool made under a pool a job is being created in is refused: the pool stays a leaf", async () => {
+Deno.test("a child pool made under a pool a job is being created in is refused: the pool stays a leaf", () => {
   const { rig, rm, toResmgr, toJobmgr, settle, createV0 } = setup();
   createV0();
   toResmgr();

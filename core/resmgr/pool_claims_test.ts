@@ -121,7 +121,7 @@ Deno.test("a lookup that claims nothing (a plain GetResourcePool) leaves deletio
   assert.deepEqual(await del(), {});
 });
 
-Deno.test("PoolClaims: a claim again renews it; expired ones go first; holder is a live claim of the pool", async () => {
+Deno.test("PoolClaims: a claim again renews it; expired ones go first; holder is a live claim of the pool", () => {
   const claims = new PoolClaims(100);
   claims.claim("p", "j1", 0, "j1");
   claims.claim("q", "k2", 50);
