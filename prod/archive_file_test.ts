@@ -3,6 +3,7 @@ import { deepStrictEqual as equal, match } from "node:assert/strict";
 import type { ArchivedJob } from "../core/ports/archive.ts";
 import { NdjsonArchive, readArchive } from "./archive_file.ts";
 import { makeJob, makeTask } from "./store/store_suite.ts";
+import { fillFileSystem } from "./disk_testing.ts";
 
 const DAY_MS = Date.UTC(2026, 0, 2, 12);
 
@@ -66,23 +67,6 @@ Deno.test("NdjsonArchive: a write after a line torn by a crash ends that line fi
 async function run(...args: string[]): Promise<void> {
   const out = await new Deno.Command(args[0], { args: args.slice(1), stderr: "piped" }).output();
   if (!out.success) throw new Error(`${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
-}
-
-/** Writes `path` until the file system has no room left (ENOSPC). */
-async function fillFileSystem(path: string): Promise<void> {
-  const file = await Deno.open(path, { write: true, create: true });
-  try {
-    for (let chunk = 1 << 20; chunk >= 1; chunk >>= 4) {
-      const bytes = new Uint8Array(chunk);
-      try {
-        for (;;) await file.write(bytes);
-      } catch (err) {
-        if ((err as { code?: string }).code !== "ENOSPC") throw err;
-      }
-    }
-  } finally {
-    file.close();
-  }
 }
 
 Deno.test({

@@ -10,6 +10,7 @@ import { openCountingStore } from "./counting_store.ts";
 import { makeJob, openConcurrently, storeSuite } from "./store_suite.ts";
 import { createSqliteKysely } from "./sqlite_dialect.ts";
 import { settlesWithin } from "../settle.ts";
+import { fillFileSystem } from "../disk_testing.ts";
 
 const dir = Deno.makeTempDirSync({ prefix: "peloton-store-" });
 
@@ -136,23 +137,6 @@ fullDiskSuite("KyselyStore on SQLite (max_page_count)", async (options) => {
     },
   };
 });
-
-/** Writes `path` until the file system has no room left (ENOSPC). */
-async function fillFileSystem(path: string): Promise<void> {
-  const file = await Deno.open(path, { write: true, create: true });
-  try {
-    for (let chunk = 1 << 20; chunk >= 1; chunk >>= 4) {
-      const bytes = new Uint8Array(chunk);
-      try {
-        for (;;) await file.write(bytes);
-      } catch (err) {
-        if ((err as { code?: string }).code !== "ENOSPC") throw err;
-      }
-    }
-  } finally {
-    file.close();
-  }
-}
 
 // A real full file system: a tmpfs of 64 MiB that a file fills. Mounting needs root.
 fullDiskSuite("KyselyStore on SQLite (a full tmpfs)", async (options) => {
