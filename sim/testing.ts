@@ -160,3 +160,27 @@ ${spike ? "events:\n  - {atSec: 200, usage: {workload: frontend, level: 3}}\n" :
 
 /** `slackPools` with its spike. */
 export const SLACK_POOLS = slackPools(true);
+
+/**
+ * Writes `dir/s.yaml`, a one-host scenario replaying the trace file `trace` (a name in `dir`) for
+ * `durationSec`; returns its path.
+ */
+export async function writeTraceScenario(dir: string, trace: string, durationSec: number): Promise<string> {
+  await Deno.writeTextFile(
+    `${dir}/s.yaml`,
+    `name: s
+durationSec: ${durationSec}
+hostClasses:
+  - {name: std, count: 1, cpu: 16, memoryMb: 65536, diskMb: 100000}
+respools:
+  - name: trace
+    resources:
+      - {kind: cpu, reservation: 16, limit: 16}
+workloads:
+  - name: g
+    respool: /trace
+    trace: {file: ${trace}, hostClass: std}
+`,
+  );
+  return `${dir}/s.yaml`;
+}

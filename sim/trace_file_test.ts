@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { loadScenarioFile } from "./scenario_load.ts";
 import { parseTaskEvents, TRACE_EVENTS as E, type TraceJob } from "./trace.ts";
 import { MAX_LINE_CHARS, parseTaskEventStream, readTaskEvents, TraceCache } from "./trace_file.ts";
+import { writeTraceScenario } from "./testing.ts";
 
 /** One task_events row (time in trace seconds), a one-core task of a 16-core machine. */
 function row(sec: number, job: string, index: number, type: number, user = "u1"): string {
@@ -28,25 +29,7 @@ async function gzip(text: string): Promise<Uint8Array> {
 }
 
 /** A scenario replaying `trace` (a file name in `dir`); its path. */
-async function scenario(dir: string, trace: string): Promise<string> {
-  await Deno.writeTextFile(
-    `${dir}/s.yaml`,
-    `name: s
-durationSec: 100
-hostClasses:
-  - {name: std, count: 1, cpu: 16, memoryMb: 65536, diskMb: 100000}
-respools:
-  - name: trace
-    resources:
-      - {kind: cpu, reservation: 16, limit: 16}
-workloads:
-  - name: g
-    respool: /trace
-    trace: {file: ${trace}, hostClass: std}
-`,
-  );
-  return `${dir}/s.yaml`;
-}
+const scenario = (dir: string, trace: string) => writeTraceScenario(dir, trace, 100);
 
 Deno.test("a gzip file of several members (cat a.gz b.gz) is read whole, as zcat reads it", async () => {
   const dir = await Deno.makeTempDir();

@@ -6,6 +6,7 @@ import { loadScenarioFile } from "./scenario_load.ts";
 import { readTaskEvents } from "./trace_file.ts";
 import type { Workload } from "./scenario.ts";
 import { parseTaskEvents, replayedJobs, TRACE_EVENTS as E } from "./trace.ts";
+import { writeTraceScenario } from "./testing.ts";
 
 /** One task_events row: time µs, missing, job, task index, machine, type, user, class, priority, cpu, mem, disk, restriction. */
 function row(
@@ -193,22 +194,7 @@ Deno.test("real-data conventions are accepted: empty optional fields, CRLF, 0 an
 
 Deno.test("a scenario whose trace has a bad row, no rows or no SUBMIT fails to load, naming the file and line", async () => {
   const dir = await Deno.makeTempDir();
-  await Deno.writeTextFile(
-    `${dir}/s.yaml`,
-    `name: s
-durationSec: 10
-hostClasses:
-  - {name: std, count: 1, cpu: 16, memoryMb: 65536, diskMb: 100000}
-respools:
-  - name: trace
-    resources:
-      - {kind: cpu, reservation: 16, limit: 16}
-workloads:
-  - name: g
-    respool: /trace
-    trace: {file: trace.csv, hostClass: std}
-`,
-  );
+  await writeTraceScenario(dir, "trace.csv", 10);
   const load = () => loadScenarioFile(`${dir}/s.yaml`);
   await Deno.writeTextFile(`${dir}/trace.csv`, `${TRACE}\n${row(1, "7", 0, E.SUBMIT, { cpu: "abc" })}\n`);
   await assert.rejects(load, {

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { runVariant } from "./plan_worker.ts";
 import { TRACE_EVENTS as E } from "./trace.ts";
-import { ROOT } from "./testing.ts";
+import { ROOT, writeTraceScenario } from "./testing.ts";
 
 /** How long the trace takes to come, in s: the load takes at least this, the run itself far less. */
 const SLOW_LOAD_SEC = 1.5;
@@ -15,21 +15,7 @@ const TRACE = [[0, E.SUBMIT], [1e6, E.SCHEDULE], [11e6, E.FINISH]]
 async function scenario(dir: string): Promise<string> {
   const mkfifo = await new Deno.Command("mkfifo", { args: [`${dir}/t.csv`] }).output();
   assert.ok(mkfifo.success, "mkfifo");
-  await Deno.writeTextFile(
-    `${dir}/s.yaml`,
-    `name: s
-durationSec: 30
-hostClasses:
-  - {name: std, count: 1, cpu: 16, memoryMb: 65536, diskMb: 100000}
-respools:
-  - name: trace
-    resources:
-      - {kind: cpu, reservation: 16, limit: 16}
-workloads:
-  - {name: g, respool: /trace, trace: {file: t.csv, hostClass: std}}
-`,
-  );
-  return `${dir}/s.yaml`;
+  return await writeTraceScenario(dir, "t.csv", 30);
 }
 
 /**
