@@ -33,6 +33,8 @@ export function sessionCommand(
  * alone, which ends it before it runs the program.
  */
 export function signalGroup(pgid: number, signal: Deno.Signal, live = false): void {
+  // kill(0) and kill(-0) signal the caller's own group, kill(-1) every process it may signal: never a task's.
+  if (!Number.isInteger(pgid) || pgid <= 1) throw new RangeError(`not a task's process group: ${pgid}`);
   try {
     Deno.kill(-pgid, signal);
   } catch {

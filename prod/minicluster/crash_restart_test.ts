@@ -29,6 +29,18 @@ async function eventually(probe: () => boolean | Promise<boolean>, what: string,
   }
 }
 
+/** The pid a task's shell writes to `file`: waits until the file holds one (it exists, empty, before). */
+async function pidIn(file: string): Promise<number> {
+  let pid = NaN;
+  await eventually(() => {
+    try {
+      pid = Number(Deno.readTextFileSync(file).trim() || NaN);
+    } catch { /* not yet made */ }
+    return Number.isInteger(pid) && pid > 1;
+  }, `a pid in ${file}`);
+  return pid;
+}
+
 function files(dir: string): string[] {
   try {
     return [...Deno.readDirSync(dir)].map((e) => e.name);
@@ -90,7 +102,7 @@ Deno.test("a minicluster restarted after a kill -9 ends the old tasks' process g
     assert(line.startsWith("{"), `the doomed daemon did not report its task: ${JSON.stringify(line)}`);
     const launched: Launched = JSON.parse(line);
     const sandbox = `${dataDir}/agents/${AGENT_0.agentId}/tasks/${launched.taskId}`;
-    const grandchild = Number(Deno.readTextFileSync(`${sandbox}/grandchild`).trim());
+    const grandchild = await pidIn(`${sandbox}/grandchild`);
     pids.push(launched.pid, grandchild);
     const records = recordsDir(dataDir, AGENT_0.agentId);
     const stale: ProcessRecord = { pid: bystander.pid, startTicks: "1" };
@@ -150,7 +162,7 @@ Deno.test("processes a crash kept from being recorded are found by their environ
       () => files(dataDir).includes("child") && files(otherDir).includes("child"),
       "the children",
     );
-    const child = Number(Deno.readTextFileSync(`${dataDir}/child`).trim());
+    const child = await pidIn(`${dataDir}/child`);
     pids.push(child);
     restarted = new Minicluster({ dataDir, agents: 1 });
     await eventually(() => !isAlive(orphan.pid), `the unrecorded task ${orphan.pid} to end`);

@@ -1,6 +1,13 @@
-/** `resolveProgram`: the file execvp would run, or an error saying why there is none. */
-import { deepStrictEqual as assertEquals, rejects } from "node:assert/strict";
-import { resolveProgram, resolveProgramSync } from "./_session.ts";
+/** `resolveProgram`: the file execvp would run, or an error saying why there is none; `signalGroup`'s guard. */
+import { deepStrictEqual as assertEquals, rejects, throws } from "node:assert/strict";
+import { resolveProgram, resolveProgramSync, signalGroup } from "./_session.ts";
+
+Deno.test("signalGroup refuses pid 0, 1 and non-integers: kill(0) would signal the caller's own group", () => {
+  // SIGCONT, so that without the guard this test's own group (the test runner) is signalled harmlessly.
+  for (const pgid of [0, -0, 1, -5, Number.NaN, 2.5]) {
+    throws(() => signalGroup(pgid, "SIGCONT", true), { name: "RangeError" }, `pgid ${pgid}`);
+  }
+});
 
 Deno.test("a program that cannot run says why: missing, not executable, or a directory", async () => {
   const dir = await Deno.makeTempDir({ prefix: "session_test_" });
