@@ -3,6 +3,7 @@ import { portProblem } from "../daemons/listen.ts";
 import { MesosMaster } from "../mesos/master.ts";
 import type { Command } from "./command.ts";
 import { UsageError } from "./command.ts";
+import { alreadyStopping, finishStop, stopSignals } from "./graceful_stop.ts";
 import { startProblem } from "./up_command.ts";
 
 function nonNegativeInt(name: string, v: unknown, max = Number.MAX_SAFE_INTEGER): number {
@@ -82,15 +83,16 @@ export const miniclusterCommand: Command = {
     ctx.out(
       "  an emulator of the documented Mesos v1 protocol, not Apache Mesos; use with: peloton up --backend mesos",
     );
-    let stop = () => {};
-    const stopped = new Promise<void>((resolve) => (stop = resolve));
-    Deno.addSignalListener("SIGINT", stop);
-    Deno.addSignalListener("SIGTERM", stop);
-    await stopped;
-    Deno.removeSignalListener("SIGINT", stop);
-    Deno.removeSignalListener("SIGTERM", stop);
-    ctx.err("peloton minicluster: stopping");
-    await master.stop();
-    return 0;
+    // SIGHUP too: a closed terminal would otherwise end it at once and leave its agents' tasks running.
+    const signals = stopSignals((signal) =>
+      ctx.err(alreadyStopping("peloton minicluster", signal, "ending tasks"))
+    );
+    try {
+      const signal = await signals.stopped;
+      ctx.err(`peloton minicluster: stopping (${signal})`);
+      return await finishStop(ctx.err, "peloton minicluster", () => master.stop(), new Promise(() => {}));
+    } finally {
+      signals.dispose();
+    }
   },
 };

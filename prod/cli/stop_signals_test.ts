@@ -69,3 +69,22 @@ Deno.test("a daemon stops gracefully on SIGHUP", async () => {
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("peloton minicluster stops gracefully on SIGHUP instead of dying of it", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "peloton-stop-minicluster-" });
+  const mc = await startPeloton(
+    ["minicluster", "--port", "0", "--data-dir", dir, "--agents", "1"],
+    /emulator at (http:\/\/\S+) /,
+  );
+  try {
+    mc.child.kill("SIGHUP");
+    assert.ok(await settlesWithin(mc.child.status, 20_000), mc.output());
+    const status = await mc.child.status;
+    assert.equal(status.signal, null, mc.output());
+    assert.equal(status.code, 0, mc.output());
+    assert.match(mc.output(), /^peloton minicluster: stopping \(SIGHUP\)$/m);
+  } finally {
+    await mc.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
