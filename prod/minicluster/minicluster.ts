@@ -559,7 +559,8 @@ export class Minicluster implements HostBackend {
   }
 
   #add(partial: Partial<AgentOptions>): Agent {
-    const i = this.#nextIndex++;
+    // Taken only once the agent is added: a refused one (its id not recordable) leaves the name to the next.
+    const i = this.#nextIndex;
     const d = this.#defaults;
     const hostname = partial.hostname ?? `agent-${i}`;
     const options: AgentOptions = {
@@ -587,6 +588,7 @@ export class Minicluster implements HostBackend {
     });
     // Before the agent runs anything: its sandboxes and volumes go under this id from now on.
     this.#ids.record(options.hostname, options.agentId);
+    this.#nextIndex = i + 1;
     this.#agents.set(agent.agentId, agent);
     this.#hosts.set(agent.agentId, agent.info());
     return agent;
