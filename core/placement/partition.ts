@@ -59,7 +59,7 @@ interface Undo {
 }
 
 export class PartitionPlacer implements HostJudge {
-  readonly #index = new FreeIndex(3);
+  readonly #index: FreeIndex;
   readonly #order: Int32Array;
   readonly #dead: Int32Array;
   #stamp = 0;
@@ -82,6 +82,8 @@ export class PartitionPlacer implements HostJudge {
   ) {
     [this.#nC, this.#nM, this.#nG] = norms.map((n) => Math.max(1, n));
     this.#order = cellOrder(this.#nC, this.#nM);
+    // Sized to the round's hosts: a saturated cluster's rounds lease a host or two, many times a second.
+    this.#index = new FreeIndex(3, Math.max(1, h.count));
     this.#dead = new Int32Array(h.count);
     let gpuInNormal = false;
     for (let r = 0; r < h.count; r++) {

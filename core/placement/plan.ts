@@ -171,6 +171,19 @@ export class RoundPlan {
     });
   }
 
+  /**
+   * The result of a round without hosts, which placing would give: nothing placed, and each unit with a
+   * task rejected by no host (all counts 0). Without the placers' columns and indexes, as a saturated
+   * cluster runs many such rounds (each freed host is leased, and taken, at once).
+   */
+  noHosts(): PlacementResult {
+    const out = this.#result;
+    this.round.units.forEach((_, i) => {
+      if (this.slots[i + 1] > this.slots[i]) out.failures[i] = new Int32Array(REASONS);
+    });
+    return out;
+  }
+
   /** The merged result: a unit with an unplaced task carries the rejection counts over all hosts. */
   finish(): PlacementResult {
     const out = this.#result;
@@ -204,6 +217,7 @@ export class RoundPlan {
 /** Places a round on this thread, partition after partition: the same result worker placement gives. */
 export function placeRound(round: PlacementRound, partitions = 1): PlacementResult {
   const plan = new RoundPlan(round, partitions);
+  if (round.hosts.count === 0) return plan.noHosts();
   const placers = plan.partitionHosts().map((h) =>
     new PartitionPlacer(h, round.groups, round.norms, round.scoreLimit)
   );

@@ -74,6 +74,7 @@ export async function placeOver(
 ): Promise<PlacementResult> {
   const n = parts.length;
   const plan = new RoundPlan(round, n);
+  if (round.hosts.count === 0) return plan.noHosts();
   const hosts = plan.partitionHosts();
   let items = plan.firstItems();
   // Others first: they work while this thread places its own partition.
