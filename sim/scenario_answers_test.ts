@@ -1,46 +1,6 @@
 /** Shipped scenarios answer the question their opening comment asks: the report shows what it tells readers to read. */
 import assert from "node:assert/strict";
-import { buildReport, type Report } from "../reports/report.ts";
-import { runScenario } from "./runner.ts";
-import { loadScenario, ROOT } from "./testing.ts";
-
-async function report(name: string, checkInvariants = false): Promise<Report> {
-  const { scenario, templates } = await loadScenario(`${ROOT}/scenarios/${name}`);
-  const sim = await runScenario(scenario, { seed: 1, templates, checkInvariants });
-  return buildReport(scenario, sim, 1, { wallSeconds: 0, peakRssBytes: 0 });
-}
-
-/** The largest value of a series over samples in [fromSec, toSec) (a null, no value, left out). */
-function maxBetween(r: Report, series: (number | null)[], fromSec: number, toSec: number): number {
-  let max = -Infinity;
-  r.series.t.forEach((t, i) => {
-    const v = series[i];
-    if (t >= fromSec && t < toSec && v !== null) max = Math.max(max, v);
-  });
-  return max;
-}
-
-Deno.test("add-capacity: doubled Spark load queues work on 400 hosts, and 400 more hosts clear it", async () => {
-  const r = await report("add-capacity.yaml");
-  const s = r.series;
-  assert.ok(maxBetween(r, s.queueDelayP99, 0, 1200) < 5, "one team's load fits");
-  assert.ok(maxBetween(r, s.cpuUtil, 1500, 2400) > 0.95, "the doubled load fills the cluster");
-  assert.ok(maxBetween(r, s.queueDelayP99, 1500, 2400) > 60, "and work queues for minutes");
-  assert.equal(maxBetween(r, s.hostsUp, 2500, 3600), 800);
-  assert.ok(maxBetween(r, s.queueDelayP99, 2600, 3600) < 5, "the added hosts clear the backlog");
-  // The pending-queue chart shows the backlog: most of it admitted and waiting for a host.
-  const waiting = s.t.map((_, i) => s.queuedTasks[i] + s.placingTasks[i]);
-  assert.ok(maxBetween(r, s.placingTasks, 2200, 2400) > 1000, "admitted work waits for hosts");
-  assert.ok(maxBetween(r, waiting, 2200, 2400) > 1500);
-  assert.equal(maxBetween(r, waiting, 2420, 2600), 0, "and none once the hosts are added");
-  // The scenario's comment: a small part of the p99 queue delay is waiting for admission (for the entitlement
-  // a full cluster caps: /spark's stays far below its limit).
-  const q = r.queueDelaySeconds.p99!, a = r.admissionDelaySeconds.p99!;
-  assert.ok(q > 250 && q < 350 && a > 10 && a < 30, `admission p99 ${a} s of a queue delay p99 of ${q} s`);
-  const spark = r.poolSeries["/spark"];
-  assert.ok(maxBetween(r, spark.entitlementCpu, 1700, 2400) <= 12_800, "within the cluster's 12,800 cores");
-  assert.ok(maxBetween(r, spark.allocationCpu, 1700, 2400) < 60_000 / 4, "far below /spark's limit");
-});
+import { maxBetween, scenarioReport as report } from "./testing.ts";
 
 Deno.test("rack-maintenance: how long an SLA-aware drain takes, how many tasks move, how long they wait", async () => {
   // With invariant checks: no service ever had more instances down for the drain than its SLA allows.

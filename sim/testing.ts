@@ -1,5 +1,6 @@
 /** Test harness for simulations: load a scenario file with its job templates and run it. */
 import { loadJobConfig } from "../core/model/load.ts";
+import { buildReport, type Report } from "../reports/report.ts";
 import { type RunOptions, runScenario, type Simulation } from "./runner.ts";
 import { parseScenario, type Scenario } from "./scenario.ts";
 
@@ -183,4 +184,21 @@ workloads:
 `,
   );
   return `${dir}/s.yaml`;
+}
+
+/** A shipped scenario's report (seed 1), as `deno task sim scenarios/NAME --seed 1` writes it. */
+export async function scenarioReport(name: string, checkInvariants = false): Promise<Report> {
+  const { scenario, templates } = await loadScenario(`${ROOT}/scenarios/${name}`);
+  const sim = await runScenario(scenario, { seed: 1, templates, checkInvariants });
+  return buildReport(scenario, sim, 1, { wallSeconds: 0, peakRssBytes: 0 });
+}
+
+/** The largest value of a series over samples in [fromSec, toSec) (a null, no value, left out). */
+export function maxBetween(r: Report, series: (number | null)[], fromSec: number, toSec: number): number {
+  let max = -Infinity;
+  r.series.t.forEach((t, i) => {
+    const v = series[i];
+    if (t >= fromSec && t < toSec && v !== null) max = Math.max(max, v);
+  });
+  return max;
 }
