@@ -106,12 +106,16 @@ export async function startJobmgr(o: JobmgrDaemonOptions): Promise<RunningDaemon
   return {
     process: p,
     lost: new Promise(() => {}),
-    stop: () =>
-      p.close(async () => {
-        stopping = true;
+    stop: () => {
+      // First of all, before any step that waits (calls in flight get up to 10 s): nothing more is launched,
+      // so what is not running yet stays for the next owner, and no task starts only to be cut off.
+      stopping = true;
+      term?.jm.stopLaunching();
+      return p.close(async () => {
         await settlesWithin(campaigning ?? Promise.resolve(), STOP_WAIT_MS);
         await term?.stop();
-      }),
+      });
+    },
   };
 }
 
@@ -224,6 +228,7 @@ class JobmgrTerm {
 
   /** Graceful stop: the shards' writes are stored, then their leases handed back for the next owner. */
   async stop(): Promise<void> {
+    this.jm.stopLaunching();
     const held = this.shards.fences();
     this.p.fences = () => held;
     await this.archiver.stop();

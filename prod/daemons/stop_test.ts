@@ -13,12 +13,14 @@ import { replyError } from "./http_errors.ts";
 import { settlesWithin } from "../settle.ts";
 import { waitFor } from "../testing.ts";
 import { DatabaseSync } from "node:sqlite";
+import type { JobmgrConfig } from "../../core/jobmgr/jobmgr.ts";
+import type { Message } from "../../core/messages.ts";
 
 const LOOKUP = "peloton.api.respool.ResourceManager::LookupResourcePoolID";
 const BODY = JSON.stringify({ path: { value: "/" } });
 
 /** A daemon in this process, on a SQLite store in a fresh directory; its log lines kept. */
-async function inTempDir(role: "resmgr" | "jobmgr") {
+async function inTempDir(role: "resmgr" | "jobmgr", jobmgr?: Partial<JobmgrConfig>) {
   const dir = await Deno.makeTempDir({ prefix: "peloton-stop-" });
   const logs: string[] = [];
   const d = await (role === "resmgr" ? startResmgr : startJobmgr)({
@@ -28,6 +30,7 @@ async function inTempDir(role: "resmgr" | "jobmgr") {
     dataDir: dir,
     leaseTtlMs: 2_000,
     log: jsonLogger({ daemon: role }, (l) => logs.push(l)),
+    ...(jobmgr ? { jobmgr } : {}),
   });
   return { dir, logs, d };
 }
@@ -267,6 +270,51 @@ Deno.test({
         message: "finding the job the call is for: the store cannot be reached: connect ECONNREFUSED",
       });
     } finally {
+      await d.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "a stopping job manager asks for no more placements from the stop's first step, calls in flight or not",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    // No resource manager answers: the job manager asks again every 100 ms.
+    const { dir, d } = await inTempDir("jobmgr", { placementPollRetryMs: 100 });
+    const asked: number[] = [];
+    const transport = d.process.transport;
+    const send = transport.send.bind(transport);
+    transport.send = (to: string, msg: Message) => {
+      if (msg.kind === "get-placements") asked.push(performance.now());
+      send(to, msg);
+    };
+    // A call in flight holds the stop at its first step ("waiting for the calls in flight", up to 10 s).
+    const release = Promise.withResolvers<void>();
+    d.process.hooks.routes = async (_req, url) => {
+      if (url.pathname !== "/hold") return undefined;
+      await release.promise;
+      return new Response("held\n");
+    };
+    try {
+      await waitFor(
+        "the job manager to ask for placements",
+        () => Promise.resolve(asked.length || undefined),
+      );
+      const held = fetch(`${d.process.url}/hold`).then((r) => r.text());
+      await new Promise((r) => setTimeout(r, 50));
+      const stopAt = performance.now();
+      const stopped = d.stop();
+      await new Promise((r) => setTimeout(r, 600));
+      assert.equal(d.process.stopStep, "waiting for the calls in flight");
+      assert.deepEqual(asked.filter((t) => t > stopAt), [], "placements asked for during the stop");
+      release.resolve();
+      assert.equal(await held, "held\n");
+      await stopped;
+    } finally {
+      release.resolve();
       await d.stop();
       await Deno.remove(dir, { recursive: true });
     }
