@@ -5,6 +5,7 @@ import type { Resources } from "../../core/model/resources.ts";
 import { isTerminalTaskState, MESOS_TO_TASK_STATE, type MesosTaskState } from "../../core/model/states.ts";
 import { HEALTH_CHECK_REASON } from "../../core/ports/health_check.ts";
 import { portEnv } from "../../core/model/task_env.ts";
+import { resolve } from "node:path";
 import { fetchUris } from "./fetcher.ts";
 import { writeSecrets } from "./secrets.ts";
 import { HealthChecker } from "./health.ts";
@@ -506,7 +507,9 @@ export class Agent {
     const link = `${run.sandbox}/${v.containerPath}`;
     await Deno.mkdir(link.slice(0, link.lastIndexOf("/")), { recursive: true });
     await Deno.remove(link).catch(() => {});
-    await Deno.symlink(dir, link);
+    // Absolute: a link is read from its own directory, so a data dir given relative (`peloton up`'s default
+    // `.peloton`) would point nowhere from inside the sandbox.
+    await Deno.symlink(resolve(dir), link);
   }
 
   #env(run: TaskRun): Record<string, string> {

@@ -1,5 +1,6 @@
 /** Persistent volumes of the minicluster's agents: a destroyed one's data is gone, one in use is kept. */
 import assert from "node:assert/strict";
+import { relative } from "node:path";
 import type { LaunchSpec } from "../../core/ports/host_backend.ts";
 import { makeSpec as specFor, Recorder } from "../backend_testing.ts";
 import { volumePath } from "./agent.ts";
@@ -16,9 +17,12 @@ function run(command: string, host = AGENT_0): LaunchSpec {
   return specFor(host, command, { volume: VOLUME, taskId: `job-0-${++runs}`, jobId: "job" });
 }
 
-async function withCluster(body: (mc: Minicluster, rec: Recorder, dataDir: string) => Promise<void>) {
+async function withCluster(
+  body: (mc: Minicluster, rec: Recorder, dataDir: string) => Promise<void>,
+  asGiven = (dir: string) => dir,
+) {
   const dataDir = await Deno.makeTempDir({ prefix: "minicluster_volumes_test_" });
-  const mc = new Minicluster({ dataDir, agents: 2, stopGracePeriodMs: 200 });
+  const mc = new Minicluster({ dataDir: asGiven(dataDir), agents: 2, stopGracePeriodMs: 200 });
   const rec = new Recorder();
   mc.start(rec.sink);
   try {
@@ -37,6 +41,13 @@ async function finished(mc: Minicluster, rec: Recorder, spec: LaunchSpec): Promi
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const exists = (path: string) => Deno.lstat(path).then(() => true, () => false);
+
+Deno.test("a data dir given relative (peloton up's default, .peloton) still mounts each run's volume", async () => {
+  await withCluster(async (mc, rec) => {
+    assert.equal(await finished(mc, rec, run(COUNT_RUNS)), "runs: 1\n");
+    assert.equal(await finished(mc, rec, run(COUNT_RUNS)), "runs: 2\n", "kept across runs");
+  }, (dir) => relative(Deno.cwd(), dir));
+});
 
 Deno.test("a destroyed volume's data is gone: the next run of its id on the agent starts with an empty one", async () => {
   await withCluster(async (mc, rec, dataDir) => {
