@@ -1,27 +1,10 @@
 /** A round without hosts skips the placers: its result is what placing it over no hosts gives. */
 import assert from "node:assert/strict";
 import { randomInt, seededPrng } from "../ports/prng.ts";
-import { PartitionPlacer } from "./partition.ts";
-import { placeRound, RoundPlan } from "./plan.ts";
+import { placeRound, placeWithPlacers } from "./plan.ts";
 import { PELOTON_POLICIES } from "./policy.ts";
-import type { PlacementResult, PlacementRound } from "./round.ts";
 import { RoundBuilder } from "./round_build.ts";
 import { randomWork } from "./testing.ts";
-
-/** `placeRound`'s steps, placers and all, whatever the host count. */
-function placeWithPlacers(round: PlacementRound, partitions: number): PlacementResult {
-  const plan = new RoundPlan(round, partitions);
-  const placers = plan.partitionHosts().map((h) =>
-    new PartitionPlacer(h, round.groups, round.norms, round.scoreLimit)
-  );
-  let items = plan.firstItems();
-  for (let r = 0;; r++) {
-    placers.forEach((p, w) => plan.absorb(w, items[w], p.placeItems(items[w])));
-    if (r + 1 >= partitions) break;
-    items = plan.nextItems();
-  }
-  return plan.finish();
-}
 
 Deno.test("a round without hosts gives the placers' result: nothing placed, every unit rejected by no host", () => {
   for (let seed = 1; seed <= 40; seed++) {

@@ -216,8 +216,13 @@ export class RoundPlan {
 
 /** Places a round on this thread, partition after partition: the same result worker placement gives. */
 export function placeRound(round: PlacementRound, partitions = 1): PlacementResult {
+  if (round.hosts.count === 0) return new RoundPlan(round, partitions).noHosts();
+  return placeWithPlacers(round, partitions);
+}
+
+/** `placeRound` without its shortcut for a round without hosts: placers over every partition. */
+export function placeWithPlacers(round: PlacementRound, partitions = 1): PlacementResult {
   const plan = new RoundPlan(round, partitions);
-  if (round.hosts.count === 0) return plan.noHosts();
   const placers = plan.partitionHosts().map((h) =>
     new PartitionPlacer(h, round.groups, round.norms, round.scoreLimit)
   );
