@@ -50,41 +50,32 @@ Deno.test("peloton up: SIGHUP stops gracefully, says it waits for the tasks' kil
   }
 });
 
-Deno.test("a daemon stops gracefully on SIGHUP", async () => {
+/** Starts `peloton ARGS` on a fresh data dir, sends it SIGHUP, and checks it exits 0 having said `said`. */
+async function stopsOnSighup(args: string[], ready: RegExp, said: RegExp[]): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "peloton-stop-sighup-" });
-  const resmgr = await startPeloton(
-    ["resmgr", "--port", "0", "--data-dir", dir, "--lease-ttl-ms", "1000"],
-    /serving at (http:\/\/\S+)/,
-  );
+  const p = await startPeloton([...args, "--port", "0", "--data-dir", dir], ready);
   try {
-    resmgr.child.kill("SIGHUP");
-    assert.ok(await settlesWithin(resmgr.child.status, 20_000), resmgr.output());
-    const status = await resmgr.child.status;
-    assert.equal(status.signal, null, resmgr.output());
-    assert.equal(status.code, 0, resmgr.output());
-    assert.match(resmgr.output(), /"msg":"stopping","daemon":"resmgr","signal":"SIGHUP"/);
-    assert.match(resmgr.output(), /"msg":"daemon stopped"/);
+    p.child.kill("SIGHUP");
+    assert.ok(await settlesWithin(p.child.status, 20_000), p.output());
+    const status = await p.child.status;
+    assert.equal(status.signal, null, p.output());
+    assert.equal(status.code, 0, p.output());
+    for (const re of said) assert.match(p.output(), re);
   } finally {
-    await resmgr.stop();
+    await p.stop();
     await Deno.remove(dir, { recursive: true });
   }
+}
+
+Deno.test("a daemon stops gracefully on SIGHUP", async () => {
+  await stopsOnSighup(["resmgr", "--lease-ttl-ms", "1000"], /serving at (http:\/\/\S+)/, [
+    /"msg":"stopping","daemon":"resmgr","signal":"SIGHUP"/,
+    /"msg":"daemon stopped"/,
+  ]);
 });
 
 Deno.test("peloton minicluster stops gracefully on SIGHUP instead of dying of it", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "peloton-stop-minicluster-" });
-  const mc = await startPeloton(
-    ["minicluster", "--port", "0", "--data-dir", dir, "--agents", "1"],
-    /emulator at (http:\/\/\S+) /,
-  );
-  try {
-    mc.child.kill("SIGHUP");
-    assert.ok(await settlesWithin(mc.child.status, 20_000), mc.output());
-    const status = await mc.child.status;
-    assert.equal(status.signal, null, mc.output());
-    assert.equal(status.code, 0, mc.output());
-    assert.match(mc.output(), /^peloton minicluster: stopping \(SIGHUP\)$/m);
-  } finally {
-    await mc.stop();
-    await Deno.remove(dir, { recursive: true });
-  }
+  await stopsOnSighup(["minicluster", "--agents", "1"], /emulator at (http:\/\/\S+) /, [
+    /^peloton minicluster: stopping \(SIGHUP\)$/m,
+  ]);
 });
