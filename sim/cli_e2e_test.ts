@@ -152,7 +152,7 @@ Deno.test("sim compare refuses bad arguments with a clear error, a non-zero exit
           "m",
         ),
       ],
-      [[`${dir}/run`, `${dir}/run`, "--bogus"], /Unknown option '--bogus'/],
+      [[`${dir}/run`, `${dir}/run`, "--bogus"], /^compare: unknown flag --bogus$/m],
     ];
     for (const [args, message] of cases) {
       const out = `${dir}/out`;

@@ -17,6 +17,7 @@ import {
 import { renderHtml } from "../reports/html.ts";
 import { renderPlan } from "../reports/plan_html.ts";
 import { buildReport, type Report } from "../reports/report.ts";
+import { closest, unknownFlag } from "../prod/cli/command.ts";
 import { plan, type PlanOptions, PlanRunFailed, preparePlan } from "./plan.ts";
 import { Progress } from "./progress.ts";
 import { InvariantError } from "./invariants.ts";
@@ -30,7 +31,11 @@ const USAGE = `usage:
                      [--resolution R] [--out DIR]
     PATH: hosts.<class>.count, workloads.<name>.<field>, settings.<field>, ...
     FIELD: a number in report.json, e.g. queueDelaySeconds.p99, utilization.cpu, tasks.unplaced,
-           workloads.<name>.queueDelaySeconds.p99, pools.<path>.avgAllocationCpu`;
+           workloads.<name>.queueDelaySeconds.p99, pools.<path>.avgAllocationCpu
+    --seed N: the random seed, from 0 to 4294967295 (default 1)
+    --out DIR: where the files go (default out/SCENARIO-SEED for a run, SCENARIO the file's name without
+               .yaml; compare and plan write none without it, printing their answer only)
+    --workers N: plan's runs at once (default 2, or 1 on a one-core machine)`;
 
 /** uPlot's browser build and stylesheet, inlined into the report. */
 export async function uplotAssets(): Promise<{ js: string; css: string }> {
@@ -48,24 +53,36 @@ function fail(message: string): never {
 
 type Options = Record<string, { type: "string" | "boolean"; default?: string | boolean; short?: string }>;
 
-/** Parses one subcommand's arguments; a bad one prints the usage. */
+/**
+ * Parses one subcommand's arguments (`command` names it in errors: `compare: `); a bad one prints the usage,
+ * an unknown flag with the subcommand's flag it is closest to.
+ */
 function args(
   argv: string[],
   options: Options,
+  command = "",
 ): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
+  const all: Options = { ...options, help: { type: "boolean", short: "h" } };
   try {
-    const res = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: { ...options, help: { type: "boolean", short: "h" } },
-    });
+    const res = parseArgs({ args: argv, allowPositionals: true, options: all });
     return {
       values: res.values as Record<string, string | boolean | undefined>,
       positionals: res.positionals,
     };
   } catch (e) {
-    fail(`${(e as Error).message}\n${USAGE}`);
+    fail(`${command}${unknownFlag(e as Error, Object.keys(all)) ?? (e as Error).message}\n${USAGE}`);
   }
+}
+
+/**
+ * `deno task sim compre out/a`: a first argument that is no file but close to a subcommand's name is its typo,
+ * said so here rather than read as a scenario file that is missing (or as one of two given).
+ */
+async function mistypedSubcommand(first: string | undefined): Promise<void> {
+  if (first === undefined || first.startsWith("-")) return;
+  const meant = closest(first, ["compare", "plan"]);
+  if (meant === undefined || await Deno.stat(first).then(() => true, () => false)) return;
+  fail(`"${first}": no such scenario file; did you mean \`deno task sim ${meant}\`?\n${USAGE}`);
 }
 
 /** The PRNG takes a 32-bit seed: a larger one would run as `seed >>> 0` yet be recorded as given. */
@@ -120,6 +137,7 @@ async function load(file: string) {
 export async function main(argv: string[]): Promise<void> {
   if (argv[0] === "compare") return await compare(argv.slice(1));
   if (argv[0] === "plan") return await planCommand(argv.slice(1));
+  await mistypedSubcommand(argv[0]);
   const { values, positionals } = args(argv, {
     seed: { type: "string", default: "1" },
     out: { type: "string" },
@@ -231,7 +249,7 @@ export function summaryLine(report: Report, out: string, durationSec?: number): 
 }
 
 async function compare(argv: string[]): Promise<void> {
-  const { values, positionals } = args(argv, { out: { type: "string" } });
+  const { values, positionals } = args(argv, { out: { type: "string" } }, "compare: ");
   if (values.help) return console.log(USAGE);
   if (positionals.length < 2) {
     fail(`compare: expected at least two report directories, got ${positionals.length}`);
@@ -299,7 +317,7 @@ async function planCommand(argv: string[]): Promise<void> {
     workers: { type: "string", default: String(Math.min(2, navigator.hardwareConcurrency || 1)) },
     resolution: { type: "string" },
     out: { type: "string" },
-  });
+  }, "plan: ");
   if (values.help) return console.log(USAGE);
   if (positionals.length !== 1) fail(`plan: expected one scenario file, got ${positionals.length}\n${USAGE}`);
   if (!values.vary || !values.target) fail(`plan: --vary and --target are required\n${USAGE}`);

@@ -3,7 +3,7 @@
  * run meets a target on the report (`--target 'queueDelaySeconds.p99<=60'`). Variants run in parallel
  * Deno workers; each round splits the bracket between the largest failing and the smallest meeting value.
  */
-import { editDistance } from "../core/model/_key_normalize.ts";
+import { closestName } from "../core/model/_key_normalize.ts";
 import { JOB_STATES } from "../core/model/states.ts";
 import type { PlanJob, PlanResult } from "./plan_worker.ts";
 import {
@@ -783,23 +783,13 @@ function uncountedKey(target: PlanTarget, counted: Set<string>, runs: number): s
   const key = target.keys.at(-1)!;
   if (!target.zeroIfMissing || !runs || counted.has(key)) return undefined;
   const map = target.path.slice(0, target.path.length - key.length - 1);
-  const near = closest(key, [...counted]);
+  const near = closestName(key, [...counted]);
   const keys = [...(near === undefined ? [] : [near]), ...[...counted].filter((k) => k !== near).sort()];
   const shown = keys.slice(0, 10).map((k) => (k === near ? `"${k}" (the closest)` : `"${k}"`));
   const more = keys.length > 10 ? ` and ${keys.length - 10} more` : "";
   const those = keys.length ? `the runs counted ${shown.join(", ")}${more}` : `the runs counted no key there`;
   return `no run counted "${key}" in ${map}, so it read 0 in every run, as a misspelt key would; ${those}. ` +
     `If "${key}" is the key meant, the answer holds`;
-}
-
-/** The name one typo or so away from `name` (a quarter of its length, at least 2 edits), if any. */
-function closest(name: string, names: string[]): string | undefined {
-  let best: string | undefined, bestDistance = Math.max(2, Math.floor(name.length / 4)) + 1;
-  for (const n of names) {
-    const d = editDistance(name.toLowerCase(), n.toLowerCase());
-    if (d < bestDistance) [best, bestDistance] = [n, d];
-  }
-  return best;
 }
 
 /**

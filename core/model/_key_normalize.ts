@@ -171,15 +171,29 @@ class Walker {
 
   private unknownKey(e: SourceEntry, def: Def, path: string) {
     const known = Object.keys(def.shape ?? {});
-    const canon = canonKey(e.key);
-    let suggestion: string | undefined;
-    let best = Math.max(2, Math.floor(canon.length / 4)) + 1;
-    for (const k of known) {
-      const d = editDistance(canon, canonKey(k));
-      if (d < best) [best, suggestion] = [d, k];
-    }
+    const suggestion = closestName(e.key, known);
     this.notes.push({ kind: "unknown-key", path, line: e.line, column: e.column, known, suggestion });
   }
+}
+
+/**
+ * The one of `known` that `given` is likely a typo of (the "did you mean" of every error that names an
+ * unknown key, flag or command): a few edits away (a quarter of its length, at least 2, and fewer than it has
+ * characters, so "ls" is no typo of "up") once both are `canon`'s (case and `_` aside by default); undefined
+ * when none is that close.
+ */
+export function closestName(
+  given: string,
+  known: readonly string[],
+  canon: (name: string) => string = canonKey,
+): string | undefined {
+  const g = canon(given);
+  let best = Math.min(Math.max(2, Math.floor(g.length / 4)), g.length - 1) + 1, meant: string | undefined;
+  for (const k of known) {
+    const d = editDistance(g, canon(k));
+    if (d < best) [best, meant] = [d, k];
+  }
+  return meant;
 }
 
 /** Levenshtein distance: the fewest single-character edits that turn `a` into `b`. */

@@ -6,7 +6,7 @@ import { routeProcedure } from "../../core/api/procedures.ts";
 import { readUtf8File } from "../utf8.ts";
 import { parseYamlText } from "./yaml_text.ts";
 import { describeValue } from "../../core/model/config_issues.ts";
-import { editDistance } from "../../core/model/_key_normalize.ts";
+import { closestName as closest } from "../../core/model/_key_normalize.ts";
 
 /**
  * The file `--auth-config` takes (`example/auth/basic/security_example.yaml`'s format). Every value is text,
@@ -403,15 +403,4 @@ function keysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
   }
   const def: z.core.$ZodTypeDef | undefined = at?._zod.def;
   return def?.type === "object" ? Object.keys((def as z.core.$ZodObjectDef).shape) : [];
-}
-
-/** The known key `key` is a typo of (a few edits away, case and `_` aside), or undefined. */
-function closest(key: string, known: string[]): string | undefined {
-  const canon = (k: string) => k.toLowerCase().replaceAll("_", "");
-  let best = Math.max(2, Math.floor(key.length / 4)) + 1, meant: string | undefined;
-  for (const k of known) {
-    const d = editDistance(canon(key), canon(k));
-    if (d < best) [best, meant] = [d, k];
-  }
-  return meant;
 }

@@ -1,6 +1,7 @@
 /** The shape of a CLI command and the context it runs in. */
 import { TASK_ORDER_PROPERTIES } from "../../core/jobmgr/task_query.ts";
-import { MAX_UINT32 } from "../../core/model/_schema_kit.ts";
+import { canonKey, MAX_UINT32 } from "../../core/model/_schema_kit.ts";
+import { closestName } from "../../core/model/_key_normalize.ts";
 import type { PelotonClient } from "./client.ts";
 
 export interface CommandContext {
@@ -36,6 +37,24 @@ export interface Command {
 /** Thrown for bad command-line input: printed with the command's usage, exit code 2. */
 export class UsageError extends Error {
   override readonly name = "UsageError";
+}
+
+/** The one of `known` that `given` is likely a typo of, `-` aside too (`data_dir` for `data-dir`). */
+export function closest(given: string, known: readonly string[]): string | undefined {
+  return closestName(given, known, (k) => canonKey(k).replaceAll("-", ""));
+}
+
+/**
+ * node:util parseArgs' unknown-option error said for people, with the flag of `options` it is closest to
+ * (`unknown flag --jobid; did you mean --jobID?`): its own text suggests quoting the flag as an argument,
+ * which is seldom what was meant. Undefined for any other error.
+ */
+export function unknownFlag(e: Error, options: readonly string[]): string | undefined {
+  const flag = /^Unknown option '(-[^']*)'/.exec(e.message)?.[1];
+  if (flag === undefined) return undefined;
+  // A short flag is one letter: too short to tell which was meant.
+  const meant = flag.startsWith("--") ? closest(flag.slice(2), options) : undefined;
+  return `unknown flag ${flag}${meant ? `; did you mean --${meant}?` : ""}`;
 }
 
 /**

@@ -2,7 +2,14 @@
 import { parseArgs } from "node:util";
 import { adminCommands } from "./admin_commands.ts";
 import { ApiError, PelotonClient } from "./client.ts";
-import { type Command, type CommandContext, type OptionSpec, UsageError } from "./command.ts";
+import {
+  closest,
+  type Command,
+  type CommandContext,
+  type OptionSpec,
+  unknownFlag,
+  UsageError,
+} from "./command.ts";
 import { daemonCommands } from "./daemon_commands.ts";
 import { hostCommands } from "./host_commands.ts";
 import { jobCommands } from "./job_commands.ts";
@@ -165,10 +172,17 @@ function ignoredAddresses(values: Record<string, unknown>, url: string): string[
   );
 }
 
-function usageOf(c: Command): string {
-  const opts = Object.entries(c.options ?? {}).map(([name, o]) =>
-    `[${o.short ? `-${o.short}/` : ""}--${name}${o.type === "string" ? " VALUE" : ""}]`
-  );
+/**
+ * `peloton job create RESPOOL FILE [-i/--jobID VALUE] ...`; with `defaults` (for --help), each flag's default
+ * where it has one, as the global flags' help gives theirs. A switch is off unless given, so says none.
+ */
+function usageOf(c: Command, defaults = false): string {
+  const opts = Object.entries(c.options ?? {}).map(([name, o]) => {
+    const given = defaults && typeof o.default === "string" && o.default !== ""
+      ? ` (default ${o.default})`
+      : "";
+    return `[${o.short ? `-${o.short}/` : ""}--${name}${o.type === "string" ? " VALUE" : ""}${given}]`;
+  });
   return [`peloton ${c.name}`, ...c.args, ...opts].join(" ");
 }
 
@@ -190,7 +204,7 @@ export function helpText(): string {
     "  A flag is given once; -r (task start|stop|restart, job rolling-*, job stateless restart) and -l",
     "  (watch pod|job) may be given again, as in Peloton's CLI.",
     "",
-    ...COMMANDS.flatMap((c) => [`  ${usageOf(c)}`, `      ${c.summary}`]),
+    ...COMMANDS.flatMap((c) => [`  ${usageOf(c, true)}`, `      ${c.summary}`]),
   ].join("\n");
 }
 
@@ -225,6 +239,45 @@ function findCommand(
   return { command: COMMANDS.find((c) => c.name === name), words: words.slice(0, n) };
 }
 
+/** The first words of the commands (`up`, `job`, `respool`), in the order of COMMANDS. */
+const FIRST_WORDS = [...new Set(COMMANDS.map((c) => c.name.split(" ")[0]))];
+
+/**
+ * The command or group mistyped `words` likely meant, each word matched among those that may stand there
+ * (`jbo qeury`: `job query`), as far as one is close; the words after a command are its arguments.
+ */
+function meantCommand(words: string[]): string | undefined {
+  let meant = "";
+  for (const word of words) {
+    const valid = meant === "" ? FIRST_WORDS : subcommandsOf(meant);
+    const w = valid.includes(word) ? word : closest(word, valid);
+    if (w === undefined) break;
+    meant = meant === "" ? w : `${meant} ${w}`;
+    if (!GROUPS.has(meant)) break;
+  }
+  return meant || undefined;
+}
+
+/**
+ * What is wrong with argv that names no command: a word that is none (with the command it is closest to), or
+ * no word at all and perhaps a mistyped global flag (`peloton --hlep`).
+ */
+function noCommand(argv: string[], words: string[]): string {
+  if (!words.length) {
+    try {
+      parseArgs({ args: argv, allowPositionals: true, strict: true, options: GLOBAL_OPTIONS });
+    } catch (e) {
+      return parseProblem(e as Error, GLOBAL_OPTIONS);
+    }
+    return "expected a COMMAND";
+  }
+  // `-p PASSWORD` before the command (this CLI's old form) makes the password read as the command.
+  const hint = argv.includes("-p") ? " (-p is not the password: give --password P)" : "";
+  const meant = meantCommand(words);
+  return `unknown command "${words.slice(0, 2).join(" ")}"${hint}` +
+    (meant ? `; did you mean \`peloton ${meant}\`?` : "");
+}
+
 /**
  * What is wrong with `peloton GROUP [WORD]`: no command, or one the group does not have; `alone` says what
  * the group's words do by themselves when they are a command too (`peloton jobmgr`, the daemon).
@@ -238,7 +291,7 @@ function groupProblem(group: string, next: string | undefined, alone = ""): stri
 /** `peloton GROUP -h`: the usage of each of the group's commands. */
 function groupHelp(group: string): string {
   const within = COMMANDS.filter((c) => c.name.startsWith(`${group} `));
-  return within.flatMap((c) => [`  ${usageOf(c)}`, `      ${c.summary}`]).join("\n");
+  return within.flatMap((c) => [`  ${usageOf(c, true)}`, `      ${c.summary}`]).join("\n");
 }
 
 /**
@@ -285,26 +338,24 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       io.out(helpText());
       return argv.length ? 0 : 2;
     }
-    // `-p PASSWORD` before the command (this CLI's old form) makes the password read as the command.
-    const hint = argv.includes("-p") ? " (-p is not the password: give --password P)" : "";
-    io.err(`peloton: unknown command "${words.slice(0, 2).join(" ")}"${hint}\n\n${helpText()}`);
+    io.err(`peloton: ${noCommand(argv, words)}\n\n${helpText()}`);
     return 2;
   }
   let parsed;
+  const options = optionsOf(command);
   try {
     // Drop the command's own words (their first occurrences) and parse the rest.
     const rest = [...argv];
     for (const w of words) rest.splice(rest.indexOf(w), 1);
-    const options = optionsOf(command);
     parsed = parseArgs({ args: rest, allowPositionals: true, strict: true, options, tokens: true });
     refuseRepeats(parsed.tokens, options);
   } catch (e) {
-    io.err(`peloton ${command.name}: ${parseProblem(e as Error)}\nusage: ${usageOf(command)}`);
+    io.err(`peloton ${command.name}: ${parseProblem(e as Error, options)}\nusage: ${usageOf(command)}`);
     return 2;
   }
   const { values, positionals } = parsed;
   if (values.help) {
-    io.out(`usage: ${usageOf(command)}\n  ${command.summary}`);
+    io.out(`usage: ${usageOf(command, true)}\n  ${command.summary}`);
     // `peloton jobmgr -h`: the daemon, and the commands of the group it names too.
     if (GROUPS.has(command.name)) io.out(`peloton ${command.name} commands:\n${groupHelp(command.name)}`);
     return 0;
@@ -367,15 +418,15 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
 }
 
 /**
- * parseArgs' complaint, said for people: `-p`, the password in earlier versions of this CLI, is no option
- * of a command without one of its own.
+ * parseArgs' complaint, said for people: an unknown flag with the one of `options` it is closest to; `-p`,
+ * the password in earlier versions of this CLI, is no option of a command without one of its own.
  */
-function parseProblem(e: Error): string {
+function parseProblem(e: Error, options: OptionSpec): string {
   if (/Unknown option '-p'/.test(e.message)) {
     return "-p: not an option of this command (Peloton's -p is --sort or --id where a command has one); " +
       "the password is --password P or $PELOTON_PASSWORD";
   }
-  return e.message;
+  return unknownFlag(e, Object.keys(options)) ?? e.message;
 }
 
 /** Flags first, then a `--basic-auth-config` file, then the environment. */
