@@ -124,7 +124,8 @@ export interface Report {
    * `revocableCpu` is their part of it. The hosts up are those whose agents are registered and that are not
    * DOWN for maintenance (`series.hostsUp`): a host still draining runs tasks and counts, one drained (its
    * machine down) does not until its maintenance completes. Each is null when the run measured nothing (it
-   * ended before its warm-up did), not 0.
+   * ended before its warm-up did) or nothing of it was up (`gpu` of a cluster without GPUs; every one when
+   * no host was up after the warm-up), not 0.
    */
   utilization: {
     cpu: number | null;
@@ -138,7 +139,7 @@ export interface Report {
    * cpu allocation over min(what it wants, its fair share), the fair share being the entitlement Peloton's
    * calculator gives it for the demand of the moment (revocable cpu against its slack entitlement, as
    * Peloton admits it). 1 is perfectly fair; a pool that wants cpu and holds none counts 0 (beside one pool
-   * holding its share, 0.5). Pools whose fair share is 0 are left out. Allocation is what the resource
+   * holding its share, 0.5), while pools that all hold none read 1, equally starved. Pools whose fair share is 0 are left out. Allocation is what the resource
    * manager admitted (Peloton's view), so a pool whose admitted tasks still wait for hosts counts them.
    * Null when the run measured nothing (it ended before its warm-up did).
    */
@@ -383,7 +384,10 @@ export function buildReport(
   const maintenance = sim.jobmgr.maintenanceEvictions;
   const simulatedSeconds = sim.queue.now / 1000;
   const measuredSeconds = Math.max(0, simulatedSeconds - warmup);
-  const ratio = (k: number) => (measured ? round4(usage.ratio[k]) : null);
+  const ratio = (k: number) => {
+    const r = usage.ratio[k];
+    return measured && r !== null ? round4(r) : null;
+  };
   return {
     scenario: scenario.name,
     description: scenario.description,

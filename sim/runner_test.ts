@@ -208,7 +208,7 @@ settings:
   assert.deepEqual(r.series.t, [60, 100]);
   // The tasks launch at 61 s and a few milliseconds (the messages' modelled latency): the second interval
   // is full for all but those 39 s and a bit of its 40.
-  const [first, last] = r.series.cpuUtil;
+  const [first, last] = r.series.cpuUtil as number[];
   assert.equal(first, 0);
   assert.ok(last > 0.97 && last < 0.975, `last interval ${last}`);
   assert.deepEqual(r.series.runningTasks, [0, 8]);

@@ -65,10 +65,11 @@ export interface Series {
    * included: it may pass 1 when they run on slack) over the interval: core-seconds held over core-seconds
    * of the hosts up in it, so a change of capacity within it weighs by time.
    */
-  cpuUtil: number[];
-  memUtil: number[];
-  diskUtil: number[];
-  gpuUtil: number[];
+  cpuUtil: (number | null)[];
+  memUtil: (number | null)[];
+  diskUtil: (number | null)[];
+  /** Null where no host (or, for GPUs, no GPU) was up in the interval, as each of these. */
+  gpuUtil: (number | null)[];
   runningTasks: number[];
   /** Tasks in the pools' pending queues: waiting for admission (Peloton's demand). */
   queuedTasks: number[];
@@ -776,10 +777,12 @@ export class SimStats {
     const s = this.series;
     const n = s.t.length;
     s.t.push(nowMs / 1000);
-    s.cpuUtil.push(round4(held.ratio[CPU]));
-    s.memUtil.push(round4(held.ratio[MEM]));
-    s.diskUtil.push(round4(held.ratio[DISK]));
-    s.gpuUtil.push(round4(held.ratio[GPU]));
+    // No host (or no GPU) up in the interval: no fraction to show (a gap), not an idle 0.
+    const util = (k: number) => held.ratio[k] === null ? null : round4(held.ratio[k]);
+    s.cpuUtil.push(util(CPU));
+    s.memUtil.push(util(MEM));
+    s.diskUtil.push(util(DISK));
+    s.gpuUtil.push(util(GPU));
     s.runningTasks.push(sim.cluster.runningTasks);
     s.queuedTasks.push(queued);
     const placing = waitingForPlacement(sim.resmgr.tasks);

@@ -637,7 +637,8 @@ Deno.test("held on hosts: a pool's allocation less its tasks waiting for placeme
   // What hosts hold, summed over the pools, is what the hosts have allocated, over every interval.
   for (let i = 0; i < s.t.length; i++) {
     const held = Object.values(r.poolSeries).reduce((sum, p) => sum + p.heldCpu[i], 0);
-    assert.ok(Math.abs(held - s.cpuUtil[i] * 8) < 0.001, `at ${s.t[i]} s: ${held} ${s.cpuUtil[i] * 8}`);
+    const util = s.cpuUtil[i]!;
+    assert.ok(Math.abs(held - util * 8) < 0.001, `at ${s.t[i]} s: ${held} ${util * 8}`);
   }
   // At the end, nothing of /B runs any more.
   assert.deepEqual([r.pools["/B"].heldCpu, r.pools["/B"].allocationCpu], [0, 0]);

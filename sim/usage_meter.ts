@@ -122,9 +122,10 @@ export interface UsageAverages {
    * Utilization per cluster quantity: what tasks held over what the hosts up had, each integrated over the
    * interval (resource-seconds held over resource-seconds available), revocable cpu over the cpu. When the
    * capacity changes in the interval this is not the mean of the moment's ratios: an hour at half of 100
-   * cores and an hour at all of 300 is 350 of 400 core-hours, 0.875, not 0.75.
+   * cores and an hour at all of 300 is 350 of 400 core-hours, 0.875, not 0.75. Null where nothing of it
+   * was up in the interval (no host up, or no GPU in the cluster): a fraction of nothing, not an idle 0.
    */
-  ratio: number[];
+  ratio: (number | null)[];
   /** Revocable cpu held, milli-cores. */
   revocableCpu: number;
   /** Per pool index: held per pool quantity, in the cluster's units. */
@@ -132,7 +133,8 @@ export interface UsageAverages {
 }
 
 /**
- * The averages between two readings (`from` earlier), or, for an empty interval (or no capacity in it), 0.
+ * The averages between two readings (`from` earlier), or, for an empty interval, 0 (a ratio: null, as for
+ * an interval without capacity).
  * A pool the earlier reading did not have yet held nothing before it.
  */
 export function averagesBetween(from: UsageAreas, to: UsageAreas): UsageAverages {
@@ -141,7 +143,7 @@ export function averagesBetween(from: UsageAreas, to: UsageAreas): UsageAverages
   const held = (k: number) => to.held[k] - from.held[k];
   const ratio = (k: number, of: number) => {
     const available = to.capacity[of] - from.capacity[of];
-    return dt > 0 && available > 0 ? held(k) / available : 0;
+    return dt > 0 && available > 0 ? held(k) / available : null;
   };
   return {
     ratio: [ratio(CPU, CPU), ratio(MEM, MEM), ratio(DISK, DISK), ratio(GPU, GPU), ratio(REVOCABLE_CPU, CPU)],

@@ -24,7 +24,7 @@ Deno.test("utilization over an interval is what tasks held over what the hosts h
   assert.equal(all.ratio[CPU], 0.875);
   assert.equal(all.ratio[MEM], 0.875);
   assert.equal(all.ratio[REVOCABLE_CPU], 100 / 400, "revocable cpu over the cpu up");
-  assert.equal(all.ratio[GPU], 0, "no GPU up: none held");
+  assert.equal(all.ratio[GPU], null, "no GPU up: no fraction of it, not an idle 0");
   assert.equal(all.revocableCpu, 50_000, "an average of 50 cores, in milli-cores");
   // Each hour alone is its own fraction, and the time after the warm-up its own.
   assert.equal(averagesBetween(start, mid).ratio[CPU], 0.5);
@@ -75,7 +75,7 @@ Deno.test("a run whose capacity grows reports utilization that agrees with what 
     const meanOfFractions = (0.5 * (45 - warmupSec) + 0.125 * 55) / measured;
     assert.ok(r.utilization.cpu! < meanOfFractions - 0.05, `${r.utilization.cpu} vs ${meanOfFractions}`);
     // The interval the hosts came in: 4 cores held of 8 for about 5 s and of 32 for about 5.
-    const at50 = s.cpuUtil[s.t.indexOf(50)];
+    const at50 = s.cpuUtil[s.t.indexOf(50)]!;
     assert.ok(Math.abs(at50 - 40 / 200) < 0.01, `40 to 50 s: ${at50}`);
   }
 });
@@ -126,4 +126,36 @@ Deno.test("hosts DOWN for maintenance leave the capacity utilization is over, as
     Math.abs(r.utilization.cpu! - held / upCores) < 0.001,
     `${r.utilization.cpu} vs ${held / upCores}`,
   );
+});
+
+Deno.test("an interval with no host up has no utilization (a gap), and a cluster without GPUs no GPU one", async () => {
+  // The one host fails at 30 s and comes back at 60 s: nothing is up from 30 to 60 s.
+  const scenario = inlineScenario(`
+name: gap
+durationSec: 100
+hostClasses:
+  - {name: h, count: 1, cpu: 4, memoryMb: 8192, diskMb: 1000}
+respools:
+  - name: a
+    resources:
+      - {kind: cpu, reservation: 4, limit: 4}
+      - {kind: memory, reservation: 8192, limit: 8192}
+      - {kind: disk, reservation: 1000, limit: 1000}
+workloads:
+  - {name: long, respool: /a, arrival: {at: [0]}, instances: 2, durationSec: 5000, cpu: 1, memoryMb: 512}
+events:
+  - {atSec: 30, failHosts: {hosts: [h-0]}, recoverAfterSec: 30}
+settings:
+  sampleIntervalSec: 10
+  taskStartupSec: 0
+`);
+  const sim = await runScenario(scenario, { seed: 1, checkInvariants: true });
+  const r = buildReport(scenario, sim, 1, { wallSeconds: 0, peakRssBytes: 0 });
+  const s = r.series;
+  const at = (t: number) => s.t.indexOf(t);
+  assert.deepEqual([s.cpuUtil[at(50)], s.memUtil[at(50)], s.diskUtil[at(50)]], [null, null, null]);
+  assert.equal(s.cpuUtil[at(20)], 0.5, "two of four cores held while the host was up");
+  assert.ok(s.gpuUtil.every((v) => v === null), "no GPU in the cluster");
+  assert.equal(r.utilization.gpu, null);
+  assert.ok(r.utilization.cpu! > 0 && r.utilization.cpu! <= 0.5, `${r.utilization.cpu}`);
 });
