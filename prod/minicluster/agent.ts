@@ -52,7 +52,7 @@ export interface AgentContext {
   now: () => number;
   onStatus: (status: TaskStatus) => void;
   /** A run's sandbox became its ended run's, at `endMs` (its modification time), for the sandbox GC. */
-  onSandboxEnded?: (endMs: number) => void;
+  onSandboxEnded?: (endMs: number, taskId: string, sandbox: string) => void;
   /** Starts the processes (default: in this thread). */
   spawner?: Spawner;
 }
@@ -190,7 +190,7 @@ export class Agent {
       const at = new Date(this.#ctx.now());
       await Deno.utime(run.sandbox, at, at).catch(() => {});
       if (this.#runs.get(spec.taskId) === run) this.#runs.delete(spec.taskId);
-      this.#ctx.onSandboxEnded?.(at.getTime());
+      this.#ctx.onSandboxEnded?.(at.getTime(), spec.taskId, run.sandbox);
     });
   }
 

@@ -163,6 +163,8 @@ export class Minicluster implements HostBackend {
    */
   #oldestEndMs = -Infinity;
   readonly #gcTimer: ReturnType<typeof setInterval>;
+  /** Jobs deleted while runs of theirs were live: how many of those runs have not ended yet. */
+  readonly #deletedLive = new Map<string, number>();
   /** The sandbox removal under way (one at a time). */
   #collecting: Promise<void> = Promise.resolve();
 
@@ -360,7 +362,32 @@ export class Minicluster implements HostBackend {
   removeSandboxes(jobIds: string[]): Promise<void> {
     const ids = new Set(jobIds.filter(isSafeId));
     if (ids.size === 0) return Promise.resolve();
-    return this.#exclusive(() => this.#sweep((taskId) => ids.has(taskId.replace(/-\d+-\d+$/, "")), false));
+    // A job deleted while its tasks still run (a forced delete: the kills follow the delete): each live run's
+    // sandbox goes when the run ends, as no sweep would take it later (its job is gone).
+    const live = new Map<string, number>();
+    for (const taskId of this.#liveTaskIds()) {
+      const job = jobOfTask(taskId);
+      if (ids.has(job)) live.set(job, (live.get(job) ?? 0) + 1);
+    }
+    // Counted afresh: a job's removal asked for again does not wait for its runs twice.
+    for (const [job, n] of live) this.#deletedLive.set(job, n);
+    return this.#exclusive(() => this.#sweep((taskId) => ids.has(jobOfTask(taskId)), false));
+  }
+
+  /** A run ended: its sandbox goes at once if its job was deleted while it ran. */
+  #sandboxEnded(endMs: number, taskId: string, sandbox: string): void {
+    this.#oldestEndMs = Math.min(this.#oldestEndMs, endMs);
+    const job = jobOfTask(taskId);
+    const left = this.#deletedLive.get(job);
+    if (left === undefined) return;
+    if (left <= 1) this.#deletedLive.delete(job);
+    else this.#deletedLive.set(job, left - 1);
+    void this.#exclusive(() =>
+      Deno.remove(sandbox, { recursive: true }).catch((e) => {
+        if (e instanceof Deno.errors.NotFound) return;
+        console.error(`minicluster: cannot remove sandbox ${sandbox}: ${e instanceof Error ? e.message : e}`);
+      })
+    );
   }
 
   /** Runs `work` after the sandbox removal under way (one at a time; `stop` waits for the last). */
@@ -583,7 +610,7 @@ export class Minicluster implements HostBackend {
       dataDir: this.dataDir,
       now: this.#now,
       onStatus: (s) => this.#record(s),
-      onSandboxEnded: (endMs) => this.#oldestEndMs = Math.min(this.#oldestEndMs, endMs),
+      onSandboxEnded: (endMs, taskId, sandbox) => this.#sandboxEnded(endMs, taskId, sandbox),
       spawner: this.#spawner,
     });
     // Before the agent runs anything: its sandboxes and volumes go under this id from now on.
@@ -725,4 +752,9 @@ function exists(path: string): boolean {
     if (e instanceof Deno.errors.NotFound) return false;
     throw e;
   }
+}
+
+/** The job of a run's task id, `<jobId>-<instance>-<run>`. */
+function jobOfTask(taskId: string): string {
+  return taskId.replace(/-\d+-\d+$/, "");
 }

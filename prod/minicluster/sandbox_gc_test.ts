@@ -81,6 +81,21 @@ Deno.test("a deleted job's sandboxes are removed at once; other jobs' and volume
     assert((await Deno.readTextFile(`${vol}/file`)) === "kept\n", "the volume went with the job's sandboxes");
   }));
 
+Deno.test("a job deleted while its task runs (a forced delete, its kill after) loses the sandbox when the run ends", () =>
+  withCluster({}, async (mc, rec, dataDir) => {
+    const running = makeSpec("echo secret >token; sleep 30");
+    const other = makeSpec("sleep 30");
+    mc.launch([running, other]);
+    for (const s of [running, other]) await rec.waitState(s.taskId, "TASK_RUNNING");
+    const sandbox = sandboxPath(dataDir, AGENT_0.agentId, running.taskId);
+    await mc.removeSandboxes([running.jobId]);
+    assert(await exists(sandbox), "a live run's sandbox went while it ran");
+    mc.kill([{ taskId: running.taskId, agentId: AGENT_0.agentId, gracePeriodMs: 0 }]);
+    await rec.waitState(running.taskId, "TASK_KILLED");
+    await gone(sandbox, "the deleted job's sandbox");
+    assert(await exists(sandboxPath(dataDir, AGENT_0.agentId, other.taskId)), "another job's sandbox went");
+  }));
+
 const WEEK_MS = 7 * 24 * 3600_000;
 
 async function gone(path: string, what: string, timeoutMs = 5000): Promise<void> {
