@@ -27,6 +27,7 @@ export interface Daemons {
 /** Registers a collector; `get` is read at every scrape, so daemons that come and go (leaders) are fine. */
 export function daemonGauges(m: PromMetrics, d: Daemons | (() => Daemons)): void {
   const get = typeof d === "function" ? d : () => d;
+  m.collect(() => processGauges(m));
   m.collect(() => {
     const { jobmgr, resmgr, hostmgr, placement } = get();
     if (jobmgr) {
@@ -94,4 +95,21 @@ export function daemonGauges(m: PromMetrics, d: Daemons | (() => Daemons)): void
       m.gauge("peloton_hostmgr_revocable_allocated_cpus").set(used.revocableCpuMilli / 1000);
     }
   });
+}
+
+/**
+ * The process's own memory and file descriptors, under Prometheus's standard names (and the JS heap's, as
+ * Node's client names them): what an operator watches for a leak, next to what the daemons hold.
+ */
+function processGauges(m: PromMetrics): void {
+  const mem = Deno.memoryUsage();
+  m.gauge("process_resident_memory_bytes").set(mem.rss);
+  m.gauge("nodejs_heap_size_used_bytes").set(mem.heapUsed);
+  m.gauge("nodejs_heap_size_total_bytes").set(mem.heapTotal);
+  m.gauge("nodejs_external_memory_bytes").set(mem.external);
+  try {
+    let fds = 0;
+    for (const _ of Deno.readDirSync("/proc/self/fd")) fds++;
+    m.gauge("process_open_fds").set(fds);
+  } catch { /* no /proc (not Linux): not exported */ }
 }

@@ -184,3 +184,19 @@ Deno.test("a pool's entitlement gauge is what regular work is admitted against; 
   assert.equal(pool.entitlement.memory - pool.nonSlackEntitlement.memory, 2 * 128);
   assert.equal(sample(m, 'peloton_resmgr_entitlement_mem_mb{pool="/a"}'), pool.nonSlackEntitlement.memory);
 });
+
+Deno.test("every daemon's scrape carries the process's memory, JS heap and open file descriptors", () => {
+  const m = new PromMetrics();
+  daemonGauges(m, {});
+  const value = (name: string) => {
+    const line = m.render().split("\n").find((l) => l.startsWith(`${name} `));
+    return line === undefined ? undefined : Number(line.split(" ")[1]);
+  };
+  const rss = value("process_resident_memory_bytes")!;
+  assert.ok(rss > 10_000_000 && rss === Math.floor(rss), `rss ${rss}`);
+  const used = value("nodejs_heap_size_used_bytes")!, total = value("nodejs_heap_size_total_bytes")!;
+  assert.ok(used > 0 && used <= total, `heap ${used} of ${total}`);
+  assert.ok(value("nodejs_external_memory_bytes")! >= 0);
+  // stdin, stdout and stderr at least.
+  assert.ok(value("process_open_fds")! >= 3, `fds ${value("process_open_fds")}`);
+});
