@@ -8,7 +8,8 @@ import { dropMysqlDatabase, parseMysqlUrl } from "../prod/store/mysql_dialect.ts
 import { startPeloton, type UpProcess } from "../prod/testing.ts";
 
 const USAGE = "usage: deno task bench-prod [--tasks N] [--store URL] [--backend minicluster|mesos] " +
-  "[--mesos-master URL] [--agents N] [--agent-cpus N] [--cpu C] [--command CMD] [--api-rps N] [--work-dir DIR] [-j]";
+  "[--mesos-master URL] [--agents N] [--agent-cpus N] [--cpu C] [--command CMD] [--api-rps N] [--work-dir DIR] " +
+  "[--port N] [-j]";
 
 export interface BenchProdOptions {
   tasks: number;
@@ -29,6 +30,11 @@ export interface BenchProdOptions {
    * shows in the figures: `/dev/shm` takes the disk out of them.
    */
   workDir?: string;
+  /**
+   * The port `peloton up` serves on (and the minicluster emulator, on the next one, with `--backend mesos`);
+   * 0, the default, takes free ones.
+   */
+  port?: number;
 }
 
 export interface BenchProdResult {
@@ -41,6 +47,8 @@ export interface BenchProdResult {
   backend: string;
   agents: number;
   workDir: string;
+  /** Where `peloton up` served during the run. */
+  url: string;
   /** Seconds from create until the first task succeeded, and from there to the last. */
   firstSucceededSeconds: number;
 }
@@ -83,7 +91,7 @@ export async function benchProd(o: BenchProdOptions): Promise<BenchProdResult> {
       master = await startPeloton([
         "minicluster",
         "--port",
-        "0",
+        String(o.port ? o.port + 1 : 0),
         "--agents",
         String(o.agents),
         "--agent-cpus",
@@ -97,7 +105,7 @@ export async function benchProd(o: BenchProdOptions): Promise<BenchProdResult> {
       ], /Mesos master emulator at (http:\/\/\S+) /);
       mesosMaster = master.url;
     }
-    const args = ["up", "--port", "0", "--data-dir", `${dir}/peloton`];
+    const args = ["up", "--port", String(o.port ?? 0), "--data-dir", `${dir}/peloton`];
     if (o.store) args.push("--store", o.store);
     if (o.backend === "mesos") args.push("--backend", "mesos", "--mesos-master", mesosMaster!);
     else {
@@ -172,6 +180,7 @@ export async function benchProd(o: BenchProdOptions): Promise<BenchProdResult> {
       backend: o.backend,
       agents: o.agents,
       workDir: dir.slice(0, dir.lastIndexOf("/")),
+      url,
       firstSucceededSeconds: round((firstSucceeded - started) / 1000),
     };
   } finally {
@@ -197,6 +206,7 @@ if (import.meta.main) {
         command: { type: "string", default: "true" },
         "api-rps": { type: "string", default: "20" },
         "work-dir": { type: "string" },
+        port: { type: "string", default: "0" },
         json: { type: "boolean", short: "j", default: false },
         help: { type: "boolean", short: "h", default: false },
       },
@@ -228,6 +238,10 @@ if (import.meta.main) {
     if (!(n > 0) || !Number.isFinite(n)) fail(`--${name}: got "${values[name]}", expected a positive number`);
     return n;
   };
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65534) {
+    fail(`--port: got "${values.port}", expected an integer from 0 (any free port) to 65534`);
+  }
   if (values["work-dir"] !== undefined) {
     const dir = values["work-dir"];
     let isDirectory = false;
@@ -249,6 +263,7 @@ if (import.meta.main) {
     command: values.command!,
     apiRps: positive("api-rps"),
     workDir: values["work-dir"],
+    port,
   });
   if (values.json) console.log(JSON.stringify(result));
   else {

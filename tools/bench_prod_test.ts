@@ -2,10 +2,15 @@
 import { deepStrictEqual as equal, ok } from "node:assert/strict";
 import { benchProd } from "./bench_prod.ts";
 
-Deno.test("bench-prod: a small job of real processes runs to SUCCEEDED, sandboxes in --work-dir", async () => {
+Deno.test("bench-prod: a small job of real processes runs to SUCCEEDED, sandboxes in --work-dir, on --port", async () => {
   const workDir = await Deno.makeTempDir({ prefix: "bench_prod_test_" });
+  // A port free now, as an operator picks one in their range.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
   try {
     const r = await benchProd({
+      port,
       tasks: 60,
       backend: "minicluster",
       agents: 2,
@@ -18,6 +23,7 @@ Deno.test("bench-prod: a small job of real processes runs to SUCCEEDED, sandboxe
     equal(r.tasks, 60);
     equal(r.workDir, workDir);
     equal(r.backend, "minicluster");
+    ok(r.url.endsWith(`:${port}`), r.url);
     ok(r.seconds > 0 && r.tasksPerSec > 0, JSON.stringify(r));
     ok(r.apiLatencyMs.calls >= 1 && r.apiLatencyMs.p50 <= r.apiLatencyMs.p99, JSON.stringify(r));
     ok(r.peakRssBytes > 10 * 2 ** 20, `peak RSS ${r.peakRssBytes}`);
@@ -38,6 +44,7 @@ Deno.test("bench-prod: bad arguments name the flag and what was expected, and st
     [["--backend", "k8s"], /--backend: got "k8s", expected minicluster or mesos/],
     [["--work-dir", notDir], /--work-dir: ".*" is not a directory and cannot be made one/],
     [["--bogus"], /Unknown option '--bogus'/],
+    [["--port", "70000"], /--port: got "70000", expected an integer from 0 \(any free port\) to 65534/],
   ];
   for (const [args, message] of cases) {
     const out = await new Deno.Command(Deno.execPath(), {
