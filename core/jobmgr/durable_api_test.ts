@@ -149,6 +149,36 @@ Deno.test("a DeleteJob with force of a running service kills its tasks: the job 
   assert.deepEqual(drops, [`${JOB_ID}-2-1`], "the instance not launched leaves the resource manager's queue");
 });
 
+Deno.test("a job deleted with force is not created again under its id until its killed runs ended", () => {
+  const rig = new JobmgrRig();
+  rig.create({ type: "SERVICE", instanceCount: 2 });
+  rig.launch([0, 1]);
+  for (const i of [0, 1]) rig.status(rig.taskId(i), "TASK_RUNNING");
+  rig.call(STATELESS_SERVICE, "DeleteJob", {
+    jobId: { value: JOB_ID },
+    version: versionOf(rig),
+    force: true,
+  });
+  rig.tick();
+  assert.deepEqual(rig.replies().map((r) => r.error), [undefined]);
+  const recreate = () => {
+    rig.call(STATELESS_SERVICE, "CreateJob", { jobId: { value: JOB_ID }, spec: SPEC });
+    rig.answerPool();
+    rig.tick();
+    return rig.replies()[0];
+  };
+  // Its new runs would be `<job>-0-1` and `<job>-1-1` again: the old runs' ends would be taken for theirs.
+  const refused = recreate();
+  assert.equal(refused.error?.code, "already-exists");
+  assert.match(refused.error?.message ?? "", /is still being deleted: its tasks are being killed/);
+  rig.status(`${JOB_ID}-0-1`, "TASK_KILLED");
+  assert.equal(recreate().error?.code, "already-exists", "one run still being killed");
+  rig.status(`${JOB_ID}-1-1`, "TASK_KILLED");
+  const created = recreate();
+  assert.equal(created.error, undefined, JSON.stringify(created.error));
+  assert.ok(rig.jm.jobs.has(JOB_ID));
+});
+
 Deno.test("a call with no writes of its own answers once the writes before it are stored, not at once", () => {
   const rig = new JobmgrRig();
   rig.create({ type: "SERVICE", instanceCount: 2 });

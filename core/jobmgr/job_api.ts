@@ -475,6 +475,14 @@ export class JobApi {
     const release = () =>
       claim !== undefined && transport.send(resmgr, { kind: "release-pool-claim", key: claim });
     if (claim !== undefined) transport.send(resmgr, { kind: "name-pool-claim", key: claim, jobId });
+    if (this.jm.stillDeleting(jobId)) {
+      release();
+      const why = `job ${jobId} is still being deleted: its tasks are being killed, and the job cannot be ` +
+        "created again until they ended";
+      return api === "v0"
+        ? r.ok(bodyError("alreadyExists", why, { id: { value: jobId } }))
+        : r.error("already-exists", `jobId: ${why}`);
+    }
     if (this.jm.jobs.has(jobId)) {
       release();
       return exists();

@@ -296,6 +296,13 @@ export class JobManager implements Receiver {
   readonly #drains = new SlaDrains();
   /** Running tasks killed to drain hosts in maintenance (not those the SLA still holds back). */
   maintenanceEvictions = 0;
+  /**
+   * Jobs deleted with force whose runs were still being killed: the Mesos ids of those runs not ended yet,
+   * and until when to wait for them at most. Such a job cannot be created again meanwhile, as Peloton says
+   * of a forced delete ("the job cannot be re-created (with same uuid) till the delete is complete"): its new
+   * runs would take the old runs' task ids, and the old runs' ends would be taken for theirs.
+   */
+  readonly #deleting = new Map<string, { runs: Set<string>; untilMs: number }>();
   /** Components locked down (AdminService), and what the locks hold back meanwhile. */
   readonly locks = new Set<LockComponent>();
   /**
@@ -673,6 +680,14 @@ export class JobManager implements Receiver {
     });
   }
 
+  /** A run of a job deleted with force ended: once all have, the job may be created again. */
+  #deletedRunEnded(taskId: string): void {
+    const jobId = parseMesosTaskId(taskId)?.jobId;
+    const d = jobId === undefined ? undefined : this.#deleting.get(jobId);
+    if (!d || !d.runs.delete(taskId) || d.runs.size) return;
+    this.#deleting.delete(jobId!);
+  }
+
   newTask(jobId: string, instanceId: number, goal: TaskState, configVersion: number): TaskRecord {
     // The fields every run fills in are there from the start (undefined until then), so a task keeps its
     // shape through its states instead of growing a property store field by field.
@@ -1007,6 +1022,30 @@ export class JobManager implements Receiver {
   /** Drops a not-yet-launched task at the resource manager. */
   dropTask(task: TaskRecord): void {
     this.#drops.push(mesosTaskId(task.jobId, task.instanceId, task.runId));
+  }
+
+  /**
+   * Kills the launched runs of a job just deleted with force, and holds its id until they ended (or their
+   * kill grace and a minute more passed: an end that never comes does not hold it for good).
+   */
+  killDeleted(job: JobEntry, tasks: TaskRecord[]): void {
+    const now = this.now();
+    for (const [id, d] of this.#deleting) if (d.untilMs <= now) this.#deleting.delete(id);
+    let graceMs = 0;
+    const runs = new Set<string>();
+    for (const t of tasks) {
+      graceMs = Math.max(graceMs, killGraceMs(taskConfigOf(job, t)));
+      runs.add(mesosTaskId(t.jobId, t.instanceId, t.runId));
+      this.killTask(job, t);
+    }
+    if (runs.size) this.#deleting.set(job.jobId, { runs, untilMs: now + graceMs + 60_000 });
+  }
+
+  /** Whether a job deleted with force still has runs being killed (`killDeleted`): it cannot be created yet. */
+  stillDeleting(jobId: string): boolean {
+    const d = this.#deleting.get(jobId);
+    if (d && d.untilMs <= this.now()) this.#deleting.delete(jobId);
+    return this.#deleting.has(jobId);
   }
 
   /** Kills a launched task with its grace period (or the given one). */
@@ -1409,6 +1448,7 @@ export class JobManager implements Receiver {
       let state = s.pelotonState, message = s.message;
       if (!found || found.stale) {
         if (!isTerminalTaskState(state)) this.killOrphan(s.taskId, s.hostname);
+        else if (!found && this.#deleting.size) this.#deletedRunEnded(s.taskId);
         continue;
       }
       const { job, task } = found;

@@ -509,11 +509,13 @@ export class StatelessApi {
         // Deleted, the job's stop actions no longer run: its tasks are killed (or dropped from the resource
         // manager's queue) here. A delete that failed leaves the job to its engines, which stop it.
         const jm = this.api.jm;
+        const launched: TaskRecord[] = [];
         for (const t of job.tasks.values()) {
           if (isTerminalTaskState(t.state) || t.state === "INITIALIZED") continue;
           if (t.state in PRE_LAUNCH_RANK) jm.dropTask(t);
-          else jm.killTask(job, t);
+          else launched.push(t);
         }
+        jm.killDeleted(job, launched);
         jm.flush();
         r.ok({});
       });
