@@ -36,7 +36,45 @@ export interface TaskConfigJson {
   command?: { value?: string };
   killGracePeriodSeconds?: number;
   labels?: { key: string; value: string }[];
+  /** The persistent volume the task keeps across runs on its host. */
+  volume?: { containerPath?: string; sizeMB?: number };
+  constraint?: ConstraintJson;
+  healthCheck?: HealthCheckJson;
+  ports?: { name?: string; value?: number; envName?: string }[];
   [field: string]: unknown;
+}
+
+/**
+ * v0 `task.Constraint`: a label constraint, or an AND or OR of constraints. Proto3 JSON leaves out zero values
+ * (a requirement of 0), and the API writes a condition as `CONDITION_EQUAL`.
+ */
+export interface ConstraintJson {
+  /** `LABEL_CONSTRAINT`, `AND_CONSTRAINT`, `OR_CONSTRAINT`. */
+  type?: string;
+  labelConstraint?: {
+    /** `HOST` (the host's own labels) or `TASK` (the labels of the tasks on the host). */
+    kind?: string;
+    /** `CONDITION_LESS_THAN`, `CONDITION_EQUAL`, `CONDITION_GREATER_THAN`. */
+    condition?: string;
+    label?: { key: string; value: string };
+    /** The count of such labels on the host the condition compares with. */
+    requirement?: number;
+  };
+  andConstraint?: { constraints?: ConstraintJson[] };
+  orConstraint?: { constraints?: ConstraintJson[] };
+}
+
+/** v0 `task.HealthCheckConfig`. */
+export interface HealthCheckJson {
+  enabled?: boolean;
+  /** `COMMAND`, `HTTP`, `GRPC`. */
+  type?: string;
+  initialIntervalSecs?: number;
+  intervalSecs?: number;
+  maxConsecutiveFailures?: number;
+  timeoutSecs?: number;
+  commandCheck?: { command?: string };
+  httpCheck?: { scheme?: string; port?: number; path?: string };
 }
 
 export interface JobInfoJson {
@@ -69,6 +107,10 @@ export interface TaskInfoJson {
     terminationStatus?: { reason: string; exitCode?: number; signal?: string };
     healthy?: string;
     mesosTaskId?: IdValue;
+    /** The job config version the task runs... */
+    configVersion?: number;
+    /** ...and the one it is being moved to (the same when it is not). */
+    desiredConfigVersion?: number;
   };
 }
 
@@ -385,7 +427,10 @@ export interface UiAction {
   /** What the reply says, for the result line; `sent` is the body sent (with the operator's pick). */
   describe: (reply: Record<string, unknown>, sent: Record<string, unknown>) => string;
   disabled?: boolean;
-  /** Why the action is disabled, shown as its button's tooltip ("Job has ended (FAILED): there is nothing to stop"). */
+  /**
+   * Why the action is disabled ("Job has ended (FAILED): there is nothing to stop"): its button's tooltip and
+   * description, shown beside it when it has the focus.
+   */
   disabledWhy?: string;
   /** Marks destructive actions (drawn in red). */
   danger?: boolean;

@@ -580,7 +580,8 @@ export class UiApp {
 
   /**
    * Confirm waits for what the action needs picked; an amount that is not a whole number from 1 (to its max)
-   * is marked, and Confirm's tooltip says what it waits for.
+   * is marked, and what Confirm waits for is said beside it (its description) and in its tooltip: Tab skips a
+   * disabled button, so a keyboard user would not find it in the tooltip alone.
    */
   #checkPicks(): void {
     const a = this.#pending, yes = byId("confirm-yes");
@@ -595,6 +596,9 @@ export class UiApp {
       : bad
       ? `${a.amount?.label}: a whole number from 1${max === undefined ? "" : ` to ${max}`}`
       : `No ${a.choice?.label.toLowerCase() ?? "option"} to pick`;
+    const why = byId("confirm-why");
+    why.textContent = yes.title;
+    why.hidden = !yes.title;
   }
 
   #closeConfirm(): void {

@@ -285,6 +285,8 @@ export function hostActions(x: HostInfoJson, pools: string[] = []): UiAction[] {
     : /DRAIN/.test(x.state)
     ? `Host is ${state}: maintenance completes once its machine is down (DOWN)`
     : `Host is ${state}: only a host in maintenance whose machine is down (DOWN) completes it`;
+  // "its 1 task is", "its 2 tasks are": the count and the verb agree.
+  const tasks = x.tasks ?? 0, one = tasks === 1;
   const noMove = !x.currentPool
     ? "Host is in no host pool (in maintenance with its agent gone)"
     : !others.length
@@ -294,9 +296,8 @@ export function hostActions(x: HostInfoJson, pools: string[] = []): UiAction[] {
     {
       label: "Start maintenance",
       name: `Start maintenance on ${x.hostname}`,
-      question: `Start maintenance on ${x.hostname}? It takes no new work and its ${
-        x.tasks ?? 0
-      } tasks are moved off.`,
+      question: `Start maintenance on ${x.hostname}? It takes no new work and its ${plural(tasks, "task")} ` +
+        `${one ? "is" : "are"} moved off.`,
       procedure: `${Rpc.HOST}::StartMaintenance`,
       body: { hostname: x.hostname },
       describe: () => `Host ${x.hostname}: maintenance started`,
@@ -317,9 +318,8 @@ export function hostActions(x: HostInfoJson, pools: string[] = []): UiAction[] {
     {
       label: "Move to pool…",
       name: `Move ${x.hostname} to another host pool…`,
-      question: `Move ${x.hostname} out of host pool ${x.currentPool ?? "—"}? Its ${
-        x.tasks ?? 0
-      } tasks keep running there.`,
+      question: `Move ${x.hostname} out of host pool ${x.currentPool ?? "—"}? Its ${plural(tasks, "task")} ` +
+        `${one ? "keeps" : "keep"} running there.`,
       procedure: `${Rpc.HOST}::ChangeHostPool`,
       // The pool it is in, as the server must find it: a move made meanwhile elsewhere is refused, not undone.
       body: { hostname: x.hostname, sourcePool: x.currentPool },
@@ -476,6 +476,11 @@ export function hostsView(snap: Snapshot, filter: string, act: Act): UiElement {
   const poolNames = pools.map((p) => p.name);
   const pair = (x: HostInfoJson, k: keyof ResourceLimits) =>
     `${num(x.resources?.free?.[k])} / ${num(x.resources?.total?.[k])}`;
+  // A host may carry many labels: the cell shows their first lines, the tooltip every one (see the CSS).
+  const labels = (x: HostInfoJson) => {
+    const all = (x.labels ?? []).map((l) => `${l.key}=${l.value}`);
+    return h("span", { class: "labels", title: all.join("\n") || undefined }, all.join(", "));
+  };
   return h(
     "section",
     {},
@@ -501,13 +506,13 @@ export function hostsView(snap: Snapshot, filter: string, act: Act): UiElement {
         h("code", { class: "long" }, x.agentId ?? ""),
         badge(x.state),
         h("span", { class: "path" }, poolOfHost(x)),
-        maintenanceOf(x.state),
+        h("span", { class: "maintenance" }, maintenanceOf(x.state)),
         pair(x, "cpuLimit"),
         pair(x, "memLimitMb"),
         pair(x, "diskLimitMb"),
         pair(x, "gpuLimit"),
         x.tasks ?? 0,
-        (x.labels ?? []).map((l) => `${l.key}=${l.value}`).join(", "),
+        labels(x),
         h("div", { class: "actions" }, ...hostActions(x, poolNames).map((a) => actionButton(a, act))),
       ]),
       filter ? "No host matches the filter" : "No hosts registered",

@@ -43,8 +43,8 @@ function view(filter = "", hosts = HOSTS, pools: HostPoolJson[] | undefined = PO
 }
 
 const texts = (els: FakeElement[]) => els.map((el) => el.textContent);
-/** Whether a button was built disabled (`h` sets the attribute). */
-const disabled = (el: FakeElement) => el.attributes.has("disabled");
+/** Whether a button was built disabled: marked so, and kept focusable (see actionButton). */
+const disabled = (el: FakeElement) => el.getAttribute("aria-disabled") === "true";
 /** The table's cells under `header`, a row per host. */
 function column(v: FakeElement, header: string): string[] {
   const i = texts(v.select("th")).indexOf(header);
@@ -128,6 +128,22 @@ Deno.test("Move to pool… offers the other pools in the confirm step and sends 
   const [start] = hostActions(host("agent-1", "batch"), ["batch", "shared"]);
   assert.deepEqual(actionBody(start, { choice: "shared" }), { hostname: "agent-1" });
   assert.equal(actionVerb(start), "Start maintenance");
+});
+
+Deno.test("a host's questions count its tasks in the right number: 1 task, 2 tasks, 0 tasks", () => {
+  const questions = (tasks: number | undefined) => {
+    const [start, , move] = hostActions({ ...host("agent-1", "batch"), tasks }, ["batch", "shared"]);
+    return [start.question, move.question];
+  };
+  assert.deepEqual(questions(1), [
+    "Start maintenance on agent-1? It takes no new work and its 1 task is moved off.",
+    "Move agent-1 out of host pool batch? Its 1 task keeps running there.",
+  ]);
+  assert.deepEqual(questions(2), [
+    "Start maintenance on agent-1? It takes no new work and its 2 tasks are moved off.",
+    "Move agent-1 out of host pool batch? Its 2 tasks keep running there.",
+  ]);
+  assert.match(questions(undefined)[1], /Its 0 tasks keep running there\.$/);
 });
 
 Deno.test("Move to pool… is disabled for a host in no pool or when there is no other pool", () => {

@@ -172,6 +172,16 @@ export function wholeParam(p: URLSearchParams, key: string, max: number, otherwi
   return v !== null && Number.isInteger(n) && n >= 1 && n <= max ? n : otherwise;
 }
 
+/**
+ * A pool path that may wrap after each slash (a `<wbr>` there), which browsers do not break at by themselves:
+ * a long path breaks between its pools before it is cut inside a name.
+ */
+export function pathView(path: string): UiElement {
+  // "/Batch/Analytics" as "/Batch", "/Analytics": each line but the first starts with a slash.
+  const parts = path.split(/(?=\/)/);
+  return h("span", { class: "path" }, ...parts.flatMap((p, i) => i ? [h("wbr"), p] : [p]));
+}
+
 /** A state as a coloured badge; the colour comes from the state's family. */
 export function badge(state: string | undefined): UiElement {
   const s = state ?? "UNKNOWN";
@@ -247,6 +257,7 @@ export const DOM_CODE = [
   table,
   pagerView,
   wholeParam,
+  pathView,
   badge,
   stateTone,
   statsLine,

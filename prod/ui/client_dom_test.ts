@@ -1,6 +1,6 @@
 /** The client's formatters and focus keeping: times in UTC with their zone, and focus across a render. */
 import assert from "node:assert/strict";
-import { keepingFocus, timeView, type UiDocument, when } from "./client_dom.ts";
+import { keepingFocus, pathView, timeView, type UiDocument, when } from "./client_dom.ts";
 import { fake, FakeElement, useFakeDocument } from "./dom_testing.ts";
 
 useFakeDocument();
@@ -58,4 +58,14 @@ Deno.test("a render that replaces the focused element gives the focus to the new
   } finally {
     before.document = saved;
   }
+});
+
+Deno.test("a pool path may wrap before each of its slashes but the first, and reads as it is", () => {
+  const path = fake(pathView("/Batch/Nightly-ETL/Tiny"));
+  assert.equal(path.textContent, "/Batch/Nightly-ETL/Tiny");
+  assert.deepEqual(
+    path.children.map((c) => typeof c === "string" ? c : `<${c.tag}>`),
+    ["/Batch", "<wbr>", "/Nightly-ETL", "<wbr>", "/Tiny"],
+  );
+  assert.deepEqual(fake(pathView("/")).children, ["/"]);
 });

@@ -38,6 +38,7 @@ export class TaskList {
     ["Name", "name"],
     ["State", "state"],
     ["Goal"],
+    ["Config version"],
     ["Host", "host"],
     ["Started", "creation_time"],
     ["Completed"],
@@ -245,6 +246,26 @@ export function taskHeader(jobId: string, q: TaskListQuery, label: string, prope
   );
 }
 
+/**
+ * The job config version a task runs, "2 → 5" while it is being moved to another; marked when it is not the
+ * job's own (`jobVersion`), whose config the job's page shows: after an aborted or rolled-back update most
+ * instances may still run an older one.
+ */
+export function configVersionView(t: TaskInfoJson, jobVersion: number | undefined): UiElement | string {
+  const { configVersion: v, desiredConfigVersion: to } = t.runtime;
+  if (v === undefined) return "—";
+  const other = jobVersion !== undefined && v !== jobVersion;
+  return h(
+    "span",
+    {
+      class: other ? "config-version other-version" : "config-version",
+      "data-version": v,
+      title: other ? `Runs config version ${v}, not the job's ${jobVersion}` : undefined,
+    },
+    to !== undefined && to !== v ? `${v} → ${to}` : String(v),
+  );
+}
+
 /** A task's row, and below it its events and logs when the operator opened it (`details`). */
 function taskRows(t: TaskInfoJson, snap: Snapshot, details: RowToggle): UiElement[] {
   const i = t.instanceId, open = details.open.has(i);
@@ -262,6 +283,7 @@ function taskRows(t: TaskInfoJson, snap: Snapshot, details: RowToggle): UiElemen
     h("span", { class: "long" }, t.config.name ?? ""),
     badge(t.runtime.state),
     t.runtime.goalState,
+    configVersionView(t, snap.job?.info?.runtime.configurationVersion),
     t.runtime.host ?? "—",
     timeView(t.runtime.startTime),
     timeView(t.runtime.completionTime),
@@ -342,6 +364,7 @@ export const TASK_CODE = [
   TaskFilter,
   taskSizeChooser,
   taskHeader,
+  configVersionView,
   taskRows,
   tasksView,
 ];

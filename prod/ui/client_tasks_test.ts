@@ -171,6 +171,7 @@ Deno.test("a page of a big job: its rows in the API's order, where it is among t
     "Name",
     "State",
     "Goal",
+    "Config version",
     "Host",
     "Started",
     "Completed",
@@ -301,6 +302,7 @@ Deno.test("pending tasks show why they wait; the page size is a link that starts
     "—",
     "—",
     "—",
+    "—",
     "0",
     why,
     "",
@@ -313,6 +315,23 @@ Deno.test("pending tasks show why they wait; the page size is a link that starts
     "#/jobs/j1?state=PENDING&size=1000",
   ]);
   assert.equal(v.select("span.current")[0].textContent, "100");
+});
+
+Deno.test("each task shows the config version it runs, marked when it is not the job's", () => {
+  // After an aborted update to version 5: instance 0 runs it, 1 and 2 still run 2, 3 is being moved to 5.
+  const info = { ...job(), runtime: { ...job().runtime, configurationVersion: 5 } };
+  const at = (i: number, configVersion: number, desiredConfigVersion = configVersion): TaskInfoJson => {
+    const t = task(i);
+    return { ...t, runtime: { ...t.runtime, configVersion, desiredConfigVersion } };
+  };
+  const records = [at(0, 5), at(1, 2), at(2, 2), at(3, 2, 5)];
+  const v = view(snapshot(DEFAULT, records, 4, info), DEFAULT, info);
+  const header = v.select("th").map((th) => th.textContent).indexOf("Config version");
+  assert.ok(header >= 0, "the table has a Config version column");
+  const cells = rows(v).map((tr) => tr.select("td")[header]);
+  assert.deepEqual(cells.map((td) => td.textContent), ["5", "2", "2", "2 → 5"]);
+  assert.deepEqual(cells.map((td) => td.select("span.other-version").length), [0, 1, 1, 1]);
+  assert.equal(cells[1].select("span")[0].getAttribute("title"), "Runs config version 2, not the job's 5");
 });
 
 Deno.test("a page not loaded yet or that failed to load says so; the filter still shows", () => {

@@ -18,7 +18,7 @@ import type {
 } from "./api_types.ts";
 import { badge, count, h, table, timeView, type UiChild, type UiElement } from "./client_dom.ts";
 import { configView } from "./client_job_config.ts";
-import { tasksView } from "./client_tasks.ts";
+import { taskListHash, tasksView } from "./client_tasks.ts";
 import { instanceProgressView } from "./client_workflow.ts";
 
 /** The API procedures the UI calls: the ones the CLI uses for the same things. */
@@ -51,17 +51,29 @@ export function actionId(a: UiAction): string {
   return `action:${encodeURIComponent(a.name ?? a.label)}`;
 }
 
+/**
+ * An action's button. A disabled one is marked `aria-disabled` rather than `disabled`, which Tab skips: it
+ * keeps the focus, so a keyboard user reaches it and learns why it is disabled, from its description (read
+ * out) and from the reason beside it (shown while it has the focus), as a mouse user does from its tooltip.
+ * Pressing it does nothing.
+ */
 export function actionButton(a: UiAction, act: Act): UiElement {
-  return h("button", {
+  const id = actionId(a), why = a.disabled ? a.disabledWhy : undefined;
+  const button = h("button", {
     type: "button",
-    id: actionId(a),
+    id,
     class: a.danger ? "action danger" : "action",
-    disabled: a.disabled === true,
-    title: a.disabled ? a.disabledWhy : undefined,
+    "aria-disabled": a.disabled ? "true" : undefined,
+    "aria-describedby": why ? `${id}:why` : undefined,
+    title: why,
     "data-action": a.label,
     "aria-label": a.name,
-    onclick: () => act(a),
+    onclick: () => {
+      if (!a.disabled) act(a);
+    },
   }, a.label);
+  if (!why) return button;
+  return h("span", { class: "action-why" }, button, h("span", { class: "why", id: `${id}:why` }, why));
 }
 
 /** An action's name for its confirm button and result line: its label without the "…" that says it asks more. */
@@ -323,6 +335,13 @@ export function jobView(
   }
   const c = info.config, rt = info.runtime;
   const paths = poolPaths(snap.pools);
+  // The tasks table's page, when it is the one asked for: all the job's tasks if unfiltered and on one page.
+  const page = snap.job?.tasksFor === taskListHash(jobId, tasks) ? snap.job.tasks : undefined;
+  const unfiltered = !tasks.states.length && !tasks.names.length && !tasks.hosts.length;
+  const loaded = page && {
+    records: page.records,
+    whole: unfiltered && tasks.page === 1 && page.records.length >= page.pagination.total,
+  };
   return h(
     "section",
     { id: "job", "data-job-id": jobId },
@@ -334,7 +353,7 @@ export function jobView(
       ...jobActions(info, snap.job?.updates).map((a) => actionButton(a, act)),
     ),
     h("h3", {}, "Configuration"),
-    configView(info, paths.get(c.respoolID?.value ?? "")),
+    configView(info, paths.get(c.respoolID?.value ?? ""), loaded),
     secretsView(snap.job?.secrets),
     workflowView(info, snap.job?.updates, act),
     instanceProgressView(info, snap.job?.updates, snap.job?.workflows, rows),

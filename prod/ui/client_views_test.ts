@@ -84,7 +84,7 @@ function button(label: string, runtime: JobInfoJson["runtime"], type = "BATCH"):
 }
 
 const shown = (b: FakeElement) => ({
-  disabled: b.attributes.has("disabled"),
+  disabled: b.getAttribute("aria-disabled") === "true",
   title: b.getAttribute("title"),
 });
 
@@ -156,7 +156,8 @@ function asked(info: JobInfoJson, updates: UpdateInfoJson[]): UiAction[] {
       new TaskFilter(() => {}).form,
     ),
   );
-  for (const b of v.select("button.action")) if (!b.attributes.has("disabled")) b.click();
+  // A disabled one asks for nothing (see actionButton).
+  for (const b of v.select("button.action")) b.click();
   return out;
 }
 
@@ -182,6 +183,43 @@ Deno.test("Stop job's question names a workflow in progress and says Stop aborts
     stop.question,
     "Stop every task of job web (j1)? Running tasks get SIGTERM, then SIGKILL after their grace period.",
   );
+});
+
+Deno.test("a disabled action stays in the Tab order, described by why it is disabled; pressing it asks nothing", () => {
+  const asked: UiAction[] = [];
+  // Ended, and stopped: Stop has nothing to stop, Start starts it again.
+  const info: JobInfoJson = { ...JOB, runtime: { state: "FAILED", goalState: "KILLED" } };
+  const v = fake(
+    jobView(
+      { job: { info, updates: [] } },
+      "j1",
+      (a) => asked.push(a),
+      { open: new Set(), toggle: () => {} },
+      parseTaskListQuery(""),
+      new TaskFilter(() => {}).form,
+    ),
+  );
+  const stop = v.select("button[data-action=Stop job]")[0];
+  // `disabled` would take it out of the Tab order: a keyboard user would never reach it to learn why.
+  assert.equal(stop.attributes.has("disabled"), false);
+  assert.equal(stop.getAttribute("aria-disabled"), "true");
+  const described = v.findAll((el) => el.id !== "" && el.id === stop.getAttribute("aria-describedby"));
+  assert.equal(described.length, 1, "its description is in the page");
+  assert.equal(described[0].textContent, "Job has ended (FAILED): there is nothing to stop");
+  assert.ok(described[0].hasClass("why"), "shown beside the button while it has the focus");
+  assert.equal(
+    stop.getAttribute("title"),
+    "Job has ended (FAILED): there is nothing to stop",
+    "and its tooltip",
+  );
+  stop.click();
+  assert.equal(asked.length, 0, "pressing it does nothing");
+  // An enabled one is neither marked nor described, and asks.
+  const start = v.select("button[data-action=Start job]")[0];
+  assert.equal(start.getAttribute("aria-disabled"), undefined);
+  assert.equal(start.getAttribute("aria-describedby"), undefined);
+  start.click();
+  assert.deepEqual(asked.map((a) => a.label), ["Start job"]);
 });
 
 Deno.test("every disabled workflow button says why", () => {

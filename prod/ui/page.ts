@@ -121,8 +121,9 @@ function skeleton(css: string, script: string): string {
       <select id="confirm-select"></select></label>
     <label id="confirm-amount" hidden><span id="confirm-amount-label"></span>
       <input id="confirm-number" type="number" min="1" step="1" inputmode="numeric" required></label>
-    <button id="confirm-yes" type="button">Confirm</button>
+    <button id="confirm-yes" type="button" aria-describedby="confirm-why">Confirm</button>
     <button id="confirm-no" type="button">Cancel</button>
+    <span id="confirm-why" class="why-note" hidden></span>
   </div>
   <div id="result" class="result" role="status" hidden>
     <span id="result-text"></span>

@@ -20,8 +20,20 @@ nav a.active { background: #2f3a58; color: #fff; }
 .controls { margin-left: auto; display: flex; align-items: center; gap: 0.5rem; color: #aeb7cc; font-size: 0.85rem; }
 button { font: inherit; font-size: 0.85rem; padding: 0.25rem 0.7rem; border-radius: 6px; cursor: pointer;
   border: 1px solid #c4cad6; background: #fff; color: var(--fg); }
-button:hover:not(:disabled) { border-color: var(--accent); }
-button:disabled { opacity: 0.45; cursor: not-allowed; }
+button:hover:not(:disabled, [aria-disabled="true"]) { border-color: var(--accent); }
+button:disabled, button[aria-disabled="true"] { opacity: 0.45; cursor: not-allowed; }
+/*
+ * Why an action is disabled: its button's description, out of sight until the button has the keyboard's focus,
+ * then shown above it (a mouse user has the tooltip). Above, so a table's scrolling box does not cut it off
+ * below its last row; in a table it ends at the button's right edge, for the actions are its last column.
+ */
+.action-why { position: relative; display: inline-flex; }
+.action-why > .why { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%);
+  white-space: nowrap; }
+.action-why > button:focus-visible + .why { width: max-content; max-width: 22rem; height: auto; overflow: visible;
+  clip-path: none; white-space: normal; left: 0; bottom: calc(100% + 0.3rem); z-index: 10; padding: 0.3rem 0.5rem;
+  border-radius: 4px; background: var(--fg); color: #fff; font-size: 0.78rem; font-weight: normal; }
+td .action-why > button:focus-visible + .why { left: auto; right: 0; }
 button.action, button.details-toggle, button.queue-toggle, button.steps-toggle { white-space: nowrap; }
 button.danger { border-color: #e6a7a0; color: var(--bad); }
 button.primary { border-color: var(--accent); color: var(--accent); }
@@ -41,9 +53,10 @@ td.pool { background: #fcfcfd; min-width: 14rem; }
 td.depth-1 { padding-left: 1.75rem; } td.depth-2 { padding-left: 3rem; } td.depth-3 { padding-left: 4.25rem; }
 td.depth-4 { padding-left: 5.5rem; } td.depth-5 { padding-left: 6.75rem; } td.depth-6 { padding-left: 8rem; }
 /*
- * Cells wrap only between words: a state, a goal, a figure or a pool path is never cut. A wide table scrolls in
- * its own box rather than widen the page. Only a name or an id (.long) may be cut anywhere, for it may be long
- * and have no space (a job name of 512 characters); it keeps a width of its own, so one that fits is not cut.
+ * Cells wrap only between words: a state, a goal or a figure is never cut. A wide table scrolls in its own box
+ * rather than widen the page. Only a name or an id (.long) may be cut anywhere, for it may be long and have no
+ * space (a job name of 512 characters); it keeps a width of its own, so one that fits is not cut. So may a pool
+ * path in the jobs list, as a last resort (see below).
  */
 .table-scroll { overflow-x: auto; max-width: 100%; }
 .table-scroll > table { min-width: 100%; }
@@ -52,11 +65,30 @@ td:has(> .long) { min-width: 10rem; }
 .path { overflow-wrap: normal; }
 table.jobs td:first-child { min-width: 10rem; max-width: 24rem; }
 table.hosts td, table.jobs td, table.tasks td, table.pools td, table.workflows td { white-space: nowrap; }
-/* Free text wraps between words; so do a task's times (date, then time), so its table fits a desktop. */
-table.hosts td:has(> .long), table.jobs td:has(> .long), table.tasks td:has(> .long), td.pool,
-  table.tasks td:nth-child(n+6):nth-child(-n+10), table.hosts td:nth-child(11) { white-space: normal; }
-table.tasks td:nth-child(9), table.tasks td:nth-child(10) { min-width: 10rem; }
+/*
+ * Free text wraps between words; so do times (date, then time), a host's maintenance and labels, a job's task
+ * counts and its pool's path, so the tables fit a desktop. A pool's cell wraps its path and why it waits in
+ * its own column, never over the figures beside it.
+ */
+table.hosts td:has(> .long), table.jobs td:has(> .long), table.tasks td:has(> .long), table.pools td.pool,
+  table.tasks td:nth-child(n+7):nth-child(-n+11), table.hosts td:has(> .labels),
+  table.hosts td:has(> .maintenance), table.jobs td:has(> .path), table.jobs td:has(> time),
+  table.jobs td:has(> .stats) { white-space: normal; }
+table.tasks td:nth-child(10), table.tasks td:nth-child(11) { min-width: 10rem; }
 td.pool { max-width: 28rem; }
+/* A long pool path breaks before a slash or between words first; only a name wider than the column is cut. */
+table.jobs .path { overflow-wrap: anywhere; }
+/*
+ * The hosts table fits a 1280-px window, its actions in view: tighter cells, headers wrapped between words,
+ * labels cut to three lines (each one is in the tooltip) and small action buttons one above the other.
+ */
+table.hosts th, table.hosts td { padding: 0.35rem 0.45rem; }
+table.hosts th { white-space: normal; }
+table.hosts td:has(> .long) { min-width: 7rem; }
+table.hosts .labels { display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 3; overflow: hidden;
+  overflow-wrap: anywhere; min-width: 10rem; }
+table.hosts .actions { flex-direction: column; align-items: flex-start; gap: 0.2rem; margin: 0; }
+table.hosts button.action { padding: 0.05rem 0.45rem; font-size: 0.78rem; }
 button.queue-toggle { margin-top: 0.35rem; padding: 0.05rem 0.5rem; font-size: 0.8rem; }
 tr.pool-queue > td { background: #fafbfc; padding: 0.5rem 0.75rem 0.75rem 2rem; }
 .queue + .queue { margin-top: 0.75rem; }
@@ -78,7 +110,7 @@ td.empty { color: var(--muted); text-align: center; padding: 1rem; }
 code { font: 0.82rem ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 a { color: var(--accent); }
 .muted { color: var(--muted); }
-.wait { color: #9a5b00; max-width: 32rem; font-size: 0.85rem; margin-top: 0.25rem; }
+.wait { color: #9a5b00; max-width: 32rem; font-size: 0.85rem; margin-top: 0.25rem; overflow-wrap: anywhere; }
 .note { font-size: 0.85rem; }
 .header .muted, header .muted { color: #aeb7cc; }
 .badge, .stat { display: inline-block; border-radius: 999px; padding: 0.05rem 0.55rem; font-size: 0.75rem;
@@ -97,6 +129,9 @@ a { color: var(--accent); }
 progress { width: 10rem; vertical-align: middle; }
 .workflow-line { display: flex; gap: 0.5rem; align-items: center; flex-wrap: wrap; margin: 0 0 0.5rem; }
 .failed-note { color: var(--bad); font-weight: 600; margin: 0.25rem 0 0.5rem; }
+.version-note { color: var(--warn); background: var(--warn-bg); border: 1px solid #f0c36d; border-radius: 6px;
+  padding: 0.4rem 0.75rem; margin: 0 0 0.5rem; font-size: 0.85rem; }
+.other-version { color: var(--warn); font-weight: 600; }
 table.instances td:nth-child(-n+3) { white-space: nowrap; }
 tr.instance.failed td { background: var(--bad-bg); }
 tr.instance.failed td:first-child { box-shadow: inset 3px 0 0 var(--bad); font-weight: 600; }
@@ -110,6 +145,7 @@ tr.steps td { background: #fafbfc; padding-left: 2rem; }
 #login, #confirm, .result { display: flex; gap: 0.5rem; align-items: center; flex-wrap: wrap; border-radius: 6px;
   padding: 0.6rem 0.8rem; margin-bottom: 0.75rem; border: 1px solid var(--line); background: var(--card); }
 #confirm { border-color: #f0c36d; background: var(--warn-bg); }
+#confirm .why-note { color: var(--bad); font-size: 0.85rem; }
 #login input { font: inherit; padding: 0.2rem 0.4rem; }
 .result.ok { border-color: #9fd8b1; } .result.error { border-color: #f4b8b0; } .result.info { color: var(--muted); }
 .result #result-close { margin-left: auto; }

@@ -94,7 +94,7 @@ class ConsoleWatch {
 
 /** Presses an action button, then Confirm in the confirm step; returns the result line's text. */
 async function act(page: Page, scope: ReturnType<Page["locator"]>, label: string): Promise<string> {
-  await scope.locator(`button[data-action="${label}"]:not([disabled])`).click({ timeout: WAIT_MS });
+  await scope.locator(`button[data-action="${label}"]:not([aria-disabled])`).click({ timeout: WAIT_MS });
   const confirm = page.locator("#confirm");
   await confirm.waitFor({ state: "visible" });
   assert.match(await page.locator("#confirm-text").innerText(), /\?/);
@@ -420,8 +420,10 @@ Deno.test({
             const states = await tasks.locator(".badge").allInnerTexts();
             return states.length === 2 && states.every((s) => s === "RUNNING") || undefined;
           }, WAIT_MS);
-          const hosts = await tasks.locator("td:nth-child(5)").allInnerTexts();
+          const hosts = await tasks.locator("td:nth-child(6)").allInnerTexts();
           assert.ok(hosts.every((h) => /^agent-\d$/.test(h)), `tasks show their hosts: ${hosts}`);
+          // Each task's config version, as the API's task runtime gives it: the job's first.
+          assert.deepEqual(await tasks.locator("td:nth-child(5)").allInnerTexts(), ["1", "1"]);
           assert.match(await job.locator(".facts").first().innerText(), /Resource pool\s+\/UiPool/);
           assert.match(await job.locator("#active-workflow").innerText(), /No workflow in progress/);
           assert.equal(await job.locator("#instance-progress").count(), 0, "a job without workflows");
@@ -759,7 +761,7 @@ Deno.test({
             const confirm = page.locator("#confirm");
             const deadline = Date.now() + WAIT_MS;
             for (;;) {
-              await moveButton(source, ":not([disabled])").click({ timeout: WAIT_MS });
+              await moveButton(source, ":not([aria-disabled])").click({ timeout: WAIT_MS });
               const shown = await confirm.waitFor({ state: "visible", timeout: 2_000 }).then(
                 () => true,
                 () => false,
@@ -796,8 +798,12 @@ Deno.test({
             assert.equal(await count.getAttribute("aria-invalid"), "true");
           }
           assert.equal(await yes.getAttribute("title"), "Hosts to move (1 to 1): a whole number from 1 to 1");
+          // Said beside it too: Tab skips a disabled button, so its tooltip alone is out of a keyboard's reach.
+          const why = page.locator("#confirm-why");
+          assert.equal(await why.innerText(), "Hosts to move (1 to 1): a whole number from 1 to 1");
           await count.fill("1");
           assert.ok(await yes.isEnabled());
+          assert.ok(await why.isHidden(), "nothing to say once Confirm may be pressed");
           // The refreshes leave the pick and the count alone.
           const updated = await page.locator("#status").innerText();
           await page.locator("#status", { hasNotText: updated }).waitFor({ timeout: WAIT_MS });
@@ -1041,7 +1047,7 @@ Deno.test({
           await shows("tasks 1–100 of 150 · page 1 of 2");
           await tasks.locator('a.state-chip[data-state="PENDING"]').click();
           await shows(`of ${stats.PENDING}`);
-          const messages = await rows.locator("td:nth-child(9)").allInnerTexts();
+          const messages = await rows.locator("td:nth-child(10)").allInnerTexts();
           assert.equal(messages.length, 100);
           assert.ok(
             messages.every((m) => m.startsWith("resource pool /TaskPool has no room in its entitlement")),
@@ -1151,7 +1157,7 @@ Deno.test({
           await shows(`tasks 1–${onHost.length} of ${onHost.length}`);
           assert.ok(page.url().endsWith(`#/jobs/${bigId}?state=RUNNING&host=${host}`), page.url());
           assert.deepEqual(await instances(), onHost.map((r) => r.instanceId));
-          assert.ok((await rows.locator("td:nth-child(5)").allInnerTexts()).every((h) => h === host));
+          assert.ok((await rows.locator("td:nth-child(6)").allInnerTexts()).every((h) => h === host));
 
           // Names, matched exactly, in any state; the host filter cleared.
           await chip("ALL").click();
