@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import type { Browser } from "playwright-core";
 import { launchChromium } from "../tools/chromium_testing.ts";
-import { PLAN_SCENARIO, ROOT } from "../sim/testing.ts";
+import { PLAN_SCENARIO, ROOT, runSim } from "../sim/testing.ts";
 import type { PlanOutcome } from "../sim/plan.ts";
 import type { Report } from "./report.ts";
 import { HANDED_BACK, HELD, PLACING, runsRevocable } from "./html.ts";
@@ -15,16 +15,9 @@ import { HANDED_BACK, HELD, PLACING, runsRevocable } from "./html.ts";
 const MIN_LINE_PIXELS = 100;
 
 async function sim(...args: string[]): Promise<string> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", `${ROOT}/sim/main.ts`, ...args],
-    cwd: ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  assert.equal(out.code, 0, `sim ${args.join(" ")}:\n${dec.decode(out.stderr)}`);
-  return dec.decode(out.stdout);
+  const r = await runSim(args);
+  assert.equal(r.code, 0, `sim ${args.join(" ")}:\n${r.err}`);
+  return r.out;
 }
 
 /** One chart as the browser shows it: its title, legend and how many pixels its canvas holds. */

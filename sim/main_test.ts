@@ -2,17 +2,9 @@ import assert from "node:assert/strict";
 import { buildReport } from "../reports/report.ts";
 import { runNames, summaryLine } from "./main.ts";
 import { runScenario } from "./runner.ts";
-import { inlineScenario, ROOT } from "./testing.ts";
+import { inlineScenario, ROOT, runSim } from "./testing.ts";
 
-async function sim(...args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", `${ROOT}/sim/main.ts`, ...args],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, out: dec.decode(out.stdout), err: dec.decode(out.stderr) };
-}
+const sim = (...args: string[]) => runSim(args);
 
 Deno.test("deno task sim writes report.json and a self-contained report.html", async () => {
   const dir = await Deno.makeTempDir();

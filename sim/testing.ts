@@ -202,3 +202,19 @@ export function maxBetween(r: Report, series: (number | null)[], fromSec: number
   });
   return max;
 }
+
+/** `deno task sim ARGS` as a user runs it (in `cwd`, the repository by default): its exit code and output. */
+export async function runSim(
+  args: string[],
+  cwd = ROOT,
+): Promise<{ code: number; out: string; err: string }> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", `${ROOT}/sim/main.ts`, ...args],
+    cwd,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, out: dec.decode(out.stdout), err: dec.decode(out.stderr) };
+}

@@ -1,21 +1,9 @@
 /** The simulator's CLI names a mistyped flag or subcommand with the one meant, and its help gives defaults. */
 import assert from "node:assert/strict";
-import { ROOT } from "./testing.ts";
+import { ROOT, runSim } from "./testing.ts";
 
-async function sim(...args: string[]) {
-  return await simIn(ROOT, ...args);
-}
-
-async function simIn(cwd: string, ...args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", `${ROOT}/sim/main.ts`, ...args],
-    cwd,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, out: dec.decode(out.stdout), err: dec.decode(out.stderr) };
-}
+const sim = (...args: string[]) => runSim(args);
+const simIn = (cwd: string, ...args: string[]) => runSim(args, cwd);
 
 Deno.test("a mistyped flag or subcommand is named with the one it is closest to, then the usage", async () => {
   const dir = await Deno.makeTempDir();

@@ -129,9 +129,10 @@ Deno.test("a DeleteJob with force that fails leaves the job stopped: in memory, 
   assert.deepEqual(kills, [`${JOB_ID}-0-1`, `${JOB_ID}-1-1`]);
 });
 
-Deno.test("a DeleteJob with force of a running service kills its tasks: the job is gone before its stop actions run", () => {
+/** A service of `instances`, its instances 0 and 1 running, deleted with force. */
+function forceDeletedService(instances: number): JobmgrRig {
   const rig = new JobmgrRig();
-  rig.create({ type: "SERVICE", instanceCount: 3 });
+  rig.create({ type: "SERVICE", instanceCount: instances });
   rig.launch([0, 1]);
   for (const i of [0, 1]) rig.status(rig.taskId(i), "TASK_RUNNING");
   rig.call(STATELESS_SERVICE, "DeleteJob", {
@@ -140,6 +141,11 @@ Deno.test("a DeleteJob with force of a running service kills its tasks: the job 
     force: true,
   });
   rig.tick();
+  return rig;
+}
+
+Deno.test("a DeleteJob with force of a running service kills its tasks: the job is gone before its stop actions run", () => {
+  const rig = forceDeletedService(3);
   assert.deepEqual(rig.replies().map((r) => [r.error, r.body]), [[undefined, {}]]);
   assert.equal(rig.jm.jobs.get(JOB_ID), undefined);
   rig.tick();
@@ -150,16 +156,7 @@ Deno.test("a DeleteJob with force of a running service kills its tasks: the job 
 });
 
 Deno.test("a job deleted with force is not created again under its id until its killed runs ended", () => {
-  const rig = new JobmgrRig();
-  rig.create({ type: "SERVICE", instanceCount: 2 });
-  rig.launch([0, 1]);
-  for (const i of [0, 1]) rig.status(rig.taskId(i), "TASK_RUNNING");
-  rig.call(STATELESS_SERVICE, "DeleteJob", {
-    jobId: { value: JOB_ID },
-    version: versionOf(rig),
-    force: true,
-  });
-  rig.tick();
+  const rig = forceDeletedService(2);
   assert.deepEqual(rig.replies().map((r) => r.error), [undefined]);
   const recreate = () => {
     rig.call(STATELESS_SERVICE, "CreateJob", { jobId: { value: JOB_ID }, spec: SPEC });
