@@ -284,7 +284,9 @@ function noCommand(argv: string[], words: string[]): string {
  */
 function groupProblem(group: string, next: string | undefined, alone = ""): string {
   const expected = `expected one of ${subcommandsOf(group).join(", ")}${alone}`;
-  const what = next === undefined ? expected : `unknown command "${group} ${next}", ${expected}`;
+  const meant = next === undefined ? undefined : closest(next, subcommandsOf(group));
+  const hint = meant ? `; did you mean \`peloton ${group} ${meant}\`?` : "";
+  const what = next === undefined ? expected : `unknown command "${group} ${next}", ${expected}${hint}`;
   return `peloton ${group}: ${what}\n(peloton ${group} -h lists their usage)`;
 }
 

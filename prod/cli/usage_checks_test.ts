@@ -167,7 +167,8 @@ Deno.test("a group without a command, or with one it lacks, names the group and 
     [
       ["jobmgr", "throttled-pod"],
       'peloton jobmgr: unknown command "jobmgr throttled-pod", expected one of throttled-pods, ' +
-      "query-job-cache, instance-availability, or none to run peloton jobmgr",
+      "query-job-cache, instance-availability, or none to run peloton jobmgr; did you mean " +
+      "`peloton jobmgr throttled-pods`?",
     ],
     [
       ["job", "stateless", "workflow"],
@@ -177,7 +178,8 @@ Deno.test("a group without a command, or with one it lacks, names the group and 
     [["volume"], "peloton volume: expected one of list, delete"],
     [
       ["-j", "volume", "lsit", "x"],
-      'peloton volume: unknown command "volume lsit", expected one of list, delete',
+      'peloton volume: unknown command "volume lsit", expected one of list, delete; did you mean ' +
+      "`peloton volume list`?",
     ],
   ];
   for (const [argv, message] of cases) {
