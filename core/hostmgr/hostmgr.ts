@@ -99,6 +99,8 @@ export class HostManager implements Receiver {
     { acks: { taskId: string; agentId: string; uuid: string }[]; waiting: number }
   >();
   #ackSeq = 0;
+  /** A graceful stop began (`stopLaunching`). */
+  #launchesStopped = false;
   /** A full inventory waits for `releaseInventory` (`holdInventory`), which sends one. */
   #inventoryHeld = false;
   /** Leases split between job managers: launches still to come before the lease is used up. */
@@ -256,7 +258,10 @@ export class HostManager implements Receiver {
       case "statuses-processed":
         return this.#processed(msg.ackToken);
       case "acquire-hosts": {
-        const { leases, rejections, exhausted } = this.acquire(msg.filters, msg.held);
+        // Stopping: no host is leased, as if none had room (the rounds' work waits for the next leader).
+        const { leases, rejections, exhausted } = this.#launchesStopped
+          ? { leases: [], rejections: msg.filters.map(() => ({})), exhausted: msg.filters.map(() => true) }
+          : this.acquire(msg.filters, msg.held);
         if (this.config.trackLeases) {
           for (const l of leases) {
             this.#leaseEngine.set(l.leaseId, msg.replyTo);
@@ -693,11 +698,22 @@ export class HostManager implements Receiver {
     });
   }
 
+  /**
+   * A graceful stop began: no host is leased and no task launched any more (each launch asked for is refused
+   * at once, TASK_LOST, so its job manager runs it again elsewhere or on the next leader, rather than one that
+   * would start only to be ended by the stop). Statuses are still taken and passed on.
+   */
+  stopLaunching(): void {
+    this.#launchesStopped = true;
+  }
+
   #launch(leaseId: string, hostname: string, tasks: LaunchSpec[], parts: number): void {
     const h = this.host(hostname);
     const now = this.deps.clock.now();
     const valid = h !== undefined && h.leaseId === leaseId && h.leased(now) && !h.lost;
-    const why = !valid
+    const why = this.#launchesStopped
+      ? "the host manager is stopping"
+      : !valid
       ? `lease ${leaseId} expired or unknown`
       : h.state !== "HOST_STATE_UP"
       ? `host ${hostname} is in maintenance`

@@ -154,6 +154,25 @@ Deno.test("a launch with a valid lease deducts resources and ports and calls the
   assert.deepEqual(l2.labelCounts, { "app=web": 2 }, "labels no task carries count zero and are left out");
 });
 
+Deno.test("a stopping host manager leases no host and refuses launches at once, TASK_LOST, saying why", () => {
+  const { acquire, hm, backend, transport } = setup([["h1"], ["h2"]]);
+  const [lease] = acquire().leases;
+  hm.stopLaunching();
+  hm.receive({
+    kind: "launch-tasks",
+    leaseId: lease.leaseId,
+    hostname: lease.hostname,
+    tasks: [spec("a-0-1", "h1")],
+  });
+  assert.deepEqual(backend.launched, [], "a task launched now would only be ended by the stop");
+  const toJob = transport.take("task-statuses", "jobmgr").flatMap((m) => m.statuses);
+  assert.deepEqual(toJob.map((s) => [s.taskId, s.state, s.message]), [
+    ["a-0-1", "TASK_LOST", "the host manager is stopping"],
+  ]);
+  const after = acquire();
+  assert.deepEqual([after.leases, after.exhausted], [[], true], "h2 is free, but not leased");
+});
+
 Deno.test("a launch with an unknown or expired lease is TASK_LOST with REASON_INVALID_OFFERS", () => {
   const { acquire, hm, backend, transport, clock } = setup([["h1"]]);
   hm.receive({ kind: "launch-tasks", leaseId: "h1#99", hostname: "h1", tasks: [spec("a-0-1", "h1")] });

@@ -60,6 +60,8 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
   let kept: KeptMinicluster | undefined;
   let maintenance: MesosMaintenance | undefined;
   let gate: HostsGate | undefined;
+  /** A stop began: a term that starts now launches nothing either. */
+  let launchesStopped = false;
   let lost!: (why: string) => void;
   const lostPromise = new Promise<string>((r) => (lost = r));
 
@@ -108,6 +110,7 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
     h.recover(stored);
     h.recoverHostPools(pools);
     const g = gate = new HostsGate(h);
+    if (launchesStopped) h.stopLaunching();
     hm = h;
     backend = watched;
     p.transport.register("hostmgr", g);
@@ -209,14 +212,19 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
   return {
     process: p,
     lost: lostPromise,
-    stop: () =>
-      p.close(async () => {
+    stop: () => {
+      // First of all, before any step that waits: nothing more is leased or launched here (a task launched now
+      // would only be ended by the stop); its job manager runs it again elsewhere, or on the next leader.
+      launchesStopped = true;
+      hm?.stopLaunching();
+      return p.close(async () => {
         role.stopping = true;
         await maintenance?.stop();
         await mesos?.stop();
         await kept?.stop();
         await role.keeper.stop(true);
-      }),
+      });
+    },
   };
 }
 
