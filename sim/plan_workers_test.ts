@@ -4,6 +4,7 @@ import { plan } from "./plan.ts";
 import { runVariant } from "./plan_worker.ts";
 import { loadScenarioFile } from "./scenario_load.ts";
 import { TRACE_EVENTS as E } from "./trace.ts";
+import { writeTraceScenarioYaml } from "./testing.ts";
 
 /** Eight tasks submitted at 0, each asking for `cpu` of a 16-core host and running 100 s. */
 function trace(cpu: string, end: number = E.FINISH): string {
@@ -18,24 +19,13 @@ function trace(cpu: string, end: number = E.FINISH): string {
 
 async function scenario(dir: string, rows: string): Promise<string> {
   await Deno.writeTextFile(`${dir}/t.csv`, rows);
-  await Deno.writeTextFile(
-    `${dir}/s.yaml`,
-    `name: s
-durationSec: 300
-hostClasses:
-  - {name: std, count: 1, cpu: 16, memoryMb: 65536, diskMb: 100000}
-respools:
-  - name: trace
-    resources:
-      - {kind: cpu, reservation: 128, limit: 128}
-      - {kind: memory, reservation: 524288, limit: 524288}
-      - {kind: disk, reservation: 800000, limit: 800000}
-workloads:
-  - {name: g, respool: /trace, trace: {file: t.csv, hostClass: std}}
-settings: {sampleIntervalSec: 5, taskStartupSec: 0}
-`,
-  );
-  return `${dir}/s.yaml`;
+  return await writeTraceScenarioYaml(dir, {
+    file: "t.csv",
+    run: "durationSec: 300",
+    poolCpu: 128,
+    memoryAndDisk: true,
+    tail: "settings: {sampleIntervalSec: 5, taskStartupSec: 0}",
+  });
 }
 
 /**

@@ -162,28 +162,57 @@ ${spike ? "events:\n  - {atSec: 200, usage: {workload: frontend, level: 3}}\n" :
 /** `slackPools` with its spike. */
 export const SLACK_POOLS = slackPools(true);
 
+/** A one-host scenario replaying a trace file (`traceScenarioYaml`). */
+export interface TraceScenario {
+  /** The trace file, a name in the scenario's directory. */
+  file: string;
+  /** The run's lines (`durationSec: 300`). */
+  run: string;
+  /** More of the workload's `trace` fields, as YAML flow (`startSec: 600`). */
+  trace?: string;
+  /** The pool's cpu (default 16, the host's); with `memoryAndDisk`, memory and disk in proportion too. */
+  poolCpu?: number;
+  memoryAndDisk?: boolean;
+  /** Lines after the workload: settings, or more of the workload's fields. */
+  tail?: string;
+}
+
 /**
- * Writes `dir/s.yaml`, a one-host scenario replaying the trace file `trace` (a name in `dir`) for
- * `durationSec`; returns its path.
+ * The YAML of a scenario replaying a trace on one 16-core host, in pool /trace, workload `g`; its `trace`
+ * field is on line 12 when the run is one line and the pool has cpu alone.
  */
-export async function writeTraceScenario(dir: string, trace: string, durationSec: number): Promise<string> {
-  await Deno.writeTextFile(
-    `${dir}/s.yaml`,
-    `name: s
-durationSec: ${durationSec}
+export function traceScenarioYaml(o: TraceScenario): string {
+  const cpu = o.poolCpu ?? 16;
+  const more = o.memoryAndDisk
+    ? `      - {kind: memory, reservation: ${cpu * 4096}, limit: ${cpu * 4096}}
+      - {kind: disk, reservation: ${cpu * 6250}, limit: ${cpu * 6250}}
+`
+    : "";
+  return `name: s
+${o.run}
 hostClasses:
   - {name: std, count: 1, cpu: 16, memoryMb: 65536, diskMb: 100000}
 respools:
   - name: trace
     resources:
-      - {kind: cpu, reservation: 16, limit: 16}
-workloads:
+      - {kind: cpu, reservation: ${cpu}, limit: ${cpu}}
+${more}workloads:
   - name: g
     respool: /trace
-    trace: {file: ${trace}, hostClass: std}
-`,
-  );
+    trace: {file: ${o.file}, hostClass: std${o.trace ? `, ${o.trace}` : ""}}
+${o.tail ?? ""}
+`;
+}
+
+/** Writes `traceScenarioYaml(o)` to `dir/s.yaml`; returns its path. */
+export async function writeTraceScenarioYaml(dir: string, o: TraceScenario): Promise<string> {
+  await Deno.writeTextFile(`${dir}/s.yaml`, traceScenarioYaml(o));
   return `${dir}/s.yaml`;
+}
+
+/** Writes `dir/s.yaml`, replaying the trace file `trace` (a name in `dir`) for `durationSec`; its path. */
+export function writeTraceScenario(dir: string, trace: string, durationSec: number): Promise<string> {
+  return writeTraceScenarioYaml(dir, { file: trace, run: `durationSec: ${durationSec}` });
 }
 
 /** A shipped scenario's report (seed 1), as `deno task sim scenarios/NAME --seed 1` writes it. */

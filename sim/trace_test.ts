@@ -6,7 +6,7 @@ import { loadScenarioFile } from "./scenario_load.ts";
 import { readTaskEvents } from "./trace_file.ts";
 import type { Workload } from "./scenario.ts";
 import { parseTaskEvents, replayedJobs, TRACE_EVENTS as E } from "./trace.ts";
-import { writeTraceScenario } from "./testing.ts";
+import { traceScenarioYaml, writeTraceScenario, writeTraceScenarioYaml } from "./testing.ts";
 
 /** One task_events row: time µs, missing, job, task index, machine, type, user, class, priority, cpu, mem, disk, restriction. */
 function row(
@@ -221,23 +221,7 @@ Deno.test("a trace window that holds none of the trace's jobs is refused, naming
   // replayed at the start of a replay that starts by then) are put just after it here.
   await Deno.writeTextFile(`${dir}/trace.csv`, TRACE.replaceAll(/^0,/gm, "500000,"));
   const load = async (run: string, trace: string, workload = "") => {
-    await Deno.writeTextFile(
-      `${dir}/s.yaml`,
-      `name: s
-${run}
-hostClasses:
-  - {name: std, count: 1, cpu: 16, memoryMb: 65536, diskMb: 100000}
-respools:
-  - name: trace
-    resources:
-      - {kind: cpu, reservation: 16, limit: 16}
-workloads:
-  - name: g
-    respool: /trace
-    trace: {file: trace.csv, hostClass: std, ${trace}}
-${workload}
-`,
-    );
+    await writeTraceScenarioYaml(dir, { file: "trace.csv", run, trace, tail: workload });
     return await loadScenarioFile(`${dir}/s.yaml`);
   };
   const refused = (message: string) => ({ name: "ScenarioError", message });
@@ -407,20 +391,12 @@ Deno.test("replay: a task that failed and ran again succeeds; one the trace kill
   await Deno.writeTextFile(`${dir}/tr.csv`, trace);
   await Deno.writeTextFile(
     `${dir}/tr.yaml`,
-    `name: tr
-durationSec: 300
-hostClasses:
-  - {name: std, count: 1, cpu: 16, memoryMb: 65536, diskMb: 100000}
-respools:
-  - name: trace
-    resources:
-      - {kind: cpu, reservation: 16, limit: 16}
-      - {kind: memory, reservation: 65536, limit: 65536}
-      - {kind: disk, reservation: 100000, limit: 100000}
-workloads:
-  - {name: g, respool: /trace, trace: {file: tr.csv, hostClass: std}}
-settings: {sampleIntervalSec: 5}
-`,
+    traceScenarioYaml({
+      file: "tr.csv",
+      run: "durationSec: 300",
+      memoryAndDisk: true,
+      tail: "settings: {sampleIntervalSec: 5}",
+    }),
   );
   try {
     const loaded = await loadScenarioFile(`${dir}/tr.yaml`);

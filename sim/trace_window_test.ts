@@ -5,6 +5,7 @@ import { runScenario } from "./runner.ts";
 import type { Workload } from "./scenario.ts";
 import { loadScenarioFile } from "./scenario_load.ts";
 import { leftOutBefore, parseTaskEvents, replayedJobs, TRACE_EVENTS as E } from "./trace.ts";
+import { writeTraceScenarioYaml } from "./testing.ts";
 
 /** The trace's "after the window" time, as the real files write it. */
 const AFTER = "9223372036854775807";
@@ -18,26 +19,13 @@ function row(time: number | string, job: string, index: number, type: number): s
 /** Writes the trace and a scenario replaying it on one 16-core host; the scenario's path. */
 async function scenario(dir: string, rows: string[], run: string, trace: string): Promise<string> {
   await Deno.writeTextFile(`${dir}/t.csv`, rows.join("\n") + "\n");
-  await Deno.writeTextFile(
-    `${dir}/s.yaml`,
-    `name: s
-${run}
-hostClasses:
-  - {name: std, count: 1, cpu: 16, memoryMb: 65536, diskMb: 100000}
-respools:
-  - name: trace
-    resources:
-      - {kind: cpu, reservation: 16, limit: 16}
-      - {kind: memory, reservation: 65536, limit: 65536}
-      - {kind: disk, reservation: 100000, limit: 100000}
-workloads:
-  - name: g
-    respool: /trace
-    trace: {file: t.csv, hostClass: std, ${trace}}
-settings: {sampleIntervalSec: 5, taskStartupSec: 0}
-`,
-  );
-  return `${dir}/s.yaml`;
+  return await writeTraceScenarioYaml(dir, {
+    file: "t.csv",
+    run,
+    trace,
+    memoryAndDisk: true,
+    tail: "settings: {sampleIntervalSec: 5, taskStartupSec: 0}",
+  });
 }
 
 Deno.test("an end at 2^63 - 1 (after the trace window) is no end: the task never ends within the trace", () => {
