@@ -300,28 +300,46 @@ function capturedErrors() {
 
 const PENDING = Symbol("pending");
 
+/**
+ * An exclusive claim on a fresh database whose connection goes through a link that can be slowed or silenced,
+ * and a store on it: `holderOf` reads which connection holds the claim's lock, `put` writes a job's version,
+ * `errors` captures what is logged; `close` undoes it all.
+ */
+async function claimThroughSlowLink(label: string, opts: Parameters<typeof claimStore>[3] = {}) {
+  const url = testDatabaseUrl(label);
+  const target = parseMysqlUrl(url);
+  await ensureMysqlDatabase(target);
+  const gate = lockBase(target.database);
+  const link = slowLink(target);
+  const viaLink = new URL(url);
+  viaLink.port = String(link.port);
+  const conn = await admin(url);
+  const holderOf = async () => {
+    const [rows] = await conn.query("SELECT IS_USED_LOCK(?) AS id", [gate]);
+    return (rows as { id: number | null }[])[0].id;
+  };
+  const errors = capturedErrors();
+  const claim = await claimStore(viaLink.href, "exclusive", "peloton up", opts);
+  const store = await openStore(url, { claim, retryForMs: 20_000 });
+  const put = (version: number) =>
+    write(store, [{ kind: "job.put", job: makeJob("job-1", {}, { version }) }]);
+  const close = async () => {
+    errors.restore();
+    await store.close();
+    await claim.release();
+    await link.close();
+    await conn.end();
+    await dropMysqlDatabase(target);
+  };
+  return { link, holderOf, errors, claim, put, close };
+}
+
 Deno.test({
   name: "MySQL claims: a keep-alive answered late is not a lost claim: writes go on, the lock stays",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    const url = testDatabaseUrl("claimslow");
-    const target = parseMysqlUrl(url);
-    await ensureMysqlDatabase(target);
-    const gate = lockBase(target.database);
-    const link = slowLink(target);
-    const viaLink = new URL(url);
-    viaLink.port = String(link.port);
-    const conn = await admin(url);
-    const holderOf = async () => {
-      const [rows] = await conn.query("SELECT IS_USED_LOCK(?) AS id", [gate]);
-      return (rows as { id: number | null }[])[0].id;
-    };
-    const errors = capturedErrors();
-    const claim = await claimStore(viaLink.href, "exclusive", "peloton up");
-    const store = await openStore(url, { claim, retryForMs: 20_000 });
-    const put = (version: number) =>
-      write(store, [{ kind: "job.put", job: makeJob("job-1", {}, { version }) }]);
+    const { link, holderOf, errors, claim, put, close } = await claimThroughSlowLink("claimslow");
     try {
       assert.equal(await put(1), undefined);
       const holder = await holderOf();
@@ -337,12 +355,7 @@ Deno.test({
       assert.deepEqual(errors.lines.filter((l) => /Store claim/.test(l)), [], "the claim was never dropped");
       assert.equal(await put(3), undefined);
     } finally {
-      errors.restore();
-      await store.close();
-      await claim.release();
-      await link.close();
-      await conn.end();
-      await dropMysqlDatabase(target);
+      await close();
     }
   },
 });
@@ -353,23 +366,9 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    const url = testDatabaseUrl("claimsilent");
-    const target = parseMysqlUrl(url);
-    await ensureMysqlDatabase(target);
-    const gate = lockBase(target.database);
-    const link = slowLink(target);
-    const viaLink = new URL(url);
-    viaLink.port = String(link.port);
-    const conn = await admin(url);
-    const holderOf = async () => {
-      const [rows] = await conn.query("SELECT IS_USED_LOCK(?) AS id", [gate]);
-      return (rows as { id: number | null }[])[0].id;
-    };
-    const errors = capturedErrors();
-    const claim = await claimStore(viaLink.href, "exclusive", "peloton up", { silentLimitMs: 1_000 });
-    const store = await openStore(url, { claim, retryForMs: 20_000 });
-    const put = (version: number) =>
-      write(store, [{ kind: "job.put", job: makeJob("job-1", {}, { version }) }]);
+    const { link, holderOf, errors, claim, put, close } = await claimThroughSlowLink("claimsilent", {
+      silentLimitMs: 1_000,
+    });
     try {
       assert.equal(await put(1), undefined);
       const holder = await holderOf();
@@ -388,12 +387,7 @@ Deno.test({
       assert.notEqual(await holderOf(), holder, "taken back on a new connection");
       assert.equal(await orWithin(claim.lost, 0, PENDING), PENDING);
     } finally {
-      errors.restore();
-      await store.close();
-      await claim.release();
-      await link.close();
-      await conn.end();
-      await dropMysqlDatabase(target);
+      await close();
     }
   },
 });
