@@ -4,6 +4,7 @@ import type { LaunchSpec } from "../../core/ports/host_backend.ts";
 import { Minicluster } from "./minicluster.ts";
 import { isAlive, makeSpec as specFor, Recorder } from "../backend_testing.ts";
 import { DiskQuotaWatch } from "./disk_quota.ts";
+import { withMinicluster } from "./testing.ts";
 
 const AGENT_0 = { hostname: "agent-0", agentId: "minicluster-S0" };
 
@@ -12,22 +13,13 @@ function makeSpec(command: string, diskMb: number, overrides: Partial<LaunchSpec
   return { ...spec, resources: { ...spec.resources, diskMb } };
 }
 
-async function withCluster(body: (mc: Minicluster, rec: Recorder) => Promise<void>): Promise<void> {
-  const dataDir = await Deno.makeTempDir({ prefix: "disk_quota_test_" });
-  const mc = new Minicluster({
-    dataDir,
+function withCluster(body: (mc: Minicluster, rec: Recorder) => Promise<void>): Promise<void> {
+  const options = {
     agents: [{ containerDiskWatchIntervalMs: 100 }],
     stopGracePeriodMs: 100,
     spawnInWorker: true,
-  });
-  const rec = new Recorder();
-  mc.start(rec.sink);
-  try {
-    await body(mc, rec);
-  } finally {
-    await mc.stop();
-    await Deno.remove(dataDir, { recursive: true });
-  }
+  };
+  return withMinicluster("disk_quota_test_", options, body);
 }
 
 Deno.test("a task whose sandbox outgrows its disk is killed, TASK_FAILED with the reason and Mesos's message", () =>

@@ -5,6 +5,7 @@ import { HEALTH_CHECK_REASON } from "../../core/ports/health_check.ts";
 import { runCheck } from "./health.ts";
 import { Minicluster } from "./minicluster.ts";
 import { isAlive, Recorder } from "../backend_testing.ts";
+import { withMinicluster } from "./testing.ts";
 
 /** Short, fractional timings keep the tests fast; generous failure counts keep them from flaking. */
 function makeCheck(overrides: Partial<HealthCheckSpec> = {}): HealthCheckSpec {
@@ -42,17 +43,8 @@ function makeSpec(
   };
 }
 
-async function withCluster(body: (mc: Minicluster, rec: Recorder) => Promise<void>): Promise<void> {
-  const dataDir = await Deno.makeTempDir({ prefix: "minicluster_health_test_" });
-  const mc = new Minicluster({ dataDir, agents: 1, stopGracePeriodMs: 200 });
-  const rec = new Recorder();
-  mc.start(rec.sink);
-  try {
-    await body(mc, rec);
-  } finally {
-    await mc.stop();
-    await Deno.remove(dataDir, { recursive: true });
-  }
+function withCluster(body: (mc: Minicluster, rec: Recorder) => Promise<void>): Promise<void> {
+  return withMinicluster("minicluster_health_test_", { agents: 1, stopGracePeriodMs: 200 }, body);
 }
 
 function delay(ms: number): Promise<void> {

@@ -3,6 +3,7 @@ import type { LaunchSpec } from "../../core/ports/host_backend.ts";
 import { Minicluster, type MiniclusterOptions } from "./minicluster.ts";
 import { isAlive, makeSpec as specFor, Recorder } from "../backend_testing.ts";
 import type { SpawnerKind } from "./spawner.ts";
+import { withMinicluster } from "./testing.ts";
 
 function assert(cond: unknown, message = "assertion failed"): asserts cond {
   if (!cond) throw new Error(message);
@@ -22,18 +23,10 @@ function makeSpec(command: string | string[], overrides: Partial<LaunchSpec> = {
 
 type Body = (mc: Minicluster, rec: Recorder, dataDir: string) => Promise<void>;
 
-async function withCluster(body: Body, options: Partial<MiniclusterOptions> = {}): Promise<void> {
-  const dataDir = await Deno.makeTempDir({ prefix: "minicluster_test_" });
+function withCluster(body: Body, options: Partial<MiniclusterOptions> = {}): Promise<void> {
   // Production's spawner (a worker thread) unless a test asks for the in-process one.
-  const mc = new Minicluster({ dataDir, agents: 2, stopGracePeriodMs: 500, spawnInWorker: true, ...options });
-  const rec = new Recorder();
-  mc.start(rec.sink);
-  try {
-    await body(mc, rec, dataDir);
-  } finally {
-    await mc.stop();
-    await Deno.remove(dataDir, { recursive: true });
-  }
+  const all = { agents: 2, stopGracePeriodMs: 500, spawnInWorker: true, ...options };
+  return withMinicluster("minicluster_test_", all, body);
 }
 
 /** Production's worker thread both ways: posix_spawn through libc, and `setsid`, its fallback without it. */

@@ -4,6 +4,7 @@ import { Minicluster, type MiniclusterOptions } from "./minicluster.ts";
 import { makeSpec as specFor, Recorder } from "../backend_testing.ts";
 import { sandboxPath, volumePath } from "./agent.ts";
 import { filesystemUsage } from "./disk_usage.ts";
+import { withMinicluster } from "./testing.ts";
 
 function assert(cond: unknown, message = "assertion failed"): asserts cond {
   if (!cond) throw new Error(message);
@@ -25,17 +26,8 @@ function delay(ms: number): Promise<void> {
 
 type Body = (mc: Minicluster, rec: Recorder, dataDir: string) => Promise<void>;
 
-async function withCluster(options: Partial<MiniclusterOptions>, body: Body): Promise<void> {
-  const dataDir = await Deno.makeTempDir({ prefix: "sandbox_gc_test_" });
-  const mc = new Minicluster({ dataDir, agents: 1, stopGracePeriodMs: 100, ...options });
-  const rec = new Recorder();
-  mc.start(rec.sink);
-  try {
-    await body(mc, rec, dataDir);
-  } finally {
-    await mc.stop();
-    await Deno.remove(dataDir, { recursive: true });
-  }
+function withCluster(options: Partial<MiniclusterOptions>, body: Body): Promise<void> {
+  return withMinicluster("sandbox_gc_test_", { agents: 1, stopGracePeriodMs: 100, ...options }, body);
 }
 
 Deno.test("an ended run's sandbox is removed after the retention period; a live one's and volumes stay", () =>

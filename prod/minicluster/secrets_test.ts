@@ -4,6 +4,7 @@ import type { LaunchSpec } from "../../core/ports/host_backend.ts";
 import { filesUnder, makeSpec as specFor, Recorder } from "../backend_testing.ts";
 import { Minicluster } from "./minicluster.ts";
 import { secretPathParts, secretsProblem } from "./secrets.ts";
+import { withMinicluster } from "./testing.ts";
 
 const AGENT_0 = { hostname: "agent-0", agentId: "minicluster-S0" };
 const TEXT = "s3cr3t-Pa55w0rd-do-not-log";
@@ -16,18 +17,13 @@ function makeSpec(command: string, overrides: Partial<LaunchSpec> = {}): LaunchS
   return specFor(AGENT_0, command, overrides);
 }
 
-async function withCluster(body: (mc: Minicluster, rec: Recorder, dataDir: string) => Promise<void>) {
-  const dataDir = await Deno.makeTempDir({ prefix: "minicluster_secrets_test_" });
+function withCluster(body: (mc: Minicluster, rec: Recorder, dataDir: string) => Promise<void>) {
   // Production's spawner: a worker thread.
-  const mc = new Minicluster({ dataDir, agents: 1, stopGracePeriodMs: 500, spawnInWorker: true });
-  const rec = new Recorder();
-  mc.start(rec.sink);
-  try {
-    await body(mc, rec, dataDir);
-  } finally {
-    await mc.stop();
-    await Deno.remove(dataDir, { recursive: true });
-  }
+  return withMinicluster("minicluster_secrets_test_", {
+    agents: 1,
+    stopGracePeriodMs: 500,
+    spawnInWorker: true,
+  }, body);
 }
 
 function contains(haystack: Uint8Array, needle: Uint8Array): boolean {

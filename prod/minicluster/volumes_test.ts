@@ -5,6 +5,7 @@ import type { LaunchSpec } from "../../core/ports/host_backend.ts";
 import { makeSpec as specFor, Recorder } from "../backend_testing.ts";
 import { volumePath } from "./agent.ts";
 import { Minicluster } from "./minicluster.ts";
+import { withMinicluster } from "./testing.ts";
 
 const AGENT_0 = { hostname: "agent-0", agentId: "minicluster-S0" };
 const VOLUME = { volumeId: "job-0-volume", containerPath: "data", sizeMb: 8 };
@@ -17,20 +18,11 @@ function run(command: string, host = AGENT_0): LaunchSpec {
   return specFor(host, command, { volume: VOLUME, taskId: `job-0-${++runs}`, jobId: "job" });
 }
 
-async function withCluster(
+function withCluster(
   body: (mc: Minicluster, rec: Recorder, dataDir: string) => Promise<void>,
   asGiven = (dir: string) => dir,
 ) {
-  const dataDir = await Deno.makeTempDir({ prefix: "minicluster_volumes_test_" });
-  const mc = new Minicluster({ dataDir: asGiven(dataDir), agents: 2, stopGracePeriodMs: 200 });
-  const rec = new Recorder();
-  mc.start(rec.sink);
-  try {
-    await body(mc, rec, dataDir);
-  } finally {
-    await mc.stop();
-    await Deno.remove(dataDir, { recursive: true });
-  }
+  return withMinicluster("minicluster_volumes_test_", { agents: 2, stopGracePeriodMs: 200 }, body, asGiven);
 }
 
 async function finished(mc: Minicluster, rec: Recorder, spec: LaunchSpec): Promise<string | undefined> {
