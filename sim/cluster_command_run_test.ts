@@ -4,6 +4,7 @@ import type { BackendEvent, LaunchSpec } from "../core/ports/host_backend.ts";
 import { seededPrng } from "../core/ports/prng.ts";
 import { outcomeFromCommand, SimCluster } from "./cluster.ts";
 import { EventQueue } from "./event_queue.ts";
+import { simLaunchSpec } from "./testing.ts";
 
 Deno.test("a task's outcome is its command's: minutes, decimals, exponents, endless loops, env", () => {
   const outcome = (value: string, extra: Partial<LaunchSpec> = {}) =>
@@ -30,22 +31,7 @@ Deno.test("a task's outcome is its command's: minutes, decimals, exponents, endl
   });
 });
 
-function makeSpec(id: string, command: string, extra: Partial<LaunchSpec> = {}): LaunchSpec {
-  return {
-    taskId: id,
-    jobId: id.split("-")[0],
-    instanceId: 0,
-    hostname: "host-0",
-    agentId: "agent-0",
-    resources: { cpuMilli: 1000, memMb: 128, diskMb: 0, gpuMilli: 0 },
-    ports: {},
-    command: { shell: true, value: command, arguments: [] },
-    env: {},
-    killGracePeriodMs: 5000,
-    labels: [],
-    ...extra,
-  };
-}
+const makeSpec = simLaunchSpec;
 
 Deno.test("the simulated cluster ends tasks at their command's time, and never an endless one", () => {
   const queue = new EventQueue();

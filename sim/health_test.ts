@@ -6,6 +6,7 @@ import { seededPrng } from "../core/ports/prng.ts";
 import { SimCluster } from "./cluster.ts";
 import { EventQueue } from "./event_queue.ts";
 import { planHealth, simulateCheck } from "./health.ts";
+import { simLaunchSpec } from "./testing.ts";
 
 // Startup 1 s, kill delay 100 ms: a task runs at 1000 and exits 100 ms after a kill starts.
 const OPTIONS = { startupMs: 1000, killDelayMs: 100 };
@@ -23,20 +24,7 @@ function makeCheck(overrides: Partial<HealthCheckSpec> = {}): HealthCheckSpec {
 }
 
 function makeSpec(command: string, healthCheck?: HealthCheckSpec, id = "job-0-1"): LaunchSpec {
-  return {
-    taskId: id,
-    jobId: "job",
-    instanceId: 0,
-    hostname: "host-0",
-    agentId: "agent-0",
-    resources: { cpuMilli: 1000, memMb: 128, diskMb: 0, gpuMilli: 0 },
-    ports: {},
-    command: { shell: true, value: command, arguments: [] },
-    env: {},
-    killGracePeriodMs: 5000,
-    labels: [],
-    healthCheck,
-  };
+  return simLaunchSpec(id, command, { healthCheck });
 }
 
 /** Runs tasks on a fresh simulated cluster until `untilMs`; returns every status and the batches. */

@@ -1,5 +1,6 @@
 /** Test harness for simulations: load a scenario file with its job templates and run it. */
 import { loadJobConfig } from "../core/model/load.ts";
+import type { LaunchSpec } from "../core/ports/host_backend.ts";
 import { buildReport, type Report } from "../reports/report.ts";
 import { type RunOptions, runScenario, type Simulation } from "./runner.ts";
 import { parseScenario, type Scenario } from "./scenario.ts";
@@ -246,4 +247,22 @@ export async function runSim(
   }).output();
   const dec = new TextDecoder();
   return { code: out.code, out: dec.decode(out.stdout), err: dec.decode(out.stderr) };
+}
+
+/** A launch of a shell `command` as task `id` (`<job>-<instance>-<run>`) on the simulated cluster's host-0. */
+export function simLaunchSpec(id: string, command: string, extra: Partial<LaunchSpec> = {}): LaunchSpec {
+  return {
+    taskId: id,
+    jobId: id.split("-")[0],
+    instanceId: 0,
+    hostname: "host-0",
+    agentId: "agent-0",
+    resources: { cpuMilli: 1000, memMb: 128, diskMb: 0, gpuMilli: 0 },
+    ports: {},
+    command: { shell: true, value: command, arguments: [] },
+    env: {},
+    killGracePeriodMs: 5000,
+    labels: [],
+    ...extra,
+  };
 }
