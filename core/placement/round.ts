@@ -140,30 +140,30 @@ export function portOffsets(round: PlacementRound, slots = unitSlots(round)): In
 
 /** Columns of a subset of rows (a partition), port state included. */
 export function sliceHosts(h: RoundHosts, rows: Int32Array): RoundHosts {
+  // Every round over several partitions slices all of its hosts on the coordinating thread, before any
+  // partition can start: plain loops, one per element type (a loop shared by both would be megamorphic),
+  // and no object per row.
   const n = rows.length;
-  const pick = <T extends Int32Array | Uint8Array>(a: T): T => {
-    const out = new (a.constructor as { new (n: number): T })(n);
-    for (let i = 0; i < n; i++) out[i] = a[rows[i]];
-    return out;
-  };
   const portStart = new Int32Array(n + 1);
   for (let i = 0; i < n; i++) {
     portStart[i + 1] = portStart[i] + h.portStart[rows[i] + 1] - h.portStart[rows[i]];
   }
   const portRanges = new Int32Array(portStart[n] * 2);
-  for (let i = 0; i < n; i++) {
-    portRanges.set(
-      h.portRanges.subarray(h.portStart[rows[i]] * 2, h.portStart[rows[i] + 1] * 2),
-      portStart[i] * 2,
-    );
+  for (let i = 0, at = 0; i < n; i++) {
+    for (let k = h.portStart[rows[i]] * 2, end = h.portStart[rows[i] + 1] * 2; k < end; k++) {
+      portRanges[at++] = h.portRanges[k];
+    }
   }
-  const local = new Map<number, number>();
-  rows.forEach((r, i) => local.set(r, i));
+  const local = new Int32Array(h.count).fill(-1);
+  for (let i = 0; i < n; i++) local[rows[i]] = i;
   const statics: number[] = [];
   for (let k = 0; k < h.portStatic.length; k += 2) {
-    const i = local.get(h.portStatic[k]);
-    if (i !== undefined) statics.push(i, h.portStatic[k + 1]);
+    const i = local[h.portStatic[k]];
+    if (i >= 0) statics.push(i, h.portStatic[k + 1]);
   }
+  const pick = (a: Int32Array) => pickRows(a, rows);
+  const flags = new Uint8Array(n);
+  for (let i = 0; i < n; i++) flags[i] = h.flags[rows[i]];
   return {
     count: n,
     ids: pick(h.ids),
@@ -172,7 +172,7 @@ export function sliceHosts(h: RoundHosts, rows: Int32Array): RoundHosts {
     disk: pick(h.disk),
     gpu: pick(h.gpu),
     slack: pick(h.slack),
-    flags: pick(h.flags),
+    flags,
     portStart,
     portRanges,
     portNext: pick(h.portNext),
@@ -181,6 +181,12 @@ export function sliceHosts(h: RoundHosts, rows: Int32Array): RoundHosts {
     attrs: h.attrs.map(pick),
     labels: h.labels.map(pick),
   };
+}
+
+function pickRows(a: Int32Array, rows: Int32Array): Int32Array {
+  const out = new Int32Array(rows.length);
+  for (let i = 0; i < rows.length; i++) out[i] = a[rows[i]];
+  return out;
 }
 
 /** Every buffer of a round's hosts, to transfer rather than copy into a worker. */
