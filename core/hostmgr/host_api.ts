@@ -237,21 +237,35 @@ function hostPoolChange(
   });
 }
 
-/** `hostname`, or the deprecated `hostnames` list Peloton still accepts. */
+/**
+ * `hostname`, or the deprecated `hostnames` list Peloton still accepts. Both may name one host; naming
+ * different ones is refused: Peloton's handler takes the list alone whenever it is not empty, which would
+ * silently leave `hostname` out, and taking `hostname` alone would leave the list out.
+ */
 function hostnamesOf(body: Body): string[] | string {
-  if (typeof body.hostname === "string" && body.hostname) return [body.hostname];
-  if (
-    Array.isArray(body.hostnames) && body.hostnames.length &&
-    body.hostnames.every((h) => typeof h === "string")
-  ) {
-    return body.hostnames as string[];
+  // An absent field is undefined, or null (protobuf's JSON reads null as the field left out); an empty list
+  // is the list left out, as protobuf reads it, beside a hostname.
+  const name = body.hostname;
+  const list = Array.isArray(body.hostnames) && !body.hostnames.length && name != null
+    ? null
+    : body.hostnames;
+  if (list != null) {
+    if (!Array.isArray(list) || !list.length) {
+      return `hostnames: ${gotText(list)}, expected a non-empty list of host names`;
+    }
+    const bad = list.findIndex((h) => typeof h !== "string" || !h);
+    if (bad >= 0) return `hostnames[${bad}]: ${gotText(list[bad])}, expected a host name`;
   }
-  // An absent field is undefined, or null (protobuf's JSON reads null as the field left out).
-  if (body.hostname == null && body.hostnames != null) {
-    return `hostnames: ${gotText(body.hostnames)}, expected a non-empty list of host names`;
+  if (name != null && (typeof name !== "string" || !name)) {
+    return `hostname: ${gotText(name)}, expected a host name`;
   }
-  if (body.hostname == null) return "hostname: missing, expected a host name (or hostnames, a list)";
-  return `hostname: ${gotText(body.hostname)}, expected a host name`;
+  if (list == null) {
+    return name == null ? "hostname: missing, expected a host name (or hostnames, a list)" : [name as string];
+  }
+  if (name == null) return list as string[];
+  if (list.every((h) => h === name)) return [name as string];
+  return `hostname and hostnames: got ${JSON.stringify(name)} and ${JSON.stringify(list)}, give hostnames ` +
+    "or hostname, not both (Peloton acts on the list alone)";
 }
 
 function queryHosts(target: HostApiTarget, body: Body): { body: Body } | { error: ApiError } {

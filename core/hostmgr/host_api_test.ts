@@ -32,3 +32,51 @@ Deno.test("a maintenance call whose hostname or hostnames is null says missing, 
     message: 'hostname: got "", expected a host name',
   });
 });
+
+Deno.test("a maintenance call naming different hosts in hostname and hostnames is refused: neither is dropped", () => {
+  const both = "give hostnames or hostname, not both";
+  for (const method of ["StartMaintenance", "CompleteMaintenance"]) {
+    assert.deepEqual(error(method, { hostname: "h1", hostnames: ["h2"] }), {
+      code: "invalid-argument",
+      message: `hostname and hostnames: got "h1" and ["h2"], ${both} (Peloton acts on the list alone)`,
+    }, method);
+    assert.deepEqual(error(method, { hostname: "h1", hostnames: ["h1", "h2"] }), {
+      code: "invalid-argument",
+      message: `hostname and hostnames: got "h1" and ["h1","h2"], ${both} (Peloton acts on the list alone)`,
+    }, method);
+    assert.deepEqual(error(method, { hostname: "h1", hostnames: "h2" }), {
+      code: "invalid-argument",
+      message: 'hostnames: got "h2", expected a non-empty list of host names',
+    }, method);
+    assert.deepEqual(error(method, { hostname: "h1", hostnames: ["h1", 5] }), {
+      code: "invalid-argument",
+      message: "hostnames[1]: got 5, expected a host name",
+    }, method);
+  }
+});
+
+Deno.test("a maintenance call naming one host in both hostname and hostnames acts on it", () => {
+  const rig = hostmgrRig([["h1"], ["h2"]]);
+  rig.hm.receive({
+    kind: "api",
+    reqId: 1,
+    replyTo: "cli",
+    procedure: `${HOST}::StartMaintenance`,
+    body: { hostname: "h1", hostnames: ["h1"] },
+  });
+  rig.store.settle();
+  assert.deepEqual(rig.transport.take("api-reply", "cli")[0].body, { hostname: "h1" });
+  assert.notEqual(rig.hm.host("h1")!.state, "HOST_STATE_UP");
+  assert.equal(rig.hm.host("h2")!.state, "HOST_STATE_UP");
+  // An empty list is the list left out, as protobuf reads it.
+  rig.hm.receive({
+    kind: "api",
+    reqId: 2,
+    replyTo: "cli",
+    procedure: `${HOST}::StartMaintenance`,
+    body: { hostname: "h2", hostnames: [] },
+  });
+  rig.store.settle();
+  assert.deepEqual(rig.transport.take("api-reply", "cli")[0].body, { hostname: "h2" });
+  assert.notEqual(rig.hm.host("h2")!.state, "HOST_STATE_UP");
+});

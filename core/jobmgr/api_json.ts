@@ -30,7 +30,11 @@ export type Body = Record<string, unknown>;
 import { UUID } from "../model/got_text.ts";
 export { gotText, UUID } from "../model/got_text.ts";
 
-/** `{value: "x"}` or `"x"` → "x". */
+/**
+ * `{value: "x"}` or `"x"` → "x": for fields that are text in the proto (BrowseSandbox's `taskId`), for
+ * replies and for messages already checked. A request field the proto makes a message is read with
+ * `valueMessage`, which refuses a bare string as protobuf's JSON decoding does.
+ */
 export function idValue(v: unknown): string | undefined {
   if (typeof v === "string") return v;
   if (v && typeof v === "object" && typeof (v as Body).value === "string") return (v as Body).value as string;
@@ -110,15 +114,25 @@ export function jobIdAt(body: Body, field: string, alias: string): string | Erro
  * The id a create asks for its job (v0 Create's `id`, v1alpha CreateJob's `jobId`, `{value}`):
  * undefined when absent or empty, for which one is made, as Peloton's handlers make one; else it must be a
  * UUID, as theirs require (pods are named `<jobId>-<instanceId>`, and a SQL store's id columns are 128
- * characters wide). An Error naming `field` when it is not.
+ * characters wide), taken in lower case, as Peloton makes them and as every call reads a job id (`jobIdOf`),
+ * so that the job made is the one Get and its pods' names reach. An Error naming `field` when it is not.
  */
 export function requestedJobId(raw: unknown, field: string): string | undefined | Error {
   if (typeof raw === "string") return valueMessage(raw, field, "a job id");
   const value = raw !== null && typeof raw === "object" && !Array.isArray(raw) ? (raw as Body).value : raw;
   if (value === undefined || value === null || value === "") return undefined;
-  // In lower case, as Peloton makes them: a pod name's job id is read in lower case.
-  if (typeof value === "string" && UUID.test(value) && value === value.toLowerCase()) return value;
-  return new Error(`${field}: got ${JSON.stringify(value)}, expected a UUID in lower case`);
+  if (typeof value === "string" && UUID.test(value)) return value.toLowerCase();
+  return new Error(`${field}: got ${JSON.stringify(value)}, expected a UUID`);
+}
+
+/**
+ * The id a refused create names, as sent (job.proto's `InvalidJobId.id`: Peloton gives `req.Id` back), as
+ * a JobID: its text, or a value of another type written as JSON; undefined when none was sent.
+ */
+export function sentJobId(raw: unknown): Body | undefined {
+  const value = raw !== null && typeof raw === "object" && !Array.isArray(raw) ? (raw as Body).value : raw;
+  if (value === undefined || value === null) return undefined;
+  return { value: typeof value === "string" ? value : JSON.stringify(value) };
 }
 
 export const time = (ms?: number) => (ms === undefined ? undefined : rfc3339(ms));
@@ -220,24 +234,24 @@ export function entityVersion(j: JobView): string {
 /**
  * The config version an entity version names, read as Peloton's `versionutil.GetConfigVersion`
  * (pkg/common/util/entityversion): three `-`-separated parts, the first an unsigned integer; the other two
- * are not read, as a config version's spec does not depend on them.
+ * are not read, as a config version's spec does not depend on them. The version is an EntityVersion
+ * message, `{value}`: anything else is refused naming it, as protobuf's JSON decoding refuses it.
  */
 export function parseConfigVersion(
   raw: unknown,
 ): { ok: true; value: number } | { ok: false; message: string } {
-  const given = idValue(raw);
+  const given = valueMessage(raw, "version", "an entity version");
+  if (given instanceof Error) return { ok: false, message: given.message };
   const expected = 'expected an entity version "<configVersion>-<desiredStateVersion>-<workflowVersion>"' +
     " whose config version is an unsigned integer";
-  if (given === undefined) {
-    return {
-      ok: false,
-      message: `version: entityVersion has wrong format: ${expected}, got ${JSON.stringify(raw)}`,
-    };
-  }
-  const parts = given.split("-");
+  // `{}` (an empty value, as protobuf reads it) is shown as sent.
+  const shown = typeof (raw as Body | undefined)?.value === "string"
+    ? JSON.stringify(given)
+    : JSON.stringify(raw);
+  const parts = (given ?? "").split("-");
   const value = Number(parts[0]);
   if (parts.length !== 3 || !/^\d+$/.test(parts[0]) || !Number.isSafeInteger(value)) {
-    return { ok: false, message: `version: entityVersion has wrong format: ${expected}, got "${given}"` };
+    return { ok: false, message: `version: entityVersion has wrong format: ${expected}, got ${shown}` };
   }
   return { ok: true, value };
 }

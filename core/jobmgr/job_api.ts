@@ -35,9 +35,11 @@ import {
   rangeOf,
   Reply,
   requestedJobId,
+  sentJobId,
   taskInfoJson,
   taskRuntimeJson,
   uint32Of,
+  valueMessage,
   workflowSpecOf,
 } from "./api_json.ts";
 import { InstanceMap, type JobEntry } from "./job_entry.ts";
@@ -406,7 +408,9 @@ export class JobApi {
    */
   #create(r: Reply, body: Body): void {
     const given = requestedJobId(body.id, "id");
-    if (given instanceof Error) return r.ok(bodyError("invalidJobId", given.message));
+    if (given instanceof Error) {
+      return r.ok(bodyError("invalidJobId", given.message, { id: sentJobId(body.id) }));
+    }
     const parsed = this.parseConfig(body.config);
     const newJobId = () => given ?? randomUuid(this.jm.deps.prng);
     if (!parsed.ok) {
@@ -509,6 +513,8 @@ export class JobApi {
   #query(r: Reply, body: Body): void {
     const parsed = parseQuerySpec(body.spec);
     if (!parsed.ok) return r.error("invalid-argument", parsed.message);
+    const pool = valueMessage(body.respoolID, "respoolID", "a resource pool id");
+    if (pool instanceof Error) return r.error("invalid-argument", pool.message);
     const summaryOnly = flagOf(body.summaryOnly, "summaryOnly");
     if (!summaryOnly.ok) return r.error("invalid-argument", summaryOnly.message);
     const spec = (body.spec ?? {}) as Body;
@@ -525,7 +531,8 @@ export class JobApi {
         answer,
         (err) => r.storeError(err),
       );
-    const ids = idValue(spec.respoolID) ?? idValue(body.respoolID);
+    // Both checked to be `{value}` messages (the spec's by `parseQuerySpec`).
+    const ids = idValue(spec.respoolID) ?? pool;
     const path = idValue(spec.respool);
     // `spec.respool` is a ResourcePoolPath: the pool at that path. A value that is no path (a path starts
     // with "/") is taken as a pool id, as this project's CLI sent one there.

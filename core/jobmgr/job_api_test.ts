@@ -304,7 +304,9 @@ Deno.test("job Query and QueryJobs echo the QuerySpec they read: its proto field
     pagination: { offset: 0, limit: 5, orderBy: [{ order: "DESC", property: { value: "name" } }] },
     creationTimeRange: { min: "1970-01-01T00:00:00Z" },
   });
-  rig.call(STATELESS_SERVICE, "QueryJobs", { spec: { keywords: ["web"], jobStates: ["RUNNING"], bogus: 1 } });
+  rig.call(STATELESS_SERVICE, "QueryJobs", {
+    spec: { keywords: ["web"], jobStates: ["JOB_STATE_RUNNING"], bogus: 1 },
+  });
   await reads();
   assert.deepEqual(body(rig).spec, { keywords: ["web"], jobStates: ["JOB_STATE_RUNNING"] });
 });

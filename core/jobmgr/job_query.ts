@@ -2,8 +2,11 @@
 import { JOB_STATES, type JobState } from "../model/states.ts";
 import { parseRfc3339 } from "../model/time_format.ts";
 import { JOB_ORDER_PROPERTIES, type JobQuery, type Store } from "../ports/store.ts";
-import { type Body, idValue, type JobView, labelList, uint32Of } from "./api_json.ts";
+import { type Body, idValue, type JobView, labelList, uint32Of, valueMessage } from "./api_json.ts";
 import { listOf, messageOf, type Parsed, parseOrderBy } from "./query_spec.ts";
+
+/** What a query spec's pool fields name: v0's and v1alpha's `respool` (a ResourcePoolPath), `respoolID` ours. */
+const POOL_FIELDS = { respool: "a resource pool path", respoolID: "a resource pool id" } as const;
 
 /** Jobs a query returns when its `pagination.limit` is 0 or absent. */
 export const DEFAULT_QUERY_LIMIT = 100;
@@ -28,10 +31,10 @@ export interface JobQuerySpec {
 }
 
 /**
- * Reads a QuerySpec (v0 or v1alpha: job states as `RUNNING` or `JOB_STATE_RUNNING`, or their numbers; the
- * page's `orderBy` properties `creation_time`, `completion_time`, `name`, `owner` (the owning team) and
- * `state`, as Peloton's job index names them); a bad field, of the wrong type too, is named with the value
- * and what was expected.
+ * Reads a QuerySpec (job states as `RUNNING` or `JOB_STATE_RUNNING` in v0, as `JOB_STATE_RUNNING` alone in
+ * v1alpha, or their numbers; the page's `orderBy` properties `creation_time`, `completion_time`, `name`,
+ * `owner` (the owning team) and `state`, as Peloton's job index names them); a bad field, of the wrong type
+ * too, is named with the value and what was expected.
  */
 export function parseQuerySpec(
   raw: unknown,
@@ -60,8 +63,13 @@ export function parseQuerySpec(
   if (!jobStates.ok) return jobStates;
   const states: string[] = [];
   for (const [i, s] of jobStates.value.entries()) {
-    const state = jobState(s);
-    if (!state) return fail(`jobStates[${i}]`, s, `one of ${Object.keys(JOB_STATES).join(", ")}`);
+    const state = api === "v1alpha" ? v1alphaJobState(s) : jobState(s);
+    if (!state) {
+      const names = api === "v1alpha"
+        ? `v1alpha job states (or their numbers): ${V1ALPHA_JOB_STATES.join(", ")}`
+        : `one of ${Object.keys(JOB_STATES).join(", ")}`;
+      return fail(`jobStates[${i}]`, s, names);
+    }
     states.push(state);
   }
   const labels = labelList(spec.labels, `${where}.labels`);
@@ -92,9 +100,8 @@ export function parseQuerySpec(
   // The pool is read by the caller (v0 names it by id, v1alpha by path); a pool of the wrong type would
   // otherwise be no filter at all.
   for (const f of ["respool", "respoolID"] as const) {
-    if (spec[f] !== undefined && spec[f] !== null && idValue(spec[f]) === undefined) {
-      return fail(f, spec[f], "{value}");
-    }
+    const pool = valueMessage(spec[f], `${where}.${f}`, POOL_FIELDS[f]);
+    if (pool instanceof Error) return { ok: false, message: pool.message };
   }
   const given = (v: unknown) => v !== undefined && v !== null;
   const echo: Body = {};
@@ -203,6 +210,20 @@ function within(ms: number | undefined, range: TimeRange | undefined): boolean {
   if (!range) return true;
   if (ms === undefined) return false;
   return (range.minMs === undefined || ms >= range.minMs) && (range.maxMs === undefined || ms <= range.maxMs);
+}
+
+/**
+ * v1alpha `stateless.JobState` names, by number (v0's order; JOB_STATE_INVALID is v0's UNKNOWN). A v1alpha
+ * query takes these alone, or their numbers, as protobuf's JSON decoding does: v0's names are not its enum's.
+ */
+const V1ALPHA_JOB_STATES: readonly string[] = Object.keys(JOB_STATES).map((s) =>
+  s === "UNKNOWN" ? "JOB_STATE_INVALID" : `JOB_STATE_${s}`
+);
+
+/** `JOB_STATE_RUNNING` or 3 → RUNNING; undefined for any other name, v0's `RUNNING` too. */
+function v1alphaJobState(v: unknown): JobState | undefined {
+  if (typeof v === "string" && !V1ALPHA_JOB_STATES.includes(v)) return undefined;
+  return jobState(v);
 }
 
 /** `RUNNING`, `JOB_STATE_RUNNING` or 3 → RUNNING; v1alpha's `JOB_STATE_INVALID` (0) is v0's UNKNOWN. */

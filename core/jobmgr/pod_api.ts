@@ -16,12 +16,12 @@ import { taskConfigToPodSpec } from "../model/stateless_spec.ts";
 import { rfc3339 } from "../model/time_format.ts";
 import {
   type Body,
-  idValue,
   type JobView,
   prevRunId,
   type Reply,
   terminationStatusJson,
   time,
+  valueMessage,
 } from "./api_json.ts";
 import type { JobApi } from "./job_api.ts";
 import type { JobEntry } from "./job_entry.ts";
@@ -43,9 +43,13 @@ const METHODS = new Set([
   "DeletePodEvents",
 ]);
 
-/** A request's `podId`, lower-cased (pod names are); empty means the current run, as in Peloton. */
-function podIdOf(body: Body): string | undefined {
-  return idValue(body.podId)?.toLowerCase() || undefined;
+/**
+ * A request's `podId` (`{value}`, Peloton's PodID message), lower-cased (pod names are); absent or empty
+ * means the current run, as in Peloton. An Error naming it when it is not such a message.
+ */
+function podIdOf(body: Body): string | undefined | Error {
+  const id = valueMessage(body.podId, "podId", "a pod id");
+  return id instanceof Error ? id : id?.toLowerCase() || undefined;
 }
 
 /** v1alpha `pod.HealthState` of v0's `healthy` (the enums line up; Peloton casts the number across). */
@@ -92,9 +96,13 @@ export class PodApi {
           : r.error("not-found", `pod ${name} not found in cache`);
       }
       case "GetPodEvents":
-        return read((job) => this.#events(r, job, instanceId, podIdOf(body)));
-      case "BrowsePodSandbox":
-        return read((job) => this.#sandbox(r, job, instanceId, podIdOf(body)));
+      case "BrowsePodSandbox": {
+        const podId = podIdOf(body);
+        if (podId instanceof Error) return r.error("invalid-argument", podId.message);
+        return method === "GetPodEvents"
+          ? read((job) => this.#events(r, job, instanceId, podId))
+          : read((job) => this.#sandbox(r, job, instanceId, podId));
+      }
       case "StartPod":
       case "StopPod":
       case "RestartPod": {
@@ -147,12 +155,13 @@ export class PodApi {
           this.api.jm.taskEngine.enqueue(task);
           r.ok({});
         });
-      default:
+      default: {
         // DeletePodEvents: the events of the pod's runs up to the one `podId` names (Peloton's, to bound their
         // growth); the current run's among them if it is named. A run after the current one never was:
         // Peloton deleted up to it, the current run's events with the rest; here it is refused.
+        const podId = podIdOf(body);
+        if (podId instanceof Error) return r.error("invalid-argument", podId.message);
         return this.#live(r, jobId, instanceId, notFound, (job, task) => {
-          const podId = podIdOf(body);
           const id = podId === undefined ? undefined : parseMesosTaskId(podId);
           if (!id || id.jobId !== jobId || id.instanceId !== instanceId) {
             return r.error(
@@ -169,6 +178,7 @@ export class PodApi {
           this.api.jm.write({ kind: "task.events.delete", jobId: job.jobId, instanceId, runId: id.runId });
           this.api.whenDurable(r, `DeletePodEvents of pod ${name}`, {});
         });
+      }
     }
   }
 

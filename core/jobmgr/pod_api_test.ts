@@ -317,6 +317,28 @@ Deno.test("DeletePodEvents of a run the pod never had (after its current one) is
   assert.ok(events.length > 0, "the current run keeps its events");
 });
 
+Deno.test("a pod id is a PodID message: a bare one is refused, naming podId, and nothing is deleted", async () => {
+  const rig = new JobmgrRig();
+  rig.create();
+  rig.launch([0], "h1");
+  rig.status(run(0, 1), "TASK_RUNNING");
+  rig.store.settle();
+  const writes = rig.store.batches.length;
+  for (const method of ["GetPodEvents", "BrowsePodSandbox", "DeletePodEvents"]) {
+    const bare = await call(rig, method, { podName: pod(0), podId: run(0, 1) });
+    assert.deepEqual(bare.error, {
+      code: "invalid-argument",
+      message: `podId: got "${run(0, 1)}", expected a pod id as a message, {"value": "${run(0, 1)}"}`,
+    }, method);
+    assert.deepEqual((await call(rig, method, { podName: pod(0), podId: { value: 1 } })).error, {
+      code: "invalid-argument",
+      message: "podId.value: got 1, expected a pod id",
+    }, method);
+  }
+  rig.store.settle();
+  assert.equal(rig.store.batches.length, writes, "nothing deleted");
+});
+
 Deno.test("JobService ListPods and QueryPods: a job's pods in instance order, filtered and paged", async () => {
   const rig = new JobmgrRig();
   rig.create({ type: "SERVICE", instanceCount: 4 });
@@ -459,6 +481,13 @@ Deno.test("JobService GetReplaceJobDiff: the instances a replace would add, remo
   assert.match(batch.replies()[0].error?.message ?? "", /^job type is immutable/);
 });
 
+/** What QueryPods' `spec.podStates` takes: v1alpha's names but POD_STATE_INVALID, or their numbers. */
+const POD_STATES =
+  "expected v1alpha pod states (or their numbers): POD_STATE_INITIALIZED, POD_STATE_PENDING, " +
+  "POD_STATE_READY, POD_STATE_PLACING, POD_STATE_PLACED, POD_STATE_LAUNCHING, POD_STATE_LAUNCHED, " +
+  "POD_STATE_STARTING, POD_STATE_RUNNING, POD_STATE_SUCCEEDED, POD_STATE_FAILED, POD_STATE_LOST, " +
+  "POD_STATE_KILLING, POD_STATE_KILLED, POD_STATE_PREEMPTING, POD_STATE_DELETED, POD_STATE_RESERVED";
+
 Deno.test("QueryPods refuses malformed filters, naming them, instead of failing without an answer", async () => {
   const rig = new JobmgrRig();
   rig.create({ type: "SERVICE" });
@@ -466,7 +495,15 @@ Deno.test("QueryPods refuses malformed filters, naming them, instead of failing 
     const [spec, why] of [
       [{ podStates: "RUNNING" }, 'spec.podStates: got "RUNNING", expected a list'],
       [{ hosts: "h1" }, 'spec.hosts: got "h1", expected a list'],
-      [{ podStates: ["SLEEPING"] }, 'spec.podStates: got "SLEEPING", expected pod states'],
+      [{ podStates: ["POD_STATE_RUNNIN"] }, `spec.podStates[0]: got "POD_STATE_RUNNIN", ${POD_STATES}`],
+      [{ podStates: ["POD_STATE_RUNNING", "SLEEPING"] }, `spec.podStates[1]: got "SLEEPING", ${POD_STATES}`],
+      // v0's task state names are not v1alpha's: refused, as protobuf's JSON decoding refuses them.
+      [{ podStates: ["RUNNING"] }, `spec.podStates[0]: got "RUNNING", ${POD_STATES}`],
+      [{ podStates: ["pod_state_running"] }, `spec.podStates[0]: got "pod_state_running", ${POD_STATES}`],
+      [{ podStates: ["POD_STATE_INVALID"] }, `spec.podStates[0]: got "POD_STATE_INVALID", ${POD_STATES}`],
+      [{ podStates: [0] }, `spec.podStates[0]: got 0, ${POD_STATES}`],
+      [{ podStates: [99] }, `spec.podStates[0]: got 99, ${POD_STATES}`],
+      [{ podStates: [true] }, `spec.podStates[0]: got true, ${POD_STATES}`],
     ] as const
   ) {
     rig.call(STATELESS, "QueryPods", { jobId: { value: JOB_ID }, spec });

@@ -26,26 +26,32 @@ async function call(rig: JobmgrRig, service: string, method: string, body: Body)
 
 Deno.test("CreateJob's job id must be a UUID, as v0 Create's: another is refused and nothing is stored", async () => {
   const rig = new JobmgrRig();
-  const refused: [unknown, string][] = [
-    [{ value: "bad-id" }, '"bad-id"'],
-    [{ value: "../../x y" }, '"../../x y"'],
-    [{ value: "a".repeat(300) }, JSON.stringify("a".repeat(300))],
-    [{ value: `${JOB_ID}-0` }, `"${JOB_ID}-0"`],
-    [{ value: 5 }, "5"],
-    // Pods name their job in lower case: a job made in upper case could not be reached by its pods.
-    [{ value: "ABCDEF12-2222-4333-8444-555555555555" }, '"ABCDEF12-2222-4333-8444-555555555555"'],
+  const refused: [unknown, string | number][] = [
+    [{ value: "bad-id" }, "bad-id"],
+    [{ value: "../../x y" }, "../../x y"],
+    [{ value: "a".repeat(300) }, "a".repeat(300)],
+    [{ value: `${JOB_ID}-0` }, `${JOB_ID}-0`],
+    [{ value: 5 }, 5],
   ];
   for (const [jobId, got] of refused) {
     const reply = await call(rig, STATELESS_SERVICE, "CreateJob", { jobId, spec: makeStatelessSpec(2) });
     assert.deepEqual(reply.error, {
       code: "invalid-argument",
-      message: `jobId: got ${got}, expected a UUID in lower case`,
+      message: `jobId: got ${JSON.stringify(got)}, expected a UUID`,
     }, JSON.stringify(jobId));
-    // v0's Create refuses the same ids with the same check, in its body's `invalidJobId`.
+    // v0's Create refuses the same ids with the same check, in its body's `invalidJobId` (job.proto's
+    // InvalidJobId {id, message}), the id as sent, as Peloton's handler gives `req.Id` back.
     const v0 = await call(rig, JOB, "Create", { id: jobId, config: jobConfigJson(makeJobConfig()) });
     assert.deepEqual(
       v0.body,
-      { error: { invalidJobId: { message: `id: got ${got}, expected a UUID in lower case` } } },
+      {
+        error: {
+          invalidJobId: {
+            id: { value: typeof got === "string" ? got : JSON.stringify(got) },
+            message: `id: got ${JSON.stringify(got)}, expected a UUID`,
+          },
+        },
+      },
       JSON.stringify(jobId),
     );
   }
@@ -57,7 +63,9 @@ Deno.test("CreateJob's job id must be a UUID, as v0 Create's: another is refused
   });
   assert.deepEqual(reply.error, { code: "invalid-argument", message: bare });
   const v0 = await call(rig, JOB, "Create", { id: JOB_ID, config: jobConfigJson(makeJobConfig()) });
-  assert.deepEqual(v0.body, { error: { invalidJobId: { message: bare.replace(/^jobId/, "id") } } });
+  assert.deepEqual(v0.body, {
+    error: { invalidJobId: { id: { value: JOB_ID }, message: bare.replace(/^jobId/, "id") } },
+  });
   assert.deepEqual(rig.transport.take("api", "resmgr"), [], "the pool is not even asked for");
   assert.equal(rig.jm.jobs.size, 0);
   rig.store.settle();
@@ -72,6 +80,34 @@ Deno.test("CreateJob's job id must be a UUID, as v0 Create's: another is refused
   const made = (rig.replies()[0].body as { jobId: { value: string } }).jobId.value;
   assert.match(made, /^[0-9a-f]{8}-[0-9a-f]{4}-/);
   assert.notEqual(made, JOB_ID);
+});
+
+Deno.test("Create and CreateJob take a UUID in upper case and make the job in lower case, the id Get reads", async () => {
+  const rig = new JobmgrRig();
+  const upper = "ABCDEF00-0000-4000-8000-000000000001";
+  const lower = upper.toLowerCase();
+  rig.api("job", "Create", { id: { value: upper }, config: jobConfigJson(makeJobConfig()) });
+  rig.answerPool();
+  rig.store.settle();
+  const [created] = rig.replies();
+  assert.equal((created.body as Body).error, undefined, JSON.stringify(created.body));
+  assert.deepEqual((created.body as Body).jobId, { value: lower });
+  assert.ok(rig.jm.jobs.has(lower));
+  const got = await call(rig, JOB, "Get", { id: { value: upper } });
+  assert.deepEqual(((got.body as Body).jobInfo as Body).id, { value: lower }, "Get reads the id in any case");
+  // Made again in lower case: the same job, which already exists.
+  rig.api("job", "Create", { id: { value: lower }, config: jobConfigJson(makeJobConfig()) });
+  rig.answerPool();
+  rig.store.settle();
+  assert.ok(((rig.replies()[0].body as Body).error as Body).alreadyExists);
+
+  const upper2 = "ABCDEF00-0000-4000-8000-000000000002";
+  const made = rig.createStateless({ jobId: { value: upper2 }, spec: makeStatelessSpec(2) });
+  assert.equal(made.error, undefined, JSON.stringify(made.error));
+  assert.deepEqual((made.body as Body).jobId, { value: upper2.toLowerCase() });
+  assert.ok(rig.jm.jobs.has(upper2.toLowerCase()));
+  const gotJob = await call(rig, STATELESS_SERVICE, "GetJob", { jobId: { value: upper2 } });
+  assert.deepEqual(((gotJob.body as Body).jobInfo as Body).jobId, { value: upper2.toLowerCase() });
 });
 
 Deno.test("a restart, start or stop workflow's batch size of the wrong type is refused naming it, and nothing starts", async () => {
@@ -153,7 +189,13 @@ Deno.test("a job query whose spec, pagination, labels or other fields are of the
     [{ jobStates: "RUNNING" }, 'spec.jobStates: got "RUNNING", expected a list'],
     [{ keywords: "web" }, 'spec.keywords: got "web", expected a list'],
     [{ creationTimeRange: "today" }, 'spec.creationTimeRange: got "today", expected an object'],
-    [{ respool: 7 }, "spec.respool: got 7, expected {value}"],
+    [{ respool: 7 }, 'spec.respool: got 7, expected a resource pool path as {"value": ...}'],
+    // A ResourcePoolPath is a message: a bare path is refused, as protobuf's JSON decoding refuses it.
+    [
+      { respool: "/a" },
+      'spec.respool: got "/a", expected a resource pool path as a message, {"value": "/a"}',
+    ],
+    [{ respool: { value: 7 } }, "spec.respool.value: got 7, expected a resource pool path"],
   ];
   for (const method of ["Query", "QueryJobs"]) {
     for (const [spec, message] of refused) {
@@ -165,9 +207,53 @@ Deno.test("a job query whose spec, pagination, labels or other fields are of the
       );
     }
   }
+  // v0 QueryRequest's own `respoolID` is a ResourcePoolID message too.
+  assert.deepEqual((await call(rig, JOB, "Query", { respoolID: "pool-a" })).error, {
+    code: "invalid-argument",
+    message: 'respoolID: got "pool-a", expected a resource pool id as a message, {"value": "pool-a"}',
+  });
   assert.deepEqual(rig.transport.take("api", "resmgr"), [], "no pool was looked up");
   const all = await call(rig, JOB, "Query", { spec: { labels: [], pagination: {} } });
   assert.equal((all.body as { results: unknown[] }).results.length, 1, "empty ones are no filter");
+});
+
+Deno.test("QueryJobs takes v1alpha's JOB_STATE_ names or their numbers; another, v0's too, is refused naming it", async () => {
+  const rig = new JobmgrRig();
+  rig.create({ type: "SERVICE" });
+  const names = "JOB_STATE_INVALID, JOB_STATE_INITIALIZED, JOB_STATE_PENDING, JOB_STATE_RUNNING, " +
+    "JOB_STATE_SUCCEEDED, JOB_STATE_FAILED, JOB_STATE_KILLED, JOB_STATE_KILLING, JOB_STATE_UNINITIALIZED, " +
+    "JOB_STATE_DELETED";
+  for (
+    const [states, message] of [
+      [
+        ["RUNNING"],
+        `spec.jobStates[0]: got "RUNNING", expected v1alpha job states (or their numbers): ${names}`,
+      ],
+      [
+        ["JOB_STATE_PENDING", "JOB_STATE_RUNNIN"],
+        `spec.jobStates[1]: got "JOB_STATE_RUNNIN", expected v1alpha job states (or their numbers): ${names}`,
+      ],
+      [
+        ["UNKNOWN"],
+        `spec.jobStates[0]: got "UNKNOWN", expected v1alpha job states (or their numbers): ${names}`,
+      ],
+      [[10], `spec.jobStates[0]: got 10, expected v1alpha job states (or their numbers): ${names}`],
+    ] as const
+  ) {
+    const reply = await call(rig, STATELESS_SERVICE, "QueryJobs", { spec: { jobStates: states } });
+    assert.deepEqual(reply.error, { code: "invalid-argument", message }, JSON.stringify(states));
+  }
+  const ids = async (jobStates: unknown[]) => {
+    const reply = await call(rig, STATELESS_SERVICE, "QueryJobs", { spec: { jobStates } });
+    assert.equal(reply.error, undefined, JSON.stringify(reply.error));
+    return (reply.body as { records: { jobId: { value: string } }[] }).records.map((j) => j.jobId.value);
+  };
+  assert.deepEqual(await ids(["JOB_STATE_PENDING", "JOB_STATE_RUNNING"]), [JOB_ID]);
+  assert.deepEqual(await ids([2]), [JOB_ID], "PENDING by its number");
+  assert.deepEqual(await ids(["JOB_STATE_KILLED"]), []);
+  // v0's Query takes v0's names, as before.
+  const v0 = await call(rig, JOB, "Query", { spec: { jobStates: ["PENDING"] } });
+  assert.equal((v0.body as { results: unknown[] }).results.length, 1);
 });
 
 Deno.test("a page bound past a uint32 is refused saying the bound, in every query and limit", async () => {
@@ -254,7 +340,19 @@ Deno.test("a task or pod query whose spec or pagination is of the wrong type is 
       { pagination: { offset: -1 } },
       "pagination.offset: got -1, expected a whole number from 0 to 4294967295",
     ],
-    [STATELESS_SERVICE, "QueryPods", { spec: { names: [5] } }, "spec.names[0]: got 5, expected a pod name"],
+    [
+      STATELESS_SERVICE,
+      "QueryPods",
+      { spec: { names: [5] } },
+      'spec.names[0]: got 5, expected a pod name as {"value": ...}',
+    ],
+    // A PodName is a message: a bare name is refused, as protobuf's JSON decoding refuses it.
+    [
+      STATELESS_SERVICE,
+      "QueryPods",
+      { spec: { names: [{ value: `${JOB_ID}-0` }, `${JOB_ID}-1`] } },
+      `spec.names[1]: got "${JOB_ID}-1", expected a pod name as a message, {"value": "${JOB_ID}-1"}`,
+    ],
     [STATELESS_SERVICE, "QueryPods", { spec: { hosts: [1] } }, "spec.hosts[0]: got 1, expected a string"],
   ];
   for (const [service, method, body, message] of refused) {

@@ -1,5 +1,6 @@
 /** Peloton's v1alpha stateless job API (`peloton.api.v1alpha.job.stateless.svc.JobService`). */
 
+import type { ApiErrorCode } from "../messages.ts";
 import type { JobConfig, UpdateConfig } from "../model/config_types.ts";
 import type { SecretRecord, TaskRecord, UpdateRecord } from "../model/records.ts";
 import { parseStatelessSpec, parseUpdateConfig } from "../model/load.ts";
@@ -25,6 +26,7 @@ import {
   type Reply,
   requestedJobId,
   uint32Of,
+  valueMessage,
   workflowSpecOf,
 } from "./api_json.ts";
 import type { JobApi } from "./job_api.ts";
@@ -47,10 +49,19 @@ import {
   workflowStatusJson,
 } from "./v1alpha_json.ts";
 
-/** A pod state as a query names it, `POD_STATE_RUNNING`, `RUNNING` or its number, as v0's task state name. */
-function podStateOf(s: unknown): string {
-  if (typeof s === "number") return POD_STATE_NUMBERS[s] ?? "INVALID";
-  return String(s).toUpperCase().replace(/^POD_STATE_/, "");
+/**
+ * The v1alpha pod state names a query may give: all but POD_STATE_INVALID (no pod is in it). These alone
+ * (or their numbers) are taken, as protobuf's JSON decoding takes them: v0's task state names (`RUNNING`)
+ * are not v1alpha's, and a client sending them would be refused by Peloton.
+ */
+const QUERY_POD_STATES: ReadonlySet<string> = new Set(
+  POD_STATE_NUMBERS.map(podStateName).filter((s) => s !== "POD_STATE_INVALID"),
+);
+
+/** A query's pod state (`POD_STATE_RUNNING` or its number) as v0's task state name; undefined if it is none. */
+function podStateOf(s: unknown): string | undefined {
+  const name = typeof s === "number" ? `POD_STATE_${POD_STATE_NUMBERS[s]}` : s;
+  return typeof name === "string" && QUERY_POD_STATES.has(name) ? name.slice("POD_STATE_".length) : undefined;
 }
 import {
   DEFAULT_UPDATE_CONFIG,
@@ -379,8 +390,8 @@ export class StatelessApi {
           "SERVICE job",
       );
     }
-    const stale = versionRefusal(body, job);
-    if (stale) return r.error("aborted", stale);
+    const refused = versionRefusal(body, job);
+    if (refused) return r.error(refused.code, refused.message);
     const next = this.#nextConfig(job, body, r);
     if (!next) return;
     const tasks = [...job.tasks?.values() ?? []];
@@ -493,8 +504,10 @@ export class StatelessApi {
   }
 
   #delete(body: Body, r: Reply): void {
+    const force = flagOf(body.force, "force");
+    if (!force.ok) return r.error("invalid-argument", force.message);
     this.#active(body, r, (job) => {
-      if (!isTerminalJobState(job.runtime.state) && body.force !== true) {
+      if (!isTerminalJobState(job.runtime.state) && !force.value) {
         return r.error(
           "failed-precondition",
           "Job is not in a terminal state; stop it first or delete with force",
@@ -655,8 +668,8 @@ export class StatelessApi {
   }
 
   #atVersion(body: Body, r: Reply, job: JobEntry, fn: (job: JobEntry) => void): void {
-    const stale = versionRefusal(body, job);
-    if (stale) return r.error("aborted", stale);
+    const refused = versionRefusal(body, job);
+    if (refused) return r.error(refused.code, refused.message);
     fn(job);
   }
 
@@ -672,17 +685,39 @@ export class StatelessApi {
 /**
  * Why a write at the request's `version` is refused, if it is: Peloton compares the job's entity version with
  * `req.GetVersion().GetValue()`, so a request without one (an empty value) never matches and is refused as a
- * stale one is (Aborted, "unexpected entity version"). Both name the job's current version, to retry at.
+ * stale one is (Aborted, "unexpected entity version"). Both name the job's current version, to retry at. A
+ * version that is not an EntityVersion message (`{value}`), or whose value is not of its form, is a mistake
+ * in the request, not a stale version: InvalidArgument, as Peloton's "entityVersion has wrong format".
  */
-export function versionRefusal(body: Body, job: JobView): string | undefined {
-  const given = idValue(body.version);
+export function versionRefusal(
+  body: Body,
+  job: JobView,
+): { code: ApiErrorCode; message: string } | undefined {
+  const given = valueMessage(body.version, "version", "an entity version");
+  if (given instanceof Error) return { code: "invalid-argument", message: given.message };
   const current = entityVersion(job);
   if (given === current) return undefined;
   if (given === undefined || given === "") {
-    return `unexpected entity version: version: missing, expected the job's entity version, the job is at ${current}`;
+    return {
+      code: "aborted",
+      message:
+        "unexpected entity version: version: missing, expected the job's entity version, the job is at " +
+        current,
+    };
   }
-  return `unexpected entity version: got ${given}, the job is at ${current}`;
+  if (!ENTITY_VERSION.test(given)) {
+    return {
+      code: "invalid-argument",
+      message: `version: entityVersion has wrong format: got ${JSON.stringify(given)}, expected an entity ` +
+        `version "<configVersion>-<desiredStateVersion>-<workflowVersion>" of whole numbers, such as the ` +
+        `job's ${current}`,
+    };
+  }
+  return { code: "aborted", message: `unexpected entity version: got ${given}, the job is at ${current}` };
 }
+
+/** An entity version's form: three whole numbers, `-`-separated, as Peloton's ParseJobEntityVersion reads it. */
+const ENTITY_VERSION = /^\d+-\d+-\d+$/;
 
 /** RFC 7386 JSON merge patch: `patch`'s object fields merged into `target`'s, null removing one. */
 export function mergePatch(target: unknown, patch: unknown): unknown {
@@ -722,12 +757,18 @@ function parsePodQuery(body: Body): PodQuery | string {
     lists[field] = list.value;
   }
   const stateNames = lists.podStates.map(podStateOf);
-  const unknown = stateNames.find((s) => s === "INVALID" || podStateName(s) === "POD_STATE_INVALID");
-  if (unknown !== undefined) return `spec.podStates: got ${JSON.stringify(unknown)}, expected pod states`;
-  const names = lists.names.map((n) => idValue(n)?.toLowerCase());
-  const badName = names.findIndex((n) => n === undefined);
-  if (badName >= 0) {
-    return `spec.names[${badName}]: got ${JSON.stringify(lists.names[badName])}, expected a pod name`;
+  const unknown = stateNames.findIndex((s) => s === undefined);
+  if (unknown >= 0) {
+    const got = JSON.stringify(lists.podStates[unknown]);
+    const names = [...QUERY_POD_STATES].join(", ");
+    return `spec.podStates[${unknown}]: got ${got}, expected v1alpha pod states (or their numbers): ${names}`;
+  }
+  const names: string[] = [];
+  for (const [i, n] of lists.names.entries()) {
+    const name = valueMessage(n, `spec.names[${i}]`, "a pod name");
+    if (name instanceof Error) return name.message;
+    if (name === undefined) return `spec.names[${i}]: got null, expected a pod name`;
+    names.push(name.toLowerCase());
   }
   const badHost = lists.hosts.findIndex((h) => typeof h !== "string");
   if (badHost >= 0) {
@@ -745,8 +786,8 @@ function parsePodQuery(body: Body): PodQuery | string {
   const summaryOnly = flagOf(body.summaryOnly, "summaryOnly");
   if (!summaryOnly.ok) return summaryOnly.message;
   return {
-    states: new Set(stateNames.map(podStateName)),
-    names: new Set(names as string[]),
+    states: new Set((stateNames as string[]).map(podStateName)),
+    names: new Set(names),
     hosts: new Set(lists.hosts as string[]),
     offset,
     limit: limit || 100,

@@ -284,9 +284,9 @@ Deno.test("QueryJobs filters by Peloton's v1alpha QuerySpec and pages; the pool 
   rig.call(STATELESS_SERVICE, "QueryJobs", { spec: { jobStates: ["JOB_STATE_NAPPING"] } });
   assert.deepEqual(rig.replies()[0].error, {
     code: "invalid-argument",
-    message:
-      'spec.jobStates[0]: got "JOB_STATE_NAPPING", expected one of UNKNOWN, INITIALIZED, PENDING, RUNNING, ' +
-      "SUCCEEDED, FAILED, KILLED, KILLING, UNINITIALIZED, DELETED",
+    message: 'spec.jobStates[0]: got "JOB_STATE_NAPPING", expected v1alpha job states (or their numbers): ' +
+      "JOB_STATE_INVALID, JOB_STATE_INITIALIZED, JOB_STATE_PENDING, JOB_STATE_RUNNING, JOB_STATE_SUCCEEDED, " +
+      "JOB_STATE_FAILED, JOB_STATE_KILLED, JOB_STATE_KILLING, JOB_STATE_UNINITIALIZED, JOB_STATE_DELETED",
   });
 });
 
@@ -422,4 +422,77 @@ Deno.test("a JobService write without an entity version is refused as a stale on
   rig.store.settle();
   assert.deepEqual(rig.replies().map((r) => [r.error, r.body]), [[undefined, {}]]);
   assert.equal(rig.store.jobs.get(JOB_ID), undefined, "deleted");
+});
+
+Deno.test("a JobService write with a version not an EntityVersion of N-N-N is InvalidArgument naming it; a stale one is Aborted", async () => {
+  const rig = runningService(3);
+  rig.store.settle();
+  rig.transport.drain();
+  const at = entityVersion(rig.job());
+  const writes = rig.store.batches.length;
+  const { respoolId: _, ...spec } = makeStatelessSpec(4);
+  const calls: [string, Record<string, unknown>][] = [
+    ["ReplaceJob", { spec }],
+    ["GetReplaceJobDiff", { spec }],
+    ["RestartJob", { restartSpec: { batchSize: 1 } }],
+    ["StartJob", {}],
+    ["StopJob", {}],
+    ["DeleteJob", { force: true }],
+  ];
+  const form = 'expected an entity version "<configVersion>-<desiredStateVersion>-<workflowVersion>" of ' +
+    `whole numbers, such as the job's ${at}`;
+  const refusals: [unknown, string][] = [
+    [at, `version: got "${at}", expected an entity version as a message, {"value": "${at}"}`],
+    [[at], `version: got ["${at}"], expected an entity version as {"value": ...}`],
+    [7, `version: got 7, expected an entity version as {"value": ...}`],
+    [{ value: 7 }, "version.value: got 7, expected an entity version"],
+    [{ value: "garbage" }, `version: entityVersion has wrong format: got "garbage", ${form}`],
+    [{ value: "1-1" }, `version: entityVersion has wrong format: got "1-1", ${form}`],
+    [{ value: "1-x-1" }, `version: entityVersion has wrong format: got "1-x-1", ${form}`],
+    [{ value: "1--1-1" }, `version: entityVersion has wrong format: got "1--1-1", ${form}`],
+    [{ value: " 1-1-1" }, `version: entityVersion has wrong format: got " 1-1-1", ${form}`],
+  ];
+  for (const [version, message] of refusals) {
+    for (const [method, body] of calls) {
+      rig.call(STATELESS_SERVICE, method, { jobId: { value: JOB_ID }, version, ...body });
+      await rig.reads();
+      const errors = rig.replies().map((r) => r.error);
+      assert.deepEqual(
+        errors,
+        [{ code: "invalid-argument", message }],
+        `${method} with ${JSON.stringify(version)}`,
+      );
+    }
+  }
+  for (const [method, body] of calls) {
+    rig.call(STATELESS_SERVICE, method, { jobId: { value: JOB_ID }, version: { value: "9-9-9" }, ...body });
+    await rig.reads();
+    assert.deepEqual(rig.replies().map((r) => r.error), [{
+      code: "aborted",
+      message: `unexpected entity version: got 9-9-9, the job is at ${at}`,
+    }], method);
+  }
+  rig.store.settle();
+  assert.equal(rig.store.batches.length, writes, "nothing written");
+  assert.equal(entityVersion(rig.job()), at);
+  assert.equal(rig.jm.updates.size, 0, "no workflow started");
+  assert.deepEqual(rig.transport.take("kill-tasks", "hostmgr"), [], "no pod touched");
+});
+
+Deno.test("DeleteJob refuses a force that is not true or false, naming it, and deletes nothing", () => {
+  const rig = runningService(3);
+  rig.store.settle();
+  rig.transport.drain();
+  const writes = rig.store.batches.length;
+  for (const force of ["yes", 1, "true"]) {
+    const [reply] = stateless(rig, "DeleteJob", { force });
+    assert.deepEqual(reply.error, {
+      code: "invalid-argument",
+      message: `force: got ${JSON.stringify(force)}, expected true or false`,
+    });
+  }
+  rig.store.settle();
+  assert.equal(rig.store.batches.length, writes, "nothing written");
+  assert.ok(rig.jm.jobs.has(JOB_ID), "not deleted");
+  assert.deepEqual(rig.transport.take("kill-tasks", "hostmgr"), [], "no pod touched");
 });

@@ -80,7 +80,7 @@ Deno.test("GetJob with a version answers that config version's spec, without sta
   assert.deepEqual(spec.labels, SPEC.labels);
 
   // Only the config version is read (Peloton's GetConfigVersion): the other two parts may be anything.
-  const v2 = ((await getJob(rig, { version: "2-9-9" })).body as Body).jobInfo.spec as typeof spec;
+  const v2 = ((await getJob(rig, { version: { value: "2-9-9" } })).body as Body).jobInfo.spec as typeof spec;
   assert.deepEqual(v2.revision, { version: 2 });
   assert.equal(v2.instanceCount, 5);
 });
@@ -118,7 +118,6 @@ Deno.test("GetJob with a malformed version is InvalidArgument, as Peloton's 'ent
       [{ value: "-1-1-0" }, '"-1-1-0"'],
       [{ value: "" }, '""'],
       [{}, "{}"],
-      [5, "5"],
     ] as const
   ) {
     const reply = await getJob(rig, { version });
@@ -126,6 +125,18 @@ Deno.test("GetJob with a malformed version is InvalidArgument, as Peloton's 'ent
       code: "invalid-argument",
       message: `version: entityVersion has wrong format: ${expected}, got ${got}`,
     }, JSON.stringify(version));
+  }
+  // An EntityVersion is a message: a bare value is refused, as protobuf's JSON decoding refuses it.
+  for (
+    const [version, message] of [
+      ["2-9-9", 'version: got "2-9-9", expected an entity version as a message, {"value": "2-9-9"}'],
+      [["2-9-9"], 'version: got ["2-9-9"], expected an entity version as {"value": ...}'],
+      [5, 'version: got 5, expected an entity version as {"value": ...}'],
+      [{ value: 2 }, "version.value: got 2, expected an entity version"],
+    ] as const
+  ) {
+    const reply = await getJob(rig, { version });
+    assert.deepEqual(reply.error, { code: "invalid-argument", message }, JSON.stringify(version));
   }
   assert.equal(entityVersion(rig.job()), before, "nothing changed");
   assert.equal(rig.store.unsettled, 0, "nothing written");

@@ -3,12 +3,12 @@ import { parseUpdateConfig } from "../model/load.ts";
 import type { UpdateRecord } from "../model/records.ts";
 import {
   type Body,
-  idValue,
   jobIdAt,
   jobIdOf,
   opaqueDataOf,
   type Reply,
   updateInfoJson,
+  valueMessage,
 } from "./api_json.ts";
 import { bodyError, type JobApi, STALE_VERSION_MESSAGE } from "./job_api.ts";
 import { flagOf } from "./query_spec.ts";
@@ -129,8 +129,8 @@ export class UpdateApi {
    * manager drives) is not-found, as Peloton's "update not found" for a workflow not in its cache.
    */
   #cache(body: Body, r: Reply): void {
-    const id = idValue(body.updateId);
-    if (!id) return r.error("invalid-argument", "updateId: missing, expected an update id");
+    const id = updateIdOf(body);
+    if (id instanceof Error) return r.error("invalid-argument", id.message);
     const u = this.api.jm.updates.get(id);
     if (!u) return r.error("not-found", `update ${id} not found in cache`);
     const total = [...u.instancesAdded, ...u.instancesUpdated, ...u.instancesRemoved];
@@ -159,8 +159,13 @@ export class UpdateApi {
   }
 
   #control(method: string, body: Body, r: Reply): void {
-    const id = idValue(body.updateId);
-    const u = id ? this.api.jm.updates.get(id) : undefined;
+    const id = updateIdOf(body);
+    if (id instanceof Error) return r.error("invalid-argument", id.message);
+    // Every abort here stops the update and leaves its instances as they are, soft or not: `softAbort` is
+    // read so that a malformed one is refused rather than the abort made anyway.
+    const soft = flagOf(body.softAbort, "softAbort");
+    if (!soft.ok) return r.error("invalid-argument", soft.message);
+    const u = this.api.jm.updates.get(id);
     if (!u) {
       return this.#withUpdate(
         body,
@@ -184,8 +189,8 @@ export class UpdateApi {
   }
 
   #withUpdate(body: Body, r: Reply, fn: (u: UpdateRecord) => void): void {
-    const id = idValue(body.updateId);
-    if (!id) return r.error("invalid-argument", "updateId: expected an update id");
+    const id = updateIdOf(body);
+    if (id instanceof Error) return r.error("invalid-argument", id.message);
     const live = this.api.jm.updates.get(id);
     if (live) return fn(live);
     this.api.jm.deps.store.getUpdate(id).then(
@@ -193,4 +198,10 @@ export class UpdateApi {
       (err) => r.storeError(err),
     );
   }
+}
+
+/** A request's `updateId` (`{value}`, Peloton's UpdateID message), or an Error naming it when missing or malformed. */
+function updateIdOf(body: Body): string | Error {
+  const id = valueMessage(body.updateId, "updateId", "an update id");
+  return id === undefined || id === "" ? new Error("updateId: missing, expected an update id") : id;
 }

@@ -89,3 +89,53 @@ Deno.test("GetUpdateCache answers the update as the job manager holds it, in Pel
     message: "updateId: missing, expected an update id",
   });
 });
+
+Deno.test("AbortUpdate refuses a softAbort that is not true or false, naming it, and the update goes on", async () => {
+  const rig = runningService(3, { settled: true });
+  const id = update(rig);
+  const writes = rig.store.batches.length;
+  for (const bad of ["yes", 1, "true", {}]) {
+    const reply = await call(rig, "AbortUpdate", { updateId: { value: id }, softAbort: bad });
+    assert.deepEqual(reply.error, {
+      code: "invalid-argument",
+      message: `softAbort: got ${JSON.stringify(bad)}, expected true or false`,
+    });
+  }
+  rig.store.settle();
+  assert.equal(rig.store.batches.length, writes, "nothing written");
+  assert.equal(rig.jm.updates.get(id)?.state, "ROLLING_FORWARD", "not aborted");
+  assert.equal(
+    (await call(rig, "AbortUpdate", { updateId: { value: id }, softAbort: true })).error,
+    undefined,
+  );
+  const info = (await call(rig, "GetUpdate", { updateId: { value: id } })).body as {
+    updateInfo: { status: { state: string } };
+  };
+  assert.equal(info.updateInfo.status.state, "ABORTED");
+});
+
+Deno.test("the update calls refuse an update id given as a bare string, as protobuf's JSON does a message", async () => {
+  const rig = runningService(3, { settled: true });
+  const id = update(rig);
+  const writes = rig.store.batches.length;
+  for (const method of ["GetUpdate", "GetUpdateCache", "PauseUpdate", "ResumeUpdate", "AbortUpdate"]) {
+    const reply = await call(rig, method, { updateId: id });
+    assert.deepEqual(reply.error, {
+      code: "invalid-argument",
+      message: `updateId: got "${id}", expected an update id as a message, {"value": "${id}"}`,
+    }, method);
+  }
+  for (const method of ["GetUpdate", "AbortUpdate"]) {
+    assert.deepEqual((await call(rig, method, { updateId: [id] })).error, {
+      code: "invalid-argument",
+      message: `updateId: got ["${id}"], expected an update id as {"value": ...}`,
+    }, method);
+    assert.deepEqual((await call(rig, method, {})).error, {
+      code: "invalid-argument",
+      message: "updateId: missing, expected an update id",
+    }, method);
+  }
+  rig.store.settle();
+  assert.equal(rig.store.batches.length, writes, "nothing written");
+  assert.equal(rig.jm.updates.get(id)?.state, "ROLLING_FORWARD", "not aborted");
+});

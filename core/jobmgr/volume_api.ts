@@ -4,7 +4,7 @@ import type { VolumeRecord } from "../model/records.ts";
 import { isTerminalTaskState } from "../model/states.ts";
 import { mergeTaskConfig } from "../model/task_merge.ts";
 import type { Store } from "../ports/store.ts";
-import { type Body, idValue, jobIdOf, type Reply, volumeJson } from "./api_json.ts";
+import { type Body, jobIdOf, type Reply, valueMessage, volumeJson } from "./api_json.ts";
 import type { JobApi } from "./job_api.ts";
 import { type JobEntry, taskConfigOf } from "./job_entry.ts";
 import { TaskConfigs } from "./task_build.ts";
@@ -26,8 +26,8 @@ export class VolumeApi {
         );
       }
       case "GetVolume": {
-        const id = idValue(body.id);
-        if (!id) return r.error("invalid-argument", "id: expected a volume id");
+        const id = volumeIdOf(body);
+        if (id instanceof Error) return r.error("invalid-argument", id.message);
         return void store.getVolume(id).then((v) => v && this.#asMounted(v.jobId, [v]).then(([m]) => m)).then(
           (v) => (v ? r.ok({ result: volumeJson(v) }) : r.error("not-found", `volume ${id} not found`)),
           (err) => r.storeError(err),
@@ -60,8 +60,8 @@ export class VolumeApi {
    * restart) is loaded first, as other calls that change a job do, so its task is unpinned too.
    */
   #delete(body: Body, r: Reply): void {
-    const id = idValue(body.id);
-    if (!id) return r.error("invalid-argument", "id: expected a volume id");
+    const id = volumeIdOf(body);
+    if (id instanceof Error) return r.error("invalid-argument", id.message);
     const jm = this.api.jm;
     jm.deps.store.getVolume(id).then((v) => {
       if (!v) return r.error("not-found", `volume ${id} not found`);
@@ -162,4 +162,10 @@ export function volumeChangeRefusal(job: JobEntry, next: JobConfig, prefix: stri
       "would not find it; delete the volume first (volume delete) to have a new one made";
   }
   return undefined;
+}
+
+/** A request's volume `id` (`{value}`, Peloton's VolumeID message), or an Error naming it when missing or malformed. */
+function volumeIdOf(body: Body): string | Error {
+  const id = valueMessage(body.id, "id", "a volume id");
+  return id === undefined || id === "" ? new Error("id: missing, expected a volume id") : id;
 }

@@ -68,6 +68,28 @@ Deno.test("a volume in use is neither deleted nor destroyed", async () => {
   assert.equal(rig.task(0).requiredHost, "h4", "still pinned to its volume's host");
 });
 
+Deno.test("GetVolume and DeleteVolume refuse a volume id given as a bare string, as protobuf's JSON does a message", async () => {
+  const rig = statefulService();
+  const volumeId = volumeOf(rig);
+  stop(rig);
+  for (const method of ["GetVolume", "DeleteVolume"]) {
+    for (
+      const [id, message] of [
+        [volumeId, `id: got "${volumeId}", expected a volume id as a message, {"value": "${volumeId}"}`],
+        [undefined, "id: missing, expected a volume id"],
+        [{ value: "" }, "id: missing, expected a volume id"],
+      ] as const
+    ) {
+      rig.call(VOLUME_SERVICE, method, { id });
+      await rig.reads();
+      rig.store.settle();
+      assert.deepEqual(rig.replies().map((r) => r.error), [{ code: "invalid-argument", message }], method);
+    }
+  }
+  assert.deepEqual(rig.transport.take("destroy-volumes", "hostmgr"), [], "nothing destroyed");
+  assert.equal(rig.store.volumes.size, 1, "nothing deleted");
+});
+
 Deno.test("a delete that could not be stored destroys nothing", async () => {
   const rig = statefulService();
   stop(rig);

@@ -75,6 +75,11 @@ export class Watches {
     if ((pod === undefined || pod === null) === (job === undefined || job === null)) {
       return r.error("invalid-argument", "podFilter, statelessJobFilter: expected exactly one of them");
     }
+    // `startRevision` (WatchRequest's uint64 start_revision) asks for the changes since that revision. None
+    // are replayed, whatever it is: the watch starts from now, as Peloton's does. It is checked all the same,
+    // so that a malformed request is refused rather than read as some revision.
+    const revision = uint64Problem(body.startRevision);
+    if (revision) return r.error("invalid-argument", `startRevision: ${revision}`);
     if (this.size >= MAX_WATCHES) {
       return r.error(
         "unavailable",
@@ -217,4 +222,21 @@ function idsOf(
     out.add(id);
   }
   return out.size ? out : undefined;
+}
+
+/** The largest uint64. */
+const MAX_UINT64 = 2n ** 64n - 1n;
+
+/**
+ * Why a request's uint64 field is not one, or undefined: a whole number from 0 to the largest uint64, as a
+ * number or its decimal text (proto3 JSON writes 64-bit integers as text); absent (or null) is 0.
+ */
+function uint64Problem(raw: unknown): string | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  const ok = typeof raw === "number"
+    ? Number.isInteger(raw) && raw >= 0 && raw < 2 ** 64
+    : typeof raw === "string" && /^\d+$/.test(raw) && BigInt(raw) <= MAX_UINT64;
+  if (ok) return undefined;
+  const expected = `a whole number from 0 to ${MAX_UINT64} (a number or its decimal text)`;
+  return `got ${JSON.stringify(raw)}, expected ${expected}`;
 }

@@ -123,6 +123,26 @@ Deno.test("Cancel ends the stream cancelled; a stopped job manager ends every st
   ]);
 });
 
+Deno.test("a startRevision not a uint64 is refused naming it; a whole number, or its decimal text, is taken", () => {
+  const rig = new JobmgrRig();
+  const uint64 = "expected a whole number from 0 to 18446744073709551615 (a number or its decimal text)";
+  for (const bad of ["abc", -5, 1.5, "-5", "1e3", " 7", "18446744073709551616", true, {}, [1]]) {
+    for (const filter of [{ podFilter: {} }, { statelessJobFilter: {} }]) {
+      assert.deepEqual(watch(rig, { ...filter, startRevision: bad }).error, {
+        code: "invalid-argument",
+        message: `startRevision: got ${JSON.stringify(bad)}, ${uint64}`,
+      }, JSON.stringify(bad));
+    }
+  }
+  rig.create({ type: "SERVICE", instanceCount: 1 });
+  rig.launch([0]);
+  assert.deepEqual(rig.transport.take("watch-event", "api/1"), [], "no watch was opened");
+  for (const good of [0, 12, "12", "18446744073709551615", null]) {
+    const reply = watch(rig, { podFilter: {}, startRevision: good });
+    assert.equal(reply.error, undefined, JSON.stringify(good));
+  }
+});
+
 Deno.test("bad watch requests are refused naming the field; Lockdown Read refuses watches", () => {
   const rig = new JobmgrRig();
   const refused = (body: unknown) => watch(rig, body).error;

@@ -141,6 +141,11 @@ export interface EnumOptions<T extends string> {
   prefixes?: readonly string[];
   /** Other names, e.g. v1alpha's `POD` for `TASK`. */
   aliases?: Readonly<Record<string, NoInfer<T>>>;
+  /**
+   * How a name is written in messages, where the model keeps a shorter one than the proto's (`PACK_HOST`
+   * for `PLACEMENT_STRATEGY_PACK_HOST`): a refusal lists the names a client finds in the proto.
+   */
+  shownAs?: (name: NoInfer<T>) => string;
 }
 
 const normName = (s: string) => s.toUpperCase().replace(/[^A-Z0-9]/g, "");
@@ -169,8 +174,9 @@ export function protoEnum<T extends string>(
   for (const [alias, name] of Object.entries(opts.aliases ?? {}) as [string, T][]) addName(alias, name);
   const byNumber = new Map<number, T>();
   for (const [name, n] of entries) if (n !== null) byNumber.set(n, name);
+  const shown = opts.shownAs ?? ((name: T) => name);
   const expected = "one of " +
-    entries.map(([name, n]) => n === null ? name : `${name} (${n})`).join(", ").replace(
+    entries.map(([name, n]) => n === null ? shown(name) : `${shown(name)} (${n})`).join(", ").replace(
       /, ([^,]*)$/,
       " or $1",
     );

@@ -60,6 +60,9 @@ export const JobConfigSchema: z.ZodType<JobConfig> = z.object({
   respoolId: wrappedId().optional(),
   placementStrategy: protoEnum(
     { PLACEMENT_STRATEGY_INVALID: 0, PACK_HOST: 1, SPREAD_JOB: 2 },
-    { prefixes: ["PLACEMENT_STRATEGY_"] },
+    {
+      prefixes: ["PLACEMENT_STRATEGY_"],
+      shownAs: (s) => s.startsWith("PLACEMENT_STRATEGY_") ? s : `PLACEMENT_STRATEGY_${s}`,
+    },
   ).default("PLACEMENT_STRATEGY_INVALID"),
 }).register(keyMeta, { ignoredKeys: ["changeLog"] });

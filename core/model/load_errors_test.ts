@@ -67,6 +67,23 @@ defaultConfig:
     errors(loadJobConfig(kind, "k.yaml"))[0].message,
     "k.yaml:7: defaultConfig.constraint.labelConstraint.kind: got 7, expected one of TASK (1) or HOST (2)",
   );
+  // The placement strategy's names are job.proto's, though the model keeps short ones and takes both.
+  const placement = (p: unknown) =>
+    parseJobConfig({ instanceCount: 1, defaultConfig: { command: { value: "x" } }, placementStrategy: p });
+  assert.deepEqual(errors(placement("PACK")).map((e) => e.message), [
+    'request: placementStrategy: got "PACK", expected one of PLACEMENT_STRATEGY_INVALID (0), ' +
+    "PLACEMENT_STRATEGY_PACK_HOST (1) or PLACEMENT_STRATEGY_SPREAD_JOB (2)",
+  ]);
+  for (
+    const [given, read] of [["PACK_HOST", "PACK_HOST"], ["PLACEMENT_STRATEGY_SPREAD_JOB", "SPREAD_JOB"], [
+      2,
+      "SPREAD_JOB",
+    ]]
+  ) {
+    const r = placement(given);
+    assert.ok(r.ok, JSON.stringify(given));
+    assert.equal(r.value.placementStrategy, read);
+  }
 });
 
 Deno.test("respool rules: negative reservation, limit < reservation, bad kinds, percentages", () => {

@@ -46,6 +46,16 @@ function valueOf(raw: unknown, field: string, what: string): string | undefined 
 }
 
 /**
+ * A request's bool field at `field`: absent (or null) is false; anything but true or false is an Error
+ * naming it, rather than read by its truthiness ("nope" would be true, "false" too).
+ */
+function flagOf(raw: unknown, field: string): boolean | Error {
+  if (raw === undefined || raw === null) return false;
+  if (typeof raw !== "boolean") return new Error(`${field}: got ${shown(raw)}, expected true or false`);
+  return raw;
+}
+
+/**
  * Why a pool path is malformed, or undefined: it must start with `/` and have no empty part between two
  * slashes (`//a`, `/a//b`), as the CLI requires of the paths it is given; trailing slashes are dropped, as
  * there. The root is `/`. Peloton's lookup split such a path into parts too, and found no pool with an
@@ -196,6 +206,11 @@ export class RespoolApi {
     // Peloton's ResourcePoolNotFound and InvalidResourcePoolConfig both name the pool by id.
     const refuse = (kind: string, message: string) =>
       this.#reply(req, { error: { [kind]: { id: { value: id }, message } } });
+    // UpdateRequest's `bool Force`, its JSON name as respool.proto spells it; `force` is taken too.
+    for (const field of ["Force", "force"]) {
+      const force = flagOf(body[field], field);
+      if (force instanceof Error) return this.#error(req, "invalid-argument", force.message);
+    }
     const parsed = parseRespoolConfig(body.config, "config");
     if (!parsed.ok) return refuse("invalidResourcePoolConfig", issues(parsed.errors));
     const before = this.rm.tree.get(id)?.config;
@@ -281,6 +296,8 @@ export class RespoolApi {
     // No id is the root, as in Peloton; an id that is not a `{value}` message is a mistake, not the root.
     const given = valueOf(body.id, "id", POOL_ID);
     if (given instanceof Error) return this.#error(req, "invalid-argument", given.message);
+    const withChildren = flagOf(body.includeChildPools, "includeChildPools");
+    if (withChildren instanceof Error) return this.#error(req, "invalid-argument", withChildren.message);
     const id = given ?? ROOT_ID;
     const node = this.rm.tree.get(id);
     if (!node) {
@@ -294,7 +311,7 @@ export class RespoolApi {
       this.rm.claims.claim(node.id, claim.key, this.deps.clock.now(), claim.jobId);
     }
     const out: Body = { poolinfo: respoolInfo(node) };
-    if (body.includeChildPools) out.childPools = node.children.map(respoolInfo);
+    if (withChildren) out.childPools = node.children.map(respoolInfo);
     this.#reply(req, out);
   }
 

@@ -388,3 +388,30 @@ Deno.test("respool errors carry the path or id Peloton's do: ResourcePoolPathNot
   assert.match(((bad.invalidResourcePoolConfig as Body).id as Body).value as string, /^[0-9a-f-]{36}$/);
   assert.equal(store.unsettled, 0, "nothing written");
 });
+
+Deno.test("a bool field given anything but true or false is refused naming it, and nothing changes", () => {
+  const { rm, store, call, replies, create } = setup();
+  const a = create("a");
+  for (const bad of ["nope", 1, "true", {}]) {
+    call("GetResourcePool", { id: { value: a }, includeChildPools: bad });
+    assert.deepEqual(replies()[0].error, {
+      code: "invalid-argument",
+      message: `includeChildPools: got ${JSON.stringify(bad)}, expected true or false`,
+    });
+    for (const field of ["Force", "force"]) {
+      call("UpdateResourcePool", {
+        id: { value: a },
+        config: makeRespoolConfig("a", { cpu: 3 }),
+        [field]: bad,
+      });
+      store.settle();
+      assert.deepEqual(replies()[0].error, {
+        code: "invalid-argument",
+        message: `${field}: got ${JSON.stringify(bad)}, expected true or false`,
+      });
+    }
+  }
+  assert.notEqual(rm.tree.get(a)!.resource("cpu")!.limit, 3, "not updated");
+  call("GetResourcePool", { id: { value: a }, includeChildPools: false });
+  assert.equal((replies()[0].body as Body).childPools, undefined);
+});
