@@ -48,6 +48,7 @@ const MOVED_WORK = [
   "tasks.killed",
   "tasks.lost",
   "preemptions.maintenance",
+  "preemptions.beingKilled.total",
   "queueDelaySeconds.waiting",
   ...["", ".afterKill", ".afterLoss"].flatMap((split) =>
     ["count", "waiting", "p50", "p99"].map((k) => `rescheduleDelaySeconds${split}.${k}`)
@@ -73,6 +74,21 @@ Deno.test("compare has rows for killed, lost and drained tasks and for reschedul
     assert.ok(html.includes(`<tr><td>${row.metric}</td>`), `compare.html row ${row.metric}`);
   }
   assert.equal(new Set(c.rows.map((r) => r.metric)).size, c.rows.length, "labels tell rows apart");
+  // A reschedule count includes the instances still waiting to run again: its label says so, and the
+  // waiting row is a part of it, not more runs beside it.
+  assert.ok(b.rescheduleDelaySeconds.count >= b.rescheduleDelaySeconds.waiting);
+  const label = (path: string) => c.rows.find((r) => r.path === path)!.metric;
+  assert.deepEqual(
+    ["", ".afterKill", ".afterLoss"].map((split) => [
+      label(`rescheduleDelaySeconds${split}.count`),
+      label(`rescheduleDelaySeconds${split}.waiting`),
+    ]),
+    [
+      ["run again: ran again or waiting to", "run again: of them, waiting at end"],
+      ["after a kill: ran again or waiting to", "after a kill: of them, waiting at end"],
+      ["after a loss: ran again or waiting to", "after a loss: of them, waiting at end"],
+    ],
+  );
 });
 
 /** `rackScenario` with 24 instances unless told. */

@@ -293,6 +293,15 @@ function drained(e: Report["events"][number]): string | number {
     : "not drained by the end";
 }
 
+/**
+ * The preempted and drained runs still being killed at the end, which count in none of the figures yet
+ * ("" when none were, or for a report from before they were counted).
+ */
+function beingKilledText(k: Report["preemptions"]["beingKilled"] | undefined): string {
+  if (!k?.total) return "";
+  return ` (being killed at the end, not counted yet: ${k.running} / - / ${k.slack} / ${k.maintenance})`;
+}
+
 /** A figure as a table shows it: "n/a" for one nothing measured (a percentile of no delays is null). */
 const na = (v: number | null): number | string => v ?? "n/a";
 /** A pool's average: "" when the pool has no series (absent), "n/a" when nothing was measured (null). */
@@ -358,7 +367,7 @@ export function renderHtml(report: Report, assets: UplotAssets, run: RunInfo = {
     ],
     [
       "Preempted: running / waiting / slack / maintenance",
-      `${p.running} / ${p.waiting} / ${p.slack} / ${p.maintenance}`,
+      `${p.running} / ${p.waiting} / ${p.slack} / ${p.maintenance}` + beingKilledText(p.beingKilled),
     ],
     [
       "Failed placement attempts (as reported) / tasks handed back at their deadline",

@@ -6,6 +6,7 @@ import type { EventRecord } from "../sim/events.ts";
 import type { StuckJob } from "../sim/stall.ts";
 import type { RespoolNode } from "../core/resmgr/respool_node.ts";
 import { isTerminalJobState, isTerminalTaskState } from "../core/model/states.ts";
+import { mesosTaskId } from "../core/model/records.ts";
 import { CPU, DISK, GPU, MEM, REVOCABLE_CPU, type UsageAverages } from "../sim/usage_meter.ts";
 import {
   heldValues,
@@ -13,6 +14,7 @@ import {
   type PoolSeries,
   poolTotals,
   poolValues,
+  preemptionOf,
   round4,
   type Series,
   type TaskCounts,
@@ -162,9 +164,20 @@ export interface Report {
   launchesByHostClass: Record<string, Record<string, number>>;
   /**
    * Running tasks killed for entitlement, waiting ones sent back, revocable ones whose slack went, drained
-   * ones. `tasks.preempted` is the first three; the leaf pools' `preempted` add up to it.
+   * ones. Each counts as its run ends killed, when its kill status comes back (so it counts in
+   * `tasks.killed` too), a waiting one as it is sent back. `tasks.preempted` is the first three; the leaf
+   * pools' `preempted` add up to it, and `series.preemptedTasks` ends at it. `beingKilled`: runs a preemption
+   * or a drain was killing as the run ended, their kill status not back yet, so counted in none of these
+   * nor in `tasks.killed` (a drain's are also in its event's `drainPending`).
    */
-  preemptions: { total: number; running: number; waiting: number; slack: number; maintenance: number };
+  preemptions: {
+    total: number;
+    running: number;
+    waiting: number;
+    slack: number;
+    maintenance: number;
+    beingKilled: { total: number; running: number; slack: number; maintenance: number };
+  };
   /**
    * Failed placement attempts of tasks (a task may fail many times before it is placed), by reason, as
    * the placement engine reports them: a task still tried has its reason reported after its first failed
@@ -231,10 +244,10 @@ export interface PoolSummary {
   allocationGpu: number;
   demandGpu: number;
   /**
-   * Tasks preempted from the pool (its leaves): running ones killed and waiting ones sent back for
-   * entitlement, and revocable ones killed as their host's slack shrank (`slackPreempted` of them, by the
-   * workload that submitted them). Drains for host maintenance are not counted here
-   * (`preemptions.maintenance`). The leaf pools add up to `tasks.preempted`.
+   * Tasks preempted from the pool (its leaves), by the workloads that submitted them: running ones killed
+   * and waiting ones sent back for entitlement, and revocable ones killed as their host's slack shrank
+   * (`slackPreempted` of them), counted as `preemptions` counts them. Drains for host maintenance are not
+   * counted here (`preemptions.maintenance`). The leaf pools add up to `tasks.preempted`.
    */
   preempted: number;
   slackPreempted: number;
@@ -358,9 +371,11 @@ export function buildReport(
     const v = poolValues(p, poolTotals(p, placing));
     const mine = scenario.workloads.filter((w) => w.respool === p.path || w.respool.startsWith(`${p.path}/`));
     let preempted = 0, slackPreempted = 0;
-    for (const leaf of leavesOf(p)) preempted += leaf.preempted;
-    for (const w of mine) slackPreempted += stats.slackPreemptedByWorkload.get(w.name) ?? 0;
-    const summary: PoolSummary = { ...v, preempted: preempted + slackPreempted, slackPreempted };
+    for (const w of mine) {
+      preempted += stats.preemptedByWorkload.get(w.name) ?? 0;
+      slackPreempted += stats.slackPreemptedByWorkload.get(w.name) ?? 0;
+    }
+    const summary: PoolSummary = { ...v, preempted, slackPreempted };
     const ps = stats.pools[p.path];
     if (ps) {
       summary.avgAllocationCpu = meanFrom(s.t, ps.allocationCpu, warmup);
@@ -378,10 +393,9 @@ export function buildReport(
     }
     pools[p.path] = summary;
   }
-  const { running, waiting } = sim.resmgr.preempted;
-  const slack = sim.cluster.slackKills;
-  // What the job manager drained, not what the resource manager asked: the SLA may hold some back.
-  const maintenance = sim.jobmgr.maintenanceEvictions;
+  // Counted as the runs end killed, as `tasks.killed` counts them; drains as the job manager drained, not as
+  // the resource manager asked (the SLA may hold some back).
+  const { running, waiting, slack, maintenance } = stats.preemptions;
   const simulatedSeconds = sim.queue.now / 1000;
   const measuredSeconds = Math.max(0, simulatedSeconds - warmup);
   const ratio = (k: number) => {
@@ -400,7 +414,6 @@ export function buildReport(
     endedEarly: sim.endedEarly,
     tasks: {
       ...stats.tasks,
-      preempted: running + waiting + slack,
       // A job submitted just before the end may have no answer yet: its instances are unplaced too.
       unplaced: stats.unplaced((id) => !rejectedIds.has(id)),
       rejected: rejected.reduce((n, r) => n + stats.instancesOf(r.jobId), 0),
@@ -433,7 +446,14 @@ export function buildReport(
     pools,
     workloads,
     launchesByHostClass: launchesByHostClass(scenario, sim),
-    preemptions: { total: running + waiting + slack + maintenance, running, waiting, slack, maintenance },
+    preemptions: {
+      total: running + waiting + slack + maintenance,
+      running,
+      waiting,
+      slack,
+      maintenance,
+      beingKilled: beingKilled(sim),
+    },
     placementFailures: {
       ...countsByReason(stats.placementFailures),
       handedBack: countsByReason(stats.placementHandedBack),
@@ -505,9 +525,26 @@ function heldUnder(node: RespoolNode, usage: UsageAverages, sim: Simulation): nu
   return held;
 }
 
-function* leavesOf(node: RespoolNode): IterableIterator<RespoolNode> {
-  if (node.isLeaf) yield node;
-  for (const c of node.children) yield* leavesOf(c);
+/**
+ * Runs a preemption or a drain is killing as the run ends, their kill status not gone out: revocable tasks
+ * the agents are killing for slack, and runs the job manager is evicting (PREEMPTING) that are still on their
+ * hosts (one whose status has gone out counts already, though the job manager has yet to see it).
+ */
+function beingKilled(sim: Simulation): Report["preemptions"]["beingKilled"] {
+  const slack = new Set(sim.cluster.slackKillsInFlight());
+  const out = { total: slack.size, running: 0, slack: slack.size, maintenance: 0 };
+  for (const job of sim.jobmgr.jobs.values()) {
+    for (const task of job.tasks.values()) {
+      const kind = preemptionOf(task);
+      if (!kind) continue;
+      const id = mesosTaskId(task.jobId, task.instanceId, task.runId);
+      // Killed for slack first: its status will say so.
+      if (slack.has(id) || !sim.cluster.hasTask(id)) continue;
+      out[kind]++;
+      out.total++;
+    }
+  }
+  return out;
 }
 
 /** The report without the fields that measure the machine, for determinism checks. */

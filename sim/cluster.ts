@@ -162,7 +162,7 @@ export class SimCluster implements HostBackend {
   readonly #flushFn = () => this.#flush();
   /** Hosts whose slack may have changed since the last estimate. */
   readonly #slackChanged = new Set<SimHost>();
-  /** Revocable tasks killed because their host's slack shrank. */
+  /** Revocable tasks killed because their host's slack shrank (counted as the agent kills them). */
   slackKills = 0;
   /** What tasks hold on the hosts that are up, and the hosts' capacity, integrated over time. */
   readonly usage = new UsageMeter();
@@ -565,6 +565,24 @@ export class SimCluster implements HostBackend {
     }
     this.#slackChanged.clear();
     this.#send(events);
+  }
+
+  /** Whether a run is on its host still: its last status (its end, for one that ended) has not gone out. */
+  hasTask(taskId: string): boolean {
+    return this.#findTask(taskId) !== NO_TASK;
+  }
+
+  /**
+   * The task ids of revocable tasks the agents are killing for slack whose kill status has not gone out yet
+   * (it goes `killDelayMs` after the kill): the statistics count them once it has.
+   */
+  slackKillsInFlight(): string[] {
+    const ids: string[] = [], tasks = this.#tasks;
+    this.#pending.forEach((t, _state, generation, extra) => {
+      // A later kill, or the run's end, moved the generation on: this status will not go out.
+      if (extra === SLACK_KILLED_EXTRA && generation === tasks.generation[t]) ids.push(tasks.taskId[t]);
+    });
+    return ids;
   }
 
   #account(h: SimHost, t: number): void {

@@ -151,17 +151,26 @@ function apply(e: ScenarioEvent, ctx: EventContext, state: EventState): void {
     if (e.durationSec) {
       later(e.durationSec, () =>
         state.drainSteps.run(r, (next) => {
-          // A host removed during the maintenance stays gone: there is no agent to complete it for.
+          // A host removed during the maintenance stays gone: there is no agent to complete it for. One a
+          // failure or lost rack holds down has its maintenance completed, and comes up as that recovers.
           const back = names.filter((n) => !state.removed.has(n));
           const gone = names.length - back.length;
+          const held = back.filter((n) => state.holds.has(n)).length;
           for (const n of names) if (state.removed.has(n)) state.inMaintenance.delete(n);
+          const notes = [
+            ...(gone ? [`${gone} removed meanwhile stay gone`] : []),
+            ...(held ? [`${held} still down for a failure`] : []),
+          ];
+          const headline = back.length > held
+            ? "hosts up again"
+            : back.length
+            ? "none up again"
+            : "none of its own in maintenance to bring back";
           const done: EventRecord = {
             atSec: at + e.durationSec!,
             kind: "maintenanceDone",
-            detail: `${back.length ? "hosts up again" : "none of its own in maintenance to bring back"}${
-              gone ? ` (${gone} removed meanwhile stay gone)` : ""
-            }`,
-            hosts: back.length,
+            detail: `${headline}${notes.length ? ` (${notes.join(", ")})` : ""}`,
+            hosts: back.length - held,
           };
           ctx.log.push(done);
           completeWhenDrained(ctx, state, back, done);
@@ -223,29 +232,34 @@ function apply(e: ScenarioEvent, ctx: EventContext, state: EventState): void {
 
 /**
  * A failure's or lost rack's end: its hosts come back, but for those removed meanwhile, which stay gone, and
- * those another failure or lost rack still holds down, which come back with the last of them.
+ * those another failure or lost rack still holds down, which come back with the last of them. A host a
+ * drain still has in maintenance has its agent back, but is up only once its maintenance completes.
  */
 function recover(ctx: EventContext, state: EventState, held: string[], what: string, atSec: number): void {
   const back: string[] = [];
-  let gone = 0, still = 0;
+  let gone = 0, still = 0, maintained = 0;
   for (const n of held) {
     const left = state.holds.get(n)! - 1;
     if (left) state.holds.set(n, left);
     else state.holds.delete(n);
     if (state.removed.has(n)) gone++;
     else if (left) still++;
-    else back.push(n);
+    else {
+      back.push(n);
+      if (state.inMaintenance.has(n)) maintained++;
+    }
   }
   ctx.cluster.hostsUp(back);
   const notes = [
     ...(gone ? [`${gone} removed meanwhile stay gone`] : []),
     ...(still ? [`${still} still down for another failure`] : []),
+    ...(maintained ? [`${maintained} still in maintenance`] : []),
   ];
   ctx.log.push({
     atSec,
     kind: "recover",
     detail: `${what}: back${notes.length ? ` (${notes.join(", ")})` : ""}`,
-    hosts: back.length,
+    hosts: back.length - maintained,
   });
 }
 

@@ -162,6 +162,29 @@ Deno.test("a host held down by a failure and a lost rack comes back only when th
   await mid.close();
 });
 
+Deno.test("a drain's end and a failure's recovery count only the hosts up again, not those the other holds down", async () => {
+  // std-rack-0 is drained from 60 s to 120 s and fails from 90 s to 150 s; std-rack-1 is drained from 160 s
+  // to 220 s and lost from 180 s to 200 s.
+  const { report } = await run(scenario(`  - {atSec: 60, drain: {rack: std-rack-0}, durationSec: 60}
+  - {atSec: 90, failHosts: {rack: std-rack-0}, recoverAfterSec: 60}
+  - {atSec: 160, drain: {rack: std-rack-1}, durationSec: 60}
+  - {atSec: 180, loseRack: std-rack-1, recoverAfterSec: 20}`));
+  assert.deepEqual(
+    report.events.filter((e) => e.kind !== "drain").map((e) => [e.atSec, e.kind, e.hosts, e.detail]),
+    [
+      [90, "failHosts", 4, "hosts failed (rack std-rack-0)"],
+      [120, "maintenanceDone", 0, "none up again (4 still down for a failure)"],
+      [150, "recover", 4, "hosts failed (rack std-rack-0): back"],
+      [180, "loseRack", 4, "rack std-rack-1 lost"],
+      [200, "recover", 0, "rack std-rack-1 lost: back (4 still in maintenance)"],
+      [220, "maintenanceDone", 4, "hosts up again"],
+    ],
+  );
+  // What the records say, the hosts did.
+  const up = (t: number) => report.series.hostsUp[report.series.t.indexOf(t)];
+  assert.deepEqual([up(110), up(130), up(160), up(210), up(230)], [8, 8, 12, 8, 12]);
+});
+
 /** A host's maintenance state in the host manager. */
 const stateOf = (sim: Simulation, name: string) => sim.hostmgr.host(name)!.state;
 

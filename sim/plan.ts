@@ -94,6 +94,7 @@ export const TARGET_FIELDS: readonly string[] = [
   ...under("workloads.<workload>.admissionDelaySeconds", QUEUE_DELAYS),
   ...under("workloads.<workload>.rescheduleDelaySeconds", QUEUE_DELAYS),
   ...under("preemptions", ["total", "running", "waiting", "slack", "maintenance"]),
+  ...under("preemptions.beingKilled", ["total", "running", "slack", "maintenance"]),
   "placementFailures.total",
   "placementFailures.byReason.<reason>",
   "placementFailures.handedBack.total",

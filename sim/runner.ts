@@ -21,7 +21,7 @@ import { SimMetrics } from "./metrics.ts";
 import { poolConfig, type Scenario, type ScenarioPool, type Workload } from "./scenario.ts";
 import { hostsOf } from "./scenario_hosts.ts";
 import { neverStartingJobs, StallWatch, type StuckJob } from "./stall.ts";
-import { SimStats } from "./stats.ts";
+import { preemptionOf, SimStats } from "./stats.ts";
 import type { TraceJob, TraceStop } from "./trace.ts";
 import { SimTransport } from "./transport.ts";
 import { scheduleWorkload, type Submission } from "./workload.ts";
@@ -282,7 +282,12 @@ export function createSimulation(scenario: Scenario, options: RunOptions): Simul
 
   const sampleMs = s.sampleIntervalSec * 1000;
   const horizonMs = scenario.durationSec !== undefined ? scenario.durationSec * 1000 : Infinity;
-  const stats = new SimStats(cluster, { warmupMs: s.warmupSec * 1000, sampleMs });
+  // A preemption counts as its run ends killed: the job manager's record says what it killed the run for.
+  const stats = new SimStats(
+    cluster,
+    { warmupMs: s.warmupSec * 1000, sampleMs },
+    (taskId) => preemptionOf(jobmgr.find(taskId)?.task),
+  );
   // Averages after the warm-up start from what hosts had held by its end, to the millisecond.
   if (s.warmupSec > 0) queue.schedule(s.warmupSec * 1000, () => stats.markWarmup(cluster.usage, queue.now));
   const drains = new DrainWatch();

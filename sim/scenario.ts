@@ -1,6 +1,6 @@
 /** The scenario format capacity planners write: hosts, resource pools, workloads, timed events and run settings. */
 import { z } from "zod";
-import { isMap, isScalar, isSeq, LineCounter, type Node } from "yaml";
+import { isMap, isScalar, isSeq, LineCounter, type Node, type Pair, type YAMLMap } from "yaml";
 import { parseDocumentBounded, parseYamlSource } from "../core/model/yaml_load.ts";
 import { checkEvents, type ScenarioEvent, scenarioEvent } from "./scenario_events.ts";
 import { type HostClass, hostClass } from "./scenario_hosts.ts";
@@ -283,9 +283,11 @@ export function parseScenario(text: string, file: string): ScenarioResult {
   }
   const root = doc.contents as Node | null;
   const located = (i: ScenarioIssue) => {
-    // The node at the path, or the nearest one holding it (a missing field's mapping).
+    // The node at the path, or the nearest one holding it (a missing field's mapping). An issue about a key
+    // itself (unknown, or not taken there) is on the key's line: a block value starts on the lines below.
     const node = nodeAt(root, i.path);
-    const line = node?.range ? `:${lines.linePos(node.range[0]).line}` : "";
+    const at = KEY_ISSUE.test(i.message) ? keyAt(root, i.path) ?? node : node;
+    const line = at?.range ? `:${lines.linePos(at.range[0]).line}` : "";
     return `${file}${line}: ${issueText(i, node && isScalar(node) ? node.value : undefined)}`;
   };
   // The yaml library's own alias bound throws, refusing even a benign file with over 100 uses of one anchor,
@@ -427,22 +429,40 @@ function formatPath(path: (string | number)[]): string {
   return path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "");
 }
 
+/** Issues about a key rather than its value: one the format does not know, or one not taken there. */
+const KEY_ISSUE = /^(unknown key|expected no )/;
+
+/** The node at `path`, or the nearest one holding it when the path leads out of the document. */
 function nodeAt(node: Node | null, path: (string | number)[]): Node | null {
   let cur: Node | null = node;
   for (const seg of path) {
-    let next: Node | undefined;
-    if (isMap(cur)) {
-      next = cur.get(seg, true) as Node | undefined;
-      // Peloton's files spell keys in any case (`owningteam`, `controllerLimit`).
-      if (!next && typeof seg === "string") {
-        const pair = cur.items.find((p) =>
-          isScalar(p.key) && String(p.key.value).toLowerCase() === seg.toLowerCase()
-        );
-        next = pair?.value as Node | undefined;
-      }
-    } else if (isSeq(cur) && typeof seg === "number") next = cur.get(seg, true) as Node | undefined;
+    const next = childAt(cur, seg);
     if (!next) break;
     cur = next;
   }
   return cur;
+}
+
+/** The key of the field at `path`; undefined when the path leads to no key of the document. */
+function keyAt(node: Node | null, path: (string | number)[]): Node | undefined {
+  let holder: Node | null | undefined = node;
+  for (const seg of path.slice(0, -1)) {
+    holder = childAt(holder, seg);
+    if (!holder) return undefined;
+  }
+  const key = path.at(-1);
+  return isMap(holder) && key !== undefined ? pairAt(holder, key)?.key as Node | undefined : undefined;
+}
+
+function childAt(cur: Node | null | undefined, seg: string | number): Node | undefined {
+  if (isMap(cur)) return (pairAt(cur, seg)?.value ?? undefined) as Node | undefined;
+  if (isSeq(cur) && typeof seg === "number") return cur.get(seg, true) as Node | undefined;
+  return undefined;
+}
+
+/** A mapping's pair of key `seg`, spelt in any case as Peloton's files spell keys (`owningteam`). */
+function pairAt(map: YAMLMap, seg: string | number): Pair | undefined {
+  const exact = map.items.find((p) => isScalar(p.key) && p.key.value === seg);
+  if (exact || typeof seg !== "string") return exact;
+  return map.items.find((p) => isScalar(p.key) && String(p.key.value).toLowerCase() === seg.toLowerCase());
 }

@@ -116,7 +116,7 @@ Deno.test("a pool key one typo from a known one is an error with a suggestion", 
   ];
   assert.ok(
     own.some((x) =>
-      /^bad\.yaml:9: respools\[0\]\.childern: unknown key; did you mean children\? \(known keys: name, .*, children, file\)$/
+      /^bad\.yaml:8: respools\[0\]\.childern: unknown key; did you mean children\? \(known keys: name, .*, children, file\)$/
         .test(x)
     ),
     own.join("\n"),
@@ -140,6 +140,36 @@ Deno.test("a pool key one typo from a known one is an error with a suggestion", 
     ),
     shares.join("\n"),
   );
+});
+
+Deno.test("a key refused with a block value is reported on the key's line, not its value's", () => {
+  const e = [
+    ...errors(`${BASE}    slackLimt:
+      maxPercent: 30
+workloads:
+  - name: w
+    respool: /pool
+    durationSec: 5
+    arival:
+      # a comment
+      # another
+      ratePerSec: 1
+`),
+    ...errors(`${BASE}events:
+  - atSec: 10
+    updatePool:
+      path: /pool
+      children:
+        - {name: a, resources: [{kind: cpu, reservation: 1, limit: 1}]}
+`),
+  ];
+  for (
+    const line of [
+      /^bad\.yaml:8: respools\[0\]\.slackLimt: unknown key; did you mean slackLimit\?/,
+      /^bad\.yaml:14: workloads\[0\]\.arival: unknown key; expected one of /,
+      /^bad\.yaml:12: events\[0\]\.updatePool\.children: expected no children: /,
+    ]
+  ) assert.ok(e.some((x) => line.test(x)), `${line}\n${e.join("\n")}`);
 });
 
 Deno.test("other unknown pool keys are ignored with a warning naming the line: the scenario runs", async () => {

@@ -1,7 +1,7 @@
 /** Statistics a simulation collects: task counts from the message flow, queue delays, and sampled time series. */
-import type { Gang, Message } from "../core/messages.ts";
+import type { Gang, Message, Preemption } from "../core/messages.ts";
 import type { Address } from "../core/ports/transport.ts";
-import { parseMesosTaskId } from "../core/model/records.ts";
+import { parseMesosTaskId, type TaskRecord } from "../core/model/records.ts";
 import type { ClusterCapacity } from "../core/messages.ts";
 import { jain, type PoolShare, poolShares as corePoolShares } from "../core/resmgr/fairness.ts";
 import type { RespoolNode } from "../core/resmgr/respool_node.ts";
@@ -38,7 +38,10 @@ export interface TaskCounts {
   /** Task runs killed, and instances stopped before they launched (dropped from the queue, never run). */
   killed: number;
   lost: number;
-  /** Preempted: running tasks evicted for a pool's entitlement, waiting ones sent back, revocable ones whose slack went. */
+  /**
+   * Preempted: running tasks evicted for a pool's entitlement and revocable ones whose slack went, counted
+   * as their runs end killed (in `killed` too), and waiting ones, as they are sent back.
+   */
   preempted: number;
   /**
    * Instances never launched by the end, of jobs accepted or not answered yet (submitted so close to the
@@ -79,7 +82,7 @@ export interface Series {
    */
   placingTasks: number[];
   launchesPerSec: number[];
-  /** Tasks preempted so far (cumulative). */
+  /** Tasks preempted so far (cumulative, as `tasks.preempted` counts them). */
   preemptedTasks: number[];
   /**
    * Submit-to-running delays of the tasks that started running in each interval, seconds; null for an
@@ -269,6 +272,27 @@ export interface HostClassIndex {
   hostClassOf(hostRow: number): number;
 }
 
+/**
+ * What the job manager is killing a run for, asked as the run's kill status passes (before the job manager
+ * sees it): "running" when it evicts the run for its pool's entitlement, "maintenance" for a drain,
+ * undefined otherwise (a user's stop, an update, a run it does not know). See `preemptionOf`.
+ */
+export type RunPreemption = (taskId: string) => "running" | "maintenance" | undefined;
+
+/**
+ * What a job manager's task record says its run is being killed for: only an eviction for the resource
+ * manager (a pool's entitlement, or host maintenance) leaves a task PREEMPTING until its run ends.
+ */
+export function preemptionOf(
+  task: Pick<TaskRecord, "state" | "terminationReason"> | undefined,
+): "running" | "maintenance" | undefined {
+  if (task?.state !== "PREEMPTING") return undefined;
+  return task.terminationReason === "KILLED_HOST_MAINTENANCE" ? "maintenance" : "running";
+}
+
+/** The resource manager's reason for a preemption for a pool's entitlement (a waiting task's sending back). */
+const REVOKE: Preemption["reason"] = "PREEMPTION_REASON_REVOKE_RESOURCES";
+
 export interface StatsOptions {
   warmupMs: number;
   sampleMs: number;
@@ -353,9 +377,17 @@ export class SimStats {
    */
   readonly placementFailures = new Map<string, number>();
   /**
-   * Revocable tasks killed as their host's slack shrank (the agents' QoS controllers), by the workload
-   * that submitted their job, counted as their kill status comes (in `tasks.preempted` too).
+   * Preemptions by kind, each counted as its run ends killed (its kill status passes, as `tasks.killed`
+   * counts it), a waiting task's as the resource manager sends it back: running tasks evicted for a pool's
+   * entitlement, waiting ones sent back for it, revocable ones killed as their host's slack shrank (the
+   * agents' QoS controllers), running ones drained for host maintenance. `tasks.preempted` is the first three.
    */
+  readonly preemptions = { running: 0, waiting: 0, slack: 0, maintenance: 0 };
+  /**
+   * Of the first three (`tasks.preempted`), those of each workload's tasks, by the workload that submitted
+   * their job; `slackPreemptedByWorkload` the revocable ones.
+   */
+  readonly preemptedByWorkload = new Map<string, number>();
   readonly slackPreemptedByWorkload = new Map<string, number>();
   /** Tasks handed back unplaced at their placement deadline, by reason headline (also in `placementFailures`). */
   readonly placementHandedBack = new Map<string, number>();
@@ -386,6 +418,7 @@ export class SimStats {
   constructor(
     private readonly hosts: HostClassIndex,
     readonly options: StatsOptions = { warmupMs: 0, sampleMs: 10_000 },
+    private readonly preemptionOfRun: RunPreemption = () => undefined,
   ) {}
 
   /**
@@ -445,8 +478,12 @@ export class SimStats {
       return;
     }
     if (msg.kind === "placements") {
-      // The resource manager's changes to the job manager: READY is an instance's admission.
-      for (const c of msg.changes) if (c.state === "READY") this.#mark(c.taskId, ADMITTED, nowMs);
+      // The resource manager's changes to the job manager: READY is an instance's admission; PENDING for
+      // its pool's entitlement, a waiting task preempted (sent back to its queue).
+      for (const c of msg.changes) {
+        if (c.state === "READY") this.#mark(c.taskId, ADMITTED, nowMs);
+        else if (c.state === "PENDING" && c.reason === REVOKE) this.#preempted(c.taskId, "waiting");
+      }
       return;
     }
     if (msg.kind !== "task-statuses") return;
@@ -469,11 +506,14 @@ export class SimStats {
         case "TASK_ERROR":
           this.tasks.failed++;
           break;
-        case "TASK_KILLED":
+        case "TASK_KILLED": {
           this.tasks.killed++;
-          if (s.reason === SLACK_PREEMPTED_REASON) this.#slackPreempted(s.taskId);
+          // The agent's kill for slack says so; the job manager's evictions it alone knows of.
+          const kind = s.reason === SLACK_PREEMPTED_REASON ? "slack" : this.preemptionOfRun(s.taskId);
+          if (kind) this.#preempted(s.taskId, kind);
           this.#ended(s.taskId, nowMs, false);
           break;
+        }
         case "TASK_LOST":
         case "TASK_DROPPED":
         case "TASK_GONE":
@@ -485,10 +525,14 @@ export class SimStats {
     }
   }
 
-  #slackPreempted(taskId: string): void {
+  #preempted(taskId: string, kind: keyof SimStats["preemptions"]): void {
+    this.preemptions[kind]++;
+    if (kind === "maintenance") return;
     this.tasks.preempted++;
     const j = this.#instance(taskId) < 0 ? undefined : this.#lastJob;
-    if (j) {
+    if (!j) return;
+    this.preemptedByWorkload.set(j.workload, (this.preemptedByWorkload.get(j.workload) ?? 0) + 1);
+    if (kind === "slack") {
       this.slackPreemptedByWorkload.set(j.workload, (this.slackPreemptedByWorkload.get(j.workload) ?? 0) + 1);
     }
   }
@@ -789,8 +833,7 @@ export class SimStats {
     s.placingTasks.push(placing.tasks);
     const dt = (nowMs - this.#lastSampleMs) / 1000;
     s.launchesPerSec.push(dt > 0 ? round4((this.tasks.launched - this.#lastLaunched) / dt) : 0);
-    const { running, waiting } = sim.resmgr.preempted;
-    s.preemptedTasks.push(running + waiting + this.tasks.preempted);
+    s.preemptedTasks.push(this.tasks.preempted);
     // The counts the statuses kept, read at the sample: no work per task.
     s.lostTasks.push(this.tasks.lost);
     s.killedTasks.push(this.tasks.killed);

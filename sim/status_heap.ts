@@ -121,6 +121,17 @@ export class StatusHeap {
     return true;
   }
 
+  /** Calls `f` with each status not taken yet, in no particular order. */
+  forEach(f: (task: number, state: number, generation: number, extra: StatusExtra | null) => void): void {
+    for (const lists of [this.#byTime, this.#bySecond]) {
+      for (const list of lists.values()) {
+        for (let row = list.head; row !== NONE; row = this.#next[row]) {
+          f(this.#task[row], this.#state[row], this.#gen[row], this.#extra[row]);
+        }
+      }
+    }
+  }
+
   /** The list of statuses due at `time` (before the horizon), made if there is none. */
   #listAt(time: number): Bucket {
     if (time === this.#lastTime) return this.#lastList;

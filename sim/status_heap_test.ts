@@ -38,3 +38,23 @@ Deno.test("statuses pop by time, ties first-in first-out, across pushes made whi
   const expected = [...pushed].sort((a, b) => a.time - b.time || a.n - b.n).map((p) => p.n);
   assert.deepEqual(popped, expected);
 });
+
+Deno.test("forEach sees every status not popped yet, whether it waits in a time's list or a second's", () => {
+  const heap = new StatusHeap();
+  const extra = { reason: "why" };
+  // Due at once, within the first second (moved to their times' lists at the first pop), and seconds later.
+  for (const [n, time] of [0, 5, 400, 999, 1500, 60_000].entries()) {
+    heap.push(time, n, 1, n, n === 5 ? extra : null);
+  }
+  assert.ok(heap.popDue(0));
+  const seen: [number, number, number, unknown][] = [];
+  heap.forEach((task, state, generation, x) => seen.push([task, state, generation, x]));
+  assert.deepEqual(seen.sort((a, b) => a[0] - b[0]), [
+    [1, 1, 1, null],
+    [2, 1, 2, null],
+    [3, 1, 3, null],
+    [4, 1, 4, null],
+    [5, 1, 5, extra],
+  ]);
+  assert.equal(seen.length, heap.size);
+});
