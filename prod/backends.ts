@@ -3,6 +3,7 @@ import type { HostBackend } from "../core/ports/host_backend.ts";
 import type { AgentOptions } from "./minicluster/agent.ts";
 import { Minicluster } from "./minicluster/minicluster.ts";
 import { sandboxPath } from "./minicluster/sandbox_http.ts";
+import type { MesosCredentials } from "./mesos/credentials.ts";
 import type { FrameworkIdStore } from "./mesos/framework_id_store.ts";
 import { MesosBackend } from "./mesos/mesos_backend.ts";
 import { readBody } from "./daemons/api_request.ts";
@@ -19,6 +20,8 @@ export type SandboxBackend = HostBackend & {
 export interface BackendOptions {
   backend?: "minicluster" | "mesos";
   mesosMaster?: string;
+  /** HTTP basic credentials for the Mesos master and agents (`--mesos-principal`, `--mesos-secret-file`). */
+  mesosCredentials?: MesosCredentials;
   /** Where the minicluster keeps its agents' sandboxes. */
   dataDir: string;
   agents?: number;
@@ -110,7 +113,12 @@ export function createBackend(
 ): { backend: SandboxBackend; minicluster?: Minicluster; mesos?: MesosBackend } {
   if (o.backend === "mesos") {
     if (!o.mesosMaster) throw new Error("Cannot start with the Mesos backend: --mesos-master is missing");
-    const mesos = new MesosBackend({ masterUrl: o.mesosMaster, idStore, log: o.log });
+    const mesos = new MesosBackend({
+      masterUrl: o.mesosMaster,
+      idStore,
+      log: o.log,
+      ...(o.mesosCredentials ? { credentials: o.mesosCredentials } : {}),
+    });
     return { backend: mesos, mesos };
   }
   const minicluster = new Minicluster({

@@ -9,6 +9,10 @@ import {
   sandboxFile,
 } from "./backends.ts";
 import { MemoryFrameworkIdStore } from "./mesos/framework_id_store.ts";
+import { startTestMaster } from "./mesos/_testing.ts";
+import { makeSpec, Recorder } from "./backend_testing.ts";
+import type { HostInfo } from "../core/ports/host_backend.ts";
+import { backendFlags } from "./cli/up_command.ts";
 import { DEFAULT_SANDBOX_GC_DELAY_MS } from "./minicluster/minicluster.ts";
 import { Minicluster } from "./minicluster/minicluster.ts";
 
@@ -98,5 +102,46 @@ Deno.test("the minicluster keeps ended runs' sandboxes as long as --sandbox-gc-d
       await minicluster!.stop();
       await Deno.remove(dataDir, { recursive: true });
     }
+  }
+});
+
+Deno.test("the Mesos backend as `up` and `hostmgr` make it: the credentials flags reach the master, which it subscribes to and launches on", async () => {
+  const credentials = { principal: "alice", secret: "s3cret" };
+  const m = await startTestMaster({ credentials: [credentials] });
+  const dataDir = await Deno.makeTempDir({ prefix: "peloton-backends-mesos-" });
+  await Deno.writeTextFile(`${dataDir}/secret`, "s3cret\n");
+  const lines: string[] = [];
+  const flags = await backendFlags({
+    backend: "mesos",
+    "mesos-master": m.url,
+    "mesos-principal": "alice",
+    "mesos-secret-file": `${dataDir}/secret`,
+    agents: "3",
+    "agent-cpus": "4",
+    "agent-mem-mb": "8192",
+    "agent-disk-mb": "20480",
+  });
+  const { backend, mesos } = createBackend(
+    { ...flags, dataDir, log: (l) => lines.push(l) },
+    new MemoryFrameworkIdStore(),
+  );
+  const rec = new Recorder();
+  rec.onStatus = (s) =>
+    s.uuid && mesos!.acknowledge([{ taskId: s.taskId, agentId: s.agentId, uuid: s.uuid }]);
+  try {
+    backend.start(rec.sink);
+    const up = await rec.waitFor((e) => e.kind === "host-up", "a host");
+    const host = (up as { host: HostInfo }).host;
+    assert.equal(host.ip, "127.0.0.1", "GET_AGENTS answered");
+    const spec = makeSpec(host, "echo through-backends");
+    backend.launch([spec]);
+    await rec.waitState(spec.taskId, "TASK_FINISHED");
+    assert.equal(await backend.logs(spec.taskId, "stdout"), "through-backends\n");
+    assert.equal(mesos!.client.framework.principal, "alice");
+    assert.deepEqual(lines.filter((l) => /401|ERROR/.test(l)), []);
+  } finally {
+    await backend.stop();
+    await m.stop();
+    await Deno.remove(dataDir, { recursive: true });
   }
 });

@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { cli, createDefaultPool, ROOT, startPeloton, startUp, waitFor, waitForJobState } from "./testing.ts";
+import { startTestMaster } from "./mesos/_testing.ts";
 
 const JOBS = `${ROOT}/scenarios/jobs`;
 
@@ -179,6 +180,51 @@ Deno.test({
         await waitForJobState(up.url, job, ["SUCCEEDED", "FAILED", "KILLED"], 60_000),
         "SUCCEEDED",
       );
+    } finally {
+      await up.stop();
+      await master.stop();
+      await Deno.remove(dataDir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "peloton up --backend mesos with --mesos-principal and --mesos-secret-file: an authenticating master runs its job",
+  sanitizeResources: false,
+  ignore: Deno.env.get("MESOS_MASTER_URL") !== undefined,
+  async fn() {
+    const dataDir = await Deno.makeTempDir({ prefix: "peloton-mesos-auth-" });
+    // Not the default principal: the FrameworkInfo must name it too, or the master refuses the SUBSCRIBE.
+    const credentials = { principal: "alice", secret: "a secret" };
+    const master = await startTestMaster({ credentials: [credentials], agents: 3 });
+    await Deno.writeTextFile(`${dataDir}/secret`, `${credentials.secret}\n`);
+    const up = await startUp(`${dataDir}/peloton`, [
+      "--backend",
+      "mesos",
+      "--mesos-master",
+      master.url,
+      "--mesos-principal",
+      credentials.principal,
+      "--mesos-secret-file",
+      `${dataDir}/secret`,
+    ]);
+    try {
+      await createDefaultPool(up.url);
+      const job = /^Job (\S+) created$/.exec(
+        (await cli(up.url, "job", "create", "/DefaultResPool", `${JOBS}/testjob.yaml`)).out,
+      )![1];
+      assert.equal(
+        await waitForJobState(up.url, job, ["SUCCEEDED", "FAILED", "KILLED"], 60_000),
+        "SUCCEEDED",
+      );
+      // Through the agent's `/files`, which takes the credentials too.
+      assert.equal((await cli(up.url, "task", "logs", job, "3")).out, `Job ${job} instance 3: ${job}-3`);
+      const subscribe = master.calls.find((c) => (c as { type: string }).type === "SUBSCRIBE") as {
+        subscribe: { framework_info: { principal: string } };
+      };
+      assert.equal(subscribe.subscribe.framework_info.principal, "alice");
+      assert.doesNotMatch(up.output(), /a secret|401/);
     } finally {
       await up.stop();
       await master.stop();

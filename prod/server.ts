@@ -20,6 +20,7 @@ import { SystemClock } from "./clock.ts";
 import { ClusterStore } from "./cluster/cluster_store.ts";
 import type { AgentOptions } from "./minicluster/agent.ts";
 import type { Minicluster } from "./minicluster/minicluster.ts";
+import type { MesosCredentials } from "./mesos/credentials.ts";
 import { StoreFrameworkIdStore } from "./mesos/framework_id_store.ts";
 import { MesosMaintenance } from "./mesos/maintenance_sync.ts";
 import { PromMetrics } from "./metrics.ts";
@@ -74,6 +75,8 @@ export interface PelotonOptions {
   /** The cluster: the built-in minicluster (default) or a Mesos master. */
   backend?: "minicluster" | "mesos";
   mesosMaster?: string;
+  /** The Mesos master's and agents' HTTP basic credentials (`--mesos-principal`, `--mesos-secret-file`). */
+  mesosCredentials?: MesosCredentials;
   /** Peloton's basic auth (`--auth-config`): users, roles and the procedures they may call. */
   auth?: BasicAuth;
   /** Job archiver settings over the defaults (`--archive-after`, `--archive-every`, `--archive-max-jobs`). */

@@ -15,6 +15,7 @@ import {
   archiveFlags,
   backendFlags,
   hostPoolFlag,
+  MESOS_FLAGS,
   positiveInt,
   startProblem,
 } from "./up_command.ts";
@@ -169,10 +170,12 @@ export const daemonCommands: Command[] = [
   ),
   daemonCommand(
     "hostmgr",
-    "run a host manager process (leader-elected; the leader drives the minicluster or a Mesos master)",
+    "run a host manager process (leader-elected; the leader drives the minicluster or a Mesos master: " +
+      "--backend mesos --mesos-master URL, with --mesos-principal NAME and --mesos-secret-file PATH for a " +
+      "master that authenticates)",
     {
       backend: { type: "string", default: "minicluster" },
-      "mesos-master": { type: "string" },
+      ...MESOS_FLAGS,
       agents: { type: "string", default: "3" },
       "agent-cpus": { type: "string", default: "4" },
       "agent-mem-mb": { type: "string", default: "8192" },

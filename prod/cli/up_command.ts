@@ -18,6 +18,7 @@ import { checkStoreFlag } from "./store_flag.ts";
 import { parseYamlValue } from "../../core/model/yaml_load.ts";
 import { readUtf8File } from "../utf8.ts";
 import { portRangeOverlap, portRangeProblem } from "../backends.ts";
+import type { MesosCredentials } from "../mesos/credentials.ts";
 
 /** One agent in `--agents-file`: resources in Peloton's units, attributes and a port range. */
 const agentSchema = z.object({
@@ -113,6 +114,13 @@ export function durationMs(name: string, v: unknown): number {
   return Math.round(Number(m[1]) * UNIT_MS[m[2]]);
 }
 
+/** The Mesos backend's flags, which `up` and `hostmgr` share. */
+export const MESOS_FLAGS = {
+  "mesos-master": { type: "string" },
+  "mesos-principal": { type: "string" },
+  "mesos-secret-file": { type: "string" },
+} as const;
+
 /** The job archiver's flags, which `up` and `jobmgr` share. */
 export const ARCHIVE_FLAGS = {
   "archive-after": { type: "string", default: "30d" },
@@ -148,7 +156,9 @@ export const upCommand: Command = {
   name: "up",
   args: [],
   summary:
-    "run jobmgr, resmgr, placement and hostmgr in one process with the embedded store and a minicluster",
+    "run jobmgr, resmgr, placement and hostmgr in one process with the embedded store and a minicluster " +
+    "(or --backend mesos --mesos-master URL; a master that authenticates needs --mesos-principal NAME and " +
+    "--mesos-secret-file PATH, the file holding the secret)",
   offline: true,
   options: {
     port: { type: "string", default: String(DEFAULT_PORT) },
@@ -163,7 +173,7 @@ export const upCommand: Command = {
     "sandbox-gc-delay-ms": { type: "string" },
     backend: { type: "string", default: "minicluster" },
     "task-restart-backoff-ms": { type: "string" },
-    "mesos-master": { type: "string" },
+    ...MESOS_FLAGS,
     "placement-workers": { type: "string", default: "0" },
     "use-host-pool": { type: "boolean", default: false },
     "auth-config": { type: "string" },
@@ -174,7 +184,8 @@ export const upCommand: Command = {
     const badPort = portProblem(opts.port);
     if (badPort) throw new UsageError(badPort);
     const port = Number(opts.port);
-    const { backend, mesosMaster, agents, agentOptions, sandboxGcDelayMs } = await backendFlags(opts);
+    const { backend, mesosMaster, mesosCredentials, agents, agentOptions, sandboxGcDelayMs } =
+      await backendFlags(opts);
     const backoff = opts["task-restart-backoff-ms"];
     if (backoff !== undefined && !(Number(backoff) >= 0)) {
       throw new UsageError(`--task-restart-backoff-ms: got "${backoff}", expected a number of milliseconds`);
@@ -209,6 +220,7 @@ export const upCommand: Command = {
         },
         backend,
         mesosMaster,
+        mesosCredentials,
         host: String(opts.host),
         port,
         dataDir: String(opts["data-dir"]),
@@ -227,7 +239,10 @@ export const upCommand: Command = {
       ctx.err(`peloton up: ${problem}`);
       return 1;
     }
-    const cluster = backend === "mesos" ? `Mesos master ${opts["mesos-master"]}` : `${agents} agents`;
+    const principal = mesosCredentials ? ` as principal ${mesosCredentials.principal}` : "";
+    const cluster = backend === "mesos"
+      ? `Mesos master ${opts["mesos-master"]}${principal}`
+      : `${agents} agents`;
     ctx.out(
       `peloton up: API at ${server.url}/api/v1, web UI at ${server.url}/ui/, ${cluster}, data in ${
         opts["data-dir"]
@@ -314,12 +329,62 @@ function placementWorkers(v: unknown): number {
 }
 
 /**
- * The backend flags `up` and `hostmgr` share: `--backend`, `--mesos-master`, and the minicluster's agents
- * (`--agents-file`, or `--agents` of `--agent-cpus`, `--agent-mem-mb` and `--agent-disk-mb` each).
+ * `--mesos-principal NAME` and `--mesos-secret-file PATH`: the HTTP basic credentials the Mesos backend sends
+ * the master and its agents (Peloton's `mesos.framework.principal` and secret file); the principal is the
+ * framework's too. The secret is read from the file, trailing newlines stripped, and never taken on the
+ * command line, where `ps` would show it.
+ */
+async function mesosCredentialsFlags(
+  opts: Record<string, unknown>,
+  backend: string,
+): Promise<MesosCredentials | undefined> {
+  const principal = opts["mesos-principal"], file = opts["mesos-secret-file"];
+  if (principal === undefined && file === undefined) return undefined;
+  if (backend !== "mesos") {
+    const flag = principal !== undefined ? "mesos-principal" : "mesos-secret-file";
+    throw new UsageError(`--${flag}: only used with --backend mesos`);
+  }
+  if (principal === undefined) {
+    throw new UsageError(
+      `--mesos-principal: expected the principal whose secret --mesos-secret-file ${file} holds`,
+    );
+  }
+  if (file === undefined) {
+    throw new UsageError(
+      `--mesos-secret-file: expected the file holding the secret of principal ${JSON.stringify(principal)} ` +
+        "(--mesos-principal); a secret is never taken on the command line",
+    );
+  }
+  const name = String(principal);
+  // HTTP basic authentication ends the principal at the first colon.
+  if (name === "" || name.includes(":")) {
+    throw new UsageError(
+      `--mesos-principal: got ${JSON.stringify(name)}, expected a non-empty name without ':'`,
+    );
+  }
+  let secret: string;
+  try {
+    secret = (await readUtf8File(String(file))).replace(/(\r?\n)+$/, "");
+  } catch (e) {
+    throw new UsageError(`--mesos-secret-file: cannot read ${file}: ${(e as Error).message}`);
+  }
+  if (secret === "") {
+    throw new UsageError(
+      `--mesos-secret-file: ${file} is empty; expected the secret of principal ${JSON.stringify(name)}`,
+    );
+  }
+  return { principal: name, secret };
+}
+
+/**
+ * The backend flags `up` and `hostmgr` share: `--backend`, the Mesos master and its credentials
+ * (`--mesos-master`, `--mesos-principal`, `--mesos-secret-file`), and the minicluster's agents (`--agents-file`,
+ * or `--agents` of `--agent-cpus`, `--agent-mem-mb` and `--agent-disk-mb` each).
  */
 export async function backendFlags(opts: Record<string, unknown>): Promise<{
   backend: "minicluster" | "mesos";
   mesosMaster: string | undefined;
+  mesosCredentials?: MesosCredentials;
   agents: number;
   agentOptions: Partial<AgentOptions>[];
   sandboxGcDelayMs?: number;
@@ -333,6 +398,7 @@ export async function backendFlags(opts: Record<string, unknown>): Promise<{
       "--mesos-master: expected the master's URL (e.g. http://127.0.0.1:5050) with --backend mesos",
     );
   }
+  const mesosCredentials = await mesosCredentialsFlags(opts, backend);
   const fromFile = opts["agents-file"] ? await readAgentsFile(String(opts["agents-file"])) : undefined;
   const agents = fromFile ? fromFile.length : positiveInt("agents", opts.agents);
   const cpus = Number(opts["agent-cpus"]);
@@ -355,6 +421,7 @@ export async function backendFlags(opts: Record<string, unknown>): Promise<{
   return {
     backend,
     mesosMaster: opts["mesos-master"] ? String(opts["mesos-master"]) : undefined,
+    ...(mesosCredentials ? { mesosCredentials } : {}),
     agents,
     agentOptions: fromFile ?? Array.from({ length: agents }, () => ({ resources })),
     ...(gc === undefined ? {} : { sandboxGcDelayMs: Number(gc) }),

@@ -6,6 +6,7 @@ import type { ContainerInfo } from "../../core/model/config_types.ts";
 import { containerNote, dockerEnv } from "../minicluster/agent.ts";
 import { fromContainerInfo, fromMesosUri, toContainerInfo, toTaskInfo } from "./mesos_convert.ts";
 import type { TaskInfo } from "./protocol.ts";
+import { makeSpec, withBackend } from "./_testing.ts";
 import { loadReferenceSchema } from "./shape_check.ts";
 
 const EXAMPLE = new URL("../../core/model/testdata/peloton/example/", import.meta.url);
@@ -132,3 +133,37 @@ Deno.test("a command's URIs and user go to Mesos in CommandInfo, in the proto's 
   assert.deepEqual(schema.check("Call", launchCall(task)), []);
   assert.deepEqual(task.command!.uris!.map(fromMesosUri), uris);
 });
+
+Deno.test("shell: false: a Docker task's arguments follow its executable; a Mesos task's are its whole argv", () => {
+  const command = { shell: false, value: "nginx", arguments: ["-g", "daemon off;"] };
+  const docker = toTaskInfo(
+    spec("j-0-1", "h", 1, { command, container: { type: "DOCKER", docker: { image: "nginx" } } }),
+  );
+  // `docker run ... nginx nginx -g "daemon off;"`: the Docker containerizer puts `value` before them.
+  assert.deepEqual(docker.command, {
+    ...docker.command,
+    shell: false,
+    value: "nginx",
+    arguments: ["-g", "daemon off;"],
+  });
+  // A custom executor's command runs in the executor's own container when the task has none.
+  const executor = { type: "CUSTOM" as const, container: { type: "DOCKER", docker: { image: "nginx" } } };
+  const underExecutor = toTaskInfo(spec("j-0-1", "h", 1, { command, executor }));
+  assert.deepEqual(underExecutor.executor?.command?.arguments, ["-g", "daemon off;"]);
+  for (const container of [undefined, { type: "MESOS" as const }]) {
+    // `execvp("nginx", ["nginx", "-g", "daemon off;"])`.
+    const task = toTaskInfo(spec("j-0-1", "h", 1, { command, container }));
+    assert.deepEqual(task.command?.arguments, ["nginx", "-g", "daemon off;"], JSON.stringify(container));
+  }
+});
+
+Deno.test("shell: false on the emulator: a Docker task and a Mesos one each run with the argv they were given", () =>
+  withBackend(async ({ backend, rec, hosts }) => {
+    const argv = ["printf", "<%s>", "x  y", "z"];
+    const docker = makeSpec(hosts[0], argv, { container: { type: "DOCKER", docker: { image: "debian" } } });
+    const mesos = makeSpec(hosts[1], argv);
+    backend.launch([docker, mesos]);
+    for (const s of [docker, mesos]) await rec.waitState(s.taskId, "TASK_FINISHED");
+    assert.equal(await backend.logs(docker.taskId, "stdout"), "<x  y><z>");
+    assert.equal(await backend.logs(mesos.taskId, "stdout"), "<x  y><z>");
+  }));

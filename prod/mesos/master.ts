@@ -1,5 +1,6 @@
 /** A local master that speaks the documented Mesos v1 HTTP API, with agents that run real processes. */
 import { type DataDirOwnership, takeOverDataDir } from "../minicluster/data_dir_owner.ts";
+import type { MesosCredentials } from "./credentials.ts";
 import { MasterCore } from "./master_core.ts";
 import { type HttpState, SchedulerEndpoint, text } from "./master_http.ts";
 import { OperatorEndpoint } from "./master_operator.ts";
@@ -62,7 +63,13 @@ export interface MesosMasterOptions {
   maxCompletedTasks?: number;
   /** Start task processes from a worker thread (`peloton minicluster`); tests keep them in process. */
   spawnInWorker?: boolean;
-  credentials?: { principal: string; secret: string }[];
+  /** Scheduler calls need HTTP basic authentication with one of these (Mesos's `--credentials`). */
+  credentials?: MesosCredentials[];
+  /**
+   * The operator API's and the agents' `/files`' own (Mesos's `--http_credentials`); unset, `credentials`
+   * are those too.
+   */
+  operatorCredentials?: MesosCredentials[];
   /** Every call body received on the scheduler endpoint, and every event written to a stream. */
   onCall?: (call: unknown) => void;
   onEvent?: (event: Event, streamId: string) => void;
@@ -136,6 +143,7 @@ export class MesosMaster {
     this.http = {
       recoveringUntilMs: 0,
       credentials: options.credentials,
+      operatorCredentials: options.operatorCredentials,
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? 15_000,
       faults: { heartbeats: true },
       operatorFaults: new Map(),
@@ -189,7 +197,9 @@ export class MesosMaster {
     try {
       if (url.pathname === SCHEDULER_PATH) return await this.#scheduler.handle(req);
       if (url.pathname === OPERATOR_PATH) return await this.#operator.handle(req);
-      if (url.pathname === "/files/download" && req.method === "GET") return await this.#operator.files(url);
+      if (url.pathname === "/files/download" && req.method === "GET") {
+        return await this.#operator.files(req, url);
+      }
       if (url.pathname === "/health") return text(200, "");
       if (url.pathname.startsWith("/__emu/")) return this.#control(req, url);
       return (await this.#operator.legacy(req, url.pathname)) ?? text(404, `No endpoint ${url.pathname}`);

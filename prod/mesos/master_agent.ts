@@ -3,6 +3,7 @@ import type { LaunchSpec, TaskStatus as CoreStatus } from "../../core/ports/host
 import { Agent, type Ending } from "../minicluster/agent.ts";
 import {
   type Attribute,
+  type CommandInfo,
   type ContainerInfo,
   encodeBase64,
   isTerminalState,
@@ -280,9 +281,9 @@ export class EmuAgent {
 }
 
 /**
- * TaskInfo → what the process runner needs. `shell: false` runs `value` with `arguments[1..]`. A custom
- * executor's command runs in the task's place (there is no executor API here for it to take the task
- * over), with the variable an agent gives an executor.
+ * TaskInfo → what the process runner needs. `shell: false` runs the argv the task's containerizer would (see
+ * `execOf`). A custom executor's command runs in the task's place (there is no executor API here for it to
+ * take the task over), with the variable an agent gives an executor.
  */
 function toLaunchSpec(agent: EmuAgentConfig, info: TaskInfo, defaultGraceMs: number): LaunchSpec {
   const cmd = info.executor?.command ?? info.command ?? {};
@@ -291,6 +292,8 @@ function toLaunchSpec(agent: EmuAgentConfig, info: TaskInfo, defaultGraceMs: num
   if (info.executor) env.MESOS_EXECUTOR_ID = info.executor.executor_id.value;
   const taskId = info.task_id.value;
   const shell = cmd.shell !== false;
+  const container = info.executor?.container ?? info.container;
+  const exec = shell ? { value: cmd.value, arguments: [] } : execOf(cmd, container);
   const grace = info.kill_policy?.grace_period;
   return {
     taskId,
@@ -301,11 +304,11 @@ function toLaunchSpec(agent: EmuAgentConfig, info: TaskInfo, defaultGraceMs: num
     agentId: agent.id,
     resources: bagToCore(bagFromMesos(info.resources)),
     ports: {},
-    // Mesos `arguments` is the full argv; the runner takes the arguments after argv[0].
+    // The runner takes the executable, then the arguments after argv[0].
     command: {
       shell,
-      value: cmd.value,
-      arguments: shell ? [] : (cmd.arguments ?? []).slice(1),
+      value: exec.value,
+      arguments: exec.arguments,
       ...(cmd.uris?.length ? { uris: cmd.uris.map(fromMesosUri) } : {}),
       ...(cmd.user ? { user: cmd.user } : {}),
     },
@@ -314,9 +317,24 @@ function toLaunchSpec(agent: EmuAgentConfig, info: TaskInfo, defaultGraceMs: num
     labels: [],
     // The runner's checker stands in for the command executor's (Mesos's grace period is not modelled).
     healthCheck: info.health_check && fromHealthCheck(info.health_check),
-    ...containerAndSecrets(info.executor?.container ?? info.container),
+    ...containerAndSecrets(container),
     ...persistentVolume(info),
   };
+}
+
+/**
+ * The executable a `shell: false` command runs and its arguments after argv[0], as its containerizer builds
+ * them: the Mesos containerizer runs `execvp(value, arguments)`, `arguments` being the whole argv; the Docker
+ * containerizer runs `docker run ... <image> <value> <arguments...>` (`Docker::run`), where they follow
+ * `value` (the image's entrypoint aside: there is no image here), or stand alone when it has none.
+ */
+function execOf(
+  cmd: CommandInfo,
+  container: ContainerInfo | undefined,
+): { value?: string; arguments: string[] } {
+  const args = cmd.arguments ?? [];
+  if (container?.type !== "DOCKER") return { value: cmd.value, arguments: args.slice(1) };
+  return cmd.value ? { value: cmd.value, arguments: args } : { value: args[0], arguments: args.slice(1) };
 }
 
 /**

@@ -1,4 +1,5 @@
 /** The emulator's `POST /api/v1/scheduler`: the master's status-code ladder, stream ids, SUBSCRIBE streams. */
+import { authorization, type MesosCredentials } from "./credentials.ts";
 import type { MasterCore } from "./master_core.ts";
 import { EventStream, type StreamFaults } from "./master_stream.ts";
 import { validateCall } from "./master_validation.ts";
@@ -10,8 +11,13 @@ export interface HttpState {
   leader?: string | null;
   /** Until then every call is answered 503 "Master has not finished recovery". */
   recoveringUntilMs: number;
-  /** When set, requests need HTTP basic authentication with one of these. */
-  credentials?: { principal: string; secret: string }[];
+  /** When set, scheduler calls need HTTP basic authentication with one of these (Mesos's `--credentials`). */
+  credentials?: MesosCredentials[];
+  /**
+   * Those of the operator API and the agents' `/files` (Mesos's `--http_credentials`, with
+   * `--authenticate_http_readwrite` and the agents' `--authenticate_http_readonly`); unset, `credentials`.
+   */
+  operatorCredentials?: MesosCredentials[];
   heartbeatIntervalMs: number;
   faults: StreamFaults;
   /** Fault: operator calls of a type answered 503 this many more times (`failed` counts those answered so). */
@@ -24,13 +30,33 @@ export function text(status: number, body: string, headers: Record<string, strin
   return new Response(body, { status, headers: { "content-type": "text/plain; charset=utf-8", ...headers } });
 }
 
-/** The checks made before any handler: authentication, leadership, recovery (steps 1–2 of the ladder). */
-export function preamble(req: Request, state: HttpState, path: string): Response | undefined {
-  if (state.credentials) {
-    const auth = req.headers.get("authorization") ?? "";
-    const ok = state.credentials.some((c) => auth === `Basic ${btoa(`${c.principal}:${c.secret}`)}`);
-    if (!ok) return text(401, "", { "www-authenticate": 'Basic realm="mesos"' });
-  }
+/** The principal of the credentials a request carries, when they are one of `credentials`. */
+export function principalOf(req: Request, credentials: MesosCredentials[] | undefined): string | undefined {
+  const header = req.headers.get("authorization");
+  return credentials?.find((c) => authorization(c).authorization === header)?.principal;
+}
+
+/** 401 for a request without one of `credentials`, when they are set; else undefined. */
+export function unauthenticated(
+  req: Request,
+  credentials: MesosCredentials[] | undefined,
+): Response | undefined {
+  if (!credentials || principalOf(req, credentials) !== undefined) return undefined;
+  return text(401, "", { "www-authenticate": 'Basic realm="mesos"' });
+}
+
+/**
+ * The checks made before any handler: authentication (with the scheduler's credentials unless given others),
+ * leadership, recovery (steps 1–2 of the ladder).
+ */
+export function preamble(
+  req: Request,
+  state: HttpState,
+  path: string,
+  credentials = state.credentials,
+): Response | undefined {
+  const refused = unauthenticated(req, credentials);
+  if (refused) return refused;
   if (state.leader === null) return text(503, "No leader elected");
   if (state.leader !== undefined) {
     // Protocol-relative, as the master writes it.
@@ -89,7 +115,18 @@ export class SchedulerEndpoint {
     const problem = validateCall(parsed.value);
     if (problem) return text(400, problem);
     const call = parsed.value as Call;
-    if (call.type === "SUBSCRIBE") return this.#subscribe(req, call);
+    if (call.type === "SUBSCRIBE") {
+      // The master's `validation::scheduler::call::validate`: the FrameworkInfo names the caller's principal.
+      const principal = principalOf(req, this.#state.credentials);
+      const named = call.subscribe.framework_info.principal;
+      if (principal !== undefined && named !== undefined && named !== principal) {
+        return text(
+          400,
+          `Authenticated principal '${principal}' does not match principal '${named}' set in \`FrameworkInfo\``,
+        );
+      }
+      return this.#subscribe(req, call);
+    }
     const fw = this.#core.framework(call.framework_id?.value);
     if (!fw) return text(400, "Framework cannot be found");
     if (!fw.sub) return text(403, "Framework is not subscribed");

@@ -1,6 +1,6 @@
 /** The emulator's operator API (`POST /api/v1`), legacy maintenance endpoints, and agent-style `/files`. */
 import { isSafeId } from "../minicluster/agent.ts";
-import { acceptsJson, type HttpState, preamble, readJsonBody, text } from "./master_http.ts";
+import { acceptsJson, type HttpState, preamble, readJsonBody, text, unauthenticated } from "./master_http.ts";
 import type { MasterCore } from "./master_core.ts";
 import type { AgentRec } from "./master_types.ts";
 import type { MachineID, MaintenanceSchedule, OperatorAgent } from "./protocol.ts";
@@ -31,7 +31,7 @@ export class OperatorEndpoint {
 
   /** `POST /api/v1`: synchronous calls answer 200 `{type, <type>: ...}`, maintenance changes 202. */
   async handle(req: Request): Promise<Response> {
-    const early = preamble(req, this.#state, OPERATOR_PATH);
+    const early = preamble(req, this.#state, OPERATOR_PATH, this.#credentials());
     if (early) return early;
     const parsed = await readJsonBody(req, "Call");
     if (parsed instanceof Response) return parsed;
@@ -154,7 +154,7 @@ export class OperatorEndpoint {
     const p = path.replace(/^\/master/, "");
     const known = ["/maintenance/schedule", "/maintenance/status", "/machine/down", "/machine/up"];
     if (!known.includes(p)) return undefined;
-    const early = preamble(req, this.#state, path);
+    const early = preamble(req, this.#state, path, this.#credentials());
     if (early) return early;
     const m = this.#core.maintenance;
     if (req.method === "GET" && p === "/maintenance/schedule") return json(m.schedule());
@@ -179,9 +179,12 @@ export class OperatorEndpoint {
   /**
    * `GET /files/download?path=/frameworks/F/executors/E/runs/latest/stdout`: the virtual path a Mesos
    * agent gives an executor's sandbox (for a command task the executor id is the task id; a custom
-   * executor's sandbox is its task's here).
+   * executor's sandbox is its task's here). With credentials set, a read needs them, as an agent's with
+   * `--authenticate_http_readonly`; an agent has no leader or recovery to wait for.
    */
-  async files(url: URL): Promise<Response> {
+  async files(req: Request, url: URL): Promise<Response> {
+    const refused = unauthenticated(req, this.#credentials());
+    if (refused) return refused;
     const path = url.searchParams.get("path") ?? "";
     const m = /^\/frameworks\/([^/]+)\/executors\/([^/]+)\/runs\/latest\/(stdout|stderr)$/.exec(path);
     if (!m || !isSafeId(m[2])) return text(404, `No file at ${path}`);
@@ -198,6 +201,11 @@ export class OperatorEndpoint {
       }
     }
     return text(404, `No file at ${path}`);
+  }
+
+  /** The operator API's and `/files`' credentials: their own, else the scheduler API's. */
+  #credentials() {
+    return this.#state.operatorCredentials ?? this.#state.credentials;
   }
 
   // Sandboxes outlive their tasks and the emulator itself, like an agent's work directory.

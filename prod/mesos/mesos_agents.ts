@@ -1,5 +1,6 @@
 /** The Mesos backend's per-agent state: held offers, the operator API's agent list, launches awaiting offers. */
 import type { LaunchSpec } from "../../core/ports/host_backend.ts";
+import { authorization, authRefusal, MesosAuthError, type MesosCredentials } from "./credentials.ts";
 import { agentAddress, operatorTotal, specBag } from "./mesos_convert.ts";
 import {
   CONTENT_TYPE_JSON,
@@ -64,22 +65,43 @@ export class OfferPool {
   }
 }
 
+export interface AgentDirectoryOptions {
+  masterUrl: () => string;
+  role: string;
+  /** Sent on every request, to the master and to the agents. */
+  credentials?: MesosCredentials;
+  /** A GET_AGENTS that failed. */
+  warn: (what: string, e: unknown) => void;
+  /**
+   * The master refused GET_AGENTS's credentials (401) or principal (403): told once, until an answer or
+   * another refusal; the directory is then unavailable, as without an operator API.
+   */
+  refused: (e: MesosAuthError) => void;
+  /** How long GET_AGENTS may take, and a sandbox read wait for the agent's answer, before it fails. */
+  timeoutMs?: number;
+  /** How long a sandbox file, once the agent has answered, may take to arrive. */
+  bodyTimeoutMs?: number;
+}
+
 /** The operator API's GET_AGENTS answer, fetched one request at a time. */
 export class AgentDirectory {
+  readonly role: string;
+  readonly timeoutMs: number;
+  readonly bodyTimeoutMs: number;
+  readonly #o: AgentDirectoryOptions;
   #agents = new Map<string, OperatorAgent>();
   /** Undefined until the first answer; false when the master has no usable operator API. */
   #available?: boolean;
   #refreshing?: Promise<void>;
+  /** The refusal last told, so that a lasting one is told once. */
+  #refusal?: string;
 
-  constructor(
-    readonly masterUrl: () => string,
-    readonly role: string,
-    readonly warn: (what: string, e: unknown) => void,
-    /** How long GET_AGENTS may take, and a sandbox read wait for the agent's answer, before it fails. */
-    readonly timeoutMs = 30_000,
-    /** How long a sandbox file, once the agent has answered, may take to arrive. */
-    readonly bodyTimeoutMs = 300_000,
-  ) {}
+  constructor(options: AgentDirectoryOptions) {
+    this.#o = options;
+    this.role = options.role;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.bodyTimeoutMs = options.bodyTimeoutMs ?? 300_000;
+  }
 
   get available(): boolean | undefined {
     return this.#available;
@@ -143,7 +165,9 @@ export class AgentDirectory {
       );
     let timer = after(this.timeoutMs);
     try {
+      // An agent with HTTP authentication on (`--authenticate_http_readonly`) needs them for `/files`.
       const res = await fetch(`http://${address}/files/download?path=${encodeURIComponent(path)}`, {
+        headers: authorization(this.#o.credentials),
         signal: abort.signal,
       });
       clearTimeout(timer);
@@ -154,6 +178,8 @@ export class AgentDirectory {
       }
       const text = await res.text();
       if (!res.ok) {
+        const refused = authRefusal(res.status, text, this.#o.credentials, `agent ${address}`);
+        if (refused) throw refused;
         throw new Error(
           `Cannot read ${file} of executor ${executorId} from agent ${address}: HTTP ${res.status} ${text}`,
         );
@@ -167,20 +193,34 @@ export class AgentDirectory {
   refresh(): Promise<void> {
     this.#refreshing ??= (async () => {
       try {
-        const res = await fetch(`${this.masterUrl()}${OPERATOR_PATH}`, {
+        const res = await fetch(`${this.#o.masterUrl()}${OPERATOR_PATH}`, {
           method: "POST",
-          headers: { "content-type": CONTENT_TYPE_JSON, accept: CONTENT_TYPE_JSON },
+          headers: {
+            "content-type": CONTENT_TYPE_JSON,
+            accept: CONTENT_TYPE_JSON,
+            ...authorization(this.#o.credentials),
+          },
           body: JSON.stringify({ type: "GET_AGENTS" }),
           signal: AbortSignal.timeout(this.timeoutMs),
         });
-        if (!res.ok) throw new Error(`HTTP ${res.status} ${await res.text()}`);
+        if (!res.ok) {
+          const text = await res.text();
+          throw authRefusal(res.status, text, this.#o.credentials, "the master") ??
+            new Error(`HTTP ${res.status} ${text}`);
+        }
         const agents: OperatorAgent[] = (await res.json())?.get_agents?.agents ?? [];
         this.#agents = new Map(agents.filter((a) => a.agent_info.id).map((a) => [a.agent_info.id!.value, a]));
         this.#available = true;
+        this.#refusal = undefined;
       } catch (e) {
-        // One failure after a success is a blip; failing from the start means no operator API.
+        // One failure after a success is a blip; failing from the start means no operator API. A refusal
+        // is no blip, but hosts are still announced from offers without it: it is told, not waited on.
         if (this.#available !== true) this.#available = false;
-        this.warn("GET_AGENTS", e);
+        if (!(e instanceof MesosAuthError)) this.#o.warn("GET_AGENTS", e);
+        else if (this.#refusal !== e.message) {
+          this.#refusal = e.message;
+          this.#o.refused(e);
+        }
       } finally {
         this.#refreshing = undefined;
       }

@@ -49,7 +49,14 @@ function masterAndAgent() {
 Deno.test("a sandbox read fails once the agent is slower than the timeout to answer, or the body to arrive", async () => {
   const m = masterAndAgent();
   const warned: string[] = [];
-  const dir = new AgentDirectory(() => m.url, "peloton", (what) => warned.push(what), 200, 400);
+  const dir = new AgentDirectory({
+    masterUrl: () => m.url,
+    role: "peloton",
+    warn: (what) => warned.push(what),
+    refused: (e) => warned.push(e.message),
+    timeoutMs: 200,
+    bodyTimeoutMs: 400,
+  });
   try {
     await dir.refresh();
     assert.equal(dir.available, true, warned.join());

@@ -8,6 +8,7 @@ import type {
   TaskStatus as CoreStatus,
   VolumeRef,
 } from "../../core/ports/host_backend.ts";
+import { authorization, authRefusal, type MesosCredentials } from "./credentials.ts";
 import { AgentDirectory, type Fit, type FittingLaunch, LaunchQueue, OfferPool } from "./mesos_agents.ts";
 import {
   agentAddress,
@@ -67,7 +68,11 @@ export interface MesosBackendOptions {
   masterUrl: string;
   idStore?: FrameworkIdStore;
   framework?: Partial<FrameworkInfo>;
-  credentials?: { principal: string; secret: string };
+  /**
+   * HTTP basic authentication, sent to the master (scheduler and operator API) and to the agents (`/files`);
+   * its principal is the FrameworkInfo's and the one RESERVE and CREATE name.
+   */
+  credentials?: MesosCredentials;
   /** How long a launch waits for offers that cover it before it is TASK_DROPPED. */
   launchTimeoutMs?: number;
   /** Peloton reconciled every 1800 s. */
@@ -222,12 +227,18 @@ export class MesosBackend implements HostBackend {
       principal: options.credentials?.principal ?? f.principal ?? "peloton",
     };
     this.#pending = new LaunchQueue(options.launchTimeoutMs ?? 60_000, (spec) => this.#expired(spec));
-    this.#directory = new AgentDirectory(
-      () => this.client.masterUrl,
-      this.#role,
-      (w, e) => this.#warn(w, e),
-      this.#httpTimeoutMs,
-    );
+    this.#directory = new AgentDirectory({
+      masterUrl: () => this.client.masterUrl,
+      role: this.#role,
+      credentials: options.credentials,
+      warn: (w, e) => this.#warn(w, e),
+      refused: (e) =>
+        this.#o.log?.(
+          `mesos: ERROR: GET_AGENTS: ${e.message}. Until it is fixed, hosts have no IP (so maintenance is not ` +
+            "carried to the master), their totals come from offers, and task logs cannot be read",
+        ),
+      timeoutMs: this.#httpTimeoutMs,
+    });
   }
 
   start(sink: (events: BackendEvent[]) => void): void {
@@ -389,12 +400,19 @@ export class MesosBackend implements HostBackend {
   async operator<T = Record<string, unknown>>(call: Record<string, unknown>): Promise<T | undefined> {
     const res = await fetch(`${this.client.masterUrl}${OPERATOR_PATH}`, {
       method: "POST",
-      headers: { "content-type": CONTENT_TYPE_JSON, accept: CONTENT_TYPE_JSON, ...this.#authHeader() },
+      headers: {
+        "content-type": CONTENT_TYPE_JSON,
+        accept: CONTENT_TYPE_JSON,
+        ...authorization(this.#o.credentials),
+      },
       body: JSON.stringify(call),
       signal: AbortSignal.timeout(this.#httpTimeoutMs),
     });
     const text = await res.text();
-    if (!res.ok) throw new Error(`${call.type}: HTTP ${res.status} ${text.trim()}`);
+    if (!res.ok) {
+      const refused = authRefusal(res.status, text, this.#o.credentials, "the master");
+      throw new Error(`${call.type}: ${refused?.message ?? `HTTP ${res.status} ${text.trim()}`}`);
+    }
     return text ? JSON.parse(text) : undefined;
   }
 
@@ -956,11 +974,6 @@ export class MesosBackend implements HostBackend {
     };
     if (reason) status.reason = reason;
     this.#push({ kind: "task-status", status });
-  }
-
-  #authHeader(): Record<string, string> {
-    const c = this.#o.credentials;
-    return c ? { authorization: `Basic ${btoa(`${c.principal}:${c.secret}`)}` } : {};
   }
 
   #remember(taskId: string, agentId: string): void {

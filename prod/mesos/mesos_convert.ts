@@ -85,8 +85,8 @@ export const DEFAULT_EXECUTOR_NAME = "AuroraExecutor";
  * A task's TaskInfo. `resources` are the pieces it takes from its offers (`takeResources`), each as
  * offered: reserved for the role or not, with the offer's `allocation_info`; without them, what the spec
  * asks for, unreserved. A LaunchSpec's `arguments` follow the minicluster's convention (the arguments after
- * argv[0]); Mesos wants the full argv, so argv[0] is the executable. A task with a custom executor has no
- * CommandInfo of its own: its command and container go under the executor (`toExecutorInfo`).
+ * argv[0]): see `toCommandArgv` for what Mesos wants. A task with a custom executor has no CommandInfo of
+ * its own: its command and container go under the executor (`toExecutorInfo`).
  */
 export function toTaskInfo(spec: LaunchSpec, resources: Resource[] = bagToMesos(specBag(spec))): TaskInfo {
   const env: Record<string, string> = {
@@ -96,10 +96,18 @@ export function toTaskInfo(spec: LaunchSpec, resources: Resource[] = bagToMesos(
     PELOTON_INSTANCE_ID: String(spec.instanceId),
     PELOTON_TASK_ID: `${spec.jobId}-${spec.instanceId}`,
   };
+  let container = spec.container && toContainerInfo(spec.container);
+  if (spec.secrets?.length) {
+    // Peloton adds them to the task's container, a MESOS one when the task has none.
+    container ??= { type: "MESOS" };
+    container.volumes = [...container.volumes ?? [], ...spec.secrets.map(toSecretVolume)];
+  }
+  // The container the command runs in: a custom executor's own when the task has none.
+  const docker = (container ?? spec.executor?.container as CoreContainer | undefined)?.type === "DOCKER";
   const value = spec.command.value ?? "";
   const command: CommandInfo = spec.command.shell
     ? { shell: true, value }
-    : { shell: false, value, arguments: [value, ...spec.command.arguments] };
+    : { shell: false, value, arguments: toCommandArgv(value, spec.command.arguments, docker) };
   command.environment = { variables: Object.entries(env).map(([name, v]) => ({ name, value: v })) };
   if (spec.command.uris?.length) command.uris = spec.command.uris.map((u) => snakeKeys(u) as MesosUri);
   if (spec.command.user) command.user = spec.command.user;
@@ -110,12 +118,6 @@ export function toTaskInfo(spec: LaunchSpec, resources: Resource[] = bagToMesos(
     resources,
     kill_policy: { grace_period: msToDuration(spec.killGracePeriodMs) },
   };
-  let container = spec.container && toContainerInfo(spec.container);
-  if (spec.secrets?.length) {
-    // Peloton adds them to the task's container, a MESOS one when the task has none.
-    container ??= { type: "MESOS" };
-    container.volumes = [...container.volumes ?? [], ...spec.secrets.map(toSecretVolume)];
-  }
   if (spec.executor) {
     info.executor = toExecutorInfo(spec.executor, spec.taskId, command, container);
     // The thermos executor reads its payload from the TaskInfo.
@@ -128,6 +130,16 @@ export function toTaskInfo(spec: LaunchSpec, resources: Resource[] = bagToMesos(
   if (spec.healthCheck) info.health_check = toHealthCheck(spec.healthCheck, info.command?.environment);
   if (spec.labels.length) info.labels = { labels: spec.labels.map((l) => ({ key: l.key, value: l.value })) };
   return info;
+}
+
+/**
+ * A `shell: false` command's CommandInfo `arguments`, from the executable and the arguments after argv[0].
+ * The Mesos containerizer runs `execvp(value, arguments)`, so there they are the whole argv, the executable
+ * first; the Docker containerizer runs `docker run ... <image> <value> <arguments...>` (`Docker::run`), so
+ * there they follow `value` and must not repeat it.
+ */
+function toCommandArgv(value: string, args: readonly string[], docker: boolean): string[] {
+  return docker ? [...args] : [value, ...args];
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   STREAM_ID_HEADER,
 } from "./protocol.ts";
 import { readRecords } from "./recordio.ts";
+import { authorization, authRefusal, type MesosCredentials } from "./credentials.ts";
 
 export { FileFrameworkIdStore, type FrameworkIdStore, MemoryFrameworkIdStore } from "./framework_id_store.ts";
 import type { FrameworkIdStore } from "./framework_id_store.ts";
@@ -74,8 +75,12 @@ export interface SchedulerClientOptions {
   /** Overrides on top of `PELOTON_FRAMEWORK`. */
   framework?: Partial<FrameworkInfo>;
   idStore?: FrameworkIdStore;
-  /** HTTP basic authentication, as Peloton sent when a principal secret was configured. */
-  credentials?: { principal: string; secret: string };
+  /**
+   * HTTP basic authentication, as Peloton sent when a principal secret was configured. Its principal is the
+   * FrameworkInfo's too (unless `framework` names one): the master refuses a SUBSCRIBE whose FrameworkInfo
+   * names another principal than the authenticated one.
+   */
+  credentials?: MesosCredentials;
   /** Missed heartbeats before the stream counts as lost (the docs suggest about 5). */
   heartbeatMisses?: number;
   /** How long SUBSCRIBE may take to produce SUBSCRIBED. */
@@ -133,7 +138,8 @@ export class SchedulerClient {
 
   constructor(options: SchedulerClientOptions) {
     this.#o = options;
-    this.#framework = { ...PELOTON_FRAMEWORK, ...options.framework };
+    const principal = options.credentials ? { principal: options.credentials.principal } : {};
+    this.#framework = { ...PELOTON_FRAMEWORK, ...principal, ...options.framework };
     this.#masters = options.masterUrl.split(",").map((u) => u.trim()).filter((u) => u !== "").map(origin);
     if (this.#masters.length === 0) {
       throw new Error(
@@ -266,7 +272,12 @@ export class SchedulerClient {
       }
       if (res.status !== 200 || !res.body) {
         const text = await res.text();
-        return { kind: "ended", reason: `SUBSCRIBE answered HTTP ${res.status} ${text.trim()}`, subscribed };
+        // Not a blip: every attempt is refused until the operator fixes the credentials, here or there.
+        const refused = res.status === 401 && authRefusal(401, text, this.#o.credentials, "the master");
+        const reason = refused
+          ? `ERROR: SUBSCRIBE: ${refused.message}`
+          : `SUBSCRIBE answered HTTP ${res.status} ${text.trim()}`;
+        return { kind: "ended", reason, subscribed };
       }
       const streamId = res.headers.get(STREAM_ID_HEADER) ?? undefined;
       for await (const record of readRecords(res.body, undefined, controller.signal)) {
@@ -350,10 +361,7 @@ export class SchedulerClient {
   }
 
   #headers(extra: Record<string, string> = {}): Record<string, string> {
-    const h: Record<string, string> = { "content-type": CONTENT_TYPE_JSON, ...extra };
-    const c = this.#o.credentials;
-    if (c) h.authorization = `Basic ${btoa(`${c.principal}:${c.secret}`)}`;
-    return h;
+    return { "content-type": CONTENT_TYPE_JSON, ...extra, ...authorization(this.#o.credentials) };
   }
 
   /** Sends one non-SUBSCRIBE call on its own connection with the stream id; resolves on 202/200. */
