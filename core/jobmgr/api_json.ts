@@ -321,10 +321,11 @@ export function terminationReasonOf(t: TaskRecord): string | undefined {
   if (t.terminationReason) return t.terminationReason;
   if (t.goalState === "KILLED") return "KILLED_ON_REQUEST";
   if (t.goalState === "DELETED") return "KILLED_FOR_UPDATE";
+  // A restart asks for a new run on a new config version too (Peloton's restart strategy: KILLED_FOR_RESTART).
+  if (t.desiredRunId !== undefined && t.desiredRunId > t.runId) return "KILLED_FOR_RESTART";
   if (t.desiredConfigVersion !== undefined && t.desiredConfigVersion !== t.configVersion) {
     return "KILLED_FOR_UPDATE";
   }
-  if (t.desiredRunId !== undefined && t.desiredRunId > t.runId) return "KILLED_FOR_RESTART";
   if (t.state === "FAILED" || t.state === "LOST") return "FAILED";
   return undefined;
 }

@@ -125,7 +125,8 @@ Deno.test("GetJob shows the workflow in Peloton's shapes: workflowInfo, and stat
     numInstancesRemaining: 3,
     numInstancesFailed: 0,
     instancesCurrent: [0, 1],
-    version: { value: `1-${dsv}-${wv}` },
+    // The restart runs the job's config as a new version (Peloton's RestartJob: WithConfig, a copy).
+    version: { value: `2-${dsv}-${wv}` },
     prevVersion: { value: `1-${dsv}-${wv}` },
     creationTime: rfc3339(u.creationTimeMs),
   };

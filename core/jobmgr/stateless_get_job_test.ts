@@ -164,12 +164,32 @@ Deno.test("GetJob without options still answers spec, status and workflow", asyn
 });
 
 Deno.test("GetJob's status counts the pods on each config version, keyed by pod entity version", async () => {
-  // The replace added instances 3 and 4 at config version 2; 0 to 2 are still on version 1.
+  // The replace added instances 3 and 4 at config version 2, and moved 0 to 2, whose pod spec it leaves as
+  // it was, to version 2 too (Peloton's handleUnchangedInstancesInUpdate). Aborted, then a restart of pod 0
+  // alone: pod 0 is to run version 3 (being stopped on 2), the others move to 3 unrestarted.
   const rig = replacedJob();
-  const reply = await getJob(rig, {});
-  const status = (reply.body as Body).jobInfo.status as { podStatsByConfigurationVersion: unknown };
+  let reply = await getJob(rig, {});
+  let status = (reply.body as Body).jobInfo.status as { podStatsByConfigurationVersion: unknown };
   assert.deepEqual(status.podStatsByConfigurationVersion, {
-    "1-0-0": { stateStats: { POD_STATE_RUNNING: 3 } },
-    "2-0-0": { stateStats: { POD_STATE_PENDING: 2 } },
+    "2-0-0": { stateStats: { POD_STATE_RUNNING: 3, POD_STATE_PENDING: 2 } },
+  });
+  rig.call(STATELESS_SERVICE, "AbortJobWorkflow", {
+    jobId: { value: JOB_ID },
+    version: { value: entityVersion(rig.job()) },
+  });
+  assert.equal(rig.replies()[0].error, undefined);
+  const version = { value: entityVersion(rig.job()) };
+  rig.call(STATELESS_SERVICE, "RestartJob", {
+    jobId: { value: JOB_ID },
+    version,
+    ranges: [{ from: 0, to: 1 }],
+  });
+  assert.equal(rig.replies()[0].error, undefined);
+  rig.tick();
+  reply = await getJob(rig, {});
+  status = (reply.body as Body).jobInfo.status as { podStatsByConfigurationVersion: unknown };
+  assert.deepEqual(status.podStatsByConfigurationVersion, {
+    "2-0-0": { stateStats: { POD_STATE_KILLING: 1 } },
+    "3-0-0": { stateStats: { POD_STATE_RUNNING: 2, POD_STATE_PENDING: 2 } },
   });
 });

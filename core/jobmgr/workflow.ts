@@ -267,6 +267,7 @@ export class Workflows {
     };
     return {
       start: act((u, job) => {
+        this.#moveUnchanged(u, job);
         this.#set(u, "ROLLING_FORWARD");
         this.#run(u, job);
       }),
@@ -342,6 +343,10 @@ export class Workflows {
       if (left.length) updated = [...updated, ...left].sort((a, b) => a - b);
     } else {
       updated = (req.instances ?? liveIds).filter((i) => job.tasks.has(i));
+      // A restart, start or stop runs the job's current config under a new version (Peloton's handlers make
+      // the workflow `WithConfig` a copy of it): the instances it takes run the job's spec, not the config
+      // they had (an aborted update leaves some on an older one). Not a rolling create, at version 1.
+      if (!req.create) target = this.jm.addConfigVersion(job, { ...job.config });
     }
     const u: UpdateRecord = {
       updateId: randomUuid(this.jm.deps.prng),
@@ -349,7 +354,8 @@ export class Workflows {
       type: req.type,
       config: req.config,
       state: req.config.startPaused ? "PAUSED" : "INITIALIZED",
-      prevState: req.config.startPaused ? "ROLLING_FORWARD" : undefined,
+      // Peloton's `(*update).Create`: PAUSED from INITIALIZED, so that resumed it starts as any other.
+      prevState: req.config.startPaused ? "INITIALIZED" : undefined,
       jobConfigVersion: target,
       prevJobConfigVersion: prevVersion,
       instancesAdded: added,
@@ -439,7 +445,8 @@ export class Workflows {
   pause(u: UpdateRecord, opaqueData?: string): void {
     if (u.state !== "ROLLING_FORWARD" && u.state !== "ROLLING_BACKWARD" && u.state !== "INITIALIZED") return;
     if (opaqueData !== undefined) u.opaqueData = opaqueData;
-    u.prevState = u.state === "INITIALIZED" ? "ROLLING_FORWARD" : u.state;
+    // Paused before it started, it starts when resumed (INITIALIZED: `start` moves the instances it leaves).
+    u.prevState = u.state;
     this.#set(u, "PAUSED");
     this.#events(u, u.instancesCurrent, "PAUSED");
   }
@@ -502,6 +509,7 @@ export class Workflows {
     this.#set(u, "ROLLING_BACKWARD");
     // Every instance to roll back, before it is taken (Peloton's Rollback writes them all at once).
     this.#events(u, daemon ? u.instancesUpdated : touched, "ROLLING_BACKWARD");
+    this.#moveUnchanged(u, job);
     this.jm.updateEngine.enqueue(u);
   }
 
@@ -686,16 +694,20 @@ export class Workflows {
         }
         break;
       case "RESTART":
+        // A new run on the workflow's version (Peloton's restart strategy sets DesiredConfigVersion).
+        task.desiredConfigVersion = u.jobConfigVersion;
         task.desiredRunId = task.runId + 1;
         u.targetRuns = { ...u.targetRuns, [i]: task.runId + 1 };
         // Peloton's restart sets the default goal: a stopped instance runs again rather than wait for ever.
         if (task.goalState === "KILLED") task.goalState = defaultTaskGoal(job.config.type);
         break;
       case "START":
-        this.jm.startTasks(job, [i]);
-        return;
       case "STOP":
-        this.jm.stopTasks(job, [i]);
+        // Peloton's start and stop strategies set both versions, whatever the task does: one started runs
+        // the workflow's version, one stopped starts on it later.
+        this.#moveTo(task, u.jobConfigVersion);
+        if (u.type === "START") this.jm.startTasks(job, [i]);
+        else this.jm.stopTasks(job, [i]);
         return;
     }
     // Attempts count runs at the target only (Peloton: "failure count due to old version should be reset").
@@ -705,6 +717,39 @@ export class Workflows {
     task.desiredHost = u.config.inPlace && task.hostname ? task.hostname : undefined;
     this.jm.putTask(task);
     this.jm.taskEngine.enqueue(task);
+  }
+
+  /**
+   * Peloton's `handleUnchangedInstancesInUpdate`, when a workflow starts and when an update rolls back: every
+   * instance the workflow does not list (added, updated or removed) whose spec is the workflow's is at its
+   * config version from now on, without a restart. One pass over the job;
+   * the tasks moved are stored with the job manager's next batch of writes.
+   */
+  #moveUnchanged(u: UpdateRecord, job: JobEntry): void {
+    const listed = new Set([...u.instancesAdded, ...u.instancesUpdated, ...u.instancesRemoved]);
+    const after = job.versions.get(u.jobConfigVersion)?.tasks;
+    if (!after) return;
+    const configsOf = (v: number) => job.versions.get(v)?.tasks;
+    for (const task of job.tasks.values()) {
+      // Better than Peloton's here: an instance a restart of some others leaves on an older spec (an aborted
+      // update's) keeps its version, which says what it runs, rather than take one whose spec it does not.
+      if (listed.has(task.instanceId) || task.goalState === "DELETED" || changedBy(task, after, configsOf)) {
+        continue;
+      }
+      this.#moveTo(task, u.jobConfigVersion);
+    }
+  }
+
+  /** Sets both the config version of the task and its desired one (none pending) to `version`. */
+  #moveTo(task: TaskRecord, version: number): void {
+    if (task.configVersion === version && (task.desiredConfigVersion ?? version) === version) return;
+    const pending = task.desiredConfigVersion !== undefined &&
+      task.desiredConfigVersion !== task.configVersion;
+    task.configVersion = version;
+    task.desiredConfigVersion = undefined;
+    this.jm.putTask(task);
+    // A change it was to be stopped or started again for is gone: its goal-state actions are others now.
+    if (pending) this.jm.taskEngine.enqueue(task);
   }
 
   /** Done: running the target (and healthy if checked). Failed: out of attempts (`maxInstanceAttempts`). */
