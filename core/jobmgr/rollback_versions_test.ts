@@ -3,9 +3,14 @@
  * copy of the one before, as Peloton's RollbackWorkflow stores them (PrevJobConfigVersion: the abandoned one).
  */
 import assert from "node:assert/strict";
-import { JOB_ID, JobmgrRig, runningService } from "../testing/jobmgr_rig.ts";
-import { makeJobConfig } from "../testing/fixtures.ts";
-import { entityVersion, jobConfigJson } from "./api_json.ts";
+import {
+  createServiceUpdate,
+  JOB_ID,
+  JobmgrRig,
+  relaunchKilled,
+  runningService,
+} from "../testing/jobmgr_rig.ts";
+import { entityVersion } from "./api_json.ts";
 import { STATELESS_SERVICE } from "./stateless_api.ts";
 
 const UPDATE = "peloton.api.v0.update.svc.UpdateService";
@@ -13,27 +18,9 @@ const UPDATE = "peloton.api.v0.update.svc.UpdateService";
 const SETTLE_MS = 10_000;
 const N = 2;
 
-const cmd = (value: string) => ({
-  shell: true,
-  value,
-  arguments: [],
-  environment: { variables: [] },
-  uris: [],
-});
-const configRunning = (value: string) =>
-  makeJobConfig({ type: "SERVICE", instanceCount: N, task: { command: cmd(value) } });
-
 /** Creates an update from the job's current config version; its id. */
-function createUpdate(rig: JobmgrRig, command: string, updateConfig: object): string {
-  rig.call(UPDATE, "CreateUpdate", {
-    jobId: { value: JOB_ID },
-    jobConfig: { ...jobConfigJson(configRunning(command)), changeLog: { version: rig.job().configVersion } },
-    updateConfig,
-  });
-  const [reply] = rig.replies();
-  assert.equal(reply.error, undefined, JSON.stringify(reply.error));
-  return (reply.body as { updateID: { value: string } }).updateID.value;
-}
+const createUpdate = (rig: JobmgrRig, command: string, updateConfig: object) =>
+  createServiceUpdate(rig, command, N, updateConfig);
 
 /** A service at config version 2, the update from 1 to 2 done. */
 function atVersion2(): JobmgrRig {
@@ -48,22 +35,7 @@ function atVersion2(): JobmgrRig {
 }
 
 /** Lets the rollback in progress bring every instance back up. */
-function finishRollback(rig: JobmgrRig): void {
-  for (let i = 0; i < N; i++) {
-    rig.tick(1_000);
-    for (const k of rig.transport.take("kill-tasks", "hostmgr").flatMap((m) => m.tasks)) {
-      rig.status(k.taskId, "TASK_KILLED");
-    }
-    const pending = [...rig.job().tasks.values()].filter((t) => t.state === "PENDING").map((t) =>
-      t.instanceId
-    );
-    if (pending.length) {
-      rig.launch(pending);
-      for (const p of pending) rig.status(rig.taskId(p), "TASK_RUNNING");
-    }
-  }
-  rig.tick(SETTLE_MS);
-}
+const finishRollback = (rig: JobmgrRig) => relaunchKilled(rig, N, SETTLE_MS);
 
 /** `[configVersion, prevConfigVersion]` of v0 GetUpdate and of v1alpha ListJobWorkflows and GetJob. */
 async function reported(rig: JobmgrRig, id: string) {

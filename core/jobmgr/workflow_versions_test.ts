@@ -5,36 +5,23 @@
  * reports and resumes.
  */
 import assert from "node:assert/strict";
-import { JOB_ID, type JobmgrRig, runningService } from "../testing/jobmgr_rig.ts";
-import { makeJobConfig } from "../testing/fixtures.ts";
-import { entityVersion, jobConfigJson } from "./api_json.ts";
+import {
+  createServiceUpdate,
+  JOB_ID,
+  type JobmgrRig,
+  relaunchKilled,
+  runningService,
+  shellCommand,
+} from "../testing/jobmgr_rig.ts";
+import { entityVersion } from "./api_json.ts";
 import { STATELESS_SERVICE } from "./stateless_api.ts";
 
 const UPDATE = "peloton.api.v0.update.svc.UpdateService";
 /** The default `minRunningSeconds`, in ms. */
 const SETTLE_MS = 10_000;
 
-const cmd = (value: string) => ({
-  shell: true,
-  value,
-  arguments: [],
-  environment: { variables: [] },
-  uris: [],
-});
-const config = (command: string, instanceCount: number) =>
-  makeJobConfig({ type: "SERVICE", instanceCount, task: { command: cmd(command) } });
-
-/** Creates an update from the job's current config version; its id. */
-function createUpdate(rig: JobmgrRig, command: string, n: number, updateConfig: object): string {
-  rig.call(UPDATE, "CreateUpdate", {
-    jobId: { value: JOB_ID },
-    jobConfig: { ...jobConfigJson(config(command, n)), changeLog: { version: rig.job().configVersion } },
-    updateConfig,
-  });
-  const [reply] = rig.replies();
-  assert.equal(reply.error, undefined, JSON.stringify(reply.error));
-  return (reply.body as { updateID: { value: string } }).updateID.value;
-}
+const cmd = shellCommand;
+const createUpdate = createServiceUpdate;
 
 /** Each instance's `[configVersion, desired config version]`, by instance id. */
 function versions(rig: JobmgrRig): [number, number][] {
@@ -48,22 +35,7 @@ function commandOf(rig: JobmgrRig, i: number): string | undefined {
 }
 
 /** Lets every instance killed be placed again and run. */
-function relaunchAll(rig: JobmgrRig): void {
-  for (let round = 0; round < 3; round++) {
-    rig.tick(1_000);
-    for (const k of rig.transport.take("kill-tasks", "hostmgr").flatMap((m) => m.tasks)) {
-      rig.status(k.taskId, "TASK_KILLED");
-    }
-    const pending = [...rig.job().tasks.values()].filter((t) => t.state === "PENDING").map((t) =>
-      t.instanceId
-    );
-    if (pending.length) {
-      rig.launch(pending);
-      for (const p of pending) rig.status(rig.taskId(p), "TASK_RUNNING");
-    }
-  }
-  rig.tick(SETTLE_MS);
-}
+const relaunchAll = (rig: JobmgrRig) => relaunchKilled(rig, 3, SETTLE_MS);
 
 /** Six instances on v1, an update to v2 one at a time aborted once instance 0 is on v2. */
 function abortedUpdate(): JobmgrRig {

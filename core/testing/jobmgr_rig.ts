@@ -286,3 +286,54 @@ export function runningService(n: number, o: RunningServiceOptions = {}): Jobmgr
   }
   return rig;
 }
+
+/** A shell command as a job config's task command. */
+export const shellCommand = (value: string) => ({
+  shell: true,
+  value,
+  arguments: [],
+  environment: { variables: [] },
+  uris: [],
+});
+
+/**
+ * A v0 CreateUpdate of the job to a service config of `instanceCount` instances running `command`, from the
+ * job's current config version; the update's id (the test fails on an error).
+ */
+export function createServiceUpdate(
+  rig: JobmgrRig,
+  command: string,
+  instanceCount: number,
+  updateConfig: object,
+): string {
+  const config = makeJobConfig({ type: "SERVICE", instanceCount, task: { command: shellCommand(command) } });
+  rig.call("peloton.api.v0.update.svc.UpdateService", "CreateUpdate", {
+    jobId: { value: JOB_ID },
+    jobConfig: { ...jobConfigJson(config), changeLog: { version: rig.job().configVersion } },
+    updateConfig,
+  });
+  const [reply] = rig.replies();
+  if (reply.error) throw new Error(`CreateUpdate failed: ${JSON.stringify(reply.error)}`);
+  return (reply.body as { updateID: { value: string } }).updateID.value;
+}
+
+/**
+ * `rounds` times: a second passes, every run the job manager killed ends, and every PENDING instance is
+ * launched and RUNNING; then `settleMs` pass (a run's default `minRunningSeconds`).
+ */
+export function relaunchKilled(rig: JobmgrRig, rounds: number, settleMs = 10_000): void {
+  for (let round = 0; round < rounds; round++) {
+    rig.tick(1_000);
+    for (const k of rig.transport.take("kill-tasks", "hostmgr").flatMap((m) => m.tasks)) {
+      rig.status(k.taskId, "TASK_KILLED");
+    }
+    const pending = [...rig.job().tasks.values()].filter((t) => t.state === "PENDING").map((t) =>
+      t.instanceId
+    );
+    if (pending.length) {
+      rig.launch(pending);
+      for (const p of pending) rig.status(rig.taskId(p), "TASK_RUNNING");
+    }
+  }
+  rig.tick(settleMs);
+}
