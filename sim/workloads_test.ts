@@ -75,7 +75,7 @@ Deno.test("batch: failures are retried up to maxFailures; maxRunningTime kills; 
   const slow = await create(s, config({ sla: { maxRunningTime: 30 } }, { command: { value: "sleep 1000" } }));
   await s.advanceTo(120_000);
   assert.deepEqual(states(s, flaky), ["FAILED", "FAILED"]);
-  assert.deepEqual([...job(s, flaky).tasks.values()].map((t) => t.runId), [3, 3], "first run + 2 retries");
+  assert.deepEqual([...job(s, flaky).tasks.values()].map((t) => t.runId), [2, 2], "maxFailures counts runs");
   assert.equal(job(s, flaky).runtime.state, "FAILED");
   assert.deepEqual(states(s, slow), ["KILLED"]);
   assert.equal(job(s, slow).tasks.get(0)!.terminationReason, "DEADLINE_TIMEOUT_EXCEEDED");

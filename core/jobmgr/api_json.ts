@@ -19,6 +19,7 @@ import {
   type VolumeRecord,
 } from "../model/records.ts";
 import { MAX_UINT32 } from "../model/_schema_kit.ts";
+import { TASK_STATES, type TaskState, type TaskStats } from "../model/states.ts";
 import { rfc3339 } from "../model/time_format.ts";
 import { storeFailure } from "../ports/store.ts";
 import type { Transport } from "../ports/transport.ts";
@@ -256,6 +257,16 @@ export function parseConfigVersion(
   return { ok: true, value };
 }
 
+/**
+ * A job runtime's `taskStats` as answered: a count for every task state, 0 for those no task is in, as
+ * Peloton's `GetTaskStateSummaryForJob` fills it. The job manager counts only the states tasks entered.
+ */
+export function taskStatsJson(stats: TaskStats): Record<TaskState, number> {
+  const out = {} as Record<TaskState, number>;
+  for (const s of Object.keys(TASK_STATES) as TaskState[]) out[s] = stats[s] ?? 0;
+  return out;
+}
+
 /** v0 `job.RuntimeInfo`. */
 export function jobRuntimeJson(j: JobView): Body {
   const rt = j.runtime;
@@ -265,7 +276,7 @@ export function jobRuntimeJson(j: JobView): Body {
     creationTime: time(rt.creationTimeMs),
     startTime: time(rt.startTimeMs),
     completionTime: time(rt.completionTimeMs),
-    taskStats: rt.taskStats,
+    taskStats: taskStatsJson(rt.taskStats),
     configurationVersion: j.configVersion,
     updateID: rt.updateId ? { value: rt.updateId } : undefined,
     entityVersion: { value: entityVersion(j) },
@@ -292,6 +303,14 @@ export function queriedJobInfoJson(j: JobView): Body {
   return { id: { value: j.jobId }, config, runtime: jobRuntimeJson(j) };
 }
 
+/**
+ * A job summary's `owner`: the config's owner, else its owning team. Peloton filled a summary's owner from
+ * its job index's owner column, which holds the owning team, so its summaries name the team there.
+ */
+export function summaryOwner(c: { owner: string; owningTeam: string }): string {
+  return c.owner || c.owningTeam;
+}
+
 /** v0 `job.JobSummary`: a job as a query lists it, without its task configs. */
 export function jobSummaryJson(j: JobView): Body {
   const c = j.config;
@@ -299,7 +318,7 @@ export function jobSummaryJson(j: JobView): Body {
     id: { value: j.jobId },
     name: c.name,
     type: c.type,
-    owner: c.owner,
+    owner: summaryOwner(c),
     owningTeam: c.owningTeam,
     labels: c.labels,
     instanceCount: c.instanceCount,

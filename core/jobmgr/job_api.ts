@@ -527,10 +527,11 @@ export class JobApi {
         spec: parsed.value.echo,
       });
     const run = (respoolId: string | undefined) =>
-      runJobQuery(this.jm.deps.store, parsed.value, respoolId, (id) => this.jm.jobs.get(id)).then(
-        answer,
-        (err) => r.storeError(err),
-      );
+      runJobQuery(this.jm.deps.store, parsed.value, respoolId, (id) => this.jm.jobs.get(id), this.jm.now())
+        .then(
+          answer,
+          (err) => r.storeError(err),
+        );
     // Both checked to be `{value}` messages (the spec's by `parseQuerySpec`).
     const ids = idValue(spec.respoolID) ?? pool;
     const path = idValue(spec.respool);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { JobState } from "../model/states.ts";
+import { type JobState, TASK_STATES } from "../model/states.ts";
 import { makeJobConfig, makeJobRecord } from "../testing/harness.ts";
 import { JOB_ID, JobmgrRig } from "../testing/jobmgr_rig.ts";
 import { jobConfigJson } from "./job_api.ts";
@@ -8,6 +8,11 @@ import { STATELESS_SERVICE } from "./stateless_api.ts";
 type Body = Record<string, unknown>;
 
 const id = (instance: number, run = 1) => `${JOB_ID}-${instance}-${run}`;
+/** A v0 `taskStats`: every task state named, 0 for those no task is in (Peloton's GetTaskStateSummaryForJob). */
+const taskStats = (counts: Record<string, number>) => ({
+  ...Object.fromEntries(Object.keys(TASK_STATES).map((s) => [s, 0])),
+  ...counts,
+});
 /** Lets store reads (promises) settle so the replies built from them are sent. */
 const reads = () => new Promise((resolve) => setTimeout(resolve, 0));
 
@@ -139,7 +144,7 @@ Deno.test("job Get shows config and runtime in Peloton's shape", () => {
     "SUCCEEDED",
     "1970-01-01T00:00:00.000Z",
   ]);
-  assert.deepEqual(rt.taskStats, { INITIALIZED: 0, PENDING: 2 });
+  assert.deepEqual(rt.taskStats, taskStats({ PENDING: 2 }), "every state, 0 included");
 });
 
 Deno.test("job Query pages in Peloton's shape: spec.pagination {offset, limit, maxLimit}, reply pagination {offset, limit, total}", async () => {
@@ -332,7 +337,7 @@ Deno.test("job Query answers job summaries in results, and omits the full config
     "BATCH",
   ]);
   const runtime = summary.runtime as Body;
-  assert.deepEqual([runtime.state, runtime.taskStats], ["PENDING", { INITIALIZED: 0, PENDING: 2 }]);
+  assert.deepEqual([runtime.state, runtime.taskStats], ["PENDING", taskStats({ PENDING: 2 })]);
   assert.equal((summary as Body).defaultConfig, undefined, "no task config in a summary");
   assert.deepEqual(
     (full.records as Body[]).map((r) => r.id),
@@ -409,7 +414,7 @@ Deno.test("task List maps instance ids to task infos with their runtime", () => 
 
 Deno.test("task Get answers Peloton's GetResponse: result the current run, results every run, current first", () => {
   const rig = new JobmgrRig();
-  rig.create({ task: { restartPolicy: { maxFailures: 1 } } });
+  rig.create({ task: { restartPolicy: { maxFailures: 2 } } });
   rig.launch([0]);
   rig.status(id(0), "TASK_FAILED");
   rig.api("task", "Get", { jobId: { value: JOB_ID }, instanceId: 0 });
@@ -432,7 +437,7 @@ Deno.test("task Get answers Peloton's GetResponse: result the current run, resul
 
 Deno.test("task BrowseSandbox finds an earlier run's sandbox by its task id, from the task's history", () => {
   const rig = new JobmgrRig();
-  rig.create({ task: { restartPolicy: { maxFailures: 1 } } });
+  rig.create({ task: { restartPolicy: { maxFailures: 2 } } });
   rig.launch([0], "h1");
   rig.status(id(0), "TASK_FAILED");
   rig.launch([0], "h2");
@@ -556,7 +561,7 @@ Deno.test("task events list every state change of an instance, newest first", as
 /** A batch task that failed `failures` times, each run on its own host, and is now in run failures+1. */
 function failedRuns(failures: number): JobmgrRig {
   const rig = new JobmgrRig();
-  rig.create({ task: { restartPolicy: { maxFailures: failures } } });
+  rig.create({ task: { restartPolicy: { maxFailures: failures + 1 } } });
   for (let run = 1; run <= failures; run++) {
     rig.launch([0], `h${run}`);
     rig.status(id(0, run), "TASK_FAILED", { hostname: `h${run}` });

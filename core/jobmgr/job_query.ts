@@ -1,5 +1,5 @@
 /** Job queries: the `QuerySpec` of v0 `JobManager.Query` and v1alpha `QueryJobs`, read and run against the store. */
-import { JOB_STATES, type JobState } from "../model/states.ts";
+import { isTerminalJobState, JOB_STATES, type JobState } from "../model/states.ts";
 import { parseRfc3339 } from "../model/time_format.ts";
 import { JOB_ORDER_PROPERTIES, type JobQuery, type Store } from "../ports/store.ts";
 import { type Body, idValue, type JobView, labelList, uint32Of, valueMessage } from "./api_json.ts";
@@ -10,6 +10,11 @@ const POOL_FIELDS = { respool: "a resource pool path", respoolID: "a resource po
 
 /** Jobs a query returns when its `pagination.limit` is 0 or absent. */
 export const DEFAULT_QUERY_LIMIT = 100;
+
+/** How far back a query of terminal states without time ranges looks (Peloton's `jobQueryDefaultSpanInDays`). */
+export const DEFAULT_TERMINAL_SPAN_MS = 7 * 24 * 3600_000;
+/** How far past now that window reaches, for jobs just created (Peloton's `jobQueryJitter`). */
+const QUERY_JITTER_MS = 30_000;
 
 export interface TimeRange {
   minMs?: number;
@@ -171,13 +176,17 @@ export function noJobs(spec: JobQuerySpec): JobPage {
  * when it was absent; here they are all counted (the store counts in SQL and reads only the page), so
  * `total` is the true number and every page can be reached. Keywords and time ranges are not in the
  * store's index: with them, every match of the other fields is read, in order, and those are checked here.
+ * A query of any terminal state without a creation or completion time range sees only the jobs created in
+ * the 7 days before `nowMs` (to 30 s after it), as Peloton's store limits it.
  */
 export async function runJobQuery(
   store: Store,
   spec: JobQuerySpec,
   respoolId: string | undefined,
   live: (jobId: string) => JobView | undefined,
+  nowMs: number,
 ): Promise<JobPage> {
+  spec = withDefaultWindow(spec, nowMs);
   const { offset } = spec.page,
     limit = spec.page.limit || DEFAULT_QUERY_LIMIT,
     considered = spec.page.maxLimit || Infinity;
@@ -194,6 +203,17 @@ export async function runJobQuery(
     jobs: found.slice(offset, offset + pageSize),
     pagination: { offset, limit, total: Math.min(found.length, considered) },
   };
+}
+
+/**
+ * The spec with Peloton's default creation window when it asks for a terminal state and gives no time
+ * range: terminal jobs pile up for ever, and Peloton's index would otherwise search them all.
+ */
+function withDefaultWindow(spec: JobQuerySpec, nowMs: number): JobQuerySpec {
+  if (spec.creation || spec.completion) return spec;
+  if (!spec.store.states?.some((s) => isTerminalJobState(s as JobState))) return spec;
+  const maxMs = nowMs + QUERY_JITTER_MS;
+  return { ...spec, creation: { minMs: maxMs - DEFAULT_TERMINAL_SPAN_MS, maxMs } };
 }
 
 /** Keywords (each must appear, any case, in the name, owner, owning team, description or a label) and times. */

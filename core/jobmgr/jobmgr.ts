@@ -182,6 +182,22 @@ export const SYSTEM_FAILURE_REASONS = new Set([
 ]);
 
 /**
+ * What a Mesos TaskStatus's reason reads as when it sets none: its enum's 0. A command executor's non-zero
+ * exit sends no reason, so its FAILED run says this one, as in Peloton.
+ */
+export const UNSET_MESOS_REASON = "REASON_COMMAND_EXECUTOR_FAILED";
+
+/**
+ * The reason a task's run records from a status: Peloton's status handler reads the Mesos reason (so an
+ * unset one as `UNSET_MESOS_REASON`) for FAILED and LOST alone, and records none for the other states; here
+ * a reason the backend gives is kept for those too, as it tells why (a kill's, a reconciliation's).
+ */
+function statusReason(s: MappedTaskStatus): string | undefined {
+  if (s.reason) return s.reason;
+  return s.pelotonState === "FAILED" || s.pelotonState === "LOST" ? UNSET_MESOS_REASON : undefined;
+}
+
+/**
  * Reasons a task is LOST only because the scheduler, the master or its agent restarted (the backend's
  * reconciliation no longer knows it): run again at once, never counted as the task's failure. A failure
  * that reconciliation merely reports again (TASK_FAILED, "Latest task state") still counts.
@@ -1494,7 +1510,7 @@ export class JobManager implements Receiver {
         hostname: s.hostname || undefined,
         agentId: s.agentId || undefined,
         message,
-        reason: s.reason,
+        reason: statusReason(s),
         exitCode: s.exitCode,
         healthy: health,
       });

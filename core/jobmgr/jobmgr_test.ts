@@ -187,9 +187,10 @@ Deno.test("a job whose task ran and ended within one batch of statuses has its s
   assert.equal(never.job().runtime.startTimeMs, undefined);
 });
 
-Deno.test("a FAILED task is retried under a new run id up to restartPolicy.maxFailures, history kept", () => {
+Deno.test("a FAILED task is retried under a new run id up to restartPolicy.maxFailures runs, history kept", () => {
   const rig = new JobmgrRig();
-  rig.create({ task: { restartPolicy: { maxFailures: 1 } } });
+  // Peloton's TaskFailRetry stops once the failure count reaches maxFailures: 2 gives two runs in all.
+  rig.create({ task: { restartPolicy: { maxFailures: 2 } } });
   rig.launch([0]);
   rig.status(id(0), "TASK_RUNNING");
   rig.status(id(0), "TASK_FAILED");
@@ -244,7 +245,8 @@ Deno.test("stop drops pre-launch tasks in resmgr and kills launched ones through
     hostname: "h1",
   }], "the kill names the task's host, so the host manager need not search for it");
   assert.deepEqual([rig.task(0).state, rig.task(1).state], ["KILLING", "KILLED"]);
-  assert.equal(rig.task(1).reason, "REASON_KILLED_ON_REQUEST");
+  // Peloton's stopInitializedTask: "Non-running task killed", and no reason.
+  assert.deepEqual([rig.task(1).message, rig.task(1).reason], ["Non-running task killed", undefined]);
   assert.equal(rig.job().runtime.state, "KILLING");
   const stored = rig.store.jobs.get(JOB_ID)!.runtime;
   assert.deepEqual([stored.state, stored.goalState], ["KILLING", "KILLED"], "KILLING is stored too");
@@ -461,4 +463,22 @@ Deno.test("find names a task by its Mesos task id: the run, a stale run, and ids
   const again = jm.find(id(0))!.job;
   assert.notEqual(again, before);
   assert.equal(again, jm.jobs.get(JOB_ID));
+});
+
+Deno.test("restartPolicy.maxFailures N gives N runs in all, as Peloton counts them; 0 and 1 give one", () => {
+  for (const [maxFailures, runs] of [[0, 1], [1, 1], [2, 2], [3, 3]]) {
+    const rig = new JobmgrRig();
+    rig.create({ task: { restartPolicy: { maxFailures } } });
+    for (let run = 1; rig.task(0).state !== "FAILED"; run++) {
+      assert.ok(run <= runs, `maxFailures ${maxFailures}: run ${run}`);
+      rig.launch([0]);
+      rig.status(id(0, run), "TASK_FAILED");
+    }
+    assert.deepEqual(
+      [rig.task(0).runId, rig.task(0).failureCount],
+      [runs, runs],
+      `maxFailures ${maxFailures}`,
+    );
+    assert.equal(rig.job().runtime.state, "FAILED");
+  }
 });

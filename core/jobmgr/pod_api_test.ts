@@ -26,7 +26,7 @@ function ok(r: ApiReply): Body {
 
 Deno.test("GetPod: the current run's spec and status, and the runs before it; statusOnly leaves the spec out", async () => {
   const rig = new JobmgrRig();
-  rig.create({ task: { restartPolicy: { maxFailures: 1 } } });
+  rig.create({ task: { restartPolicy: { maxFailures: 2 } } });
   rig.launch([0], "h1");
   rig.status(run(0, 1), "TASK_FAILED");
   rig.launch([0], "h2");
@@ -54,7 +54,7 @@ Deno.test("GetPod: the current run's spec and status, and the runs before it; st
 
 Deno.test("GetPod limit counts the current run, as Peloton's: 1 is it alone, N at most N-1 runs before it, 0 all", async () => {
   const rig = new JobmgrRig();
-  rig.create({ task: { restartPolicy: { maxFailures: 3 } } });
+  rig.create({ task: { restartPolicy: { maxFailures: 4 } } });
   for (let r = 1; r <= 3; r++) {
     rig.launch([0], `h${r}`);
     rig.status(run(0, r), "TASK_FAILED", { hostname: `h${r}` });
@@ -255,7 +255,7 @@ Deno.test("BrowsePodSandbox of a pod whose current run is not launched yet names
 
 Deno.test("GetPodEvents: one run's events, newest first; BrowsePodSandbox: where a run ran", async () => {
   const rig = new JobmgrRig();
-  rig.create({ task: { restartPolicy: { maxFailures: 1 } } });
+  rig.create({ task: { restartPolicy: { maxFailures: 2 } } });
   assert.equal(
     (await call(rig, "BrowsePodSandbox", { podName: pod(0) })).error?.code,
     "aborted",

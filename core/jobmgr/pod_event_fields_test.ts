@@ -120,7 +120,7 @@ Deno.test("PodService GetPodEvents: the same fields in v1alpha's names and types
 
 Deno.test("events stored before their goal, versions, agent and health were kept answer without them", async () => {
   const rig = new JobmgrRig();
-  rig.create({ task: { restartPolicy: { maxFailures: 1 } } });
+  rig.create({ task: { restartPolicy: { maxFailures: 2 } } });
   rig.launch([0], "h1");
   rig.status(run(1), "TASK_FAILED");
   rig.store.settle();

@@ -25,6 +25,7 @@ import {
   rangeOf,
   type Reply,
   requestedJobId,
+  summaryOwner,
   uint32Of,
   valueMessage,
   workflowSpecOf,
@@ -556,8 +557,9 @@ export class StatelessApi {
     const spec = (body.spec ?? {}) as Body;
     // The spec echoed is the one read (`JobQuerySpec.echo`), as Peloton echoes the QuerySpec it decoded.
     const echo = parsed.value.echo;
+    const { jm } = this.api;
     const run = (respoolId: string | undefined) =>
-      runJobQuery(this.api.jm.deps.store, parsed.value, respoolId, (id) => this.api.jm.jobs.get(id)).then(
+      runJobQuery(jm.deps.store, parsed.value, respoolId, (id) => jm.jobs.get(id), jm.now()).then(
         async ({ jobs, pagination }) => ({ records: await this.summaries(jobs), pagination, spec: echo }),
       ).then((reply) => r.ok(reply), (err) => r.storeError(err));
     const path = idValue(spec.respool);
@@ -805,7 +807,7 @@ function summaryJson(j: JobView, workflow: UpdateRecord | undefined): Body {
   return {
     jobId: { value: j.jobId },
     name: c.name,
-    owner: c.owner,
+    owner: summaryOwner(c),
     owningTeam: c.owningTeam,
     labels: c.labels,
     instanceCount: c.instanceCount,

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import type { UpdateRecord } from "../model/records.ts";
+import { TASK_STATES } from "../model/states.ts";
 import { rfc3339 } from "../model/time_format.ts";
 import { JOB_ID, JobmgrRig, runningService } from "../testing/jobmgr_rig.ts";
 import { makeJobConfig, makeJobRecord, makeStatelessSpec } from "../testing/fixtures.ts";
@@ -224,7 +225,13 @@ Deno.test("ListJobs answers every job's v1alpha summary, in one reply where Pelo
   assert.deepEqual([status.state, status.desiredState, status.podStats], [
     "JOB_STATE_PENDING",
     "JOB_STATE_RUNNING",
-    { POD_STATE_INITIALIZED: 0, POD_STATE_PENDING: 2 },
+    {
+      // Every pod state a task state maps to, 0 included, as Peloton converts its dense taskStats.
+      ...Object.fromEntries(
+        Object.keys(TASK_STATES).map((s) => [`POD_STATE_${s === "UNKNOWN" ? "INVALID" : s}`, 0]),
+      ),
+      POD_STATE_PENDING: 2,
+    },
   ]);
 });
 

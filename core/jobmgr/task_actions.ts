@@ -46,17 +46,15 @@ export class TaskActions {
     this.jm.enqueueTask(job, task);
   }
 
-  /** Not launched yet: dropped at the resource manager. Launched: killed with its grace period. */
+  /**
+   * Not launched yet: dropped at the resource manager and KILLED with Peloton's `stopInitializedTask`
+   * message and no reason. Launched: killed with its grace period.
+   */
   #stop(job: JobEntry, task: TaskRecord): void {
     const now = this.jm.now();
     if (task.state in PRE_LAUNCH_RANK) {
       if (task.state !== "INITIALIZED") this.jm.dropTask(task);
-      this.jm.transition(job, task, "KILLED", now, {
-        reason: task.terminationReason === "DEADLINE_TIMEOUT_EXCEEDED"
-          ? "Deadline exceeded"
-          : "REASON_KILLED_ON_REQUEST",
-        message: "Task stopped",
-      });
+      this.jm.transition(job, task, "KILLED", now, { message: "Non-running task killed" });
       // Deleted instances and new runs go on from KILLED in the next evaluation.
       this.jm.taskEngine.enqueue(task);
       return;
@@ -91,7 +89,7 @@ export class TaskActions {
   }
 
   /**
-   * Batch: another run while failures stay within `restartPolicy.maxFailures`; system failures (lost
+   * Batch: another run while failures are fewer than `restartPolicy.maxFailures`; system failures (lost
    * hosts, launch errors) get at least `maxSystemFailureAttempts` runs whatever the policy says.
    */
   #failRetry(job: JobEntry, task: TaskRecord): void {
@@ -178,11 +176,13 @@ export function isThrottled(t: TaskRecord): boolean {
 }
 
 /**
- * Whether a batch task's failed (killed, lost) run is run again: within its restart policy's `maxFailures`,
- * or a system failure within `maxSystemFailureAttempts`.
+ * Whether a batch task's failed (killed, lost) run is run again: while its failures are fewer than its
+ * restart policy's `maxFailures`, or than `maxSystemFailureAttempts` for a system failure. So `maxFailures`
+ * counts runs, the first one too: 2 gives two, and 0 or 1 one (Peloton's `TaskFailRetry` stops once the
+ * failure count reaches it).
  */
 export function retriesLeft(job: JobEntry, task: TaskRecord, maxSystemFailureAttempts: number): boolean {
   const max = taskConfigOf(job, task).restartPolicy?.maxFailures ?? 0;
   const system = task.terminationReason === "SYSTEM_FAILURE";
-  return task.failureCount <= max || (system && task.failureCount < maxSystemFailureAttempts);
+  return task.failureCount < max || (system && task.failureCount < maxSystemFailureAttempts);
 }

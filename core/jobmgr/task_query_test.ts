@@ -216,7 +216,7 @@ Deno.test("task Refresh runs a range's goal-state actions again (all by default)
 
 Deno.test("task DeletePodEvents deletes an instance's events of the runs up to runId, once stored", async () => {
   const rig = new JobmgrRig();
-  rig.create({ task: { restartPolicy: { maxFailures: 1 } } });
+  rig.create({ task: { restartPolicy: { maxFailures: 2 } } });
   rig.launch([0], "h1");
   rig.status(run(0, 1), "TASK_FAILED");
   rig.launch([0], "h2");
@@ -239,7 +239,7 @@ Deno.test("task DeletePodEvents deletes an instance's events of the runs up to r
 Deno.test("task DeletePodEvents refuses an instance the job never had and a run after the current one, deleting nothing", async () => {
   // Peloton deletes every run up to the one named: run 99 of a task at run 2 took the current run's events.
   const rig = new JobmgrRig();
-  rig.create({ instanceCount: 2, task: { restartPolicy: { maxFailures: 1 } } });
+  rig.create({ instanceCount: 2, task: { restartPolicy: { maxFailures: 2 } } });
   rig.launch([0], "h1");
   rig.status(run(0, 1), "TASK_FAILED");
   rig.launch([0], "h2");

@@ -121,7 +121,7 @@ Deno.test("terminationStatus: a running task has none; a preempted one says PREE
 
 Deno.test("v0 task runtime: prevMesosTaskId and desiredMesosTaskId, as GetPod's prevPodId and desiredPodId", async () => {
   const rig = new JobmgrRig();
-  rig.create({ instanceCount: 1, task: { restartPolicy: { maxFailures: 1 } } });
+  rig.create({ instanceCount: 1, task: { restartPolicy: { maxFailures: 2 } } });
   rig.launch([0]);
   rig.status(run(0, 1), "TASK_FAILED");
   rig.launch([0]);

@@ -21,7 +21,15 @@ import type {
 import { jobConfigToStatelessSpec } from "../model/stateless_spec.ts";
 import { type JobState, TASK_STATES } from "../model/states.ts";
 import { MAX_UINT32 } from "../model/_schema_kit.ts";
-import { type Body, entityVersion, instanceIdRanges, type JobView, time, valueMessage } from "./api_json.ts";
+import {
+  type Body,
+  entityVersion,
+  instanceIdRanges,
+  type JobView,
+  taskStatsJson,
+  time,
+  valueMessage,
+} from "./api_json.ts";
 
 /**
  * v1alpha `stateless.JobState`. Peloton casts v0's number across (`stateless.JobState(runtime.GetState())`,
@@ -148,7 +156,8 @@ export function statusJson(j: JobView, workflow?: UpdateRecord): Body {
     state: jobStateName(rt.state),
     desiredState: jobStateName(rt.goalState),
     creationTime: time(rt.creationTimeMs),
-    podStats: podStatsJson(rt.taskStats),
+    // Every pod state a task state maps to, 0 included, as Peloton converts its runtime's taskStats.
+    podStats: podStatsJson(taskStatsJson(rt.taskStats)),
     version: { value: entityVersion(j) },
     workflowId: rt.updateId ? { value: rt.updateId } : undefined,
     workflowStatus: workflow ? workflowStatusJson(j, workflow) : undefined,

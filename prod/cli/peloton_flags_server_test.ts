@@ -14,9 +14,9 @@ const service = (label: string) =>
   `defaultConfig:\n  ${RESOURCE}\n  killGracePeriodSeconds: 1\n` +
   `  command: { shell: true, value: 'echo ${label}; while true; do sleep 1; done' }\n`;
 
-/** A batch task that prints its run's id and fails once, then again: runs 1 and 2, both FAILED. */
+/** A batch task that prints its run's id and fails twice (its `maxFailures`): runs 1 and 2, both FAILED. */
 const TWO_RUNS = `name: flags-keywordzebra\ninstanceCount: 1\nsla: { priority: 1 }\n` +
-  `defaultConfig:\n  ${RESOURCE}\n  restartPolicy: { maxFailures: 1 }\n` +
+  `defaultConfig:\n  ${RESOURCE}\n  restartPolicy: { maxFailures: 2 }\n` +
   `  command: { shell: true, value: 'echo "run $MESOS_TASK_ID"; exit 3' }\n`;
 
 /** Writes `text` to `dir/name` and creates a job of it in /DefaultResPool; its id. */

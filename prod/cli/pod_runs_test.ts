@@ -3,13 +3,13 @@ import assert from "node:assert/strict";
 import { cli, createDefaultPool, startUp, waitFor } from "../testing.ts";
 import { PelotonClient } from "./client.ts";
 
-/** A batch task that fails twice and is retried: three runs, the last one FAILED. */
+/** A batch task that fails three times (its `maxFailures`): three runs, the last one FAILED. */
 const RETRIED = `name: Retried
 instanceCount: 1
 sla: { priority: 1 }
 defaultConfig:
   resource: { cpuLimit: 0.1, memLimitMb: 16, diskLimitMb: 10 }
-  restartPolicy: { maxFailures: 2 }
+  restartPolicy: { maxFailures: 3 }
   command: { shell: true, value: "exit 3" }
 `;
 
