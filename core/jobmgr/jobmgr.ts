@@ -844,6 +844,9 @@ export class JobManager implements Receiver {
         // Stored with the job's goal in the same batch: a stop answered as done survives a restart before
         // the kill, and a restart before the stop actions run still stops.
         this.putTask(task);
+        // Stopped, it is no longer unavailable (Peloton's getInstanceAvailability: KILLED): a drain its being
+        // down held goes now, not when something else about the job changes.
+        if (this.#drains.size) this.#drains.changed(job);
       }
       if (ended) {
         if (instances) acted.push(task.instanceId);

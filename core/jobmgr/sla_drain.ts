@@ -109,14 +109,17 @@ export class SlaDrains {
     if (this.#waiting.has(job)) this.#recheck.add(job);
   }
 
-  /** Hosts changed state (maintenance completed, say): the jobs holding drains on them look again. */
+  /**
+   * Hosts changed state (maintenance completed, say): the jobs holding drains on them look again, and so do
+   * those with an unavailable instance pinned to one (the reason they give names its host's state).
+   */
   hostsChanged(hostnames: ReadonlySet<string>): void {
     for (const [job, byInstance] of this.#waiting) {
-      for (const w of byInstance.values()) {
-        if (!hostnames.has(w.hostname)) continue;
-        this.#recheck.add(job);
-        break;
-      }
+      const onChanged = [...byInstance.values()].some((w) => hostnames.has(w.hostname)) ||
+        [...job.tasks.values()].some((t) =>
+          t.requiredHost !== undefined && hostnames.has(t.requiredHost) && availability(t) === "UNAVAILABLE"
+        );
+      if (onChanged) this.#recheck.add(job);
     }
   }
 

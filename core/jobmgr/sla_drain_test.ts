@@ -155,3 +155,61 @@ Deno.test("a drain the SLA holds names the instances down when none is pinned to
       `instance 0 (${rig.task(0).state})`,
   );
 });
+
+Deno.test("stopping the instance that holds a drain (ended, waiting to run again) lets the drain go at once", () => {
+  const rig = service(1);
+  // Instance 3 fails: a service's instance runs again, so it is unavailable until it does.
+  rig.status(rig.taskId(3), "TASK_FAILED");
+  assert.equal(availability(rig.task(3)), "UNAVAILABLE");
+  drain(rig, [0]);
+  assert.deepEqual(killed(rig), [], "held: instance 3 is down");
+  assert.match(rig.task(0).message ?? "", /instance 3 \(/);
+
+  // Stopped, it is no longer unavailable but KILLED (Peloton's getInstanceAvailability): the drain goes.
+  rig.api("task", "Stop", { jobId: { value: JOB_ID }, ranges: [{ from: 3, to: 4 }] });
+  rig.tick();
+  assert.equal(availability(rig.task(3)), "KILLED");
+  assert.deepEqual(killed(rig), [0]);
+});
+
+Deno.test("a held drain's reason is said anew when the host an unavailable instance is pinned to changes state", () => {
+  // Instance 0 pinned to h2 by its volume, down; instance 1 on h1, whose drain the SLA holds.
+  const rig = new JobmgrRig();
+  rig.create({
+    type: "SERVICE",
+    instanceCount: 2,
+    sla: { ...DEFAULT_SLA, maximumUnavailableInstances: 1 },
+    task: { volume: { containerPath: "data", sizeMB: 64 } },
+  });
+  rig.launch([0], "h2");
+  rig.launch([1], "h1");
+  rig.status(rig.taskId(0), "TASK_RUNNING", { hostname: "h2" });
+  rig.status(rig.taskId(1), "TASK_RUNNING");
+  const state = (hostname: string, s: string) =>
+    rig.jm.receive({
+      kind: "host-inventory",
+      full: false,
+      hosts: [{ hostname, attributes: {}, state: s as "HOST_STATE_UP" }],
+    });
+  state("h2", "HOST_STATE_DRAINING");
+  rig.tick();
+  rig.placements([], [], [{ taskId: rig.taskId(0), reason: MAINTENANCE }]);
+  assert.deepEqual(killed(rig), [0]);
+  rig.status(rig.taskId(0), "TASK_KILLED", { hostname: "h2" });
+  state("h1", "HOST_STATE_DRAINING");
+  rig.tick();
+  rig.placements([], [], [{ taskId: rig.taskId(1), reason: MAINTENANCE }]);
+  assert.deepEqual(killed(rig), [], "held: instance 0 is down");
+  assert.match(
+    rig.task(1).message ?? "",
+    /pinned by its volume to host h2, which is in maintenance \(HOST_STATE_DRAINING\)/,
+  );
+
+  // h2 is DOWN now: the reason says so, though no host the drains wait on changed.
+  state("h2", "HOST_STATE_DOWN");
+  rig.tick();
+  assert.match(
+    rig.task(1).message ?? "",
+    /pinned by its volume to host h2, which is in maintenance \(HOST_STATE_DOWN\)/,
+  );
+});
