@@ -2,7 +2,7 @@
 import type { HostBackend } from "../core/ports/host_backend.ts";
 import type { AgentOptions } from "./minicluster/agent.ts";
 import { Minicluster } from "./minicluster/minicluster.ts";
-import { sandboxPath } from "./minicluster/sandbox_http.ts";
+import { SANDBOX_HEADERS, sandboxPath } from "./minicluster/sandbox_http.ts";
 import type { MesosCredentials } from "./mesos/credentials.ts";
 import type { FrameworkIdStore } from "./mesos/framework_id_store.ts";
 import { MesosBackend } from "./mesos/mesos_backend.ts";
@@ -221,7 +221,8 @@ export async function sandboxFile(backend: SandboxBackend, url: URL): Promise<Re
   if (path instanceof Response) return path;
   const { taskId, file } = path;
   const text = await backend.logs(taskId, file, url.searchParams.get("agentId") ?? undefined);
+  // The same hardening as the minicluster's answers: task output is the task's author's, on the UI's origin.
   return text === undefined
-    ? new Response(`no sandbox for task ${taskId}\n`, { status: 404 })
-    : new Response(text);
+    ? new Response(`no sandbox for task ${taskId}\n`, { status: 404, headers: SANDBOX_HEADERS })
+    : new Response(text, { headers: SANDBOX_HEADERS });
 }

@@ -15,6 +15,7 @@ import type { HostInfo } from "../core/ports/host_backend.ts";
 import { backendFlags } from "./cli/up_command.ts";
 import { DEFAULT_SANDBOX_GC_DELAY_MS } from "./minicluster/minicluster.ts";
 import { Minicluster } from "./minicluster/minicluster.ts";
+import { SANDBOX_HEADERS } from "./minicluster/sandbox_http.ts";
 
 /** A backend with one task's stdout; only `logs` is used by the endpoint. */
 const backend = {
@@ -40,6 +41,16 @@ Deno.test("sandbox files: a path that is not percent-encoded UTF-8 is 400, namin
   assert.deepEqual(await get("/sandbox/t%2D0%2D1/stdout"), [200, "hello\n"], "escapes are decoded");
   assert.deepEqual(await get("/sandbox/t-0-2/stdout"), [404, "no sandbox for task t-0-2\n"]);
   assert.deepEqual(await get("/sandbox/t-0-1/other"), [400, "file must be stdout or stderr\n"]);
+});
+
+Deno.test("sandbox files from a backend (Mesos's agents) carry the minicluster's hardening headers", async () => {
+  for (const path of ["/sandbox/t-0-1/stdout", "/sandbox/t-0-2/stdout"]) {
+    const res = await sandboxFile(backend, new URL(`http://x${path}`));
+    await res.body?.cancel();
+    for (const [name, value] of Object.entries(SANDBOX_HEADERS)) {
+      assert.equal(res.headers.get(name), value, `${path}: ${name}`);
+    }
+  }
 });
 
 Deno.test("agent port ranges: two agents given overlapping ranges are refused, naming both and the overlap", () => {

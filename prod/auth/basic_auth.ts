@@ -166,19 +166,41 @@ export class BasicAuth {
  * Credentials from `Authorization: Basic` (RFC 7617 with charset UTF-8, as browsers, curl and the CLI send
  * them; bytes that are not UTF-8 are read as Latin-1, as older clients sent them), or Peloton's
  * `username`/`password` headers (their bytes read the same way, as Peloton's Go server compares them).
+ * Undefined for none, and for an `Authorization` header that cannot be read (`authorizationProblem` says why).
  */
 export function credentialsOf(headers: Headers): Credentials | undefined {
-  const auth = headers.get("authorization");
-  if (auth?.toLowerCase().startsWith("basic ")) {
-    const text = basicText(auth.slice(6).trim());
-    const colon = text?.indexOf(":") ?? -1;
-    if (text !== undefined && colon >= 0) {
-      return { username: text.slice(0, colon), password: text.slice(colon + 1) };
-    }
-  }
+  const basic = basicCredentials(headers);
+  if (basic !== undefined) return typeof basic === "string" ? undefined : basic;
   const username = utf8Text(headers.get("username") ?? ""),
     password = utf8Text(headers.get("password") ?? "");
   return username || password ? { username, password } : undefined;
+}
+
+/**
+ * Why the `Authorization` header cannot be read as Basic credentials, or undefined (none, or well formed).
+ * Such a request brought credentials that are wrong, not none: it is refused, never the default user's.
+ */
+export function authorizationProblem(headers: Headers): string | undefined {
+  const basic = basicCredentials(headers);
+  return typeof basic === "string" ? `Authorization header: ${basic}` : undefined;
+}
+
+/** The `Authorization` header's credentials; what is wrong with it; or undefined when there is none. */
+function basicCredentials(headers: Headers): Credentials | string | undefined {
+  const auth = headers.get("authorization");
+  if (auth === null) return undefined;
+  const [scheme, ...rest] = auth.trim().split(/\s+/);
+  if (scheme.toLowerCase() !== "basic") {
+    // The scheme alone is named, never what follows it (a token, a password).
+    const named = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,32}$/.test(scheme) ? `"${scheme}"` : "not a token";
+    return `the scheme is ${named}, expected Basic base64(user:password)`;
+  }
+  if (rest.length === 0) return "Basic credentials are missing, expected base64(user:password)";
+  const text = basicText(rest.join(""));
+  if (text === undefined) return "Basic credentials are not base64, expected base64(user:password)";
+  const colon = text.indexOf(":");
+  if (colon < 0) return 'Basic credentials have no ":" between the user and the password';
+  return { username: text.slice(0, colon), password: text.slice(colon + 1) };
 }
 
 /** `user:password` as UTF-8 in base64 (RFC 7617's charset UTF-8), for an `Authorization` header. */
@@ -187,7 +209,7 @@ export function basicHeader(c: Credentials): string {
   return `Basic ${btoa(Array.from(bytes, (b) => String.fromCharCode(b)).join(""))}`;
 }
 
-/** The text of a basic token; undefined when it is not base64 (treated as no credentials). */
+/** The text of a basic token; undefined when it is not base64. */
 function basicText(token: string): string | undefined {
   try {
     return utf8Text(atob(token));
@@ -300,6 +322,14 @@ export function authorizeCall(
   canonical: string | undefined,
 ): Response | undefined {
   if (!auth) return undefined;
+  const malformed = authorizationProblem(headers);
+  if (malformed) {
+    return rpcError("unauthenticated", malformed, {
+      beforeHandler: true,
+      status: 401,
+      headers: { "www-authenticate": WWW_AUTHENTICATE },
+    });
+  }
   const creds = credentialsOf(headers);
   if (headers.has(HOP_HEADER) && auth.isInternal(creds)) return undefined;
   const asSent = sent.includes("::") || !sent.includes(".") ? sent : sent.replace(/\.(?=[^.]*$)/, "::");

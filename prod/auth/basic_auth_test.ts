@@ -242,3 +242,45 @@ Deno.test("a password that looks like a number is the text written in the file",
     await Deno.remove(file);
   }
 });
+
+Deno.test("a malformed Authorization header is 401 saying what is wrong, never the default user", async () => {
+  // security_example.yaml has a default user, who may call GetJob without credentials.
+  const auth = await BasicAuth.load(`${DIR}security_example.yaml`);
+  const getJob = `${STATELESS}::GetJob`;
+  assert.equal(authorizeCall(auth, new Headers(), getJob, getJob), undefined, "no header: the default user");
+  const malformed = [
+    { authorization: "Basic !!!notb64", why: /Authorization header: Basic credentials are not base64/ },
+    { authorization: `Basic ${btoa("alice")}`, why: /Authorization header: Basic credentials have no ":"/ },
+    { authorization: "Basic", why: /Authorization header: Basic credentials are missing/ },
+    { authorization: "Basic ", why: /Authorization header: Basic credentials are missing/ },
+    { authorization: "Bearer abc.def", why: /Authorization header: the scheme is "Bearer", expected Basic/ },
+    { authorization: "garbage", why: /Authorization header: the scheme is "garbage", expected Basic/ },
+  ];
+  for (const { authorization, why } of malformed) {
+    const headers = new Headers({ authorization });
+    assert.equal(credentialsOf(headers), undefined, authorization);
+    const refused = authorizeCall(auth, headers, getJob, getJob);
+    assert.equal(refused?.status, 401, authorization);
+    const message = await refused!.text();
+    assert.match(message, why, `${authorization}: ${message}`);
+    assert.doesNotMatch(message, /notb64|abc\.def/, "the token is not echoed");
+    assert.equal(refused!.headers.get("www-authenticate"), 'Basic realm="peloton", charset="UTF-8"');
+    // Peloton's own headers beside it do not make up for it.
+    const both = new Headers({ authorization, username: "peloton", password: "password1" });
+    assert.equal(authorizeCall(auth, both, getJob, getJob)?.status, 401, `${authorization} with headers`);
+  }
+  // An empty user and password is well formed: the default user, as none.
+  assert.equal(
+    authorizeCall(auth, new Headers({ authorization: `Basic ${btoa(":")}` }), getJob, getJob),
+    undefined,
+  );
+  assert.equal(
+    authorizeCall(
+      auth,
+      new Headers({ authorization: `basic ${btoa("peloton:password1")}` }),
+      "x::Y",
+      undefined,
+    ),
+    undefined,
+  );
+});

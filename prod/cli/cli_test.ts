@@ -228,6 +228,26 @@ Deno.test("server commands report an unreachable server as an error, exit 1", as
   assert.match(r.err, /cannot reach http:\/\/127\.0\.0\.1:9/);
 });
 
+Deno.test("--store: no message shows a MySQL password, whatever it holds", async () => {
+  const dataDir = await Deno.makeTempDir();
+  try {
+    const urls = [
+      "mysql://root:Se/cretPART2@127.0.0.1:3306/xk_a",
+      "mysql://root:Se@cretPART2@127.0.0.1:3306/bad-name",
+      "mysql://root:Se:cretPART2@127.0.0.1:3306/bad-name",
+      "MySQL://root:SecretPART2@127.0.0.1:3306/xk_a",
+    ];
+    for (const url of urls) {
+      const r = await cli(NOWHERE, "up", "--port", "0", "--data-dir", dataDir, "--store", url);
+      assert.notEqual(r.code, 0, r.err);
+      assert.doesNotMatch(r.out + r.err, /cretPART2/, r.err);
+      assert.match(r.err, /--store: .*root:\*\*\*@127\.0\.0\.1:/);
+    }
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
+
 Deno.test("--store: a malformed value is a usage error (exit 2), an unreachable MySQL a failure of up (exit 1)", async () => {
   const dataDir = await Deno.makeTempDir();
   try {

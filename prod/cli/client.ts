@@ -187,7 +187,8 @@ export class PelotonClient {
     if (!res.ok) {
       const { code, message } = replyError(res.status, res.headers, text);
       const hint = res.status === 401
-        ? " (give credentials with --username/--password or PELOTON_USERNAME/PELOTON_PASSWORD)"
+        ? " (give credentials with --basic-auth-config FILE (username: and password:), $BASIC_AUTH_CONFIG, " +
+          "PELOTON_USERNAME/PELOTON_PASSWORD or --username/--password, which ps shows to other users)"
         : "";
       throw new ApiError(procedure, code, message + hint, res.headers.get(NOT_HANDLED_HEADER) === "true");
     }

@@ -42,7 +42,7 @@ Deno.test("an error reply in yarpc's form gives its code and message; the older 
     assert.deepEqual([stale.code, stale.detail], ["invalid-argument", "invalid job configuration version"]);
     const old = await refusal(client.call("peloton.api.job.JobManager::Get"));
     assert.equal(old.code, "unauthenticated");
-    assert.match(old.detail, /^no credentials \(give credentials with --username/);
+    assert.match(old.detail, /^no credentials \(give credentials with --basic-auth-config FILE/);
   });
 });
 
@@ -112,4 +112,87 @@ Deno.test("every call and stream asks for the extension fields (Peloton-Extensio
     for await (const _ of client.stream("peloton.api.v1alpha.watch.svc.WatchService::Watch", {})) break;
   });
   assert.deepEqual(seen, ["true", "true"]);
+});
+
+Deno.test("credentials come whole from the first source giving any: flags, then the file, then the environment", async () => {
+  const seen: (string | null)[] = [];
+  await withServer((req) => {
+    seen.push(req.headers.get("authorization"));
+    return rpcError("not-found", "no such job");
+  }, async (url) => {
+    const dir = await Deno.makeTempDir();
+    const alice = `${dir}/alice.yaml`, half = `${dir}/half.yaml`, typo = `${dir}/typo.yaml`;
+    await Deno.writeTextFile(alice, "username: alice\npassword: alicepw\n");
+    await Deno.writeTextFile(half, "username: carol\n");
+    await Deno.writeTextFile(typo, "username: dave\npasword: davepw\n");
+    const run = async (argv: string[], env: Record<string, string> = {}) => {
+      const err: string[] = [];
+      const before = seen.length;
+      const code = await runCli([...argv, "job", "get", "x", "-m", url], {
+        out: () => {},
+        err: (l) => err.push(l),
+        env: (n) => env[n],
+      });
+      const header = seen.length > before ? seen.at(-1) : undefined;
+      const sent = header ? credentialsOf(new Headers({ authorization: header })) : undefined;
+      return { code, err: err.join("\n"), sent };
+    };
+    try {
+      const bob = { PELOTON_USERNAME: "bob", PELOTON_PASSWORD: "bobpw" };
+      const file = await run(["--basic-auth-config", alice], { PELOTON_USERNAME: "bob" });
+      assert.deepEqual(file.sent, { username: "alice", password: "alicepw" }, file.err);
+      const fileOverEnv = await run(["--basic-auth-config", alice], bob);
+      assert.deepEqual(fileOverEnv.sent, { username: "alice", password: "alicepw" }, fileOverEnv.err);
+      // $BASIC_AUTH_CONFIG is the file's flag's default, as in Peloton's CLI (kingpin's Envar).
+      const envFile = await run([], { BASIC_AUTH_CONFIG: alice, ...bob });
+      assert.deepEqual(envFile.sent, { username: "alice", password: "alicepw" }, envFile.err);
+      const flags = await run(
+        ["--username", "anna", "--password", "annapw", "--basic-auth-config", alice],
+        bob,
+      );
+      assert.deepEqual(flags.sent, { username: "anna", password: "annapw" }, flags.err);
+      assert.equal(flags.err.match(/--password is visible to other users/g)?.length, 1, flags.err);
+      assert.match(flags.err, /--basic-auth-config FILE.*\$BASIC_AUTH_CONFIG.*\$PELOTON_PASSWORD/);
+      const env = await run([], bob);
+      assert.deepEqual(env.sent, { username: "bob", password: "bobpw" }, env.err);
+      assert.doesNotMatch(env.err, /visible/);
+
+      const refused: { argv: string[]; env: Record<string, string>; why: RegExp }[] = [
+        { argv: ["--username", "anna"], env: bob, why: /--username is given without --password/ },
+        { argv: ["--password", "annapw"], env: bob, why: /--password is given without --username/ },
+        { argv: ["--basic-auth-config", half], env: bob, why: new RegExp(`${half}: password: missing`) },
+        {
+          argv: [],
+          env: { PELOTON_USERNAME: "bob" },
+          why: /\$PELOTON_USERNAME is set without \$PELOTON_PASSWORD/,
+        },
+        {
+          argv: ["--basic-auth-config", typo],
+          env: {},
+          why: new RegExp(
+            `${typo}: pasword: unknown key; did you mean password\\? \\(known keys: username, password\\)`,
+          ),
+        },
+      ];
+      for (const r of refused) {
+        const got = await run(r.argv, r.env);
+        assert.equal(got.code, 2, `${r.argv.join(" ")}: ${got.err}`);
+        assert.match(got.err, r.why);
+        assert.equal(got.sent, undefined, "nothing sent");
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+});
+
+Deno.test("a 401 says how to give credentials, the file first", async () => {
+  await withServer(
+    () => Response.json({ code: "unauthenticated", message: "credentials are required" }, { status: 401 }),
+    async (url) => {
+      const e = await refusal(new PelotonClient({ url }).call("peloton.api.job.JobManager::Get"));
+      assert.match(e.detail, /--basic-auth-config FILE/);
+      assert.match(e.detail, /PELOTON_USERNAME\/PELOTON_PASSWORD/);
+    },
+  );
 });

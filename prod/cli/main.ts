@@ -195,9 +195,10 @@ export function helpText(): string {
     "  -t/--timeout D    how long a call may take, as Go writes a duration: 20s, 500ms, 1m30s; at most 24h",
     "                    (default $TIMEOUT or 20s)",
     "  -u/--hostmgr URL, -v/--resmgr URL  Peloton's; accepted and ignored (said on stderr): calls go to -m",
-    "  --username U, --password P         basic-auth credentials (default $PELOTON_USERNAME, $PELOTON_PASSWORD)",
     "  --basic-auth-config FILE           credentials from a YAML file with username and password",
     "                                     (also --basicAuthConfig, Peloton's; default $BASIC_AUTH_CONFIG)",
+    "  --username U, --password P         credentials that win over the file (ps shows them to other users)",
+    "  $PELOTON_USERNAME, $PELOTON_PASSWORD  credentials when neither flags nor a file give any",
     "  -e/--clusterName, -z/--zkservers, --zkroot: Peloton's ZooKeeper discovery, refused: use -m",
     "  A command's own short flag wins over a global one: -p is --sort (job|task|pod query) or --id",
     "  (pod logs|events-v1alpha), -o is --override (update create, job stateless replace), up -v is verbose.",
@@ -426,33 +427,86 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
 function parseProblem(e: Error, options: OptionSpec): string {
   if (/Unknown option '-p'/.test(e.message)) {
     return "-p: not an option of this command (Peloton's -p is --sort or --id where a command has one); " +
-      "the password is --password P or $PELOTON_PASSWORD";
+      "credentials are --basic-auth-config FILE, $PELOTON_USERNAME/$PELOTON_PASSWORD or --username/--password";
   }
   return unknownFlag(e, Object.keys(options)) ?? e.message;
 }
 
-/** Flags first, then a `--basic-auth-config` file, then the environment. */
-async function credentialsFrom(
-  values: Record<string, unknown>,
-  io: CliIo,
-): Promise<{ username: string; password: string } | undefined> {
-  let username = values.username as string | undefined ?? io.env("PELOTON_USERNAME");
-  let password = values.password as string | undefined ?? io.env("PELOTON_PASSWORD");
+type Credentials = { username: string; password: string };
+
+/** The keys of a `--basic-auth-config` file, as Peloton's CLI reads it. */
+const CREDENTIAL_KEYS = ["username", "password"];
+
+/**
+ * Credentials come whole from the first source that gives any: `--username` and `--password`, then the
+ * `--basic-auth-config` file (`$BASIC_AUTH_CONFIG` its default, as Peloton's CLI has it), then
+ * `$PELOTON_USERNAME` and `$PELOTON_PASSWORD`. A user from one and a password from another would be
+ * nobody's; a source giving one of the two is an error naming it. `--password` is warned about: `ps` shows it.
+ */
+async function credentialsFrom(values: Record<string, unknown>, io: CliIo): Promise<Credentials | undefined> {
+  const flags = pair(values.username as string | undefined, values.password as string | undefined, [
+    "--username",
+    "--password",
+  ]);
+  if (flags) {
+    io.err(
+      "peloton: warning: --password is visible to other users of this machine (ps); give it in a " +
+        "--basic-auth-config FILE (or $BASIC_AUTH_CONFIG) or $PELOTON_USERNAME/$PELOTON_PASSWORD instead",
+    );
+    return flags;
+  }
   const file = (values["basic-auth-config"] ?? values.basicAuthConfig) as string | undefined ??
     io.env("BASIC_AUTH_CONFIG");
-  if (file && (username === undefined || password === undefined)) {
-    let raw: { username?: unknown; password?: unknown };
-    try {
-      // Each value as written (`password: 0123` is "0123"), as Peloton's Go client reads it into a string.
-      raw = parseYamlText(await readUtf8File(file)) as typeof raw;
-    } catch (e) {
-      throw new Error(`--basic-auth-config: cannot read ${file}: ${(e as Error).message}`);
-    }
-    username ??= raw?.username === undefined ? undefined : String(raw.username);
-    password ??= raw?.password === undefined ? undefined : String(raw.password);
-  }
+  if (file) return await credentialsFile(file);
+  return pair(io.env("PELOTON_USERNAME"), io.env("PELOTON_PASSWORD"), [
+    "$PELOTON_USERNAME",
+    "$PELOTON_PASSWORD",
+  ]);
+}
+
+/** Both of a source's values, none, or an error naming the one given without the other. */
+function pair(
+  username: string | undefined,
+  password: string | undefined,
+  [user, pass]: [string, string],
+): Credentials | undefined {
   if (username === undefined && password === undefined) return undefined;
-  return { username: username ?? "", password: password ?? "" };
+  if (username === undefined) {
+    throw new Error(`${pass} is ${given(pass)} without ${user}; give both, or neither`);
+  }
+  if (password === undefined) {
+    throw new Error(`${user} is ${given(user)} without ${pass}; give both, or neither`);
+  }
+  return { username, password };
+}
+
+const given = (source: string) => source.startsWith("$") ? "set" : "given";
+
+/** A `--basic-auth-config` file: `username:` and `password:`, each the text written, and nothing else. */
+async function credentialsFile(file: string): Promise<Credentials> {
+  let raw: unknown;
+  try {
+    // Each value as written (`password: 0123` is "0123"), as Peloton's Go client reads it into a string.
+    raw = parseYamlText(await readUtf8File(file));
+  } catch (e) {
+    throw new Error(`--basic-auth-config: cannot read ${file}: ${(e as Error).message}`);
+  }
+  const known = `(known keys: ${CREDENTIAL_KEYS.join(", ")})`;
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    throw new Error(`--basic-auth-config: ${file}: expected a mapping of username and password ${known}`);
+  }
+  const problems = Object.keys(raw).filter((k) => !CREDENTIAL_KEYS.includes(k)).map((key) => {
+    const meant = closest(key, CREDENTIAL_KEYS);
+    return `${file}: ${key}: unknown key${meant ? `; did you mean ${meant}?` : ""} ${known}`;
+  });
+  const fields = raw as Record<string, unknown>;
+  for (const key of CREDENTIAL_KEYS) {
+    if (fields[key] === undefined || fields[key] === null) {
+      problems.push(`${file}: ${key}: missing, expected text`);
+    }
+  }
+  if (problems.length) throw new Error(`--basic-auth-config: ${problems.join("; ")}`);
+  return { username: String(fields.username), password: String(fields.password) };
 }
 
 if (import.meta.main) {

@@ -81,7 +81,7 @@ Deno.test("-u/--hostmgr and -v/--resmgr are Peloton's addresses: accepted, said 
     assert.equal(p.code, 2, p.out);
     assert.match(
       p.err,
-      /^peloton job get: -p: not an option of this command \(Peloton's -p is --sort or --id where a command has one\); the password is --password P or \$PELOTON_PASSWORD\n/,
+      /^peloton job get: -p: not an option of this command \(Peloton's -p is --sort or --id where a command has one\); credentials are --basic-auth-config FILE, \$PELOTON_USERNAME\/\$PELOTON_PASSWORD or --username\/--password\n/,
     );
     for (const [flag, name] of [["-z", "zkservers"], ["-e", "clusterName"], ["--zkroot", "zkroot"]]) {
       const zk = await cli(s.url, "job", "get", "j", flag, "x");

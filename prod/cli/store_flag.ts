@@ -4,6 +4,7 @@ import {
   type MysqlTarget,
   mysqlUrlOptions,
   parseMysqlUrl,
+  redact,
 } from "../store/mysql_dialect.ts";
 import { sqlitePath } from "../store/kysely_store.ts";
 import { UsageError } from "./command.ts";
@@ -18,12 +19,14 @@ export function parseStoreFlag(value: string): MysqlTarget | undefined {
       mysqlUrlOptions(value);
       return parseMysqlUrl(value);
     } catch (e) {
-      throw new UsageError(`--store: ${(e as Error).message}`);
+      // The store's own messages hide the password; another's (a TypeError from `new URL`) may not.
+      const message = (e as Error).message.replaceAll(value, redact(value));
+      throw new UsageError(`--store: ${message}`);
     }
   }
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(value)?.[1];
   if ((scheme && scheme !== "sqlite") || sqlitePath(value) === "") {
-    throw new UsageError(`--store: got "${value}", expected ${EXPECTED}`);
+    throw new UsageError(`--store: got "${redact(value)}", expected ${EXPECTED}`);
   }
   return undefined;
 }

@@ -22,6 +22,7 @@ import type { Logger } from "../log.ts";
 import { PromMetrics } from "../metrics.ts";
 import { type KyselyStore, openStore } from "../store/kysely_store.ts";
 import { claimStore, type StoreClaim } from "../store/store_claim.ts";
+import { redact } from "../store/mysql_dialect.ts";
 import { isTransient } from "../store/transient.ts";
 import { API_STATUS, rpcError } from "./http_errors.ts";
 import { type HttpListener, listen } from "./listen.ts";
@@ -270,7 +271,7 @@ export class DaemonProcess {
       this.metrics.gauge("peloton_transport_dropped_messages").set(this.transport.dropped);
       this.metrics.gauge("peloton_http_inflight_requests").set(this.#inflight);
     });
-    this.log("daemon started", { url: this.url, store: redactStore(this.o.store) });
+    this.log("daemon started", { url: this.url, store: redact(this.o.store) });
   }
 
   /**
@@ -280,7 +281,7 @@ export class DaemonProcess {
    * supervisor restarting it through one) comes up when the database does. Any other error ends the start.
    */
   async #openStore(): Promise<void> {
-    const store = redactStore(this.o.store);
+    const store = redact(this.o.store);
     for (let attempt = 1, delayMs = STORE_RETRY_FIRST_MS;; attempt++) {
       try {
         this.claim ??= await claimStore(this.o.store, "shared", `peloton ${this.o.role} at ${this.url}`);
@@ -518,7 +519,7 @@ export class DaemonProcess {
       const failing = this.#beatFailing ??= { sinceMs: startedMs, error };
       failing.error = error;
       const failingForMs = Math.round(performance.now() - failing.sinceMs);
-      const fields = { error, store: redactStore(this.o.store), failingForMs };
+      const fields = { error, store: redact(this.o.store), failingForMs };
       if (failingForMs > this.o.leaseTtlMs) {
         this.log.error(
           "heartbeat failed for longer than a lease: the store fails this process's writes",
@@ -535,7 +536,7 @@ export class DaemonProcess {
     const failing = this.#beatFailing;
     if (!failing) return undefined;
     const forS = ((performance.now() - failing.sinceMs) / 1000).toFixed(1);
-    return `store ${redactStore(this.o.store)} fails: this process's heartbeat has failed for ${forS} s ` +
+    return `store ${redact(this.o.store)} fails: this process's heartbeat has failed for ${forS} s ` +
       `(its leases cannot be renewed either): ${failing.error}`;
   }
 
@@ -789,10 +790,6 @@ function unreachable(e: unknown): boolean {
 function describeError(e: unknown): string {
   const err = e as { message?: string; code?: string };
   return err?.message || err?.code || String(e);
-}
-
-function redactStore(url: string): string {
-  return url.replace(/^(mysql:\/\/[^:@/]*):[^@/]*@/, "$1:***@");
 }
 
 export { API_STATUS };

@@ -7,7 +7,7 @@ import { HEALTH_CHECK_REASON } from "../../core/ports/health_check.ts";
 import { portEnv } from "../../core/model/task_env.ts";
 import { resolve } from "node:path";
 import { fetchUris } from "./fetcher.ts";
-import { writeSecrets } from "./secrets.ts";
+import { recordSecrets, removeSecrets, secretRecordsDir, writeSecrets } from "./secrets.ts";
 import { HealthChecker } from "./health.ts";
 import { DEFAULT_CONTAINER_DISK_WATCH_INTERVAL_MS, DiskQuotaWatch } from "./disk_quota.ts";
 import { resolveProgram, signalGroup } from "./_session.ts";
@@ -82,6 +82,8 @@ interface TaskRun {
   /** Its terminal status was sent: nothing of it runs, though its bookkeeping may not be done. */
   ended?: boolean;
   health?: HealthChecker;
+  /** Its secrets were recorded and may be in its sandbox, until they are removed as it ends. */
+  secretsRecorded?: boolean;
   /** Aborts the fetch of the task's URIs when it is killed first. */
   fetching?: AbortController;
   done: Promise<void>;
@@ -333,9 +335,15 @@ export class Agent {
       return;
     }
     if (secrets.length && !run.ending) {
-      // As Mesos's volume/secret isolator: in place before the fetcher runs and the command starts.
-      const written = await writeSecrets(run.sandbox, secrets).catch((e: Error) => e);
+      // As Mesos's volume/secret isolator: in place before the fetcher runs and the command starts. Recorded
+      // first, so that they go when the run ends even if this process dies before (`removeLeftSecrets`).
+      const records = secretRecordsDir(this.#ctx.dataDir, this.agentId);
+      const written = await recordSecrets(records, run.spec.taskId, secrets)
+        .then(() => run.secretsRecorded = true)
+        .then(() => writeSecrets(run.sandbox, secrets))
+        .catch((e: Error) => e);
       if (written instanceof Error) {
+        this.#removeSecrets(run);
         await emptyLogs(run.sandbox);
         this.#emit(run, "TASK_FAILED", {
           reason: "REASON_CONTAINER_LAUNCH_FAILED",
@@ -352,6 +360,7 @@ export class Agent {
         .catch((e: Error) => e);
       run.fetching = undefined;
       if (fetched instanceof Error && !run.ending) {
+        this.#removeSecrets(run);
         await emptyLogs(run.sandbox);
         this.#emit(run, "TASK_FAILED", {
           reason: "REASON_CONTAINER_LAUNCH_FAILED",
@@ -363,6 +372,7 @@ export class Agent {
     // Looked up before the ending is checked: no await may come between that check and the spawn.
     const program = await this.#program(run).catch((e: Error) => e);
     if (run.ending) {
+      this.#removeSecrets(run);
       await emptyLogs(run.sandbox);
       this.#emit(run, run.ending.state, {
         reason: run.ending.state === "TASK_KILLED" ? "REASON_TASK_KILLED_DURING_LAUNCH" : run.ending.reason,
@@ -375,6 +385,7 @@ export class Agent {
       if (program instanceof Error) throw program;
       run.child = await (this.#ctx.spawner ?? inProcessSpawner).spawn(this.#command(run, program));
     } catch (e) {
+      this.#removeSecrets(run);
       await emptyLogs(run.sandbox);
       this.#emit(run, "TASK_FAILED", {
         reason: "REASON_COMMAND_EXECUTOR_FAILED",
@@ -412,10 +423,27 @@ export class Agent {
     await Promise.all([run.health?.stop(), this.#disk.unwatch(run.spec.taskId)]);
     // The spawner already ended what was left of the task's process group; the rest of its processes now.
     await this.#endTree(run);
+    // Nothing of the task runs now to read them; gone before its end is told.
+    this.#removeSecrets(run);
     this.#finish(run, status);
     await recorded;
     // A process this agent lost track of may still run: its record stays for the next start to end it.
     if (status) await forgetProcess(records, run.spec.taskId);
+  }
+
+  /**
+   * The run's secret files go from its sandbox once it ended, as a Mesos secret volume goes with its
+   * container. One that cannot be removed is said on stderr; its record stays for the next start to retry.
+   */
+  #removeSecrets(run: TaskRun): void {
+    if (!run.secretsRecorded) return;
+    run.secretsRecorded = false;
+    const records = secretRecordsDir(this.#ctx.dataDir, this.agentId);
+    try {
+      removeSecrets(records, run.spec.taskId, run.sandbox, (run.spec.secrets ?? []).map((s) => s.path));
+    } catch (e) {
+      console.error(`minicluster: cannot remove the secrets of task ${run.spec.taskId}: ${errorMessage(e)}`);
+    }
   }
 
   #finish(run: TaskRun, status: Deno.CommandStatus | undefined): void {

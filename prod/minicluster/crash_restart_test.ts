@@ -6,6 +6,7 @@ import { Minicluster } from "./minicluster.ts";
 import { isAlive, makeSpec, Recorder } from "../backend_testing.ts";
 
 const AGENT_0 = { hostname: "agent-0", agentId: "minicluster-S0" };
+const SECRET = "s3cr3t-of-the-doomed-run";
 
 /** What the doomed daemon prints once its task runs and is recorded. */
 interface Launched {
@@ -57,7 +58,9 @@ async function runDoomedDaemon(dataDir: string): Promise<void> {
   const mc = new Minicluster({ dataDir, agents: 1, spawnInWorker: true });
   const rec = new Recorder();
   mc.start(rec.sink);
-  const spec = makeSpec(AGENT_0, "sleep 300 & echo $! >grandchild; wait");
+  const spec = makeSpec(AGENT_0, "sleep 300 & echo $! >grandchild; wait", {
+    secrets: [{ path: "/etc/app/token", data: btoa(SECRET) }],
+  });
   mc.launch([spec]);
   await rec.waitState(spec.taskId, "TASK_RUNNING");
   const sandbox = mc.sandboxOf(spec.taskId)!;
@@ -112,8 +115,14 @@ Deno.test("a minicluster restarted after a kill -9 ends the old tasks' process g
     await daemon.status;
     await delay(200);
     assert(isAlive(launched.pid) && isAlive(grandchild), "the task outlives its daemon (re-parented)");
+    const token = `${sandbox}/etc/app/token`;
+    assert(Deno.readTextFileSync(token) === SECRET, "the secret is in the sandbox of the run still going");
 
     restarted = new Minicluster({ dataDir, agents: 1, spawnInWorker: true });
+    // The run it ended goes as one ending in it would: its secrets with it, its logs kept.
+    assert(!files(`${sandbox}/etc/app`).includes("token"), "the ended run's secret is still on disk");
+    assert(files(sandbox).includes("grandchild"), "the sandbox's other files stay");
+    assert(files(`${dataDir}/agents/${AGENT_0.agentId}/secrets`).length === 0, "a record of secrets left");
     await eventually(() => !isAlive(launched.pid), `the old task process ${launched.pid} to end`);
     await eventually(() => !isAlive(grandchild), `the old task's child ${grandchild} to end`);
     assert(isAlive(bystander.pid), "a process the records do not vouch for was killed");

@@ -20,7 +20,8 @@ import {
   volumePath,
 } from "./agent.ts";
 import { createSpawner, type Spawner, type SpawnerKind } from "./spawner.ts";
-import { secretsProblem } from "./secrets.ts";
+import { removeLeftSecrets, secretsProblem } from "./secrets.ts";
+import { openSandboxFile } from "./sandbox_file.ts";
 import { type DataDirOwnership, takeOverDataDir } from "./data_dir_owner.ts";
 import { AgentIdMap } from "./agent_ids.ts";
 import { DEFAULT_CONTAINER_DISK_WATCH_INTERVAL_MS } from "./disk_quota.ts";
@@ -176,6 +177,10 @@ export class Minicluster implements HostBackend {
     // otherwise run twice.
     this.#owner = takeOverDataDir(options.dataDir, "minicluster");
     this.dataDir = options.dataDir;
+    // The runs it ended had their secrets in their sandboxes still: they go as if the runs had ended here.
+    for (const problem of removeLeftSecrets(options.dataDir, (a, t) => sandboxPath(options.dataDir, a, t))) {
+      console.error(`minicluster: ${problem}`);
+    }
     this.#defaults = { ...DEFAULTS, ...options.defaults };
     this.#now = options.now ?? Date.now;
     this.#stopGracePeriodMs = options.stopGracePeriodMs ?? MAX_STOP_GRACE_MS;
@@ -556,7 +561,8 @@ export class Minicluster implements HostBackend {
 
   /**
    * A task's sandbox output file, opened for streaming its raw bytes (the caller reads `readable` to its end
-   * or cancels it, which closes the file), found as `logs` finds it. Undefined when there is none.
+   * or cancels it, which closes the file), found as `logs` finds it. Undefined when there is none; throws
+   * SandboxFileRefused for one that is not the sandbox's own file (a link out of it, `openSandboxFile`).
    */
   async openLog(taskId: string, file: LogFile, agentId?: string): Promise<Deno.FsFile | undefined> {
     if (!isSafeId(taskId) || (file !== "stdout" && file !== "stderr")) return undefined;
@@ -564,11 +570,8 @@ export class Minicluster implements HostBackend {
     const hinted = agentId !== undefined && isSafeId(agentId) ? [agentId] : [];
     const agentIds = latest ? [latest.agentId] : [...new Set([...hinted, ...await this.#agentDirs()])];
     for (const agentId of agentIds) {
-      try {
-        return await Deno.open(`${sandboxPath(this.dataDir, agentId, taskId)}/${file}`, { read: true });
-      } catch (e) {
-        if (!(e instanceof Deno.errors.NotFound)) throw e;
-      }
+      const opened = await openSandboxFile(this.dataDir, agentId, taskId, file);
+      if (opened) return opened;
     }
     return undefined;
   }

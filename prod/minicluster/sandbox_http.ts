@@ -1,9 +1,22 @@
 /** `GET /sandbox/<taskId>/<stdout|stderr>[?tailBytes=N]` served from the minicluster's sandboxes: raw bytes, streamed. */
 import type { Minicluster } from "./minicluster.ts";
+import { SandboxFileRefused } from "./sandbox_file.ts";
 
 /** Response headers of a tail read: the file's size when it was opened, and where the bytes sent start. */
 export const FILE_SIZE_HEADER = "x-file-size-bytes";
 export const FILE_OFFSET_HEADER = "x-file-offset-bytes";
+
+/**
+ * Headers of every sandbox answer. The file is the task's output, anyone's to write, served from the UI's
+ * origin: a browser must show it as text (no sniffing it into HTML), run nothing in it, frame it nowhere, and
+ * keep no copy. UTF-8 is claimed as the UI reads it; the bytes sent are the file's own all the same.
+ */
+export const SANDBOX_HEADERS: Readonly<Record<string, string>> = {
+  "content-type": "text/plain; charset=utf-8",
+  "x-content-type-options": "nosniff",
+  "content-security-policy": "sandbox; default-src 'none'; frame-ancestors 'none'",
+  "cache-control": "no-store",
+};
 
 /**
  * A task's output file as it is on disk, streamed (as Mesos's `/files/download`): no size limit, no copy of
@@ -14,16 +27,23 @@ export const FILE_OFFSET_HEADER = "x-file-offset-bytes";
  */
 export async function serveSandboxFile(mc: Minicluster, url: URL): Promise<Response> {
   const path = sandboxPath(url);
-  if (path instanceof Response) return path;
+  if (path instanceof Response) {
+    return new Response(path.body, { status: path.status, headers: SANDBOX_HEADERS });
+  }
   const { taskId, file } = path;
   const tail = url.searchParams.get("tailBytes");
   if (tail !== null && !/^\d{1,15}$/.test(tail)) {
-    return new Response(`tailBytes: got "${tail}", expected a whole number of bytes\n`, { status: 400 });
+    return refusal(400, `tailBytes: got "${tail}", expected a whole number of bytes`);
   }
-  const opened = await mc.openLog(taskId, file, url.searchParams.get("agentId") ?? undefined);
-  if (!opened) return new Response(`no sandbox for task ${taskId}\n`, { status: 404 });
-  // Plain text with no charset claimed (a browser shows it; the bytes need not be UTF-8).
-  const headers: Record<string, string> = { "content-type": "text/plain" };
+  let opened: Deno.FsFile | undefined;
+  try {
+    opened = await mc.openLog(taskId, file, url.searchParams.get("agentId") ?? undefined);
+  } catch (e) {
+    if (e instanceof SandboxFileRefused) return refusal(403, e.message);
+    throw e;
+  }
+  if (!opened) return refusal(404, `no sandbox for task ${taskId}`);
+  const headers: Record<string, string> = { ...SANDBOX_HEADERS };
   if (tail === null) return new Response(opened.readable, { headers });
   let sizeBytes: number, offsetBytes: number;
   try {
@@ -37,6 +57,10 @@ export async function serveSandboxFile(mc: Minicluster, url: URL): Promise<Respo
   headers[FILE_SIZE_HEADER] = String(sizeBytes);
   headers[FILE_OFFSET_HEADER] = String(offsetBytes);
   return new Response(firstBytes(opened.readable, sizeBytes - offsetBytes), { headers });
+}
+
+function refusal(status: number, message: string): Response {
+  return new Response(`${message}\n`, { status, headers: SANDBOX_HEADERS });
 }
 
 /** The first `lengthBytes` of `source`, which is cancelled (the file closed) once they are sent. */

@@ -99,3 +99,72 @@ Deno.test("?tailBytes=N serves only the file's last N bytes, saying where they s
     await Deno.remove(dataDir, { recursive: true });
   }
 });
+
+Deno.test("a sandbox file a task replaced with a link out of its sandbox is refused, not followed", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "sandbox_http_test_" });
+  const mc = new Minicluster({ dataDir, agents: 1 });
+  const rec = new Recorder();
+  mc.start(rec.sink);
+  const outside = `${dataDir}/outside.txt`;
+  await Deno.writeTextFile(outside, "SCHEDULER-ONLY\n");
+  try {
+    const spec = makeSpec(
+      AGENT_0,
+      `echo out; rm -f stderr; ln -s /etc/passwd stderr; ln ${outside} hard; rm -f stdout; ln hard stdout`,
+    );
+    mc.launch([spec]);
+    await rec.waitState(spec.taskId, "TASK_FINISHED");
+    for (const [file, what] of [["stderr", /symlink/], ["stdout", /hard link/]] as const) {
+      const res = await serveSandboxFile(mc, new URL(`http://x/sandbox/${spec.taskId}/${file}`));
+      const body = await res.text();
+      assert(res.status === 403, `${file}: status ${res.status}: ${body.slice(0, 80)}`);
+      assert(!body.includes("root:") && !body.includes("SCHEDULER-ONLY"), `${file}: served ${body}`);
+      assert(body.includes(`${file} of task ${spec.taskId}`) && what.test(body), `${file}: ${body}`);
+      let thrown = "";
+      await mc.logs(spec.taskId, file).catch((e) => thrown = (e as Error).message);
+      assert(what.test(thrown), `logs(${file}): ${thrown}`);
+    }
+
+    // A sandbox directory that is itself a link leads out too (its files are real files elsewhere).
+    const other = makeSpec(AGENT_0, "echo other");
+    mc.launch([other]);
+    await rec.waitState(other.taskId, "TASK_FINISHED");
+    const sandbox = sandboxPath(dataDir, AGENT_0.agentId, other.taskId);
+    await Deno.rename(sandbox, `${dataDir}/moved`);
+    await Deno.symlink(`${dataDir}/moved`, sandbox);
+    const linked = await serveSandboxFile(mc, new URL(`http://x/sandbox/${other.taskId}/stdout`));
+    const body = await linked.text();
+    assert(linked.status === 403 && /out of its sandbox/.test(body), `${linked.status} ${body}`);
+  } finally {
+    await mc.stop();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
+
+Deno.test("sandbox files are sent as text that a browser neither sniffs, runs, frames nor caches", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "sandbox_http_test_" });
+  const mc = new Minicluster({ dataDir, agents: 1 });
+  const rec = new Recorder();
+  mc.start(rec.sink);
+  try {
+    const spec = makeSpec(AGENT_0, "echo '<script>alert(1)</script>'");
+    mc.launch([spec]);
+    await rec.waitState(spec.taskId, "TASK_FINISHED");
+    for (const query of ["", "?tailBytes=10"]) {
+      const res = await serveSandboxFile(mc, new URL(`http://x/sandbox/${spec.taskId}/stdout${query}`));
+      await res.body?.cancel();
+      const h = (name: string) => res.headers.get(name);
+      assert(res.status === 200, `status ${res.status}`);
+      assert(h("content-type") === "text/plain; charset=utf-8", `content-type ${h("content-type")}`);
+      assert(h("x-content-type-options") === "nosniff", `nosniff ${h("x-content-type-options")}`);
+      assert(
+        h("content-security-policy") === "sandbox; default-src 'none'; frame-ancestors 'none'",
+        `csp ${h("content-security-policy")}`,
+      );
+      assert(h("cache-control") === "no-store", `cache-control ${h("cache-control")}`);
+    }
+  } finally {
+    await mc.stop();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});

@@ -93,3 +93,117 @@ async function writeOne(sandbox: string, parts: string[], bytes: Uint8Array): Pr
   await Deno.writeFile(file, bytes, { createNew: true, mode: 0o400 });
   await Deno.chmod(file, 0o400);
 }
+
+/**
+ * `<dataDir>/agents/<agentId>/secrets`: a file per run whose secrets may be in its sandbox, listing their
+ * paths (never their data), so a minicluster started after a crash removes what the dead one left.
+ */
+export function secretRecordsDir(dataDir: string, agentId: string): string {
+  return `${dataDir}/agents/${agentId}/secrets`;
+}
+
+/** Records where a run's secrets go, before any is written. */
+export async function recordSecrets(dir: string, taskId: string, secrets: readonly Secret[]): Promise<void> {
+  await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+  await Deno.writeTextFile(`${dir}/${taskId}`, JSON.stringify(secrets.map((s) => s.path)));
+}
+
+/**
+ * As Mesos removes a secret volume with its container: once a run ended, the secret files written into its
+ * sandbox go (the rest of the sandbox stays for its logs), then the record of them. Sync, as
+ * `removeLeftSecrets` runs before any agent is up; a few files.
+ */
+export function removeSecrets(dir: string, taskId: string, sandbox: string, paths: readonly string[]): void {
+  for (const path of paths) {
+    const parts = secretPathParts(path);
+    if (typeof parts !== "string") removeOne(sandbox, parts);
+  }
+  try {
+    Deno.removeSync(`${dir}/${taskId}`);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+}
+
+/**
+ * Removes the secrets of every run a record names under `dataDir`: runs that ended while no minicluster ran
+ * (it was killed), found when the next one starts, before its agents come up. Answers a line for each run
+ * whose secrets could not all be removed (its record stays, for the next start).
+ */
+export function removeLeftSecrets(
+  dataDir: string,
+  sandboxOf: (agentId: string, taskId: string) => string,
+): string[] {
+  const problems: string[] = [];
+  const failed = (what: string, e: unknown) =>
+    problems.push(`cannot remove the secrets of ${what}: ${e instanceof Error ? e.message : e}`);
+  let agentIds: string[] = [];
+  try {
+    agentIds = names(`${dataDir}/agents`);
+  } catch (e) {
+    failed("ended runs", e);
+  }
+  for (const agentId of agentIds) {
+    const dir = secretRecordsDir(dataDir, agentId);
+    let taskIds: string[] = [];
+    try {
+      taskIds = names(dir);
+    } catch (e) {
+      failed(`agent ${agentId}'s ended runs`, e);
+    }
+    for (const taskId of taskIds) {
+      try {
+        // A record cut short by the crash was being written: no secret had been yet.
+        const paths = parseOr(Deno.readTextFileSync(`${dir}/${taskId}`), []);
+        const listed = Array.isArray(paths) ? paths.filter((p): p is string => typeof p === "string") : [];
+        removeSecrets(dir, taskId, sandboxOf(agentId, taskId), listed);
+      } catch (e) {
+        failed(`task ${taskId}`, e);
+      }
+    }
+  }
+  return problems;
+}
+
+/**
+ * Removes the file at `parts` below `sandbox` if there is one, following no symlink: the task, which ran as
+ * this user, may have put one where a directory of its secrets was, and the file it leads to is not ours.
+ * A link in the secret's own place is removed (the link, not its target); a directory there is left.
+ */
+function removeOne(sandbox: string, parts: string[]): void {
+  let dir = sandbox;
+  for (const part of parts.slice(0, -1)) {
+    dir = `${dir}/${part}`;
+    const stat = lstatSync(dir);
+    if (!stat?.isDirectory) return;
+  }
+  const file = `${dir}/${parts[parts.length - 1]}`;
+  const stat = lstatSync(file);
+  if (stat && !stat.isDirectory) Deno.removeSync(file);
+}
+
+function parseOr(text: string, otherwise: unknown): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return otherwise;
+  }
+}
+
+function lstatSync(path: string): Deno.FileInfo | undefined {
+  try {
+    return Deno.lstatSync(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) return undefined;
+    throw e;
+  }
+}
+
+function names(dir: string): string[] {
+  try {
+    return [...Deno.readDirSync(dir)].map((e) => e.name).sort();
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) return [];
+    throw e;
+  }
+}

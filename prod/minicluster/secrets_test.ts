@@ -182,3 +182,39 @@ Deno.test("a secret is never written through a symlink in the sandbox: a volume'
     await Deno.remove(outside, { recursive: true });
   }
 });
+
+Deno.test("a run's secret files are removed from its sandbox when it ends, killed or finished; its logs stay", async () => {
+  const outside = await Deno.makeTempDir({ prefix: "secrets_outside_" });
+  try {
+    await withCluster(async (mc, rec, dataDir) => {
+      const secrets = [{ path: "/etc/app/token", data: TEXT_B64 }, { path: "conf/key", data: TEXT_B64 }];
+      const long = makeSpec("test -f etc/app/token && echo read; sleep 600", { secrets });
+      mc.launch([long]);
+      await rec.waitState(long.taskId, "TASK_RUNNING");
+      const sandbox = mc.sandboxOf(long.taskId)!;
+      assert.equal(Deno.readTextFileSync(`${sandbox}/etc/app/token`), TEXT, "there while it runs");
+      mc.kill([{ taskId: long.taskId, agentId: AGENT_0.agentId, gracePeriodMs: 100 }]);
+      await rec.waitState(long.taskId, "TASK_KILLED");
+      for (const file of ["etc/app/token", "conf/key"]) {
+        assert.throws(() => Deno.lstatSync(`${sandbox}/${file}`), Deno.errors.NotFound, `${file} left`);
+      }
+      assert.equal(await mc.logs(long.taskId, "stdout"), "read\n", "the logs stay");
+      assert.deepEqual(
+        [...Deno.readDirSync(`${dataDir}/agents/${AGENT_0.agentId}/secrets`)],
+        [],
+        "no record",
+      );
+
+      // A task that put a link where its secret's directory was: what the link leads to is not touched.
+      await Deno.writeTextFile(`${outside}/key`, "not a secret");
+      const linked = makeSpec(`rm -rf conf && ln -s ${outside} conf`, { secrets });
+      mc.launch([linked]);
+      await rec.waitState(linked.taskId, "TASK_FINISHED");
+      const other = mc.sandboxOf(linked.taskId)!;
+      assert.throws(() => Deno.lstatSync(`${other}/etc/app/token`), Deno.errors.NotFound);
+      assert.equal(Deno.readTextFileSync(`${outside}/key`), "not a secret", "followed a link out");
+    });
+  } finally {
+    await Deno.remove(outside, { recursive: true });
+  }
+});

@@ -37,12 +37,7 @@ const DATABASE_NAME = /^[A-Za-z0-9_$]{1,64}$/;
 
 /** Parses `mysql://user:pass@host:port/db`; the database name is required. */
 export function parseMysqlUrl(url: string): MysqlTarget {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    throw new Error(`Cannot parse MySQL URL "${redact(url)}": expected mysql://user:pass@host:port/db`);
-  }
+  const u = urlOf(url);
   if (u.protocol !== "mysql:") {
     throw new Error(`Cannot parse MySQL URL "${redact(url)}": scheme is ${u.protocol}, expected mysql:`);
   }
@@ -67,7 +62,7 @@ export function parseMysqlUrl(url: string): MysqlTarget {
  */
 export function mysqlUrlOptions(url: string): MysqlOptions {
   const options: MysqlOptions = {};
-  for (const [name, value] of new URL(url).searchParams) {
+  for (const [name, value] of urlOf(url).searchParams) {
     const option = URL_OPTIONS[name as keyof typeof URL_OPTIONS];
     if (!option) {
       throw new Error(
@@ -89,9 +84,31 @@ export function mysqlUrlOptions(url: string): MysqlOptions {
   return options;
 }
 
-/** The URL with its password hidden, for messages. */
+/** `new URL`, whose own error would show the whole URL, password and all. */
+function urlOf(url: string): URL {
+  try {
+    return new URL(url);
+  } catch {
+    throw new Error(
+      `Cannot parse MySQL URL "${redact(url)}": expected mysql://user:pass@host:port/db ` +
+        "(a / ? # or @ in the user or password percent-encoded)",
+    );
+  }
+}
+
+/**
+ * The URL with its password hidden, for messages: everything from the first `:` of its userinfo to the last
+ * `@`, where a URL parser splits the userinfo from the host. A password holding `/`, `?`, `#`, `:` or `@`
+ * (which a parser may refuse, or read otherwise) is hidden whole, at worst with more of the URL after it.
+ */
 export function redact(url: string): string {
-  return url.replace(/^(mysql:\/\/[^:@/]*):[^@/]*@/, "$1:***@");
+  const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.exec(url)?.[0];
+  if (!scheme) return url;
+  const rest = url.slice(scheme.length);
+  const at = rest.lastIndexOf("@");
+  const colon = rest.indexOf(":");
+  if (at < 0 || colon < 0 || colon > at) return url;
+  return `${scheme}${rest.slice(0, colon)}:***@${rest.slice(at + 1)}`;
 }
 
 /** Creates the database if it does not exist (binary collation: names and labels match case-sensitively). */
@@ -248,22 +265,27 @@ async function withServer(target: MysqlTarget, connectTimeoutMs: number, stateme
       connectTimeout: connectTimeoutMs,
     });
   } catch (err) {
-    throw new Error(`Cannot connect to MySQL as ${where}: ${describe(err)}`, { cause: err });
+    throw new Error(`Cannot connect to MySQL as ${where}: ${describe(err, target)}`, { cause: err });
   }
   try {
     await conn.query({ sql: statement, timeout: SERVER_STATEMENT_TIMEOUT_MS });
   } catch (err) {
     // A statement that timed out is still at the head of the connection's queue: a quit would wait for it.
     conn.destroy();
-    throw new Error(`Cannot prepare database ${target.database} on ${where}: ${describe(err)}`, {
+    throw new Error(`Cannot prepare database ${target.database} on ${where}: ${describe(err, target)}`, {
       cause: err,
     });
   }
   await conn.end();
 }
 
-function describe(err: unknown): string {
+/**
+ * The error's message, without the password should it hold it (mysql2's do not today). One shorter than 4
+ * characters is left: hiding it would hide its letters all through the message.
+ */
+function describe(err: unknown, target: MysqlTarget): string {
   const e = err as { code?: string; message?: string };
   // An ECONNREFUSED from node:net arrives as an AggregateError with an empty message.
-  return e.message || e.code || String(err);
+  const text = e.message || e.code || String(err);
+  return target.password.length < 4 ? text : text.replaceAll(target.password, "***");
 }
