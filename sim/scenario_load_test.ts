@@ -379,6 +379,42 @@ ${workloads}`;
   }
 });
 
+Deno.test("a gang needing more hosts at once than the cluster ever has room on is warned of", async () => {
+  const dir = await Deno.makeTempDir();
+  const gang = (name: string, instances: number, gpu: number) =>
+    `  - {name: ${name}, respool: /ml, durationSec: 10, instances: ${instances}, gang: true, cpu: 1, ` +
+    `memoryMb: 1024, gpu: ${gpu}}\n`;
+  try {
+    // Three hosts, one more added later: four could take a 6-GPU member, and each two 4-GPU members.
+    await Deno.writeTextFile(
+      `${dir}/s.yaml`,
+      `name: s
+durationSec: 60
+hostClasses:
+  - {name: gpu, count: 3, cpu: 16, memoryMb: 16384, gpu: 8}
+respools:
+  - name: ml
+    resources:
+      - {kind: cpu, reservation: 64, limit: 64}
+      - {kind: memory, reservation: 65536, limit: 65536}
+      - {kind: gpu, reservation: 32, limit: 32}
+workloads:
+${gang("odd", 5, 6)}${gang("spread", 4, 6)}${gang("shared", 8, 4)}events:
+  - {atSec: 30, addHosts: {class: gpu, count: 1}}
+`,
+    );
+    const { warnings } = await loadScenarioFile(`${dir}/s.yaml`);
+    assert.deepEqual(warnings, [
+      `${dir}/s.yaml:12: workloads[0].gang: every gang of odd has at least 5 tasks, which ask for at least ` +
+      "1 cores, 1024 MB of memory, 6 GPUs each, and only 4 hosts ever have room for one: a gang is placed " +
+      "whole or not at all, so none of them will ever be placed, and admitted, they hold /ml's allocation " +
+      "(work queued behind them in /ml waits with them)",
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("revocable work over its pool's slack limit is warned of, as work over its limit is", async () => {
   const dir = await Deno.makeTempDir();
   try {

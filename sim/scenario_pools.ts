@@ -321,8 +321,9 @@ function overPool(
  * the whole run with no placement attempt (a queue behind them in the pool waits too). A gang's least ask
  * is judged (its fewest tasks times a task's least draw); a job file's gang is its instances below
  * `sla.minimumRunningInstances` (a batch job's, not revocable), each with its own config. Workloads whose
- * tasks alone are too big are `unadmittableWork`'s; a trace's are not judged. A warning, as
- * `unadmittableWork`'s.
+ * tasks alone are too big are `unadmittableWork`'s; a trace's are not judged. So are gangs within both
+ * whose members need more hosts at once than the cluster ever has room for one on (`tooFewHosts`): admitted,
+ * such a gang is never placed and holds its pool's allocation. A warning, as `unadmittableWork`'s.
  */
 export function oversizedGangs(
   scenario: Parameters<typeof clusterMost>[0] & {
@@ -340,7 +341,7 @@ export function oversizedGangs(
   files?: JobFiles,
 ): PoolIssue[] {
   const limits = poolLimits(respools);
-  const most = clusterMost(scenario);
+  const most = clusterMost(scenario), hosts = hostsEver(scenario);
   const issues: PoolIssue[] = [];
   scenario.workloads.forEach((w, i) => {
     if (w.trace !== undefined) return;
@@ -376,27 +377,94 @@ export function oversizedGangs(
         : `more than ${w.respool} can ever hold (its ${kind} limit is ${limit})`;
       over.push(`${total} ${unit}, ${which}`);
     });
-    if (!over.length) return;
+    const synthetic = w.jobFile === undefined;
+    const warn = (asks: string, then: string) =>
+      issues.push(
+        synthetic
+          ? {
+            path: ["workloads", i, "gang"],
+            message: `every gang of ${w.name} has at least ${gang.size} tasks, ${asks}: ${then}`,
+          }
+          : {
+            path: ["workloads", i, "jobFile"],
+            message:
+              `${files?.resolve ? files.resolve(w.jobFile!) : w.jobFile}: sla.minimumRunningInstances: ` +
+              `every gang of ${w.name} has ${gang.size} tasks, ${asks}: ${then}`,
+          },
+      );
+    if (!over.length) {
+      // Admitted, but too many members for the hosts at once: it holds its pool's allocation.
+      const few = tooFewHosts(hosts, gang.members, synthetic);
+      if (few === undefined) return;
+      warn(
+        few,
+        "a gang is placed whole or not at all, so none of them will ever be placed, and admitted, they hold " +
+          `${w.respool}'s allocation (work queued behind them in ${w.respool} waits with them)`,
+      );
+      return;
+    }
     // A gang over its pool's limit is passed over at admission; one too big for the cluster holds the
     // pool's queue, as more hosts would let it in.
     const behind = overLimit ? "" : ` (and work queued behind them in ${w.respool} with them)`;
     const admitted = "a gang is admitted whole or not at all, so the resource manager will admit none of " +
       `them, and they will wait for the whole run${behind}`;
-    issues.push(
-      w.jobFile === undefined
-        ? {
-          path: ["workloads", i, "gang"],
-          message: `every gang of ${w.name} has at least ${gang.size} tasks, which ask for at least ` +
-            `${over.join("; ")}: ${admitted}`,
-        }
-        : {
-          path: ["workloads", i, "jobFile"],
-          message: `${files?.resolve ? files.resolve(w.jobFile) : w.jobFile}: sla.minimumRunningInstances: ` +
-            `every gang of ${w.name} has ${gang.size} tasks, which ask for ${over.join("; ")}: ${admitted}`,
-        },
-    );
+    warn(`which ask for ${synthetic ? "at least " : ""}${over.join("; ")}`, admitted);
   });
   return issues;
+}
+
+/**
+ * How a gang's members (asks by `RESOURCE_FIELDS`) need more hosts at once than `hosts` have room for, e.g.
+ * "which ask for at least 8 GPUs each, and only 7 hosts ever have room for one"; undefined when they do not.
+ * Like members are counted together, as many on a host as its resources hold: exact for a gang of like
+ * members, and one whose members differ is judged by each kind alone, so a gang that fits is never named.
+ * Host pools and constraints are not judged (they only take hosts away). Members no host takes at all are
+ * `unplaceableWork`'s.
+ */
+function tooFewHosts(
+  hosts: { count: number; has: number[] }[],
+  members: number[][],
+  least: boolean,
+): string | undefined {
+  const alike = new Map<string, { need: number[]; count: number }>();
+  for (const need of members) {
+    const seen = alike.get(need.join());
+    if (seen) seen.count++;
+    else alike.set(need.join(), { need, count: 1 });
+  }
+  for (const { need, count } of alike.values()) {
+    let room = 0, most = 0;
+    for (const h of hosts) {
+      const each = Math.min(...need.flatMap((n, k) => n > 0 ? [Math.floor(h.has[k] / n)] : []));
+      room += each * h.count;
+      most = Math.max(most, each);
+    }
+    if (room === 0 || room >= count) continue;
+    const asks = amountsText(
+      new Map(RESOURCE_FIELDS.flatMap(([, kind], k) => need[k] > 0 ? [[kind, need[k]]] : [])),
+    );
+    const which = count === members.length ? "which ask" : `${count} of which ask`;
+    const few = most > 1
+      ? `the hosts could only ever hold ${room} of them at once`
+      : `only ${room} host${room === 1 ? "" : "s"} ever ${room === 1 ? "has" : "have"} room for one`;
+    return `${which} for ${least ? "at least " : ""}${asks} each, and ${few}`;
+  }
+  return undefined;
+}
+
+/** The hosts a scenario ever has, by class: those at the start and those events add, with their resources. */
+function hostsEver(scenario: {
+  hostClasses: readonly ClassCapacity[];
+  events: readonly { addHostClass?: ClassCapacity; addHosts?: { class: string; count: number } }[];
+}): { count: number; has: number[] }[] {
+  const classes = [...scenario.hostClasses, ...scenario.events.flatMap((e) => e.addHostClass ?? [])];
+  const added = (name: string) =>
+    scenario.events.reduce((n, e) => n + (e.addHosts?.class === name ? e.addHosts.count : 0), 0);
+  return classes.map((c) => ({
+    count: c.count + added(c.name),
+    has: RESOURCE_FIELDS.map(([field]) => c[field]),
+  }))
+    .filter((c) => c.count > 0);
 }
 
 /**

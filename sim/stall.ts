@@ -265,7 +265,8 @@ export function neverStartingJobs(sim: Simulation): StuckJob[] {
  * Tasks waiting in the resource manager (admitted, READY or PLACING, or PENDING in a pool's queue) that no
  * placement can ever take: alone or with the rest of their gang (the instances below the job's
  * `minimumRunningInstances`) they ask for more than the cluster has at the end, the capacity the queued
- * gangs are measured by; or one of them alone fits no host of the cluster at the end (`EndHosts`). By row,
+ * gangs are measured by; or one of them alone fits no host of the cluster at the end (`EndHosts`), or the
+ * hosts could never hold all of a gang's members at once (`EndHosts.tooFew`). By row,
  * with why ("admitted, but no placement can take its gang of 4 tasks: needs gpu 16, the cluster has 12")
  * and whether it was admitted (holding its pool's allocation).
  */
@@ -305,6 +306,8 @@ function unplaceableRows(sim: Simulation): Map<number, { why: string; admitted: 
         const alone = task ? hosts.why(task) : undefined;
         if (alone !== undefined) over = gang ? `instance ${task!.instanceId}: ${alone}` : alone;
       }
+      // Each member fits some host, but the hosts may be too few to take them all at once.
+      if (over === undefined && gang) over = hosts.tooFew(rows.flatMap((row) => table.task[row] ?? []));
       if (over === undefined) continue;
       const what = gang ? `its gang of ${rows.length} tasks` : "it";
       for (const row of rows) {
@@ -328,7 +331,7 @@ class EndHosts {
   readonly #hosts: HostEntry[];
   readonly #registry: Simulation["hostmgr"]["registry"];
   /** Per constraint and index pools: the distinct resources of the hosts that may take its tasks. */
-  readonly #candidates = new Map<string, { shapes: Resources[]; usable: number; meeting: number }>();
+  readonly #candidates = new Map<string, Candidates>();
   /** Per constraint and resources asked for: why no host takes such a task (undefined: some host does). */
   readonly #why = new Map<string, string | undefined>();
 
@@ -344,27 +347,80 @@ class EndHosts {
   /** Why no host of the cluster can ever take the task alone; undefined when one can. */
   why(task: RmTask): string | undefined {
     if (task.requiredHost !== undefined) return undefined;
-    const r = task.resources, c = hostPart(task.constraint);
-    const pools = searchedPools(r, task.constraint, this.#registry.scarceGpu);
-    const key = `${r.cpuMilli},${r.memMb},${r.diskMb},${r.gpuMilli}|${pools.join()}|${constraintKey(c)}`;
-    if (!this.#why.has(key)) this.#why.set(key, this.#judge(r, c, pools));
+    const { key, need, c, pools } = this.#askOf(task);
+    if (!this.#why.has(key)) this.#why.set(key, this.#judge(need, c, pools));
     return this.#why.get(key);
+  }
+
+  /**
+   * Why the hosts could never hold all of a gang's members at once, each host its whole resources' worth of
+   * them; undefined when they could. Members asking alike (resources, index pools, HOST constraint) are
+   * counted together against the hosts they may use: exact for a gang of like members; one whose members
+   * differ is judged by each kind of member alone, so it is never called unplaceable when it is not. Members
+   * bound to a host are not judged.
+   */
+  tooFew(members: RmTask[]): string | undefined {
+    const asks = new Map<string, Ask & { count: number }>();
+    for (const task of members) {
+      if (task.requiredHost !== undefined) continue;
+      const ask = this.#askOf(task), seen = asks.get(ask.key);
+      if (seen) seen.count++;
+      else asks.set(ask.key, { ...ask, count: 1 });
+    }
+    for (const { need, c, pools, count } of asks.values()) {
+      const { shapes, usable, meeting } = this.#candidatesFor(c, pools);
+      let room = 0, most = 0;
+      for (const { has, hosts } of shapes) {
+        const each = Math.min(
+          ...RESOURCE_KINDS.filter((k) => amountOf(need, k) > 0)
+            .map((k) => Math.floor(amountOf(has, k) / amountOf(need, k))),
+        );
+        room += each * hosts;
+        most = Math.max(most, each);
+      }
+      if (room >= count) continue;
+      const kept = this.#kept(pools);
+      const where = `${kept.length ? " it may use" : ""}${
+        meeting < usable ? ` where ${describeConstraint(c!)}` : ""
+      }`;
+      const whose = count === members.length ? "its" : `${count} of its`;
+      const few = most > 1
+        ? `the hosts${where} could hold only ${room} of them at once`
+        : `only ${room} host${room === 1 ? "" : "s"}${where} could ever take one`;
+      return `needs ${asksText(need)} for each of ${whose} ${members.length} tasks, but ${few}` +
+        (kept.length ? ` (${kept.join("; ")})` : "");
+    }
+    return undefined;
+  }
+
+  /** What a task asks of a host, and a key shared by the tasks that ask alike. */
+  #askOf(task: RmTask): Ask {
+    const need = task.resources, c = hostPart(task.constraint);
+    const pools = searchedPools(need, task.constraint, this.#registry.scarceGpu);
+    const key = `${need.cpuMilli},${need.memMb},${need.diskMb},${need.gpuMilli}|${pools.join()}|` +
+      constraintKey(c);
+    return { key, need, c, pools };
+  }
+
+  /** Why hosts outside the index pools searched are not used (only pools with hosts). */
+  #kept(pools: number[]): string[] {
+    return [
+      [POOL_GPU, "GPU hosts are kept for GPU work"] as const,
+      [POOL_EXCLUSIVE, "exclusive hosts take only work whose constraint names them"] as const,
+    ].flatMap(([pool, why]) => !pools.includes(pool) && this.#inPool[pool] > 0 ? [why] : []);
   }
 
   #judge(need: Resources, c: Constraint | undefined, pools: number[]): string | undefined {
     if (!this.#hosts.length) return "no host is up";
-    const kept = [
-      [POOL_GPU, "GPU hosts are kept for GPU work"] as const,
-      [POOL_EXCLUSIVE, "exclusive hosts take only work whose constraint names them"] as const,
-    ].flatMap(([pool, why]) => !pools.includes(pool) && this.#inPool[pool] > 0 ? [why] : []);
+    const kept = this.#kept(pools);
     const { shapes, usable, meeting } = this.#candidatesFor(c, pools);
     if (!usable) return `no host it may use: ${kept.join("; ")}`;
     const end = kept.length ? ` (${kept.join("; ")})` : "";
     const mayUse = kept.length ? " it may use" : "";
     if (!meeting) return `no host${mayUse} meets its constraint ${describeConstraint(c!)}${end}`;
-    if (shapes.some((h) => fits(need, h))) return undefined;
+    if (shapes.some((h) => fits(need, h.has))) return undefined;
     const scope = `no host${mayUse}${meeting < usable ? ` where ${describeConstraint(c!)}` : ""}`;
-    const most = (k: ResourceKind) => Math.max(...shapes.map((h) => amountOf(h, k)));
+    const most = (k: ResourceKind) => Math.max(...shapes.map((h) => amountOf(h.has, k)));
     const over = RESOURCE_KINDS.filter((k) => amountOf(need, k) > most(k));
     if (over.length) {
       return over.map((k) =>
@@ -373,20 +429,15 @@ class EndHosts {
         .join("; ") + end;
     }
     // Each resource fits some host, but none has them all.
-    const asks = RESOURCE_KINDS.filter((k) => amountOf(need, k) > 0)
-      .map((k) => `${UNITS[k]} ${round(amountOf(need, k))}`).join(", ");
-    return `needs ${asks}, which ${scope} has at once${end}`;
+    return `needs ${asksText(need)}, which ${scope} has at once${end}`;
   }
 
   /** The hosts in the index pools that meet the constraint: their distinct resources, and how many. */
-  #candidatesFor(
-    c: Constraint | undefined,
-    pools: number[],
-  ): { shapes: Resources[]; usable: number; meeting: number } {
+  #candidatesFor(c: Constraint | undefined, pools: number[]): Candidates {
     const key = `${pools.join()}|${constraintKey(c)}`;
     let found = this.#candidates.get(key);
     if (found) return found;
-    const shapes = new Map<string, Resources>();
+    const shapes = new Map<string, { has: Resources; hosts: number }>();
     let usable = 0, meeting = 0;
     const target = { hostname: "", attributes: {} as Record<string, string>, taskLabels: [] };
     for (const h of this.#hosts) {
@@ -396,12 +447,37 @@ class EndHosts {
       target.attributes = h.info.attributes;
       if (c && evaluate(c, target, HOST_KIND) === "mismatch") continue;
       meeting++;
-      const r = h.info.resources;
-      shapes.set(`${r.cpuMilli},${r.memMb},${r.diskMb},${r.gpuMilli}`, r);
+      const r = h.info.resources, shape = `${r.cpuMilli},${r.memMb},${r.diskMb},${r.gpuMilli}`;
+      const seen = shapes.get(shape);
+      if (seen) seen.hosts++;
+      else shapes.set(shape, { has: r, hosts: 1 });
     }
     this.#candidates.set(key, found = { shapes: [...shapes.values()], usable, meeting });
     return found;
   }
+}
+
+/** What a task asks of a host: its resources, HOST constraint part and index pools, keyed alike. */
+interface Ask {
+  key: string;
+  need: Resources;
+  c: Constraint | undefined;
+  pools: number[];
+}
+
+/** The hosts that may take a task: their distinct resources with how many have each, and how many there are. */
+interface Candidates {
+  shapes: { has: Resources; hosts: number }[];
+  /** In the index pools searched. */
+  usable: number;
+  /** Of those, meeting the constraint. */
+  meeting: number;
+}
+
+/** "cpu 8, memory MB 65536, gpu 8": what resources ask for, the kinds asked for only. */
+function asksText(need: Resources): string {
+  return RESOURCE_KINDS.filter((k) => amountOf(need, k) > 0)
+    .map((k) => `${UNITS[k]} ${round(amountOf(need, k))}`).join(", ");
 }
 
 /** Each constraint's `hostPart` (null: none), once per constraint object (a job's tasks share one). */

@@ -112,3 +112,70 @@ workloads:
   ]);
   assert.equal(sim.stats.tasks.launched, 1, "only ok's task ran");
 });
+
+Deno.test("a gang needing more hosts at once than can take its members could never start, nor what waits behind it", async () => {
+  const sim = await runScenario(
+    inlineScenario(`
+name: hosts
+durationSec: 120
+hostClasses:
+  - {name: gpu, count: 3, cpu: 16, memoryMb: 16384, gpu: 8}
+  - {name: std, count: 1, cpu: 4, memoryMb: 8192}
+respools:
+  - name: p
+    resources:
+      - {kind: cpu, reservation: 52, limit: 52}
+      - {kind: memory, reservation: 57344, limit: 57344}
+      - {kind: gpu, reservation: 24, limit: 24}
+  - name: q
+    resources:
+      - {kind: cpu, reservation: 8, limit: 8}
+      - {kind: memory, reservation: 1024, limit: 1024}
+workloads:
+  - {name: odd, respool: /p, instances: 4, gang: true, cpu: 1, memoryMb: 100, gpu: 6, durationSec: 10}
+  - {name: later, respool: /p, arrival: {at: [1]}, cpu: 1, memoryMb: 100, gpu: 2, durationSec: 10}
+  - {name: cpu3, respool: /q, instances: 2, gang: true, cpu: 3, memoryMb: 100, durationSec: 10}
+`),
+    { seed: 1, checkInvariants: true },
+  );
+  assert.deepEqual(sim.stuck.map((j) => [j.workload, j.waitingTasks, j.reason]), [
+    [
+      "odd",
+      4,
+      "admitted, but no placement can take its gang of 4 tasks: needs cpu 1, memory MB 100, gpu 6 for each " +
+      "of its 4 tasks, but only 3 hosts could ever take one",
+    ],
+    [
+      "cpu3",
+      2,
+      "admitted, but no placement can take its gang of 2 tasks: needs cpu 3, memory MB 100 for each of its " +
+      "2 tasks, but only 1 host it may use could ever take one (GPU hosts are kept for GPU work)",
+    ],
+    ["later", 1, "waits in pool /p's queue behind admitted work that can never be placed"],
+  ]);
+  assert.equal(sim.stats.tasks.launched, 0);
+});
+
+Deno.test("a gang whose members spread over enough hosts, or share one, is placed", async () => {
+  const sim = await runScenario(
+    inlineScenario(`
+name: spread
+durationSec: 120
+hostClasses:
+  - {name: gpu, count: 2, cpu: 16, memoryMb: 16384, gpu: 8}
+respools:
+  - name: p
+    resources:
+      - {kind: cpu, reservation: 32, limit: 32}
+      - {kind: memory, reservation: 32768, limit: 32768}
+      - {kind: gpu, reservation: 16, limit: 16}
+workloads:
+  - {name: spread, respool: /p, instances: 2, gang: true, cpu: 1, memoryMb: 100, gpu: 6, durationSec: 10}
+  - {name: shared, respool: /p, arrival: {at: [20]}, instances: 4, gang: true, cpu: 1, memoryMb: 100, gpu: 4,
+     durationSec: 10}
+`),
+    { seed: 1, checkInvariants: true },
+  );
+  assert.deepEqual(sim.stuck, []);
+  assert.equal(sim.stats.tasks.succeeded, 6);
+});
