@@ -100,7 +100,18 @@ Deno.test({
       const created = await cli(first.url, "job", "create", "/DefaultResPool", file);
       const jobId = /^Job (\S+) created$/.exec(created.out)![1];
       assert.equal(await waitForJobState(first.url, jobId, ["RUNNING"]), "RUNNING");
-      const before = await storedJob(store, jobId);
+      // Its rows once the first process has stored the job RUNNING and writes no more (the API answers
+      // before the write lands): what the refused processes must leave as they are.
+      let last = "";
+      const before = await waitFor("the RUNNING job to be stored, and nothing more", async () => {
+        const rows = await storedJob(store, jobId);
+        const [[job]] = rows as { state: string }[][];
+        const now = JSON.stringify(rows);
+        const settled = job?.state === "RUNNING" && now === last;
+        last = now;
+        if (!settled) await new Promise((resolve) => setTimeout(resolve, 300));
+        return settled ? rows : undefined;
+      });
 
       // Another data dir, the same database: refused before it reads or writes anything.
       const second = await upUntilExit([
