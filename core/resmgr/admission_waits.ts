@@ -26,12 +26,15 @@ import { RESOURCE_EPSILON, RESOURCE_KINDS, type ResourceKind, type Scalar } from
  * (`neverAdmits`) is passed over in any queue, holding no one up: the queue says the pool can never admit
  * the first such gang, then what holds the gangs behind it, if anything does. A queue that is empty, or whose first
  * gang fits (admitted at the next pass), says nothing. `capacityKnown`: the cluster has capacity as the
- * host manager last reported it; without any, every entitlement is 0, and the message says why.
+ * host manager last reported it; without any, every entitlement is 0, and the message says why. `cluster`:
+ * that capacity (its hosts' whole resources), to say of a gang asking for more than all of it that it waits
+ * for hosts to be added, not for room.
  */
 export function admissionWaits(
   pool: RespoolNode,
   preemptionEnabled: boolean,
   capacityKnown: boolean,
+  cluster?: Resources,
 ): AdmissionWaits {
   const out: AdmissionWaits = {
     path: pool.path,
@@ -40,7 +43,7 @@ export function admissionWaits(
     queues: {},
   };
   const why = (gang: QueuedGang, place: Place = "first") =>
-    refusal(pool, gang, preemptionEnabled, capacityKnown, place);
+    refusal(pool, gang, preemptionEnabled, capacityKnown, place, cluster);
   const heads: NonNullable<AdmissionWaits["heads"]> = {};
   const sides = ADMISSION_ORDER.filter((k) => k !== "pending");
   const headed = new Set<QueueKind>();
@@ -132,6 +135,7 @@ function refusal(
   preemptionEnabled: boolean,
   capacityKnown: boolean,
   place: Place,
+  cluster?: Resources,
 ): string | undefined {
   if (canAdmit(pool, gang, preemptionEnabled)) return undefined;
   const first = gang.rows.length === 1
@@ -151,9 +155,18 @@ function refusal(
       return `resource pool ${pool.path} has no entitlement: the cluster has reported no capacity (no host is ` +
         "up)";
     }
-    return gang.revocable
-      ? short(pool, "slack entitlement (for revocable tasks)", a.slack, gang, pool.slackEntitlement, first)
-      : short(pool, "entitlement", a.nonSlack, gang, pool.nonSlackEntitlement, first);
+    if (gang.revocable) {
+      return short(
+        pool,
+        "slack entitlement (for revocable tasks)",
+        a.slack,
+        gang,
+        pool.slackEntitlement,
+        first,
+      );
+    }
+    return short(pool, "entitlement", a.nonSlack, gang, pool.nonSlackEntitlement, first) +
+      (cluster ? beyondCluster(gang, cluster) : "");
   }
   if (!controllerAdmits(pool, gang)) {
     const percent = pool.config.controllerLimit?.maxPercent;
@@ -186,6 +199,19 @@ function short(
   const asks = RESOURCE_KINDS.filter((k) => need[k] > 0).map((k) => `${k} ${amount(k, need[k])}`).join(", ");
   return `resource pool ${pool.path} has no room in its ${what} for ${first}: ${parts.join(", ")}; ` +
     `it asks for ${asks}`;
+}
+
+/**
+ * "; more than the whole cluster has (gpu 72): it waits for hosts to be added", when the gang asks for more
+ * of a kind than all the cluster's hosts have: no entitlement can ever cover it on the cluster as it is (the
+ * pool's limit allows it, or it would be refused as never admitted).
+ */
+function beyondCluster(gang: QueuedGang, cluster: Resources): string {
+  const need = toScalar(gang.resources), has = toScalar(cluster);
+  const over = RESOURCE_KINDS.filter((k) => need[k] - has[k] >= RESOURCE_EPSILON);
+  if (!over.length) return "";
+  const what = over.map((k) => `${k} ${amount(k, has[k])}`).join(", ");
+  return `; more than the whole cluster has (${what}): it waits for hosts to be added`;
 }
 
 /** Cores and GPUs to three decimals, MB as integers, with their units. */

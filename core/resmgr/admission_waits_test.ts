@@ -293,3 +293,18 @@ Deno.test("GetAdmissionWaits names a gang bigger than its pool's limit whose eve
       "than its limit of 4",
   });
 });
+
+Deno.test("a gang over the whole cluster, within its pool's limit, waits for hosts to be added, and says so", () => {
+  const a = pool();
+  // Within the limit (cpu 10), beyond what the pool is entitled to and beyond all the cluster's hosts (cpu 6).
+  enqueue(a, 3, 3);
+  const cluster = { cpuMilli: 6_000, memMb: 64_000, diskMb: 0, gpuMilli: 0 };
+  assert.deepEqual(admissionWaits(a, true, true, cluster).queues, {
+    pending: "resource pool /a has no room in its entitlement for the first gang in line (3 tasks): " +
+      "cpu 0 of 8 in use; it asks for cpu 9, memory 384 MB; more than the whole cluster has (cpu 6): it " +
+      "waits for hosts to be added",
+  });
+  // A cluster big enough: only the room it waits for is said.
+  const big = { ...cluster, cpuMilli: 32_000 };
+  assert.doesNotMatch(admissionWaits(a, true, true, big).queues.pending ?? "", /whole cluster/);
+});

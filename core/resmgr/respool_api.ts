@@ -289,7 +289,13 @@ export class RespoolApi {
       });
     }
     const capacityKnown = this.rm.capacity.physical.cpuMilli > 0 || this.rm.capacity.physical.memMb > 0;
-    this.#reply(req, { waits: admissionWaits(node, this.rm.config.preemption.enabled, capacityKnown) });
+    const waits = admissionWaits(
+      node,
+      this.rm.config.preemption.enabled,
+      capacityKnown,
+      this.rm.capacity.physical,
+    );
+    this.#reply(req, { waits });
   }
 
   #get(req: ApiRequest, body: Body): void {
