@@ -68,8 +68,9 @@ async function commonOptions(
  */
 async function serve(ctx: CommandContext, role: Role, daemon: RunningDaemon): Promise<number> {
   const name = `peloton ${role}`;
-  ctx.out(`${name}: serving at ${daemon.process.url} (instance ${daemon.process.instance})`);
+  // Listened for before the line that says it serves: a supervisor (or a test) may signal it at once.
   const signals = stopSignals((signal) => ctx.err(alreadyStopping(name, signal, daemon.process.stopStep)));
+  ctx.out(`${name}: serving at ${daemon.process.url} (instance ${daemon.process.instance})`);
   try {
     const why = await Promise.race([
       signals.stopped.then((signal) => ({ signal })),

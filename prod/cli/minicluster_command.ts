@@ -76,16 +76,17 @@ export const miniclusterCommand: Command = {
       ctx.err(`peloton minicluster: ${problem}`);
       return 1;
     }
+    // SIGHUP too: a closed terminal would otherwise end it at once and leave its agents' tasks running.
+    // Listened for before the line that says it is up: a supervisor (or a test) may signal it at once.
+    const signals = stopSignals((signal) =>
+      ctx.err(alreadyStopping("peloton minicluster", signal, "ending tasks"))
+    );
     ctx.out(
       `peloton minicluster: Mesos master emulator at ${master.url} (scheduler API ${master.url}/api/v1/scheduler), ` +
         `${agents} agents, sandboxes in ${dataDir}`,
     );
     ctx.out(
       "  an emulator of the documented Mesos v1 protocol, not Apache Mesos; use with: peloton up --backend mesos",
-    );
-    // SIGHUP too: a closed terminal would otherwise end it at once and leave its agents' tasks running.
-    const signals = stopSignals((signal) =>
-      ctx.err(alreadyStopping("peloton minicluster", signal, "ending tasks"))
     );
     try {
       const signal = await signals.stopped;

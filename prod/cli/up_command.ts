@@ -239,6 +239,10 @@ export const upCommand: Command = {
       ctx.err(`peloton up: ${problem}`);
       return 1;
     }
+    // Listened for before the line that says it is up: a supervisor (or a test) may signal it at once.
+    const signals = stopSignals((signal) =>
+      ctx.err(alreadyStopping("peloton up", signal, server.stopStep()))
+    );
     const principal = mesosCredentials ? ` as principal ${mesosCredentials.principal}` : "";
     const cluster = backend === "mesos"
       ? `Mesos master ${opts["mesos-master"]}${principal}`
@@ -247,9 +251,6 @@ export const upCommand: Command = {
       `peloton up: API at ${server.url}/api/v1, web UI at ${server.url}/ui/, ${cluster}, data in ${
         opts["data-dir"]
       }`,
-    );
-    const signals = stopSignals((signal) =>
-      ctx.err(alreadyStopping("peloton up", signal, server.stopStep()))
     );
     const why = await Promise.race([signals.stopped.then((signal) => ({ signal })), server.lost]);
     if (typeof why === "string") {
