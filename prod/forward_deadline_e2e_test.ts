@@ -84,13 +84,14 @@ Deno.test({
       assert.ok(stop0.text.includes(j1), stop0.text);
       assert.ok(stop0.ms < 2_000, `the write took ${stop0.ms} ms`);
       // A write with a long deadline: carried out by the new owner once the shard moved (which, with the
-      // owner's lease to run out and the shard's jobs to load, takes 10-20 s on a loaded machine).
+      // owner's lease to run out and the shard's jobs to load, takes 10-20 s on a loaded machine, and over
+      // 35 s was seen while the whole suite ran on 2 cores).
       const stop1 = await api(j2, "peloton.api.task.TaskManager::Stop", {
         jobId: { value: job },
         ranges: [{ from: 1, to: 2 }],
-      }, 45_000);
+      }, 90_000);
       assert.equal(stop1.code, null, stop1.text);
-      assert.ok(stop1.ms < 40_000, `the write took ${stop1.ms} ms`);
+      assert.ok(stop1.ms < 85_000, `the write took ${stop1.ms} ms`);
       assert.ok(((await health(j2)).shards as number[]).includes(shardOf(job)));
 
       frozen.kill("SIGCONT");
