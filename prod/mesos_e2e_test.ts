@@ -3,7 +3,16 @@
  * Mesos v1 protocol (verified against that emulator; set MESOS_MASTER_URL to run against a real master).
  */
 import assert from "node:assert/strict";
-import { cli, createDefaultPool, ROOT, startPeloton, startUp, waitFor, waitForJobState } from "./testing.ts";
+import {
+  cli,
+  createDefaultPool,
+  createJob,
+  ROOT,
+  startPeloton,
+  startUp,
+  waitFor,
+  waitForJobState,
+} from "./testing.ts";
 import { startTestMaster } from "./mesos/_testing.ts";
 
 const JOBS = `${ROOT}/scenarios/jobs`;
@@ -211,9 +220,7 @@ Deno.test({
     ]);
     try {
       await createDefaultPool(up.url);
-      const job = /^Job (\S+) created$/.exec(
-        (await cli(up.url, "job", "create", "/DefaultResPool", `${JOBS}/testjob.yaml`)).out,
-      )![1];
+      const job = await createJob(up.url, `${JOBS}/testjob.yaml`);
       assert.equal(
         await waitForJobState(up.url, job, ["SUCCEEDED", "FAILED", "KILLED"], 60_000),
         "SUCCEEDED",
