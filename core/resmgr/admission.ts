@@ -69,8 +69,9 @@ export function sideQueueFor(gang: QueuedGang, preemptionEnabled: boolean): Queu
 /**
  * Peloton's `DequeueGangs(limit)` for one leaf pool: the non-preemptible, controller, revocable and
  * pending queues in that order, each FIFO by priority until a gang does not fit. Admitted gangs are
- * taken out of demand and into allocation, and appended to `out`. Moves to a side queue count against
- * `limit`, as they do in Peloton. Returns the number of gangs admitted.
+ * taken out of demand and into allocation, and appended to `out`. As in Peloton, each queue may look at
+ * `limit` less the gangs admitted so far: a gang looked at and not admitted there (moved to a side queue,
+ * passed over, or the head that stopped it) counts against that queue only. Returns the number admitted.
  *
  * Unlike Peloton, a gang the pool can never admit (`neverAdmits`) does not hold up the pending queue behind
  * it for good: it keeps its place at the head, and the gangs behind it are admitted as if it were not there
@@ -85,9 +86,10 @@ export function dequeueGangs(
   preemptionEnabled: boolean,
   out: QueuedGang[],
 ): number {
-  let steps = 0, admitted = 0;
+  let admitted = 0;
   for (const kind of ADMISSION_ORDER) {
     const queue = pool.queue(kind);
+    let steps = admitted;
     const passed: QueuedGang[] = [];
     while (steps < limit) {
       const gang = queue.peek();

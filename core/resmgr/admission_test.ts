@@ -164,6 +164,25 @@ Deno.test("the limit counts admitted gangs and moves aside, per pass", () => {
   assert.equal(a.pending.size, 3);
 });
 
+Deno.test("each queue gets the limit less the gangs admitted so far: a head that cannot go does not use up the next queue's", () => {
+  const a = pool();
+  const first = gang(2, { preemptible: false }), np = gang(3, { preemptible: false });
+  a.enqueue(first);
+  a.enqueue(np);
+  assert.deepEqual(run(a, { limit: 1 }), [first]);
+  assert.deepEqual(run(a, { limit: 1 }), [], "5 non-preemptible cores are over the reservation of 4");
+  assert.equal(a.queue("nonPreemptible").peek(), np, "moved to its side queue");
+  const small = gang(1);
+  a.enqueue(small);
+  // Peloton's DequeueGangs: left = limit - len(admitted) for each queue in turn.
+  assert.deepEqual(
+    run(a, { limit: 1 }),
+    [small],
+    "the side queue's head failed; the pending queue still has 1",
+  );
+  assert.equal(a.queue("nonPreemptible").peek(), np);
+});
+
 Deno.test("a gang whose tasks were all dropped is discarded; a partly dropped gang keeps its place", () => {
   const a = pool();
   a.nonSlackEntitlement = scalar({ cpu: 2, memory: 100_000 });
