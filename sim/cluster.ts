@@ -7,7 +7,9 @@ import type {
   HostInfo,
   LaunchSpec,
   TaskStatus,
+  VolumeRef,
 } from "../core/ports/host_backend.ts";
+import { launchReservation, reservationsEvent } from "../core/hostmgr/volume_holds.ts";
 import { HEALTH_CHECK_REASON, healthCheckProblem } from "../core/ports/health_check.ts";
 import type { Prng } from "../core/ports/prng.ts";
 import type { EventQueue } from "./event_queue.ts";
@@ -80,6 +82,13 @@ export class SimHost {
   removed = false;
   /** Slack (milli-cores) last reported to the host manager. */
   reportedSlackCpu = 0;
+  /**
+   * What the host's persistent volumes reserve, by volume id: from the launch that makes one until its
+   * destroy, through its agent's failures (the volume is on the machine's disk).
+   */
+  volumes?: Map<string, Resources>;
+  /** The last `volume-reservations` reported for the host. */
+  reportedVolumes?: string;
   constructor(public info: HostInfo, readonly index: number) {}
 }
 
@@ -179,6 +188,7 @@ export class SimCluster implements HostBackend {
   addHosts(hosts: HostInfo[], hostClass: string): void {
     const c = this.#classOf(hostClass);
     const now = this.queue.now;
+    const again: SimHost[] = [];
     for (const h of hosts) {
       this.hosts.push(h);
       const known = this.#hostByName.get(h.hostname);
@@ -188,12 +198,14 @@ export class SimCluster implements HostBackend {
         this.#setInfo(known, h, c);
         known.up = true;
         if (counts(known)) this.usage.hostCapacity(now, h.resources, 1);
+        again.push(known);
       } else {
         this.#newHost(h, c);
         this.usage.hostCapacity(now, h.resources, 1);
       }
     }
     this.#send(hosts.map((host) => ({ kind: "host-up", host })));
+    this.#reportVolumes(again);
   }
 
   #classOf(name: string): number {
@@ -315,7 +327,12 @@ export class SimCluster implements HostBackend {
   start(sink: (events: BackendEvent[]) => void): void {
     this.#sink = sink;
     const hosts = this.hosts.filter((h) => this.#hostByName.get(h.hostname)?.up);
-    this.queue.schedule(this.queue.now, () => sink(hosts.map((host) => ({ kind: "host-up", host }))));
+    const events: BackendEvent[] = hosts.map((host) => ({ kind: "host-up", host }));
+    for (const h of new Set(hosts.map((info) => this.#hostByName.get(info.hostname)!))) {
+      const report = this.#volumesReport(h);
+      if (report) events.push(report);
+    }
+    this.queue.schedule(this.queue.now, () => sink(events));
   }
 
   launch(specs: LaunchSpec[]): void {
@@ -368,6 +385,7 @@ export class SimCluster implements HostBackend {
       const gen = tasks.generation[slot];
       this.#taskCount++;
       this.#account(host, slot);
+      if (spec.volume) this.#reserve(host, spec);
       this.#push(now, slot, STAGING, gen, null);
       this.#push(runAt, slot, RUNNING, gen, null);
       // A task without an end (a service) runs until it is killed or its host goes away.
@@ -458,6 +476,57 @@ export class SimCluster implements HostBackend {
     return Promise.resolve();
   }
 
+  /**
+   * Destroys deleted volumes: their reservations go (the host manager names a host by its name, or by its
+   * agent when it knows no name), told to the host manager while the host's agent is up, else at its return.
+   */
+  destroyVolumes(volumes: VolumeRef[]): void {
+    const changed = new Set<SimHost>();
+    for (const v of volumes) {
+      const h = this.#hostByName.get(v.hostname) ?? this.#byAgent.get(v.agentId);
+      if (h?.volumes?.delete(v.volumeId)) changed.add(h);
+    }
+    this.#reportVolumes(changed);
+  }
+
+  /**
+   * A launch on its volume: the volume's reservation is the run's (`launchReservation`, as the minicluster
+   * reserves it), reported before any status of the run.
+   */
+  #reserve(h: SimHost, spec: LaunchSpec): void {
+    const r = launchReservation(spec), was = h.volumes?.get(spec.volume!.volumeId);
+    if (
+      was && r.cpuMilli === was.cpuMilli && r.memMb === was.memMb && r.diskMb === was.diskMb &&
+      r.gpuMilli === was.gpuMilli
+    ) return;
+    (h.volumes ??= new Map()).set(spec.volume!.volumeId, r);
+    this.#reportVolumes([h]);
+  }
+
+  /** `volume-reservations` of the hosts whose agent is up, for those that changed since their last report. */
+  #reportVolumes(hosts: Iterable<SimHost>): void {
+    // Before `start`, which reports them with the hosts.
+    if (!this.#sink) return;
+    const events: BackendEvent[] = [];
+    for (const h of hosts) {
+      const report = h.up ? this.#volumesReport(h) : undefined;
+      if (report) events.push(report);
+    }
+    this.#send(events);
+  }
+
+  /** The host's `volume-reservations` when they changed since its last report (none: nothing to say). */
+  #volumesReport(h: SimHost): BackendEvent | undefined {
+    if (!h.volumes && h.reportedVolumes === undefined) return undefined;
+    const event = reservationsEvent(h.info.hostname, h.volumes ?? new Map());
+    const key = JSON.stringify(event.volumes);
+    if (key === h.reportedVolumes || (h.reportedVolumes === undefined && !event.volumes.length)) {
+      return undefined;
+    }
+    h.reportedVolumes = key;
+    return event;
+  }
+
   /** Agents go away (a failure, a lost rack, a removed host class): their tasks die with them. */
   hostsDown(hostnames: string[], reason: string): void {
     const events: BackendEvent[] = [];
@@ -478,15 +547,18 @@ export class SimCluster implements HostBackend {
 
   /** Agents that were down register again, empty. */
   hostsUp(hostnames: string[]): void {
-    const hosts: HostInfo[] = [];
+    const hosts: HostInfo[] = [], upAgain: SimHost[] = [];
     for (const name of hostnames) {
       const h = this.#hostByName.get(name);
       if (!h || h.up) continue;
       h.up = true;
       if (counts(h)) this.usage.hostCapacity(this.queue.now, h.info.resources, 1);
       hosts.push(h.info);
+      upAgain.push(h);
     }
     this.#send(hosts.map((host) => ({ kind: "host-up", host })));
+    // After their host-up: volumes destroyed while their agent was away are told now.
+    this.#reportVolumes(upAgain);
   }
 
   /** Machines leave the cluster for good: their agents go away as in `hostsDown`, and they are no longer its. */

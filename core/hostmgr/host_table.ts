@@ -35,8 +35,8 @@ export class HostEntry {
   /** Task the host is reserved for (a large task waiting for room); no one else gets it meanwhile. */
   reservedFor?: string;
   /**
-   * The backend's reservations of the host's persistent volumes (Mesos), by volume id: an idle one's is held
-   * out of the free columns (`HostTable.rehold`), for the volume's own task.
+   * The backend's reservations of the host's persistent volumes (Mesos, the minicluster, the simulator), by
+   * volume id: an idle one's is held out of the free columns (`HostTable.rehold`), for the volume's own task.
    */
   volumes?: ReadonlyMap<string, Resources>;
   readonly tasks = new Map<string, HostTask>();

@@ -957,9 +957,10 @@ export class HostManager implements Receiver {
   }
 
   /**
-   * The host's volumes' reservations (Mesos): an idle volume's (its task not running here) is held from other
-   * work, which could not use it (RESERVE takes unreserved resources only) or would keep the volume's task
-   * from coming back, and given to the volume's own task (`HostFilter.volumeOwners`, a launch mounting it).
+   * The host's volumes' reservations (Mesos's, and the minicluster's and simulator's alike): an idle volume's
+   * (its task not running here) is held from other work, which could not use it (RESERVE takes unreserved
+   * resources only) or would keep the volume's task from coming back, and given to the volume's own task
+   * (`HostFilter.volumeOwners`, a launch mounting it).
    */
   #volumeReservations(hostname: string, volumes: VolumeReservation[]): void {
     const h = this.host(hostname);

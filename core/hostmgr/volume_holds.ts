@@ -1,5 +1,6 @@
 /** Idle persistent volumes' reservations, held from other work on their host and given to the volume's own task. */
 import { addInto, type Resources, zero } from "../model/resources.ts";
+import type { BackendEvent, LaunchSpec, VolumeReservation } from "../ports/host_backend.ts";
 
 /**
  * Whether the volume is one of the instances' (`<jobId>-<instanceId>`): the job manager names each volume
@@ -33,4 +34,30 @@ export function heldOf(wanted: Resources, free: Resources): Resources {
     diskMb: clamp(wanted.diskMb, free.diskMb),
     gpuMilli: clamp(wanted.gpuMilli, free.gpuMilli),
   };
+}
+
+/**
+ * What a launch mounting its volume reserves on a backend with no reservations of its own (the minicluster,
+ * the simulator), as a Mesos launch RESERVEs with its volume: the task's cpus (unless revocable), mem and
+ * gpus, and the volume's size as disk (its scratch disk is not reserved).
+ */
+export function launchReservation(spec: Pick<LaunchSpec, "resources" | "volume" | "revocable">): Resources {
+  const r = spec.resources;
+  return {
+    cpuMilli: spec.revocable ? 0 : r.cpuMilli,
+    memMb: r.memMb,
+    diskMb: spec.volume?.sizeMb ?? 0,
+    gpuMilli: r.gpuMilli,
+  };
+}
+
+/** A host's `volume-reservations` event: its volumes' reservations, by volume id, in a fixed order. */
+export function reservationsEvent(
+  hostname: string,
+  reservations: ReadonlyMap<string, Resources>,
+): BackendEvent & { kind: "volume-reservations" } {
+  const volumes: VolumeReservation[] = [...reservations]
+    .sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)
+    .map(([volumeId, r]) => ({ volumeId, resources: { ...r } }));
+  return { kind: "volume-reservations", hostname, volumes };
 }

@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { resources } from "../model/resources.ts";
 import { REJECT } from "./acquire.ts";
+import { launchReservation, reservationsEvent } from "./volume_holds.ts";
 import { finished, hostmgrRig } from "./testing.ts";
 
 Deno.test("destroy-volumes goes to the backend with each host's agent; a lost host's last, an unknown one's none", () => {
@@ -102,9 +103,33 @@ Deno.test("an idle volume's reservation is held from other work and given to the
   assert.equal(backend.launched.at(-1)?.[0].taskId, "job-0-1", "job-1-1 was refused");
 });
 
-Deno.test("without volume reservations (the minicluster) nothing is held", () => {
+Deno.test("without volume reservations (none reported for the host) nothing is held", () => {
   const { acquire } = volumeRig();
   assert.equal(acquire({ minResources: resources(2000, 128) }).leases.length, 1);
+});
+
+Deno.test("a backend without reservations of its own reserves with a volume what a Mesos launch RESERVEs", () => {
+  const spec = (revocable: boolean) => ({
+    resources: resources(500, 256, 1510, 1000),
+    volume: { volumeId: "j-0-volume-u", containerPath: "data", sizeMb: 1500 },
+    revocable,
+  });
+  // Its cpus (unless revocable: slack is no one's to reserve), mem and gpus, and the volume's size, not its
+  // scratch disk.
+  assert.deepEqual(launchReservation(spec(false)), resources(500, 256, 1500, 1000));
+  assert.deepEqual(launchReservation(spec(true)), resources(0, 256, 1500, 1000));
+  const event = reservationsEvent(
+    "h1",
+    new Map([["j-1-volume-b", resources(1, 2, 3)], ["j-0-volume-a", resources(4, 5, 6)]]),
+  );
+  assert.deepEqual(event, {
+    kind: "volume-reservations",
+    hostname: "h1",
+    volumes: [
+      { volumeId: "j-0-volume-a", resources: resources(4, 5, 6) },
+      { volumeId: "j-1-volume-b", resources: resources(1, 2, 3) },
+    ],
+  }, "by volume id, whatever the order they were made in");
 });
 
 function volumeRig() {

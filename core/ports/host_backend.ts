@@ -148,8 +148,8 @@ export type BackendEvent =
   | { kind: "volumes-found"; hostname: string; agentId: string; volumeIds: string[] }
   /**
    * What a host holds reserved for each of its persistent volumes (Mesos: the volume's disk and the pieces
-   * dynamically reserved with it), replacing the last report; a backend without reservations (the
-   * minicluster, the simulator) sends none. The host manager keeps an idle volume's reservation (its task is
+   * dynamically reserved with it; the minicluster and the simulator reserve a launch's cpu, memory and GPUs
+   * with its volume's size, as a Mesos RESERVE does), replacing the last report. The host manager keeps an idle volume's reservation (its task is
    * not running there) from other work, for the volume's own task.
    */
   | { kind: "volume-reservations"; hostname: string; volumes: VolumeReservation[] };

@@ -10,6 +10,7 @@ import type {
 import type { Resources } from "../../core/model/resources.ts";
 import type { MesosTaskState } from "../../core/model/states.ts";
 import { healthCheckProblem } from "../../core/ports/health_check.ts";
+import { launchReservation, reservationsEvent } from "../../core/hostmgr/volume_holds.ts";
 import {
   Agent,
   type AgentOptions,
@@ -26,6 +27,7 @@ import { type DataDirOwnership, takeOverDataDir } from "./data_dir_owner.ts";
 import { AgentIdMap } from "./agent_ids.ts";
 import { DEFAULT_CONTAINER_DISK_WATCH_INTERVAL_MS } from "./disk_quota.ts";
 import { DEFAULT_GC_DISK_HEADROOM, filesystemUsage, gcMaxAgeMs } from "./disk_usage.ts";
+import { VolumeReservationBook } from "./volume_reservations.ts";
 
 export type { AgentOptions } from "./agent.ts";
 
@@ -144,6 +146,13 @@ export class Minicluster implements HostBackend {
   readonly #killedUnknown = new Set<string>();
   #nextIndex = 0;
   readonly #ids: AgentIdMap;
+  /**
+   * What each agent's volumes reserve, from the launch that makes one until its destroy: reported to the host
+   * manager (`volume-reservations`), which holds an idle volume's from other work for its own task.
+   */
+  readonly #reservations: VolumeReservationBook;
+  /** The last `volume-reservations` of each host, so only changes go out. */
+  readonly #reservationsSent = new Map<string, string>();
   /** Set while the constructor adds the agents it starts with. */
   #starting = true;
   #sink?: (events: BackendEvent[]) => void;
@@ -200,6 +209,7 @@ export class Minicluster implements HostBackend {
     Deno.unrefTimer(this.#gcTimer);
     try {
       this.#ids = new AgentIdMap(options.dataDir);
+      this.#reservations = new VolumeReservationBook(options.dataDir);
       this.#spawner = createSpawner(options.spawner ?? (options.spawnInWorker ? "auto" : "in-process"));
       const agents = typeof options.agents === "number"
         ? Array.from({ length: options.agents }, () => ({}))
@@ -219,6 +229,8 @@ export class Minicluster implements HostBackend {
     this.#sink = sink;
     const ups: BackendEvent[] = [...this.#agents.values()].map((a) => ({ kind: "host-up", host: a.info() }));
     this.#pending = [...ups, ...this.#pending];
+    // After their host-up: the host manager takes them for the hosts it knows.
+    for (const agent of this.#agents.values()) this.#reportReservations(agent);
     this.#schedule();
   }
 
@@ -244,6 +256,8 @@ export class Minicluster implements HostBackend {
         const message = `Agent ${spec.agentId} is not registered`;
         this.#reply(spec.taskId, "TASK_LOST", "REASON_AGENT_REMOVED", message, spec);
       } else {
+        // Reserved as the launch is taken, before any status of the run, as Mesos RESERVEs in the ACCEPT.
+        if (spec.volume) this.#reserve(agent, spec);
         agent.launch(spec);
       }
     }
@@ -308,7 +322,10 @@ export class Minicluster implements HostBackend {
     const agents = [...this.#agents.values(), ...[...this.#down.values()].map((d) => d.agent)];
     const agent = agents.find((a) => a.hostname === v.hostname) ??
       agents.find((a) => v.agentId !== "" && a.agentId === v.agentId);
-    if (agent) return agent.destroyVolume(v.volumeId);
+    if (agent) {
+      const token = this.#reservations.token(agent.agentId, v.volumeId);
+      return agent.destroyVolume(v.volumeId).then(() => this.#released(agent.agentId, v.volumeId, token));
+    }
     const agentId = this.#ids.saved(v.hostname) ?? this.#hosts.get(v.agentId)?.agentId;
     const why = !isSafeId(v.volumeId)
       ? "not a volume id"
@@ -316,7 +333,37 @@ export class Minicluster implements HostBackend {
       ? `no agent on host ${v.hostname} ever ran on this data dir, so none of its volumes is here`
       : undefined;
     if (why) return Promise.reject(new Error(`Cannot destroy volume ${JSON.stringify(v.volumeId)}: ${why}`));
-    return removeVolumeDir(volumePath(this.dataDir, agentId!, v.volumeId));
+    const token = this.#reservations.token(agentId!, v.volumeId);
+    return removeVolumeDir(volumePath(this.dataDir, agentId!, v.volumeId))
+      .then(() => this.#released(agentId!, v.volumeId, token));
+  }
+
+  /** A launch on its volume: the volume's reservation is the run's (`launchReservation`). */
+  #reserve(agent: Agent, spec: LaunchSpec): void {
+    if (this.#reservations.reserve(agent.agentId, spec.volume!.volumeId, launchReservation(spec))) {
+      this.#reportReservations(agent);
+    }
+  }
+
+  /** A destroyed volume's reservation goes, unless a launch reserved it again since the destroy began. */
+  #released(agentId: string, volumeId: string, token: number | undefined): void {
+    if (!this.#reservations.release(agentId, volumeId, token)) return;
+    const agent = this.#agents.get(agentId);
+    if (agent) this.#reportReservations(agent);
+  }
+
+  /**
+   * `volume-reservations` of a registered agent's host when they changed since the last report (an agent
+   * away is told at its host-up, as the host manager keeps a host's last report while its agent is away).
+   */
+  #reportReservations(agent: Agent): void {
+    if (this.#agents.get(agent.agentId) !== agent) return;
+    const event = reservationsEvent(agent.hostname, this.#reservations.of(agent.agentId));
+    const key = JSON.stringify(event.volumes);
+    const sent = this.#reservationsSent.get(agent.hostname);
+    if (sent === key || (sent === undefined && !event.volumes.length)) return;
+    this.#reservationsSent.set(agent.hostname, key);
+    this.#push(event);
   }
 
   /** How long an ended run's sandbox is kept at most: the fuller the disk, the less (`gcDiskHeadroom`). */
@@ -468,7 +515,10 @@ export class Minicluster implements HostBackend {
     if (this.#stopping) throw new Error("Cannot add agent: the minicluster is stopped");
     const host = this.#add(options).info();
     // Before start, start() itself announces every agent.
-    if (this.#sink) this.#push({ kind: "host-up", host });
+    if (this.#sink) {
+      this.#push({ kind: "host-up", host });
+      this.#reportReservations(this.#agents.get(host.agentId)!);
+    }
     return host;
   }
 
@@ -520,6 +570,7 @@ export class Minicluster implements HostBackend {
       if (this.#stopping) return;
       this.#agents.set(down.agent.agentId, down.agent);
       this.#push({ kind: "host-up", host: down.agent.info() });
+      this.#reportReservations(down.agent);
     });
   }
 

@@ -97,3 +97,85 @@ Deno.test("the volume of an agent that is gone is destroyed too: the agent back 
     assert.equal(await finished(mc, rec, run(COUNT_RUNS, host)), "runs: 1\n");
   });
 });
+
+/** The `volume-reservations` events of a host, in order. */
+function reports(rec: Recorder, hostname = AGENT_0.hostname) {
+  return rec.events.flatMap((e) =>
+    e.kind === "volume-reservations" && e.hostname === hostname ? [e.volumes] : []
+  );
+}
+
+/** What a run of `run` reserves with its volume: its cpus, mem and gpus, and the volume's size as disk. */
+const RESERVED = [{
+  volumeId: VOLUME.volumeId,
+  resources: { cpuMilli: 100, memMb: 32, diskMb: 8, gpuMilli: 0 },
+}];
+
+Deno.test("a volume is reported reserved from the launch that makes it until its destroy, also after a restart", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "minicluster_volumes_test_" });
+  const started = () => {
+    const mc = new Minicluster({ dataDir, agents: 2, stopGracePeriodMs: 200 });
+    const rec = new Recorder();
+    mc.start(rec.sink);
+    return { mc, rec };
+  };
+  try {
+    const first = started();
+    const spec = run(COUNT_RUNS);
+    assert.equal(await finished(first.mc, first.rec, spec), "runs: 1\n");
+    assert.deepEqual(reports(first.rec), [RESERVED]);
+    const kinds = first.rec.events.map((e) => e.kind === "task-status" ? e.status.taskId : e.kind);
+    assert.ok(
+      kinds.indexOf("volume-reservations") < kinds.indexOf(spec.taskId),
+      "before any status of the run",
+    );
+    await delay(20);
+    assert.deepEqual(reports(first.rec), [RESERVED], "once: its run ending does not change it");
+    await first.mc.stop();
+
+    // A new minicluster (and host manager) on the data dir: the volume is reported again, after its host-up.
+    const second = started();
+    await second.rec.waitFor((e) => e.kind === "volume-reservations", "the volume's reservation");
+    const order = second.rec.events.map((e) => e.kind === "host-up" ? e.host.hostname : e.kind);
+    assert.deepEqual(order, ["agent-0", "agent-1", "volume-reservations"]);
+    assert.deepEqual(reports(second.rec), [RESERVED]);
+    await second.mc.destroyVolumes([REF]);
+    await delay(20);
+    assert.deepEqual(reports(second.rec), [RESERVED, []], "released once destroyed");
+    await second.mc.stop();
+
+    const third = started();
+    await third.rec.waitFor((e) => e.kind === "host-up", "the agents");
+    await delay(20);
+    assert.deepEqual(reports(third.rec), [], "nothing left to report");
+    await third.mc.stop();
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
+
+Deno.test("a launch of a volume's id after its destroy began keeps the volume reserved", async () => {
+  await withCluster(async (mc, rec) => {
+    assert.equal(await finished(mc, rec, run(COUNT_RUNS)), "runs: 1\n");
+    const destroyed = mc.destroyVolumes([REF]);
+    assert.equal(await finished(mc, rec, run(COUNT_RUNS)), "runs: 1\n", "a fresh volume");
+    await destroyed;
+    await delay(20);
+    assert.deepEqual(reports(rec).at(-1), RESERVED);
+  });
+});
+
+Deno.test("a volume destroyed while its host's machine is down is reported released when the machine is up", async () => {
+  await withCluster(async (mc, rec) => {
+    assert.equal(await finished(mc, rec, run(COUNT_RUNS)), "runs: 1\n");
+    mc.machineDown(AGENT_0.hostname);
+    await rec.waitFor((e) => e.kind === "host-lost", "the host lost");
+    await mc.destroyVolumes([REF]);
+    await delay(20);
+    assert.deepEqual(reports(rec), [RESERVED], "no report for a host away");
+    mc.machineUp(AGENT_0.hostname);
+    await rec.waitFor((e) => e.kind === "volume-reservations" && !e.volumes.length, "the release");
+    const kinds = rec.events.map((e) => e.kind).filter((k) => k !== "task-status");
+    assert.deepEqual(kinds.slice(-2), ["host-up", "volume-reservations"]);
+  });
+});
