@@ -3,6 +3,7 @@ import type { JobConfig } from "../model/config_types.ts";
 import { isTerminalUpdateState, type JobRecord, type UpdateRecord } from "../model/records.ts";
 import type { Store } from "../ports/store.ts";
 import type { RecoveredJob } from "./jobmgr.ts";
+import { mountingVersion } from "./volume_api.ts";
 
 export interface StoredJob {
   record: RecoveredJob;
@@ -37,6 +38,10 @@ export async function recoveredJob(
   for (const t of tasks) {
     wanted.add(t.configVersion);
     if (t.desiredConfigVersion !== undefined) wanted.add(t.desiredConfigVersion);
+    // A volume's instance waiting to be placed: the version of the run that last mounted its volume, what it
+    // is listed with and what an update it cannot fit sends it back to.
+    const mounting = t.volumeId ? mountingVersion(t) : undefined;
+    if (mounting !== undefined) wanted.add(mounting);
   }
   for (const u of updates) {
     if (u.jobId !== job.jobId) continue;

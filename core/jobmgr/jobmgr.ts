@@ -1238,6 +1238,12 @@ export class JobManager implements Receiver {
     this.#taskChanged(job, task);
   }
 
+  /** The workflow in memory of the task's job, if it has one. */
+  #workflowOf(task: TaskRecord): UpdateRecord | undefined {
+    const id = this.jobs.get(task.jobId)?.runtime.updateId;
+    return id ? this.updates.get(id) : undefined;
+  }
+
   /** Workflows and job rules that watch tasks learn about the change. */
   #taskChanged(job: JobEntry, task: TaskRecord): void {
     if (this.#drains.size) this.#drains.changed(job);
@@ -1336,10 +1342,15 @@ export class JobManager implements Receiver {
     }
   }
 
-  /** A new reason for a task still in its state (placement keeps failing): shown and kept as an event. */
+  /**
+   * A new reason for a task still in its state (placement keeps failing): shown and kept as an event. The
+   * job's workflow looks again when the task is one it waits for: a reason can fail it (`pinnedWithoutRoom`).
+   */
   #explain(task: TaskRecord, message: string, timeMs: number): void {
     task.message = message;
     this.putTask(task);
+    const u = this.#workflowOf(task);
+    if (u && this.workflows.watches(u, task.instanceId)) this.updateEngine.enqueue(u);
     if (!this.config.recordEvents) return;
     this.#writes.push({ kind: "task.event", event: taskEventOf(task, timeMs) });
   }

@@ -1,6 +1,6 @@
 /** Peloton's v0 volume API (`peloton.api.v0.volume.svc.VolumeService`): persistent volumes of stateful jobs. */
 import type { JobConfig, PersistentVolumeConfig } from "../model/config_types.ts";
-import type { VolumeRecord } from "../model/records.ts";
+import type { TaskRecord, VolumeRecord } from "../model/records.ts";
 import { isTerminalTaskState } from "../model/states.ts";
 import { mergeTaskConfig } from "../model/task_merge.ts";
 import type { Store } from "../ports/store.ts";
@@ -108,8 +108,10 @@ export class VolumeApi {
 }
 
 /**
- * The volume config each of a job's volumes is mounted with, by volume id: that of its instance's current
- * run. A job memory does not hold (it ended before a restart) is read from the store.
+ * The volume config each of a job's volumes is mounted with, by volume id: that of the newest run of its
+ * instance that was launched (`mountingVersion`), so a run still waiting for a host (an update's, which its
+ * host may not have room for) does not say a size no run has had. A job memory does not hold (it ended before
+ * a restart) is read from the store.
  */
 async function mountedVolumes(
   job: JobEntry | undefined,
@@ -119,22 +121,39 @@ async function mountedVolumes(
   const mounted = new Map<string, PersistentVolumeConfig>();
   if (job) {
     for (const t of job.tasks.values()) {
-      const volume = t.volumeId ? taskConfigOf(job, t).volume : undefined;
+      const v = t.volumeId ? mountingVersion(t) : undefined;
+      const volume = v === undefined ? undefined : job.versions.get(v)?.tasks.get(t.instanceId).volume;
       if (volume) mounted.set(t.volumeId!, volume);
     }
     return mounted;
   }
   const tasks = (await store.getTasks(jobId)).filter((t) => t.volumeId);
-  const versions = [...new Set(tasks.map((t) => t.configVersion))];
+  const versions = [...new Set(tasks.map(mountingVersion).filter((v) => v !== undefined))];
   const configs = new Map(
     await Promise.all(versions.map(async (v) => [v, await store.getJobConfig(jobId, v)] as const)),
   );
   for (const t of tasks) {
-    const config = configs.get(t.configVersion);
+    const v = mountingVersion(t);
+    const config = v === undefined ? undefined : configs.get(v);
     const volume = config && mergeTaskConfig(config, t.instanceId).volume;
     if (volume) mounted.set(t.volumeId!, volume);
   }
   return mounted;
+}
+
+/**
+ * The config version of the task's newest run that was launched (given a host), which is the run that mounts
+ * its volume now or last did: the current run once placed, else the newest such run of its history. Undefined
+ * when none is known (its volume's record says how it was made).
+ */
+export function mountingVersion(task: TaskRecord): number | undefined {
+  if (task.hostname !== undefined) return task.configVersion;
+  const history = task.history ?? [];
+  for (let k = history.length - 1; k >= 0; k--) {
+    const run = history[k];
+    if (run.hostname !== undefined && run.configVersion !== undefined) return run.configVersion;
+  }
+  return undefined;
 }
 
 /**

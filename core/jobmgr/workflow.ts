@@ -179,6 +179,19 @@ function changedBy(
 }
 
 /**
+ * Whether the task's run waits for a placement its required host has no room for: an instance pinned to its
+ * volume's host (the one host it may run on) whose latest placement attempt found too little cpu, memory,
+ * disk or GPUs free there (the resource manager's reason, `required host H: insufficient disk`). Not a host
+ * that is away, lost or in maintenance: that one comes back with room for the run.
+ */
+export function pinnedWithoutRoom(task: TaskRecord): boolean {
+  const host = task.requiredHost;
+  if (host === undefined || task.volumeId === undefined || task.message === undefined) return false;
+  if (task.state !== "PENDING" && task.state !== "READY" && task.state !== "PLACING") return false;
+  return task.message.includes(`required host ${host}: insufficient `);
+}
+
+/**
  * The message of an instance a workflow holds back (see `NOT_STARTED`): while the workflow may still reach
  * it, or, once the workflow `ended` (aborted, failed, rolled back) without reaching it, what starts it.
  */
@@ -497,7 +510,15 @@ export class Workflows {
       // What the update added goes away, what it removed comes back, what it changed changes back.
       u.instancesRemoved = touched.filter((i) => wasAdded.has(i));
       u.instancesAdded = touched.filter((i) => wasRemoved.has(i));
-      u.instancesUpdated = touched.filter((i) => !wasAdded.has(i) && !wasRemoved.has(i) && job.tasks.has(i));
+      // An instance that already runs the old spec (one `#backIfNoRoom` sent back) is moved to the rollback's
+      // version without a restart (`#moveUnchanged`), as Peloton's rollback plans against the old config.
+      const after = job.versions.get(target)!.tasks;
+      const configsOf = (v: number) => job.versions.get(v)?.tasks;
+      u.instancesUpdated = touched.filter((i) => {
+        const task = job.tasks.get(i);
+        return !wasAdded.has(i) && !wasRemoved.has(i) && task !== undefined &&
+          changedBy(task, after, configsOf);
+      });
     }
     u.instancesDone = [];
     u.instancesFailed = [];
@@ -508,7 +529,8 @@ export class Workflows {
     u.jobConfigVersion = target;
     this.#set(u, "ROLLING_BACKWARD");
     // Every instance to roll back, before it is taken (Peloton's Rollback writes them all at once).
-    this.#events(u, daemon ? u.instancesUpdated : touched, "ROLLING_BACKWARD");
+    const listed = new Set([...u.instancesAdded, ...u.instancesUpdated, ...u.instancesRemoved]);
+    this.#events(u, daemon ? u.instancesUpdated : touched.filter((i) => listed.has(i)), "ROLLING_BACKWARD");
     this.#moveUnchanged(u, job);
     this.jm.updateEngine.enqueue(u);
   }
@@ -555,6 +577,7 @@ export class Workflows {
       u.instancesCurrent = u.instancesCurrent.filter((x) => x !== i);
       if (verdict === "removed") this.#removedMeanwhile(u, i);
       else (verdict === "done" ? u.instancesDone : u.instancesFailed).push(i);
+      if (verdict === "failed") this.#backIfNoRoom(u, job, i);
       this.#events(u, [i], verdict === "failed" ? "FAILED" : "SUCCEEDED");
       changed = true;
     }
@@ -780,6 +803,10 @@ export class Workflows {
         if (task.configVersion !== u.jobConfigVersion || task.desiredConfigVersion !== undefined) {
           return "pending";
         }
+        // Its volume's host cannot hold the new config (a bigger volume, more cpu or memory than is free
+        // there): the update cannot bring it up, and it can run nowhere else. A failed instance (Peloton's
+        // `maxFailureInstances` and `rollbackOnFailure` apply), which runs again on what it ran.
+        if (pinnedWithoutRoom(task)) return "failed";
         return this.#up(u, job, task);
       }
     }
@@ -805,9 +832,14 @@ export class Workflows {
 
   #complete(u: UpdateRecord, job: JobEntry | undefined, state: UpdateState): void {
     this.#restartStoppedFirst(u, job);
-    // Instances held back for it that it never reached stay so (an ended rolling create's are not started
-    // by a refresh or a restart either), and say why.
-    if (job) this.#holdUnstarted(u, job, this.#remaining(u, job), state);
+    // An instance in flight that its volume's host has no room for at the target (the workflow ends before it
+    // was counted failed: an abort) runs again on what it ran rather than wait for room for good.
+    if (job) {
+      for (const i of u.instancesCurrent) this.#backIfNoRoom(u, job, i);
+      // Instances held back for it that it never reached stay so (an ended rolling create's are not started
+      // by a refresh or a restart either), and say why.
+      this.#holdUnstarted(u, job, this.#remaining(u, job), state);
+    }
     u.completionTimeMs = this.jm.now();
     this.#set(u, state);
     // Instances in flight when it ends (aborted, failed) end with it.
@@ -817,6 +849,27 @@ export class Workflows {
       this.jm.markDirty(job, true);
     }
     this.jm.updates.delete(u.updateId);
+  }
+
+  /**
+   * An instance of an update whose run at the target waits on its volume's host, which has no room for it
+   * (`pinnedWithoutRoom`): it goes back to the config version it ran before the update took it, so it runs
+   * again on its volume (its host keeps room for that) instead of staying down. The job's config is the
+   * update's still; a later update takes the instance again, as it takes one an aborted update left behind.
+   */
+  #backIfNoRoom(u: UpdateRecord, job: JobEntry, i: number): void {
+    if (u.type !== "UPDATE") return;
+    const task = job.tasks.get(i);
+    if (!task || task.configVersion !== u.jobConfigVersion || task.desiredConfigVersion !== undefined) return;
+    if (task.goalState === "KILLED" || task.goalState === "DELETED" || !pinnedWithoutRoom(task)) return;
+    const ran = [...task.history ?? []].reverse().find((r) =>
+      r.configVersion !== undefined && r.configVersion !== u.jobConfigVersion && r.hostname !== undefined
+    )?.configVersion;
+    const back = ran !== undefined && job.versions.has(ran) ? ran : u.prevJobConfigVersion;
+    if (back === u.jobConfigVersion || !job.versions.has(back)) return;
+    task.desiredConfigVersion = back;
+    this.jm.putTask(task);
+    this.jm.taskEngine.enqueue(task);
   }
 
   #set(u: UpdateRecord, state: UpdateState): void {
