@@ -55,7 +55,8 @@ export class PelotonClient {
   /** Calls `procedure` (e.g. `peloton.api.job.JobManager::Create`); throws ApiError on any error. */
   async call<T = Record<string, unknown>>(procedure: string, body: unknown = {}): Promise<T> {
     const timeout = this.options.timeoutMs ?? 20_000;
-    const res = await this.#post(procedure, body, timeout, AbortSignal.timeout(timeout + 1000));
+    // Given up on at the timeout itself, which the server is sent as the call's deadline (Context-TTL-Ms).
+    const res = await this.#post(procedure, body, timeout, AbortSignal.timeout(timeout));
     const json = await this.#json(procedure, res);
     const inBody = bodyError(procedure, json);
     if (inBody) throw inBody;
@@ -76,10 +77,7 @@ export class PelotonClient {
   ): AsyncGenerator<T> {
     const timeout = this.options.timeoutMs ?? 20_000;
     const firstAnswer = new AbortController();
-    const timer = setTimeout(
-      () => firstAnswer.abort(new Error(`no answer within ${timeout} ms`)),
-      timeout + 1000,
-    );
+    const timer = setTimeout(() => firstAnswer.abort(new Error(`no answer within ${timeout} ms`)), timeout);
     const aborted = signal ? AbortSignal.any([signal, firstAnswer.signal]) : firstAnswer.signal;
     let res: Response;
     try {

@@ -196,3 +196,40 @@ Deno.test("a 401 says how to give credentials, the file first", async () => {
     },
   );
 });
+
+Deno.test("-t is how long a call waits: a server that never answers is given up on at it, and said so", async () => {
+  // Accepts connections, reads nothing, answers nothing.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const conns: Deno.Conn[] = [];
+  const accepting = (async () => {
+    for await (const conn of listener) conns.push(conn);
+  })();
+  const url = `http://127.0.0.1:${listener.addr.port}`;
+  try {
+    const cases: [string[], string][] = [
+      [["job", "get", "j"], "peloton.api.job.JobManager::Get"],
+      [["watch", "pod", "j"], "peloton.api.v1alpha.watch.svc.WatchService::Watch"],
+    ];
+    for (const [argv, procedure] of cases) {
+      const err: string[] = [];
+      const started = performance.now();
+      const code = await runCli([...argv, "-t", "1s", "-m", url], {
+        out: () => {},
+        err: (l) => err.push(l),
+        env: () => undefined,
+      });
+      const took = performance.now() - started;
+      assert.equal(code, 1);
+      assert.deepEqual(err, [
+        `peloton ${
+          argv.slice(0, 2).join(" ")
+        }: ${procedure}: deadline-exceeded: no answer from ${url} within 1000 ms`,
+      ]);
+      assert.ok(took >= 1000 && took < 1400, `${argv.join(" ")} -t 1s gave up after ${Math.round(took)} ms`);
+    }
+  } finally {
+    listener.close();
+    await accepting.catch(() => {});
+    for (const c of conns) c.close();
+  }
+});

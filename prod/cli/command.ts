@@ -34,6 +34,17 @@ export interface Command {
   run(ctx: CommandContext, args: string[], opts: Record<string, unknown>): Promise<number>;
 }
 
+/**
+ * Thrown by `out` and `write` when stdout's reader has gone (`peloton ... | head -1`, EPIPE): the command
+ * stops there, and the CLI exits 0 saying nothing, as a command whose output was cut short by its reader.
+ */
+export class OutputClosed extends Error {
+  override readonly name = "OutputClosed";
+  constructor() {
+    super("stdout closed by its reader");
+  }
+}
+
 /** Thrown for bad command-line input: printed with the command's usage, exit code 2. */
 export class UsageError extends Error {
   override readonly name = "UsageError";

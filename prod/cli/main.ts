@@ -7,6 +7,7 @@ import {
   type Command,
   type CommandContext,
   type OptionSpec,
+  OutputClosed,
   unknownFlag,
   UsageError,
 } from "./command.ts";
@@ -325,11 +326,34 @@ export interface CliIo {
   onInterrupt?: (handler: () => void) => () => void;
 }
 
-/** Runs the CLI; returns the exit code (0 ok, 1 failed, 2 bad usage). */
+/**
+ * The commands that serve until stopped (`up`, the daemons, `minicluster`): a reader of their stdout that
+ * goes away does not stop them, as it stops a command printing an answer; their logs go to stderr.
+ */
+const SERVERS = new Set<Command>([upCommand, ...daemonCommands, miniclusterCommand]);
+
+/**
+ * Runs the CLI; returns the exit code (0 ok, 1 failed, 2 bad usage). A reader of stdout that goes away
+ * (`io.out` or `io.write` throwing OutputClosed) ends it there, quietly, exit 0, as `task list | head` has
+ * always ended.
+ */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  try {
+    return await runCommand(argv, io);
+  } catch (e) {
+    if (e instanceof OutputClosed) return 0;
+    throw e;
+  }
+}
+
+/** `-h`/`--help` given anywhere in argv. */
+const helpAsked = (argv: string[]) => argv.includes("-h") || argv.includes("--help");
+
+async function runCommand(argv: string[], io: CliIo): Promise<number> {
   const { command, words, group, next } = findCommand(argv);
   if (group !== undefined) {
-    if (argv.includes("-h") || argv.includes("--help")) {
+    // `peloton job -h` lists the group's commands; `peloton job stauts -h` names the word that is none.
+    if (helpAsked(argv) && next === undefined) {
       io.out(`peloton ${group} commands:\n${groupHelp(group)}`);
       return 0;
     }
@@ -337,11 +361,13 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return 2;
   }
   if (!command) {
-    if (argv.length === 0 || argv.includes("-h") || argv.includes("--help")) {
+    // `peloton -h` is the help; `peloton jbo status -h` names the word that is no command, as without -h.
+    if (helpAsked(argv) && !words.length) {
       io.out(helpText());
-      return argv.length ? 0 : 2;
+      return 0;
     }
-    io.err(`peloton: ${noCommand(argv, words)}\n\n${helpText()}`);
+    // No command at all is a failing invocation: its usage goes to stderr, as any other's.
+    io.err(argv.length ? `peloton: ${noCommand(argv, words)}\n\n${helpText()}` : helpText());
     return 2;
   }
   let parsed;
@@ -358,6 +384,17 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   }
   const { values, positionals } = parsed;
   if (values.help) {
+    if (GROUPS.has(command.name) && positionals.length > command.args.length) {
+      // `peloton jobmgr throttled-pod -h`: a mistyped command of the group, as without -h.
+      io.err(
+        groupProblem(
+          command.name,
+          positionals[command.args.length],
+          `, or none to run peloton ${command.name}`,
+        ),
+      );
+      return 2;
+    }
     io.out(`usage: ${usageOf(command, true)}\n  ${command.summary}`);
     // `peloton jobmgr -h`: the daemon, and the commands of the group it names too.
     if (GROUPS.has(command.name)) io.out(`peloton ${command.name} commands:\n${groupHelp(command.name)}`);
@@ -399,7 +436,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const ctx: CommandContext = {
     client: new PelotonClient({ url, credentials, timeoutMs }),
     json: values.json === true,
-    out: io.out,
+    out: SERVERS.has(command) ? keepServing(io.out) : io.out,
     err: io.err,
     write: io.write,
     confirm: io.confirm,
@@ -418,6 +455,17 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     }
     throw e;
   }
+}
+
+/** `out` for a command that serves until stopped: a line its reader is no longer there for is dropped. */
+function keepServing(out: (line: string) => void): (line: string) => void {
+  return (line) => {
+    try {
+      out(line);
+    } catch (e) {
+      if (!(e instanceof OutputClosed)) throw e;
+    }
+  };
 }
 
 /**
@@ -509,12 +557,48 @@ async function credentialsFile(file: string): Promise<Credentials> {
   return { username: String(fields.username), password: String(fields.password) };
 }
 
+/** Whether `e` says stdout's reader has gone (EPIPE). */
+const readerGone = (e: unknown) => e instanceof Deno.errors.BrokenPipe;
+
+/** A line to stdout, all of it; OutputClosed once its reader has gone (console.log would drop it unsaid). */
+function printLine(line: string): void {
+  const bytes = new TextEncoder().encode(`${line}\n`);
+  try {
+    for (let at = 0; at < bytes.length;) at += Deno.stdout.writeSync(bytes.subarray(at));
+  } catch (e) {
+    throw readerGone(e) ? new OutputClosed() : e;
+  }
+}
+
+/**
+ * Run through `deno task peloton` (the README's alias), the CLI starts in the folder of deno.json, this
+ * project's root, with the caller's folder in $INIT_CWD: it goes back there, so that relative paths (files
+ * read and written, `--data-dir`) are the caller's. Nothing here reads a file by a path relative to the root.
+ */
+export function callerDir(cwd: string, initCwd: string | undefined): string | undefined {
+  const root = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
+  return initCwd && cwd.replace(/\/$/, "") === root && initCwd !== cwd ? initCwd : undefined;
+}
+
 if (import.meta.main) {
+  const caller = callerDir(Deno.cwd(), Deno.env.get("INIT_CWD"));
+  try {
+    if (caller !== undefined) Deno.chdir(caller);
+  } catch (e) {
+    console.error(
+      `peloton: cannot go to the caller's folder $INIT_CWD ${caller}: ${(e as Error).message}; relative ` +
+        `paths are read from ${Deno.cwd()}`,
+    );
+  }
   const code = await runCli(Deno.args, {
-    out: console.log,
+    out: printLine,
     err: console.error,
     write: async (bytes) => {
-      for (let at = 0; at < bytes.length;) at += await Deno.stdout.write(bytes.subarray(at));
+      try {
+        for (let at = 0; at < bytes.length;) at += await Deno.stdout.write(bytes.subarray(at));
+      } catch (e) {
+        throw readerGone(e) ? new OutputClosed() : e;
+      }
     },
     env: (n) => Deno.env.get(n),
     // Deno's confirm() reads y/N from a terminal; with no terminal to ask, the answer is no.

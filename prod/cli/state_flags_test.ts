@@ -3,7 +3,7 @@
  * (`JOB_STATE_KILLED`, `POD_STATE_RUNNING`) as well as the bare ones, in any case.
  */
 import assert from "node:assert/strict";
-import { cli } from "../testing.ts";
+import { cli, createStatelessJob, withUp } from "../testing.ts";
 import { jobStates } from "./update_commands.ts";
 
 /** Runs `argv` against a server that records each call's spec and answers an empty page. */
@@ -29,13 +29,34 @@ Deno.test("job stateless query -s takes JOB_STATE_ names and bare ones, in any c
     ["job", "stateless", "query", "-s", "JOB_STATE_KILLED"],
     ["job", "stateless", "query", "-s", "job_state_running,Pending,KILLING"],
     ["job", "stateless", "query", "-s", "JOB_STATE_INVALID"],
+    ["job", "stateless", "query", "-s", "unknown,RUNNING"],
   ]);
-  assert.deepEqual(results.map((r) => [r.code, r.err]), [[0, ""], [0, ""], [0, ""]]);
+  assert.deepEqual(results.map((r) => [r.code, r.err]), [[0, ""], [0, ""], [0, ""], [0, ""]]);
+  // v1alpha's JobState has no JOB_STATE_UNKNOWN: v0's UNKNOWN is its JOB_STATE_INVALID.
   assert.deepEqual(specs.map((s) => (s as { jobStates: string[] }).jobStates), [
     ["JOB_STATE_KILLED"],
     ["JOB_STATE_RUNNING", "JOB_STATE_PENDING", "JOB_STATE_KILLING"],
-    ["JOB_STATE_UNKNOWN"],
+    ["JOB_STATE_INVALID"],
+    ["JOB_STATE_INVALID", "JOB_STATE_RUNNING"],
   ]);
+});
+
+Deno.test({
+  name: "job stateless query -s UNKNOWN and -s JOB_STATE_INVALID are taken by a real server",
+  sanitizeResources: false,
+  async fn() {
+    await withUp("peloton-state-flags-", async (up) => {
+      const { job } = await createStatelessJob(up.url);
+      for (
+        const states of ["UNKNOWN", "JOB_STATE_INVALID", "job_state_invalid,RUNNING,PENDING,INITIALIZED"]
+      ) {
+        const r = await cli(up.url, "job", "stateless", "query", "-s", states, "-j");
+        assert.equal(r.code, 0, `-s ${states}: ${r.err}`);
+        const ids = (JSON.parse(r.out).records ?? []).map((j: { jobId: { value: string } }) => j.jobId.value);
+        assert.equal(ids.includes(job), states.includes(","), `-s ${states}: ${ids}`);
+      }
+    });
+  },
 });
 
 Deno.test("job stateless query -s refuses a name of neither form, saying both", async () => {

@@ -27,6 +27,8 @@ import {
 } from "./job_commands.ts";
 import { missingInstance, parseRange } from "./task_commands.ts";
 import { parseYamlValue } from "../../core/model/yaml_load.ts";
+import type { JobState } from "../../core/model/states.ts";
+import { jobStateName } from "../../core/jobmgr/v1alpha_json.ts";
 
 const SVC = "peloton.api.v1alpha.job.stateless.svc.JobService";
 
@@ -278,7 +280,10 @@ export const statelessCommands: Command[] = [
       // v1alpha's QuerySpec names the pool by its path; the job manager looks it up.
       if (opts.respool) spec.respool = { value: String(opts.respool) };
       if (opts.keywords) spec.keywords = String(opts.keywords).split(",").map((k) => k.trim());
-      if (opts.states) spec.jobStates = jobStates(String(opts.states), true).map((s) => `JOB_STATE_${s}`);
+      // v0's UNKNOWN is v1alpha's JOB_STATE_INVALID, as the server (and Peloton's) name the states.
+      if (opts.states) {
+        spec.jobStates = jobStates(String(opts.states), true).map((s) => jobStateName(s as JobState));
+      }
       if (opts.owner) spec.owner = String(opts.owner);
       if (opts.name) spec.name = String(opts.name);
       const res = await ctx.client.call<

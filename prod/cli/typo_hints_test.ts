@@ -1,6 +1,7 @@
 /** A mistyped command or flag is named with the closest valid one; `--help` shows the flags' defaults. */
 import assert from "node:assert/strict";
 import { type CliIo, helpText, runCli } from "./main.ts";
+import { runPeloton } from "../testing.ts";
 
 /** Runs the CLI with `argv` as given; nothing here reaches a server. */
 async function run(...argv: string[]) {
@@ -76,4 +77,45 @@ Deno.test("--help shows each flag's default where it has one", async () => {
   const bad = await run("up", "--port");
   assert.equal(bad.code, 2);
   assert.match(bad.err, /\nusage: peloton up \[--port VALUE\] /);
+});
+
+Deno.test("a misspelt command followed by --help is the same unknown-command error, exit 2", async () => {
+  for (const help of ["--help", "-h"]) {
+    const top = await run("jbo", "status", help);
+    assert.equal(top.code, 2, top.out);
+    assert.equal(top.out, "");
+    assert.equal(
+      top.err,
+      `peloton: unknown command "jbo status"; did you mean \`peloton job status\`?\n\n${helpText()}`,
+    );
+    const inGroup = await run("job", "stauts", help);
+    assert.equal(inGroup.code, 2, inGroup.out);
+    assert.equal(inGroup.out, "");
+    assert.equal(inGroup.err, (await run("job", "stauts")).err);
+    assert.match(
+      inGroup.err,
+      /^peloton job: unknown command "job stauts", .*did you mean `peloton job status`\?/,
+    );
+    // A group that is a command too (the daemon `jobmgr`): its mistyped command, as without --help.
+    const daemon = await run("jobmgr", "throttled-pod", help);
+    assert.equal(daemon.code, 2, daemon.out);
+    assert.equal(daemon.err, (await run("jobmgr", "throttled-pod")).err);
+  }
+  // Help asked of a real group or command is help, exit 0.
+  for (const argv of [["job", "--help"], ["job", "status", "--help"], ["--help"], ["jobmgr", "-h"]]) {
+    const r = await run(...argv);
+    assert.deepEqual([r.code, r.err], [0, ""], argv.join(" "));
+  }
+});
+
+Deno.test("peloton with no arguments writes its usage to stderr, not stdout, and exits 2", async () => {
+  const r = await run();
+  assert.equal(r.code, 2);
+  assert.equal(r.out, "");
+  assert.equal(r.err, helpText());
+  // As a real process: nothing on stdout.
+  const p = await runPeloton([]);
+  assert.equal(p.code, 2);
+  assert.equal(p.out, "");
+  assert.match(p.err, /^usage: peloton /);
 });

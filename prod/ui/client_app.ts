@@ -476,7 +476,8 @@ export class UiApp {
         ? "The server refused these credentials; sign in again."
         : "The server requires credentials (its --auth-config).";
     }
-    byId("sign-out").hidden = !this.api.authorization();
+    // Signed in only with credentials the server has not refused: beside the sign-in form, nobody is.
+    byId("sign-out").hidden = !this.api.authorization() || signIn;
   }
 
   #signInNeeded(): boolean {

@@ -110,10 +110,16 @@ export function facts(pairs: [string, UiChild][]): UiElement {
   return h("dl", { class: "facts" }, ...pairs.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v ?? "—")]));
 }
 
-/** Why a job cannot be stopped, or undefined if it can. */
+/**
+ * Why a job cannot be stopped, or undefined if it can. A job has ended when its goal has too: a service in a
+ * crash loop, FAILED while its goal RUNNING restarts its tasks, has not, and stopping it is what ends it (as
+ * the CLI's `job stop` has it).
+ */
 export function whyNoStop(info: JobInfoJson): string | undefined {
-  const state = info.runtime.state;
-  if (isTerminalJob(state)) return `Job has ended (${state}): there is nothing to stop`;
+  const { state, goalState } = info.runtime;
+  if (isTerminalJob(state) && (!goalState || isTerminalJob(goalState))) {
+    return `Job has ended (${state}): there is nothing to stop`;
+  }
   if (info.runtime.goalState === "KILLED") return "Job is being stopped already (goal KILLED)";
   return undefined;
 }

@@ -127,6 +127,25 @@ Deno.test("Stop is disabled, saying why, on a job that has ended or is being sto
   });
 });
 
+Deno.test("Stop is enabled on a service in a crash loop: FAILED while its goal RUNNING restarts it", () => {
+  // It has not ended: the job manager restarts its failed tasks, and stopping it is what ends it (as the
+  // CLI's `job stop` does).
+  for (const state of ["FAILED", "SUCCEEDED", "KILLED"]) {
+    assert.deepEqual(shown(button("Stop job", { state, goalState: "RUNNING" }, "SERVICE")), {
+      disabled: false,
+      title: undefined,
+    });
+  }
+  // Ended with its goal: nothing to stop.
+  for (const goalState of ["SUCCEEDED", "FAILED", "KILLED"]) {
+    assert.equal(
+      shown(button("Stop job", { state: "FAILED", goalState }, "SERVICE")).disabled,
+      true,
+      `FAILED, goal ${goalState}`,
+    );
+  }
+});
+
 Deno.test("Start is disabled, saying why, when every task is already running or on its way", () => {
   const service = (taskStats: Record<string, number>, goalState = "RUNNING") =>
     shown(button("Start job", { state: "RUNNING", goalState, taskStats }, "SERVICE"));

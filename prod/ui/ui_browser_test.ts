@@ -156,6 +156,34 @@ Deno.test({
       );
 
       await t.step(
+        "signed out, then refused a wrong password: no Sign out shows while nobody is signed in",
+        async () => {
+          const signOut = page.locator("#sign-out");
+          await signOut.waitFor({ state: "visible", timeout: WAIT_MS });
+          await signOut.click();
+          await page.locator("#login").waitFor({ state: "visible", timeout: WAIT_MS });
+          await signOut.waitFor({ state: "hidden", timeout: WAIT_MS });
+          await page.locator("#username").fill(ROOT_USER.username);
+          await page.locator("#password").fill(`${ROOT_USER.password}-wrong`);
+          await page.locator("#login button[type=submit]").click();
+          await page.locator("#login-why", { hasText: "The server refused these credentials" }).waitFor({
+            timeout: WAIT_MS,
+          });
+          await page.locator("#status", { hasText: "Auto-refresh waits for sign-in" }).waitFor({
+            timeout: WAIT_MS,
+          });
+          assert.equal(await signOut.isVisible(), false, "Sign out beside the sign-in form");
+          // Signed in again: Sign out is back.
+          await page.locator("#password").fill(ROOT_USER.password);
+          await page.locator("#login button[type=submit]").click();
+          await page.locator("#login").waitFor({ state: "hidden", timeout: WAIT_MS });
+          await signOut.waitFor({ state: "visible", timeout: WAIT_MS });
+          await page.locator("#errors").waitFor({ state: "hidden" });
+          watch.expectOnly("signing out and in again", 401);
+        },
+      );
+
+      await t.step(
         "the jobs view lists the jobs RUNNING in their pool, the header sums the cluster",
         async () => {
           const row = page.locator("table.jobs tbody tr", { hasText: jobId });
