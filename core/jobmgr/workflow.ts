@@ -30,6 +30,7 @@ import {
 } from "../model/records.ts";
 import { isTerminalJobState, isTerminalTaskState } from "../model/states.ts";
 import { DEFAULT_MIN_RUNNING_SECONDS } from "../model/update_config.ts";
+import { requiredHostLacksRoom } from "../placement/reasons.ts";
 import { randomUuid } from "../ports/prng.ts";
 import type { StoreWrite } from "../ports/store.ts";
 import { jobConfigOf, type JobEntry } from "./job_entry.ts";
@@ -188,7 +189,7 @@ export function pinnedWithoutRoom(task: TaskRecord): boolean {
   const host = task.requiredHost;
   if (host === undefined || task.volumeId === undefined || task.message === undefined) return false;
   if (task.state !== "PENDING" && task.state !== "READY" && task.state !== "PLACING") return false;
-  return task.message.includes(`required host ${host}: insufficient `);
+  return requiredHostLacksRoom(task.message, host);
 }
 
 /**

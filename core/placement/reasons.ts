@@ -65,6 +65,15 @@ function portsText(task: RmTask): string {
 }
 
 /**
+ * Whether a task's reason (`failureReason`) says its required host has too little free of something the
+ * task needs (`required host h3: insufficient disk`), not that the host could not be leased (away, lost,
+ * in maintenance): the job manager's updates tell an instance that cannot fit its volume's host by it.
+ */
+export function requiredHostLacksRoom(reason: string, host: string): boolean {
+  return reason.includes(`required host ${host}: insufficient `);
+}
+
+/**
  * "no host with 4 free GPUs: insufficient gpu on 1,900 hosts, GPU host kept for GPU work on 48,100
  * hosts"; the headline follows the most common reason.
  */

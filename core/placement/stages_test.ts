@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import type { Constraint } from "../model/config_types.ts";
 import { makeRmTask } from "../testing/harness.ts";
 import { place, tasks } from "./testing.ts";
+import { requiredHostLacksRoom } from "./reasons.ts";
 
 const res = (cpu: number, memMb = 128, diskMb = 0, gpu = 0) => ({
   cpuMilli: cpu * 1000,
@@ -174,4 +175,6 @@ Deno.test("a required host is the only choice; a desired host is tried first", (
   });
   assert.equal(p.reasons["job-a-1-1"], "required host h3: insufficient cpu");
   assert.equal(p.reasons["job-a-2-1"], "required host gone could not be leased");
+  assert.ok(requiredHostLacksRoom(p.reasons["job-a-1-1"], "h3"), "the job manager's updates read it so");
+  assert.ok(!requiredHostLacksRoom(p.reasons["job-a-2-1"], "gone"), "a host not leased is no lack of room");
 });
