@@ -25,6 +25,7 @@ import { StoreFrameworkIdStore } from "./mesos/framework_id_store.ts";
 import { MesosMaintenance } from "./mesos/maintenance_sync.ts";
 import { PromMetrics } from "./metrics.ts";
 import { daemonGauges } from "./daemons/gauges.ts";
+import { HOSTS_REGISTERING, HostsRegistration } from "./daemons/hostmgr_backend.ts";
 import { rpcError } from "./daemons/http_errors.ts";
 import { apiReply, replyShaper } from "./proto_extensions.ts";
 import { openStore } from "./store/kysely_store.ts";
@@ -229,6 +230,14 @@ async function startDaemons(
     new StoreFrameworkIdStore(cluster),
   );
   taken.push(() => backend.stop());
+  // As a new host manager leader's: host requests and the host API wait for the backend's hosts (the
+  // minicluster's agents at once, Mesos's first offers once subscribed; connected without a host for a while,
+  // it has none), so a master out of reach is not taken for a cluster without hosts.
+  const registration = new HostsRegistration(backend, {
+    clock,
+    connected: mesos ? () => mesos.client.subscribed : () => true,
+    log: hostmgrLog,
+  });
   const a = {
     jobmgr: "jobmgr",
     resmgr: "resmgr",
@@ -239,13 +248,13 @@ async function startDaemons(
   const hostmgr = new HostManager({
     clock,
     transport,
-    backend,
+    backend: registration.backend,
     metrics,
     store,
     self: a.hostmgr,
     jobmgr: a.jobmgr,
     resmgr: a.resmgr,
-  }, { ...DEFAULT_HOSTMGR_CONFIG, clusterMaintenance: mesos !== undefined });
+  }, { ...DEFAULT_HOSTMGR_CONFIG, holdInventory: true, clusterMaintenance: mesos !== undefined });
   const resmgr = new ResourceManager({
     clock,
     transport,
@@ -281,12 +290,15 @@ async function startDaemons(
   }, { ...DEFAULT_JOBMGR_CONFIG, ...opts.jobmgr });
   // Set when a stop begins: a placement round or a launch still under way gets no host from then on.
   let launching = true;
-  transport.register(a.hostmgr, {
-    receive(m: Message) {
-      if (!launching && (m.kind === "acquire-hosts" || m.kind === "launch-tasks")) return;
-      hostmgr.receive(m);
-    },
-  });
+  transport.register(
+    a.hostmgr,
+    registration.hold(hostmgr, {
+      receive(m: Message) {
+        if (!launching && (m.kind === "acquire-hosts" || m.kind === "launch-tasks")) return;
+        hostmgr.receive(m);
+      },
+    }),
+  );
   transport.register(a.resmgr, resmgr);
   transport.register(a.placement, placement);
   // Set while the stop ends the minicluster's tasks: the job manager records what they do by themselves.
@@ -305,6 +317,7 @@ async function startDaemons(
   hostmgr.recover(recovered.maintenance);
   hostmgr.recoverHostPools(recovered.hostPools);
   hostmgr.start();
+  registration.watch();
   resmgr.start();
   placement.start();
   jobmgr.start();
@@ -349,8 +362,11 @@ async function startDaemons(
       // The Mesos master stopped the scheduler for good: no host until a restart, which a supervisor does.
       // The store out of reach: writes wait for it, calls answer unavailable meanwhile.
       const problem = mesos?.fatalError() ?? store.unreachable();
-      if (problem) return Response.json({ status: "unhealthy", role: "all", problem }, { status: 503 });
-      return Response.json({ status: "ok", role: "all" });
+      const registering = registration.open ? {} : { hostsRegistering: true };
+      if (problem) {
+        return Response.json({ status: "unhealthy", role: "all", ...registering, problem }, { status: 503 });
+      }
+      return Response.json({ status: "ok", role: "all", ...registering });
     }
     if (req.method === "GET" && url.pathname === "/metrics") {
       return new Response(metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } });
@@ -387,6 +403,10 @@ async function startDaemons(
       metrics.histogram("peloton_api_request_seconds", { procedure: route.procedure, code }).observe(seconds);
       apiLog("api call", { procedure: route.procedure, code, ms: Number((seconds * 1000).toFixed(1)) });
     };
+    if (route.daemon === a.hostmgr && !registration.open) {
+      observe("unavailable");
+      return rpcError("unavailable", HOSTS_REGISTERING, { req, notHandled: true });
+    }
     if (route.procedure === WATCH_PROCEDURE) {
       // Timed to the first response; the stream runs on after, to the caller's deadline if it gave one.
       const shape = replyShaper(route, req.headers);

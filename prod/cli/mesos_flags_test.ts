@@ -68,7 +68,12 @@ Deno.test("--mesos-principal and --mesos-secret-file: each needs the other, and 
   }
   assert.equal(
     await credentialsOf(
-      { backend: "minicluster", "mesos-principal": "peloton", "mesos-secret-file": "FILE" },
+      {
+        backend: "minicluster",
+        "mesos-master": undefined,
+        "mesos-principal": "peloton",
+        "mesos-secret-file": "FILE",
+      },
       "s3cret",
     ),
     "--mesos-principal: only used with --backend mesos",

@@ -377,6 +377,32 @@ async function mesosCredentialsFlags(
   return { principal: name, secret };
 }
 
+/** A master given as Peloton's config gives it, `host:port` without a scheme (the client adds `http://`). */
+const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/;
+
+/**
+ * What is wrong with `--mesos-master`, or undefined: each of its comma-separated masters must be an http or
+ * https URL naming a host, or `host:port`. Checked at start, so that a typo is not retried against forever.
+ */
+export function mesosMasterProblem(value: string): string | undefined {
+  for (const part of value.split(",").map((u) => u.trim())) {
+    if (part === "") return `"" names no master`;
+    const bare = !part.includes("://");
+    if (bare && !HOST_PORT.test(part)) return `${JSON.stringify(part)} is neither a URL nor host:port`;
+    let url: URL;
+    try {
+      url = new URL(bare ? `http://${part}` : part);
+    } catch {
+      return `${JSON.stringify(part)} is not a URL`;
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      return `${JSON.stringify(part)} is a ${url.protocol} URL`;
+    }
+    if (url.hostname === "") return `${JSON.stringify(part)} names no host`;
+  }
+  return undefined;
+}
+
 /**
  * The backend flags `up` and `hostmgr` share: `--backend`, the Mesos master and its credentials
  * (`--mesos-master`, `--mesos-principal`, `--mesos-secret-file`), and the minicluster's agents (`--agents-file`,
@@ -397,6 +423,18 @@ export async function backendFlags(opts: Record<string, unknown>): Promise<{
   if (backend === "mesos" && !opts["mesos-master"]) {
     throw new UsageError(
       "--mesos-master: expected the master's URL (e.g. http://127.0.0.1:5050) with --backend mesos",
+    );
+  }
+  // As the credentials' flags: a master named for the minicluster would be ignored without a word.
+  if (backend !== "mesos" && opts["mesos-master"] !== undefined) {
+    throw new UsageError("--mesos-master: only used with --backend mesos");
+  }
+  const badMaster = backend === "mesos" ? mesosMasterProblem(String(opts["mesos-master"])) : undefined;
+  if (badMaster) {
+    const got = JSON.stringify(opts["mesos-master"]);
+    throw new UsageError(
+      `--mesos-master: got ${got}: ${badMaster}; expected the master's http or https URL with a host ` +
+        "(e.g. http://127.0.0.1:5050) or its host:port, or several separated by commas",
     );
   }
   const mesosCredentials = await mesosCredentialsFlags(opts, backend);

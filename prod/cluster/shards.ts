@@ -40,6 +40,8 @@ export class ShardOwner {
   #timer?: ReturnType<typeof setTimeout>;
   #watchdog?: ReturnType<typeof setInterval>;
   #stopped = false;
+  /** Cleared when the process begins to stop: it renews what it holds but takes no more. */
+  #taking = true;
   /** The balancing under way, if any. */
   #balancing?: Promise<void>;
   /** Ticks in a row this process held more than its share; hand-overs wait for a stable view. */
@@ -74,6 +76,11 @@ export class ShardOwner {
         if (now >= h.validUntilMs) return this.#lose(`shard ${k}'s lease was not renewed in time`);
       }
     }, Math.max(20, Math.min(200, this.o.ttlMs / 10)));
+  }
+
+  /** Takes no more shards (the process is stopping); those held are still renewed, and handed back as before. */
+  stopTaking(): void {
+    this.#taking = false;
   }
 
   /**
@@ -146,9 +153,10 @@ export class ShardOwner {
     const share = Math.ceil(this.shards / live);
     if (this.held.size < share) {
       this.#over = 0;
+      if (!this.#taking) return;
       // Start from a different shard per process, so job managers starting together do not collide.
       const first = hashOf(this.o.holder) % this.shards;
-      for (let i = 0; i < this.shards && this.held.size < share && !this.#stopped; i++) {
+      for (let i = 0; i < this.shards && this.held.size < share && !this.#stopped && this.#taking; i++) {
         const k = (first + i) % this.shards;
         const l = view.leases.get(shardLease(k));
         if (this.held.has(k) || (l && l.expiresMs > now)) continue;
@@ -175,7 +183,7 @@ export class ShardOwner {
     const started = performance.now();
     const l = await this.o.cluster.acquire(shardLease(k), this.o.holder, this.o.url, this.o.ttlMs);
     if (l.holder !== this.o.holder) return;
-    if (this.#stopped) {
+    if (this.#stopped || !this.#taking) {
       // Taken as this process stopped: held by no one who will drive it, so other job managers would wait
       // out its whole TTL for it.
       await this.o.cluster.release(l.name, l.holder, l.token).catch(() => {});

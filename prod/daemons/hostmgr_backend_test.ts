@@ -5,7 +5,10 @@ import type { VolumeRef } from "../../core/ports/host_backend.ts";
 import type { SandboxBackend } from "../backends.ts";
 import type { Minicluster } from "../minicluster/minicluster.ts";
 import { MesosBackend } from "../mesos/mesos_backend.ts";
-import { HostsGate, KeptMinicluster, watchHosts } from "./hostmgr_backend.ts";
+import { HostsGate, HostsRegistration, KeptMinicluster, watchHosts } from "./hostmgr_backend.ts";
+import type { HostManager } from "../../core/hostmgr/hostmgr.ts";
+import type { BackendEvent } from "../../core/ports/host_backend.ts";
+import { SystemClock } from "../clock.ts";
 
 const filter = { resources: { cpuMilli: 1000, memMb: 0, diskMb: 0, gpuMilli: 0 }, count: 1 } as never;
 
@@ -63,6 +66,30 @@ Deno.test("deleted volumes reach the minicluster through a term's view and the h
   assert.equal(watchHosts(plain, () => {}).destroyVolumes, undefined);
 });
 
+Deno.test("a new term's host manager is told the minicluster's hosts, slack and volume reservations again", async () => {
+  let emit: (events: BackendEvent[]) => void = () => {};
+  const minicluster = { start: (sink: typeof emit) => (emit = sink) } as unknown as Minicluster;
+  const kept = new KeptMinicluster(minicluster);
+  const host = { hostname: "agent-1", agentId: "minicluster-S1" } as never;
+  const volumes = [{
+    volumeId: "j-0-v",
+    resources: { cpuMilli: 1000, memMb: 64, diskMb: 1500, gpuMilli: 0 },
+  }];
+  const first: BackendEvent[] = [];
+  kept.view().start((events) => first.push(...events));
+  emit([{ kind: "host-up", host }, { kind: "volume-reservations", hostname: "agent-1", volumes }]);
+  emit([{ kind: "host-up", host: { hostname: "agent-2", agentId: "minicluster-S2" } as never }]);
+  emit([{ kind: "volume-reservations", hostname: "agent-2", volumes: [] }]);
+  assert.equal(first.length, 4);
+  kept.detach();
+
+  const second: BackendEvent[] = [];
+  kept.view().start((events) => second.push(...events));
+  await new Promise((r) => setTimeout(r, 5));
+  assert.deepEqual(second.map((e) => e.kind), ["host-up", "host-up", "volume-reservations"]);
+  assert.deepEqual(second[2], { kind: "volume-reservations", hostname: "agent-1", volumes });
+});
+
 Deno.test("the host watch keeps a backend's fixed volumes (Mesos), and the Mesos backend has them", () => {
   const plain: SandboxBackend = {
     start() {},
@@ -79,4 +106,44 @@ Deno.test("the host watch keeps a backend's fixed volumes (Mesos), and the Mesos
     idStore: { load: () => Promise.resolve(undefined), save: () => Promise.resolve() },
   });
   assert.equal(mesos.fixedVolumes, true);
+});
+
+Deno.test("hosts registering: the gate opens and the inventory goes out as soon as the backend reports a host", async () => {
+  let sink: ((events: BackendEvent[]) => void) | undefined;
+  const backend: SandboxBackend = {
+    start: (s) => void (sink = s),
+    launch() {},
+    kill() {},
+    reconcile() {},
+    logs: () => Promise.resolve(undefined),
+    stop: () => Promise.resolve(),
+  };
+  const clock = new SystemClock();
+  const logged: string[] = [];
+  let released = 0;
+  const registration = new HostsRegistration(backend, {
+    clock,
+    // Not connected (a Mesos master out of reach): only a host opens the gate.
+    connected: () => false,
+    log: (msg) => void logged.push(msg),
+  });
+  const hm = { hosts: [], releaseInventory: () => void released++ } as unknown as HostManager;
+  const seen: Message[] = [];
+  const gate = registration.hold(hm, { receive: (m) => void seen.push(m) });
+  const acquire: Message = { kind: "acquire-hosts", reqId: 1, replyTo: "placement", filters: [filter] };
+  try {
+    gate.receive(acquire);
+    registration.backend.start(() => {});
+    registration.watch();
+    await new Promise((r) => setTimeout(r, 250));
+    assert.equal(registration.open, false);
+    assert.deepEqual([seen, released, logged], [[], 0, []]);
+    sink!([{ kind: "host-up", host: { hostname: "a" } as never }]);
+    // On the next turn, not a poll later.
+    await Promise.resolve();
+    assert.equal(registration.open, true);
+    assert.deepEqual([seen, released, logged], [[acquire], 1, ["hosts registered"]]);
+  } finally {
+    clock.cancelAll();
+  }
 });

@@ -17,7 +17,7 @@ import type { RunningDaemon } from "./jobmgr_daemon.ts";
 import { JobmgrRouter } from "./jobmgr_router.ts";
 import { watchDepartures, watchLeaders } from "./leaders.ts";
 import { daemonGauges } from "./gauges.ts";
-import { HostsGate, KeptMinicluster, watchHosts } from "./hostmgr_backend.ts";
+import { HOSTS_REGISTERING, type HostsGate, HostsRegistration, KeptMinicluster } from "./hostmgr_backend.ts";
 import { type DaemonOptions, DaemonProcess } from "./process.ts";
 import { LeaderRole } from "./leader_role.ts";
 import type { Term } from "./term.ts";
@@ -26,15 +26,6 @@ export interface HostmgrDaemonOptions
   extends Omit<DaemonOptions, "role">, Omit<BackendOptions, "dataDir" | "log"> {
   hostmgr?: Partial<HostmgrConfig>;
 }
-
-/**
- * A new leader whose backend is connected but has reported no host this long serves its (empty) host list:
- * a cluster without agents is answered too.
- */
-const INVENTORY_WAIT_MS = 5_000;
-
-/** What a call to a leader whose hosts are still registering is answered (`unavailable`). */
-const REGISTERING = "the host manager is taking over; its hosts are registering; try again shortly";
 
 /**
  * The leader subscribes to Mesos with the framework id kept in the store (so its tasks survive a change of
@@ -85,8 +76,15 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
     }
     if (t.ended) return void await made.mesos?.stop();
     mesos = made.mesos;
-    let hostsSeen = false;
-    const watched = watchHosts(made.backend, () => hostsSeen = true);
+    // Host requests and the host API wait for the backend's hosts: Mesos's first offers once subscribed, the
+    // minicluster's agents at once; a backend connected without a host for a while has none to report.
+    const registration = new HostsRegistration(made.backend, {
+      clock: t.clock,
+      connected: made.mesos ? () => made.mesos!.client.subscribed : () => true,
+      ended: () => t.ended,
+      log: (msg, fields) => p.log(msg, fields),
+    });
+    const watched = registration.backend;
     const h = new HostManager({
       clock: t.clock,
       transport: t.transport,
@@ -109,7 +107,7 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
     if (t.ended) return;
     h.recover(stored);
     h.recoverHostPools(pools);
-    const g = gate = new HostsGate(h);
+    const g = gate = registration.hold(h);
     if (launchesStopped) h.stopLaunching();
     hm = h;
     backend = watched;
@@ -120,24 +118,7 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
       maintenance.start();
     }
     leading();
-    // Host requests and the host API wait for the backend's hosts: Mesos's first offers once subscribed, the
-    // minicluster's agents at once; a backend connected without a host for a while has none to report.
-    const connected = made.mesos ? () => made.mesos!.client.subscribed : () => true;
-    const since = performance.now();
-    let connectedSince: number | undefined;
-    const check = () => {
-      if (t.ended || g.open) return;
-      const now = performance.now();
-      if (connectedSince === undefined && connected()) connectedSince = now;
-      if (hostsSeen || (connectedSince !== undefined && now - connectedSince >= INVENTORY_WAIT_MS)) {
-        g.openNow();
-        h.releaseInventory();
-        p.log("hosts registered", { hosts: h.hosts.length, waitedMs: Math.round(now - since) });
-        return;
-      }
-      t.clock.setTimer(100, check);
-    };
-    check();
+    registration.watch();
     await p.registry.refresh();
     p.log("leading", { role: "hostmgr", token: lease.token, backend: o.backend ?? "minicluster" });
   };
@@ -186,11 +167,11 @@ export async function startHostmgr(o: HostmgrDaemonOptions): Promise<RunningDaem
       ...(gate && !gate.open ? { hostsRegistering: true } : {}),
     }),
     unhealthy: () => mesos?.fatalError(),
-    unready: (role) => role === "hostmgr" && gate && !gate.open ? REGISTERING : undefined,
+    unready: (role) => role === "hostmgr" && gate && !gate.open ? HOSTS_REGISTERING : undefined,
     notServing: () =>
       role.steppedDown
         ? `this host manager stepped down (${role.steppedDown}) and is campaigning again; try again`
-        : REGISTERING,
+        : HOSTS_REGISTERING,
     routes: async (req, url) => {
       if (!hm || !backend) return undefined;
       if (req.method === "GET" && url.pathname.startsWith("/sandbox/")) {

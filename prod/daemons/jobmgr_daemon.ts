@@ -54,7 +54,14 @@ export async function startJobmgr(o: JobmgrDaemonOptions): Promise<RunningDaemon
   const campaign = async () => {
     for (let delayMs = 200; !stopping; delayMs = Math.min(5_000, delayMs * 2)) {
       try {
-        term = await JobmgrTerm.begin(p, o, { self, front, archive, number: terms++, onLost: stepDown });
+        term = await JobmgrTerm.begin(p, o, {
+          self,
+          front,
+          archive,
+          number: terms++,
+          onLost: stepDown,
+          taking: () => !stopping,
+        });
         if (stopping) await term.stop();
         return;
       } catch (err) {
@@ -108,9 +115,11 @@ export async function startJobmgr(o: JobmgrDaemonOptions): Promise<RunningDaemon
     lost: new Promise(() => {}),
     stop: () => {
       // First of all, before any step that waits (calls in flight get up to 10 s): nothing more is launched,
-      // so what is not running yet stays for the next owner, and no task starts only to be cut off.
+      // so what is not running yet stays for the next owner, and no task starts only to be cut off. Nor is
+      // another shard taken: those held are renewed until they are handed back at the stop's end.
       stopping = true;
       term?.jm.stopLaunching();
+      term?.shards.stopTaking();
       return p.close(async () => {
         await settlesWithin(campaigning ?? Promise.resolve(), STOP_WAIT_MS);
         await term?.stop();
@@ -129,6 +138,8 @@ interface TermParts {
   archive: NdjsonArchive;
   number: number;
   onLost(term: JobmgrTerm, why: string): void;
+  /** False once the process began to stop: a term begun then takes no shard. */
+  taking(): boolean;
 }
 
 /**
@@ -201,6 +212,7 @@ class JobmgrTerm {
     });
     const created = new JobmgrTerm(p, t, jm, locks, shards, archiver, served);
     p.fences = () => shards.fences();
+    if (!parts.taking()) shards.stopTaking();
     shards.start();
     archiver.start();
     return created;

@@ -15,6 +15,9 @@ import { waitFor } from "../testing.ts";
 import { DatabaseSync } from "node:sqlite";
 import type { JobmgrConfig } from "../../core/jobmgr/jobmgr.ts";
 import type { Message } from "../../core/messages.ts";
+import { ClusterStore } from "../cluster/cluster_store.ts";
+import { openStore } from "../store/kysely_store.ts";
+import { JOB_SHARDS, shardLease } from "../cluster/registry.ts";
 
 const LOOKUP = "peloton.api.respool.ResourceManager::LookupResourcePoolID";
 const BODY = JSON.stringify({ path: { value: "/" } });
@@ -316,6 +319,69 @@ Deno.test({
     } finally {
       release.resolve();
       await d.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "a stopping job manager takes no more shards, however long its stop waits",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "peloton-stop-shards-" });
+    const store = `sqlite:${dir}/peloton.sqlite`;
+    // Another job manager's shards, all but two, whose leases run out while this one stops.
+    await (await openStore(store)).close();
+    const other = await ClusterStore.open(store);
+    const theirs = Array.from({ length: JOB_SHARDS - 2 }, (_, i) => i + 2);
+    for (const k of theirs) await other.acquire(shardLease(k), "gone", "http://127.0.0.1:1", 1_500);
+    const d = await startJobmgr({
+      host: "127.0.0.1",
+      port: 0,
+      store,
+      dataDir: dir,
+      leaseTtlMs: 900,
+      log: jsonLogger({ daemon: "jobmgr" }, () => {}),
+    });
+    // A call in flight holds the stop at its first step ("waiting for the calls in flight", up to 10 s).
+    const release = Promise.withResolvers<void>();
+    d.process.hooks.routes = async (_req, url) => {
+      if (url.pathname !== "/hold") return undefined;
+      await release.promise;
+      return new Response("held\n");
+    };
+    const mine = async () =>
+      (await other.leases("jobmgr-shard-")).filter((l) =>
+        l.holder === d.process.instance && l.expiresMs > Date.now()
+      )
+        .map((l) => l.name).sort();
+    try {
+      await waitFor(
+        "the job manager to take the two free shards",
+        async () => (await mine()).length === 2 || undefined,
+      );
+      const held = fetch(`${d.process.url}/hold`).then((r) => r.text());
+      await new Promise((r) => setTimeout(r, 50));
+      const stopped = d.stop();
+      // The other leases run out meanwhile, and the job manager's tick (every 300 ms) finds them free.
+      const deadline = performance.now() + 2_500;
+      while (performance.now() < deadline) {
+        assert.equal(d.process.stopStep, "waiting for the calls in flight");
+        assert.deepEqual(await mine(), [shardLease(0), shardLease(1)], "shards taken during the stop");
+        const h = await (await fetch(`${d.process.url}/health`)).json();
+        assert.equal(h.status, "stopping");
+        assert.ok(h.shards.every((k: number) => k < 2), `health during the stop: ${JSON.stringify(h)}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      release.resolve();
+      assert.equal(await held, "held\n");
+      await stopped;
+      assert.deepEqual(await mine(), [], "the shards are handed back at the stop's end");
+    } finally {
+      release.resolve();
+      await d.stop();
+      await other.close();
       await Deno.remove(dir, { recursive: true });
     }
   },

@@ -1,5 +1,6 @@
 /** Carries the host manager's maintenance to a Mesos master: its schedule, machine down, machine up. */
 import type { MesosBackend } from "./mesos_backend.ts";
+import { errorText } from "./scheduler_client.ts";
 import {
   type ID,
   isTerminalState,
@@ -56,6 +57,8 @@ export class MesosMaintenance {
   readonly #noAddress = new Set<string>();
   /** Hosts whose last attempt failed, with the error (logged when it changes). */
   readonly #failing = new Map<string, string>();
+  /** Why the master's maintenance status could not be read last (logged when it changes). */
+  #unread?: string;
 
   constructor(
     readonly backend: MesosBackend,
@@ -92,11 +95,18 @@ export class MesosMaintenance {
       try {
         await this.#recover();
       } catch (err) {
-        this.log("maintenance sync cannot read the master's maintenance status; retrying", {
-          error: (err as Error).message,
-        });
+        const master = this.backend.client.masterUrl, error = errorText(err);
+        // Retried every pass (a second): said again only when the master or the error changes.
+        if (this.#unread !== `${master} ${error}`) {
+          this.log("maintenance sync cannot read the master's maintenance status; retrying", {
+            master,
+            error,
+          });
+        }
+        this.#unread = `${master} ${error}`;
         return;
       }
+      this.#unread = undefined;
     }
     const registered = new Set<string>();
     for (const h of this.hm.hosts) {
@@ -130,9 +140,14 @@ export class MesosMaintenance {
       await this.#carryHost(name, want);
       this.#failing.delete(name);
     } catch (err) {
-      const error = (err as Error).message;
+      const error = errorText(err);
       if (this.#failing.get(name) !== error) {
-        this.log("maintenance sync failed for the host; retrying", { host: name, want, error });
+        this.log("maintenance sync failed for the host; retrying", {
+          host: name,
+          want,
+          master: this.backend.client.masterUrl,
+          error,
+        });
       }
       this.#failing.set(name, error);
     }

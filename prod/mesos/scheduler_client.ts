@@ -197,6 +197,7 @@ export class SchedulerClient {
     const min = this.#o.backoffMinMs ?? 500, max = this.#o.backoffMaxMs ?? 15_000;
     let backoff = min, redirects = 0;
     while (!this.#stopped && !this.#fatal) {
+      const master = this.#base;
       const outcome = await this.#subscribeOnce();
       if (this.#stopped || this.#fatal) break;
       if (outcome.kind === "removed") {
@@ -209,9 +210,10 @@ export class SchedulerClient {
       redirects = 0;
       if (outcome.kind === "ended") {
         if (outcome.subscribed) backoff = min;
-        else this.#nextMaster();
         this.#o.onDisconnected?.(outcome.reason);
-        this.#o.log?.(`mesos: ${outcome.reason}; re-subscribing in ~${backoff} ms`);
+        // Naming the master: a wrong address is told from a master that is down (or refuses us).
+        this.#o.log?.(`mesos: ${outcome.reason} (master ${master}); re-subscribing in ~${backoff} ms`);
+        if (!outcome.subscribed) this.#nextMaster();
       }
       await this.#sleep(backoff * (0.5 + (this.#o.random ?? Math.random)() / 2));
       backoff = Math.min(max, backoff * 2);
@@ -302,7 +304,7 @@ export class SchedulerClient {
       }
       return { kind: "ended", reason: "the master closed the event stream", subscribed };
     } catch (e) {
-      const reason = this.#abortReason ?? `event stream failed: ${(e as Error).message ?? e}`;
+      const reason = this.#abortReason ?? `event stream failed: ${errorText(e)}`;
       return { kind: "ended", reason, subscribed };
     } finally {
       clearTimeout(this.#watchdog);
@@ -489,6 +491,16 @@ export class SchedulerClient {
 
 function ids(values: string[]): { value: string }[] {
   return values.map((value) => ({ value }));
+}
+
+/**
+ * An error's message with its cause's, if it has one: `fetch` fails with "fetch failed", and only its cause
+ * says why (a refused connection, an unknown host).
+ */
+export function errorText(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  const cause = e.cause instanceof Error ? e.cause.message : undefined;
+  return cause && cause !== e.message ? `${e.message} (${cause})` : e.message;
 }
 
 function origin(url: string): string {
