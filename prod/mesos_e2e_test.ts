@@ -123,6 +123,8 @@ async function operator(url: string, type: string): Promise<Record<string, unkno
 
 async function hostState(url: string, host: string): Promise<string | undefined> {
   const r = await cli(url, "host", "query", "-j");
+  // `unavailable` while its hosts register (the master's first offers): not known yet.
+  if (r.code !== 0) return undefined;
   return (JSON.parse(r.out).hostInfos as { hostname: string; state: string }[]).find((h) =>
     h.hostname === host
   )
