@@ -56,8 +56,20 @@ export class PelotonClient {
   async call<T = Record<string, unknown>>(procedure: string, body: unknown = {}): Promise<T> {
     const timeout = this.options.timeoutMs ?? 20_000;
     // Given up on at the timeout itself, which the server is sent as the call's deadline (Context-TTL-Ms).
-    const res = await this.#post(procedure, body, timeout, AbortSignal.timeout(timeout));
-    const json = await this.#json(procedure, res);
+    const signal = AbortSignal.timeout(timeout);
+    const res = await this.#post(procedure, body, timeout, signal);
+    let json;
+    try {
+      json = await this.#json(procedure, res);
+    } catch (e) {
+      // The deadline passed while the answer's body was still coming: as one that never came.
+      if (!signal.aborted || e instanceof ApiError) throw e;
+      throw new ApiError(
+        procedure,
+        "deadline-exceeded",
+        `no whole answer from ${this.baseUrl} within ${timeout} ms`,
+      );
+    }
     const inBody = bodyError(procedure, json);
     if (inBody) throw inBody;
     return json as T;

@@ -59,6 +59,26 @@ Deno.test("a call with no answer within its own deadline is deadline-exceeded, n
   });
 });
 
+Deno.test("a deadline that passes while the answer's body is still coming is deadline-exceeded too", async () => {
+  const never = Promise.withResolvers<void>();
+  await withServer(() => {
+    // The headers at once, the body never whole.
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(new TextEncoder().encode('{"job": '));
+      },
+      pull: () => never.promise,
+    });
+    return new Response(body, { headers: { "content-type": "application/json" } });
+  }, async (url) => {
+    const client = new PelotonClient({ url, timeoutMs: 100 });
+    const late = await refusal(client.call("peloton.api.job.JobManager::Get"));
+    never.resolve();
+    assert.equal(late.code, "deadline-exceeded", late.message);
+    assert.match(late.message, /within 100 ms/);
+  });
+});
+
 Deno.test("credentials go as UTF-8 (RFC 7617): a password of any script, from flags, the environment or a file", async () => {
   const seen: (string | null)[] = [];
   await withServer((req) => {

@@ -45,6 +45,14 @@ export class OutputClosed extends Error {
   }
 }
 
+/**
+ * Thrown by `out` and `write` when stdout cannot be written for another reason than its reader going away
+ * (a full disk, an I/O error): the CLI says so in one line on stderr and exits 1.
+ */
+export class OutputFailed extends Error {
+  override readonly name = "OutputFailed";
+}
+
 /** Thrown for bad command-line input: printed with the command's usage, exit code 2. */
 export class UsageError extends Error {
   override readonly name = "UsageError";

@@ -44,13 +44,65 @@ Deno.test("deno task peloton reads a relative file argument from the caller's fo
   }
 });
 
-Deno.test("the caller's folder is $INIT_CWD only when the CLI starts in the project's root, as deno task starts it", () => {
-  const root = ROOT.replace(/\/$/, "");
-  assert.equal(callerDir(root, "/home/me/jobs"), "/home/me/jobs");
-  assert.equal(callerDir(`${root}/`, "/home/me/jobs"), "/home/me/jobs");
-  // Run some other way (`deno run` in another folder, $INIT_CWD left over from an outer npm or deno task).
-  assert.equal(callerDir("/home/me/elsewhere", "/home/me/jobs"), undefined);
-  assert.equal(callerDir(root, undefined), undefined);
-  assert.equal(callerDir(root, ""), undefined);
-  assert.equal(callerDir(root, root), undefined);
+Deno.test("the caller's folder is deno task's own, and only when the CLI starts in the project's root under deno", () => {
+  const root = "/p/peloton";
+  const task = (cwd: string) => ({ exe: "/root/.npm/_npx/x/node_modules/deno/deno", cwd });
+  assert.equal(callerDir(root, task("/home/me/jobs"), root), "/home/me/jobs");
+  assert.equal(callerDir(`${root}/`, task("/home/me/jobs"), root), "/home/me/jobs");
+  // Run some other way: `deno run` in another folder, or from a shell (its $INIT_CWD perhaps left over).
+  assert.equal(callerDir("/home/me/elsewhere", task("/home/me/jobs"), root), undefined);
+  assert.equal(callerDir(root, { exe: "/usr/bin/bash", cwd: "/home/me/jobs" }, root), undefined);
+  assert.equal(callerDir(root, undefined, root), undefined);
+  assert.equal(callerDir(root, task(""), root), undefined);
+  assert.equal(callerDir(root, task(root), root), undefined);
+});
+
+Deno.test("an $INIT_CWD left over from an outer npm script is not taken for the caller's folder", async () => {
+  // `cd ROOT && deno task peloton ...` inside an npm script run elsewhere: deno task keeps npm's $INIT_CWD.
+  const dir = await Deno.makeTempDir({ prefix: "fixcli-init-cwd-" });
+  try {
+    const r = await new Deno.Command(Deno.execPath(), {
+      args: ["task", "-q", "peloton", "job", "validate", "scenarios/jobs/testjob.yaml"],
+      cwd: ROOT,
+      env: { INIT_CWD: dir },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const err = new TextDecoder().decode(r.stderr);
+    assert.deepEqual([r.code, err], [0, ""]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a project folder whose path has a space or non-ASCII letters is still known for the root", async () => {
+  const base = await Deno.makeTempDir({ prefix: "fixcli-root-" });
+  const copy = `${base}/pel ü`;
+  try {
+    await Deno.mkdir(copy);
+    // The project's folders linked in: the CLI's import.meta.url is the copy's, percent-encoded.
+    for await (const e of Deno.readDir(ROOT)) {
+      if (e.name === ".git") continue;
+      if (e.name === "deno.json" || e.name === "deno.lock") {
+        await Deno.copyFile(`${ROOT}/${e.name}`, `${copy}/${e.name}`);
+      } else await Deno.symlink(`${ROOT}/${e.name}`, `${copy}/${e.name}`);
+    }
+    await Deno.copyFile(`${ROOT}/scenarios/jobs/testjob.yaml`, `${base}/mine.yaml`);
+    const env = Deno.env.toObject();
+    delete env.INIT_CWD;
+    const r = await new Deno.Command(Deno.execPath(), {
+      args: ["task", "-q", "--config", `${copy}/deno.json`, "peloton", "job", "validate", "mine.yaml"],
+      cwd: base,
+      env,
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const err = new TextDecoder().decode(r.stderr);
+    assert.deepEqual([r.code, err], [0, ""]);
+  } finally {
+    await Deno.remove(base, { recursive: true });
+  }
 });

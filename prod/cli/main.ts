@@ -8,6 +8,7 @@ import {
   type CommandContext,
   type OptionSpec,
   OutputClosed,
+  OutputFailed,
   unknownFlag,
   UsageError,
 } from "./command.ts";
@@ -342,6 +343,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return await runCommand(argv, io);
   } catch (e) {
     if (e instanceof OutputClosed) return 0;
+    if (e instanceof OutputFailed) {
+      io.err(`peloton: cannot write its output: ${e.message}`);
+      return 1;
+    }
     throw e;
   }
 }
@@ -383,23 +388,6 @@ async function runCommand(argv: string[], io: CliIo): Promise<number> {
     return 2;
   }
   const { values, positionals } = parsed;
-  if (values.help) {
-    if (GROUPS.has(command.name) && positionals.length > command.args.length) {
-      // `peloton jobmgr throttled-pod -h`: a mistyped command of the group, as without -h.
-      io.err(
-        groupProblem(
-          command.name,
-          positionals[command.args.length],
-          `, or none to run peloton ${command.name}`,
-        ),
-      );
-      return 2;
-    }
-    io.out(`usage: ${usageOf(command, true)}\n  ${command.summary}`);
-    // `peloton jobmgr -h`: the daemon, and the commands of the group it names too.
-    if (GROUPS.has(command.name)) io.out(`peloton ${command.name} commands:\n${groupHelp(command.name)}`);
-    return 0;
-  }
   const required = command.args.filter((a) => !a.endsWith("?")).length;
   // A last argument `NAME...` takes one or more.
   const most = command.args.at(-1)?.endsWith("...") ? Infinity : command.args.length;
@@ -413,6 +401,13 @@ async function runCommand(argv: string[], io: CliIo): Promise<number> {
       ),
     );
     return 2;
+  }
+  // `-h` shows the usage, but not of words the command would refuse (`peloton up foo -h`), as without it.
+  if (values.help && positionals.length <= most) {
+    io.out(`usage: ${usageOf(command, true)}\n  ${command.summary}`);
+    // `peloton jobmgr -h`: the daemon, and the commands of the group it names too.
+    if (GROUPS.has(command.name)) io.out(`peloton ${command.name} commands:\n${groupHelp(command.name)}`);
+    return 0;
   }
   if (positionals.length < required || positionals.length > most) {
     const missing = command.args.slice(positionals.length).join(" ");
@@ -436,7 +431,7 @@ async function runCommand(argv: string[], io: CliIo): Promise<number> {
   const ctx: CommandContext = {
     client: new PelotonClient({ url, credentials, timeoutMs }),
     json: values.json === true,
-    out: SERVERS.has(command) ? keepServing(io.out) : io.out,
+    out: SERVERS.has(command) ? keepServing(io.out, io.err) : io.out,
     err: io.err,
     write: io.write,
     confirm: io.confirm,
@@ -458,12 +453,18 @@ async function runCommand(argv: string[], io: CliIo): Promise<number> {
 }
 
 /** `out` for a command that serves until stopped: a line its reader is no longer there for is dropped. */
-function keepServing(out: (line: string) => void): (line: string) => void {
+function keepServing(out: (line: string) => void, err: (line: string) => void): (line: string) => void {
+  let said = false;
   return (line) => {
     try {
       out(line);
     } catch (e) {
-      if (!(e instanceof OutputClosed)) throw e;
+      if (!(e instanceof OutputClosed) && !(e instanceof OutputFailed)) throw e;
+      // Its stdout carries its start line only: a full disk there says so once, and it serves on.
+      if (e instanceof OutputFailed && !said) {
+        err(`peloton: cannot write to stdout (${e.message}); serving on`);
+      }
+      said = true;
     }
   };
 }
@@ -557,49 +558,83 @@ async function credentialsFile(file: string): Promise<Credentials> {
   return { username: String(fields.username), password: String(fields.password) };
 }
 
-/** Whether `e` says stdout's reader has gone (EPIPE). */
-const readerGone = (e: unknown) => e instanceof Deno.errors.BrokenPipe;
+/** What a failed write to stdout means for the command: its reader gone (EPIPE), or another failure. */
+function outputError(e: unknown): Error {
+  if (e instanceof Deno.errors.BrokenPipe) return new OutputClosed();
+  return e instanceof Error ? new OutputFailed(e.message) : new OutputFailed(String(e));
+}
 
-/** A line to stdout, all of it; OutputClosed once its reader has gone (console.log would drop it unsaid). */
+/**
+ * A line to stdout, all of it (console.log would drop a failure unsaid): OutputClosed once its reader has
+ * gone, OutputFailed for another failure (a full disk; a stdout its reader set non-blocking and let fill,
+ * where how much of a write went out is not told).
+ */
 function printLine(line: string): void {
   const bytes = new TextEncoder().encode(`${line}\n`);
   try {
     for (let at = 0; at < bytes.length;) at += Deno.stdout.writeSync(bytes.subarray(at));
   } catch (e) {
-    throw readerGone(e) ? new OutputClosed() : e;
+    throw outputError(e);
   }
 }
 
+/** Bytes to stdout, as `printLine` writes a line. */
+async function writeBytes(bytes: Uint8Array): Promise<void> {
+  try {
+    for (let at = 0; at < bytes.length;) at += await Deno.stdout.write(bytes.subarray(at));
+  } catch (e) {
+    throw outputError(e);
+  }
+}
+
+/** This project's root, the folder of deno.json, where `deno task` starts its tasks. */
+const PROJECT_ROOT = decodeURIComponent(new URL("../../", import.meta.url).pathname).replace(/\/$/, "");
+
 /**
  * Run through `deno task peloton` (the README's alias), the CLI starts in the folder of deno.json, this
- * project's root, with the caller's folder in $INIT_CWD: it goes back there, so that relative paths (files
- * read and written, `--data-dir`) are the caller's. Nothing here reads a file by a path relative to the root.
+ * project's root: it goes back to the folder `deno task` was run in, so that relative paths (files read and
+ * written, `--data-dir`) are the caller's. That folder is the `deno task` process's own working directory
+ * (`parent`: it runs tasks in the root without leaving its own), not $INIT_CWD, which `deno task` leaves as an
+ * outer npm script set it. Started otherwise (its parent no `deno`, or elsewhere than the root), it stays.
+ * Nothing here reads a file by a path relative to the root.
  */
-export function callerDir(cwd: string, initCwd: string | undefined): string | undefined {
-  const root = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
-  return initCwd && cwd.replace(/\/$/, "") === root && initCwd !== cwd ? initCwd : undefined;
+export function callerDir(
+  cwd: string,
+  parent: { exe: string; cwd: string } | undefined,
+  root = PROJECT_ROOT,
+): string | undefined {
+  if (!parent || cwd.replace(/\/$/, "") !== root || !/(^|\/)deno(\.exe)?$/.test(parent.exe)) return undefined;
+  return parent.cwd !== "" && parent.cwd !== cwd ? parent.cwd : undefined;
+}
+
+/** The parent process's executable and working directory, where the system says them (Linux's /proc). */
+function parentProcess(): { exe: string; cwd: string } | undefined {
+  try {
+    return {
+      exe: Deno.readLinkSync(`/proc/${Deno.ppid}/exe`),
+      cwd: Deno.readLinkSync(`/proc/${Deno.ppid}/cwd`),
+    };
+  } catch {
+    // Elsewhere: deno task's $INIT_CWD, which an outer npm script may have set instead.
+    const init = Deno.env.get("INIT_CWD");
+    return init ? { exe: "deno", cwd: init } : undefined;
+  }
 }
 
 if (import.meta.main) {
-  const caller = callerDir(Deno.cwd(), Deno.env.get("INIT_CWD"));
+  const caller = callerDir(Deno.cwd(), parentProcess());
   try {
     if (caller !== undefined) Deno.chdir(caller);
   } catch (e) {
     console.error(
-      `peloton: cannot go to the caller's folder $INIT_CWD ${caller}: ${(e as Error).message}; relative ` +
+      `peloton: cannot go to the folder deno task was run in, ${caller}: ${(e as Error).message}; relative ` +
         `paths are read from ${Deno.cwd()}`,
     );
   }
   const code = await runCli(Deno.args, {
     out: printLine,
     err: console.error,
-    write: async (bytes) => {
-      try {
-        for (let at = 0; at < bytes.length;) at += await Deno.stdout.write(bytes.subarray(at));
-      } catch (e) {
-        throw readerGone(e) ? new OutputClosed() : e;
-      }
-    },
+    write: writeBytes,
     env: (n) => Deno.env.get(n),
     // Deno's confirm() reads y/N from a terminal; with no terminal to ask, the answer is no.
     confirm: (q) => Promise.resolve(Deno.stdin.isTerminal() && confirm(q)),

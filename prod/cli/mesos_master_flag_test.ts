@@ -47,6 +47,23 @@ Deno.test("--mesos-master: an http or https URL with a host, or several separate
       ["127.0.0.1", '"127.0.0.1" is neither a URL nor host:port'],
       ["localhost:http", '"localhost:http" is neither a URL nor host:port'],
       ["m1:5050/mesos", '"m1:5050/mesos" is neither a URL nor host:port'],
+      ["127.0.0.1:0", '"127.0.0.1:0" names port 0'],
+      [
+        "http://m1:5050/some/path",
+        '"http://m1:5050/some/path" has a path, query or fragment (the client talks to the master\'s /api/v1)',
+      ],
+      [
+        "http://m1:5050?q=1",
+        '"http://m1:5050?q=1" has a path, query or fragment (the client talks to the master\'s /api/v1)',
+      ],
+      [
+        "http://m1:5050#f",
+        '"http://m1:5050#f" has a path, query or fragment (the client talks to the master\'s /api/v1)',
+      ],
+      [
+        "http://u:p@m1:5050",
+        "a master URL carries no credentials: give them with --mesos-principal and --mesos-secret-file",
+      ],
       ["zk://zk1:2181/mesos", '"zk://zk1:2181/mesos" is a zk: URL'],
       ["file:///tmp/master", '"file:///tmp/master" is a file: URL'],
       ["http://", '"http://" is not a URL'],
@@ -55,7 +72,8 @@ Deno.test("--mesos-master: an http or https URL with a host, or several separate
       [" ", '"" names no master'],
     ]
   ) {
-    assert.equal(await masterOf(bad), `--mesos-master: got ${JSON.stringify(bad)}: ${why}; ${expected}`, bad);
+    const shown = JSON.stringify(bad.replace("//u:p@", "//***@"));
+    assert.equal(await masterOf(bad), `--mesos-master: got ${shown}: ${why}; ${expected}`, bad);
   }
 });
 

@@ -109,3 +109,28 @@ Deno.test({
     });
   },
 });
+
+/** `peloton ARGV` in bash with `redirect` for its stdout: its exit code and stderr. */
+async function redirected(redirect: string, ...argv: string[]): Promise<{ code: number; err: string }> {
+  const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+  const cliCmd = [Deno.execPath(), "run", "-A", `${ROOT}/prod/cli/main.ts`, ...argv].map(quote).join(" ");
+  const r = await new Deno.Command("bash", {
+    args: ["-c", `${cliCmd} ${redirect}`],
+    env: { NO_COLOR: "1" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return { code: r.code, err: new TextDecoder().decode(r.stderr) };
+}
+
+Deno.test("a stdout that cannot be written (a full disk) is said in one line on stderr, exit 1, no stack trace", async () => {
+  for (const argv of [["job", "validate", `${ROOT}/scenarios/jobs/testjob.yaml`], ["--help"]]) {
+    const r = await redirected("> /dev/full", ...argv);
+    assert.deepEqual(
+      [r.code, r.err],
+      [1, "peloton: cannot write its output: No space left on device (os error 28)\n"],
+      argv.join(" "),
+    );
+  }
+});

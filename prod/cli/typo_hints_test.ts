@@ -100,6 +100,12 @@ Deno.test("a misspelt command followed by --help is the same unknown-command err
     const daemon = await run("jobmgr", "throttled-pod", help);
     assert.equal(daemon.code, 2, daemon.out);
     assert.equal(daemon.err, (await run("jobmgr", "throttled-pod")).err);
+    // A word a command that is no group would refuse: refused with -h too (help would run no server).
+    for (const argv of [["up", "foo"], ["hostmgr", "foo"], ["job", "get", "X", "Y"]]) {
+      const r = await run(...argv, help);
+      assert.equal(r.code, 2, argv.join(" "));
+      assert.match(r.err, /unexpected argument "(foo|Y)"/, argv.join(" "));
+    }
   }
   // Help asked of a real group or command is help, exit 0.
   for (const argv of [["job", "--help"], ["job", "status", "--help"], ["--help"], ["jobmgr", "-h"]]) {

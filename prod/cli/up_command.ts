@@ -399,6 +399,16 @@ export function mesosMasterProblem(value: string): string | undefined {
       return `${JSON.stringify(part)} is a ${url.protocol} URL`;
     }
     if (url.hostname === "") return `${JSON.stringify(part)} names no host`;
+    // What the client would drop without a word, or retry against for good.
+    if (url.username || url.password) {
+      return "a master URL carries no credentials: give them with --mesos-principal and --mesos-secret-file";
+    }
+    if (url.port === "0") return `${JSON.stringify(part)} names port 0`;
+    if (url.pathname !== "/" || url.search || url.hash) {
+      return `${
+        JSON.stringify(part)
+      } has a path, query or fragment (the client talks to the master's /api/v1)`;
+    }
   }
   return undefined;
 }
@@ -431,7 +441,8 @@ export async function backendFlags(opts: Record<string, unknown>): Promise<{
   }
   const badMaster = backend === "mesos" ? mesosMasterProblem(String(opts["mesos-master"])) : undefined;
   if (badMaster) {
-    const got = JSON.stringify(opts["mesos-master"]);
+    // Never the password a URL's user info would carry, which this refuses.
+    const got = JSON.stringify(String(opts["mesos-master"]).replace(/\/\/[^/@]*@/g, "//***@"));
     throw new UsageError(
       `--mesos-master: got ${got}: ${badMaster}; expected the master's http or https URL with a host ` +
         "(e.g. http://127.0.0.1:5050) or its host:port, or several separated by commas",
