@@ -1238,18 +1238,29 @@ export class JobManager implements Receiver {
     this.#taskChanged(job, task);
   }
 
-  /** The workflow in memory of the task's job, if it has one. */
-  #workflowOf(task: TaskRecord): UpdateRecord | undefined {
-    const id = this.jobs.get(task.jobId)?.runtime.updateId;
-    return id ? this.updates.get(id) : undefined;
+  /**
+   * The job's workflow looks again when the task is one it waits for (a new reason can fail it:
+   * `pinnedWithoutRoom`). One no workflow waits for (none runs, or it ended before the task's run was placed)
+   * that its volume's host has no room for at a config it was moved to goes back to the config of its last
+   * placed run (`Workflows.backIfNoRoom`), rather than wait for good.
+   */
+  #lookAgain(job: JobEntry, task: TaskRecord): void {
+    const u = job.runtime.updateId ? this.updates.get(job.runtime.updateId) : undefined;
+    if (u && this.workflows.watches(u, task.instanceId)) this.updateEngine.enqueue(u);
+    // Every task change comes here: only a volume-pinned one is looked at further.
+    else if (
+      task.requiredHost !== undefined && task.volumeId !== undefined &&
+      job.tasks.get(task.instanceId) === task
+    ) {
+      this.workflows.backIfNoRoom(job, task);
+    }
   }
 
   /** Workflows and job rules that watch tasks learn about the change. */
   #taskChanged(job: JobEntry, task: TaskRecord): void {
     if (this.#drains.size) this.#drains.changed(job);
     if (this.#api.watches.size) this.#api.watches.podChanged(job, task);
-    const u = job.runtime.updateId ? this.updates.get(job.runtime.updateId) : undefined;
-    if (u && this.workflows.watches(u, task.instanceId)) this.updateEngine.enqueue(u);
+    this.#lookAgain(job, task);
     if (isTerminalTaskState(task.state) && job.config.sla.maximumRunningInstances > 0) {
       this.jobEngine.enqueue(job);
     }
@@ -1343,14 +1354,14 @@ export class JobManager implements Receiver {
   }
 
   /**
-   * A new reason for a task still in its state (placement keeps failing): shown and kept as an event. The
-   * job's workflow looks again when the task is one it waits for: a reason can fail it (`pinnedWithoutRoom`).
+   * A new reason for a task still in its state (placement keeps failing): shown and kept as an event. A
+   * reason can fail the task's run in its workflow, or send it back to its last placed config (`#lookAgain`).
    */
   #explain(task: TaskRecord, message: string, timeMs: number): void {
     task.message = message;
     this.putTask(task);
-    const u = this.#workflowOf(task);
-    if (u && this.workflows.watches(u, task.instanceId)) this.updateEngine.enqueue(u);
+    const job = this.jobs.get(task.jobId);
+    if (job) this.#lookAgain(job, task);
     if (!this.config.recordEvents) return;
     this.#writes.push({ kind: "task.event", event: taskEventOf(task, timeMs) });
   }

@@ -39,6 +39,7 @@ import { defaultTaskGoal } from "./job_state.ts";
 import { type Availability, availability } from "./sla_drain.ts";
 import type { TaskConfigs } from "./task_build.ts";
 import { awaitsWorkflow, NOT_STARTED } from "./task_rules.ts";
+import { mountingVersion } from "./volume_api.ts";
 
 export type UpdateAction = "start" | "run" | "progress" | "clear";
 
@@ -728,8 +729,14 @@ export class Workflows {
       case "START":
       case "STOP":
         // Peloton's start and stop strategies set both versions, whatever the task does: one started runs
-        // the workflow's version, one stopped starts on it later.
-        this.#moveTo(task, u.jobConfigVersion);
+        // the workflow's version, one stopped starts on it later. Better than Peloton's here: a run that
+        // ended, or is ending, and that a start runs anew keeps the version it ran (its history, and the
+        // volume it mounted, say what it ran: `mountingVersion`); its new run takes the workflow's.
+        if (u.type === "START" && (isTerminalTaskState(task.state) || task.state === "KILLING")) {
+          if (task.configVersion !== u.jobConfigVersion) task.desiredConfigVersion = u.jobConfigVersion;
+          else task.desiredConfigVersion = undefined;
+          this.jm.putTask(task);
+        } else this.#moveTo(task, u.jobConfigVersion);
         if (u.type === "START") this.jm.startTasks(job, [i]);
         else this.jm.stopTasks(job, [i]);
         return;
@@ -789,10 +796,13 @@ export class Workflows {
     switch (u.type) {
       case "STOP":
         return isTerminalTaskState(task.state) ? "done" : "pending";
+      // A run its volume's host has no room for (see UPDATE, below) fails a restart or start as it does an
+      // update, rather than hold it for ever.
       case "START":
-        return this.#up(u, job, task);
+        return pinnedWithoutRoom(task) ? "failed" : this.#up(u, job, task);
       case "RESTART":
-        return task.runId >= (u.targetRuns?.[i] ?? 0) ? this.#up(u, job, task) : "pending";
+        if (task.runId < (u.targetRuns?.[i] ?? 0)) return "pending";
+        return pinnedWithoutRoom(task) ? "failed" : this.#up(u, job, task);
       case "UPDATE": {
         // Stopped and staying so: updated once it is to start on the target, whatever config its ended run
         // had (Peloton's update strategy); a later start runs the target.
@@ -853,24 +863,37 @@ export class Workflows {
   }
 
   /**
-   * An instance of an update whose run at the target waits on its volume's host, which has no room for it
-   * (`pinnedWithoutRoom`): it goes back to the config version it ran before the update took it, so it runs
-   * again on its volume (its host keeps room for that) instead of staying down. The job's config is the
-   * update's still; a later update takes the instance again, as it takes one an aborted update left behind.
+   * An instance of a workflow (an update, a rollback, a restart, a start) whose run waits on its volume's
+   * host, which has no room for it: sent back as `backIfNoRoom` does, to the version it ran before the
+   * workflow took it (else the workflow's previous one). The job's config is the workflow's still; a later
+   * workflow takes the instance again, as it takes one an aborted update left behind.
    */
   #backIfNoRoom(u: UpdateRecord, job: JobEntry, i: number): void {
-    if (u.type !== "UPDATE") return;
     const task = job.tasks.get(i);
-    if (!task || task.configVersion !== u.jobConfigVersion || task.desiredConfigVersion !== undefined) return;
-    if (task.goalState === "KILLED" || task.goalState === "DELETED" || !pinnedWithoutRoom(task)) return;
-    const ran = [...task.history ?? []].reverse().find((r) =>
-      r.configVersion !== undefined && r.configVersion !== u.jobConfigVersion && r.hostname !== undefined
-    )?.configVersion;
-    const back = ran !== undefined && job.versions.has(ran) ? ran : u.prevJobConfigVersion;
-    if (back === u.jobConfigVersion || !job.versions.has(back)) return;
+    if (task) this.backIfNoRoom(job, task, u.prevJobConfigVersion);
+  }
+
+  /**
+   * A volume-pinned instance whose run waits for its host, which has no room for it (`pinnedWithoutRoom`),
+   * at a config version other than that of the run that last mounted its volume (`mountingVersion`): it goes
+   * back to that version, so it runs again on its volume (its host keeps room for that) rather than stay down
+   * for good. Whatever moved it: a workflow that counted it failed, one that ended (aborted) while the run
+   * was on its way, or one gone before the host's answer came (the job manager asks, `JobManager`'s
+   * `#explain`). `fallback`: the version to go to when no run of it is known to have been placed. Cannot
+   * loop: the run it goes back to is at the version of its last placed run, so should that not fit either,
+   * it waits for room there. True if it was sent back.
+   */
+  backIfNoRoom(job: JobEntry, task: TaskRecord, fallback?: number): boolean {
+    if (task.goalState === "KILLED" || task.goalState === "DELETED" || !pinnedWithoutRoom(task)) return false;
+    if (task.desiredConfigVersion !== undefined && task.desiredConfigVersion !== task.configVersion) {
+      return false;
+    }
+    const back = mountingVersion(task) ?? fallback;
+    if (back === undefined || back === task.configVersion || !job.versions.has(back)) return false;
     task.desiredConfigVersion = back;
     this.jm.putTask(task);
     this.jm.taskEngine.enqueue(task);
+    return true;
   }
 
   #set(u: UpdateRecord, state: UpdateState): void {

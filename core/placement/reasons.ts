@@ -67,7 +67,8 @@ function portsText(task: RmTask): string {
 /**
  * Whether a task's reason (`failureReason`) says its required host has too little free of something the
  * task needs (`required host h3: insufficient disk`), not that the host could not be leased (away, lost,
- * in maintenance): the job manager's updates tell an instance that cannot fit its volume's host by it.
+ * in maintenance): the job manager tells by it an instance that cannot fit its volume's host (its workflows
+ * count it failed; outside one, it goes back to the config of its last placed run).
  */
 export function requiredHostLacksRoom(reason: string, host: string): boolean {
   return reason.includes(`required host ${host}: insufficient `);
