@@ -193,6 +193,14 @@ Deno.test("a run's secret files are removed from its sandbox when it ends, kille
       await rec.waitState(long.taskId, "TASK_RUNNING");
       const sandbox = mc.sandboxOf(long.taskId)!;
       assert.equal(Deno.readTextFileSync(`${sandbox}/etc/app/token`), TEXT, "there while it runs");
+      // Its command has found the secret (RUNNING comes as the process starts, maybe before its first line).
+      for (
+        let waited = 0;
+        waited < 10_000 && await mc.logs(long.taskId, "stdout") !== "read\n";
+        waited += 20
+      ) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
       mc.kill([{ taskId: long.taskId, agentId: AGENT_0.agentId, gracePeriodMs: 100 }]);
       await rec.waitState(long.taskId, "TASK_KILLED");
       for (const file of ["etc/app/token", "conf/key"]) {
