@@ -4,7 +4,7 @@
  * a job created again under its id starts with an empty one.
  */
 import assert from "node:assert/strict";
-import { cli, createDefaultPool, startUp, type UpProcess, waitFor } from "./testing.ts";
+import { cli, createDefaultPool, type UpProcess, upSession, waitFor } from "./testing.ts";
 
 const JOB = "5ca1ab1e-0000-4000-8000-00000000a8e8";
 const HOST = "agent-8";
@@ -50,19 +50,6 @@ function runsLine(url: string, run: number): Promise<string> {
   }, 60_000);
 }
 
-/** `peloton up` on `dataDir` through `fn`, its output printed if `fn` fails. */
-async function session(dataDir: string, fn: (up: UpProcess) => Promise<void>): Promise<void> {
-  const up = await startUp(dataDir, ["--agents", "2"]);
-  try {
-    await fn(up);
-  } catch (err) {
-    console.error(up.output());
-    throw err;
-  } finally {
-    await up.stop();
-  }
-}
-
 Deno.test({
   name:
     "a host added at run time keeps its volumes across restarts; a job made again under a deleted one's id starts empty",
@@ -73,7 +60,7 @@ Deno.test({
     await Deno.writeTextFile(spec, STATEFUL_ON_HOST);
     try {
       let agentId = "";
-      await session(dataDir, async (up) => {
+      await upSession(dataDir, ["--agents", "2"], async (up) => {
         await createDefaultPool(up.url);
         agentId = await addAgent(up, HOST);
         const created = await cli(up.url, "job", "create", "/DefaultResPool", spec, "-i", JOB);
@@ -81,7 +68,7 @@ Deno.test({
         assert.equal(await runsLine(up.url, 1), `runs: 1 on ${HOST}`);
       });
 
-      await session(dataDir, async (up) => {
+      await upSession(dataDir, ["--agents", "2"], async (up) => {
         // Another host added first: before, it took agent-8's directory, volumes and all.
         assert.notEqual(await addAgent(up, "agent-5"), agentId);
         assert.equal(await addAgent(up, HOST), agentId, "agent-8's own agent id");
@@ -90,7 +77,7 @@ Deno.test({
         assert.equal(line, `runs: 2 on ${HOST}`);
       });
 
-      await session(dataDir, async (up) => {
+      await upSession(dataDir, ["--agents", "2"], async (up) => {
         // agent-8 is not back: the job is stopped and deleted meanwhile; its volume is destroyed all the same.
         const [volumeId] = Object.keys(
           JSON.parse((await cli(up.url, "volume", "list", JOB, "-j")).out).volumes,

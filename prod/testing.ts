@@ -167,16 +167,33 @@ export async function withUp(
   extra: string[] = [],
 ): Promise<void> {
   const dataDir = await Deno.makeTempDir({ prefix });
+  try {
+    await upSession(dataDir, extra, async (up) => {
+      await createDefaultPool(up.url);
+      await fn(up, dataDir);
+    });
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
+  }
+}
+
+/**
+ * `peloton up ...extra` on `dataDir` through `fn`, then stopped (the data dir kept, for a restart on it); its
+ * output is printed if `fn` fails.
+ */
+export async function upSession(
+  dataDir: string,
+  extra: string[],
+  fn: (up: UpProcess) => Promise<void>,
+): Promise<void> {
   const up = await startUp(dataDir, extra);
   try {
-    await createDefaultPool(up.url);
-    await fn(up, dataDir);
+    await fn(up);
   } catch (err) {
     console.error(up.output());
     throw err;
   } finally {
     await up.stop();
-    await Deno.remove(dataDir, { recursive: true });
   }
 }
 
@@ -221,6 +238,16 @@ export interface CliProcess {
   stop(): Promise<void>;
 }
 
+/** Reads a spawned process's piped stdout and stderr as text as they come; `pumps` ends with both streams. */
+export function pumpOutput(child: Deno.ChildProcess): { out(): string; err(): string; pumps: Promise<void> } {
+  let out = "", err = "";
+  const read = async (s: ReadableStream<Uint8Array>, add: (t: string) => void) => {
+    for await (const t of s.pipeThrough(new TextDecoderStream())) add(t);
+  };
+  const pumps = Promise.all([read(child.stdout, (t) => out += t), read(child.stderr, (t) => err += t)]);
+  return { out: () => out, err: () => err, pumps: pumps.then(() => {}) };
+}
+
 /** Starts `peloton ...argv -m url` as a real process, reading its output as it comes. */
 export function spawnCli(url: string, ...argv: string[]): CliProcess {
   const child = new Deno.Command(Deno.execPath(), {
@@ -229,11 +256,7 @@ export function spawnCli(url: string, ...argv: string[]): CliProcess {
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  let out = "", err = "";
-  const read = async (s: ReadableStream<Uint8Array>, add: (t: string) => void) => {
-    for await (const t of s.pipeThrough(new TextDecoderStream())) add(t);
-  };
-  const pumps = Promise.all([read(child.stdout, (t) => out += t), read(child.stderr, (t) => err += t)]);
+  const { out: outText, err: errText, pumps } = pumpOutput(child);
   const exit = async () => {
     if (!await settled(child.status, STOP_WITHIN_MS)) {
       child.kill("SIGKILL");
@@ -241,7 +264,7 @@ export function spawnCli(url: string, ...argv: string[]): CliProcess {
       await pumps;
       throw new Error(
         `peloton ${argv.join(" ")} did not exit within ${STOP_WITHIN_MS} ms; killed. ` +
-          `stdout: ${out}; stderr: ${err}`,
+          `stdout: ${outText()}; stderr: ${errText()}`,
       );
     }
     const { code } = await child.status;
@@ -250,14 +273,14 @@ export function spawnCli(url: string, ...argv: string[]): CliProcess {
   };
   return {
     child,
-    lines: () => out.split("\n").filter(Boolean),
-    err: () => err,
+    lines: () => outText().split("\n").filter(Boolean),
+    err: errText,
     waitLine: (re, timeoutMs = 20_000) =>
       waitFor(`a line matching ${re}`, () => {
-        const m = out.split("\n").slice(0, -1).map((l) => re.exec(l)).find((m) => m);
+        const m = outText().split("\n").slice(0, -1).map((l) => re.exec(l)).find((m) => m);
         return Promise.resolve(m ? m[1] ?? m[0] : undefined);
       }, timeoutMs).catch((e) => {
-        throw new Error(`${(e as Error).message}; stdout: ${out}; stderr: ${err}`);
+        throw new Error(`${(e as Error).message}; stdout: ${outText()}; stderr: ${errText()}`);
       }),
     exit,
     async stop() {

@@ -9,7 +9,7 @@ import type {
   TaskStatus,
   VolumeRef,
 } from "../core/ports/host_backend.ts";
-import { launchReservation, reservationsEvent } from "../core/hostmgr/volume_holds.ts";
+import { launchReservation, ReservationReports } from "../core/hostmgr/volume_holds.ts";
 import { HEALTH_CHECK_REASON, healthCheckProblem } from "../core/ports/health_check.ts";
 import type { Prng } from "../core/ports/prng.ts";
 import type { EventQueue } from "./event_queue.ts";
@@ -87,8 +87,6 @@ export class SimHost {
    * destroy, through its agent's failures (the volume is on the machine's disk).
    */
   volumes?: Map<string, Resources>;
-  /** The last `volume-reservations` reported for the host. */
-  reportedVolumes?: string;
   constructor(public info: HostInfo, readonly index: number) {}
 }
 
@@ -149,6 +147,8 @@ export class SimCluster implements HostBackend {
   readonly #hostList: SimHost[] = [];
   readonly #hostByName = new Map<string, SimHost>();
   readonly #byAgent = new Map<string, SimHost>();
+  /** The last `volume-reservations` reported of each host: only changes go out. */
+  readonly #volumeReports = new ReservationReports();
   /** By host index: what statuses name the host by (a status need not reach into the host's objects). */
   readonly #hostnames: string[] = [];
   readonly #agentIds: string[] = [];
@@ -517,14 +517,7 @@ export class SimCluster implements HostBackend {
 
   /** The host's `volume-reservations` when they changed since its last report (none: nothing to say). */
   #volumesReport(h: SimHost): BackendEvent | undefined {
-    if (!h.volumes && h.reportedVolumes === undefined) return undefined;
-    const event = reservationsEvent(h.info.hostname, h.volumes ?? new Map());
-    const key = JSON.stringify(event.volumes);
-    if (key === h.reportedVolumes || (h.reportedVolumes === undefined && !event.volumes.length)) {
-      return undefined;
-    }
-    h.reportedVolumes = key;
-    return event;
+    return this.#volumeReports.next(h.info.hostname, h.volumes);
   }
 
   /** Agents go away (a failure, a lost rack, a removed host class): their tasks die with them. */

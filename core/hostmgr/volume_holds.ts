@@ -61,3 +61,29 @@ export function reservationsEvent(
     .map(([volumeId, r]) => ({ volumeId, resources: { ...r } }));
   return { kind: "volume-reservations", hostname, volumes };
 }
+
+/**
+ * What a backend last reported of each host's volumes' reservations: `next` gives the host's
+ * `volume-reservations` event when they changed since (none for a host never reported that has none), so
+ * only changes go out. `forget` a host the host manager may know nothing of (a new agent): told again.
+ */
+export class ReservationReports {
+  readonly #sent = new Map<string, string>();
+
+  next(
+    hostname: string,
+    reservations: ReadonlyMap<string, Resources> | undefined,
+  ): (BackendEvent & { kind: "volume-reservations" }) | undefined {
+    const sent = this.#sent.get(hostname);
+    if (sent === undefined && !reservations?.size) return undefined;
+    const event = reservationsEvent(hostname, reservations ?? new Map());
+    const key = JSON.stringify(event.volumes);
+    if (key === sent) return undefined;
+    this.#sent.set(hostname, key);
+    return event;
+  }
+
+  forget(hostname: string): void {
+    this.#sent.delete(hostname);
+  }
+}

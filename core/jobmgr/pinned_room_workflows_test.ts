@@ -57,6 +57,12 @@ function killSent(rig: JobmgrRig): string {
   return kills[0];
 }
 
+/** Aborts workflow `id` through the API, which answers without an error. */
+function abort(rig: JobmgrRig, id: string): void {
+  rig.call(UPDATE_SERVICE, "AbortUpdate", { updateId: { value: id } });
+  assert.equal(rig.replies()[0].error, undefined);
+}
+
 /** The resource manager's answer to `jm`'s pending placement poll. */
 function placementsTo(rig: JobmgrRig, jm: JobManager, placements: HostPlacement[], changes: RmStateChange[]) {
   const req = rig.transport.take("get-placements", "resmgr").at(-1)!;
@@ -118,8 +124,7 @@ Deno.test("an update aborted while the old run is being killed: the new run, whi
   const id = updateToBig(rig);
   const old = killSent(rig);
   assert.equal(rig.task(0).state, "KILLING");
-  rig.call(UPDATE_SERVICE, "AbortUpdate", { updateId: { value: id } });
-  assert.equal(rig.replies()[0].error, undefined);
+  abort(rig, id);
   assert.equal(rig.jm.updates.get(id), undefined, "the update ended");
 
   // The old run ends; the new one, at the update's config, cannot fit on its volume's host.
@@ -156,8 +161,7 @@ for (const when of ["before the old run ends", "once the new run waits to be pla
     const before = rig.task(0).configVersion;
     const id = updateToBig(rig);
     const old = killSent(rig);
-    rig.call(UPDATE_SERVICE, "AbortUpdate", { updateId: { value: id } });
-    assert.equal(rig.replies()[0].error, undefined);
+    abort(rig, id);
     if (when === "once the new run waits to be placed") rig.status(old, "TASK_KILLED");
     rig.store.settle();
     rig.transport.drain();
@@ -212,8 +216,7 @@ Deno.test("after a failed update, an aborted rolling restart does not leave the 
   assert.equal(rig.replies()[0].error, undefined);
   const id = workflowId(rig);
   const killed = killSent(rig);
-  rig.call(UPDATE_SERVICE, "AbortUpdate", { updateId: { value: id } });
-  assert.equal(rig.replies()[0].error, undefined);
+  abort(rig, id);
   rig.status(killed, "TASK_KILLED");
   noRoomOnH1(rig);
   assert.deepEqual(runsOnH1(rig), { volumeId: rig.task(0).volumeId, containerPath: "data", sizeMb: 16 });

@@ -1,17 +1,22 @@
 /**
  * Run through `deno task peloton` (the README's alias), which starts it in the folder of deno.json, the CLI
- * reads relative paths from the caller's folder ($INIT_CWD), as a command run there would.
+ * reads relative paths from the folder `deno task` was run in, as a command run there would.
  */
 import assert from "node:assert/strict";
 import { ROOT } from "../testing.ts";
 import { callerDir } from "./main.ts";
 
-/** `deno task -q [--config deno.json] peloton ARGV` run in `cwd`, with no $INIT_CWD of its own to pass on. */
-async function denoTask(cwd: string, config: boolean, ...argv: string[]) {
+/**
+ * `deno task -q [--config CONFIG] peloton ARGV` run in `cwd` (`config`: true for this project's deno.json, or
+ * another's path), with no $INIT_CWD of its own to pass on unless `initCwd` gives one.
+ */
+async function denoTask(cwd: string, config: boolean | string, argv: string[], initCwd?: string) {
   const env = Deno.env.toObject();
   delete env.INIT_CWD;
+  if (initCwd !== undefined) env.INIT_CWD = initCwd;
+  const path = config === true ? `${ROOT}/deno.json` : config;
   const r = await new Deno.Command(Deno.execPath(), {
-    args: ["task", "-q", ...(config ? ["--config", `${ROOT}/deno.json`] : []), "peloton", ...argv],
+    args: ["task", "-q", ...(path ? ["--config", path] : []), "peloton", ...argv],
     cwd,
     env,
     clearEnv: true,
@@ -25,7 +30,7 @@ async function denoTask(cwd: string, config: boolean, ...argv: string[]) {
 
 Deno.test("deno task peloton reads a relative file argument from the caller's folder", async () => {
   // Within the project, where deno finds deno.json itself (the README's example files).
-  const inside = await denoTask(`${ROOT}/scenarios/jobs`, false, "job", "validate", "testjob.yaml");
+  const inside = await denoTask(`${ROOT}/scenarios/jobs`, false, ["job", "validate", "testjob.yaml"]);
   assert.deepEqual([inside.code, inside.err], [0, ""]);
   assert.match(inside.out, /^testjob\.yaml: valid BATCH job /);
   // Outside it, with --config: files of the caller's folder, and of folders under it.
@@ -34,9 +39,9 @@ Deno.test("deno task peloton reads a relative file argument from the caller's fo
     await Deno.mkdir(`${dir}/sub`);
     await Deno.copyFile(`${ROOT}/scenarios/jobs/testjob.yaml`, `${dir}/mine.yaml`);
     await Deno.copyFile(`${ROOT}/scenarios/jobs/default_respool.yaml`, `${dir}/sub/pool.yaml`);
-    const job = await denoTask(dir, true, "job", "validate", "mine.yaml");
+    const job = await denoTask(dir, true, ["job", "validate", "mine.yaml"]);
     assert.deepEqual([job.code, job.err], [0, ""]);
-    const pool = await denoTask(dir, true, "respool", "validate", "sub/pool.yaml");
+    const pool = await denoTask(dir, true, ["respool", "validate", "sub/pool.yaml"]);
     assert.deepEqual([pool.code, pool.err], [0, ""]);
     assert.match(pool.out, /^sub\/pool\.yaml: /);
   } finally {
@@ -61,16 +66,8 @@ Deno.test("an $INIT_CWD left over from an outer npm script is not taken for the 
   // `cd ROOT && deno task peloton ...` inside an npm script run elsewhere: deno task keeps npm's $INIT_CWD.
   const dir = await Deno.makeTempDir({ prefix: "fixcli-init-cwd-" });
   try {
-    const r = await new Deno.Command(Deno.execPath(), {
-      args: ["task", "-q", "peloton", "job", "validate", "scenarios/jobs/testjob.yaml"],
-      cwd: ROOT,
-      env: { INIT_CWD: dir },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const err = new TextDecoder().decode(r.stderr);
-    assert.deepEqual([r.code, err], [0, ""]);
+    const r = await denoTask(ROOT, false, ["job", "validate", "scenarios/jobs/testjob.yaml"], dir);
+    assert.deepEqual([r.code, r.err], [0, ""]);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -89,19 +86,8 @@ Deno.test("a project folder whose path has a space or non-ASCII letters is still
       } else await Deno.symlink(`${ROOT}/${e.name}`, `${copy}/${e.name}`);
     }
     await Deno.copyFile(`${ROOT}/scenarios/jobs/testjob.yaml`, `${base}/mine.yaml`);
-    const env = Deno.env.toObject();
-    delete env.INIT_CWD;
-    const r = await new Deno.Command(Deno.execPath(), {
-      args: ["task", "-q", "--config", `${copy}/deno.json`, "peloton", "job", "validate", "mine.yaml"],
-      cwd: base,
-      env,
-      clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const err = new TextDecoder().decode(r.stderr);
-    assert.deepEqual([r.code, err], [0, ""]);
+    const r = await denoTask(base, `${copy}/deno.json`, ["job", "validate", "mine.yaml"]);
+    assert.deepEqual([r.code, r.err], [0, ""]);
   } finally {
     await Deno.remove(base, { recursive: true });
   }

@@ -4,7 +4,7 @@
  * written, its watch cancelled on the server as Ctrl-C cancels it.
  */
 import assert from "node:assert/strict";
-import { cli, createJob, ROOT, waitFor, withUp } from "../testing.ts";
+import { cli, createJob, pumpOutput, ROOT, waitFor, withUp } from "../testing.ts";
 import { batchJobYaml } from "../testing_cluster.ts";
 import { settlesWithin } from "../settle.ts";
 
@@ -20,13 +20,9 @@ function pipedToHead(url: string, lines: number, ...argv: string[]) {
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  let out = "", err = "";
-  const read = async (s: ReadableStream<Uint8Array>, add: (t: string) => void) => {
-    for await (const t of s.pipeThrough(new TextDecoderStream())) add(t);
-  };
-  const pumps = Promise.all([read(child.stdout, (t) => out += t), read(child.stderr, (t) => err += t)]);
+  const { out, err: errText, pumps } = pumpOutput(child);
   return {
-    out: () => out,
+    out,
     /** The CLI's exit code and its stderr, once the pipeline ends; an error if it does not within `ms`. */
     async done(ms = 20_000): Promise<{ code: number; err: string }> {
       if (!await settlesWithin(child.status, ms)) {
@@ -34,9 +30,12 @@ function pipedToHead(url: string, lines: number, ...argv: string[]) {
         child.kill("SIGKILL");
         await new Deno.Command("pkill", { args: ["-KILL", "-P", String(child.pid)] }).output();
         await child.status;
-        throw new Error(`peloton ${argv.join(" ")} | head -${lines} did not end within ${ms} ms: ${err}`);
+        throw new Error(
+          `peloton ${argv.join(" ")} | head -${lines} did not end within ${ms} ms: ${errText()}`,
+        );
       }
       await pumps;
+      const err = errText();
       const m = /exit (\d+)\n$/.exec(err);
       assert.ok(m, err);
       return { code: Number(m[1]), err: err.slice(0, m.index) };

@@ -53,6 +53,7 @@ import {
   volumeIdsOffered,
 } from "./volume_plan.ts";
 import { capacityToCore, persistenceId, volumeReservations } from "./volumes.ts";
+import { ReservationReports } from "../../core/hostmgr/volume_holds.ts";
 import {
   type FrameworkIdStore,
   isSubscriptionRefusal,
@@ -175,7 +176,7 @@ export class MesosBackend implements HostBackend {
    */
   readonly #reservations = new Map<string, Map<string, Resources>>();
   /** The last `volume-reservations` of each host, so only changes go out. */
-  readonly #reservationsSent = new Map<string, string>();
+  readonly #reservationsSent = new ReservationReports();
   /** Acknowledgements not sent yet, from `#acksFrom` on. */
   #acks: Ack[] = [];
   #acksFrom = 0;
@@ -655,7 +656,7 @@ export class MesosBackend implements HostBackend {
     });
     this.#reportSlack(agentId);
     this.#seeReservations(hostname, total);
-    this.#reservationsSent.delete(hostname); // a host the host manager may know nothing of yet
+    this.#reservationsSent.forget(hostname); // a host the host manager may know nothing of yet
     this.#reportReservations(hostname);
     this.#tryDestroy(agentId);
     this.#tryLaunch(agentId);
@@ -688,14 +689,8 @@ export class MesosBackend implements HostBackend {
   /** `volume-reservations` for a host the host manager knows, when they changed since the last report. */
   #reportReservations(hostname: string): void {
     if (![...this.#agents.values()].some((v) => v.hostname === hostname && !v.lost)) return;
-    const volumes = [...this.#reservations.get(hostname) ?? []]
-      .sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)
-      .map(([volumeId, resources]) => ({ volumeId, resources }));
-    const key = JSON.stringify(volumes);
-    if (this.#reservationsSent.get(hostname) === key) return;
-    if (!volumes.length && !this.#reservationsSent.has(hostname)) return;
-    this.#reservationsSent.set(hostname, key);
-    this.#push({ kind: "volume-reservations", hostname, volumes });
+    const event = this.#reservationsSent.next(hostname, this.#reservations.get(hostname));
+    if (event) this.#push(event);
   }
 
   /** Launches the pending tasks of an agent that its held offers cover, all in one ACCEPT (as Peloton did). */

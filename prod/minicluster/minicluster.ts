@@ -10,7 +10,7 @@ import type {
 import type { Resources } from "../../core/model/resources.ts";
 import type { MesosTaskState } from "../../core/model/states.ts";
 import { healthCheckProblem } from "../../core/ports/health_check.ts";
-import { launchReservation, reservationsEvent } from "../../core/hostmgr/volume_holds.ts";
+import { launchReservation, ReservationReports } from "../../core/hostmgr/volume_holds.ts";
 import {
   Agent,
   type AgentOptions,
@@ -152,7 +152,7 @@ export class Minicluster implements HostBackend {
    */
   readonly #reservations: VolumeReservationBook;
   /** The last `volume-reservations` of each host, so only changes go out. */
-  readonly #reservationsSent = new Map<string, string>();
+  readonly #reservationsSent = new ReservationReports();
   /** Set while the constructor adds the agents it starts with. */
   #starting = true;
   #sink?: (events: BackendEvent[]) => void;
@@ -358,12 +358,8 @@ export class Minicluster implements HostBackend {
    */
   #reportReservations(agent: Agent): void {
     if (this.#agents.get(agent.agentId) !== agent) return;
-    const event = reservationsEvent(agent.hostname, this.#reservations.of(agent.agentId));
-    const key = JSON.stringify(event.volumes);
-    const sent = this.#reservationsSent.get(agent.hostname);
-    if (sent === key || (sent === undefined && !event.volumes.length)) return;
-    this.#reservationsSent.set(agent.hostname, key);
-    this.#push(event);
+    const event = this.#reservationsSent.next(agent.hostname, this.#reservations.of(agent.agentId));
+    if (event) this.#push(event);
   }
 
   /** How long an ended run's sandbox is kept at most: the fuller the disk, the less (`gcDiskHeadroom`). */

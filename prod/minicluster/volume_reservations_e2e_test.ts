@@ -3,7 +3,7 @@
  * manager holds it for the task), so other work cannot take it and the task comes back to its volume.
  */
 import assert from "node:assert/strict";
-import { cli, createDefaultPool, createJob, startUp, type UpProcess, waitFor } from "../testing.ts";
+import { cli, createDefaultPool, createJob, upSession, waitFor } from "../testing.ts";
 
 /** A counter whose volume fits the one agent's disk once (1510 of 2048 MB), as two instances want it. */
 const STATEFUL = (instances: number) => `
@@ -59,18 +59,6 @@ async function stdout(url: string, job: string, instance: number): Promise<strin
   });
 }
 
-async function session(dataDir: string, agents: string, fn: (up: UpProcess) => Promise<void>): Promise<void> {
-  const up = await startUp(dataDir, ["--agents-file", agents]);
-  try {
-    await fn(up);
-  } catch (err) {
-    console.error(up.output());
-    throw err;
-  } finally {
-    await up.stop();
-  }
-}
-
 Deno.test({
   name:
     "a stopped stateful task's volume space is not given to other work; the task comes back to its volume",
@@ -86,7 +74,7 @@ Deno.test({
     await Deno.writeTextFile(other, STATEFUL(1));
     try {
       let job = "", second = "";
-      await session(dataDir, agents, async (up) => {
+      await upSession(dataDir, ["--agents-file", agents], async (up) => {
         await createDefaultPool(up.url);
         job = await createJob(up.url, file);
         assert.equal(await running(up.url, job, 0), "agent-0");
@@ -118,7 +106,7 @@ Deno.test({
       });
 
       // After a restart of `up` (a new host manager, the agent registered again), still held.
-      await session(dataDir, agents, async (up) => {
+      await upSession(dataDir, ["--agents-file", agents], async (up) => {
         await staysUnplaced(up.url, second, 0, 4_000);
         // Out of the pool's way: a task waiting for placement keeps its pool's entitlement.
         assert.equal((await cli(up.url, "job", "stop", second)).code, 0);
